@@ -1,0 +1,1 @@
+//! Errors of the core, each with a stable code that crosses the JS boundary unchanged.

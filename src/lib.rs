@@ -1,0 +1,19 @@
+//! ctxfold: keeps long LLM-agent sessions usable.
+//!
+//! Pipeline: `session` (JSONL entry tree, lossless) → `context` (the LLM view of the active
+//! path) → `tokens` (estimates and thresholds). Everything here is sans-IO: no clocks, no
+//! network; operations that need an LLM return a plan and take the answers in a commit step.
+//! The only JavaScript-facing code lives in the `wasm` module.
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod json;
+pub mod session;
+
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+

@@ -1,0 +1,1 @@
+//! Test kit: deterministic session generator.
