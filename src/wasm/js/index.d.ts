@@ -1,0 +1,2 @@
+/** Version of the ctxfold core (from Cargo.toml). */
+export function version(): string;
