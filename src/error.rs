@@ -1,1 +1,138 @@
-//! Errors of the core, each with a stable code that crosses the JS boundary unchanged.
+//! Errors of the core. Every error and every load warning carries an [`ErrorCode`] whose
+//! string form (`E_…`) is stable: it crosses the JS boundary unchanged as `Error.code`.
+
+use std::fmt;
+
+/// Stable error codes. The string forms are part of the public API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// A JSONL line is not valid JSON (or not a JSON object).
+    JsonlLine,
+    /// The input does not start with a session header.
+    NotASession,
+    /// The header's `version` is newer than this library understands.
+    VersionTooNew,
+    /// A line holds bytes that are not valid UTF-8.
+    InvalidUtf8,
+    /// An entry id that the session does not hold.
+    UnknownEntry,
+    /// An entry's `parentId` names no entry of the session.
+    UnknownParent,
+    /// Following `parentId` links returns to an entry already visited.
+    ParentCycle,
+    /// Two entries share one id.
+    DuplicateId,
+    /// A JSON object line that is not a usable entry (no string `type` or `id`).
+    InvalidEntry,
+    /// An entry's body does not have the shape its type requires.
+    InvalidEntryBody,
+    /// A session file was migrated from an older format version.
+    Migrated,
+    /// Invalid options or settings passed by the host.
+    Settings,
+    /// Invalid argument passed by the host.
+    InvalidArgument,
+    /// Compaction has nothing to summarize.
+    NothingToCompact,
+    /// The active path already ends with a compaction.
+    AlreadyCompacted,
+    /// A summarizer callback or endpoint failed.
+    Summarizer,
+    /// The operation was aborted by the host.
+    Aborted,
+}
+
+impl ErrorCode {
+    /// The stable string form, e.g. `E_JSONL_LINE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::JsonlLine => "E_JSONL_LINE",
+            ErrorCode::NotASession => "E_NOT_A_SESSION",
+            ErrorCode::VersionTooNew => "E_VERSION_TOO_NEW",
+            ErrorCode::InvalidUtf8 => "E_INVALID_UTF8",
+            ErrorCode::UnknownEntry => "E_UNKNOWN_ENTRY",
+            ErrorCode::UnknownParent => "E_UNKNOWN_PARENT",
+            ErrorCode::ParentCycle => "E_PARENT_CYCLE",
+            ErrorCode::DuplicateId => "E_DUPLICATE_ID",
+            ErrorCode::InvalidEntry => "E_INVALID_ENTRY",
+            ErrorCode::InvalidEntryBody => "E_INVALID_ENTRY_BODY",
+            ErrorCode::Migrated => "E_MIGRATED",
+            ErrorCode::Settings => "E_SETTINGS",
+            ErrorCode::InvalidArgument => "E_INVALID_ARGUMENT",
+            ErrorCode::NothingToCompact => "E_NOTHING_TO_COMPACT",
+            ErrorCode::AlreadyCompacted => "E_ALREADY_COMPACTED",
+            ErrorCode::Summarizer => "E_SUMMARIZER",
+            ErrorCode::Aborted => "E_ABORTED",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error of the core: what went wrong, with enough context to act on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The input is empty or its first line is not a `{"type":"session","id":…}` header.
+    NotASession { line: u32, reason: String },
+    /// The header declares a format version this library cannot read.
+    VersionTooNew { version: u64, supported: u64 },
+    /// An operation named an entry id the session does not hold.
+    UnknownEntry { id: String },
+    /// An entry exists but its body cannot be read as its type requires.
+    InvalidEntryBody {
+        id: String,
+        line: u32,
+        reason: String,
+    },
+    /// The host passed an invalid value.
+    InvalidArgument { what: String },
+    /// Invalid settings; `field` names the offending setting.
+    Settings { field: String, reason: String },
+}
+
+impl Error {
+    /// The stable code of this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::NotASession { .. } => ErrorCode::NotASession,
+            Error::VersionTooNew { .. } => ErrorCode::VersionTooNew,
+            Error::UnknownEntry { .. } => ErrorCode::UnknownEntry,
+            Error::InvalidEntryBody { .. } => ErrorCode::InvalidEntryBody,
+            Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            Error::Settings { .. } => ErrorCode::Settings,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NotASession { line, reason } => write!(
+                f,
+                "not a session file: {reason} (line {line}); a session starts with a \
+                 {{\"type\":\"session\",\"id\":…}} header line — use Session.create() for a new session"
+            ),
+            Error::VersionTooNew { version, supported } => write!(
+                f,
+                "session format version {version} is newer than this library supports \
+                 (up to {supported}); upgrade ctxfold to read it"
+            ),
+            Error::UnknownEntry { id } => write!(f, "Entry {id} not found"),
+            Error::InvalidEntryBody { id, line, reason } => write!(
+                f,
+                "entry {id} (line {line}) cannot be read: {reason}"
+            ),
+            Error::InvalidArgument { what } => write!(f, "invalid argument: {what}"),
+            Error::Settings { field, reason } => write!(f, "invalid setting `{field}`: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Result alias of the core.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -8,7 +8,9 @@
 
 pub mod error;
 pub mod json;
+pub mod message;
 pub mod session;
+pub mod time;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -16,4 +18,6 @@ pub mod testkit;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
-
+pub use error::{Error, ErrorCode, Result};
+pub use message::{AgentMessage, Role};
+pub use session::Session;

@@ -1,1 +1,518 @@
-//! Session model.
+//! The session file model (spec: compaction §1): a JSONL header plus a tree of entries linked
+//! by `parentId`, with a leaf pointer selecting the active path.
+//!
+//! The file's bytes are kept as loaded. Every line remembers where it came from, so a save
+//! writes unchanged lines back byte for byte; changed lines (migrations, edits) are spliced
+//! (`json::edit`) so that their unknown fields and field order survive too. Malformed lines
+//! are kept verbatim and reported with their line numbers.
+
+mod entry;
+mod ids;
+mod load;
+mod migrate;
+mod skim;
+mod tree;
+
+pub use entry::*;
+pub use ids::{IdSource, RandomIds, SequentialIds};
+pub use load::{LoadOptions, LoadWarning};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::json::{edit, js};
+use crate::message::{AgentMessage, Role};
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// Newest format version written by this library (spec: compaction §1.2).
+pub const CURRENT_VERSION: u64 = 3;
+/// Newest format version this library reads (v4 is a header-only stamp).
+pub const MAX_READ_VERSION: u64 = 4;
+
+/// Where the text of a line lives.
+#[derive(Debug, Clone)]
+pub(crate) enum LineText {
+    /// Unchanged bytes of the loaded file.
+    Source { start: usize, end: usize },
+    /// A new or rewritten line.
+    Owned(Box<str>),
+}
+
+/// What a line of the file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineKind {
+    Header,
+    /// The fixed-width title slot some writers put before the header (spec: compaction §1.1).
+    TitleSlot,
+    Entry(u32),
+    /// Kept verbatim and reported: not JSON, not an object, or not a usable entry.
+    Opaque,
+    Blank,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Line {
+    pub text: LineText,
+    pub kind: LineKind,
+    /// Span of the `message` value within the line, for `message` entries.
+    pub message: Option<(u32, u32)>,
+}
+
+/// What the header says (spec: compaction §1.2). The header line itself is kept verbatim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeaderInfo {
+    /// Session id.
+    pub id: String,
+    /// Format version after loading (migrations raise it to [`CURRENT_VERSION`]).
+    pub version: u64,
+    /// Format version found in the file (1 when absent).
+    pub version_on_disk: u64,
+}
+
+/// Where the leaf pointer is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leaf {
+    /// The entry at this index.
+    At(u32),
+    /// No leaf: the next append becomes a new root (`resetLeaf`), or the session is empty.
+    None,
+}
+
+/// A loaded session: lines, entry index and leaf.
+pub struct Session {
+    source: Vec<u8>,
+    lines: Vec<Line>,
+    /// Number of lines that came from the file (later lines were appended).
+    source_lines: usize,
+    trailing_newline: bool,
+    header_line: usize,
+    header: HeaderInfo,
+    entries: Vec<Entry>,
+    by_id: FxHashMap<Box<str>, u32>,
+    leaf: Leaf,
+    warnings: Vec<LoadWarning>,
+    ids: Box<dyn IdSource>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("header", &self.header)
+            .field("entries", &self.entries.len())
+            .field("lines", &self.lines.len())
+            .field("warnings", &self.warnings.len())
+            .finish()
+    }
+}
+
+/// Fields of a new session's header.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    pub id: String,
+    pub cwd: String,
+    /// Creation time (ms since the epoch).
+    pub now: i64,
+    pub parent_session: Option<String>,
+}
+
+impl Session {
+    /// A new, empty session (header only, format version 3).
+    pub fn create(init: NewSession, ids: Box<dyn IdSource>) -> Session {
+        let mut header = Map::new();
+        header.insert("type".into(), "session".into());
+        header.insert("version".into(), CURRENT_VERSION.into());
+        header.insert("id".into(), init.id.clone().into());
+        header.insert("timestamp".into(), crate::time::format_iso(init.now).into());
+        header.insert("cwd".into(), init.cwd.into());
+        if let Some(p) = init.parent_session {
+            header.insert("parentSession".into(), p.into());
+        }
+        let text = js::stringify(&Value::Object(header));
+        Session {
+            source: Vec::new(),
+            lines: vec![Line {
+                text: LineText::Owned(text.into()),
+                kind: LineKind::Header,
+                message: None,
+            }],
+            source_lines: 0,
+            trailing_newline: true,
+            header_line: 0,
+            header: HeaderInfo {
+                id: init.id,
+                version: CURRENT_VERSION,
+                version_on_disk: CURRENT_VERSION,
+            },
+            entries: Vec::new(),
+            by_id: FxHashMap::default(),
+            leaf: Leaf::None,
+            warnings: Vec::new(),
+            ids,
+        }
+    }
+
+    /// Loads a session file (spec: compaction §1.1–§1.3): parse, index, migrate.
+    pub fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
+        load::load(bytes, options)
+    }
+
+    // ----- header, warnings ------------------------------------------------------------
+
+    /// What the header says.
+    pub fn header(&self) -> &HeaderInfo {
+        &self.header
+    }
+
+    /// The header line's JSON text.
+    pub fn header_json(&self) -> Cow<'_, str> {
+        self.line_text(self.header_line)
+    }
+
+    /// Problems found while loading, in line order.
+    pub fn warnings(&self) -> &[LoadWarning] {
+        &self.warnings
+    }
+
+    // ----- entries -----------------------------------------------------------------------
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the session has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// All entries in file (append) order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entry at `index`.
+    pub fn entry(&self, index: usize) -> Option<&Entry> {
+        self.entries.get(index)
+    }
+
+    /// The index of the entry with `id` (the last one, if ids are duplicated).
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).map(|&i| i as usize)
+    }
+
+    /// The index of `id`, or `E_UNKNOWN_ENTRY`.
+    pub fn require(&self, id: &str) -> Result<usize> {
+        self.index_of(id)
+            .ok_or_else(|| Error::UnknownEntry { id: id.to_string() })
+    }
+
+    /// 1-based line number of an entry in the file as it would be written now.
+    pub fn line_number(&self, index: usize) -> u32 {
+        self.entries[index].line + 1
+    }
+
+    /// The JSON text of an entry's line.
+    pub fn entry_json(&self, index: usize) -> Cow<'_, str> {
+        self.line_text(self.entries[index].line as usize)
+    }
+
+    /// The JSON text of a `message` entry's message object.
+    pub fn message_json(&self, index: usize) -> Option<Cow<'_, str>> {
+        let line = &self.lines[self.entries[index].line as usize];
+        let (s, e) = line.message?;
+        Some(match self.line_text(self.entries[index].line as usize) {
+            Cow::Borrowed(t) => Cow::Borrowed(&t[s as usize..e as usize]),
+            Cow::Owned(t) => Cow::Owned(t[s as usize..e as usize].to_string()),
+        })
+    }
+
+    /// Parses the message of a `message` entry.
+    pub fn message(&self, index: usize) -> Result<AgentMessage> {
+        let json = self
+            .message_json(index)
+            .ok_or_else(|| self.body_error(index, "the entry has no message object"))?;
+        AgentMessage::parse(&json, self.entries[index].role)
+            .map_err(|e| self.body_error(index, &e.to_string()))
+    }
+
+    /// Parses an entry's body as `T` (one of the `*Body` types).
+    pub fn body<T: serde::de::DeserializeOwned>(&self, index: usize) -> Result<T> {
+        serde_json::from_str(&self.entry_json(index))
+            .map_err(|e| self.body_error(index, &e.to_string()))
+    }
+
+    /// The entry's `timestamp` as milliseconds (0 when absent or unreadable).
+    pub fn timestamp_ms(&self, index: usize) -> i64 {
+        self.body::<EntryBase>(index)
+            .ok()
+            .and_then(|b| b.timestamp)
+            .and_then(|t| crate::time::parse_iso(&t))
+            .unwrap_or(0)
+    }
+
+    fn body_error(&self, index: usize, reason: &str) -> Error {
+        Error::InvalidEntryBody {
+            id: self.entries[index].id.to_string(),
+            line: self.line_number(index),
+            reason: reason.to_string(),
+        }
+    }
+
+    pub(crate) fn line_text(&self, line: usize) -> Cow<'_, str> {
+        match &self.lines[line].text {
+            LineText::Owned(s) => Cow::Borrowed(s),
+            LineText::Source { start, end } => String::from_utf8_lossy(&self.source[*start..*end]),
+        }
+    }
+
+    fn line_bytes(&self, line: usize) -> &[u8] {
+        match &self.lines[line].text {
+            LineText::Owned(s) => s.as_bytes(),
+            LineText::Source { start, end } => &self.source[*start..*end],
+        }
+    }
+
+    // ----- writing -----------------------------------------------------------------------
+
+    /// The session as JSONL bytes: unchanged lines exactly as loaded, changed lines spliced,
+    /// appended lines at the end.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut size = self.lines.len();
+        for i in 0..self.lines.len() {
+            size += self.line_bytes(i).len();
+        }
+        let mut out = Vec::with_capacity(size);
+        for i in 0..self.lines.len() {
+            if i > 0 {
+                out.push(b'\n');
+            }
+            out.extend_from_slice(self.line_bytes(i));
+        }
+        if self.trailing_newline || self.lines.len() > self.source_lines {
+            out.push(b'\n');
+        }
+        out
+    }
+
+    /// [`Session::to_bytes`] as a string (bytes that are not UTF-8 are replaced by U+FFFD;
+    /// use `to_bytes` to keep them).
+    pub fn to_jsonl(&self) -> String {
+        match String::from_utf8(self.to_bytes()) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }
+    }
+
+    /// Replaces the text of an entry's line, keeping the index in step.
+    pub(crate) fn rewrite_line(&mut self, line: usize, text: String) {
+        let message = skim::skim_line(text.as_bytes())
+            .ok()
+            .and_then(|s| s.message)
+            .map(|r| (r.start as u32, r.end as u32));
+        let l = &mut self.lines[line];
+        l.message = message;
+        l.text = LineText::Owned(text.into());
+    }
+
+    /// Applies a splice edit to an entry's line.
+    pub(crate) fn edit_entry(
+        &mut self,
+        index: usize,
+        f: impl FnOnce(&str) -> std::result::Result<Option<String>, crate::json::scan::SyntaxError>,
+    ) -> Result<()> {
+        let line = self.entries[index].line as usize;
+        let edited = f(&self.line_text(line)).map_err(|e| self.body_error(index, e.reason))?;
+        match edited {
+            Some(text) => {
+                self.rewrite_line(line, text);
+                Ok(())
+            }
+            None => Err(self.body_error(index, "the edited member is not an object")),
+        }
+    }
+
+    /// Sets a member of an entry (a top-level field when `path` is empty, else inside the
+    /// object at `path`, e.g. `["message"]`), keeping every other byte of the line.
+    pub fn set_entry_field(
+        &mut self,
+        index: usize,
+        path: &[&str],
+        key: &str,
+        value: &Value,
+    ) -> Result<()> {
+        let value = js::stringify(value);
+        self.edit_entry(index, |t| edit::set_member(t, path, key, &value))
+    }
+
+    // ----- appending ---------------------------------------------------------------------
+
+    /// Draws a fresh entry id.
+    pub fn new_id(&mut self) -> String {
+        let by_id = &self.by_id;
+        ids::fresh_id(self.ids.as_mut(), |id| by_id.contains_key(id))
+    }
+
+    /// Appends an entry of `entry_type` with `fields` as a child of the leaf and advances the
+    /// leaf to it. The line is written as `{"type","id","parentId","timestamp",…fields}`.
+    pub fn append(
+        &mut self,
+        entry_type: &str,
+        fields: Map<String, Value>,
+        now: i64,
+    ) -> Result<String> {
+        let parent = match self.leaf {
+            Leaf::At(i) => Some(i),
+            Leaf::None => None,
+        };
+        self.append_with_parent(entry_type, fields, parent, now)
+    }
+
+    pub(crate) fn append_with_parent(
+        &mut self,
+        entry_type: &str,
+        fields: Map<String, Value>,
+        parent: Option<u32>,
+        now: i64,
+    ) -> Result<String> {
+        if entry_type.is_empty() {
+            return Err(Error::InvalidArgument {
+                what: "an entry type must be a non-empty string".into(),
+            });
+        }
+        let role = if entry_type == "message" {
+            let role = fields
+                .get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(Value::as_str)
+                .ok_or_else(|| Error::InvalidArgument {
+                    what: "a message entry needs a `message` object with a string `role`".into(),
+                })?;
+            Some(Role::parse(role))
+        } else {
+            None
+        };
+        let id = self.new_id();
+        let parent_id = parent.map(|p| self.entries[p as usize].id.clone());
+        let mut obj = Map::new();
+        obj.insert("type".into(), entry_type.into());
+        obj.insert("id".into(), id.clone().into());
+        obj.insert(
+            "parentId".into(),
+            parent_id.as_deref().map_or(Value::Null, |p| p.into()),
+        );
+        obj.insert("timestamp".into(), crate::time::format_iso(now).into());
+        for (k, v) in fields {
+            if !matches!(k.as_str(), "type" | "id" | "parentId" | "timestamp") {
+                obj.insert(k, v);
+            }
+        }
+        let text = js::stringify(&Value::Object(obj));
+        let index = self.entries.len() as u32;
+        let line = self.lines.len();
+        self.lines.push(Line {
+            text: LineText::Source { start: 0, end: 0 },
+            kind: LineKind::Entry(index),
+            message: None,
+        });
+        self.rewrite_line(line, text);
+        self.entries.push(Entry {
+            line: line as u32,
+            kind: EntryKind::from_type(entry_type),
+            id: id.clone().into(),
+            parent_id,
+            parent,
+            role,
+        });
+        self.by_id.insert(id.clone().into(), index);
+        self.leaf = Leaf::At(index);
+        Ok(id)
+    }
+
+    /// Appends a `message` entry (spec: compaction §1.6).
+    pub fn append_message(&mut self, message: Value, now: i64) -> Result<String> {
+        let mut fields = Map::new();
+        fields.insert("message".into(), message);
+        self.append("message", fields, now)
+    }
+
+    /// Appends a `compaction` entry as a child of the leaf (spec: compaction §1.8
+    /// `appendCompaction`).
+    pub fn append_compaction(&mut self, body: &CompactionBody, now: i64) -> Result<String> {
+        if self.index_of(&body.first_kept_entry_id).is_none() {
+            return Err(Error::UnknownEntry {
+                id: body.first_kept_entry_id.clone(),
+            });
+        }
+        self.append("compaction", to_fields(body)?, now)
+    }
+
+    /// Moves the leaf to `from` (or resets it for `None`) and appends a `branch_summary`
+    /// child there whose `fromId` is `from` or `"root"` (spec: compaction §1.8
+    /// `branchWithSummary`).
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+        from_extension: bool,
+        now: i64,
+    ) -> Result<String> {
+        let parent = match from {
+            Some(id) => Some(self.require(id)? as u32),
+            None => None,
+        };
+        let body = BranchSummaryBody {
+            from_id: from.unwrap_or("root").to_string(),
+            summary: summary.to_string(),
+            details,
+            from_extension,
+        };
+        self.append_with_parent("branch_summary", to_fields(&body)?, parent, now)
+    }
+
+    /// Appends a `label` entry for `target` (an empty or missing label clears it).
+    pub fn append_label(&mut self, target: &str, label: Option<&str>, now: i64) -> Result<String> {
+        self.require(target)?;
+        let body = LabelBody {
+            target_id: target.to_string(),
+            label: label.map(str::to_string),
+        };
+        self.append("label", to_fields(&body)?, now)
+    }
+
+    /// The label of every labelled entry: the last `label` entry for a target wins; an empty
+    /// or missing label clears it.
+    pub fn labels(&self) -> FxHashMap<String, String> {
+        let mut out = FxHashMap::default();
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.kind != EntryKind::Label {
+                continue;
+            }
+            if let Ok(b) = self.body::<LabelBody>(i) {
+                match b.label.filter(|l| !l.is_empty()) {
+                    Some(l) => {
+                        out.insert(b.target_id, l);
+                    }
+                    None => {
+                        out.remove(&b.target_id);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Warnings collected while loading with the given code.
+    pub fn warnings_with(&self, code: ErrorCode) -> impl Iterator<Item = &LoadWarning> {
+        self.warnings.iter().filter(move |w| w.code == code)
+    }
+}
+
+fn to_fields<T: serde::Serialize>(body: &T) -> Result<Map<String, Value>> {
+    match serde_json::to_value(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        _ => Err(Error::InvalidArgument {
+            what: "entry body did not serialize to an object".into(),
+        }),
+    }
+}

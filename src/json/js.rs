@@ -1,0 +1,176 @@
+//! `JSON.stringify` as JavaScript writes it.
+//!
+//! Token estimates count the UTF-8 bytes of `JSON.stringify(arguments)` (spec: compaction
+//! §3.1) and the summarizer renders tool arguments the same way (§5.1), so our output must be
+//! the JavaScript one byte for byte: compact, keys in insertion order, JavaScript's escaping and
+//! JavaScript's number formatting (`Number.prototype.toString`), with numbers read as IEEE
+//! doubles just as `JSON.parse` reads them.
+
+use serde_json::Value;
+use std::fmt::Write;
+
+/// `JSON.stringify(value)`.
+pub fn stringify(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v);
+    out
+}
+
+/// Appends `JSON.stringify(value)` to `out`.
+pub fn write_value(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) => write_number(out, f),
+            None => out.push_str("null"),
+        },
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, k);
+                out.push(':');
+                write_value(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Appends a string literal with JavaScript's escaping: `"`, `\`, the five short control
+/// escapes, and `\u00xx` (lowercase hex) for the other control characters.
+pub fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let esc: Option<&str> = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            c if (c as u32) < 0x20 => None,
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        match esc {
+            Some(e) => out.push_str(e),
+            None => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+        }
+        start = i + c.len_utf8();
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// Appends a number the way `Number.prototype.toString` prints it (ECMA-262
+/// Number::toString): shortest round-trip digits, plain notation for decimal exponents in
+/// (-7, 21], exponent notation with an explicit sign otherwise. Non-finite → `null`.
+pub fn write_number(out: &mut String, x: f64) {
+    if !x.is_finite() {
+        out.push_str("null");
+        return;
+    }
+    if x == 0.0 {
+        out.push('0');
+        return;
+    }
+    if x < 0.0 {
+        out.push('-');
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddddde<exp>".
+    let sci = format!("{:e}", x.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let e: i64 = exp.parse().unwrap_or(0);
+    let k = digits.len() as i64;
+    let n = e + 1;
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if n - 1 >= 0 { '+' } else { '-' });
+        let _ = write!(out, "{}", (n - 1).abs());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(x: f64) -> String {
+        let mut s = String::new();
+        write_number(&mut s, x);
+        s
+    }
+
+    #[test]
+    fn numbers_match_javascript() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-1.5, "-1.5"),
+            (0.1, "0.1"),
+            (123456789.0, "123456789"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1.5e-7, "1.5e-7"),
+            (0.000001, "0.000001"),
+            (1e-7, "1e-7"),
+            (1152921504606846976.0, "1152921504606847000"),
+            (9007199254740993.0, "9007199254740992"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+            (123.456, "123.456"),
+            (f64::NAN, "null"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(num(*x), *want, "{x}");
+        }
+    }
+
+    #[test]
+    fn strings_and_containers_match_javascript() {
+        let v: Value = serde_json::from_str(
+            r#"{"b":1,"a":[true,null,"q\"\\\n\t\u0001 é"],"n":1.0,"big":9007199254740993}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            stringify(&v),
+            r#"{"b":1,"a":[true,null,"q\"\\\n\t\u0001 é"],"n":1,"big":9007199254740992}"#
+        );
+    }
+}

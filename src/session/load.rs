@@ -1,0 +1,417 @@
+//! Loading: split lines, read the header, skim every entry line into the index, resolve
+//! parents, then migrate old formats (spec: compaction §1.1–§1.3).
+//!
+//! Bad input never aborts the load except where the file cannot be a session at all (no
+//! header, a version newer than supported). Everything else is kept and reported:
+//!
+//! | input | result |
+//! |---|---|
+//! | a line that is not JSON, or JSON but not an object | kept verbatim, `E_JSONL_LINE` |
+//! | an object without a string `type` (or, from v2 on, `id`) | kept verbatim, `E_INVALID_ENTRY` |
+//! | bytes that are not UTF-8 | entry read with U+FFFD, bytes written back unchanged, `E_INVALID_UTF8` |
+//! | a `parentId` naming no entry | entry becomes a root, `E_UNKNOWN_PARENT` |
+//! | two entries with one id | the later one wins lookups, `E_DUPLICATE_ID` |
+//! | a parent cycle | the link that closes it is ignored, `E_PARENT_CYCLE` |
+//! | empty input, or first line not a session header | error `E_NOT_A_SESSION` |
+//! | header version above 4 | error `E_VERSION_TOO_NEW` |
+
+use super::skim::{skim_line, LineSkim, ParentField};
+use super::{
+    migrate, EntryKind, HeaderInfo, IdSource, Leaf, Line, LineKind, LineText, RandomIds, Session,
+    MAX_READ_VERSION,
+};
+use crate::error::{Error, ErrorCode, Result};
+use crate::json::scan::decode_string_value;
+use crate::message::Role;
+use memchr::memchr_iter;
+use rustc_hash::FxHashMap;
+
+/// Options of [`Session::load`].
+pub struct LoadOptions {
+    /// Source of ids for migrated and appended entries.
+    pub ids: Box<dyn IdSource>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            ids: Box::new(RandomIds::new(0x5EED_C0DE_F01D_AB1E)),
+        }
+    }
+}
+
+impl LoadOptions {
+    /// Options with the given id source.
+    pub fn with_ids(ids: Box<dyn IdSource>) -> Self {
+        LoadOptions { ids }
+    }
+}
+
+/// Something found while loading that did not stop the load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadWarning {
+    /// What kind of problem (e.g. `E_JSONL_LINE`) or event (`E_MIGRATED`).
+    pub code: ErrorCode,
+    /// 1-based line number in the loaded file (0 for file-wide notes).
+    pub line: u32,
+    /// What happened and what was done about it.
+    pub message: String,
+}
+
+fn warn(out: &mut Vec<LoadWarning>, code: ErrorCode, line: usize, message: String) {
+    out.push(LoadWarning {
+        code,
+        line: line as u32 + 1,
+        message,
+    });
+}
+
+/// Line spans (without the `\n`) and whether the input ended with a newline.
+fn split_lines(bytes: &[u8]) -> (Vec<(usize, usize)>, bool) {
+    let mut spans = Vec::with_capacity(bytes.len() / 2048 + 16);
+    let mut start = 0;
+    for nl in memchr_iter(b'\n', bytes) {
+        spans.push((start, nl));
+        start = nl + 1;
+    }
+    let trailing = start == bytes.len();
+    if !trailing {
+        spans.push((start, bytes.len()));
+    }
+    (spans, trailing)
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r'))
+}
+
+#[derive(serde::Deserialize)]
+struct HeaderFields {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    id: Option<serde_json::Value>,
+    version: Option<serde_json::Value>,
+}
+
+fn read_header(line: &[u8], at: usize) -> Result<HeaderInfo> {
+    let not = |reason: &str| Error::NotASession {
+        line: at as u32 + 1,
+        reason: reason.to_string(),
+    };
+    let text = std::str::from_utf8(line).map_err(|_| not("the header is not valid UTF-8"))?;
+    let h: HeaderFields = serde_json::from_str(text)
+        .map_err(|e| not(&format!("the first line is not a JSON object ({e})")))?;
+    if h.kind.as_deref() != Some("session") {
+        return Err(not("the first line's type is not \"session\""));
+    }
+    let Some(serde_json::Value::String(id)) = h.id else {
+        return Err(not("the header has no string id"));
+    };
+    let version = match h.version {
+        None | Some(serde_json::Value::Null) => 1,
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => n,
+            _ => return Err(not("the header version is not a positive integer")),
+        },
+    };
+    if version > MAX_READ_VERSION {
+        return Err(Error::VersionTooNew {
+            version,
+            supported: MAX_READ_VERSION,
+        });
+    }
+    Ok(HeaderInfo {
+        id,
+        version,
+        version_on_disk: version,
+    })
+}
+
+fn is_title_slot(line: &[u8]) -> bool {
+    skim_line(line)
+        .ok()
+        .and_then(|s| s.string(line, &s.type_value).map(|t| t == "title"))
+        .unwrap_or(false)
+}
+
+pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
+    let (spans, trailing_newline) = split_lines(&bytes);
+    let mut lines: Vec<Line> = spans
+        .iter()
+        .map(|&(start, end)| Line {
+            text: LineText::Source { start, end },
+            kind: LineKind::Blank,
+            message: None,
+        })
+        .collect();
+    let mut warnings = Vec::new();
+
+    // Header (optionally after the title slot).
+    let mut non_blank = spans
+        .iter()
+        .enumerate()
+        .filter(|(_, &(s, e))| !is_blank(&bytes[s..e]))
+        .map(|(i, _)| i);
+    let Some(mut header_line) = non_blank.next() else {
+        return Err(Error::NotASession {
+            line: 1,
+            reason: "the input is empty".into(),
+        });
+    };
+    let (s, e) = spans[header_line];
+    if is_title_slot(&bytes[s..e]) {
+        lines[header_line].kind = LineKind::TitleSlot;
+        header_line = non_blank.next().ok_or_else(|| Error::NotASession {
+            line: header_line as u32 + 2,
+            reason: "a title slot without a header after it".into(),
+        })?;
+    }
+    let (s, e) = spans[header_line];
+    let header = read_header(&bytes[s..e], header_line)?;
+    lines[header_line].kind = LineKind::Header;
+    let needs_ids = header.version < 2;
+
+    // Entries.
+    let mut entries = Vec::with_capacity(spans.len());
+    let mut skims: Vec<Option<LineSkim>> = Vec::new();
+    for (li, &(s, e)) in spans.iter().enumerate().skip(header_line + 1) {
+        let raw = &bytes[s..e];
+        if is_blank(raw) {
+            continue;
+        }
+        if std::str::from_utf8(raw).is_err() {
+            warn(
+                &mut warnings,
+                ErrorCode::InvalidUtf8,
+                li,
+                "the line holds bytes that are not UTF-8: it is read with U+FFFD in their place \
+                 and written back unchanged"
+                    .into(),
+            );
+        }
+        let skim = match skim_line(raw) {
+            Ok(skim) if skim.is_object => skim,
+            Ok(_) => {
+                lines[li].kind = LineKind::Opaque;
+                warn(
+                    &mut warnings,
+                    ErrorCode::JsonlLine,
+                    li,
+                    "the line is JSON but not an object; it is kept as is and ignored".into(),
+                );
+                continue;
+            }
+            Err(err) => {
+                lines[li].kind = LineKind::Opaque;
+                warn(
+                    &mut warnings,
+                    ErrorCode::JsonlLine,
+                    li,
+                    format!(
+                        "invalid JSON at byte {}: {}; the line is kept as is and ignored",
+                        err.offset, err.reason
+                    ),
+                );
+                continue;
+            }
+        };
+        let Some(kind_text) = skim.string(raw, &skim.type_value) else {
+            lines[li].kind = LineKind::Opaque;
+            warn(
+                &mut warnings,
+                ErrorCode::InvalidEntry,
+                li,
+                "the object has no string `type`; it is kept as is and ignored".into(),
+            );
+            continue;
+        };
+        let id = skim.string(raw, &skim.id_value);
+        if !needs_ids && id.as_deref().is_none_or(str::is_empty) {
+            lines[li].kind = LineKind::Opaque;
+            warn(
+                &mut warnings,
+                ErrorCode::InvalidEntry,
+                li,
+                "the entry has no string `id`; it is kept as is and ignored".into(),
+            );
+            continue;
+        }
+        let parent_id = match &skim.parent {
+            ParentField::Id(r) => decode_string_value(&raw[r.clone()]).map(|p| p.into()),
+            _ => None,
+        };
+        if skim.parent == ParentField::Invalid && !needs_ids {
+            warn(
+                &mut warnings,
+                ErrorCode::InvalidEntry,
+                li,
+                "`parentId` is neither a string nor null; the entry is read as a root".into(),
+            );
+        }
+        let kind = EntryKind::from_type(&kind_text);
+        let role = if kind == EntryKind::Message {
+            Some(
+                skim.string(raw, &skim.role_value)
+                    .map_or(Role::Other, |r| Role::parse(&r)),
+            )
+        } else {
+            None
+        };
+        let index = entries.len() as u32;
+        lines[li].kind = LineKind::Entry(index);
+        lines[li].message = skim
+            .message
+            .as_ref()
+            .map(|r| (r.start as u32, r.end as u32));
+        entries.push(super::Entry {
+            line: li as u32,
+            kind,
+            id: id
+                .map(|i| i.into_owned().into_boxed_str())
+                .unwrap_or_default(),
+            parent_id,
+            parent: None,
+            role,
+        });
+        skims.push(needs_ids.then_some(skim));
+    }
+
+    let mut session = Session {
+        source: bytes,
+        source_lines: lines.len(),
+        lines,
+        trailing_newline,
+        header_line,
+        header,
+        entries,
+        by_id: FxHashMap::default(),
+        leaf: Leaf::None,
+        warnings,
+        ids: options.ids,
+    };
+    if needs_ids {
+        migrate::assign_ids(&mut session, &skims);
+    }
+    drop(skims);
+    session.index_ids();
+    session.resolve_parents();
+    if session.header.version < super::CURRENT_VERSION {
+        migrate::upgrade(&mut session)?;
+    }
+    session.leaf = match session.entries.len() {
+        0 => Leaf::None,
+        n => Leaf::At(n as u32 - 1),
+    };
+    session.warnings.sort_by_key(|w| w.line);
+    Ok(session)
+}
+
+impl Session {
+    /// Builds the id index; later duplicates win, as in a `Map` filled in file order.
+    pub(super) fn index_ids(&mut self) {
+        let mut by_id: FxHashMap<Box<str>, u32> = FxHashMap::default();
+        by_id.reserve(self.entries.len());
+        for (i, e) in self.entries.iter().enumerate() {
+            if let Some(prev) = by_id.insert(e.id.clone(), i as u32) {
+                let prev_line = self.entries[prev as usize].line + 1;
+                warn(
+                    &mut self.warnings,
+                    ErrorCode::DuplicateId,
+                    e.line as usize,
+                    format!(
+                        "id {} was already used on line {prev_line}; lookups find this later entry",
+                        e.id
+                    ),
+                );
+            }
+        }
+        self.by_id = by_id;
+    }
+
+    /// Resolves `parentId` links to indices and breaks parent cycles.
+    pub(super) fn resolve_parents(&mut self) {
+        for i in 0..self.entries.len() {
+            let parent = match self.entries[i].parent_id.as_deref() {
+                None => None,
+                Some(pid) => match self.by_id.get(pid) {
+                    Some(&p) => Some(p),
+                    None => {
+                        let line = self.entries[i].line as usize;
+                        warn(
+                            &mut self.warnings,
+                            ErrorCode::UnknownParent,
+                            line,
+                            format!(
+                                "parent {pid} of entry {} does not exist; the entry starts its own path",
+                                self.entries[i].id
+                            ),
+                        );
+                        None
+                    }
+                },
+            };
+            self.entries[i].parent = parent;
+        }
+        self.break_cycles();
+    }
+
+    /// Parent links normally point backwards (to earlier lines); only links to later entries
+    /// can close a cycle. Walk each chain once (colouring visited entries) and cut the link
+    /// that returns to the chain being walked.
+    fn break_cycles(&mut self) {
+        const NEW: u8 = 0;
+        const ON_WALK: u8 = 1;
+        const DONE: u8 = 2;
+        if self
+            .entries
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.parent.is_none_or(|p| (p as usize) < i))
+        {
+            return;
+        }
+        let mut state = vec![NEW; self.entries.len()];
+        let mut walk = Vec::new();
+        for start in 0..self.entries.len() {
+            let mut cur = start;
+            while state[cur] == NEW {
+                state[cur] = ON_WALK;
+                walk.push(cur);
+                match self.entries[cur].parent {
+                    Some(p) if state[p as usize] == ON_WALK => {
+                        let line = self.entries[cur].line as usize;
+                        warn(
+                            &mut self.warnings,
+                            ErrorCode::ParentCycle,
+                            line,
+                            format!(
+                                "the parent link of entry {} closes a cycle; the entry is read as a root",
+                                self.entries[cur].id
+                            ),
+                        );
+                        self.entries[cur].parent = None;
+                        break;
+                    }
+                    Some(p) => cur = p as usize,
+                    None => break,
+                }
+            }
+            for &w in &walk {
+                state[w] = DONE;
+            }
+            walk.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_lines_and_remembers_the_final_newline() {
+        assert_eq!(split_lines(b"a\nb\n"), (vec![(0, 1), (2, 3)], true));
+        assert_eq!(split_lines(b"a\nb"), (vec![(0, 1), (2, 3)], false));
+        assert_eq!(split_lines(b""), (vec![], true));
+    }
+}

@@ -1,0 +1,68 @@
+//! Tree operations (spec: compaction §1.8): paths, children, moving the leaf.
+
+use super::{Leaf, Session};
+use crate::error::Result;
+
+impl Session {
+    /// Index of the leaf entry; `None` after [`Session::reset_leaf`] or for an empty session.
+    pub fn leaf(&self) -> Option<usize> {
+        match self.leaf {
+            Leaf::At(i) => Some(i as usize),
+            Leaf::None => None,
+        }
+    }
+
+    /// Id of the leaf entry.
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf().map(|i| self.entries[i].id())
+    }
+
+    /// Indices from the root to `index`, root first (`getBranch`). A missing parent ends the
+    /// walk (an orphan is the root of its path); cycles were cut at load time.
+    pub fn path_to(&self, index: usize) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut cur = Some(index as u32);
+        while let Some(i) = cur {
+            path.push(i as usize);
+            cur = self.entries[i as usize].parent;
+            if path.len() > self.entries.len() {
+                break; // unreachable once cycles are cut; a guard all the same
+            }
+        }
+        path.reverse();
+        path
+    }
+
+    /// The active path: root to leaf (empty when there is no leaf).
+    pub fn active_path(&self) -> Vec<usize> {
+        self.leaf().map(|l| self.path_to(l)).unwrap_or_default()
+    }
+
+    /// Indices of the entries whose parent is `index` (`None`: the roots), in file order.
+    pub fn children(&self, index: Option<usize>) -> Vec<usize> {
+        let want = index.map(|i| i as u32);
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.parent == want)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Moves the leaf to an existing entry (`branch(id)`); `E_UNKNOWN_ENTRY` if there is none.
+    pub fn branch(&mut self, id: &str) -> Result<()> {
+        let i = self.require(id)?;
+        self.leaf = Leaf::At(i as u32);
+        Ok(())
+    }
+
+    /// Clears the leaf: the next append becomes a new root (`resetLeaf`).
+    pub fn reset_leaf(&mut self) {
+        self.leaf = Leaf::None;
+    }
+
+    /// Index of the entry's parent.
+    pub fn parent_of(&self, index: usize) -> Option<usize> {
+        self.entries[index].parent.map(|p| p as usize)
+    }
+}

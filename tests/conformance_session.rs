@@ -1,0 +1,75 @@
+//! Conformance of the session model on `conformance/large-session/`: migration with
+//! deterministic ids, the active path, and stable saves.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use ctxfold::session::{LoadOptions, SequentialIds, Session};
+use ctxfold::ErrorCode;
+use serde_json::Value;
+
+fn load_fixture() -> Option<Session> {
+    let bytes = common::read("large-session/session.jsonl")?;
+    Some(Session::load(bytes, LoadOptions::with_ids(Box::new(SequentialIds::new()))).unwrap())
+}
+
+fn prepare() -> Option<Value> {
+    Some(serde_json::from_slice(&common::read("large-session/prepare.json")?).unwrap())
+}
+
+#[test]
+fn migrates_v1_with_deterministic_ids() {
+    let Some(s) = load_fixture() else { return };
+    let Some(p) = prepare() else { return };
+    assert_eq!(s.header().version_on_disk, 1);
+    assert_eq!(s.header().version, 3);
+    assert_eq!(s.len(), p["session"]["entries"].as_u64().unwrap() as usize);
+    assert_eq!(s.leaf_id(), p["session"]["leafId"].as_str());
+    assert_eq!(s.warnings_with(ErrorCode::Migrated).count(), 1);
+    assert_eq!(s.warnings().len(), 1, "{:?}", s.warnings());
+}
+
+#[test]
+fn active_path_matches_per_entry() {
+    let Some(s) = load_fixture() else { return };
+    let Some(p) = prepare() else { return };
+    let per_entry = p["perEntry"].as_array().unwrap();
+    let path = s.active_path();
+    assert_eq!(path.len(), per_entry.len());
+    for (branch_index, (&i, want)) in path.iter().zip(per_entry).enumerate() {
+        let e = s.entry(i).unwrap();
+        assert_eq!(e.id(), want["id"].as_str().unwrap(), "id at {branch_index}");
+        assert_eq!(
+            e.kind().type_name(),
+            want["type"].as_str(),
+            "type at {branch_index}"
+        );
+        assert_eq!(
+            e.role().and_then(|r| r.as_str()),
+            want["role"].as_str(),
+            "role at {branch_index}"
+        );
+        assert_eq!(want["branchIndex"].as_u64(), Some(branch_index as u64));
+    }
+}
+
+#[test]
+fn migrated_fixture_saves_stably() {
+    let Some(s) = load_fixture() else { return };
+    let once = s.to_bytes();
+    let again = Session::load(once.clone(), LoadOptions::default()).unwrap();
+    assert!(again.warnings().is_empty(), "{:?}", again.warnings());
+    assert_eq!(again.to_bytes(), once);
+    // The migrated header says version 3; every entry line got an id and a parentId.
+    let text = String::from_utf8(once).unwrap();
+    let mut lines = text.lines();
+    let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(header["version"], 3);
+    let mut prev = Value::Null;
+    for (n, line) in lines.enumerate() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["id"], format!("{:08x}", n + 1));
+        assert_eq!(v["parentId"], prev);
+        prev = v["id"].clone();
+    }
+}
