@@ -10,7 +10,9 @@ pub mod error;
 pub mod json;
 pub mod message;
 pub mod session;
+pub mod settings;
 pub mod time;
+pub mod tokens;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -73,3 +73,45 @@ fn migrated_fixture_saves_stably() {
         prev = v["id"].clone();
     }
 }
+
+#[test]
+fn every_entry_estimate_matches_the_reference() {
+    use ctxfold::tokens::EstimateOptions;
+    let Some(s) = load_fixture() else { return };
+    let Some(text) = common::read("large-session/estimate.jsonl") else {
+        return;
+    };
+    let text = String::from_utf8(text).unwrap();
+    let mut by_line = std::collections::HashMap::new();
+    for i in 0..s.len() {
+        by_line.insert(s.line_number(i) as u64, i);
+    }
+    let mut checked = 0;
+    for row in text.lines() {
+        let want: Value = serde_json::from_str(row).unwrap();
+        let line = want["line"].as_u64().unwrap();
+        if want["tokens"].is_null() {
+            // The header and non-message entries carry no estimate.
+            if let Some(&i) = by_line.get(&line) {
+                assert!(s.entry(i).unwrap().role().is_none(), "line {line}");
+            }
+            continue;
+        }
+        let i = by_line[&line];
+        let full = s.entry_tokens(i, EstimateOptions::default());
+        let excl = s.entry_tokens(
+            i,
+            EstimateOptions {
+                exclude_encrypted_reasoning: true,
+            },
+        );
+        assert_eq!(Some(full), want["tokens"].as_u64(), "tokens, line {line}");
+        assert_eq!(
+            Some(excl),
+            want["tokensExcludingEncryptedReasoning"].as_u64(),
+            "tokens excluding encrypted reasoning, line {line}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 914);
+}

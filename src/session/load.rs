@@ -288,6 +288,8 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         leaf: Leaf::None,
         warnings,
         ids: options.ids,
+        tokens_full: Default::default(),
+        tokens_excluding: Default::default(),
     };
     if needs_ids {
         migrate::assign_ids(&mut session, &skims);

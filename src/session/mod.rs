@@ -9,6 +9,7 @@
 mod entry;
 mod ids;
 mod load;
+mod messages;
 mod migrate;
 mod skim;
 mod tree;
@@ -23,6 +24,7 @@ use crate::message::{AgentMessage, Role};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 /// Newest format version written by this library (spec: compaction §1.2).
 pub const CURRENT_VERSION: u64 = 3;
@@ -92,6 +94,9 @@ pub struct Session {
     leaf: Leaf,
     warnings: Vec<LoadWarning>,
     ids: Box<dyn IdSource>,
+    /// Memoized token estimates per entry (`u32::MAX` = not computed yet).
+    tokens_full: RefCell<Vec<u32>>,
+    tokens_excluding: RefCell<Vec<u32>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -148,6 +153,8 @@ impl Session {
             leaf: Leaf::None,
             warnings: Vec::new(),
             ids,
+            tokens_full: RefCell::default(),
+            tokens_excluding: RefCell::default(),
         }
     }
 
@@ -312,6 +319,9 @@ impl Session {
         let l = &mut self.lines[line];
         l.message = message;
         l.text = LineText::Owned(text.into());
+        if let LineKind::Entry(i) = l.kind {
+            self.invalidate_tokens(i as usize);
+        }
     }
 
     /// Applies a splice edit to an entry's line.

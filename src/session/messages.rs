@@ -1,0 +1,135 @@
+//! The message an entry carries into the LLM context (spec: compaction §2.3, §4.4 step 8):
+//! a `message` entry's own message, or one built from a `custom_message`, `branch_summary` or
+//! `compaction` entry. Token estimates of entries are memoized here.
+
+use super::{CompactionBody, CustomMessageBody, EntryKind, Session};
+use crate::error::Result;
+use crate::message::AgentMessage;
+use crate::tokens::{self, ByteEstimate, EstimateOptions};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// Marks an unknown memoized estimate.
+pub(super) const UNKNOWN_TOKENS: u32 = u32::MAX;
+
+impl Session {
+    fn timestamp_value(&self, index: usize) -> Value {
+        let ms = self.timestamp_ms(index);
+        if ms == 0 {
+            Value::Null
+        } else {
+            Value::from(ms)
+        }
+    }
+
+    /// The JSON of the message an entry carries, or `None` for entries that carry none.
+    /// Compactions count here (as `compactionSummary`); context building decides where
+    /// they go.
+    pub fn entry_message_json(&self, index: usize) -> Result<Option<Cow<'_, str>>> {
+        let entry = &self.entries[index];
+        let json = match entry.kind {
+            EntryKind::Message => return Ok(self.message_json(index)),
+            EntryKind::CustomMessage => {
+                let b: CustomMessageBody = self.body(index)?;
+                let mut m = Map::new();
+                m.insert("role".into(), "custom".into());
+                m.insert("customType".into(), b.custom_type.into());
+                m.insert("content".into(), b.content);
+                m.insert("display".into(), b.display.into());
+                if let Some(d) = b.details {
+                    m.insert("details".into(), d);
+                }
+                if let Some(a) = b.attribution {
+                    m.insert("attribution".into(), a.into());
+                }
+                m.insert("timestamp".into(), self.timestamp_value(index));
+                m
+            }
+            EntryKind::BranchSummary => {
+                let b: super::BranchSummaryBody = self.body(index)?;
+                let mut m = Map::new();
+                m.insert("role".into(), "branchSummary".into());
+                m.insert("summary".into(), b.summary.into());
+                m.insert("fromId".into(), b.from_id.into());
+                m.insert("timestamp".into(), self.timestamp_value(index));
+                m
+            }
+            EntryKind::Compaction => {
+                let b: CompactionBody = self.body(index)?;
+                let mut m = Map::new();
+                m.insert("role".into(), "compactionSummary".into());
+                m.insert("summary".into(), b.summary.into());
+                m.insert("tokensBefore".into(), Value::Number(b.tokens_before));
+                if let Some(s) = b.short_summary {
+                    m.insert("shortSummary".into(), s.into());
+                }
+                if let Some(t) = b.tokens_after {
+                    m.insert("tokensAfter".into(), Value::Number(t));
+                }
+                if let Some(method) = b.method {
+                    m.insert("method".into(), method.into());
+                }
+                if let Some(w) = b.warning {
+                    m.insert("warning".into(), w.into());
+                }
+                m.insert("timestamp".into(), self.timestamp_value(index));
+                m
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(Cow::Owned(crate::json::js::stringify(
+            &Value::Object(json),
+        ))))
+    }
+
+    /// The typed message an entry carries (see [`Session::entry_message_json`]).
+    pub fn entry_message(&self, index: usize) -> Result<Option<AgentMessage>> {
+        if self.entries[index].kind == EntryKind::Message {
+            return self.message(index).map(Some);
+        }
+        match self.entry_message_json(index)? {
+            None => Ok(None),
+            Some(json) => AgentMessage::parse(&json, None)
+                .map(Some)
+                .map_err(|e| self.body_error(index, &e.to_string())),
+        }
+    }
+
+    /// Estimated tokens of the message an entry carries (0 for entries without one or with
+    /// an unreadable body), with the default byte estimator. Memoized per entry; edits of
+    /// the entry invalidate it.
+    pub fn entry_tokens(&self, index: usize, opts: EstimateOptions) -> u64 {
+        let cache = if opts.exclude_encrypted_reasoning {
+            &self.tokens_excluding
+        } else {
+            &self.tokens_full
+        };
+        {
+            let c = cache.borrow();
+            if let Some(&t) = c.get(index) {
+                if t != UNKNOWN_TOKENS {
+                    return u64::from(t);
+                }
+            }
+        }
+        let t = match self.entry_message(index) {
+            Ok(Some(m)) => tokens::estimate_message(&m, &ByteEstimate, opts),
+            _ => 0,
+        };
+        let mut c = cache.borrow_mut();
+        if c.len() < self.entries.len() {
+            c.resize(self.entries.len(), UNKNOWN_TOKENS);
+        }
+        c[index] = t.min(u64::from(UNKNOWN_TOKENS - 1)) as u32;
+        t
+    }
+
+    /// Forgets the memoized estimates of an entry (after an edit).
+    pub(crate) fn invalidate_tokens(&self, index: usize) {
+        for cache in [&self.tokens_full, &self.tokens_excluding] {
+            if let Some(t) = cache.borrow_mut().get_mut(index) {
+                *t = UNKNOWN_TOKENS;
+            }
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! Compaction and branch-summary settings with their defaults (spec: compaction §9.2).
+//!
+//! Settings arrive from the host as JSON objects. Every field is optional; a field with the
+//! wrong type or an impossible value, or a field this library does not know, is an
+//! `E_SETTINGS` error that names it. `reserveTokens` keeps its provenance: unset and an
+//! explicit 16 384 behave differently (spec: compaction §3.3, §14.5).
+
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+/// The engine strategy (spec: compaction §9.2 `compaction.strategy`). Provider-native lanes
+/// are later work; the enum leaves room for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    ContextFull,
+    Handoff,
+    Shake,
+    Snapcompact,
+    Off,
+}
+
+impl Strategy {
+    fn parse(s: &str) -> Option<Strategy> {
+        Some(match s {
+            "context-full" => Strategy::ContextFull,
+            "handoff" => Strategy::Handoff,
+            "shake" => Strategy::Shake,
+            "snapcompact" => Strategy::Snapcompact,
+            "off" => Strategy::Off,
+            _ => return None,
+        })
+    }
+
+    /// The setting's string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::ContextFull => "context-full",
+            Strategy::Handoff => "handoff",
+            Strategy::Shake => "shake",
+            Strategy::Snapcompact => "snapcompact",
+            Strategy::Off => "off",
+        }
+    }
+}
+
+/// Compaction settings (spec: compaction §9.2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionSettings {
+    pub enabled: bool,
+    pub strategy: Strategy,
+    /// ≤ 0 (default −1): the threshold comes from the reserve; else a percentage (1–99).
+    pub threshold_percent: f64,
+    /// > 0 wins over the percentage (default −1: unset).
+    pub threshold_tokens: f64,
+    /// `None` = unset (the engine falls back to 16 384, with the small-window rescue).
+    pub reserve_tokens: Option<u64>,
+    pub keep_recent_tokens: u64,
+    pub auto_continue: bool,
+    pub remote_enabled: bool,
+    pub remote_endpoint: Option<String>,
+    pub idle_enabled: bool,
+    pub idle_threshold_tokens: u64,
+    pub idle_timeout_seconds: u64,
+    pub supersede_reads: bool,
+    pub drop_useless: bool,
+}
+
+/// The engine's fallback reserve (`DEFAULT_RESERVE_TOKENS`).
+pub const DEFAULT_RESERVE_TOKENS: u64 = 16_384;
+
+impl Default for CompactionSettings {
+    fn default() -> Self {
+        CompactionSettings {
+            enabled: true,
+            strategy: Strategy::ContextFull,
+            threshold_percent: -1.0,
+            threshold_tokens: -1.0,
+            reserve_tokens: None,
+            keep_recent_tokens: 20_000,
+            auto_continue: true,
+            remote_enabled: true,
+            remote_endpoint: None,
+            idle_enabled: false,
+            idle_threshold_tokens: 200_000,
+            idle_timeout_seconds: 300,
+            supersede_reads: true,
+            drop_useless: true,
+        }
+    }
+}
+
+fn bad(field: &str, reason: &str) -> Error {
+    Error::Settings {
+        field: field.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+fn want_bool(field: &str, v: &Value) -> Result<bool> {
+    v.as_bool()
+        .ok_or_else(|| bad(field, "expected true or false"))
+}
+
+fn want_number(field: &str, v: &Value) -> Result<f64> {
+    v.as_f64()
+        .filter(|f| f.is_finite())
+        .ok_or_else(|| bad(field, "expected a finite number"))
+}
+
+fn want_count(field: &str, v: &Value) -> Result<u64> {
+    match v.as_f64() {
+        Some(f) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f <= 9.0e15 => Ok(f as u64),
+        _ => Err(bad(field, "expected a non-negative whole number of tokens")),
+    }
+}
+
+impl CompactionSettings {
+    /// Reads settings from a JSON object, starting from the defaults. Field names are the
+    /// camelCase names of the spec; `null` means "unset / default".
+    pub fn from_json(v: &Value) -> Result<CompactionSettings> {
+        let mut s = CompactionSettings::default();
+        let Some(map) = v.as_object() else {
+            if v.is_null() {
+                return Ok(s);
+            }
+            return Err(bad("compaction", "expected an object"));
+        };
+        s.apply(map)?;
+        Ok(s)
+    }
+
+    fn apply(&mut self, map: &Map<String, Value>) -> Result<()> {
+        for (k, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            let f = k.as_str();
+            match f {
+                "enabled" => self.enabled = want_bool(f, v)?,
+                "strategy" => {
+                    self.strategy = v.as_str().and_then(Strategy::parse).ok_or_else(|| {
+                        bad(
+                            f,
+                            "expected one of \"context-full\", \"handoff\", \"shake\", \
+                             \"snapcompact\", \"off\"",
+                        )
+                    })?
+                }
+                "thresholdPercent" => {
+                    let p = want_number(f, v)?;
+                    if p > 100.0 {
+                        return Err(bad(f, "a percentage above 100 can never be reached"));
+                    }
+                    self.threshold_percent = p;
+                }
+                "thresholdTokens" => self.threshold_tokens = want_number(f, v)?,
+                "reserveTokens" => self.reserve_tokens = Some(want_count(f, v)?),
+                "keepRecentTokens" => self.keep_recent_tokens = want_count(f, v)?,
+                "autoContinue" => self.auto_continue = want_bool(f, v)?,
+                "remoteEnabled" => self.remote_enabled = want_bool(f, v)?,
+                "remoteEndpoint" => {
+                    let url = v
+                        .as_str()
+                        .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+                        .ok_or_else(|| bad(f, "expected an http(s) URL"))?;
+                    self.remote_endpoint = Some(url.to_string());
+                }
+                "idleEnabled" => self.idle_enabled = want_bool(f, v)?,
+                "idleThresholdTokens" => self.idle_threshold_tokens = want_count(f, v)?,
+                "idleTimeoutSeconds" => self.idle_timeout_seconds = want_count(f, v)?,
+                "supersedeReads" => self.supersede_reads = want_bool(f, v)?,
+                "dropUseless" => self.drop_useless = want_bool(f, v)?,
+                _ => return Err(bad(f, "unknown setting (check the spelling)")),
+            }
+        }
+        Ok(())
+    }
+
+    /// The reserve the budgets use: the raw setting or 16 384 (spec: compaction §5.5).
+    pub fn reserve_or_default(&self) -> u64 {
+        self.reserve_tokens.unwrap_or(DEFAULT_RESERVE_TOKENS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_and_overrides() {
+        let s = CompactionSettings::from_json(&Value::Null).unwrap();
+        assert_eq!(s, CompactionSettings::default());
+        assert_eq!(s.reserve_tokens, None);
+        assert_eq!(s.keep_recent_tokens, 20_000);
+        let s = CompactionSettings::from_json(&json!({
+            "reserveTokens": 16384, "thresholdPercent": 90, "strategy": "off",
+            "remoteEndpoint": null
+        }))
+        .unwrap();
+        assert_eq!(s.reserve_tokens, Some(16_384));
+        assert_eq!(s.threshold_percent, 90.0);
+        assert_eq!(s.strategy, Strategy::Off);
+    }
+
+    #[test]
+    fn bad_values_name_the_field() {
+        for (input, field) in [
+            (json!({"reserveTokens": -1}), "reserveTokens"),
+            (json!({"keepRecentTokens": "many"}), "keepRecentTokens"),
+            (json!({"strategy": "magic"}), "strategy"),
+            (json!({"thresholdPct": 5}), "thresholdPct"),
+            (json!({"enabled": 1}), "enabled"),
+            (json!({"remoteEndpoint": "ftp://x"}), "remoteEndpoint"),
+            (json!({"thresholdPercent": 150}), "thresholdPercent"),
+        ] {
+            match CompactionSettings::from_json(&input) {
+                Err(Error::Settings { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{input}: {other:?}"),
+            }
+        }
+        assert!(CompactionSettings::from_json(&json!([1])).is_err());
+    }
+}

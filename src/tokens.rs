@@ -1,0 +1,565 @@
+//! Token accounting (spec: compaction §3): the per-message estimator, usage → context
+//! tokens, reserve and threshold, and the `keepRecentTokens` adaptation.
+
+use crate::message::{AgentMessage, Content, ContentBlock, Usage};
+use crate::settings::{CompactionSettings, Strategy, DEFAULT_RESERVE_TOKENS};
+
+/// Tokens charged per image block (spec: README "Token accounting").
+pub const IMAGE_TOKENS: u64 = 1200;
+/// Tokens charged per snapcompact frame of a compaction summary (spec: snapcompact §5.3).
+pub const FRAME_TOKEN_ESTIMATE: u64 = 5024;
+
+/// Counts the tokens of one text fragment. The default is the model-free byte estimate; a
+/// host with a real tokenizer supplies its own.
+pub trait TokenCounter {
+    /// Tokens of `fragment`.
+    fn count(&self, fragment: &str) -> u64;
+}
+
+/// The reference's model-free estimate: `(utf8_bytes + 3) >> 2` per fragment, i.e. rounding
+/// up per fragment before summing (spec: compaction §3.1).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ByteEstimate;
+
+impl TokenCounter for ByteEstimate {
+    fn count(&self, fragment: &str) -> u64 {
+        (fragment.len() as u64 + 3) >> 2
+    }
+}
+
+/// Options of the estimator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EstimateOptions {
+    /// Leave out thinking signatures, redacted reasoning and server-tool blocks (the
+    /// compaction floor counts this way, spec: compaction §3.2).
+    pub exclude_encrypted_reasoning: bool,
+}
+
+struct Tally<'c> {
+    counter: &'c dyn TokenCounter,
+    tokens: u64,
+}
+
+impl Tally<'_> {
+    fn text(&mut self, s: &str) {
+        self.tokens += self.counter.count(s);
+    }
+    /// String content, or each non-empty text block; images add their flat charge.
+    fn content(&mut self, c: &Content) {
+        match c {
+            Content::Text(t) => self.text(t),
+            Content::Blocks(blocks) => {
+                for b in blocks {
+                    match b {
+                        ContentBlock::Text { text } if !text.is_empty() => self.text(text),
+                        ContentBlock::Image { .. } => self.tokens += IMAGE_TOKENS,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Estimated tokens of one message (spec: compaction §3.1, the [N] tokenizer rules):
+/// - user/developer, custom, toolResult: string content or non-empty text blocks, +1200 per
+///   image; a toolResult hidden by `contextOmitted` counts 0;
+/// - assistant: text, thinking text and its signature, tool-call name and
+///   `JSON.stringify(arguments)`, redacted reasoning, server-tool blocks (signatures and
+///   reasoning blobs unless excluded); hidden tool calls count 0;
+/// - bashExecution: command and output; pythonExecution: code and output;
+///   fileMention: each file's path and content, +1200 per image (both absent from the
+///   reference, which counts them 0; they reach the model as user text, so we count them);
+/// - branchSummary/compactionSummary: the summary, compaction `blocks` text, and 5024 per
+///   frame image.
+pub fn estimate_message(
+    msg: &AgentMessage,
+    counter: &dyn TokenCounter,
+    opts: EstimateOptions,
+) -> u64 {
+    let mut t = Tally { counter, tokens: 0 };
+    match msg {
+        AgentMessage::User(m) | AgentMessage::Developer(m) => t.content(&m.content),
+        AgentMessage::Custom(m) => t.content(&m.content),
+        AgentMessage::ToolResult(m) => {
+            if crate::message::truthy(m.context_omitted.as_ref()) {
+                return 0;
+            }
+            t.content(&m.content)
+        }
+        AgentMessage::Assistant(m) => match &m.content {
+            Content::Text(s) => t.text(s),
+            Content::Blocks(blocks) => {
+                for b in blocks {
+                    match b {
+                        ContentBlock::Text { text } => t.text(text),
+                        ContentBlock::Thinking {
+                            thinking,
+                            signature,
+                        } => {
+                            t.text(thinking);
+                            if let Some(sig) = signature
+                                .as_deref()
+                                .filter(|_| !opts.exclude_encrypted_reasoning)
+                            {
+                                t.text(sig);
+                            }
+                        }
+                        ContentBlock::ToolCall {
+                            name,
+                            arguments,
+                            context_omitted,
+                            ..
+                        } => {
+                            if !context_omitted {
+                                t.text(name);
+                                t.text(&crate::json::js::stringify(arguments));
+                            }
+                        }
+                        ContentBlock::RedactedThinking { data } => {
+                            if !opts.exclude_encrypted_reasoning {
+                                t.text(data)
+                            }
+                        }
+                        ContentBlock::Other {
+                            payload,
+                            block_type,
+                        } => {
+                            if block_type == "anthropicServerTool"
+                                && !opts.exclude_encrypted_reasoning
+                            {
+                                if let Some(p) = payload {
+                                    t.text(&crate::json::js::stringify(p));
+                                }
+                            }
+                        }
+                        ContentBlock::Image { .. } => t.tokens += IMAGE_TOKENS,
+                    }
+                }
+            }
+        },
+        AgentMessage::BashExecution(m) => {
+            t.text(&m.command);
+            t.text(&m.output);
+        }
+        AgentMessage::PythonExecution(m) => {
+            t.text(&m.code);
+            t.text(&m.output);
+        }
+        AgentMessage::FileMention(m) => {
+            for f in &m.files {
+                t.text(&f.path);
+                t.text(&f.content);
+                if f.image.is_some() {
+                    t.tokens += IMAGE_TOKENS;
+                }
+            }
+        }
+        AgentMessage::BranchSummary(m) => t.text(&m.summary),
+        AgentMessage::CompactionSummary(m) => {
+            t.text(&m.summary);
+            if let Some(blocks) = &m.blocks {
+                for b in blocks {
+                    match b {
+                        ContentBlock::Text { text } => t.text(text),
+                        _ => t.tokens += FRAME_TOKEN_ESTIMATE,
+                    }
+                }
+            } else if let Some(images) = &m.images {
+                t.tokens += images.len() as u64 * FRAME_TOKEN_ESTIMATE;
+            }
+        }
+        AgentMessage::Other => {}
+    }
+    t.tokens
+}
+
+/// JavaScript's `a || b` for a usage count: falls through on 0, NaN and absence.
+fn or_else(v: Option<f64>, f: impl FnOnce() -> f64) -> f64 {
+    match v {
+        Some(x) if x != 0.0 && !x.is_nan() => x,
+        _ => f(),
+    }
+}
+
+/// Tokens occupying the context according to a usage record (spec: compaction §3.2,
+/// `calculateContextTokens` [N]): `contextTokens` when reported, else the total minus the
+/// orchestration tokens that are never replayed.
+pub fn context_tokens(u: &Usage) -> u64 {
+    if let Some(ct) = u.context_tokens {
+        return ct.max(0.0) as u64;
+    }
+    let total = or_else(u.total_tokens, || {
+        u.input + u.output + u.cache_read + u.cache_write
+    });
+    let orch = u
+        .orchestration
+        .as_ref()
+        .map_or(0.0, |o| o.input + o.output + o.cache_read);
+    (total - orch).max(0.0) as u64
+}
+
+/// Tokens of the prompt side of a usage record (`calculatePromptTokens` [N]).
+pub fn prompt_tokens(u: &Usage) -> u64 {
+    if let Some(ct) = u.context_tokens {
+        return ct.max(0.0) as u64;
+    }
+    let prompt = u.input + u.cache_read + u.cache_write;
+    if prompt > 0.0 {
+        prompt as u64
+    } else {
+        context_tokens(u)
+    }
+}
+
+/// Whether a usage record says anything about context occupancy (`hasContextTokenUsage`
+/// [N]): a response-only total does not count.
+pub fn has_context_token_usage(u: &Usage) -> bool {
+    u.context_tokens.is_some_and(|c| c > 0.0)
+        || u.input + u.cache_read + u.cache_write > 0.0
+        || context_tokens(u) as f64 > u.output
+}
+
+/// The usage of the last assistant message that did not fail (`getLastAssistantUsage`):
+/// stopReason neither `aborted` nor `error`, and a usage record present.
+pub fn last_assistant_usage<'a>(
+    messages: impl DoubleEndedIterator<Item = &'a AgentMessage>,
+) -> Option<&'a Usage> {
+    messages
+        .rev()
+        .filter_map(AgentMessage::as_assistant)
+        .find(|a| !a.failed() && a.usage.is_some())
+        .and_then(|a| a.usage.as_ref())
+}
+
+/// The context size of a message list: the last valid usage plus estimates of the messages
+/// after it, or the sum of all estimates without usage (`estimateContextTokens`).
+pub fn estimate_context_tokens(
+    messages: &[AgentMessage],
+    counter: &dyn TokenCounter,
+) -> ContextEstimate {
+    let opts = EstimateOptions::default();
+    let last = messages.iter().rposition(|m| {
+        m.as_assistant()
+            .is_some_and(|a| !a.failed() && a.usage.is_some())
+    });
+    match last {
+        Some(i) => {
+            let usage = messages[i]
+                .as_assistant()
+                .and_then(|a| a.usage.as_ref())
+                .map_or(0, context_tokens);
+            let trailing: u64 = messages[i + 1..]
+                .iter()
+                .map(|m| estimate_message(m, counter, opts))
+                .sum();
+            ContextEstimate {
+                tokens: usage + trailing,
+                usage_tokens: usage,
+                trailing_tokens: trailing,
+                last_usage_index: Some(i),
+            }
+        }
+        None => {
+            let tokens = messages
+                .iter()
+                .map(|m| estimate_message(m, counter, opts))
+                .sum();
+            ContextEstimate {
+                tokens,
+                usage_tokens: 0,
+                trailing_tokens: tokens,
+                last_usage_index: None,
+            }
+        }
+    }
+}
+
+/// The result of [`estimate_context_tokens`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextEstimate {
+    /// Usage tokens plus the estimate of what followed.
+    pub tokens: u64,
+    /// From the last valid usage record.
+    pub usage_tokens: u64,
+    /// Estimated for the messages after that record (all messages without usage).
+    pub trailing_tokens: u64,
+    /// Index of the message whose usage was taken.
+    pub last_usage_index: Option<usize>,
+}
+
+/// The compaction floor (spec: compaction §3.2 [N]): a provider number shrunk by request
+/// hooks cannot hide what is stored locally.
+pub fn compaction_context_tokens(provider: i64, stored: i64) -> u64 {
+    provider.max(0).max(stored.max(0)) as u64
+}
+
+/// `effectiveReserveTokens`: at least 15 % of the window (spec: compaction §3.3).
+pub fn effective_reserve_tokens(window: u64, s: &CompactionSettings) -> u64 {
+    (window * 15 / 100).max(s.reserve_tokens.unwrap_or(DEFAULT_RESERVE_TOKENS))
+}
+
+/// `resolveBudgetReserveTokens`: the small-window rescue — an *unset* reserve that would eat
+/// the window falls back to the proportional 15 %; an explicit one is honoured unless it is
+/// the whole window.
+pub fn budget_reserve_tokens(window: u64, s: &CompactionSettings) -> u64 {
+    let r = effective_reserve_tokens(window, s);
+    let p = (window * 15 / 100).max(1);
+    if (s.reserve_tokens.is_none() && r >= window.saturating_sub(p)) || r >= window {
+        p
+    } else {
+        r
+    }
+}
+
+/// `resolveThresholdTokens` (spec: compaction §3.3).
+pub fn threshold_tokens(window: u64, s: &CompactionSettings) -> u64 {
+    let w = window as f64;
+    if s.threshold_tokens.is_finite() && s.threshold_tokens > 0.0 {
+        return s.threshold_tokens.clamp(1.0, (w - 1.0).max(1.0)) as u64;
+    }
+    if !s.threshold_percent.is_finite() || s.threshold_percent <= 0.0 {
+        let budget = budget_reserve_tokens(window, s);
+        return window.saturating_sub(1).min(window.saturating_sub(budget));
+    }
+    (w * s.threshold_percent.clamp(1.0, 99.0) / 100.0).floor() as u64
+}
+
+/// `shouldCompact`: strictly above the threshold, unless disabled, strategy `off` or no
+/// window.
+pub fn should_compact(context_tokens: u64, window: u64, s: &CompactionSettings) -> bool {
+    if !s.enabled || s.strategy == Strategy::Off || window == 0 {
+        return false;
+    }
+    context_tokens > threshold_tokens(window, s)
+}
+
+/// The `keepRecentTokens` adaptation (spec: compaction §3.4): local estimates undercount
+/// provider billing, so the kept tail shrinks by `ratio = promptTokens / estimate` when the
+/// ratio is above 1. Returns `(effective keep, ratio)`.
+pub fn adapt_keep_recent_tokens(keep: u64, prompt_tokens: u64, estimate: u64) -> (u64, f64) {
+    let ratio = if estimate == 0 {
+        0.0
+    } else {
+        prompt_tokens as f64 / estimate as f64
+    };
+    if ratio.is_finite() && ratio > 1.0 {
+        (((keep as f64 / ratio).floor() as u64).max(1), ratio)
+    } else {
+        (keep, ratio)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn usage(v: serde_json::Value) -> Usage {
+        serde_json::from_value(v).unwrap()
+    }
+    fn msg(v: serde_json::Value) -> AgentMessage {
+        AgentMessage::parse(&v.to_string(), None).unwrap()
+    }
+    fn settings(v: serde_json::Value) -> CompactionSettings {
+        CompactionSettings::from_json(&v).unwrap()
+    }
+
+    /// spec: compaction §10.1 case 1–2.
+    #[test]
+    fn usage_to_context_tokens() {
+        let u = usage(
+            json!({"input":1000,"output":500,"cacheRead":200,"cacheWrite":100,"totalTokens":1800}),
+        );
+        assert_eq!(context_tokens(&u), 1800);
+        let u = usage(json!({"input":1000,"output":500,"cacheRead":200,"cacheWrite":100}));
+        assert_eq!(context_tokens(&u), 1800, "sum when totalTokens is absent");
+        assert_eq!(context_tokens(&usage(json!({}))), 0);
+        let u = usage(json!({"input":0,"output":0,"contextTokens":120000}));
+        assert_eq!(context_tokens(&u), 120_000);
+        assert!(has_context_token_usage(&u));
+        assert!(!has_context_token_usage(&usage(json!({"contextTokens":0}))));
+        assert!(!has_context_token_usage(&usage(json!({"output":29}))));
+        assert!(has_context_token_usage(&usage(
+            json!({"output":29,"totalTokens":120000})
+        )));
+        let u = usage(json!({"totalTokens":5000,"orchestration":{"input":1000,"output":500}}));
+        assert_eq!(context_tokens(&u), 3500);
+        assert_eq!(
+            prompt_tokens(&usage(json!({"input":10,"output":5,"cacheRead":3}))),
+            13
+        );
+        assert_eq!(
+            prompt_tokens(&usage(json!({"output":5,"totalTokens":9}))),
+            9
+        );
+    }
+
+    /// spec: compaction §10.1 case 3.
+    #[test]
+    fn last_assistant_usage_skips_failed_turns() {
+        let a = |input: u64, stop: &str| {
+            msg(
+                json!({"role":"assistant","content":[],"usage":{"input":input,"output":1},"stopReason":stop}),
+            )
+        };
+        let u = || msg(json!({"role":"user","content":"q"}));
+        let ms = vec![u(), a(100, "stop"), u(), a(200, "stop")];
+        assert_eq!(
+            last_assistant_usage(ms.iter()).map(|u| u.input),
+            Some(200.0)
+        );
+        let ms = vec![u(), a(100, "stop"), u(), a(300, "aborted")];
+        assert_eq!(
+            last_assistant_usage(ms.iter()).map(|u| u.input),
+            Some(100.0)
+        );
+        assert!(last_assistant_usage([u()].iter()).is_none());
+        let est = estimate_context_tokens(
+            &[
+                u(),
+                a(100, "stop"),
+                msg(json!({"role":"user","content":"12345678"})),
+            ],
+            &ByteEstimate,
+        );
+        assert_eq!(est.tokens, 101 + 2);
+        assert_eq!(est.last_usage_index, Some(1));
+    }
+
+    /// spec: compaction §10.1 case 4 and the worked examples of §3.3.
+    #[test]
+    fn thresholds() {
+        let w = 100_000;
+        let s = settings(json!({"reserveTokens": 10000}));
+        assert_eq!(threshold_tokens(w, &s), 85_000);
+        assert!(should_compact(95_000, w, &s));
+        assert!(should_compact(86_000, w, &s));
+        assert!(!should_compact(84_000, w, &s));
+        assert!(!should_compact(
+            95_000,
+            w,
+            &settings(json!({"reserveTokens":10000,"enabled":false}))
+        ));
+        let unset = settings(json!({}));
+        assert_eq!(threshold_tokens(16_385, &unset), 13_928);
+        assert!(!should_compact(10_000, 16_385, &unset));
+        assert!(should_compact(13_929, 16_385, &unset));
+        let explicit = settings(json!({"reserveTokens": 16384}));
+        assert_eq!(threshold_tokens(16_385, &explicit), 1);
+        assert!(should_compact(2, 16_385, &explicit));
+        let s = settings(json!({"reserveTokens": 90000}));
+        assert_eq!(threshold_tokens(w, &s), 10_000);
+        assert!(!should_compact(10_000, w, &s));
+        assert!(should_compact(10_001, w, &s));
+        let s = settings(json!({"thresholdPercent": 90}));
+        assert!(!should_compact(89_000, w, &s));
+        assert!(should_compact(90_001, w, &s));
+        let s = settings(json!({"reserveTokens": 30000}));
+        assert!(!should_compact(70_000, w, &s));
+        assert!(should_compact(70_001, w, &s));
+        let s = settings(json!({"strategy":"off","thresholdPercent":1}));
+        assert!(!should_compact(99_000, w, &s));
+        let s = settings(json!({"thresholdTokens": 500000}));
+        assert_eq!(threshold_tokens(w, &s), 99_999);
+        assert!(!should_compact(1, 0, &unset));
+    }
+
+    /// spec: compaction §10.1 case 5.
+    #[test]
+    fn compaction_floor() {
+        assert_eq!(compaction_context_tokens(20_000, 90_000), 90_000);
+        assert_eq!(compaction_context_tokens(85_000, 80_000), 85_000);
+        assert_eq!(compaction_context_tokens(-5, -10), 0);
+        assert_eq!(compaction_context_tokens(-5, 100), 100);
+        let s = settings(json!({"reserveTokens": 10000}));
+        assert!(!should_compact(20_000, 100_000, &s));
+        assert!(should_compact(
+            compaction_context_tokens(20_000, 95_000),
+            100_000,
+            &s
+        ));
+    }
+
+    /// spec: compaction §10.1 case 6.
+    #[test]
+    fn encrypted_reasoning_floor() {
+        let m = msg(json!({"role":"assistant","content":[
+            {"type":"thinking","thinking":"short","thinkingSignature":"blob ".repeat(8000)},
+            {"type":"text","text":"done"}]}));
+        let full = estimate_message(&m, &ByteEstimate, EstimateOptions::default());
+        let floored = estimate_message(
+            &m,
+            &ByteEstimate,
+            EstimateOptions {
+                exclude_encrypted_reasoning: true,
+            },
+        );
+        assert!(full > floored + 1000);
+        assert!(floored < 50);
+        let r = msg(
+            json!({"role":"toolResult","toolCallId":"c","toolName":"grep",
+            "content":[{"type":"text","text":"alpha beta gamma ".repeat(2000)}],"isError":false}),
+        );
+        assert!(
+            estimate_message(
+                &r,
+                &ByteEstimate,
+                EstimateOptions {
+                    exclude_encrypted_reasoning: true
+                }
+            ) > 1000
+        );
+    }
+
+    #[test]
+    fn estimator_rules_per_role() {
+        let e = |v| estimate_message(&msg(v), &ByteEstimate, EstimateOptions::default());
+        // Rounding happens per fragment: 5 + 5 bytes = 2 + 2, not 3.
+        assert_eq!(
+            e(
+                json!({"role":"user","content":[{"type":"text","text":"hello"},{"type":"text","text":"world"}]})
+            ),
+            4
+        );
+        assert_eq!(
+            e(
+                json!({"role":"user","content":[{"type":"image","data":"x","mimeType":"image/png"}]})
+            ),
+            1200
+        );
+        // Tool call: name + JSON.stringify(arguments).
+        assert_eq!(
+            e(
+                json!({"role":"assistant","content":[{"type":"toolCall","id":"c","name":"read","arguments":{"path":"a.ts"}}]})
+            ),
+            1 + 4
+        );
+        assert_eq!(
+            e(json!({"role":"bashExecution","command":"ls","output":"abcde"})),
+            1 + 2
+        );
+        assert_eq!(
+            e(json!({"role":"compactionSummary","summary":"abcd","images":[{}, {}]})),
+            1 + 2 * 5024
+        );
+        assert_eq!(
+            e(
+                json!({"role":"toolResult","content":[{"type":"text","text":"abcd"}],"contextOmitted":true})
+            ),
+            0
+        );
+        assert_eq!(
+            e(json!({"role":"custom","customType":"x","content":"é"})),
+            1
+        );
+    }
+
+    #[test]
+    fn keep_recent_adaptation() {
+        assert_eq!(adapt_keep_recent_tokens(20_000, 200, 100), (10_000, 2.0));
+        assert_eq!(adapt_keep_recent_tokens(20_000, 50, 100).0, 20_000);
+        assert_eq!(adapt_keep_recent_tokens(20_000, 50, 0), (20_000, 0.0));
+        assert_eq!(adapt_keep_recent_tokens(1, 1_000_000, 1).0, 1);
+    }
+}
