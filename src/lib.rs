@@ -6,9 +6,12 @@
 //! The only JavaScript-facing code lives in the `wasm` module.
 #![forbid(unsafe_code)]
 
+pub mod context;
+pub mod convert;
 pub mod error;
 pub mod json;
 pub mod message;
+pub mod prompts;
 pub mod session;
 pub mod settings;
 pub mod time;

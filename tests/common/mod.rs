@@ -28,3 +28,100 @@ pub fn read(rel: &str) -> Option<Vec<u8>> {
     let dir = conformance_dir()?;
     Some(std::fs::read(dir.join(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}")))
 }
+
+use ctxfold::session::{LoadOptions, SequentialIds, Session};
+use serde_json::{json, Value};
+
+/// Builds v3 session files entry by entry, with explicit ids and parents.
+#[derive(Debug, Clone)]
+pub struct Jsonl {
+    lines: Vec<String>,
+    tick: i64,
+}
+
+impl Default for Jsonl {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Jsonl {
+    pub fn new() -> Self {
+        let header = json!({"type":"session","version":3,"id":"sess-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"});
+        Jsonl {
+            lines: vec![header.to_string()],
+            tick: 0,
+        }
+    }
+
+    /// Appends an entry `{type,id,parentId,timestamp,...fields}`.
+    pub fn entry(mut self, ty: &str, id: &str, parent: Option<&str>, fields: Value) -> Self {
+        self.tick += 1000;
+        let mut obj = serde_json::Map::new();
+        obj.insert("type".into(), ty.into());
+        obj.insert("id".into(), id.into());
+        obj.insert("parentId".into(), parent.map_or(Value::Null, Value::from));
+        obj.insert(
+            "timestamp".into(),
+            ctxfold::time::format_iso(1_767_225_600_000 + self.tick).into(),
+        );
+        if let Value::Object(f) = fields {
+            obj.extend(f);
+        }
+        self.lines.push(Value::Object(obj).to_string());
+        self
+    }
+
+    pub fn message(self, id: &str, parent: Option<&str>, message: Value) -> Self {
+        self.entry("message", id, parent, json!({ "message": message }))
+    }
+
+    pub fn user(self, id: &str, parent: Option<&str>, text: &str) -> Self {
+        self.message(
+            id,
+            parent,
+            json!({"role":"user","content":text,"timestamp":1}),
+        )
+    }
+
+    pub fn assistant(self, id: &str, parent: Option<&str>, text: &str) -> Self {
+        self.message(id, parent, assistant_msg(text, "stop"))
+    }
+
+    pub fn compaction(
+        self,
+        id: &str,
+        parent: Option<&str>,
+        summary: &str,
+        first_kept: &str,
+    ) -> Self {
+        self.entry(
+            "compaction",
+            id,
+            parent,
+            json!({"summary":summary,"firstKeptEntryId":first_kept,"tokensBefore":1000}),
+        )
+    }
+
+    pub fn text(&self) -> String {
+        let mut s = self.lines.join("\n");
+        s.push('\n');
+        s
+    }
+
+    pub fn load(&self) -> Session {
+        Session::load(
+            self.text().into_bytes(),
+            LoadOptions::with_ids(Box::new(SequentialIds::new())),
+        )
+        .expect("load")
+    }
+}
+
+/// An assistant message with one text block.
+pub fn assistant_msg(text: &str, stop: &str) -> Value {
+    json!({"role":"assistant","content":[{"type":"text","text":text}],"api":"anthropic-messages",
+        "provider":"anthropic","model":"claude-sonnet-4-5",
+        "usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15},
+        "stopReason":stop,"timestamp":2})
+}

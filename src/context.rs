@@ -1,0 +1,666 @@
+//! `buildSessionContext` (spec: compaction §2): from the entry tree to the messages the LLM
+//! sees (LLM mode) or the user is shown (transcript mode), plus the state the path sets
+//! (thinking level, models, mode, service tier, injected rules).
+//!
+//! Unchanged messages keep their raw JSON from the session file, so output to JavaScript is
+//! mostly a copy; only messages that post-processing changes are re-serialized.
+
+use crate::error::Result;
+use crate::json::js;
+use crate::message::{AgentMessage, ContentBlock, Role, StopReason};
+use crate::session::{
+    CompactionBody, CustomMessageBody, EntryKind, ModeChangeBody, ModelChangeBody, ServiceTierBody,
+    Session, ThinkingLevelBody, TtsrInjectionBody,
+};
+use rustc_hash::FxHashSet;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// Which leaf to build the context for (spec: compaction §2.1).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum LeafSelector {
+    /// The session's current leaf.
+    #[default]
+    Current,
+    /// Explicitly no leaf: an empty context.
+    Null,
+    /// The entry with this id; an unknown id falls back to the last entry.
+    Id(String),
+}
+
+/// Options of [`build_context`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    pub leaf: LeafSelector,
+    /// Display transcript instead of the LLM view (spec: compaction §2.5).
+    pub transcript: bool,
+    /// Transcript mode only: LLM-mode selection, with the summary at its chronological place.
+    pub collapse_compacted_history: bool,
+    /// Transcript mode only: keep tool calls that have no result.
+    pub keep_dangling_tool_calls: bool,
+}
+
+/// Where a context message's JSON comes from.
+#[derive(Debug, Clone, PartialEq)]
+enum MessageJson {
+    /// The `message` object of this entry, byte for byte.
+    Entry(usize),
+    Owned(String),
+}
+
+/// One message of a built context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextMessage {
+    /// The entry it came from.
+    pub entry: usize,
+    /// The typed message.
+    pub message: AgentMessage,
+    json: MessageJson,
+    /// Transcript mode: tool calls removed because they had no result.
+    pub stripped_tool_calls: u32,
+}
+
+impl ContextMessage {
+    /// The message's JSON text.
+    pub fn json<'s>(&'s self, session: &'s Session) -> Cow<'s, str> {
+        match &self.json {
+            MessageJson::Owned(s) => Cow::Borrowed(s),
+            MessageJson::Entry(i) => session.message_json(*i).unwrap_or(Cow::Borrowed("null")),
+        }
+    }
+
+    fn value(&self, session: &Session) -> Value {
+        serde_json::from_str(&self.json(session)).unwrap_or(Value::Null)
+    }
+}
+
+/// The built context (spec: compaction §2, `SessionContext`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionContext {
+    pub messages: Vec<ContextMessage>,
+    /// `"off"` unless a `thinking_level_change` on the path says otherwise.
+    pub thinking_level: String,
+    pub configured_thinking_level: Option<String>,
+    /// Role → `"provider/modelId"`, in the order roles were first seen.
+    pub models: Vec<(String, String)>,
+    pub injected_ttsr_rules: Vec<String>,
+    pub service_tier: Option<Value>,
+    /// `"none"` unless a `mode_change` on the path says otherwise.
+    pub mode: String,
+    pub mode_data: Option<Value>,
+    /// Transcript mode: per message, whether a prompt-cache miss is explained (first
+    /// assistant after a compaction or model change, or a different model than before).
+    pub cache_miss_explained_at: Option<Vec<bool>>,
+    /// The entries of the path, root first.
+    pub path: Vec<usize>,
+    /// The compaction the context starts from (LLM mode), if any.
+    pub compaction: Option<usize>,
+    /// The first entry kept verbatim after that compaction.
+    pub first_kept: Option<usize>,
+}
+
+impl SessionContext {
+    fn empty() -> SessionContext {
+        SessionContext {
+            messages: Vec::new(),
+            thinking_level: "off".into(),
+            configured_thinking_level: None,
+            models: Vec::new(),
+            injected_ttsr_rules: Vec::new(),
+            service_tier: None,
+            mode: "none".into(),
+            mode_data: None,
+            cache_miss_explained_at: None,
+            path: Vec::new(),
+            compaction: None,
+            first_kept: None,
+        }
+    }
+
+    /// True when the context has at least one message (`hasMessages`).
+    pub fn has_messages(&self) -> bool {
+        !self.messages.is_empty()
+    }
+
+    /// The model for a role.
+    pub fn model(&self, role: &str) -> Option<&str> {
+        self.models
+            .iter()
+            .find(|(r, _)| r == role)
+            .map(|(_, m)| m.as_str())
+    }
+
+    fn set_model(&mut self, role: &str, model: String) {
+        match self.models.iter_mut().find(|(r, _)| r == role) {
+            Some(slot) => slot.1 = model,
+            None => self.models.push((role.to_string(), model)),
+        }
+    }
+
+    /// The typed messages.
+    pub fn agent_messages(&self) -> impl Iterator<Item = &AgentMessage> {
+        self.messages.iter().map(|m| &m.message)
+    }
+
+    /// The context as JSON: `{messages, thinkingLevel, configuredThinkingLevel?, models,
+    /// injectedTtsrRules, serviceTier?, mode, modeData?, hasMessages, cacheMissExplainedAt?,
+    /// entryIds, compactionId?, firstKeptEntryId?}`. Message JSON is copied, not re-parsed.
+    pub fn to_json(&self, session: &Session) -> String {
+        let mut out = String::with_capacity(4096);
+        out.push_str("{\"messages\":[");
+        for (i, m) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&m.json(session));
+        }
+        out.push_str("],\"entryIds\":[");
+        for (i, m) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            js::write_string(&mut out, session.entries()[m.entry].id());
+        }
+        out.push(']');
+        let mut tail = Map::new();
+        tail.insert("thinkingLevel".into(), self.thinking_level.clone().into());
+        if let Some(c) = &self.configured_thinking_level {
+            tail.insert("configuredThinkingLevel".into(), c.clone().into());
+        }
+        let models: Map<String, Value> = self
+            .models
+            .iter()
+            .map(|(r, m)| (r.clone(), Value::from(m.clone())))
+            .collect();
+        tail.insert("models".into(), Value::Object(models));
+        tail.insert(
+            "injectedTtsrRules".into(),
+            Value::from(self.injected_ttsr_rules.clone()),
+        );
+        if let Some(t) = &self.service_tier {
+            tail.insert("serviceTier".into(), t.clone());
+        }
+        tail.insert("mode".into(), self.mode.clone().into());
+        if let Some(d) = &self.mode_data {
+            tail.insert("modeData".into(), d.clone());
+        }
+        tail.insert("hasMessages".into(), self.has_messages().into());
+        if let Some(c) = &self.cache_miss_explained_at {
+            tail.insert("cacheMissExplainedAt".into(), Value::from(c.clone()));
+        }
+        let stripped: Vec<Value> = self
+            .messages
+            .iter()
+            .map(|m| Value::from(m.stripped_tool_calls))
+            .collect();
+        if self.messages.iter().any(|m| m.stripped_tool_calls > 0) {
+            tail.insert("strippedToolCalls".into(), Value::from(stripped));
+        }
+        let id = |i: usize| Value::from(session.entries()[i].id());
+        if let Some(c) = self.compaction {
+            tail.insert("compactionId".into(), id(c));
+        }
+        if let Some(k) = self.first_kept {
+            tail.insert("firstKeptEntryId".into(), id(k));
+        }
+        for (k, v) in tail {
+            out.push(',');
+            js::write_string(&mut out, &k);
+            out.push(':');
+            js::write_value(&mut out, &v);
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// Placeholder text of a superseded compaction in the display transcript (spec: compaction
+/// §2.5): only the active compaction keeps its real text.
+pub const SUPERSEDED_SUMMARY: &str =
+    "[Earlier compaction summary — superseded by a later compaction and elided]";
+/// Short placeholder of a superseded compaction.
+pub const SUPERSEDED_SHORT_SUMMARY: &str = "Superseded compaction";
+
+/// Custom message type that keeps an interrupted assistant turn (spec: compaction §2.4).
+const INTERRUPTED_THINKING: &str = "interrupted-thinking";
+/// Custom message type that is display-only (spec: compaction §2.3).
+const PREWALK_PLAN: &str = "prewalk-plan";
+
+/// True for an assistant error turn with nothing in it: no non-blank text or thinking, no
+/// thinking signature, no tool call (spec: compaction §2.3).
+fn is_empty_error_turn(m: &AgentMessage) -> bool {
+    let Some(a) = m.as_assistant() else {
+        return false;
+    };
+    if a.stop_reason != Some(StopReason::Error) {
+        return false;
+    }
+    !a.blocks().iter().any(|b| match b {
+        ContentBlock::Text { text } => !text.trim().is_empty(),
+        ContentBlock::Thinking {
+            thinking,
+            signature,
+        } => !thinking.trim().is_empty() || signature.as_deref().is_some_and(|s| !s.is_empty()),
+        ContentBlock::ToolCall { .. } => true,
+        _ => false,
+    })
+}
+
+struct Emitter<'s> {
+    session: &'s Session,
+    transcript: bool,
+    out: Vec<ContextMessage>,
+}
+
+impl Emitter<'_> {
+    /// `append(entry)` of spec: compaction §2.3.
+    fn append(&mut self, index: usize) -> Result<()> {
+        let entry = &self.session.entries()[index];
+        match entry.kind() {
+            EntryKind::Message => {
+                let message = self.session.message(index)?;
+                if !self.transcript {
+                    let retry = message
+                        .as_assistant()
+                        .is_some_and(|a| crate::message::truthy(a.retry_recovery.as_ref()));
+                    if retry || is_empty_error_turn(&message) {
+                        return Ok(());
+                    }
+                }
+                self.out.push(ContextMessage {
+                    entry: index,
+                    message,
+                    json: MessageJson::Entry(index),
+                    stripped_tool_calls: 0,
+                });
+            }
+            EntryKind::CustomMessage => {
+                // A payload that does not validate is skipped, not fatal.
+                let Ok(body) = self.session.body::<CustomMessageBody>(index) else {
+                    return Ok(());
+                };
+                if !self.transcript && body.custom_type == PREWALK_PLAN {
+                    return Ok(());
+                }
+                self.push_entry_message(index)?;
+            }
+            EntryKind::BranchSummary => {
+                let has_text = self
+                    .session
+                    .body::<crate::session::BranchSummaryBody>(index)
+                    .is_ok_and(|b| !b.summary.is_empty());
+                if has_text {
+                    self.push_entry_message(index)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn push_entry_message(&mut self, index: usize) -> Result<()> {
+        if let Some(json) = self.session.entry_message_json(index)? {
+            let json = json.into_owned();
+            if let Ok(message) = AgentMessage::parse(&json, None) {
+                self.out.push(ContextMessage {
+                    entry: index,
+                    message,
+                    json: MessageJson::Owned(json),
+                    stripped_tool_calls: 0,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits a compaction as a `compactionSummary` message; superseded ones (transcript
+    /// mode) get the placeholder text.
+    fn push_compaction(&mut self, index: usize, superseded: bool) -> Result<()> {
+        let Some(json) = self.session.entry_message_json(index)? else {
+            return Ok(());
+        };
+        let json = if superseded {
+            let mut v: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("summary".into(), SUPERSEDED_SUMMARY.into());
+                if o.contains_key("shortSummary") {
+                    o.insert("shortSummary".into(), SUPERSEDED_SHORT_SUMMARY.into());
+                }
+            }
+            js::stringify(&v)
+        } else {
+            json.into_owned()
+        };
+        if let Ok(message) = AgentMessage::parse(&json, Some(Role::CompactionSummary)) {
+            self.out.push(ContextMessage {
+                entry: index,
+                message,
+                json: MessageJson::Owned(json),
+                stripped_tool_calls: 0,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Resolves the leaf (spec: compaction §2.1): `None` for an empty context.
+fn resolve_leaf(session: &Session, leaf: &LeafSelector) -> Option<usize> {
+    match leaf {
+        LeafSelector::Null => None,
+        LeafSelector::Current => session.leaf(),
+        LeafSelector::Id(id) => session
+            .index_of(id)
+            .or_else(|| session.len().checked_sub(1)),
+    }
+}
+
+/// Builds the context of a leaf (spec: compaction §2).
+pub fn build_context(session: &Session, opts: &BuildOptions) -> Result<SessionContext> {
+    let mut ctx = SessionContext::empty();
+    let Some(leaf) = resolve_leaf(session, &opts.leaf) else {
+        return Ok(ctx);
+    };
+    let path = session.path_to(leaf);
+    extract_state(session, &path, &mut ctx);
+
+    // The latest compaction and reset boundary on the path (positions in `path`).
+    let compaction_pos = path
+        .iter()
+        .rposition(|&i| session.entries()[i].kind() == EntryKind::Compaction);
+    let reset_pos = path
+        .iter()
+        .rposition(|&i| session.entries()[i].kind() == EntryKind::ResetBoundary);
+
+    let mut em = Emitter {
+        session,
+        transcript: opts.transcript,
+        out: Vec::with_capacity(path.len().min(4096)),
+    };
+    let plain_transcript = opts.transcript && !opts.collapse_compacted_history;
+    if plain_transcript {
+        // Every entry in order; compactions inline, only the latest with its real text.
+        for (pos, &i) in path.iter().enumerate() {
+            if session.entries()[i].kind() == EntryKind::Compaction {
+                em.push_compaction(i, Some(pos) != compaction_pos)?;
+            } else {
+                em.append(i)?;
+            }
+        }
+    } else if reset_pos.is_some_and(|r| compaction_pos.is_none_or(|c| r > c)) {
+        // [N+] a reset boundary after the latest compaction drops everything before it.
+        for &i in &path[reset_pos.unwrap_or(0) + 1..] {
+            em.append(i)?;
+        }
+    } else if let Some(cpos) = compaction_pos {
+        let cidx = path[cpos];
+        ctx.compaction = Some(cidx);
+        let first_kept_id = session
+            .body::<CompactionBody>(cidx)
+            .map(|b| b.first_kept_entry_id)
+            .unwrap_or_default();
+        let kept_from = path[..cpos]
+            .iter()
+            .position(|&i| session.entries()[i].id() == first_kept_id);
+        ctx.first_kept = kept_from.map(|p| path[p]);
+        if !opts.collapse_compacted_history {
+            em.push_compaction(cidx, false)?;
+        }
+        if let Some(from) = kept_from {
+            for &i in &path[from..cpos] {
+                em.append(i)?;
+            }
+        }
+        if opts.collapse_compacted_history {
+            em.push_compaction(cidx, false)?;
+        }
+        for &i in &path[cpos + 1..] {
+            em.append(i)?;
+        }
+    } else {
+        for &i in &path {
+            em.append(i)?;
+        }
+    }
+    let mut messages = em.out;
+
+    if !(opts.transcript && opts.keep_dangling_tool_calls) {
+        strip_dangling_tool_calls(session, &mut messages, opts.transcript);
+    }
+    if !opts.transcript {
+        drop_failed_turns(&mut messages);
+    }
+    if opts.transcript {
+        ctx.cache_miss_explained_at = Some(cache_miss_explained(session, &path, &messages));
+    }
+    ctx.messages = messages;
+    ctx.path = path;
+    Ok(ctx)
+}
+
+/// State extraction (spec: compaction §2.2), one pass over the path.
+fn extract_state(session: &Session, path: &[usize], ctx: &mut SessionContext) {
+    let mut explicit_default_model = false;
+    let mut rules: Vec<String> = Vec::new();
+    for &i in path {
+        match session.entries()[i].kind() {
+            EntryKind::ThinkingLevelChange => {
+                if let Ok(b) = session.body::<ThinkingLevelBody>(i) {
+                    ctx.thinking_level = b.thinking_level.unwrap_or_else(|| "off".into());
+                    ctx.configured_thinking_level = b.configured;
+                }
+            }
+            EntryKind::ModelChange => {
+                if let Ok(ModelChangeBody {
+                    model: Some(model),
+                    role,
+                }) = session.body::<ModelChangeBody>(i)
+                {
+                    let role = role.unwrap_or_else(|| "default".into());
+                    if role == "default" {
+                        explicit_default_model = true;
+                    }
+                    ctx.set_model(&role, model);
+                }
+            }
+            // [N] an assistant sets the default model only until an explicit model_change
+            // for the default role has been seen (issue #849).
+            EntryKind::Message
+                if !explicit_default_model
+                    && session.entries()[i].role() == Some(Role::Assistant) =>
+            {
+                if let Ok(AgentMessage::Assistant(a)) = session.message(i) {
+                    if let (Some(p), Some(m)) = (a.provider, a.model) {
+                        ctx.set_model("default", format!("{p}/{m}"));
+                    }
+                }
+            }
+            EntryKind::TtsrInjection => {
+                if let Ok(b) = session.body::<TtsrInjectionBody>(i) {
+                    for r in b.injected_rules {
+                        if !rules.contains(&r) {
+                            rules.push(r);
+                        }
+                    }
+                }
+            }
+            EntryKind::ModeChange => {
+                if let Ok(b) = session.body::<ModeChangeBody>(i) {
+                    ctx.mode = b.mode.unwrap_or_else(|| "none".into());
+                    ctx.mode_data = b.data;
+                }
+            }
+            EntryKind::ServiceTierChange => {
+                if let Ok(b) = session.body::<ServiceTierBody>(i) {
+                    ctx.service_tier = b.service_tier.filter(|t| !t.is_null());
+                }
+            }
+            _ => {}
+        }
+    }
+    ctx.injected_ttsr_rules = rules;
+}
+
+/// Rewrites a message's JSON through `f`, keeping everything `f` does not touch.
+fn rewrite(session: &Session, m: &mut ContextMessage, f: impl FnOnce(&mut Map<String, Value>)) {
+    let mut v = m.value(session);
+    if let Some(o) = v.as_object_mut() {
+        f(o);
+    }
+    let json = js::stringify(&v);
+    if let Ok(parsed) = AgentMessage::parse(&json, None) {
+        m.message = parsed;
+    }
+    m.json = MessageJson::Owned(json);
+}
+
+/// Post-processing 1 (spec: compaction §2.4): tool calls without a result are dropped, and
+/// with them the reasoning that cannot be replayed without them (redacted thinking, thinking
+/// signatures). An assistant left empty is removed (LLM mode) or kept empty with a count
+/// (transcript mode).
+fn strip_dangling_tool_calls(
+    session: &Session,
+    messages: &mut Vec<ContextMessage>,
+    transcript: bool,
+) {
+    let answered: FxHashSet<&str> = messages
+        .iter()
+        .filter_map(|m| match &m.message {
+            AgentMessage::ToolResult(r) => Some(r.tool_call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut dangling_at: Vec<(usize, FxHashSet<String>)> = Vec::new();
+    for (pos, m) in messages.iter().enumerate() {
+        if let AgentMessage::Assistant(a) = &m.message {
+            let missing: FxHashSet<String> = a
+                .tool_call_ids()
+                .filter(|id| !answered.contains(id))
+                .map(str::to_string)
+                .collect();
+            if !missing.is_empty() {
+                dangling_at.push((pos, missing));
+            }
+        }
+    }
+    drop(answered);
+    let mut remove: FxHashSet<usize> = FxHashSet::default();
+    for (pos, missing) in dangling_at {
+        let m = &mut messages[pos];
+        let mut stripped = 0u32;
+        rewrite(session, m, |o| {
+            if let Some(Value::Array(blocks)) = o.get_mut("content") {
+                blocks.retain(|b| {
+                    let ty = b.get("type").and_then(Value::as_str);
+                    if ty == Some("toolCall") {
+                        let id = b.get("id").and_then(Value::as_str).unwrap_or("");
+                        if missing.contains(id) {
+                            stripped += 1;
+                            return false;
+                        }
+                    }
+                    ty != Some("redactedThinking")
+                });
+                for b in blocks.iter_mut() {
+                    if b.get("type").and_then(Value::as_str) == Some("thinking") {
+                        if let Some(bo) = b.as_object_mut() {
+                            bo.remove("thinkingSignature");
+                        }
+                    }
+                }
+            }
+        });
+        let empty = m
+            .message
+            .as_assistant()
+            .is_some_and(|a| a.blocks().is_empty());
+        if empty {
+            if transcript {
+                m.stripped_tool_calls = stripped;
+            } else {
+                remove.insert(pos);
+            }
+        }
+    }
+    if !remove.is_empty() {
+        let mut pos = 0;
+        messages.retain(|_| {
+            let keep = !remove.contains(&pos);
+            pos += 1;
+            keep
+        });
+    }
+}
+
+/// Post-processing 2 (spec: compaction §2.4, LLM mode): failed assistant turns (`aborted`,
+/// `error`) go, with the tool results answering them — unless an `interrupted-thinking`
+/// custom message follows immediately.
+fn drop_failed_turns(messages: &mut Vec<ContextMessage>) {
+    let mut drop_ids: FxHashSet<String> = FxHashSet::default();
+    let mut keep = vec![true; messages.len()];
+    for pos in 0..messages.len() {
+        match &messages[pos].message {
+            AgentMessage::Assistant(a) if a.failed() => {
+                let marked = matches!(
+                    messages.get(pos + 1).map(|m| &m.message),
+                    Some(AgentMessage::Custom(c)) if c.custom_type == INTERRUPTED_THINKING
+                );
+                if !marked {
+                    keep[pos] = false;
+                    drop_ids.extend(a.tool_call_ids().map(str::to_string));
+                }
+            }
+            AgentMessage::ToolResult(r) if drop_ids.contains(&r.tool_call_id) => keep[pos] = false,
+            _ => {}
+        }
+    }
+    let mut it = keep.into_iter();
+    messages.retain(|_| it.next().unwrap_or(true));
+}
+
+/// `cacheMissExplainedAt` (spec: compaction §2.5): an assistant whose prompt-cache miss is
+/// expected — the first after a compaction summary or a model change, or one answering from
+/// a different provider/model than the previous assistant.
+fn cache_miss_explained(
+    session: &Session,
+    path: &[usize],
+    messages: &[ContextMessage],
+) -> Vec<bool> {
+    let position: rustc_hash::FxHashMap<usize, usize> =
+        path.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending = false;
+    let mut prev_model: Option<(Option<String>, Option<String>)> = None;
+    let mut last_pos: Option<usize> = None;
+    for m in messages {
+        // Model and mode changes between the previous message and this one explain a miss.
+        let pos = position.get(&m.entry).copied();
+        if let (Some(prev), Some(cur)) = (last_pos, pos) {
+            if prev < cur
+                && path[prev + 1..cur].iter().any(|&i| {
+                    matches!(
+                        session.entries()[i].kind(),
+                        EntryKind::ModelChange | EntryKind::ModeChange
+                    )
+                })
+            {
+                pending = true;
+            }
+        }
+        last_pos = pos.or(last_pos);
+        match &m.message {
+            AgentMessage::CompactionSummary(_) => {
+                pending = true;
+                out.push(false);
+            }
+            AgentMessage::Assistant(a) => {
+                let model = (a.provider.clone(), a.model.clone());
+                let changed = prev_model.as_ref().is_some_and(|p| *p != model);
+                out.push(pending || changed);
+                pending = false;
+                prev_model = Some(model);
+            }
+            _ => out.push(false),
+        }
+    }
+    out
+}

@@ -1,0 +1,370 @@
+//! `convertToLlm` (spec: compaction §2.6, [N] column): agent messages of a built context →
+//! the provider messages a model is sent (roles `user`, `developer`, `assistant`,
+//! `toolResult`), each with an `attribution` (`user` or `agent`).
+
+use crate::context::{ContextMessage, SessionContext};
+use crate::json::js;
+use crate::message::{truthy, AgentMessage, Content, ContentBlock};
+use crate::prompts;
+use crate::session::Session;
+use serde_json::{json, Map, Value};
+
+/// Notice a pruned tool result shows when none of its text survived (spec: compaction §2.6).
+pub const PRUNED_FALLBACK: &str = "[Output truncated]";
+const INTERRUPTED_THINKING: &str = "interrupted-thinking";
+
+fn text_block(text: String) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+fn image_block(data: &str, mime: &str) -> Value {
+    json!({"type": "image", "data": data, "mimeType": mime})
+}
+
+fn blocks_value(c: &Content) -> Vec<Value> {
+    c.blocks()
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text_block(text.clone())),
+            ContentBlock::Image { data, mime_type } => Some(image_block(data, mime_type)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn ts(t: Option<f64>) -> Value {
+    t.map_or(Value::Null, |t| json!(t))
+}
+
+fn message(role: &str, content: Vec<Value>, attribution: &str, timestamp: Value) -> Value {
+    let mut m = Map::new();
+    m.insert("role".into(), role.into());
+    m.insert("content".into(), Value::Array(content));
+    m.insert("attribution".into(), attribution.into());
+    if !timestamp.is_null() {
+        m.insert("timestamp".into(), timestamp);
+    }
+    Value::Object(m)
+}
+
+/// The text a `bashExecution` message becomes (spec: compaction §2.6).
+pub fn bash_execution_text(
+    command: &str,
+    output: &str,
+    exit_code: Option<f64>,
+    cancelled: bool,
+    truncated: bool,
+    full_output_path: Option<&str>,
+) -> String {
+    let mut t = format!("Ran `{command}`\n");
+    if output.is_empty() {
+        t.push_str("(no output)");
+    } else {
+        t.push_str("```\n");
+        t.push_str(output);
+        if !output.ends_with('\n') {
+            t.push('\n');
+        }
+        t.push_str("```");
+    }
+    if cancelled {
+        t.push_str("\n\n(command cancelled)");
+    } else if let Some(code) = exit_code.filter(|c| *c != 0.0) {
+        t.push_str("\n\nCommand exited with code ");
+        js::write_number(&mut t, code);
+    }
+    if truncated {
+        match full_output_path {
+            Some(p) => t.push_str(&format!("\n\n[Output truncated. Full output: {p}]")),
+            None => t.push_str("\n\n[Output truncated]"),
+        }
+    }
+    t
+}
+
+/// Parses a context message's JSON into an object map.
+fn object(session: &Session, m: &ContextMessage) -> Map<String, Value> {
+    match serde_json::from_str::<Value>(&m.json(session)) {
+        Ok(Value::Object(o)) => o,
+        _ => Map::new(),
+    }
+}
+
+/// Converts a built context to provider messages, as JSON values.
+pub fn convert_to_llm(session: &Session, ctx: &SessionContext) -> Vec<Value> {
+    let mut out = Vec::with_capacity(ctx.messages.len());
+    for (pos, m) in ctx.messages.iter().enumerate() {
+        let next_is_interrupt = matches!(
+            ctx.messages.get(pos + 1).map(|n| &n.message),
+            Some(AgentMessage::Custom(c)) if c.custom_type == INTERRUPTED_THINKING
+        );
+        match &m.message {
+            AgentMessage::User(_) | AgentMessage::Developer(_) => {
+                let mut o = object(session, m);
+                let default = if matches!(m.message, AgentMessage::User(_)) {
+                    "user"
+                } else {
+                    "agent"
+                };
+                o.entry("attribution").or_insert_with(|| default.into());
+                out.push(Value::Object(o));
+            }
+            AgentMessage::Assistant(a) => {
+                let omitted = a.blocks().iter().any(|b| {
+                    matches!(
+                        b,
+                        ContentBlock::ToolCall {
+                            context_omitted: true,
+                            ..
+                        }
+                    )
+                });
+                let mut o = object(session, m);
+                if let Some(Value::Array(blocks)) = o.get_mut("content") {
+                    if omitted {
+                        blocks.retain(|b| {
+                            !(b.get("type").and_then(Value::as_str) == Some("toolCall")
+                                && truthy(b.get("contextOmitted")))
+                        });
+                    }
+                    if next_is_interrupt {
+                        // An interrupted turn's trailing unsigned thinking cannot be replayed.
+                        while blocks.last().is_some_and(|b| {
+                            b.get("type").and_then(Value::as_str) == Some("thinking")
+                                && !truthy(b.get("thinkingSignature"))
+                        }) {
+                            blocks.pop();
+                        }
+                    }
+                }
+                out.push(Value::Object(o));
+            }
+            AgentMessage::ToolResult(r) => {
+                if truthy(r.context_omitted.as_ref()) {
+                    continue;
+                }
+                let mut o = object(session, m);
+                o.insert("attribution".into(), "agent".into());
+                if r.pruned_at.is_some() {
+                    if let Some(Value::Array(blocks)) = o.get_mut("content") {
+                        let mut merged = String::new();
+                        let mut any_text = false;
+                        for b in blocks.iter() {
+                            if b.get("type").and_then(Value::as_str) == Some("text") {
+                                any_text = true;
+                                merged
+                                    .push_str(b.get("text").and_then(Value::as_str).unwrap_or(""));
+                            }
+                        }
+                        if !any_text || merged.is_empty() {
+                            merged = PRUNED_FALLBACK.to_string();
+                        }
+                        let mut new_blocks = Vec::with_capacity(blocks.len());
+                        let mut placed = false;
+                        for b in blocks.drain(..) {
+                            if b.get("type").and_then(Value::as_str) == Some("text") {
+                                if !placed {
+                                    new_blocks.push(text_block(std::mem::take(&mut merged)));
+                                    placed = true;
+                                }
+                            } else {
+                                new_blocks.push(b);
+                            }
+                        }
+                        if !placed {
+                            new_blocks.insert(0, text_block(merged));
+                        }
+                        *blocks = new_blocks;
+                    }
+                }
+                out.push(Value::Object(o));
+            }
+            AgentMessage::BashExecution(b) => {
+                if b.exclude_from_context {
+                    continue;
+                }
+                let mut content = vec![text_block(bash_execution_text(
+                    &b.command,
+                    &b.output,
+                    b.exit_code,
+                    b.cancelled,
+                    b.truncated,
+                    b.full_output_path.as_deref(),
+                ))];
+                for img in b.images.iter().flatten() {
+                    if let ContentBlock::Image { data, mime_type } = img {
+                        content.push(image_block(data, mime_type));
+                    }
+                }
+                out.push(message("user", content, "user", m.json_timestamp(session)));
+            }
+            AgentMessage::PythonExecution(p) => {
+                if p.exclude_from_context {
+                    continue;
+                }
+                let mut t = format!(
+                    "Ran Python\n```python\n{}\n```\n",
+                    p.code.trim_end_matches('\n')
+                );
+                if p.output.is_empty() {
+                    t.push_str("(no output)");
+                } else {
+                    t.push_str(&format!("```\n{}\n```", p.output.trim_end_matches('\n')));
+                }
+                if p.cancelled {
+                    t.push_str("\n\n(execution cancelled)");
+                } else if let Some(code) = p.exit_code.filter(|c| *c != 0.0) {
+                    t.push_str("\n\nExited with code ");
+                    js::write_number(&mut t, code);
+                }
+                out.push(message(
+                    "user",
+                    vec![text_block(t)],
+                    "user",
+                    m.json_timestamp(session),
+                ));
+            }
+            AgentMessage::Custom(c) => {
+                let blocks = blocks_value(&c.content);
+                let (texts, images): (Vec<Value>, Vec<Value>) = blocks
+                    .into_iter()
+                    .partition(|b| b.get("type").and_then(Value::as_str) == Some("text"));
+                let to_user = c.custom_type == "advisor"
+                    && c.details
+                        .as_ref()
+                        .and_then(|d| d.get("messageRole"))
+                        .and_then(Value::as_str)
+                        == Some("user");
+                let timestamp = ts(c.timestamp);
+                if to_user {
+                    let mut all = texts;
+                    all.extend(images);
+                    out.push(message(
+                        "user",
+                        all,
+                        c.attribution.as_deref().unwrap_or("agent"),
+                        timestamp,
+                    ));
+                    continue;
+                }
+                out.push(message(
+                    "developer",
+                    texts,
+                    c.attribution.as_deref().unwrap_or("agent"),
+                    timestamp.clone(),
+                ));
+                if !images.is_empty() {
+                    let mut content =
+                        vec![text_block(format!("Images attached to {}.", c.custom_type))];
+                    content.extend(images);
+                    out.push(message("user", content, "agent", timestamp));
+                }
+            }
+            AgentMessage::BranchSummary(b) => {
+                let mut v = message(
+                    "user",
+                    vec![text_block(prompts::branch_context(&b.summary))],
+                    "agent",
+                    ts(b.timestamp),
+                );
+                if let (Some(o), Some(t)) = (v.as_object_mut(), b.timestamp) {
+                    o.insert("historyRewriteAt".into(), json!(t));
+                }
+                out.push(v);
+            }
+            AgentMessage::CompactionSummary(c) => {
+                let text = if c.method.as_deref() == Some("handoff") {
+                    prompts::handoff_context(&c.summary)
+                } else {
+                    prompts::compaction_context(&c.summary)
+                };
+                let mut content = vec![text_block(text)];
+                for b in c.blocks.iter().flatten() {
+                    match b {
+                        ContentBlock::Text { text } => content.push(text_block(text.clone())),
+                        ContentBlock::Image { data, mime_type } => {
+                            content.push(image_block(data, mime_type))
+                        }
+                        _ => {}
+                    }
+                }
+                let mut v = message("user", content, "agent", ts(c.timestamp));
+                if let Some(p) = object(session, m).remove("providerPayload") {
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("providerPayload".into(), p);
+                    }
+                }
+                out.push(v);
+            }
+            AgentMessage::FileMention(f) => {
+                let mut text = String::new();
+                let mut images = Vec::new();
+                for file in &f.files {
+                    match &file.image {
+                        Some(ContentBlock::Image { data, mime_type }) => {
+                            images.push(text_block(format!("Image file: {}", file.path)));
+                            images.push(image_block(data, mime_type));
+                        }
+                        _ => {
+                            text.push_str("<file path=\"");
+                            text.push_str(
+                                &prompts::escape_tags(&file.path, &["file"]).replace('"', "&quot;"),
+                            );
+                            text.push_str("\">\n");
+                            text.push_str(&prompts::escape_tags(
+                                &file.content,
+                                &["file", "system-reminder"],
+                            ));
+                            text.push_str("\n</file>\n");
+                        }
+                    }
+                }
+                let timestamp = m.json_timestamp(session);
+                if !text.is_empty() {
+                    let t = format!("<system-reminder>\n{text}</system-reminder>");
+                    out.push(message(
+                        "developer",
+                        vec![text_block(t)],
+                        "user",
+                        timestamp.clone(),
+                    ));
+                }
+                if !images.is_empty() {
+                    out.push(message("user", images, "user", timestamp));
+                }
+            }
+            AgentMessage::Other => {}
+        }
+    }
+    out
+}
+
+impl ContextMessage {
+    /// The message's `timestamp` field as written.
+    fn json_timestamp(&self, session: &Session) -> Value {
+        object(session, self)
+            .remove("timestamp")
+            .unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_text_format() {
+        assert_eq!(
+            bash_execution_text("ls", "a\nb", Some(0.0), false, false, None),
+            "Ran `ls`\n```\na\nb\n```"
+        );
+        assert_eq!(
+            bash_execution_text("false", "", Some(1.0), false, true, Some("/tmp/o.txt")),
+            "Ran `false`\n(no output)\n\nCommand exited with code 1\n\n[Output truncated. Full output: /tmp/o.txt]"
+        );
+        assert_eq!(
+            bash_execution_text("sleep 9", "", None, true, false, None),
+            "Ran `sleep 9`\n(no output)\n\n(command cancelled)"
+        );
+    }
+}
