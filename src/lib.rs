@@ -21,7 +21,8 @@ pub mod tokens;
 pub mod testkit;
 
 #[cfg(target_arch = "wasm32")]
-mod wasm;
+#[doc(hidden)]
+pub mod wasm;
 
 pub use error::{Error, ErrorCode, Result};
 pub use message::{AgentMessage, Role};

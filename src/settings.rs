@@ -176,6 +176,26 @@ impl CompactionSettings {
         Ok(())
     }
 
+    /// The settings as a JSON object with every field (unset ones as `null`).
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "enabled": self.enabled,
+            "strategy": self.strategy.as_str(),
+            "thresholdPercent": self.threshold_percent,
+            "thresholdTokens": self.threshold_tokens,
+            "reserveTokens": self.reserve_tokens,
+            "keepRecentTokens": self.keep_recent_tokens,
+            "autoContinue": self.auto_continue,
+            "remoteEnabled": self.remote_enabled,
+            "remoteEndpoint": self.remote_endpoint,
+            "idleEnabled": self.idle_enabled,
+            "idleThresholdTokens": self.idle_threshold_tokens,
+            "idleTimeoutSeconds": self.idle_timeout_seconds,
+            "supersedeReads": self.supersede_reads,
+            "dropUseless": self.drop_useless,
+        })
+    }
+
     /// The reserve the budgets use: the raw setting or 16 384 (spec: compaction §5.5).
     pub fn reserve_or_default(&self) -> u64 {
         self.reserve_tokens.unwrap_or(DEFAULT_RESERVE_TOKENS)
@@ -201,6 +221,7 @@ mod tests {
         assert_eq!(s.reserve_tokens, Some(16_384));
         assert_eq!(s.threshold_percent, 90.0);
         assert_eq!(s.strategy, Strategy::Off);
+        assert_eq!(CompactionSettings::from_json(&s.to_json()).unwrap(), s);
     }
 
     #[test]

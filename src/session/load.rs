@@ -15,15 +15,16 @@
 //! | empty input, or first line not a session header | error `E_NOT_A_SESSION` |
 //! | header version above 4 | error `E_VERSION_TOO_NEW` |
 
-use super::skim::{skim_line, LineSkim, ParentField};
+use super::skim::{skim_line, skim_object, LineSkim, ParentField};
 use super::{
     migrate, EntryKind, HeaderInfo, IdSource, Leaf, Line, LineKind, LineText, RandomIds, Session,
     MAX_READ_VERSION,
 };
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::scan::decode_string_value;
+use crate::json::scan::{Scanner, SyntaxError};
 use crate::message::Role;
-use memchr::memchr_iter;
+use memchr::memchr;
 use rustc_hash::FxHashMap;
 
 /// Options of [`Session::load`].
@@ -66,23 +67,13 @@ fn warn(out: &mut Vec<LoadWarning>, code: ErrorCode, line: usize, message: Strin
     });
 }
 
-/// Line spans (without the `\n`) and whether the input ended with a newline.
-fn split_lines(bytes: &[u8]) -> (Vec<(usize, usize)>, bool) {
-    let mut spans = Vec::with_capacity(bytes.len() / 2048 + 16);
-    let mut start = 0;
-    for nl in memchr_iter(b'\n', bytes) {
-        spans.push((start, nl));
-        start = nl + 1;
-    }
-    let trailing = start == bytes.len();
-    if !trailing {
-        spans.push((start, bytes.len()));
-    }
-    (spans, trailing)
-}
-
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r'))
+}
+
+/// End of the line starting at `from` (the index of its `\n`, or the input length).
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |n| from + n)
 }
 
 #[derive(serde::Deserialize)]
@@ -134,52 +125,125 @@ fn is_title_slot(line: &[u8]) -> bool {
         .unwrap_or(false)
 }
 
-pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
-    let (spans, trailing_newline) = split_lines(&bytes);
-    let mut lines: Vec<Line> = spans
-        .iter()
-        .map(|&(start, end)| Line {
-            text: LineText::Source { start, end },
-            kind: LineKind::Blank,
-            message: None,
-        })
-        .collect();
-    let mut warnings = Vec::new();
+/// How one line of the file reads.
+enum LineRead {
+    Blank,
+    /// A valid JSON object, with its skim (spans relative to the line).
+    Object(LineSkim),
+    /// Not a JSON object: the warning to give.
+    Bad(ErrorCode, String),
+}
 
-    // Header (optionally after the title slot).
-    let mut non_blank = spans
-        .iter()
-        .enumerate()
-        .filter(|(_, &(s, e))| !is_blank(&bytes[s..e]))
-        .map(|(i, _)| i);
-    let Some(mut header_line) = non_blank.next() else {
-        return Err(Error::NotASession {
-            line: 1,
-            reason: "the input is empty".into(),
+fn bad_line(err: SyntaxError) -> LineRead {
+    LineRead::Bad(
+        ErrorCode::JsonlLine,
+        format!(
+            "invalid JSON at byte {}: {}; the line is kept as is and ignored",
+            err.offset, err.reason
+        ),
+    )
+}
+
+/// Reads the line that starts at `pos`: one pass over its bytes that validates the JSON,
+/// checks UTF-8 and finds the line's end. Returns the read, the line's end (its `\n` or the
+/// input end) and whether it holds bytes that are not UTF-8.
+fn read_line(sc: &mut Scanner, b: &[u8], pos: usize) -> (LineRead, usize, bool) {
+    let mut i = pos;
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\r')) {
+        i += 1;
+    }
+    match b.get(i) {
+        None => return (LineRead::Blank, b.len(), false),
+        Some(b'\n') => return (LineRead::Blank, i, false),
+        Some(b'{') => {
+            sc.newline = false;
+            sc.bad_utf8 = false;
+            if let Ok((mut skim, end)) = skim_object(sc, b, i) {
+                let mut after = end;
+                while matches!(b.get(after), Some(b' ' | b'\t' | b'\r')) {
+                    after += 1;
+                }
+                if !sc.newline && matches!(b.get(after), None | Some(b'\n')) {
+                    skim.shift(pos);
+                    return (LineRead::Object(skim), after, sc.bad_utf8);
+                }
+            }
+        }
+        Some(_) => {}
+    }
+    // The slow path, for lines that are not one valid object: find the line's end first,
+    // then read just that line for a precise message.
+    let end = line_end(b, pos);
+    let line = &b[pos..end];
+    let bad_utf8 = std::str::from_utf8(line).is_err();
+    let read = match skim_line(line) {
+        Ok(skim) if skim.is_object => LineRead::Object(skim),
+        Ok(_) => LineRead::Bad(
+            ErrorCode::JsonlLine,
+            "the line is JSON but not an object; it is kept as is and ignored".into(),
+        ),
+        Err(e) => bad_line(e),
+    };
+    (read, end, bad_utf8)
+}
+
+pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
+    let mut lines: Vec<Line> = Vec::with_capacity(bytes.len() / 1024 + 16);
+    let mut warnings = Vec::new();
+    let push = |lines: &mut Vec<Line>, start: usize, end: usize, kind: LineKind| {
+        lines.push(Line {
+            text: LineText::Source { start, end },
+            kind,
+            message: None,
         });
     };
-    let (s, e) = spans[header_line];
-    if is_title_slot(&bytes[s..e]) {
-        lines[header_line].kind = LineKind::TitleSlot;
-        header_line = non_blank.next().ok_or_else(|| Error::NotASession {
-            line: header_line as u32 + 2,
-            reason: "a title slot without a header after it".into(),
-        })?;
-    }
-    let (s, e) = spans[header_line];
-    let header = read_header(&bytes[s..e], header_line)?;
-    lines[header_line].kind = LineKind::Header;
+
+    // Header (optionally after the title slot), skipping blank lines.
+    let mut pos = 0;
+    let mut title_seen = false;
+    let header = loop {
+        if pos >= bytes.len() {
+            return Err(Error::NotASession {
+                line: lines.len() as u32 + 1,
+                reason: if title_seen {
+                    "a title slot without a header after it".into()
+                } else {
+                    "the input is empty".into()
+                },
+            });
+        }
+        let end = line_end(&bytes, pos);
+        let raw = &bytes[pos..end];
+        if is_blank(raw) {
+            push(&mut lines, pos, end, LineKind::Blank);
+        } else if !title_seen && is_title_slot(raw) {
+            title_seen = true;
+            push(&mut lines, pos, end, LineKind::TitleSlot);
+        } else {
+            let header = read_header(raw, lines.len())?;
+            push(&mut lines, pos, end, LineKind::Header);
+            pos = end + 1;
+            break header;
+        }
+        pos = end + 1;
+    };
+    let header_line = lines.len() - 1;
     let needs_ids = header.version < 2;
 
-    // Entries.
-    let mut entries = Vec::with_capacity(spans.len());
+    // Entries: one pass over the rest of the input.
+    let mut entries = Vec::with_capacity(bytes.len() / 2048 + 16);
     let mut skims: Vec<Option<LineSkim>> = Vec::new();
-    for (li, &(s, e)) in spans.iter().enumerate().skip(header_line + 1) {
-        let raw = &bytes[s..e];
-        if is_blank(raw) {
-            continue;
-        }
-        if std::str::from_utf8(raw).is_err() {
+    let mut sc = Scanner::new();
+    let mut trailing_newline = pos >= bytes.len() && bytes.last().is_none_or(|&c| c == b'\n');
+    while pos < bytes.len() {
+        let (read, end, bad_utf8) = read_line(&mut sc, &bytes, pos);
+        let li = lines.len();
+        push(&mut lines, pos, end, LineKind::Blank);
+        trailing_newline = end < bytes.len();
+        let line_start = pos;
+        pos = end + 1;
+        let raw = &bytes[line_start..end];
+        if bad_utf8 {
             warn(
                 &mut warnings,
                 ErrorCode::InvalidUtf8,
@@ -189,31 +253,14 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
                     .into(),
             );
         }
-        let skim = match skim_line(raw) {
-            Ok(skim) if skim.is_object => skim,
-            Ok(_) => {
+        let skim = match read {
+            LineRead::Blank => continue,
+            LineRead::Bad(code, message) => {
                 lines[li].kind = LineKind::Opaque;
-                warn(
-                    &mut warnings,
-                    ErrorCode::JsonlLine,
-                    li,
-                    "the line is JSON but not an object; it is kept as is and ignored".into(),
-                );
+                warn(&mut warnings, code, li, message);
                 continue;
             }
-            Err(err) => {
-                lines[li].kind = LineKind::Opaque;
-                warn(
-                    &mut warnings,
-                    ErrorCode::JsonlLine,
-                    li,
-                    format!(
-                        "invalid JSON at byte {}: {}; the line is kept as is and ignored",
-                        err.offset, err.reason
-                    ),
-                );
-                continue;
-            }
+            LineRead::Object(skim) => skim,
         };
         let Some(kind_text) = skim.string(raw, &skim.type_value) else {
             lines[li].kind = LineKind::Opaque;
@@ -411,9 +458,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splits_lines_and_remembers_the_final_newline() {
-        assert_eq!(split_lines(b"a\nb\n"), (vec![(0, 1), (2, 3)], true));
-        assert_eq!(split_lines(b"a\nb"), (vec![(0, 1), (2, 3)], false));
-        assert_eq!(split_lines(b""), (vec![], true));
+    fn finds_line_ends() {
+        assert_eq!(line_end(b"ab\ncd", 0), 2);
+        assert_eq!(line_end(b"ab\ncd", 3), 5);
     }
 }

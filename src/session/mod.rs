@@ -225,12 +225,11 @@ impl Session {
 
     /// The JSON text of a `message` entry's message object.
     pub fn message_json(&self, index: usize) -> Option<Cow<'_, str>> {
-        let line = &self.lines[self.entries[index].line as usize];
-        let (s, e) = line.message?;
-        Some(match self.line_text(self.entries[index].line as usize) {
-            Cow::Borrowed(t) => Cow::Borrowed(&t[s as usize..e as usize]),
-            Cow::Owned(t) => Cow::Owned(t[s as usize..e as usize].to_string()),
-        })
+        let line = self.entries[index].line as usize;
+        let (s, e) = self.lines[line].message?;
+        // Slice the bytes first: the span is a byte range of the line as loaded.
+        let bytes = self.line_bytes(line).get(s as usize..e as usize)?;
+        Some(String::from_utf8_lossy(bytes))
     }
 
     /// Parses the message of a `message` entry.

@@ -2,7 +2,7 @@
 //! only what the tree index needs (`type`, `id`, `parentId`, the message's `role` and span).
 //! Bodies are parsed later, when something asks for them.
 
-use crate::json::scan::{self, decode_string_value, key_is, SyntaxError};
+use crate::json::scan::{self, decode_string_value, key_is, Scanner, SyntaxError};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -16,7 +16,7 @@ pub(crate) enum ParentField {
     Invalid,
 }
 
-/// The index-relevant parts of one entry line (spans are byte ranges of the line).
+/// The index-relevant parts of one entry line (spans are byte ranges of the scanned slice).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LineSkim {
     /// The line is a JSON object (other JSON values are malformed entries).
@@ -31,30 +31,54 @@ pub(crate) struct LineSkim {
 }
 
 impl LineSkim {
+    fn empty(is_object: bool) -> Self {
+        LineSkim {
+            is_object,
+            type_value: None,
+            id_value: None,
+            parent: ParentField::Missing,
+            message: None,
+            role_value: None,
+        }
+    }
+
     /// Decodes a string member found by the skim.
     pub fn string<'a>(&self, line: &'a [u8], span: &Option<Range<usize>>) -> Option<Cow<'a, str>> {
         span.as_ref()
             .and_then(|r| decode_string_value(&line[r.clone()]))
     }
+
+    /// Moves every span by `-by` (from buffer offsets to line offsets).
+    pub fn shift(&mut self, by: usize) {
+        let sh = |r: &mut Range<usize>| *r = r.start - by..r.end - by;
+        for r in [
+            &mut self.type_value,
+            &mut self.id_value,
+            &mut self.message,
+            &mut self.role_value,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            sh(r);
+        }
+        if let ParentField::Id(r) = &mut self.parent {
+            sh(r);
+        }
+    }
 }
 
-/// Skims one non-blank line. Later duplicates of a key win, as in `JSON.parse`.
-pub(crate) fn skim_line(line: &[u8]) -> Result<LineSkim, SyntaxError> {
-    let start = scan::skip_ws(line, 0);
-    let mut out = LineSkim {
-        is_object: line.get(start) == Some(&b'{'),
-        type_value: None,
-        id_value: None,
-        parent: ParentField::Missing,
-        message: None,
-        role_value: None,
-    };
-    if !out.is_object {
-        scan::validate(line)?;
-        return Ok(out);
-    }
+/// Skims the object that starts at `b[start]` (a `{`), validating all of it. Returns the
+/// skim (spans are offsets into `b`) and the index after the closing brace. Later duplicates
+/// of a key win, as in `JSON.parse`.
+pub(crate) fn skim_object(
+    sc: &mut Scanner,
+    b: &[u8],
+    start: usize,
+) -> Result<(LineSkim, usize), SyntaxError> {
+    let mut out = LineSkim::empty(true);
     let mut inner_error: Option<SyntaxError> = None;
-    let end = scan::for_each_member(line, start, |b, m| {
+    let end = sc.members(b, start, |_, b, m| {
         let key = &b[m.key.clone()];
         let value = &b[m.value.clone()];
         let is_string = value.first() == Some(&b'"');
@@ -83,18 +107,32 @@ pub(crate) fn skim_line(line: &[u8]) -> Result<LineSkim, SyntaxError> {
                 }
             }
         }
+        true
     })?;
     if let Some(e) = inner_error {
         return Err(e);
     }
-    let rest = scan::skip_ws(line, end);
+    Ok((out, end))
+}
+
+/// Skims one whole line (a slice without its `\n`): an object, or any other JSON value
+/// (reported as not an object by the caller).
+pub(crate) fn skim_line(line: &[u8]) -> Result<LineSkim, SyntaxError> {
+    let mut sc = Scanner::new();
+    let start = sc.skip_ws(line, 0);
+    if line.get(start) != Some(&b'{') {
+        scan::validate(line)?;
+        return Ok(LineSkim::empty(false));
+    }
+    let (skim, end) = skim_object(&mut sc, line, start)?;
+    let rest = sc.skip_ws(line, end);
     if rest != line.len() {
         return Err(SyntaxError {
             offset: rest,
             reason: "trailing characters after the object",
         });
     }
-    Ok(out)
+    Ok(skim)
 }
 
 #[cfg(test)]
