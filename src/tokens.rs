@@ -404,12 +404,12 @@ mod tests {
             )
         };
         let u = || msg(json!({"role":"user","content":"q"}));
-        let ms = vec![u(), a(100, "stop"), u(), a(200, "stop")];
+        let ms = [u(), a(100, "stop"), u(), a(200, "stop")];
         assert_eq!(
             last_assistant_usage(ms.iter()).map(|u| u.input),
             Some(200.0)
         );
-        let ms = vec![u(), a(100, "stop"), u(), a(300, "aborted")];
+        let ms = [u(), a(100, "stop"), u(), a(300, "aborted")];
         assert_eq!(
             last_assistant_usage(ms.iter()).map(|u| u.input),
             Some(100.0)

@@ -115,3 +115,39 @@ fn every_entry_estimate_matches_the_reference() {
     }
     assert_eq!(checked, 914);
 }
+
+#[test]
+fn tokens_before_and_keep_recent_adaptation_match_prepare() {
+    use ctxfold::tokens::{adapt_keep_recent_tokens, prompt_tokens, EstimateOptions};
+    let Some(s) = load_fixture() else { return };
+    let Some(p) = prepare() else { return };
+    let prep = &p["prepare"];
+    let path = s.active_path();
+    assert_eq!(
+        s.tokens_before(&path),
+        prep["tokensBefore"].as_u64().unwrap()
+    );
+    // No earlier compaction: the boundary window is the whole path.
+    let estimate: u64 = path
+        .iter()
+        .map(|&i| s.entry_tokens(i, EstimateOptions::default()))
+        .sum();
+    let groups = &prep["estimatedTokens"];
+    let want_total: u64 = [
+        "messagesToSummarize",
+        "turnPrefixMessages",
+        "recentMessages",
+    ]
+    .iter()
+    .map(|k| groups[k].as_u64().unwrap())
+    .sum();
+    assert_eq!(estimate, want_total);
+    let (_, usage) = s.last_assistant_usage(&path).unwrap();
+    let keep = p["settings"]["keepRecentTokens"].as_u64().unwrap();
+    let (effective, ratio) = adapt_keep_recent_tokens(keep, prompt_tokens(&usage), estimate);
+    assert_eq!(
+        effective,
+        prep["keepRecentTokensEffective"].as_u64().unwrap()
+    );
+    assert!((ratio - prep["providerToEstimateRatio"].as_f64().unwrap()).abs() < 1e-12);
+}

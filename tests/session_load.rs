@@ -195,7 +195,7 @@ fn a_50_mb_line_loads() {
     assert_eq!(s.len(), 1);
     assert_eq!(
         s.entry_tokens(0, Default::default()),
-        (big.len() as u64 + 3) / 4
+        (big.len() as u64).div_ceil(4)
     );
     // Cut short: reported, not a hang.
     let s = load(&text.as_bytes()[..text.len() - 10]);
@@ -215,7 +215,7 @@ fn whitespace_crlf_title_slot_and_missing_final_newline_round_trip() {
         format!("{HEADER}\n\n  \n{entry}"),
         format!("\n{HEADER}\n {entry} \n\t\n"),
         format!("{title}\n{HEADER}\n{entry}\n"),
-        format!("{HEADER}"),
+        HEADER.to_string(),
         format!("{HEADER}\n"),
     ] {
         round_trips(text.as_bytes());

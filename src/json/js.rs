@@ -121,7 +121,7 @@ pub fn write_number(out: &mut String, x: f64) {
             out.push_str(&digits[1..]);
         }
         out.push('e');
-        out.push(if n - 1 >= 0 { '+' } else { '-' });
+        out.push(if n >= 1 { '+' } else { '-' });
         let _ = write!(out, "{}", (n - 1).abs());
     }
 }

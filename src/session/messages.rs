@@ -124,6 +124,27 @@ impl Session {
         t
     }
 
+    /// The usage of the last assistant on `path` that did not fail (`getLastAssistantUsage`,
+    /// spec: compaction §3.2), with the index of its entry. Only assistant entries are parsed.
+    pub fn last_assistant_usage(&self, path: &[usize]) -> Option<(usize, crate::message::Usage)> {
+        path.iter().rev().find_map(|&i| {
+            if self.entries[i].role != Some(crate::message::Role::Assistant) {
+                return None;
+            }
+            match self.message(i) {
+                Ok(AgentMessage::Assistant(a)) if !a.failed() => a.usage.map(|u| (i, u)),
+                _ => None,
+            }
+        })
+    }
+
+    /// `tokensBefore` of a compaction of `path` (spec: compaction §3.5): the context tokens of
+    /// the last valid usage, or 0.
+    pub fn tokens_before(&self, path: &[usize]) -> u64 {
+        self.last_assistant_usage(path)
+            .map_or(0, |(_, u)| tokens::context_tokens(&u))
+    }
+
     /// Forgets the memoized estimates of an entry (after an edit).
     pub(crate) fn invalidate_tokens(&self, index: usize) {
         for cache in [&self.tokens_full, &self.tokens_excluding] {

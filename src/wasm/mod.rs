@@ -1,4 +1,15 @@
 //! The WebAssembly binding: the only module that touches wasm-bindgen / js-sys.
+//!
+//! It is thin: each exported function converts its arguments (JSON text in, JSON text out —
+//! the JS wrapper in `js/` parses and stringifies), calls the core and turns core errors into
+//! JS `Error`s with a stable `code` (`interop`). Values cross as JSON because most of a
+//! session's data is already JSON text: copying raw message bytes out and letting the JS
+//! engine's `JSON.parse` build the objects is the fastest path into JavaScript.
+
+mod interop;
+mod session;
+mod tokens;
+
 use wasm_bindgen::prelude::*;
 
 /// Version of the ctxfold core.
@@ -6,3 +17,18 @@ use wasm_bindgen::prelude::*;
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
+
+/// Current size of the module's linear memory in bytes (it grows, never shrinks).
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .map(|m| {
+            m.buffer()
+                .dyn_into::<js_sys::ArrayBuffer>()
+                .map_or(0.0, |b| f64::from(b.byte_length()))
+        })
+        .unwrap_or(0.0)
+}
+
+pub use session::WasmSession;

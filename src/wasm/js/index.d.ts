@@ -1,2 +1,505 @@
-/** Version of the ctxfold core (from Cargo.toml). */
+// Public types of the ctxfold package. Written by hand and reviewed like API.
+// Field names follow the oh-my-pi / pi session format (spec: compaction §1).
+
+/** A JSON value as it appears in session files. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** Stable error codes: every `Error` thrown by ctxfold carries one in `code`. */
+export type ErrorCode =
+  | 'E_JSONL_LINE'
+  | 'E_NOT_A_SESSION'
+  | 'E_VERSION_TOO_NEW'
+  | 'E_INVALID_UTF8'
+  | 'E_UNKNOWN_ENTRY'
+  | 'E_UNKNOWN_PARENT'
+  | 'E_PARENT_CYCLE'
+  | 'E_DUPLICATE_ID'
+  | 'E_INVALID_ENTRY'
+  | 'E_INVALID_ENTRY_BODY'
+  | 'E_MIGRATED'
+  | 'E_SETTINGS'
+  | 'E_INVALID_ARGUMENT'
+  | 'E_NOTHING_TO_COMPACT'
+  | 'E_ALREADY_COMPACTED'
+  | 'E_SUMMARIZER'
+  | 'E_ABORTED'
+  | 'E_NOT_INITIALISED';
+
+/** The shape of errors thrown by ctxfold. */
+export interface CtxfoldError extends Error {
+  code: ErrorCode;
+}
+
+// ----- content and messages (spec: compaction §1.7) ---------------------------------------
+
+export interface TextContent {
+  type: 'text';
+  text: string;
+  textSignature?: string;
+}
+export interface ImageContent {
+  type: 'image';
+  /** Base64 data. */
+  data: string;
+  mimeType: string;
+}
+export interface ThinkingContent {
+  type: 'thinking';
+  thinking: string;
+  /** Opaque provider reasoning id or blob. */
+  thinkingSignature?: string;
+}
+export interface RedactedThinkingContent {
+  type: 'redactedThinking';
+  data: string;
+}
+export interface ToolCall {
+  type: 'toolCall';
+  id: string;
+  name: string;
+  arguments: JsonObject;
+  thoughtSignature?: string;
+  /** Hidden from the model (kept in the journal). */
+  contextOmitted?: boolean;
+}
+/** Block types this library passes through without interpreting them. */
+export interface OtherContent {
+  type: string;
+  [key: string]: JsonValue | undefined;
+}
+export type UserContent = string | Array<TextContent | ImageContent>;
+export type AssistantContent = TextContent | ThinkingContent | RedactedThinkingContent | ToolCall | ImageContent | OtherContent;
+
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens?: number;
+  cost?: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
+  /** Provider-reported context occupancy. */
+  contextTokens?: number;
+  /** Billable provider-side tokens that are never replayed. */
+  orchestration?: { input?: number; output?: number; cacheRead?: number };
+  premiumRequests?: number;
+}
+
+export type StopReason = 'stop' | 'length' | 'toolUse' | 'error' | 'aborted';
+export type Attribution = 'user' | 'agent';
+
+export interface UserMessage {
+  role: 'user';
+  content: UserContent;
+  timestamp?: number;
+  attribution?: Attribution;
+}
+export interface DeveloperMessage {
+  role: 'developer';
+  content: UserContent;
+  timestamp?: number;
+  attribution?: Attribution;
+}
+export interface AssistantMessage {
+  role: 'assistant';
+  content: AssistantContent[];
+  api?: string;
+  provider?: string;
+  model?: string;
+  usage?: Usage;
+  stopReason?: StopReason;
+  errorMessage?: string;
+  timestamp?: number;
+}
+export interface ToolResultMessage {
+  role: 'toolResult';
+  toolCallId: string;
+  toolName: string;
+  content: Array<TextContent | ImageContent>;
+  details?: JsonValue;
+  isError: boolean;
+  timestamp?: number;
+  /** Set when pruning replaced the content (ms). */
+  prunedAt?: number;
+  /** Flagged as an uneventful result (never with `isError`). */
+  useless?: boolean;
+  contextOmitted?: boolean;
+}
+export interface BashExecutionMessage {
+  role: 'bashExecution';
+  command: string;
+  output: string;
+  exitCode?: number;
+  cancelled: boolean;
+  truncated: boolean;
+  fullOutputPath?: string;
+  excludeFromContext?: boolean;
+  timestamp?: number;
+}
+export interface PythonExecutionMessage {
+  role: 'pythonExecution';
+  code: string;
+  output: string;
+  exitCode?: number;
+  cancelled: boolean;
+  excludeFromContext?: boolean;
+  timestamp?: number;
+}
+export interface FileMentionMessage {
+  role: 'fileMention';
+  files: Array<{ path: string; content: string; lineCount?: number; image?: ImageContent }>;
+  timestamp?: number;
+}
+export interface CustomMessage {
+  /** `hookMessage` in v2 files (migrated on load). */
+  role: 'custom';
+  customType: string;
+  content: UserContent;
+  display: boolean;
+  details?: JsonValue;
+  attribution?: Attribution;
+  timestamp?: number | null;
+}
+export interface BranchSummaryMessage {
+  role: 'branchSummary';
+  summary: string;
+  fromId: string;
+  timestamp?: number | null;
+}
+export interface CompactionSummaryMessage {
+  role: 'compactionSummary';
+  summary: string;
+  tokensBefore: number;
+  shortSummary?: string;
+  tokensAfter?: number;
+  method?: CompactionMethod;
+  warning?: string;
+  timestamp?: number | null;
+}
+/** A message of the agent's history (spec: compaction §1.7). */
+export type AgentMessage =
+  | UserMessage
+  | DeveloperMessage
+  | AssistantMessage
+  | ToolResultMessage
+  | BashExecutionMessage
+  | PythonExecutionMessage
+  | FileMentionMessage
+  | CustomMessage
+  | BranchSummaryMessage
+  | CompactionSummaryMessage;
+
+/** A message as sent to a provider (`convertToLlm`, spec: compaction §2.6). */
+export type LlmMessage =
+  | (UserMessage & { attribution: Attribution })
+  | {
+      role: 'user' | 'developer';
+      content: Array<TextContent | ImageContent>;
+      attribution: Attribution;
+      timestamp?: number;
+      /** Branch summaries: the time history was rewritten. */
+      historyRewriteAt?: number;
+      providerPayload?: JsonValue;
+    }
+  | AssistantMessage
+  | (ToolResultMessage & { attribution: 'agent' });
+
+// ----- entries (spec: compaction §1.5, §1.6) -----------------------------------------------
+
+export type CompactionMethod = 'window' | 'remote' | 'snapcompact' | 'handoff' | 'soft' | 'shake';
+
+interface EntryBase {
+  id: string;
+  parentId: string | null;
+  /** ISO 8601. */
+  timestamp: string;
+}
+export interface FileDetails {
+  readFiles: string[];
+  modifiedFiles: string[];
+}
+export interface MessageEntry extends EntryBase {
+  type: 'message';
+  message: AgentMessage;
+}
+export interface ThinkingLevelChangeEntry extends EntryBase {
+  type: 'thinking_level_change';
+  thinkingLevel: string | null;
+  configured?: string;
+}
+export interface ModelChangeEntry extends EntryBase {
+  type: 'model_change';
+  /** `provider/modelId`. */
+  model: string;
+  role?: string;
+}
+export interface CompactionEntry extends EntryBase {
+  type: 'compaction';
+  summary: string;
+  shortSummary?: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  tokensAfter?: number;
+  method?: CompactionMethod;
+  details?: FileDetails | JsonObject;
+  preserveData?: JsonObject;
+  fromExtension?: boolean;
+  warning?: string;
+}
+export interface BranchSummaryEntry extends EntryBase {
+  type: 'branch_summary';
+  /** The branch point, or `"root"`. */
+  fromId: string;
+  summary: string;
+  details?: FileDetails | JsonObject;
+  fromExtension?: boolean;
+}
+export interface CustomMessageEntry extends EntryBase {
+  type: 'custom_message';
+  customType: string;
+  content: UserContent;
+  details?: JsonValue;
+  display: boolean;
+  attribution?: Attribution;
+}
+export interface CustomEntry extends EntryBase {
+  type: 'custom';
+  customType: string;
+  data?: JsonValue;
+}
+export interface LabelEntry extends EntryBase {
+  type: 'label';
+  targetId: string;
+  label?: string;
+}
+/** Entry types this library keeps without interpreting them. */
+export interface OtherEntry extends EntryBase {
+  type: string;
+  [key: string]: JsonValue | undefined;
+}
+export type SessionEntry =
+  | MessageEntry
+  | ThinkingLevelChangeEntry
+  | ModelChangeEntry
+  | CompactionEntry
+  | BranchSummaryEntry
+  | CustomMessageEntry
+  | CustomEntry
+  | LabelEntry
+  | OtherEntry;
+
+/** The header line (spec: compaction §1.2). */
+export interface SessionHeader {
+  type: 'session';
+  id: string;
+  version?: number;
+  timestamp?: string;
+  cwd?: string;
+  parentSession?: string;
+  [key: string]: JsonValue | undefined;
+}
+
+/** One row of `Session.index()`: the tree without bodies. */
+export interface EntryInfo {
+  id: string;
+  /** Resolved parent (null for roots and for unknown parents). */
+  parentId: string | null;
+  type: string;
+  /** Role of a `message` entry's message. */
+  role?: AgentMessage['role'] | null;
+  /** 1-based line in the file as it would be written now. */
+  line: number;
+}
+
+/** Something found while loading that did not stop the load. */
+export interface LoadWarning {
+  code:
+    | 'E_JSONL_LINE'
+    | 'E_INVALID_UTF8'
+    | 'E_INVALID_ENTRY'
+    | 'E_UNKNOWN_PARENT'
+    | 'E_DUPLICATE_ID'
+    | 'E_PARENT_CYCLE'
+    | 'E_MIGRATED';
+  /** 1-based line number in the loaded file. */
+  line: number;
+  message: string;
+}
+
+// ----- options and results ----------------------------------------------------------------
+
+/** How new entry ids are made: random 8-hex ids (default), `%08x(n)`, or your function. */
+export type IdGenerator = 'random' | 'deterministic' | (() => string);
+
+export interface LoadOptions {
+  ids?: IdGenerator;
+  /** Seed of the random generator (tests). */
+  seed?: number;
+  /** First n of the deterministic generator (default 1). */
+  start?: number;
+}
+
+export interface CreateOptions extends LoadOptions {
+  /** Session id (default: random). */
+  id?: string;
+  cwd?: string;
+  parentSession?: string;
+  /** Creation time in ms (default: Date.now()). */
+  now?: number;
+}
+
+export interface AppendOptions {
+  /** Entry timestamp in ms (default: Date.now()). */
+  now?: number;
+}
+
+export interface ContextOptions {
+  /** An entry id, `null` for an empty context; default: the session's leaf. */
+  leafId?: string | null;
+  /** The display transcript instead of the LLM view. */
+  transcript?: boolean;
+  /** Transcript only: LLM selection, summary at its chronological place. */
+  collapseCompactedHistory?: boolean;
+  /** Transcript only: keep tool calls that have no result. */
+  keepDanglingToolCalls?: boolean;
+}
+
+/** The built context (spec: compaction §2). */
+export interface SessionContext {
+  messages: AgentMessage[];
+  /** Id of the entry each message came from (parallel to `messages`). */
+  entryIds: string[];
+  thinkingLevel: string;
+  configuredThinkingLevel?: string;
+  /** Role → `provider/modelId`. */
+  models: Record<string, string>;
+  injectedTtsrRules: string[];
+  serviceTier?: JsonValue;
+  mode: string;
+  modeData?: JsonValue;
+  hasMessages: boolean;
+  /** Transcript mode: per message, whether a prompt-cache miss is explained. */
+  cacheMissExplainedAt?: boolean[];
+  /** Transcript mode: tool calls stripped per message (present when any were). */
+  strippedToolCalls?: number[];
+  /** The compaction the LLM context starts from. */
+  compactionId?: string;
+  firstKeptEntryId?: string;
+}
+
+export interface ContextTokens {
+  /** Last valid usage plus estimates of the messages after it (`estimateContextTokens`). */
+  tokens: number;
+  usageTokens: number;
+  trailingTokens: number;
+  /** Sum of local estimates of every context message. */
+  estimatedTokens: number;
+  lastUsageEntryId: string | null;
+  /** `tokensBefore` of a compaction here: context tokens of the last valid usage on the path. */
+  tokensBefore: number;
+  messages: number;
+}
+
+export interface EstimateOptions {
+  /** Leave out thinking signatures and encrypted reasoning. */
+  excludeEncryptedReasoning?: boolean;
+}
+
+/** Compaction settings (spec: compaction §9.2); every field optional. */
+export interface CompactionSettings {
+  enabled?: boolean;
+  strategy?: 'context-full' | 'handoff' | 'shake' | 'snapcompact' | 'off';
+  /** ≤ 0: threshold from the reserve; else a percentage (1–99). */
+  thresholdPercent?: number;
+  /** > 0 wins over the percentage. */
+  thresholdTokens?: number;
+  /** Unset and an explicit 16384 behave differently on small windows. */
+  reserveTokens?: number | null;
+  keepRecentTokens?: number;
+  autoContinue?: boolean;
+  remoteEnabled?: boolean;
+  remoteEndpoint?: string | null;
+  idleEnabled?: boolean;
+  idleThresholdTokens?: number;
+  idleTimeoutSeconds?: number;
+  supersedeReads?: boolean;
+  dropUseless?: boolean;
+}
+export type ResolvedCompactionSettings = Required<CompactionSettings>;
+
+// ----- API --------------------------------------------------------------------------------
+
+/** Version of the ctxfold core. */
 export function version(): string;
+/** Bytes of WebAssembly memory the module holds (it grows as needed and never shrinks). */
+export function wasmMemoryBytes(): number;
+
+/** A session file: a header and a tree of entries, with a leaf selecting the active path. */
+export class Session {
+  private constructor();
+  /** Loads a session (text or UTF-8 bytes); migrates v1/v2 files. Throws `E_NOT_A_SESSION`, `E_VERSION_TOO_NEW`. */
+  static fromJsonl(input: string | Uint8Array | ArrayBuffer | ArrayBufferView, options?: LoadOptions): Session;
+  /** A new empty session (format version 3). */
+  static create(options?: CreateOptions): Session;
+  /** Problems found while loading, and migrations. */
+  readonly warnings: LoadWarning[];
+  readonly header: SessionHeader;
+  readonly version: { current: number; onDisk: number };
+  /** Number of entries. */
+  readonly size: number;
+  readonly leafId: string | null;
+  entries(): SessionEntry[];
+  entry(id: string): SessionEntry | undefined;
+  index(): EntryInfo[];
+  /** Ids from the root to `id`. Throws `E_UNKNOWN_ENTRY`. */
+  pathTo(id: string): string[];
+  /** Ids of the children of `id` (of the roots for null). Throws `E_UNKNOWN_ENTRY`. */
+  children(id: string | null): string[];
+  /** Moves the leaf. Throws `E_UNKNOWN_ENTRY`. */
+  branch(id: string): void;
+  resetLeaf(): void;
+  buildContext(options?: ContextOptions): SessionContext;
+  toLlmMessages(options?: ContextOptions): LlmMessage[];
+  contextTokens(options?: ContextOptions): ContextTokens;
+  entryTokens(id: string, options?: EstimateOptions): number;
+  append(type: string, fields: JsonObject, options?: AppendOptions): string;
+  appendMessage(message: AgentMessage, options?: AppendOptions): string;
+  appendCompaction(
+    compaction: {
+      summary: string;
+      firstKeptEntryId: string;
+      tokensBefore: number;
+      shortSummary?: string;
+      tokensAfter?: number;
+      method?: CompactionMethod;
+      details?: FileDetails | JsonObject;
+      preserveData?: JsonObject;
+      fromExtension?: boolean;
+    },
+    options?: AppendOptions,
+  ): string;
+  branchWithSummary(
+    fromId: string | null,
+    summary: string,
+    options?: AppendOptions & { details?: FileDetails | JsonObject; fromExtension?: boolean },
+  ): string;
+  appendLabel(targetId: string, label: string | null | undefined, options?: AppendOptions): string;
+  labels(): Record<string, string>;
+  toJsonl(): string;
+  toBytes(): Uint8Array;
+  free(): void;
+}
+
+export function estimateTokens(message: AgentMessage, options?: EstimateOptions): number;
+export function usageContextTokens(usage: Partial<Usage>): number;
+export function thresholdTokens(contextWindow: number, settings?: CompactionSettings): number;
+export function reserveTokens(contextWindow: number, settings?: CompactionSettings): number;
+export function shouldCompact(contextTokens: number, contextWindow: number, settings?: CompactionSettings): boolean;
+export function adaptKeepRecentTokens(
+  keepRecentTokens: number,
+  promptTokens: number,
+  estimatedTokens: number,
+): { keepRecentTokens: number; ratio: number };
+export function resolveSettings(settings?: CompactionSettings): ResolvedCompactionSettings;
+

@@ -1,7 +1,297 @@
 // Public API of the ctxfold package, shared by every runtime entry point.
+// Values cross the wasm boundary as JSON text (see src/wasm/mod.rs); this module parses and
+// stringifies, fills defaults (`now` = Date.now()), and checks argument types so that misuse
+// fails with a coded Error instead of deep inside the engine.
 import { requireRaw } from './raw.js';
+
+const encoder = new TextEncoder();
+
+function fail(code, message) {
+  const err = new Error(message);
+  err.code = code;
+  return err;
+}
+
+function toBytes(input, what) {
+  if (typeof input === 'string') return encoder.encode(input);
+  if (input instanceof Uint8Array) return input;
+  if (input instanceof ArrayBuffer) return new Uint8Array(input);
+  if (ArrayBuffer.isView(input)) {
+    return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  }
+  throw fail('E_INVALID_ARGUMENT', `${what} must be a string, Uint8Array or ArrayBuffer`);
+}
+
+function optionsJson(options) {
+  if (options === undefined || options === null) return undefined;
+  if (typeof options !== 'object') {
+    throw fail('E_INVALID_ARGUMENT', 'options must be an object');
+  }
+  return JSON.stringify(options);
+}
+
+function idOptions(options) {
+  const { ids, seed, start } = options ?? {};
+  if (typeof ids === 'function') return [JSON.stringify({ seed, start }), ids];
+  return [JSON.stringify({ ids, seed, start }), undefined];
+}
+
+function nowOf(options) {
+  const now = options?.now ?? Date.now();
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw fail('E_INVALID_ARGUMENT', '`now` must be a finite number of milliseconds');
+  }
+  return now;
+}
+
+function requireId(id, what = 'id') {
+  if (typeof id !== 'string' || id.length === 0) {
+    throw fail('E_INVALID_ARGUMENT', `${what} must be a non-empty string`);
+  }
+  return id;
+}
 
 /** Version of the ctxfold core (from Cargo.toml). */
 export function version() {
   return requireRaw().version();
 }
+
+/** Bytes of WebAssembly memory in use by the module (it grows as needed and never shrinks). */
+export function wasmMemoryBytes() {
+  return requireRaw().wasmMemoryBytes();
+}
+
+/**
+ * A session file: a header and a tree of entries, with a leaf selecting the active path.
+ * Unchanged lines are written back byte for byte.
+ */
+export class Session {
+  #inner;
+
+  constructor(inner) {
+    if (inner === undefined || inner === null || typeof inner.toBytes !== 'function') {
+      throw fail(
+        'E_INVALID_ARGUMENT',
+        'use Session.fromJsonl(text | bytes) or Session.create() to make a session',
+      );
+    }
+    this.#inner = inner;
+  }
+
+  /** Loads a session file (a string or its UTF-8 bytes). Throws `E_NOT_A_SESSION`, `E_VERSION_TOO_NEW`. */
+  static fromJsonl(input, options) {
+    const bytes = toBytes(input, 'input');
+    const [json, callback] = idOptions(options);
+    const raw = requireRaw();
+    return new Session(raw.WasmSession.fromBytes(bytes, json, callback));
+  }
+
+  /** A new empty session. */
+  static create(options) {
+    const [idJson, callback] = idOptions(options);
+    const { id, cwd, parentSession, now } = options ?? {};
+    const json = JSON.stringify({ ...JSON.parse(idJson), id, cwd, parentSession, now });
+    return new Session(requireRaw().WasmSession.create(json, callback));
+  }
+
+  /** Problems found while loading (malformed lines, unknown parents, …) and migrations. */
+  get warnings() {
+    return JSON.parse(this.#inner.warningsJson());
+  }
+
+  /** The header line as an object. */
+  get header() {
+    return JSON.parse(this.#inner.headerJson());
+  }
+
+  /** Format version after loading (3), and the version found in the file. */
+  get version() {
+    const [current, onDisk] = this.#inner.versionInfo();
+    return { current, onDisk };
+  }
+
+  /** Number of entries. */
+  get size() {
+    return this.#inner.size;
+  }
+
+  /** Id of the leaf entry, or null when there is none. */
+  get leafId() {
+    return this.#inner.leafId ?? null;
+  }
+
+  /** Every entry, in file order. */
+  entries() {
+    return JSON.parse(this.#inner.entriesJson());
+  }
+
+  /** The entry with `id`, or undefined. */
+  entry(id) {
+    const json = this.#inner.entryJson(requireId(id));
+    return json === undefined ? undefined : JSON.parse(json);
+  }
+
+  /** The tree without bodies: `{id, parentId, type, role?, line}` per entry, in file order. */
+  index() {
+    return JSON.parse(this.#inner.indexJson());
+  }
+
+  /** Ids from the root to `id` (`getBranch`). Throws `E_UNKNOWN_ENTRY`. */
+  pathTo(id) {
+    return JSON.parse(this.#inner.pathTo(requireId(id)));
+  }
+
+  /** Ids of the children of `id`, or of the roots for `null`. Throws `E_UNKNOWN_ENTRY`. */
+  children(id) {
+    if (id === null || id === undefined) return JSON.parse(this.#inner.children(undefined));
+    return JSON.parse(this.#inner.children(requireId(id)));
+  }
+
+  /** Moves the leaf to an existing entry. Throws `E_UNKNOWN_ENTRY`. */
+  branch(id) {
+    this.#inner.branch(requireId(id));
+  }
+
+  /** Clears the leaf: the next append starts a new root. */
+  resetLeaf() {
+    this.#inner.resetLeaf();
+  }
+
+  /** The context the model sees for a leaf (or the display transcript). */
+  buildContext(options) {
+    return JSON.parse(this.#inner.buildContextJson(optionsJson(options)));
+  }
+
+  /** The provider messages (`convertToLlm`) of the built context. */
+  toLlmMessages(options) {
+    return JSON.parse(this.#inner.llmMessagesJson(optionsJson(options)));
+  }
+
+  /** Token figures of the built context: usage-based and locally estimated. */
+  contextTokens(options) {
+    return JSON.parse(this.#inner.contextTokensJson(optionsJson(options)));
+  }
+
+  /** Estimated tokens of the message an entry carries. Throws `E_UNKNOWN_ENTRY`. */
+  entryTokens(id, options) {
+    return this.#inner.entryTokens(requireId(id), Boolean(options?.excludeEncryptedReasoning));
+  }
+
+  /** Appends an entry of any type as a child of the leaf; returns its id. */
+  append(type, fields, options) {
+    if (typeof type !== 'string' || type.length === 0) {
+      throw fail('E_INVALID_ARGUMENT', 'the entry type must be a non-empty string');
+    }
+    if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) {
+      throw fail('E_INVALID_ARGUMENT', 'entry fields must be an object');
+    }
+    return this.#inner.append(type, JSON.stringify(fields), nowOf(options));
+  }
+
+  /** Appends a `message` entry; returns its id. */
+  appendMessage(message, options) {
+    if (message === null || typeof message !== 'object' || typeof message.role !== 'string') {
+      throw fail('E_INVALID_ARGUMENT', 'a message must be an object with a string `role`');
+    }
+    return this.append('message', { message }, options);
+  }
+
+  /** Appends a `compaction` entry; returns its id. Throws `E_UNKNOWN_ENTRY` for a bad firstKeptEntryId. */
+  appendCompaction(compaction, options) {
+    if (compaction === null || typeof compaction !== 'object') {
+      throw fail('E_INVALID_ARGUMENT', 'a compaction must be an object');
+    }
+    return this.#inner.appendCompaction(JSON.stringify(compaction), nowOf(options));
+  }
+
+  /** Moves the leaf to `fromId` (null: the root) and appends a branch summary there. */
+  branchWithSummary(fromId, summary, options) {
+    if (typeof summary !== 'string') {
+      throw fail('E_INVALID_ARGUMENT', 'the summary must be a string');
+    }
+    const from = fromId === null || fromId === undefined ? undefined : requireId(fromId, 'fromId');
+    const details = options?.details === undefined ? undefined : JSON.stringify(options.details);
+    return this.#inner.branchWithSummary(
+      from,
+      summary,
+      details,
+      Boolean(options?.fromExtension),
+      nowOf(options),
+    );
+  }
+
+  /** Labels an entry (an empty or missing label clears it); returns the label entry's id. */
+  appendLabel(targetId, label, options) {
+    if (label !== undefined && label !== null && typeof label !== 'string') {
+      throw fail('E_INVALID_ARGUMENT', 'a label must be a string');
+    }
+    return this.#inner.appendLabel(requireId(targetId, 'targetId'), label ?? undefined, nowOf(options));
+  }
+
+  /** The current label of every labelled entry: `{id: label}`. */
+  labels() {
+    return JSON.parse(this.#inner.labelsJson());
+  }
+
+  /** The session file as a string (bytes that were not UTF-8 become U+FFFD; see toBytes). */
+  toJsonl() {
+    return this.#inner.toJsonl();
+  }
+
+  /** The session file as bytes: unchanged lines exactly as loaded. */
+  toBytes() {
+    return this.#inner.toBytes();
+  }
+
+  /** Releases the WebAssembly memory now instead of at garbage collection. */
+  free() {
+    this.#inner.free();
+  }
+}
+
+/** Estimated tokens of one agent message (spec: compaction §3.1). */
+export function estimateTokens(message, options) {
+  if (message === null || typeof message !== 'object') {
+    throw fail('E_INVALID_ARGUMENT', 'a message must be an object');
+  }
+  return requireRaw().estimateTokensJson(
+    JSON.stringify(message),
+    Boolean(options?.excludeEncryptedReasoning),
+  );
+}
+
+/** Context tokens a usage record reports (spec: compaction §3.2). */
+export function usageContextTokens(usage) {
+  return requireRaw().usageContextTokens(JSON.stringify(usage ?? {}));
+}
+
+/** The token count above which compaction runs (spec: compaction §3.3). */
+export function thresholdTokens(contextWindow, settings) {
+  return requireRaw().thresholdTokens(contextWindow, optionsJson(settings));
+}
+
+/** The reserve the threshold leaves below the window. */
+export function reserveTokens(contextWindow, settings) {
+  return requireRaw().reserveTokens(contextWindow, optionsJson(settings));
+}
+
+/** True when `contextTokens` is over the threshold (and compaction is enabled). */
+export function shouldCompact(contextTokens, contextWindow, settings) {
+  return requireRaw().shouldCompact(contextTokens, contextWindow, optionsJson(settings));
+}
+
+/** The `keepRecentTokens` adaptation (spec: compaction §3.4). */
+export function adaptKeepRecentTokens(keepRecentTokens, promptTokens, estimatedTokens) {
+  const [keep, ratio] = requireRaw().adaptKeepRecentTokens(
+    keepRecentTokens,
+    promptTokens,
+    estimatedTokens,
+  );
+  return { keepRecentTokens: keep, ratio };
+}
+
+/** Validates compaction settings and fills in the defaults. Throws `E_SETTINGS` naming the field. */
+export function resolveSettings(settings) {
+  return JSON.parse(requireRaw().resolveSettingsJson(optionsJson(settings)));
+}
+

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Builds the npm package in pkg/:
+#   cargo (release, wasm32, +simd128 from .cargo/config.toml)
+#   -> wasm-bindgen (web + experimental-nodejs-module glue; both emit the same .wasm)
+#   -> wasm-opt -Os (npm binaryen)
+#   -> pkg/ = pkg.json (version from Cargo.toml) + src/wasm/js/* + src/wasm/js/entries/* + glue
+# Prints the raw and gzipped size of the shipped .wasm at the end.
+set -euo pipefail
+export RUSTUP_AUTO_INSTALL=0
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+say() { printf '\033[1m[pkg]\033[0m %s\n' "$*"; }
+die() { printf '\033[1;31m[pkg] error:\033[0m %s\n' "$*" >&2; exit 1; }
+
+bash .ci/setup.sh build
+
+crate=ctxfold
+version=$(cargo metadata --no-deps --format-version 1 --offline 2>/dev/null \
+  | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const p=JSON.parse(s).packages.find(p=>p.name==="'"$crate"'");process.stdout.write(p.version)})')
+[ -n "$version" ] || die "could not read the crate version from Cargo.toml"
+
+# 1. Release build. `strip = true` in the release profile would also drop the `target_features`
+#    section that wasm-bindgen reads to emit externref glue, so only debug info is stripped here;
+#    wasm-opt removes names and the remaining custom sections below.
+say "cargo build --release --target wasm32-unknown-unknown --lib ($crate $version)"
+CARGO_PROFILE_RELEASE_STRIP=debuginfo \
+  cargo build --release --target wasm32-unknown-unknown --lib
+raw_wasm="target/wasm32-unknown-unknown/release/$crate.wasm"
+
+# 2. wasm-bindgen glue. Checked on 0.2.130: `nodejs` emits CommonJS (exports.x, require('fs'));
+#    `experimental-nodejs-module` emits ESM that reads the .wasm with readFileSync(new URL(...,
+#    import.meta.url)) and instantiates synchronously (no top-level await, so require(esm) works);
+#    `web` emits ESM with async `init` and `initSync`. The .wasm is byte-identical for all
+#    targets (imports come from "./ctxfold_bg.js" in each), so the package ships one .wasm.
+bg=target/wasm-bindgen
+rm -rf "$bg"
+for t in web experimental-nodejs-module; do
+  say "wasm-bindgen --target $t"
+  .tools/bin/wasm-bindgen --target "$t" --out-dir "$bg/$t" --out-name "$crate" "$raw_wasm"
+done
+cmp -s "$bg/web/${crate}_bg.wasm" "$bg/experimental-nodejs-module/${crate}_bg.wasm" \
+  || die "wasm-bindgen emitted different .wasm files for web and node: the package needs one per target now"
+
+# 3. wasm-opt from npm binaryen. The features are those rustc enables for wasm32-unknown-unknown
+#    (Rust 1.95 defaults) plus simd128 from .cargo/config.toml; wasm-opt fails validation if the
+#    module uses one that is not listed here.
+say "wasm-opt -Os"
+opt_wasm="$bg/${crate}_bg.opt.wasm"
+tests/node_modules/.bin/wasm-opt "$bg/web/${crate}_bg.wasm" -o "$opt_wasm" -Os \
+  --enable-bulk-memory --enable-multivalue --enable-mutable-globals \
+  --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext --enable-simd \
+  --strip-debug --strip-producers --strip-target-features
+
+# 4. Assemble in a staging folder, then swap it in (a running demo server never sees half a pkg/).
+stage="target/pkg.staging"
+rm -rf "$stage"
+mkdir -p "$stage"
+cp "$opt_wasm" "$stage/${crate}_bg.wasm"
+# The glue, renamed per runtime; its `@ts-self-types` pragma names a .d.ts that we do not ship
+# (the entries' hand-written .d.ts are the package's types).
+sed '/@ts-self-types/d' "$bg/web/$crate.js" >"$stage/${crate}_web.js"
+sed '/@ts-self-types/d' "$bg/experimental-nodejs-module/$crate.js" >"$stage/${crate}_node.js"
+# The hand-written API (every .js / .d.ts of src/wasm/js, subfolders except entries/ kept as is).
+(cd src/wasm/js && find . -path ./entries -prune -o -type f \( -name '*.js' -o -name '*.d.ts' \) -print) |
+  while read -r f; do
+    mkdir -p "$stage/$(dirname "$f")"
+    cp "src/wasm/js/$f" "$stage/$f"
+  done
+for f in src/wasm/js/entries/*.js src/wasm/js/entries/*.d.ts; do
+  name=$(basename "$f")
+  [ ! -e "$stage/$name" ] || die "src/wasm/js/entries/$name clashes with $name of src/wasm/js or the glue"
+  cp "$f" "$stage/$name"
+done
+node -e '
+  const fs = require("fs");
+  const [src, dst, version] = process.argv.slice(1);
+  const pkg = JSON.parse(fs.readFileSync(src, "utf8"));
+  pkg.version = version;
+  fs.writeFileSync(dst, JSON.stringify(pkg, null, 2) + "\n");
+' pkg.json "$stage/package.json" "$version"
+if [ -f README.md ]; then cp README.md "$stage/README.md"; fi
+# Every file the exports map names must exist.
+node -e '
+  const fs = require("fs"), path = require("path");
+  const dir = process.argv[1];
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+  const targets = [];
+  const walk = (v) => typeof v === "string" ? targets.push(v) : Object.values(v).forEach(walk);
+  walk(pkg.exports); ["main", "module", "types"].forEach((k) => pkg[k] && targets.push(pkg[k]));
+  const missing = targets.filter((t) => !fs.existsSync(path.join(dir, t)));
+  if (missing.length) { console.error("[pkg] error: package.json names missing files: " + missing.join(", ")); process.exit(1); }
+' "$stage"
+rm -rf pkg
+mv "$stage" pkg
+# Tests and benchmarks import the built package by its name, through its `exports` map.
+ln -sfn ../../pkg tests/node_modules/ctxfold
+
+raw=$(wc -c <"pkg/${crate}_bg.wasm")
+gz=$(gzip -9 -c "pkg/${crate}_bg.wasm" | wc -c)
+say "pkg/ ready: $crate@$version"
+printf '[pkg] %s: %s bytes raw, %s bytes gzip -9\n' "pkg/${crate}_bg.wasm" "$raw" "$gz"

@@ -1,0 +1,67 @@
+# ctxfold: the one build entry point. Every target does its own set-up (idempotent), so each works
+# on a fresh machine of this image. The work is done by the scripts in .ci/.
+#
+#   make demo     build the package, generate the sample session, serve the demo on 127.0.0.1
+#   make test     every test (what CI runs: .ci/run)
+#
+#   make setup    tools only: wasm32 target, wasm-bindgen-cli (.tools/), npm tools (tests/), chromium
+#   make pkg      build the npm package into pkg/
+#   make bench    node benchmarks (tests/bench/*.bench.mjs) against pkg/
+#   make lint     cargo fmt --check + clippy (native and wasm32)
+#   make test-rust | test-wasm | test-js | test-browser    one group of tests
+#   make fmt      cargo fmt
+#   make sample   regenerate www/sample/sample.jsonl
+#   make serve    serve www/ as it is (no rebuild)
+#   make clean    remove pkg/, www/pkg, www/sample, tests/out (keeps target/, .tools/, node_modules)
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+export RUSTUP_AUTO_INSTALL := 0
+PORT ?= 8080
+
+.PHONY: all setup pkg test demo bench lint fmt test-rust test-wasm test-js test-browser sample serve clean
+
+all: pkg
+
+setup:
+	bash .ci/setup.sh
+
+pkg:
+	bash .ci/pkg.sh
+
+test:
+	bash .ci/test.sh
+
+demo:
+	PORT=$(PORT) bash .ci/demo.sh
+
+bench: pkg
+	node tests/bench/run.mjs
+
+lint:
+	bash .ci/test.sh setup fmt clippy clippy-wasm
+
+fmt:
+	cargo fmt --all
+
+test-rust:
+	bash .ci/test.sh setup rust
+
+test-wasm:
+	bash .ci/test.sh setup wasm-node wasm-browser
+
+test-js:
+	bash .ci/test.sh setup pkg js
+
+test-browser:
+	bash .ci/test.sh setup pkg browser
+
+sample:
+	mkdir -p www/sample
+	cargo run --release --features testkit --bin gen-session -- --preset sample --out www/sample/sample.jsonl
+
+serve:
+	node www/serve.mjs --root www --port $(PORT)
+
+clean:
+	rm -rf pkg www/pkg www/pkg.tmp www/sample tests/out target/pkg.staging target/wasm-bindgen

@@ -1,0 +1,14 @@
+// Entry for Cloudflare Workers (condition "workerd") and Vercel Edge (condition "edge-light").
+// Their bundlers turn a `.wasm?module` import into a compiled WebAssembly.Module; the module is
+// instantiated synchronously at import: no fetch, no eval, no top-level await.
+import wasmModule from './ctxfold_bg.wasm?module';
+import * as bindings from './ctxfold_web.js';
+import { setRaw } from './raw.js';
+
+bindings.initSync({ module: wasmModule });
+setRaw(bindings);
+
+export * from './index.js';
+
+/** Nothing to do here: the module is ready at import. Kept for code shared with the browser. */
+export async function init(_input) {}

@@ -1,0 +1,490 @@
+//! The exported session class. The public `Session` class of the package (js/index.js)
+//! wraps it; this layer only converts.
+
+use super::interop::{js_error, now_ms, options, parse_json, to_js};
+use crate::context::{build_context, BuildOptions, LeafSelector, SessionContext};
+use crate::error::ErrorCode;
+use crate::json::js;
+use crate::session::{
+    CompactionBody, IdSource, LoadOptions, NewSession, RandomIds, SequentialIds, Session,
+};
+use crate::tokens::{self, ByteEstimate, EstimateOptions};
+use serde::Deserialize;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+/// Ids from a host callback; a callback that throws or returns a non-string falls back to
+/// a random id so an append never fails for it.
+struct JsIds {
+    f: js_sys::Function,
+    fallback: RandomIds,
+}
+
+impl IdSource for JsIds {
+    fn draw(&mut self) -> String {
+        match self
+            .f
+            .call0(&JsValue::NULL)
+            .ok()
+            .and_then(|v| v.as_string())
+        {
+            Some(s) if !s.is_empty() => s,
+            _ => self.fallback.draw(),
+        }
+    }
+}
+
+/// Grows the heap once, up front, by about what the index of a file of this size needs.
+/// Every growth of WebAssembly memory makes V8 consider a full garbage collection; letting the
+/// allocator grow in small steps while a large session is indexed cost a dozen of them
+/// (measured: first load of a 144 MB session in a fresh Node process).
+fn reserve_heap(bytes: usize) {
+    drop(Vec::<u8>::with_capacity(bytes));
+}
+
+fn random_seed() -> u64 {
+    let hi = (js_sys::Math::random() * 4_294_967_296.0) as u64;
+    let lo = (js_sys::Math::random() * 4_294_967_296.0) as u64;
+    (hi << 32) | lo
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct IdOptions {
+    /// `"random"` (default) or `"deterministic"` (`%08x(n)`).
+    ids: Option<String>,
+    seed: Option<f64>,
+    start: Option<f64>,
+}
+
+fn id_source(
+    o: &IdOptions,
+    callback: Option<js_sys::Function>,
+) -> Result<Box<dyn IdSource>, JsValue> {
+    if let Some(f) = callback {
+        return Ok(Box::new(JsIds {
+            f,
+            fallback: RandomIds::new(random_seed()),
+        }));
+    }
+    match o.ids.as_deref() {
+        None | Some("random") => Ok(Box::new(RandomIds::new(
+            o.seed.map_or_else(random_seed, |s| s as u64),
+        ))),
+        Some("deterministic") => Ok(Box::new(SequentialIds::starting_at(
+            o.start.map_or(1, |s| s.max(1.0) as u64),
+        ))),
+        Some(other) => Err(js_error(
+            ErrorCode::InvalidArgument,
+            &format!(
+                "unknown id generator \"{other}\": use \"random\", \"deterministic\" or a function"
+            ),
+        )),
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct CreateOptions {
+    id: Option<String>,
+    cwd: Option<String>,
+    parent_session: Option<String>,
+    now: Option<f64>,
+    #[serde(flatten)]
+    ids: IdOptions,
+}
+
+fn build_options(json: Option<String>) -> Result<BuildOptions, JsValue> {
+    let v = match json.as_deref() {
+        None | Some("") | Some("null") | Some("undefined") => Value::Null,
+        Some(t) => parse_json(t, "context options")?,
+    };
+    let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let leaf = match v.get("leafId") {
+        None => LeafSelector::Current,
+        Some(Value::Null) => LeafSelector::Null,
+        Some(Value::String(s)) => LeafSelector::Id(s.clone()),
+        Some(_) => {
+            return Err(js_error(
+                ErrorCode::InvalidArgument,
+                "`leafId` must be an entry id (string) or null",
+            ))
+        }
+    };
+    Ok(BuildOptions {
+        leaf,
+        transcript: flag("transcript"),
+        collapse_compacted_history: flag("collapseCompactedHistory"),
+        keep_dangling_tool_calls: flag("keepDanglingToolCalls"),
+    })
+}
+
+fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> String {
+    let mut out = String::from("[");
+    for (n, i) in indices.into_iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        js::write_string(&mut out, session.entries()[i].id());
+    }
+    out.push(']');
+    out
+}
+
+/// A session loaded into WebAssembly memory.
+#[wasm_bindgen]
+pub struct WasmSession {
+    inner: Session,
+}
+
+#[wasm_bindgen]
+impl WasmSession {
+    /// Loads a session file from its bytes (taken over without a second copy).
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        options_json: Option<String>,
+        id_callback: Option<js_sys::Function>,
+    ) -> Result<WasmSession, JsValue> {
+        let o: IdOptions = options(options_json, "load options")?;
+        let ids = id_source(&o, id_callback)?;
+        reserve_heap(bytes.len() / 8);
+        Session::load(bytes, LoadOptions::with_ids(ids))
+            .map(|inner| WasmSession { inner })
+            .map_err(to_js)
+    }
+
+    /// A new empty session.
+    pub fn create(
+        options_json: Option<String>,
+        id_callback: Option<js_sys::Function>,
+    ) -> Result<WasmSession, JsValue> {
+        let o: CreateOptions = options(options_json, "create options")?;
+        let now = now_ms(o.now.unwrap_or_else(js_sys::Date::now))?;
+        let ids = id_source(&o.ids, id_callback)?;
+        let id = o.id.unwrap_or_else(|| {
+            let mut r = RandomIds::new(random_seed());
+            format!(
+                "{}-{}-{}-{}",
+                r.draw(),
+                &r.draw()[..4],
+                &r.draw()[..4],
+                r.draw()
+            )
+        });
+        Ok(WasmSession {
+            inner: Session::create(
+                NewSession {
+                    id,
+                    cwd: o.cwd.unwrap_or_default(),
+                    now,
+                    parent_session: o.parent_session,
+                },
+                ids,
+            ),
+        })
+    }
+
+    /// The file as bytes.
+    #[wasm_bindgen(js_name = toBytes)]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.inner.to_bytes()
+    }
+
+    /// The file as a string.
+    #[wasm_bindgen(js_name = toJsonl)]
+    pub fn to_jsonl(&self) -> String {
+        self.inner.to_jsonl()
+    }
+
+    /// Load warnings as JSON: `[{code, line, message}]`.
+    #[wasm_bindgen(js_name = warningsJson)]
+    pub fn warnings_json(&self) -> String {
+        let list: Vec<Value> = self
+            .inner
+            .warnings()
+            .iter()
+            .map(|w| {
+                serde_json::json!({"code": w.code.as_str(), "line": w.line, "message": w.message})
+            })
+            .collect();
+        js::stringify(&Value::Array(list))
+    }
+
+    /// The header line.
+    #[wasm_bindgen(js_name = headerJson)]
+    pub fn header_json(&self) -> String {
+        self.inner.header_json().into_owned()
+    }
+
+    /// Format version after loading, and the one found on disk.
+    #[wasm_bindgen(js_name = versionInfo)]
+    pub fn version_info(&self) -> Vec<f64> {
+        let h = self.inner.header();
+        vec![h.version as f64, h.version_on_disk as f64]
+    }
+
+    /// Number of entries.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Id of the leaf entry (undefined without a leaf).
+    #[wasm_bindgen(getter, js_name = leafId)]
+    pub fn leaf_id(&self) -> Option<String> {
+        self.inner.leaf_id().map(str::to_string)
+    }
+
+    /// The entry's JSON line (undefined for an unknown id).
+    #[wasm_bindgen(js_name = entryJson)]
+    pub fn entry_json(&self, id: &str) -> Option<String> {
+        self.inner
+            .index_of(id)
+            .map(|i| self.inner.entry_json(i).into_owned())
+    }
+
+    /// All entries as one JSON array of their lines.
+    #[wasm_bindgen(js_name = entriesJson)]
+    pub fn entries_json(&self) -> String {
+        let mut out = String::from("[");
+        for i in 0..self.inner.len() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&self.inner.entry_json(i));
+        }
+        out.push(']');
+        out
+    }
+
+    /// The tree index as JSON: `[{id, parentId, type, role?, line}]` in file order — what a
+    /// tree view needs, without entry bodies.
+    #[wasm_bindgen(js_name = indexJson)]
+    pub fn index_json(&self) -> String {
+        let s = &self.inner;
+        let mut out = String::with_capacity(s.len() * 80 + 2);
+        out.push('[');
+        for (i, e) in s.entries().iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"id\":");
+            js::write_string(&mut out, e.id());
+            out.push_str(",\"parentId\":");
+            match s.parent_of(i) {
+                Some(p) => js::write_string(&mut out, s.entries()[p].id()),
+                None => out.push_str("null"),
+            }
+            out.push_str(",\"type\":");
+            let ty = match e.kind().type_name() {
+                Some(t) => std::borrow::Cow::Borrowed(t),
+                None => std::borrow::Cow::Owned(
+                    serde_json::from_str::<Value>(&s.entry_json(i))
+                        .ok()
+                        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
+                        .unwrap_or_default(),
+                ),
+            };
+            js::write_string(&mut out, &ty);
+            if let Some(role) = e.role() {
+                out.push_str(",\"role\":");
+                match role.as_str() {
+                    Some(r) => js::write_string(&mut out, r),
+                    None => out.push_str("null"),
+                }
+            }
+            out.push_str(",\"line\":");
+            out.push_str(&s.line_number(i).to_string());
+            out.push('}');
+        }
+        out.push(']');
+        out
+    }
+
+    /// Ids from the root to `id`, as JSON.
+    #[wasm_bindgen(js_name = pathTo)]
+    pub fn path_to(&self, id: &str) -> Result<String, JsValue> {
+        let i = self.inner.require(id).map_err(to_js)?;
+        Ok(ids_json(&self.inner, self.inner.path_to(i)))
+    }
+
+    /// Ids of the children of `id` (the roots for `undefined`), as JSON.
+    pub fn children(&self, id: Option<String>) -> Result<String, JsValue> {
+        let parent = match id {
+            Some(id) => Some(self.inner.require(&id).map_err(to_js)?),
+            None => None,
+        };
+        Ok(ids_json(&self.inner, self.inner.children(parent)))
+    }
+
+    /// Moves the leaf to `id`.
+    pub fn branch(&mut self, id: &str) -> Result<(), JsValue> {
+        self.inner.branch(id).map_err(to_js)
+    }
+
+    /// Clears the leaf.
+    #[wasm_bindgen(js_name = resetLeaf)]
+    pub fn reset_leaf(&mut self) {
+        self.inner.reset_leaf();
+    }
+
+    fn context(&self, options_json: Option<String>) -> Result<SessionContext, JsValue> {
+        let o = build_options(options_json)?;
+        build_context(&self.inner, &o).map_err(to_js)
+    }
+
+    /// The built context as JSON (see `SessionContext::to_json`).
+    #[wasm_bindgen(js_name = buildContextJson)]
+    pub fn build_context_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
+        Ok(self.context(options_json)?.to_json(&self.inner))
+    }
+
+    /// The provider messages of the built context, as a JSON array.
+    #[wasm_bindgen(js_name = llmMessagesJson)]
+    pub fn llm_messages_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
+        let ctx = self.context(options_json)?;
+        Ok(js::stringify(&Value::Array(
+            crate::convert::convert_to_llm(&self.inner, &ctx),
+        )))
+    }
+
+    /// Token figures of the built context as JSON: `{tokens, usageTokens, trailingTokens,
+    /// estimatedTokens, lastUsageEntryId, tokensBefore, messages}` (spec: compaction §3.2,
+    /// §3.5).
+    #[wasm_bindgen(js_name = contextTokensJson)]
+    pub fn context_tokens_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
+        let ctx = self.context(options_json)?;
+        let msgs: Vec<_> = ctx.agent_messages().cloned().collect();
+        let est = tokens::estimate_context_tokens(&msgs, &ByteEstimate);
+        let estimated: u64 = ctx
+            .messages
+            .iter()
+            .map(|m| {
+                if matches!(
+                    self.inner.entries()[m.entry].kind(),
+                    crate::session::EntryKind::Message
+                ) && m.stripped_tool_calls == 0
+                {
+                    self.inner.entry_tokens(m.entry, EstimateOptions::default())
+                } else {
+                    tokens::estimate_message(&m.message, &ByteEstimate, EstimateOptions::default())
+                }
+            })
+            .sum();
+        let last = est
+            .last_usage_index
+            .map(|i| Value::from(self.inner.entries()[ctx.messages[i].entry].id()))
+            .unwrap_or(Value::Null);
+        Ok(js::stringify(&serde_json::json!({
+            "tokens": est.tokens,
+            "usageTokens": est.usage_tokens,
+            "trailingTokens": est.trailing_tokens,
+            "estimatedTokens": estimated,
+            "lastUsageEntryId": last,
+            "tokensBefore": self.inner.tokens_before(&ctx.path),
+            "messages": ctx.messages.len(),
+        })))
+    }
+
+    /// Estimated tokens of the message an entry carries.
+    #[wasm_bindgen(js_name = entryTokens)]
+    pub fn entry_tokens(
+        &self,
+        id: &str,
+        exclude_encrypted_reasoning: bool,
+    ) -> Result<f64, JsValue> {
+        let i = self.inner.require(id).map_err(to_js)?;
+        Ok(self.inner.entry_tokens(
+            i,
+            EstimateOptions {
+                exclude_encrypted_reasoning,
+            },
+        ) as f64)
+    }
+
+    /// Appends an entry of any type; `fields_json` is an object of its fields.
+    pub fn append(
+        &mut self,
+        entry_type: &str,
+        fields_json: &str,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        let fields = match parse_json(fields_json, "entry fields")? {
+            Value::Object(m) => m,
+            _ => {
+                return Err(js_error(
+                    ErrorCode::InvalidArgument,
+                    "entry fields must be an object",
+                ))
+            }
+        };
+        self.inner
+            .append(entry_type, fields, now_ms(now)?)
+            .map_err(to_js)
+    }
+
+    /// Appends a compaction entry (body as JSON: summary, firstKeptEntryId, tokensBefore, …).
+    #[wasm_bindgen(js_name = appendCompaction)]
+    pub fn append_compaction(&mut self, body_json: &str, now: f64) -> Result<String, JsValue> {
+        let body: CompactionBody = serde_json::from_str(body_json).map_err(|e| {
+            js_error(
+                ErrorCode::InvalidArgument,
+                &format!("invalid compaction: {e}"),
+            )
+        })?;
+        self.inner
+            .append_compaction(&body, now_ms(now)?)
+            .map_err(to_js)
+    }
+
+    /// Moves the leaf to `from` (the root for `undefined`) and appends a branch summary there.
+    #[wasm_bindgen(js_name = branchWithSummary)]
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<String>,
+        summary: &str,
+        details_json: Option<String>,
+        from_extension: bool,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        let details = match details_json.as_deref() {
+            None | Some("") | Some("null") | Some("undefined") => None,
+            Some(t) => Some(parse_json(t, "details")?),
+        };
+        self.inner
+            .branch_with_summary(
+                from.as_deref(),
+                summary,
+                details,
+                from_extension,
+                now_ms(now)?,
+            )
+            .map_err(to_js)
+    }
+
+    /// Appends a label for `target` (undefined or empty clears it).
+    #[wasm_bindgen(js_name = appendLabel)]
+    pub fn append_label(
+        &mut self,
+        target: &str,
+        label: Option<String>,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        self.inner
+            .append_label(target, label.as_deref(), now_ms(now)?)
+            .map_err(to_js)
+    }
+
+    /// Resolved labels as a JSON object `{id: label}`.
+    #[wasm_bindgen(js_name = labelsJson)]
+    pub fn labels_json(&self) -> String {
+        let mut pairs: Vec<(String, String)> = self.inner.labels().into_iter().collect();
+        pairs.sort_by_key(|(id, _)| self.inner.index_of(id));
+        let map: serde_json::Map<String, Value> = pairs
+            .into_iter()
+            .map(|(k, v)| (k, Value::from(v)))
+            .collect();
+        js::stringify(&Value::Object(map))
+    }
+}

@@ -1,0 +1,98 @@
+//! Exported token-accounting functions (spec: compaction §3).
+
+use super::interop::{js_error, parse_json, to_js};
+use crate::error::ErrorCode;
+use crate::message::{AgentMessage, Usage};
+use crate::settings::CompactionSettings;
+use crate::tokens::{self, ByteEstimate, EstimateOptions};
+use wasm_bindgen::prelude::*;
+
+fn settings(json: Option<String>) -> Result<CompactionSettings, JsValue> {
+    match json.as_deref() {
+        None | Some("") | Some("undefined") => Ok(CompactionSettings::default()),
+        Some(t) => CompactionSettings::from_json(&parse_json(t, "settings")?).map_err(to_js),
+    }
+}
+
+fn window(w: f64) -> Result<u64, JsValue> {
+    if w.is_finite() && w >= 0.0 {
+        Ok(w as u64)
+    } else {
+        Err(js_error(
+            ErrorCode::InvalidArgument,
+            "the context window must be a non-negative number of tokens",
+        ))
+    }
+}
+
+/// Estimated tokens of one agent message (JSON).
+#[wasm_bindgen(js_name = estimateTokensJson)]
+pub fn estimate_tokens_json(
+    message_json: &str,
+    exclude_encrypted_reasoning: bool,
+) -> Result<f64, JsValue> {
+    let m = AgentMessage::parse(message_json, None)
+        .map_err(|e| js_error(ErrorCode::InvalidArgument, &format!("invalid message: {e}")))?;
+    Ok(tokens::estimate_message(
+        &m,
+        &ByteEstimate,
+        EstimateOptions {
+            exclude_encrypted_reasoning,
+        },
+    ) as f64)
+}
+
+/// Context tokens of a usage record (JSON).
+#[wasm_bindgen(js_name = usageContextTokens)]
+pub fn usage_context_tokens(usage_json: &str) -> Result<f64, JsValue> {
+    let u: Usage = serde_json::from_str(usage_json)
+        .map_err(|e| js_error(ErrorCode::InvalidArgument, &format!("invalid usage: {e}")))?;
+    Ok(tokens::context_tokens(&u) as f64)
+}
+
+/// The compaction threshold for a window and settings.
+#[wasm_bindgen(js_name = thresholdTokens)]
+pub fn threshold_tokens(
+    context_window: f64,
+    settings_json: Option<String>,
+) -> Result<f64, JsValue> {
+    Ok(tokens::threshold_tokens(window(context_window)?, &settings(settings_json)?) as f64)
+}
+
+/// The reserve the threshold leaves (after the 15 % rule and the small-window rescue).
+#[wasm_bindgen(js_name = reserveTokens)]
+pub fn reserve_tokens(context_window: f64, settings_json: Option<String>) -> Result<f64, JsValue> {
+    Ok(tokens::budget_reserve_tokens(window(context_window)?, &settings(settings_json)?) as f64)
+}
+
+/// Whether `context_tokens` is over the threshold.
+#[wasm_bindgen(js_name = shouldCompact)]
+pub fn should_compact(
+    context_tokens: f64,
+    context_window: f64,
+    settings_json: Option<String>,
+) -> Result<bool, JsValue> {
+    Ok(tokens::should_compact(
+        window(context_tokens)?,
+        window(context_window)?,
+        &settings(settings_json)?,
+    ))
+}
+
+/// The adapted keep budget and the ratio: `[keep, ratio]`.
+#[wasm_bindgen(js_name = adaptKeepRecentTokens)]
+pub fn adapt_keep_recent_tokens(
+    keep: f64,
+    prompt_tokens: f64,
+    estimate: f64,
+) -> Result<Vec<f64>, JsValue> {
+    let (k, r) =
+        tokens::adapt_keep_recent_tokens(window(keep)?, window(prompt_tokens)?, window(estimate)?);
+    Ok(vec![k as f64, r])
+}
+
+/// Validates settings and returns them with defaults filled in, as JSON.
+#[wasm_bindgen(js_name = resolveSettingsJson)]
+pub fn resolve_settings_json(settings_json: Option<String>) -> Result<String, JsValue> {
+    Ok(settings(settings_json)?.to_json().to_string())
+}

@@ -1,0 +1,125 @@
+// The hand-written .d.ts of the package, checked by the TypeScript compiler from consumers that
+// resolve the package the way Node.js (nodenext) and bundlers (browser, workerd conditions) do.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { outDir, pkgDir, testsDir } from './support/project.mjs';
+
+const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
+
+const strict = {
+  strict: true,
+  noEmit: true,
+  skipLibCheck: false,
+  target: 'es2022',
+  types: [],
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+};
+
+const consumers = {
+  node: {
+    compilerOptions: { ...strict, module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022'] },
+    files: {
+      'main.mts': `
+        import { init, version } from 'ctxfold';
+        const v: string = version();
+        await init();
+        // @ts-expect-error version() returns a string
+        const n: number = version();
+        export { v, n };
+      `,
+    },
+  },
+  browser: {
+    compilerOptions: {
+      ...strict,
+      module: 'esnext',
+      moduleResolution: 'bundler',
+      customConditions: ['browser'],
+      lib: ['es2022', 'dom'],
+    },
+    files: {
+      'main.ts': `
+        import { init, initSync, version, type InitInput } from 'ctxfold';
+        await init();
+        await init(new URL('https://example.invalid/ctxfold_bg.wasm'));
+        await init(fetch('/ctxfold_bg.wasm'));
+        await init(new ArrayBuffer(8));
+        initSync(new Uint8Array(8));
+        const input: InitInput = '/ctxfold_bg.wasm';
+        await init(input);
+        // @ts-expect-error initSync() needs the bytes or module (note: any non-null value fits
+        // WebAssembly.Module, an empty interface in lib.dom, so wrong inputs fail at run time)
+        initSync();
+        // @ts-expect-error no null
+        await init(null);
+        const v: string = version();
+        export { v };
+      `,
+    },
+  },
+  default: {
+    compilerOptions: { ...strict, module: 'esnext', moduleResolution: 'bundler', lib: ['es2022', 'dom'] },
+    files: {
+      'main.ts': `
+        import { init, version } from 'ctxfold';
+        await init();
+        const v: string = version();
+        export { v };
+      `,
+    },
+  },
+  workerd: {
+    compilerOptions: {
+      ...strict,
+      module: 'esnext',
+      moduleResolution: 'bundler',
+      customConditions: ['workerd'],
+      lib: ['es2022'],
+    },
+    files: {
+      'main.ts': `
+        import { init, version } from 'ctxfold';
+        await init();
+        const v: string = version();
+        // @ts-expect-error initSync is browser-only
+        import { initSync } from 'ctxfold';
+        export { v, initSync };
+      `,
+    },
+  },
+};
+
+for (const [name, { compilerOptions, files }] of Object.entries(consumers)) {
+  test(`types: a ${name} consumer type-checks`, () => {
+    // Under tests/out/, so that tests/node_modules/ctxfold resolves.
+    const dir = path.join(outDir, 'types', name);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+    writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions, include: Object.keys(files) }, null, 2),
+    );
+    for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text);
+    const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
+  });
+}
+
+test('types: no `any` in the shipped .d.ts files', () => {
+  const offenders = [];
+  for (const file of readdirSync(pkgDir, { recursive: true })) {
+    if (!String(file).endsWith('.d.ts')) continue;
+    const text = readFileSync(path.join(pkgDir, file), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/\/\/.*$/gm, '');
+    text.split('\n').forEach((line, i) => {
+      if (/\bany\b/.test(line)) offenders.push(`${file}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  assert.deepEqual(offenders, []);
+});
