@@ -41,7 +41,9 @@ fn error_codes_are_stable_strings_under_wasm() {
 #[wasm_bindgen_test]
 fn simd_string_scan_agrees_with_serde_json() {
     use ctxfold::json::scan::validate;
-    let specials: &[&str] = &["\\\"", "\\\\", "\\n", "\\u00e9", "\u{1}", "\t", "\\x", "é", "😀", "\""];
+    let specials: &[&str] = &[
+        "\\\"", "\\\\", "\\n", "\\u00e9", "\u{1}", "\t", "\\x", "é", "😀", "\"",
+    ];
     for len in 0..40 {
         for pos in 0..=len {
             for sp in specials {
