@@ -300,17 +300,21 @@ impl Emitter<'_> {
 
     fn push_entry_message(&mut self, index: usize) -> Result<()> {
         if let Some(json) = self.session.entry_message_json(index)? {
-            let json = json.into_owned();
-            if let Ok(message) = AgentMessage::parse(&json, None) {
-                self.out.push(ContextMessage {
-                    entry: index,
-                    message,
-                    json: MessageJson::Owned(json),
-                    stripped_tool_calls: 0,
-                });
-            }
+            self.push_owned(index, json.into_owned(), None);
         }
         Ok(())
+    }
+
+    /// Pushes a message built for this context (its JSON is not the entry's own text).
+    fn push_owned(&mut self, index: usize, json: String, role: Option<Role>) {
+        if let Ok(message) = AgentMessage::parse(&json, role) {
+            self.out.push(ContextMessage {
+                entry: index,
+                message,
+                json: MessageJson::Owned(json),
+                stripped_tool_calls: 0,
+            });
+        }
     }
 
     /// Emits a compaction as a `compactionSummary` message; superseded ones (transcript
@@ -331,14 +335,7 @@ impl Emitter<'_> {
         } else {
             json.into_owned()
         };
-        if let Ok(message) = AgentMessage::parse(&json, Some(Role::CompactionSummary)) {
-            self.out.push(ContextMessage {
-                entry: index,
-                message,
-                json: MessageJson::Owned(json),
-                stripped_tool_calls: 0,
-            });
-        }
+        self.push_owned(index, json, Some(Role::CompactionSummary));
         Ok(())
     }
 }

@@ -110,7 +110,6 @@ struct BlockRepr {
     id: Option<String>,
     name: Option<String>,
     arguments: Option<Value>,
-    #[serde(default)]
     context_omitted: Option<Value>,
     block: Option<Value>,
 }
@@ -228,33 +227,23 @@ impl<'de> Deserialize<'de> for Content {
 
 /// Orchestration tokens: billed provider-side, never replayed (spec: compaction §1.7).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Orchestration {
-    #[serde(default)]
     pub input: f64,
-    #[serde(default)]
     pub output: f64,
-    #[serde(default)]
     pub cache_read: f64,
 }
 
 /// Token usage of an assistant turn (spec: compaction §1.7). Missing counts read as 0.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Usage {
-    #[serde(default)]
     pub input: f64,
-    #[serde(default)]
     pub output: f64,
-    #[serde(default)]
     pub cache_read: f64,
-    #[serde(default)]
     pub cache_write: f64,
-    #[serde(default)]
     pub total_tokens: Option<f64>,
-    #[serde(default)]
     pub context_tokens: Option<f64>,
-    #[serde(default)]
     pub orchestration: Option<Orchestration>,
 }
 
@@ -285,37 +274,25 @@ impl<'de> Deserialize<'de> for StopReason {
 
 /// `user` and `developer` messages.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct UserMessage {
-    #[serde(default)]
     pub content: Content,
-    #[serde(default)]
     pub timestamp: Option<f64>,
-    #[serde(default)]
     pub attribution: Option<String>,
 }
 
 /// `assistant` messages.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct AssistantMessage {
-    #[serde(default)]
     pub content: Content,
-    #[serde(default)]
     pub api: Option<String>,
-    #[serde(default)]
     pub provider: Option<String>,
-    #[serde(default)]
     pub model: Option<String>,
-    #[serde(default)]
     pub usage: Option<Usage>,
-    #[serde(default)]
     pub stop_reason: Option<StopReason>,
-    #[serde(default)]
     pub error_message: Option<String>,
-    #[serde(default)]
     pub timestamp: Option<f64>,
-    #[serde(default)]
     pub retry_recovery: Option<Value>,
 }
 
@@ -348,136 +325,93 @@ impl AssistantMessage {
 
 /// `toolResult` messages.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ToolResultMessage {
-    #[serde(default)]
     pub tool_call_id: String,
-    #[serde(default)]
     pub tool_name: String,
-    #[serde(default)]
     pub content: Content,
-    #[serde(default)]
     pub is_error: bool,
-    #[serde(default)]
     pub timestamp: Option<f64>,
-    #[serde(default)]
     pub pruned_at: Option<f64>,
-    #[serde(default)]
     pub useless: bool,
-    #[serde(default)]
     pub context_omitted: Option<Value>,
 }
 
 /// `bashExecution` messages.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct BashExecutionMessage {
-    #[serde(default)]
     pub command: String,
-    #[serde(default)]
     pub output: String,
-    #[serde(default)]
     pub exit_code: Option<f64>,
-    #[serde(default)]
     pub cancelled: bool,
-    #[serde(default)]
     pub truncated: bool,
-    #[serde(default)]
     pub full_output_path: Option<String>,
-    #[serde(default)]
     pub exclude_from_context: bool,
-    #[serde(default)]
     pub images: Option<Vec<ContentBlock>>,
 }
 
 /// `pythonExecution` messages.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct PythonExecutionMessage {
-    #[serde(default)]
     pub code: String,
-    #[serde(default)]
     pub output: String,
-    #[serde(default)]
     pub exit_code: Option<f64>,
-    #[serde(default)]
     pub cancelled: bool,
-    #[serde(default)]
     pub exclude_from_context: bool,
 }
 
 /// One file of a `fileMention` message.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct MentionedFile {
-    #[serde(default)]
     pub path: String,
-    #[serde(default)]
     pub content: String,
-    #[serde(default)]
     pub line_count: Option<f64>,
-    #[serde(default)]
     pub image: Option<ContentBlock>,
 }
 
 /// `fileMention` messages.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct FileMentionMessage {
-    #[serde(default)]
     pub files: Vec<MentionedFile>,
 }
 
 /// `custom` (legacy `hookMessage`) messages.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct CustomMessage {
-    #[serde(default)]
     pub custom_type: String,
-    #[serde(default)]
     pub content: Content,
-    #[serde(default)]
     pub display: bool,
-    #[serde(default)]
     pub details: Option<Value>,
-    #[serde(default)]
     pub attribution: Option<String>,
-    #[serde(default)]
     pub timestamp: Option<f64>,
 }
 
 /// `branchSummary` messages.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct BranchSummaryMessage {
-    #[serde(default)]
     pub summary: String,
-    #[serde(default)]
     pub from_id: String,
-    #[serde(default)]
     pub timestamp: Option<f64>,
 }
 
 /// `compactionSummary` messages.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct CompactionSummaryMessage {
-    #[serde(default)]
     pub summary: String,
-    #[serde(default)]
     pub tokens_before: Option<f64>,
-    #[serde(default)]
     pub short_summary: Option<String>,
-    #[serde(default)]
     pub tokens_after: Option<f64>,
-    #[serde(default)]
     pub method: Option<String>,
-    #[serde(default)]
     pub warning: Option<String>,
-    #[serde(default)]
     pub blocks: Option<Vec<ContentBlock>>,
-    #[serde(default)]
     pub images: Option<Vec<Value>>,
-    #[serde(default)]
     pub timestamp: Option<f64>,
 }
 
