@@ -6,6 +6,7 @@
 //! The only JavaScript-facing code lives in the `wasm` module.
 #![forbid(unsafe_code)]
 
+pub mod compaction;
 pub mod context;
 pub mod convert;
 pub mod error;

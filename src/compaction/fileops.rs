@@ -1,0 +1,1 @@
+//! File-operation tracking and the `<files>` block (spec: compaction §5.10).

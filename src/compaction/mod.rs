@@ -1,0 +1,6 @@
+//! Compaction (spec: compaction §4, §5): preparation (cut points, split turns, the kept
+//! region), summary input (serialization, prompts, file operations) and the sans-IO
+//! plan → commit cycle.
+
+pub mod fileops;
+pub mod serialize;
