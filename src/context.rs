@@ -61,6 +61,37 @@ pub struct ContextMessage {
 }
 
 impl ContextMessage {
+    /// The message an entry carries (spec: compaction §4.4 step 8: a `message` entry's own
+    /// message, a `custom_message` as `custom`, a `branch_summary` as `branchSummary`, a
+    /// `compaction` as `compactionSummary`); `None` for entries that carry none.
+    pub fn from_entry(session: &Session, index: usize) -> Result<Option<ContextMessage>> {
+        if session.entries()[index].kind() == EntryKind::Message {
+            return Ok(Some(ContextMessage {
+                entry: index,
+                message: session.message(index)?,
+                json: MessageJson::Entry(index),
+                stripped_tool_calls: 0,
+            }));
+        }
+        let Some(json) = session.entry_message_json(index)? else {
+            return Ok(None);
+        };
+        let json = json.into_owned();
+        let message = AgentMessage::parse(&json, None).map_err(|e| {
+            crate::error::Error::InvalidEntryBody {
+                id: session.entries()[index].id().to_string(),
+                line: session.line_number(index),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(Some(ContextMessage {
+            entry: index,
+            message,
+            json: MessageJson::Owned(json),
+            stripped_tool_calls: 0,
+        }))
+    }
+
     /// The message's JSON text.
     pub fn json<'s>(&'s self, session: &'s Session) -> Cow<'s, str> {
         match &self.json {

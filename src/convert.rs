@@ -92,10 +92,15 @@ fn object(session: &Session, m: &ContextMessage) -> Map<String, Value> {
 
 /// Converts a built context to provider messages, as JSON values.
 pub fn convert_to_llm(session: &Session, ctx: &SessionContext) -> Vec<Value> {
-    let mut out = Vec::with_capacity(ctx.messages.len());
-    for (pos, m) in ctx.messages.iter().enumerate() {
+    convert_messages(session, &ctx.messages)
+}
+
+/// Converts agent messages (of a context, or any run of entries) to provider messages.
+pub fn convert_messages(session: &Session, messages: &[ContextMessage]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    for (pos, m) in messages.iter().enumerate() {
         let next_is_interrupt = matches!(
-            ctx.messages.get(pos + 1).map(|n| &n.message),
+            messages.get(pos + 1).map(|n| &n.message),
             Some(AgentMessage::Custom(c)) if c.custom_type == INTERRUPTED_THINKING
         );
         match &m.message {
