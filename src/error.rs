@@ -40,6 +40,12 @@ pub enum ErrorCode {
     Summarizer,
     /// The operation was aborted by the host.
     Aborted,
+    /// A compaction plan no longer fits the session.
+    StalePlan,
+    /// A compaction plan was committed before all answers were in.
+    PlanIncomplete,
+    /// A hook cancelled the operation.
+    Cancelled,
 }
 
 impl ErrorCode {
@@ -63,6 +69,9 @@ impl ErrorCode {
             ErrorCode::AlreadyCompacted => "E_ALREADY_COMPACTED",
             ErrorCode::Summarizer => "E_SUMMARIZER",
             ErrorCode::Aborted => "E_ABORTED",
+            ErrorCode::StalePlan => "E_STALE_PLAN",
+            ErrorCode::PlanIncomplete => "E_PLAN_INCOMPLETE",
+            ErrorCode::Cancelled => "E_CANCELLED",
         }
     }
 }
@@ -92,6 +101,14 @@ pub enum Error {
     InvalidArgument { what: String },
     /// Invalid settings; `field` names the offending setting.
     Settings { field: String, reason: String },
+    /// The active path already ends with a compaction.
+    AlreadyCompacted,
+    /// Compaction would summarize nothing.
+    NothingToCompact { reason: String },
+    /// A plan no longer fits the session (it changed after planning).
+    StalePlan { reason: String },
+    /// A plan is committed before all its answers are in.
+    PlanIncomplete { missing: Vec<String> },
 }
 
 impl Error {
@@ -104,6 +121,10 @@ impl Error {
             Error::InvalidEntryBody { .. } => ErrorCode::InvalidEntryBody,
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
             Error::Settings { .. } => ErrorCode::Settings,
+            Error::AlreadyCompacted => ErrorCode::AlreadyCompacted,
+            Error::NothingToCompact { .. } => ErrorCode::NothingToCompact,
+            Error::StalePlan { .. } => ErrorCode::StalePlan,
+            Error::PlanIncomplete { .. } => ErrorCode::PlanIncomplete,
         }
     }
 }
@@ -128,6 +149,21 @@ impl fmt::Display for Error {
             ),
             Error::InvalidArgument { what } => write!(f, "invalid argument: {what}"),
             Error::Settings { field, reason } => write!(f, "invalid setting `{field}`: {reason}"),
+            Error::AlreadyCompacted => f.write_str(
+                "Already compacted: the active path ends with a compaction; add messages first",
+            ),
+            Error::NothingToCompact { reason } => {
+                write!(f, "Nothing to compact (session too small): {reason}")
+            }
+            Error::StalePlan { reason } => write!(
+                f,
+                "the compaction plan no longer fits the session ({reason}); plan again"
+            ),
+            Error::PlanIncomplete { missing } => write!(
+                f,
+                "the plan still waits for answers to: {}; answer every pending request first",
+                missing.join(", ")
+            ),
         }
     }
 }

@@ -20,7 +20,8 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    fn parse(s: &str) -> Option<Strategy> {
+    /// The strategy named by its setting string (`None` for an unknown name).
+    pub fn parse(s: &str) -> Option<Strategy> {
         Some(match s {
             "context-full" => Strategy::ContextFull,
             "handoff" => Strategy::Handoff,
@@ -63,7 +64,27 @@ pub struct CompactionSettings {
     pub idle_timeout_seconds: u64,
     pub supersede_reads: bool,
     pub drop_useless: bool,
+    pub mid_turn_enabled: bool,
+    pub async_enabled: bool,
+    pub handoff_save_to_disk: bool,
+    pub remote_streaming_v2_enabled: bool,
+    pub v2_retained_message_budget: u64,
+    pub v2_timeout_ms: u64,
+    /// Ordered fallback list of methods (spec: compaction §8.3); unknown and duplicate
+    /// entries are dropped, as the reference does.
+    pub method_order: Vec<String>,
+    pub experimental_context_management: bool,
 }
+
+/// Methods `methodOrder` may name (spec: compaction §9.2).
+pub const METHODS: [&str; 6] = [
+    "remote",
+    "snapcompact",
+    "handoff",
+    "shake",
+    "soft",
+    "window",
+];
 
 /// The engine's fallback reserve (`DEFAULT_RESERVE_TOKENS`).
 pub const DEFAULT_RESERVE_TOKENS: u64 = 16_384;
@@ -85,6 +106,16 @@ impl Default for CompactionSettings {
             idle_timeout_seconds: 300,
             supersede_reads: true,
             drop_useless: true,
+            mid_turn_enabled: true,
+            async_enabled: true,
+            handoff_save_to_disk: false,
+            remote_streaming_v2_enabled: true,
+            v2_retained_message_budget: 64_000,
+            v2_timeout_ms: 180_000,
+            method_order: ["remote", "snapcompact", "handoff", "shake", "soft"]
+                .map(String::from)
+                .to_vec(),
+            experimental_context_management: false,
         }
     }
 }
@@ -170,6 +201,27 @@ impl CompactionSettings {
                 "idleTimeoutSeconds" => self.idle_timeout_seconds = want_count(f, v)?,
                 "supersedeReads" => self.supersede_reads = want_bool(f, v)?,
                 "dropUseless" => self.drop_useless = want_bool(f, v)?,
+                "midTurnEnabled" => self.mid_turn_enabled = want_bool(f, v)?,
+                "asyncEnabled" => self.async_enabled = want_bool(f, v)?,
+                "handoffSaveToDisk" => self.handoff_save_to_disk = want_bool(f, v)?,
+                "remoteStreamingV2Enabled" => self.remote_streaming_v2_enabled = want_bool(f, v)?,
+                "v2RetainedMessageBudget" => self.v2_retained_message_budget = want_count(f, v)?,
+                "v2TimeoutMs" => self.v2_timeout_ms = want_count(f, v)?,
+                "experimentalContextManagement" => {
+                    self.experimental_context_management = want_bool(f, v)?
+                }
+                "methodOrder" => {
+                    let list = v
+                        .as_array()
+                        .ok_or_else(|| bad(f, "expected an array of method names"))?;
+                    let mut order: Vec<String> = Vec::new();
+                    for m in list.iter().filter_map(Value::as_str) {
+                        if METHODS.contains(&m) && !order.iter().any(|o| o == m) {
+                            order.push(m.to_string());
+                        }
+                    }
+                    self.method_order = order;
+                }
                 _ => return Err(bad(f, "unknown setting (check the spelling)")),
             }
         }
@@ -193,6 +245,14 @@ impl CompactionSettings {
             "idleTimeoutSeconds": self.idle_timeout_seconds,
             "supersedeReads": self.supersede_reads,
             "dropUseless": self.drop_useless,
+            "midTurnEnabled": self.mid_turn_enabled,
+            "asyncEnabled": self.async_enabled,
+            "handoffSaveToDisk": self.handoff_save_to_disk,
+            "remoteStreamingV2Enabled": self.remote_streaming_v2_enabled,
+            "v2RetainedMessageBudget": self.v2_retained_message_budget,
+            "v2TimeoutMs": self.v2_timeout_ms,
+            "methodOrder": self.method_order,
+            "experimentalContextManagement": self.experimental_context_management,
         })
     }
 
@@ -222,6 +282,12 @@ mod tests {
         assert_eq!(s.threshold_percent, 90.0);
         assert_eq!(s.strategy, Strategy::Off);
         assert_eq!(CompactionSettings::from_json(&s.to_json()).unwrap(), s);
+        let s = CompactionSettings::from_json(&json!({
+            "methodOrder": ["soft", "bogus", "soft", "remote"], "midTurnEnabled": false
+        }))
+        .unwrap();
+        assert_eq!(s.method_order, ["soft", "remote"]);
+        assert!(!s.mid_turn_enabled);
     }
 
     #[test]

@@ -3,4 +3,5 @@
 //! plan → commit cycle.
 
 pub mod fileops;
+pub mod prepare;
 pub mod serialize;

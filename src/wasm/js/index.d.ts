@@ -425,6 +425,15 @@ export interface CompactionSettings {
   idleTimeoutSeconds?: number;
   supersedeReads?: boolean;
   dropUseless?: boolean;
+  midTurnEnabled?: boolean;
+  asyncEnabled?: boolean;
+  handoffSaveToDisk?: boolean;
+  remoteStreamingV2Enabled?: boolean;
+  v2RetainedMessageBudget?: number;
+  v2TimeoutMs?: number;
+  /** Ordered fallback list; unknown and duplicate names are dropped. */
+  methodOrder?: Array<'remote' | 'snapcompact' | 'handoff' | 'shake' | 'soft' | 'window'>;
+  experimentalContextManagement?: boolean;
 }
 export type ResolvedCompactionSettings = Required<CompactionSettings>;
 

@@ -1,0 +1,484 @@
+//! `prepareCompaction` (spec: compaction §4): which messages a compaction summarizes, which
+//! it keeps verbatim, and where the cut falls.
+//!
+//! The preparation follows the [N+] effective-sequence semantics (spec: compaction §4.4):
+//! the messages since the latest readable compaction — including the original entries that
+//! compaction kept — form one sequence that is partitioned into exactly three regions:
+//! `messages_to_summarize`, `turn_prefix` and `recent`. Preparation never changes the session.
+
+use crate::error::{Error, Result};
+use crate::message::Role;
+use crate::session::{CompactionBody, EntryKind, Session};
+use crate::settings::CompactionSettings;
+use crate::tokens::{self, EstimateOptions};
+use serde_json::Value;
+
+/// One item of the sequence `find_cut_point` walks (spec: compaction §4.1–§4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutItem {
+    /// A `message` entry with its role and token estimate.
+    Message { role: Role, tokens: u64 },
+    /// A `custom_message` entry.
+    CustomMessage,
+    /// A `branch_summary` entry.
+    BranchSummary,
+    /// A `compaction` entry.
+    Compaction,
+    /// Any other entry (settings changes, labels, custom state, …).
+    Metadata,
+}
+
+impl CutItem {
+    /// Valid cut points (spec: compaction §4.1): messages of the roles that can start the
+    /// kept region, and custom-message and branch-summary entries. Never a tool result, never
+    /// metadata. A `custom`-role message is not a cut point in oh-my-pi.
+    pub fn is_cut_point(self) -> bool {
+        match self {
+            CutItem::Message { role, .. } => matches!(
+                role,
+                Role::User
+                    | Role::Assistant
+                    | Role::BashExecution
+                    | Role::HookMessage
+                    | Role::BranchSummary
+                    | Role::CompactionSummary
+            ),
+            CutItem::CustomMessage | CutItem::BranchSummary => true,
+            CutItem::Compaction | CutItem::Metadata => false,
+        }
+    }
+
+    /// Entries a turn starts at (spec: compaction §4.2).
+    fn starts_turn(self) -> bool {
+        match self {
+            CutItem::Message { role, .. } => matches!(role, Role::User | Role::BashExecution),
+            CutItem::CustomMessage | CutItem::BranchSummary => true,
+            _ => false,
+        }
+    }
+}
+
+/// Where a cut falls (spec: compaction §4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CutPoint {
+    /// Index of the first item kept verbatim.
+    pub first_kept: usize,
+    /// Start of the turn the cut splits, when it splits one.
+    pub turn_start: Option<usize>,
+    /// True when the cut falls inside a turn (not on a user message).
+    pub is_split_turn: bool,
+}
+
+/// `findCutPoint(entries, start, end, keepRecentTokens)` (spec: compaction §4.3): walk back
+/// from the end over `message` items; at the first item that takes the total over
+/// `keep_recent_tokens`, cut at the first valid cut point after it. The kept region is thus
+/// the oldest run of recent turns that fits the budget — the behaviour of the published
+/// reference, pinned by `conformance/large-session/prepare.json` (an older variant cut *at*
+/// the item that crossed the budget). Without a valid cut point after it, everything is kept
+/// (and the caller finds nothing to summarize). Then metadata just before the cut is pulled
+/// into the kept region and a split turn is detected.
+pub fn find_cut_point(
+    items: &[CutItem],
+    start: usize,
+    end: usize,
+    keep_recent_tokens: u64,
+) -> CutPoint {
+    let end = end.min(items.len());
+    let cuts: Vec<usize> = (start..end).filter(|&i| items[i].is_cut_point()).collect();
+    let Some(&first_cut) = cuts.first() else {
+        return CutPoint {
+            first_kept: start,
+            turn_start: None,
+            is_split_turn: false,
+        };
+    };
+    let mut cut = first_cut;
+    let mut acc = 0u64;
+    for i in (start..end).rev() {
+        if let CutItem::Message { tokens, .. } = items[i] {
+            acc += tokens;
+            if acc > keep_recent_tokens {
+                cut = cuts.iter().copied().find(|&c| c > i).unwrap_or(first_cut);
+                break;
+            }
+        }
+    }
+    while cut > start
+        && !matches!(
+            items[cut - 1],
+            CutItem::Message { .. } | CutItem::Compaction
+        )
+    {
+        cut -= 1;
+    }
+    let is_user = matches!(
+        items[cut],
+        CutItem::Message {
+            role: Role::User,
+            ..
+        }
+    );
+    let turn_start = if is_user {
+        None
+    } else {
+        // Corner case ported literally: a cut on a turn-starting non-user entry finds itself,
+        // so the turn prefix is empty.
+        (start..=cut).rev().find(|&i| items[i].starts_turn())
+    };
+    CutPoint {
+        first_kept: cut,
+        turn_start,
+        is_split_turn: turn_start.is_some(),
+    }
+}
+
+/// Options of [`prepare_compaction`].
+#[derive(Debug, Clone, Default)]
+pub struct PrepareOptions {
+    /// Provider of the model that will read the context (decides whether a provider-native
+    /// compaction can be reused; spec: compaction §4.4 "Readability").
+    pub active_provider: Option<String>,
+    /// The leaf to compact; default: the session's leaf.
+    pub leaf: Option<usize>,
+}
+
+/// What a compaction will do (spec: compaction §4.5 `CompactionPreparation`). Indices are
+/// entry indices of the session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preparation {
+    /// The compacted path, root first.
+    pub path: Vec<usize>,
+    /// The leaf at preparation time (commit refuses a session that moved on).
+    pub leaf: usize,
+    /// The previous (readable) compaction the summary builds on.
+    pub previous_compaction: Option<usize>,
+    pub previous_summary: Option<String>,
+    pub previous_preserve_data: Option<Value>,
+    /// Whether the previous compaction came from an extension (its file lists are not
+    /// carried forward).
+    pub previous_from_extension: bool,
+    /// The effective sequence, partitioned into the three regions below.
+    pub messages_to_summarize: Vec<usize>,
+    pub turn_prefix: Vec<usize>,
+    pub recent: Vec<usize>,
+    /// The first entry kept verbatim.
+    pub first_kept: usize,
+    pub first_kept_entry_id: String,
+    pub is_split_turn: bool,
+    /// Where the split turn starts.
+    pub turn_start: Option<usize>,
+    /// Context tokens of the last valid usage on the path (spec: compaction §3.5).
+    pub tokens_before: u64,
+    /// `keepRecentTokens` after the usage/estimate adaptation (spec: compaction §3.4).
+    pub keep_recent_tokens: u64,
+    /// `promptTokens / estimate` (0 without usage).
+    pub ratio: f64,
+    /// Estimated tokens per region.
+    pub tokens_to_summarize: u64,
+    pub tokens_turn_prefix: u64,
+    pub tokens_recent: u64,
+}
+
+/// Why an entry is in the sequence, and how the cut walk sees it.
+fn cut_item(session: &Session, index: usize) -> CutItem {
+    let e = &session.entries()[index];
+    match e.kind() {
+        EntryKind::Message => CutItem::Message {
+            role: e.role().unwrap_or(Role::Other),
+            tokens: session.entry_tokens(index, EstimateOptions::default()),
+        },
+        EntryKind::CustomMessage => CutItem::CustomMessage,
+        EntryKind::BranchSummary => CutItem::BranchSummary,
+        EntryKind::Compaction => CutItem::Compaction,
+        _ => CutItem::Metadata,
+    }
+}
+
+/// A compaction's provider-native replay payload, if it has one: `(provider, through entry)`.
+fn native_replay(body: &CompactionBody) -> Option<Option<String>> {
+    let payload = body.preserve_data.as_ref()?.get("openaiRemoteCompaction")?;
+    Some(
+        payload
+            .get("provider")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    )
+}
+
+/// Whether a previous compaction can be read by the next request (spec: compaction §4.4
+/// "Readability"): local summaries always; a provider-native replay only with remote
+/// compaction enabled and an active model of the payload's provider (or no active model,
+/// when the payload is reused as is).
+fn readable(
+    body: &CompactionBody,
+    settings: &CompactionSettings,
+    active_provider: Option<&str>,
+) -> bool {
+    match native_replay(body) {
+        None => true,
+        Some(provider) => {
+            settings.remote_enabled
+                && match active_provider {
+                    None => true,
+                    Some(active) => provider.as_deref() == Some(active),
+                }
+        }
+    }
+}
+
+/// `prepareCompaction` (spec: compaction §4.4 with the [N+] effective sequence). Errors:
+/// `E_ALREADY_COMPACTED` when the path ends with a compaction, `E_NOTHING_TO_COMPACT` when
+/// nothing would be summarized.
+pub fn prepare_compaction(
+    session: &Session,
+    settings: &CompactionSettings,
+    options: &PrepareOptions,
+) -> Result<Preparation> {
+    let leaf = options
+        .leaf
+        .or_else(|| session.leaf())
+        .ok_or(Error::NothingToCompact {
+            reason: "the session has no leaf".into(),
+        })?;
+    let path = session.path_to(leaf);
+    let kind_at = |pos: usize| session.entries()[path[pos]].kind();
+    if path
+        .last()
+        .is_some_and(|&i| session.entries()[i].kind() == EntryKind::Compaction)
+    {
+        return Err(Error::AlreadyCompacted);
+    }
+
+    // The latest readable compaction, and the latest reset boundary after it.
+    let mut previous: Option<(usize, CompactionBody)> = None;
+    for pos in (0..path.len()).rev() {
+        if kind_at(pos) != EntryKind::Compaction {
+            continue;
+        }
+        let body: CompactionBody = session.body(path[pos])?;
+        if readable(&body, settings, options.active_provider.as_deref()) {
+            previous = Some((pos, body));
+            break;
+        }
+    }
+    let reset = (0..path.len())
+        .rev()
+        .find(|&pos| kind_at(pos) == EntryKind::ResetBoundary);
+    if let (Some(r), Some((p, _))) = (reset, &previous) {
+        if r > *p {
+            previous = None;
+        }
+    }
+    // An older reset boundary stays a lower bound for recovering retained entries.
+    let floor = reset.map_or(0, |r| r + 1);
+
+    // The effective sequence: positions in `path` of the entries that carry messages.
+    let mut positions: Vec<usize> = Vec::new();
+    let carries = |pos: usize| {
+        matches!(
+            kind_at(pos),
+            EntryKind::Message | EntryKind::CustomMessage | EntryKind::BranchSummary
+        )
+    };
+    match &previous {
+        None => positions.extend((floor..path.len()).filter(|&p| carries(p))),
+        Some((p, body)) => {
+            let start = match native_replay(body) {
+                // A reusable provider-native compaction: start after the entry its replay
+                // covers when that is an older snapshot, else after the record.
+                Some(_) => body
+                    .provider_replay_through_entry_id
+                    .as_deref()
+                    .and_then(|id| {
+                        path[..*p]
+                            .iter()
+                            .position(|&i| session.entries()[i].id() == id)
+                    })
+                    .map_or(p + 1, |q| q + 1),
+                // A local summary: its retained original entries come back first (unless
+                // `firstKeptEntryId` names an entry after the record).
+                None => path[..*p]
+                    .iter()
+                    .position(|&i| session.entries()[i].id() == body.first_kept_entry_id)
+                    .map_or(p + 1, |k| k.max(floor)),
+            };
+            positions.extend((start..path.len()).filter(|&q| carries(q)));
+        }
+    }
+    let sequence: Vec<usize> = positions.iter().map(|&p| path[p]).collect();
+    let items: Vec<CutItem> = sequence.iter().map(|&i| cut_item(session, i)).collect();
+
+    // tokensBefore, and the keep budget scaled by the provider/estimate ratio (§3.4, §3.5).
+    let last_usage = session.last_assistant_usage(&path);
+    let tokens_before = last_usage
+        .as_ref()
+        .map_or(0, |(_, u)| tokens::context_tokens(u));
+    let estimate: u64 = sequence
+        .iter()
+        .map(|&i| session.entry_tokens(i, EstimateOptions::default()))
+        .sum();
+    let (keep, ratio) = match &last_usage {
+        Some((_, u)) => tokens::adapt_keep_recent_tokens(
+            settings.keep_recent_tokens,
+            tokens::prompt_tokens(u),
+            estimate,
+        ),
+        None => (settings.keep_recent_tokens, 0.0),
+    };
+
+    if items.is_empty() {
+        return Err(Error::NothingToCompact {
+            reason: "no messages since the last compaction".into(),
+        });
+    }
+    let cut = find_cut_point(&items, 0, items.len(), keep);
+    let history_end = if cut.is_split_turn {
+        cut.turn_start.unwrap_or(cut.first_kept)
+    } else {
+        cut.first_kept
+    };
+    let messages_to_summarize = sequence[..history_end].to_vec();
+    let turn_prefix = match cut.turn_start {
+        Some(t) if cut.is_split_turn => sequence[t..cut.first_kept].to_vec(),
+        _ => Vec::new(),
+    };
+    let recent = sequence[cut.first_kept..].to_vec();
+    if messages_to_summarize.is_empty() && turn_prefix.is_empty() {
+        return Err(Error::NothingToCompact {
+            reason: "everything since the last compaction fits in the kept region".into(),
+        });
+    }
+    let sum = |v: &[usize]| -> u64 {
+        v.iter()
+            .map(|&i| session.entry_tokens(i, EstimateOptions::default()))
+            .sum()
+    };
+    let first_kept = sequence[cut.first_kept];
+    let (previous_compaction, previous_summary, previous_preserve_data, previous_from_extension) =
+        match previous {
+            Some((p, body)) => (
+                Some(path[p]),
+                Some(body.summary),
+                body.preserve_data,
+                body.from_extension,
+            ),
+            None => (None, None, None, false),
+        };
+    Ok(Preparation {
+        leaf,
+        previous_compaction,
+        previous_summary,
+        previous_preserve_data,
+        previous_from_extension,
+        tokens_to_summarize: sum(&messages_to_summarize),
+        tokens_turn_prefix: sum(&turn_prefix),
+        tokens_recent: sum(&recent),
+        messages_to_summarize,
+        turn_prefix,
+        recent,
+        first_kept,
+        first_kept_entry_id: session.entries()[first_kept].id().to_string(),
+        is_split_turn: cut.is_split_turn,
+        turn_start: cut.turn_start.map(|t| sequence[t]),
+        tokens_before,
+        keep_recent_tokens: keep,
+        ratio,
+        path,
+    })
+}
+
+/// True when the active path ends with a compaction ("Already compacted").
+pub fn already_compacted(session: &Session) -> bool {
+    session
+        .leaf()
+        .is_some_and(|l| session.entries()[l].kind() == EntryKind::Compaction)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(role: Role, tokens: u64) -> CutItem {
+        CutItem::Message { role, tokens }
+    }
+
+    /// spec: compaction §10.1 case 20.
+    #[test]
+    fn cut_points() {
+        // 10 user/assistant pairs of 500 tokens each, keep 2 500: cut at a user or assistant.
+        let items: Vec<CutItem> = (0..20)
+            .map(|i| {
+                m(
+                    if i % 2 == 0 {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    },
+                    500,
+                )
+            })
+            .collect();
+        let c = find_cut_point(&items, 0, items.len(), 2500);
+        assert!(items[c.first_kept].is_cut_point());
+        assert_eq!(c.first_kept, 15);
+        // A single assistant, keep 1 000: index 0. Everything fits: 0.
+        assert_eq!(
+            find_cut_point(&[m(Role::Assistant, 100)], 0, 1, 1000).first_kept,
+            0
+        );
+        assert_eq!(find_cut_point(&items, 0, items.len(), 50_000).first_kept, 0);
+        // A turn of 3 assistants: a cut on an assistant splits the turn at the user.
+        let items = [
+            m(Role::User, 10),
+            m(Role::Assistant, 10),
+            m(Role::User, 1000),
+            m(Role::Assistant, 1500),
+            m(Role::Assistant, 1500),
+            m(Role::Assistant, 1500),
+        ];
+        let c = find_cut_point(&items, 0, items.len(), 3000);
+        assert_eq!(c.first_kept, 4);
+        assert!(c.is_split_turn);
+        assert_eq!(c.turn_start, Some(2));
+    }
+
+    #[test]
+    fn never_cuts_at_a_tool_result_and_pulls_metadata_back() {
+        let items = [
+            m(Role::User, 10),
+            m(Role::Assistant, 10),
+            CutItem::Metadata,
+            CutItem::BranchSummary,
+            m(Role::ToolResult, 100),
+            m(Role::Assistant, 10),
+        ];
+        // The walk stops on the tool result; the next cut point after it is the assistant.
+        let c = find_cut_point(&items, 0, items.len(), 105);
+        assert_eq!(c.first_kept, 5);
+        // Metadata and the branch summary right before a user cut are kept with it.
+        let items = [
+            m(Role::User, 10),
+            m(Role::Assistant, 10),
+            CutItem::Metadata,
+            CutItem::BranchSummary,
+            m(Role::User, 100),
+        ];
+        let c = find_cut_point(&items, 0, items.len(), 100);
+        assert_eq!(c.first_kept, 2);
+        assert!(c.is_split_turn);
+        assert_eq!(c.turn_start, Some(0));
+        // A cut on a branch summary finds itself as the turn start: the prefix is empty.
+        let items = [
+            m(Role::User, 10),
+            CutItem::BranchSummary,
+            m(Role::Assistant, 100),
+        ];
+        let c = find_cut_point(&items, 0, items.len(), 100);
+        assert_eq!(c.first_kept, 1);
+        assert_eq!(c.turn_start, Some(1));
+        // No cut point at all: keep everything from the start.
+        let c = find_cut_point(&[m(Role::ToolResult, 5)], 0, 1, 1);
+        assert_eq!(c.first_kept, 0);
+        assert!(!c.is_split_turn);
+    }
+}
