@@ -1,0 +1,428 @@
+//! Exported snapcompact functions: shapes, billing, text pipeline and frame rendering
+//! (spec: snapcompact §3–§8). Options arrive as JSON text; frames leave as JS objects
+//! holding a `Uint8Array` of PNG bytes. The registered fallback fonts live here, the only
+//! process-wide state of the binding.
+
+use crate::snapcompact::billing::{frame_tokens, BillingFamily, ImageBudgets};
+use crate::snapcompact::dataurl::{elide_data_urls, Elision};
+use crate::snapcompact::request::{render_options, shape_arg, shape_for, Target};
+use crate::snapcompact::serialize::{
+    serialize_conversation, ArchiveMessage, AssistantBlock, SerializeOptions,
+};
+use crate::snapcompact::{
+    self, cells, normalize, scan_renderability, stopwords, wrap, FallbackFont, FallbackFonts,
+    Frame, SnapError,
+};
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use wasm_bindgen::prelude::*;
+
+thread_local! {
+    static FALLBACKS: RefCell<FallbackFonts> = RefCell::new(FallbackFonts::new());
+}
+
+/// Snapcompact error → JS `Error` with its stable `code` (to merge into `interop` once the
+/// core's error enum carries the snapcompact codes).
+fn snap_error(e: SnapError) -> JsValue {
+    let err = js_sys::Error::new(e.message());
+    let _ = js_sys::Reflect::set(
+        &err,
+        &JsValue::from_str("code"),
+        &JsValue::from_str(e.code()),
+    );
+    err.into()
+}
+
+fn arg(json: Option<String>, what: &str) -> Result<Option<Value>, JsValue> {
+    match json.as_deref() {
+        None | Some("") | Some("undefined") | Some("null") => Ok(None),
+        Some(t) => serde_json::from_str(t)
+            .map(Some)
+            .map_err(|e| snap_error(SnapError::Options(format!("invalid {what}: {e}")))),
+    }
+}
+
+fn with_fonts<T>(f: impl FnOnce(&FallbackFonts) -> T) -> T {
+    FALLBACKS.with(|fonts| f(&fonts.borrow()))
+}
+
+fn set(obj: &js_sys::Object, key: &str, value: JsValue) {
+    let _ = js_sys::Reflect::set(obj, &JsValue::from_str(key), &value);
+}
+
+fn frame_object(f: Frame) -> JsValue {
+    let obj = js_sys::Object::new();
+    set(
+        &obj,
+        "png",
+        js_sys::Uint8Array::from(f.png.as_slice()).into(),
+    );
+    set(&obj, "width", f.width.into());
+    set(&obj, "height", f.height.into());
+    set(&obj, "chars", f.chars.into());
+    set(&obj, "cols", f.cols.into());
+    set(&obj, "rows", f.rows.into());
+    set(&obj, "page", JsValue::from_str(&f.page));
+    obj.into()
+}
+
+/// Registers a fallback font (the Unifont asset or a TTF/OTF); returns its glyph count.
+#[wasm_bindgen(js_name = snapcompactRegisterFallbackFont)]
+pub fn register_fallback_font(bytes: &[u8]) -> Result<u32, JsValue> {
+    let font = FallbackFont::from_bytes(bytes).map_err(snap_error)?;
+    let n = font.glyph_count() as u32;
+    FALLBACKS.with(|fonts| fonts.borrow_mut().push(font));
+    Ok(n)
+}
+
+/// Forgets every registered fallback font.
+#[wasm_bindgen(js_name = snapcompactClearFallbackFonts)]
+pub fn clear_fallback_fonts() {
+    FALLBACKS.with(|fonts| *fonts.borrow_mut() = FallbackFonts::new());
+}
+
+/// `resolveShape(model, variant)` → shape record JSON. With `text`, applies the text rules
+/// of §4.5 (fallback-font shape for CJK-heavy or unprintable text).
+#[wasm_bindgen(js_name = snapcompactResolveShape)]
+pub fn resolve_shape(
+    model_json: Option<String>,
+    shape_json: Option<String>,
+    text: Option<String>,
+) -> Result<String, JsValue> {
+    let target = Target::from_json(arg(model_json, "model")?.as_ref()).map_err(snap_error)?;
+    let shape = arg(shape_json, "shape")?;
+    let s = with_fonts(|f| shape_for(shape.as_ref(), &target, text.as_deref(), f))
+        .map_err(snap_error)?;
+    Ok(s.to_json().to_string())
+}
+
+/// The catalogue ideal for a model id (`{variant, frameSize?}` JSON, or `null`).
+#[wasm_bindgen(js_name = snapcompactIdealShapeVariant)]
+pub fn ideal_shape_variant(model_id: &str) -> String {
+    match snapcompact::resolve::ideal_shape_variant(model_id) {
+        Some(i) => {
+            let mut v = json!({ "variant": i.variant.name() });
+            if let Some(size) = i.frame_size {
+                v["frameSize"] = size.into();
+            }
+            v.to_string()
+        }
+        None => "null".into(),
+    }
+}
+
+/// `geometry(shape, size?)` → `{cols, rows, capacity}` JSON.
+#[wasm_bindgen(js_name = snapcompactGeometry)]
+pub fn geometry(shape_json: &str, size: Option<u32>) -> Result<String, JsValue> {
+    let shape = shape_arg(
+        arg(Some(shape_json.to_string()), "shape")?.as_ref(),
+        &Target::default(),
+    )
+    .map_err(snap_error)?
+    .ok_or_else(|| {
+        snap_error(SnapError::Shape(
+            "geometry needs a shape name or record, not \"auto\"".into(),
+        ))
+    })?;
+    let size = size.unwrap_or(shape.frame_size);
+    snapcompact::shapes::check_size(size).map_err(snap_error)?;
+    let g = shape.geometry_at(size);
+    Ok(json!({ "cols": g.cols, "rows": g.rows, "capacity": g.capacity }).to_string())
+}
+
+/// `isShape(value)`.
+#[wasm_bindgen(js_name = snapcompactIsShape)]
+pub fn is_shape(json: &str) -> bool {
+    serde_json::from_str::<Value>(json).is_ok_and(|v| snapcompact::shapes::is_shape(&v))
+}
+
+/// The catalogue names, in declaration order (JSON array).
+#[wasm_bindgen(js_name = snapcompactShapeNames)]
+pub fn shape_names() -> String {
+    let names: Vec<&str> = snapcompact::ShapeVariant::ALL
+        .iter()
+        .map(|v| v.name())
+        .collect();
+    json!(names).to_string()
+}
+
+fn shape_of(shape_json: Option<String>, text: &str) -> Result<snapcompact::Shape, JsValue> {
+    let v = arg(shape_json, "shape")?;
+    with_fonts(|f| shape_for(v.as_ref(), &Target::default(), Some(text), f)).map_err(snap_error)
+}
+
+/// `normalize(text, shape)`.
+#[wasm_bindgen(js_name = snapcompactNormalize)]
+pub fn normalize_text(text: &str, shape_json: Option<String>) -> Result<String, JsValue> {
+    let shape = shape_of(shape_json, text)?;
+    Ok(with_fonts(|f| normalize(text, shape.font, f)))
+}
+
+/// `scanRenderability(text, shape)` → `{unrenderableRatio, isSafe}` JSON.
+#[wasm_bindgen(js_name = snapcompactScanRenderability)]
+pub fn scan(text: &str, shape_json: Option<String>) -> Result<String, JsValue> {
+    let shape = shape_of(shape_json, text)?;
+    let r = with_fonts(|f| scan_renderability(text, shape.font, f));
+    Ok(json!({ "unrenderableRatio": r.unrenderable_ratio, "isSafe": r.is_safe }).to_string())
+}
+
+/// `dimStopwords(text)`.
+#[wasm_bindgen(js_name = snapcompactDimStopwords)]
+pub fn dim_stopwords(text: &str) -> String {
+    stopwords::dim_stopwords(text)
+}
+
+/// `wrap(text, width, wideCells)` → JSON array of lines.
+#[wasm_bindgen(js_name = snapcompactWrap)]
+pub fn wrap_text(text: &str, width: u32, wide_cells: bool) -> String {
+    json!(wrap::wrap(text, width, wide_cells)).to_string()
+}
+
+/// Cells a string takes (toggles 0, wide characters 2 when `wide_cells`).
+#[wasm_bindgen(js_name = snapcompactCellLength)]
+pub fn cell_length(text: &str, wide_cells: bool) -> u32 {
+    cells::cell_len(text, wide_cells)
+}
+
+/// `elideDataUrls(text, mode)`: mode `source` (default) or `archive`.
+#[wasm_bindgen(js_name = snapcompactElideDataUrls)]
+pub fn elide(text: &str, archive: bool) -> String {
+    elide_data_urls(
+        text,
+        if archive {
+            Elision::Archive
+        } else {
+            Elision::Source
+        },
+    )
+    .into_owned()
+}
+
+fn parse_messages(v: &Value) -> Result<Vec<ArchiveMessage>, SnapError> {
+    let bad = |i: usize, why: &str| SnapError::Options(format!("messages[{i}]: {why}"));
+    let text_of = |v: &Value| -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect(),
+            _ => String::new(),
+        }
+    };
+    let list = v
+        .as_array()
+        .ok_or_else(|| SnapError::Options("messages must be an array".into()))?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, m) in list.iter().enumerate() {
+        match m["role"].as_str() {
+            Some("user") => out.push(ArchiveMessage::User {
+                text: text_of(&m["content"]),
+            }),
+            Some("assistant") => {
+                let mut blocks = Vec::new();
+                for b in m["content"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+                    match b["type"].as_str() {
+                        Some("text") => blocks.push(AssistantBlock::Text(
+                            b["text"].as_str().unwrap_or("").into(),
+                        )),
+                        Some("thinking") => blocks.push(AssistantBlock::Thinking(
+                            b["thinking"].as_str().unwrap_or("").into(),
+                        )),
+                        Some("toolCall") => blocks.push(AssistantBlock::ToolCall {
+                            id: b["id"].as_str().unwrap_or("").into(),
+                            name: b["name"].as_str().unwrap_or("").into(),
+                            arguments: b["arguments"].as_object().cloned().unwrap_or_default(),
+                            intent: b["intent"].as_str().map(str::to_string),
+                        }),
+                        _ => {}
+                    }
+                }
+                out.push(ArchiveMessage::Assistant { blocks });
+            }
+            Some("toolResult") => out.push(ArchiveMessage::ToolResult {
+                tool_call_id: m["toolCallId"].as_str().unwrap_or("").into(),
+                text: text_of(&m["content"]),
+                is_error: m["isError"].as_bool().unwrap_or(false),
+                useless: m["useless"].as_bool().unwrap_or(false),
+            }),
+            Some(_) => {}
+            None => return Err(bad(i, "needs a string role")),
+        }
+    }
+    Ok(out)
+}
+
+/// `serializeConversation(messages, options)` (§6.1): messages in the agent's JSON shape.
+#[wasm_bindgen(js_name = snapcompactSerialize)]
+pub fn serialize(messages_json: &str, options_json: Option<String>) -> Result<String, JsValue> {
+    let messages = arg(Some(messages_json.to_string()), "messages")?.unwrap_or(Value::Null);
+    let messages = parse_messages(&messages).map_err(snap_error)?;
+    let mut o = SerializeOptions::default();
+    if let Some(v) = arg(options_json, "options")? {
+        let cap = |k: &str, d: Option<usize>| -> Result<Option<usize>, SnapError> {
+            match v.get(k) {
+                None | Some(Value::Null) => Ok(d),
+                Some(Value::String(s)) if s == "Infinity" => Ok(None),
+                Some(n) => match n.as_f64() {
+                    Some(f) if f.is_infinite() && f > 0.0 => Ok(None),
+                    Some(f) if f >= 0.0 => Ok(Some(f as usize)),
+                    _ => Err(SnapError::Options(format!(
+                        "{k} must be a number of characters"
+                    ))),
+                },
+            }
+        };
+        o.tool_result_max_chars =
+            cap("toolResultMaxChars", o.tool_result_max_chars).map_err(snap_error)?;
+        o.tool_arg_max_chars = cap("toolArgMaxChars", o.tool_arg_max_chars).map_err(snap_error)?;
+        o.tool_call_max_chars =
+            cap("toolCallMaxChars", o.tool_call_max_chars).map_err(snap_error)?;
+        if let Some(r) = v.get("truncateHeadRatio").and_then(Value::as_f64) {
+            o.truncate_head_ratio = r;
+        }
+        if let Some(b) = v.get("dimToolResults").and_then(Value::as_bool) {
+            o.dim_tool_results = b;
+        }
+        if let Some(b) = v.get("includeThinking").and_then(Value::as_bool) {
+            o.include_thinking = b;
+        }
+    }
+    Ok(serialize_conversation(&messages, &o))
+}
+
+/// `frameCount(text, options)`.
+#[wasm_bindgen(js_name = snapcompactFrameCount)]
+pub fn frame_count(text: &str, options_json: Option<String>) -> Result<u32, JsValue> {
+    let v = arg(options_json, "options")?;
+    with_fonts(|f| {
+        let opts = render_options(v.as_ref(), Some(text), f)?;
+        snapcompact::frame_count(text, &opts, f)
+    })
+    .map(|n| n as u32)
+    .map_err(snap_error)
+}
+
+/// The page strings of `text` (JSON array), as `renderFrames` would print them.
+#[wasm_bindgen(js_name = snapcompactPages)]
+pub fn pages(text: &str, options_json: Option<String>) -> Result<String, JsValue> {
+    let v = arg(options_json, "options")?;
+    with_fonts(|f| {
+        let opts = render_options(v.as_ref(), Some(text), f)?;
+        snapcompact::page_texts(text, &opts, f)
+    })
+    .map(|p| json!(p).to_string())
+    .map_err(snap_error)
+}
+
+/// `renderFrames(text, options)` → array of `{png, width, height, chars, cols, rows, page}`.
+#[wasm_bindgen(js_name = snapcompactRenderFrames)]
+pub fn render_frames(text: &str, options_json: Option<String>) -> Result<js_sys::Array, JsValue> {
+    let v = arg(options_json, "options")?;
+    let frames = with_fonts(|f| {
+        let opts = render_options(v.as_ref(), Some(text), f)?;
+        snapcompact::render_frames(text, &opts, f)
+    })
+    .map_err(snap_error)?;
+    Ok(frames.into_iter().map(frame_object).collect())
+}
+
+/// `renderFrame(page, options)`: one already-normalized page.
+#[wasm_bindgen(js_name = snapcompactRenderFrame)]
+pub fn render_frame(page: &str, options_json: Option<String>) -> Result<JsValue, JsValue> {
+    let v = arg(options_json, "options")?;
+    with_fonts(|f| {
+        let opts = render_options(v.as_ref(), None, f)?;
+        snapcompact::render_page(page.to_string(), &opts, f)
+    })
+    .map(frame_object)
+    .map_err(snap_error)
+}
+
+/// The shape `renderFrames(text, options)` would use (JSON record).
+#[wasm_bindgen(js_name = snapcompactShapeFor)]
+pub fn shape_for_options(text: &str, options_json: Option<String>) -> Result<String, JsValue> {
+    let v = arg(options_json, "options")?;
+    with_fonts(|f| render_options(v.as_ref(), Some(text), f))
+        .map(|o| {
+            o.shape
+                .with_frame_size(o.frame_size())
+                .to_json()
+                .to_string()
+        })
+        .map_err(snap_error)
+}
+
+/// Billed tokens of one square frame of `size` px for a wire API (§4.2).
+#[wasm_bindgen(js_name = snapcompactFrameTokens)]
+pub fn frame_tokens_for(api: Option<String>, size: u32) -> u32 {
+    frame_tokens(BillingFamily::of_api(api.as_deref()), size)
+}
+
+/// Billing family of a wire API: `anthropic`, `openai`, `google` or `unknown`.
+#[wasm_bindgen(js_name = snapcompactBillingFamily)]
+pub fn billing_family(api: Option<String>) -> String {
+    BillingFamily::of_api(api.as_deref()).as_str().into()
+}
+
+fn budgets(overrides_json: Option<String>) -> Result<ImageBudgets, JsValue> {
+    let mut b = ImageBudgets::default();
+    if let Some(v) = arg(overrides_json, "budgets")? {
+        let map = |k: &str| -> Result<Vec<(String, f64)>, SnapError> {
+            match v.get(k) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Object(m)) => m
+                    .iter()
+                    .map(|(p, n)| match n.as_f64() {
+                        Some(f) if f >= 0.0 && f.is_finite() => Ok((p.clone(), f)),
+                        _ => Err(SnapError::Options(format!(
+                            "{k}.{p} must be a non-negative number"
+                        ))),
+                    })
+                    .collect(),
+                Some(_) => Err(SnapError::Options(format!(
+                    "{k} must be an object of provider → number"
+                ))),
+            }
+        };
+        for (p, n) in map("images").map_err(snap_error)? {
+            b.count_overrides.insert(p, n as u32);
+        }
+        for (p, n) in map("bytes").map_err(snap_error)? {
+            b.byte_overrides.insert(p, n as u64);
+        }
+    }
+    Ok(b)
+}
+
+/// `providerImageBudget(provider, api, overrides)` (§5.1).
+#[wasm_bindgen(js_name = snapcompactProviderImageBudget)]
+pub fn provider_image_budget(
+    provider: &str,
+    api: Option<String>,
+    overrides_json: Option<String>,
+) -> Result<u32, JsValue> {
+    Ok(budgets(overrides_json)?.provider_image_budget(provider, api.as_deref()))
+}
+
+/// `providerImageByteBudget(provider, overrides)` (§5.1): `undefined` unless configured.
+#[wasm_bindgen(js_name = snapcompactProviderImageByteBudget)]
+pub fn provider_image_byte_budget(
+    provider: &str,
+    overrides_json: Option<String>,
+) -> Result<Option<f64>, JsValue> {
+    Ok(budgets(overrides_json)?
+        .provider_image_byte_budget(provider)
+        .map(|n| n as f64))
+}
+
+/// `providerFrameBudget(provider, api, overrides)` = min(image budget, 80) (§2).
+#[wasm_bindgen(js_name = snapcompactProviderFrameBudget)]
+pub fn provider_frame_budget(
+    provider: &str,
+    api: Option<String>,
+    overrides_json: Option<String>,
+) -> Result<u32, JsValue> {
+    Ok(budgets(overrides_json)?.provider_frame_budget(provider, api.as_deref()))
+}
