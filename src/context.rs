@@ -148,6 +148,24 @@ impl SessionContext {
         }
     }
 
+    /// Sum of the local token estimates of the context's messages (memoized per entry for
+    /// messages taken as they are).
+    pub fn estimated_tokens(&self, session: &Session) -> u64 {
+        self.messages
+            .iter()
+            .map(|m| match m.json {
+                MessageJson::Entry(i) => {
+                    session.entry_tokens(i, crate::tokens::EstimateOptions::default())
+                }
+                MessageJson::Owned(_) => crate::tokens::estimate_message(
+                    &m.message,
+                    &crate::tokens::ByteEstimate,
+                    crate::tokens::EstimateOptions::default(),
+                ),
+            })
+            .sum()
+    }
+
     /// True when the context has at least one message (`hasMessages`).
     pub fn has_messages(&self) -> bool {
         !self.messages.is_empty()

@@ -46,6 +46,8 @@ pub enum ErrorCode {
     PlanIncomplete,
     /// A hook cancelled the operation.
     Cancelled,
+    /// Another compaction of this session is still running.
+    Busy,
 }
 
 impl ErrorCode {
@@ -72,6 +74,7 @@ impl ErrorCode {
             ErrorCode::StalePlan => "E_STALE_PLAN",
             ErrorCode::PlanIncomplete => "E_PLAN_INCOMPLETE",
             ErrorCode::Cancelled => "E_CANCELLED",
+            ErrorCode::Busy => "E_BUSY",
         }
     }
 }
@@ -109,6 +112,8 @@ pub enum Error {
     StalePlan { reason: String },
     /// A plan is committed before all its answers are in.
     PlanIncomplete { missing: Vec<String> },
+    /// A summarizer failed in a way the plan cannot recover from.
+    Summarizer { reason: String },
 }
 
 impl Error {
@@ -125,6 +130,7 @@ impl Error {
             Error::NothingToCompact { .. } => ErrorCode::NothingToCompact,
             Error::StalePlan { .. } => ErrorCode::StalePlan,
             Error::PlanIncomplete { .. } => ErrorCode::PlanIncomplete,
+            Error::Summarizer { .. } => ErrorCode::Summarizer,
         }
     }
 }
@@ -164,6 +170,7 @@ impl fmt::Display for Error {
                 "the plan still waits for answers to: {}; answer every pending request first",
                 missing.join(", ")
             ),
+            Error::Summarizer { reason } => write!(f, "Summarization failed: {reason}"),
         }
     }
 }

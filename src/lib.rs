@@ -15,8 +15,10 @@ pub mod message;
 pub mod prompts;
 pub mod session;
 pub mod settings;
+pub mod snapcompact;
 pub mod time;
 pub mod tokens;
+pub mod triggers;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -4,6 +4,8 @@
 //! open or close the tags that delimit it, so any tag of that name inside it has its `<`
 //! written as `&lt;` (spec: compaction §5.1, §14.10).
 
+use std::borrow::Cow;
+
 /// Wraps a compaction summary for the model (spec: compaction §2.6).
 pub const COMPACTION_SUMMARY_CONTEXT: &str =
     include_str!("../prompts/compaction-summary-context.md");
@@ -11,6 +13,141 @@ pub const COMPACTION_SUMMARY_CONTEXT: &str =
 pub const BRANCH_SUMMARY_CONTEXT: &str = include_str!("../prompts/branch-summary-context.md");
 /// Wraps a handoff document for the model (spec: compaction §2.6).
 pub const HANDOFF_SUMMARY_CONTEXT: &str = include_str!("../prompts/handoff-summary-context.md");
+
+/// System prompt of every summarizer call (spec: compaction §5.4 `summarization-system.md`).
+pub const SUMMARIZATION_SYSTEM: &str = include_str!("../prompts/summarization-system.md");
+/// First compaction of a conversation: the continuity capsule (spec: compaction §5.4).
+pub const COMPACTION_SUMMARY: &str = include_str!("../prompts/compaction-summary.md");
+/// Compaction with a previous summary: merge the new material into it (spec: compaction
+/// §5.4).
+pub const COMPACTION_UPDATE_SUMMARY: &str = include_str!("../prompts/compaction-update-summary.md");
+/// The early part of a split turn (spec: compaction §4.6, §5.4).
+pub const COMPACTION_TURN_PREFIX: &str = include_str!("../prompts/compaction-turn-prefix.md");
+/// The short display summary shown on the compaction divider (spec: compaction §5.4, §5.7).
+pub const COMPACTION_SHORT_SUMMARY: &str = include_str!("../prompts/compaction-short-summary.md");
+/// Summary of an abandoned branch (spec: compaction §5.4, §7.4).
+pub const BRANCH_SUMMARY: &str = include_str!("../prompts/branch-summary.md");
+/// Prepended to every generated branch summary; ends with a blank line (spec: compaction
+/// §5.4, §7.4 step 6).
+pub const BRANCH_SUMMARY_PREAMBLE: &str = include_str!("../prompts/branch-summary-preamble.md");
+/// The handoff document request; render it with [`handoff_prompt`] (spec: compaction §5.9).
+pub const HANDOFF_DOCUMENT: &str = include_str!("../prompts/handoff-document.md");
+/// The agent-authored developer message sent after an automatic compaction so the agent
+/// carries on with its task (spec: compaction §8.5).
+pub const AUTO_CONTINUE: &str = include_str!("../prompts/auto-continue.md");
+
+/// The instructions of one summarizer call (spec: compaction §5.3, §5.4). The summarizer's
+/// system prompt is always [`SUMMARIZATION_SYSTEM`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PromptKind {
+    /// History summary of a first compaction.
+    Summary,
+    /// History summary folded into a previous summary.
+    UpdateSummary,
+    /// Summary of the early part of a split turn.
+    TurnPrefix,
+    /// Short display summary.
+    ShortSummary,
+    /// Branch summary.
+    BranchSummary,
+    /// Handoff document (render it with [`handoff_prompt`] for the focus block).
+    Handoff,
+}
+
+impl PromptKind {
+    /// The history-summary prompt: the update prompt when a previous summary exists.
+    pub fn history(has_previous_summary: bool) -> PromptKind {
+        if has_previous_summary {
+            PromptKind::UpdateSummary
+        } else {
+            PromptKind::Summary
+        }
+    }
+
+    /// The prompt text (for [`PromptKind::Handoff`], without the optional focus block).
+    pub fn text(self) -> Cow<'static, str> {
+        match self {
+            PromptKind::Summary => Cow::Borrowed(COMPACTION_SUMMARY.trim_end()),
+            PromptKind::UpdateSummary => Cow::Borrowed(COMPACTION_UPDATE_SUMMARY.trim_end()),
+            PromptKind::TurnPrefix => Cow::Borrowed(COMPACTION_TURN_PREFIX.trim_end()),
+            PromptKind::ShortSummary => Cow::Borrowed(COMPACTION_SHORT_SUMMARY.trim_end()),
+            PromptKind::BranchSummary => Cow::Borrowed(BRANCH_SUMMARY.trim_end()),
+            PromptKind::Handoff => Cow::Owned(handoff_prompt(None)),
+        }
+    }
+
+    /// The telemetry tag the reference attaches to the call (spec: compaction §5.3).
+    pub fn tag(self) -> &'static str {
+        match self {
+            PromptKind::Summary | PromptKind::UpdateSummary => "compaction_summary",
+            PromptKind::TurnPrefix => "compaction_turn_prefix",
+            PromptKind::ShortSummary => "compaction_short_summary",
+            PromptKind::BranchSummary => "branch_summary",
+            PromptKind::Handoff => "handoff",
+        }
+    }
+}
+
+/// The handoff request (spec: compaction §5.9): [`HANDOFF_DOCUMENT`] with the
+/// `additionalFocus` block when a non-empty focus is given.
+pub fn handoff_prompt(additional_focus: Option<&str>) -> String {
+    let focus = additional_focus.map(str::trim).unwrap_or("");
+    let focus = escape_tags(focus, &["additional-focus"]);
+    render_sections(HANDOFF_DOCUMENT, &[("additionalFocus", &focus)])
+        .trim_end()
+        .to_string()
+}
+
+/// The auto-continue developer message (spec: compaction §8.5).
+pub fn auto_continue_prompt() -> &'static str {
+    AUTO_CONTINUE.trim_end()
+}
+
+/// [`render`] with conditional sections: `{{#if name}}…{{/if}}` is kept when `name` has a
+/// non-empty value and dropped otherwise (no nesting, no `else`). As in Handlebars, a
+/// section tag alone on its line takes the whole line with it.
+pub fn render_sections(template: &str, vars: &[(&str, &str)]) -> String {
+    const CLOSE: &str = "{{/if}}";
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find("{{#if ") {
+        let Some(name_len) = rest[open..].find("}}") else {
+            break;
+        };
+        let name = rest[open + 6..open + name_len].trim();
+        let body_start = open + name_len + 2;
+        let Some(close_rel) = rest[body_start..].find(CLOSE) else {
+            break;
+        };
+        let close = body_start + close_rel;
+        let (before, body_from) = standalone(rest, open, body_start);
+        let (body_to, after) = standalone(rest, close, close + CLOSE.len());
+        out.push_str(&rest[..before]);
+        let on = vars.iter().any(|(k, v)| *k == name && !v.is_empty());
+        if on && body_from <= body_to {
+            out.push_str(&rest[body_from..body_to]);
+        }
+        rest = &rest[after..];
+    }
+    out.push_str(rest);
+    render(&out, vars)
+}
+
+/// For a tag spanning `start..end` of `text`: when it stands alone on its line, the span of
+/// the whole line (from the line start through its newline); else the tag itself.
+fn standalone(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+    let blank = |s: &str| {
+        s.chars()
+            .all(|c| c == ' ' || c == '\t' || c == '\r' || c == '\n')
+    };
+    if blank(&text[line_start..start]) && blank(&text[end..line_end]) {
+        (line_start, line_end)
+    } else {
+        (start, end)
+    }
+}
 
 /// Replaces each `{{name}}` by its value; unknown placeholders are left as they are.
 pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
@@ -167,5 +304,98 @@ mod tests {
         );
         let ctx = compaction_context("<summary>inner</summary>");
         assert!(ctx.contains("<summary>\ninner\n</summary>"));
+    }
+
+    #[test]
+    fn sections_render_when_set() {
+        let t = "A\n{{#if x}}\nB {{x}}\n{{/if}}\nC";
+        assert_eq!(render_sections(t, &[("x", "1")]), "A\nB 1\nC");
+        assert_eq!(render_sections(t, &[("x", "")]), "A\nC");
+        assert_eq!(render_sections(t, &[]), "A\nC");
+        assert_eq!(
+            render_sections("a{{#if x}}-{{x}}{{/if}}b", &[("x", "y")]),
+            "a-yb"
+        );
+        assert_eq!(render_sections("a{{#if x}}-{{/if}}b", &[]), "ab");
+        // An unclosed section is left as it is.
+        assert_eq!(render_sections("a{{#if x}}b", &[("x", "1")]), "a{{#if x}}b");
+    }
+
+    #[test]
+    fn handoff_focus_block_is_optional() {
+        let plain = handoff_prompt(None);
+        assert!(!plain.contains("{{"));
+        assert!(!plain.contains("additional-focus"));
+        assert_eq!(plain, handoff_prompt(Some("  ")));
+        let focused = handoff_prompt(Some("the flaky test </additional-focus>"));
+        assert!(focused.starts_with(&plain));
+        assert!(focused.contains(
+            "<additional-focus>\nthe flaky test &lt;/additional-focus>\n</additional-focus>"
+        ));
+        assert_eq!(focused.matches("</additional-focus>").count(), 1);
+    }
+
+    #[test]
+    fn prompt_catalogue_is_complete() {
+        for kind in [
+            PromptKind::Summary,
+            PromptKind::UpdateSummary,
+            PromptKind::TurnPrefix,
+            PromptKind::ShortSummary,
+            PromptKind::BranchSummary,
+            PromptKind::Handoff,
+        ] {
+            let text = kind.text();
+            assert!(text.len() > 100, "{kind:?}");
+            assert!(!text.contains("{{"), "{kind:?}");
+            assert_eq!(text.trim_end(), text, "{kind:?}");
+        }
+        assert_eq!(PromptKind::history(true), PromptKind::UpdateSummary);
+        assert_eq!(PromptKind::history(false), PromptKind::Summary);
+        for heading in [
+            "Current outcome",
+            "Owner constraints",
+            "Settled decisions",
+            "Verified evidence",
+            "Working identities",
+            "Unresolved contradictions",
+            "Next action",
+            "Archive pointers",
+        ] {
+            assert!(
+                COMPACTION_SUMMARY.contains(&format!("## {heading}\n")),
+                "{heading}"
+            );
+        }
+        for heading in [
+            "Outcome",
+            "Owner constraints",
+            "Settled decisions",
+            "Verified evidence",
+            "Current authorities and identifiers",
+            "Open blocker",
+            "Current conversation",
+            "One next action",
+            "Exact archive pointers",
+        ] {
+            assert!(
+                COMPACTION_UPDATE_SUMMARY.contains(&format!("## {heading}\n")),
+                "{heading}"
+            );
+        }
+        for heading in [
+            "Owner request",
+            "Verified prefix evidence",
+            "Unverified prefix state",
+            "Context for retained suffix",
+        ] {
+            assert!(
+                COMPACTION_TURN_PREFIX.contains(&format!("## {heading}\n")),
+                "{heading}"
+            );
+        }
+        assert!(BRANCH_SUMMARY_PREAMBLE.ends_with("\n\n"));
+        assert!(!BRANCH_SUMMARY_PREAMBLE.trim().contains("\n\n"));
+        assert!(!auto_continue_prompt().is_empty());
     }
 }

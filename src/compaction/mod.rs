@@ -3,5 +3,7 @@
 //! plan → commit cycle.
 
 pub mod fileops;
+pub mod plan;
 pub mod prepare;
+pub mod retry;
 pub mod serialize;

@@ -133,7 +133,7 @@ pub fn find_cut_point(
 }
 
 /// Options of [`prepare_compaction`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PrepareOptions {
     /// Provider of the model that will read the context (decides whether a provider-native
     /// compaction can be reused; spec: compaction §4.4 "Readability").

@@ -6,9 +6,12 @@
 //! session's data is already JSON text: copying raw message bytes out and letting the JS
 //! engine's `JSON.parse` build the objects is the fastest path into JavaScript.
 
+mod compact;
 mod interop;
 mod session;
+mod snapcompact;
 mod tokens;
+mod triggers;
 
 use wasm_bindgen::prelude::*;
 

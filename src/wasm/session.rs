@@ -11,6 +11,8 @@ use crate::session::{
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
 use serde::Deserialize;
 use serde_json::Value;
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 /// Ids from a host callback; a callback that throws or returns a non-string falls back to
@@ -131,10 +133,37 @@ fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> Stri
     out
 }
 
-/// A session loaded into WebAssembly memory.
+/// A session loaded into WebAssembly memory. Shared (`Rc<RefCell>`) so that an async
+/// compaction can hold it across awaits while borrowing it only for synchronous steps.
 #[wasm_bindgen]
 pub struct WasmSession {
-    inner: Session,
+    inner: Rc<RefCell<Session>>,
+    busy: super::compact::BusyFlag,
+}
+
+impl WasmSession {
+    pub(crate) fn wrap(session: Session) -> WasmSession {
+        WasmSession {
+            inner: Rc::new(RefCell::new(session)),
+            busy: Default::default(),
+        }
+    }
+
+    pub(crate) fn busy_flag(&self) -> super::compact::BusyFlag {
+        Rc::clone(&self.busy)
+    }
+
+    pub(crate) fn shared(&self) -> Rc<RefCell<Session>> {
+        Rc::clone(&self.inner)
+    }
+
+    pub(crate) fn s(&self) -> std::cell::Ref<'_, Session> {
+        self.inner.borrow()
+    }
+
+    pub(crate) fn s_mut(&self) -> std::cell::RefMut<'_, Session> {
+        self.inner.borrow_mut()
+    }
 }
 
 #[wasm_bindgen]
@@ -150,7 +179,7 @@ impl WasmSession {
         let ids = id_source(&o, id_callback)?;
         reserve_heap(bytes.len() / 8);
         Session::load(bytes, LoadOptions::with_ids(ids))
-            .map(|inner| WasmSession { inner })
+            .map(WasmSession::wrap)
             .map_err(to_js)
     }
 
@@ -172,36 +201,34 @@ impl WasmSession {
                 r.draw()
             )
         });
-        Ok(WasmSession {
-            inner: Session::create(
-                NewSession {
-                    id,
-                    cwd: o.cwd.unwrap_or_default(),
-                    now,
-                    parent_session: o.parent_session,
-                },
-                ids,
-            ),
-        })
+        Ok(WasmSession::wrap(Session::create(
+            NewSession {
+                id,
+                cwd: o.cwd.unwrap_or_default(),
+                now,
+                parent_session: o.parent_session,
+            },
+            ids,
+        )))
     }
 
     /// The file as bytes.
     #[wasm_bindgen(js_name = toBytes)]
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.inner.to_bytes()
+        self.s().to_bytes()
     }
 
     /// The file as a string.
     #[wasm_bindgen(js_name = toJsonl)]
     pub fn to_jsonl(&self) -> String {
-        self.inner.to_jsonl()
+        self.s().to_jsonl()
     }
 
     /// Load warnings as JSON: `[{code, line, message}]`.
     #[wasm_bindgen(js_name = warningsJson)]
     pub fn warnings_json(&self) -> String {
         let list: Vec<Value> = self
-            .inner
+            .s()
             .warnings()
             .iter()
             .map(|w| {
@@ -214,45 +241,46 @@ impl WasmSession {
     /// The header line.
     #[wasm_bindgen(js_name = headerJson)]
     pub fn header_json(&self) -> String {
-        self.inner.header_json().into_owned()
+        self.s().header_json().into_owned()
     }
 
     /// Format version after loading, and the one found on disk.
     #[wasm_bindgen(js_name = versionInfo)]
     pub fn version_info(&self) -> Vec<f64> {
-        let h = self.inner.header();
+        let s = self.s();
+        let h = s.header();
         vec![h.version as f64, h.version_on_disk as f64]
     }
 
     /// Number of entries.
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> usize {
-        self.inner.len()
+        self.s().len()
     }
 
     /// Id of the leaf entry (undefined without a leaf).
     #[wasm_bindgen(getter, js_name = leafId)]
     pub fn leaf_id(&self) -> Option<String> {
-        self.inner.leaf_id().map(str::to_string)
+        self.s().leaf_id().map(str::to_string)
     }
 
     /// The entry's JSON line (undefined for an unknown id).
     #[wasm_bindgen(js_name = entryJson)]
     pub fn entry_json(&self, id: &str) -> Option<String> {
-        self.inner
+        self.s()
             .index_of(id)
-            .map(|i| self.inner.entry_json(i).into_owned())
+            .map(|i| self.s().entry_json(i).into_owned())
     }
 
     /// All entries as one JSON array of their lines.
     #[wasm_bindgen(js_name = entriesJson)]
     pub fn entries_json(&self) -> String {
         let mut out = String::from("[");
-        for i in 0..self.inner.len() {
+        for i in 0..self.s().len() {
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(&self.inner.entry_json(i));
+            out.push_str(&self.s().entry_json(i));
         }
         out.push(']');
         out
@@ -262,7 +290,7 @@ impl WasmSession {
     /// tree view needs, without entry bodies.
     #[wasm_bindgen(js_name = indexJson)]
     pub fn index_json(&self) -> String {
-        let s = &self.inner;
+        let s = &self.s();
         let mut out = String::with_capacity(s.len() * 80 + 2);
         out.push('[');
         for (i, e) in s.entries().iter().enumerate() {
@@ -305,39 +333,39 @@ impl WasmSession {
     /// Ids from the root to `id`, as JSON.
     #[wasm_bindgen(js_name = pathTo)]
     pub fn path_to(&self, id: &str) -> Result<String, JsValue> {
-        let i = self.inner.require(id).map_err(to_js)?;
-        Ok(ids_json(&self.inner, self.inner.path_to(i)))
+        let i = self.s().require(id).map_err(to_js)?;
+        Ok(ids_json(&self.s(), self.s().path_to(i)))
     }
 
     /// Ids of the children of `id` (the roots for `undefined`), as JSON.
     pub fn children(&self, id: Option<String>) -> Result<String, JsValue> {
         let parent = match id {
-            Some(id) => Some(self.inner.require(&id).map_err(to_js)?),
+            Some(id) => Some(self.s().require(&id).map_err(to_js)?),
             None => None,
         };
-        Ok(ids_json(&self.inner, self.inner.children(parent)))
+        Ok(ids_json(&self.s(), self.s().children(parent)))
     }
 
     /// Moves the leaf to `id`.
     pub fn branch(&mut self, id: &str) -> Result<(), JsValue> {
-        self.inner.branch(id).map_err(to_js)
+        self.s_mut().branch(id).map_err(to_js)
     }
 
     /// Clears the leaf.
     #[wasm_bindgen(js_name = resetLeaf)]
     pub fn reset_leaf(&mut self) {
-        self.inner.reset_leaf();
+        self.s_mut().reset_leaf();
     }
 
     fn context(&self, options_json: Option<String>) -> Result<SessionContext, JsValue> {
         let o = build_options(options_json)?;
-        build_context(&self.inner, &o).map_err(to_js)
+        build_context(&self.s(), &o).map_err(to_js)
     }
 
     /// The built context as JSON (see `SessionContext::to_json`).
     #[wasm_bindgen(js_name = buildContextJson)]
     pub fn build_context_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
-        Ok(self.context(options_json)?.to_json(&self.inner))
+        Ok(self.context(options_json)?.to_json(&self.s()))
     }
 
     /// The provider messages of the built context, as a JSON array.
@@ -345,7 +373,7 @@ impl WasmSession {
     pub fn llm_messages_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
         let ctx = self.context(options_json)?;
         Ok(js::stringify(&Value::Array(
-            crate::convert::convert_to_llm(&self.inner, &ctx),
+            crate::convert::convert_to_llm(&self.s(), &ctx),
         )))
     }
 
@@ -357,24 +385,10 @@ impl WasmSession {
         let ctx = self.context(options_json)?;
         let msgs: Vec<_> = ctx.agent_messages().cloned().collect();
         let est = tokens::estimate_context_tokens(&msgs, &ByteEstimate);
-        let estimated: u64 = ctx
-            .messages
-            .iter()
-            .map(|m| {
-                if matches!(
-                    self.inner.entries()[m.entry].kind(),
-                    crate::session::EntryKind::Message
-                ) && m.stripped_tool_calls == 0
-                {
-                    self.inner.entry_tokens(m.entry, EstimateOptions::default())
-                } else {
-                    tokens::estimate_message(&m.message, &ByteEstimate, EstimateOptions::default())
-                }
-            })
-            .sum();
+        let estimated = ctx.estimated_tokens(&self.s());
         let last = est
             .last_usage_index
-            .map(|i| Value::from(self.inner.entries()[ctx.messages[i].entry].id()))
+            .map(|i| Value::from(self.s().entries()[ctx.messages[i].entry].id()))
             .unwrap_or(Value::Null);
         Ok(js::stringify(&serde_json::json!({
             "tokens": est.tokens,
@@ -382,7 +396,7 @@ impl WasmSession {
             "trailingTokens": est.trailing_tokens,
             "estimatedTokens": estimated,
             "lastUsageEntryId": last,
-            "tokensBefore": self.inner.tokens_before(&ctx.path),
+            "tokensBefore": self.s().tokens_before(&ctx.path),
             "messages": ctx.messages.len(),
         })))
     }
@@ -394,8 +408,8 @@ impl WasmSession {
         id: &str,
         exclude_encrypted_reasoning: bool,
     ) -> Result<f64, JsValue> {
-        let i = self.inner.require(id).map_err(to_js)?;
-        Ok(self.inner.entry_tokens(
+        let i = self.s().require(id).map_err(to_js)?;
+        Ok(self.s().entry_tokens(
             i,
             EstimateOptions {
                 exclude_encrypted_reasoning,
@@ -419,7 +433,7 @@ impl WasmSession {
                 ))
             }
         };
-        self.inner
+        self.s_mut()
             .append(entry_type, fields, now_ms(now)?)
             .map_err(to_js)
     }
@@ -433,7 +447,7 @@ impl WasmSession {
                 &format!("invalid compaction: {e}"),
             )
         })?;
-        self.inner
+        self.s_mut()
             .append_compaction(&body, now_ms(now)?)
             .map_err(to_js)
     }
@@ -452,7 +466,7 @@ impl WasmSession {
             None | Some("") | Some("null") | Some("undefined") => None,
             Some(t) => Some(parse_json(t, "details")?),
         };
-        self.inner
+        self.s_mut()
             .branch_with_summary(
                 from.as_deref(),
                 summary,
@@ -471,7 +485,7 @@ impl WasmSession {
         label: Option<String>,
         now: f64,
     ) -> Result<String, JsValue> {
-        self.inner
+        self.s_mut()
             .append_label(target, label.as_deref(), now_ms(now)?)
             .map_err(to_js)
     }
@@ -479,8 +493,8 @@ impl WasmSession {
     /// Resolved labels as a JSON object `{id: label}`.
     #[wasm_bindgen(js_name = labelsJson)]
     pub fn labels_json(&self) -> String {
-        let mut pairs: Vec<(String, String)> = self.inner.labels().into_iter().collect();
-        pairs.sort_by_key(|(id, _)| self.inner.index_of(id));
+        let mut pairs: Vec<(String, String)> = self.s().labels().into_iter().collect();
+        pairs.sort_by_key(|(id, _)| self.s().index_of(id));
         let map: serde_json::Map<String, Value> = pairs
             .into_iter()
             .map(|(k, v)| (k, Value::from(v)))

@@ -25,6 +25,10 @@ export type ErrorCode =
   | 'E_ALREADY_COMPACTED'
   | 'E_SUMMARIZER'
   | 'E_ABORTED'
+  | 'E_STALE_PLAN'
+  | 'E_PLAN_INCOMPLETE'
+  | 'E_CANCELLED'
+  | 'E_BUSY'
   | 'E_NOT_INITIALISED';
 
 /** The shape of errors thrown by ctxfold. */
@@ -437,6 +441,156 @@ export interface CompactionSettings {
 }
 export type ResolvedCompactionSettings = Required<CompactionSettings>;
 
+// ----- compaction ---------------------------------------------------------------------------
+
+/** What ctxfold needs of an `AbortSignal` (the DOM / Node.js class fits). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** One summarizer call, ready to send (spec: compaction §5.3). */
+export interface SummaryRequest {
+  /** Unique within the plan: `history-1`, `turn-prefix`, `short-summary`, `handoff`. */
+  id: string;
+  purpose: 'history' | 'turn-prefix' | 'short-summary' | 'handoff';
+  systemPrompt: string;
+  /** The whole user message: conversation, previous summary, context lines, instructions. */
+  prompt: string;
+  maxTokens: number;
+  /** History windows of a large conversation: 1-based index and count. */
+  window?: { index: number; count: number };
+}
+
+/** What a compaction will do (spec: compaction §4.5); message lists are entry ids. */
+export interface CompactionPreparation {
+  firstKeptEntryId: string;
+  isSplitTurn: boolean;
+  turnStartEntryId: string | null;
+  messagesToSummarize: string[];
+  turnPrefixMessages: string[];
+  recentMessages: string[];
+  tokensBefore: number;
+  /** keepRecentTokens after the usage/estimate calibration. */
+  keepRecentTokens: number;
+  estimatedTokens: { messagesToSummarize: number; turnPrefixMessages: number; recentMessages: number };
+  previousSummary: string | null;
+  previousCompactionId: string | null;
+  fileOps: { read: string[]; written: string[]; edited: string[] };
+  readFiles: string[];
+  modifiedFiles: string[];
+}
+
+export interface PlanOptions {
+  /** `/compact <instructions>`: appended as "Additional focus". */
+  customInstructions?: string;
+  /** Lines for `<additional-context>`. */
+  extraContext?: string[];
+  /** Replaces the base summary prompt. */
+  promptOverride?: string;
+  /** Merged into the entry's `preserveData`. */
+  preserveData?: JsonObject;
+  /** Context window of the summarizer model (default 200,000). */
+  contextWindow?: number;
+  /** Provider of the model that will read the context. */
+  provider?: string;
+  /** Compact the path to this entry instead of the leaf. */
+  leafId?: string;
+  /** The entry's `method` (default `soft`). */
+  method?: CompactionMethod;
+}
+
+/** A compaction waiting for its summaries. */
+export class CompactionPlan {
+  private constructor();
+  /** Requests to send now (they are independent of each other). */
+  readonly pending: SummaryRequest[];
+  readonly preparation: CompactionPreparation;
+  readonly isComplete: boolean;
+  readonly strategy: 'context-full' | 'handoff';
+  /** Records the summary answering a pending request; may write follow-up requests. */
+  answer(id: string, text: string): void;
+  /** A history window overflowed the summarizer's context: plan it at half the budget. Throws `E_SUMMARIZER` at the floor. */
+  retrySmaller(id: string, tokensSent?: number): void;
+  free(): void;
+}
+
+/** The result of a commit. */
+export interface CompactionCommit {
+  entryId: string;
+  /** Estimated tokens of the rebuilt context. */
+  tokensAfter: number;
+  fromExtension: boolean;
+  compactionEntry: CompactionEntry;
+}
+
+/** A summary written elsewhere (e.g. by a hook), committed with `fromExtension: true`. */
+export interface ExtensionCompaction {
+  summary: string;
+  shortSummary?: string;
+  firstKeptEntryId?: string;
+  tokensBefore?: number;
+  details?: FileDetails | JsonObject;
+  preserveData?: JsonObject;
+}
+
+/** A summarizer: gets a request, returns the summary text (or `{summary}`). Throw an Error with `status` and optionally `retryAfter` (seconds) to get retries for transient failures. */
+export type Summarize = (request: SummaryRequest, context: { signal: AbortSignalLike }) => Promise<string | { summary: string }> | string;
+
+export type CompactionEvent =
+  | { type: 'auto_compaction_start'; reason: CompactReason; action: 'context-full' }
+  | {
+      type: 'auto_compaction_end';
+      action: 'context-full';
+      aborted: boolean;
+      willRetry: boolean;
+      result?: CompactionCommit;
+      errorMessage?: string;
+    };
+
+export type CompactReason = 'manual' | 'threshold' | 'overflow' | 'incomplete' | 'idle';
+
+/** Hooks (spec: compaction §8.8). A handler that throws is ignored. */
+export interface CompactionHooks {
+  /** Cancel the compaction, or supply it. */
+  session_before_compact?: (event: {
+    preparation: CompactionPreparation;
+    customInstructions?: string;
+    signal: AbortSignalLike;
+  }) => void | { cancel?: boolean; compaction?: ExtensionCompaction } | Promise<void | { cancel?: boolean; compaction?: ExtensionCompaction }>;
+  /** Extra context lines, a prompt override, preserveData. */
+  'session.compacting'?: (event: {
+    sessionId: string;
+    preparation: CompactionPreparation;
+  }) => void | { context?: string[]; prompt?: string; preserveData?: JsonObject } | Promise<void | { context?: string[]; prompt?: string; preserveData?: JsonObject }>;
+  /** After the entry is saved. */
+  session_compact?: (event: CompactionCommit) => void | Promise<void>;
+  /** Start/end events of automatic compactions (reason other than `manual`). */
+  onEvent?: (event: CompactionEvent) => void;
+}
+
+export interface CompactOptions {
+  /** One summarizer, or candidates tried in order. */
+  summarize?: Summarize | Summarize[];
+  /** POST `{systemPrompt, prompt, maxTokens}` → `{summary}`, or an OpenAI-compatible `…/chat/completions` URL. */
+  remoteEndpoint?: string;
+  /** Headers of remote-endpoint requests (e.g. `authorization`). */
+  headers?: Record<string, string>;
+  /** Model id sent to a `/chat/completions` endpoint. */
+  model?: string;
+  signal?: AbortSignalLike;
+  settings?: CompactionSettings;
+  customInstructions?: string;
+  contextWindow?: number;
+  provider?: string;
+  leafId?: string;
+  /** Why the compaction runs (error prefixes and events follow it). Default `manual`. */
+  reason?: CompactReason;
+  willRetry?: boolean;
+  hooks?: CompactionHooks | CompactionHooks[];
+  retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number; maxWaitMs?: number };
+}
+
 // ----- API --------------------------------------------------------------------------------
 
 /** Version of the ctxfold core. */
@@ -495,6 +649,18 @@ export class Session {
   ): string;
   appendLabel(targetId: string, label: string | null | undefined, options?: AppendOptions): string;
   labels(): Record<string, string>;
+  /** Plans a compaction (sans-IO). Throws `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_SETTINGS`. */
+  planCompaction(settings?: CompactionSettings, options?: PlanOptions): CompactionPlan;
+  /** Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`; the session is unchanged then. */
+  commitCompaction(plan: CompactionPlan, options?: AppendOptions): CompactionCommit;
+  commitExtensionCompaction(plan: CompactionPlan, compaction: ExtensionCompaction, options?: AppendOptions): CompactionCommit;
+  /** A new session holding the handoff document; this one is unchanged. */
+  commitHandoff(plan: CompactionPlan, options?: AppendOptions & { sessionId?: string }): Session;
+  /**
+   * Runs a whole compaction. Rejects with `E_SUMMARIZER`, `E_ABORTED`, `E_CANCELLED`, `E_BUSY`,
+   * `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_STALE_PLAN`; nothing is appended then.
+   */
+  compact(options: CompactOptions): Promise<CompactionCommit>;
   toJsonl(): string;
   toBytes(): Uint8Array;
   free(): void;
@@ -512,3 +678,8 @@ export function adaptKeepRecentTokens(
 ): { keepRecentTokens: number; ratio: number };
 export function resolveSettings(settings?: CompactionSettings): ResolvedCompactionSettings;
 
+// snapcompact: shapes, billing, text pipeline and PNG frames.
+export * from './snapcompact.js';
+
+// The trigger state machine: when to compact, retry, promote, warn or continue.
+export * from './triggers.js';

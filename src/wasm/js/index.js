@@ -233,6 +233,60 @@ export class Session {
     return JSON.parse(this.#inner.labelsJson());
   }
 
+  /**
+   * Plans a compaction without changing anything (sans-IO): returns a plan whose `pending`
+   * requests you answer (through any LLM), then `commitCompaction(plan)`.
+   */
+  planCompaction(settings, options) {
+    return new CompactionPlan(this.#inner.planCompaction(optionsJson(settings), optionsJson(options)));
+  }
+
+  /** Appends the compaction entry of a complete plan. Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`. */
+  commitCompaction(plan, options) {
+    return JSON.parse(this.#inner.commitCompaction(planOf(plan), nowOf(options)));
+  }
+
+  /** Appends a compaction written elsewhere (e.g. by a hook) for a plan's preparation. */
+  commitExtensionCompaction(plan, compaction, options) {
+    if (compaction === null || typeof compaction !== 'object' || typeof compaction.summary !== 'string') {
+      throw fail('E_INVALID_ARGUMENT', 'a compaction needs a string `summary`');
+    }
+    return JSON.parse(
+      this.#inner.commitExtensionCompaction(planOf(plan), JSON.stringify(compaction), nowOf(options)),
+    );
+  }
+
+  /** Commits a handoff plan: a new Session whose first entry holds the handoff document. */
+  commitHandoff(plan, options) {
+    const id = options?.sessionId;
+    if (id !== undefined && typeof id !== 'string') {
+      throw fail('E_INVALID_ARGUMENT', '`sessionId` must be a string');
+    }
+    return new Session(this.#inner.commitHandoff(planOf(plan), id, nowOf(options)));
+  }
+
+  /**
+   * Runs a whole compaction: plans, calls `summarize` (or POSTs to `remoteEndpoint`) for every
+   * request with retries, runs the hooks, and commits. On any failure or abort nothing is
+   * appended and the promise rejects with a coded Error.
+   */
+  compact(options) {
+    const o = options ?? {};
+    if (typeof o !== 'object') return Promise.reject(fail('E_INVALID_ARGUMENT', 'options must be an object'));
+    const summarize = o.summarize;
+    const okSummarize =
+      summarize === undefined ||
+      typeof summarize === 'function' ||
+      (Array.isArray(summarize) && summarize.every((f) => typeof f === 'function'));
+    if (!okSummarize) {
+      return Promise.reject(fail('E_INVALID_ARGUMENT', '`summarize` must be a function or an array of functions'));
+    }
+    if (o.remoteEndpoint !== undefined && typeof o.remoteEndpoint !== 'string') {
+      return Promise.reject(fail('E_INVALID_ARGUMENT', '`remoteEndpoint` must be a URL string'));
+    }
+    return this.#inner.compactAsync(o);
+  }
+
   /** The session file as a string (bytes that were not UTF-8 become U+FFFD; see toBytes). */
   toJsonl() {
     return this.#inner.toJsonl();
@@ -246,6 +300,65 @@ export class Session {
   /** Releases the WebAssembly memory now instead of at garbage collection. */
   free() {
     this.#inner.free();
+  }
+}
+
+function planOf(plan) {
+  if (!(plan instanceof CompactionPlan)) {
+    throw fail('E_INVALID_ARGUMENT', 'expected a plan from session.planCompaction()');
+  }
+  return plan._raw();
+}
+
+/** A compaction waiting for its summaries (see `Session.planCompaction`). */
+export class CompactionPlan {
+  #raw;
+
+  constructor(raw) {
+    this.#raw = raw;
+  }
+
+  /** @internal */
+  _raw() {
+    return this.#raw;
+  }
+
+  /** The requests that can be sent now: `{id, purpose, systemPrompt, prompt, maxTokens, window?}`. */
+  get pending() {
+    return JSON.parse(this.#raw.pendingJson());
+  }
+
+  /** What the compaction will do: cut, regions (entry ids), tokens, file operations. */
+  get preparation() {
+    return JSON.parse(this.#raw.preparationJson());
+  }
+
+  /** True when every request is answered. */
+  get isComplete() {
+    return this.#raw.isComplete;
+  }
+
+  /** `'context-full'` or `'handoff'`. */
+  get strategy() {
+    return this.#raw.strategy;
+  }
+
+  /** Records the summary text answering a pending request. */
+  answer(id, text) {
+    if (typeof id !== 'string' || typeof text !== 'string') {
+      throw fail('E_INVALID_ARGUMENT', 'answer(id, text) takes two strings');
+    }
+    this.#raw.answer(id, text);
+  }
+
+  /** The summarizer's context overflowed on a history window: plan it at half the budget. */
+  retrySmaller(id, tokensSent) {
+    this.#raw.retrySmaller(requireId(id), tokensSent);
+  }
+
+  /** Releases the plan's WebAssembly memory now. */
+  free() {
+    this.#raw.free();
   }
 }
 
@@ -295,3 +408,8 @@ export function resolveSettings(settings) {
   return JSON.parse(requireRaw().resolveSettingsJson(optionsJson(settings)));
 }
 
+// snapcompact: shapes, billing, text pipeline and PNG frames.
+export * from './snapcompact.js';
+
+// The trigger state machine: when to compact, retry, promote, warn or continue.
+export * from './triggers.js';

@@ -1,0 +1,678 @@
+//! The sans-IO compaction cycle: `plan_compaction` prepares (spec: compaction §4) and
+//! writes the summarizer requests (§5); the host answers them (through an LLM, a remote
+//! endpoint or anything else); `commit_compaction` turns the answers into a `compaction`
+//! entry (§4.6, §5.7, §8.4). Nothing changes in the session before the commit, and a plan
+//! that no longer fits the session is refused.
+//!
+//! Requests come in rounds: the history summary (one request per window when the
+//! conversation is larger than one call can carry, each window folding into the summary of
+//! the previous one) and the turn-prefix summary go first; the short summary needs the
+//! merged summary, so it follows. [`CompactionPlan::pending`] lists what can be sent now.
+
+use super::fileops::{upsert_file_operations, FileLists, FileOperations};
+use super::prepare::{prepare_compaction, Preparation, PrepareOptions};
+use super::serialize::{
+    clamp_window, history_max_tokens, input_budget, merge_split_turn, message_sizes,
+    overflow_retry_budget, plan_windows, serialize_conversation_for_summary,
+    short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, NO_PRIOR_HISTORY,
+};
+use crate::context::{build_context, BuildOptions, ContextMessage};
+use crate::convert::convert_messages;
+use crate::error::{Error, Result};
+use crate::prompts::{self, PromptKind};
+use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
+use crate::settings::{CompactionSettings, Strategy};
+use crate::tokens::ByteEstimate;
+use serde_json::{json, Map, Number, Value};
+
+/// What a summarizer request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// (A window of) the history summary.
+    History,
+    /// The early part of a split turn.
+    TurnPrefix,
+    /// The short display summary.
+    ShortSummary,
+    /// A handoff document.
+    Handoff,
+}
+
+impl Purpose {
+    /// The request purpose as the JS API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::History => "history",
+            Purpose::TurnPrefix => "turn-prefix",
+            Purpose::ShortSummary => "short-summary",
+            Purpose::Handoff => "handoff",
+        }
+    }
+}
+
+/// One ready summarizer call (spec: compaction §5.3, §5.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryRequest {
+    /// Unique within the plan (`history-1`, `turn-prefix`, `short-summary`, `handoff`).
+    pub id: String,
+    pub purpose: Purpose,
+    pub system_prompt: String,
+    pub prompt: String,
+    pub max_tokens: u64,
+    /// For history windows: 1-based window number and the window count.
+    pub window: Option<(usize, usize)>,
+}
+
+/// Inputs of a plan beyond the settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanOptions {
+    /// Where and for whom to compact.
+    pub prepare: PrepareOptions,
+    /// `/compact <instructions>`: appended as "Additional focus".
+    pub custom_instructions: Option<String>,
+    /// Lines for `<additional-context>` (the `session.compacting` hook, memory backends).
+    pub extra_context: Vec<String>,
+    /// Replaces the base summary prompt (the `session.compacting` hook).
+    pub prompt_override: Option<String>,
+    /// Merged into the entry's `preserveData` (the `session.compacting` hook).
+    pub preserve_data: Option<Map<String, Value>>,
+    /// Context window of the summarizer model (0 = unknown: 200 000 is assumed).
+    pub context_window: u64,
+    /// The entry's `method` (default: `soft` for an LLM summary, `handoff` for a handoff).
+    pub method: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Slot {
+    /// Not needed.
+    Skip,
+    /// Waiting to be requested.
+    Queued,
+    /// Requested, no answer yet.
+    Pending(SummaryRequest),
+    Done(String),
+}
+
+/// A compaction waiting for its summaries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionPlan {
+    pub preparation: Preparation,
+    pub strategy: Strategy,
+    pub file_ops: FileOperations,
+    pub file_lists: FileLists,
+    settings: CompactionSettings,
+    options: PlanOptions,
+    /// Entry count and leaf at plan time: the commit refuses a session that moved on.
+    fingerprint: (usize, Option<String>),
+    /// History: the provider messages to summarize and the windows over them.
+    history_messages: Vec<Value>,
+    windows: Vec<std::ops::Range<usize>>,
+    next_window: usize,
+    history: Slot,
+    /// The summary carried from window to window.
+    carried: Option<String>,
+    turn_prefix: Slot,
+    short: Slot,
+    handoff: Slot,
+    recent_serialized: String,
+    history_max_tokens: u64,
+}
+
+fn llm_messages(session: &Session, entries: &[usize]) -> Result<Vec<Value>> {
+    let mut messages = Vec::with_capacity(entries.len());
+    for &i in entries {
+        if let Some(m) = ContextMessage::from_entry(session, i)? {
+            messages.push(m);
+        }
+    }
+    Ok(convert_messages(session, &messages))
+}
+
+/// Prepares a compaction and writes its first requests. Errors: `E_ALREADY_COMPACTED`,
+/// `E_NOTHING_TO_COMPACT`, `E_SETTINGS` (strategy `off` or one this engine does not plan).
+pub fn plan_compaction(
+    session: &Session,
+    settings: &CompactionSettings,
+    options: PlanOptions,
+) -> Result<CompactionPlan> {
+    let strategy = settings.strategy;
+    if !matches!(strategy, Strategy::ContextFull | Strategy::Handoff) {
+        return Err(Error::Settings {
+            field: "strategy".into(),
+            reason: format!(
+                "strategy \"{}\" has no LLM plan; use \"context-full\" or \"handoff\"",
+                strategy.as_str()
+            ),
+        });
+    }
+    let prep = prepare_compaction(session, settings, &options.prepare)?;
+
+    // File operations (spec: compaction §5.10): the previous compaction's lists unless an
+    // extension wrote it, then the summarized messages, then a split turn's prefix.
+    let mut file_ops = FileOperations::new();
+    if let Some(prev) = prep.previous_compaction {
+        if !prep.previous_from_extension {
+            if let Some(details) = session.body::<CompactionBody>(prev)?.details {
+                file_ops.add_details(&details);
+            }
+        }
+    }
+    for &i in prep.messages_to_summarize.iter().chain(&prep.turn_prefix) {
+        if let Some(m) = session.entry_message(i)? {
+            file_ops.add_message(&m);
+        }
+    }
+    let file_lists = file_ops.file_lists();
+
+    let reserve = settings.reserve_or_default();
+    let history_messages = llm_messages(session, &prep.messages_to_summarize)?;
+    let history_max = history_max_tokens(reserve);
+    let budget = input_budget(options.context_window, history_max);
+    let windows = plan_windows(
+        &message_sizes(&history_messages, &ByteEstimate),
+        budget.budget,
+    );
+    let recent_serialized =
+        serialize_conversation_for_summary(&llm_messages(session, &prep.recent)?);
+
+    let mut plan = CompactionPlan {
+        strategy,
+        file_ops,
+        file_lists,
+        settings: settings.clone(),
+        fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
+        history: if windows.is_empty() {
+            Slot::Skip
+        } else {
+            Slot::Queued
+        },
+        windows,
+        history_messages,
+        next_window: 0,
+        carried: prep.previous_summary.clone(),
+        turn_prefix: if prep.is_split_turn && !prep.turn_prefix.is_empty() {
+            Slot::Queued
+        } else {
+            Slot::Skip
+        },
+        short: Slot::Queued,
+        handoff: Slot::Skip,
+        recent_serialized,
+        history_max_tokens: history_max,
+        preparation: prep,
+        options,
+    };
+    if strategy == Strategy::Handoff {
+        plan.history = Slot::Skip;
+        plan.turn_prefix = Slot::Skip;
+        plan.short = Slot::Skip;
+        let mut all = plan.preparation.messages_to_summarize.clone();
+        all.extend(&plan.preparation.turn_prefix);
+        all.extend(&plan.preparation.recent);
+        let conversation = serialize_conversation_for_summary(&llm_messages(session, &all)?);
+        let prompt = summary_prompt(
+            &conversation,
+            plan.preparation.previous_summary.as_deref(),
+            &plan.options.extra_context,
+            &prompts::handoff_prompt(plan.options.custom_instructions.as_deref()),
+            None,
+        );
+        plan.handoff = Slot::Pending(SummaryRequest {
+            id: "handoff".into(),
+            purpose: Purpose::Handoff,
+            system_prompt: prompts::SUMMARIZATION_SYSTEM.trim_end().to_string(),
+            prompt,
+            // A handoff document uses the provider's default; the history budget is a
+            // sensible cap for hosts that need one.
+            max_tokens: history_max,
+            window: None,
+        });
+        return Ok(plan);
+    }
+    plan.queue_history_window()?;
+    plan.queue_turn_prefix(session)?;
+    plan.queue_short();
+    Ok(plan)
+}
+
+impl CompactionPlan {
+    fn system_prompt() -> String {
+        prompts::SUMMARIZATION_SYSTEM.trim_end().to_string()
+    }
+
+    fn base_prompt(&self, kind: PromptKind) -> String {
+        match (&self.options.prompt_override, kind) {
+            (Some(p), PromptKind::Summary | PromptKind::UpdateSummary) => p.clone(),
+            _ => kind.text().into_owned(),
+        }
+    }
+
+    /// Writes the request for the next history window.
+    fn queue_history_window(&mut self) -> Result<()> {
+        if self.history != Slot::Queued {
+            return Ok(());
+        }
+        let Some(range) = self.windows.get(self.next_window).cloned() else {
+            return Ok(());
+        };
+        let serialized = serialize_conversation_for_summary(&self.history_messages[range]);
+        let budget = input_budget(self.options.context_window, self.history_max_tokens).budget;
+        let tokens = crate::tokens::TokenCounter::count(&ByteEstimate, &serialized);
+        let serialized = clamp_window(&serialized, tokens, budget).into_owned();
+        let kind = PromptKind::history(self.carried.is_some());
+        let prompt = summary_prompt(
+            &serialized,
+            self.carried.as_deref(),
+            &self.options.extra_context,
+            &self.base_prompt(kind),
+            self.options.custom_instructions.as_deref(),
+        );
+        self.history = Slot::Pending(SummaryRequest {
+            id: format!("history-{}", self.next_window + 1),
+            purpose: Purpose::History,
+            system_prompt: Self::system_prompt(),
+            prompt,
+            max_tokens: self.history_max_tokens,
+            window: Some((self.next_window + 1, self.windows.len())),
+        });
+        Ok(())
+    }
+
+    fn queue_turn_prefix(&mut self, session: &Session) -> Result<()> {
+        if self.turn_prefix != Slot::Queued {
+            return Ok(());
+        }
+        let serialized = serialize_conversation_for_summary(&llm_messages(
+            session,
+            &self.preparation.turn_prefix,
+        )?);
+        let prompt = summary_prompt(
+            &serialized,
+            None,
+            &self.options.extra_context,
+            &PromptKind::TurnPrefix.text(),
+            None,
+        );
+        self.turn_prefix = Slot::Pending(SummaryRequest {
+            id: "turn-prefix".into(),
+            purpose: Purpose::TurnPrefix,
+            system_prompt: Self::system_prompt(),
+            prompt,
+            max_tokens: turn_prefix_max_tokens(self.settings.reserve_or_default()),
+            window: None,
+        });
+        Ok(())
+    }
+
+    /// The short summary needs the merged summary: it is written once history and turn
+    /// prefix are done.
+    fn queue_short(&mut self) {
+        if self.short != Slot::Queued {
+            return;
+        }
+        let Some(merged) = self.merged_summary() else {
+            return;
+        };
+        let prompt = summary_prompt(
+            &self.recent_serialized,
+            Some(&merged),
+            &self.options.extra_context,
+            &PromptKind::ShortSummary.text(),
+            None,
+        );
+        self.short = Slot::Pending(SummaryRequest {
+            id: "short-summary".into(),
+            purpose: Purpose::ShortSummary,
+            system_prompt: Self::system_prompt(),
+            prompt,
+            max_tokens: short_summary_max_tokens(self.settings.reserve_or_default()),
+            window: None,
+        });
+    }
+
+    /// The summary of spec: compaction §5.7 step 2, once its parts are in: a split turn
+    /// merges history and prefix (§4.6); otherwise the history summary, else the previous
+    /// summary reused verbatim, else "No prior history.".
+    fn merged_summary(&self) -> Option<String> {
+        let history = match &self.history {
+            Slot::Done(text) => Some(text.clone()),
+            Slot::Skip => None,
+            _ => return None,
+        };
+        let history_text = history
+            .or_else(|| self.preparation.previous_summary.clone())
+            .unwrap_or_else(|| NO_PRIOR_HISTORY.to_string());
+        match &self.turn_prefix {
+            Slot::Done(prefix) => Some(merge_split_turn(&history_text, prefix)),
+            Slot::Skip => Some(history_text),
+            _ => None,
+        }
+    }
+
+    /// The requests that can be sent now (they do not depend on each other).
+    pub fn pending(&self) -> Vec<&SummaryRequest> {
+        [&self.history, &self.turn_prefix, &self.short, &self.handoff]
+            .into_iter()
+            .filter_map(|s| match s {
+                Slot::Pending(r) => Some(r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// True when every request is answered.
+    pub fn is_complete(&self) -> bool {
+        [&self.history, &self.turn_prefix, &self.short, &self.handoff]
+            .iter()
+            .all(|s| matches!(s, Slot::Skip | Slot::Done(_)))
+    }
+
+    fn slot_of(&mut self, id: &str) -> Option<&mut Slot> {
+        [
+            &mut self.history,
+            &mut self.turn_prefix,
+            &mut self.short,
+            &mut self.handoff,
+        ]
+        .into_iter()
+        .find(|s| matches!(s, Slot::Pending(r) if r.id == id))
+    }
+
+    /// Records the answer to a pending request and writes what follows from it (the next
+    /// history window, then the short summary). `E_INVALID_ARGUMENT` for an id that is not
+    /// pending.
+    pub fn answer(&mut self, id: &str, text: &str) -> Result<()> {
+        let text = text.trim().to_string();
+        let is_history = matches!(&self.history, Slot::Pending(r) if r.id == id);
+        let slot = self.slot_of(id).ok_or_else(|| Error::InvalidArgument {
+            what: format!("no pending summary request \"{id}\""),
+        })?;
+        *slot = Slot::Done(text.clone());
+        if is_history {
+            self.next_window += 1;
+            if self.next_window < self.windows.len() {
+                self.carried = Some(text);
+                self.history = Slot::Queued;
+                self.queue_history_window()?;
+            }
+        }
+        self.queue_short();
+        Ok(())
+    }
+
+    /// The summarizer said a history window overflowed its context (spec: compaction §5.5):
+    /// the window is planned again at half the budget (`tokens_sent` is what the request
+    /// carried, when known). `E_SUMMARIZER` when halving would go below the floor, or for a
+    /// request that is not a pending history window.
+    pub fn retry_smaller(&mut self, id: &str, tokens_sent: Option<u64>) -> Result<()> {
+        let Slot::Pending(req) = &self.history else {
+            return Err(Error::Summarizer {
+                reason: format!("\"{id}\" overflowed and is not a history window"),
+            });
+        };
+        if req.id != id {
+            return Err(Error::Summarizer {
+                reason: format!("\"{id}\" overflowed and is not a history window"),
+            });
+        }
+        let budget = input_budget(self.options.context_window, self.history_max_tokens);
+        let sent = tokens_sent
+            .unwrap_or_else(|| crate::tokens::TokenCounter::count(&ByteEstimate, &req.prompt));
+        let Some(halved) = overflow_retry_budget(budget.budget, sent, budget.min_input) else {
+            return Err(Error::Summarizer {
+                reason: "the summarizer's context overflowed even at the smallest window".into(),
+            });
+        };
+        let range = self.windows[self.next_window].clone();
+        let sizes = message_sizes(&self.history_messages[range.clone()], &ByteEstimate);
+        let sub: Vec<std::ops::Range<usize>> = plan_windows(&sizes, halved)
+            .into_iter()
+            .map(|r| r.start + range.start..r.end + range.start)
+            .collect();
+        self.windows
+            .splice(self.next_window..=self.next_window, sub);
+        self.history = Slot::Queued;
+        self.queue_history_window()
+    }
+
+    /// Request ids still waiting for an answer (pending or not yet written).
+    pub fn missing(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (name, s) in [
+            ("history", &self.history),
+            ("turn-prefix", &self.turn_prefix),
+            ("short-summary", &self.short),
+            ("handoff", &self.handoff),
+        ] {
+            match s {
+                Slot::Pending(r) => out.push(r.id.clone()),
+                Slot::Queued => out.push(name.to_string()),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn check_fresh(&self, session: &Session) -> Result<()> {
+        let now = (session.len(), session.leaf_id().map(str::to_string));
+        if now != self.fingerprint {
+            return Err(Error::StalePlan {
+                reason: "entries were appended or the leaf moved since the plan was made".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The handoff document, once answered.
+    pub fn handoff_document(&self) -> Option<&str> {
+        match &self.handoff {
+            Slot::Done(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// What a commit wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed {
+    /// Index and id of the new `compaction` entry.
+    pub index: usize,
+    pub id: String,
+    /// Estimated tokens of the rebuilt context (also stored as `tokensAfter`).
+    pub tokens_after: u64,
+}
+
+/// `preserveData` of a new compaction (spec: compaction §5.7 step 6): the previous one minus a
+/// stale provider-native payload and a migrated snapcompact archive, plus the hook's data.
+fn preserve_data(previous: Option<&Value>, extra: Option<&Map<String, Value>>) -> Option<Value> {
+    let mut out = match previous {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    out.remove("openaiRemoteCompaction");
+    out.remove("snapcompact");
+    if let Some(extra) = extra {
+        for (k, v) in extra {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+fn details(lists: &FileLists) -> Value {
+    json!({"readFiles": lists.read_files, "modifiedFiles": lists.modified_files})
+}
+
+/// Appends the entry, then records `tokensAfter` from the rebuilt context.
+fn append_with_tokens_after(
+    session: &mut Session,
+    body: &CompactionBody,
+    now: i64,
+) -> Result<Committed> {
+    let id = session.append_compaction(body, now)?;
+    let index = session.require(&id)?;
+    let ctx = build_context(session, &BuildOptions::default())?;
+    let tokens_after = ctx.estimated_tokens(session);
+    session.set_entry_field(index, &[], "tokensAfter", &Value::from(tokens_after))?;
+    Ok(Committed {
+        index,
+        id,
+        tokens_after,
+    })
+}
+
+/// Turns a complete plan into a `compaction` entry (spec: compaction §5.7, §8.4): the merged
+/// summary with its `<files>` block, the short summary, `details`, `tokensBefore`,
+/// `tokensAfter` and `method`. Errors leave the session unchanged: `E_PLAN_INCOMPLETE`,
+/// `E_STALE_PLAN`, `E_SETTINGS` for a handoff plan (use [`commit_handoff`]).
+pub fn commit_compaction(
+    session: &mut Session,
+    plan: &CompactionPlan,
+    now: i64,
+) -> Result<Committed> {
+    if plan.strategy == Strategy::Handoff {
+        return Err(Error::Settings {
+            field: "strategy".into(),
+            reason: "a handoff plan is committed with commitHandoff".into(),
+        });
+    }
+    if !plan.is_complete() {
+        return Err(Error::PlanIncomplete {
+            missing: plan.missing(),
+        });
+    }
+    plan.check_fresh(session)?;
+    let merged = plan
+        .merged_summary()
+        .unwrap_or_else(|| NO_PRIOR_HISTORY.to_string());
+    let summary = upsert_file_operations(
+        &merged,
+        &plan.file_lists.read_files,
+        &plan.file_lists.modified_files,
+        Some(&plan.file_ops.read),
+    );
+    let short = match &plan.short {
+        Slot::Done(t) if !t.is_empty() => Some(t.clone()),
+        _ => None,
+    };
+    let prep = &plan.preparation;
+    let body = CompactionBody {
+        summary,
+        short_summary: short,
+        first_kept_entry_id: prep.first_kept_entry_id.clone(),
+        tokens_before: Number::from(prep.tokens_before),
+        tokens_after: None,
+        method: Some(plan.options.method.clone().unwrap_or_else(|| "soft".into())),
+        provider_replay_through_entry_id: None,
+        details: Some(details(&plan.file_lists)),
+        preserve_data: preserve_data(
+            prep.previous_preserve_data.as_ref(),
+            plan.options.preserve_data.as_ref(),
+        ),
+        from_extension: false,
+        warning: None,
+    };
+    append_with_tokens_after(session, &body, now)
+}
+
+/// A compaction supplied by a `session_before_compact` hook (spec: compaction §8.8): stored
+/// as is with `fromExtension: true` and no `method`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExtensionCompaction {
+    pub summary: String,
+    pub short_summary: Option<String>,
+    /// Default: the preparation's first kept entry.
+    pub first_kept_entry_id: Option<String>,
+    /// Default: the preparation's `tokensBefore`.
+    pub tokens_before: Option<u64>,
+    pub details: Option<Value>,
+    pub preserve_data: Option<Value>,
+}
+
+/// Commits a hook-supplied compaction for a preparation. `E_UNKNOWN_ENTRY` for a first kept
+/// entry the session does not hold; `E_STALE_PLAN` if the leaf moved.
+pub fn commit_extension_compaction(
+    session: &mut Session,
+    prep: &Preparation,
+    result: ExtensionCompaction,
+    now: i64,
+) -> Result<Committed> {
+    if session.leaf() != Some(prep.leaf) {
+        return Err(Error::StalePlan {
+            reason: "the leaf moved since the preparation".into(),
+        });
+    }
+    let body = CompactionBody {
+        summary: result.summary,
+        short_summary: result.short_summary,
+        first_kept_entry_id: result
+            .first_kept_entry_id
+            .unwrap_or_else(|| prep.first_kept_entry_id.clone()),
+        tokens_before: Number::from(result.tokens_before.unwrap_or(prep.tokens_before)),
+        tokens_after: None,
+        method: None,
+        provider_replay_through_entry_id: None,
+        details: result.details,
+        preserve_data: result.preserve_data,
+        from_extension: true,
+        warning: None,
+    };
+    append_with_tokens_after(session, &body, now)
+}
+
+/// Commits a handoff plan (spec: compaction §5.9, issue: strategies): a new session whose
+/// first entry is a `custom_message` of type `handoff` holding the document. The old session
+/// is not changed. The new header names the old session as `parentSession`.
+pub fn commit_handoff(
+    session: &Session,
+    plan: &CompactionPlan,
+    new_session_id: String,
+    ids: Box<dyn IdSource>,
+    now: i64,
+) -> Result<Session> {
+    let document = plan
+        .handoff_document()
+        .ok_or_else(|| Error::PlanIncomplete {
+            missing: plan.missing(),
+        })?;
+    plan.check_fresh(session)?;
+    let cwd = serde_json::from_str::<Value>(&session.header_json())
+        .ok()
+        .and_then(|h| h.get("cwd").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default();
+    let mut next = Session::create(
+        NewSession {
+            id: new_session_id,
+            cwd,
+            now,
+            parent_session: Some(session.header().id.clone()),
+        },
+        ids,
+    );
+    let summary = upsert_file_operations(
+        document,
+        &plan.file_lists.read_files,
+        &plan.file_lists.modified_files,
+        Some(&plan.file_ops.read),
+    );
+    let mut fields = Map::new();
+    fields.insert("customType".into(), "handoff".into());
+    fields.insert("content".into(), summary.into());
+    fields.insert("display".into(), true.into());
+    fields.insert(
+        "details".into(),
+        json!({
+            "fromSession": session.header().id,
+            "tokensBefore": plan.preparation.tokens_before,
+            "readFiles": plan.file_lists.read_files,
+            "modifiedFiles": plan.file_lists.modified_files,
+        }),
+    );
+    fields.insert("attribution".into(), "agent".into());
+    next.append("custom_message", fields, now)?;
+    debug_assert!(next
+        .entries()
+        .iter()
+        .all(|e| e.kind() == EntryKind::CustomMessage));
+    Ok(next)
+}

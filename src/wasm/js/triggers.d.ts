@@ -1,0 +1,215 @@
+// Types of the trigger state machine (src/wasm/js/triggers.js). Spec: compaction §8.
+import type {
+  AssistantMessage,
+  CompactReason,
+  CompactionMethod,
+  CompactionSettings,
+  JsonValue,
+  ResolvedCompactionSettings,
+} from './index.js';
+
+/** The model a turn runs on: pi-ai's `Model`, as far as the triggers read it. */
+export interface TriggerModel {
+  provider: string;
+  id: string;
+  /** Context window in tokens; missing or 0 = unknown. */
+  contextWindow?: number;
+  /** Maximum output tokens per response. */
+  maxTokens?: number;
+  /** Input modalities; `'image'` makes snapcompact usable. */
+  input?: ReadonlyArray<'text' | 'image'>;
+}
+
+/** A time: ms since the epoch, a Date, or an ISO string (as compaction entries carry). */
+export type TriggerTime = number | Date | string;
+
+export interface TimeOptions {
+  /** Milliseconds since the epoch; default `Date.now()`. */
+  now?: number;
+}
+
+export interface AfterTurnOptions extends TimeOptions {
+  /** Local estimate of the live context (system prompt, tools, messages), counted without encrypted reasoning: the compaction floor. */
+  storedTokens?: number;
+  /** Timestamp of the latest compaction on the branch: older turns report a context that no longer exists. */
+  latestCompactionAt?: TriggerTime;
+  /** `contextPromotion.enabled` and a larger-window model with credentials exists. */
+  canPromote?: boolean;
+  /** Tokens the host's threshold prune just freed (lowers `compact.contextTokens`, not the trigger). */
+  freedTokens?: number;
+  /** Between tool-loop provider calls: threshold only (if `midTurnEnabled`), never a continuation. */
+  midRun?: boolean;
+}
+
+export interface BeforePromptOptions extends TimeOptions {
+  /** The last assistant message of the live context (else the usage remembered from the last turn). */
+  lastAssistant?: AssistantMessage;
+  storedTokens?: number;
+  latestCompactionAt?: TriggerTime;
+  canPromote?: boolean;
+}
+
+/** Which entry point asked for a compaction; only `post-turn` passes continue on their own. */
+export type CompactionEntryPoint = 'post-turn' | 'mid-run' | 'pre-prompt' | 'model-switch' | 'idle' | 'manual';
+
+/** The `action` of automatic compaction events (spec §8.3). */
+export type CompactionAction = 'context-full' | 'handoff' | 'snapcompact' | 'remote' | 'shake';
+
+/** The engine strategy (`compaction.strategy` without `off`). */
+export type CompactionStrategy = 'context-full' | 'handoff' | 'shake' | 'snapcompact';
+
+/** A compaction to run now (spec §8.3). Pass it back to `afterCompaction` unchanged. */
+export interface CompactRequest {
+  reason: CompactReason;
+  entry: CompactionEntryPoint;
+  /** Retry the failed request afterwards (overflow and incomplete recovery). */
+  willRetry: boolean;
+  /** The setting, with handoff → context-full for an overflow and snapcompact → context-full without image input or after a payload rejection. */
+  strategy: CompactionStrategy;
+  /** Usable methods of `methodOrder`, in order (remote needs an endpoint, snapcompact an image model, handoff not for overflow). */
+  methods: CompactionMethod[];
+  /** The events' action: of the first method, else of the strategy. */
+  action: CompactionAction;
+  excludeSnapcompact: boolean;
+  /** The live context size that triggered (may stand in for `tokensBefore`). */
+  contextTokens: number;
+  /** The window the result must fit; 0 = unknown. */
+  contextWindow: number;
+  /** Recovery from a 413-like payload rejection. */
+  payloadRejection: boolean;
+}
+
+/** Describes a manual compaction (`/compact`) to `afterCompaction`; missing fields take defaults. */
+export type ManualCompactRequest = Partial<CompactRequest> & { reason: 'manual' };
+
+export interface AutoCompactionStartEvent {
+  type: 'auto_compaction_start';
+  reason: Exclude<CompactReason, 'manual'>;
+  action?: CompactionAction;
+}
+
+export interface AutoCompactionEndEvent {
+  type: 'auto_compaction_end';
+  action?: CompactionAction;
+  aborted: boolean;
+  willRetry: boolean;
+  /** Prefixed: `Context overflow recovery failed: `, `Incomplete response recovery failed: `, `Auto-compaction failed: `. */
+  errorMessage?: string;
+  /** Nothing could be compacted. */
+  skipped?: boolean;
+  /** `outcome.result` as passed to `afterCompaction`. */
+  result?: JsonValue;
+}
+
+/** Automatic compaction events (spec §8.7). */
+export type TriggerEvent = AutoCompactionStartEvent | AutoCompactionEndEvent;
+
+export interface Notice {
+  level: 'info' | 'warning' | 'error';
+  text: string;
+}
+
+/** Ask the host to switch to a larger-window model, then call `afterPromotion`. */
+export interface PromotionRequest {
+  reason: 'threshold' | 'overflow' | 'incomplete';
+  /** The live context size the new model must hold comfortably. */
+  contextTokens: number;
+  /** The current model's window. */
+  contextWindow: number;
+}
+
+/** Start the next turn after `afterMs`. */
+export interface Continuation {
+  afterMs: number;
+  /** `retry`: re-run the failed request; `queued-messages`: deliver the queued steer/follow-ups; `auto-continue`: send `prompt` as an agent-authored developer message. */
+  kind: 'retry' | 'queued-messages' | 'auto-continue';
+  /** The auto-continue prompt (for `auto-continue`). */
+  prompt: string | null;
+  /** For a length-stop retry whose response spent output tokens: word a reminder from these. */
+  reminder: { outputTokens: number; retryCount: number; maxRetries: number } | null;
+}
+
+/**
+ * What the host must do. Apply in order: `events` and `notices` (write `compactionWarning`
+ * into the latest compaction entry's `warning`); `dropFailedTurn` / `restoreFailedTurn`;
+ * `promote` (then `afterPromotion`); `compact` (then `afterCompaction`); `continuation`.
+ */
+export interface Decision {
+  events: TriggerEvent[];
+  notices: Notice[];
+  compactionWarning: string | null;
+  /** Remove the assistant turn just reported from the live context (and from the session file when `durable`). */
+  dropFailedTurn: { durable: boolean } | null;
+  /** Put back the turn an earlier decision removed. */
+  restoreFailedTurn: boolean;
+  promote: PromotionRequest | null;
+  compact: CompactRequest | null;
+  continuation: Continuation | null;
+  /** Do not start a turn on your own (a prompt the user sends is fine). */
+  blockAutoContinue: boolean;
+  /** When to call `onIdle` (idle maintenance enabled only). */
+  wakeAt: number | null;
+}
+
+/** How a compaction ended. `failed.error` is the unprefixed error (or the Error). */
+export type CompactionOutcome =
+  | { status: 'compacted'; tokensAfter: number; storedTokens?: number; result?: JsonValue }
+  | { status: 'nothing-to-compact' }
+  | { status: 'aborted' }
+  | { status: 'failed'; error: string | Error };
+
+export interface AfterCompactionOptions {
+  /** A steer or follow-up message is queued: it drives the next turn. */
+  queuedMessages?: boolean;
+  /** Manual compaction only: it interrupted a running turn, to be resumed. */
+  interruptedTurn?: boolean;
+  /** Manual compaction only: do not resume the interrupted turn. */
+  suppressContinuation?: boolean;
+}
+
+/** Counters and flags of a ContextManager. */
+export interface ContextManagerState {
+  incompleteRecoveries: number;
+  overflowRecoveryAttempted: boolean;
+  maintenancePaused: boolean;
+  awaitingPromotion: boolean;
+  lastActivityAt: number | null;
+  idleCompacted: boolean;
+  lastUsageTokens: number | null;
+}
+
+/** Consecutive no-progress `length` recoveries before giving up. */
+export const INCOMPLETE_RECOVERY_MAX_RETRIES: 3;
+/** Delay before a retry or continuation starts, in ms. */
+export const CONTINUE_DELAY_MS: 100;
+
+/** The trigger state machine of one live session (sans-IO: `now` is an input). */
+export class ContextManager {
+  /** Throws `E_SETTINGS` naming a bad field. */
+  constructor(settings?: CompactionSettings);
+  readonly settings: ResolvedCompactionSettings;
+  readonly state: ContextManagerState;
+  /** An assistant turn ended. */
+  afterTurn(assistantMessage: AssistantMessage, model: TriggerModel, options?: AfterTurnOptions): Decision;
+  /** Answer to `decision.promote`: whether the host switched to a larger model. */
+  afterPromotion(promoted: boolean): Decision;
+  /** A compaction ended; never asks for another one. */
+  afterCompaction(
+    request: CompactRequest | ManualCompactRequest,
+    outcome: CompactionOutcome,
+    options?: AfterCompactionOptions,
+  ): Decision;
+  /** A user prompt is about to be sent. */
+  beforePrompt(model: TriggerModel, options?: BeforePromptOptions): Decision;
+  /** The user switches models. */
+  beforeModelSwitch(target: TriggerModel, contextTokens: number, options?: TimeOptions): Decision;
+  /** Idle maintenance check. */
+  onIdle(model: TriggerModel, contextTokens: number, options?: TimeOptions): Decision;
+  /** Releases the WebAssembly memory now. */
+  free(): void;
+}
+
+/** An `error` stop with a provider's overflow wording, or a `stop` whose input + cacheRead exceed the window. */
+export function isContextOverflow(message: AssistantMessage, contextWindow?: number): boolean;
+/** The `auto_compaction_end` error text for a failed compaction. */
+export function compactionErrorMessage(reason: CompactReason, message: string): string;

@@ -1,0 +1,228 @@
+// The trigger state machine (spec: compaction §8): a sans-IO ContextManager. The host reports
+// what happened — a turn ended, a prompt is about to go out, the agent is idle, a promotion or
+// compaction finished — and applies the Decision it gets back. Nothing here reads a clock
+// except to default `now` to Date.now(). Values cross the wasm boundary as JSON text.
+import { requireRaw } from './raw.js';
+
+function fail(code, message) {
+  const err = new Error(message);
+  err.code = code;
+  return err;
+}
+
+function isObject(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function nowOf(options) {
+  const now = options?.now ?? Date.now();
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw fail('E_INVALID_ARGUMENT', '`now` must be a finite number of milliseconds');
+  }
+  return now;
+}
+
+/** A token count option: undefined/null, or a finite non-negative number. */
+function tokensOf(v, what) {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+    throw fail('E_INVALID_ARGUMENT', `\`${what}\` must be a non-negative number of tokens`);
+  }
+  return v;
+}
+
+function requiredTokens(v, what) {
+  const t = tokensOf(v, what);
+  if (t === undefined) throw fail('E_INVALID_ARGUMENT', `\`${what}\` is required (a number of tokens)`);
+  return t;
+}
+
+/** A time option: ms since the epoch, a Date, or an ISO string (as session entries carry). */
+function timeOf(v, what) {
+  if (v === undefined || v === null) return undefined;
+  const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : v;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+    throw fail('E_INVALID_ARGUMENT', `\`${what}\` must be a time: milliseconds, a Date or an ISO string`);
+  }
+  return ms;
+}
+
+function modelJson(model, what = 'model') {
+  if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
+    throw fail('E_INVALID_ARGUMENT', `${what} must be an object with string \`provider\` and \`id\``);
+  }
+  const { provider, id, contextWindow, maxTokens, input } = model;
+  return JSON.stringify({
+    provider,
+    id,
+    contextWindow: tokensOf(contextWindow, 'contextWindow'),
+    maxTokens: tokensOf(maxTokens, 'maxTokens'),
+    input: Array.isArray(input) ? input : undefined,
+  });
+}
+
+function assistantOf(message, what = 'the message') {
+  if (!isObject(message) || (message.role !== undefined && message.role !== 'assistant')) {
+    throw fail('E_INVALID_ARGUMENT', `${what} must be an assistant message (role "assistant")`);
+  }
+  return message;
+}
+
+/** Consecutive no-progress `length` recoveries before giving up (spec §8.2). */
+export const INCOMPLETE_RECOVERY_MAX_RETRIES = 3;
+/** Delay before a retry or continuation starts, in ms (spec §8.3, §8.5). */
+export const CONTINUE_DELAY_MS = 100;
+
+/**
+ * The trigger state machine of one live session (spec: compaction §8). Apply a Decision in
+ * this order: events and notices; dropFailedTurn / restoreFailedTurn; promote (then
+ * afterPromotion); compact (emit compact's start event, run it, then afterCompaction);
+ * continuation after `afterMs` unless blockAutoContinue.
+ */
+export class ContextManager {
+  #inner;
+
+  /** Throws `E_SETTINGS` naming a bad field. */
+  constructor(settings) {
+    if (settings !== undefined && settings !== null && !isObject(settings)) {
+      throw fail('E_INVALID_ARGUMENT', 'settings must be an object');
+    }
+    const json = settings === undefined || settings === null ? undefined : JSON.stringify(settings);
+    this.#inner = new (requireRaw().WasmContextManager)(json);
+  }
+
+  /** The settings in use, with defaults filled in. */
+  get settings() {
+    return JSON.parse(this.#inner.settingsJson());
+  }
+
+  /** Counters and flags (recoveries, episode, pause, idle), for inspection. */
+  get state() {
+    return JSON.parse(this.#inner.stateJson());
+  }
+
+  /** An assistant turn ended (post-turn check, or a mid-run check with `midRun`). */
+  afterTurn(assistantMessage, model, options) {
+    const o = options ?? {};
+    const json = JSON.stringify({
+      now: nowOf(o),
+      storedTokens: tokensOf(o.storedTokens, 'storedTokens'),
+      latestCompactionAt: timeOf(o.latestCompactionAt, 'latestCompactionAt'),
+      canPromote: Boolean(o.canPromote),
+      freedTokens: tokensOf(o.freedTokens, 'freedTokens'),
+      midRun: Boolean(o.midRun),
+    });
+    const message = JSON.stringify(assistantOf(assistantMessage, 'afterTurn() takes an assistant message that'));
+    return JSON.parse(this.#inner.afterTurn(message, modelJson(model), json));
+  }
+
+  /** The host tried the promotion a decision asked for; `promoted` says whether it switched. */
+  afterPromotion(promoted) {
+    return JSON.parse(this.#inner.afterPromotion(Boolean(promoted)));
+  }
+
+  /**
+   * A compaction ended. `request` is the decision's `compact` (or `{reason: 'manual', ...}`);
+   * `outcome.result` (the compaction result) is put on the `auto_compaction_end` event.
+   */
+  afterCompaction(request, outcome, options) {
+    if (!isObject(request)) throw fail('E_INVALID_ARGUMENT', 'request must be the decision\'s `compact` object');
+    if (!isObject(outcome) || typeof outcome.status !== 'string') {
+      throw fail('E_INVALID_ARGUMENT', 'outcome must be an object with a string `status`');
+    }
+    let out;
+    switch (outcome.status) {
+      case 'compacted':
+        out = {
+          status: 'compacted',
+          tokensAfter: requiredTokens(outcome.tokensAfter, 'tokensAfter'),
+          storedTokens: tokensOf(outcome.storedTokens, 'storedTokens'),
+        };
+        break;
+      case 'failed': {
+        const e = outcome.error;
+        const error = e instanceof Error ? e.message : typeof e === 'string' ? e : String(e);
+        out = { status: 'failed', error };
+        break;
+      }
+      case 'nothing-to-compact':
+      case 'aborted':
+        out = { status: outcome.status };
+        break;
+      default:
+        throw fail(
+          'E_INVALID_ARGUMENT',
+          `unknown outcome status "${outcome.status}": use "compacted", "nothing-to-compact", "aborted" or "failed"`,
+        );
+    }
+    const o = options ?? {};
+    const json = JSON.stringify({
+      queuedMessages: Boolean(o.queuedMessages),
+      interruptedTurn: Boolean(o.interruptedTurn),
+      suppressContinuation: Boolean(o.suppressContinuation),
+    });
+    const decision = JSON.parse(this.#inner.afterCompaction(JSON.stringify(request), JSON.stringify(out), json));
+    if (outcome.status === 'compacted' && outcome.result !== undefined) {
+      for (const e of decision.events) {
+        if (e.type === 'auto_compaction_end') e.result = outcome.result;
+      }
+    }
+    return decision;
+  }
+
+  /** A user prompt is about to be sent: resets per-prompt counters, may compact first. */
+  beforePrompt(model, options) {
+    const o = options ?? {};
+    const json = JSON.stringify({
+      now: nowOf(o),
+      lastAssistant:
+        o.lastAssistant === undefined || o.lastAssistant === null
+          ? undefined
+          : assistantOf(o.lastAssistant, '`lastAssistant`'),
+      storedTokens: tokensOf(o.storedTokens, 'storedTokens'),
+      latestCompactionAt: timeOf(o.latestCompactionAt, 'latestCompactionAt'),
+      canPromote: Boolean(o.canPromote),
+    });
+    return JSON.parse(this.#inner.beforePrompt(modelJson(model), json));
+  }
+
+  /** The user switches to `target`: compact first when the context is over its threshold. */
+  beforeModelSwitch(target, contextTokens, options) {
+    return JSON.parse(
+      this.#inner.beforeModelSwitch(
+        modelJson(target, 'target'),
+        requiredTokens(contextTokens, 'contextTokens'),
+        nowOf(options),
+      ),
+    );
+  }
+
+  /** Idle maintenance check; call it at the decision's `wakeAt`. */
+  onIdle(model, contextTokens, options) {
+    return JSON.parse(
+      this.#inner.onIdle(modelJson(model), requiredTokens(contextTokens, 'contextTokens'), nowOf(options)),
+    );
+  }
+
+  /** Releases the WebAssembly memory now instead of at garbage collection. */
+  free() {
+    this.#inner.free();
+  }
+}
+
+/**
+ * True when an assistant message reports a context overflow (spec §8.2): an `error` stop with a
+ * provider's overflow wording, or a `stop` whose input + cacheRead exceed `contextWindow`.
+ */
+export function isContextOverflow(message, contextWindow) {
+  const json = JSON.stringify(assistantOf(message));
+  return requireRaw().isContextOverflowJson(json, tokensOf(contextWindow, 'contextWindow'));
+}
+
+/** The `auto_compaction_end` error text for a failed compaction (spec §8.3 prefixes). */
+export function compactionErrorMessage(reason, message) {
+  if (typeof reason !== 'string' || typeof message !== 'string') {
+    throw fail('E_INVALID_ARGUMENT', 'reason and message must be strings');
+  }
+  return requireRaw().compactionErrorMessage(reason, message);
+}

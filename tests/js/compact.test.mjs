@@ -1,0 +1,309 @@
+// Compaction from JavaScript: the sans-IO plan/commit cycle and the async `compact()` shell —
+// summarize callbacks, a real local HTTP server as remote endpoint, failures, aborts, retries,
+// hooks and events. After every failure the session's bytes are unchanged.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { Session } from 'ctxfold';
+
+const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
+
+/** A session of `turns` user/assistant turns, each ~100 tokens, the last one short. */
+function sessionText(turns = 6) {
+  const lines = [header];
+  let parent = null;
+  for (let i = 0; i < turns; i++) {
+    const u = `u${i}`;
+    const a = `a${i}`;
+    const long = i < turns - 1;
+    lines.push(JSON.stringify({ type: 'message', id: u, parentId: parent, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: long ? `question ${i} `.repeat(30) : 'last question', timestamp: 1 } }));
+    lines.push(JSON.stringify({ type: 'message', id: a, parentId: u, timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: long ? `answer ${i} `.repeat(30) : 'last answer' }], provider: 'anthropic', model: 'm', usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop' } }));
+    parent = a;
+  }
+  return lines.join('\n') + '\n';
+}
+
+const settings = { keepRecentTokens: 10 };
+
+function expectRejects(promise, code) {
+  return assert.rejects(promise, (err) => {
+    assert.ok(err instanceof Error, 'an Error');
+    assert.equal(err.code, code, err.message);
+    return true;
+  });
+}
+
+let server;
+let serverUrl;
+const serverLog = [];
+let serverBehaviour = () => ({ status: 200, body: { summary: 'remote summary' } });
+
+before(async () => {
+  server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const parsed = JSON.parse(body);
+      serverLog.push({ url: req.url, headers: req.headers, body: parsed });
+      const reply = serverBehaviour(req, parsed);
+      if (reply.hang) return; // never answers
+      res.writeHead(reply.status, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
+      res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  serverUrl = `http://127.0.0.1:${server.address().port}`;
+});
+
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+test('sans-IO: plan, answer every request, commit', () => {
+  const s = Session.fromJsonl(sessionText());
+  const before = s.toJsonl();
+  const plan = s.planCompaction(settings);
+  assert.equal(plan.strategy, 'context-full');
+  assert.equal(plan.preparation.firstKeptEntryId, 'u5');
+  assert.deepEqual(plan.preparation.recentMessages, ['u5', 'a5']);
+  let rounds = 0;
+  while (!plan.isComplete) {
+    rounds++;
+    for (const req of plan.pending) {
+      assert.ok(req.prompt.startsWith('<conversation>\n'));
+      assert.ok(req.maxTokens > 0);
+      plan.answer(req.id, `summary of ${req.purpose}`);
+    }
+  }
+  assert.equal(rounds, 2, 'history first, then the short summary');
+  assert.equal(s.toJsonl(), before, 'nothing changes before the commit');
+  const commit = s.commitCompaction(plan);
+  assert.equal(commit.compactionEntry.summary, 'summary of history');
+  assert.equal(commit.compactionEntry.shortSummary, 'summary of short-summary');
+  assert.equal(commit.compactionEntry.firstKeptEntryId, 'u5');
+  assert.equal(commit.compactionEntry.method, 'soft');
+  assert.ok(commit.tokensAfter > 0);
+  assert.deepEqual(s.buildContext().messages.map((m) => m.role), ['compactionSummary', 'user', 'assistant']);
+  assert.throws(() => s.planCompaction(settings), (e) => e.code === 'E_ALREADY_COMPACTED');
+});
+
+test('compact() with a summarize callback', async () => {
+  const s = Session.fromJsonl(sessionText());
+  const calls = [];
+  const seen = [];
+  const result = await s.compact({
+    settings,
+    summarize: async (req, { signal }) => {
+      assert.ok(signal instanceof AbortSignal);
+      calls.push(req.purpose);
+      return `${req.purpose} text`;
+    },
+    hooks: { session_compact: (e) => seen.push(e.entryId) },
+  });
+  assert.deepEqual(calls, ['history', 'short-summary']);
+  assert.equal(result.compactionEntry.summary, 'history text');
+  assert.deepEqual(seen, [result.entryId]);
+  assert.equal(s.leafId, result.entryId);
+});
+
+test('compact() through a remote endpoint (real HTTP server)', async () => {
+  const s = Session.fromJsonl(sessionText());
+  serverLog.length = 0;
+  serverBehaviour = (_req, body) => ({ status: 200, body: { summary: `remote ${body.maxTokens}` } });
+  const result = await s.compact({
+    settings,
+    remoteEndpoint: `${serverUrl}/summarize`,
+    headers: { authorization: 'Bearer k' },
+  });
+  assert.equal(serverLog.length, 2);
+  assert.deepEqual(Object.keys(serverLog[0].body), ['systemPrompt', 'prompt', 'maxTokens']);
+  assert.equal(serverLog[0].headers.authorization, 'Bearer k');
+  assert.equal(serverLog[0].headers['content-type'], 'application/json');
+  assert.equal(result.compactionEntry.summary, 'remote 13107');
+  assert.equal(result.compactionEntry.method, 'remote');
+
+  // OpenAI-compatible chat completions.
+  const t = Session.fromJsonl(sessionText());
+  serverLog.length = 0;
+  serverBehaviour = () => ({ status: 200, body: { choices: [{ message: { content: [{ type: 'text', text: 'chat ' }, { type: 'text', text: 'summary' }] } }] } });
+  const chat = await t.compact({ settings, remoteEndpoint: `${serverUrl}/v1/chat/completions`, model: 'gpt-x' });
+  assert.equal(chat.compactionEntry.summary, 'chat summary');
+  assert.equal(serverLog[0].body.model, 'gpt-x');
+  assert.equal(serverLog[0].body.messages[0].role, 'system');
+  assert.equal(serverLog[0].body.stream, false);
+});
+
+test('failures leave the session byte-identical', async () => {
+  const text = sessionText();
+  const s = Session.fromJsonl(text);
+  const retry = { baseDelayMs: 5, maxRetries: 1 };
+  // A summarizer that throws.
+  await expectRejects(s.compact({ settings, retry, summarize: () => { throw new Error('model exploded'); } }), 'E_SUMMARIZER');
+  // One that rejects, with the auto-compaction prefix.
+  await assert.rejects(
+    s.compact({ settings, retry, reason: 'threshold', summarize: async () => { throw new Error('bad request'); } }),
+    /^Error: Auto-compaction failed: bad request/,
+  );
+  // An endpoint that always fails.
+  serverBehaviour = () => ({ status: 500, body: { error: 'boom' } });
+  await assert.rejects(s.compact({ settings, retry, remoteEndpoint: `${serverUrl}/x` }), (e) => {
+    assert.equal(e.code, 'E_SUMMARIZER');
+    assert.match(e.message, /Remote compaction failed \(500 Internal Server Error\)/);
+    return true;
+  });
+  // A body without a summary; invalid JSON.
+  serverBehaviour = () => ({ status: 200, body: { nope: 1 } });
+  await assert.rejects(s.compact({ settings, retry, remoteEndpoint: `${serverUrl}/x` }), /missing summary/);
+  serverBehaviour = () => ({ status: 200, body: 'not json' });
+  await assert.rejects(s.compact({ settings, retry, remoteEndpoint: `${serverUrl}/x` }), /invalid JSON/);
+  // Empty answers count as failures.
+  await expectRejects(s.compact({ settings, retry, summarize: async () => '   ' }), 'E_SUMMARIZER');
+  // No summarizer at all.
+  await expectRejects(s.compact({ settings }), 'E_INVALID_ARGUMENT');
+  assert.equal(s.toJsonl(), text);
+});
+
+test('a hanging summarizer is aborted; so is a hanging endpoint', async () => {
+  const text = sessionText();
+  const s = Session.fromJsonl(text);
+  const controller = new AbortController();
+  const pending = s.compact({ settings, signal: controller.signal, summarize: () => new Promise(() => {}) });
+  setTimeout(() => controller.abort(), 30);
+  await expectRejects(pending, 'E_ABORTED');
+  serverBehaviour = () => ({ hang: true });
+  const c2 = new AbortController();
+  const remote = s.compact({ settings, signal: c2.signal, remoteEndpoint: `${serverUrl}/hang` });
+  setTimeout(() => c2.abort(), 50);
+  await expectRejects(remote, 'E_ABORTED');
+  // Already aborted before the start.
+  await expectRejects(s.compact({ settings, signal: AbortSignal.abort(), summarize: async () => 'x' }), 'E_ABORTED');
+  assert.equal(s.toJsonl(), text);
+});
+
+test('transient failures are retried: 503, 503, then success', async () => {
+  const s = Session.fromJsonl(sessionText());
+  let calls = 0;
+  const summarize = async (req) => {
+    calls++;
+    if (req.purpose === 'history' && calls <= 2) {
+      const err = new Error('503 Service Unavailable');
+      err.status = 503;
+      throw err;
+    }
+    return `ok ${req.purpose}`;
+  };
+  const t0 = performance.now();
+  const result = await s.compact({ settings, summarize, retry: { baseDelayMs: 20 } });
+  assert.equal(result.compactionEntry.summary, 'ok history');
+  assert.equal(calls, 4, '3 history attempts + the short summary');
+  assert.ok(performance.now() - t0 >= 20 + 40, 'waited 2 s·2^n scaled to 20 ms·2^n');
+  // retry-after from a 429 endpoint is honoured.
+  const t = Session.fromJsonl(sessionText());
+  let hits = 0;
+  serverBehaviour = () => (++hits === 1 ? { status: 429, headers: { 'retry-after': '0.1' }, body: {} } : { status: 200, body: { summary: 'after wait' } });
+  const t1 = performance.now();
+  const r = await t.compact({ settings, remoteEndpoint: `${serverUrl}/x`, retry: { baseDelayMs: 1 } });
+  assert.equal(r.compactionEntry.summary, 'after wait');
+  assert.ok(performance.now() - t1 >= 100, 'waited the retry-after');
+  // A second candidate is tried when the first gives up.
+  const u = Session.fromJsonl(sessionText());
+  const res = await u.compact({
+    settings,
+    summarize: [() => { throw Object.assign(new Error('forbidden'), { status: 403 }); }, async () => 'backup'],
+  });
+  assert.equal(res.compactionEntry.summary, 'backup');
+});
+
+test('hooks: cancel, supply the compaction, add context; events', async () => {
+  const text = sessionText();
+  const s = Session.fromJsonl(text);
+  await expectRejects(
+    s.compact({ settings, summarize: async () => 'x', hooks: { session_before_compact: () => ({ cancel: true }) } }),
+    'E_CANCELLED',
+  );
+  assert.equal(s.toJsonl(), text);
+  // A throwing hook is ignored; hooks run in order; a supplied compaction skips the summarizer.
+  const order = [];
+  let called = false;
+  const supplied = await s.compact({
+    settings,
+    summarize: async () => { called = true; return 'x'; },
+    hooks: [
+      { session_before_compact: () => { order.push('before1'); throw new Error('ignored'); } },
+      {
+        session_before_compact: (e) => {
+          order.push('before2');
+          assert.equal(e.preparation.firstKeptEntryId, 'u5');
+          return { compaction: { summary: 'from the hook', tokensBefore: 999 } };
+        },
+        session_compact: (e) => order.push(`after:${e.fromExtension}`),
+      },
+    ],
+  });
+  assert.equal(called, false);
+  assert.deepEqual(order, ['before1', 'before2', 'after:true']);
+  assert.equal(supplied.compactionEntry.fromExtension, true);
+  assert.equal(supplied.compactionEntry.tokensBefore, 999);
+  assert.equal(supplied.compactionEntry.method, undefined);
+  // session.compacting adds context lines and preserveData; onEvent sees start and end.
+  const t = Session.fromJsonl(text);
+  const prompts = [];
+  const events = [];
+  const r = await t.compact({
+    settings,
+    reason: 'threshold',
+    summarize: async (req) => { prompts.push(req.prompt); return 'sum'; },
+    hooks: {
+      'session.compacting': () => ({ context: ['todo: ship it'], preserveData: { memo: 1 } }),
+      onEvent: (e) => events.push(e.type),
+    },
+  });
+  assert.ok(prompts[0].includes('<additional-context>\n- todo: ship it\n</additional-context>'));
+  assert.deepEqual(r.compactionEntry.preserveData, { memo: 1 });
+  assert.deepEqual(events, ['auto_compaction_start', 'auto_compaction_end']);
+});
+
+test('one compaction at a time; nothing to compact', async () => {
+  const s = Session.fromJsonl(sessionText());
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const first = s.compact({ settings, summarize: async () => { await gate; return 'x'; } });
+  await expectRejects(s.compact({ settings, summarize: async () => 'y' }), 'E_BUSY');
+  release();
+  await first;
+  const tiny = Session.fromJsonl(`${header}\n${JSON.stringify({ type: 'message', id: 'u', parentId: null, message: { role: 'user', content: 'hi' } })}\n`);
+  await expectRejects(tiny.compact({ summarize: async () => 'x' }), 'E_NOTHING_TO_COMPACT');
+  // The session changed while the summarizer worked: the plan is stale, nothing is written.
+  const u = Session.fromJsonl(sessionText());
+  let snapshot;
+  const stale = u.compact({
+    settings,
+    summarize: async () => {
+      if (snapshot === undefined) {
+        u.appendMessage({ role: 'user', content: 'meanwhile' });
+        snapshot = u.toJsonl();
+      }
+      return 'late';
+    },
+  });
+  await expectRejects(stale, 'E_STALE_PLAN');
+  assert.equal(u.toJsonl(), snapshot);
+});
+
+test('handoff: a new session holds the document', () => {
+  const s = Session.fromJsonl(sessionText());
+  const before = s.toJsonl();
+  const plan = s.planCompaction({ ...settings, strategy: 'handoff' }, { customInstructions: 'focus' });
+  assert.equal(plan.strategy, 'handoff');
+  const [req] = plan.pending;
+  assert.equal(req.purpose, 'handoff');
+  plan.answer(req.id, 'Handoff: continue with the parser.');
+  const next = s.commitHandoff(plan, { sessionId: 'next' });
+  assert.equal(s.toJsonl(), before);
+  assert.equal(next.header.parentSession, 's1');
+  const [entry] = next.entries();
+  assert.equal(entry.type, 'custom_message');
+  assert.equal(entry.customType, 'handoff');
+  assert.match(entry.content, /^Handoff: continue with the parser\./);
+});

@@ -1,0 +1,335 @@
+// The trigger state machine through the built package under Node.js: scripted turn sequences
+// driven by a small host loop that applies each Decision the way an agent would.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  ContextManager,
+  isContextOverflow,
+  compactionErrorMessage,
+  INCOMPLETE_RECOVERY_MAX_RETRIES,
+  CONTINUE_DELAY_MS,
+} from 'ctxfold';
+
+const model = {
+  provider: 'anthropic',
+  id: 'claude-sonnet-4-5',
+  contextWindow: 200_000,
+  maxTokens: 32_000,
+  input: ['text', 'image'],
+};
+
+function usage(input, output, cacheRead = 0) {
+  return { input, output, cacheRead, cacheWrite: 0, totalTokens: input + output + cacheRead };
+}
+
+function assistant(fields) {
+  return {
+    role: 'assistant',
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-5',
+    content: [{ type: 'text', text: 'done' }],
+    stopReason: 'stop',
+    usage: usage(0, 0),
+    timestamp: 1_000,
+    ...fields,
+  };
+}
+
+const toolTurn = (context) =>
+  assistant({
+    content: [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a.ts' } }],
+    stopReason: 'toolUse',
+    usage: usage(context - 100, 100),
+  });
+const answer = (context) => assistant({ usage: usage(context - 100, 100) });
+const errorTurn = (errorMessage) => assistant({ content: [], stopReason: 'error', errorMessage });
+const thinkingLengthStop = () =>
+  assistant({
+    content: [{ type: 'thinking', thinking: 'a long chain of thought' }],
+    stopReason: 'length',
+    usage: usage(28_000, 32_000),
+  });
+
+function codeOf(fn) {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof Error);
+    return err.code;
+  }
+  return 'no error';
+}
+
+/**
+ * A scripted host: feeds turns, applies decisions, answers compactions with `compactions`
+ * (one outcome per compaction, in order) and logs what it did.
+ */
+function runScript(cm, turns, compactions = []) {
+  const log = [];
+  const outcomes = [...compactions];
+  const apply = (d) => {
+    for (const e of d.events) {
+      log.push(`${e.type}${e.errorMessage ? `: ${e.errorMessage}` : ''}${e.willRetry ? ' (retry)' : ''}`);
+    }
+    for (const n of d.notices) log.push(`${n.level}: ${n.text}`);
+    if (d.compactionWarning) log.push('stamp warning');
+    if (d.dropFailedTurn) log.push(d.dropFailedTurn.durable ? 'drop turn durably' : 'drop turn');
+    if (d.restoreFailedTurn) log.push('restore turn');
+    if (d.compact) {
+      assert.equal(d.promote, null);
+      log.push(`compact ${d.compact.reason}${d.compact.willRetry ? ' + retry' : ''}`);
+      const outcome = outcomes.shift();
+      assert.ok(outcome, 'the script has an outcome for every compaction');
+      const next = cm.afterCompaction(d.compact, outcome);
+      assert.equal(next.compact, null, 'never compaction → compaction');
+      apply(next);
+    }
+    if (d.continuation) log.push(`continue: ${d.continuation.kind} after ${d.continuation.afterMs} ms`);
+    if (d.blockAutoContinue) log.push('block auto-continue');
+  };
+  for (const [message, options] of turns) {
+    log.push(`turn ${message.stopReason}`);
+    apply(cm.afterTurn(message, model, options));
+  }
+  assert.deepEqual(outcomes, [], 'every scripted compaction happened');
+  return log;
+}
+
+test('threshold: below, at, above, then auto-continue after a compaction with headroom', () => {
+  const cm = new ContextManager();
+  // W 200 000, reserve unset ⇒ threshold 170 000.
+  const log = runScript(
+    cm,
+    [[toolTurn(169_000)], [toolTurn(170_000)], [toolTurn(170_001)], [answer(120_000)]],
+    [{ status: 'compacted', tokensAfter: 30_000 }],
+  );
+  assert.deepEqual(log, [
+    'turn toolUse',
+    'turn toolUse',
+    'turn toolUse',
+    'compact threshold',
+    'auto_compaction_end',
+    `continue: auto-continue after ${CONTINUE_DELAY_MS} ms`,
+    'turn stop',
+  ]);
+});
+
+test('the auto-continue prompt and the compaction result travel with the decision', () => {
+  const cm = new ContextManager();
+  const d = cm.afterTurn(toolTurn(180_000), model, { now: 5_000 });
+  assert.deepEqual(
+    { reason: d.compact.reason, entry: d.compact.entry, willRetry: d.compact.willRetry, strategy: d.compact.strategy },
+    { reason: 'threshold', entry: 'post-turn', willRetry: false, strategy: 'context-full' },
+  );
+  assert.deepEqual(d.compact.methods, ['snapcompact', 'handoff', 'shake', 'soft']);
+  const result = { summary: 'S', firstKeptEntryId: 'e7', tokensBefore: 180_000 };
+  const next = cm.afterCompaction(d.compact, { status: 'compacted', tokensAfter: 30_000, result });
+  assert.deepEqual(next.events, [
+    { type: 'auto_compaction_end', action: 'snapcompact', aborted: false, willRetry: false, result },
+  ]);
+  assert.equal(next.continuation.kind, 'auto-continue');
+  assert.equal(typeof next.continuation.prompt, 'string');
+  assert.ok(next.continuation.prompt.length > 40);
+});
+
+test('stored estimate floors the trigger; a pre-compaction assistant counts 0', () => {
+  const cm = new ContextManager({ reserveTokens: 10_000 });
+  const small = { ...model, contextWindow: 100_000 };
+  assert.equal(cm.afterTurn(answer(20_000), small).compact, null);
+  assert.equal(cm.afterTurn(answer(20_000), small, { storedTokens: 95_000 }).compact.contextTokens, 95_000);
+  // Timestamp 1 000 (1970) predates a compaction of 2026, given as an ISO string.
+  const stale = cm.afterTurn(answer(95_000), small, { latestCompactionAt: '2026-01-01T00:00:00.000Z' });
+  assert.equal(stale.compact, null);
+});
+
+test('overflow: each provider wording is detected; one compact-and-retry per episode', () => {
+  for (const text of [
+    'prompt is too long: 213462 tokens > 200000 maximum',
+    'This model\'s maximum context length is 128000 tokens',
+    'Your input exceeds the context window of this model',
+    'context_length_exceeded',
+    '413 status code (no body)',
+  ]) {
+    assert.equal(isContextOverflow(errorTurn(text)), true, text);
+  }
+  assert.equal(isContextOverflow(errorTurn('rate limit exceeded')), false);
+  // Silent overflow needs the window.
+  const silent = assistant({ usage: usage(190_000, 100, 20_000) });
+  assert.equal(isContextOverflow(silent, 200_000), true);
+  assert.equal(isContextOverflow(silent), false);
+
+  const cm = new ContextManager();
+  const overflow = errorTurn('prompt is too long: 213462 tokens > 200000 maximum');
+  const log = runScript(
+    cm,
+    [[overflow], [overflow], [answer(50_000)], [overflow]],
+    [
+      { status: 'compacted', tokensAfter: 40_000 },
+      { status: 'failed', error: new Error('503 overloaded') },
+    ],
+  );
+  assert.deepEqual(log, [
+    'turn error',
+    'drop turn',
+    'compact overflow + retry',
+    'auto_compaction_end (retry)',
+    'drop turn',
+    'continue: retry after 100 ms',
+    'turn error',
+    'auto_compaction_end: Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.',
+    'block auto-continue',
+    'turn stop',
+    'turn error',
+    'drop turn',
+    'compact overflow + retry',
+    'auto_compaction_end: Context overflow recovery failed: 503 overloaded',
+    'restore turn',
+  ]);
+});
+
+test('length stops: three recoveries, then give up; a good turn resets the count', () => {
+  const cm = new ContextManager();
+  const stop = thinkingLengthStop();
+  const d = cm.afterTurn(stop, model);
+  assert.deepEqual(d.continuation, {
+    afterMs: 100,
+    kind: 'retry',
+    prompt: null,
+    reminder: { outputTokens: 32_000, retryCount: 1, maxRetries: INCOMPLETE_RECOVERY_MAX_RETRIES },
+  });
+  cm.afterTurn(toolTurn(60_000), model);
+  assert.equal(cm.state.incompleteRecoveries, 0);
+  const log = runScript(cm, [[stop], [stop], [stop], [stop]]);
+  assert.deepEqual(log, [
+    'turn length',
+    'drop turn',
+    'continue: retry after 100 ms',
+    'turn length',
+    'drop turn',
+    'continue: retry after 100 ms',
+    'turn length',
+    'drop turn',
+    'continue: retry after 100 ms',
+    'turn length',
+    'error: Length-stop recovery gave up after 4 consecutive `length` responses from anthropic/claude-sonnet-4-5. Ask for a shorter answer or switch to a model with a larger output limit.',
+    'drop turn durably',
+    'block auto-continue',
+  ]);
+  // A truncated answer with room left is kept, with a warning.
+  const partial = assistant({ stopReason: 'length', usage: usage(28_000, 32_000) });
+  assert.deepEqual(cm.afterTurn(partial, model).notices, [
+    {
+      level: 'warning',
+      text: 'Response hit the anthropic/claude-sonnet-4-5 output limit (32000 tokens) and was truncated.',
+    },
+  ]);
+});
+
+test('a compaction that frees too little warns, blocks and pauses: no loop', () => {
+  const cm = new ContextManager();
+  // Threshold 170 000, recovery band 136 000.
+  const log = runScript(
+    cm,
+    [[toolTurn(180_000)], [toolTurn(185_000)], [toolTurn(190_000)]],
+    [{ status: 'compacted', tokensAfter: 150_000 }],
+  );
+  assert.equal(log.length, 8, log.join('\n'));
+  assert.deepEqual(log.slice(0, 3), ['turn toolUse', 'compact threshold', 'auto_compaction_end']);
+  assert.match(log[3], /^warning: Compaction freed too little context to make progress — pausing automatic maintenance \(150000 tokens remain; continuing needs at most 136000\)/);
+  assert.deepEqual(log.slice(4), ['stamp warning', 'block auto-continue', 'turn toolUse', 'turn toolUse']);
+  assert.equal(cm.state.maintenancePaused, true);
+  // A new prompt resumes maintenance.
+  const d = cm.beforePrompt(model, { storedTokens: 180_000 });
+  assert.equal(d.compact.entry, 'pre-prompt');
+  assert.equal(cm.state.maintenancePaused, false);
+});
+
+test('idle maintenance: disabled, too early, under the threshold, due, once per period', () => {
+  assert.equal(new ContextManager().onIdle(model, 250_000, { now: 10_000_000 }).compact, null);
+  const cm = new ContextManager({ idleEnabled: true, idleThresholdTokens: 100_000, idleTimeoutSeconds: 300 });
+  const d = cm.afterTurn(toolTurn(120_000), model, { now: 1_000 });
+  assert.equal(d.wakeAt, 301_000);
+  const early = cm.onIdle(model, 120_000, { now: 300_000 });
+  assert.equal(early.compact, null);
+  assert.equal(early.wakeAt, 301_000);
+  assert.equal(cm.onIdle(model, 100_000, { now: 301_000 }).compact, null);
+  const due = cm.onIdle(model, 120_000, { now: 301_000 });
+  assert.deepEqual([due.compact.reason, due.compact.entry], ['idle', 'idle']);
+  assert.equal(cm.onIdle(model, 120_000, { now: 400_000 }).compact, null);
+  const after = cm.afterCompaction(due.compact, { status: 'compacted', tokensAfter: 110_000 });
+  assert.equal(after.continuation, null);
+  assert.equal(after.blockAutoContinue, false);
+});
+
+test('promotion is a question to the host', () => {
+  const cm = new ContextManager();
+  const d = cm.afterTurn(errorTurn('prompt is too long'), model, { canPromote: true, storedTokens: 210_000 });
+  assert.deepEqual(d.promote, { reason: 'overflow', contextTokens: 210_000, contextWindow: 200_000 });
+  assert.deepEqual(d.dropFailedTurn, { durable: false });
+  assert.equal(d.compact, null);
+  const promoted = cm.afterPromotion(true);
+  assert.deepEqual(promoted.dropFailedTurn, { durable: true });
+  assert.equal(promoted.continuation.kind, 'retry');
+  cm.afterTurn(errorTurn('prompt is too long'), model, { canPromote: true });
+  assert.equal(cm.afterPromotion(false).compact.reason, 'overflow');
+});
+
+test('manual compaction resumes an interrupted turn; error prefixes', () => {
+  const cm = new ContextManager();
+  const d = cm.afterCompaction(
+    { reason: 'manual' },
+    { status: 'compacted', tokensAfter: 10_000 },
+    { interruptedTurn: true },
+  );
+  assert.equal(d.continuation.kind, 'auto-continue');
+  assert.deepEqual(d.events, []);
+  assert.equal(compactionErrorMessage('overflow', 'x'), 'Context overflow recovery failed: x');
+  assert.equal(compactionErrorMessage('incomplete', 'x'), 'Incomplete response recovery failed: x');
+  assert.equal(compactionErrorMessage('idle', 'x'), 'Auto-compaction failed: x');
+});
+
+test('disabled compaction, strategy off and aborted turns', () => {
+  for (const settings of [{ enabled: false }, { strategy: 'off' }]) {
+    const cm = new ContextManager(settings);
+    assert.equal(cm.afterTurn(toolTurn(199_000), model).compact, null);
+    const d = cm.afterTurn(errorTurn('prompt is too long'), model);
+    assert.equal(d.compact, null);
+    assert.equal(d.blockAutoContinue, true);
+    assert.equal(d.notices[0].level, 'error');
+  }
+  const cm = new ContextManager();
+  const aborted = assistant({ stopReason: 'aborted', usage: usage(199_000, 10) });
+  const d = cm.afterTurn(aborted, model);
+  assert.deepEqual(
+    { ...d, wakeAt: null },
+    {
+      events: [],
+      notices: [],
+      compactionWarning: null,
+      dropFailedTurn: null,
+      restoreFailedTurn: false,
+      promote: null,
+      compact: null,
+      continuation: null,
+      blockAutoContinue: false,
+      wakeAt: null,
+    },
+  );
+});
+
+test('bad input fails with a code', () => {
+  assert.equal(codeOf(() => new ContextManager({ idleTimeoutSeconds: -1 })), 'E_SETTINGS');
+  assert.equal(codeOf(() => new ContextManager('x')), 'E_INVALID_ARGUMENT');
+  const cm = new ContextManager();
+  assert.equal(codeOf(() => cm.afterTurn({ role: 'user', content: 'hi' }, model)), 'E_INVALID_ARGUMENT');
+  assert.equal(codeOf(() => cm.afterTurn(answer(10), { id: 'm' })), 'E_INVALID_ARGUMENT');
+  assert.equal(codeOf(() => cm.afterTurn(answer(10), model, { storedTokens: -1 })), 'E_INVALID_ARGUMENT');
+  assert.equal(codeOf(() => cm.afterTurn(answer(10), model, { now: NaN })), 'E_INVALID_ARGUMENT');
+  assert.equal(codeOf(() => cm.afterTurn(answer(10), model, { latestCompactionAt: 'yesterday' })), 'E_INVALID_ARGUMENT');
+  assert.equal(codeOf(() => cm.afterCompaction({ reason: 'threshold' }, { status: 'done' })), 'E_INVALID_ARGUMENT');
+  assert.equal(codeOf(() => cm.afterCompaction({ reason: 'sometimes' }, { status: 'aborted' })), 'E_INVALID_ARGUMENT');
+  assert.equal(codeOf(() => cm.afterCompaction({ reason: 'threshold' }, { status: 'compacted' })), 'E_INVALID_ARGUMENT');
+  assert.equal(codeOf(() => compactionErrorMessage('later', 'x')), 'E_INVALID_ARGUMENT');
+  assert.equal(codeOf(() => isContextOverflow(null)), 'E_INVALID_ARGUMENT');
+  assert.equal(cm.settings.autoContinue, true);
+});
