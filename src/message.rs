@@ -1,10 +1,10 @@
 //! Agent messages: roles, content blocks, usage and stop reasons (spec: compaction §1.7).
 //!
-//! These are read-only views parsed from an entry's raw JSON. Writing never goes through
+//! These are read-only views parsed from an entry's raw JSON (in place, with `json::view`;
+//! missing or mistyped optional fields read as their defaults). Writing never goes through
 //! them: unchanged messages are copied byte for byte, changed ones are spliced (`json::edit`).
 
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
-use serde::Deserialize;
+use crate::json::view::{Obj, Val};
 use serde_json::Value;
 use std::fmt;
 
@@ -96,51 +96,34 @@ pub enum ContentBlock {
     },
 }
 
-/// The flat shape every block is read through; serde fills only the fields present.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct BlockRepr {
-    #[serde(rename = "type", default)]
-    block_type: String,
-    text: Option<String>,
-    data: Option<String>,
-    mime_type: Option<String>,
-    thinking: Option<String>,
-    thinking_signature: Option<String>,
-    id: Option<String>,
-    name: Option<String>,
-    arguments: Option<Value>,
-    context_omitted: Option<Value>,
-    block: Option<Value>,
-}
-
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let r = BlockRepr::deserialize(d)?;
-        Ok(match r.block_type.as_str() {
-            "text" => ContentBlock::Text {
-                text: r.text.unwrap_or_default(),
-            },
+impl ContentBlock {
+    /// Reads a block; `None` when it is not an object.
+    pub fn read(v: Val<'_>) -> Option<ContentBlock> {
+        let o = v.obj()?;
+        let s = |k: &str| o.string(k).unwrap_or_default();
+        let block_type = s("type");
+        Some(match block_type.as_str() {
+            "text" => ContentBlock::Text { text: s("text") },
             "image" => ContentBlock::Image {
-                data: r.data.unwrap_or_default(),
-                mime_type: r.mime_type.unwrap_or_default(),
+                data: s("data"),
+                mime_type: s("mimeType"),
             },
             "thinking" => ContentBlock::Thinking {
-                thinking: r.thinking.unwrap_or_default(),
-                signature: r.thinking_signature,
+                thinking: s("thinking"),
+                signature: o.string("thinkingSignature"),
             },
-            "redactedThinking" => ContentBlock::RedactedThinking {
-                data: r.data.unwrap_or_default(),
-            },
+            "redactedThinking" => ContentBlock::RedactedThinking { data: s("data") },
             "toolCall" => ContentBlock::ToolCall {
-                id: r.id.unwrap_or_default(),
-                name: r.name.unwrap_or_default(),
-                arguments: r.arguments.unwrap_or(Value::Object(Default::default())),
-                context_omitted: truthy(r.context_omitted.as_ref()),
+                id: s("id"),
+                name: s("name"),
+                arguments: o
+                    .value("arguments")
+                    .unwrap_or_else(|| Value::Object(Default::default())),
+                context_omitted: o.get("contextOmitted").is_some_and(|v| v.truthy()),
             },
             _ => ContentBlock::Other {
-                block_type: r.block_type,
-                payload: r.block,
+                payload: o.value("block"),
+                block_type,
             },
         })
     }
@@ -171,6 +154,25 @@ impl Default for Content {
 }
 
 impl Content {
+    /// Reads content: a string, an array of blocks (non-objects are skipped), or nothing.
+    /// `Err` for any other JSON type, which no writer produces.
+    pub fn read(v: Option<Val<'_>>) -> Result<Content, ShapeError> {
+        let Some(v) = v.filter(|v| !v.is_null()) else {
+            return Ok(Content::default());
+        };
+        if let Some(s) = v.str() {
+            return Ok(Content::Text(s.into_owned()));
+        }
+        match v.array() {
+            Some(items) => Ok(Content::Blocks(
+                items.into_iter().filter_map(ContentBlock::read).collect(),
+            )),
+            None => Err(ShapeError(
+                "`content` is neither a string nor an array".into(),
+            )),
+        }
+    }
+
     /// The blocks, with string content seen as one text block.
     pub fn blocks(&self) -> std::borrow::Cow<'_, [ContentBlock]> {
         match self {
@@ -196,38 +198,20 @@ impl Content {
     }
 }
 
-impl<'de> Deserialize<'de> for Content {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Content;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string or an array of content blocks")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Content, E> {
-                Ok(Content::Text(s.to_owned()))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<Content, E> {
-                Ok(Content::Text(s))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Content, E> {
-                Ok(Content::default())
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(2));
-                while let Some(b) = seq.next_element::<ContentBlock>()? {
-                    out.push(b);
-                }
-                Ok(Content::Blocks(out))
-            }
-        }
-        d.deserialize_any(V)
+/// A message body that does not have the shape its role requires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeError(pub String);
+
+impl fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
+impl std::error::Error for ShapeError {}
+
 /// Orchestration tokens: billed provider-side, never replayed (spec: compaction §1.7).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Orchestration {
     pub input: f64,
     pub output: f64,
@@ -235,8 +219,7 @@ pub struct Orchestration {
 }
 
 /// Token usage of an assistant turn (spec: compaction §1.7). Missing counts read as 0.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {
     pub input: f64,
     pub output: f64,
@@ -245,6 +228,36 @@ pub struct Usage {
     pub total_tokens: Option<f64>,
     pub context_tokens: Option<f64>,
     pub orchestration: Option<Orchestration>,
+}
+
+impl Usage {
+    /// Reads a usage object.
+    pub fn read(o: &Obj<'_>) -> Usage {
+        let n = |k: &str| o.f64(k).unwrap_or(0.0);
+        Usage {
+            input: n("input"),
+            output: n("output"),
+            cache_read: n("cacheRead"),
+            cache_write: n("cacheWrite"),
+            total_tokens: o.f64("totalTokens"),
+            context_tokens: o.f64("contextTokens"),
+            orchestration: o.get("orchestration").and_then(|v| v.obj()).map(|r| {
+                let n = |k: &str| r.f64(k).unwrap_or(0.0);
+                Orchestration {
+                    input: n("input"),
+                    output: n("output"),
+                    cache_read: n("cacheRead"),
+                }
+            }),
+        }
+    }
+
+    /// Reads a usage object from JSON text.
+    pub fn parse(json: &str) -> Result<Usage, ShapeError> {
+        Obj::parse(json.as_bytes())
+            .map(|o| Usage::read(&o))
+            .map_err(|e| ShapeError(format!("usage is not a JSON object ({})", e.reason)))
+    }
 }
 
 /// Why an assistant turn stopped.
@@ -258,23 +271,22 @@ pub enum StopReason {
     Other(String),
 }
 
-impl<'de> Deserialize<'de> for StopReason {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Ok(match s.as_str() {
+impl StopReason {
+    /// Maps a stopReason string.
+    pub fn parse(s: &str) -> StopReason {
+        match s {
             "stop" => StopReason::Stop,
             "length" => StopReason::Length,
             "toolUse" => StopReason::ToolUse,
             "error" => StopReason::Error,
             "aborted" => StopReason::Aborted,
-            _ => StopReason::Other(s),
-        })
+            _ => StopReason::Other(s.to_string()),
+        }
     }
 }
 
 /// `user` and `developer` messages.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct UserMessage {
     pub content: Content,
     pub timestamp: Option<f64>,
@@ -282,8 +294,7 @@ pub struct UserMessage {
 }
 
 /// `assistant` messages.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AssistantMessage {
     pub content: Content,
     pub api: Option<String>,
@@ -324,8 +335,7 @@ impl AssistantMessage {
 }
 
 /// `toolResult` messages.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolResultMessage {
     pub tool_call_id: String,
     pub tool_name: String,
@@ -338,8 +348,7 @@ pub struct ToolResultMessage {
 }
 
 /// `bashExecution` messages.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BashExecutionMessage {
     pub command: String,
     pub output: String,
@@ -352,8 +361,7 @@ pub struct BashExecutionMessage {
 }
 
 /// `pythonExecution` messages.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PythonExecutionMessage {
     pub code: String,
     pub output: String,
@@ -363,8 +371,7 @@ pub struct PythonExecutionMessage {
 }
 
 /// One file of a `fileMention` message.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MentionedFile {
     pub path: String,
     pub content: String,
@@ -373,15 +380,13 @@ pub struct MentionedFile {
 }
 
 /// `fileMention` messages.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileMentionMessage {
     pub files: Vec<MentionedFile>,
 }
 
 /// `custom` (legacy `hookMessage`) messages.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CustomMessage {
     pub custom_type: String,
     pub content: Content,
@@ -392,8 +397,7 @@ pub struct CustomMessage {
 }
 
 /// `branchSummary` messages.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BranchSummaryMessage {
     pub summary: String,
     pub from_id: String,
@@ -401,8 +405,7 @@ pub struct BranchSummaryMessage {
 }
 
 /// `compactionSummary` messages.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CompactionSummaryMessage {
     pub summary: String,
     pub tokens_before: Option<f64>,
@@ -433,33 +436,115 @@ pub enum AgentMessage {
     Other,
 }
 
-#[derive(Deserialize)]
-struct RoleOnly {
-    #[serde(default)]
-    role: Option<String>,
+fn blocks_of(v: Option<Val<'_>>) -> Option<Vec<ContentBlock>> {
+    v.and_then(|v| v.array())
+        .map(|items| items.into_iter().filter_map(ContentBlock::read).collect())
 }
 
 impl AgentMessage {
-    /// Parses a message object. `role` may be given when already known (it saves a pass).
-    pub fn parse(raw: &str, role: Option<Role>) -> Result<AgentMessage, serde_json::Error> {
-        let role = match role {
-            Some(r) => r,
-            None => serde_json::from_str::<RoleOnly>(raw)?
-                .role
-                .as_deref()
-                .map_or(Role::Other, Role::parse),
-        };
+    /// Parses a message object. `role` may be given when already known (it saves a lookup).
+    pub fn parse(raw: &str, role: Option<Role>) -> Result<AgentMessage, ShapeError> {
+        let o = Obj::parse(raw.as_bytes())
+            .map_err(|e| ShapeError(format!("not a JSON object ({} at {})", e.reason, e.offset)))?;
+        let role = role.unwrap_or_else(|| o.str("role").map_or(Role::Other, |r| Role::parse(&r)));
+        let s = |k: &str| o.string(k).unwrap_or_default();
+        let ts = || o.f64("timestamp");
         Ok(match role {
-            Role::User => AgentMessage::User(serde_json::from_str(raw)?),
-            Role::Developer => AgentMessage::Developer(serde_json::from_str(raw)?),
-            Role::Assistant => AgentMessage::Assistant(serde_json::from_str(raw)?),
-            Role::ToolResult => AgentMessage::ToolResult(serde_json::from_str(raw)?),
-            Role::BashExecution => AgentMessage::BashExecution(serde_json::from_str(raw)?),
-            Role::PythonExecution => AgentMessage::PythonExecution(serde_json::from_str(raw)?),
-            Role::FileMention => AgentMessage::FileMention(serde_json::from_str(raw)?),
-            Role::Custom | Role::HookMessage => AgentMessage::Custom(serde_json::from_str(raw)?),
-            Role::BranchSummary => AgentMessage::BranchSummary(serde_json::from_str(raw)?),
-            Role::CompactionSummary => AgentMessage::CompactionSummary(serde_json::from_str(raw)?),
+            Role::User | Role::Developer => {
+                let m = UserMessage {
+                    content: Content::read(o.get("content"))?,
+                    timestamp: ts(),
+                    attribution: o.string("attribution"),
+                };
+                if role == Role::User {
+                    AgentMessage::User(m)
+                } else {
+                    AgentMessage::Developer(m)
+                }
+            }
+            Role::Assistant => AgentMessage::Assistant(AssistantMessage {
+                content: Content::read(o.get("content"))?,
+                api: o.string("api"),
+                provider: o.string("provider"),
+                model: o.string("model"),
+                usage: o
+                    .get("usage")
+                    .and_then(|v| v.obj())
+                    .map(|u| Usage::read(&u)),
+                stop_reason: o.str("stopReason").map(|r| StopReason::parse(&r)),
+                error_message: o.string("errorMessage"),
+                timestamp: ts(),
+                retry_recovery: o.value("retryRecovery"),
+            }),
+            Role::ToolResult => AgentMessage::ToolResult(ToolResultMessage {
+                tool_call_id: s("toolCallId"),
+                tool_name: s("toolName"),
+                content: Content::read(o.get("content"))?,
+                is_error: o.flag("isError"),
+                timestamp: ts(),
+                pruned_at: o.f64("prunedAt"),
+                useless: o.flag("useless"),
+                context_omitted: o.value("contextOmitted"),
+            }),
+            Role::BashExecution => AgentMessage::BashExecution(BashExecutionMessage {
+                command: s("command"),
+                output: s("output"),
+                exit_code: o.f64("exitCode"),
+                cancelled: o.flag("cancelled"),
+                truncated: o.flag("truncated"),
+                full_output_path: o.string("fullOutputPath"),
+                exclude_from_context: o.flag("excludeFromContext"),
+                images: blocks_of(o.get("images")),
+            }),
+            Role::PythonExecution => AgentMessage::PythonExecution(PythonExecutionMessage {
+                code: s("code"),
+                output: s("output"),
+                exit_code: o.f64("exitCode"),
+                cancelled: o.flag("cancelled"),
+                exclude_from_context: o.flag("excludeFromContext"),
+            }),
+            Role::FileMention => AgentMessage::FileMention(FileMentionMessage {
+                files: o
+                    .get("files")
+                    .and_then(|v| v.array())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|f| f.obj())
+                    .map(|f| MentionedFile {
+                        path: f.string("path").unwrap_or_default(),
+                        content: f.string("content").unwrap_or_default(),
+                        line_count: f.f64("lineCount"),
+                        image: f.get("image").and_then(ContentBlock::read),
+                    })
+                    .collect(),
+            }),
+            Role::Custom | Role::HookMessage => AgentMessage::Custom(CustomMessage {
+                custom_type: s("customType"),
+                content: Content::read(o.get("content"))?,
+                display: o.flag("display"),
+                details: o.value("details"),
+                attribution: o.string("attribution"),
+                timestamp: ts(),
+            }),
+            Role::BranchSummary => AgentMessage::BranchSummary(BranchSummaryMessage {
+                summary: s("summary"),
+                from_id: s("fromId"),
+                timestamp: ts(),
+            }),
+            Role::CompactionSummary => AgentMessage::CompactionSummary(CompactionSummaryMessage {
+                summary: s("summary"),
+                tokens_before: o.f64("tokensBefore"),
+                short_summary: o.string("shortSummary"),
+                tokens_after: o.f64("tokensAfter"),
+                method: o.string("method"),
+                warning: o.string("warning"),
+                blocks: blocks_of(o.get("blocks")),
+                images: o
+                    .get("images")
+                    .and_then(|v| v.array())
+                    .map(|items| items.into_iter().filter_map(|v| v.value()).collect()),
+                timestamp: ts(),
+            }),
             Role::Other => AgentMessage::Other,
         })
     }

@@ -356,7 +356,7 @@ mod tests {
     use serde_json::json;
 
     fn usage(v: serde_json::Value) -> Usage {
-        serde_json::from_value(v).unwrap()
+        Usage::parse(&v.to_string()).unwrap()
     }
     fn msg(v: serde_json::Value) -> AgentMessage {
         AgentMessage::parse(&v.to_string(), None).unwrap()

@@ -41,7 +41,10 @@ fn assistant(v: Value) -> AssistantMessage {
     for (k, x) in v.as_object().unwrap() {
         base[k] = x.clone();
     }
-    serde_json::from_value(base).unwrap()
+    match ctxfold::AgentMessage::parse(&base.to_string(), None).unwrap() {
+        ctxfold::AgentMessage::Assistant(a) => a,
+        other => panic!("not an assistant: {other:?}"),
+    }
 }
 
 /// A finished text answer whose usage puts the context at `context` tokens.

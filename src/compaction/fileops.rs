@@ -130,6 +130,12 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
+/// [`cmp_utf16`] with the signature `sort_unstable_by` wants for `String` slices.
+#[allow(clippy::ptr_arg)]
+fn cmp_string_utf16(a: &String, b: &String) -> Ordering {
+    cmp_utf16(a, b)
+}
+
 /// `computeFileLists` (spec: compaction §5.10): `modified = edited ∪ written`, `readFiles =
 /// read − modified`, both without URL-scheme paths and sorted by code units.
 pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
@@ -146,8 +152,9 @@ pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
         .cloned()
         .collect();
     let mut modified_files: Vec<String> = modified.into_iter().cloned().collect();
-    read_files.sort_by(|a, b| cmp_utf16(a, b));
-    modified_files.sort_by(|a, b| cmp_utf16(a, b));
+    // One sort instantiation for both lists: the paths are unique, so stability is moot.
+    read_files.sort_unstable_by(cmp_string_utf16);
+    modified_files.sort_unstable_by(cmp_string_utf16);
     FileLists {
         read_files,
         modified_files,
@@ -334,7 +341,10 @@ pub fn format_file_operations(
                 .map(|path| (path.as_str(), FileMode::Read)),
         )
         .collect();
-    modes.sort_by(|a, b| cmp_utf16(a.0, b.0));
+    // Equal paths: the modified entry (listed first above) sorts first and survives the dedup.
+    modes.sort_unstable_by(|a, b| {
+        cmp_utf16(a.0, b.0).then((a.1 == FileMode::Read).cmp(&(b.1 == FileMode::Read)))
+    });
     modes.dedup_by(|later, earlier| later.0 == earlier.0);
     let shown = modes.len().min(MAX_LISTED_FILES);
     let entries: Vec<(&str, &str)> = modes[..shown]

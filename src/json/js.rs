@@ -96,13 +96,22 @@ pub fn write_number(out: &mut String, x: f64) {
     if x < 0.0 {
         out.push('-');
     }
-    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddddde<exp>".
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    // serde_json (through its float formatter) gives the shortest round-trip digits; read
+    // them and their decimal exponent off its text, whatever notation it chose.
+    let text = serde_json::Number::from_f64(x.abs()).map_or_else(String::new, |n| n.to_string());
+    let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text.as_str(), "0"));
     let e: i64 = exp.parse().unwrap_or(0);
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{int}{frac}");
+    let lead = all.len() - all.trim_start_matches('0').len();
+    let digits = all.trim_matches('0').to_string();
+    if digits.is_empty() {
+        out.push('0');
+        return;
+    }
+    // The value is 0.digits × 10^n: n counts the integer digits, shifted by the exponent.
+    let n = int.len() as i64 + e - lead as i64;
     let k = digits.len() as i64;
-    let n = e + 1;
     if k <= n && n <= 21 {
         out.push_str(&digits);
         out.extend(std::iter::repeat_n('0', (n - k) as usize));

@@ -4,3 +4,4 @@
 pub mod edit;
 pub mod js;
 pub mod scan;
+pub mod view;

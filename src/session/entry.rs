@@ -1,9 +1,9 @@
 //! Entries of the session tree (spec: compaction §1.5, §1.6) and the typed views of their
 //! bodies. An entry keeps its original line; typed views are parsed from it on demand.
 
+use crate::json::view::Obj;
 use crate::message::Role;
-use serde::{Deserialize, Serialize};
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 
 /// The `type` of an entry (spec: compaction §1.6). Types this library does not know are
 /// [`EntryKind::Other`]; they are kept and written back unchanged.
@@ -112,140 +112,276 @@ impl Entry {
     }
 }
 
-fn zero() -> Number {
-    Number::from(0u8)
+/// The typed view of an entry's body, read in place from its line (`json::view`).
+pub trait Body: Sized {
+    /// Reads the body; `Err` says which required field is missing or mistyped.
+    fn read(o: &Obj<'_>) -> Result<Self, String>;
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
+fn required(o: &Obj<'_>, key: &str) -> Result<String, String> {
+    o.string(key)
+        .ok_or_else(|| format!("missing string field `{key}`"))
 }
 
-/// `details` of compactions and branch summaries (spec: compaction §5.10).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FileDetails {
-    #[serde(default)]
-    pub read_files: Vec<String>,
-    #[serde(default)]
-    pub modified_files: Vec<String>,
+fn number(o: &Obj<'_>, key: &str) -> Option<Number> {
+    match o.value(key) {
+        Some(Value::Number(n)) => Some(n),
+        _ => None,
+    }
+}
+
+fn put(m: &mut Map<String, Value>, key: &str, v: Option<impl Into<Value>>) {
+    if let Some(v) = v {
+        m.insert(key.into(), v.into());
+    }
 }
 
 /// Body of a `compaction` entry (spec: compaction §1.6).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CompactionBody {
     pub summary: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub short_summary: Option<String>,
-    #[serde(default)]
     pub first_kept_entry_id: String,
-    #[serde(default = "zero")]
     pub tokens_before: Number,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_after: Option<Number>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_replay_through_entry_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preserve_data: Option<Value>,
     /// pi-mono spells it `fromHook`.
-    #[serde(default, alias = "fromHook", skip_serializing_if = "is_false")]
     pub from_extension: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
 }
 
+impl Body for CompactionBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(CompactionBody {
+            summary: required(o, "summary")?,
+            short_summary: o.string("shortSummary"),
+            first_kept_entry_id: o.string("firstKeptEntryId").unwrap_or_default(),
+            tokens_before: number(o, "tokensBefore").unwrap_or_else(|| Number::from(0u8)),
+            tokens_after: number(o, "tokensAfter"),
+            method: o.string("method"),
+            provider_replay_through_entry_id: o.string("providerReplayThroughEntryId"),
+            details: o.value("details"),
+            preserve_data: o.value("preserveData"),
+            from_extension: o.flag("fromExtension") || o.flag("fromHook"),
+            warning: o.string("warning"),
+        })
+    }
+}
+
+impl CompactionBody {
+    /// The fields of a new entry, in the order the reference writes them.
+    pub fn to_fields(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("summary".into(), self.summary.clone().into());
+        put(&mut m, "shortSummary", self.short_summary.clone());
+        m.insert(
+            "firstKeptEntryId".into(),
+            self.first_kept_entry_id.clone().into(),
+        );
+        m.insert(
+            "tokensBefore".into(),
+            Value::Number(self.tokens_before.clone()),
+        );
+        put(
+            &mut m,
+            "tokensAfter",
+            self.tokens_after.clone().map(Value::Number),
+        );
+        put(&mut m, "method", self.method.clone());
+        put(
+            &mut m,
+            "providerReplayThroughEntryId",
+            self.provider_replay_through_entry_id.clone(),
+        );
+        put(&mut m, "details", self.details.clone());
+        put(&mut m, "preserveData", self.preserve_data.clone());
+        if self.from_extension {
+            m.insert("fromExtension".into(), true.into());
+        }
+        put(&mut m, "warning", self.warning.clone());
+        m
+    }
+}
+
 /// Body of a `branch_summary` entry.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BranchSummaryBody {
     /// Id of the branch point, or the literal `"root"`.
-    #[serde(default)]
     pub from_id: String,
     pub summary: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-    #[serde(default, alias = "fromHook", skip_serializing_if = "is_false")]
     pub from_extension: bool,
 }
 
+impl Body for BranchSummaryBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(BranchSummaryBody {
+            from_id: o.string("fromId").unwrap_or_default(),
+            summary: required(o, "summary")?,
+            details: o.value("details"),
+            from_extension: o.flag("fromExtension") || o.flag("fromHook"),
+        })
+    }
+}
+
+impl BranchSummaryBody {
+    /// The fields of a new entry.
+    pub fn to_fields(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("fromId".into(), self.from_id.clone().into());
+        m.insert("summary".into(), self.summary.clone().into());
+        put(&mut m, "details", self.details.clone());
+        if self.from_extension {
+            m.insert("fromExtension".into(), true.into());
+        }
+        m
+    }
+}
+
 /// Body of a `custom_message` entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CustomMessageBody {
-    #[serde(default)]
     pub custom_type: String,
-    #[serde(default)]
     pub content: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-    #[serde(default)]
     pub display: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribution: Option<String>,
 }
 
+impl Body for CustomMessageBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(CustomMessageBody {
+            custom_type: o.string("customType").unwrap_or_default(),
+            content: o.value("content").unwrap_or(Value::Null),
+            details: o.value("details"),
+            display: o.flag("display"),
+            attribution: o.string("attribution"),
+        })
+    }
+}
+
 /// Body of a `label` entry: an empty or missing label clears it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LabelBody {
     pub target_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
 }
 
+impl Body for LabelBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(LabelBody {
+            target_id: required(o, "targetId")?,
+            label: o.string("label"),
+        })
+    }
+}
+
+impl LabelBody {
+    /// The fields of a new entry.
+    pub fn to_fields(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("targetId".into(), self.target_id.clone().into());
+        put(&mut m, "label", self.label.clone());
+        m
+    }
+}
+
 /// Body of a `thinking_level_change` entry.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ThinkingLevelBody {
-    #[serde(default)]
     pub thinking_level: Option<String>,
-    #[serde(default)]
     pub configured: Option<String>,
 }
 
+impl Body for ThinkingLevelBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(ThinkingLevelBody {
+            thinking_level: o.string("thinkingLevel"),
+            configured: o.string("configured"),
+        })
+    }
+}
+
 /// Body of a `model_change` entry.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelChangeBody {
     /// `"provider/modelId"`; v1 files spell it as separate `provider` and `modelId`.
-    #[serde(default)]
     pub model: Option<String>,
-    #[serde(default)]
     pub role: Option<String>,
 }
 
+impl Body for ModelChangeBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(ModelChangeBody {
+            model: o.string("model"),
+            role: o.string("role"),
+        })
+    }
+}
+
 /// Body of a `mode_change` entry.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModeChangeBody {
-    #[serde(default)]
     pub mode: Option<String>,
-    #[serde(default)]
     pub data: Option<Value>,
 }
 
+impl Body for ModeChangeBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(ModeChangeBody {
+            mode: o.string("mode"),
+            data: o.value("data"),
+        })
+    }
+}
+
 /// Body of a `service_tier_change` entry.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServiceTierBody {
-    #[serde(default)]
     pub service_tier: Option<Value>,
 }
 
+impl Body for ServiceTierBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(ServiceTierBody {
+            service_tier: o.value("serviceTier"),
+        })
+    }
+}
+
 /// Body of a `ttsr_injection` entry.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TtsrInjectionBody {
-    #[serde(default)]
     pub injected_rules: Vec<String>,
 }
 
+impl Body for TtsrInjectionBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(TtsrInjectionBody {
+            injected_rules: o
+                .get("injectedRules")
+                .and_then(|v| v.array())
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|v| v.str().map(|s| s.into_owned()))
+                .collect(),
+        })
+    }
+}
+
 /// The common base every entry has (spec: compaction §1.5).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EntryBase {
-    #[serde(default)]
     pub timestamp: Option<String>,
+}
+
+impl Body for EntryBase {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(EntryBase {
+            timestamp: o.string("timestamp"),
+        })
+    }
 }

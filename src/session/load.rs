@@ -76,32 +76,28 @@ fn line_end(bytes: &[u8], from: usize) -> usize {
     memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |n| from + n)
 }
 
-#[derive(serde::Deserialize)]
-struct HeaderFields {
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    id: Option<serde_json::Value>,
-    version: Option<serde_json::Value>,
-}
-
 fn read_header(line: &[u8], at: usize) -> Result<HeaderInfo> {
     let not = |reason: &str| Error::NotASession {
         line: at as u32 + 1,
         reason: reason.to_string(),
     };
-    let text = std::str::from_utf8(line).map_err(|_| not("the header is not valid UTF-8"))?;
-    let h: HeaderFields = serde_json::from_str(text)
-        .map_err(|e| not(&format!("the first line is not a JSON object ({e})")))?;
-    if h.kind.as_deref() != Some("session") {
+    std::str::from_utf8(line).map_err(|_| not("the header is not valid UTF-8"))?;
+    let h = crate::json::view::Obj::parse(line).map_err(|e| {
+        not(&format!(
+            "the first line is not a JSON object ({})",
+            e.reason
+        ))
+    })?;
+    if h.str("type").as_deref() != Some("session") {
         return Err(not("the first line's type is not \"session\""));
     }
-    let Some(serde_json::Value::String(id)) = h.id else {
-        return Err(not("the header has no string id"));
-    };
-    let version = match h.version {
-        None | Some(serde_json::Value::Null) => 1,
-        Some(v) => match v.as_u64() {
-            Some(n) if n >= 1 => n,
+    let id = h
+        .string("id")
+        .ok_or_else(|| not("the header has no string id"))?;
+    let version = match h.opt("version") {
+        None => 1,
+        Some(v) => match v.f64() {
+            Some(n) if n >= 1.0 && n.fract() == 0.0 => n as u64,
             _ => return Err(not("the header version is not a positive integer")),
         },
     };
@@ -351,7 +347,11 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         0 => Leaf::None,
         n => Leaf::At(n as u32 - 1),
     };
-    session.warnings.sort_by_key(|w| w.line);
+    session.warnings.sort_unstable_by(|a, b| {
+        a.line
+            .cmp(&b.line)
+            .then(a.code.as_str().cmp(b.code.as_str()))
+    });
     Ok(session)
 }
 

@@ -71,10 +71,17 @@ pub(super) fn assign_ids(session: &mut Session, skims: &[Option<LineSkim>]) {
     }
 }
 
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// The v1 compaction field that migration turns into an id.
 struct V1Compaction {
     first_kept_entry_index: Option<serde_json::Value>,
+}
+
+impl super::Body for V1Compaction {
+    fn read(o: &crate::json::view::Obj<'_>) -> std::result::Result<Self, String> {
+        Ok(V1Compaction {
+            first_kept_entry_index: o.value("firstKeptEntryIndex"),
+        })
+    }
 }
 
 /// The rest of v1 → v2 (compaction indices to ids) and v2 → v3 (`hookMessage` → `custom`),

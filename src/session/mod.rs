@@ -19,6 +19,7 @@ pub use ids::{IdSource, RandomIds, SequentialIds};
 pub use load::{LoadOptions, LoadWarning};
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::json::view::Obj;
 use crate::json::{edit, js};
 use crate::message::{AgentMessage, Role};
 use rustc_hash::FxHashMap;
@@ -241,10 +242,11 @@ impl Session {
             .map_err(|e| self.body_error(index, &e.to_string()))
     }
 
-    /// Parses an entry's body as `T` (one of the `*Body` types).
-    pub fn body<T: serde::de::DeserializeOwned>(&self, index: usize) -> Result<T> {
-        serde_json::from_str(&self.entry_json(index))
-            .map_err(|e| self.body_error(index, &e.to_string()))
+    /// Reads an entry's body as `T` (one of the `*Body` types).
+    pub fn body<T: Body>(&self, index: usize) -> Result<T> {
+        let text = self.entry_json(index);
+        let o = Obj::parse(text.as_bytes()).map_err(|e| self.body_error(index, e.reason))?;
+        T::read(&o).map_err(|e| self.body_error(index, &e))
     }
 
     /// The entry's `timestamp` as milliseconds (0 when absent or unreadable).
@@ -452,7 +454,7 @@ impl Session {
                 id: body.first_kept_entry_id.clone(),
             });
         }
-        self.append("compaction", to_fields(body)?, now)
+        self.append("compaction", body.to_fields(), now)
     }
 
     /// Moves the leaf to `from` (or resets it for `None`) and appends a `branch_summary`
@@ -476,7 +478,7 @@ impl Session {
             details,
             from_extension,
         };
-        self.append_with_parent("branch_summary", to_fields(&body)?, parent, now)
+        self.append_with_parent("branch_summary", body.to_fields(), parent, now)
     }
 
     /// Appends a `label` entry for `target` (an empty or missing label clears it).
@@ -486,7 +488,7 @@ impl Session {
             target_id: target.to_string(),
             label: label.map(str::to_string),
         };
-        self.append("label", to_fields(&body)?, now)
+        self.append("label", body.to_fields(), now)
     }
 
     /// The label of every labelled entry: the last `label` entry for a target wins; an empty
@@ -514,14 +516,5 @@ impl Session {
     /// Warnings collected while loading with the given code.
     pub fn warnings_with(&self, code: ErrorCode) -> impl Iterator<Item = &LoadWarning> {
         self.warnings.iter().filter(move |w| w.code == code)
-    }
-}
-
-fn to_fields<T: serde::Serialize>(body: &T) -> Result<Map<String, Value>> {
-    match serde_json::to_value(body) {
-        Ok(Value::Object(m)) => Ok(m),
-        _ => Err(Error::InvalidArgument {
-            what: "entry body did not serialize to an object".into(),
-        }),
     }
 }

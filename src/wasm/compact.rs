@@ -4,7 +4,7 @@
 //! (§8.3), abort signals, start/end events. Whatever fails, nothing is appended: the commit
 //! is the only step that writes, and it runs last.
 
-use super::interop::{js_error, now_ms, options, to_js};
+use super::interop::{js_error, now_ms, opt_f64, opt_str, options, to_js};
 use super::session::WasmSession;
 use crate::compaction::plan::{
     commit_compaction, commit_extension_compaction, commit_handoff, plan_compaction, Committed,
@@ -17,7 +17,6 @@ use crate::json::js;
 use crate::session::{RandomIds, Session};
 use crate::settings::CompactionSettings;
 use js_sys::{Function, Object, Promise, Reflect};
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -38,38 +37,34 @@ const REMOTE_TIMEOUT_MS: f64 = 180_000.0;
 
 // ----- options ---------------------------------------------------------------------------
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct PlanJsOptions {
-    custom_instructions: Option<String>,
-    extra_context: Vec<String>,
-    prompt_override: Option<String>,
-    preserve_data: Option<Map<String, Value>>,
-    context_window: Option<f64>,
-    provider: Option<String>,
-    leaf_id: Option<String>,
-    method: Option<String>,
-}
-
-fn plan_options(session: &Session, o: PlanJsOptions) -> Result<PlanOptions, JsValue> {
-    let leaf = match o.leaf_id {
+/// Plan options from the JS options object (see `PlanOptions` in the types).
+fn plan_options(session: &Session, o: &Value) -> Result<PlanOptions, JsValue> {
+    let leaf = match opt_str(o, "leafId") {
         Some(id) => Some(session.require(&id).map_err(to_js)?),
         None => None,
     };
     Ok(PlanOptions {
         prepare: PrepareOptions {
-            active_provider: o.provider,
+            active_provider: opt_str(o, "provider"),
             leaf,
         },
-        custom_instructions: o.custom_instructions,
-        extra_context: o.extra_context,
-        prompt_override: o.prompt_override,
-        preserve_data: o.preserve_data,
-        context_window: o
-            .context_window
+        custom_instructions: opt_str(o, "customInstructions"),
+        extra_context: o
+            .get("extraContext")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        prompt_override: opt_str(o, "promptOverride"),
+        preserve_data: o.get("preserveData").and_then(Value::as_object).cloned(),
+        context_window: opt_f64(o, "contextWindow")
             .filter(|w| w.is_finite() && *w > 0.0)
             .unwrap_or(0.0) as u64,
-        method: o.method,
+        method: opt_str(o, "method"),
     })
 }
 
@@ -210,8 +205,8 @@ fn make_plan(
     options_json: Option<String>,
 ) -> Result<WasmCompactionPlan, JsValue> {
     let settings = settings_from(settings_json)?;
-    let o: PlanJsOptions = options(options_json, "plan options")?;
-    let plan = plan_compaction(session, &settings, plan_options(session, o)?).map_err(to_js)?;
+    let o = options(options_json, "plan options")?;
+    let plan = plan_compaction(session, &settings, plan_options(session, &o)?).map_err(to_js)?;
     let preparation = js::stringify(&preparation_json(session, &plan));
     Ok(WasmCompactionPlan { plan, preparation })
 }
@@ -300,25 +295,9 @@ impl WasmSession {
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct ExtensionResultJs {
-    summary: Option<String>,
-    short_summary: Option<String>,
-    first_kept_entry_id: Option<String>,
-    tokens_before: Option<f64>,
-    details: Option<Value>,
-    preserve_data: Option<Value>,
-}
-
 fn extension_result(json: &str) -> Result<ExtensionCompaction, JsValue> {
-    let r: ExtensionResultJs = serde_json::from_str(json).map_err(|e| {
-        js_error(
-            ErrorCode::InvalidArgument,
-            &format!("invalid compaction result: {e}"),
-        )
-    })?;
-    let summary = r.summary.ok_or_else(|| {
+    let r = options(Some(json.to_string()), "compaction result")?;
+    let summary = opt_str(&r, "summary").ok_or_else(|| {
         js_error(
             ErrorCode::InvalidArgument,
             "a hook's compaction needs a string `summary`",
@@ -326,11 +305,11 @@ fn extension_result(json: &str) -> Result<ExtensionCompaction, JsValue> {
     })?;
     Ok(ExtensionCompaction {
         summary,
-        short_summary: r.short_summary,
-        first_kept_entry_id: r.first_kept_entry_id,
-        tokens_before: r.tokens_before.map(|t| t.max(0.0) as u64),
-        details: r.details,
-        preserve_data: r.preserve_data,
+        short_summary: opt_str(&r, "shortSummary"),
+        first_kept_entry_id: opt_str(&r, "firstKeptEntryId"),
+        tokens_before: opt_f64(&r, "tokensBefore").map(|t| t.max(0.0) as u64),
+        details: r.get("details").filter(|v| !v.is_null()).cloned(),
+        preserve_data: r.get("preserveData").filter(|v| !v.is_null()).cloned(),
     })
 }
 

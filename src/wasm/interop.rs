@@ -2,7 +2,7 @@
 //! objects with a stable `code`; options arrive as JSON text.
 
 use crate::error::{Error, ErrorCode};
-use serde::de::DeserializeOwned;
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 /// A JS `Error` with `message` and the stable `code`.
@@ -22,16 +22,33 @@ pub fn to_js(e: Error) -> JsValue {
     js_error(e.code(), &e.to_string())
 }
 
-/// Parses an optional JSON options argument (`None`, empty or `null` → default).
-pub fn options<T: DeserializeOwned + Default>(
-    json: Option<String>,
-    what: &str,
-) -> Result<T, JsValue> {
+/// Parses an optional JSON options argument: `Null` when absent, empty or `null`; otherwise
+/// it must be an object.
+pub fn options(json: Option<String>, what: &str) -> Result<Value, JsValue> {
     match json.as_deref() {
-        None | Some("") | Some("null") | Some("undefined") => Ok(T::default()),
-        Some(text) => serde_json::from_str(text)
-            .map_err(|e| js_error(ErrorCode::InvalidArgument, &format!("invalid {what}: {e}"))),
+        None | Some("") | Some("null") | Some("undefined") => Ok(Value::Null),
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            Ok(_) => Err(js_error(
+                ErrorCode::InvalidArgument,
+                &format!("{what} must be an object"),
+            )),
+            Err(e) => Err(js_error(
+                ErrorCode::InvalidArgument,
+                &format!("invalid {what}: {e}"),
+            )),
+        },
     }
+}
+
+/// A string field of an options object.
+pub fn opt_str(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// A number field of an options object.
+pub fn opt_f64(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
 }
 
 /// Parses a required JSON argument.

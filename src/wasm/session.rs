@@ -1,7 +1,7 @@
 //! The exported session class. The public `Session` class of the package (js/index.js)
 //! wraps it; this layer only converts.
 
-use super::interop::{js_error, now_ms, options, parse_json, to_js};
+use super::interop::{js_error, now_ms, opt_f64, opt_str, options, parse_json, to_js};
 use crate::context::{build_context, BuildOptions, LeafSelector, SessionContext};
 use crate::error::ErrorCode;
 use crate::json::js;
@@ -9,7 +9,6 @@ use crate::session::{
     CompactionBody, IdSource, LoadOptions, NewSession, RandomIds, SequentialIds, Session,
 };
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
-use serde::Deserialize;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -50,31 +49,21 @@ fn random_seed() -> u64 {
     (hi << 32) | lo
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct IdOptions {
-    /// `"random"` (default) or `"deterministic"` (`%08x(n)`).
-    ids: Option<String>,
-    seed: Option<f64>,
-    start: Option<f64>,
-}
-
-fn id_source(
-    o: &IdOptions,
-    callback: Option<js_sys::Function>,
-) -> Result<Box<dyn IdSource>, JsValue> {
+/// The id generator of the options: `{ids: "random" (default) | "deterministic", seed, start}`,
+/// or a host callback.
+fn id_source(o: &Value, callback: Option<js_sys::Function>) -> Result<Box<dyn IdSource>, JsValue> {
     if let Some(f) = callback {
         return Ok(Box::new(JsIds {
             f,
             fallback: RandomIds::new(random_seed()),
         }));
     }
-    match o.ids.as_deref() {
+    match opt_str(o, "ids").as_deref() {
         None | Some("random") => Ok(Box::new(RandomIds::new(
-            o.seed.map_or_else(random_seed, |s| s as u64),
+            opt_f64(o, "seed").map_or_else(random_seed, |s| s as u64),
         ))),
         Some("deterministic") => Ok(Box::new(SequentialIds::starting_at(
-            o.start.map_or(1, |s| s.max(1.0) as u64),
+            opt_f64(o, "start").map_or(1, |s| s.max(1.0) as u64),
         ))),
         Some(other) => Err(js_error(
             ErrorCode::InvalidArgument,
@@ -83,17 +72,6 @@ fn id_source(
             ),
         )),
     }
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct CreateOptions {
-    id: Option<String>,
-    cwd: Option<String>,
-    parent_session: Option<String>,
-    now: Option<f64>,
-    #[serde(flatten)]
-    ids: IdOptions,
 }
 
 fn build_options(json: Option<String>) -> Result<BuildOptions, JsValue> {
@@ -175,7 +153,7 @@ impl WasmSession {
         options_json: Option<String>,
         id_callback: Option<js_sys::Function>,
     ) -> Result<WasmSession, JsValue> {
-        let o: IdOptions = options(options_json, "load options")?;
+        let o = options(options_json, "load options")?;
         let ids = id_source(&o, id_callback)?;
         reserve_heap(bytes.len() / 8);
         Session::load(bytes, LoadOptions::with_ids(ids))
@@ -188,10 +166,10 @@ impl WasmSession {
         options_json: Option<String>,
         id_callback: Option<js_sys::Function>,
     ) -> Result<WasmSession, JsValue> {
-        let o: CreateOptions = options(options_json, "create options")?;
-        let now = now_ms(o.now.unwrap_or_else(js_sys::Date::now))?;
-        let ids = id_source(&o.ids, id_callback)?;
-        let id = o.id.unwrap_or_else(|| {
+        let o = options(options_json, "create options")?;
+        let now = now_ms(opt_f64(&o, "now").unwrap_or_else(js_sys::Date::now))?;
+        let ids = id_source(&o, id_callback)?;
+        let id = opt_str(&o, "id").unwrap_or_else(|| {
             let mut r = RandomIds::new(random_seed());
             format!(
                 "{}-{}-{}-{}",
@@ -204,9 +182,9 @@ impl WasmSession {
         Ok(WasmSession::wrap(Session::create(
             NewSession {
                 id,
-                cwd: o.cwd.unwrap_or_default(),
+                cwd: opt_str(&o, "cwd").unwrap_or_default(),
                 now,
-                parent_session: o.parent_session,
+                parent_session: opt_str(&o, "parentSession"),
             },
             ids,
         )))
@@ -441,12 +419,15 @@ impl WasmSession {
     /// Appends a compaction entry (body as JSON: summary, firstKeptEntryId, tokensBefore, …).
     #[wasm_bindgen(js_name = appendCompaction)]
     pub fn append_compaction(&mut self, body_json: &str, now: f64) -> Result<String, JsValue> {
-        let body: CompactionBody = serde_json::from_str(body_json).map_err(|e| {
-            js_error(
-                ErrorCode::InvalidArgument,
-                &format!("invalid compaction: {e}"),
-            )
-        })?;
+        let body = crate::json::view::Obj::parse(body_json.as_bytes())
+            .map_err(|e| e.reason.to_string())
+            .and_then(|o| <CompactionBody as crate::session::Body>::read(&o))
+            .map_err(|e| {
+                js_error(
+                    ErrorCode::InvalidArgument,
+                    &format!("invalid compaction: {e}"),
+                )
+            })?;
         self.s_mut()
             .append_compaction(&body, now_ms(now)?)
             .map_err(to_js)
@@ -494,7 +475,7 @@ impl WasmSession {
     #[wasm_bindgen(js_name = labelsJson)]
     pub fn labels_json(&self) -> String {
         let mut pairs: Vec<(String, String)> = self.s().labels().into_iter().collect();
-        pairs.sort_by_key(|(id, _)| self.s().index_of(id));
+        pairs.sort_unstable_by_key(|(id, _)| self.s().index_of(id));
         let map: serde_json::Map<String, Value> = pairs
             .into_iter()
             .map(|(k, v)| (k, Value::from(v)))

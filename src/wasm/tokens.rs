@@ -45,7 +45,7 @@ pub fn estimate_tokens_json(
 /// Context tokens of a usage record (JSON).
 #[wasm_bindgen(js_name = usageContextTokens)]
 pub fn usage_context_tokens(usage_json: &str) -> Result<f64, JsValue> {
-    let u: Usage = serde_json::from_str(usage_json)
+    let u = Usage::parse(usage_json)
         .map_err(|e| js_error(ErrorCode::InvalidArgument, &format!("invalid usage: {e}")))?;
     Ok(tokens::context_tokens(&u) as f64)
 }

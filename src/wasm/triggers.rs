@@ -79,17 +79,20 @@ fn model(json: &str) -> Result<ModelInfo, JsValue> {
 }
 
 fn assistant(json: &str) -> Result<AssistantMessage, JsValue> {
-    #[derive(Deserialize)]
-    struct Role {
-        role: Option<String>,
-    }
-    let role: Role = parse(json, "assistant message")?;
-    if role.role.as_deref().is_some_and(|r| r != "assistant") {
+    use crate::message::{AgentMessage, Role};
+    let role = crate::json::view::Obj::parse(json.as_bytes())
+        .map_err(|e| bad(&format!("invalid assistant message: {}", e.reason)))?
+        .string("role");
+    if role.as_deref().is_some_and(|r| r != "assistant") {
         return Err(bad(
             "afterTurn() takes an assistant message (role \"assistant\")",
         ));
     }
-    parse(json, "assistant message")
+    match AgentMessage::parse(json, Some(Role::Assistant)) {
+        Ok(AgentMessage::Assistant(a)) => Ok(a),
+        Ok(_) => Err(bad("afterTurn() takes an assistant message")),
+        Err(e) => Err(bad(&format!("invalid assistant message: {e}"))),
+    }
 }
 
 #[derive(Deserialize, Default)]
