@@ -50,23 +50,25 @@ impl FileOperations {
     /// scheme are skipped; a `read` path loses its trailing read selector. Other tools are
     /// ignored.
     pub fn add_tool_call(&mut self, name: &str, arguments: &Value) {
-        let Some(path) = arguments.get("path").and_then(Value::as_str) else {
-            return;
-        };
-        if !arguments.is_object() || is_url_scheme_path(path) {
+        if let Some(path) = arguments.get("path").and_then(Value::as_str) {
+            self.add(name, path);
+        }
+    }
+
+    /// Records one `path` touched by tool `name` (see [`FileOperations::add_tool_call`]).
+    pub fn add(&mut self, name: &str, path: &str) {
+        if is_url_scheme_path(path) {
             return;
         }
-        match name {
-            "read" => {
-                self.read.insert(strip_read_selector(path).to_string());
-            }
-            "write" => {
-                self.written.insert(path.to_string());
-            }
-            "edit" => {
-                self.edited.insert(path.to_string());
-            }
-            _ => {}
+        let (set, path) = match name {
+            "read" => (&mut self.read, strip_read_selector(path)),
+            "write" => (&mut self.written, path),
+            "edit" => (&mut self.edited, path),
+            _ => return,
+        };
+        // Most paths repeat: look before allocating.
+        if !set.contains(path) {
+            set.insert(path.to_string());
         }
     }
 

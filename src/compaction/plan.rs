@@ -9,7 +9,7 @@
 //! the previous one) and the turn-prefix summary go first; the short summary needs the
 //! merged summary, so it follows. [`CompactionPlan::pending`] lists what can be sent now.
 
-use super::fileops::{upsert_file_operations, FileLists, FileOperations};
+use super::fileops::{upsert_file_operations, FileLists};
 use super::prepare::{prepare_compaction, Preparation, PrepareOptions};
 use super::serialize::{
     clamp_window, history_max_tokens, input_budget, merge_split_turn, message_sizes,
@@ -98,7 +98,6 @@ enum Slot {
 pub struct CompactionPlan {
     pub preparation: Preparation,
     pub strategy: Strategy,
-    pub file_ops: FileOperations,
     pub file_lists: FileLists,
     settings: CompactionSettings,
     options: PlanOptions,
@@ -147,22 +146,7 @@ pub fn plan_compaction(
     }
     let prep = prepare_compaction(session, settings, &options.prepare)?;
 
-    // File operations (spec: compaction §5.10): the previous compaction's lists unless an
-    // extension wrote it, then the summarized messages, then a split turn's prefix.
-    let mut file_ops = FileOperations::new();
-    if let Some(prev) = prep.previous_compaction {
-        if !prep.previous_from_extension {
-            if let Some(details) = session.body::<CompactionBody>(prev)?.details {
-                file_ops.add_details(&details);
-            }
-        }
-    }
-    for &i in prep.messages_to_summarize.iter().chain(&prep.turn_prefix) {
-        if let Some(m) = session.entry_message(i)? {
-            file_ops.add_message(&m);
-        }
-    }
-    let file_lists = file_ops.file_lists();
+    let file_lists = prep.file_ops.file_lists();
 
     let reserve = settings.reserve_or_default();
     let history_messages = llm_messages(session, &prep.messages_to_summarize)?;
@@ -177,7 +161,6 @@ pub fn plan_compaction(
 
     let mut plan = CompactionPlan {
         strategy,
-        file_ops,
         file_lists,
         settings: settings.clone(),
         fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
@@ -549,7 +532,7 @@ pub fn commit_compaction(
         &merged,
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
-        Some(&plan.file_ops.read),
+        Some(&plan.preparation.file_ops.read),
     );
     let short = match &plan.short {
         Slot::Done(t) if !t.is_empty() => Some(t.clone()),
@@ -653,7 +636,7 @@ pub fn commit_handoff(
         document,
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
-        Some(&plan.file_ops.read),
+        Some(&plan.preparation.file_ops.read),
     );
     let mut fields = Map::new();
     fields.insert("customType".into(), "handoff".into());

@@ -6,6 +6,7 @@
 //! compaction kept — form one sequence that is partitioned into exactly three regions:
 //! `messages_to_summarize`, `turn_prefix` and `recent`. Preparation never changes the session.
 
+use super::fileops::FileOperations;
 use crate::error::{Error, Result};
 use crate::message::Role;
 use crate::session::{CompactionBody, EntryKind, Session};
@@ -173,6 +174,10 @@ pub struct Preparation {
     pub keep_recent_tokens: u64,
     /// `promptTokens / estimate` (0 without usage).
     pub ratio: f64,
+    /// File operations of the summarized messages (and a split turn's prefix), seeded from
+    /// the previous compaction's lists unless an extension wrote it (spec: compaction §4.4
+    /// step 11, §5.10).
+    pub file_ops: FileOperations,
     /// Estimated tokens per region.
     pub tokens_to_summarize: u64,
     pub tokens_turn_prefix: u64,
@@ -354,6 +359,15 @@ pub fn prepare_compaction(
             .sum()
     };
     let first_kept = sequence[cut.first_kept];
+    let mut file_ops = FileOperations::new();
+    if let Some((_, body)) = &previous {
+        if let Some(details) = body.details.as_ref().filter(|_| !body.from_extension) {
+            file_ops.add_details(details);
+        }
+    }
+    for &i in messages_to_summarize.iter().chain(&turn_prefix) {
+        session.for_each_file_call(i, |tool, path| file_ops.add(tool, path));
+    }
     let (previous_compaction, previous_summary, previous_preserve_data, previous_from_extension) =
         match previous {
             Some((p, body)) => (
@@ -370,6 +384,7 @@ pub fn prepare_compaction(
         previous_summary,
         previous_preserve_data,
         previous_from_extension,
+        file_ops,
         tokens_to_summarize: sum(&messages_to_summarize),
         tokens_turn_prefix: sum(&turn_prefix),
         tokens_recent: sum(&recent),

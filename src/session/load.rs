@@ -333,6 +333,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         ids: options.ids,
         tokens_full: Default::default(),
         tokens_excluding: Default::default(),
+        file_calls: Default::default(),
     };
     if needs_ids {
         migrate::assign_ids(&mut session, &skims);

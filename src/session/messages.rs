@@ -145,12 +145,63 @@ impl Session {
             .map_or(0, |(_, u)| tokens::context_tokens(&u))
     }
 
+    /// Calls `f(tool, path)` for every `read`/`write`/`edit` tool call with a string `path`
+    /// that the entry's assistant message makes (spec: compaction §5.10 "Extraction"; calls
+    /// hidden by `contextOmitted` excluded). Memoized per entry like the token estimates, so
+    /// preparing a compaction does not re-read every assistant message.
+    pub fn for_each_file_call(&self, index: usize, mut f: impl FnMut(&str, &str)) {
+        if self.entries[index].role != Some(crate::message::Role::Assistant) {
+            return;
+        }
+        let cached = self.file_calls.borrow().get(index).cloned().flatten();
+        let calls = match cached {
+            Some(c) => c,
+            None => {
+                let mut found: Vec<(&'static str, Box<str>)> = Vec::new();
+                if let Ok(AgentMessage::Assistant(a)) = self.message(index) {
+                    for b in a.blocks().iter() {
+                        if let crate::message::ContentBlock::ToolCall {
+                            name,
+                            arguments,
+                            context_omitted: false,
+                            ..
+                        } = b
+                        {
+                            let tool = match name.as_str() {
+                                "read" => "read",
+                                "write" => "write",
+                                "edit" => "edit",
+                                _ => continue,
+                            };
+                            if let Some(path) = arguments.get("path").and_then(Value::as_str) {
+                                found.push((tool, path.into()));
+                            }
+                        }
+                    }
+                }
+                let calls: std::rc::Rc<[(&'static str, Box<str>)]> = found.into();
+                let mut cache = self.file_calls.borrow_mut();
+                if cache.len() < self.entries.len() {
+                    cache.resize(self.entries.len(), None);
+                }
+                cache[index] = Some(std::rc::Rc::clone(&calls));
+                calls
+            }
+        };
+        for (tool, path) in calls.iter() {
+            f(tool, path);
+        }
+    }
+
     /// Forgets the memoized estimates of an entry (after an edit).
     pub(crate) fn invalidate_tokens(&self, index: usize) {
         for cache in [&self.tokens_full, &self.tokens_excluding] {
             if let Some(t) = cache.borrow_mut().get_mut(index) {
                 *t = UNKNOWN_TOKENS;
             }
+        }
+        if let Some(c) = self.file_calls.borrow_mut().get_mut(index) {
+            *c = None;
         }
     }
 }

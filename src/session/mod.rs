@@ -98,7 +98,12 @@ pub struct Session {
     /// Memoized token estimates per entry (`u32::MAX` = not computed yet).
     tokens_full: RefCell<Vec<u32>>,
     tokens_excluding: RefCell<Vec<u32>>,
+    /// Memoized file-touching tool calls per assistant entry.
+    file_calls: RefCell<Vec<Option<FileCalls>>>,
 }
+
+/// The `(tool, path)` pairs of an entry's file tool calls.
+pub(crate) type FileCalls = std::rc::Rc<[(&'static str, Box<str>)]>;
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -156,6 +161,7 @@ impl Session {
             ids,
             tokens_full: RefCell::default(),
             tokens_excluding: RefCell::default(),
+            file_calls: RefCell::default(),
         }
     }
 

@@ -81,14 +81,6 @@ fn settings_from(json: Option<String>) -> Result<CompactionSettings, JsValue> {
 
 // ----- JSON views --------------------------------------------------------------------------
 
-fn ids(session: &Session, v: &[usize]) -> Value {
-    Value::from(
-        v.iter()
-            .map(|&i| session.entries()[i].id().to_string())
-            .collect::<Vec<_>>(),
-    )
-}
-
 fn request_json(r: &SummaryRequest) -> Value {
     let mut m = Map::new();
     m.insert("id".into(), r.id.clone().into());
@@ -102,18 +94,30 @@ fn request_json(r: &SummaryRequest) -> Value {
     Value::Object(m)
 }
 
-/// The preparation as the hooks and the JS API see it (spec: compaction §4.5).
-fn preparation_json(session: &Session, plan: &CompactionPlan) -> Value {
-    let p: &Preparation = &plan.preparation;
+/// Appends `"key":[ids…]` — written directly: region lists can hold tens of thousands of ids.
+fn push_ids(out: &mut String, session: &Session, key: &str, v: &[usize]) {
+    out.push(',');
+    js::write_string(out, key);
+    out.push_str(":[");
+    for (n, &i) in v.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        js::write_string(out, session.entries()[i].id());
+    }
+    out.push(']');
+}
+
+/// The preparation as the hooks and the JS API see it (spec: compaction §4.5), as JSON text.
+fn preparation_json(session: &Session, p: &Preparation) -> String {
     let set =
         |s: &std::collections::BTreeSet<String>| Value::from(s.iter().cloned().collect::<Vec<_>>());
-    json!({
+    let lists = p.file_ops.file_lists();
+    let id_of = |i: usize| session.entries()[i].id().to_string();
+    let small = json!({
         "firstKeptEntryId": p.first_kept_entry_id,
         "isSplitTurn": p.is_split_turn,
-        "turnStartEntryId": p.turn_start.map(|i| session.entries()[i].id().to_string()),
-        "messagesToSummarize": ids(session, &p.messages_to_summarize),
-        "turnPrefixMessages": ids(session, &p.turn_prefix),
-        "recentMessages": ids(session, &p.recent),
+        "turnStartEntryId": p.turn_start.map(id_of),
         "tokensBefore": p.tokens_before,
         "keepRecentTokens": p.keep_recent_tokens,
         "estimatedTokens": {
@@ -122,15 +126,27 @@ fn preparation_json(session: &Session, plan: &CompactionPlan) -> Value {
             "recentMessages": p.tokens_recent,
         },
         "previousSummary": p.previous_summary,
-        "previousCompactionId": p.previous_compaction.map(|i| session.entries()[i].id().to_string()),
+        "previousCompactionId": p.previous_compaction.map(id_of),
         "fileOps": {
-            "read": set(&plan.file_ops.read),
-            "written": set(&plan.file_ops.written),
-            "edited": set(&plan.file_ops.edited),
+            "read": set(&p.file_ops.read),
+            "written": set(&p.file_ops.written),
+            "edited": set(&p.file_ops.edited),
         },
-        "readFiles": plan.file_lists.read_files,
-        "modifiedFiles": plan.file_lists.modified_files,
-    })
+        "readFiles": lists.read_files,
+        "modifiedFiles": lists.modified_files,
+    });
+    let mut out = js::stringify(&small);
+    out.pop(); // the closing brace
+    push_ids(
+        &mut out,
+        session,
+        "messagesToSummarize",
+        &p.messages_to_summarize,
+    );
+    push_ids(&mut out, session, "turnPrefixMessages", &p.turn_prefix);
+    push_ids(&mut out, session, "recentMessages", &p.recent);
+    out.push('}');
+    out
 }
 
 fn committed_json(
@@ -207,12 +223,32 @@ fn make_plan(
     let settings = settings_from(settings_json)?;
     let o = options(options_json, "plan options")?;
     let plan = plan_compaction(session, &settings, plan_options(session, &o)?).map_err(to_js)?;
-    let preparation = js::stringify(&preparation_json(session, &plan));
+    let preparation = preparation_json(session, &plan.preparation);
     Ok(WasmCompactionPlan { plan, preparation })
 }
 
 #[wasm_bindgen]
 impl WasmSession {
+    /// Prepares a compaction without writing requests: the cut, the regions, the file
+    /// operations (spec: compaction §4.5), as JSON.
+    #[wasm_bindgen(js_name = prepareCompactionJson)]
+    pub fn prepare_compaction_json(
+        &self,
+        settings_json: Option<String>,
+        options_json: Option<String>,
+    ) -> Result<String, JsValue> {
+        let session = self.s();
+        let settings = settings_from(settings_json)?;
+        let o = options(options_json, "prepare options")?;
+        let prep = crate::compaction::prepare::prepare_compaction(
+            &session,
+            &settings,
+            &plan_options(&session, &o)?.prepare,
+        )
+        .map_err(to_js)?;
+        Ok(preparation_json(&session, &prep))
+    }
+
     /// Plans a compaction (sans-IO): prepares and writes the first summarizer requests.
     #[wasm_bindgen(js_name = planCompaction)]
     pub fn plan_compaction(

@@ -307,3 +307,21 @@ test('handoff: a new session holds the document', () => {
   assert.equal(entry.customType, 'handoff');
   assert.match(entry.content, /^Handoff: continue with the parser\./);
 });
+
+test('remoteEnabled: false keeps the endpoint out (spec §10.1 case 9)', async () => {
+  const s = Session.fromJsonl(sessionText());
+  serverLog.length = 0;
+  const purposes = [];
+  const r = await s.compact({
+    settings: { ...settings, remoteEnabled: false, remoteEndpoint: `${serverUrl}/never` },
+    summarize: async (req) => {
+      purposes.push(req.purpose);
+      return `local ${req.purpose}`;
+    },
+  });
+  assert.equal(serverLog.length, 0, 'the endpoint was never called');
+  assert.deepEqual(purposes, ['history', 'short-summary']);
+  assert.equal(r.compactionEntry.summary, 'local history');
+  assert.equal(r.compactionEntry.shortSummary, 'local short-summary');
+  assert.equal(r.compactionEntry.method, 'soft');
+});

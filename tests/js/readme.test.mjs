@@ -35,3 +35,62 @@ examples.forEach((code, n) => {
     }
   });
 });
+
+test('README: the OpenAI-compatible compaction example compacts a session file', async () => {
+  const { default: http } = await import('node:http');
+  const { mkdtempSync, readFileSync: read, writeFileSync: write } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const code = /<!-- readme-example: node-openai -->\n```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(code, 'the example is in the README');
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      seen.push({ url: req.url, auth: req.headers.authorization, body: JSON.parse(body) });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ choices: [{ message: { content: `summary ${seen.length}` } }] }));
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const dir = mkdtempSync(path.join(tmpdir(), 'ctxfold-readme-'));
+  const turns = [];
+  let parent = null;
+  for (let i = 0; i < 40; i++) {
+    const id = `e${i}`;
+    const message = i % 2 === 0
+      ? { role: 'user', content: `request ${i} `.repeat(400) }
+      : { role: 'assistant', content: [{ type: 'text', text: `answer ${i} `.repeat(400) }], stopReason: 'stop' };
+    turns.push(JSON.stringify({ type: 'message', id, parentId: parent, timestamp: '2026-01-01T00:00:00.000Z', message }));
+    parent = id;
+  }
+  const sessionFile = path.join(dir, 'session.jsonl');
+  write(sessionFile, `{"type":"session","version":3,"id":"x","cwd":"/"}\n${turns.join('\n')}\n`);
+  const file = path.join(testsDir, '.readme-example-openai.mjs');
+  writeFileSync(file, code);
+  try {
+    // Not spawnSync: the mock server lives in this process and must keep answering.
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [file, sessionFile], {
+      env: { ...process.env, OPENAI_BASE_URL: `http://127.0.0.1:${server.address().port}/v1`, OPENAI_API_KEY: 'test-key' },
+    });
+    const res = { stdout: '', stderr: '' };
+    child.stdout.on('data', (d) => (res.stdout += d));
+    child.stderr.on('data', (d) => (res.stderr += d));
+    res.status = await new Promise((r) => child.on('close', r));
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /^compacted: \d+ → \d+ tokens\n$/);
+    assert.equal(seen[0].url, '/v1/chat/completions');
+    assert.equal(seen[0].auth, 'Bearer test-key');
+    assert.equal(seen[0].body.messages[0].role, 'system');
+    const lines = read(sessionFile, 'utf8').trim().split('\n');
+    const last = JSON.parse(lines.at(-1));
+    assert.equal(last.type, 'compaction');
+    assert.match(last.summary, /^summary 1/);
+    assert.equal(typeof last.shortSummary, 'string');
+    assert.equal(lines.length, 42, 'header, 40 entries, the compaction');
+  } finally {
+    rmSync(file, { force: true });
+    server.close();
+  }
+});

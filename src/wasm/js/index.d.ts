@@ -649,6 +649,8 @@ export class Session {
   ): string;
   appendLabel(targetId: string, label: string | null | undefined, options?: AppendOptions): string;
   labels(): Record<string, string>;
+  /** What a compaction would do now (spec: compaction §4.5). Throws like `planCompaction`. */
+  prepareCompaction(settings?: CompactionSettings, options?: Pick<PlanOptions, 'provider' | 'leafId'>): CompactionPreparation;
   /** Plans a compaction (sans-IO). Throws `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_SETTINGS`. */
   planCompaction(settings?: CompactionSettings, options?: PlanOptions): CompactionPlan;
   /** Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`; the session is unchanged then. */

@@ -233,6 +233,11 @@ export class Session {
     return JSON.parse(this.#inner.labelsJson());
   }
 
+  /** What a compaction would do now: cut, regions (entry ids), tokens, file operations. */
+  prepareCompaction(settings, options) {
+    return JSON.parse(this.#inner.prepareCompactionJson(optionsJson(settings), optionsJson(options)));
+  }
+
   /**
    * Plans a compaction without changing anything (sans-IO): returns a plan whose `pending`
    * requests you answer (through any LLM), then `commitCompaction(plan)`.
