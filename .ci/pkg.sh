@@ -80,6 +80,9 @@ node -e '
   fs.writeFileSync(dst, JSON.stringify(pkg, null, 2) + "\n");
 ' pkg.json "$stage/package.json" "$version"
 if [ -f README.md ]; then cp README.md "$stage/README.md"; fi
+# The optional GNU Unifont fallback (snapcompact: CJK, kana, hangul, rare symbols), exported as
+# `ctxfold/unifont.cxfb` and loaded by the host with registerFallbackFont() when it needs it.
+cp fonts/compiled/unifont.cxfb "$stage/unifont.cxfb"
 # Every file the exports map names must exist.
 node -e '
   const fs = require("fs"), path = require("path");

@@ -491,16 +491,13 @@ fn extension_compactions_and_handoffs() {
 
 #[test]
 fn conformance_plan_prompts_and_files_block() {
-    let Some(bytes) = common::read("large-session/session.jsonl") else {
+    let Some(mut s) = common::fixture_session() else {
         return;
     };
-    let Some(p) = common::read("large-session/prepare.json") else {
+    let Some(p) = common::fixture_json("prepare.json") else {
         return;
     };
-    let p: Value = serde_json::from_slice(&p).unwrap();
     let want = &p["prepare"];
-    let mut s =
-        Session::load(bytes, LoadOptions::with_ids(Box::new(SequentialIds::new()))).unwrap();
     let st = CompactionSettings::from_json(&p["settings"]).unwrap();
     let mut plan = plan_compaction(&s, &st, PlanOptions::default()).unwrap();
     let history = plan

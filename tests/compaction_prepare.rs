@@ -7,11 +7,11 @@ mod common;
 
 use common::{assistant_msg, Jsonl};
 use ctxfold::compaction::prepare::{prepare_compaction, Preparation, PrepareOptions};
-use ctxfold::session::{LoadOptions, SequentialIds, Session};
+use ctxfold::session::Session;
 use ctxfold::settings::CompactionSettings;
 use ctxfold::tokens::EstimateOptions;
 use ctxfold::Error;
-use serde_json::{json, Value};
+use serde_json::json;
 
 fn settings(keep: u64) -> CompactionSettings {
     CompactionSettings {
@@ -34,15 +34,13 @@ fn tokens(s: &Session, id: &str) -> u64 {
 
 #[test]
 fn conformance_prepare_json() {
-    let Some(bytes) = common::read("large-session/session.jsonl") else {
+    let Some(s) = common::fixture_session() else {
         return;
     };
-    let Some(p) = common::read("large-session/prepare.json") else {
+    let Some(p) = common::fixture_json("prepare.json") else {
         return;
     };
-    let p: Value = serde_json::from_slice(&p).unwrap();
     let want = &p["prepare"];
-    let s = Session::load(bytes, LoadOptions::with_ids(Box::new(SequentialIds::new()))).unwrap();
     let settings = CompactionSettings::from_json(&p["settings"]).unwrap();
     let prep = prepare_compaction(&s, &settings, &PrepareOptions::default()).unwrap();
     let path = s.active_path();

@@ -4,17 +4,14 @@
 
 mod common;
 
-use ctxfold::session::{LoadOptions, SequentialIds, Session};
+use ctxfold::session::{LoadOptions, Session};
 use ctxfold::ErrorCode;
 use serde_json::Value;
 
-fn load_fixture() -> Option<Session> {
-    let bytes = common::read("large-session/session.jsonl")?;
-    Some(Session::load(bytes, LoadOptions::with_ids(Box::new(SequentialIds::new()))).unwrap())
-}
+use common::fixture_session as load_fixture;
 
 fn prepare() -> Option<Value> {
-    Some(serde_json::from_slice(&common::read("large-session/prepare.json")?).unwrap())
+    common::fixture_json("prepare.json")
 }
 
 #[test]

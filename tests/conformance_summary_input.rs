@@ -16,17 +16,11 @@ use ctxfold::compaction::serialize::{serialize_conversation_for_summary, seriali
 use ctxfold::context::ContextMessage;
 use ctxfold::convert::convert_messages;
 use ctxfold::message::AgentMessage;
-use ctxfold::session::{EntryKind, LoadOptions, SequentialIds, Session};
+use ctxfold::session::{EntryKind, Session};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-fn load_session() -> Option<Session> {
-    let bytes = common::read("large-session/session.jsonl")?;
-    Some(
-        Session::load(bytes, LoadOptions::with_ids(Box::new(SequentialIds::new())))
-            .expect("session.jsonl loads"),
-    )
-}
+use common::fixture_session as load_session;
 
 fn load_json(rel: &str) -> Option<Value> {
     let bytes = common::read(rel)?;

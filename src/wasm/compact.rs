@@ -624,7 +624,7 @@ async fn call_remote(
 enum Outcome {
     Answer(String),
     /// The window overflowed: plan it smaller and ask again.
-    Shrink(Option<u64>),
+    Shrink,
 }
 
 /// Calls the summarizers for one request: candidates in order, retries per the policy.
@@ -664,7 +664,7 @@ async fn summarize_one(
                     sleep(ms, &signal).await?;
                     attempt += 1;
                 }
-                RetryStep::Shrink if request.window.is_some() => return Ok(Outcome::Shrink(None)),
+                RetryStep::Shrink if request.window.is_some() => return Ok(Outcome::Shrink),
                 RetryStep::Shrink | RetryStep::GiveUp => {
                     return Err(
                         last.unwrap_or_else(|| remote_error("the summarizer failed".into(), None))
@@ -958,14 +958,12 @@ impl Run {
             for (req, outcome) in pending.iter().zip(outcomes) {
                 match outcome {
                     Ok(Outcome::Answer(text)) => plan.plan.answer(&req.id, &text).map_err(to_js)?,
-                    Ok(Outcome::Shrink(sent)) => {
-                        plan.plan.retry_smaller(&req.id, sent).map_err(|e| {
-                            self.fail(
-                                ErrorCode::Summarizer,
-                                &format!("{}{e}", error_prefix(&self.reason)),
-                            )
-                        })?
-                    }
+                    Ok(Outcome::Shrink) => plan.plan.retry_smaller(&req.id, None).map_err(|e| {
+                        self.fail(
+                            ErrorCode::Summarizer,
+                            &format!("{}{e}", error_prefix(&self.reason)),
+                        )
+                    })?,
                     Err(e) if e.aborted => return Err(self.aborted()),
                     Err(e) => {
                         return Err(self.fail(

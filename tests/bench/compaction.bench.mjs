@@ -1,46 +1,19 @@
 // Compaction preparation and planning on generated 50,000-entry sessions (issue: compaction
 // engine, "Speed"): one without earlier compactions, one with about 250 of them.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Session } from 'ctxfold';
-import { median } from './lib.mjs';
-
-const outDir = fileURLToPath(new URL('../out/bench/', import.meta.url));
-const repoDir = fileURLToPath(new URL('../../', import.meta.url));
-
-function generated(name, args) {
-  const file = path.join(outDir, name);
-  if (!existsSync(file)) {
-    mkdirSync(outDir, { recursive: true });
-    const res = spawnSync(
-      'cargo',
-      ['run', '--quiet', '--release', '--features', 'testkit', '--bin', 'gen-session', '--', ...args, '--out', file],
-      { cwd: repoDir, stdio: ['ignore', 'inherit', 'inherit'] },
-    );
-    if (res.status !== 0) throw new Error(`gen-session failed for ${name}`);
-  }
-  return readFileSync(file);
-}
-
-function time(fn) {
-  const t0 = performance.now();
-  const v = fn();
-  return [performance.now() - t0, v];
-}
+import { generatedSession as generated, median, timed } from './lib.mjs';
 
 function rows(label, session, settings) {
   const out = [];
-  const [first, prep] = time(() => session.prepareCompaction(settings));
+  const [first, prep] = timed(() => session.prepareCompaction(settings));
   const times = [];
-  for (let i = 0; i < 15; i++) times.push(time(() => session.prepareCompaction(settings))[0]);
+  for (let i = 0; i < 15; i++) times.push(timed(() => session.prepareCompaction(settings))[0]);
   const note = `${prep.messagesToSummarize.length} messages to summarize`;
   out.push({ name: `${label}: prepareCompaction, first call`, median: first, unit: 'ms', samples: 1, note: 'estimates every entry once' });
   out.push({ name: `${label}: prepareCompaction`, median: median(times), min: Math.min(...times), max: Math.max(...times), unit: 'ms', samples: times.length, note });
   const plans = [];
   for (let i = 0; i < 5; i++) {
-    const [t, plan] = time(() => session.planCompaction(settings));
+    const [t, plan] = timed(() => session.planCompaction(settings));
     plans.push(t);
     plan.free();
   }

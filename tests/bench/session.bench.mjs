@@ -3,36 +3,8 @@
 //
 // The session comes from the crate's generator (`gen-session --preset bench`) and is cached in
 // tests/out/bench/. It is handed over as a Uint8Array, as an app that read the file would.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Session, wasmMemoryBytes } from 'ctxfold';
-import { median } from './lib.mjs';
-
-const outDir = fileURLToPath(new URL('../out/bench/', import.meta.url));
-const repoDir = fileURLToPath(new URL('../../', import.meta.url));
-
-function generated(name, args) {
-  const file = path.join(outDir, name);
-  if (!existsSync(file)) {
-    mkdirSync(outDir, { recursive: true });
-    const res = spawnSync(
-      'cargo',
-      ['run', '--quiet', '--release', '--features', 'testkit', '--bin', 'gen-session', '--', ...args, '--out', file],
-      { cwd: repoDir, stdio: ['ignore', 'inherit', 'inherit'] },
-    );
-    if (res.status !== 0) throw new Error(`gen-session failed for ${name}`);
-  }
-  // A Buffer is a Uint8Array: no copy.
-  return readFileSync(file);
-}
-
-function timed(fn) {
-  const t0 = performance.now();
-  const value = fn();
-  return [performance.now() - t0, value];
-}
+import { generatedSession as generated, median, timed } from './lib.mjs';
 
 function row(name, times, unit = 'ms', note) {
   return {

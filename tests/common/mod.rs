@@ -125,3 +125,17 @@ pub fn assistant_msg(text: &str, stop: &str) -> Value {
         "usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15},
         "stopReason":stop,"timestamp":2})
 }
+
+/// The large-session fixture, migrated with the reference's deterministic ids.
+pub fn fixture_session() -> Option<Session> {
+    let bytes = read("large-session/session.jsonl")?;
+    Some(
+        Session::load(bytes, LoadOptions::with_ids(Box::new(SequentialIds::new())))
+            .expect("the fixture loads"),
+    )
+}
+
+/// A JSON file of the large-session conformance data.
+pub fn fixture_json(name: &str) -> Option<Value> {
+    Some(serde_json::from_slice(&read(&format!("large-session/{name}"))?).expect("valid JSON"))
+}

@@ -325,3 +325,25 @@ test('remoteEnabled: false keeps the endpoint out (spec §10.1 case 9)', async (
   assert.equal(r.compactionEntry.shortSummary, 'local short-summary');
   assert.equal(r.compactionEntry.method, 'soft');
 });
+
+test('a summarizer context overflow re-plans the window, and gives up at the floor', async () => {
+  const text = sessionText();
+  const s = Session.fromJsonl(text);
+  let calls = 0;
+  await assert.rejects(
+    s.compact({
+      settings,
+      summarize: async () => {
+        calls++;
+        throw new Error('prompt is too long: 300000 tokens > 200000 maximum');
+      },
+    }),
+    (err) => {
+      assert.equal(err.code, 'E_SUMMARIZER');
+      assert.match(err.message, /overflowed even at the smallest window/);
+      return true;
+    },
+  );
+  assert.equal(calls, 1, 'an overflow is never retried as is');
+  assert.equal(s.toJsonl(), text);
+});

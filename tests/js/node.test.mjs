@@ -54,3 +54,12 @@ test('npm pack ships every file of pkg/', () => {
     .sort();
   assert.deepEqual(packed, built);
 });
+
+test('the optional Unifont asset is its own subpath and registers', async () => {
+  const { readFileSync: read } = await import('node:fs');
+  const file = fileURLToPath(import.meta.resolve('ctxfold/unifont.cxfb'));
+  assert.equal(file, path.join(pkgDir, 'unifont.cxfb'));
+  const glyphs = ctxfold.registerFallbackFont(read(file));
+  assert.ok(glyphs > 50_000, `${glyphs} glyphs`);
+  ctxfold.clearFallbackFonts();
+});
