@@ -42,7 +42,7 @@ use crate::tokens::{
     budget_reserve_tokens, context_tokens, has_context_token_usage, prompt_tokens, should_compact,
     threshold_tokens,
 };
-use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Consecutive no-progress recoveries of `length` stops before giving up (spec: compaction
 /// §8.2 [N] step 5, `INCOMPLETE_RECOVERY_MAX_RETRIES`).
@@ -197,8 +197,7 @@ impl CompactionReport {
 // ----- outputs --------------------------------------------------------------------------
 
 /// Why a compaction runs (spec: compaction §8.7; `manual` never appears in events).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CompactionReason {
     Threshold,
     Overflow,
@@ -235,8 +234,7 @@ impl CompactionReason {
 
 /// Which entry point asked for a compaction (spec: compaction §8.1); it decides what follows
 /// the compaction (§8.5: only post-turn passes continue on their own).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EntryPoint {
     PostTurn,
     MidRun,
@@ -247,9 +245,39 @@ pub enum EntryPoint {
     Manual,
 }
 
+impl EntryPoint {
+    const NAMES: [(EntryPoint, &'static str); 6] = [
+        (EntryPoint::PostTurn, "post-turn"),
+        (EntryPoint::MidRun, "mid-run"),
+        (EntryPoint::PrePrompt, "pre-prompt"),
+        (EntryPoint::ModelSwitch, "model-switch"),
+        (EntryPoint::Idle, "idle"),
+        (EntryPoint::Manual, "manual"),
+    ];
+
+    /// The entry point's string form.
+    pub fn as_str(self) -> &'static str {
+        name_of(&Self::NAMES, self)
+    }
+
+    /// The entry point named by `s`.
+    pub fn parse(s: &str) -> Option<EntryPoint> {
+        named(&Self::NAMES, s)
+    }
+}
+
+/// The name of `v` in a table of an enum's values and names.
+fn name_of<T: PartialEq + Copy>(names: &[(T, &'static str)], v: T) -> &'static str {
+    names.iter().find(|(x, _)| *x == v).map_or("", |(_, n)| n)
+}
+
+/// The value named `s` in a table of an enum's values and names.
+fn named<T: Copy>(names: &[(T, &'static str)], s: &str) -> Option<T> {
+    names.iter().find(|(_, n)| *n == s).map(|(x, _)| *x)
+}
+
 /// Compaction methods of `compaction.methodOrder` (spec: compaction §8.3, §9.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompactionMethod {
     Remote,
     Snapcompact,
@@ -260,16 +288,22 @@ pub enum CompactionMethod {
 }
 
 impl CompactionMethod {
+    const NAMES: [(CompactionMethod, &'static str); 6] = [
+        (CompactionMethod::Remote, "remote"),
+        (CompactionMethod::Snapcompact, "snapcompact"),
+        (CompactionMethod::Handoff, "handoff"),
+        (CompactionMethod::Shake, "shake"),
+        (CompactionMethod::Soft, "soft"),
+        (CompactionMethod::Window, "window"),
+    ];
+
+    /// The method's string form.
+    pub fn as_str(self) -> &'static str {
+        name_of(&Self::NAMES, self)
+    }
+
     fn parse(s: &str) -> Option<CompactionMethod> {
-        Some(match s {
-            "remote" => CompactionMethod::Remote,
-            "snapcompact" => CompactionMethod::Snapcompact,
-            "handoff" => CompactionMethod::Handoff,
-            "shake" => CompactionMethod::Shake,
-            "soft" => CompactionMethod::Soft,
-            "window" => CompactionMethod::Window,
-            _ => return None,
-        })
+        named(&Self::NAMES, s)
     }
 
     /// The `action` of the events for this method (spec: compaction §8.3).
@@ -285,8 +319,7 @@ impl CompactionMethod {
 }
 
 /// The `action` of `auto_compaction_*` events (spec: compaction §8.3, §8.7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CompactionAction {
     #[default]
     ContextFull,
@@ -296,23 +329,33 @@ pub enum CompactionAction {
     Shake,
 }
 
-mod strategy_serde {
-    use crate::settings::Strategy;
-    use serde::{de, Deserialize, Deserializer, Serializer};
+impl CompactionAction {
+    const NAMES: [(CompactionAction, &'static str); 5] = [
+        (CompactionAction::ContextFull, "context-full"),
+        (CompactionAction::Handoff, "handoff"),
+        (CompactionAction::Snapcompact, "snapcompact"),
+        (CompactionAction::Remote, "remote"),
+        (CompactionAction::Shake, "shake"),
+    ];
 
-    pub fn serialize<S: Serializer>(s: &Strategy, ser: S) -> Result<S::Ok, S::Error> {
-        ser.serialize_str(s.as_str())
+    /// The action's string form.
+    pub fn as_str(self) -> &'static str {
+        name_of(&Self::NAMES, self)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Strategy, D::Error> {
-        let s = String::deserialize(d)?;
-        Strategy::parse(&s).ok_or_else(|| de::Error::custom(format!("unknown strategy \"{s}\"")))
+    /// The action named by `s`.
+    pub fn parse(s: &str) -> Option<CompactionAction> {
+        named(&Self::NAMES, s)
     }
 }
 
 /// A compaction the host should run now (spec: compaction §8.3 `runAutoCompaction`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+///
+/// JSON (camelCase, [`CompactRequest::to_json`] / [`CompactRequest::from_json`]): `reason`,
+/// `entry`, `willRetry`, `strategy`, `methods`, `action`, `excludeSnapcompact`,
+/// `contextTokens`, `contextWindow`, `payloadRejection`; every field may be left out when
+/// reading (the default's value is taken).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactRequest {
     pub reason: CompactionReason,
     pub entry: EntryPoint,
@@ -321,7 +364,6 @@ pub struct CompactRequest {
     /// The engine strategy: the setting, with `handoff` replaced by `context-full` for an
     /// overflow and `snapcompact` by `context-full` when the model reads no images or the
     /// provider rejected the payload's bytes (§8.3).
-    #[serde(with = "strategy_serde")]
     pub strategy: Strategy,
     /// The usable methods of `methodOrder`, in order, for shells that walk the fallback
     /// list: `remote` only with a remote endpoint, `snapcompact` only for an image-reading
@@ -412,48 +454,53 @@ pub fn compaction_error_message(reason: CompactionReason, error: &str) -> String
 
 /// Events for the UI/SDK (spec: compaction §8.7). The shell adds `result` to
 /// `auto_compaction_end` after a successful compaction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
+///
+/// JSON ([`Event::to_json`]): `{type: "auto_compaction_start", reason, action?}` and
+/// `{type: "auto_compaction_end", action?, aborted, willRetry, errorMessage?, skipped?}`
+/// (`skipped` only when true).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     AutoCompactionStart {
         reason: CompactionReason,
-        #[serde(skip_serializing_if = "Option::is_none")]
         action: Option<CompactionAction>,
     },
     AutoCompactionEnd {
-        #[serde(skip_serializing_if = "Option::is_none")]
         action: Option<CompactionAction>,
         aborted: bool,
         will_retry: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
         error_message: Option<String>,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
         skipped: bool,
     },
 }
 
 /// Severity of a notice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoticeLevel {
     Info,
     Warning,
     Error,
 }
 
+impl NoticeLevel {
+    /// The level's string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeLevel::Info => "info",
+            NoticeLevel::Warning => "warning",
+            NoticeLevel::Error => "error",
+        }
+    }
+}
+
 /// A message for the user (`emitNotice(level, text, "compaction")`, spec: compaction §8.7).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {
     pub level: NoticeLevel,
     pub text: String,
 }
 
 /// Remove the assistant turn just reported from the live context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DropTurn {
     /// Also remove it from the session file (it is kept there otherwise, for history).
     pub durable: bool,
@@ -462,8 +509,7 @@ pub struct DropTurn {
 /// Ask the host to switch to a larger-window model (spec: compaction §8.2 [N] steps 3, 5,
 /// 10b; `contextPromotion`). The host picks the model and answers with
 /// [`ContextManager::after_promotion`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromotionRequest {
     pub reason: CompactionReason,
     /// The live context size the new model must hold comfortably.
@@ -473,8 +519,7 @@ pub struct PromotionRequest {
 }
 
 /// What starts the next turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContinuationKind {
     /// Re-run the failed request (`agent.continue()`).
     Retry,
@@ -484,10 +529,20 @@ pub enum ContinuationKind {
     AutoContinue,
 }
 
+impl ContinuationKind {
+    /// The kind's string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContinuationKind::Retry => "retry",
+            ContinuationKind::QueuedMessages => "queued-messages",
+            ContinuationKind::AutoContinue => "auto-continue",
+        }
+    }
+}
+
 /// The developer reminder for a length-stop retry (spec: compaction §8.2 [N] step 5,
 /// `length-stop-retry.md`): the host words it from these numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LengthStopReminder {
     pub output_tokens: u64,
     pub retry_count: u32,
@@ -495,8 +550,7 @@ pub struct LengthStopReminder {
 }
 
 /// Start the next turn after a delay (spec: compaction §8.5).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Continuation {
     pub after_ms: u64,
     pub kind: ContinuationKind,
@@ -536,8 +590,13 @@ impl Continuation {
 }
 
 /// What the host must do (see the module docs for the order). The default does nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+///
+/// JSON ([`Decision::to_json`]): the fields in camelCase, absent options as `null`:
+/// `events`, `notices` (`{level, text}`), `compactionWarning`, `dropFailedTurn`
+/// (`{durable}`), `restoreFailedTurn`, `promote` (`{reason, contextTokens, contextWindow}`),
+/// `compact` ([`CompactRequest`]), `continuation` (`{afterMs, kind, prompt, reminder:
+/// {outputTokens, retryCount, maxRetries}}`), `blockAutoContinue`, `wakeAt`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Decision {
     pub events: Vec<Event>,
     pub notices: Vec<Notice>,
@@ -572,9 +631,9 @@ impl Decision {
     }
 }
 
-/// Counters and flags of the machine, for inspection.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Counters and flags of the machine, for inspection (JSON: [`ManagerState::to_json`], the
+/// fields in camelCase).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManagerState {
     pub incomplete_recoveries: u32,
     pub overflow_recovery_attempted: bool,
@@ -583,6 +642,235 @@ pub struct ManagerState {
     pub last_activity_at: Option<i64>,
     pub idle_compacted: bool,
     pub last_usage_tokens: Option<u64>,
+}
+
+// ----- JSON --------------------------------------------------------------------------------
+// The JS-facing shapes, written out by hand (one code path instead of one serde
+// monomorphization per type). The `serde` impls below delegate to them.
+
+/// A JSON object of `fields`, in order (one small function instead of `json!`'s code per
+/// field).
+fn object(fields: Vec<(&str, Value)>) -> Value {
+    Value::Object(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+/// `null` or the value.
+fn opt<T: Into<Value>>(v: Option<T>) -> Value {
+    v.map_or(Value::Null, Into::into)
+}
+
+impl CompactRequest {
+    /// The request as the JS API carries it.
+    pub fn to_json(&self) -> Value {
+        object(vec![
+            ("reason", self.reason.as_str().into()),
+            ("entry", self.entry.as_str().into()),
+            ("willRetry", self.will_retry.into()),
+            ("strategy", self.strategy.as_str().into()),
+            (
+                "methods",
+                Value::Array(self.methods.iter().map(|m| m.as_str().into()).collect()),
+            ),
+            ("action", self.action.as_str().into()),
+            ("excludeSnapcompact", self.exclude_snapcompact.into()),
+            ("contextTokens", self.context_tokens.into()),
+            ("contextWindow", self.context_window.into()),
+            ("payloadRejection", self.payload_rejection.into()),
+        ])
+    }
+
+    /// Reads a request from its JSON form: every field may be left out (the default's value
+    /// is taken), unknown fields are ignored, a present field must have its type.
+    pub fn from_json(v: &Value) -> Result<CompactRequest, String> {
+        fn name<T>(v: &Value, key: &str, parse: impl Fn(&str) -> Option<T>) -> Result<T, String> {
+            match v.as_str() {
+                Some(s) => parse(s).ok_or_else(|| format!("unknown {key} \"{s}\"")),
+                None => Err(format!("`{key}` must be a string")),
+            }
+        }
+        let flag = |v: &Value, key: &str| v.as_bool().ok_or(format!("`{key}` must be a boolean"));
+        let count = |v: &Value, key: &str| {
+            v.as_u64()
+                .ok_or(format!("`{key}` must be a non-negative integer"))
+        };
+        let o = v
+            .as_object()
+            .ok_or("a compaction request must be an object")?;
+        let mut r = CompactRequest::default();
+        for (key, v) in o {
+            let k = key.as_str();
+            match k {
+                "reason" => r.reason = name(v, k, CompactionReason::parse)?,
+                "entry" => r.entry = name(v, k, EntryPoint::parse)?,
+                "willRetry" => r.will_retry = flag(v, k)?,
+                "strategy" => r.strategy = name(v, k, Strategy::parse)?,
+                "methods" => {
+                    r.methods = v
+                        .as_array()
+                        .ok_or("`methods` must be an array")?
+                        .iter()
+                        .map(|m| name(m, "method", CompactionMethod::parse))
+                        .collect::<Result<_, _>>()?
+                }
+                "action" => r.action = name(v, k, CompactionAction::parse)?,
+                "excludeSnapcompact" => r.exclude_snapcompact = flag(v, k)?,
+                "contextTokens" => r.context_tokens = count(v, k)?,
+                "contextWindow" => r.context_window = count(v, k)?,
+                "payloadRejection" => r.payload_rejection = flag(v, k)?,
+                _ => {}
+            }
+        }
+        Ok(r)
+    }
+}
+
+impl Event {
+    /// The event as the JS API carries it (absent options and a false `skipped` left out).
+    pub fn to_json(&self) -> Value {
+        let mut m = Vec::new();
+        let mut put = |k: &'static str, v: Value| m.push((k, v));
+        match self {
+            Event::AutoCompactionStart { reason, action } => {
+                put("type", "auto_compaction_start".into());
+                put("reason", reason.as_str().into());
+                if let Some(a) = action {
+                    put("action", a.as_str().into());
+                }
+            }
+            Event::AutoCompactionEnd {
+                action,
+                aborted,
+                will_retry,
+                error_message,
+                skipped,
+            } => {
+                put("type", "auto_compaction_end".into());
+                if let Some(a) = action {
+                    put("action", a.as_str().into());
+                }
+                put("aborted", (*aborted).into());
+                put("willRetry", (*will_retry).into());
+                if let Some(e) = error_message {
+                    put("errorMessage", e.as_str().into());
+                }
+                if *skipped {
+                    put("skipped", true.into());
+                }
+            }
+        }
+        object(m)
+    }
+}
+
+impl Decision {
+    /// The decision as the JS API carries it.
+    pub fn to_json(&self) -> Value {
+        object(vec![
+            (
+                "events",
+                Value::Array(self.events.iter().map(Event::to_json).collect()),
+            ),
+            (
+                "notices",
+                Value::Array(
+                    self.notices
+                        .iter()
+                        .map(|n| {
+                            object(vec![
+                                ("level", n.level.as_str().into()),
+                                ("text", n.text.as_str().into()),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ),
+            ("compactionWarning", opt(self.compaction_warning.as_deref())),
+            (
+                "dropFailedTurn",
+                opt(self
+                    .drop_failed_turn
+                    .map(|d| object(vec![("durable", d.durable.into())]))),
+            ),
+            ("restoreFailedTurn", self.restore_failed_turn.into()),
+            (
+                "promote",
+                opt(self.promote.map(|p| {
+                    object(vec![
+                        ("reason", p.reason.as_str().into()),
+                        ("contextTokens", p.context_tokens.into()),
+                        ("contextWindow", p.context_window.into()),
+                    ])
+                })),
+            ),
+            (
+                "compact",
+                opt(self.compact.as_ref().map(CompactRequest::to_json)),
+            ),
+            (
+                "continuation",
+                opt(self.continuation.as_ref().map(|c| {
+                    object(vec![
+                        ("afterMs", c.after_ms.into()),
+                        ("kind", c.kind.as_str().into()),
+                        ("prompt", opt(c.prompt)),
+                        (
+                            "reminder",
+                            opt(c.reminder.map(|r| {
+                                object(vec![
+                                    ("outputTokens", r.output_tokens.into()),
+                                    ("retryCount", r.retry_count.into()),
+                                    ("maxRetries", r.max_retries.into()),
+                                ])
+                            })),
+                        ),
+                    ])
+                })),
+            ),
+            ("blockAutoContinue", self.block_auto_continue.into()),
+            ("wakeAt", opt(self.wake_at)),
+        ])
+    }
+}
+
+impl ManagerState {
+    /// The counters and flags as the JS API carries them.
+    pub fn to_json(&self) -> Value {
+        object(vec![
+            ("incompleteRecoveries", self.incomplete_recoveries.into()),
+            (
+                "overflowRecoveryAttempted",
+                self.overflow_recovery_attempted.into(),
+            ),
+            ("maintenancePaused", self.maintenance_paused.into()),
+            ("awaitingPromotion", self.awaiting_promotion.into()),
+            ("lastActivityAt", opt(self.last_activity_at)),
+            ("idleCompacted", self.idle_compacted.into()),
+            ("lastUsageTokens", opt(self.last_usage_tokens)),
+        ])
+    }
+}
+
+macro_rules! serialize_as_json {
+    ($($t:ty),*) => {$(
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                serde::Serialize::serialize(&self.to_json(), s)
+            }
+        }
+    )*};
+}
+serialize_as_json!(CompactRequest, Event, Decision, ManagerState);
+
+impl<'de> serde::Deserialize<'de> for CompactRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = <Value as serde::Deserialize>::deserialize(d)?;
+        CompactRequest::from_json(&v).map_err(serde::de::Error::custom)
+    }
 }
 
 // ----- overflow detection ---------------------------------------------------------------

@@ -2,7 +2,6 @@
 //! bytes a request may carry (spec: snapcompact §2, §4.1, §4.2, §5).
 
 use super::shapes::{ImageDetail, Shape};
-use std::collections::BTreeMap;
 
 /// Engine upper bound on frames per archive (spec: snapcompact §2 `MAX_FRAMES_DEFAULT`).
 pub const MAX_FRAMES_DEFAULT: u32 = 80;
@@ -100,20 +99,45 @@ pub fn max_frames_for_data_budget(bytes: u64) -> u32 {
 }
 
 /// Per-provider image budgets with the host's overrides (spec: snapcompact §5.1). Plain
-/// data: the host keeps one and passes it where budgets are asked.
+/// data: the host keeps one and passes it where budgets are asked. The overrides are short
+/// lists (one entry per provider, set with [`ImageBudgets::set_count`] and
+/// [`ImageBudgets::set_bytes`]) rather than maps, which would add a map's code to the module.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImageBudgets {
     /// `configureProviderImageBudgets`: image counts that beat every table.
-    pub count_overrides: BTreeMap<String, u32>,
+    pub count_overrides: Vec<(String, u32)>,
     /// `configureProviderImageByteBudgets`: base64 byte budgets per provider.
-    pub byte_overrides: BTreeMap<String, u64>,
+    pub byte_overrides: Vec<(String, u64)>,
+}
+
+/// The value for `provider` in an override list.
+fn lookup<T: Copy>(list: &[(String, T)], provider: &str) -> Option<T> {
+    list.iter().find(|(p, _)| p == provider).map(|&(_, n)| n)
+}
+
+/// Sets `provider`'s value in an override list (replacing an earlier one).
+fn set<T>(list: &mut Vec<(String, T)>, provider: String, n: T) {
+    match list.iter_mut().find(|(p, _)| *p == provider) {
+        Some(entry) => entry.1 = n,
+        None => list.push((provider, n)),
+    }
 }
 
 impl ImageBudgets {
+    /// Overrides the image count of `provider` (`configureProviderImageBudgets`).
+    pub fn set_count(&mut self, provider: String, n: u32) {
+        set(&mut self.count_overrides, provider, n);
+    }
+
+    /// Sets the base64 byte budget of `provider` (`configureProviderImageByteBudgets`).
+    pub fn set_bytes(&mut self, provider: String, n: u64) {
+        set(&mut self.byte_overrides, provider, n);
+    }
+
     /// Images one request may carry: override, then provider table, then API table, then
     /// the floor of 5 (spec: snapcompact §5.1).
     pub fn provider_image_budget(&self, provider: &str, api: Option<&str>) -> u32 {
-        if let Some(&n) = self.count_overrides.get(provider) {
+        if let Some(n) = lookup(&self.count_overrides, provider) {
             return n;
         }
         if let Some(&(_, n)) = PROVIDER_IMAGE_BUDGETS.iter().find(|(p, _)| *p == provider) {
@@ -129,7 +153,7 @@ impl ImageBudgets {
 
     /// Base64 byte budget for a provider, only when the host configured one.
     pub fn provider_image_byte_budget(&self, provider: &str) -> Option<u64> {
-        self.byte_overrides.get(provider).copied()
+        lookup(&self.byte_overrides, provider)
     }
 
     /// Archive frame cap for a provider: min(image budget, 80) (spec: snapcompact §2).
@@ -222,10 +246,10 @@ mod tests {
             10
         );
         assert_eq!(b.provider_frame_budget("openai", None), 80);
-        b.count_overrides.insert("anthropic".into(), 12);
+        b.set_count("anthropic".into(), 12);
         assert_eq!(b.provider_image_budget("anthropic", None), 12);
         assert_eq!(b.provider_image_byte_budget("anthropic"), None);
-        b.byte_overrides.insert("anthropic".into(), 1_000_000);
+        b.set_bytes("anthropic".into(), 1_000_000);
         assert_eq!(b.provider_image_byte_budget("anthropic"), Some(1_000_000));
     }
 

@@ -1,13 +1,16 @@
-//! A zlib/deflate encoder tuned for text frames (the default `Compression::Tuned`).
+//! The zlib/deflate encoder of every PNG frame (RFC 1950/1951), tuned for text frames.
 //!
 //! Why our own: the reference compresses frames with zlib level 9 (miniz), which spends most
 //! of its time walking hash chains clogged with the zero bytes of blank pixel rows (100 ms
 //! per 1568 px frame in wasm). Frames are zero runs plus glyph rows that repeat, so this
 //! matcher takes zero runs as distance-1 matches, keeps run interiors out of the hash
 //! chains, hashes 4 bytes (so chain candidates rarely fail) and walks short chains with
-//! one-step lazy matching. Frames come out about 1–2 % larger than level 9's (4-bit frames
-//! about 3 %) at several times the speed; `Compression::High` keeps the reference's exact
-//! sizes. Figures: README, "Performance". Output is standard zlib (RFC 1950/1951).
+//! one-step lazy matching ([`Effort::for_depth`], `Compression::Tuned`): frames come out
+//! about 1–3 % larger than level 9's at several times the speed. The same matcher serves
+//! the other settings: [`Effort::RUNS`] (`fast`: zero runs only, no hashing) and, for
+//! `high`, an optimal parse ([`Effort::passes`]: a shortest path over the match graph
+//! priced by the previous pass's symbol statistics) that comes out below level 9.
+//! Figures: README, "Performance".
 
 const WINDOW: usize = 1 << 15;
 const WINDOW_MASK: usize = WINDOW - 1;
@@ -30,9 +33,51 @@ pub struct Effort {
     pub block_tokens: usize,
     /// Positions inside matches longer than this are not indexed (but the last few).
     pub max_insert: usize,
+    /// Optimal-parse passes; 0 = greedy matching with one-step lazy evaluation.
+    pub passes: u8,
 }
 
 impl Effort {
+    /// Runs of zero bytes only, found 8 bytes at a time: no hashing, no chains, one block
+    /// (`Compression::Fast`).
+    pub const RUNS: Effort = Effort {
+        max_chain: 0,
+        nice_length: MAX_MATCH,
+        lazy_below: 0,
+        block_tokens: 1 << 14,
+        max_insert: 0,
+        passes: 0,
+    };
+
+    /// Effort for a zlib-style level 1–9 and a frame's bit depth: longer chains and lazier
+    /// matching as the level rises; 9 is the optimal parse (`Compression::High`), with
+    /// longer chains for 4-bit frames (see [`Effort::for_depth`]).
+    pub fn level(level: u8, depth: u8) -> Effort {
+        let (max_chain, nice_length, lazy_below, passes) = match level {
+            0 | 1 => (2, 32, 0, 0),
+            2 => (4, 32, 0, 0),
+            3 => (8, 64, 4, 0),
+            4 => (16, 64, 8, 0),
+            5 => (32, 128, 16, 0),
+            6 => (64, 128, 32, 0),
+            7 => (256, 258, 128, 0),
+            // The optimal parse walks a chain at every position, so short chains do: 4-bit
+            // frames need longer ones (as in `for_depth`).
+            8 if depth >= 4 => (32, 258, 258, 1),
+            8 => (8, 258, 258, 1),
+            _ if depth >= 4 => (64, 258, 258, 1),
+            _ => (16, 258, 258, 1),
+        };
+        Effort {
+            max_chain,
+            nice_length,
+            lazy_below,
+            block_tokens: 1 << 14,
+            max_insert: if level >= 7 { usize::MAX } else { 258 },
+            passes,
+        }
+    }
+
     /// Tuned on the conformance frames: 1- and 2-bit frames (black text) find their matches
     /// within short chains; 4-bit frames (sentence hues, dim ink) repeat 4 bytes per glyph row
     /// and need longer ones.
@@ -44,6 +89,7 @@ impl Effort {
                 lazy_below: 32,
                 block_tokens: 1 << 14,
                 max_insert: 258,
+                passes: 0,
             }
         } else {
             Effort {
@@ -52,6 +98,7 @@ impl Effort {
                 lazy_below: 8,
                 block_tokens: 1 << 14,
                 max_insert: 258,
+                passes: 0,
             }
         }
     }
@@ -90,6 +137,10 @@ fn dist_code(dist: u16) -> usize {
     }
 }
 
+/// The distance "symbol" of a literal token: an extra slot of the distance tables that
+/// counts nothing and writes no bits.
+const NO_DIST: u8 = 30;
+
 /// One LZ77 token, with its deflate symbols already worked out.
 #[derive(Clone, Copy)]
 struct Token {
@@ -97,7 +148,8 @@ struct Token {
     sym: u16,
     /// Extra bits of the length.
     len_extra: u16,
-    /// Distance symbol 0..=29 (unused for literals).
+    /// Distance symbol 0..=29; [`NO_DIST`] for literals (so counting and writing need no
+    /// branch on the token kind).
     dsym: u8,
     dist_extra: u16,
 }
@@ -108,7 +160,7 @@ impl Token {
         Token {
             sym: b as u16,
             len_extra: 0,
-            dsym: 0,
+            dsym: NO_DIST,
             dist_extra: 0,
         }
     }
@@ -140,6 +192,23 @@ fn load32(d: &[u8], p: usize) -> u32 {
         Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
         None => 0,
     }
+}
+
+/// Length of the common prefix of `d[a..]` and `d[b..]`, at most `max`.
+#[inline(always)]
+fn match_len(d: &[u8], a: usize, b: usize, max: usize) -> usize {
+    let mut n = 0;
+    while n + 8 <= max {
+        let diff = load64(d, a + n) ^ load64(d, b + n);
+        if diff != 0 {
+            return n + (diff.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    while n < max && d[a + n] == d[b + n] {
+        n += 1;
+    }
+    n
 }
 
 #[inline(always)]
@@ -185,25 +254,15 @@ impl<'a> Matcher<'a> {
         self.head[h] = p as u32;
     }
 
-    #[inline(always)]
-    fn match_len(&self, a: usize, b: usize, max: usize) -> usize {
-        let d = self.d;
-        let mut n = 0;
-        while n + 8 <= max {
-            let diff = load64(d, a + n) ^ load64(d, b + n);
-            if diff != 0 {
-                return n + (diff.trailing_zeros() / 8) as usize;
-            }
-            n += 8;
-        }
-        while n < max && d[a + n] == d[b + n] {
-            n += 1;
-        }
-        n
-    }
-
     /// The longest match at `p` (length, distance), length 0 when none.
     fn find(&self, p: usize) -> (usize, usize) {
+        self.search(p, |_, _| {})
+    }
+
+    /// [`Self::find`], calling `each(length, distance)` for every match of at least
+    /// [`MIN_MATCH`] that is longer than those before it (nearest first for each length).
+    #[inline(always)]
+    fn search(&self, p: usize, mut each: impl FnMut(usize, usize)) -> (usize, usize) {
         let d = self.d;
         let max = (d.len() - p).min(MAX_MATCH);
         if max < 4 {
@@ -212,10 +271,11 @@ impl<'a> Matcher<'a> {
         let (mut best_len, mut best_dist) = (0, 0);
         let v = load32(d, p);
         if p > 0 && d[p - 1] == 0 && v & 0xFF == 0 {
-            let run = self.match_len(p - 1, p, max);
+            let run = match_len(d, p - 1, p, max);
             if run >= MIN_MATCH {
                 best_len = run;
                 best_dist = 1;
+                each(run, 1);
                 if run >= self.effort.nice_length || run == max {
                     return (best_len, best_dist);
                 }
@@ -234,10 +294,13 @@ impl<'a> Matcher<'a> {
             if load32(d, c) == v
                 && (best_len < 4 || d[c + best_len.min(max - 1)] == d[p + best_len.min(max - 1)])
             {
-                let l = self.match_len(c, p, max);
+                let l = match_len(d, c, p, max);
                 if l > best_len {
                     best_len = l;
                     best_dist = p - c;
+                    if l >= MIN_MATCH {
+                        each(l, best_dist);
+                    }
                     if l >= self.effort.nice_length || l == max {
                         break;
                     }
@@ -254,10 +317,10 @@ impl<'a> Matcher<'a> {
     }
 }
 
-/// LZ77 with one-step lazy evaluation; calls `block` with each block's tokens.
-fn tokenize(d: &[u8], effort: Effort, mut block: impl FnMut(&mut Vec<Token>)) {
+/// LZ77 with one-step lazy evaluation.
+fn tokenize(d: &[u8], effort: Effort) -> Vec<Token> {
     let mut m = Matcher::new(d, effort);
-    let mut tokens: Vec<Token> = Vec::with_capacity(effort.block_tokens + 2);
+    let mut tokens: Vec<Token> = Vec::with_capacity(d.len() / 8 + 16);
     let mut p = 0;
     let mut pending: Option<(usize, usize)> = None;
     while p < d.len() {
@@ -273,10 +336,6 @@ fn tokenize(d: &[u8], effort: Effort, mut block: impl FnMut(&mut Vec<Token>)) {
                     tokens.push(Token::literal(d[p]));
                     p += 1;
                     pending = Some(next);
-                    if tokens.len() >= effort.block_tokens {
-                        block(&mut tokens);
-                        tokens.clear();
-                    }
                     continue;
                 }
             }
@@ -296,12 +355,199 @@ fn tokenize(d: &[u8], effort: Effort, mut block: impl FnMut(&mut Vec<Token>)) {
             m.insert(p);
             p += 1;
         }
-        if tokens.len() >= effort.block_tokens {
-            block(&mut tokens);
-            tokens.clear();
+    }
+    tokens
+}
+
+/// Zero runs only ([`Effort::RUNS`]), 8 bytes at a time: calls `each(zeros, literals)`
+/// with the length of a run of zero bytes (0 for none; [`run_tokens`] turns it into
+/// tokens) and the stretch of bytes after it to write as literals. Zeros inside an 8-byte
+/// word that is neither all zero nor at a run's edge go out as literals.
+#[inline(always)]
+fn scan_zero_runs(d: &[u8], mut each: impl FnMut(usize, &[u8])) {
+    let mut zeros = 0usize;
+    let mut words = d.chunks_exact(8);
+    for word in &mut words {
+        let x = u64::from_le_bytes([
+            word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+        ]);
+        if x == 0 {
+            zeros += 8;
+            continue;
+        }
+        let lead = (x.trailing_zeros() / 8) as usize;
+        let tail = (x.leading_zeros() / 8) as usize;
+        each(zeros + lead, &word[lead..8 - tail]);
+        zeros = tail;
+    }
+    for b in words.remainder() {
+        if *b == 0 {
+            zeros += 1;
+        } else {
+            each(zeros, std::slice::from_ref(b));
+            zeros = 0;
         }
     }
-    block(&mut tokens);
+    each(zeros, &[]);
+}
+
+/// The tokens of a run of `n` zero bytes: short runs as literals, else a literal zero and
+/// distance-1 matches.
+#[inline(always)]
+fn run_tokens(n: usize, mut each: impl FnMut(Token)) {
+    if n < 4 {
+        for _ in 0..n {
+            each(Token::literal(0));
+        }
+        return;
+    }
+    each(Token::literal(0));
+    let mut left = n - 1;
+    while left > MAX_MATCH {
+        each(Token::matched(MAX_MATCH, 1));
+        left -= MAX_MATCH;
+    }
+    if left >= MIN_MATCH {
+        each(Token::matched(left, 1));
+    } else {
+        for _ in 0..left {
+            each(Token::literal(0));
+        }
+    }
+}
+
+/// Prices in bits of the literal/length and distance symbols: their Huffman code lengths
+/// for the symbol counts of a previous parse (unseen symbols counted once).
+struct Prices {
+    /// Per match length 0..=258: length symbol plus extra bits.
+    len: [u32; MAX_MATCH + 1],
+    lit: [u32; 256],
+    dist: [u32; 30],
+}
+
+impl Prices {
+    fn of(tokens: &[Token]) -> Prices {
+        let mut lit_freq = [1u32; 286];
+        let mut dist_freq = [1u32; 31];
+        for t in tokens {
+            lit_freq[t.sym as usize] += 1;
+            dist_freq[t.dsym as usize] += 1;
+        }
+        let lit_lens = huffman_lengths(&lit_freq, 15);
+        let dist_lens = huffman_lengths(&dist_freq[..30], 15);
+        let mut p = Prices {
+            len: [0; MAX_MATCH + 1],
+            lit: [0; 256],
+            dist: [0; 30],
+        };
+        for (i, l) in p.lit.iter_mut().enumerate() {
+            *l = lit_lens[i] as u32;
+        }
+        for (len, l) in p.len.iter_mut().enumerate().skip(MIN_MATCH) {
+            let lc = LENGTH_CODE[len] as usize;
+            *l = lit_lens[257 + lc] as u32 + LENGTH_EXTRA[lc] as u32;
+        }
+        for (dc, l) in p.dist.iter_mut().enumerate() {
+            *l = dist_lens[dc] as u32 + DIST_EXTRA[dc] as u32;
+        }
+        p
+    }
+}
+
+/// One optimal-parse pass: the cheapest path through every literal and every match length
+/// the matcher finds (each length at the nearest distance that reaches it), under
+/// `prices`. A match of `nice_length` or more is taken as found and its interior skipped.
+/// Zero runs at least this long are not explored by the optimal parse but for their last
+/// [`RUN_KEEP`] bytes.
+const RUN_FORCE: usize = 64;
+const RUN_KEEP: usize = 16;
+
+fn optimal_pass(d: &[u8], effort: Effort, prices: &Prices) -> Vec<Token> {
+    let n = d.len();
+    let mut cost = vec![u32::MAX; n + 1];
+    // The step that reaches each position: (length, distance); length 1 = a literal.
+    let mut step = vec![(0u16, 0u16); n + 1];
+    cost[0] = 0;
+    let mut m = Matcher::new(d, effort);
+    let mut found: Vec<(usize, usize)> = Vec::with_capacity(64);
+    let mut p = 0;
+    while p < n {
+        let here = cost[p];
+        let lit = here + prices.lit[d[p] as usize];
+        if lit < cost[p + 1] {
+            cost[p + 1] = lit;
+            step[p + 1] = (1, 0);
+        }
+        found.clear();
+        let (mut best, best_dist) = m.search(p, |len, dist| found.push((len, dist)));
+        m.insert(p);
+        // A long zero run is taken as found but for its last bytes, where matches of
+        // "zeros then ink" may start (relaxing every length of every suffix of the run
+        // would cost its length squared).
+        let zero_run = best_dist == 1 && d[p] == 0 && best >= RUN_FORCE;
+        if zero_run && best < effort.nice_length {
+            best -= RUN_KEEP;
+        }
+        if best >= effort.nice_length || zero_run {
+            let c = here + prices.len[best] + prices.dist[dist_code(best_dist as u16)];
+            if c < cost[p + best] {
+                cost[p + best] = c;
+                step[p + best] = (best as u16, best_dist as u16);
+            }
+            let from = if (best_dist == 1 && d[p] == 0) || best > effort.max_insert {
+                (p + best).saturating_sub(4).max(p + 1)
+            } else {
+                p + 1
+            };
+            for q in from..p + best {
+                m.insert(q);
+            }
+            p += best;
+            continue;
+        }
+        let mut len = MIN_MATCH;
+        for &(reach, dist) in &found {
+            let dc = here + prices.dist[dist_code(dist as u16)];
+            while len <= reach {
+                let c = dc + prices.len[len];
+                if c < cost[p + len] {
+                    cost[p + len] = c;
+                    step[p + len] = (len as u16, dist as u16);
+                }
+                len += 1;
+            }
+        }
+        p += 1;
+    }
+    let mut tokens = Vec::new();
+    let mut at = n;
+    while at > 0 {
+        let (len, dist) = step[at];
+        if len == 1 {
+            at -= 1;
+            tokens.push(Token::literal(d[at]));
+        } else {
+            at -= len as usize;
+            tokens.push(Token::matched(len as usize, dist as usize));
+        }
+    }
+    tokens.reverse();
+    tokens
+}
+
+/// The tokens of an optimal parse: a lazy parse, then `effort.passes` optimal passes, each
+/// priced by the one before.
+fn tokenize_optimal(d: &[u8], effort: Effort) -> Vec<Token> {
+    let first = Effort {
+        max_chain: effort.max_chain.min(16),
+        lazy_below: 8,
+        ..effort
+    };
+    let mut tokens = tokenize(d, first);
+    for _ in 0..effort.passes {
+        tokens = optimal_pass(d, effort, &Prices::of(&tokens));
+    }
+    tokens
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -343,6 +589,34 @@ fn huffman_lengths(freqs: &[u32], max_bits: u8) -> Vec<u8> {
     }
 }
 
+/// Sorts ascending (a few lines instead of linking the standard library's sort for one
+/// small array of distinct keys).
+fn heapsort<T: Ord + Copy>(v: &mut [T]) {
+    fn sift<T: Ord + Copy>(v: &mut [T], mut root: usize, end: usize) {
+        loop {
+            let mut child = 2 * root + 1;
+            if child >= end {
+                return;
+            }
+            if child + 1 < end && v[child] < v[child + 1] {
+                child += 1;
+            }
+            if v[root] >= v[child] {
+                return;
+            }
+            v.swap(root, child);
+            root = child;
+        }
+    }
+    for i in (0..v.len() / 2).rev() {
+        sift(v, i, v.len());
+    }
+    for end in (1..v.len()).rev() {
+        v.swap(0, end);
+        sift(v, 0, end);
+    }
+}
+
 fn unlimited_lengths(freqs: &[u64]) -> Vec<u8> {
     let mut lens = vec![0u8; freqs.len()];
     let mut leaves: Vec<(u64, usize)> = freqs
@@ -359,7 +633,7 @@ fn unlimited_lengths(freqs: &[u64]) -> Vec<u8> {
         }
         _ => {}
     }
-    leaves.sort_unstable();
+    heapsort(&mut leaves);
     // Two-queue Huffman: leaves sorted, internal nodes created in non-decreasing order.
     let n = leaves.len();
     let mut parent = vec![0usize; 2 * n - 1];
@@ -496,18 +770,83 @@ fn rle_lengths(lens: &[u8]) -> Vec<(u8, u8)> {
     out
 }
 
+/// Code tables of a block: per symbol, code | (code length + extra bits) << 16 | code
+/// length << 24. A literal's distance slot ([`NO_DIST`]) writes nothing, so every token is
+/// the same two writes of at most 28 bits ([`put_token`]).
+struct Codes {
+    lit: [u32; 286],
+    dist: [u32; 31],
+}
+
+#[inline(always)]
+fn put_token(w: &mut BitWriter, c: &Codes, t: Token) {
+    let l = c.lit[t.sym as usize];
+    w.put(
+        l & 0xFFFF | (t.len_extra as u32) << (l >> 24),
+        (l >> 16) & 0xFF,
+    );
+    let d = c.dist[t.dsym as usize];
+    w.put(
+        d & 0xFFFF | (t.dist_extra as u32) << (d >> 24),
+        (d >> 16) & 0xFF,
+    );
+}
+
+/// A dynamic-Huffman block of `tokens`.
 fn write_block(w: &mut BitWriter, tokens: &[Token], last: bool) {
     let mut lit_freq = [0u32; 286];
-    let mut dist_freq = [0u32; 30];
+    let mut dist_freq = [0u32; 31];
     for t in tokens {
         lit_freq[t.sym as usize] += 1;
-        if t.sym > 256 {
-            dist_freq[t.dsym as usize] += 1;
-        }
+        dist_freq[t.dsym as usize] += 1;
     }
+    let codes = block_header(w, &mut lit_freq, &dist_freq, last);
+    for &t in tokens {
+        put_token(w, &codes, t);
+    }
+    w.put(codes.lit[256] & 0xFFFF, (codes.lit[256] >> 16) & 0xFF);
+}
+
+/// [`Effort::RUNS`]: one dynamic-Huffman block, counted in one scan and written in a second
+/// (no token buffer); literals go out two per write.
+fn write_runs(w: &mut BitWriter, d: &[u8]) {
+    let mut lit_freq = [0u32; 286];
+    let mut dist_freq = [0u32; 31];
+    scan_zero_runs(d, |zeros, lits| {
+        run_tokens(zeros, |t| lit_freq[t.sym as usize] += 1);
+        for &b in lits {
+            lit_freq[b as usize] += 1;
+        }
+    });
+    dist_freq[0] = 1;
+    let codes = block_header(w, &mut lit_freq, &dist_freq, true);
+    scan_zero_runs(d, |zeros, lits| {
+        run_tokens(zeros, |t| put_token(w, &codes, t));
+        let mut pairs = lits.chunks_exact(2);
+        for pair in &mut pairs {
+            let (a, b) = (codes.lit[pair[0] as usize], codes.lit[pair[1] as usize]);
+            let la = (a >> 16) & 0xFF;
+            w.put(a & 0xFFFF | (b & 0xFFFF) << la, la + ((b >> 16) & 0xFF));
+        }
+        for &b in pairs.remainder() {
+            let l = codes.lit[b as usize];
+            w.put(l & 0xFFFF, (l >> 16) & 0xFF);
+        }
+    });
+    w.put(codes.lit[256] & 0xFFFF, (codes.lit[256] >> 16) & 0xFF);
+}
+
+/// Writes a dynamic block's header for the symbol counts (RFC 1951 §3.2.7) and returns
+/// its code tables.
+fn block_header(
+    w: &mut BitWriter,
+    lit_freq: &mut [u32; 286],
+    dist_freq: &[u32; 31],
+    last: bool,
+) -> Codes {
     lit_freq[256] = 1;
-    let lit_lens = huffman_lengths(&lit_freq, 15);
-    let mut dist_lens = huffman_lengths(&dist_freq, 15);
+    let lit_lens = huffman_lengths(lit_freq, 15);
+    let mut dist_lens = huffman_lengths(&dist_freq[..30], 15);
     if dist_lens.iter().all(|&l| l == 0) {
         dist_lens[0] = 1;
     }
@@ -553,35 +892,40 @@ fn write_block(w: &mut BitWriter, tokens: &[Token], last: bool) {
             _ => {}
         }
     }
-    let lit_codes = canonical_codes(&lit_lens);
-    let dist_codes = canonical_codes(&dist_lens);
-    for t in tokens {
-        let s = t.sym as usize;
-        if s < 256 {
-            w.put(lit_codes[s] as u32, lit_lens[s] as u32);
-            continue;
+    let table = |lens: &[u8], extra: &dyn Fn(usize) -> u8, out: &mut [u32]| {
+        for (i, (&code, &len)) in canonical_codes(lens).iter().zip(lens).enumerate() {
+            out[i] = code as u32 | ((len + extra(i)) as u32) << 16 | (len as u32) << 24;
         }
-        // Length code + extra bits, then distance code + extra bits: two writes of ≤ 28 bits.
-        let lc = s - 257;
-        let (ll, le) = (lit_lens[s] as u32, LENGTH_EXTRA[lc] as u32);
-        w.put(lit_codes[s] as u32 | (t.len_extra as u32) << ll, ll + le);
-        let dc = t.dsym as usize;
-        let (dl, de) = (dist_lens[dc] as u32, DIST_EXTRA[dc] as u32);
-        w.put(dist_codes[dc] as u32 | (t.dist_extra as u32) << dl, dl + de);
-    }
-    w.put(lit_codes[256] as u32, lit_lens[256] as u32);
+    };
+    let mut codes = Codes {
+        lit: [0; 286],
+        dist: [0; 31],
+    };
+    table(
+        &lit_lens,
+        &|s| if s > 256 { LENGTH_EXTRA[s - 257] } else { 0 },
+        &mut codes.lit,
+    );
+    table(&dist_lens, &|d| DIST_EXTRA[d], &mut codes.dist);
+    codes
 }
 
 fn adler32(d: &[u8]) -> u32 {
     let (mut a, mut b) = (1u32, 0u32);
+    // 5552 bytes keep the sums below 2^32 before the reduction (zlib's NMAX).
     for chunk in d.chunks(5552) {
-        // Four lanes: b gains 4·a per step plus the weighted bytes of the step.
-        let mut quads = chunk.chunks_exact(4);
-        for q in &mut quads {
-            b += 4 * a + 4 * q[0] as u32 + 3 * q[1] as u32 + 2 * q[2] as u32 + q[3] as u32;
-            a += q[0] as u32 + q[1] as u32 + q[2] as u32 + q[3] as u32;
+        // Per 16 bytes: b gains 16·a plus the bytes weighted 16..1, a gains their sum.
+        let mut blocks = chunk.chunks_exact(16);
+        for q in &mut blocks {
+            let (mut sum, mut weighted) = (0u32, 0u32);
+            for (i, &x) in q.iter().enumerate() {
+                sum += x as u32;
+                weighted += (16 - i as u32) * x as u32;
+            }
+            b += 16 * a + weighted;
+            a += sum;
         }
-        for &x in quads.remainder() {
+        for &x in blocks.remainder() {
             a += x as u32;
             b += a;
         }
@@ -602,18 +946,21 @@ pub fn zlib_compress(data: &[u8], effort: Effort) -> Vec<u8> {
         acc: 0,
         n: 0,
     };
-    // Blocks are written one behind so the final one can carry the BFINAL bit: swap the
-    // buffers instead of copying tokens.
-    let mut held: Vec<Token> = Vec::new();
-    let mut any = false;
-    tokenize(data, effort, |tokens| {
-        if any {
-            write_block(&mut w, &held, false);
+    if effort.max_chain == 0 {
+        write_runs(&mut w, data);
+    } else {
+        let tokens = if effort.passes > 0 {
+            tokenize_optimal(data, effort)
+        } else {
+            tokenize(data, effort)
+        };
+        // Blocks of `block_tokens` tokens, then a final one with the rest (maybe none).
+        let full = tokens.len() / effort.block_tokens * effort.block_tokens;
+        for block in tokens[..full].chunks(effort.block_tokens) {
+            write_block(&mut w, block, false);
         }
-        std::mem::swap(&mut held, tokens);
-        any = true;
-    });
-    write_block(&mut w, &held, true);
+        write_block(&mut w, &tokens[full..], true);
+    }
     let mut out = w.finish();
     out.extend_from_slice(&adler32(data).to_be_bytes());
     out
@@ -665,10 +1012,53 @@ mod tests {
                 })
                 .collect(),
         );
-        for d in samples {
-            let z = zlib_compress(&d, Effort::default());
-            assert_eq!(inflate(&z), d, "len {}", d.len());
+        // Zero runs of every length around the 8-byte words and the 258-byte match limit.
+        let mut runs = Vec::new();
+        for n in [
+            1usize, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 258, 259, 260, 261, 516, 1000,
+        ] {
+            runs.extend(std::iter::repeat_n(0u8, n));
+            runs.extend_from_slice(&[1, 2, 0, 3]);
         }
+        samples.push(runs);
+        samples.push(vec![0; 70_000]);
+        let mut efforts = vec![Effort::default(), Effort::for_depth(4), Effort::RUNS];
+        efforts.extend((1..=9).flat_map(|l| [Effort::level(l, 1), Effort::level(l, 4)]));
+        for d in &samples {
+            for e in &efforts {
+                let z = zlib_compress(d, *e);
+                assert_eq!(&inflate(&z), d, "len {} effort {e:?}", d.len());
+            }
+        }
+    }
+
+    #[test]
+    fn optimal_parse_beats_lazy_matching() {
+        // A text-bitmap-like sample: rows of repeating glyph bytes between zero bands.
+        let mut s = Vec::new();
+        let mut x = 99u32;
+        let glyphs: Vec<[u8; 2]> = (0..40)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                [(x >> 16) as u8, (x >> 24) as u8]
+            })
+            .collect();
+        for line in 0..60u32 {
+            for r in 0..16u32 {
+                s.push(0);
+                for c in 0..98u32 {
+                    let g = glyphs[((line * 7 + c * 13) % 40) as usize];
+                    s.push(if r < 11 {
+                        g[(r % 2) as usize] ^ (r as u8)
+                    } else {
+                        0
+                    });
+                }
+            }
+        }
+        let lazy = zlib_compress(&s, Effort::level(7, 1)).len();
+        let optimal = zlib_compress(&s, Effort::level(9, 1)).len();
+        assert!(optimal < lazy, "optimal {optimal} vs lazy {lazy}");
     }
 
     #[test]
@@ -692,6 +1082,25 @@ mod tests {
         for (len, &code) in LENGTH_CODE.iter().enumerate().skip(3) {
             let want = LENGTH_BASE.partition_point(|&b| b as usize <= len) - 1;
             assert_eq!(code as usize, want, "{len}");
+        }
+    }
+
+    #[test]
+    fn heapsort_sorts() {
+        let mut x = 7u64;
+        for n in [0usize, 1, 2, 3, 10, 286] {
+            let mut v: Vec<(u64, usize)> = (0..n)
+                .map(|i| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (x >> 60, i)
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable();
+            heapsort(&mut v);
+            assert_eq!(v, want);
         }
     }
 

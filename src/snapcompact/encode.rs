@@ -1,22 +1,27 @@
 //! PNG encoding: indexed colour at the smallest bit depth that holds the frame's inks, or
-//! RGB for stretched frames; deterministic bytes (spec: snapcompact §7.9).
+//! RGB for stretched frames; deterministic bytes (spec: snapcompact §7.9). The container
+//! (chunks, CRC-32) is written here and the image data compressed by [`super::deflate`],
+//! so no PNG or zlib library is linked.
 
+use super::deflate::{zlib_compress, Effort};
 use super::error::SnapError;
 use super::raster::{IndexedCanvas, PALETTE};
 
-/// Deflate effort. The bytes depend only on the frame and this setting.
+/// Deflate effort. The bytes depend only on the frame and this setting; the pixels do not
+/// depend on it at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Compression {
     /// Our deflate tuned for text frames ([`super::deflate`]): the default.
     #[default]
     Tuned,
-    /// fdeflate's PNG-tuned fast mode: fast, frames about twice as large.
+    /// Zero runs only: fastest, frames about 1.4–2 times as large.
     Fast,
-    /// zlib level 6.
+    /// Effort level 6.
     Balanced,
-    /// zlib level 9, the reference's setting.
+    /// Effort level 9: an optimal parse, frames smaller than zlib level 9's (the
+    /// reference's setting), several times slower than `Tuned`.
     High,
-    /// An explicit zlib level 1–9.
+    /// An explicit effort level 1–9 (zlib-like: 1 fastest, 9 = `High`).
     Level(u8),
 }
 
@@ -46,20 +51,16 @@ impl Compression {
         }
     }
 
-    fn deflate(self) -> png::DeflateCompression {
+    /// The deflate effort for a frame of `depth` bits per sample (8 for RGB frames).
+    fn effort(self, depth: u8) -> Effort {
         match self {
-            // Only reached for RGB frames, which take zlib level 6.
-            Compression::Tuned => png::DeflateCompression::Level(6),
-            Compression::Fast => png::DeflateCompression::FdeflateUltraFast,
-            Compression::Balanced => png::DeflateCompression::Level(6),
-            Compression::High => png::DeflateCompression::Level(9),
-            Compression::Level(n) => png::DeflateCompression::Level(n.clamp(1, 9)),
+            Compression::Tuned if depth <= 4 => Effort::for_depth(depth),
+            Compression::Tuned | Compression::Balanced => Effort::level(6, depth),
+            Compression::Fast => Effort::RUNS,
+            Compression::High => Effort::level(9, depth),
+            Compression::Level(n) => Effort::level(n.clamp(1, 9), depth),
         }
     }
-}
-
-fn encode_err(e: png::EncodingError) -> SnapError {
-    SnapError::Encode(format!("PNG encoding failed: {e}"))
 }
 
 /// Bit depth for a palette of `n` colours: ≤ 2 → 1, ≤ 4 → 2, else 4 (spec: §7.9).
@@ -153,41 +154,8 @@ pub(crate) fn write_indexed(
         .filter(|(i, _)| inks & (1 << i) != 0)
         .flat_map(|(_, rgb)| *rgb)
         .collect();
-    let mut out = Vec::with_capacity(scanlines.len() / 4 + 256);
-    let mut enc = png::Encoder::new(&mut out, width, height);
-    enc.set_color(png::ColorType::Indexed);
-    enc.set_depth(match depth {
-        1 => png::BitDepth::One,
-        2 => png::BitDepth::Two,
-        _ => png::BitDepth::Four,
-    });
-    enc.set_palette(plte);
-    enc.set_deflate_compression(compression.deflate());
-    enc.set_filter(png::Filter::NoFilter);
-    let mut writer = enc.write_header().map_err(encode_err)?;
-    if compression == Compression::Tuned {
-        let idat =
-            super::deflate::zlib_compress(scanlines, super::deflate::Effort::for_depth(depth));
-        writer
-            .write_chunk(png::chunk::IDAT, &idat)
-            .map_err(encode_err)?;
-        // The image data went in as a raw IDAT chunk, which `finish` does not count:
-        // dropping the writer writes IEND (writing into a Vec cannot fail).
-        drop(writer);
-    } else {
-        let stride = if height == 0 {
-            0
-        } else {
-            scanlines.len() / height as usize
-        };
-        let mut raw = Vec::with_capacity(scanlines.len());
-        for row in scanlines.chunks_exact(stride.max(1)) {
-            raw.extend_from_slice(&row[1..]);
-        }
-        writer.write_image_data(&raw).map_err(encode_err)?;
-        writer.finish().map_err(encode_err)?;
-    }
-    Ok(out)
+    let idat = zlib_compress(scanlines, compression.effort(depth));
+    Ok(png(width, height, depth, COLOR_INDEXED, &plte, &idat))
 }
 
 /// Encodes an RGB frame with adaptive filtering (spec: snapcompact §7.9).
@@ -197,16 +165,142 @@ pub fn encode_rgb(
     rgb: &[u8],
     compression: Compression,
 ) -> Result<Vec<u8>, SnapError> {
-    let mut out = Vec::with_capacity(rgb.len() / 8 + 256);
-    let mut enc = png::Encoder::new(&mut out, width, height);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    enc.set_deflate_compression(compression.deflate());
-    enc.set_filter(png::Filter::Adaptive);
-    let mut writer = enc.write_header().map_err(encode_err)?;
-    writer.write_image_data(rgb).map_err(encode_err)?;
-    writer.finish().map_err(encode_err)?;
-    Ok(out)
+    let filtered = filter_adaptive(rgb, width as usize * 3, 3);
+    let idat = zlib_compress(&filtered, compression.effort(8));
+    Ok(png(width, height, 8, COLOR_RGB, &[], &idat))
+}
+
+const COLOR_RGB: u8 = 2;
+const COLOR_INDEXED: u8 = 3;
+
+/// A PNG file: signature, IHDR, PLTE (when given), one IDAT, IEND (PNG §5, §11).
+fn png(width: u32, height: u32, depth: u8, color: u8, plte: &[u8], idat: &[u8]) -> Vec<u8> {
+    let crc_table = crc_tables();
+    let mut out = Vec::with_capacity(idat.len() + plte.len() + 57);
+    out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
+    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let start = out.len();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        let crc = crc32(&crc_table, &out[start..]);
+        out.extend_from_slice(&crc.to_be_bytes());
+    };
+    let mut ihdr = [0u8; 13];
+    ihdr[..4].copy_from_slice(&width.to_be_bytes());
+    ihdr[4..8].copy_from_slice(&height.to_be_bytes());
+    ihdr[8] = depth;
+    ihdr[9] = color;
+    // Compression 0 (deflate), filter method 0, no interlace.
+    chunk(b"IHDR", &ihdr);
+    if !plte.is_empty() {
+        chunk(b"PLTE", plte);
+    }
+    chunk(b"IDAT", idat);
+    chunk(b"IEND", &[]);
+    out
+}
+
+/// CRC-32 tables for four bytes at a time (slicing-by-4), built per frame (1024 steps)
+/// rather than stored in the module.
+fn crc_tables() -> [[u32; 256]; 4] {
+    let mut t = [[0u32; 256]; 4];
+    for (n, entry) in t[0].iter_mut().enumerate() {
+        let mut c = n as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+        }
+        *entry = c;
+    }
+    for n in 0..256 {
+        for k in 1..4 {
+            let c = t[k - 1][n];
+            t[k][n] = (c >> 8) ^ t[0][(c & 0xFF) as usize];
+        }
+    }
+    t
+}
+
+/// The CRC-32 of PNG §5.5 (ISO 3309).
+fn crc32(t: &[[u32; 256]; 4], data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    let mut words = data.chunks_exact(4);
+    for w in &mut words {
+        c ^= u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        c = t[3][(c & 0xFF) as usize]
+            ^ t[2][((c >> 8) & 0xFF) as usize]
+            ^ t[1][((c >> 16) & 0xFF) as usize]
+            ^ t[0][(c >> 24) as usize];
+    }
+    for &b in words.remainder() {
+        c = t[0][((c ^ b as u32) & 0xFF) as usize] ^ (c >> 8);
+    }
+    !c
+}
+
+/// PNG filtering with the per-row heuristic of PNG §12.8: each row takes the filter whose
+/// output has the smallest sum of absolute values (as signed bytes). `bpp`: bytes per pixel.
+fn filter_adaptive(data: &[u8], stride: usize, bpp: usize) -> Vec<u8> {
+    let rows = data.len().checked_div(stride).unwrap_or(0);
+    let mut out = Vec::with_capacity((stride + 1) * rows);
+    let zero = vec![0u8; stride];
+    let mut cand = vec![0u8; stride];
+    let mut best = vec![0u8; stride];
+    for y in 0..rows {
+        let row = &data[y * stride..(y + 1) * stride];
+        let prev = if y == 0 {
+            &zero[..]
+        } else {
+            &data[(y - 1) * stride..y * stride]
+        };
+        let mut best_score = u64::MAX;
+        let mut best_filter = 0u8;
+        for filter in 0..5u8 {
+            for i in 0..stride {
+                let a = if i >= bpp { row[i - bpp] } else { 0 };
+                let b = prev[i];
+                let c = if i >= bpp { prev[i - bpp] } else { 0 };
+                let predicted = match filter {
+                    0 => 0,
+                    1 => a,
+                    2 => b,
+                    3 => ((a as u16 + b as u16) / 2) as u8,
+                    _ => paeth(a, b, c),
+                };
+                cand[i] = row[i].wrapping_sub(predicted);
+            }
+            let score: u64 = cand.iter().map(|&v| (v as i8).unsigned_abs() as u64).sum();
+            if score < best_score {
+                best_score = score;
+                best_filter = filter;
+                std::mem::swap(&mut best, &mut cand);
+            }
+        }
+        out.push(best_filter);
+        out.extend_from_slice(&best);
+    }
+    out
+}
+
+/// The Paeth predictor (PNG §9.4).
+fn paeth(a: u8, b: u8, c: u8) -> u8 {
+    let p = a as i16 + b as i16 - c as i16;
+    let (pa, pb, pc) = (
+        (p - a as i16).abs(),
+        (p - b as i16).abs(),
+        (p - c as i16).abs(),
+    );
+    if pa <= pb && pa <= pc {
+        a
+    } else if pb <= pc {
+        b
+    } else {
+        c
+    }
 }
 
 #[cfg(test)]
@@ -220,6 +314,44 @@ mod tests {
         assert_eq!(bit_depth(4), 2);
         assert_eq!(bit_depth(5), 4);
         assert_eq!(bit_depth(10), 4);
+    }
+
+    #[test]
+    fn chunks_carry_png_crcs() {
+        let t = crc_tables();
+        assert_eq!(crc32(&t, b"IEND"), 0xAE42_6082);
+        assert_eq!(crc32(&t, b"123456789"), 0xCBF4_3926);
+        let png = png(1, 1, 1, COLOR_INDEXED, &[0, 0, 0], &[]);
+        assert_eq!(&png[png.len() - 12..], b"\0\0\0\0IEND\xAE\x42\x60\x82");
+    }
+
+    #[test]
+    fn adaptive_filter_round_trips() {
+        let (w, h) = (5usize, 4usize);
+        let rgb: Vec<u8> = (0..w * h * 3).map(|i| (i * 37 % 251) as u8).collect();
+        let f = filter_adaptive(&rgb, w * 3, 3);
+        let mut out = vec![0u8; rgb.len()];
+        for y in 0..h {
+            let kind = f[y * (w * 3 + 1)];
+            for x in 0..w * 3 {
+                let a = if x >= 3 { out[y * w * 3 + x - 3] } else { 0 };
+                let b = if y > 0 { out[(y - 1) * w * 3 + x] } else { 0 };
+                let c = if x >= 3 && y > 0 {
+                    out[(y - 1) * w * 3 + x - 3]
+                } else {
+                    0
+                };
+                let p = match kind {
+                    0 => 0,
+                    1 => a,
+                    2 => b,
+                    3 => ((a as u16 + b as u16) / 2) as u8,
+                    _ => paeth(a, b, c),
+                };
+                out[y * w * 3 + x] = f[y * (w * 3 + 1) + 1 + x].wrapping_add(p);
+            }
+        }
+        assert_eq!(out, rgb);
     }
 
     #[test]

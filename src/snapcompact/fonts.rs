@@ -8,7 +8,7 @@
 //! kana, hangul, rare symbols). See `fonts/README.md` for sources, licences and formats.
 
 use super::error::SnapError;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::{Arc, OnceLock};
 
 /// Fonts a shape can name (spec: snapcompact §3.1). `Unifont` (alias `silver`) is the
@@ -519,7 +519,7 @@ pub fn supported_chars(font: FontName, fallbacks: &FallbackFonts, chars: &str) -
 /// Per-frame cache of rasterized fallback glyphs.
 #[derive(Default)]
 pub(crate) struct FallbackCache {
-    glyphs: HashMap<(char, u32), Option<FallbackGlyph>>,
+    glyphs: FxHashMap<(char, u32), Option<FallbackGlyph>>,
 }
 
 impl FallbackCache {

@@ -51,8 +51,15 @@ fn versions_at(s: &[u8], at: usize) -> Vec<(Vec<u32>, usize)> {
     }
     let mut out = Vec::new();
     rec(s, at, &mut Vec::new(), &mut out);
-    // Longest match first (most components, then most digits), like a greedy regex.
-    out.sort_by_key(|v| std::cmp::Reverse(v.1));
+    // Longest match first (most components, then most digits), like a greedy regex: a
+    // stable insertion sort by end, descending (a handful of candidates).
+    for i in 1..out.len() {
+        let mut j = i;
+        while j > 0 && out[j - 1].1 < out[j].1 {
+            out.swap(j - 1, j);
+            j -= 1;
+        }
+    }
     out
 }
 
@@ -109,10 +116,27 @@ fn version_at_least(v: &[u32], min: &[u32]) -> bool {
     true
 }
 
+/// `id` lowered for the ASCII patterns of [`ideal_shape_variant`], with the same matches as
+/// `str::to_lowercase` (JavaScript's `toLowerCase`) but without Unicode's case tables: ASCII
+/// letters are lowered, and the only two characters whose lower case holds ASCII, U+0130
+/// (`i` + U+0307) and the Kelvin sign U+212A (`k`), are mapped; every other character stays
+/// non-ASCII either way, so no pattern can match differently.
+fn lower_for_matching(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for c in id.chars() {
+        match c {
+            '\u{130}' => out.push_str("i\u{307}"),
+            '\u{212A}' => out.push('k'),
+            c => out.push(c.to_ascii_lowercase()),
+        }
+    }
+    out
+}
+
 /// `idealShapeVariant(modelId)` (spec: snapcompact §4.3): the high-res Claude tier at
 /// 1932 px, Gemini at 2048 px, then the measured family defaults; `None` when unmeasured.
 pub fn ideal_shape_variant(model_id: &str) -> Option<IdealShape> {
-    let id = model_id.to_lowercase();
+    let id = lower_for_matching(model_id);
     let hi_res = IdealShape {
         variant: ShapeVariant::V11on16Bw,
         frame_size: Some(1932),
@@ -249,6 +273,30 @@ mod tests {
 
     fn t<'a>(id: Option<&'a str>, api: Option<&'a str>) -> ModelTarget<'a> {
         ModelTarget { id, api }
+    }
+
+    #[test]
+    fn lowering_matches_unicode_lower_case() {
+        for id in [
+            "Claude-Opus-4-7",
+            "CLAUDE-\u{212A}IMI",
+            "\u{212A}imi-2",
+            "G\u{130}MINI",
+            "Ωmega-ΣΑΣ-claude-3-5-SONNET",
+            "ÀÉÎ-gpt-5",
+        ] {
+            assert_eq!(
+                ideal_shape_variant(id),
+                ideal_shape_variant(&id.to_lowercase()),
+                "{id}"
+            );
+            let ascii = |s: &str| s.bytes().filter(u8::is_ascii).collect::<Vec<u8>>();
+            assert_eq!(ascii(&lower_for_matching(id)), ascii(&id.to_lowercase()));
+        }
+        assert_eq!(
+            ideal_shape_variant("\u{212A}imi-k2").map(|i| i.variant),
+            Some(ShapeVariant::V8on22Bw)
+        );
     }
 
     /// Spec §11 case 13.

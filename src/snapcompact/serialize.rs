@@ -213,8 +213,8 @@ fn call_line(
 
 /// `serializeConversation(messages, options)` (spec: snapcompact §6.1).
 pub fn serialize_conversation(messages: &[ArchiveMessage], o: &SerializeOptions) -> String {
-    let mut useless = std::collections::HashSet::new();
-    let mut results = std::collections::HashMap::new();
+    let mut useless = rustc_hash::FxHashSet::default();
+    let mut results = rustc_hash::FxHashMap::default();
     for m in messages {
         if let ArchiveMessage::ToolResult {
             tool_call_id,
@@ -230,7 +230,7 @@ pub fn serialize_conversation(messages: &[ArchiveMessage], o: &SerializeOptions)
             }
         }
     }
-    let mut merged = std::collections::HashSet::new();
+    let mut merged = rustc_hash::FxHashSet::default();
     let mut t = Transcript { parts: Vec::new() };
     for m in messages {
         match m {

@@ -240,30 +240,28 @@ impl Shape {
     /// The record as JavaScript reads it; optional fields appear only when set, like the
     /// reference's records.
     pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("font".into(), self.font.as_str().into());
-        m.insert("cellWidth".into(), self.cell_width.into());
-        m.insert("cellHeight".into(), self.cell_height.into());
+        let mut m: Vec<(&str, Value)> = vec![
+            ("font", self.font.as_str().into()),
+            ("cellWidth", self.cell_width.into()),
+            ("cellHeight", self.cell_height.into()),
+        ];
         if let Some(s) = self.stretch {
-            m.insert("stretch".into(), s.into());
+            m.push(("stretch", s.into()));
         }
-        m.insert("variant".into(), self.ink.as_str().into());
+        m.push(("variant", self.ink.as_str().into()));
         if self.stopword_dim {
-            m.insert("stopwordDim".into(), true.into());
+            m.push(("stopwordDim", true.into()));
         }
         if self.columns == 2 {
-            m.insert("columns".into(), 2.into());
+            m.push(("columns", 2.into()));
         }
-        m.insert("lineRepeat".into(), self.line_repeat.into());
-        m.insert("frameSize".into(), self.frame_size.into());
-        m.insert(
-            "frameTokenEstimate".into(),
-            self.frame_token_estimate.into(),
-        );
+        m.push(("lineRepeat", self.line_repeat.into()));
+        m.push(("frameSize", self.frame_size.into()));
+        m.push(("frameTokenEstimate", self.frame_token_estimate.into()));
         if let Some(d) = self.image_detail {
-            m.insert("imageDetail".into(), d.as_str().into());
+            m.push(("imageDetail", d.as_str().into()));
         }
-        Value::Object(m)
+        Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
     }
 }
 

@@ -5,6 +5,7 @@
 //! East Asian wide ranges) are restated from the spec.
 
 use super::unicode_tables::{DROPPED, EXTENDED_PICTOGRAPHIC, FORMAT, NFKD_FOLD};
+use std::sync::OnceLock;
 
 /// Shift-out: dim ink on (spec: snapcompact §2 `DIM_ON`). Zero-width.
 pub const DIM_ON: char = '\u{0E}';
@@ -13,8 +14,38 @@ pub const DIM_OFF: char = '\u{0F}';
 /// Printed in place of any whitespace run that held a line break (spec: snapcompact §2).
 pub const NEWLINE_GLYPH: char = '\u{2588}';
 
-fn in_ranges(table: &[(u32, u32)], cp: u32) -> bool {
+/// Reads the LEB128 number at `*at` and moves past it.
+fn varint(b: &[u8], at: &mut usize) -> u32 {
+    let (mut v, mut shift) = (0u32, 0);
+    loop {
+        let x = b[*at];
+        *at += 1;
+        v |= ((x & 0x7F) as u32) << shift;
+        if x < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// Expands a range table of `unicode_tables.rs`: per range, the gap from the previous
+/// range's end + 1 and last − first, as LEB128 numbers.
+fn ranges(blob: &[u8]) -> Vec<(u32, u32)> {
+    let (mut out, mut at, mut after) = (Vec::new(), 0, 0);
+    while at < blob.len() {
+        let lo = after + varint(blob, &mut at);
+        let hi = lo + varint(blob, &mut at);
+        out.push((lo, hi));
+        after = hi + 1;
+    }
+    out
+}
+
+type Table = OnceLock<Vec<(u32, u32)>>;
+
+fn in_table(table: &'static Table, blob: &[u8], cp: u32) -> bool {
     table
+        .get_or_init(|| ranges(blob))
         .binary_search_by(|&(lo, hi)| {
             if hi < cp {
                 std::cmp::Ordering::Less
@@ -25,6 +56,47 @@ fn in_ranges(table: &[(u32, u32)], cp: u32) -> bool {
             }
         })
         .is_ok()
+}
+
+/// The NFKD folds, expanded: code points in order, and where each one's fold ends in `text`.
+struct Folds {
+    cps: Vec<u32>,
+    ends: Vec<u32>,
+    text: String,
+}
+
+/// Expands `NFKD_FOLD`: per run, its first code point (gap from the previous run's end), its
+/// length, the fold's length and the fold in Latin-1; the code points of a longer run fold
+/// to consecutive single characters.
+fn folds() -> &'static Folds {
+    static FOLDS: OnceLock<Folds> = OnceLock::new();
+    FOLDS.get_or_init(|| {
+        let b = NFKD_FOLD;
+        let mut f = Folds {
+            cps: Vec::new(),
+            ends: Vec::new(),
+            text: String::new(),
+        };
+        let (mut at, mut after) = (0, 0);
+        while at < b.len() {
+            let first = after + varint(b, &mut at);
+            let n = varint(b, &mut at);
+            let len = b[at] as usize;
+            let fold = &b[at + 1..at + 1 + len];
+            at += 1 + len;
+            for k in 0..n {
+                f.cps.push(first + k);
+                if n == 1 {
+                    f.text.extend(fold.iter().map(|&c| c as char));
+                } else {
+                    f.text.push((fold[0] as u32 + k) as u8 as char);
+                }
+                f.ends.push(f.text.len() as u32);
+            }
+            after = first + n;
+        }
+        f
+    })
 }
 
 /// JavaScript `\s`: ASCII whitespace, NBSP, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F,
@@ -45,25 +117,28 @@ pub fn is_js_space(c: char) -> bool {
 
 /// General category Cf.
 pub fn is_format(c: char) -> bool {
-    (c as u32) >= 0xAD && in_ranges(FORMAT, c as u32)
+    static T: Table = OnceLock::new();
+    (c as u32) >= 0xAD && in_table(&T, FORMAT, c as u32)
 }
 
 /// Categories Cc, Mn, Me (Cs cannot occur in a Rust string).
 pub fn is_dropped(c: char) -> bool {
-    in_ranges(DROPPED, c as u32)
+    static T: Table = OnceLock::new();
+    in_table(&T, DROPPED, c as u32)
 }
 
 /// Emoji property Extended_Pictographic.
 pub fn is_extended_pictographic(c: char) -> bool {
-    (c as u32) >= 0xA9 && in_ranges(EXTENDED_PICTOGRAPHIC, c as u32)
+    static T: Table = OnceLock::new();
+    (c as u32) >= 0xA9 && in_table(&T, EXTENDED_PICTOGRAPHIC, c as u32)
 }
 
 /// The NFKD fold of §6.4 step 4.7, if the character has one.
 pub fn nfkd_fold(c: char) -> Option<&'static str> {
-    NFKD_FOLD
-        .binary_search_by_key(&(c as u32), |&(cp, _)| cp)
-        .ok()
-        .map(|i| NFKD_FOLD[i].1)
+    let f = folds();
+    let i = f.cps.binary_search(&(c as u32)).ok()?;
+    let start = if i == 0 { 0 } else { f.ends[i - 1] as usize };
+    Some(&f.text[start..f.ends[i] as usize])
 }
 
 /// East Asian Wide/Fullwidth ranges that take two cells in bitmap-font frames (spec:

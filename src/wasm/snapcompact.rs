@@ -13,12 +13,19 @@ use crate::snapcompact::{
     self, cells, normalize, scan_renderability, stopwords, wrap, FallbackFont, FallbackFonts,
     Frame, SnapError,
 };
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 thread_local! {
-    static FALLBACKS: RefCell<FallbackFonts> = RefCell::new(FallbackFonts::new());
+    static FALLBACKS: RefCell<Rc<FallbackFonts>> = RefCell::new(Rc::new(FallbackFonts::new()));
+}
+
+/// The registered fallback fonts (one non-generic accessor: every call site of a generic
+/// `LocalKey::with` would be a copy of it in the module).
+fn fonts() -> Rc<FallbackFonts> {
+    FALLBACKS.with(|f| f.borrow().clone())
 }
 
 /// Snapcompact error → JS `Error` with its stable `code` (to merge into `interop` once the
@@ -42,8 +49,13 @@ fn arg(json: Option<String>, what: &str) -> Result<Option<Value>, JsValue> {
     }
 }
 
+/// A JSON array of strings, as text.
+fn strings<S: Into<String>>(items: impl IntoIterator<Item = S>) -> String {
+    Value::Array(items.into_iter().map(|s| Value::String(s.into())).collect()).to_string()
+}
+
 fn with_fonts<T>(f: impl FnOnce(&FallbackFonts) -> T) -> T {
-    FALLBACKS.with(|fonts| f(&fonts.borrow()))
+    f(&fonts())
 }
 
 fn set(obj: &js_sys::Object, key: &str, value: JsValue) {
@@ -71,14 +83,14 @@ fn frame_object(f: Frame) -> JsValue {
 pub fn register_fallback_font(bytes: &[u8]) -> Result<u32, JsValue> {
     let font = FallbackFont::from_bytes(bytes).map_err(snap_error)?;
     let n = font.glyph_count() as u32;
-    FALLBACKS.with(|fonts| fonts.borrow_mut().push(font));
+    FALLBACKS.with(|fonts| Rc::make_mut(&mut fonts.borrow_mut()).push(font));
     Ok(n)
 }
 
 /// Forgets every registered fallback font.
 #[wasm_bindgen(js_name = snapcompactClearFallbackFonts)]
 pub fn clear_fallback_fonts() {
-    FALLBACKS.with(|fonts| *fonts.borrow_mut() = FallbackFonts::new());
+    FALLBACKS.with(|fonts| *fonts.borrow_mut() = Rc::new(FallbackFonts::new()));
 }
 
 /// `resolveShape(model, variant)` → shape record JSON. With `text`, applies the text rules
@@ -101,11 +113,12 @@ pub fn resolve_shape(
 pub fn ideal_shape_variant(model_id: &str) -> String {
     match snapcompact::resolve::ideal_shape_variant(model_id) {
         Some(i) => {
-            let mut v = json!({ "variant": i.variant.name() });
+            let mut v = Map::new();
+            v.insert("variant".into(), i.variant.name().into());
             if let Some(size) = i.frame_size {
-                v["frameSize"] = size.into();
+                v.insert("frameSize".into(), size.into());
             }
-            v.to_string()
+            Value::Object(v).to_string()
         }
         None => "null".into(),
     }
@@ -127,7 +140,10 @@ pub fn geometry(shape_json: &str, size: Option<u32>) -> Result<String, JsValue> 
     let size = size.unwrap_or(shape.frame_size);
     snapcompact::shapes::check_size(size).map_err(snap_error)?;
     let g = shape.geometry_at(size);
-    Ok(json!({ "cols": g.cols, "rows": g.rows, "capacity": g.capacity }).to_string())
+    Ok(format!(
+        "{{\"cols\":{},\"rows\":{},\"capacity\":{}}}",
+        g.cols, g.rows, g.capacity
+    ))
 }
 
 /// `isShape(value)`.
@@ -139,11 +155,7 @@ pub fn is_shape(json: &str) -> bool {
 /// The catalogue names, in declaration order (JSON array).
 #[wasm_bindgen(js_name = snapcompactShapeNames)]
 pub fn shape_names() -> String {
-    let names: Vec<&str> = snapcompact::ShapeVariant::ALL
-        .iter()
-        .map(|v| v.name())
-        .collect();
-    json!(names).to_string()
+    strings(snapcompact::ShapeVariant::ALL.iter().map(|v| v.name()))
 }
 
 fn shape_of(shape_json: Option<String>, text: &str) -> Result<snapcompact::Shape, JsValue> {
@@ -163,7 +175,10 @@ pub fn normalize_text(text: &str, shape_json: Option<String>) -> Result<String, 
 pub fn scan(text: &str, shape_json: Option<String>) -> Result<String, JsValue> {
     let shape = shape_of(shape_json, text)?;
     let r = with_fonts(|f| scan_renderability(text, shape.font, f));
-    Ok(json!({ "unrenderableRatio": r.unrenderable_ratio, "isSafe": r.is_safe }).to_string())
+    let mut v = Map::new();
+    v.insert("unrenderableRatio".into(), r.unrenderable_ratio.into());
+    v.insert("isSafe".into(), r.is_safe.into());
+    Ok(Value::Object(v).to_string())
 }
 
 /// `dimStopwords(text)`.
@@ -175,7 +190,7 @@ pub fn dim_stopwords(text: &str) -> String {
 /// `wrap(text, width, wideCells)` → JSON array of lines.
 #[wasm_bindgen(js_name = snapcompactWrap)]
 pub fn wrap_text(text: &str, width: u32, wide_cells: bool) -> String {
-    json!(wrap::wrap(text, width, wide_cells)).to_string()
+    strings(wrap::wrap(text, width, wide_cells))
 }
 
 /// Cells a string takes (toggles 0, wide characters 2 when `wide_cells`).
@@ -312,7 +327,7 @@ pub fn pages(text: &str, options_json: Option<String>) -> Result<String, JsValue
         let opts = render_options(v.as_ref(), Some(text), f)?;
         snapcompact::page_texts(text, &opts, f)
     })
-    .map(|p| json!(p).to_string())
+    .map(strings)
     .map_err(snap_error)
 }
 
@@ -387,10 +402,10 @@ fn budgets(overrides_json: Option<String>) -> Result<ImageBudgets, JsValue> {
             }
         };
         for (p, n) in map("images").map_err(snap_error)? {
-            b.count_overrides.insert(p, n as u32);
+            b.set_count(p, n as u32);
         }
         for (p, n) in map("bytes").map_err(snap_error)? {
-            b.byte_overrides.insert(p, n as u64);
+            b.set_bytes(p, n as u64);
         }
     }
     Ok(b)

@@ -10,26 +10,55 @@ use crate::triggers::{
     self, CompactRequest, CompactionOutcome, CompactionReason, CompactionReport, ContextManager,
     Decision, ModelInfo, PromptInput, TurnInput,
 };
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
 fn bad(what: &str) -> JsValue {
     js_error(ErrorCode::InvalidArgument, what)
 }
 
-fn parse<T: DeserializeOwned>(json: &str, what: &str) -> Result<T, JsValue> {
-    serde_json::from_str(json).map_err(|e| bad(&format!("invalid {what}: {e}")))
+/// Optional options object (`undefined`/`null` → no fields).
+fn options(json: Option<String>, what: &str) -> Result<Map<String, Value>, JsValue> {
+    match json.as_deref() {
+        None | Some("") | Some("null") | Some("undefined") => Ok(Map::new()),
+        Some(t) => object(parse_json(t, what)?, what),
+    }
 }
 
-/// Optional options object (`undefined`/`null` → defaults).
-fn parse_options<T: DeserializeOwned + Default>(
-    json: Option<String>,
-    what: &str,
-) -> Result<T, JsValue> {
-    match json.as_deref() {
-        None | Some("") | Some("null") | Some("undefined") => Ok(T::default()),
-        Some(t) => parse(t, what),
+fn object(v: Value, what: &str) -> Result<Map<String, Value>, JsValue> {
+    match v {
+        Value::Object(o) => Ok(o),
+        _ => Err(bad(&format!("invalid {what}: expected an object"))),
+    }
+}
+
+/// A number field: `None` when absent or `null`.
+fn number(o: &Map<String, Value>, key: &str, what: &str) -> Result<Option<f64>, JsValue> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| bad(&format!("invalid {what}: `{key}` must be a number"))),
+    }
+}
+
+/// A boolean field: `false` when absent.
+fn flag(o: &Map<String, Value>, key: &str, what: &str) -> Result<bool, JsValue> {
+    match o.get(key) {
+        None => Ok(false),
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| bad(&format!("invalid {what}: `{key}` must be a boolean"))),
+    }
+}
+
+/// A required string field.
+fn string(o: &Map<String, Value>, key: &str, what: &str) -> Result<String, JsValue> {
+    match o.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        None => Err(bad(&format!("invalid {what}: missing field `{key}`"))),
+        Some(_) => Err(bad(&format!("invalid {what}: `{key}` must be a string"))),
     }
 }
 
@@ -49,32 +78,35 @@ fn opt_tokens(v: Option<f64>, what: &str) -> Result<Option<u64>, JsValue> {
 }
 
 fn decision_json(d: &Decision) -> Result<String, JsValue> {
-    serde_json::to_string(d).map_err(|e| bad(&format!("decision not serializable: {e}")))
+    Ok(d.to_json().to_string())
 }
 
-/// pi-ai's `Model` shape, as far as the triggers read it.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ModelJs {
-    provider: String,
-    id: String,
-    context_window: Option<f64>,
-    max_tokens: Option<f64>,
-    #[serde(default)]
-    input: Vec<String>,
-}
-
+/// pi-ai's `Model` shape, as far as the triggers read it: `{provider, id, contextWindow?,
+/// maxTokens?, input?}`.
 fn model(json: &str) -> Result<ModelInfo, JsValue> {
-    let m: ModelJs = parse(
-        json,
-        "model (expected {provider, id, contextWindow?, maxTokens?, input?})",
-    )?;
+    let what = "model (expected {provider, id, contextWindow?, maxTokens?, input?})";
+    let m = object(parse_json(json, what)?, what)?;
+    let accepts_images = match m.get("input") {
+        None => false,
+        Some(Value::Array(input)) => {
+            let mut images = false;
+            for i in input {
+                match i.as_str() {
+                    Some(i) => images |= i == "image",
+                    None => return Err(bad(&format!("invalid {what}: `input` must hold strings"))),
+                }
+            }
+            images
+        }
+        Some(_) => return Err(bad(&format!("invalid {what}: `input` must be an array"))),
+    };
     Ok(ModelInfo {
-        provider: m.provider,
-        id: m.id,
-        context_window: opt_tokens(m.context_window, "contextWindow")?.unwrap_or(0),
-        max_output_tokens: opt_tokens(m.max_tokens, "maxTokens")?.unwrap_or(0),
-        accepts_images: m.input.iter().any(|i| i == "image"),
+        provider: string(&m, "provider", what)?,
+        id: string(&m, "id", what)?,
+        context_window: opt_tokens(number(&m, "contextWindow", what)?, "contextWindow")?
+            .unwrap_or(0),
+        max_output_tokens: opt_tokens(number(&m, "maxTokens", what)?, "maxTokens")?.unwrap_or(0),
+        accepts_images,
     })
 }
 
@@ -95,52 +127,43 @@ fn assistant(json: &str) -> Result<AssistantMessage, JsValue> {
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct TurnOptions {
-    now: f64,
-    stored_tokens: Option<f64>,
-    latest_compaction_at: Option<f64>,
-    can_promote: bool,
-    freed_tokens: Option<f64>,
-    mid_run: bool,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct PromptOptions {
-    now: f64,
-    last_assistant: Option<serde_json::Value>,
-    stored_tokens: Option<f64>,
-    latest_compaction_at: Option<f64>,
-    can_promote: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "status", rename_all = "kebab-case")]
-enum OutcomeJs {
-    #[serde(rename_all = "camelCase")]
-    Compacted {
-        tokens_after: f64,
-        stored_tokens: Option<f64>,
-    },
-    NothingToCompact,
-    Aborted,
-    Failed {
-        error: String,
-    },
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct ReportOptions {
-    queued_messages: bool,
-    interrupted_turn: bool,
-    suppress_continuation: bool,
-}
-
 fn compaction_time(v: Option<f64>) -> Result<Option<i64>, JsValue> {
     v.map(now_ms).transpose()
+}
+
+/// `now` of an options object (0 when absent).
+fn now(o: &Map<String, Value>, what: &str) -> Result<i64, JsValue> {
+    match o.get("now") {
+        None => now_ms(0.0),
+        Some(v) => now_ms(
+            v.as_f64()
+                .ok_or_else(|| bad(&format!("invalid {what}: `now` must be a number")))?,
+        ),
+    }
+}
+
+/// How a compaction ended: `{status: "compacted", tokensAfter, storedTokens?}`,
+/// `{status: "nothing-to-compact"}`, `{status: "aborted"}` or `{status: "failed", error}`.
+fn outcome(json: &str) -> Result<CompactionOutcome, JsValue> {
+    let what = "compaction outcome (expected {status: \"compacted\" | \"nothing-to-compact\" | \
+                \"aborted\" | \"failed\", …})";
+    let o = object(parse_json(json, what)?, what)?;
+    Ok(match string(&o, "status", what)?.as_str() {
+        "compacted" => CompactionOutcome::Compacted {
+            tokens_after: tokens(
+                number(&o, "tokensAfter", what)?
+                    .ok_or_else(|| bad(&format!("invalid {what}: missing field `tokensAfter`")))?,
+                "tokensAfter",
+            )?,
+            stored_tokens: opt_tokens(number(&o, "storedTokens", what)?, "storedTokens")?,
+        },
+        "nothing-to-compact" => CompactionOutcome::NothingToCompact,
+        "aborted" => CompactionOutcome::Aborted,
+        "failed" => CompactionOutcome::Failed {
+            error: string(&o, "error", what)?,
+        },
+        other => return Err(bad(&format!("invalid {what}: unknown status \"{other}\""))),
+    })
 }
 
 /// The trigger state machine of one live session.
@@ -172,8 +195,7 @@ impl WasmContextManager {
     /// Counters and flags, as JSON.
     #[wasm_bindgen(js_name = stateJson)]
     pub fn state_json(&self) -> Result<String, JsValue> {
-        serde_json::to_string(&self.inner.state())
-            .map_err(|e| bad(&format!("state not serializable: {e}")))
+        Ok(self.inner.state().to_json().to_string())
     }
 
     /// An assistant turn ended; returns the decision as JSON.
@@ -186,14 +208,15 @@ impl WasmContextManager {
     ) -> Result<String, JsValue> {
         let a = assistant(assistant_json)?;
         let m = model(model_json)?;
-        let o: TurnOptions = parse_options(options_json, "afterTurn options")?;
+        let what = "afterTurn options";
+        let o = options(options_json, what)?;
         let t = TurnInput {
-            stored_tokens: opt_tokens(o.stored_tokens, "storedTokens")?,
-            latest_compaction_at: compaction_time(o.latest_compaction_at)?,
-            can_promote: o.can_promote,
-            freed_tokens: opt_tokens(o.freed_tokens, "freedTokens")?.unwrap_or(0),
-            mid_run: o.mid_run,
-            ..TurnInput::new(&a, &m, now_ms(o.now)?)
+            stored_tokens: opt_tokens(number(&o, "storedTokens", what)?, "storedTokens")?,
+            latest_compaction_at: compaction_time(number(&o, "latestCompactionAt", what)?)?,
+            can_promote: flag(&o, "canPromote", what)?,
+            freed_tokens: opt_tokens(number(&o, "freedTokens", what)?, "freedTokens")?.unwrap_or(0),
+            mid_run: flag(&o, "midRun", what)?,
+            ..TurnInput::new(&a, &m, now(&o, what)?)
         };
         decision_json(&self.inner.after_turn(t))
     }
@@ -212,28 +235,15 @@ impl WasmContextManager {
         outcome_json: &str,
         options_json: Option<String>,
     ) -> Result<String, JsValue> {
-        let request: CompactRequest = parse(request_json, "compaction request")?;
-        let outcome = match parse::<OutcomeJs>(
-            outcome_json,
-            "compaction outcome (expected {status: \"compacted\" | \"nothing-to-compact\" | \
-             \"aborted\" | \"failed\", …})",
-        )? {
-            OutcomeJs::Compacted {
-                tokens_after,
-                stored_tokens,
-            } => CompactionOutcome::Compacted {
-                tokens_after: tokens(tokens_after, "tokensAfter")?,
-                stored_tokens: opt_tokens(stored_tokens, "storedTokens")?,
-            },
-            OutcomeJs::NothingToCompact => CompactionOutcome::NothingToCompact,
-            OutcomeJs::Aborted => CompactionOutcome::Aborted,
-            OutcomeJs::Failed { error } => CompactionOutcome::Failed { error },
-        };
-        let o: ReportOptions = parse_options(options_json, "afterCompaction options")?;
+        let request = CompactRequest::from_json(&parse_json(request_json, "compaction request")?)
+            .map_err(|e| bad(&format!("invalid compaction request: {e}")))?;
+        let outcome = outcome(outcome_json)?;
+        let what = "afterCompaction options";
+        let o = options(options_json, what)?;
         let report = CompactionReport {
-            queued_messages: o.queued_messages,
-            interrupted_turn: o.interrupted_turn,
-            suppress_continuation: o.suppress_continuation,
+            queued_messages: flag(&o, "queuedMessages", what)?,
+            interrupted_turn: flag(&o, "interruptedTurn", what)?,
+            suppress_continuation: flag(&o, "suppressContinuation", what)?,
             ..CompactionReport::new(request, outcome)
         };
         decision_json(&self.inner.after_compaction(&report))
@@ -247,17 +257,18 @@ impl WasmContextManager {
         options_json: Option<String>,
     ) -> Result<String, JsValue> {
         let m = model(model_json)?;
-        let o: PromptOptions = parse_options(options_json, "beforePrompt options")?;
-        let last = match &o.last_assistant {
-            None | Some(serde_json::Value::Null) => None,
+        let what = "beforePrompt options";
+        let o = options(options_json, what)?;
+        let last = match o.get("lastAssistant") {
+            None | Some(Value::Null) => None,
             Some(v) => Some(assistant(&v.to_string())?),
         };
         let p = PromptInput {
             last_assistant: last.as_ref(),
-            stored_tokens: opt_tokens(o.stored_tokens, "storedTokens")?,
-            latest_compaction_at: compaction_time(o.latest_compaction_at)?,
-            can_promote: o.can_promote,
-            ..PromptInput::new(&m, now_ms(o.now)?)
+            stored_tokens: opt_tokens(number(&o, "storedTokens", what)?, "storedTokens")?,
+            latest_compaction_at: compaction_time(number(&o, "latestCompactionAt", what)?)?,
+            can_promote: flag(&o, "canPromote", what)?,
+            ..PromptInput::new(&m, now(&o, what)?)
         };
         decision_json(&self.inner.before_prompt(p))
     }
