@@ -59,9 +59,10 @@ export interface Geometry {
 /** The reader: a model id, or its id and wire API (`anthropic-messages`, `openai-responses`, …). */
 export type ModelTarget = string | { id?: string; api?: string };
 
-/** Deflate effort: `tuned` (default, fast, ~1–3 % above the reference's sizes), `fast`
- * (fastest, frames about twice as large), `balanced` (zlib 6), `high` (zlib 9: the reference's
- * exact sizes), or a zlib level 1–9. Pixels are the same for every setting. */
+/** Deflate effort of our encoder: `tuned` (default, fast, ~1–3 % above the reference's sizes),
+ * `fast` (fastest, frames about 40 % larger), `balanced` (level 6), `high` (the longest search:
+ * 3–5 % below the reference's zlib 9 sizes), or a level 1–9. Pixels are the same for every
+ * setting. */
 export type Compression = 'tuned' | 'fast' | 'balanced' | 'high' | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
 
 export interface RenderOptions {
