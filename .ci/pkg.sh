@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the npm package in pkg/:
 #   cargo (release, wasm32, +simd128 from .cargo/config.toml)
-#   -> wasm-bindgen (web + experimental-nodejs-module glue; both emit the same .wasm)
+#   -> wasm-bindgen (one glue, --target web, for every runtime)
 #   -> wasm-opt -Os (npm binaryen)
 #   -> pkg/ = pkg.json (version from Cargo.toml) + src/wasm/js/* + src/wasm/js/entries/* + glue
 # Prints the raw and gzipped size of the shipped .wasm at the end.
@@ -28,19 +28,13 @@ CARGO_PROFILE_RELEASE_STRIP=debuginfo \
   cargo build --release --target wasm32-unknown-unknown --lib
 raw_wasm="target/wasm32-unknown-unknown/release/$crate.wasm"
 
-# 2. wasm-bindgen glue. Checked on 0.2.130: `nodejs` emits CommonJS (exports.x, require('fs'));
-#    `experimental-nodejs-module` emits ESM that reads the .wasm with readFileSync(new URL(...,
-#    import.meta.url)) and instantiates synchronously (no top-level await, so require(esm) works);
-#    `web` emits ESM with async `init` and `initSync`. The .wasm is byte-identical for all
-#    targets (imports come from "./ctxfold_bg.js" in each), so the package ships one .wasm.
+# 2. wasm-bindgen glue, `--target web` (checked on 0.2.130): ESM with async `init` and `initSync`,
+#    no Node.js built-ins. Every entry uses it: Node.js reads the .wasm itself and calls
+#    `initSync`, workerd passes its compiled module to `initSync`, browsers call `init`.
 bg=target/wasm-bindgen
 rm -rf "$bg"
-for t in web experimental-nodejs-module; do
-  say "wasm-bindgen --target $t"
-  .tools/bin/wasm-bindgen --target "$t" --out-dir "$bg/$t" --out-name "$crate" "$raw_wasm"
-done
-cmp -s "$bg/web/${crate}_bg.wasm" "$bg/experimental-nodejs-module/${crate}_bg.wasm" \
-  || die "wasm-bindgen emitted different .wasm files for web and node: the package needs one per target now"
+say "wasm-bindgen --target web"
+.tools/bin/wasm-bindgen --target web --out-dir "$bg/web" --out-name "$crate" "$raw_wasm"
 
 # 3. wasm-opt from npm binaryen. The features are those rustc enables for wasm32-unknown-unknown
 #    (Rust 1.95 defaults) plus simd128 from .cargo/config.toml; wasm-opt fails validation if the
@@ -57,10 +51,9 @@ stage="target/pkg.staging"
 rm -rf "$stage"
 mkdir -p "$stage"
 cp "$opt_wasm" "$stage/${crate}_bg.wasm"
-# The glue, renamed per runtime; its `@ts-self-types` pragma names a .d.ts that we do not ship
-# (the entries' hand-written .d.ts are the package's types).
-sed '/@ts-self-types/d' "$bg/web/$crate.js" >"$stage/${crate}_web.js"
-sed '/@ts-self-types/d' "$bg/experimental-nodejs-module/$crate.js" >"$stage/${crate}_node.js"
+# The glue; its `@ts-self-types` pragma names a .d.ts that we do not ship (the entries'
+# hand-written .d.ts are the package's types).
+sed '/@ts-self-types/d' "$bg/web/$crate.js" >"$stage/glue.js"
 # The hand-written API (every .js / .d.ts of src/wasm/js, subfolders except entries/ kept as is).
 (cd src/wasm/js && find . -path ./entries -prune -o -type f \( -name '*.js' -o -name '*.d.ts' \) -print) |
   while read -r f; do

@@ -10,8 +10,6 @@ use crate::session::{
 };
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
 use serde_json::Value;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 /// Ids from a host callback; a callback that throws or returns a non-string falls back to
@@ -111,36 +109,23 @@ fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> Stri
     out
 }
 
-/// A session loaded into WebAssembly memory. Shared (`Rc<RefCell>`) so that an async
-/// compaction can hold it across awaits while borrowing it only for synchronous steps.
+/// A session loaded into WebAssembly memory.
 #[wasm_bindgen]
 pub struct WasmSession {
-    inner: Rc<RefCell<Session>>,
-    busy: super::compact::BusyFlag,
+    inner: Session,
 }
 
 impl WasmSession {
     pub(crate) fn wrap(session: Session) -> WasmSession {
-        WasmSession {
-            inner: Rc::new(RefCell::new(session)),
-            busy: Default::default(),
-        }
+        WasmSession { inner: session }
     }
 
-    pub(crate) fn busy_flag(&self) -> super::compact::BusyFlag {
-        Rc::clone(&self.busy)
+    pub(crate) fn s(&self) -> &Session {
+        &self.inner
     }
 
-    pub(crate) fn shared(&self) -> Rc<RefCell<Session>> {
-        Rc::clone(&self.inner)
-    }
-
-    pub(crate) fn s(&self) -> std::cell::Ref<'_, Session> {
-        self.inner.borrow()
-    }
-
-    pub(crate) fn s_mut(&self) -> std::cell::RefMut<'_, Session> {
-        self.inner.borrow_mut()
+    pub(crate) fn s_mut(&mut self) -> &mut Session {
+        &mut self.inner
     }
 }
 
@@ -312,7 +297,7 @@ impl WasmSession {
     #[wasm_bindgen(js_name = pathTo)]
     pub fn path_to(&self, id: &str) -> Result<String, JsValue> {
         let i = self.s().require(id).map_err(to_js)?;
-        Ok(ids_json(&self.s(), self.s().path_to(i)))
+        Ok(ids_json(self.s(), self.s().path_to(i)))
     }
 
     /// Ids of the children of `id` (the roots for `undefined`), as JSON.
@@ -321,7 +306,7 @@ impl WasmSession {
             Some(id) => Some(self.s().require(&id).map_err(to_js)?),
             None => None,
         };
-        Ok(ids_json(&self.s(), self.s().children(parent)))
+        Ok(ids_json(self.s(), self.s().children(parent)))
     }
 
     /// Moves the leaf to `id`.
@@ -337,13 +322,13 @@ impl WasmSession {
 
     fn context(&self, options_json: Option<String>) -> Result<SessionContext, JsValue> {
         let o = build_options(options_json)?;
-        build_context(&self.s(), &o).map_err(to_js)
+        build_context(self.s(), &o).map_err(to_js)
     }
 
     /// The built context as JSON (see `SessionContext::to_json`).
     #[wasm_bindgen(js_name = buildContextJson)]
     pub fn build_context_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
-        Ok(self.context(options_json)?.to_json(&self.s()))
+        Ok(self.context(options_json)?.to_json(self.s()))
     }
 
     /// The provider messages of the built context, as a JSON array.
@@ -351,7 +336,7 @@ impl WasmSession {
     pub fn llm_messages_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
         let ctx = self.context(options_json)?;
         Ok(js::stringify(&Value::Array(
-            crate::convert::convert_to_llm(&self.s(), &ctx),
+            crate::convert::convert_to_llm(self.s(), &ctx),
         )))
     }
 
@@ -363,7 +348,7 @@ impl WasmSession {
         let ctx = self.context(options_json)?;
         let msgs: Vec<_> = ctx.agent_messages().cloned().collect();
         let est = tokens::estimate_context_tokens(&msgs, &ByteEstimate);
-        let estimated = ctx.estimated_tokens(&self.s());
+        let estimated = ctx.estimated_tokens(self.s());
         let last = est
             .last_usage_index
             .map(|i| Value::from(self.s().entries()[ctx.messages[i].entry].id()))

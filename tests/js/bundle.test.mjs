@@ -25,15 +25,16 @@ async function bundle(options) {
 test('bundle for the browser: web entry, no Node.js built-ins', async () => {
   const { inputs, text } = await bundle({ platform: 'browser' });
   assert.ok(inputs.includes('web.js'), inputs.join(' '));
-  assert.ok(!inputs.includes('ctxfold_node.js'), inputs.join(' '));
+  assert.ok(inputs.includes('glue.js'), inputs.join(' '));
   assert.doesNotMatch(text, /node:fs|require\(/);
   assert.match(text, /new URL\(["']\.\/ctxfold_bg\.wasm["'], import\.meta\.url\)/);
 });
 
-test('bundle for Node.js: node entry', async () => {
-  const { inputs } = await bundle({ platform: 'node' });
+test('bundle for Node.js: node entry, the wasm read from disk next to it', async () => {
+  const { inputs, text } = await bundle({ platform: 'node' });
   assert.ok(inputs.includes('node.js'), inputs.join(' '));
-  assert.ok(inputs.includes('ctxfold_node.js'), inputs.join(' '));
+  assert.ok(inputs.includes('glue.js'), inputs.join(' '));
+  assert.match(text, /readFileSync\(new URL\(["']\.\/ctxfold_bg\.wasm["'], import\.meta\.url\)\)/);
 });
 
 for (const condition of ['workerd', 'edge-light']) {

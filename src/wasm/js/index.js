@@ -3,6 +3,7 @@
 // stringifies, fills defaults (`now` = Date.now()), and checks argument types so that misuse
 // fails with a coded Error instead of deep inside the engine.
 import { requireRaw } from './raw.js';
+import { compactSession } from './compact.js';
 
 const encoder = new TextEncoder();
 
@@ -289,7 +290,7 @@ export class Session {
     if (o.remoteEndpoint !== undefined && typeof o.remoteEndpoint !== 'string') {
       return Promise.reject(fail('E_INVALID_ARGUMENT', '`remoteEndpoint` must be a URL string'));
     }
-    return this.#inner.compactAsync(o);
+    return compactSession(this, o);
   }
 
   /** The session file as a string (bytes that were not UTF-8 become U+FFFD; see toBytes). */

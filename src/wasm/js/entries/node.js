@@ -1,9 +1,11 @@
 // Entry for Node.js (export condition "node"; also Deno and Bun, which honour it).
-// The glue reads ctxfold_bg.wasm next to this file and instantiates it synchronously while this
-// module is evaluated, so the API is usable right after `import` (or `require`, Node >= 20.19).
-import * as bindings from './ctxfold_node.js';
+// Reads ctxfold_bg.wasm next to this file and instantiates it synchronously while this module is
+// evaluated, so the API is usable right after `import` (or `require`, Node >= 20.19).
+import { readFileSync } from 'node:fs';
+import * as bindings from './glue.js';
 import { setRaw } from './raw.js';
 
+bindings.initSync({ module: readFileSync(new URL('./ctxfold_bg.wasm', import.meta.url)) });
 setRaw(bindings);
 
 export * from './index.js';

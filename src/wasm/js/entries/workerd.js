@@ -2,7 +2,7 @@
 // Their bundlers turn a `.wasm?module` import into a compiled WebAssembly.Module; the module is
 // instantiated synchronously at import: no fetch, no eval, no top-level await.
 import wasmModule from './ctxfold_bg.wasm?module';
-import * as bindings from './ctxfold_web.js';
+import * as bindings from './glue.js';
 import { setRaw } from './raw.js';
 
 bindings.initSync({ module: wasmModule });
