@@ -99,249 +99,261 @@ pub fn convert_to_llm(session: &Session, ctx: &SessionContext) -> Vec<Value> {
 pub fn convert_messages(session: &Session, messages: &[ContextMessage]) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len());
     for (pos, m) in messages.iter().enumerate() {
-        let next_is_interrupt = matches!(
-            messages.get(pos + 1).map(|n| &n.message),
-            Some(AgentMessage::Custom(c)) if c.custom_type == INTERRUPTED_THINKING
-        );
-        match &m.message {
-            AgentMessage::User(_) | AgentMessage::Developer(_) => {
-                let mut o = object(session, m);
-                let default = if matches!(m.message, AgentMessage::User(_)) {
-                    "user"
-                } else {
-                    "agent"
-                };
-                o.entry("attribution").or_insert_with(|| default.into());
-                out.push(Value::Object(o));
-            }
-            AgentMessage::Assistant(a) => {
-                let omitted = a.blocks().iter().any(|b| {
-                    matches!(
-                        b,
-                        ContentBlock::ToolCall {
-                            context_omitted: true,
-                            ..
-                        }
-                    )
-                });
-                let mut o = object(session, m);
-                if let Some(Value::Array(blocks)) = o.get_mut("content") {
-                    if omitted {
-                        blocks.retain(|b| {
-                            !(b.get("type").and_then(Value::as_str) == Some("toolCall")
-                                && truthy(b.get("contextOmitted")))
-                        });
-                    }
-                    if next_is_interrupt {
-                        // An interrupted turn's trailing unsigned thinking cannot be replayed.
-                        while blocks.last().is_some_and(|b| {
-                            b.get("type").and_then(Value::as_str) == Some("thinking")
-                                && !truthy(b.get("thinkingSignature"))
-                        }) {
-                            blocks.pop();
-                        }
-                    }
-                }
-                out.push(Value::Object(o));
-            }
-            AgentMessage::ToolResult(r) => {
-                if truthy(r.context_omitted.as_ref()) {
-                    continue;
-                }
-                let mut o = object(session, m);
-                o.insert("attribution".into(), "agent".into());
-                if r.pruned_at.is_some() {
-                    if let Some(Value::Array(blocks)) = o.get_mut("content") {
-                        let mut merged = String::new();
-                        let mut any_text = false;
-                        for b in blocks.iter() {
-                            if b.get("type").and_then(Value::as_str) == Some("text") {
-                                any_text = true;
-                                merged
-                                    .push_str(b.get("text").and_then(Value::as_str).unwrap_or(""));
-                            }
-                        }
-                        if !any_text || merged.is_empty() {
-                            merged = PRUNED_FALLBACK.to_string();
-                        }
-                        let mut new_blocks = Vec::with_capacity(blocks.len());
-                        let mut placed = false;
-                        for b in blocks.drain(..) {
-                            if b.get("type").and_then(Value::as_str) == Some("text") {
-                                if !placed {
-                                    new_blocks.push(text_block(std::mem::take(&mut merged)));
-                                    placed = true;
-                                }
-                            } else {
-                                new_blocks.push(b);
-                            }
-                        }
-                        if !placed {
-                            new_blocks.insert(0, text_block(merged));
-                        }
-                        *blocks = new_blocks;
-                    }
-                }
-                out.push(Value::Object(o));
-            }
-            AgentMessage::BashExecution(b) => {
-                if b.exclude_from_context {
-                    continue;
-                }
-                let mut content = vec![text_block(bash_execution_text(
-                    &b.command,
-                    &b.output,
-                    b.exit_code,
-                    b.cancelled,
-                    b.truncated,
-                    b.full_output_path.as_deref(),
-                ))];
-                for img in b.images.iter().flatten() {
-                    if let ContentBlock::Image { data, mime_type } = img {
-                        content.push(image_block(data, mime_type));
-                    }
-                }
-                out.push(message("user", content, "user", m.json_timestamp(session)));
-            }
-            AgentMessage::PythonExecution(p) => {
-                if p.exclude_from_context {
-                    continue;
-                }
-                let mut t = format!(
-                    "Ran Python\n```python\n{}\n```\n",
-                    p.code.trim_end_matches('\n')
-                );
-                if p.output.is_empty() {
-                    t.push_str("(no output)");
-                } else {
-                    t.push_str(&format!("```\n{}\n```", p.output.trim_end_matches('\n')));
-                }
-                if p.cancelled {
-                    t.push_str("\n\n(execution cancelled)");
-                } else if let Some(code) = p.exit_code.filter(|c| *c != 0.0) {
-                    t.push_str("\n\nExited with code ");
-                    js::write_number(&mut t, code);
-                }
-                out.push(message(
-                    "user",
-                    vec![text_block(t)],
-                    "user",
-                    m.json_timestamp(session),
-                ));
-            }
-            AgentMessage::Custom(c) => {
-                let blocks = blocks_value(&c.content);
-                let (texts, images): (Vec<Value>, Vec<Value>) = blocks
-                    .into_iter()
-                    .partition(|b| b.get("type").and_then(Value::as_str) == Some("text"));
-                let to_user = c.custom_type == "advisor"
-                    && c.details
-                        .as_ref()
-                        .and_then(|d| d.get("messageRole"))
-                        .and_then(Value::as_str)
-                        == Some("user");
-                let timestamp = ts(c.timestamp);
-                if to_user {
-                    let mut all = texts;
-                    all.extend(images);
-                    out.push(message(
-                        "user",
-                        all,
-                        c.attribution.as_deref().unwrap_or("agent"),
-                        timestamp,
-                    ));
-                    continue;
-                }
-                out.push(message(
-                    "developer",
-                    texts,
-                    c.attribution.as_deref().unwrap_or("agent"),
-                    timestamp.clone(),
-                ));
-                if !images.is_empty() {
-                    let mut content =
-                        vec![text_block(format!("Images attached to {}.", c.custom_type))];
-                    content.extend(images);
-                    out.push(message("user", content, "agent", timestamp));
-                }
-            }
-            AgentMessage::BranchSummary(b) => {
-                let mut v = message(
-                    "user",
-                    vec![text_block(prompts::branch_context(&b.summary))],
-                    "agent",
-                    ts(b.timestamp),
-                );
-                if let (Some(o), Some(t)) = (v.as_object_mut(), b.timestamp) {
-                    o.insert("historyRewriteAt".into(), json!(t));
-                }
-                out.push(v);
-            }
-            AgentMessage::CompactionSummary(c) => {
-                let text = if c.method.as_deref() == Some("handoff") {
-                    prompts::handoff_context(&c.summary)
-                } else {
-                    prompts::compaction_context(&c.summary)
-                };
-                let mut content = vec![text_block(text)];
-                for b in c.blocks.iter().flatten() {
-                    match b {
-                        ContentBlock::Text { text } => content.push(text_block(text.clone())),
-                        ContentBlock::Image { data, mime_type } => {
-                            content.push(image_block(data, mime_type))
-                        }
-                        _ => {}
-                    }
-                }
-                let mut v = message("user", content, "agent", ts(c.timestamp));
-                if let Some(p) = object(session, m).remove("providerPayload") {
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert("providerPayload".into(), p);
-                    }
-                }
-                out.push(v);
-            }
-            AgentMessage::FileMention(f) => {
-                let mut text = String::new();
-                let mut images = Vec::new();
-                for file in &f.files {
-                    match &file.image {
-                        Some(ContentBlock::Image { data, mime_type }) => {
-                            images.push(text_block(format!("Image file: {}", file.path)));
-                            images.push(image_block(data, mime_type));
-                        }
-                        _ => {
-                            text.push_str("<file path=\"");
-                            text.push_str(
-                                &prompts::escape_tags(&file.path, &["file"]).replace('"', "&quot;"),
-                            );
-                            text.push_str("\">\n");
-                            text.push_str(&prompts::escape_tags(
-                                &file.content,
-                                &["file", "system-reminder"],
-                            ));
-                            text.push_str("\n</file>\n");
-                        }
-                    }
-                }
-                let timestamp = m.json_timestamp(session);
-                if !text.is_empty() {
-                    let t = format!("<system-reminder>\n{text}</system-reminder>");
-                    out.push(message(
-                        "developer",
-                        vec![text_block(t)],
-                        "user",
-                        timestamp.clone(),
-                    ));
-                }
-                if !images.is_empty() {
-                    out.push(message("user", images, "user", timestamp));
-                }
-            }
-            AgentMessage::Other => {}
-        }
+        convert_message(&mut out, session, m, messages.get(pos + 1));
     }
     out
+}
+
+/// The custom message that marks an interrupted turn.
+pub(crate) fn is_interrupt_marker(m: &AgentMessage) -> bool {
+    matches!(m, AgentMessage::Custom(c) if c.custom_type == INTERRUPTED_THINKING)
+}
+
+/// Converts one message (given the message after it, which decides whether trailing thinking
+/// of an interrupted turn is dropped) into zero, one or two provider messages appended to
+/// `out`. [`convert_messages`] is this over a list; callers that walk a long history a piece
+/// at a time (history windows) call it directly.
+pub fn convert_message(
+    out: &mut Vec<Value>,
+    session: &Session,
+    m: &ContextMessage,
+    next: Option<&ContextMessage>,
+) {
+    let next_is_interrupt = next.is_some_and(|n| is_interrupt_marker(&n.message));
+    match &m.message {
+        AgentMessage::User(_) => out.push(user_message(object(session, m), "user")),
+        AgentMessage::Developer(_) => out.push(user_message(object(session, m), "agent")),
+        AgentMessage::Assistant(_) => {
+            out.push(assistant_message(object(session, m), next_is_interrupt))
+        }
+        AgentMessage::ToolResult(_) => out.extend(tool_result_message(object(session, m))),
+        AgentMessage::BashExecution(b) => {
+            if b.exclude_from_context {
+                return;
+            }
+            let mut content = vec![text_block(bash_execution_text(
+                &b.command,
+                &b.output,
+                b.exit_code,
+                b.cancelled,
+                b.truncated,
+                b.full_output_path.as_deref(),
+            ))];
+            for img in b.images.iter().flatten() {
+                if let ContentBlock::Image { data, mime_type } = img {
+                    content.push(image_block(data, mime_type));
+                }
+            }
+            out.push(message("user", content, "user", m.json_timestamp(session)));
+        }
+        AgentMessage::PythonExecution(p) => {
+            if p.exclude_from_context {
+                return;
+            }
+            let mut t = format!(
+                "Ran Python\n```python\n{}\n```\n",
+                p.code.trim_end_matches('\n')
+            );
+            if p.output.is_empty() {
+                t.push_str("(no output)");
+            } else {
+                t.push_str(&format!("```\n{}\n```", p.output.trim_end_matches('\n')));
+            }
+            if p.cancelled {
+                t.push_str("\n\n(execution cancelled)");
+            } else if let Some(code) = p.exit_code.filter(|c| *c != 0.0) {
+                t.push_str("\n\nExited with code ");
+                js::write_number(&mut t, code);
+            }
+            out.push(message(
+                "user",
+                vec![text_block(t)],
+                "user",
+                m.json_timestamp(session),
+            ));
+        }
+        AgentMessage::Custom(c) => {
+            let blocks = blocks_value(&c.content);
+            let (texts, images): (Vec<Value>, Vec<Value>) = blocks
+                .into_iter()
+                .partition(|b| b.get("type").and_then(Value::as_str) == Some("text"));
+            let to_user = c.custom_type == "advisor"
+                && c.details
+                    .as_ref()
+                    .and_then(|d| d.get("messageRole"))
+                    .and_then(Value::as_str)
+                    == Some("user");
+            let timestamp = ts(c.timestamp);
+            if to_user {
+                let mut all = texts;
+                all.extend(images);
+                out.push(message(
+                    "user",
+                    all,
+                    c.attribution.as_deref().unwrap_or("agent"),
+                    timestamp,
+                ));
+                return;
+            }
+            out.push(message(
+                "developer",
+                texts,
+                c.attribution.as_deref().unwrap_or("agent"),
+                timestamp.clone(),
+            ));
+            if !images.is_empty() {
+                let mut content =
+                    vec![text_block(format!("Images attached to {}.", c.custom_type))];
+                content.extend(images);
+                out.push(message("user", content, "agent", timestamp));
+            }
+        }
+        AgentMessage::BranchSummary(b) => {
+            let mut v = message(
+                "user",
+                vec![text_block(prompts::branch_context(&b.summary))],
+                "agent",
+                ts(b.timestamp),
+            );
+            if let (Some(o), Some(t)) = (v.as_object_mut(), b.timestamp) {
+                o.insert("historyRewriteAt".into(), json!(t));
+            }
+            out.push(v);
+        }
+        AgentMessage::CompactionSummary(c) => {
+            let text = if c.method.as_deref() == Some("handoff") {
+                prompts::handoff_context(&c.summary)
+            } else {
+                prompts::compaction_context(&c.summary)
+            };
+            let mut content = vec![text_block(text)];
+            for b in c.blocks.iter().flatten() {
+                match b {
+                    ContentBlock::Text { text } => content.push(text_block(text.clone())),
+                    ContentBlock::Image { data, mime_type } => {
+                        content.push(image_block(data, mime_type))
+                    }
+                    _ => {}
+                }
+            }
+            let mut v = message("user", content, "agent", ts(c.timestamp));
+            if let Some(p) = object(session, m).remove("providerPayload") {
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("providerPayload".into(), p);
+                }
+            }
+            out.push(v);
+        }
+        AgentMessage::FileMention(f) => {
+            let mut text = String::new();
+            let mut images = Vec::new();
+            for file in &f.files {
+                match &file.image {
+                    Some(ContentBlock::Image { data, mime_type }) => {
+                        images.push(text_block(format!("Image file: {}", file.path)));
+                        images.push(image_block(data, mime_type));
+                    }
+                    _ => {
+                        text.push_str("<file path=\"");
+                        text.push_str(
+                            &prompts::escape_tags(&file.path, &["file"]).replace('"', "&quot;"),
+                        );
+                        text.push_str("\">\n");
+                        text.push_str(&prompts::escape_tags(
+                            &file.content,
+                            &["file", "system-reminder"],
+                        ));
+                        text.push_str("\n</file>\n");
+                    }
+                }
+            }
+            let timestamp = m.json_timestamp(session);
+            if !text.is_empty() {
+                let t = format!("<system-reminder>\n{text}</system-reminder>");
+                out.push(message(
+                    "developer",
+                    vec![text_block(t)],
+                    "user",
+                    timestamp.clone(),
+                ));
+            }
+            if !images.is_empty() {
+                out.push(message("user", images, "user", timestamp));
+            }
+        }
+        AgentMessage::Other => {}
+    }
+}
+
+/// A `user` or `developer` message as the provider gets it: as written, with an
+/// `attribution` (`default` when it has none).
+pub(crate) fn user_message(mut o: Map<String, Value>, default: &str) -> Value {
+    o.entry("attribution").or_insert_with(|| default.into());
+    Value::Object(o)
+}
+
+/// An assistant message as the provider gets it: tool calls flagged `contextOmitted` are
+/// removed, and when an interrupted-thinking marker follows, so is trailing unsigned thinking.
+pub(crate) fn assistant_message(mut o: Map<String, Value>, next_is_interrupt: bool) -> Value {
+    if let Some(Value::Array(blocks)) = o.get_mut("content") {
+        blocks.retain(|b| {
+            !(b.get("type").and_then(Value::as_str) == Some("toolCall")
+                && truthy(b.get("contextOmitted")))
+        });
+        if next_is_interrupt {
+            // An interrupted turn's trailing unsigned thinking cannot be replayed.
+            while blocks.last().is_some_and(|b| {
+                b.get("type").and_then(Value::as_str) == Some("thinking")
+                    && !truthy(b.get("thinkingSignature"))
+            }) {
+                blocks.pop();
+            }
+        }
+    }
+    Value::Object(o)
+}
+
+/// A tool result as the provider gets it (none when `contextOmitted`): attributed to the
+/// agent; a pruned result's text blocks merged into one (its placeholder), or the fallback
+/// text when it has none.
+pub(crate) fn tool_result_message(mut o: Map<String, Value>) -> Option<Value> {
+    if truthy(o.get("contextOmitted")) {
+        return None;
+    }
+    o.insert("attribution".into(), "agent".into());
+    let pruned = o.get("prunedAt").is_some_and(Value::is_number);
+    if pruned {
+        if let Some(Value::Array(blocks)) = o.get_mut("content") {
+            let mut merged = String::new();
+            let mut any_text = false;
+            for b in blocks.iter() {
+                if b.get("type").and_then(Value::as_str) == Some("text") {
+                    any_text = true;
+                    merged.push_str(b.get("text").and_then(Value::as_str).unwrap_or(""));
+                }
+            }
+            if !any_text || merged.is_empty() {
+                merged = PRUNED_FALLBACK.to_string();
+            }
+            let mut new_blocks = Vec::with_capacity(blocks.len());
+            let mut placed = false;
+            for b in blocks.drain(..) {
+                if b.get("type").and_then(Value::as_str) == Some("text") {
+                    if !placed {
+                        new_blocks.push(text_block(std::mem::take(&mut merged)));
+                        placed = true;
+                    }
+                } else {
+                    new_blocks.push(b);
+                }
+            }
+            if !placed {
+                new_blocks.insert(0, text_block(merged));
+            }
+            *blocks = new_blocks;
+        }
+    }
+    Some(Value::Object(o))
 }
 
 impl ContextMessage {

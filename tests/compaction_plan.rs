@@ -7,11 +7,16 @@ mod common;
 use common::{assistant_msg, Jsonl};
 use ctxfold::compaction::plan::{
     commit_compaction, commit_extension_compaction, commit_handoff, plan_compaction,
-    CompactionPlan, ExtensionCompaction, PlanOptions, Purpose,
+    CompactionPlan, ExtensionCompaction, PlanOptions, Purpose, Window,
 };
-use ctxfold::context::{build_context, BuildOptions};
+use ctxfold::compaction::serialize::{
+    input_budget, message_sizes, plan_windows, serialize_conversation_for_summary,
+};
+use ctxfold::context::{build_context, BuildOptions, ContextMessage};
+use ctxfold::convert::convert_messages;
 use ctxfold::session::{CompactionBody, LoadOptions, SequentialIds, Session};
 use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::tokens::ByteEstimate;
 use ctxfold::{AgentMessage, Error};
 use serde_json::{json, Value};
 
@@ -53,7 +58,7 @@ fn three_turns() -> Jsonl {
 }
 
 /// Answers every pending request with `<purpose>:<n>` until the plan is complete.
-fn answer_all(plan: &mut CompactionPlan) -> Vec<(Purpose, String)> {
+fn answer_all(plan: &mut CompactionPlan, session: &Session) -> Vec<(Purpose, String)> {
     let mut seen = Vec::new();
     let mut round = 0;
     while !plan.is_complete() {
@@ -66,7 +71,7 @@ fn answer_all(plan: &mut CompactionPlan) -> Vec<(Purpose, String)> {
             .collect();
         assert!(!pending.is_empty(), "incomplete with nothing pending");
         for (id, purpose, prompt) in pending {
-            plan.answer(&id, &format!("{}:{round}", purpose.as_str()))
+            plan.answer(session, &id, &format!("{}:{round}", purpose.as_str()))
                 .unwrap();
             seen.push((purpose, prompt));
         }
@@ -100,7 +105,7 @@ fn a_plain_compaction_end_to_end() {
         history.system_prompt,
         ctxfold::prompts::SUMMARIZATION_SYSTEM.trim_end()
     );
-    let seen = answer_all(&mut plan);
+    let seen = answer_all(&mut plan, &s);
     assert_eq!(seen.len(), 2);
     let short_prompt = &seen[1].1;
     assert!(short_prompt.contains("<previous-summary>\nhistory:1\n</previous-summary>"));
@@ -155,7 +160,7 @@ fn split_turns_merge_in_the_spec_format() {
     let mut purposes: Vec<Purpose> = plan.pending().iter().map(|r| r.purpose).collect();
     purposes.sort_by_key(|p| p.as_str());
     assert_eq!(purposes, [Purpose::History, Purpose::TurnPrefix]);
-    answer_all(&mut plan);
+    answer_all(&mut plan, &s);
     let mut s = s;
     let c = commit_compaction(&mut s, &plan, 0).unwrap();
     let body: CompactionBody = s.body(c.index).unwrap();
@@ -184,7 +189,7 @@ fn a_split_turn_with_nothing_before_it() {
     assert!(plan.preparation.messages_to_summarize.is_empty());
     let purposes: Vec<Purpose> = plan.pending().iter().map(|r| r.purpose).collect();
     assert_eq!(purposes, [Purpose::TurnPrefix]);
-    answer_all(&mut plan);
+    answer_all(&mut plan, &s);
     let mut s = s;
     let c = commit_compaction(&mut s, &plan, 0).unwrap();
     let body: CompactionBody = s.body(c.index).unwrap();
@@ -213,7 +218,7 @@ fn budgets_follow_the_reserve() {
         let mut budgets: Vec<u64> = plan.pending().iter().map(|r| r.max_tokens).collect();
         let ids: Vec<String> = plan.pending().iter().map(|r| r.id.clone()).collect();
         for id in ids {
-            plan.answer(&id, "x").unwrap();
+            plan.answer(&s, &id, "x").unwrap();
         }
         budgets.extend(plan.pending().iter().map(|r| r.max_tokens));
         budgets.sort();
@@ -240,7 +245,7 @@ fn extra_context_focus_and_prompt_override() {
         p.contains("<additional-context>\n- Incomplete todo: ship it\n</additional-context>\n\n")
     );
     assert!(p.ends_with("\n\nAdditional focus: keep the API names"));
-    answer_all(&mut plan);
+    answer_all(&mut plan, &s);
     let plan = plan_compaction(
         &s,
         &settings(keep),
@@ -296,15 +301,45 @@ fn large_histories_fold_through_windows() {
         ..Default::default()
     };
     let mut plan = plan_compaction(&s, &settings(keep), opts()).unwrap();
-    let windows = plan.pending()[0].window.unwrap().1;
+    // Windows are planned as the fold reaches them: only the last one says so.
+    let mut marks = Vec::new();
+    let mut probe = plan.clone();
+    while let Some(r) = probe
+        .pending()
+        .into_iter()
+        .find(|r| r.purpose == Purpose::History)
+        .cloned()
+    {
+        marks.push(r.window.unwrap());
+        probe.answer(&s, &r.id, "x").unwrap();
+    }
+    let windows = marks.len();
     assert!(windows > 2, "{windows} windows");
-    let seen = answer_all(&mut plan);
+    for (k, w) in marks.iter().enumerate() {
+        assert_eq!((w.index, w.last), (k + 1, k + 1 == windows));
+    }
+    // The same windows as packing the whole history up front (spec: compaction §5.5).
+    let messages: Vec<_> = plan
+        .preparation
+        .messages_to_summarize
+        .iter()
+        .filter_map(|&i| ContextMessage::from_entry(&s, i).unwrap())
+        .collect();
+    let all = convert_messages(&s, &messages);
+    let budget = input_budget(8_000, plan.pending()[0].max_tokens).budget;
+    let eager = plan_windows(&message_sizes(&all, &ByteEstimate), budget);
+    assert_eq!(eager.len(), windows);
+    let seen = answer_all(&mut plan, &s);
     let history: Vec<&String> = seen
         .iter()
         .filter(|(p, _)| *p == Purpose::History)
         .map(|(_, prompt)| prompt)
         .collect();
     assert_eq!(history.len(), windows);
+    for (prompt, range) in history.iter().zip(&eager) {
+        let text = serialize_conversation_for_summary(&all[range.clone()]);
+        assert!(prompt.starts_with(&format!("<conversation>\n{text}\n</conversation>")));
+    }
     assert!(!history[0].contains("<previous-summary>"));
     for (k, prompt) in history.iter().enumerate().skip(1) {
         assert!(
@@ -318,9 +353,9 @@ fn large_histories_fold_through_windows() {
     // An overflowing window is planned again at half the budget.
     let mut plan = plan_compaction(&s, &settings(keep), opts()).unwrap();
     let id = plan.pending()[0].id.clone();
-    let before = plan.pending()[0].window.unwrap().1;
-    plan.retry_smaller(&id, Some(5_000)).unwrap_err();
-    plan.retry_smaller(&id, None).unwrap_err();
+    assert!(!plan.pending()[0].window.unwrap().last);
+    plan.retry_smaller(&s, &id, Some(5_000)).unwrap_err();
+    plan.retry_smaller(&s, &id, None).unwrap_err();
     let mut plan = plan_compaction(
         &s,
         &settings(keep),
@@ -331,10 +366,25 @@ fn large_histories_fold_through_windows() {
     )
     .unwrap();
     let id = plan.pending()[0].id.clone();
-    assert_eq!(plan.pending()[0].window, Some((1, 1)));
-    plan.retry_smaller(&id, Some(16_000)).unwrap();
-    assert!(plan.pending()[0].window.unwrap().1 > 1);
-    assert!(before > 1);
+    assert_eq!(
+        plan.pending()[0].window,
+        Some(Window {
+            index: 1,
+            last: true
+        })
+    );
+    plan.retry_smaller(&s, &id, Some(16_000)).unwrap();
+    let split = plan.pending()[0].window.unwrap();
+    assert_eq!((split.index, split.last), (1, false));
+    // A plan refuses a session that moved on.
+    let mut moved = Session::load(s.to_bytes(), LoadOptions::default()).unwrap();
+    moved
+        .append_message(json!({"role":"user","content":"more","timestamp":1}), 1)
+        .unwrap();
+    assert!(matches!(
+        plan.answer(&moved, &id, "x"),
+        Err(Error::StalePlan { .. })
+    ));
 }
 
 #[test]
@@ -348,8 +398,8 @@ fn failed_and_stale_commits_change_nothing() {
         other => panic!("{other:?}"),
     }
     assert_eq!(s.to_bytes(), before);
-    assert!(plan.answer("no-such-request", "x").is_err());
-    answer_all(&mut plan);
+    assert!(plan.answer(&s, "no-such-request", "x").is_err());
+    answer_all(&mut plan, &s);
     // The session moves on before the commit.
     let mut moved = Session::load(s.to_bytes(), LoadOptions::default()).unwrap();
     moved
@@ -401,7 +451,7 @@ fn preserve_data_drops_stale_native_payloads_and_merges_hook_data() {
     )
     .unwrap();
     assert_eq!(plan.preparation.previous_summary.as_deref(), Some("prev"));
-    answer_all(&mut plan);
+    answer_all(&mut plan, &s);
     let mut s = s;
     let c = commit_compaction(&mut s, &plan, 0).unwrap();
     let body: CompactionBody = s.body(c.index).unwrap();
@@ -465,7 +515,7 @@ fn extension_compactions_and_handoffs() {
         commit_compaction(&mut s, &plan, 0),
         Err(Error::Settings { .. })
     ));
-    answer_all(&mut plan);
+    answer_all(&mut plan, &s);
     let next = commit_handoff(
         &s,
         &plan,
@@ -517,7 +567,13 @@ fn conformance_plan_prompts_and_files_block() {
         want["serializedConversation"].as_str().unwrap()
     );
     assert!(history.prompt.starts_with(&conversation), "history prompt");
-    assert_eq!(history.window, Some((1, 1)));
+    assert_eq!(
+        history.window,
+        Some(Window {
+            index: 1,
+            last: true
+        })
+    );
     let turn = format!(
         "<conversation>\n{}\n</conversation>\n\n",
         want["serializedTurnPrefix"].as_str().unwrap()
@@ -531,10 +587,92 @@ fn conformance_plan_prompts_and_files_block() {
         plan.file_lists.modified_files,
         serde_json::from_value::<Vec<String>>(want["modifiedFiles"].clone()).unwrap()
     );
-    answer_all(&mut plan);
+    answer_all(&mut plan, &s);
     let c = commit_compaction(&mut s, &plan, 0).unwrap();
     let body: CompactionBody = s.body(c.index).unwrap();
     assert!(body.summary.ends_with(want["filesBlock"].as_str().unwrap()));
     assert_eq!(body.tokens_before.as_u64(), want["tokensBefore"].as_u64());
     assert!(c.tokens_after < want["tokensBefore"].as_u64().unwrap());
+}
+
+/// History windows read `message` entries straight from their JSON; every conversion rule
+/// must come out as the typed conversion of the whole history gives it (spec: compaction
+/// §2.6, §5.1): omitted tool calls and results, pruned results, useless pairs, trailing
+/// thinking before an interrupted-thinking marker, developer, bash and custom messages.
+#[test]
+fn windows_convert_like_the_whole_history() {
+    let call = |id: &str, omitted: bool| {
+        json!({"type":"toolCall","id":id,"name":"bash","arguments":{"command":format!("run {id}")},
+            "contextOmitted":omitted})
+    };
+    let result = |id: &str, extra: Value| {
+        let mut r = json!({"role":"toolResult","toolCallId":id,"toolName":"bash",
+            "content":[{"type":"text","text":format!("out {id} ")},{"type":"text","text":"more"}],
+            "isError":false,"timestamp":3});
+        r.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        r
+    };
+    let j = Jsonl::new()
+        .user("u1", None, "start")
+        .message(
+            "a1",
+            Some("u1"),
+            json!({"role":"assistant","content":[{"type":"thinking","thinking":"plan"},
+                {"type":"text","text":"go"},call("c1", false),call("c2", true),call("c3", false),
+                call("c4", false)],"stopReason":"toolUse","timestamp":2}),
+        )
+        .message("r1", Some("a1"), result("c1", json!({"prunedAt": 5})))
+        .message("r2", Some("r1"), result("c2", json!({"contextOmitted": true})))
+        .message("r3", Some("r2"), result("c3", json!({"useless": true})))
+        .message("r4", Some("r3"), result("c4", json!({})))
+        .message(
+            "d1",
+            Some("r4"),
+            json!({"role":"developer","content":"note from the harness","timestamp":4}),
+        )
+        .message(
+            "b1",
+            Some("d1"),
+            json!({"role":"bashExecution","command":"ls","output":"a b","exitCode":0,
+                "cancelled":false,"truncated":false,"timestamp":5}),
+        )
+        .message(
+            "a2",
+            Some("b1"),
+            json!({"role":"assistant","content":[{"type":"text","text":"thinking out loud"},
+                {"type":"thinking","thinking":"unsigned tail"}],"stopReason":"aborted","timestamp":6}),
+        )
+        .entry(
+            "custom_message",
+            "m1",
+            Some("a2"),
+            json!({"customType":"interrupted-thinking","content":"interrupted","display":false}),
+        )
+        .user("u2", Some("m1"), "again")
+        .message("a3", Some("u2"), assistant_msg("done", "stop"))
+        .user("u3", Some("a3"), "last");
+    let s = j.load();
+    let mut plan = plan_compaction(&s, &settings(1), PlanOptions::default()).unwrap();
+    let messages: Vec<_> = plan
+        .preparation
+        .messages_to_summarize
+        .iter()
+        .filter_map(|&i| ContextMessage::from_entry(&s, i).unwrap())
+        .collect();
+    assert!(messages.len() >= 10, "{} messages", messages.len());
+    let want = serialize_conversation_for_summary(&convert_messages(&s, &messages));
+    // The rules above all show in the text.
+    assert!(want.contains("out c1 more") && !want.contains("run c2") && !want.contains("run c3"));
+    assert!(!want.contains("unsigned tail") && want.contains("[Think]: plan"));
+    let history = answer_all(&mut plan, &s)
+        .into_iter()
+        .find(|(p, _)| *p == Purpose::History)
+        .unwrap()
+        .1;
+    assert!(
+        history.starts_with(&format!("<conversation>\n{want}\n</conversation>")),
+        "{history}"
+    );
 }

@@ -12,17 +12,19 @@
 use super::fileops::{upsert_file_operations, FileLists};
 use super::prepare::{prepare_compaction, Preparation, PrepareOptions};
 use super::serialize::{
-    clamp_window, history_max_tokens, input_budget, merge_split_turn, message_sizes,
+    clamp_window, history_max_tokens, input_budget, merge_split_turn, message_size, message_sizes,
     overflow_retry_budget, plan_windows, serialize_conversation_for_summary,
     short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, NO_PRIOR_HISTORY,
 };
 use crate::context::{build_context, BuildOptions, ContextMessage};
-use crate::convert::convert_messages;
+use crate::convert;
 use crate::error::{Error, Result};
+use crate::message::Role;
 use crate::prompts::{self, PromptKind};
 use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::tokens::ByteEstimate;
+use rustc_hash::FxHashSet;
 use serde_json::{json, Map, Number, Value};
 
 /// What a summarizer request is for.
@@ -59,8 +61,18 @@ pub struct SummaryRequest {
     pub system_prompt: String,
     pub prompt: String,
     pub max_tokens: u64,
-    /// For history windows: 1-based window number and the window count.
-    pub window: Option<(usize, usize)>,
+    /// For history windows: which one it is.
+    pub window: Option<Window>,
+}
+
+/// A history window (spec: compaction §5.5). Windows are planned as the fold reaches them,
+/// so their count is known only at the last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// 1-based.
+    pub index: usize,
+    /// No window follows (unless this one overflows and is split).
+    pub last: bool,
 }
 
 /// Inputs of a plan beyond the settings.
@@ -103,8 +115,14 @@ pub struct CompactionPlan {
     options: PlanOptions,
     /// Entry count and leaf at plan time: the commit refuses a session that moved on.
     fingerprint: (usize, Option<String>),
-    /// History: the provider messages to summarize and the windows over them.
+    /// History: read a window at a time from the session.
+    feed: HistoryFeed,
+    /// `toolCallId`s of the useless results anywhere in the history (spec: compaction §5.1):
+    /// a message's window size leaves their calls out, as sizing the whole history does.
+    useless: FxHashSet<Box<str>>,
+    /// The provider messages read so far and the windows planned over them.
     history_messages: Vec<Value>,
+    history_sizes: Vec<u64>,
     windows: Vec<std::ops::Range<usize>>,
     next_window: usize,
     history: Slot,
@@ -117,14 +135,137 @@ pub struct CompactionPlan {
     history_max_tokens: u64,
 }
 
-fn llm_messages(session: &Session, entries: &[usize]) -> Result<Vec<Value>> {
-    let mut messages = Vec::with_capacity(entries.len());
-    for &i in entries {
-        if let Some(m) = ContextMessage::from_entry(session, i)? {
-            messages.push(m);
+/// The entries to summarize, turned into provider messages on demand. A large history is
+/// only read as far as the windows sent so far reach: planning a compaction of a long
+/// uncompacted session costs one window, not the whole conversation.
+#[derive(Debug, Clone, PartialEq)]
+struct HistoryFeed {
+    entries: Vec<usize>,
+    /// Next position in `entries` to read.
+    pos: usize,
+    /// The message read ahead (its successor decides how it converts, spec: compaction §2.6).
+    ahead: Option<FeedItem>,
+}
+
+/// A message of the history feed.
+#[derive(Debug, Clone, PartialEq)]
+enum FeedItem {
+    /// A user, developer, assistant or tool-result `message` entry, as its JSON object: these
+    /// convert from the JSON alone (`convert::*_message`), so the typed parse is skipped.
+    Plain(Role, Map<String, Value>),
+    /// Anything else goes through the typed path.
+    Typed(Box<ContextMessage>),
+}
+
+impl HistoryFeed {
+    fn new(entries: Vec<usize>) -> HistoryFeed {
+        HistoryFeed {
+            entries,
+            pos: 0,
+            ahead: None,
         }
     }
-    Ok(convert_messages(session, &messages))
+
+    fn next_item(&mut self, session: &Session) -> Result<Option<FeedItem>> {
+        while let Some(&i) = self.entries.get(self.pos) {
+            self.pos += 1;
+            let entry = &session.entries()[i];
+            if let (
+                EntryKind::Message,
+                Some(role @ (Role::User | Role::Developer | Role::Assistant | Role::ToolResult)),
+            ) = (entry.kind(), entry.role())
+            {
+                let parsed = session
+                    .message_json(i)
+                    .and_then(|json| serde_json::from_str::<Value>(&json).ok());
+                if let Some(Value::Object(o)) = parsed {
+                    return Ok(Some(FeedItem::Plain(role, o)));
+                }
+            }
+            // Other entries, and unreadable bodies (which report their error here).
+            if let Some(m) = ContextMessage::from_entry(session, i)? {
+                return Ok(Some(FeedItem::Typed(Box::new(m))));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Converts the next entry that gives provider messages into `messages`; false at the
+    /// end of the history.
+    fn read(&mut self, session: &Session, messages: &mut Vec<Value>) -> Result<bool> {
+        loop {
+            let current = match self.ahead.take() {
+                Some(m) => m,
+                None => match self.next_item(session)? {
+                    Some(m) => m,
+                    None => return Ok(false),
+                },
+            };
+            self.ahead = self.next_item(session)?;
+            let first = messages.len();
+            match current {
+                FeedItem::Plain(role, o) => messages.extend(match role {
+                    Role::User => Some(convert::user_message(o, "user")),
+                    Role::Developer => Some(convert::user_message(o, "agent")),
+                    Role::Assistant => Some(convert::assistant_message(
+                        o,
+                        self.ahead.as_ref().is_some_and(FeedItem::is_interrupt),
+                    )),
+                    _ => convert::tool_result_message(o),
+                }),
+                FeedItem::Typed(m) => {
+                    let next = match &self.ahead {
+                        Some(FeedItem::Typed(n)) => Some(&**n),
+                        _ => None,
+                    };
+                    convert::convert_message(messages, session, &m, next)
+                }
+            }
+            if messages.len() > first {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// The history read so far with the size of each message (spec: compaction §5.5: the token
+/// count of its own serialization, calls of useless results left out).
+struct SizedHistory<'p> {
+    feed: &'p mut HistoryFeed,
+    messages: &'p mut Vec<Value>,
+    sizes: &'p mut Vec<u64>,
+    useless: FxHashSet<&'p str>,
+}
+
+impl SizedHistory<'_> {
+    /// Reads and sizes the next message(s); false at the end of the history.
+    fn read(&mut self, session: &Session) -> Result<bool> {
+        let first = self.messages.len();
+        if !self.feed.read(session, self.messages)? {
+            return Ok(false);
+        }
+        self.sizes.extend(
+            self.messages[first..]
+                .iter()
+                .map(|m| message_size(m, &self.useless, &ByteEstimate)),
+        );
+        Ok(true)
+    }
+}
+
+impl FeedItem {
+    /// The interrupted-thinking marker (only a typed custom message can be one).
+    fn is_interrupt(&self) -> bool {
+        matches!(self, FeedItem::Typed(m) if convert::is_interrupt_marker(&m.message))
+    }
+}
+
+/// The provider messages of `entries` (as `convert_messages` of their context messages).
+fn llm_messages(session: &Session, entries: &[usize]) -> Result<Vec<Value>> {
+    let mut feed = HistoryFeed::new(entries.to_vec());
+    let mut out = Vec::with_capacity(entries.len());
+    while feed.read(session, &mut out)? {}
+    Ok(out)
 }
 
 /// Prepares a compaction and writes its first requests. Errors: `E_ALREADY_COMPACTED`,
@@ -149,13 +290,7 @@ pub fn plan_compaction(
     let file_lists = prep.file_ops.file_lists();
 
     let reserve = settings.reserve_or_default();
-    let history_messages = llm_messages(session, &prep.messages_to_summarize)?;
     let history_max = history_max_tokens(reserve);
-    let budget = input_budget(options.context_window, history_max);
-    let windows = plan_windows(
-        &message_sizes(&history_messages, &ByteEstimate),
-        budget.budget,
-    );
     let recent_serialized =
         serialize_conversation_for_summary(&llm_messages(session, &prep.recent)?);
 
@@ -164,13 +299,16 @@ pub fn plan_compaction(
         file_lists,
         settings: settings.clone(),
         fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
-        history: if windows.is_empty() {
-            Slot::Skip
-        } else {
-            Slot::Queued
-        },
-        windows,
-        history_messages,
+        history: Slot::Queued,
+        feed: HistoryFeed::new(prep.messages_to_summarize.clone()),
+        useless: prep
+            .messages_to_summarize
+            .iter()
+            .filter_map(|&i| session.useless_tool_call(i))
+            .collect(),
+        history_messages: Vec::new(),
+        history_sizes: Vec::new(),
+        windows: Vec::new(),
         next_window: 0,
         carried: prep.previous_summary.clone(),
         turn_prefix: if prep.is_split_turn && !prep.turn_prefix.is_empty() {
@@ -212,7 +350,7 @@ pub fn plan_compaction(
         });
         return Ok(plan);
     }
-    plan.queue_history_window()?;
+    plan.queue_history_window(session)?;
     plan.queue_turn_prefix(session)?;
     plan.queue_short();
     Ok(plan)
@@ -230,14 +368,67 @@ impl CompactionPlan {
         }
     }
 
-    /// Writes the request for the next history window.
-    fn queue_history_window(&mut self) -> Result<()> {
+    /// Plans the window after the last one (spec: compaction §5.5, greedy packing: a new
+    /// window starts when the current one is non-empty and the next message would exceed
+    /// the budget), reading the history as far as it needs. Packing from a window's start
+    /// does not depend on what follows, so this gives the windows an up-front
+    /// [`plan_windows`] over the whole history gives. False when the history is used up.
+    fn plan_next_window(&mut self, session: &Session) -> Result<bool> {
+        let budget = input_budget(self.options.context_window, self.history_max_tokens).budget;
+        let start = self.windows.last().map_or(0, |w| w.end);
+        let mut history = self.sized_history();
+        let mut end = start;
+        let mut total: u64 = 0;
+        loop {
+            if end == history.messages.len() && !history.read(session)? {
+                break;
+            }
+            let size = history.sizes[end];
+            if end > start && total.saturating_add(size) > budget {
+                break;
+            }
+            total = total.saturating_add(size);
+            end += 1;
+        }
+        if end == start {
+            return Ok(false);
+        }
+        self.windows.push(start..end);
+        Ok(true)
+    }
+
+    /// True when no message follows the window `index` (reads one message ahead).
+    fn is_last_window(&mut self, session: &Session, index: usize) -> Result<bool> {
+        let end = self.windows[index].end;
+        if index + 1 < self.windows.len() || end < self.history_messages.len() {
+            return Ok(false);
+        }
+        Ok(!self.sized_history().read(session)?)
+    }
+
+    fn sized_history(&mut self) -> SizedHistory<'_> {
+        SizedHistory {
+            feed: &mut self.feed,
+            messages: &mut self.history_messages,
+            sizes: &mut self.history_sizes,
+            useless: self.useless.iter().map(|s| &**s).collect(),
+        }
+    }
+
+    /// Writes the request for the next history window; the history is skipped when there is
+    /// nothing to summarize.
+    fn queue_history_window(&mut self, session: &Session) -> Result<()> {
         if self.history != Slot::Queued {
             return Ok(());
         }
-        let Some(range) = self.windows.get(self.next_window).cloned() else {
+        if self.next_window == self.windows.len() && !self.plan_next_window(session)? {
+            if self.next_window == 0 {
+                self.history = Slot::Skip;
+            }
             return Ok(());
-        };
+        }
+        let last = self.is_last_window(session, self.next_window)?;
+        let range = self.windows[self.next_window].clone();
         let serialized = serialize_conversation_for_summary(&self.history_messages[range]);
         let budget = input_budget(self.options.context_window, self.history_max_tokens).budget;
         let tokens = crate::tokens::TokenCounter::count(&ByteEstimate, &serialized);
@@ -256,7 +447,10 @@ impl CompactionPlan {
             system_prompt: Self::system_prompt(),
             prompt,
             max_tokens: self.history_max_tokens,
-            window: Some((self.next_window + 1, self.windows.len())),
+            window: Some(Window {
+                index: self.next_window + 1,
+                last,
+            }),
         });
         Ok(())
     }
@@ -364,7 +558,10 @@ impl CompactionPlan {
     /// Records the answer to a pending request and writes what follows from it (the next
     /// history window, then the short summary). `E_INVALID_ARGUMENT` for an id that is not
     /// pending.
-    pub fn answer(&mut self, id: &str, text: &str) -> Result<()> {
+    /// `session` is the session the plan was made for (`E_STALE_PLAN` otherwise): the next
+    /// window is read from it.
+    pub fn answer(&mut self, session: &Session, id: &str, text: &str) -> Result<()> {
+        self.check_fresh(session)?;
         let text = text.trim().to_string();
         let is_history = matches!(&self.history, Slot::Pending(r) if r.id == id);
         let slot = self.slot_of(id).ok_or_else(|| Error::InvalidArgument {
@@ -372,11 +569,13 @@ impl CompactionPlan {
         })?;
         *slot = Slot::Done(text.clone());
         if is_history {
+            let more = self.next_window + 1 < self.windows.len()
+                || !self.is_last_window(session, self.next_window)?;
             self.next_window += 1;
-            if self.next_window < self.windows.len() {
+            if more {
                 self.carried = Some(text);
                 self.history = Slot::Queued;
-                self.queue_history_window()?;
+                self.queue_history_window(session)?;
             }
         }
         self.queue_short();
@@ -387,7 +586,13 @@ impl CompactionPlan {
     /// the window is planned again at half the budget (`tokens_sent` is what the request
     /// carried, when known). `E_SUMMARIZER` when halving would go below the floor, or for a
     /// request that is not a pending history window.
-    pub fn retry_smaller(&mut self, id: &str, tokens_sent: Option<u64>) -> Result<()> {
+    pub fn retry_smaller(
+        &mut self,
+        session: &Session,
+        id: &str,
+        tokens_sent: Option<u64>,
+    ) -> Result<()> {
+        self.check_fresh(session)?;
         let Slot::Pending(req) = &self.history else {
             return Err(Error::Summarizer {
                 reason: format!("\"{id}\" overflowed and is not a history window"),
@@ -415,7 +620,7 @@ impl CompactionPlan {
         self.windows
             .splice(self.next_window..=self.next_window, sub);
         self.history = Slot::Queued;
-        self.queue_history_window()
+        self.queue_history_window(session)
     }
 
     /// Request ids still waiting for an answer (pending or not yet written).

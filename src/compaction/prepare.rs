@@ -231,6 +231,16 @@ fn readable(
     }
 }
 
+/// Position in `path` of the entry with `id`. Ids are unique, so the search runs from the
+/// end: the entries a compaction keeps lie just before it, and a long history is not walked.
+/// (A file with duplicate ids falls back to the first entry on `path` that has it.)
+fn position_before(session: &Session, path: &[usize], id: &str) -> Option<usize> {
+    let index = session.index_of(id)?;
+    path.iter()
+        .rposition(|&i| i == index)
+        .or_else(|| path.iter().position(|&i| session.entries()[i].id() == id))
+}
+
 /// `prepareCompaction` (spec: compaction §4.4 with the [N+] effective sequence). Errors:
 /// `E_ALREADY_COMPACTED` when the path ends with a compaction, `E_NOTHING_TO_COMPACT` when
 /// nothing would be summarized.
@@ -294,17 +304,11 @@ pub fn prepare_compaction(
                 Some(_) => body
                     .provider_replay_through_entry_id
                     .as_deref()
-                    .and_then(|id| {
-                        path[..*p]
-                            .iter()
-                            .position(|&i| session.entries()[i].id() == id)
-                    })
+                    .and_then(|id| position_before(session, &path[..*p], id))
                     .map_or(p + 1, |q| q + 1),
                 // A local summary: its retained original entries come back first (unless
                 // `firstKeptEntryId` names an entry after the record).
-                None => path[..*p]
-                    .iter()
-                    .position(|&i| session.entries()[i].id() == body.first_kept_entry_id)
+                None => position_before(session, &path[..*p], &body.first_kept_entry_id)
                     .map_or(p + 1, |k| k.max(floor)),
             };
             positions.extend((start..path.len()).filter(|&q| carries(q)));

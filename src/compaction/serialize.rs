@@ -50,7 +50,25 @@ pub const BOUNDARY_TAGS: [&str; 3] = ["conversation", "previous-summary", "addit
 
 /// Length of `s` as JavaScript counts it (UTF-16 code units).
 pub fn js_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
+    // Units = bytes − continuation bytes (10xxxxxx) + 4-byte leads (11110xxx, a surrogate
+    // pair), counted eight bytes at a time.
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let b = s.as_bytes();
+    let mut chunks = b.chunks_exact(8);
+    let (mut cont, mut four) = (0usize, 0usize);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        if w & HIGH == 0 {
+            continue;
+        }
+        cont += (w & !(w << 1) & HIGH).count_ones() as usize;
+        four += (w & (w << 1) & (w << 2) & (w << 3) & HIGH).count_ones() as usize;
+    }
+    for &x in chunks.remainder() {
+        cont += usize::from(x & 0xC0 == 0x80);
+        four += usize::from(x >= 0xF0);
+    }
+    b.len() - cont + four
 }
 
 /// `truncateForSummary` (spec: compaction §5.2): text of more than `max` code units keeps its
@@ -64,20 +82,27 @@ pub fn truncate_for_summary(text: &str, max: usize) -> Cow<'_, str> {
     if text.len() <= max {
         return Cow::Borrowed(text);
     }
-    let mut units = 0;
-    let mut cut = None;
-    let mut split_pair = false;
-    for (i, c) in text.char_indices() {
-        let w = c.len_utf16();
-        if cut.is_none() && units + w > max {
-            cut = Some(i);
-            split_pair = units < max;
+    let (cut, split_pair) = if text.as_bytes()[..max].is_ascii() {
+        // ASCII up to the cap (the usual tool output): the cut is at `max` bytes, and a
+        // longer text has more than `max` units.
+        (max, false)
+    } else {
+        let mut units = 0;
+        let mut found = None;
+        for (i, c) in text.char_indices() {
+            let w = c.len_utf16();
+            if units + w > max {
+                found = Some((i, units < max));
+                break;
+            }
+            units += w;
         }
-        units += w;
-    }
-    let Some(cut) = cut else {
-        return Cow::Borrowed(text);
+        match found {
+            Some(f) => f,
+            None => return Cow::Borrowed(text),
+        }
     };
+    let units = js_len(text);
     let mut out = String::with_capacity(cut + 48);
     out.push_str(&text[..cut]);
     if split_pair {
@@ -418,10 +443,22 @@ pub fn fits_budget(text: &str, budget: u64, counter: &dyn TokenCounter) -> bool 
 /// Token size of each message's own serialization ([`serialize_each`]); 0 for a message
 /// that contributes nothing.
 pub fn message_sizes(messages: &[Value], counter: &dyn TokenCounter) -> Vec<u64> {
-    serialize_each(messages)
+    let useless = useless_tool_call_ids(messages);
+    messages
         .iter()
-        .map(|s| if s.is_empty() { 0 } else { counter.count(s) })
+        .map(|m| message_size(m, &useless, counter))
         .collect()
+}
+
+/// Token size of one message's serialization, with the calls of `useless` results left out.
+pub fn message_size(msg: &Value, useless: &FxHashSet<&str>, counter: &dyn TokenCounter) -> u64 {
+    let mut s = String::new();
+    serialize_into(&mut s, msg, useless);
+    if s.is_empty() {
+        0
+    } else {
+        counter.count(&s)
+    }
 }
 
 /// Greedy window packing (spec: compaction §5.5): messages in order; a new window starts
@@ -603,6 +640,18 @@ mod tests {
         // Many bytes but few units: no cut.
         let wide = "é".repeat(1500);
         assert_eq!(truncate_for_summary(&wide, 2000), wide.as_str());
+        // An ASCII head cut at the cap, whatever follows.
+        let head = format!("{}\u{1f600}é", "a".repeat(2000));
+        assert_eq!(
+            truncate_for_summary(&head, 2000),
+            format!("{}\n\n[... 3 more characters truncated]", "a".repeat(2000))
+        );
+        // UTF-16 length from the bytes: 1, 2, 3 and 4-byte sequences.
+        let long = "ab\u{1f600}cdé€fgh\u{10ffff}".repeat(7);
+        for text in ["", "abc", "aé€\u{1f600}", "\u{1f600}\u{10ffff}é", &long] {
+            let want: usize = text.chars().map(char::len_utf16).sum();
+            assert_eq!(js_len(text), want, "{text:?}");
+        }
     }
 
     #[test]

@@ -113,7 +113,11 @@ impl Session {
             }
         }
         let t = match self.entry_message(index) {
-            Ok(Some(m)) => tokens::estimate_message(&m, &ByteEstimate, opts),
+            Ok(Some(m)) => {
+                // The body is parsed anyway: remember what history windows need too.
+                self.remember_useless(index, &m);
+                tokens::estimate_message(&m, &ByteEstimate, opts)
+            }
             _ => 0,
         };
         let mut c = cache.borrow_mut();
@@ -193,6 +197,43 @@ impl Session {
         }
     }
 
+    /// The `toolCallId` of a tool result entry flagged `useless: true` that stays in the
+    /// provider conversation (not `contextOmitted`), else `None` (spec: compaction §5.1
+    /// "Useless pairs": such results and their calls are left out of the summarizer's
+    /// transcript). Memoized per entry, and filled as a side effect of token estimation, so a
+    /// plan can collect the useless ids of a long history without re-reading it.
+    pub fn useless_tool_call(&self, index: usize) -> Option<Box<str>> {
+        if self.entries[index].role != Some(crate::message::Role::ToolResult) {
+            return None;
+        }
+        if let Some(Some(known)) = self.useless_calls.borrow().get(index) {
+            return known.clone();
+        }
+        match self.message(index) {
+            Ok(m) => self.remember_useless(index, &m),
+            Err(_) => None,
+        }
+    }
+
+    fn remember_useless(&self, index: usize, m: &AgentMessage) -> Option<Box<str>> {
+        let AgentMessage::ToolResult(r) = m else {
+            return None;
+        };
+        if self.entries[index].kind != EntryKind::Message {
+            return None;
+        }
+        let id: Option<Box<str>> = (r.useless
+            && !crate::message::truthy(r.context_omitted.as_ref())
+            && !r.tool_call_id.is_empty())
+        .then(|| r.tool_call_id.as_str().into());
+        let mut cache = self.useless_calls.borrow_mut();
+        if cache.len() < self.entries.len() {
+            cache.resize(self.entries.len(), None);
+        }
+        cache[index] = Some(id.clone());
+        id
+    }
+
     /// Forgets the memoized estimates of an entry (after an edit).
     pub(crate) fn invalidate_tokens(&self, index: usize) {
         for cache in [&self.tokens_full, &self.tokens_excluding] {
@@ -201,6 +242,9 @@ impl Session {
             }
         }
         if let Some(c) = self.file_calls.borrow_mut().get_mut(index) {
+            *c = None;
+        }
+        if let Some(c) = self.useless_calls.borrow_mut().get_mut(index) {
             *c = None;
         }
     }

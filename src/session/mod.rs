@@ -100,6 +100,21 @@ pub struct Session {
     tokens_excluding: RefCell<Vec<u32>>,
     /// Memoized file-touching tool calls per assistant entry.
     file_calls: RefCell<Vec<Option<FileCalls>>>,
+    /// Memoized `toolCallId` of each tool result flagged `useless` (outer `None` = not
+    /// computed yet).
+    useless_calls: RefCell<Vec<Option<Option<Box<str>>>>>,
+    /// The last path computed by `path_to` (parents never change after loading, so it stays
+    /// valid): preparing compactions and building contexts walk the same long path again.
+    last_path: RefCell<Option<(usize, Box<[usize]>)>>,
+}
+
+/// Text of bytes that are almost always valid UTF-8: `from_utf8` validates far faster than
+/// `from_utf8_lossy`, which is only needed for the rare invalid line (U+FFFD replacements).
+fn utf8_text(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// The `(tool, path)` pairs of an entry's file tool calls.
@@ -162,6 +177,8 @@ impl Session {
             tokens_full: RefCell::default(),
             tokens_excluding: RefCell::default(),
             file_calls: RefCell::default(),
+            useless_calls: RefCell::default(),
+            last_path: RefCell::default(),
         }
     }
 
@@ -236,7 +253,7 @@ impl Session {
         let (s, e) = self.lines[line].message?;
         // Slice the bytes first: the span is a byte range of the line as loaded.
         let bytes = self.line_bytes(line).get(s as usize..e as usize)?;
-        Some(String::from_utf8_lossy(bytes))
+        Some(utf8_text(bytes))
     }
 
     /// Parses the message of a `message` entry.
@@ -275,7 +292,7 @@ impl Session {
     pub(crate) fn line_text(&self, line: usize) -> Cow<'_, str> {
         match &self.lines[line].text {
             LineText::Owned(s) => Cow::Borrowed(s),
-            LineText::Source { start, end } => String::from_utf8_lossy(&self.source[*start..*end]),
+            LineText::Source { start, end } => utf8_text(&self.source[*start..*end]),
         }
     }
 

@@ -20,6 +20,17 @@ impl Session {
     /// Indices from the root to `index`, root first (`getBranch`). A missing parent ends the
     /// walk (an orphan is the root of its path); cycles were cut at load time.
     pub fn path_to(&self, index: usize) -> Vec<usize> {
+        if let Some((at, path)) = &*self.last_path.borrow() {
+            if *at == index {
+                return path.to_vec();
+            }
+        }
+        let path = self.walk_to_root(index);
+        *self.last_path.borrow_mut() = Some((index, path.as_slice().into()));
+        path
+    }
+
+    fn walk_to_root(&self, index: usize) -> Vec<usize> {
         let mut path = Vec::new();
         let mut cur = Some(index as u32);
         while let Some(i) = cur {

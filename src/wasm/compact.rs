@@ -70,8 +70,8 @@ fn request_json(r: &SummaryRequest) -> Value {
     m.insert("systemPrompt".into(), r.system_prompt.clone().into());
     m.insert("prompt".into(), r.prompt.clone().into());
     m.insert("maxTokens".into(), r.max_tokens.into());
-    if let Some((n, of)) = r.window {
-        m.insert("window".into(), json!({"index": n, "count": of}));
+    if let Some(w) = r.window {
+        m.insert("window".into(), json!({"index": w.index, "last": w.last}));
     }
     Value::Object(m)
 }
@@ -152,7 +152,8 @@ fn committed_json(
 #[wasm_bindgen]
 pub struct WasmCompactionPlan {
     plan: CompactionPlan,
-    preparation: String,
+    /// Written on first use: for a long history it lists tens of thousands of entry ids.
+    preparation: Option<String>,
 }
 
 #[wasm_bindgen]
@@ -165,22 +166,31 @@ impl WasmCompactionPlan {
         ))
     }
 
-    /// The preparation (cut, regions, file operations), as JSON.
+    /// The preparation (cut, regions, file operations), as JSON; `session` is the plan's
+    /// own (entries are only ever appended, so its indices still name the same entries).
     #[wasm_bindgen(js_name = preparationJson)]
-    pub fn preparation_json(&self) -> String {
-        self.preparation.clone()
+    pub fn preparation_json(&mut self, session: &WasmSession) -> String {
+        self.preparation
+            .get_or_insert_with(|| preparation_json(session.s(), &self.plan.preparation))
+            .clone()
     }
 
-    /// Records the answer to a pending request.
-    pub fn answer(&mut self, id: &str, text: &str) -> Result<(), JsValue> {
-        self.plan.answer(id, text).map_err(to_js)
+    /// Records the answer to a pending request; the next history window is read from
+    /// `session` (the plan's own, unchanged: `E_STALE_PLAN` otherwise).
+    pub fn answer(&mut self, session: &WasmSession, id: &str, text: &str) -> Result<(), JsValue> {
+        self.plan.answer(session.s(), id, text).map_err(to_js)
     }
 
     /// A history window overflowed the summarizer's context: plan it at half the budget.
     #[wasm_bindgen(js_name = retrySmaller)]
-    pub fn retry_smaller(&mut self, id: &str, tokens_sent: Option<f64>) -> Result<(), JsValue> {
+    pub fn retry_smaller(
+        &mut self,
+        session: &WasmSession,
+        id: &str,
+        tokens_sent: Option<f64>,
+    ) -> Result<(), JsValue> {
         self.plan
-            .retry_smaller(id, tokens_sent.map(|t| t.max(0.0) as u64))
+            .retry_smaller(session.s(), id, tokens_sent.map(|t| t.max(0.0) as u64))
             .map_err(to_js)
     }
 
@@ -205,8 +215,10 @@ fn make_plan(
     let settings = settings_from(settings_json)?;
     let o = options(options_json, "plan options")?;
     let plan = plan_compaction(session, &settings, plan_options(session, &o)?).map_err(to_js)?;
-    let preparation = preparation_json(session, &plan.preparation);
-    Ok(WasmCompactionPlan { plan, preparation })
+    Ok(WasmCompactionPlan {
+        plan,
+        preparation: None,
+    })
 }
 
 #[wasm_bindgen]

@@ -12,7 +12,7 @@ function rows(label, session, settings) {
   out.push({ name: `${label}: prepareCompaction, first call`, median: first, unit: 'ms', samples: 1, note: 'estimates every entry once' });
   out.push({ name: `${label}: prepareCompaction`, median: median(times), min: Math.min(...times), max: Math.max(...times), unit: 'ms', samples: times.length, note });
   const plans = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 11; i++) {
     const [t, plan] = timed(() => session.planCompaction(settings));
     plans.push(t);
     plan.free();

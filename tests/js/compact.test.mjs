@@ -347,3 +347,41 @@ test('a summarizer context overflow re-plans the window, and gives up at the flo
   assert.equal(calls, 1, 'an overflow is never retried as is');
   assert.equal(s.toJsonl(), text);
 });
+
+test('a long history is summarized in windows read as the fold reaches them', () => {
+  // 40 turns of ~350 tokens against an 8,000-token summarizer (1,024 tokens a call): windows.
+  const lines = [header];
+  let parent = null;
+  for (let i = 0; i < 40; i++) {
+    lines.push(JSON.stringify({ type: 'message', id: `u${i}`, parentId: parent, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: `question ${i} `.repeat(100), timestamp: 1 } }));
+    lines.push(JSON.stringify({ type: 'message', id: `a${i}`, parentId: `u${i}`, timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], provider: 'anthropic', model: 'm', usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop' } }));
+    parent = `a${i}`;
+  }
+  const text = lines.join('\n') + '\n';
+  const s = Session.fromJsonl(text);
+  const plan = s.planCompaction(settings, { contextWindow: 8_000 });
+  assert.equal(plan.preparation.messagesToSummarize.length, 78);
+  const windows = [];
+  for (let round = 0; !plan.isComplete; round++) {
+    assert.ok(round < 100, 'the plan completes');
+    for (const r of plan.pending) {
+      if (r.purpose === 'history') {
+        windows.push(r.window);
+        if (r.window.index > 1) assert.match(r.prompt, new RegExp(`<previous-summary>\\nwindow ${r.window.index - 1}\\n`));
+      }
+      plan.answer(r.id, r.purpose === 'history' ? `window ${r.window.index}` : 'short');
+    }
+  }
+  assert.ok(windows.length > 2 && windows.length < 78, `${windows.length} windows`);
+  assert.deepEqual(
+    windows,
+    windows.map((_, k) => ({ index: k + 1, last: k === windows.length - 1 })),
+  );
+  const commit = s.commitCompaction(plan);
+  assert.ok(commit.compactionEntry.summary.startsWith(`window ${windows.length}\n`));
+  // A plan reads later windows from its own session: one that moved on is refused.
+  const t = Session.fromJsonl(text);
+  const stale = t.planCompaction(settings, { contextWindow: 8_000 });
+  t.appendMessage({ role: 'user', content: 'more', timestamp: 2 });
+  assert.throws(() => stale.answer(stale.pending[0].id, 'x'), (err) => err.code === 'E_STALE_PLAN');
+});

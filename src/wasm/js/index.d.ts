@@ -458,8 +458,11 @@ export interface SummaryRequest {
   /** The whole user message: conversation, previous summary, context lines, instructions. */
   prompt: string;
   maxTokens: number;
-  /** History windows of a large conversation: 1-based index and count. */
-  window?: { index: number; count: number };
+  /**
+   * History windows of a large conversation: 1-based index, and whether it is the last.
+   * Windows are planned as the fold reaches them, so the count is known only at the end.
+   */
+  window?: { index: number; last: boolean };
 }
 
 /** What a compaction will do (spec: compaction §4.5); message lists are entry ids. */
@@ -508,7 +511,10 @@ export class CompactionPlan {
   readonly preparation: CompactionPreparation;
   readonly isComplete: boolean;
   readonly strategy: 'context-full' | 'handoff';
-  /** Records the summary answering a pending request; may write follow-up requests. */
+  /**
+   * Records the summary answering a pending request; may write follow-up requests (the next
+   * history window is read from the session then: `E_STALE_PLAN` if it changed).
+   */
   answer(id: string, text: string): void;
   /** A history window overflowed the summarizer's context: plan it at half the budget. Throws `E_SUMMARIZER` at the floor. */
   retrySmaller(id: string, tokensSent?: number): void;

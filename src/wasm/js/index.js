@@ -244,7 +244,7 @@ export class Session {
    * requests you answer (through any LLM), then `commitCompaction(plan)`.
    */
   planCompaction(settings, options) {
-    return new CompactionPlan(this.#inner.planCompaction(optionsJson(settings), optionsJson(options)));
+    return new CompactionPlan(this.#inner.planCompaction(optionsJson(settings), optionsJson(options)), this.#inner);
   }
 
   /** Appends the compaction entry of a complete plan. Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`. */
@@ -319,9 +319,12 @@ function planOf(plan) {
 /** A compaction waiting for its summaries (see `Session.planCompaction`). */
 export class CompactionPlan {
   #raw;
+  /** The session's wasm object: later history windows are read from it. */
+  #session;
 
-  constructor(raw) {
+  constructor(raw, session) {
     this.#raw = raw;
+    this.#session = session;
   }
 
   /** @internal */
@@ -336,7 +339,7 @@ export class CompactionPlan {
 
   /** What the compaction will do: cut, regions (entry ids), tokens, file operations. */
   get preparation() {
-    return JSON.parse(this.#raw.preparationJson());
+    return JSON.parse(this.#raw.preparationJson(this.#session));
   }
 
   /** True when every request is answered. */
@@ -354,12 +357,12 @@ export class CompactionPlan {
     if (typeof id !== 'string' || typeof text !== 'string') {
       throw fail('E_INVALID_ARGUMENT', 'answer(id, text) takes two strings');
     }
-    this.#raw.answer(id, text);
+    this.#raw.answer(this.#session, id, text);
   }
 
   /** The summarizer's context overflowed on a history window: plan it at half the budget. */
   retrySmaller(id, tokensSent) {
-    this.#raw.retrySmaller(requireId(id), tokensSent);
+    this.#raw.retrySmaller(this.#session, requireId(id), tokensSent);
   }
 
   /** Releases the plan's WebAssembly memory now. */
