@@ -385,3 +385,42 @@ test('a long history is summarized in windows read as the fold reaches them', ()
   t.appendMessage({ role: 'user', content: 'more', timestamp: 2 });
   assert.throws(() => stale.answer(stale.pending[0].id, 'x'), (err) => err.code === 'E_STALE_PLAN');
 });
+
+test('spec §10.1 cases 7 and 8: a BigInt argument stays exact; call options reach every summarize call', async () => {
+  const s = Session.fromJsonl(sessionText(4));
+  // A last turn cut in the middle (history, turn prefix and short summary are all asked for)
+  // whose tool call has an argument beyond 2^53.
+  const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
+  s.appendMessage({ role: 'user', content: 'next', timestamp: 5 });
+  s.appendMessage({
+    role: 'assistant',
+    content: [{ type: 'toolCall', id: 'big', name: 'bash', arguments: { n: 9007199254740993n } }],
+    provider: 'anthropic',
+    model: 'm',
+    usage,
+    stopReason: 'toolUse',
+    timestamp: 6,
+  });
+  s.appendMessage({ role: 'toolResult', toolCallId: 'big', toolName: 'bash', content: [{ type: 'text', text: 'ok' }], isError: false, timestamp: 7 });
+  s.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'done' }], provider: 'anthropic', model: 'm', usage, stopReason: 'stop', timestamp: 8 });
+  const seen = [];
+  await s.compact({
+    settings: { keepRecentTokens: 3 },
+    initiator: 'agent',
+    sessionId: 'sess-42',
+    summarize: async (request, context) => {
+      seen.push({ request, context });
+      return `${request.purpose} summary`;
+    },
+  });
+  assert.ok(seen.some(({ request }) => request.prompt.includes('"9007199254740993"')), 'the exact digits, quoted');
+  assert.deepEqual(
+    seen.map(({ request, context }) => [request.purpose, context.initiator, context.sessionId, context.telemetryTag]).sort(),
+    [
+      ['history', 'agent', 'sess-42', 'compaction_summary'],
+      ['short-summary', 'agent', 'sess-42', 'compaction_short_summary'],
+      ['turn-prefix', 'agent', 'sess-42', 'compaction_turn_prefix'],
+    ],
+  );
+  assert.ok(seen.every(({ context }) => context.signal && typeof context.signal.aborted === 'boolean'));
+});

@@ -126,9 +126,18 @@ async function callRemote(remote, request, signal) {
   }
 }
 
-async function callCandidate(candidate, request, signal) {
+/** The telemetry tag of each request purpose (spec: compaction §5.3 request options). */
+const TELEMETRY_TAGS = {
+  history: 'compaction_summary',
+  'turn-prefix': 'compaction_turn_prefix',
+  'short-summary': 'compaction_short_summary',
+  handoff: 'handoff',
+};
+
+async function callCandidate(candidate, request, signal, callOptions) {
   if (candidate.remote) return callRemote(candidate.remote, request, signal);
-  const answer = await untilAbort(candidate.summarize({ ...request }, { signal }), signal);
+  const context = { ...callOptions, telemetryTag: TELEMETRY_TAGS[request.purpose], signal };
+  const answer = await untilAbort(candidate.summarize({ ...request }, context), signal);
   if (typeof answer === 'string') return answer;
   if (typeof answer?.summary === 'string') return answer.summary;
   throw new Error('the summarizer returned neither a string nor {summary}');
@@ -138,7 +147,7 @@ async function callCandidate(candidate, request, signal) {
  * Answers one request: candidates in order, each retried as the core decides. Resolves to
  * `{text}` or `{shrink: true}` (a history window overflowed the summarizer's context).
  */
-async function summarizeOne(request, candidates, retryJson, signal) {
+async function summarizeOne(request, candidates, retryJson, signal, callOptions) {
   let last;
   for (let n = 0; n < candidates.length; n++) {
     const more = n + 1 < candidates.length;
@@ -146,7 +155,7 @@ async function summarizeOne(request, candidates, retryJson, signal) {
       let text;
       let failure;
       try {
-        text = await callCandidate(candidates[n], request, signal);
+        text = await callCandidate(candidates[n], request, signal, callOptions);
       } catch (err) {
         failure = err;
       }
@@ -254,6 +263,8 @@ async function run(session, o, signal) {
     }
     const work = Object.keys(extra).length ? plan(extra) : first;
     const retryJson = o.retry === undefined ? undefined : JSON.stringify(o.retry);
+    // Passed through to every summarize call (initiator override, session id, metadata).
+    const callOptions = pick(o, ['initiator', 'sessionId', 'metadata']);
     const failed = (message) =>
       coded('E_SUMMARIZER', requireRaw().compactionErrorMessage(o.reason ?? 'manual', message));
 
@@ -261,7 +272,7 @@ async function run(session, o, signal) {
     while (!work.isComplete) {
       const pending = work.pending;
       if (pending.length === 0) throw coded('E_SUMMARIZER', 'the plan is stuck without pending requests');
-      const outcomes = await Promise.allSettled(pending.map((r) => summarizeOne(r, candidates, retryJson, signal)));
+      const outcomes = await Promise.allSettled(pending.map((r) => summarizeOne(r, candidates, retryJson, signal, callOptions)));
       if (signal.aborted) throw abortError();
       outcomes.forEach((outcome, i) => {
         if (outcome.status === 'rejected') {

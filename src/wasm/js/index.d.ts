@@ -541,7 +541,18 @@ export interface ExtensionCompaction {
 }
 
 /** A summarizer: gets a request, returns the summary text (or `{summary}`). Throw an Error with `status` and optionally `retryAfter` (seconds) to get retries for transient failures. */
-export type Summarize = (request: SummaryRequest, context: { signal: AbortSignalLike }) => Promise<string | { summary: string }> | string;
+/** What a summarize call gets besides the request. */
+export interface SummarizeContext {
+  signal: AbortSignalLike;
+  /** `compaction_summary`, `compaction_turn_prefix`, `compaction_short_summary` or `handoff`. */
+  telemetryTag: 'compaction_summary' | 'compaction_turn_prefix' | 'compaction_short_summary' | 'handoff';
+  /** From `CompactOptions`, for the host's LLM client (e.g. an initiator override `'agent'`). */
+  initiator?: string;
+  sessionId?: string;
+  metadata?: Record<string, string>;
+}
+
+export type Summarize = (request: SummaryRequest, context: SummarizeContext) => Promise<string | { summary: string }> | string;
 
 export type CompactionEvent =
   | { type: 'auto_compaction_start'; reason: CompactReason; action: 'context-full' }
@@ -595,6 +606,10 @@ export interface CompactOptions {
   willRetry?: boolean;
   hooks?: CompactionHooks | CompactionHooks[];
   retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number; maxWaitMs?: number };
+  /** Passed to every `summarize` call in its context (spec: compaction §5.3 request options). */
+  initiator?: string;
+  sessionId?: string;
+  metadata?: Record<string, string>;
 }
 
 // ----- API --------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // Values cross the wasm boundary as JSON text (see src/wasm/mod.rs); this module parses and
 // stringifies, fills defaults (`now` = Date.now()), and checks argument types so that misuse
 // fails with a coded Error instead of deep inside the engine.
-import { requireRaw } from './raw.js';
+import { requireRaw, toJson } from './raw.js';
 import { compactSession } from './compact.js';
 
 const encoder = new TextEncoder();
@@ -186,7 +186,7 @@ export class Session {
     if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) {
       throw fail('E_INVALID_ARGUMENT', 'entry fields must be an object');
     }
-    return this.#inner.append(type, JSON.stringify(fields), nowOf(options));
+    return this.#inner.append(type, toJson(fields), nowOf(options));
   }
 
   /** Appends a `message` entry; returns its id. */
@@ -202,7 +202,7 @@ export class Session {
     if (compaction === null || typeof compaction !== 'object') {
       throw fail('E_INVALID_ARGUMENT', 'a compaction must be an object');
     }
-    return this.#inner.appendCompaction(JSON.stringify(compaction), nowOf(options));
+    return this.#inner.appendCompaction(toJson(compaction), nowOf(options));
   }
 
   /** Moves the leaf to `fromId` (null: the root) and appends a branch summary there. */
@@ -211,7 +211,7 @@ export class Session {
       throw fail('E_INVALID_ARGUMENT', 'the summary must be a string');
     }
     const from = fromId === null || fromId === undefined ? undefined : requireId(fromId, 'fromId');
-    const details = options?.details === undefined ? undefined : JSON.stringify(options.details);
+    const details = options?.details === undefined ? undefined : toJson(options.details);
     return this.#inner.branchWithSummary(
       from,
       summary,
@@ -258,7 +258,7 @@ export class Session {
       throw fail('E_INVALID_ARGUMENT', 'a compaction needs a string `summary`');
     }
     return JSON.parse(
-      this.#inner.commitExtensionCompaction(planOf(plan), JSON.stringify(compaction), nowOf(options)),
+      this.#inner.commitExtensionCompaction(planOf(plan), toJson(compaction), nowOf(options)),
     );
   }
 
@@ -377,7 +377,7 @@ export function estimateTokens(message, options) {
     throw fail('E_INVALID_ARGUMENT', 'a message must be an object');
   }
   return requireRaw().estimateTokensJson(
-    JSON.stringify(message),
+    toJson(message),
     Boolean(options?.excludeEncryptedReasoning),
   );
 }

@@ -17,3 +17,12 @@ export function requireRaw() {
   }
   return raw;
 }
+
+/**
+ * `JSON.stringify` for data that becomes session content: a BigInt (a tool argument beyond
+ * 2^53, say) is kept exact as a quoted decimal string (spec: compaction §5.1) instead of
+ * making `JSON.stringify` throw.
+ */
+export function toJson(value) {
+  return JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
+}

@@ -2,7 +2,7 @@
 // Options and shapes cross the wasm boundary as JSON text; frames come back as objects holding
 // the PNG bytes in a Uint8Array. Errors are Error objects with a stable `code`
 // (E_SHAPE, E_OPTIONS, E_FONT, E_ENCODE, E_INVALID_ARGUMENT).
-import { requireRaw } from './raw.js';
+import { requireRaw, toJson } from './raw.js';
 
 function fail(code, message) {
   const err = new Error(message);
@@ -144,7 +144,7 @@ export function serializeConversation(messages, options) {
     options === undefined || options === null
       ? undefined
       : JSON.stringify(options, (_k, v) => (v === Infinity ? 'Infinity' : v));
-  return requireRaw().snapcompactSerialize(JSON.stringify(messages), opts);
+  return requireRaw().snapcompactSerialize(toJson(messages), opts);
 }
 
 /** How many frames `renderFrames(text, options)` returns, without rendering them. */

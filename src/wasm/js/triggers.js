@@ -2,7 +2,7 @@
 // what happened — a turn ended, a prompt is about to go out, the agent is idle, a promotion or
 // compaction finished — and applies the Decision it gets back. Nothing here reads a clock
 // except to default `now` to Date.now(). Values cross the wasm boundary as JSON text.
-import { requireRaw } from './raw.js';
+import { requireRaw, toJson } from './raw.js';
 
 function fail(code, message) {
   const err = new Error(message);
@@ -112,7 +112,7 @@ export class ContextManager {
       freedTokens: tokensOf(o.freedTokens, 'freedTokens'),
       midRun: Boolean(o.midRun),
     });
-    const message = JSON.stringify(assistantOf(assistantMessage, 'afterTurn() takes an assistant message that'));
+    const message = toJson(assistantOf(assistantMessage, 'afterTurn() takes an assistant message that'));
     return JSON.parse(this.#inner.afterTurn(message, modelJson(model), json));
   }
 
@@ -215,7 +215,7 @@ export class ContextManager {
  * provider's overflow wording, or a `stop` whose input + cacheRead exceed `contextWindow`.
  */
 export function isContextOverflow(message, contextWindow) {
-  const json = JSON.stringify(assistantOf(message));
+  const json = toJson(assistantOf(message));
   return requireRaw().isContextOverflowJson(json, tokensOf(contextWindow, 'contextWindow'));
 }
 
