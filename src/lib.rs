@@ -6,6 +6,7 @@
 //! The only JavaScript-facing code lives in the `wasm` module.
 #![forbid(unsafe_code)]
 
+pub mod branch;
 pub mod compaction;
 pub mod context;
 pub mod convert;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod json;
 pub mod message;
 pub mod prompts;
+pub mod pruning;
 pub mod session;
 pub mod settings;
 pub mod snapcompact;

@@ -1,0 +1,1 @@
+//! Tool-output pruning (spec: compaction §6). Work in progress.
