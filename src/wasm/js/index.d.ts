@@ -582,7 +582,10 @@ export interface CompactionHooks {
   }) => void | { context?: string[]; prompt?: string; preserveData?: JsonObject } | Promise<void | { context?: string[]; prompt?: string; preserveData?: JsonObject }>;
   /** After the entry is saved. */
   session_compact?: (event: CompactionCommit) => void | Promise<void>;
-  /** Start/end events of automatic compactions (reason other than `manual`). */
+  /**
+   * Start/end events of automatic compactions (reason other than `manual`). A `ContextManager`
+   * decision carries the same events in `decision.events`: show them from one place.
+   */
   onEvent?: (event: CompactionEvent) => void;
 }
 
