@@ -5,194 +5,10 @@
 // endpoint (§5.8, with the runtime's `fetch`), timers and the AbortSignal. The commit is the
 // last step and the only one that writes, so any failure leaves the session as it was.
 import { requireRaw } from './raw.js';
-
-/** Time-out of one remote-endpoint request (spec: compaction §5.8). */
-const REMOTE_TIMEOUT_MS = 180_000;
+import { abortError, callHook, coded, handlers, pick, summarizeOne } from './summarizer.js';
 
 /** Sessions with a compaction in flight. */
 const running = new WeakSet();
-
-function coded(code, message) {
-  const err = new Error(message);
-  err.code = code;
-  return err;
-}
-
-function abortError() {
-  return coded('E_ABORTED', 'Compaction aborted: the signal was aborted; the session is unchanged');
-}
-
-/** Settles like `promise`, or rejects with the abort error as soon as `signal` aborts. */
-function untilAbort(promise, signal) {
-  if (signal.aborted) return Promise.reject(abortError());
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortError());
-    signal.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(promise).then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
-function sleep(ms, signal) {
-  let timer;
-  const done = new Promise((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return untilAbort(done, signal).finally(() => clearTimeout(timer));
-}
-
-/** What retries need to know of a thrown value. */
-function failureInfo(err) {
-  const message = typeof err?.message === 'string' ? err.message : String(err ?? 'the summarizer failed');
-  const status = Number.isFinite(err?.status) ? err.status : Number.isFinite(err?.statusCode) ? err.statusCode : -1;
-  let retryAfterMs = -1;
-  if (Number.isFinite(err?.retryAfterMs)) retryAfterMs = Math.max(0, err.retryAfterMs);
-  else if (Number.isFinite(err?.retryAfter)) retryAfterMs = Math.max(0, err.retryAfter * 1000);
-  else if (typeof err?.retryAfter === 'string') retryAfterMs = requireRaw().retryAfterMs(err.retryAfter, Date.now());
-  return { message, status, retryAfterMs };
-}
-
-function httpError(message, status, retryAfterMs = -1) {
-  return Object.assign(new Error(message), { status, retryAfterMs });
-}
-
-/** One POST to the remote endpoint, with its own 180 s time-out (spec: compaction §5.8). */
-async function callRemote(remote, request, signal) {
-  const chat = /\/chat\/completions\/?$/.test(new URL(remote.url).pathname);
-  const body = chat
-    ? {
-        model: remote.model ?? '',
-        messages: [
-          { role: 'system', content: request.systemPrompt },
-          { role: 'user', content: request.prompt },
-        ],
-        stream: false,
-        max_tokens: request.maxTokens,
-      }
-    : { systemPrompt: request.systemPrompt, prompt: request.prompt, maxTokens: request.maxTokens };
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), REMOTE_TIMEOUT_MS);
-  const forward = () => controller.abort();
-  signal.addEventListener('abort', forward, { once: true });
-  try {
-    let res;
-    try {
-      res = await fetch(remote.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...remote.headers },
-        body: JSON.stringify(body),
-        signal: controller.signal,
-      });
-    } catch (err) {
-      if (signal.aborted) throw abortError();
-      if (controller.signal.aborted) throw httpError('Remote compaction timed out after 180 s', 408);
-      throw new Error(`Remote compaction failed: ${err?.message ?? err} (fetch failed)`);
-    }
-    if (!res.ok) {
-      const ra = res.headers.get('retry-after');
-      throw httpError(
-        `Remote compaction failed (${res.status} ${res.statusText})`,
-        res.status,
-        ra === null ? -1 : requireRaw().retryAfterMs(ra, Date.now()),
-      );
-    }
-    let data;
-    try {
-      data = await res.json();
-    } catch (err) {
-      throw new Error(`Remote compaction returned invalid JSON: ${err?.message ?? err}`);
-    }
-    if (chat) {
-      const content = data?.choices?.[0]?.message?.content;
-      const text = Array.isArray(content) ? content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('') : content;
-      if (typeof text !== 'string' || text === '') {
-        throw new Error('Remote compaction response missing choices[0].message.content');
-      }
-      return text;
-    }
-    if (typeof data?.summary !== 'string') throw new Error('Remote compaction response missing summary');
-    return data.summary;
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', forward);
-  }
-}
-
-/** The telemetry tag of each request purpose (spec: compaction §5.3 request options). */
-const TELEMETRY_TAGS = {
-  history: 'compaction_summary',
-  'turn-prefix': 'compaction_turn_prefix',
-  'short-summary': 'compaction_short_summary',
-  handoff: 'handoff',
-};
-
-async function callCandidate(candidate, request, signal, callOptions) {
-  if (candidate.remote) return callRemote(candidate.remote, request, signal);
-  const context = { ...callOptions, telemetryTag: TELEMETRY_TAGS[request.purpose], signal };
-  const answer = await untilAbort(candidate.summarize({ ...request }, context), signal);
-  if (typeof answer === 'string') return answer;
-  if (typeof answer?.summary === 'string') return answer.summary;
-  throw new Error('the summarizer returned neither a string nor {summary}');
-}
-
-/**
- * Answers one request: candidates in order, each retried as the core decides. Resolves to
- * `{text}` or `{shrink: true}` (a history window overflowed the summarizer's context).
- */
-async function summarizeOne(request, candidates, retryJson, signal, callOptions) {
-  let last;
-  for (let n = 0; n < candidates.length; n++) {
-    const more = n + 1 < candidates.length;
-    for (let attempt = 0; ; attempt++) {
-      let text;
-      let failure;
-      try {
-        text = await callCandidate(candidates[n], request, signal, callOptions);
-      } catch (err) {
-        failure = err;
-      }
-      if (signal.aborted) throw abortError();
-      if (failure === undefined) {
-        if (typeof text === 'string' && text.trim() !== '') return { text };
-        failure = new Error('the summarizer returned an empty summary');
-      }
-      last = failureInfo(failure);
-      const step = requireRaw().retryStep(attempt, last.message, last.status, last.retryAfterMs, more, retryJson);
-      if (step.startsWith('wait:')) {
-        await sleep(Number(step.slice(5)), signal);
-        continue;
-      }
-      if (step === 'shrink' && request.window) return { shrink: true };
-      if (step === 'next') break;
-      throw new Error(last.message);
-    }
-  }
-  throw new Error(last?.message ?? 'no summarizer: pass `summarize` or `remoteEndpoint`');
-}
-
-/** Hook handlers of `name`, in registration order (`hooks` is one object or an array). */
-function handlers(hooks, name) {
-  const list = Array.isArray(hooks) ? hooks : hooks ? [hooks] : [];
-  return list.map((h) => h?.[name]).filter((f) => typeof f === 'function');
-}
-
-/** Calls a hook; a handler that throws or rejects is ignored (spec: compaction §8.8). */
-async function callHook(f, payload, signal) {
-  try {
-    return await untilAbort(f(payload), signal);
-  } catch (err) {
-    if (signal.aborted) throw abortError();
-    return undefined;
-  }
-}
 
 function emit(hooks, event) {
   for (const f of handlers(hooks, 'onEvent')) {
@@ -202,12 +18,6 @@ function emit(hooks, event) {
       // Observers cannot stop a compaction.
     }
   }
-}
-
-function pick(options, keys) {
-  const out = {};
-  for (const k of keys) if (options[k] !== undefined) out[k] = options[k];
-  return out;
 }
 
 async function run(session, o, signal) {
@@ -322,7 +132,11 @@ export async function compactSession(session, options) {
       });
     }
     return committed;
-  } catch (err) {
+  } catch (caught) {
+    const err =
+      caught?.code === 'E_ABORTED'
+        ? coded('E_ABORTED', 'Compaction aborted: the signal was aborted; the session is unchanged')
+        : caught;
     if (auto) {
       emit(o.hooks, {
         type: 'auto_compaction_end',
