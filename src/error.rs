@@ -40,7 +40,7 @@ pub enum ErrorCode {
     Summarizer,
     /// The operation was aborted by the host.
     Aborted,
-    /// A compaction plan no longer fits the session.
+    /// A compaction or navigation plan no longer fits the session.
     StalePlan,
     /// A compaction plan was committed before all answers were in.
     PlanIncomplete,
@@ -163,7 +163,7 @@ impl fmt::Display for Error {
             }
             Error::StalePlan { reason } => write!(
                 f,
-                "the compaction plan no longer fits the session ({reason}); plan again"
+                "the plan no longer fits the session ({reason}); plan again"
             ),
             Error::PlanIncomplete { missing } => write!(
                 f,

@@ -38,6 +38,8 @@ pub enum Purpose {
     ShortSummary,
     /// A handoff document.
     Handoff,
+    /// The summary of an abandoned branch (spec: compaction §7.4).
+    BranchSummary,
 }
 
 impl Purpose {
@@ -48,6 +50,7 @@ impl Purpose {
             Purpose::TurnPrefix => "turn-prefix",
             Purpose::ShortSummary => "short-summary",
             Purpose::Handoff => "handoff",
+            Purpose::BranchSummary => "branch-summary",
         }
     }
 }
@@ -55,7 +58,8 @@ impl Purpose {
 /// One ready summarizer call (spec: compaction §5.3, §5.5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SummaryRequest {
-    /// Unique within the plan (`history-1`, `turn-prefix`, `short-summary`, `handoff`).
+    /// Unique within the plan (`history-1`, `turn-prefix`, `short-summary`, `handoff`,
+    /// `branch-summary`).
     pub id: String,
     pub purpose: Purpose,
     pub system_prompt: String,
@@ -261,7 +265,7 @@ impl FeedItem {
 }
 
 /// The provider messages of `entries` (as `convert_messages` of their context messages).
-fn llm_messages(session: &Session, entries: &[usize]) -> Result<Vec<Value>> {
+pub(crate) fn llm_messages(session: &Session, entries: &[usize]) -> Result<Vec<Value>> {
     let mut feed = HistoryFeed::new(entries.to_vec());
     let mut out = Vec::with_capacity(entries.len());
     while feed.read(session, &mut out)? {}
