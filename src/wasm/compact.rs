@@ -63,7 +63,7 @@ fn settings_from(json: Option<String>) -> Result<CompactionSettings, JsValue> {
 
 // ----- JSON views --------------------------------------------------------------------------
 
-fn request_json(r: &SummaryRequest) -> Value {
+pub(super) fn request_json(r: &SummaryRequest) -> Value {
     let mut m = Map::new();
     m.insert("id".into(), r.id.clone().into());
     m.insert("purpose".into(), r.purpose.as_str().into());

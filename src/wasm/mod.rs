@@ -6,6 +6,7 @@
 //! session's data is already JSON text: copying raw message bytes out and letting the JS
 //! engine's `JSON.parse` build the objects is the fastest path into JavaScript.
 
+mod branch;
 mod compact;
 mod interop;
 mod session;

@@ -453,7 +453,7 @@ export interface AbortSignalLike {
 export interface SummaryRequest {
   /** Unique within the plan: `history-1`, `turn-prefix`, `short-summary`, `handoff`. */
   id: string;
-  purpose: 'history' | 'turn-prefix' | 'short-summary' | 'handoff';
+  purpose: 'history' | 'turn-prefix' | 'short-summary' | 'handoff' | 'branch-summary';
   systemPrompt: string;
   /** The whole user message: conversation, previous summary, context lines, instructions. */
   prompt: string;
@@ -545,7 +545,7 @@ export interface ExtensionCompaction {
 export interface SummarizeContext {
   signal: AbortSignalLike;
   /** `compaction_summary`, `compaction_turn_prefix`, `compaction_short_summary` or `handoff`. */
-  telemetryTag: 'compaction_summary' | 'compaction_turn_prefix' | 'compaction_short_summary' | 'handoff';
+  telemetryTag: 'compaction_summary' | 'compaction_turn_prefix' | 'compaction_short_summary' | 'handoff' | 'branch_summary';
   /** From `CompactOptions`, for the host's LLM client (e.g. an initiator override `'agent'`). */
   initiator?: string;
   sessionId?: string;
@@ -587,6 +587,96 @@ export interface CompactionHooks {
    * decision carries the same events in `decision.events`: show them from one place.
    */
   onEvent?: (event: CompactionEvent) => void;
+}
+
+/** Options of `planNavigation` (spec: compaction §7.4–§7.5). */
+export interface NavigationOptions {
+  /** Ask for a summary of the branch being left. */
+  summarize?: boolean;
+  customInstructions?: string;
+  /** pi-mono: `true` custom instructions replace the prompt, `false` add a focus; unset: they replace it (oh-my-pi). */
+  replaceInstructions?: boolean;
+  /** Label for the summary entry, or for the target when no summary is written. */
+  label?: string;
+  /** Context window of the summarizer model (default 128,000). */
+  contextWindow?: number;
+  /** `branchSummary.reserveTokens` (default 16,384): budget = window − reserve. */
+  reserveTokens?: number;
+}
+
+/** What a navigation does (the reference's `TreePreparation`, the `session_before_tree` payload). */
+export interface NavigationPreparation {
+  targetId: string;
+  oldLeafId: string | null;
+  commonAncestorId: string | null;
+  /** Entries of the branch being left, oldest first. */
+  entriesToSummarize: string[];
+  userWantsSummary: boolean;
+  customInstructions: string | null;
+  replaceInstructions: boolean | null;
+  label: string | null;
+  /** Where the leaf lands: the target's parent for a user message or custom message (null: before the first root), else the target. */
+  newLeafId: string | null;
+  /** The text of a user-message target, for the editor. */
+  editorText: string | null;
+  tokenBudget: number;
+  /** Estimated tokens of the messages chosen for the summary. */
+  summarizedTokens: number;
+  readFiles: string[];
+  modifiedFiles: string[];
+  /** A summary was wanted but nothing could be chosen: "No content to summarize" is written. */
+  noContent: boolean;
+}
+
+export class NavigationPlan {
+  private constructor();
+  readonly isNoop: boolean;
+  /** None, or one request with purpose `branch-summary`. */
+  readonly pending: SummaryRequest[];
+  readonly preparation: NavigationPreparation;
+  /** A hook's changes: the request is written again. */
+  setInstructions(changes: { customInstructions?: string | null; replaceInstructions?: boolean | null; label?: string | null }): void;
+  free(): void;
+}
+
+/** The summarizer's text, or a summary supplied by a hook (`fromExtension: true`). */
+export type NavigationAnswer = { summary: string } | { summary: string; details?: JsonValue; fromExtension: true };
+
+export interface NavigationResult {
+  cancelled: false;
+  newLeafId: string | null;
+  oldLeafId: string | null;
+  summaryEntryId: string | null;
+  /** The label entry, when a label was written (the leaf ends on it). */
+  labelEntryId: string | null;
+  editorText: string | null;
+  fromExtension: boolean | null;
+}
+
+export interface NavigationCancelled {
+  cancelled: true;
+  aborted?: true;
+}
+
+export interface NavigationHooks {
+  /** Cancel, supply the summary, or change instructions and label. */
+  session_before_tree?: (event: { preparation: NavigationPreparation; signal: AbortSignalLike }) =>
+    | void
+    | { cancel?: boolean; summary?: string | { summary: string; details?: JsonValue }; customInstructions?: string; replaceInstructions?: boolean; label?: string }
+    | Promise<void | { cancel?: boolean; summary?: string | { summary: string; details?: JsonValue }; customInstructions?: string; replaceInstructions?: boolean; label?: string }>;
+  /** After the move. */
+  session_tree?: (event: { newLeafId: string | null; oldLeafId: string | null; summaryEntry?: SessionEntry; fromExtension?: boolean | null }) => void | Promise<void>;
+}
+
+export interface NavigateTreeOptions extends Omit<NavigationOptions, 'summarize'> {
+  /** Summarize the branch being left with this summarizer (or candidates tried in order). */
+  summarize?: Summarize | Summarize[];
+  signal?: AbortSignalLike;
+  hooks?: NavigationHooks | NavigationHooks[];
+  retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number; maxWaitMs?: number };
+  initiator?: string;
+  sessionId?: string;
+  metadata?: Record<string, string>;
 }
 
 export interface CompactOptions {
@@ -687,6 +777,16 @@ export class Session {
    * `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_STALE_PLAN`; nothing is appended then.
    */
   compact(options: CompactOptions): Promise<CompactionCommit>;
+  /** Plans moving the leaf to `targetId` (spec: compaction §7.5); changes nothing. Throws `E_UNKNOWN_ENTRY`. */
+  planNavigation(targetId: string, options?: NavigationOptions): NavigationPlan;
+  /** Applies a navigation plan. Throws `E_STALE_PLAN`, `E_INVALID_ARGUMENT`; the session is unchanged then. */
+  commitNavigation(plan: NavigationPlan, answer?: NavigationAnswer | null, options?: AppendOptions): NavigationResult;
+  /**
+   * Moves the leaf to `targetId`, summarizing the branch left behind when `summarize` is given.
+   * Resolves `{cancelled: true}` when a hook cancels, `{cancelled: true, aborted: true}` on abort
+   * (the session unchanged); rejects with `E_SUMMARIZER` when the summarizer fails, `E_UNKNOWN_ENTRY`.
+   */
+  navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<NavigationResult | NavigationCancelled>;
   toJsonl(): string;
   toBytes(): Uint8Array;
   free(): void;

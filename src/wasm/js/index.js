@@ -4,6 +4,7 @@
 // fails with a coded Error instead of deep inside the engine.
 import { requireRaw, toJson } from './raw.js';
 import { compactSession } from './compact.js';
+import { navigateSession } from './navigate.js';
 
 const encoder = new TextEncoder();
 
@@ -276,6 +277,40 @@ export class Session {
    * request with retries, runs the hooks, and commits. On any failure or abort nothing is
    * appended and the promise rejects with a coded Error.
    */
+  /**
+   * Plans a move of the leaf to `targetId` (spec: compaction §7.5) without changing anything:
+   * with `summarize: true` the plan asks for a summary of the branch being left.
+   */
+  planNavigation(targetId, options) {
+    const raw = this.#inner.planNavigation(requireId(targetId, 'targetId'), optionsJson(options));
+    return new NavigationPlan(raw, this.#inner);
+  }
+
+  /**
+   * Applies a navigation plan: `answer` is the summarizer's text (`{summary}`), a hook's
+   * summary (`{summary, details, fromExtension: true}`) or nothing. Throws `E_STALE_PLAN`.
+   */
+  commitNavigation(plan, answer, options) {
+    if (!(plan instanceof NavigationPlan)) {
+      throw fail('E_INVALID_ARGUMENT', 'expected a plan from session.planNavigation()');
+    }
+    if (answer !== undefined && answer !== null && (typeof answer !== 'object' || typeof answer.summary !== 'string')) {
+      throw fail('E_INVALID_ARGUMENT', 'a navigation answer is `{summary: string}` (or nothing)');
+    }
+    const json = answer === undefined || answer === null ? undefined : toJson(answer);
+    return JSON.parse(this.#inner.commitNavigation(plan._raw(), json, nowOf(options)));
+  }
+
+  /**
+   * Moves the leaf to `targetId`, summarizing the branch left behind through `summarize`
+   * when given (spec: compaction §7.5), with the `session_before_tree` / `session_tree`
+   * hooks. Resolves `{cancelled: true}` when a hook cancels and `{cancelled: true, aborted:
+   * true}` on abort, with the session unchanged.
+   */
+  navigateTree(targetId, options) {
+    return navigateSession(this, targetId, options ?? {});
+  }
+
   compact(options) {
     const o = options ?? {};
     if (typeof o !== 'object') return Promise.reject(fail('E_INVALID_ARGUMENT', 'options must be an object'));
@@ -372,6 +407,47 @@ export class CompactionPlan {
 }
 
 /** Estimated tokens of one agent message (spec: compaction §3.1). */
+/** A navigation waiting for its commit (see `Session.planNavigation`). */
+export class NavigationPlan {
+  #raw;
+  #session;
+
+  constructor(raw, session) {
+    this.#raw = raw;
+    this.#session = session;
+  }
+
+  /** @internal */
+  _raw() {
+    return this.#raw;
+  }
+
+  /** The target is the current leaf: committing changes nothing. */
+  get isNoop() {
+    return this.#raw.isNoop;
+  }
+
+  /** The summary request to answer: none, or one with purpose `branch-summary`. */
+  get pending() {
+    return JSON.parse(this.#raw.pendingJson());
+  }
+
+  /** What the navigation does: target, old leaf, common ancestor, entries to summarize, … */
+  get preparation() {
+    return JSON.parse(this.#raw.preparationJson(this.#session));
+  }
+
+  /** Changes the summarizer instructions (the request is written again) and the label. */
+  setInstructions({ customInstructions, replaceInstructions, label } = {}) {
+    this.#raw.setInstructions(customInstructions ?? undefined, replaceInstructions ?? undefined, label ?? undefined);
+  }
+
+  /** Releases the plan's WebAssembly memory now. */
+  free() {
+    this.#raw.free();
+  }
+}
+
 export function estimateTokens(message, options) {
   if (message === null || typeof message !== 'object') {
     throw fail('E_INVALID_ARGUMENT', 'a message must be an object');

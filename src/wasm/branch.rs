@@ -1,0 +1,174 @@
+//! Tree navigation with branch summaries from JavaScript (spec: compaction §7): the sans-IO
+//! plan/commit cycle as a class; `js/navigate.js` awaits the hooks and the summarizer.
+
+use super::compact::request_json;
+use super::interop::{js_error, now_ms, opt_f64, opt_str, options, parse_json, to_js};
+use super::session::WasmSession;
+use crate::branch::{
+    commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer, NavigationCommit,
+    NavigationPlan, DEFAULT_RESERVE_TOKENS,
+};
+use crate::error::ErrorCode;
+use crate::json::js;
+use crate::session::Session;
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+
+fn navigate_options(o: &Value) -> Result<NavigateOptions, JsValue> {
+    let count = |key: &str, default: u64| -> Result<u64, JsValue> {
+        match opt_f64(o, key) {
+            None => Ok(default),
+            Some(n) if n.is_finite() && n >= 0.0 => Ok(n as u64),
+            Some(_) => Err(js_error(
+                ErrorCode::InvalidArgument,
+                &format!("`{key}` must be a non-negative number"),
+            )),
+        }
+    };
+    Ok(NavigateOptions {
+        summarize: o.get("summarize").and_then(Value::as_bool).unwrap_or(false),
+        custom_instructions: opt_str(o, "customInstructions"),
+        replace_instructions: o.get("replaceInstructions").and_then(Value::as_bool),
+        label: opt_str(o, "label"),
+        context_window: count("contextWindow", 0)?,
+        reserve_tokens: count("reserveTokens", DEFAULT_RESERVE_TOKENS)?,
+    })
+}
+
+/// The plan as the `session_before_tree` hook sees it (the reference's `TreePreparation`).
+fn preparation_json(session: &Session, p: &NavigationPlan) -> String {
+    let ids: Vec<&str> = p.entries_to_summarize_ids(session);
+    let (total, read, modified) = match &p.preparation {
+        Some(prep) => (
+            prep.total_tokens,
+            p.file_lists.read_files.clone(),
+            p.file_lists.modified_files.clone(),
+        ),
+        None => (0, Vec::new(), Vec::new()),
+    };
+    js::stringify(&json!({
+        "targetId": p.target_id,
+        "oldLeafId": p.old_leaf_id,
+        "commonAncestorId": p.common_ancestor_id,
+        "entriesToSummarize": ids,
+        "userWantsSummary": p.user_wants_summary,
+        "customInstructions": p.custom_instructions,
+        "replaceInstructions": p.replace_instructions,
+        "label": p.label,
+        "newLeafId": p.new_leaf_id,
+        "editorText": p.editor_text,
+        "tokenBudget": p.token_budget,
+        "summarizedTokens": total,
+        "readFiles": read,
+        "modifiedFiles": modified,
+        "noContent": p.no_content,
+    }))
+}
+
+fn commit_json(c: &NavigationCommit) -> String {
+    js::stringify(&json!({
+        "cancelled": false,
+        "newLeafId": c.new_leaf_id,
+        "oldLeafId": c.old_leaf_id,
+        "summaryEntryId": c.summary_entry_id,
+        "labelEntryId": c.label_entry_id,
+        "editorText": c.editor_text,
+        "fromExtension": c.from_extension,
+    }))
+}
+
+/// A navigation waiting for its commit: at most one summary request.
+#[wasm_bindgen]
+pub struct WasmNavigationPlan {
+    plan: NavigationPlan,
+}
+
+#[wasm_bindgen]
+impl WasmNavigationPlan {
+    /// The target is the current leaf: committing changes nothing.
+    #[wasm_bindgen(getter, js_name = isNoop)]
+    pub fn is_noop(&self) -> bool {
+        self.plan.noop
+    }
+
+    /// The summary request to answer (`[]` or one request), as JSON.
+    #[wasm_bindgen(js_name = pendingJson)]
+    pub fn pending_json(&self) -> String {
+        js::stringify(&Value::Array(
+            self.plan.request.iter().map(request_json).collect(),
+        ))
+    }
+
+    /// What the navigation does (the `session_before_tree` payload), as JSON.
+    #[wasm_bindgen(js_name = preparationJson)]
+    pub fn preparation_json(&self, session: &WasmSession) -> String {
+        preparation_json(session.s(), &self.plan)
+    }
+
+    /// A hook changed the instructions or the label: the request is written again.
+    #[wasm_bindgen(js_name = setInstructions)]
+    pub fn set_instructions(
+        &mut self,
+        custom_instructions: Option<String>,
+        replace_instructions: Option<bool>,
+        label: Option<String>,
+    ) {
+        self.plan
+            .set_instructions(custom_instructions, replace_instructions);
+        if label.is_some() {
+            self.plan.label = label;
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl WasmSession {
+    /// Plans a navigation to `targetId` (spec: compaction §7.5); nothing changes yet.
+    /// Throws `E_UNKNOWN_ENTRY`.
+    #[wasm_bindgen(js_name = planNavigation)]
+    pub fn plan_navigation(
+        &self,
+        target_id: &str,
+        options_json: Option<String>,
+    ) -> Result<WasmNavigationPlan, JsValue> {
+        let o = options(options_json, "navigation options")?;
+        let plan = plan_navigation(self.s(), target_id, navigate_options(&o)?).map_err(to_js)?;
+        Ok(WasmNavigationPlan { plan })
+    }
+
+    /// Applies a navigation plan. `answer_json`: absent (no summary), `{"summary": text}` (the
+    /// summarizer's answer) or `{"summary": text, "details": …, "fromExtension": true}` (a
+    /// hook's summary). Returns the `session_tree` payload as JSON. Throws `E_STALE_PLAN`,
+    /// `E_INVALID_ARGUMENT`; the session is unchanged then.
+    #[wasm_bindgen(js_name = commitNavigation)]
+    pub fn commit_navigation(
+        &mut self,
+        plan: &WasmNavigationPlan,
+        answer_json: Option<String>,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        let now = now_ms(now)?;
+        let answer = match answer_json.as_deref() {
+            None | Some("") | Some("null") | Some("undefined") => NavigationAnswer::None,
+            Some(text) => {
+                let v = parse_json(text, "navigation answer")?;
+                let Some(summary) = v.get("summary").and_then(Value::as_str) else {
+                    return Err(js_error(
+                        ErrorCode::InvalidArgument,
+                        "a navigation answer needs a string `summary`",
+                    ));
+                };
+                if v.get("fromExtension").and_then(Value::as_bool) == Some(true) {
+                    NavigationAnswer::Extension {
+                        summary: summary.to_string(),
+                        details: v.get("details").filter(|d| !d.is_null()).cloned(),
+                    }
+                } else {
+                    NavigationAnswer::Summary(summary.to_string())
+                }
+            }
+        };
+        let c = commit_navigation(self.s_mut(), &plan.plan, answer, now).map_err(to_js)?;
+        Ok(commit_json(&c))
+    }
+}
