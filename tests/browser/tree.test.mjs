@@ -1,0 +1,73 @@
+// Tree navigation with a branch summary (and pruning, when the package has it) in headless
+// Chromium, through the browser entry of the built package.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { pkgDir } from '../js/support/project.mjs';
+import { launchChromium, serveMounts, watchPage } from './support.mjs';
+
+let browser;
+let server;
+
+before(async () => {
+  server = await serveMounts({ '/': fileURLToPath(new URL('./page/', import.meta.url)), '/pkg/': pkgDir });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+test('Chromium: navigateTree with a summarize callback, and a cancelling hook', async () => {
+  const page = await browser.context.newPage();
+  const problems = watchPage(page);
+  try {
+    await page.goto(server.url);
+    const result = await page.evaluate(async () => {
+      const ctxfold = await import('/pkg/web.js');
+      await ctxfold.init();
+      const line = (id, parentId, message) =>
+        JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:00.000Z', message });
+      const text = [
+        '{"type":"session","version":3,"id":"t","cwd":"/"}',
+        line('u1', null, { role: 'user', content: 'start' }),
+        line('a1', 'u1', { role: 'assistant', content: [{ type: 'text', text: 'ok' }], stopReason: 'stop' }),
+        line('u2', 'a1', { role: 'user', content: 'plan A' }),
+        line('a2', 'u2', { role: 'assistant', content: [{ type: 'text', text: 'plan A done' }], stopReason: 'stop' }),
+        line('u3', 'a1', { role: 'user', content: 'plan B' }),
+      ].join('\n') + '\n';
+      const s = ctxfold.Session.fromJsonl(text);
+      s.branch('a2');
+      const cancelled = await s.navigateTree('u3', {
+        summarize: async () => 'never',
+        hooks: { session_before_tree: () => ({ cancel: true }) },
+      });
+      const unchanged = s.toJsonl() === text.replace(/\n$/, '\n') && s.leafId === 'a2';
+      let purpose = '';
+      const moved = await s.navigateTree('u3', {
+        summarize: async (request) => {
+          purpose = request.purpose;
+          return 'Tried plan A.';
+        },
+      });
+      return {
+        cancelled,
+        unchanged,
+        purpose,
+        editorText: moved.editorText,
+        summary: s.entry(moved.summaryEntryId).summary,
+        parent: s.entry(moved.summaryEntryId).parentId,
+      };
+    });
+    assert.deepEqual(result.cancelled, { cancelled: true });
+    assert.equal(result.unchanged, true);
+    assert.equal(result.purpose, 'branch-summary');
+    assert.equal(result.editorText, 'plan B');
+    assert.match(result.summary, /Tried plan A\./);
+    assert.equal(result.parent, 'a1');
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
+});
