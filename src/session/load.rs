@@ -334,7 +334,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         tokens_full: Default::default(),
         tokens_excluding: Default::default(),
         file_calls: Default::default(),
-        useless_calls: Default::default(),
+        tool_results: Default::default(),
         last_path: Default::default(),
     };
     if needs_ids {

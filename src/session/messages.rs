@@ -2,12 +2,55 @@
 //! a `message` entry's own message, or one built from a `custom_message`, `branch_summary` or
 //! `compaction` entry. Token estimates of entries are memoized here.
 
-use super::{CompactionBody, CustomMessageBody, EntryKind, Session};
+use super::{CompactionBody, CustomMessageBody, EntryKind, FileCalls, Session};
 use crate::error::Result;
 use crate::message::AgentMessage;
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+
+/// One `read`/`write`/`edit` tool call of an assistant entry (memoized per entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileCall {
+    pub tool: FileTool,
+    /// The call's string `path` argument, as written.
+    pub path: Box<str>,
+    /// The call's id, which its tool result names as `toolCallId`.
+    pub id: Box<str>,
+}
+
+/// The file tools whose calls are memoized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileTool {
+    Read,
+    Write,
+    Edit,
+}
+
+impl FileTool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileTool::Read => "read",
+            FileTool::Write => "write",
+            FileTool::Edit => "edit",
+        }
+    }
+}
+
+/// The facts of a `toolResult` message that pruning reads (spec: compaction §1.7, §6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResultFacts {
+    pub tool_call_id: Box<str>,
+    pub tool_name: Box<str>,
+    pub is_error: bool,
+    /// `useless: true` (spec: compaction §6.4).
+    pub useless: bool,
+    /// `prunedAt` is a number: the result was pruned before.
+    pub pruned: bool,
+    /// `contextOmitted` is truthy: the result is hidden from the model (spec: compaction
+    /// §10.8) and no collector may touch it.
+    pub context_omitted: bool,
+}
 
 /// Marks an unknown memoized estimate.
 pub(super) const UNKNOWN_TOKENS: u32 = u32::MAX;
@@ -114,8 +157,17 @@ impl Session {
         }
         let t = match self.entry_message(index) {
             Ok(Some(m)) => {
-                // The body is parsed anyway: remember what history windows need too.
-                self.remember_useless(index, &m);
+                // The body is parsed anyway: remember what history windows and pruning
+                // need too.
+                match self.entries[index].role {
+                    Some(crate::message::Role::ToolResult) => {
+                        self.remember_tool_result(index, &m);
+                    }
+                    Some(crate::message::Role::Assistant) => {
+                        self.remember_file_calls(index, &m);
+                    }
+                    _ => {}
+                }
                 tokens::estimate_message(&m, &ByteEstimate, opts)
             }
             _ => 0,
@@ -154,84 +206,122 @@ impl Session {
     /// hidden by `contextOmitted` excluded). Memoized per entry like the token estimates, so
     /// preparing a compaction does not re-read every assistant message.
     pub fn for_each_file_call(&self, index: usize, mut f: impl FnMut(&str, &str)) {
-        if self.entries[index].role != Some(crate::message::Role::Assistant) {
-            return;
+        if let Some(calls) = self.file_calls(index) {
+            for c in calls.iter() {
+                f(c.tool.as_str(), &c.path);
+            }
         }
-        let cached = self.file_calls.borrow().get(index).cloned().flatten();
-        let calls = match cached {
-            Some(c) => c,
-            None => {
-                let mut found: Vec<(&'static str, Box<str>)> = Vec::new();
-                if let Ok(AgentMessage::Assistant(a)) = self.message(index) {
-                    for b in a.blocks().iter() {
-                        if let crate::message::ContentBlock::ToolCall {
-                            name,
-                            arguments,
-                            context_omitted: false,
-                            ..
-                        } = b
-                        {
-                            let tool = match name.as_str() {
-                                "read" => "read",
-                                "write" => "write",
-                                "edit" => "edit",
-                                _ => continue,
-                            };
-                            if let Some(path) = arguments.get("path").and_then(Value::as_str) {
-                                found.push((tool, path.into()));
-                            }
+    }
+
+    /// The memoized file tool calls of an assistant entry (`None` for other entries), with
+    /// their call ids: pruning pairs tool results with `read` calls by id (spec: compaction
+    /// §6.1 protection, §6.3 supersede keys).
+    pub(crate) fn file_calls(&self, index: usize) -> Option<FileCalls> {
+        if self.entries[index].role != Some(crate::message::Role::Assistant) {
+            return None;
+        }
+        if let Some(Some(c)) = self.file_calls.borrow().get(index) {
+            return Some(std::rc::Rc::clone(c));
+        }
+        match self.message(index) {
+            Ok(m) => self.remember_file_calls(index, &m),
+            Err(_) => self.remember_file_calls(index, &AgentMessage::Other),
+        }
+    }
+
+    fn remember_file_calls(&self, index: usize, m: &AgentMessage) -> Option<FileCalls> {
+        let mut found: Vec<FileCall> = Vec::new();
+        if let AgentMessage::Assistant(a) = m {
+            if let crate::message::Content::Blocks(blocks) = &a.content {
+                for b in blocks {
+                    if let crate::message::ContentBlock::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        context_omitted: false,
+                    } = b
+                    {
+                        let tool = match name.as_str() {
+                            "read" => FileTool::Read,
+                            "write" => FileTool::Write,
+                            "edit" => FileTool::Edit,
+                            _ => continue,
+                        };
+                        if let Some(path) = arguments.get("path").and_then(Value::as_str) {
+                            found.push(FileCall {
+                                tool,
+                                path: path.into(),
+                                id: id.as_str().into(),
+                            });
                         }
                     }
                 }
-                let calls: std::rc::Rc<[(&'static str, Box<str>)]> = found.into();
-                let mut cache = self.file_calls.borrow_mut();
-                if cache.len() < self.entries.len() {
-                    cache.resize(self.entries.len(), None);
-                }
-                cache[index] = Some(std::rc::Rc::clone(&calls));
-                calls
             }
-        };
-        for (tool, path) in calls.iter() {
-            f(tool, path);
         }
+        let calls: FileCalls = found.into();
+        let mut cache = self.file_calls.borrow_mut();
+        if cache.len() < self.entries.len() {
+            cache.resize(self.entries.len(), None);
+        }
+        cache[index] = Some(std::rc::Rc::clone(&calls));
+        Some(calls)
     }
 
     /// The `toolCallId` of a tool result entry flagged `useless: true` that stays in the
     /// provider conversation (not `contextOmitted`), else `None` (spec: compaction §5.1
     /// "Useless pairs": such results and their calls are left out of the summarizer's
-    /// transcript). Memoized per entry, and filled as a side effect of token estimation, so a
-    /// plan can collect the useless ids of a long history without re-reading it.
+    /// transcript). Memoized per entry (see [`Session::tool_result_facts`]), so a plan can
+    /// collect the useless ids of a long history without re-reading it.
     pub fn useless_tool_call(&self, index: usize) -> Option<Box<str>> {
-        if self.entries[index].role != Some(crate::message::Role::ToolResult) {
+        let f = self.tool_result_facts(index)?;
+        (f.useless && !f.context_omitted && !f.tool_call_id.is_empty())
+            .then(|| f.tool_call_id.clone())
+    }
+
+    /// What pruning needs to know about a tool result entry without its content (spec:
+    /// compaction §6.3–§6.6): ids, flags, whether it was already pruned. `None` for entries
+    /// that are not readable `toolResult` messages. Memoized per entry and filled as a side
+    /// effect of token estimation, so a prune pass over a long, already estimated branch
+    /// parses no tool result again; edits of the entry invalidate it.
+    pub fn tool_result_facts(&self, index: usize) -> Option<std::rc::Rc<ToolResultFacts>> {
+        let entry = &self.entries[index];
+        if entry.role != Some(crate::message::Role::ToolResult) || entry.kind != EntryKind::Message
+        {
             return None;
         }
-        if let Some(Some(known)) = self.useless_calls.borrow().get(index) {
+        if let Some(Some(known)) = self.tool_results.borrow().get(index) {
             return known.clone();
         }
         match self.message(index) {
-            Ok(m) => self.remember_useless(index, &m),
-            Err(_) => None,
+            Ok(m) => self.remember_tool_result(index, &m),
+            Err(_) => self.remember_tool_result(index, &AgentMessage::Other),
         }
     }
 
-    fn remember_useless(&self, index: usize, m: &AgentMessage) -> Option<Box<str>> {
-        let AgentMessage::ToolResult(r) = m else {
-            return None;
+    fn remember_tool_result(
+        &self,
+        index: usize,
+        m: &AgentMessage,
+    ) -> Option<std::rc::Rc<ToolResultFacts>> {
+        let facts = match m {
+            AgentMessage::ToolResult(r) if self.entries[index].kind == EntryKind::Message => {
+                Some(std::rc::Rc::new(ToolResultFacts {
+                    tool_call_id: r.tool_call_id.as_str().into(),
+                    tool_name: r.tool_name.as_str().into(),
+                    is_error: r.is_error,
+                    useless: r.useless,
+                    pruned: r.pruned_at.is_some(),
+                    context_omitted: crate::message::truthy(r.context_omitted.as_ref()),
+                }))
+            }
+            _ => None,
         };
-        if self.entries[index].kind != EntryKind::Message {
-            return None;
-        }
-        let id: Option<Box<str>> = (r.useless
-            && !crate::message::truthy(r.context_omitted.as_ref())
-            && !r.tool_call_id.is_empty())
-        .then(|| r.tool_call_id.as_str().into());
-        let mut cache = self.useless_calls.borrow_mut();
+        let mut cache = self.tool_results.borrow_mut();
         if cache.len() < self.entries.len() {
             cache.resize(self.entries.len(), None);
         }
-        cache[index] = Some(id.clone());
-        id
+        cache[index] = Some(facts.clone());
+        facts
     }
 
     /// Forgets the memoized estimates of an entry (after an edit).
@@ -244,7 +334,7 @@ impl Session {
         if let Some(c) = self.file_calls.borrow_mut().get_mut(index) {
             *c = None;
         }
-        if let Some(c) = self.useless_calls.borrow_mut().get_mut(index) {
+        if let Some(c) = self.tool_results.borrow_mut().get_mut(index) {
             *c = None;
         }
     }

@@ -17,6 +17,8 @@ mod tree;
 pub use entry::*;
 pub use ids::{IdSource, RandomIds, SequentialIds};
 pub use load::{LoadOptions, LoadWarning};
+pub use messages::ToolResultFacts;
+pub(crate) use messages::{FileCall, FileTool};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::view::Obj;
@@ -100,9 +102,9 @@ pub struct Session {
     tokens_excluding: RefCell<Vec<u32>>,
     /// Memoized file-touching tool calls per assistant entry.
     file_calls: RefCell<Vec<Option<FileCalls>>>,
-    /// Memoized `toolCallId` of each tool result flagged `useless` (outer `None` = not
-    /// computed yet).
-    useless_calls: RefCell<Vec<Option<Option<Box<str>>>>>,
+    /// Memoized facts of each tool result entry (outer `None` = not computed yet, inner
+    /// `None` = not a readable tool result).
+    tool_results: RefCell<Vec<Option<Option<std::rc::Rc<ToolResultFacts>>>>>,
     /// The last path computed by `path_to` (parents never change after loading, so it stays
     /// valid): preparing compactions and building contexts walk the same long path again.
     last_path: RefCell<Option<(usize, Box<[usize]>)>>,
@@ -117,8 +119,8 @@ fn utf8_text(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
-/// The `(tool, path)` pairs of an entry's file tool calls.
-pub(crate) type FileCalls = std::rc::Rc<[(&'static str, Box<str>)]>;
+/// The file tool calls of an assistant entry.
+pub(crate) type FileCalls = std::rc::Rc<[FileCall]>;
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -177,7 +179,7 @@ impl Session {
             tokens_full: RefCell::default(),
             tokens_excluding: RefCell::default(),
             file_calls: RefCell::default(),
-            useless_calls: RefCell::default(),
+            tool_results: RefCell::default(),
             last_path: RefCell::default(),
         }
     }
@@ -254,6 +256,13 @@ impl Session {
         // Slice the bytes first: the span is a byte range of the line as loaded.
         let bytes = self.line_bytes(line).get(s as usize..e as usize)?;
         Some(utf8_text(bytes))
+    }
+
+    /// Byte range of a `message` entry's message object within its line
+    /// ([`Session::entry_json`]).
+    pub(crate) fn message_span(&self, index: usize) -> Option<std::ops::Range<usize>> {
+        let (s, e) = self.lines[self.entries[index].line as usize].message?;
+        Some(s as usize..e as usize)
     }
 
     /// Parses the message of a `message` entry.
