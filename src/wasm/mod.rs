@@ -9,6 +9,7 @@
 mod branch;
 mod compact;
 mod interop;
+mod pruning;
 mod session;
 mod snapcompact;
 mod tokens;

@@ -589,6 +589,56 @@ export interface CompactionHooks {
   onEvent?: (event: CompactionEvent) => void;
 }
 
+/** Options of `prune` / `pruneStale` (spec: compaction §6.1); unset fields take the engine defaults. */
+export interface PruneOptions {
+  /** Newest tool-output tokens left untouched (threshold pass). Default 40,000. */
+  protectTokens?: number;
+  /** A threshold pass that would save less does nothing. Default 20,000. */
+  minimumSavings?: number;
+  /** Tool names never pruned; `'isSkillReadToolResult'` protects `read` of `skill://` paths. Default `['skill', 'isSkillReadToolResult']`. */
+  protectedTools?: string[];
+  /** A file whose reads are never pruned (the active plan file). */
+  protectedPath?: string;
+  /** Also prune results flagged `useless` (never errors). Default true. */
+  pruneUseless?: boolean;
+  /** Prune reads superseded by a newer read of the same file (`pruneStale` sets it). */
+  supersedeKey?: boolean | 'readToolSupersedeKey';
+  /** Leave results alone while more than this many message tokens follow them (cache-warm prefix). */
+  cacheWarmSuffixTokens?: number;
+  /** Nothing before this entry is pruned: default the latest compaction's first kept entry; `false` = the start. */
+  keepBoundaryId?: string | false;
+  /** Stale pass: prune everything once the last message is this old (default 30 min; the coding agent uses 90 min). */
+  idleFlushMs?: number;
+  /** Stale pass when not idle: only results with at most this many message tokens after them. Default 8,000. */
+  suffixTokenLimit?: number;
+  /** Milliseconds since the epoch, for `prunedAt` and the idle rule. Default `Date.now()`. */
+  now?: number;
+  /** Prune the path to this entry instead of the active path. */
+  leafId?: string;
+  /** Report what would be pruned without writing. */
+  dryRun?: boolean;
+}
+
+export interface PrunedResult {
+  /** Position of the entry in the file. */
+  index: number;
+  id: string;
+  toolName: string;
+  toolCallId: string;
+  /** Estimated tokens of the result before pruning. */
+  tokensBefore: number;
+  reason: 'superseded' | 'useless' | 'age';
+  /** The text that replaced the content. */
+  notice: string;
+  savings: number;
+}
+
+export interface PruneReport {
+  prunedCount: number;
+  tokensSaved: number;
+  pruned: PrunedResult[];
+}
+
 /** Options of `planNavigation` (spec: compaction §7.4–§7.5). */
 export interface NavigationOptions {
   /** Ask for a summary of the branch being left. */
@@ -777,6 +827,10 @@ export class Session {
    * `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_STALE_PLAN`; nothing is appended then.
    */
   compact(options: CompactOptions): Promise<CompactionCommit>;
+  /** Threshold pruning of old tool outputs (spec: compaction §6.6). Throws `E_SETTINGS` naming a bad option. */
+  prune(options?: PruneOptions): PruneReport;
+  /** The per-turn stale pass: superseded reads and useless results (spec: compaction §6.5). */
+  pruneStale(options?: PruneOptions): PruneReport;
   /** Plans moving the leaf to `targetId` (spec: compaction §7.5); changes nothing. Throws `E_UNKNOWN_ENTRY`. */
   planNavigation(targetId: string, options?: NavigationOptions): NavigationPlan;
   /** Applies a navigation plan. Throws `E_STALE_PLAN`, `E_INVALID_ARGUMENT`; the session is unchanged then. */
@@ -791,6 +845,9 @@ export class Session {
   toBytes(): Uint8Array;
   free(): void;
 }
+
+/** The key under which newer reads supersede older ones (spec: compaction §6.2), or `undefined`. */
+export function readToolSupersedeKey(toolName: string, args: JsonValue | undefined): string | undefined;
 
 export function estimateTokens(message: AgentMessage, options?: EstimateOptions): number;
 export function usageContextTokens(usage: Partial<Usage>): number;

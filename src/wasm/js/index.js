@@ -311,6 +311,34 @@ export class Session {
     return navigateSession(this, targetId, options ?? {});
   }
 
+  /**
+   * Threshold pruning of old tool outputs (spec: compaction §6.6): protects the newest
+   * `protectTokens` of tool output, prunes only when `minimumSavings` are reached, and
+   * replaces each pruned result's content with a short notice (`prunedAt` set). With
+   * `dryRun: true` nothing is written. `now` defaults to `Date.now()`.
+   */
+  prune(options) {
+    return this.#prune('threshold', options);
+  }
+
+  /**
+   * The per-turn stale pass (spec: compaction §6.5): results superseded by a newer read of
+   * the same file (`supersedeKey: true`) and results flagged `useless`, pruned once they are
+   * deep enough in the history (or the session is idle). `now` defaults to `Date.now()`.
+   */
+  pruneStale(options) {
+    return this.#prune('stale', { supersedeKey: true, ...options });
+  }
+
+  #prune(pass, options) {
+    if (options !== undefined && options !== null && typeof options !== 'object') {
+      throw fail('E_INVALID_ARGUMENT', 'prune options must be an object');
+    }
+    const { dryRun, ...config } = options ?? {};
+    if (config.now === undefined) config.now = Date.now();
+    return JSON.parse(this.#inner.pruneJson(pass, JSON.stringify(config), dryRun === true));
+  }
+
   compact(options) {
     const o = options ?? {};
     if (typeof o !== 'object') return Promise.reject(fail('E_INVALID_ARGUMENT', 'options must be an object'));
@@ -446,6 +474,12 @@ export class NavigationPlan {
   free() {
     this.#raw.free();
   }
+}
+
+/** The key under which newer reads supersede older ones (spec: compaction §6.2), or `undefined`. */
+export function readToolSupersedeKey(toolName, args) {
+  if (typeof toolName !== 'string') throw fail('E_INVALID_ARGUMENT', 'toolName must be a string');
+  return requireRaw().readToolSupersedeKey(toolName, toJson(args ?? null)) ?? undefined;
 }
 
 export function estimateTokens(message, options) {

@@ -1,0 +1,115 @@
+// Tool-output pruning from JavaScript (spec: compaction §6): the threshold pass, the stale
+// pass, dry runs, option errors, supersede keys, and the three passes of the conformance data
+// (prune.json) on the large session.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Session, readToolSupersedeKey } from 'ctxfold';
+import { repoDir } from './support/project.mjs';
+
+const conformance = path.join(repoDir, '..', 'shared', 'conformance', 'large-session');
+const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
+
+/** Turns that read files (big outputs), one re-read of a.ts and one useless `ls`. */
+function session() {
+  const lines = [header];
+  let parent = null;
+  let n = 0;
+  const push = (message) => {
+    const id = `e${++n}`;
+    lines.push(JSON.stringify({ type: 'message', id, parentId: parent, timestamp: '2026-01-01T00:00:00.000Z', message }));
+    parent = id;
+    return id;
+  };
+  const ids = {};
+  const files = ['a.ts', 'b.ts', 'c.ts', 'a.ts', 'd.ts'];
+  files.forEach((file, i) => {
+    push({ role: 'user', content: `look at ${file}`, timestamp: 1 });
+    push({ role: 'assistant', content: [{ type: 'toolCall', id: `c${i}`, name: 'read', arguments: { path: file } }], stopReason: 'toolUse', timestamp: 2 });
+    ids[`read${i}`] = push({ role: 'toolResult', toolCallId: `c${i}`, toolName: 'read', content: [{ type: 'text', text: `${file} line\n`.repeat(2_000) }], isError: false, timestamp: 3 });
+  });
+  push({ role: 'assistant', content: [{ type: 'toolCall', id: 'ls', name: 'bash', arguments: { command: 'ls' } }], stopReason: 'toolUse', timestamp: 4 });
+  ids.useless = push({ role: 'toolResult', toolCallId: 'ls', toolName: 'bash', content: [{ type: 'text', text: 'nothing new here '.repeat(50) }], isError: false, useless: true, timestamp: 5 });
+  push({ role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 1_000 });
+  return { text: lines.join('\n') + '\n', ids };
+}
+
+test('the stale pass prunes superseded reads and useless results; only those lines change', () => {
+  const { text, ids } = session();
+  const s = Session.fromJsonl(text);
+  // Idle: the last message is older than idleFlushMs, so depth does not matter.
+  const dry = s.pruneStale({ now: 10_000_000, idleFlushMs: 60_000, dryRun: true });
+  assert.equal(s.toJsonl(), text, 'a dry run writes nothing');
+  const report = s.pruneStale({ now: 10_000_000, idleFlushMs: 60_000 });
+  assert.deepEqual(report, dry);
+  assert.deepEqual(
+    report.pruned.map((p) => [p.id, p.reason, p.notice]),
+    [
+      [ids.read0, 'superseded', '[Superseded by a newer read of this file]'],
+      [ids.useless, 'useless', '[Uneventful result elided]'],
+    ],
+  );
+  assert.equal(report.prunedCount, 2);
+  assert.equal(report.tokensSaved, report.pruned.reduce((a, p) => a + p.savings, 0));
+  const before = text.split('\n');
+  const after = s.toJsonl().split('\n');
+  const changed = after.map((l, i) => (l === before[i] ? null : JSON.parse(l).id)).filter(Boolean);
+  assert.deepEqual(changed, [ids.read0, ids.useless]);
+  const entry = s.entry(ids.read0);
+  assert.equal(entry.message.prunedAt, 10_000_000);
+  assert.deepEqual(entry.message.content, [{ type: 'text', text: '[Superseded by a newer read of this file]' }]);
+  // Not idle and the results are deep: nothing more to do.
+  assert.equal(s.pruneStale({ now: 10_000_000 }).prunedCount, 0);
+});
+
+test('the threshold pass protects the newest outputs and needs the minimum savings', () => {
+  const { text, ids } = session();
+  const s = Session.fromJsonl(text);
+  assert.equal(s.prune({ now: 5 }).prunedCount, 0, 'under 40,000 tokens of tool output nothing is pruned');
+  assert.equal(s.prune({ now: 5, protectTokens: 5_000, minimumSavings: 100_000 }).prunedCount, 0, 'savings below the minimum');
+  assert.equal(s.toJsonl(), text);
+  const r = s.prune({ now: 5, protectTokens: 5_000, minimumSavings: 1_000 });
+  assert.ok(r.prunedCount >= 2, JSON.stringify(r));
+  assert.ok(r.pruned.every((p) => p.id !== ids.read4), 'the newest read is protected');
+  const age = r.pruned.find((p) => p.reason === 'age');
+  assert.equal(age.notice, `[Output truncated - ${age.tokensBefore} tokens]`);
+  // The LLM sees the notices.
+  const texts = JSON.stringify(s.toLlmMessages());
+  assert.match(texts, /Output truncated - \d+ tokens/);
+});
+
+test('bad options name the field; supersede keys follow spec §6.2', () => {
+  const s = Session.fromJsonl(session().text);
+  assert.throws(() => s.prune({ protectTokens: -1 }), (e) => e.code === 'E_SETTINGS' && /protectTokens/.test(e.message));
+  assert.throws(() => s.prune({ protectTokns: 1 }), (e) => e.code === 'E_SETTINGS' && /protectTokns/.test(e.message));
+  assert.equal(readToolSupersedeKey('read', { path: 'src/foo.ts' }), 'src/foo.ts');
+  assert.equal(readToolSupersedeKey('read', { path: 'src/foo.ts:50-200' }), 'src/foo.ts\u000050-200');
+  assert.equal(readToolSupersedeKey('read', { path: 'src/foo.ts:2-4:raw' }), 'src/foo.ts\u00012-4:raw');
+  assert.equal(readToolSupersedeKey('read', { path: 'skill://react' }), undefined);
+  assert.equal(readToolSupersedeKey('bash', { path: 'x' }), undefined);
+});
+
+test('conformance: the three passes of prune.json on the large session', (t) => {
+  const file = path.join(conformance, 'session.jsonl');
+  if (!existsSync(file)) {
+    if (process.env.CI === 'true') throw new Error(`conformance data missing: ${file}`);
+    t.skip('conformance data not found (../shared/conformance)');
+    return;
+  }
+  const want = JSON.parse(readFileSync(path.join(conformance, 'prune.json'), 'utf8'));
+  const bytes = readFileSync(file);
+  for (const [name, pass] of Object.entries(want.passes)) {
+    const s = Session.fromJsonl(bytes, { ids: 'deterministic' });
+    const { supersedeKey, ...config } = pass.config;
+    const options = { now: 1_800_000_000_000, ...config };
+    const report = supersedeKey ? s.pruneStale(options) : s.prune(options);
+    assert.equal(report.prunedCount, pass.result.prunedCount, name);
+    assert.equal(report.tokensSaved, pass.result.tokensSaved, name);
+    assert.deepEqual(
+      report.pruned.map((p) => [p.id, p.toolName, p.toolCallId, p.tokensBefore, p.notice]),
+      pass.pruned.map((p) => [p.id, p.toolName, p.toolCallId, p.tokensBefore, p.notice]),
+      name,
+    );
+  }
+});
