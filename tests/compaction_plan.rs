@@ -676,3 +676,35 @@ fn windows_convert_like_the_whole_history() {
         "{history}"
     );
 }
+
+/// A plan for another leaf than the session's (`PrepareOptions::leaf`) commits its compaction
+/// under that leaf, where the compacted path ends.
+#[test]
+fn a_plan_for_another_leaf_commits_under_that_leaf() {
+    let mut s = three_turns().load();
+    let leaf = s.index_of("a2").unwrap();
+    let keep = keep_of(&s, &["u2", "a2"]);
+    let mut plan = plan_compaction(
+        &s,
+        &settings(keep),
+        PlanOptions {
+            prepare: ctxfold::compaction::prepare::PrepareOptions {
+                leaf: Some(leaf),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    answer_all(&mut plan, &s);
+    let c = commit_compaction(&mut s, &plan, 9).unwrap();
+    let entry: Value = serde_json::from_str(&s.entry_json(c.index)).unwrap();
+    assert_eq!(entry["parentId"], "a2");
+    assert_eq!(s.leaf_id(), Some(c.id.as_str()));
+    // The compacted context is the one of that branch.
+    let ctx = build_context(&s, &BuildOptions::default()).unwrap();
+    assert!(ctx
+        .messages
+        .iter()
+        .all(|m| s.entries()[m.entry].id() != "u3" && s.entries()[m.entry].id() != "a3"));
+}

@@ -1,136 +1,423 @@
-// The demo page. `make demo` copies the built package to ./pkg/ and generates ./sample/sample.jsonl.
-// Text from a session file is untrusted: it is only ever inserted with textContent.
-import { init, version, Session, thresholdTokens } from './pkg/web.js';
+// The session tree explorer: loads a session file with the ctxfold package (WebAssembly) and
+// shows its tree, the entry behind each node, the LLM context at any entry, and the actions
+// (compact, prune, navigate, undo, download).
+//
+// Modules: model.js (tree → segments and lanes), tree.js (the tree view), entry.js (entry
+// panel), context.js (context view), actions.js (actions tab), images.js (images and frames),
+// dom.js (helpers). Session text is untrusted: it is only ever inserted as text.
+import { init, version, Session } from './pkg/web.js';
+import { $, h, fmt, fmtBytes, afterPaint, errorText, runSliced, yieldToPage } from './dom.js';
+import { TokenTally, activePath, buildTree, segPick } from './model.js';
+import { TreeView } from './tree.js';
+import { renderEntryPanel } from './entry.js';
+import { renderContextPanel } from './context.js';
+import { renderActionsPanel, capabilities } from './actions.js';
+import { Lightbox, UrlScope } from './images.js';
 
-const $ = (id) => document.getElementById(id);
-const fmt = (n) => Number(n).toLocaleString('en-US');
-const CONTEXT_WINDOW = 200_000;
+const WARNINGS_SHOWN = 1000;
 
-function showError(el, message) {
-  el.textContent = message;
-  el.className = 'error';
+const app = {
+  session: null,
+  fileName: '',
+  tree: null,
+  path: null,
+  tally: null,
+  labels: {},
+  selection: null,
+  settings: { contextWindow: 200_000, thresholdPercent: -1, reserveTokens: null, transcript: false },
+  undo: [],
+  scope: new UrlScope(),
+  lightbox: new Lightbox($('lightbox')),
+  tab: 'entry',
+  tallyRun: 0,
+  statsRun: 0,
+  tokensCache: new Map(),
+  cancelContext: () => {},
+
+  /** `Session.contextTokens` at `leafId`, memoised until the session changes. */
+  contextTokens(leafId) {
+    let t = this.tokensCache.get(leafId);
+    if (!t) {
+      t = this.session.contextTokens({ leafId });
+      this.tokensCache.set(leafId, t);
+    }
+    return t;
+  },
+
+  /** Selects segment `seg` (and an entry in it: its representative by default). */
+  selectSeg(seg, entryId) {
+    if (!this.tree || seg < 0 || seg >= this.tree.segCount) return;
+    const id = entryId ?? this.tree.index[segPick(this.tree, seg)].id;
+    this.selection = { seg, entryId: id };
+    treeView.setSelection(this.selection);
+    renderPanel();
+  },
+
+  /** Selects an entry by id, shows it in the tree and in the entry tab. */
+  selectEntry(id) {
+    const ord = this.tree?.ord.get(id);
+    if (ord === undefined) return;
+    const seg = this.tree.entrySeg[ord];
+    this.selection = { seg, entryId: id };
+    treeView.setSelection(this.selection);
+    treeView.reveal(seg);
+    showTab('entry');
+  },
+
+  /** Moves the leaf (navigation without a summary); Undo moves it back. */
+  moveLeaf(id, reason = 'navigate', { quiet = false } = {}) {
+    const before = this.session.leafId;
+    try {
+      this.session.branch(id);
+    } catch (err) {
+      setStatus(errorText(err), 'error');
+      return;
+    }
+    this.recordLeafMove(before, reason);
+    leafChanged(quiet);
+  },
+
+  recordLeafMove(leafId, reason) {
+    this.undo.push({ leafId, reason });
+    updateTopButtons();
+  },
+
+  /** Moves the leaf back to where it was before the last move, compaction or navigation. */
+  undoLeaf({ quiet = false } = {}) {
+    const step = this.undo.pop();
+    if (!step) return;
+    if (step.leafId === null || !this.tree.ord.has(step.leafId)) this.session.resetLeaf();
+    else this.session.branch(step.leafId);
+    // The selection follows the leaf back (a quiet undo restores after a failed action).
+    if (!quiet && step.leafId !== null && this.tree.ord.has(step.leafId)) {
+      this.selection = { seg: this.tree.entrySeg[this.tree.ord.get(step.leafId)], entryId: step.leafId };
+      treeView.setSelection(this.selection);
+      treeView.reveal(this.selection.seg);
+    }
+    leafChanged(quiet);
+    if (!quiet) setStatus(`Undid the ${step.reason}: the leaf is back at ${step.leafId ?? '(none)'}.`);
+  },
+
+  /** After entries were appended or changed: rebuild the tree, keep the estimates of the others. */
+  afterMutation({ select, contentChanged = false } = {}) {
+    rebuild({ select, keepTokens: !contentChanged });
+  },
+
+  download() {
+    if (!this.session) return;
+    const bytes = this.session.toBytes();
+    const url = URL.createObjectURL(new Blob([bytes], { type: 'application/x-ndjson' }));
+    const base = (this.fileName || 'session').replace(/\.jsonl$/i, '').replace(/[^\w.-]+/g, '_').slice(0, 80) || 'session';
+    const a = h('a', { href: url, download: `${base}.jsonl` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    setStatus(`Saved ${base}.jsonl (${fmtBytes(bytes.length)}).`);
+  },
+};
+window.explorer = app; // for the console and the tests
+
+const treeView = new TreeView($('tree'), { onSelect: (seg, entryId) => app.selectSeg(seg, entryId) });
+
+function setStatus(text, kind = '') {
+  const el = $('status');
+  el.textContent = text;
+  el.className = `status ${kind || 'muted'}`;
 }
 
-function addStat(list, name, value, id) {
-  const dt = document.createElement('dt');
-  dt.textContent = name;
-  const dd = document.createElement('dd');
-  dd.textContent = value;
-  if (id) dd.id = id;
-  list.append(dt, dd);
+function updateTopButtons() {
+  $('undo').disabled = app.undo.length === 0;
+  $('undo').textContent = app.undo.length ? `Undo (${app.undo.length})` : 'Undo';
+  $('download').disabled = !app.session;
 }
 
-/** A one-line description of a path entry, for the path list. */
-function describe(info) {
-  return info.type === 'message' ? `${info.role ?? '?'}` : info.type;
-}
+// --- loading -----------------------------------------------------------------------------------
 
-function render(session, label) {
-  const stats = $('stats');
-  stats.replaceChildren();
-  const index = session.index();
-  const byId = new Map(index.map((e) => [e.id, e]));
-  const children = new Map();
-  for (const e of index) children.set(e.parentId, (children.get(e.parentId) ?? 0) + 1);
-  const branchPoints = [...children.entries()].filter(([parent, n]) => parent !== null && n > 1).length;
-  const path = session.leafId ? session.pathTo(session.leafId) : [];
-  const ctx = session.buildContext();
-  const tokens = session.contextTokens();
-  const threshold = thresholdTokens(CONTEXT_WINDOW);
-
-  addStat(stats, 'file', label);
-  addStat(stats, 'entries', fmt(session.size), 'entry-count');
-  addStat(stats, 'format version', `${session.version.current} (on disk ${session.version.onDisk})`);
-  addStat(stats, 'branch points', fmt(branchPoints));
-  addStat(stats, 'compactions', fmt(index.filter((e) => e.type === 'compaction').length));
-  addStat(stats, 'leaf', session.leafId ?? '(none)');
-  addStat(stats, 'active path', `${fmt(path.length)} entries`, 'path-length');
-  addStat(stats, 'context messages', fmt(ctx.messages.length), 'context-messages');
-  addStat(stats, 'context token estimate', fmt(tokens.estimatedTokens), 'context-tokens');
-  addStat(
-    stats,
-    'context by last usage',
-    tokens.lastUsageEntryId === null
-      ? 'no usage recorded'
-      : `${fmt(tokens.tokens)} (${fmt(tokens.usageTokens)} reported + ${fmt(tokens.trailingTokens)} estimated after)`,
-  );
-  addStat(
-    stats,
-    `threshold for a ${fmt(CONTEXT_WINDOW)}-token window`,
-    `${fmt(threshold)} — ${tokens.tokens > threshold ? 'would compact' : 'below'}`,
-  );
-  stats.hidden = false;
-
-  // The active path, with runs of the same kind folded: "user, assistant ×3, toolResult ×3, …".
-  const runs = [];
-  for (const id of path) {
-    const what = describe(byId.get(id));
-    const last = runs.at(-1);
-    if (last && last.what === what) last.n++;
-    else runs.push({ what, n: 1 });
-  }
-  const list = $('path');
-  list.replaceChildren();
-  for (const { what, n } of runs.slice(-200)) {
-    const li = document.createElement('li');
-    li.textContent = n > 1 ? `${what} ×${n}` : what;
-    list.append(li);
-  }
-  $('path-note').textContent =
-    runs.length > 200 ? `last 200 of ${fmt(runs.length)} runs, oldest first` : `${fmt(runs.length)} runs, oldest first`;
-
-  const warnings = $('warnings');
-  warnings.replaceChildren();
-  for (const w of session.warnings) {
-    const li = document.createElement('li');
-    li.textContent = `line ${w.line}: ${w.code} — ${w.message}`;
-    warnings.append(li);
-  }
-  $('warnings-section').hidden = session.warnings.length === 0;
-}
-
-function load(bytes, label) {
-  const status = $('status');
+async function load(bytes, name) {
+  setStatus(`Reading ${name} (${fmtBytes(bytes.length)})…`, 'busy');
+  document.body.dataset.ready = 'false';
+  await afterPaint();
+  let session;
+  const t0 = performance.now();
   try {
-    const t0 = performance.now();
-    const session = Session.fromJsonl(bytes);
-    const ms = performance.now() - t0;
-    render(session, label);
-    session.free();
-    status.textContent = `loaded ${fmt(bytes.length)} bytes in ${ms.toFixed(0)} ms`;
-    status.className = 'muted';
+    session = Session.fromJsonl(bytes);
   } catch (err) {
-    showError(status, `${err.code ?? 'Error'}: ${err.message}`);
+    setStatus(`Could not open ${name}: ${errorText(err)}`, 'error');
+    document.body.dataset.ready = 'true';
+    return false;
+  }
+  const ms = performance.now() - t0;
+  app.session?.free();
+  app.session = session;
+  app.fileName = name;
+  app.undo = [];
+  app.selection = null;
+  app.tally = null;
+  await yieldToPage(); // parsing and building the tree are separate tasks: the page can paint between
+  rebuild({ select: session.leafId, keepTokens: false });
+  const n = session.warnings.length;
+  setStatus(
+    `Opened ${name}: ${fmt(session.size)} entries, ${fmtBytes(bytes.length)}, parsed in ${fmt(Math.round(ms))} ms${n ? ` — ${fmt(n)} line${n === 1 ? '' : 's'} could not be read (see Load report)` : ''}.`,
+    n ? 'warn' : 'ok',
+  );
+  updateTopButtons();
+  document.body.dataset.ready = 'true';
+  return true;
+}
+
+/** Rebuilds the model after a load or a change, and redraws. */
+function rebuild({ select, keepTokens }) {
+  const { session } = app;
+  const previous = app.tally;
+  app.tokensCache.clear();
+  app.tree = buildTree(session.index());
+  app.labels = session.labels();
+  app.path = activePath(app.tree, session.leafId);
+  app.tally = new TokenTally(app.tree);
+  if (keepTokens) app.tally.adopt(previous);
+  startTally();
+
+  const keep = select ?? app.selection?.entryId ?? session.leafId;
+  const ord = keep === null || keep === undefined ? undefined : app.tree.ord.get(keep);
+  if (ord !== undefined) app.selection = { seg: app.tree.entrySeg[ord], entryId: keep };
+  else app.selection = app.tree.segCount ? { seg: 0, entryId: app.tree.index[segPick(app.tree, 0)].id } : null;
+
+  updateStats();
+  updateReport();
+  treeView.setData({
+    session,
+    tree: app.tree,
+    path: app.path,
+    tally: app.tally,
+    labels: app.labels,
+    selection: app.selection,
+    contextWindow: app.settings.contextWindow,
+  });
+  if (app.selection) treeView.reveal(app.selection.seg);
+  $('tree').dataset.segments = String(app.tree.segCount);
+  $('tree').dataset.branchPoints = String(app.tree.stats.branchPoints);
+  $('tree').dataset.compactions = String(app.tree.stats.compactions);
+  renderPanel();
+}
+
+/** Estimates tokens of every entry in the background; the token bars fill in as it goes. */
+function startTally() {
+  const run = ++app.tallyRun;
+  const tally = app.tally;
+  const label = $('tally');
+  label.textContent = 'counting tokens…';
+  tally
+    .run(app.session, {
+      runSliced,
+      isCancelled: () => run !== app.tallyRun,
+      onProgress: () => {
+        label.textContent = `counting tokens… ${Math.floor((100 * tally.done) / Math.max(1, app.tree.size))} %`;
+        treeView.schedule();
+      },
+    })
+    .then((done) => {
+      if (!done) return;
+      label.textContent = '';
+      treeView.schedule();
+    });
+}
+
+function leafChanged(quiet) {
+  app.path = activePath(app.tree, app.session.leafId);
+  treeView.setData({ path: app.path });
+  updateStats();
+  updateTopButtons();
+  renderPanel();
+  if (!quiet) setStatus(`The leaf is now ${app.session.leafId ?? '(none)'}.`);
+}
+
+function updateStats() {
+  const { session, tree, path } = app;
+  $('stats').hidden = false;
+  document.body.dataset.stats = 'pending';
+  $('stat-file').textContent = app.fileName;
+  $('entry-count').textContent = fmt(session.size);
+  $('stat-branch-points').textContent = fmt(tree.stats.branchPoints);
+  $('stat-compactions').textContent = fmt(tree.stats.compactions);
+  $('stat-branch-summaries').textContent = fmt(tree.stats.branchSummaries);
+  $('path-length').textContent = `${fmt(path.length)} entries`;
+  // The context estimate of a 100,000-message path takes a while: after the tree has painted.
+  $('context-messages').textContent = '…';
+  $('context-tokens').textContent = '…';
+  const generation = ++app.statsRun;
+  afterPaint().then(() => {
+    if (generation !== app.statsRun) return;
+    try {
+      const tokens = app.contextTokens(session.leafId);
+      $('context-messages').textContent = fmt(tokens.messages);
+      $('context-tokens').textContent = fmt(tokens.estimatedTokens);
+    } catch (err) {
+      $('context-messages').textContent = '—';
+      $('context-tokens').textContent = errorText(err);
+    }
+    document.body.dataset.stats = 'ready';
+  });
+  const n = session.warnings.length;
+  $('stat-warnings-box').hidden = n === 0;
+  $('stat-warnings').textContent = fmt(n);
+}
+
+function updateReport() {
+  const warnings = app.session.warnings;
+  const list = $('warnings');
+  const items = warnings.slice(0, WARNINGS_SHOWN).map((w) => h('li', { text: `line ${w.line}: ${w.code} — ${w.message}` }));
+  if (warnings.length > WARNINGS_SHOWN) items.push(h('li', { class: 'muted', text: `… and ${fmt(warnings.length - WARNINGS_SHOWN)} more` }));
+  list.replaceChildren(...items);
+  const { header, version: v } = app.session;
+  const facts = [`${app.fileName}: format version ${v.current} (${v.onDisk} on disk)`, `session ${header.id}`];
+  if (header.cwd) facts.push(`cwd ${header.cwd}`);
+  facts.push(warnings.length ? `${fmt(warnings.length)} warning${warnings.length === 1 ? '' : 's'}: lines kept as they are and listed below` : 'every line read');
+  $('report-summary').textContent = facts.join(' · ');
+  $('tab-report').textContent = warnings.length ? `Load report (${fmt(warnings.length)})` : 'Load report';
+}
+
+// --- panels ------------------------------------------------------------------------------------
+
+function showTab(name) {
+  app.tab = name;
+  for (const tab of document.querySelectorAll('[role="tab"]')) {
+    const on = tab.dataset.tab === name;
+    tab.setAttribute('aria-selected', String(on));
+    $(`panel-${tab.dataset.tab}`).hidden = !on;
+  }
+  renderPanel();
+}
+
+/** Renders the visible panel only (the context view can be expensive). */
+function renderPanel() {
+  if (!app.session) return;
+  app.cancelContext();
+  app.cancelContext = () => {};
+  const ctx = {
+    session: app.session,
+    tree: app.tree,
+    tally: app.tally,
+    labels: app.labels,
+    path: app.path,
+    contextTokens: (leafId) => app.contextTokens(leafId),
+    scope: app.scope,
+    lightbox: app.lightbox,
+    settings: app.settings,
+    onSettings: (patch) => {
+      Object.assign(app.settings, patch);
+      treeView.setData({ contextWindow: app.settings.contextWindow });
+      renderPanel();
+    },
+    actions: {
+      branch: (id) => app.moveLeaf(id),
+      selectEntry: (id) => app.selectEntry(id),
+      showContext: (id) => {
+        app.selectEntry(id);
+        showTab('context');
+      },
+      navigate: capabilities(app.session).navigateTree
+        ? (id) => {
+            app.selectEntry(id);
+            showTab('actions');
+          }
+        : null,
+    },
+  };
+  try {
+    if (app.tab === 'entry' && app.selection) {
+      renderEntryPanel($('panel-entry'), ctx, app.selection.seg, app.selection.entryId);
+    } else if (app.tab === 'entry') {
+      $('panel-entry').replaceChildren(h('p', { class: 'muted', text: 'This session has no entries yet.' }));
+    } else if (app.tab === 'context') {
+      const leaf = app.selection?.entryId ?? app.session.leafId;
+      app.cancelContext = renderContextPanel($('panel-context'), ctx, leaf);
+    } else if (app.tab === 'actions') {
+      renderActionsPanel($('panel-actions'), app);
+    }
+  } catch (err) {
+    const panel = $(`panel-${app.tab}`);
+    panel.replaceChildren(h('p', { class: 'error', text: `Could not show this: ${errorText(err)}` }));
   }
 }
+
+// --- wiring ------------------------------------------------------------------------------------
+
+for (const tab of document.querySelectorAll('[role="tab"]')) tab.addEventListener('click', () => showTab(tab.dataset.tab));
+$('stat-warnings').addEventListener('click', () => showTab('report'));
+$('undo').addEventListener('click', () => app.undoLeaf());
+$('download').addEventListener('click', () => app.download());
+$('zoom-in').addEventListener('click', () => treeView.zoom(1));
+$('zoom-out').addEventListener('click', () => treeView.zoom(-1));
+$('goto-leaf').addEventListener('click', () => {
+  if (app.path?.leafSeg >= 0) app.selectEntry(app.session.leafId);
+});
+$('load-sample').addEventListener('click', () => loadSample());
+$('file').addEventListener('change', async (event) => {
+  const file = event.target.files?.[0];
+  if (file) await loadFile(file);
+  event.target.value = '';
+});
+
+async function loadFile(file) {
+  let bytes;
+  try {
+    bytes = new Uint8Array(await file.arrayBuffer());
+  } catch (err) {
+    setStatus(`Could not read ${file.name}: ${errorText(err)}`, 'error');
+    return;
+  }
+  await load(bytes, file.name);
+}
+
+// Drag and drop anywhere on the page.
+let dragDepth = 0;
+const overlay = $('drop-overlay');
+const hasFiles = (event) => [...(event.dataTransfer?.types ?? [])].includes('Files');
+window.addEventListener('dragenter', (event) => {
+  if (!hasFiles(event)) return;
+  event.preventDefault();
+  dragDepth++;
+  overlay.hidden = false;
+});
+window.addEventListener('dragover', (event) => {
+  if (!hasFiles(event)) return;
+  event.preventDefault();
+  event.dataTransfer.dropEffect = 'copy';
+});
+window.addEventListener('dragleave', () => {
+  dragDepth = Math.max(0, dragDepth - 1);
+  if (dragDepth === 0) overlay.hidden = true;
+});
+window.addEventListener('drop', async (event) => {
+  event.preventDefault();
+  dragDepth = 0;
+  overlay.hidden = true;
+  const file = event.dataTransfer?.files?.[0];
+  if (file) await loadFile(file);
+});
 
 async function loadSample() {
-  const status = $('status');
   let res;
   try {
     res = await fetch('./sample/sample.jsonl');
   } catch (err) {
-    showError(status, `could not fetch the sample: ${err.message}`);
+    setStatus(`Could not fetch the sample: ${err.message}`, 'error');
     return;
   }
   if (!res.ok) {
-    status.textContent =
-      'No sample session yet (www/sample/sample.jsonl). `make demo` generates it with gen-session.';
+    setStatus('No bundled sample here (www/sample/sample.jsonl): `make demo` generates it. Open or drop a file instead.');
     return;
   }
-  load(new Uint8Array(await res.arrayBuffer()), 'sample.jsonl (bundled)');
+  await load(new Uint8Array(await res.arrayBuffer()), 'sample.jsonl');
 }
-
-$('file').addEventListener('change', async (event) => {
-  const file = event.target.files?.[0];
-  if (file) load(new Uint8Array(await file.arrayBuffer()), file.name);
-});
 
 try {
   await init();
   $('version').textContent = `v${version()}`;
+  await loadSample();
 } catch (err) {
-  showError($('version'), `failed to load the WebAssembly module: ${err.message}`);
+  setStatus(`Could not load the WebAssembly module: ${errorText(err)}`, 'error');
 }
-await loadSample();
+updateTopButtons();
 document.body.dataset.ready = 'true';

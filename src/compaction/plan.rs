@@ -696,11 +696,19 @@ fn details(lists: &FileLists) -> Value {
 }
 
 /// Appends the entry, then records `tokensAfter` from the rebuilt context.
+/// Appends the compaction under `leaf`, the leaf it was prepared for (which need not be the
+/// session's current leaf: `PrepareOptions::leaf`), then stores `tokensAfter`.
 fn append_with_tokens_after(
     session: &mut Session,
+    leaf: usize,
     body: &CompactionBody,
     now: i64,
 ) -> Result<Committed> {
+    session.require(&body.first_kept_entry_id)?;
+    if session.leaf() != Some(leaf) {
+        let leaf_id = session.entries()[leaf].id().to_string();
+        session.branch(&leaf_id)?;
+    }
     let id = session.append_compaction(body, now)?;
     let index = session.require(&id)?;
     let ctx = build_context(session, &BuildOptions::default())?;
@@ -764,7 +772,7 @@ pub fn commit_compaction(
         from_extension: false,
         warning: None,
     };
-    append_with_tokens_after(session, &body, now)
+    append_with_tokens_after(session, prep.leaf, &body, now)
 }
 
 /// A compaction supplied by a `session_before_compact` hook (spec: compaction §8.8): stored
@@ -809,7 +817,7 @@ pub fn commit_extension_compaction(
         from_extension: true,
         warning: None,
     };
-    append_with_tokens_after(session, &body, now)
+    append_with_tokens_after(session, prep.leaf, &body, now)
 }
 
 /// Commits a handoff plan (spec: compaction §5.9, issue: strategies): a new session whose
