@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Jsonl;
+use common::{assert_same_text, sorted, Jsonl};
 use ctxfold::branch::*;
 use ctxfold::compaction::fileops::{
     format_file_operations, is_url_scheme_path, upsert_file_operations,
@@ -1217,36 +1217,6 @@ fn strings(v: &Value) -> Vec<String> {
         .iter()
         .map(|s| s.as_str().expect("string").to_string())
         .collect()
-}
-
-fn sorted(set: &std::collections::BTreeSet<String>) -> Vec<String> {
-    let mut v: Vec<String> = set.iter().cloned().collect();
-    v.sort_by(|a, b| ctxfold::compaction::fileops::cmp_utf16(a, b));
-    v
-}
-
-/// Compares long texts, reporting the first difference with some context.
-fn assert_same_text(what: &str, got: &str, want: &str) {
-    if got == want {
-        return;
-    }
-    let at = got
-        .char_indices()
-        .zip(want.chars())
-        .find(|((_, a), b)| a != b)
-        .map_or(got.len().min(want.len()), |((i, _), _)| i);
-    let from = (0..=at.saturating_sub(100))
-        .rev()
-        .find(|&i| got.is_char_boundary(i) && want.is_char_boundary(i))
-        .unwrap_or(0);
-    let ctx = |s: &str| s[from.min(s.len())..].chars().take(240).collect::<String>();
-    panic!(
-        "{what}: differs at byte {at} (lengths {} vs {})\n--- got ---\n{:?}\n--- want ---\n{:?}",
-        got.len(),
-        want.len(),
-        ctx(got),
-        ctx(want)
-    );
 }
 
 #[test]

@@ -18,9 +18,9 @@ use ctxfold::convert::convert_messages;
 use ctxfold::message::AgentMessage;
 use ctxfold::session::{EntryKind, Session};
 use serde_json::Value;
-use std::collections::BTreeSet;
 
 use common::fixture_session as load_session;
+use common::{assert_same_text, sorted};
 
 fn load_json(rel: &str) -> Option<Value> {
     let bytes = common::read(rel)?;
@@ -41,41 +41,6 @@ fn strings(v: &Value) -> Vec<String> {
         .iter()
         .map(|s| s.as_str().expect("string").to_string())
         .collect()
-}
-
-fn sorted(set: &BTreeSet<String>) -> Vec<String> {
-    let mut v: Vec<String> = set.iter().cloned().collect();
-    v.sort_by(|a, b| ctxfold::compaction::fileops::cmp_utf16(a, b));
-    v
-}
-
-/// Compares two long texts and, when they differ, reports the first differing position
-/// with some context on each side.
-fn assert_same_text(what: &str, got: &str, want: &str) {
-    if got == want {
-        return;
-    }
-    let at = got
-        .char_indices()
-        .zip(want.chars())
-        .find(|((_, a), b)| a != b)
-        .map(|((i, _), _)| i)
-        .unwrap_or(got.len().min(want.len()));
-    let from = at.saturating_sub(120);
-    let ctx = |s: &str| -> String {
-        let start = (0..=from)
-            .rev()
-            .find(|&i| s.is_char_boundary(i))
-            .unwrap_or(0);
-        s[start..].chars().take(300).collect()
-    };
-    panic!(
-        "{what}: differs at byte {at} (lengths {} vs {})\n--- got ---\n{:?}\n--- want ---\n{:?}",
-        got.len(),
-        want.len(),
-        ctx(got),
-        ctx(want)
-    );
 }
 
 fn file_ops_json(ops: &FileOperations) -> (Vec<String>, Vec<String>, Vec<String>) {

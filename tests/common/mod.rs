@@ -139,3 +139,39 @@ pub fn fixture_session() -> Option<Session> {
 pub fn fixture_json(name: &str) -> Option<Value> {
     Some(serde_json::from_slice(&read(&format!("large-session/{name}"))?).expect("valid JSON"))
 }
+
+/// A set of paths in the order the reference sorts them (UTF-16 code units).
+pub fn sorted(set: &std::collections::BTreeSet<String>) -> Vec<String> {
+    let mut v: Vec<String> = set.iter().cloned().collect();
+    v.sort_by(|a, b| ctxfold::compaction::fileops::cmp_utf16(a, b));
+    v
+}
+
+/// Compares two long texts and, when they differ, reports the first differing position
+/// with some context on each side.
+pub fn assert_same_text(what: &str, got: &str, want: &str) {
+    if got == want {
+        return;
+    }
+    let at = got
+        .char_indices()
+        .zip(want.chars())
+        .find(|((_, a), b)| a != b)
+        .map(|((i, _), _)| i)
+        .unwrap_or(got.len().min(want.len()));
+    let from = at.saturating_sub(120);
+    let ctx = |s: &str| -> String {
+        let start = (0..=from)
+            .rev()
+            .find(|&i| s.is_char_boundary(i))
+            .unwrap_or(0);
+        s[start..].chars().take(300).collect()
+    };
+    panic!(
+        "{what}: differs at byte {at} (lengths {} vs {})\n--- got ---\n{:?}\n--- want ---\n{:?}",
+        got.len(),
+        want.len(),
+        ctx(got),
+        ctx(want)
+    );
+}

@@ -379,10 +379,12 @@ function planOf(plan) {
   return plan._raw();
 }
 
-/** A compaction waiting for its summaries (see `Session.planCompaction`). */
-export class CompactionPlan {
+/**
+ * A plan object of the wasm core and the session it was made for (later requests are read
+ * from it, and its preparation names that session's entries).
+ */
+class PlanHandle {
   #raw;
-  /** The session's wasm object: later history windows are read from it. */
   #session;
 
   constructor(raw, session) {
@@ -395,37 +397,9 @@ export class CompactionPlan {
     return this.#raw;
   }
 
-  /** The requests that can be sent now: `{id, purpose, systemPrompt, prompt, maxTokens, window?}`. */
-  get pending() {
-    return JSON.parse(this.#raw.pendingJson());
-  }
-
-  /** What the compaction will do: cut, regions (entry ids), tokens, file operations. */
-  get preparation() {
-    return JSON.parse(this.#raw.preparationJson(this.#session));
-  }
-
-  /** True when every request is answered. */
-  get isComplete() {
-    return this.#raw.isComplete;
-  }
-
-  /** `'context-full'` or `'handoff'`. */
-  get strategy() {
-    return this.#raw.strategy;
-  }
-
-  /** Records the summary text answering a pending request. */
-  answer(id, text) {
-    if (typeof id !== 'string' || typeof text !== 'string') {
-      throw fail('E_INVALID_ARGUMENT', 'answer(id, text) takes two strings');
-    }
-    this.#raw.answer(this.#session, id, text);
-  }
-
-  /** The summarizer's context overflowed on a history window: plan it at half the budget. */
-  retrySmaller(id, tokensSent) {
-    this.#raw.retrySmaller(this.#session, requireId(id), tokensSent);
+  /** @internal */
+  _session() {
+    return this.#session;
   }
 
   /** Releases the plan's WebAssembly memory now. */
@@ -434,45 +408,62 @@ export class CompactionPlan {
   }
 }
 
-/** Estimated tokens of one agent message (spec: compaction §3.1). */
+/** A compaction waiting for its summaries (see `Session.planCompaction`). */
+export class CompactionPlan extends PlanHandle {
+  /** The requests that can be sent now: `{id, purpose, systemPrompt, prompt, maxTokens, window?}`. */
+  get pending() {
+    return JSON.parse(this._raw().pendingJson());
+  }
+
+  /** What the compaction will do: cut, regions (entry ids), tokens, file operations. */
+  get preparation() {
+    return JSON.parse(this._raw().preparationJson(this._session()));
+  }
+
+  /** True when every request is answered. */
+  get isComplete() {
+    return this._raw().isComplete;
+  }
+
+  /** `'context-full'` or `'handoff'`. */
+  get strategy() {
+    return this._raw().strategy;
+  }
+
+  /** Records the summary text answering a pending request. */
+  answer(id, text) {
+    if (typeof id !== 'string' || typeof text !== 'string') {
+      throw fail('E_INVALID_ARGUMENT', 'answer(id, text) takes two strings');
+    }
+    this._raw().answer(this._session(), id, text);
+  }
+
+  /** The summarizer's context overflowed on a history window: plan it at half the budget. */
+  retrySmaller(id, tokensSent) {
+    this._raw().retrySmaller(this._session(), requireId(id), tokensSent);
+  }
+}
+
 /** A navigation waiting for its commit (see `Session.planNavigation`). */
-export class NavigationPlan {
-  #raw;
-  #session;
-
-  constructor(raw, session) {
-    this.#raw = raw;
-    this.#session = session;
-  }
-
-  /** @internal */
-  _raw() {
-    return this.#raw;
-  }
-
+export class NavigationPlan extends PlanHandle {
   /** The target is the current leaf: committing changes nothing. */
   get isNoop() {
-    return this.#raw.isNoop;
+    return this._raw().isNoop;
   }
 
   /** The summary request to answer: none, or one with purpose `branch-summary`. */
   get pending() {
-    return JSON.parse(this.#raw.pendingJson());
+    return JSON.parse(this._raw().pendingJson());
   }
 
   /** What the navigation does: target, old leaf, common ancestor, entries to summarize, … */
   get preparation() {
-    return JSON.parse(this.#raw.preparationJson(this.#session));
+    return JSON.parse(this._raw().preparationJson(this._session()));
   }
 
   /** Changes the summarizer instructions (the request is written again) and the label. */
   setInstructions({ customInstructions, replaceInstructions, label } = {}) {
-    this.#raw.setInstructions(customInstructions ?? undefined, replaceInstructions ?? undefined, label ?? undefined);
-  }
-
-  /** Releases the plan's WebAssembly memory now. */
-  free() {
-    this.#raw.free();
+    this._raw().setInstructions(customInstructions ?? undefined, replaceInstructions ?? undefined, label ?? undefined);
   }
 }
 
@@ -482,6 +473,7 @@ export function readToolSupersedeKey(toolName, args) {
   return requireRaw().readToolSupersedeKey(toolName, toJson(args ?? null)) ?? undefined;
 }
 
+/** Estimated tokens of one agent message (spec: compaction §3.1). */
 export function estimateTokens(message, options) {
   if (message === null || typeof message !== 'object') {
     throw fail('E_INVALID_ARGUMENT', 'a message must be an object');
