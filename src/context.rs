@@ -12,6 +12,8 @@ use crate::session::{
     CompactionBody, CustomMessageBody, EntryKind, ModeChangeBody, ModelChangeBody, ServiceTierBody,
     Session, ThinkingLevelBody, TtsrInjectionBody,
 };
+use crate::snapcompact::archive::get_preserved_archive;
+use crate::snapcompact::history::{history_blocks, HistoryBlock, HistoryOptions};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -299,6 +301,8 @@ struct Emitter<'s> {
     session: &'s Session,
     transcript: bool,
     out: Vec<ContextMessage>,
+    /// Budgets and resolver for snapcompact frames (spec: snapcompact §9.6).
+    history: HistoryOptions<'s>,
 }
 
 impl Emitter<'_> {
@@ -382,10 +386,33 @@ impl Emitter<'_> {
             }
             js::stringify(&v)
         } else {
-            json.into_owned()
+            self.with_history_blocks(index, json.into_owned())
         };
         self.push_owned(index, json, Some(Role::CompactionSummary));
         Ok(())
+    }
+
+    /// A compaction carrying a snapcompact archive gets its history blocks (text head,
+    /// frames as PNG image blocks, text tail) on every build (spec: snapcompact §9.4, §9.6;
+    /// compaction §2.3).
+    fn with_history_blocks(&self, index: usize, json: String) -> String {
+        let Ok(body) = self.session.body::<CompactionBody>(index) else {
+            return json;
+        };
+        let Some(archive) = get_preserved_archive(body.preserve_data.as_ref()) else {
+            return json;
+        };
+        let blocks = history_blocks(&archive, &self.history);
+        match serde_json::from_str::<Value>(&json) {
+            Ok(Value::Object(mut o)) => {
+                o.insert(
+                    "blocks".into(),
+                    Value::Array(blocks.iter().map(HistoryBlock::to_json).collect()),
+                );
+                js::stringify(&Value::Object(o))
+            }
+            _ => json,
+        }
     }
 }
 
@@ -400,8 +427,19 @@ fn resolve_leaf(session: &Session, leaf: &LeafSelector) -> Option<usize> {
     }
 }
 
-/// Builds the context of a leaf (spec: compaction §2).
+/// Builds the context of a leaf (spec: compaction §2). Snapcompact frames are attached
+/// without budgets (see [`build_context_with`]).
 pub fn build_context(session: &Session, opts: &BuildOptions) -> Result<SessionContext> {
+    build_context_with(session, opts, &HistoryOptions::default())
+}
+
+/// [`build_context`] with the provider's frame budgets (image count, base64 bytes) and a
+/// resolver for frames stored outside the entry (spec: snapcompact §9.6).
+pub fn build_context_with<'s>(
+    session: &'s Session,
+    opts: &BuildOptions,
+    history: &HistoryOptions<'s>,
+) -> Result<SessionContext> {
     let mut ctx = SessionContext::empty();
     let Some(leaf) = resolve_leaf(session, &opts.leaf) else {
         return Ok(ctx);
@@ -421,6 +459,7 @@ pub fn build_context(session: &Session, opts: &BuildOptions) -> Result<SessionCo
         session,
         transcript: opts.transcript,
         out: Vec::with_capacity(path.len().min(4096)),
+        history: *history,
     };
     let plain_transcript = opts.transcript && !opts.collapse_compacted_history;
     if plain_transcript {

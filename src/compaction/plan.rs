@@ -23,6 +23,10 @@ use crate::message::Role;
 use crate::prompts::{self, PromptKind};
 use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
 use crate::settings::{CompactionSettings, Strategy};
+use crate::snapcompact::archive::{
+    archive_messages, compact, ArchiveInput, ArchiveOptions, ArchiveResult, PRESERVE_KEY,
+};
+use crate::snapcompact::{FallbackFonts, SnapError};
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
 use serde_json::{json, Map, Number, Value};
@@ -280,11 +284,15 @@ pub fn plan_compaction(
     options: PlanOptions,
 ) -> Result<CompactionPlan> {
     let strategy = settings.strategy;
-    if !matches!(strategy, Strategy::ContextFull | Strategy::Handoff) {
+    if !matches!(
+        strategy,
+        Strategy::ContextFull | Strategy::Handoff | Strategy::Snapcompact
+    ) {
         return Err(Error::Settings {
             field: "strategy".into(),
             reason: format!(
-                "strategy \"{}\" has no LLM plan; use \"context-full\" or \"handoff\"",
+                "strategy \"{}\" has no plan; use \"context-full\", \"handoff\" or \
+                 \"snapcompact\"",
                 strategy.as_str()
             ),
         });
@@ -295,8 +303,12 @@ pub fn plan_compaction(
 
     let reserve = settings.reserve_or_default();
     let history_max = history_max_tokens(reserve);
-    let recent_serialized =
-        serialize_conversation_for_summary(&llm_messages(session, &prep.recent)?);
+    // snapcompact asks no model anything (spec: snapcompact §9.2): no short-summary prompt.
+    let recent_serialized = if strategy == Strategy::Snapcompact {
+        String::new()
+    } else {
+        serialize_conversation_for_summary(&llm_messages(session, &prep.recent)?)
+    };
 
     let mut plan = CompactionPlan {
         strategy,
@@ -327,6 +339,12 @@ pub fn plan_compaction(
         preparation: prep,
         options,
     };
+    if strategy == Strategy::Snapcompact {
+        plan.history = Slot::Skip;
+        plan.turn_prefix = Slot::Skip;
+        plan.short = Slot::Skip;
+        return Ok(plan);
+    }
     if strategy == Strategy::Handoff {
         plan.history = Slot::Skip;
         plan.turn_prefix = Slot::Skip;
@@ -736,6 +754,15 @@ pub fn commit_compaction(
             reason: "a handoff plan is committed with commitHandoff".into(),
         });
     }
+    if plan.strategy == Strategy::Snapcompact {
+        return commit_snapcompact(
+            session,
+            plan,
+            &ArchiveOptions::default(),
+            &FallbackFonts::new(),
+            now,
+        );
+    }
     if !plan.is_complete() {
         return Err(Error::PlanIncomplete {
             missing: plan.missing(),
@@ -769,6 +796,103 @@ pub fn commit_compaction(
             prep.previous_preserve_data.as_ref(),
             plan.options.preserve_data.as_ref(),
         ),
+        from_extension: false,
+        warning: None,
+    };
+    append_with_tokens_after(session, prep.leaf, &body, now)
+}
+
+fn snap_error(e: SnapError) -> Error {
+    Error::InvalidArgument {
+        what: format!("snapcompact: {}", e.message()),
+    }
+}
+
+/// Builds the snapcompact archive of a snapcompact plan without touching the session (spec:
+/// snapcompact §9.2): the messages to summarize and the turn prefix, converted as the
+/// summarizer would see them, serialized, folded onto the previous archive (or previous text
+/// summary), planned and rendered. `E_SETTINGS` for a plan of another strategy,
+/// `E_STALE_PLAN` when the session moved on, `E_INVALID_ARGUMENT` for bad render options.
+pub fn build_snapcompact(
+    session: &Session,
+    plan: &CompactionPlan,
+    options: &ArchiveOptions,
+    fallbacks: &FallbackFonts,
+) -> Result<ArchiveResult> {
+    if plan.strategy != Strategy::Snapcompact {
+        return Err(Error::Settings {
+            field: "strategy".into(),
+            reason: "only a snapcompact plan builds an archive".into(),
+        });
+    }
+    plan.check_fresh(session)?;
+    let prep = &plan.preparation;
+    if prep.first_kept_entry_id.is_empty() {
+        return Err(Error::InvalidArgument {
+            what: "first kept entry has no ID".into(),
+        });
+    }
+    let mut entries = prep.messages_to_summarize.clone();
+    entries.extend(&prep.turn_prefix);
+    let useless: FxHashSet<Box<str>> = entries
+        .iter()
+        .filter_map(|&i| session.useless_tool_call(i))
+        .collect();
+    let messages = archive_messages(&llm_messages(session, &entries)?, &useless);
+    compact(
+        ArchiveInput {
+            messages: &messages,
+            previous_summary: prep.previous_summary.as_deref(),
+            previous_preserve_data: prep.previous_preserve_data.as_ref(),
+            file_lists: &plan.file_lists,
+            read_set: Some(&prep.file_ops.read),
+        },
+        options,
+        fallbacks,
+    )
+    .map_err(snap_error)
+}
+
+/// Commits a snapcompact plan (spec: snapcompact §9.2, compaction §8.4): the archive is built
+/// locally ([`build_snapcompact`]) and stored under `preserveData.snapcompact`; the summary is
+/// the reading guide, `method` is `snapcompact`, and `tokensAfter` counts the rebuilt context
+/// with its frames. The hook's `preserveData` is merged in. Errors leave the session
+/// unchanged.
+pub fn commit_snapcompact(
+    session: &mut Session,
+    plan: &CompactionPlan,
+    options: &ArchiveOptions,
+    fallbacks: &FallbackFonts,
+    now: i64,
+) -> Result<Committed> {
+    let built = build_snapcompact(session, plan, options, fallbacks)?;
+    let mut preserve = match built.preserve_data {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    if let Some(extra) = &plan.options.preserve_data {
+        for (k, v) in extra {
+            if k != PRESERVE_KEY {
+                preserve.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let prep = &plan.preparation;
+    let body = CompactionBody {
+        summary: built.summary,
+        short_summary: Some(built.short_summary),
+        first_kept_entry_id: prep.first_kept_entry_id.clone(),
+        tokens_before: Number::from(prep.tokens_before),
+        tokens_after: None,
+        method: Some(
+            plan.options
+                .method
+                .clone()
+                .unwrap_or_else(|| "snapcompact".into()),
+        ),
+        provider_replay_through_entry_id: None,
+        details: Some(details(&plan.file_lists)),
+        preserve_data: Some(Value::Object(preserve)),
         from_extension: false,
         warning: None,
     };

@@ -8,6 +8,7 @@
 //! Everything here is sans-IO and deterministic: the same text, options and registered
 //! fallback fonts give the same page strings and the same PNG bytes.
 
+pub mod archive;
 pub mod billing;
 pub mod cells;
 pub mod dataurl;
@@ -15,6 +16,7 @@ pub mod deflate;
 pub mod encode;
 pub mod error;
 pub mod fonts;
+pub mod history;
 pub mod normalize;
 pub mod paginate;
 pub mod raster;
@@ -78,7 +80,7 @@ impl RenderOptions {
         self.shape.geometry_at(self.frame_size())
     }
 
-    fn check(&self, fallbacks: &FallbackFonts) -> Result<(), SnapError> {
+    pub(crate) fn check(&self, fallbacks: &FallbackFonts) -> Result<(), SnapError> {
         let size = self.frame_size();
         shapes::check_size(size)?;
         let mut shape = self.shape;

@@ -2,6 +2,7 @@
 //! minHeight, compression}`) into core values, so the wasm layer stays a thin adapter and
 //! the rules are testable natively.
 
+use super::archive::ArchiveOptions;
 use super::encode::Compression;
 use super::error::SnapError;
 use super::fonts::FallbackFonts;
@@ -127,16 +128,43 @@ pub fn render_options(
     if let Some(h) = uint(o, "minHeight", 0.0, MAX_FRAME_SIZE as f64)? {
         opts.min_height = h;
     }
-    opts.compression =
-        match o.get("compression") {
-            None | Some(Value::Null) => Compression::default(),
-            Some(Value::String(s)) => Compression::parse(s)?,
-            Some(Value::Number(n)) => Compression::level(n.as_u64().unwrap_or(0) as u32)?,
-            Some(_) => return Err(SnapError::Options(
-                "compression must be \"tuned\", \"fast\", \"balanced\", \"high\" or a level 1-9"
-                    .into(),
-            )),
-        };
+    opts.compression = compression(o)?;
+    Ok(opts)
+}
+
+fn compression(o: &serde_json::Map<String, Value>) -> Result<Compression, SnapError> {
+    match o.get("compression") {
+        None | Some(Value::Null) => Ok(Compression::default()),
+        Some(Value::String(s)) => Compression::parse(s),
+        Some(Value::Number(n)) => Compression::level(n.as_u64().unwrap_or(0) as u32),
+        Some(_) => Err(SnapError::Options(
+            "compression must be \"tuned\", \"fast\", \"balanced\", \"high\" or a level 1-9".into(),
+        )),
+    }
+}
+
+/// Options of a snapcompact compaction from the JS options object (`{model, shape,
+/// frameSize, maxFrames, minHeight, compression}`, spec: snapcompact §9.2): unlike
+/// [`render_options`] the shape stays "auto" until the archive text is known.
+pub fn archive_options(v: Option<&Value>) -> Result<ArchiveOptions, SnapError> {
+    let empty = serde_json::Map::new();
+    let o = match v {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(o)) => o,
+        Some(_) => return Err(SnapError::Options("options must be an object".into())),
+    };
+    let model = Target::from_json(o.get("model"))?;
+    let mut opts = ArchiveOptions {
+        shape: shape_arg(o.get("shape"), &model)?,
+        model,
+        frame_size: uint(o, "frameSize", 1.0, MAX_FRAME_SIZE as f64)?,
+        max_frames: uint(o, "maxFrames", 1.0, u32::MAX as f64)?,
+        compression: compression(o)?,
+        ..ArchiveOptions::default()
+    };
+    if let Some(h) = uint(o, "minHeight", 0.0, MAX_FRAME_SIZE as f64)? {
+        opts.min_height = h;
+    }
     Ok(opts)
 }
 
@@ -144,6 +172,19 @@ pub fn render_options(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn reads_archive_options() {
+        let o = archive_options(Some(&json!({"model": "claude-opus-4-7", "maxFrames": 12,
+            "compression": "fast"})))
+        .expect("valid");
+        assert_eq!(o.model.id.as_deref(), Some("claude-opus-4-7"));
+        assert_eq!(o.max_frames, Some(12));
+        assert_eq!(o.shape, None, "resolved once the archive text is known");
+        assert_eq!(o.compression, Compression::parse("fast").expect("known"));
+        assert!(archive_options(Some(&json!({"maxFrames": 0}))).is_err());
+        assert!(archive_options(Some(&json!({"model": 3}))).is_err());
+    }
 
     #[test]
     fn reads_options() {

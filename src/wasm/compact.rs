@@ -4,16 +4,18 @@
 
 use super::interop::{js_error, now_ms, opt_f64, opt_str, options, to_js};
 use super::session::WasmSession;
+use super::snapcompact::{fonts, snap_error};
 use crate::compaction::plan::{
-    commit_compaction, commit_extension_compaction, commit_handoff, plan_compaction, Committed,
-    CompactionPlan, ExtensionCompaction, PlanOptions, SummaryRequest,
+    commit_compaction, commit_extension_compaction, commit_handoff, commit_snapcompact,
+    plan_compaction, Committed, CompactionPlan, ExtensionCompaction, PlanOptions, SummaryRequest,
 };
 use crate::compaction::prepare::{Preparation, PrepareOptions};
 use crate::compaction::retry::{classify, parse_retry_after, RetryPolicy, RetryStep};
 use crate::error::ErrorCode;
 use crate::json::js;
 use crate::session::{RandomIds, Session};
-use crate::settings::CompactionSettings;
+use crate::settings::{CompactionSettings, Strategy};
+use crate::snapcompact::request::archive_options;
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 
@@ -255,16 +257,26 @@ impl WasmSession {
 
     /// Commits a complete plan: appends the compaction entry. Returns `{entryId,
     /// tokensAfter, compactionEntry, fromExtension}` as JSON.
+    /// A `snapcompact` plan builds its archive here (spec: snapcompact §9.2) with
+    /// `snapcompact_json` (`{model, shape, frameSize, maxFrames, minHeight, compression}`) and
+    /// the registered fallback fonts.
     #[wasm_bindgen(js_name = commitCompaction)]
     pub fn commit_compaction(
         &mut self,
         plan: &WasmCompactionPlan,
         now: f64,
+        snapcompact_json: Option<String>,
     ) -> Result<String, JsValue> {
         let now = now_ms(now)?;
-        let s = self.s_mut();
-        let c = commit_compaction(s, &plan.plan, now).map_err(to_js)?;
-        committed_json(s, &c, false)
+        let c = if plan.plan.strategy == Strategy::Snapcompact {
+            let v = options(snapcompact_json, "snapcompact options")?;
+            let opts = archive_options(Some(&v)).map_err(snap_error)?;
+            commit_snapcompact(self.s_mut(), &plan.plan, &opts, &fonts(), now)
+        } else {
+            commit_compaction(self.s_mut(), &plan.plan, now)
+        }
+        .map_err(to_js)?;
+        committed_json(self.s(), &c, false)
     }
 
     /// Commits a compaction supplied by a hook for a plan's preparation.

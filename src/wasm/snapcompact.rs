@@ -24,13 +24,13 @@ thread_local! {
 
 /// The registered fallback fonts (one non-generic accessor: every call site of a generic
 /// `LocalKey::with` would be a copy of it in the module).
-fn fonts() -> Rc<FallbackFonts> {
+pub(super) fn fonts() -> Rc<FallbackFonts> {
     FALLBACKS.with(|f| f.borrow().clone())
 }
 
 /// Snapcompact error → JS `Error` with its stable `code` (to merge into `interop` once the
 /// core's error enum carries the snapcompact codes).
-fn snap_error(e: SnapError) -> JsValue {
+pub(super) fn snap_error(e: SnapError) -> JsValue {
     let err = js_sys::Error::new(e.message());
     let _ = js_sys::Reflect::set(
         &err,

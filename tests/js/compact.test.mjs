@@ -424,3 +424,46 @@ test('spec §10.1 cases 7 and 8: a BigInt argument stays exact; call options rea
   );
   assert.ok(seen.every(({ context }) => context.signal && typeof context.signal.aborted === 'boolean'));
 });
+
+test('compact({strategy: "snapcompact"}) prints the history onto frames: no summarizer, images in the context', async () => {
+  // A session large enough for several frames of history.
+  const lines = [header];
+  let parent = null;
+  for (let i = 0; i < 60; i++) {
+    lines.push(JSON.stringify({ type: 'message', id: `u${i}`, parentId: parent, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: `Question ${i}: ${'why is the build slow? '.repeat(60)}`, timestamp: 1 } }));
+    lines.push(JSON.stringify({ type: 'message', id: `a${i}`, parentId: `u${i}`, timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: `Answer ${i}: ${'the cache is cold. '.repeat(120)}` }], provider: 'anthropic', model: 'claude-opus-4-7', usage: { input: 1_000 * (i + 1), output: 50, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop', timestamp: 2 } }));
+    parent = `a${i}`;
+  }
+  const text = lines.join('\n') + '\n';
+  const s = Session.fromJsonl(text);
+  const events = [];
+  const r = await s.compact({
+    strategy: 'snapcompact',
+    model: 'claude-opus-4-7',
+    settings: { keepRecentTokens: 2_000 },
+    reason: 'threshold',
+    hooks: { onEvent: (e) => events.push(e) },
+  });
+  const entry = r.compactionEntry;
+  assert.equal(entry.method, 'snapcompact');
+  const archive = entry.preserveData.snapcompact;
+  assert.ok(archive.frames.length >= 1, 'frames');
+  for (const f of archive.frames) {
+    assert.equal(f.mimeType, 'image/png');
+    const png = Buffer.from(f.data, 'base64');
+    assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47], 'PNG bytes');
+  }
+  assert.match(entry.summary, /HISTORY/, 'the reading guide');
+  assert.ok(r.tokensAfter < entry.tokensBefore, `${r.tokensAfter} < ${entry.tokensBefore}`);
+  // Every rebuilt context carries the frames as image blocks of the summary message.
+  const summary = s.buildContext().messages[0];
+  assert.equal(summary.role, 'compactionSummary');
+  const images = (summary.blocks ?? []).filter((b) => b.type === 'image');
+  assert.equal(images.length, archive.frames.length);
+  const head = (summary.blocks ?? []).find((b) => b.type === 'text');
+  assert.match(head.text, /Question 0/, 'the oldest text is kept verbatim at the head');
+  assert.deepEqual(events.map((e) => [e.type, e.action]), [
+    ['auto_compaction_start', 'snapcompact'],
+    ['auto_compaction_end', 'snapcompact'],
+  ]);
+});

@@ -21,7 +21,9 @@ function emit(hooks, event) {
 }
 
 async function run(session, o, signal) {
-  const settings = o.settings;
+  // `strategy` is a shorthand for `settings.strategy`.
+  const settings = o.strategy === undefined ? o.settings : { ...o.settings, strategy: o.strategy };
+  const snapcompact = settings?.strategy === 'snapcompact';
   const planOptions = pick(o, ['customInstructions', 'contextWindow', 'provider', 'leafId']);
   const plans = [];
   const plan = (extra) => {
@@ -56,6 +58,13 @@ async function run(session, o, signal) {
       }
     }
     if (context.length) extra.extraContext = context;
+
+    if (snapcompact) {
+      // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2).
+      const archive = o.snapcompact ?? (o.model === undefined ? {} : { model: o.model });
+      const work = Object.keys(extra).length ? plan(extra) : first;
+      return session.commitCompaction(work, { snapcompact: archive });
+    }
 
     // The summarizers: the remote endpoint (when enabled), then the callbacks.
     const candidates = [];
@@ -117,7 +126,8 @@ export async function compactSession(session, options) {
   const signal = o.signal ?? new AbortController().signal;
   const reason = o.reason ?? 'manual';
   const auto = reason !== 'manual';
-  if (auto) emit(o.hooks, { type: 'auto_compaction_start', reason, action: 'context-full' });
+  const action = (o.strategy ?? o.settings?.strategy) === 'snapcompact' ? 'snapcompact' : 'context-full';
+  if (auto) emit(o.hooks, { type: 'auto_compaction_start', reason, action });
   try {
     if (signal.aborted) throw abortError();
     const committed = await run(session, o, signal);
@@ -125,7 +135,7 @@ export async function compactSession(session, options) {
     if (auto) {
       emit(o.hooks, {
         type: 'auto_compaction_end',
-        action: 'context-full',
+        action,
         aborted: false,
         willRetry: Boolean(o.willRetry),
         result: committed,
@@ -140,7 +150,7 @@ export async function compactSession(session, options) {
     if (auto) {
       emit(o.hooks, {
         type: 'auto_compaction_end',
-        action: 'context-full',
+        action,
         aborted: err?.code === 'E_ABORTED' || err?.code === 'E_CANCELLED',
         willRetry: false,
         errorMessage: err?.message,

@@ -1,6 +1,8 @@
 // Public types of the ctxfold package. Written by hand and reviewed like API.
 // Field names follow the oh-my-pi / pi session format (spec: compaction §1).
 
+import type { RenderOptions } from './snapcompact.js';
+
 /** A JSON value as it appears in session files. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 /** A JSON object. */
@@ -510,7 +512,7 @@ export class CompactionPlan {
   readonly pending: SummaryRequest[];
   readonly preparation: CompactionPreparation;
   readonly isComplete: boolean;
-  readonly strategy: 'context-full' | 'handoff';
+  readonly strategy: 'context-full' | 'handoff' | 'snapcompact';
   /**
    * Records the summary answering a pending request; may write follow-up requests (the next
    * history window is read from the session then: `E_STALE_PLAN` if it changed).
@@ -555,10 +557,10 @@ export interface SummarizeContext {
 export type Summarize = (request: SummaryRequest, context: SummarizeContext) => Promise<string | { summary: string }> | string;
 
 export type CompactionEvent =
-  | { type: 'auto_compaction_start'; reason: CompactReason; action: 'context-full' }
+  | { type: 'auto_compaction_start'; reason: CompactReason; action: 'context-full' | 'snapcompact' }
   | {
       type: 'auto_compaction_end';
-      action: 'context-full';
+      action: 'context-full' | 'snapcompact';
       aborted: boolean;
       willRetry: boolean;
       result?: CompactionCommit;
@@ -729,14 +731,24 @@ export interface NavigateTreeOptions extends Omit<NavigationOptions, 'summarize'
   metadata?: Record<string, string>;
 }
 
+/**
+ * How a `snapcompact` compaction prints the history (spec: snapcompact §9.2): the reader model
+ * decides the shape and frame size unless given; at most `maxFrames` frames (default 80).
+ */
+export type SnapcompactArchiveOptions = Pick<RenderOptions, 'shape' | 'model' | 'frameSize' | 'maxFrames' | 'minHeight' | 'compression'>;
+
 export interface CompactOptions {
+  /** Shorthand for `settings.strategy`; `snapcompact` needs no summarizer. */
+  strategy?: 'context-full' | 'handoff' | 'snapcompact';
+  /** Options of a `snapcompact` compaction (default `{model}` from `model`). */
+  snapcompact?: SnapcompactArchiveOptions;
   /** One summarizer, or candidates tried in order. */
   summarize?: Summarize | Summarize[];
   /** POST `{systemPrompt, prompt, maxTokens}` → `{summary}`, or an OpenAI-compatible `…/chat/completions` URL. */
   remoteEndpoint?: string;
   /** Headers of remote-endpoint requests (e.g. `authorization`). */
   headers?: Record<string, string>;
-  /** Model id sent to a `/chat/completions` endpoint. */
+  /** Model id sent to a `/chat/completions` endpoint; with `strategy: 'snapcompact'`, the reader model. */
   model?: string;
   signal?: AbortSignalLike;
   settings?: CompactionSettings;
@@ -818,7 +830,7 @@ export class Session {
   /** Plans a compaction (sans-IO). Throws `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_SETTINGS`. */
   planCompaction(settings?: CompactionSettings, options?: PlanOptions): CompactionPlan;
   /** Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`; the session is unchanged then. */
-  commitCompaction(plan: CompactionPlan, options?: AppendOptions): CompactionCommit;
+  commitCompaction(plan: CompactionPlan, options?: AppendOptions & { snapcompact?: SnapcompactArchiveOptions }): CompactionCommit;
   commitExtensionCompaction(plan: CompactionPlan, compaction: ExtensionCompaction, options?: AppendOptions): CompactionCommit;
   /** A new session holding the handoff document; this one is unchanged. */
   commitHandoff(plan: CompactionPlan, options?: AppendOptions & { sessionId?: string }): Session;

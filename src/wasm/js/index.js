@@ -250,7 +250,8 @@ export class Session {
 
   /** Appends the compaction entry of a complete plan. Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`. */
   commitCompaction(plan, options) {
-    return JSON.parse(this.#inner.commitCompaction(planOf(plan), nowOf(options)));
+    const snapcompact = options?.snapcompact === undefined ? undefined : toJson(options.snapcompact);
+    return JSON.parse(this.#inner.commitCompaction(planOf(plan), nowOf(options), snapcompact));
   }
 
   /** Appends a compaction written elsewhere (e.g. by a hook) for a plan's preparation. */
