@@ -25,7 +25,8 @@ export function capabilities(session) {
     // session.navigateTree(targetId, { summarize, customInstructions? }) (spec: compaction §7.5).
     navigateTree: typeof session?.navigateTree === 'function',
     // A snapcompact compaction (archive of frames in preserveData.snapcompact, snapcompact.md §9).
-    snapcompact: typeof session?.snapcompact === 'function',
+    // compact({strategy: 'snapcompact'}) came with the same build as compact().
+    snapcompact: typeof session?.compact === 'function',
   };
 }
 
@@ -83,7 +84,7 @@ export function renderActionsPanel(panel, app) {
     return h('label', { class: 'radio' }, input, h('span', null, h('strong', { text: title }), note ? h('span', { class: 'muted small', text: ` — ${note}` }) : null));
   };
   strategies.append(
-    radio('snapcompact', 'snapcompact', caps.snapcompact ? 'history printed onto PNG frames; no key, no network' : 'preview only: the snapcompact compaction strategy is not in this build yet'),
+    radio('snapcompact', 'snapcompact', caps.snapcompact ? 'history printed onto PNG frames; no key, no network' : 'preview only: this build has no snapcompact compaction'),
     radio('chat', 'context-full via an OpenAI-compatible endpoint', 'an LLM writes the summary; your key stays in this page'),
     radio('remote', 'remote endpoint protocol', 'POST {systemPrompt, prompt, maxTokens} → {summary}'),
   );
@@ -125,27 +126,32 @@ export function renderActionsPanel(panel, app) {
 
   const status = h('p', { class: `action-status ${lastStatus.kind}`, id: 'compact-status', role: 'status', text: lastStatus.text });
   const buttons = h('div', { class: 'buttons' });
-  const preview = form.strategy === 'snapcompact' && !caps.snapcompact;
-  const go = h('button', { type: 'button', class: 'primary', id: 'compact-run', text: preview ? 'Render snapcompact preview' : 'Compact' });
+  const onlyPreview = form.strategy === 'snapcompact' && !caps.snapcompact;
+  const go = h('button', { type: 'button', class: 'primary', id: 'compact-run', text: onlyPreview ? 'Render snapcompact preview' : 'Compact' });
+  const previewButton =
+    form.strategy === 'snapcompact' && caps.snapcompact ? h('button', { type: 'button', id: 'preview-run', text: 'Preview frames' }) : null;
   const abort = h('button', { type: 'button', id: 'compact-abort', text: 'Abort', disabled: !running });
   abort.addEventListener('click', () => running?.controller.abort());
-  buttons.append(go, abort);
+  buttons.append(go, ...(previewButton ? [previewButton] : []), abort);
   compact.append(buttons, status);
   const output = h('div', { class: 'action-output', id: 'compact-output' });
   if (previewOutput) output.append(...previewOutput);
   compact.append(output);
-  go.addEventListener('click', async () => {
-    if (running) return;
-    go.disabled = true;
-    abort.disabled = false;
-    try {
-      if (preview) await snapcompactPreview(app, target, status, output);
-      else await compactNow(app, target, status, caps);
-    } finally {
-      go.disabled = false;
-      abort.disabled = true;
-    }
-  });
+  const run = (button, preview) =>
+    button.addEventListener('click', async () => {
+      if (running) return;
+      button.disabled = true;
+      abort.disabled = false;
+      try {
+        if (preview) await snapcompactPreview(app, target, status, output);
+        else await compactNow(app, target, status, caps);
+      } finally {
+        button.disabled = false;
+        abort.disabled = true;
+      }
+    });
+  run(go, onlyPreview);
+  if (previewButton) run(previewButton, true);
   sections.push(compact);
 
   // --- prune -------------------------------------------------------------------------------
@@ -268,7 +274,12 @@ async function compactNow(app, target, status, caps) {
       setStatus(status, 'snapcompact: rendering frames…', 'busy');
       await yieldToPage();
       const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
-      result = await app.session.snapcompact({ ...options, model: { id: reader.id, api: reader.api }, provider: reader.provider, maxFrames: form.maxFrames });
+      result = await app.session.compact({
+        ...options,
+        strategy: 'snapcompact',
+        provider: reader.provider,
+        snapcompact: { model: { id: reader.id, api: reader.api }, maxFrames: form.maxFrames },
+      });
     } else if (form.strategy === 'chat') {
       if (!form.chatUrl) throw new Error('enter the base URL of an OpenAI-compatible endpoint');
       const url = /\/chat\/completions\/?$/.test(form.chatUrl) ? form.chatUrl : `${form.chatUrl.replace(/\/+$/, '')}/chat/completions`;
@@ -417,7 +428,7 @@ async function snapcompactPreview(app, target, status, output) {
       h(
         'p',
         { class: 'note preview-note' },
-        'Preview only — nothing was written. The snapcompact compaction strategy is not in this build of ctxfold yet; when it lands, “Compact” writes a compaction entry whose archive holds frames like these (with text edges kept verbatim and a foveated middle).',
+        'Preview only — nothing was written. “Compact” writes a compaction entry whose archive holds frames like these (with text edges kept verbatim and a foveated middle).',
       ),
     );
     if (pages.length > frames.length) {

@@ -91,7 +91,8 @@ export function entrySnippet(e, max = 160) {
 /** A short fact line for a node card (compactions: tokens before → after). */
 export function entryMeta(e) {
   if (e?.type === 'compaction') {
-    const frames = Array.isArray(e.preserveData?.snapcompact?.frames) ? ` · ${e.preserveData.snapcompact.frames.length} frames` : '';
+    const n = e.preserveData?.snapcompact?.frames?.length;
+    const frames = Number.isInteger(n) ? ` · ${n} ${n === 1 ? 'frame' : 'frames'}` : '';
     const tokens = Number.isFinite(e.tokensAfter) ? `${fmtShort(e.tokensBefore)} → ${fmtShort(e.tokensAfter)} tok` : `${fmtShort(e.tokensBefore)} tok before`;
     return `${tokens}${e.method ? ` · ${e.method}` : ''}${frames}`;
   }
