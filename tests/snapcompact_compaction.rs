@@ -5,42 +5,15 @@
 
 mod common;
 
+use common::{decode_rgb, fallbacks};
+
 use ctxfold::compaction::plan::{build_snapcompact, plan_compaction, PlanOptions};
 use ctxfold::settings::{CompactionSettings, Strategy};
 use ctxfold::snapcompact::archive::{base64_decode, ArchiveOptions};
 use ctxfold::snapcompact::request::Target;
-use ctxfold::snapcompact::{FallbackFont, FallbackFonts};
+use ctxfold::snapcompact::FallbackFonts;
 use serde_json::Value;
-use std::path::Path;
 use std::time::Instant;
-
-fn fallbacks() -> FallbackFonts {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fonts/compiled/unifont.cxfb");
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    let mut f = FallbackFonts::new();
-    f.push(FallbackFont::from_bytes(&bytes).expect("Unifont asset"));
-    f
-}
-
-/// Decodes a PNG to (width, height, RGB bytes).
-fn decode_rgb(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-    let mut dec = png::Decoder::new(std::io::Cursor::new(png_bytes));
-    dec.set_transformations(png::Transformations::EXPAND);
-    let mut reader = dec.read_info().expect("PNG header");
-    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
-    let info = reader.next_frame(&mut buf).expect("PNG data");
-    buf.truncate(info.buffer_size());
-    let rgb = match info.color_type {
-        png::ColorType::Rgb => buf,
-        png::ColorType::Rgba => buf
-            .chunks_exact(4)
-            .flat_map(|p| [p[0], p[1], p[2]])
-            .collect(),
-        png::ColorType::Grayscale => buf.iter().flat_map(|&g| [g, g, g]).collect(),
-        other => panic!("unexpected decoded colour type {other:?}"),
-    };
-    (info.width, info.height, rgb)
-}
 
 fn first_diff(a: &str, b: &str) -> String {
     let pos = a

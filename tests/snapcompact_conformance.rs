@@ -9,9 +9,12 @@
 //! match exactly.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
+use common::{decode_rgb, fallbacks};
 use ctxfold::snapcompact::{
-    layout_page, render_frames, render_page, resolve_shape, FallbackFont, FallbackFonts,
-    ModelTarget, RenderOptions, ShapeVariant,
+    layout_page, render_frames, render_page, resolve_shape, ModelTarget, RenderOptions,
+    ShapeVariant,
 };
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -33,34 +36,6 @@ fn conformance_dir() -> Option<PathBuf> {
         dir.display()
     );
     None
-}
-
-fn fallbacks() -> FallbackFonts {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fonts/compiled/unifont.cxfb");
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    let mut f = FallbackFonts::new();
-    f.push(FallbackFont::from_bytes(&bytes).expect("Unifont asset"));
-    f
-}
-
-/// Decodes a PNG to (width, height, RGB bytes): palette indices expanded to their colours.
-fn decode_rgb(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-    let mut dec = png::Decoder::new(std::io::Cursor::new(png_bytes));
-    dec.set_transformations(png::Transformations::EXPAND);
-    let mut reader = dec.read_info().expect("PNG header");
-    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
-    let info = reader.next_frame(&mut buf).expect("PNG data");
-    buf.truncate(info.buffer_size());
-    let rgb = match info.color_type {
-        png::ColorType::Rgb => buf,
-        png::ColorType::Rgba => buf
-            .chunks_exact(4)
-            .flat_map(|p| [p[0], p[1], p[2]])
-            .collect(),
-        png::ColorType::Grayscale => buf.iter().flat_map(|&g| [g, g, g]).collect(),
-        other => panic!("unexpected decoded colour type {other:?}"),
-    };
-    (info.width, info.height, rgb)
 }
 
 /// Writes our frames for review by eye (tests/out/snapcompact/<shape>/).
