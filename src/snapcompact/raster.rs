@@ -682,8 +682,11 @@ impl Surface for PackedCanvas {
                 }
                 let at = (top as usize + r) * self.stride + byte;
                 self.data[at] |= bits >> shift;
-                if shift != 0 {
-                    self.data[at + 1] |= bits << (8 - shift);
+                // `keep` cut the glyph at the frame's right edge, so a non-zero spill lies
+                // inside the row; a zero one may point past the row's last byte.
+                let spill = if shift == 0 { 0 } else { bits << (8 - shift) };
+                if spill != 0 {
+                    self.data[at + 1] |= spill;
                 }
             }
             return;

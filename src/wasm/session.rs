@@ -2,12 +2,13 @@
 //! wraps it; this layer only converts.
 
 use super::interop::{js_error, now_ms, opt_f64, opt_str, options, parse_json, to_js};
-use crate::context::{build_context, BuildOptions, LeafSelector, SessionContext};
+use crate::context::{build_context_with, BuildOptions, LeafSelector, SessionContext};
 use crate::error::ErrorCode;
 use crate::json::js;
 use crate::session::{
     CompactionBody, IdSource, LoadOptions, NewSession, RandomIds, SequentialIds, Session,
 };
+use crate::snapcompact::history::HistoryOptions;
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -72,10 +73,28 @@ fn id_source(o: &Value, callback: Option<js_sys::Function>) -> Result<Box<dyn Id
     }
 }
 
-fn build_options(json: Option<String>) -> Result<BuildOptions, JsValue> {
+fn build_options(json: Option<String>) -> Result<(BuildOptions, HistoryOptions<'static>), JsValue> {
     let v = match json.as_deref() {
         None | Some("") | Some("null") | Some("undefined") => Value::Null,
         Some(t) => parse_json(t, "context options")?,
+    };
+    // The provider's frame budgets for snapcompact archives (spec: snapcompact §9.6).
+    let budget = |k: &str| -> Result<Option<u64>, JsValue> {
+        match v.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(n) => match n.as_f64() {
+                Some(f) if f.is_finite() && f >= 0.0 => Ok(Some(f as u64)),
+                _ => Err(js_error(
+                    ErrorCode::InvalidArgument,
+                    &format!("`{k}` must be a non-negative number"),
+                )),
+            },
+        }
+    };
+    let history = HistoryOptions {
+        max_frame_data_bytes: budget("maxFrameDataBytes")?,
+        max_images: budget("maxImages")?.map(|n| n as usize),
+        resolver: None,
     };
     let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
     let leaf = match v.get("leafId") {
@@ -89,12 +108,15 @@ fn build_options(json: Option<String>) -> Result<BuildOptions, JsValue> {
             ))
         }
     };
-    Ok(BuildOptions {
-        leaf,
-        transcript: flag("transcript"),
-        collapse_compacted_history: flag("collapseCompactedHistory"),
-        keep_dangling_tool_calls: flag("keepDanglingToolCalls"),
-    })
+    Ok((
+        BuildOptions {
+            leaf,
+            transcript: flag("transcript"),
+            collapse_compacted_history: flag("collapseCompactedHistory"),
+            keep_dangling_tool_calls: flag("keepDanglingToolCalls"),
+        },
+        history,
+    ))
 }
 
 fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> String {
@@ -321,8 +343,8 @@ impl WasmSession {
     }
 
     fn context(&self, options_json: Option<String>) -> Result<SessionContext, JsValue> {
-        let o = build_options(options_json)?;
-        build_context(self.s(), &o).map_err(to_js)
+        let (o, history) = build_options(options_json)?;
+        build_context_with(self.s(), &o, &history).map_err(to_js)
     }
 
     /// The built context as JSON (see `SessionContext::to_json`).

@@ -467,3 +467,46 @@ test('compact({strategy: "snapcompact"}) prints the history onto frames: no summ
     ['auto_compaction_end', 'snapcompact'],
   ]);
 });
+
+test('snapcompact for a model without image input falls back to context-full with a warning; frame budgets in buildContext', async () => {
+  const lines = [header];
+  let parent = null;
+  for (let i = 0; i < 60; i++) {
+    lines.push(JSON.stringify({ type: 'message', id: `u${i}`, parentId: parent, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: `Question ${i}: ${'why is the build slow? '.repeat(60)}`, timestamp: 1 } }));
+    lines.push(JSON.stringify({ type: 'message', id: `a${i}`, parentId: `u${i}`, timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: `Answer ${i}: ${'the cache is cold. '.repeat(120)}` }], provider: 'anthropic', model: 'm', usage: { input: 1_000 * (i + 1), output: 50, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop', timestamp: 2 } }));
+    parent = `a${i}`;
+  }
+  const text = lines.join('\n') + '\n';
+  const s = Session.fromJsonl(text);
+  const events = [];
+  const purposes = [];
+  const r = await s.compact({
+    strategy: 'snapcompact',
+    input: ['text'],
+    settings: { keepRecentTokens: 2_000 },
+    summarize: async (req) => {
+      purposes.push(req.purpose);
+      return `${req.purpose} summary`;
+    },
+    hooks: { onEvent: (e) => events.push(e) },
+  });
+  assert.equal(events[0].type, 'compaction_warning');
+  assert.match(events[0].message, /image input/);
+  assert.ok(purposes.includes('history'), 'an LLM summary instead');
+  assert.notEqual(r.compactionEntry.method, 'snapcompact');
+  // Without a summarizer there is nothing to fall back to.
+  const t = Session.fromJsonl(text);
+  await expectRejects(t.compact({ strategy: 'snapcompact', input: ['text'], settings: { keepRecentTokens: 2_000 } }), 'E_INVALID_ARGUMENT');
+  assert.equal(t.toJsonl(), text);
+
+  // A reader with images: frames, and the provider's budgets when the context is rebuilt.
+  const u = Session.fromJsonl(text);
+  const c = await u.compact({ strategy: 'snapcompact', snapcompact: { model: 'claude-opus-4-7', shape: '5x8-bw', frameSize: 256 }, settings: { keepRecentTokens: 2_000 } });
+  const frames = c.compactionEntry.preserveData.snapcompact.frames.length;
+  assert.ok(frames > 2, `${frames} frames`);
+  const images = (o) => (u.buildContext(o).messages[0].blocks ?? []).filter((b) => b.type === 'image').length;
+  assert.equal(images(), frames);
+  assert.equal(images({ maxImages: 2 }), 2);
+  assert.ok(images({ maxFrameDataBytes: 1 }) < frames);
+  assert.throws(() => u.buildContext({ maxImages: -1 }), (e) => e.code === 'E_INVALID_ARGUMENT');
+});

@@ -119,8 +119,23 @@ async function run(session, o, signal) {
  * Runs a whole compaction of `session` (see `CompactOptions` in the types). Rejects with a
  * coded Error; nothing is appended then.
  */
+/**
+ * The options a compaction really runs with: snapcompact only for a model that reads images
+ * (spec: compaction §8.3); otherwise the next method (an LLM summary) runs, and a warning
+ * event says why.
+ */
+function effective(o) {
+  const strategy = o.strategy ?? o.settings?.strategy;
+  if (strategy !== 'snapcompact' || !Array.isArray(o.input) || o.input.includes('image')) return o;
+  emit(o.hooks, {
+    type: 'compaction_warning',
+    message: 'snapcompact needs a model with image input; compacting with an LLM summary (context-full) instead',
+  });
+  return { ...o, strategy: 'context-full' };
+}
+
 export async function compactSession(session, options) {
-  const o = options ?? {};
+  const o = effective(options ?? {});
   if (running.has(session)) throw coded('E_BUSY', 'Compaction already in progress');
   running.add(session);
   const signal = o.signal ?? new AbortController().signal;

@@ -369,6 +369,13 @@ export interface ContextOptions {
   collapseCompactedHistory?: boolean;
   /** Transcript only: keep tool calls that have no result. */
   keepDanglingToolCalls?: boolean;
+  /**
+   * snapcompact archives: attach at most this many frames as images (the provider's image
+   * budget); the newest frames win and a notice says what was left out (spec: snapcompact §9.6).
+   */
+  maxImages?: number;
+  /** snapcompact archives: at most this many base64 bytes of frame data. */
+  maxFrameDataBytes?: number;
 }
 
 /** The built context (spec: compaction §2). */
@@ -557,6 +564,7 @@ export interface SummarizeContext {
 export type Summarize = (request: SummaryRequest, context: SummarizeContext) => Promise<string | { summary: string }> | string;
 
 export type CompactionEvent =
+  | { type: 'compaction_warning'; message: string }
   | { type: 'auto_compaction_start'; reason: CompactReason; action: 'context-full' | 'snapcompact' }
   | {
       type: 'auto_compaction_end';
@@ -742,6 +750,12 @@ export interface CompactOptions {
   strategy?: 'context-full' | 'handoff' | 'snapcompact';
   /** Options of a `snapcompact` compaction (default `{model}` from `model`). */
   snapcompact?: SnapcompactArchiveOptions;
+  /**
+   * What the reading model accepts. Without `'image'`, a `snapcompact` compaction runs as
+   * `context-full` (so it needs `summarize` or `remoteEndpoint`) and `onEvent` gets a
+   * `compaction_warning` saying why (spec: compaction §8.3).
+   */
+  input?: ReadonlyArray<'text' | 'image'>;
   /** One summarizer, or candidates tried in order. */
   summarize?: Summarize | Summarize[];
   /** POST `{systemPrompt, prompt, maxTokens}` → `{summary}`, or an OpenAI-compatible `…/chat/completions` URL. */
