@@ -462,6 +462,12 @@ test('compact({strategy: "snapcompact"}) prints the history onto frames: no summ
   assert.equal(images.length, archive.frames.length);
   const head = (summary.blocks ?? []).find((b) => b.type === 'text');
   assert.match(head.text, /Question 0/, 'the oldest text is kept verbatim at the head');
+  // The frames as PNG bytes, for display.
+  const listed = s.archiveFrames(r.entryId);
+  assert.equal(listed.length, archive.frames.length);
+  assert.deepEqual([...listed[0].png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  assert.ok(listed[0].cols > 0 && listed[0].rows > 0 && listed[0].chars > 0);
+  assert.deepEqual(s.archiveFrames(s.index()[0].id), []);
   assert.deepEqual(events.map((e) => [e.type, e.action]), [
     ['auto_compaction_start', 'snapcompact'],
     ['auto_compaction_end', 'snapcompact'],

@@ -599,6 +599,17 @@ export interface CompactionHooks {
   onEvent?: (event: CompactionEvent) => void;
 }
 
+/** A frame of a snapcompact archive. */
+export interface ArchiveFrame {
+  /** The PNG bytes, or null for a frame stored outside the entry (`blob:sha256:…`). */
+  png: Uint8Array | null;
+  mimeType: string;
+  cols: number;
+  rows: number;
+  /** Characters printed on the frame. */
+  chars: number;
+}
+
 /** Options of `prune` / `pruneStale` (spec: compaction §6.1); unset fields take the engine defaults. */
 export interface PruneOptions {
   /** Newest tool-output tokens left untouched (threshold pass). Default 40,000. */
@@ -867,6 +878,8 @@ export class Session {
    * (the session unchanged); rejects with `E_SUMMARIZER` when the summarizer fails, `E_UNKNOWN_ENTRY`.
    */
   navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<NavigationResult | NavigationCancelled>;
+  /** The frames of a snapcompact compaction entry as PNG bytes, oldest first (`[]` without an archive). Throws `E_UNKNOWN_ENTRY`. */
+  archiveFrames(entryId: string): ArchiveFrame[];
   toJsonl(): string;
   toBytes(): Uint8Array;
   free(): void;

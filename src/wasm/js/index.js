@@ -357,6 +357,25 @@ export class Session {
     return compactSession(this, o);
   }
 
+  /**
+   * The frames of a snapcompact compaction entry (its archive, spec: snapcompact §9.1) as PNG
+   * bytes with their grid, oldest first; `[]` for an entry without an archive. Frames stored
+   * outside the entry (`blob:sha256:…` references) come back with `png: null`.
+   */
+  archiveFrames(entryId) {
+    const entry = this.entry(requireId(entryId, 'entryId'));
+    if (entry === undefined) throw fail('E_UNKNOWN_ENTRY', `Entry ${entryId} not found`);
+    const frames = entry.preserveData?.snapcompact?.frames;
+    if (!Array.isArray(frames)) return [];
+    return frames.map((f) => ({
+      png: typeof f?.data === 'string' && !f.data.startsWith('blob:') ? base64Bytes(f.data) : null,
+      mimeType: f?.mimeType ?? 'image/png',
+      cols: f?.cols ?? 0,
+      rows: f?.rows ?? 0,
+      chars: f?.chars ?? 0,
+    }));
+  }
+
   /** The session file as a string (bytes that were not UTF-8 become U+FFFD; see toBytes). */
   toJsonl() {
     return this.#inner.toJsonl();
@@ -371,6 +390,14 @@ export class Session {
   free() {
     this.#inner.free();
   }
+}
+
+/** Base64 → bytes with the `atob` every runtime we ship to has (Node.js, browsers, workerd). */
+function base64Bytes(text) {
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
 }
 
 function planOf(plan) {
