@@ -722,26 +722,26 @@ fn property_normalize_is_idempotent() {
     }
 }
 
-/// Glyphs cut by the right edge of frames of any width: no write past a row (a 256 px frame
-/// of 5x8 cells used to panic on its last row), and nothing printed beyond the width.
+/// Glyphs cut by the right edge of frames of any width: no write past a row (a 255 px frame
+/// of 5x8 cells used to panic when its bottom-right cell held a glyph reaching the cell's last
+/// pixel row, such as `@`), and nothing printed beyond the width.
 #[test]
 fn frames_of_every_width_render() {
-    let text = "Wm@#".repeat(3_000);
-    for name in [
-        "5x8-bw",
-        "6x12-dim",
-        "8x13-bw",
-        "11on16-bw",
-        "8on22-bw",
-        "doc-8on16-sent-dim",
-    ] {
-        for size in (240..=272).chain([97, 130, 513]) {
-            let o = at(shape(name), size);
-            let frames = render_frames(&text, &o, &none())
-                .unwrap_or_else(|e| panic!("{name} at {size} px: {e:?}"));
-            assert!(!frames.is_empty(), "{name} at {size} px");
-            for f in &frames {
-                assert_eq!(f.width, size, "{name}");
+    let fonts = unifont();
+    for variant in ShapeVariant::ALL {
+        let name = variant.name();
+        for size in [97, 253, 255, 256, 513] {
+            let o = at(resolve_shape(ModelTarget::default(), Some(variant)), size);
+            // A full frame of one glyph, for glyphs that reach low and right.
+            for glyph in ['@', 'g', '_', '|'] {
+                let text: String =
+                    std::iter::repeat_n(glyph, o.geometry().capacity as usize).collect();
+                let frames = render_frames(&text, &o, &fonts)
+                    .unwrap_or_else(|e| panic!("{name} at {size} px, {glyph:?}: {e:?}"));
+                assert!(!frames.is_empty(), "{name} at {size} px");
+                for f in &frames {
+                    assert_eq!(f.width, size, "{name}");
+                }
             }
         }
     }
