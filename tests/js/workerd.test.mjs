@@ -3,7 +3,8 @@
 // from a project that installed the packed tarball, with the `workerd` export condition. The
 // worker takes a session JSONL by POST, builds the context, prunes (stale pass + threshold),
 // serializes the conversation, renders frames and answers JSON with the frame sizes; it must get
-// exactly what this process gets from pkg/.
+// exactly what this process gets from pkg/. The README's worker example runs beside it and must
+// answer as it does under Node.js.
 //
 // Timing: the worker's own performance.now() deltas are reported but not trusted (Cloudflare's
 // production runtime only advances the clock on I/O; the local workerd binary does advance it).
@@ -11,14 +12,15 @@
 // own utime + stime in /proc/<pid>/stat (Linux) over a batch of requests.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import * as ctxfold from 'ctxfold';
-import { cargoVersion } from './support/project.mjs';
+import { cargoVersion, testsDir } from './support/project.mjs';
 import { NOW, sessionJsonl, withoutTimings, workload } from './support/runtime-workload.mjs';
 import { installTarball, packTarball, tempDir } from './support/tarball.mjs';
 
@@ -42,6 +44,11 @@ const skip = workerd.missing && process.env.CI !== 'true' ? `${workerd.missing}:
 
 const session = sessionJsonl();
 const expected = withoutTimings(workload(ctxfold, session, { now: NOW }));
+
+/** The README's worker example (`<!-- readme-example: worker -->`). */
+const readmeWorker = /<!-- readme-example: worker -->\n```js\n([\s\S]*?)```/.exec(
+  readFileSync(new URL('../../README.md', import.meta.url), 'utf8'),
+)?.[1];
 
 const workerSource = `
 import * as ctxfold from 'ctxfold';
@@ -89,6 +96,7 @@ function cpuMs(pid) {
 let tmp;
 let proc;
 let origin;
+let readmeOrigin;
 let logs = '';
 let startup = {};
 
@@ -98,44 +106,60 @@ before(async () => {
   const project = path.join(tmp.dir, 'worker');
   const installed = installTarball(project, packTarball(tmp.dir), { type: 'module' });
   writeFileSync(path.join(project, 'worker.mjs'), workerSource);
+  writeFileSync(path.join(project, 'readme.mjs'), readmeWorker ?? '');
 
   // Bundle as wrangler does: the workerd condition, the `.wasm?module` import kept as a module of
   // the worker (declared as a wasm module in config.capnp), the .wasm copied next to it.
   const out = path.join(tmp.dir, 'out');
   mkdirSync(out);
   const wasmImports = [];
-  await esbuild.build({
-    absWorkingDir: project,
-    entryPoints: ['worker.mjs'],
-    outfile: path.join(out, 'worker.js'),
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    conditions: ['workerd', 'worker'],
-    logLevel: 'silent',
-    plugins: [
-      {
-        name: 'wasm-module',
-        setup(build) {
-          build.onResolve({ filter: /\.wasm\?module$/ }, (args) => {
-            wasmImports.push(path.relative(project, path.join(args.resolveDir, args.path)));
-            return { path: './ctxfold_bg.wasm', external: true };
-          });
+  const bundle = (entry, outfile) =>
+    esbuild.build({
+      absWorkingDir: project,
+      entryPoints: [entry],
+      outfile: path.join(out, outfile),
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      conditions: ['workerd', 'worker'],
+      logLevel: 'silent',
+      plugins: [
+        {
+          name: 'wasm-module',
+          setup(build) {
+            build.onResolve({ filter: /\.wasm\?module$/ }, (args) => {
+              wasmImports.push(path.relative(project, path.join(args.resolveDir, args.path)));
+              return { path: './ctxfold_bg.wasm', external: true };
+            });
+          },
         },
-      },
-    ],
-  });
-  assert.deepEqual(wasmImports, ['node_modules/ctxfold/ctxfold_bg.wasm?module']);
+      ],
+    });
+  await bundle('worker.mjs', 'worker.js');
+  await bundle('readme.mjs', 'readme.js');
+  assert.deepEqual(wasmImports, ['node_modules/ctxfold/ctxfold_bg.wasm?module', 'node_modules/ctxfold/ctxfold_bg.wasm?module']);
   copyFileSync(path.join(installed, 'ctxfold_bg.wasm'), path.join(out, 'ctxfold_bg.wasm'));
 
   const port = await freePort();
+  const readmePort = await freePort();
   writeFileSync(
     path.join(out, 'config.capnp'),
     `using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (
-  services = [ (name = "main", worker = .ctxfoldWorker) ],
-  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+  services = [ (name = "main", worker = .ctxfoldWorker), (name = "readme", worker = .readmeWorker) ],
+  sockets = [
+    (name = "http", address = "127.0.0.1:${port}", http = (), service = "main"),
+    (name = "readme", address = "127.0.0.1:${readmePort}", http = (), service = "readme"),
+  ],
+);
+
+const readmeWorker :Workerd.Worker = (
+  modules = [
+    (name = "readme.js", esModule = embed "readme.js"),
+    (name = "ctxfold_bg.wasm", wasm = embed "ctxfold_bg.wasm"),
+  ],
+  compatibilityDate = "${workerd.compatibilityDate}",
 );
 
 const ctxfoldWorker :Workerd.Worker = (
@@ -155,6 +179,7 @@ const ctxfoldWorker :Workerd.Worker = (
   let exited = null;
   proc.on('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
   origin = `http://127.0.0.1:${port}`;
+  readmeOrigin = `http://127.0.0.1:${readmePort}`;
   // Ready when it answers the GET with its 405.
   for (;;) {
     if (exited) throw new Error(`workerd ${exited}:\n${logs}`);
@@ -229,4 +254,29 @@ test('workerd: wall and CPU time per request', { skip, timeout: 60_000 }, async 
   );
   // Far below Workers' limits and this test's timeout; a sanity bound, not a benchmark.
   assert.ok(median < 5_000, `median ${median} ms`);
+});
+
+test('workerd: the README worker example answers as it does under Node.js', { skip, timeout: 60_000 }, async () => {
+  assert.ok(readmeWorker, 'README.md has a `<!-- readme-example: worker -->` block');
+  // The same module under Node.js (Request and Response are globals there too), with the
+  // package of this repository.
+  const file = path.join(testsDir, '.readme-worker.mjs');
+  writeFileSync(file, readmeWorker);
+  let want;
+  try {
+    const { default: worker } = await import(`${pathToFileURL(file).href}?t=${Date.now()}`);
+    const res = await worker.fetch(new Request('http://local/', { method: 'POST', body: session }));
+    assert.equal(res.status, 200);
+    want = await res.json();
+  } finally {
+    rmSync(file, { force: true });
+  }
+  assert.ok(want.tokensAfter < want.tokensBefore, JSON.stringify(want));
+  const res = await fetch(readmeOrigin, { method: 'POST', body: session });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), want);
+  // Bad input is a 422 with the error code, and the worker keeps serving.
+  const bad = await fetch(readmeOrigin, { method: 'POST', body: 'not a session' });
+  assert.equal(bad.status, 422);
+  assert.equal((await bad.json()).code, 'E_NOT_A_SESSION');
 });
