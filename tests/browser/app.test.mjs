@@ -4,7 +4,8 @@
 // images. The numbers must equal what this process gets from pkg/ under Node.js. The app also
 // times `await init()` (fetch + compile + instantiate of the wasm), cold and warm, and the
 // optional Unifont asset (fetch + registerFallbackFont), imported through `ctxfold/unifont.cxfb`.
-// The page with its frames is saved as tests/out/screenshots/app-frames.png.
+// The page with its frames is saved as tests/out/screenshots/app-frames.png. The README's browser
+// example is bundled and run beside it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,11 @@ const skip = haveChromium ? false : `Chromium not found at ${CHROMIUM}: run \`ma
 const workloadModule = new URL('../js/support/runtime-workload.mjs', import.meta.url).pathname;
 const session = sessionJsonl();
 const expected = withoutTimings(workload(ctxfold, session, { now: NOW }));
+
+/** The README's browser example (`<!-- readme-example: browser -->`). */
+const readmeBrowser = /<!-- readme-example: browser -->\n```js\n([\s\S]*?)```/.exec(
+  readFileSync(new URL('../../README.md', import.meta.url), 'utf8'),
+)?.[1];
 
 const html = `<!doctype html>
 <html lang="en">
@@ -125,6 +131,26 @@ before(async () => {
   // .wasm next to its bundle, as the package README says for bundlers without asset URLs.
   copyFileSync(path.join(installed, 'ctxfold_bg.wasm'), path.join(dist, 'ctxfold_bg.wasm'));
   writeFileSync(path.join(dist, 'index.html'), html);
+  // The README example, bundled the same way, in its own folder with a session file.
+  writeFileSync(path.join(project, 'readme.mjs'), readmeBrowser ?? '');
+  const readmeDir = path.join(dist, 'readme');
+  mkdirSync(readmeDir);
+  await esbuild.build({
+    absWorkingDir: project,
+    entryPoints: ['readme.mjs'],
+    outfile: path.join(readmeDir, 'main.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    logLevel: 'silent',
+  });
+  copyFileSync(path.join(installed, 'ctxfold_bg.wasm'), path.join(readmeDir, 'ctxfold_bg.wasm'));
+  writeFileSync(path.join(readmeDir, 'session.jsonl'), session);
+  writeFileSync(
+    path.join(readmeDir, 'index.html'),
+    '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>README example</title><script type="module" src="./main.js"></script>\n',
+  );
   sessionFile = path.join(tmp.dir, 'session.jsonl');
   writeFileSync(sessionFile, session);
   server = await serveMounts({ '/': dist });
@@ -206,4 +232,24 @@ test('Chromium: init() time cold and warm; the Unifont asset', { skip, timeout: 
       `later pages ${warm.map((w) => ms(w.initMs)).join(', ')} (HTTP cache)`,
   );
   t.diagnostic(`Chromium Unifont: fetch ${ms(unifont.fetchMs)}, registerFallbackFont ${ms(unifont.registerMs)} (${unifont.bytes} B, ${unifont.glyphs} glyphs)`);
+});
+
+test('Chromium: the README browser example shows the frames it says', { skip, timeout: 60_000 }, async () => {
+  assert.ok(readmeBrowser, 'README.md has a `<!-- readme-example: browser -->` block');
+  const page = await browser.context.newPage();
+  const problems = watchPage(page);
+  try {
+    const logged = page.waitForEvent('console', { predicate: (m) => m.text().startsWith('{'), timeout: 20_000 });
+    await page.goto(`${server.url}readme/`);
+    const got = JSON.parse((await logged).text());
+    // The same calls under Node.js.
+    const s = ctxfold.Session.fromJsonl(session);
+    const frames = ctxfold.renderFrames(ctxfold.serializeConversation(s.toLlmMessages()), { shape: '8on22-bw' });
+    assert.deepEqual(got, { entries: s.size, tokens: s.contextTokens().tokens, frames: frames.length });
+    const widths = await page.$$eval('img', (imgs) => Promise.all(imgs.map((i) => i.decode().then(() => i.naturalWidth))));
+    assert.deepEqual(widths, frames.map((f) => f.width));
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.close();
+  }
 });
