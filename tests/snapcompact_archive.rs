@@ -201,6 +201,46 @@ fn foveated_widths() {
     );
 }
 
+/// §11 case 55, with our fallback: the reference forces its Silver TTF; ours is GNU Unifont
+/// (a decision of the spec README), so the forced fallback shape is `unifont16-bw`. 64 px,
+/// maxFrames 1, "你好世界" × 200 → at least one frame, every frame in the fallback font.
+#[test]
+fn forced_fallback_font() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fonts/compiled/unifont.cxfb");
+    let mut fonts = FallbackFonts::new();
+    fonts.push(
+        ctxfold::snapcompact::FallbackFont::from_bytes(
+            &std::fs::read(path).expect("Unifont asset"),
+        )
+        .expect("asset parses"),
+    );
+    let mut o = options(1);
+    o.shape = Some(ctxfold::snapcompact::resolve_shape(
+        ctxfold::snapcompact::ModelTarget::default(),
+        Some(ctxfold::snapcompact::ShapeVariant::Unifont16Bw),
+    ));
+    o.frame_size = Some(64);
+    let text = "你好世界".repeat(200);
+    let lists = FileLists::default();
+    let r = compact(
+        ArchiveInput {
+            messages: &[user(&text)],
+            previous_summary: None,
+            previous_preserve_data: None,
+            file_lists: &lists,
+            read_set: None,
+        },
+        &o,
+        &fonts,
+    )
+    .expect("compacts");
+    assert!(!r.archive.frames.is_empty());
+    assert!(r.archive.frames.len() <= 1);
+    for f in &r.archive.frames {
+        assert_eq!(f.font.as_deref(), Some("unifont"), "{f:?}");
+    }
+}
+
 /// §11 cases 56–58: re-compaction keeps the session start and adds the new turn.
 #[test]
 fn recompaction_carries_forward() {
