@@ -2,6 +2,8 @@
 //! `planArchive`, the record helpers and `historyBlocks`.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use ctxfold::compaction::fileops::FileLists;
 use ctxfold::snapcompact::archive::{
     compact, get_preserved_archive, strip_preserved_archive, Archive, ArchiveFrame, ArchiveInput,
@@ -206,14 +208,7 @@ fn foveated_widths() {
 /// maxFrames 1, "你好世界" × 200 → at least one frame, every frame in the fallback font.
 #[test]
 fn forced_fallback_font() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fonts/compiled/unifont.cxfb");
-    let mut fonts = FallbackFonts::new();
-    fonts.push(
-        ctxfold::snapcompact::FallbackFont::from_bytes(
-            &std::fs::read(path).expect("Unifont asset"),
-        )
-        .expect("asset parses"),
-    );
+    let fonts = common::fallbacks();
     let mut o = options(1);
     o.shape = Some(ctxfold::snapcompact::resolve_shape(
         ctxfold::snapcompact::ModelTarget::default(),

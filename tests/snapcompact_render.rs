@@ -4,6 +4,8 @@
 //! indices (spec §3.4), the way the reference's tests read them.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use ctxfold::snapcompact::raster::PALETTE;
 use ctxfold::snapcompact::{
     frame_count, normalize, page_texts, render_frames, render_page, resolve_shape,
@@ -13,13 +15,7 @@ use ctxfold::snapcompact::{
 use std::path::Path;
 
 fn unifont() -> FallbackFonts {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fonts/compiled/unifont.cxfb");
-    let mut f = FallbackFonts::new();
-    f.push(
-        FallbackFont::from_bytes(&std::fs::read(path).expect("Unifont asset"))
-            .expect("asset parses"),
-    );
-    f
+    common::fallbacks()
 }
 
 fn none() -> FallbackFonts {

@@ -2,7 +2,7 @@
 //! plan/commit cycle as a class; `js/navigate.js` awaits the hooks and the summarizer.
 
 use super::compact::request_json;
-use super::interop::{js_error, now_ms, opt_f64, opt_str, options, parse_json, to_js};
+use super::interop::{js_error, now_ms, opt_count, opt_str, options, parse_json, to_js};
 use super::session::WasmSession;
 use crate::branch::{
     commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer, NavigationCommit,
@@ -15,23 +15,13 @@ use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 fn navigate_options(o: &Value) -> Result<NavigateOptions, JsValue> {
-    let count = |key: &str, default: u64| -> Result<u64, JsValue> {
-        match opt_f64(o, key) {
-            None => Ok(default),
-            Some(n) if n.is_finite() && n >= 0.0 => Ok(n as u64),
-            Some(_) => Err(js_error(
-                ErrorCode::InvalidArgument,
-                &format!("`{key}` must be a non-negative number"),
-            )),
-        }
-    };
     Ok(NavigateOptions {
         summarize: o.get("summarize").and_then(Value::as_bool).unwrap_or(false),
         custom_instructions: opt_str(o, "customInstructions"),
         replace_instructions: o.get("replaceInstructions").and_then(Value::as_bool),
         label: opt_str(o, "label"),
-        context_window: count("contextWindow", 0)?,
-        reserve_tokens: count("reserveTokens", DEFAULT_RESERVE_TOKENS)?,
+        context_window: opt_count(o, "contextWindow")?.unwrap_or(0),
+        reserve_tokens: opt_count(o, "reserveTokens")?.unwrap_or(DEFAULT_RESERVE_TOKENS),
     })
 }
 

@@ -51,6 +51,21 @@ pub fn opt_f64(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
 }
 
+/// A count field of an options object: absent or `null` → `None`; anything but a finite,
+/// non-negative number → `E_INVALID_ARGUMENT` naming the field.
+pub fn opt_count(v: &Value, key: &str) -> Result<Option<u64>, JsValue> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(n) => match n.as_f64() {
+            Some(f) if f.is_finite() && f >= 0.0 => Ok(Some(f as u64)),
+            _ => Err(js_error(
+                ErrorCode::InvalidArgument,
+                &format!("`{key}` must be a non-negative number"),
+            )),
+        },
+    }
+}
+
 /// Parses a required JSON argument.
 pub fn parse_json(text: &str, what: &str) -> Result<serde_json::Value, JsValue> {
     serde_json::from_str(text)

@@ -1,7 +1,7 @@
 //! The exported session class. The public `Session` class of the package (js/index.js)
 //! wraps it; this layer only converts.
 
-use super::interop::{js_error, now_ms, opt_f64, opt_str, options, parse_json, to_js};
+use super::interop::{js_error, now_ms, opt_count, opt_f64, opt_str, options, parse_json, to_js};
 use crate::context::{build_context_with, BuildOptions, LeafSelector, SessionContext};
 use crate::error::ErrorCode;
 use crate::json::js;
@@ -79,21 +79,9 @@ fn build_options(json: Option<String>) -> Result<(BuildOptions, HistoryOptions<'
         Some(t) => parse_json(t, "context options")?,
     };
     // The provider's frame budgets for snapcompact archives (spec: snapcompact §9.6).
-    let budget = |k: &str| -> Result<Option<u64>, JsValue> {
-        match v.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(n) => match n.as_f64() {
-                Some(f) if f.is_finite() && f >= 0.0 => Ok(Some(f as u64)),
-                _ => Err(js_error(
-                    ErrorCode::InvalidArgument,
-                    &format!("`{k}` must be a non-negative number"),
-                )),
-            },
-        }
-    };
     let history = HistoryOptions {
-        max_frame_data_bytes: budget("maxFrameDataBytes")?,
-        max_images: budget("maxImages")?.map(|n| n as usize),
+        max_frame_data_bytes: opt_count(&v, "maxFrameDataBytes")?,
+        max_images: opt_count(&v, "maxImages")?.map(|n| n as usize),
         resolver: None,
     };
     let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
