@@ -55,27 +55,35 @@ pub fn write_value(out: &mut String, v: &Value) {
 /// escapes, and `\u00xx` (lowercase hex) for the other control characters.
 pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let esc: Option<&str> = match c {
-            '"' => Some("\\\""),
-            '\\' => Some("\\\\"),
-            '\u{8}' => Some("\\b"),
-            '\u{c}' => Some("\\f"),
-            '\n' => Some("\\n"),
-            '\r' => Some("\\r"),
-            '\t' => Some("\\t"),
-            c if (c as u32) < 0x20 => None,
-            _ => continue,
+    let b = s.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    // Plain ASCII is crossed many bytes at a time; only ASCII bytes are escaped, so
+    // `start` and `i` stay on character boundaries.
+    while i < b.len() {
+        i = super::scan::skip_plain(b, i);
+        let Some(&c) = b.get(i) else { break };
+        let esc = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.push_str(&s[start..i]);
-        match esc {
-            Some(e) => out.push_str(e),
-            None => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
+        if esc.is_empty() {
+            let _ = write!(out, "\\u{c:04x}");
+        } else {
+            out.push_str(esc);
         }
-        start = i + c.len_utf8();
+        i += 1;
+        start = i;
     }
     out.push_str(&s[start..]);
     out.push('"');

@@ -47,7 +47,7 @@ fn special_bytes(x: u64) -> u64 {
 /// control character or non-ASCII byte), or `b.len()`. Crosses plain bytes a word at a time.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline]
-fn skip_plain(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
     while let Some(word) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
         let special = special_bytes(u64::from_le_bytes(*word));
         if special != 0 {
@@ -69,7 +69,7 @@ fn skip_plain(b: &[u8], mut i: usize) -> usize {
 /// of a 145 MB session spends most of its time here).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline]
-fn skip_plain(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
     use core::arch::wasm32::*;
     let quote = u8x16_splat(b'"');
     let backslash = u8x16_splat(b'\\');

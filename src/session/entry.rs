@@ -171,6 +171,32 @@ impl Body for CompactionBody {
     }
 }
 
+/// The fields of a `compaction` entry that its context message carries (spec: compaction
+/// §2.6): [`CompactionBody`] without `details` and `preserveData`, which can hold megabytes
+/// of snapcompact frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionMessageBody {
+    pub summary: String,
+    pub short_summary: Option<String>,
+    pub tokens_before: Number,
+    pub tokens_after: Option<Number>,
+    pub method: Option<String>,
+    pub warning: Option<String>,
+}
+
+impl Body for CompactionMessageBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(CompactionMessageBody {
+            summary: required(o, "summary")?,
+            short_summary: o.string("shortSummary"),
+            tokens_before: number(o, "tokensBefore").unwrap_or_else(|| Number::from(0u8)),
+            tokens_after: number(o, "tokensAfter"),
+            method: o.string("method"),
+            warning: o.string("warning"),
+        })
+    }
+}
+
 impl CompactionBody {
     /// The fields of a new entry, in the order the reference writes them.
     pub fn to_fields(&self) -> Map<String, Value> {

@@ -2,7 +2,7 @@
 //! a `message` entry's own message, or one built from a `custom_message`, `branch_summary` or
 //! `compaction` entry. Token estimates of entries are memoized here.
 
-use super::{CompactionBody, CustomMessageBody, EntryKind, FileCalls, Session};
+use super::{CompactionMessageBody, CustomMessageBody, EntryKind, FileCalls, Session};
 use crate::error::Result;
 use crate::message::AgentMessage;
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
@@ -98,7 +98,7 @@ impl Session {
                 m
             }
             EntryKind::Compaction => {
-                let b: CompactionBody = self.body(index)?;
+                let b: CompactionMessageBody = self.body(index)?;
                 let mut m = Map::new();
                 m.insert("role".into(), "compactionSummary".into());
                 m.insert("summary".into(), b.summary.into());

@@ -948,31 +948,31 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 /// Standard base64 with padding (frame payloads).
 pub fn base64(data: &[u8]) -> String {
-    let mut out = Vec::with_capacity(data.len().div_ceil(3) * 4);
+    let mut out = vec![0u8; data.len().div_ceil(3) * 4];
     let mut chunks = data.chunks_exact(3);
-    for c in &mut chunks {
+    let mut quads = out.chunks_exact_mut(4);
+    for (c, q) in (&mut chunks).zip(&mut quads) {
         let n = (u32::from(c[0]) << 16) | (u32::from(c[1]) << 8) | u32::from(c[2]);
-        out.extend_from_slice(&[
-            B64[(n >> 18) as usize & 63],
-            B64[(n >> 12) as usize & 63],
-            B64[(n >> 6) as usize & 63],
-            B64[n as usize & 63],
-        ]);
+        q[0] = B64[(n >> 18) as usize & 63];
+        q[1] = B64[(n >> 12) as usize & 63];
+        q[2] = B64[(n >> 6) as usize & 63];
+        q[3] = B64[n as usize & 63];
     }
     let rest = chunks.remainder();
-    if !rest.is_empty() {
+    if let (Some(&b0), Some(q)) = (rest.first(), quads.next()) {
         let b1 = rest.get(1).map_or(0, |&b| u32::from(b));
-        let n = (u32::from(rest[0]) << 16) | (b1 << 8);
-        out.push(B64[(n >> 18) as usize & 63]);
-        out.push(B64[(n >> 12) as usize & 63]);
-        out.push(if rest.len() > 1 {
+        let n = (u32::from(b0) << 16) | (b1 << 8);
+        q[0] = B64[(n >> 18) as usize & 63];
+        q[1] = B64[(n >> 12) as usize & 63];
+        q[2] = if rest.len() > 1 {
             B64[(n >> 6) as usize & 63]
         } else {
             b'='
-        });
-        out.push(b'=');
+        };
+        q[3] = b'=';
     }
-    out.into_iter().map(char::from).collect()
+    // Only ASCII from `B64` and `=`: the conversion cannot fail.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Decodes standard base64 (padding optional); `None` on a foreign character.

@@ -154,7 +154,8 @@ pub(crate) fn write_indexed(
         .filter(|(i, _)| inks & (1 << i) != 0)
         .flat_map(|(_, rgb)| *rgb)
         .collect();
-    let idat = zlib_compress(scanlines, compression.effort(depth));
+    let row = scanlines.len().checked_div(height as usize).unwrap_or(0);
+    let idat = zlib_compress(scanlines, compression.effort(depth), row);
     Ok(png(width, height, depth, COLOR_INDEXED, &plte, &idat))
 }
 
@@ -166,7 +167,7 @@ pub fn encode_rgb(
     compression: Compression,
 ) -> Result<Vec<u8>, SnapError> {
     let filtered = filter_adaptive(rgb, width as usize * 3, 3);
-    let idat = zlib_compress(&filtered, compression.effort(8));
+    let idat = zlib_compress(&filtered, compression.effort(8), width as usize * 3 + 1);
     Ok(png(width, height, 8, COLOR_RGB, &[], &idat))
 }
 

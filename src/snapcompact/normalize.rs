@@ -112,7 +112,30 @@ pub fn collapse_whitespace(text: &str) -> String {
             out.push(' ');
         }
     };
-    for c in text.chars() {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // Printable ASCII other than the space passes as a run (run edges are character
+        // boundaries).
+        let plain = bytes[i..]
+            .iter()
+            .position(|b| !(0x21..=0x7E).contains(b))
+            .unwrap_or(bytes.len() - i);
+        if plain > 0 {
+            if run_active {
+                flush(&mut out, run_newline, run_visible);
+                run_active = false;
+                run_newline = false;
+                run_visible = false;
+            }
+            out.push_str(&text[i..i + plain]);
+            i += plain;
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
+        i += c.len_utf8();
         let space = is_js_space(c);
         if space || is_format(c) {
             run_active = true;
@@ -257,39 +280,57 @@ fn normalize_counting(
     let mut out = String::with_capacity(collapsed.len());
     let (mut graphics, mut unrenderable) = (0usize, 0usize);
     let mut last_space = true; // also trims leading spaces (step 5)
-    let mut push = |out: &mut String, s: &str| {
+    let push = |out: &mut String, last_space: &mut bool, s: &str| {
         for c in s.chars() {
             if c == ' ' {
-                if last_space {
+                if *last_space {
                     continue;
                 }
-                last_space = true;
+                *last_space = true;
             } else {
-                last_space = false;
+                *last_space = false;
             }
             out.push(c);
         }
     };
-    for c in collapsed.chars() {
+    let bytes = collapsed.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // Printable ASCII other than the space is kept as is: a run at a time.
+        let plain = bytes[i..]
+            .iter()
+            .position(|b| !(0x21..=0x7E).contains(b))
+            .unwrap_or(bytes.len() - i);
+        if plain > 0 {
+            graphics += plain;
+            out.push_str(&collapsed[i..i + plain]);
+            last_space = false;
+            i += plain;
+            continue;
+        }
+        let Some(c) = collapsed[i..].chars().next() else {
+            break;
+        };
+        i += c.len_utf8();
         match fold(c, font, fallbacks) {
             Fold::Keep => {
                 graphics += 1;
                 let mut buf = [0u8; 4];
-                push(&mut out, c.encode_utf8(&mut buf));
+                push(&mut out, &mut last_space, c.encode_utf8(&mut buf));
             }
             Fold::KeepSilent => {
                 let mut buf = [0u8; 4];
-                push(&mut out, c.encode_utf8(&mut buf));
+                push(&mut out, &mut last_space, c.encode_utf8(&mut buf));
             }
             Fold::Replace(s) => {
                 graphics += 1;
-                push(&mut out, s);
+                push(&mut out, &mut last_space, s);
             }
             Fold::Drop => {}
             Fold::Unrenderable => {
                 graphics += 1;
                 unrenderable += 1;
-                push(&mut out, "?");
+                push(&mut out, &mut last_space, "?");
             }
         }
     }

@@ -508,6 +508,16 @@ pub(crate) fn rasterize(
     canvas
 }
 
+/// Doubles every bit of `b` (bit 7 → bits 15 and 14, …): a glyph row as 2-bit pixel masks.
+#[inline(always)]
+fn spread2(b: u8) -> u16 {
+    let mut x = u16::from(b);
+    x = (x | (x << 4)) & 0x0F0F;
+    x = (x | (x << 2)) & 0x3333;
+    x = (x | (x << 1)) & 0x5555;
+    x | (x << 1)
+}
+
 /// A frame drawn straight into PNG scanlines: each row is a filter byte (0, None) followed
 /// by pixels packed MSB-first at 1, 2 or 4 bits, as local palette indices. This skips the
 /// byte-per-pixel canvas and its packing pass (spec: snapcompact §7.9).
@@ -691,6 +701,28 @@ impl Surface for PackedCanvas {
             }
             return;
         }
+        if self.depth == 2 {
+            // Each glyph bit becomes two pixel bits; the row's 16 bits land on up to three
+            // bytes from bit offset 2·(x mod 4). Bytes the mask does not touch are left
+            // alone, so nothing is written past the row (`keep` clipped the glyph).
+            let pat = self.pattern[v as usize];
+            let (byte, off) = (1 + (x / 4) as usize, 2 * (x % 4));
+            for (r, &bits) in rows[..y_end].iter().enumerate() {
+                let bits = bits & keep;
+                if bits == 0 {
+                    continue;
+                }
+                let mask = (u32::from(spread2(bits)) << 8) >> off;
+                let at = (top as usize + r) * self.stride + byte;
+                for (i, m) in mask.to_be_bytes()[1..].iter().enumerate() {
+                    if *m != 0 {
+                        let px = &mut self.data[at + i];
+                        *px = (*px & !m) | (pat & m);
+                    }
+                }
+            }
+            return;
+        }
         for (r, &bits) in rows[..y_end].iter().enumerate() {
             let mut bits = bits & keep;
             while bits != 0 {
@@ -705,6 +737,63 @@ impl Surface for PackedCanvas {
         if x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height {
             if let Some(v) = self.local_of(ink) {
                 self.put(x as u32, y as u32, v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pixel `(x, y)` of a packed canvas as a local palette index.
+    fn packed_at(c: &PackedCanvas, x: u32, y: u32) -> u8 {
+        let d = c.depth as usize;
+        let bit = x as usize * d;
+        let byte = c.data[y as usize * c.stride + 1 + bit / 8];
+        (byte >> (8 - d - bit % 8)) & ((1 << d) - 1) as u8
+    }
+
+    /// The packed 2-bit blit paints exactly what the byte-per-pixel canvas paints: every
+    /// x offset modulo 4, glyphs cut by the right and bottom edges, inks overwriting a band.
+    #[test]
+    fn packed_two_bit_blits_match_the_indexed_canvas() {
+        let inks = (1 << 0) | (1 << BLACK) | (1 << BAND) | (1 << DIM);
+        let glyph: Vec<u8> = (0..12u32).map(|i| (i * 0x9D + 0x5B) as u8 | 0x81).collect();
+        for width in [13, 16, 21] {
+            let height = 14;
+            let mut packed = PackedCanvas::new(width, height, inks);
+            let mut plain = IndexedCanvas::new(width, height);
+            assert_eq!(packed.depth, 2);
+            for s in [
+                &mut packed as &mut dyn Surface,
+                &mut plain as &mut dyn Surface,
+            ] {
+                s.fill(0, 4, width, 3, BAND);
+                for (k, x) in (0..width).step_by(3).enumerate() {
+                    let ink = if k % 2 == 0 { BLACK } else { DIM };
+                    s.blit_rows(&glyph, x, (k as u32 % 5) * 2, ink);
+                }
+            }
+            let local = |g: u8| packed.local[g as usize];
+            for y in 0..height {
+                for x in 0..width {
+                    let want = local(plain.pixels[(y * width + x) as usize]);
+                    assert_eq!(
+                        packed_at(&packed, x, y),
+                        want,
+                        "({x}, {y}) at width {width}"
+                    );
+                }
+            }
+            // No glyph bit past the last pixel of a row (full-width band fills may set the
+            // padding bits, which PNG leaves unspecified).
+            let used = (width as usize * 2).div_ceil(8);
+            let spare = (used * 8 - width as usize * 2) as u32;
+            for (y, row) in packed.data.chunks_exact(packed.stride).enumerate() {
+                if !(4..7).contains(&y) {
+                    assert_eq!(row[used] & ((1u16 << spare) - 1) as u8, 0, "row {y}");
+                }
             }
         }
     }

@@ -8,6 +8,7 @@
 use super::dataurl::{elide_data_urls, Elision};
 use super::unicode::{is_js_space, utf16_len, DIM_OFF, DIM_ON};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// The argument key that carries a tool call's intent on the wire (`INTENT_FIELD`).
 pub const INTENT_FIELD: &str = "i";
@@ -116,8 +117,12 @@ pub fn truncate(text: &str, max: Option<usize>, ratio: f64) -> String {
     out
 }
 
-fn strip_dim(s: &str) -> String {
-    s.chars().filter(|&c| c != DIM_ON && c != DIM_OFF).collect()
+fn strip_dim(s: &str) -> Cow<'_, str> {
+    if s.contains([DIM_ON, DIM_OFF]) {
+        Cow::Owned(s.chars().filter(|&c| c != DIM_ON && c != DIM_OFF).collect())
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 fn squash_whitespace(s: &str) -> String {
@@ -258,14 +263,14 @@ pub fn serialize_conversation(messages: &[ArchiveMessage], o: &SerializeOptions)
                         AssistantBlock::Text(s) => {
                             let s = strip_dim(s);
                             if !s.trim().is_empty() {
-                                texts.push(s);
+                                texts.push(s.into_owned());
                             }
                         }
                         AssistantBlock::Thinking(s) => {
                             if o.include_thinking {
                                 let s = strip_dim(s);
                                 if !s.trim().is_empty() {
-                                    thinking.push(s);
+                                    thinking.push(s.into_owned());
                                 }
                             }
                         }
