@@ -341,8 +341,10 @@ fn successive_snapcompact_compactions() {
             "round {round}: {} !< {tokens_before}",
             committed.tokens_after
         );
-        // Context rebuild: the summary message carries head, frames, tail.
+        // Context rebuild: the summary message carries head, frames, tail; `tokensAfter`
+        // (counted without the frames' payload) is its estimate.
         let ctx = build_context(&s, &BuildOptions::default()).unwrap();
+        assert_eq!(committed.tokens_after, ctx.estimated_tokens(&s));
         let AgentMessage::CompactionSummary(m) = &ctx.messages[0].message else {
             panic!("first message is the compaction summary");
         };

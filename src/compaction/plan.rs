@@ -16,7 +16,7 @@ use super::serialize::{
     overflow_retry_budget, plan_windows, serialize_conversation_for_summary,
     short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, NO_PRIOR_HISTORY,
 };
-use crate::context::{build_context, BuildOptions, ContextMessage};
+use crate::context::{build_context_with, BuildOptions, ContextMessage};
 use crate::convert;
 use crate::error::{Error, Result};
 use crate::message::Role;
@@ -24,8 +24,10 @@ use crate::prompts::{self, PromptKind};
 use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::snapcompact::archive::{
-    archive_messages, compact, ArchiveInput, ArchiveOptions, ArchiveResult, PRESERVE_KEY,
+    archive_messages, compact, ArchiveFrame, ArchiveInput, ArchiveOptions, ArchiveResult,
+    PRESERVE_KEY,
 };
+use crate::snapcompact::history::{FrameResolver, HistoryOptions};
 use crate::snapcompact::{FallbackFonts, SnapError};
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
@@ -713,6 +715,21 @@ fn details(lists: &FileLists) -> Value {
     json!({"readFiles": lists.read_files, "modifiedFiles": lists.modified_files})
 }
 
+/// Frames as image blocks without their payload, for `tokensAfter`: the estimate charges
+/// every frame a flat rate (spec: compaction §3.1), so the context need not copy and parse
+/// megabytes of base64. Blob references stay unresolved, as in a plain `buildContext`.
+struct WithoutFrameData;
+
+impl FrameResolver for WithoutFrameData {
+    fn size(&self, frame: &ArchiveFrame) -> Option<u64> {
+        (!frame.is_blob_ref()).then_some(frame.data.len() as u64)
+    }
+
+    fn read(&self, _: &ArchiveFrame) -> Option<String> {
+        Some(String::new())
+    }
+}
+
 /// Appends the entry, then records `tokensAfter` from the rebuilt context.
 /// Appends the compaction under `leaf`, the leaf it was prepared for (which need not be the
 /// session's current leaf: `PrepareOptions::leaf`), then stores `tokensAfter`.
@@ -729,7 +746,11 @@ fn append_with_tokens_after(
     }
     let id = session.append_compaction(body, now)?;
     let index = session.require(&id)?;
-    let ctx = build_context(session, &BuildOptions::default())?;
+    let without_data = HistoryOptions {
+        resolver: Some(&WithoutFrameData),
+        ..HistoryOptions::default()
+    };
+    let ctx = build_context_with(session, &BuildOptions::default(), &without_data)?;
     let tokens_after = ctx.estimated_tokens(session);
     session.set_entry_field(index, &[], "tokensAfter", &Value::from(tokens_after))?;
     Ok(Committed {

@@ -211,6 +211,26 @@ pub fn resolve_shape(target: ModelTarget<'_>, variant: Option<ShapeVariant>) -> 
 /// ignoring spaces, toggles, the block glyph and unrenderable code points, at least 8 wide
 /// characters making at least a quarter of the graphic ones.
 pub fn is_cjk_heavy(text: &str) -> bool {
+    // A wide character takes three or four UTF-8 bytes with a lead byte of 0xE1 or more, and
+    // printable ASCII always counts as graphic (unless ANSI escapes, which are stripped,
+    // hold some): byte counts settle most texts without the full pass.
+    if !text.contains(['\u{1B}', '\u{9B}']) {
+        let (mut leads, mut ascii) = (0usize, 0usize);
+        for &b in text.as_bytes() {
+            if b >= 0xE1 {
+                leads += 1;
+            } else if (0x21..=0x7E).contains(&b) {
+                ascii += 1;
+            }
+        }
+        if leads < 8 || leads * 4 < ascii {
+            return false;
+        }
+    }
+    cjk_heavy_by_count(text)
+}
+
+fn cjk_heavy_by_count(text: &str) -> bool {
     let (mut graphic, mut wide) = (0usize, 0usize);
     for c in collapse_whitespace(text).chars() {
         if c == ' ' || c == DIM_ON || c == DIM_OFF || c == NEWLINE_GLYPH || is_dropped(c) {
@@ -243,7 +263,11 @@ pub fn resolve_shape_for_text(
     if !scan_renderability(text, shape.font, fallbacks).is_safe {
         return if unifont_safe() { unifont() } else { shape };
     }
-    if shape.font != FontName::Unifont && is_cjk_heavy(text) && unifont_safe() {
+    if shape.font != FontName::Unifont
+        && !fallbacks.is_empty()
+        && is_cjk_heavy(text)
+        && unifont_safe()
+    {
         return unifont();
     }
     shape
@@ -489,6 +513,15 @@ mod tests {
     fn cjk_heavy() {
         assert!(is_cjk_heavy("こんにちは 你好 안녕 世界 한국어"));
         assert!(!is_cjk_heavy("const a = '你好世界';"));
+        // The byte-count shortcut agrees with the count around its thresholds.
+        for wide in [0, 7, 8, 9, 20] {
+            for ascii in [0, 10, 31, 32, 33, 36, 80] {
+                for extra in ["", " \n\t", "é😀", "\u{1b}[31mred\u{1b}[0m"] {
+                    let t = format!("{}{}{extra}", "字".repeat(wide), "a".repeat(ascii));
+                    assert_eq!(is_cjk_heavy(&t), cjk_heavy_by_count(&t), "{t:?}");
+                }
+            }
+        }
         // Without a registered fallback, resolution keeps the bitmap shape.
         let s = resolve_shape_for_text(
             "こんにちは 你好 안녕 世界 한국어",
