@@ -26,7 +26,7 @@ version=$(cargo metadata --no-deps --format-version 1 --offline 2>/dev/null \
 say "cargo build --release --target wasm32-unknown-unknown --lib ($crate $version)"
 CARGO_PROFILE_RELEASE_STRIP=debuginfo \
   cargo build --release --target wasm32-unknown-unknown --lib
-raw_wasm="target/wasm32-unknown-unknown/release/$crate.wasm"
+raw_wasm="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/$crate.wasm"
 
 # 2. wasm-bindgen glue, `--target web` (checked on 0.2.130): ESM with async `init` and `initSync`,
 #    no Node.js built-ins. Every entry uses it: Node.js reads the .wasm itself and calls
