@@ -65,6 +65,12 @@ for f in src/wasm/js/entries/*.js src/wasm/js/entries/*.d.ts; do
   [ ! -e "$stage/$name" ] || die "src/wasm/js/entries/$name clashes with $name of src/wasm/js or the glue"
   cp "$f" "$stage/$name"
 done
+# Shipped JavaScript without comments and whitespace (esbuild, no bundling, identifiers kept so
+# stack traces still name our functions): the documentation ships in the .d.ts files and this
+# README, and the glue's JSDoc only repeats the Rust doc comments. Sources stay as written.
+mapfile -t js_files < <(find "$stage" -name '*.js')
+tests/node_modules/.bin/esbuild "${js_files[@]}" --outdir="$stage" --outbase="$stage" \
+  --allow-overwrite --minify-whitespace --minify-syntax --log-level=warning
 node -e '
   const fs = require("fs");
   const [src, dst, version] = process.argv.slice(1);
