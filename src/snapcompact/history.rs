@@ -89,8 +89,9 @@ fn format_bytes(n: u64) -> String {
 /// machinery stays out of the build.
 fn one_decimal(n: u64, shift: u32) -> String {
     let scaled = u128::from(n) * 10;
-    let mut tenths = scaled >> shift;
-    let rest = scaled - (tenths << shift);
+    let rest = scaled & ((1 << shift) - 1);
+    // Below 2^64 for a shift of 10 or more (printed as u64: u128 formatting is more code).
+    let mut tenths = (scaled >> shift) as u64;
     let half = 1u128 << (shift - 1);
     if rest > half || (rest == half && tenths % 2 == 1) {
         tenths += 1;
