@@ -8,6 +8,7 @@
 #   make pkg      build the npm package into pkg/
 #   make bench    node benchmarks (tests/bench/*.bench.mjs) against pkg/
 #   make lint     cargo fmt --check + clippy (native and wasm32)
+#   make size     build the package and check it against the size budget (.ci/size-budget)
 #   make test-rust | test-wasm | test-js | test-browser    one group of tests
 #   make fmt      cargo fmt
 #   make sample   regenerate www/sample/sample.jsonl
@@ -19,7 +20,7 @@ SHELL := bash
 export RUSTUP_AUTO_INSTALL := 0
 PORT ?= 8080
 
-.PHONY: all setup pkg test demo bench lint fmt test-rust test-wasm test-js test-browser sample serve clean
+.PHONY: all setup pkg size test demo bench lint fmt test-rust test-wasm test-js test-browser sample serve clean
 
 all: pkg
 
@@ -37,6 +38,9 @@ demo:
 
 bench: pkg
 	node tests/bench/run.mjs
+
+size:
+	bash .ci/test.sh setup pkg size
 
 lint:
 	bash .ci/test.sh setup fmt clippy clippy-wasm

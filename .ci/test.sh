@@ -9,6 +9,7 @@
 #   wasm-node     tests/wasm.rs under Node.js       (wasm-bindgen-test-runner)
 #   wasm-browser  tests/wasm.rs in headless Chromium (wasm-bindgen-test-runner + chromedriver)
 #   pkg           .ci/pkg.sh (builds pkg/)
+#   size          .ci/size.sh (pkg/ against the size budget in .ci/size-budget)
 #   js            node --test tests/js/       (the built package under Node.js, types, bundlers)
 #   browser       node --test tests/browser/  (the built package in Chromium via playwright-core)
 #
@@ -24,7 +25,7 @@ if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-all_steps=(setup fmt clippy clippy-wasm rust wasm-node wasm-browser pkg js browser)
+all_steps=(setup fmt clippy clippy-wasm rust wasm-node wasm-browser pkg size js browser)
 if [ $# -gt 0 ]; then steps=("$@"); else steps=("${all_steps[@]}"); fi
 
 logs=tests/out/logs
@@ -50,6 +51,7 @@ run_step() {
         WASM_BINDGEN_TEST_WEBDRIVER_JSON="$root/.ci/webdriver.json" wasm_test
       ;;
     pkg) bash .ci/pkg.sh ;;
+    size) bash .ci/size.sh ;;
     js) (cd tests && node --test js/) ;;
     browser) (cd tests && node --test browser/) ;;
     *)
@@ -64,7 +66,7 @@ failed_steps=()
 pkg_failed=0
 t_all=$(date +%s)
 for step in "${steps[@]}"; do
-  if [ "$pkg_failed" = 1 ] && { [ "$step" = js ] || [ "$step" = browser ]; }; then
+  if [ "$pkg_failed" = 1 ] && { [ "$step" = size ] || [ "$step" = js ] || [ "$step" = browser ]; }; then
     status[$step]=skipped
     seconds[$step]=0
     failed_steps+=("$step")

@@ -918,7 +918,7 @@ mod measure {
             } else if key_is(key, "isError") {
                 out.is_error = value == b"true";
             } else if key_is(key, "contextOmitted") {
-                let v = serde_json::from_slice(value).ok();
+                let v = crate::json::parse_bytes(value);
                 out.context_omitted = crate::message::truthy(v.as_ref());
             }
             Some(end)

@@ -18,6 +18,7 @@ pub mod pruning;
 pub mod session;
 pub mod settings;
 pub mod snapcompact;
+mod sort;
 pub mod time;
 pub mod tokens;
 pub mod triggers;

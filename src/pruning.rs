@@ -1041,7 +1041,7 @@ fn pruned_line(line: &str, span: std::ops::Range<usize>, notice: &str, now: i64)
         None => append("prunedAt", &stamp),
     }
     splices.push((close..close, appended));
-    splices.sort_by_key(|(r, _)| r.start);
+    crate::sort::sort_by_key(&mut splices, |(r, _)| r.start);
     let mut out = String::with_capacity(line.len() + 64);
     let mut at = 0;
     for (r, text) in splices {

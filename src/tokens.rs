@@ -316,7 +316,9 @@ pub fn budget_reserve_tokens(window: u64, s: &CompactionSettings) -> u64 {
 pub fn threshold_tokens(window: u64, s: &CompactionSettings) -> u64 {
     let w = window as f64;
     if s.threshold_tokens.is_finite() && s.threshold_tokens > 0.0 {
-        return s.threshold_tokens.clamp(1.0, (w - 1.0).max(1.0)) as u64;
+        // `clamp` with a computed bound keeps its min > max panic, whose message formats
+        // floats (Rust's float formatting, ~15 KB of wasm); the bounds are ordered here.
+        return s.threshold_tokens.max(1.0).min((w - 1.0).max(1.0)) as u64;
     }
     if !s.threshold_percent.is_finite() || s.threshold_percent <= 0.0 {
         let budget = budget_reserve_tokens(window, s);

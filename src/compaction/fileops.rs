@@ -132,31 +132,32 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-/// [`cmp_utf16`] with the signature `sort_unstable_by` wants for `String` slices.
-#[allow(clippy::ptr_arg)]
-fn cmp_string_utf16(a: &String, b: &String) -> Ordering {
-    cmp_utf16(a, b)
-}
-
 /// `computeFileLists` (spec: compaction §5.10): `modified = edited ∪ written`, `readFiles =
 /// read − modified`, both without URL-scheme paths and sorted by code units.
 pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
-    let modified: BTreeSet<&String> = ops
+    let mut modified_files: Vec<String> = ops
         .edited
         .iter()
         .chain(ops.written.iter())
         .filter(|p| !is_url_scheme_path(p))
+        .cloned()
         .collect();
+    // Sorted by code units, then deduplicated (equal under `cmp_utf16` means equal strings),
+    // so membership is a binary search in the same order.
+    crate::sort::sort_by(&mut modified_files, |a, b| cmp_utf16(a, b));
+    modified_files.dedup();
     let mut read_files: Vec<String> = ops
         .read
         .iter()
-        .filter(|p| !modified.contains(p) && !is_url_scheme_path(p))
+        .filter(|p| {
+            !is_url_scheme_path(p)
+                && modified_files
+                    .binary_search_by(|m| cmp_utf16(m, p))
+                    .is_err()
+        })
         .cloned()
         .collect();
-    let mut modified_files: Vec<String> = modified.into_iter().cloned().collect();
-    // One sort instantiation for both lists: the paths are unique, so stability is moot.
-    read_files.sort_unstable_by(cmp_string_utf16);
-    modified_files.sort_unstable_by(cmp_string_utf16);
+    crate::sort::sort_by(&mut read_files, |a, b| cmp_utf16(a, b));
     FileLists {
         read_files,
         modified_files,
@@ -344,7 +345,7 @@ pub fn format_file_operations(
         )
         .collect();
     // Equal paths: the modified entry (listed first above) sorts first and survives the dedup.
-    modes.sort_unstable_by(|a, b| {
+    crate::sort::sort_by(&mut modes, |a, b| {
         cmp_utf16(a.0, b.0).then((a.1 == FileMode::Read).cmp(&(b.1 == FileMode::Read)))
     });
     modes.dedup_by(|later, earlier| later.0 == earlier.0);

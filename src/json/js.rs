@@ -89,6 +89,14 @@ pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// A number as `String(x)` prints it in JavaScript (see [`write_number`]); for messages, which
+/// would otherwise link Rust's own float formatting into the `.wasm` just for them.
+pub fn number(x: f64) -> String {
+    let mut out = String::new();
+    write_number(&mut out, x);
+    out
+}
+
 /// Appends a number the way `Number.prototype.toString` prints it (ECMA-262
 /// Number::toString): shortest round-trip digits, plain notation for decimal exponents in
 /// (-7, 21], exponent notation with an explicit sign otherwise. Non-finite → `null`.

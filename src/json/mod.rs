@@ -5,3 +5,38 @@ pub mod edit;
 pub mod js;
 pub mod scan;
 pub mod view;
+
+/// Parses JSON bytes into a `serde_json::Value` (`None` if they are not UTF-8 or not JSON).
+/// Through `from_str`, the reader every other parse in the crate uses: `from_slice` would
+/// instantiate serde_json's whole parser a second time for its byte reader. The result is the
+/// same, as bytes that are not UTF-8 are no JSON text for `from_slice` either.
+pub fn parse_bytes(b: &[u8]) -> Option<serde_json::Value> {
+    serde_json::from_str(std::str::from_utf8(b).ok()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn parse_bytes_agrees_with_from_slice() {
+        let cases: [&[u8]; 9] = [
+            b"{\"a\":[1,2.5,\"x\"],\"b\":null}",
+            b"  true ",
+            b"\"caf\xc3\xa9\"",
+            b"\"\xff\"",
+            b"[1,\xff]",
+            b"{\"a\":1",
+            b"",
+            b"-0.0e-3",
+            b"\"\\ud83d\\ude00\"",
+        ];
+        for b in cases {
+            let theirs = serde_json::from_slice::<serde_json::Value>(b).ok();
+            assert_eq!(
+                super::parse_bytes(b),
+                theirs,
+                "{}",
+                String::from_utf8_lossy(b)
+            );
+        }
+    }
+}

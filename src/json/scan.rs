@@ -451,13 +451,68 @@ pub fn decode_str_body(raw: &[u8]) -> Option<Cow<'_, str>> {
     if !raw.contains(&b'\\') {
         return std::str::from_utf8(raw).ok().map(Cow::Borrowed);
     }
-    let mut quoted = Vec::with_capacity(raw.len() + 2);
-    quoted.push(b'"');
-    quoted.extend_from_slice(raw);
-    quoted.push(b'"');
-    serde_json::from_slice::<String>(&quoted)
-        .ok()
-        .map(Cow::Owned)
+    unescape(raw).map(Cow::Owned)
+}
+
+/// Decodes string content with escapes by the rules `serde_json` applies to a `String`: the
+/// JSON escapes, `\u` pairs for characters above U+FFFF (a lone surrogate is an error), no raw
+/// control characters or quotes, valid UTF-8. Ours rather than a typed `serde_json` call,
+/// whose error path links the float formatting machinery into the `.wasm`.
+fn unescape(raw: &[u8]) -> Option<String> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while let Some(&c) = raw.get(i) {
+        i += 1;
+        match c {
+            b'\\' => {
+                let e = *raw.get(i)?;
+                i += 1;
+                let byte = match e {
+                    b'"' | b'\\' | b'/' => e,
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'u' => {
+                        let hi = hex4(raw, i)?;
+                        i += 4;
+                        let cp = match hi {
+                            0xD800..=0xDBFF => {
+                                if raw.get(i..i + 2)? != b"\\u" {
+                                    return None;
+                                }
+                                let lo = hex4(raw, i + 2)?;
+                                if !(0xDC00..=0xDFFF).contains(&lo) {
+                                    return None;
+                                }
+                                i += 6;
+                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                            }
+                            0xDC00..=0xDFFF => return None,
+                            _ => hi,
+                        };
+                        let ch = char::from_u32(cp)?;
+                        out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+                        continue;
+                    }
+                    _ => return None,
+                };
+                out.push(byte);
+            }
+            b'"' | 0..=0x1f => return None,
+            _ => out.push(c),
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The four hex digits at `at` as a number.
+fn hex4(raw: &[u8], at: usize) -> Option<u32> {
+    raw.get(at..at + 4)?.iter().try_fold(0u32, |n, &d| {
+        let v = (d as char).to_digit(16)?;
+        Some(n << 4 | v)
+    })
 }
 
 /// Decodes a value span that must be a JSON string (with its quotes).
@@ -608,5 +663,70 @@ mod tests {
         );
         assert_eq!(decode_str_body(b"plain").as_deref(), Some("plain"));
         assert_eq!(decode_str_body(b"\xff"), None);
+    }
+
+    #[test]
+    fn unescaping_agrees_with_serde_json() {
+        // Random bodies over an alphabet rich in escape pieces, and fixed edge cases; each
+        // must decode exactly as serde_json decodes the quoted string into a `String`.
+        let pieces: [&[u8]; 24] = [
+            b"\\",
+            b"\\\\",
+            b"\\\"",
+            b"\\/",
+            b"\\b",
+            b"\\f",
+            b"\\n",
+            b"\\r",
+            b"\\t",
+            b"\\u",
+            b"\\x",
+            b"00e9",
+            b"D83D",
+            b"DE00",
+            b"dc00",
+            b"d800",
+            b"zz",
+            b"a",
+            b"\xc3\xa9",
+            b"\xff",
+            b"\x01",
+            b"\"",
+            b"\xf0\x9f\x98",
+            b"\x80",
+        ];
+        let mut x = 99u64;
+        let mut cases: Vec<Vec<u8>> = vec![
+            br"\ud83d\ude00".to_vec(),
+            br"\ud83d".to_vec(),
+            br"\ude00".to_vec(),
+            br"\ud83d\u0041".to_vec(),
+            br"\ud83dx".to_vec(),
+            br"\u12".to_vec(),
+            br"\".to_vec(),
+            br"\u00E9\u00e9".to_vec(),
+        ];
+        for _ in 0..20_000 {
+            let mut body = b"\\".to_vec();
+            for _ in 0..(x >> 61) + 1 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                body.extend_from_slice(pieces[(x >> 40) as usize % pieces.len()]);
+            }
+            cases.push(body);
+        }
+        for body in cases {
+            let mut quoted = b"\"".to_vec();
+            quoted.extend_from_slice(&body);
+            quoted.push(b'"');
+            let theirs = serde_json::from_slice::<String>(&quoted).ok();
+            assert_eq!(
+                unescape(&body),
+                theirs,
+                "{}",
+                String::from_utf8_lossy(&body)
+            );
+        }
     }
 }

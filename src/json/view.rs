@@ -167,7 +167,7 @@ impl<'a> Val<'a> {
 
     /// The value as a `serde_json::Value`.
     pub fn value(&self) -> Option<serde_json::Value> {
-        serde_json::from_slice(self.raw).ok()
+        super::parse_bytes(self.raw)
     }
 
     /// JavaScript truthiness.

@@ -350,7 +350,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         0 => Leaf::None,
         n => Leaf::At(n as u32 - 1),
     };
-    session.warnings.sort_unstable_by(|a, b| {
+    crate::sort::sort_by(&mut session.warnings, |a, b| {
         a.line
             .cmp(&b.line)
             .then(a.code.as_str().cmp(b.code.as_str()))

@@ -76,12 +76,27 @@ const DASHES: &str = "--------------";
 /// `X.X MB` / `X.X KB` / `N B`.
 fn format_bytes(n: u64) -> String {
     if n >= 1024 * 1024 {
-        format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
+        format!("{} MB", one_decimal(n, 20))
     } else if n >= 1024 {
-        format!("{:.1} KB", n as f64 / 1024.0)
+        format!("{} KB", one_decimal(n, 10))
     } else {
         format!("{n} B")
     }
+}
+
+/// `n / 2^shift` with one decimal, rounded half to even: what `format!("{:.1}", x)` prints for
+/// that (exactly representable) quotient, in integer arithmetic, so that the float formatting
+/// machinery stays out of the build.
+fn one_decimal(n: u64, shift: u32) -> String {
+    let scaled = u128::from(n) * 10;
+    let rest = scaled & ((1 << shift) - 1);
+    // Below 2^64 for a shift of 10 or more (printed as u64: u128 formatting is more code).
+    let mut tenths = (scaled >> shift) as u64;
+    let half = 1u128 << (shift - 1);
+    if rest > half || (rest == half && tenths % 2 == 1) {
+        tenths += 1;
+    }
+    format!("{}.{}", tenths / 10, tenths % 10)
 }
 
 fn plural(n: usize) -> &'static str {
@@ -249,4 +264,35 @@ pub fn images(archive: &Archive) -> Vec<HistoryBlock> {
             detail: f.detail.clone(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_sizes_print_as_the_float_formatting_did() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(1023), "1023 B");
+        assert_eq!(format_bytes(1024), "1.0 KB");
+        assert_eq!(format_bytes(1024 * 1024 - 1), "1024.0 KB");
+        assert_eq!(format_bytes(3 * 1024 * 1024 / 2), "1.5 MB");
+        assert_eq!(format_bytes(1280), "1.2 KB");
+        assert_eq!(format_bytes(1792 << 10), "1.8 MB");
+        // Every value up to a few MB, including the exact halves (x.x5 rounds to even), and
+        // some large ones, against `{:.1}` of the f64 quotient.
+        let large = [u64::MAX >> 12, 987_654_321_987, 5 << 40];
+        for n in (1024..3 << 20)
+            .step_by(97)
+            .chain([1280, 1792, 1280 << 10, 1792 << 10])
+            .chain(large)
+        {
+            let want = if n >= 1 << 20 {
+                format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
+            } else {
+                format!("{:.1} KB", n as f64 / 1024.0)
+            };
+            assert_eq!(format_bytes(n), want, "{n}");
+        }
+    }
 }

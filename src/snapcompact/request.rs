@@ -99,7 +99,9 @@ fn uint(
             let n = v.as_f64().unwrap_or(f64::NAN);
             if n.fract() != 0.0 || !(min..=max).contains(&n) {
                 return Err(SnapError::Options(format!(
-                    "{key} must be a whole number from {min} to {max}"
+                    "{key} must be a whole number from {} to {}",
+                    crate::json::js::number(min),
+                    crate::json::js::number(max)
                 )));
             }
             Ok(Some(n as u32))

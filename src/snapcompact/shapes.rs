@@ -293,7 +293,8 @@ fn req_uint(obj: &Map<String, Value>, key: &str) -> Result<u32, SnapError> {
         .ok_or_else(|| SnapError::Shape(format!("shape field {key} must be a number")))?;
     if !(v >= 1.0 && v.fract() == 0.0 && v <= u32::MAX as f64) {
         return Err(SnapError::Shape(format!(
-            "shape field {key} must be a whole number above 0, not {v}"
+            "shape field {key} must be a whole number above 0, not {}",
+            crate::json::js::number(v)
         )));
     }
     Ok(v as u32)

@@ -470,7 +470,7 @@ impl WasmSession {
     #[wasm_bindgen(js_name = labelsJson)]
     pub fn labels_json(&self) -> String {
         let mut pairs: Vec<(String, String)> = self.s().labels().into_iter().collect();
-        pairs.sort_unstable_by_key(|(id, _)| self.s().index_of(id));
+        crate::sort::sort_by_key(&mut pairs, |(id, _)| self.s().index_of(id));
         let map: serde_json::Map<String, Value> = pairs
             .into_iter()
             .map(|(k, v)| (k, Value::from(v)))

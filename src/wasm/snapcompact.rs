@@ -10,8 +10,8 @@ use crate::snapcompact::serialize::{
     serialize_conversation, ArchiveMessage, AssistantBlock, SerializeOptions,
 };
 use crate::snapcompact::{
-    self, cells, normalize, scan_renderability, stopwords, wrap, FallbackFont, FallbackFonts,
-    Frame, SnapError,
+    self, normalize, scan_renderability, stopwords, wrap, FallbackFont, FallbackFonts, Frame,
+    SnapError,
 };
 use serde_json::{Map, Value};
 use std::cell::RefCell;
@@ -191,12 +191,6 @@ pub fn dim_stopwords(text: &str) -> String {
 #[wasm_bindgen(js_name = snapcompactWrap)]
 pub fn wrap_text(text: &str, width: u32, wide_cells: bool) -> String {
     strings(wrap::wrap(text, width, wide_cells))
-}
-
-/// Cells a string takes (toggles 0, wide characters 2 when `wide_cells`).
-#[wasm_bindgen(js_name = snapcompactCellLength)]
-pub fn cell_length(text: &str, wide_cells: bool) -> u32 {
-    cells::cell_len(text, wide_cells)
 }
 
 /// `elideDataUrls(text, mode)`: mode `source` (default) or `archive`.
