@@ -304,16 +304,18 @@ impl<'a> Matcher<'a> {
         let mut cand = self.head[Self::hash(v)];
         let mut chain = self.effort.max_chain;
         let mut last = p;
+        // The byte a candidate must share to beat the best match (once there is one of 4
+        // or more), with its offset: one load per candidate rejects most of them.
+        let mut probe = best_len.min(max - 1);
+        let mut want = d.get(p + probe).copied().unwrap_or(0);
         while cand != NONE && chain > 0 {
             let c = cand as usize;
             if c >= last || p - c > WINDOW {
                 break;
             }
             last = c;
-            // Cheap rejects first: the 4 hashed bytes, then the byte that would extend the best.
-            if load32(d, c) == v
-                && (best_len < 4 || d[c + best_len.min(max - 1)] == d[p + best_len.min(max - 1)])
-            {
+            // Cheap rejects first: the byte that would extend the best, then the 4 hashed bytes.
+            if (best_len < 4 || d.get(c + probe) == Some(&want)) && load32(d, c) == v {
                 let l = match_len(d, c, p, max);
                 if l > best_len {
                     best_len = l;
@@ -324,6 +326,8 @@ impl<'a> Matcher<'a> {
                     if l >= self.effort.nice_length || l == max {
                         break;
                     }
+                    probe = best_len.min(max - 1);
+                    want = d.get(p + probe).copied().unwrap_or(0);
                 }
             }
             cand = self.prev[c & WINDOW_MASK];
