@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::invariants::{self, Compacted};
+use common::invariants;
 use common::spec::{self, Body, Call, EntrySpec, Parent, SessionSpec, Tool};
 use ctxfold::compaction::plan::{commit_snapcompact, plan_compaction, PlanOptions};
 use ctxfold::context::{build_context, build_context_with, BuildOptions, LeafSelector};
@@ -447,10 +447,10 @@ mod generated {
             match invariants::compact(&mut s, Method::ContextFull, keep, "A short summary.")
                 .map_err(TestCaseError::fail)?
             {
-                Compacted::Done(before, after) => {
+                invariants::Compacted::Done(before, after) => {
                     prop_assert!(after < before, "tokensAfter {after} ≥ tokensBefore {before}");
                 }
-                Compacted::Refused(_) => {}
+                invariants::Compacted::Refused(_) => {}
             }
             invariants::prune(&mut s, 2_000, false).map_err(TestCaseError::fail)?;
         }

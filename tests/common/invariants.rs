@@ -58,26 +58,28 @@ pub fn save_roundtrip(bytes: &[u8]) -> Check {
 /// tool call is answered by a result later in it.
 pub fn context_pairs(ctx: &SessionContext) -> Check {
     let msgs: Vec<&AgentMessage> = ctx.agent_messages().collect();
+    let mut called: std::collections::HashSet<&str> = Default::default();
     for (pos, m) in msgs.iter().enumerate() {
         match m {
+            AgentMessage::Assistant(a) => called.extend(a.tool_call_ids()),
+            AgentMessage::ToolResult(r) => ensure!(
+                called.contains(r.tool_call_id.as_str()),
+                "message {pos}: a tool result for {:?} without its call before it",
+                r.tool_call_id
+            ),
+            _ => {}
+        }
+    }
+    let mut answered: std::collections::HashSet<&str> = Default::default();
+    for (pos, m) in msgs.iter().enumerate().rev() {
+        match m {
             AgentMessage::ToolResult(r) => {
-                let called = msgs[..pos].iter().any(|p| {
-                    matches!(p, AgentMessage::Assistant(a)
-                        if a.tool_call_ids().any(|id| id == r.tool_call_id))
-                });
-                ensure!(
-                    called,
-                    "message {pos}: a tool result for {:?} without its call before it",
-                    r.tool_call_id
-                );
+                answered.insert(r.tool_call_id.as_str());
             }
             AgentMessage::Assistant(a) => {
                 for id in a.tool_call_ids() {
-                    let answered = msgs[pos + 1..]
-                        .iter()
-                        .any(|n| matches!(n, AgentMessage::ToolResult(r) if r.tool_call_id == id));
                     ensure!(
-                        answered,
+                        answered.contains(id),
                         "message {pos}: a tool call {id:?} without a result after it"
                     );
                 }
