@@ -164,8 +164,22 @@ pub fn compact(
         let ids: Vec<String> = plan.pending().iter().map(|r| r.id.clone()).collect();
         ensure!(!ids.is_empty(), "an incomplete plan with nothing pending");
         for id in ids {
-            plan.answer(s, &id, answer)
-                .map_err(|e| format!("answer: {e}"))?;
+            match plan.answer(s, &id, answer) {
+                Ok(()) => {}
+                // An answer far over the request's maxTokens is refused; nothing changes.
+                Err(e) if e.code() == ErrorCode::Summarizer => {
+                    ensure!(
+                        plan.pending().iter().any(|r| r.id == id),
+                        "a refused answer left its request answered"
+                    );
+                    ensure!(
+                        s.to_bytes() == before,
+                        "a refused answer changed the session"
+                    );
+                    return Ok(Compacted::Refused(e.code()));
+                }
+                Err(e) => return Err(format!("answer: {e}")),
+            }
         }
     }
     ensure!(s.to_bytes() == before, "planning changed the session");
