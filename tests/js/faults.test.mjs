@@ -313,8 +313,26 @@ test('navigate: a hanging summarizer aborted → {cancelled, aborted}, unchanged
 test('navigate: an empty summary → E_SUMMARIZER; a 10 MB one → E_SUMMARIZER; unchanged', async () => {
   const s = load();
   await rejectsWith(s.navigateTree('a9', { retry, summarize: async () => ' ' }), 'E_SUMMARIZER', /empty summary/);
+  await rejectsWith(s.navigateTree('a9', { retry, summarize: async () => ({ summary: '' }) }), 'E_SUMMARIZER', /empty summary/);
+  await rejectsWith(s.navigateTree('a9', { retry, summarize: async () => 42 }), 'E_SUMMARIZER', /neither a string/);
   await rejectsWith(s.navigateTree('a9', { retry, summarize: async () => 'y'.repeat(10 << 20) }), 'E_SUMMARIZER', /maxTokens/);
   assertUnchanged(s, 'navigate empty/huge');
+  // With a second summarizer, the oversized answer moves on to it.
+  const r = await s.navigateTree('a9', { retry, summarize: [async () => 'y'.repeat(10 << 20), async () => 'short and fine'] });
+  assert.match(s.entry(r.summaryEntryId).summary, /short and fine/);
+});
+
+test('navigate: a hook that hangs is aborted → {cancelled, aborted}, unchanged', async () => {
+  const s = load();
+  const controller = new AbortController();
+  const pending = s.navigateTree('a9', {
+    signal: controller.signal,
+    summarize: async () => 'never asked',
+    hooks: { session_before_tree: () => new Promise(() => {}) },
+  });
+  setTimeout(() => controller.abort(), 20);
+  assert.deepEqual(await pending, { cancelled: true, aborted: true });
+  assertUnchanged(s, 'navigate hanging hook');
 });
 
 test('navigate: a throwing hook is ignored and the navigation commits', async () => {
