@@ -218,9 +218,10 @@ test('remote: invalid JSON, a body without summary, a wrong type → E_SUMMARIZE
 
 test('remote: the server closes the connection → E_SUMMARIZER, unchanged', async () => {
   const s = load();
-  await withServer(() => ({ destroy: true }), () =>
+  const n = await withServer(() => ({ destroy: true }), () =>
     rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /fetch failed/),
   );
+  assert.equal(n, 2, 'a dropped connection is transient: one retry (maxRetries 1)');
   // Nothing listens any more on a port: the same.
   const dead = http.createServer();
   await new Promise((r) => dead.listen(0, '127.0.0.1', r));
