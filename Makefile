@@ -9,6 +9,7 @@
 #   make bench    node benchmarks (tests/bench/*.bench.mjs) against pkg/
 #   make lint     cargo fmt --check + clippy (native and wasm32)
 #   make size     build the package and check it against the size budget (.ci/size-budget)
+#   make fuzz     the cargo-fuzz targets of fuzz/ (FUZZ_TARGET=all|name, FUZZ_SECONDS=600 each)
 #   make test-rust | test-wasm | test-js | test-browser    one group of tests
 #   make fmt      cargo fmt
 #   make sample   regenerate www/sample/sample.jsonl
@@ -19,8 +20,10 @@ SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 export RUSTUP_AUTO_INSTALL := 0
 PORT ?= 8080
+FUZZ_TARGET ?= all
+FUZZ_SECONDS ?= 600
 
-.PHONY: all setup pkg size test demo bench lint fmt test-rust test-wasm test-js test-browser sample serve clean
+.PHONY: all setup pkg size test demo bench lint fuzz fmt test-rust test-wasm test-js test-browser sample serve clean
 
 all: pkg
 
@@ -47,6 +50,9 @@ lint:
 
 fmt:
 	cargo fmt --all
+
+fuzz:
+	bash .ci/fuzz.sh $(FUZZ_TARGET) $(FUZZ_SECONDS)
 
 test-rust:
 	bash .ci/test.sh setup rust

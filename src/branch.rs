@@ -663,7 +663,8 @@ pub struct NavigationCommit {
 ///
 /// Errors leave the session unchanged: `E_STALE_PLAN` when entries were appended or the leaf
 /// moved since the plan; `E_INVALID_ARGUMENT` for a summarizer answer to a plan without a
-/// request. A no-op plan changes nothing.
+/// request; `E_SUMMARIZER` for an answer far over the request's `maxTokens`
+/// ([`crate::compaction::retry::answer_problem`]). A no-op plan changes nothing.
 pub fn commit_navigation(
     session: &mut Session,
     plan: &NavigationPlan,
@@ -697,6 +698,10 @@ pub fn commit_navigation(
                         .into(),
                 });
             };
+            let max_tokens = plan.request.as_ref().map_or(0, |r| r.max_tokens);
+            if let Some(reason) = crate::compaction::retry::answer_problem(&text, max_tokens) {
+                return Err(Error::Summarizer { reason });
+            }
             let lists = &plan.file_lists;
             Some((
                 branch_summary_text(&text, &prep.file_ops, lists),

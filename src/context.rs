@@ -513,6 +513,12 @@ pub fn build_context_with<'s>(
     }
     if !opts.transcript {
         drop_failed_turns(&mut messages);
+        // Beyond the spec: a provider rejects a tool result whose call is not before it (a
+        // hostile or hand-edited tree, a `firstKeptEntryId` naming a result), and dropping
+        // failed turns can leave a call without its result when call ids repeat.
+        if drop_orphan_tool_results(&mut messages) || has_dangling_tool_calls(&messages) {
+            strip_dangling_tool_calls(session, &mut messages, false);
+        }
     }
     if opts.transcript {
         ctx.cache_miss_explained_at = Some(cache_miss_explained(session, &path, &messages));
@@ -607,27 +613,7 @@ fn strip_dangling_tool_calls(
     messages: &mut Vec<ContextMessage>,
     transcript: bool,
 ) {
-    let answered: FxHashSet<&str> = messages
-        .iter()
-        .filter_map(|m| match &m.message {
-            AgentMessage::ToolResult(r) => Some(r.tool_call_id.as_str()),
-            _ => None,
-        })
-        .collect();
-    let mut dangling_at: Vec<(usize, FxHashSet<String>)> = Vec::new();
-    for (pos, m) in messages.iter().enumerate() {
-        if let AgentMessage::Assistant(a) = &m.message {
-            let missing: FxHashSet<String> = a
-                .tool_call_ids()
-                .filter(|id| !answered.contains(id))
-                .map(str::to_string)
-                .collect();
-            if !missing.is_empty() {
-                dangling_at.push((pos, missing));
-            }
-        }
-    }
-    drop(answered);
+    let dangling_at = dangling_tool_calls(messages);
     let mut remove: FxHashSet<usize> = FxHashSet::default();
     for (pos, missing) in dangling_at {
         let m = &mut messages[pos];
@@ -674,6 +660,60 @@ fn strip_dangling_tool_calls(
             keep
         });
     }
+}
+
+/// The assistant messages with tool calls that no later tool result answers, and those ids
+/// (a result before its call answers nothing).
+fn dangling_tool_calls(messages: &[ContextMessage]) -> Vec<(usize, FxHashSet<String>)> {
+    let mut answered_after: FxHashSet<&str> = FxHashSet::default();
+    let mut dangling_at: Vec<(usize, FxHashSet<String>)> = Vec::new();
+    for (pos, m) in messages.iter().enumerate().rev() {
+        match &m.message {
+            AgentMessage::ToolResult(r) => {
+                answered_after.insert(r.tool_call_id.as_str());
+            }
+            AgentMessage::Assistant(a) => {
+                let missing: FxHashSet<String> = a
+                    .tool_call_ids()
+                    .filter(|id| !answered_after.contains(id))
+                    .map(str::to_string)
+                    .collect();
+                if !missing.is_empty() {
+                    dangling_at.push((pos, missing));
+                }
+            }
+            _ => {}
+        }
+    }
+    dangling_at.reverse();
+    dangling_at
+}
+
+fn has_dangling_tool_calls(messages: &[ContextMessage]) -> bool {
+    !dangling_tool_calls(messages).is_empty()
+}
+
+/// Drops tool results whose call is not in an earlier assistant message of the context (LLM
+/// mode). Returns whether any was dropped.
+fn drop_orphan_tool_results(messages: &mut Vec<ContextMessage>) -> bool {
+    let mut called: FxHashSet<String> = FxHashSet::default();
+    let mut keep = Vec::with_capacity(messages.len());
+    for m in messages.iter() {
+        match &m.message {
+            AgentMessage::Assistant(a) => {
+                called.extend(a.tool_call_ids().map(str::to_string));
+                keep.push(true);
+            }
+            AgentMessage::ToolResult(r) => keep.push(called.contains(&r.tool_call_id)),
+            _ => keep.push(true),
+        }
+    }
+    if keep.iter().all(|&k| k) {
+        return false;
+    }
+    let mut it = keep.into_iter();
+    messages.retain(|_| it.next().unwrap_or(true));
+    true
 }
 
 /// Post-processing 2 (spec: compaction §2.4, LLM mode): failed assistant turns (`aborted`,

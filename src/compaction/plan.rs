@@ -581,7 +581,8 @@ impl CompactionPlan {
 
     /// Records the answer to a pending request and writes what follows from it (the next
     /// history window, then the short summary). `E_INVALID_ARGUMENT` for an id that is not
-    /// pending.
+    /// pending; `E_SUMMARIZER` for an answer far over the request's `maxTokens`
+    /// ([`super::retry::answer_problem`]; the plan is unchanged and the request stays pending).
     /// `session` is the session the plan was made for (`E_STALE_PLAN` otherwise): the next
     /// window is read from it.
     pub fn answer(&mut self, session: &Session, id: &str, text: &str) -> Result<()> {
@@ -591,6 +592,11 @@ impl CompactionPlan {
         let slot = self.slot_of(id).ok_or_else(|| Error::InvalidArgument {
             what: format!("no pending summary request \"{id}\""),
         })?;
+        if let Slot::Pending(r) = &*slot {
+            if let Some(reason) = super::retry::answer_problem(&text, r.max_tokens) {
+                return Err(Error::Summarizer { reason });
+            }
+        }
         *slot = Slot::Done(text.clone());
         if is_history {
             let more = self.next_window + 1 < self.windows.len()

@@ -173,6 +173,26 @@ fn parse_http_date(v: &str) -> Option<i64> {
     crate::time::parse_iso(&iso)
 }
 
+/// How far past its output limit (`maxTokens`, in estimated tokens) a summary may run before
+/// it counts as a failed call: tokenizers differ from the byte estimate, so only an answer
+/// that cannot have come from a model honouring the limit is refused.
+pub const OVERSIZED_ANSWER_FACTOR: u64 = 4;
+
+/// Why a summarizer's answer is unusable, or `None` when it can be committed: a summary far
+/// larger than the request's `maxTokens` (a broken endpoint, a model ignoring its limit)
+/// would make the rebuilt context larger instead of smaller. Checked before anything is
+/// written; the async shell treats it as a failed call (the next candidate is tried).
+pub fn answer_problem(text: &str, max_tokens: u64) -> Option<String> {
+    let estimate = (text.len() as u64).div_ceil(4);
+    let limit = max_tokens.max(1).saturating_mul(OVERSIZED_ANSWER_FACTOR);
+    (estimate > limit).then(|| {
+        format!(
+            "the summary is about {estimate} tokens, over {OVERSIZED_ANSWER_FACTOR} × the \
+             request's maxTokens ({max_tokens}): the summarizer ignored its output limit"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -342,6 +342,18 @@ fn extension_result(json: &str) -> Result<ExtensionCompaction, JsValue> {
 
 // ----- retries (the async shell in js/compact.js asks; the core decides) -----------------
 
+/// Why a summarizer's answer to a request with this `maxTokens` cannot be used (the empty
+/// string when it can): the shell treats a non-empty reason as a failed call.
+#[wasm_bindgen(js_name = answerProblem)]
+pub fn answer_problem(text: &str, max_tokens: f64) -> String {
+    let max = if max_tokens.is_finite() && max_tokens > 0.0 {
+        max_tokens as u64
+    } else {
+        0
+    };
+    crate::compaction::retry::answer_problem(text, max).unwrap_or_default()
+}
+
 /// What to do after a failed summarizer call (spec: compaction §8.3): `"wait:<ms>"`,
 /// `"next"` (the next candidate), `"shrink"` (a context overflow: plan the window smaller) or
 /// `"give-up"`. `status` and `retry_after_ms` are negative when unknown.

@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+pub mod invariants;
+pub mod spec;
+
 /// The conformance data directory (`../shared/conformance` next to the repository).
 /// When it is absent the test fails under `CI=true` and is skipped with a notice otherwise.
 pub fn conformance_dir() -> Option<PathBuf> {

@@ -158,8 +158,14 @@ export async function summarizeOne(request, candidates, retryJson, signal, callO
       }
       if (signal.aborted) throw abortError();
       if (failure === undefined) {
-        if (typeof text === 'string' && text.trim() !== '') return { text };
-        failure = new Error('the summarizer returned an empty summary');
+        if (typeof text !== 'string' || text.trim() === '') {
+          failure = new Error('the summarizer returned an empty summary');
+        } else {
+          // An answer far over maxTokens is a failed call too (the core decides the bound).
+          const problem = requireRaw().answerProblem(text, request.maxTokens);
+          if (problem === '') return { text };
+          failure = new Error(problem);
+        }
       }
       last = failureInfo(failure);
       const step = requireRaw().retryStep(attempt, last.message, last.status, last.retryAfterMs, more, retryJson);

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs the cargo-fuzz targets of fuzz/ one after the other (`make fuzz`).
+#
+#   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
+#
+# Targets: load, roundtrip, build_context, compaction, snapcompact. Needs the nightly toolchain
+# and cargo-fuzz (`cargo install cargo-fuzz`; installed here when missing). Runs under
+# `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
+# forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
+# fuzz/corpus/TARGET (seeded with small sessions, tests/fuzz-regressions/ and the
+# conformance text when present), crashes land in fuzz/artifacts/TARGET, logs in
+# fuzz/logs/TARGET.log; the last lines print libFuzzer's executions and exec/s per target.
+set -euo pipefail
+export RUSTUP_AUTO_INSTALL=0
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root/fuzz"
+
+all=(load roundtrip build_context compaction snapcompact)
+target=${1:-all}
+seconds=${2:-${FUZZ_SECONDS:-600}}
+if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
+
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+  cargo install cargo-fuzz --locked
+fi
+
+seed() {
+  local t=$1 dir=corpus/$1
+  mkdir -p "$dir"
+  [ -n "$(ls -A "$dir")" ] && return 0
+  local conf=$root/../shared/conformance
+  case "$t" in
+    load | roundtrip)
+      # Small sessions: a v3 file with a tool call, and a v1 file (no version, no ids) that
+      # migrates. (roundtrip reads raw bytes after an even first byte.)
+      local v3='{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"Fix the test"}}
+{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"read","arguments":{"path":"src/a.ts"}}],"usage":{"input":1200,"output":40,"cacheRead":0,"cacheWrite":0},"stopReason":"toolUse"}}
+{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"t1","toolName":"read","content":[{"type":"text","text":"x"}],"isError":false}}
+{"type":"compaction","id":"a4","parentId":"a3","timestamp":"2026-01-01T00:00:04.000Z","summary":"s","firstKeptEntryId":"a3","tokensBefore":5}'
+      local v1='{"type":"session","id":"old","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}
+{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}
+{"type":"compaction","timestamp":"2026-01-01T00:00:02.000Z","summary":"s","firstKeptEntryIndex":0,"tokensBefore":5}'
+      printf '%s\n' "$v3" > "$dir/seed-v3"
+      printf '%s\n' "$v1" > "$dir/seed-v1"
+      if [ "$t" = roundtrip ]; then
+        for f in "$dir"/seed-v3 "$dir"/seed-v1; do { printf '\0'; cat "$f"; } > "$f.raw" && rm "$f"; done
+      fi
+      find "$root/tests/fuzz-regressions" -name '*.jsonl' -exec cp {} "$dir/" \; 2>/dev/null || true
+      ;;
+    snapcompact)
+      if [ -f "$conf/snapcompact/input.txt" ]; then
+        { printf '\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0'; head -c 3000 "$conf/snapcompact/input.txt"; } > "$dir/seed-input"
+      fi
+      ;;
+  esac
+  # libFuzzer wants at least one input.
+  [ -n "$(ls -A "$dir")" ] || printf '\0' > "$dir/seed-empty"
+}
+
+mkdir -p logs
+for t in "${targets[@]}"; do
+  seed "$t"
+  echo "=== fuzz $t for ${seconds}s"
+  # libFuzzer exits non-zero on a crash; keep going with the next target.
+  # No sanitizer (the crate forbids unsafe code), debug assertions on (overflow checks).
+  nice -n 19 cargo +nightly fuzz run -s none -a "$t" "corpus/$t" -- \
+    -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 \
+    > "logs/$t.log" 2>&1 || echo "!!! $t stopped with a failure: see fuzz/logs/$t.log and fuzz/artifacts/$t/"
+done
+
+echo
+printf '%-14s %14s %10s %8s\n' target executions exec/s seconds
+for t in "${targets[@]}"; do
+  f=logs/$t.log
+  [ -f "$f" ] || continue
+  n=$(awk '/stat::number_of_executed_units/ {print $2}' "$f" | tail -n 1)
+  r=$(awk '/stat::average_exec_per_sec/ {print $2}' "$f" | tail -n 1)
+  printf '%-14s %14s %10s %8s\n' "$t" "${n:-?}" "${r:-?}" "$seconds"
+done

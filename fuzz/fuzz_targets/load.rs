@@ -1,0 +1,19 @@
+//! Arbitrary bytes as a session file: loading never panics; whatever loads can be indexed,
+//! saved, and its context built.
+#![no_main]
+use ctxfold::context::{build_context, BuildOptions};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(s) = ctxfold_fuzz::invariants::load(data) else {
+        return;
+    };
+    for i in 0..s.len() {
+        let _ = s.entry_json(i);
+        let _ = s.message(i);
+        let _ = s.timestamp_ms(i);
+    }
+    let _ = s.labels();
+    let _ = s.to_bytes();
+    let _ = build_context(&s, &BuildOptions::default());
+});

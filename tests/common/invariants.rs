@@ -1,0 +1,309 @@
+//! Invariants checked by the property tests (`tests/properties.rs`) and the fuzz targets
+//! (`fuzz/`): each returns `Err(what went wrong)` instead of panicking, so proptest can shrink
+//! and a fuzz target can panic with the message.
+#![allow(dead_code)]
+
+use ctxfold::compaction::plan::{commit_compaction, plan_compaction, PlanOptions};
+use ctxfold::context::{build_context, BuildOptions, LeafSelector, SessionContext};
+use ctxfold::pruning::{
+    apply_prune, plan_superseded_tool_results, plan_tool_outputs, KeepBoundary, PruneConfig,
+};
+use ctxfold::session::{LoadOptions, SequentialIds, Session};
+use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::snapcompact::{Frame, RenderOptions};
+use ctxfold::{AgentMessage, ErrorCode, Role};
+
+pub type Check = Result<(), String>;
+
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(format!($($fmt)+));
+        }
+    };
+}
+
+/// Loads with deterministic ids (migrations then give the same bytes every time).
+pub fn load(bytes: &[u8]) -> ctxfold::Result<Session> {
+    Session::load(
+        bytes.to_vec(),
+        LoadOptions::with_ids(Box::new(SequentialIds::new())),
+    )
+}
+
+/// A session that needs no migration is written back byte for byte; loading and saving
+/// twice gives the same bytes (migrated or not).
+pub fn save_roundtrip(bytes: &[u8]) -> Check {
+    let Ok(s) = load(bytes) else { return Ok(()) };
+    let saved = s.to_bytes();
+    let migrated = s.warnings().iter().any(|w| w.code == ErrorCode::Migrated);
+    if !migrated {
+        ensure!(
+            saved == bytes,
+            "an unmigrated session was not saved byte for byte ({} → {} bytes)",
+            bytes.len(),
+            saved.len()
+        );
+    }
+    let again = load(&saved).map_err(|e| format!("the saved file does not load: {e}"))?;
+    ensure!(
+        again.to_bytes() == saved,
+        "load → save is not stable on its own output"
+    );
+    ensure!(again.len() == s.len(), "entry count changed over a save");
+    Ok(())
+}
+
+/// In an LLM context, every tool result answers a call made earlier in the context, and every
+/// tool call is answered by a result later in it.
+pub fn context_pairs(ctx: &SessionContext) -> Check {
+    let msgs: Vec<&AgentMessage> = ctx.agent_messages().collect();
+    let mut called: std::collections::HashSet<&str> = Default::default();
+    for (pos, m) in msgs.iter().enumerate() {
+        match m {
+            AgentMessage::Assistant(a) => called.extend(a.tool_call_ids()),
+            AgentMessage::ToolResult(r) => ensure!(
+                called.contains(r.tool_call_id.as_str()),
+                "message {pos}: a tool result for {:?} without its call before it",
+                r.tool_call_id
+            ),
+            _ => {}
+        }
+    }
+    let mut answered: std::collections::HashSet<&str> = Default::default();
+    for (pos, m) in msgs.iter().enumerate().rev() {
+        match m {
+            AgentMessage::ToolResult(r) => {
+                answered.insert(r.tool_call_id.as_str());
+            }
+            AgentMessage::Assistant(a) => {
+                for id in a.tool_call_ids() {
+                    ensure!(
+                        answered.contains(id),
+                        "message {pos}: a tool call {id:?} without a result after it"
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Builds the LLM context at the leaf, at `Null`, and at up to `leaves` entries, in both modes;
+/// LLM contexts keep their tool pairs. Returns the number of contexts built.
+pub fn contexts(s: &Session, leaves: usize) -> Result<usize, String> {
+    let mut selectors = vec![LeafSelector::Current, LeafSelector::Null];
+    let step = (s.len() / leaves.max(1)).max(1);
+    for i in (0..s.len()).step_by(step).take(leaves) {
+        selectors.push(LeafSelector::Id(s.entries()[i].id().to_string()));
+    }
+    selectors.push(LeafSelector::Id("no-such-entry".into()));
+    let mut n = 0;
+    for leaf in selectors {
+        for transcript in [false, true] {
+            let opts = BuildOptions {
+                leaf: leaf.clone(),
+                transcript,
+                ..Default::default()
+            };
+            let ctx = build_context(s, &opts).map_err(|e| format!("buildContext: {e}"))?;
+            if !transcript {
+                context_pairs(&ctx).map_err(|e| format!("leaf {leaf:?}: {e}"))?;
+            }
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// The result of one compaction attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Compacted {
+    /// Committed: `(tokensBefore, tokensAfter)`.
+    Done(u64, u64),
+    /// Refused with this code (the session was left byte-identical).
+    Refused(ErrorCode),
+}
+
+/// Plans a compaction, answers every request with `answer`, commits. The cut point is never a
+/// tool result; a refused or failed compaction leaves the session byte-identical; a committed
+/// one adds exactly one entry and its context keeps its tool pairs.
+pub fn compact(
+    s: &mut Session,
+    strategy: Strategy,
+    keep_recent_tokens: u64,
+    answer: &str,
+) -> Result<Compacted, String> {
+    let before = s.to_bytes();
+    let len = s.len();
+    let settings = CompactionSettings {
+        strategy,
+        keep_recent_tokens,
+        ..Default::default()
+    };
+    let mut plan = match plan_compaction(s, &settings, PlanOptions::default()) {
+        Ok(p) => p,
+        Err(e) => {
+            ensure!(s.to_bytes() == before, "a refused plan changed the session");
+            return Ok(Compacted::Refused(e.code()));
+        }
+    };
+    let prep = &plan.preparation;
+    if let Some(e) = s.entries().get(prep.first_kept) {
+        ensure!(
+            e.role() != Some(Role::ToolResult),
+            "the cut point {} is a tool result",
+            e.id()
+        );
+    }
+    let mut rounds = 0;
+    while !plan.is_complete() {
+        rounds += 1;
+        ensure!(rounds < 10_000, "the plan never completes");
+        let ids: Vec<String> = plan.pending().iter().map(|r| r.id.clone()).collect();
+        ensure!(!ids.is_empty(), "an incomplete plan with nothing pending");
+        for id in ids {
+            match plan.answer(s, &id, answer) {
+                Ok(()) => {}
+                // An answer far over the request's maxTokens is refused; nothing changes.
+                Err(e) if e.code() == ErrorCode::Summarizer => {
+                    ensure!(
+                        plan.pending().iter().any(|r| r.id == id),
+                        "a refused answer left its request answered"
+                    );
+                    ensure!(
+                        s.to_bytes() == before,
+                        "a refused answer changed the session"
+                    );
+                    return Ok(Compacted::Refused(e.code()));
+                }
+                Err(e) => return Err(format!("answer: {e}")),
+            }
+        }
+    }
+    ensure!(s.to_bytes() == before, "planning changed the session");
+    match commit_compaction(s, &plan, 1_800_000_000_000) {
+        Ok(c) => {
+            ensure!(s.len() == len + 1, "a commit did not add exactly one entry");
+            let ctx = build_context(s, &BuildOptions::default())
+                .map_err(|e| format!("buildContext after commit: {e}"))?;
+            context_pairs(&ctx).map_err(|e| format!("after commit: {e}"))?;
+            Ok(Compacted::Done(
+                plan.preparation.tokens_before,
+                c.tokens_after,
+            ))
+        }
+        Err(e) => {
+            ensure!(
+                s.to_bytes() == before,
+                "a failed commit ({}) changed the session",
+                e.code().as_str()
+            );
+            Ok(Compacted::Refused(e.code()))
+        }
+    }
+}
+
+/// Both pruning passes with thresholds low enough to prune: entry count and line count stay,
+/// only tool-result lines change, and a second pass never picks a result already pruned.
+pub fn prune(s: &mut Session, protect_tokens: u64, boundary_start: bool) -> Check {
+    let len = s.len();
+    let before = s.to_bytes();
+    let cfg = PruneConfig {
+        protect_tokens,
+        minimum_savings: 0,
+        supersede: true,
+        cache_warm_suffix_tokens: None,
+        keep_boundary: if boundary_start {
+            KeepBoundary::Start
+        } else {
+            KeepBoundary::LatestCompaction
+        },
+        idle_flush_ms: 0,
+        now: 1_800_000_000_000,
+        ..Default::default()
+    };
+    let stale = plan_superseded_tool_results(s, &cfg).map_err(|e| format!("stale plan: {e}"))?;
+    apply_prune(s, &stale).map_err(|e| format!("apply stale: {e}"))?;
+    let threshold = plan_tool_outputs(s, &cfg).map_err(|e| format!("threshold plan: {e}"))?;
+    let report = apply_prune(s, &threshold).map_err(|e| format!("apply threshold: {e}"))?;
+    ensure!(s.len() == len, "pruning changed the entry count");
+    let after = s.to_bytes();
+    let lines = |b: &[u8]| b.split(|&c| c == b'\n').count();
+    ensure!(
+        lines(&after) == lines(&before),
+        "pruning changed the line count"
+    );
+    for (a, b) in before
+        .split(|&c| c == b'\n')
+        .zip(after.split(|&c| c == b'\n'))
+    {
+        if a != b {
+            let text = String::from_utf8_lossy(b);
+            ensure!(
+                text.contains("\"toolResult\"") && text.contains("prunedAt"),
+                "pruning changed a line that is not a pruned tool result: {text:.200}"
+            );
+        }
+    }
+    let again = plan_tool_outputs(s, &cfg).map_err(|e| format!("second plan: {e}"))?;
+    for c in &again.candidates {
+        ensure!(
+            !report.pruned.iter().any(|p| p.index == c.index),
+            "entry {} pruned twice",
+            c.id
+        );
+    }
+    build_context(s, &BuildOptions::default())
+        .map_err(|e| format!("buildContext after prune: {e}"))
+        .and_then(|c| context_pairs(&c))?;
+    Ok(())
+}
+
+/// Frames respect the options they were rendered with: at most `max_frames`, exactly the frame
+/// width, at least the minimum height, at most the frame size tall, a PNG signature and IHDR
+/// matching the reported size.
+pub fn frames_within(frames: &[Frame], opts: &RenderOptions) -> Check {
+    if let Some(max) = opts.max_frames {
+        ensure!(
+            frames.len() <= max,
+            "{} frames over maxFrames {max}",
+            frames.len()
+        );
+    }
+    let size = opts.frame_size();
+    for (i, f) in frames.iter().enumerate() {
+        ensure!(f.width == size, "frame {i}: width {} ≠ {size}", f.width);
+        ensure!(
+            f.height >= opts.min_height.min(size).max(1),
+            "frame {i}: height {} under minHeight {}",
+            f.height,
+            opts.min_height
+        );
+        ensure!(
+            f.height <= size.max(opts.min_height),
+            "frame {i}: height {} over the frame size {size}",
+            f.height
+        );
+        ensure!(
+            f.png.starts_with(b"\x89PNG\r\n\x1a\n") && f.png.len() > 24,
+            "frame {i}: not a PNG"
+        );
+        let w = u32::from_be_bytes([f.png[16], f.png[17], f.png[18], f.png[19]]);
+        let h = u32::from_be_bytes([f.png[20], f.png[21], f.png[22], f.png[23]]);
+        ensure!(
+            (w, h) == (f.width, f.height),
+            "frame {i}: IHDR {w}x{h} ≠ {}x{}",
+            f.width,
+            f.height
+        );
+        ensure!(
+            f.chars <= opts.geometry().capacity,
+            "frame {i}: {} chars over the capacity {}",
+            f.chars,
+            opts.geometry().capacity
+        );
+    }
+    Ok(())
+}
