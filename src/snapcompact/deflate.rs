@@ -7,7 +7,7 @@
 //! chains, hashes 4 bytes (so chain candidates rarely fail), tries the same bytes one row
 //! up first and walks short chains with one-step lazy matching ([`Effort::for_depth`],
 //! `Compression::Tuned`): the 13 frames of the snapcompact conformance case come out at
-//! 1,644,406 B, 9.7 % above zlib level 9 (1,498,377 B), at several times its speed. The same
+//! 1,645,573 B, 9.8 % above zlib level 9 (1,498,377 B), at several times its speed. The same
 //! matcher serves the other settings: [`Effort::RUNS`] (`fast`: zero runs only, no hashing)
 //! and, for `high`, an optimal parse ([`Effort::passes`]: a shortest path over the match
 //! graph priced by the previous pass's symbol statistics) that comes out below level 9
@@ -81,10 +81,11 @@ impl Effort {
     }
 
     /// Tuned on the conformance frames: 1- and 2-bit frames (black text) find their matches
-    /// one row up or within short chains (8 candidates and lazy matching below 4 bytes: the
-    /// 13 frames of the snapcompact conformance case come out 4.5 % larger than with 16 and
-    /// 8, at 0.74 times the instructions); 4-bit frames (sentence hues, dim ink) repeat 4
-    /// bytes per glyph row and need longer chains.
+    /// one row up or within short chains (10 candidates, a 32-byte match ends the search,
+    /// the inside of longer matches is not indexed, lazy matching below 4 bytes: the 13
+    /// frames of the snapcompact conformance case come out 4.6 % larger than with 16
+    /// candidates, 64 and full indexing, at 0.68 times the instructions); 4-bit frames
+    /// (sentence hues, dim ink) repeat 4 bytes per glyph row and need longer chains.
     pub fn for_depth(depth: u8) -> Effort {
         if depth >= 4 {
             Effort {
@@ -97,11 +98,11 @@ impl Effort {
             }
         } else {
             Effort {
-                max_chain: 8,
-                nice_length: 64,
+                max_chain: 10,
+                nice_length: 32,
                 lazy_below: 4,
                 block_tokens: 1 << 14,
-                max_insert: 258,
+                max_insert: 32,
                 passes: 0,
             }
         }
