@@ -90,6 +90,14 @@ fn ansi_sequence_end(chars: &[char], i: usize) -> Option<usize> {
     None
 }
 
+/// Length of the run of printable ASCII other than the space at the start of `b`; the run
+/// ends on a character boundary.
+fn plain_run(b: &[u8]) -> usize {
+    b.iter()
+        .position(|c| !(0x21..=0x7E).contains(c))
+        .unwrap_or(b.len())
+}
+
 /// Steps 1–3 of §6.4: strip ANSI, collapse whitespace/format runs (a run holding a line
 /// break → U+2588, else a space when it holds anything but format characters, else
 /// nothing), trim runs of spaces and U+2588 at both ends.
@@ -115,12 +123,8 @@ pub fn collapse_whitespace(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        // Printable ASCII other than the space passes as a run (run edges are character
-        // boundaries).
-        let plain = bytes[i..]
-            .iter()
-            .position(|b| !(0x21..=0x7E).contains(b))
-            .unwrap_or(bytes.len() - i);
+        // Printable ASCII other than the space passes as a run.
+        let plain = plain_run(&bytes[i..]);
         if plain > 0 {
             if run_active {
                 flush(&mut out, run_newline, run_visible);
@@ -297,10 +301,7 @@ fn normalize_counting(
     let mut i = 0;
     while i < bytes.len() {
         // Printable ASCII other than the space is kept as is: a run at a time.
-        let plain = bytes[i..]
-            .iter()
-            .position(|b| !(0x21..=0x7E).contains(b))
-            .unwrap_or(bytes.len() - i);
+        let plain = plain_run(&bytes[i..]);
         if plain > 0 {
             graphics += plain;
             out.push_str(&collapsed[i..i + plain]);
