@@ -59,7 +59,7 @@ export interface Geometry {
 /** The reader: a model id, or its id and wire API (`anthropic-messages`, `openai-responses`, …). */
 export type ModelTarget = string | { id?: string; api?: string };
 
-/** Deflate effort of our encoder: `tuned` (default, fast, ~1–3 % above the reference's sizes),
+/** Deflate effort of our encoder: `tuned` (default, fast, about 5–10 % above the reference's sizes),
  * `fast` (fastest, frames about 40 % larger), `balanced` (level 6), `high` (the longest search:
  * 3–5 % below the reference's zlib 9 sizes), or a level 1–9. Pixels are the same for every
  * setting. */
