@@ -696,15 +696,15 @@ fn has_dangling_tool_calls(messages: &[ContextMessage]) -> bool {
 /// Drops tool results whose call is not in an earlier assistant message of the context (LLM
 /// mode). Returns whether any was dropped.
 fn drop_orphan_tool_results(messages: &mut Vec<ContextMessage>) -> bool {
-    let mut called: FxHashSet<String> = FxHashSet::default();
+    let mut called: FxHashSet<&str> = FxHashSet::default();
     let mut keep = Vec::with_capacity(messages.len());
     for m in messages.iter() {
         match &m.message {
             AgentMessage::Assistant(a) => {
-                called.extend(a.tool_call_ids().map(str::to_string));
+                called.extend(a.tool_call_ids());
                 keep.push(true);
             }
-            AgentMessage::ToolResult(r) => keep.push(called.contains(&r.tool_call_id)),
+            AgentMessage::ToolResult(r) => keep.push(called.contains(r.tool_call_id.as_str())),
             _ => keep.push(true),
         }
     }

@@ -58,6 +58,15 @@ fn three_turns() -> Jsonl {
 }
 
 /// Answers every pending request with `<purpose>:<n>` until the plan is complete.
+/// The plan's messages to summarize, as context messages.
+fn summarized_messages(s: &Session, plan: &CompactionPlan) -> Vec<ContextMessage> {
+    plan.preparation
+        .messages_to_summarize
+        .iter()
+        .filter_map(|&i| ContextMessage::from_entry(s, i).unwrap())
+        .collect()
+}
+
 fn answer_all(plan: &mut CompactionPlan, session: &Session) -> Vec<(Purpose, String)> {
     let mut seen = Vec::new();
     let mut round = 0;
@@ -319,12 +328,7 @@ fn large_histories_fold_through_windows() {
         assert_eq!((w.index, w.last), (k + 1, k + 1 == windows));
     }
     // The same windows as packing the whole history up front (spec: compaction §5.5).
-    let messages: Vec<_> = plan
-        .preparation
-        .messages_to_summarize
-        .iter()
-        .filter_map(|&i| ContextMessage::from_entry(&s, i).unwrap())
-        .collect();
+    let messages = summarized_messages(&s, &plan);
     let all = convert_messages(&s, &messages);
     let budget = input_budget(8_000, plan.pending()[0].max_tokens).budget;
     let eager = plan_windows(&message_sizes(&all, &ByteEstimate), budget);
@@ -655,12 +659,7 @@ fn windows_convert_like_the_whole_history() {
         .user("u3", Some("a3"), "last");
     let s = j.load();
     let mut plan = plan_compaction(&s, &settings(1), PlanOptions::default()).unwrap();
-    let messages: Vec<_> = plan
-        .preparation
-        .messages_to_summarize
-        .iter()
-        .filter_map(|&i| ContextMessage::from_entry(&s, i).unwrap())
-        .collect();
+    let messages = summarized_messages(&s, &plan);
     assert!(messages.len() >= 10, "{} messages", messages.len());
     let want = serialize_conversation_for_summary(&convert_messages(&s, &messages));
     // The rules above all show in the text.
