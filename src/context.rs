@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 use crate::json::js;
-use crate::message::{AgentMessage, ContentBlock, Role, StopReason};
+use crate::message::{AgentMessage, MessageHead, Role};
 use crate::session::{
     CompactionBody, CustomMessageBody, EntryKind, ModeChangeBody, ModelChangeBody, ServiceTierBody,
     Session, ThinkingLevelBody, TtsrInjectionBody,
@@ -50,13 +50,14 @@ enum MessageJson {
     Owned(String),
 }
 
-/// One message of a built context.
+/// One message of a built context: where its JSON is and what post-processing reads of it.
+/// The typed message is parsed on demand ([`ContextMessage::message`]), so the context of a
+/// long session holds no copy of its text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextMessage {
     /// The entry it came from.
     pub entry: usize,
-    /// The typed message.
-    pub message: AgentMessage,
+    pub head: MessageHead,
     json: MessageJson,
     /// Transcript mode: tool calls removed because they had no result.
     pub stripped_tool_calls: u32,
@@ -70,7 +71,7 @@ impl ContextMessage {
         if session.entries()[index].kind() == EntryKind::Message {
             return Ok(Some(ContextMessage {
                 entry: index,
-                message: session.message(index)?,
+                head: session.message_head(index)?,
                 json: MessageJson::Entry(index),
                 stripped_tool_calls: 0,
             }));
@@ -79,19 +80,38 @@ impl ContextMessage {
             return Ok(None);
         };
         let json = json.into_owned();
-        let message = AgentMessage::parse(&json, None).map_err(|e| {
-            crate::error::Error::InvalidEntryBody {
+        let head =
+            MessageHead::read(&json, None).map_err(|e| crate::error::Error::InvalidEntryBody {
                 id: session.entries()[index].id().to_string(),
                 line: session.line_number(index),
                 reason: e.to_string(),
-            }
-        })?;
+            })?;
         Ok(Some(ContextMessage {
             entry: index,
-            message,
+            head,
             json: MessageJson::Owned(json),
             stripped_tool_calls: 0,
         }))
+    }
+
+    /// The message's role.
+    pub fn role(&self) -> Role {
+        self.head.role
+    }
+
+    /// The typed message, parsed from its JSON ([`AgentMessage::Other`] in the case that
+    /// cannot happen: JSON that read as a head but not as a message).
+    pub fn message(&self, session: &Session) -> AgentMessage {
+        let parsed = match &self.json {
+            MessageJson::Entry(i) => session.message(*i).ok(),
+            MessageJson::Owned(s) => AgentMessage::parse(s, Some(self.head.role)).ok(),
+        };
+        parsed.unwrap_or(AgentMessage::Other)
+    }
+
+    /// True for the custom message that marks an interrupted turn (spec: compaction §2.4).
+    pub(crate) fn is_interrupt_marker(&self) -> bool {
+        self.head.custom_type.as_deref() == Some(INTERRUPTED_THINKING)
     }
 
     /// The message's JSON text.
@@ -160,12 +180,30 @@ impl SessionContext {
                     session.entry_tokens(i, crate::tokens::EstimateOptions::default())
                 }
                 MessageJson::Owned(_) => crate::tokens::estimate_message(
-                    &m.message,
+                    &m.message(session),
                     &crate::tokens::ByteEstimate,
                     crate::tokens::EstimateOptions::default(),
                 ),
             })
             .sum()
+    }
+
+    /// `estimateContextTokens` of the context's messages (spec: compaction §3.2): only the
+    /// messages from the last usage on are parsed, one at a time.
+    pub fn estimate_context_tokens(
+        &self,
+        session: &Session,
+        counter: &dyn crate::tokens::TokenCounter,
+    ) -> crate::tokens::ContextEstimate {
+        crate::tokens::estimate_context_tokens_by(
+            self.messages.len(),
+            |i| {
+                let h = &self.messages[i].head;
+                h.has_usage && !h.failed()
+            },
+            |i| Cow::Owned(self.messages[i].message(session)),
+            counter,
+        )
     }
 
     /// True when the context has at least one message (`hasMessages`).
@@ -188,16 +226,26 @@ impl SessionContext {
         }
     }
 
-    /// The typed messages.
-    pub fn agent_messages(&self) -> impl Iterator<Item = &AgentMessage> {
-        self.messages.iter().map(|m| &m.message)
+    /// The typed messages, each parsed as the iterator reaches it.
+    pub fn agent_messages<'a>(
+        &'a self,
+        session: &'a Session,
+    ) -> impl Iterator<Item = AgentMessage> + 'a {
+        self.messages.iter().map(move |m| m.message(session))
     }
 
     /// The context as JSON: `{messages, thinkingLevel, configuredThinkingLevel?, models,
     /// injectedTtsrRules, serviceTier?, mode, modeData?, hasMessages, cacheMissExplainedAt?,
     /// entryIds, compactionId?, firstKeptEntryId?}`. Message JSON is copied, not re-parsed.
     pub fn to_json(&self, session: &Session) -> String {
-        let mut out = String::with_capacity(4096);
+        // Sized up front: the messages of a long transcript are most of the session file,
+        // and a string grown by doubling would hold up to three times that at its last step.
+        let size: usize = self
+            .messages
+            .iter()
+            .map(|m| m.json(session).len() + session.entries()[m.entry].id().len() + 4)
+            .sum();
+        let mut out = String::with_capacity(size + 4096);
         out.push_str("{\"messages\":[");
         for (i, m) in self.messages.iter().enumerate() {
             if i > 0 {
@@ -277,26 +325,6 @@ const INTERRUPTED_THINKING: &str = "interrupted-thinking";
 /// Custom message type that is display-only (spec: compaction §2.3).
 const PREWALK_PLAN: &str = "prewalk-plan";
 
-/// True for an assistant error turn with nothing in it: no non-blank text or thinking, no
-/// thinking signature, no tool call (spec: compaction §2.3).
-fn is_empty_error_turn(m: &AgentMessage) -> bool {
-    let Some(a) = m.as_assistant() else {
-        return false;
-    };
-    if a.stop_reason != Some(StopReason::Error) {
-        return false;
-    }
-    !a.blocks().iter().any(|b| match b {
-        ContentBlock::Text { text } => !text.trim().is_empty(),
-        ContentBlock::Thinking {
-            thinking,
-            signature,
-        } => !thinking.trim().is_empty() || signature.as_deref().is_some_and(|s| !s.is_empty()),
-        ContentBlock::ToolCall { .. } => true,
-        _ => false,
-    })
-}
-
 struct Emitter<'s> {
     session: &'s Session,
     transcript: bool,
@@ -311,18 +339,14 @@ impl Emitter<'_> {
         let entry = &self.session.entries()[index];
         match entry.kind() {
             EntryKind::Message => {
-                let message = self.session.message(index)?;
-                if !self.transcript {
-                    let retry = message
-                        .as_assistant()
-                        .is_some_and(|a| crate::message::truthy(a.retry_recovery.as_ref()));
-                    if retry || is_empty_error_turn(&message) {
-                        return Ok(());
-                    }
+                let head = self.session.message_head(index)?;
+                // spec: compaction §2.3: retried and empty error turns are not for the LLM.
+                if !self.transcript && (head.retry_recovery || head.empty_error_turn) {
+                    return Ok(());
                 }
                 self.out.push(ContextMessage {
                     entry: index,
-                    message,
+                    head,
                     json: MessageJson::Entry(index),
                     stripped_tool_calls: 0,
                 });
@@ -360,10 +384,10 @@ impl Emitter<'_> {
 
     /// Pushes a message built for this context (its JSON is not the entry's own text).
     fn push_owned(&mut self, index: usize, json: String, role: Option<Role>) {
-        if let Ok(message) = AgentMessage::parse(&json, role) {
+        if let Ok(head) = MessageHead::read(&json, role) {
             self.out.push(ContextMessage {
                 entry: index,
-                message,
+                head,
                 json: MessageJson::Owned(json),
                 stripped_tool_calls: 0,
             });
@@ -598,8 +622,8 @@ fn rewrite(session: &Session, m: &mut ContextMessage, f: impl FnOnce(&mut Map<St
         f(o);
     }
     let json = js::stringify(&v);
-    if let Ok(parsed) = AgentMessage::parse(&json, None) {
-        m.message = parsed;
+    if let Ok(head) = MessageHead::read(&json, None) {
+        m.head = head;
     }
     m.json = MessageJson::Owned(json);
 }
@@ -640,10 +664,7 @@ fn strip_dangling_tool_calls(
                 }
             }
         });
-        let empty = m
-            .message
-            .as_assistant()
-            .is_some_and(|a| a.blocks().is_empty());
+        let empty = m.head.role == Role::Assistant && m.head.no_blocks;
         if empty {
             if transcript {
                 m.stripped_tool_calls = stripped;
@@ -668,21 +689,18 @@ fn dangling_tool_calls(messages: &[ContextMessage]) -> Vec<(usize, FxHashSet<Str
     let mut answered_after: FxHashSet<&str> = FxHashSet::default();
     let mut dangling_at: Vec<(usize, FxHashSet<String>)> = Vec::new();
     for (pos, m) in messages.iter().enumerate().rev() {
-        match &m.message {
-            AgentMessage::ToolResult(r) => {
-                answered_after.insert(r.tool_call_id.as_str());
-            }
-            AgentMessage::Assistant(a) => {
-                let missing: FxHashSet<String> = a
-                    .tool_call_ids()
-                    .filter(|id| !answered_after.contains(id))
-                    .map(str::to_string)
-                    .collect();
-                if !missing.is_empty() {
-                    dangling_at.push((pos, missing));
-                }
-            }
-            _ => {}
+        if let Some(id) = m.head.answers() {
+            answered_after.insert(id);
+        }
+        let missing: FxHashSet<String> = m
+            .head
+            .tool_calls()
+            .iter()
+            .filter(|id| !answered_after.contains(id.as_str()))
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            dangling_at.push((pos, missing));
         }
     }
     dangling_at.reverse();
@@ -699,14 +717,8 @@ fn drop_orphan_tool_results(messages: &mut Vec<ContextMessage>) -> bool {
     let mut called: FxHashSet<&str> = FxHashSet::default();
     let mut keep = Vec::with_capacity(messages.len());
     for m in messages.iter() {
-        match &m.message {
-            AgentMessage::Assistant(a) => {
-                called.extend(a.tool_call_ids());
-                keep.push(true);
-            }
-            AgentMessage::ToolResult(r) => keep.push(called.contains(r.tool_call_id.as_str())),
-            _ => keep.push(true),
-        }
+        called.extend(m.head.tool_calls().iter().map(String::as_str));
+        keep.push(m.head.answers().is_none_or(|id| called.contains(id)));
     }
     if keep.iter().all(|&k| k) {
         return false;
@@ -723,19 +735,17 @@ fn drop_failed_turns(messages: &mut Vec<ContextMessage>) {
     let mut drop_ids: FxHashSet<String> = FxHashSet::default();
     let mut keep = vec![true; messages.len()];
     for pos in 0..messages.len() {
-        match &messages[pos].message {
-            AgentMessage::Assistant(a) if a.failed() => {
-                let marked = matches!(
-                    messages.get(pos + 1).map(|m| &m.message),
-                    Some(AgentMessage::Custom(c)) if c.custom_type == INTERRUPTED_THINKING
-                );
-                if !marked {
-                    keep[pos] = false;
-                    drop_ids.extend(a.tool_call_ids().map(str::to_string));
-                }
+        let head = &messages[pos].head;
+        if head.failed() {
+            let marked = messages
+                .get(pos + 1)
+                .is_some_and(|m| m.head.custom_type.as_deref() == Some(INTERRUPTED_THINKING));
+            if !marked {
+                keep[pos] = false;
+                drop_ids.extend(head.tool_calls().iter().cloned());
             }
-            AgentMessage::ToolResult(r) if drop_ids.contains(&r.tool_call_id) => keep[pos] = false,
-            _ => {}
+        } else if head.answers().is_some_and(|id| drop_ids.contains(id)) {
+            keep[pos] = false;
         }
     }
     let mut it = keep.into_iter();
@@ -772,13 +782,13 @@ fn cache_miss_explained(
             }
         }
         last_pos = pos.or(last_pos);
-        match &m.message {
-            AgentMessage::CompactionSummary(_) => {
+        match m.head.role {
+            Role::CompactionSummary => {
                 pending = true;
                 out.push(false);
             }
-            AgentMessage::Assistant(a) => {
-                let model = (a.provider.clone(), a.model.clone());
+            Role::Assistant => {
+                let model = (m.head.provider.clone(), m.head.model.clone());
                 let changed = prev_model.as_ref().is_some_and(|p| *p != model);
                 out.push(pending || changed);
                 pending = false;

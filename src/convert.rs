@@ -4,14 +4,13 @@
 
 use crate::context::{ContextMessage, SessionContext};
 use crate::json::js;
-use crate::message::{truthy, AgentMessage, Content, ContentBlock};
+use crate::message::{truthy, AgentMessage, Content, ContentBlock, Role};
 use crate::prompts;
 use crate::session::Session;
 use serde_json::{json, Map, Value};
 
 /// Notice a pruned tool result shows when none of its text survived (spec: compaction §2.6).
 pub const PRUNED_FALLBACK: &str = "[Output truncated]";
-const INTERRUPTED_THINKING: &str = "interrupted-thinking";
 
 fn text_block(text: String) -> Value {
     json!({"type": "text", "text": text})
@@ -104,11 +103,6 @@ pub fn convert_messages(session: &Session, messages: &[ContextMessage]) -> Vec<V
     out
 }
 
-/// The custom message that marks an interrupted turn.
-pub(crate) fn is_interrupt_marker(m: &AgentMessage) -> bool {
-    matches!(m, AgentMessage::Custom(c) if c.custom_type == INTERRUPTED_THINKING)
-}
-
 /// Converts one message (given the message after it, which decides whether trailing thinking
 /// of an interrupted turn is dropped) into zero, one or two provider messages appended to
 /// `out`. [`convert_messages`] is this over a list; callers that walk a long history a piece
@@ -119,14 +113,18 @@ pub fn convert_message(
     m: &ContextMessage,
     next: Option<&ContextMessage>,
 ) {
-    let next_is_interrupt = next.is_some_and(|n| is_interrupt_marker(&n.message));
-    match &m.message {
-        AgentMessage::User(_) => out.push(user_message(object(session, m), "user")),
-        AgentMessage::Developer(_) => out.push(user_message(object(session, m), "agent")),
-        AgentMessage::Assistant(_) => {
-            out.push(assistant_message(object(session, m), next_is_interrupt))
+    // These four are converted from their JSON; the other roles from the typed message.
+    match m.role() {
+        Role::User => return out.push(user_message(object(session, m), "user")),
+        Role::Developer => return out.push(user_message(object(session, m), "agent")),
+        Role::Assistant => {
+            let next_is_interrupt = next.is_some_and(ContextMessage::is_interrupt_marker);
+            return out.push(assistant_message(object(session, m), next_is_interrupt));
         }
-        AgentMessage::ToolResult(_) => out.extend(tool_result_message(object(session, m))),
+        Role::ToolResult => return out.extend(tool_result_message(object(session, m))),
+        _ => {}
+    }
+    match &m.message(session) {
         AgentMessage::BashExecution(b) => {
             if b.exclude_from_context {
                 return;
@@ -281,7 +279,12 @@ pub fn convert_message(
                 out.push(message("user", images, "user", timestamp));
             }
         }
-        AgentMessage::Other => {}
+        // Converted above from their JSON.
+        AgentMessage::User(_)
+        | AgentMessage::Developer(_)
+        | AgentMessage::Assistant(_)
+        | AgentMessage::ToolResult(_)
+        | AgentMessage::Other => {}
     }
 }
 

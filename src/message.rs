@@ -575,6 +575,144 @@ impl AgentMessage {
     }
 }
 
+/// What building a context reads of a message (spec: compaction §2.3–§2.5), taken from its
+/// JSON without decoding its text: a context of a long session keeps these, and the typed
+/// message is parsed again only where it is used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageHead {
+    pub role: Role,
+    /// Assistant: the ids of its tool calls, in order. Tool result: the one id it answers.
+    pub tool_call_ids: Vec<String>,
+    pub stop_reason: Option<StopReason>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// Assistant: `retryRecovery` is truthy.
+    pub retry_recovery: bool,
+    /// Assistant: it has a usage record (an object).
+    pub has_usage: bool,
+    /// Assistant: no content block at all (string content counts as one text block).
+    pub no_blocks: bool,
+    /// Assistant error turn with nothing in it: no non-blank text or thinking, no thinking
+    /// signature, no tool call (spec: compaction §2.3).
+    pub empty_error_turn: bool,
+    /// Custom messages: `customType`.
+    pub custom_type: Option<String>,
+}
+
+impl MessageHead {
+    /// Reads the head of a message object; fails exactly where [`AgentMessage::parse`] fails.
+    pub fn read(raw: &str, role: Option<Role>) -> Result<MessageHead, ShapeError> {
+        let o = Obj::parse(raw.as_bytes())
+            .map_err(|e| ShapeError(format!("not a JSON object ({} at {})", e.reason, e.offset)))?;
+        let role = role.unwrap_or_else(|| o.str("role").map_or(Role::Other, |r| Role::parse(&r)));
+        let mut head = MessageHead {
+            // As the typed message reports it: a legacy `hookMessage` is a custom message.
+            role: if role == Role::HookMessage {
+                Role::Custom
+            } else {
+                role
+            },
+            tool_call_ids: Vec::new(),
+            stop_reason: None,
+            provider: None,
+            model: None,
+            retry_recovery: false,
+            has_usage: false,
+            no_blocks: false,
+            empty_error_turn: false,
+            custom_type: None,
+        };
+        let content = o.get("content").filter(|v| !v.is_null());
+        let blocks = match role {
+            Role::User
+            | Role::Developer
+            | Role::Assistant
+            | Role::ToolResult
+            | Role::Custom
+            | Role::HookMessage => match content {
+                None => Some(Vec::new()),
+                Some(v) if v.raw().first() == Some(&b'"') => None,
+                Some(v) => Some(v.array().ok_or_else(|| {
+                    ShapeError("`content` is neither a string nor an array".into())
+                })?),
+            },
+            _ => None,
+        };
+        match role {
+            Role::Assistant => {
+                let blocks: Vec<Obj<'_>> = blocks
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(Val::obj)
+                    .collect();
+                head.no_blocks =
+                    content.is_none_or(|v| v.raw().first() != Some(&b'"')) && blocks.is_empty();
+                head.tool_call_ids = blocks
+                    .iter()
+                    .filter(|b| b.str("type").as_deref() == Some("toolCall"))
+                    .map(|b| b.string("id").unwrap_or_default())
+                    .collect();
+                head.stop_reason = o.str("stopReason").map(|r| StopReason::parse(&r));
+                head.provider = o.string("provider");
+                head.model = o.string("model");
+                head.retry_recovery = o.get("retryRecovery").is_some_and(|v| v.truthy());
+                head.has_usage = o
+                    .get("usage")
+                    .is_some_and(|v| v.raw().first() == Some(&b'{'));
+                head.empty_error_turn = head.stop_reason == Some(StopReason::Error)
+                    && content
+                        .and_then(|v| v.str())
+                        .is_none_or(|t| t.trim().is_empty())
+                    && !blocks.iter().any(|b| {
+                        let filled = |k: &str| b.str(k).is_some_and(|t| !t.trim().is_empty());
+                        match b.str("type").as_deref() {
+                            Some("text") => filled("text"),
+                            Some("thinking") => {
+                                filled("thinking")
+                                    || b.str("thinkingSignature").is_some_and(|s| !s.is_empty())
+                            }
+                            Some("toolCall") => true,
+                            _ => false,
+                        }
+                    });
+            }
+            Role::ToolResult => {
+                head.tool_call_ids = vec![o.string("toolCallId").unwrap_or_default()]
+            }
+            Role::Custom | Role::HookMessage => {
+                head.custom_type = Some(o.string("customType").unwrap_or_default())
+            }
+            _ => {}
+        }
+        Ok(head)
+    }
+
+    /// True for an assistant turn that stopped with `aborted` or `error`.
+    pub fn failed(&self) -> bool {
+        self.role == Role::Assistant
+            && matches!(
+                self.stop_reason,
+                Some(StopReason::Aborted) | Some(StopReason::Error)
+            )
+    }
+
+    /// The assistant's tool call ids (none for other roles).
+    pub fn tool_calls(&self) -> &[String] {
+        match self.role {
+            Role::Assistant => &self.tool_call_ids,
+            _ => &[],
+        }
+    }
+
+    /// The id a tool result answers.
+    pub fn answers(&self) -> Option<&str> {
+        match self.role {
+            Role::ToolResult => self.tool_call_ids.first().map(String::as_str),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,5 +751,93 @@ mod tests {
             AgentMessage::Other
         );
         assert!(AgentMessage::parse(r#"{"role":"user","content":5}"#, None).is_err());
+    }
+
+    /// The head as the typed message defines it: what [`MessageHead::read`] must agree with.
+    fn head_from_typed(m: &AgentMessage) -> MessageHead {
+        let mut h = MessageHead {
+            role: m.role(),
+            tool_call_ids: Vec::new(),
+            stop_reason: None,
+            provider: None,
+            model: None,
+            retry_recovery: false,
+            has_usage: false,
+            no_blocks: false,
+            empty_error_turn: false,
+            custom_type: None,
+        };
+        match m {
+            AgentMessage::Assistant(a) => {
+                h.tool_call_ids = a.tool_call_ids().map(str::to_string).collect();
+                h.stop_reason = a.stop_reason.clone();
+                h.provider = a.provider.clone();
+                h.model = a.model.clone();
+                h.retry_recovery = truthy(a.retry_recovery.as_ref());
+                h.has_usage = a.usage.is_some();
+                h.no_blocks = a.blocks().is_empty();
+                h.empty_error_turn = a.stop_reason == Some(StopReason::Error)
+                    && !a.blocks().iter().any(|b| match b {
+                        ContentBlock::Text { text } => !text.trim().is_empty(),
+                        ContentBlock::Thinking {
+                            thinking,
+                            signature,
+                        } => {
+                            !thinking.trim().is_empty()
+                                || signature.as_deref().is_some_and(|s| !s.is_empty())
+                        }
+                        ContentBlock::ToolCall { .. } => true,
+                        _ => false,
+                    });
+            }
+            AgentMessage::ToolResult(r) => h.tool_call_ids = vec![r.tool_call_id.clone()],
+            AgentMessage::Custom(c) => h.custom_type = Some(c.custom_type.clone()),
+            _ => {}
+        }
+        h
+    }
+
+    #[test]
+    fn head_agrees_with_the_typed_message() {
+        let cases = [
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"t","thinkingSignature":"s"},{"type":"toolCall","id":"c\u0031","name":"read","arguments":{}},{"type":"toolCall","name":"x"},5],"provider":"anthropic","model":"m","usage":{"input":1},"stopReason":"toolUse","retryRecovery":{"a":1}}"#,
+            r#"{"role":"assistant","content":"  ","stopReason":"error"}"#,
+            r#"{"role":"assistant","content":"why","stopReason":"error","usage":null}"#,
+            r#"{"role":"assistant","content":[],"stopReason":"error","usage":5}"#,
+            r#"{"role":"assistant","stopReason":"error","retryRecovery":0}"#,
+            r#"{"role":"assistant","content":null,"stopReason":"aborted","retryRecovery":"x"}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":" \n"},{"type":"thinking","thinking":""}],"stopReason":"error"}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":" ","thinkingSignature":"sig"}],"stopReason":"error"}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":" ","thinkingSignature":""},{"type":"redactedThinking","data":"x"}],"stopReason":"error"}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"ok"}],"stopReason":"error"}"#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"c"}],"stopReason":"error"}"#,
+            r#"{"role":"toolResult","toolCallId":"c1","content":"x"}"#,
+            r#"{"role":"toolResult","content":[]}"#,
+            r#"{"role":"hookMessage","customType":"interrupted-thinking","content":"x"}"#,
+            r#"{"role":"custom","content":[]}"#,
+            r#"{"role":"user","content":"plain"}"#,
+            r#"{"role":"compactionSummary","summary":"s","content":5}"#,
+            r#"{"role":"martian","content":5}"#,
+        ];
+        for raw in cases {
+            let typed = AgentMessage::parse(raw, None).unwrap();
+            assert_eq!(
+                MessageHead::read(raw, None).unwrap(),
+                head_from_typed(&typed),
+                "{raw}"
+            );
+        }
+        // It fails where the typed message fails.
+        for raw in [
+            r#"{"role":"user","content":5}"#,
+            r#"{"role":"assistant","content":{}}"#,
+            r#"{"role":"toolResult","content":true}"#,
+            r#"{"role":"custom","content":1}"#,
+            r#"["role"]"#,
+            r#"{"role":"user""#,
+        ] {
+            assert!(AgentMessage::parse(raw, None).is_err(), "{raw}");
+            assert!(MessageHead::read(raw, None).is_err(), "{raw}");
+        }
     }
 }

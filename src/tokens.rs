@@ -238,40 +238,44 @@ pub fn estimate_context_tokens(
     messages: &[AgentMessage],
     counter: &dyn TokenCounter,
 ) -> ContextEstimate {
-    let opts = EstimateOptions::default();
-    let last = messages.iter().rposition(|m| {
-        m.as_assistant()
-            .is_some_and(|a| !a.failed() && a.usage.is_some())
-    });
-    match last {
-        Some(i) => {
-            let usage = messages[i]
+    estimate_context_tokens_by(
+        messages.len(),
+        |i| {
+            messages[i]
                 .as_assistant()
-                .and_then(|a| a.usage.as_ref())
-                .map_or(0, context_tokens);
-            let trailing: u64 = messages[i + 1..]
-                .iter()
-                .map(|m| estimate_message(m, counter, opts))
-                .sum();
-            ContextEstimate {
-                tokens: usage + trailing,
-                usage_tokens: usage,
-                trailing_tokens: trailing,
-                last_usage_index: Some(i),
-            }
-        }
-        None => {
-            let tokens = messages
-                .iter()
-                .map(|m| estimate_message(m, counter, opts))
-                .sum();
-            ContextEstimate {
-                tokens,
-                usage_tokens: 0,
-                trailing_tokens: tokens,
-                last_usage_index: None,
-            }
-        }
+                .is_some_and(|a| !a.failed() && a.usage.is_some())
+        },
+        |i| std::borrow::Cow::Borrowed(&messages[i]),
+        counter,
+    )
+}
+
+/// [`estimate_context_tokens`] over `len` messages that are produced on demand, so a long
+/// list need not be held at once: `is_usage_turn(i)` tells (cheaply) whether message `i` is
+/// an assistant turn that did not fail and has a usage record; `message(i)` produces it.
+pub fn estimate_context_tokens_by<'m>(
+    len: usize,
+    is_usage_turn: impl Fn(usize) -> bool,
+    message: impl Fn(usize) -> std::borrow::Cow<'m, AgentMessage>,
+    counter: &dyn TokenCounter,
+) -> ContextEstimate {
+    let opts = EstimateOptions::default();
+    let last = (0..len).rev().find(|&i| is_usage_turn(i));
+    let from = last.map_or(0, |i| i + 1);
+    let trailing: u64 = (from..len)
+        .map(|i| estimate_message(&message(i), counter, opts))
+        .sum();
+    let usage = last.map_or(0, |i| {
+        message(i)
+            .as_assistant()
+            .and_then(|a| a.usage.as_ref())
+            .map_or(0, context_tokens)
+    });
+    ContextEstimate {
+        tokens: usage + trailing,
+        usage_tokens: usage,
+        trailing_tokens: trailing,
+        last_usage_index: last,
     }
 }
 

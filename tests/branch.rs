@@ -156,7 +156,7 @@ fn collect_includes_compactions_and_metadata() {
         .messages(&s)
         .unwrap()
         .iter()
-        .map(|m| m.message.role())
+        .map(|m| m.role())
         .collect();
     assert_eq!(
         roles,
@@ -625,7 +625,7 @@ fn summary_is_attached_at_the_target() {
     assert_eq!(done.from_extension, Some(false));
     // The new context sees the summary after F's path.
     let ctx = ctxfold::context::build_context(&s, &Default::default()).unwrap();
-    let roles: Vec<Role> = ctx.agent_messages().map(|m| m.role()).collect();
+    let roles: Vec<Role> = ctx.agent_messages(&s).map(|m| m.role()).collect();
     assert_eq!(
         roles,
         [
@@ -1283,7 +1283,7 @@ fn conformance_leaf_to_600() {
     let messages = prep.messages(&session).unwrap();
     let roles: Vec<&str> = messages
         .iter()
-        .map(|m| m.message.role().as_str().unwrap_or("?"))
+        .map(|m| m.role().as_str().unwrap_or("?"))
         .collect();
     assert_eq!(roles, strings(&chosen["roles"]));
 

@@ -26,8 +26,8 @@ fn at(s: &Session, leaf: &str) -> SessionContext {
 }
 
 /// A short text per message: its text, or the summary of summaries.
-fn texts(ctx: &SessionContext) -> Vec<String> {
-    ctx.agent_messages()
+fn texts(s: &Session, ctx: &SessionContext) -> Vec<String> {
+    ctx.agent_messages(s)
         .map(|m| match m {
             AgentMessage::User(u) => u.content.text(),
             AgentMessage::Assistant(a) => a
@@ -48,7 +48,8 @@ fn texts(ctx: &SessionContext) -> Vec<String> {
 }
 
 fn roles(ctx: &SessionContext) -> Vec<&'static str> {
-    ctx.agent_messages()
+    ctx.messages
+        .iter()
         .map(|m| m.role().as_str().unwrap_or("?"))
         .collect()
 }
@@ -174,9 +175,10 @@ fn compaction_fixture(first_kept: &str) -> Session {
 
 #[test]
 fn compaction_keeps_from_first_kept() {
-    let c = llm(&compaction_fixture("3"));
+    let s = compaction_fixture("3");
+    let c = llm(&s);
     assert_eq!(
-        texts(&c),
+        texts(&s, &c),
         [
             "summary:the summary",
             "second",
@@ -188,8 +190,9 @@ fn compaction_keeps_from_first_kept() {
     let c = llm(&compaction_fixture("1"));
     assert_eq!(c.messages.len(), 5 + 2);
     // A firstKeptEntryId that is never found keeps nothing from before.
-    let c = llm(&compaction_fixture("nope"));
-    assert_eq!(texts(&c), ["summary:the summary", "third", "response3"]);
+    let s = compaction_fixture("nope");
+    let c = llm(&s);
+    assert_eq!(texts(&s, &c), ["summary:the summary", "third", "response3"]);
 
     // Two compactions: the latest wins.
     let s = Jsonl::new()
@@ -202,7 +205,7 @@ fn compaction_keeps_from_first_kept() {
         .user("7", Some("6"), "third")
         .load();
     assert_eq!(
-        texts(&llm(&s)),
+        texts(&s, &llm(&s)),
         ["summary:new", "second", "response2", "third"]
     );
 }
@@ -215,8 +218,8 @@ fn branches_and_branch_summaries() {
         .user("3", Some("2"), "left")
         .user("4", Some("2"), "right")
         .load();
-    assert_eq!(texts(&at(&s, "3")), ["start", "r1", "left"]);
-    assert_eq!(texts(&at(&s, "4")), ["start", "r1", "right"]);
+    assert_eq!(texts(&s, &at(&s, "3")), ["start", "r1", "left"]);
+    assert_eq!(texts(&s, &at(&s, "4")), ["start", "r1", "right"]);
 
     let s = Jsonl::new()
         .user("1", None, "start")
@@ -231,7 +234,7 @@ fn branches_and_branch_summaries() {
         .load();
     let c = llm(&s);
     assert_eq!(c.messages.len(), 4);
-    assert_eq!(texts(&c)[2], "branch:explored X");
+    assert_eq!(texts(&s, &c)[2], "branch:explored X");
     // An empty branch summary emits nothing.
     let s = Jsonl::new()
         .user("1", None, "start")
@@ -262,11 +265,11 @@ fn branches_and_branch_summaries() {
         .assistant("9", Some("8"), "better approach")
         .load();
     assert_eq!(
-        texts(&at(&s, "7")),
+        texts(&s, &at(&s, "7")),
         ["summary:compacted", "q2", "r2", "q3", "r3"]
     );
     assert_eq!(
-        texts(&at(&s, "9")),
+        texts(&s, &at(&s, "9")),
         ["start", "r1", "q2", "branch:tried other", "better approach"]
     );
 }
@@ -284,7 +287,7 @@ fn edge_cases() {
         .user("1", None, "a")
         .user("2", Some("missing"), "b")
         .load();
-    assert_eq!(texts(&llm(&s)), ["b"]);
+    assert_eq!(texts(&s, &llm(&s)), ["b"]);
 
     // An aborted assistant followed by an interrupted-thinking marker stays.
     let s = Jsonl::new()
@@ -324,7 +327,7 @@ fn failed_turns_take_their_tool_results_along() {
         )
         .user("4", Some("3"), "again")
         .load();
-    assert_eq!(texts(&llm(&s)), ["q", "again"]);
+    assert_eq!(texts(&s, &llm(&s)), ["q", "again"]);
     // The transcript keeps them.
     let c = build_context(
         &s,
@@ -394,13 +397,13 @@ fn dangling_tool_calls_are_stripped() {
         .user("5", Some("4"), "stop")
         .load();
     let c = llm(&s);
-    assert_eq!(texts(&c), ["q", "", "result:c1", "and", "stop"]);
-    let calls: Vec<Vec<&str>> = c
-        .agent_messages()
-        .filter_map(|m| m.as_assistant())
-        .map(|a| a.tool_call_ids().collect())
+    assert_eq!(texts(&s, &c), ["q", "", "result:c1", "and", "stop"]);
+    let calls: Vec<Vec<String>> = c
+        .agent_messages(&s)
+        .filter_map(|m| m.as_assistant().cloned())
+        .map(|a| a.tool_call_ids().map(str::to_string).collect())
         .collect();
-    assert_eq!(calls, vec![vec!["c1"], vec![]]);
+    assert_eq!(calls, vec![vec!["c1".to_string()], vec![]]);
 
     // Transcript mode keeps an emptied assistant with a count, or everything on request.
     let s = Jsonl::new()
@@ -429,7 +432,7 @@ fn dangling_tool_calls_are_stripped() {
     assert_eq!(c.messages[1].stripped_tool_calls, 0);
     assert_eq!(
         c.messages[1]
-            .message
+            .message(&s)
             .as_assistant()
             .unwrap()
             .tool_call_ids()
@@ -480,7 +483,7 @@ fn transcript_and_collapse_modes() {
         .compaction("5", Some("4"), "Second summary", "99")
         .user("6", Some("5"), "u3")
         .load();
-    assert_eq!(texts(&llm(&s)), ["summary:Second summary", "u3"]);
+    assert_eq!(texts(&s, &llm(&s)), ["summary:Second summary", "u3"]);
     let mode = |transcript, collapse| {
         build_context(
             &s,
@@ -494,7 +497,7 @@ fn transcript_and_collapse_modes() {
     };
     let t = mode(true, false);
     assert_eq!(
-        texts(&t),
+        texts(&s, &t),
         [
             "u1".to_string(),
             "a1".into(),
@@ -505,7 +508,7 @@ fn transcript_and_collapse_modes() {
         ]
     );
     let c = mode(true, true);
-    assert_eq!(texts(&c), ["summary:Second summary", "u3"]);
+    assert_eq!(texts(&s, &c), ["summary:Second summary", "u3"]);
     assert_eq!(c.cache_miss_explained_at, Some(vec![false, false]));
 
     // Collapsed ordering: kept messages, then the summary, then later messages.
@@ -527,7 +530,7 @@ fn transcript_and_collapse_modes() {
     )
     .unwrap();
     assert_eq!(
-        texts(&c),
+        texts(&s, &c),
         ["kept-u", "kept-a", "summary:S", "new-u", "new-a"]
     );
     assert_eq!(
@@ -535,7 +538,7 @@ fn transcript_and_collapse_modes() {
         Some(vec![false, false, false, false, true])
     );
     assert_eq!(
-        texts(&llm(&s)),
+        texts(&s, &llm(&s)),
         ["summary:S", "kept-u", "kept-a", "new-u", "new-a"]
     );
     // Summary last when nothing follows.
@@ -552,7 +555,7 @@ fn transcript_and_collapse_modes() {
         },
     )
     .unwrap();
-    assert_eq!(texts(&c), ["kept", "summary:S"]);
+    assert_eq!(texts(&s, &c), ["kept", "summary:S"]);
 }
 
 #[test]
@@ -564,7 +567,7 @@ fn reset_boundary_drops_everything_before_it() {
         .entry("reset_boundary", "4", Some("3"), json!({}))
         .user("5", Some("4"), "after")
         .load();
-    assert_eq!(texts(&llm(&s)), ["after"]);
+    assert_eq!(texts(&s, &llm(&s)), ["after"]);
     // A boundary before the latest compaction does not matter.
     let s = Jsonl::new()
         .user("1", None, "a")
@@ -573,7 +576,7 @@ fn reset_boundary_drops_everything_before_it() {
         .compaction("4", Some("3"), "S", "3")
         .user("5", Some("4"), "c")
         .load();
-    assert_eq!(texts(&llm(&s)), ["summary:S", "b", "c"]);
+    assert_eq!(texts(&s, &llm(&s)), ["summary:S", "b", "c"]);
 }
 
 #[test]

@@ -141,7 +141,7 @@ fn a_plain_compaction_end_to_end() {
     );
     let ctx = build_context(&s, &BuildOptions::default()).unwrap();
     let roles: Vec<_> = ctx
-        .agent_messages()
+        .agent_messages(&s)
         .map(|m| m.role().as_str().unwrap())
         .collect();
     assert_eq!(roles, ["compactionSummary", "user", "assistant"]);
@@ -534,7 +534,7 @@ fn extension_compactions_and_handoffs() {
     assert_eq!(header["parentSession"], "sess-1");
     assert_eq!(header["cwd"], "/w");
     let ctx = build_context(&next, &BuildOptions::default()).unwrap();
-    match &ctx.messages[0].message {
+    match &ctx.messages[0].message(&next) {
         AgentMessage::Custom(c) => {
             assert_eq!(c.custom_type, "handoff");
             assert!(c.content.text().starts_with("handoff:1"));

@@ -119,7 +119,7 @@ fn prepare_serialized_conversation_and_files() {
     // previous compaction to seed from.
     let mut ops = FileOperations::new();
     for m in history.iter().chain(prefix.iter()) {
-        ops.add_message(&m.message);
+        ops.add_message(&m.message(&session));
     }
     assert_file_ops("prepare", &ops, &prep["fileOps"]);
     let lists = compute_file_lists(&ops);
@@ -151,7 +151,7 @@ fn prepare_serialized_conversation_and_files() {
 /// errors are skipped.
 fn branch_input_message(session: &Session, index: usize) -> Option<ContextMessage> {
     let m = ContextMessage::from_entry(session, index).expect("entry message parses")?;
-    match &m.message {
+    match &m.message(session) {
         AgentMessage::ToolResult(r) if r.useless && !r.is_error => None,
         _ => Some(m),
     }
@@ -193,12 +193,12 @@ fn branch_summary_serialized_conversation_and_files() {
         .filter_map(|&i| branch_input_message(&session, i))
         .collect();
     for m in &messages {
-        ops.add_message(&m.message);
+        ops.add_message(&m.message(&session));
     }
     assert_eq!(messages.len() as u64, chosen["messages"], "chosen messages");
     let roles: Vec<&str> = messages
         .iter()
-        .map(|m| m.message.role().as_str().unwrap_or("?"))
+        .map(|m| m.role().as_str().unwrap_or("?"))
         .collect();
     assert_eq!(
         roles,

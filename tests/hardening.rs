@@ -32,7 +32,7 @@ fn roles(s: &ctxfold::Session, transcript: bool) -> Vec<String> {
         },
     )
     .unwrap();
-    ctx.agent_messages()
+    ctx.agent_messages(s)
         .map(|m| match m {
             AgentMessage::User(_) => "user".to_string(),
             AgentMessage::Assistant(a) => {
@@ -69,7 +69,7 @@ fn a_tool_result_without_its_call_is_left_out_of_the_llm_context() {
         "{t:?}"
     );
     let ctx = build_context(&s, &BuildOptions::default()).unwrap();
-    invariants::context_pairs(&ctx).unwrap();
+    invariants::context_pairs(&s, &ctx).unwrap();
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn a_failed_turn_sharing_a_call_id_leaves_no_call_without_its_result() {
         .message("a", Some("r"), assistant_msg("done", "stop"))
         .load();
     let ctx = build_context(&s, &BuildOptions::default()).unwrap();
-    invariants::context_pairs(&ctx).unwrap();
+    invariants::context_pairs(&s, &ctx).unwrap();
     assert_eq!(roles(&s, false), ["user", "assistant[]"]);
 }
 

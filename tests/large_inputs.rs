@@ -83,7 +83,7 @@ fn exercise(name: &str, bytes: &[u8], nav_target: usize) -> usize {
     lap("load + save");
 
     let ctx = build_context(&s, &BuildOptions::default()).expect("context");
-    invariants::context_pairs(&ctx).expect("tool pairs");
+    invariants::context_pairs(&s, &ctx).expect("tool pairs");
     let n = ctx.messages.len();
     let _ = ctx.to_json(&s);
     let transcript = BuildOptions {

@@ -178,7 +178,7 @@ fn invalid_utf8_is_reported_read_lossily_and_kept() {
     let s = load(&bytes);
     assert_eq!(codes(&s), vec![(ErrorCode::InvalidUtf8, 2)]);
     let ctx = ctxfold::context::build_context(&s, &Default::default()).unwrap();
-    match &ctx.messages[0].message {
+    match &ctx.messages[0].message(&s) {
         ctxfold::AgentMessage::User(u) => assert_eq!(u.content.text(), "bad \u{FFFD}(\u{FFFD}"),
         other => panic!("{other:?}"),
     }

@@ -345,7 +345,7 @@ fn successive_snapcompact_compactions() {
         // (counted without the frames' payload) is its estimate.
         let ctx = build_context(&s, &BuildOptions::default()).unwrap();
         assert_eq!(committed.tokens_after, ctx.estimated_tokens(&s));
-        let AgentMessage::CompactionSummary(m) = &ctx.messages[0].message else {
+        let AgentMessage::CompactionSummary(m) = &ctx.messages[0].message(&s) else {
             panic!("first message is the compaction summary");
         };
         let blocks = m.blocks.as_ref().unwrap();
@@ -364,7 +364,7 @@ fn successive_snapcompact_compactions() {
             },
         )
         .unwrap();
-        let AgentMessage::CompactionSummary(m) = &ctx.messages[0].message else {
+        let AgentMessage::CompactionSummary(m) = &ctx.messages[0].message(&s) else {
             panic!();
         };
         let blocks = m.blocks.as_ref().unwrap();

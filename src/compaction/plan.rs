@@ -266,7 +266,7 @@ impl SizedHistory<'_> {
 impl FeedItem {
     /// The interrupted-thinking marker (only a typed custom message can be one).
     fn is_interrupt(&self) -> bool {
-        matches!(self, FeedItem::Typed(m) if convert::is_interrupt_marker(&m.message))
+        matches!(self, FeedItem::Typed(m) if m.is_interrupt_marker())
     }
 }
 

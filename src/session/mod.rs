@@ -274,6 +274,16 @@ impl Session {
             .map_err(|e| self.body_error(index, &e.to_string()))
     }
 
+    /// What building a context reads of a `message` entry's message (see
+    /// [`MessageHead`](crate::message::MessageHead)); fails where [`Session::message`] fails.
+    pub fn message_head(&self, index: usize) -> Result<crate::message::MessageHead> {
+        let json = self
+            .message_json(index)
+            .ok_or_else(|| self.body_error(index, "the entry has no message object"))?;
+        crate::message::MessageHead::read(&json, self.entries[index].role)
+            .map_err(|e| self.body_error(index, &e.to_string()))
+    }
+
     /// Reads an entry's body as `T` (one of the `*Body` types).
     pub fn body<T: Body>(&self, index: usize) -> Result<T> {
         let text = self.entry_json(index);

@@ -9,7 +9,7 @@ use crate::session::{
     CompactionBody, IdSource, LoadOptions, NewSession, RandomIds, SequentialIds, Session,
 };
 use crate::snapcompact::history::HistoryOptions;
-use crate::tokens::{self, ByteEstimate, EstimateOptions};
+use crate::tokens::{ByteEstimate, EstimateOptions};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
@@ -356,8 +356,7 @@ impl WasmSession {
     #[wasm_bindgen(js_name = contextTokensJson)]
     pub fn context_tokens_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
         let ctx = self.context(options_json)?;
-        let msgs: Vec<_> = ctx.agent_messages().cloned().collect();
-        let est = tokens::estimate_context_tokens(&msgs, &ByteEstimate);
+        let est = ctx.estimate_context_tokens(self.s(), &ByteEstimate);
         let estimated = ctx.estimated_tokens(self.s());
         let last = est
             .last_usage_index

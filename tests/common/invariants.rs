@@ -56,8 +56,8 @@ pub fn save_roundtrip(bytes: &[u8]) -> Check {
 
 /// In an LLM context, every tool result answers a call made earlier in the context, and every
 /// tool call is answered by a result later in it.
-pub fn context_pairs(ctx: &SessionContext) -> Check {
-    let msgs: Vec<&AgentMessage> = ctx.agent_messages().collect();
+pub fn context_pairs(s: &Session, ctx: &SessionContext) -> Check {
+    let msgs: Vec<AgentMessage> = ctx.agent_messages(s).collect();
     let mut called: std::collections::HashSet<&str> = Default::default();
     for (pos, m) in msgs.iter().enumerate() {
         match m {
@@ -109,7 +109,7 @@ pub fn contexts(s: &Session, leaves: usize) -> Result<usize, String> {
             };
             let ctx = build_context(s, &opts).map_err(|e| format!("buildContext: {e}"))?;
             if !transcript {
-                context_pairs(&ctx).map_err(|e| format!("leaf {leaf:?}: {e}"))?;
+                context_pairs(s, &ctx).map_err(|e| format!("leaf {leaf:?}: {e}"))?;
             }
             n += 1;
         }
@@ -188,7 +188,7 @@ pub fn compact(
             ensure!(s.len() == len + 1, "a commit did not add exactly one entry");
             let ctx = build_context(s, &BuildOptions::default())
                 .map_err(|e| format!("buildContext after commit: {e}"))?;
-            context_pairs(&ctx).map_err(|e| format!("after commit: {e}"))?;
+            context_pairs(s, &ctx).map_err(|e| format!("after commit: {e}"))?;
             Ok(Compacted::Done(
                 plan.preparation.tokens_before,
                 c.tokens_after,
@@ -257,7 +257,7 @@ pub fn prune(s: &mut Session, protect_tokens: u64, boundary_start: bool) -> Chec
     }
     build_context(s, &BuildOptions::default())
         .map_err(|e| format!("buildContext after prune: {e}"))
-        .and_then(|c| context_pairs(&c))?;
+        .and_then(|c| context_pairs(s, &c))?;
     Ok(())
 }
 
