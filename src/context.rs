@@ -234,18 +234,25 @@ impl SessionContext {
         self.messages.iter().map(move |m| m.message(session))
     }
 
+    /// What [`SessionContext::to_json`] allocates up front: the messages of a long transcript
+    /// are most of the session file, and a string grown by doubling would hold up to three
+    /// times that at its last step. Per message: its JSON, its quoted id, and at most 6 + 11
+    /// bytes in the per-message arrays (`cacheMissExplainedAt`, `strippedToolCalls`), each
+    /// with its comma; 4 KiB for the rest.
+    fn json_capacity(&self, session: &Session) -> usize {
+        let per_message: usize = self
+            .messages
+            .iter()
+            .map(|m| m.json(session).len() + session.entries()[m.entry].id().len() + 21)
+            .sum();
+        per_message + 4096
+    }
+
     /// The context as JSON: `{messages, thinkingLevel, configuredThinkingLevel?, models,
     /// injectedTtsrRules, serviceTier?, mode, modeData?, hasMessages, cacheMissExplainedAt?,
     /// entryIds, compactionId?, firstKeptEntryId?}`. Message JSON is copied, not re-parsed.
     pub fn to_json(&self, session: &Session) -> String {
-        // Sized up front: the messages of a long transcript are most of the session file,
-        // and a string grown by doubling would hold up to three times that at its last step.
-        let size: usize = self
-            .messages
-            .iter()
-            .map(|m| m.json(session).len() + session.entries()[m.entry].id().len() + 4)
-            .sum();
-        let mut out = String::with_capacity(size + 4096);
+        let mut out = String::with_capacity(self.json_capacity(session));
         out.push_str("{\"messages\":[");
         for (i, m) in self.messages.iter().enumerate() {
             if i > 0 {
@@ -798,4 +805,56 @@ fn cache_miss_explained(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::LoadOptions;
+
+    #[test]
+    fn json_fits_the_capacity_it_reserves() {
+        // Many short messages, so the per-message arrays outgrow any fixed slack: assistant
+        // turns whose tool calls have no result (a `strippedToolCalls` count each, in the
+        // transcript) and model switches (`cacheMissExplainedAt`).
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        );
+        text.push('\n');
+        let mut parent = String::from("null");
+        for i in 0..3000 {
+            let message = if i % 2 == 0 {
+                r#"{"role":"user","content":"q"}"#.to_string()
+            } else {
+                format!(
+                    r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"t{i}","name":"x","arguments":{{}}}}],"provider":"p","model":"m{}","stopReason":"toolUse"}}"#,
+                    i % 3
+                )
+            };
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{message}}}"#
+            ));
+            text.push('\n');
+            parent = format!("\"e{i}\"");
+        }
+        let s = Session::load(text.into_bytes(), LoadOptions::default()).unwrap();
+        for transcript in [false, true] {
+            let opts = BuildOptions {
+                transcript,
+                ..Default::default()
+            };
+            let ctx = build_context(&s, &opts).unwrap();
+            let json = ctx.to_json(&s);
+            assert!(
+                json.len() <= ctx.json_capacity(&s),
+                "{} > {}",
+                json.len(),
+                ctx.json_capacity(&s)
+            );
+            if transcript {
+                assert_eq!(ctx.messages.len(), 3000);
+                assert!(json.contains(r#""strippedToolCalls":[0,1,0,1"#), "counts written");
+            }
+        }
+    }
 }
