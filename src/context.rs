@@ -253,19 +253,32 @@ impl SessionContext {
     /// entryIds, compactionId?, firstKeptEntryId?}`. Message JSON is copied, not re-parsed.
     pub fn to_json(&self, session: &Session) -> String {
         let mut out = String::with_capacity(self.json_capacity(session));
-        out.push_str("{\"messages\":[");
+        self.write_json(session, &mut |piece| out.push_str(piece));
+        out
+    }
+
+    /// [`SessionContext::to_json`] handed to `f` piece by piece: the messages' JSON as
+    /// slices of the session's memory, the rest in small pieces. A caller can pass the text
+    /// on without holding all of it (the transcript of a long session is most of its file).
+    pub fn write_json(&self, session: &Session, f: &mut dyn FnMut(&str)) {
+        f("{\"messages\":[");
         for (i, m) in self.messages.iter().enumerate() {
             if i > 0 {
-                out.push(',');
+                f(",");
             }
-            out.push_str(&m.json(session));
+            f(&m.json(session));
         }
+        let mut out = String::with_capacity(4096);
         out.push_str("],\"entryIds\":[");
         for (i, m) in self.messages.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
             js::write_string(&mut out, session.entries()[m.entry].id());
+            if out.len() >= 4096 {
+                f(&out);
+                out.clear();
+            }
         }
         out.push(']');
         let mut tail = Map::new();
@@ -316,7 +329,7 @@ impl SessionContext {
             js::write_value(&mut out, &v);
         }
         out.push('}');
-        out
+        f(&out);
     }
 }
 
@@ -853,7 +866,10 @@ mod tests {
             );
             if transcript {
                 assert_eq!(ctx.messages.len(), 3000);
-                assert!(json.contains(r#""strippedToolCalls":[0,1,0,1"#), "counts written");
+                assert!(
+                    json.contains(r#""strippedToolCalls":[0,1,0,1"#),
+                    "counts written"
+                );
             }
         }
     }

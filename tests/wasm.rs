@@ -88,7 +88,7 @@ fn session_binding_loads_builds_and_reports_errors() {
         .collect();
     assert_eq!(codes, ["E_MIGRATED", "E_JSONL_LINE"]);
     let ctx: serde_json::Value =
-        serde_json::from_str(&s.build_context_json(None).unwrap()).unwrap();
+        serde_json::from_str(&String::from(s.build_context_json(None).unwrap().join(""))).unwrap();
     assert_eq!(ctx["messages"].as_array().unwrap().len(), 2);
     assert_eq!(ctx["models"]["default"], "p/m");
     let tokens: serde_json::Value =

@@ -327,21 +327,59 @@ impl Session {
     /// The session as JSONL bytes: unchanged lines exactly as loaded, changed lines spliced,
     /// appended lines at the end.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut size = self.lines.len();
+        let mut out = Vec::with_capacity(self.byte_len());
+        self.write_segments(|seg| out.extend_from_slice(seg));
+        out
+    }
+
+    /// The length of [`Session::to_bytes`].
+    pub fn byte_len(&self) -> usize {
+        let mut n = 0;
+        self.write_segments(|seg| n += seg.len());
+        n
+    }
+
+    /// Hands the bytes of [`Session::to_bytes`] to `f` in order, as slices of the session's
+    /// own memory: runs of unchanged lines as one slice of the loaded file (an unmodified
+    /// session is one slice), new and rewritten lines and the newlines between them on
+    /// their own. A caller can copy them out without building the file a second time.
+    pub fn write_segments(&self, mut f: impl FnMut(&[u8])) {
+        // A pending run [start, end) of the source, newlines included.
+        let mut run: Option<(usize, usize)> = None;
         for i in 0..self.lines.len() {
-            size += self.line_bytes(i).len();
-        }
-        let mut out = Vec::with_capacity(size);
-        for i in 0..self.lines.len() {
-            if i > 0 {
-                out.push(b'\n');
+            let newline = i > 0;
+            match (&self.lines[i].text, run) {
+                (LineText::Source { start, end }, Some((rs, re)))
+                    if newline && *start == re + 1 && self.source.get(re) == Some(&b'\n') =>
+                {
+                    run = Some((rs, *end));
+                }
+                (LineText::Source { start, end }, _) => {
+                    if let Some((rs, re)) = run.take() {
+                        f(&self.source[rs..re]);
+                    }
+                    if newline {
+                        f(b"\n");
+                    }
+                    run = Some((*start, *end));
+                }
+                (LineText::Owned(text), _) => {
+                    if let Some((rs, re)) = run.take() {
+                        f(&self.source[rs..re]);
+                    }
+                    if newline {
+                        f(b"\n");
+                    }
+                    f(text.as_bytes());
+                }
             }
-            out.extend_from_slice(self.line_bytes(i));
+        }
+        if let Some((rs, re)) = run {
+            f(&self.source[rs..re]);
         }
         if self.trailing_newline || self.lines.len() > self.source_lines {
-            out.push(b'\n');
+            f(b"\n");
         }
-        out
     }
 
     /// [`Session::to_bytes`] as a string (bytes that are not UTF-8 are replaced by U+FFFD;
@@ -558,5 +596,57 @@ impl Session {
     /// Warnings collected while loading with the given code.
     pub fn warnings_with(&self, code: ErrorCode) -> impl Iterator<Item = &LoadWarning> {
         self.warnings.iter().filter(move |w| w.code == code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = concat!(
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        "\n",
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"one"}}"#,
+        "\n",
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"two"}}"#,
+        "\n",
+        r#"{"type":"message","id":"c","parentId":"b","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"three"}}"#,
+    );
+
+    fn segments(s: &Session) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        s.write_segments(|seg| out.push(seg.to_vec()));
+        out
+    }
+
+    #[test]
+    fn unchanged_lines_are_written_as_one_slice_of_the_file() {
+        for file in [FILE.to_string(), format!("{FILE}\n")] {
+            let s = Session::load(file.clone().into_bytes(), LoadOptions::default()).unwrap();
+            let segs = segments(&s);
+            assert_eq!(segs[0], FILE.as_bytes(), "one run of the source");
+            assert_eq!(segs.concat(), file.as_bytes());
+            assert_eq!(s.byte_len(), file.len());
+        }
+    }
+
+    #[test]
+    fn a_rewritten_line_splits_the_runs_around_it() {
+        let mut s = Session::load(FILE.as_bytes().to_vec(), LoadOptions::default()).unwrap();
+        let b = s.index_of("b").unwrap();
+        let line = s.entries()[b].line as usize;
+        let old = s.entry_json(b).into_owned();
+        let new = old.replace("two", "TWO");
+        s.rewrite_line(line, new);
+        let expected = FILE.replace("two", "TWO");
+        let segs = segments(&s);
+        assert_eq!(segs.concat(), expected.as_bytes());
+        assert_eq!(s.to_bytes(), expected.as_bytes());
+        assert_eq!(s.byte_len(), expected.len());
+        // header + a | \n | b' | \n | c
+        assert_eq!(segs.len(), 5, "{segs:?}");
+        assert!(std::str::from_utf8(&segs[0])
+            .unwrap()
+            .ends_with(r#""one"}}"#));
     }
 }

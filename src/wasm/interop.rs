@@ -22,6 +22,29 @@ pub fn to_js(e: Error) -> JsValue {
     js_error(e.code(), &e.to_string())
 }
 
+/// Text written piece by piece (by `write`) as an array of JS strings of about 64 KiB each,
+/// for the caller to `join('')`: a long text never exists whole in wasm memory.
+pub fn chunked_text(write: impl FnOnce(&mut dyn FnMut(&str))) -> js_sys::Array {
+    const CHUNK: usize = 64 * 1024;
+    let chunks = js_sys::Array::new();
+    let mut gathered = String::with_capacity(CHUNK);
+    write(&mut |piece: &str| {
+        if gathered.len() + piece.len() > CHUNK && !gathered.is_empty() {
+            chunks.push(&JsValue::from_str(&gathered));
+            gathered.clear();
+        }
+        if piece.len() >= CHUNK {
+            chunks.push(&JsValue::from_str(piece));
+        } else {
+            gathered.push_str(piece);
+        }
+    });
+    if !gathered.is_empty() {
+        chunks.push(&JsValue::from_str(&gathered));
+    }
+    chunks
+}
+
 /// Parses an optional JSON options argument: `Null` when absent, empty or `null`; otherwise
 /// it must be an object.
 pub fn options(json: Option<String>, what: &str) -> Result<Value, JsValue> {

@@ -1,7 +1,9 @@
 //! The exported session class. The public `Session` class of the package (js/index.js)
 //! wraps it; this layer only converts.
 
-use super::interop::{js_error, now_ms, opt_count, opt_f64, opt_str, options, parse_json, to_js};
+use super::interop::{
+    chunked_text, js_error, now_ms, opt_count, opt_f64, opt_str, options, parse_json, to_js,
+};
 use crate::context::{build_context_with, BuildOptions, LeafSelector, SessionContext};
 use crate::error::ErrorCode;
 use crate::json::js;
@@ -185,16 +187,35 @@ impl WasmSession {
         )))
     }
 
-    /// The file as bytes.
+    /// The file as bytes, copied straight from the session's memory into a JavaScript array
+    /// (no second copy of the file in wasm memory: a 200 MB session would need 200 MB more).
+    /// Small segments are gathered first, so a session with many rewritten lines does not
+    /// cost a JavaScript call per line.
     #[wasm_bindgen(js_name = toBytes)]
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.s().to_bytes()
-    }
-
-    /// The file as a string.
-    #[wasm_bindgen(js_name = toJsonl)]
-    pub fn to_jsonl(&self) -> String {
-        self.s().to_jsonl()
+    pub fn to_bytes(&self) -> js_sys::Uint8Array {
+        const GATHER: usize = 64 * 1024;
+        let s = self.s();
+        let out = js_sys::Uint8Array::new_with_length(s.byte_len() as u32);
+        let mut at = 0u32;
+        let mut put = |bytes: &[u8]| {
+            let end = at + bytes.len() as u32;
+            out.subarray(at, end).copy_from(bytes);
+            at = end;
+        };
+        let mut gathered: Vec<u8> = Vec::with_capacity(GATHER);
+        s.write_segments(|seg| {
+            if gathered.len() + seg.len() > GATHER && !gathered.is_empty() {
+                put(&gathered);
+                gathered.clear();
+            }
+            if seg.len() >= GATHER {
+                put(seg);
+            } else {
+                gathered.extend_from_slice(seg);
+            }
+        });
+        put(&gathered);
+        out
     }
 
     /// Load warnings as JSON: `[{code, line, message}]`.
@@ -335,10 +356,14 @@ impl WasmSession {
         build_context_with(self.s(), &o, &history).map_err(to_js)
     }
 
-    /// The built context as JSON (see `SessionContext::to_json`).
+    /// The built context as JSON (see `SessionContext::to_json`), in pieces to `join('')`.
     #[wasm_bindgen(js_name = buildContextJson)]
-    pub fn build_context_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
-        Ok(self.context(options_json)?.to_json(self.s()))
+    pub fn build_context_json(
+        &self,
+        options_json: Option<String>,
+    ) -> Result<js_sys::Array, JsValue> {
+        let ctx = self.context(options_json)?;
+        Ok(chunked_text(|f| ctx.write_json(self.s(), f)))
     }
 
     /// The provider messages of the built context, as a JSON array.

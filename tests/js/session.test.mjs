@@ -251,6 +251,7 @@ test('bad input: each case has its documented result', () => {
   assert.deepEqual(u.warnings.map((w) => [w.code, w.line]), [['E_INVALID_UTF8', 2]]);
   assert.match(u.buildContext().messages[0].content, /bad \uFFFD/);
   assert.deepEqual(Buffer.from(u.toBytes()), bytes);
+  assert.equal(u.toJsonl(), bytes.toString('latin1').replace('\xff\xfe', '\uFFFD\uFFFD'));
   // Wrong argument types.
   expectCode(() => Session.fromJsonl(42), 'E_INVALID_ARGUMENT');
   expectCode(() => s.appendMessage({ content: 'no role' }), 'E_INVALID_ARGUMENT');

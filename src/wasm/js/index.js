@@ -161,7 +161,7 @@ export class Session {
 
   /** The context the model sees for a leaf (or the display transcript). */
   buildContext(options) {
-    return JSON.parse(this.#inner.buildContextJson(optionsJson(options)));
+    return JSON.parse(this.#inner.buildContextJson(optionsJson(options)).join(''));
   }
 
   /** The provider messages (`convertToLlm`) of the built context. */
@@ -378,7 +378,9 @@ export class Session {
 
   /** The session file as a string (bytes that were not UTF-8 become U+FFFD; see toBytes). */
   toJsonl() {
-    return this.#inner.toJsonl();
+    // Decoded here from the bytes (the same U+FFFD replacement as in Rust), so wasm memory
+    // holds no second copy of the file; `ignoreBOM` keeps a leading BOM as it was.
+    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(this.#inner.toBytes());
   }
 
   /** The session file as bytes: unchanged lines exactly as loaded. */
