@@ -1,14 +1,8 @@
 // Helpers for tests/bench/*.bench.mjs. A bench file's default export is an async function that
 // returns rows: { name, median, unit, samples, min?, max?, note? }. `run.mjs` runs each file in
 // its own Node.js process (fresh module and wasm instances) and prints every row.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { generatedSession as generated } from '../js/support/generated.mjs';
 import { performance } from 'node:perf_hooks';
-
-const benchOut = fileURLToPath(new URL('../out/bench/', import.meta.url));
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Median of numbers (the mean of the two middle ones for an even count). */
 export function median(values) {
@@ -40,22 +34,9 @@ export async function measure(name, fn, { samples = 20, warmup = 2, note } = {})
   };
 }
 
-/**
- * A session made by the crate's generator (`gen-session ARGS`), cached in tests/out/bench/
- * under `name`, as a Buffer (a Uint8Array: no copy).
- */
+/** A session made by the crate's generator (`gen-session ARGS`, optimized build), cached. */
 export function generatedSession(name, args) {
-  const file = path.join(benchOut, name);
-  if (!existsSync(file)) {
-    mkdirSync(benchOut, { recursive: true });
-    const res = spawnSync(
-      'cargo',
-      ['run', '--quiet', '--release', '--features', 'testkit', '--bin', 'gen-session', '--', ...args, '--out', file],
-      { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] },
-    );
-    if (res.status !== 0) throw new Error(`gen-session failed for ${name}`);
-  }
-  return readFileSync(file);
+  return generated(name, args, { release: true });
 }
 
 /** Runs `fn` once: `[milliseconds, its value]`. */
