@@ -21,10 +21,10 @@
 use crate::compaction::fileops::{
     compute_file_lists, upsert_file_operations, FileLists, FileOperations,
 };
-use crate::compaction::plan::{llm_messages, Purpose, SummaryRequest};
+use crate::compaction::plan::{llm_messages, serialized_conversation, Purpose, SummaryRequest};
 use crate::compaction::serialize::{
-    branch_summary_prompt, serialize_conversation_for_summary, summary_prompt,
-    truncate_for_summary, BRANCH_SUMMARY_MAX_TOKENS, TOOL_RESULT_MAX_CHARS,
+    branch_summary_prompt, summary_prompt, truncate_for_summary, BRANCH_SUMMARY_MAX_TOKENS,
+    TOOL_RESULT_MAX_CHARS,
 };
 use crate::context::ContextMessage;
 use crate::error::{Error, Result};
@@ -597,7 +597,8 @@ pub fn plan_navigation(
             plan.no_content = true;
         } else {
             plan.file_lists = compute_file_lists(&prep.file_ops);
-            plan.serialized = serialize_conversation_for_summary(&prep.llm_messages(session)?);
+            check_indices(session, &prep.entries)?;
+            plan.serialized = serialized_conversation(session, &prep.entries)?;
             plan.request = Some(SummaryRequest {
                 id: REQUEST_ID.into(),
                 purpose: Purpose::BranchSummary,

@@ -12,15 +12,78 @@ use common::spec::{self, Body, Call, EntrySpec, Parent, SessionSpec, Tool};
 use ctxfold::branch::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
 use ctxfold::compaction::plan::{commit_snapcompact, plan_compaction, PlanOptions};
 use ctxfold::context::{build_context, BuildOptions};
+use ctxfold::pruning::{
+    apply_prune, plan_superseded_tool_results, plan_tool_outputs, KeepBoundary, PruneConfig,
+};
 use ctxfold::settings::{CompactionSettings, Strategy};
 use ctxfold::snapcompact::archive::ArchiveOptions;
 use ctxfold::snapcompact::{
     normalize, render_frames, BillingFamily, FallbackFonts, RenderOptions, ShapeVariant,
 };
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::time::Instant;
+
+/// Counts the bytes the test binary has allocated and not freed, and their peak, so each
+/// operation's working memory can be held against its input (issue 9: "within memory").
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// One test at a time: the counters are global.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+        PEAK.fetch_max(live, Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// Runs `f`, reports the peak memory it took beyond what was live before it, and asserts that
+/// it stayed within `times` × its `input` bytes + 16 MiB: 3 for operations on a loaded session
+/// (a session is the file once plus its index; a transcript's JSON is about the file again), 5
+/// for compactions, whose test harness (`invariants::compact`) keeps a copy of the file and
+/// makes another to check that nothing changed before the commit.
+fn within_memory<T>(
+    name: &str,
+    what: &str,
+    input: usize,
+    times: usize,
+    f: impl FnOnce() -> T,
+) -> T {
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let value = f();
+    let took = PEAK.load(Relaxed) - before;
+    eprintln!(
+        "{name}: {what}: peak {:.1} MB over {:.1} MB of input ({:.2} ×)",
+        took as f64 / 1e6,
+        input as f64 / 1e6,
+        took as f64 / input as f64
+    );
+    assert!(
+        took <= times * input + (16 << 20),
+        "{name}: {what} took {took} bytes for {input} bytes of input"
+    );
+    value
+}
 
 /// Runs `f` on a thread with a 2 MiB stack (so a recursion on input depth would overflow).
 fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     std::thread::Builder::new()
         .stack_size(2 << 20)
         .spawn(f)
@@ -77,50 +140,75 @@ fn result(call: u8, text: String) -> Body {
 fn exercise(name: &str, bytes: &[u8], nav_target: usize) -> usize {
     let t = Instant::now();
     let lap = |what: &str| eprintln!("{name}: {what} at {:?}", t.elapsed());
-    let s = invariants::load(bytes).expect("loads");
+    let size = bytes.len();
+    let s = within_memory(name, "load", size, 3, || {
+        invariants::load(bytes).expect("loads")
+    });
     assert!(s.warnings().is_empty(), "{:?}", &s.warnings()[..1]);
-    assert_eq!(s.to_bytes(), bytes, "saved byte for byte");
+    within_memory(name, "save", size, 3, || {
+        assert_eq!(s.to_bytes(), bytes, "saved byte for byte")
+    });
     lap("load + save");
 
-    let ctx = build_context(&s, &BuildOptions::default()).expect("context");
+    let ctx = within_memory(name, "LLM context + JSON", size, 3, || {
+        let ctx = build_context(&s, &BuildOptions::default()).expect("context");
+        let _ = ctx.to_json(&s);
+        ctx
+    });
     invariants::context_pairs(&s, &ctx).expect("tool pairs");
     let n = ctx.messages.len();
-    let _ = ctx.to_json(&s);
+    drop(ctx);
     let transcript = BuildOptions {
         transcript: true,
         ..Default::default()
     };
-    assert!(
-        build_context(&s, &transcript)
-            .expect("transcript")
-            .messages
-            .len()
-            >= n
-    );
+    within_memory(name, "transcript + JSON", size, 3, || {
+        let ctx = build_context(&s, &transcript).expect("transcript");
+        assert!(ctx.messages.len() >= n);
+        let _ = ctx.to_json(&s);
+    });
     lap("buildContext");
+    drop(s);
 
+    // Both passes as the API runs them (measured), then again under the invariant checks.
+    let mut p = invariants::load(bytes).unwrap();
+    within_memory(name, "prune", size, 3, || {
+        let cfg = PruneConfig {
+            protect_tokens: 1_000,
+            keep_boundary: KeepBoundary::Start,
+            ..Default::default()
+        };
+        let stale = plan_superseded_tool_results(&p, &cfg).expect("stale plan");
+        apply_prune(&mut p, &stale).expect("stale pass");
+        let threshold = plan_tool_outputs(&p, &cfg).expect("threshold plan");
+        apply_prune(&mut p, &threshold).expect("threshold pass");
+    });
+    drop(p);
     let mut p = invariants::load(bytes).unwrap();
     invariants::prune(&mut p, 1_000, true).expect("prune");
+    drop(p);
     lap("prune");
 
     let mut nav = invariants::load(bytes).unwrap();
     let target = nav.entries()[nav_target].id().to_string();
-    let plan = plan_navigation(
-        &nav,
-        &target,
-        NavigateOptions {
-            summarize: true,
-            ..Default::default()
-        },
-    )
-    .expect("planNavigation");
-    let answer = if plan.request.is_some() {
-        NavigationAnswer::Summary("branch summary".into())
-    } else {
-        NavigationAnswer::None
-    };
-    commit_navigation(&mut nav, &plan, answer, 0).expect("commitNavigation");
-    build_context(&nav, &BuildOptions::default()).expect("context after navigation");
+    within_memory(name, "planNavigation + commit", size, 3, || {
+        let plan = plan_navigation(
+            &nav,
+            &target,
+            NavigateOptions {
+                summarize: true,
+                ..Default::default()
+            },
+        )
+        .expect("planNavigation");
+        let answer = if plan.request.is_some() {
+            NavigationAnswer::Summary("branch summary".into())
+        } else {
+            NavigationAnswer::None
+        };
+        commit_navigation(&mut nav, &plan, answer, 0).expect("commitNavigation");
+        build_context(&nav, &BuildOptions::default()).expect("context after navigation");
+    });
     lap("planNavigation + commit");
     n
 }
@@ -133,11 +221,18 @@ fn compact(name: &str, bytes: &[u8]) {
 
     // A summarized compaction, every history window answered.
     let mut c = invariants::load(bytes).unwrap();
-    match invariants::compact(&mut c, Strategy::ContextFull, 2_000, "summary").unwrap() {
-        invariants::Compacted::Done(..) => {}
-        other => panic!("{name}: compaction refused: {other:?}"),
-    }
+    within_memory(
+        name,
+        "summarized compaction",
+        bytes.len(),
+        5,
+        || match invariants::compact(&mut c, Strategy::ContextFull, 2_000, "summary").unwrap() {
+            invariants::Compacted::Done(..) => {}
+            other => panic!("{name}: compaction refused: {other:?}"),
+        },
+    );
     assert_eq!(c.len(), len + 1);
+    drop(c);
     lap("planCompaction + commit");
 
     // A snapcompact compaction: the history printed onto at most 4 frames.
@@ -153,8 +248,10 @@ fn compact(name: &str, bytes: &[u8]) {
         max_frames: Some(4),
         ..Default::default()
     };
-    commit_snapcompact(&mut c, &plan, &opts, &FallbackFonts::new(), 0).expect("snapcompact");
-    build_context(&c, &BuildOptions::default()).expect("context with frames");
+    within_memory(name, "snapcompact compaction", bytes.len(), 5, || {
+        commit_snapcompact(&mut c, &plan, &opts, &FallbackFonts::new(), 0).expect("snapcompact");
+        build_context(&c, &BuildOptions::default()).expect("context with frames");
+    });
     lap("snapcompact compaction");
 }
 

@@ -12,9 +12,10 @@
 use super::fileops::{upsert_file_operations, FileLists};
 use super::prepare::{prepare_compaction, Preparation, PrepareOptions};
 use super::serialize::{
-    clamp_window, history_max_tokens, input_budget, merge_split_turn, message_size, message_sizes,
-    overflow_retry_budget, plan_windows, serialize_conversation_for_summary,
-    short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, NO_PRIOR_HISTORY,
+    clamp_window, escaped_for_summary, history_max_tokens, input_budget, merge_split_turn,
+    message_size, message_sizes, overflow_retry_budget, plan_windows,
+    serialize_conversation_for_summary, serialize_into, short_summary_max_tokens, summary_prompt,
+    turn_prefix_max_tokens, useless_tool_call_ids, NO_PRIOR_HISTORY,
 };
 use crate::context::{build_context_with, BuildOptions, ContextMessage};
 use crate::convert;
@@ -24,7 +25,7 @@ use crate::prompts::{self, PromptKind};
 use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::snapcompact::archive::{
-    archive_messages, compact, ArchiveFrame, ArchiveInput, ArchiveOptions, ArchiveResult,
+    archive_message, compact, ArchiveFrame, ArchiveInput, ArchiveOptions, ArchiveResult,
     PRESERVE_KEY,
 };
 use crate::snapcompact::history::{FrameResolver, HistoryOptions};
@@ -130,7 +131,8 @@ pub struct CompactionPlan {
     /// `toolCallId`s of the useless results anywhere in the history (spec: compaction §5.1):
     /// a message's window size leaves their calls out, as sizing the whole history does.
     useless: FxHashSet<Box<str>>,
-    /// The provider messages read so far and the windows planned over them.
+    /// The provider messages read so far (`null` for those of summarized windows) and the
+    /// windows planned over them.
     history_messages: Vec<Value>,
     history_sizes: Vec<u64>,
     windows: Vec<std::ops::Range<usize>>,
@@ -270,6 +272,33 @@ impl FeedItem {
     }
 }
 
+/// `serializeConversationForSummary` of the provider messages of `entries` (spec: compaction
+/// §5.1), converting a message at a time so a long branch or history is never held as JSON
+/// values: one pass finds the useless tool results (their calls, which come first, are left
+/// out too), the second writes the text.
+pub(crate) fn serialized_conversation(session: &Session, entries: &[usize]) -> Result<String> {
+    let mut useless: FxHashSet<String> = FxHashSet::default();
+    let mut converted = Vec::new();
+    let mut feed = HistoryFeed::new(entries.to_vec());
+    while feed.read(session, &mut converted)? {
+        useless.extend(
+            useless_tool_call_ids(&converted)
+                .into_iter()
+                .map(str::to_string),
+        );
+        converted.clear();
+    }
+    let useless: FxHashSet<&str> = useless.iter().map(String::as_str).collect();
+    let mut out = String::new();
+    let mut feed = HistoryFeed::new(entries.to_vec());
+    while feed.read(session, &mut converted)? {
+        for m in converted.drain(..) {
+            serialize_into(&mut out, &m, &useless);
+        }
+    }
+    Ok(escaped_for_summary(out))
+}
+
 /// The provider messages of `entries` (as `convert_messages` of their context messages).
 pub(crate) fn llm_messages(session: &Session, entries: &[usize]) -> Result<Vec<Value>> {
     let mut feed = HistoryFeed::new(entries.to_vec());
@@ -309,7 +338,7 @@ pub fn plan_compaction(
     let recent_serialized = if strategy == Strategy::Snapcompact {
         String::new()
     } else {
-        serialize_conversation_for_summary(&llm_messages(session, &prep.recent)?)
+        serialized_conversation(session, &prep.recent)?
     };
 
     let mut plan = CompactionPlan {
@@ -354,7 +383,7 @@ pub fn plan_compaction(
         let mut all = plan.preparation.messages_to_summarize.clone();
         all.extend(&plan.preparation.turn_prefix);
         all.extend(&plan.preparation.recent);
-        let conversation = serialize_conversation_for_summary(&llm_messages(session, &all)?);
+        let conversation = serialized_conversation(session, &all)?;
         let prompt = summary_prompt(
             &conversation,
             plan.preparation.previous_summary.as_deref(),
@@ -483,10 +512,7 @@ impl CompactionPlan {
         if self.turn_prefix != Slot::Queued {
             return Ok(());
         }
-        let serialized = serialize_conversation_for_summary(&llm_messages(
-            session,
-            &self.preparation.turn_prefix,
-        )?);
+        let serialized = serialized_conversation(session, &self.preparation.turn_prefix)?;
         let prompt = summary_prompt(
             &serialized,
             None,
@@ -601,6 +627,10 @@ impl CompactionPlan {
         if is_history {
             let more = self.next_window + 1 < self.windows.len()
                 || !self.is_last_window(session, self.next_window)?;
+            // A summarized window is never read again (a retry re-plans the pending one
+            // only): its messages go, so a long history is held a window at a time.
+            let done = self.windows[self.next_window].clone();
+            self.history_messages[done].fill(Value::Null);
             self.next_window += 1;
             if more {
                 self.carried = Some(text);
@@ -865,7 +895,17 @@ pub fn build_snapcompact(
         .iter()
         .filter_map(|&i| session.useless_tool_call(i))
         .collect();
-    let messages = archive_messages(&llm_messages(session, &entries)?, &useless);
+    // Converted a message at a time: the archive keeps their text, not their JSON values.
+    let mut messages = Vec::with_capacity(entries.len());
+    let mut feed = HistoryFeed::new(entries);
+    let mut converted = Vec::new();
+    while feed.read(session, &mut converted)? {
+        messages.extend(
+            converted
+                .drain(..)
+                .filter_map(|m| archive_message(&m, &useless)),
+        );
+    }
     compact(
         ArchiveInput {
             messages: &messages,
@@ -1026,4 +1066,42 @@ pub fn commit_handoff(
         .iter()
         .all(|e| e.kind() == EntryKind::CustomMessage));
     Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::LoadOptions;
+
+    #[test]
+    fn streamed_serialization_equals_the_list_one() {
+        // A useless result after its call (both left out), an interrupted turn, a custom
+        // message, a `<conversation>` tag in the text (escaped) and an ordinary pair.
+        let messages = [
+            r#"{"role":"user","content":"look at <conversation> tags"}"#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"u1","name":"ls","arguments":{}}],"stopReason":"toolUse"}"#,
+            r#"{"role":"toolResult","toolCallId":"u1","toolName":"ls","content":"nothing","useless":true}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"toolCall","id":"r1","name":"read","arguments":{"path":"a.ts"}}],"stopReason":"toolUse"}"#,
+            r#"{"role":"toolResult","toolCallId":"r1","toolName":"read","content":[{"type":"text","text":"export {}"}]}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"cut"}],"stopReason":"aborted"}"#,
+            r#"{"role":"custom","customType":"interrupted-thinking","content":"stopped","display":false}"#,
+            r#"{"role":"assistant","content":"done","stopReason":"stop"}"#,
+        ];
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        );
+        let mut parent = "null".to_string();
+        for (i, m) in messages.iter().enumerate() {
+            text.push_str(&format!(
+                "\n{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{m}}}"
+            ));
+            parent = format!("\"e{i}\"");
+        }
+        let s = Session::load(text.into_bytes(), LoadOptions::default()).unwrap();
+        let entries: Vec<usize> = (0..s.len()).collect();
+        let listed = serialize_conversation_for_summary(&llm_messages(&s, &entries).unwrap());
+        assert!(listed.contains("&lt;conversation>") && listed.contains("a.ts"));
+        assert!(!listed.contains("nothing"), "the useless result is left out");
+        assert_eq!(serialized_conversation(&s, &entries).unwrap(), listed);
+    }
 }

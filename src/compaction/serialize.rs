@@ -182,8 +182,9 @@ pub fn useless_tool_call_ids(messages: &[Value]) -> FxHashSet<&str> {
         .collect()
 }
 
-/// Appends the parts of one message, each preceded by a blank line unless `out` is empty.
-fn serialize_into(out: &mut String, msg: &Value, useless: &FxHashSet<&str>) {
+/// Appends the parts of one message, each preceded by a blank line unless `out` is empty
+/// ([`serialize_conversation`] is this over a list, with `useless` taken from the whole list).
+pub(crate) fn serialize_into(out: &mut String, msg: &Value, useless: &FxHashSet<&str>) {
     let part = |out: &mut String, prefix: &str, body: &str| {
         if !out.is_empty() {
             out.push_str("\n\n");
@@ -325,7 +326,12 @@ pub fn escape_summary_boundaries(text: &str) -> Cow<'_, str> {
 /// [`serialize_conversation`] followed by [`escape_summary_boundaries`]: the conversation
 /// text the summarizer receives.
 pub fn serialize_conversation_for_summary(messages: &[Value]) -> String {
-    let raw = serialize_conversation(messages);
+    escaped_for_summary(serialize_conversation(messages))
+}
+
+/// A serialized conversation with its summary boundary tags escaped (the last step of
+/// [`serialize_conversation_for_summary`]).
+pub(crate) fn escaped_for_summary(raw: String) -> String {
     match escape_summary_boundaries(&raw) {
         Cow::Borrowed(_) => raw,
         Cow::Owned(s) => s,

@@ -879,10 +879,11 @@ pub fn reading_guide(f: &GuideFacts<'_>) -> String {
 
 // ----- messages ------------------------------------------------------------------------------
 
-/// Provider messages (the output of `convertToLlm`: roles `user`, `developer`, `assistant`,
-/// `toolResult`) → the transcript's message model. `useless` holds the `toolCallId`s of
-/// results flagged useless (spec: snapcompact §6.1: those pairs are skipped).
-pub fn archive_messages(messages: &[Value], useless: &FxHashSet<Box<str>>) -> Vec<ArchiveMessage> {
+/// A provider message (the output of `convertToLlm`: roles `user`, `developer`, `assistant`,
+/// `toolResult`) → the transcript's message model (`None` for other roles). `useless` holds
+/// the `toolCallId`s of results flagged useless (spec: snapcompact §6.1: those pairs are
+/// skipped).
+pub fn archive_message(m: &Value, useless: &FxHashSet<Box<str>>) -> Option<ArchiveMessage> {
     let text_of = |v: Option<&Value>| -> String {
         match v {
             Some(Value::String(s)) => s.clone(),
@@ -895,51 +896,47 @@ pub fn archive_messages(messages: &[Value], useless: &FxHashSet<Box<str>>) -> Ve
         }
     };
     let s = |b: &Value, k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let mut out = Vec::with_capacity(messages.len());
-    for m in messages {
-        match m.get("role").and_then(Value::as_str) {
-            Some("user") | Some("developer") => out.push(ArchiveMessage::User {
-                text: text_of(m.get("content")),
-            }),
-            Some("assistant") => {
-                let blocks = m
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[])
-                    .iter()
-                    .filter_map(|b| match b.get("type").and_then(Value::as_str) {
-                        Some("text") => Some(AssistantBlock::Text(s(b, "text"))),
-                        Some("thinking") => Some(AssistantBlock::Thinking(s(b, "thinking"))),
-                        Some("toolCall") => Some(AssistantBlock::ToolCall {
-                            id: s(b, "id"),
-                            name: s(b, "name"),
-                            arguments: b
-                                .get("arguments")
-                                .and_then(Value::as_object)
-                                .cloned()
-                                .unwrap_or_default(),
-                            intent: b.get("intent").and_then(Value::as_str).map(str::to_string),
-                        }),
-                        _ => None,
-                    })
-                    .collect();
-                out.push(ArchiveMessage::Assistant { blocks });
-            }
-            Some("toolResult") => {
-                let id = s(m, "toolCallId");
-                out.push(ArchiveMessage::ToolResult {
-                    useless: useless.contains(id.as_str())
-                        || m.get("useless").and_then(Value::as_bool) == Some(true),
-                    tool_call_id: id,
-                    text: text_of(m.get("content")),
-                    is_error: m.get("isError").and_then(Value::as_bool) == Some(true),
-                });
-            }
-            _ => {}
+    match m.get("role").and_then(Value::as_str) {
+        Some("user") | Some("developer") => Some(ArchiveMessage::User {
+            text: text_of(m.get("content")),
+        }),
+        Some("assistant") => {
+            let blocks = m
+                .get("content")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|b| match b.get("type").and_then(Value::as_str) {
+                    Some("text") => Some(AssistantBlock::Text(s(b, "text"))),
+                    Some("thinking") => Some(AssistantBlock::Thinking(s(b, "thinking"))),
+                    Some("toolCall") => Some(AssistantBlock::ToolCall {
+                        id: s(b, "id"),
+                        name: s(b, "name"),
+                        arguments: b
+                            .get("arguments")
+                            .and_then(Value::as_object)
+                            .cloned()
+                            .unwrap_or_default(),
+                        intent: b.get("intent").and_then(Value::as_str).map(str::to_string),
+                    }),
+                    _ => None,
+                })
+                .collect();
+            Some(ArchiveMessage::Assistant { blocks })
         }
+        Some("toolResult") => {
+            let id = s(m, "toolCallId");
+            Some(ArchiveMessage::ToolResult {
+                useless: useless.contains(id.as_str())
+                    || m.get("useless").and_then(Value::as_bool) == Some(true),
+                tool_call_id: id,
+                text: text_of(m.get("content")),
+                is_error: m.get("isError").and_then(Value::as_bool) == Some(true),
+            })
+        }
+        _ => None,
     }
-    out
 }
 
 // ----- base64 --------------------------------------------------------------------------------
