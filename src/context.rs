@@ -57,6 +57,7 @@ enum MessageJson {
 pub struct ContextMessage {
     /// The entry it came from.
     pub entry: usize,
+    /// What post-processing reads of the message (role, tool-call ids, stop reason, model).
     pub head: MessageHead,
     json: MessageJson,
     /// Transcript mode: tool calls removed because they had no result.

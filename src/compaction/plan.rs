@@ -1101,7 +1101,10 @@ mod tests {
         let entries: Vec<usize> = (0..s.len()).collect();
         let listed = serialize_conversation_for_summary(&llm_messages(&s, &entries).unwrap());
         assert!(listed.contains("&lt;conversation>") && listed.contains("a.ts"));
-        assert!(!listed.contains("nothing"), "the useless result is left out");
+        assert!(
+            !listed.contains("nothing"),
+            "the useless result is left out"
+        );
         assert_eq!(serialized_conversation(&s, &entries).unwrap(), listed);
     }
 }
