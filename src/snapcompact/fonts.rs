@@ -1,9 +1,9 @@
 //! Fonts: the four bundled bitmap fonts and the host-registered fallback fonts.
 //!
 //! The bitmap fonts (X.org misc-fixed 5x8, 6x12, 8x13 and unscii-8) are compiled by
-//! `fonts/generate.py` into 1-bit tables (`fonts/compiled/*.glyphs`) embedded here; each
-//! glyph is a full cell of rows, one byte per row, bit 7 = leftmost pixel (spec: snapcompact
-//! §7.2, §13). Fallback fonts are not bundled: the host registers GNU Unifont (our compact
+//! `fonts/generate.py` into coded 1-bit tables (`fonts/compiled/*.glyphs`) embedded here and
+//! decoded on first use; each glyph is then a full cell of rows, one byte per row, bit 7 =
+//! leftmost pixel (spec: snapcompact §7.2, §13). Fallback fonts are not bundled: the host registers GNU Unifont (our compact
 //! `CXFB` asset) or any TrueType/OpenType font, which covers what the bitmap fonts lack (CJK,
 //! kana, hangul, rare symbols). See `fonts/README.md` for sources, licences and formats.
 
@@ -88,8 +88,10 @@ pub struct BitmapFont {
     pub cell_height: u8,
     /// Rows from the cell top to the baseline (spec: snapcompact §7.2).
     pub ascent: u8,
+    /// (first code point, count, index of its first glyph)
     runs: Vec<(u32, u32, u32)>,
-    bitmaps: &'static [u8],
+    /// Every glyph's `cell_height` rows, in code point order.
+    bitmaps: Vec<u8>,
     /// Glyph index + 1 for U+0000–U+00FF (0 = missing): the hot path of every frame.
     latin: [u16; 256],
 }
@@ -106,44 +108,52 @@ impl BitmapFont {
         BITMAP_FONTS[slot].get_or_init(|| BitmapFont::parse(bytes))
     }
 
-    /// Parses an embedded table. The tables are generated and checked by tests, so a
-    /// malformed one is a build defect; it still yields an empty font rather than a panic.
-    fn parse(bytes: &'static [u8]) -> BitmapFont {
+    /// Parses and decodes an embedded table (`CXGL` version 2: header, runs, coded rows; see
+    /// fonts/README.md). The tables are generated and checked by tests, so a malformed one is
+    /// a build defect; it still yields an empty font rather than a panic.
+    fn parse(bytes: &[u8]) -> BitmapFont {
         let empty = BitmapFont {
             cell_width: 8,
             cell_height: 8,
             ascent: 7,
             runs: Vec::new(),
-            bitmaps: &[],
+            bitmaps: Vec::new(),
             latin: [0; 256],
         };
-        if bytes.len() < 12 || &bytes[0..4] != b"CXGL" || bytes[4] != 1 {
+        if bytes.len() < 16 || &bytes[0..4] != b"CXGL" || bytes[4] != 2 {
             return empty;
         }
         let (cw, ch, ascent) = (bytes[5], bytes[6], bytes[7]);
         let nruns = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
         let nglyphs = u16::from_le_bytes([bytes[10], bytes[11]]) as usize;
-        let runs_end = 12 + nruns * 8;
-        let bitmaps_len = nglyphs * ch as usize;
-        if bytes.len() != runs_end + bitmaps_len {
+        let checksum = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
+        let runs_end = 16 + nruns * 6;
+        if bytes.len() < runs_end || !(1..=8).contains(&cw) || ch == 0 {
             return empty;
         }
         let mut runs = Vec::with_capacity(nruns);
-        for r in bytes[12..runs_end].chunks_exact(8) {
+        let mut first = 0u32;
+        for r in bytes[16..runs_end].chunks_exact(6) {
             let start = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
             let len = u16::from_le_bytes([r[4], r[5]]) as u32;
-            let first = u16::from_le_bytes([r[6], r[7]]) as u32;
-            if (first + len) as usize > nglyphs {
-                return empty;
-            }
             runs.push((start, len, first));
+            first += len;
+        }
+        let bitmaps = decode_glyphs(&bytes[runs_end..], cw as usize, ch as usize, nglyphs);
+        // The checksum covers the header before it, the runs and the decoded rows.
+        let sum = fnv1a(
+            fnv1a(fnv1a(0x811C_9DC5, &bytes[..12]), &bytes[16..runs_end]),
+            &bitmaps,
+        );
+        if first as usize != nglyphs || sum != checksum {
+            return empty;
         }
         let mut font = BitmapFont {
             cell_width: cw,
             cell_height: ch,
             ascent,
             runs,
-            bitmaps: &bytes[runs_end..],
+            bitmaps,
             latin: [0; 256],
         };
         for cp in 0..256u32 {
@@ -165,7 +175,7 @@ impl BitmapFont {
 
     /// The glyph's rows (top first, `cell_height` bytes), if the font has it.
     #[inline]
-    pub fn glyph(&self, c: char) -> Option<&'static [u8]> {
+    pub fn glyph(&self, c: char) -> Option<&[u8]> {
         let cp = c as u32;
         let index = if cp < 256 {
             match self.latin[cp as usize] {
@@ -194,6 +204,138 @@ impl BitmapFont {
             .iter()
             .flat_map(|&(start, len, _)| (start..start + len).filter_map(char::from_u32))
     }
+}
+
+/// FNV-1a, continued from `h` (start with 0x811C9DC5).
+fn fnv1a(h: u32, bytes: &[u8]) -> u32 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ b as u32).wrapping_mul(0x0100_0193))
+}
+
+/// Adaptive bit probabilities: counts of 0 and 1 per context, halved at 255 (the same rule
+/// as `BitModel` of fonts/generate.py).
+struct BitModel(Vec<[u16; 2]>);
+
+impl BitModel {
+    fn new(contexts: usize) -> BitModel {
+        BitModel(vec![[0, 0]; contexts])
+    }
+}
+
+/// The binary range decoder of LZMA with 12-bit probabilities, reading what `RangeEncoder`
+/// of fonts/generate.py wrote (bytes past the end read as 0).
+struct RangeDecoder<'a> {
+    data: &'a [u8],
+    pos: usize,
+    range: u32,
+    code: u32,
+}
+
+impl RangeDecoder<'_> {
+    fn new(data: &[u8]) -> RangeDecoder<'_> {
+        let mut d = RangeDecoder {
+            data,
+            pos: 0,
+            range: u32::MAX,
+            code: 0,
+        };
+        for _ in 0..5 {
+            d.code = d.code << 8 | d.next_byte();
+        }
+        d
+    }
+
+    fn next_byte(&mut self) -> u32 {
+        let b = self.data.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        b as u32
+    }
+
+    fn bit(&mut self, model: &mut BitModel, ctx: usize) -> u32 {
+        let Some(counts) = model.0.get_mut(ctx) else {
+            return 0;
+        };
+        let [n0, n1] = counts.map(u32::from);
+        let p0 = ((2 * n0 + 1) << 12) / (2 * (n0 + n1) + 2);
+        let bound = (self.range >> 12) * p0;
+        let bit = if self.code < bound {
+            self.range = bound;
+            0
+        } else {
+            self.code -= bound;
+            self.range -= bound;
+            1
+        };
+        counts[bit as usize] += 1;
+        if counts[0] + counts[1] >= 255 {
+            *counts = counts.map(|n| n.div_ceil(2));
+        }
+        while self.range < 1 << 24 {
+            self.range <<= 8;
+            self.code = self.code << 8 | self.next_byte();
+        }
+        bit
+    }
+}
+
+/// Decodes `count` glyphs of `ch` rows (`cw` ≤ 8 px wide) coded by `code_glyphs` of
+/// fonts/generate.py: per glyph, how far back its reference glyph is (0 = none), then each
+/// pixel, top row first, in the context of six coded pixels of the glyph and five of the
+/// reference around it.
+fn decode_glyphs(data: &[u8], cw: usize, ch: usize, count: usize) -> Vec<u8> {
+    let mut rc = RangeDecoder::new(data);
+    let (mut pixels, mut lengths, mut mantissas) = (
+        BitModel::new(1 << 12),
+        BitModel::new(16),
+        BitModel::new(256),
+    );
+    let mut out = vec![0u8; count * ch];
+    let zero = vec![0u8; ch];
+    for i in 0..count {
+        let mut node = 1usize;
+        for _ in 0..4 {
+            node = node * 2 + rc.bit(&mut lengths, node) as usize;
+        }
+        let k = node - 16;
+        let mut dist = usize::from(k > 0);
+        for b in (0..k.saturating_sub(1)).rev() {
+            dist = dist * 2 + rc.bit(&mut mantissas, k * 16 + b) as usize;
+        }
+        let (done, rest) = out.split_at_mut(i * ch);
+        let rows = &mut rest[..ch];
+        let reference = match i.checked_sub(dist) {
+            Some(j) if dist > 0 => &done[j * ch..j * ch + ch],
+            _ => &zero[..],
+        };
+        let no_ref = usize::from(dist == 0 || dist > i);
+        let px = |rows: &[u8], x: usize, y: usize, dx: isize, dy: isize| -> usize {
+            match (x.checked_add_signed(dx), y.checked_add_signed(dy)) {
+                (Some(x), Some(y)) if x < cw && y < ch => (rows[y] >> (7 - x) & 1) as usize,
+                _ => 0,
+            }
+        };
+        for y in 0..ch {
+            for x in 0..cw {
+                let ctx = px(rows, x, y, -1, 0)
+                    | px(rows, x, y, -2, 0) << 1
+                    | px(rows, x, y, -1, -1) << 2
+                    | px(rows, x, y, 0, -1) << 3
+                    | px(rows, x, y, 1, -1) << 4
+                    | px(rows, x, y, 0, -2) << 5
+                    | px(reference, x, y, 0, 0) << 6
+                    | px(reference, x, y, -1, 0) << 7
+                    | px(reference, x, y, 1, 0) << 8
+                    | px(reference, x, y, 0, -1) << 9
+                    | px(reference, x, y, 0, 1) << 10
+                    | no_ref << 11;
+                if rc.bit(&mut pixels, ctx) == 1 {
+                    rows[y] |= 0x80 >> x;
+                }
+            }
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -569,6 +711,23 @@ mod tests {
             FontName::F8x13.bitmap().map(|f| f.glyph_count()),
             Some(3703)
         );
+    }
+
+    /// A damaged table decodes to an empty font, never to wrong glyphs or a panic.
+    #[test]
+    fn damaged_glyph_tables_give_an_empty_font() {
+        let good: &[u8] = include_bytes!("../../fonts/compiled/5x8.glyphs");
+        assert_eq!(BitmapFont::parse(good).glyph_count(), 191);
+        for at in [4, 11, 13, 17, 40, good.len() / 2] {
+            let mut bad = good.to_vec();
+            bad[at] ^= 0x5A;
+            let f = BitmapFont::parse(&bad);
+            assert_eq!(f.glyph_count(), 0, "byte {at}");
+        }
+        for len in [0, 15, 20, good.len() / 2] {
+            let f = BitmapFont::parse(&good[..len]);
+            assert_eq!(f.glyph_count(), 0, "cut at {len}");
+        }
     }
 
     /// The zero inks its middle band more than the letter O (spec: snapcompact §7.2).
