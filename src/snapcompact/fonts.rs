@@ -8,6 +8,7 @@
 //! kana, hangul, rare symbols). See `fonts/README.md` for sources, licences and formats.
 
 use super::error::SnapError;
+use super::outline::OutlineFont;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -370,7 +371,7 @@ pub struct FallbackFont {
 
 enum FallbackKind {
     Bitmap(UnifontFace),
-    Outline(Box<fontdue::Font>),
+    Outline(Box<OutlineFont>),
 }
 
 impl std::fmt::Debug for FallbackFont {
@@ -544,22 +545,15 @@ impl FallbackFont {
                 kind: FallbackKind::Bitmap(UnifontFace::parse(bytes)?),
             });
         }
-        let font =
-            fontdue::Font::from_bytes(bytes, fontdue::FontSettings::default()).map_err(|e| {
-                SnapError::Font(format!(
-                    "not a font this library can read ({e}): pass the Unifont asset \
-                 (unifont.cxfb) or a TrueType/OpenType file"
-                ))
-            })?;
         Ok(FallbackFont {
-            kind: FallbackKind::Outline(Box::new(font)),
+            kind: FallbackKind::Outline(Box::new(OutlineFont::parse(bytes)?)),
         })
     }
 
     pub fn has_glyph(&self, c: char) -> bool {
         match &self.kind {
             FallbackKind::Bitmap(u) => u.glyph(c).is_some(),
-            FallbackKind::Outline(f) => f.lookup_glyph_index(c) != 0,
+            FallbackKind::Outline(f) => f.has_glyph(c),
         }
     }
 
@@ -567,7 +561,7 @@ impl FallbackFont {
     pub fn glyph_count(&self) -> usize {
         match &self.kind {
             FallbackKind::Bitmap(u) => u.glyph_count(),
-            FallbackKind::Outline(f) => f.chars().len(),
+            FallbackKind::Outline(f) => f.glyph_count(),
         }
     }
 
@@ -576,29 +570,23 @@ impl FallbackFont {
         match &self.kind {
             FallbackKind::Bitmap(u) => u.rasterize(c, gbox),
             FallbackKind::Outline(f) => {
-                if f.lookup_glyph_index(c) == 0 {
-                    return None;
-                }
                 // spec: snapcompact §7.5 (pixel size, horizontal centring by advance,
                 // baseline from the bitmap font's ascent) and §7.6 (own ascent).
                 let px = gbox.span.min(gbox.cell_height).max(1) as f32;
-                let (m, coverage) = f.rasterize(c, px);
+                let g = f.rasterize(c, px)?;
                 let ascent = match gbox.bitmap_ascent {
                     Some(a) => a as f32,
-                    None => f
-                        .horizontal_line_metrics(px)
-                        .map(|l| l.ascent)
-                        .unwrap_or(0.8 * px),
+                    None => f.ascent(px),
                 };
-                let adv = m.advance_width.ceil() as i32;
-                let left = (gbox.span as i32 - adv).max(0) / 2 + m.xmin;
-                let top = (ascent - m.height as f32 - m.ymin as f32).round() as i32;
+                let adv = g.advance_width.ceil() as i32;
+                let left = (gbox.span as i32 - adv).max(0) / 2 + g.xmin;
+                let top = (ascent - g.height as f32 - g.ymin as f32).round() as i32;
                 Some(FallbackGlyph {
                     left,
                     top,
-                    width: m.width,
-                    height: m.height,
-                    coverage,
+                    width: g.width,
+                    height: g.height,
+                    coverage: g.coverage,
                 })
             }
         }
