@@ -35,9 +35,55 @@ pub(crate) struct OutlineGlyph {
     pub coverage: Vec<u8>,
 }
 
+/// The tables the library reads, parsed from the table directory (not `ttf_parser::Face`,
+/// which also parses colour, bitmap, naming and other tables we never use).
+struct Tables<'a> {
+    units_per_em: u16,
+    ascender: i16,
+    cmap: Option<ttf_parser::cmap::Table<'a>>,
+    hmtx: Option<ttf_parser::hmtx::Table<'a>>,
+    glyf: Option<ttf_parser::glyf::Table<'a>>,
+    cff: Option<ttf_parser::cff::Table<'a>>,
+}
+
+impl<'a> Tables<'a> {
+    fn parse(data: &'a [u8]) -> Result<Tables<'a>, String> {
+        use ttf_parser::{cff, cmap, glyf, head, hhea, hmtx, loca, maxp, os2, RawFace, Tag};
+        let raw = RawFace::parse(data, 0).map_err(|e| e.to_string())?;
+        let table = |tag: &[u8; 4]| raw.table(Tag::from_bytes(tag));
+        let head = table(b"head").and_then(head::Table::parse);
+        let hhea = table(b"hhea").and_then(hhea::Table::parse);
+        let maxp = table(b"maxp").and_then(maxp::Table::parse);
+        let (Some(head), Some(hhea), Some(maxp)) = (head, hhea, maxp) else {
+            return Err("the head, hhea or maxp table is missing or malformed".into());
+        };
+        let glyphs = maxp.number_of_glyphs;
+        let os2 = table(b"OS/2").and_then(os2::Table::parse);
+        // The ascender as ttf-parser's Face::ascender() reads it (no variations).
+        let ascender = match os2 {
+            Some(t) if t.use_typographic_metrics() => t.typographic_ascender(),
+            _ if hhea.ascender != 0 => hhea.ascender,
+            Some(t) if t.typographic_ascender() != 0 => t.typographic_ascender(),
+            Some(t) => t.windows_ascender(),
+            None => 0,
+        };
+        let loca = table(b"loca")
+            .and_then(|d| loca::Table::parse(glyphs, head.index_to_location_format, d));
+        Ok(Tables {
+            units_per_em: head.units_per_em,
+            ascender,
+            cmap: table(b"cmap").and_then(cmap::Table::parse),
+            hmtx: table(b"hmtx")
+                .and_then(|d| hmtx::Table::parse(hhea.number_of_metrics, glyphs, d)),
+            glyf: loca.and_then(|l| table(b"glyf").and_then(|d| glyf::Table::parse(l, d))),
+            cff: table(b"CFF ").and_then(cff::Table::parse),
+        })
+    }
+}
+
 impl OutlineFont {
     pub(crate) fn parse(bytes: &[u8]) -> Result<OutlineFont, SnapError> {
-        let face = ttf_parser::Face::parse(bytes, 0).map_err(|e| {
+        let face = Tables::parse(bytes).map_err(|e| {
             SnapError::Font(format!(
                 "not a font this library can read ({e}): pass the Unifont asset \
                  (unifont.cxfb) or a TrueType/OpenType file"
@@ -45,7 +91,7 @@ impl OutlineFont {
         })?;
         // Every subtable, later ones winning for a code point they share (as fontdue maps).
         let mut map: Vec<(u32, u16)> = Vec::new();
-        if let Some(cmap) = face.tables().cmap {
+        if let Some(cmap) = face.cmap {
             for sub in cmap.subtables {
                 sub.codepoints(|cp| {
                     if let Some(g) = sub.glyph_index(cp) {
@@ -69,8 +115,8 @@ impl OutlineFont {
         Ok(OutlineFont {
             data: bytes.to_vec(),
             map: kept,
-            units_per_em: face.units_per_em() as f32,
-            ascender: face.ascender() as f32,
+            units_per_em: face.units_per_em as f32,
+            ascender: face.ascender as f32,
         })
     }
 
@@ -97,11 +143,19 @@ impl OutlineFont {
     /// Coverage of `c` at `px` pixels per em, or `None` if the font does not map it.
     pub(crate) fn rasterize(&self, c: char, px: f32) -> Option<OutlineGlyph> {
         let gid = ttf_parser::GlyphId(self.glyph_id(c)?);
-        let face = ttf_parser::Face::parse(&self.data, 0).ok()?;
+        let face = Tables::parse(&self.data).ok()?;
         let scale = px / self.units_per_em;
         let mut lines = Lines::new(0.15 * self.units_per_em);
-        face.outline_glyph(gid, &mut lines);
-        let advance_width = face.glyph_hor_advance(gid).map_or(0.0, f32::from) * scale;
+        if let Some(glyf) = face.glyf {
+            glyf.outline(gid, &mut lines);
+        } else if let Some(cff) = face.cff {
+            let _ = cff.outline(gid, &mut lines);
+        }
+        let advance_width = face
+            .hmtx
+            .and_then(|t| t.advance(gid))
+            .map_or(0.0, f32::from)
+            * scale;
         let [x0, y0, x1, y1] = if lines.segs.is_empty() {
             [0.0; 4]
         } else {
