@@ -180,40 +180,67 @@ def cell_rows(ascent, cell, bbx, rows):
 
 # Glyph rows are stored coded (format "CXGL" version 2, see fonts/README.md): each glyph names
 # an earlier glyph of the same font as its reference (or none), then every pixel is coded with a
-# binary range coder whose probability comes from counts kept per context: six pixels of the
-# glyph already coded and five of the reference around the same place. Accented letters, box
-# drawing, arrows and the like differ from an earlier glyph by a few pixels, which this codes in
-# a few bits; deflate (the package's gzip) only finds whole repeated bytes. The 106 KB of rows
-# take 32.2 KB this way against 36 KB as gzip -9 of the plain rows (and 41.8 KB inside the
-# gzipped .wasm, which now carries 35 KB for the tables and their decoder). The decoder is
-# `src/snapcompact/fonts.rs` (`GlyphDecoder`); the constants below must match it.
-PROB_BITS = 12
+# binary range coder. Its probability mixes three context models (counts per context of pixels
+# of the glyph already coded, of the reference around the same place, and of the row) with
+# adaptive weights, all in integers. Accented letters, box drawing, arrows and the like differ
+# from an earlier glyph by a few pixels, which this codes in a few bits; deflate (the package's
+# gzip) only finds whole repeated bytes. The 106 KB of rows take 28.9 KB this way (30.0 KB with
+# headers and runs) against 36 KB as gzip -9 of the plain rows (41.8 KB inside the gzipped
+# .wasm). The decoder is
+# `decode_glyphs` in `src/snapcompact/fonts.rs`; everything below must match it.
 COUNT_LIMIT = 255
 # A reference is chosen by cost: differing pixels count ALPHA each, plus the length in bits of
 # how far back the reference is.
 REF_ALPHA = 2
 
+# Logistic mixing in 12-bit fixed point (the squash/stretch pair of the PAQ family of
+# compressors): squash(d) = 4096 / (1 + e^(-d/256)) by interpolation in this table.
+SQUASH_POINTS = [
+    1, 2, 3, 6, 10, 16, 27, 45, 73, 120, 194, 310, 488, 747, 1101, 1546, 2047, 2549, 2994,
+    3348, 3607, 3785, 3901, 3975, 4022, 4050, 4068, 4079, 4085, 4089, 4092, 4093, 4094,
+]
 
-class BitModel:
-    """Adaptive probabilities: counts of 0 and 1 per context, halved when they reach the limit."""
 
-    def __init__(self, n):
-        self.counts = [[0, 0] for _ in range(n)]
+def squash(d):
+    if d > 2047:
+        return 4095
+    if d < -2047:
+        return 1
+    w = d & 127
+    i = (d >> 7) + 16
+    return (SQUASH_POINTS[i] * (128 - w) + SQUASH_POINTS[i + 1] * w + 64) >> 7
 
-    def p0(self, i):
-        n0, n1 = self.counts[i]
-        return ((2 * n0 + 1) << PROB_BITS) // (2 * (n0 + n1) + 2)
 
-    def update(self, i, bit):
-        c = self.counts[i]
-        c[bit] += 1
-        if c[0] + c[1] >= COUNT_LIMIT:
-            c[0] = (c[0] + 1) // 2
-            c[1] = (c[1] + 1) // 2
+def stretch_table():
+    """stretch(p) = the least d with squash(d) >= p (the inverse of squash), p in 0..4095."""
+    table, p = [2047] * 4096, 0
+    for d in range(-2047, 2048):
+        v = squash(d)
+        for i in range(p, v + 1):
+            table[i] = d
+        p = max(p, v + 1)
+    return table
+
+
+STRETCH = stretch_table()
+
+
+def p1_of(counts):
+    """P(1) in 1..4095 from the counts [n0, n1] of a context."""
+    n0, n1 = counts
+    return min(max(((2 * n1 + 1) << 12) // (2 * (n0 + n1) + 2), 1), 4095)
+
+
+def count(counts, bit):
+    counts[bit] += 1
+    if counts[0] + counts[1] >= COUNT_LIMIT:
+        counts[0] = (counts[0] + 1) // 2
+        counts[1] = (counts[1] + 1) // 2
 
 
 class RangeEncoder:
-    """The binary range coder of LZMA (carry through a cached byte), 32-bit range."""
+    """The binary range coder of LZMA (carry through a cached byte), 32-bit range, 12-bit
+    probabilities."""
 
     def __init__(self):
         self.low, self.range, self.cache, self.cache_size = 0, 0xFFFFFFFF, 0, 1
@@ -232,17 +259,18 @@ class RangeEncoder:
         self.cache_size += 1
         self.low = (self.low & 0x00FFFFFF) << 8
 
-    def bit(self, model, i, bit):
-        bound = (self.range >> PROB_BITS) * model.p0(i)
+    def code(self, p1, bit):
+        """Codes `bit` with P(1) = p1 / 4096; returns it."""
+        bound = (self.range >> 12) * (4096 - p1)
         if bit:
             self.low += bound
             self.range -= bound
         else:
             self.range = bound
-        model.update(i, bit)
         while self.range < 1 << 24:
             self.range = (self.range << 8) & 0xFFFFFFFF
             self._shift_low()
+        return bit
 
     def finish(self):
         for _ in range(5):
@@ -254,61 +282,50 @@ class RangeDecoder:
     """Checks the encoder's output here, as the Rust decoder reads it."""
 
     def __init__(self, data):
-        self.data, self.pos, self.range, self.code = data, 0, 0xFFFFFFFF, 0
+        self.data, self.pos, self.range, self.code_ = data, 0, 0xFFFFFFFF, 0
         for _ in range(5):
-            self.code = ((self.code << 8) | self._byte()) & 0xFFFFFFFF
+            self.code_ = ((self.code_ << 8) | self._byte()) & 0xFFFFFFFF
 
     def _byte(self):
         b = self.data[self.pos] if self.pos < len(self.data) else 0
         self.pos += 1
         return b
 
-    def bit(self, model, i, _unused=None):
-        bound = (self.range >> PROB_BITS) * model.p0(i)
-        if self.code < bound:
+    def code(self, p1, _unused=None):
+        bound = (self.range >> 12) * (4096 - p1)
+        if self.code_ < bound:
             self.range, bit = bound, 0
         else:
-            self.code -= bound
+            self.code_ -= bound
             self.range -= bound
             bit = 1
-        model.update(i, bit)
         while self.range < 1 << 24:
             self.range = (self.range << 8) & 0xFFFFFFFF
-            self.code = ((self.code << 8) | self._byte()) & 0xFFFFFFFF
+            self.code_ = ((self.code_ << 8) | self._byte()) & 0xFFFFFFFF
         return bit
 
 
-def pixel_context(rows, ref, x, y, cw, ch, no_ref):
-    def px(a, dx, dy):
-        xx, yy = x + dx, y + dy
-        if xx < 0 or yy < 0 or xx >= cw or yy >= ch:
-            return 0
-        return (a[yy] >> (7 - xx)) & 1
-
-    return (
-        px(rows, -1, 0)
-        | px(rows, -2, 0) << 1
-        | px(rows, -1, -1) << 2
-        | px(rows, 0, -1) << 3
-        | px(rows, 1, -1) << 4
-        | px(rows, 0, -2) << 5
-        | px(ref, 0, 0) << 6
-        | px(ref, -1, 0) << 7
-        | px(ref, 1, 0) << 8
-        | px(ref, 0, -1) << 9
-        | px(ref, 0, 1) << 10
-        | no_ref << 11
-    )
+def code_counted(coder, table, i, bit):
+    bit = coder.code(p1_of(table[i]), bit)
+    count(table[i], bit)
+    return bit
 
 
-def code_glyphs(coder, cw, ch, glyphs=None, count=None):
-    """Encodes `glyphs` (lists of row bytes) with a RangeEncoder, or decodes `count` glyphs
-    with a RangeDecoder; returns the glyphs either way."""
-    pixels, lengths, mantissas = BitModel(1 << 12), BitModel(16), BitModel(16 * 16)
+def code_glyphs(coder, cw, ch, glyphs=None, n=None):
+    """Encodes `glyphs` (lists of row bytes) with a RangeEncoder, or decodes `n` glyphs with a
+    RangeDecoder; returns the glyphs either way."""
     encoding = glyphs is not None
+    lengths = [[0, 0] for _ in range(16)]
+    mantissas = [[0, 0] for _ in range(256)]
+    # The three pixel models and, per (reference pixel, no reference), the mixer's weights of
+    # their stretched probabilities and of a bias input (16.16 fixed point).
+    m1 = [[0, 0] for _ in range(1 << 12)]
+    m2 = [[0, 0] for _ in range(1 << 18)]
+    m3 = [[0, 0] for _ in range(1 << 15)]
+    weights = [[1 << 14, 1 << 14, 1 << 14, 0] for _ in range(4)]
     keys = [int.from_bytes(bytes(g), "big") for g in glyphs] if encoding else None
     out = []
-    for i in range(len(glyphs) if encoding else count):
+    for i in range(len(glyphs) if encoding else n):
         dist = 0
         if encoding:
             best = keys[i].bit_count() * REF_ALPHA
@@ -320,23 +337,47 @@ def code_glyphs(coder, cw, ch, glyphs=None, count=None):
         # the bits below the leading one.
         k, node = dist.bit_length(), 1
         for b in range(3, -1, -1):
-            bit = coder.bit(lengths, node, (k >> b) & 1)
-            bit = (k >> b) & 1 if encoding else bit
-            node = node * 2 + bit
+            node = node * 2 + code_counted(coder, lengths, node, (k >> b) & 1)
         k = node - 16
         value = 1 if k else 0
         for b in range(k - 2, -1, -1):
-            bit = coder.bit(mantissas, k * 16 + b, (dist >> b) & 1)
-            value = value * 2 + ((dist >> b) & 1 if encoding else bit)
+            value = value * 2 + code_counted(coder, mantissas, k * 16 + b, (dist >> b) & 1)
         dist = value
-        ref = out[i - dist] if dist else [0] * ch
+        ref = out[i - dist] if 0 < dist <= i else [0] * ch
+        no_ref = 0 if 0 < dist <= i else 1
         rows = list(glyphs[i]) if encoding else [0] * ch
+
+        def g(dx, dy):
+            xx, yy = x + dx, y + dy
+            return (rows[yy] >> (7 - xx)) & 1 if 0 <= xx < cw and 0 <= yy < ch else 0
+
+        def r(dx, dy):
+            xx, yy = x + dx, y + dy
+            return (ref[yy] >> (7 - xx)) & 1 if 0 <= xx < cw and 0 <= yy < ch else 0
+
         for y in range(ch):
             for x in range(cw):
-                ctx = pixel_context(rows, ref, x, y, cw, ch, 0 if dist else 1)
-                if encoding:
-                    coder.bit(pixels, ctx, (rows[y] >> (7 - x)) & 1)
-                elif coder.bit(pixels, ctx):
+                near = g(-1, 0) | g(-2, 0) << 1 | g(-1, -1) << 2 | g(0, -1) << 3 | g(1, -1) << 4
+                near |= g(0, -2) << 5
+                around = r(0, 0) | r(-1, 0) << 1 | r(1, 0) << 2 | r(0, -1) << 3 | r(0, 1) << 4
+                c1 = near | around << 6 | no_ref << 11
+                more = r(-1, -1) | r(1, 1) << 1 | r(1, -1) << 2 | r(-1, 1) << 3
+                more |= g(-2, -1) << 4 | g(2, -1) << 5
+                c2 = c1 | more << 12
+                wider = g(-3, 0) | g(-2, -1) << 1 | g(2, -1) << 2 | g(-1, -2) << 3 | g(1, -2) << 4
+                c3 = near | wider << 6 | min(y, 15) << 11
+                models = (m1[c1], m2[c2], m3[c3])
+                inputs = [STRETCH[p1_of(m)] for m in models] + [256]
+                w = weights[r(0, 0) | no_ref << 1]
+                dot = sum(a * b for a, b in zip(w, inputs)) >> 16
+                p1 = min(max(squash(dot), 1), 4095)
+                bit = coder.code(p1, (rows[y] >> (7 - x)) & 1 if encoding else None)
+                err = (bit << 12) - p1
+                for j in range(4):
+                    w[j] += (inputs[j] * err) >> 11
+                for m in models:
+                    count(m, bit)
+                if bit and not encoding:
                     rows[y] |= 0x80 >> x
         out.append(rows)
     return out
@@ -366,7 +407,7 @@ def write_glyphs(name, cell, ascent, glyphs):
     enc = RangeEncoder()
     code_glyphs(enc, cw, ch, glyphs=rows)
     coded = enc.finish()
-    if code_glyphs(RangeDecoder(coded), cw, ch, count=len(rows)) != rows:
+    if code_glyphs(RangeDecoder(coded), cw, ch, n=len(rows)) != rows:
         sys.exit(f"{name}: the coded glyphs do not decode to the same rows")
     out = bytearray(b"CXGL")
     out += bytes([2, cw, ch, ascent])

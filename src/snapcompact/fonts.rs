@@ -214,14 +214,36 @@ fn fnv1a(h: u32, bytes: &[u8]) -> u32 {
         .fold(h, |h, &b| (h ^ b as u32).wrapping_mul(0x0100_0193))
 }
 
-/// Adaptive bit probabilities: counts of 0 and 1 per context, halved at 255 (the same rule
-/// as `BitModel` of fonts/generate.py).
-struct BitModel(Vec<[u16; 2]>);
+/// P(1) in 1..4095 (of 4096) from the counts of 0 and 1 seen in a context.
+fn p1_of([n0, n1]: [u16; 2]) -> i32 {
+    let (n0, n1) = (n0 as i32, n1 as i32);
+    (((2 * n1 + 1) << 12) / (2 * (n0 + n1) + 2)).clamp(1, 4095)
+}
 
-impl BitModel {
-    fn new(contexts: usize) -> BitModel {
-        BitModel(vec![[0, 0]; contexts])
+/// Counts `bit` in a context; both counts are halved (rounding up) when they reach 255.
+fn count(counts: &mut [u16; 2], bit: usize) {
+    counts[bit] += 1;
+    if counts[0] + counts[1] >= 255 {
+        *counts = counts.map(|n| n.div_ceil(2));
     }
+}
+
+/// 4096 / (1 + e^(−d/256)) in 12-bit fixed point, by interpolation (as `squash` of
+/// fonts/generate.py).
+fn squash(d: i64) -> i32 {
+    const POINTS: [i32; 33] = [
+        1, 2, 3, 6, 10, 16, 27, 45, 73, 120, 194, 310, 488, 747, 1101, 1546, 2047, 2549, 2994,
+        3348, 3607, 3785, 3901, 3975, 4022, 4050, 4068, 4079, 4085, 4089, 4092, 4093, 4094,
+    ];
+    if d > 2047 {
+        return 4095;
+    }
+    if d < -2047 {
+        return 1;
+    }
+    let d = d as i32;
+    let (w, i) = (d & 127, ((d >> 7) + 16) as usize);
+    (POINTS[i] * (128 - w) + POINTS[i + 1] * w + 64) >> 7
 }
 
 /// The binary range decoder of LZMA with 12-bit probabilities, reading what `RangeEncoder`
@@ -253,13 +275,9 @@ impl RangeDecoder<'_> {
         b as u32
     }
 
-    fn bit(&mut self, model: &mut BitModel, ctx: usize) -> u32 {
-        let Some(counts) = model.0.get_mut(ctx) else {
-            return 0;
-        };
-        let [n0, n1] = counts.map(u32::from);
-        let p0 = ((2 * n0 + 1) << 12) / (2 * (n0 + n1) + 2);
-        let bound = (self.range >> 12) * p0;
+    /// A bit of probability P(1) = `p1` / 4096.
+    fn bit(&mut self, p1: i32) -> usize {
+        let bound = (self.range >> 12) * (4096 - p1) as u32;
         let bit = if self.code < bound {
             self.range = bound;
             0
@@ -268,72 +286,125 @@ impl RangeDecoder<'_> {
             self.range -= bound;
             1
         };
-        counts[bit as usize] += 1;
-        if counts[0] + counts[1] >= 255 {
-            *counts = counts.map(|n| n.div_ceil(2));
-        }
         while self.range < 1 << 24 {
             self.range <<= 8;
             self.code = self.code << 8 | self.next_byte();
         }
         bit
     }
+
+    /// A bit with the probability of a counted context, then counted there.
+    fn counted(&mut self, counts: &mut [u16; 2]) -> usize {
+        let bit = self.bit(p1_of(*counts));
+        count(counts, bit);
+        bit
+    }
 }
 
-/// Decodes `count` glyphs of `ch` rows (`cw` ≤ 8 px wide) coded by `code_glyphs` of
+/// Decodes `n` glyphs of `ch` rows (`cw` ≤ 8 px wide) coded by `code_glyphs` of
 /// fonts/generate.py: per glyph, how far back its reference glyph is (0 = none), then each
-/// pixel, top row first, in the context of six coded pixels of the glyph and five of the
-/// reference around it.
-fn decode_glyphs(data: &[u8], cw: usize, ch: usize, count: usize) -> Vec<u8> {
+/// pixel, top row first, with the probability that adaptive weights mix from three context
+/// models: pixels of the glyph already decoded and of the reference around it (two sizes), and
+/// a wider look at the glyph with its row.
+fn decode_glyphs(data: &[u8], cw: usize, ch: usize, n: usize) -> Vec<u8> {
+    // stretch(p): the least d with squash(d) >= p, the inverse of squash.
+    let mut stretch = [2047i32; 4096];
+    let mut p = 0usize;
+    for d in -2047..=2047i64 {
+        let v = squash(d) as usize;
+        for s in stretch.iter_mut().take(v + 1).skip(p) {
+            *s = d as i32;
+        }
+        p = p.max(v + 1);
+    }
     let mut rc = RangeDecoder::new(data);
-    let (mut pixels, mut lengths, mut mantissas) = (
-        BitModel::new(1 << 12),
-        BitModel::new(16),
-        BitModel::new(256),
-    );
-    let mut out = vec![0u8; count * ch];
-    let zero = vec![0u8; ch];
-    for i in 0..count {
+    let mut lengths = [[0u16; 2]; 16];
+    let mut mantissas = [[0u16; 2]; 256];
+    let mut m1 = vec![[0u16; 2]; 1 << 12];
+    let mut m2 = vec![[0u16; 2]; 1 << 18];
+    let mut m3 = vec![[0u16; 2]; 1 << 15];
+    let mut weights = [[1i64 << 14, 1 << 14, 1 << 14, 0]; 4];
+    let mut out = vec![0u8; n * ch];
+    // Rows padded for the contexts: pixel x at bit 20 − x (so x − 3 .. x + 2 are always in the
+    // word; pixels right of the cell are never inked), two blank rows above, one below.
+    let mut cur = vec![0u32; ch + 3];
+    let mut refr = vec![0u32; ch + 3];
+    for i in 0..n {
         let mut node = 1usize;
         for _ in 0..4 {
-            node = node * 2 + rc.bit(&mut lengths, node) as usize;
+            node = node * 2 + rc.counted(&mut lengths[node]);
         }
         let k = node - 16;
         let mut dist = usize::from(k > 0);
         for b in (0..k.saturating_sub(1)).rev() {
-            dist = dist * 2 + rc.bit(&mut mantissas, k * 16 + b) as usize;
+            dist = dist * 2 + rc.counted(&mut mantissas[k * 16 + b]);
         }
-        let (done, rest) = out.split_at_mut(i * ch);
-        let rows = &mut rest[..ch];
-        let reference = match i.checked_sub(dist) {
-            Some(j) if dist > 0 => &done[j * ch..j * ch + ch],
-            _ => &zero[..],
-        };
-        let no_ref = usize::from(dist == 0 || dist > i);
-        let px = |rows: &[u8], x: usize, y: usize, dx: isize, dy: isize| -> usize {
-            match (x.checked_add_signed(dx), y.checked_add_signed(dy)) {
-                (Some(x), Some(y)) if x < cw && y < ch => (rows[y] >> (7 - x) & 1) as usize,
-                _ => 0,
-            }
-        };
-        for y in 0..ch {
-            for x in 0..cw {
-                let ctx = px(rows, x, y, -1, 0)
-                    | px(rows, x, y, -2, 0) << 1
-                    | px(rows, x, y, -1, -1) << 2
-                    | px(rows, x, y, 0, -1) << 3
-                    | px(rows, x, y, 1, -1) << 4
-                    | px(rows, x, y, 0, -2) << 5
-                    | px(reference, x, y, 0, 0) << 6
-                    | px(reference, x, y, -1, 0) << 7
-                    | px(reference, x, y, 1, 0) << 8
-                    | px(reference, x, y, 0, -1) << 9
-                    | px(reference, x, y, 0, 1) << 10
-                    | no_ref << 11;
-                if rc.bit(&mut pixels, ctx) == 1 {
-                    rows[y] |= 0x80 >> x;
+        let no_ref = match i.checked_sub(dist) {
+            Some(j) if dist > 0 => {
+                for (y, &row) in out[j * ch..j * ch + ch].iter().enumerate() {
+                    refr[y + 2] = (row as u32) << 13;
                 }
+                0
             }
+            _ => {
+                refr.fill(0);
+                1
+            }
+        };
+        cur.fill(0);
+        for y in 0..ch {
+            let (g2, g1, r0) = (cur[y], cur[y + 1], refr[y + 2]);
+            let (r1, r2) = (refr[y + 1], refr[y + 3]);
+            for x in 0..cw {
+                let s = 20 - x as u32;
+                let g0 = cur[y + 2];
+                // `bit_at(row, d)`: the pixel d to the left (−d: to the right) of x.
+                let bit_at = |row: u32, d: i32| ((row >> (s as i32 + d)) & 1) as usize;
+                let near = bit_at(g0, 1)
+                    | bit_at(g0, 2) << 1
+                    | bit_at(g1, 1) << 2
+                    | bit_at(g1, 0) << 3
+                    | bit_at(g1, -1) << 4
+                    | bit_at(g2, 0) << 5;
+                let around = bit_at(r0, 0)
+                    | bit_at(r0, 1) << 1
+                    | bit_at(r0, -1) << 2
+                    | bit_at(r1, 0) << 3
+                    | bit_at(r2, 0) << 4;
+                let c1 = near | around << 6 | no_ref << 11;
+                let more = bit_at(r1, 1)
+                    | bit_at(r2, -1) << 1
+                    | bit_at(r1, -1) << 2
+                    | bit_at(r2, 1) << 3
+                    | bit_at(g1, 2) << 4
+                    | bit_at(g1, -2) << 5;
+                let c2 = c1 | more << 12;
+                let wider = bit_at(g0, 3)
+                    | bit_at(g1, 2) << 1
+                    | bit_at(g1, -2) << 2
+                    | bit_at(g2, 1) << 3
+                    | bit_at(g2, -1) << 4;
+                let c3 = near | wider << 6 | y.min(15) << 11;
+                let inputs = [
+                    stretch[p1_of(m1[c1]) as usize] as i64,
+                    stretch[p1_of(m2[c2]) as usize] as i64,
+                    stretch[p1_of(m3[c3]) as usize] as i64,
+                    256,
+                ];
+                let w = &mut weights[bit_at(r0, 0) | no_ref << 1];
+                let dot = w.iter().zip(&inputs).map(|(a, b)| a * b).sum::<i64>() >> 16;
+                let p1 = squash(dot).clamp(1, 4095);
+                let bit = rc.bit(p1);
+                let err = ((bit as i64) << 12) - p1 as i64;
+                for (wj, xj) in w.iter_mut().zip(&inputs) {
+                    *wj += (xj * err) >> 11;
+                }
+                count(&mut m1[c1], bit);
+                count(&mut m2[c2], bit);
+                count(&mut m3[c3], bit);
+                cur[y + 2] |= (bit as u32) << s;
+            }
+            out[i * ch + y] = (cur[y + 2] >> 13) as u8;
         }
     }
     out
