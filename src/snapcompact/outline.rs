@@ -167,6 +167,11 @@ impl OutlineFont {
         let oy = positive_fract(1.0 - bh.fract() - by.fract());
         let width = (bw + ox).ceil().max(0.0) as usize;
         let height = (bh + oy).ceil().max(0.0) as usize;
+        // A glyph that reaches far outside its em box (a damaged or hostile font) would need a
+        // huge coverage buffer; it is not drawn (cells are at most a few dozen pixels).
+        if width.saturating_mul(height) > 1 << 20 {
+            return None;
+        }
         let mut acc = Coverage::new(width, height);
         for &[ax, ay, cx, cy] in &lines.segs {
             acc.line(
