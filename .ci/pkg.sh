@@ -82,7 +82,17 @@ node -e '
   pkg.version = version;
   fs.writeFileSync(dst, JSON.stringify(pkg, null, 2) + "\n");
 ' pkg.json "$stage/package.json" "$version"
-if [ -f README.md ]; then cp README.md "$stage/README.md"; fi
+# The package README is the repository README for users: the blocks between `<!-- repo-only` and
+# `<!-- /repo-only -->` (building from a checkout, the test suite, fuzzing, reliability notes) are
+# left out, and links into src/wasm/js/ point at the shipped files. Every runnable example stays
+# (tests/js/readme.test.mjs checks that the package README has them all).
+if [ -f README.md ]; then
+  awk '
+    /^<!-- repo-only/ { skip = 1; next }
+    /^<!-- \/repo-only -->/ { skip = 0; if (!noted++) print "Building from source, the test suite and the reliability notes: see the README of the source repository.\n"; next }
+    !skip { gsub(/\(src\/wasm\/js\//, "("); print }
+  ' README.md | cat -s >"$stage/README.md"
+fi
 # The optional GNU Unifont fallback (snapcompact: CJK, kana, hangul, rare symbols), exported as
 # `ctxfold/unifont.cxfb` and loaded by the host with registerFallbackFont() when it needs it.
 cp fonts/compiled/unifont.cxfb "$stage/unifont.cxfb"

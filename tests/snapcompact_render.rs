@@ -553,7 +553,8 @@ fn case_21_unprintable_for_every_font() {
 
 #[test]
 fn outline_fonts_are_accepted_as_fallback() {
-    // Debian's Unifont TTF (fonts-unifont) when installed: rasterized by fontdue, thresholded.
+    // Debian's Unifont OTF (fonts-unifont) when installed: rasterized by src/snapcompact/outline.rs,
+    // thresholded.
     let ttf = Path::new("/usr/share/fonts/opentype/unifont/unifont.otf");
     let Ok(bytes) = std::fs::read(ttf) else {
         eprintln!(
@@ -740,5 +741,156 @@ fn frames_of_every_width_render() {
                 }
             }
         }
+    }
+}
+
+// --------------------------------------------------------------------------------------------
+// Outline fallback fonts: our rasterizer (src/snapcompact/outline.rs) against fontdue 0.9,
+// which the spec names and which the library used before. The fonts are Debian's: DejaVu
+// (fonts-dejavu-core, TrueType quadratics; part of this machine image) and, when installed,
+// Unifont's OTF (fonts-unifont, CFF cubics).
+
+/// What the library drew with fontdue (the code it had), for `c` in `gbox`.
+fn fontdue_glyph(
+    f: &fontdue::Font,
+    c: char,
+    gbox: ctxfold::snapcompact::fonts::GlyphBox,
+) -> Option<(i32, i32, usize, usize, Vec<u8>)> {
+    if f.lookup_glyph_index(c) == 0 {
+        return None;
+    }
+    let px = gbox.span.min(gbox.cell_height).max(1) as f32;
+    let (m, coverage) = f.rasterize(c, px);
+    let ascent = match gbox.bitmap_ascent {
+        Some(a) => a as f32,
+        None => f
+            .horizontal_line_metrics(px)
+            .map(|l| l.ascent)
+            .unwrap_or(0.8 * px),
+    };
+    let adv = m.advance_width.ceil() as i32;
+    let left = (gbox.span as i32 - adv).max(0) / 2 + m.xmin;
+    let top = (ascent - m.height as f32 - m.ymin as f32).round() as i32;
+    Some((left, top, m.width, m.height, coverage))
+}
+
+/// The frame's quantisation of coverage (src/snapcompact/raster.rs `quantise`), black ink and
+/// a coloured ink: 0 none, 1 dim fringe, 2 ink.
+fn levels(a: u8) -> (u8, u8) {
+    let black = if a >= 170 {
+        2
+    } else if a >= 56 {
+        1
+    } else {
+        0
+    };
+    (black, u8::from(a >= 110) * 2)
+}
+
+/// Compares every glyph of `chars` at the frame sizes of the catalogue's cells. Returns the
+/// number of glyphs compared, and of pixels whose quantised ink differs.
+fn compare_with_fontdue(path: &str, chars: &[char]) -> Option<(usize, usize, usize)> {
+    use ctxfold::snapcompact::fonts::GlyphBox;
+    let bytes = std::fs::read(path).ok()?;
+    let ours = FallbackFont::from_bytes(&bytes).expect("font parses");
+    let theirs =
+        fontdue::Font::from_bytes(bytes.as_slice(), fontdue::FontSettings::default()).ok()?;
+    assert_eq!(
+        ours.glyph_count(),
+        theirs.chars().len(),
+        "{path}: code points mapped"
+    );
+    let boxes = [
+        (5, 8, Some(7)),
+        (6, 12, Some(10)),
+        (8, 13, Some(11)),
+        (8, 16, Some(13)),
+        (16, 13, Some(11)),
+        (16, 16, None),
+        (11, 16, Some(13)),
+        (22, 22, None),
+    ];
+    let (mut glyphs, mut pixels, mut differ) = (0, 0, 0);
+    for &c in chars {
+        assert_eq!(
+            ours.has_glyph(c),
+            theirs.lookup_glyph_index(c) != 0,
+            "{c:?}"
+        );
+        for (span, cell_height, bitmap_ascent) in boxes {
+            let gbox = GlyphBox {
+                span,
+                cell_height,
+                bitmap_ascent,
+            };
+            let a = ours.rasterize(c, gbox);
+            let b = fontdue_glyph(&theirs, c, gbox);
+            let (a, (left, top, width, height, coverage)) = match (a, b) {
+                (Some(a), Some(b)) => (a, b),
+                (None, None) => continue,
+                _ => panic!("{path}: {c:?} drawn by one rasterizer only"),
+            };
+            assert_eq!(
+                (a.left, a.top, a.width, a.height),
+                (left, top, width, height),
+                "{path}: box of {c:?} in {gbox:?}"
+            );
+            glyphs += 1;
+            pixels += coverage.len();
+            for (&x, &y) in a.coverage.iter().zip(&coverage) {
+                assert!(
+                    x.abs_diff(y) <= 1,
+                    "{path}: {c:?} in {gbox:?}: coverage {x} vs {y}"
+                );
+                differ += usize::from(levels(x) != levels(y));
+            }
+        }
+    }
+    Some((glyphs, pixels, differ))
+}
+
+#[test]
+fn outline_rasterizer_matches_fontdue() {
+    let latin: Vec<char> = (' '..='~').chain('\u{a0}'..='\u{17f}').collect();
+    let mixed: Vec<char> = latin
+        .iter()
+        .copied()
+        .chain('\u{391}'..='\u{3c9}')
+        .chain('\u{410}'..='\u{44f}')
+        .chain([
+            '←', '→', '∑', '√', '∞', '≠', '█', '░', '♥', '✓', '€', '‰', 'ﬁ',
+        ])
+        .collect();
+    let cjk: Vec<char> = "你好世界日本語한국어かなカナ中文字"
+        .chars()
+        .chain(latin.iter().copied())
+        .collect();
+    let mut compared = 0;
+    for (path, chars) in [
+        ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", &mixed),
+        (
+            "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
+            &mixed,
+        ),
+        ("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf", &latin),
+        ("/usr/share/fonts/opentype/unifont/unifont.otf", &cjk),
+    ] {
+        let Some((glyphs, pixels, differ)) = compare_with_fontdue(path, chars) else {
+            eprintln!("SKIP: {path} not installed");
+            continue;
+        };
+        eprintln!(
+            "{path}: {glyphs} glyphs, {pixels} px, {differ} px of another ink than fontdue's"
+        );
+        // Coverage differs by at most 1 of 255 (float rounding), which inks no pixel otherwise.
+        assert_eq!(differ, 0, "{path}: {differ} of {pixels} px inked otherwise");
+        compared += 1;
+    }
+    // DejaVu is part of the machine image (Debian fonts-dejavu-core): CI compares it.
+    if std::env::var_os("CI").is_some() {
+        assert!(
+            compared > 0,
+            "no outline font to compare: apt-get install fonts-dejavu-core"
+        );
     }
 }

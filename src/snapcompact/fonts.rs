@@ -1,13 +1,14 @@
 //! Fonts: the four bundled bitmap fonts and the host-registered fallback fonts.
 //!
 //! The bitmap fonts (X.org misc-fixed 5x8, 6x12, 8x13 and unscii-8) are compiled by
-//! `fonts/generate.py` into 1-bit tables (`fonts/compiled/*.glyphs`) embedded here; each
-//! glyph is a full cell of rows, one byte per row, bit 7 = leftmost pixel (spec: snapcompact
-//! §7.2, §13). Fallback fonts are not bundled: the host registers GNU Unifont (our compact
+//! `fonts/generate.py` into coded 1-bit tables (`fonts/compiled/*.glyphs`) embedded here and
+//! decoded on first use; each glyph is then a full cell of rows, one byte per row, bit 7 =
+//! leftmost pixel (spec: snapcompact §7.2, §13). Fallback fonts are not bundled: the host registers GNU Unifont (our compact
 //! `CXFB` asset) or any TrueType/OpenType font, which covers what the bitmap fonts lack (CJK,
 //! kana, hangul, rare symbols). See `fonts/README.md` for sources, licences and formats.
 
 use super::error::SnapError;
+use super::outline::OutlineFont;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -88,8 +89,10 @@ pub struct BitmapFont {
     pub cell_height: u8,
     /// Rows from the cell top to the baseline (spec: snapcompact §7.2).
     pub ascent: u8,
+    /// (first code point, count, index of its first glyph)
     runs: Vec<(u32, u32, u32)>,
-    bitmaps: &'static [u8],
+    /// Every glyph's `cell_height` rows, in code point order.
+    bitmaps: Vec<u8>,
     /// Glyph index + 1 for U+0000–U+00FF (0 = missing): the hot path of every frame.
     latin: [u16; 256],
 }
@@ -106,44 +109,52 @@ impl BitmapFont {
         BITMAP_FONTS[slot].get_or_init(|| BitmapFont::parse(bytes))
     }
 
-    /// Parses an embedded table. The tables are generated and checked by tests, so a
-    /// malformed one is a build defect; it still yields an empty font rather than a panic.
-    fn parse(bytes: &'static [u8]) -> BitmapFont {
+    /// Parses and decodes an embedded table (`CXGL` version 2: header, runs, coded rows; see
+    /// fonts/README.md). The tables are generated and checked by tests, so a malformed one is
+    /// a build defect; it still yields an empty font rather than a panic.
+    fn parse(bytes: &[u8]) -> BitmapFont {
         let empty = BitmapFont {
             cell_width: 8,
             cell_height: 8,
             ascent: 7,
             runs: Vec::new(),
-            bitmaps: &[],
+            bitmaps: Vec::new(),
             latin: [0; 256],
         };
-        if bytes.len() < 12 || &bytes[0..4] != b"CXGL" || bytes[4] != 1 {
+        if bytes.len() < 16 || &bytes[0..4] != b"CXGL" || bytes[4] != 2 {
             return empty;
         }
         let (cw, ch, ascent) = (bytes[5], bytes[6], bytes[7]);
         let nruns = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
         let nglyphs = u16::from_le_bytes([bytes[10], bytes[11]]) as usize;
-        let runs_end = 12 + nruns * 8;
-        let bitmaps_len = nglyphs * ch as usize;
-        if bytes.len() != runs_end + bitmaps_len {
+        let checksum = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
+        let runs_end = 16 + nruns * 6;
+        if bytes.len() < runs_end || !(1..=8).contains(&cw) || ch == 0 {
             return empty;
         }
         let mut runs = Vec::with_capacity(nruns);
-        for r in bytes[12..runs_end].chunks_exact(8) {
+        let mut first = 0u32;
+        for r in bytes[16..runs_end].chunks_exact(6) {
             let start = u32::from_le_bytes([r[0], r[1], r[2], r[3]]);
             let len = u16::from_le_bytes([r[4], r[5]]) as u32;
-            let first = u16::from_le_bytes([r[6], r[7]]) as u32;
-            if (first + len) as usize > nglyphs {
-                return empty;
-            }
             runs.push((start, len, first));
+            first += len;
+        }
+        let bitmaps = decode_glyphs(&bytes[runs_end..], cw as usize, ch as usize, nglyphs);
+        // The checksum covers the header before it, the runs and the decoded rows.
+        let sum = fnv1a(
+            fnv1a(fnv1a(0x811C_9DC5, &bytes[..12]), &bytes[16..runs_end]),
+            &bitmaps,
+        );
+        if first as usize != nglyphs || sum != checksum {
+            return empty;
         }
         let mut font = BitmapFont {
             cell_width: cw,
             cell_height: ch,
             ascent,
             runs,
-            bitmaps: &bytes[runs_end..],
+            bitmaps,
             latin: [0; 256],
         };
         for cp in 0..256u32 {
@@ -165,7 +176,7 @@ impl BitmapFont {
 
     /// The glyph's rows (top first, `cell_height` bytes), if the font has it.
     #[inline]
-    pub fn glyph(&self, c: char) -> Option<&'static [u8]> {
+    pub fn glyph(&self, c: char) -> Option<&[u8]> {
         let cp = c as u32;
         let index = if cp < 256 {
             match self.latin[cp as usize] {
@@ -194,6 +205,209 @@ impl BitmapFont {
             .iter()
             .flat_map(|&(start, len, _)| (start..start + len).filter_map(char::from_u32))
     }
+}
+
+/// FNV-1a, continued from `h` (start with 0x811C9DC5).
+fn fnv1a(h: u32, bytes: &[u8]) -> u32 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ b as u32).wrapping_mul(0x0100_0193))
+}
+
+/// P(1) in 1..4095 (of 4096) from the counts of 0 and 1 seen in a context.
+fn p1_of([n0, n1]: [u16; 2]) -> i32 {
+    let (n0, n1) = (n0 as i32, n1 as i32);
+    (((2 * n1 + 1) << 12) / (2 * (n0 + n1) + 2)).clamp(1, 4095)
+}
+
+/// Counts `bit` in a context; both counts are halved (rounding up) when they reach 255.
+fn count(counts: &mut [u16; 2], bit: usize) {
+    counts[bit] += 1;
+    if counts[0] + counts[1] >= 255 {
+        *counts = counts.map(|n| n.div_ceil(2));
+    }
+}
+
+/// 4096 / (1 + e^(−d/256)) in 12-bit fixed point, by interpolation (as `squash` of
+/// fonts/generate.py).
+fn squash(d: i64) -> i32 {
+    const POINTS: [i32; 33] = [
+        1, 2, 3, 6, 10, 16, 27, 45, 73, 120, 194, 310, 488, 747, 1101, 1546, 2047, 2549, 2994,
+        3348, 3607, 3785, 3901, 3975, 4022, 4050, 4068, 4079, 4085, 4089, 4092, 4093, 4094,
+    ];
+    if d > 2047 {
+        return 4095;
+    }
+    if d < -2047 {
+        return 1;
+    }
+    let d = d as i32;
+    let (w, i) = (d & 127, ((d >> 7) + 16) as usize);
+    (POINTS[i] * (128 - w) + POINTS[i + 1] * w + 64) >> 7
+}
+
+/// The binary range decoder of LZMA with 12-bit probabilities, reading what `RangeEncoder`
+/// of fonts/generate.py wrote (bytes past the end read as 0).
+struct RangeDecoder<'a> {
+    data: &'a [u8],
+    pos: usize,
+    range: u32,
+    code: u32,
+}
+
+impl RangeDecoder<'_> {
+    fn new(data: &[u8]) -> RangeDecoder<'_> {
+        let mut d = RangeDecoder {
+            data,
+            pos: 0,
+            range: u32::MAX,
+            code: 0,
+        };
+        for _ in 0..5 {
+            d.code = d.code << 8 | d.next_byte();
+        }
+        d
+    }
+
+    fn next_byte(&mut self) -> u32 {
+        let b = self.data.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        b as u32
+    }
+
+    /// A bit of probability P(1) = `p1` / 4096.
+    fn bit(&mut self, p1: i32) -> usize {
+        let bound = (self.range >> 12) * (4096 - p1) as u32;
+        let bit = if self.code < bound {
+            self.range = bound;
+            0
+        } else {
+            self.code -= bound;
+            self.range -= bound;
+            1
+        };
+        while self.range < 1 << 24 {
+            self.range <<= 8;
+            self.code = self.code << 8 | self.next_byte();
+        }
+        bit
+    }
+
+    /// A bit with the probability of a counted context, then counted there.
+    fn counted(&mut self, counts: &mut [u16; 2]) -> usize {
+        let bit = self.bit(p1_of(*counts));
+        count(counts, bit);
+        bit
+    }
+}
+
+/// Decodes `n` glyphs of `ch` rows (`cw` ≤ 8 px wide) coded by `code_glyphs` of
+/// fonts/generate.py: per glyph, how far back its reference glyph is (0 = none), then each
+/// pixel, top row first, with the probability that adaptive weights mix from three context
+/// models: pixels of the glyph already decoded and of the reference around it (two sizes), and
+/// a wider look at the glyph with its row.
+fn decode_glyphs(data: &[u8], cw: usize, ch: usize, n: usize) -> Vec<u8> {
+    // stretch(p): the least d with squash(d) >= p, the inverse of squash.
+    let mut stretch = [2047i32; 4096];
+    let mut p = 0usize;
+    for d in -2047..=2047i64 {
+        let v = squash(d) as usize;
+        for s in stretch.iter_mut().take(v + 1).skip(p) {
+            *s = d as i32;
+        }
+        p = p.max(v + 1);
+    }
+    let mut rc = RangeDecoder::new(data);
+    let mut lengths = [[0u16; 2]; 16];
+    let mut mantissas = [[0u16; 2]; 256];
+    let mut m1 = vec![[0u16; 2]; 1 << 12];
+    let mut m2 = vec![[0u16; 2]; 1 << 18];
+    let mut m3 = vec![[0u16; 2]; 1 << 15];
+    let mut weights = [[1i64 << 14, 1 << 14, 1 << 14, 0]; 4];
+    let mut out = vec![0u8; n * ch];
+    // Rows padded for the contexts: pixel x at bit 20 − x (so x − 3 .. x + 2 are always in the
+    // word; pixels right of the cell are never inked), two blank rows above, one below.
+    let mut cur = vec![0u32; ch + 3];
+    let mut refr = vec![0u32; ch + 3];
+    for i in 0..n {
+        let mut node = 1usize;
+        for _ in 0..4 {
+            node = node * 2 + rc.counted(&mut lengths[node]);
+        }
+        let k = node - 16;
+        let mut dist = usize::from(k > 0);
+        for b in (0..k.saturating_sub(1)).rev() {
+            dist = dist * 2 + rc.counted(&mut mantissas[k * 16 + b]);
+        }
+        let no_ref = match i.checked_sub(dist) {
+            Some(j) if dist > 0 => {
+                for (y, &row) in out[j * ch..j * ch + ch].iter().enumerate() {
+                    refr[y + 2] = (row as u32) << 13;
+                }
+                0
+            }
+            _ => {
+                refr.fill(0);
+                1
+            }
+        };
+        cur.fill(0);
+        for y in 0..ch {
+            let (g2, g1, r0) = (cur[y], cur[y + 1], refr[y + 2]);
+            let (r1, r2) = (refr[y + 1], refr[y + 3]);
+            for x in 0..cw {
+                let s = 20 - x as u32;
+                let g0 = cur[y + 2];
+                // `bit_at(row, d)`: the pixel d to the left (−d: to the right) of x.
+                let bit_at = |row: u32, d: i32| ((row >> (s as i32 + d)) & 1) as usize;
+                let near = bit_at(g0, 1)
+                    | bit_at(g0, 2) << 1
+                    | bit_at(g1, 1) << 2
+                    | bit_at(g1, 0) << 3
+                    | bit_at(g1, -1) << 4
+                    | bit_at(g2, 0) << 5;
+                let around = bit_at(r0, 0)
+                    | bit_at(r0, 1) << 1
+                    | bit_at(r0, -1) << 2
+                    | bit_at(r1, 0) << 3
+                    | bit_at(r2, 0) << 4;
+                let c1 = near | around << 6 | no_ref << 11;
+                let more = bit_at(r1, 1)
+                    | bit_at(r2, -1) << 1
+                    | bit_at(r1, -1) << 2
+                    | bit_at(r2, 1) << 3
+                    | bit_at(g1, 2) << 4
+                    | bit_at(g1, -2) << 5;
+                let c2 = c1 | more << 12;
+                let wider = bit_at(g0, 3)
+                    | bit_at(g1, 2) << 1
+                    | bit_at(g1, -2) << 2
+                    | bit_at(g2, 1) << 3
+                    | bit_at(g2, -1) << 4;
+                let c3 = near | wider << 6 | y.min(15) << 11;
+                let inputs = [
+                    stretch[p1_of(m1[c1]) as usize] as i64,
+                    stretch[p1_of(m2[c2]) as usize] as i64,
+                    stretch[p1_of(m3[c3]) as usize] as i64,
+                    256,
+                ];
+                let w = &mut weights[bit_at(r0, 0) | no_ref << 1];
+                let dot = w.iter().zip(&inputs).map(|(a, b)| a * b).sum::<i64>() >> 16;
+                let p1 = squash(dot).clamp(1, 4095);
+                let bit = rc.bit(p1);
+                let err = ((bit as i64) << 12) - p1 as i64;
+                for (wj, xj) in w.iter_mut().zip(&inputs) {
+                    *wj += (xj * err) >> 11;
+                }
+                count(&mut m1[c1], bit);
+                count(&mut m2[c2], bit);
+                count(&mut m3[c3], bit);
+                cur[y + 2] |= (bit as u32) << s;
+            }
+            out[i * ch + y] = (cur[y + 2] >> 13) as u8;
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -228,7 +442,7 @@ pub struct FallbackFont {
 
 enum FallbackKind {
     Bitmap(UnifontFace),
-    Outline(Box<fontdue::Font>),
+    Outline(Box<OutlineFont>),
 }
 
 impl std::fmt::Debug for FallbackFont {
@@ -402,22 +616,15 @@ impl FallbackFont {
                 kind: FallbackKind::Bitmap(UnifontFace::parse(bytes)?),
             });
         }
-        let font =
-            fontdue::Font::from_bytes(bytes, fontdue::FontSettings::default()).map_err(|e| {
-                SnapError::Font(format!(
-                    "not a font this library can read ({e}): pass the Unifont asset \
-                 (unifont.cxfb) or a TrueType/OpenType file"
-                ))
-            })?;
         Ok(FallbackFont {
-            kind: FallbackKind::Outline(Box::new(font)),
+            kind: FallbackKind::Outline(Box::new(OutlineFont::parse(bytes)?)),
         })
     }
 
     pub fn has_glyph(&self, c: char) -> bool {
         match &self.kind {
             FallbackKind::Bitmap(u) => u.glyph(c).is_some(),
-            FallbackKind::Outline(f) => f.lookup_glyph_index(c) != 0,
+            FallbackKind::Outline(f) => f.has_glyph(c),
         }
     }
 
@@ -425,7 +632,7 @@ impl FallbackFont {
     pub fn glyph_count(&self) -> usize {
         match &self.kind {
             FallbackKind::Bitmap(u) => u.glyph_count(),
-            FallbackKind::Outline(f) => f.chars().len(),
+            FallbackKind::Outline(f) => f.glyph_count(),
         }
     }
 
@@ -434,29 +641,23 @@ impl FallbackFont {
         match &self.kind {
             FallbackKind::Bitmap(u) => u.rasterize(c, gbox),
             FallbackKind::Outline(f) => {
-                if f.lookup_glyph_index(c) == 0 {
-                    return None;
-                }
                 // spec: snapcompact §7.5 (pixel size, horizontal centring by advance,
                 // baseline from the bitmap font's ascent) and §7.6 (own ascent).
                 let px = gbox.span.min(gbox.cell_height).max(1) as f32;
-                let (m, coverage) = f.rasterize(c, px);
+                let g = f.rasterize(c, px)?;
                 let ascent = match gbox.bitmap_ascent {
                     Some(a) => a as f32,
-                    None => f
-                        .horizontal_line_metrics(px)
-                        .map(|l| l.ascent)
-                        .unwrap_or(0.8 * px),
+                    None => f.ascent(px),
                 };
-                let adv = m.advance_width.ceil() as i32;
-                let left = (gbox.span as i32 - adv).max(0) / 2 + m.xmin;
-                let top = (ascent - m.height as f32 - m.ymin as f32).round() as i32;
+                let adv = g.advance_width.ceil() as i32;
+                let left = (gbox.span as i32 - adv).max(0) / 2 + g.xmin;
+                let top = (ascent - g.height as f32 - g.ymin as f32).round() as i32;
                 Some(FallbackGlyph {
                     left,
                     top,
-                    width: m.width,
-                    height: m.height,
-                    coverage,
+                    width: g.width,
+                    height: g.height,
+                    coverage: g.coverage,
                 })
             }
         }
@@ -569,6 +770,23 @@ mod tests {
             FontName::F8x13.bitmap().map(|f| f.glyph_count()),
             Some(3703)
         );
+    }
+
+    /// A damaged table decodes to an empty font, never to wrong glyphs or a panic.
+    #[test]
+    fn damaged_glyph_tables_give_an_empty_font() {
+        let good: &[u8] = include_bytes!("../../fonts/compiled/5x8.glyphs");
+        assert_eq!(BitmapFont::parse(good).glyph_count(), 191);
+        for at in [4, 11, 13, 17, 40, good.len() / 2] {
+            let mut bad = good.to_vec();
+            bad[at] ^= 0x5A;
+            let f = BitmapFont::parse(&bad);
+            assert_eq!(f.glyph_count(), 0, "byte {at}");
+        }
+        for len in [0, 15, 20, good.len() / 2] {
+            let f = BitmapFont::parse(&good[..len]);
+            assert_eq!(f.glyph_count(), 0, "cut at {len}");
+        }
     }
 
     /// The zero inks its middle band more than the letter O (spec: snapcompact §7.2).

@@ -18,6 +18,7 @@ pub mod error;
 pub mod fonts;
 pub mod history;
 pub mod normalize;
+mod outline;
 pub mod paginate;
 pub mod raster;
 pub mod request;

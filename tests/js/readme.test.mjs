@@ -4,13 +4,27 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { repoDir, testsDir } from './support/project.mjs';
+import { repoDir, testsDir, pkgDir } from './support/project.mjs';
 
 const readme = readFileSync(path.join(repoDir, 'README.md'), 'utf8');
 const examples = [...readme.matchAll(/<!-- readme-example: node -->\n```js\n([\s\S]*?)```/g)].map((m) => m[1]);
 
 test('the README has a runnable Node example', () => {
   assert.ok(examples.length >= 1);
+});
+
+test('the package README keeps every example and the user sections, and no repo-only block', () => {
+  // .ci/pkg.sh writes pkg/README.md from README.md without the `<!-- repo-only -->` blocks.
+  const shipped = readFileSync(path.join(pkgDir, 'README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/<!-- readme-example: [\w-]+ -->\n```js\n[\s\S]*?```/g)].map((m) => m[0]);
+  assert.ok(blocks.length >= 4, 'node, node-openai, browser and worker examples');
+  for (const block of blocks) assert.ok(shipped.includes(block), `pkg/README.md lacks ${block.split('\n')[0]}`);
+  for (const heading of ['## The package', '## Using it', '## Compaction', '## Pruning', '## snapcompact', '### Fonts and their licences', '## Performance']) {
+    assert.ok(shipped.includes(`\n${heading}\n`), `pkg/README.md lacks ${heading}`);
+  }
+  assert.ok(shipped.includes('npm install ctxfold'));
+  assert.ok(!shipped.includes('repo-only'));
+  assert.ok(!shipped.includes('## Development') && !shipped.includes('## Reliability'));
 });
 
 examples.forEach((code, n) => {
