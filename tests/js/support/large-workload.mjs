@@ -93,6 +93,26 @@ export function largeSessionSteps() {
       note: (prompts) => `a prompt of ${prompts[0]} chars`,
     },
     {
+      name: 'summarized compaction planned, every request answered (not committed)',
+      run: (s) => {
+        const plan = s.planCompaction({ strategy: 'context-full' });
+        try {
+          let requests = 0;
+          while (!plan.isComplete) {
+            for (const r of plan.pending) {
+              plan.answer(r.id, `summary of ${r.id}`);
+              requests++;
+            }
+          }
+          return requests;
+        } finally {
+          plan.free();
+        }
+      },
+      check: (n) => n > 0,
+      note: (n) => `${n} requests`,
+    },
+    {
       name: 'snapcompact compaction (plan + commit, claude-opus-4-7)',
       run: (s) => {
         const plan = s.planCompaction({ strategy: 'snapcompact' });
