@@ -277,18 +277,18 @@ impl FeedItem {
 /// values: one pass finds the useless tool results (their calls, which come first, are left
 /// out too), the second writes the text.
 pub(crate) fn serialized_conversation(session: &Session, entries: &[usize]) -> Result<String> {
-    let mut useless: FxHashSet<String> = FxHashSet::default();
+    let mut useless: FxHashSet<Box<str>> = FxHashSet::default();
     let mut converted = Vec::new();
     let mut feed = HistoryFeed::new(entries.to_vec());
     while feed.read(session, &mut converted)? {
         useless.extend(
             useless_tool_call_ids(&converted)
                 .into_iter()
-                .map(str::to_string),
+                .map(Box::<str>::from),
         );
         converted.clear();
     }
-    let useless: FxHashSet<&str> = useless.iter().map(String::as_str).collect();
+    let useless: FxHashSet<&str> = useless.iter().map(|s| &**s).collect();
     let mut out = String::new();
     let mut feed = HistoryFeed::new(entries.to_vec());
     while feed.read(session, &mut converted)? {
