@@ -33,7 +33,7 @@ use crate::prompts::{self, PromptKind};
 use crate::session::{BranchSummaryBody, CustomMessageBody, Entry, EntryKind, Session};
 use crate::tokens::{ByteEstimate, EstimateOptions, TokenCounter};
 use rustc_hash::FxHashMap;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Context window assumed for the summarizer when the model reports none (spec: compaction
 /// §7.4 step 1).
@@ -688,7 +688,7 @@ pub fn commit_navigation(
     let summary: Option<(String, Option<Value>, bool)> = match answer {
         NavigationAnswer::None if plan.no_content => Some((
             NO_CONTENT_TO_SUMMARIZE.to_string(),
-            Some(json!({"readFiles": [], "modifiedFiles": []})),
+            Some(FileLists::default().to_json()),
             false,
         )),
         NavigationAnswer::None => None,
@@ -707,10 +707,7 @@ pub fn commit_navigation(
             let lists = &plan.file_lists;
             Some((
                 branch_summary_text(&text, &prep.file_ops, lists),
-                Some(json!({
-                    "readFiles": lists.read_files,
-                    "modifiedFiles": lists.modified_files,
-                })),
+                Some(lists.to_json()),
                 false,
             ))
         }

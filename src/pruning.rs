@@ -390,16 +390,16 @@ pub struct PruneCandidate {
 
 impl PruneCandidate {
     fn to_json(&self) -> Value {
-        serde_json::json!({
-            "index": self.index,
-            "id": self.id,
-            "toolName": self.tool_name,
-            "toolCallId": self.tool_call_id,
-            "tokensBefore": self.tokens_before,
-            "reason": self.reason.as_str(),
-            "notice": self.notice,
-            "savings": self.savings,
-        })
+        crate::json::object(vec![
+            ("index", self.index.into()),
+            ("id", self.id.as_str().into()),
+            ("toolName", self.tool_name.as_str().into()),
+            ("toolCallId", self.tool_call_id.as_str().into()),
+            ("tokensBefore", self.tokens_before.into()),
+            ("reason", self.reason.as_str().into()),
+            ("notice", self.notice.as_str().into()),
+            ("savings", self.savings.into()),
+        ])
     }
 }
 
@@ -432,11 +432,14 @@ impl PruneReport {
     /// `{prunedCount, tokensSaved, pruned: [{index, id, toolName, toolCallId, tokensBefore,
     /// reason, notice, savings}]}`.
     pub fn to_json(&self) -> Value {
-        serde_json::json!({
-            "prunedCount": self.pruned_count,
-            "tokensSaved": self.tokens_saved,
-            "pruned": self.pruned.iter().map(PruneCandidate::to_json).collect::<Vec<_>>(),
-        })
+        crate::json::object(vec![
+            ("prunedCount", self.pruned_count.into()),
+            ("tokensSaved", self.tokens_saved.into()),
+            (
+                "pruned",
+                Value::Array(self.pruned.iter().map(PruneCandidate::to_json).collect()),
+            ),
+        ])
     }
 }
 

@@ -39,6 +39,16 @@ pub struct FileLists {
     pub modified_files: Vec<String>,
 }
 
+impl FileLists {
+    /// `{readFiles, modifiedFiles}`, the `details` of a summary entry.
+    pub fn to_json(&self) -> serde_json::Value {
+        crate::json::object(vec![
+            ("readFiles", self.read_files.clone().into()),
+            ("modifiedFiles", self.modified_files.clone().into()),
+        ])
+    }
+}
+
 impl FileOperations {
     /// Empty sets.
     pub fn new() -> FileOperations {

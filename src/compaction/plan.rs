@@ -32,7 +32,7 @@ use crate::snapcompact::history::{FrameResolver, HistoryOptions};
 use crate::snapcompact::{FallbackFonts, SnapError};
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
-use serde_json::{json, Map, Number, Value};
+use serde_json::{Map, Number, Value};
 
 /// What a summarizer request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -748,7 +748,7 @@ fn preserve_data(previous: Option<&Value>, extra: Option<&Map<String, Value>>) -
 }
 
 fn details(lists: &FileLists) -> Value {
-    json!({"readFiles": lists.read_files, "modifiedFiles": lists.modified_files})
+    lists.to_json()
 }
 
 /// Frames as image blocks without their payload, for `tokensAfter`: the estimate charges
@@ -1052,12 +1052,15 @@ pub fn commit_handoff(
     fields.insert("display".into(), true.into());
     fields.insert(
         "details".into(),
-        json!({
-            "fromSession": session.header().id,
-            "tokensBefore": plan.preparation.tokens_before,
-            "readFiles": plan.file_lists.read_files,
-            "modifiedFiles": plan.file_lists.modified_files,
-        }),
+        crate::json::object(vec![
+            ("fromSession", session.header().id.as_str().into()),
+            ("tokensBefore", plan.preparation.tokens_before.into()),
+            ("readFiles", plan.file_lists.read_files.clone().into()),
+            (
+                "modifiedFiles",
+                plan.file_lists.modified_files.clone().into(),
+            ),
+        ]),
     );
     fields.insert("attribution".into(), "agent".into());
     next.append("custom_message", fields, now)?;
