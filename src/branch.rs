@@ -32,8 +32,8 @@ use crate::message::{truthy, AgentMessage, Role, ToolResultMessage};
 use crate::prompts::{self, PromptKind};
 use crate::session::{BranchSummaryBody, CustomMessageBody, Entry, EntryKind, Session};
 use crate::tokens::{ByteEstimate, EstimateOptions, TokenCounter};
-use rustc_hash::FxHashSet;
-use serde_json::{json, Value};
+use rustc_hash::FxHashMap;
+use serde_json::Value;
 
 /// Context window assumed for the summarizer when the model reports none (spec: compaction
 /// §7.4 step 1).
@@ -102,14 +102,18 @@ pub fn collect_entries_for_branch_summary(
 /// [`collect_entries_for_branch_summary`] on indices.
 fn collect_between(session: &Session, old: usize, target: usize) -> (Vec<usize>, Option<usize>) {
     let old_path = session.path_to(old);
-    let on_old: FxHashSet<usize> = old_path.iter().copied().collect();
+    // Entry → its position on the old path.
+    let on_old: FxHashMap<usize, usize> =
+        old_path.iter().enumerate().map(|(p, &i)| (i, p)).collect();
     // Walking up from the target meets the deepest shared entry first.
     let mut ancestor = None;
+    let mut start = 0;
     let mut cur = Some(target);
     let mut steps = 0;
     while let Some(i) = cur {
-        if on_old.contains(&i) {
+        if let Some(&p) = on_old.get(&i) {
             ancestor = Some(i);
+            start = p + 1;
             break;
         }
         steps += 1;
@@ -118,9 +122,6 @@ fn collect_between(session: &Session, old: usize, target: usize) -> (Vec<usize>,
         }
         cur = session.parent_of(i);
     }
-    let start = ancestor
-        .and_then(|a| old_path.iter().rposition(|&i| i == a))
-        .map_or(0, |p| p + 1);
     (old_path[start..].to_vec(), ancestor)
 }
 
@@ -687,7 +688,7 @@ pub fn commit_navigation(
     let summary: Option<(String, Option<Value>, bool)> = match answer {
         NavigationAnswer::None if plan.no_content => Some((
             NO_CONTENT_TO_SUMMARIZE.to_string(),
-            Some(json!({"readFiles": [], "modifiedFiles": []})),
+            Some(FileLists::default().to_json()),
             false,
         )),
         NavigationAnswer::None => None,
@@ -706,10 +707,7 @@ pub fn commit_navigation(
             let lists = &plan.file_lists;
             Some((
                 branch_summary_text(&text, &prep.file_ops, lists),
-                Some(json!({
-                    "readFiles": lists.read_files,
-                    "modifiedFiles": lists.modified_files,
-                })),
+                Some(lists.to_json()),
                 false,
             ))
         }

@@ -659,7 +659,8 @@ fn strip_dangling_tool_calls(
     transcript: bool,
 ) {
     let dangling_at = dangling_tool_calls(messages);
-    let mut remove: FxHashSet<usize> = FxHashSet::default();
+    // Positions in increasing order (`dangling_at` is).
+    let mut remove: Vec<usize> = Vec::new();
     for (pos, missing) in dangling_at {
         let m = &mut messages[pos];
         let mut stripped = 0u32;
@@ -690,14 +691,14 @@ fn strip_dangling_tool_calls(
             if transcript {
                 m.stripped_tool_calls = stripped;
             } else {
-                remove.insert(pos);
+                remove.push(pos);
             }
         }
     }
     if !remove.is_empty() {
         let mut pos = 0;
         messages.retain(|_| {
-            let keep = !remove.contains(&pos);
+            let keep = remove.binary_search(&pos).is_err();
             pos += 1;
             keep
         });
@@ -706,19 +707,19 @@ fn strip_dangling_tool_calls(
 
 /// The assistant messages with tool calls that no later tool result answers, and those ids
 /// (a result before its call answers nothing).
-fn dangling_tool_calls(messages: &[ContextMessage]) -> Vec<(usize, FxHashSet<String>)> {
+fn dangling_tool_calls(messages: &[ContextMessage]) -> Vec<(usize, FxHashSet<Box<str>>)> {
     let mut answered_after: FxHashSet<&str> = FxHashSet::default();
-    let mut dangling_at: Vec<(usize, FxHashSet<String>)> = Vec::new();
+    let mut dangling_at: Vec<(usize, FxHashSet<Box<str>>)> = Vec::new();
     for (pos, m) in messages.iter().enumerate().rev() {
         if let Some(id) = m.head.answers() {
             answered_after.insert(id);
         }
-        let missing: FxHashSet<String> = m
+        let missing: FxHashSet<Box<str>> = m
             .head
             .tool_calls()
             .iter()
             .filter(|id| !answered_after.contains(id.as_str()))
-            .cloned()
+            .map(|id| id.as_str().into())
             .collect();
         if !missing.is_empty() {
             dangling_at.push((pos, missing));
@@ -753,7 +754,7 @@ fn drop_orphan_tool_results(messages: &mut Vec<ContextMessage>) -> bool {
 /// `error`) go, with the tool results answering them — unless an `interrupted-thinking`
 /// custom message follows immediately.
 fn drop_failed_turns(messages: &mut Vec<ContextMessage>) {
-    let mut drop_ids: FxHashSet<String> = FxHashSet::default();
+    let mut drop_ids: FxHashSet<&str> = FxHashSet::default();
     let mut keep = vec![true; messages.len()];
     for pos in 0..messages.len() {
         let head = &messages[pos].head;
@@ -763,7 +764,7 @@ fn drop_failed_turns(messages: &mut Vec<ContextMessage>) {
                 .is_some_and(|m| m.head.custom_type.as_deref() == Some(INTERRUPTED_THINKING));
             if !marked {
                 keep[pos] = false;
-                drop_ids.extend(head.tool_calls().iter().cloned());
+                drop_ids.extend(head.tool_calls().iter().map(String::as_str));
             }
         } else if head.answers().is_some_and(|id| drop_ids.contains(id)) {
             keep[pos] = false;

@@ -7,17 +7,24 @@ use crate::json::js;
 use crate::message::{truthy, AgentMessage, Content, ContentBlock, Role};
 use crate::prompts;
 use crate::session::Session;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Notice a pruned tool result shows when none of its text survived (spec: compaction §2.6).
 pub const PRUNED_FALLBACK: &str = "[Output truncated]";
 
 fn text_block(text: String) -> Value {
-    json!({"type": "text", "text": text})
+    let mut m = Map::new();
+    m.insert("type".into(), "text".into());
+    m.insert("text".into(), text.into());
+    Value::Object(m)
 }
 
 fn image_block(data: &str, mime: &str) -> Value {
-    json!({"type": "image", "data": data, "mimeType": mime})
+    let mut m = Map::new();
+    m.insert("type".into(), "image".into());
+    m.insert("data".into(), data.into());
+    m.insert("mimeType".into(), mime.into());
+    Value::Object(m)
 }
 
 fn blocks_value(c: &Content) -> Vec<Value> {
@@ -32,7 +39,7 @@ fn blocks_value(c: &Content) -> Vec<Value> {
 }
 
 fn ts(t: Option<f64>) -> Value {
-    t.map_or(Value::Null, |t| json!(t))
+    t.map_or(Value::Null, Value::from)
 }
 
 fn message(role: &str, content: Vec<Value>, attribution: &str, timestamp: Value) -> Value {
@@ -214,7 +221,7 @@ pub fn convert_message(
                 ts(b.timestamp),
             );
             if let (Some(o), Some(t)) = (v.as_object_mut(), b.timestamp) {
-                o.insert("historyRewriteAt".into(), json!(t));
+                o.insert("historyRewriteAt".into(), Value::from(t));
             }
             out.push(v);
         }

@@ -390,16 +390,16 @@ pub struct PruneCandidate {
 
 impl PruneCandidate {
     fn to_json(&self) -> Value {
-        serde_json::json!({
-            "index": self.index,
-            "id": self.id,
-            "toolName": self.tool_name,
-            "toolCallId": self.tool_call_id,
-            "tokensBefore": self.tokens_before,
-            "reason": self.reason.as_str(),
-            "notice": self.notice,
-            "savings": self.savings,
-        })
+        crate::json::object(vec![
+            ("index", self.index.into()),
+            ("id", self.id.as_str().into()),
+            ("toolName", self.tool_name.as_str().into()),
+            ("toolCallId", self.tool_call_id.as_str().into()),
+            ("tokensBefore", self.tokens_before.into()),
+            ("reason", self.reason.as_str().into()),
+            ("notice", self.notice.as_str().into()),
+            ("savings", self.savings.into()),
+        ])
     }
 }
 
@@ -432,11 +432,14 @@ impl PruneReport {
     /// `{prunedCount, tokensSaved, pruned: [{index, id, toolName, toolCallId, tokensBefore,
     /// reason, notice, savings}]}`.
     pub fn to_json(&self) -> Value {
-        serde_json::json!({
-            "prunedCount": self.pruned_count,
-            "tokensSaved": self.tokens_saved,
-            "pruned": self.pruned.iter().map(PruneCandidate::to_json).collect::<Vec<_>>(),
-        })
+        crate::json::object(vec![
+            ("prunedCount", self.pruned_count.into()),
+            ("tokensSaved", self.tokens_saved.into()),
+            (
+                "pruned",
+                Value::Array(self.pruned.iter().map(PruneCandidate::to_json).collect()),
+            ),
+        ])
     }
 }
 
@@ -510,13 +513,16 @@ fn needs_read_calls(cfg: &PruneConfig) -> bool {
 /// Every `read` call on the branch by id (the last one wins when ids repeat): the fallback
 /// for a result whose call is not in the assistant right before it.
 struct AllReads {
-    /// Call id → (index into `Branch::held`, index of the call there).
-    by_id: FxHashMap<Box<str>, (u32, u32)>,
+    /// Call id → index into `calls`: (index into `Branch::held`, index of the call there).
+    /// The map's type is the session's id index type (one `HashMap` instantiation less).
+    by_id: FxHashMap<Box<str>, u32>,
+    calls: Vec<(u32, u32)>,
 }
 
 impl AllReads {
     fn build(session: &Session, path: &[usize], held: &mut Vec<FileCalls>) -> AllReads {
         let mut by_id = FxHashMap::default();
+        let mut all = Vec::new();
         for &i in path {
             if session.entries()[i].role() != Some(Role::Assistant) {
                 continue;
@@ -530,12 +536,13 @@ impl AllReads {
             let h = held.len() as u32;
             for (k, c) in calls.iter().enumerate() {
                 if c.tool == FileTool::Read {
-                    by_id.insert(c.id.clone(), (h, k as u32));
+                    by_id.insert(c.id.clone(), all.len() as u32);
+                    all.push((h, k as u32));
                 }
             }
             held.push(calls);
         }
-        AllReads { by_id }
+        AllReads { by_id, calls: all }
     }
 }
 
@@ -595,7 +602,7 @@ impl<'a> Branch<'a> {
                 }
                 if read_call.is_none() && &*facts.tool_name == "read" {
                     let all = all.get_or_insert_with(|| AllReads::build(session, &path, &mut held));
-                    read_call = all.by_id.get(id).copied();
+                    read_call = all.by_id.get(id).map(|&n| all.calls[n as usize]);
                 }
             }
             let wanted = every_result
@@ -712,7 +719,7 @@ impl<'a> Branch<'a> {
         }
         // Keys are owned by the map (a few hundred distinct files at most, so they stay in
         // cache); each read writes its key into one reused buffer to look it up.
-        let mut newer: FxHashMap<String, Newer> = FxHashMap::default();
+        let mut newer: FxHashMap<Box<str>, Newer> = FxHashMap::default();
         let mut key = String::new();
         for (r, row) in self.rows.iter().enumerate().rev() {
             if row.pruned || row.omitted {
@@ -742,7 +749,7 @@ impl<'a> Branch<'a> {
             // and `complete ||= supersedeComplete(result)` (not asked once complete).
             if row.is_error {
                 if same.is_none() {
-                    newer.insert(key.clone(), Newer::default());
+                    newer.insert(key.as_str().into(), Newer::default());
                 }
                 continue;
             }
@@ -770,7 +777,7 @@ impl<'a> Branch<'a> {
             match newer.get_mut(key.as_str()) {
                 Some(r) => *r = record,
                 None => {
-                    newer.insert(key.clone(), record);
+                    newer.insert(key.as_str().into(), record);
                 }
             }
         }

@@ -230,30 +230,39 @@ impl CompactionSettings {
 
     /// The settings as a JSON object with every field (unset ones as `null`).
     pub fn to_json(&self) -> Value {
-        serde_json::json!({
-            "enabled": self.enabled,
-            "strategy": self.strategy.as_str(),
-            "thresholdPercent": self.threshold_percent,
-            "thresholdTokens": self.threshold_tokens,
-            "reserveTokens": self.reserve_tokens,
-            "keepRecentTokens": self.keep_recent_tokens,
-            "autoContinue": self.auto_continue,
-            "remoteEnabled": self.remote_enabled,
-            "remoteEndpoint": self.remote_endpoint,
-            "idleEnabled": self.idle_enabled,
-            "idleThresholdTokens": self.idle_threshold_tokens,
-            "idleTimeoutSeconds": self.idle_timeout_seconds,
-            "supersedeReads": self.supersede_reads,
-            "dropUseless": self.drop_useless,
-            "midTurnEnabled": self.mid_turn_enabled,
-            "asyncEnabled": self.async_enabled,
-            "handoffSaveToDisk": self.handoff_save_to_disk,
-            "remoteStreamingV2Enabled": self.remote_streaming_v2_enabled,
-            "v2RetainedMessageBudget": self.v2_retained_message_budget,
-            "v2TimeoutMs": self.v2_timeout_ms,
-            "methodOrder": self.method_order,
-            "experimentalContextManagement": self.experimental_context_management,
-        })
+        crate::json::object(vec![
+            ("enabled", self.enabled.into()),
+            ("strategy", self.strategy.as_str().into()),
+            ("thresholdPercent", self.threshold_percent.into()),
+            ("thresholdTokens", self.threshold_tokens.into()),
+            ("reserveTokens", self.reserve_tokens.into()),
+            ("keepRecentTokens", self.keep_recent_tokens.into()),
+            ("autoContinue", self.auto_continue.into()),
+            ("remoteEnabled", self.remote_enabled.into()),
+            ("remoteEndpoint", self.remote_endpoint.clone().into()),
+            ("idleEnabled", self.idle_enabled.into()),
+            ("idleThresholdTokens", self.idle_threshold_tokens.into()),
+            ("idleTimeoutSeconds", self.idle_timeout_seconds.into()),
+            ("supersedeReads", self.supersede_reads.into()),
+            ("dropUseless", self.drop_useless.into()),
+            ("midTurnEnabled", self.mid_turn_enabled.into()),
+            ("asyncEnabled", self.async_enabled.into()),
+            ("handoffSaveToDisk", self.handoff_save_to_disk.into()),
+            (
+                "remoteStreamingV2Enabled",
+                self.remote_streaming_v2_enabled.into(),
+            ),
+            (
+                "v2RetainedMessageBudget",
+                self.v2_retained_message_budget.into(),
+            ),
+            ("v2TimeoutMs", self.v2_timeout_ms.into()),
+            ("methodOrder", self.method_order.clone().into()),
+            (
+                "experimentalContextManagement",
+                self.experimental_context_management.into(),
+            ),
+        ])
     }
 
     /// The reserve the budgets use: the raw setting or 16 384 (spec: compaction §5.5).

@@ -648,16 +648,7 @@ pub struct ManagerState {
 // The JS-facing shapes, written out by hand (one code path instead of one serde
 // monomorphization per type). The `serde` impls below delegate to them.
 
-/// A JSON object of `fields`, in order (one small function instead of `json!`'s code per
-/// field).
-fn object(fields: Vec<(&str, Value)>) -> Value {
-    Value::Object(
-        fields
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
-}
+use crate::json::object;
 
 /// `null` or the value.
 fn opt<T: Into<Value>>(v: Option<T>) -> Value {

@@ -32,7 +32,7 @@ use crate::snapcompact::history::{FrameResolver, HistoryOptions};
 use crate::snapcompact::{FallbackFonts, SnapError};
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
-use serde_json::{json, Map, Number, Value};
+use serde_json::{Map, Number, Value};
 
 /// What a summarizer request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,18 +277,18 @@ impl FeedItem {
 /// values: one pass finds the useless tool results (their calls, which come first, are left
 /// out too), the second writes the text.
 pub(crate) fn serialized_conversation(session: &Session, entries: &[usize]) -> Result<String> {
-    let mut useless: FxHashSet<String> = FxHashSet::default();
+    let mut useless: FxHashSet<Box<str>> = FxHashSet::default();
     let mut converted = Vec::new();
     let mut feed = HistoryFeed::new(entries.to_vec());
     while feed.read(session, &mut converted)? {
         useless.extend(
             useless_tool_call_ids(&converted)
                 .into_iter()
-                .map(str::to_string),
+                .map(Box::<str>::from),
         );
         converted.clear();
     }
-    let useless: FxHashSet<&str> = useless.iter().map(String::as_str).collect();
+    let useless: FxHashSet<&str> = useless.iter().map(|s| &**s).collect();
     let mut out = String::new();
     let mut feed = HistoryFeed::new(entries.to_vec());
     while feed.read(session, &mut converted)? {
@@ -748,7 +748,7 @@ fn preserve_data(previous: Option<&Value>, extra: Option<&Map<String, Value>>) -
 }
 
 fn details(lists: &FileLists) -> Value {
-    json!({"readFiles": lists.read_files, "modifiedFiles": lists.modified_files})
+    lists.to_json()
 }
 
 /// Frames as image blocks without their payload, for `tokensAfter`: the estimate charges
@@ -1052,12 +1052,15 @@ pub fn commit_handoff(
     fields.insert("display".into(), true.into());
     fields.insert(
         "details".into(),
-        json!({
-            "fromSession": session.header().id,
-            "tokensBefore": plan.preparation.tokens_before,
-            "readFiles": plan.file_lists.read_files,
-            "modifiedFiles": plan.file_lists.modified_files,
-        }),
+        crate::json::object(vec![
+            ("fromSession", session.header().id.as_str().into()),
+            ("tokensBefore", plan.preparation.tokens_before.into()),
+            ("readFiles", plan.file_lists.read_files.clone().into()),
+            (
+                "modifiedFiles",
+                plan.file_lists.modified_files.clone().into(),
+            ),
+        ]),
     );
     fields.insert("attribution".into(), "agent".into());
     next.append("custom_message", fields, now)?;

@@ -16,6 +16,14 @@ pub fn stringify(v: &Value) -> String {
     out
 }
 
+/// `s` as a JSON string literal: error messages quote names with it rather than with `{:?}`,
+/// whose escaping pulls core's Unicode printability tables into the `.wasm`.
+pub fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_string(&mut out, s);
+    out
+}
+
 /// Appends `JSON.stringify(value)` to `out`.
 pub fn write_value(out: &mut String, v: &Value) {
     match v {

@@ -285,6 +285,18 @@ impl Scanner {
         start: usize,
         mut f: impl FnMut(&mut Self, &[u8], &Member) -> bool,
     ) -> Result<usize, SyntaxError> {
+        self.members_dyn(b, start, &mut f)
+    }
+
+    /// [`Scanner::members`] without the type parameter: one copy of the walk in the `.wasm`
+    /// instead of one per caller (an object has a handful of members, so the indirect call
+    /// costs nothing measurable next to scanning their values).
+    fn members_dyn(
+        &mut self,
+        b: &[u8],
+        start: usize,
+        f: &mut dyn FnMut(&mut Self, &[u8], &Member) -> bool,
+    ) -> Result<usize, SyntaxError> {
         if b.get(start) != Some(&b'{') {
             return err(start, "expected an object");
         }

@@ -287,8 +287,14 @@ impl Session {
     /// Reads an entry's body as `T` (one of the `*Body` types).
     pub fn body<T: Body>(&self, index: usize) -> Result<T> {
         let text = self.entry_json(index);
-        let o = Obj::parse(text.as_bytes()).map_err(|e| self.body_error(index, e.reason))?;
+        let o = self.body_object(index, &text)?;
         T::read(&o).map_err(|e| self.body_error(index, &e))
+    }
+
+    /// The entry's object for [`Session::body`], outside the type parameter (one copy of the
+    /// parse and its error path instead of one per body type).
+    fn body_object<'t>(&self, index: usize, text: &'t str) -> Result<Obj<'t>> {
+        Obj::parse(text.as_bytes()).map_err(|e| self.body_error(index, e.reason))
     }
 
     /// The entry's `timestamp` as milliseconds (0 when absent or unreadable).

@@ -34,8 +34,9 @@ impl Compression {
             "high" => Compression::High,
             other => {
                 return Err(SnapError::Options(format!(
-                    "unknown compression {other:?}: use \"tuned\", \"fast\", \"balanced\", \"high\" or a \
-                     level 1-9"
+                    "unknown compression {}: use \"tuned\", \"fast\", \"balanced\", \"high\" or a \
+                     level 1-9",
+                    crate::json::js::quoted(other)
                 )))
             }
         })

@@ -34,7 +34,8 @@ impl FontName {
             "unifont" | "silver" => FontName::Unifont,
             other => {
                 return Err(SnapError::Font(format!(
-                    "unknown font {other:?}: use one of 5x8, 8x8, 6x12, 8x13, unifont"
+                    "unknown font {}: use one of 5x8, 8x8, 6x12, 8x13, unifont",
+                    crate::json::js::quoted(other)
                 )))
             }
         })

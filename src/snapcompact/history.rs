@@ -23,14 +23,19 @@ impl HistoryBlock {
     /// `{type:"image",data,mimeType,detail?}`).
     pub fn to_json(&self) -> serde_json::Value {
         match self {
-            HistoryBlock::Text(t) => serde_json::json!({"type": "text", "text": t}),
+            HistoryBlock::Text(t) => {
+                crate::json::object(vec![("type", "text".into()), ("text", t.as_str().into())])
+            }
             HistoryBlock::Image {
                 data,
                 mime_type,
                 detail,
             } => {
-                let mut v =
-                    serde_json::json!({"type": "image", "data": data, "mimeType": mime_type});
+                let mut v = crate::json::object(vec![
+                    ("type", "image".into()),
+                    ("data", data.as_str().into()),
+                    ("mimeType", mime_type.as_str().into()),
+                ]);
                 if let (Some(d), Some(o)) = (detail, v.as_object_mut()) {
                     o.insert("detail".into(), d.clone().into());
                 }

@@ -25,7 +25,8 @@ impl Ink {
             "sent" => Ok(Ink::Sent),
             "bw" => Ok(Ink::Bw),
             other => Err(SnapError::Shape(format!(
-                "unknown variant {other:?}: use \"sent\" or \"bw\""
+                "unknown variant {}: use \"sent\" or \"bw\"",
+                crate::json::js::quoted(other)
             ))),
         }
     }
@@ -56,7 +57,8 @@ impl ImageDetail {
             "original" => ImageDetail::Original,
             other => {
                 return Err(SnapError::Shape(format!(
-                    "unknown imageDetail {other:?}: use auto, low, high or original"
+                    "unknown imageDetail {}: use auto, low, high or original",
+                    crate::json::js::quoted(other)
                 )))
             }
         })
@@ -389,7 +391,8 @@ impl ShapeVariant {
         ShapeVariant::parse(name).ok_or_else(|| {
             let names: Vec<&str> = ShapeVariant::ALL.iter().map(|v| v.name()).collect();
             SnapError::Shape(format!(
-                "unknown shape {name:?}: use one of {}",
+                "unknown shape {}: use one of {}",
+                crate::json::js::quoted(name),
                 names.join(", ")
             ))
         })

@@ -10,8 +10,9 @@ use crate::branch::{
 };
 use crate::error::ErrorCode;
 use crate::json::js;
+use crate::json::object;
 use crate::session::Session;
-use serde_json::{json, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 fn navigate_options(o: &Value) -> Result<NavigateOptions, JsValue> {
@@ -36,35 +37,38 @@ fn preparation_json(session: &Session, p: &NavigationPlan) -> String {
         ),
         None => (0, Vec::new(), Vec::new()),
     };
-    js::stringify(&json!({
-        "targetId": p.target_id,
-        "oldLeafId": p.old_leaf_id,
-        "commonAncestorId": p.common_ancestor_id,
-        "entriesToSummarize": ids,
-        "userWantsSummary": p.user_wants_summary,
-        "customInstructions": p.custom_instructions,
-        "replaceInstructions": p.replace_instructions,
-        "label": p.label,
-        "newLeafId": p.new_leaf_id,
-        "editorText": p.editor_text,
-        "tokenBudget": p.token_budget,
-        "summarizedTokens": total,
-        "readFiles": read,
-        "modifiedFiles": modified,
-        "noContent": p.no_content,
-    }))
+    js::stringify(&object(vec![
+        ("targetId", p.target_id.as_str().into()),
+        ("oldLeafId", p.old_leaf_id.as_deref().into()),
+        ("commonAncestorId", p.common_ancestor_id.as_deref().into()),
+        ("entriesToSummarize", ids.into()),
+        ("userWantsSummary", p.user_wants_summary.into()),
+        (
+            "customInstructions",
+            p.custom_instructions.as_deref().into(),
+        ),
+        ("replaceInstructions", p.replace_instructions.into()),
+        ("label", p.label.as_deref().into()),
+        ("newLeafId", p.new_leaf_id.as_deref().into()),
+        ("editorText", p.editor_text.as_deref().into()),
+        ("tokenBudget", p.token_budget.into()),
+        ("summarizedTokens", total.into()),
+        ("readFiles", read.into()),
+        ("modifiedFiles", modified.into()),
+        ("noContent", p.no_content.into()),
+    ]))
 }
 
 fn commit_json(c: &NavigationCommit) -> String {
-    js::stringify(&json!({
-        "cancelled": false,
-        "newLeafId": c.new_leaf_id,
-        "oldLeafId": c.old_leaf_id,
-        "summaryEntryId": c.summary_entry_id,
-        "labelEntryId": c.label_entry_id,
-        "editorText": c.editor_text,
-        "fromExtension": c.from_extension,
-    }))
+    js::stringify(&object(vec![
+        ("cancelled", false.into()),
+        ("newLeafId", c.new_leaf_id.as_deref().into()),
+        ("oldLeafId", c.old_leaf_id.as_deref().into()),
+        ("summaryEntryId", c.summary_entry_id.as_deref().into()),
+        ("labelEntryId", c.label_entry_id.as_deref().into()),
+        ("editorText", c.editor_text.as_deref().into()),
+        ("fromExtension", c.from_extension.into()),
+    ]))
 }
 
 /// A navigation waiting for its commit: at most one summary request.

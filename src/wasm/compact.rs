@@ -13,10 +13,11 @@ use crate::compaction::prepare::{Preparation, PrepareOptions};
 use crate::compaction::retry::{classify, parse_retry_after, RetryPolicy, RetryStep};
 use crate::error::ErrorCode;
 use crate::json::js;
+use crate::json::object;
 use crate::session::{RandomIds, Session};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::snapcompact::request::archive_options;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
 // ----- options ---------------------------------------------------------------------------
@@ -73,7 +74,10 @@ pub(super) fn request_json(r: &SummaryRequest) -> Value {
     m.insert("prompt".into(), r.prompt.clone().into());
     m.insert("maxTokens".into(), r.max_tokens.into());
     if let Some(w) = r.window {
-        m.insert("window".into(), json!({"index": w.index, "last": w.last}));
+        m.insert(
+            "window".into(),
+            object(vec![("index", w.index.into()), ("last", w.last.into())]),
+        );
     }
     Value::Object(m)
 }
@@ -98,27 +102,36 @@ fn preparation_json(session: &Session, p: &Preparation) -> String {
         |s: &std::collections::BTreeSet<String>| Value::from(s.iter().cloned().collect::<Vec<_>>());
     let lists = p.file_ops.file_lists();
     let id_of = |i: usize| session.entries()[i].id().to_string();
-    let small = json!({
-        "firstKeptEntryId": p.first_kept_entry_id,
-        "isSplitTurn": p.is_split_turn,
-        "turnStartEntryId": p.turn_start.map(id_of),
-        "tokensBefore": p.tokens_before,
-        "keepRecentTokens": p.keep_recent_tokens,
-        "estimatedTokens": {
-            "messagesToSummarize": p.tokens_to_summarize,
-            "turnPrefixMessages": p.tokens_turn_prefix,
-            "recentMessages": p.tokens_recent,
-        },
-        "previousSummary": p.previous_summary,
-        "previousCompactionId": p.previous_compaction.map(id_of),
-        "fileOps": {
-            "read": set(&p.file_ops.read),
-            "written": set(&p.file_ops.written),
-            "edited": set(&p.file_ops.edited),
-        },
-        "readFiles": lists.read_files,
-        "modifiedFiles": lists.modified_files,
-    });
+    let small = object(vec![
+        ("firstKeptEntryId", p.first_kept_entry_id.as_str().into()),
+        ("isSplitTurn", p.is_split_turn.into()),
+        ("turnStartEntryId", p.turn_start.map(id_of).into()),
+        ("tokensBefore", p.tokens_before.into()),
+        ("keepRecentTokens", p.keep_recent_tokens.into()),
+        (
+            "estimatedTokens",
+            object(vec![
+                ("messagesToSummarize", p.tokens_to_summarize.into()),
+                ("turnPrefixMessages", p.tokens_turn_prefix.into()),
+                ("recentMessages", p.tokens_recent.into()),
+            ]),
+        ),
+        ("previousSummary", p.previous_summary.clone().into()),
+        (
+            "previousCompactionId",
+            p.previous_compaction.map(id_of).into(),
+        ),
+        (
+            "fileOps",
+            object(vec![
+                ("read", set(&p.file_ops.read)),
+                ("written", set(&p.file_ops.written)),
+                ("edited", set(&p.file_ops.edited)),
+            ]),
+        ),
+        ("readFiles", lists.read_files.into()),
+        ("modifiedFiles", lists.modified_files.into()),
+    ]);
     let mut out = js::stringify(&small);
     out.pop(); // the closing brace
     push_ids(
@@ -140,12 +153,12 @@ fn committed_json(
 ) -> Result<String, JsValue> {
     let entry: Value = serde_json::from_str(&session.entry_json(c.index))
         .map_err(|e| js_error(ErrorCode::InvalidEntryBody, &e.to_string()))?;
-    Ok(js::stringify(&json!({
-        "entryId": c.id,
-        "tokensAfter": c.tokens_after,
-        "fromExtension": from_extension,
-        "compactionEntry": entry,
-    })))
+    Ok(js::stringify(&object(vec![
+        ("entryId", c.id.as_str().into()),
+        ("tokensAfter", c.tokens_after.into()),
+        ("fromExtension", from_extension.into()),
+        ("compactionEntry", entry),
+    ])))
 }
 
 // ----- the plan class ----------------------------------------------------------------------

@@ -226,7 +226,11 @@ impl WasmSession {
             .warnings()
             .iter()
             .map(|w| {
-                serde_json::json!({"code": w.code.as_str(), "line": w.line, "message": w.message})
+                crate::json::object(vec![
+                    ("code", w.code.as_str().into()),
+                    ("line", w.line.into()),
+                    ("message", w.message.as_str().into()),
+                ])
             })
             .collect();
         js::stringify(&Value::Array(list))
@@ -387,15 +391,15 @@ impl WasmSession {
             .last_usage_index
             .map(|i| Value::from(self.s().entries()[ctx.messages[i].entry].id()))
             .unwrap_or(Value::Null);
-        Ok(js::stringify(&serde_json::json!({
-            "tokens": est.tokens,
-            "usageTokens": est.usage_tokens,
-            "trailingTokens": est.trailing_tokens,
-            "estimatedTokens": estimated,
-            "lastUsageEntryId": last,
-            "tokensBefore": self.s().tokens_before(&ctx.path),
-            "messages": ctx.messages.len(),
-        })))
+        Ok(js::stringify(&crate::json::object(vec![
+            ("tokens", est.tokens.into()),
+            ("usageTokens", est.usage_tokens.into()),
+            ("trailingTokens", est.trailing_tokens.into()),
+            ("estimatedTokens", estimated.into()),
+            ("lastUsageEntryId", last),
+            ("tokensBefore", self.s().tokens_before(&ctx.path).into()),
+            ("messages", ctx.messages.len().into()),
+        ])))
     }
 
     /// Estimated tokens of the message an entry carries.

@@ -3,6 +3,7 @@
 //! holding a `Uint8Array` of PNG bytes. The registered fallback fonts live here, the only
 //! process-wide state of the binding.
 
+use crate::json::js;
 use crate::snapcompact::billing::{frame_tokens, BillingFamily, ImageBudgets};
 use crate::snapcompact::dataurl::{elide_data_urls, Elision};
 use crate::snapcompact::request::{render_options, shape_arg, shape_for, Target};
@@ -51,7 +52,9 @@ fn arg(json: Option<String>, what: &str) -> Result<Option<Value>, JsValue> {
 
 /// A JSON array of strings, as text.
 fn strings<S: Into<String>>(items: impl IntoIterator<Item = S>) -> String {
-    Value::Array(items.into_iter().map(|s| Value::String(s.into())).collect()).to_string()
+    js::stringify(&Value::Array(
+        items.into_iter().map(|s| Value::String(s.into())).collect(),
+    ))
 }
 
 fn with_fonts<T>(f: impl FnOnce(&FallbackFonts) -> T) -> T {
@@ -105,7 +108,7 @@ pub fn resolve_shape(
     let shape = arg(shape_json, "shape")?;
     let s = with_fonts(|f| shape_for(shape.as_ref(), &target, text.as_deref(), f))
         .map_err(snap_error)?;
-    Ok(s.to_json().to_string())
+    Ok(js::stringify(&s.to_json()))
 }
 
 /// The catalogue ideal for a model id (`{variant, frameSize?}` JSON, or `null`).
@@ -118,7 +121,7 @@ pub fn ideal_shape_variant(model_id: &str) -> String {
             if let Some(size) = i.frame_size {
                 v.insert("frameSize".into(), size.into());
             }
-            Value::Object(v).to_string()
+            js::stringify(&Value::Object(v))
         }
         None => "null".into(),
     }
@@ -178,7 +181,7 @@ pub fn scan(text: &str, shape_json: Option<String>) -> Result<String, JsValue> {
     let mut v = Map::new();
     v.insert("unrenderableRatio".into(), r.unrenderable_ratio.into());
     v.insert("isSafe".into(), r.is_safe.into());
-    Ok(Value::Object(v).to_string())
+    Ok(js::stringify(&Value::Object(v)))
 }
 
 /// `dimStopwords(text)`.
@@ -354,12 +357,7 @@ pub fn render_frame(page: &str, options_json: Option<String>) -> Result<JsValue,
 pub fn shape_for_options(text: &str, options_json: Option<String>) -> Result<String, JsValue> {
     let v = arg(options_json, "options")?;
     with_fonts(|f| render_options(v.as_ref(), Some(text), f))
-        .map(|o| {
-            o.shape
-                .with_frame_size(o.frame_size())
-                .to_json()
-                .to_string()
-        })
+        .map(|o| js::stringify(&o.shape.with_frame_size(o.frame_size()).to_json()))
         .map_err(snap_error)
 }
 

@@ -94,5 +94,7 @@ pub fn adapt_keep_recent_tokens(
 /// Validates settings and returns them with defaults filled in, as JSON.
 #[wasm_bindgen(js_name = resolveSettingsJson)]
 pub fn resolve_settings_json(settings_json: Option<String>) -> Result<String, JsValue> {
-    Ok(settings(settings_json)?.to_json().to_string())
+    Ok(crate::json::js::stringify(
+        &settings(settings_json)?.to_json(),
+    ))
 }

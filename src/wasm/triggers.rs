@@ -4,6 +4,7 @@
 
 use super::interop::{js_error, now_ms, parse_json, to_js};
 use crate::error::ErrorCode;
+use crate::json::js;
 use crate::message::AssistantMessage;
 use crate::settings::CompactionSettings;
 use crate::triggers::{
@@ -78,7 +79,7 @@ fn opt_tokens(v: Option<f64>, what: &str) -> Result<Option<u64>, JsValue> {
 }
 
 fn decision_json(d: &Decision) -> Result<String, JsValue> {
-    Ok(d.to_json().to_string())
+    Ok(js::stringify(&d.to_json()))
 }
 
 /// pi-ai's `Model` shape, as far as the triggers read it: `{provider, id, contextWindow?,
@@ -189,13 +190,13 @@ impl WasmContextManager {
     /// The settings with defaults filled in, as JSON.
     #[wasm_bindgen(js_name = settingsJson)]
     pub fn settings_json(&self) -> String {
-        self.inner.settings().to_json().to_string()
+        js::stringify(&self.inner.settings().to_json())
     }
 
     /// Counters and flags, as JSON.
     #[wasm_bindgen(js_name = stateJson)]
     pub fn state_json(&self) -> Result<String, JsValue> {
-        Ok(self.inner.state().to_json().to_string())
+        Ok(js::stringify(&self.inner.state().to_json()))
     }
 
     /// An assistant turn ended; returns the decision as JSON.
@@ -261,7 +262,7 @@ impl WasmContextManager {
         let o = options(options_json, what)?;
         let last = match o.get("lastAssistant") {
             None | Some(Value::Null) => None,
-            Some(v) => Some(assistant(&v.to_string())?),
+            Some(v) => Some(assistant(&js::stringify(v))?),
         };
         let p = PromptInput {
             last_assistant: last.as_ref(),
