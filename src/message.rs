@@ -600,13 +600,10 @@ pub struct MessageHead {
 }
 
 impl MessageHead {
-    /// Reads the head of a message object; fails exactly where [`AgentMessage::parse`] fails.
-    pub fn read(raw: &str, role: Option<Role>) -> Result<MessageHead, ShapeError> {
-        let o = Obj::parse(raw.as_bytes())
-            .map_err(|e| ShapeError(format!("not a JSON object ({} at {})", e.reason, e.offset)))?;
-        let role = role.unwrap_or_else(|| o.str("role").map_or(Role::Other, |r| Role::parse(&r)));
-        let mut head = MessageHead {
-            // As the typed message reports it: a legacy `hookMessage` is a custom message.
+    /// The head of a message of `role` with nothing else known. The role is the one the typed
+    /// message reports: a legacy `hookMessage` is a custom message.
+    pub fn new(role: Role) -> MessageHead {
+        MessageHead {
             role: if role == Role::HookMessage {
                 Role::Custom
             } else {
@@ -621,7 +618,15 @@ impl MessageHead {
             no_blocks: false,
             empty_error_turn: false,
             custom_type: None,
-        };
+        }
+    }
+
+    /// Reads the head of a message object; fails exactly where [`AgentMessage::parse`] fails.
+    pub fn read(raw: &str, role: Option<Role>) -> Result<MessageHead, ShapeError> {
+        let o = Obj::parse(raw.as_bytes())
+            .map_err(|e| ShapeError(format!("not a JSON object ({} at {})", e.reason, e.offset)))?;
+        let role = role.unwrap_or_else(|| o.str("role").map_or(Role::Other, |r| Role::parse(&r)));
+        let mut head = MessageHead::new(role);
         let content = o.get("content").filter(|v| !v.is_null());
         let blocks = match role {
             Role::User
@@ -755,18 +760,7 @@ mod tests {
 
     /// The head as the typed message defines it: what [`MessageHead::read`] must agree with.
     fn head_from_typed(m: &AgentMessage) -> MessageHead {
-        let mut h = MessageHead {
-            role: m.role(),
-            tool_call_ids: Vec::new(),
-            stop_reason: None,
-            provider: None,
-            model: None,
-            retry_recovery: false,
-            has_usage: false,
-            no_blocks: false,
-            empty_error_turn: false,
-            custom_type: None,
-        };
+        let mut h = MessageHead::new(m.role());
         match m {
             AgentMessage::Assistant(a) => {
                 h.tool_call_ids = a.tool_call_ids().map(str::to_string).collect();
