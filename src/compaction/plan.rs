@@ -274,12 +274,19 @@ impl FeedItem {
 
 /// `serializeConversationForSummary` of the provider messages of `entries` (spec: compaction
 /// §5.1), converting a message at a time so a long branch or history is never held as JSON
-/// values: one pass finds the useless tool results (their calls, which come first, are left
-/// out too), the second writes the text.
+/// values: a first pass over the tool results finds the useless ones (their calls, which
+/// come first, are left out too), the second writes the text.
 pub(crate) fn serialized_conversation(session: &Session, entries: &[usize]) -> Result<String> {
+    // Only tool-result entries give tool results, and they convert alone (a successor
+    // matters to assistants only), so the first pass reads just those.
+    let results = entries
+        .iter()
+        .copied()
+        .filter(|&i| session.entries()[i].role() == Some(Role::ToolResult))
+        .collect();
     let mut useless: FxHashSet<Box<str>> = FxHashSet::default();
     let mut converted = Vec::new();
-    let mut feed = HistoryFeed::new(entries.to_vec());
+    let mut feed = HistoryFeed::new(results);
     while feed.read(session, &mut converted)? {
         useless.extend(
             useless_tool_call_ids(&converted)
