@@ -352,32 +352,23 @@ impl Session {
     pub fn write_segments(&self, mut f: impl FnMut(&[u8])) {
         // A pending run [start, end) of the source, newlines included.
         let mut run: Option<(usize, usize)> = None;
-        for i in 0..self.lines.len() {
-            let newline = i > 0;
-            match (&self.lines[i].text, run) {
-                (LineText::Source { start, end }, Some((rs, re)))
-                    if newline && *start == re + 1 && self.source.get(re) == Some(&b'\n') =>
-                {
+        for (i, line) in self.lines.iter().enumerate() {
+            // A source line right after the run (its newline between them) extends it.
+            if let (LineText::Source { start, end }, Some((rs, re))) = (&line.text, run) {
+                if i > 0 && *start == re + 1 && self.source.get(re) == Some(&b'\n') {
                     run = Some((rs, *end));
+                    continue;
                 }
-                (LineText::Source { start, end }, _) => {
-                    if let Some((rs, re)) = run.take() {
-                        f(&self.source[rs..re]);
-                    }
-                    if newline {
-                        f(b"\n");
-                    }
-                    run = Some((*start, *end));
-                }
-                (LineText::Owned(text), _) => {
-                    if let Some((rs, re)) = run.take() {
-                        f(&self.source[rs..re]);
-                    }
-                    if newline {
-                        f(b"\n");
-                    }
-                    f(text.as_bytes());
-                }
+            }
+            if let Some((rs, re)) = run.take() {
+                f(&self.source[rs..re]);
+            }
+            if i > 0 {
+                f(b"\n");
+            }
+            match &line.text {
+                LineText::Source { start, end } => run = Some((*start, *end)),
+                LineText::Owned(text) => f(text.as_bytes()),
             }
         }
         if let Some((rs, re)) = run {
