@@ -5,6 +5,10 @@ import { generatedSession } from './generated.mjs';
 
 const NOW = 1_800_000_000_000;
 
+/** Whether a saved Uint8Array has the bytes of the file (compared without a copy). */
+const identical = (saved, bytes) =>
+  Buffer.compare(Buffer.from(saved.buffer, saved.byteOffset, saved.length), bytes) === 0;
+
 /** The session: 70,000 entries, compactions every 150,000 tokens, branches, images. */
 export function largeSessionBytes(options) {
   return generatedSession('large-70k.jsonl', ['--preset', 'bench', '--entries', '70000'], options);
@@ -51,8 +55,8 @@ export function largeSessionSteps() {
     {
       name: 'toBytes (save)',
       run: (s) => s.toBytes(),
-      check: (b, bytes) => Buffer.compare(Buffer.from(b.buffer, b.byteOffset, b.length), bytes) === 0,
-      note: (b, bytes) => `${(b.length / 1e6).toFixed(1)} MB, identical: ${Buffer.compare(Buffer.from(b.buffer, b.byteOffset, b.length), bytes) === 0}`,
+      check: (b, bytes) => identical(b, bytes),
+      note: (b, bytes) => `${(b.length / 1e6).toFixed(1)} MB, identical: ${identical(b, bytes)}`,
     },
     {
       name: 'toJsonl',
