@@ -561,9 +561,8 @@ pub fn build_context_with<'s>(
         // Beyond the spec: a provider rejects a tool result whose call is not before it (a
         // hostile or hand-edited tree, a `firstKeptEntryId` naming a result), and dropping
         // failed turns can leave a call without its result when call ids repeat.
-        if drop_orphan_tool_results(&mut messages) || has_dangling_tool_calls(&messages) {
-            strip_dangling_tool_calls(session, &mut messages, false);
-        }
+        drop_orphan_tool_results(&mut messages);
+        strip_dangling_tool_calls(session, &mut messages, false);
     }
     if opts.transcript {
         ctx.cache_miss_explained_at = Some(cache_miss_explained(session, &path, &messages));
@@ -729,13 +728,9 @@ fn dangling_tool_calls(messages: &[ContextMessage]) -> Vec<(usize, FxHashSet<Box
     dangling_at
 }
 
-fn has_dangling_tool_calls(messages: &[ContextMessage]) -> bool {
-    !dangling_tool_calls(messages).is_empty()
-}
-
 /// Drops tool results whose call is not in an earlier assistant message of the context (LLM
-/// mode). Returns whether any was dropped.
-fn drop_orphan_tool_results(messages: &mut Vec<ContextMessage>) -> bool {
+/// mode).
+fn drop_orphan_tool_results(messages: &mut Vec<ContextMessage>) {
     let mut called: FxHashSet<&str> = FxHashSet::default();
     let mut keep = Vec::with_capacity(messages.len());
     for m in messages.iter() {
@@ -743,11 +738,10 @@ fn drop_orphan_tool_results(messages: &mut Vec<ContextMessage>) -> bool {
         keep.push(m.head.answers().is_none_or(|id| called.contains(id)));
     }
     if keep.iter().all(|&k| k) {
-        return false;
+        return;
     }
     let mut it = keep.into_iter();
     messages.retain(|_| it.next().unwrap_or(true));
-    true
 }
 
 /// Post-processing 2 (spec: compaction §2.4, LLM mode): failed assistant turns (`aborted`,

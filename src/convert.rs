@@ -13,18 +13,15 @@ use serde_json::{Map, Value};
 pub const PRUNED_FALLBACK: &str = "[Output truncated]";
 
 fn text_block(text: String) -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), "text".into());
-    m.insert("text".into(), text.into());
-    Value::Object(m)
+    crate::json::object(vec![("type", "text".into()), ("text", text.into())])
 }
 
 fn image_block(data: &str, mime: &str) -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), "image".into());
-    m.insert("data".into(), data.into());
-    m.insert("mimeType".into(), mime.into());
-    Value::Object(m)
+    crate::json::object(vec![
+        ("type", "image".into()),
+        ("data", data.into()),
+        ("mimeType", mime.into()),
+    ])
 }
 
 fn blocks_value(c: &Content) -> Vec<Value> {

@@ -36,6 +36,7 @@
 //! stops are recovered at most [`INCOMPLETE_RECOVERY_MAX_RETRIES`] times in a row, and idle
 //! maintenance runs at most once per idle period.
 
+use crate::json::object;
 use crate::message::{AssistantMessage, ContentBlock, StopReason};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::tokens::{
@@ -647,8 +648,6 @@ pub struct ManagerState {
 // ----- JSON --------------------------------------------------------------------------------
 // The JS-facing shapes, written out by hand (one code path instead of one serde
 // monomorphization per type). The `serde` impls below delegate to them.
-
-use crate::json::object;
 
 /// `null` or the value.
 fn opt<T: Into<Value>>(v: Option<T>) -> Value {

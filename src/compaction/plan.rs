@@ -754,10 +754,6 @@ fn preserve_data(previous: Option<&Value>, extra: Option<&Map<String, Value>>) -
     (!out.is_empty()).then_some(Value::Object(out))
 }
 
-fn details(lists: &FileLists) -> Value {
-    lists.to_json()
-}
-
 /// Frames as image blocks without their payload, for `tokensAfter`: the estimate charges
 /// every frame a flat rate (spec: compaction §3.1), so the context need not copy and parse
 /// megabytes of base64. Blob references stay unresolved, as in a plain `buildContext`.
@@ -855,7 +851,7 @@ pub fn commit_compaction(
         tokens_after: None,
         method: Some(plan.options.method.clone().unwrap_or_else(|| "soft".into())),
         provider_replay_through_entry_id: None,
-        details: Some(details(&plan.file_lists)),
+        details: Some(plan.file_lists.to_json()),
         preserve_data: preserve_data(
             prep.previous_preserve_data.as_ref(),
             plan.options.preserve_data.as_ref(),
@@ -965,7 +961,7 @@ pub fn commit_snapcompact(
                 .unwrap_or_else(|| "snapcompact".into()),
         ),
         provider_replay_through_entry_id: None,
-        details: Some(details(&plan.file_lists)),
+        details: Some(plan.file_lists.to_json()),
         preserve_data: Some(Value::Object(preserve)),
         from_extension: false,
         warning: None,

@@ -4,6 +4,8 @@
 //! retried as is (the plan halves the window instead); authentication failures and time-outs
 //! move on to the next candidate at once. Pure decisions: the async shell does the waiting.
 
+use crate::tokens::{ByteEstimate, TokenCounter};
+
 /// How a failure is treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureKind {
@@ -183,7 +185,7 @@ pub const OVERSIZED_ANSWER_FACTOR: u64 = 4;
 /// would make the rebuilt context larger instead of smaller. Checked before anything is
 /// written; the async shell treats it as a failed call (the next candidate is tried).
 pub fn answer_problem(text: &str, max_tokens: u64) -> Option<String> {
-    let estimate = (text.len() as u64).div_ceil(4);
+    let estimate = ByteEstimate.count(text);
     let limit = max_tokens.max(1).saturating_mul(OVERSIZED_ANSWER_FACTOR);
     (estimate > limit).then(|| {
         format!(

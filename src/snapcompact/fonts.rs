@@ -3,9 +3,10 @@
 //! The bitmap fonts (X.org misc-fixed 5x8, 6x12, 8x13 and unscii-8) are compiled by
 //! `fonts/generate.py` into coded 1-bit tables (`fonts/compiled/*.glyphs`) embedded here and
 //! decoded on first use; each glyph is then a full cell of rows, one byte per row, bit 7 =
-//! leftmost pixel (spec: snapcompact §7.2, §13). Fallback fonts are not bundled: the host registers GNU Unifont (our compact
-//! `CXFB` asset) or any TrueType/OpenType font, which covers what the bitmap fonts lack (CJK,
-//! kana, hangul, rare symbols). See `fonts/README.md` for sources, licences and formats.
+//! leftmost pixel (spec: snapcompact §7.2, §13). Fallback fonts are not bundled: the host
+//! registers GNU Unifont (our compact `CXFB` asset) or any TrueType/OpenType font, which covers
+//! what the bitmap fonts lack (CJK, kana, hangul, rare symbols). See `fonts/README.md` for
+//! sources, licences and formats.
 
 use super::error::SnapError;
 use super::outline::OutlineFont;

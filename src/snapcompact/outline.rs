@@ -209,7 +209,12 @@ struct Lines {
     start: (f32, f32),
     last: (f32, f32),
     max_area: f32,
+    /// The pieces still to flatten, kept between curves.
+    stack: Vec<Piece>,
 }
+
+/// A piece of a curve: its ends and their parameters.
+type Piece = ((f32, f32), f32, (f32, f32), f32);
 
 impl Lines {
     fn new(max_area: f32) -> Lines {
@@ -219,6 +224,7 @@ impl Lines {
             start: (0.0, 0.0),
             last: (0.0, 0.0),
             max_area,
+            stack: Vec::new(),
         }
     }
 
@@ -238,7 +244,8 @@ impl Lines {
 
     /// Flattens the curve `at(t)`, t in 0..1, from the last point to `end`.
     fn flatten(&mut self, end: (f32, f32), at: &dyn Fn(f32) -> (f32, f32)) {
-        let mut stack = vec![(self.last, 0.0f32, end, 1.0f32)];
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.push((self.last, 0.0, end, 1.0));
         while let Some((a, ta, c, tc)) = stack.pop() {
             let tb = (ta + tc) * 0.5;
             let b = at(tb);
@@ -250,6 +257,7 @@ impl Lines {
                 self.push(a, c);
             }
         }
+        self.stack = stack;
         self.last = end;
     }
 }
@@ -301,6 +309,8 @@ struct Coverage {
     w: usize,
     h: usize,
     acc: Vec<f32>,
+    /// The grid crossings of the line being added, kept between lines.
+    ts: Vec<f32>,
 }
 
 impl Coverage {
@@ -309,6 +319,7 @@ impl Coverage {
             w,
             h,
             acc: vec![0.0; w * h + 2],
+            ts: Vec::new(),
         }
     }
 
@@ -335,7 +346,8 @@ impl Coverage {
         }
         let (dx, dy) = (x1 - x0, y1 - y0);
         // Parameters t in (0, 1) where the line crosses a vertical or horizontal grid line.
-        let mut ts: Vec<f32> = Vec::new();
+        let mut ts = std::mem::take(&mut self.ts);
+        ts.clear();
         let mut crossings = |a: f32, b: f32, d: f32| {
             if d != 0.0 {
                 let (lo, hi) = (a.min(b), a.max(b));
@@ -350,7 +362,7 @@ impl Coverage {
         crossings(y0, y1, dy);
         crate::sort::sort_by(&mut ts, |a, b| a.total_cmp(b));
         let (mut px, mut py) = (x0, y0);
-        for t in ts.into_iter().chain([1.0]) {
+        for &t in ts.iter().chain(&[1.0]) {
             let (nx, ny) = if t >= 1.0 {
                 (x1, y1)
             } else {
@@ -362,6 +374,7 @@ impl Coverage {
             }
             (px, py) = (nx, ny);
         }
+        self.ts = ts;
     }
 
     fn finish(self) -> Vec<u8> {
