@@ -124,7 +124,7 @@ impl ContextMessage {
     }
 
     fn value(&self, session: &Session) -> Value {
-        serde_json::from_str(&self.json(session)).unwrap_or(Value::Null)
+        crate::json::parse(&self.json(session)).unwrap_or(Value::Null)
     }
 }
 
@@ -422,7 +422,7 @@ impl Emitter<'_> {
             return Ok(());
         };
         let json = if superseded {
-            let mut v: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            let mut v = crate::json::parse(&json).unwrap_or(Value::Null);
             if let Some(o) = v.as_object_mut() {
                 o.insert("summary".into(), SUPERSEDED_SUMMARY.into());
                 if o.contains_key("shortSummary") {
@@ -448,7 +448,7 @@ impl Emitter<'_> {
             return json;
         };
         let blocks = history_blocks(&archive, &self.history);
-        match serde_json::from_str::<Value>(&json) {
+        match crate::json::parse(&json) {
             Ok(Value::Object(mut o)) => {
                 o.insert(
                     "blocks".into(),

@@ -87,7 +87,7 @@ pub fn bash_execution_text(
 
 /// Parses a context message's JSON into an object map.
 fn object(session: &Session, m: &ContextMessage) -> Map<String, Value> {
-    match serde_json::from_str::<Value>(&m.json(session)) {
+    match crate::json::parse(&m.json(session)) {
         Ok(Value::Object(o)) => o,
         _ => Map::new(),
     }

@@ -19,6 +19,7 @@ pub mod session;
 pub mod settings;
 pub mod snapcompact;
 mod sort;
+mod text;
 pub mod time;
 pub mod tokens;
 pub mod triggers;

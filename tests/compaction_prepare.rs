@@ -315,4 +315,20 @@ fn already_compacted_and_nothing_to_compact() {
     let p = prepare(&s, 1);
     assert_eq!(p.previous_summary, None);
     assert_eq!(ids(&s, &p.messages_to_summarize), ["C"]);
+    // The same when the boundary is appended to a loaded session without one.
+    let mut s = Jsonl::new()
+        .user("A", None, "a")
+        .compaction("P", Some("A"), "S", "A")
+        .user("B", Some("P"), "b")
+        .load();
+    assert!(prepare(&s, 1).previous_summary.is_some());
+    s.append("reset_boundary", serde_json::Map::new(), 0)
+        .unwrap();
+    for text in ["c", "d"] {
+        let m = json!({"role": "user", "content": text, "timestamp": 0});
+        s.append_message(m, 0).unwrap();
+    }
+    let p = prepare(&s, 1);
+    assert_eq!(p.previous_summary, None);
+    assert_eq!(p.messages_to_summarize.len(), 1);
 }

@@ -189,7 +189,7 @@ impl HistoryFeed {
             {
                 let parsed = session
                     .message_json(i)
-                    .and_then(|json| serde_json::from_str::<Value>(&json).ok());
+                    .and_then(|json| crate::json::parse(&json).ok());
                 if let Some(Value::Object(o)) = parsed {
                     return Ok(Some(FeedItem::Plain(role, o)));
                 }
@@ -1030,7 +1030,7 @@ pub fn commit_handoff(
             missing: plan.missing(),
         })?;
     plan.check_fresh(session)?;
-    let cwd = serde_json::from_str::<Value>(&session.header_json())
+    let cwd = crate::json::parse(&session.header_json())
         .ok()
         .and_then(|h| h.get("cwd").and_then(Value::as_str).map(str::to_string))
         .unwrap_or_default();

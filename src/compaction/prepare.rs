@@ -255,11 +255,13 @@ pub fn prepare_compaction(
         .ok_or(Error::NothingToCompact {
             reason: "the session has no leaf".into(),
         })?;
-    let path = session.path_to(leaf);
-    let kind_at = |pos: usize| session.entries()[path[pos]].kind();
+    let path_vec = session.path_to(leaf);
+    // Slices, not the `Vec`: its indexing stays a call when built for size.
+    let (path, entries) = (path_vec.as_slice(), session.entries());
+    let kind_at = |pos: usize| entries[path[pos]].kind();
     if path
         .last()
-        .is_some_and(|&i| session.entries()[i].kind() == EntryKind::Compaction)
+        .is_some_and(|&i| entries[i].kind() == EntryKind::Compaction)
     {
         return Err(Error::AlreadyCompacted);
     }
@@ -276,9 +278,12 @@ pub fn prepare_compaction(
             break;
         }
     }
-    let reset = (0..path.len())
-        .rev()
-        .find(|&pos| kind_at(pos) == EntryKind::ResetBoundary);
+    let reset = if session.has_reset_boundary() {
+        path.iter()
+            .rposition(|&i| entries[i].kind() == EntryKind::ResetBoundary)
+    } else {
+        None
+    };
     if let (Some(r), Some((p, _))) = (reset, &previous) {
         if r > *p {
             previous = None;
@@ -318,7 +323,7 @@ pub fn prepare_compaction(
     let items: Vec<CutItem> = sequence.iter().map(|&i| cut_item(session, i)).collect();
 
     // tokensBefore, and the keep budget scaled by the provider/estimate ratio (§3.4, §3.5).
-    let last_usage = session.last_assistant_usage(&path);
+    let last_usage = session.last_assistant_usage(path);
     let tokens_before = last_usage
         .as_ref()
         .map_or(0, |(_, u)| tokens::context_tokens(u));
@@ -402,7 +407,7 @@ pub fn prepare_compaction(
         tokens_before,
         keep_recent_tokens: keep,
         ratio,
-        path,
+        path: path_vec,
     })
 }
 

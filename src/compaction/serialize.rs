@@ -54,17 +54,17 @@ pub fn js_len(s: &str) -> usize {
     // pair), counted eight bytes at a time.
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let b = s.as_bytes();
-    let mut chunks = b.chunks_exact(8);
+    let (words, rest) = b.as_chunks::<8>();
     let (mut cont, mut four) = (0usize, 0usize);
-    for c in &mut chunks {
-        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+    for &w in words {
+        let w = u64::from_le_bytes(w);
         if w & HIGH == 0 {
             continue;
         }
         cont += (w & !(w << 1) & HIGH).count_ones() as usize;
         four += (w & (w << 1) & (w << 2) & (w << 3) & HIGH).count_ones() as usize;
     }
-    for &x in chunks.remainder() {
+    for &x in rest {
         cont += usize::from(x & 0xC0 == 0x80);
         four += usize::from(x >= 0xF0);
     }
@@ -89,7 +89,7 @@ pub fn truncate_for_summary(text: &str, max: usize) -> Cow<'_, str> {
     } else {
         let mut units = 0;
         let mut found = None;
-        for (i, c) in text.char_indices() {
+        for (i, c) in crate::text::char_indices(text) {
             let w = c.len_utf16();
             if units + w > max {
                 found = Some((i, units < max));

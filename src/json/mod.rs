@@ -3,15 +3,15 @@
 
 pub mod edit;
 pub mod js;
+pub mod parse;
 pub mod scan;
 pub mod view;
 
+pub use parse::parse;
+
 /// Parses JSON bytes into a `serde_json::Value` (`None` if they are not UTF-8 or not JSON).
-/// Through `from_str`, the reader every other parse in the crate uses: `from_slice` would
-/// instantiate serde_json's whole parser a second time for its byte reader. The result is the
-/// same, as bytes that are not UTF-8 are no JSON text for `from_slice` either.
 pub fn parse_bytes(b: &[u8]) -> Option<serde_json::Value> {
-    serde_json::from_str(std::str::from_utf8(b).ok()?).ok()
+    parse(std::str::from_utf8(b).ok()?).ok()
 }
 
 /// A JSON object of `fields`, in order: one small function instead of the code `json!`

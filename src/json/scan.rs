@@ -5,7 +5,9 @@
 //! session needs the `type`, `id` and `parentId` of every line, not its body. Strings — where
 //! nearly all bytes of a session live — are crossed a word at a time, checking UTF-8 on the
 //! way, so one pass over a line both validates it and finds what the index needs. Nesting is
-//! tracked on an explicit stack, so deep input cannot overflow the call stack.
+//! tracked on an explicit stack, so deep input cannot overflow the call stack. The per-byte
+//! helpers are `#[inline(always)]`: optimizing for size (`opt-level = "z"`), LLVM ignores
+//! `#[inline]`.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -17,6 +19,12 @@ pub struct SyntaxError {
     pub offset: usize,
     /// What was expected or found.
     pub reason: &'static str,
+}
+
+impl std::fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at byte {}", self.reason, self.offset)
+    }
 }
 
 fn err<T>(offset: usize, reason: &'static str) -> Result<T, SyntaxError> {
@@ -32,7 +40,7 @@ const HI: u64 = 0x8080_8080_8080_8080;
 /// a string: `"`, `\\`, control characters and non-ASCII bytes. No false negatives; a false
 /// positive can only follow a true one, so the lowest flag is always exact.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline]
+#[inline(always)]
 fn special_bytes(x: u64) -> u64 {
     let quote = x ^ (LO * u64::from(b'"'));
     let backslash = x ^ (LO * u64::from(b'\\'));
@@ -46,7 +54,7 @@ fn special_bytes(x: u64) -> u64 {
 /// Index of the first byte at or after `i` that is not plain printable ASCII (a `"`, `\\`,
 /// control character or non-ASCII byte), or `b.len()`. Crosses plain bytes a word at a time.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline]
+#[inline(always)]
 pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
     while let Some(word) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
         let special = special_bytes(u64::from_le_bytes(*word));
@@ -68,7 +76,7 @@ pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
 /// 64-bit reads, which keeps the code free of `unsafe` pointer loads (measured: the load path
 /// of a 145 MB session spends most of its time here).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline]
+#[inline(always)]
 pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
     use core::arch::wasm32::*;
     let quote = u8x16_splat(b'"');
@@ -131,6 +139,8 @@ pub struct Scanner {
     pub bad_utf8: bool,
     /// A `\n` appeared as whitespace between tokens.
     pub newline: bool,
+    /// A string held an escape (`\\`); never reset by the scanner itself.
+    pub escaped: bool,
     stack: Vec<bool>,
 }
 
@@ -141,7 +151,7 @@ impl Scanner {
     }
 
     /// Index of the first non-whitespace byte at or after `i` (JSON whitespace).
-    #[inline]
+    #[inline(always)]
     pub fn skip_ws(&mut self, b: &[u8], mut i: usize) -> usize {
         while let Some(&c) = b.get(i) {
             match c {
@@ -166,14 +176,17 @@ impl Scanner {
             match b.get(i) {
                 None => return err(b.len(), "unterminated string"),
                 Some(b'"') => return Ok(i + 1),
-                Some(b'\\') => match b.get(i + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                    Some(b'u') => match b.get(i + 2..i + 6) {
-                        Some(h) if h.iter().all(u8::is_ascii_hexdigit) => i += 6,
-                        _ => return err(i, "invalid \\u escape"),
-                    },
-                    _ => return err(i, "invalid escape"),
-                },
+                Some(b'\\') => {
+                    self.escaped = true;
+                    match b.get(i + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                        Some(b'u') => match b.get(i + 2..i + 6) {
+                            Some(h) if h.iter().all(u8::is_ascii_hexdigit) => i += 6,
+                            _ => return err(i, "invalid \\u escape"),
+                        },
+                        _ => return err(i, "invalid escape"),
+                    }
+                }
                 Some(&c) if c < 0x20 => return err(i, "control character in string"),
                 Some(&c) if c >= 0x80 => match utf8_sequence(b, i) {
                     Some(n) => i += n,
@@ -189,12 +202,12 @@ impl Scanner {
 
     /// Expects `"key" :` at `i`; returns the index of the value (after whitespace).
     fn skip_key_colon(&mut self, b: &[u8], i: usize) -> Result<usize, SyntaxError> {
-        if b.get(i) != Some(&b'"') {
+        if !matches!(b.get(i), Some(b'"')) {
             return err(i, "expected object key");
         }
         let end = self.skip_string_body(b, i + 1)?;
         let i = self.skip_ws(b, end);
-        if b.get(i) != Some(&b':') {
+        if !matches!(b.get(i), Some(b':')) {
             return err(i, "expected ':'");
         }
         Ok(self.skip_ws(b, i + 1))
@@ -222,7 +235,7 @@ impl Scanner {
             match b.get(i) {
                 Some(b'{') => {
                     i = self.skip_ws(b, i + 1);
-                    if b.get(i) == Some(&b'}') {
+                    if matches!(b.get(i), Some(b'}')) {
                         i += 1;
                     } else {
                         stack.push(true);
@@ -232,7 +245,7 @@ impl Scanner {
                 }
                 Some(b'[') => {
                     i = self.skip_ws(b, i + 1);
-                    if b.get(i) == Some(&b']') {
+                    if matches!(b.get(i), Some(b']')) {
                         i += 1;
                     } else {
                         stack.push(false);
@@ -297,21 +310,21 @@ impl Scanner {
         start: usize,
         f: &mut dyn FnMut(&mut Self, &[u8], &Member) -> bool,
     ) -> Result<usize, SyntaxError> {
-        if b.get(start) != Some(&b'{') {
+        if !matches!(b.get(start), Some(b'{')) {
             return err(start, "expected an object");
         }
         let mut i = self.skip_ws(b, start + 1);
-        if b.get(i) == Some(&b'}') {
+        if matches!(b.get(i), Some(b'}')) {
             return Ok(i + 1);
         }
         loop {
-            if b.get(i) != Some(&b'"') {
+            if !matches!(b.get(i), Some(b'"')) {
                 return err(i, "expected object key");
             }
             let key_start = i + 1;
             let key_end = self.skip_string_body(b, key_start)?;
             let mut j = self.skip_ws(b, key_end);
-            if b.get(j) != Some(&b':') {
+            if !matches!(b.get(j), Some(b':')) {
                 return err(j, "expected ':'");
             }
             j = self.skip_ws(b, j + 1);
@@ -346,9 +359,9 @@ pub fn skip_string_body(b: &[u8], i: usize) -> Result<usize, SyntaxError> {
     Scanner::new().skip_string_body(b, i)
 }
 
-fn skip_number(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
+pub(crate) fn skip_number(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
     let mut i = start;
-    if b.get(i) == Some(&b'-') {
+    if matches!(b.get(i), Some(b'-')) {
         i += 1;
     }
     match b.get(i) {
@@ -360,7 +373,7 @@ fn skip_number(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
         }
         _ => return err(i, "invalid number"),
     }
-    if b.get(i) == Some(&b'.') {
+    if matches!(b.get(i), Some(b'.')) {
         i += 1;
         if !matches!(b.get(i), Some(b'0'..=b'9')) {
             return err(i, "invalid number fraction");
@@ -384,7 +397,7 @@ fn skip_number(b: &[u8], start: usize) -> Result<usize, SyntaxError> {
     Ok(i)
 }
 
-fn skip_literal(b: &[u8], i: usize, lit: &'static [u8]) -> Result<usize, SyntaxError> {
+pub(crate) fn skip_literal(b: &[u8], i: usize, lit: &'static [u8]) -> Result<usize, SyntaxError> {
     if b.get(i..i + lit.len()) == Some(lit) {
         Ok(i + lit.len())
     } else {
@@ -454,7 +467,10 @@ pub fn key_is(raw: &[u8], name: &str) -> bool {
     if raw == name.as_bytes() {
         return true;
     }
-    raw.contains(&b'\\') && decode_str_body(raw).is_some_and(|k| k == name)
+    // An escape is longer than what it stands for, so only a longer key can decode to `name`.
+    raw.len() > name.len()
+        && raw.contains(&b'\\')
+        && decode_str_body(raw).is_some_and(|k| k == name)
 }
 
 /// Decodes the body of a string (between the quotes). `None` if it is not valid JSON string
@@ -471,15 +487,19 @@ pub fn decode_str_body(raw: &[u8]) -> Option<Cow<'_, str>> {
 /// control characters or quotes, valid UTF-8. Ours rather than a typed `serde_json` call,
 /// whose error path links the float formatting machinery into the `.wasm`.
 fn unescape(raw: &[u8]) -> Option<String> {
-    let mut out = Vec::with_capacity(raw.len());
-    let mut i = 0;
+    // Every escape is longer than what it writes, so the output fits in `raw.len()` bytes:
+    // written by index, without a `Vec` call per byte or run (those stay calls when built for
+    // size). UTF-8 is checked once at the end.
+    let mut out = vec![0u8; raw.len()];
+    let buf = out.as_mut_slice();
+    let (mut i, mut n) = (0, 0);
     while let Some(&c) = raw.get(i) {
         i += 1;
-        match c {
+        let byte = match c {
             b'\\' => {
                 let e = *raw.get(i)?;
                 i += 1;
-                let byte = match e {
+                match e {
                     b'"' | b'\\' | b'/' => e,
                     b'b' => 0x08,
                     b'f' => 0x0c,
@@ -505,17 +525,22 @@ fn unescape(raw: &[u8]) -> Option<String> {
                             _ => hi,
                         };
                         let ch = char::from_u32(cp)?;
-                        out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+                        for &u in ch.encode_utf8(&mut [0; 4]).as_bytes() {
+                            *buf.get_mut(n)? = u;
+                            n += 1;
+                        }
                         continue;
                     }
                     _ => return None,
-                };
-                out.push(byte);
+                }
             }
             b'"' | 0..=0x1f => return None,
-            _ => out.push(c),
-        }
+            _ => c,
+        };
+        *buf.get_mut(n)? = byte;
+        n += 1;
     }
+    out.truncate(n);
     String::from_utf8(out).ok()
 }
 
@@ -659,6 +684,9 @@ mod tests {
         assert_eq!(ms.len(), 4);
         assert!(key_is(&s[ms[0].key.clone()], "type"));
         assert!(key_is(&s[ms[2].key.clone()], "parentId"));
+        assert!(key_is(br"\u0061", "a"));
+        assert!(!key_is(br"t\u0079pe", "typ"));
+        assert!(!key_is(b"typ", "type"));
         assert_eq!(&s[ms[2].value.clone()], b"null");
         assert_eq!(
             decode_string_value(&s[ms[1].value.clone()]).as_deref(),

@@ -319,6 +319,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         skims.push(needs_ids.then_some(skim));
     }
 
+    let has_reset_boundary = entries.iter().any(|e| e.kind == EntryKind::ResetBoundary);
     let mut session = Session {
         source: bytes,
         source_lines: lines.len(),
@@ -336,6 +337,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         file_calls: Default::default(),
         tool_results: Default::default(),
         last_path: Default::default(),
+        has_reset_boundary,
     };
     if needs_ids {
         migrate::assign_ids(&mut session, &skims);

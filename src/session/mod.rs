@@ -108,6 +108,9 @@ pub struct Session {
     /// The last path computed by `path_to` (parents never change after loading, so it stays
     /// valid): preparing compactions and building contexts walk the same long path again.
     last_path: RefCell<Option<(usize, Box<[usize]>)>>,
+    /// Some entry is a `reset_boundary` (rare): without one, preparing a compaction does not
+    /// look for it along the whole path.
+    has_reset_boundary: bool,
 }
 
 /// Text of bytes that are almost always valid UTF-8: `from_utf8` validates far faster than
@@ -181,6 +184,7 @@ impl Session {
             file_calls: RefCell::default(),
             tool_results: RefCell::default(),
             last_path: RefCell::default(),
+            has_reset_boundary: false,
         }
     }
 
@@ -221,6 +225,11 @@ impl Session {
     /// All entries in file (append) order.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// True if some entry is a `reset_boundary`.
+    pub fn has_reset_boundary(&self) -> bool {
+        self.has_reset_boundary
     }
 
     /// The entry at `index`.
@@ -503,9 +512,11 @@ impl Session {
             message: None,
         });
         self.rewrite_line(line, text);
+        let kind = EntryKind::from_type(entry_type);
+        self.has_reset_boundary |= kind == EntryKind::ResetBoundary;
         self.entries.push(Entry {
             line: line as u32,
-            kind: EntryKind::from_type(entry_type),
+            kind,
             id: id.clone().into(),
             parent_id,
             parent,

@@ -3,6 +3,7 @@
 
 use super::fonts::FontName;
 use super::unicode::{is_wide, DIM_OFF, DIM_ON};
+use crate::text::{char_indices, chars};
 
 /// Do wide (CJK) characters take two cells? Yes in every bitmap-font frame; in frames
 /// printed wholly in the fallback font every character takes one (spec: snapcompact §6.9).
@@ -25,7 +26,7 @@ pub fn cells_of(c: char, wide: bool) -> u32 {
 
 /// Width of a string in cells.
 pub fn cell_len(s: &str, wide: bool) -> u32 {
-    s.chars().map(|c| cells_of(c, wide)).sum()
+    chars(s).map(|c| cells_of(c, wide)).sum()
 }
 
 /// Where a `cells`-wide character lands when the cursor is at `cursor`: a 2-cell character
@@ -47,7 +48,7 @@ pub fn paginate_cells(text: &str, capacity: u32, cols: u32, wide: bool) -> Vec<&
     let mut start = 0;
     let mut cursor = 0u32;
     let mut visible = false;
-    for (i, c) in text.char_indices() {
+    for (i, c) in char_indices(text) {
         let n = cells_of(c, wide);
         if n == 0 {
             continue;
@@ -71,8 +72,8 @@ pub fn paginate_cells(text: &str, capacity: u32, cols: u32, wide: bool) -> Vec<&
 /// the `chars` a grid frame reports (spec: snapcompact §8).
 pub fn grid_chars(page: &str, capacity: u32, cols: u32, wide: bool) -> u32 {
     let mut cursor = 0u32;
-    let mut chars = 0;
-    for c in page.chars() {
+    let mut count = 0;
+    for c in chars(page) {
         let n = cells_of(c, wide);
         if n == 0 {
             continue;
@@ -82,15 +83,15 @@ pub fn grid_chars(page: &str, capacity: u32, cols: u32, wide: bool) -> u32 {
             break;
         }
         cursor = pos + n;
-        chars += 1;
+        count += 1;
     }
-    chars
+    count
 }
 
 /// Cells the whole page advances through, padding included (spec: snapcompact §7.8).
 pub fn grid_cursor(page: &str, cols: u32, wide: bool) -> u64 {
     let mut cursor = 0u64;
-    for c in page.chars() {
+    for c in chars(page) {
         let n = cells_of(c, wide);
         if n == 0 {
             continue;

@@ -130,7 +130,7 @@ static LENGTH_CODE: [u8; 259] = {
     t
 };
 
-#[inline]
+#[inline(always)]
 fn dist_code(dist: u16) -> usize {
     // Distance codes double every two codes: derive from the bit length.
     let d = dist as u32 - 1;
@@ -160,7 +160,7 @@ struct Token {
 }
 
 impl Token {
-    #[inline]
+    #[inline(always)]
     fn literal(b: u8) -> Token {
         Token {
             sym: b as u16,
@@ -170,7 +170,7 @@ impl Token {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn matched(len: usize, dist: usize) -> Token {
         let lc = LENGTH_CODE[len] as usize;
         let dc = dist_code(dist as u16);
@@ -180,6 +180,39 @@ impl Token {
             dsym: dc as u8,
             dist_extra: dist as u16 - DIST_BASE[dc],
         }
+    }
+}
+
+/// Collects tokens through a small array, moved into the `Vec` a block at a time: built for
+/// size (`opt-level = "z"`), a `Vec::push` per token stays a call.
+struct Tokens {
+    block: [Token; 64],
+    n: usize,
+    out: Vec<Token>,
+}
+
+impl Tokens {
+    fn with_capacity(n: usize) -> Tokens {
+        Tokens {
+            block: [Token::literal(0); 64],
+            n: 0,
+            out: Vec::with_capacity(n),
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, t: Token) {
+        if self.n == self.block.len() {
+            self.out.extend_from_slice(&self.block);
+            self.n = 0;
+        }
+        self.block[self.n] = t;
+        self.n += 1;
+    }
+
+    fn finish(mut self) -> Vec<Token> {
+        self.out.extend_from_slice(&self.block[..self.n]);
+        self.out
     }
 }
 
@@ -318,7 +351,9 @@ impl<'a> Matcher<'a> {
             }
             last = c;
             // Cheap rejects first: the byte that would extend the best, then the 4 hashed bytes.
-            if (best_len < 4 || d.get(c + probe) == Some(&want)) && load32(d, c) == v {
+            if (best_len < 4 || matches!(d.get(c + probe), Some(&x) if x == want))
+                && load32(d, c) == v
+            {
                 let l = match_len(d, c, p, max);
                 if l > best_len {
                     best_len = l;
@@ -347,7 +382,7 @@ impl<'a> Matcher<'a> {
 /// LZ77 with one-step lazy evaluation.
 fn tokenize(d: &[u8], effort: Effort, row: usize) -> Vec<Token> {
     let mut m = Matcher::new(d, effort, row);
-    let mut tokens: Vec<Token> = Vec::with_capacity(d.len() / 8 + 16);
+    let mut tokens = Tokens::with_capacity(d.len() / 8 + 16);
     let mut p = 0;
     let mut pending: Option<(usize, usize)> = None;
     while p < d.len() {
@@ -383,7 +418,7 @@ fn tokenize(d: &[u8], effort: Effort, row: usize) -> Vec<Token> {
             p += 1;
         }
     }
-    tokens
+    tokens.finish()
 }
 
 /// Zero runs only ([`Effort::RUNS`]), 8 bytes at a time: calls `each(zeros, literals)`
@@ -740,7 +775,9 @@ impl BitWriter {
                 let grow = self.out.len() + 4096;
                 self.out.resize(grow, 0);
             }
-            self.out[self.pos..self.pos + 4].copy_from_slice(&(self.acc as u32).to_le_bytes());
+            let (out, p) = (self.out.as_mut_slice(), self.pos);
+            let word = (self.acc as u32).to_le_bytes();
+            (out[p], out[p + 1], out[p + 2], out[p + 3]) = (word[0], word[1], word[2], word[3]);
             self.pos += 4;
             self.acc >>= 32;
             self.n -= 32;

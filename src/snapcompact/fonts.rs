@@ -107,8 +107,13 @@ static BITMAP_FONTS: [OnceLock<BitmapFont>; 4] = [
 ];
 
 impl BitmapFont {
+    #[inline(always)]
     fn get(slot: usize, bytes: &'static [u8]) -> &'static BitmapFont {
-        BITMAP_FONTS[slot].get_or_init(|| BitmapFont::parse(bytes))
+        // The decoded font first: `get_or_init` stays a call when built for size.
+        match BITMAP_FONTS[slot].get() {
+            Some(font) => font,
+            None => BITMAP_FONTS[slot].get_or_init(|| BitmapFont::parse(bytes)),
+        }
     }
 
     /// Parses and decodes an embedded table (`CXGL` version 2: header, runs, coded rows; see

@@ -6,6 +6,7 @@ use super::unicode::{
     is_dropped, is_extended_pictographic, is_format, is_js_space, is_latin, nfkd_fold, DIM_OFF,
     DIM_ON, NEWLINE_GLYPH,
 };
+use crate::text::char_at;
 
 /// Share of `?` fallbacks among graphic characters above which text is unsafe to print
 /// (spec: snapcompact §2, §6.6).
@@ -90,12 +91,15 @@ fn ansi_sequence_end(chars: &[char], i: usize) -> Option<usize> {
     None
 }
 
-/// Length of the run of printable ASCII other than the space at the start of `b`; the run
-/// ends on a character boundary.
-fn plain_run(b: &[u8]) -> usize {
-    b.iter()
-        .position(|c| !(0x21..=0x7E).contains(c))
-        .unwrap_or(b.len())
+/// Length of the run of printable ASCII other than the space at `b[i..]`; the run ends on a
+/// character boundary.
+#[inline(always)]
+fn plain_run(b: &[u8], i: usize) -> usize {
+    let mut end = i;
+    while end < b.len() && matches!(b[end], 0x21..=0x7E) {
+        end += 1;
+    }
+    end - i
 }
 
 /// Steps 1–3 of §6.4: strip ANSI, collapse whitespace/format runs (a run holding a line
@@ -124,7 +128,7 @@ pub fn collapse_whitespace(text: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         // Printable ASCII other than the space passes as a run.
-        let plain = plain_run(&bytes[i..]);
+        let plain = plain_run(bytes, i);
         if plain > 0 {
             if run_active {
                 flush(&mut out, run_newline, run_visible);
@@ -136,7 +140,7 @@ pub fn collapse_whitespace(text: &str) -> String {
             i += plain;
             continue;
         }
-        let Some(c) = text[i..].chars().next() else {
+        let Some(c) = char_at(text, i) else {
             break;
         };
         i += c.len_utf8();
@@ -250,7 +254,7 @@ fn fold(c: char, font: FontName, fallbacks: &FallbackFonts) -> Fold {
     if let Some(p) = punctuation_fold(c) {
         return Fold::Replace(p);
     }
-    if ('\u{2500}'..='\u{257F}').contains(&c) {
+    if matches!(c, '\u{2500}'..='\u{257F}') {
         return Fold::Replace(match c {
             '\u{2502}' | '\u{2503}' => "|",
             '\u{2500}' | '\u{2501}' => "-",
@@ -301,7 +305,7 @@ fn normalize_counting(
     let mut i = 0;
     while i < bytes.len() {
         // Printable ASCII other than the space is kept as is: a run at a time.
-        let plain = plain_run(&bytes[i..]);
+        let plain = plain_run(bytes, i);
         if plain > 0 {
             graphics += plain;
             out.push_str(&collapsed[i..i + plain]);
@@ -309,7 +313,7 @@ fn normalize_counting(
             i += plain;
             continue;
         }
-        let Some(c) = collapsed[i..].chars().next() else {
+        let Some(c) = char_at(&collapsed, i) else {
             break;
         };
         i += c.len_utf8();

@@ -5,6 +5,7 @@ use super::cells::place;
 use super::fonts::{FallbackCache, FallbackFonts, FontName, GlyphBox};
 use super::shapes::{Ink, Shape, DOC_GUTTER};
 use super::unicode::{is_wide, DIM_OFF, DIM_ON, NEWLINE_GLYPH};
+use crate::text::chars;
 
 /// The global palette (spec: snapcompact §3.4). Indices matter: tests speak in them.
 pub const PALETTE: [[u8; 3]; 10] = [
@@ -186,7 +187,7 @@ fn is_terminator(c: char) -> bool {
 fn walk(page: &str, l: &FrameLayout, mut draw: impl FnMut(Placed)) {
     let mut dim = false;
     let mut sentence = 0u32;
-    let mut chars = page.chars().peekable();
+    let mut chars = chars(page);
     let ink_of = |dim: bool, sentence: u32| -> u8 {
         if dim {
             DIM
@@ -220,7 +221,7 @@ fn walk(page: &str, l: &FrameLayout, mut draw: impl FnMut(Placed)) {
                 _ => {}
             }
             let ink = ink_of(dim, sentence);
-            if is_terminator(c) && matches!(chars.peek().copied(), Some(' ' | NEWLINE_GLYPH | '\n'))
+            if is_terminator(c) && matches!(chars.clone().next(), Some(' ' | NEWLINE_GLYPH | '\n'))
             {
                 sentence += 1;
             }
@@ -264,7 +265,7 @@ fn walk(page: &str, l: &FrameLayout, mut draw: impl FnMut(Placed)) {
                 _ => {}
             }
             let ink = ink_of(dim, sentence);
-            if is_terminator(c) && matches!(chars.peek().copied(), Some(' ' | NEWLINE_GLYPH)) {
+            if is_terminator(c) && matches!(chars.clone().next(), Some(' ' | NEWLINE_GLYPH)) {
                 sentence += 1;
             }
             let n = l.cells(c);
@@ -485,7 +486,7 @@ pub(crate) fn quick_inks(page: &str, l: &FrameLayout, font: FontName) -> Option<
         inks |= 1 << BAND;
     }
     let bitmap = font.bitmap()?;
-    let needs_gray = page.chars().any(|c| {
+    let needs_gray = chars(page).any(|c| {
         c == DIM_ON || (c > '\u{7e}' && c != NEWLINE_GLYPH && c != DIM_OFF && !bitmap.has_glyph(c))
     });
     if needs_gray {
@@ -575,7 +576,7 @@ impl PackedCanvas {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn local_of(&mut self, ink: u8) -> Option<u8> {
         match self.local.get(ink as usize).copied() {
             Some(v) if v != 0xFF => Some(v),
@@ -586,14 +587,15 @@ impl PackedCanvas {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, x: u32, y: u32, v: u8) {
         let d = self.depth as usize;
         let bit = x as usize * d;
         let at = y as usize * self.stride + 1 + bit / 8;
         let shift = 8 - d - bit % 8;
         let mask = (((1u16 << d) - 1) as u8) << shift;
-        self.data[at] = (self.data[at] & !mask) | (v << shift);
+        let px = &mut self.data.as_mut_slice()[at];
+        *px = (*px & !mask) | (v << shift);
     }
 
     /// Does local index `v` occur among the frame's pixels?
@@ -641,11 +643,13 @@ impl Surface for PackedCanvas {
         if x >= x1 || y >= y1 {
             return;
         }
+        let (stride, pattern) = (self.stride, self.pattern);
+        let data = self.data.as_mut_slice();
         if x == 0 && x1 == self.width {
-            let pat = self.pattern[v as usize];
+            let pat = pattern[v as usize];
             for row in y..y1 {
-                let at = row as usize * self.stride;
-                self.data[at + 1..at + self.stride].fill(pat);
+                let at = row as usize * stride;
+                data[at + 1..at + stride].fill(pat);
             }
             return;
         }
@@ -653,12 +657,12 @@ impl Surface for PackedCanvas {
             // Set the bit range [x, x1) of each row: partial bytes at the ends, whole between.
             let (b0, b1) = (x as usize, x1 as usize);
             for row in y..y1 {
-                let base = row as usize * self.stride + 1;
+                let base = row as usize * stride + 1;
                 let mut b = b0;
                 while b < b1 {
                     let (byte, bit) = (b / 8, b % 8);
                     let n = (8 - bit).min(b1 - b);
-                    self.data[base + byte] |= ((0xFFu16 << (8 - n)) as u8) >> bit;
+                    data[base + byte] |= ((0xFFu16 << (8 - n)) as u8) >> bit;
                     b += n;
                 }
             }
@@ -677,6 +681,9 @@ impl Surface for PackedCanvas {
             return;
         }
         let Some(v) = self.local_of(ink) else { return };
+        // Slices bound once: `Vec` indexing is a call in the size-optimized build.
+        let (stride, pattern) = (self.stride, self.pattern);
+        let data = self.data.as_mut_slice();
         let keep = if self.width - x >= 8 {
             0xFF
         } else {
@@ -690,13 +697,13 @@ impl Surface for PackedCanvas {
                 if bits == 0 {
                     continue;
                 }
-                let at = (top as usize + r) * self.stride + byte;
-                self.data[at] |= bits >> shift;
+                let at = (top as usize + r) * stride + byte;
+                data[at] |= bits >> shift;
                 // `keep` cut the glyph at the frame's right edge, so a non-zero spill lies
                 // inside the row; a zero one may point past the row's last byte.
                 let spill = if shift == 0 { 0 } else { bits << (8 - shift) };
                 if spill != 0 {
-                    self.data[at + 1] |= spill;
+                    data[at + 1] |= spill;
                 }
             }
             return;
@@ -705,7 +712,7 @@ impl Surface for PackedCanvas {
             // Each glyph bit becomes two pixel bits; the row's 16 bits land on up to three
             // bytes from bit offset 2·(x mod 4). Bytes the mask does not touch are left
             // alone, so nothing is written past the row (`keep` clipped the glyph).
-            let pat = self.pattern[v as usize];
+            let pat = pattern[v as usize];
             let (byte, off) = (1 + (x / 4) as usize, 2 * (x % 4));
             for (r, &bits) in rows[..y_end].iter().enumerate() {
                 let bits = bits & keep;
@@ -713,10 +720,10 @@ impl Surface for PackedCanvas {
                     continue;
                 }
                 let mask = (u32::from(spread2(bits)) << 8) >> off;
-                let at = (top as usize + r) * self.stride + byte;
+                let at = (top as usize + r) * stride + byte;
                 for (i, m) in mask.to_be_bytes()[1..].iter().enumerate() {
                     if *m != 0 {
-                        let px = &mut self.data[at + i];
+                        let px = &mut data[at + i];
                         *px = (*px & !m) | (pat & m);
                     }
                 }

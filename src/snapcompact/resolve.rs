@@ -214,12 +214,12 @@ pub fn is_cjk_heavy(text: &str) -> bool {
     // A wide character takes three or four UTF-8 bytes with a lead byte of 0xE1 or more, and
     // printable ASCII always counts as graphic (unless ANSI escapes, which are stripped,
     // hold some): byte counts settle most texts without the full pass.
-    if !text.contains(['\u{1B}', '\u{9B}']) {
+    if !text.as_bytes().contains(&0x1B) && !text.contains('\u{9B}') {
         let (mut leads, mut ascii) = (0usize, 0usize);
         for &b in text.as_bytes() {
             if b >= 0xE1 {
                 leads += 1;
-            } else if (0x21..=0x7E).contains(&b) {
+            } else if matches!(b, 0x21..=0x7E) {
                 ascii += 1;
             }
         }

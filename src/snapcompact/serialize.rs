@@ -7,6 +7,7 @@
 
 use super::dataurl::{elide_data_urls, Elision};
 use super::unicode::{is_js_space, utf16_len, DIM_OFF, DIM_ON};
+use crate::text::{char_indices, chars};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -96,7 +97,7 @@ pub fn truncate(text: &str, max: Option<usize>, ratio: f64) -> String {
     let mut out = String::with_capacity(max * 2 + 32);
     let mut units = 0usize;
     let mut head_end = 0;
-    for (i, c) in text.char_indices() {
+    for (i, c) in char_indices(text) {
         if units + c.len_utf16() > head {
             break;
         }
@@ -107,7 +108,7 @@ pub fn truncate(text: &str, max: Option<usize>, ratio: f64) -> String {
     out.push_str(&format!(" [\u{2026}{elided}ch elided\u{2026}] "));
     let tail_from = len - tail;
     let mut units = 0usize;
-    for (i, c) in text.char_indices() {
+    for (i, c) in char_indices(text) {
         if units >= tail_from {
             out.push_str(&text[i..]);
             break;
@@ -119,7 +120,7 @@ pub fn truncate(text: &str, max: Option<usize>, ratio: f64) -> String {
 
 fn strip_dim(s: &str) -> Cow<'_, str> {
     if s.contains([DIM_ON, DIM_OFF]) {
-        Cow::Owned(s.chars().filter(|&c| c != DIM_ON && c != DIM_OFF).collect())
+        Cow::Owned(chars(s).filter(|&c| c != DIM_ON && c != DIM_OFF).collect())
     } else {
         Cow::Borrowed(s)
     }

@@ -2,6 +2,7 @@
 //! snapcompact §6.7).
 
 use super::unicode::{DIM_OFF, DIM_ON};
+use crate::text::char_indices;
 
 /// The 70 stopwords of the research renderer (spec: snapcompact §6.7), sorted.
 const STOPWORDS: [&str; 70] = [
@@ -47,7 +48,7 @@ pub fn dim_stopwords(text: &str) -> String {
             out.push_str(word);
         }
     };
-    for (i, c) in text.char_indices() {
+    for (i, c) in char_indices(text) {
         if !dim && is_letter(c) {
             word_start.get_or_insert(i);
             continue;

@@ -178,7 +178,7 @@ pub fn is_latin(c: char) -> bool {
 /// Length of a string in UTF-16 code units, the unit JavaScript's `length` counts (spec:
 /// snapcompact §14.1).
 pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
+    crate::text::chars(s).map(char::len_utf16).sum()
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::cells::cells_of;
 use super::unicode::is_js_space;
+use crate::text::{char_indices, chars};
 
 /// `wrap(text, width, wideCells)`: split on whitespace runs; a word longer than `width`
 /// cells is cut into width-sized lines (at least one visible character each); other words
@@ -13,14 +14,14 @@ pub fn wrap(text: &str, width: u32, wide: bool) -> Vec<String> {
     let mut line_cells = 0u32;
     for word in text.split(is_js_space).filter(|w| !w.is_empty()) {
         let mut word = word;
-        let mut word_cells: u32 = word.chars().map(|c| cells_of(c, wide)).sum();
+        let mut word_cells: u32 = chars(word).map(|c| cells_of(c, wide)).sum();
         while word_cells > width {
             if !line.is_empty() {
                 lines.push(std::mem::take(&mut line));
                 line_cells = 0;
             }
             let (mut used, mut end, mut visible) = (0u32, 0usize, false);
-            for (i, c) in word.char_indices() {
+            for (i, c) in char_indices(word) {
                 let n = cells_of(c, wide);
                 if used + n > width && visible {
                     break;

@@ -57,7 +57,7 @@ fn settings_from(json: Option<String>) -> Result<CompactionSettings, JsValue> {
     match json.as_deref() {
         None | Some("") | Some("null") | Some("undefined") => Ok(CompactionSettings::default()),
         Some(t) => {
-            let v: Value = serde_json::from_str(t)
+            let v = crate::json::parse(t)
                 .map_err(|e| js_error(ErrorCode::Settings, &format!("invalid settings: {e}")))?;
             CompactionSettings::from_json(&v).map_err(to_js)
         }
@@ -151,7 +151,7 @@ fn committed_json(
     c: &Committed,
     from_extension: bool,
 ) -> Result<String, JsValue> {
-    let entry: Value = serde_json::from_str(&session.entry_json(c.index))
+    let entry = crate::json::parse(&session.entry_json(c.index))
         .map_err(|e| js_error(ErrorCode::InvalidEntryBody, &e.to_string()))?;
     Ok(js::stringify(&object(vec![
         ("entryId", c.id.as_str().into()),

@@ -306,7 +306,7 @@ impl WasmSession {
             let ty = match e.kind().type_name() {
                 Some(t) => std::borrow::Cow::Borrowed(t),
                 None => std::borrow::Cow::Owned(
-                    serde_json::from_str::<Value>(&s.entry_json(i))
+                    crate::json::parse(&s.entry_json(i))
                         .ok()
                         .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
                         .unwrap_or_default(),

@@ -44,7 +44,7 @@ pub(super) fn snap_error(e: SnapError) -> JsValue {
 fn arg(json: Option<String>, what: &str) -> Result<Option<Value>, JsValue> {
     match json.as_deref() {
         None | Some("") | Some("undefined") | Some("null") => Ok(None),
-        Some(t) => serde_json::from_str(t)
+        Some(t) => crate::json::parse(t)
             .map(Some)
             .map_err(|e| snap_error(SnapError::Options(format!("invalid {what}: {e}")))),
     }
@@ -152,7 +152,7 @@ pub fn geometry(shape_json: &str, size: Option<u32>) -> Result<String, JsValue> 
 /// `isShape(value)`.
 #[wasm_bindgen(js_name = snapcompactIsShape)]
 pub fn is_shape(json: &str) -> bool {
-    serde_json::from_str::<Value>(json).is_ok_and(|v| snapcompact::shapes::is_shape(&v))
+    crate::json::parse(json).is_ok_and(|v| snapcompact::shapes::is_shape(&v))
 }
 
 /// The catalogue names, in declaration order (JSON array).
