@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the npm package in pkg/:
-#   cargo (release, wasm32, +simd128 from .cargo/config.toml)
+#   cargo (profile `wasm` of Cargo.toml, wasm32, +simd128 from .cargo/config.toml)
 #   -> wasm-bindgen (one glue, --target web, for every runtime)
 #   -> wasm-opt -Os --converge (npm binaryen)
 #   -> pkg/ = pkg.json (version from Cargo.toml) + src/wasm/js/* + src/wasm/js/entries/* + glue
@@ -20,13 +20,12 @@ version=$(cargo metadata --no-deps --format-version 1 --offline 2>/dev/null \
   | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const p=JSON.parse(s).packages.find(p=>p.name==="'"$crate"'");process.stdout.write(p.version)})')
 [ -n "$version" ] || die "could not read the crate version from Cargo.toml"
 
-# 1. Release build. `strip = true` in the release profile would also drop the `target_features`
-#    section that wasm-bindgen reads to emit externref glue, so only debug info is stripped here;
-#    wasm-opt removes names and the remaining custom sections below.
-say "cargo build --release --target wasm32-unknown-unknown --lib ($crate $version)"
-CARGO_PROFILE_RELEASE_STRIP=debuginfo \
-  cargo build --release --target wasm32-unknown-unknown --lib
-raw_wasm="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/$crate.wasm"
+# 1. The `wasm` profile of Cargo.toml (the release settings). It strips debug info only:
+#    `strip = true` would also drop the `target_features` section that wasm-bindgen reads to
+#    emit externref glue; wasm-opt removes names and the remaining custom sections below.
+say "cargo build --profile wasm --target wasm32-unknown-unknown --lib ($crate $version)"
+cargo build --profile wasm --target wasm32-unknown-unknown --lib
+raw_wasm="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/wasm/$crate.wasm"
 
 # 2. wasm-bindgen glue, `--target web` (checked on 0.2.130): ESM with async `init` and `initSync`,
 #    no Node.js built-ins. Every entry uses it: Node.js reads the .wasm itself and calls
