@@ -36,12 +36,6 @@ pub(crate) struct Chars<'a> {
 }
 
 impl Chars<'_> {
-    /// Byte offset of the next character.
-    #[inline(always)]
-    pub fn offset(&self) -> usize {
-        self.at
-    }
-
     /// The multi-byte sequence led by `lead` (the bytes are a `str`, so it is complete).
     #[inline(never)]
     fn decode(&mut self, lead: u8) -> char {
@@ -85,7 +79,7 @@ impl Iterator for CharIndices<'_> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<(usize, char)> {
-        let at = self.0.offset();
+        let at = self.0.at;
         self.0.next().map(|c| (at, c))
     }
 }

@@ -23,6 +23,11 @@ pub struct Renderability {
     pub fallbacks: usize,
 }
 
+/// Does `text` hold an ESC or a CSI (U+009B), which every ANSI sequence starts with?
+pub(crate) fn has_ansi_introducer(text: &str) -> bool {
+    text.as_bytes().contains(&0x1B) || text.contains('\u{9B}')
+}
+
 /// Removes ANSI escape sequences: OSC strings ended by BEL or ST, CSI sequences with
 /// parameters and intermediates, and two-character escapes (spec: snapcompact §14.3, the
 /// `strip-ansi` pattern). An ESC that starts no sequence is left for later steps to drop.
@@ -107,7 +112,7 @@ fn plain_run(b: &[u8], i: usize) -> usize {
 /// nothing), trim runs of spaces and U+2588 at both ends.
 pub fn collapse_whitespace(text: &str) -> String {
     let stripped;
-    let text = if text.contains('\u{1B}') || text.contains('\u{9B}') {
+    let text = if has_ansi_introducer(text) {
         stripped = strip_ansi(text);
         stripped.as_str()
     } else {

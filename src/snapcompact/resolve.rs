@@ -3,7 +3,7 @@
 
 use super::billing::BillingFamily;
 use super::fonts::{FallbackFonts, FontName};
-use super::normalize::{collapse_whitespace, scan_renderability};
+use super::normalize::{collapse_whitespace, has_ansi_introducer, scan_renderability};
 use super::shapes::{Shape, ShapeVariant};
 use super::unicode::{is_dropped, is_wide, DIM_OFF, DIM_ON, NEWLINE_GLYPH};
 
@@ -214,7 +214,7 @@ pub fn is_cjk_heavy(text: &str) -> bool {
     // A wide character takes three or four UTF-8 bytes with a lead byte of 0xE1 or more, and
     // printable ASCII always counts as graphic (unless ANSI escapes, which are stripped,
     // hold some): byte counts settle most texts without the full pass.
-    if !text.as_bytes().contains(&0x1B) && !text.contains('\u{9B}') {
+    if !has_ansi_introducer(text) {
         let (mut leads, mut ascii) = (0usize, 0usize);
         for &b in text.as_bytes() {
             if b >= 0xE1 {
