@@ -57,6 +57,35 @@ fn simd_string_scan_agrees_with_serde_json() {
     }
 }
 
+/// The JSON parser's one-pass string decoding (SIMD runs between escapes under wasm) gives
+/// serde_json's values for every placement of an escape or multi-byte character around the
+/// 16-byte blocks, and decoded keys and values stay apart.
+#[wasm_bindgen_test]
+fn simd_string_decoding_agrees_with_serde_json() {
+    let specials: &[&str] = &[
+        "\\\"",
+        "\\\\",
+        "\\n",
+        "\\u00e9",
+        "\\ud83d\\ude00",
+        "\\ud83d",
+        "\u{1}",
+        "é",
+        "😀",
+    ];
+    for len in 0..40 {
+        for pos in 0..=len {
+            for sp in specials {
+                let body = "a".repeat(pos) + sp + &"b".repeat(len - pos) + sp;
+                let doc = format!("{{\"{body}\":[\"{body}\",\"x{body}\"]}}");
+                let ours = ctxfold::json::parse(&doc).ok();
+                let theirs = serde_json::from_str::<serde_json::Value>(&doc).ok();
+                assert_eq!(ours, theirs, "{doc:?}");
+            }
+        }
+    }
+}
+
 /// The exported session class under a real JS engine: load, migrate, context, errors.
 #[wasm_bindgen_test]
 fn session_binding_loads_builds_and_reports_errors() {

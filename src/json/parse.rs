@@ -9,7 +9,7 @@
 //! `JSON.parse` does (`serde_json`'s default fast path can be one unit in the last place off
 //! on long mantissas).
 
-use super::scan::{decode_str_body, skip_literal, skip_number, Scanner, SyntaxError};
+use super::scan::{decode_escape, skip_literal, skip_number, skip_str_run, Scanner, SyntaxError};
 use serde_json::{Map, Number, Value};
 
 /// The container depth that `serde_json` refuses (its recursion limit).
@@ -113,19 +113,35 @@ impl Parser<'_> {
         }
     }
 
-    /// The string whose opening quote is at `i`, decoded, and the index after it.
+    /// The string whose opening quote is at `i`, decoded, and the index after it. One pass:
+    /// the text is a `str`, so the runs between escapes are copied as they are (no UTF-8
+    /// check) and the string is not scanned once to find its end and again to decode it.
     fn string(&mut self, i: usize) -> Result<(String, usize), SyntaxError> {
-        let b = self.text.as_bytes();
-        self.sc.escaped = false;
-        let end = self.sc.skip_string_body(b, i + 1)?;
-        // The body lies between two ASCII quotes of a `str`: without escapes it is the text.
-        let body = self.text.get(i + 1..end - 1).unwrap_or_default();
-        if !self.sc.escaped {
-            return Ok((body.to_owned(), end));
-        }
-        match decode_str_body(body.as_bytes()) {
-            Some(s) => Ok((s.into_owned(), end)),
-            None => err(i, "invalid string escape (a lone surrogate)"),
+        let (text, b) = (self.text, self.text.as_bytes());
+        let mut out = String::new();
+        let mut j = i + 1;
+        loop {
+            let run = skip_str_run(b, j);
+            let plain = text.get(j..run).unwrap_or_default();
+            match b.get(run) {
+                Some(b'"') if out.is_empty() => return Ok((plain.to_owned(), run + 1)),
+                Some(b'"') => {
+                    out.push_str(plain);
+                    return Ok((out, run + 1));
+                }
+                Some(b'\\') => {
+                    out.push_str(plain);
+                    match decode_escape(b, run + 1) {
+                        Some((ch, next)) => {
+                            out.push(ch);
+                            j = next;
+                        }
+                        None => return err(run, "invalid escape"),
+                    }
+                }
+                Some(_) => return err(run, "control character in string"),
+                None => return err(b.len(), "unterminated string"),
+            }
         }
     }
 }
@@ -233,7 +249,8 @@ mod tests {
             "😀",
             "\\x",
         ];
-        for len in 0..12 {
+        // Past 16 bytes on either side: the runs between escapes cross whole words.
+        for len in 0..40 {
             for pos in 0..=len {
                 for sp in specials {
                     let body = "a".repeat(pos) + sp + &"b".repeat(len - pos);

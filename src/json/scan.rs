@@ -37,27 +37,37 @@ const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
 /// Flags (high bit per byte) the bytes of a little-endian word that need a closer look inside
-/// a string: `"`, `\\`, control characters and non-ASCII bytes. No false negatives; a false
-/// positive can only follow a true one, so the lowest flag is always exact.
+/// a string: `"`, `\\`, control characters and, if `NON_ASCII`, non-ASCII bytes. No false
+/// negatives; a false positive can only follow a true one, so the lowest flag is exact.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
-fn special_bytes(x: u64) -> u64 {
+fn special_bytes<const NON_ASCII: bool>(x: u64) -> u64 {
     let quote = x ^ (LO * u64::from(b'"'));
     let backslash = x ^ (LO * u64::from(b'\\'));
-    (quote.wrapping_sub(LO) & !quote
+    let special = quote.wrapping_sub(LO) & !quote
         | backslash.wrapping_sub(LO) & !backslash
-        | x.wrapping_sub(LO * 0x20) & !x
-        | x)
-        & HI
+        | x.wrapping_sub(LO * 0x20) & !x;
+    (if NON_ASCII { special | x } else { special }) & HI
 }
 
 /// Index of the first byte at or after `i` that is not plain printable ASCII (a `"`, `\\`,
 /// control character or non-ASCII byte), or `b.len()`. Crosses plain bytes a word at a time.
+#[inline(always)]
+pub(crate) fn skip_plain(b: &[u8], i: usize) -> usize {
+    skip_run::<true>(b, i)
+}
+
+/// [`skip_plain`] that crosses non-ASCII bytes too: for text already known to be UTF-8.
+#[inline(always)]
+pub(crate) fn skip_str_run(b: &[u8], i: usize) -> usize {
+    skip_run::<false>(b, i)
+}
+
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
-pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
+fn skip_run<const NON_ASCII: bool>(b: &[u8], mut i: usize) -> usize {
     while let Some(word) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
-        let special = special_bytes(u64::from_le_bytes(*word));
+        let special = special_bytes::<NON_ASCII>(u64::from_le_bytes(*word));
         if special != 0 {
             return i + (special.trailing_zeros() / 8) as usize;
         }
@@ -65,19 +75,19 @@ pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
     }
     while b
         .get(i)
-        .is_some_and(|&c| c != b'"' && c != b'\\' && (0x20..0x80).contains(&c))
+        .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20 && (c < 0x80 || !NON_ASCII))
     {
         i += 1;
     }
     i
 }
 
-/// [`skip_plain`] with wasm SIMD: sixteen bytes per step. The vector is built from two
+/// [`skip_run`] with wasm SIMD: sixteen bytes per step. The vector is built from two
 /// 64-bit reads, which keeps the code free of `unsafe` pointer loads (measured: the load path
 /// of a 145 MB session spends most of its time here).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
-pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
+fn skip_run<const NON_ASCII: bool>(b: &[u8], mut i: usize) -> usize {
     use core::arch::wasm32::*;
     let quote = u8x16_splat(b'"');
     let backslash = u8x16_splat(b'\\');
@@ -88,10 +98,15 @@ pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
         let hi = u64::from_le_bytes(hi.try_into().unwrap_or_default());
         let v = u64x2(lo, hi);
         // Unsigned `< 0x20` catches control characters; signed `< 0` catches non-ASCII.
-        let special = v128_or(
-            v128_or(u8x16_eq(v, quote), u8x16_eq(v, backslash)),
-            v128_or(u8x16_lt(v, space), i8x16_lt(v, i8x16_splat(0))),
-        );
+        let quoted = v128_or(u8x16_eq(v, quote), u8x16_eq(v, backslash));
+        let special = if NON_ASCII {
+            v128_or(
+                quoted,
+                v128_or(u8x16_lt(v, space), i8x16_lt(v, i8x16_splat(0))),
+            )
+        } else {
+            v128_or(quoted, u8x16_lt(v, space))
+        };
         let mask = u8x16_bitmask(special);
         if mask != 0 {
             return i + mask.trailing_zeros() as usize;
@@ -100,7 +115,7 @@ pub(crate) fn skip_plain(b: &[u8], mut i: usize) -> usize {
     }
     while b
         .get(i)
-        .is_some_and(|&c| c != b'"' && c != b'\\' && (0x20..0x80).contains(&c))
+        .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20 && (c < 0x80 || !NON_ASCII))
     {
         i += 1;
     }
@@ -139,8 +154,6 @@ pub struct Scanner {
     pub bad_utf8: bool,
     /// A `\n` appeared as whitespace between tokens.
     pub newline: bool,
-    /// A string held an escape (`\\`); never reset by the scanner itself.
-    pub escaped: bool,
     stack: Vec<bool>,
 }
 
@@ -176,17 +189,14 @@ impl Scanner {
             match b.get(i) {
                 None => return err(b.len(), "unterminated string"),
                 Some(b'"') => return Ok(i + 1),
-                Some(b'\\') => {
-                    self.escaped = true;
-                    match b.get(i + 1) {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                        Some(b'u') => match b.get(i + 2..i + 6) {
-                            Some(h) if h.iter().all(u8::is_ascii_hexdigit) => i += 6,
-                            _ => return err(i, "invalid \\u escape"),
-                        },
-                        _ => return err(i, "invalid escape"),
-                    }
-                }
+                Some(b'\\') => match b.get(i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                    Some(b'u') => match b.get(i + 2..i + 6) {
+                        Some(h) if h.iter().all(u8::is_ascii_hexdigit) => i += 6,
+                        _ => return err(i, "invalid \\u escape"),
+                    },
+                    _ => return err(i, "invalid escape"),
+                },
                 Some(&c) if c < 0x20 => return err(i, "control character in string"),
                 Some(&c) if c >= 0x80 => match utf8_sequence(b, i) {
                     Some(n) => i += n,
@@ -487,61 +497,72 @@ pub fn decode_str_body(raw: &[u8]) -> Option<Cow<'_, str>> {
 /// control characters or quotes, valid UTF-8. Ours rather than a typed `serde_json` call,
 /// whose error path links the float formatting machinery into the `.wasm`.
 fn unescape(raw: &[u8]) -> Option<String> {
-    // Every escape is longer than what it writes, so the output fits in `raw.len()` bytes:
-    // written by index, without a `Vec` call per byte or run (those stay calls when built for
-    // size). UTF-8 is checked once at the end.
+    // Every escape is longer than what it writes, so the output fits in `raw.len()` bytes.
+    // Plain stretches are found by `skip_plain` (SIMD on wasm) and copied as one slice: a
+    // tool output holds kilobytes between escapes, and a store per byte stays a loop of
+    // bounds-checked calls when built for size. UTF-8 is checked once at the end.
     let mut out = vec![0u8; raw.len()];
     let buf = out.as_mut_slice();
     let (mut i, mut n) = (0, 0);
-    while let Some(&c) = raw.get(i) {
-        i += 1;
-        let byte = match c {
+    loop {
+        let plain = skip_plain(raw, i);
+        buf.get_mut(n..n + plain - i)?
+            .copy_from_slice(raw.get(i..plain)?);
+        n += plain - i;
+        i = plain;
+        let Some(&c) = raw.get(i) else { break };
+        match c {
             b'\\' => {
-                let e = *raw.get(i)?;
-                i += 1;
-                match e {
-                    b'"' | b'\\' | b'/' => e,
-                    b'b' => 0x08,
-                    b'f' => 0x0c,
-                    b'n' => b'\n',
-                    b'r' => b'\r',
-                    b't' => b'\t',
-                    b'u' => {
-                        let hi = hex4(raw, i)?;
-                        i += 4;
-                        let cp = match hi {
-                            0xD800..=0xDBFF => {
-                                if raw.get(i..i + 2)? != b"\\u" {
-                                    return None;
-                                }
-                                let lo = hex4(raw, i + 2)?;
-                                if !(0xDC00..=0xDFFF).contains(&lo) {
-                                    return None;
-                                }
-                                i += 6;
-                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                            }
-                            0xDC00..=0xDFFF => return None,
-                            _ => hi,
-                        };
-                        let ch = char::from_u32(cp)?;
-                        for &u in ch.encode_utf8(&mut [0; 4]).as_bytes() {
-                            *buf.get_mut(n)? = u;
-                            n += 1;
-                        }
-                        continue;
-                    }
-                    _ => return None,
-                }
+                let (ch, next) = decode_escape(raw, i + 1)?;
+                let len = ch.len_utf8();
+                ch.encode_utf8(buf.get_mut(n..n + len)?);
+                n += len;
+                i = next;
             }
             b'"' | 0..=0x1f => return None,
-            _ => c,
-        };
-        *buf.get_mut(n)? = byte;
-        n += 1;
+            // Non-ASCII: copied as is (`skip_plain` stops at every such byte).
+            _ => {
+                *buf.get_mut(n)? = c;
+                n += 1;
+                i += 1;
+            }
+        }
     }
     out.truncate(n);
     String::from_utf8(out).ok()
+}
+
+/// The character of the escape whose backslash is at `i - 1` (the JSON escapes; a `\u`
+/// pair for a character above U+FFFF; a lone surrogate is `None`), and the index after it.
+pub(crate) fn decode_escape(raw: &[u8], i: usize) -> Option<(char, usize)> {
+    let simple = match *raw.get(i)? {
+        e @ (b'"' | b'\\' | b'/') => e as char,
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let hi = hex4(raw, i + 1)?;
+            let (cp, next) = match hi {
+                0xD800..=0xDBFF => {
+                    if raw.get(i + 5..i + 7)? != b"\\u" {
+                        return None;
+                    }
+                    let lo = hex4(raw, i + 7)?;
+                    if !(0xDC00..=0xDFFF).contains(&lo) {
+                        return None;
+                    }
+                    (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), i + 11)
+                }
+                0xDC00..=0xDFFF => return None,
+                _ => (hi, i + 5),
+            };
+            return Some((char::from_u32(cp)?, next));
+        }
+        _ => return None,
+    };
+    Some((simple, i + 1))
 }
 
 /// The four hex digits at `at` as a number.
