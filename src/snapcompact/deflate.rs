@@ -4,14 +4,14 @@
 //! of its time walking hash chains clogged with the zero bytes of blank pixel rows (100 ms
 //! per 1568 px frame in wasm). Frames are zero runs plus glyph rows that repeat, so this
 //! matcher takes zero runs as distance-1 matches, keeps run interiors out of the hash
-//! chains, hashes 4 bytes (so chain candidates rarely fail), tries the same bytes one row
-//! up first and walks short chains with one-step lazy matching ([`Effort::for_depth`],
-//! `Compression::Tuned`): the 13 frames of the snapcompact conformance case come out at
-//! 1,645,573 B, 9.8 % above zlib level 9 (1,498,377 B), at several times its speed. The same
-//! matcher serves the other settings: [`Effort::RUNS`] (`fast`: zero runs only, no hashing)
-//! and, for `high`, an optimal parse ([`Effort::passes`]: a shortest path over the match
-//! graph priced by the previous pass's symbol statistics) that comes out below level 9
-//! (1,436,178 B for those frames).
+//! chains, hashes 4 bytes (6 for 2-bit frames; so chain candidates rarely fail), tries the
+//! same bytes one row up first and walks short chains with one-step lazy matching
+//! ([`Effort::for_depth`], `Compression::Tuned`): the 13 frames of the snapcompact
+//! conformance case come out at 1,637,699 B, 9.9 % above zlib level 9 (1,489,809 B), at
+//! several times its speed. The same matcher serves the other settings: [`Effort::RUNS`]
+//! (`fast`: zero runs only, no hashing) and, for `high`, an optimal parse
+//! ([`Effort::passes`]: a shortest path over the match graph priced by the previous pass's
+//! symbol statistics) that comes out below level 9 (1,436,178 B when last measured).
 //! Figures: README, "Performance".
 
 const WINDOW: usize = 1 << 15;
@@ -37,6 +37,9 @@ pub struct Effort {
     pub max_insert: usize,
     /// Optimal-parse passes; 0 = greedy matching with one-step lazy evaluation.
     pub passes: u8,
+    /// Bytes hashed to pick a chain: 4, or 6 (fewer candidates that fail, but no chain
+    /// match shorter than 6 bytes; distance 1 and one row up are tried either way).
+    pub hash_len: u8,
 }
 
 impl Effort {
@@ -49,6 +52,7 @@ impl Effort {
         block_tokens: 1 << 14,
         max_insert: 0,
         passes: 0,
+        hash_len: 4,
     };
 
     /// Effort for a zlib-style level 1–9 and a frame's bit depth: longer chains and lazier
@@ -77,34 +81,34 @@ impl Effort {
             block_tokens: 1 << 14,
             max_insert: if level >= 7 { usize::MAX } else { 258 },
             passes,
+            hash_len: 4,
         }
     }
 
-    /// Tuned on the conformance frames: 1- and 2-bit frames (black text) find their matches
-    /// one row up or within short chains (10 candidates, a 32-byte match ends the search,
-    /// the inside of longer matches is not indexed, lazy matching below 4 bytes: the 13
-    /// frames of the snapcompact conformance case come out 4.6 % larger than with 16
-    /// candidates, 64 and full indexing, at 0.68 times the instructions); 4-bit frames
-    /// (sentence hues, dim ink) repeat 4 bytes per glyph row and need longer chains.
+    /// Tuned on the conformance frames. 1-bit frames (black text) find their matches one
+    /// row up or within short chains (10 candidates, a 32-byte match ends the search, the
+    /// inside of longer matches is not indexed, lazy matching below 4 bytes: 4.6 % larger
+    /// than with 16 candidates, 64 and full indexing, at 0.68 times the instructions).
+    /// 2-bit frames (black and dim ink, as snapcompact compactions print them) hash 6 bytes:
+    /// their 4-byte chains fill with near-blank stretches that share 4 bytes and no more, so
+    /// 4 candidates and indexing matches up to 12 bytes do: the 13 frames of the snapcompact
+    /// conformance case come out 0.6 % smaller at 0.8 times the time (native, against the
+    /// 1-bit settings). 4-bit frames (sentence hues, dim ink) repeat 4 bytes per glyph row
+    /// and need longer chains.
     pub fn for_depth(depth: u8) -> Effort {
-        if depth >= 4 {
-            Effort {
-                max_chain: 128,
-                nice_length: 128,
-                lazy_below: 32,
-                block_tokens: 1 << 14,
-                max_insert: 258,
-                passes: 0,
-            }
-        } else {
-            Effort {
-                max_chain: 10,
-                nice_length: 32,
-                lazy_below: 4,
-                block_tokens: 1 << 14,
-                max_insert: 32,
-                passes: 0,
-            }
+        let (max_chain, nice_length, lazy_below, max_insert, hash_len) = match depth {
+            4.. => (128, 128, 32, 258, 4),
+            2 => (4, 32, 4, 12, 6),
+            _ => (10, 32, 4, 32, 4),
+        };
+        Effort {
+            max_chain,
+            nice_length,
+            lazy_below,
+            block_tokens: 1 << 14,
+            max_insert,
+            passes: 0,
+            hash_len,
         }
     }
 }
@@ -271,11 +275,17 @@ impl<'a> Matcher<'a> {
         }
     }
 
-    /// Hash of the 4 bytes at a position: chain candidates share 4 bytes, so few of them
-    /// fail (3-byte matches are only worth it close by, and distance 1 covers zero runs).
+    /// Hash of the 4 bytes at a position (or 6, see [`Effort::hash_len`]): chain candidates
+    /// share them, so few of them fail (3-byte matches are only worth it close by, and
+    /// distance 1 covers zero runs). `v` is the position's 4 bytes.
     #[inline(always)]
-    fn hash(v: u32) -> usize {
-        (v.wrapping_mul(0x9E37_79B1) >> (32 - HASH_BITS)) as usize
+    fn hash(&self, p: usize, v: u32) -> usize {
+        if self.effort.hash_len >= 6 {
+            let x = load64(self.d, p) & 0xFFFF_FFFF_FFFF;
+            (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - HASH_BITS)) as usize
+        } else {
+            (v.wrapping_mul(0x9E37_79B1) >> (32 - HASH_BITS)) as usize
+        }
     }
 
     /// Adds position `p` to the chains, except deep inside zero runs: there the only useful
@@ -291,7 +301,7 @@ impl<'a> Matcher<'a> {
         if v == 0 && p > 0 && d[p - 1] == 0 {
             return;
         }
-        let h = Self::hash(v);
+        let h = self.hash(p, v);
         self.prev[p & WINDOW_MASK] = self.head[h];
         self.head[h] = p as u32;
     }
@@ -337,7 +347,7 @@ impl<'a> Matcher<'a> {
                 }
             }
         }
-        let mut cand = self.head[Self::hash(v)];
+        let mut cand = self.head[self.hash(p, v)];
         let mut chain = self.effort.max_chain;
         let mut last = p;
         // The byte a candidate must share to beat the best match (once there is one of 4
@@ -1091,12 +1101,20 @@ mod tests {
         }
         samples.push(runs);
         samples.push(vec![0; 70_000]);
-        let mut efforts = vec![Effort::default(), Effort::for_depth(4), Effort::RUNS];
+        let mut efforts = vec![
+            Effort::default(),
+            Effort::for_depth(2),
+            Effort::for_depth(4),
+            Effort::RUNS,
+        ];
         efforts.extend((1..=9).flat_map(|l| [Effort::level(l, 1), Effort::level(l, 4)]));
         for d in &samples {
             for e in &efforts {
-                let z = zlib_compress(d, *e, 0);
-                assert_eq!(&inflate(&z), d, "len {} effort {e:?}", d.len());
+                // Row 197: the bitmap sample's scanline (the one-row-up candidate).
+                for row in [0, 197] {
+                    let z = zlib_compress(d, *e, row);
+                    assert_eq!(&inflate(&z), d, "len {} effort {e:?} row {row}", d.len());
+                }
             }
         }
     }
