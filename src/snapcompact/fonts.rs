@@ -706,10 +706,20 @@ impl FallbackFonts {
 /// Does `font` (its bitmap font, or the fallback fonts for `unifont`) draw `c`?
 /// U+000A, U+000E, U+000F and U+2588 always count (spec: snapcompact §7.1).
 pub fn font_supports(font: FontName, fallbacks: &FallbackFonts, c: char) -> bool {
+    bitmap_supports(font.bitmap(), fallbacks, c)
+}
+
+/// [`font_supports`] for a font already looked up with [`FontName::bitmap`] (per-character
+/// loops look it up once).
+pub(crate) fn bitmap_supports(
+    bitmap: Option<&BitmapFont>,
+    fallbacks: &FallbackFonts,
+    c: char,
+) -> bool {
     if matches!(c, '\n' | '\u{0E}' | '\u{0F}' | '\u{2588}') {
         return true;
     }
-    match font.bitmap() {
+    match bitmap {
         Some(b) => b.has_glyph(c),
         None => fallbacks.has_glyph(c),
     }

@@ -1,7 +1,7 @@
 //! `normalize`: one line of text every code point of which the frame's font (or a registered
 //! fallback font) can draw (spec: snapcompact §6.4–§6.6).
 
-use super::fonts::{font_supports, FallbackFonts, FontName};
+use super::fonts::{bitmap_supports, BitmapFont, FallbackFonts, FontName};
 use super::unicode::{
     is_dropped, is_extended_pictographic, is_format, is_js_space, is_latin, nfkd_fold, DIM_OFF,
     DIM_ON, NEWLINE_GLYPH,
@@ -240,7 +240,7 @@ enum Fold {
     Unrenderable,
 }
 
-fn fold(c: char, font: FontName, fallbacks: &FallbackFonts) -> Fold {
+fn fold(c: char, bitmap: Option<&BitmapFont>, fallbacks: &FallbackFonts) -> Fold {
     if is_latin(c) {
         return Fold::Keep;
     }
@@ -274,7 +274,7 @@ fn fold(c: char, font: FontName, fallbacks: &FallbackFonts) -> Fold {
     // The fallback font is not asked for controls and combining marks: Unifont draws them
     // (as dotted boxes), the reference's fallback did not, and they are dropped below.
     if !is_extended_pictographic(c)
-        && (font_supports(font, fallbacks, c) || (!is_dropped(c) && fallbacks.has_glyph(c)))
+        && (bitmap_supports(bitmap, fallbacks, c) || (!is_dropped(c) && fallbacks.has_glyph(c)))
     {
         return Fold::Keep;
     }
@@ -290,6 +290,7 @@ fn normalize_counting(
     fallbacks: &FallbackFonts,
 ) -> (String, usize, usize) {
     let collapsed = collapse_whitespace(text);
+    let bitmap = font.bitmap();
     let mut out = String::with_capacity(collapsed.len());
     let (mut graphics, mut unrenderable) = (0usize, 0usize);
     let mut last_space = true; // also trims leading spaces (step 5)
@@ -322,7 +323,7 @@ fn normalize_counting(
             break;
         };
         i += c.len_utf8();
-        match fold(c, font, fallbacks) {
+        match fold(c, bitmap, fallbacks) {
             Fold::Keep => {
                 graphics += 1;
                 let mut buf = [0u8; 4];
