@@ -2,7 +2,7 @@
 # Builds the npm package in pkg/:
 #   cargo (profile `wasm` of Cargo.toml, wasm32, +simd128 from .cargo/config.toml)
 #   -> wasm-bindgen (one glue, --target web, for every runtime)
-#   -> wasm-opt -Os --converge (npm binaryen)
+#   -> wasm-opt -O3 (npm binaryen)
 #   -> pkg/ = pkg.json (version from Cargo.toml) + src/wasm/js/* + src/wasm/js/entries/* + glue
 # Prints the raw and gzipped size of the shipped .wasm at the end.
 set -euo pipefail
@@ -37,13 +37,15 @@ say "wasm-bindgen --target web"
 
 # 3. wasm-opt from npm binaryen. The features are those rustc enables for wasm32-unknown-unknown
 #    (Rust 1.95 defaults) plus simd128 from .cargo/config.toml; wasm-opt fails validation if the
-#    module uses one that is not listed here. `--converge` repeats the passes while the module
-#    still shrinks; `--low-memory-unused` lets it fold constant offsets into loads and stores,
-#    which assumes no access below address 1024: rustc puts the 1 MiB stack first, so that is
-#    only its far end, reached by an overflowing stack alone (about 3 KB gzip for the two).
-say "wasm-opt -Os --converge"
+#    module uses one that is not listed here. `-O3` rather than `-Os`: on the size-first
+#    (`opt-level = "z"`) code its inlining folds small helpers into their callers, about 2 KB
+#    gzip, which V8 then need not tier up one by one (README, the size work). `--low-memory-unused`
+#    lets it fold constant offsets into loads and stores, which assumes no access below address
+#    1024: rustc puts the 1 MiB stack first, so that is only its far end, reached by an
+#    overflowing stack alone.
+say "wasm-opt -O3"
 opt_wasm="$bg/${crate}_bg.opt.wasm"
-tests/node_modules/.bin/wasm-opt "$bg/web/${crate}_bg.wasm" -o "$opt_wasm" -Os --converge \
+tests/node_modules/.bin/wasm-opt "$bg/web/${crate}_bg.wasm" -o "$opt_wasm" -O3 \
   --low-memory-unused \
   --enable-bulk-memory --enable-multivalue --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext --enable-simd \

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Checks the built package (pkg/, from `make pkg`) against the size budget in .ci/size-budget:
 # the gzipped tar of pkg/ without the optional Unifont asset. Prints the breakdown per file
-# (each gzip -9 on its own, for orientation; the budget is on the tar) and fails when over (or,
-# while a `ceiling` is set, when over the ceiling).
+# (each gzip -9 on its own, for orientation; the budget is on the tar) and fails when over.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -11,9 +10,7 @@ die() { printf '\033[1;31m[size] error:\033[0m %s\n' "$*" >&2; exit 1; }
 
 setting() { awk -v k="$1" '$1 == k { print $2 }' .ci/size-budget; }
 budget=$(setting budget)
-ceiling=$(setting ceiling)
 [[ "$budget" =~ ^[0-9]+$ ]] || die ".ci/size-budget must hold 'budget <bytes>' (found '$budget')"
-[[ -z "$ceiling" || "$ceiling" =~ ^[0-9]+$ ]] || die ".ci/size-budget: 'ceiling <bytes>' (found '$ceiling')"
 [ -f pkg/ctxfold_bg.wasm ] || die "pkg/ is not built: run 'make pkg' (or the 'pkg' step) first"
 
 total=$(tar czf - --exclude=unifont.cxfb -C pkg . | wc -c)
@@ -38,11 +35,6 @@ group() { # label, files...
 )
 measure="tar czf - --exclude=unifont.cxfb -C pkg . | wc -c"
 if [ "$total" -gt "$budget" ]; then
-  if [ -n "$ceiling" ] && [ "$total" -le "$ceiling" ]; then
-    printf '\033[1;33m[size] OVER BUDGET:\033[0m %s B (%s) > budget %s B by %s B; tolerated up to the ceiling %s B in .ci/size-budget\n' \
-      "$total" "$measure" "$budget" "$((total - budget))" "$ceiling"
-    exit 0
-  fi
-  die "the package is over its size budget: $total B ($measure) > $budget B from .ci/size-budget, $((total - budget)) B too many${ceiling:+ (and above the ceiling $ceiling B)}"
+  die "the package is over its size budget: $total B ($measure) > $budget B from .ci/size-budget, $((total - budget)) B too many"
 fi
 say "package without unifont.cxfb: $total B gzip (tar), budget $budget B: $((budget - total)) B to spare"
