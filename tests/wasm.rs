@@ -37,31 +37,12 @@ fn error_codes_are_stable_strings_under_wasm() {
 }
 
 /// The wasm SIMD string scan agrees with serde_json on every placement of a special byte
-/// around the 16-byte blocks (the native build tests the word-at-a-time path).
+/// around the 16-byte blocks (the native build tests the word-at-a-time path), and so does the
+/// parser's one-pass string decoding (its runs between escapes): the same values, keys and
+/// strings kept apart.
 #[wasm_bindgen_test]
 fn simd_string_scan_agrees_with_serde_json() {
     use ctxfold::json::scan::validate;
-    let specials: &[&str] = &[
-        "\\\"", "\\\\", "\\n", "\\u00e9", "\u{1}", "\t", "\\x", "é", "😀", "\"",
-    ];
-    for len in 0..40 {
-        for pos in 0..=len {
-            for sp in specials {
-                let body = "a".repeat(pos) + sp + &"b".repeat(len - pos);
-                let doc = format!("[\"{body}\",1]");
-                let ours = validate(doc.as_bytes()).is_ok();
-                let theirs = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
-                assert_eq!(ours, theirs, "{doc:?}");
-            }
-        }
-    }
-}
-
-/// The JSON parser's one-pass string decoding (SIMD runs between escapes under wasm) gives
-/// serde_json's values for every placement of an escape or multi-byte character around the
-/// 16-byte blocks, and decoded keys and values stay apart.
-#[wasm_bindgen_test]
-fn simd_string_decoding_agrees_with_serde_json() {
     let specials: &[&str] = &[
         "\\\"",
         "\\\\",
@@ -70,14 +51,25 @@ fn simd_string_decoding_agrees_with_serde_json() {
         "\\ud83d\\ude00",
         "\\ud83d",
         "\u{1}",
+        "\t",
+        "\\x",
         "é",
         "😀",
+        "\"",
     ];
     for len in 0..40 {
         for pos in 0..=len {
             for sp in specials {
-                let body = "a".repeat(pos) + sp + &"b".repeat(len - pos) + sp;
-                let doc = format!("{{\"{body}\":[\"{body}\",\"x{body}\"]}}");
+                let body = "a".repeat(pos) + sp + &"b".repeat(len - pos);
+                let doc = format!("[\"{body}\",1]");
+                // The scanner checks syntax only: a lone surrogate escape is well-formed JSON
+                // that serde_json (and the parser, below) refuse to decode.
+                if *sp != "\\ud83d" {
+                    let ours = validate(doc.as_bytes()).is_ok();
+                    let theirs = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
+                    assert_eq!(ours, theirs, "{doc:?}");
+                }
+                let doc = format!("{{\"{body}{sp}\":[\"{body}{sp}\",\"x{body}\"]}}");
                 let ours = ctxfold::json::parse(&doc).ok();
                 let theirs = serde_json::from_str::<serde_json::Value>(&doc).ok();
                 assert_eq!(ours, theirs, "{doc:?}");
