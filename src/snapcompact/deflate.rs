@@ -85,16 +85,16 @@ impl Effort {
         }
     }
 
-    /// Tuned on the conformance frames. 1-bit frames (black text) find their matches one
-    /// row up or within short chains (10 candidates, a 32-byte match ends the search, the
-    /// inside of longer matches is not indexed, lazy matching below 4 bytes: 4.6 % larger
-    /// than with 16 candidates, 64 and full indexing, at 0.68 times the instructions).
-    /// 2-bit frames (black and dim ink, as snapcompact compactions print them) hash 6 bytes:
-    /// their 4-byte chains fill with near-blank stretches that share 4 bytes and no more, so
-    /// 4 candidates and indexing matches up to 12 bytes do: the 13 frames of the snapcompact
-    /// conformance case come out 0.6 % smaller at 0.8 times the time (native, against the
-    /// 1-bit settings). 4-bit frames (sentence hues, dim ink) repeat 4 bytes per glyph row
-    /// and need longer chains.
+    /// 1-bit frames (black text) find their matches one row up or within short chains: 10
+    /// candidates, a 32-byte match ends the search, the inside of longer matches is not
+    /// indexed, lazy matching below 4 bytes (first tuned on the conformance frames: 4.6 %
+    /// larger than with 16 candidates, 64 and full indexing, at 0.68 times the
+    /// instructions). 2-bit frames (black and dim ink, as snapcompact compactions print
+    /// them) hash 6 bytes, which leads to longer matches through fewer candidates: with 4 of
+    /// them and matches indexed up to 12 bytes, the 13 frames of the snapcompact conformance
+    /// case come out 0.6 % smaller at 0.8 times the time (native, against the 1-bit
+    /// settings; a 6-byte hash made 1-bit frames slower). 4-bit frames (sentence hues, dim
+    /// ink) repeat 4 bytes per glyph row and need longer chains.
     pub fn for_depth(depth: u8) -> Effort {
         let (max_chain, nice_length, lazy_below, max_insert, hash_len) = match depth {
             4.. => (128, 128, 32, 258, 4),
