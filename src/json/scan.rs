@@ -582,7 +582,8 @@ pub fn decode_string_value(raw: &[u8]) -> Option<Cow<'_, str>> {
     }
 }
 
-/// Validates that `b` holds exactly one JSON value surrounded by optional whitespace.
+/// Validates that `b` holds exactly one JSON value surrounded by optional whitespace. Syntax
+/// only: a lone surrogate escape (`\ud83d` alone) passes, though decoding it as a string fails.
 pub fn validate(b: &[u8]) -> Result<(), SyntaxError> {
     let mut sc = Scanner::new();
     let i = sc.skip_ws(b, 0);
