@@ -230,7 +230,7 @@ impl CompactionSettings {
 
     /// The settings as a JSON object with every field (unset ones as `null`).
     pub fn to_json(&self) -> Value {
-        crate::json::object(vec![
+        crate::support::json::object(vec![
             ("enabled", self.enabled.into()),
             ("strategy", self.strategy.as_str().into()),
             ("thresholdPercent", self.threshold_percent.into()),

@@ -1,7 +1,7 @@
 //! Token accounting (spec: compaction §3): the per-message estimator, usage → context
 //! tokens, reserve and threshold, and the `keepRecentTokens` adaptation.
 
-use crate::message::{AgentMessage, Content, ContentBlock, Usage};
+use crate::session::message::{AgentMessage, Content, ContentBlock, Usage};
 use crate::settings::{CompactionSettings, Strategy, DEFAULT_RESERVE_TOKENS};
 
 /// Tokens charged per image block (spec: README "Token accounting").
@@ -82,7 +82,7 @@ pub fn estimate_message(
         AgentMessage::User(m) | AgentMessage::Developer(m) => t.content(&m.content),
         AgentMessage::Custom(m) => t.content(&m.content),
         AgentMessage::ToolResult(m) => {
-            if crate::message::truthy(m.context_omitted.as_ref()) {
+            if crate::session::message::truthy(m.context_omitted.as_ref()) {
                 return 0;
             }
             t.content(&m.content)
@@ -113,7 +113,7 @@ pub fn estimate_message(
                         } => {
                             if !context_omitted {
                                 t.text(name);
-                                t.text(&crate::json::js::stringify(arguments));
+                                t.text(&crate::support::json::js::stringify(arguments));
                             }
                         }
                         ContentBlock::RedactedThinking { data } => {
@@ -129,7 +129,7 @@ pub fn estimate_message(
                                 && !opts.exclude_encrypted_reasoning
                             {
                                 if let Some(p) = payload {
-                                    t.text(&crate::json::js::stringify(p));
+                                    t.text(&crate::support::json::js::stringify(p));
                                 }
                             }
                         }

@@ -6,13 +6,13 @@
 mod common;
 
 use common::{assert_same_text, sorted, Jsonl};
-use ctxfold::branch::*;
-use ctxfold::compaction::fileops::{
-    format_file_operations, is_url_scheme_path, upsert_file_operations,
-};
 use ctxfold::compaction::plan::Purpose;
+use ctxfold::navigation::*;
 use ctxfold::prompts::{self, PromptKind};
 use ctxfold::session::{BranchSummaryBody, EntryKind, LabelBody, Session};
+use ctxfold::summary::fileops::{
+    format_file_operations, is_url_scheme_path, upsert_file_operations,
+};
 use ctxfold::{ErrorCode, Role};
 use serde_json::{json, Value};
 
@@ -610,7 +610,7 @@ fn summary_is_attached_at_the_target() {
     assert_eq!(e["type"], "branch_summary");
     assert_eq!(e["parentId"], "F");
     assert_eq!(e["fromId"], "F");
-    assert_eq!(e["timestamp"], ctxfold::time::format_iso(NOW));
+    assert_eq!(e["timestamp"], ctxfold::support::time::format_iso(NOW));
     assert_eq!(
         e["summary"],
         format!(

@@ -6,7 +6,7 @@ mod common;
 
 use common::{assistant_msg, Jsonl};
 use ctxfold::context::{build_context, BuildOptions, LeafSelector, SessionContext};
-use ctxfold::message::{AgentMessage, ContentBlock};
+use ctxfold::session::message::{AgentMessage, ContentBlock};
 use ctxfold::Session;
 use serde_json::{json, Value};
 

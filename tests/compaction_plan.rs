@@ -9,13 +9,13 @@ use ctxfold::compaction::plan::{
     commit_compaction, commit_extension_compaction, commit_handoff, plan_compaction,
     CompactionPlan, ExtensionCompaction, PlanOptions, Purpose, Window,
 };
-use ctxfold::compaction::serialize::{
-    input_budget, message_sizes, plan_windows, serialize_conversation_for_summary,
-};
+use ctxfold::context::convert::convert_messages;
 use ctxfold::context::{build_context, BuildOptions, ContextMessage};
-use ctxfold::convert::convert_messages;
 use ctxfold::session::{CompactionBody, LoadOptions, SequentialIds, Session};
 use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::summary::serialize::{
+    input_budget, message_sizes, plan_windows, serialize_conversation_for_summary,
+};
 use ctxfold::tokens::ByteEstimate;
 use ctxfold::{AgentMessage, Error};
 use serde_json::{json, Value};

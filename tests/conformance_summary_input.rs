@@ -9,14 +9,14 @@
 
 mod common;
 
-use ctxfold::compaction::fileops::{
+use ctxfold::context::convert::convert_messages;
+use ctxfold::context::ContextMessage;
+use ctxfold::session::message::AgentMessage;
+use ctxfold::session::{EntryKind, Session};
+use ctxfold::summary::fileops::{
     compute_file_lists, format_file_operations, upsert_file_operations, FileOperations,
 };
-use ctxfold::compaction::serialize::{serialize_conversation_for_summary, serialize_each};
-use ctxfold::context::ContextMessage;
-use ctxfold::convert::convert_messages;
-use ctxfold::message::AgentMessage;
-use ctxfold::session::{EntryKind, Session};
+use ctxfold::summary::serialize::{serialize_conversation_for_summary, serialize_each};
 use serde_json::Value;
 
 use common::fixture_session as load_session;

@@ -4,8 +4,8 @@
 mod common;
 
 use common::Jsonl;
+use ctxfold::context::convert::convert_to_llm;
 use ctxfold::context::{build_context, BuildOptions};
-use ctxfold::convert::convert_to_llm;
 use serde_json::{json, Value};
 
 fn convert(j: &Jsonl) -> Vec<Value> {

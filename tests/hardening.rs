@@ -6,11 +6,11 @@
 mod common;
 
 use common::{assistant_msg, invariants, Jsonl};
-use ctxfold::branch::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
 use ctxfold::compaction::plan::{commit_compaction, plan_compaction, PlanOptions};
-use ctxfold::compaction::retry::answer_problem;
 use ctxfold::context::{build_context, BuildOptions};
+use ctxfold::navigation::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
 use ctxfold::settings::CompactionSettings;
+use ctxfold::summary::retry::answer_problem;
 use ctxfold::{AgentMessage, ErrorCode};
 use serde_json::{json, Value};
 

@@ -9,17 +9,17 @@ mod common;
 
 use common::invariants;
 use common::spec::{self, Body, Call, EntrySpec, Parent, SessionSpec, Tool};
-use ctxfold::branch::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
+use ctxfold::archive::ArchiveOptions;
 use ctxfold::compaction::plan::{commit_snapcompact, plan_compaction, PlanOptions};
 use ctxfold::context::{build_context, BuildOptions};
+use ctxfold::navigation::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
 use ctxfold::pruning::{
     apply_prune, plan_superseded_tool_results, plan_tool_outputs, KeepBoundary, PruneConfig,
 };
-use ctxfold::settings::{CompactionSettings, Strategy};
-use ctxfold::snapcompact::archive::ArchiveOptions;
-use ctxfold::snapcompact::{
+use ctxfold::render::{
     normalize, render_frames, BillingFamily, FallbackFonts, RenderOptions, ShapeVariant,
 };
+use ctxfold::settings::{CompactionSettings, Strategy};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;

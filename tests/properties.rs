@@ -8,15 +8,15 @@ mod common;
 
 use common::invariants;
 use common::spec::{self, Body, Call, EntrySpec, Parent, SessionSpec, Tool};
+use ctxfold::archive::blocks::HistoryOptions;
+use ctxfold::archive::{get_preserved_archive, ArchiveOptions};
 use ctxfold::compaction::plan::{commit_snapcompact, plan_compaction, PlanOptions};
 use ctxfold::context::{build_context, build_context_with, BuildOptions, LeafSelector};
-use ctxfold::session::CompactionBody;
-use ctxfold::settings::{CompactionSettings, Strategy as Method};
-use ctxfold::snapcompact::archive::{get_preserved_archive, ArchiveOptions};
-use ctxfold::snapcompact::history::HistoryOptions;
-use ctxfold::snapcompact::{
+use ctxfold::render::{
     normalize, render_frames, BillingFamily, FallbackFonts, RenderOptions, ShapeVariant,
 };
+use ctxfold::session::CompactionBody;
+use ctxfold::settings::{CompactionSettings, Strategy as Method};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::Value;

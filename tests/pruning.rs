@@ -6,7 +6,6 @@
 mod common;
 
 use common::Jsonl;
-use ctxfold::message::{AgentMessage, Content, ContentBlock};
 use ctxfold::pruning::{
     age_notice, apply_prune, collect_superseded, collect_useless, plan_superseded_tool_results,
     plan_tool_outputs, prune_savings, prune_superseded_tool_results, prune_tool_outputs,
@@ -14,6 +13,7 @@ use ctxfold::pruning::{
     SupersedeComplete, DEFAULT_MINIMUM_SAVINGS, DEFAULT_PROTECT_TOKENS, MIN_PRUNE_TOKENS,
     SUPERSEDED_NOTICE, USELESS_NOTICE,
 };
+use ctxfold::session::message::{AgentMessage, Content, ContentBlock};
 use ctxfold::session::{LoadOptions, SequentialIds, Session};
 use ctxfold::settings::CompactionSettings;
 use ctxfold::Error;
@@ -26,7 +26,7 @@ const MINUTE: i64 = 60_000;
 
 /// 2026-06-10 12:00 UTC.
 fn t0() -> i64 {
-    ctxfold::time::parse_iso("2026-06-10T12:00:00.000Z").expect("valid date")
+    ctxfold::support::time::parse_iso("2026-06-10T12:00:00.000Z").expect("valid date")
 }
 
 /// A 40-character line (with its newline) repeated `n` times.
@@ -141,7 +141,7 @@ impl Conv {
 
 // ----- helpers -------------------------------------------------------------------------------
 
-fn result_of(s: &Session, id: &str) -> ctxfold::message::ToolResultMessage {
+fn result_of(s: &Session, id: &str) -> ctxfold::session::message::ToolResultMessage {
     match s
         .message(s.index_of(id).expect("known id"))
         .expect("parses")

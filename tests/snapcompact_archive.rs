@@ -4,15 +4,15 @@
 
 mod common;
 
-use ctxfold::compaction::fileops::FileLists;
-use ctxfold::snapcompact::archive::{
+use ctxfold::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions};
+use ctxfold::archive::{
     compact, get_preserved_archive, strip_preserved_archive, Archive, ArchiveFrame, ArchiveInput,
     ArchiveOptions, ArchiveResult,
 };
-use ctxfold::snapcompact::history::{history_blocks, HistoryBlock, HistoryOptions};
-use ctxfold::snapcompact::request::Target;
-use ctxfold::snapcompact::serialize::{ArchiveMessage, AssistantBlock};
-use ctxfold::snapcompact::FallbackFonts;
+use ctxfold::render::request::Target;
+use ctxfold::render::text::serialize::{ArchiveMessage, AssistantBlock};
+use ctxfold::render::FallbackFonts;
+use ctxfold::summary::fileops::FileLists;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
@@ -90,7 +90,7 @@ fn has_colour(png: &[u8], rgb: [u8; 3]) -> bool {
 }
 
 fn dim_rgb() -> [u8; 3] {
-    let c = ctxfold::snapcompact::raster::PALETTE[9];
+    let c = ctxfold::render::raster::PALETTE[9];
     [c[0], c[1], c[2]]
 }
 
@@ -210,9 +210,9 @@ fn foveated_widths() {
 fn forced_fallback_font() {
     let fonts = common::fallbacks();
     let mut o = options(1);
-    o.shape = Some(ctxfold::snapcompact::resolve_shape(
-        ctxfold::snapcompact::ModelTarget::default(),
-        Some(ctxfold::snapcompact::ShapeVariant::Unifont16Bw),
+    o.shape = Some(ctxfold::render::resolve_shape(
+        ctxfold::render::ModelTarget::default(),
+        Some(ctxfold::render::ShapeVariant::Unifont16Bw),
     ));
     o.frame_size = Some(64);
     let text = "你好世界".repeat(200);

@@ -7,11 +7,11 @@ mod common;
 
 use common::{decode_rgb, fallbacks};
 
+use ctxfold::archive::{base64_decode, ArchiveOptions};
 use ctxfold::compaction::plan::{build_snapcompact, plan_compaction, PlanOptions};
+use ctxfold::render::request::Target;
+use ctxfold::render::FallbackFonts;
 use ctxfold::settings::{CompactionSettings, Strategy};
-use ctxfold::snapcompact::archive::{base64_decode, ArchiveOptions};
-use ctxfold::snapcompact::request::Target;
-use ctxfold::snapcompact::FallbackFonts;
 use serde_json::Value;
 use std::time::Instant;
 
@@ -207,12 +207,12 @@ fn check_conformance(fonts: &FallbackFonts, exact: bool) {
 
 // ----- successive compactions of a generated session ----------------------------------------
 
+use ctxfold::archive::blocks::HistoryOptions;
+use ctxfold::archive::get_preserved_archive;
 use ctxfold::compaction::plan::commit_snapcompact;
 use ctxfold::context::{build_context, build_context_with, BuildOptions};
+use ctxfold::render::{BillingFamily, ShapeVariant};
 use ctxfold::session::{CompactionBody, Session};
-use ctxfold::snapcompact::archive::get_preserved_archive;
-use ctxfold::snapcompact::history::HistoryOptions;
-use ctxfold::snapcompact::{BillingFamily, ShapeVariant};
 use ctxfold::AgentMessage;
 use serde_json::json;
 
@@ -266,7 +266,7 @@ fn small_options(max_frames: u32) -> ArchiveOptions {
     }
 }
 
-fn latest_archive(s: &Session) -> (CompactionBody, ctxfold::snapcompact::archive::Archive) {
+fn latest_archive(s: &Session) -> (CompactionBody, ctxfold::archive::Archive) {
     let i = (0..s.len())
         .rev()
         .find(|&i| s.entries()[i].kind() == ctxfold::session::EntryKind::Compaction)
@@ -351,7 +351,7 @@ fn successive_snapcompact_compactions() {
         let blocks = m.blocks.as_ref().unwrap();
         let images = blocks
             .iter()
-            .filter(|b| matches!(b, ctxfold::message::ContentBlock::Image { .. }))
+            .filter(|b| matches!(b, ctxfold::session::message::ContentBlock::Image { .. }))
             .count();
         assert_eq!(images, archive.frames.len());
         // An image budget keeps the newest frames and says what was left out.
@@ -370,7 +370,7 @@ fn successive_snapcompact_compactions() {
         let blocks = m.blocks.as_ref().unwrap();
         let images = blocks
             .iter()
-            .filter(|b| matches!(b, ctxfold::message::ContentBlock::Image { .. }))
+            .filter(|b| matches!(b, ctxfold::session::message::ContentBlock::Image { .. }))
             .count();
         assert_eq!(images, 2.min(archive.frames.len()));
         add_turns(&mut s, 40 + round * 20, 20, &mut now);

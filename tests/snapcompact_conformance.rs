@@ -12,7 +12,7 @@
 mod common;
 
 use common::{decode_rgb, fallbacks};
-use ctxfold::snapcompact::{
+use ctxfold::render::{
     layout_page, render_frames, render_page, resolve_shape, ModelTarget, RenderOptions,
     ShapeVariant,
 };

@@ -6,8 +6,8 @@
 
 mod common;
 
-use ctxfold::snapcompact::raster::PALETTE;
-use ctxfold::snapcompact::{
+use ctxfold::render::raster::PALETTE;
+use ctxfold::render::{
     frame_count, normalize, page_texts, render_frames, render_page, resolve_shape,
     resolve_shape_for_text, scan_renderability, Compression, FallbackFont, FallbackFonts, FontName,
     Frame, ModelTarget, RenderOptions, Shape, ShapeVariant, SnapError,
@@ -362,7 +362,7 @@ fn indexed_and_rgb_colour_types() {
     // bw + dim + bands → 2 bits, 4 colours.
     let mut s = shape("8x8r-bw");
     s.stopword_dim = true;
-    let page = ctxfold::snapcompact::stopwords::dim_stopwords("the cat");
+    let page = ctxfold::render::text::stopwords::dim_stopwords("the cat");
     let d = decode(&render_page(page, &at(s, 64), &none()).expect("render"));
     assert_eq!((d.depth, d.palette.len()), (png::BitDepth::Two, 4));
 }
@@ -391,7 +391,7 @@ fn invalid_options_are_rejected() {
         Err(SnapError::Shape(_))
     ));
     assert!(FontName::parse("9x9").is_err());
-    assert!(ctxfold::snapcompact::Ink::parse("zebra").is_err());
+    assert!(ctxfold::render::Ink::parse("zebra").is_err());
 }
 
 #[test]
@@ -422,7 +422,7 @@ fn doc_layout_second_column_and_hues() {
     let d = decode(&render_page(lines.join("\n"), &o, &none()).expect("render"));
     assert!((40..48).any(|x| (0..8).any(|y| d.at(x, y) != 0)));
     // Doc hues advance across "\n" (sent ink).
-    s.ink = ctxfold::snapcompact::Ink::Sent;
+    s.ink = ctxfold::render::Ink::Sent;
     let d = decode(&render_page("A.\nB".into(), &at(s, 64), &none()).expect("render"));
     assert!((0..8).any(|x| (8..16).any(|y| d.at(x, y) == 2)));
 }
@@ -670,7 +670,7 @@ fn property_random_text_renders() {
         );
         let normalized = normalize(&text, o.shape.font, &fonts);
         let wide = o.shape.font != FontName::Unifont;
-        let cells = ctxfold::snapcompact::cells::cell_len(&normalized, wide) as usize;
+        let cells = ctxfold::render::text::cells::cell_len(&normalized, wide) as usize;
         if !o.shape.is_doc() {
             let cap = o.geometry().capacity as usize;
             assert!(
@@ -754,7 +754,7 @@ fn frames_of_every_width_render() {
 fn fontdue_glyph(
     f: &fontdue::Font,
     c: char,
-    gbox: ctxfold::snapcompact::fonts::GlyphBox,
+    gbox: ctxfold::render::font::GlyphBox,
 ) -> Option<(i32, i32, usize, usize, Vec<u8>)> {
     if f.lookup_glyph_index(c) == 0 {
         return None;
@@ -790,7 +790,7 @@ fn levels(a: u8) -> (u8, u8) {
 /// Compares every glyph of `chars` at the frame sizes of the catalogue's cells. Returns the
 /// number of glyphs compared, and of pixels whose quantised ink differs.
 fn compare_with_fontdue(path: &str, chars: &[char]) -> Option<(usize, usize, usize)> {
-    use ctxfold::snapcompact::fonts::GlyphBox;
+    use ctxfold::render::font::GlyphBox;
     let bytes = std::fs::read(path).ok()?;
     let ours = FallbackFont::from_bytes(&bytes).expect("font parses");
     let theirs =

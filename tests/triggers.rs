@@ -2,7 +2,7 @@
 //! §10.1 cases 4–5, §10.11 pi-mono auto-compaction tests).
 #![cfg(not(target_arch = "wasm32"))]
 
-use ctxfold::message::AssistantMessage;
+use ctxfold::session::message::AssistantMessage;
 use ctxfold::settings::{CompactionSettings, Strategy};
 use ctxfold::triggers::*;
 use serde_json::{json, Value};

@@ -42,7 +42,7 @@ fn error_codes_are_stable_strings_under_wasm() {
 /// strings kept apart.
 #[wasm_bindgen_test]
 fn simd_string_scan_agrees_with_serde_json() {
-    use ctxfold::json::scan::validate;
+    use ctxfold::support::json::scan::validate;
     let specials: &[&str] = &[
         "\\\"",
         "\\\\",
@@ -70,7 +70,7 @@ fn simd_string_scan_agrees_with_serde_json() {
                     assert_eq!(ours, theirs, "{doc:?}");
                 }
                 let doc = format!("{{\"{body}{sp}\":[\"{body}{sp}\",\"x{body}\"]}}");
-                let ours = ctxfold::json::parse(&doc).ok();
+                let ours = ctxfold::support::json::parse(&doc).ok();
                 let theirs = serde_json::from_str::<serde_json::Value>(&doc).ok();
                 assert_eq!(ours, theirs, "{doc:?}");
             }

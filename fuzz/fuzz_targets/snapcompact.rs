@@ -2,7 +2,7 @@
 //! records, frame sizes, caps): no panic, frames within their budgets, deterministic.
 #![no_main]
 use arbitrary::Unstructured;
-use ctxfold::snapcompact::{
+use ctxfold::render::{
     normalize, render_frames, BillingFamily, Compression, FallbackFont, FallbackFonts, FontName,
     Ink, RenderOptions, Shape, ShapeVariant,
 };

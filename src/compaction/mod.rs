@@ -2,8 +2,5 @@
 //! region), summary input (serialization, prompts, file operations) and the sans-IO
 //! plan → commit cycle.
 
-pub mod fileops;
 pub mod plan;
 pub mod prepare;
-pub mod retry;
-pub mod serialize;

@@ -9,27 +9,27 @@
 //! the previous one) and the turn-prefix summary go first; the short summary needs the
 //! merged summary, so it follows. [`CompactionPlan::pending`] lists what can be sent now.
 
-use super::fileops::{upsert_file_operations, FileLists};
-use super::prepare::{prepare_compaction, Preparation, PrepareOptions};
-use super::serialize::{
+use crate::archive::blocks::{FrameResolver, HistoryOptions};
+use crate::archive::{
+    archive_message, compact, ArchiveFrame, ArchiveInput, ArchiveOptions, ArchiveResult,
+    PRESERVE_KEY,
+};
+use crate::compaction::prepare::{prepare_compaction, Preparation, PrepareOptions};
+use crate::context::convert;
+use crate::context::{build_context_with, BuildOptions, ContextMessage};
+use crate::error::{Error, Result};
+use crate::prompts::{self, PromptKind};
+use crate::render::{FallbackFonts, SnapError};
+use crate::session::message::Role;
+use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
+use crate::settings::{CompactionSettings, Strategy};
+use crate::summary::fileops::{upsert_file_operations, FileLists};
+use crate::summary::serialize::{
     clamp_window, escaped_for_summary, history_max_tokens, input_budget, merge_split_turn,
     message_size, message_sizes, overflow_retry_budget, plan_windows,
     serialize_conversation_for_summary, serialize_into, short_summary_max_tokens, summary_prompt,
     turn_prefix_max_tokens, useless_tool_call_ids, NO_PRIOR_HISTORY,
 };
-use crate::context::{build_context_with, BuildOptions, ContextMessage};
-use crate::convert;
-use crate::error::{Error, Result};
-use crate::message::Role;
-use crate::prompts::{self, PromptKind};
-use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
-use crate::settings::{CompactionSettings, Strategy};
-use crate::snapcompact::archive::{
-    archive_message, compact, ArchiveFrame, ArchiveInput, ArchiveOptions, ArchiveResult,
-    PRESERVE_KEY,
-};
-use crate::snapcompact::history::{FrameResolver, HistoryOptions};
-use crate::snapcompact::{FallbackFonts, SnapError};
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Number, Value};
@@ -189,7 +189,7 @@ impl HistoryFeed {
             {
                 let parsed = session
                     .message_json(i)
-                    .and_then(|json| crate::json::parse(&json).ok());
+                    .and_then(|json| crate::support::json::parse(&json).ok());
                 if let Some(Value::Object(o)) = parsed {
                     return Ok(Some(FeedItem::Plain(role, o)));
                 }
@@ -615,7 +615,7 @@ impl CompactionPlan {
     /// Records the answer to a pending request and writes what follows from it (the next
     /// history window, then the short summary). `E_INVALID_ARGUMENT` for an id that is not
     /// pending; `E_SUMMARIZER` for an answer far over the request's `maxTokens`
-    /// ([`super::retry::answer_problem`]; the plan is unchanged and the request stays pending).
+    /// ([`crate::summary::retry::answer_problem`]; the plan is unchanged and the request stays pending).
     /// `session` is the session the plan was made for (`E_STALE_PLAN` otherwise): the next
     /// window is read from it.
     pub fn answer(&mut self, session: &Session, id: &str, text: &str) -> Result<()> {
@@ -626,7 +626,7 @@ impl CompactionPlan {
             what: format!("no pending summary request \"{id}\""),
         })?;
         if let Slot::Pending(r) = &*slot {
-            if let Some(reason) = super::retry::answer_problem(&text, r.max_tokens) {
+            if let Some(reason) = crate::summary::retry::answer_problem(&text, r.max_tokens) {
                 return Err(Error::Summarizer { reason });
             }
         }
@@ -1030,7 +1030,7 @@ pub fn commit_handoff(
             missing: plan.missing(),
         })?;
     plan.check_fresh(session)?;
-    let cwd = crate::json::parse(&session.header_json())
+    let cwd = crate::support::json::parse(&session.header_json())
         .ok()
         .and_then(|h| h.get("cwd").and_then(Value::as_str).map(str::to_string))
         .unwrap_or_default();
@@ -1055,7 +1055,7 @@ pub fn commit_handoff(
     fields.insert("display".into(), true.into());
     fields.insert(
         "details".into(),
-        crate::json::object(vec![
+        crate::support::json::object(vec![
             ("fromSession", session.header().id.as_str().into()),
             ("tokensBefore", plan.preparation.tokens_before.into()),
             ("readFiles", plan.file_lists.read_files.clone().into()),

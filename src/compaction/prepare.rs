@@ -6,11 +6,11 @@
 //! compaction kept — form one sequence that is partitioned into exactly three regions:
 //! `messages_to_summarize`, `turn_prefix` and `recent`. Preparation never changes the session.
 
-use super::fileops::FileOperations;
 use crate::error::{Error, Result};
-use crate::message::Role;
+use crate::session::message::Role;
 use crate::session::{CompactionBody, EntryKind, Session};
 use crate::settings::CompactionSettings;
+use crate::summary::fileops::FileOperations;
 use crate::tokens::{self, EstimateOptions};
 use serde_json::Value;
 

@@ -1,8 +1,8 @@
 //! Entries of the session tree (spec: compaction §1.5, §1.6) and the typed views of their
 //! bodies. An entry keeps its original line; typed views are parsed from it on demand.
 
-use crate::json::view::Obj;
-use crate::message::Role;
+use crate::session::message::Role;
+use crate::support::json::view::Obj;
 use serde_json::{Map, Number, Value};
 
 /// The `type` of an entry (spec: compaction §1.6). Types this library does not know are

@@ -15,15 +15,15 @@
 //! | empty input, or first line not a session header | error `E_NOT_A_SESSION` |
 //! | header version above 4 | error `E_VERSION_TOO_NEW` |
 
-use super::skim::{skim_line, skim_object, LineSkim, ParentField};
-use super::{
+use crate::error::{Error, ErrorCode, Result};
+use crate::session::message::Role;
+use crate::session::skim::{skim_line, skim_object, LineSkim, ParentField};
+use crate::session::{
     migrate, EntryKind, HeaderInfo, IdSource, Leaf, Line, LineKind, LineText, RandomIds, Session,
     MAX_READ_VERSION,
 };
-use crate::error::{Error, ErrorCode, Result};
-use crate::json::scan::decode_string_value;
-use crate::json::scan::{Scanner, SyntaxError};
-use crate::message::Role;
+use crate::support::json::scan::decode_string_value;
+use crate::support::json::scan::{Scanner, SyntaxError};
 use memchr::memchr;
 use rustc_hash::FxHashMap;
 
@@ -82,7 +82,7 @@ fn read_header(line: &[u8], at: usize) -> Result<HeaderInfo> {
         reason: reason.to_string(),
     };
     std::str::from_utf8(line).map_err(|_| not("the header is not valid UTF-8"))?;
-    let h = crate::json::view::Obj::parse(line).map_err(|e| {
+    let h = crate::support::json::view::Obj::parse(line).map_err(|e| {
         not(&format!(
             "the first line is not a JSON object ({})",
             e.reason
@@ -306,7 +306,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
             .message
             .as_ref()
             .map(|r| (r.start as u32, r.end as u32));
-        entries.push(super::Entry {
+        entries.push(crate::session::Entry {
             line: li as u32,
             kind,
             id: id
@@ -345,14 +345,14 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
     drop(skims);
     session.index_ids();
     session.resolve_parents();
-    if session.header.version < super::CURRENT_VERSION {
+    if session.header.version < crate::session::CURRENT_VERSION {
         migrate::upgrade(&mut session)?;
     }
     session.leaf = match session.entries.len() {
         0 => Leaf::None,
         n => Leaf::At(n as u32 - 1),
     };
-    crate::sort::sort_by(&mut session.warnings, |a, b| {
+    crate::support::sort::sort_by(&mut session.warnings, |a, b| {
         a.line
             .cmp(&b.line)
             .then(a.code.as_str().cmp(b.code.as_str()))

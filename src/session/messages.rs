@@ -2,9 +2,9 @@
 //! a `message` entry's own message, or one built from a `custom_message`, `branch_summary` or
 //! `compaction` entry. Token estimates of entries are memoized here.
 
-use super::{CompactionMessageBody, CustomMessageBody, EntryKind, FileCalls, Session};
 use crate::error::Result;
-use crate::message::AgentMessage;
+use crate::session::message::AgentMessage;
+use crate::session::{CompactionMessageBody, CustomMessageBody, EntryKind, FileCalls, Session};
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -89,7 +89,7 @@ impl Session {
                 m
             }
             EntryKind::BranchSummary => {
-                let b: super::BranchSummaryBody = self.body(index)?;
+                let b: crate::session::BranchSummaryBody = self.body(index)?;
                 let mut m = Map::new();
                 m.insert("role".into(), "branchSummary".into());
                 m.insert("summary".into(), b.summary.into());
@@ -120,7 +120,7 @@ impl Session {
             }
             _ => return Ok(None),
         };
-        Ok(Some(Cow::Owned(crate::json::js::stringify(
+        Ok(Some(Cow::Owned(crate::support::json::js::stringify(
             &Value::Object(json),
         ))))
     }
@@ -160,10 +160,10 @@ impl Session {
                 // The body is parsed anyway: remember what history windows and pruning
                 // need too.
                 match self.entries[index].role {
-                    Some(crate::message::Role::ToolResult) => {
+                    Some(crate::session::message::Role::ToolResult) => {
                         self.remember_tool_result(index, &m);
                     }
-                    Some(crate::message::Role::Assistant) => {
+                    Some(crate::session::message::Role::Assistant) => {
                         self.remember_file_calls(index, &m);
                     }
                     _ => {}
@@ -182,9 +182,12 @@ impl Session {
 
     /// The usage of the last assistant on `path` that did not fail (`getLastAssistantUsage`,
     /// spec: compaction §3.2), with the index of its entry. Only assistant entries are parsed.
-    pub fn last_assistant_usage(&self, path: &[usize]) -> Option<(usize, crate::message::Usage)> {
+    pub fn last_assistant_usage(
+        &self,
+        path: &[usize],
+    ) -> Option<(usize, crate::session::message::Usage)> {
         path.iter().rev().find_map(|&i| {
-            if self.entries[i].role != Some(crate::message::Role::Assistant) {
+            if self.entries[i].role != Some(crate::session::message::Role::Assistant) {
                 return None;
             }
             match self.message(i) {
@@ -217,7 +220,7 @@ impl Session {
     /// their call ids: pruning pairs tool results with `read` calls by id (spec: compaction
     /// §6.1 protection, §6.3 supersede keys).
     pub(crate) fn file_calls(&self, index: usize) -> Option<FileCalls> {
-        if self.entries[index].role != Some(crate::message::Role::Assistant) {
+        if self.entries[index].role != Some(crate::session::message::Role::Assistant) {
             return None;
         }
         if let Some(Some(c)) = self.file_calls.borrow().get(index) {
@@ -232,9 +235,9 @@ impl Session {
     fn remember_file_calls(&self, index: usize, m: &AgentMessage) -> Option<FileCalls> {
         let mut found: Vec<FileCall> = Vec::new();
         if let AgentMessage::Assistant(a) = m {
-            if let crate::message::Content::Blocks(blocks) = &a.content {
+            if let crate::session::message::Content::Blocks(blocks) = &a.content {
                 for b in blocks {
-                    if let crate::message::ContentBlock::ToolCall {
+                    if let crate::session::message::ContentBlock::ToolCall {
                         id,
                         name,
                         arguments,
@@ -285,7 +288,8 @@ impl Session {
     /// parses no tool result again; edits of the entry invalidate it.
     pub fn tool_result_facts(&self, index: usize) -> Option<std::rc::Rc<ToolResultFacts>> {
         let entry = &self.entries[index];
-        if entry.role != Some(crate::message::Role::ToolResult) || entry.kind != EntryKind::Message
+        if entry.role != Some(crate::session::message::Role::ToolResult)
+            || entry.kind != EntryKind::Message
         {
             return None;
         }
@@ -311,7 +315,7 @@ impl Session {
                     is_error: r.is_error,
                     useless: r.useless,
                     pruned: r.pruned_at.is_some(),
-                    context_omitted: crate::message::truthy(r.context_omitted.as_ref()),
+                    context_omitted: crate::session::message::truthy(r.context_omitted.as_ref()),
                 }))
             }
             _ => None,

@@ -2,11 +2,11 @@
 //! in-memory lines; the next save writes the migrated file. A header at the current version
 //! (or newer, up to the supported maximum) is left alone, so migration is idempotent.
 
-use super::skim::{LineSkim, ParentField};
-use super::{ids, LineText, Session, CURRENT_VERSION};
 use crate::error::{ErrorCode, Result};
-use crate::json::{edit, js};
-use crate::message::Role;
+use crate::session::message::Role;
+use crate::session::skim::{LineSkim, ParentField};
+use crate::session::{ids, LineText, Session, CURRENT_VERSION};
+use crate::support::json::{edit, js};
 use rustc_hash::FxHashSet;
 
 /// v1 → v2, first half: every entry gets a fresh id and the previous entry as its parent —
@@ -76,8 +76,8 @@ struct V1Compaction {
     first_kept_entry_index: Option<serde_json::Value>,
 }
 
-impl super::Body for V1Compaction {
-    fn read(o: &crate::json::view::Obj<'_>) -> std::result::Result<Self, String> {
+impl crate::session::Body for V1Compaction {
+    fn read(o: &crate::support::json::view::Obj<'_>) -> std::result::Result<Self, String> {
         Ok(V1Compaction {
             first_kept_entry_index: o.value("firstKeptEntryIndex"),
         })
@@ -90,7 +90,7 @@ pub(super) fn upgrade(session: &mut Session) -> Result<()> {
     let from = session.header.version;
     if from < 2 {
         for i in 0..session.entries.len() {
-            if session.entries[i].kind != super::EntryKind::Compaction {
+            if session.entries[i].kind != crate::session::EntryKind::Compaction {
                 continue;
             }
             let Ok(body) = session.body::<V1Compaction>(i) else {
@@ -132,7 +132,7 @@ pub(super) fn upgrade(session: &mut Session) -> Result<()> {
         session.lines[header_line].text = LineText::Owned(t.into());
     }
     session.header.version = CURRENT_VERSION;
-    session.warnings.push(super::LoadWarning {
+    session.warnings.push(crate::session::LoadWarning {
         code: ErrorCode::Migrated,
         line: header_line as u32 + 1,
         message: format!(

@@ -6,6 +6,8 @@
 //! (`json::edit`) so that their unknown fields and field order survive too. Malformed lines
 //! are kept verbatim and reported with their line numbers.
 
+pub mod message;
+
 mod entry;
 mod ids;
 mod load;
@@ -21,9 +23,9 @@ pub use messages::ToolResultFacts;
 pub(crate) use messages::{FileCall, FileTool};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::json::view::Obj;
-use crate::json::{edit, js};
-use crate::message::{AgentMessage, Role};
+use crate::session::message::{AgentMessage, Role};
+use crate::support::json::view::Obj;
+use crate::support::json::{edit, js};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -153,7 +155,10 @@ impl Session {
         header.insert("type".into(), "session".into());
         header.insert("version".into(), CURRENT_VERSION.into());
         header.insert("id".into(), init.id.clone().into());
-        header.insert("timestamp".into(), crate::time::format_iso(init.now).into());
+        header.insert(
+            "timestamp".into(),
+            crate::support::time::format_iso(init.now).into(),
+        );
         header.insert("cwd".into(), init.cwd.into());
         if let Some(p) = init.parent_session {
             header.insert("parentSession".into(), p.into());
@@ -284,12 +289,12 @@ impl Session {
     }
 
     /// What building a context reads of a `message` entry's message (see
-    /// [`MessageHead`](crate::message::MessageHead)); fails where [`Session::message`] fails.
-    pub fn message_head(&self, index: usize) -> Result<crate::message::MessageHead> {
+    /// [`MessageHead`](crate::session::message::MessageHead)); fails where [`Session::message`] fails.
+    pub fn message_head(&self, index: usize) -> Result<crate::session::message::MessageHead> {
         let json = self
             .message_json(index)
             .ok_or_else(|| self.body_error(index, "the entry has no message object"))?;
-        crate::message::MessageHead::read(&json, self.entries[index].role)
+        crate::session::message::MessageHead::read(&json, self.entries[index].role)
             .map_err(|e| self.body_error(index, &e.to_string()))
     }
 
@@ -311,7 +316,7 @@ impl Session {
         self.body::<EntryBase>(index)
             .ok()
             .and_then(|b| b.timestamp)
-            .and_then(|t| crate::time::parse_iso(&t))
+            .and_then(|t| crate::support::time::parse_iso(&t))
             .unwrap_or(0)
     }
 
@@ -415,7 +420,10 @@ impl Session {
     pub(crate) fn edit_entry(
         &mut self,
         index: usize,
-        f: impl FnOnce(&str) -> std::result::Result<Option<String>, crate::json::scan::SyntaxError>,
+        f: impl FnOnce(
+            &str,
+        )
+            -> std::result::Result<Option<String>, crate::support::json::scan::SyntaxError>,
     ) -> Result<()> {
         let line = self.entries[index].line as usize;
         let edited = f(&self.line_text(line)).map_err(|e| self.body_error(index, e.reason))?;
@@ -497,7 +505,10 @@ impl Session {
             "parentId".into(),
             parent_id.as_deref().map_or(Value::Null, |p| p.into()),
         );
-        obj.insert("timestamp".into(), crate::time::format_iso(now).into());
+        obj.insert(
+            "timestamp".into(),
+            crate::support::time::format_iso(now).into(),
+        );
         for (k, v) in fields {
             if !matches!(k.as_str(), "type" | "id" | "parentId" | "timestamp") {
                 obj.insert(k, v);

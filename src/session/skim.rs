@@ -2,7 +2,7 @@
 //! only what the tree index needs (`type`, `id`, `parentId`, the message's `role` and span).
 //! Bodies are parsed later, when something asks for them.
 
-use crate::json::scan::{self, decode_string_value, key_is, Scanner, SyntaxError};
+use crate::support::json::scan::{self, decode_string_value, key_is, Scanner, SyntaxError};
 use std::borrow::Cow;
 use std::ops::Range;
 

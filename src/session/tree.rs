@@ -1,7 +1,7 @@
 //! Tree operations (spec: compaction §1.8): paths, children, moving the leaf.
 
-use super::{Leaf, Session};
 use crate::error::Result;
+use crate::session::{Leaf, Session};
 
 impl Session {
     /// Index of the leaf entry; `None` after [`Session::reset_leaf`] or for an empty session.

@@ -4,14 +4,14 @@
 use super::compact::request_json;
 use super::interop::{js_error, now_ms, opt_count, opt_str, options, parse_json, to_js};
 use super::session::WasmSession;
-use crate::branch::{
+use crate::error::ErrorCode;
+use crate::navigation::{
     commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer, NavigationCommit,
     NavigationPlan, DEFAULT_RESERVE_TOKENS,
 };
-use crate::error::ErrorCode;
-use crate::json::js;
-use crate::json::object;
 use crate::session::Session;
+use crate::support::json::js;
+use crate::support::json::object;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 

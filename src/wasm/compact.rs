@@ -10,13 +10,13 @@ use crate::compaction::plan::{
     plan_compaction, Committed, CompactionPlan, ExtensionCompaction, PlanOptions, SummaryRequest,
 };
 use crate::compaction::prepare::{Preparation, PrepareOptions};
-use crate::compaction::retry::{classify, parse_retry_after, RetryPolicy, RetryStep};
 use crate::error::ErrorCode;
-use crate::json::js;
-use crate::json::object;
+use crate::render::request::archive_options;
 use crate::session::{RandomIds, Session};
 use crate::settings::{CompactionSettings, Strategy};
-use crate::snapcompact::request::archive_options;
+use crate::summary::retry::{classify, parse_retry_after, RetryPolicy, RetryStep};
+use crate::support::json::js;
+use crate::support::json::object;
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
@@ -57,7 +57,7 @@ fn settings_from(json: Option<String>) -> Result<CompactionSettings, JsValue> {
     match json.as_deref() {
         None | Some("") | Some("null") | Some("undefined") => Ok(CompactionSettings::default()),
         Some(t) => {
-            let v = crate::json::parse(t)
+            let v = crate::support::json::parse(t)
                 .map_err(|e| js_error(ErrorCode::Settings, &format!("invalid settings: {e}")))?;
             CompactionSettings::from_json(&v).map_err(to_js)
         }
@@ -151,7 +151,7 @@ fn committed_json(
     c: &Committed,
     from_extension: bool,
 ) -> Result<String, JsValue> {
-    let entry = crate::json::parse(&session.entry_json(c.index))
+    let entry = crate::support::json::parse(&session.entry_json(c.index))
         .map_err(|e| js_error(ErrorCode::InvalidEntryBody, &e.to_string()))?;
     Ok(js::stringify(&object(vec![
         ("entryId", c.id.as_str().into()),
@@ -364,7 +364,7 @@ pub fn answer_problem(text: &str, max_tokens: f64) -> String {
     } else {
         0
     };
-    crate::compaction::retry::answer_problem(text, max).unwrap_or_default()
+    crate::summary::retry::answer_problem(text, max).unwrap_or_default()
 }
 
 /// What to do after a failed summarizer call (spec: compaction §8.3): `"wait:<ms>"`,

@@ -50,7 +50,7 @@ pub fn chunked_text(write: impl FnOnce(&mut dyn FnMut(&str))) -> js_sys::Array {
 pub fn options(json: Option<String>, what: &str) -> Result<Value, JsValue> {
     match json.as_deref() {
         None | Some("") | Some("null") | Some("undefined") => Ok(Value::Null),
-        Some(text) => match crate::json::parse(text) {
+        Some(text) => match crate::support::json::parse(text) {
             Ok(v @ Value::Object(_)) => Ok(v),
             Ok(_) => Err(js_error(
                 ErrorCode::InvalidArgument,
@@ -91,7 +91,7 @@ pub fn opt_count(v: &Value, key: &str) -> Result<Option<u64>, JsValue> {
 
 /// Parses a required JSON argument.
 pub fn parse_json(text: &str, what: &str) -> Result<serde_json::Value, JsValue> {
-    crate::json::parse(text)
+    crate::support::json::parse(text)
         .map_err(|e| js_error(ErrorCode::InvalidArgument, &format!("invalid {what}: {e}")))
 }
 

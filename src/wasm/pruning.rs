@@ -4,11 +4,11 @@
 use super::interop::{js_error, options, parse_json, to_js};
 use super::session::WasmSession;
 use crate::error::ErrorCode;
-use crate::json::js;
 use crate::pruning::{
     apply_prune, plan_superseded_tool_results, plan_tool_outputs, read_tool_supersede_key,
     PruneConfig, PruneReport,
 };
+use crate::support::json::js;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]

@@ -4,13 +4,13 @@
 use super::interop::{
     chunked_text, js_error, now_ms, opt_count, opt_f64, opt_str, options, parse_json, to_js,
 };
+use crate::archive::blocks::HistoryOptions;
 use crate::context::{build_context_with, BuildOptions, LeafSelector, SessionContext};
 use crate::error::ErrorCode;
-use crate::json::js;
 use crate::session::{
     CompactionBody, IdSource, LoadOptions, NewSession, RandomIds, SequentialIds, Session,
 };
-use crate::snapcompact::history::HistoryOptions;
+use crate::support::json::js;
 use crate::tokens::{ByteEstimate, EstimateOptions};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -226,7 +226,7 @@ impl WasmSession {
             .warnings()
             .iter()
             .map(|w| {
-                crate::json::object(vec![
+                crate::support::json::object(vec![
                     ("code", w.code.as_str().into()),
                     ("line", w.line.into()),
                     ("message", w.message.as_str().into()),
@@ -306,7 +306,7 @@ impl WasmSession {
             let ty = match e.kind().type_name() {
                 Some(t) => std::borrow::Cow::Borrowed(t),
                 None => std::borrow::Cow::Owned(
-                    crate::json::parse(&s.entry_json(i))
+                    crate::support::json::parse(&s.entry_json(i))
                         .ok()
                         .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
                         .unwrap_or_default(),
@@ -375,7 +375,7 @@ impl WasmSession {
     pub fn llm_messages_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
         let ctx = self.context(options_json)?;
         Ok(js::stringify(&Value::Array(
-            crate::convert::convert_to_llm(self.s(), &ctx),
+            crate::context::convert::convert_to_llm(self.s(), &ctx),
         )))
     }
 
@@ -391,7 +391,7 @@ impl WasmSession {
             .last_usage_index
             .map(|i| Value::from(self.s().entries()[ctx.messages[i].entry].id()))
             .unwrap_or(Value::Null);
-        Ok(js::stringify(&crate::json::object(vec![
+        Ok(js::stringify(&crate::support::json::object(vec![
             ("tokens", est.tokens.into()),
             ("usageTokens", est.usage_tokens.into()),
             ("trailingTokens", est.trailing_tokens.into()),
@@ -442,7 +442,7 @@ impl WasmSession {
     /// Appends a compaction entry (body as JSON: summary, firstKeptEntryId, tokensBefore, …).
     #[wasm_bindgen(js_name = appendCompaction)]
     pub fn append_compaction(&mut self, body_json: &str, now: f64) -> Result<String, JsValue> {
-        let body = crate::json::view::Obj::parse(body_json.as_bytes())
+        let body = crate::support::json::view::Obj::parse(body_json.as_bytes())
             .map_err(|e| e.reason.to_string())
             .and_then(|o| <CompactionBody as crate::session::Body>::read(&o))
             .map_err(|e| {
@@ -498,7 +498,7 @@ impl WasmSession {
     #[wasm_bindgen(js_name = labelsJson)]
     pub fn labels_json(&self) -> String {
         let mut pairs: Vec<(String, String)> = self.s().labels().into_iter().collect();
-        crate::sort::sort_by_key(&mut pairs, |(id, _)| self.s().index_of(id));
+        crate::support::sort::sort_by_key(&mut pairs, |(id, _)| self.s().index_of(id));
         let map: serde_json::Map<String, Value> = pairs
             .into_iter()
             .map(|(k, v)| (k, Value::from(v)))

@@ -3,17 +3,17 @@
 //! holding a `Uint8Array` of PNG bytes. The registered fallback fonts live here, the only
 //! process-wide state of the binding.
 
-use crate::json::js;
-use crate::snapcompact::billing::{frame_tokens, BillingFamily, ImageBudgets};
-use crate::snapcompact::dataurl::{elide_data_urls, Elision};
-use crate::snapcompact::request::{render_options, shape_arg, shape_for, Target};
-use crate::snapcompact::serialize::{
+use crate::render::request::{render_options, shape_arg, shape_for, Target};
+use crate::render::shape::billing::{frame_tokens, BillingFamily, ImageBudgets};
+use crate::render::text::dataurl::{elide_data_urls, Elision};
+use crate::render::text::serialize::{
     serialize_conversation, ArchiveMessage, AssistantBlock, SerializeOptions,
 };
-use crate::snapcompact::{
-    self, normalize, scan_renderability, stopwords, wrap, FallbackFont, FallbackFonts, Frame,
-    SnapError,
+use crate::render::text::{stopwords, wrap};
+use crate::render::{
+    self, normalize, scan_renderability, FallbackFont, FallbackFonts, Frame, SnapError,
 };
+use crate::support::json::js;
 use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -44,7 +44,7 @@ pub(super) fn snap_error(e: SnapError) -> JsValue {
 fn arg(json: Option<String>, what: &str) -> Result<Option<Value>, JsValue> {
     match json.as_deref() {
         None | Some("") | Some("undefined") | Some("null") => Ok(None),
-        Some(t) => crate::json::parse(t)
+        Some(t) => crate::support::json::parse(t)
             .map(Some)
             .map_err(|e| snap_error(SnapError::Options(format!("invalid {what}: {e}")))),
     }
@@ -114,7 +114,7 @@ pub fn resolve_shape(
 /// The catalogue ideal for a model id (`{variant, frameSize?}` JSON, or `null`).
 #[wasm_bindgen(js_name = snapcompactIdealShapeVariant)]
 pub fn ideal_shape_variant(model_id: &str) -> String {
-    match snapcompact::resolve::ideal_shape_variant(model_id) {
+    match render::shape::resolve::ideal_shape_variant(model_id) {
         Some(i) => {
             let mut v = Map::new();
             v.insert("variant".into(), i.variant.name().into());
@@ -141,7 +141,7 @@ pub fn geometry(shape_json: &str, size: Option<u32>) -> Result<String, JsValue> 
         ))
     })?;
     let size = size.unwrap_or(shape.frame_size);
-    snapcompact::shapes::check_size(size).map_err(snap_error)?;
+    render::shape::catalogue::check_size(size).map_err(snap_error)?;
     let g = shape.geometry_at(size);
     Ok(format!(
         "{{\"cols\":{},\"rows\":{},\"capacity\":{}}}",
@@ -152,16 +152,16 @@ pub fn geometry(shape_json: &str, size: Option<u32>) -> Result<String, JsValue> 
 /// `isShape(value)`.
 #[wasm_bindgen(js_name = snapcompactIsShape)]
 pub fn is_shape(json: &str) -> bool {
-    crate::json::parse(json).is_ok_and(|v| snapcompact::shapes::is_shape(&v))
+    crate::support::json::parse(json).is_ok_and(|v| render::shape::catalogue::is_shape(&v))
 }
 
 /// The catalogue names, in declaration order (JSON array).
 #[wasm_bindgen(js_name = snapcompactShapeNames)]
 pub fn shape_names() -> String {
-    strings(snapcompact::ShapeVariant::ALL.iter().map(|v| v.name()))
+    strings(render::ShapeVariant::ALL.iter().map(|v| v.name()))
 }
 
-fn shape_of(shape_json: Option<String>, text: &str) -> Result<snapcompact::Shape, JsValue> {
+fn shape_of(shape_json: Option<String>, text: &str) -> Result<render::Shape, JsValue> {
     let v = arg(shape_json, "shape")?;
     with_fonts(|f| shape_for(v.as_ref(), &Target::default(), Some(text), f)).map_err(snap_error)
 }
@@ -310,7 +310,7 @@ pub fn frame_count(text: &str, options_json: Option<String>) -> Result<u32, JsVa
     let v = arg(options_json, "options")?;
     with_fonts(|f| {
         let opts = render_options(v.as_ref(), Some(text), f)?;
-        snapcompact::frame_count(text, &opts, f)
+        render::frame_count(text, &opts, f)
     })
     .map(|n| n as u32)
     .map_err(snap_error)
@@ -322,7 +322,7 @@ pub fn pages(text: &str, options_json: Option<String>) -> Result<String, JsValue
     let v = arg(options_json, "options")?;
     with_fonts(|f| {
         let opts = render_options(v.as_ref(), Some(text), f)?;
-        snapcompact::page_texts(text, &opts, f)
+        render::page_texts(text, &opts, f)
     })
     .map(strings)
     .map_err(snap_error)
@@ -334,7 +334,7 @@ pub fn render_frames(text: &str, options_json: Option<String>) -> Result<js_sys:
     let v = arg(options_json, "options")?;
     let frames = with_fonts(|f| {
         let opts = render_options(v.as_ref(), Some(text), f)?;
-        snapcompact::render_frames(text, &opts, f)
+        render::render_frames(text, &opts, f)
     })
     .map_err(snap_error)?;
     Ok(frames.into_iter().map(frame_object).collect())
@@ -346,7 +346,7 @@ pub fn render_frame(page: &str, options_json: Option<String>) -> Result<JsValue,
     let v = arg(options_json, "options")?;
     with_fonts(|f| {
         let opts = render_options(v.as_ref(), None, f)?;
-        snapcompact::render_page(page.to_string(), &opts, f)
+        render::render_page(page.to_string(), &opts, f)
     })
     .map(frame_object)
     .map_err(snap_error)

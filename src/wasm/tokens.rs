@@ -2,7 +2,7 @@
 
 use super::interop::{js_error, parse_json, to_js};
 use crate::error::ErrorCode;
-use crate::message::{AgentMessage, Usage};
+use crate::session::message::{AgentMessage, Usage};
 use crate::settings::CompactionSettings;
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
 use wasm_bindgen::prelude::*;
@@ -94,7 +94,7 @@ pub fn adapt_keep_recent_tokens(
 /// Validates settings and returns them with defaults filled in, as JSON.
 #[wasm_bindgen(js_name = resolveSettingsJson)]
 pub fn resolve_settings_json(settings_json: Option<String>) -> Result<String, JsValue> {
-    Ok(crate::json::js::stringify(
+    Ok(crate::support::json::js::stringify(
         &settings(settings_json)?.to_json(),
     ))
 }

@@ -4,9 +4,9 @@
 
 use super::interop::{js_error, now_ms, parse_json, to_js};
 use crate::error::ErrorCode;
-use crate::json::js;
-use crate::message::AssistantMessage;
+use crate::session::message::AssistantMessage;
 use crate::settings::CompactionSettings;
+use crate::support::json::js;
 use crate::triggers::{
     self, CompactRequest, CompactionOutcome, CompactionReason, CompactionReport, ContextManager,
     Decision, ModelInfo, PromptInput, TurnInput,
@@ -112,8 +112,8 @@ fn model(json: &str) -> Result<ModelInfo, JsValue> {
 }
 
 fn assistant(json: &str) -> Result<AssistantMessage, JsValue> {
-    use crate::message::{AgentMessage, Role};
-    let role = crate::json::view::Obj::parse(json.as_bytes())
+    use crate::session::message::{AgentMessage, Role};
+    let role = crate::support::json::view::Obj::parse(json.as_bytes())
         .map_err(|e| bad(&format!("invalid assistant message: {}", e.reason)))?
         .string("role");
     if role.as_deref().is_some_and(|r| r != "assistant") {

@@ -8,9 +8,9 @@ use ctxfold::context::{build_context, BuildOptions, LeafSelector, SessionContext
 use ctxfold::pruning::{
     apply_prune, plan_superseded_tool_results, plan_tool_outputs, KeepBoundary, PruneConfig,
 };
+use ctxfold::render::{Frame, RenderOptions};
 use ctxfold::session::{LoadOptions, SequentialIds, Session};
 use ctxfold::settings::{CompactionSettings, Strategy};
-use ctxfold::snapcompact::{Frame, RenderOptions};
 use ctxfold::{AgentMessage, ErrorCode, Role};
 
 pub type Check = Result<(), String>;

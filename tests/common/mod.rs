@@ -66,7 +66,7 @@ impl Jsonl {
         obj.insert("parentId".into(), parent.map_or(Value::Null, Value::from));
         obj.insert(
             "timestamp".into(),
-            ctxfold::time::format_iso(1_767_225_600_000 + self.tick).into(),
+            ctxfold::support::time::format_iso(1_767_225_600_000 + self.tick).into(),
         );
         if let Value::Object(f) = fields {
             obj.extend(f);
@@ -146,7 +146,7 @@ pub fn fixture_json(name: &str) -> Option<Value> {
 /// A set of paths in the order the reference sorts them (UTF-16 code units).
 pub fn sorted(set: &std::collections::BTreeSet<String>) -> Vec<String> {
     let mut v: Vec<String> = set.iter().cloned().collect();
-    v.sort_by(|a, b| ctxfold::compaction::fileops::cmp_utf16(a, b));
+    v.sort_by(|a, b| ctxfold::summary::fileops::cmp_utf16(a, b));
     v
 }
 
@@ -180,11 +180,11 @@ pub fn assert_same_text(what: &str, got: &str, want: &str) {
 }
 
 /// The compiled GNU Unifont asset as the only fallback font.
-pub fn fallbacks() -> ctxfold::snapcompact::FallbackFonts {
+pub fn fallbacks() -> ctxfold::render::FallbackFonts {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fonts/compiled/unifont.cxfb");
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    let mut f = ctxfold::snapcompact::FallbackFonts::new();
-    f.push(ctxfold::snapcompact::FallbackFont::from_bytes(&bytes).expect("Unifont asset"));
+    let mut f = ctxfold::render::FallbackFonts::new();
+    f.push(ctxfold::render::FallbackFont::from_bytes(&bytes).expect("Unifont asset"));
     f
 }
 

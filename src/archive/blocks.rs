@@ -1,0 +1,304 @@
+//! `historyBlocks` (spec: snapcompact §9.6): an archive back into the content blocks of the
+//! compaction-summary message — verbatim text head, the imaged middle, verbatim text tail —
+//! within a per-request byte budget and image count, with frames stored outside the entry
+//! resolved through a host hook.
+
+use crate::archive::{plain_text, Archive, ArchiveFrame};
+
+/// One content block of the compaction-summary message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryBlock {
+    Text(String),
+    Image {
+        /// Base64 PNG.
+        data: String,
+        mime_type: String,
+        /// Provider hint (`original`, …), copied from the frame.
+        detail: Option<String>,
+    },
+}
+
+impl HistoryBlock {
+    /// The block as a provider content block (`{type:"text",text}` /
+    /// `{type:"image",data,mimeType,detail?}`).
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            HistoryBlock::Text(t) => crate::support::json::object(vec![
+                ("type", "text".into()),
+                ("text", t.as_str().into()),
+            ]),
+            HistoryBlock::Image {
+                data,
+                mime_type,
+                detail,
+            } => {
+                let mut v = crate::support::json::object(vec![
+                    ("type", "image".into()),
+                    ("data", data.as_str().into()),
+                    ("mimeType", mime_type.as_str().into()),
+                ]);
+                if let (Some(d), Some(o)) = (detail, v.as_object_mut()) {
+                    o.insert("detail".into(), d.clone().into());
+                }
+                v
+            }
+        }
+    }
+}
+
+/// Resolves frame payloads kept outside the entry (`blob:sha256:…` references, or any frame
+/// the host prefers to serve itself). Sans-IO: the host answers from what it already holds.
+pub trait FrameResolver {
+    /// The payload's base64 length, or `None` when the frame cannot be resolved (it becomes
+    /// an "unavailable" slot).
+    fn size(&self, frame: &ArchiveFrame) -> Option<u64>;
+    /// The base64 payload of a frame whose [`FrameResolver::size`] was `Some`.
+    fn read(&self, frame: &ArchiveFrame) -> Option<String>;
+}
+
+/// Budgets of one rebuilt request (spec: snapcompact §5.1, §5.4, §9.6).
+#[derive(Clone, Copy, Default)]
+pub struct HistoryOptions<'a> {
+    /// Max base64 bytes of frames attached (newest frames win).
+    pub max_frame_data_bytes: Option<u64>,
+    /// Max image blocks attached (the provider's image budget; newest frames win).
+    pub max_images: Option<usize>,
+    pub resolver: Option<&'a dyn FrameResolver>,
+}
+
+impl std::fmt::Debug for HistoryOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistoryOptions")
+            .field("max_frame_data_bytes", &self.max_frame_data_bytes)
+            .field("max_images", &self.max_images)
+            .field("resolver", &self.resolver.is_some())
+            .finish()
+    }
+}
+
+/// Delimiter prefix (14 `-`, spec: snapcompact §9.6).
+const DASHES: &str = "--------------";
+
+/// `X.X MB` / `X.X KB` / `N B`.
+fn format_bytes(n: u64) -> String {
+    if n >= 1024 * 1024 {
+        format!("{} MB", one_decimal(n, 20))
+    } else if n >= 1024 {
+        format!("{} KB", one_decimal(n, 10))
+    } else {
+        format!("{n} B")
+    }
+}
+
+/// `n / 2^shift` with one decimal, rounded half to even: what `format!("{:.1}", x)` prints for
+/// that (exactly representable) quotient, in integer arithmetic, so that the float formatting
+/// machinery stays out of the build.
+fn one_decimal(n: u64, shift: u32) -> String {
+    let scaled = u128::from(n) * 10;
+    let rest = scaled & ((1 << shift) - 1);
+    // Below 2^64 for a shift of 10 or more (printed as u64: u128 formatting is more code).
+    let mut tenths = (scaled >> shift) as u64;
+    let half = 1u128 << (shift - 1);
+    if rest > half || (rest == half && tenths % 2 == 1) {
+        tenths += 1;
+    }
+    format!("{}.{}", tenths / 10, tenths % 10)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn omission_notice(frames: usize, bytes: u64) -> String {
+    let mut s = format!("{DASHES} snapcompact image middle omitted\n");
+    s.push_str(&format!(
+        "{frames} archived image frame{} could not be included.",
+        plural(frames)
+    ));
+    if bytes > 0 {
+        s.push_str(&format!(
+            " Their {} of base64 exceeded the per-request payload budget.",
+            format_bytes(bytes)
+        ));
+    }
+    s.push_str(" The summary above and the text edges are still complete.\n");
+    s.push_str(DASHES);
+    s
+}
+
+enum Slot {
+    Image(String, Option<String>, String),
+    Unavailable,
+}
+
+/// `historyBlocks(archive, {maxFrameDataBytes?, resolveFrameData?})` (spec: snapcompact
+/// §9.6): `[text head (+ delimiter), (omission notice), images / unavailable notices,
+/// (delimiter +) text tail]`. Without budgets, resolver or blob references every frame is
+/// attached; otherwise frames are chosen newest first, skipping any that would exceed a
+/// budget (spec §15.6: a smaller older frame may still fit).
+pub fn history_blocks(archive: &Archive, opts: &HistoryOptions<'_>) -> Vec<HistoryBlock> {
+    let needs_walk = opts.max_frame_data_bytes.is_some()
+        || opts.max_images.is_some()
+        || opts.resolver.is_some()
+        || archive.frames.iter().any(ArchiveFrame::is_blob_ref);
+    let mut slots: Vec<Slot> = Vec::with_capacity(archive.frames.len());
+    let mut omitted = 0usize;
+    let mut omitted_bytes = 0u64;
+    if !needs_walk {
+        slots.extend(
+            archive
+                .frames
+                .iter()
+                .map(|f| Slot::Image(f.data.clone(), f.detail.clone(), f.mime_type.clone())),
+        );
+    } else {
+        let mut used = 0u64;
+        let mut kept = 0usize;
+        for f in archive.frames.iter().rev() {
+            let size = match opts.resolver {
+                Some(r) => r.size(f),
+                None if f.is_blob_ref() => None,
+                None => Some(f.data.len() as u64),
+            };
+            let Some(size) = size else {
+                slots.push(Slot::Unavailable);
+                continue;
+            };
+            let over_bytes = opts
+                .max_frame_data_bytes
+                .is_some_and(|b| used.saturating_add(size) > b);
+            let over_count = opts.max_images.is_some_and(|m| kept >= m);
+            if over_bytes || over_count {
+                omitted += 1;
+                omitted_bytes += size;
+                continue;
+            }
+            let data = match opts.resolver {
+                Some(r) => r.read(f),
+                None => Some(f.data.clone()),
+            };
+            match data {
+                Some(d) => {
+                    used += size;
+                    kept += 1;
+                    slots.push(Slot::Image(d, f.detail.clone(), f.mime_type.clone()));
+                }
+                None => slots.push(Slot::Unavailable),
+            }
+        }
+        slots.reverse();
+    }
+
+    let mut middle: Vec<HistoryBlock> = Vec::new();
+    let mut images = 0usize;
+    let mut i = 0;
+    while i < slots.len() {
+        match &slots[i] {
+            Slot::Image(data, detail, mime) => {
+                images += 1;
+                middle.push(HistoryBlock::Image {
+                    data: data.clone(),
+                    mime_type: mime.clone(),
+                    detail: detail.clone(),
+                });
+                i += 1;
+            }
+            Slot::Unavailable => {
+                let start = i;
+                while i < slots.len() && matches!(slots[i], Slot::Unavailable) {
+                    i += 1;
+                }
+                let n = i - start;
+                middle.push(HistoryBlock::Text(format!(
+                    "{DASHES} {n} archived image frame{} unavailable here {DASHES}",
+                    plural(n)
+                )));
+            }
+        }
+    }
+
+    let mut blocks: Vec<HistoryBlock> = Vec::new();
+    let notice = (omitted > 0).then(|| omission_notice(omitted, omitted_bytes));
+    let mut notice_placed = false;
+    if let Some(head) = &archive.text_head {
+        let mut t = plain_text(head);
+        if images > 0 {
+            t.push_str(&format!(
+                "\n{DASHES} end of the text head; imaged middle below\n"
+            ));
+        } else if let Some(n) = &notice {
+            t.push('\n');
+            t.push_str(n);
+            t.push('\n');
+            notice_placed = true;
+        }
+        blocks.push(HistoryBlock::Text(t));
+    }
+    if let Some(n) = notice.filter(|_| !notice_placed) {
+        blocks.push(HistoryBlock::Text(n));
+    }
+    blocks.extend(middle);
+    if let Some(tail) = &archive.text_tail {
+        let prefix = if images > 0 {
+            format!("{DASHES} text tail follows; imaged middle above\n")
+        } else if archive.truncated_chars > 0 || omitted > 0 {
+            format!("\n{DASHES} middle history omitted above\n")
+        } else {
+            String::new()
+        };
+        let t = format!("{prefix}{}", plain_text(tail));
+        match blocks.last_mut() {
+            Some(HistoryBlock::Text(last)) => last.push_str(&t),
+            _ => blocks.push(HistoryBlock::Text(t)),
+        }
+    }
+    blocks
+}
+
+/// `images(archive)` (spec: snapcompact §9.6): every frame as an image block, oldest first.
+pub fn images(archive: &Archive) -> Vec<HistoryBlock> {
+    archive
+        .frames
+        .iter()
+        .map(|f| HistoryBlock::Image {
+            data: f.data.clone(),
+            mime_type: f.mime_type.clone(),
+            detail: f.detail.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_sizes_print_as_the_float_formatting_did() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(1023), "1023 B");
+        assert_eq!(format_bytes(1024), "1.0 KB");
+        assert_eq!(format_bytes(1024 * 1024 - 1), "1024.0 KB");
+        assert_eq!(format_bytes(3 * 1024 * 1024 / 2), "1.5 MB");
+        assert_eq!(format_bytes(1280), "1.2 KB");
+        assert_eq!(format_bytes(1792 << 10), "1.8 MB");
+        // Every value up to a few MB, including the exact halves (x.x5 rounds to even), and
+        // some large ones, against `{:.1}` of the f64 quotient.
+        let large = [u64::MAX >> 12, 987_654_321_987, 5 << 40];
+        for n in (1024..3 << 20)
+            .step_by(97)
+            .chain([1280, 1792, 1280 << 10, 1792 << 10])
+            .chain(large)
+        {
+            let want = if n >= 1 << 20 {
+                format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
+            } else {
+                format!("{:.1} KB", n as f64 / 1024.0)
+            };
+            assert_eq!(format_bytes(n), want, "{n}");
+        }
+    }
+}

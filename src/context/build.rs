@@ -1,0 +1,872 @@
+//! `buildSessionContext` (spec: compaction §2): from the entry tree to the messages the LLM
+//! sees (LLM mode) or the user is shown (transcript mode), plus the state the path sets
+//! (thinking level, models, mode, service tier, injected rules).
+//!
+//! Unchanged messages keep their raw JSON from the session file, so output to JavaScript is
+//! mostly a copy; only messages that post-processing changes are re-serialized.
+
+use crate::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions};
+use crate::archive::get_preserved_archive;
+use crate::error::Result;
+use crate::session::message::{AgentMessage, MessageHead, Role};
+use crate::session::{
+    CompactionBody, CustomMessageBody, EntryKind, ModeChangeBody, ModelChangeBody, ServiceTierBody,
+    Session, ThinkingLevelBody, TtsrInjectionBody,
+};
+use crate::support::json::js;
+use rustc_hash::FxHashSet;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// Which leaf to build the context for (spec: compaction §2.1).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum LeafSelector {
+    /// The session's current leaf.
+    #[default]
+    Current,
+    /// Explicitly no leaf: an empty context.
+    Null,
+    /// The entry with this id; an unknown id falls back to the last entry.
+    Id(String),
+}
+
+/// Options of [`build_context`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    pub leaf: LeafSelector,
+    /// Display transcript instead of the LLM view (spec: compaction §2.5).
+    pub transcript: bool,
+    /// Transcript mode only: LLM-mode selection, with the summary at its chronological place.
+    pub collapse_compacted_history: bool,
+    /// Transcript mode only: keep tool calls that have no result.
+    pub keep_dangling_tool_calls: bool,
+}
+
+/// Where a context message's JSON comes from.
+#[derive(Debug, Clone, PartialEq)]
+enum MessageJson {
+    /// The `message` object of this entry, byte for byte.
+    Entry(usize),
+    Owned(String),
+}
+
+/// One message of a built context: where its JSON is and what post-processing reads of it.
+/// The typed message is parsed on demand ([`ContextMessage::message`]), so the context of a
+/// long session holds no copy of its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextMessage {
+    /// The entry it came from.
+    pub entry: usize,
+    /// What post-processing reads of the message (role, tool-call ids, stop reason, model).
+    pub head: MessageHead,
+    json: MessageJson,
+    /// Transcript mode: tool calls removed because they had no result.
+    pub stripped_tool_calls: u32,
+}
+
+impl ContextMessage {
+    /// The message an entry carries (spec: compaction §4.4 step 8: a `message` entry's own
+    /// message, a `custom_message` as `custom`, a `branch_summary` as `branchSummary`, a
+    /// `compaction` as `compactionSummary`); `None` for entries that carry none.
+    pub fn from_entry(session: &Session, index: usize) -> Result<Option<ContextMessage>> {
+        if session.entries()[index].kind() == EntryKind::Message {
+            return Ok(Some(ContextMessage {
+                entry: index,
+                head: session.message_head(index)?,
+                json: MessageJson::Entry(index),
+                stripped_tool_calls: 0,
+            }));
+        }
+        let Some(json) = session.entry_message_json(index)? else {
+            return Ok(None);
+        };
+        let json = json.into_owned();
+        let head =
+            MessageHead::read(&json, None).map_err(|e| crate::error::Error::InvalidEntryBody {
+                id: session.entries()[index].id().to_string(),
+                line: session.line_number(index),
+                reason: e.to_string(),
+            })?;
+        Ok(Some(ContextMessage {
+            entry: index,
+            head,
+            json: MessageJson::Owned(json),
+            stripped_tool_calls: 0,
+        }))
+    }
+
+    /// The message's role.
+    pub fn role(&self) -> Role {
+        self.head.role
+    }
+
+    /// The typed message, parsed from its JSON ([`AgentMessage::Other`] in the case that
+    /// cannot happen: JSON that read as a head but not as a message).
+    pub fn message(&self, session: &Session) -> AgentMessage {
+        let parsed = match &self.json {
+            MessageJson::Entry(i) => session.message(*i).ok(),
+            MessageJson::Owned(s) => AgentMessage::parse(s, Some(self.head.role)).ok(),
+        };
+        parsed.unwrap_or(AgentMessage::Other)
+    }
+
+    /// True for the custom message that marks an interrupted turn (spec: compaction §2.4).
+    pub(crate) fn is_interrupt_marker(&self) -> bool {
+        self.head.custom_type.as_deref() == Some(INTERRUPTED_THINKING)
+    }
+
+    /// The message's JSON text.
+    pub fn json<'s>(&'s self, session: &'s Session) -> Cow<'s, str> {
+        match &self.json {
+            MessageJson::Owned(s) => Cow::Borrowed(s),
+            MessageJson::Entry(i) => session.message_json(*i).unwrap_or(Cow::Borrowed("null")),
+        }
+    }
+
+    fn value(&self, session: &Session) -> Value {
+        crate::support::json::parse(&self.json(session)).unwrap_or(Value::Null)
+    }
+}
+
+/// The built context (spec: compaction §2, `SessionContext`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionContext {
+    pub messages: Vec<ContextMessage>,
+    /// `"off"` unless a `thinking_level_change` on the path says otherwise.
+    pub thinking_level: String,
+    pub configured_thinking_level: Option<String>,
+    /// Role → `"provider/modelId"`, in the order roles were first seen.
+    pub models: Vec<(String, String)>,
+    pub injected_ttsr_rules: Vec<String>,
+    pub service_tier: Option<Value>,
+    /// `"none"` unless a `mode_change` on the path says otherwise.
+    pub mode: String,
+    pub mode_data: Option<Value>,
+    /// Transcript mode: per message, whether a prompt-cache miss is explained (first
+    /// assistant after a compaction or model change, or a different model than before).
+    pub cache_miss_explained_at: Option<Vec<bool>>,
+    /// The entries of the path, root first.
+    pub path: Vec<usize>,
+    /// The compaction the context starts from (LLM mode), if any.
+    pub compaction: Option<usize>,
+    /// The first entry kept verbatim after that compaction.
+    pub first_kept: Option<usize>,
+}
+
+impl SessionContext {
+    fn empty() -> SessionContext {
+        SessionContext {
+            messages: Vec::new(),
+            thinking_level: "off".into(),
+            configured_thinking_level: None,
+            models: Vec::new(),
+            injected_ttsr_rules: Vec::new(),
+            service_tier: None,
+            mode: "none".into(),
+            mode_data: None,
+            cache_miss_explained_at: None,
+            path: Vec::new(),
+            compaction: None,
+            first_kept: None,
+        }
+    }
+
+    /// Sum of the local token estimates of the context's messages (memoized per entry for
+    /// messages taken as they are).
+    pub fn estimated_tokens(&self, session: &Session) -> u64 {
+        self.messages
+            .iter()
+            .map(|m| match m.json {
+                MessageJson::Entry(i) => {
+                    session.entry_tokens(i, crate::tokens::EstimateOptions::default())
+                }
+                MessageJson::Owned(_) => crate::tokens::estimate_message(
+                    &m.message(session),
+                    &crate::tokens::ByteEstimate,
+                    crate::tokens::EstimateOptions::default(),
+                ),
+            })
+            .sum()
+    }
+
+    /// `estimateContextTokens` of the context's messages (spec: compaction §3.2): only the
+    /// messages from the last usage on are parsed, one at a time.
+    pub fn estimate_context_tokens(
+        &self,
+        session: &Session,
+        counter: &dyn crate::tokens::TokenCounter,
+    ) -> crate::tokens::ContextEstimate {
+        crate::tokens::estimate_context_tokens_by(
+            self.messages.len(),
+            |i| {
+                let h = &self.messages[i].head;
+                h.has_usage && !h.failed()
+            },
+            |i| Cow::Owned(self.messages[i].message(session)),
+            counter,
+        )
+    }
+
+    /// True when the context has at least one message (`hasMessages`).
+    pub fn has_messages(&self) -> bool {
+        !self.messages.is_empty()
+    }
+
+    /// The model for a role.
+    pub fn model(&self, role: &str) -> Option<&str> {
+        self.models
+            .iter()
+            .find(|(r, _)| r == role)
+            .map(|(_, m)| m.as_str())
+    }
+
+    fn set_model(&mut self, role: &str, model: String) {
+        match self.models.iter_mut().find(|(r, _)| r == role) {
+            Some(slot) => slot.1 = model,
+            None => self.models.push((role.to_string(), model)),
+        }
+    }
+
+    /// The typed messages, each parsed as the iterator reaches it.
+    pub fn agent_messages<'a>(
+        &'a self,
+        session: &'a Session,
+    ) -> impl Iterator<Item = AgentMessage> + 'a {
+        self.messages.iter().map(move |m| m.message(session))
+    }
+
+    /// What [`SessionContext::to_json`] allocates up front: the messages of a long transcript
+    /// are most of the session file, and a string grown by doubling would hold up to three
+    /// times that at its last step. Per message: its JSON, its quoted id, and at most 6 + 11
+    /// bytes in the per-message arrays (`cacheMissExplainedAt`, `strippedToolCalls`), each
+    /// with its comma; 4 KiB for the rest.
+    fn json_capacity(&self, session: &Session) -> usize {
+        let per_message: usize = self
+            .messages
+            .iter()
+            .map(|m| m.json(session).len() + session.entries()[m.entry].id().len() + 21)
+            .sum();
+        per_message + 4096
+    }
+
+    /// The context as JSON: `{messages, thinkingLevel, configuredThinkingLevel?, models,
+    /// injectedTtsrRules, serviceTier?, mode, modeData?, hasMessages, cacheMissExplainedAt?,
+    /// entryIds, compactionId?, firstKeptEntryId?}`. Message JSON is copied, not re-parsed.
+    pub fn to_json(&self, session: &Session) -> String {
+        let mut out = String::with_capacity(self.json_capacity(session));
+        self.write_json(session, &mut |piece| out.push_str(piece));
+        out
+    }
+
+    /// [`SessionContext::to_json`] handed to `f` piece by piece: the messages' JSON as
+    /// slices of the session's memory, the rest in small pieces. A caller can pass the text
+    /// on without holding all of it (the transcript of a long session is most of its file).
+    pub fn write_json(&self, session: &Session, f: &mut dyn FnMut(&str)) {
+        f("{\"messages\":[");
+        for (i, m) in self.messages.iter().enumerate() {
+            if i > 0 {
+                f(",");
+            }
+            f(&m.json(session));
+        }
+        let mut out = String::with_capacity(4096);
+        out.push_str("],\"entryIds\":[");
+        for (i, m) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            js::write_string(&mut out, session.entries()[m.entry].id());
+            if out.len() >= 4096 {
+                f(&out);
+                out.clear();
+            }
+        }
+        out.push(']');
+        let mut tail = Map::new();
+        tail.insert("thinkingLevel".into(), self.thinking_level.clone().into());
+        if let Some(c) = &self.configured_thinking_level {
+            tail.insert("configuredThinkingLevel".into(), c.clone().into());
+        }
+        let models: Map<String, Value> = self
+            .models
+            .iter()
+            .map(|(r, m)| (r.clone(), Value::from(m.clone())))
+            .collect();
+        tail.insert("models".into(), Value::Object(models));
+        tail.insert(
+            "injectedTtsrRules".into(),
+            Value::from(self.injected_ttsr_rules.clone()),
+        );
+        if let Some(t) = &self.service_tier {
+            tail.insert("serviceTier".into(), t.clone());
+        }
+        tail.insert("mode".into(), self.mode.clone().into());
+        if let Some(d) = &self.mode_data {
+            tail.insert("modeData".into(), d.clone());
+        }
+        tail.insert("hasMessages".into(), self.has_messages().into());
+        if let Some(c) = &self.cache_miss_explained_at {
+            tail.insert("cacheMissExplainedAt".into(), Value::from(c.clone()));
+        }
+        let stripped: Vec<Value> = self
+            .messages
+            .iter()
+            .map(|m| Value::from(m.stripped_tool_calls))
+            .collect();
+        if self.messages.iter().any(|m| m.stripped_tool_calls > 0) {
+            tail.insert("strippedToolCalls".into(), Value::from(stripped));
+        }
+        let id = |i: usize| Value::from(session.entries()[i].id());
+        if let Some(c) = self.compaction {
+            tail.insert("compactionId".into(), id(c));
+        }
+        if let Some(k) = self.first_kept {
+            tail.insert("firstKeptEntryId".into(), id(k));
+        }
+        for (k, v) in tail {
+            out.push(',');
+            js::write_string(&mut out, &k);
+            out.push(':');
+            js::write_value(&mut out, &v);
+        }
+        out.push('}');
+        f(&out);
+    }
+}
+
+/// Placeholder text of a superseded compaction in the display transcript (spec: compaction
+/// §2.5): only the active compaction keeps its real text.
+pub const SUPERSEDED_SUMMARY: &str =
+    "[Earlier compaction summary — superseded by a later compaction and elided]";
+/// Short placeholder of a superseded compaction.
+pub const SUPERSEDED_SHORT_SUMMARY: &str = "Superseded compaction";
+
+/// Custom message type that keeps an interrupted assistant turn (spec: compaction §2.4).
+const INTERRUPTED_THINKING: &str = "interrupted-thinking";
+/// Custom message type that is display-only (spec: compaction §2.3).
+const PREWALK_PLAN: &str = "prewalk-plan";
+
+struct Emitter<'s> {
+    session: &'s Session,
+    transcript: bool,
+    out: Vec<ContextMessage>,
+    /// Budgets and resolver for snapcompact frames (spec: snapcompact §9.6).
+    history: HistoryOptions<'s>,
+}
+
+impl Emitter<'_> {
+    /// `append(entry)` of spec: compaction §2.3.
+    fn append(&mut self, index: usize) -> Result<()> {
+        let entry = &self.session.entries()[index];
+        match entry.kind() {
+            EntryKind::Message => {
+                let head = self.session.message_head(index)?;
+                // spec: compaction §2.3: retried and empty error turns are not for the LLM.
+                if !self.transcript && (head.retry_recovery || head.empty_error_turn) {
+                    return Ok(());
+                }
+                self.out.push(ContextMessage {
+                    entry: index,
+                    head,
+                    json: MessageJson::Entry(index),
+                    stripped_tool_calls: 0,
+                });
+            }
+            EntryKind::CustomMessage => {
+                // A payload that does not validate is skipped, not fatal.
+                let Ok(body) = self.session.body::<CustomMessageBody>(index) else {
+                    return Ok(());
+                };
+                if !self.transcript && body.custom_type == PREWALK_PLAN {
+                    return Ok(());
+                }
+                self.push_entry_message(index)?;
+            }
+            EntryKind::BranchSummary => {
+                let has_text = self
+                    .session
+                    .body::<crate::session::BranchSummaryBody>(index)
+                    .is_ok_and(|b| !b.summary.is_empty());
+                if has_text {
+                    self.push_entry_message(index)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn push_entry_message(&mut self, index: usize) -> Result<()> {
+        if let Some(json) = self.session.entry_message_json(index)? {
+            self.push_owned(index, json.into_owned(), None);
+        }
+        Ok(())
+    }
+
+    /// Pushes a message built for this context (its JSON is not the entry's own text).
+    fn push_owned(&mut self, index: usize, json: String, role: Option<Role>) {
+        if let Ok(head) = MessageHead::read(&json, role) {
+            self.out.push(ContextMessage {
+                entry: index,
+                head,
+                json: MessageJson::Owned(json),
+                stripped_tool_calls: 0,
+            });
+        }
+    }
+
+    /// Emits a compaction as a `compactionSummary` message; superseded ones (transcript
+    /// mode) get the placeholder text.
+    fn push_compaction(&mut self, index: usize, superseded: bool) -> Result<()> {
+        let Some(json) = self.session.entry_message_json(index)? else {
+            return Ok(());
+        };
+        let json = if superseded {
+            let mut v = crate::support::json::parse(&json).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("summary".into(), SUPERSEDED_SUMMARY.into());
+                if o.contains_key("shortSummary") {
+                    o.insert("shortSummary".into(), SUPERSEDED_SHORT_SUMMARY.into());
+                }
+            }
+            js::stringify(&v)
+        } else {
+            self.with_history_blocks(index, json.into_owned())
+        };
+        self.push_owned(index, json, Some(Role::CompactionSummary));
+        Ok(())
+    }
+
+    /// A compaction carrying a snapcompact archive gets its history blocks (text head,
+    /// frames as PNG image blocks, text tail) on every build (spec: snapcompact §9.4, §9.6;
+    /// compaction §2.3).
+    fn with_history_blocks(&self, index: usize, json: String) -> String {
+        let Ok(body) = self.session.body::<CompactionBody>(index) else {
+            return json;
+        };
+        let Some(archive) = get_preserved_archive(body.preserve_data.as_ref()) else {
+            return json;
+        };
+        let blocks = history_blocks(&archive, &self.history);
+        match crate::support::json::parse(&json) {
+            Ok(Value::Object(mut o)) => {
+                o.insert(
+                    "blocks".into(),
+                    Value::Array(blocks.iter().map(HistoryBlock::to_json).collect()),
+                );
+                js::stringify(&Value::Object(o))
+            }
+            _ => json,
+        }
+    }
+}
+
+/// Resolves the leaf (spec: compaction §2.1): `None` for an empty context.
+fn resolve_leaf(session: &Session, leaf: &LeafSelector) -> Option<usize> {
+    match leaf {
+        LeafSelector::Null => None,
+        LeafSelector::Current => session.leaf(),
+        LeafSelector::Id(id) => session
+            .index_of(id)
+            .or_else(|| session.len().checked_sub(1)),
+    }
+}
+
+/// Builds the context of a leaf (spec: compaction §2). Snapcompact frames are attached
+/// without budgets (see [`build_context_with`]).
+pub fn build_context(session: &Session, opts: &BuildOptions) -> Result<SessionContext> {
+    build_context_with(session, opts, &HistoryOptions::default())
+}
+
+/// [`build_context`] with the provider's frame budgets (image count, base64 bytes) and a
+/// resolver for frames stored outside the entry (spec: snapcompact §9.6).
+pub fn build_context_with<'s>(
+    session: &'s Session,
+    opts: &BuildOptions,
+    history: &HistoryOptions<'s>,
+) -> Result<SessionContext> {
+    let mut ctx = SessionContext::empty();
+    let Some(leaf) = resolve_leaf(session, &opts.leaf) else {
+        return Ok(ctx);
+    };
+    let path = session.path_to(leaf);
+    extract_state(session, &path, &mut ctx);
+
+    // The latest compaction and reset boundary on the path (positions in `path`).
+    let compaction_pos = path
+        .iter()
+        .rposition(|&i| session.entries()[i].kind() == EntryKind::Compaction);
+    let reset_pos = path
+        .iter()
+        .rposition(|&i| session.entries()[i].kind() == EntryKind::ResetBoundary);
+
+    let mut em = Emitter {
+        session,
+        transcript: opts.transcript,
+        out: Vec::with_capacity(path.len().min(4096)),
+        history: *history,
+    };
+    let plain_transcript = opts.transcript && !opts.collapse_compacted_history;
+    if plain_transcript {
+        // Every entry in order; compactions inline, only the latest with its real text.
+        for (pos, &i) in path.iter().enumerate() {
+            if session.entries()[i].kind() == EntryKind::Compaction {
+                em.push_compaction(i, Some(pos) != compaction_pos)?;
+            } else {
+                em.append(i)?;
+            }
+        }
+    } else if reset_pos.is_some_and(|r| compaction_pos.is_none_or(|c| r > c)) {
+        // [N+] a reset boundary after the latest compaction drops everything before it.
+        for &i in &path[reset_pos.unwrap_or(0) + 1..] {
+            em.append(i)?;
+        }
+    } else if let Some(cpos) = compaction_pos {
+        let cidx = path[cpos];
+        ctx.compaction = Some(cidx);
+        let first_kept_id = session
+            .body::<CompactionBody>(cidx)
+            .map(|b| b.first_kept_entry_id)
+            .unwrap_or_default();
+        let kept_from = path[..cpos]
+            .iter()
+            .position(|&i| session.entries()[i].id() == first_kept_id);
+        ctx.first_kept = kept_from.map(|p| path[p]);
+        if !opts.collapse_compacted_history {
+            em.push_compaction(cidx, false)?;
+        }
+        if let Some(from) = kept_from {
+            for &i in &path[from..cpos] {
+                em.append(i)?;
+            }
+        }
+        if opts.collapse_compacted_history {
+            em.push_compaction(cidx, false)?;
+        }
+        for &i in &path[cpos + 1..] {
+            em.append(i)?;
+        }
+    } else {
+        for &i in &path {
+            em.append(i)?;
+        }
+    }
+    let mut messages = em.out;
+
+    if !(opts.transcript && opts.keep_dangling_tool_calls) {
+        strip_dangling_tool_calls(session, &mut messages, opts.transcript);
+    }
+    if !opts.transcript {
+        drop_failed_turns(&mut messages);
+        // Beyond the spec: a provider rejects a tool result whose call is not before it (a
+        // hostile or hand-edited tree, a `firstKeptEntryId` naming a result), and dropping
+        // failed turns can leave a call without its result when call ids repeat.
+        drop_orphan_tool_results(&mut messages);
+        strip_dangling_tool_calls(session, &mut messages, false);
+    }
+    if opts.transcript {
+        ctx.cache_miss_explained_at = Some(cache_miss_explained(session, &path, &messages));
+    }
+    ctx.messages = messages;
+    ctx.path = path;
+    Ok(ctx)
+}
+
+/// State extraction (spec: compaction §2.2), one pass over the path.
+fn extract_state(session: &Session, path: &[usize], ctx: &mut SessionContext) {
+    let mut explicit_default_model = false;
+    let mut rules: Vec<String> = Vec::new();
+    for &i in path {
+        match session.entries()[i].kind() {
+            EntryKind::ThinkingLevelChange => {
+                if let Ok(b) = session.body::<ThinkingLevelBody>(i) {
+                    ctx.thinking_level = b.thinking_level.unwrap_or_else(|| "off".into());
+                    ctx.configured_thinking_level = b.configured;
+                }
+            }
+            EntryKind::ModelChange => {
+                if let Ok(ModelChangeBody {
+                    model: Some(model),
+                    role,
+                }) = session.body::<ModelChangeBody>(i)
+                {
+                    let role = role.unwrap_or_else(|| "default".into());
+                    if role == "default" {
+                        explicit_default_model = true;
+                    }
+                    ctx.set_model(&role, model);
+                }
+            }
+            // [N] an assistant sets the default model only until an explicit model_change
+            // for the default role has been seen (issue #849).
+            EntryKind::Message
+                if !explicit_default_model
+                    && session.entries()[i].role() == Some(Role::Assistant) =>
+            {
+                if let Ok(AgentMessage::Assistant(a)) = session.message(i) {
+                    if let (Some(p), Some(m)) = (a.provider, a.model) {
+                        ctx.set_model("default", format!("{p}/{m}"));
+                    }
+                }
+            }
+            EntryKind::TtsrInjection => {
+                if let Ok(b) = session.body::<TtsrInjectionBody>(i) {
+                    for r in b.injected_rules {
+                        if !rules.contains(&r) {
+                            rules.push(r);
+                        }
+                    }
+                }
+            }
+            EntryKind::ModeChange => {
+                if let Ok(b) = session.body::<ModeChangeBody>(i) {
+                    ctx.mode = b.mode.unwrap_or_else(|| "none".into());
+                    ctx.mode_data = b.data;
+                }
+            }
+            EntryKind::ServiceTierChange => {
+                if let Ok(b) = session.body::<ServiceTierBody>(i) {
+                    ctx.service_tier = b.service_tier.filter(|t| !t.is_null());
+                }
+            }
+            _ => {}
+        }
+    }
+    ctx.injected_ttsr_rules = rules;
+}
+
+/// Rewrites a message's JSON through `f`, keeping everything `f` does not touch.
+fn rewrite(session: &Session, m: &mut ContextMessage, f: impl FnOnce(&mut Map<String, Value>)) {
+    let mut v = m.value(session);
+    if let Some(o) = v.as_object_mut() {
+        f(o);
+    }
+    let json = js::stringify(&v);
+    if let Ok(head) = MessageHead::read(&json, None) {
+        m.head = head;
+    }
+    m.json = MessageJson::Owned(json);
+}
+
+/// Post-processing 1 (spec: compaction §2.4): tool calls without a result are dropped, and
+/// with them the reasoning that cannot be replayed without them (redacted thinking, thinking
+/// signatures). An assistant left empty is removed (LLM mode) or kept empty with a count
+/// (transcript mode).
+fn strip_dangling_tool_calls(
+    session: &Session,
+    messages: &mut Vec<ContextMessage>,
+    transcript: bool,
+) {
+    let dangling_at = dangling_tool_calls(messages);
+    // Positions in increasing order (`dangling_at` is).
+    let mut remove: Vec<usize> = Vec::new();
+    for (pos, missing) in dangling_at {
+        let m = &mut messages[pos];
+        let mut stripped = 0u32;
+        rewrite(session, m, |o| {
+            if let Some(Value::Array(blocks)) = o.get_mut("content") {
+                blocks.retain(|b| {
+                    let ty = b.get("type").and_then(Value::as_str);
+                    if ty == Some("toolCall") {
+                        let id = b.get("id").and_then(Value::as_str).unwrap_or("");
+                        if missing.contains(id) {
+                            stripped += 1;
+                            return false;
+                        }
+                    }
+                    ty != Some("redactedThinking")
+                });
+                for b in blocks.iter_mut() {
+                    if b.get("type").and_then(Value::as_str) == Some("thinking") {
+                        if let Some(bo) = b.as_object_mut() {
+                            bo.remove("thinkingSignature");
+                        }
+                    }
+                }
+            }
+        });
+        let empty = m.head.role == Role::Assistant && m.head.no_blocks;
+        if empty {
+            if transcript {
+                m.stripped_tool_calls = stripped;
+            } else {
+                remove.push(pos);
+            }
+        }
+    }
+    if !remove.is_empty() {
+        let mut pos = 0;
+        messages.retain(|_| {
+            let keep = remove.binary_search(&pos).is_err();
+            pos += 1;
+            keep
+        });
+    }
+}
+
+/// The assistant messages with tool calls that no later tool result answers, and those ids
+/// (a result before its call answers nothing).
+fn dangling_tool_calls(messages: &[ContextMessage]) -> Vec<(usize, FxHashSet<Box<str>>)> {
+    let mut answered_after: FxHashSet<&str> = FxHashSet::default();
+    let mut dangling_at: Vec<(usize, FxHashSet<Box<str>>)> = Vec::new();
+    for (pos, m) in messages.iter().enumerate().rev() {
+        if let Some(id) = m.head.answers() {
+            answered_after.insert(id);
+        }
+        let missing: FxHashSet<Box<str>> = m
+            .head
+            .tool_calls()
+            .iter()
+            .filter(|id| !answered_after.contains(id.as_str()))
+            .map(|id| id.as_str().into())
+            .collect();
+        if !missing.is_empty() {
+            dangling_at.push((pos, missing));
+        }
+    }
+    dangling_at.reverse();
+    dangling_at
+}
+
+/// Drops tool results whose call is not in an earlier assistant message of the context (LLM
+/// mode).
+fn drop_orphan_tool_results(messages: &mut Vec<ContextMessage>) {
+    let mut called: FxHashSet<&str> = FxHashSet::default();
+    let mut keep = Vec::with_capacity(messages.len());
+    for m in messages.iter() {
+        called.extend(m.head.tool_calls().iter().map(String::as_str));
+        keep.push(m.head.answers().is_none_or(|id| called.contains(id)));
+    }
+    if keep.iter().all(|&k| k) {
+        return;
+    }
+    let mut it = keep.into_iter();
+    messages.retain(|_| it.next().unwrap_or(true));
+}
+
+/// Post-processing 2 (spec: compaction §2.4, LLM mode): failed assistant turns (`aborted`,
+/// `error`) go, with the tool results answering them — unless an `interrupted-thinking`
+/// custom message follows immediately.
+fn drop_failed_turns(messages: &mut Vec<ContextMessage>) {
+    let mut drop_ids: FxHashSet<&str> = FxHashSet::default();
+    let mut keep = vec![true; messages.len()];
+    for pos in 0..messages.len() {
+        let head = &messages[pos].head;
+        if head.failed() {
+            let marked = messages
+                .get(pos + 1)
+                .is_some_and(|m| m.head.custom_type.as_deref() == Some(INTERRUPTED_THINKING));
+            if !marked {
+                keep[pos] = false;
+                drop_ids.extend(head.tool_calls().iter().map(String::as_str));
+            }
+        } else if head.answers().is_some_and(|id| drop_ids.contains(id)) {
+            keep[pos] = false;
+        }
+    }
+    let mut it = keep.into_iter();
+    messages.retain(|_| it.next().unwrap_or(true));
+}
+
+/// `cacheMissExplainedAt` (spec: compaction §2.5): an assistant whose prompt-cache miss is
+/// expected — the first after a compaction summary or a model change, or one answering from
+/// a different provider/model than the previous assistant.
+fn cache_miss_explained(
+    session: &Session,
+    path: &[usize],
+    messages: &[ContextMessage],
+) -> Vec<bool> {
+    let position: rustc_hash::FxHashMap<usize, usize> =
+        path.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending = false;
+    let mut prev_model: Option<(Option<String>, Option<String>)> = None;
+    let mut last_pos: Option<usize> = None;
+    for m in messages {
+        // Model and mode changes between the previous message and this one explain a miss.
+        let pos = position.get(&m.entry).copied();
+        if let (Some(prev), Some(cur)) = (last_pos, pos) {
+            if prev < cur
+                && path[prev + 1..cur].iter().any(|&i| {
+                    matches!(
+                        session.entries()[i].kind(),
+                        EntryKind::ModelChange | EntryKind::ModeChange
+                    )
+                })
+            {
+                pending = true;
+            }
+        }
+        last_pos = pos.or(last_pos);
+        match m.head.role {
+            Role::CompactionSummary => {
+                pending = true;
+                out.push(false);
+            }
+            Role::Assistant => {
+                let model = (m.head.provider.clone(), m.head.model.clone());
+                let changed = prev_model.as_ref().is_some_and(|p| *p != model);
+                out.push(pending || changed);
+                pending = false;
+                prev_model = Some(model);
+            }
+            _ => out.push(false),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::LoadOptions;
+
+    #[test]
+    fn json_fits_the_capacity_it_reserves() {
+        // Many short messages, so the per-message arrays outgrow any fixed slack: assistant
+        // turns whose tool calls have no result (a `strippedToolCalls` count each, in the
+        // transcript) and model switches (`cacheMissExplainedAt`).
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        );
+        text.push('\n');
+        let mut parent = String::from("null");
+        for i in 0..3000 {
+            let message = if i % 2 == 0 {
+                r#"{"role":"user","content":"q"}"#.to_string()
+            } else {
+                format!(
+                    r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"t{i}","name":"x","arguments":{{}}}}],"provider":"p","model":"m{}","stopReason":"toolUse"}}"#,
+                    i % 3
+                )
+            };
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{message}}}"#
+            ));
+            text.push('\n');
+            parent = format!("\"e{i}\"");
+        }
+        let s = Session::load(text.into_bytes(), LoadOptions::default()).unwrap();
+        for transcript in [false, true] {
+            let opts = BuildOptions {
+                transcript,
+                ..Default::default()
+            };
+            let ctx = build_context(&s, &opts).unwrap();
+            let json = ctx.to_json(&s);
+            assert!(
+                json.len() <= ctx.json_capacity(&s),
+                "{} > {}",
+                json.len(),
+                ctx.json_capacity(&s)
+            );
+            if transcript {
+                assert_eq!(ctx.messages.len(), 3000);
+                assert!(
+                    json.contains(r#""strippedToolCalls":[0,1,0,1"#),
+                    "counts written"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! `convertToLlm` (spec: compaction §2.6, [N] column): agent messages of a built context →
+//! the provider messages a model is sent (roles `user`, `developer`, `assistant`,
+//! `toolResult`), each with an `attribution` (`user` or `agent`).
+
+use crate::context::{ContextMessage, SessionContext};
+use crate::prompts;
+use crate::session::message::{truthy, AgentMessage, Content, ContentBlock, Role};
+use crate::session::Session;
+use crate::support::json::js;
+use serde_json::{Map, Value};
+
+/// Notice a pruned tool result shows when none of its text survived (spec: compaction §2.6).
+pub const PRUNED_FALLBACK: &str = "[Output truncated]";
+
+fn text_block(text: String) -> Value {
+    crate::support::json::object(vec![("type", "text".into()), ("text", text.into())])
+}
+
+fn image_block(data: &str, mime: &str) -> Value {
+    crate::support::json::object(vec![
+        ("type", "image".into()),
+        ("data", data.into()),
+        ("mimeType", mime.into()),
+    ])
+}
+
+fn blocks_value(c: &Content) -> Vec<Value> {
+    c.blocks()
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text_block(text.clone())),
+            ContentBlock::Image { data, mime_type } => Some(image_block(data, mime_type)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn ts(t: Option<f64>) -> Value {
+    t.map_or(Value::Null, Value::from)
+}
+
+fn message(role: &str, content: Vec<Value>, attribution: &str, timestamp: Value) -> Value {
+    let mut m = Map::new();
+    m.insert("role".into(), role.into());
+    m.insert("content".into(), Value::Array(content));
+    m.insert("attribution".into(), attribution.into());
+    if !timestamp.is_null() {
+        m.insert("timestamp".into(), timestamp);
+    }
+    Value::Object(m)
+}
+
+/// The text a `bashExecution` message becomes (spec: compaction §2.6).
+pub fn bash_execution_text(
+    command: &str,
+    output: &str,
+    exit_code: Option<f64>,
+    cancelled: bool,
+    truncated: bool,
+    full_output_path: Option<&str>,
+) -> String {
+    let mut t = format!("Ran `{command}`\n");
+    if output.is_empty() {
+        t.push_str("(no output)");
+    } else {
+        t.push_str("```\n");
+        t.push_str(output);
+        if !output.ends_with('\n') {
+            t.push('\n');
+        }
+        t.push_str("```");
+    }
+    if cancelled {
+        t.push_str("\n\n(command cancelled)");
+    } else if let Some(code) = exit_code.filter(|c| *c != 0.0) {
+        t.push_str("\n\nCommand exited with code ");
+        js::write_number(&mut t, code);
+    }
+    if truncated {
+        match full_output_path {
+            Some(p) => t.push_str(&format!("\n\n[Output truncated. Full output: {p}]")),
+            None => t.push_str("\n\n[Output truncated]"),
+        }
+    }
+    t
+}
+
+/// Parses a context message's JSON into an object map.
+fn object(session: &Session, m: &ContextMessage) -> Map<String, Value> {
+    match crate::support::json::parse(&m.json(session)) {
+        Ok(Value::Object(o)) => o,
+        _ => Map::new(),
+    }
+}
+
+/// Converts a built context to provider messages, as JSON values.
+pub fn convert_to_llm(session: &Session, ctx: &SessionContext) -> Vec<Value> {
+    convert_messages(session, &ctx.messages)
+}
+
+/// Converts agent messages (of a context, or any run of entries) to provider messages.
+pub fn convert_messages(session: &Session, messages: &[ContextMessage]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    for (pos, m) in messages.iter().enumerate() {
+        convert_message(&mut out, session, m, messages.get(pos + 1));
+    }
+    out
+}
+
+/// Converts one message (given the message after it, which decides whether trailing thinking
+/// of an interrupted turn is dropped) into zero, one or two provider messages appended to
+/// `out`. [`convert_messages`] is this over a list; callers that walk a long history a piece
+/// at a time (history windows) call it directly.
+pub fn convert_message(
+    out: &mut Vec<Value>,
+    session: &Session,
+    m: &ContextMessage,
+    next: Option<&ContextMessage>,
+) {
+    // These four are converted from their JSON; the other roles from the typed message.
+    match m.role() {
+        Role::User => return out.push(user_message(object(session, m), "user")),
+        Role::Developer => return out.push(user_message(object(session, m), "agent")),
+        Role::Assistant => {
+            let next_is_interrupt = next.is_some_and(ContextMessage::is_interrupt_marker);
+            return out.push(assistant_message(object(session, m), next_is_interrupt));
+        }
+        Role::ToolResult => return out.extend(tool_result_message(object(session, m))),
+        _ => {}
+    }
+    match &m.message(session) {
+        AgentMessage::BashExecution(b) => {
+            if b.exclude_from_context {
+                return;
+            }
+            let mut content = vec![text_block(bash_execution_text(
+                &b.command,
+                &b.output,
+                b.exit_code,
+                b.cancelled,
+                b.truncated,
+                b.full_output_path.as_deref(),
+            ))];
+            for img in b.images.iter().flatten() {
+                if let ContentBlock::Image { data, mime_type } = img {
+                    content.push(image_block(data, mime_type));
+                }
+            }
+            out.push(message("user", content, "user", m.json_timestamp(session)));
+        }
+        AgentMessage::PythonExecution(p) => {
+            if p.exclude_from_context {
+                return;
+            }
+            let mut t = format!(
+                "Ran Python\n```python\n{}\n```\n",
+                p.code.trim_end_matches('\n')
+            );
+            if p.output.is_empty() {
+                t.push_str("(no output)");
+            } else {
+                t.push_str(&format!("```\n{}\n```", p.output.trim_end_matches('\n')));
+            }
+            if p.cancelled {
+                t.push_str("\n\n(execution cancelled)");
+            } else if let Some(code) = p.exit_code.filter(|c| *c != 0.0) {
+                t.push_str("\n\nExited with code ");
+                js::write_number(&mut t, code);
+            }
+            out.push(message(
+                "user",
+                vec![text_block(t)],
+                "user",
+                m.json_timestamp(session),
+            ));
+        }
+        AgentMessage::Custom(c) => {
+            let blocks = blocks_value(&c.content);
+            let (texts, images): (Vec<Value>, Vec<Value>) = blocks
+                .into_iter()
+                .partition(|b| b.get("type").and_then(Value::as_str) == Some("text"));
+            let to_user = c.custom_type == "advisor"
+                && c.details
+                    .as_ref()
+                    .and_then(|d| d.get("messageRole"))
+                    .and_then(Value::as_str)
+                    == Some("user");
+            let timestamp = ts(c.timestamp);
+            if to_user {
+                let mut all = texts;
+                all.extend(images);
+                out.push(message(
+                    "user",
+                    all,
+                    c.attribution.as_deref().unwrap_or("agent"),
+                    timestamp,
+                ));
+                return;
+            }
+            out.push(message(
+                "developer",
+                texts,
+                c.attribution.as_deref().unwrap_or("agent"),
+                timestamp.clone(),
+            ));
+            if !images.is_empty() {
+                let mut content =
+                    vec![text_block(format!("Images attached to {}.", c.custom_type))];
+                content.extend(images);
+                out.push(message("user", content, "agent", timestamp));
+            }
+        }
+        AgentMessage::BranchSummary(b) => {
+            let mut v = message(
+                "user",
+                vec![text_block(prompts::branch_context(&b.summary))],
+                "agent",
+                ts(b.timestamp),
+            );
+            if let (Some(o), Some(t)) = (v.as_object_mut(), b.timestamp) {
+                o.insert("historyRewriteAt".into(), Value::from(t));
+            }
+            out.push(v);
+        }
+        AgentMessage::CompactionSummary(c) => {
+            let text = if c.method.as_deref() == Some("handoff") {
+                prompts::handoff_context(&c.summary)
+            } else {
+                prompts::compaction_context(&c.summary)
+            };
+            let mut content = vec![text_block(text)];
+            for b in c.blocks.iter().flatten() {
+                match b {
+                    ContentBlock::Text { text } => content.push(text_block(text.clone())),
+                    ContentBlock::Image { data, mime_type } => {
+                        content.push(image_block(data, mime_type))
+                    }
+                    _ => {}
+                }
+            }
+            let mut v = message("user", content, "agent", ts(c.timestamp));
+            if let Some(p) = object(session, m).remove("providerPayload") {
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("providerPayload".into(), p);
+                }
+            }
+            out.push(v);
+        }
+        AgentMessage::FileMention(f) => {
+            let mut text = String::new();
+            let mut images = Vec::new();
+            for file in &f.files {
+                match &file.image {
+                    Some(ContentBlock::Image { data, mime_type }) => {
+                        images.push(text_block(format!("Image file: {}", file.path)));
+                        images.push(image_block(data, mime_type));
+                    }
+                    _ => {
+                        text.push_str("<file path=\"");
+                        text.push_str(
+                            &prompts::escape_tags(&file.path, &["file"]).replace('"', "&quot;"),
+                        );
+                        text.push_str("\">\n");
+                        text.push_str(&prompts::escape_tags(
+                            &file.content,
+                            &["file", "system-reminder"],
+                        ));
+                        text.push_str("\n</file>\n");
+                    }
+                }
+            }
+            let timestamp = m.json_timestamp(session);
+            if !text.is_empty() {
+                let t = format!("<system-reminder>\n{text}</system-reminder>");
+                out.push(message(
+                    "developer",
+                    vec![text_block(t)],
+                    "user",
+                    timestamp.clone(),
+                ));
+            }
+            if !images.is_empty() {
+                out.push(message("user", images, "user", timestamp));
+            }
+        }
+        // Converted above from their JSON.
+        AgentMessage::User(_)
+        | AgentMessage::Developer(_)
+        | AgentMessage::Assistant(_)
+        | AgentMessage::ToolResult(_)
+        | AgentMessage::Other => {}
+    }
+}
+
+/// A `user` or `developer` message as the provider gets it: as written, with an
+/// `attribution` (`default` when it has none).
+pub(crate) fn user_message(mut o: Map<String, Value>, default: &str) -> Value {
+    o.entry("attribution").or_insert_with(|| default.into());
+    Value::Object(o)
+}
+
+/// An assistant message as the provider gets it: tool calls flagged `contextOmitted` are
+/// removed, and when an interrupted-thinking marker follows, so is trailing unsigned thinking.
+pub(crate) fn assistant_message(mut o: Map<String, Value>, next_is_interrupt: bool) -> Value {
+    if let Some(Value::Array(blocks)) = o.get_mut("content") {
+        blocks.retain(|b| {
+            !(b.get("type").and_then(Value::as_str) == Some("toolCall")
+                && truthy(b.get("contextOmitted")))
+        });
+        if next_is_interrupt {
+            // An interrupted turn's trailing unsigned thinking cannot be replayed.
+            while blocks.last().is_some_and(|b| {
+                b.get("type").and_then(Value::as_str) == Some("thinking")
+                    && !truthy(b.get("thinkingSignature"))
+            }) {
+                blocks.pop();
+            }
+        }
+    }
+    Value::Object(o)
+}
+
+/// A tool result as the provider gets it (none when `contextOmitted`): attributed to the
+/// agent; a pruned result's text blocks merged into one (its placeholder), or the fallback
+/// text when it has none.
+pub(crate) fn tool_result_message(mut o: Map<String, Value>) -> Option<Value> {
+    if truthy(o.get("contextOmitted")) {
+        return None;
+    }
+    o.insert("attribution".into(), "agent".into());
+    let pruned = o.get("prunedAt").is_some_and(Value::is_number);
+    if pruned {
+        if let Some(Value::Array(blocks)) = o.get_mut("content") {
+            let mut merged = String::new();
+            let mut any_text = false;
+            for b in blocks.iter() {
+                if b.get("type").and_then(Value::as_str) == Some("text") {
+                    any_text = true;
+                    merged.push_str(b.get("text").and_then(Value::as_str).unwrap_or(""));
+                }
+            }
+            if !any_text || merged.is_empty() {
+                merged = PRUNED_FALLBACK.to_string();
+            }
+            let mut new_blocks = Vec::with_capacity(blocks.len());
+            let mut placed = false;
+            for b in blocks.drain(..) {
+                if b.get("type").and_then(Value::as_str) == Some("text") {
+                    if !placed {
+                        new_blocks.push(text_block(std::mem::take(&mut merged)));
+                        placed = true;
+                    }
+                } else {
+                    new_blocks.push(b);
+                }
+            }
+            if !placed {
+                new_blocks.insert(0, text_block(merged));
+            }
+            *blocks = new_blocks;
+        }
+    }
+    Some(Value::Object(o))
+}
+
+impl ContextMessage {
+    /// The message's `timestamp` field as written.
+    fn json_timestamp(&self, session: &Session) -> Value {
+        object(session, self)
+            .remove("timestamp")
+            .unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_text_format() {
+        assert_eq!(
+            bash_execution_text("ls", "a\nb", Some(0.0), false, false, None),
+            "Ran `ls`\n```\na\nb\n```"
+        );
+        assert_eq!(
+            bash_execution_text("false", "", Some(1.0), false, true, Some("/tmp/o.txt")),
+            "Ran `false`\n(no output)\n\nCommand exited with code 1\n\n[Output truncated. Full output: /tmp/o.txt]"
+        );
+        assert_eq!(
+            bash_execution_text("sleep 9", "", None, true, false, None),
+            "Ran `sleep 9`\n(no output)\n\n(command cancelled)"
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! The LLM view of the active path and the display transcript (spec: compaction §3): what is
+//! sent after the latest compaction ([`build`]) and the conversion of session messages to
+//! LLM messages ([`convert`]).
+
+mod build;
+pub mod convert;
+
+pub use build::*;

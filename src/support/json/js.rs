@@ -1,0 +1,209 @@
+//! `JSON.stringify` as JavaScript writes it.
+//!
+//! Token estimates count the UTF-8 bytes of `JSON.stringify(arguments)` (spec: compaction
+//! §3.1) and the summarizer renders tool arguments the same way (§5.1), so our output must be
+//! the JavaScript one byte for byte: compact, keys in insertion order, JavaScript's escaping and
+//! JavaScript's number formatting (`Number.prototype.toString`), with numbers read as IEEE
+//! doubles just as `JSON.parse` reads them.
+
+use serde_json::Value;
+use std::fmt::Write;
+
+/// `JSON.stringify(value)`.
+pub fn stringify(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v);
+    out
+}
+
+/// `s` as a JSON string literal: error messages quote names with it rather than with `{:?}`,
+/// whose escaping pulls core's Unicode printability tables into the `.wasm`.
+pub fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_string(&mut out, s);
+    out
+}
+
+/// Appends `JSON.stringify(value)` to `out`.
+pub fn write_value(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) => write_number(out, f),
+            None => out.push_str("null"),
+        },
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, k);
+                out.push(':');
+                write_value(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Appends a string literal with JavaScript's escaping: `"`, `\`, the five short control
+/// escapes, and `\u00xx` (lowercase hex) for the other control characters.
+pub fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    let b = s.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    // Plain ASCII is crossed many bytes at a time; only ASCII bytes are escaped, so
+    // `start` and `i` stay on character boundaries.
+    while i < b.len() {
+        i = crate::support::json::scan::skip_plain(b, i);
+        let Some(&c) = b.get(i) else { break };
+        let esc = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(&s[start..i]);
+        if esc.is_empty() {
+            let _ = write!(out, "\\u{c:04x}");
+        } else {
+            out.push_str(esc);
+        }
+        i += 1;
+        start = i;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// A number as `String(x)` prints it in JavaScript (see [`write_number`]); for messages, which
+/// would otherwise link Rust's own float formatting into the `.wasm` just for them.
+pub fn number(x: f64) -> String {
+    let mut out = String::new();
+    write_number(&mut out, x);
+    out
+}
+
+/// Appends a number the way `Number.prototype.toString` prints it (ECMA-262
+/// Number::toString): shortest round-trip digits, plain notation for decimal exponents in
+/// (-7, 21], exponent notation with an explicit sign otherwise. Non-finite → `null`.
+pub fn write_number(out: &mut String, x: f64) {
+    if !x.is_finite() {
+        out.push_str("null");
+        return;
+    }
+    if x == 0.0 {
+        out.push('0');
+        return;
+    }
+    if x < 0.0 {
+        out.push('-');
+    }
+    // serde_json (through its float formatter) gives the shortest round-trip digits; read
+    // them and their decimal exponent off its text, whatever notation it chose.
+    let text = serde_json::Number::from_f64(x.abs()).map_or_else(String::new, |n| n.to_string());
+    let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text.as_str(), "0"));
+    let e: i64 = exp.parse().unwrap_or(0);
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{int}{frac}");
+    let lead = all.len() - all.trim_start_matches('0').len();
+    let digits = all.trim_matches('0').to_string();
+    if digits.is_empty() {
+        out.push('0');
+        return;
+    }
+    // The value is 0.digits × 10^n: n counts the integer digits, shifted by the exponent.
+    let n = int.len() as i64 + e - lead as i64;
+    let k = digits.len() as i64;
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if n >= 1 { '+' } else { '-' });
+        let _ = write!(out, "{}", (n - 1).abs());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(x: f64) -> String {
+        let mut s = String::new();
+        write_number(&mut s, x);
+        s
+    }
+
+    #[test]
+    fn numbers_match_javascript() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-1.5, "-1.5"),
+            (0.1, "0.1"),
+            (123456789.0, "123456789"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1.5e-7, "1.5e-7"),
+            (0.000001, "0.000001"),
+            (1e-7, "1e-7"),
+            (1152921504606846976.0, "1152921504606847000"),
+            (9007199254740993.0, "9007199254740992"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+            (123.456, "123.456"),
+            (f64::NAN, "null"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(num(*x), *want, "{x}");
+        }
+    }
+
+    #[test]
+    fn strings_and_containers_match_javascript() {
+        let v: Value = serde_json::from_str(
+            r#"{"b":1,"a":[true,null,"q\"\\\n\t\u0001 é"],"n":1.0,"big":9007199254740993}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            stringify(&v),
+            r#"{"b":1,"a":[true,null,"q\"\\\n\t\u0001 é"],"n":1,"big":9007199254740992}"#
+        );
+    }
+}

@@ -1,0 +1,312 @@
+//! JSON text to `serde_json::Value`, on the crate's scanner.
+//!
+//! The values are the ones `serde_json::from_str` builds (integers as `u64` / `i64` where
+//! they fit, `-0` and larger integers as floats, objects in text order with the last of
+//! duplicate keys winning, nesting refused from 128 levels, numbers out of the `f64` range
+//! refused), so the crate needs no second JSON reader: serde_json's text deserializer stays
+//! out of the `.wasm` (about 10 KB of code), and with it the generic visitor calls that a
+//! size-optimized build does not inline. Floats are parsed correctly rounded, as
+//! `JSON.parse` does (`serde_json`'s default fast path can be one unit in the last place off
+//! on long mantissas).
+
+use crate::support::json::scan::{
+    decode_escape, skip_literal, skip_number, skip_str_run, Scanner, SyntaxError,
+};
+use serde_json::{Map, Number, Value};
+
+/// The container depth that `serde_json` refuses (its recursion limit).
+const MAX_DEPTH: usize = 128;
+
+fn err<T>(offset: usize, reason: &'static str) -> Result<T, SyntaxError> {
+    Err(SyntaxError { offset, reason })
+}
+
+/// Parses one JSON value surrounded by optional whitespace.
+pub fn parse(text: &str) -> Result<Value, SyntaxError> {
+    let b = text.as_bytes();
+    let mut p = Parser {
+        text,
+        sc: Scanner::new(),
+    };
+    let start = p.sc.skip_ws(b, 0);
+    let (value, end) = p.value(start, 0)?;
+    let end = p.sc.skip_ws(b, end);
+    if end != b.len() {
+        return err(end, "trailing characters after the value");
+    }
+    Ok(value)
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    sc: Scanner,
+}
+
+impl Parser<'_> {
+    /// The value starting exactly at `i`, and the index after it.
+    fn value(&mut self, i: usize, depth: usize) -> Result<(Value, usize), SyntaxError> {
+        let b = self.text.as_bytes();
+        match b.get(i) {
+            Some(b'{') => {
+                if depth + 1 >= MAX_DEPTH {
+                    return err(i, "nesting too deep");
+                }
+                let mut map = Map::new();
+                let mut j = self.sc.skip_ws(b, i + 1);
+                if matches!(b.get(j), Some(b'}')) {
+                    return Ok((Value::Object(map), j + 1));
+                }
+                loop {
+                    if !matches!(b.get(j), Some(b'"')) {
+                        return err(j, "expected object key");
+                    }
+                    let (key, after) = self.string(j)?;
+                    j = self.sc.skip_ws(b, after);
+                    if !matches!(b.get(j), Some(b':')) {
+                        return err(j, "expected ':'");
+                    }
+                    j = self.sc.skip_ws(b, j + 1);
+                    let (value, after) = self.value(j, depth + 1)?;
+                    map.insert(key, value);
+                    j = self.sc.skip_ws(b, after);
+                    match b.get(j) {
+                        Some(b',') => j = self.sc.skip_ws(b, j + 1),
+                        Some(b'}') => return Ok((Value::Object(map), j + 1)),
+                        _ => return err(j, "expected ',' or '}'"),
+                    }
+                }
+            }
+            Some(b'[') => {
+                if depth + 1 >= MAX_DEPTH {
+                    return err(i, "nesting too deep");
+                }
+                let mut items = Vec::new();
+                let mut j = self.sc.skip_ws(b, i + 1);
+                if matches!(b.get(j), Some(b']')) {
+                    return Ok((Value::Array(items), j + 1));
+                }
+                loop {
+                    let (value, after) = self.value(j, depth + 1)?;
+                    items.push(value);
+                    j = self.sc.skip_ws(b, after);
+                    match b.get(j) {
+                        Some(b',') => j = self.sc.skip_ws(b, j + 1),
+                        Some(b']') => return Ok((Value::Array(items), j + 1)),
+                        _ => return err(j, "expected ',' or ']'"),
+                    }
+                }
+            }
+            Some(b'"') => {
+                let (s, end) = self.string(i)?;
+                Ok((Value::String(s), end))
+            }
+            Some(b't') => Ok((Value::Bool(true), skip_literal(b, i, b"true")?)),
+            Some(b'f') => Ok((Value::Bool(false), skip_literal(b, i, b"false")?)),
+            Some(b'n') => Ok((Value::Null, skip_literal(b, i, b"null")?)),
+            Some(b'-' | b'0'..=b'9') => {
+                let end = skip_number(b, i)?;
+                match self.text.get(i..end).and_then(number) {
+                    Some(n) => Ok((Value::Number(n), end)),
+                    None => err(i, "number out of range"),
+                }
+            }
+            Some(_) => err(i, "expected a value"),
+            None => err(i, "unexpected end of input"),
+        }
+    }
+
+    /// The string whose opening quote is at `i`, decoded, and the index after it. One pass:
+    /// the text is a `str`, so the runs between escapes are copied as they are (no UTF-8
+    /// check) and the string is not scanned once to find its end and again to decode it.
+    fn string(&mut self, i: usize) -> Result<(String, usize), SyntaxError> {
+        let (text, b) = (self.text, self.text.as_bytes());
+        let mut out = String::new();
+        let mut j = i + 1;
+        loop {
+            let run = skip_str_run(b, j);
+            let plain = text.get(j..run).unwrap_or_default();
+            match b.get(run) {
+                Some(b'"') if out.is_empty() => return Ok((plain.to_owned(), run + 1)),
+                Some(b'"') => {
+                    out.push_str(plain);
+                    return Ok((out, run + 1));
+                }
+                Some(b'\\') => {
+                    out.push_str(plain);
+                    match decode_escape(b, run + 1) {
+                        Some((ch, next)) => {
+                            out.push(ch);
+                            j = next;
+                        }
+                        None => return err(run, "invalid escape"),
+                    }
+                }
+                Some(_) => return err(run, "control character in string"),
+                None => return err(b.len(), "unterminated string"),
+            }
+        }
+    }
+}
+
+/// A number token as `serde_json` reads it (`None` beyond the `f64` range).
+fn number(t: &str) -> Option<Number> {
+    if !t.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) {
+        if t.starts_with('-') {
+            // -0 and integers below i64::MIN are floats.
+            if let Ok(n) = t.parse::<i64>() {
+                if n != 0 {
+                    return Some(n.into());
+                }
+            }
+        } else if let Ok(n) = t.parse::<u64>() {
+            return Some(n.into());
+        }
+    }
+    Number::from_f64(t.parse().ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn theirs(s: &str) -> Option<Value> {
+        serde_json::from_str(s).ok()
+    }
+
+    #[test]
+    fn values_equal_serde_json() {
+        for s in [
+            r#"{"a":[1,2.5,"x",true,false,null],"b":{"c":{}},"d":[]}"#,
+            " \t\r\n[ 1 , -2 , 3e2 , -0 , -0.0 , 0 , 1E-2 ] ",
+            r#""caf\u00e9 \ud83d\ude00 \" \\ \/ \b\f\n\r\t""#,
+            r#"{"k":1,"k":2,"j":3}"#,
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "1.7976931348623157e308",
+            "5e-324",
+            "0.1",
+            "123456.789e-3",
+            r#"{"k\u0041y":"v"}"#,
+            "\"é→😀\"",
+        ] {
+            assert_eq!(parse(s).ok(), theirs(s), "{s}");
+            assert!(parse(s).is_ok(), "{s}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_serde_json_refuses() {
+        for s in [
+            "",
+            " ",
+            "{",
+            "[1,]",
+            r#"{"a":1,}"#,
+            "01",
+            "1.",
+            "-",
+            "1e400",
+            "-1e400",
+            r#""\ud83d""#,
+            r#""\ude00x""#,
+            "\"tab\there\"",
+            "tru",
+            "[1] x",
+            "{\"a\" 1}",
+        ] {
+            assert!(parse(s).is_err(), "accepted {s:?}");
+            assert!(theirs(s).is_none(), "serde_json accepts {s:?}");
+        }
+    }
+
+    #[test]
+    fn nesting_limit_is_serde_jsons() {
+        for depth in [1, 100, 127, 128, 129, 1000] {
+            let s = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            assert_eq!(parse(&s).is_ok(), theirs(&s).is_some(), "depth {depth}");
+            let o = format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+            assert_eq!(
+                parse(&o).is_ok(),
+                theirs(&o).is_some(),
+                "object depth {depth}"
+            );
+        }
+    }
+
+    /// Escapes, control characters and multi-byte UTF-8 at every position of short strings,
+    /// keys included: the same value as serde_json, or an error for both.
+    #[test]
+    fn strings_agree_with_serde_json() {
+        let specials = [
+            "\\\"",
+            "\\\\",
+            "\\n",
+            "\\u00e9",
+            "\\ud83d\\ude00",
+            "\\ud83d",
+            "\u{1}",
+            "é",
+            "😀",
+            "\\x",
+        ];
+        // Past 16 bytes on either side: the runs between escapes cross whole words.
+        for len in 0..40 {
+            for pos in 0..=len {
+                for sp in specials {
+                    let body = "a".repeat(pos) + sp + &"b".repeat(len - pos);
+                    let doc = format!("{{\"{body}\":[\"{body}\",{len}.5e1]}}");
+                    assert_eq!(parse(&doc).ok(), theirs(&doc), "{doc:?}");
+                }
+            }
+        }
+    }
+
+    /// Documents printed by serde_json from pseudo-random values parse back to them.
+    #[test]
+    fn printed_values_parse_back() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        fn build(next: &mut dyn FnMut() -> u64, depth: u32) -> Value {
+            match next() % if depth > 3 { 6 } else { 8 } {
+                0 => Value::Null,
+                1 => Value::Bool(next().is_multiple_of(2)),
+                2 => (next() as i64 >> (next() % 64)).into(),
+                3 => next().into(),
+                4 => Number::from_f64(f64::from_bits(next())).map_or(Value::Null, Value::Number),
+                5 => Value::String(
+                    (0..next() % 8)
+                        .filter_map(|_| char::from_u32((next() % 0x11_0000) as u32))
+                        .collect(),
+                ),
+                6 => Value::Array((0..next() % 5).map(|_| build(next, depth + 1)).collect()),
+                _ => Value::Object(
+                    (0..next() % 5)
+                        .map(|k| (format!("k{}", k % 3), build(next, depth + 1)))
+                        .collect(),
+                ),
+            }
+        }
+        for _ in 0..2000 {
+            let v = build(&mut next, 0);
+            let text = serde_json::to_string(&v).unwrap();
+            assert_eq!(parse(&text).ok(), Some(v.clone()), "{text}");
+            let pretty = serde_json::to_string_pretty(&v).unwrap();
+            assert_eq!(parse(&pretty).ok(), Some(v), "{pretty}");
+        }
+    }
+
+    #[test]
+    fn errors_say_where() {
+        let e = parse(r#"{"a" 1}"#).unwrap_err();
+        assert_eq!((e.offset, e.reason), (5, "expected ':'"));
+        let e = parse("[1] x").unwrap_err();
+        assert_eq!(e.offset, 4);
+    }
+}
