@@ -29,7 +29,6 @@ pub mod triggers;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
-#[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
 pub mod wasm;
 

@@ -356,6 +356,25 @@ pub fn adapt_keep_recent_tokens(keep: u64, prompt_tokens: u64, estimate: u64) ->
     }
 }
 
+/// Per-entry estimates of a session (spec: compaction §3.1), memoized by the session.
+impl crate::session::Session {
+    /// Estimated tokens of the message an entry carries (0 for entries without one or with
+    /// an unreadable body), with the default byte estimator. Memoized per entry; edits of
+    /// the entry invalidate it.
+    pub fn entry_tokens(&self, index: usize, opts: EstimateOptions) -> u64 {
+        self.memoized_entry_tokens(index, opts.exclude_encrypted_reasoning, |m| {
+            estimate_message(m, &ByteEstimate, opts)
+        })
+    }
+
+    /// `tokensBefore` of a compaction of `path` (spec: compaction §3.5): the context tokens of
+    /// the last valid usage, or 0.
+    pub fn tokens_before(&self, path: &[usize]) -> u64 {
+        self.last_assistant_usage(path)
+            .map_or(0, |(_, u)| context_tokens(&u))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

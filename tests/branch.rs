@@ -6,13 +6,13 @@
 mod common;
 
 use common::{assert_same_text, sorted, Jsonl};
-use ctxfold::compaction::plan::Purpose;
 use ctxfold::navigation::*;
 use ctxfold::prompts::{self, PromptKind};
 use ctxfold::session::{BranchSummaryBody, EntryKind, LabelBody, Session};
 use ctxfold::summary::fileops::{
     format_file_operations, is_url_scheme_path, upsert_file_operations,
 };
+use ctxfold::summary::request::Purpose;
 use ctxfold::{ErrorCode, Role};
 use serde_json::{json, Value};
 

@@ -7,12 +7,13 @@ mod common;
 use common::{assistant_msg, Jsonl};
 use ctxfold::compaction::plan::{
     commit_compaction, commit_extension_compaction, commit_handoff, plan_compaction,
-    CompactionPlan, ExtensionCompaction, PlanOptions, Purpose, Window,
+    CompactionPlan, ExtensionCompaction, PlanOptions,
 };
 use ctxfold::context::convert::convert_messages;
 use ctxfold::context::{build_context, BuildOptions, ContextMessage};
 use ctxfold::session::{CompactionBody, LoadOptions, SequentialIds, Session};
 use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::summary::request::{Purpose, Window};
 use ctxfold::summary::serialize::{
     input_budget, message_sizes, plan_windows, serialize_conversation_for_summary,
 };

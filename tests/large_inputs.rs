@@ -9,8 +9,8 @@ mod common;
 
 use common::invariants;
 use common::spec::{self, Body, Call, EntrySpec, Parent, SessionSpec, Tool};
-use ctxfold::archive::ArchiveOptions;
 use ctxfold::compaction::plan::{commit_snapcompact, plan_compaction, PlanOptions};
+use ctxfold::compaction::snapcompact::ArchiveOptions;
 use ctxfold::context::{build_context, BuildOptions};
 use ctxfold::navigation::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
 use ctxfold::pruning::{

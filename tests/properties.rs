@@ -9,8 +9,9 @@ mod common;
 use common::invariants;
 use common::spec::{self, Body, Call, EntrySpec, Parent, SessionSpec, Tool};
 use ctxfold::archive::blocks::HistoryOptions;
-use ctxfold::archive::{get_preserved_archive, ArchiveOptions};
+use ctxfold::archive::get_preserved_archive;
 use ctxfold::compaction::plan::{commit_snapcompact, plan_compaction, PlanOptions};
+use ctxfold::compaction::snapcompact::ArchiveOptions;
 use ctxfold::context::{build_context, build_context_with, BuildOptions, LeafSelector};
 use ctxfold::render::{
     normalize, render_frames, BillingFamily, FallbackFonts, RenderOptions, ShapeVariant,

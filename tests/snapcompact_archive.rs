@@ -5,11 +5,9 @@
 mod common;
 
 use ctxfold::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions};
-use ctxfold::archive::{
-    compact, get_preserved_archive, strip_preserved_archive, Archive, ArchiveFrame, ArchiveInput,
-    ArchiveOptions, ArchiveResult,
-};
-use ctxfold::render::request::Target;
+use ctxfold::archive::{get_preserved_archive, strip_preserved_archive, Archive, ArchiveFrame};
+use ctxfold::compaction::snapcompact::{compact, ArchiveInput, ArchiveOptions, ArchiveResult};
+use ctxfold::render::shape::resolve::Target;
 use ctxfold::render::text::serialize::{ArchiveMessage, AssistantBlock};
 use ctxfold::render::FallbackFonts;
 use ctxfold::summary::fileops::FileLists;

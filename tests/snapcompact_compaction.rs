@@ -7,11 +7,12 @@ mod common;
 
 use common::{decode_rgb, fallbacks};
 
-use ctxfold::archive::{base64_decode, ArchiveOptions};
 use ctxfold::compaction::plan::{build_snapcompact, plan_compaction, PlanOptions};
-use ctxfold::render::request::Target;
+use ctxfold::compaction::snapcompact::ArchiveOptions;
+use ctxfold::render::shape::resolve::Target;
 use ctxfold::render::FallbackFonts;
 use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::support::base64::base64_decode;
 use serde_json::Value;
 use std::time::Instant;
 

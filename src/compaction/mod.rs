@@ -4,3 +4,4 @@
 
 pub mod plan;
 pub mod prepare;
+pub mod snapcompact;

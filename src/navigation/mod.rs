@@ -18,7 +18,6 @@
 //!
 //! Entries are session indices throughout; ids appear where the result leaves the core.
 
-use crate::compaction::plan::{llm_messages, serialized_conversation, Purpose, SummaryRequest};
 use crate::context::ContextMessage;
 use crate::error::{Error, Result};
 use crate::prompts::{self, PromptKind};
@@ -27,6 +26,7 @@ use crate::session::{BranchSummaryBody, CustomMessageBody, Entry, EntryKind, Ses
 use crate::summary::fileops::{
     compute_file_lists, upsert_file_operations, FileLists, FileOperations,
 };
+use crate::summary::request::{llm_messages, serialized_conversation, Purpose, SummaryRequest};
 use crate::summary::serialize::{
     branch_summary_prompt, summary_prompt, truncate_for_summary, BRANCH_SUMMARY_MAX_TOKENS,
     TOOL_RESULT_MAX_CHARS,

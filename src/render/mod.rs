@@ -12,7 +12,6 @@ pub mod error;
 pub mod font;
 pub mod png;
 pub mod raster;
-pub mod request;
 pub mod shape;
 pub mod text;
 

@@ -1,11 +1,11 @@
 //! The message an entry carries into the LLM context (spec: compaction §2.3, §4.4 step 8):
 //! a `message` entry's own message, or one built from a `custom_message`, `branch_summary` or
-//! `compaction` entry. Token estimates of entries are memoized here.
+//! `compaction` entry. Token estimates of entries are memoized here (the estimator is
+//! `crate::tokens`'s).
 
 use crate::error::Result;
 use crate::session::message::AgentMessage;
 use crate::session::{CompactionMessageBody, CustomMessageBody, EntryKind, FileCalls, Session};
-use crate::tokens::{self, ByteEstimate, EstimateOptions};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -138,11 +138,17 @@ impl Session {
         }
     }
 
-    /// Estimated tokens of the message an entry carries (0 for entries without one or with
-    /// an unreadable body), with the default byte estimator. Memoized per entry; edits of
-    /// the entry invalidate it.
-    pub fn entry_tokens(&self, index: usize, opts: EstimateOptions) -> u64 {
-        let cache = if opts.exclude_encrypted_reasoning {
+    /// The memoized token estimate of the message an entry carries (0 for entries without
+    /// one or with an unreadable body): `estimate` runs once per entry and cache (`excluding`
+    /// selects the cache of estimates without encrypted reasoning); edits of the entry
+    /// invalidate it. The estimator itself lives in `crate::tokens` (`Session::entry_tokens`).
+    pub(crate) fn memoized_entry_tokens(
+        &self,
+        index: usize,
+        excluding: bool,
+        estimate: impl FnOnce(&AgentMessage) -> u64,
+    ) -> u64 {
+        let cache = if excluding {
             &self.tokens_excluding
         } else {
             &self.tokens_full
@@ -168,7 +174,7 @@ impl Session {
                     }
                     _ => {}
                 }
-                tokens::estimate_message(&m, &ByteEstimate, opts)
+                estimate(&m)
             }
             _ => 0,
         };
@@ -195,13 +201,6 @@ impl Session {
                 _ => None,
             }
         })
-    }
-
-    /// `tokensBefore` of a compaction of `path` (spec: compaction §3.5): the context tokens of
-    /// the last valid usage, or 0.
-    pub fn tokens_before(&self, path: &[usize]) -> u64 {
-        self.last_assistant_usage(path)
-            .map_or(0, |(_, u)| tokens::context_tokens(&u))
     }
 
     /// Calls `f(tool, path)` for every `read`/`write`/`edit` tool call with a string `path`

@@ -1,7 +1,9 @@
 //! The summary-request machinery shared by compaction and tree navigation (spec: compaction
 //! §4.4–§4.6, §6): conversation serialization for the summarizer ([`serialize`]), file
-//! operations ([`fileops`]) and the answer checks and retry schedule ([`retry`]).
+//! operations ([`fileops`]), the request a host sends ([`request`]) and the answer checks and
+//! retry schedule ([`retry`]).
 
 pub mod fileops;
+pub mod request;
 pub mod retry;
 pub mod serialize;

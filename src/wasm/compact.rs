@@ -2,18 +2,19 @@
 //! decisions of the async shell (`js/compact.js`, which awaits the summarizers and the remote
 //! endpoint; spec: compaction §5.8, §8.3). The commit is the only step that writes.
 
+use super::interop::options::archive_options;
 use super::interop::{js_error, now_ms, opt_f64, opt_str, options, to_js};
 use super::session::WasmSession;
 use super::snapcompact::{fonts, snap_error};
 use crate::compaction::plan::{
     commit_compaction, commit_extension_compaction, commit_handoff, commit_snapcompact,
-    plan_compaction, Committed, CompactionPlan, ExtensionCompaction, PlanOptions, SummaryRequest,
+    plan_compaction, Committed, CompactionPlan, ExtensionCompaction, PlanOptions,
 };
 use crate::compaction::prepare::{Preparation, PrepareOptions};
 use crate::error::ErrorCode;
-use crate::render::request::archive_options;
 use crate::session::{RandomIds, Session};
 use crate::settings::{CompactionSettings, Strategy};
+use crate::summary::request::SummaryRequest;
 use crate::summary::retry::{classify, parse_retry_after, RetryPolicy, RetryStep};
 use crate::support::json::js;
 use crate::support::json::object;

@@ -1,4 +1,5 @@
-//! The WebAssembly binding: the only module that touches wasm-bindgen / js-sys.
+//! The WebAssembly binding: the only module that touches wasm-bindgen / js-sys. Only
+//! [`interop::options`] is compiled natively too (plain JSON → core values, tested natively).
 //!
 //! It is thin: each exported function converts its arguments (JSON text in, JSON text out —
 //! the JS wrapper in `js/` parses and stringifies), calls the core and turns core errors into
@@ -6,24 +7,35 @@
 //! session's data is already JSON text: copying raw message bytes out and letting the JS
 //! engine's `JSON.parse` build the objects is the fastest path into JavaScript.
 
+pub mod interop;
+
+#[cfg(target_arch = "wasm32")]
 mod branch;
+#[cfg(target_arch = "wasm32")]
 mod compact;
-mod interop;
+#[cfg(target_arch = "wasm32")]
 mod pruning;
+#[cfg(target_arch = "wasm32")]
 mod session;
+#[cfg(target_arch = "wasm32")]
 mod snapcompact;
+#[cfg(target_arch = "wasm32")]
 mod tokens;
+#[cfg(target_arch = "wasm32")]
 mod triggers;
 
+#[cfg(target_arch = "wasm32")]
 use wasm_bindgen::prelude::*;
 
 /// Version of the ctxfold core.
+#[cfg(target_arch = "wasm32")]
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
 /// Current size of the module's linear memory in bytes (it grows, never shrinks).
+#[cfg(target_arch = "wasm32")]
 #[wasm_bindgen(js_name = wasmMemoryBytes)]
 pub fn wasm_memory_bytes() -> f64 {
     wasm_bindgen::memory()
@@ -36,4 +48,5 @@ pub fn wasm_memory_bytes() -> f64 {
         .unwrap_or(0.0)
 }
 
+#[cfg(target_arch = "wasm32")]
 pub use session::WasmSession;

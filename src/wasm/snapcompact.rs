@@ -3,8 +3,9 @@
 //! holding a `Uint8Array` of PNG bytes. The registered fallback fonts live here, the only
 //! process-wide state of the binding.
 
-use crate::render::request::{render_options, shape_arg, shape_for, Target};
+use super::interop::options::{render_options, shape_arg, shape_for, target};
 use crate::render::shape::billing::{frame_tokens, BillingFamily, ImageBudgets};
+use crate::render::shape::resolve::Target;
 use crate::render::text::dataurl::{elide_data_urls, Elision};
 use crate::render::text::serialize::{
     serialize_conversation, ArchiveMessage, AssistantBlock, SerializeOptions,
@@ -104,7 +105,7 @@ pub fn resolve_shape(
     shape_json: Option<String>,
     text: Option<String>,
 ) -> Result<String, JsValue> {
-    let target = Target::from_json(arg(model_json, "model")?.as_ref()).map_err(snap_error)?;
+    let target = target(arg(model_json, "model")?.as_ref()).map_err(snap_error)?;
     let shape = arg(shape_json, "shape")?;
     let s = with_fonts(|f| shape_for(shape.as_ref(), &target, text.as_deref(), f))
         .map_err(snap_error)?;

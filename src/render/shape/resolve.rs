@@ -292,6 +292,22 @@ pub fn dense_companion(high: &Shape, api: Option<&str>) -> Shape {
     }
 }
 
+/// A model target with owned strings (`{id?, api?}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Target {
+    pub id: Option<String>,
+    pub api: Option<String>,
+}
+
+impl Target {
+    pub fn as_ref(&self) -> ModelTarget<'_> {
+        ModelTarget {
+            id: self.id.as_deref(),
+            api: self.api.as_deref(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,55 +1,39 @@
-//! Reading the JavaScript API's option objects (`{shape, model, frameSize, maxFrames,
-//! minHeight, compression}`) into core values, so the wasm layer stays a thin adapter and
-//! the rules are testable natively.
+//! Host option objects → core values: the snapcompact options of the JavaScript API
+//! (`{shape, model, frameSize, maxFrames, minHeight, compression}`). Compiled on every
+//! target, so the rules are tested natively.
 
-use crate::archive::ArchiveOptions;
+use crate::compaction::snapcompact::ArchiveOptions;
 use crate::render::error::SnapError;
 use crate::render::font::FallbackFonts;
 use crate::render::png::Compression;
 use crate::render::shape::catalogue::{Shape, ShapeVariant, MAX_FRAME_SIZE};
-use crate::render::shape::resolve::{resolve_shape, resolve_shape_for_text, ModelTarget};
+use crate::render::shape::resolve::{resolve_shape, resolve_shape_for_text, Target};
 use crate::render::RenderOptions;
 use serde_json::Value;
 
-/// A model target with owned strings (`{id?, api?}`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Target {
-    pub id: Option<String>,
-    pub api: Option<String>,
-}
-
-impl Target {
-    pub fn as_ref(&self) -> ModelTarget<'_> {
-        ModelTarget {
-            id: self.id.as_deref(),
-            api: self.api.as_deref(),
-        }
-    }
-
-    /// `undefined`/`null` → no target; a string → a model id; `{id?, api?}`.
-    pub fn from_json(v: Option<&Value>) -> Result<Target, SnapError> {
-        let field =
-            |o: &serde_json::Map<String, Value>, k: &str| -> Result<Option<String>, SnapError> {
-                match o.get(k) {
-                    None | Some(Value::Null) => Ok(None),
-                    Some(Value::String(s)) => Ok(Some(s.clone())),
-                    Some(_) => Err(SnapError::Options(format!("model.{k} must be a string"))),
-                }
-            };
-        match v {
-            None | Some(Value::Null) => Ok(Target::default()),
-            Some(Value::String(id)) => Ok(Target {
-                id: Some(id.clone()),
-                api: None,
-            }),
-            Some(Value::Object(o)) => Ok(Target {
-                id: field(o, "id")?,
-                api: field(o, "api")?,
-            }),
-            Some(_) => Err(SnapError::Options(
-                "model must be a model id string or an object {id?, api?}".into(),
-            )),
-        }
+/// A model target: `undefined`/`null` → no target; a string → a model id; `{id?, api?}`.
+pub fn target(v: Option<&Value>) -> Result<Target, SnapError> {
+    let field =
+        |o: &serde_json::Map<String, Value>, k: &str| -> Result<Option<String>, SnapError> {
+            match o.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(SnapError::Options(format!("model.{k} must be a string"))),
+            }
+        };
+    match v {
+        None | Some(Value::Null) => Ok(Target::default()),
+        Some(Value::String(id)) => Ok(Target {
+            id: Some(id.clone()),
+            api: None,
+        }),
+        Some(Value::Object(o)) => Ok(Target {
+            id: field(o, "id")?,
+            api: field(o, "api")?,
+        }),
+        Some(_) => Err(SnapError::Options(
+            "model must be a model id string or an object {id?, api?}".into(),
+        )),
     }
 }
 
@@ -122,7 +106,7 @@ pub fn render_options(
         Some(Value::Object(o)) => o,
         Some(_) => return Err(SnapError::Options("options must be an object".into())),
     };
-    let target = Target::from_json(o.get("model"))?;
+    let target = target(o.get("model"))?;
     let shape = shape_for(o.get("shape"), &target, text, fallbacks)?;
     let mut opts = RenderOptions::new(shape);
     opts.size = uint(o, "frameSize", 1.0, MAX_FRAME_SIZE as f64)?;
@@ -155,7 +139,7 @@ pub fn archive_options(v: Option<&Value>) -> Result<ArchiveOptions, SnapError> {
         Some(Value::Object(o)) => o,
         Some(_) => return Err(SnapError::Options("options must be an object".into())),
     };
-    let model = Target::from_json(o.get("model"))?;
+    let model = target(o.get("model"))?;
     let mut opts = ArchiveOptions {
         shape: shape_arg(o.get("shape"), &model)?,
         model,
