@@ -70,12 +70,9 @@ for f in src/wasm/js/entries/*.js src/wasm/js/entries/*.d.ts; do
   [ ! -e "$stage/$name" ] || die "src/wasm/js/entries/$name clashes with $name of src/wasm/js or the glue"
   cp "$f" "$stage/$name"
 done
-# Shipped JavaScript without comments and whitespace (esbuild, no bundling, identifiers kept so
-# stack traces still name our functions): the documentation ships in the .d.ts files and this
-# README, and the glue's JSDoc only repeats the Rust doc comments. Sources stay as written.
-mapfile -t js_files < <(find "$stage" -name '*.js')
-tests/node_modules/.bin/esbuild "${js_files[@]}" --outdir="$stage" --outbase="$stage" \
-  --allow-overwrite --minify-whitespace --minify-syntax --log-level=warning
+# The JavaScript ships as written, comments included: a stack trace or a debugger in pkg/ shows
+# the source lines themselves (pkg/X.js is src/wasm/js/X.js, pkg/node.js is
+# src/wasm/js/entries/node.js, pkg/glue.js is the wasm-bindgen output), so no source maps.
 node -e '
   const fs = require("fs");
   const [src, dst, version] = process.argv.slice(1);
@@ -83,17 +80,23 @@ node -e '
   pkg.version = version;
   fs.writeFileSync(dst, JSON.stringify(pkg, null, 2) + "\n");
 ' pkg.json "$stage/package.json" "$version"
-# The package README is the repository README for users: the blocks between `<!-- repo-only` and
-# `<!-- /repo-only -->` (building from a checkout, the test suite, fuzzing, reliability notes) are
-# left out, and links into src/wasm/js/ point at the shipped files. Every runnable example stays
-# (tests/js/readme.test.mjs checks that the package README has them all).
-if [ -f README.md ]; then
+# The user documentation: README.md and docs/guide/*.md, each as in the repository except that
+# the blocks between `<!-- repo-only` and `<!-- /repo-only -->` (building from a checkout, links
+# to CONTRIBUTING.md and the repository's own docs/ pages, which are not shipped) are left out,
+# and links into src/wasm/js/ (the .d.ts files) point at the shipped copies at the package root.
+# Every example stays, and every relative link resolves inside the package
+# (tests/js/readme.test.mjs checks both).
+ship_doc() { # source, destination
+  mkdir -p "$(dirname "$2")"
   awk '
     /^<!-- repo-only/ { skip = 1; next }
-    /^<!-- \/repo-only -->/ { skip = 0; if (!noted++) print "Building from source, the test suite and the reliability notes: see the README of the source repository.\n"; next }
-    !skip { gsub(/\(src\/wasm\/js\//, "("); print }
-  ' README.md | cat -s >"$stage/README.md"
-fi
+    /^<!-- \/repo-only -->/ { skip = 0; if (!noted++) print "Building from a checkout, the contributor guide and the measurements are in the source repository.\n"; next }
+    !skip { print }
+  ' "$1" | sed -E 's#\]\(((\.\./)*)src/wasm/js/#](\1#g' | cat -s >"$2"
+}
+[ -f README.md ] || die "README.md is missing"
+ship_doc README.md "$stage/README.md"
+for f in docs/guide/*.md; do ship_doc "$f" "$stage/$f"; done
 # The optional GNU Unifont fallback (snapcompact: CJK, kana, hangul, rare symbols), exported as
 # `ctxfold/unifont.cxfb` and loaded by the host with registerFallbackFont() when it needs it.
 cp fonts/compiled/unifont.cxfb "$stage/unifont.cxfb"
