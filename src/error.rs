@@ -48,9 +48,42 @@ pub enum ErrorCode {
     Cancelled,
     /// Another compaction of this session is still running.
     Busy,
+    Shape,
+    Options,
+    Font,
+    Encode,
 }
 
 impl ErrorCode {
+    /// Every code, in declaration order (the `.d.ts` `ErrorCode` union lists the same names).
+    pub const ALL: [ErrorCode; 25] = [
+        ErrorCode::JsonlLine,
+        ErrorCode::NotASession,
+        ErrorCode::VersionTooNew,
+        ErrorCode::InvalidUtf8,
+        ErrorCode::UnknownEntry,
+        ErrorCode::UnknownParent,
+        ErrorCode::ParentCycle,
+        ErrorCode::DuplicateId,
+        ErrorCode::InvalidEntry,
+        ErrorCode::InvalidEntryBody,
+        ErrorCode::Migrated,
+        ErrorCode::Settings,
+        ErrorCode::InvalidArgument,
+        ErrorCode::NothingToCompact,
+        ErrorCode::AlreadyCompacted,
+        ErrorCode::Summarizer,
+        ErrorCode::Aborted,
+        ErrorCode::StalePlan,
+        ErrorCode::PlanIncomplete,
+        ErrorCode::Cancelled,
+        ErrorCode::Busy,
+        ErrorCode::Shape,
+        ErrorCode::Options,
+        ErrorCode::Font,
+        ErrorCode::Encode,
+    ];
+
     /// The stable string form, e.g. `E_JSONL_LINE`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -75,6 +108,10 @@ impl ErrorCode {
             ErrorCode::PlanIncomplete => "E_PLAN_INCOMPLETE",
             ErrorCode::Cancelled => "E_CANCELLED",
             ErrorCode::Busy => "E_BUSY",
+            ErrorCode::Shape => "E_SHAPE",
+            ErrorCode::Options => "E_OPTIONS",
+            ErrorCode::Font => "E_FONT",
+            ErrorCode::Encode => "E_ENCODE",
         }
     }
 }
@@ -114,6 +151,10 @@ pub enum Error {
     PlanIncomplete { missing: Vec<String> },
     /// A summarizer failed in a way the plan cannot recover from.
     Summarizer { reason: String },
+    /// An error whose code and whole message were decided where it arose: argument checks at
+    /// the host boundary, and the render layer's errors (`E_SHAPE`, `E_OPTIONS`, `E_FONT`,
+    /// `E_ENCODE`), which keep their code inside a compaction.
+    Coded { code: ErrorCode, message: String },
 }
 
 impl Error {
@@ -131,6 +172,7 @@ impl Error {
             Error::StalePlan { .. } => ErrorCode::StalePlan,
             Error::PlanIncomplete { .. } => ErrorCode::PlanIncomplete,
             Error::Summarizer { .. } => ErrorCode::Summarizer,
+            Error::Coded { code, .. } => *code,
         }
     }
 }
@@ -171,6 +213,17 @@ impl fmt::Display for Error {
                 missing.join(", ")
             ),
             Error::Summarizer { reason } => write!(f, "Summarization failed: {reason}"),
+            Error::Coded { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl Error {
+    /// An error with `code` and exactly `message`.
+    pub fn coded(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error::Coded {
+            code,
+            message: message.into(),
         }
     }
 }
@@ -179,3 +232,53 @@ impl std::error::Error for Error {}
 
 /// Result alias of the core.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn all_lists_every_code_once_in_declaration_order() {
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(
+                *code as usize, i,
+                "{code} is out of place in ErrorCode::ALL"
+            );
+        }
+        // `Encode` is the last variant: a new code goes after it and into ALL.
+        assert_eq!(ErrorCode::ALL.len(), ErrorCode::Encode as usize + 1);
+    }
+
+    /// The hand-written TypeScript union must name exactly the core's codes, plus the codes
+    /// only the JS shell raises.
+    #[test]
+    fn the_typescript_union_names_the_same_codes() {
+        const JS_ONLY: [&str; 1] = ["E_NOT_INITIALISED"];
+        let dts = include_str!("wasm/js/index.d.ts");
+        let start = dts
+            .find("export type ErrorCode =")
+            .expect("index.d.ts declares ErrorCode");
+        let members = dts[start..]
+            .lines()
+            .skip(1)
+            .map(str::trim)
+            .filter(|l| l.starts_with("| '"));
+        let mut names = Vec::new();
+        for line in members {
+            names.push(
+                line.trim_start_matches("| '")
+                    .split('\'')
+                    .next()
+                    .unwrap_or(""),
+            );
+            if line.ends_with(';') {
+                break;
+            }
+        }
+        let mut ours: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        ours.extend(JS_ONLY);
+        names.sort_unstable();
+        ours.sort_unstable();
+        assert_eq!(names, ours);
+    }
+}

@@ -6,6 +6,7 @@
 //! explicit 16 384 behave differently (spec: compaction §3.3, §14.5).
 
 use crate::error::{Error, Result};
+use crate::support::json::fields::{self, FieldError};
 use serde_json::{Map, Value};
 
 /// The engine strategy (spec: compaction §9.2 `compaction.strategy`). Provider-native lanes
@@ -127,23 +128,26 @@ fn bad(field: &str, reason: &str) -> Error {
     }
 }
 
+/// A field error of the shared reader as a settings error.
+fn setting(e: FieldError) -> Error {
+    bad(&e.field, &format!("expected {}", e.expected))
+}
+
 fn want_bool(field: &str, v: &Value) -> Result<bool> {
-    v.as_bool()
-        .ok_or_else(|| bad(field, "expected true or false"))
+    fields::boolean(field, v).map_err(setting)
 }
 
 fn want_number(field: &str, v: &Value) -> Result<f64> {
-    v.as_f64()
-        .filter(|f| f.is_finite())
-        .ok_or_else(|| bad(field, "expected a finite number"))
+    fields::number(field, v).map_err(setting)
 }
 
+/// Token counts are whole numbers JavaScript holds exactly.
 fn want_count(field: &str, v: &Value) -> Result<u64> {
-    match v.as_f64() {
-        Some(f) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f <= 9.0e15 => Ok(f as u64),
-        _ => Err(bad(field, "expected a non-negative whole number of tokens")),
-    }
+    fields::whole(field, v, 0, MAX_SAFE_INTEGER).map_err(setting)
 }
+
+/// `Number.MAX_SAFE_INTEGER`.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 impl CompactionSettings {
     /// Reads settings from a JSON object, starting from the defaults. Field names are the

@@ -7,7 +7,7 @@ use crate::settings::{CompactionSettings, Strategy, DEFAULT_RESERVE_TOKENS};
 /// Tokens charged per image block (spec: README "Token accounting").
 pub const IMAGE_TOKENS: u64 = 1200;
 /// Tokens charged per snapcompact frame of a compaction summary (spec: snapcompact §5.3).
-pub const FRAME_TOKEN_ESTIMATE: u64 = 5024;
+pub const FRAME_TOKEN_ESTIMATE: u64 = crate::render::shape::billing::FRAME_TOKEN_ESTIMATE as u64;
 
 /// Counts the tokens of one text fragment. The default is the model-free byte estimate; a
 /// host with a real tokenizer supplies its own.

@@ -18,7 +18,7 @@ use crate::compaction::snapcompact::{
 use crate::context::{build_context_with, BuildOptions};
 use crate::error::{Error, Result};
 use crate::prompts::{self, PromptKind};
-use crate::render::{FallbackFonts, SnapError};
+use crate::render::FallbackFonts;
 use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::summary::fileops::{upsert_file_operations, FileLists};
@@ -668,12 +668,6 @@ pub fn commit_compaction(
     append_with_tokens_after(session, prep.leaf, &body, now)
 }
 
-fn snap_error(e: SnapError) -> Error {
-    Error::InvalidArgument {
-        what: format!("snapcompact: {}", e.message()),
-    }
-}
-
 /// Builds the snapcompact archive of a snapcompact plan without touching the session (spec:
 /// snapcompact §9.2): the messages to summarize and the turn prefix, converted as the
 /// summarizer would see them, serialized, folded onto the previous archive (or previous text
@@ -726,7 +720,7 @@ pub fn build_snapcompact(
         options,
         fallbacks,
     )
-    .map_err(snap_error)
+    .map_err(Error::from)
 }
 
 /// Commits a snapcompact plan (spec: snapcompact §9.2, compaction §8.4): the archive is built

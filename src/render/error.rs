@@ -1,5 +1,6 @@
 //! Errors of the snapcompact layer, each with a stable code for the JS boundary.
 
+use crate::error::{Error, ErrorCode};
 use std::fmt;
 
 /// Why a snapcompact call failed. Every variant names what to change.
@@ -18,12 +19,12 @@ pub enum SnapError {
 
 impl SnapError {
     /// The stable code carried to JavaScript as `Error.code`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            SnapError::Shape(_) => "E_SHAPE",
-            SnapError::Options(_) => "E_OPTIONS",
-            SnapError::Font(_) => "E_FONT",
-            SnapError::Encode(_) => "E_ENCODE",
+            SnapError::Shape(_) => ErrorCode::Shape,
+            SnapError::Options(_) => ErrorCode::Options,
+            SnapError::Font(_) => ErrorCode::Font,
+            SnapError::Encode(_) => ErrorCode::Encode,
         }
     }
 
@@ -45,3 +46,17 @@ impl fmt::Display for SnapError {
 }
 
 impl std::error::Error for SnapError {}
+
+/// A render error keeps its code and message in the core's error type (a font error inside a
+/// compaction reaches the host as `E_FONT`).
+impl From<SnapError> for Error {
+    fn from(e: SnapError) -> Error {
+        let code = e.code();
+        match e {
+            SnapError::Shape(m)
+            | SnapError::Options(m)
+            | SnapError::Font(m)
+            | SnapError::Encode(m) => Error::coded(code, m),
+        }
+    }
+}

@@ -2,9 +2,9 @@
 //! plan/commit cycle as a class; `js/navigate.js` awaits the hooks and the summarizer.
 
 use super::compact::request_json;
-use super::interop::{js_error, now_ms, opt_count, opt_str, options, parse_json, to_js};
+use super::interop::{now_ms, opt_count, opt_str, options, parse_json, to_js};
 use super::session::WasmSession;
-use crate::error::ErrorCode;
+use crate::error::{Error, ErrorCode};
 use crate::navigation::{
     commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer, NavigationCommit,
     NavigationPlan, DEFAULT_RESERVE_TOKENS,
@@ -18,9 +18,9 @@ use wasm_bindgen::prelude::*;
 fn navigate_options(o: &Value) -> Result<NavigateOptions, JsValue> {
     Ok(NavigateOptions {
         summarize: o.get("summarize").and_then(Value::as_bool).unwrap_or(false),
-        custom_instructions: opt_str(o, "customInstructions"),
+        custom_instructions: opt_str(o, "customInstructions")?,
         replace_instructions: o.get("replaceInstructions").and_then(Value::as_bool),
-        label: opt_str(o, "label"),
+        label: opt_str(o, "label")?,
         context_window: opt_count(o, "contextWindow")?.unwrap_or(0),
         reserve_tokens: opt_count(o, "reserveTokens")?.unwrap_or(DEFAULT_RESERVE_TOKENS),
     })
@@ -147,10 +147,10 @@ impl WasmSession {
             Some(text) => {
                 let v = parse_json(text, "navigation answer")?;
                 let Some(summary) = v.get("summary").and_then(Value::as_str) else {
-                    return Err(js_error(
+                    return Err(to_js(Error::coded(
                         ErrorCode::InvalidArgument,
                         "a navigation answer needs a string `summary`",
-                    ));
+                    )));
                 };
                 if v.get("fromExtension").and_then(Value::as_bool) == Some(true) {
                     NavigationAnswer::Extension {

@@ -3,19 +3,20 @@
 //! endpoint; spec: compaction §5.8, §8.3). The commit is the only step that writes.
 
 use super::interop::options::archive_options;
-use super::interop::{js_error, now_ms, opt_f64, opt_str, options, to_js};
+use super::interop::{field_error, now_ms, opt_f64, opt_str, options, to_js};
 use super::session::WasmSession;
-use super::snapcompact::{fonts, snap_error};
+use super::snapcompact::fonts;
 use crate::compaction::plan::{
     commit_compaction, commit_extension_compaction, commit_handoff, commit_snapcompact,
     plan_compaction, Committed, CompactionPlan, ExtensionCompaction, PlanOptions,
 };
 use crate::compaction::prepare::{Preparation, PrepareOptions};
-use crate::error::ErrorCode;
+use crate::error::{Error, ErrorCode};
 use crate::session::{RandomIds, Session};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::summary::request::SummaryRequest;
 use crate::summary::retry::{classify, parse_retry_after, RetryPolicy, RetryStep};
+use crate::support::json::fields::Fields;
 use crate::support::json::js;
 use crate::support::json::object;
 use serde_json::{Map, Value};
@@ -25,16 +26,16 @@ use wasm_bindgen::prelude::*;
 
 /// Plan options from the JS options object (see `PlanOptions` in the types).
 fn plan_options(session: &Session, o: &Value) -> Result<PlanOptions, JsValue> {
-    let leaf = match opt_str(o, "leafId") {
+    let leaf = match opt_str(o, "leafId")? {
         Some(id) => Some(session.require(&id).map_err(to_js)?),
         None => None,
     };
     Ok(PlanOptions {
         prepare: PrepareOptions {
-            active_provider: opt_str(o, "provider"),
+            active_provider: opt_str(o, "provider")?,
             leaf,
         },
-        custom_instructions: opt_str(o, "customInstructions"),
+        custom_instructions: opt_str(o, "customInstructions")?,
         extra_context: o
             .get("extraContext")
             .and_then(Value::as_array)
@@ -45,12 +46,12 @@ fn plan_options(session: &Session, o: &Value) -> Result<PlanOptions, JsValue> {
                     .collect()
             })
             .unwrap_or_default(),
-        prompt_override: opt_str(o, "promptOverride"),
+        prompt_override: opt_str(o, "promptOverride")?,
         preserve_data: o.get("preserveData").and_then(Value::as_object).cloned(),
-        context_window: opt_f64(o, "contextWindow")
+        context_window: opt_f64(o, "contextWindow")?
             .filter(|w| w.is_finite() && *w > 0.0)
             .unwrap_or(0.0) as u64,
-        method: opt_str(o, "method"),
+        method: opt_str(o, "method")?,
     })
 }
 
@@ -58,8 +59,12 @@ fn settings_from(json: Option<String>) -> Result<CompactionSettings, JsValue> {
     match json.as_deref() {
         None | Some("") | Some("null") | Some("undefined") => Ok(CompactionSettings::default()),
         Some(t) => {
-            let v = crate::support::json::parse(t)
-                .map_err(|e| js_error(ErrorCode::Settings, &format!("invalid settings: {e}")))?;
+            let v = crate::support::json::parse(t).map_err(|e| {
+                to_js(Error::coded(
+                    ErrorCode::Settings,
+                    &format!("invalid settings: {e}"),
+                ))
+            })?;
             CompactionSettings::from_json(&v).map_err(to_js)
         }
     }
@@ -153,7 +158,7 @@ fn committed_json(
     from_extension: bool,
 ) -> Result<String, JsValue> {
     let entry = crate::support::json::parse(&session.entry_json(c.index))
-        .map_err(|e| js_error(ErrorCode::InvalidEntryBody, &e.to_string()))?;
+        .map_err(|e| to_js(Error::coded(ErrorCode::InvalidEntryBody, &e.to_string())))?;
     Ok(js::stringify(&object(vec![
         ("entryId", c.id.as_str().into()),
         ("tokensAfter", c.tokens_after.into()),
@@ -284,7 +289,7 @@ impl WasmSession {
         let now = now_ms(now)?;
         let c = if plan.plan.strategy == Strategy::Snapcompact {
             let v = options(snapcompact_json, "snapcompact options")?;
-            let opts = archive_options(Some(&v)).map_err(snap_error)?;
+            let opts = archive_options(Some(&v)).map_err(to_js)?;
             commit_snapcompact(self.s_mut(), &plan.plan, &opts, &fonts(), now)
         } else {
             commit_compaction(self.s_mut(), &plan.plan, now)
@@ -338,17 +343,17 @@ impl WasmSession {
 
 fn extension_result(json: &str) -> Result<ExtensionCompaction, JsValue> {
     let r = options(Some(json.to_string()), "compaction result")?;
-    let summary = opt_str(&r, "summary").ok_or_else(|| {
-        js_error(
+    let summary = opt_str(&r, "summary")?.ok_or_else(|| {
+        to_js(Error::coded(
             ErrorCode::InvalidArgument,
             "a hook's compaction needs a string `summary`",
-        )
+        ))
     })?;
     Ok(ExtensionCompaction {
         summary,
-        short_summary: opt_str(&r, "shortSummary"),
-        first_kept_entry_id: opt_str(&r, "firstKeptEntryId"),
-        tokens_before: opt_f64(&r, "tokensBefore").map(|t| t.max(0.0) as u64),
+        short_summary: opt_str(&r, "shortSummary")?,
+        first_kept_entry_id: opt_str(&r, "firstKeptEntryId")?,
+        tokens_before: opt_f64(&r, "tokensBefore")?.map(|t| t.max(0.0) as u64),
         details: r.get("details").filter(|v| !v.is_null()).cloned(),
         preserve_data: r.get("preserveData").filter(|v| !v.is_null()).cloned(),
     })
@@ -368,9 +373,10 @@ pub fn answer_problem(text: &str, max_tokens: f64) -> String {
     crate::summary::retry::answer_problem(text, max).unwrap_or_default()
 }
 
-/// What to do after a failed summarizer call (spec: compaction §8.3): `"wait:<ms>"`,
-/// `"next"` (the next candidate), `"shrink"` (a context overflow: plan the window smaller) or
-/// `"give-up"`. `status` and `retry_after_ms` are negative when unknown.
+/// What to do after a failed summarizer call (spec: compaction §8.3), as a JSON object:
+/// `{"action":"wait","ms":N}`, `{"action":"next"}` (the next candidate), `{"action":"shrink"}`
+/// (a context overflow: plan the window smaller) or `{"action":"give-up"}`. `status` and
+/// `retry_after_ms` are negative when unknown.
 #[wasm_bindgen(js_name = retryStep)]
 pub fn retry_step(
     attempt: u32,
@@ -382,27 +388,37 @@ pub fn retry_step(
 ) -> Result<String, JsValue> {
     let p = options(policy_json, "retry options")?;
     let d = RetryPolicy::default();
-    let count = |k: &str, dflt: u64| opt_f64(&p, k).map_or(dflt, |n| n.max(0.0) as u64);
+    let f = Fields::of(Some(&p), "retry options").map_err(field_error)?;
     let policy = RetryPolicy {
-        enabled: p
-            .get("enabled")
-            .and_then(Value::as_bool)
+        enabled: f
+            .boolean("enabled")
+            .map_err(field_error)?
             .unwrap_or(d.enabled),
-        max_retries: count("maxRetries", u64::from(d.max_retries)) as u32,
-        base_delay_ms: count("baseDelayMs", d.base_delay_ms),
-        max_wait_ms: count("maxWaitMs", d.max_wait_ms),
+        max_retries: f
+            .count("maxRetries")
+            .map_err(field_error)?
+            .map_or(d.max_retries, |n| n.min(u64::from(u32::MAX)) as u32),
+        base_delay_ms: f
+            .count("baseDelayMs")
+            .map_err(field_error)?
+            .unwrap_or(d.base_delay_ms),
+        max_wait_ms: f
+            .count("maxWaitMs")
+            .map_err(field_error)?
+            .unwrap_or(d.max_wait_ms),
     };
     let status = (status >= 0.0).then_some(status as u16);
     let retry_after = (retry_after_ms >= 0.0).then_some(retry_after_ms as u64);
     let kind = classify(message, status);
-    Ok(
-        match policy.next(attempt, kind, retry_after, more_candidates) {
-            RetryStep::Wait(ms) => format!("wait:{ms}"),
-            RetryStep::NextCandidate => "next".into(),
-            RetryStep::Shrink => "shrink".into(),
-            RetryStep::GiveUp => "give-up".into(),
-        },
-    )
+    let (action, wait) = match policy.next(attempt, kind, retry_after, more_candidates) {
+        RetryStep::Wait(ms) => ("wait", Some(ms)),
+        RetryStep::NextCandidate => ("next", None),
+        RetryStep::Shrink => ("shrink", None),
+        RetryStep::GiveUp => ("give-up", None),
+    };
+    let mut fields = vec![("action", Value::from(action))];
+    fields.extend(wait.map(|ms| ("ms", Value::from(ms))));
+    Ok(js::stringify(&object(fields)))
 }
 
 /// A `Retry-After` header value in milliseconds (seconds or an HTTP date); negative when

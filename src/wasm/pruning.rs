@@ -1,9 +1,9 @@
 //! Tool-output pruning from JavaScript (spec: compaction §6): one entry point per pass, with
 //! a dry run that reports without writing.
 
-use super::interop::{js_error, options, parse_json, to_js};
+use super::interop::{options, parse_json, to_js};
 use super::session::WasmSession;
-use crate::error::ErrorCode;
+use crate::error::{Error, ErrorCode};
 use crate::pruning::{
     apply_prune, plan_superseded_tool_results, plan_tool_outputs, read_tool_supersede_key,
     PruneConfig, PruneReport,
@@ -29,10 +29,10 @@ impl WasmSession {
             "threshold" => plan_tool_outputs(self.s(), &config),
             "stale" => plan_superseded_tool_results(self.s(), &config),
             other => {
-                return Err(js_error(
+                return Err(to_js(Error::coded(
                     ErrorCode::InvalidArgument,
                     &format!("unknown pruning pass \"{other}\""),
-                ))
+                )))
             }
         }
         .map_err(to_js)?;

@@ -2,11 +2,11 @@
 //! wraps it; this layer only converts.
 
 use super::interop::{
-    chunked_text, js_error, now_ms, opt_count, opt_f64, opt_str, options, parse_json, to_js,
+    chunked_text, now_ms, opt_count, opt_f64, opt_str, options, parse_json, to_js,
 };
 use crate::archive::blocks::HistoryOptions;
 use crate::context::{build_context_with, BuildOptions, LeafSelector, SessionContext};
-use crate::error::ErrorCode;
+use crate::error::{Error, ErrorCode};
 use crate::session::{
     CompactionBody, IdSource, LoadOptions, NewSession, RandomIds, SequentialIds, Session,
 };
@@ -59,19 +59,19 @@ fn id_source(o: &Value, callback: Option<js_sys::Function>) -> Result<Box<dyn Id
             fallback: RandomIds::new(random_seed()),
         }));
     }
-    match opt_str(o, "ids").as_deref() {
+    match opt_str(o, "ids")?.as_deref() {
         None | Some("random") => Ok(Box::new(RandomIds::new(
-            opt_f64(o, "seed").map_or_else(random_seed, |s| s as u64),
+            opt_f64(o, "seed")?.map_or_else(random_seed, |s| s as u64),
         ))),
         Some("deterministic") => Ok(Box::new(SequentialIds::starting_at(
-            opt_f64(o, "start").map_or(1, |s| s.max(1.0) as u64),
+            opt_f64(o, "start")?.map_or(1, |s| s.max(1.0) as u64),
         ))),
-        Some(other) => Err(js_error(
+        Some(other) => Err(to_js(Error::coded(
             ErrorCode::InvalidArgument,
             &format!(
                 "unknown id generator \"{other}\": use \"random\", \"deterministic\" or a function"
             ),
-        )),
+        ))),
     }
 }
 
@@ -92,10 +92,10 @@ fn build_options(json: Option<String>) -> Result<(BuildOptions, HistoryOptions<'
         Some(Value::Null) => LeafSelector::Null,
         Some(Value::String(s)) => LeafSelector::Id(s.clone()),
         Some(_) => {
-            return Err(js_error(
+            return Err(to_js(Error::coded(
                 ErrorCode::InvalidArgument,
                 "`leafId` must be an entry id (string) or null",
-            ))
+            )))
         }
     };
     Ok((
@@ -164,9 +164,9 @@ impl WasmSession {
         id_callback: Option<js_sys::Function>,
     ) -> Result<WasmSession, JsValue> {
         let o = options(options_json, "create options")?;
-        let now = now_ms(opt_f64(&o, "now").unwrap_or_else(js_sys::Date::now))?;
+        let now = now_ms(opt_f64(&o, "now")?.unwrap_or_else(js_sys::Date::now))?;
         let ids = id_source(&o, id_callback)?;
-        let id = opt_str(&o, "id").unwrap_or_else(|| {
+        let id = opt_str(&o, "id")?.unwrap_or_else(|| {
             let mut r = RandomIds::new(random_seed());
             format!(
                 "{}-{}-{}-{}",
@@ -179,9 +179,9 @@ impl WasmSession {
         Ok(WasmSession::wrap(Session::create(
             NewSession {
                 id,
-                cwd: opt_str(&o, "cwd").unwrap_or_default(),
+                cwd: opt_str(&o, "cwd")?.unwrap_or_default(),
                 now,
-                parent_session: opt_str(&o, "parentSession"),
+                parent_session: opt_str(&o, "parentSession")?,
             },
             ids,
         )))
@@ -428,10 +428,10 @@ impl WasmSession {
         let fields = match parse_json(fields_json, "entry fields")? {
             Value::Object(m) => m,
             _ => {
-                return Err(js_error(
+                return Err(to_js(Error::coded(
                     ErrorCode::InvalidArgument,
                     "entry fields must be an object",
-                ))
+                )))
             }
         };
         self.s_mut()
@@ -446,10 +446,10 @@ impl WasmSession {
             .map_err(|e| e.reason.to_string())
             .and_then(|o| <CompactionBody as crate::session::Body>::read(&o))
             .map_err(|e| {
-                js_error(
+                to_js(Error::coded(
                     ErrorCode::InvalidArgument,
                     &format!("invalid compaction: {e}"),
-                )
+                ))
             })?;
         self.s_mut()
             .append_compaction(&body, now_ms(now)?)

@@ -4,6 +4,7 @@
 //! process-wide state of the binding.
 
 use super::interop::options::{render_options, shape_arg, shape_for, target};
+use super::interop::to_js;
 use crate::render::shape::billing::{frame_tokens, BillingFamily, ImageBudgets};
 use crate::render::shape::resolve::Target;
 use crate::render::text::dataurl::{elide_data_urls, Elision};
@@ -30,24 +31,12 @@ pub(super) fn fonts() -> Rc<FallbackFonts> {
     FALLBACKS.with(|f| f.borrow().clone())
 }
 
-/// Snapcompact error → JS `Error` with its stable `code` (to merge into `interop` once the
-/// core's error enum carries the snapcompact codes).
-pub(super) fn snap_error(e: SnapError) -> JsValue {
-    let err = js_sys::Error::new(e.message());
-    let _ = js_sys::Reflect::set(
-        &err,
-        &JsValue::from_str("code"),
-        &JsValue::from_str(e.code()),
-    );
-    err.into()
-}
-
 fn arg(json: Option<String>, what: &str) -> Result<Option<Value>, JsValue> {
     match json.as_deref() {
         None | Some("") | Some("undefined") | Some("null") => Ok(None),
         Some(t) => crate::support::json::parse(t)
             .map(Some)
-            .map_err(|e| snap_error(SnapError::Options(format!("invalid {what}: {e}")))),
+            .map_err(|e| to_js(SnapError::Options(format!("invalid {what}: {e}")))),
     }
 }
 
@@ -85,7 +74,7 @@ fn frame_object(f: Frame) -> JsValue {
 /// Registers a fallback font (the Unifont asset or a TTF/OTF); returns its glyph count.
 #[wasm_bindgen(js_name = snapcompactRegisterFallbackFont)]
 pub fn register_fallback_font(bytes: &[u8]) -> Result<u32, JsValue> {
-    let font = FallbackFont::from_bytes(bytes).map_err(snap_error)?;
+    let font = FallbackFont::from_bytes(bytes).map_err(to_js)?;
     let n = font.glyph_count() as u32;
     FALLBACKS.with(|fonts| Rc::make_mut(&mut fonts.borrow_mut()).push(font));
     Ok(n)
@@ -105,10 +94,10 @@ pub fn resolve_shape(
     shape_json: Option<String>,
     text: Option<String>,
 ) -> Result<String, JsValue> {
-    let target = target(arg(model_json, "model")?.as_ref()).map_err(snap_error)?;
+    let target = target(arg(model_json, "model")?.as_ref()).map_err(to_js)?;
     let shape = arg(shape_json, "shape")?;
-    let s = with_fonts(|f| shape_for(shape.as_ref(), &target, text.as_deref(), f))
-        .map_err(snap_error)?;
+    let s =
+        with_fonts(|f| shape_for(shape.as_ref(), &target, text.as_deref(), f)).map_err(to_js)?;
     Ok(js::stringify(&s.to_json()))
 }
 
@@ -135,14 +124,14 @@ pub fn geometry(shape_json: &str, size: Option<u32>) -> Result<String, JsValue> 
         arg(Some(shape_json.to_string()), "shape")?.as_ref(),
         &Target::default(),
     )
-    .map_err(snap_error)?
+    .map_err(to_js)?
     .ok_or_else(|| {
-        snap_error(SnapError::Shape(
+        to_js(SnapError::Shape(
             "geometry needs a shape name or record, not \"auto\"".into(),
         ))
     })?;
     let size = size.unwrap_or(shape.frame_size);
-    render::shape::catalogue::check_size(size).map_err(snap_error)?;
+    render::shape::catalogue::check_size(size).map_err(to_js)?;
     let g = shape.geometry_at(size);
     Ok(format!(
         "{{\"cols\":{},\"rows\":{},\"capacity\":{}}}",
@@ -156,6 +145,31 @@ pub fn is_shape(json: &str) -> bool {
     crate::support::json::parse(json).is_ok_and(|v| render::shape::catalogue::is_shape(&v))
 }
 
+/// The constants the JS API re-exports, so they have one source (JSON object): frame budgets
+/// of `shape::billing` and the shape-name aliases.
+#[wasm_bindgen(js_name = snapcompactConstants)]
+pub fn snapcompact_constants() -> String {
+    use crate::render::shape::billing as b;
+    let aliases = render::ShapeVariant::ALIASES
+        .iter()
+        .map(|(alias, v)| (alias.to_string(), Value::from(v.name())))
+        .collect::<Map<String, Value>>();
+    js::stringify(&crate::support::json::object(vec![
+        ("maxFramesDefault", b::MAX_FRAMES_DEFAULT.into()),
+        ("frameTokenEstimate", b::FRAME_TOKEN_ESTIMATE.into()),
+        (
+            "frameDataBytesEstimate",
+            b::FRAME_DATA_BYTES_ESTIMATE.into(),
+        ),
+        ("frameDataBytesBudget", b::FRAME_DATA_BYTES_BUDGET.into()),
+        (
+            "defaultProviderImageBudget",
+            b::DEFAULT_PROVIDER_IMAGE_BUDGET.into(),
+        ),
+        ("shapeAliases", Value::Object(aliases)),
+    ]))
+}
+
 /// The catalogue names, in declaration order (JSON array).
 #[wasm_bindgen(js_name = snapcompactShapeNames)]
 pub fn shape_names() -> String {
@@ -164,7 +178,7 @@ pub fn shape_names() -> String {
 
 fn shape_of(shape_json: Option<String>, text: &str) -> Result<render::Shape, JsValue> {
     let v = arg(shape_json, "shape")?;
-    with_fonts(|f| shape_for(v.as_ref(), &Target::default(), Some(text), f)).map_err(snap_error)
+    with_fonts(|f| shape_for(v.as_ref(), &Target::default(), Some(text), f)).map_err(to_js)
 }
 
 /// `normalize(text, shape)`.
@@ -271,7 +285,7 @@ fn parse_messages(v: &Value) -> Result<Vec<ArchiveMessage>, SnapError> {
 #[wasm_bindgen(js_name = snapcompactSerialize)]
 pub fn serialize(messages_json: &str, options_json: Option<String>) -> Result<String, JsValue> {
     let messages = arg(Some(messages_json.to_string()), "messages")?.unwrap_or(Value::Null);
-    let messages = parse_messages(&messages).map_err(snap_error)?;
+    let messages = parse_messages(&messages).map_err(to_js)?;
     let mut o = SerializeOptions::default();
     if let Some(v) = arg(options_json, "options")? {
         let cap = |k: &str, d: Option<usize>| -> Result<Option<usize>, SnapError> {
@@ -288,10 +302,9 @@ pub fn serialize(messages_json: &str, options_json: Option<String>) -> Result<St
             }
         };
         o.tool_result_max_chars =
-            cap("toolResultMaxChars", o.tool_result_max_chars).map_err(snap_error)?;
-        o.tool_arg_max_chars = cap("toolArgMaxChars", o.tool_arg_max_chars).map_err(snap_error)?;
-        o.tool_call_max_chars =
-            cap("toolCallMaxChars", o.tool_call_max_chars).map_err(snap_error)?;
+            cap("toolResultMaxChars", o.tool_result_max_chars).map_err(to_js)?;
+        o.tool_arg_max_chars = cap("toolArgMaxChars", o.tool_arg_max_chars).map_err(to_js)?;
+        o.tool_call_max_chars = cap("toolCallMaxChars", o.tool_call_max_chars).map_err(to_js)?;
         if let Some(r) = v.get("truncateHeadRatio").and_then(Value::as_f64) {
             o.truncate_head_ratio = r;
         }
@@ -314,7 +327,7 @@ pub fn frame_count(text: &str, options_json: Option<String>) -> Result<u32, JsVa
         render::frame_count(text, &opts, f)
     })
     .map(|n| n as u32)
-    .map_err(snap_error)
+    .map_err(to_js)
 }
 
 /// The page strings of `text` (JSON array), as `renderFrames` would print them.
@@ -326,7 +339,7 @@ pub fn pages(text: &str, options_json: Option<String>) -> Result<String, JsValue
         render::page_texts(text, &opts, f)
     })
     .map(strings)
-    .map_err(snap_error)
+    .map_err(to_js)
 }
 
 /// `renderFrames(text, options)` → array of `{png, width, height, chars, cols, rows, page}`.
@@ -337,7 +350,7 @@ pub fn render_frames(text: &str, options_json: Option<String>) -> Result<js_sys:
         let opts = render_options(v.as_ref(), Some(text), f)?;
         render::render_frames(text, &opts, f)
     })
-    .map_err(snap_error)?;
+    .map_err(to_js)?;
     Ok(frames.into_iter().map(frame_object).collect())
 }
 
@@ -350,7 +363,7 @@ pub fn render_frame(page: &str, options_json: Option<String>) -> Result<JsValue,
         render::render_page(page.to_string(), &opts, f)
     })
     .map(frame_object)
-    .map_err(snap_error)
+    .map_err(to_js)
 }
 
 /// The shape `renderFrames(text, options)` would use (JSON record).
@@ -359,7 +372,7 @@ pub fn shape_for_options(text: &str, options_json: Option<String>) -> Result<Str
     let v = arg(options_json, "options")?;
     with_fonts(|f| render_options(v.as_ref(), Some(text), f))
         .map(|o| js::stringify(&o.shape.with_frame_size(o.frame_size()).to_json()))
-        .map_err(snap_error)
+        .map_err(to_js)
 }
 
 /// Billed tokens of one square frame of `size` px for a wire API (§4.2).
@@ -394,10 +407,10 @@ fn budgets(overrides_json: Option<String>) -> Result<ImageBudgets, JsValue> {
                 ))),
             }
         };
-        for (p, n) in map("images").map_err(snap_error)? {
+        for (p, n) in map("images").map_err(to_js)? {
             b.set_count(p, n as u32);
         }
-        for (p, n) in map("bytes").map_err(snap_error)? {
+        for (p, n) in map("bytes").map_err(to_js)? {
             b.set_bytes(p, n as u64);
         }
     }

@@ -1,7 +1,7 @@
 //! Exported token-accounting functions (spec: compaction §3).
 
-use super::interop::{js_error, parse_json, to_js};
-use crate::error::ErrorCode;
+use super::interop::{parse_json, to_js};
+use crate::error::{Error, ErrorCode};
 use crate::session::message::{AgentMessage, Usage};
 use crate::settings::CompactionSettings;
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
@@ -18,10 +18,10 @@ fn window(w: f64) -> Result<u64, JsValue> {
     if w.is_finite() && w >= 0.0 {
         Ok(w as u64)
     } else {
-        Err(js_error(
+        Err(to_js(Error::coded(
             ErrorCode::InvalidArgument,
             "the context window must be a non-negative number of tokens",
-        ))
+        )))
     }
 }
 
@@ -31,8 +31,12 @@ pub fn estimate_tokens_json(
     message_json: &str,
     exclude_encrypted_reasoning: bool,
 ) -> Result<f64, JsValue> {
-    let m = AgentMessage::parse(message_json, None)
-        .map_err(|e| js_error(ErrorCode::InvalidArgument, &format!("invalid message: {e}")))?;
+    let m = AgentMessage::parse(message_json, None).map_err(|e| {
+        to_js(Error::coded(
+            ErrorCode::InvalidArgument,
+            &format!("invalid message: {e}"),
+        ))
+    })?;
     Ok(tokens::estimate_message(
         &m,
         &ByteEstimate,
@@ -45,8 +49,12 @@ pub fn estimate_tokens_json(
 /// Context tokens of a usage record (JSON).
 #[wasm_bindgen(js_name = usageContextTokens)]
 pub fn usage_context_tokens(usage_json: &str) -> Result<f64, JsValue> {
-    let u = Usage::parse(usage_json)
-        .map_err(|e| js_error(ErrorCode::InvalidArgument, &format!("invalid usage: {e}")))?;
+    let u = Usage::parse(usage_json).map_err(|e| {
+        to_js(Error::coded(
+            ErrorCode::InvalidArgument,
+            &format!("invalid usage: {e}"),
+        ))
+    })?;
     Ok(tokens::context_tokens(&u) as f64)
 }
 

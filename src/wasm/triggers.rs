@@ -2,10 +2,11 @@
 //! of the package (js/triggers.js) wraps it; this layer only converts JSON to the core's
 //! inputs and decisions back to JSON.
 
-use super::interop::{js_error, now_ms, parse_json, to_js};
-use crate::error::ErrorCode;
+use super::interop::{now_ms, parse_json, to_js};
+use crate::error::{Error, ErrorCode};
 use crate::session::message::AssistantMessage;
 use crate::settings::CompactionSettings;
+use crate::support::json::fields::{self, FieldError};
 use crate::support::json::js;
 use crate::triggers::{
     self, CompactRequest, CompactionOutcome, CompactionReason, CompactionReport, ContextManager,
@@ -15,7 +16,7 @@ use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
 fn bad(what: &str) -> JsValue {
-    js_error(ErrorCode::InvalidArgument, what)
+    to_js(Error::coded(ErrorCode::InvalidArgument, what))
 }
 
 /// Optional options object (`undefined`/`null` → no fields).
@@ -33,33 +34,35 @@ fn object(v: Value, what: &str) -> Result<Map<String, Value>, JsValue> {
     }
 }
 
-/// A number field: `None` when absent or `null`.
-fn number(o: &Map<String, Value>, key: &str, what: &str) -> Result<Option<f64>, JsValue> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_f64()
-            .map(Some)
-            .ok_or_else(|| bad(&format!("invalid {what}: `{key}` must be a number"))),
-    }
+/// A field error of the shared reader, with the input it belongs to.
+fn field(what: &str) -> impl Fn(FieldError) -> JsValue + '_ {
+    move |e| bad(&format!("invalid {what}: {e}"))
 }
 
-/// A boolean field: `false` when absent.
+/// A number field: `None` when absent or `null`.
+fn number(o: &Map<String, Value>, key: &str, what: &str) -> Result<Option<f64>, JsValue> {
+    o.get(key)
+        .filter(|v| !v.is_null())
+        .map(|v| fields::number(key, v))
+        .transpose()
+        .map_err(field(what))
+}
+
+/// A boolean field: `false` when absent or `null`.
 fn flag(o: &Map<String, Value>, key: &str, what: &str) -> Result<bool, JsValue> {
-    match o.get(key) {
-        None => Ok(false),
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| bad(&format!("invalid {what}: `{key}` must be a boolean"))),
-    }
+    o.get(key)
+        .filter(|v| !v.is_null())
+        .map_or(Ok(false), |v| fields::boolean(key, v))
+        .map_err(field(what))
 }
 
 /// A required string field.
 fn string(o: &Map<String, Value>, key: &str, what: &str) -> Result<String, JsValue> {
     match o.get(key) {
-        Some(Value::String(s)) => Ok(s.clone()),
         None => Err(bad(&format!("invalid {what}: missing field `{key}`"))),
-        Some(_) => Err(bad(&format!("invalid {what}: `{key}` must be a string"))),
+        Some(v) => fields::string(key, v)
+            .map(str::to_string)
+            .map_err(field(what)),
     }
 }
 

@@ -378,10 +378,18 @@ impl ShapeVariant {
         }
     }
 
-    /// `isShapeVariantName`: the 17 catalogue names plus the alias `silver16-bw`; not `auto`.
+    /// Other names accepted for catalogue shapes: the reference's `silver16-bw` is printed in
+    /// Unifont here.
+    pub const ALIASES: [(&'static str, ShapeVariant); 1] =
+        [("silver16-bw", ShapeVariant::Unifont16Bw)];
+
+    /// `isShapeVariantName`: the 17 catalogue names plus the aliases; not `auto`.
     pub fn parse(name: &str) -> Option<ShapeVariant> {
-        if name == "silver16-bw" {
-            return Some(ShapeVariant::Unifont16Bw);
+        if let Some(&(_, v)) = ShapeVariant::ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == name)
+        {
+            return Some(v);
         }
         ShapeVariant::ALL.into_iter().find(|v| v.name() == name)
     }

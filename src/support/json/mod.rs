@@ -2,6 +2,7 @@
 //! object text, and `JSON.stringify`-compatible output.
 
 pub mod edit;
+pub mod fields;
 pub mod js;
 pub mod parse;
 pub mod scan;

@@ -1,25 +1,28 @@
-//! Every conversion between JS values and the core, in one place: errors become JS `Error`
-//! objects with a stable `code`; options arrive as JSON text.
+//! JS values ⇄ the core: errors become JS `Error` objects with a stable `code` (in [`to_js`]
+//! alone); options arrive as JSON text; long texts leave in chunks.
 
 use crate::error::{Error, ErrorCode};
+use crate::support::json::fields::{FieldError, Fields};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-/// A JS `Error` with `message` and the stable `code`.
-pub fn js_error(code: ErrorCode, message: &str) -> JsValue {
-    let err = js_sys::Error::new(message);
+/// The one way an error reaches JavaScript: a JS `Error` with the core error's message and
+/// its stable `code` (`E_…`). Render errors convert with their own codes.
+pub fn to_js(e: impl Into<Error>) -> JsValue {
+    let e = e.into();
+    let err = js_sys::Error::new(&e.to_string());
     // Setting a property on a fresh Error object cannot fail.
     let _ = js_sys::Reflect::set(
         &err,
         &JsValue::from_str("code"),
-        &JsValue::from_str(code.as_str()),
+        &JsValue::from_str(e.code().as_str()),
     );
     err.into()
 }
 
-/// Core error → JS `Error`.
-pub fn to_js(e: Error) -> JsValue {
-    js_error(e.code(), &e.to_string())
+/// `to_js` of an error with `code` and exactly `message`.
+fn coded(code: ErrorCode, message: &str) -> JsValue {
+    to_js(Error::coded(code, message))
 }
 
 /// Text written piece by piece (by `write`) as an array of JS strings of about 64 KiB each,
@@ -52,11 +55,11 @@ pub fn options(json: Option<String>, what: &str) -> Result<Value, JsValue> {
         None | Some("") | Some("null") | Some("undefined") => Ok(Value::Null),
         Some(text) => match crate::support::json::parse(text) {
             Ok(v @ Value::Object(_)) => Ok(v),
-            Ok(_) => Err(js_error(
+            Ok(_) => Err(coded(
                 ErrorCode::InvalidArgument,
                 &format!("{what} must be an object"),
             )),
-            Err(e) => Err(js_error(
+            Err(e) => Err(coded(
                 ErrorCode::InvalidArgument,
                 &format!("invalid {what}: {e}"),
             )),
@@ -64,35 +67,38 @@ pub fn options(json: Option<String>, what: &str) -> Result<Value, JsValue> {
     }
 }
 
-/// A string field of an options object.
-pub fn opt_str(v: &Value, key: &str) -> Option<String> {
-    v.get(key).and_then(Value::as_str).map(str::to_string)
+/// A field error of the shared options reader (`support::json::fields`) as a JS `Error`
+/// (`E_INVALID_ARGUMENT`, naming the field).
+pub fn field_error(e: FieldError) -> JsValue {
+    coded(ErrorCode::InvalidArgument, &e.to_string())
 }
 
-/// A number field of an options object.
-pub fn opt_f64(v: &Value, key: &str) -> Option<f64> {
-    v.get(key).and_then(Value::as_f64)
+fn fields(v: &Value) -> Result<Fields<'_>, JsValue> {
+    Fields::of(Some(v), "options").map_err(field_error)
 }
 
-/// A count field of an options object: absent or `null` → `None`; anything but a finite,
-/// non-negative number → `E_INVALID_ARGUMENT` naming the field.
+/// A string field of an options object (absent or `null` → `None`).
+pub fn opt_str(v: &Value, key: &str) -> Result<Option<String>, JsValue> {
+    Ok(fields(v)?
+        .string(key)
+        .map_err(field_error)?
+        .map(str::to_string))
+}
+
+/// A finite number field of an options object.
+pub fn opt_f64(v: &Value, key: &str) -> Result<Option<f64>, JsValue> {
+    fields(v)?.number(key).map_err(field_error)
+}
+
+/// A count field of an options object: a finite, non-negative number (truncated).
 pub fn opt_count(v: &Value, key: &str) -> Result<Option<u64>, JsValue> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(n) => match n.as_f64() {
-            Some(f) if f.is_finite() && f >= 0.0 => Ok(Some(f as u64)),
-            _ => Err(js_error(
-                ErrorCode::InvalidArgument,
-                &format!("`{key}` must be a non-negative number"),
-            )),
-        },
-    }
+    fields(v)?.count(key).map_err(field_error)
 }
 
 /// Parses a required JSON argument.
 pub fn parse_json(text: &str, what: &str) -> Result<serde_json::Value, JsValue> {
     crate::support::json::parse(text)
-        .map_err(|e| js_error(ErrorCode::InvalidArgument, &format!("invalid {what}: {e}")))
+        .map_err(|e| coded(ErrorCode::InvalidArgument, &format!("invalid {what}: {e}")))
 }
 
 /// `now` from JS (ms since the epoch) as an integer; non-finite values are rejected.
@@ -100,7 +106,7 @@ pub fn now_ms(now: f64) -> Result<i64, JsValue> {
     if now.is_finite() {
         Ok(now as i64)
     } else {
-        Err(js_error(
+        Err(coded(
             ErrorCode::InvalidArgument,
             "`now` must be a finite number of milliseconds",
         ))

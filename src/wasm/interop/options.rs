@@ -9,6 +9,7 @@ use crate::render::png::Compression;
 use crate::render::shape::catalogue::{Shape, ShapeVariant, MAX_FRAME_SIZE};
 use crate::render::shape::resolve::{resolve_shape, resolve_shape_for_text, Target};
 use crate::render::RenderOptions;
+use crate::support::json::fields;
 use serde_json::Value;
 
 /// A model target: `undefined`/`null` → no target; a string → a model id; `{id?, api?}`.
@@ -71,26 +72,18 @@ pub fn shape_for(
     })
 }
 
+/// A whole-number option from `min` to `max` (the shared reader, as `E_OPTIONS`).
 fn uint(
     o: &serde_json::Map<String, Value>,
     key: &str,
-    min: f64,
-    max: f64,
+    min: u32,
+    max: u32,
 ) -> Result<Option<u32>, SnapError> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => {
-            let n = v.as_f64().unwrap_or(f64::NAN);
-            if n.fract() != 0.0 || !(min..=max).contains(&n) {
-                return Err(SnapError::Options(format!(
-                    "{key} must be a whole number from {} to {}",
-                    crate::support::json::js::number(min),
-                    crate::support::json::js::number(max)
-                )));
-            }
-            Ok(Some(n as u32))
-        }
-    }
+    o.get(key)
+        .filter(|v| !v.is_null())
+        .map(|v| fields::whole(key, v, u64::from(min), u64::from(max)).map(|n| n as u32))
+        .transpose()
+        .map_err(|e| SnapError::Options(e.to_string()))
 }
 
 /// Render options from the JS options object; `text` is the text to be rendered when
@@ -109,9 +102,9 @@ pub fn render_options(
     let target = target(o.get("model"))?;
     let shape = shape_for(o.get("shape"), &target, text, fallbacks)?;
     let mut opts = RenderOptions::new(shape);
-    opts.size = uint(o, "frameSize", 1.0, MAX_FRAME_SIZE as f64)?;
-    opts.max_frames = uint(o, "maxFrames", 1.0, u32::MAX as f64)?.map(|n| n as usize);
-    if let Some(h) = uint(o, "minHeight", 0.0, MAX_FRAME_SIZE as f64)? {
+    opts.size = uint(o, "frameSize", 1, MAX_FRAME_SIZE)?;
+    opts.max_frames = uint(o, "maxFrames", 1, u32::MAX)?.map(|n| n as usize);
+    if let Some(h) = uint(o, "minHeight", 0, MAX_FRAME_SIZE)? {
         opts.min_height = h;
     }
     opts.compression = compression(o)?;
@@ -143,12 +136,12 @@ pub fn archive_options(v: Option<&Value>) -> Result<ArchiveOptions, SnapError> {
     let mut opts = ArchiveOptions {
         shape: shape_arg(o.get("shape"), &model)?,
         model,
-        frame_size: uint(o, "frameSize", 1.0, MAX_FRAME_SIZE as f64)?,
-        max_frames: uint(o, "maxFrames", 1.0, u32::MAX as f64)?,
+        frame_size: uint(o, "frameSize", 1, MAX_FRAME_SIZE)?,
+        max_frames: uint(o, "maxFrames", 1, u32::MAX)?,
         compression: compression(o)?,
         ..ArchiveOptions::default()
     };
-    if let Some(h) = uint(o, "minHeight", 0.0, MAX_FRAME_SIZE as f64)? {
+    if let Some(h) = uint(o, "minHeight", 0, MAX_FRAME_SIZE)? {
         opts.min_height = h;
     }
     Ok(opts)

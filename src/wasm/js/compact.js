@@ -4,8 +4,9 @@
 // §8.3); this module only awaits: the hooks (§8.8), the summarizer callbacks or the remote
 // endpoint (§5.8, with the runtime's `fetch`), timers and the AbortSignal. The commit is the
 // last step and the only one that writes, so any failure leaves the session as it was.
+import { abortError, codedError, invalidArgument, messageOf, wrapError } from './errors.js';
 import { requireRaw } from './raw.js';
-import { abortError, callHook, coded, handlers, pick, summarizeOne } from './summarizer.js';
+import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
 
 /** Sessions with a compaction in flight. */
 const running = new WeakSet();
@@ -39,7 +40,7 @@ async function run(session, o, signal) {
     for (const f of handlers(o.hooks, 'session_before_compact')) {
       const answer = await callHook(f, { preparation, customInstructions: o.customInstructions, signal }, signal);
       if (answer?.cancel === true) {
-        throw coded('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
+        throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
       }
       if (answer?.compaction !== undefined && answer.compaction !== null) {
         return session.commitExtensionCompaction(first, answer.compaction);
@@ -75,8 +76,7 @@ async function run(session, o, signal) {
     }
     for (const f of [o.summarize].flat()) if (typeof f === 'function') candidates.push({ summarize: f });
     if (candidates.length === 0) {
-      throw coded(
-        'E_INVALID_ARGUMENT',
+      throw invalidArgument(
         'compact() needs `summarize` (a function returning a Promise of the summary text) or `remoteEndpoint`',
       );
     }
@@ -84,19 +84,20 @@ async function run(session, o, signal) {
     const retryJson = o.retry === undefined ? undefined : JSON.stringify(o.retry);
     // Passed through to every summarize call (initiator override, session id, metadata).
     const callOptions = pick(o, ['initiator', 'sessionId', 'metadata']);
-    const failed = (message) =>
-      coded('E_SUMMARIZER', requireRaw().compactionErrorMessage(o.reason ?? 'manual', message));
+    // A failure's message as the `auto_compaction_end` error text (spec §8.3 prefixes).
+    const wording = (message) => requireRaw().compactionErrorMessage(o.reason ?? 'manual', message);
+    const calls = { signal, retryJson, callOptions, wording };
 
     // Round by round; the requests of one round run in parallel.
     while (!work.isComplete) {
       const pending = work.pending;
-      if (pending.length === 0) throw coded('E_SUMMARIZER', 'the plan is stuck without pending requests');
-      const outcomes = await Promise.allSettled(pending.map((r) => summarizeOne(r, candidates, retryJson, signal, callOptions)));
+      if (pending.length === 0) throw codedError('E_SUMMARIZER', 'the plan is stuck without pending requests');
+      const outcomes = await Promise.allSettled(pending.map((r) => summarizeOne(r, candidates, calls)));
       if (signal.aborted) throw abortError();
       outcomes.forEach((outcome, i) => {
         if (outcome.status === 'rejected') {
           const err = outcome.reason;
-          throw err?.code ? err : failed(err?.message ?? String(err));
+          throw err?.code ? err : wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
         }
         if (!outcome.value.shrink) {
           work.answer(pending[i].id, outcome.value.text);
@@ -105,7 +106,7 @@ async function run(session, o, signal) {
         try {
           work.retrySmaller(pending[i].id);
         } catch (err) {
-          throw failed(err.message);
+          throw wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
         }
       });
     }
@@ -115,10 +116,6 @@ async function run(session, o, signal) {
   }
 }
 
-/**
- * Runs a whole compaction of `session` (see `CompactOptions` in the types). Rejects with a
- * coded Error; nothing is appended then.
- */
 /**
  * The options a compaction really runs with: snapcompact only for a model that reads images
  * (spec: compaction §8.3); otherwise the next method (an LLM summary) runs, and a warning
@@ -134,9 +131,13 @@ function effective(o) {
   return { ...o, strategy: 'context-full' };
 }
 
+/**
+ * Runs a whole compaction of `session` (see `CompactOptions` in the types). Rejects with a
+ * coded Error; nothing is appended then.
+ */
 export async function compactSession(session, options) {
   const o = effective(options ?? {});
-  if (running.has(session)) throw coded('E_BUSY', 'Compaction already in progress');
+  if (running.has(session)) throw codedError('E_BUSY', 'Compaction already in progress');
   running.add(session);
   const signal = o.signal ?? new AbortController().signal;
   const reason = o.reason ?? 'manual';
@@ -158,10 +159,7 @@ export async function compactSession(session, options) {
     }
     return committed;
   } catch (caught) {
-    const err =
-      caught?.code === 'E_ABORTED'
-        ? coded('E_ABORTED', 'Compaction aborted: the signal was aborted; the session is unchanged')
-        : caught;
+    const err = caught?.code === 'E_ABORTED' ? abortError('Compaction') : caught;
     if (auto) {
       emit(o.hooks, {
         type: 'auto_compaction_end',

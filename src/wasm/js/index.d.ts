@@ -10,32 +10,75 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /** Stable error codes: every `Error` thrown by ctxfold carries one in `code`. */
 export type ErrorCode =
+  /** A JSONL line is not valid JSON (or not a JSON object). */
   | 'E_JSONL_LINE'
+  /** The input does not start with a session header. */
   | 'E_NOT_A_SESSION'
+  /** The header's `version` is newer than this library understands. */
   | 'E_VERSION_TOO_NEW'
+  /** A line holds bytes that are not valid UTF-8. */
   | 'E_INVALID_UTF8'
+  /** An entry id that the session does not hold. */
   | 'E_UNKNOWN_ENTRY'
+  /** An entry's `parentId` names no entry of the session. */
   | 'E_UNKNOWN_PARENT'
+  /** Following `parentId` links returns to an entry already visited. */
   | 'E_PARENT_CYCLE'
+  /** Two entries share one id. */
   | 'E_DUPLICATE_ID'
+  /** A JSON object line that is not a usable entry (no string `type` or `id`). */
   | 'E_INVALID_ENTRY'
+  /** An entry's body does not have the shape its type requires. */
   | 'E_INVALID_ENTRY_BODY'
+  /** A session file was migrated from an older format version (a load warning). */
   | 'E_MIGRATED'
+  /** Invalid options or settings; the message names the field. */
   | 'E_SETTINGS'
+  /** An argument of the wrong type or value (the message names it). */
   | 'E_INVALID_ARGUMENT'
+  /** Compaction has nothing to summarize. */
   | 'E_NOTHING_TO_COMPACT'
+  /** The active path already ends with a compaction. */
   | 'E_ALREADY_COMPACTED'
+  /** A summarizer callback or the remote endpoint failed (see `cause` and `status`). */
   | 'E_SUMMARIZER'
+  /** The operation was aborted through its AbortSignal; nothing was written. */
   | 'E_ABORTED'
+  /** A compaction or navigation plan no longer fits the session. */
   | 'E_STALE_PLAN'
+  /** A compaction plan was committed before all its requests were answered. */
   | 'E_PLAN_INCOMPLETE'
+  /** A hook cancelled the operation. */
   | 'E_CANCELLED'
+  /** Another compaction of this session is still running. */
   | 'E_BUSY'
+  /** snapcompact: a shape name, shape record or shape field is invalid. */
+  | 'E_SHAPE'
+  /** snapcompact: a render option is out of range (frame size, page count, …). */
+  | 'E_OPTIONS'
+  /** snapcompact: a font is unknown, a fallback font cannot be read, or a shape needs a fallback font that is not registered. */
+  | 'E_FONT'
+  /** snapcompact: PNG encoding failed (an internal error). */
+  | 'E_ENCODE'
+  /** The browser entry's `init()` has not been awaited yet. */
   | 'E_NOT_INITIALISED';
 
 /** The shape of errors thrown by ctxfold. */
 export interface CtxfoldError extends Error {
   code: ErrorCode;
+  /**
+   * What caused the error, when it wraps one: for `E_SUMMARIZER`, the value the summarizer
+   * callback threw (any value, not only an Error) or, for the remote endpoint, an Error with
+   * the HTTP `status` whose own `cause` is the fetch error when the request did not get through.
+   * Absent on errors ctxfold raises itself (argument checks, session errors, …).
+   */
+  cause?: unknown;
+  /**
+   * The HTTP status behind an `E_SUMMARIZER` error, where there is one: the remote endpoint's
+   * response status (408 for its time-out), or the `status` / `statusCode` of the Error the
+   * summarizer threw. Absent otherwise.
+   */
+  status?: number;
 }
 
 // ----- content and messages (spec: compaction §1.7) ---------------------------------------
@@ -76,7 +119,13 @@ export interface OtherContent {
   [key: string]: JsonValue | undefined;
 }
 export type UserContent = string | Array<TextContent | ImageContent>;
-export type AssistantContent = TextContent | ThinkingContent | RedactedThinkingContent | ToolCall | ImageContent | OtherContent;
+export type AssistantContent =
+  | TextContent
+  | ThinkingContent
+  | RedactedThinkingContent
+  | ToolCall
+  | ImageContent
+  | OtherContent;
 
 export interface Usage {
   input: number;
@@ -554,14 +603,22 @@ export interface ExtensionCompaction {
 export interface SummarizeContext {
   signal: AbortSignalLike;
   /** `compaction_summary`, `compaction_turn_prefix`, `compaction_short_summary` or `handoff`. */
-  telemetryTag: 'compaction_summary' | 'compaction_turn_prefix' | 'compaction_short_summary' | 'handoff' | 'branch_summary';
+  telemetryTag:
+    | 'compaction_summary'
+    | 'compaction_turn_prefix'
+    | 'compaction_short_summary'
+    | 'handoff'
+    | 'branch_summary';
   /** From `CompactOptions`, for the host's LLM client (e.g. an initiator override `'agent'`). */
   initiator?: string;
   sessionId?: string;
   metadata?: Record<string, string>;
 }
 
-export type Summarize = (request: SummaryRequest, context: SummarizeContext) => Promise<string | { summary: string }> | string;
+export type Summarize = (
+  request: SummaryRequest,
+  context: SummarizeContext,
+) => Promise<string | { summary: string }> | string;
 
 export type CompactionEvent =
   | { type: 'compaction_warning'; message: string }
@@ -584,12 +641,18 @@ export interface CompactionHooks {
     preparation: CompactionPreparation;
     customInstructions?: string;
     signal: AbortSignalLike;
-  }) => void | { cancel?: boolean; compaction?: ExtensionCompaction } | Promise<void | { cancel?: boolean; compaction?: ExtensionCompaction }>;
+  }) =>
+    | void
+    | { cancel?: boolean; compaction?: ExtensionCompaction }
+    | Promise<void | { cancel?: boolean; compaction?: ExtensionCompaction }>;
   /** Extra context lines, a prompt override, preserveData. */
   'session.compacting'?: (event: {
     sessionId: string;
     preparation: CompactionPreparation;
-  }) => void | { context?: string[]; prompt?: string; preserveData?: JsonObject } | Promise<void | { context?: string[]; prompt?: string; preserveData?: JsonObject }>;
+  }) =>
+    | void
+    | { context?: string[]; prompt?: string; preserveData?: JsonObject }
+    | Promise<void | { context?: string[]; prompt?: string; preserveData?: JsonObject }>;
   /** After the entry is saved. */
   session_compact?: (event: CompactionCommit) => void | Promise<void>;
   /**
@@ -706,7 +769,11 @@ export class NavigationPlan {
   readonly pending: SummaryRequest[];
   readonly preparation: NavigationPreparation;
   /** A hook's changes: the request is written again. */
-  setInstructions(changes: { customInstructions?: string | null; replaceInstructions?: boolean | null; label?: string | null }): void;
+  setInstructions(changes: {
+    customInstructions?: string | null;
+    replaceInstructions?: boolean | null;
+    label?: string | null;
+  }): void;
   free(): void;
 }
 
@@ -733,10 +800,27 @@ export interface NavigationHooks {
   /** Cancel, supply the summary, or change instructions and label. */
   session_before_tree?: (event: { preparation: NavigationPreparation; signal: AbortSignalLike }) =>
     | void
-    | { cancel?: boolean; summary?: string | { summary: string; details?: JsonValue }; customInstructions?: string; replaceInstructions?: boolean; label?: string }
-    | Promise<void | { cancel?: boolean; summary?: string | { summary: string; details?: JsonValue }; customInstructions?: string; replaceInstructions?: boolean; label?: string }>;
+    | {
+        cancel?: boolean;
+        summary?: string | { summary: string; details?: JsonValue };
+        customInstructions?: string;
+        replaceInstructions?: boolean;
+        label?: string;
+      }
+    | Promise<void | {
+        cancel?: boolean;
+        summary?: string | { summary: string; details?: JsonValue };
+        customInstructions?: string;
+        replaceInstructions?: boolean;
+        label?: string;
+      }>;
   /** After the move. */
-  session_tree?: (event: { newLeafId: string | null; oldLeafId: string | null; summaryEntry?: SessionEntry; fromExtension?: boolean | null }) => void | Promise<void>;
+  session_tree?: (event: {
+    newLeafId: string | null;
+    oldLeafId: string | null;
+    summaryEntry?: SessionEntry;
+    fromExtension?: boolean | null;
+  }) => void | Promise<void>;
 }
 
 export interface NavigateTreeOptions extends Omit<NavigationOptions, 'summarize'> {
@@ -754,7 +838,10 @@ export interface NavigateTreeOptions extends Omit<NavigationOptions, 'summarize'
  * How a `snapcompact` compaction prints the history (spec: snapcompact §9.2): the reader model
  * decides the shape and frame size unless given; at most `maxFrames` frames (default 80).
  */
-export type SnapcompactArchiveOptions = Pick<RenderOptions, 'shape' | 'model' | 'frameSize' | 'maxFrames' | 'minHeight' | 'compression'>;
+export type SnapcompactArchiveOptions = Pick<
+  RenderOptions,
+  'shape' | 'model' | 'frameSize' | 'maxFrames' | 'minHeight' | 'compression'
+>;
 
 export interface CompactOptions {
   /** Shorthand for `settings.strategy`; `snapcompact` needs no summarizer. */
@@ -851,12 +938,22 @@ export class Session {
   appendLabel(targetId: string, label: string | null | undefined, options?: AppendOptions): string;
   labels(): Record<string, string>;
   /** What a compaction would do now (spec: compaction §4.5). Throws like `planCompaction`. */
-  prepareCompaction(settings?: CompactionSettings, options?: Pick<PlanOptions, 'provider' | 'leafId'>): CompactionPreparation;
+  prepareCompaction(
+    settings?: CompactionSettings,
+    options?: Pick<PlanOptions, 'provider' | 'leafId'>,
+  ): CompactionPreparation;
   /** Plans a compaction (sans-IO). Throws `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_SETTINGS`. */
   planCompaction(settings?: CompactionSettings, options?: PlanOptions): CompactionPlan;
   /** Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`; the session is unchanged then. */
-  commitCompaction(plan: CompactionPlan, options?: AppendOptions & { snapcompact?: SnapcompactArchiveOptions }): CompactionCommit;
-  commitExtensionCompaction(plan: CompactionPlan, compaction: ExtensionCompaction, options?: AppendOptions): CompactionCommit;
+  commitCompaction(
+    plan: CompactionPlan,
+    options?: AppendOptions & { snapcompact?: SnapcompactArchiveOptions },
+  ): CompactionCommit;
+  commitExtensionCompaction(
+    plan: CompactionPlan,
+    compaction: ExtensionCompaction,
+    options?: AppendOptions,
+  ): CompactionCommit;
   /** A new session holding the handoff document; this one is unchanged. */
   commitHandoff(plan: CompactionPlan, options?: AppendOptions & { sessionId?: string }): Session;
   /**

@@ -2,55 +2,16 @@
 // Values cross the wasm boundary as JSON text (see src/wasm/mod.rs); this module parses and
 // stringifies, fills defaults (`now` = Date.now()), and checks argument types so that misuse
 // fails with a coded Error instead of deep inside the engine.
-import { requireRaw, toJson } from './raw.js';
+import { isObject, nonEmptyText, nowOf, object, optionalText, optionsJson, text, textOrBytes, toJson } from './args.js';
 import { compactSession } from './compact.js';
+import { codedError, invalidArgument } from './errors.js';
 import { navigateSession } from './navigate.js';
-
-const encoder = new TextEncoder();
-
-function fail(code, message) {
-  const err = new Error(message);
-  err.code = code;
-  return err;
-}
-
-function toBytes(input, what) {
-  if (typeof input === 'string') return encoder.encode(input);
-  if (input instanceof Uint8Array) return input;
-  if (input instanceof ArrayBuffer) return new Uint8Array(input);
-  if (ArrayBuffer.isView(input)) {
-    return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-  }
-  throw fail('E_INVALID_ARGUMENT', `${what} must be a string, Uint8Array or ArrayBuffer`);
-}
-
-function optionsJson(options) {
-  if (options === undefined || options === null) return undefined;
-  if (typeof options !== 'object') {
-    throw fail('E_INVALID_ARGUMENT', 'options must be an object');
-  }
-  return JSON.stringify(options);
-}
+import { requireRaw } from './raw.js';
 
 function idOptions(options) {
   const { ids, seed, start } = options ?? {};
   if (typeof ids === 'function') return [JSON.stringify({ seed, start }), ids];
   return [JSON.stringify({ ids, seed, start }), undefined];
-}
-
-function nowOf(options) {
-  const now = options?.now ?? Date.now();
-  if (typeof now !== 'number' || !Number.isFinite(now)) {
-    throw fail('E_INVALID_ARGUMENT', '`now` must be a finite number of milliseconds');
-  }
-  return now;
-}
-
-function requireId(id, what = 'id') {
-  if (typeof id !== 'string' || id.length === 0) {
-    throw fail('E_INVALID_ARGUMENT', `${what} must be a non-empty string`);
-  }
-  return id;
 }
 
 /** Version of the ctxfold core (from Cargo.toml). */
@@ -72,17 +33,14 @@ export class Session {
 
   constructor(inner) {
     if (inner === undefined || inner === null || typeof inner.toBytes !== 'function') {
-      throw fail(
-        'E_INVALID_ARGUMENT',
-        'use Session.fromJsonl(text | bytes) or Session.create() to make a session',
-      );
+      throw invalidArgument('use Session.fromJsonl(text | bytes) or Session.create() to make a session');
     }
     this.#inner = inner;
   }
 
   /** Loads a session file (a string or its UTF-8 bytes). Throws `E_NOT_A_SESSION`, `E_VERSION_TOO_NEW`. */
   static fromJsonl(input, options) {
-    const bytes = toBytes(input, 'input');
+    const bytes = textOrBytes(input, 'input');
     const [json, callback] = idOptions(options);
     const raw = requireRaw();
     return new Session(raw.WasmSession.fromBytes(bytes, json, callback));
@@ -129,7 +87,7 @@ export class Session {
 
   /** The entry with `id`, or undefined. */
   entry(id) {
-    const json = this.#inner.entryJson(requireId(id));
+    const json = this.#inner.entryJson(nonEmptyText(id));
     return json === undefined ? undefined : JSON.parse(json);
   }
 
@@ -140,18 +98,18 @@ export class Session {
 
   /** Ids from the root to `id` (`getBranch`). Throws `E_UNKNOWN_ENTRY`. */
   pathTo(id) {
-    return JSON.parse(this.#inner.pathTo(requireId(id)));
+    return JSON.parse(this.#inner.pathTo(nonEmptyText(id)));
   }
 
   /** Ids of the children of `id`, or of the roots for `null`. Throws `E_UNKNOWN_ENTRY`. */
   children(id) {
     if (id === null || id === undefined) return JSON.parse(this.#inner.children(undefined));
-    return JSON.parse(this.#inner.children(requireId(id)));
+    return JSON.parse(this.#inner.children(nonEmptyText(id)));
   }
 
   /** Moves the leaf to an existing entry. Throws `E_UNKNOWN_ENTRY`. */
   branch(id) {
-    this.#inner.branch(requireId(id));
+    this.#inner.branch(nonEmptyText(id));
   }
 
   /** Clears the leaf: the next append starts a new root. */
@@ -176,58 +134,41 @@ export class Session {
 
   /** Estimated tokens of the message an entry carries. Throws `E_UNKNOWN_ENTRY`. */
   entryTokens(id, options) {
-    return this.#inner.entryTokens(requireId(id), Boolean(options?.excludeEncryptedReasoning));
+    return this.#inner.entryTokens(nonEmptyText(id), Boolean(options?.excludeEncryptedReasoning));
   }
 
   /** Appends an entry of any type as a child of the leaf; returns its id. */
   append(type, fields, options) {
-    if (typeof type !== 'string' || type.length === 0) {
-      throw fail('E_INVALID_ARGUMENT', 'the entry type must be a non-empty string');
-    }
-    if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) {
-      throw fail('E_INVALID_ARGUMENT', 'entry fields must be an object');
-    }
+    nonEmptyText(type, 'the entry type');
+    object(fields, 'entry fields');
     return this.#inner.append(type, toJson(fields), nowOf(options));
   }
 
   /** Appends a `message` entry; returns its id. */
   appendMessage(message, options) {
-    if (message === null || typeof message !== 'object' || typeof message.role !== 'string') {
-      throw fail('E_INVALID_ARGUMENT', 'a message must be an object with a string `role`');
+    if (!isObject(message) || typeof message.role !== 'string') {
+      throw invalidArgument('a message must be an object with a string `role`');
     }
     return this.append('message', { message }, options);
   }
 
   /** Appends a `compaction` entry; returns its id. Throws `E_UNKNOWN_ENTRY` for a bad firstKeptEntryId. */
   appendCompaction(compaction, options) {
-    if (compaction === null || typeof compaction !== 'object') {
-      throw fail('E_INVALID_ARGUMENT', 'a compaction must be an object');
-    }
-    return this.#inner.appendCompaction(toJson(compaction), nowOf(options));
+    return this.#inner.appendCompaction(toJson(object(compaction, 'a compaction')), nowOf(options));
   }
 
   /** Moves the leaf to `fromId` (null: the root) and appends a branch summary there. */
   branchWithSummary(fromId, summary, options) {
-    if (typeof summary !== 'string') {
-      throw fail('E_INVALID_ARGUMENT', 'the summary must be a string');
-    }
-    const from = fromId === null || fromId === undefined ? undefined : requireId(fromId, 'fromId');
+    text(summary, 'the summary');
+    const from = fromId === null || fromId === undefined ? undefined : nonEmptyText(fromId, 'fromId');
     const details = options?.details === undefined ? undefined : toJson(options.details);
-    return this.#inner.branchWithSummary(
-      from,
-      summary,
-      details,
-      Boolean(options?.fromExtension),
-      nowOf(options),
-    );
+    return this.#inner.branchWithSummary(from, summary, details, Boolean(options?.fromExtension), nowOf(options));
   }
 
   /** Labels an entry (an empty or missing label clears it); returns the label entry's id. */
   appendLabel(targetId, label, options) {
-    if (label !== undefined && label !== null && typeof label !== 'string') {
-      throw fail('E_INVALID_ARGUMENT', 'a label must be a string');
-    }
-    return this.#inner.appendLabel(requireId(targetId, 'targetId'), label ?? undefined, nowOf(options));
+    const target = nonEmptyText(targetId, 'targetId');
+    return this.#inner.appendLabel(target, optionalText(label, 'a label'), nowOf(options));
   }
 
   /** The current label of every labelled entry: `{id: label}`. */
@@ -256,34 +197,24 @@ export class Session {
 
   /** Appends a compaction written elsewhere (e.g. by a hook) for a plan's preparation. */
   commitExtensionCompaction(plan, compaction, options) {
-    if (compaction === null || typeof compaction !== 'object' || typeof compaction.summary !== 'string') {
-      throw fail('E_INVALID_ARGUMENT', 'a compaction needs a string `summary`');
+    if (!isObject(compaction) || typeof compaction.summary !== 'string') {
+      throw invalidArgument('a compaction needs a string `summary`');
     }
-    return JSON.parse(
-      this.#inner.commitExtensionCompaction(planOf(plan), toJson(compaction), nowOf(options)),
-    );
+    return JSON.parse(this.#inner.commitExtensionCompaction(planOf(plan), toJson(compaction), nowOf(options)));
   }
 
   /** Commits a handoff plan: a new Session whose first entry holds the handoff document. */
   commitHandoff(plan, options) {
-    const id = options?.sessionId;
-    if (id !== undefined && typeof id !== 'string') {
-      throw fail('E_INVALID_ARGUMENT', '`sessionId` must be a string');
-    }
+    const id = optionalText(options?.sessionId, '`sessionId`');
     return new Session(this.#inner.commitHandoff(planOf(plan), id, nowOf(options)));
   }
 
-  /**
-   * Runs a whole compaction: plans, calls `summarize` (or POSTs to `remoteEndpoint`) for every
-   * request with retries, runs the hooks, and commits. On any failure or abort nothing is
-   * appended and the promise rejects with a coded Error.
-   */
   /**
    * Plans a move of the leaf to `targetId` (spec: compaction §7.5) without changing anything:
    * with `summarize: true` the plan asks for a summary of the branch being left.
    */
   planNavigation(targetId, options) {
-    const raw = this.#inner.planNavigation(requireId(targetId, 'targetId'), optionsJson(options));
+    const raw = this.#inner.planNavigation(nonEmptyText(targetId, 'targetId'), optionsJson(options));
     return new NavigationPlan(raw, this.#inner);
   }
 
@@ -293,10 +224,10 @@ export class Session {
    */
   commitNavigation(plan, answer, options) {
     if (!(plan instanceof NavigationPlan)) {
-      throw fail('E_INVALID_ARGUMENT', 'expected a plan from session.planNavigation()');
+      throw invalidArgument('expected a plan from session.planNavigation()');
     }
-    if (answer !== undefined && answer !== null && (typeof answer !== 'object' || typeof answer.summary !== 'string')) {
-      throw fail('E_INVALID_ARGUMENT', 'a navigation answer is `{summary: string}` (or nothing)');
+    if (answer !== undefined && answer !== null && (!isObject(answer) || typeof answer.summary !== 'string')) {
+      throw invalidArgument('a navigation answer is `{summary: string}` (or nothing)');
     }
     const json = answer === undefined || answer === null ? undefined : toJson(answer);
     return JSON.parse(this.#inner.commitNavigation(plan._raw(), json, nowOf(options)));
@@ -332,27 +263,29 @@ export class Session {
   }
 
   #prune(pass, options) {
-    if (options !== undefined && options !== null && typeof options !== 'object') {
-      throw fail('E_INVALID_ARGUMENT', 'prune options must be an object');
-    }
-    const { dryRun, ...config } = options ?? {};
+    const { dryRun, ...config } = options === undefined || options === null ? {} : object(options, 'prune options');
     if (config.now === undefined) config.now = Date.now();
     return JSON.parse(this.#inner.pruneJson(pass, JSON.stringify(config), dryRun === true));
   }
 
+  /**
+   * Runs a whole compaction: plans, calls `summarize` (or POSTs to `remoteEndpoint`) for every
+   * request with retries, runs the hooks, and commits. On any failure or abort nothing is
+   * appended and the promise rejects with a coded Error.
+   */
   compact(options) {
     const o = options ?? {};
-    if (typeof o !== 'object') return Promise.reject(fail('E_INVALID_ARGUMENT', 'options must be an object'));
+    if (!isObject(o)) return Promise.reject(invalidArgument('options must be an object'));
     const summarize = o.summarize;
     const okSummarize =
       summarize === undefined ||
       typeof summarize === 'function' ||
       (Array.isArray(summarize) && summarize.every((f) => typeof f === 'function'));
     if (!okSummarize) {
-      return Promise.reject(fail('E_INVALID_ARGUMENT', '`summarize` must be a function or an array of functions'));
+      return Promise.reject(invalidArgument('`summarize` must be a function or an array of functions'));
     }
     if (o.remoteEndpoint !== undefined && typeof o.remoteEndpoint !== 'string') {
-      return Promise.reject(fail('E_INVALID_ARGUMENT', '`remoteEndpoint` must be a URL string'));
+      return Promise.reject(invalidArgument('`remoteEndpoint` must be a URL string'));
     }
     return compactSession(this, o);
   }
@@ -363,8 +296,8 @@ export class Session {
    * outside the entry (`blob:sha256:…` references) come back with `png: null`.
    */
   archiveFrames(entryId) {
-    const entry = this.entry(requireId(entryId, 'entryId'));
-    if (entry === undefined) throw fail('E_UNKNOWN_ENTRY', `Entry ${entryId} not found`);
+    const entry = this.entry(nonEmptyText(entryId, 'entryId'));
+    if (entry === undefined) throw codedError('E_UNKNOWN_ENTRY', `Entry ${entryId} not found`);
     const frames = entry.preserveData?.snapcompact?.frames;
     if (!Array.isArray(frames)) return [];
     return frames.map((f) => ({
@@ -404,7 +337,7 @@ function base64Bytes(text) {
 
 function planOf(plan) {
   if (!(plan instanceof CompactionPlan)) {
-    throw fail('E_INVALID_ARGUMENT', 'expected a plan from session.planCompaction()');
+    throw invalidArgument('expected a plan from session.planCompaction()');
   }
   return plan._raw();
 }
@@ -463,14 +396,14 @@ export class CompactionPlan extends PlanHandle {
   /** Records the summary text answering a pending request. */
   answer(id, text) {
     if (typeof id !== 'string' || typeof text !== 'string') {
-      throw fail('E_INVALID_ARGUMENT', 'answer(id, text) takes two strings');
+      throw invalidArgument('answer(id, text) takes two strings');
     }
     this._raw().answer(this._session(), id, text);
   }
 
   /** The summarizer's context overflowed on a history window: plan it at half the budget. */
   retrySmaller(id, tokensSent) {
-    this._raw().retrySmaller(this._session(), requireId(id), tokensSent);
+    this._raw().retrySmaller(this._session(), nonEmptyText(id), tokensSent);
   }
 }
 
@@ -499,17 +432,13 @@ export class NavigationPlan extends PlanHandle {
 
 /** The key under which newer reads supersede older ones (spec: compaction §6.2), or `undefined`. */
 export function readToolSupersedeKey(toolName, args) {
-  if (typeof toolName !== 'string') throw fail('E_INVALID_ARGUMENT', 'toolName must be a string');
-  return requireRaw().readToolSupersedeKey(toolName, toJson(args ?? null)) ?? undefined;
+  return requireRaw().readToolSupersedeKey(text(toolName, 'toolName'), toJson(args ?? null)) ?? undefined;
 }
 
 /** Estimated tokens of one agent message (spec: compaction §3.1). */
 export function estimateTokens(message, options) {
-  if (message === null || typeof message !== 'object') {
-    throw fail('E_INVALID_ARGUMENT', 'a message must be an object');
-  }
   return requireRaw().estimateTokensJson(
-    toJson(message),
+    toJson(object(message, 'a message')),
     Boolean(options?.excludeEncryptedReasoning),
   );
 }
@@ -536,11 +465,7 @@ export function shouldCompact(contextTokens, contextWindow, settings) {
 
 /** The `keepRecentTokens` adaptation (spec: compaction §3.4). */
 export function adaptKeepRecentTokens(keepRecentTokens, promptTokens, estimatedTokens) {
-  const [keep, ratio] = requireRaw().adaptKeepRecentTokens(
-    keepRecentTokens,
-    promptTokens,
-    estimatedTokens,
-  );
+  const [keep, ratio] = requireRaw().adaptKeepRecentTokens(keepRecentTokens, promptTokens, estimatedTokens);
   return { keepRecentTokens: keep, ratio };
 }
 

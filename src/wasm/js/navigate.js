@@ -5,13 +5,19 @@
 // where the leaf lands) and commits; this module awaits the `session_before_tree` hooks and
 // the summarizer. The commit is the last step and the only one that writes: a cancel, an
 // abort or a failure leaves the session as it was.
-import { callHook, coded, handlers, pick, summarizeOne } from './summarizer.js';
+import { invalidArgument, messageOf, wrapError } from './errors.js';
+import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
+
+/** A failure's message as the error says it. */
+function wording(message) {
+  return `Branch summarization failed: ${message}`;
+}
 
 function summarizers(summarize) {
   if (summarize === undefined || summarize === null || summarize === false) return [];
   const list = [summarize].flat();
   if (!list.every((f) => typeof f === 'function')) {
-    throw coded('E_INVALID_ARGUMENT', '`summarize` must be a function or an array of functions');
+    throw invalidArgument('`summarize` must be a function or an array of functions');
   }
   return list.map((f) => ({ summarize: f }));
 }
@@ -50,19 +56,23 @@ export async function navigateSession(session, targetId, o) {
         const reply = await callHook(f, { preparation, signal }, signal);
         if (reply?.cancel === true) return { cancelled: true };
         const changes = pick(reply ?? {}, ['customInstructions', 'replaceInstructions', 'label']);
-        if (Object.keys(changes).length) plan.setInstructions({ ...pick(preparation, ['customInstructions', 'replaceInstructions', 'label']), ...changes });
+        if (Object.keys(changes).length)
+          plan.setInstructions({
+            ...pick(preparation, ['customInstructions', 'replaceInstructions', 'label']),
+            ...changes,
+          });
         if (candidates.length > 0 && answer === undefined) answer = hookSummary(reply);
       }
       const request = plan.pending[0];
       if (answer === undefined && request !== undefined) {
         const retryJson = o.retry === undefined ? undefined : JSON.stringify(o.retry);
         const callOptions = pick(o, ['initiator', 'sessionId', 'metadata']);
-        const { text } = await summarizeOne(request, candidates, retryJson, signal, callOptions);
+        const { text } = await summarizeOne(request, candidates, { signal, retryJson, callOptions, wording });
         answer = { summary: text };
       }
     } catch (err) {
       if (err?.code === 'E_ABORTED' || signal.aborted) return { cancelled: true, aborted: true };
-      throw err?.code ? err : coded('E_SUMMARIZER', `Branch summarization failed: ${err?.message ?? err}`);
+      throw err?.code ? err : wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
     }
     if (signal.aborted) return { cancelled: true, aborted: true };
     const committed = session.commitNavigation(plan, answer);

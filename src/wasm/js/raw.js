@@ -1,28 +1,29 @@
 // The wasm-bindgen exports of the runtime-specific build. Each package entry point
 // (node, web, workerd) imports its own bindgen output and hands it over with `setRaw`
 // before any API call; the API modules read it through this live binding.
+import { codedError } from './errors.js';
+
 export let raw = null;
+
+const initListeners = [];
 
 export function setRaw(bindings) {
   raw = bindings;
+  for (const listener of initListeners) listener(bindings);
+}
+
+/** Runs `listener(bindings)` once the bindings are set (at once if they already are). */
+export function onRaw(listener) {
+  initListeners.push(listener);
+  if (raw !== null) listener(raw);
 }
 
 export function requireRaw() {
   if (raw === null) {
-    const err = new Error(
+    throw codedError(
+      'E_NOT_INITIALISED',
       'ctxfold is not initialised: call `await init()` first (browser and bundler entry)',
     );
-    err.code = 'E_NOT_INITIALISED';
-    throw err;
   }
   return raw;
-}
-
-/**
- * `JSON.stringify` for data that becomes session content: a BigInt (a tool argument beyond
- * 2^53, say) is kept exact as a quoted decimal string (spec: compaction §5.1) instead of
- * making `JSON.stringify` throw.
- */
-export function toJson(value) {
-  return JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
 }

@@ -147,15 +147,26 @@ export interface ImageBudgetOverrides {
   bytes?: Record<string, number>;
 }
 
-export const MAX_FRAMES_DEFAULT: 80;
-export const FRAME_TOKEN_ESTIMATE: 5024;
-export const FRAME_DATA_BYTES_ESTIMATE: 170000;
-export const FRAME_DATA_BYTES_BUDGET: 3000000;
-export const DEFAULT_PROVIDER_IMAGE_BUDGET: 5;
+// The constants below come from the core: they are set once the module is initialised (at
+// import under Node.js and workerd, after `await init()` in browsers; `undefined` before).
+/** Engine upper bound on frames per archive (80). */
+export const MAX_FRAMES_DEFAULT: number;
+/** Conservative per-frame token charge for context budgeting (5024 = ceil(4784 × 1.05)). */
+export const FRAME_TOKEN_ESTIMATE: number;
+/** Assumed upper bound of one frame's base64 length (170,000). */
+export const FRAME_DATA_BYTES_ESTIMATE: number;
+/** Max snapcompact base64 bytes attached to one request (3,000,000). */
+export const FRAME_DATA_BYTES_BUDGET: number;
+/** Image-count floor for unknown providers (5). */
+export const DEFAULT_PROVIDER_IMAGE_BUDGET: number;
 
 export function shapeVariantNames(): ShapeVariantName[];
 export function isShapeVariantName(value: unknown): value is ShapeVariantName;
-export function resolveShape(model?: ModelTarget | null, variant?: ShapeVariantName | 'auto' | null, text?: string): Shape;
+export function resolveShape(
+  model?: ModelTarget | null,
+  variant?: ShapeVariantName | 'auto' | null,
+  text?: string,
+): Shape;
 export function idealShapeVariant(modelId: string): { variant: ShapeVariantName; frameSize?: number } | undefined;
 export function geometry(shape: ShapeVariantName | Shape, size?: number): Geometry;
 export function isShape(value: unknown): value is Shape;

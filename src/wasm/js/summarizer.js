@@ -2,21 +2,11 @@
 // `summarize` callback or the remote endpoint (spec: compaction §5.8, with the runtime's
 // `fetch`), retries as the Rust core decides them (`retryStep`, §8.3), hooks (§8.8), timers
 // and the AbortSignal.
+import { abortError, messageOf, statusOf, wrapError } from './errors.js';
 import { requireRaw } from './raw.js';
 
 /** Time-out of one remote-endpoint request (spec: compaction §5.8). */
 const REMOTE_TIMEOUT_MS = 180_000;
-
-export function coded(code, message) {
-  const err = new Error(message);
-  err.code = code;
-  return err;
-}
-
-/** The error of an aborted operation; the shells reword it (`Compaction aborted: …`). */
-export function abortError() {
-  return coded('E_ABORTED', 'Aborted: the signal was aborted; the session is unchanged');
-}
 
 /** Settles like `promise`, or rejects with the abort error as soon as `signal` aborts. */
 function untilAbort(promise, signal) {
@@ -47,8 +37,8 @@ function sleep(ms, signal) {
 
 /** What retries need to know of a thrown value. */
 function failureInfo(err) {
-  const message = typeof err?.message === 'string' ? err.message : String(err ?? 'the summarizer failed');
-  const status = Number.isFinite(err?.status) ? err.status : Number.isFinite(err?.statusCode) ? err.statusCode : -1;
+  const message = messageOf(err, 'the summarizer failed');
+  const status = statusOf(err) ?? -1;
   let retryAfterMs = -1;
   if (Number.isFinite(err?.retryAfterMs)) retryAfterMs = Math.max(0, err.retryAfterMs);
   else if (Number.isFinite(err?.retryAfter)) retryAfterMs = Math.max(0, err.retryAfter * 1000);
@@ -90,7 +80,7 @@ async function callRemote(remote, request, signal) {
     } catch (err) {
       if (signal.aborted) throw abortError();
       if (controller.signal.aborted) throw httpError('Remote compaction timed out after 180 s', 408);
-      throw new Error(`Remote compaction failed: ${err?.message ?? err} (fetch failed)`);
+      throw new Error(`Remote compaction failed: ${messageOf(err)} (fetch failed)`, { cause: err });
     }
     if (!res.ok) {
       const ra = res.headers.get('retry-after');
@@ -104,11 +94,13 @@ async function callRemote(remote, request, signal) {
     try {
       data = await res.json();
     } catch (err) {
-      throw new Error(`Remote compaction returned invalid JSON: ${err?.message ?? err}`);
+      throw new Error(`Remote compaction returned invalid JSON: ${messageOf(err)}`, { cause: err });
     }
     if (chat) {
       const content = data?.choices?.[0]?.message?.content;
-      const text = Array.isArray(content) ? content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('') : content;
+      const text = Array.isArray(content)
+        ? content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('')
+        : content;
       if (typeof text !== 'string' || text === '') {
         throw new Error('Remote compaction response missing choices[0].message.content');
       }
@@ -142,18 +134,25 @@ async function callCandidate(candidate, request, signal, callOptions) {
 
 /**
  * Answers one request: candidates in order, each retried as the core decides. Resolves to
- * `{text}` or `{shrink: true}` (a history window overflowed the summarizer's context).
+ * `{text}` or `{shrink: true}` (a history window overflowed the summarizer's context). When
+ * every candidate failed it rejects with `E_SUMMARIZER`: the message is the last failure's
+ * worded by `wording` (the caller says what failed), `cause` the value the summarizer threw
+ * (for the remote endpoint: an Error with the HTTP `status`), `status` its HTTP status.
+ * `calls` holds the `signal`, the `retryJson` settings and the `callOptions` of every call.
  */
-export async function summarizeOne(request, candidates, retryJson, signal, callOptions) {
+export async function summarizeOne(request, candidates, calls) {
+  const { signal, retryJson, callOptions, wording } = calls;
   let last;
   for (let n = 0; n < candidates.length; n++) {
     const more = n + 1 < candidates.length;
     for (let attempt = 0; ; attempt++) {
       let text;
+      let thrown;
       let failure;
       try {
         text = await callCandidate(candidates[n], request, signal, callOptions);
       } catch (err) {
+        thrown = err;
         failure = err;
       }
       if (signal.aborted) throw abortError();
@@ -167,18 +166,21 @@ export async function summarizeOne(request, candidates, retryJson, signal, callO
           failure = new Error(problem);
         }
       }
-      last = failureInfo(failure);
-      const step = requireRaw().retryStep(attempt, last.message, last.status, last.retryAfterMs, more, retryJson);
-      if (step.startsWith('wait:')) {
-        await sleep(Number(step.slice(5)), signal);
+      last = { ...failureInfo(failure), thrown };
+      const step = JSON.parse(
+        requireRaw().retryStep(attempt, last.message, last.status, last.retryAfterMs, more, retryJson),
+      );
+      if (step.action === 'wait') {
+        await sleep(step.ms, signal);
         continue;
       }
-      if (step === 'shrink' && request.window) return { shrink: true };
-      if (step === 'next') break;
-      throw new Error(last.message);
+      if (step.action === 'shrink' && request.window) return { shrink: true };
+      if (step.action === 'next') break;
+      throw wrapError('E_SUMMARIZER', wording(last.message), thrown);
     }
   }
-  throw new Error(last?.message ?? 'no summarizer: pass `summarize` or `remoteEndpoint`');
+  const message = last?.message ?? 'no summarizer: pass `summarize` or `remoteEndpoint`';
+  throw wrapError('E_SUMMARIZER', wording(message), last?.thrown);
 }
 
 /** Hook handlers of `name`, in registration order (`hooks` is one object or an array). */
@@ -191,7 +193,7 @@ export function handlers(hooks, name) {
 export async function callHook(f, payload, signal) {
   try {
     return await untilAbort(f(payload), signal);
-  } catch (err) {
+  } catch (_err) {
     if (signal.aborted) throw abortError();
     return undefined;
   }

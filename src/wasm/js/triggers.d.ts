@@ -1,9 +1,9 @@
 // Types of the trigger state machine (src/wasm/js/triggers.js). Spec: compaction §8.
 import type {
   AssistantMessage,
-  CompactReason,
   CompactionMethod,
   CompactionSettings,
+  CompactReason,
   JsonValue,
   ResolvedCompactionSettings,
 } from './index.js';

@@ -2,68 +2,27 @@
 // what happened — a turn ended, a prompt is about to go out, the agent is idle, a promotion or
 // compaction finished — and applies the Decision it gets back. Nothing here reads a clock
 // except to default `now` to Date.now(). Values cross the wasm boundary as JSON text.
-import { requireRaw, toJson } from './raw.js';
-
-function fail(code, message) {
-  const err = new Error(message);
-  err.code = code;
-  return err;
-}
-
-function isObject(v) {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function nowOf(options) {
-  const now = options?.now ?? Date.now();
-  if (typeof now !== 'number' || !Number.isFinite(now)) {
-    throw fail('E_INVALID_ARGUMENT', '`now` must be a finite number of milliseconds');
-  }
-  return now;
-}
-
-/** A token count option: undefined/null, or a finite non-negative number. */
-function tokensOf(v, what) {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
-    throw fail('E_INVALID_ARGUMENT', `\`${what}\` must be a non-negative number of tokens`);
-  }
-  return v;
-}
-
-function requiredTokens(v, what) {
-  const t = tokensOf(v, what);
-  if (t === undefined) throw fail('E_INVALID_ARGUMENT', `\`${what}\` is required (a number of tokens)`);
-  return t;
-}
-
-/** A time option: ms since the epoch, a Date, or an ISO string (as session entries carry). */
-function timeOf(v, what) {
-  if (v === undefined || v === null) return undefined;
-  const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : v;
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-    throw fail('E_INVALID_ARGUMENT', `\`${what}\` must be a time: milliseconds, a Date or an ISO string`);
-  }
-  return ms;
-}
+import { isObject, nowOf, optionsJson, requiredTokens, time, toJson, tokens } from './args.js';
+import { invalidArgument, messageOf } from './errors.js';
+import { requireRaw } from './raw.js';
 
 function modelJson(model, what = 'model') {
   if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
-    throw fail('E_INVALID_ARGUMENT', `${what} must be an object with string \`provider\` and \`id\``);
+    throw invalidArgument(`${what} must be an object with string \`provider\` and \`id\``);
   }
   const { provider, id, contextWindow, maxTokens, input } = model;
   return JSON.stringify({
     provider,
     id,
-    contextWindow: tokensOf(contextWindow, 'contextWindow'),
-    maxTokens: tokensOf(maxTokens, 'maxTokens'),
+    contextWindow: tokens(contextWindow, 'contextWindow'),
+    maxTokens: tokens(maxTokens, 'maxTokens'),
     input: Array.isArray(input) ? input : undefined,
   });
 }
 
 function assistantOf(message, what = 'the message') {
   if (!isObject(message) || (message.role !== undefined && message.role !== 'assistant')) {
-    throw fail('E_INVALID_ARGUMENT', `${what} must be an assistant message (role "assistant")`);
+    throw invalidArgument(`${what} must be an assistant message (role "assistant")`);
   }
   return message;
 }
@@ -84,11 +43,7 @@ export class ContextManager {
 
   /** Throws `E_SETTINGS` naming a bad field. */
   constructor(settings) {
-    if (settings !== undefined && settings !== null && !isObject(settings)) {
-      throw fail('E_INVALID_ARGUMENT', 'settings must be an object');
-    }
-    const json = settings === undefined || settings === null ? undefined : JSON.stringify(settings);
-    this.#inner = new (requireRaw().WasmContextManager)(json);
+    this.#inner = new (requireRaw().WasmContextManager)(optionsJson(settings, 'settings'));
   }
 
   /** The settings in use, with defaults filled in. */
@@ -106,10 +61,10 @@ export class ContextManager {
     const o = options ?? {};
     const json = JSON.stringify({
       now: nowOf(o),
-      storedTokens: tokensOf(o.storedTokens, 'storedTokens'),
-      latestCompactionAt: timeOf(o.latestCompactionAt, 'latestCompactionAt'),
+      storedTokens: tokens(o.storedTokens, 'storedTokens'),
+      latestCompactionAt: time(o.latestCompactionAt, 'latestCompactionAt'),
       canPromote: Boolean(o.canPromote),
-      freedTokens: tokensOf(o.freedTokens, 'freedTokens'),
+      freedTokens: tokens(o.freedTokens, 'freedTokens'),
       midRun: Boolean(o.midRun),
     });
     const message = toJson(assistantOf(assistantMessage, 'afterTurn() takes an assistant message that'));
@@ -126,9 +81,9 @@ export class ContextManager {
    * `outcome.result` (the compaction result) is put on the `auto_compaction_end` event.
    */
   afterCompaction(request, outcome, options) {
-    if (!isObject(request)) throw fail('E_INVALID_ARGUMENT', 'request must be the decision\'s `compact` object');
+    if (!isObject(request)) throw invalidArgument("request must be the decision's `compact` object");
     if (!isObject(outcome) || typeof outcome.status !== 'string') {
-      throw fail('E_INVALID_ARGUMENT', 'outcome must be an object with a string `status`');
+      throw invalidArgument('outcome must be an object with a string `status`');
     }
     let out;
     switch (outcome.status) {
@@ -136,22 +91,18 @@ export class ContextManager {
         out = {
           status: 'compacted',
           tokensAfter: requiredTokens(outcome.tokensAfter, 'tokensAfter'),
-          storedTokens: tokensOf(outcome.storedTokens, 'storedTokens'),
+          storedTokens: tokens(outcome.storedTokens, 'storedTokens'),
         };
         break;
-      case 'failed': {
-        const e = outcome.error;
-        const error = e instanceof Error ? e.message : typeof e === 'string' ? e : String(e);
-        out = { status: 'failed', error };
+      case 'failed':
+        out = { status: 'failed', error: messageOf(outcome.error) };
         break;
-      }
       case 'nothing-to-compact':
       case 'aborted':
         out = { status: outcome.status };
         break;
       default:
-        throw fail(
-          'E_INVALID_ARGUMENT',
+        throw invalidArgument(
           `unknown outcome status "${outcome.status}": use "compacted", "nothing-to-compact", "aborted" or "failed"`,
         );
     }
@@ -179,8 +130,8 @@ export class ContextManager {
         o.lastAssistant === undefined || o.lastAssistant === null
           ? undefined
           : assistantOf(o.lastAssistant, '`lastAssistant`'),
-      storedTokens: tokensOf(o.storedTokens, 'storedTokens'),
-      latestCompactionAt: timeOf(o.latestCompactionAt, 'latestCompactionAt'),
+      storedTokens: tokens(o.storedTokens, 'storedTokens'),
+      latestCompactionAt: time(o.latestCompactionAt, 'latestCompactionAt'),
       canPromote: Boolean(o.canPromote),
     });
     return JSON.parse(this.#inner.beforePrompt(modelJson(model), json));
@@ -216,13 +167,13 @@ export class ContextManager {
  */
 export function isContextOverflow(message, contextWindow) {
   const json = toJson(assistantOf(message));
-  return requireRaw().isContextOverflowJson(json, tokensOf(contextWindow, 'contextWindow'));
+  return requireRaw().isContextOverflowJson(json, tokens(contextWindow, 'contextWindow'));
 }
 
 /** The `auto_compaction_end` error text for a failed compaction (spec §8.3 prefixes). */
 export function compactionErrorMessage(reason, message) {
   if (typeof reason !== 'string' || typeof message !== 'string') {
-    throw fail('E_INVALID_ARGUMENT', 'reason and message must be strings');
+    throw invalidArgument('reason and message must be strings');
   }
   return requireRaw().compactionErrorMessage(reason, message);
 }

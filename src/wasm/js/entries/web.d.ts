@@ -1,14 +1,7 @@
 export * from './index.js';
 
 /** What `init` accepts as the source of the WebAssembly module. */
-export type InitInput =
-  | string
-  | URL
-  | Request
-  | Response
-  | ArrayBuffer
-  | ArrayBufferView
-  | WebAssembly.Module;
+export type InitInput = string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
 
 /**
  * Loads and instantiates the WebAssembly module; call it once before any other function.

@@ -1,7 +1,7 @@
 // Entry for browsers and bundlers (export conditions "browser" and "default").
 // Nothing is fetched at import: call `await init()` once before using the API.
-import initGlue, { initSync as initGlueSync } from './glue.js';
 import * as bindings from './glue.js';
+import initGlue, { initSync as initGlueSync } from './glue.js';
 import { setRaw } from './raw.js';
 
 export * from './index.js';

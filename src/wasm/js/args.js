@@ -1,0 +1,137 @@
+// Argument checks of the public API, shared by every module. Each check returns the value in
+// the form the wasm core takes (bytes, a string, JSON text, a number) or throws
+// `E_INVALID_ARGUMENT` with a message that names the argument: `what` is how the message
+// names it ("input", "a label", "`sessionId`"). Optional values treat `undefined` and `null`
+// alike: absent.
+import { invalidArgument } from './errors.js';
+
+const encoder = new TextEncoder();
+
+/** A non-null object that is not an array. */
+export function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** `undefined` or `null`. */
+function absent(value) {
+  return value === undefined || value === null;
+}
+
+/** The bytes of an ArrayBuffer or a view of one (no copy), or undefined. */
+function viewBytes(input) {
+  if (input instanceof Uint8Array) return input;
+  if (input instanceof ArrayBuffer) return new Uint8Array(input);
+  if (ArrayBuffer.isView(input)) {
+    return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  }
+  return undefined;
+}
+
+/** Bytes given as a string (encoded as UTF-8), a Uint8Array, an ArrayBuffer or a view. */
+export function textOrBytes(input, what) {
+  if (typeof input === 'string') return encoder.encode(input);
+  const out = viewBytes(input);
+  if (out === undefined) {
+    throw invalidArgument(`${what} must be a string, Uint8Array or ArrayBuffer`);
+  }
+  return out;
+}
+
+/** Bytes given as a Uint8Array, an ArrayBuffer or a view (no strings). */
+export function bytes(input, what) {
+  const out = viewBytes(input);
+  if (out === undefined) {
+    throw invalidArgument(`${what} must be a Uint8Array, ArrayBuffer or typed array view`);
+  }
+  return out;
+}
+
+/** A string. */
+export function text(value, what) {
+  if (typeof value !== 'string') throw invalidArgument(`${what} must be a string`);
+  return value;
+}
+
+/** A string, or undefined when absent. */
+export function optionalText(value, what) {
+  return absent(value) ? undefined : text(value, what);
+}
+
+/** A non-empty string: an entry id, an entry type. */
+export function nonEmptyText(value, what = 'id') {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw invalidArgument(`${what} must be a non-empty string`);
+  }
+  return value;
+}
+
+/** An object (not an array). */
+export function object(value, what) {
+  if (!isObject(value)) throw invalidArgument(`${what} must be an object`);
+  return value;
+}
+
+/** An options or settings object as JSON text, or undefined when absent. */
+export function optionsJson(value, what = 'options') {
+  return absent(value) ? undefined : JSON.stringify(object(value, what));
+}
+
+/** Any value as JSON text, or undefined when absent. */
+export function optionalJson(value) {
+  return absent(value) ? undefined : JSON.stringify(value);
+}
+
+/**
+ * `JSON.stringify` for data that becomes session content: a BigInt (a tool argument beyond
+ * 2^53, say) is kept exact as a quoted decimal string (spec: compaction §5.1) instead of
+ * making `JSON.stringify` throw.
+ */
+export function toJson(value) {
+  return JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+/** The `now` option in ms since the epoch; `Date.now()` when absent. */
+export function nowOf(options) {
+  const now = options?.now ?? Date.now();
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw invalidArgument('`now` must be a finite number of milliseconds');
+  }
+  return now;
+}
+
+/** An integer of at least `min`: "`what` must be a whole number of `unit`". */
+export function wholeNumber(value, what, unit, min = 0) {
+  if (!Number.isInteger(value) || value < min) {
+    throw invalidArgument(`${what} must be a whole number of ${unit}`);
+  }
+  return value;
+}
+
+/** A token count option: a finite non-negative number, or undefined when absent. */
+export function tokens(value, what) {
+  if (absent(value)) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw invalidArgument(`\`${what}\` must be a non-negative number of tokens`);
+  }
+  return value;
+}
+
+/** A token count that must be given. */
+export function requiredTokens(value, what) {
+  const t = tokens(value, what);
+  if (t === undefined) throw invalidArgument(`\`${what}\` is required (a number of tokens)`);
+  return t;
+}
+
+/**
+ * A time option as ms since the epoch: given as ms, a Date, or an ISO string (as session
+ * entries carry); undefined when absent.
+ */
+export function time(value, what) {
+  if (absent(value)) return undefined;
+  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+    throw invalidArgument(`\`${what}\` must be a time: milliseconds, a Date or an ISO string`);
+  }
+  return ms;
+}
