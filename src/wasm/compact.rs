@@ -62,7 +62,7 @@ fn settings_from(json: Option<String>) -> Result<CompactionSettings, JsValue> {
             let v = crate::support::json::parse(t).map_err(|e| {
                 to_js(Error::coded(
                     ErrorCode::Settings,
-                    &format!("invalid settings: {e}"),
+                    format!("invalid settings: {e}"),
                 ))
             })?;
             CompactionSettings::from_json(&v).map_err(to_js)
@@ -158,7 +158,7 @@ fn committed_json(
     from_extension: bool,
 ) -> Result<String, JsValue> {
     let entry = crate::support::json::parse(&session.entry_json(c.index))
-        .map_err(|e| to_js(Error::coded(ErrorCode::InvalidEntryBody, &e.to_string())))?;
+        .map_err(|e| to_js(Error::coded(ErrorCode::InvalidEntryBody, e.to_string())))?;
     Ok(js::stringify(&object(vec![
         ("entryId", c.id.as_str().into()),
         ("tokensAfter", c.tokens_after.into()),

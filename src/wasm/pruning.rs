@@ -31,7 +31,7 @@ impl WasmSession {
             other => {
                 return Err(to_js(Error::coded(
                     ErrorCode::InvalidArgument,
-                    &format!("unknown pruning pass \"{other}\""),
+                    format!("unknown pruning pass \"{other}\""),
                 )))
             }
         }

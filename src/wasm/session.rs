@@ -68,7 +68,7 @@ fn id_source(o: &Value, callback: Option<js_sys::Function>) -> Result<Box<dyn Id
         ))),
         Some(other) => Err(to_js(Error::coded(
             ErrorCode::InvalidArgument,
-            &format!(
+            format!(
                 "unknown id generator \"{other}\": use \"random\", \"deterministic\" or a function"
             ),
         ))),
@@ -448,7 +448,7 @@ impl WasmSession {
             .map_err(|e| {
                 to_js(Error::coded(
                     ErrorCode::InvalidArgument,
-                    &format!("invalid compaction: {e}"),
+                    format!("invalid compaction: {e}"),
                 ))
             })?;
         self.s_mut()

@@ -34,7 +34,7 @@ pub fn estimate_tokens_json(
     let m = AgentMessage::parse(message_json, None).map_err(|e| {
         to_js(Error::coded(
             ErrorCode::InvalidArgument,
-            &format!("invalid message: {e}"),
+            format!("invalid message: {e}"),
         ))
     })?;
     Ok(tokens::estimate_message(
@@ -52,7 +52,7 @@ pub fn usage_context_tokens(usage_json: &str) -> Result<f64, JsValue> {
     let u = Usage::parse(usage_json).map_err(|e| {
         to_js(Error::coded(
             ErrorCode::InvalidArgument,
-            &format!("invalid usage: {e}"),
+            format!("invalid usage: {e}"),
         ))
     })?;
     Ok(tokens::context_tokens(&u) as f64)
