@@ -228,6 +228,17 @@ impl Error {
     }
 }
 
+/// A wrong field of a settings or options object the core reads is a settings error naming the
+/// field (`E_SETTINGS`).
+impl From<crate::support::json::fields::FieldError> for Error {
+    fn from(e: crate::support::json::fields::FieldError) -> Error {
+        Error::Settings {
+            reason: format!("expected {}", e.expected),
+            field: e.field,
+        }
+    }
+}
+
 impl std::error::Error for Error {}
 
 /// Result alias of the core.

@@ -6,7 +6,7 @@
 //! explicit 16 384 behave differently (spec: compaction §3.3, §14.5).
 
 use crate::error::{Error, Result};
-use crate::support::json::fields::{self, FieldError};
+use crate::support::json::fields;
 use serde_json::{Map, Value};
 
 /// The engine strategy (spec: compaction §9.2 `compaction.strategy`). Provider-native lanes
@@ -128,27 +128,6 @@ fn bad(field: &str, reason: &str) -> Error {
     }
 }
 
-/// A field error of the shared reader as a settings error.
-fn setting(e: FieldError) -> Error {
-    bad(&e.field, &format!("expected {}", e.expected))
-}
-
-fn want_bool(field: &str, v: &Value) -> Result<bool> {
-    fields::boolean(field, v).map_err(setting)
-}
-
-fn want_number(field: &str, v: &Value) -> Result<f64> {
-    fields::number(field, v).map_err(setting)
-}
-
-/// Token counts are whole numbers JavaScript holds exactly.
-fn want_count(field: &str, v: &Value) -> Result<u64> {
-    fields::whole(field, v, 0, MAX_SAFE_INTEGER).map_err(setting)
-}
-
-/// `Number.MAX_SAFE_INTEGER`.
-const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-
 impl CompactionSettings {
     /// Reads settings from a JSON object, starting from the defaults. Field names are the
     /// camelCase names of the spec; `null` means "unset / default".
@@ -171,7 +150,7 @@ impl CompactionSettings {
             }
             let f = k.as_str();
             match f {
-                "enabled" => self.enabled = want_bool(f, v)?,
+                "enabled" => self.enabled = fields::boolean(f, v)?,
                 "strategy" => {
                     self.strategy = v.as_str().and_then(Strategy::parse).ok_or_else(|| {
                         bad(
@@ -182,17 +161,17 @@ impl CompactionSettings {
                     })?
                 }
                 "thresholdPercent" => {
-                    let p = want_number(f, v)?;
+                    let p = fields::number(f, v)?;
                     if p > 100.0 {
                         return Err(bad(f, "a percentage above 100 can never be reached"));
                     }
                     self.threshold_percent = p;
                 }
-                "thresholdTokens" => self.threshold_tokens = want_number(f, v)?,
-                "reserveTokens" => self.reserve_tokens = Some(want_count(f, v)?),
-                "keepRecentTokens" => self.keep_recent_tokens = want_count(f, v)?,
-                "autoContinue" => self.auto_continue = want_bool(f, v)?,
-                "remoteEnabled" => self.remote_enabled = want_bool(f, v)?,
+                "thresholdTokens" => self.threshold_tokens = fields::number(f, v)?,
+                "reserveTokens" => self.reserve_tokens = Some(fields::safe_count(f, v)?),
+                "keepRecentTokens" => self.keep_recent_tokens = fields::safe_count(f, v)?,
+                "autoContinue" => self.auto_continue = fields::boolean(f, v)?,
+                "remoteEnabled" => self.remote_enabled = fields::boolean(f, v)?,
                 "remoteEndpoint" => {
                     let url = v
                         .as_str()
@@ -200,19 +179,23 @@ impl CompactionSettings {
                         .ok_or_else(|| bad(f, "expected an http(s) URL"))?;
                     self.remote_endpoint = Some(url.to_string());
                 }
-                "idleEnabled" => self.idle_enabled = want_bool(f, v)?,
-                "idleThresholdTokens" => self.idle_threshold_tokens = want_count(f, v)?,
-                "idleTimeoutSeconds" => self.idle_timeout_seconds = want_count(f, v)?,
-                "supersedeReads" => self.supersede_reads = want_bool(f, v)?,
-                "dropUseless" => self.drop_useless = want_bool(f, v)?,
-                "midTurnEnabled" => self.mid_turn_enabled = want_bool(f, v)?,
-                "asyncEnabled" => self.async_enabled = want_bool(f, v)?,
-                "handoffSaveToDisk" => self.handoff_save_to_disk = want_bool(f, v)?,
-                "remoteStreamingV2Enabled" => self.remote_streaming_v2_enabled = want_bool(f, v)?,
-                "v2RetainedMessageBudget" => self.v2_retained_message_budget = want_count(f, v)?,
-                "v2TimeoutMs" => self.v2_timeout_ms = want_count(f, v)?,
+                "idleEnabled" => self.idle_enabled = fields::boolean(f, v)?,
+                "idleThresholdTokens" => self.idle_threshold_tokens = fields::safe_count(f, v)?,
+                "idleTimeoutSeconds" => self.idle_timeout_seconds = fields::safe_count(f, v)?,
+                "supersedeReads" => self.supersede_reads = fields::boolean(f, v)?,
+                "dropUseless" => self.drop_useless = fields::boolean(f, v)?,
+                "midTurnEnabled" => self.mid_turn_enabled = fields::boolean(f, v)?,
+                "asyncEnabled" => self.async_enabled = fields::boolean(f, v)?,
+                "handoffSaveToDisk" => self.handoff_save_to_disk = fields::boolean(f, v)?,
+                "remoteStreamingV2Enabled" => {
+                    self.remote_streaming_v2_enabled = fields::boolean(f, v)?
+                }
+                "v2RetainedMessageBudget" => {
+                    self.v2_retained_message_budget = fields::safe_count(f, v)?
+                }
+                "v2TimeoutMs" => self.v2_timeout_ms = fields::safe_count(f, v)?,
                 "experimentalContextManagement" => {
-                    self.experimental_context_management = want_bool(f, v)?
+                    self.experimental_context_management = fields::boolean(f, v)?
                 }
                 "methodOrder" => {
                     let list = v

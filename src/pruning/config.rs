@@ -9,6 +9,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::session::Session;
 use crate::settings::CompactionSettings;
+use crate::support::json::fields;
 use serde_json::{Map, Value};
 use std::fmt;
 use std::rc::Rc;
@@ -134,25 +135,6 @@ fn bad(field: &str, reason: &str) -> Error {
     }
 }
 
-fn want_count(field: &str, v: &Value) -> Result<u64> {
-    match v.as_f64() {
-        Some(f) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f <= 9.0e15 => Ok(f as u64),
-        _ => Err(bad(field, "expected a non-negative whole number")),
-    }
-}
-
-fn want_bool(field: &str, v: &Value) -> Result<bool> {
-    v.as_bool()
-        .ok_or_else(|| bad(field, "expected true or false"))
-}
-
-fn want_string(field: &str, v: &Value) -> Result<String> {
-    v.as_str()
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .ok_or_else(|| bad(field, "expected a non-empty string"))
-}
-
 impl PruneConfig {
     /// The stale pass as the coding agent's session runs it after every turn (spec:
     /// compaction §6.5 "Gates", §6.1): superseded reads when `supersedeReads`, useless results
@@ -220,15 +202,19 @@ impl PruneConfig {
             }
             let f = k.as_str();
             match f {
-                "protectTokens" => c.protect_tokens = want_count(f, v)?,
-                "minimumSavings" => c.minimum_savings = want_count(f, v)?,
-                "suffixTokenLimit" => c.suffix_token_limit = want_count(f, v)?,
-                "idleFlushMs" => c.idle_flush_ms = want_count(f, v)?,
-                "now" => c.now = want_count(f, v)? as i64,
-                "cacheWarmSuffixTokens" => c.cache_warm_suffix_tokens = Some(want_count(f, v)?),
-                "pruneUseless" => c.prune_useless = want_bool(f, v)?,
-                "protectedPath" => c.protected_path = Some(want_string(f, v)?),
-                "leafId" => c.leaf = Some(want_string(f, v)?),
+                "protectTokens" => c.protect_tokens = fields::safe_count(f, v)?,
+                "minimumSavings" => c.minimum_savings = fields::safe_count(f, v)?,
+                "suffixTokenLimit" => c.suffix_token_limit = fields::safe_count(f, v)?,
+                "idleFlushMs" => c.idle_flush_ms = fields::safe_count(f, v)?,
+                "now" => c.now = fields::safe_count(f, v)? as i64,
+                "cacheWarmSuffixTokens" => {
+                    c.cache_warm_suffix_tokens = Some(fields::safe_count(f, v)?)
+                }
+                "pruneUseless" => c.prune_useless = fields::boolean(f, v)?,
+                "protectedPath" => {
+                    c.protected_path = Some(fields::non_empty_string(f, v)?.to_string())
+                }
+                "leafId" => c.leaf = Some(fields::non_empty_string(f, v)?.to_string()),
                 "supersedeKey" => {
                     c.supersede = match v {
                         Value::Bool(b) => *b,

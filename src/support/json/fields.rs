@@ -56,6 +56,21 @@ pub fn whole(field: &str, v: &Value, min: u64, max: u64) -> Result<u64, FieldErr
     }
 }
 
+/// `Number.MAX_SAFE_INTEGER`: the largest whole number JavaScript holds exactly.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// `v` as a whole number JavaScript holds exactly (token counts in settings).
+pub fn safe_count(field: &str, v: &Value) -> Result<u64, FieldError> {
+    whole(field, v, 0, MAX_SAFE_INTEGER)
+}
+
+/// `v` as a string that is not empty.
+pub fn non_empty_string<'v>(field: &str, v: &'v Value) -> Result<&'v str, FieldError> {
+    v.as_str()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| wrong(field, "a non-empty string"))
+}
+
 /// `v` as a string.
 pub fn string<'v>(field: &str, v: &'v Value) -> Result<&'v str, FieldError> {
     v.as_str().ok_or_else(|| wrong(field, "a string"))
@@ -159,6 +174,12 @@ mod tests {
         );
         assert_eq!(f.number("f").unwrap_err().expected, "a finite number");
         assert_eq!(f.required_string("missing").unwrap_err().field, "missing");
+        assert_eq!(safe_count("c", &json!(1.0e16)).unwrap_err().field, "c");
+        assert_eq!(safe_count("c", &json!(12)), Ok(12));
+        assert_eq!(
+            non_empty_string("e", &json!("")).unwrap_err().expected,
+            "a non-empty string"
+        );
         assert_eq!(
             Fields::of(Some(&json!([1])), "options").unwrap_err().field,
             "options"
