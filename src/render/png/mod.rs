@@ -268,13 +268,7 @@ fn filter_adaptive(data: &[u8], stride: usize, bpp: usize) -> Vec<u8> {
                 let a = if i >= bpp { row[i - bpp] } else { 0 };
                 let b = prev[i];
                 let c = if i >= bpp { prev[i - bpp] } else { 0 };
-                let predicted = match filter {
-                    0 => 0,
-                    1 => a,
-                    2 => b,
-                    3 => ((a as u16 + b as u16) / 2) as u8,
-                    _ => paeth(a, b, c),
-                };
+                let predicted = predict(filter, a, b, c);
                 cand[i] = row[i].wrapping_sub(predicted);
             }
             let score: u64 = cand.iter().map(|&v| (v as i8).unsigned_abs() as u64).sum();
@@ -288,6 +282,19 @@ fn filter_adaptive(data: &[u8], stride: usize, bpp: usize) -> Vec<u8> {
         out.extend_from_slice(&best);
     }
     out
+}
+
+/// The value PNG filter `filter` (0 None, 1 Sub, 2 Up, 3 Average, 4 Paeth) predicts from
+/// the left (`a`), upper (`b`) and upper-left (`c`) bytes (PNG §9.2).
+#[inline(always)]
+fn predict(filter: u8, a: u8, b: u8, c: u8) -> u8 {
+    match filter {
+        0 => 0,
+        1 => a,
+        2 => b,
+        3 => ((a as u16 + b as u16) / 2) as u8,
+        _ => paeth(a, b, c),
+    }
 }
 
 /// The Paeth predictor (PNG §9.4).
@@ -345,13 +352,7 @@ mod tests {
                 } else {
                     0
                 };
-                let p = match kind {
-                    0 => 0,
-                    1 => a,
-                    2 => b,
-                    3 => ((a as u16 + b as u16) / 2) as u8,
-                    _ => paeth(a, b, c),
-                };
+                let p = predict(kind, a, b, c);
                 out[y * w * 3 + x] = f[y * (w * 3 + 1) + 1 + x].wrapping_add(p);
             }
         }

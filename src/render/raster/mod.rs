@@ -3,7 +3,7 @@
 
 pub mod stretch;
 
-use crate::render::font::{FallbackCache, FallbackFonts, FontName, GlyphBox};
+use crate::render::font::{BitmapFont, FallbackCache, FallbackFonts, FontName, GlyphBox};
 use crate::render::shape::catalogue::{Ink, Shape, DOC_GUTTER};
 use crate::render::text::cells::place;
 use crate::render::text::unicode::{is_wide, DIM_OFF, DIM_ON, NEWLINE_GLYPH};
@@ -179,6 +179,19 @@ struct Placed {
     row: u32,
     cells: u32,
     ink: u8,
+}
+
+impl Placed {
+    /// The box a fallback-font glyph of this character is fitted into: its cells on the
+    /// layout, aligned to the bitmap font's baseline where there is one.
+    #[inline]
+    fn glyph_box(&self, l: &FrameLayout, bitmap: Option<&BitmapFont>) -> GlyphBox {
+        GlyphBox {
+            span: self.cells * l.cell_w,
+            cell_height: l.cell_h,
+            bitmap_ascent: bitmap.map(|b| b.ascent as u32),
+        }
+    }
 }
 
 fn is_terminator(c: char) -> bool {
@@ -386,12 +399,7 @@ pub(crate) fn draw<S: Surface>(
             }
             return;
         }
-        let gbox = GlyphBox {
-            span: p.cells * l.cell_w,
-            cell_height: l.cell_h,
-            bitmap_ascent: bitmap.map(|b| b.ascent as u32),
-        };
-        let Some(g) = cache.get(fallbacks, p.c, gbox) else {
+        let Some(g) = cache.get(fallbacks, p.c, p.glyph_box(l, bitmap)) else {
             return;
         };
         for k in 0..l.repeat {
@@ -446,12 +454,7 @@ pub(crate) fn plan_inks(
                 }
                 continue;
             }
-            let gbox = GlyphBox {
-                span: p.cells * l.cell_w,
-                cell_height: l.cell_h,
-                bitmap_ascent: bitmap.map(|b| b.ascent as u32),
-            };
-            let Some(g) = cache.get(fallbacks, p.c, gbox) else {
+            let Some(g) = cache.get(fallbacks, p.c, p.glyph_box(l, bitmap)) else {
                 return;
             };
             let (top, left) = (top as i64 + g.top as i64, p.x as i64 + g.left as i64);

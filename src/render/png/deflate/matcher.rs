@@ -129,6 +129,21 @@ impl<'a> Matcher<'a> {
         self.head[h] = p as u32;
     }
 
+    /// Indexes the positions a match of `len` at `p` covers (after `p` itself). Inside a zero
+    /// run, and after a match longer than `effort.max_insert`, only the last positions before
+    /// the next ink are worth it.
+    #[inline(always)]
+    pub(super) fn insert_covered(&mut self, p: usize, len: usize, dist: usize, effort: Effort) {
+        let from = if (dist == 1 && self.d[p] == 0) || len > effort.max_insert {
+            (p + len).saturating_sub(4).max(p + 1)
+        } else {
+            p + 1
+        };
+        for q in from..p + len {
+            self.insert(q);
+        }
+    }
+
     /// The longest match at `p` (length, distance), length 0 when none.
     fn find(&self, p: usize) -> (usize, usize) {
         self.search(p, |_, _| {})
@@ -235,15 +250,7 @@ pub(super) fn tokenize(d: &[u8], effort: Effort, row: usize) -> Vec<Token> {
                 }
             }
             tokens.push(Token::matched(len, dist));
-            // Inside a zero run only the last positions before ink are worth indexing.
-            let from = if (dist == 1 && d[p] == 0) || len > effort.max_insert {
-                (p + len).saturating_sub(4).max(p + 1)
-            } else {
-                p + 1
-            };
-            for q in from..p + len {
-                m.insert(q);
-            }
+            m.insert_covered(p, len, dist, effort);
             p += len;
         } else {
             tokens.push(Token::literal(d[p]));

@@ -86,14 +86,7 @@ fn optimal_pass(d: &[u8], effort: Effort, row: usize, prices: &Prices) -> Vec<To
                 cost[p + best] = c;
                 step[p + best] = (best as u16, best_dist as u16);
             }
-            let from = if (best_dist == 1 && d[p] == 0) || best > effort.max_insert {
-                (p + best).saturating_sub(4).max(p + 1)
-            } else {
-                p + 1
-            };
-            for q in from..p + best {
-                m.insert(q);
-            }
+            m.insert_covered(p, best, best_dist, effort);
             p += best;
             continue;
         }
