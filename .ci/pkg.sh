@@ -39,7 +39,7 @@ say "wasm-bindgen --target web"
 #    (Rust 1.95 defaults) plus simd128 from .cargo/config.toml; wasm-opt fails validation if the
 #    module uses one that is not listed here. `-O3` rather than `-Os`: on the size-first
 #    (`opt-level = "z"`) code its inlining folds small helpers into their callers, about 2 KB
-#    gzip, which V8 then need not tier up one by one (README, the size work). `--low-memory-unused`
+#    gzip, which V8 then need not tier up one by one (docs/decisions/size-budget.md). `--low-memory-unused`
 #    lets it fold constant offsets into loads and stores, which assumes no access below address
 #    1024: rustc puts the 1 MiB stack first, so that is only its far end, reached by an
 #    overflowing stack alone.

@@ -6,7 +6,7 @@ Two steps, both deterministic:
   python3 fonts/generate.py import    # Debian/PyPI packages -> fonts/*.bdf, fonts/unscii-8.hex
   python3 fonts/generate.py compile   # fonts/*.bdf|hex -> fonts/compiled/*.glyphs
                                       # /usr/share/unifont/unifont.hex -> fonts/compiled/unifont.cxfb
-                                      # /usr/share/unicode/*  -> src/snapcompact/unicode_tables.rs
+                                      # /usr/share/unicode/*  -> src/render/text/unicode_tables.rs
 
 `import` needs the Debian packages `xfonts-base` and `pcf2bdf`, and the PyPI wheel of
 `unscii` 0.1.1 (pass its path with --unscii-wheel). `compile` needs Debian `unifont` and
@@ -187,7 +187,7 @@ def cell_rows(ascent, cell, bbx, rows):
 # gzip) only finds whole repeated bytes. The 106 KB of rows take 28.9 KB this way (30.0 KB with
 # headers and runs) against 36 KB as gzip -9 of the plain rows (41.8 KB inside the gzipped
 # .wasm). The decoder is
-# `decode_glyphs` in `src/snapcompact/fonts.rs`; everything below must match it.
+# `decode_glyphs` in `src/render/font/mod.rs`; everything below must match it.
 COUNT_LIMIT = 255
 # A reference is chosen by cost: differing pixels count ALPHA each, plus the length in bits of
 # how far back the reference is.

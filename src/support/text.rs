@@ -1,7 +1,6 @@
 //! Character iteration for the text loops of the library.
 //!
-//! Built for size (`opt-level = "z"`, where the package's size budget leads; README,
-//! "Performance"), LLVM keeps `str::Chars::next` an out-of-line call per character. These
+//! Built for size (`opt-level = "z"`, docs/decisions/size-budget.md), LLVM keeps `str::Chars::next` an out-of-line call per character. These
 //! iterators inline the ASCII step and leave only multi-byte sequences to a call.
 
 /// The characters of `s`, like `s.chars()`, with the ASCII step always inlined.

@@ -12,7 +12,7 @@
 //! (`fast`: zero runs only, no hashing) and, for `high`, an optimal parse
 //! ([`Effort::passes`]: a shortest path over the match graph priced by the previous pass's
 //! symbol statistics) that comes out below level 9 (1,436,178 B when last measured).
-//! Figures: README, "Performance".
+//! Figures: docs/performance.md and docs/decisions/size-budget.md.
 //!
 //! Stages, one file each: `matcher` (hash chains, lazy LZ77, zero runs) and `optimal` (the
 //! `high` parse) turn the bytes into `symbols` tokens, `huffman` sizes their codes, `writer`
