@@ -14,7 +14,7 @@ bash .ci/pkg.sh
 mkdir -p www/sample
 say "generating www/sample/sample.jsonl (gen-session --preset sample)"
 rm -f www/sample/sample.jsonl.tmp
-if cargo run --release --features testkit --bin gen-session -- \
+if cargo run --release -p ctxfold-testkit --bin gen-session -- \
      --preset sample --out www/sample/sample.jsonl.tmp && [ -s www/sample/sample.jsonl.tmp ]; then
   mv www/sample/sample.jsonl.tmp www/sample/sample.jsonl
 else

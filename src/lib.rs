@@ -1,14 +1,12 @@
-//! ctxfold: keeps long LLM-agent sessions inside their context window.
+//! ctxfold keeps long LLM-agent sessions inside their context window. The pipeline:
+//! [`session`] (JSONL entry tree) → [`context`] + [`tokens`] (the LLM view and its size) →
+//! [`summary`] (summarizer requests) → [`compaction`], [`pruning`], [`navigation`], [`triggers`].
 //!
-//! Pipeline: [`session`] (the JSONL entry tree, lossless) → [`context`] and [`tokens`] (the LLM
-//! view of the active path and its size) → [`summary`] (requests a summarizer answers) →
-//! [`compaction`], [`pruning`], [`navigation`] and [`triggers`] (what to do and when).
-//! [`render`] prints text onto PNG frames and knows nothing of sessions; [`archive`] is the
-//! persisted snapcompact record; [`support`] holds the domain-free pieces (raw JSON, text, time).
-//!
-//! Everything here is sans-IO: no clocks, no network. Operations that need an LLM return a plan
-//! with ready requests and take the answers in a commit step. The only JavaScript-facing code
-//! lives in the `wasm` module.
+//! Beside it: [`render`] prints text onto PNG frames and knows nothing of sessions; [`archive`] is
+//! the persisted snapcompact record; [`support`] holds the domain-free pieces (raw JSON, text,
+//! time). Everything is sans-IO: no clocks, no network; operations that need an LLM return a plan
+//! with ready requests and take the answers in a commit step. Only the `wasm` module faces
+//! JavaScript, and the folders depend one way (`tests/it/layers.rs`).
 #![forbid(unsafe_code)]
 
 pub mod archive;
@@ -25,9 +23,6 @@ pub mod summary;
 pub mod support;
 pub mod tokens;
 pub mod triggers;
-
-#[cfg(feature = "testkit")]
-pub mod testkit;
 
 #[doc(hidden)]
 pub mod wasm;

@@ -1,11 +1,7 @@
-//! Shared by the fuzz targets: the session description of the property tests, built here from
-//! the fuzzer's bytes, and the invariants both check.
+//! Shared by the fuzz targets: the testkit's session description (also built by the property
+//! tests' strategies), built here from the fuzzer's bytes, and the invariants both check.
 
-#[path = "../../tests/common/spec.rs"]
-pub mod spec;
-
-#[path = "../../tests/common/invariants.rs"]
-pub mod invariants;
+pub use ctxfold_testkit::{invariants, spec};
 
 use arbitrary::{Result, Unstructured};
 use spec::{Body, Call, EntrySpec, Parent, SessionSpec, Tool};

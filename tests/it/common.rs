@@ -1,39 +1,27 @@
-//! Shared helpers of the native integration tests.
-#![allow(dead_code)]
-
-use std::path::PathBuf;
-
-pub mod invariants;
-pub mod spec;
-
-/// The conformance data directory (`../shared/conformance` next to the repository).
-/// When it is absent the test fails under `CI=true` and is skipped with a notice otherwise.
-pub fn conformance_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "conformance data missing at {} (required under CI=true)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "SKIP: conformance data not found at {}; conformance tests skipped",
-        dir.display()
-    );
-    None
-}
-
-/// Reads a conformance file, or `None` (after the notice) when the data is absent.
-pub fn read(rel: &str) -> Option<Vec<u8>> {
-    let dir = conformance_dir()?;
-    Some(std::fs::read(dir.join(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}")))
-}
+//! Helpers shared by the modules of the integration tests.
 
 use ctxfold::session::{LoadOptions, SequentialIds, Session};
 use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// The conformance data directory, `../shared/conformance` next to the repository. Missing
+/// data is a failure, never a skip: every run compares against the reference.
+pub fn conformance_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+    assert!(
+        dir.is_dir(),
+        "conformance data missing at {}: the conformance tests need the shared/ folder beside \
+         the repository",
+        dir.display()
+    );
+    dir
+}
+
+/// Reads a file of the conformance data (`rel` below [`conformance_dir`]).
+pub fn read(rel: &str) -> Vec<u8> {
+    let path = conformance_dir().join(rel);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
 
 /// Builds v3 session files entry by entry, with explicit ids and parents.
 #[derive(Debug, Clone)]
@@ -130,17 +118,24 @@ pub fn assistant_msg(text: &str, stop: &str) -> Value {
 }
 
 /// The large-session fixture, migrated with the reference's deterministic ids.
-pub fn fixture_session() -> Option<Session> {
-    let bytes = read("large-session/session.jsonl")?;
-    Some(
-        Session::load(bytes, LoadOptions::with_ids(Box::new(SequentialIds::new())))
-            .expect("the fixture loads"),
-    )
+pub fn fixture_session() -> Session {
+    let bytes = read("large-session/session.jsonl");
+    Session::load(bytes, LoadOptions::with_ids(Box::new(SequentialIds::new())))
+        .expect("the fixture loads")
 }
 
 /// A JSON file of the large-session conformance data.
-pub fn fixture_json(name: &str) -> Option<Value> {
-    Some(serde_json::from_slice(&read(&format!("large-session/{name}"))?).expect("valid JSON"))
+pub fn fixture_json(name: &str) -> Value {
+    serde_json::from_slice(&read(&format!("large-session/{name}"))).expect("valid JSON")
+}
+
+/// A JSON array of strings (conformance data).
+pub fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|s| s.as_str().expect("string").to_string())
+        .collect()
 }
 
 /// A set of paths in the order the reference sorts them (UTF-16 code units).
@@ -186,24 +181,4 @@ pub fn fallbacks() -> ctxfold::render::FallbackFonts {
     let mut f = ctxfold::render::FallbackFonts::new();
     f.push(ctxfold::render::FallbackFont::from_bytes(&bytes).expect("Unifont asset"));
     f
-}
-
-/// Decodes a PNG to (width, height, RGB bytes): palette indices expanded to their colours.
-pub fn decode_rgb(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-    let mut dec = png::Decoder::new(std::io::Cursor::new(png_bytes));
-    dec.set_transformations(png::Transformations::EXPAND);
-    let mut reader = dec.read_info().expect("PNG header");
-    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
-    let info = reader.next_frame(&mut buf).expect("PNG data");
-    buf.truncate(info.buffer_size());
-    let rgb = match info.color_type {
-        png::ColorType::Rgb => buf,
-        png::ColorType::Rgba => buf
-            .chunks_exact(4)
-            .flat_map(|p| [p[0], p[1], p[2]])
-            .collect(),
-        png::ColorType::Grayscale => buf.iter().flat_map(|&g| [g, g, g]).collect(),
-        other => panic!("unexpected decoded colour type {other:?}"),
-    };
-    (info.width, info.height, rgb)
 }

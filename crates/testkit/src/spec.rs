@@ -1,7 +1,6 @@
 //! A small description of a session tree and its JSONL writer, shared by the property tests
-//! (`tests/properties.rs`, proptest strategies build the description) and the fuzz targets
-//! (`fuzz/`, `arbitrary` bytes build it). Only `serde_json` is used, so both can include it.
-#![allow(dead_code)]
+//! (`tests/it/properties.rs`: proptest strategies build the description) and the fuzz targets
+//! (`fuzz/`: `arbitrary` bytes build it).
 
 use serde_json::{json, Map, Value};
 

@@ -1,7 +1,6 @@
-//! Invariants checked by the property tests (`tests/properties.rs`) and the fuzz targets
+//! Invariants checked by the property tests (`tests/it/properties.rs`) and the fuzz targets
 //! (`fuzz/`): each returns `Err(what went wrong)` instead of panicking, so proptest can shrink
 //! and a fuzz target can panic with the message.
-#![allow(dead_code)]
 
 use ctxfold::compaction::plan::{commit_compaction, plan_compaction, PlanOptions};
 use ctxfold::context::{build_context, BuildOptions, LeafSelector, SessionContext};
@@ -262,8 +261,8 @@ pub fn prune(s: &mut Session, protect_tokens: u64, boundary_start: bool) -> Chec
 }
 
 /// Frames respect the options they were rendered with: at most `max_frames`, exactly the frame
-/// width, at least the minimum height, at most the frame size tall, a PNG signature and IHDR
-/// matching the reported size.
+/// width, at least the minimum height, at most the frame size tall, and a PNG that decodes
+/// (checksums verified) to the reported size.
 pub fn frames_within(frames: &[Frame], opts: &RenderOptions) -> Check {
     if let Some(max) = opts.max_frames {
         ensure!(
@@ -286,15 +285,12 @@ pub fn frames_within(frames: &[Frame], opts: &RenderOptions) -> Check {
             "frame {i}: height {} over the frame size {size}",
             f.height
         );
+        let image = crate::png::decode(&f.png).map_err(|e| format!("frame {i}: {e}"))?;
         ensure!(
-            f.png.starts_with(b"\x89PNG\r\n\x1a\n") && f.png.len() > 24,
-            "frame {i}: not a PNG"
-        );
-        let w = u32::from_be_bytes([f.png[16], f.png[17], f.png[18], f.png[19]]);
-        let h = u32::from_be_bytes([f.png[20], f.png[21], f.png[22], f.png[23]]);
-        ensure!(
-            (w, h) == (f.width, f.height),
-            "frame {i}: IHDR {w}x{h} ≠ {}x{}",
+            (image.width, image.height) == (f.width, f.height),
+            "frame {i}: decoded {}x{} ≠ {}x{}",
+            image.width,
+            image.height,
             f.width,
             f.height
         );

@@ -8,7 +8,7 @@
 //! ```
 //! A one-line summary goes to stderr.
 
-use ctxfold::testkit::{generate_to, GenOptions};
+use ctxfold_testkit::{generate_to, GenOptions};
 use std::io::{self, BufWriter, Write};
 use std::process::exit;
 use std::time::Instant;

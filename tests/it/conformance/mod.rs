@@ -1,0 +1,7 @@
+//! Conformance against the reference's recorded outputs in `../shared/conformance`
+//! ([`crate::common::conformance_dir`]): the large session, the summary inputs, and the
+//! snapcompact frames.
+
+mod session;
+mod snapcompact;
+mod summary_input;

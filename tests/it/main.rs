@@ -1,0 +1,25 @@
+//! The native integration tests: one binary, a module per area (`cargo test --test it`;
+//! `cargo test --test it pruning::` runs one module). `tests/wasm.rs` is the wasm32 binary.
+//!
+//! `conformance/` compares against the reference's recorded outputs in `../shared/conformance`
+//! (next to the repository); those tests fail when the data is missing.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+mod branch;
+mod build_context;
+mod compaction_plan;
+mod compaction_prepare;
+mod conformance;
+mod convert;
+mod hardening;
+mod large_inputs;
+mod layers;
+mod properties;
+mod pruning;
+mod session_load;
+mod snapcompact_archive;
+mod snapcompact_compaction;
+mod snapcompact_render;
+mod triggers;

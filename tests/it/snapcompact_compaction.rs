@@ -1,0 +1,383 @@
+//! The snapcompact compaction strategy (spec: snapcompact §9, §11; compaction §8.3):
+//! conformance against `../shared/conformance/snapcompact/compaction-claude-opus-4-7/`, and
+//! successive compactions of a generated session.
+
+use crate::common;
+use crate::common::fallbacks;
+use ctxfold_testkit::png::{decode_rgb, Image};
+
+use ctxfold::compaction::plan::{build_snapcompact, plan_compaction, PlanOptions};
+use ctxfold::compaction::snapcompact::ArchiveOptions;
+use ctxfold::render::shape::resolve::Target;
+use ctxfold::render::FallbackFonts;
+use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::support::base64::base64_decode;
+use serde_json::Value;
+use std::time::Instant;
+
+fn first_diff(a: &str, b: &str) -> String {
+    let pos = a
+        .chars()
+        .zip(b.chars())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.chars().count().min(b.chars().count()));
+    let ctx = |s: &str| {
+        s.chars()
+            .skip(pos.saturating_sub(80))
+            .take(200)
+            .collect::<String>()
+    };
+    format!(
+        "lengths {} vs {} (chars); first difference at char {pos}:\n--- ours\n{:?}\n--- reference\n{:?}",
+        a.chars().count(),
+        b.chars().count(),
+        ctx(a),
+        ctx(b)
+    )
+}
+
+fn opus_options() -> ArchiveOptions {
+    let mut o = ArchiveOptions {
+        model: Target {
+            id: Some("claude-opus-4-7".into()),
+            api: Some("anthropic-messages".into()),
+        },
+        ..ArchiveOptions::default()
+    };
+    o.serialize.include_thinking = false;
+    o
+}
+
+/// Exact conformance runs without a fallback font: the reference's fallback (Silver) lacks
+/// the few symbols of this session that its bitmap font lacks (e.g. `➜`), so it printed `?`
+/// for them, which is what our normalization does with no fallback registered.
+#[test]
+fn conformance_compaction_claude_opus_4_7() {
+    check_conformance(&FallbackFonts::new(), true);
+}
+
+/// With GNU Unifont registered, the archive differs only where Unifont has a glyph the
+/// reference's Silver lacked (the reference shows `?` there).
+#[test]
+fn conformance_compaction_with_unifont_differs_only_at_fallback_glyphs() {
+    check_conformance(&fallbacks(), false);
+}
+
+fn check_conformance(fonts: &FallbackFonts, exact: bool) {
+    let session = common::fixture_session();
+    let dir = common::conformance_dir().join("snapcompact/compaction-claude-opus-4-7");
+    let want: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("compaction.json")).unwrap()).unwrap();
+    let want = &want["compaction"];
+    let settings = CompactionSettings {
+        strategy: Strategy::Snapcompact,
+        ..CompactionSettings::default()
+    };
+    let t0 = Instant::now();
+    let plan = plan_compaction(&session, &settings, PlanOptions::default()).unwrap();
+    assert!(plan.pending().is_empty(), "snapcompact sends no request");
+    let built = build_snapcompact(&session, &plan, &opus_options(), fonts).unwrap();
+    eprintln!("snapcompact conformance compaction: {:?}", t0.elapsed());
+
+    assert_eq!(
+        plan.preparation.first_kept_entry_id,
+        want["firstKeptEntryId"].as_str().unwrap()
+    );
+    assert_eq!(
+        plan.preparation.tokens_before,
+        want["tokensBefore"].as_u64().unwrap()
+    );
+    let serialized = std::fs::read_to_string(dir.join("serialized-source.txt")).unwrap();
+    assert!(
+        built.serialized == serialized,
+        "serialized source differs: {}",
+        first_diff(&built.serialized, &serialized)
+    );
+    let text = std::fs::read_to_string(dir.join("archive-text.txt")).unwrap();
+    let ours = built.archive.text.clone().unwrap_or_default();
+    if !exact {
+        assert_eq!(ours.chars().count(), text.chars().count());
+        let mut diffs = 0;
+        for (o, r) in ours.chars().zip(text.chars()) {
+            if o != r {
+                assert_eq!(r, '?', "only fallback glyphs may differ (ours {o:?})");
+                diffs += 1;
+            }
+        }
+        eprintln!("{diffs} characters print in Unifont where the reference printed `?`");
+        assert_eq!(built.archive.frames.len(), 13);
+        return;
+    }
+    assert!(
+        ours == text,
+        "archive text differs: {}",
+        first_diff(&ours, &text)
+    );
+    let a = &want["archive"];
+    assert_eq!(
+        built.archive.frames.len() as u64,
+        a["frames"].as_u64().unwrap()
+    );
+    assert_eq!(built.archive.total_chars, a["totalChars"].as_u64().unwrap());
+    assert_eq!(
+        built.archive.truncated_chars,
+        a["truncatedChars"].as_u64().unwrap()
+    );
+    assert_eq!(built.short_summary, want["shortSummary"].as_str().unwrap());
+    assert_eq!(
+        serde_json::to_value(&want["details"]).unwrap(),
+        serde_json::json!({
+            "readFiles": plan.file_lists.read_files,
+            "modifiedFiles": plan.file_lists.modified_files,
+        })
+    );
+    for (i, (frame, rec)) in built.frames.iter().zip(&built.archive.frames).enumerate() {
+        let meta = &want["frames"][i];
+        assert_eq!(
+            u64::from(frame.width),
+            meta["width"].as_u64().unwrap(),
+            "frame {i} width"
+        );
+        assert_eq!(
+            u64::from(frame.height),
+            meta["height"].as_u64().unwrap(),
+            "frame {i} height"
+        );
+        assert_eq!(
+            rec.chars,
+            meta["chars"].as_u64().unwrap(),
+            "frame {i} chars"
+        );
+        assert_eq!(rec.cols, meta["cols"].as_u64().unwrap(), "frame {i} cols");
+        assert_eq!(rec.rows, meta["rows"].as_u64().unwrap(), "frame {i} rows");
+        assert_eq!(rec.font.as_deref(), meta["font"].as_str(), "frame {i} font");
+        assert_eq!(
+            rec.variant.as_deref(),
+            meta["variant"].as_str(),
+            "frame {i} variant"
+        );
+        // The record's payload is the PNG.
+        assert_eq!(base64_decode(&rec.data).as_deref(), Some(&frame.png[..]));
+        let reference = std::fs::read(dir.join(format!("frame-{i:03}.png"))).unwrap();
+        let Image {
+            width: rw,
+            height: rh,
+            data: rpx,
+            ..
+        } = decode_rgb(&reference).unwrap();
+        let Image {
+            width: ow,
+            height: oh,
+            data: opx,
+            ..
+        } = decode_rgb(&frame.png).unwrap();
+        assert_eq!((ow, oh), (rw, rh), "frame {i} size");
+        if opx != rpx {
+            let w = ow as usize * 3;
+            let rows: Vec<usize> = (0..oh as usize)
+                .filter(|&y| opx[y * w..(y + 1) * w] != rpx[y * w..(y + 1) * w])
+                .collect();
+            panic!(
+                "frame {i}: pixel rows differ: {} rows, first {:?}",
+                rows.len(),
+                &rows[..rows.len().min(10)]
+            );
+        }
+    }
+    // The reading guide (our wording) states the reference's geometry and conventions.
+    let guide = &built.summary;
+    for token in [
+        "`¶user:`",
+        "`¶think:`",
+        "`¶ai:`",
+        "`¶call:`",
+        "`¶call:name(args)//intent`",
+        "`<out>…</out>`",
+        "175 characters wide",
+        "120 rows",
+        "\nFILES\n===================\n",
+        "\nHISTORY\n===================",
+    ] {
+        assert!(guide.contains(token), "guide lacks {token:?}:\n{guide}");
+    }
+    let reference_guide = want["readingGuideSummary"].as_str().unwrap();
+    let files = |s: &str| {
+        let from = s.find("FILES\n").map(|i| i + 6).unwrap_or(0);
+        let to = s.find("\n\nHISTORY").unwrap_or(s.len());
+        s[from..to].to_string()
+    };
+    assert_eq!(files(guide), files(reference_guide), "FILES tree");
+    assert!(guide.ends_with("HISTORY\n==================="));
+}
+
+// ----- successive compactions of a generated session ----------------------------------------
+
+use ctxfold::archive::blocks::HistoryOptions;
+use ctxfold::archive::get_preserved_archive;
+use ctxfold::compaction::plan::commit_snapcompact;
+use ctxfold::context::{build_context, build_context_with, BuildOptions};
+use ctxfold::render::{BillingFamily, ShapeVariant};
+use ctxfold::session::{CompactionBody, Session};
+use ctxfold::AgentMessage;
+use serde_json::json;
+
+fn words(turn: usize, n: usize) -> String {
+    (0..n)
+        .map(|i| format!("fact{turn}x{i} is recorded"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn assistant_json(text: &str, input_tokens: u64) -> Value {
+    json!({"role":"assistant","content":[{"type":"text","text":text}],"api":"anthropic-messages",
+        "provider":"anthropic","model":"claude-opus-4-7",
+        "usage":{"input":input_tokens,"output":50,"cacheRead":0,"cacheWrite":0,"totalTokens":input_tokens + 50},
+        "stopReason":"stop","timestamp":2})
+}
+
+/// Appends `turns` user/assistant turns; usage grows with the estimated context.
+fn add_turns(s: &mut Session, from: usize, turns: usize, now: &mut i64) {
+    for t in from..from + turns {
+        *now += 1000;
+        let user = if t == 0 {
+            "HEAD SENTINEL. Start of the session.".to_string()
+        } else {
+            format!("Turn {t}: {}", words(t, 200))
+        };
+        s.append_message(json!({"role":"user","content":user,"timestamp":*now}), *now)
+            .unwrap();
+        let ctx = build_context(s, &BuildOptions::default()).unwrap();
+        let used = ctx.estimated_tokens(s);
+        *now += 1000;
+        s.append_message(
+            assistant_json(&format!("Reply {t}: {}", words(t, 200)), used),
+            *now,
+        )
+        .unwrap();
+    }
+}
+
+fn small_options(max_frames: u32) -> ArchiveOptions {
+    let shape = ShapeVariant::V11on16Bw.shape(BillingFamily::Anthropic);
+    ArchiveOptions {
+        model: Target {
+            id: Some("claude-opus-4-7".into()),
+            api: Some("anthropic-messages".into()),
+        },
+        shape: Some(shape),
+        frame_size: Some(320),
+        max_frames: Some(max_frames),
+        ..ArchiveOptions::default()
+    }
+}
+
+fn latest_archive(s: &Session) -> (CompactionBody, ctxfold::archive::Archive) {
+    let i = (0..s.len())
+        .rev()
+        .find(|&i| s.entries()[i].kind() == ctxfold::session::EntryKind::Compaction)
+        .unwrap();
+    let body: CompactionBody = s.body(i).unwrap();
+    let archive = get_preserved_archive(body.preserve_data.as_ref()).unwrap();
+    (body, archive)
+}
+
+#[test]
+fn successive_snapcompact_compactions() {
+    let mut s = Session::create(
+        ctxfold::session::NewSession {
+            id: "gen".into(),
+            cwd: "/w".into(),
+            now: 0,
+            parent_session: None,
+        },
+        Box::new(ctxfold::session::SequentialIds::new()),
+    );
+    let mut now = 0i64;
+    add_turns(&mut s, 0, 40, &mut now);
+    let settings = CompactionSettings {
+        strategy: Strategy::Snapcompact,
+        keep_recent_tokens: 2_000,
+        ..CompactionSettings::default()
+    };
+    let max_frames = 3u32;
+    let mut previous_text: Option<(String, u64)> = None;
+    for round in 0..3 {
+        let plan = plan_compaction(&s, &settings, PlanOptions::default()).unwrap();
+        assert!(plan.pending().is_empty() && plan.is_complete());
+        let tokens_before = plan.preparation.tokens_before;
+        let committed = commit_snapcompact(
+            &mut s,
+            &plan,
+            &small_options(max_frames),
+            &FallbackFonts::new(),
+            now,
+        )
+        .unwrap();
+        let (body, archive) = latest_archive(&s);
+        assert_eq!(body.method.as_deref(), Some("snapcompact"));
+        assert!(!archive.frames.is_empty() && archive.frames.len() <= max_frames as usize);
+        let text = archive.text.clone().unwrap();
+        // Pinned head: the session start stays in the verbatim head.
+        assert!(
+            archive
+                .text_head
+                .as_deref()
+                .unwrap()
+                .contains("HEAD SENTINEL."),
+            "round {round}"
+        );
+        // Carry-forward: the previous archive's source is re-rendered first: its text head
+        // and first imaged page (one HQ capacity each, 580 at 320 px) open the new source;
+        // the dense centre loses its oldest pages, so truncation only grows.
+        if let Some((prev, prev_truncated)) = &previous_text {
+            let opening: String = prev.chars().take(2 * 580).collect();
+            assert!(
+                text.starts_with(&opening),
+                "round {round}: previous archive not carried"
+            );
+            assert!(archive.truncated_chars > *prev_truncated);
+        }
+        previous_text = Some((text, archive.truncated_chars));
+        // Budgets: frames within maxFrames, payload within the per-request byte budget.
+        let bytes: usize = archive.frames.iter().map(|f| f.data.len()).sum();
+        assert!(bytes <= 3_000_000);
+        assert!(
+            committed.tokens_after < tokens_before,
+            "round {round}: {} !< {tokens_before}",
+            committed.tokens_after
+        );
+        // Context rebuild: the summary message carries head, frames, tail; `tokensAfter`
+        // (counted without the frames' payload) is its estimate.
+        let ctx = build_context(&s, &BuildOptions::default()).unwrap();
+        assert_eq!(committed.tokens_after, ctx.estimated_tokens(&s));
+        let AgentMessage::CompactionSummary(m) = &ctx.messages[0].message(&s) else {
+            panic!("first message is the compaction summary");
+        };
+        let blocks = m.blocks.as_ref().unwrap();
+        let images = blocks
+            .iter()
+            .filter(|b| matches!(b, ctxfold::session::message::ContentBlock::Image { .. }))
+            .count();
+        assert_eq!(images, archive.frames.len());
+        // An image budget keeps the newest frames and says what was left out.
+        let ctx = build_context_with(
+            &s,
+            &BuildOptions::default(),
+            &HistoryOptions {
+                max_images: Some(2),
+                ..HistoryOptions::default()
+            },
+        )
+        .unwrap();
+        let AgentMessage::CompactionSummary(m) = &ctx.messages[0].message(&s) else {
+            panic!();
+        };
+        let blocks = m.blocks.as_ref().unwrap();
+        let images = blocks
+            .iter()
+            .filter(|b| matches!(b, ctxfold::session::message::ContentBlock::Image { .. }))
+            .count();
+        assert_eq!(images, 2.min(archive.frames.len()));
+        add_turns(&mut s, 40 + round * 20, 20, &mut now);
+    }
+}

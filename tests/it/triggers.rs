@@ -1,0 +1,1140 @@
+//! The trigger state machine driven through scripted turn sequences (spec: compaction §8,
+//! §10.1 cases 4–5, §10.11 pi-mono auto-compaction tests).
+
+use ctxfold::session::message::AssistantMessage;
+use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::triggers::*;
+use serde_json::{json, Value};
+
+const PROVIDER: &str = "anthropic";
+const MODEL: &str = "claude-sonnet-4-5";
+
+fn settings(v: Value) -> CompactionSettings {
+    CompactionSettings::from_json(&v).unwrap()
+}
+
+fn manager(v: Value) -> ContextManager {
+    ContextManager::new(settings(v))
+}
+
+fn model(window: u64) -> ModelInfo {
+    ModelInfo {
+        provider: PROVIDER.into(),
+        id: MODEL.into(),
+        context_window: window,
+        max_output_tokens: 32_000,
+        accepts_images: true,
+    }
+}
+
+/// `createMockUsage(input, output, cacheRead, cacheWrite)` of §10.1, totalTokens = sum.
+fn usage(input: u64, output: u64, cache_read: u64) -> Value {
+    json!({"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": 0,
+           "totalTokens": input + output + cache_read})
+}
+
+fn assistant(v: Value) -> AssistantMessage {
+    let mut base = json!({"role": "assistant", "provider": PROVIDER, "model": MODEL,
+                          "content": [{"type": "text", "text": "done"}], "stopReason": "stop",
+                          "usage": usage(0, 0, 0), "timestamp": 1_000});
+    for (k, x) in v.as_object().unwrap() {
+        base[k] = x.clone();
+    }
+    match ctxfold::AgentMessage::parse(&base.to_string(), None).unwrap() {
+        ctxfold::AgentMessage::Assistant(a) => a,
+        other => panic!("not an assistant: {other:?}"),
+    }
+}
+
+/// A finished text answer whose usage puts the context at `context` tokens.
+fn answer(context: u64) -> AssistantMessage {
+    assistant(json!({"usage": usage(context - 100, 100, 0)}))
+}
+
+/// A tool-use turn (not a finished answer).
+fn tool_turn(context: u64) -> AssistantMessage {
+    assistant(json!({
+        "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.ts"}}],
+        "stopReason": "toolUse", "usage": usage(context - 100, 100, 0)}))
+}
+
+fn error_turn(message: &str) -> AssistantMessage {
+    assistant(
+        json!({"content": [], "stopReason": "error", "errorMessage": message,
+                     "usage": usage(0, 0, 0)}),
+    )
+}
+
+/// A `length` stop: `blocks` of content, `output` tokens spent, context `context`.
+fn length_turn(blocks: Value, output: u64, context: u64) -> AssistantMessage {
+    assistant(json!({"content": blocks, "stopReason": "length",
+                     "usage": usage(context - output, output, 0)}))
+}
+
+fn thinking_only() -> Value {
+    json!([{"type": "thinking", "thinking": "let me think about this at length"}])
+}
+
+fn turn<'a>(a: &'a AssistantMessage, m: &'a ModelInfo) -> TurnInput<'a> {
+    TurnInput::new(a, m, 10_000)
+}
+
+fn compacted(req: &CompactRequest, tokens_after: u64) -> CompactionReport {
+    CompactionReport::new(
+        req.clone(),
+        CompactionOutcome::Compacted {
+            tokens_after,
+            stored_tokens: None,
+        },
+    )
+}
+
+fn end_event(d: &Decision) -> &Event {
+    d.events
+        .iter()
+        .find(|e| matches!(e, Event::AutoCompactionEnd { .. }))
+        .expect("an auto_compaction_end event")
+}
+
+// ----- threshold ------------------------------------------------------------------------
+
+/// W = 100 000, reserve 10 000 ⇒ threshold 85 000 (§10.1 case 4): strictly greater compacts.
+#[test]
+fn threshold_below_at_and_above() {
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let m = model(100_000);
+    for context in [84_000, 85_000] {
+        let a = answer(context);
+        assert!(cm.after_turn(turn(&a, &m)).is_none(), "{context}");
+    }
+    let a = answer(85_001);
+    let d = cm.after_turn(turn(&a, &m));
+    let c = d.compact.as_ref().expect("compacts above the threshold");
+    assert_eq!(c.reason, CompactionReason::Threshold);
+    assert_eq!(c.entry, EntryPoint::PostTurn);
+    assert!(!c.will_retry);
+    assert_eq!(c.context_tokens, 85_001);
+    assert_eq!(c.context_window, 100_000);
+    assert_eq!(c.strategy, Strategy::ContextFull);
+    assert_eq!(d.drop_failed_turn, None);
+    assert_eq!(d.continuation, None);
+    assert_eq!(
+        c.start_event(),
+        Some(Event::AutoCompactionStart {
+            reason: CompactionReason::Threshold,
+            action: Some(CompactionAction::Snapcompact),
+        }),
+        "the default method order starts with snapcompact for an image model (remote needs an endpoint)"
+    );
+    assert_eq!(
+        c.methods,
+        [
+            CompactionMethod::Snapcompact,
+            CompactionMethod::Handoff,
+            CompactionMethod::Shake,
+            CompactionMethod::Soft
+        ]
+    );
+}
+
+/// A usage from before the latest compaction counts 0; the stored estimate still floors it.
+#[test]
+fn pre_compaction_assistant_and_the_compaction_floor() {
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let m = model(100_000);
+    let a = answer(95_000); // timestamp 1 000
+    let mut t = turn(&a, &m);
+    t.latest_compaction_at = Some(2_000);
+    assert!(cm.after_turn(t).is_none(), "stale usage is ignored");
+    t.stored_tokens = Some(90_000);
+    let d = cm.after_turn(t);
+    assert_eq!(d.compact.map(|c| c.context_tokens), Some(90_000));
+
+    // §10.1 case 5: usage 20 000 alone does not compact, the floor 95 000 does.
+    let a = answer(20_000);
+    let mut t = turn(&a, &m);
+    assert!(cm.after_turn(t).is_none());
+    t.stored_tokens = Some(95_000);
+    assert_eq!(
+        cm.after_turn(t).compact.map(|c| c.context_tokens),
+        Some(95_000)
+    );
+
+    // Pruning lowers the size handed to the compaction, not the trigger.
+    let a = answer(95_000);
+    let mut t = turn(&a, &m);
+    t.stored_tokens = Some(10_000);
+    t.freed_tokens = 20_000;
+    assert_eq!(
+        cm.after_turn(t).compact.map(|c| c.context_tokens),
+        Some(75_000)
+    );
+}
+
+#[test]
+fn disabled_compaction_and_strategy_off_never_compact() {
+    let m = model(100_000);
+    for s in [
+        json!({"enabled": false}),
+        json!({"strategy": "off", "thresholdPercent": 1}),
+        json!({"methodOrder": []}),
+    ] {
+        let mut cm = manager(s.clone());
+        let a = answer(99_000);
+        assert!(cm.after_turn(turn(&a, &m)).is_none(), "{s}");
+        let p = PromptInput {
+            stored_tokens: Some(99_000),
+            ..PromptInput::new(&m, 20_000)
+        };
+        assert!(cm.before_prompt(p).is_none(), "{s}");
+        // An overflow cannot be compacted away: the turn stays, the user is told.
+        let e = error_turn("prompt is too long: 210000 tokens > 200000 maximum");
+        let d = cm.after_turn(turn(&e, &m));
+        assert_eq!(d.compact, None, "{s}");
+        assert_eq!(d.drop_failed_turn, None, "{s}");
+        assert!(d.block_auto_continue);
+        assert_eq!(d.notices[0].level, NoticeLevel::Error);
+        assert!(d.notices[0].text.contains("automatic compaction is off"));
+    }
+}
+
+#[test]
+fn aborted_turns_decide_nothing() {
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let m = model(100_000);
+    let a = assistant(
+        json!({"stopReason": "aborted", "usage": usage(99_000, 10, 0),
+                             "errorMessage": "prompt is too long"}),
+    );
+    let mut t = turn(&a, &m);
+    t.stored_tokens = Some(99_000);
+    assert!(cm.after_turn(t).is_none());
+    assert_eq!(cm.state().incomplete_recoveries, 0);
+    assert!(!cm.state().overflow_recovery_attempted);
+}
+
+// ----- overflow -------------------------------------------------------------------------
+
+/// Every wording of the §8.2 list, as providers write it, plus the bare statuses.
+const OVERFLOW_TEXTS: [&str; 16] = [
+    "prompt is too long: 213462 tokens > 200000 maximum",
+    "Your input exceeds the context window of this model",
+    "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).",
+    "This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
+    "Please reduce the length of the messages or completion.",
+    "This endpoint's maximum context length is 128000 tokens. However, you requested about 140000 tokens",
+    "prompt token count of 130000 exceeds the limit of 128000",
+    "the request exceeds the available context size, try increasing it",
+    "tokens to keep from the initial prompt is greater than the context length",
+    "Error: context length exceeded",
+    "{\"error\":{\"code\":\"context_length_exceeded\"}}",
+    "Too many tokens in the request",
+    "Token limit exceeded for this request",
+    "400 status code (no body)",
+    "413 (no body)",
+    "429 status code (no body)",
+];
+
+#[test]
+fn overflow_error_texts_drop_the_turn_and_compact_with_retry() {
+    let m = model(200_000);
+    for text in OVERFLOW_TEXTS {
+        let e = error_turn(text);
+        assert!(is_context_overflow(&e, 200_000), "{text}");
+        assert!(is_context_overflow(&e, 0), "text needs no window: {text}");
+        let upper = error_turn(&text.to_uppercase());
+        assert!(
+            is_context_overflow(&upper, 200_000),
+            "case-insensitive: {text}"
+        );
+
+        let mut cm = manager(json!({}));
+        let mut t = turn(&e, &m);
+        // A 413 is trusted as an overflow only when the context could be the cause.
+        t.stored_tokens = Some(195_000);
+        let d = cm.after_turn(t);
+        assert_eq!(
+            d.drop_failed_turn,
+            Some(DropTurn { durable: false }),
+            "{text}"
+        );
+        let c = d.compact.expect(text);
+        assert_eq!(c.reason, CompactionReason::Overflow, "{text}");
+        assert!(c.will_retry);
+        assert!(
+            d.events.is_empty(),
+            "the shell emits the start event: {text}"
+        );
+        assert!(!c.methods.contains(&CompactionMethod::Handoff), "{text}");
+    }
+}
+
+#[test]
+fn errors_that_are_not_overflows() {
+    let m = model(200_000);
+    for text in [
+        "rate limit exceeded",
+        "Internal server error",
+        "500 status code (no body)",
+        "overloaded_error",
+        "the maximum prompt length is unknown",
+    ] {
+        let e = error_turn(text);
+        assert!(!is_context_overflow(&e, 200_000), "{text}");
+        let mut cm = manager(json!({}));
+        assert!(cm.after_turn(turn(&e, &m)).is_none(), "{text}");
+    }
+    // An overflow wording on a successful turn is not an error.
+    let a = assistant(json!({"errorMessage": "prompt is too long"}));
+    assert!(!is_context_overflow(&a, 200_000));
+}
+
+#[test]
+fn silent_overflow() {
+    let m = model(100_000);
+    let a = assistant(json!({"usage": usage(90_000, 500, 15_000)}));
+    assert!(is_context_overflow(&a, 100_000));
+    assert!(!is_context_overflow(&a, 0), "unknown window");
+    assert!(
+        !is_context_overflow(&a, 105_000),
+        "input + cacheRead = window fits"
+    );
+    let mut cm = manager(json!({}));
+    let d = cm.after_turn(turn(&a, &m));
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: false }));
+    assert_eq!(
+        d.compact.map(|c| (c.reason, c.will_retry)),
+        Some((CompactionReason::Overflow, true))
+    );
+}
+
+/// pi-mono: one compact-and-retry per overflow episode (§8.2, §10.11).
+#[test]
+fn one_compact_and_retry_per_overflow_episode() {
+    let mut cm = manager(json!({}));
+    let m = model(200_000);
+    let e = error_turn("prompt is too long: 213462 tokens > 200000 maximum");
+
+    let d = cm.after_turn(turn(&e, &m));
+    let req = d.compact.expect("first overflow compacts");
+    let d = cm.after_compaction(&compacted(&req, 40_000));
+    assert_eq!(
+        end_event(&d),
+        &Event::AutoCompactionEnd {
+            action: Some(req.action),
+            aborted: false,
+            will_retry: true,
+            error_message: None,
+            skipped: false
+        }
+    );
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: false }));
+    let c = d.continuation.expect("retry");
+    assert_eq!((c.kind, c.after_ms), (ContinuationKind::Retry, 100));
+    assert!(!d.block_auto_continue);
+
+    // The retry overflows again: no second compaction.
+    let d = cm.after_turn(turn(&e, &m));
+    assert_eq!(d.compact, None);
+    assert_eq!(d.drop_failed_turn, None);
+    assert!(d.block_auto_continue);
+    assert_eq!(
+        d.events,
+        [Event::AutoCompactionEnd {
+            action: None,
+            aborted: false,
+            will_retry: false,
+            error_message: Some(OVERFLOW_RETRY_EXHAUSTED.into()),
+            skipped: false
+        }]
+    );
+    assert!(OVERFLOW_RETRY_EXHAUSTED.contains("after one compact-and-retry attempt"));
+
+    // A successful turn ends the episode.
+    let a = answer(50_000);
+    assert!(cm.after_turn(turn(&a, &m)).is_none());
+    assert!(cm.after_turn(turn(&e, &m)).compact.is_some());
+    // So does a new prompt.
+    cm.before_prompt(PromptInput::new(&m, 20_000));
+    assert!(cm.after_turn(turn(&e, &m)).compact.is_some());
+}
+
+#[test]
+fn overflow_from_another_model_or_before_the_compaction_is_not_recovered() {
+    let m = model(200_000);
+    let mut cm = manager(json!({}));
+    let other = assistant(
+        json!({"model": "claude-haiku-4-5", "content": [], "stopReason": "error",
+                                 "errorMessage": "prompt is too long"}),
+    );
+    assert!(cm.after_turn(turn(&other, &m)).is_none());
+    let e = error_turn("prompt is too long");
+    let mut t = turn(&e, &m);
+    t.latest_compaction_at = Some(5_000);
+    assert!(cm.after_turn(t).is_none());
+}
+
+/// §8.2 [N] step 2: a 413 that is not about tokens is not compacted away.
+#[test]
+fn payload_rejections() {
+    let m = model(200_000);
+    let e = error_turn("413 Request Entity Too Large");
+    let mut cm = manager(json!({"strategy": "snapcompact"}));
+    let mut t = turn(&e, &m);
+    t.stored_tokens = Some(20_000);
+    let d = cm.after_turn(t);
+    assert_eq!(d.compact, None);
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: false }));
+    assert!(d.block_auto_continue);
+    assert_eq!(d.notices[0].level, NoticeLevel::Warning);
+    assert!(d.notices[0].text.contains("not the problem"));
+
+    // Explicit media wording: trusted without a stored estimate.
+    let img = error_turn("request_too_large: image exceeds 5 MB maximum");
+    assert_eq!(cm.after_turn(turn(&img, &m)).compact, None);
+
+    // Without proof that the context is small it is treated as an overflow, snapcompact out.
+    let d = cm.after_turn(turn(&e, &m));
+    let c = d.compact.expect("untrusted rejection compacts");
+    assert_eq!(c.reason, CompactionReason::Overflow);
+    assert!(c.exclude_snapcompact && c.payload_rejection);
+    assert_eq!(c.strategy, Strategy::ContextFull);
+    assert!(!c.methods.contains(&CompactionMethod::Snapcompact));
+    // …and a recovery that did not shrink the request stops there.
+    let mut req = c.clone();
+    req.context_tokens = 150_000;
+    let d = cm.after_compaction(&compacted(&req, 150_000));
+    assert!(d.block_auto_continue);
+    assert_eq!(d.continuation, None);
+    assert!(d.compaction_warning.is_some());
+}
+
+// ----- incomplete output ----------------------------------------------------------------
+
+/// Three no-progress recoveries, then give up; durable drop and a block.
+#[test]
+fn length_stops_three_recoveries_then_give_up() {
+    let mut cm = manager(json!({}));
+    let m = model(200_000);
+    let a = length_turn(thinking_only(), 32_000, 60_000);
+    for n in 1..=3u32 {
+        let d = cm.after_turn(turn(&a, &m));
+        assert_eq!(
+            d.drop_failed_turn,
+            Some(DropTurn { durable: false }),
+            "#{n}"
+        );
+        assert_eq!(d.compact, None, "room left: retry without compacting");
+        let c = d.continuation.expect("retry");
+        assert_eq!((c.kind, c.after_ms), (ContinuationKind::Retry, 100));
+        assert_eq!(
+            c.reminder,
+            Some(LengthStopReminder {
+                output_tokens: 32_000,
+                retry_count: n,
+                max_retries: INCOMPLETE_RECOVERY_MAX_RETRIES
+            })
+        );
+        assert_eq!(cm.state().incomplete_recoveries, n);
+    }
+    let d = cm.after_turn(turn(&a, &m));
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: true }));
+    assert_eq!(d.continuation, None);
+    assert!(d.block_auto_continue);
+    assert_eq!(d.notices[0].level, NoticeLevel::Error);
+    assert!(
+        d.notices[0].text.starts_with(
+            "Length-stop recovery gave up after 4 consecutive `length` responses from \
+             anthropic/claude-sonnet-4-5."
+        ),
+        "{}",
+        d.notices[0].text
+    );
+}
+
+#[test]
+fn a_turn_with_text_or_a_tool_call_resets_the_length_counter() {
+    let mut cm = manager(json!({}));
+    let m = model(200_000);
+    let a = length_turn(thinking_only(), 32_000, 60_000);
+    cm.after_turn(turn(&a, &m));
+    cm.after_turn(turn(&a, &m));
+    assert_eq!(cm.state().incomplete_recoveries, 2);
+    let t = tool_turn(61_000);
+    cm.after_turn(turn(&t, &m));
+    assert_eq!(cm.state().incomplete_recoveries, 0);
+    for _ in 0..3 {
+        assert!(cm.after_turn(turn(&a, &m)).continuation.is_some());
+    }
+    assert!(cm.after_turn(turn(&a, &m)).block_auto_continue);
+    // A new prompt starts a fresh count as well.
+    cm.before_prompt(PromptInput::new(&m, 20_000));
+    assert_eq!(cm.state().incomplete_recoveries, 0);
+}
+
+#[test]
+fn a_truncated_answer_with_room_left_is_kept_with_a_warning() {
+    let mut cm = manager(json!({}));
+    let m = model(200_000);
+    let a = length_turn(
+        json!([{"type": "text", "text": "Here is the first half"}]),
+        32_000,
+        60_000,
+    );
+    let d = cm.after_turn(turn(&a, &m));
+    assert_eq!(d.drop_failed_turn, None);
+    assert_eq!(d.compact, None);
+    assert_eq!(d.continuation, None);
+    assert_eq!(
+        d.notices,
+        [Notice {
+            level: NoticeLevel::Warning,
+            text: "Response hit the anthropic/claude-sonnet-4-5 output limit (32000 tokens) \
+                   and was truncated."
+                .into()
+        }]
+    );
+}
+
+#[test]
+fn a_length_stop_with_the_window_exhausted_compacts_and_retries() {
+    let mut cm = manager(json!({}));
+    let m = model(200_000); // threshold 170 000
+    let a = length_turn(json!([{"type": "text", "text": "partial"}]), 8_000, 180_000);
+    let d = cm.after_turn(turn(&a, &m));
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: false }));
+    let c = d.compact.expect("compacts");
+    assert_eq!(
+        (c.reason, c.will_retry),
+        (CompactionReason::Incomplete, true)
+    );
+    assert_eq!(cm.state().incomplete_recoveries, 1);
+    // Unknown window counts as exhausted.
+    let unknown = model(0);
+    let a = length_turn(thinking_only(), 8_000, 50_000);
+    let d = cm.after_turn(turn(&a, &unknown));
+    assert_eq!(
+        d.compact.map(|c| c.reason),
+        Some(CompactionReason::Incomplete)
+    );
+}
+
+// ----- progress guard and continuation (§8.5) -------------------------------------------
+
+#[test]
+fn a_compaction_that_frees_too_little_warns_blocks_and_does_not_loop() {
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let m = model(100_000); // threshold 85 000, band 68 000
+    let t1 = tool_turn(90_000);
+    let req = cm.after_turn(turn(&t1, &m)).compact.expect("compacts");
+    let d = cm.after_compaction(&compacted(&req, 68_001));
+    assert_eq!(d.compact, None, "never compaction → compaction");
+    assert_eq!(d.continuation, None);
+    assert!(d.block_auto_continue);
+    let w = d.compaction_warning.clone().expect("stamped on the entry");
+    assert!(w.starts_with("Compaction freed too little context to make progress"));
+    assert!(w.contains("68001") && w.contains("68000"), "{w}");
+    assert_eq!(d.notices[0].level, NoticeLevel::Warning);
+    assert_eq!(
+        end_event(&d),
+        &Event::AutoCompactionEnd {
+            action: Some(req.action),
+            aborted: false,
+            will_retry: false,
+            error_message: None,
+            skipped: false
+        }
+    );
+    assert!(cm.state().maintenance_paused);
+
+    // While paused, further turns over the threshold do not compact again…
+    let t2 = tool_turn(88_000);
+    assert!(cm.after_turn(turn(&t2, &m)).is_none());
+    // …nor idle maintenance; the pause ends when the context is back in the band…
+    let small = tool_turn(60_000);
+    assert!(cm.after_turn(turn(&small, &m)).is_none());
+    assert!(!cm.state().maintenance_paused);
+    assert!(cm.after_turn(turn(&t2, &m)).compact.is_some());
+}
+
+#[test]
+fn a_new_prompt_resumes_paused_maintenance() {
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let m = model(100_000);
+    let t1 = tool_turn(90_000);
+    let req = cm.after_turn(turn(&t1, &m)).compact.expect("compacts");
+    cm.after_compaction(&compacted(&req, 80_000));
+    assert!(cm.state().maintenance_paused);
+    let p = PromptInput {
+        stored_tokens: Some(86_000),
+        ..PromptInput::new(&m, 30_000)
+    };
+    let d = cm.before_prompt(p);
+    let c = d.compact.expect("pre-prompt compaction");
+    assert_eq!(c.entry, EntryPoint::PrePrompt);
+    // The prompt itself continues: no continuation after a pre-prompt pass.
+    let d = cm.after_compaction(&compacted(&c, 20_000));
+    assert_eq!(d.continuation, None);
+    assert!(!d.block_auto_continue);
+}
+
+#[test]
+fn headroom_continues_unless_the_last_turn_was_a_finished_answer() {
+    let m = model(100_000);
+    // A tool-use turn: the work goes on with the auto-continue prompt.
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let t = tool_turn(90_000);
+    let req = cm.after_turn(turn(&t, &m)).compact.expect("compacts");
+    let d = cm.after_compaction(&compacted(&req, 30_000));
+    let c = d.continuation.expect("auto-continue");
+    assert_eq!((c.kind, c.after_ms), (ContinuationKind::AutoContinue, 100));
+    assert_eq!(c.prompt, Some(ctxfold::prompts::AUTO_CONTINUE.trim_end()));
+    assert!(c.prompt.is_some_and(|p| !p.is_empty()));
+    assert_eq!(d.drop_failed_turn, None);
+
+    // A finished text answer: nothing to continue.
+    let a = answer(90_000);
+    let req = cm.after_turn(turn(&a, &m)).compact.expect("compacts");
+    assert_eq!(
+        cm.after_compaction(&compacted(&req, 30_000)).continuation,
+        None
+    );
+
+    // autoContinue off: nothing either.
+    let mut off = manager(json!({"reserveTokens": 10000, "autoContinue": false}));
+    let req = off.after_turn(turn(&t, &m)).compact.expect("compacts");
+    assert_eq!(
+        off.after_compaction(&compacted(&req, 30_000)).continuation,
+        None
+    );
+}
+
+/// pi-mono §10.11: threshold compaction with only agent-queued follow-ups schedules exactly
+/// one continuation, after 100 ms.
+#[test]
+fn queued_follow_ups_drive_exactly_one_continuation() {
+    let mut cm = manager(json!({"reserveTokens": 10000, "autoContinue": false}));
+    let m = model(100_000);
+    let a = answer(90_000);
+    let req = cm.after_turn(turn(&a, &m)).compact.expect("compacts");
+    let mut r = compacted(&req, 30_000);
+    r.queued_messages = true;
+    let d = cm.after_compaction(&r);
+    assert_eq!(
+        d.continuation,
+        Some(Continuation {
+            after_ms: 100,
+            kind: ContinuationKind::QueuedMessages,
+            prompt: None,
+            reminder: None
+        })
+    );
+}
+
+/// After an overflow retry the looser test applies: ≤ W − budget reserve.
+#[test]
+fn overflow_guard_is_window_minus_reserve() {
+    let m = model(100_000); // reserve unset: budget reserve 16 384 ⇒ limit 83 616
+    let e = error_turn("prompt is too long");
+    for (after, retries) in [(80_000, true), (83_616, true), (83_617, false)] {
+        let mut cm = manager(json!({}));
+        let req = cm.after_turn(turn(&e, &m)).compact.expect("compacts");
+        let d = cm.after_compaction(&compacted(&req, after));
+        assert_eq!(d.continuation.is_some(), retries, "{after}");
+        assert_eq!(d.block_auto_continue, !retries, "{after}");
+        assert_eq!(
+            d.drop_failed_turn,
+            Some(DropTurn { durable: false }),
+            "the rebuilt context holds the failed turn again: {after}"
+        );
+    }
+    // The stored estimate counts too.
+    let mut cm = manager(json!({}));
+    let req = cm.after_turn(turn(&e, &m)).compact.expect("compacts");
+    let mut r = compacted(&req, 10_000);
+    r.outcome = CompactionOutcome::Compacted {
+        tokens_after: 10_000,
+        stored_tokens: Some(90_000),
+    };
+    assert!(cm.after_compaction(&r).block_auto_continue);
+}
+
+#[test]
+fn unknown_window_always_has_headroom() {
+    let mut cm = manager(json!({}));
+    let unknown = model(0);
+    let a = length_turn(thinking_only(), 8_000, 50_000);
+    let req = cm.after_turn(turn(&a, &unknown)).compact.expect("compacts");
+    let d = cm.after_compaction(&compacted(&req, 1_000_000));
+    assert_eq!(
+        d.continuation.map(|c| c.kind),
+        Some(ContinuationKind::Retry)
+    );
+}
+
+#[test]
+fn failed_aborted_and_empty_compactions() {
+    let m = model(200_000);
+    let e = error_turn("prompt is too long");
+    let cases = [
+        (
+            CompactionReason::Overflow,
+            "Context overflow recovery failed: boom",
+        ),
+        (
+            CompactionReason::Incomplete,
+            "Incomplete response recovery failed: boom",
+        ),
+        (CompactionReason::Threshold, "Auto-compaction failed: boom"),
+        (CompactionReason::Idle, "Auto-compaction failed: boom"),
+    ];
+    for (reason, want) in cases {
+        assert_eq!(compaction_error_message(reason, "boom"), want);
+    }
+    assert_eq!(
+        compaction_error_message(CompactionReason::Manual, "boom"),
+        "boom"
+    );
+
+    let mut cm = manager(json!({}));
+    let req = cm.after_turn(turn(&e, &m)).compact.expect("compacts");
+    let fail = CompactionReport::new(
+        req.clone(),
+        CompactionOutcome::Failed {
+            error: "503 overloaded".into(),
+        },
+    );
+    let d = cm.after_compaction(&fail);
+    match end_event(&d) {
+        Event::AutoCompactionEnd {
+            error_message,
+            will_retry,
+            aborted,
+            ..
+        } => {
+            assert_eq!(
+                error_message.as_deref(),
+                Some("Context overflow recovery failed: 503 overloaded")
+            );
+            assert!(!will_retry && !aborted);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(d.restore_failed_turn, "the failed turn goes back");
+    assert_eq!(d.continuation, None);
+
+    let d = cm.after_compaction(&CompactionReport::new(
+        req.clone(),
+        CompactionOutcome::Aborted,
+    ));
+    assert!(matches!(
+        end_event(&d),
+        Event::AutoCompactionEnd { aborted: true, .. }
+    ));
+    assert!(d.restore_failed_turn);
+
+    let d = cm.after_compaction(&CompactionReport::new(
+        req.clone(),
+        CompactionOutcome::NothingToCompact,
+    ));
+    assert!(matches!(
+        end_event(&d),
+        Event::AutoCompactionEnd { skipped: true, .. }
+    ));
+    assert!(d.block_auto_continue && d.restore_failed_turn);
+    assert!(d.notices[0]
+        .text
+        .starts_with("Compaction freed too little context to make progress"));
+}
+
+/// No outcome of any request ever asks for another compaction.
+#[test]
+fn after_compaction_never_compacts() {
+    let m = model(100_000);
+    let mut requests = Vec::new();
+    let mut cm =
+        manager(json!({"reserveTokens": 10000, "idleEnabled": true, "idleThresholdTokens": 1}));
+    requests.extend(cm.after_turn(turn(&tool_turn(90_000), &m)).compact);
+    requests.extend(
+        cm.after_turn(turn(&error_turn("too many tokens"), &m))
+            .compact,
+    );
+    requests.extend(
+        cm.after_turn(turn(&length_turn(thinking_only(), 1_000, 95_000), &m))
+            .compact,
+    );
+    requests.extend(cm.on_idle(&m, 50_000, 10_000_000).compact);
+    requests.push(CompactRequest::manual(
+        Strategy::ContextFull,
+        90_000,
+        100_000,
+    ));
+    assert_eq!(requests.len(), 5);
+    for req in &requests {
+        for outcome in [
+            CompactionOutcome::Compacted {
+                tokens_after: 99_000,
+                stored_tokens: Some(99_000),
+            },
+            CompactionOutcome::Compacted {
+                tokens_after: 1_000,
+                stored_tokens: None,
+            },
+            CompactionOutcome::NothingToCompact,
+            CompactionOutcome::Aborted,
+            CompactionOutcome::Failed { error: "x".into() },
+        ] {
+            let d = cm.after_compaction(&CompactionReport::new(req.clone(), outcome.clone()));
+            assert_eq!(d.compact, None, "{req:?} {outcome:?}");
+            assert_eq!(d.promote, None);
+        }
+    }
+}
+
+// ----- idle -----------------------------------------------------------------------------
+
+#[test]
+fn idle_maintenance() {
+    let m = model(400_000);
+    let idle =
+        json!({"idleEnabled": true, "idleThresholdTokens": 200000, "idleTimeoutSeconds": 300});
+    // Disabled (the default): never.
+    let mut cm = manager(json!({}));
+    let a = tool_turn(250_000);
+    assert_eq!(cm.after_turn(TurnInput::new(&a, &m, 0)).wake_at, None);
+    assert!(cm.on_idle(&m, 250_000, 10_000_000).is_none());
+
+    let mut cm = manager(idle.clone());
+    assert!(
+        cm.on_idle(&m, 250_000, 1_000).is_none(),
+        "no activity seen yet"
+    );
+    let d = cm.after_turn(TurnInput::new(&a, &m, 1_000));
+    assert_eq!(d.wake_at, Some(301_000));
+    // Too early: says when to come back.
+    let d = cm.on_idle(&m, 250_000, 300_999);
+    assert!(d.is_none() && d.wake_at == Some(301_000));
+    // Under the idle threshold: nothing.
+    assert!(cm.on_idle(&m, 200_000, 301_000).is_none());
+    // Due.
+    let d = cm.on_idle(&m, 250_000, 301_000);
+    let c = d.compact.expect("idle compaction");
+    assert_eq!(
+        (c.reason, c.entry, c.will_retry),
+        (CompactionReason::Idle, EntryPoint::Idle, false)
+    );
+    assert_eq!(
+        c.start_event(),
+        Some(Event::AutoCompactionStart {
+            reason: CompactionReason::Idle,
+            action: Some(c.action)
+        })
+    );
+    // Once per idle period, even while it runs or if it left the context large.
+    assert!(cm.on_idle(&m, 250_000, 900_000).is_none());
+    let d = cm.after_compaction(&compacted(&c, 240_000));
+    assert_eq!(d.continuation, None, "idle passes never continue");
+    assert!(!d.block_auto_continue, "idle passes are not guarded");
+    assert_eq!(d.events.len(), 1);
+    assert!(cm.on_idle(&m, 250_000, 2_000_000).is_none());
+    // New activity opens a new idle period.
+    cm.after_turn(TurnInput::new(&a, &m, 3_000_000));
+    assert!(cm.on_idle(&m, 250_000, 3_300_000).compact.is_some());
+
+    // Compaction disabled: no idle maintenance either.
+    let mut off = manager(json!({"idleEnabled": true, "enabled": false}));
+    off.after_turn(TurnInput::new(&a, &m, 0));
+    assert!(off.on_idle(&m, 250_000, 10_000_000).is_none());
+}
+
+// ----- pi-mono §10.11 -------------------------------------------------------------------
+
+#[test]
+fn pi_mono_error_turns_use_the_last_successful_usage() {
+    let m = model(200_000); // threshold 170 000
+                            // An error turn after a successful 190 000-token turn compacts on the threshold (the
+                            // host did not act on the successful turn's own decision).
+    let mut cm = manager(json!({}));
+    let ok = answer(190_000);
+    assert!(cm.after_turn(turn(&ok, &m)).compact.is_some());
+    let err = error_turn("Internal server error");
+    let d = cm.after_turn(turn(&err, &m));
+    let c = d.compact.expect("threshold from the last successful usage");
+    assert_eq!(
+        (c.reason, c.context_tokens),
+        (CompactionReason::Threshold, 190_000)
+    );
+
+    // With no prior usage: nothing.
+    let mut cm = manager(json!({}));
+    assert!(cm.after_turn(turn(&err, &m)).is_none());
+
+    // With only usage from before the latest compaction: nothing.
+    let mut cm = manager(json!({}));
+    cm.after_turn(turn(&ok, &m)); // usage remembered at timestamp 1 000
+    let mut t = turn(&err, &m);
+    t.latest_compaction_at = Some(5_000);
+    assert!(cm.after_turn(t).is_none());
+}
+
+#[test]
+fn mid_run_passes() {
+    let m = model(200_000);
+    let big = tool_turn(190_000);
+    let mut t = turn(&big, &m);
+    t.mid_run = true;
+    assert!(manager(json!({"midTurnEnabled": false}))
+        .after_turn(t)
+        .is_none());
+    let mut cm = manager(json!({}));
+    let c = cm.after_turn(t).compact.expect("mid-run threshold pass");
+    assert_eq!(c.entry, EntryPoint::MidRun);
+    // The run goes on by itself: no continuation after a mid-run pass.
+    let d = cm.after_compaction(&compacted(&c, 20_000));
+    assert_eq!(d.continuation, None);
+    assert!(!d.block_auto_continue);
+}
+
+#[test]
+fn pi_mono_stale_pre_compaction_assistant_does_not_trigger_pre_prompt_compaction() {
+    let m = model(200_000);
+    let mut cm = manager(json!({}));
+    let stale = answer(610_000);
+    let p = PromptInput {
+        last_assistant: Some(&stale),
+        latest_compaction_at: Some(2_000),
+        ..PromptInput::new(&m, 20_000)
+    };
+    assert!(cm.before_prompt(p).is_none());
+    let p = PromptInput {
+        last_assistant: Some(&stale),
+        ..PromptInput::new(&m, 20_000)
+    };
+    assert_eq!(
+        cm.before_prompt(p).compact.map(|c| c.entry),
+        Some(EntryPoint::PrePrompt)
+    );
+}
+
+// ----- promotion ------------------------------------------------------------------------
+
+#[test]
+fn context_promotion_is_tried_before_compaction() {
+    let m = model(200_000);
+    let e = error_turn("prompt is too long");
+
+    // Promoted: durable drop and retry on the larger model.
+    let mut cm = manager(json!({}));
+    let mut t = turn(&e, &m);
+    t.can_promote = true;
+    t.stored_tokens = Some(210_000);
+    let d = cm.after_turn(t);
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: false }));
+    assert_eq!(d.compact, None);
+    assert_eq!(
+        d.promote,
+        Some(PromotionRequest {
+            reason: CompactionReason::Overflow,
+            context_tokens: 210_000,
+            context_window: 200_000
+        })
+    );
+    assert!(cm.state().awaiting_promotion);
+    let d = cm.after_promotion(true);
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: true }));
+    assert_eq!(
+        d.continuation.map(|c| c.kind),
+        Some(ContinuationKind::Retry)
+    );
+    assert!(cm.after_promotion(true).is_none(), "answered once");
+
+    // A late error from the model we left: drop it and retry on the promoted one.
+    let big = ModelInfo {
+        id: "claude-sonnet-4-5-1m".into(),
+        context_window: 1_000_000,
+        ..m.clone()
+    };
+    let late = error_turn("connection reset");
+    let d = cm.after_turn(turn(&late, &big));
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: false }));
+    assert_eq!(
+        d.continuation.map(|c| c.kind),
+        Some(ContinuationKind::Retry)
+    );
+    assert!(cm.after_turn(turn(&late, &big)).is_none(), "only once");
+
+    // Not promoted: the overflow compaction follows.
+    let mut cm = manager(json!({}));
+    let mut t = turn(&e, &m);
+    t.can_promote = true;
+    cm.after_turn(t);
+    let d = cm.after_promotion(false);
+    assert_eq!(
+        d.compact.map(|c| c.reason),
+        Some(CompactionReason::Overflow)
+    );
+
+    // Threshold: promoted ⇒ nothing more; not promoted ⇒ compaction.
+    let a = tool_turn(190_000);
+    let mut t = turn(&a, &m);
+    t.can_promote = true;
+    assert_eq!(
+        cm.after_turn(t).promote.map(|p| p.reason),
+        Some(CompactionReason::Threshold)
+    );
+    assert!(cm.after_promotion(true).is_none());
+    cm.after_turn(t);
+    assert_eq!(
+        cm.after_promotion(false).compact.map(|c| c.reason),
+        Some(CompactionReason::Threshold)
+    );
+
+    // Compaction off, promotion fails: the failed turn goes back.
+    let mut off = manager(json!({"enabled": false}));
+    let mut t = turn(&e, &m);
+    t.can_promote = true;
+    assert!(off.after_turn(t).promote.is_some());
+    let d = off.after_promotion(false);
+    assert!(d.restore_failed_turn && d.block_auto_continue);
+}
+
+// ----- manual, model switch, strategies -------------------------------------------------
+
+#[test]
+fn manual_compaction_resumes_an_interrupted_turn() {
+    let mut cm = manager(json!({}));
+    let req = CompactRequest::manual(Strategy::ContextFull, 90_000, 200_000);
+    assert_eq!(
+        req.start_event(),
+        None,
+        "manual compactions emit no auto events"
+    );
+    let mut r = compacted(&req, 20_000);
+    assert!(cm.after_compaction(&r).is_none(), "nothing interrupted");
+    r.interrupted_turn = true;
+    let d = cm.after_compaction(&r);
+    assert_eq!(
+        d.continuation.map(|c| c.kind),
+        Some(ContinuationKind::AutoContinue)
+    );
+    assert!(d.events.is_empty());
+    r.queued_messages = true;
+    assert_eq!(
+        cm.after_compaction(&r).continuation.map(|c| c.kind),
+        Some(ContinuationKind::QueuedMessages)
+    );
+    r.suppress_continuation = true;
+    assert!(cm.after_compaction(&r).is_none());
+    // A no-op rejection resumes too; a failure does not.
+    let mut r = CompactionReport::new(req.clone(), CompactionOutcome::NothingToCompact);
+    r.interrupted_turn = true;
+    assert!(cm.after_compaction(&r).continuation.is_some());
+    r.outcome = CompactionOutcome::Failed { error: "x".into() };
+    assert!(cm.after_compaction(&r).is_none());
+    // autoContinue off: never.
+    let mut off = manager(json!({"autoContinue": false}));
+    let mut r = compacted(&req, 20_000);
+    r.interrupted_turn = true;
+    assert!(off.after_compaction(&r).is_none());
+}
+
+#[test]
+fn switching_to_a_smaller_model_compacts_first() {
+    let mut cm = manager(json!({}));
+    let small = ModelInfo {
+        context_window: 128_000,
+        accepts_images: false,
+        ..model(128_000)
+    };
+    assert!(cm.before_model_switch(&small, 100_000, 0).is_none());
+    let d = cm.before_model_switch(&small, 120_000, 0);
+    let c = d.compact.expect("compacts for the target");
+    assert_eq!(
+        (c.entry, c.context_window),
+        (EntryPoint::ModelSwitch, 128_000)
+    );
+    assert!(
+        !c.methods.contains(&CompactionMethod::Snapcompact),
+        "target reads no images"
+    );
+    let d = cm.after_compaction(&compacted(&c, 20_000));
+    assert_eq!(d.continuation, None);
+}
+
+#[test]
+fn strategies_follow_reason_and_model() {
+    let m = model(200_000);
+    let text_only = ModelInfo {
+        accepts_images: false,
+        ..m.clone()
+    };
+    let e = error_turn("prompt is too long");
+    let big = tool_turn(190_000);
+
+    let mut cm = manager(json!({"strategy": "handoff"}));
+    assert_eq!(
+        cm.after_turn(turn(&big, &m))
+            .compact
+            .map(|c| (c.strategy, c.action)),
+        Some((Strategy::Handoff, CompactionAction::Snapcompact))
+    );
+    let c = cm.after_turn(turn(&e, &m)).compact.expect("overflow");
+    assert_eq!(
+        c.strategy,
+        Strategy::ContextFull,
+        "handoff is unusable for an overflow"
+    );
+
+    let mut cm =
+        manager(json!({"strategy": "snapcompact", "methodOrder": ["snapcompact", "soft"]}));
+    let c = cm
+        .after_turn(turn(&big, &text_only))
+        .compact
+        .expect("threshold");
+    assert_eq!(c.strategy, Strategy::ContextFull);
+    assert_eq!(c.methods, [CompactionMethod::Soft]);
+    assert_eq!(c.action, CompactionAction::ContextFull);
+    let c = cm.after_turn(turn(&big, &m)).compact.expect("threshold");
+    assert_eq!(c.strategy, Strategy::Snapcompact);
+    assert_eq!(c.action, CompactionAction::Snapcompact);
+
+    let mut cm = manager(json!({"remoteEndpoint": "https://summarizer.example/compact"}));
+    let c = cm.after_turn(turn(&big, &m)).compact.expect("threshold");
+    assert_eq!(c.methods[0], CompactionMethod::Remote);
+    assert_eq!(c.action, CompactionAction::Remote);
+    // Only handoff configured, and an overflow: no usable method.
+    let mut cm = manager(json!({"methodOrder": ["handoff"]}));
+    let c = cm.after_turn(turn(&e, &m)).compact.expect("overflow");
+    assert!(c.methods.is_empty());
+    assert_eq!(c.action, CompactionAction::ContextFull);
+}
+
+#[test]
+fn decisions_serialize_to_the_js_shape() {
+    let mut cm = manager(json!({}));
+    let m = model(200_000);
+    let e = error_turn("prompt is too long");
+    let d = cm.after_turn(turn(&e, &m));
+    let v = serde_json::to_value(&d).unwrap();
+    assert_eq!(v["dropFailedTurn"], json!({"durable": false}));
+    assert_eq!(v["compact"]["reason"], "overflow");
+    assert_eq!(v["compact"]["entry"], "post-turn");
+    assert_eq!(v["compact"]["willRetry"], true);
+    assert_eq!(v["compact"]["strategy"], "context-full");
+    assert_eq!(v["continuation"], Value::Null);
+    let req: CompactRequest = serde_json::from_value(v["compact"].clone()).unwrap();
+    assert_eq!(Some(&req), d.compact.as_ref());
+    let start = serde_json::to_value(req.start_event()).unwrap();
+    assert_eq!(
+        start,
+        json!({"type": "auto_compaction_start", "reason": "overflow", "action": "snapcompact"})
+    );
+    let end = serde_json::to_value(req.end_event(false, false, Some("boom"), false)).unwrap();
+    assert_eq!(
+        end,
+        json!({"type": "auto_compaction_end", "action": "snapcompact", "aborted": false,
+               "willRetry": false, "errorMessage": "Context overflow recovery failed: boom"})
+    );
+    let manual: CompactRequest = serde_json::from_value(json!({"reason": "manual"})).unwrap();
+    assert_eq!(manual, CompactRequest::default());
+}
