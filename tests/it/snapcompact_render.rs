@@ -711,7 +711,7 @@ fn frames_of_every_width_render() {
 }
 
 // --------------------------------------------------------------------------------------------
-// Outline fallback fonts: our rasterizer (src/snapcompact/outline.rs) against fontdue 0.9,
+// Outline fallback fonts: our rasterizer (src/render/font/outline.rs) against fontdue 0.9,
 // which the spec names and which the library used before. The fonts are Debian's: DejaVu
 // (fonts-dejavu-core, TrueType quadratics; part of this machine image) and, when installed,
 // Unifont's OTF (fonts-unifont, CFF cubics).

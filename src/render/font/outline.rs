@@ -9,7 +9,7 @@
 //! box of the flattened lines that are not horizontal, its origin is placed on the pixel grid
 //! as fontdue's `metrics_raw` places it, and each pixel gets the exact area the outline covers
 //! (non-zero winding folded by the absolute value, capped at one), `× 255.9` truncated.
-//! `tests/snapcompact_render.rs` compares the result with fontdue's for DejaVu (TrueType
+//! `tests/it/snapcompact_render.rs` compares the result with fontdue's for DejaVu (TrueType
 //! quadratics) and, where installed, Unifont's OTF (CFF cubics).
 
 use crate::render::error::SnapError;

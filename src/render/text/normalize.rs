@@ -400,7 +400,7 @@ mod tests {
         assert_eq!(strip_ansi("keep \u{1b}"), "keep \u{1b}");
     }
 
-    /// Spec §11 cases 7–9 and 11–12 (fallback-free parts; see tests/snapcompact_text.rs for
+    /// Spec §11 cases 7–9 and 11–12 (fallback-free parts; tests/it/snapcompact_render.rs has
     /// the ones needing a fallback font).
     #[test]
     fn spec_examples() {
