@@ -6,10 +6,11 @@ use super::interop::options::archive_options;
 use super::interop::{field_error, now_ms, opt_f64, opt_str, options, to_js};
 use super::session::WasmSession;
 use super::snapcompact::fonts;
-use crate::compaction::plan::{
-    commit_compaction, commit_extension_compaction, commit_handoff, commit_snapcompact,
-    plan_compaction, Committed, CompactionPlan, ExtensionCompaction, PlanOptions,
+use crate::compaction::commit::{
+    commit_compaction, commit_extension_compaction, commit_handoff, commit_snapcompact, Committed,
+    ExtensionCompaction,
 };
+use crate::compaction::plan::{plan_compaction, CompactionPlan, PlanOptions};
 use crate::compaction::prepare::{Preparation, PrepareOptions};
 use crate::error::{Error, ErrorCode};
 use crate::session::{RandomIds, Session};

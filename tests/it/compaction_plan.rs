@@ -3,10 +3,10 @@
 
 use crate::common;
 use crate::common::{assistant_msg, Jsonl};
-use ctxfold::compaction::plan::{
-    commit_compaction, commit_extension_compaction, commit_handoff, plan_compaction,
-    CompactionPlan, ExtensionCompaction, PlanOptions,
+use ctxfold::compaction::commit::{
+    commit_compaction, commit_extension_compaction, commit_handoff, ExtensionCompaction,
 };
+use ctxfold::compaction::plan::{plan_compaction, CompactionPlan, PlanOptions};
 use ctxfold::context::convert::convert_messages;
 use ctxfold::context::{build_context, BuildOptions, ContextMessage};
 use ctxfold::session::{CompactionBody, LoadOptions, SequentialIds, Session};

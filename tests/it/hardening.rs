@@ -3,7 +3,8 @@
 //! tests), and every crashing fuzz input kept under `tests/fuzz-regressions/`.
 
 use crate::common::{assistant_msg, Jsonl};
-use ctxfold::compaction::plan::{commit_compaction, plan_compaction, PlanOptions};
+use ctxfold::compaction::commit::commit_compaction;
+use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
 use ctxfold::context::{build_context, BuildOptions};
 use ctxfold::navigation::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
 use ctxfold::settings::CompactionSettings;

@@ -4,7 +4,8 @@
 //! (tests run on 2 MiB threads, the Rust default for spawned threads and less than a browser
 //! main thread gives wasm).
 
-use ctxfold::compaction::plan::{commit_snapcompact, plan_compaction, PlanOptions};
+use ctxfold::compaction::commit::commit_snapcompact;
+use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
 use ctxfold::compaction::snapcompact::ArchiveOptions;
 use ctxfold::context::{build_context, BuildOptions};
 use ctxfold::navigation::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};

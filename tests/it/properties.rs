@@ -5,7 +5,8 @@
 
 use ctxfold::archive::blocks::HistoryOptions;
 use ctxfold::archive::get_preserved_archive;
-use ctxfold::compaction::plan::{commit_snapcompact, plan_compaction, PlanOptions};
+use ctxfold::compaction::commit::commit_snapcompact;
+use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
 use ctxfold::compaction::snapcompact::ArchiveOptions;
 use ctxfold::context::{build_context, build_context_with, BuildOptions, LeafSelector};
 use ctxfold::render::{

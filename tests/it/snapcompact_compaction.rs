@@ -6,7 +6,8 @@ use crate::common;
 use crate::common::fallbacks;
 use ctxfold_testkit::png::{decode_rgb, Image};
 
-use ctxfold::compaction::plan::{build_snapcompact, plan_compaction, PlanOptions};
+use ctxfold::compaction::commit::build_snapcompact;
+use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
 use ctxfold::compaction::snapcompact::ArchiveOptions;
 use ctxfold::render::shape::resolve::Target;
 use ctxfold::render::FallbackFonts;
@@ -214,7 +215,7 @@ fn check_conformance(fonts: &FallbackFonts, exact: bool) {
 
 use ctxfold::archive::blocks::HistoryOptions;
 use ctxfold::archive::get_preserved_archive;
-use ctxfold::compaction::plan::commit_snapcompact;
+use ctxfold::compaction::commit::commit_snapcompact;
 use ctxfold::context::{build_context, build_context_with, BuildOptions};
 use ctxfold::render::{BillingFamily, ShapeVariant};
 use ctxfold::session::{CompactionBody, Session};

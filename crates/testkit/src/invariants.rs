@@ -2,7 +2,8 @@
 //! (`fuzz/`): each returns `Err(what went wrong)` instead of panicking, so proptest can shrink
 //! and a fuzz target can panic with the message.
 
-use ctxfold::compaction::plan::{commit_compaction, plan_compaction, PlanOptions};
+use ctxfold::compaction::commit::commit_compaction;
+use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
 use ctxfold::context::{build_context, BuildOptions, LeafSelector, SessionContext};
 use ctxfold::pruning::{
     apply_prune, plan_superseded_tool_results, plan_tool_outputs, KeepBoundary, PruneConfig,

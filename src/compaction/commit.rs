@@ -1,0 +1,361 @@
+//! Commits of the compaction cycle (spec: compaction §4.6, §5.7, §8.4; snapcompact §9.2): the
+//! answered plan becomes a `compaction` entry — an LLM summary, a snapcompact archive, an
+//! extension's own result or a handoff into a new session — with its `preserveData` and
+//! `tokensAfter`. A commit checks the plan still fits the session and changes nothing else.
+
+use crate::archive::blocks::{FrameResolver, HistoryOptions};
+use crate::archive::{ArchiveFrame, PRESERVE_KEY};
+use crate::compaction::prepare::Preparation;
+use crate::compaction::snapcompact::{
+    archive_message, compact, ArchiveInput, ArchiveOptions, ArchiveResult,
+};
+use crate::context::{build_context_with, BuildOptions};
+use crate::error::{Error, Result};
+use crate::render::FallbackFonts;
+use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
+use crate::settings::Strategy;
+use crate::summary::fileops::upsert_file_operations;
+use crate::summary::request::HistoryFeed;
+use crate::summary::serialize::NO_PRIOR_HISTORY;
+use rustc_hash::FxHashSet;
+use serde_json::{Map, Number, Value};
+
+use crate::compaction::plan::CompactionPlan;
+
+/// What a commit wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed {
+    /// Index and id of the new `compaction` entry.
+    pub index: usize,
+    pub id: String,
+    /// Estimated tokens of the rebuilt context (also stored as `tokensAfter`).
+    pub tokens_after: u64,
+}
+
+/// `preserveData` of a new compaction (spec: compaction §5.7 step 6): the previous one minus a
+/// stale provider-native payload and a migrated snapcompact archive, plus the hook's data.
+fn preserve_data(previous: Option<&Value>, extra: Option<&Map<String, Value>>) -> Option<Value> {
+    let mut out = match previous {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    out.remove("openaiRemoteCompaction");
+    out.remove("snapcompact");
+    if let Some(extra) = extra {
+        for (k, v) in extra {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// Frames as image blocks without their payload, for `tokensAfter`: the estimate charges
+/// every frame a flat rate (spec: compaction §3.1), so the context need not copy and parse
+/// megabytes of base64. Blob references stay unresolved, as in a plain `buildContext`.
+struct WithoutFrameData;
+
+impl FrameResolver for WithoutFrameData {
+    fn size(&self, frame: &ArchiveFrame) -> Option<u64> {
+        (!frame.is_blob_ref()).then_some(frame.data.len() as u64)
+    }
+
+    fn read(&self, _: &ArchiveFrame) -> Option<String> {
+        Some(String::new())
+    }
+}
+
+/// Appends the entry, then records `tokensAfter` from the rebuilt context.
+/// Appends the compaction under `leaf`, the leaf it was prepared for (which need not be the
+/// session's current leaf: `PrepareOptions::leaf`), then stores `tokensAfter`.
+fn append_with_tokens_after(
+    session: &mut Session,
+    leaf: usize,
+    body: &CompactionBody,
+    now: i64,
+) -> Result<Committed> {
+    session.require(&body.first_kept_entry_id)?;
+    if session.leaf() != Some(leaf) {
+        let leaf_id = session.entries()[leaf].id().to_string();
+        session.branch(&leaf_id)?;
+    }
+    let id = session.append_compaction(body, now)?;
+    let index = session.require(&id)?;
+    let without_data = HistoryOptions {
+        resolver: Some(&WithoutFrameData),
+        ..HistoryOptions::default()
+    };
+    let ctx = build_context_with(session, &BuildOptions::default(), &without_data)?;
+    let tokens_after = ctx.estimated_tokens(session);
+    session.set_entry_field(index, &[], "tokensAfter", &Value::from(tokens_after))?;
+    Ok(Committed {
+        index,
+        id,
+        tokens_after,
+    })
+}
+
+/// Turns a complete plan into a `compaction` entry (spec: compaction §5.7, §8.4): the merged
+/// summary with its `<files>` block, the short summary, `details`, `tokensBefore`,
+/// `tokensAfter` and `method`. Errors leave the session unchanged: `E_PLAN_INCOMPLETE`,
+/// `E_STALE_PLAN`, `E_SETTINGS` for a handoff plan (use [`commit_handoff`]).
+pub fn commit_compaction(
+    session: &mut Session,
+    plan: &CompactionPlan,
+    now: i64,
+) -> Result<Committed> {
+    if plan.strategy == Strategy::Handoff {
+        return Err(Error::Settings {
+            field: "strategy".into(),
+            reason: "a handoff plan is committed with commitHandoff".into(),
+        });
+    }
+    if plan.strategy == Strategy::Snapcompact {
+        return commit_snapcompact(
+            session,
+            plan,
+            &ArchiveOptions::default(),
+            &FallbackFonts::new(),
+            now,
+        );
+    }
+    if !plan.is_complete() {
+        return Err(Error::PlanIncomplete {
+            missing: plan.missing(),
+        });
+    }
+    plan.check_fresh(session)?;
+    let merged = plan
+        .merged_summary()
+        .unwrap_or_else(|| NO_PRIOR_HISTORY.to_string());
+    let summary = upsert_file_operations(
+        &merged,
+        &plan.file_lists.read_files,
+        &plan.file_lists.modified_files,
+        Some(&plan.preparation.file_ops.read),
+    );
+    let short = plan.short_summary();
+    let prep = &plan.preparation;
+    let body = CompactionBody {
+        summary,
+        short_summary: short,
+        first_kept_entry_id: prep.first_kept_entry_id.clone(),
+        tokens_before: Number::from(prep.tokens_before),
+        tokens_after: None,
+        method: Some(plan.options.method.clone().unwrap_or_else(|| "soft".into())),
+        provider_replay_through_entry_id: None,
+        details: Some(plan.file_lists.to_json()),
+        preserve_data: preserve_data(
+            prep.previous_preserve_data.as_ref(),
+            plan.options.preserve_data.as_ref(),
+        ),
+        from_extension: false,
+        warning: None,
+    };
+    append_with_tokens_after(session, prep.leaf, &body, now)
+}
+
+/// Builds the snapcompact archive of a snapcompact plan without touching the session (spec:
+/// snapcompact §9.2): the messages to summarize and the turn prefix, converted as the
+/// summarizer would see them, serialized, folded onto the previous archive (or previous text
+/// summary), planned and rendered. `E_SETTINGS` for a plan of another strategy,
+/// `E_STALE_PLAN` when the session moved on, `E_INVALID_ARGUMENT` for bad render options.
+pub fn build_snapcompact(
+    session: &Session,
+    plan: &CompactionPlan,
+    options: &ArchiveOptions,
+    fallbacks: &FallbackFonts,
+) -> Result<ArchiveResult> {
+    if plan.strategy != Strategy::Snapcompact {
+        return Err(Error::Settings {
+            field: "strategy".into(),
+            reason: "only a snapcompact plan builds an archive".into(),
+        });
+    }
+    plan.check_fresh(session)?;
+    let prep = &plan.preparation;
+    if prep.first_kept_entry_id.is_empty() {
+        return Err(Error::InvalidArgument {
+            what: "first kept entry has no ID".into(),
+        });
+    }
+    let mut entries = prep.messages_to_summarize.clone();
+    entries.extend(&prep.turn_prefix);
+    let useless: FxHashSet<Box<str>> = entries
+        .iter()
+        .filter_map(|&i| session.useless_tool_call(i))
+        .collect();
+    // Converted a message at a time: the archive keeps their text, not their JSON values.
+    let mut messages = Vec::with_capacity(entries.len());
+    let mut feed = HistoryFeed::new(entries);
+    let mut converted = Vec::new();
+    while feed.read(session, &mut converted)? {
+        messages.extend(
+            converted
+                .drain(..)
+                .filter_map(|m| archive_message(&m, &useless)),
+        );
+    }
+    compact(
+        ArchiveInput {
+            messages: &messages,
+            previous_summary: prep.previous_summary.as_deref(),
+            previous_preserve_data: prep.previous_preserve_data.as_ref(),
+            file_lists: &plan.file_lists,
+            read_set: Some(&prep.file_ops.read),
+        },
+        options,
+        fallbacks,
+    )
+    .map_err(Error::from)
+}
+
+/// Commits a snapcompact plan (spec: snapcompact §9.2, compaction §8.4): the archive is built
+/// locally ([`build_snapcompact`]) and stored under `preserveData.snapcompact`; the summary is
+/// the reading guide, `method` is `snapcompact`, and `tokensAfter` counts the rebuilt context
+/// with its frames. The hook's `preserveData` is merged in. Errors leave the session
+/// unchanged.
+pub fn commit_snapcompact(
+    session: &mut Session,
+    plan: &CompactionPlan,
+    options: &ArchiveOptions,
+    fallbacks: &FallbackFonts,
+    now: i64,
+) -> Result<Committed> {
+    let built = build_snapcompact(session, plan, options, fallbacks)?;
+    let mut preserve = match built.preserve_data {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    if let Some(extra) = &plan.options.preserve_data {
+        for (k, v) in extra {
+            if k != PRESERVE_KEY {
+                preserve.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let prep = &plan.preparation;
+    let body = CompactionBody {
+        summary: built.summary,
+        short_summary: Some(built.short_summary),
+        first_kept_entry_id: prep.first_kept_entry_id.clone(),
+        tokens_before: Number::from(prep.tokens_before),
+        tokens_after: None,
+        method: Some(
+            plan.options
+                .method
+                .clone()
+                .unwrap_or_else(|| "snapcompact".into()),
+        ),
+        provider_replay_through_entry_id: None,
+        details: Some(plan.file_lists.to_json()),
+        preserve_data: Some(Value::Object(preserve)),
+        from_extension: false,
+        warning: None,
+    };
+    append_with_tokens_after(session, prep.leaf, &body, now)
+}
+
+/// A compaction supplied by a `session_before_compact` hook (spec: compaction §8.8): stored
+/// as is with `fromExtension: true` and no `method`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExtensionCompaction {
+    pub summary: String,
+    pub short_summary: Option<String>,
+    /// Default: the preparation's first kept entry.
+    pub first_kept_entry_id: Option<String>,
+    /// Default: the preparation's `tokensBefore`.
+    pub tokens_before: Option<u64>,
+    pub details: Option<Value>,
+    pub preserve_data: Option<Value>,
+}
+
+/// Commits a hook-supplied compaction for a preparation. `E_UNKNOWN_ENTRY` for a first kept
+/// entry the session does not hold; `E_STALE_PLAN` if the leaf moved.
+pub fn commit_extension_compaction(
+    session: &mut Session,
+    prep: &Preparation,
+    result: ExtensionCompaction,
+    now: i64,
+) -> Result<Committed> {
+    if session.leaf() != Some(prep.leaf) {
+        return Err(Error::StalePlan {
+            reason: "the leaf moved since the preparation".into(),
+        });
+    }
+    let body = CompactionBody {
+        summary: result.summary,
+        short_summary: result.short_summary,
+        first_kept_entry_id: result
+            .first_kept_entry_id
+            .unwrap_or_else(|| prep.first_kept_entry_id.clone()),
+        tokens_before: Number::from(result.tokens_before.unwrap_or(prep.tokens_before)),
+        tokens_after: None,
+        method: None,
+        provider_replay_through_entry_id: None,
+        details: result.details,
+        preserve_data: result.preserve_data,
+        from_extension: true,
+        warning: None,
+    };
+    append_with_tokens_after(session, prep.leaf, &body, now)
+}
+
+/// Commits a handoff plan (spec: compaction §5.9, issue: strategies): a new session whose
+/// first entry is a `custom_message` of type `handoff` holding the document. The old session
+/// is not changed. The new header names the old session as `parentSession`.
+pub fn commit_handoff(
+    session: &Session,
+    plan: &CompactionPlan,
+    new_session_id: String,
+    ids: Box<dyn IdSource>,
+    now: i64,
+) -> Result<Session> {
+    let document = plan
+        .handoff_document()
+        .ok_or_else(|| Error::PlanIncomplete {
+            missing: plan.missing(),
+        })?;
+    plan.check_fresh(session)?;
+    let cwd = crate::support::json::parse(&session.header_json())
+        .ok()
+        .and_then(|h| h.get("cwd").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default();
+    let mut next = Session::create(
+        NewSession {
+            id: new_session_id,
+            cwd,
+            now,
+            parent_session: Some(session.header().id.clone()),
+        },
+        ids,
+    );
+    let summary = upsert_file_operations(
+        document,
+        &plan.file_lists.read_files,
+        &plan.file_lists.modified_files,
+        Some(&plan.preparation.file_ops.read),
+    );
+    let mut fields = Map::new();
+    fields.insert("customType".into(), "handoff".into());
+    fields.insert("content".into(), summary.into());
+    fields.insert("display".into(), true.into());
+    fields.insert(
+        "details".into(),
+        crate::support::json::object(vec![
+            ("fromSession", session.header().id.as_str().into()),
+            ("tokensBefore", plan.preparation.tokens_before.into()),
+            ("readFiles", plan.file_lists.read_files.clone().into()),
+            (
+                "modifiedFiles",
+                plan.file_lists.modified_files.clone().into(),
+            ),
+        ]),
+    );
+    fields.insert("attribution".into(), "agent".into());
+    next.append("custom_message", fields, now)?;
+    debug_assert!(next
+        .entries()
+        .iter()
+        .all(|e| e.kind() == EntryKind::CustomMessage));
+    Ok(next)
+}
