@@ -178,209 +178,11 @@ def cell_rows(ascent, cell, bbx, rows):
     return out
 
 
-# Glyph rows are stored coded (format "CXGL" version 2, see fonts/README.md): each glyph names
-# an earlier glyph of the same font as its reference (or none), then every pixel is coded with a
-# binary range coder. Its probability mixes three context models (counts per context of pixels
-# of the glyph already coded, of the reference around the same place, and of the row) with
-# adaptive weights, all in integers. Accented letters, box drawing, arrows and the like differ
-# from an earlier glyph by a few pixels, which this codes in a few bits; deflate (the package's
-# gzip) only finds whole repeated bytes. The 106 KB of rows take 28.9 KB this way (30.0 KB with
-# headers and runs) against 36 KB as gzip -9 of the plain rows (41.8 KB inside the gzipped
-# .wasm). The decoder is
-# `decode_glyphs` in `src/render/font/mod.rs`; everything below must match it.
-COUNT_LIMIT = 255
-# A reference is chosen by cost: differing pixels count ALPHA each, plus the length in bits of
-# how far back the reference is.
-REF_ALPHA = 2
-
-# Logistic mixing in 12-bit fixed point (the squash/stretch pair of the PAQ family of
-# compressors): squash(d) = 4096 / (1 + e^(-d/256)) by interpolation in this table.
-SQUASH_POINTS = [
-    1, 2, 3, 6, 10, 16, 27, 45, 73, 120, 194, 310, 488, 747, 1101, 1546, 2047, 2549, 2994,
-    3348, 3607, 3785, 3901, 3975, 4022, 4050, 4068, 4079, 4085, 4089, 4092, 4093, 4094,
-]
-
-
-def squash(d):
-    if d > 2047:
-        return 4095
-    if d < -2047:
-        return 1
-    w = d & 127
-    i = (d >> 7) + 16
-    return (SQUASH_POINTS[i] * (128 - w) + SQUASH_POINTS[i + 1] * w + 64) >> 7
-
-
-def stretch_table():
-    """stretch(p) = the least d with squash(d) >= p (the inverse of squash), p in 0..4095."""
-    table, p = [2047] * 4096, 0
-    for d in range(-2047, 2048):
-        v = squash(d)
-        for i in range(p, v + 1):
-            table[i] = d
-        p = max(p, v + 1)
-    return table
-
-
-STRETCH = stretch_table()
-
-
-def p1_of(counts):
-    """P(1) in 1..4095 from the counts [n0, n1] of a context."""
-    n0, n1 = counts
-    return min(max(((2 * n1 + 1) << 12) // (2 * (n0 + n1) + 2), 1), 4095)
-
-
-def count(counts, bit):
-    counts[bit] += 1
-    if counts[0] + counts[1] >= COUNT_LIMIT:
-        counts[0] = (counts[0] + 1) // 2
-        counts[1] = (counts[1] + 1) // 2
-
-
-class RangeEncoder:
-    """The binary range coder of LZMA (carry through a cached byte), 32-bit range, 12-bit
-    probabilities."""
-
-    def __init__(self):
-        self.low, self.range, self.cache, self.cache_size = 0, 0xFFFFFFFF, 0, 1
-        self.out = bytearray()
-
-    def _shift_low(self):
-        if self.low < 0xFF000000 or self.low >= 1 << 32:
-            carry, byte = self.low >> 32, self.cache
-            while True:
-                self.out.append((byte + carry) & 0xFF)
-                byte = 0xFF
-                self.cache_size -= 1
-                if self.cache_size == 0:
-                    break
-            self.cache = (self.low >> 24) & 0xFF
-        self.cache_size += 1
-        self.low = (self.low & 0x00FFFFFF) << 8
-
-    def code(self, p1, bit):
-        """Codes `bit` with P(1) = p1 / 4096; returns it."""
-        bound = (self.range >> 12) * (4096 - p1)
-        if bit:
-            self.low += bound
-            self.range -= bound
-        else:
-            self.range = bound
-        while self.range < 1 << 24:
-            self.range = (self.range << 8) & 0xFFFFFFFF
-            self._shift_low()
-        return bit
-
-    def finish(self):
-        for _ in range(5):
-            self._shift_low()
-        return bytes(self.out)
-
-
-class RangeDecoder:
-    """Checks the encoder's output here, as the Rust decoder reads it."""
-
-    def __init__(self, data):
-        self.data, self.pos, self.range, self.code_ = data, 0, 0xFFFFFFFF, 0
-        for _ in range(5):
-            self.code_ = ((self.code_ << 8) | self._byte()) & 0xFFFFFFFF
-
-    def _byte(self):
-        b = self.data[self.pos] if self.pos < len(self.data) else 0
-        self.pos += 1
-        return b
-
-    def code(self, p1, _unused=None):
-        bound = (self.range >> 12) * (4096 - p1)
-        if self.code_ < bound:
-            self.range, bit = bound, 0
-        else:
-            self.code_ -= bound
-            self.range -= bound
-            bit = 1
-        while self.range < 1 << 24:
-            self.range = (self.range << 8) & 0xFFFFFFFF
-            self.code_ = ((self.code_ << 8) | self._byte()) & 0xFFFFFFFF
-        return bit
-
-
-def code_counted(coder, table, i, bit):
-    bit = coder.code(p1_of(table[i]), bit)
-    count(table[i], bit)
-    return bit
-
-
-def code_glyphs(coder, cw, ch, glyphs=None, n=None):
-    """Encodes `glyphs` (lists of row bytes) with a RangeEncoder, or decodes `n` glyphs with a
-    RangeDecoder; returns the glyphs either way."""
-    encoding = glyphs is not None
-    lengths = [[0, 0] for _ in range(16)]
-    mantissas = [[0, 0] for _ in range(256)]
-    # The three pixel models and, per (reference pixel, no reference), the mixer's weights of
-    # their stretched probabilities and of a bias input (16.16 fixed point).
-    m1 = [[0, 0] for _ in range(1 << 12)]
-    m2 = [[0, 0] for _ in range(1 << 18)]
-    m3 = [[0, 0] for _ in range(1 << 15)]
-    weights = [[1 << 14, 1 << 14, 1 << 14, 0] for _ in range(4)]
-    keys = [int.from_bytes(bytes(g), "big") for g in glyphs] if encoding else None
-    out = []
-    for i in range(len(glyphs) if encoding else n):
-        dist = 0
-        if encoding:
-            best = keys[i].bit_count() * REF_ALPHA
-            for j in range(i - 1, -1, -1):
-                cost = (keys[i] ^ keys[j]).bit_count() * REF_ALPHA + (i - j).bit_length()
-                if cost < best:
-                    best, dist = cost, i - j
-        # How far back the reference is: its bit length (0 = none) in a 4-level bit tree, then
-        # the bits below the leading one.
-        k, node = dist.bit_length(), 1
-        for b in range(3, -1, -1):
-            node = node * 2 + code_counted(coder, lengths, node, (k >> b) & 1)
-        k = node - 16
-        value = 1 if k else 0
-        for b in range(k - 2, -1, -1):
-            value = value * 2 + code_counted(coder, mantissas, k * 16 + b, (dist >> b) & 1)
-        dist = value
-        ref = out[i - dist] if 0 < dist <= i else [0] * ch
-        no_ref = 0 if 0 < dist <= i else 1
-        rows = list(glyphs[i]) if encoding else [0] * ch
-
-        def g(dx, dy):
-            xx, yy = x + dx, y + dy
-            return (rows[yy] >> (7 - xx)) & 1 if 0 <= xx < cw and 0 <= yy < ch else 0
-
-        def r(dx, dy):
-            xx, yy = x + dx, y + dy
-            return (ref[yy] >> (7 - xx)) & 1 if 0 <= xx < cw and 0 <= yy < ch else 0
-
-        for y in range(ch):
-            for x in range(cw):
-                near = g(-1, 0) | g(-2, 0) << 1 | g(-1, -1) << 2 | g(0, -1) << 3 | g(1, -1) << 4
-                near |= g(0, -2) << 5
-                around = r(0, 0) | r(-1, 0) << 1 | r(1, 0) << 2 | r(0, -1) << 3 | r(0, 1) << 4
-                c1 = near | around << 6 | no_ref << 11
-                more = r(-1, -1) | r(1, 1) << 1 | r(1, -1) << 2 | r(-1, 1) << 3
-                more |= g(-2, -1) << 4 | g(2, -1) << 5
-                c2 = c1 | more << 12
-                wider = g(-3, 0) | g(-2, -1) << 1 | g(2, -1) << 2 | g(-1, -2) << 3 | g(1, -2) << 4
-                c3 = near | wider << 6 | min(y, 15) << 11
-                models = (m1[c1], m2[c2], m3[c3])
-                inputs = [STRETCH[p1_of(m)] for m in models] + [256]
-                w = weights[r(0, 0) | no_ref << 1]
-                dot = sum(a * b for a, b in zip(w, inputs)) >> 16
-                p1 = min(max(squash(dot), 1), 4095)
-                bit = coder.code(p1, (rows[y] >> (7 - x)) & 1 if encoding else None)
-                err = (bit << 12) - p1
-                for j in range(4):
-                    w[j] += (inputs[j] * err) >> 11
-                for m in models:
-                    count(m, bit)
-                if bit and not encoding:
-                    rows[y] |= 0x80 >> x
-        out.append(rows)
-    return out
+# Glyph rows are stored plain (format "CXGL" version 3, see fonts/README.md), one byte per row,
+# so that the library draws from the embedded table as it is. Version 2 range-coded them
+# (30.0 KB against 36 KB as gzip -9 of the plain rows), which cost the first frame of every
+# fresh process a decode of the rows, about 40 ms of wasm: a cold edge worker paid it on its first
+# request (fonts/README.md, "Formats").
 
 
 def fnv1a(data):
@@ -404,13 +206,8 @@ def write_glyphs(name, cell, ascent, glyphs):
     if any(r & (0xFF >> cw) for g in rows for r in g):
         sys.exit(f"{name}: a glyph has ink right of the {cw} px cell")
     plain = bytes(b for g in rows for b in g)
-    enc = RangeEncoder()
-    code_glyphs(enc, cw, ch, glyphs=rows)
-    coded = enc.finish()
-    if code_glyphs(RangeDecoder(coded), cw, ch, n=len(rows)) != rows:
-        sys.exit(f"{name}: the coded glyphs do not decode to the same rows")
     out = bytearray(b"CXGL")
-    out += bytes([2, cw, ch, ascent])
+    out += bytes([3, cw, ch, ascent])
     out += len(runs).to_bytes(2, "little") + len(cps).to_bytes(2, "little")
     run_table = bytearray()
     for start, n in runs:
@@ -418,7 +215,7 @@ def write_glyphs(name, cell, ascent, glyphs):
     # FNV-1a of the 12 header bytes before it, the run table and the rows.
     out += fnv1a(bytes(out) + run_table + plain).to_bytes(4, "little")
     out += run_table
-    out += coded
+    out += plain
     os.makedirs(COMPILED, exist_ok=True)
     path = os.path.join(COMPILED, name + ".glyphs")
     with open(path, "wb") as f:

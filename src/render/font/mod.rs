@@ -1,9 +1,10 @@
 //! Fonts: the four bundled bitmap fonts and the host-registered fallback fonts.
 //!
 //! The bitmap fonts (X.org misc-fixed 5x8, 6x12, 8x13 and unscii-8) are compiled by
-//! `fonts/generate.py` into coded 1-bit tables (`fonts/compiled/*.glyphs`) embedded here and
-//! decoded on first use; each glyph is then a full cell of rows, one byte per row, bit 7 =
-//! leftmost pixel (spec: snapcompact §7.2, §13). Fallback fonts are not bundled: the host
+//! `fonts/generate.py` into 1-bit tables (`fonts/compiled/*.glyphs`) embedded here as they are
+//! drawn: each glyph a full cell of rows, one byte per row, bit 7 = leftmost pixel (spec:
+//! snapcompact §7.2, §13). Plain rather than compressed: the first frame of a fresh process
+//! (a cold edge worker) then need not decode 106 KB of rows first. Fallback fonts are not bundled: the host
 //! registers GNU Unifont (our compact `CXFB` asset) or any TrueType/OpenType font, which covers
 //! what the bitmap fonts lack (CJK, kana, hangul, rare symbols). See `fonts/README.md` for
 //! sources, licences and formats.
@@ -95,8 +96,8 @@ pub struct BitmapFont {
     pub ascent: u8,
     /// (first code point, count, index of its first glyph)
     runs: Vec<(u32, u32, u32)>,
-    /// Every glyph's `cell_height` rows, in code point order.
-    bitmaps: Vec<u8>,
+    /// Every glyph's `cell_height` rows, in code point order: the embedded table itself.
+    bitmaps: &'static [u8],
     /// Glyph index + 1 for U+0000–U+00FF (0 = missing): the hot path of every frame.
     latin: [u16; 256],
 }
@@ -118,19 +119,20 @@ impl BitmapFont {
         }
     }
 
-    /// Parses and decodes an embedded table (`CXGL` version 2: header, runs, coded rows; see
-    /// fonts/README.md). The tables are generated and checked by tests, so a malformed one is
-    /// a build defect; it still yields an empty font rather than a panic.
-    fn parse(bytes: &[u8]) -> BitmapFont {
+    /// Parses an embedded table (`CXGL` version 3: header, runs, plain rows; see
+    /// fonts/README.md); the rows are used in place. The tables are generated and checked by
+    /// tests, so a malformed one is a build defect; it still yields an empty font rather than
+    /// a panic.
+    fn parse(bytes: &'static [u8]) -> BitmapFont {
         let empty = BitmapFont {
             cell_width: 8,
             cell_height: 8,
             ascent: 7,
             runs: Vec::new(),
-            bitmaps: Vec::new(),
+            bitmaps: &[],
             latin: [0; 256],
         };
-        if bytes.len() < 16 || &bytes[0..4] != b"CXGL" || bytes[4] != 2 {
+        if bytes.len() < 16 || &bytes[0..4] != b"CXGL" || bytes[4] != 3 {
             return empty;
         }
         let (cw, ch, ascent) = (bytes[5], bytes[6], bytes[7]);
@@ -149,11 +151,16 @@ impl BitmapFont {
             runs.push((start, len, first));
             first += len;
         }
-        let bitmaps = decode_glyphs(&bytes[runs_end..], cw as usize, ch as usize, nglyphs);
-        // The checksum covers the header before it, the runs and the decoded rows.
+        let Some(bitmaps) = bytes
+            .get(runs_end..)
+            .filter(|b| b.len() == nglyphs * ch as usize)
+        else {
+            return empty;
+        };
+        // The checksum covers the header before it, the runs and the rows.
         let sum = fnv1a(
             fnv1a(fnv1a(0x811C_9DC5, &bytes[..12]), &bytes[16..runs_end]),
-            &bitmaps,
+            bitmaps,
         );
         if first as usize != nglyphs || sum != checksum {
             return empty;
@@ -221,202 +228,6 @@ fn fnv1a(h: u32, bytes: &[u8]) -> u32 {
     bytes
         .iter()
         .fold(h, |h, &b| (h ^ b as u32).wrapping_mul(0x0100_0193))
-}
-
-/// P(1) in 1..4095 (of 4096) from the counts of 0 and 1 seen in a context.
-fn p1_of([n0, n1]: [u16; 2]) -> i32 {
-    let (n0, n1) = (n0 as i32, n1 as i32);
-    (((2 * n1 + 1) << 12) / (2 * (n0 + n1) + 2)).clamp(1, 4095)
-}
-
-/// Counts `bit` in a context; both counts are halved (rounding up) when they reach 255.
-fn count(counts: &mut [u16; 2], bit: usize) {
-    counts[bit] += 1;
-    if counts[0] + counts[1] >= 255 {
-        *counts = counts.map(|n| n.div_ceil(2));
-    }
-}
-
-/// 4096 / (1 + e^(−d/256)) in 12-bit fixed point, by interpolation (as `squash` of
-/// fonts/generate.py).
-fn squash(d: i64) -> i32 {
-    const POINTS: [i32; 33] = [
-        1, 2, 3, 6, 10, 16, 27, 45, 73, 120, 194, 310, 488, 747, 1101, 1546, 2047, 2549, 2994,
-        3348, 3607, 3785, 3901, 3975, 4022, 4050, 4068, 4079, 4085, 4089, 4092, 4093, 4094,
-    ];
-    if d > 2047 {
-        return 4095;
-    }
-    if d < -2047 {
-        return 1;
-    }
-    let d = d as i32;
-    let (w, i) = (d & 127, ((d >> 7) + 16) as usize);
-    (POINTS[i] * (128 - w) + POINTS[i + 1] * w + 64) >> 7
-}
-
-/// The binary range decoder of LZMA with 12-bit probabilities, reading what `RangeEncoder`
-/// of fonts/generate.py wrote (bytes past the end read as 0).
-struct RangeDecoder<'a> {
-    data: &'a [u8],
-    pos: usize,
-    range: u32,
-    code: u32,
-}
-
-impl RangeDecoder<'_> {
-    fn new(data: &[u8]) -> RangeDecoder<'_> {
-        let mut d = RangeDecoder {
-            data,
-            pos: 0,
-            range: u32::MAX,
-            code: 0,
-        };
-        for _ in 0..5 {
-            d.code = d.code << 8 | d.next_byte();
-        }
-        d
-    }
-
-    fn next_byte(&mut self) -> u32 {
-        let b = self.data.get(self.pos).copied().unwrap_or(0);
-        self.pos += 1;
-        b as u32
-    }
-
-    /// A bit of probability P(1) = `p1` / 4096.
-    fn bit(&mut self, p1: i32) -> usize {
-        let bound = (self.range >> 12) * (4096 - p1) as u32;
-        let bit = if self.code < bound {
-            self.range = bound;
-            0
-        } else {
-            self.code -= bound;
-            self.range -= bound;
-            1
-        };
-        while self.range < 1 << 24 {
-            self.range <<= 8;
-            self.code = self.code << 8 | self.next_byte();
-        }
-        bit
-    }
-
-    /// A bit with the probability of a counted context, then counted there.
-    fn counted(&mut self, counts: &mut [u16; 2]) -> usize {
-        let bit = self.bit(p1_of(*counts));
-        count(counts, bit);
-        bit
-    }
-}
-
-/// Decodes `n` glyphs of `ch` rows (`cw` ≤ 8 px wide) coded by `code_glyphs` of
-/// fonts/generate.py: per glyph, how far back its reference glyph is (0 = none), then each
-/// pixel, top row first, with the probability that adaptive weights mix from three context
-/// models: pixels of the glyph already decoded and of the reference around it (two sizes), and
-/// a wider look at the glyph with its row.
-fn decode_glyphs(data: &[u8], cw: usize, ch: usize, n: usize) -> Vec<u8> {
-    // stretch(p): the least d with squash(d) >= p, the inverse of squash.
-    let mut stretch = [2047i32; 4096];
-    let mut p = 0usize;
-    for d in -2047..=2047i64 {
-        let v = squash(d) as usize;
-        for s in stretch.iter_mut().take(v + 1).skip(p) {
-            *s = d as i32;
-        }
-        p = p.max(v + 1);
-    }
-    let mut rc = RangeDecoder::new(data);
-    let mut lengths = [[0u16; 2]; 16];
-    let mut mantissas = [[0u16; 2]; 256];
-    let mut m1 = vec![[0u16; 2]; 1 << 12];
-    let mut m2 = vec![[0u16; 2]; 1 << 18];
-    let mut m3 = vec![[0u16; 2]; 1 << 15];
-    let mut weights = [[1i64 << 14, 1 << 14, 1 << 14, 0]; 4];
-    let mut out = vec![0u8; n * ch];
-    // Rows padded for the contexts: pixel x at bit 20 − x (so x − 3 .. x + 2 are always in the
-    // word; pixels right of the cell are never inked), two blank rows above, one below.
-    let mut cur = vec![0u32; ch + 3];
-    let mut refr = vec![0u32; ch + 3];
-    for i in 0..n {
-        let mut node = 1usize;
-        for _ in 0..4 {
-            node = node * 2 + rc.counted(&mut lengths[node]);
-        }
-        let k = node - 16;
-        let mut dist = usize::from(k > 0);
-        for b in (0..k.saturating_sub(1)).rev() {
-            dist = dist * 2 + rc.counted(&mut mantissas[k * 16 + b]);
-        }
-        let no_ref = match i.checked_sub(dist) {
-            Some(j) if dist > 0 => {
-                for (y, &row) in out[j * ch..j * ch + ch].iter().enumerate() {
-                    refr[y + 2] = (row as u32) << 13;
-                }
-                0
-            }
-            _ => {
-                refr.fill(0);
-                1
-            }
-        };
-        cur.fill(0);
-        for y in 0..ch {
-            let (g2, g1, r0) = (cur[y], cur[y + 1], refr[y + 2]);
-            let (r1, r2) = (refr[y + 1], refr[y + 3]);
-            for x in 0..cw {
-                let s = 20 - x as u32;
-                let g0 = cur[y + 2];
-                // `bit_at(row, d)`: the pixel d to the left (−d: to the right) of x.
-                let bit_at = |row: u32, d: i32| ((row >> (s as i32 + d)) & 1) as usize;
-                let near = bit_at(g0, 1)
-                    | bit_at(g0, 2) << 1
-                    | bit_at(g1, 1) << 2
-                    | bit_at(g1, 0) << 3
-                    | bit_at(g1, -1) << 4
-                    | bit_at(g2, 0) << 5;
-                let around = bit_at(r0, 0)
-                    | bit_at(r0, 1) << 1
-                    | bit_at(r0, -1) << 2
-                    | bit_at(r1, 0) << 3
-                    | bit_at(r2, 0) << 4;
-                let c1 = near | around << 6 | no_ref << 11;
-                let more = bit_at(r1, 1)
-                    | bit_at(r2, -1) << 1
-                    | bit_at(r1, -1) << 2
-                    | bit_at(r2, 1) << 3
-                    | bit_at(g1, 2) << 4
-                    | bit_at(g1, -2) << 5;
-                let c2 = c1 | more << 12;
-                let wider = bit_at(g0, 3)
-                    | bit_at(g1, 2) << 1
-                    | bit_at(g1, -2) << 2
-                    | bit_at(g2, 1) << 3
-                    | bit_at(g2, -1) << 4;
-                let c3 = near | wider << 6 | y.min(15) << 11;
-                let inputs = [
-                    stretch[p1_of(m1[c1]) as usize] as i64,
-                    stretch[p1_of(m2[c2]) as usize] as i64,
-                    stretch[p1_of(m3[c3]) as usize] as i64,
-                    256,
-                ];
-                let w = &mut weights[bit_at(r0, 0) | no_ref << 1];
-                let dot = w.iter().zip(&inputs).map(|(a, b)| a * b).sum::<i64>() >> 16;
-                let p1 = squash(dot).clamp(1, 4095);
-                let bit = rc.bit(p1);
-                let err = ((bit as i64) << 12) - p1 as i64;
-                for (wj, xj) in w.iter_mut().zip(&inputs) {
-                    *wj += (xj * err) >> 11;
-                }
-                count(&mut m1[c1], bit);
-                count(&mut m2[c2], bit);
-                count(&mut m3[c3], bit);
-                cur[y + 2] |= (bit as u32) << s;
-            }
-            out[i * ch + y] = (cur[y + 2] >> 13) as u8;
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -799,7 +610,8 @@ mod tests {
         for at in [4, 11, 13, 17, 40, good.len() / 2] {
             let mut bad = good.to_vec();
             bad[at] ^= 0x5A;
-            let f = BitmapFont::parse(&bad);
+            // `parse` keeps the rows in place, so the table must live on, as embedded ones do.
+            let f = BitmapFont::parse(bad.leak());
             assert_eq!(f.glyph_count(), 0, "byte {at}");
         }
         for len in [0, 15, 20, good.len() / 2] {
