@@ -37,12 +37,12 @@ say "wasm-bindgen --target web"
 
 # 3. wasm-opt from npm binaryen. The features are those rustc enables for wasm32-unknown-unknown
 #    (Rust 1.95 defaults) plus simd128 from .cargo/config.toml; wasm-opt fails validation if the
-#    module uses one that is not listed here. `-O3` rather than `-Os`: on the size-first
-#    (`opt-level = "z"`) code its inlining folds small helpers into their callers, about 2 KB
-#    gzip, which V8 then need not tier up one by one (docs/decisions/size-budget.md). `--low-memory-unused`
-#    lets it fold constant offsets into loads and stores, which assumes no access below address
-#    1024: rustc puts the 1 MiB stack first, so that is only its far end, reached by an
-#    overflowing stack alone.
+#    module uses one that is not listed here. `-O3` rather than `-Os`: on the `opt-level = "s"`
+#    build -Os saves 3.8 KB gzip -9 and was no faster anywhere in an A/B of the benchmarks
+#    (2026-12-01; -O3 0–5 % faster on loading and pruning, within noise elsewhere).
+#    `--low-memory-unused` lets it fold constant offsets into loads and stores, which assumes no
+#    access below address 1024: rustc puts the 1 MiB stack first, so that is only its far end,
+#    reached by an overflowing stack alone.
 say "wasm-opt -O3"
 opt_wasm="$bg/${crate}_bg.opt.wasm"
 tests/node_modules/.bin/wasm-opt "$bg/web/${crate}_bg.wasm" -o "$opt_wasm" -O3 \
