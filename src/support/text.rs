@@ -1,7 +1,8 @@
 //! Character iteration for the text loops of the library.
 //!
-//! Built for size (`opt-level = "z"`, docs/decisions/size-budget.md), LLVM keeps `str::Chars::next` an out-of-line call per character. These
-//! iterators inline the ASCII step and leave only multi-byte sequences to a call.
+//! Built for size (the package's `.wasm` used `opt-level = "z"` until 2026-12-01;
+//! docs/decisions/size-budget.md), LLVM keeps `str::Chars::next` an out-of-line call per
+//! character. These iterators inline the ASCII step and leave only multi-byte sequences to a call.
 
 /// The characters of `s`, like `s.chars()`, with the ASCII step always inlined.
 pub(crate) fn chars(s: &str) -> Chars<'_> {

@@ -6,8 +6,8 @@
 //! nearly all bytes of a session live — are crossed a word at a time, checking UTF-8 on the
 //! way, so one pass over a line both validates it and finds what the index needs. Nesting is
 //! tracked on an explicit stack, so deep input cannot overflow the call stack. The per-byte
-//! helpers are `#[inline(always)]`: optimizing for size (`opt-level = "z"`), LLVM ignores
-//! `#[inline]`.
+//! helpers are `#[inline(always)]`: optimizing for size (the package's `.wasm` was built with
+//! `opt-level = "z"` until 2026-12-01), LLVM ignores `#[inline]`.
 
 use std::borrow::Cow;
 use std::ops::Range;

@@ -10,8 +10,9 @@ const WINDOW_MASK: usize = WINDOW - 1;
 const HASH_BITS: u32 = 15;
 const NONE: u32 = u32::MAX;
 
-/// Collects tokens through a small array, moved into the `Vec` a block at a time: built for
-/// size (`opt-level = "z"`), a `Vec::push` per token stays a call.
+/// Collects tokens through a small array, moved into the `Vec` a block at a time: in a build
+/// for size (the package used `opt-level = "z"` until 2026-12-01), a `Vec::push` per token
+/// stays a call.
 struct Tokens {
     block: [Token; 64],
     n: usize,
