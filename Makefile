@@ -7,11 +7,11 @@
 #   make setup    tools only: wasm32 target, wasm-bindgen-cli (.tools/), npm tools (tests/), chromium
 #   make pkg      build the npm package into pkg/
 #   make bench    node benchmarks (tests/bench/*.bench.mjs) against pkg/
-#   make lint     cargo fmt --check + clippy (native and wasm32)
+#   make lint     cargo fmt --check + clippy (native and wasm32) + Biome over the JavaScript
 #   make size     build the package and check it against the size budget (.ci/size-budget)
 #   make fuzz     the cargo-fuzz targets of fuzz/ (FUZZ_TARGET=all|name, FUZZ_SECONDS=600 each)
 #   make test-rust | test-wasm | test-js | test-browser    one group of tests
-#   make fmt      cargo fmt
+#   make fmt      cargo fmt + Biome's formatting and safe fixes of the JavaScript (.ci/biome.sh)
 #   make sample   regenerate www/sample/sample.jsonl
 #   make serve    serve www/ as it is (no rebuild)
 #   make clean    remove pkg/, www/pkg, www/sample, tests/out (keeps target/, .tools/, node_modules)
@@ -46,10 +46,11 @@ size:
 	bash .ci/test.sh setup pkg size
 
 lint:
-	bash .ci/test.sh setup fmt clippy clippy-wasm
+	bash .ci/test.sh setup fmt clippy clippy-wasm jslint
 
 fmt:
 	cargo fmt --all
+	bash .ci/biome.sh --write
 
 fuzz:
 	bash .ci/fuzz.sh $(FUZZ_TARGET) $(FUZZ_SECONDS)
@@ -68,7 +69,7 @@ test-browser:
 
 sample:
 	mkdir -p www/sample
-	cargo run --release --features testkit --bin gen-session -- --preset sample --out www/sample/sample.jsonl
+	cargo run --release -p ctxfold-testkit --bin gen-session -- --preset sample --out www/sample/sample.jsonl
 
 serve:
 	node www/serve.mjs --root www --port $(PORT)

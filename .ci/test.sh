@@ -3,9 +3,12 @@
 #
 #   setup         .ci/setup.sh (wasm target, wasm-bindgen-cli, npm tools, chromium)
 #   fmt           cargo fmt --check
-#   clippy        cargo clippy --all-targets [--features testkit] -- -D warnings   (native)
+#   clippy        cargo clippy --workspace --all-targets -- -D warnings   (native; and the
+#                 testkit alone, without its `invariants` feature, as gen-session builds it)
 #   clippy-wasm   cargo clippy --target wasm32-unknown-unknown --lib --test wasm -- -D warnings
-#   rust          cargo test --features testkit                                   (native)
+#   jslint        .ci/biome.sh: Biome's format, lint and import-order check of the hand-written
+#                 JavaScript (src/wasm/js, www, tests/js, tests/browser, tests/bench)
+#   rust          cargo test --workspace   (native: ctxfold, tests/it, crates/testkit)
 #   wasm-node     tests/wasm.rs under Node.js       (wasm-bindgen-test-runner)
 #   wasm-browser  tests/wasm.rs in headless Chromium (wasm-bindgen-test-runner + chromedriver)
 #   pkg           .ci/pkg.sh (builds pkg/)
@@ -25,7 +28,7 @@ if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-all_steps=(setup fmt clippy clippy-wasm rust wasm-node wasm-browser pkg size js browser)
+all_steps=(setup fmt clippy clippy-wasm jslint rust wasm-node wasm-browser pkg size js browser)
 if [ $# -gt 0 ]; then steps=("$@"); else steps=("${all_steps[@]}"); fi
 
 logs=tests/out/logs
@@ -40,11 +43,12 @@ run_step() {
     setup) bash .ci/setup.sh ;;
     fmt) cargo fmt --all -- --check ;;
     clippy)
-      cargo clippy --all-targets -- -D warnings
-      cargo clippy --all-targets --features testkit -- -D warnings
+      cargo clippy --workspace --all-targets -- -D warnings
+      cargo clippy -p ctxfold-testkit --all-targets -- -D warnings
       ;;
     clippy-wasm) cargo clippy --target wasm32-unknown-unknown --lib --test wasm -- -D warnings ;;
-    rust) cargo test --features testkit ;;
+    jslint) bash .ci/biome.sh ;;
+    rust) cargo test --workspace ;;
     wasm-node) WASM_BINDGEN_USE_NODE_EXPERIMENTAL=1 wasm_test ;;
     wasm-browser)
       WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \

@@ -5,8 +5,8 @@
 // Features the package does not have yet are detected, not assumed (`capabilities`): the
 // buttons for them appear once the API exists. The API key lives in this module's memory only:
 // never in storage, never in the URL, never in the DOM as an attribute.
-import { h, fmt, fmtBytes, errorText, yieldToPage } from './dom.js';
-import { UrlScope, framesGallery } from './images.js';
+import { errorText, fmt, fmtBytes, h, yieldToPage } from './dom.js';
+import { framesGallery, UrlScope } from './images.js';
 import {
   pageTexts,
   providerFrameBudget,
@@ -72,7 +72,13 @@ export function renderActionsPanel(panel, app) {
   const compact = h('section', { class: 'action-section', id: 'compact-section' });
   compact.append(h('h3', { text: 'Compact now' }));
   compact.append(
-    h('p', { class: 'muted small' }, isLeaf ? 'At the session leaf ' : 'At the selected entry ', h('code', { text: target ?? '(none)' }), isLeaf ? '.' : ' (the leaf moves there first; Undo moves it back).'),
+    h(
+      'p',
+      { class: 'muted small' },
+      isLeaf ? 'At the session leaf ' : 'At the selected entry ',
+      h('code', { text: target ?? '(none)' }),
+      isLeaf ? '.' : ' (the leaf moves there first; Undo moves it back).',
+    ),
   );
   const strategies = h('fieldset', { class: 'strategies' }, h('legend', { text: 'Strategy' }));
   const radio = (value, title, note) => {
@@ -81,11 +87,31 @@ export function renderActionsPanel(panel, app) {
       form.strategy = value;
       renderActionsPanel(panel, app);
     });
-    return h('label', { class: 'radio' }, input, h('span', null, h('strong', { text: title }), note ? h('span', { class: 'muted small', text: ` — ${note}` }) : null));
+    return h(
+      'label',
+      { class: 'radio' },
+      input,
+      h(
+        'span',
+        null,
+        h('strong', { text: title }),
+        note ? h('span', { class: 'muted small', text: ` — ${note}` }) : null,
+      ),
+    );
   };
   strategies.append(
-    radio('snapcompact', 'snapcompact', caps.snapcompact ? 'history printed onto PNG frames; no key, no network' : 'preview only: this build has no snapcompact compaction'),
-    radio('chat', 'context-full via an OpenAI-compatible endpoint', 'an LLM writes the summary; your key stays in this page'),
+    radio(
+      'snapcompact',
+      'snapcompact',
+      caps.snapcompact
+        ? 'history printed onto PNG frames; no key, no network'
+        : 'preview only: this build has no snapcompact compaction',
+    ),
+    radio(
+      'chat',
+      'context-full via an OpenAI-compatible endpoint',
+      'an LLM writes the summary; your key stays in this page',
+    ),
     radio('remote', 'remote endpoint protocol', 'POST {systemPrompt, prompt, maxTokens} → {summary}'),
   );
   compact.append(strategies);
@@ -95,41 +121,77 @@ export function renderActionsPanel(panel, app) {
   opts.append(h('label', { for: 'keep-recent', text: 'Keep recent tokens' }), keep);
   if (form.strategy === 'chat') {
     const url = textInput('chat-url', form.chatUrl, (v) => (form.chatUrl = v), 'https://api.openai.com/v1');
-    const key = h('input', { id: 'chat-key', type: 'password', autocomplete: 'off', spellcheck: 'false', placeholder: 'sk-…' });
+    const key = h('input', {
+      id: 'chat-key',
+      type: 'password',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      placeholder: 'sk-…',
+    });
     key.value = form.apiKey;
     key.addEventListener('input', () => (form.apiKey = key.value));
     const model = textInput('chat-model', form.model, (v) => (form.model = v), 'gpt-4o-mini');
     opts.append(
-      h('label', { for: 'chat-url', text: 'Base URL' }), url,
-      h('label', { for: 'chat-key', text: 'API key' }), key,
-      h('label', { for: 'chat-model', text: 'Model' }), model,
+      h('label', { for: 'chat-url', text: 'Base URL' }),
+      url,
+      h('label', { for: 'chat-key', text: 'API key' }),
+      key,
+      h('label', { for: 'chat-model', text: 'Model' }),
+      model,
     );
   } else if (form.strategy === 'remote') {
-    const url = textInput('remote-url', form.remoteUrl, (v) => (form.remoteUrl = v), 'https://summarizer.example/compact');
+    const url = textInput(
+      'remote-url',
+      form.remoteUrl,
+      (v) => (form.remoteUrl = v),
+      'https://summarizer.example/compact',
+    );
     opts.append(h('label', { for: 'remote-url', text: 'Endpoint URL' }), url);
   } else {
     const reader = h('select', { id: 'reader' });
     for (const r of READERS) reader.append(h('option', { value: r.id, text: r.label, selected: r.id === form.reader }));
     reader.addEventListener('change', () => (form.reader = reader.value));
     const maxFrames = h('select', { id: 'max-frames' });
-    for (const n of [5, 10, 17, 40, 80]) maxFrames.append(h('option', { value: String(n), text: `${n} frames`, selected: n === form.maxFrames }));
+    for (const n of [5, 10, 17, 40, 80])
+      maxFrames.append(h('option', { value: String(n), text: `${n} frames`, selected: n === form.maxFrames }));
     maxFrames.addEventListener('change', () => (form.maxFrames = Number(maxFrames.value)));
-    opts.append(h('label', { for: 'reader', text: 'Reader model' }), reader, h('label', { for: 'max-frames', text: 'At most' }), maxFrames);
+    opts.append(
+      h('label', { for: 'reader', text: 'Reader model' }),
+      reader,
+      h('label', { for: 'max-frames', text: 'At most' }),
+      maxFrames,
+    );
   }
   if (form.strategy !== 'snapcompact') {
-    const instructions = h('textarea', { id: 'custom-instructions', rows: '2', placeholder: 'optional: what the summary should focus on' });
+    const instructions = h('textarea', {
+      id: 'custom-instructions',
+      rows: '2',
+      placeholder: 'optional: what the summary should focus on',
+    });
     instructions.value = form.customInstructions;
     instructions.addEventListener('input', () => (form.customInstructions = instructions.value));
     opts.append(h('label', { for: 'custom-instructions', text: 'Instructions' }), instructions);
   }
   compact.append(opts);
 
-  const status = h('p', { class: `action-status ${lastStatus.kind}`, id: 'compact-status', role: 'status', text: lastStatus.text });
+  const status = h('p', {
+    class: `action-status ${lastStatus.kind}`,
+    id: 'compact-status',
+    role: 'status',
+    text: lastStatus.text,
+  });
   const buttons = h('div', { class: 'buttons' });
   const onlyPreview = form.strategy === 'snapcompact' && !caps.snapcompact;
-  const go = h('button', { type: 'button', class: 'primary', id: 'compact-run', text: onlyPreview ? 'Render snapcompact preview' : 'Compact' });
+  const go = h('button', {
+    type: 'button',
+    class: 'primary',
+    id: 'compact-run',
+    text: onlyPreview ? 'Render snapcompact preview' : 'Compact',
+  });
   const previewButton =
-    form.strategy === 'snapcompact' && caps.snapcompact ? h('button', { type: 'button', id: 'preview-run', text: 'Preview frames' }) : null;
+    form.strategy === 'snapcompact' && caps.snapcompact
+      ? h('button', { type: 'button', id: 'preview-run', text: 'Preview frames' })
+      : null;
   const abort = h('button', { type: 'button', id: 'compact-abort', text: 'Abort', disabled: !running });
   abort.addEventListener('click', () => running?.controller.abort());
   buttons.append(go, ...(previewButton ? [previewButton] : []), abort);
@@ -159,9 +221,16 @@ export function renderActionsPanel(panel, app) {
   prune.append(h('h3', { text: 'Prune tool outputs' }));
   if (caps.prune) {
     // The panel is rebuilt after every change: the last outcome is kept and shown again.
-    const pruneStatus = h('p', { class: `action-status${lastPrune.error ? ' error' : ''}`, role: 'status', text: lastPrune.text });
+    const pruneStatus = h('p', {
+      class: `action-status${lastPrune.error ? ' error' : ''}`,
+      role: 'status',
+      text: lastPrune.text,
+    });
     prune.append(
-      h('p', { class: 'muted small', text: 'Replaces old, superseded and uneventful tool results on the active path by short notices (spec §6); entries are kept.' }),
+      h('p', {
+        class: 'muted small',
+        text: 'Replaces old, superseded and uneventful tool results on the active path by short notices (spec §6); entries are kept.',
+      }),
       h('button', {
         type: 'button',
         id: 'prune-run',
@@ -189,7 +258,12 @@ export function renderActionsPanel(panel, app) {
       pruneStatus,
     );
   } else {
-    prune.append(h('p', { class: 'muted small', text: 'Not in this build of ctxfold yet (session.prune). The button appears when it is.' }));
+    prune.append(
+      h('p', {
+        class: 'muted small',
+        text: 'Not in this build of ctxfold yet (session.prune). The button appears when it is.',
+      }),
+    );
   }
   sections.push(prune);
 
@@ -199,19 +273,43 @@ export function renderActionsPanel(panel, app) {
   const navButtons = h(
     'div',
     { class: 'buttons' },
-    h('button', { type: 'button', id: 'branch-here', text: 'Make the selected entry the leaf', disabled: isLeaf || !target, onclick: () => app.moveLeaf(target) }),
+    h('button', {
+      type: 'button',
+      id: 'branch-here',
+      text: 'Make the selected entry the leaf',
+      disabled: isLeaf || !target,
+      onclick: () => app.moveLeaf(target),
+    }),
     caps.navigateTree
-      ? h('button', { type: 'button', id: 'navigate-summary', text: 'Navigate with a branch summary', disabled: isLeaf || !target, onclick: () => navigateWithSummary(app, target, status) })
+      ? h('button', {
+          type: 'button',
+          id: 'navigate-summary',
+          text: 'Navigate with a branch summary',
+          disabled: isLeaf || !target,
+          onclick: () => navigateWithSummary(app, target, status),
+        })
       : null,
-    h('button', { type: 'button', id: 'undo-leaf', text: `Undo leaf move${app.undo.length ? ` (${app.undo.length})` : ''}`, disabled: app.undo.length === 0, onclick: () => app.undoLeaf() }),
+    h('button', {
+      type: 'button',
+      id: 'undo-leaf',
+      text: `Undo leaf move${app.undo.length ? ` (${app.undo.length})` : ''}`,
+      disabled: app.undo.length === 0,
+      onclick: () => app.undoLeaf(),
+    }),
   );
   nav.append(navButtons);
   if (!caps.navigateTree) {
-    nav.append(h('p', { class: 'muted small', text: 'Branch summaries on navigation (session.navigateTree) are not in this build yet: navigation moves the leaf without a summary.' }));
+    nav.append(
+      h('p', {
+        class: 'muted small',
+        text: 'Branch summaries on navigation (session.navigateTree) are not in this build yet: navigation moves the leaf without a summary.',
+      }),
+    );
   }
   if (app.undo.length) {
     const list = h('ol', { class: 'undo-list small' });
-    for (const step of app.undo.slice(-5).reverse()) list.append(h('li', null, `${step.reason}: leaf was `, h('code', { text: step.leafId ?? '(none)' })));
+    for (const step of app.undo.slice(-5).reverse())
+      list.append(h('li', null, `${step.reason}: leaf was `, h('code', { text: step.leafId ?? '(none)' })));
     nav.append(list);
   }
   sections.push(nav);
@@ -282,7 +380,9 @@ async function compactNow(app, target, status, caps) {
       });
     } else if (form.strategy === 'chat') {
       if (!form.chatUrl) throw new Error('enter the base URL of an OpenAI-compatible endpoint');
-      const url = /\/chat\/completions\/?$/.test(form.chatUrl) ? form.chatUrl : `${form.chatUrl.replace(/\/+$/, '')}/chat/completions`;
+      const url = /\/chat\/completions\/?$/.test(form.chatUrl)
+        ? form.chatUrl
+        : `${form.chatUrl.replace(/\/+$/, '')}/chat/completions`;
       setStatus(status, `asking ${new URL(url).host} for a summary…`, 'busy');
       result = await app.session.compact({
         ...options,
@@ -298,7 +398,11 @@ async function compactNow(app, target, status, caps) {
       throw new Error('choose a strategy');
     }
     const before = result.compactionEntry?.tokensBefore;
-    setStatus(status, `Compacted: ${fmt(before)} → ${fmt(result.tokensAfter)} tokens. New compaction entry ${result.entryId}.`, 'ok');
+    setStatus(
+      status,
+      `Compacted: ${fmt(before)} → ${fmt(result.tokensAfter)} tokens. New compaction entry ${result.entryId}.`,
+      'ok',
+    );
     app.recordLeafMove(leafBefore, 'compaction');
     app.afterMutation({ select: result.entryId });
   } catch (err) {
@@ -312,7 +416,11 @@ async function compactNow(app, target, status, caps) {
 async function navigateWithSummary(app, target, status) {
   const summarize = summarizerFromForm();
   if (!summarize) {
-    setStatus(status, 'Navigation with a summary needs an endpoint: choose "context-full" or "remote" above and fill it in.', 'error');
+    setStatus(
+      status,
+      'Navigation with a summary needs an endpoint: choose "context-full" or "remote" above and fill it in.',
+      'error',
+    );
     return;
   }
   const before = app.session.leafId;
@@ -324,7 +432,11 @@ async function navigateWithSummary(app, target, status) {
       return;
     }
     app.recordLeafMove(before, 'navigate');
-    setStatus(status, result?.summaryEntryId ? `Navigated; branch summary ${result.summaryEntryId} added.` : 'Navigated.', 'ok');
+    setStatus(
+      status,
+      result?.summaryEntryId ? `Navigated; branch summary ${result.summaryEntryId} added.` : 'Navigated.',
+      'ok',
+    );
     app.afterMutation({ select: result?.summaryEntryId ?? app.session.leafId });
   } catch (err) {
     setStatus(status, `Not navigated: ${errorText(err)}`, 'error');
@@ -334,12 +446,17 @@ async function navigateWithSummary(app, target, status) {
 /** A `summarize` callback from the form (for APIs that take one rather than an endpoint). */
 function summarizerFromForm() {
   if (form.strategy === 'chat' && form.chatUrl) {
-    const url = /\/chat\/completions\/?$/.test(form.chatUrl) ? form.chatUrl : `${form.chatUrl.replace(/\/+$/, '')}/chat/completions`;
+    const url = /\/chat\/completions\/?$/.test(form.chatUrl)
+      ? form.chatUrl
+      : `${form.chatUrl.replace(/\/+$/, '')}/chat/completions`;
     return async (request, { signal }) => {
       const res = await fetch(url, {
         method: 'POST',
         signal,
-        headers: { 'content-type': 'application/json', ...(form.apiKey ? { authorization: `Bearer ${form.apiKey}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...(form.apiKey ? { authorization: `Bearer ${form.apiKey}` } : {}),
+        },
         body: JSON.stringify({
           model: form.model,
           max_tokens: request.maxTokens,
@@ -359,7 +476,11 @@ function summarizerFromForm() {
         method: 'POST',
         signal,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ systemPrompt: request.systemPrompt, prompt: request.prompt, maxTokens: request.maxTokens }),
+        body: JSON.stringify({
+          systemPrompt: request.systemPrompt,
+          prompt: request.prompt,
+          maxTokens: request.maxTokens,
+        }),
       });
       if (!res.ok) throw Object.assign(new Error(`${res.status} ${res.statusText}`), { status: res.status });
       return (await res.json())?.summary ?? '';
@@ -432,9 +553,16 @@ async function snapcompactPreview(app, target, status, output) {
       ),
     );
     if (pages.length > frames.length) {
-      output.append(h('p', { class: 'muted small', text: `${fmt(pages.length - frames.length)} more pages not rendered (limit ${budget} frames for ${reader.provider}).` }));
+      output.append(
+        h('p', {
+          class: 'muted small',
+          text: `${fmt(pages.length - frames.length)} more pages not rendered (limit ${budget} frames for ${reader.provider}).`,
+        }),
+      );
     }
-    output.append(framesGallery(frames, previewScope, { title: 'snapcompact preview', textTokens, lightbox: app.lightbox }));
+    output.append(
+      framesGallery(frames, previewScope, { title: 'snapcompact preview', textTokens, lightbox: app.lightbox }),
+    );
     previewOutput = [...output.childNodes];
   } catch (err) {
     setStatus(status, `No preview: ${errorText(err)}`, 'error');

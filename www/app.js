@@ -5,14 +5,15 @@
 // Modules: model.js (tree → segments and lanes), tree.js (the tree view), entry.js (entry
 // panel), context.js (context view), actions.js (actions tab), images.js (images and frames),
 // dom.js (helpers). Session text is untrusted: it is only ever inserted as text.
-import { init, version, Session } from './pkg/web.js';
-import { $, h, fmt, fmtBytes, afterPaint, errorText, runSliced, yieldToPage } from './dom.js';
-import { TokenTally, activePath, buildTree, segPick } from './model.js';
-import { TreeView } from './tree.js';
-import { renderEntryPanel } from './entry.js';
+
+import { capabilities, renderActionsPanel } from './actions.js';
 import { renderContextPanel } from './context.js';
-import { renderActionsPanel, capabilities } from './actions.js';
+import { $, afterPaint, errorText, fmt, fmtBytes, h, runSliced, yieldToPage } from './dom.js';
+import { renderEntryPanel } from './entry.js';
 import { Lightbox, UrlScope } from './images.js';
+import { activePath, buildTree, segPick, TokenTally } from './model.js';
+import { init, Session, version } from './pkg/web.js';
+import { TreeView } from './tree.js';
 
 const WARNINGS_SHOWN = 1000;
 
@@ -107,7 +108,11 @@ const app = {
     if (!this.session) return;
     const bytes = this.session.toBytes();
     const url = URL.createObjectURL(new Blob([bytes], { type: 'application/x-ndjson' }));
-    const base = (this.fileName || 'session').replace(/\.jsonl$/i, '').replace(/[^\w.-]+/g, '_').slice(0, 80) || 'session';
+    const base =
+      (this.fileName || 'session')
+        .replace(/\.jsonl$/i, '')
+        .replace(/[^\w.-]+/g, '_')
+        .slice(0, 80) || 'session';
     const a = h('a', { href: url, download: `${base}.jsonl` });
     document.body.append(a);
     a.click();
@@ -266,13 +271,20 @@ function updateStats() {
 function updateReport() {
   const warnings = app.session.warnings;
   const list = $('warnings');
-  const items = warnings.slice(0, WARNINGS_SHOWN).map((w) => h('li', { text: `line ${w.line}: ${w.code} — ${w.message}` }));
-  if (warnings.length > WARNINGS_SHOWN) items.push(h('li', { class: 'muted', text: `… and ${fmt(warnings.length - WARNINGS_SHOWN)} more` }));
+  const items = warnings
+    .slice(0, WARNINGS_SHOWN)
+    .map((w) => h('li', { text: `line ${w.line}: ${w.code} — ${w.message}` }));
+  if (warnings.length > WARNINGS_SHOWN)
+    items.push(h('li', { class: 'muted', text: `… and ${fmt(warnings.length - WARNINGS_SHOWN)} more` }));
   list.replaceChildren(...items);
   const { header, version: v } = app.session;
   const facts = [`${app.fileName}: format version ${v.current} (${v.onDisk} on disk)`, `session ${header.id}`];
   if (header.cwd) facts.push(`cwd ${header.cwd}`);
-  facts.push(warnings.length ? `${fmt(warnings.length)} warning${warnings.length === 1 ? '' : 's'}: lines kept as they are and listed below` : 'every line read');
+  facts.push(
+    warnings.length
+      ? `${fmt(warnings.length)} warning${warnings.length === 1 ? '' : 's'}: lines kept as they are and listed below`
+      : 'every line read',
+  );
   $('report-summary').textContent = facts.join(' · ');
   $('tab-report').textContent = warnings.length ? `Load report (${fmt(warnings.length)})` : 'Load report';
 }
@@ -343,7 +355,8 @@ function renderPanel() {
 
 // --- wiring ------------------------------------------------------------------------------------
 
-for (const tab of document.querySelectorAll('[role="tab"]')) tab.addEventListener('click', () => showTab(tab.dataset.tab));
+for (const tab of document.querySelectorAll('[role="tab"]'))
+  tab.addEventListener('click', () => showTab(tab.dataset.tab));
 $('stat-warnings').addEventListener('click', () => showTab('report'));
 $('undo').addEventListener('click', () => app.undoLeaf());
 $('download').addEventListener('click', () => app.download());
@@ -406,7 +419,9 @@ async function loadSample() {
     return;
   }
   if (!res.ok) {
-    setStatus('No bundled sample here (www/sample/sample.jsonl): `make demo` generates it. Open or drop a file instead.');
+    setStatus(
+      'No bundled sample here (www/sample/sample.jsonl): `make demo` generates it. Open or drop a file instead.',
+    );
     return;
   }
   await load(new Uint8Array(await res.arrayBuffer()), 'sample.jsonl');

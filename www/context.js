@@ -3,7 +3,7 @@
 // and the totals against a chosen context window and compaction threshold. The display
 // transcript (`transcript: true`) shows everything, with the messages the LLM no longer sees
 // dimmed.
-import { h, fmt, fmtShort, errorText, runSliced, virtualList } from './dom.js';
+import { errorText, fmt, fmtShort, h, runSliced, virtualList } from './dom.js';
 import { messageSnippet } from './entry.js';
 import { estimateTokens, reserveTokens, shouldCompact, thresholdTokens } from './pkg/web.js';
 
@@ -15,8 +15,10 @@ const ROW = 28;
 /** Compaction settings from the view's controls (invalid input → defaults, with the error shown). */
 export function thresholdSettings(settings) {
   const out = {};
-  if (Number.isFinite(settings.thresholdPercent) && settings.thresholdPercent > 0) out.thresholdPercent = settings.thresholdPercent;
-  if (Number.isFinite(settings.reserveTokens) && settings.reserveTokens >= 0) out.reserveTokens = settings.reserveTokens;
+  if (Number.isFinite(settings.thresholdPercent) && settings.thresholdPercent > 0)
+    out.thresholdPercent = settings.thresholdPercent;
+  if (Number.isFinite(settings.reserveTokens) && settings.reserveTokens >= 0)
+    out.reserveTokens = settings.reserveTokens;
   return out;
 }
 
@@ -33,8 +35,20 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
 
   const isLeaf = leafId === session.leafId;
   const where = h('p', { class: 'context-where' });
-  where.append('Context at ', h('code', { text: leafId ?? '(empty)' }), isLeaf ? ' — the session leaf' : ' — not the session leaf ');
-  if (!isLeaf && leafId) where.append(h('button', { type: 'button', class: 'link', text: 'make it the leaf', onclick: () => ctx.actions.branch(leafId) }));
+  where.append(
+    'Context at ',
+    h('code', { text: leafId ?? '(empty)' }),
+    isLeaf ? ' — the session leaf' : ' — not the session leaf ',
+  );
+  if (!isLeaf && leafId)
+    where.append(
+      h('button', {
+        type: 'button',
+        class: 'link',
+        text: 'make it the leaf',
+        onclick: () => ctx.actions.branch(leafId),
+      }),
+    );
   parts.push(where);
 
   let tokens;
@@ -87,7 +101,11 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
     estimated.className = 'warn';
   }
   addTotal('threshold', `${fmt(threshold)} of ${fmt(win)} (reserve ${fmt(reserve)})`, 'ctx-threshold');
-  const verdict = addTotal('compaction', compactNow ? 'due: over the threshold' : `not due (${fmt(Math.max(0, threshold - tokens.tokens))} tokens to go)`, 'ctx-verdict');
+  const verdict = addTotal(
+    'compaction',
+    compactNow ? 'due: over the threshold' : `not due (${fmt(Math.max(0, threshold - tokens.tokens))} tokens to go)`,
+    'ctx-verdict',
+  );
   verdict.className = compactNow ? 'warn' : 'ok';
   const regionDd = addTotal('by region', '…', 'ctx-regions');
 
@@ -102,8 +120,16 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
   const size = transcript ? pathLength : tokens.messages;
   if (size > EAGER_LIMIT && !force) {
     listHead.append(
-      h('p', { class: 'muted' }, `${fmt(size)} ${transcript ? 'entries on the path' : 'messages'}: listing them converts the whole context to JavaScript and may take a few seconds. `),
-      h('button', { type: 'button', text: `List ${fmt(size)} messages`, onclick: () => renderContextPanel(panel, ctx, leafId, { force: true }) }),
+      h(
+        'p',
+        { class: 'muted' },
+        `${fmt(size)} ${transcript ? 'entries on the path' : 'messages'}: listing them converts the whole context to JavaScript and may take a few seconds. `,
+      ),
+      h('button', {
+        type: 'button',
+        text: `List ${fmt(size)} messages`,
+        onclick: () => renderContextPanel(panel, ctx, leafId, { force: true }),
+      }),
     );
     regionDd.textContent = '(list the messages to see them)';
     listBox.remove();
@@ -146,11 +172,21 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
 
   const legend = h('div', { class: 'legend small' });
   const facts = [];
-  if (compactionId) facts.push(`compaction ${compactionId}, first kept entry ${built.firstKeptEntryId ?? findFirstKept(session, compactionId) ?? '?'}`);
+  if (compactionId)
+    facts.push(
+      `compaction ${compactionId}, first kept entry ${built.firstKeptEntryId ?? findFirstKept(session, compactionId) ?? '?'}`,
+    );
   else facts.push('no compaction on this path');
   if (counts.pruned) facts.push(`${fmt(counts.pruned)} pruned tool result${counts.pruned === 1 ? '' : 's'}`);
-  if (transcript) facts.push(`${fmt(counts.hidden)} of ${fmt(messages.length)} transcript messages are not sent to the LLM`);
-  const keys = compactionId ? [['summary', 'summary'], ['kept', 'kept'], ['new', 'after compaction']] : [['new', 'history']];
+  if (transcript)
+    facts.push(`${fmt(counts.hidden)} of ${fmt(messages.length)} transcript messages are not sent to the LLM`);
+  const keys = compactionId
+    ? [
+        ['summary', 'summary'],
+        ['kept', 'kept'],
+        ['new', 'after compaction'],
+      ]
+    : [['new', 'history']];
   if (transcript) keys.push(['hidden', 'not sent']);
   if (counts.pruned) keys.push(['pruned', 'pruned']);
   for (const [key, text] of keys) legend.append(h('span', { class: `region-key ${key}`, text }));
@@ -167,14 +203,21 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
       const prev = i > 0 ? region[i - 1] : null;
       const row = h(
         'div',
-        { class: `ctx-row region-${r}${pruned[i] ? ' pruned' : ''}${prev && prev !== r ? ' boundary' : ''}`, dataset: { entry: entryIds[i], region: r } },
+        {
+          class: `ctx-row region-${r}${pruned[i] ? ' pruned' : ''}${prev && prev !== r ? ' boundary' : ''}`,
+          dataset: { entry: entryIds[i], region: r },
+        },
         h('span', { class: 'num muted', text: String(i + 1) }),
-        h('span', { class: `role role-${m?.role}`, text: m?.role === 'compactionSummary' ? 'summary' : String(m?.role ?? '?') }),
+        h('span', {
+          class: `role role-${m?.role}`,
+          text: m?.role === 'compactionSummary' ? 'summary' : String(m?.role ?? '?'),
+        }),
         h('span', { class: 'snippet', text: messageSnippet(m, 140) }),
         pruned[i] ? h('span', { class: 'badge pruned', text: 'pruned' }) : null,
         h('span', { class: 'num', text: Number.isNaN(est[i]) ? '…' : fmtShort(est[i]) }),
       );
-      if (prev && prev !== r) row.title = r === 'kept' ? 'kept region starts here' : r === 'new' ? 'after the compaction' : '';
+      if (prev && prev !== r)
+        row.title = r === 'kept' ? 'kept region starts here' : r === 'new' ? 'after the compaction' : '';
       return row;
     },
   });
@@ -240,7 +283,10 @@ function drawGauge(gauge, { win, threshold, tokens, regions }) {
   if (regions) {
     for (const key of ['summary', 'kept', 'history', 'new']) {
       if (!regions[key]) continue;
-      const part = h('span', { class: `gauge-part region-${key}`, title: `${key}: ${fmt(regions[key])} tokens (estimate)` });
+      const part = h('span', {
+        class: `gauge-part region-${key}`,
+        title: `${key}: ${fmt(regions[key])} tokens (estimate)`,
+      });
       part.style.width = pct(regions[key]);
       bar.append(part);
     }
@@ -250,7 +296,10 @@ function drawGauge(gauge, { win, threshold, tokens, regions }) {
   reserve.style.width = pct(win - threshold);
   const mark = h('span', { class: 'gauge-threshold', title: `threshold ${fmt(threshold)}` });
   mark.style.left = pct(threshold);
-  const now = h('span', { class: `gauge-now${tokens > threshold ? ' over' : ''}`, title: `context ${fmt(tokens)} tokens` });
+  const now = h('span', {
+    class: `gauge-now${tokens > threshold ? ' over' : ''}`,
+    title: `context ${fmt(tokens)} tokens`,
+  });
   now.style.left = pct(tokens);
   bar.append(reserve, mark, now);
   const scale = h(
@@ -268,8 +317,13 @@ function controls(ctx) {
   const { settings } = ctx;
   const box = h('form', { class: 'context-controls', onsubmit: (e) => e.preventDefault() });
   const windowSelect = h('select', { id: 'ctx-window', 'aria-label': 'context window' });
-  const values = WINDOWS.includes(settings.contextWindow) ? WINDOWS : [...WINDOWS, settings.contextWindow].sort((a, b) => a - b);
-  for (const w of values) windowSelect.append(h('option', { value: String(w), text: `${fmtShort(w)} window`, selected: w === settings.contextWindow }));
+  const values = WINDOWS.includes(settings.contextWindow)
+    ? WINDOWS
+    : [...WINDOWS, settings.contextWindow].sort((a, b) => a - b);
+  for (const w of values)
+    windowSelect.append(
+      h('option', { value: String(w), text: `${fmtShort(w)} window`, selected: w === settings.contextWindow }),
+    );
   windowSelect.addEventListener('change', () => ctx.onSettings({ contextWindow: Number(windowSelect.value) }));
   const percent = h('input', {
     id: 'ctx-percent',
@@ -281,7 +335,9 @@ function controls(ctx) {
     value: settings.thresholdPercent > 0 ? String(settings.thresholdPercent) : '',
     'aria-label': 'threshold percent',
   });
-  percent.addEventListener('change', () => ctx.onSettings({ thresholdPercent: percent.value === '' ? -1 : Number(percent.value) }));
+  percent.addEventListener('change', () =>
+    ctx.onSettings({ thresholdPercent: percent.value === '' ? -1 : Number(percent.value) }),
+  );
   const reserve = h('input', {
     id: 'ctx-reserve',
     type: 'number',
@@ -291,7 +347,9 @@ function controls(ctx) {
     value: Number.isFinite(settings.reserveTokens) ? String(settings.reserveTokens) : '',
     'aria-label': 'reserve tokens',
   });
-  reserve.addEventListener('change', () => ctx.onSettings({ reserveTokens: reserve.value === '' ? null : Number(reserve.value) }));
+  reserve.addEventListener('change', () =>
+    ctx.onSettings({ reserveTokens: reserve.value === '' ? null : Number(reserve.value) }),
+  );
   const transcript = h('input', { id: 'ctx-transcript', type: 'checkbox', checked: !!settings.transcript });
   transcript.addEventListener('change', () => ctx.onSettings({ transcript: transcript.checked }));
   box.append(

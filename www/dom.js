@@ -20,7 +20,8 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 /** An SVG element with attributes (numbers and strings only). */
 export function svg(tag, attrs, ...children) {
   const el = document.createElementNS(SVG_NS, tag);
-  if (attrs) for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
+  if (attrs)
+    for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
   append(el, children);
   return el;
 }
@@ -133,7 +134,12 @@ export function longText(text, { limit = 20_000, className = 'text' } = {}) {
       more.remove();
     },
   });
-  return h('div', { class: 'long-text' }, pre, h('p', { class: 'muted small' }, `${fmt(text.length - limit)} more characters. `, more));
+  return h(
+    'div',
+    { class: 'long-text' },
+    pre,
+    h('p', { class: 'muted small' }, `${fmt(text.length - limit)} more characters. `, more),
+  );
 }
 
 /** JSON of a value, pretty-printed and capped; never throws (cycles, BigInt). */

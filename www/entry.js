@@ -2,7 +2,7 @@
 // selected entry is shown in full: message text, thinking, tool calls with their arguments,
 // tool results, images, summaries, snapcompact frames. All of it is untrusted text, put in with
 // textContent; links are never made from it.
-import { h, fmt, fmtShort, oneLine, longText, jsonText, lazyDetails, virtualList } from './dom.js';
+import { fmt, fmtShort, h, jsonText, lazyDetails, longText, oneLine, virtualList } from './dom.js';
 import { framesGallery, sessionImage } from './images.js';
 import { KIND_BRANCH_SUMMARY, KIND_COMPACTION, segEntry, segLength } from './model.js';
 
@@ -15,7 +15,7 @@ export function contentText(content, max = Infinity) {
     if (out.length >= max) break;
     if (!block || typeof block !== 'object') continue;
     if (block.type === 'text' && typeof block.text === 'string') out += (out ? '\n' : '') + block.text;
-    else if (block.type === 'image') out += (out ? ' ' : '') + '[image]';
+    else if (block.type === 'image') out += `${out ? ' ' : ''}[image]`;
   }
   return out;
 }
@@ -31,7 +31,8 @@ export function messageSnippet(m, max = 160) {
       const parts = [];
       for (const b of Array.isArray(m.content) ? m.content : []) {
         if (b?.type === 'text' && b.text) parts.push(oneLine(b.text, max));
-        else if (b?.type === 'toolCall') parts.push(`→ ${oneLine(String(b.name ?? '?'), 40)}(${oneLine(safeJson(b.arguments), 60)})`);
+        else if (b?.type === 'toolCall')
+          parts.push(`→ ${oneLine(String(b.name ?? '?'), 40)}(${oneLine(safeJson(b.arguments), 60)})`);
         else if (b?.type === 'thinking' && parts.length === 0) parts.push(`(thinking) ${oneLine(b.thinking, max)}`);
         if (parts.join(' ').length > max) break;
       }
@@ -93,7 +94,9 @@ export function entryMeta(e) {
   if (e?.type === 'compaction') {
     const n = e.preserveData?.snapcompact?.frames?.length;
     const frames = Number.isInteger(n) ? ` · ${n} ${n === 1 ? 'frame' : 'frames'}` : '';
-    const tokens = Number.isFinite(e.tokensAfter) ? `${fmtShort(e.tokensBefore)} → ${fmtShort(e.tokensAfter)} tok` : `${fmtShort(e.tokensBefore)} tok before`;
+    const tokens = Number.isFinite(e.tokensAfter)
+      ? `${fmtShort(e.tokensBefore)} → ${fmtShort(e.tokensAfter)} tok`
+      : `${fmtShort(e.tokensBefore)} tok before`;
     return `${tokens}${e.method ? ` · ${e.method}` : ''}${frames}`;
   }
   if (e?.type === 'branch_summary') return `from ${e.fromId}`;
@@ -119,7 +122,14 @@ export function renderEntryPanel(panel, ctx, seg, entryId) {
   const parts = [];
 
   const head = h('header', { class: 'panel-head' });
-  const kindLabel = kind === KIND_COMPACTION ? 'Compaction' : kind === KIND_BRANCH_SUMMARY ? 'Branch summary' : n === 1 ? 'Entry' : `Run of ${fmt(n)} entries`;
+  const kindLabel =
+    kind === KIND_COMPACTION
+      ? 'Compaction'
+      : kind === KIND_BRANCH_SUMMARY
+        ? 'Branch summary'
+        : n === 1
+          ? 'Entry'
+          : `Run of ${fmt(n)} entries`;
   head.append(h('h3', { text: kindLabel }));
   const facts = [];
   const first = tree.index[segEntry(tree, seg, 0)];
@@ -162,7 +172,11 @@ export function renderEntryPanel(panel, ctx, seg, entryId) {
           }
           const row = h(
             'div',
-            { class: `seg-row${k === selectedK ? ' selected' : ''}${ctx.path?.leafOrd === ord ? ' is-leaf' : ''}`, dataset: { entry: info.id }, role: 'option' },
+            {
+              class: `seg-row${k === selectedK ? ' selected' : ''}${ctx.path?.leafOrd === ord ? ' is-leaf' : ''}`,
+              dataset: { entry: info.id },
+              role: 'option',
+            },
             h('span', { class: 'muted num', text: `#${info.line}` }),
             h('span', { class: `role role-${entryKind(info)}`, text: entryKind(info) }),
             h('span', { class: 'snippet', text: snippet }),
@@ -191,7 +205,12 @@ export function renderEntry(e, ctx) {
   const ord = ctx.tree.ord.get(e.id);
   const isLeaf = ctx.session.leafId === e.id;
   const title = h('div', { class: 'entry-title' });
-  title.append(h('span', { class: `role role-${e.type === 'message' ? e.message?.role : e.type}`, text: e.type === 'message' ? (e.message?.role ?? 'message') : e.type }));
+  title.append(
+    h('span', {
+      class: `role role-${e.type === 'message' ? e.message?.role : e.type}`,
+      text: e.type === 'message' ? (e.message?.role ?? 'message') : e.type,
+    }),
+  );
   title.append(h('code', { class: 'entry-id', text: e.id }));
   if (isLeaf) title.append(h('span', { class: 'badge leaf', text: 'leaf' }));
   if (ctx.labels?.[e.id]) title.append(h('span', { class: 'tag', text: ctx.labels[e.id] }));
@@ -207,9 +226,10 @@ export function renderEntry(e, ctx) {
   art.append(h('p', { class: 'muted small', text: meta.join(' · ') }));
 
   const buttons = h('div', { class: 'entry-actions' });
-  if (!isLeaf) buttons.append(h('button', { type: 'button', dataset: { action: 'branch' }, text: 'Make this the leaf', onclick: () => ctx.actions.branch(e.id) }));
-  if (ctx.actions.navigate) buttons.append(h('button', { type: 'button', dataset: { action: 'navigate' }, text: 'Navigate here with a branch summary…', onclick: () => ctx.actions.navigate(e.id) }));
-  buttons.append(h('button', { type: 'button', dataset: { action: 'context' }, text: 'LLM context at this entry', onclick: () => ctx.actions.showContext(e.id) }));
+  if (!isLeaf) buttons.append(actionButton('branch', 'Make this the leaf', () => ctx.actions.branch(e.id)));
+  if (ctx.actions.navigate)
+    buttons.append(actionButton('navigate', 'Navigate here with a branch summary…', () => ctx.actions.navigate(e.id)));
+  buttons.append(actionButton('context', 'LLM context at this entry', () => ctx.actions.showContext(e.id)));
   art.append(buttons);
 
   art.append(renderBody(e, ctx));
@@ -217,12 +237,27 @@ export function renderEntry(e, ctx) {
   return art;
 }
 
+/** A button of the entry's action bar, named by its `data-action`. */
+function actionButton(action, text, onclick) {
+  return h('button', { type: 'button', dataset: { action }, text, onclick });
+}
+
 function field(name, value) {
-  return h('div', { class: 'field' }, h('span', { class: 'field-name', text: name }), h('span', { class: 'field-value', text: String(value) }));
+  return h(
+    'div',
+    { class: 'field' },
+    h('span', { class: 'field-name', text: name }),
+    h('span', { class: 'field-value', text: String(value) }),
+  );
 }
 
 function jumpButton(ctx, label, id) {
-  return h('button', { type: 'button', class: 'link', text: `${label} ${id}`, onclick: () => ctx.actions.selectEntry(id) });
+  return h('button', {
+    type: 'button',
+    class: 'link',
+    text: `${label} ${id}`,
+    onclick: () => ctx.actions.selectEntry(id),
+  });
 }
 
 function renderBody(e, ctx) {
@@ -254,7 +289,10 @@ function renderBody(e, ctx) {
       if (e.details) body.append(fileLists(e.details));
       break;
     case 'label':
-      body.append(field('label', e.label === undefined ? '(cleared)' : e.label), h('p', null, jumpButton(ctx, 'target', e.targetId)));
+      body.append(
+        field('label', e.label === undefined ? '(cleared)' : e.label),
+        h('p', null, jumpButton(ctx, 'target', e.targetId)),
+      );
       break;
     case 'model_change':
       body.append(field('model', e.model));
@@ -264,7 +302,11 @@ function renderBody(e, ctx) {
       body.append(field('thinking level', e.thinkingLevel ?? 'off'));
       break;
     case 'custom_message':
-      body.append(field('custom type', e.customType), field('display', e.display ? 'yes' : 'no'), renderContent(e.content, ctx));
+      body.append(
+        field('custom type', e.customType),
+        field('display', e.display ? 'yes' : 'no'),
+        renderContent(e.content, ctx),
+      );
       break;
     case 'custom':
       body.append(field('custom type', e.customType), longText(jsonText(e.data), { className: 'json' }));
@@ -278,9 +320,17 @@ function renderBody(e, ctx) {
 function fileLists(details) {
   const read = Array.isArray(details.readFiles) ? details.readFiles : [];
   const modified = Array.isArray(details.modifiedFiles) ? details.modifiedFiles : [];
-  if (!read.length && !modified.length) return lazyDetails('Details', () => longText(jsonText(details), { className: 'json' }));
+  if (!read.length && !modified.length)
+    return lazyDetails('Details', () => longText(jsonText(details), { className: 'json' }));
   return lazyDetails(`Files: ${read.length} read, ${modified.length} modified`, () =>
-    h('div', { class: 'files' }, h('h5', { text: 'Read' }), longText(read.join('\n')), h('h5', { text: 'Modified' }), longText(modified.join('\n'))),
+    h(
+      'div',
+      { class: 'files' },
+      h('h5', { text: 'Read' }),
+      longText(read.join('\n')),
+      h('h5', { text: 'Modified' }),
+      longText(modified.join('\n')),
+    ),
   );
 }
 
@@ -300,18 +350,33 @@ function renderBlock(b, ctx) {
     case 'image':
       return sessionImage(b, ctx.scope);
     case 'thinking':
-      return lazyDetails(`Thinking (${fmt(String(b.thinking ?? '').length)} characters)`, () => longText(b.thinking, { className: 'text thinking' }), { className: 'thinking-block' });
+      return lazyDetails(
+        `Thinking (${fmt(String(b.thinking ?? '').length)} characters)`,
+        () => longText(b.thinking, { className: 'text thinking' }),
+        { className: 'thinking-block' },
+      );
     case 'redactedThinking':
       return h('p', { class: 'note', text: '[redacted thinking]' });
     case 'toolCall':
       return h(
         'div',
         { class: 'tool-call' },
-        h('div', { class: 'tool-call-head' }, h('span', { class: 'tool-name', text: String(b.name ?? '?') }), h('code', { class: 'muted small', text: String(b.id ?? '') }), b.contextOmitted ? h('span', { class: 'badge', text: 'hidden from model' }) : null),
+        h(
+          'div',
+          { class: 'tool-call-head' },
+          h('span', { class: 'tool-name', text: String(b.name ?? '?') }),
+          h('code', { class: 'muted small', text: String(b.id ?? '') }),
+          b.contextOmitted ? h('span', { class: 'badge', text: 'hidden from model' }) : null,
+        ),
         longText(jsonText(b.arguments), { className: 'json' }),
       );
     default:
-      return h('div', { class: 'other-block' }, h('span', { class: 'muted small', text: `block “${String(b.type)}”` }), longText(jsonText(b), { className: 'json' }));
+      return h(
+        'div',
+        { class: 'other-block' },
+        h('span', { class: 'muted small', text: `block “${String(b.type)}”` }),
+        longText(jsonText(b), { className: 'json' }),
+      );
   }
 }
 
@@ -328,29 +393,46 @@ function renderMessage(m, ctx) {
       if (m.provider || m.model) facts.push(`${m.provider ?? '?'}/${m.model ?? '?'}`);
       if (m.api) facts.push(m.api);
       if (m.stopReason) facts.push(`stop: ${m.stopReason}`);
-      if (m.usage) facts.push(`usage: ${fmt(m.usage.input)} in, ${fmt(m.usage.output)} out, ${fmt(m.usage.cacheRead)} cache read, ${fmt(m.usage.cacheWrite)} cache write`);
+      if (m.usage)
+        facts.push(
+          `usage: ${fmt(m.usage.input)} in, ${fmt(m.usage.output)} out, ${fmt(m.usage.cacheRead)} cache read, ${fmt(m.usage.cacheWrite)} cache write`,
+        );
       if (facts.length) box.append(h('p', { class: 'muted small', text: facts.join(' · ') }));
       if (m.errorMessage) box.append(h('p', { class: 'error', text: m.errorMessage }));
       box.append(renderContent(m.content, ctx));
       break;
     }
     case 'toolResult': {
-      const head = h('div', { class: 'tool-call-head' }, h('span', { class: 'tool-name', text: String(m.toolName ?? '?') }), h('code', { class: 'muted small', text: String(m.toolCallId ?? '') }));
+      const head = h(
+        'div',
+        { class: 'tool-call-head' },
+        h('span', { class: 'tool-name', text: String(m.toolName ?? '?') }),
+        h('code', { class: 'muted small', text: String(m.toolCallId ?? '') }),
+      );
       if (m.isError) head.append(h('span', { class: 'badge error', text: 'error' }));
-      if (m.prunedAt) head.append(h('span', { class: 'badge pruned', text: `pruned ${new Date(m.prunedAt).toISOString()}` }));
+      if (m.prunedAt)
+        head.append(h('span', { class: 'badge pruned', text: `pruned ${new Date(m.prunedAt).toISOString()}` }));
       if (m.useless) head.append(h('span', { class: 'badge', text: 'useless' }));
       if (m.contextOmitted) head.append(h('span', { class: 'badge', text: 'hidden from model' }));
       box.append(head, renderContent(m.content, ctx));
-      if (m.details !== undefined) box.append(lazyDetails('Details', () => longText(jsonText(m.details), { className: 'json' })));
+      if (m.details !== undefined)
+        box.append(lazyDetails('Details', () => longText(jsonText(m.details), { className: 'json' })));
       break;
     }
     case 'bashExecution':
       box.append(h('pre', { class: 'text command', text: `$ ${m.command ?? ''}` }), longText(m.output ?? ''));
-      box.append(h('p', { class: 'muted small', text: `exit ${m.exitCode ?? '?'}${m.cancelled ? ' · cancelled' : ''}${m.truncated ? ' · truncated' : ''}${m.excludeFromContext ? ' · excluded from context' : ''}` }));
+      box.append(
+        h('p', {
+          class: 'muted small',
+          text: `exit ${m.exitCode ?? '?'}${m.cancelled ? ' · cancelled' : ''}${m.truncated ? ' · truncated' : ''}${m.excludeFromContext ? ' · excluded from context' : ''}`,
+        }),
+      );
       break;
     case 'pythonExecution':
       box.append(longText(m.code ?? '', { className: 'text command' }), longText(m.output ?? ''));
-      box.append(h('p', { class: 'muted small', text: `exit ${m.exitCode ?? '?'}${m.cancelled ? ' · cancelled' : ''}` }));
+      box.append(
+        h('p', { class: 'muted small', text: `exit ${m.exitCode ?? '?'}${m.cancelled ? ' · cancelled' : ''}` }),
+      );
       break;
     case 'fileMention':
       for (const f of Array.isArray(m.files) ? m.files : []) {

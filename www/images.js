@@ -1,7 +1,7 @@
 // Images the explorer shows: only bytes the session holds (base64 image blocks, snapcompact
 // frames) or frames rendered here. They become blob: URLs of a type sniffed from the bytes
 // themselves (PNG, JPEG, GIF, WebP: never SVG, never a URL named by the session).
-import { h, fmt, fmtBytes } from './dom.js';
+import { fmt, fmtBytes, h } from './dom.js';
 import { frameTokens } from './pkg/web.js';
 
 /** blob: URLs made for one view, revoked together when the view is replaced. */
@@ -27,7 +27,16 @@ export function sniffImageType(bytes) {
   if (b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47) return 'image/png';
   if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
   if (b[0] === 0x47 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x38) return 'image/gif';
-  if (b[0] === 0x52 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x46 && b[8] === 0x57 && b[9] === 0x45 && b[10] === 0x42 && b[11] === 0x50) {
+  if (
+    b[0] === 0x52 &&
+    b[1] === 0x49 &&
+    b[2] === 0x46 &&
+    b[3] === 0x46 &&
+    b[8] === 0x57 &&
+    b[9] === 0x45 &&
+    b[10] === 0x42 &&
+    b[11] === 0x50
+  ) {
     return 'image/webp';
   }
   return null;
@@ -63,7 +72,11 @@ export function sessionImage(block, scope, { className = 'content-image' } = {})
   const type = bytes && sniffImageType(bytes);
   const declared = typeof block?.mimeType === 'string' ? block.mimeType : '(no type)';
   if (!type) {
-    return h('p', { class: 'note' }, `[image not shown: ${declared}, ${bytes ? 'not a PNG/JPEG/GIF/WebP' : 'not base64'}]`);
+    return h(
+      'p',
+      { class: 'note' },
+      `[image not shown: ${declared}, ${bytes ? 'not a PNG/JPEG/GIF/WebP' : 'not base64'}]`,
+    );
   }
   const img = h('img', {
     class: className,
@@ -72,7 +85,12 @@ export function sessionImage(block, scope, { className = 'content-image' } = {})
     decoding: 'async',
     loading: 'lazy',
   });
-  return h('figure', { class: 'content-figure' }, img, h('figcaption', { class: 'muted small', text: `${declared} · ${fmtBytes(bytes.length)}` }));
+  return h(
+    'figure',
+    { class: 'content-figure' },
+    img,
+    h('figcaption', { class: 'muted small', text: `${declared} · ${fmtBytes(bytes.length)}` }),
+  );
 }
 
 /** Providers whose image billing the cost table shows (spec: snapcompact §4.2). */
@@ -99,7 +117,13 @@ export function normalizeFrames(frames) {
       chars: Number.isFinite(f.chars) ? f.chars : null,
       cols: Number.isFinite(f.cols) ? f.cols : null,
       rows: Number.isFinite(f.rows) ? f.rows : null,
-      note: bytes ? (size ? null : 'not a PNG') : typeof f.data === 'string' && f.data.startsWith('blob:') ? 'external blob reference' : 'no image data',
+      note: bytes
+        ? size
+          ? null
+          : 'not a PNG'
+        : typeof f.data === 'string' && f.data.startsWith('blob:')
+          ? 'external blob reference'
+          : 'no image data',
     });
   }
   return out;
@@ -128,20 +152,41 @@ export function framesGallery(rawFrames, scope, { title = 'Frames', textTokens, 
   const frames = normalizeFrames(rawFrames);
   const box = h('section', { class: 'frames', dataset: { frames: frames.length } });
   const bytes = frames.reduce((n, f) => n + (f.bytes?.length ?? 0), 0);
-  box.append(h('h4', { text: `${title}: ${fmt(frames.length)} frame${frames.length === 1 ? '' : 's'}, ${fmtBytes(bytes)} of PNG` }));
+  box.append(
+    h('h4', {
+      text: `${title}: ${fmt(frames.length)} frame${frames.length === 1 ? '' : 's'}, ${fmtBytes(bytes)} of PNG`,
+    }),
+  );
 
   const costs = frameCosts(frames);
   const table = h('table', { class: 'costs' });
-  const headRow = h('tr', null, h('th', { text: 'provider' }), h('th', { text: 'per frame' }), h('th', { text: `${fmt(frames.length)} frames` }));
+  const headRow = h(
+    'tr',
+    null,
+    h('th', { text: 'provider' }),
+    h('th', { text: 'per frame' }),
+    h('th', { text: `${fmt(frames.length)} frames` }),
+  );
   if (Number.isFinite(textTokens)) headRow.append(h('th', { text: 'vs. as text' }));
   table.append(h('thead', null, headRow));
   const body = h('tbody');
   for (const c of costs) {
     const per = [...c.perWidth].map(([w, t]) => `${fmt(t)} @ ${w} px`).join(', ') || '—';
-    const row = h('tr', { dataset: { provider: c.api } }, h('td', { text: c.name }), h('td', { text: per }), h('td', { class: 'num', text: fmt(c.total) }));
+    const row = h(
+      'tr',
+      { dataset: { provider: c.api } },
+      h('td', { text: c.name }),
+      h('td', { text: per }),
+      h('td', { class: 'num', text: fmt(c.total) }),
+    );
     if (Number.isFinite(textTokens)) {
       const ratio = textTokens > 0 ? c.total / textTokens : NaN;
-      row.append(h('td', { class: 'num', text: Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)} % of ${fmt(textTokens)}` : '—' }));
+      row.append(
+        h('td', {
+          class: 'num',
+          text: Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)} % of ${fmt(textTokens)}` : '—',
+        }),
+      );
     }
     body.append(row);
   }
@@ -152,7 +197,9 @@ export function framesGallery(rawFrames, scope, { title = 'Frames', textTokens, 
   frames.forEach((f, i) => {
     const caption = `#${i + 1} · ${f.width}×${f.height}${f.chars !== null ? ` · ${fmt(f.chars)} chars` : ''}${f.bytes ? ` · ${fmtBytes(f.bytes.length)}` : ''}`;
     if (!f.bytes) {
-      grid.append(h('div', { class: 'frame missing' }, h('span', { class: 'muted small', text: `#${i + 1}: ${f.note}` })));
+      grid.append(
+        h('div', { class: 'frame missing' }, h('span', { class: 'muted small', text: `#${i + 1}: ${f.note}` })),
+      );
       return;
     }
     const src = scope.make(new Blob([f.bytes], { type: 'image/png' }));
@@ -178,7 +225,10 @@ export class Lightbox {
     const prev = h('button', { type: 'button', text: '← previous', onclick: () => this.step(-1) });
     const next = h('button', { type: 'button', text: 'next →', onclick: () => this.step(1) });
     const close = h('button', { type: 'button', class: 'primary', text: 'Close', onclick: () => this.dialog.close() });
-    dialog.replaceChildren(h('div', { class: 'lightbox-bar' }, this.caption, prev, next, close), h('div', { class: 'lightbox-body' }, this.img));
+    dialog.replaceChildren(
+      h('div', { class: 'lightbox-bar' }, this.caption, prev, next, close),
+      h('div', { class: 'lightbox-body' }, this.img),
+    );
     dialog.addEventListener('click', (e) => {
       if (e.target === dialog) dialog.close();
     });

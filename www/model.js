@@ -342,7 +342,13 @@ export class TokenTally {
           s++;
         }
       },
-      { isCancelled, onSlice: (k) => ((this.done = k), onProgress?.()) },
+      {
+        isCancelled,
+        onSlice: (k) => {
+          this.done = k;
+          onProgress?.();
+        },
+      },
     );
     return ok;
   }

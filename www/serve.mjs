@@ -6,8 +6,8 @@
 // Serves DIR (default: this folder) on the loopback interface; if the port is taken it tries the
 // next ones (up to 20) unless --strict-port. Also importable: `serve({ root, mounts, host, port })`
 // resolves to `{ url, port, close() }`; `mounts` maps URL prefixes ('/pkg/') to folders.
-import { createServer } from 'node:http';
 import { createReadStream, promises as fs } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,10 +45,10 @@ function resolveFile(mounts, urlPath) {
   // Longest mount prefix first, so '/pkg/' wins over '/'.
   const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
   for (const prefix of prefixes) {
-    if (!decoded.startsWith(prefix) && decoded + '/' !== prefix) continue;
+    if (!decoded.startsWith(prefix) && `${decoded}/` !== prefix) continue;
     const base = path.resolve(mounts[prefix]);
     const rest = decoded.slice(prefix.length);
-    const file = path.resolve(base, '.' + path.posix.normalize('/' + rest));
+    const file = path.resolve(base, `.${path.posix.normalize(`/${rest}`)}`);
     if (file !== base && !file.startsWith(base + path.sep)) return null;
     return file;
   }
@@ -69,7 +69,7 @@ async function handle(mounts, req, res) {
     stat = await fs.stat(file);
     if (stat.isDirectory()) {
       if (!urlPath.endsWith('/')) {
-        res.writeHead(301, { location: urlPath + '/' });
+        res.writeHead(301, { location: `${urlPath}/` });
         return res.end();
       }
       file = path.join(file, 'index.html');

@@ -2,18 +2,18 @@
 // Only the rows in view (plus a margin) exist in the DOM, so a 50,000-entry session or a
 // 100,000-deep chain scrolls like a short one. Card text comes from the session and is set
 // with textContent only.
-import { h, svg, fmt, fmtShort, oneLine } from './dom.js';
+import { fmt, fmtShort, h, oneLine, svg } from './dom.js';
+import { entryMeta, entrySnippet } from './entry.js';
 import {
+  childCountOf,
   KIND_BRANCH_SUMMARY,
   KIND_COMPACTION,
-  childCountOf,
   segComposition,
   segEntry,
   segLast,
   segLength,
   segPick,
 } from './model.js';
-import { entryMeta, entrySnippet } from './entry.js';
 
 const ZOOMS = [0.6, 0.8, 1, 1.25];
 const BASE_ROW = 44;
@@ -169,7 +169,7 @@ export class TreeView {
         const yb = yp + rowH / 2;
         d = `M${xp} ${yp}C${xp} ${yb} ${xc} ${yp} ${xc} ${yb}V${yc}`;
       }
-      (onPath && onPath[c] && onPath[p] ? active : plain).push(d);
+      (onPath?.[c] && onPath[p] ? active : plain).push(d);
     }
     const children = [];
     if (plain.length) children.push(svg('path', { class: 'edge', d: plain.join('') }));
@@ -185,10 +185,20 @@ export class TreeView {
       let shape;
       if (kind === KIND_COMPACTION) {
         const q = r * 1.45;
-        shape = svg('path', { class: `glyph compaction${on}${sel}`, d: `M${x} ${y - q}L${x + q} ${y}L${x} ${y + q}L${x - q} ${y}Z` });
+        shape = svg('path', {
+          class: `glyph compaction${on}${sel}`,
+          d: `M${x} ${y - q}L${x + q} ${y}L${x} ${y + q}L${x - q} ${y}Z`,
+        });
       } else if (kind === KIND_BRANCH_SUMMARY) {
         const q = r * 1.15;
-        shape = svg('rect', { class: `glyph branch-summary${on}${sel}`, x: x - q, y: y - q, width: 2 * q, height: 2 * q, rx: 2 });
+        shape = svg('rect', {
+          class: `glyph branch-summary${on}${sel}`,
+          x: x - q,
+          y: y - q,
+          width: 2 * q,
+          height: 2 * q,
+          rx: 2,
+        });
       } else {
         shape = svg('circle', { class: `glyph run${on}${sel}`, cx: x, cy: y, r });
       }
@@ -243,7 +253,8 @@ export class TreeView {
       head.append(h('span', { class: 'node-meta', text: parts.join(' · ') }));
     }
     head.append(h('span', { class: 'node-meta muted', text: `#${tree.index[first].line}` }));
-    if (forks > 1) head.append(h('span', { class: 'badge fork', title: `${forks} branches start here`, text: `⑂ ${forks}` }));
+    if (forks > 1)
+      head.append(h('span', { class: 'badge fork', title: `${forks} branches start here`, text: `⑂ ${forks}` }));
     if (path?.leafSeg === s) {
       card.dataset.leaf = 'true';
       const where = n > 1 && path.leafPos !== n - 1 ? ` @ ${fmt(path.leafPos + 1)}/${fmt(n)}` : '';
@@ -251,9 +262,13 @@ export class TreeView {
     }
     // Token bar: the segment's estimate against the chosen context window.
     const tokens = tally?.segDone[s] ? tally.seg[s] : NaN;
-    const bar = h('span', { class: 'tokbar', title: Number.isNaN(tokens) ? 'counting tokens…' : `${fmt(tokens)} estimated tokens` });
+    const bar = h('span', {
+      class: 'tokbar',
+      title: Number.isNaN(tokens) ? 'counting tokens…' : `${fmt(tokens)} estimated tokens`,
+    });
     const fillEl = h('span', { class: 'tokbar-fill' });
-    if (!Number.isNaN(tokens)) fillEl.style.width = `${Math.min(100, (100 * tokens) / (this.contextWindow || 200_000))}%`;
+    if (!Number.isNaN(tokens))
+      fillEl.style.width = `${Math.min(100, (100 * tokens) / (this.contextWindow || 200_000))}%`;
     else bar.classList.add('pending');
     bar.append(fillEl);
     head.append(bar, h('span', { class: 'node-tokens', text: Number.isNaN(tokens) ? '…' : `${fmtShort(tokens)} tok` }));
@@ -272,7 +287,9 @@ export class TreeView {
             line.append(h('span', { class: 'tag more', text: '…' }));
             break;
           }
-          line.append(h('span', { class: 'tag', dataset: { entry: id }, title: `label on ${id}`, text: oneLine(label, 40) }));
+          line.append(
+            h('span', { class: 'tag', dataset: { entry: id }, title: `label on ${id}`, text: oneLine(label, 40) }),
+          );
         }
       }
       card.append(line);
@@ -333,7 +350,8 @@ export class TreeView {
     else if (event.key === 'Home') next = 0;
     else if (event.key === 'End') next = this.tree.segCount - 1;
     else if (event.key === 'ArrowLeft' && s >= 0 && this.tree.segParent[s] >= 0) next = this.tree.segParent[s];
-    else if (event.key === 'PageDown') next = Math.min(this.tree.segCount - 1, s + Math.floor(this.el.clientHeight / this.rowH));
+    else if (event.key === 'PageDown')
+      next = Math.min(this.tree.segCount - 1, s + Math.floor(this.el.clientHeight / this.rowH));
     else if (event.key === 'PageUp') next = Math.max(0, s - Math.floor(this.el.clientHeight / this.rowH));
     if (next === null || next < 0) return;
     event.preventDefault();

@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { measure, median } from './lib.mjs';
+import { measure, timesRow } from './lib.mjs';
 
 export default async function () {
   const wasmPath = fileURLToPath(import.meta.resolve('ctxfold/wasm'));
@@ -34,13 +34,6 @@ export default async function () {
     if (res.status !== 0) throw new Error(res.stderr);
     times.push(Number(res.stdout.trim()));
   }
-  rows.push({
-    name: "cold import('ctxfold') + version(), fresh process",
-    median: median(times),
-    min: Math.min(...times),
-    max: Math.max(...times),
-    unit: 'ms',
-    samples: times.length,
-  });
+  rows.push(timesRow("cold import('ctxfold') + version(), fresh process", times));
   return rows;
 }

@@ -12,7 +12,11 @@ export default async function () {
   const rows = [];
   let session;
   for (const step of largeSessionSteps()) {
-    const [t, value] = timed(() => (step.load ? (session = Session.fromJsonl(bytes)) : step.run(session)));
+    const [t, value] = timed(() => {
+      if (!step.load) return step.run(session);
+      session = Session.fromJsonl(bytes);
+      return session;
+    });
     const memory = wasmMemoryBytes() / 1e6;
     const note = step.note ? `${step.note(value, bytes)}; ` : '';
     rows.push({

@@ -1,8 +1,9 @@
 // Helpers for tests/bench/*.bench.mjs. A bench file's default export is an async function that
 // returns rows: { name, median, unit, samples, min?, max?, note? }. `run.mjs` runs each file in
 // its own Node.js process (fresh module and wasm instances) and prints every row.
-import { generatedSession as generated } from '../js/support/generated.mjs';
+
 import { performance } from 'node:perf_hooks';
+import { generatedSession as generated } from '../js/support/generated.mjs';
 
 /** Median of numbers (the mean of the two middle ones for an even count). */
 export function median(values) {
@@ -23,13 +24,18 @@ export async function measure(name, fn, { samples = 20, warmup = 2, note } = {})
     await fn();
     times.push(performance.now() - start);
   }
+  return timesRow(name, times, { note });
+}
+
+/** The report row of `times` (one per sample, in `unit`): their median, min and max. */
+export function timesRow(name, times, { unit = 'ms', note } = {}) {
   return {
     name,
     median: median(times),
     min: Math.min(...times),
     max: Math.max(...times),
-    unit: 'ms',
-    samples,
+    unit,
+    samples: times.length,
     ...(note ? { note } : {}),
   };
 }

@@ -5,7 +5,7 @@
 // run finds nothing left to prune the second time); one real run is timed after them. The same
 // passes on the session without compactions show the worst case: every result is a candidate.
 import { Session } from 'ctxfold';
-import { generatedSession, median, timed } from './lib.mjs';
+import { generatedSession, timed, timesRow } from './lib.mjs';
 
 const NOW = 1_800_000_000_000;
 
@@ -13,7 +13,11 @@ function passes(bytes, title) {
   const rows = [];
   for (const [label, pass, options] of [
     [`${title}: threshold prune (engine defaults)`, 'prune', { now: NOW }],
-    [`${title}: stale pass (supersede + useless, 90 min idle flush)`, 'pruneStale', { now: NOW, idleFlushMs: 5_400_000 }],
+    [
+      `${title}: stale pass (supersede + useless, 90 min idle flush)`,
+      'pruneStale',
+      { now: NOW, idleFlushMs: 5_400_000 },
+    ],
   ]) {
     const session = Session.fromJsonl(bytes);
     const [first, report] = timed(() => session[pass]({ ...options, dryRun: true }));
@@ -21,9 +25,21 @@ function passes(bytes, title) {
     for (let i = 0; i < 11; i++) times.push(timed(() => session[pass]({ ...options, dryRun: true }))[0]);
     const [real, applied] = timed(() => session[pass](options));
     const note = `${report.prunedCount} results, ${report.tokensSaved} tokens saved`;
-    rows.push({ name: `${label}, first call`, median: first, unit: 'ms', samples: 1, note: 'estimates every entry once' });
-    rows.push({ name: label, median: median(times), min: Math.min(...times), max: Math.max(...times), unit: 'ms', samples: times.length, note: `dry run; ${note}` });
-    rows.push({ name: `${label}, applied`, median: real, unit: 'ms', samples: 1, note: `${applied.prunedCount} results rewritten` });
+    rows.push({
+      name: `${label}, first call`,
+      median: first,
+      unit: 'ms',
+      samples: 1,
+      note: 'estimates every entry once',
+    });
+    rows.push(timesRow(label, times, { note: `dry run; ${note}` }));
+    rows.push({
+      name: `${label}, applied`,
+      median: real,
+      unit: 'ms',
+      samples: 1,
+      note: `${applied.prunedCount} results rewritten`,
+    });
   }
   return rows;
 }
@@ -31,6 +47,9 @@ function passes(bytes, title) {
 export default async function () {
   return [
     ...passes(generatedSession('bench-50k.jsonl', ['--preset', 'bench']), '50,000 entries, 209 compactions'),
-    ...passes(generatedSession('bench-50k-nocomp.jsonl', ['--preset', 'bench', '--no-compactions']), '50,000 entries, no compactions'),
+    ...passes(
+      generatedSession('bench-50k-nocomp.jsonl', ['--preset', 'bench', '--no-compactions']),
+      '50,000 entries, no compactions',
+    ),
   ];
 }

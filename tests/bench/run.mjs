@@ -5,7 +5,7 @@
 //
 //   node tests/bench/run.mjs [--json FILE] [filter...]
 import { spawnSync } from 'node:child_process';
-import { readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -52,7 +52,9 @@ for (const file of files) {
   }
   const rows = JSON.parse(res.stdout.trim().split('\n').at(-1));
   console.log(`\n${file}`);
-  console.log(`  ${'benchmark'.padEnd(48)} ${'median'.padStart(10)} ${'min'.padStart(10)} ${'max'.padStart(10)}  unit  n`);
+  console.log(
+    `  ${'benchmark'.padEnd(48)} ${'median'.padStart(10)} ${'min'.padStart(10)} ${'max'.padStart(10)}  unit  n`,
+  );
   for (const row of rows) {
     all.push({ file, ...row });
     console.log(
@@ -63,7 +65,7 @@ for (const file of files) {
 }
 if (jsonOut) {
   mkdirSync(path.dirname(path.resolve(jsonOut)), { recursive: true });
-  writeFileSync(jsonOut, JSON.stringify({ node: process.version, results: all }, null, 2) + '\n');
+  writeFileSync(jsonOut, `${JSON.stringify({ node: process.version, results: all }, null, 2)}\n`);
   console.log(`\nwrote ${jsonOut}`);
 }
 process.exit(failed ? 1 : 0);

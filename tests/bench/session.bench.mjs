@@ -4,19 +4,7 @@
 // The session comes from the crate's generator (`gen-session --preset bench`) and is cached in
 // tests/out/bench/. It is handed over as a Uint8Array, as an app that read the file would.
 import { Session, wasmMemoryBytes } from 'ctxfold';
-import { generatedSession as generated, median, timed } from './lib.mjs';
-
-function row(name, times, unit = 'ms', note) {
-  return {
-    name,
-    median: median(times),
-    min: Math.min(...times),
-    max: Math.max(...times),
-    unit,
-    samples: times.length,
-    ...(note ? { note } : {}),
-  };
-}
+import { generatedSession as generated, timed, timesRow } from './lib.mjs';
 
 export default async function () {
   const bytes = generated('bench-50k.jsonl', ['--preset', 'bench']);
@@ -29,8 +17,8 @@ export default async function () {
   const [coldCtx] = timed(() => first.buildContext());
   const peakRss = process.resourceUsage().maxRSS * 1024;
   const wasmBytes = wasmMemoryBytes();
-  rows.push(row('load, first in process (cold)', [cold], 'ms', `${mb} MB, ${first.size} entries`));
-  rows.push(row('buildContext, first call', [coldCtx], 'ms'));
+  rows.push(timesRow('load, first in process (cold)', [cold], { note: `${mb} MB, ${first.size} entries` }));
+  rows.push(timesRow('buildContext, first call', [coldCtx]));
   first.free();
 
   const loads = [];
@@ -44,8 +32,8 @@ export default async function () {
     sizes.push(ctx.messages.length);
     s.free();
   }
-  rows.push(row('load (parse + migrate + index), warm', loads, 'ms', `${mb} MB Uint8Array`));
-  rows.push(row('buildContext of the active path', contexts, 'ms', `${sizes[0]} messages, incl. JSON.parse`));
+  rows.push(timesRow('load (parse + migrate + index), warm', loads, { note: `${mb} MB Uint8Array` }));
+  rows.push(timesRow('buildContext of the active path', contexts, { note: `${sizes[0]} messages, incl. JSON.parse` }));
   rows.push({
     name: 'peak RSS of the process (file + wasm + Node)',
     median: peakRss / 1e6,

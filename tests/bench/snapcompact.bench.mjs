@@ -5,9 +5,9 @@
 // Run: make bench (all benches) or node tests/bench/run.mjs snapcompact.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { median } from './lib.mjs';
+import { fileURLToPath } from 'node:url';
+import { median, timesRow } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -17,9 +17,11 @@ function syntheticTranscript() {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
     return seed % n;
   };
-  const words = ('the session compaction frame token model image render shape font glyph cell ' +
+  const words = (
+    'the session compaction frame token model image render shape font glyph cell ' +
     'row column page budget provider archive history summary tool call output result error ' +
-    'file path read write edit test build run fix bug line code function return value').split(' ');
+    'file path read write edit test build run fix bug line code function return value'
+  ).split(' ');
   const parts = [];
   let size = 0;
   while (size < 70_000) {
@@ -28,7 +30,10 @@ function syntheticTranscript() {
     if (kind === 0) s = `¶user:${Array.from({ length: 12 + rnd(30) }, () => words[rnd(words.length)]).join(' ')}.`;
     else if (kind === 1) s = `¶ai:${Array.from({ length: 20 + rnd(60) }, () => words[rnd(words.length)]).join(' ')}.`;
     else if (kind === 2) {
-      const lines = Array.from({ length: 3 + rnd(20) }, (_, i) => `  ${i}: const ${words[rnd(words.length)]} = ${rnd(1000)};`);
+      const lines = Array.from(
+        { length: 3 + rnd(20) },
+        (_, i) => `  ${i}: const ${words[rnd(words.length)]} = ${rnd(1000)};`,
+      );
       s = `¶call:read(path="src/${words[rnd(words.length)]}.ts")\n<out>\n\u000e${lines.join('\n')}\u000f\n</out>`;
     } else s = `¶think:${Array.from({ length: 10 + rnd(40) }, () => words[rnd(words.length)]).join(' ')}`;
     parts.push(s);
@@ -74,17 +79,14 @@ export default async function () {
     const bytes = full.map((f) => f.png.length);
     const avg = Math.round(bytes.reduce((a, b) => a + b, 0) / bytes.length);
     const ms = median(perFrame);
-    rows.push({
-      name: `${shape} ${frames[0].width} px, ${compression}`,
-      median: ms,
-      min: Math.min(...perFrame),
-      max: Math.max(...perFrame),
-      unit: 'ms/frame',
-      samples,
-      note:
-        `${(1000 / ms).toFixed(0)} frames/s; ${frames.length} frames from 1 MB (${source}); ` +
-        `full-frame PNG ${Math.min(...bytes)}–${Math.max(...bytes)} B, mean ${avg} B`,
-    });
+    rows.push(
+      timesRow(`${shape} ${frames[0].width} px, ${compression}`, perFrame, {
+        unit: 'ms/frame',
+        note:
+          `${(1000 / ms).toFixed(0)} frames/s; ${frames.length} frames from 1 MB (${source}); ` +
+          `full-frame PNG ${Math.min(...bytes)}–${Math.max(...bytes)} B, mean ${avg} B`,
+      }),
+    );
   }
   return rows;
 }

@@ -5,13 +5,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Session } from 'ctxfold';
-import { median, timed } from './lib.mjs';
+import { timed, timesRow } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const file = path.join(here, '../../../shared/conformance/large-session/session.jsonl');
 
 export default async function () {
-  if (!existsSync(file)) return [{ name: 'snapcompact compaction: conformance data not found', median: 0, unit: 'ms', samples: 0 }];
+  if (!existsSync(file))
+    return [{ name: 'snapcompact compaction: conformance data not found', median: 0, unit: 'ms', samples: 0 }];
   const bytes = readFileSync(file);
   const times = [];
   let frames = 0;
@@ -31,14 +32,8 @@ export default async function () {
     s.free();
   }
   return [
-    {
-      name: 'snapcompact compaction of the conformance session, claude-opus-4-7',
-      median: median(times),
-      min: Math.min(...times),
-      max: Math.max(...times),
-      unit: 'ms',
-      samples: times.length,
+    timesRow('snapcompact compaction of the conformance session, claude-opus-4-7', times, {
       note: `${frames} frames; plan + commit, estimates memoized`,
-    },
+    }),
   ];
 }

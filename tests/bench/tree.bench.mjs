@@ -3,10 +3,12 @@
 // 50,000-entry session), with the default budget (128,000 − 16,384 tokens) and without one.
 // The reference needs about 5 ms per 1,000 collected entries.
 import { Session } from 'ctxfold';
-import { generatedSession, median, timed } from './lib.mjs';
+import { generatedSession, timed, timesRow } from './lib.mjs';
 
 export default async function () {
-  const session = Session.fromJsonl(generatedSession('bench-50k-nocomp.jsonl', ['--preset', 'bench', '--no-compactions']));
+  const session = Session.fromJsonl(
+    generatedSession('bench-50k-nocomp.jsonl', ['--preset', 'bench', '--no-compactions']),
+  );
   const path = session.pathTo(session.leafId);
   const target = path[path.length - 1 - 10_000];
   const rows = [];
@@ -24,8 +26,14 @@ export default async function () {
       times.push(t);
       p.free();
     }
-    rows.push({ name: `planNavigation, 10,000 entries, ${label}, first call`, median: first, unit: 'ms', samples: 1, note });
-    rows.push({ name: `planNavigation, 10,000 entries, ${label}`, median: median(times), min: Math.min(...times), max: Math.max(...times), unit: 'ms', samples: times.length, note });
+    rows.push({
+      name: `planNavigation, 10,000 entries, ${label}, first call`,
+      median: first,
+      unit: 'ms',
+      samples: 1,
+      note,
+    });
+    rows.push(timesRow(`planNavigation, 10,000 entries, ${label}`, times, { note }));
   }
   return rows;
 }

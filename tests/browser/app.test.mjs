@@ -6,12 +6,13 @@
 // optional Unifont asset (fetch + registerFallbackFont), imported through `ctxfold/unifont.cxfb`.
 // The page with its frames is saved as tests/out/screenshots/app-frames.png. The README's browser
 // example is bundled and run beside it.
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import * as esbuild from 'esbuild';
+import { after, before, test } from 'node:test';
 import * as ctxfold from 'ctxfold';
+import * as esbuild from 'esbuild';
 import { cargoVersion, outDir } from '../js/support/project.mjs';
 import { NOW, sessionJsonl, withoutTimings, workload } from '../js/support/runtime-workload.mjs';
 import { installTarball, packTarball, tempDir } from '../js/support/tarball.mjs';
@@ -170,17 +171,25 @@ async function openApp() {
   const page = await browser.context.newPage();
   const problems = watchPage(page);
   await page.goto(server.url);
-  await page.waitForFunction(() => document.getElementById('status')?.textContent.startsWith('ctxfold '), null, { timeout: 20_000 });
+  await page.waitForFunction(() => document.getElementById('status')?.textContent.startsWith('ctxfold '), null, {
+    timeout: 20_000,
+  });
   initTimes.push(await page.evaluate(() => window.timings));
   return { page, problems };
 }
 
 test('esbuild app: the bundle, the wasm next to it, the Unifont asset emitted', { skip }, () => {
   assert.ok(outputs.includes('app.js'), outputs.join(' '));
-  assert.ok(outputs.some((f) => /^unifont-[A-Z0-9]+\.cxfb$/.test(f)), outputs.join(' '));
+  assert.ok(
+    outputs.some((f) => /^unifont-[A-Z0-9]+\.cxfb$/.test(f)),
+    outputs.join(' '),
+  );
   const bundle = readFileSync(path.join(tmp.dir, 'dist', 'app.js'), 'utf8');
   assert.doesNotMatch(bundle, /node:fs|require\(/);
-  assert.deepEqual(readdirSync(path.join(tmp.dir, 'dist')).filter((f) => f.endsWith('.wasm')), ['ctxfold_bg.wasm']);
+  assert.deepEqual(
+    readdirSync(path.join(tmp.dir, 'dist')).filter((f) => f.endsWith('.wasm')),
+    ['ctxfold_bg.wasm'],
+  );
 });
 
 test('Chromium: load a session, build the context, prune, render frames', { skip, timeout: 60_000 }, async (t) => {
@@ -188,12 +197,16 @@ test('Chromium: load a session, build the context, prune, render frames', { skip
   try {
     assert.equal(await page.textContent('#status'), `ctxfold ${cargoVersion()}`);
     await page.setInputFiles('#file', sessionFile);
-    await page.waitForFunction(() => document.getElementById('status').textContent === 'done', null, { timeout: 30_000 });
+    await page.waitForFunction(() => document.getElementById('status').textContent === 'done', null, {
+      timeout: 30_000,
+    });
     const result = await page.evaluate(() => window.result);
     assert.deepEqual(withoutTimings(result), expected);
     assert.deepEqual(JSON.parse(await page.textContent('#result')), result);
     // The frames are shown as images the browser decoded, at the rendered sizes.
-    const images = await page.$$eval('#frames img', (imgs) => imgs.map((i) => ({ width: i.naturalWidth, height: i.naturalHeight, alt: i.alt })));
+    const images = await page.$$eval('#frames img', (imgs) =>
+      imgs.map((i) => ({ width: i.naturalWidth, height: i.naturalHeight, alt: i.alt })),
+    );
     assert.deepEqual(
       images,
       expected.frames.map((f) => ({ width: f.width, height: f.height, alt: `${f.chars} characters` })),
@@ -201,7 +214,9 @@ test('Chromium: load a session, build the context, prune, render frames', { skip
     assert.deepEqual(problems, []);
     mkdirSync(path.join(outDir, 'screenshots'), { recursive: true });
     await page.screenshot({ path: path.join(outDir, 'screenshots', 'app-frames.png'), fullPage: true });
-    t.diagnostic(`Chromium: load+context+prune ${result.timings.pruneMs.toFixed(1)} ms, serialize+render ${result.timings.renderMs.toFixed(1)} ms`);
+    t.diagnostic(
+      `Chromium: load+context+prune ${result.timings.pruneMs.toFixed(1)} ms, serialize+render ${result.timings.renderMs.toFixed(1)} ms`,
+    );
   } finally {
     await page.close();
   }
@@ -210,7 +225,9 @@ test('Chromium: load a session, build the context, prune, render frames', { skip
 test('Chromium: init() time cold and warm; the Unifont asset', { skip, timeout: 60_000 }, async (t) => {
   const first = await openApp();
   await first.page.click('#unifont');
-  await first.page.waitForFunction(() => document.getElementById('status').textContent.startsWith('unifont '), null, { timeout: 30_000 });
+  await first.page.waitForFunction(() => document.getElementById('status').textContent.startsWith('unifont '), null, {
+    timeout: 30_000,
+  });
   const unifont = await first.page.evaluate(() => window.unifont);
   assert.deepEqual(first.problems, []);
   await first.page.close();
@@ -222,7 +239,10 @@ test('Chromium: init() time cold and warm; the Unifont asset', { skip, timeout: 
   const [cold, ...warm] = initTimes;
 
   assert.match(unifont.url, /\/unifont-[A-Z0-9]+\.cxfb$/);
-  assert.equal(unifont.bytes, readFileSync(path.join(tmp.dir, 'app', 'node_modules', 'ctxfold', 'unifont.cxfb')).byteLength);
+  assert.equal(
+    unifont.bytes,
+    readFileSync(path.join(tmp.dir, 'app', 'node_modules', 'ctxfold', 'unifont.cxfb')).byteLength,
+  );
   assert.ok(unifont.glyphs > 50_000, `${unifont.glyphs} glyphs`);
   assert.equal(unifont.unrenderable, 0);
   assert.equal(unifont.chars, [...'漢字かなカナ 한국어 — unifont'].length);
@@ -231,7 +251,9 @@ test('Chromium: init() time cold and warm; the Unifont asset', { skip, timeout: 
     `Chromium init(): first page ${ms(cold.initMs)} (wasm fetched: ${cold.wasmTransferBytes} B), ` +
       `later pages ${warm.map((w) => ms(w.initMs)).join(', ')} (HTTP cache)`,
   );
-  t.diagnostic(`Chromium Unifont: fetch ${ms(unifont.fetchMs)}, registerFallbackFont ${ms(unifont.registerMs)} (${unifont.bytes} B, ${unifont.glyphs} glyphs)`);
+  t.diagnostic(
+    `Chromium Unifont: fetch ${ms(unifont.fetchMs)}, registerFallbackFont ${ms(unifont.registerMs)} (${unifont.bytes} B, ${unifont.glyphs} glyphs)`,
+  );
 });
 
 test('Chromium: the README browser example shows the frames it says', { skip, timeout: 60_000 }, async () => {
@@ -246,8 +268,13 @@ test('Chromium: the README browser example shows the frames it says', { skip, ti
     const s = ctxfold.Session.fromJsonl(session);
     const frames = ctxfold.renderFrames(ctxfold.serializeConversation(s.toLlmMessages()), { shape: '8on22-bw' });
     assert.deepEqual(got, { entries: s.size, tokens: s.contextTokens().tokens, frames: frames.length });
-    const widths = await page.$$eval('img', (imgs) => Promise.all(imgs.map((i) => i.decode().then(() => i.naturalWidth))));
-    assert.deepEqual(widths, frames.map((f) => f.width));
+    const widths = await page.$$eval('img', (imgs) =>
+      Promise.all(imgs.map((i) => i.decode().then(() => i.naturalWidth))),
+    );
+    assert.deepEqual(
+      widths,
+      frames.map((f) => f.width),
+    );
     assert.deepEqual(problems, []);
   } finally {
     await page.close();

@@ -1,19 +1,17 @@
 // Compaction in headless Chromium: compact() through a summarize callback and through a remote
 // endpoint (a CORS-enabled local server), an abort, and the unchanged session after failure.
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { fileURLToPath } from 'node:url';
-import { pkgDir } from '../js/support/project.mjs';
-import { launchChromium, serveMounts, watchPage } from './support.mjs';
+import { after, before, test } from 'node:test';
+import { PAGE_MOUNTS, useChromium, withPage } from './support.mjs';
 
-let browser;
-let server;
+const harness = useChromium(PAGE_MOUNTS);
 let endpoint;
 let endpointUrl;
 
+/** The remote summarizer endpoint: CORS-enabled, it answers with the maxTokens it was sent. */
 before(async () => {
-  server = await serveMounts({ '/': fileURLToPath(new URL('./page/', import.meta.url)), '/pkg/': pkgDir });
   endpoint = http.createServer((req, res) => {
     res.setHeader('access-control-allow-origin', '*');
     res.setHeader('access-control-allow-headers', 'content-type, authorization');
@@ -32,20 +30,15 @@ before(async () => {
   });
   await new Promise((r) => endpoint.listen(0, '127.0.0.1', r));
   endpointUrl = `http://127.0.0.1:${endpoint.address().port}/summarize`;
-  browser = await launchChromium();
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.close();
+after(() => {
   endpoint?.close();
 });
 
 test('Chromium: compact() with a callback, a remote endpoint, and an abort', async () => {
-  const page = await browser.context.newPage();
-  const problems = watchPage(page);
-  try {
-    await page.goto(server.url);
+  await withPage(harness.browser, async (page, problems) => {
+    await page.goto(harness.server.url);
     const result = await page.evaluate(async (url) => {
       const ctxfold = await import('/pkg/web.js');
       await ctxfold.init();
@@ -57,10 +50,18 @@ test('Chromium: compact() with a callback, a remote endpoint, and an abort', asy
           role === 'user'
             ? { role, content: `question ${i} `.repeat(40) }
             : { role, content: [{ type: 'text', text: `answer ${i} `.repeat(i === 7 ? 1 : 40) }], stopReason: 'stop' };
-        lines.push(JSON.stringify({ type: 'message', id: `m${i}`, parentId: parent, timestamp: '2026-01-01T00:00:00.000Z', message }));
+        lines.push(
+          JSON.stringify({
+            type: 'message',
+            id: `m${i}`,
+            parentId: parent,
+            timestamp: '2026-01-01T00:00:00.000Z',
+            message,
+          }),
+        );
         parent = `m${i}`;
       }
-      const text = lines.join('\n') + '\n';
+      const text = `${lines.join('\n')}\n`;
       const settings = { keepRecentTokens: 30 };
 
       const a = ctxfold.Session.fromJsonl(text);
@@ -95,7 +96,5 @@ test('Chromium: compact() with a callback, a remote endpoint, and an abort', asy
     assert.equal(result.abortCode, 'E_ABORTED');
     assert.equal(result.unchanged, true);
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });

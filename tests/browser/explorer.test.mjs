@@ -2,16 +2,17 @@
 // package. Every state is saved as a screenshot under tests/out/screenshots/explorer-*.png.
 //
 // The figures the page shows are compared with what the Node build computes for the same file.
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:http';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
+import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { outDir, pkgDir, repoDir } from '../js/support/project.mjs';
-import { launchChromium, serveMounts, watchPage } from './support.mjs';
-import { PAYLOADS, archiveSession, hostileSession, largeSession } from './fixtures.mjs';
+import { archiveSession, hostileSession, largeSession, PAYLOADS } from './fixtures.mjs';
+import { useChromium, withPage } from './support.mjs';
 
 const { Session, frameTokens, renderFrames } = await import(pathToFileURL(path.join(pkgDir, 'node.js')).href);
 
@@ -20,61 +21,83 @@ const sampleFile = path.join(sampleDir, 'sample.jsonl');
 const fixturesDir = path.join(outDir, 'fixtures');
 const shotsDir = path.join(outDir, 'screenshots');
 
-let browser;
-let server;
-
-before(async () => {
+const harness = useChromium(async () => {
   if (!existsSync(sampleFile)) {
     mkdirSync(sampleDir, { recursive: true });
     const res = spawnSync(
       'cargo',
-      ['run', '--quiet', '--features', 'testkit', '--bin', 'gen-session', '--', '--preset', 'sample', '--out', sampleFile],
+      [
+        'run',
+        '--quiet',
+        '-p',
+        'ctxfold-testkit',
+        '--bin',
+        'gen-session',
+        '--',
+        '--preset',
+        'sample',
+        '--out',
+        sampleFile,
+      ],
       { cwd: repoDir, stdio: ['ignore', 'inherit', 'inherit'] },
     );
     assert.equal(res.status, 0, 'gen-session');
   }
   mkdirSync(fixturesDir, { recursive: true });
   mkdirSync(shotsDir, { recursive: true });
-  server = await serveMounts({
+  return {
     '/': fileURLToPath(new URL('../../www/', import.meta.url)),
     '/pkg/': pkgDir,
     '/sample/': sampleDir + path.sep,
-  });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
+  };
 });
 
 const fmt = (n) => n.toLocaleString('en-US');
 
-/** Opens the explorer on the bundled sample; records long tasks (main-thread stalls). */
-async function openExplorer({ width = 1500, height = 950 } = {}) {
-  const page = await browser.context.newPage();
-  await page.setViewportSize({ width, height });
-  await page.addInitScript(() => {
-    window.__longTasks = [];
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
-    }).observe({ type: 'longtask', buffered: true });
+/** The bundled sample, loaded under Node.js. */
+function loadSample() {
+  return Session.fromJsonl(readFileSync(sampleFile));
+}
+
+/**
+ * Opens the explorer on the bundled sample, recording long tasks (main-thread stalls), runs
+ * `body(page, problems)` and closes the page.
+ */
+function withExplorer(body) {
+  return withPage(harness.browser, async (page, problems) => {
+    await page.setViewportSize({ width: 1500, height: 950 });
+    await page.addInitScript(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
+      }).observe({ type: 'longtask', buffered: true });
+    });
+    await page.goto(harness.server.url);
+    await page.waitForSelector('body[data-ready="true"][data-stats="ready"]');
+    return body(page, problems);
   });
-  const problems = watchPage(page);
-  await page.goto(server.url);
-  await page.waitForSelector('body[data-ready="true"][data-stats="ready"]');
-  return { page, problems };
 }
 
 async function shot(page, name) {
   await page.screenshot({ path: path.join(shotsDir, `explorer-${name}.png`) });
 }
 
-/** Opens a file through the file input; waits for the page to have loaded it. */
-async function openFile(page, file) {
-  await page.evaluate(() => (document.body.dataset.ready = 'loading'));
+/**
+ * Writes `text` as the fixture file `name`, opens it through the file input and waits for the
+ * page to have loaded it. Long tasks are counted afresh from here; resolves to the milliseconds
+ * the load took.
+ */
+async function openFixture(page, name, text) {
+  const file = path.join(fixturesDir, name);
+  writeFileSync(file, text);
+  await page.evaluate(() => {
+    window.__longTasks.length = 0;
+    document.body.dataset.ready = 'loading';
+  });
+  const t0 = Date.now();
   await page.setInputFiles('#file', file);
   await page.waitForSelector('body[data-ready="true"][data-stats="ready"]', { timeout: 60_000 });
+  return Date.now() - t0;
 }
 
 /** Scrolls the virtualised tree from top to bottom; collects what each row showed. */
@@ -87,7 +110,12 @@ function collectRows(page) {
       tree.scrollTop = y;
       await frame();
       for (const card of tree.querySelectorAll('.node')) {
-        rows.set(card.dataset.row, { kind: card.dataset.kind, branch: card.dataset.branch ?? null, leaf: card.dataset.leaf === 'true', text: card.textContent });
+        rows.set(card.dataset.row, {
+          kind: card.dataset.kind,
+          branch: card.dataset.branch ?? null,
+          leaf: card.dataset.leaf === 'true',
+          text: card.textContent,
+        });
       }
       if (y >= tree.scrollHeight) break;
     }
@@ -103,7 +131,7 @@ function branchPoints(s) {
 }
 
 test('the explorer loads the sample: counts, tree, branch points and compactions', async () => {
-  const s = Session.fromJsonl(readFileSync(sampleFile));
+  const s = loadSample();
   const index = s.index();
   const want = {
     entries: fmt(s.size),
@@ -113,9 +141,11 @@ test('the explorer loads the sample: counts, tree, branch points and compactions
     branchPoints: fmt(branchPoints(s)),
     compactions: fmt(index.filter((e) => e.type === 'compaction').length),
   };
-  assert.ok(branchPoints(s) >= 2 && index.some((e) => e.type === 'compaction'), 'the sample has branches and compactions');
-  const { page, problems } = await openExplorer();
-  try {
+  assert.ok(
+    branchPoints(s) >= 2 && index.some((e) => e.type === 'compaction'),
+    'the sample has branches and compactions',
+  );
+  await withExplorer(async (page, problems) => {
     const got = {
       entries: await page.textContent('#entry-count'),
       path: await page.textContent('#path-length'),
@@ -130,25 +160,31 @@ test('the explorer loads the sample: counts, tree, branch points and compactions
 
     // What the tree draws: every compaction as a compaction node, every branch point as a fork.
     const rows = await collectRows(page);
-    assert.equal(rows.filter((r) => r.kind === 'compaction').length, index.filter((e) => e.type === 'compaction').length);
-    assert.equal(rows.filter((r) => r.kind === 'branch_summary').length, index.filter((e) => e.type === 'branch_summary').length);
+    assert.equal(
+      rows.filter((r) => r.kind === 'compaction').length,
+      index.filter((e) => e.type === 'compaction').length,
+    );
+    assert.equal(
+      rows.filter((r) => r.kind === 'branch_summary').length,
+      index.filter((e) => e.type === 'branch_summary').length,
+    );
     assert.equal(rows.filter((r) => r.branch !== null).length, branchPoints(s));
     assert.equal(rows.filter((r) => r.leaf).length, 1, 'one leaf badge');
     // The active path is highlighted: the leaf's segment and its ancestors.
     assert.ok((await page.locator('.edge.active').count()) > 0);
     // Labels are shown.
     const labels = Object.values(s.labels());
-    assert.ok(rows.some((r) => labels.some((l) => r.text.includes(l))), 'labels on the tree');
+    assert.ok(
+      rows.some((r) => labels.some((l) => r.text.includes(l))),
+      'labels on the tree',
+    );
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('clicking a node shows its entry text; a run lists its entries', async () => {
-  const s = Session.fromJsonl(readFileSync(sampleFile));
-  const { page, problems } = await openExplorer();
-  try {
+  const s = loadSample();
+  await withExplorer(async (page, problems) => {
     // A compaction node: its summary.
     const compaction = page.locator('.node[data-kind="compaction"]').first();
     await compaction.click();
@@ -165,8 +201,12 @@ test('clicking a node shows its entry text; a run lists its entries', async () =
     const runId = await page.getAttribute('#panel-entry .entry', 'data-entry');
     const message = s.entry(runId).message;
     assert.equal(message.role, 'user');
-    const text = typeof message.content === 'string' ? message.content : message.content.find((b) => b.type === 'text').text;
-    assert.ok((await page.textContent('#panel-entry .entry')).includes(text.slice(0, 120)), 'the message text is shown');
+    const text =
+      typeof message.content === 'string' ? message.content : message.content.find((b) => b.type === 'text').text;
+    assert.ok(
+      (await page.textContent('#panel-entry .entry')).includes(text.slice(0, 120)),
+      'the message text is shown',
+    );
     assert.ok((await page.locator('#panel-entry .seg-row').count()) > 1, 'the run lists its entries');
 
     // Another entry of the run: an assistant message with tool calls, and its result.
@@ -181,19 +221,19 @@ test('clicking a node shows its entry text; a run lists its entries', async () =
     const before = await page.getAttribute('.node.selected', 'data-row');
     await page.focus('#tree');
     await page.keyboard.press('ArrowDown');
-    await page.waitForFunction((b) => document.querySelector('.node.selected')?.dataset.row === String(Number(b) + 1), before);
+    await page.waitForFunction(
+      (b) => document.querySelector('.node.selected')?.dataset.row === String(Number(b) + 1),
+      before,
+    );
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('the context view: compaction boundary, kept region, totals against the window', async () => {
-  const s = Session.fromJsonl(readFileSync(sampleFile));
+  const s = loadSample();
   const ctx = s.buildContext();
   const tokens = s.contextTokens();
-  const { page, problems } = await openExplorer();
-  try {
+  await withExplorer(async (page, problems) => {
     await page.click('#tab-context');
     await page.waitForSelector('#panel-context .ctx-row');
     assert.equal(await page.textContent('#ctx-messages'), fmt(tokens.messages));
@@ -211,25 +251,27 @@ test('the context view: compaction boundary, kept region, totals against the win
     await page.selectOption('#ctx-window', '128000');
     await page.fill('#ctx-percent', '50');
     await page.press('#ctx-percent', 'Tab');
-    await page.waitForFunction(() => /^64,000 of 128,000/.test(document.getElementById('ctx-threshold')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /^64,000 of 128,000/.test(document.getElementById('ctx-threshold')?.textContent ?? ''),
+    );
 
     // The display transcript: everything on the path, what the LLM does not see dimmed.
     await page.check('#ctx-transcript');
     await page.waitForSelector('#panel-context .ctx-row[data-region="hidden"]');
     const transcript = s.buildContext({ transcript: true });
     assert.ok(transcript.messages.length > ctx.messages.length);
-    assert.ok((await page.locator('#panel-context .context-list').evaluate((el) => el.scrollHeight)) >= transcript.messages.length * 28 - 1);
+    assert.ok(
+      (await page.locator('#panel-context .context-list').evaluate((el) => el.scrollHeight)) >=
+        transcript.messages.length * 28 - 1,
+    );
     await shot(page, 'context-transcript');
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('navigate: make another node the leaf, undo, download', async () => {
-  const s = Session.fromJsonl(readFileSync(sampleFile));
-  const { page, problems } = await openExplorer();
-  try {
+  const s = loadSample();
+  await withExplorer(async (page, problems) => {
     const leaf = s.leafId;
     await page.$eval('#tree', (el) => (el.scrollTop = 0));
     await page.waitForFunction(() => document.querySelector('.node')?.dataset.row === '0');
@@ -250,14 +292,11 @@ test('navigate: make another node the leaf, undo, download', async () => {
     assert.equal(download.suggestedFilename(), 'sample.jsonl');
     assert.deepEqual(readFileSync(saved), readFileSync(sampleFile), 'unchanged lines are written back byte for byte');
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('snapcompact preview: frames shown as images with their billed cost per provider', async () => {
-  const { page, problems } = await openExplorer();
-  try {
+  await withExplorer(async (page, problems) => {
     await page.click('#tab-actions');
     assert.equal(await page.isChecked('input[name="strategy"][value="snapcompact"]'), true);
     await page.click('#preview-run');
@@ -273,7 +312,11 @@ test('snapcompact preview: frames shown as images with their billed cost per pro
       assert.ok(h >= 64 && h <= 1568);
     }
     // The billed cost per provider family (spec: snapcompact §4.2).
-    for (const [api, perFrame] of [['anthropic-messages', 3293], ['openai-responses', 2882], ['google-generative-ai', 1120]]) {
+    for (const [api, perFrame] of [
+      ['anthropic-messages', 3293],
+      ['openai-responses', 2882],
+      ['google-generative-ai', 1120],
+    ]) {
       assert.equal(frameTokens(api, 1568), perFrame);
       const total = await page.textContent(`#compact-output tr[data-provider="${api}"] td:nth-child(3)`);
       assert.equal(total, fmt(perFrame * frames));
@@ -290,45 +333,50 @@ test('snapcompact preview: frames shown as images with their billed cost per pro
     // Nothing was written.
     assert.equal(await page.textContent('#stat-compactions'), '3');
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('a snapcompact compaction adds a compaction node and shows its frames', async () => {
-  const { page, problems } = await openExplorer();
-  try {
+  await withExplorer(async (page, problems) => {
     const before = Number((await page.textContent('#stat-compactions')).replace(/,/g, ''));
     await page.click('#tab-actions');
     // A small kept region: enough history for an imaged middle between the verbatim edges.
     await page.fill('#keep-recent', '2000');
     await page.press('#keep-recent', 'Tab');
     await page.click('#compact-run');
-    await page.waitForFunction((n) => Number(document.getElementById('stat-compactions').textContent.replace(/,/g, '')) === n + 1, before, { timeout: 60_000 });
+    await page.waitForFunction(
+      (n) => Number(document.getElementById('stat-compactions').textContent.replace(/,/g, '')) === n + 1,
+      before,
+      { timeout: 60_000 },
+    );
     await page.click('#tab-entry');
     await page.waitForSelector('#panel-entry .frames .frame img');
     await shot(page, 'snapcompact-compaction');
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('a snapcompact archive in the session: its frames, full size, with their cost', async () => {
   const text = 'Reading the films of the archive. '.repeat(400);
   const rendered = renderFrames(text, { shape: '8on16-bw', frameSize: 512 });
-  const frames = rendered.map((f) => ({ data: Buffer.from(f.png).toString('base64'), mimeType: 'image/png', cols: f.cols, rows: f.rows, chars: f.chars }));
+  const frames = rendered.map((f) => ({
+    data: Buffer.from(f.png).toString('base64'),
+    mimeType: 'image/png',
+    cols: f.cols,
+    rows: f.rows,
+    chars: f.chars,
+  }));
   const { text: jsonl, compaction } = archiveSession(frames);
-  const file = path.join(fixturesDir, 'archive.jsonl');
-  writeFileSync(file, jsonl);
-  const { page, problems } = await openExplorer();
-  try {
-    await openFile(page, file);
+  await withExplorer(async (page, problems) => {
+    await openFixture(page, 'archive.jsonl', jsonl);
     await page.locator('.node[data-kind="compaction"]').click();
     await page.waitForSelector('#panel-entry .frames .frame img');
     assert.equal(await page.getAttribute('#panel-entry .entry', 'data-entry'), compaction);
     assert.equal(await page.locator('#panel-entry .frames .frame img').count(), frames.length);
-    assert.equal(await page.textContent('#panel-entry tr[data-provider="anthropic-messages"] td:nth-child(3)'), fmt(frameTokens('anthropic-messages', 512) * frames.length));
+    assert.equal(
+      await page.textContent('#panel-entry tr[data-provider="anthropic-messages"] td:nth-child(3)'),
+      fmt(frameTokens('anthropic-messages', 512) * frames.length),
+    );
     assert.match(await page.textContent('.node[data-kind="compaction"]'), new RegExp(`${frames.length} frames`));
     await shot(page, 'archive-frames');
     await page.locator('#panel-entry .frame').nth(1).click();
@@ -336,9 +384,7 @@ test('a snapcompact archive in the session: its frames, full size, with their co
     assert.match(await page.textContent('#lightbox .lightbox-caption'), /^frame 2 of/);
     await page.keyboard.press('Escape');
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 /** A fake OpenAI-compatible and remote-protocol summarizer on 127.0.0.1 (CORS enabled). */
@@ -365,100 +411,130 @@ async function fakeSummarizer() {
       }
       res.writeHead(200, { ...cors, 'content-type': 'application/json' });
       if (req.url === '/v1/chat/completions') {
-        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: `## Goal\nSummary from the fake endpoint (${requests.length}).` } }] }));
+        res.end(
+          JSON.stringify({
+            choices: [
+              {
+                message: {
+                  role: 'assistant',
+                  content: `## Goal\nSummary from the fake endpoint (${requests.length}).`,
+                },
+              },
+            ],
+          }),
+        );
       } else {
         res.end(JSON.stringify({ summary: `## Goal\nRemote summary (${requests.length}).` }));
       }
     });
   });
   await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${srv.address().port}`, requests, close: () => new Promise((r) => (srv.close(r), srv.closeAllConnections())) };
+  return {
+    url: `http://127.0.0.1:${srv.address().port}`,
+    requests,
+    close: () =>
+      new Promise((r) => {
+        srv.close(r);
+        srv.closeAllConnections();
+      }),
+  };
 }
 
 test('compact now through an OpenAI-compatible endpoint and the remote protocol; undo; download', async () => {
   const fake = await fakeSummarizer();
-  const { page, problems } = await openExplorer();
   try {
-    await page.click('#tab-actions');
-    await page.check('input[name="strategy"][value="chat"]');
-    await page.fill('#chat-url', `${fake.url}/v1`);
-    await page.fill('#chat-key', 'sk-test-secret');
-    await page.fill('#chat-model', 'tiny-model');
-    await page.fill('#keep-recent', '2000');
-    await page.press('#keep-recent', 'Tab');
-    const leaf = await page.evaluate(() => window.explorer.session.leafId);
-    await page.click('#compact-run');
-    await page.waitForFunction(() => document.getElementById('stat-compactions').textContent === '4', null, { timeout: 30_000 });
-    assert.match(await page.textContent('#compact-status'), /^Compacted: /);
-    assert.ok(fake.requests.length >= 1);
-    for (const r of fake.requests) {
-      assert.equal(r.url, '/v1/chat/completions');
-      assert.equal(r.authorization, 'Bearer sk-test-secret');
-      assert.equal(r.body.model, 'tiny-model');
-    }
-    // The key stays in memory: not in storage, not in the DOM's attributes.
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.documentElement.outerHTML);
-    assert.ok(!stored.includes('sk-test-secret'));
-    // The new compaction is selected and is the leaf.
-    const newId = await page.evaluate(() => window.explorer.session.leafId);
-    assert.notEqual(newId, leaf);
-    await page.click('#tab-entry');
-    assert.equal(await page.getAttribute('#panel-entry .entry', 'data-entry'), newId);
-    assert.match(await page.textContent('#panel-entry .entry'), /Summary from the fake endpoint/);
-    await shot(page, 'compacted');
+    await withExplorer(async (page, problems) => {
+      await page.click('#tab-actions');
+      await page.check('input[name="strategy"][value="chat"]');
+      await page.fill('#chat-url', `${fake.url}/v1`);
+      await page.fill('#chat-key', 'sk-test-secret');
+      await page.fill('#chat-model', 'tiny-model');
+      await page.fill('#keep-recent', '2000');
+      await page.press('#keep-recent', 'Tab');
+      const leaf = await page.evaluate(() => window.explorer.session.leafId);
+      await page.click('#compact-run');
+      await page.waitForFunction(() => document.getElementById('stat-compactions').textContent === '4', null, {
+        timeout: 30_000,
+      });
+      assert.match(await page.textContent('#compact-status'), /^Compacted: /);
+      assert.ok(fake.requests.length >= 1);
+      for (const r of fake.requests) {
+        assert.equal(r.url, '/v1/chat/completions');
+        assert.equal(r.authorization, 'Bearer sk-test-secret');
+        assert.equal(r.body.model, 'tiny-model');
+      }
+      // The key stays in memory: not in storage, not in the DOM's attributes.
+      const stored = await page.evaluate(
+        () =>
+          JSON.stringify({ ...localStorage }) +
+          JSON.stringify({ ...sessionStorage }) +
+          document.documentElement.outerHTML,
+      );
+      assert.ok(!stored.includes('sk-test-secret'));
+      // The new compaction is selected and is the leaf.
+      const newId = await page.evaluate(() => window.explorer.session.leafId);
+      assert.notEqual(newId, leaf);
+      await page.click('#tab-entry');
+      assert.equal(await page.getAttribute('#panel-entry .entry', 'data-entry'), newId);
+      assert.match(await page.textContent('#panel-entry .entry'), /Summary from the fake endpoint/);
+      await shot(page, 'compacted');
 
-    // Undo moves the leaf back; the compaction stays in the file as a branch.
-    await page.click('#undo');
-    assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf);
+      // Undo moves the leaf back; the compaction stays in the file as a branch.
+      await page.click('#undo');
+      assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf);
 
-    // The remote endpoint protocol.
-    await page.click('#tab-actions');
-    await page.check('input[name="strategy"][value="remote"]');
-    await page.fill('#remote-url', `${fake.url}/compact`);
-    const count = fake.requests.length;
-    await page.click('#compact-run');
-    await page.waitForFunction(() => document.getElementById('stat-compactions').textContent === '5', null, { timeout: 30_000 });
-    const remote = fake.requests.slice(count);
-    assert.ok(remote.length >= 1);
-    for (const r of remote) {
-      assert.equal(r.url, '/compact');
-      assert.deepEqual(Object.keys(r.body).sort(), ['maxTokens', 'prompt', 'systemPrompt']);
-    }
+      // The remote endpoint protocol.
+      await page.click('#tab-actions');
+      await page.check('input[name="strategy"][value="remote"]');
+      await page.fill('#remote-url', `${fake.url}/compact`);
+      const count = fake.requests.length;
+      await page.click('#compact-run');
+      await page.waitForFunction(() => document.getElementById('stat-compactions').textContent === '5', null, {
+        timeout: 30_000,
+      });
+      const remote = fake.requests.slice(count);
+      assert.ok(remote.length >= 1);
+      for (const r of remote) {
+        assert.equal(r.url, '/compact');
+        assert.deepEqual(Object.keys(r.body).sort(), ['maxTokens', 'prompt', 'systemPrompt']);
+      }
 
-    // A failing endpoint: the error is shown as text, the session is left as it was.
-    await page.click('#undo');
-    await page.click('#tab-actions');
-    await page.fill('#remote-url', `${fake.url}/fail`);
-    await page.click('#compact-run');
-    await page.waitForFunction(() => document.getElementById('compact-status').className.includes('error'), null, { timeout: 30_000 });
-    assert.match(await page.textContent('#compact-status'), /^Not compacted \(the session is unchanged\): E_SUMMARIZER: .*400/);
-    assert.equal(await page.textContent('#stat-compactions'), '5');
-    assert.equal(await page.evaluate(() => window.pwned ?? false), false);
+      // A failing endpoint: the error is shown as text, the session is left as it was.
+      await page.click('#undo');
+      await page.click('#tab-actions');
+      await page.fill('#remote-url', `${fake.url}/fail`);
+      await page.click('#compact-run');
+      await page.waitForFunction(() => document.getElementById('compact-status').className.includes('error'), null, {
+        timeout: 30_000,
+      });
+      assert.match(
+        await page.textContent('#compact-status'),
+        /^Not compacted \(the session is unchanged\): E_SUMMARIZER: .*400/,
+      );
+      assert.equal(await page.textContent('#stat-compactions'), '5');
+      assert.equal(await page.evaluate(() => window.pwned ?? false), false);
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
-    const saved = path.join(fixturesDir, 'compacted.jsonl');
-    await download.saveAs(saved);
-    const reloaded = Session.fromJsonl(readFileSync(saved));
-    assert.equal(reloaded.index().filter((e) => e.type === 'compaction').length, 5);
-    assert.equal(reloaded.warnings.length, 0);
-    // The 400 answer is reported by Chromium itself; nothing else may be.
-    assert.deepEqual(problems.filter((p) => !p.endsWith('/fail') && !p.includes('status of 400')), []);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+      const saved = path.join(fixturesDir, 'compacted.jsonl');
+      await download.saveAs(saved);
+      const reloaded = Session.fromJsonl(readFileSync(saved));
+      assert.equal(reloaded.index().filter((e) => e.type === 'compaction').length, 5);
+      assert.equal(reloaded.warnings.length, 0);
+      // The 400 answer is reported by Chromium itself; nothing else may be.
+      assert.deepEqual(
+        problems.filter((p) => !p.endsWith('/fail') && !p.includes('status of 400')),
+        [],
+      );
+    });
   } finally {
-    await page.close();
     await fake.close();
   }
 });
 
 test('a hostile session renders as text, runs nothing and does not freeze the page', async () => {
   const { text, ids } = hostileSession();
-  const file = path.join(fixturesDir, 'hostile.jsonl');
-  writeFileSync(file, text);
-  const { page, problems } = await openExplorer();
-  try {
-    await page.evaluate(() => (window.__longTasks.length = 0));
-    const t0 = Date.now();
-    await openFile(page, file);
-    const loadMs = Date.now() - t0;
+  await withExplorer(async (page, problems) => {
+    const loadMs = await openFixture(page, 'hostile.jsonl', text);
     assert.equal(await page.textContent('#entry-count'), fmt(100_000 + 9));
     // The malformed lines are listed, not fatal.
     await page.click('#tab-report');
@@ -509,28 +585,25 @@ test('a hostile session renders as text, runs nothing and does not freeze the pa
     assert.equal(await page.locator('script').count(), 1, 'only the page script');
     assert.equal(await page.locator('iframe, object, embed, link[rel=stylesheet][href^="http"], a[href]').count(), 0);
     const imgs = await page.$$eval('img[src]', (els) => els.map((e) => e.src));
-    assert.ok(imgs.every((src) => src.startsWith('blob:')), `images only from blob: URLs (${imgs})`);
+    assert.ok(
+      imgs.every((src) => src.startsWith('blob:')),
+      `images only from blob: URLs (${imgs})`,
+    );
     // No freeze: the longest main-thread task while loading and browsing.
     const longTasks = await page.evaluate(() => window.__longTasks);
     const longest = Math.max(0, ...longTasks);
-    console.log(`# hostile session: opened in ${loadMs} ms; longest task ${longest} ms; ${longTasks.length} long tasks`);
+    console.log(
+      `# hostile session: opened in ${loadMs} ms; longest task ${longest} ms; ${longTasks.length} long tasks`,
+    );
     assert.ok(longest < 2_000, `longest task ${longest} ms`);
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('a 50,000-entry session loads, scrolls and answers without freezing', async () => {
   const { text, counts } = largeSession({ entries: 50_000 });
-  const file = path.join(fixturesDir, 'large-50k.jsonl');
-  writeFileSync(file, text);
-  const { page, problems } = await openExplorer();
-  try {
-    await page.evaluate(() => (window.__longTasks.length = 0));
-    const t0 = Date.now();
-    await openFile(page, file);
-    const loadMs = Date.now() - t0;
+  await withExplorer(async (page, problems) => {
+    const loadMs = await openFixture(page, 'large-50k.jsonl', text);
     assert.equal(await page.textContent('#entry-count'), fmt(counts.entries));
     assert.equal(await page.textContent('#stat-compactions'), fmt(counts.compactions));
     assert.equal(await page.textContent('#stat-branch-summaries'), fmt(counts.branchSummaries));
@@ -553,14 +626,11 @@ test('a 50,000-entry session loads, scrolls and answers without freezing', async
     console.log(`# 50,000 entries: opened in ${loadMs} ms; answered in ${answerMs} ms; longest task ${longest} ms`);
     assert.ok(longest < 1_500, `longest task ${longest} ms`);
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('drag and drop opens a file; malformed lines are listed as text', async () => {
-  const { page, problems } = await openExplorer();
-  try {
+  await withExplorer(async (page, problems) => {
     const text = [
       '{"type":"session","version":3,"id":"h","cwd":"/"}',
       '{"type":"message","id":"1","parentId":null,"message":{"role":"user","content":"<img src=x onerror=alert(1)>"}}',
@@ -592,54 +662,61 @@ test('drag and drop opens a file; malformed lines are listed as text', async () 
     assert.match(await page.textContent('#status'), /E_NOT_A_SESSION/);
     assert.equal(await page.textContent('#entry-count'), '1');
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('prune and navigate with a branch summary from the actions panel', async () => {
   const fake = await fakeSummarizer();
-  const { page, problems } = await openExplorer();
   try {
-    const s = Session.fromJsonl(readFileSync(sampleFile));
-    const stale = s.pruneStale({ idleFlushMs: 90 * 60_000, dryRun: true });
-    assert.ok(stale.prunedCount > 0, 'the sample has superseded or uneventful results');
-    await page.click('#tab-actions');
-    await page.click('#prune-run');
-    await page.waitForFunction(() => /^pruned \d+ results/.test(document.querySelector('#prune-section .action-status')?.textContent ?? ''));
-    const pruned = await page.evaluate(() => window.explorer.session.index().filter((e) => window.explorer.session.entry(e.id)?.message?.prunedAt !== undefined).length);
-    assert.equal(pruned, stale.prunedCount);
-    await shot(page, 'pruned');
+    await withExplorer(async (page, problems) => {
+      const s = loadSample();
+      const stale = s.pruneStale({ idleFlushMs: 90 * 60_000, dryRun: true });
+      assert.ok(stale.prunedCount > 0, 'the sample has superseded or uneventful results');
+      await page.click('#tab-actions');
+      await page.click('#prune-run');
+      await page.waitForFunction(() =>
+        /^pruned \d+ results/.test(document.querySelector('#prune-section .action-status')?.textContent ?? ''),
+      );
+      const pruned = await page.evaluate(
+        () =>
+          window.explorer.session
+            .index()
+            .filter((e) => window.explorer.session.entry(e.id)?.message?.prunedAt !== undefined).length,
+      );
+      assert.equal(pruned, stale.prunedCount);
+      await shot(page, 'pruned');
 
-    // Navigate to the first branch summary node, summarizing the branch left behind.
-    await page.check('input[name="strategy"][value="chat"]');
-    await page.fill('#chat-url', `${fake.url}/v1`);
-    await page.fill('#chat-model', 'tiny-model');
-    await page.click('#tab-entry');
-    await page.$eval('#tree', (el) => (el.scrollTop = 0));
-    await page.waitForFunction(() => document.querySelector('.node')?.dataset.row === '0');
-    await page.locator('.node[data-kind="branch_summary"]').first().click();
-    await page.waitForSelector('#panel-entry .entry[data-type="branch_summary"]');
-    const target = await page.getAttribute('#panel-entry .entry', 'data-entry');
-    const leaf = await page.evaluate(() => window.explorer.session.leafId);
-    await page.click('#tab-actions');
-    await page.click('#navigate-summary');
-    await page.waitForFunction(() => /Navigated; branch summary/.test(document.body.textContent), null, { timeout: 30_000 });
-    const after = await page.evaluate(() => {
-      const s = window.explorer.session;
-      const e = s.entry(s.leafId);
-      return { type: e.type, parentId: e.parentId, summary: e.summary };
+      // Navigate to the first branch summary node, summarizing the branch left behind.
+      await page.check('input[name="strategy"][value="chat"]');
+      await page.fill('#chat-url', `${fake.url}/v1`);
+      await page.fill('#chat-model', 'tiny-model');
+      await page.click('#tab-entry');
+      await page.$eval('#tree', (el) => (el.scrollTop = 0));
+      await page.waitForFunction(() => document.querySelector('.node')?.dataset.row === '0');
+      await page.locator('.node[data-kind="branch_summary"]').first().click();
+      await page.waitForSelector('#panel-entry .entry[data-type="branch_summary"]');
+      const target = await page.getAttribute('#panel-entry .entry', 'data-entry');
+      const leaf = await page.evaluate(() => window.explorer.session.leafId);
+      await page.click('#tab-actions');
+      await page.click('#navigate-summary');
+      await page.waitForFunction(() => /Navigated; branch summary/.test(document.body.textContent), null, {
+        timeout: 30_000,
+      });
+      const after = await page.evaluate(() => {
+        const s = window.explorer.session;
+        const e = s.entry(s.leafId);
+        return { type: e.type, parentId: e.parentId, summary: e.summary };
+      });
+      assert.equal(after.type, 'branch_summary');
+      assert.equal(after.parentId, target, 'the summary hangs at the navigation target');
+      assert.match(after.summary, /Summary from the fake endpoint/);
+      assert.ok(fake.requests.some((r) => r.url === '/v1/chat/completions' && r.body.model === 'tiny-model'));
+      await shot(page, 'navigated-with-summary');
+      await page.click('#undo');
+      assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf);
+      assert.deepEqual(problems, []);
     });
-    assert.equal(after.type, 'branch_summary');
-    assert.equal(after.parentId, target, 'the summary hangs at the navigation target');
-    assert.match(after.summary, /Summary from the fake endpoint/);
-    assert.ok(fake.requests.some((r) => r.url === '/v1/chat/completions' && r.body.model === 'tiny-model'));
-    await shot(page, 'navigated-with-summary');
-    await page.click('#undo');
-    assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf);
-    assert.deepEqual(problems, []);
   } finally {
-    await page.close();
     await fake.close();
   }
 });

@@ -1,7 +1,8 @@
 // Session files made by the explorer tests: a hostile one, a large one, one with a snapcompact
 // archive. Every generator is deterministic.
 
-const HEADER = (id, extra = {}) => JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/repo', ...extra });
+const HEADER = (id, extra = {}) =>
+  JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/repo', ...extra });
 const ts = (i) => new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
 
 /** Payloads that would run script if the page inserted them as HTML or followed them. */
@@ -14,7 +15,9 @@ export const PAYLOADS = [
   '<style>body{display:none}</style><link rel=stylesheet href="https://example.com/x.css">',
 ];
 
-const svgScript = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="window.pwned=1"><script>window.pwned=1</script></svg>').toString('base64');
+const svgScript = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" onload="window.pwned=1"><script>window.pwned=1</script></svg>',
+).toString('base64');
 
 /**
  * The hostile session: HTML and script payloads in messages, tool names, tool results, labels,
@@ -41,7 +44,12 @@ export function hostileSession({ depth = 100_000, bigLineBytes = 5 * 1024 * 1024
       content: [
         { type: 'thinking', thinking: PAYLOADS[2] },
         { type: 'text', text: `Sure: ${PAYLOADS[0]}` },
-        { type: 'toolCall', id: 'call-1', name: PAYLOADS[1], arguments: { html: PAYLOADS[0], url: 'javascript:window.pwned=1' } },
+        {
+          type: 'toolCall',
+          id: 'call-1',
+          name: PAYLOADS[1],
+          arguments: { html: PAYLOADS[0], url: 'javascript:window.pwned=1' },
+        },
       ],
       provider: PAYLOADS[3],
       model: PAYLOADS[0],
@@ -67,10 +75,17 @@ export function hostileSession({ depth = 100_000, bigLineBytes = 5 * 1024 * 1024
   ids.label = add({ type: 'label', targetId: ids.user, label: PAYLOADS[0] });
   add({ type: 'custom', customType: PAYLOADS[1], data: { html: PAYLOADS[2] } });
   add({ type: 'custom_message', customType: PAYLOADS[0], content: PAYLOADS[4], display: true });
-  ids.weirdId = add({ id: '"><img src=x onerror=window.pwned=1>', type: 'message', message: { role: 'user', content: 'an entry with a hostile id' } });
+  ids.weirdId = add({
+    id: '"><img src=x onerror=window.pwned=1>',
+    type: 'message',
+    message: { role: 'user', content: 'an entry with a hostile id' },
+  });
   // A line of about `bigLineBytes`: one user message.
   const unit = `${PAYLOADS[0]} lorem ipsum dolor sit amet `;
-  ids.big = add({ type: 'message', message: { role: 'user', content: unit.repeat(Math.ceil(bigLineBytes / unit.length)) } });
+  ids.big = add({
+    type: 'message',
+    message: { role: 'user', content: unit.repeat(Math.ceil(bigLineBytes / unit.length)) },
+  });
   // Malformed lines: listed, not fatal.
   lines.push(`<script>window.pwned=1</script>`);
   lines.push('{"type": "message", "id": "broken"');
@@ -81,7 +96,12 @@ export function hostileSession({ depth = 100_000, bigLineBytes = 5 * 1024 * 1024
     const message =
       role === 'user'
         ? { role, content: `step ${i} ${i % 1000 === 0 ? PAYLOADS[1] : ''}` }
-        : { role, content: [{ type: 'text', text: `ok ${i}` }], usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop' };
+        : {
+            role,
+            content: [{ type: 'text', text: `ok ${i}` }],
+            usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+            stopReason: 'stop',
+          };
     add({ type: 'message', message });
   }
   ids.leaf = parent;
@@ -104,10 +124,19 @@ export function largeSession({ entries = 50_000 } = {}) {
     if (i > 0 && i % 997 === 0) parent = ids[i - 40]; // fork 40 entries back
     let entry;
     if (i > 0 && i % 997 === 1 && i % 3 === 0) {
-      entry = { type: 'branch_summary', fromId: ids[i - 2], summary: `Summary of the branch left at ${ids[i - 2]}: tried a different approach.` };
+      entry = {
+        type: 'branch_summary',
+        fromId: ids[i - 2],
+        summary: `Summary of the branch left at ${ids[i - 2]}: tried a different approach.`,
+      };
       branchSummaries++;
     } else if (i > 100 && i % 2503 === 0) {
-      entry = { type: 'compaction', summary: `## Goal\nCompacted history up to ${ids[i - 1]}.`, firstKeptEntryId: ids[i - 20], tokensBefore: 150_000 + i };
+      entry = {
+        type: 'compaction',
+        summary: `## Goal\nCompacted history up to ${ids[i - 1]}.`,
+        firstKeptEntryId: ids[i - 20],
+        tokensBefore: 150_000 + i,
+      };
       compactions++;
     } else {
       const k = i % 3;
@@ -117,11 +146,20 @@ export function largeSession({ entries = 50_000 } = {}) {
           : k === 1
             ? {
                 role: 'assistant',
-                content: [{ type: 'text', text: `Looking at ${i}.` }, { type: 'toolCall', id: `c${i}`, name: 'read', arguments: { path: `src/${i % 97}.ts` } }],
+                content: [
+                  { type: 'text', text: `Looking at ${i}.` },
+                  { type: 'toolCall', id: `c${i}`, name: 'read', arguments: { path: `src/${i % 97}.ts` } },
+                ],
                 usage: { input: 100 + (i % 5000), output: 20, cacheRead: 0, cacheWrite: 0 },
                 stopReason: 'toolUse',
               }
-            : { role: 'toolResult', toolCallId: `c${i - 1}`, toolName: 'read', content: [{ type: 'text', text: `export const x${i} = ${i};\n`.repeat(4) }], isError: false };
+            : {
+                role: 'toolResult',
+                toolCallId: `c${i - 1}`,
+                toolName: 'read',
+                content: [{ type: 'text', text: `export const x${i} = ${i};\n`.repeat(4) }],
+                isError: false,
+              };
       entry = { type: 'message', message };
     }
     lines.push(JSON.stringify({ ...entry, id, parentId: parent, timestamp: ts(i) }));
@@ -150,7 +188,15 @@ export function archiveSession(frames) {
     return id;
   };
   add({ type: 'message', message: { role: 'user', content: 'Start the refactor.' } });
-  add({ type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'Done with step one.' }], usage: { input: 900, output: 10, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop' } });
+  add({
+    type: 'message',
+    message: {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Done with step one.' }],
+      usage: { input: 900, output: 10, cacheRead: 0, cacheWrite: 0 },
+      stopReason: 'stop',
+    },
+  });
   const kept = add({ type: 'message', message: { role: 'user', content: 'Now step two.' } });
   const compaction = add({
     type: 'compaction',
@@ -161,6 +207,14 @@ export function archiveSession(frames) {
     method: 'snapcompact',
     preserveData: { snapcompact: { frames, totalChars: frames.reduce((s, f) => s + f.chars, 0), truncatedChars: 0 } },
   });
-  add({ type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'Continuing from the archive.' }], usage: { input: 20_000, output: 10, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop' } });
+  add({
+    type: 'message',
+    message: {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Continuing from the archive.' }],
+      usage: { input: 20_000, output: 10, cacheRead: 0, cacheWrite: 0 },
+      stopReason: 'stop',
+    },
+  });
   return { text: `${lines.join('\n')}\n`, compaction };
 }

@@ -1,12 +1,12 @@
 // The session API of the browser entry in headless Chromium: load the conformance fixture,
 // check the migrated path, build a context, and check that errors carry their codes.
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { pkgDir, repoDir } from '../js/support/project.mjs';
-import { launchChromium, serveMounts, watchPage } from './support.mjs';
+import { test } from 'node:test';
+import { repoDir } from '../js/support/project.mjs';
+import { PAGE_MOUNTS, useChromium, withPage } from './support.mjs';
 
 const conformance = path.join(repoDir, '..', 'shared', 'conformance', 'large-session');
 const haveConformance = existsSync(conformance);
@@ -14,27 +14,14 @@ if (!haveConformance && process.env.CI === 'true') {
   throw new Error(`conformance data missing: ${conformance}`);
 }
 
-let browser;
-let server;
-
-before(async () => {
-  const mounts = { '/': fileURLToPath(new URL('./page/', import.meta.url)), '/pkg/': pkgDir };
-  if (haveConformance) mounts['/conformance/'] = conformance + path.sep;
-  server = await serveMounts(mounts);
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const harness = useChromium(
+  haveConformance ? { ...PAGE_MOUNTS, '/conformance/': conformance + path.sep } : PAGE_MOUNTS,
+);
 
 test('Chromium: load the conformance session, path and context', async (t) => {
   if (!haveConformance) return t.skip('conformance data not found');
-  const page = await browser.context.newPage();
-  const problems = watchPage(page);
-  try {
-    await page.goto(server.url);
+  await withPage(harness.browser, async (page, problems) => {
+    await page.goto(harness.server.url);
     const result = await page.evaluate(async () => {
       const ctxfold = await import('/pkg/web.js');
       await ctxfold.init();
@@ -64,15 +51,12 @@ test('Chromium: load the conformance session, path and context', async (t) => {
     assert.ok(result.tokensBefore > 100_000);
     assert.ok(result.roundTrip);
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('Chromium: errors carry stable codes', async () => {
-  const page = await browser.context.newPage();
-  try {
-    await page.goto(server.url);
+  await withPage(harness.browser, async (page) => {
+    await page.goto(harness.server.url);
     const codes = await page.evaluate(async () => {
       const ctxfold = await import('/pkg/web.js');
       await ctxfold.init();
@@ -94,7 +78,5 @@ test('Chromium: errors carry stable codes', async () => {
       ];
     });
     assert.deepEqual(codes, ['E_NOT_A_SESSION', 'E_VERSION_TOO_NEW', 'E_UNKNOWN_ENTRY', 'E_SETTINGS', 'no error']);
-  } finally {
-    await page.close();
-  }
+  });
 });

@@ -1,34 +1,22 @@
 // snapcompact in headless Chromium: frames rendered by the web entry decode with the
 // browser's own PNG decoder, the Unifont asset registers from fetch(), errors carry codes.
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { pkgDir, repoDir } from '../js/support/project.mjs';
-import { launchChromium, serveMounts, watchPage } from './support.mjs';
+import { useChromium, withPage } from './support.mjs';
 
-let browser;
-let server;
-
-before(async () => {
-  server = await serveMounts({
-    '/': fileURLToPath(new URL('./snapcompact-page/', import.meta.url)),
-    '/pkg/': pkgDir,
-    '/fonts/': path.join(repoDir, 'fonts/compiled'),
-  });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
+const harness = useChromium({
+  '/': fileURLToPath(new URL('./snapcompact-page/', import.meta.url)),
+  '/pkg/': pkgDir,
+  '/fonts/': path.join(repoDir, 'fonts/compiled'),
 });
 
 test('Chromium: renderFrames, registerFallbackFont, decoded frames', async () => {
-  const page = await browser.context.newPage();
-  const problems = watchPage(page);
-  try {
-    await page.goto(server.url);
+  await withPage(harness.browser, async (page, problems) => {
+    await page.goto(harness.server.url);
     await page.waitForFunction(() => document.getElementById('status')?.textContent === 'ready');
     const r = await page.evaluate(() => window.snapcompact());
     assert.equal(r.count, 1);
@@ -44,7 +32,5 @@ test('Chromium: renderFrames, registerFallbackFont, decoded frames', async () =>
     assert.ok(r.cjk.inked > 100);
     assert.equal(r.code, 'E_SHAPE');
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });

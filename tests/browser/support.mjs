@@ -3,8 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../../www/serve.mjs';
+import { pkgDir } from '../js/support/project.mjs';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -51,4 +54,39 @@ export function watchPage(page) {
   });
   page.on('requestfailed', (req) => problems.push(`requestfailed: ${req.url()} ${req.failure()?.errorText}`));
   return problems;
+}
+
+/** What most browser tests serve: the test page at `/` and the built package at `/pkg/`. */
+export const PAGE_MOUNTS = { '/': fileURLToPath(new URL('./page/', import.meta.url)), '/pkg/': pkgDir };
+
+/**
+ * Serves `mounts` and launches Chromium before the tests of the calling file, and closes both
+ * after them. `mounts` may be an async function, for set-up the server needs first. Returns
+ * `{ browser, server }`, filled in once the `before` hook has run.
+ */
+export function useChromium(mounts) {
+  const harness = { browser: undefined, server: undefined };
+  before(async () => {
+    harness.server = await serveMounts(typeof mounts === 'function' ? await mounts() : mounts);
+    harness.browser = await launchChromium();
+  });
+  after(async () => {
+    await harness.browser?.close();
+    await harness.server?.close();
+  });
+  return harness;
+}
+
+/**
+ * Opens a page of `browser` with its problems watched, runs `body(page, problems)` and closes the
+ * page whatever happens; resolves to what `body` returned.
+ */
+export async function withPage(browser, body) {
+  const page = await browser.context.newPage();
+  const problems = watchPage(page);
+  try {
+    return await body(page, problems);
+  } finally {
+    await page.close();
+  }
 }

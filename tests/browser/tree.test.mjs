@@ -1,42 +1,28 @@
 // Tree navigation with a branch summary (and pruning, when the package has it) in headless
 // Chromium, through the browser entry of the built package.
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { pkgDir } from '../js/support/project.mjs';
-import { launchChromium, serveMounts, watchPage } from './support.mjs';
+import { test } from 'node:test';
+import { PAGE_MOUNTS, useChromium, withPage } from './support.mjs';
 
-let browser;
-let server;
-
-before(async () => {
-  server = await serveMounts({ '/': fileURLToPath(new URL('./page/', import.meta.url)), '/pkg/': pkgDir });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const harness = useChromium(PAGE_MOUNTS);
 
 test('Chromium: navigateTree with a summarize callback, and a cancelling hook', async () => {
-  const page = await browser.context.newPage();
-  const problems = watchPage(page);
-  try {
-    await page.goto(server.url);
+  await withPage(harness.browser, async (page, problems) => {
+    await page.goto(harness.server.url);
     const result = await page.evaluate(async () => {
       const ctxfold = await import('/pkg/web.js');
       await ctxfold.init();
       const line = (id, parentId, message) =>
         JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:00.000Z', message });
-      const text = [
+      const text = `${[
         '{"type":"session","version":3,"id":"t","cwd":"/"}',
         line('u1', null, { role: 'user', content: 'start' }),
         line('a1', 'u1', { role: 'assistant', content: [{ type: 'text', text: 'ok' }], stopReason: 'stop' }),
         line('u2', 'a1', { role: 'user', content: 'plan A' }),
         line('a2', 'u2', { role: 'assistant', content: [{ type: 'text', text: 'plan A done' }], stopReason: 'stop' }),
         line('u3', 'a1', { role: 'user', content: 'plan B' }),
-      ].join('\n') + '\n';
+      ].join('\n')}\n`;
       const s = ctxfold.Session.fromJsonl(text);
       s.branch('a2');
       const cancelled = await s.navigateTree('u3', {
@@ -67,7 +53,5 @@ test('Chromium: navigateTree with a summarize callback, and a cancelling hook', 
     assert.match(result.summary, /Tried plan A\./);
     assert.equal(result.parent, 'a1');
     assert.deepEqual(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });

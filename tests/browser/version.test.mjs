@@ -1,46 +1,31 @@
 // The browser entry of the built package in headless Chromium: every way of calling init(),
 // then version().
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { cargoVersion, pkgDir } from '../js/support/project.mjs';
-import { launchChromium, serveMounts, watchPage } from './support.mjs';
+import { test } from 'node:test';
+import { cargoVersion } from '../js/support/project.mjs';
+import { PAGE_MOUNTS, useChromium, withPage } from './support.mjs';
 
-let browser;
-let server;
-
-before(async () => {
-  server = await serveMounts({ '/': fileURLToPath(new URL('./page/', import.meta.url)), '/pkg/': pkgDir });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const harness = useChromium(PAGE_MOUNTS);
 
 for (const scenario of ['default', 'url', 'response', 'bytes', 'module']) {
   test(`Chromium: init() from ${scenario}, then version()`, async () => {
-    const page = await browser.context.newPage();
-    const problems = watchPage(page);
-    try {
-      await page.goto(server.url);
+    await withPage(harness.browser, async (page, problems) => {
+      await page.goto(harness.server.url);
       await page.waitForFunction(() => document.getElementById('status')?.textContent === 'ready');
       const result = await page.evaluate((name) => window.runScenario(name), scenario);
       assert.deepEqual(result, { before: 'E_NOT_INITIALISED', version: cargoVersion() });
       assert.equal(await page.textContent('#status'), `ctxfold ${cargoVersion()}`);
       // e.g. a wrong MIME type makes instantiateStreaming warn and fall back.
       assert.deepEqual(problems, []);
-    } finally {
-      await page.close();
-    }
+    });
   });
 }
 
 test('server: the .wasm is served as application/wasm', async () => {
-  const res = await fetch(new URL('/pkg/ctxfold_bg.wasm', server.url));
+  const res = await fetch(new URL('/pkg/ctxfold_bg.wasm', harness.server.url));
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'application/wasm');
-  const traversal = await fetch(new URL('/pkg/%2e%2e/Cargo.toml', server.url));
+  const traversal = await fetch(new URL('/pkg/%2e%2e/Cargo.toml', harness.server.url));
   assert.notEqual(traversal.status, 200);
 });

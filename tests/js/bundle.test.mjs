@@ -1,8 +1,9 @@
 // The package as bundlers see it: esbuild resolves the right entry per platform / condition and
 // the browser bundle keeps the `new URL('./ctxfold_bg.wasm', import.meta.url)` asset reference.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { test } from 'node:test';
 import * as esbuild from 'esbuild';
 import { testsDir } from './support/project.mjs';
 

@@ -1,26 +1,50 @@
 // Compaction from JavaScript: the sans-IO plan/commit cycle and the async `compact()` shell —
 // summarize callbacks, a real local HTTP server as remote endpoint, failures, aborts, retries,
 // hooks and events. After every failure the session's bytes are unchanged.
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { after, before, test } from 'node:test';
 import { Session } from 'ctxfold';
+import { header, line, usage } from './support/sessions.mjs';
 
-const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
+/**
+ * A session of `count` turns u0 → a0 → u1 → a1 …; `turn(i)` gives the user and the assistant
+ * message of turn i.
+ */
+function turnsText(count, turn) {
+  const lines = [header];
+  let parent = null;
+  for (let i = 0; i < count; i++) {
+    const [question, answer] = turn(i);
+    lines.push(line(`u${i}`, parent, question));
+    lines.push(line(`a${i}`, `u${i}`, answer, '2026-01-01T00:00:02.000Z'));
+    parent = `a${i}`;
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** An assistant message of `model` that answers with `text`, with the `used` tokens. */
+function answer(text, model = 'm', used = usage) {
+  return {
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    provider: 'anthropic',
+    model,
+    usage: used,
+    stopReason: 'stop',
+  };
+}
 
 /** A session of `turns` user/assistant turns, each ~100 tokens, the last one short. */
 function sessionText(turns = 6) {
-  const lines = [header];
-  let parent = null;
-  for (let i = 0; i < turns; i++) {
-    const u = `u${i}`;
-    const a = `a${i}`;
+  return turnsText(turns, (i) => {
     const long = i < turns - 1;
-    lines.push(JSON.stringify({ type: 'message', id: u, parentId: parent, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: long ? `question ${i} `.repeat(30) : 'last question', timestamp: 1 } }));
-    lines.push(JSON.stringify({ type: 'message', id: a, parentId: u, timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: long ? `answer ${i} `.repeat(30) : 'last answer' }], provider: 'anthropic', model: 'm', usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop' } }));
-    parent = a;
-  }
-  return lines.join('\n') + '\n';
+    return [
+      { role: 'user', content: long ? `question ${i} `.repeat(30) : 'last question', timestamp: 1 },
+      answer(long ? `answer ${i} `.repeat(30) : 'last answer'),
+    ];
+  });
 }
 
 const settings = { keepRecentTokens: 10 };
@@ -84,8 +108,14 @@ test('sans-IO: plan, answer every request, commit', () => {
   assert.equal(commit.compactionEntry.firstKeptEntryId, 'u5');
   assert.equal(commit.compactionEntry.method, 'soft');
   assert.ok(commit.tokensAfter > 0);
-  assert.deepEqual(s.buildContext().messages.map((m) => m.role), ['compactionSummary', 'user', 'assistant']);
-  assert.throws(() => s.planCompaction(settings), (e) => e.code === 'E_ALREADY_COMPACTED');
+  assert.deepEqual(
+    s.buildContext().messages.map((m) => m.role),
+    ['compactionSummary', 'user', 'assistant'],
+  );
+  assert.throws(
+    () => s.planCompaction(settings),
+    (e) => e.code === 'E_ALREADY_COMPACTED',
+  );
 });
 
 test('compact() with a summarize callback', async () => {
@@ -126,7 +156,21 @@ test('compact() through a remote endpoint (real HTTP server)', async () => {
   // OpenAI-compatible chat completions.
   const t = Session.fromJsonl(sessionText());
   serverLog.length = 0;
-  serverBehaviour = () => ({ status: 200, body: { choices: [{ message: { content: [{ type: 'text', text: 'chat ' }, { type: 'text', text: 'summary' }] } }] } });
+  serverBehaviour = () => ({
+    status: 200,
+    body: {
+      choices: [
+        {
+          message: {
+            content: [
+              { type: 'text', text: 'chat ' },
+              { type: 'text', text: 'summary' },
+            ],
+          },
+        },
+      ],
+    },
+  });
   const chat = await t.compact({ settings, remoteEndpoint: `${serverUrl}/v1/chat/completions`, model: 'gpt-x' });
   assert.equal(chat.compactionEntry.summary, 'chat summary');
   assert.equal(serverLog[0].body.model, 'gpt-x');
@@ -139,10 +183,26 @@ test('failures leave the session byte-identical', async () => {
   const s = Session.fromJsonl(text);
   const retry = { baseDelayMs: 5, maxRetries: 1 };
   // A summarizer that throws.
-  await expectRejects(s.compact({ settings, retry, summarize: () => { throw new Error('model exploded'); } }), 'E_SUMMARIZER');
+  await expectRejects(
+    s.compact({
+      settings,
+      retry,
+      summarize: () => {
+        throw new Error('model exploded');
+      },
+    }),
+    'E_SUMMARIZER',
+  );
   // One that rejects, with the auto-compaction prefix.
   await assert.rejects(
-    s.compact({ settings, retry, reason: 'threshold', summarize: async () => { throw new Error('bad request'); } }),
+    s.compact({
+      settings,
+      retry,
+      reason: 'threshold',
+      summarize: async () => {
+        throw new Error('bad request');
+      },
+    }),
     /^Error: Auto-compaction failed: bad request/,
   );
   // An endpoint that always fails.
@@ -201,7 +261,10 @@ test('transient failures are retried: 503, 503, then success', async () => {
   // retry-after from a 429 endpoint is honoured.
   const t = Session.fromJsonl(sessionText());
   let hits = 0;
-  serverBehaviour = () => (++hits === 1 ? { status: 429, headers: { 'retry-after': '0.1' }, body: {} } : { status: 200, body: { summary: 'after wait' } });
+  serverBehaviour = () =>
+    ++hits === 1
+      ? { status: 429, headers: { 'retry-after': '0.1' }, body: {} }
+      : { status: 200, body: { summary: 'after wait' } };
   const t1 = performance.now();
   const r = await t.compact({ settings, remoteEndpoint: `${serverUrl}/x`, retry: { baseDelayMs: 1 } });
   assert.equal(r.compactionEntry.summary, 'after wait');
@@ -210,7 +273,12 @@ test('transient failures are retried: 503, 503, then success', async () => {
   const u = Session.fromJsonl(sessionText());
   const res = await u.compact({
     settings,
-    summarize: [() => { throw Object.assign(new Error('forbidden'), { status: 403 }); }, async () => 'backup'],
+    summarize: [
+      () => {
+        throw Object.assign(new Error('forbidden'), { status: 403 });
+      },
+      async () => 'backup',
+    ],
   });
   assert.equal(res.compactionEntry.summary, 'backup');
 });
@@ -228,9 +296,17 @@ test('hooks: cancel, supply the compaction, add context; events', async () => {
   let called = false;
   const supplied = await s.compact({
     settings,
-    summarize: async () => { called = true; return 'x'; },
+    summarize: async () => {
+      called = true;
+      return 'x';
+    },
     hooks: [
-      { session_before_compact: () => { order.push('before1'); throw new Error('ignored'); } },
+      {
+        session_before_compact: () => {
+          order.push('before1');
+          throw new Error('ignored');
+        },
+      },
       {
         session_before_compact: (e) => {
           order.push('before2');
@@ -253,7 +329,10 @@ test('hooks: cancel, supply the compaction, add context; events', async () => {
   const r = await t.compact({
     settings,
     reason: 'threshold',
-    summarize: async (req) => { prompts.push(req.prompt); return 'sum'; },
+    summarize: async (req) => {
+      prompts.push(req.prompt);
+      return 'sum';
+    },
     hooks: {
       'session.compacting': () => ({ context: ['todo: ship it'], preserveData: { memo: 1 } }),
       onEvent: (e) => events.push(e.type),
@@ -268,11 +347,19 @@ test('one compaction at a time; nothing to compact', async () => {
   const s = Session.fromJsonl(sessionText());
   let release;
   const gate = new Promise((r) => (release = r));
-  const first = s.compact({ settings, summarize: async () => { await gate; return 'x'; } });
+  const first = s.compact({
+    settings,
+    summarize: async () => {
+      await gate;
+      return 'x';
+    },
+  });
   await expectRejects(s.compact({ settings, summarize: async () => 'y' }), 'E_BUSY');
   release();
   await first;
-  const tiny = Session.fromJsonl(`${header}\n${JSON.stringify({ type: 'message', id: 'u', parentId: null, message: { role: 'user', content: 'hi' } })}\n`);
+  const tiny = Session.fromJsonl(
+    `${header}\n${JSON.stringify({ type: 'message', id: 'u', parentId: null, message: { role: 'user', content: 'hi' } })}\n`,
+  );
   await expectRejects(tiny.compact({ summarize: async () => 'x' }), 'E_NOTHING_TO_COMPACT');
   // The session changed while the summarizer worked: the plan is stale, nothing is written.
   const u = Session.fromJsonl(sessionText());
@@ -350,14 +437,10 @@ test('a summarizer context overflow re-plans the window, and gives up at the flo
 
 test('a long history is summarized in windows read as the fold reaches them', () => {
   // 40 turns of ~350 tokens against an 8,000-token summarizer (1,024 tokens a call): windows.
-  const lines = [header];
-  let parent = null;
-  for (let i = 0; i < 40; i++) {
-    lines.push(JSON.stringify({ type: 'message', id: `u${i}`, parentId: parent, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: `question ${i} `.repeat(100), timestamp: 1 } }));
-    lines.push(JSON.stringify({ type: 'message', id: `a${i}`, parentId: `u${i}`, timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], provider: 'anthropic', model: 'm', usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop' } }));
-    parent = `a${i}`;
-  }
-  const text = lines.join('\n') + '\n';
+  const text = turnsText(40, (i) => [
+    { role: 'user', content: `question ${i} `.repeat(100), timestamp: 1 },
+    answer(`answer ${i}`),
+  ]);
   const s = Session.fromJsonl(text);
   const plan = s.planCompaction(settings, { contextWindow: 8_000 });
   assert.equal(plan.preparation.messagesToSummarize.length, 78);
@@ -367,7 +450,8 @@ test('a long history is summarized in windows read as the fold reaches them', ()
     for (const r of plan.pending) {
       if (r.purpose === 'history') {
         windows.push(r.window);
-        if (r.window.index > 1) assert.match(r.prompt, new RegExp(`<previous-summary>\\nwindow ${r.window.index - 1}\\n`));
+        if (r.window.index > 1)
+          assert.match(r.prompt, new RegExp(`<previous-summary>\\nwindow ${r.window.index - 1}\\n`));
       }
       plan.answer(r.id, r.purpose === 'history' ? `window ${r.window.index}` : 'short');
     }
@@ -383,14 +467,16 @@ test('a long history is summarized in windows read as the fold reaches them', ()
   const t = Session.fromJsonl(text);
   const stale = t.planCompaction(settings, { contextWindow: 8_000 });
   t.appendMessage({ role: 'user', content: 'more', timestamp: 2 });
-  assert.throws(() => stale.answer(stale.pending[0].id, 'x'), (err) => err.code === 'E_STALE_PLAN');
+  assert.throws(
+    () => stale.answer(stale.pending[0].id, 'x'),
+    (err) => err.code === 'E_STALE_PLAN',
+  );
 });
 
 test('spec §10.1 cases 7 and 8: a BigInt argument stays exact; call options reach every summarize call', async () => {
   const s = Session.fromJsonl(sessionText(4));
   // A last turn cut in the middle (history, turn prefix and short summary are all asked for)
   // whose tool call has an argument beyond 2^53.
-  const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
   s.appendMessage({ role: 'user', content: 'next', timestamp: 5 });
   s.appendMessage({
     role: 'assistant',
@@ -401,8 +487,23 @@ test('spec §10.1 cases 7 and 8: a BigInt argument stays exact; call options rea
     stopReason: 'toolUse',
     timestamp: 6,
   });
-  s.appendMessage({ role: 'toolResult', toolCallId: 'big', toolName: 'bash', content: [{ type: 'text', text: 'ok' }], isError: false, timestamp: 7 });
-  s.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'done' }], provider: 'anthropic', model: 'm', usage, stopReason: 'stop', timestamp: 8 });
+  s.appendMessage({
+    role: 'toolResult',
+    toolCallId: 'big',
+    toolName: 'bash',
+    content: [{ type: 'text', text: 'ok' }],
+    isError: false,
+    timestamp: 7,
+  });
+  s.appendMessage({
+    role: 'assistant',
+    content: [{ type: 'text', text: 'done' }],
+    provider: 'anthropic',
+    model: 'm',
+    usage,
+    stopReason: 'stop',
+    timestamp: 8,
+  });
   const seen = [];
   await s.compact({
     settings: { keepRecentTokens: 3 },
@@ -413,9 +514,14 @@ test('spec §10.1 cases 7 and 8: a BigInt argument stays exact; call options rea
       return `${request.purpose} summary`;
     },
   });
-  assert.ok(seen.some(({ request }) => request.prompt.includes('"9007199254740993"')), 'the exact digits, quoted');
+  assert.ok(
+    seen.some(({ request }) => request.prompt.includes('"9007199254740993"')),
+    'the exact digits, quoted',
+  );
   assert.deepEqual(
-    seen.map(({ request, context }) => [request.purpose, context.initiator, context.sessionId, context.telemetryTag]).sort(),
+    seen
+      .map(({ request, context }) => [request.purpose, context.initiator, context.sessionId, context.telemetryTag])
+      .sort(),
     [
       ['history', 'agent', 'sess-42', 'compaction_summary'],
       ['short-summary', 'agent', 'sess-42', 'compaction_short_summary'],
@@ -425,16 +531,27 @@ test('spec §10.1 cases 7 and 8: a BigInt argument stays exact; call options rea
   assert.ok(seen.every(({ context }) => context.signal && typeof context.signal.aborted === 'boolean'));
 });
 
+/**
+ * A session large enough for several frames of history: 60 long turns whose assistant messages
+ * name `model` and report a growing input usage.
+ */
+function framesSessionText(model) {
+  return turnsText(60, (i) => [
+    { role: 'user', content: `Question ${i}: ${'why is the build slow? '.repeat(60)}`, timestamp: 1 },
+    {
+      ...answer(`Answer ${i}: ${'the cache is cold. '.repeat(120)}`, model, {
+        input: 1_000 * (i + 1),
+        output: 50,
+        cacheRead: 0,
+        cacheWrite: 0,
+      }),
+      timestamp: 2,
+    },
+  ]);
+}
+
 test('compact({strategy: "snapcompact"}) prints the history onto frames: no summarizer, images in the context', async () => {
-  // A session large enough for several frames of history.
-  const lines = [header];
-  let parent = null;
-  for (let i = 0; i < 60; i++) {
-    lines.push(JSON.stringify({ type: 'message', id: `u${i}`, parentId: parent, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: `Question ${i}: ${'why is the build slow? '.repeat(60)}`, timestamp: 1 } }));
-    lines.push(JSON.stringify({ type: 'message', id: `a${i}`, parentId: `u${i}`, timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: `Answer ${i}: ${'the cache is cold. '.repeat(120)}` }], provider: 'anthropic', model: 'claude-opus-4-7', usage: { input: 1_000 * (i + 1), output: 50, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop', timestamp: 2 } }));
-    parent = `a${i}`;
-  }
-  const text = lines.join('\n') + '\n';
+  const text = framesSessionText('claude-opus-4-7');
   const s = Session.fromJsonl(text);
   const events = [];
   const r = await s.compact({
@@ -468,21 +585,17 @@ test('compact({strategy: "snapcompact"}) prints the history onto frames: no summ
   assert.deepEqual([...listed[0].png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   assert.ok(listed[0].cols > 0 && listed[0].rows > 0 && listed[0].chars > 0);
   assert.deepEqual(s.archiveFrames(s.index()[0].id), []);
-  assert.deepEqual(events.map((e) => [e.type, e.action]), [
-    ['auto_compaction_start', 'snapcompact'],
-    ['auto_compaction_end', 'snapcompact'],
-  ]);
+  assert.deepEqual(
+    events.map((e) => [e.type, e.action]),
+    [
+      ['auto_compaction_start', 'snapcompact'],
+      ['auto_compaction_end', 'snapcompact'],
+    ],
+  );
 });
 
 test('snapcompact for a model without image input falls back to context-full with a warning; frame budgets in buildContext', async () => {
-  const lines = [header];
-  let parent = null;
-  for (let i = 0; i < 60; i++) {
-    lines.push(JSON.stringify({ type: 'message', id: `u${i}`, parentId: parent, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: `Question ${i}: ${'why is the build slow? '.repeat(60)}`, timestamp: 1 } }));
-    lines.push(JSON.stringify({ type: 'message', id: `a${i}`, parentId: `u${i}`, timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: `Answer ${i}: ${'the cache is cold. '.repeat(120)}` }], provider: 'anthropic', model: 'm', usage: { input: 1_000 * (i + 1), output: 50, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop', timestamp: 2 } }));
-    parent = `a${i}`;
-  }
-  const text = lines.join('\n') + '\n';
+  const text = framesSessionText('m');
   const s = Session.fromJsonl(text);
   const events = [];
   const purposes = [];
@@ -502,17 +615,27 @@ test('snapcompact for a model without image input falls back to context-full wit
   assert.notEqual(r.compactionEntry.method, 'snapcompact');
   // Without a summarizer there is nothing to fall back to.
   const t = Session.fromJsonl(text);
-  await expectRejects(t.compact({ strategy: 'snapcompact', input: ['text'], settings: { keepRecentTokens: 2_000 } }), 'E_INVALID_ARGUMENT');
+  await expectRejects(
+    t.compact({ strategy: 'snapcompact', input: ['text'], settings: { keepRecentTokens: 2_000 } }),
+    'E_INVALID_ARGUMENT',
+  );
   assert.equal(t.toJsonl(), text);
 
   // A reader with images: frames, and the provider's budgets when the context is rebuilt.
   const u = Session.fromJsonl(text);
-  const c = await u.compact({ strategy: 'snapcompact', snapcompact: { model: 'claude-opus-4-7', shape: '5x8-bw', frameSize: 256 }, settings: { keepRecentTokens: 2_000 } });
+  const c = await u.compact({
+    strategy: 'snapcompact',
+    snapcompact: { model: 'claude-opus-4-7', shape: '5x8-bw', frameSize: 256 },
+    settings: { keepRecentTokens: 2_000 },
+  });
   const frames = c.compactionEntry.preserveData.snapcompact.frames.length;
   assert.ok(frames > 2, `${frames} frames`);
   const images = (o) => (u.buildContext(o).messages[0].blocks ?? []).filter((b) => b.type === 'image').length;
   assert.equal(images(), frames);
   assert.equal(images({ maxImages: 2 }), 2);
   assert.ok(images({ maxFrameDataBytes: 1 }) < frames);
-  assert.throws(() => u.buildContext({ maxImages: -1 }), (e) => e.code === 'E_INVALID_ARGUMENT');
+  assert.throws(
+    () => u.buildContext({ maxImages: -1 }),
+    (e) => e.code === 'E_INVALID_ARGUMENT',
+  );
 });

@@ -2,11 +2,12 @@
 // temp folder of its own that ran `npm install ./ctxfold-x.y.z.tgz`. Each loads a session, builds
 // the context, prunes, renders frames, and must get exactly what this process gets from pkg/;
 // each also times the import (the wasm is instantiated then) and the Unifont asset.
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { after, before, test } from 'node:test';
 import * as ctxfold from 'ctxfold';
 import { cargoVersion } from './support/project.mjs';
 import { NOW, sessionJsonl, withoutTimings, workload } from './support/runtime-workload.mjs';
@@ -81,7 +82,10 @@ for (const [name, consumer] of Object.entries(consumers)) {
   test(`Node ${process.versions.node} ${name.toUpperCase()} consumer of the packed tarball`, (t) => {
     const dir = path.join(tmp.dir, `consumer-${name}`);
     const installed = installTarball(dir, tarball, consumer.manifest);
-    assert.ok(lstatSync(installed).isDirectory() && !lstatSync(installed).isSymbolicLink(), 'installed from the tarball, not linked');
+    assert.ok(
+      lstatSync(installed).isDirectory() && !lstatSync(installed).isSymbolicLink(),
+      'installed from the tarball, not linked',
+    );
     assert.equal(JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')).version, cargoVersion());
     writeFileSync(path.join(dir, consumer.file), consumer.source);
 
@@ -98,7 +102,10 @@ for (const [name, consumer] of Object.entries(consumers)) {
     assert.equal(out.entry, path.join(installed, 'node.js'));
     assert.deepEqual(withoutTimings(out.result), expected);
     assert.equal(out.result.version, cargoVersion());
-    assert.ok(out.result.frames.length >= 2 && out.result.frames.every((f) => f.isPng), JSON.stringify(out.result.frames));
+    assert.ok(
+      out.result.frames.length >= 2 && out.result.frames.every((f) => f.isPng),
+      JSON.stringify(out.result.frames),
+    );
     assert.ok(out.result.stale.prunedCount > 0 && out.result.threshold.prunedCount > 0);
     assert.ok(out.unifont.glyphs > 50_000, `${out.unifont.glyphs} glyphs`);
     // The CJK and Hangul glyphs print only with the registered Unifont asset.

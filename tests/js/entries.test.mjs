@@ -1,8 +1,9 @@
 // The browser/default and workerd/edge-light entries, each in a fresh Node.js process that
 // resolves the package with that runtime's export condition.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { cargoVersion, testsDir } from './support/project.mjs';
 

@@ -11,65 +11,10 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ContextManager, renderFrames, Session } from 'ctxfold';
 import { pkgDir, repoDir } from './support/project.mjs';
+import { loadBranched as load, BRANCHED_TEXT as TEXT } from './support/sessions.mjs';
 
-const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
-const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
-
-function line(id, parentId, message) {
-  return JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:01.000Z', message });
-}
-
-/** Five long turns, a short last one, and a branch off the first (u9 → a9). */
-function sessionText() {
-  const lines = [header];
-  let parent = null;
-  for (let i = 0; i < 6; i++) {
-    const long = i < 5;
-    const text = long ? `answer ${i} `.repeat(30) : 'last answer';
-    lines.push(
-      line(`u${i}`, parent, {
-        role: 'user',
-        content: long ? `question ${i} `.repeat(30) : 'last question',
-        timestamp: 1,
-      }),
-    );
-    lines.push(
-      line(`a${i}`, `u${i}`, {
-        role: 'assistant',
-        content: [{ type: 'text', text }],
-        provider: 'anthropic',
-        model: 'm',
-        usage,
-        stopReason: 'stop',
-        timestamp: 2,
-      }),
-    );
-    parent = `a${i}`;
-  }
-  lines.push(line('u9', 'a0', { role: 'user', content: 'another idea', timestamp: 3 }));
-  lines.push(
-    line('a9', 'u9', {
-      role: 'assistant',
-      content: [{ type: 'text', text: 'sure' }],
-      provider: 'anthropic',
-      model: 'm',
-      usage,
-      stopReason: 'stop',
-      timestamp: 4,
-    }),
-  );
-  return `${lines.join('\n')}\n`;
-}
-
-const TEXT = sessionText();
 const settings = { keepRecentTokens: 10 };
 const retry = { baseDelayMs: 1, maxRetries: 1 };
-
-function load() {
-  const s = Session.fromJsonl(TEXT);
-  s.branch('a5');
-  return s;
-}
 
 /** The rejection of `promise`, which must reject. */
 async function rejection(promise) {

@@ -3,44 +3,19 @@
 // (a real HTTP server on 127.0.0.1) fails in every way, and when hooks throw. Each case checks
 // the error `code` and that the session's bytes are exactly the loaded bytes unless the
 // operation succeeded.
-import { test, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { Session } from 'ctxfold';
-
-const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
-const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
-
-function line(id, parentId, message) {
-  return JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:01.000Z', message });
-}
+import { after, before, test } from 'node:test';
+import { BRANCHED_TEXT, loadBranched } from './support/sessions.mjs';
 
 /** Six turns of about 100 tokens each (the last one short), then a branch off the first. */
-function sessionText() {
-  const lines = [header];
-  let parent = null;
-  for (let i = 0; i < 6; i++) {
-    const long = i < 5;
-    lines.push(line(`u${i}`, parent, { role: 'user', content: long ? `question ${i} `.repeat(30) : 'last question', timestamp: 1 }));
-    lines.push(line(`a${i}`, `u${i}`, { role: 'assistant', content: [{ type: 'text', text: long ? `answer ${i} `.repeat(30) : 'last answer' }], provider: 'anthropic', model: 'm', usage, stopReason: 'stop', timestamp: 2 }));
-    parent = `a${i}`;
-  }
-  lines.push(line('u9', 'a0', { role: 'user', content: 'another idea', timestamp: 3 }));
-  lines.push(line('a9', 'u9', { role: 'assistant', content: [{ type: 'text', text: 'sure' }], provider: 'anthropic', model: 'm', usage, stopReason: 'stop', timestamp: 4 }));
-  return lines.join('\n') + '\n';
-}
-
-const TEXT = sessionText();
-const BYTES = new TextEncoder().encode(TEXT);
+const BYTES = new TextEncoder().encode(BRANCHED_TEXT);
 const settings = { keepRecentTokens: 10 };
 const retry = { baseDelayMs: 1, maxRetries: 1 };
 
-/** A fresh session with its leaf at the end of the main branch (a5). */
-function load() {
-  const s = Session.fromJsonl(BYTES);
-  s.branch('a5');
-  return s;
-}
+/** A fresh session, loaded from the bytes, with its leaf at the end of the main branch (a5). */
+const load = () => loadBranched(BYTES);
 
 function assertUnchanged(s, what) {
   assert.deepEqual(Buffer.from(s.toBytes()), Buffer.from(BYTES), `${what}: the session's bytes changed`);
@@ -110,8 +85,16 @@ test('compact: a summarizer that throws → E_SUMMARIZER, session unchanged', as
 
 test('compact: a summarizer that rejects (also with a non-Error) → E_SUMMARIZER, unchanged', async () => {
   const s = load();
-  await rejectsWith(s.compact({ settings, retry, summarize: async () => Promise.reject(new Error('bad request')) }), 'E_SUMMARIZER', /bad request/);
-  await rejectsWith(s.compact({ settings, retry, summarize: async () => Promise.reject('a string') }), 'E_SUMMARIZER', /a string/);
+  await rejectsWith(
+    s.compact({ settings, retry, summarize: async () => Promise.reject(new Error('bad request')) }),
+    'E_SUMMARIZER',
+    /bad request/,
+  );
+  await rejectsWith(
+    s.compact({ settings, retry, summarize: async () => Promise.reject('a string') }),
+    'E_SUMMARIZER',
+    /a string/,
+  );
   await rejectsWith(s.compact({ settings, retry, summarize: async () => Promise.reject(undefined) }), 'E_SUMMARIZER');
   assertUnchanged(s, 'reject');
 });
@@ -170,8 +153,9 @@ test('compact: a 10 MB summary → E_SUMMARIZER (far over maxTokens), unchanged'
 
 test('remote: 500 → retried, then E_SUMMARIZER with the status, unchanged', async () => {
   const s = load();
-  const n = await withServer(() => ({ status: 500, body: { error: 'boom' } }), () =>
-    rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /500 Internal Server Error/),
+  const n = await withServer(
+    () => ({ status: 500, body: { error: 'boom' } }),
+    () => rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /500 Internal Server Error/),
   );
   assert.equal(n, 2, 'one retry (maxRetries 1)');
   assertUnchanged(s, '500');
@@ -182,7 +166,10 @@ test('remote: 429 with retry-after is waited for, then succeeds; always 429 → 
   const t0 = Date.now();
   let r;
   const n = await withServer(
-    (i) => (i === 1 ? { status: 429, headers: { 'retry-after': '1' }, body: { error: 'slow down' } } : { status: 200, body: { summary: 'after the wait' } }),
+    (i) =>
+      i === 1
+        ? { status: 429, headers: { 'retry-after': '1' }, body: { error: 'slow down' } }
+        : { status: 200, body: { summary: 'after the wait' } },
     async () => {
       r = await s.compact({ settings, retry: { maxRetries: 2, baseDelayMs: 1 }, remoteEndpoint: url });
     },
@@ -192,8 +179,9 @@ test('remote: 429 with retry-after is waited for, then succeeds; always 429 → 
   assert.match(s.entry(r.entryId).summary, /after the wait/);
 
   const s2 = load();
-  const m = await withServer(() => ({ status: 429, headers: { 'retry-after': '0' }, body: {} }), () =>
-    rejectsWith(s2.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /429/),
+  const m = await withServer(
+    () => ({ status: 429, headers: { 'retry-after': '0' }, body: {} }),
+    () => rejectsWith(s2.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /429/),
   );
   assert.equal(m, 2);
   assertUnchanged(s2, '429');
@@ -201,25 +189,30 @@ test('remote: 429 with retry-after is waited for, then succeeds; always 429 → 
 
 test('remote: invalid JSON, a body without summary, a wrong type → E_SUMMARIZER, unchanged', async () => {
   const s = load();
-  await withServer(() => ({ status: 200, body: '{"summary": "cut off' }), () =>
-    rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /invalid JSON/),
+  await withServer(
+    () => ({ status: 200, body: '{"summary": "cut off' }),
+    () => rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /invalid JSON/),
   );
-  await withServer(() => ({ status: 200, body: { text: 'wrong field' } }), () =>
-    rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /missing summary/),
+  await withServer(
+    () => ({ status: 200, body: { text: 'wrong field' } }),
+    () => rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /missing summary/),
   );
-  await withServer(() => ({ status: 200, body: { summary: 7 } }), () =>
-    rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /missing summary/),
+  await withServer(
+    () => ({ status: 200, body: { summary: 7 } }),
+    () => rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /missing summary/),
   );
-  await withServer(() => ({ status: 200, body: { summary: '' } }), () =>
-    rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /empty summary/),
+  await withServer(
+    () => ({ status: 200, body: { summary: '' } }),
+    () => rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /empty summary/),
   );
   assertUnchanged(s, 'bad bodies');
 });
 
 test('remote: the server closes the connection → E_SUMMARIZER, unchanged', async () => {
   const s = load();
-  const n = await withServer(() => ({ destroy: true }), () =>
-    rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /fetch failed/),
+  const n = await withServer(
+    () => ({ destroy: true }),
+    () => rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /fetch failed/),
   );
   assert.equal(n, 2, 'a dropped connection is transient: one retry (maxRetries 1)');
   // Nothing listens any more on a port: the same.
@@ -227,25 +220,33 @@ test('remote: the server closes the connection → E_SUMMARIZER, unchanged', asy
   await new Promise((r) => dead.listen(0, '127.0.0.1', r));
   const port = dead.address().port;
   await new Promise((r) => dead.close(r));
-  await rejectsWith(s.compact({ settings, retry, remoteEndpoint: `http://127.0.0.1:${port}/x` }), 'E_SUMMARIZER', /fetch failed/);
+  await rejectsWith(
+    s.compact({ settings, retry, remoteEndpoint: `http://127.0.0.1:${port}/x` }),
+    'E_SUMMARIZER',
+    /fetch failed/,
+  );
   assertUnchanged(s, 'closed');
 });
 
 test('remote: a hanging endpoint is aborted → E_ABORTED, unchanged', async () => {
   const s = load();
   const controller = new AbortController();
-  await withServer(() => ({ hang: true }), async () => {
-    const pending = s.compact({ settings, signal: controller.signal, remoteEndpoint: url });
-    setTimeout(() => controller.abort(), 30);
-    await rejectsWith(pending, 'E_ABORTED');
-  });
+  await withServer(
+    () => ({ hang: true }),
+    async () => {
+      const pending = s.compact({ settings, signal: controller.signal, remoteEndpoint: url });
+      setTimeout(() => controller.abort(), 30);
+      await rejectsWith(pending, 'E_ABORTED');
+    },
+  );
   assertUnchanged(s, 'remote abort');
 });
 
 test('remote: a 10 MB summary → E_SUMMARIZER, unchanged', async () => {
   const s = load();
-  await withServer(() => ({ status: 200, body: { summary: 'x'.repeat(10 << 20) } }), () =>
-    rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /maxTokens/),
+  await withServer(
+    () => ({ status: 200, body: { summary: 'x'.repeat(10 << 20) } }),
+    () => rejectsWith(s.compact({ settings, retry, remoteEndpoint: url }), 'E_SUMMARIZER', /maxTokens/),
   );
   assertUnchanged(s, 'remote 10 MB');
 });
@@ -314,12 +315,23 @@ test('navigate: a hanging summarizer aborted → {cancelled, aborted}, unchanged
 test('navigate: an empty summary → E_SUMMARIZER; a 10 MB one → E_SUMMARIZER; unchanged', async () => {
   const s = load();
   await rejectsWith(s.navigateTree('a9', { retry, summarize: async () => ' ' }), 'E_SUMMARIZER', /empty summary/);
-  await rejectsWith(s.navigateTree('a9', { retry, summarize: async () => ({ summary: '' }) }), 'E_SUMMARIZER', /empty summary/);
+  await rejectsWith(
+    s.navigateTree('a9', { retry, summarize: async () => ({ summary: '' }) }),
+    'E_SUMMARIZER',
+    /empty summary/,
+  );
   await rejectsWith(s.navigateTree('a9', { retry, summarize: async () => 42 }), 'E_SUMMARIZER', /neither a string/);
-  await rejectsWith(s.navigateTree('a9', { retry, summarize: async () => 'y'.repeat(10 << 20) }), 'E_SUMMARIZER', /maxTokens/);
+  await rejectsWith(
+    s.navigateTree('a9', { retry, summarize: async () => 'y'.repeat(10 << 20) }),
+    'E_SUMMARIZER',
+    /maxTokens/,
+  );
   assertUnchanged(s, 'navigate empty/huge');
   // With a second summarizer, the oversized answer moves on to it.
-  const r = await s.navigateTree('a9', { retry, summarize: [async () => 'y'.repeat(10 << 20), async () => 'short and fine'] });
+  const r = await s.navigateTree('a9', {
+    retry,
+    summarize: [async () => 'y'.repeat(10 << 20), async () => 'short and fine'],
+  });
   assert.match(s.entry(r.summaryEntryId).summary, /short and fine/);
 });
 

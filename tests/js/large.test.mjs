@@ -2,8 +2,9 @@
 // finishes with the right kind of answer, the save is byte-identical, and the wasm memory never
 // grows beyond what the input needs (the file is in wasm memory once; nothing may hold a
 // second copy: a transcript, a save or a string of the file goes out in pieces).
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { Session, wasmMemoryBytes } from 'ctxfold';
 import { largeSessionBytes, largeSessionSteps } from './support/large-workload.mjs';
 

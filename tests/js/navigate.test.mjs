@@ -1,37 +1,47 @@
 // Tree navigation with branch summaries from JavaScript (spec: compaction §7.5): the sans-IO
 // plan/commit cycle and `navigateTree()` with a summarize callback, hooks, cancel, abort and
 // failures. Whatever does not commit leaves the session byte-identical.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { test } from 'node:test';
 import { Session } from 'ctxfold';
 import { outDir, testsDir } from './support/project.mjs';
-
-const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
-const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
-
-function line(id, parentId, message) {
-  return JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:01.000Z', message });
-}
+import { header, line, reply, usage } from './support/sessions.mjs';
 
 /**
  * u1 → a1 → u2 → a2 (read src/x.ts) → r2 → a3   (old branch, leaf a3)
  *         ↘ u9 → a9                              (other branch)
  */
 function tree() {
-  return [
+  return `${[
     header,
     line('u1', null, { role: 'user', content: 'start here', timestamp: 1 }),
-    line('a1', 'u1', { role: 'assistant', content: [{ type: 'text', text: 'ok' }], provider: 'anthropic', model: 'm', usage, stopReason: 'stop', timestamp: 2 }),
+    reply('a1', 'u1', 'ok', 2),
     line('u2', 'a1', { role: 'user', content: 'try the refactor', timestamp: 3 }),
-    line('a2', 'u2', { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'src/x.ts' } }], provider: 'anthropic', model: 'm', usage, stopReason: 'toolUse', timestamp: 4 }),
-    line('r2', 'a2', { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'export const x = 1;' }], isError: false, timestamp: 5 }),
-    line('a3', 'r2', { role: 'assistant', content: [{ type: 'text', text: 'refactor done' }], provider: 'anthropic', model: 'm', usage, stopReason: 'stop', timestamp: 6 }),
+    line('a2', 'u2', {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'src/x.ts' } }],
+      provider: 'anthropic',
+      model: 'm',
+      usage,
+      stopReason: 'toolUse',
+      timestamp: 4,
+    }),
+    line('r2', 'a2', {
+      role: 'toolResult',
+      toolCallId: 'c1',
+      toolName: 'read',
+      content: [{ type: 'text', text: 'export const x = 1;' }],
+      isError: false,
+      timestamp: 5,
+    }),
+    reply('a3', 'r2', 'refactor done', 6),
     line('u9', 'a1', { role: 'user', content: 'another idea', timestamp: 7 }),
-    line('a9', 'u9', { role: 'assistant', content: [{ type: 'text', text: 'sure' }], provider: 'anthropic', model: 'm', usage, stopReason: 'stop', timestamp: 8 }),
-  ].join('\n') + '\n';
+    reply('a9', 'u9', 'sure', 8),
+  ].join('\n')}\n`;
 }
 
 function load() {
@@ -85,7 +95,10 @@ test('a hook cancels, or supplies the summary; abort and failure change nothing'
     called++;
     return 'never';
   };
-  assert.deepEqual(await s.navigateTree('a9', { summarize, hooks: { session_before_tree: () => ({ cancel: true }) } }), { cancelled: true });
+  assert.deepEqual(
+    await s.navigateTree('a9', { summarize, hooks: { session_before_tree: () => ({ cancel: true }) } }),
+    { cancelled: true },
+  );
   assert.equal(called, 0);
   assert.equal(s.toJsonl(), before);
 
@@ -103,7 +116,11 @@ test('a hook cancels, or supplies the summary; abort and failure change nothing'
 
   // A summarizer that keeps failing.
   await assert.rejects(
-    s.navigateTree('a9', { summarize: async () => { throw new Error('bad request'); } }),
+    s.navigateTree('a9', {
+      summarize: async () => {
+        throw new Error('bad request');
+      },
+    }),
     (err) => err.code === 'E_SUMMARIZER' && /bad request/.test(err.message),
   );
   assert.equal(s.toJsonl(), before);
@@ -112,7 +129,11 @@ test('a hook cancels, or supplies the summary; abort and failure change nothing'
   // A hook's summary is written as given, fromExtension.
   const r = await s.navigateTree('a9', {
     summarize,
-    hooks: { session_before_tree: ({ preparation }) => ({ summary: { summary: `left ${preparation.entriesToSummarize.length} entries`, details: { by: 'hook' } } }) },
+    hooks: {
+      session_before_tree: ({ preparation }) => ({
+        summary: { summary: `left ${preparation.entriesToSummarize.length} entries`, details: { by: 'hook' } },
+      }),
+    },
   });
   assert.equal(called, 0);
   const entry = s.entry(r.summaryEntryId);
@@ -145,7 +166,10 @@ test('sans-IO: plan, answer, commit; a user-message target goes to the editor; s
   assert.notEqual(s.toJsonl(), before);
   // The plan no longer fits: refused, nothing written.
   const after = s.toJsonl();
-  assert.throws(() => s.commitNavigation(plan, { summary: 'again' }), (e) => e.code === 'E_STALE_PLAN');
+  assert.throws(
+    () => s.commitNavigation(plan, { summary: 'again' }),
+    (e) => e.code === 'E_STALE_PLAN',
+  );
   assert.equal(s.toJsonl(), after);
   plan.free();
 
@@ -160,7 +184,10 @@ test('sans-IO: plan, answer, commit; a user-message target goes to the editor; s
   const bytes = t.toJsonl();
   t.commitNavigation(noop);
   assert.equal(t.toJsonl(), bytes);
-  assert.throws(() => t.planNavigation('nope'), (e) => e.code === 'E_UNKNOWN_ENTRY');
+  assert.throws(
+    () => t.planNavigation('nope'),
+    (e) => e.code === 'E_UNKNOWN_ENTRY',
+  );
 });
 
 test('the navigation types compile for a strict TypeScript consumer', () => {
@@ -170,7 +197,16 @@ test('the navigation types compile for a strict TypeScript consumer', () => {
   writeFileSync(
     path.join(dir, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: { strict: true, noEmit: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022'], types: [], exactOptionalPropertyTypes: true },
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'es2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        lib: ['es2022'],
+        types: [],
+        exactOptionalPropertyTypes: true,
+      },
       files: ['main.mts'],
     }),
   );

@@ -1,12 +1,13 @@
 // The package's Node.js entry, imported by name through its `exports` map (tests/node_modules/
 // ctxfold is a link to pkg/, made by `make pkg`).
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import * as ctxfold from 'ctxfold';
 import { cargoVersion, pkgDir } from './support/project.mjs';
 
@@ -46,7 +47,9 @@ test('npm pack ships every file of pkg/', () => {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  const packed = JSON.parse(out)[0].files.map((f) => f.path).sort();
+  const packed = JSON.parse(out)[0]
+    .files.map((f) => f.path)
+    .sort();
   const built = readdirSync(pkgDir, { recursive: true })
     .map(String)
     .filter((f) => statSync(path.join(pkgDir, f)).isFile())

@@ -1,15 +1,16 @@
 // Tool-output pruning from JavaScript (spec: compaction §6): the threshold pass, the stale
 // pass, dry runs, option errors, supersede keys, and the three passes of the conformance data
 // (prune.json) on the large session.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Session, readToolSupersedeKey } from 'ctxfold';
+import { test } from 'node:test';
+import { readToolSupersedeKey, Session } from 'ctxfold';
 import { repoDir } from './support/project.mjs';
+import { header } from './support/sessions.mjs';
 
 const conformance = path.join(repoDir, '..', 'shared', 'conformance', 'large-session');
-const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
 
 /** Turns that read files (big outputs), one re-read of a.ts and one useless `ls`. */
 function session() {
@@ -18,7 +19,9 @@ function session() {
   let n = 0;
   const push = (message) => {
     const id = `e${++n}`;
-    lines.push(JSON.stringify({ type: 'message', id, parentId: parent, timestamp: '2026-01-01T00:00:00.000Z', message }));
+    lines.push(
+      JSON.stringify({ type: 'message', id, parentId: parent, timestamp: '2026-01-01T00:00:00.000Z', message }),
+    );
     parent = id;
     return id;
   };
@@ -26,13 +29,38 @@ function session() {
   const files = ['a.ts', 'b.ts', 'c.ts', 'a.ts', 'd.ts'];
   files.forEach((file, i) => {
     push({ role: 'user', content: `look at ${file}`, timestamp: 1 });
-    push({ role: 'assistant', content: [{ type: 'toolCall', id: `c${i}`, name: 'read', arguments: { path: file } }], stopReason: 'toolUse', timestamp: 2 });
-    ids[`read${i}`] = push({ role: 'toolResult', toolCallId: `c${i}`, toolName: 'read', content: [{ type: 'text', text: `${file} line\n`.repeat(2_000) }], isError: false, timestamp: 3 });
+    push({
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: `c${i}`, name: 'read', arguments: { path: file } }],
+      stopReason: 'toolUse',
+      timestamp: 2,
+    });
+    ids[`read${i}`] = push({
+      role: 'toolResult',
+      toolCallId: `c${i}`,
+      toolName: 'read',
+      content: [{ type: 'text', text: `${file} line\n`.repeat(2_000) }],
+      isError: false,
+      timestamp: 3,
+    });
   });
-  push({ role: 'assistant', content: [{ type: 'toolCall', id: 'ls', name: 'bash', arguments: { command: 'ls' } }], stopReason: 'toolUse', timestamp: 4 });
-  ids.useless = push({ role: 'toolResult', toolCallId: 'ls', toolName: 'bash', content: [{ type: 'text', text: 'nothing new here '.repeat(50) }], isError: false, useless: true, timestamp: 5 });
+  push({
+    role: 'assistant',
+    content: [{ type: 'toolCall', id: 'ls', name: 'bash', arguments: { command: 'ls' } }],
+    stopReason: 'toolUse',
+    timestamp: 4,
+  });
+  ids.useless = push({
+    role: 'toolResult',
+    toolCallId: 'ls',
+    toolName: 'bash',
+    content: [{ type: 'text', text: 'nothing new here '.repeat(50) }],
+    isError: false,
+    useless: true,
+    timestamp: 5,
+  });
   push({ role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 1_000 });
-  return { text: lines.join('\n') + '\n', ids };
+  return { text: `${lines.join('\n')}\n`, ids };
 }
 
 test('the stale pass prunes superseded reads and useless results; only those lines change', () => {
@@ -51,7 +79,10 @@ test('the stale pass prunes superseded reads and useless results; only those lin
     ],
   );
   assert.equal(report.prunedCount, 2);
-  assert.equal(report.tokensSaved, report.pruned.reduce((a, p) => a + p.savings, 0));
+  assert.equal(
+    report.tokensSaved,
+    report.pruned.reduce((a, p) => a + p.savings, 0),
+  );
   const before = text.split('\n');
   const after = s.toJsonl().split('\n');
   const changed = after.map((l, i) => (l === before[i] ? null : JSON.parse(l).id)).filter(Boolean);
@@ -67,11 +98,18 @@ test('the threshold pass protects the newest outputs and needs the minimum savin
   const { text, ids } = session();
   const s = Session.fromJsonl(text);
   assert.equal(s.prune({ now: 5 }).prunedCount, 0, 'under 40,000 tokens of tool output nothing is pruned');
-  assert.equal(s.prune({ now: 5, protectTokens: 5_000, minimumSavings: 100_000 }).prunedCount, 0, 'savings below the minimum');
+  assert.equal(
+    s.prune({ now: 5, protectTokens: 5_000, minimumSavings: 100_000 }).prunedCount,
+    0,
+    'savings below the minimum',
+  );
   assert.equal(s.toJsonl(), text);
   const r = s.prune({ now: 5, protectTokens: 5_000, minimumSavings: 1_000 });
   assert.ok(r.prunedCount >= 2, JSON.stringify(r));
-  assert.ok(r.pruned.every((p) => p.id !== ids.read4), 'the newest read is protected');
+  assert.ok(
+    r.pruned.every((p) => p.id !== ids.read4),
+    'the newest read is protected',
+  );
   const age = r.pruned.find((p) => p.reason === 'age');
   assert.equal(age.notice, `[Output truncated - ${age.tokensBefore} tokens]`);
   // The LLM sees the notices.
@@ -81,8 +119,14 @@ test('the threshold pass protects the newest outputs and needs the minimum savin
 
 test('bad options name the field; supersede keys follow spec §6.2', () => {
   const s = Session.fromJsonl(session().text);
-  assert.throws(() => s.prune({ protectTokens: -1 }), (e) => e.code === 'E_SETTINGS' && /protectTokens/.test(e.message));
-  assert.throws(() => s.prune({ protectTokns: 1 }), (e) => e.code === 'E_SETTINGS' && /protectTokns/.test(e.message));
+  assert.throws(
+    () => s.prune({ protectTokens: -1 }),
+    (e) => e.code === 'E_SETTINGS' && /protectTokens/.test(e.message),
+  );
+  assert.throws(
+    () => s.prune({ protectTokns: 1 }),
+    (e) => e.code === 'E_SETTINGS' && /protectTokns/.test(e.message),
+  );
   assert.equal(readToolSupersedeKey('read', { path: 'src/foo.ts' }), 'src/foo.ts');
   assert.equal(readToolSupersedeKey('read', { path: 'src/foo.ts:50-200' }), 'src/foo.ts\u000050-200');
   assert.equal(readToolSupersedeKey('read', { path: 'src/foo.ts:2-4:raw' }), 'src/foo.ts\u00012-4:raw');

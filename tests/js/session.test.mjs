@@ -1,20 +1,22 @@
 // The session API of the built package under Node.js: load, migrate, tree, context, tokens,
 // appends, errors with codes, and lossless saves.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { test } from 'node:test';
 import {
-  Session,
-  estimateTokens,
-  thresholdTokens,
-  shouldCompact,
-  reserveTokens,
-  usageContextTokens,
   adaptKeepRecentTokens,
+  estimateTokens,
+  reserveTokens,
   resolveSettings,
+  Session,
+  shouldCompact,
+  thresholdTokens,
+  usageContextTokens,
 } from 'ctxfold';
 import { repoDir } from './support/project.mjs';
+import { header } from './support/sessions.mjs';
 
 const conformance = path.join(repoDir, '..', 'shared', 'conformance', 'large-session');
 
@@ -27,10 +29,15 @@ function conformanceFile(name) {
   return readFileSync(file);
 }
 
-const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
 const line = (obj) => JSON.stringify(obj);
 const user = (id, parentId, text) =>
-  line({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: text, timestamp: 1 } });
+  line({
+    type: 'message',
+    id,
+    parentId,
+    timestamp: '2026-01-01T00:00:01.000Z',
+    message: { role: 'user', content: text, timestamp: 1 },
+  });
 const assistant = (id, parentId, text) =>
   line({
     type: 'message',
@@ -64,7 +71,10 @@ test('conformance: the v1 fixture migrates to the reference ids, path and estima
   assert.deepEqual(s.version, { current: 3, onDisk: 1 });
   assert.equal(s.size, prepare.session.entries);
   assert.equal(s.leafId, prepare.session.leafId);
-  assert.deepEqual(s.warnings.map((w) => w.code), ['E_MIGRATED']);
+  assert.deepEqual(
+    s.warnings.map((w) => w.code),
+    ['E_MIGRATED'],
+  );
   const ids = s.pathTo(s.leafId);
   const index = new Map(s.index().map((e) => [e.id, e]));
   assert.deepEqual(
@@ -114,7 +124,13 @@ test('an unmigrated file is written back byte for byte, odd spacing and unknown 
 
 test('tree operations: path, children, branch, reset, labels', () => {
   const s = Session.fromJsonl(
-    [header, user('1', null, 'start'), assistant('2', '1', 'r'), user('3', '2', 'left'), user('4', '2', 'right')].join('\n') + '\n',
+    `${[
+      header,
+      user('1', null, 'start'),
+      assistant('2', '1', 'r'),
+      user('3', '2', 'left'),
+      user('4', '2', 'right'),
+    ].join('\n')}\n`,
   );
   assert.equal(s.leafId, '4');
   assert.deepEqual(s.pathTo('3'), ['1', '2', '3']);
@@ -143,17 +159,34 @@ test('tree operations: path, children, branch, reset, labels', () => {
 
 test('appends: ids, timestamps, compaction and branch summaries', () => {
   const s = Session.create({ id: 'new', cwd: '/p', now: 0, ids: 'deterministic' });
-  assert.deepEqual(s.header, { type: 'session', version: 3, id: 'new', timestamp: '1970-01-01T00:00:00.000Z', cwd: '/p' });
+  assert.deepEqual(s.header, {
+    type: 'session',
+    version: 3,
+    id: 'new',
+    timestamp: '1970-01-01T00:00:00.000Z',
+    cwd: '/p',
+  });
   const u = s.appendMessage({ role: 'user', content: 'hello' }, { now: 1_000 });
   assert.equal(u, '00000001');
   assert.equal(s.entry(u).timestamp, '1970-01-01T00:00:01.000Z');
   const a = s.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'hi' }], stopReason: 'stop' });
   const c = s.appendCompaction({ summary: 'S', firstKeptEntryId: a, tokensBefore: 1234 });
-  assert.deepEqual(Object.keys(s.entry(c)), ['type', 'id', 'parentId', 'timestamp', 'summary', 'firstKeptEntryId', 'tokensBefore']);
+  assert.deepEqual(Object.keys(s.entry(c)), [
+    'type',
+    'id',
+    'parentId',
+    'timestamp',
+    'summary',
+    'firstKeptEntryId',
+    'tokensBefore',
+  ]);
   const ctx = s.buildContext();
   assert.equal(ctx.compactionId, c);
   assert.equal(ctx.firstKeptEntryId, a);
-  assert.deepEqual(ctx.messages.map((m) => m.role), ['compactionSummary', 'assistant']);
+  assert.deepEqual(
+    ctx.messages.map((m) => m.role),
+    ['compactionSummary', 'assistant'],
+  );
   expectCode(() => s.appendCompaction({ summary: 'S', firstKeptEntryId: 'zz', tokensBefore: 1 }), 'E_UNKNOWN_ENTRY');
   const b = s.branchWithSummary(u, 'went elsewhere', { details: { readFiles: ['a'], modifiedFiles: [] } });
   assert.equal(s.entry(b).parentId, u);
@@ -178,18 +211,32 @@ test('context, LLM messages and token figures', () => {
       header,
       user('1', null, 'q1'),
       assistant('2', '1', 'a1'),
-      line({ type: 'custom_message', id: '3', parentId: '2', timestamp: '2026-01-01T00:00:03.000Z', customType: 'note', content: 'fyi', display: true }),
+      line({
+        type: 'custom_message',
+        id: '3',
+        parentId: '2',
+        timestamp: '2026-01-01T00:00:03.000Z',
+        customType: 'note',
+        content: 'fyi',
+        display: true,
+      }),
       user('4', '3', 'q2 with eight'),
     ].join('\n'),
   );
   const ctx = s.buildContext();
-  assert.deepEqual(ctx.messages.map((m) => m.role), ['user', 'assistant', 'custom', 'user']);
+  assert.deepEqual(
+    ctx.messages.map((m) => m.role),
+    ['user', 'assistant', 'custom', 'user'],
+  );
   assert.deepEqual(ctx.entryIds, ['1', '2', '3', '4']);
   assert.equal(ctx.models.default, 'anthropic/claude-sonnet-4-5');
   assert.equal(ctx.thinkingLevel, 'off');
   assert.equal(ctx.hasMessages, true);
   const llm = s.toLlmMessages();
-  assert.deepEqual(llm.map((m) => m.role), ['user', 'assistant', 'developer', 'user']);
+  assert.deepEqual(
+    llm.map((m) => m.role),
+    ['user', 'assistant', 'developer', 'user'],
+  );
   assert.equal(llm[2].content[0].text, 'fyi');
   const tokens = s.contextTokens();
   // Usage of the assistant (120) plus the estimates after it: "fyi" (1) and "q2 with eight" (4).
@@ -204,7 +251,16 @@ test('context, LLM messages and token figures', () => {
 });
 
 test('token accounting functions', () => {
-  assert.equal(estimateTokens({ role: 'user', content: [{ type: 'text', text: 'hello' }, { type: 'image', data: 'x', mimeType: 'image/png' }] }), 2 + 1200);
+  assert.equal(
+    estimateTokens({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'hello' },
+        { type: 'image', data: 'x', mimeType: 'image/png' },
+      ],
+    }),
+    2 + 1200,
+  );
   assert.equal(thresholdTokens(100_000, { reserveTokens: 10_000 }), 85_000);
   assert.equal(thresholdTokens(16_385), 13_928);
   assert.equal(thresholdTokens(16_385, { reserveTokens: 16_384 }), 1);
@@ -221,9 +277,12 @@ test('token accounting functions', () => {
 
 test('bad input: each case has its documented result', () => {
   // Invalid JSON line: kept and reported with its line number.
-  const text = [header, user('1', null, 'a'), '{"type":"message",', user('2', '1', 'b')].join('\n') + '\n';
+  const text = `${[header, user('1', null, 'a'), '{"type":"message",', user('2', '1', 'b')].join('\n')}\n`;
   const s = Session.fromJsonl(text);
-  assert.deepEqual(s.warnings.map((w) => [w.code, w.line]), [['E_JSONL_LINE', 3]]);
+  assert.deepEqual(
+    s.warnings.map((w) => [w.code, w.line]),
+    [['E_JSONL_LINE', 3]],
+  );
   assert.equal(s.size, 2);
   assert.equal(s.toJsonl(), text, 'the malformed line survives the save');
   // Not a session.
@@ -234,21 +293,21 @@ test('bad input: each case has its documented result', () => {
   const odd = Session.fromJsonl(
     [header, user('1', 'ghost', 'orphan'), user('2', '3', 'x'), user('3', '2', 'y'), user('1', null, 'dup')].join('\n'),
   );
-  assert.deepEqual(
-    odd.warnings.map((w) => w.code).sort(),
-    ['E_DUPLICATE_ID', 'E_PARENT_CYCLE', 'E_UNKNOWN_PARENT'],
-  );
+  assert.deepEqual(odd.warnings.map((w) => w.code).sort(), ['E_DUPLICATE_ID', 'E_PARENT_CYCLE', 'E_UNKNOWN_PARENT']);
   assert.equal(odd.buildContext({ leafId: '2' }).messages.length, 2, 'the cycle is cut, not followed forever');
   // Too new.
   expectCode(() => Session.fromJsonl('{"type":"session","version":99,"id":"x"}\n'), 'E_VERSION_TOO_NEW');
   // Invalid UTF-8: reported, read with U+FFFD, bytes kept.
   const bytes = Buffer.concat([
-    Buffer.from(header + '\n' + '{"type":"message","id":"1","parentId":null,"message":{"role":"user","content":"bad '),
+    Buffer.from(`${header}\n{"type":"message","id":"1","parentId":null,"message":{"role":"user","content":"bad `),
     Buffer.from([0xff, 0xfe]),
     Buffer.from('"}}\n'),
   ]);
   const u = Session.fromJsonl(new Uint8Array(bytes));
-  assert.deepEqual(u.warnings.map((w) => [w.code, w.line]), [['E_INVALID_UTF8', 2]]);
+  assert.deepEqual(
+    u.warnings.map((w) => [w.code, w.line]),
+    [['E_INVALID_UTF8', 2]],
+  );
   assert.match(u.buildContext().messages[0].content, /bad \uFFFD/);
   assert.deepEqual(Buffer.from(u.toBytes()), bytes);
   assert.equal(u.toJsonl(), bytes.toString('latin1').replace('\xff\xfe', '\uFFFD\uFFFD'));
@@ -268,6 +327,9 @@ test('bad input: a 50 MB single line loads without hanging', () => {
   assert.equal(s.size, 1);
   assert.equal(s.entryTokens('1'), (big.length + 3) >> 2);
   const truncated = Session.fromJsonl(text.slice(0, -3));
-  assert.deepEqual(truncated.warnings.map((w) => w.code), ['E_JSONL_LINE']);
+  assert.deepEqual(
+    truncated.warnings.map((w) => w.code),
+    ['E_JSONL_LINE'],
+  );
   assert.ok(performance.now() - started < 20_000);
 });

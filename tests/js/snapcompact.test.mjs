@@ -1,9 +1,10 @@
 // snapcompact through the built package under Node.js: shapes, billing, text pipeline, frames,
 // fallback fonts, errors, and one conformance shape compared pixel by pixel.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { test } from 'node:test';
 import { inflateSync } from 'node:zlib';
 import * as ctxfold from 'ctxfold';
 import { repoDir } from './support/project.mjs';
@@ -27,7 +28,7 @@ function decodePng(bytes) {
   assert.deepEqual([...buf.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10], 'PNG signature');
   let at = 8;
   let ihdr;
-  let plte = [];
+  const plte = [];
   const idat = [];
   while (at < buf.length) {
     const len = buf.readUInt32BE(at);
@@ -64,8 +65,14 @@ function decodePng(bytes) {
 test('resolveShape: presets by API and model ids across gateways', () => {
   const anthropic = ctxfold.resolveShape({ api: 'anthropic-messages' });
   assert.deepEqual(anthropic, {
-    font: '8x13', cellWidth: 11, cellHeight: 16, stretch: false, variant: 'bw', lineRepeat: 1,
-    frameSize: 1568, frameTokenEstimate: 3293,
+    font: '8x13',
+    cellWidth: 11,
+    cellHeight: 16,
+    stretch: false,
+    variant: 'bw',
+    lineRepeat: 1,
+    frameSize: 1568,
+    frameTokenEstimate: 3293,
   });
   const fable = ctxfold.resolveShape({ id: 'anthropic/claude-fable-5', api: 'openai-completions' });
   assert.equal(fable.frameSize, 1932);
@@ -167,20 +174,46 @@ test('renderFrames: PNG frames, frameCount agrees, maxFrames, minHeight', () => 
   const one = ctxfold.renderFrame(frames[1].page, options);
   assert.deepEqual(one.png, frames[1].png);
   // Every compression setting decodes to the same pixels.
-  const pixels = ['tuned', 'fast', 'high', 3].map((c) => decodePng(ctxfold.renderFrame(first.page, { ...options, compression: c }).png).rgb);
+  const pixels = ['tuned', 'fast', 'high', 3].map(
+    (c) => decodePng(ctxfold.renderFrame(first.page, { ...options, compression: c }).png).rgb,
+  );
   for (const p of pixels) assert.deepEqual(p, pixels[0]);
 });
 
 test('errors carry stable codes', () => {
-  assert.equal(codeOf(() => ctxfold.renderFrames('x', { shape: 'zebra' })), 'E_SHAPE');
-  assert.equal(codeOf(() => ctxfold.renderFrames('x', { frameSize: 0 })), 'E_OPTIONS');
-  assert.equal(codeOf(() => ctxfold.renderFrames('x', { frameSize: 4, shape: '11on16-bw' })), 'E_SHAPE');
-  assert.equal(codeOf(() => ctxfold.renderFrames('x', { compression: 'zip' })), 'E_OPTIONS');
-  assert.equal(codeOf(() => ctxfold.renderFrames(42)), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => ctxfold.geometry({ font: '9x9' })), 'E_SHAPE');
-  assert.equal(codeOf(() => ctxfold.registerFallbackFont(new Uint8Array([1, 2, 3]))), 'E_FONT');
+  assert.equal(
+    codeOf(() => ctxfold.renderFrames('x', { shape: 'zebra' })),
+    'E_SHAPE',
+  );
+  assert.equal(
+    codeOf(() => ctxfold.renderFrames('x', { frameSize: 0 })),
+    'E_OPTIONS',
+  );
+  assert.equal(
+    codeOf(() => ctxfold.renderFrames('x', { frameSize: 4, shape: '11on16-bw' })),
+    'E_SHAPE',
+  );
+  assert.equal(
+    codeOf(() => ctxfold.renderFrames('x', { compression: 'zip' })),
+    'E_OPTIONS',
+  );
+  assert.equal(
+    codeOf(() => ctxfold.renderFrames(42)),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => ctxfold.geometry({ font: '9x9' })),
+    'E_SHAPE',
+  );
+  assert.equal(
+    codeOf(() => ctxfold.registerFallbackFont(new Uint8Array([1, 2, 3]))),
+    'E_FONT',
+  );
   ctxfold.clearFallbackFonts();
-  assert.equal(codeOf(() => ctxfold.renderFrames('你好', { shape: 'unifont16-bw' })), 'E_FONT');
+  assert.equal(
+    codeOf(() => ctxfold.renderFrames('你好', { shape: 'unifont16-bw' })),
+    'E_FONT',
+  );
 });
 
 test('fallback font: Unifont prints CJK, and CJK-heavy text switches shape', () => {
@@ -197,7 +230,9 @@ test('fallback font: Unifont prints CJK, and CJK-heavy text switches shape', () 
   ctxfold.clearFallbackFonts();
 });
 
-test('conformance 8on22-bw in wasm: frames, page texts and pixels equal the reference', { skip: !existsSync(conformance) && !process.env.CI }, () => {
+test('conformance 8on22-bw in wasm: frames, page texts and pixels equal the reference', {
+  skip: !existsSync(conformance) && !process.env.CI,
+}, () => {
   assert.ok(existsSync(conformance), 'conformance data missing (required under CI=true)');
   ctxfold.registerFallbackFont(readFileSync(unifontAsset));
   try {
@@ -216,7 +251,11 @@ test('conformance 8on22-bw in wasm: frames, page texts and pixels equal the refe
       const b = decodePng(readFileSync(path.join(dir, `frame-${String(i).padStart(3, '0')}.png`)));
       for (let y = 0; y < a.height; y++) {
         const row = a.width * 3;
-        const same = Buffer.compare(Buffer.from(a.rgb.subarray(y * row, (y + 1) * row)), Buffer.from(b.rgb.subarray(y * row, (y + 1) * row))) === 0;
+        const same =
+          Buffer.compare(
+            Buffer.from(a.rgb.subarray(y * row, (y + 1) * row)),
+            Buffer.from(b.rgb.subarray(y * row, (y + 1) * row)),
+          ) === 0;
         assert.ok(same, `frame ${i} row ${y} differs`);
       }
     });
@@ -234,8 +273,16 @@ test('types: a consumer of the snapcompact API type-checks', async () => {
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
   const compilerOptions = {
-    strict: true, noEmit: true, skipLibCheck: false, target: 'es2022', types: [], lib: ['es2022'],
-    exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, module: 'nodenext', moduleResolution: 'nodenext',
+    strict: true,
+    noEmit: true,
+    skipLibCheck: false,
+    target: 'es2022',
+    types: [],
+    lib: ['es2022'],
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
   };
   writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.mts'] }));
   writeFileSync(

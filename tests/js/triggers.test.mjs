@@ -1,13 +1,14 @@
 // The trigger state machine through the built package under Node.js: scripted turn sequences
 // driven by a small host loop that applies each Decision the way an agent would.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import {
+  CONTINUE_DELAY_MS,
   ContextManager,
-  isContextOverflow,
   compactionErrorMessage,
   INCOMPLETE_RECOVERY_MAX_RETRIES,
-  CONTINUE_DELAY_MS,
+  isContextOverflow,
 } from 'ctxfold';
 
 const model = {
@@ -145,7 +146,7 @@ test('stored estimate floors the trigger; a pre-compaction assistant counts 0', 
 test('overflow: each provider wording is detected; one compact-and-retry per episode', () => {
   for (const text of [
     'prompt is too long: 213462 tokens > 200000 maximum',
-    'This model\'s maximum context length is 128000 tokens',
+    "This model's maximum context length is 128000 tokens",
     'Your input exceeds the context window of this model',
     'context_length_exceeded',
     '413 status code (no body)',
@@ -235,7 +236,10 @@ test('a compaction that frees too little warns, blocks and pauses: no loop', () 
   );
   assert.equal(log.length, 8, log.join('\n'));
   assert.deepEqual(log.slice(0, 3), ['turn toolUse', 'compact threshold', 'auto_compaction_end']);
-  assert.match(log[3], /^warning: Compaction freed too little context to make progress — pausing automatic maintenance \(150000 tokens remain; continuing needs at most 136000\)/);
+  assert.match(
+    log[3],
+    /^warning: Compaction freed too little context to make progress — pausing automatic maintenance \(150000 tokens remain; continuing needs at most 136000\)/,
+  );
   assert.deepEqual(log.slice(4), ['stamp warning', 'block auto-continue', 'turn toolUse', 'turn toolUse']);
   assert.equal(cm.state.maintenancePaused, true);
   // A new prompt resumes maintenance.
@@ -318,18 +322,54 @@ test('disabled compaction, strategy off and aborted turns', () => {
 });
 
 test('bad input fails with a code', () => {
-  assert.equal(codeOf(() => new ContextManager({ idleTimeoutSeconds: -1 })), 'E_SETTINGS');
-  assert.equal(codeOf(() => new ContextManager('x')), 'E_INVALID_ARGUMENT');
+  assert.equal(
+    codeOf(() => new ContextManager({ idleTimeoutSeconds: -1 })),
+    'E_SETTINGS',
+  );
+  assert.equal(
+    codeOf(() => new ContextManager('x')),
+    'E_INVALID_ARGUMENT',
+  );
   const cm = new ContextManager();
-  assert.equal(codeOf(() => cm.afterTurn({ role: 'user', content: 'hi' }, model)), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => cm.afterTurn(answer(10), { id: 'm' })), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => cm.afterTurn(answer(10), model, { storedTokens: -1 })), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => cm.afterTurn(answer(10), model, { now: NaN })), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => cm.afterTurn(answer(10), model, { latestCompactionAt: 'yesterday' })), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => cm.afterCompaction({ reason: 'threshold' }, { status: 'done' })), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => cm.afterCompaction({ reason: 'sometimes' }, { status: 'aborted' })), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => cm.afterCompaction({ reason: 'threshold' }, { status: 'compacted' })), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => compactionErrorMessage('later', 'x')), 'E_INVALID_ARGUMENT');
-  assert.equal(codeOf(() => isContextOverflow(null)), 'E_INVALID_ARGUMENT');
+  assert.equal(
+    codeOf(() => cm.afterTurn({ role: 'user', content: 'hi' }, model)),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => cm.afterTurn(answer(10), { id: 'm' })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => cm.afterTurn(answer(10), model, { storedTokens: -1 })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => cm.afterTurn(answer(10), model, { now: NaN })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => cm.afterTurn(answer(10), model, { latestCompactionAt: 'yesterday' })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => cm.afterCompaction({ reason: 'threshold' }, { status: 'done' })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => cm.afterCompaction({ reason: 'sometimes' }, { status: 'aborted' })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => cm.afterCompaction({ reason: 'threshold' }, { status: 'compacted' })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => compactionErrorMessage('later', 'x')),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => isContextOverflow(null)),
+    'E_INVALID_ARGUMENT',
+  );
   assert.equal(cm.settings.autoContinue, true);
 });

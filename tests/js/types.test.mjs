@@ -1,10 +1,11 @@
 // The hand-written .d.ts of the package, checked by the TypeScript compiler from consumers that
 // resolve the package the way Node.js (nodenext) and bundlers (browser, workerd conditions) do.
-import { test } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { test } from 'node:test';
 import { outDir, pkgDir, testsDir } from './support/project.mjs';
 
 const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');

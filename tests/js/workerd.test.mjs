@@ -10,16 +10,16 @@
 // production runtime only advances the clock on I/O; the local workerd binary does advance it).
 // The test measures wall time per request from outside, and CPU time from the workerd process's
 // own utime + stime in /proc/<pid>/stat (Linux) over a batch of requests.
-import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { spawn, execFileSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import path from 'node:path';
+import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
 import * as ctxfold from 'ctxfold';
+import * as esbuild from 'esbuild';
 import { cargoVersion, testsDir } from './support/project.mjs';
 import { NOW, sessionJsonl, withoutTimings, workload } from './support/runtime-workload.mjs';
 import { installTarball, packTarball, tempDir } from './support/tarball.mjs';
@@ -137,7 +137,10 @@ before(async () => {
     });
   await bundle('worker.mjs', 'worker.js');
   await bundle('readme.mjs', 'readme.js');
-  assert.deepEqual(wasmImports, ['node_modules/ctxfold/ctxfold_bg.wasm?module', 'node_modules/ctxfold/ctxfold_bg.wasm?module']);
+  assert.deepEqual(wasmImports, [
+    'node_modules/ctxfold/ctxfold_bg.wasm?module',
+    'node_modules/ctxfold/ctxfold_bg.wasm?module',
+  ]);
   copyFileSync(path.join(installed, 'ctxfold_bg.wasm'), path.join(out, 'ctxfold_bg.wasm'));
 
   const port = await freePort();
@@ -206,19 +209,30 @@ after(async () => {
 });
 
 async function post(body) {
-  const res = await fetch(`${origin}/?now=${NOW}`, { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+  const res = await fetch(`${origin}/?now=${NOW}`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/x-ndjson' },
+  });
   return { status: res.status, json: await res.json() };
 }
 
-test(`workerd ${workerd.version ?? '(missing)'}: POST a session, get the pruned context's frames`, { skip, timeout: 60_000 }, async (t) => {
+test(`workerd ${workerd.version ?? '(missing)'}: POST a session, get the pruned context's frames`, {
+  skip,
+  timeout: 60_000,
+}, async (t) => {
   assert.ok(!workerd.missing, workerd.missing);
   const { status, json } = await post(session);
   assert.equal(status, 200, JSON.stringify(json));
   assert.equal(json.version, cargoVersion());
   assert.deepEqual(withoutTimings(json), expected);
   assert.ok(json.frames.length >= 2 && json.frames.every((f) => f.isPng && f.pngBytes > 0));
-  t.diagnostic(`first request, in-worker performance.now() deltas: load+context+prune ${json.timings.pruneMs} ms, serialize+render ${json.timings.renderMs} ms`);
-  t.diagnostic(`workerd start to first answer: ${startup.readyMs.toFixed(0)} ms wall, ${startup.cpuMs.toFixed(0)} ms CPU (process, incl. wasm compile)`);
+  t.diagnostic(
+    `first request, in-worker performance.now() deltas: load+context+prune ${json.timings.pruneMs} ms, serialize+render ${json.timings.renderMs} ms`,
+  );
+  t.diagnostic(
+    `workerd start to first answer: ${startup.readyMs.toFixed(0)} ms wall, ${startup.cpuMs.toFixed(0)} ms CPU (process, incl. wasm compile)`,
+  );
 });
 
 test('workerd: a file that is not a session is a 422 with the error code', { skip, timeout: 30_000 }, async () => {

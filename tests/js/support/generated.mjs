@@ -1,4 +1,4 @@
-// Sessions made by the crate's generator (`gen-session`, src/bin/gen_session.rs), cached in
+// Sessions made by the test kit's generator (`gen-session`, crates/testkit/src/bin/), cached in
 // tests/out/bench/ by name: the same arguments always give the same bytes, so a cached file is
 // as good as a fresh one, whichever build made it.
 import { spawnSync } from 'node:child_process';
@@ -10,8 +10,8 @@ const cacheDir = path.join(outDir, 'bench');
 
 /**
  * The generated session `name` (`gen-session ARGS`) as a Buffer (a Uint8Array: no copy).
- * `release: true` builds the generator optimized (benchmarks); the tests use the debug build
- * that `cargo test --features testkit` has already made.
+ * `release: true` builds the generator optimized (benchmarks); the tests use a debug build
+ * (quick: the generator does not link ctxfold).
  */
 export function generatedSession(name, args, { release = false } = {}) {
   const file = path.join(cacheDir, name);
@@ -20,7 +20,19 @@ export function generatedSession(name, args, { release = false } = {}) {
     const partial = `${file}.partial`;
     const res = spawnSync(
       'cargo',
-      ['run', '--quiet', ...(release ? ['--release'] : []), '--features', 'testkit', '--bin', 'gen-session', '--', ...args, '--out', partial],
+      [
+        'run',
+        '--quiet',
+        ...(release ? ['--release'] : []),
+        '-p',
+        'ctxfold-testkit',
+        '--bin',
+        'gen-session',
+        '--',
+        ...args,
+        '--out',
+        partial,
+      ],
       { cwd: repoDir, stdio: ['ignore', 'inherit', 'inherit'] },
     );
     if (res.status !== 0) throw new Error(`gen-session failed for ${name}`);

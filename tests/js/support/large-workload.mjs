@@ -37,7 +37,7 @@ export function largeSessionSteps() {
     {
       name: 'buildContext (transcript)',
       run: (s) => s.buildContext({ transcript: true }),
-      check: (c, bytes, s) => c.messages.length > 50_000 && c.entryIds.at(-1) === s.leafId,
+      check: (c, _bytes, s) => c.messages.length > 50_000 && c.entryIds.at(-1) === s.leafId,
       note: (c) => `${c.messages.length} messages`,
     },
     {
@@ -126,7 +126,8 @@ export function largeSessionSteps() {
           plan.free();
         }
       },
-      check: (r) => r.compactionEntry.preserveData.snapcompact.frames.length > 0 && r.tokensAfter < r.compactionEntry.tokensBefore,
+      check: (r) =>
+        r.compactionEntry.preserveData.snapcompact.frames.length > 0 && r.tokensAfter < r.compactionEntry.tokensBefore,
       note: (r) => `${r.compactionEntry.preserveData.snapcompact.frames.length} frames, tokensAfter ${r.tokensAfter}`,
     },
     {

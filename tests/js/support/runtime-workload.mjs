@@ -15,7 +15,13 @@ export const NOW = Date.UTC(2026, 0, 2);
  */
 export function sessionJsonl({ turns = 8, lineRepeat = 400 } = {}) {
   const lines = [
-    JSON.stringify({ type: 'session', version: 3, id: 'runtime-1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/repo' }),
+    JSON.stringify({
+      type: 'session',
+      version: 3,
+      id: 'runtime-1',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      cwd: '/repo',
+    }),
   ];
   let parent = null;
   let n = 0;
@@ -26,10 +32,23 @@ export function sessionJsonl({ turns = 8, lineRepeat = 400 } = {}) {
     parent = id;
     return id;
   };
-  const files = ['src/lib.rs', 'src/session.rs', 'src/prune.rs', 'src/lib.rs', 'README.md', 'src/wasm.rs', 'src/tree.rs', 'Cargo.toml'];
+  const files = [
+    'src/lib.rs',
+    'src/session.rs',
+    'src/prune.rs',
+    'src/lib.rs',
+    'README.md',
+    'src/wasm.rs',
+    'src/tree.rs',
+    'Cargo.toml',
+  ];
   for (let i = 0; i < turns; i++) {
     const file = files[i % files.length];
-    push({ role: 'user', content: `Turn ${i}: explain ${file} — and check the café’s “naïve” parts.`, timestamp: n * 1000 });
+    push({
+      role: 'user',
+      content: `Turn ${i}: explain ${file} — and check the café’s “naïve” parts.`,
+      timestamp: n * 1000,
+    });
     push({
       role: 'assistant',
       content: [
@@ -43,8 +62,18 @@ export function sessionJsonl({ turns = 8, lineRepeat = 400 } = {}) {
       stopReason: 'toolUse',
       timestamp: n * 1000,
     });
-    const body = Array.from({ length: lineRepeat }, (_, k) => `${String(k + 1).padStart(4)}| fn item_${i}_${k}() -> u32 { ${k} * ${i + 1} }`).join('\n');
-    push({ role: 'toolResult', toolCallId: `call-${i}`, toolName: 'read', content: [{ type: 'text', text: body }], isError: false, timestamp: n * 1000 });
+    const body = Array.from(
+      { length: lineRepeat },
+      (_, k) => `${String(k + 1).padStart(4)}| fn item_${i}_${k}() -> u32 { ${k} * ${i + 1} }`,
+    ).join('\n');
+    push({
+      role: 'toolResult',
+      toolCallId: `call-${i}`,
+      toolName: 'read',
+      content: [{ type: 'text', text: body }],
+      isError: false,
+      timestamp: n * 1000,
+    });
     push({
       role: 'assistant',
       content: [{ type: 'text', text: `${file} defines ${lineRepeat} small functions; item_${i}_0 returns 0.` }],
@@ -56,10 +85,23 @@ export function sessionJsonl({ turns = 8, lineRepeat = 400 } = {}) {
       timestamp: n * 1000,
     });
   }
-  push({ role: 'assistant', content: [{ type: 'toolCall', id: 'ls', name: 'bash', arguments: { command: 'ls' } }], stopReason: 'toolUse', timestamp: n * 1000 });
-  push({ role: 'toolResult', toolCallId: 'ls', toolName: 'bash', content: [{ type: 'text', text: 'nothing new here '.repeat(40) }], isError: false, useless: true, timestamp: n * 1000 });
+  push({
+    role: 'assistant',
+    content: [{ type: 'toolCall', id: 'ls', name: 'bash', arguments: { command: 'ls' } }],
+    stopReason: 'toolUse',
+    timestamp: n * 1000,
+  });
+  push({
+    role: 'toolResult',
+    toolCallId: 'ls',
+    toolName: 'bash',
+    content: [{ type: 'text', text: 'nothing new here '.repeat(40) }],
+    isError: false,
+    useless: true,
+    timestamp: n * 1000,
+  });
   push({ role: 'user', content: 'Summarize what you read.', timestamp: n * 1000 });
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /**
@@ -90,8 +132,16 @@ export function workload(ctxfold, input, { now, shape = '8x13-bw', frameSize = 5
       contextMessages: context.messages.length,
       tokensBefore: before.tokens,
       estimatedBefore: before.estimatedTokens,
-      stale: { prunedCount: stale.prunedCount, tokensSaved: stale.tokensSaved, reasons: stale.pruned.map((p) => p.reason) },
-      threshold: { prunedCount: threshold.prunedCount, tokensSaved: threshold.tokensSaved, reasons: threshold.pruned.map((p) => p.reason) },
+      stale: {
+        prunedCount: stale.prunedCount,
+        tokensSaved: stale.tokensSaved,
+        reasons: stale.pruned.map((p) => p.reason),
+      },
+      threshold: {
+        prunedCount: threshold.prunedCount,
+        tokensSaved: threshold.tokensSaved,
+        reasons: threshold.pruned.map((p) => p.reason),
+      },
       estimatedAfter: after.estimatedTokens,
       serializedChars: text.length,
       frameCount: ctxfold.frameCount(text, { shape, frameSize }),

@@ -1,7 +1,8 @@
 // The package as a user gets it: `npm pack` of pkg/ and `npm install ./ctxfold-x.y.z.tgz` in a
 // fresh project of its own (never the source folder or the tests/node_modules link).
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+
 import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pkgDir } from './project.mjs';
@@ -31,9 +32,16 @@ export function packTarball(dest) {
  */
 export function installTarball(dir, tarball, manifest = {}) {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: path.basename(dir), private: true, ...manifest }, null, 2));
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: path.basename(dir), private: true, ...manifest }, null, 2),
+  );
   const local = `./${path.basename(tarball)}`;
   copyFileSync(tarball, path.join(dir, local));
-  execFileSync('npm', ['install', local, '--offline', ...npmQuiet], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  execFileSync('npm', ['install', local, '--offline', ...npmQuiet], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 60_000,
+  });
   return path.join(dir, 'node_modules', 'ctxfold');
 }
