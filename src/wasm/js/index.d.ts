@@ -598,9 +598,26 @@ export interface ExtensionCompaction {
   preserveData?: JsonObject;
 }
 
-/** A summarizer: gets a request, returns the summary text (or `{summary}`). Throw an Error with `status` and optionally `retryAfter` (seconds) to get retries for transient failures. */
+/**
+ * Request options of `compact()` and `navigateTree()`, passed on to every `summarize` call in its
+ * context for the host's LLM client, e.g. an initiator override `'agent'` (spec: compaction §5.3).
+ */
+export interface SummarizeCallOptions {
+  initiator?: string;
+  sessionId?: string;
+  metadata?: Record<string, string>;
+}
+
+/** How `compact()` and `navigateTree()` retry a summarizer's transient failures. */
+export interface RetryOptions {
+  enabled?: boolean;
+  maxRetries?: number;
+  baseDelayMs?: number;
+  maxWaitMs?: number;
+}
+
 /** What a summarize call gets besides the request. */
-export interface SummarizeContext {
+export interface SummarizeContext extends SummarizeCallOptions {
   signal: AbortSignalLike;
   /** `compaction_summary`, `compaction_turn_prefix`, `compaction_short_summary` or `handoff`. */
   telemetryTag:
@@ -609,12 +626,9 @@ export interface SummarizeContext {
     | 'compaction_short_summary'
     | 'handoff'
     | 'branch_summary';
-  /** From `CompactOptions`, for the host's LLM client (e.g. an initiator override `'agent'`). */
-  initiator?: string;
-  sessionId?: string;
-  metadata?: Record<string, string>;
 }
 
+/** A summarizer: gets a request, returns the summary text (or `{summary}`). Throw an Error with `status` and optionally `retryAfter` (seconds) to get retries for transient failures. */
 export type Summarize = (
   request: SummaryRequest,
   context: SummarizeContext,
@@ -823,15 +837,12 @@ export interface NavigationHooks {
   }) => void | Promise<void>;
 }
 
-export interface NavigateTreeOptions extends Omit<NavigationOptions, 'summarize'> {
+export interface NavigateTreeOptions extends Omit<NavigationOptions, 'summarize'>, SummarizeCallOptions {
   /** Summarize the branch being left with this summarizer (or candidates tried in order). */
   summarize?: Summarize | Summarize[];
   signal?: AbortSignalLike;
   hooks?: NavigationHooks | NavigationHooks[];
-  retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number; maxWaitMs?: number };
-  initiator?: string;
-  sessionId?: string;
-  metadata?: Record<string, string>;
+  retry?: RetryOptions;
 }
 
 /**
@@ -843,7 +854,7 @@ export type SnapcompactArchiveOptions = Pick<
   'shape' | 'model' | 'frameSize' | 'maxFrames' | 'minHeight' | 'compression'
 >;
 
-export interface CompactOptions {
+export interface CompactOptions extends SummarizeCallOptions {
   /** Shorthand for `settings.strategy`; `snapcompact` needs no summarizer. */
   strategy?: 'context-full' | 'handoff' | 'snapcompact';
   /** Options of a `snapcompact` compaction (default `{model}` from `model`). */
@@ -872,11 +883,7 @@ export interface CompactOptions {
   reason?: CompactReason;
   willRetry?: boolean;
   hooks?: CompactionHooks | CompactionHooks[];
-  retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number; maxWaitMs?: number };
-  /** Passed to every `summarize` call in its context (spec: compaction §5.3 request options). */
-  initiator?: string;
-  sessionId?: string;
-  metadata?: Record<string, string>;
+  retry?: RetryOptions;
 }
 
 // ----- API --------------------------------------------------------------------------------
