@@ -2,29 +2,18 @@
 //! plan/commit cycle as a class; `js/navigate.js` awaits the hooks and the summarizer.
 
 use super::compact::request_json;
-use super::interop::{now_ms, opt_count, opt_str, options, parse_json, to_js};
+use super::interop::navigation::navigate_options;
+use super::interop::{now_ms, options, parse_json, to_js};
 use super::session::WasmSession;
 use crate::error::{Error, ErrorCode};
 use crate::navigation::{
-    commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer, NavigationCommit,
-    NavigationPlan, DEFAULT_RESERVE_TOKENS,
+    commit_navigation, plan_navigation, NavigationAnswer, NavigationCommit, NavigationPlan,
 };
 use crate::session::Session;
 use crate::support::json::js;
 use crate::support::json::object;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-
-fn navigate_options(o: &Value) -> Result<NavigateOptions, JsValue> {
-    Ok(NavigateOptions {
-        summarize: o.get("summarize").and_then(Value::as_bool).unwrap_or(false),
-        custom_instructions: opt_str(o, "customInstructions")?,
-        replace_instructions: o.get("replaceInstructions").and_then(Value::as_bool),
-        label: opt_str(o, "label")?,
-        context_window: opt_count(o, "contextWindow")?.unwrap_or(0),
-        reserve_tokens: opt_count(o, "reserveTokens")?.unwrap_or(DEFAULT_RESERVE_TOKENS),
-    })
-}
 
 /// The plan as the `session_before_tree` hook sees it (the reference's `TreePreparation`).
 fn preparation_json(session: &Session, p: &NavigationPlan) -> String {

@@ -2,19 +2,19 @@
 //! decisions of the async shell (`js/compact.js`, which awaits the summarizers and the remote
 //! endpoint; spec: compaction §5.8, §8.3). The commit is the only step that writes.
 
+use super::interop::compact::{extension_result, plan_options, settings_from};
 use super::interop::options::archive_options;
-use super::interop::{field_error, now_ms, opt_f64, opt_str, options, to_js};
+use super::interop::{field_error, now_ms, options, to_js};
 use super::session::WasmSession;
 use super::snapcompact::fonts;
 use crate::compaction::commit::{
     commit_compaction, commit_extension_compaction, commit_handoff, commit_snapcompact, Committed,
-    ExtensionCompaction,
 };
-use crate::compaction::plan::{plan_compaction, CompactionPlan, PlanOptions};
-use crate::compaction::prepare::{Preparation, PrepareOptions};
+use crate::compaction::plan::{plan_compaction, CompactionPlan};
+use crate::compaction::prepare::Preparation;
 use crate::error::{Error, ErrorCode};
 use crate::session::{RandomIds, Session};
-use crate::settings::{CompactionSettings, Strategy};
+use crate::settings::Strategy;
 use crate::summary::request::SummaryRequest;
 use crate::summary::retry::{classify, parse_retry_after, RetryPolicy, RetryStep};
 use crate::support::json::fields::Fields;
@@ -24,52 +24,6 @@ use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
 // ----- options ---------------------------------------------------------------------------
-
-/// Plan options from the JS options object (see `PlanOptions` in the types).
-fn plan_options(session: &Session, o: &Value) -> Result<PlanOptions, JsValue> {
-    let leaf = match opt_str(o, "leafId")? {
-        Some(id) => Some(session.require(&id).map_err(to_js)?),
-        None => None,
-    };
-    Ok(PlanOptions {
-        prepare: PrepareOptions {
-            active_provider: opt_str(o, "provider")?,
-            leaf,
-        },
-        custom_instructions: opt_str(o, "customInstructions")?,
-        extra_context: o
-            .get("extraContext")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        prompt_override: opt_str(o, "promptOverride")?,
-        preserve_data: o.get("preserveData").and_then(Value::as_object).cloned(),
-        context_window: opt_f64(o, "contextWindow")?
-            .filter(|w| w.is_finite() && *w > 0.0)
-            .unwrap_or(0.0) as u64,
-        method: opt_str(o, "method")?,
-    })
-}
-
-fn settings_from(json: Option<String>) -> Result<CompactionSettings, JsValue> {
-    match json.as_deref() {
-        None | Some("") | Some("null") | Some("undefined") => Ok(CompactionSettings::default()),
-        Some(t) => {
-            let v = crate::support::json::parse(t).map_err(|e| {
-                to_js(Error::coded(
-                    ErrorCode::Settings,
-                    format!("invalid settings: {e}"),
-                ))
-            })?;
-            CompactionSettings::from_json(&v).map_err(to_js)
-        }
-    }
-}
 
 // ----- JSON views --------------------------------------------------------------------------
 
@@ -340,24 +294,6 @@ impl WasmSession {
         .map_err(to_js)?;
         Ok(WasmSession::wrap(next))
     }
-}
-
-fn extension_result(json: &str) -> Result<ExtensionCompaction, JsValue> {
-    let r = options(Some(json.to_string()), "compaction result")?;
-    let summary = opt_str(&r, "summary")?.ok_or_else(|| {
-        to_js(Error::coded(
-            ErrorCode::InvalidArgument,
-            "a hook's compaction needs a string `summary`",
-        ))
-    })?;
-    Ok(ExtensionCompaction {
-        summary,
-        short_summary: opt_str(&r, "shortSummary")?,
-        first_kept_entry_id: opt_str(&r, "firstKeptEntryId")?,
-        tokens_before: opt_f64(&r, "tokensBefore")?.map(|t| t.max(0.0) as u64),
-        details: r.get("details").filter(|v| !v.is_null()).cloned(),
-        preserve_data: r.get("preserveData").filter(|v| !v.is_null()).cloned(),
-    })
 }
 
 // ----- retries (the async shell in js/compact.js asks; the core decides) -----------------

@@ -1,11 +1,9 @@
 //! The exported session class. The public `Session` class of the package (js/index.js)
 //! wraps it; this layer only converts.
 
-use super::interop::{
-    chunked_text, now_ms, opt_count, opt_f64, opt_str, options, parse_json, to_js,
-};
-use crate::archive::blocks::HistoryOptions;
-use crate::context::{build_context_with, BuildOptions, LeafSelector, SessionContext};
+use super::interop::session::build_options;
+use super::interop::{chunked_text, now_ms, opt_f64, opt_str, options, parse_json, to_js};
+use crate::context::{build_context_with, SessionContext};
 use crate::error::{Error, ErrorCode};
 use crate::session::{
     CompactionBody, IdSource, LoadOptions, NewSession, RandomIds, SequentialIds, Session,
@@ -73,40 +71,6 @@ fn id_source(o: &Value, callback: Option<js_sys::Function>) -> Result<Box<dyn Id
             ),
         ))),
     }
-}
-
-fn build_options(json: Option<String>) -> Result<(BuildOptions, HistoryOptions<'static>), JsValue> {
-    let v = match json.as_deref() {
-        None | Some("") | Some("null") | Some("undefined") => Value::Null,
-        Some(t) => parse_json(t, "context options")?,
-    };
-    // The provider's frame budgets for snapcompact archives (spec: snapcompact §9.6).
-    let history = HistoryOptions {
-        max_frame_data_bytes: opt_count(&v, "maxFrameDataBytes")?,
-        max_images: opt_count(&v, "maxImages")?.map(|n| n as usize),
-        resolver: None,
-    };
-    let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
-    let leaf = match v.get("leafId") {
-        None => LeafSelector::Current,
-        Some(Value::Null) => LeafSelector::Null,
-        Some(Value::String(s)) => LeafSelector::Id(s.clone()),
-        Some(_) => {
-            return Err(to_js(Error::coded(
-                ErrorCode::InvalidArgument,
-                "`leafId` must be an entry id (string) or null",
-            )))
-        }
-    };
-    Ok((
-        BuildOptions {
-            leaf,
-            transcript: flag("transcript"),
-            collapse_compacted_history: flag("collapseCompactedHistory"),
-            keep_dangling_tool_calls: flag("keepDanglingToolCalls"),
-        },
-        history,
-    ))
 }
 
 fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> String {

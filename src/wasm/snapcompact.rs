@@ -4,13 +4,12 @@
 //! process-wide state of the binding.
 
 use super::interop::options::{render_options, shape_arg, shape_for, target};
+use super::interop::snapcompact::{arg, budgets, parse_messages};
 use super::interop::to_js;
-use crate::render::shape::billing::{frame_tokens, BillingFamily, ImageBudgets};
+use crate::render::shape::billing::{frame_tokens, BillingFamily};
 use crate::render::shape::resolve::Target;
 use crate::render::text::dataurl::{elide_data_urls, Elision};
-use crate::render::text::serialize::{
-    serialize_conversation, ArchiveMessage, AssistantBlock, SerializeOptions,
-};
+use crate::render::text::serialize::{serialize_conversation, SerializeOptions};
 use crate::render::text::{stopwords, wrap};
 use crate::render::{
     self, normalize, scan_renderability, FallbackFont, FallbackFonts, Frame, SnapError,
@@ -29,15 +28,6 @@ thread_local! {
 /// `LocalKey::with` would be a copy of it in the module).
 pub(super) fn fonts() -> Rc<FallbackFonts> {
     FALLBACKS.with(|f| f.borrow().clone())
-}
-
-fn arg(json: Option<String>, what: &str) -> Result<Option<Value>, JsValue> {
-    match json.as_deref() {
-        None | Some("") | Some("undefined") | Some("null") => Ok(None),
-        Some(t) => crate::support::json::parse(t)
-            .map(Some)
-            .map_err(|e| to_js(SnapError::Options(format!("invalid {what}: {e}")))),
-    }
 }
 
 /// A JSON array of strings, as text.
@@ -225,62 +215,6 @@ pub fn elide(text: &str, archive: bool) -> String {
     .into_owned()
 }
 
-fn parse_messages(v: &Value) -> Result<Vec<ArchiveMessage>, SnapError> {
-    let bad = |i: usize, why: &str| SnapError::Options(format!("messages[{i}]: {why}"));
-    let text_of = |v: &Value| -> String {
-        match v {
-            Value::String(s) => s.clone(),
-            Value::Array(blocks) => blocks
-                .iter()
-                .filter(|b| b["type"] == "text")
-                .filter_map(|b| b["text"].as_str())
-                .collect(),
-            _ => String::new(),
-        }
-    };
-    let list = v
-        .as_array()
-        .ok_or_else(|| SnapError::Options("messages must be an array".into()))?;
-    let mut out = Vec::with_capacity(list.len());
-    for (i, m) in list.iter().enumerate() {
-        match m["role"].as_str() {
-            Some("user") => out.push(ArchiveMessage::User {
-                text: text_of(&m["content"]),
-            }),
-            Some("assistant") => {
-                let mut blocks = Vec::new();
-                for b in m["content"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
-                    match b["type"].as_str() {
-                        Some("text") => blocks.push(AssistantBlock::Text(
-                            b["text"].as_str().unwrap_or("").into(),
-                        )),
-                        Some("thinking") => blocks.push(AssistantBlock::Thinking(
-                            b["thinking"].as_str().unwrap_or("").into(),
-                        )),
-                        Some("toolCall") => blocks.push(AssistantBlock::ToolCall {
-                            id: b["id"].as_str().unwrap_or("").into(),
-                            name: b["name"].as_str().unwrap_or("").into(),
-                            arguments: b["arguments"].as_object().cloned().unwrap_or_default(),
-                            intent: b["intent"].as_str().map(str::to_string),
-                        }),
-                        _ => {}
-                    }
-                }
-                out.push(ArchiveMessage::Assistant { blocks });
-            }
-            Some("toolResult") => out.push(ArchiveMessage::ToolResult {
-                tool_call_id: m["toolCallId"].as_str().unwrap_or("").into(),
-                text: text_of(&m["content"]),
-                is_error: m["isError"].as_bool().unwrap_or(false),
-                useless: m["useless"].as_bool().unwrap_or(false),
-            }),
-            Some(_) => {}
-            None => return Err(bad(i, "needs a string role")),
-        }
-    }
-    Ok(out)
-}
-
 /// `serializeConversation(messages, options)` (§6.1): messages in the agent's JSON shape.
 #[wasm_bindgen(js_name = snapcompactSerialize)]
 pub fn serialize(messages_json: &str, options_json: Option<String>) -> Result<String, JsValue> {
@@ -385,36 +319,6 @@ pub fn frame_tokens_for(api: Option<String>, size: u32) -> u32 {
 #[wasm_bindgen(js_name = snapcompactBillingFamily)]
 pub fn billing_family(api: Option<String>) -> String {
     BillingFamily::of_api(api.as_deref()).as_str().into()
-}
-
-fn budgets(overrides_json: Option<String>) -> Result<ImageBudgets, JsValue> {
-    let mut b = ImageBudgets::default();
-    if let Some(v) = arg(overrides_json, "budgets")? {
-        let map = |k: &str| -> Result<Vec<(String, f64)>, SnapError> {
-            match v.get(k) {
-                None | Some(Value::Null) => Ok(Vec::new()),
-                Some(Value::Object(m)) => m
-                    .iter()
-                    .map(|(p, n)| match n.as_f64() {
-                        Some(f) if f >= 0.0 && f.is_finite() => Ok((p.clone(), f)),
-                        _ => Err(SnapError::Options(format!(
-                            "{k}.{p} must be a non-negative number"
-                        ))),
-                    })
-                    .collect(),
-                Some(_) => Err(SnapError::Options(format!(
-                    "{k} must be an object of provider → number"
-                ))),
-            }
-        };
-        for (p, n) in map("images").map_err(to_js)? {
-            b.set_count(p, n as u32);
-        }
-        for (p, n) in map("bytes").map_err(to_js)? {
-            b.set_bytes(p, n as u64);
-        }
-    }
-    Ok(b)
 }
 
 /// `providerImageBudget(provider, api, overrides)` (§5.1).

@@ -1,29 +1,11 @@
 //! Exported token-accounting functions (spec: compaction §3).
 
-use super::interop::{parse_json, to_js};
+use super::interop::to_js;
+use super::interop::tokens::{settings, window};
 use crate::error::{Error, ErrorCode};
 use crate::session::message::{AgentMessage, Usage};
-use crate::settings::CompactionSettings;
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
 use wasm_bindgen::prelude::*;
-
-fn settings(json: Option<String>) -> Result<CompactionSettings, JsValue> {
-    match json.as_deref() {
-        None | Some("") | Some("undefined") => Ok(CompactionSettings::default()),
-        Some(t) => CompactionSettings::from_json(&parse_json(t, "settings")?).map_err(to_js),
-    }
-}
-
-fn window(w: f64) -> Result<u64, JsValue> {
-    if w.is_finite() && w >= 0.0 {
-        Ok(w as u64)
-    } else {
-        Err(to_js(Error::coded(
-            ErrorCode::InvalidArgument,
-            "the context window must be a non-negative number of tokens",
-        )))
-    }
-}
 
 /// Estimated tokens of one agent message (JSON).
 #[wasm_bindgen(js_name = estimateTokensJson)]
