@@ -51,12 +51,6 @@ impl std::error::Error for SnapError {}
 /// compaction reaches the host as `E_FONT`).
 impl From<SnapError> for Error {
     fn from(e: SnapError) -> Error {
-        let code = e.code();
-        match e {
-            SnapError::Shape(m)
-            | SnapError::Options(m)
-            | SnapError::Font(m)
-            | SnapError::Encode(m) => Error::coded(code, m),
-        }
+        Error::coded(e.code(), e.message())
     }
 }

@@ -93,15 +93,8 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// The object's fields, in order (empty when there is no object).
-    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a Value)> + 'a {
-        self.map
-            .into_iter()
-            .flat_map(|m| m.iter().map(|(k, v)| (k.as_str(), v)))
-    }
-
     /// The field's value; `None` when absent or `null`.
-    pub fn get(&self, key: &str) -> Option<&'a Value> {
+    fn get(&self, key: &str) -> Option<&'a Value> {
         self.map?.get(key).filter(|v| !v.is_null())
     }
 
@@ -125,18 +118,8 @@ impl<'a> Fields<'a> {
         self.read(key, count)
     }
 
-    pub fn whole(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, FieldError> {
-        self.read(key, |k, v| whole(k, v, min, max))
-    }
-
     pub fn string(&self, key: &str) -> Result<Option<&'a str>, FieldError> {
         self.read(key, string)
-    }
-
-    /// A string field that must be there.
-    pub fn required_string(&self, key: &str) -> Result<&'a str, FieldError> {
-        self.string(key)?
-            .ok_or_else(|| wrong(key, "a string (it is missing)"))
     }
 }
 
@@ -153,8 +136,8 @@ mod tests {
         assert_eq!(f.count("b"), Ok(None));
         assert_eq!(Fields::of(None, "options").unwrap().boolean("x"), Ok(None));
         assert_eq!(
-            Fields::of(Some(&Value::Null), "o").unwrap().iter().count(),
-            0
+            Fields::of(Some(&Value::Null), "o").unwrap().number("x"),
+            Ok(None)
         );
     }
 
@@ -169,11 +152,10 @@ mod tests {
         assert_eq!(f.string("s").unwrap_err().field, "s");
         assert_eq!(f.boolean("b").unwrap_err().expected, "true or false");
         assert_eq!(
-            f.whole("w", 1, 9).unwrap_err().to_string(),
+            whole("w", &v["w"], 1, 9).unwrap_err().to_string(),
             "`w` must be a whole number from 1 to 9"
         );
         assert_eq!(f.number("f").unwrap_err().expected, "a finite number");
-        assert_eq!(f.required_string("missing").unwrap_err().field, "missing");
         assert_eq!(safe_count("c", &json!(1.0e16)).unwrap_err().field, "c");
         assert_eq!(safe_count("c", &json!(12)), Ok(12));
         assert_eq!(
@@ -191,14 +173,10 @@ mod tests {
         let v = json!({"n": 12.7, "w": 4, "s": "x", "b": true, "f": -0.5});
         let f = Fields::of(Some(&v), "o").unwrap();
         assert_eq!(f.count("n"), Ok(Some(12)));
-        assert_eq!(f.whole("w", 1, 9), Ok(Some(4)));
-        assert_eq!(f.whole("w", 5, 9).unwrap_err().field, "w");
+        assert_eq!(whole("w", &v["w"], 1, 9), Ok(4));
+        assert_eq!(whole("w", &v["w"], 5, 9).unwrap_err().field, "w");
         assert_eq!(f.string("s"), Ok(Some("x")));
         assert_eq!(f.boolean("b"), Ok(Some(true)));
         assert_eq!(f.number("f"), Ok(Some(-0.5)));
-        assert_eq!(
-            f.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            ["n", "w", "s", "b", "f"]
-        );
     }
 }

@@ -14,11 +14,12 @@ pub(crate) fn bad(what: &str) -> JsValue {
     to_js(Error::coded(ErrorCode::InvalidArgument, what))
 }
 
-/// Optional options object (`undefined`/`null` → no fields).
+/// Optional options object (`undefined`/`null` → no fields), read by the shared
+/// [`options`](super::options).
 pub(crate) fn options(json: Option<String>, what: &str) -> Result<Map<String, Value>, JsValue> {
-    match json.as_deref() {
-        None | Some("") | Some("null") | Some("undefined") => Ok(Map::new()),
-        Some(t) => object(parse_json(t, what)?, what),
+    match super::options(json, what)? {
+        Value::Object(o) => Ok(o),
+        _ => Ok(Map::new()),
     }
 }
 
