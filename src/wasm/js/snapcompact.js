@@ -26,7 +26,8 @@ export let FRAME_DATA_BYTES_ESTIMATE;
 export let FRAME_DATA_BYTES_BUDGET;
 /** Image-count floor for unknown providers. */
 export let DEFAULT_PROVIDER_IMAGE_BUDGET;
-let shapeAliases = {};
+/** The catalogue names and their aliases, read once from the core. */
+let shapeNames = new Set();
 
 onRaw((bindings) => {
   const c = JSON.parse(bindings.snapcompactConstants());
@@ -35,7 +36,7 @@ onRaw((bindings) => {
   FRAME_DATA_BYTES_ESTIMATE = c.frameDataBytesEstimate;
   FRAME_DATA_BYTES_BUDGET = c.frameDataBytesBudget;
   DEFAULT_PROVIDER_IMAGE_BUDGET = c.defaultProviderImageBudget;
-  shapeAliases = c.shapeAliases;
+  shapeNames = new Set([...JSON.parse(bindings.snapcompactShapeNames()), ...Object.keys(c.shapeAliases)]);
 });
 
 /** The shape catalogue names, in declaration order (`silver16-bw` is accepted as an alias). */
@@ -45,7 +46,9 @@ export function shapeVariantNames() {
 
 /** True for a catalogue shape name (or the alias `silver16-bw`); false for `auto`. */
 export function isShapeVariantName(value) {
-  return typeof value === 'string' && (Object.hasOwn(shapeAliases, value) || shapeVariantNames().includes(value));
+  if (typeof value !== 'string') return false;
+  requireRaw();
+  return shapeNames.has(value);
 }
 
 /**
