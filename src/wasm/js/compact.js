@@ -4,14 +4,52 @@
 // §8.3); this module only awaits: the hooks (§8.8), the summarizer callbacks or the remote
 // endpoint (§5.8, with the runtime's `fetch`), timers and the AbortSignal. The commit is the
 // last step and the only one that writes, so any failure leaves the session as it was.
+//
+// A compaction walks a list of methods (`compaction.methodOrder`, §8.3, §8.6): a method that
+// cannot run here is skipped, one that fails hands over to the next, and the result names the
+// method that ran.
 import { abortError, codedError, invalidArgument, messageOf, wrapError } from './errors.js';
 import { requireRaw } from './raw.js';
+import { contextSnapshot } from './report.js';
 import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
 
 /** Sessions with a compaction in flight. */
 const running = new WeakSet();
 
-function emit(hooks, event) {
+/** The engine strategy each method runs (spec: compaction §8.3). */
+const STRATEGY_OF = {
+  remote: 'context-full',
+  soft: 'context-full',
+  snapcompact: 'snapcompact',
+  handoff: 'handoff',
+  shake: 'shake',
+};
+
+/** The events' `action` of each method (spec: compaction §8.7). */
+export const ACTION_OF = {
+  remote: 'remote',
+  soft: 'context-full',
+  snapcompact: 'snapcompact',
+  handoff: 'handoff',
+  shake: 'shake',
+};
+
+/** The method an explicit `strategy` asks for first. */
+const METHOD_OF = { 'context-full': 'soft', snapcompact: 'snapcompact', handoff: 'handoff', shake: 'shake' };
+
+/** Errors that no other method can mend: stop the walk. */
+const FINAL_CODES = new Set([
+  'E_ABORTED',
+  'E_CANCELLED',
+  'E_NOTHING_TO_COMPACT',
+  'E_ALREADY_COMPACTED',
+  'E_BUSY',
+  'E_INVALID_ARGUMENT',
+  'E_SETTINGS',
+  'E_UNKNOWN_ENTRY',
+]);
+
+export function emit(hooks, event) {
   for (const f of handlers(hooks, 'onEvent')) {
     try {
       f(event);
@@ -21,19 +59,217 @@ function emit(hooks, event) {
   }
 }
 
-async function run(session, o, signal) {
-  // `strategy` is a shorthand for `settings.strategy`.
-  const settings = o.strategy === undefined ? o.settings : { ...o.settings, strategy: o.strategy };
-  const snapcompact = settings?.strategy === 'snapcompact';
-  const planOptions = pick(o, ['customInstructions', 'contextWindow', 'provider', 'leafId']);
-  const plans = [];
-  const plan = (extra) => {
-    const p = session.planCompaction(settings, { ...planOptions, ...extra });
-    plans.push(p);
-    return p;
+/** The reading model's id, provider, window and input, from `model` (id or object) and the options. */
+function modelOf(o) {
+  const m = o.model;
+  const object = m !== null && typeof m === 'object';
+  return {
+    id: object ? m.id : m,
+    provider: o.provider ?? (object ? m.provider : undefined),
+    contextWindow: o.contextWindow ?? (object ? m.contextWindow : undefined),
+    input: o.input ?? (object ? m.input : undefined),
   };
+}
+
+function summarizers(o, settings, remote) {
+  const out = [];
+  const endpoint = o.remoteEndpoint ?? settings?.remoteEndpoint;
+  if (remote && endpoint) out.push({ remote: { url: endpoint, headers: o.headers ?? {}, model: modelOf(o).id } });
+  for (const f of [o.summarize].flat()) if (typeof f === 'function') out.push({ summarize: f });
+  return out;
+}
+
+/**
+ * The methods to try, in order (spec: compaction §8.3, §8.6), each only where it can run.
+ * `o.methods` (a trigger's `CompactRequest.methods`) is the list; an explicit `strategy` runs
+ * that method with the plain LLM summary behind it; otherwise `methodOrder` is walked as a
+ * manual compaction walks it (no handoff). `skipped` lists the methods left out, with why.
+ */
+export function methodList(o, settings) {
+  const resolved = JSON.parse(requireRaw().resolveSettingsJson(JSON.stringify(settings ?? {})));
+  const model = modelOf(o);
+  // An unknown model reads images only when snapcompact is asked for by name.
+  const image = Array.isArray(model.input) ? model.input.includes('image') : o.explicit === 'snapcompact';
+  const endpoint = o.remoteEndpoint ?? resolved.remoteEndpoint;
+  const listed = Array.isArray(o.methods);
+  const why = (method) => {
+    switch (method) {
+      case 'remote':
+        if (!endpoint) return 'no remote endpoint';
+        if (resolved.remoteEnabled === false) return 'compaction.remoteEnabled is false';
+        if (o.remoteBlocked) return 'it failed recently';
+        return null;
+      case 'snapcompact':
+        if (!image) return 'snapcompact needs a model with image input';
+        if (o.excludeSnapcompact) return 'a payload rejection rules out image frames';
+        if (o.customInstructions && !o.explicit) return 'focus instructions need an LLM summary';
+        return null;
+      case 'handoff':
+        if ((o.reason ?? 'manual') === 'overflow') return 'a handoff cannot recover an overflow';
+        // A handoff replaces the session: only when asked for by name or by a trigger.
+        if (!listed && o.explicit !== 'handoff') return "a handoff runs only when asked for (strategy 'handoff')";
+        return null;
+      case 'shake':
+        return 'shake is not available yet';
+      case 'soft':
+        return summarizers(o, resolved, false).length === 0 ? 'no summarizer' : null;
+      default:
+        return 'unknown method';
+    }
+  };
+  let wanted;
+  if (listed) wanted = o.methods;
+  else if (o.explicit) wanted = [METHOD_OF[o.explicit], 'soft'];
+  else wanted = resolved.methodOrder;
+  const methods = [];
+  const skipped = [];
+  for (const m of wanted) {
+    if (methods.includes(m)) continue;
+    const reason = why(m);
+    if (reason === null) methods.push(m);
+    else skipped.push({ method: m, why: reason });
+  }
+  // A remote endpoint stands in for `soft` when no callback is given: the plain summary is
+  // asked of the endpoint then.
+  if (methods.length === 0 && endpoint && resolved.remoteEnabled !== false && !o.remoteBlocked) {
+    methods.push('remote');
+  }
+  return { methods, skipped, resolved };
+}
+
+/** The session.compacting hooks' additions (context lines, prompt override, preserveData). */
+async function hookExtras(session, o, preparation, signal) {
+  const extra = {};
+  const context = [];
+  for (const f of handlers(o.hooks, 'session.compacting')) {
+    const answer = await callHook(f, { sessionId: session.header.id, preparation }, signal);
+    if (Array.isArray(answer?.context)) context.push(...answer.context.filter((l) => typeof l === 'string'));
+    if (typeof answer?.prompt === 'string') extra.promptOverride = answer.prompt;
+    if (answer?.preserveData && typeof answer.preserveData === 'object') {
+      extra.preserveData = { ...extra.preserveData, ...answer.preserveData };
+    }
+  }
+  if (context.length) extra.extraContext = context;
+  return extra;
+}
+
+/** Answers every pending request of `work`, round by round (a round's requests in parallel). */
+async function answerAll(work, candidates, calls, decorate = (r) => r) {
+  const { signal, wording } = calls;
+  while (!work.isComplete) {
+    const pending = work.pending;
+    if (pending.length === 0) throw codedError('E_SUMMARIZER', 'the plan is stuck without pending requests');
+    const outcomes = await Promise.allSettled(pending.map((r) => summarizeOne(decorate(r), candidates, calls)));
+    if (signal.aborted) throw abortError();
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status === 'rejected') {
+        const err = outcome.reason;
+        throw err?.code ? err : wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
+      }
+      if (!outcome.value.shrink) {
+        work.answer(pending[i].id, outcome.value.text);
+        return;
+      }
+      try {
+        work.retrySmaller(pending[i].id);
+      } catch (err) {
+        throw wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
+      }
+    });
+  }
+}
+
+/**
+ * The handoff request as the live turn would send it (spec: compaction §5.9): the host's
+ * system prompt and tools, the real history, then one agent-attributed user message with the
+ * instruction, and no tool calls — so the provider's prompt cache of the live turn is read.
+ */
+function cachePrefixed(session, o) {
+  if (o.systemPrompt === undefined && o.tools === undefined) return (r) => r;
+  const history = session.toLlmMessages();
+  const instruction = requireRaw().handoffPrompt(o.customInstructions);
+  const user = { role: 'user', content: [{ type: 'text', text: instruction }], attribution: 'agent' };
+  return (r) => ({
+    ...r,
+    systemPrompt: o.systemPrompt ?? r.systemPrompt,
+    tools: o.tools ?? [],
+    toolChoice: 'none',
+    messages: [...history, user],
+  });
+}
+
+/** Runs one method on a fresh plan and resolves its commit. */
+async function runMethod(session, method, ctx) {
+  const { o, settings, extra, signal, plans } = ctx;
+  const methodSettings = { ...settings, strategy: STRATEGY_OF[method], remoteEnabled: method === 'remote' };
+  const planOptions = pick(o, ['customInstructions', 'leafId']);
+  const model = modelOf(o);
+  if (model.provider !== undefined) planOptions.provider = model.provider;
+  if (model.contextWindow !== undefined) planOptions.contextWindow = model.contextWindow;
+  const work = session.planCompaction(methodSettings, {
+    ...planOptions,
+    ...extra,
+    method: method === 'remote' ? 'remote' : undefined,
+  });
+  plans.push(work);
+
+  if (method === 'snapcompact') {
+    // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2).
+    const archive = o.snapcompact ?? (model.id === undefined ? {} : { model: model.id });
+    return session.commitCompaction(work, { snapcompact: archive });
+  }
+  const candidates = summarizers(o, settings, method === 'remote');
+  if (candidates.length === 0) {
+    throw invalidArgument(
+      'compact() needs `summarize` (a function returning a Promise of the summary text) or `remoteEndpoint`',
+    );
+  }
+  const retryJson = o.retry === undefined ? undefined : JSON.stringify(o.retry);
+  // Passed through to every summarize call (initiator override, session id, metadata).
+  const callOptions = pick(o, ['initiator', 'sessionId', 'metadata']);
+  // A failure's message as the `auto_compaction_end` error text (spec §8.3 prefixes).
+  const wording = (message) => requireRaw().compactionErrorMessage(o.reason ?? 'manual', message);
+  const calls = { signal, retryJson, callOptions, wording };
+
+  if (method === 'handoff') {
+    await answerAll(work, candidates, { ...calls, callOptions: { initiator: 'agent', ...callOptions } }, cachePrefixed(session, o));
+    // An empty document fails in summarizeOne, so the walk falls back to the next method.
+    const next = session.commitHandoff(work, { sessionId: o.handoffSessionId });
+    const document = next.entries()[0]?.content ?? '';
+    if (o.saveArtifact && settings?.handoffSaveToDisk === true && (o.reason ?? 'manual') !== 'manual') {
+      const name = `handoff-${new Date().toISOString().replace(/[:.]/g, '-')}.md`;
+      await callHook(o.saveArtifact, { name, text: document, kind: 'handoff' }, signal);
+    }
+    return { entryId: null, handoff: true, session: next, document, fromExtension: false };
+  }
+  await answerAll(work, candidates, calls);
+  return session.commitCompaction(work);
+}
+
+async function run(session, o, signal) {
+  const settings = o.settings;
+  const { methods, skipped } = methodList(o, settings);
+  if (methods.length === 0 && skipped.some((s) => s.method === 'soft' && s.why === 'no summarizer')) {
+    throw invalidArgument(
+      'compact() needs `summarize` (a function returning a Promise of the summary text) or `remoteEndpoint`',
+    );
+  }
+  if (methods.length === 0) {
+    const list = skipped.map((s) => `${s.method} (${s.why})`).join(', ');
+    throw codedError('E_SETTINGS', `No compaction method can run: ${list || 'compaction.methodOrder is empty'}`);
+  }
+  const vision = skipped.find((s) => s.method === 'snapcompact' && o.explicit === 'snapcompact');
+  if (vision) {
+    emit(o.hooks, {
+      type: 'compaction_warning',
+      message: `snapcompact skipped (${vision.why}); compacting with an LLM summary (context-full) instead`,
+    });
+  }
+  const plans = [];
   try {
-    const first = plan({});
+    // The preparation is the same for every method: the hooks see it once.
+    const first = session.planCompaction(settings, pick(o, ['customInstructions', 'leafId']));
+    plans.push(first);
     const preparation = first.preparation;
 
     // session_before_compact: cancel, or supply the compaction.
@@ -43,123 +279,115 @@ async function run(session, o, signal) {
         throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
       }
       if (answer?.compaction !== undefined && answer.compaction !== null) {
-        return session.commitExtensionCompaction(first, answer.compaction);
+        return { ...session.commitExtensionCompaction(first, answer.compaction), method: null, preparation };
       }
     }
+    const extra = await hookExtras(session, o, preparation, signal);
+    const ctx = { o, settings, extra, signal, plans };
 
-    // session.compacting: context lines, a prompt override, preserveData.
-    const extra = {};
-    const context = [];
-    for (const f of handlers(o.hooks, 'session.compacting')) {
-      const answer = await callHook(f, { sessionId: session.header.id, preparation }, signal);
-      if (Array.isArray(answer?.context)) context.push(...answer.context.filter((l) => typeof l === 'string'));
-      if (typeof answer?.prompt === 'string') extra.promptOverride = answer.prompt;
-      if (answer?.preserveData && typeof answer.preserveData === 'object') {
-        extra.preserveData = { ...extra.preserveData, ...answer.preserveData };
+    let last;
+    for (let i = 0; i < methods.length; i++) {
+      const method = methods[i];
+      const more = i + 1 < methods.length;
+      try {
+        const committed = await runMethod(session, method, ctx);
+        return { ...committed, method, preparation };
+      } catch (err) {
+        if (FINAL_CODES.has(err?.code) || signal.aborted) throw err;
+        last = err;
+        o.onMethodFailed?.(method, err);
+      }
+      if (more) {
+        emit(o.hooks, {
+          type: 'compaction_warning',
+          message: `${method} compaction failed: ${messageOf(last)}; trying the next preferred compaction method.`,
+          method,
+        });
       }
     }
-    if (context.length) extra.extraContext = context;
-
-    if (snapcompact) {
-      // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2).
-      const archive = o.snapcompact ?? (o.model === undefined ? {} : { model: o.model });
-      const work = Object.keys(extra).length ? plan(extra) : first;
-      return session.commitCompaction(work, { snapcompact: archive });
-    }
-
-    // The summarizers: the remote endpoint (when enabled), then the callbacks.
-    const candidates = [];
-    const endpoint = o.remoteEndpoint ?? settings?.remoteEndpoint;
-    if (endpoint && settings?.remoteEnabled !== false) {
-      candidates.push({ remote: { url: endpoint, headers: o.headers ?? {}, model: o.model } });
-      extra.method = 'remote';
-    }
-    for (const f of [o.summarize].flat()) if (typeof f === 'function') candidates.push({ summarize: f });
-    if (candidates.length === 0) {
-      throw invalidArgument(
-        'compact() needs `summarize` (a function returning a Promise of the summary text) or `remoteEndpoint`',
-      );
-    }
-    const work = Object.keys(extra).length ? plan(extra) : first;
-    const retryJson = o.retry === undefined ? undefined : JSON.stringify(o.retry);
-    // Passed through to every summarize call (initiator override, session id, metadata).
-    const callOptions = pick(o, ['initiator', 'sessionId', 'metadata']);
-    // A failure's message as the `auto_compaction_end` error text (spec §8.3 prefixes).
-    const wording = (message) => requireRaw().compactionErrorMessage(o.reason ?? 'manual', message);
-    const calls = { signal, retryJson, callOptions, wording };
-
-    // Round by round; the requests of one round run in parallel.
-    while (!work.isComplete) {
-      const pending = work.pending;
-      if (pending.length === 0) throw codedError('E_SUMMARIZER', 'the plan is stuck without pending requests');
-      const outcomes = await Promise.allSettled(pending.map((r) => summarizeOne(r, candidates, calls)));
-      if (signal.aborted) throw abortError();
-      outcomes.forEach((outcome, i) => {
-        if (outcome.status === 'rejected') {
-          const err = outcome.reason;
-          throw err?.code ? err : wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
-        }
-        if (!outcome.value.shrink) {
-          work.answer(pending[i].id, outcome.value.text);
-          return;
-        }
-        try {
-          work.retrySmaller(pending[i].id);
-        } catch (err) {
-          throw wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
-        }
-      });
-    }
-    return session.commitCompaction(work);
+    throw last;
   } finally {
     for (const p of plans) p.free();
   }
 }
 
 /**
- * The options a compaction really runs with: snapcompact only for a model that reads images
- * (spec: compaction §8.3); otherwise the next method (an LLM summary) runs, and a warning
- * event says why.
+ * Runs a compaction without its start/end events and returns the commit with its `report`
+ * (the Maintainer words the events itself). `o.reason` other than `manual` with strategy
+ * `off` (or `enabled: false`) resolves `{skipped}` and changes nothing.
  */
-function effective(o) {
-  const strategy = o.strategy ?? o.settings?.strategy;
-  if (strategy !== 'snapcompact' || !Array.isArray(o.input) || o.input.includes('image')) return o;
-  emit(o.hooks, {
-    type: 'compaction_warning',
-    message: 'snapcompact needs a model with image input; compacting with an LLM summary (context-full) instead',
-  });
-  return { ...o, strategy: 'context-full' };
+export async function runCompaction(session, options) {
+  const o = { ...options };
+  if (o.strategy !== undefined) o.settings = { ...o.settings, strategy: o.strategy };
+  const strategy = o.settings?.strategy;
+  const reason = o.reason ?? 'manual';
+  if (reason !== 'manual' && (strategy === 'off' || o.settings?.enabled === false)) {
+    return { skipped: strategy === 'off' ? 'off' : 'disabled', method: null, reason };
+  }
+  // `off` only stops automatic compaction (spec: compaction §9.2); a manual one walks methodOrder.
+  if (strategy !== undefined && strategy !== 'off' && o.methods === undefined) o.explicit = strategy;
+  if (o.settings?.strategy === 'off') o.settings = { ...o.settings, strategy: undefined };
+  if (running.has(session)) throw codedError('E_BUSY', 'Compaction already in progress');
+  running.add(session);
+  const signal = o.signal ?? new AbortController().signal;
+  try {
+    if (signal.aborted) throw abortError();
+    const before = contextSnapshot(session);
+    const committed = await run(session, o, signal);
+    const after = contextSnapshot(committed.session ?? session, { byKind: true });
+    const { preparation, ...result } = committed;
+    result.report = {
+      method: result.method,
+      reason,
+      tokensBefore: before.tokens,
+      tokensAfter: after.tokens,
+      entriesSummarized: preparation.messagesToSummarize.length + preparation.turnPrefixMessages.length,
+      tokensByKind: after.byKind,
+      imagesOmitted: Math.max(0, before.images - after.images),
+      framesOmitted: result.framesOmitted ?? 0,
+      pruned: 0,
+    };
+    for (const f of handlers(o.hooks, 'session_compact')) await callHook(f, result, signal).catch(() => {});
+    return result;
+  } catch (caught) {
+    throw caught?.code === 'E_ABORTED' ? abortError('Compaction') : caught;
+  } finally {
+    running.delete(session);
+  }
 }
 
 /**
  * Runs a whole compaction of `session` (see `CompactOptions` in the types). Rejects with a
- * coded Error; nothing is appended then.
+ * coded Error; nothing is appended then. Automatic reasons emit `auto_compaction_start` and
+ * `auto_compaction_end` through `hooks.onEvent`, naming the method that ran.
  */
 export async function compactSession(session, options) {
-  const o = effective(options ?? {});
-  if (running.has(session)) throw codedError('E_BUSY', 'Compaction already in progress');
-  running.add(session);
-  const signal = o.signal ?? new AbortController().signal;
+  const o = options ?? {};
   const reason = o.reason ?? 'manual';
   const auto = reason !== 'manual';
-  const action = (o.strategy ?? o.settings?.strategy) === 'snapcompact' ? 'snapcompact' : 'context-full';
+  const strategy = o.strategy ?? o.settings?.strategy;
+  let action = 'context-full';
+  try {
+    const first = methodList({ ...o, explicit: strategy === 'off' ? undefined : strategy }, o.settings).methods[0];
+    if (first) action = ACTION_OF[first];
+  } catch {
+    // Bad settings surface from runCompaction with their own error.
+  }
   if (auto) emit(o.hooks, { type: 'auto_compaction_start', reason, action });
   try {
-    if (signal.aborted) throw abortError();
-    const committed = await run(session, o, signal);
-    for (const f of handlers(o.hooks, 'session_compact')) await callHook(f, committed, signal).catch(() => {});
+    const result = await runCompaction(session, o);
     if (auto) {
       emit(o.hooks, {
         type: 'auto_compaction_end',
-        action,
+        action: result.method ? ACTION_OF[result.method] : action,
         aborted: false,
         willRetry: Boolean(o.willRetry),
-        result: committed,
+        skipped: result.skipped !== undefined,
+        result,
       });
     }
-    return committed;
-  } catch (caught) {
-    const err = caught?.code === 'E_ABORTED' ? abortError('Compaction') : caught;
+    return result;
+  } catch (err) {
     if (auto) {
       emit(o.hooks, {
         type: 'auto_compaction_end',
@@ -170,7 +398,5 @@ export async function compactSession(session, options) {
       });
     }
     throw err;
-  } finally {
-    running.delete(session);
   }
 }
