@@ -2,6 +2,7 @@
 // Field names follow the oh-my-pi / pi session format (spec: compaction §1).
 
 import type { RenderOptions } from './snapcompact.js';
+import type { CompactionAction } from './triggers.js';
 
 /** A JSON value as it appears in session files. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -588,6 +589,55 @@ export interface CompactionCommit {
   compactionEntry: CompactionEntry;
 }
 
+/**
+ * What one compaction or prune did, measured with one ruler: the local estimate of the LLM
+ * context (spec: compaction §3.1) before and after.
+ */
+export interface CompactionReport {
+  /** The method that ran (`prune` for a prune; `null` for a hook's compaction). */
+  method: CompactionMethod | 'prune' | null;
+  /** `manual`, `threshold`, `overflow`, `incomplete`, `idle`; for a prune its pass, `stale` or `threshold`. */
+  reason: CompactReason | 'stale';
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Messages folded into the summary (history and split-turn prefix). */
+  entriesSummarized: number;
+  /** Estimated tokens of the context after, per kind of message. */
+  tokensByKind: { summary: number; user: number; assistant: number; toolResult: number; other: number };
+  /** Images of the context that the compaction left out (or the request budget dropped). */
+  imagesOmitted: number;
+  /** snapcompact frames left out by the provider's image or byte budget. */
+  framesOmitted: number;
+  /** Tool results pruned in the same maintenance step. */
+  pruned: number;
+}
+
+/** What `compact()` resolves: a compaction entry appended to the session. */
+export interface CompactResult extends CompactionCommit {
+  /** The method that ran (`null` when a `session_before_compact` hook supplied the compaction). */
+  method: CompactionMethod | null;
+  report: CompactionReport;
+}
+
+/** What `compact()` resolves for a handoff: a new session; the old one is unchanged. */
+export interface HandoffResult {
+  method: 'handoff';
+  handoff: true;
+  entryId: null;
+  /** The new session: its first entry is a `custom_message` of type `handoff` with the document. */
+  session: Session;
+  document: string;
+  fromExtension: false;
+  report: CompactionReport;
+}
+
+/** What `compact()` resolves for an automatic reason while `strategy` is `off` or `enabled` is false: nothing changed. */
+export interface CompactSkipped {
+  skipped: 'off' | 'disabled';
+  method: null;
+  reason: CompactReason;
+}
+
 /** A summary written elsewhere (e.g. by a hook), committed with `fromExtension: true`. */
 export interface ExtensionCompaction {
   summary: string;
@@ -635,14 +685,16 @@ export type Summarize = (
 ) => Promise<string | { summary: string }> | string;
 
 export type CompactionEvent =
-  | { type: 'compaction_warning'; message: string }
-  | { type: 'auto_compaction_start'; reason: CompactReason; action: 'context-full' | 'snapcompact' }
+  | { type: 'compaction_warning'; message: string; method?: CompactionMethod }
+  | { type: 'auto_compaction_start'; reason: CompactReason; action: CompactionAction }
   | {
       type: 'auto_compaction_end';
-      action: 'context-full' | 'snapcompact';
+      /** The method that ran (on failure: the first one tried). */
+      action: CompactionAction;
+      skipped?: boolean;
       aborted: boolean;
       willRetry: boolean;
-      result?: CompactionCommit;
+      result?: CompactResult | HandoffResult;
       errorMessage?: string;
     };
 
@@ -668,7 +720,7 @@ export interface CompactionHooks {
     | { context?: string[]; prompt?: string; preserveData?: JsonObject }
     | Promise<void | { context?: string[]; prompt?: string; preserveData?: JsonObject }>;
   /** After the entry is saved. */
-  session_compact?: (event: CompactionCommit) => void | Promise<void>;
+  session_compact?: (event: CompactResult | HandoffResult) => void | Promise<void>;
   /**
    * Start/end events of automatic compactions (reason other than `manual`). A `ContextManager`
    * decision carries the same events in `decision.events`: show them from one place.
@@ -855,8 +907,23 @@ export type SnapcompactArchiveOptions = Pick<
 >;
 
 export interface CompactOptions extends SummarizeCallOptions {
-  /** Shorthand for `settings.strategy`; `snapcompact` needs no summarizer. */
-  strategy?: 'context-full' | 'handoff' | 'snapcompact';
+  /**
+   * Shorthand for `settings.strategy`: run this method, with the plain LLM summary as its
+   * fallback (`snapcompact` needs no summarizer; `handoff` resolves a `HandoffResult`). Unset:
+   * the usable methods of `settings.methodOrder` are tried in order (a manual compaction takes
+   * `remote`, `snapcompact` and `soft`; spec: compaction §8.6). `off` stops automatic reasons only.
+   */
+  strategy?: 'context-full' | 'handoff' | 'snapcompact' | 'off';
+  /** Methods to try, in order, instead of the list the strategy or `methodOrder` gives (a trigger's `CompactRequest.methods`). */
+  methods?: CompactionMethod[];
+  /** Handoff: the live system prompt; with `tools`, the request keeps the live turn's cache prefix (history as messages, `toolChoice: 'none'`). */
+  systemPrompt?: string;
+  /** Handoff: the live tool definitions (sent with `toolChoice: 'none'`). */
+  tools?: JsonValue[];
+  /** Handoff: the new session's id (default: random). */
+  handoffSessionId?: string;
+  /** Automatic handoffs with `settings.handoffSaveToDisk`: stores the document (e.g. `handoff-<ISO>.md` in the artifact folder). */
+  saveArtifact?: (artifact: { name: string; text: string; kind: 'handoff' }) => void | Promise<void>;
   /** Options of a `snapcompact` compaction (default `{model}` from `model`). */
   snapcompact?: SnapcompactArchiveOptions;
   /**
@@ -871,8 +938,11 @@ export interface CompactOptions extends SummarizeCallOptions {
   remoteEndpoint?: string;
   /** Headers of remote-endpoint requests (e.g. `authorization`). */
   headers?: Record<string, string>;
-  /** Model id sent to a `/chat/completions` endpoint; with `strategy: 'snapcompact'`, the reader model. */
-  model?: string;
+  /**
+   * The reading model: its id (sent to a `/chat/completions` endpoint; the snapcompact reader),
+   * or the model object, whose `provider`, `contextWindow` and `input` fill in those options.
+   */
+  model?: string | { id: string; provider?: string; contextWindow?: number; input?: ReadonlyArray<'text' | 'image'> };
   signal?: AbortSignalLike;
   settings?: CompactionSettings;
   customInstructions?: string;
@@ -967,7 +1037,7 @@ export class Session {
    * Runs a whole compaction. Rejects with `E_SUMMARIZER`, `E_ABORTED`, `E_CANCELLED`, `E_BUSY`,
    * `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_STALE_PLAN`; nothing is appended then.
    */
-  compact(options: CompactOptions): Promise<CompactionCommit>;
+  compact(options: CompactOptions): Promise<CompactResult | HandoffResult | CompactSkipped>;
   /** Threshold pruning of old tool outputs (spec: compaction §6.6). Throws `E_SETTINGS` naming a bad option. */
   prune(options?: PruneOptions): PruneReport;
   /** The per-turn stale pass: superseded reads and useless results (spec: compaction §6.5). */
@@ -1009,3 +1079,6 @@ export * from './snapcompact.js';
 
 // The trigger state machine: when to compact, retry, promote, warn or continue.
 export * from './triggers.js';
+
+// The runner that carries the trigger decisions out around each provider request.
+export * from './maintainer.js';

@@ -479,3 +479,6 @@ export * from './snapcompact.js';
 
 // The trigger state machine: when to compact, retry, promote, warn or continue.
 export * from './triggers.js';
+
+// The runner that carries the trigger decisions out around each provider request.
+export { Maintainer } from './maintainer.js';

@@ -1,0 +1,105 @@
+// Types of the Maintainer (src/wasm/js/maintainer.js). Spec: compaction §6, §8.
+import type {
+  AssistantMessage,
+  CompactionHooks,
+  CompactionReport,
+  CompactionSettings,
+  JsonValue,
+  LlmMessage,
+  ResolvedCompactionSettings,
+  RetryOptions,
+  Session,
+  Summarize,
+} from './index.js';
+import type { ContextManagerState, PromotionRequest, TriggerEvent, TriggerModel } from './triggers.js';
+
+export interface MaintainerOptions {
+  /** The model requests go to: its window sets the thresholds, its `input` decides snapcompact. */
+  model: TriggerModel;
+  /** The summarizer (or candidates tried in order); needed by every method but snapcompact. */
+  summarize?: Summarize | Summarize[];
+  /** A remote summarizer endpoint (spec: compaction §5.8): the `remote` method. */
+  remoteEndpoint?: string;
+  /** Headers of remote-endpoint requests. */
+  headers?: Record<string, string>;
+  /** Compaction settings (spec: compaction §9.2); `methodOrder` picks the method, `strategy: 'off'` stops automatic compaction. */
+  settings?: CompactionSettings;
+  /** The provider whose image budget applies (default `model.provider`), e.g. `openrouter` (8 images). */
+  provider?: string;
+  /** `session_before_compact`, `session.compacting`, `session_compact` (and `onEvent`). */
+  hooks?: CompactionHooks | CompactionHooks[];
+  /** Every event of the maintainer, in order. */
+  onEvent?: (event: MaintainerEvent) => void;
+  /** Context promotion: resolve a larger-window model to switch to, or null to compact instead. */
+  promote?: (request: PromotionRequest) => Promise<TriggerModel | null> | TriggerModel | null;
+  /** Stores a handoff document when `settings.handoffSaveToDisk` is on. */
+  saveArtifact?: (artifact: { name: string; text: string; kind: 'handoff' }) => void | Promise<void>;
+  /** Summarizer retries. */
+  retry?: RetryOptions;
+  /** The clock, in ms since the epoch (default `Date.now`). */
+  now?: () => number;
+  /** Schedules idle maintenance; returns a cancel function (default: an unref'd `setTimeout`). */
+  setTimer?: (fn: () => void, ms: number) => () => void;
+}
+
+export interface BeforeRequestOptions {
+  /** The system prompt of the request: counted, and kept by a handoff's cache prefix. */
+  systemPrompt?: string;
+  /** The tool definitions of the request: counted, and kept by a handoff's cache prefix. */
+  tools?: JsonValue[];
+}
+
+export interface BeforeRequestResult {
+  /** The messages to send now, within the provider's image and byte budgets. */
+  messages: LlmMessage[];
+  /** Estimated tokens of the request: messages, system prompt and tools. */
+  tokens: number;
+  /** What this step's prune or compaction did. */
+  report?: CompactionReport;
+}
+
+export interface AfterResponseResult {
+  /**
+   * `retry`: send the request again (the failed turn is out of the context); `continue`: append
+   * `continuePrompt` as a user message and send; `done`: run the reply's tool calls, if any.
+   */
+  next: 'done' | 'continue' | 'retry';
+  /** The auto-continue prompt (for `continue`). */
+  continuePrompt?: string;
+  report?: CompactionReport;
+}
+
+/** The event stream: triggers' events, warnings, prunes, promotions, handoffs, continuations. */
+export type MaintainerEvent =
+  | TriggerEvent
+  | { type: 'compaction_warning'; message: string; method?: string }
+  | { type: 'notice'; level: 'info' | 'warning' | 'error'; text: string }
+  | { type: 'prune'; pass: 'stale' | 'threshold'; prunedCount: number; tokensSaved: number; report: CompactionReport }
+  | { type: 'promotion'; reason: PromotionRequest['reason']; from: TriggerModel; to: TriggerModel }
+  | { type: 'handoff'; session: Session; previous: Session; document: string }
+  | { type: 'continue'; kind: 'retry' | 'auto-continue'; afterMs: number };
+
+/**
+ * Keeps one live session under its model's window: call `beforeRequest()` before each provider
+ * request and `afterResponse()` with each reply. Calls run one at a time, in order.
+ */
+export class Maintainer {
+  /** Throws `E_INVALID_ARGUMENT` for a bad session, model or callback, `E_SETTINGS` naming a bad setting. */
+  constructor(session: Session, options: MaintainerOptions);
+  /** The live session (a handoff replaces it). */
+  readonly session: Session;
+  /** The model requests go to (a promotion replaces it). */
+  readonly model: TriggerModel;
+  readonly settings: ResolvedCompactionSettings;
+  readonly state: ContextManagerState;
+  /** The stale pass, the pre-prompt or mid-run threshold check, then the messages to send. */
+  beforeRequest(options?: BeforeRequestOptions): Promise<BeforeRequestResult>;
+  /** Appends the reply, then recovery, threshold maintenance and the progress guard. */
+  afterResponse(assistantMessage: AssistantMessage): Promise<AfterResponseResult>;
+  /** A manual compaction with optional focus instructions. Rejects with the compaction's coded error. */
+  compactNow(instructions?: string): Promise<AfterResponseResult>;
+  /** Cancels every compaction, handoff and summarizer call in flight (they end `E_ABORTED`; the session is unchanged). */
+  abort(): void;
+  /** Stops the idle timer, aborts work in flight, frees the state machine. */
+  dispose(): void;
+}

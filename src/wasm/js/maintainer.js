@@ -1,0 +1,498 @@
+// The Maintainer: the trigger state machine (`ContextManager`, spec: compaction §8) with the
+// host's side of every decision carried out, so an agent loop needs two calls per request:
+// `beforeRequest()` for the messages to send, `afterResponse()` with the reply.
+//
+// It owns the awaits, the idle timer and the AbortController; the rules stay in the core:
+// when to compact, retry, promote, continue or give up (ContextManager), how to compact
+// (`runCompaction`, which walks `methodOrder`), what to prune (`prune` / `pruneStale`).
+import { isObject } from './args.js';
+import { ACTION_OF, runCompaction } from './compact.js';
+import { codedError, invalidArgument, messageOf } from './errors.js';
+import { requireRaw } from './raw.js';
+import { clampImages, contextSnapshot } from './report.js';
+import { FRAME_DATA_BYTES_BUDGET, providerImageBudget } from './snapcompact.js';
+import { handlers } from './summarizer.js';
+import { ContextManager } from './triggers.js';
+
+/** The stale pass as the coding agent runs it before every request (spec: compaction §6.5, §6.8). */
+const STALE_IDLE_FLUSH_MS = 90 * 60 * 1000;
+/** The threshold prune's cache-warm guard in the coding agent (spec: compaction §6.1, §6.6). */
+const THRESHOLD_CACHE_WARM_TOKENS = 8000;
+/** A remote method that failed is not tried again for this long (upstream #13310). */
+const REMOTE_COOLDOWN_MS = 10 * 60 * 1000;
+
+const FRAMES_OMITTED = /(\d+) archived image frames? could not be included/;
+
+/** Estimated tokens of a text (spec: compaction §3.1: `(utf8 bytes + 3) >> 2`). */
+function textTokens(text) {
+  if (typeof text !== 'string' || text === '') return 0;
+  return (new TextEncoder().encode(text).length + 3) >> 2;
+}
+
+function checkModel(model, what = 'options.model') {
+  if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
+    throw invalidArgument(`${what} must be an object with string \`provider\` and \`id\` (and \`contextWindow\`)`);
+  }
+  return model;
+}
+
+/** A timer that never keeps a Node.js process alive. */
+function defaultTimer(fn, ms) {
+  const t = setTimeout(fn, ms);
+  t?.unref?.();
+  return () => clearTimeout(t);
+}
+
+/** The path's last message entry, skipping compactions, labels and other non-message entries. */
+function lastMessageEntry(session) {
+  for (let id = session.leafId; id !== null && id !== undefined; ) {
+    const e = session.entry(id);
+    if (e === undefined) return undefined;
+    if (e.type === 'message') return e;
+    id = e.parentId;
+  }
+  return undefined;
+}
+
+function framesOmitted(messages) {
+  let n = 0;
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const p of m.content) {
+      const hit = p?.type === 'text' ? FRAMES_OMITTED.exec(p.text) : null;
+      if (hit) n += Number(hit[1]);
+    }
+  }
+  return n;
+}
+
+/**
+ * Keeps one live session under its model's context window (see `MaintainerOptions` in the
+ * types). Calls on one Maintainer run one at a time, in the order they were made.
+ */
+export class Maintainer {
+  #session;
+  #model;
+  #o;
+  #cm;
+  #settings;
+  #now;
+  #setTimer;
+  #controller = new AbortController();
+  #queue = Promise.resolve();
+  #cancelIdle = null;
+  #disposed = false;
+  /** The last `beforeRequest` argument (a handoff keeps its cache prefix) and its tokens. */
+  #request = {};
+  #overhead = 0;
+  #latestCompactionAt;
+  /** An assistant turn that asked for tools: checked mid-run before the next request. */
+  #midRun = null;
+  /** The user message `beforePrompt` last ran for. */
+  #checkedPrompt = null;
+  /** The failed assistant entry a decision took out of the context. */
+  #dropped = null;
+  #remoteBlockedUntil = 0;
+
+  /** Throws `E_INVALID_ARGUMENT` for a bad session, model or callback, `E_SETTINGS` naming a bad setting. */
+  constructor(session, options) {
+    if (typeof session?.planCompaction !== 'function') throw invalidArgument('new Maintainer() takes a Session');
+    const o = options ?? {};
+    if (!isObject(o)) throw invalidArgument('Maintainer options must be an object');
+    checkModel(o.model);
+    for (const k of ['promote', 'onEvent', 'now', 'setTimer', 'saveArtifact']) {
+      if (o[k] !== undefined && typeof o[k] !== 'function') throw invalidArgument(`options.${k} must be a function`);
+    }
+    if (o.remoteEndpoint !== undefined && typeof o.remoteEndpoint !== 'string') {
+      throw invalidArgument('options.remoteEndpoint must be a URL string');
+    }
+    this.#o = o;
+    this.#session = session;
+    this.#model = o.model;
+    this.#cm = new ContextManager(o.settings);
+    this.#settings = this.#cm.settings;
+    this.#now = o.now ?? Date.now;
+    this.#setTimer = o.setTimer ?? defaultTimer;
+    const compactionId = session.buildContext().compactionId;
+    const at = compactionId === undefined ? undefined : session.entry(compactionId)?.timestamp;
+    this.#latestCompactionAt = at;
+  }
+
+  /** The live session: a handoff replaces it with the new session. */
+  get session() {
+    return this.#session;
+  }
+
+  /** The model requests go to (a promotion changes it). */
+  get model() {
+    return this.#model;
+  }
+
+  /** The compaction settings in use, defaults filled in. */
+  get settings() {
+    return this.#settings;
+  }
+
+  /** The trigger state (recovery counters, pause, idle), for inspection. */
+  get state() {
+    return this.#cm.state;
+  }
+
+  /**
+   * Before each provider request: the per-turn stale pass, the pre-prompt (or mid-run)
+   * threshold check with any compaction it asks for, then the LLM messages to send, within
+   * the provider's image and byte budgets.
+   */
+  beforeRequest(request) {
+    return this.#serial(async () => {
+      const r = request ?? {};
+      if (!isObject(r)) throw invalidArgument('beforeRequest() takes `{systemPrompt?, tools?}`');
+      this.#overhead = textTokens(r.systemPrompt) + (r.tools === undefined ? 0 : textTokens(JSON.stringify(r.tools)));
+      this.#request = r;
+      const step = { pruned: 0, report: undefined };
+      this.#stalePass(step);
+      const last = lastMessageEntry(this.#session);
+      const role = last?.message?.role;
+      if (this.#midRun !== null && role === 'toolResult') {
+        const assistant = this.#midRun;
+        this.#midRun = null;
+        const d = this.#cm.afterTurn(assistant, this.#model, { ...this.#turnOptions(), midRun: true });
+        await this.#apply(d, step);
+      } else if ((role === 'user' || role === 'developer') && this.#checkedPrompt !== last.id) {
+        this.#checkedPrompt = last.id;
+        this.#midRun = null;
+        const d = this.#cm.beforePrompt(this.#model, this.#turnOptions());
+        await this.#apply(d, step);
+      }
+      const { messages, imagesOmitted, framesLeftOut } = this.#messages();
+      if (step.report) {
+        step.report.imagesOmitted += imagesOmitted;
+        step.report.framesOmitted += framesLeftOut;
+      }
+      return { messages, tokens: this.#storedTokens(), report: step.report };
+    });
+  }
+
+  /**
+   * After each provider response: appends `assistantMessage`, then overflow and
+   * incomplete-output recovery, threshold maintenance and the progress guard. `next` says
+   * what to do: `'retry'` the request (the failed turn is out of the context), `'continue'`
+   * with `continuePrompt` as a new user message, or `'done'` (run the tool calls, if any).
+   */
+  afterResponse(assistantMessage) {
+    return this.#serial(async () => {
+      const a = assistantMessage;
+      if (!isObject(a) || (a.role !== undefined && a.role !== 'assistant')) {
+        throw invalidArgument('afterResponse() takes the assistant message (role "assistant")');
+      }
+      const message = a.role === undefined ? { ...a, role: 'assistant' } : a;
+      const now = this.#now();
+      const id = this.#session.appendMessage(message, { now: message.timestamp ?? now });
+      if (message.stopReason === 'toolUse') {
+        // Between tool-loop calls: checked before the next request, with the results counted.
+        this.#midRun = message;
+        return { next: 'done' };
+      }
+      this.#midRun = null;
+      const step = { pruned: 0, report: undefined, failedId: id };
+      const ok = message.stopReason !== 'error' && message.stopReason !== 'aborted';
+      if (ok && this.#settings.enabled) this.#thresholdPrune(step);
+      const d = this.#cm.afterTurn(message, this.#model, this.#turnOptions());
+      const continuation = await this.#apply(d, step);
+      return this.#next(continuation, d, step);
+    });
+  }
+
+  /** A manual compaction (`/compact [instructions]`), then what to do next. */
+  compactNow(instructions) {
+    return this.#serial(async () => {
+      if (instructions !== undefined && typeof instructions !== 'string') {
+        throw invalidArgument('compactNow() takes the focus instructions as a string');
+      }
+      const step = { pruned: 0, report: undefined };
+      const request = { reason: 'manual', contextTokens: this.#storedTokens() };
+      const outcome = await this.#compact(request, step, { customInstructions: instructions, rethrow: true });
+      const d = this.#cm.afterCompaction(request, outcome, {});
+      const continuation = await this.#apply(d, step);
+      return this.#next(continuation, d, step);
+    });
+  }
+
+  /**
+   * Cancels every compaction, handoff and summarizer call in flight; they reject with
+   * `E_ABORTED` and the session is left as it was.
+   */
+  abort() {
+    this.#controller.abort();
+    this.#controller = new AbortController();
+  }
+
+  /** Stops the idle timer, aborts work in flight and frees the state machine. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#cancelIdle?.();
+    this.#cancelIdle = null;
+    this.abort();
+    this.#queue.finally(() => this.#cm.free());
+  }
+
+  // ----- steps ---------------------------------------------------------------------------
+
+  #serial(fn) {
+    if (this.#disposed) return Promise.reject(codedError('E_INVALID_ARGUMENT', 'this Maintainer was disposed'));
+    this.#cancelIdle?.();
+    this.#cancelIdle = null;
+    const run = this.#queue.then(fn);
+    this.#queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  #emit(event) {
+    for (const f of [this.#o.onEvent, ...handlers(this.#o.hooks, 'onEvent')]) {
+      if (typeof f !== 'function') continue;
+      try {
+        f(event);
+      } catch {
+        // Observers cannot stop maintenance.
+      }
+    }
+  }
+
+  #storedTokens() {
+    return this.#session.contextTokens().estimatedTokens + this.#overhead;
+  }
+
+  #turnOptions() {
+    return {
+      now: this.#now(),
+      storedTokens: this.#storedTokens(),
+      latestCompactionAt: this.#latestCompactionAt,
+      canPromote: typeof this.#o.promote === 'function',
+    };
+  }
+
+  #pruneReport(pass, r, before) {
+    const after = contextSnapshot(this.#session, { byKind: true });
+    return {
+      method: 'prune',
+      reason: pass,
+      tokensBefore: before,
+      tokensAfter: after.tokens,
+      entriesSummarized: 0,
+      tokensByKind: after.byKind,
+      imagesOmitted: 0,
+      framesOmitted: 0,
+      pruned: r.prunedCount,
+    };
+  }
+
+  #prune(pass, options, step) {
+    const before = this.#session.contextTokens().estimatedTokens;
+    const now = this.#now();
+    const r =
+      pass === 'stale' ? this.#session.pruneStale({ ...options, now }) : this.#session.prune({ ...options, now });
+    if (r.prunedCount === 0) return 0;
+    step.pruned += r.prunedCount;
+    step.report = this.#pruneReport(pass, r, before);
+    this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved: r.tokensSaved, report: step.report });
+    return r.tokensSaved;
+  }
+
+  /** The per-turn stale pass (spec: compaction §6.5): superseded reads, useless results. */
+  #stalePass(step) {
+    const s = this.#settings;
+    if (!s.supersedeReads && !s.dropUseless) return;
+    this.#prune(
+      'stale',
+      { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs: STALE_IDLE_FLUSH_MS },
+      step,
+    );
+  }
+
+  /** The threshold prune (spec: compaction §6.6), before the threshold decision. */
+  #thresholdPrune(step) {
+    return this.#prune(
+      'threshold',
+      { pruneUseless: this.#settings.dropUseless, cacheWarmSuffixTokens: THRESHOLD_CACHE_WARM_TOKENS },
+      step,
+    );
+  }
+
+  /** The LLM messages to send now, within the provider's image and byte budgets. */
+  #messages() {
+    const images = Array.isArray(this.#model.input) && this.#model.input.includes('image');
+    const limit = images ? providerImageBudget(this.#o.provider ?? this.#model.provider) : 0;
+    const raw = this.#session.toLlmMessages({ maxImages: limit, maxFrameDataBytes: FRAME_DATA_BYTES_BUDGET });
+    const { messages, omitted } = clampImages(raw, limit);
+    return { messages, imagesOmitted: omitted, framesLeftOut: framesOmitted(messages) };
+  }
+
+  /** Carries out a decision (spec: compaction §8); resolves its continuation, if any. */
+  async #apply(d, step) {
+    for (const e of d.events) this.#emit(e);
+    for (const n of d.notices) this.#emit({ type: 'notice', level: n.level, text: n.text });
+    if (d.compactionWarning) this.#emit({ type: 'compaction_warning', message: d.compactionWarning });
+    if (d.dropFailedTurn && step.failedId !== undefined) {
+      const failed = this.#session.entry(step.failedId);
+      if (failed !== undefined && this.#session.leafId === step.failedId) {
+        // Out of the context, not out of the file: the leaf moves back to the turn's parent.
+        if (failed.parentId === null) this.#session.resetLeaf();
+        else this.#session.branch(failed.parentId);
+        this.#dropped = step.failedId;
+      }
+    }
+    if (d.restoreFailedTurn && this.#dropped !== null && this.#session.entry(this.#dropped) !== undefined) {
+      this.#session.branch(this.#dropped);
+      this.#dropped = null;
+    }
+    if (d.promote) {
+      const promoted = await this.#promote(d.promote);
+      return this.#apply(this.#cm.afterPromotion(promoted), step);
+    }
+    if (d.compact) {
+      const outcome = await this.#compact(d.compact, step, { willRetry: d.compact.willRetry });
+      const after = this.#cm.afterCompaction(d.compact, outcome, {});
+      for (const e of after.events) {
+        if (e.type === 'auto_compaction_end' && step.method) e.action = ACTION_OF[step.method];
+        if (e.type === 'auto_compaction_end' && outcome.result) e.result = outcome.result;
+      }
+      return this.#apply(after, step);
+    }
+    return d.continuation;
+  }
+
+  async #promote(request) {
+    let model = null;
+    try {
+      model = (await this.#o.promote(request)) ?? null;
+    } catch (err) {
+      this.#emit({ type: 'notice', level: 'warning', text: `context promotion failed: ${messageOf(err)}` });
+    }
+    if (model !== null) {
+      checkModel(model, 'the model promote() resolved');
+      const from = this.#model;
+      this.#model = model;
+      this.#emit({ type: 'promotion', reason: request.reason, from, to: model });
+    }
+    return model !== null;
+  }
+
+  /** Runs the compaction a decision asks for; resolves the outcome for `afterCompaction`. */
+  async #compact(request, step, extra) {
+    const o = this.#o;
+    const auto = request.reason !== 'manual';
+    if (auto) {
+      this.#emit({ type: 'auto_compaction_start', reason: request.reason, action: request.action });
+    }
+    const hooks = [...(Array.isArray(o.hooks) ? o.hooks : o.hooks ? [o.hooks] : [])].map((h) => ({
+      ...h,
+      onEvent: undefined,
+    }));
+    hooks.push({ onEvent: (e) => this.#emit(e) });
+    const remoteBlocked = this.#now() < this.#remoteBlockedUntil;
+    const methods = request.methods?.filter((m) => !(remoteBlocked && m === 'remote'));
+    try {
+      const result = await runCompaction(this.#session, {
+        reason: request.reason,
+        methods: auto ? methods : undefined,
+        remoteBlocked,
+        excludeSnapcompact: request.excludeSnapcompact,
+        settings: o.settings,
+        summarize: o.summarize,
+        remoteEndpoint: o.remoteEndpoint,
+        headers: o.headers,
+        model: this.#model,
+        provider: o.provider ?? this.#model.provider,
+        hooks,
+        retry: o.retry,
+        signal: this.#controller.signal,
+        systemPrompt: this.#request.systemPrompt,
+        tools: this.#request.tools,
+        customInstructions: extra.customInstructions,
+        saveArtifact: o.saveArtifact,
+        willRetry: extra.willRetry,
+        onMethodFailed: (method) => {
+          if (method === 'remote') this.#remoteBlockedUntil = this.#now() + REMOTE_COOLDOWN_MS;
+        },
+      });
+      if (result.skipped !== undefined) return { status: 'nothing-to-compact' };
+      step.method = result.method;
+      result.report.pruned = step.pruned;
+      step.report = result.report;
+      if (result.session) {
+        const previous = this.#session;
+        this.#session = result.session;
+        this.#dropped = null;
+        this.#checkedPrompt = null;
+        this.#latestCompactionAt = this.#now();
+        this.#emit({ type: 'handoff', session: result.session, previous, document: result.document });
+      } else {
+        this.#latestCompactionAt = result.compactionEntry?.timestamp ?? this.#now();
+      }
+      return {
+        status: 'compacted',
+        tokensAfter: result.report.tokensAfter,
+        storedTokens: this.#storedTokens(),
+        result,
+      };
+    } catch (err) {
+      if (extra.rethrow && err?.code !== 'E_NOTHING_TO_COMPACT' && err?.code !== 'E_ALREADY_COMPACTED') throw err;
+      switch (err?.code) {
+        case 'E_NOTHING_TO_COMPACT':
+        case 'E_ALREADY_COMPACTED':
+          return { status: 'nothing-to-compact' };
+        case 'E_ABORTED':
+        case 'E_CANCELLED':
+          return { status: 'aborted' };
+        default:
+          return { status: 'failed', error: messageOf(err) };
+      }
+    }
+  }
+
+  /** The `afterResponse` / `compactNow` answer for a continuation. */
+  #next(continuation, d, step) {
+    this.#armIdle(d);
+    const out = { next: 'done', report: step.report };
+    if (!continuation) return out;
+    if (continuation.kind === 'retry') {
+      if (continuation.reminder) {
+        const { outputTokens, retryCount, maxRetries } = continuation.reminder;
+        const text = requireRaw().lengthStopReminder(outputTokens, retryCount, maxRetries);
+        this.#session.appendMessage(
+          { role: 'developer', content: [{ type: 'text', text }], attribution: 'agent', timestamp: this.#now() },
+          { now: this.#now() },
+        );
+      }
+      this.#emit({ type: 'continue', kind: 'retry', afterMs: continuation.afterMs });
+      return { ...out, next: 'retry' };
+    }
+    if (continuation.kind === 'auto-continue' && continuation.prompt) {
+      this.#emit({ type: 'continue', kind: 'auto-continue', afterMs: continuation.afterMs });
+      return { ...out, next: 'continue', continuePrompt: continuation.prompt };
+    }
+    return out;
+  }
+
+  /** Idle maintenance (spec: compaction §8.1) at the decision's `wakeAt`, on its own timer. */
+  #armIdle(d) {
+    if (!this.#settings.idleEnabled || d.wakeAt === null || d.wakeAt === undefined) return;
+    const wakeAt = d.wakeAt;
+    this.#cancelIdle?.();
+    this.#cancelIdle = this.#setTimer(
+      () => {
+        this.#cancelIdle = null;
+        this.#serial(async () => {
+          const next = this.#cm.onIdle(this.#model, this.#storedTokens(), { now: this.#now() });
+          await this.#apply(next, { pruned: 0, report: undefined });
+          this.#armIdle(next);
+        }).catch((err) => this.#emit({ type: 'notice', level: 'error', text: `idle maintenance failed: ${messageOf(err)}` }));
+      },
+      Math.max(0, wakeAt - this.#now()),
+    );
+  }
+}
