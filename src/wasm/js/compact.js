@@ -216,7 +216,7 @@ async function runMethod(session, method, ctx) {
   if (method === 'snapcompact') {
     // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2).
     const archive = o.snapcompact ?? (model.id === undefined ? {} : { model: model.id });
-    return session.commitCompaction(work, { snapcompact: archive });
+    return session.commitCompaction(work, { snapcompact: archive, now: o.now });
   }
   const candidates = summarizers(o, settings, method === 'remote');
   if (candidates.length === 0) {
@@ -232,9 +232,14 @@ async function runMethod(session, method, ctx) {
   const calls = { signal, retryJson, callOptions, wording };
 
   if (method === 'handoff') {
-    await answerAll(work, candidates, { ...calls, callOptions: { initiator: 'agent', ...callOptions } }, cachePrefixed(session, o));
+    await answerAll(
+      work,
+      candidates,
+      { ...calls, callOptions: { initiator: 'agent', ...callOptions } },
+      cachePrefixed(session, o),
+    );
     // An empty document fails in summarizeOne, so the walk falls back to the next method.
-    const next = session.commitHandoff(work, { sessionId: o.handoffSessionId });
+    const next = session.commitHandoff(work, { sessionId: o.handoffSessionId, now: o.now });
     const document = next.entries()[0]?.content ?? '';
     if (o.saveArtifact && settings?.handoffSaveToDisk === true && (o.reason ?? 'manual') !== 'manual') {
       const name = `handoff-${new Date().toISOString().replace(/[:.]/g, '-')}.md`;
@@ -243,7 +248,7 @@ async function runMethod(session, method, ctx) {
     return { entryId: null, handoff: true, session: next, document, fromExtension: false };
   }
   await answerAll(work, candidates, calls);
-  return session.commitCompaction(work);
+  return session.commitCompaction(work, { now: o.now });
 }
 
 async function run(session, o, signal) {
@@ -279,7 +284,11 @@ async function run(session, o, signal) {
         throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
       }
       if (answer?.compaction !== undefined && answer.compaction !== null) {
-        return { ...session.commitExtensionCompaction(first, answer.compaction), method: null, preparation };
+        return {
+          ...session.commitExtensionCompaction(first, answer.compaction, { now: o.now }),
+          method: null,
+          preparation,
+        };
       }
     }
     const extra = await hookExtras(session, o, preparation, signal);

@@ -1074,11 +1074,9 @@ export function adaptKeepRecentTokens(
 ): { keepRecentTokens: number; ratio: number };
 export function resolveSettings(settings?: CompactionSettings): ResolvedCompactionSettings;
 
-// snapcompact: shapes, billing, text pipeline and PNG frames.
-export * from './snapcompact.js';
-
-// The trigger state machine: when to compact, retry, promote, warn or continue.
-export * from './triggers.js';
-
 // The runner that carries the trigger decisions out around each provider request.
 export * from './maintainer.js';
+// snapcompact: shapes, billing, text pipeline and PNG frames.
+export * from './snapcompact.js';
+// The trigger state machine: when to compact, retry, promote, warn or continue.
+export * from './triggers.js';

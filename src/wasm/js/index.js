@@ -474,11 +474,9 @@ export function resolveSettings(settings) {
   return JSON.parse(requireRaw().resolveSettingsJson(optionsJson(settings)));
 }
 
-// snapcompact: shapes, billing, text pipeline and PNG frames.
-export * from './snapcompact.js';
-
-// The trigger state machine: when to compact, retry, promote, warn or continue.
-export * from './triggers.js';
-
 // The runner that carries the trigger decisions out around each provider request.
 export { Maintainer } from './maintainer.js';
+// snapcompact: shapes, billing, text pipeline and PNG frames.
+export * from './snapcompact.js';
+// The trigger state machine: when to compact, retry, promote, warn or continue.
+export * from './triggers.js';

@@ -398,6 +398,7 @@ export class Maintainer {
     try {
       const result = await runCompaction(this.#session, {
         reason: request.reason,
+        now: this.#now(),
         methods: auto ? methods : undefined,
         remoteBlocked,
         excludeSnapcompact: request.excludeSnapcompact,
@@ -490,7 +491,9 @@ export class Maintainer {
           const next = this.#cm.onIdle(this.#model, this.#storedTokens(), { now: this.#now() });
           await this.#apply(next, { pruned: 0, report: undefined });
           this.#armIdle(next);
-        }).catch((err) => this.#emit({ type: 'notice', level: 'error', text: `idle maintenance failed: ${messageOf(err)}` }));
+        }).catch((err) =>
+          this.#emit({ type: 'notice', level: 'error', text: `idle maintenance failed: ${messageOf(err)}` }),
+        );
       },
       Math.max(0, wakeAt - this.#now()),
     );

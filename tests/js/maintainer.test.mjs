@@ -1,0 +1,288 @@
+// The Maintainer and the method walk of compact(): every strategy through compact(), the
+// reports, overflow and length recovery, promotion, idle maintenance, abort. After every
+// failure or abort the session's bytes are unchanged.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Maintainer, Session } from 'ctxfold';
+
+const MODEL = { provider: 'anthropic', id: 'claude-test', contextWindow: 8000, maxTokens: 1000, input: ['text'] };
+const SETTINGS = { reserveTokens: 1000, keepRecentTokens: 1000 };
+
+function expectRejects(promise, code) {
+  return assert.rejects(promise, (err) => {
+    assert.ok(err instanceof Error, 'an Error');
+    assert.equal(err.code, code, err.message);
+    return true;
+  });
+}
+
+function assistant(text, promptTokens, extra = {}) {
+  return {
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    provider: MODEL.provider,
+    model: MODEL.id,
+    usage: { input: promptTokens, output: 50, cacheRead: 0, cacheWrite: 0 },
+    stopReason: 'stop',
+    ...extra,
+  };
+}
+
+function overflow(promptTokens) {
+  return assistant('', 0, {
+    content: [],
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    stopReason: 'error',
+    errorMessage: `prompt is too long: ${promptTokens} tokens > ${MODEL.contextWindow} maximum`,
+  });
+}
+
+/** A session of `turns` user/assistant turns of ~`size` tokens each. */
+function grown(turns, size = 200) {
+  const s = Session.create({ id: 's', cwd: '/w', now: 1000 });
+  for (let i = 0; i < turns; i++) {
+    s.appendMessage({ role: 'user', content: `q${i} ${'word '.repeat(size)}`, timestamp: 1000 + i }, { now: 1000 + i });
+    s.appendMessage(assistant(`a${i} ${'word '.repeat(size)}`, 0), { now: 1000 + i });
+  }
+  return s;
+}
+
+const summarize = async (r) => `summary for ${r.purpose}`;
+
+test('compact(): handoff resolves a new session; the old one is unchanged', async () => {
+  const s = grown(8);
+  const bytes = s.toJsonl();
+  const requests = [];
+  const r = await s.compact({
+    strategy: 'handoff',
+    settings: SETTINGS,
+    summarize: async (req, ctx) => {
+      requests.push({ req, ctx });
+      return 'the handoff document';
+    },
+    systemPrompt: 'You are a test agent.',
+    tools: [{ name: 'read', description: 'read a file', parameters: {} }],
+  });
+  assert.equal(r.method, 'handoff');
+  assert.ok(r.session instanceof Session);
+  assert.equal(s.toJsonl(), bytes);
+  const [first] = r.session.entries();
+  assert.equal(first.type, 'custom_message');
+  assert.equal(first.customType, 'handoff');
+  assert.ok(first.content.startsWith('the handoff document'));
+  assert.equal(r.session.header.parentSession, 's');
+  // The live cache prefix: system prompt, tools, the real history, one agent-attributed prompt.
+  const { req, ctx } = requests[0];
+  assert.equal(req.systemPrompt, 'You are a test agent.');
+  assert.equal(req.toolChoice, 'none');
+  assert.equal(req.tools.length, 1);
+  assert.equal(req.messages.length, 17);
+  assert.equal(req.messages.at(-1).attribution, 'agent');
+  assert.equal(ctx.initiator, 'agent');
+  assert.ok(r.report.tokensAfter < r.report.tokensBefore, JSON.stringify(r.report));
+});
+
+test('compact(): a handoff that fails falls back to the LLM summary, with a warning', async () => {
+  const s = grown(8);
+  const events = [];
+  const r = await s.compact({
+    strategy: 'handoff',
+    settings: SETTINGS,
+    retry: { enabled: false },
+    summarize: async (req) => (req.purpose === 'handoff' ? '   ' : 'a summary'),
+    hooks: { onEvent: (e) => events.push(e) },
+  });
+  assert.equal(r.method, 'soft');
+  assert.ok(r.compactionEntry);
+  assert.ok(
+    events.some((e) => e.type === 'compaction_warning' && e.method === 'handoff'),
+    JSON.stringify(events),
+  );
+});
+
+test("compact(): strategy 'off' skips automatic reasons, a manual compaction still runs", async () => {
+  const s = grown(8);
+  const bytes = s.toJsonl();
+  const skipped = await s.compact({ settings: { ...SETTINGS, strategy: 'off' }, reason: 'threshold', summarize });
+  assert.deepEqual(skipped, { skipped: 'off', method: null, reason: 'threshold' });
+  assert.equal(s.toJsonl(), bytes);
+  const manual = await s.compact({ settings: { ...SETTINGS, strategy: 'off' }, summarize });
+  assert.equal(manual.method, 'soft');
+  assert.equal(manual.report.reason, 'manual');
+});
+
+test('compact(): methodOrder is walked; a failing method hands over to the next', async () => {
+  const s = grown(8);
+  const events = [];
+  const r = await s.compact({
+    settings: { ...SETTINGS, methodOrder: ['remote', 'soft'], remoteEndpoint: 'http://127.0.0.1:9/never' },
+    retry: { enabled: false },
+    summarize,
+    hooks: { onEvent: (e) => events.push(e) },
+    // Without summarize the remote method would fall back inside its own candidates: make it fail alone.
+    methods: ['remote', 'soft'],
+    reason: 'threshold',
+  });
+  assert.ok(['remote', 'soft'].includes(r.method));
+  const end = events.find((e) => e.type === 'auto_compaction_end');
+  assert.equal(end.action, r.method === 'remote' ? 'remote' : 'context-full');
+  // The report measures both sides with the same estimate.
+  assert.equal(r.report.tokensBefore, grown(8).contextTokens().estimatedTokens);
+  assert.equal(r.report.tokensAfter, s.contextTokens().estimatedTokens);
+  assert.ok(r.report.entriesSummarized > 0);
+  assert.equal(typeof r.report.tokensByKind.summary, 'number');
+});
+
+test('compact(): no usable method is a clear error; nothing changes', async () => {
+  const s = grown(8);
+  const bytes = s.toJsonl();
+  await expectRejects(s.compact({ settings: SETTINGS, methods: ['shake'], summarize }), 'E_SETTINGS');
+  await expectRejects(s.compact({ settings: SETTINGS }), 'E_INVALID_ARGUMENT');
+  assert.equal(s.toJsonl(), bytes);
+});
+
+test('Maintainer: threshold maintenance keeps the requests under the window', async () => {
+  const s = Session.create({ id: 's', cwd: '/w', now: 1 });
+  let now = 10_000;
+  const events = [];
+  const m = new Maintainer(s, {
+    model: MODEL,
+    summarize,
+    settings: { ...SETTINGS, methodOrder: ['soft'] },
+    now: () => now,
+    onEvent: (e) => events.push(e),
+  });
+  const reports = [];
+  for (let i = 0; i < 60; i++) {
+    now += 1000;
+    m.session.appendMessage({ role: 'user', content: `question ${i} ${'x'.repeat(900)}`, timestamp: now });
+    const before = await m.beforeRequest({ systemPrompt: 'sys' });
+    assert.ok(before.tokens < MODEL.contextWindow, `request ${i}: ${before.tokens} tokens`);
+    if (before.report) reports.push(before.report);
+    const out = await m.afterResponse(assistant('answer '.repeat(120), before.tokens, { timestamp: now }));
+    if (out.report) reports.push(out.report);
+  }
+  assert.ok(reports.length >= 2, 'compacted more than once');
+  for (const r of reports) {
+    assert.equal(r.method, 'soft');
+    assert.ok(r.reason === 'threshold', r.reason);
+    assert.ok(r.tokensAfter < r.tokensBefore);
+  }
+  const starts = events.filter((e) => e.type === 'auto_compaction_start');
+  const ends = events.filter((e) => e.type === 'auto_compaction_end');
+  assert.equal(starts.length, reports.length);
+  assert.ok(
+    ends.every((e) => e.action === 'context-full' && !e.errorMessage),
+    JSON.stringify(ends),
+  );
+  m.dispose();
+});
+
+test('Maintainer: an overflow drops the failed turn, compacts and asks for a retry', async () => {
+  // Under the threshold before the prompt: the overflow is the first sign.
+  const s = grown(11);
+  const size = s.size;
+  const m = new Maintainer(s, { model: MODEL, summarize, settings: { ...SETTINGS, methodOrder: ['soft'] } });
+  s.appendMessage({ role: 'user', content: 'one more question', timestamp: 5000 });
+  await m.beforeRequest();
+  const out = await m.afterResponse(overflow(9000));
+  assert.equal(out.next, 'retry');
+  assert.equal(out.report.reason, 'overflow');
+  // The failed reply stays in the file, off the active path.
+  assert.ok(s.size > size + 1);
+  const path = s.pathTo(s.leafId).map((id) => s.entry(id));
+  assert.ok(!path.some((e) => e.type === 'message' && e.message.stopReason === 'error'));
+  const again = await m.beforeRequest();
+  assert.ok(again.tokens < MODEL.contextWindow);
+  assert.equal(again.messages.at(-1).role, 'user');
+  m.dispose();
+});
+
+test('Maintainer: promotion first, then no compaction', async () => {
+  const s = grown(11);
+  const big = { ...MODEL, id: 'claude-big', contextWindow: 200_000 };
+  const events = [];
+  const m = new Maintainer(s, {
+    model: MODEL,
+    summarize: async () => assert.fail('no summary when the promotion succeeds'),
+    settings: { ...SETTINGS, methodOrder: ['soft'] },
+    promote: async () => big,
+    onEvent: (e) => events.push(e),
+  });
+  s.appendMessage({ role: 'user', content: 'go on', timestamp: 5000 });
+  await m.beforeRequest();
+  const out = await m.afterResponse(overflow(9000));
+  assert.equal(out.next, 'retry');
+  assert.equal(m.model.id, 'claude-big');
+  assert.ok(events.some((e) => e.type === 'promotion' && e.to.id === 'claude-big'));
+  m.dispose();
+});
+
+test('Maintainer: abort() cancels a compaction in flight; the session is byte-identical', async () => {
+  const s = grown(14);
+  const bytes = s.toJsonl();
+  let started;
+  const inFlight = new Promise((r) => (started = r));
+  const m = new Maintainer(s, {
+    model: MODEL,
+    summarize: (_req, { signal }) => {
+      started();
+      return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    },
+    settings: { ...SETTINGS, methodOrder: ['soft'] },
+  });
+  const pending = m.compactNow('focus on the parser');
+  await inFlight;
+  m.abort();
+  await expectRejects(pending, 'E_ABORTED');
+  assert.equal(s.toJsonl(), bytes);
+  m.dispose();
+});
+
+test('Maintainer: idle maintenance runs on its own timer', async () => {
+  // Under the threshold (7,000), over the idle threshold (1,000).
+  const s = grown(11);
+  let now = 100_000;
+  const timers = [];
+  const m = new Maintainer(s, {
+    model: MODEL,
+    summarize,
+    settings: {
+      ...SETTINGS,
+      thresholdTokens: 7000,
+      methodOrder: ['soft'],
+      idleEnabled: true,
+      idleThresholdTokens: 1000,
+      idleTimeoutSeconds: 60,
+    },
+    now: () => now,
+    setTimer: (fn, ms) => {
+      const t = { fn, ms, cancelled: false };
+      timers.push(t);
+      return () => (t.cancelled = true);
+    },
+  });
+  s.appendMessage({ role: 'user', content: 'small', timestamp: now });
+  const before = await m.beforeRequest();
+  await m.afterResponse(assistant('ok', before.tokens, { timestamp: now }));
+  const timer = timers.at(-1);
+  assert.ok(timer && !timer.cancelled, 'an idle timer is set');
+  assert.ok(timer.ms >= 60_000 - 1, `wakes after the idle timeout (${timer.ms} ms)`);
+  const entries = s.size;
+  now += timer.ms;
+  timer.fn();
+  await m.beforeRequest(); // queued behind the idle run
+  assert.ok(s.size > entries, 'the idle pass compacted');
+  assert.ok(s.entries().some((e) => e.type === 'compaction'));
+  m.dispose();
+});
+
+test('Maintainer: bad arguments are coded errors', () => {
+  const s = grown(1);
+  assert.throws(() => new Maintainer({}, { model: MODEL }), { code: 'E_INVALID_ARGUMENT' });
+  assert.throws(() => new Maintainer(s, { model: { id: 'x' } }), { code: 'E_INVALID_ARGUMENT' });
+  assert.throws(() => new Maintainer(s, { model: MODEL, settings: { keepRecentTokens: -5 } }), { code: 'E_SETTINGS' });
+  const m = new Maintainer(s, { model: MODEL, summarize });
+  return expectRejects(m.afterResponse({ role: 'user', content: 'x' }), 'E_INVALID_ARGUMENT');
+});
