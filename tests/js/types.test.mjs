@@ -32,6 +32,37 @@ const consumers = {
         const n: number = version();
         export { v, n };
       `,
+      'maintainer.mts': `
+        import { Maintainer, Session, type AssistantMessage, type CompactionReport, type MaintainerEvent } from 'ctxfold';
+        const session = Session.create({ cwd: '/w' });
+        const events: MaintainerEvent[] = [];
+        const m = new Maintainer(session, {
+          model: { provider: 'anthropic', id: 'claude-x', contextWindow: 200_000, input: ['text', 'image'] },
+          summarize: async (request) => request.prompt.slice(0, 10),
+          settings: { methodOrder: ['snapcompact', 'soft'] },
+          onEvent: (e) => events.push(e),
+          promote: async () => null,
+        });
+        const before = await m.beforeRequest({ systemPrompt: 'sys', tools: [{ name: 'read' }] });
+        const count: number = before.tokens + before.messages.length;
+        const reply: AssistantMessage = { role: 'assistant', content: [], stopReason: 'stop' };
+        const after = await m.afterResponse(reply);
+        if (after.next === 'continue') m.session.appendMessage({ role: 'user', content: after.continuePrompt ?? '' });
+        const report: CompactionReport | undefined = after.report;
+        // @ts-expect-error next is one of three words
+        const wrong: 'stop' = after.next;
+        const result = await session.compact({ strategy: 'handoff', summarize: async () => 'doc' });
+        if ('skipped' in result) {
+          const why: 'off' | 'disabled' = result.skipped;
+        } else if (result.method === 'handoff') {
+          const next: Session = result.session;
+        } else {
+          const id: string = result.entryId;
+        }
+        m.abort();
+        m.dispose();
+        export { count, report, wrong, events };
+      `,
     },
   },
   browser: {

@@ -102,7 +102,7 @@ export function methodList(o, settings) {
       case 'snapcompact':
         if (!image) return 'snapcompact needs a model with image input';
         if (o.excludeSnapcompact) return 'a payload rejection rules out image frames';
-        if (o.customInstructions && !o.explicit) return 'focus instructions need an LLM summary';
+        if (o.customInstructions) return 'focus instructions need an LLM summary';
         return null;
       case 'handoff':
         if ((o.reason ?? 'manual') === 'overflow') return 'a handoff cannot recover an overflow';

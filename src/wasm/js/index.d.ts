@@ -615,7 +615,7 @@ export interface CompactionReport {
 /** What `compact()` resolves: a compaction entry appended to the session. */
 export interface CompactResult extends CompactionCommit {
   /** The method that ran (`null` when a `session_before_compact` hook supplied the compaction). */
-  method: CompactionMethod | null;
+  method: Exclude<CompactionMethod, 'handoff'> | null;
   report: CompactionReport;
 }
 
