@@ -6,3 +6,4 @@ pub mod commit;
 pub mod plan;
 pub mod prepare;
 pub mod snapcompact;
+pub mod warning;

@@ -219,6 +219,12 @@ impl WasmSession {
         Ok(preparation_json(session, &prep))
     }
 
+    /// Stamps the progress guard's warning on a compaction entry (spec: compaction §8.5).
+    #[wasm_bindgen(js_name = stampCompactionWarning)]
+    pub fn stamp_compaction_warning(&mut self, id: &str, warning: &str) -> Result<(), JsValue> {
+        crate::compaction::warning::stamp_warning(self.s_mut(), id, warning).map_err(to_js)
+    }
+
     /// Plans a compaction (sans-IO): prepares and writes the first summarizer requests.
     #[wasm_bindgen(js_name = planCompaction)]
     pub fn plan_compaction(

@@ -286,3 +286,23 @@ test('Maintainer: bad arguments are coded errors', () => {
   const m = new Maintainer(s, { model: MODEL, summarize });
   return expectRejects(m.afterResponse({ role: 'user', content: 'x' }), 'E_INVALID_ARGUMENT');
 });
+
+test('Maintainer: a compaction that cannot make room stamps its warning and pauses', async () => {
+  const s = grown(11);
+  const events = [];
+  // Keeping 6,000 recent tokens cannot get under 80 % of the 7,000-token threshold.
+  const m = new Maintainer(s, {
+    model: MODEL,
+    summarize,
+    settings: { reserveTokens: 1000, keepRecentTokens: 6000, methodOrder: ['soft'] },
+    onEvent: (e) => events.push(e),
+  });
+  s.appendMessage({ role: 'user', content: `more ${'word '.repeat(2500)}`, timestamp: 6000 });
+  await m.beforeRequest();
+  const compaction = s.entries().findLast((e) => e.type === 'compaction');
+  assert.ok(compaction, 'a compaction ran');
+  assert.match(compaction.warning ?? '', /freed too little context/);
+  assert.ok(events.some((e) => e.type === 'compaction_warning'));
+  assert.equal(m.state.maintenancePaused, true);
+  m.dispose();
+});

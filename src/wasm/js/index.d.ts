@@ -1052,6 +1052,8 @@ export class Session {
    * (the session unchanged); rejects with `E_SUMMARIZER` when the summarizer fails, `E_UNKNOWN_ENTRY`.
    */
   navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<NavigationResult | NavigationCancelled>;
+  /** Writes the progress guard's `warning` into a compaction entry. Throws `E_UNKNOWN_ENTRY`, `E_INVALID_ARGUMENT` (not a compaction). */
+  stampCompactionWarning(entryId: string, warning: string): void;
   /** The frames of a snapcompact compaction entry as PNG bytes, oldest first (`[]` without an archive). Throws `E_UNKNOWN_ENTRY`. */
   archiveFrames(entryId: string): ArchiveFrame[];
   toJsonl(): string;

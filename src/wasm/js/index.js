@@ -203,6 +203,15 @@ export class Session {
     return JSON.parse(this.#inner.commitExtensionCompaction(planOf(plan), toJson(compaction), nowOf(options)));
   }
 
+  /**
+   * Writes `warning` into the compaction entry `entryId` (the progress guard's note, spec:
+   * compaction §8.5), keeping every other byte of its line. Throws `E_UNKNOWN_ENTRY`, or
+   * `E_INVALID_ARGUMENT` for an entry that is not a compaction.
+   */
+  stampCompactionWarning(entryId, warning) {
+    this.#inner.stampCompactionWarning(nonEmptyText(entryId, 'entryId'), text(warning, 'warning'));
+  }
+
   /** Commits a handoff plan: a new Session whose first entry holds the handoff document. */
   commitHandoff(plan, options) {
     const id = optionalText(options?.sessionId, '`sessionId`');

@@ -86,6 +86,8 @@ export class Maintainer {
   #request = {};
   #overhead = 0;
   #latestCompactionAt;
+  /** The compaction the live context starts from (the progress guard stamps its warning there). */
+  #latestCompactionId;
   /** An assistant turn that asked for tools: checked mid-run before the next request. */
   #midRun = null;
   /** The user message `beforePrompt` last ran for. */
@@ -113,9 +115,9 @@ export class Maintainer {
     this.#settings = this.#cm.settings;
     this.#now = o.now ?? Date.now;
     this.#setTimer = o.setTimer ?? defaultTimer;
-    const compactionId = session.buildContext().compactionId;
-    const at = compactionId === undefined ? undefined : session.entry(compactionId)?.timestamp;
-    this.#latestCompactionAt = at;
+    this.#latestCompactionId = session.buildContext().compactionId ?? null;
+    const latest = this.#latestCompactionId === null ? undefined : session.entry(this.#latestCompactionId);
+    this.#latestCompactionAt = latest?.timestamp;
   }
 
   /** The live session: a handoff replaces it with the new session. */
@@ -335,7 +337,12 @@ export class Maintainer {
   async #apply(d, step) {
     for (const e of d.events) this.#emit(e);
     for (const n of d.notices) this.#emit({ type: 'notice', level: n.level, text: n.text });
-    if (d.compactionWarning) this.#emit({ type: 'compaction_warning', message: d.compactionWarning });
+    if (d.compactionWarning) {
+      if (this.#latestCompactionId !== null) {
+        this.#session.stampCompactionWarning(this.#latestCompactionId, d.compactionWarning);
+      }
+      this.#emit({ type: 'compaction_warning', message: d.compactionWarning });
+    }
     if (d.dropFailedTurn && step.failedId !== undefined) {
       const failed = this.#session.entry(step.failedId);
       if (failed !== undefined && this.#session.leafId === step.failedId) {
@@ -430,9 +437,11 @@ export class Maintainer {
         this.#dropped = null;
         this.#checkedPrompt = null;
         this.#latestCompactionAt = this.#now();
+        this.#latestCompactionId = null;
         this.#emit({ type: 'handoff', session: result.session, previous, document: result.document });
       } else {
         this.#latestCompactionAt = result.compactionEntry?.timestamp ?? this.#now();
+        this.#latestCompactionId = result.entryId;
       }
       return {
         status: 'compacted',
