@@ -75,9 +75,13 @@ pub struct CutPoint {
 /// `keep_recent_tokens`, cut at the first valid cut point after it. The kept region is thus
 /// the oldest run of recent turns that fits the budget — the behaviour of the published
 /// reference, pinned by `conformance/large-session/prepare.json` (an older variant cut *at*
-/// the item that crossed the budget). Without a valid cut point after it, everything is kept
-/// (and the caller finds nothing to summarize). Then metadata just before the cut is pulled
-/// into the kept region and a split turn is detected.
+/// the item that crossed the budget). When the budget is crossed after the last valid cut
+/// point (a newest tool round larger than the budget), the cut is that last point: the newest
+/// group is kept even though it alone exceeds the budget, and everything before it is
+/// summarized (the reference 18.2.3 evaluates the budget only at cut points, starting from the
+/// last one; keeping everything instead would leave an overflow with nothing to compact).
+/// Then metadata just before the cut is pulled into the kept region and a split turn is
+/// detected.
 pub fn find_cut_point(
     items: &[CutItem],
     start: usize,
@@ -86,7 +90,7 @@ pub fn find_cut_point(
 ) -> CutPoint {
     let end = end.min(items.len());
     let cuts: Vec<usize> = (start..end).filter(|&i| items[i].is_cut_point()).collect();
-    let Some(&first_cut) = cuts.first() else {
+    let (Some(&first_cut), Some(&last_cut)) = (cuts.first(), cuts.last()) else {
         return CutPoint {
             first_kept: start,
             turn_start: None,
@@ -99,7 +103,7 @@ pub fn find_cut_point(
         if let CutItem::Message { tokens, .. } = items[i] {
             acc += tokens;
             if acc > keep_recent_tokens {
-                cut = cuts.iter().copied().find(|&c| c > i).unwrap_or(first_cut);
+                cut = cuts.iter().copied().find(|&c| c > i).unwrap_or(last_cut);
                 break;
             }
         }
@@ -462,6 +466,24 @@ mod tests {
         ];
         let c = find_cut_point(&items, 0, items.len(), 3000);
         assert_eq!(c.first_kept, 4);
+        assert!(c.is_split_turn);
+        assert_eq!(c.turn_start, Some(2));
+    }
+
+    #[test]
+    fn a_newest_tool_round_over_the_budget_is_kept_and_the_rest_summarized() {
+        // The budget is crossed inside the tool results of the newest assistant: no cut point
+        // follows, so the cut is that assistant (the reference keeps the newest group).
+        let items = [
+            m(Role::User, 500),
+            m(Role::Assistant, 500),
+            m(Role::User, 500),
+            m(Role::Assistant, 50),
+            m(Role::ToolResult, 9_666),
+            m(Role::ToolResult, 16_217),
+        ];
+        let c = find_cut_point(&items, 0, items.len(), 20_000);
+        assert_eq!(c.first_kept, 3);
         assert!(c.is_split_turn);
         assert_eq!(c.turn_start, Some(2));
     }
