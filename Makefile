@@ -7,6 +7,8 @@
 #   make setup    tools only: wasm32 target, wasm-bindgen-cli (.tools/), npm tools (tests/), chromium
 #   make pkg      build the npm package into pkg/
 #   make bench    node benchmarks (tests/bench/*.bench.mjs) against pkg/
+#   make bench-reference   the same steps in pkg/ and in the reference (oh-my-pi 18.2.3 under Bun,
+#                 installed in tests/reference/): both times and the ratios (ROUNDS=5, PKG=dir)
 #   make lint     cargo fmt --check + clippy (native and wasm32) + Biome over the JavaScript
 #   make size     build the package and check it against the size budget (.ci/size-budget)
 #   make fuzz     the cargo-fuzz targets of fuzz/ (FUZZ_TARGET=all|name, FUZZ_SECONDS=600 each)
@@ -23,7 +25,7 @@ PORT ?= 8080
 FUZZ_TARGET ?= all
 FUZZ_SECONDS ?= 600
 
-.PHONY: all setup pkg size test demo bench lint fuzz fmt test-rust test-wasm test-js test-browser sample serve clean
+.PHONY: all setup pkg size test demo bench bench-reference lint fuzz fmt test-rust test-wasm test-js test-browser sample serve clean
 
 all: pkg
 
@@ -41,6 +43,10 @@ demo:
 
 bench: pkg
 	node tests/bench/run.mjs
+
+# PKG=dir measures that build instead of building pkg/.
+bench-reference: $(if $(PKG),,pkg)
+	node tests/reference/run.mjs
 
 size:
 	bash .ci/test.sh setup pkg size

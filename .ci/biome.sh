@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Biome (npm @biomejs/biome, pinned in tests/package.json; rules in .ci/biome.jsonc) over the
-# hand-written JavaScript: the package API, the demo and the JS tests and benchmarks.
+# hand-written JavaScript: the package API, the demo, the JS tests and benchmarks, tests/reference/.
 #
 #   .ci/biome.sh           check formatting, lint rules and import order; fails on any finding
 #                          (`biome ci`: the `jslint` step of .ci/test.sh, run by `make lint`)
@@ -10,7 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-paths=(src/wasm/js www tests/js tests/browser tests/bench)
+paths=(src/wasm/js www tests/js tests/browser tests/bench tests/reference)
 biome=tests/node_modules/.bin/biome
 if [ ! -x "$biome" ]; then
   printf '\033[1;31m[biome] error:\033[0m %s\n' "Biome is not installed in tests/node_modules: run 'make setup'" >&2

@@ -1,0 +1,226 @@
+// ctxfold's side of `make bench-reference`: one step (common.mjs) on the built package under
+// Node.js. run.mjs starts it once per step and round:
+//
+//   node --expose-gc tests/reference/ours-side.mjs --step ID --main FILE --nocomp FILE --text FILE
+//
+// The package is `ctxfold` as tests/ resolves it (tests/node_modules/ctxfold -> pkg/), or the
+// module CTXFOLD_PKG names (run.mjs sets it from PKG=). A session is opened from its bytes in
+// memory (Session.fromJsonl of a Uint8Array), as the reference's side opens it from its text.
+//
+// The default export runs every step once and returns tests/bench rows, so that
+// tests/bench/ab.mjs can alternate two builds on these steps in one process:
+//   node tests/bench/ab.mjs PKG_A PKG_B tests/reference/ours-side.mjs
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  childArgs,
+  emit,
+  HOT_REPEATS,
+  keptEntryId,
+  median,
+  NOW,
+  oneMegabyte,
+  RENDERS,
+  STEPS,
+  TURNS,
+  timed,
+  turnMessages,
+} from './common.mjs';
+
+const api = await import(process.env.CTXFOLD_PKG || 'ctxfold');
+const { Session } = api;
+const gc = () => globalThis.gc?.();
+
+// The reference's core default (no keep boundary): the whole active path is pruned.
+const PRUNE = { keepBoundaryId: false };
+
+const open = (bytes) => Session.fromJsonl(bytes);
+
+function hot(bytes, label) {
+  const s = open(bytes);
+  try {
+    const first = s.prepareCompaction();
+    const prepares = [];
+    for (let i = 0; i < HOT_REPEATS; i++) prepares.push(timed(() => s.prepareCompaction())[0]);
+    const plans = [];
+    let chars = 0;
+    for (let i = 0; i < HOT_REPEATS; i++) {
+      const [t, plan] = timed(() => s.planCompaction());
+      plans.push(t);
+      chars = plan.pending.reduce((n, r) => n + r.prompt.length, 0);
+      plan.free();
+    }
+    return [
+      {
+        name: `${label}: prepareCompaction, repeated`,
+        ms: median(prepares),
+        note: `${first.messagesToSummarize.length} messages to summarize`,
+      },
+      { name: `${label}: planCompaction, repeated`, ms: median(plans), note: `prompts written: ${chars} chars` },
+    ];
+  } finally {
+    s.free();
+  }
+}
+
+/** Each step: `(files) => rows`; `files` holds the bytes (or text) the step reads. */
+const steps = {
+  open({ main }) {
+    const [first, a] = timed(() => open(main));
+    const entries = a.size;
+    a.free();
+    gc();
+    const [warm, b] = timed(() => open(main));
+    b.free();
+    return [
+      { name: 'open, first in process', ms: first },
+      { name: 'open', ms: warm, note: `${entries} entries` },
+    ];
+  },
+
+  estimate({ main }) {
+    const s = open(main);
+    gc();
+    const [t, c] = timed(() => s.contextTokens());
+    s.free();
+    return [
+      { name: 'first context-token estimate', ms: t, note: `${c.tokens} tokens, ${c.estimatedTokens} estimated` },
+    ];
+  },
+
+  prepare({ main }) {
+    const s = open(main);
+    gc();
+    const [t, p] = timed(() => s.prepareCompaction());
+    s.free();
+    return [
+      {
+        name: 'first prepareCompaction',
+        ms: t,
+        note: `${p.messagesToSummarize.length} to summarize, keep from ${p.firstKeptEntryId}`,
+      },
+    ];
+  },
+
+  prune({ main }) {
+    const s = open(main);
+    gc();
+    const [t, r] = timed(() => s.prune(PRUNE));
+    s.free();
+    return [{ name: 'threshold prune', ms: t, note: `${r.prunedCount} results, ${r.tokensSaved} tokens saved` }];
+  },
+
+  chain({ main }) {
+    open(main).free(); // warm-up: the chain's open is a warm one, as in `open`
+    gc();
+    let s;
+    const [t, r] = timed(() => {
+      s = open(main);
+      s.contextTokens();
+      s.prepareCompaction();
+      return s.prune(PRUNE);
+    });
+    s.free();
+    return [{ name: 'open → estimate → prepare → prune', ms: t, note: `${r.prunedCount} results pruned` }];
+  },
+
+  turn({ main }) {
+    const s = open(main);
+    try {
+      const info = new Map(s.index().map((e) => [e.id, e]));
+      const kept = keptEntryId(s.pathTo(s.leafId).map((id) => info.get(id)));
+      s.appendCompaction(
+        { summary: 'Summary of the earlier work.', firstKeptEntryId: kept, tokensBefore: 150_000 },
+        {
+          now: NOW,
+        },
+      );
+      gc();
+      const times = [];
+      let size = 0;
+      for (let i = 0; i < TURNS; i++) {
+        const [user, assistant] = turnMessages(i);
+        const [t] = timed(() => {
+          s.appendMessage(user, { now: user.timestamp });
+          s.appendMessage(assistant, { now: assistant.timestamp });
+          s.contextTokens();
+          size = s.toLlmMessages().length;
+        });
+        times.push(t);
+      }
+      return [
+        { name: 'first turn after the compaction', ms: times[0], note: `kept from ${kept}` },
+        { name: `per turn (median of ${TURNS})`, ms: median(times), note: `${size} LLM messages at the end` },
+      ];
+    } finally {
+      s.free();
+    }
+  },
+
+  hot: ({ main }) => hot(main, 'bench session'),
+  'hot-nocomp': ({ nocomp }) => hot(nocomp, 'no compactions'),
+
+  frames({ text }) {
+    const options = { shape: '11on16-bw' };
+    api.renderFrames(text, options);
+    const perFrame = [];
+    let frames = [];
+    for (let i = 0; i < RENDERS; i++) {
+      const [t, f] = timed(() => api.renderFrames(text, options));
+      frames = f;
+      perFrame.push(t / f.length);
+    }
+    const ms = median(perFrame);
+    return [
+      {
+        name: `snapcompact 11on16-bw ${frames[0].width} px, per frame`,
+        ms,
+        note: `${(1000 / ms).toFixed(0)} frames/s, ${frames.length} frames`,
+      },
+    ];
+  },
+};
+
+/** What a step reads: the session's bytes, or the megabyte of text. */
+function inputs(step, files) {
+  if (step.session === 'text') return { text: oneMegabyte(readFileSync(files.text, 'utf8')) };
+  return { [step.session]: readFileSync(files[step.session]) };
+}
+
+/**
+ * Every step once, as rows of a tests/bench file (for tests/bench/ab.mjs): the sessions are the
+ * bench's own (tests/out/bench/, generated when missing), the text the conformance input.
+ */
+export default async function () {
+  const { generatedSession } = await import('../js/support/generated.mjs');
+  const files = {
+    main: generatedSession('bench-50k.jsonl', ['--preset', 'bench'], { release: true }),
+    nocomp: generatedSession('bench-50k-nocomp.jsonl', ['--preset', 'bench', '--no-compactions'], { release: true }),
+  };
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const input = path.join(here, '../../../shared/conformance/snapcompact/input.txt');
+  const rows = [];
+  for (const step of STEPS) {
+    if (step.session === 'text') {
+      let unit;
+      try {
+        unit = readFileSync(input, 'utf8');
+      } catch {
+        continue; // no conformance data beside the checkout: no frames row
+      }
+      files.text = oneMegabyte(unit);
+    }
+    for (const row of steps[step.id](files)) {
+      rows.push({ name: `${step.id}: ${row.name}`, median: row.ms, unit: 'ms', samples: 1, note: row.note });
+    }
+  }
+  return rows;
+}
+
+// Child mode (run.mjs): one step, its rows on the last line.
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  const args = childArgs(process.argv.slice(2));
+  const step = STEPS.find((s) => s.id === args.step);
+  emit(steps[step.id](inputs(step, args)));
+}
