@@ -9,6 +9,10 @@
 //
 //   node tests/bench/ab.mjs PKG_A PKG_B [filter...] [--rounds N] [--warmup N] [--json FILE]
 //
+// A filter that ends in `.mjs` names a bench file by path instead: `tests/reference/ours-side.mjs`
+// runs the steps of `make bench-reference` (open, first estimate, prepare, prune, their chain,
+// agent turns, hot compaction, frames) once per round on each build.
+//
 // How one process holds two builds: a module resolution hook (module.register) makes a bench
 // file imported as `…/x.bench.mjs?ab=a` resolve `ctxfold` (and `ctxfold/…`) to PKG_A's own
 // entry for Node.js (node.js, which loads its own .wasm) through PKG_A's exports map, and
@@ -68,10 +72,18 @@ for (const dir of pkgs) {
   if (name !== 'ctxfold') usage(`${dir}/package.json names the package ${JSON.stringify(name)}, not "ctxfold"`);
 }
 
-const files = readdirSync(benchDir)
-  .filter((f) => f.endsWith('.bench.mjs'))
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+// Filters ending in `.mjs` are bench files by path; the others pick tests/bench/ files by name.
+const byPath = filters.filter((x) => x.endsWith('.mjs')).map((x) => path.relative(benchDir, path.resolve(x)));
+const byName = filters.filter((x) => !x.endsWith('.mjs'));
+const files = [
+  ...(byPath.length && !byName.length
+    ? []
+    : readdirSync(benchDir)
+        .filter((f) => f.endsWith('.bench.mjs'))
+        .filter((f) => byName.length === 0 || byName.some((x) => f.includes(x)))
+        .sort()),
+  ...byPath,
+];
 if (files.length === 0) usage('no tests/bench/*.bench.mjs file matches');
 
 // The hook runs on Node.js's loader thread; it is small enough to pass as source.
@@ -109,7 +121,7 @@ for (const [tag, dir] of Object.entries(builds)) {
 const home = process.cwd();
 
 async function runBench(file, tag) {
-  const mod = await import(`${pathToFileURL(path.join(benchDir, file)).href}?ab=${tag}`);
+  const mod = await import(`${pathToFileURL(path.resolve(benchDir, file)).href}?ab=${tag}`);
   process.chdir(workDirs[tag]);
   try {
     return await mod.default();
