@@ -95,6 +95,8 @@ export class Maintainer {
   /** The failed assistant entry a decision took out of the context. */
   #dropped = null;
   #remoteBlockedUntil = 0;
+  /** `#storedTokens` memo. */
+  #tokens = null;
 
   /** Throws `E_INVALID_ARGUMENT` for a bad session, model or callback, `E_SETTINGS` naming a bad setting. */
   constructor(session, options) {
@@ -264,8 +266,16 @@ export class Maintainer {
     }
   }
 
+  /**
+   * The local estimate of the live context plus the request overhead. Remembered per session
+   * state (size and leaf); the maintainer's own prunes, which change neither, forget it.
+   */
   #storedTokens() {
-    return this.#session.contextTokens().estimatedTokens + this.#overhead;
+    const key = `${this.#session.size}:${this.#session.leafId}`;
+    if (this.#tokens?.session !== this.#session || this.#tokens.key !== key) {
+      this.#tokens = { session: this.#session, key, value: this.#session.contextTokens().estimatedTokens };
+    }
+    return this.#tokens.value + this.#overhead;
   }
 
   #turnOptions() {
@@ -277,12 +287,13 @@ export class Maintainer {
     };
   }
 
-  #pruneReport(pass, r, before) {
+  #pruneReport(pass, r) {
     const after = contextSnapshot(this.#session, { byKind: true });
     return {
       method: 'prune',
       reason: pass,
-      tokensBefore: before,
+      // The savings are measured with the same estimate as the context.
+      tokensBefore: after.tokens + r.tokensSaved,
       tokensAfter: after.tokens,
       entriesSummarized: 0,
       tokensByKind: after.byKind,
@@ -293,13 +304,13 @@ export class Maintainer {
   }
 
   #prune(pass, options, step) {
-    const before = this.#session.contextTokens().estimatedTokens;
     const now = this.#now();
     const r =
       pass === 'stale' ? this.#session.pruneStale({ ...options, now }) : this.#session.prune({ ...options, now });
     if (r.prunedCount === 0) return 0;
+    this.#tokens = null;
     step.pruned += r.prunedCount;
-    step.report = this.#pruneReport(pass, r, before);
+    step.report = this.#pruneReport(pass, r);
     this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved: r.tokensSaved, report: step.report });
     return r.tokensSaved;
   }
