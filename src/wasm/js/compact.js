@@ -106,6 +106,10 @@ export function methodList(o, settings) {
         return null;
       case 'handoff':
         if ((o.reason ?? 'manual') === 'overflow') return 'a handoff cannot recover an overflow';
+        // The request carries the live history: it must fit the window it is sent to.
+        if (model.contextWindow > 0 && (o.liveTokens ?? 0) >= model.contextWindow) {
+          return 'the handoff request would not fit the context window';
+        }
         // A handoff replaces the session: only when asked for by name or by a trigger.
         if (!listed && o.explicit !== 'handoff') return "a handoff runs only when asked for (strategy 'handoff')";
         return null;

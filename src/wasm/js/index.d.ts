@@ -920,6 +920,8 @@ export interface CompactOptions extends SummarizeCallOptions {
   systemPrompt?: string;
   /** Handoff: the live tool definitions (sent with `toolChoice: 'none'`). */
   tools?: JsonValue[];
+  /** Handoff: tokens of the live request (history, system prompt, tools); a handoff whose request would not fit `contextWindow` is skipped. */
+  liveTokens?: number;
   /** Handoff: the new session's id (default: random). */
   handoffSessionId?: string;
   /** Automatic handoffs with `settings.handoffSaveToDisk`: stores the document (e.g. `handoff-<ISO>.md` in the artifact folder). */

@@ -420,7 +420,10 @@ export class Maintainer {
         methods: auto ? methods : undefined,
         remoteBlocked,
         excludeSnapcompact: request.excludeSnapcompact,
-        settings: o.settings,
+        // The Maintainer compacts by method order (spec: compaction §8.6); `strategy` is the
+        // state machine's business (`off`, the automatic strategy).
+        settings: o.settings === undefined ? undefined : { ...o.settings, strategy: undefined },
+        liveTokens: this.#storedTokens(),
         summarize: o.summarize,
         remoteEndpoint: o.remoteEndpoint,
         headers: o.headers,
