@@ -50,14 +50,18 @@ fn message(role: &str, content: Vec<Value>, attribution: &str, timestamp: Value)
     Value::Object(m)
 }
 
-/// The text a `bashExecution` message becomes (spec: compaction §2.6).
+/// The text a `bashExecution` message becomes (spec: compaction §2.6; the reference's
+/// `bashExecutionToText`, which the conformance data of `rules/` pins): "Ran `<command>`",
+/// then the output in a fence closed on a line of its own — even when the output already
+/// ends with a newline, so that line shows as blank — or "(no output)", then
+/// "(command cancelled)" or the non-zero exit code. The reference appends a notice only from
+/// the tool's output metadata (`meta`), which these messages do not carry: a `truncated`
+/// run with a `fullOutputPath` gets no notice (issue 19 point 5).
 pub fn bash_execution_text(
     command: &str,
     output: &str,
     exit_code: Option<f64>,
     cancelled: bool,
-    truncated: bool,
-    full_output_path: Option<&str>,
 ) -> String {
     let mut t = format!("Ran `{command}`\n");
     if output.is_empty() {
@@ -65,22 +69,13 @@ pub fn bash_execution_text(
     } else {
         t.push_str("```\n");
         t.push_str(output);
-        if !output.ends_with('\n') {
-            t.push('\n');
-        }
-        t.push_str("```");
+        t.push_str("\n```");
     }
     if cancelled {
         t.push_str("\n\n(command cancelled)");
     } else if let Some(code) = exit_code.filter(|c| *c != 0.0) {
         t.push_str("\n\nCommand exited with code ");
         js::write_number(&mut t, code);
-    }
-    if truncated {
-        match full_output_path {
-            Some(p) => t.push_str(&format!("\n\n[Output truncated. Full output: {p}]")),
-            None => t.push_str("\n\n[Output truncated]"),
-        }
     }
     t
 }
@@ -138,8 +133,6 @@ pub fn convert_message(
                 &b.output,
                 b.exit_code,
                 b.cancelled,
-                b.truncated,
-                b.full_output_path.as_deref(),
             ))];
             for img in b.images.iter().flatten() {
                 if let ContentBlock::Image { data, mime_type } = img {
@@ -379,16 +372,25 @@ mod tests {
     #[test]
     fn bash_text_format() {
         assert_eq!(
-            bash_execution_text("ls", "a\nb", Some(0.0), false, false, None),
+            bash_execution_text("ls", "a\nb", Some(0.0), false),
             "Ran `ls`\n```\na\nb\n```"
         );
+        // A final newline of the output stays: the fence closes on the next line.
         assert_eq!(
-            bash_execution_text("false", "", Some(1.0), false, true, Some("/tmp/o.txt")),
-            "Ran `false`\n(no output)\n\nCommand exited with code 1\n\n[Output truncated. Full output: /tmp/o.txt]"
+            bash_execution_text("ls", "a\n", None, false),
+            "Ran `ls`\n```\na\n\n```"
         );
         assert_eq!(
-            bash_execution_text("sleep 9", "", None, true, false, None),
+            bash_execution_text("false", "", Some(1.0), false),
+            "Ran `false`\n(no output)\n\nCommand exited with code 1"
+        );
+        assert_eq!(
+            bash_execution_text("sleep 9", "", None, true),
             "Ran `sleep 9`\n(no output)\n\n(command cancelled)"
+        );
+        assert_eq!(
+            bash_execution_text("x", "o", Some(-2.5), true),
+            "Ran `x`\n```\no\n```\n\n(command cancelled)"
         );
     }
 }
