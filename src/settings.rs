@@ -75,6 +75,142 @@ pub struct CompactionSettings {
     /// entries are dropped, as the reference does.
     pub method_order: Vec<String>,
     pub experimental_context_management: bool,
+    /// The `snapcompact` object: `snapcompact.shape` and the archive serializer's options.
+    pub snapcompact: SnapcompactSettings,
+}
+
+/// `snapcompact.*` settings (spec: compaction §9.2 last row, snapcompact §6.1, §9.7), read
+/// from the `snapcompact` object of the settings: `{shape, toolResultMaxChars,
+/// toolArgMaxChars, toolCallMaxChars, truncateHeadRatio, dimToolResults, includeThinking}`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SnapcompactSettings {
+    /// `snapcompact.shape`: `None` for `auto` (resolved for the reading model), else a
+    /// catalogue name; the snapcompact strategy checks it (`E_SETTINGS` for an unknown one).
+    pub shape: Option<String>,
+    pub serialize: SerializeSettings,
+}
+
+/// Overrides of the archive serializer's options (spec: snapcompact §6.1); `None` keeps the
+/// default (`includeThinking`: the app's rule for the reading model, snapcompact §9.7).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SerializeSettings {
+    /// Caps in UTF-16 units; `Some(None)` is no cap (`"Infinity"`).
+    pub tool_result_max_chars: Option<Option<u64>>,
+    pub tool_arg_max_chars: Option<Option<u64>>,
+    pub tool_call_max_chars: Option<Option<u64>>,
+    /// Clamped to [0, 1] where it is used.
+    pub truncate_head_ratio: Option<f64>,
+    pub dim_tool_results: Option<bool>,
+    pub include_thinking: Option<bool>,
+}
+
+/// A character cap: a whole number, or `"Infinity"` (also a JSON number too large to be a
+/// length) for none.
+fn cap(field: &str, v: &Value) -> std::result::Result<Option<u64>, fields::FieldError> {
+    match v {
+        Value::String(s) if s == "Infinity" => Ok(None),
+        Value::Number(n)
+            if n.as_f64()
+                .is_some_and(|f| f >= fields::MAX_SAFE_INTEGER as f64) =>
+        {
+            Ok(None)
+        }
+        _ => fields::safe_count(field, v).map(Some).map_err(|mut e| {
+            e.expected = "a whole number of characters or \"Infinity\"".into();
+            e
+        }),
+    }
+}
+
+impl SerializeSettings {
+    /// Reads the serializer's options of an object (`prefix` names it in errors: `""` or
+    /// `"snapcompact."`); keys it does not know are left to the caller.
+    pub fn read(
+        map: &Map<String, Value>,
+        prefix: &str,
+    ) -> std::result::Result<SerializeSettings, fields::FieldError> {
+        let mut o = SerializeSettings::default();
+        for (k, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            let f = format!("{prefix}{k}");
+            match k.as_str() {
+                "toolResultMaxChars" => o.tool_result_max_chars = Some(cap(&f, v)?),
+                "toolArgMaxChars" => o.tool_arg_max_chars = Some(cap(&f, v)?),
+                "toolCallMaxChars" => o.tool_call_max_chars = Some(cap(&f, v)?),
+                "truncateHeadRatio" => o.truncate_head_ratio = Some(fields::number(&f, v)?),
+                "dimToolResults" => o.dim_tool_results = Some(fields::boolean(&f, v)?),
+                "includeThinking" => o.include_thinking = Some(fields::boolean(&f, v)?),
+                _ => {}
+            }
+        }
+        Ok(o)
+    }
+
+    /// The keys [`SerializeSettings::read`] reads.
+    pub const KEYS: [&'static str; 6] = [
+        "toolResultMaxChars",
+        "toolArgMaxChars",
+        "toolCallMaxChars",
+        "truncateHeadRatio",
+        "dimToolResults",
+        "includeThinking",
+    ];
+
+    fn to_json(self, m: &mut Map<String, Value>) {
+        let cap = |c: Option<Option<u64>>| match c {
+            None => Value::Null,
+            Some(None) => "Infinity".into(),
+            Some(Some(n)) => n.into(),
+        };
+        m.insert("toolResultMaxChars".into(), cap(self.tool_result_max_chars));
+        m.insert("toolArgMaxChars".into(), cap(self.tool_arg_max_chars));
+        m.insert("toolCallMaxChars".into(), cap(self.tool_call_max_chars));
+        m.insert("truncateHeadRatio".into(), self.truncate_head_ratio.into());
+        m.insert("dimToolResults".into(), self.dim_tool_results.into());
+        m.insert("includeThinking".into(), self.include_thinking.into());
+    }
+}
+
+impl SnapcompactSettings {
+    fn read(v: &Value) -> Result<SnapcompactSettings> {
+        let map = v
+            .as_object()
+            .ok_or_else(|| bad("snapcompact", "expected an object"))?;
+        let mut s = SnapcompactSettings {
+            serialize: SerializeSettings::read(map, "snapcompact.")?,
+            ..SnapcompactSettings::default()
+        };
+        for (k, v) in map {
+            if v.is_null() || SerializeSettings::KEYS.contains(&k.as_str()) {
+                continue;
+            }
+            match k.as_str() {
+                "shape" => {
+                    let name = fields::non_empty_string("snapcompact.shape", v)?;
+                    s.shape = (name != "auto").then(|| name.to_string());
+                }
+                _ => {
+                    return Err(bad(
+                        &format!("snapcompact.{k}"),
+                        "unknown setting (check the spelling)",
+                    ))
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert(
+            "shape".into(),
+            self.shape.as_deref().unwrap_or("auto").into(),
+        );
+        self.serialize.to_json(&mut m);
+        Value::Object(m)
+    }
 }
 
 /// Methods `methodOrder` may name (spec: compaction §9.2).
@@ -117,6 +253,7 @@ impl Default for CompactionSettings {
                 .map(String::from)
                 .to_vec(),
             experimental_context_management: false,
+            snapcompact: SnapcompactSettings::default(),
         }
     }
 }
@@ -197,6 +334,7 @@ impl CompactionSettings {
                 "experimentalContextManagement" => {
                     self.experimental_context_management = fields::boolean(f, v)?
                 }
+                "snapcompact" => self.snapcompact = SnapcompactSettings::read(v)?,
                 "methodOrder" => {
                     let list = v
                         .as_array()
@@ -249,6 +387,7 @@ impl CompactionSettings {
                 "experimentalContextManagement",
                 self.experimental_context_management.into(),
             ),
+            ("snapcompact", self.snapcompact.to_json()),
         ])
     }
 
@@ -303,5 +442,52 @@ mod tests {
             }
         }
         assert!(CompactionSettings::from_json(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn snapcompact_settings() {
+        let s = CompactionSettings::from_json(&json!({"snapcompact": {
+            "shape": "8on16-bw", "toolResultMaxChars": "Infinity", "toolArgMaxChars": 100,
+            "truncateHeadRatio": 0.5, "dimToolResults": false, "includeThinking": null
+        }}))
+        .unwrap();
+        assert_eq!(s.snapcompact.shape.as_deref(), Some("8on16-bw"));
+        let o = s.snapcompact.serialize;
+        assert_eq!(o.tool_result_max_chars, Some(None));
+        assert_eq!(o.tool_arg_max_chars, Some(Some(100)));
+        assert_eq!(o.tool_call_max_chars, None);
+        assert_eq!(o.truncate_head_ratio, Some(0.5));
+        assert_eq!(o.dim_tool_results, Some(false));
+        assert_eq!(o.include_thinking, None, "null: the model's rule");
+        assert_eq!(CompactionSettings::from_json(&s.to_json()).unwrap(), s);
+        // `auto` is the default.
+        let a = CompactionSettings::from_json(&json!({"snapcompact": {"shape": "auto"}})).unwrap();
+        assert_eq!(a.snapcompact, SnapcompactSettings::default());
+        assert_eq!(
+            CompactionSettings::default().to_json()["snapcompact"]["shape"],
+            "auto"
+        );
+        for (input, field) in [
+            (json!({"snapcompact": 3}), "snapcompact"),
+            (json!({"snapcompact": {"shape": ""}}), "snapcompact.shape"),
+            (json!({"snapcompact": {"shap": "auto"}}), "snapcompact.shap"),
+            (
+                json!({"snapcompact": {"toolResultMaxChars": -1}}),
+                "snapcompact.toolResultMaxChars",
+            ),
+            (
+                json!({"snapcompact": {"toolCallMaxChars": 1.5}}),
+                "snapcompact.toolCallMaxChars",
+            ),
+            (
+                json!({"snapcompact": {"includeThinking": "no"}}),
+                "snapcompact.includeThinking",
+            ),
+        ] {
+            match CompactionSettings::from_json(&input) {
+                Err(Error::Settings { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{input}: {other:?}"),
+            }
+        }
     }
 }

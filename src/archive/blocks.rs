@@ -241,6 +241,14 @@ pub fn history_blocks(archive: &Archive, opts: &HistoryOptions<'_>) -> Vec<Histo
     if let Some(n) = notice.filter(|_| !notice_placed) {
         blocks.push(HistoryBlock::Text(n));
     }
+    // User turns of the dropped middle: older than every kept frame, so before them.
+    if let Some(turns) = &archive.user_turns {
+        blocks.push(HistoryBlock::Text(format!(
+            "{DASHES} user turns of the omitted middle history, verbatim, oldest first\n{}\n\
+             {DASHES} end of the kept user turns",
+            plain_text(turns)
+        )));
+    }
     blocks.extend(middle);
     if let Some(tail) = &archive.text_tail {
         let prefix = if images > 0 {

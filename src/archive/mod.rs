@@ -21,6 +21,12 @@ pub const NO_PRIOR_HISTORY: &str = "No prior history.";
 pub const EARLIER_SUMMARY_LABEL: &str = "[Summary of earlier history]";
 /// Label of the new turns after a folded-in previous summary (spec: §9.2 step 6).
 pub const RECENT_LABEL: &str = "[Recent conversation]";
+/// Key of the record's retained user turns ([`Archive::user_turns`]).
+pub const USER_TURNS_KEY: &str = "userTurns";
+/// Token budget of the retained user turns: the 64,000 tokens OpenAI's V2 compaction keeps
+/// user messages under (spec: compaction §9.2 `compaction.v2RetainedMessageBudget`; issue 19
+/// point 3).
+pub const RETAINED_USER_BUDGET_TOKENS: u64 = 64_000;
 /// Prefix of an externalised frame payload the host resolves (spec: §9.1).
 pub const BLOB_PREFIX: &str = "blob:sha256:";
 
@@ -63,6 +69,11 @@ pub struct Archive {
     pub text_head: Option<String>,
     /// Newest verbatim region.
     pub text_tail: Option<String>,
+    /// User turns of middle history the archive dropped, kept verbatim (printed form, turns
+    /// joined by the newline glyph, oldest first), persisted as `userTurns`. Ours, not the
+    /// reference's: user turns are never silently dropped when the archive overflows (issue
+    /// 19 point 3); the reference's reader ignores the key.
+    pub user_turns: Option<String>,
 }
 
 fn non_empty_string(v: Option<&Value>) -> Option<String> {
@@ -143,6 +154,7 @@ impl Archive {
             ("text", &self.text),
             ("textHead", &self.text_head),
             ("textTail", &self.text_tail),
+            (USER_TURNS_KEY, &self.user_turns),
         ] {
             if let Some(s) = v.as_ref().filter(|s| !s.is_empty()) {
                 m.insert(k.into(), s.clone().into());
@@ -173,7 +185,13 @@ pub fn get_preserved_archive(preserve_data: Option<&Value>) -> Option<Archive> {
     let text = non_empty_string(o.get("text"));
     let text_head = non_empty_string(o.get("textHead"));
     let text_tail = non_empty_string(o.get("textTail"));
-    if frames.is_empty() && text.is_none() && text_head.is_none() && text_tail.is_none() {
+    let user_turns = non_empty_string(o.get(USER_TURNS_KEY));
+    if frames.is_empty()
+        && text.is_none()
+        && text_head.is_none()
+        && text_tail.is_none()
+        && user_turns.is_none()
+    {
         return None;
     }
     Some(Archive {
@@ -183,6 +201,7 @@ pub fn get_preserved_archive(preserve_data: Option<&Value>) -> Option<Archive> {
         text,
         text_head,
         text_tail,
+        user_turns,
     })
 }
 

@@ -7,16 +7,20 @@ use crate::archive::blocks::{FrameResolver, HistoryOptions};
 use crate::archive::{ArchiveFrame, PRESERVE_KEY};
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
-    archive_message, compact, ArchiveInput, ArchiveOptions, ArchiveResult,
+    archive_budget, archive_message, compact, data_budget, ArchiveBudget, ArchiveInput,
+    ArchiveOptions, ArchiveResult, FrameCapInput,
 };
 use crate::context::{build_context_with, BuildOptions};
 use crate::error::{Error, Result};
+use crate::render::shape::resolve::resolve_shape;
 use crate::render::FallbackFonts;
+use crate::render::SnapError;
 use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
 use crate::settings::Strategy;
 use crate::summary::fileops::upsert_file_operations;
 use crate::summary::request::HistoryFeed;
 use crate::summary::serialize::NO_PRIOR_HISTORY;
+use crate::tokens::effective_reserve_tokens;
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Number, Value};
 
@@ -113,7 +117,7 @@ pub fn commit_compaction(
         return commit_snapcompact(
             session,
             plan,
-            &ArchiveOptions::default(),
+            &snapcompact_options(plan)?,
             &FallbackFonts::new(),
             now,
         );
@@ -154,11 +158,60 @@ pub fn commit_compaction(
     append_with_tokens_after(session, prep.leaf, &body, now)
 }
 
+/// The archive options of a snapcompact plan when the host gives none: the app's rules for
+/// the plan's reading model (`PlanOptions::model`) with the `snapcompact.*` settings (spec:
+/// snapcompact §9.7). `compact()` and a plain plan/commit both start from these, so the same
+/// model and settings give the same archive (issue 19 point 3).
+pub fn snapcompact_options(plan: &CompactionPlan) -> Result<ArchiveOptions> {
+    ArchiveOptions::from_settings(plan.options.model.clone(), &plan.settings.snapcompact)
+}
+
+/// The frame cap of a snapcompact commit (spec: snapcompact §5.2): the host's `maxFrames`
+/// (if any) within what the reading model's window, the request byte budget and the
+/// provider's image budget allow. `E_NOTHING_TO_COMPACT` when the kept history alone fills
+/// the window.
+fn frame_cap(plan: &CompactionPlan, options: &ArchiveOptions) -> Result<ArchiveBudget> {
+    let shape = options
+        .shape
+        .unwrap_or_else(|| resolve_shape(options.model.as_ref(), None));
+    let shape = shape.with_frame_size(options.frame_size.unwrap_or(shape.frame_size));
+    let window = plan.options.context_window;
+    let budget = archive_budget(
+        &FrameCapInput {
+            context_window: window,
+            reserve_tokens: effective_reserve_tokens(window, &plan.settings),
+            kept_tokens: options
+                .non_message_tokens
+                .saturating_add(plan.preparation.tokens_recent),
+            edge_capacity: shape.geometry().capacity,
+            provider: plan.options.prepare.active_provider.as_deref(),
+            api: options.model.api.as_deref(),
+            budgets: &options.image_budgets,
+        },
+        options.retained_user_tokens,
+    )
+    .ok_or_else(|| Error::NothingToCompact {
+        reason: "the kept recent history alone fills the context window, so an archive \
+                 cannot make room; compact with a smaller keepRecentTokens or another method"
+            .into(),
+    })?;
+    let cap = budget.max_frames;
+    Ok(ArchiveBudget {
+        max_frames: options.max_frames.map_or(cap, |m| m.clamp(1, cap)),
+        ..budget
+    })
+}
+
 /// Builds the snapcompact archive of a snapcompact plan without touching the session (spec:
 /// snapcompact §9.2): the messages to summarize and the turn prefix, converted as the
 /// summarizer would see them, serialized, folded onto the previous archive (or previous text
-/// summary), planned and rendered. `E_SETTINGS` for a plan of another strategy,
-/// `E_STALE_PLAN` when the session moved on, `E_INVALID_ARGUMENT` for bad render options.
+/// summary), planned and rendered, with at most the frames the reading model's provider
+/// accepts ([`frame_cap`]). Frames that together run heavier than the request byte budget
+/// (the cap assumes 170,000 base64 bytes a frame) are rendered again with fewer frames,
+/// never rejected. `E_SETTINGS` for a plan of another strategy, `E_STALE_PLAN` when the
+/// session moved on, `E_NOTHING_TO_COMPACT` when the kept history alone fills the window,
+/// `E_INVALID_ARGUMENT` for bad render options, `E_OPTIONS` when a single frame is over the
+/// byte budget.
 pub fn build_snapcompact(
     session: &Session,
     plan: &CompactionPlan,
@@ -195,18 +248,44 @@ pub fn build_snapcompact(
                 .filter_map(|m| archive_message(&m, &useless)),
         );
     }
-    compact(
-        ArchiveInput {
-            messages: &messages,
-            previous_summary: prep.previous_summary.as_deref(),
-            previous_preserve_data: prep.previous_preserve_data.as_ref(),
-            file_lists: &plan.file_lists,
-            read_set: Some(&prep.file_ops.read),
-        },
-        options,
-        fallbacks,
-    )
-    .map_err(Error::from)
+    let input = ArchiveInput {
+        messages: &messages,
+        previous_summary: prep.previous_summary.as_deref(),
+        previous_preserve_data: prep.previous_preserve_data.as_ref(),
+        file_lists: &plan.file_lists,
+        read_set: Some(&prep.file_ops.read),
+    };
+    let mut options = options.clone();
+    let budget = frame_cap(plan, &options)?;
+    options.max_frames = Some(budget.max_frames);
+    options.retained_user_tokens = budget.user_turn_tokens;
+    let budget = data_budget(
+        &options.image_budgets,
+        plan.options.prepare.active_provider.as_deref(),
+    );
+    loop {
+        let built = compact(input, &options, fallbacks)?;
+        let frames = built.archive.frames.len() as u64;
+        let bytes: u64 = built
+            .archive
+            .frames
+            .iter()
+            .map(|f| f.data.len() as u64)
+            .sum();
+        if bytes <= budget {
+            return Ok(built);
+        }
+        if frames <= 1 {
+            return Err(SnapError::Options(format!(
+                "one archive frame takes {bytes} base64 bytes, more than the request budget of \
+                 {budget}; use a smaller frameSize"
+            ))
+            .into());
+        }
+        // As many frames as fit at this run's average weight, and always fewer than now.
+        let fit = (budget / bytes.div_ceil(frames)).clamp(1, frames - 1);
+        options.max_frames = Some(fit as u32);
+    }
 }
 
 /// Commits a snapcompact plan (spec: snapcompact §9.2, compaction §8.4): the archive is built

@@ -44,6 +44,10 @@ pub struct PlanOptions {
     pub context_window: u64,
     /// The entry's `method` (default: `soft` for an LLM summary, `handoff` for a handoff).
     pub method: Option<String>,
+    /// The model that reads the compacted context (`{id, api}`): a snapcompact commit takes
+    /// its shape, thinking rule and image budget from it (spec: snapcompact §9.7; issue 19
+    /// point 3: plan/commit and `compact()` resolve the archive the same way).
+    pub model: crate::render::shape::resolve::Target,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +67,7 @@ pub struct CompactionPlan {
     pub preparation: Preparation,
     pub strategy: Strategy,
     pub file_lists: FileLists,
-    settings: CompactionSettings,
+    pub(super) settings: CompactionSettings,
     pub(super) options: PlanOptions,
     /// Entry count and leaf at plan time: the commit refuses a session that moved on.
     fingerprint: (usize, Option<String>),

@@ -6,13 +6,16 @@
 //! and registered fallback fonts give the same record and the same PNG bytes.
 
 use crate::archive::*;
+use crate::error::{Error, Result};
 use crate::render::error::SnapError;
 use crate::render::font::FallbackFonts;
 use crate::render::png::Compression;
-use crate::render::shape::billing::MAX_FRAMES_DEFAULT;
-use crate::render::shape::catalogue::Shape;
+use crate::render::shape::billing::{
+    max_frames, FrameCapInputs, ImageBudgets, FRAME_DATA_BYTES_BUDGET, MAX_FRAMES_DEFAULT,
+};
+use crate::render::shape::catalogue::{Shape, ShapeVariant};
 use crate::render::shape::resolve::Target;
-use crate::render::shape::resolve::{dense_companion, resolve_shape_for_text};
+use crate::render::shape::resolve::{dense_companion, resolve_shape, resolve_shape_for_text};
 use crate::render::text::cells::{paginate_cells, wide_cells};
 use crate::render::text::dataurl::{elide_data_urls, Elision};
 use crate::render::text::normalize::normalize;
@@ -24,6 +27,7 @@ use crate::render::text::stopwords::dim_stopwords;
 use crate::render::text::unicode::{utf16_len, DIM_ON, NEWLINE_GLYPH};
 use crate::render::text::wrap::wrap;
 use crate::render::{render_page, Frame, RenderOptions, DEFAULT_MIN_HEIGHT};
+use crate::settings::{SerializeSettings, SnapcompactSettings};
 use crate::summary::fileops::{format_file_operations, FileLists};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
@@ -52,6 +56,11 @@ pub struct ArchiveLayout {
     pub kept_text: String,
     /// Characters (UTF-16 units) of middle history dropped to fit `max_frames`.
     pub truncated_chars: u64,
+    /// The dropped middle history, oldest first (doc pages with their line breaks as
+    /// spaces), and whether it opens inside a `¶user:` scope: the user turns in it are kept
+    /// as text ([`retained_user_turns`]).
+    pub dropped: String,
+    pub dropped_opens_in_user: bool,
 }
 
 /// Byte offset after the first `units` UTF-16 units, never inside a character.
@@ -123,6 +132,8 @@ pub fn plan_archive(text: &str, high: &Shape, low: &Shape, max_frames: usize) ->
             kept_text: format!("{head}{tail}"),
             truncated_chars: ulen(middle),
             pages: Vec::new(),
+            dropped: middle.to_string(),
+            dropped_opens_in_user: opens_in_user(head),
         };
     }
     let mut out = ArchiveLayout {
@@ -137,6 +148,9 @@ pub fn plan_archive(text: &str, high: &Shape, low: &Shape, max_frames: usize) ->
             let keep_tail = max_frames - 1;
             let dropped = &pages[1..pages.len() - keep_tail];
             out.truncated_chars = dropped.iter().map(|p| ulen(p)).sum();
+            let flat = |p: &String| p.replace('\n', " ");
+            out.dropped = dropped.iter().map(flat).collect::<Vec<_>>().join(" ");
+            out.dropped_opens_in_user = opens_in_user(&format!("{head}{}", flat(&pages[0])));
             let kept: Vec<String> = std::iter::once(&pages[0])
                 .chain(&pages[pages.len() - keep_tail..])
                 .cloned()
@@ -179,6 +193,9 @@ pub fn plan_archive(text: &str, high: &Shape, low: &Shape, max_frames: usize) ->
     let budget = max_frames - 2 * e;
     let drop = lo.len().saturating_sub(budget);
     out.truncated_chars = lo[..drop].iter().map(|p| ulen(p)).sum();
+    out.dropped = lo[..drop].concat();
+    let dropped_at = head_end + head_len;
+    out.dropped_opens_in_user = opens_in_user(&text[..dropped_at]);
     let kept_lo = &lo[drop..];
     let mut kept = String::with_capacity(text.len());
     kept.push_str(head);
@@ -200,6 +217,127 @@ pub fn plan_archive(text: &str, high: &Shape, low: &Shape, max_frames: usize) ->
     out
 }
 
+// ----- user turns of a dropped middle ------------------------------------------------------
+
+/// The scope prefixes of the archive transcript (spec: snapcompact §6.1).
+const SCOPES: [&str; 4] = [
+    crate::render::text::serialize::USER,
+    crate::render::text::serialize::THINK,
+    crate::render::text::serialize::AI,
+    crate::render::text::serialize::CALL,
+];
+
+/// The next scope prefix in `text` from byte `from`: its offset and whether it is `¶user:`.
+fn next_scope(text: &str, from: usize) -> Option<(usize, bool)> {
+    let mut at = from;
+    while let Some(off) = text[at..].find('\u{b6}') {
+        let i = at + off;
+        if let Some(p) = SCOPES.iter().find(|p| text[i..].starts_with(**p)) {
+            return Some((i, *p == SCOPES[0]));
+        }
+        at = i + '\u{b6}'.len_utf8();
+    }
+    None
+}
+
+/// Whether text continuing `before` is inside a `¶user:` scope (its last scope prefix).
+fn opens_in_user(before: &str) -> bool {
+    let mut user = false;
+    let mut from = 0;
+    while let Some((at, is_user)) = next_scope(before, from) {
+        user = is_user;
+        from = at + '\u{b6}'.len_utf8();
+    }
+    user
+}
+
+/// The user turns of a dropped middle, each opening with `¶user:`, oldest first; a turn cut
+/// by the start of `dropped` (`opens_in_user`) is kept from there.
+pub fn user_turns(dropped: &str, opens_in_user: bool) -> Vec<String> {
+    let mut turns = Vec::new();
+    let mut user = opens_in_user;
+    let mut start = 0;
+    let push = |piece: &str, turns: &mut Vec<String>| {
+        let piece = piece.trim_end_matches(NEWLINE_GLYPH);
+        if piece.is_empty() || piece == SCOPES[0] {
+            return;
+        }
+        if piece.starts_with(SCOPES[0]) {
+            turns.push(piece.to_string());
+        } else {
+            turns.push(format!("{}{piece}", SCOPES[0]));
+        }
+    };
+    let mut from = 0;
+    while let Some((at, is_user)) = next_scope(dropped, from) {
+        if user {
+            push(&dropped[start..at], &mut turns);
+        }
+        user = is_user;
+        start = at;
+        from = at + '\u{b6}'.len_utf8();
+    }
+    if user {
+        push(&dropped[start..], &mut turns);
+    }
+    turns
+}
+
+/// Tokens of retained text, with the model-free estimate (spec: README "Token accounting").
+fn estimate(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}
+
+/// The user turns kept verbatim beside the frames (issue 19 point 3: user turns are never
+/// silently dropped when the archive overflows). Every `¶user:` turn of the middle history
+/// `planArchive` drops joins those an earlier compaction kept; the newest turns are kept
+/// within `budget_tokens` (default [`RETAINED_USER_BUDGET_TOKENS`], the budget OpenAI's V2
+/// compaction keeps user messages under, spec: compaction §9.2
+/// `compaction.v2RetainedMessageBudget`), a turn alone over the budget keeping its newest
+/// part. `None` when nothing is kept. Turns are joined by the newline glyph, in order.
+pub fn retained_user_turns(
+    previous: Option<&str>,
+    dropped: &[String],
+    budget_tokens: u64,
+) -> Option<String> {
+    let glyph = NEWLINE_GLYPH.to_string();
+    let mut turns: Vec<&str> = Vec::new();
+    if let Some(p) = previous.filter(|p| !p.is_empty()) {
+        let mut start = 0;
+        let sep = format!("{glyph}{}", SCOPES[0]);
+        // Each turn opens with `¶user:`: look for the next one after it.
+        while let Some(off) = p.get(start + SCOPES[0].len()..).and_then(|r| r.find(&sep)) {
+            let at = start + SCOPES[0].len() + off;
+            turns.push(&p[start..at]);
+            start = at + glyph.len();
+        }
+        turns.push(&p[start..]);
+    }
+    turns.extend(dropped.iter().map(String::as_str));
+    let mut kept: Vec<String> = Vec::new();
+    let mut used = 0u64;
+    for t in turns.iter().rev() {
+        let cost = estimate(t) + 1;
+        if used + cost <= budget_tokens {
+            used += cost;
+            kept.push((*t).to_string());
+            continue;
+        }
+        if kept.is_empty() && budget_tokens > 0 {
+            // The newest turn alone is over the budget: keep its end.
+            let bytes = (budget_tokens as usize).saturating_mul(4);
+            let mut cut = t.len().saturating_sub(bytes);
+            while !t.is_char_boundary(cut) {
+                cut += 1;
+            }
+            kept.push(format!("{}{}", SCOPES[0], &t[cut..]));
+        }
+        break;
+    }
+    kept.reverse();
+    (!kept.is_empty()).then(|| kept.join(&glyph))
+}
+
 /// Doc pages (`docPages`): wrapped lines in groups of `2 × rows`, joined by `\n`, without
 /// the finishing pass (the render pass applies it with the carried dim state).
 fn shape_pages_raw(text: &str, shape: &Shape, size: u32) -> Vec<String> {
@@ -207,6 +345,220 @@ fn shape_pages_raw(text: &str, shape: &Shape, size: u32) -> Vec<String> {
     let lines = wrap(text, geo.cols, wide_cells(shape.font));
     let per_page = (2 * geo.rows).max(1) as usize;
     lines.chunks(per_page).map(|c| c.join("\n")).collect()
+}
+
+// ----- the reader's dialect -----------------------------------------------------------------
+
+/// How a model-id matcher of the reference's model taxonomy compares (ranked in this order,
+/// strongest first, then by token length).
+#[derive(Clone, Copy)]
+enum Match {
+    /// The bare id (after the last `/`) equals the token.
+    Exact(&'static str),
+    /// The bare id is the token or starts with it followed by `-`, `_`, `.`, `:` or a digit.
+    Bounded(&'static str),
+    /// A `/`-separated part of the id equals the token.
+    Namespace(&'static str),
+    /// A `/`, `.` or `:`-separated part of the id matches the token bounded.
+    NamespaceBounded(&'static str),
+    /// The bare id starts with the token.
+    Prefix(&'static str),
+    /// The bare id contains the token (the taxonomy's only glob is `*distill-qwen*`).
+    Contains(&'static str),
+}
+
+impl Match {
+    fn rank(self) -> (u8, usize) {
+        match self {
+            Match::Exact(t) => (4, t.len()),
+            Match::Bounded(t) => (3, t.len()),
+            Match::Namespace(t) | Match::NamespaceBounded(t) => (2, t.len()),
+            Match::Prefix(t) => (1, t.len()),
+            // The glob's token counts its `*`s too.
+            Match::Contains(t) => (0, t.len() + 2),
+        }
+    }
+
+    fn matches(self, lower: &str, bare: &str) -> bool {
+        fn bounded(value: &str, token: &str) -> bool {
+            value.strip_prefix(token).is_some_and(|rest| {
+                rest.bytes()
+                    .next()
+                    .is_none_or(|b| matches!(b, b'-' | b'_' | b'.' | b':' | b'0'..=b'9'))
+            })
+        }
+        match self {
+            Match::Exact(t) => bare == t,
+            Match::Bounded(t) => bounded(bare, t),
+            Match::Namespace(t) => lower.split('/').any(|p| p == t),
+            Match::NamespaceBounded(t) => lower
+                .split(['/', '.', ':'])
+                .any(|p| !p.is_empty() && bounded(p, t)),
+            Match::Prefix(t) => bare.starts_with(t),
+            Match::Contains(t) => bare.contains(t),
+        }
+    }
+}
+
+/// The model classes of the reference's taxonomy (`pi-catalog` 18.2.3 `rules.json`) with
+/// their matchers, in declaration order; facts needed to classify an id the same way.
+const MODEL_CLASSES: &[(&str, &[Match])] = {
+    use Match::*;
+    &[
+        ("ai21", &[Bounded("jamba"), Namespace("ai21")]),
+        (
+            "amazon",
+            &[
+                Bounded("nova"),
+                Bounded("titan"),
+                NamespaceBounded("amazon"),
+            ],
+        ),
+        (
+            "anthropic",
+            &[
+                NamespaceBounded("anthropic"),
+                Bounded("anthropic"),
+                Bounded("claude"),
+            ],
+        ),
+        ("baidu", &[Bounded("ernie")]),
+        ("bytedance", &[Bounded("doubao")]),
+        ("cohere", &[Bounded("command"), Namespace("cohere")]),
+        (
+            "deepseek",
+            &[NamespaceBounded("deepseek"), Bounded("deepseek")],
+        ),
+        ("gemini", &[Bounded("gemini")]),
+        ("gemma", &[Bounded("gemma")]),
+        ("glm", &[Bounded("glm"), Bounded("zai-glm")]),
+        (
+            "gpt-oss",
+            &[NamespaceBounded("gpt-oss"), Bounded("gpt-oss")],
+        ),
+        ("kimi", &[Namespace("moonshotai"), Bounded("kimi")]),
+        (
+            "meta",
+            &[
+                Bounded("muse-spark"),
+                Bounded("llama"),
+                Namespace("meta-llama"),
+            ],
+        ),
+        ("mimo", &[Bounded("mimo")]),
+        (
+            "minimax",
+            &[Namespace("minimax"), Bounded("minimax"), Bounded("hailuo")],
+        ),
+        ("mistral", &[Bounded("mistral"), Bounded("mixtral")]),
+        (
+            "openai",
+            &[
+                Namespace("openai"),
+                NamespaceBounded("openai"),
+                Prefix("gpt-"),
+                Prefix("chatgpt-"),
+                Prefix("codex-"),
+                Exact("o1"),
+                Prefix("o1-"),
+                Prefix("o1."),
+                Exact("o3"),
+                Prefix("o3-"),
+                Prefix("o3."),
+                Exact("o4"),
+                Prefix("o4-"),
+                Prefix("o4."),
+            ],
+        ),
+        (
+            "qwen",
+            &[
+                Bounded("qwen"),
+                Bounded("deepseek-r1-distill-qwen"),
+                Contains("distill-qwen"),
+            ],
+        ),
+        ("stepfun", &[Bounded("step")]),
+        (
+            "xai",
+            &[
+                Prefix("cursor-grok-"),
+                Bounded("grok"),
+                Namespace("x-ai"),
+                Namespace("xai"),
+            ],
+        ),
+    ]
+};
+
+/// Variant suffixes the taxonomy collapses before classifying (the longest that ends the
+/// id wins; `-max` not on a `qwen…` id).
+const VARIANT_SUFFIXES: [&str; 9] = [
+    "-thinking",
+    "-extra-high",
+    "-none",
+    "-minimal",
+    "-medium",
+    "-xhigh",
+    "-high",
+    "-low",
+    "-max",
+];
+
+/// The class of a model id as the reference's `classifyModel("", id, {lenient: true})`
+/// decides it: variant suffix collapsed, then the strongest matcher over all classes (a
+/// tie between two classes at the strongest rank → `unknown`). Provider-scoped rules do not
+/// apply without a provider, and the provider-less overrides name no class of interest.
+pub fn model_class(model_id: &str) -> &'static str {
+    let trimmed = model_id.trim_matches(crate::render::text::unicode::is_js_space);
+    let mut logical = trimmed;
+    if trimmed.len() == model_id.len() {
+        let lower = trimmed.to_lowercase();
+        let bare = lower.rsplit('/').next().unwrap_or("");
+        let suffix = VARIANT_SUFFIXES
+            .iter()
+            .filter(|s| lower.ends_with(*s) && !(**s == "-max" && bare.starts_with("qwen")))
+            .max_by_key(|s| s.len());
+        if let Some(s) = suffix {
+            // The suffix is ASCII, so its lowercase has the same length.
+            logical = &trimmed[..trimmed.len() - s.len()];
+        }
+    }
+    let lower = logical
+        .trim_matches(crate::render::text::unicode::is_js_space)
+        .to_lowercase();
+    let bare = lower.rsplit('/').next().unwrap_or("");
+    let mut winner: Option<((u8, usize), &'static str)> = None;
+    let mut tied = false;
+    for &(class, matchers) in MODEL_CLASSES {
+        for &m in matchers {
+            if !m.matches(&lower, bare) {
+                continue;
+            }
+            let rank = m.rank();
+            match winner {
+                Some((r, c)) if r == rank && c != class => tied = true,
+                Some((r, _)) if r >= rank => {}
+                _ => {
+                    winner = Some((rank, class));
+                    tied = false;
+                }
+            }
+        }
+    }
+    match winner {
+        Some((_, class)) if !tied => class,
+        _ => "unknown",
+    }
+}
+
+/// `preferredDialect(model) === "anthropic"`: the reader speaks the Anthropic dialect. The
+/// app leaves thinking out of a snapcompact archive for such readers, because the archive is
+/// replayed as text into every later request and Claude refuses inputs that reproduce its
+/// own reasoning (spec: README "App rules over library defaults", snapcompact §9.5, §9.7;
+/// issue 19 point 3).
+pub fn anthropic_dialect(model_id: &str) -> bool {
+    model_class(model_id) == "anthropic"
 }
 
 // ----- compact -----------------------------------------------------------------------------
@@ -227,6 +579,14 @@ pub struct ArchiveOptions {
     /// Minimum frame height in px (spec §7.8; default [`DEFAULT_MIN_HEIGHT`]).
     pub min_height: u32,
     pub compression: Compression,
+    /// Token budget of the user turns kept verbatim from a dropped middle (default
+    /// [`RETAINED_USER_BUDGET_TOKENS`]; 0 keeps none).
+    pub retained_user_tokens: u64,
+    /// The host's per-provider image and byte budgets (the commit's frame cap).
+    pub image_budgets: ImageBudgets,
+    /// Tokens of what the request carries beside the messages (system prompt, tools), for
+    /// the commit's frame cap (default 0).
+    pub non_message_tokens: u64,
 }
 
 impl Default for ArchiveOptions {
@@ -239,8 +599,149 @@ impl Default for ArchiveOptions {
             max_frames: None,
             min_height: DEFAULT_MIN_HEIGHT,
             compression: Compression::default(),
+            retained_user_tokens: RETAINED_USER_BUDGET_TOKENS,
+            image_budgets: ImageBudgets::default(),
+            non_message_tokens: 0,
         }
     }
+}
+
+impl ArchiveOptions {
+    /// The options the app compacts with for a reader `model` (spec: README "App rules over
+    /// library defaults"): the library defaults, with thinking left out of the archive when
+    /// the model speaks the Anthropic dialect ([`anthropic_dialect`]).
+    pub fn for_model(model: Target) -> ArchiveOptions {
+        let mut o = ArchiveOptions::default();
+        o.serialize.include_thinking = !model.id.as_deref().is_some_and(anthropic_dialect);
+        o.model = model;
+        o
+    }
+
+    /// [`ArchiveOptions::for_model`] with the `snapcompact.*` settings applied: a named
+    /// `snapcompact.shape` (priced for the model's API; `E_SETTINGS` for an unknown name) and
+    /// the serializer's options (an explicit `includeThinking` beats the model's rule).
+    pub fn from_settings(model: Target, settings: &SnapcompactSettings) -> Result<ArchiveOptions> {
+        let mut o = ArchiveOptions::for_model(model);
+        apply_serialize_settings(&mut o.serialize, &settings.serialize);
+        if let Some(name) = &settings.shape {
+            let variant = ShapeVariant::parse_or_err(name).map_err(|e| Error::Settings {
+                field: "snapcompact.shape".into(),
+                reason: e.to_string(),
+            })?;
+            o.shape = Some(resolve_shape(o.model.as_ref(), Some(variant)));
+        }
+        Ok(o)
+    }
+}
+
+/// Applies the serializer's settings that are set (spec: snapcompact §6.1).
+pub fn apply_serialize_settings(o: &mut SerializeOptions, s: &SerializeSettings) {
+    let cap = |c: Option<u64>| c.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    if let Some(c) = s.tool_result_max_chars {
+        o.tool_result_max_chars = cap(c);
+    }
+    if let Some(c) = s.tool_arg_max_chars {
+        o.tool_arg_max_chars = cap(c);
+    }
+    if let Some(c) = s.tool_call_max_chars {
+        o.tool_call_max_chars = cap(c);
+    }
+    if let Some(r) = s.truncate_head_ratio {
+        o.truncate_head_ratio = r;
+    }
+    if let Some(b) = s.dim_tool_results {
+        o.dim_tool_results = b;
+    }
+    if let Some(b) = s.include_thinking {
+        o.include_thinking = b;
+    }
+}
+
+// ----- the frame cap of a compaction ----------------------------------------------------------
+
+/// Tokens the summary template adds to an archive with frames (spec: snapcompact §5.2).
+const SUMMARY_TEMPLATE_TOKENS: u64 = 2000;
+
+/// What the frame cap of a compaction depends on (spec: snapcompact §5.2, §9.7).
+#[derive(Debug, Clone, Copy)]
+pub struct FrameCapInput<'a> {
+    /// Context window of the reading model; 0 = unknown.
+    pub context_window: u64,
+    /// `effectiveReserveTokens` for that window.
+    pub reserve_tokens: u64,
+    /// Tokens outside the messages (system prompt, tools) plus the kept recent messages.
+    pub kept_tokens: u64,
+    /// HQ capacity of the shape the archive will use (its text edges are one each).
+    pub edge_capacity: u32,
+    /// Provider and API of the reading model (unknown provider: the floor of 5 images).
+    pub provider: Option<&'a str>,
+    pub api: Option<&'a str>,
+    pub budgets: &'a ImageBudgets,
+}
+
+/// What a compaction's archive may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveBudget {
+    pub max_frames: u32,
+    /// Tokens for the user turns of a dropped middle ([`retained_user_turns`]).
+    pub user_turn_tokens: u64,
+}
+
+/// The most frames a compaction may archive (spec: snapcompact §5.2, the cap the coding agent
+/// computes): `min(frame tokens / 5024, 80, the request byte budget / 170,000, the provider's
+/// image budget)`, at least 1 so a text-only archive can land; `None` when the kept history
+/// alone fills the window (the method is skipped). With a known window the retained user
+/// turns (issue 19 point 3) take at most a quarter of the frame tokens, within
+/// `user_turn_tokens`, and the frames share the rest; without one they get
+/// `user_turn_tokens`.
+pub fn archive_budget(input: &FrameCapInput<'_>, user_turn_tokens: u64) -> Option<ArchiveBudget> {
+    let mut user = user_turn_tokens;
+    let mut input = *input;
+    if input.context_window > 0 {
+        let total = input.context_window.saturating_sub(input.reserve_tokens);
+        let edges = (2 * u64::from(input.edge_capacity) * 115).div_ceil(400);
+        let frames = total
+            .saturating_sub(input.kept_tokens)
+            .saturating_sub(edges + SUMMARY_TEMPLATE_TOKENS);
+        user = user.min(frames / 4);
+        if input.kept_tokens < total {
+            input.kept_tokens = input.kept_tokens.saturating_add(user);
+        }
+    }
+    Some(ArchiveBudget {
+        max_frames: archive_frame_cap(&input)?,
+        user_turn_tokens: user,
+    })
+}
+
+/// The frame cap alone (see [`archive_budget`]).
+pub fn archive_frame_cap(input: &FrameCapInput<'_>) -> Option<u32> {
+    let provider_frame_budget = input
+        .budgets
+        .provider_frame_budget(input.provider.unwrap_or(""), input.api);
+    let frame_budget_tokens = if input.context_window == 0 {
+        None
+    } else {
+        let total = input.context_window.saturating_sub(input.reserve_tokens);
+        if input.kept_tokens >= total {
+            return None;
+        }
+        let edges = (2 * u64::from(input.edge_capacity) * 115).div_ceil(400);
+        Some(total as i64 - input.kept_tokens as i64 - (edges + SUMMARY_TEMPLATE_TOKENS) as i64)
+    };
+    Some(max_frames(FrameCapInputs {
+        frame_budget_tokens,
+        data_budget_bytes: data_budget(input.budgets, input.provider),
+        provider_frame_budget,
+    }))
+}
+
+/// Base64 bytes one request may carry: the provider's configured byte budget, else the
+/// default [`FRAME_DATA_BYTES_BUDGET`] (spec: snapcompact §5.1, §5.4).
+pub fn data_budget(budgets: &ImageBudgets, provider: Option<&str>) -> u64 {
+    provider
+        .and_then(|p| budgets.provider_image_byte_budget(p))
+        .unwrap_or(FRAME_DATA_BYTES_BUDGET)
 }
 
 /// What the archive is built from (a compaction preparation, spec: snapcompact §9.2).
@@ -292,7 +793,7 @@ pub fn compact(
     input: ArchiveInput<'_>,
     options: &ArchiveOptions,
     fallbacks: &FallbackFonts,
-) -> Result<ArchiveResult, SnapError> {
+) -> std::result::Result<ArchiveResult, SnapError> {
     let serialized = serialize_conversation(input.messages, &options.serialize);
     let previous = get_preserved_archive(input.previous_preserve_data);
     let mut previous_text = previous.as_ref().map(printed_source).unwrap_or_default();
@@ -347,6 +848,11 @@ pub fn compact(
     let archive_text = elide_data_urls(&archive_text, Elision::Source).into_owned();
     let layout = plan_archive(&archive_text, &high, &low, max_frames);
     truncated += layout.truncated_chars;
+    let user_turns = retained_user_turns(
+        previous.as_ref().and_then(|p| p.user_turns.as_deref()),
+        &user_turns(&layout.dropped, layout.dropped_opens_in_user),
+        options.retained_user_tokens,
+    );
 
     // Render, carrying the dim state from the text head through the frames (§9.2 step 11).
     let mut dim_open = ends_dim(&layout.text_head);
@@ -392,11 +898,13 @@ pub fn compact(
         text: (!kept.is_empty()).then_some(kept),
         text_head: (!text_head.is_empty()).then_some(text_head),
         text_tail: (!text_tail.is_empty()).then_some(text_tail),
+        user_turns,
     };
     let files = files_section(input.file_lists, input.read_set);
     let summary = if archive.frames.is_empty()
         && archive.text_head.is_none()
         && archive.text_tail.is_none()
+        && archive.user_turns.is_none()
         && files.is_none()
     {
         NO_PRIOR_HISTORY.to_string()
@@ -406,6 +914,7 @@ pub fn compact(
             high: &high,
             truncated_chars: archive.truncated_chars,
             included_previous_summary,
+            user_turns: archive.user_turns.is_some(),
             files: files.as_deref(),
         })
     };
@@ -494,6 +1003,8 @@ pub struct GuideFacts<'a> {
     pub high: &'a Shape,
     pub truncated_chars: u64,
     pub included_previous_summary: bool,
+    /// User turns of dropped middle history are kept as text.
+    pub user_turns: bool,
     /// The FILES tree.
     pub files: Option<&'a str>,
 }
@@ -591,6 +1102,12 @@ pub fn reading_guide(f: &GuideFacts<'_>) -> String {
             f.truncated_chars
         ));
     }
+    if f.user_turns {
+        s.push_str(
+            "- The user's own messages from that left-out history are still given word for \
+             word, in the text block marked as the kept user turns.\n",
+        );
+    }
     s.push_str(
         "- When an exact earlier detail matters and its section is hard to read, recover it \
          from the workspace (re-read the file, re-run the command) instead of guessing.\n",
@@ -605,9 +1122,11 @@ pub fn reading_guide(f: &GuideFacts<'_>) -> String {
 // ----- messages ------------------------------------------------------------------------------
 
 /// A provider message (the output of `convertToLlm`: roles `user`, `developer`, `assistant`,
-/// `toolResult`) → the transcript's message model (`None` for other roles). `useless` holds
-/// the `toolCallId`s of results flagged useless (spec: snapcompact §6.1: those pairs are
-/// skipped).
+/// `toolResult`) → the transcript's message model (`None` for other roles, `developer`
+/// included: the reference's archive serializer prints user, assistant and tool-result
+/// messages only, so custom messages and text file mentions stay out, as in the summarizer's
+/// plain transcript; conformance `rules/`). `useless` holds the `toolCallId`s of results
+/// flagged useless (spec: snapcompact §6.1: those pairs are skipped).
 pub fn archive_message(m: &Value, useless: &FxHashSet<Box<str>>) -> Option<ArchiveMessage> {
     let text_of = |v: Option<&Value>| -> String {
         match v {
@@ -622,7 +1141,7 @@ pub fn archive_message(m: &Value, useless: &FxHashSet<Box<str>>) -> Option<Archi
     };
     let s = |b: &Value, k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     match m.get("role").and_then(Value::as_str) {
-        Some("user") | Some("developer") => Some(ArchiveMessage::User {
+        Some("user") => Some(ArchiveMessage::User {
             text: text_of(m.get("content")),
         }),
         Some("assistant") => {

@@ -8,7 +8,8 @@ use super::interop::{field_error, now_ms, options, to_js};
 use super::session::WasmSession;
 use super::snapcompact::fonts;
 use crate::compaction::commit::{
-    commit_compaction, commit_extension_compaction, commit_handoff, commit_snapcompact, Committed,
+    commit_compaction, commit_extension_compaction, commit_handoff, commit_snapcompact,
+    snapcompact_options, Committed,
 };
 use crate::compaction::plan::{plan_compaction, CompactionPlan};
 use crate::compaction::prepare::Preparation;
@@ -250,7 +251,8 @@ impl WasmSession {
         let now = now_ms(now)?;
         let c = if plan.plan.strategy == Strategy::Snapcompact {
             let v = options(snapcompact_json, "snapcompact options")?;
-            let opts = archive_options(Some(&v)).map_err(to_js)?;
+            let base = snapcompact_options(&plan.plan).map_err(to_js)?;
+            let opts = archive_options(Some(&v), base).map_err(to_js)?;
             commit_snapcompact(self.s_mut(), &plan.plan, &opts, &fonts(), now)
         } else {
             commit_compaction(self.s_mut(), &plan.plan, now)

@@ -3,7 +3,7 @@
 //! holding a `Uint8Array` of PNG bytes. The registered fallback fonts live here, the only
 //! process-wide state of the binding.
 
-use super::interop::options::{render_options, shape_arg, shape_for, target};
+use super::interop::options::{render_options, serialize_options, shape_arg, shape_for, target};
 use super::interop::snapcompact::{arg, budgets, parse_messages};
 use super::interop::to_js;
 use crate::render::shape::billing::{frame_tokens, BillingFamily};
@@ -221,34 +221,8 @@ pub fn serialize(messages_json: &str, options_json: Option<String>) -> Result<St
     let messages = arg(Some(messages_json.to_string()), "messages")?.unwrap_or(Value::Null);
     let messages = parse_messages(&messages).map_err(to_js)?;
     let mut o = SerializeOptions::default();
-    if let Some(v) = arg(options_json, "options")? {
-        let cap = |k: &str, d: Option<usize>| -> Result<Option<usize>, SnapError> {
-            match v.get(k) {
-                None | Some(Value::Null) => Ok(d),
-                Some(Value::String(s)) if s == "Infinity" => Ok(None),
-                Some(n) => match n.as_f64() {
-                    Some(f) if f.is_infinite() && f > 0.0 => Ok(None),
-                    Some(f) if f >= 0.0 => Ok(Some(f as usize)),
-                    _ => Err(SnapError::Options(format!(
-                        "{k} must be a number of characters"
-                    ))),
-                },
-            }
-        };
-        o.tool_result_max_chars =
-            cap("toolResultMaxChars", o.tool_result_max_chars).map_err(to_js)?;
-        o.tool_arg_max_chars = cap("toolArgMaxChars", o.tool_arg_max_chars).map_err(to_js)?;
-        o.tool_call_max_chars = cap("toolCallMaxChars", o.tool_call_max_chars).map_err(to_js)?;
-        if let Some(r) = v.get("truncateHeadRatio").and_then(Value::as_f64) {
-            o.truncate_head_ratio = r;
-        }
-        if let Some(b) = v.get("dimToolResults").and_then(Value::as_bool) {
-            o.dim_tool_results = b;
-        }
-        if let Some(b) = v.get("includeThinking").and_then(Value::as_bool) {
-            o.include_thinking = b;
-        }
-    }
+    let v = arg(options_json, "options")?;
+    serialize_options(v.as_ref(), &mut o).map_err(to_js)?;
     Ok(serialize_conversation(&messages, &o))
 }
 

@@ -147,10 +147,12 @@ fn sentinel_text() -> String {
     )
 }
 
-/// §11 case 53.
+/// §11 case 53 (the reference's layout: no user turns kept beside the frames).
 #[test]
 fn head_and_tail_sentinels_around_frames() {
-    let r = run(&[user(&sentinel_text())], None, None, &options(5));
+    let mut o = options(5);
+    o.retained_user_tokens = 0;
+    let r = run(&[user(&sentinel_text())], None, None, &o);
     assert_eq!(r.archive.frames.len(), 5);
     assert!(r
         .archive
@@ -171,6 +173,76 @@ fn head_and_tail_sentinels_around_frames() {
     assert!(blocks[1..6]
         .iter()
         .all(|b| matches!(b, HistoryBlock::Image { .. })));
+}
+
+/// Issue 19 point 3: the user turns of a dropped middle are kept verbatim as text beside the
+/// frames, within the retained-user budget, newest first; the next compaction carries them.
+#[test]
+fn dropped_user_turns_are_kept_verbatim() {
+    let r = run(&[user(&sentinel_text())], None, None, &options(5));
+    assert!(r.archive.truncated_chars > 0);
+    let turns = r.archive.user_turns.clone().expect("user turns kept");
+    assert!(turns.starts_with("\u{b6}user:"));
+    assert!(turns.contains("Important fact number one."));
+    assert_eq!(
+        turns.encode_utf16().count() as u64,
+        r.archive.truncated_chars + "\u{b6}user:".len() as u64 - 1,
+        "the whole dropped middle was the user's message"
+    );
+    let blocks = history_blocks(&r.archive, &HistoryOptions::default());
+    assert_eq!(blocks.len(), 8);
+    assert!(
+        matches!(&blocks[1], HistoryBlock::Text(t) if t.contains("user turns of the omitted middle"))
+    );
+    assert!(r.summary.contains("kept user turns"));
+    // The record keeps them; a budget keeps the newest part only.
+    let pd = json!({"snapcompact": r.archive.to_json()});
+    assert_eq!(get_preserved_archive(Some(&pd)), Some(r.archive.clone()));
+    let mut o = options(5);
+    o.retained_user_tokens = 100;
+    let small = run(&[user(&sentinel_text())], None, None, &o);
+    let kept = small.archive.user_turns.expect("newest part kept");
+    assert!(kept.len() <= 100 * 4 + "\u{b6}user:".len());
+    assert!(turns.ends_with(kept.trim_start_matches("\u{b6}user:")));
+    // Assistant text and tool output are not user turns.
+    let r = run(
+        &[
+            user("short question"),
+            asst(&"Important fact number one. ".repeat(400)),
+        ],
+        None,
+        None,
+        &options(5),
+    );
+    assert!(r.archive.truncated_chars > 0);
+    assert_eq!(r.archive.user_turns, None);
+}
+
+#[test]
+fn user_turns_of_a_dropped_middle() {
+    use ctxfold::compaction::snapcompact::{retained_user_turns, user_turns};
+    let t = "\u{b6}user:a\u{2588}b\u{2588}\u{b6}ai:x\u{2588}\u{b6}user:c\u{2588}\u{b6}call:f()";
+    assert_eq!(
+        user_turns(t, false),
+        ["\u{b6}user:a\u{2588}b", "\u{b6}user:c"]
+    );
+    // Opening inside a user turn: its rest is a turn too.
+    assert_eq!(
+        user_turns("rest\u{2588}\u{b6}ai:x", true),
+        ["\u{b6}user:rest"]
+    );
+    assert!(user_turns("rest\u{2588}\u{b6}ai:x", false).is_empty());
+    // Earlier turns first; the newest win the budget.
+    let prev = "\u{b6}user:one\u{2588}\u{b6}user:two";
+    let all = retained_user_turns(Some(prev), &["\u{b6}user:three".to_string()], 1000);
+    assert_eq!(
+        all.as_deref(),
+        Some("\u{b6}user:one\u{2588}\u{b6}user:two\u{2588}\u{b6}user:three")
+    );
+    let newest = retained_user_turns(Some(prev), &["\u{b6}user:three".to_string()], 6);
+    assert_eq!(newest.as_deref(), Some("\u{b6}user:three"));
+    assert_eq!(retained_user_turns(None, &[], 1000), None);
+    assert_eq!(retained_user_turns(Some(prev), &[], 0), None);
 }
 
 /// §11 case 54: foveation (HQ 29 × 20 = 580, LQ 40 × 20 = 800 at 320 px).
@@ -452,4 +524,133 @@ fn history_blocks_layout_and_budgets() {
     assert!(b
         .iter()
         .any(|x| matches!(x, HistoryBlock::Text(t) if t.contains("unavailable"))));
+}
+
+// ----- the option readers (issue 19 point 3) -----------------------------------------------
+
+mod option_readers {
+    use ctxfold::compaction::snapcompact::{anthropic_dialect, model_class, ArchiveOptions};
+    use ctxfold::settings::CompactionSettings;
+    use ctxfold::wasm::interop::options::archive_options;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-5.0e3f64..5.0e3).prop_map(Value::from),
+            (0u64..100_000).prop_map(Value::from),
+            Just(json!("Infinity")),
+            Just(json!("auto")),
+            Just(json!("8on16-bw")),
+            Just(json!("claude-opus-4-7")),
+            "[a-z]{0,6}".prop_map(Value::from),
+            Just(json!({})),
+            Just(json!([1])),
+        ]
+    }
+
+    const KEYS: [&str; 12] = [
+        "shape",
+        "toolResultMaxChars",
+        "toolArgMaxChars",
+        "toolCallMaxChars",
+        "truncateHeadRatio",
+        "dimToolResults",
+        "includeThinking",
+        "model",
+        "maxFrames",
+        "frameSize",
+        "nonMessageTokens",
+        "bogus",
+    ];
+
+    fn object() -> impl Strategy<Value = Value> {
+        proptest::collection::vec((0..KEYS.len(), value()), 0..6).prop_map(|kv| {
+            let mut m = serde_json::Map::new();
+            for (k, v) in kv {
+                m.insert(KEYS[k].to_string(), v);
+            }
+            Value::Object(m)
+        })
+    }
+
+    proptest! {
+        /// Any `snapcompact` settings object reads or fails with `E_SETTINGS` naming a
+        /// `snapcompact` field; what reads survives a round trip through `to_json`.
+        #[test]
+        fn snapcompact_settings_read_or_name_the_field(o in object()) {
+            match CompactionSettings::from_json(&json!({"snapcompact": o})) {
+                Ok(s) => {
+                    prop_assert_eq!(CompactionSettings::from_json(&s.to_json()).unwrap(), s);
+                }
+                Err(ctxfold::Error::Settings { field, .. }) => {
+                    prop_assert!(field.starts_with("snapcompact"), "{}", field);
+                }
+                Err(e) => prop_assert!(false, "unexpected {:?}", e),
+            }
+        }
+
+        /// The commit's options reader never panics; given nothing it returns the base, and
+        /// an explicit `includeThinking` always wins over the model's rule.
+        #[test]
+        fn archive_options_reader(o in object()) {
+            let base = ArchiveOptions::default();
+            if let Ok(read) = archive_options(Some(&o), base.clone()) {
+                if let Some(b) = o.get("includeThinking").and_then(Value::as_bool) {
+                    prop_assert_eq!(read.serialize.include_thinking, b);
+                }
+                if o.as_object().is_some_and(|m| m.values().all(Value::is_null)) {
+                    prop_assert_eq!(read, base);
+                }
+            }
+        }
+
+        /// Any model id classifies without panicking; a `claude…` or `anthropic/…` id that no
+        /// stronger class claims is Anthropic.
+        #[test]
+        fn dialect_of_any_id(id in "[a-zA-Z0-9./:_ -]{0,24}") {
+            let _ = model_class(&id);
+            let claude = format!("claude-{}", id.trim().to_lowercase().replace(['/', ':'], ""));
+            if !claude.contains("distill-qwen") {
+                prop_assert!(anthropic_dialect(&claude), "{}", claude);
+            }
+        }
+    }
+
+    #[test]
+    fn dialects_of_known_ids() {
+        for (id, class) in [
+            ("claude-opus-4-7", "anthropic"),
+            ("claude-sonnet-4-5-thinking", "anthropic"),
+            ("anthropic/claude-3.5-haiku", "anthropic"),
+            ("us.anthropic.claude-opus-4-1", "anthropic"),
+            ("gpt-5.1", "openai"),
+            ("openai/gpt-oss-120b", "gpt-oss"),
+            ("o3", "openai"),
+            ("o3-high", "openai"),
+            ("gemini-3-pro-preview", "gemini"),
+            ("Qwen3.5-27B-Claude-4.6-Opus-Reasoning-Distilled", "qwen"),
+            ("deepseek-r1-distill-qwen-32b", "qwen"),
+            ("grok-4", "xai"),
+            ("", "unknown"),
+            ("my-model", "unknown"),
+        ] {
+            assert_eq!(model_class(id), class, "{id}");
+        }
+        assert!(
+            !ArchiveOptions::for_model(ctxfold::render::shape::resolve::Target {
+                id: Some("claude-opus-4-7".into()),
+                api: None,
+            })
+            .serialize
+            .include_thinking
+        );
+        assert!(
+            ArchiveOptions::for_model(Default::default())
+                .serialize
+                .include_thinking
+        );
+    }
 }

@@ -37,15 +37,20 @@ fn first_diff(a: &str, b: &str) -> String {
     )
 }
 
+/// The app's options for the reader: thinking left out for a Claude model.
 fn opus_options() -> ArchiveOptions {
-    let mut o = ArchiveOptions {
-        model: Target {
-            id: Some("claude-opus-4-7".into()),
-            api: Some("anthropic-messages".into()),
-        },
-        ..ArchiveOptions::default()
-    };
-    o.serialize.include_thinking = false;
+    let o = ArchiveOptions::for_model(Target {
+        id: Some("claude-opus-4-7".into()),
+        api: Some("anthropic-messages".into()),
+    });
+    assert!(!o.serialize.include_thinking);
+    o
+}
+
+/// Plan options of an Anthropic reader (its image budget caps the archive's frames).
+fn anthropic_plan() -> PlanOptions {
+    let mut o = PlanOptions::default();
+    o.prepare.active_provider = Some("anthropic".into());
     o
 }
 
@@ -75,7 +80,7 @@ fn check_conformance(fonts: &FallbackFonts, exact: bool) {
         ..CompactionSettings::default()
     };
     let t0 = Instant::now();
-    let plan = plan_compaction(&session, &settings, PlanOptions::default()).unwrap();
+    let plan = plan_compaction(&session, &settings, anthropic_plan()).unwrap();
     assert!(plan.pending().is_empty(), "snapcompact sends no request");
     let built = build_snapcompact(&session, &plan, &opus_options(), fonts).unwrap();
     eprintln!("snapcompact conformance compaction: {:?}", t0.elapsed());
@@ -268,6 +273,8 @@ fn small_options(max_frames: u32) -> ArchiveOptions {
         shape: Some(shape),
         frame_size: Some(320),
         max_frames: Some(max_frames),
+        // The reference's carry-forward, without the user turns kept beside the frames.
+        retained_user_tokens: 0,
         ..ArchiveOptions::default()
     }
 }
@@ -303,7 +310,8 @@ fn successive_snapcompact_compactions() {
     let max_frames = 3u32;
     let mut previous_text: Option<(String, u64)> = None;
     for round in 0..3 {
-        let plan = plan_compaction(&s, &settings, PlanOptions::default()).unwrap();
+        let plan = plan_compaction(&s, &settings, PlanOptions::default())
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
         assert!(plan.pending().is_empty() && plan.is_complete());
         let tokens_before = plan.preparation.tokens_before;
         let committed = commit_snapcompact(
@@ -381,4 +389,76 @@ fn successive_snapcompact_compactions() {
         assert_eq!(images, 2.min(archive.frames.len()));
         add_turns(&mut s, 40 + round * 20, 20, &mut now);
     }
+}
+
+/// Issue 19 point 3: the commit caps the frames by the provider's image budget (a host
+/// override here), keeps the dropped user turns, and a plain plan/commit with the plan's model
+/// archives what explicit options for that model give.
+#[test]
+fn commit_caps_frames_by_the_provider_and_keeps_user_turns() {
+    use ctxfold::compaction::commit::snapcompact_options;
+    let mut s = Session::create(
+        ctxfold::session::NewSession {
+            id: "gen".into(),
+            cwd: "/w".into(),
+            now: 0,
+            parent_session: None,
+        },
+        Box::new(ctxfold::session::SequentialIds::new()),
+    );
+    let mut now = 0i64;
+    add_turns(&mut s, 0, 40, &mut now);
+    let settings = CompactionSettings {
+        strategy: Strategy::Snapcompact,
+        keep_recent_tokens: 2_000,
+        ..CompactionSettings::default()
+    };
+    let model = Target {
+        id: Some("claude-opus-4-7".into()),
+        api: Some("anthropic-messages".into()),
+    };
+    let plan_options = PlanOptions {
+        model: model.clone(),
+        ..anthropic_plan()
+    };
+    let plan = plan_compaction(&s, &settings, plan_options).unwrap();
+    // The plan's own options are the app's for its model.
+    let from_plan = snapcompact_options(&plan).unwrap();
+    assert_eq!(from_plan, ArchiveOptions::for_model(model));
+    let mut capped = small_options(80);
+    capped.retained_user_tokens = 64_000;
+    capped.image_budgets.set_count("anthropic".into(), 2);
+    let built = build_snapcompact(&s, &plan, &capped, &FallbackFonts::new()).unwrap();
+    assert_eq!(built.archive.frames.len(), 2, "the provider takes 2 images");
+    assert!(built.archive.truncated_chars > 0);
+    let turns = built
+        .archive
+        .user_turns
+        .as_deref()
+        .expect("user turns kept");
+    assert!(turns.contains("Turn 5: fact5x0 is recorded"));
+    // No provider: the API family's budget (90), within the byte budget's 17 frames; with
+    // neither, the floor of 5 images.
+    let plan = plan_compaction(&s, &settings, PlanOptions::default()).unwrap();
+    let built = build_snapcompact(&s, &plan, &small_options(80), &FallbackFonts::new()).unwrap();
+    assert_eq!(built.archive.frames.len(), 17);
+    let mut o = small_options(80);
+    o.model.api = None;
+    let built = build_snapcompact(&s, &plan, &o, &FallbackFonts::new()).unwrap();
+    assert_eq!(built.archive.frames.len(), 5);
+    // A known window leaves the turns a quarter of the frame tokens at most.
+    let windowed = PlanOptions {
+        context_window: 60_000,
+        ..anthropic_plan()
+    };
+    let plan = plan_compaction(&s, &settings, windowed).unwrap();
+    let mut o = small_options(80);
+    o.retained_user_tokens = 64_000;
+    let built = build_snapcompact(&s, &plan, &o, &FallbackFonts::new()).unwrap();
+    let kept = built.archive.user_turns.as_deref().map_or(0, str::len) as u64;
+    assert!(kept.div_ceil(4) <= 60_000 / 4, "{kept} bytes of user turns");
+    // The session is unchanged by building.
+    let before = s.to_bytes();
+    let _ = build_snapcompact(&s, &plan, &o, &FallbackFonts::new()).unwrap();
+    assert_eq!(s.to_bytes(), before);
 }

@@ -2,13 +2,16 @@
 //! (`{shape, model, frameSize, maxFrames, minHeight, compression}`). Compiled on every
 //! target, so the rules are tested natively.
 
-use crate::compaction::snapcompact::ArchiveOptions;
+use crate::compaction::snapcompact::{apply_serialize_settings, ArchiveOptions};
 use crate::render::error::SnapError;
 use crate::render::font::FallbackFonts;
 use crate::render::png::Compression;
+use crate::render::shape::billing::ImageBudgets;
 use crate::render::shape::catalogue::{Shape, ShapeVariant, MAX_FRAME_SIZE};
 use crate::render::shape::resolve::{resolve_shape, resolve_shape_for_text, Target};
+use crate::render::text::serialize::SerializeOptions;
 use crate::render::RenderOptions;
+use crate::settings::SerializeSettings;
 use crate::support::json::fields;
 use serde_json::Value;
 
@@ -122,28 +125,110 @@ fn compression(o: &serde_json::Map<String, Value>) -> Result<Compression, SnapEr
     }
 }
 
-/// Options of a snapcompact compaction from the JS options object (`{model, shape,
-/// frameSize, maxFrames, minHeight, compression}`, spec: snapcompact §9.2): unlike
-/// [`render_options`] the shape stays "auto" until the archive text is known.
-pub fn archive_options(v: Option<&Value>) -> Result<ArchiveOptions, SnapError> {
+/// Per-provider budget overrides `{images?: {provider: n}, bytes?: {provider: n}}` (spec:
+/// snapcompact §5.1 `configureProviderImageBudgets` / `…ByteBudgets`).
+pub fn image_budgets(v: Option<&Value>) -> Result<ImageBudgets, SnapError> {
+    let mut b = ImageBudgets::default();
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(b);
+    };
+    if !v.is_object() {
+        return Err(SnapError::Options(
+            "budgets must be an object {images?, bytes?}".into(),
+        ));
+    }
+    let map = |k: &str| -> Result<Vec<(String, f64)>, SnapError> {
+        match v.get(k) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Object(m)) => m
+                .iter()
+                .map(|(p, n)| match n.as_f64() {
+                    Some(f) if f >= 0.0 && f.is_finite() => Ok((p.clone(), f)),
+                    _ => Err(SnapError::Options(format!(
+                        "{k}.{p} must be a non-negative number"
+                    ))),
+                })
+                .collect(),
+            Some(_) => Err(SnapError::Options(format!(
+                "{k} must be an object of provider → number"
+            ))),
+        }
+    };
+    for (p, n) in map("images")? {
+        b.set_count(p, n as u32);
+    }
+    for (p, n) in map("bytes")? {
+        b.set_bytes(p, n as u64);
+    }
+    Ok(b)
+}
+
+/// The serializer's options of an options object (`{toolResultMaxChars, toolArgMaxChars,
+/// toolCallMaxChars, truncateHeadRatio, dimToolResults, includeThinking}`, spec:
+/// snapcompact §6.1) applied to `o`: the settings' reader, as `E_OPTIONS`.
+pub fn serialize_options(
+    v: Option<&Value>,
+    o: &mut SerializeOptions,
+) -> Result<SerializeSettings, SnapError> {
+    let empty = serde_json::Map::new();
+    let map = match v {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(SnapError::Options("options must be an object".into())),
+    };
+    let s = SerializeSettings::read(map, "").map_err(|e| SnapError::Options(e.to_string()))?;
+    apply_serialize_settings(o, &s);
+    Ok(s)
+}
+
+/// Options of a snapcompact commit from the JS options object over `base` (the plan's own,
+/// `snapcompact_options`): `{model, shape, frameSize, maxFrames, minHeight, compression,
+/// imageBudgets, nonMessageTokens}` and the serializer's options (spec: snapcompact §9.2). A
+/// field overrides the plan's; a `model` brings its thinking rule unless `includeThinking` is
+/// given. Unlike [`render_options`] the shape stays "auto" until the archive text is known.
+pub fn archive_options(
+    v: Option<&Value>,
+    base: ArchiveOptions,
+) -> Result<ArchiveOptions, SnapError> {
     let empty = serde_json::Map::new();
     let o = match v {
         None | Some(Value::Null) => &empty,
         Some(Value::Object(o)) => o,
         Some(_) => return Err(SnapError::Options("options must be an object".into())),
     };
-    let model = target(o.get("model"))?;
-    let mut opts = ArchiveOptions {
-        shape: shape_arg(o.get("shape"), &model)?,
-        model,
-        frame_size: uint(o, "frameSize", 1, MAX_FRAME_SIZE)?,
-        max_frames: uint(o, "maxFrames", 1, u32::MAX)?,
-        compression: compression(o)?,
-        ..ArchiveOptions::default()
-    };
+    let mut opts = base;
+    if o.get("model").is_some_and(|m| !m.is_null()) {
+        let model = target(o.get("model"))?;
+        opts.serialize.include_thinking = ArchiveOptions::for_model(model.clone())
+            .serialize
+            .include_thinking;
+        opts.model = model;
+    }
+    if let Some(shape) = shape_arg(o.get("shape"), &opts.model)? {
+        opts.shape = Some(shape);
+    } else if o.get("shape").and_then(Value::as_str) == Some("auto") {
+        opts.shape = None;
+    }
+    if let Some(n) = uint(o, "frameSize", 1, MAX_FRAME_SIZE)? {
+        opts.frame_size = Some(n);
+    }
+    if let Some(n) = uint(o, "maxFrames", 1, u32::MAX)? {
+        opts.max_frames = Some(n);
+    }
+    if o.get("compression").is_some_and(|c| !c.is_null()) {
+        opts.compression = compression(o)?;
+    }
     if let Some(h) = uint(o, "minHeight", 0, MAX_FRAME_SIZE)? {
         opts.min_height = h;
     }
+    if o.get("imageBudgets").is_some_and(|b| !b.is_null()) {
+        opts.image_budgets = image_budgets(o.get("imageBudgets"))?;
+    }
+    if let Some(v) = o.get("nonMessageTokens").filter(|v| !v.is_null()) {
+        opts.non_message_tokens =
+            fields::count("nonMessageTokens", v).map_err(|e| SnapError::Options(e.to_string()))?;
+    }
+    serialize_options(Some(&Value::Object(o.clone())), &mut opts.serialize)?;
     Ok(opts)
 }
 
@@ -154,15 +239,50 @@ mod tests {
 
     #[test]
     fn reads_archive_options() {
-        let o = archive_options(Some(&json!({"model": "claude-opus-4-7", "maxFrames": 12,
-            "compression": "fast"})))
+        let d = ArchiveOptions::default;
+        let o = archive_options(
+            Some(&json!({"model": "claude-opus-4-7", "maxFrames": 12,
+            "compression": "fast"})),
+            d(),
+        )
         .expect("valid");
         assert_eq!(o.model.id.as_deref(), Some("claude-opus-4-7"));
         assert_eq!(o.max_frames, Some(12));
         assert_eq!(o.shape, None, "resolved once the archive text is known");
         assert_eq!(o.compression, Compression::parse("fast").expect("known"));
-        assert!(archive_options(Some(&json!({"maxFrames": 0}))).is_err());
-        assert!(archive_options(Some(&json!({"model": 3}))).is_err());
+        // A Claude reader leaves thinking out, unless told otherwise.
+        assert!(!o.serialize.include_thinking);
+        let o = archive_options(
+            Some(&json!({"model": "claude-opus-4-7", "includeThinking": true,
+                "toolResultMaxChars": "Infinity", "imageBudgets": {"images": {"x": 3}},
+                "nonMessageTokens": 900})),
+            d(),
+        )
+        .expect("valid");
+        assert!(o.serialize.include_thinking);
+        assert_eq!(o.serialize.tool_result_max_chars, None);
+        assert_eq!(o.image_budgets.provider_image_budget("x", None), 3);
+        assert_eq!(o.non_message_tokens, 900);
+        // Nothing given: the base (the plan's options) as it is.
+        let base = ArchiveOptions::for_model(Target {
+            id: Some("claude-sonnet-4-5".into()),
+            api: Some("anthropic-messages".into()),
+        });
+        assert_eq!(archive_options(None, base.clone()).expect("valid"), base);
+        assert_eq!(
+            archive_options(Some(&json!({})), base.clone()).expect("valid"),
+            base
+        );
+        for bad in [
+            json!({"maxFrames": 0}),
+            json!({"model": 3}),
+            json!({"truncateHeadRatio": "half"}),
+            json!({"toolArgMaxChars": -1}),
+            json!({"imageBudgets": {"images": {"x": -1}}}),
+            json!({"nonMessageTokens": "many"}),
+        ] {
+            assert!(archive_options(Some(&bad), d()).is_err(), "{bad}");
+        }
     }
 
     #[test]

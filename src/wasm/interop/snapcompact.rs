@@ -10,33 +10,8 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 pub(crate) fn budgets(overrides_json: Option<String>) -> Result<ImageBudgets, JsValue> {
-    let mut b = ImageBudgets::default();
-    if let Some(v) = arg(overrides_json, "budgets")? {
-        let map = |k: &str| -> Result<Vec<(String, f64)>, SnapError> {
-            match v.get(k) {
-                None | Some(Value::Null) => Ok(Vec::new()),
-                Some(Value::Object(m)) => m
-                    .iter()
-                    .map(|(p, n)| match n.as_f64() {
-                        Some(f) if f >= 0.0 && f.is_finite() => Ok((p.clone(), f)),
-                        _ => Err(SnapError::Options(format!(
-                            "{k}.{p} must be a non-negative number"
-                        ))),
-                    })
-                    .collect(),
-                Some(_) => Err(SnapError::Options(format!(
-                    "{k} must be an object of provider → number"
-                ))),
-            }
-        };
-        for (p, n) in map("images").map_err(to_js)? {
-            b.set_count(p, n as u32);
-        }
-        for (p, n) in map("bytes").map_err(to_js)? {
-            b.set_bytes(p, n as u64);
-        }
-    }
-    Ok(b)
+    let v = arg(overrides_json, "budgets")?;
+    super::options::image_budgets(v.as_ref()).map_err(to_js)
 }
 
 pub(crate) fn parse_messages(v: &Value) -> Result<Vec<ArchiveMessage>, SnapError> {

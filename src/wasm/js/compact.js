@@ -210,6 +210,8 @@ async function runMethod(session, method, ctx) {
   const model = modelOf(o);
   if (model.provider !== undefined) planOptions.provider = model.provider;
   if (model.contextWindow !== undefined) planOptions.contextWindow = model.contextWindow;
+  // The reading model: a snapcompact commit resolves its archive from the plan.
+  if (o.model !== undefined) planOptions.model = typeof o.model === 'string' ? o.model : { id: o.model.id, api: o.model.api };
   const work = session.planCompaction(methodSettings, {
     ...planOptions,
     ...extra,
@@ -218,8 +220,11 @@ async function runMethod(session, method, ctx) {
   plans.push(work);
 
   if (method === 'snapcompact') {
-    // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2).
-    const archive = o.snapcompact ?? (model.id === undefined ? {} : { model: model.id });
+    // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2). The
+    // plan carries the reading model, so a plain plan/commit archives the same; `snapcompact`
+    // only overrides (and the request's own tokens narrow the frame cap).
+    const archive = { ...o.snapcompact };
+    if (o.nonMessageTokens !== undefined) archive.nonMessageTokens = o.nonMessageTokens;
     return session.commitCompaction(work, { snapcompact: archive, now: o.now });
   }
   const candidates = summarizers(o, settings, method === 'remote');

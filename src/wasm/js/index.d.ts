@@ -1,7 +1,7 @@
 // Public types of the ctxfold package. Written by hand and reviewed like API.
 // Field names follow the oh-my-pi / pi session format (spec: compaction §1).
 
-import type { RenderOptions } from './snapcompact.js';
+import type { ImageBudgetOverrides, ModelTarget, RenderOptions, ShapeVariantName } from './snapcompact.js';
 import type { CompactionAction } from './triggers.js';
 
 /** A JSON value as it appears in session files. */
@@ -497,6 +497,30 @@ export interface CompactionSettings {
   /** Ordered fallback list; unknown and duplicate names are dropped. */
   methodOrder?: Array<'remote' | 'snapcompact' | 'handoff' | 'shake' | 'soft' | 'window'>;
   experimentalContextManagement?: boolean;
+  /** How a `snapcompact` compaction prints the history (spec: compaction §9.2, snapcompact §6.1). */
+  snapcompact?: SnapcompactSettings;
+}
+
+/**
+ * `snapcompact.*` settings. Caps are UTF-16 units; `'Infinity'` (JSON has no Infinity) is no
+ * cap. `includeThinking` unset follows the reading model: thinking is left out for models
+ * that speak the Anthropic dialect (Claude), kept for the others.
+ */
+export interface SnapcompactSettings {
+  /** A catalogue name, or `auto` (default): chosen for the reading model and the text. */
+  shape?: ShapeVariantName | 'auto';
+  /** Cap per tool result (default 2000). */
+  toolResultMaxChars?: number | 'Infinity';
+  /** Cap per JSON-encoded argument value (default 500). */
+  toolArgMaxChars?: number | 'Infinity';
+  /** Cap per call's argument list (default 2000). */
+  toolCallMaxChars?: number | 'Infinity';
+  /** Share of a cap kept from the head, clamped to [0, 1] (default 0.6). */
+  truncateHeadRatio?: number;
+  /** Wrap tool output in the dim toggles (default true). */
+  dimToolResults?: boolean;
+  /** Keep thinking as `¶think:` (default: false for Anthropic-dialect readers, else true). */
+  includeThinking?: boolean | null;
 }
 export type ResolvedCompactionSettings = Required<CompactionSettings>;
 
@@ -560,6 +584,12 @@ export interface PlanOptions {
   leafId?: string;
   /** The entry's `method` (default `soft`). */
   method?: CompactionMethod;
+  /**
+   * The model that reads the compacted context. A `snapcompact` commit takes its shape,
+   * thinking rule and image budget from it (with `provider` and `contextWindow`), so a plain
+   * plan/commit archives what `compact()` does for the same model.
+   */
+  model?: ModelTarget;
 }
 
 /** A compaction waiting for its summaries. */
@@ -898,13 +928,25 @@ export interface NavigateTreeOptions extends Omit<NavigationOptions, 'summarize'
 }
 
 /**
- * How a `snapcompact` compaction prints the history (spec: snapcompact §9.2): the reader model
- * decides the shape and frame size unless given; at most `maxFrames` frames (default 80).
+ * Overrides of how a `snapcompact` commit prints the history (spec: snapcompact §9.2); what is
+ * not given comes from the plan (`PlanOptions.model`, `provider`, `contextWindow`) and the
+ * `snapcompact` settings. The reader model decides the shape and frame size unless given. The
+ * archive holds at most `min(maxFrames, the provider's image budget, the request byte budget
+ * / 170,000, what the context window leaves)` frames; frames heavier than estimated are
+ * rendered again with fewer frames. User turns of history the archive has to drop are kept
+ * verbatim as text beside the frames (up to 64,000 tokens, a quarter of the frame tokens when
+ * the window is known).
  */
 export type SnapcompactArchiveOptions = Pick<
   RenderOptions,
   'shape' | 'model' | 'frameSize' | 'maxFrames' | 'minHeight' | 'compression'
->;
+> &
+  Omit<SnapcompactSettings, 'shape'> & {
+    /** Per-provider image and byte budgets overriding the built-in tables. */
+    imageBudgets?: ImageBudgetOverrides;
+    /** Tokens the request carries beside the messages (system prompt, tools), for the frame cap. */
+    nonMessageTokens?: number;
+  };
 
 export interface CompactOptions extends SummarizeCallOptions {
   /**
@@ -922,11 +964,13 @@ export interface CompactOptions extends SummarizeCallOptions {
   tools?: JsonValue[];
   /** Handoff: tokens of the live request (history, system prompt, tools); a handoff whose request would not fit `contextWindow` is skipped. */
   liveTokens?: number;
+  /** snapcompact: tokens the request carries beside the messages (system prompt, tools), for the frame cap. */
+  nonMessageTokens?: number;
   /** Handoff: the new session's id (default: random). */
   handoffSessionId?: string;
   /** Automatic handoffs with `settings.handoffSaveToDisk`: stores the document (e.g. `handoff-<ISO>.md` in the artifact folder). */
   saveArtifact?: (artifact: { name: string; text: string; kind: 'handoff' }) => void | Promise<void>;
-  /** Options of a `snapcompact` compaction (default `{model}` from `model`). */
+  /** Overrides of a `snapcompact` commit (the plan already has `model`, `provider`, `contextWindow`). */
   snapcompact?: SnapcompactArchiveOptions;
   /**
    * What the reading model accepts. Without `'image'`, a `snapcompact` compaction runs as

@@ -424,6 +424,7 @@ export class Maintainer {
         // state machine's business (`off`, the automatic strategy).
         settings: o.settings === undefined ? undefined : { ...o.settings, strategy: undefined },
         liveTokens: this.#storedTokens(),
+        nonMessageTokens: this.#overhead,
         summarize: o.summarize,
         remoteEndpoint: o.remoteEndpoint,
         headers: o.headers,

@@ -2,6 +2,7 @@
 //! ([`crate::common::conformance_dir`]): the large session, the summary inputs, and the
 //! snapcompact frames.
 
+mod rules;
 mod session;
 mod snapcompact;
 mod summary_input;
