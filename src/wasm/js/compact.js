@@ -211,7 +211,8 @@ async function runMethod(session, method, ctx) {
   if (model.provider !== undefined) planOptions.provider = model.provider;
   if (model.contextWindow !== undefined) planOptions.contextWindow = model.contextWindow;
   // The reading model: a snapcompact commit resolves its archive from the plan.
-  if (o.model !== undefined) planOptions.model = typeof o.model === 'string' ? o.model : { id: o.model.id, api: o.model.api };
+  if (o.model !== undefined)
+    planOptions.model = typeof o.model === 'string' ? o.model : { id: o.model.id, api: o.model.api };
   const work = session.planCompaction(methodSettings, {
     ...planOptions,
     ...extra,
