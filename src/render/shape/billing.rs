@@ -14,7 +14,9 @@ pub const FRAME_DATA_BYTES_BUDGET: u64 = 3_000_000;
 /// Image-count floor for providers we know nothing about (§2).
 pub const DEFAULT_PROVIDER_IMAGE_BUDGET: u32 = 5;
 
-/// Provider image-count caps (spec: snapcompact §2 `PROVIDER_IMAGE_BUDGETS`).
+/// Provider image-count caps (spec: snapcompact §2 `PROVIDER_IMAGE_BUDGETS`). One value
+/// differs from the reference's 18.2.3 table: OpenRouter drops images past the 8th of a
+/// request, so its budget is 8, not 90 (issue 19: an OpenRouter request got 9 frames).
 const PROVIDER_IMAGE_BUDGETS: [(&str, u32); 9] = [
     ("anthropic", 90),
     ("amazon-bedrock", 90),
@@ -23,7 +25,7 @@ const PROVIDER_IMAGE_BUDGETS: [(&str, u32); 9] = [
     ("google", 200),
     ("google-vertex", 200),
     ("google-gemini-cli", 200),
-    ("openrouter", 90),
+    ("openrouter", 8),
     ("umans", 10),
 ];
 
@@ -227,6 +229,8 @@ mod tests {
     fn image_budgets() {
         let mut b = ImageBudgets::default();
         assert_eq!(b.provider_image_budget("anthropic", None), 90);
+        assert_eq!(b.provider_image_budget("openrouter", None), 8);
+        assert_eq!(b.provider_frame_budget("openrouter", None), 8);
         assert_eq!(b.provider_image_budget("groq", None), 5);
         assert_eq!(
             b.provider_image_budget("somegateway", Some("anthropic-messages")),
