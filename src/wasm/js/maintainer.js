@@ -54,9 +54,11 @@ function lastMessageEntry(session) {
   return undefined;
 }
 
+/** Frames the byte budget left out: the archive's notice, in the summary that opens the context. */
 function framesOmitted(messages) {
   let n = 0;
   for (const m of messages) {
+    if (m.role === 'assistant') break;
     if (!Array.isArray(m.content)) continue;
     for (const p of m.content) {
       const hit = p?.type === 'text' ? FRAMES_OMITTED.exec(p.text) : null;
