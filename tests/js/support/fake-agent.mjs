@@ -1,0 +1,766 @@
+// A scripted agent for the Maintainer tests: a deterministic fake model with a hard context window,
+// a fake summarizer, a fake clock, and the host loop an agent would run around `Maintainer`
+// (issue 19, "Tests"). Nothing here reads the package: the fake provider measures every request
+// itself, so the Maintainer's own token numbers are never trusted.
+//
+// How the fake provider counts (its "tokenizer"): every text fragment (user/assistant text,
+// thinking, a tool call's name and JSON arguments, tool-result text, the system prompt, each
+// tool definition as JSON) costs ceil(UTF-8 bytes / 4 × tokenRatio); an image costs what the
+// provider bills for its pixel size, read from the PNG header (`imageTokens`). tokenRatio 1 is
+// the package's own byte/4 heuristic; > 1 plays a provider whose tokenizer counts more than
+// that, as real ones do on code.
+
+/** mulberry32: a small seeded generator of floats in [0, 1). */
+export function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** An integer in [lo, hi] (both included). */
+function between(random, lo, hi) {
+  return lo + Math.floor(random() * (hi - lo + 1));
+}
+
+/** A size in [lo, hi], log-uniform: many small outputs, some large ones. */
+function logUniform(random, lo, hi) {
+  return Math.round(Math.exp(Math.log(lo) + random() * (Math.log(hi) - Math.log(lo))));
+}
+
+/**
+ * Context-overflow errors as providers word them (the patterns of spec: compaction §8.2), each a
+ * function of the prompt size and the window.
+ */
+export const OVERFLOW_WORDINGS = [
+  // Anthropic
+  (n, w) => `prompt is too long: ${n} tokens > ${w} maximum`,
+  // OpenAI (Responses and Completions)
+  () => 'Your input exceeds the context window of this model. Please adjust your input and try again.',
+  // Google Gemini
+  (n, w) => `The input token count (${n}) exceeds the maximum number of tokens allowed (${w}).`,
+  // xAI
+  (n, w) => `This model's maximum prompt length is ${w} but the request contains ${n} tokens.`,
+  // OpenRouter (every backend)
+  (n, w) =>
+    `This endpoint's maximum context length is ${w} tokens. However, you requested about ${n} tokens ` +
+    `(${n} of text input). Please reduce the length of either one, or use the "middle-out" transform ` +
+    'to compress your prompt automatically.',
+  // llama.cpp server
+  (n, w) => `the request exceeds the available context size (${w} tokens), try increasing it; requested ${n}`,
+  // LM Studio
+  (n, w) =>
+    `Trying to keep the first ${n} tokens when context the overflows. However, the model is loaded with context length of only ${w} tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input. The number of tokens to keep from the initial prompt is greater than the context length.`,
+  // OpenAI-compatible servers
+  (n, w) => `context_length_exceeded: ${n} > ${w}`,
+];
+
+// ----- the fake provider's tokenizer ---------------------------------------------------------
+
+const encoder = new TextEncoder();
+
+function utf8Bytes(text) {
+  // ASCII fast path: every generated text is ASCII, and encoding 100 MB per run would dominate.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the range is the point
+  return /^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length;
+}
+
+/** Width and height of a base64 PNG, from its IHDR chunk (null when it is not a PNG). */
+export function pngSize(base64) {
+  const head = Buffer.from(base64.slice(0, 32), 'base64');
+  if (head.length < 24 || head.toString('latin1', 12, 16) !== 'IHDR') return null;
+  return { width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
+}
+
+/**
+ * Tokens a provider bills for one image of `width` × `height` pixels, as measured upstream
+ * (spec: snapcompact §4.2): Anthropic 28-pixel patches up to 4,784 (1568² measured 3,136),
+ * OpenAI 32-pixel patches × 1.2 up to 10,000 patches at `detail: original` (1568² measured 2,881).
+ */
+export function imageTokens(family, width, height) {
+  if (family === 'openai') return Math.ceil(Math.min(Math.ceil(width / 32) * Math.ceil(height / 32), 10_000) * 1.2);
+  return Math.min(Math.ceil(width / 28) * Math.ceil(height / 28), 4_784);
+}
+
+/**
+ * Measures prompts the way the fake provider bills them (see the file comment). `family` picks
+ * the image formula: `anthropic` or `openai`.
+ */
+export class PromptMeter {
+  constructor({ tokenRatio = 1, family = 'anthropic' } = {}) {
+    this.tokenRatio = tokenRatio;
+    this.family = family;
+  }
+
+  text(text) {
+    if (typeof text !== 'string' || text.length === 0) return 0;
+    return Math.ceil((utf8Bytes(text) / 4) * this.tokenRatio);
+  }
+
+  /** `{tokens, images, imageBytes}` of one content array or string. */
+  content(content, into) {
+    if (typeof content === 'string') {
+      into.tokens += this.text(content);
+      return;
+    }
+    if (!Array.isArray(content)) return;
+    for (const block of content) {
+      if (block === null || typeof block !== 'object') continue;
+      switch (block.type) {
+        case 'text':
+          into.tokens += this.text(block.text);
+          break;
+        case 'thinking':
+          into.tokens += this.text(block.thinking);
+          break;
+        case 'toolCall':
+          into.tokens += this.text(block.name) + this.text(JSON.stringify(block.arguments ?? {}));
+          break;
+        case 'image': {
+          const size = typeof block.data === 'string' ? pngSize(block.data) : null;
+          into.images += 1;
+          into.imageBytes += typeof block.data === 'string' ? block.data.length : 0;
+          into.tokens += size ? imageTokens(this.family, size.width, size.height) : 1_600;
+          break;
+        }
+        default:
+          into.tokens += this.text(JSON.stringify(block));
+      }
+    }
+  }
+
+  /** The whole request: `{tokens, images, imageBytes}`. */
+  request({ systemPrompt, tools, messages }) {
+    const out = { tokens: 0, images: 0, imageBytes: 0 };
+    if (Array.isArray(systemPrompt)) for (const part of systemPrompt) out.tokens += this.text(part);
+    else out.tokens += this.text(systemPrompt ?? '');
+    for (const tool of tools ?? []) out.tokens += this.text(JSON.stringify(tool));
+    for (const message of messages) {
+      if (message.role === 'user' || message.role === 'developer' || message.role === 'toolResult') {
+        this.content(message.content, out);
+      } else if (message.role === 'assistant') {
+        this.content(message.content, out);
+      } else {
+        // Providers only take the roles above; anything else is sent as its JSON.
+        out.tokens += this.text(JSON.stringify(message));
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * What a provider would reject or silently repair in the message list: a tool result that
+ * answers no call of the assistant message before it, or a list that does not start with a
+ * user-side message. Returns a description or null.
+ */
+export function structureProblem(messages) {
+  if (messages.length === 0) return 'no messages';
+  const first = messages[0].role;
+  if (first !== 'user' && first !== 'developer') return `the first message is a ${first} message`;
+  let calls = new Set();
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    if (message.role === 'assistant') {
+      calls = new Set();
+      for (const block of message.content ?? []) if (block.type === 'toolCall') calls.add(block.id);
+    } else if (message.role === 'toolResult') {
+      if (!calls.has(message.toolCallId)) return `message ${i}: tool result ${message.toolCallId} answers no call`;
+    } else {
+      calls = new Set();
+    }
+  }
+  return null;
+}
+
+// ----- generated text ---------------------------------------------------------------------------
+
+const WORDS = [
+  'const',
+  'return',
+  'session',
+  'entry',
+  'token',
+  'window',
+  'compact',
+  'summary',
+  'await',
+  'parse',
+  'frame',
+  'budget',
+  'message',
+  'result',
+  'error',
+  'value',
+  'index',
+  'branch',
+  'leaf',
+  'model',
+];
+
+/** Deterministic code-like ASCII text; `take(n)` gives about n tokens (4 bytes each) of it. */
+export class TextSource {
+  constructor(random) {
+    this.random = random;
+    const lines = [];
+    let length = 0;
+    let n = 0;
+    while (length < 96_000) {
+      const words = [];
+      for (let k = between(random, 3, 11); k > 0; k--) words.push(WORDS[between(random, 0, WORDS.length - 1)]);
+      const line = `src/mod_${n % 37}.ts:${n}: ${words.join(' ')}_${between(random, 0, 9999)};`;
+      lines.push(line);
+      length += line.length + 1;
+      n++;
+    }
+    this.base = `${lines.join('\n')}\n`;
+  }
+
+  /** About `tokens` tokens of text (exactly 4·tokens bytes). */
+  take(tokens) {
+    const bytes = Math.max(4, tokens * 4);
+    const start = between(this.random, 0, this.base.length - 1);
+    let out = this.base.slice(start, start + bytes);
+    while (out.length < bytes) out += this.base.slice(0, bytes - out.length);
+    return out;
+  }
+}
+
+// ----- the fake clock --------------------------------------------------------------------------
+
+/** Time that moves only when told to; timers fire in order as it passes them. */
+export class FakeClock {
+  constructor(start = Date.UTC(2026, 0, 1, 9, 0, 0)) {
+    this.time = start;
+    this.timers = [];
+    this.fired = 0;
+    this.now = () => this.time;
+    /** The Maintainer's `setTimer`: returns a cancel function. */
+    this.setTimer = (fn, ms) => {
+      const timer = { at: this.time + Math.max(0, Number(ms) || 0), fn, cancelled: false };
+      this.timers.push(timer);
+      return () => {
+        timer.cancelled = true;
+      };
+    };
+  }
+
+  /** Pending (not cancelled, not fired) timers. */
+  get pending() {
+    return this.timers.filter((t) => !t.cancelled).length;
+  }
+
+  /** Moves time on by `ms`, firing (and awaiting) every timer that falls due on the way. */
+  async advance(ms) {
+    const end = this.time + ms;
+    for (;;) {
+      this.timers = this.timers.filter((t) => !t.cancelled);
+      this.timers.sort((a, b) => a.at - b.at);
+      const next = this.timers[0];
+      if (next === undefined || next.at > end) break;
+      this.timers.shift();
+      this.time = Math.max(this.time, next.at);
+      this.fired++;
+      await next.fn();
+    }
+    this.time = end;
+  }
+}
+
+// ----- the fake model --------------------------------------------------------------------------
+
+const TOOLS = [
+  {
+    name: 'read',
+    description: 'Read a file',
+    parameters: { type: 'object', properties: { path: { type: 'string' } } },
+  },
+  {
+    name: 'grep',
+    description: 'Search files',
+    parameters: { type: 'object', properties: { pattern: { type: 'string' }, path: { type: 'string' } } },
+  },
+  {
+    name: 'bash',
+    description: 'Run a command',
+    parameters: { type: 'object', properties: { command: { type: 'string' } } },
+  },
+];
+
+/** The tool definitions the scripted host sends. */
+export const FAKE_TOOLS = TOOLS;
+
+/** The system prompt the scripted host sends (about 1,200 tokens). */
+export const FAKE_SYSTEM_PROMPT = `You are a coding agent working in /w. ${'Follow the repository conventions and keep answers short. '.repeat(80)}`;
+
+const FILES = Array.from({ length: 14 }, (_, i) => `src/mod_${i}.ts`);
+
+/**
+ * A deterministic model behind a hard context window. It answers the current task's plan: tool
+ * calls while the task has tool rounds and output budget left, then a text answer; sometimes a
+ * `length` stop. A prompt over the window gets the provider's overflow error instead (usage
+ * zeros). Every request is recorded in `requests`.
+ */
+export class FakeModel {
+  /** The calls of the answer being written (their outputs' sizes and error flags). */
+  #pending = [];
+
+  /**
+   * @param {object} o
+   * @param {{provider: string, id: string, api: string, contextWindow: number, maxTokens: number}} o.model
+   * @param {number} o.seed
+   * @param {PromptMeter} o.meter
+   * @param {FakeClock} o.clock
+   * @param {number} [o.lengthRate] probability of a `length` stop on an answer
+   * @param {[number, number]} o.toolTokens range of one tool output's size
+   * @param {{rate: number, tokens: number}} [o.huge] now and then (`rate` per call) an output of
+   *   `tokens`, outside the task budget: a log dumped whole, the usual cause of an overflow
+   */
+  constructor({ model, seed, meter, clock, lengthRate = 0.03, toolTokens, huge = { rate: 0, tokens: 0 } }) {
+    this.huge = huge;
+    this.model = model;
+    this.random = seededRandom(seed);
+    this.meter = meter;
+    this.clock = clock;
+    this.lengthRate = lengthRate;
+    this.toolTokens = toolTokens;
+    this.text = new TextSource(seededRandom(seed ^ 0x5bd1e995));
+    this.requests = [];
+    this.task = null;
+    this.callSeq = 0;
+    this.pendingTools = [];
+  }
+
+  /** A new user task: up to `rounds` tool rounds whose outputs add up to at most `budget` tokens. */
+  beginTask(rounds, budget) {
+    this.task = { rounds, budget };
+  }
+
+  #usage(input, output) {
+    return {
+      input,
+      output,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: input + output,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
+  }
+
+  #assistant(content, stopReason, usage, extra = {}) {
+    return {
+      role: 'assistant',
+      content,
+      api: this.model.api,
+      provider: this.model.provider,
+      model: this.model.id,
+      usage,
+      stopReason,
+      timestamp: this.clock.now(),
+      ...extra,
+    };
+  }
+
+  /** Answers one request `{systemPrompt, tools, messages}` (tool results are `pendingTools`). */
+  respond(request, tag = {}) {
+    const window = this.model.contextWindow;
+    const measured = this.meter.request(request);
+    const problem = structureProblem(request.messages);
+    const record = {
+      ...tag,
+      index: this.requests.length,
+      promptTokens: measured.tokens,
+      images: measured.images,
+      imageBytes: measured.imageBytes,
+      messages: request.messages.length,
+      overflow: measured.tokens > window,
+      structure: problem,
+      stopReason: null,
+    };
+    this.requests.push(record);
+    let reply;
+    if (record.overflow) {
+      const wording = OVERFLOW_WORDINGS[between(this.random, 0, OVERFLOW_WORDINGS.length - 1)];
+      reply = this.#assistant([], 'error', this.#usage(0, 0), { errorMessage: wording(measured.tokens, window) });
+    } else {
+      reply = this.#answer(measured.tokens);
+    }
+    record.stopReason = reply.stopReason;
+    this.pendingTools = reply.stopReason === 'toolUse' ? this.#pending : [];
+    return reply;
+  }
+
+  #answer(input) {
+    const task = this.task ?? { rounds: 0, budget: 0 };
+    const [lo, hi] = this.toolTokens;
+    if (task.rounds > 0 && task.budget >= lo) {
+      const calls = [];
+      this.#pending = [];
+      const count = between(this.random, 1, 3);
+      for (let k = 0; k < count && task.budget >= lo; k++) {
+        let size = Math.min(task.budget, logUniform(this.random, lo, hi));
+        task.budget -= size;
+        if (this.random() < this.huge.rate) size = this.huge.tokens;
+        const id = `call_${++this.callSeq}`;
+        const pick = this.random();
+        let name;
+        let args;
+        if (pick < 0.5) {
+          name = 'read';
+          args = { path: FILES[between(this.random, 0, FILES.length - 1)] };
+        } else if (pick < 0.75) {
+          name = 'grep';
+          args = { pattern: WORDS[between(this.random, 0, WORDS.length - 1)], path: 'src' };
+        } else {
+          name = 'bash';
+          args = { command: `cargo test ${WORDS[between(this.random, 0, WORDS.length - 1)]}` };
+        }
+        calls.push({ type: 'toolCall', id, name, arguments: args });
+        this.#pending.push({ id, name, size, isError: this.random() < 0.04 });
+      }
+      task.rounds--;
+      const lead = { type: 'text', text: this.text.take(between(this.random, 10, 60)) };
+      const content = [lead, ...calls];
+      return this.#assistant(
+        content,
+        'toolUse',
+        this.#usage(input, this.meter.request({ messages: [{ role: 'assistant', content }] }).tokens),
+      );
+    }
+    if (this.random() < this.lengthRate) {
+      // The output cap was hit: the text is cut off and spent the whole output budget.
+      const output = this.model.maxTokens;
+      const content = [{ type: 'text', text: this.text.take(output) }];
+      return this.#assistant(content, 'length', this.#usage(input, output));
+    }
+    task.rounds = 0;
+    task.budget = 0;
+    const content = [{ type: 'text', text: this.text.take(between(this.random, 50, 400)) }];
+    return this.#assistant(
+      content,
+      'stop',
+      this.#usage(input, this.meter.request({ messages: [{ role: 'assistant', content }] }).tokens),
+    );
+  }
+
+  /** The tool results of the last `toolUse` answer, as the host would append them. */
+  toolResults() {
+    return this.pendingTools.map((call) => ({
+      role: 'toolResult',
+      toolCallId: call.id,
+      toolName: call.name,
+      content: [
+        {
+          type: 'text',
+          text: call.isError ? `error: ${call.name} failed: no such file` : this.text.take(call.size),
+        },
+      ],
+      isError: call.isError,
+      timestamp: this.clock.now(),
+    }));
+  }
+}
+
+// ----- the fake summarizer ------------------------------------------------------------------
+
+/**
+ * A summarizer model with its own hard window (`window`): it measures each request (every string
+ * field and any `messages`/`tools`), rejects one over the window with the Anthropic overflow
+ * error (status 400), and otherwise returns a short summary naming the request's purpose, or a
+ * short handoff document for `handoff` requests. Calls are recorded in `calls`.
+ */
+export function fakeSummarizer({ window, meter, seed = 1 }) {
+  const random = seededRandom(seed);
+  const calls = [];
+  const summarize = async (request, context = {}) => {
+    if (context.signal?.aborted) {
+      const err = new Error('aborted');
+      err.name = 'AbortError';
+      throw err;
+    }
+    // A request with `messages` (a handoff keeping the live cache prefix) is sent as those
+    // messages after the system prompt and tools; otherwise as the system prompt and `prompt`.
+    const tokens = Array.isArray(request.messages)
+      ? meter.request({ systemPrompt: request.systemPrompt, tools: request.tools, messages: request.messages }).tokens
+      : meter.text(request.systemPrompt ?? '') + meter.text(request.prompt ?? '');
+    const call = { purpose: request.purpose, id: request.id, tokens, rejected: tokens > window };
+    calls.push(call);
+    if (call.rejected) {
+      const err = new Error(`prompt is too long: ${tokens} tokens > ${window} maximum`);
+      err.status = 400;
+      throw err;
+    }
+    const n = between(random, 1000, 9999);
+    if (request.purpose === 'handoff') {
+      return (
+        `# Handoff\n\n## Goal\nContinue the refactor of the session module (note ${n}).\n\n` +
+        '## State\n- read src/mod_1.ts, src/mod_4.ts; tests pass except compaction cases\n\n' +
+        '## Next steps\n1. Finish the parser change\n2. Run cargo test\n'
+      );
+    }
+    return (
+      `## Goal\nSummary for a ${request.purpose} request (${request.id}, note ${n}).\n\n` +
+      '## Progress\n- Read and grepped the session modules; ran the tests.\n\n' +
+      '## Key facts\n- The parser lives in src/mod_3.ts; token budgets are per window.\n'
+    );
+  };
+  return { summarize, calls };
+}
+
+// ----- the scripted host --------------------------------------------------------------------
+
+/**
+ * Runs `requests` model requests of a scripted user through `maintainer` (see the Maintainer's
+ * host loop: beforeRequest → model → afterResponse; retry, tool results, continue, done).
+ * Returns the run's record; invariant violations are collected in `violations` (strings naming
+ * the request, the user turn and what happened), they never throw.
+ *
+ * Stops early (with fewer requests than asked) once `performance.now()` passes `deadline`.
+ */
+export async function runScriptedAgent(o) {
+  const {
+    maintainer: m,
+    model,
+    clock,
+    requests,
+    seed,
+    imageBudget,
+    imageByteBudget,
+    idleTimeoutSeconds,
+    idleRate = 0.08,
+    manualRate = 0.01,
+    userTokens = [20, 400],
+    roundsPerTask = [0, 5],
+    taskBudget,
+    maxCompactionsPerUserTurn = 2,
+    events,
+    deadline = Number.POSITIVE_INFINITY,
+  } = o;
+  const random = seededRandom(seed ^ 0x9e3779b9);
+  const text = new TextSource(seededRandom(seed ^ 0x1234567));
+  const violations = [];
+  const reports = [];
+  const stats = {
+    requests: 0,
+    userTurns: 0,
+    overflows: 0,
+    recoveredOverflows: 0,
+    retries: 0,
+    continues: 0,
+    lengthStops: 0,
+    idlePeriods: 0,
+    handoffs: 0,
+    maintainerMs: 0,
+    fakeMs: 0,
+    maxCompactionsPerUserTurn: 0,
+    maxImages: 0,
+    maxPromptTokens: 0,
+    structureProblems: 0,
+    prunesThatGrew: 0,
+    manualCompactions: 0,
+    idleCompactions: 0,
+  };
+  let userTurn = 0;
+  let compactionsThisTurn = 0;
+  let session = m.session;
+  let lastSize = session.size;
+  const violate = (what) => {
+    if (violations.length < 50) violations.push(`request ${stats.requests}, user turn ${userTurn}: ${what}`);
+  };
+  const checkSession = () => {
+    if (m.session !== session) {
+      stats.handoffs++;
+      session = m.session;
+      lastSize = session.size;
+      return;
+    }
+    if (session.size < lastSize) violate(`the session shrank from ${lastSize} to ${session.size} entries`);
+    lastSize = session.size;
+  };
+  const onReport = (report, where) => {
+    if (!report) return;
+    reports.push({ ...report, userTurn, where });
+    if (report.method === 'prune') {
+      // A superseded error result shorter than its notice grows the context by a few tokens
+      // (spec: compaction §6.5 has no savings gate); counted, not an invariant.
+      if (report.tokensAfter >= report.tokensBefore) stats.prunesThatGrew++;
+      return;
+    }
+    compactionsThisTurn++;
+    if (!(report.tokensAfter < report.tokensBefore)) {
+      violate(`${where}: ${describeReport(report)}: tokensAfter is not below tokensBefore`);
+    }
+  };
+  const timed = async (fn) => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      stats.maintainerMs += performance.now() - t0;
+    }
+  };
+  let previousOverflow = false;
+
+  while (stats.requests < requests && performance.now() < deadline) {
+    userTurn++;
+    stats.userTurns++;
+    compactionsThisTurn = 0;
+    const eventsAtStart = events.length;
+    const [rLo, rHi] = roundsPerTask;
+    model.beginTask(between(random, rLo, rHi), taskBudget);
+    await clock.advance(between(random, 5, 90) * 1000);
+    checkSession();
+    if (random() < manualRate) {
+      // `/compact` typed between prompts.
+      stats.manualCompactions++;
+      try {
+        const r = await timed(() => m.compactNow());
+        checkSession();
+        onReport(r?.report, 'compactNow');
+      } catch (err) {
+        violate(`compactNow() rejected: ${err?.code ?? ''} ${err?.message ?? err}`);
+      }
+    }
+    m.session.appendMessage(
+      { role: 'user', content: text.take(between(random, userTokens[0], userTokens[1])), timestamp: clock.now() },
+      { now: clock.now() },
+    );
+    checkSession();
+    let steps = 0;
+    for (;;) {
+      if (++steps > 40) {
+        violate('more than 40 requests in one user turn (a loop)');
+        break;
+      }
+      const eventsAtRequest = events.length;
+      const before = await timed(() => m.beforeRequest({ systemPrompt: FAKE_SYSTEM_PROMPT, tools: FAKE_TOOLS }));
+      checkSession();
+      onReport(before.report, 'beforeRequest');
+      await clock.advance(between(random, 1, 20) * 1000);
+      const f0 = performance.now();
+      const reply = model.respond(
+        { systemPrompt: FAKE_SYSTEM_PROMPT, tools: FAKE_TOOLS, messages: before.messages },
+        { userTurn },
+      );
+      stats.fakeMs += performance.now() - f0;
+      const record = model.requests[model.requests.length - 1];
+      stats.requests++;
+      stats.maxImages = Math.max(stats.maxImages, record.images);
+      stats.maxPromptTokens = Math.max(stats.maxPromptTokens, record.promptTokens);
+      if (record.structure) {
+        stats.structureProblems++;
+        if (stats.structureProblems <= 3) violate(`malformed request: ${record.structure}`);
+      }
+      if (imageBudget !== undefined && record.images > imageBudget) {
+        violate(`${record.images} images in one request (budget ${imageBudget})`);
+      }
+      if (imageByteBudget !== undefined && record.imageBytes > imageByteBudget) {
+        violate(`${record.imageBytes} base64 image bytes in one request (budget ${imageByteBudget})`);
+      }
+      if (record.overflow) {
+        stats.overflows++;
+        if (previousOverflow)
+          violate(`a second overflow in a row (${record.promptTokens} > ${model.model.contextWindow})`);
+      } else if (previousOverflow) {
+        stats.recoveredOverflows++;
+      }
+      if (reply.stopReason === 'length') stats.lengthStops++;
+      const after = await timed(() => m.afterResponse(reply));
+      checkSession();
+      onReport(after.report, 'afterResponse');
+      const overflowed = record.overflow;
+      if (overflowed && after.next === 'done') {
+        violate(
+          `overflow at ${record.promptTokens} tokens answered with next 'done': the turn is lost; ` +
+            `report: ${describeReport(after.report)}; events: ${describeEvents(events.slice(eventsAtRequest))}`,
+        );
+      }
+      previousOverflow = overflowed;
+      if (after.next === 'retry') {
+        stats.retries++;
+        continue;
+      }
+      if (reply.stopReason === 'toolUse') {
+        await clock.advance(between(random, 1, 30) * 1000);
+        for (const result of model.toolResults()) m.session.appendMessage(result, { now: clock.now() });
+        checkSession();
+        continue;
+      }
+      if (after.next === 'continue') {
+        stats.continues++;
+        const prompt = after.continuePrompt ?? 'Continue.';
+        m.session.appendMessage(
+          { role: 'user', content: prompt, timestamp: clock.now(), attribution: 'agent' },
+          { now: clock.now() },
+        );
+        checkSession();
+        continue;
+      }
+      break;
+    }
+    // Automatic compactions that events report without a report object still count.
+    const ends = events
+      .slice(eventsAtStart)
+      .filter((e) => e.type === 'auto_compaction_end' && !e.aborted && !e.errorMessage && !e.skipped).length;
+    const count = Math.max(compactionsThisTurn, ends);
+    stats.maxCompactionsPerUserTurn = Math.max(stats.maxCompactionsPerUserTurn, count);
+    if (count > maxCompactionsPerUserTurn) {
+      violate(`${count} compactions in one user turn (at most ${maxCompactionsPerUserTurn})`);
+    }
+    if (idleTimeoutSeconds !== undefined && random() < idleRate) {
+      // The user walks away: the idle timer, if the Maintainer set one, falls due.
+      stats.idlePeriods++;
+      const idleStart = events.length;
+      await clock.advance((idleTimeoutSeconds + between(random, 5, 600)) * 1000);
+      await settle(events, idleStart);
+      checkSession();
+      for (const e of events.slice(idleStart)) {
+        if (e.type === 'auto_compaction_start' && e.reason === 'idle') stats.idleCompactions++;
+        const report = e.report ?? e.result?.report;
+        if (report) onReport(report, 'idle');
+      }
+    }
+  }
+  return { stats, violations, reports };
+}
+
+/** A short account of a compaction report. */
+export function describeReport(r) {
+  if (!r) return 'none';
+  return `${r.method}/${r.reason} ${r.tokensBefore}→${r.tokensAfter} (${r.entriesSummarized} entries summarized, ${r.pruned} pruned)`;
+}
+
+/** A one-line account of maintainer events, for violation messages. */
+export function describeEvents(list) {
+  if (list.length === 0) return 'none';
+  return list
+    .map((e) => {
+      const parts = [e.type];
+      for (const key of ['reason', 'action', 'pass', 'kind', 'level'])
+        if (e[key] !== undefined) parts.push(`${key}=${e[key]}`);
+      if (e.report) parts.push(`${e.report.method} ${e.report.tokensBefore}→${e.report.tokensAfter}`);
+      const text = e.errorMessage ?? e.message ?? e.text;
+      if (text !== undefined) parts.push(JSON.stringify(String(text).slice(0, 160)));
+      return parts.join(' ');
+    })
+    .join('; ');
+}
+
+/** Waits until every `auto_compaction_start` after `from` in `events` has its end (idle work runs detached). */
+async function settle(events, from) {
+  for (let spins = 0; spins < 2_000; spins++) {
+    const tail = events.slice(from);
+    const starts = tail.filter((e) => e.type === 'auto_compaction_start').length;
+    const ends = tail.filter((e) => e.type === 'auto_compaction_end').length;
+    if (ends >= starts) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const again = events.slice(from);
+      if (again.filter((e) => e.type === 'auto_compaction_start').length <= ends) return;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
