@@ -4,10 +4,15 @@
 //! wrong type or an impossible value, or a field this library does not know, is an
 //! `E_SETTINGS` error that names it. `reserveTokens` keeps its provenance: unset and an
 //! explicit 16 384 behave differently (spec: compaction §3.3, §14.5).
+//!
+//! The object is the `compaction` group of the reference's settings; the `branchSummary`
+//! group rides along as a nested object (`{branchSummary: {enabled, reserveTokens}}`), and
+//! `modelThresholds` sets the compaction point per model.
 
 use crate::error::{Error, Result};
 use crate::support::json::fields;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// The engine strategy (spec: compaction §9.2 `compaction.strategy`). Provider-native lanes
 /// are later work; the enum leaves room for them.
@@ -75,6 +80,11 @@ pub struct CompactionSettings {
     /// entries are dropped, as the reference does.
     pub method_order: Vec<String>,
     pub experimental_context_management: bool,
+    /// `branchSummary.*` (spec: compaction §7.5, §9.2).
+    pub branch_summary: BranchSummarySettings,
+    /// Per-model compaction points, in the order the host wrote them (upstream 18.8.5
+    /// `modelThresholds`); [`CompactionSettings::for_model`] applies the one that matches.
+    pub model_thresholds: Vec<ModelThresholdRule>,
     /// The `snapcompact` object: `snapcompact.shape` and the archive serializer's options.
     pub snapcompact: SnapcompactSettings,
 }
@@ -213,6 +223,114 @@ impl SnapcompactSettings {
     }
 }
 
+/// The `branchSummary` group (spec: compaction §7.5, §9.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchSummarySettings {
+    /// Whether a tree UI offers to summarize the branch it leaves; the library's
+    /// `navigateTree` summarizes whenever it is given a summarizer (spec §7.5: the setting
+    /// "only controls whether the `/tree` UI offers to summarise").
+    pub enabled: bool,
+    /// Budget of the branch summary input: window − reserve (spec §7.4).
+    pub reserve_tokens: u64,
+}
+
+impl Default for BranchSummarySettings {
+    fn default() -> Self {
+        BranchSummarySettings {
+            enabled: false,
+            reserve_tokens: DEFAULT_RESERVE_TOKENS,
+        }
+    }
+}
+
+/// A compaction point of `modelThresholds`: a number of tokens or a share of the window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ModelThreshold {
+    /// `90000`, `"90k"`, `"1.5M"`.
+    Tokens(u64),
+    /// `"80%"`: a percentage of the window, above 0 and at most 100.
+    Percent(f64),
+}
+
+/// One `modelThresholds` entry: `provider/model-id` or `provider/*`, and its value as the host
+/// wrote it (kept for [`CompactionSettings::to_json`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelThresholdRule {
+    pub provider: String,
+    /// The model id; `None` for the `provider/*` wildcard.
+    pub model: Option<String>,
+    pub threshold: ModelThreshold,
+    written: Value,
+}
+
+impl ModelThresholdRule {
+    /// The rule's key: `provider/model-id` or `provider/*`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.provider, self.model.as_deref().unwrap_or("*"))
+    }
+}
+
+/// Reads a `modelThresholds` key: `provider/model-id` (the id may hold slashes, as
+/// OpenRouter's do) or `provider/*`. A `*` anywhere else would read as a pattern that never
+/// matches, so it is refused.
+fn threshold_key(key: &str) -> Option<(String, Option<String>)> {
+    let (provider, id) = key.split_once('/')?;
+    if provider.is_empty() || id.is_empty() || provider.contains('*') {
+        return None;
+    }
+    match id {
+        "*" => Some((provider.to_string(), None)),
+        _ if id.contains('*') => None,
+        _ => Some((provider.to_string(), Some(id.to_string()))),
+    }
+}
+
+/// `digits[.digits]` as `(mantissa, decimals)`, exactly (no float parsing: the grammar is
+/// small, and the value stays exact for `"1.5M"`).
+fn decimal(s: &str) -> Option<(u64, u32)> {
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if s.contains('.') && (frac.is_empty() || !frac.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    let decimals = u32::try_from(frac.len()).ok().filter(|&d| d <= 6)?;
+    let mut m: u64 = 0;
+    for b in whole.bytes().chain(frac.bytes()) {
+        m = m.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some((m, decimals))
+}
+
+/// A `modelThresholds` value: a whole number of tokens (`90000`), a string of one with an
+/// optional `k` (thousand) or `M` (million) suffix, any case, decimals allowed (`"90k"`,
+/// `"1.5M"`, `"90000"`), or a percentage of the window (`"80%"`, `"72.5%"`). Tokens must come
+/// to at least 1, a percentage must be above 0 and at most 100.
+pub fn parse_model_threshold(v: &Value) -> Option<ModelThreshold> {
+    if let Some(n) = v.as_f64() {
+        let ok = n.fract() == 0.0 && n >= 1.0 && n <= fields::MAX_SAFE_INTEGER as f64;
+        return ok.then_some(ModelThreshold::Tokens(n as u64));
+    }
+    let s = v.as_str()?.trim();
+    if let Some(p) = s.strip_suffix('%') {
+        let (m, d) = decimal(p)?;
+        let percent = m as f64 / 10f64.powi(d as i32);
+        return (percent > 0.0 && percent <= 100.0).then_some(ModelThreshold::Percent(percent));
+    }
+    let (digits, scale) = match s.as_bytes().last()? {
+        b'k' | b'K' => (&s[..s.len() - 1], 1_000u64),
+        b'm' | b'M' => (&s[..s.len() - 1], 1_000_000),
+        _ => (s, 1),
+    };
+    let (m, d) = decimal(digits)?;
+    let tokens = u128::from(m) * u128::from(scale) / 10u128.pow(d);
+    u64::try_from(tokens)
+        .ok()
+        .filter(|&t| (1..=fields::MAX_SAFE_INTEGER).contains(&t))
+        .map(ModelThreshold::Tokens)
+}
+
 /// Methods `methodOrder` may name (spec: compaction §9.2).
 pub const METHODS: [&str; 6] = [
     "remote",
@@ -254,6 +372,8 @@ impl Default for CompactionSettings {
                 .to_vec(),
             experimental_context_management: false,
             snapcompact: SnapcompactSettings::default(),
+            branch_summary: BranchSummarySettings::default(),
+            model_thresholds: Vec::new(),
         }
     }
 }
@@ -347,6 +467,8 @@ impl CompactionSettings {
                     }
                     self.method_order = order;
                 }
+                "branchSummary" => self.branch_summary = branch_summary(v)?,
+                "modelThresholds" => self.model_thresholds = model_thresholds(v)?,
                 _ => return Err(bad(f, "unknown setting (check the spelling)")),
             }
         }
@@ -388,13 +510,110 @@ impl CompactionSettings {
                 self.experimental_context_management.into(),
             ),
             ("snapcompact", self.snapcompact.to_json()),
+            (
+                "branchSummary",
+                crate::support::json::object(vec![
+                    ("enabled", self.branch_summary.enabled.into()),
+                    ("reserveTokens", self.branch_summary.reserve_tokens.into()),
+                ]),
+            ),
+            (
+                "modelThresholds",
+                Value::Object(
+                    self.model_thresholds
+                        .iter()
+                        .map(|r| (r.key(), r.written.clone()))
+                        .collect(),
+                ),
+            ),
         ])
+    }
+
+    /// The `modelThresholds` rule for a model: `provider/model-id` wins over `provider/*`.
+    pub fn model_threshold(&self, provider: &str, model: &str) -> Option<&ModelThresholdRule> {
+        let of_provider = |r: &&ModelThresholdRule| r.provider == provider;
+        let rules = || self.model_thresholds.iter().filter(of_provider);
+        rules()
+            .find(|r| r.model.as_deref() == Some(model))
+            .or_else(|| rules().find(|r| r.model.is_none()))
+    }
+
+    /// The settings that hold for one model: its `modelThresholds` rule, if any, replaces
+    /// `thresholdTokens` / `thresholdPercent`, so every threshold computed from the result
+    /// (`tokens::threshold_tokens`, `should_compact`, the §8.5 recovery band) is the model's.
+    /// A percentage is clamped to 1–99 % like `thresholdPercent`, a token count to the window
+    /// like `thresholdTokens`.
+    pub fn for_model(&self, provider: &str, model: &str) -> Cow<'_, CompactionSettings> {
+        let Some(rule) = self.model_threshold(provider, model) else {
+            return Cow::Borrowed(self);
+        };
+        let mut s = self.clone();
+        match rule.threshold {
+            ModelThreshold::Tokens(t) => s.threshold_tokens = t as f64,
+            ModelThreshold::Percent(p) => {
+                s.threshold_tokens = -1.0;
+                s.threshold_percent = p;
+            }
+        }
+        Cow::Owned(s)
     }
 
     /// The reserve the budgets use: the raw setting or 16 384 (spec: compaction §5.5).
     pub fn reserve_or_default(&self) -> u64 {
         self.reserve_tokens.unwrap_or(DEFAULT_RESERVE_TOKENS)
     }
+}
+
+/// `branchSummary`: `{enabled?, reserveTokens?}` (spec: compaction §9.2).
+fn branch_summary(v: &Value) -> Result<BranchSummarySettings> {
+    let f = "branchSummary";
+    let map = v.as_object().ok_or_else(|| bad(f, "expected an object"))?;
+    let mut b = BranchSummarySettings::default();
+    for (k, v) in map.iter().filter(|(_, v)| !v.is_null()) {
+        match k.as_str() {
+            "enabled" => b.enabled = fields::boolean("branchSummary.enabled", v)?,
+            "reserveTokens" => {
+                b.reserve_tokens = fields::safe_count("branchSummary.reserveTokens", v)?
+            }
+            _ => {
+                return Err(bad(
+                    &format!("{f}.{k}"),
+                    "unknown setting (check the spelling)",
+                ))
+            }
+        }
+    }
+    Ok(b)
+}
+
+/// `modelThresholds`: `{"provider/model-id" | "provider/*": 90000 | "90k" | "1M" | "80%"}`.
+fn model_thresholds(v: &Value) -> Result<Vec<ModelThresholdRule>> {
+    let map = v.as_object().ok_or_else(|| {
+        bad(
+            "modelThresholds",
+            "expected an object keyed `provider/model-id`",
+        )
+    })?;
+    let mut rules = Vec::with_capacity(map.len());
+    for (key, value) in map.iter().filter(|(_, v)| !v.is_null()) {
+        let field = format!("modelThresholds.{key}");
+        let (provider, model) = threshold_key(key)
+            .ok_or_else(|| bad(&field, "expected a key `provider/model-id` or `provider/*`"))?;
+        let threshold = parse_model_threshold(value).ok_or_else(|| {
+            bad(
+                &field,
+                "expected a number of tokens (90000, \"90k\", \"1.5M\") or a percentage of \
+                 the window (\"80%\")",
+            )
+        })?;
+        rules.push(ModelThresholdRule {
+            provider,
+            model,
+            threshold,
+            written: value.clone(),
+        });
+    }
+    Ok(rules)
 }
 
 #[cfg(test)]
@@ -488,6 +707,166 @@ mod tests {
                 Err(Error::Settings { field: f, .. }) => assert_eq!(f, field),
                 other => panic!("{input}: {other:?}"),
             }
+        }
+    }
+
+    fn field_of(input: Value) -> String {
+        match CompactionSettings::from_json(&input) {
+            Err(Error::Settings { field, .. }) => field,
+            other => panic!("{input}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn branch_summary_group() {
+        let s = CompactionSettings::default();
+        assert!(!s.branch_summary.enabled);
+        assert_eq!(s.branch_summary.reserve_tokens, 16_384);
+        let s = CompactionSettings::from_json(&json!({
+            "branchSummary": {"enabled": true, "reserveTokens": 8000}
+        }))
+        .unwrap();
+        assert_eq!(
+            s.branch_summary,
+            BranchSummarySettings {
+                enabled: true,
+                reserve_tokens: 8000
+            }
+        );
+        assert_eq!(CompactionSettings::from_json(&s.to_json()).unwrap(), s);
+        assert_eq!(
+            field_of(json!({"branchSummary": {"reserveTokens": -5}})),
+            "branchSummary.reserveTokens"
+        );
+        assert_eq!(
+            field_of(json!({"branchSummary": {"enabled": "yes"}})),
+            "branchSummary.enabled"
+        );
+        assert_eq!(
+            field_of(json!({"branchSummary": {"reserve": 1}})),
+            "branchSummary.reserve"
+        );
+        assert_eq!(field_of(json!({"branchSummary": 3})), "branchSummary");
+    }
+
+    #[test]
+    fn model_threshold_values() {
+        let t = |v: Value| parse_model_threshold(&v);
+        use ModelThreshold::{Percent, Tokens};
+        assert_eq!(t(json!(90000)), Some(Tokens(90_000)));
+        assert_eq!(t(json!("90000")), Some(Tokens(90_000)));
+        assert_eq!(t(json!("90k")), Some(Tokens(90_000)));
+        assert_eq!(t(json!("90K")), Some(Tokens(90_000)));
+        assert_eq!(t(json!("1M")), Some(Tokens(1_000_000)));
+        assert_eq!(t(json!("1.5m")), Some(Tokens(1_500_000)));
+        assert_eq!(t(json!(" 2.25k ")), Some(Tokens(2_250)));
+        assert_eq!(
+            t(json!("1.0005k")),
+            Some(Tokens(1_000)),
+            "floored to a token"
+        );
+        assert_eq!(t(json!("80%")), Some(Percent(80.0)));
+        assert_eq!(t(json!("72.5%")), Some(Percent(72.5)));
+        assert_eq!(t(json!("100%")), Some(Percent(100.0)));
+        for bad in [
+            json!(0),
+            json!(-1),
+            json!(1.5),
+            json!(1.0e16),
+            json!("0"),
+            json!("0k"),
+            json!("0.0001k"),
+            json!(""),
+            json!("k"),
+            json!("%"),
+            json!("0%"),
+            json!("101%"),
+            json!("-5%"),
+            json!("1e5"),
+            json!("1.k"),
+            json!(".5M"),
+            json!("1.5.5k"),
+            json!("90 k"),
+            json!("90kk"),
+            json!("90G"),
+            json!("80 %"),
+            json!("1.1234567k"),
+            json!("99999999999999999999"),
+            json!(true),
+            json!(null),
+            json!([90000]),
+        ] {
+            assert_eq!(t(bad.clone()), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn model_thresholds_match_exact_before_wildcard() {
+        let s = CompactionSettings::from_json(&json!({
+            "thresholdTokens": 50000,
+            "modelThresholds": {
+                "openai/*": "80%",
+                "openai/gpt-5.1": "90k",
+                "openrouter/anthropic/claude-opus-4-7": 120000
+            }
+        }))
+        .unwrap();
+        let rule = |p: &str, m: &str| s.model_threshold(p, m).map(|r| r.key());
+        assert_eq!(rule("openai", "gpt-5.1").as_deref(), Some("openai/gpt-5.1"));
+        assert_eq!(rule("openai", "gpt-4o").as_deref(), Some("openai/*"));
+        assert_eq!(
+            rule("openrouter", "anthropic/claude-opus-4-7").as_deref(),
+            Some("openrouter/anthropic/claude-opus-4-7")
+        );
+        assert_eq!(rule("anthropic", "gpt-5.1"), None);
+        let exact = s.for_model("openai", "gpt-5.1");
+        assert_eq!(exact.threshold_tokens, 90_000.0);
+        let wild = s.for_model("openai", "gpt-4o");
+        assert_eq!(
+            (wild.threshold_tokens, wild.threshold_percent),
+            (-1.0, 80.0)
+        );
+        assert!(matches!(s.for_model("x", "y"), Cow::Borrowed(_)));
+        // The written values come back as written.
+        let back = s.to_json();
+        assert_eq!(back["modelThresholds"]["openai/gpt-5.1"], json!("90k"));
+        assert_eq!(CompactionSettings::from_json(&back).unwrap(), s);
+    }
+
+    #[test]
+    fn bad_model_thresholds_name_the_key() {
+        for (input, field) in [
+            (json!({"modelThresholds": []}), "modelThresholds"),
+            (
+                json!({"modelThresholds": {"gpt-5": 1000}}),
+                "modelThresholds.gpt-5",
+            ),
+            (
+                json!({"modelThresholds": {"/x": 1000}}),
+                "modelThresholds./x",
+            ),
+            (
+                json!({"modelThresholds": {"a/": 1000}}),
+                "modelThresholds.a/",
+            ),
+            (
+                json!({"modelThresholds": {"*/gpt-5": 1000}}),
+                "modelThresholds.*/gpt-5",
+            ),
+            (
+                json!({"modelThresholds": {"openai/gpt-*": 1000}}),
+                "modelThresholds.openai/gpt-*",
+            ),
+            (
+                json!({"modelThresholds": {"openai/*": "lots"}}),
+                "modelThresholds.openai/*",
+            ),
+            (
+                json!({"modelThresholds": {"openai/*": "0%"}}),
+                "modelThresholds.openai/*",
+            ),
+        ] {
+            assert_eq!(field_of(input.clone()), field, "{input}");
         }
     }
 }
