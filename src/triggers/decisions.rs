@@ -162,23 +162,24 @@ impl CompactionAction {
 ///
 /// JSON (camelCase, [`CompactRequest::to_json`] / [`CompactRequest::from_json`]): `reason`,
 /// `entry`, `willRetry`, `strategy`, `methods`, `action`, `excludeSnapcompact`,
-/// `contextTokens`, `contextWindow`, `payloadRejection`; every field may be left out when
-/// reading (the default's value is taken).
+/// `contextTokens`, `contextWindow`, `thresholdTokens`, `payloadRejection`; every field may be
+/// left out when reading (the default's value is taken).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactRequest {
     pub reason: CompactionReason,
     pub entry: EntryPoint,
     /// Retry the failed request after the compaction (overflow and incomplete recovery).
     pub will_retry: bool,
-    /// The engine strategy: the setting, with `handoff` replaced by `context-full` for an
-    /// overflow and `snapcompact` by `context-full` when the model reads no images or the
-    /// provider rejected the payload's bytes (§8.3).
+    /// The engine strategy of the first method (`remote`/`soft`/`window` → `context-full`,
+    /// spec §8.3); a shell that falls back to a later method runs that one's strategy.
     pub strategy: Strategy,
     /// The usable methods of `methodOrder`, in order, for shells that walk the fallback
-    /// list: `remote` only with a remote endpoint, `snapcompact` only for an image-reading
-    /// model and not after a payload rejection, `handoff` not for an overflow.
+    /// list ([`usable_methods`](super::usable_methods): `remote` only with a remote
+    /// endpoint, `snapcompact` only for an image-reading model and not after a payload
+    /// rejection, `handoff` not for an overflow, `shake` not yet). Never empty in a
+    /// request the machine makes.
     pub methods: Vec<CompactionMethod>,
-    /// The events' `action`: of the first method, else of the strategy.
+    /// The events' `action`: the first method's, so the events name the method that runs.
     pub action: CompactionAction,
     /// Leave snapcompact out: the provider rejected the request's bytes or media.
     pub exclude_snapcompact: bool,
@@ -187,6 +188,9 @@ pub struct CompactRequest {
     /// The window the compaction must fit (0 = unknown); the progress guard measures
     /// against it.
     pub context_window: u64,
+    /// The model's compaction point (its `modelThresholds` rule applied); `None` for an
+    /// unknown window or a host-made request, whose guard uses the settings' threshold.
+    pub threshold_tokens: Option<u64>,
     /// Recovery from a payload rejection (§8.2 [N] step 3): no progress ⇒ warn and block.
     pub payload_rejection: bool,
 }
@@ -203,6 +207,7 @@ impl Default for CompactRequest {
             exclude_snapcompact: false,
             context_tokens: 0,
             context_window: 0,
+            threshold_tokens: None,
             payload_rejection: false,
         }
     }

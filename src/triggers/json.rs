@@ -31,6 +31,7 @@ impl CompactRequest {
             ("excludeSnapcompact", self.exclude_snapcompact.into()),
             ("contextTokens", self.context_tokens.into()),
             ("contextWindow", self.context_window.into()),
+            ("thresholdTokens", opt(self.threshold_tokens)),
             ("payloadRejection", self.payload_rejection.into()),
         ])
     }
@@ -72,6 +73,8 @@ impl CompactRequest {
                 "excludeSnapcompact" => r.exclude_snapcompact = flag(v, k)?,
                 "contextTokens" => r.context_tokens = count(v, k)?,
                 "contextWindow" => r.context_window = count(v, k)?,
+                "thresholdTokens" if v.is_null() => r.threshold_tokens = None,
+                "thresholdTokens" => r.threshold_tokens = Some(count(v, k)?),
                 "payloadRejection" => r.payload_rejection = flag(v, k)?,
                 _ => {}
             }

@@ -13,8 +13,14 @@
 //! takes manual compactions, §8.6).
 //!
 //! The machine is here; `inputs` holds what the host reports, `decisions` what it gets back,
-//! `overflow` the provider wordings of an overflow, `json` the host JSON of requests,
-//! events, decisions and state.
+//! `methods` which compaction methods can run ([`usable_methods`], shared with a host that
+//! walks `methodOrder` itself), `overflow` the provider wordings of an overflow, `json` the
+//! host JSON of requests, events, decisions and state.
+//!
+//! Every threshold is the model's: its `modelThresholds` rule, if any, replaces the settings'
+//! `thresholdTokens` / `thresholdPercent` ([`CompactionSettings::for_model`]). A request names
+//! the usable methods in order, and its `action` and `strategy` are the first one's; when no
+//! method can run for the reason and model, the machine acts as with compaction off.
 //!
 //! # Applying a decision
 //! A [`Decision`] can ask for several things at once (an overflow drops the failed turn *and*
@@ -43,6 +49,7 @@
 mod decisions;
 mod inputs;
 mod json;
+mod methods;
 mod overflow;
 
 pub use decisions::{
@@ -51,6 +58,7 @@ pub use decisions::{
     ManagerState, Notice, NoticeLevel, PromotionRequest,
 };
 pub use inputs::{CompactionOutcome, CompactionReport, ModelInfo, PromptInput, TurnInput};
+pub use methods::{usable_methods, MethodContext};
 pub use overflow::{is_context_overflow, is_overflow_error_text};
 
 use crate::session::message::{AssistantMessage, StopReason};
@@ -63,6 +71,7 @@ use inputs::{
     delivered_output, predates, same_model, terminal_text_answer, truncated_text, turn_label,
 };
 use overflow::{classify, usage_overflow, Failure};
+use std::borrow::Cow;
 
 /// Consecutive no-progress recoveries of `length` stops before giving up (spec: compaction
 /// §8.2 [N] step 5, `INCOMPLETE_RECOVERY_MAX_RETRIES`).
@@ -137,6 +146,8 @@ pub struct ContextManager {
     /// The model a promotion moved away from (§8.2 [N] step 4).
     promoted_from: Option<(Option<String>, Option<String>)>,
     pending: Option<Pending>,
+    /// The host has a remote route besides `compaction.remoteEndpoint` (§8.3 `remote`).
+    remote_route: bool,
 }
 
 impl ContextManager {
@@ -153,7 +164,14 @@ impl ContextManager {
             terminal_text_answer: false,
             promoted_from: None,
             pending: None,
+            remote_route: false,
         }
+    }
+
+    /// Tells the machine the host can run `remote` without `compaction.remoteEndpoint` (an
+    /// endpoint of its own, or a provider-native lane), so requests offer it (§8.3).
+    pub fn set_remote_route(&mut self, available: bool) {
+        self.remote_route = available;
     }
 
     /// The settings in use.
@@ -196,7 +214,50 @@ impl ContextManager {
             .map(|t| t.saturating_add(i64::try_from(timeout).unwrap_or(i64::MAX)))
     }
 
-    /// Builds the request: strategy and methods usable for this reason and model (§8.3).
+    /// The settings for `model`: its `modelThresholds` rule applied.
+    fn settings_for(&self, model: &ModelInfo) -> Cow<'_, CompactionSettings> {
+        self.settings.for_model(&model.provider, &model.id)
+    }
+
+    /// The model's compaction point (spec: compaction §3.3, with `modelThresholds`).
+    fn threshold_for(&self, model: &ModelInfo) -> u64 {
+        threshold_tokens(model.context_window, &self.settings_for(model))
+    }
+
+    /// The methods that can run for this reason and model (§8.3), by the rule the host's
+    /// own walk uses ([`usable_methods`]).
+    fn methods(
+        &self,
+        reason: CompactionReason,
+        model: &ModelInfo,
+        payload_rejection: bool,
+    ) -> Vec<CompactionMethod> {
+        if !self.compaction_available() {
+            return Vec::new();
+        }
+        let c = MethodContext {
+            payload_rejection,
+            remote_route: self.remote_route,
+            ..MethodContext::new(reason, model)
+        };
+        usable_methods(&self.settings, &c)
+    }
+
+    /// Some method can run for this reason and model: the reference's
+    /// `hasUsableCompactionMethod`, so a configuration that cannot compact for this reason
+    /// (e.g. `methodOrder: ["handoff"]` and an overflow) is treated as compaction off.
+    fn can_compact(
+        &self,
+        reason: CompactionReason,
+        model: &ModelInfo,
+        payload_rejection: bool,
+    ) -> bool {
+        !self.methods(reason, model, payload_rejection).is_empty()
+    }
+
+    /// Builds the request (§8.3): the usable methods in order; `action` and `strategy` are
+    /// the first one's, so the events name the method that runs. `None` when no method can
+    /// run.
     fn request(
         &self,
         reason: CompactionReason,
@@ -205,53 +266,22 @@ impl ContextManager {
         model: &ModelInfo,
         context_tokens: u64,
         payload_rejection: bool,
-    ) -> CompactRequest {
-        let s = &self.settings;
-        let exclude_snapcompact = payload_rejection;
-        let snapcompact_ok = model.accepts_images && !exclude_snapcompact;
-        let strategy = match s.strategy {
-            Strategy::Handoff if reason == CompactionReason::Overflow => Strategy::ContextFull,
-            Strategy::Snapcompact if !snapcompact_ok => Strategy::ContextFull,
-            other => other,
-        };
-        let methods: Vec<CompactionMethod> = s
-            .method_order
-            .iter()
-            .filter_map(|m| CompactionMethod::parse(m))
-            .filter(|m| match m {
-                CompactionMethod::Remote => s.remote_enabled && s.remote_endpoint.is_some(),
-                CompactionMethod::Snapcompact => snapcompact_ok,
-                CompactionMethod::Handoff => reason != CompactionReason::Overflow,
-                _ => true,
-            })
-            .collect();
-        let action = methods.first().map_or(
-            match strategy {
-                Strategy::Handoff => CompactionAction::Handoff,
-                Strategy::Shake => CompactionAction::Shake,
-                Strategy::Snapcompact => CompactionAction::Snapcompact,
-                Strategy::ContextFull | Strategy::Off => {
-                    if s.remote_enabled && s.remote_endpoint.is_some() {
-                        CompactionAction::Remote
-                    } else {
-                        CompactionAction::ContextFull
-                    }
-                }
-            },
-            |m| m.action(),
-        );
-        CompactRequest {
+    ) -> Option<CompactRequest> {
+        let methods = self.methods(reason, model, payload_rejection);
+        let first = *methods.first()?;
+        Some(CompactRequest {
             reason,
             entry,
             will_retry,
-            strategy,
+            strategy: first.strategy(),
+            action: first.action(),
             methods,
-            action,
-            exclude_snapcompact,
+            exclude_snapcompact: payload_rejection,
             context_tokens,
             context_window: model.context_window,
+            threshold_tokens: (model.context_window > 0).then(|| self.threshold_for(model)),
             payload_rejection,
-        }
+        })
     }
 
     // ----- post-turn (§8.2) ---------------------------------------------------------------
@@ -315,7 +345,8 @@ impl ContextManager {
                         && t.stored_tokens
                             .is_some_and(|s| s.saturating_mul(10) < window.saturating_mul(9));
                     let trusted = known_small
-                        || (window == 0 && !self.compaction_available())
+                        || (window == 0
+                            && !self.can_compact(CompactionReason::Overflow, t.model, true))
                         || (media && !usage_overflow(a, window));
                     if trusted {
                         return payload_not_tokens(t.stored_tokens, window);
@@ -388,14 +419,14 @@ impl ContextManager {
     ) -> Decision {
         let window = model.context_window;
         if self.paused {
-            let band = recovery_band_tokens(threshold_tokens(window, &self.settings));
+            let band = recovery_band_tokens(self.threshold_for(model));
             if window > 0 && trigger <= band {
                 self.paused = false;
             } else {
                 return Decision::default();
             }
         }
-        if !should_compact(trigger, window, &self.settings) {
+        if !should_compact(trigger, window, &self.settings_for(model)) {
             return Decision::default();
         }
         if can_promote {
@@ -414,14 +445,14 @@ impl ContextManager {
             };
         }
         Decision {
-            compact: Some(self.request(
+            compact: self.request(
                 CompactionReason::Threshold,
                 entry,
                 false,
                 model,
                 target,
                 false,
-            )),
+            ),
             ..Decision::default()
         }
     }
@@ -441,7 +472,12 @@ impl ContextManager {
                 ..Decision::default()
             };
         }
-        if !self.compaction_available() && !can_promote {
+        let can_compact = self.can_compact(
+            CompactionReason::Overflow,
+            &rec.model,
+            rec.payload_rejection,
+        );
+        if !can_compact && !can_promote {
             let mut d = Decision {
                 block_auto_continue: true,
                 ..Decision::default()
@@ -460,22 +496,22 @@ impl ContextManager {
     }
 
     fn overflow_compact(&mut self, rec: Recovery, mut d: Decision) -> Decision {
-        if !self.compaction_available() {
-            // Only after a failed promotion: the turn goes back, the user decides.
-            d.restore_failed_turn = true;
-            d.block_auto_continue = true;
-            d.notice(NoticeLevel::Error, overflow_without_compaction(&rec));
-            return d;
-        }
-        self.overflow_recovery_attempted = true;
-        d.compact = Some(self.request(
+        let Some(req) = self.request(
             CompactionReason::Overflow,
             EntryPoint::PostTurn,
             true,
             &rec.model,
             rec.context_tokens,
             rec.payload_rejection,
-        ));
+        ) else {
+            // Only after a failed promotion: the turn goes back, the user decides.
+            d.restore_failed_turn = true;
+            d.block_auto_continue = true;
+            d.notice(NoticeLevel::Error, overflow_without_compaction(&rec));
+            return d;
+        };
+        self.overflow_recovery_attempted = true;
+        d.compact = Some(req);
         d
     }
 
@@ -489,12 +525,12 @@ impl ContextManager {
         can_promote: bool,
     ) -> Decision {
         let window = model.context_window;
-        let exhausted = window == 0
-            || a.usage.as_ref().map_or(0, context_tokens)
-                > threshold_tokens(window, &self.settings);
+        let exhausted =
+            window == 0 || a.usage.as_ref().map_or(0, context_tokens) > self.threshold_for(model);
         let truncated = truncated_text(a, model);
         let mut d = Decision::default();
-        if (!exhausted && delivered) || (!self.compaction_available() && !can_promote) {
+        let can_compact = self.can_compact(CompactionReason::Incomplete, model, false);
+        if (!exhausted && delivered) || (!can_compact && !can_promote) {
             // Keep the partial answer; there is room, or nothing could make any.
             d.notice(NoticeLevel::Warning, truncated);
             return d;
@@ -523,7 +559,7 @@ impl ContextManager {
         else {
             return d;
         };
-        if !self.compaction_available() {
+        if !self.can_compact(CompactionReason::Incomplete, &rec.model, false) {
             // Only after a failed promotion: keep the partial answer.
             d.restore_failed_turn = true;
             d.notice(NoticeLevel::Warning, truncated);
@@ -546,14 +582,14 @@ impl ContextManager {
         }
         self.incomplete_recoveries += 1;
         if exhausted {
-            d.compact = Some(self.request(
+            d.compact = self.request(
                 CompactionReason::Incomplete,
                 EntryPoint::PostTurn,
                 true,
                 &rec.model,
                 rec.context_tokens,
                 false,
-            ));
+            );
         } else {
             let mut c = Continuation::retry();
             c.reminder = (output_tokens > 0).then_some(LengthStopReminder {
@@ -620,14 +656,14 @@ impl ContextManager {
                 entry,
                 context_tokens,
             } => Decision {
-                compact: Some(self.request(
+                compact: self.request(
                     CompactionReason::Threshold,
                     entry,
                     false,
                     &model,
                     context_tokens,
                     false,
-                )),
+                ),
                 ..Decision::default()
             },
         }
@@ -681,19 +717,23 @@ impl ContextManager {
         self.pending = None;
         self.note_activity(now);
         if !self.compaction_available()
-            || !should_compact(context_tokens, target.context_window, &self.settings)
+            || !should_compact(
+                context_tokens,
+                target.context_window,
+                &self.settings_for(target),
+            )
         {
             return Decision::default();
         }
         Decision {
-            compact: Some(self.request(
+            compact: self.request(
                 CompactionReason::Threshold,
                 EntryPoint::ModelSwitch,
                 false,
                 target,
                 context_tokens,
                 false,
-            )),
+            ),
             ..Decision::default()
         }
     }
@@ -722,14 +762,14 @@ impl ContextManager {
         }
         self.idle_compacted = true;
         Decision {
-            compact: Some(self.request(
+            compact: self.request(
                 CompactionReason::Idle,
                 EntryPoint::Idle,
                 false,
                 model,
                 context_tokens,
                 false,
-            )),
+            ),
             ..Decision::default()
         }
     }
@@ -844,7 +884,12 @@ impl ContextManager {
         let limit = if req.reason == CompactionReason::Overflow {
             w.saturating_sub(budget_reserve_tokens(w, &self.settings))
         } else {
-            recovery_band_tokens(threshold_tokens(w, &self.settings))
+            // The model's threshold as the request recorded it (a host-made request without
+            // one: the settings' own).
+            recovery_band_tokens(
+                req.threshold_tokens
+                    .unwrap_or_else(|| threshold_tokens(w, &self.settings)),
+            )
         };
         (residual > limit).then(|| {
             format!(

@@ -4,7 +4,9 @@ use super::interop::to_js;
 use super::interop::tokens::{settings, window};
 use crate::error::{Error, ErrorCode};
 use crate::session::message::{AgentMessage, Usage};
+use crate::settings::CompactionSettings;
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
+use std::borrow::Cow;
 use wasm_bindgen::prelude::*;
 
 /// Estimated tokens of one agent message (JSON).
@@ -40,13 +42,31 @@ pub fn usage_context_tokens(usage_json: &str) -> Result<f64, JsValue> {
     Ok(tokens::context_tokens(&u) as f64)
 }
 
-/// The compaction threshold for a window and settings.
+/// The compaction threshold for a window and settings; with `model_json` (`{provider, id}`)
+/// the model's `modelThresholds` rule applies.
 #[wasm_bindgen(js_name = thresholdTokens)]
 pub fn threshold_tokens(
     context_window: f64,
     settings_json: Option<String>,
+    model_json: Option<String>,
 ) -> Result<f64, JsValue> {
-    Ok(tokens::threshold_tokens(window(context_window)?, &settings(settings_json)?) as f64)
+    let s = settings(settings_json)?;
+    let s = for_model(&s, model_json)?;
+    Ok(tokens::threshold_tokens(window(context_window)?, &s) as f64)
+}
+
+/// The settings for a model (`None`: as they are).
+fn for_model(
+    s: &CompactionSettings,
+    model_json: Option<String>,
+) -> Result<Cow<'_, CompactionSettings>, JsValue> {
+    Ok(match model_json {
+        None => Cow::Borrowed(s),
+        Some(json) => {
+            let m = super::interop::triggers::model(&json)?;
+            s.for_model(&m.provider, &m.id)
+        }
+    })
 }
 
 /// The reserve the threshold leaves (after the 15 % rule and the small-window rescue).
@@ -55,17 +75,20 @@ pub fn reserve_tokens(context_window: f64, settings_json: Option<String>) -> Res
     Ok(tokens::budget_reserve_tokens(window(context_window)?, &settings(settings_json)?) as f64)
 }
 
-/// Whether `context_tokens` is over the threshold.
+/// Whether `context_tokens` is over the threshold (the model's, with `model_json`).
 #[wasm_bindgen(js_name = shouldCompact)]
 pub fn should_compact(
     context_tokens: f64,
     context_window: f64,
     settings_json: Option<String>,
+    model_json: Option<String>,
 ) -> Result<bool, JsValue> {
+    let s = settings(settings_json)?;
+    let s = for_model(&s, model_json)?;
     Ok(tokens::should_compact(
         window(context_tokens)?,
         window(context_window)?,
-        &settings(settings_json)?,
+        &s,
     ))
 }
 

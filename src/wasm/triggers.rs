@@ -5,12 +5,11 @@
 use super::interop::triggers::{
     assistant, bad, compaction_time, flag, model, now, number, opt_tokens, options, outcome, tokens,
 };
-use super::interop::{now_ms, parse_json, to_js};
-use crate::settings::CompactionSettings;
+use super::interop::{now_ms, parse_json};
 use crate::support::json::js;
 use crate::triggers::{
     self, CompactRequest, CompactionReason, CompactionReport, ContextManager, Decision,
-    PromptInput, TurnInput,
+    MethodContext, PromptInput, TurnInput,
 };
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -27,16 +26,14 @@ pub struct WasmContextManager {
 
 #[wasm_bindgen]
 impl WasmContextManager {
-    /// A machine with the given compaction settings (JSON; `E_SETTINGS` names a bad field).
+    /// A machine with the given compaction settings (JSON; `E_SETTINGS` names a bad field);
+    /// `remote`: the host has a remote route besides `settings.remoteEndpoint`.
     #[wasm_bindgen(constructor)]
-    pub fn new(settings_json: Option<String>) -> Result<WasmContextManager, JsValue> {
-        let settings = match settings_json.as_deref() {
-            None | Some("") | Some("undefined") => CompactionSettings::default(),
-            Some(t) => CompactionSettings::from_json(&parse_json(t, "settings")?).map_err(to_js)?,
-        };
-        Ok(WasmContextManager {
-            inner: ContextManager::new(settings),
-        })
+    pub fn new(settings_json: Option<String>, remote: bool) -> Result<WasmContextManager, JsValue> {
+        let settings = super::interop::tokens::settings(settings_json)?;
+        let mut inner = ContextManager::new(settings);
+        inner.set_remote_route(remote);
+        Ok(WasmContextManager { inner })
     }
 
     /// The settings with defaults filled in, as JSON.
@@ -170,11 +167,45 @@ pub fn is_context_overflow_json(
     Ok(triggers::is_context_overflow(&a, w))
 }
 
+/// The methods of `methodOrder` that can run for a reason and model (spec: compaction §8.3,
+/// §8.6), by the rule the `ContextManager` uses; a JSON array of method names. `options`:
+/// `{payloadRejection?, remote?, customInstructions?}` (booleans).
+#[wasm_bindgen(js_name = compactionMethodsJson)]
+pub fn compaction_methods_json(
+    settings_json: Option<String>,
+    reason: &str,
+    model_json: &str,
+    options_json: Option<String>,
+) -> Result<String, JsValue> {
+    let s = super::interop::tokens::settings(settings_json)?;
+    let r = reason_of(reason)?;
+    let m = model(model_json)?;
+    let what = "compactionMethods options";
+    let o = options(options_json, what)?;
+    let c = MethodContext {
+        payload_rejection: flag(&o, "payloadRejection", what)?,
+        remote_route: flag(&o, "remote", what)?,
+        custom_instructions: flag(&o, "customInstructions", what)?,
+        ..MethodContext::new(r, &m)
+    };
+    let names: Vec<Value> = triggers::usable_methods(&s, &c)
+        .iter()
+        .map(|m| m.as_str().into())
+        .collect();
+    Ok(js::stringify(&Value::Array(names)))
+}
+
+fn reason_of(reason: &str) -> Result<CompactionReason, JsValue> {
+    CompactionReason::parse(reason).ok_or_else(|| {
+        bad("reason must be \"threshold\", \"overflow\", \"incomplete\", \"idle\" or \"manual\"")
+    })
+}
+
 /// The end-event error text of a failed compaction (spec: compaction §8.3).
 #[wasm_bindgen(js_name = compactionErrorMessage)]
 pub fn compaction_error_message(reason: &str, message: &str) -> Result<String, JsValue> {
-    let r = CompactionReason::parse(reason).ok_or_else(|| {
-        bad("reason must be \"threshold\", \"overflow\", \"incomplete\", \"idle\" or \"manual\"")
-    })?;
-    Ok(triggers::compaction_error_message(r, message))
+    Ok(triggers::compaction_error_message(
+        reason_of(reason)?,
+        message,
+    ))
 }

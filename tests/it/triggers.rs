@@ -115,7 +115,12 @@ fn threshold_below_at_and_above() {
     assert!(!c.will_retry);
     assert_eq!(c.context_tokens, 85_001);
     assert_eq!(c.context_window, 100_000);
-    assert_eq!(c.strategy, Strategy::ContextFull);
+    assert_eq!(c.threshold_tokens, Some(85_000));
+    assert_eq!(
+        c.strategy,
+        Strategy::Snapcompact,
+        "the first usable method's strategy"
+    );
     assert_eq!(d.drop_failed_turn, None);
     assert_eq!(d.continuation, None);
     assert_eq!(
@@ -131,9 +136,9 @@ fn threshold_below_at_and_above() {
         [
             CompactionMethod::Snapcompact,
             CompactionMethod::Handoff,
-            CompactionMethod::Shake,
             CompactionMethod::Soft
-        ]
+        ],
+        "shake is not offered (issue 20)"
     );
 }
 
@@ -1071,17 +1076,29 @@ fn strategies_follow_reason_and_model() {
     let e = error_turn("prompt is too long");
     let big = tool_turn(190_000);
 
+    // The strategy setting does not pick the method: methodOrder does, and the request's
+    // strategy and action are the first usable method's.
     let mut cm = manager(json!({"strategy": "handoff"}));
     assert_eq!(
         cm.after_turn(turn(&big, &m))
             .compact
             .map(|c| (c.strategy, c.action)),
-        Some((Strategy::Handoff, CompactionAction::Snapcompact))
+        Some((Strategy::Snapcompact, CompactionAction::Snapcompact))
+    );
+    let mut cm = manager(json!({"methodOrder": ["handoff", "soft"]}));
+    let c = cm.after_turn(turn(&big, &m)).compact.expect("threshold");
+    assert_eq!(
+        (c.strategy, c.action),
+        (Strategy::Handoff, CompactionAction::Handoff)
     );
     let c = cm.after_turn(turn(&e, &m)).compact.expect("overflow");
     assert_eq!(
-        c.strategy,
-        Strategy::ContextFull,
+        (c.strategy, c.action, c.methods.as_slice()),
+        (
+            Strategy::ContextFull,
+            CompactionAction::ContextFull,
+            [CompactionMethod::Soft].as_slice()
+        ),
         "handoff is unusable for an overflow"
     );
 
@@ -1102,11 +1119,23 @@ fn strategies_follow_reason_and_model() {
     let c = cm.after_turn(turn(&big, &m)).compact.expect("threshold");
     assert_eq!(c.methods[0], CompactionMethod::Remote);
     assert_eq!(c.action, CompactionAction::Remote);
-    // Only handoff configured, and an overflow: no usable method.
-    let mut cm = manager(json!({"methodOrder": ["handoff"]}));
     let c = cm.after_turn(turn(&e, &m)).compact.expect("overflow");
-    assert!(c.methods.is_empty());
-    assert_eq!(c.action, CompactionAction::ContextFull);
+    assert_eq!(c.methods[0], CompactionMethod::Remote);
+    assert_eq!(
+        (c.strategy, c.action),
+        (Strategy::ContextFull, CompactionAction::Remote)
+    );
+    // Only handoff configured, and an overflow: no usable method, so the overflow is
+    // treated as with compaction off (the reference's `hasUsableCompactionMethod`).
+    let mut cm = manager(json!({"methodOrder": ["handoff"]}));
+    let d = cm.after_turn(turn(&e, &m));
+    assert_eq!(d.compact, None);
+    assert!(d.block_auto_continue);
+    assert!(d.notices[0].text.contains("automatic compaction is off"));
+    // Only shake configured: nothing can run yet (issue 20), on any trigger.
+    let mut cm = manager(json!({"methodOrder": ["shake"]}));
+    assert_eq!(cm.after_turn(turn(&big, &m)).compact, None);
+    assert_eq!(cm.after_turn(turn(&e, &m)).compact, None);
 }
 
 #[test]
@@ -1120,7 +1149,9 @@ fn decisions_serialize_to_the_js_shape() {
     assert_eq!(v["compact"]["reason"], "overflow");
     assert_eq!(v["compact"]["entry"], "post-turn");
     assert_eq!(v["compact"]["willRetry"], true);
-    assert_eq!(v["compact"]["strategy"], "context-full");
+    assert_eq!(v["compact"]["strategy"], "snapcompact");
+    assert_eq!(v["compact"]["methods"], json!(["snapcompact", "soft"]));
+    assert_eq!(v["compact"]["thresholdTokens"], 170_000);
     assert_eq!(v["continuation"], Value::Null);
     let req: CompactRequest = serde_json::from_value(v["compact"].clone()).unwrap();
     assert_eq!(Some(&req), d.compact.as_ref());
@@ -1137,4 +1168,263 @@ fn decisions_serialize_to_the_js_shape() {
     );
     let manual: CompactRequest = serde_json::from_value(json!({"reason": "manual"})).unwrap();
     assert_eq!(manual, CompactRequest::default());
+}
+
+// ----- modelThresholds and the usable methods ----------------------------------------------
+
+/// A rule for the model replaces the settings' threshold everywhere the machine measures:
+/// the trigger, the length-stop exhaustion and the progress guard; the exact key wins over
+/// the provider wildcard, and a model switch reads the target's rule.
+#[test]
+fn model_thresholds_set_the_compaction_point() {
+    let v = json!({"reserveTokens": 10000, "modelThresholds": {
+        "anthropic/*": "50%", "anthropic/claude-sonnet-4-5": "60k", "openai/gpt-5.1": 30000
+    }});
+    let m = model(100_000);
+    assert_eq!(
+        threshold_tokens(100_000, &settings(v.clone()).for_model(PROVIDER, MODEL)),
+        60_000
+    );
+    let mut cm = manager(v.clone());
+    let a = answer(60_000);
+    assert!(
+        cm.after_turn(turn(&a, &m)).is_none(),
+        "at the model's point"
+    );
+    let a = answer(60_001);
+    let c = cm
+        .after_turn(turn(&a, &m))
+        .compact
+        .expect("over the model's point (the global one is 85 000)");
+    assert_eq!(c.threshold_tokens, Some(60_000));
+    // The guard measures against the model's point: 0.8 · 60 000 = 48 000.
+    let d = cm.after_compaction(&compacted(&c, 48_001));
+    assert!(d.compaction_warning.is_some());
+    let mut cm = manager(v.clone());
+    let c = cm
+        .after_turn(turn(&answer(60_001), &m))
+        .compact
+        .expect("threshold");
+    assert!(cm
+        .after_compaction(&compacted(&c, 48_000))
+        .compaction_warning
+        .is_none());
+
+    // The wildcard for another model of the provider.
+    let opus = ModelInfo {
+        id: "claude-opus-4-7".into(),
+        ..m.clone()
+    };
+    let mut cm = manager(v.clone());
+    let a = assistant(json!({"model": "claude-opus-4-7", "usage": usage(49_901, 100, 0)}));
+    let c = cm.after_turn(turn(&a, &opus)).compact.expect("over 50 %");
+    assert_eq!(c.threshold_tokens, Some(50_000));
+
+    // A length stop is "exhausted" against the model's point: compaction, not a plain retry.
+    let mut cm = manager(v.clone());
+    let l = length_turn(thinking_only(), 500, 61_000);
+    let c = cm.after_turn(turn(&l, &m)).compact.expect("exhausted");
+    assert_eq!(c.reason, CompactionReason::Incomplete);
+
+    // A model switch compacts for the target's rule.
+    let gpt = ModelInfo {
+        provider: "openai".into(),
+        id: "gpt-5.1".into(),
+        ..m.clone()
+    };
+    let mut cm = manager(v);
+    assert!(cm.before_model_switch(&gpt, 30_000, 1).compact.is_none());
+    let c = cm
+        .before_model_switch(&gpt, 30_001, 2)
+        .compact
+        .expect("over the target's 30 000");
+    assert_eq!(c.entry, EntryPoint::ModelSwitch);
+}
+
+use ctxfold::settings::{parse_model_threshold, ModelThreshold, METHODS};
+use ctxfold::tokens::threshold_tokens;
+use proptest::prelude::{any, prop_assert, prop_assert_eq, prop_oneof, proptest, Just};
+use proptest::test_runner::Config;
+
+fn config(cases: u32) -> Config {
+    Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+const MAX_SAFE: u64 = (1 << 53) - 1;
+
+fn reason() -> impl proptest::strategy::Strategy<Value = CompactionReason> {
+    prop_oneof![
+        Just(CompactionReason::Threshold),
+        Just(CompactionReason::Overflow),
+        Just(CompactionReason::Incomplete),
+        Just(CompactionReason::Idle),
+        Just(CompactionReason::Manual),
+    ]
+}
+
+/// A method order: METHODS in any order, some left out, some repeated.
+fn method_order() -> impl proptest::strategy::Strategy<Value = Vec<&'static str>> {
+    proptest::collection::vec(proptest::sample::select(METHODS.to_vec()), 0..8)
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// Whole numbers, as numbers or strings, read as themselves; `k`/`M` (any case) scale
+    /// them exactly, decimals included; `p%` reads as the percentage.
+    #[test]
+    fn model_threshold_grammar(
+        n in 1u64..=MAX_SAFE,
+        whole in 0u64..100_000,
+        frac in 0u64..1000,
+        digits in 1u32..=3,
+        suffix in proptest::sample::select(vec!["k", "K", "m", "M"]),
+        pct in 1u64..=100,
+        pct_frac in 0u64..10,
+    ) {
+        prop_assert_eq!(parse_model_threshold(&json!(n)), Some(ModelThreshold::Tokens(n)));
+        prop_assert_eq!(
+            parse_model_threshold(&json!(n.to_string())),
+            Some(ModelThreshold::Tokens(n))
+        );
+        let frac = frac % 10u64.pow(digits);
+        let text = format!("{whole}.{frac:0width$}{suffix}", width = digits as usize);
+        let scale: u128 = if suffix.eq_ignore_ascii_case("k") { 1_000 } else { 1_000_000 };
+        let exact = (u128::from(whole) * 10u128.pow(digits) + u128::from(frac)) * scale
+            / 10u128.pow(digits);
+        let want = (exact >= 1).then_some(ModelThreshold::Tokens(exact as u64));
+        prop_assert_eq!(parse_model_threshold(&json!(text)), want);
+        let p = format!("{pct}.{pct_frac}%");
+        let value = pct as f64 + pct_frac as f64 / 10.0;
+        let want = (value <= 100.0).then_some(ModelThreshold::Percent(value));
+        prop_assert_eq!(parse_model_threshold(&json!(p)), want);
+    }
+
+    /// Anything with a character outside the grammar is refused, never misread.
+    #[test]
+    fn model_threshold_grammar_refuses_other_text(s in "[0-9a-zA-Z.%+ eE_-]{0,12}") {
+        let t = s.trim();
+        let core = t.strip_suffix(['k', 'K', 'm', 'M', '%']).unwrap_or(t);
+        let well_formed = !core.is_empty()
+            && core.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && core.matches('.').count() <= 1
+            && !core.starts_with('.')
+            && !core.ends_with('.');
+        if !well_formed {
+            prop_assert_eq!(parse_model_threshold(&json!(s)), None);
+        }
+    }
+
+    /// A token rule is the model's `thresholdTokens`: the machine compacts exactly above
+    /// `min(max(n, 1), W − 1)`, whatever the global settings say.
+    #[test]
+    fn a_token_rule_is_the_models_threshold(
+        window in 2u64..1_000_000,
+        n in 1u64..2_000_000,
+        context in 1u64..2_000_000,
+        wildcard in any::<bool>(),
+    ) {
+        let key = if wildcard { format!("{PROVIDER}/*") } else { format!("{PROVIDER}/{MODEL}") };
+        let mut cm = manager(json!({"thresholdPercent": 10, "modelThresholds": {key: n}}));
+        let m = model(window);
+        let a = assistant(json!({"usage": usage(context, 0, 0)}));
+        let d = cm.after_turn(turn(&a, &m));
+        let point = n.min(window - 1);
+        prop_assert_eq!(d.compact.is_some(), context > point, "point {}", point);
+    }
+
+    /// The usable methods keep methodOrder's order, and follow the rule method by method; a
+    /// request carries exactly them, with the first one's action and strategy, or does not
+    /// come at all when none can run.
+    #[test]
+    fn usable_methods_follow_the_rule(
+        order in method_order(),
+        reason in reason(),
+        images in any::<bool>(),
+        payload in any::<bool>(),
+        endpoint in any::<bool>(),
+        route in any::<bool>(),
+        remote_enabled in any::<bool>(),
+        focus in any::<bool>(),
+    ) {
+        let mut v = json!({"methodOrder": order, "remoteEnabled": remote_enabled});
+        if endpoint {
+            v["remoteEndpoint"] = json!("https://summarizer.example/compact");
+        }
+        let s = settings(v.clone());
+        let m = ModelInfo { accepts_images: images, ..model(100_000) };
+        let c = MethodContext {
+            payload_rejection: payload,
+            remote_route: route,
+            custom_instructions: focus,
+            ..MethodContext::new(reason, &m)
+        };
+        let got = usable_methods(&s, &c);
+        let manual = reason == CompactionReason::Manual;
+        let mut want = Vec::new();
+        for name in &s.method_order {
+            let method = match name.as_str() {
+                "remote" => CompactionMethod::Remote,
+                "snapcompact" => CompactionMethod::Snapcompact,
+                "handoff" => CompactionMethod::Handoff,
+                "shake" => CompactionMethod::Shake,
+                "soft" => CompactionMethod::Soft,
+                _ => CompactionMethod::Window,
+            };
+            let ok = match method {
+                CompactionMethod::Remote => remote_enabled && (endpoint || route),
+                CompactionMethod::Snapcompact => images && !payload && !focus,
+                CompactionMethod::Handoff => !manual && reason != CompactionReason::Overflow,
+                CompactionMethod::Shake => false,
+                CompactionMethod::Window => !manual,
+                CompactionMethod::Soft => true,
+            };
+            if ok {
+                want.push(method);
+            }
+        }
+        prop_assert_eq!(&got, &want);
+
+        // The machine's threshold request uses the same rule.
+        let mut cm = ContextManager::new(s.clone());
+        let a = tool_turn(99_000);
+        let d = cm.after_turn(turn(&a, &m));
+        let want = usable_methods(&s, &MethodContext::new(CompactionReason::Threshold, &m));
+        match (&d.compact, want.first()) {
+            (Some(req), Some(first)) => {
+                prop_assert_eq!(&req.methods, &want);
+                prop_assert_eq!(req.action, first.action());
+                prop_assert_eq!(req.strategy, first.strategy());
+                prop_assert_eq!(req.start_event(), Some(Event::AutoCompactionStart {
+                    reason: CompactionReason::Threshold,
+                    action: Some(first.action()),
+                }));
+            }
+            (None, None) => {}
+            (got, want) => prop_assert!(false, "request {:?}, usable {:?}", got, want),
+        }
+    }
+}
+
+/// The testkit's host loop (the `triggers` fuzz target's invariants) over seeded random runs:
+/// no compaction loop, at most three length recoveries in a row, no continuation in a
+/// blocking decision, every overflow answered when a method can run.
+#[test]
+fn random_host_runs_keep_the_invariants() {
+    let mut total = ctxfold_testkit::triggers::Stats::default();
+    for seed in 0..400 {
+        let s = ctxfold_testkit::triggers::random_run(seed, 150).unwrap_or_else(|e| panic!("{e}"));
+        total.decisions += s.decisions;
+        total.compactions += s.compactions;
+        total.overflows += s.overflows;
+        total.promotions += s.promotions;
+    }
+    // The runs reach the paths the invariants are about.
+    assert!(total.compactions > 1_000, "{total:?}");
+    assert!(total.overflows > 1_000, "{total:?}");
+    assert!(total.promotions > 100, "{total:?}");
 }

@@ -7,8 +7,12 @@ import {
   CONTINUE_DELAY_MS,
   ContextManager,
   compactionErrorMessage,
+  compactionMethods,
   INCOMPLETE_RECOVERY_MAX_RETRIES,
   isContextOverflow,
+  resolveSettings,
+  shouldCompact,
+  thresholdTokens,
 } from 'ctxfold';
 
 const model = {
@@ -120,9 +124,11 @@ test('the auto-continue prompt and the compaction result travel with the decisio
   const d = cm.afterTurn(toolTurn(180_000), model, { now: 5_000 });
   assert.deepEqual(
     { reason: d.compact.reason, entry: d.compact.entry, willRetry: d.compact.willRetry, strategy: d.compact.strategy },
-    { reason: 'threshold', entry: 'post-turn', willRetry: false, strategy: 'context-full' },
+    { reason: 'threshold', entry: 'post-turn', willRetry: false, strategy: 'snapcompact' },
   );
-  assert.deepEqual(d.compact.methods, ['snapcompact', 'handoff', 'shake', 'soft']);
+  // shake is not offered until it exists (issue 20); the strategy is the first method's.
+  assert.deepEqual(d.compact.methods, ['snapcompact', 'handoff', 'soft']);
+  assert.equal(d.compact.thresholdTokens, 170_000);
   const result = { summary: 'S', firstKeptEntryId: 'e7', tokensBefore: 180_000 };
   const next = cm.afterCompaction(d.compact, { status: 'compacted', tokensAfter: 30_000, result });
   assert.deepEqual(next.events, [
@@ -372,4 +378,111 @@ test('bad input fails with a code', () => {
     'E_INVALID_ARGUMENT',
   );
   assert.equal(cm.settings.autoContinue, true);
+});
+
+test('modelThresholds: the exact key wins over the wildcard, for the functions and the machine', () => {
+  const settings = {
+    reserveTokens: 10_000,
+    modelThresholds: { 'anthropic/*': '50%', 'anthropic/claude-sonnet-4-5': '60k', 'openai/gpt-5.1': 30_000 },
+  };
+  assert.equal(thresholdTokens(100_000, settings), 85_000, 'no model: the settings');
+  assert.equal(thresholdTokens(100_000, settings, model), 60_000);
+  assert.equal(thresholdTokens(100_000, settings, { provider: 'anthropic', id: 'claude-opus-4-7' }), 50_000);
+  assert.equal(thresholdTokens(100_000, settings, { provider: 'openai', id: 'gpt-5.1' }), 30_000);
+  assert.equal(thresholdTokens(100_000, settings, { provider: 'google', id: 'g' }), 85_000);
+  assert.equal(shouldCompact(60_001, 100_000, settings, model), true);
+  assert.equal(shouldCompact(60_001, 100_000, settings), false);
+  assert.equal(thresholdTokens(200_000), 170_000, 'the old two-argument call still works');
+  assert.deepEqual(resolveSettings(settings).modelThresholds, settings.modelThresholds);
+  assert.deepEqual(resolveSettings({}).branchSummary, { enabled: false, reserveTokens: 16_384 });
+
+  const cm = new ContextManager(settings);
+  const small = { ...model, contextWindow: 100_000 };
+  assert.equal(cm.afterTurn(toolTurn(60_000), small).compact, null);
+  const d = cm.afterTurn(toolTurn(60_001), small);
+  assert.equal(d.compact.thresholdTokens, 60_000);
+  // The progress guard measures against the model's point (0.8 · 60 000).
+  const next = cm.afterCompaction(d.compact, { status: 'compacted', tokensAfter: 48_001 });
+  assert.ok(next.compactionWarning?.startsWith('Compaction freed too little context'));
+
+  for (const [bad, field] of [
+    [{ modelThresholds: { 'gpt-5': 1000 } }, 'modelThresholds.gpt-5'],
+    [{ modelThresholds: { 'openai/*': 'lots' } }, 'modelThresholds.openai/*'],
+    [{ modelThresholds: { 'openai/*': '120%' } }, 'modelThresholds.openai/*'],
+    [{ branchSummary: { reserveTokens: -1 } }, 'branchSummary.reserveTokens'],
+  ]) {
+    let err;
+    try {
+      new ContextManager(bad);
+    } catch (e) {
+      err = e;
+    }
+    assert.equal(err?.code, 'E_SETTINGS', JSON.stringify(bad));
+    assert.ok(err.message.includes(`\`${field}\``), err.message);
+  }
+  assert.equal(
+    codeOf(() => thresholdTokens(100_000, settings, { provider: 'x' })),
+    'E_INVALID_ARGUMENT',
+  );
+});
+
+test('compactionMethods follows the rule the machine requests with', () => {
+  const text = { ...model, input: ['text'] };
+  assert.deepEqual(compactionMethods(undefined, { reason: 'threshold', model }), ['snapcompact', 'handoff', 'soft']);
+  assert.deepEqual(compactionMethods(undefined, { reason: 'overflow', model }), ['snapcompact', 'soft']);
+  assert.deepEqual(compactionMethods(undefined, { reason: 'overflow', model, payloadRejection: true }), ['soft']);
+  assert.deepEqual(compactionMethods(undefined, { reason: 'threshold', model: text }), ['handoff', 'soft']);
+  assert.deepEqual(compactionMethods(undefined, { reason: 'threshold', model, remote: true }), [
+    'remote',
+    'snapcompact',
+    'handoff',
+    'soft',
+  ]);
+  assert.deepEqual(
+    compactionMethods({ remoteEndpoint: 'https://s.example/c', remoteEnabled: false }, { reason: 'idle', model }),
+    ['snapcompact', 'handoff', 'soft'],
+  );
+  // Manual: remote, snapcompact (not with focus text) and soft only; `off` does not stop it.
+  assert.deepEqual(compactionMethods({ strategy: 'off' }, { reason: 'manual', model }), ['snapcompact', 'soft']);
+  assert.deepEqual(compactionMethods(undefined, { reason: 'manual', model, customInstructions: 'keep the API' }), [
+    'soft',
+  ]);
+  assert.deepEqual(compactionMethods({ enabled: false }, { reason: 'threshold', model }), []);
+  assert.deepEqual(compactionMethods({ methodOrder: ['shake'] }, { reason: 'threshold', model }), []);
+
+  // The machine's request carries the same list; action and strategy are the first method's.
+  const cm = new ContextManager({ methodOrder: ['handoff', 'remote', 'soft'] });
+  const d = cm.afterTurn(toolTurn(180_000), model);
+  assert.deepEqual(
+    d.compact.methods,
+    compactionMethods({ methodOrder: ['handoff', 'remote', 'soft'] }, { reason: 'threshold', model }),
+  );
+  assert.deepEqual([d.compact.action, d.compact.strategy], ['handoff', 'handoff']);
+  const o = cm.afterTurn(errorTurn('prompt is too long'), model);
+  assert.deepEqual(
+    [o.compact.methods, o.compact.action, o.compact.strategy],
+    [['soft'], 'context-full', 'context-full'],
+  );
+
+  // A host with its own remote route says so; the machine then offers remote first.
+  const remote = new ContextManager(undefined, { remote: true });
+  const r = remote.afterTurn(toolTurn(180_000), model).compact;
+  assert.deepEqual([r.methods[0], r.action, r.strategy], ['remote', 'remote', 'context-full']);
+
+  assert.equal(
+    codeOf(() => compactionMethods(undefined, { model })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => compactionMethods(undefined, { reason: 'later', model })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => compactionMethods(undefined, { reason: 'threshold' })),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => compactionMethods({ methodOrder: 3 }, { reason: 'threshold', model })),
+    'E_SETTINGS',
+  );
 });

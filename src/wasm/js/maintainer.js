@@ -115,7 +115,8 @@ export class Maintainer {
     this.#o = o;
     this.#session = session;
     this.#model = o.model;
-    this.#cm = new ContextManager(o.settings);
+    // An endpoint of the Maintainer's own is a remote route the settings do not name.
+    this.#cm = new ContextManager(o.settings, { remote: typeof o.remoteEndpoint === 'string' });
     this.#settings = this.#cm.settings;
     this.#now = o.now ?? Date.now;
     this.#setTimer = o.setTimer ?? defaultTimer;

@@ -64,17 +64,19 @@ export interface CompactRequest {
   entry: CompactionEntryPoint;
   /** Retry the failed request afterwards (overflow and incomplete recovery). */
   willRetry: boolean;
-  /** The setting, with handoff → context-full for an overflow and snapcompact → context-full without image input or after a payload rejection. */
+  /** The first method's strategy (`remote`, `soft` and `window` run as `context-full`). */
   strategy: CompactionStrategy;
-  /** Usable methods of `methodOrder`, in order (remote needs an endpoint, snapcompact an image model, handoff not for overflow). */
+  /** Usable methods of `methodOrder`, in order, never empty (see `compactionMethods`). */
   methods: CompactionMethod[];
-  /** The events' action: of the first method, else of the strategy. */
+  /** The events' action: the first method's, so the events name the method that runs. */
   action: CompactionAction;
   excludeSnapcompact: boolean;
   /** The live context size that triggered (may stand in for `tokensBefore`). */
   contextTokens: number;
   /** The window the result must fit; 0 = unknown. */
   contextWindow: number;
+  /** The model's compaction point (`modelThresholds` applied); null for an unknown window. */
+  thresholdTokens: number | null;
   /** Recovery from a 413-like payload rejection. */
   payloadRejection: boolean;
 }
@@ -185,8 +187,12 @@ export const CONTINUE_DELAY_MS: 100;
 
 /** The trigger state machine of one live session (sans-IO: `now` is an input). */
 export class ContextManager {
-  /** Throws `E_SETTINGS` naming a bad field. */
-  constructor(settings?: CompactionSettings);
+  /**
+   * Throws `E_SETTINGS` naming a bad field. `remote`: the host can run the `remote` method
+   * without `settings.remoteEndpoint` (its own endpoint, or a provider-native lane), so requests
+   * offer it (as `compactionMethods` does with `remote: true`).
+   */
+  constructor(settings?: CompactionSettings, options?: { remote?: boolean });
   readonly settings: ResolvedCompactionSettings;
   readonly state: ContextManagerState;
   /** An assistant turn ended. */
@@ -211,5 +217,29 @@ export class ContextManager {
 
 /** An `error` stop with a provider's overflow wording, or a `stop` whose input + cacheRead exceed the window. */
 export function isContextOverflow(message: AssistantMessage, contextWindow?: number): boolean;
+export interface CompactionMethodsOptions {
+  reason: CompactReason;
+  /** The model whose context is compacted (snapcompact needs `input` with `'image'`). */
+  model: TriggerModel;
+  /** Recovery from a payload (bytes or media) rejection: no snapcompact. */
+  payloadRejection?: boolean;
+  /** The host has a remote route besides `settings.remoteEndpoint` (e.g. `compact({remoteEndpoint})`). */
+  remote?: boolean;
+  /** A manual compaction with focus text (it needs an LLM summary): no snapcompact. */
+  customInstructions?: string | boolean;
+}
+
+/**
+ * The methods of `settings.methodOrder` that can run, in order (spec: compaction §8.3, §8.6), by
+ * the rule the ContextManager's requests follow: `remote` needs `remoteEnabled` and an endpoint,
+ * `snapcompact` an image model (not after a payload rejection or with focus text), `handoff` is
+ * not for an overflow; `shake` is not implemented yet and never listed. A manual compaction walks
+ * `remote`, `snapcompact` and `soft` only, and ignores `enabled` and `strategy: 'off'`; for the
+ * automatic reasons these give `[]`.
+ */
+export function compactionMethods(
+  settings: CompactionSettings | undefined,
+  options: CompactionMethodsOptions,
+): CompactionMethod[];
 /** The `auto_compaction_end` error text for a failed compaction. */
 export function compactionErrorMessage(reason: CompactReason, message: string): string;

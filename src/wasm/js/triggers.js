@@ -41,9 +41,13 @@ export const CONTINUE_DELAY_MS = 100;
 export class ContextManager {
   #inner;
 
-  /** Throws `E_SETTINGS` naming a bad field. */
-  constructor(settings) {
-    this.#inner = new (requireRaw().WasmContextManager)(optionsJson(settings, 'settings'));
+  /**
+   * Throws `E_SETTINGS` naming a bad field. `options.remote`: the host can run the `remote`
+   * method without `settings.remoteEndpoint` (e.g. it passes its own endpoint to `compact()`).
+   */
+  constructor(settings, options) {
+    const remote = Boolean(options?.remote);
+    this.#inner = new (requireRaw().WasmContextManager)(optionsJson(settings, 'settings'), remote);
   }
 
   /** The settings in use, with defaults filled in. */
@@ -168,6 +172,27 @@ export class ContextManager {
 export function isContextOverflow(message, contextWindow) {
   const json = toJson(assistantOf(message));
   return requireRaw().isContextOverflowJson(json, tokens(contextWindow, 'contextWindow'));
+}
+
+/**
+ * The methods of `settings.methodOrder` that can run for `reason` on `model`, in order (spec
+ * §8.3, §8.6): the rule the ContextManager's requests follow, for a host walking the fallback
+ * list itself. `remote` says the host has a remote route besides `settings.remoteEndpoint`;
+ * `customInstructions` (a manual compaction with focus text) rules out snapcompact.
+ */
+export function compactionMethods(settings, options) {
+  if (!isObject(options) || typeof options.reason !== 'string') {
+    throw invalidArgument('compactionMethods() needs options with a string `reason`');
+  }
+  const { reason, model, payloadRejection, remote, customInstructions } = options;
+  const json = JSON.stringify({
+    payloadRejection: Boolean(payloadRejection),
+    remote: Boolean(remote),
+    customInstructions:
+      typeof customInstructions === 'string' ? customInstructions.trim() !== '' : Boolean(customInstructions),
+  });
+  const raw = requireRaw().compactionMethodsJson(optionsJson(settings, 'settings'), reason, modelJson(model), json);
+  return JSON.parse(raw);
 }
 
 /** The `auto_compaction_end` error text for a failed compaction (spec §8.3 prefixes). */
