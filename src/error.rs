@@ -52,11 +52,13 @@ pub enum ErrorCode {
     Options,
     Font,
     Encode,
+    /// A compaction cannot be undone: the entry is not a compaction, or the session moved on.
+    UndoRefused,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (the `.d.ts` `ErrorCode` union lists the same names).
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 26] = [
         ErrorCode::JsonlLine,
         ErrorCode::NotASession,
         ErrorCode::VersionTooNew,
@@ -82,6 +84,7 @@ impl ErrorCode {
         ErrorCode::Options,
         ErrorCode::Font,
         ErrorCode::Encode,
+        ErrorCode::UndoRefused,
     ];
 
     /// The stable string form, e.g. `E_JSONL_LINE`.
@@ -112,6 +115,7 @@ impl ErrorCode {
             ErrorCode::Options => "E_OPTIONS",
             ErrorCode::Font => "E_FONT",
             ErrorCode::Encode => "E_ENCODE",
+            ErrorCode::UndoRefused => "E_UNDO_REFUSED",
         }
     }
 }
@@ -256,8 +260,8 @@ mod tests {
                 "{code} is out of place in ErrorCode::ALL"
             );
         }
-        // `Encode` is the last variant: a new code goes after it and into ALL.
-        assert_eq!(ErrorCode::ALL.len(), ErrorCode::Encode as usize + 1);
+        // `UndoRefused` is the last variant: a new code goes after it and into ALL.
+        assert_eq!(ErrorCode::ALL.len(), ErrorCode::UndoRefused as usize + 1);
     }
 
     /// The hand-written TypeScript union must name exactly the core's codes, plus the codes

@@ -6,4 +6,5 @@ pub mod commit;
 pub mod plan;
 pub mod prepare;
 pub mod snapcompact;
+pub mod undo;
 pub mod warning;

@@ -277,6 +277,14 @@ impl WasmSession {
         committed_json(s, &c, true)
     }
 
+    /// Undoes a compaction: the leaf returns to the compaction's parent; returns the new leaf
+    /// id (`undefined` when the compaction was a root). `E_UNDO_REFUSED` unless the leaf is
+    /// that compaction entry.
+    #[wasm_bindgen(js_name = undoCompaction)]
+    pub fn undo_compaction(&mut self, entry_id: &str) -> Result<Option<String>, JsValue> {
+        crate::compaction::undo::undo_compaction(self.s_mut(), entry_id).map_err(to_js)
+    }
+
     /// Commits a handoff plan: a new session holding the handoff document.
     #[wasm_bindgen(js_name = commitHandoff)]
     pub fn commit_handoff(

@@ -190,6 +190,182 @@ test('sans-IO: plan, answer, commit; a user-message target goes to the editor; s
   );
 });
 
+/** Replaces `fetch` for one test: records each call and answers with `respond(call)`. */
+async function withFetch(respond, run) {
+  const calls = [];
+  const real = globalThis.fetch;
+  globalThis.fetch = async (url, init) => {
+    const call = { url: String(url), headers: init.headers, body: JSON.parse(init.body) };
+    calls.push(call);
+    const { status = 200, body } = respond(call);
+    return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  };
+  try {
+    await run(calls);
+  } finally {
+    globalThis.fetch = real;
+  }
+}
+
+test('navigateTree POSTs the branch summary request to remoteEndpoint, as compact() does', async () => {
+  await withFetch(
+    () => ({ body: { summary: 'Remote: the refactor of src/x.ts.' } }),
+    async (calls) => {
+      const s = load();
+      const r = await s.navigateTree('a9', {
+        remoteEndpoint: 'http://127.0.0.1:9/summarize',
+        headers: { authorization: 'Bearer k' },
+      });
+      assert.equal(calls.length, 1);
+      const [{ url, headers, body }] = calls;
+      assert.equal(url, 'http://127.0.0.1:9/summarize');
+      assert.equal(headers.authorization, 'Bearer k');
+      assert.equal(headers['content-type'], 'application/json');
+      assert.deepEqual(Object.keys(body).sort(), ['maxTokens', 'prompt', 'systemPrompt']);
+      assert.equal(body.maxTokens, 2048);
+      assert.match(body.prompt, /^<conversation>\n/);
+      assert.match(body.prompt, /try the refactor/);
+      assert.doesNotMatch(body.prompt, /another idea/);
+      const entry = s.entry(r.summaryEntryId);
+      assert.equal(entry.parentId, 'a9');
+      assert.match(entry.summary, /Remote: the refactor of src\/x\.ts\./);
+      assert.deepEqual(entry.details.readFiles, ['src/x.ts']);
+    },
+  );
+
+  // An OpenAI-compatible endpoint gets the chat shape with the model id.
+  await withFetch(
+    () => ({ body: { choices: [{ message: { content: 'Chat summary.' } }] } }),
+    async (calls) => {
+      const s = load();
+      const r = await s.navigateTree('a9', {
+        remoteEndpoint: 'http://127.0.0.1:9/v1/chat/completions',
+        model: 'small-1',
+      });
+      assert.equal(calls[0].body.model, 'small-1');
+      assert.deepEqual(
+        calls[0].body.messages.map((m) => m.role),
+        ['system', 'user'],
+      );
+      assert.match(s.entry(r.summaryEntryId).summary, /Chat summary\./);
+    },
+  );
+});
+
+test('a failing endpoint falls back to summarize, or fails with the session unchanged', async () => {
+  await withFetch(
+    () => ({ status: 400, body: { error: 'no' } }),
+    async (calls) => {
+      const s = load();
+      const r = await s.navigateTree('a9', {
+        remoteEndpoint: 'http://127.0.0.1:9/summarize',
+        summarize: async () => 'From the callback.',
+        retry: { enabled: false },
+      });
+      assert.equal(calls.length, 1, 'the endpoint first');
+      assert.match(s.entry(r.summaryEntryId).summary, /From the callback\./);
+
+      const t = load();
+      const before = t.toJsonl();
+      await assert.rejects(
+        t.navigateTree('a9', { remoteEndpoint: 'http://127.0.0.1:9/summarize', retry: { enabled: false } }),
+        (err) => err.code === 'E_SUMMARIZER' && err.status === 400 && /Branch summarization failed/.test(err.message),
+      );
+      assert.equal(t.toJsonl(), before);
+      assert.equal(t.leafId, 'a3');
+    },
+  );
+});
+
+test('settings: remoteEndpoint and branchSummary.reserveTokens; branchSummary.enabled is a UI flag', async () => {
+  await withFetch(
+    () => ({ body: { summary: 'From settings.' } }),
+    async (calls) => {
+      const s = load();
+      let budget;
+      const hooks = {
+        session_before_tree: ({ preparation }) => {
+          budget = preparation.tokenBudget;
+        },
+      };
+      const settings = {
+        remoteEndpoint: 'http://127.0.0.1:9/s',
+        branchSummary: { reserveTokens: 100_000, enabled: false },
+      };
+      const r = await s.navigateTree('a9', { settings, contextWindow: 128_000, hooks });
+      assert.equal(calls.length, 1, 'summarized although branchSummary.enabled is false');
+      assert.equal(budget, 28_000, 'window − branchSummary.reserveTokens');
+      assert.match(s.entry(r.summaryEntryId).summary, /From settings\./);
+
+      // An explicit reserveTokens wins; remoteEnabled: false leaves the endpoint out.
+      const t = load();
+      const called = [];
+      await t.navigateTree('a9', {
+        settings: { ...settings, remoteEnabled: false },
+        reserveTokens: 8_000,
+        contextWindow: 128_000,
+        summarize: async () => {
+          called.push(1);
+          return 'Callback.';
+        },
+        hooks,
+      });
+      assert.equal(calls.length, 1, 'no second POST');
+      assert.equal(called.length, 1);
+      assert.equal(budget, 120_000);
+    },
+  );
+  const s = load();
+  const before = s.toJsonl();
+  await assert.rejects(s.navigateTree('a9', { remoteEndpoint: 'ftp://x' }), (e) => e.code === 'E_INVALID_ARGUMENT');
+  await assert.rejects(s.navigateTree('a9', { remoteEndpoint: 42 }), (e) => e.code === 'E_INVALID_ARGUMENT');
+  await assert.rejects(
+    s.navigateTree('a9', { settings: { branchSummary: { reserveTokens: 'lots' } } }),
+    (e) => e.code === 'E_SETTINGS' && /branchSummary\.reserveTokens/.test(e.message),
+  );
+  assert.equal(s.toJsonl(), before);
+});
+
+test('undoCompaction returns the leaf to before the compaction and keeps the entry', () => {
+  const s = load();
+  const id = s.appendCompaction({ summary: 'S', firstKeptEntryId: 'r2', tokensBefore: 100 });
+  const bytes = s.toJsonl();
+  assert.equal(s.undoCompaction(id), 'a3');
+  assert.equal(s.leafId, 'a3');
+  assert.equal(s.toJsonl(), bytes, 'nothing is deleted');
+  assert.equal(s.entry(id).type, 'compaction');
+  // Undone already: the leaf is no longer on it.
+  assert.throws(
+    () => s.undoCompaction(id),
+    (e) => e.code === 'E_UNDO_REFUSED' && /moved on/.test(e.message),
+  );
+  // Moved on: a message after the compaction.
+  s.branch(id);
+  s.appendMessage({ role: 'user', content: 'next', timestamp: 9 });
+  assert.throws(
+    () => s.undoCompaction(id),
+    (e) => e.code === 'E_UNDO_REFUSED',
+  );
+  assert.throws(
+    () => s.undoCompaction('a3'),
+    (e) => e.code === 'E_UNDO_REFUSED' && /not a compaction/.test(e.message),
+  );
+  assert.throws(
+    () => s.undoCompaction('nope'),
+    (e) => e.code === 'E_UNKNOWN_ENTRY',
+  );
+  assert.throws(
+    () => s.undoCompaction(''),
+    (e) => e.code === 'E_INVALID_ARGUMENT',
+  );
+  // The next append after an undo continues from the parent.
+  const t = load();
+  const c = t.appendCompaction({ summary: 'S', firstKeptEntryId: 'r2', tokensBefore: 100 });
+  t.undoCompaction(c);
+  const next = t.appendMessage({ role: 'user', content: 'again', timestamp: 10 });
+  assert.equal(t.entry(next).parentId, 'a3');
+});
+
 test('the navigation types compile for a strict TypeScript consumer', () => {
   const dir = path.join(outDir, 'types', 'navigate');
   rmSync(dir, { recursive: true, force: true });
@@ -213,7 +389,15 @@ test('the navigation types compile for a strict TypeScript consumer', () => {
   writeFileSync(
     path.join(dir, 'main.mts'),
     `
-    import { Session, type NavigationResult, type NavigationCancelled } from 'ctxfold';
+    import {
+      Session, compactionMethods, thresholdTokens, type CompactionMethod, type NavigationResult,
+      type NavigationCancelled,
+    } from 'ctxfold';
+    const methods: CompactionMethod[] = compactionMethods({ methodOrder: ['soft'] }, {
+      reason: 'overflow', model: { provider: 'p', id: 'm', input: ['text', 'image'] }, payloadRejection: true,
+    });
+    const point: number = thresholdTokens(200_000, { modelThresholds: { 'p/m': '1.5M', 'p/*': 90_000 } }, { provider: 'p', id: 'm' });
+    void methods; void point;
     const s = Session.create();
     const plan = s.planNavigation('x', { summarize: true, contextWindow: 200_000 });
     const id: string | null = plan.preparation.newLeafId;
@@ -223,6 +407,14 @@ test('the navigation types compile for a strict TypeScript consumer', () => {
       hooks: { session_before_tree: ({ preparation }) => (preparation.userWantsSummary ? { cancel: true } : undefined) },
     });
     if (out.cancelled) { const a: true | undefined = out.aborted; void a; } else { const e: string | null = out.summaryEntryId; void e; }
+    await s.navigateTree('x', {
+      remoteEndpoint: 'https://s.example/c',
+      headers: { authorization: 'k' },
+      model: 'm',
+      settings: { branchSummary: { enabled: true, reserveTokens: 8000 }, modelThresholds: { 'openai/*': '80%' } },
+    });
+    const leaf: string | null = s.undoCompaction('c1');
+    void leaf;
     // @ts-expect-error the answer needs a summary
     s.commitNavigation(plan, { details: {} });
     export { id, r };

@@ -61,6 +61,8 @@ export type ErrorCode =
   | 'E_FONT'
   /** snapcompact: PNG encoding failed (an internal error). */
   | 'E_ENCODE'
+  /** `undoCompaction()`: the entry is not a compaction, or the leaf is no longer on it. */
+  | 'E_UNDO_REFUSED'
   /** The browser entry's `init()` has not been awaited yet. */
   | 'E_NOT_INITIALISED';
 
@@ -469,9 +471,32 @@ export interface EstimateOptions {
   excludeEncryptedReasoning?: boolean;
 }
 
-/** Compaction settings (spec: compaction §9.2); every field optional. */
+/**
+ * A `modelThresholds` value: a number of tokens (`90000`), a string with an optional `k` or `M`
+ * suffix, any case, decimals allowed (`'90k'`, `'1.5M'`), or a percentage of the window
+ * (`'80%'`, above 0 and at most 100; clamped to 1–99 like `thresholdPercent`).
+ */
+export type ModelThreshold = number | `${number}${'' | 'k' | 'K' | 'm' | 'M' | '%'}`;
+
+/** The `branchSummary` settings group (spec: compaction §7.5, §9.2). */
+export interface BranchSummarySettings {
+  /** Whether a tree UI offers to summarize the branch it leaves (default false); `navigateTree` itself summarizes whenever it has a summarizer. */
+  enabled?: boolean;
+  /** Budget of the summary input = window − reserve (default 16,384); `navigateTree` uses it when `reserveTokens` is not given. */
+  reserveTokens?: number;
+}
+
+/**
+ * Compaction settings (spec: compaction §9.2): the `compaction` group of the reference's
+ * settings, with the `branchSummary` group nested; every field optional. A wrong field throws
+ * `E_SETTINGS` naming it (`branchSummary.reserveTokens`, `modelThresholds.openai/*`).
+ */
 export interface CompactionSettings {
   enabled?: boolean;
+  /**
+   * The engine strategy of a direct `compact()`. Automatic maintenance walks `methodOrder`
+   * instead (its requests carry the first usable method's strategy); `off` disables it.
+   */
   strategy?: 'context-full' | 'handoff' | 'shake' | 'snapcompact' | 'off';
   /** ≤ 0: threshold from the reserve; else a percentage (1–99). */
   thresholdPercent?: number;
@@ -494,9 +519,16 @@ export interface CompactionSettings {
   remoteStreamingV2Enabled?: boolean;
   v2RetainedMessageBudget?: number;
   v2TimeoutMs?: number;
-  /** Ordered fallback list; unknown and duplicate names are dropped. */
+  /** Ordered fallback list; unknown and duplicate names are dropped. `shake` is not implemented yet and never offered. */
   methodOrder?: Array<'remote' | 'snapcompact' | 'handoff' | 'shake' | 'soft' | 'window'>;
   experimentalContextManagement?: boolean;
+  branchSummary?: BranchSummarySettings;
+  /**
+   * Per-model compaction points, keyed `provider/model-id` or `provider/*` (the exact key wins
+   * over the wildcard); a match replaces `thresholdTokens` and `thresholdPercent` for that model.
+   * Example: `{'anthropic/claude-opus-4-7': '150k', 'openai/*': '80%'}`.
+   */
+  modelThresholds?: Record<string, ModelThreshold>;
   /** How a `snapcompact` compaction prints the history (spec: compaction §9.2, snapcompact §6.1). */
   snapcompact?: SnapcompactSettings;
 }
@@ -522,7 +554,9 @@ export interface SnapcompactSettings {
   /** Keep thinking as `¶think:` (default: false for Anthropic-dialect readers, else true). */
   includeThinking?: boolean | null;
 }
-export type ResolvedCompactionSettings = Required<CompactionSettings>;
+export type ResolvedCompactionSettings = Required<Omit<CompactionSettings, 'branchSummary'>> & {
+  branchSummary: Required<BranchSummarySettings>;
+};
 
 // ----- compaction ---------------------------------------------------------------------------
 
@@ -922,6 +956,23 @@ export interface NavigationHooks {
 export interface NavigateTreeOptions extends Omit<NavigationOptions, 'summarize'>, SummarizeCallOptions {
   /** Summarize the branch being left with this summarizer (or candidates tried in order). */
   summarize?: Summarize | Summarize[];
+  /**
+   * Summarize through the remote endpoint, as `compact()` does: POST `{systemPrompt, prompt,
+   * maxTokens}` → `{summary}`, or an OpenAI-compatible `…/chat/completions` URL. Tried before
+   * `summarize` (which then is the fallback). Default: `settings.remoteEndpoint` unless
+   * `settings.remoteEnabled` is false.
+   */
+  remoteEndpoint?: string;
+  /** Headers of remote-endpoint requests (e.g. `authorization`). */
+  headers?: Record<string, string>;
+  /** Model id sent to a `/chat/completions` endpoint. */
+  model?: string;
+  /**
+   * Settings: `branchSummary.reserveTokens` is the default of `reserveTokens`, and
+   * `remoteEndpoint`/`remoteEnabled` as above. `branchSummary.enabled` only tells a tree UI
+   * whether to offer a summary (spec: compaction §7.5); a summarizer given here is used either way.
+   */
+  settings?: CompactionSettings;
   signal?: AbortSignalLike;
   hooks?: NavigationHooks | NavigationHooks[];
   retry?: RetryOptions;
@@ -1077,6 +1128,16 @@ export class Session {
     compaction: ExtensionCompaction,
     options?: AppendOptions,
   ): CompactionCommit;
+  /**
+   * Undoes a compaction: the leaf returns to where it was before it (the compaction entry's
+   * parent; `null` when the compaction was a root). Nothing is deleted: the compaction stays in
+   * the tree as an abandoned branch, and the next append continues from the parent. Only the
+   * latest step can be undone: throws `E_UNDO_REFUSED` when `entryId` is not a compaction or the
+   * leaf is no longer that entry (the session moved on), `E_UNKNOWN_ENTRY` for an unknown id;
+   * the session is unchanged then. A handoff left this session unchanged: nothing to undo.
+   * Returns the new leaf id.
+   */
+  undoCompaction(entryId: string): string | null;
   /** A new session holding the handoff document; this one is unchanged. */
   commitHandoff(plan: CompactionPlan, options?: AppendOptions & { sessionId?: string }): Session;
   /**
@@ -1112,9 +1173,20 @@ export function readToolSupersedeKey(toolName: string, args: JsonValue | undefin
 
 export function estimateTokens(message: AgentMessage, options?: EstimateOptions): number;
 export function usageContextTokens(usage: Partial<Usage>): number;
-export function thresholdTokens(contextWindow: number, settings?: CompactionSettings): number;
+/** The compaction point for a window; with `model`, its `modelThresholds` rule applies. */
+export function thresholdTokens(
+  contextWindow: number,
+  settings?: CompactionSettings,
+  model?: { provider: string; id: string },
+): number;
 export function reserveTokens(contextWindow: number, settings?: CompactionSettings): number;
-export function shouldCompact(contextTokens: number, contextWindow: number, settings?: CompactionSettings): boolean;
+/** True when `contextTokens` is over the (model's) threshold and compaction is enabled. */
+export function shouldCompact(
+  contextTokens: number,
+  contextWindow: number,
+  settings?: CompactionSettings,
+  model?: { provider: string; id: string },
+): boolean;
 export function adaptKeepRecentTokens(
   keepRecentTokens: number,
   promptTokens: number,

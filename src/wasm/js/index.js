@@ -212,6 +212,15 @@ export class Session {
     this.#inner.stampCompactionWarning(nonEmptyText(entryId, 'entryId'), text(warning, 'warning'));
   }
 
+  /**
+   * Undoes a compaction: the leaf returns to where it was before it (the entry's parent);
+   * nothing is deleted. Returns the new leaf id (null when the compaction was a root). Throws
+   * `E_UNDO_REFUSED` when the entry is not a compaction or the leaf is no longer on it.
+   */
+  undoCompaction(entryId) {
+    return this.#inner.undoCompaction(nonEmptyText(entryId, 'entryId')) ?? null;
+  }
+
   /** Commits a handoff plan: a new Session whose first entry holds the handoff document. */
   commitHandoff(plan, options) {
     const id = optionalText(options?.sessionId, '`sessionId`');
@@ -457,9 +466,18 @@ export function usageContextTokens(usage) {
   return requireRaw().usageContextTokens(JSON.stringify(usage ?? {}));
 }
 
-/** The token count above which compaction runs (spec: compaction §3.3). */
-export function thresholdTokens(contextWindow, settings) {
-  return requireRaw().thresholdTokens(contextWindow, optionsJson(settings));
+/** `{provider, id}` of a model for its `modelThresholds` rule, as JSON (undefined: no model). */
+function modelKeyJson(model) {
+  if (model === undefined || model === null) return undefined;
+  if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
+    throw invalidArgument('`model` must be an object with string `provider` and `id`');
+  }
+  return JSON.stringify({ provider: model.provider, id: model.id });
+}
+
+/** The token count above which compaction runs (spec: compaction §3.3); the model's `modelThresholds` rule applies when given. */
+export function thresholdTokens(contextWindow, settings, model) {
+  return requireRaw().thresholdTokens(contextWindow, optionsJson(settings), modelKeyJson(model));
 }
 
 /** The reserve the threshold leaves below the window. */
@@ -468,8 +486,8 @@ export function reserveTokens(contextWindow, settings) {
 }
 
 /** True when `contextTokens` is over the threshold (and compaction is enabled). */
-export function shouldCompact(contextTokens, contextWindow, settings) {
-  return requireRaw().shouldCompact(contextTokens, contextWindow, optionsJson(settings));
+export function shouldCompact(contextTokens, contextWindow, settings, model) {
+  return requireRaw().shouldCompact(contextTokens, contextWindow, optionsJson(settings), modelKeyJson(model));
 }
 
 /** The `keepRecentTokens` adaptation (spec: compaction §3.4). */

@@ -3,9 +3,12 @@
 //
 // The Rust core plans (which entries the branch left behind holds, what the summarizer gets,
 // where the leaf lands) and commits; this module awaits the `session_before_tree` hooks and
-// the summarizer. The commit is the last step and the only one that writes: a cancel, an
-// abort or a failure leaves the session as it was.
+// the summarizer (the callbacks, or the remote endpoint as `compact()` POSTs to it). The
+// commit is the last step and the only one that writes: a cancel, an abort or a failure
+// leaves the session as it was.
+import { optionsJson } from './args.js';
 import { invalidArgument, messageOf, wrapError } from './errors.js';
+import { requireRaw } from './raw.js';
 import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
 
 /** A failure's message as the error says it. */
@@ -13,13 +16,32 @@ function wording(message) {
   return `Branch summarization failed: ${message}`;
 }
 
-function summarizers(summarize) {
-  if (summarize === undefined || summarize === null || summarize === false) return [];
-  const list = [summarize].flat();
+/**
+ * The summarizers in the order `compact()` tries them: the remote endpoint (`remoteEndpoint`,
+ * else `settings.remoteEndpoint` unless `settings.remoteEnabled` is false), then the callbacks.
+ */
+function summarizers(o, settings) {
+  const { summarize } = o;
+  const list = summarize === undefined || summarize === null || summarize === false ? [] : [summarize].flat();
   if (!list.every((f) => typeof f === 'function')) {
     throw invalidArgument('`summarize` must be a function or an array of functions');
   }
-  return list.map((f) => ({ summarize: f }));
+  if (
+    o.remoteEndpoint !== undefined &&
+    (typeof o.remoteEndpoint !== 'string' || !/^https?:\/\//.test(o.remoteEndpoint))
+  ) {
+    throw invalidArgument('`remoteEndpoint` must be an http(s) URL string');
+  }
+  if (o.headers !== undefined && (o.headers === null || typeof o.headers !== 'object')) {
+    throw invalidArgument('`headers` must be an object of header names and values');
+  }
+  const candidates = [];
+  const endpoint = o.remoteEndpoint ?? settings?.remoteEndpoint;
+  if (endpoint && settings?.remoteEnabled !== false) {
+    candidates.push({ remote: { url: endpoint, headers: o.headers ?? {}, model: o.model } });
+  }
+  for (const f of list) candidates.push({ summarize: f });
+  return candidates;
 }
 
 /** A hook's `{summary: {summary, details}}` (or `{summary: "text"}`), as a commit answer. */
@@ -39,10 +61,19 @@ function hookSummary(answer) {
  * rejects with a coded Error when the summarizer fails. Only a commit writes.
  */
 export async function navigateSession(session, targetId, o) {
-  const candidates = summarizers(o.summarize);
+  // Validated with defaults filled in (E_SETTINGS names a bad field). `branchSummary.enabled`
+  // only says whether a tree UI offers a summary (spec: compaction §7.5): a summarizer given
+  // here is used either way.
+  const settings =
+    o.settings === undefined
+      ? undefined
+      : JSON.parse(requireRaw().resolveSettingsJson(optionsJson(o.settings, 'settings')));
+  const candidates = summarizers(o, settings);
   const signal = o.signal ?? new AbortController().signal;
+  const reserveTokens = o.reserveTokens ?? settings?.branchSummary?.reserveTokens;
   const plan = session.planNavigation(targetId, {
-    ...pick(o, ['customInstructions', 'replaceInstructions', 'label', 'contextWindow', 'reserveTokens']),
+    ...pick(o, ['customInstructions', 'replaceInstructions', 'label', 'contextWindow']),
+    ...(reserveTokens === undefined ? {} : { reserveTokens }),
     summarize: candidates.length > 0,
   });
   try {
