@@ -4,7 +4,8 @@
 //!   also run as the `gen-session` binary;
 //! - [`spec`], a small description of a session tree and its JSONL writer, built by the
 //!   property tests' proptest strategies and by the fuzz targets from their bytes;
-//! - [`invariants`] (feature `invariants`, which links ctxfold), the checks both run.
+//! - [`invariants`] (feature `invariants`, which links ctxfold), the checks both run, and
+//!   [`triggers`], a host loop around the trigger state machine that checks its invariants.
 //!
 //! ```
 //! use ctxfold_testkit::{generate_with_stats, GenOptions};
@@ -28,6 +29,8 @@ mod text;
 
 #[cfg(feature = "invariants")]
 pub mod invariants;
+#[cfg(feature = "invariants")]
+pub mod triggers;
 
 #[cfg(test)]
 mod tests;
