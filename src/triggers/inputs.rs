@@ -43,6 +43,10 @@ pub struct TurnInput<'a> {
     /// Tokens the host's threshold prune (§6.6) just freed; lowers the size reported to the
     /// compaction, not the trigger (§8.2 [N] step 9).
     pub freed_tokens: u64,
+    /// The freed tokens lower the trigger too: the prune ran before the comparison, so the
+    /// turn is judged by what the next request will carry (issue 19, the Maintainer's rule;
+    /// the reference 18.2.3 compares the billed usage, §6.8).
+    pub freed_lowers_trigger: bool,
     /// Between tool-loop provider calls (`maintainContextMidRun`): the run goes on by
     /// itself, so only the threshold is checked and nothing is continued.
     pub mid_run: bool,
@@ -59,6 +63,7 @@ impl<'a> TurnInput<'a> {
             latest_compaction_at: None,
             can_promote: false,
             freed_tokens: 0,
+            freed_lowers_trigger: false,
             mid_run: false,
         }
     }

@@ -290,8 +290,26 @@ impl ContextManager {
     /// one-retry-per-overflow rule and its threshold check for error turns).
     pub fn after_turn(&mut self, t: TurnInput<'_>) -> Decision {
         let mut d = self.post_turn(t);
+        self.vision_notice(t.model, &mut d);
         d.wake_at = self.idle_wake_at();
         d
+    }
+
+    /// snapcompact was asked for by name but the model reads no images: the request runs
+    /// another method, and the host is told so on every path (issue 19).
+    fn vision_notice(&self, model: &ModelInfo, d: &mut Decision) {
+        let Some(c) = &d.compact else { return };
+        if self.settings.strategy == Strategy::Snapcompact
+            && !model.accepts_images
+            && c.strategy != Strategy::Snapcompact
+        {
+            let text = format!(
+                "snapcompact needs a model with image input ({} reads text only); compacting with {} instead",
+                model.id,
+                c.action.as_str()
+            );
+            d.notice(NoticeLevel::Warning, text);
+        }
     }
 
     fn post_turn(&mut self, t: TurnInput<'_>) -> Decision {
@@ -398,8 +416,12 @@ impl ContextManager {
             a.usage.as_ref().map_or(0, context_tokens)
         };
         let stored = t.stored_tokens.unwrap_or(0);
-        let trigger = usage_tokens.max(stored);
         let target = usage_tokens.saturating_sub(t.freed_tokens).max(stored);
+        let trigger = if t.freed_lowers_trigger {
+            target
+        } else {
+            usage_tokens.max(stored)
+        };
         let entry = if t.mid_run {
             EntryPoint::MidRun
         } else {
@@ -702,6 +724,7 @@ impl ContextManager {
         } else {
             Decision::default()
         };
+        self.vision_notice(p.model, &mut d);
         d.wake_at = self.idle_wake_at();
         d
     }
@@ -744,6 +767,12 @@ impl ContextManager {
     /// per idle period, never while maintenance is paused. Too early: `wake_at` says when to
     /// ask again.
     pub fn on_idle(&mut self, model: &ModelInfo, context_tokens: u64, now: i64) -> Decision {
+        let mut d = self.idle_check(model, context_tokens, now);
+        self.vision_notice(model, &mut d);
+        d
+    }
+
+    fn idle_check(&mut self, model: &ModelInfo, context_tokens: u64, now: i64) -> Decision {
         let s = &self.settings;
         if !s.idle_enabled || !self.compaction_available() || self.idle_compacted || self.paused {
             return Decision::default();

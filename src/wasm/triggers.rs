@@ -65,6 +65,7 @@ impl WasmContextManager {
             latest_compaction_at: compaction_time(number(&o, "latestCompactionAt", what)?)?,
             can_promote: flag(&o, "canPromote", what)?,
             freed_tokens: opt_tokens(number(&o, "freedTokens", what)?, "freedTokens")?.unwrap_or(0),
+            freed_lowers_trigger: flag(&o, "freedLowersTrigger", what)?,
             mid_run: flag(&o, "midRun", what)?,
             ..TurnInput::new(&a, &m, now(&o, what)?)
         };

@@ -174,6 +174,16 @@ fn pre_compaction_assistant_and_the_compaction_floor() {
         cm.after_turn(t).compact.map(|c| c.context_tokens),
         Some(75_000)
     );
+    // With `freed_lowers_trigger` (the Maintainer's rule) the prune is judged first: 95 000
+    // billed less 20 000 freed is under the 90 000-token threshold, so nothing compacts; less
+    // 4 000 freed is still over it.
+    t.freed_lowers_trigger = true;
+    assert!(cm.after_turn(t).is_none());
+    t.freed_tokens = 4_000;
+    assert_eq!(
+        cm.after_turn(t).compact.map(|c| c.context_tokens),
+        Some(91_000)
+    );
 }
 
 #[test]
@@ -1427,4 +1437,39 @@ fn random_host_runs_keep_the_invariants() {
     assert!(total.compactions > 1_000, "{total:?}");
     assert!(total.overflows > 1_000, "{total:?}");
     assert!(total.promotions > 100, "{total:?}");
+}
+
+#[test]
+fn snapcompact_by_name_for_a_text_model_warns_on_every_path() {
+    let mut text_only = model(100_000);
+    text_only.accepts_images = false;
+    let warned = |d: &Decision| {
+        d.notices.iter().any(|n| {
+            n.text
+                .contains("snapcompact needs a model with image input")
+        })
+    };
+    let mut cm =
+        manager(json!({"strategy": "snapcompact", "methodOrder": ["snapcompact", "soft"]}));
+    let a = answer(95_000);
+    let d = cm.after_turn(turn(&a, &text_only));
+    assert_eq!(
+        d.compact.as_ref().map(|c| c.action.as_str()),
+        Some("context-full")
+    );
+    assert!(warned(&d), "{:?}", d.notices);
+    let p = PromptInput {
+        stored_tokens: Some(95_000),
+        ..PromptInput::new(&text_only, 20_000)
+    };
+    assert!(warned(&cm.before_prompt(p)));
+    // An image model runs snapcompact, with no warning; so does the default strategy skip it quietly.
+    let d = cm.after_turn(turn(&a, &model(100_000)));
+    assert_eq!(
+        d.compact.as_ref().map(|c| c.action.as_str()),
+        Some("snapcompact")
+    );
+    assert!(!warned(&d));
+    let mut quiet = manager(json!({"methodOrder": ["snapcompact", "soft"]}));
+    assert!(!warned(&quiet.after_turn(turn(&a, &text_only))));
 }

@@ -203,8 +203,13 @@ export class Maintainer {
       this.#midRun = null;
       const step = { pruned: 0, report: undefined, failedId: id };
       const ok = message.stopReason !== 'error' && message.stopReason !== 'aborted';
-      if (ok && this.#settings.enabled) this.#thresholdPrune(step);
-      const d = this.#cm.afterTurn(message, this.#model, this.#turnOptions());
+      // The threshold prune runs first and lowers what the turn is measured by (issue 19).
+      const freedTokens = ok && this.#settings.enabled ? this.#thresholdPrune(step) : 0;
+      const d = this.#cm.afterTurn(message, this.#model, {
+        ...this.#turnOptions(),
+        freedTokens,
+        freedLowersTrigger: true,
+      });
       const continuation = await this.#apply(d, step);
       return this.#next(continuation, d, step);
     });

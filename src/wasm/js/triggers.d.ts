@@ -37,6 +37,8 @@ export interface AfterTurnOptions extends TimeOptions {
   canPromote?: boolean;
   /** Tokens the host's threshold prune just freed (lowers `compact.contextTokens`, not the trigger). */
   freedTokens?: number;
+  /** The prune ran before the comparison: `freedTokens` lowers the trigger as well (the Maintainer's rule). */
+  freedLowersTrigger?: boolean;
   /** Between tool-loop provider calls: threshold only (if `midTurnEnabled`), never a continuation. */
   midRun?: boolean;
 }

@@ -69,6 +69,7 @@ export class ContextManager {
       latestCompactionAt: time(o.latestCompactionAt, 'latestCompactionAt'),
       canPromote: Boolean(o.canPromote),
       freedTokens: tokens(o.freedTokens, 'freedTokens'),
+      freedLowersTrigger: Boolean(o.freedLowersTrigger),
       midRun: Boolean(o.midRun),
     });
     const message = toJson(assistantOf(assistantMessage, 'afterTurn() takes an assistant message that'));
