@@ -306,3 +306,27 @@ test('Maintainer: a compaction that cannot make room stamps its warning and paus
   assert.equal(m.state.maintenancePaused, true);
   m.dispose();
 });
+
+test('snapcompact: plan/commit and compact() give the same archive for the same model', async () => {
+  const base = grown(40, 300);
+  const text = base.toJsonl();
+  const settings = { ...SETTINGS, keepRecentTokens: 2000 };
+  for (const model of ['claude-opus-4-7', 'gpt-5.1']) {
+    const a = Session.fromJsonl(text);
+    const plan = a.planCompaction({ ...settings, strategy: 'snapcompact' }, { model });
+    const planned = a.commitCompaction(plan, { now: 5000 });
+    plan.free();
+    const b = Session.fromJsonl(text);
+    const compacted = await b.compact({ settings, strategy: 'snapcompact', model, now: 5000 });
+    assert.equal(compacted.method, 'snapcompact');
+    const framesA = a.archiveFrames(planned.entryId);
+    const framesB = b.archiveFrames(compacted.entryId);
+    assert.ok(framesA.length > 0, model);
+    assert.deepEqual(
+      framesB.map((f) => Buffer.from(f.png).toString('base64')),
+      framesA.map((f) => Buffer.from(f.png).toString('base64')),
+      model,
+    );
+    assert.deepEqual(b.entry(compacted.entryId).preserveData, a.entry(planned.entryId).preserveData, model);
+  }
+});

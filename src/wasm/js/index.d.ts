@@ -1013,6 +1013,8 @@ export interface CompactOptions extends SummarizeCallOptions {
   systemPrompt?: string;
   /** Handoff: the live tool definitions (sent with `toolChoice: 'none'`). */
   tools?: JsonValue[];
+  /** Timestamp of the new entries, in ms (default `Date.now()`). */
+  now?: number;
   /** Handoff: tokens of the live request (history, system prompt, tools); a handoff whose request would not fit `contextWindow` is skipped. */
   liveTokens?: number;
   /** snapcompact: tokens the request carries beside the messages (system prompt, tools), for the frame cap. */
