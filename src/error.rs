@@ -54,11 +54,13 @@ pub enum ErrorCode {
     Encode,
     /// A compaction cannot be undone: the entry is not a compaction, or the session moved on.
     UndoRefused,
+    /// A compaction would not make the context smaller, or not small enough to fit the window.
+    NoReduction,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (the `.d.ts` `ErrorCode` union lists the same names).
-    pub const ALL: [ErrorCode; 26] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::JsonlLine,
         ErrorCode::NotASession,
         ErrorCode::VersionTooNew,
@@ -85,6 +87,7 @@ impl ErrorCode {
         ErrorCode::Font,
         ErrorCode::Encode,
         ErrorCode::UndoRefused,
+        ErrorCode::NoReduction,
     ];
 
     /// The stable string form, e.g. `E_JSONL_LINE`.
@@ -116,6 +119,7 @@ impl ErrorCode {
             ErrorCode::Font => "E_FONT",
             ErrorCode::Encode => "E_ENCODE",
             ErrorCode::UndoRefused => "E_UNDO_REFUSED",
+            ErrorCode::NoReduction => "E_NO_REDUCTION",
         }
     }
 }
@@ -260,8 +264,8 @@ mod tests {
                 "{code} is out of place in ErrorCode::ALL"
             );
         }
-        // `UndoRefused` is the last variant: a new code goes after it and into ALL.
-        assert_eq!(ErrorCode::ALL.len(), ErrorCode::UndoRefused as usize + 1);
+        // `NoReduction` is the last variant: a new code goes after it and into ALL.
+        assert_eq!(ErrorCode::ALL.len(), ErrorCode::NoReduction as usize + 1);
     }
 
     /// The hand-written TypeScript union must name exactly the core's codes, plus the codes

@@ -3,24 +3,27 @@
 //! extension's own result or a handoff into a new session — with its `preserveData` and
 //! `tokensAfter`. A commit checks the plan still fits the session and changes nothing else.
 
-use crate::archive::blocks::{FrameResolver, HistoryOptions};
+use crate::archive::blocks::{history_blocks, FrameResolver, HistoryBlock, HistoryOptions};
 use crate::archive::{ArchiveFrame, PRESERVE_KEY};
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
     archive_budget, archive_message, compact, data_budget, ArchiveBudget, ArchiveInput,
     ArchiveOptions, ArchiveResult, FrameCapInput,
 };
-use crate::context::{build_context_with, BuildOptions};
-use crate::error::{Error, Result};
+use crate::context::{build_context_with, BuildOptions, LeafSelector};
+use crate::error::{Error, ErrorCode, Result};
 use crate::render::shape::resolve::resolve_shape;
 use crate::render::FallbackFonts;
 use crate::render::SnapError;
+use crate::session::message::{AgentMessage, Role};
 use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
 use crate::settings::Strategy;
 use crate::summary::fileops::upsert_file_operations;
 use crate::summary::request::HistoryFeed;
 use crate::summary::serialize::NO_PRIOR_HISTORY;
-use crate::tokens::effective_reserve_tokens;
+use crate::tokens::{
+    effective_reserve_tokens, estimate_message, ByteEstimate, EstimateOptions, FRAME_TOKEN_ESTIMATE,
+};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Number, Value};
 
@@ -288,11 +291,163 @@ pub fn build_snapcompact(
     }
 }
 
+/// What a snapcompact commit is measured against (spec: compaction §8.3, "a failed or
+/// unproductive method advances to the next"): the context of the plan's leaf as it stands,
+/// and the part of it the new compaction keeps, with the estimator of `tokensAfter` (frames
+/// at their flat rate, payloads not copied).
+struct Baseline {
+    /// The whole context, thinking signatures and redacted reasoning left out.
+    before: u64,
+    /// The kept messages, counted the same way.
+    kept: u64,
+    /// The kept messages as `tokensAfter` counts them (everything in).
+    kept_full: u64,
+}
+
+/// Measures the context at the plan's leaf and its kept part: the messages of entries from
+/// the first kept entry on, less the previous compaction's summary. Opaque reasoning
+/// (signatures, redacted thinking) has no trustworthy local price, so the reduction is
+/// judged without it on both sides: summarized signatures cannot make an archive that grows
+/// the context look smaller (the reference's guard does the same). Messages only the rebuilt
+/// context loses (a result whose call was summarized) are still counted: the projection
+/// never undercounts what the commit measures.
+fn baseline(session: &Session, plan: &CompactionPlan) -> Result<Baseline> {
+    let prep = &plan.preparation;
+    let leaf_id = session
+        .entry(prep.leaf)
+        .map(|e| e.id().to_string())
+        .ok_or_else(|| Error::StalePlan {
+            reason: "the plan's leaf is not in the session".into(),
+        })?;
+    let without_data = HistoryOptions {
+        resolver: Some(&WithoutFrameData),
+        ..HistoryOptions::default()
+    };
+    let opts = BuildOptions {
+        leaf: LeafSelector::Id(leaf_id),
+        ..BuildOptions::default()
+    };
+    let ctx = build_context_with(session, &opts, &without_data)?;
+    let from = ctx
+        .path
+        .iter()
+        .position(|&i| session.entries()[i].id() == prep.first_kept_entry_id)
+        .unwrap_or(ctx.path.len());
+    let kept: FxHashSet<usize> = ctx.path[from..].iter().copied().collect();
+    let lean = EstimateOptions {
+        exclude_encrypted_reasoning: true,
+    };
+    let mut out = Baseline {
+        before: 0,
+        kept: 0,
+        kept_full: 0,
+    };
+    for m in &ctx.messages {
+        let message = m.message(session);
+        let tokens = estimate_message(&message, &ByteEstimate, lean);
+        out.before += tokens;
+        if m.role() != Role::CompactionSummary && kept.contains(&m.entry) {
+            out.kept += tokens;
+            out.kept_full += estimate_message(&message, &ByteEstimate, EstimateOptions::default());
+        }
+    }
+    Ok(out)
+}
+
+/// Estimated tokens of the compaction-summary message the context build makes of a new
+/// snapcompact entry (spec: compaction §2.3, snapcompact §9.6): the reading guide and the
+/// archive's history blocks, frames at their flat rate.
+fn summary_tokens(built: &ArchiveResult) -> u64 {
+    let without_data = HistoryOptions {
+        resolver: Some(&WithoutFrameData),
+        ..HistoryOptions::default()
+    };
+    let blocks = history_blocks(&built.archive, &without_data);
+    let message = crate::support::json::object(vec![
+        ("role", "compactionSummary".into()),
+        ("summary", built.summary.as_str().into()),
+        ("shortSummary", built.short_summary.as_str().into()),
+        ("tokensBefore", 0.into()),
+        (
+            "blocks",
+            Value::Array(blocks.iter().map(HistoryBlock::to_json).collect()),
+        ),
+    ]);
+    let json = crate::support::json::js::stringify(&message);
+    AgentMessage::parse(&json, Some(Role::CompactionSummary)).map_or(0, |m| {
+        estimate_message(&m, &ByteEstimate, EstimateOptions::default())
+    })
+}
+
+fn no_reduction(message: String) -> Error {
+    Error::coded(ErrorCode::NoReduction, message)
+}
+
+/// Builds the archive of a snapcompact plan that the commit may write (spec: compaction §8.3,
+/// snapcompact §5.2): its projected context must be smaller than the one it replaces, and
+/// when the plan knows the window, within `contextWindow − reserve` with the request's
+/// non-message tokens. An archive over the window is rendered again with fewer frames (as
+/// many fewer as the excess is worth at the flat frame rate, at least one), down to one:
+/// the dead-end rescue's first tier, an oversized archive rebuilt with fewer frames.
+/// `E_NO_REDUCTION` when no archive qualifies; nothing is written.
+fn qualified_archive(
+    session: &Session,
+    plan: &CompactionPlan,
+    options: &ArchiveOptions,
+    fallbacks: &FallbackFonts,
+) -> Result<ArchiveResult> {
+    let window = plan.options.context_window;
+    let limit = (window > 0)
+        .then(|| window.saturating_sub(effective_reserve_tokens(window, &plan.settings)));
+    let mut options = options.clone();
+    let mut base: Option<Baseline> = None;
+    loop {
+        let built = build_snapcompact(session, plan, &options, fallbacks)?;
+        let base = match &base {
+            Some(b) => b,
+            None => base.insert(baseline(session, plan)?),
+        };
+        let summary = summary_tokens(&built);
+        let projected = summary
+            .saturating_add(base.kept_full)
+            .saturating_add(options.non_message_tokens);
+        let frames = built.archive.frames.len();
+        let excess = limit.map_or(0, |l| projected.saturating_sub(l));
+        let over = excess > 0;
+        if over && frames > 1 {
+            // The frames the excess is worth at their flat rate, and always one fewer at
+            // least: text edges and the guide do not shrink with the frame count.
+            let drop = excess.div_ceil(FRAME_TOKEN_ESTIMATE).max(1) as usize;
+            options.max_frames = Some(frames.saturating_sub(drop).max(1) as u32);
+            continue;
+        }
+        let after = summary.saturating_add(base.kept);
+        if after >= base.before {
+            return Err(no_reduction(format!(
+                "snapcompact would not reduce the context: the archived context would take \
+                 about {after} tokens, the current one {}; compact with an LLM summary instead",
+                base.before
+            )));
+        }
+        if let (true, Some(limit)) = (over, limit) {
+            return Err(no_reduction(format!(
+                "snapcompact could not bring the context under the limit: about {projected} \
+                 tokens with {frames} frame{} against {limit} (context window {window} less \
+                 the reserve); compact with an LLM summary instead",
+                if frames == 1 { "" } else { "s" }
+            )));
+        }
+        return Ok(built);
+    }
+}
+
 /// Commits a snapcompact plan (spec: snapcompact §9.2, compaction §8.4): the archive is built
 /// locally ([`build_snapcompact`]) and stored under `preserveData.snapcompact`; the summary is
 /// the reading guide, `method` is `snapcompact`, and `tokensAfter` counts the rebuilt context
-/// with its frames. The hook's `preserveData` is merged in. Errors leave the session
-/// unchanged.
+/// with its frames. The hook's `preserveData` is merged in. An archive that would not make
+/// the context smaller, or not fit the known window even with fewer frames, is refused with
+/// `E_NO_REDUCTION` before anything is written (spec: compaction §8.3). Errors leave the
+/// session unchanged.
 pub fn commit_snapcompact(
     session: &mut Session,
     plan: &CompactionPlan,
@@ -300,7 +455,7 @@ pub fn commit_snapcompact(
     fallbacks: &FallbackFonts,
     now: i64,
 ) -> Result<Committed> {
-    let built = build_snapcompact(session, plan, options, fallbacks)?;
+    let built = qualified_archive(session, plan, options, fallbacks)?;
     let mut preserve = match built.preserve_data {
         Value::Object(m) => m,
         _ => Map::new(),

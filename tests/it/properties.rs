@@ -335,11 +335,13 @@ proptest! {
 
     /// A snapcompact compaction's frames stay within the archive's frame cap and frame size,
     /// and a context built with provider budgets attaches at most `maxImages` image blocks of
-    /// at most `maxFrameDataBytes` base64 bytes in total.
+    /// at most `maxFrameDataBytes` base64 bytes in total. The history outweighs five frames
+    /// (5,024 tokens each) and their text edges, so the commit's no-reduction guard lets it
+    /// through.
     #[test]
     fn snapcompact_frames_stay_within_budgets(
-        turns in 4usize..10,
-        words in 200usize..1500,
+        turns in 8usize..12,
+        words in 1500usize..3000,
         variant in prop::sample::select(vec![ShapeVariant::V8on22Bw, ShapeVariant::V8x8rBw, ShapeVariant::V11on16Bw]),
         frame_size in 200u32..900,
         max_frames in 1u32..6,

@@ -462,3 +462,319 @@ fn commit_caps_frames_by_the_provider_and_keeps_user_turns() {
     let _ = build_snapcompact(&s, &plan, &o, &FallbackFonts::new()).unwrap();
     assert_eq!(s.to_bytes(), before);
 }
+
+// ----- the no-reduction guard and the window fit (spec: compaction §8.3) ---------------------
+
+use ctxfold::ErrorCode;
+
+fn new_session() -> Session {
+    Session::create(
+        ctxfold::session::NewSession {
+            id: "guard".into(),
+            cwd: "/w".into(),
+            now: 0,
+            parent_session: None,
+        },
+        Box::new(ctxfold::session::SequentialIds::new()),
+    )
+}
+
+/// Appends `turns` one-line user/assistant turns.
+fn add_short_turns(s: &mut Session, turns: usize, now: &mut i64) {
+    for t in 0..turns {
+        *now += 1000;
+        s.append_message(
+            json!({"role":"user","content":format!("ok {t}"),"timestamp":*now}),
+            *now,
+        )
+        .unwrap();
+        *now += 1000;
+        s.append_message(assistant_json(&format!("done {t}"), 100), *now)
+            .unwrap();
+    }
+}
+
+/// Appends `turns` turns in which the assistant reads `files` files and answers at length.
+fn add_read_turns(s: &mut Session, from: usize, turns: usize, files: usize, now: &mut i64) {
+    for t in from..from + turns {
+        *now += 1000;
+        s.append_message(
+            json!({"role":"user","content":format!("Turn {t}: {}", words(t, 100)),"timestamp":*now}),
+            *now,
+        )
+        .unwrap();
+        let paths: Vec<String> = (0..files)
+            .map(|f| format!("/w/packages/module-{t}/src/components/deeply/nested/directory/file-{f}-of-turn-{t}.ts"))
+            .collect();
+        let calls: Vec<Value> = paths
+            .iter()
+            .enumerate()
+            .map(|(f, p)| json!({"type":"toolCall","id":format!("c{t}x{f}"),"name":"read","arguments":{"path":p}}))
+            .collect();
+        *now += 1000;
+        let mut a = assistant_json("", 100);
+        a["content"] = Value::Array(calls);
+        a["stopReason"] = "toolUse".into();
+        s.append_message(a, *now).unwrap();
+        for f in 0..files {
+            *now += 10;
+            s.append_message(
+                json!({"role":"toolResult","toolCallId":format!("c{t}x{f}"),"toolName":"read",
+                    "content":[{"type":"text","text":format!("export const v{f} = {t};")}],"isError":false,"timestamp":*now}),
+                *now,
+            )
+            .unwrap();
+        }
+        *now += 1000;
+        s.append_message(
+            assistant_json(&format!("Reply {t}: {}", words(t, 150)), 100),
+            *now,
+        )
+        .unwrap();
+    }
+}
+
+fn context_estimate(s: &Session) -> u64 {
+    build_context(s, &BuildOptions::default())
+        .unwrap()
+        .estimated_tokens(s)
+}
+
+fn snap_settings(keep: u64) -> CompactionSettings {
+    CompactionSettings {
+        strategy: Strategy::Snapcompact,
+        keep_recent_tokens: keep,
+        ..CompactionSettings::default()
+    }
+}
+
+fn opus_plan(window: u64) -> PlanOptions {
+    PlanOptions {
+        context_window: window,
+        model: Target {
+            id: Some("claude-opus-4-7".into()),
+            api: Some("anthropic-messages".into()),
+        },
+        ..anthropic_plan()
+    }
+}
+
+fn assert_no_reduction(r: ctxfold::Result<ctxfold::compaction::commit::Committed>, why: &str) {
+    match r {
+        Err(e) => {
+            assert_eq!(e.code(), ErrorCode::NoReduction, "{e}");
+            assert!(e.to_string().contains(why), "{e}");
+        }
+        Ok(c) => panic!("committed with tokensAfter {}", c.tokens_after),
+    }
+}
+
+/// Spec: compaction §8.3 (an unproductive method advances to the next). A history of
+/// one-line turns is lighter than the reading guide alone: the archive is built, but the
+/// commit refuses it and writes nothing.
+#[test]
+fn an_archive_heavier_than_a_short_history_is_refused() {
+    let mut now = 0;
+    let mut s = new_session();
+    add_short_turns(&mut s, 30, &mut now);
+    let plan = plan_compaction(&s, &snap_settings(20), anthropic_plan()).unwrap();
+    let before = context_estimate(&s);
+    let built = build_snapcompact(&s, &plan, &opus_options(), &FallbackFonts::new()).unwrap();
+    assert!(
+        built.archive.frames.is_empty(),
+        "all of it fits the text edges"
+    );
+    assert!(
+        built.summary.len() as u64 / 4 > before,
+        "the guide alone outweighs the history"
+    );
+    let bytes = s.to_bytes();
+    let r = commit_snapcompact(&mut s, &plan, &opus_options(), &FallbackFonts::new(), now);
+    assert_no_reduction(r, "would not reduce the context");
+    assert_eq!(s.to_bytes(), bytes, "nothing appended");
+}
+
+/// Frames charged 5,024 tokens each that print 580 characters each (small frames) outweigh
+/// the text they replace once the window allows many of them (the scripted agent's
+/// `tokensAfter > tokensBefore`, issue 19); a smaller window's cap gives a lighter archive
+/// that is committed.
+#[test]
+fn frames_heavier_than_the_history_they_print_are_refused() {
+    let mut now = 0;
+    let mut s = new_session();
+    add_read_turns(&mut s, 0, 30, 12, &mut now);
+    let before = context_estimate(&s);
+    let plan = plan_compaction(
+        &s,
+        &snap_settings(2_000),
+        PlanOptions {
+            context_window: 100_000,
+            ..anthropic_plan()
+        },
+    )
+    .unwrap();
+    let built = build_snapcompact(&s, &plan, &small_options(80), &FallbackFonts::new()).unwrap();
+    let frames = built.archive.frames.len() as u64;
+    assert!(
+        frames * 5024 > before,
+        "{frames} frames against {before} tokens"
+    );
+    let bytes = s.to_bytes();
+    let r = commit_snapcompact(
+        &mut s,
+        &plan,
+        &small_options(80),
+        &FallbackFonts::new(),
+        now,
+    );
+    assert_no_reduction(r, "would not reduce the context");
+    assert_eq!(s.to_bytes(), bytes);
+
+    let plan = plan_compaction(
+        &s,
+        &snap_settings(2_000),
+        PlanOptions {
+            context_window: 60_000,
+            ..anthropic_plan()
+        },
+    )
+    .unwrap();
+    let c = commit_snapcompact(
+        &mut s,
+        &plan,
+        &small_options(80),
+        &FallbackFonts::new(),
+        now,
+    )
+    .unwrap();
+    assert!(c.tokens_after < before, "{} !< {before}", c.tokens_after);
+    assert_eq!(c.tokens_after, context_estimate(&s));
+}
+
+/// A Cyrillic history: its verbatim text edges take 1.76 bytes a character, more than the
+/// frame cap assumes for them (spec: snapcompact §5.2), so the archive the window's cap
+/// allows runs over `contextWindow − reserve`. The commit renders it again with fewer frames
+/// (spec: compaction §8.3, dead-end rescue tier 1) and stores that; a window that one frame
+/// still overflows is refused.
+#[test]
+fn an_archive_over_the_window_is_rebuilt_with_fewer_frames() {
+    let mut now = 0;
+    let mut s = new_session();
+    for t in 0..60 {
+        now += 1000;
+        s.append_message(
+            json!({"role":"user","content":format!("Тур {t}: {}", cyrillic(t, 100)),"timestamp":now}),
+            now,
+        )
+        .unwrap();
+        now += 1000;
+        s.append_message(
+            assistant_json(&format!("Ответ {t}: {}", cyrillic(t, 150)), 100),
+            now,
+        )
+        .unwrap();
+    }
+    let mut options = opus_options();
+    options.retained_user_tokens = 0;
+    let settings = snap_settings(2_000);
+    let before = context_estimate(&s);
+
+    let window = 60_000;
+    let limit = window - 16_384;
+    let plan = plan_compaction(&s, &settings, opus_plan(window)).unwrap();
+    let capped = build_snapcompact(&s, &plan, &options, &FallbackFonts::new()).unwrap();
+    let head = capped.archive.text_head.clone().unwrap();
+    assert!(
+        head.len() > head.chars().count() * 17 / 10,
+        "multi-byte edges"
+    );
+    let c = commit_snapcompact(&mut s, &plan, &options, &FallbackFonts::new(), now).unwrap();
+    let (_, archive) = latest_archive(&s);
+    assert!(
+        !archive.frames.is_empty() && archive.frames.len() < capped.archive.frames.len(),
+        "{} frames committed, the cap gave {}",
+        archive.frames.len(),
+        capped.archive.frames.len()
+    );
+    assert!(c.tokens_after <= limit, "{} > {limit}", c.tokens_after);
+    assert!(c.tokens_after < before);
+    assert_eq!(c.tokens_after, context_estimate(&s));
+
+    // One frame and the text edges alone are over a 40,000-token window's limit.
+    let mut s = Session::load(s.to_bytes(), Default::default()).unwrap();
+    let id = s.entries()[s.len() - 2].id().to_string();
+    s.branch(&id).unwrap();
+    let plan = plan_compaction(&s, &settings, opus_plan(40_000)).unwrap();
+    let bytes = s.to_bytes();
+    let r = commit_snapcompact(&mut s, &plan, &options, &FallbackFonts::new(), now);
+    assert_no_reduction(r, "could not bring the context under the limit");
+    assert_eq!(s.to_bytes(), bytes);
+}
+
+fn cyrillic(turn: usize, n: usize) -> String {
+    (0..n)
+        .map(|i| format!("ученик{turn}ж{i} уже записано рядом"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+mod guard_properties {
+    use super::*;
+    use ctxfold_testkit::{generate, GenOptions};
+    use proptest::prelude::*;
+    use proptest::strategy::Strategy as _;
+
+    fn options() -> impl proptest::strategy::Strategy<Value = (GenOptions, u64, u64, u32)> {
+        (
+            any::<u64>(),
+            20usize..240,
+            any::<bool>(),
+            prop::option::of(8_000u64..60_000),
+            prop::sample::select(vec![0u64, 24_000, 32_000, 40_000, 64_000, 200_000]),
+            300u64..6_000,
+            1u32..17,
+        )
+            .prop_map(|(seed, entries, images, every, window, keep, frames)| {
+                let gen = GenOptions {
+                    seed,
+                    entries,
+                    images,
+                    compaction_every_tokens: every,
+                    keep_recent_tokens: 4_000,
+                    size_scale: 0.4,
+                    ..GenOptions::default()
+                };
+                (gen, window, keep, frames)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Generated sessions: a snapcompact commit either makes the context smaller (and,
+        /// with a known window, fits `contextWindow − reserve`) or leaves the bytes as they
+        /// were.
+        #[test]
+        fn a_snapcompact_commit_shrinks_the_context_or_changes_nothing((gen, window, keep, frames) in options()) {
+            let mut s = ctxfold_testkit::invariants::load(&generate(&gen)).unwrap();
+            let Ok(plan) = plan_compaction(&s, &snap_settings(keep), PlanOptions { context_window: window, ..anthropic_plan() }) else {
+                return Ok(());
+            };
+            let before = context_estimate(&s);
+            let bytes = s.to_bytes();
+            match commit_snapcompact(&mut s, &plan, &small_options(frames), &FallbackFonts::new(), 1) {
+                Ok(c) => {
+                    prop_assert!(c.tokens_after < before, "tokensAfter {} ≥ {before}", c.tokens_after);
+                    prop_assert_eq!(c.tokens_after, context_estimate(&s));
+                    if window > 0 {
+                        let limit = window - ctxfold::tokens::effective_reserve_tokens(window, &snap_settings(keep));
+                        prop_assert!(c.tokens_after <= limit, "tokensAfter {} > {limit}", c.tokens_after);
+                    }
+                }
+                Err(e) => {
+                    prop_assert_eq!(s.to_bytes(), bytes, "{} changed the session", e);
+                }
+            }
+        }
+    }
+}

@@ -308,7 +308,7 @@ test('Maintainer: a compaction that cannot make room stamps its warning and paus
 });
 
 test('snapcompact: plan/commit and compact() give the same archive for the same model', async () => {
-  const base = grown(40, 300);
+  const base = grown(160, 300);
   const text = base.toJsonl();
   const settings = { ...SETTINGS, keepRecentTokens: 2000 };
   for (const model of ['claude-opus-4-7', 'gpt-5.1']) {

@@ -63,6 +63,12 @@ export type ErrorCode =
   | 'E_ENCODE'
   /** `undoCompaction()`: the entry is not a compaction, or the leaf is no longer on it. */
   | 'E_UNDO_REFUSED'
+  /**
+   * A snapcompact commit would not make the context smaller than the one it replaces, or
+   * could not bring it under the window even with fewer frames; nothing was written, and
+   * `compact()` moves on to the next method.
+   */
+  | 'E_NO_REDUCTION'
   /** The browser entry's `init()` has not been awaited yet. */
   | 'E_NOT_INITIALISED';
 
@@ -1120,7 +1126,10 @@ export class Session {
   ): CompactionPreparation;
   /** Plans a compaction (sans-IO). Throws `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_SETTINGS`. */
   planCompaction(settings?: CompactionSettings, options?: PlanOptions): CompactionPlan;
-  /** Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`; the session is unchanged then. */
+  /**
+   * Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`, and for a snapcompact plan `E_NO_REDUCTION`;
+   * the session is unchanged then.
+   */
   commitCompaction(
     plan: CompactionPlan,
     options?: AppendOptions & { snapcompact?: SnapcompactArchiveOptions },
