@@ -43,17 +43,6 @@ function defaultTimer(fn, ms) {
   return () => clearTimeout(t);
 }
 
-/** The path's last message entry, skipping compactions, labels and other non-message entries. */
-function lastMessageEntry(session) {
-  for (let id = session.leafId; id !== null && id !== undefined; ) {
-    const e = session.entry(id);
-    if (e === undefined) return undefined;
-    if (e.type === 'message') return e;
-    id = e.parentId;
-  }
-  return undefined;
-}
-
 /** Frames the byte budget left out: the archive's notice, in the summary that opens the context. */
 function framesOmitted(messages) {
   let n = 0;
@@ -92,8 +81,8 @@ export class Maintainer {
   #latestCompactionId;
   /** An assistant turn that asked for tools: checked mid-run before the next request. */
   #midRun = null;
-  /** The user message `beforePrompt` last ran for. */
-  #checkedPrompt = null;
+  /** The session state (`size:leaf`) the last call left: what the host appended since shows as a change. */
+  #seen = null;
   /** The failed assistant entry a decision took out of the context. */
   #dropped = null;
   #remoteBlockedUntil = 0;
@@ -158,17 +147,16 @@ export class Maintainer {
       this.#request = r;
       const step = { pruned: 0, report: undefined };
       this.#stalePass(step);
-      const last = lastMessageEntry(this.#session);
-      const role = last?.message?.role;
-      if (this.#midRun !== null && role === 'toolResult') {
+      // Nothing appended since the last call (a retry): nothing new to check. After a turn
+      // that asked for tools, the host appended its results: the mid-run check; otherwise a
+      // prompt: the pre-prompt check.
+      if (!this.#unchanged()) {
         const assistant = this.#midRun;
         this.#midRun = null;
-        const d = this.#cm.afterTurn(assistant, this.#model, { ...this.#turnOptions(), midRun: true });
-        await this.#apply(d, step);
-      } else if ((role === 'user' || role === 'developer') && this.#checkedPrompt !== last.id) {
-        this.#checkedPrompt = last.id;
-        this.#midRun = null;
-        const d = this.#cm.beforePrompt(this.#model, this.#turnOptions());
+        const d =
+          assistant === null
+            ? this.#cm.beforePrompt(this.#model, this.#turnOptions())
+            : this.#cm.afterTurn(assistant, this.#model, { ...this.#turnOptions(), midRun: true });
         await this.#apply(d, step);
       }
       const { messages, imagesOmitted, framesLeftOut } = this.#messages();
@@ -255,12 +243,24 @@ export class Maintainer {
     if (this.#disposed) return Promise.reject(codedError('E_INVALID_ARGUMENT', 'this Maintainer was disposed'));
     this.#cancelIdle?.();
     this.#cancelIdle = null;
-    const run = this.#queue.then(fn);
+    const run = this.#queue.then(fn).finally(() => {
+      this.#seen = this.#state();
+    });
     this.#queue = run.then(
       () => undefined,
       () => undefined,
     );
     return run;
+  }
+
+  /** The live session's state: which session, its size and its leaf. */
+  #state() {
+    return { session: this.#session, key: `${this.#session.size}:${this.#session.leafId}` };
+  }
+
+  #unchanged() {
+    const now = this.#state();
+    return this.#seen !== null && this.#seen.session === now.session && this.#seen.key === now.key;
   }
 
   #emit(event) {
@@ -458,7 +458,6 @@ export class Maintainer {
         const previous = this.#session;
         this.#session = result.session;
         this.#dropped = null;
-        this.#checkedPrompt = null;
         this.#latestCompactionAt = this.#now();
         this.#latestCompactionId = null;
         this.#emit({ type: 'handoff', session: result.session, previous, document: result.document });
