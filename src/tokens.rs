@@ -375,6 +375,38 @@ impl crate::session::Session {
     }
 }
 
+/// Checks the facts the load pass recorded (`Session::recorded_facts`) against the facts a
+/// parse of each message gives (`Session::parsed_facts`, with [`estimate_message`]) on every
+/// entry that has them: token estimates with and without encrypted reasoning, the context
+/// head, tool result facts, file calls, usage. Returns how many entries were compared, or
+/// the first difference. The property tests and the `load` fuzz target run it.
+pub fn verify_recorded_facts(s: &crate::session::Session) -> Result<usize, String> {
+    let mut compared = 0;
+    for i in 0..s.len() {
+        let Some(recorded) = s.recorded_facts(i) else {
+            continue;
+        };
+        let parsed = s.parsed_facts(i, |m, excluding| {
+            estimate_message(
+                m,
+                &ByteEstimate,
+                EstimateOptions {
+                    exclude_encrypted_reasoning: excluding,
+                },
+            )
+        });
+        if recorded != parsed {
+            return Err(format!(
+                "entry {} (line {}): recorded {recorded:?}, parsed {parsed:?}",
+                s.entries()[i].id(),
+                s.line_number(i)
+            ));
+        }
+        compared += 1;
+    }
+    Ok(compared)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
 //! Arbitrary bytes as a session file: loading never panics; whatever loads can be indexed,
-//! saved, and its context built.
+//! saved, and its context built; the facts the load pass recorded of each message equal the
+//! facts a parse of the message gives.
 #![no_main]
 use ctxfold::context::{build_context, BuildOptions};
 use libfuzzer_sys::fuzz_target;
@@ -12,6 +13,9 @@ fuzz_target!(|data: &[u8]| {
         let _ = s.entry_json(i);
         let _ = s.message(i);
         let _ = s.timestamp_ms(i);
+    }
+    if let Err(e) = ctxfold::tokens::verify_recorded_facts(&s) {
+        panic!("recorded facts differ from the parse: {e}");
     }
     let _ = s.labels();
     let _ = s.to_bytes();

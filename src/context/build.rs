@@ -9,10 +9,7 @@ use crate::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions};
 use crate::archive::get_preserved_archive;
 use crate::error::Result;
 use crate::session::message::{AgentMessage, MessageHead, Role};
-use crate::session::{
-    CompactionBody, CustomMessageBody, EntryKind, ModeChangeBody, ModelChangeBody, ServiceTierBody,
-    Session, ThinkingLevelBody, TtsrInjectionBody,
-};
+use crate::session::{CompactionBody, CustomMessageBody, EntryKind, Session};
 use crate::support::json::js;
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
@@ -108,6 +105,13 @@ impl ContextMessage {
             MessageJson::Owned(s) => AgentMessage::parse(s, Some(self.head.role)).ok(),
         };
         parsed.unwrap_or(AgentMessage::Other)
+    }
+
+    /// True when the message's JSON is its entry's own `message` object, byte for byte (not
+    /// built for this context, not rewritten by post-processing): what it converts to then
+    /// depends on that entry's line alone.
+    pub fn is_entry_json(&self) -> bool {
+        matches!(self.json, MessageJson::Entry(_))
     }
 
     /// True for the custom message that marks an interrupted turn (spec: compaction §2.4).
@@ -220,13 +224,6 @@ impl SessionContext {
             .map(|(_, m)| m.as_str())
     }
 
-    fn set_model(&mut self, role: &str, model: String) {
-        match self.models.iter_mut().find(|(r, _)| r == role) {
-            Some(slot) => slot.1 = model,
-            None => self.models.push((role.to_string(), model)),
-        }
-    }
-
     /// The typed messages, each parsed as the iterator reaches it.
     pub fn agent_messages<'a>(
         &'a self,
@@ -328,6 +325,119 @@ impl SessionContext {
             js::write_string(&mut out, &k);
             out.push(':');
             js::write_value(&mut out, &v);
+        }
+        out.push('}');
+        f(&out);
+    }
+}
+
+/// A page of the display transcript (spec: compaction §2.5): messages `from..from + count`
+/// of the transcript of a path, for a view that shows a long history a screen at a time.
+/// Building the transcript reads only the recorded facts of each message; only the page's
+/// messages are written out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranscriptPage {
+    /// The whole transcript (its messages are the heads; the text stays in the session).
+    pub context: SessionContext,
+    /// The page: positions in `context.messages`.
+    pub range: std::ops::Range<usize>,
+}
+
+/// Where a transcript page starts and how long it is: `from` counts from the end when
+/// negative (as `Array.prototype.slice` does), `count` is everything from there when `None`.
+pub fn page_range(total: usize, from: i64, count: Option<u64>) -> std::ops::Range<usize> {
+    let start = if from < 0 {
+        total.saturating_sub(from.unsigned_abs().min(total as u64) as usize)
+    } else {
+        (from as u64).min(total as u64) as usize
+    };
+    let end = match count {
+        None => total,
+        Some(n) => start
+            .saturating_add(n.min(total as u64) as usize)
+            .min(total),
+    };
+    start..end
+}
+
+/// The display transcript of a leaf, paged (spec: compaction §2.5; see [`TranscriptPage`]).
+/// `opts.transcript` is taken as set.
+pub fn transcript_page(
+    session: &Session,
+    opts: &BuildOptions,
+    from: i64,
+    count: Option<u64>,
+) -> Result<TranscriptPage> {
+    let opts = BuildOptions {
+        transcript: true,
+        ..opts.clone()
+    };
+    let context = build_context(session, &opts)?;
+    let range = page_range(context.messages.len(), from, count);
+    Ok(TranscriptPage { context, range })
+}
+
+impl TranscriptPage {
+    /// The page as JSON: `{total, from, messages, entryIds, cacheMissExplainedAt,
+    /// strippedToolCalls?}` (the last when a message of the page had calls stripped), handed
+    /// to `f` piece by piece like [`SessionContext::write_json`].
+    pub fn write_json(&self, session: &Session, f: &mut dyn FnMut(&str)) {
+        let page = &self.context.messages[self.range.clone()];
+        let mut out = String::with_capacity(256);
+        out.push_str("{\"total\":");
+        out.push_str(&self.context.messages.len().to_string());
+        out.push_str(",\"from\":");
+        out.push_str(&self.range.start.to_string());
+        out.push_str(",\"messages\":[");
+        f(&out);
+        for (i, m) in page.iter().enumerate() {
+            if i > 0 {
+                f(",");
+            }
+            f(&m.json(session));
+        }
+        out.clear();
+        out.push_str("],\"entryIds\":[");
+        for (i, m) in page.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            js::write_string(&mut out, session.entries()[m.entry].id());
+            if out.len() >= 4096 {
+                f(&out);
+                out.clear();
+            }
+        }
+        out.push_str("],\"cacheMissExplainedAt\":[");
+        let explained = self
+            .context
+            .cache_miss_explained_at
+            .as_deref()
+            .unwrap_or(&[]);
+        for (i, pos) in self.range.clone().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(if explained.get(pos).copied().unwrap_or(false) {
+                "true"
+            } else {
+                "false"
+            });
+            if out.len() >= 4096 {
+                f(&out);
+                out.clear();
+            }
+        }
+        out.push(']');
+        if page.iter().any(|m| m.stripped_tool_calls > 0) {
+            out.push_str(",\"strippedToolCalls\":[");
+            for (i, m) in page.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&m.stripped_tool_calls.to_string());
+            }
+            out.push(']');
         }
         out.push('}');
         f(&out);
@@ -490,15 +600,17 @@ pub fn build_context_with<'s>(
         return Ok(ctx);
     };
     let path = session.path_to(leaf);
-    extract_state(session, &path, &mut ctx);
-
-    // The latest compaction and reset boundary on the path (positions in `path`).
-    let compaction_pos = path
-        .iter()
-        .rposition(|&i| session.entries()[i].kind() == EntryKind::Compaction);
-    let reset_pos = path
-        .iter()
-        .rposition(|&i| session.entries()[i].kind() == EntryKind::ResetBoundary);
+    // spec: compaction §2.2, carried forward from the parent after an append.
+    let state = session.path_state(leaf);
+    let compaction_pos = state.latest_compaction;
+    let reset_pos = state.latest_reset;
+    ctx.thinking_level = state.thinking_level;
+    ctx.configured_thinking_level = state.configured_thinking_level;
+    ctx.models = state.models;
+    ctx.injected_ttsr_rules = state.injected_ttsr_rules;
+    ctx.service_tier = state.service_tier;
+    ctx.mode = state.mode;
+    ctx.mode_data = state.mode_data;
 
     let mut em = Emitter {
         session,
@@ -528,9 +640,22 @@ pub fn build_context_with<'s>(
             .body::<CompactionBody>(cidx)
             .map(|b| b.first_kept_entry_id)
             .unwrap_or_default();
-        let kept_from = path[..cpos]
-            .iter()
-            .position(|&i| session.entries()[i].id() == first_kept_id);
+        // The kept entries lie just before the compaction: look for the entry from there
+        // back (a long history is not walked), by id only when ids repeat.
+        let kept_from = session
+            .index_of(&first_kept_id)
+            .and_then(|at| path[..cpos].iter().rposition(|&i| i == at))
+            .filter(|&p| {
+                !session.has_duplicate_ids()
+                    || path[..p]
+                        .iter()
+                        .all(|&i| session.entries()[i].id() != first_kept_id)
+            })
+            .or_else(|| {
+                path[..cpos]
+                    .iter()
+                    .position(|&i| session.entries()[i].id() == first_kept_id)
+            });
         ctx.first_kept = kept_from.map(|p| path[p]);
         if !opts.collapse_compacted_history {
             em.push_compaction(cidx, false)?;
@@ -570,69 +695,6 @@ pub fn build_context_with<'s>(
     ctx.messages = messages;
     ctx.path = path;
     Ok(ctx)
-}
-
-/// State extraction (spec: compaction §2.2), one pass over the path.
-fn extract_state(session: &Session, path: &[usize], ctx: &mut SessionContext) {
-    let mut explicit_default_model = false;
-    let mut rules: Vec<String> = Vec::new();
-    for &i in path {
-        match session.entries()[i].kind() {
-            EntryKind::ThinkingLevelChange => {
-                if let Ok(b) = session.body::<ThinkingLevelBody>(i) {
-                    ctx.thinking_level = b.thinking_level.unwrap_or_else(|| "off".into());
-                    ctx.configured_thinking_level = b.configured;
-                }
-            }
-            EntryKind::ModelChange => {
-                if let Ok(ModelChangeBody {
-                    model: Some(model),
-                    role,
-                }) = session.body::<ModelChangeBody>(i)
-                {
-                    let role = role.unwrap_or_else(|| "default".into());
-                    if role == "default" {
-                        explicit_default_model = true;
-                    }
-                    ctx.set_model(&role, model);
-                }
-            }
-            // [N] an assistant sets the default model only until an explicit model_change
-            // for the default role has been seen (issue #849).
-            EntryKind::Message
-                if !explicit_default_model
-                    && session.entries()[i].role() == Some(Role::Assistant) =>
-            {
-                if let Ok(AgentMessage::Assistant(a)) = session.message(i) {
-                    if let (Some(p), Some(m)) = (a.provider, a.model) {
-                        ctx.set_model("default", format!("{p}/{m}"));
-                    }
-                }
-            }
-            EntryKind::TtsrInjection => {
-                if let Ok(b) = session.body::<TtsrInjectionBody>(i) {
-                    for r in b.injected_rules {
-                        if !rules.contains(&r) {
-                            rules.push(r);
-                        }
-                    }
-                }
-            }
-            EntryKind::ModeChange => {
-                if let Ok(b) = session.body::<ModeChangeBody>(i) {
-                    ctx.mode = b.mode.unwrap_or_else(|| "none".into());
-                    ctx.mode_data = b.data;
-                }
-            }
-            EntryKind::ServiceTierChange => {
-                if let Ok(b) = session.body::<ServiceTierBody>(i) {
-                    ctx.service_tier = b.service_tier.filter(|t| !t.is_null());
-                }
-            }
-            _ => {}
-        }
-    }
-    ctx.injected_ttsr_rules = rules;
 }
 
 /// Rewrites a message's JSON through `f`, keeping everything `f` does not touch.

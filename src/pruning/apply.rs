@@ -21,6 +21,50 @@ impl PruneReport {
     /// `{prunedCount, tokensSaved, pruned: [{index, id, toolName, toolCallId, tokensBefore,
     /// reason, notice, savings}]}`.
     pub fn to_json(&self) -> Value {
+        crate::support::json::parse(&self.json()).unwrap_or(Value::Null)
+    }
+
+    /// [`PruneReport::to_json`] as JSON text, written directly: a threshold prune of a long
+    /// session reports thousands of results, and a value per field of each would cost more
+    /// than the prune itself.
+    pub fn json(&self) -> String {
+        use crate::support::json::js::write_string;
+        let mut out = String::with_capacity(64 + self.pruned.len() * 200);
+        out.push_str("{\"prunedCount\":");
+        out.push_str(&self.pruned_count.to_string());
+        out.push_str(",\"tokensSaved\":");
+        out.push_str(&self.tokens_saved.to_string());
+        out.push_str(",\"pruned\":[");
+        for (i, c) in self.pruned.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"index\":");
+            out.push_str(&c.index.to_string());
+            out.push_str(",\"id\":");
+            write_string(&mut out, &c.id);
+            out.push_str(",\"toolName\":");
+            write_string(&mut out, &c.tool_name);
+            out.push_str(",\"toolCallId\":");
+            write_string(&mut out, &c.tool_call_id);
+            out.push_str(",\"tokensBefore\":");
+            out.push_str(&c.tokens_before.to_string());
+            out.push_str(",\"reason\":");
+            write_string(&mut out, c.reason.as_str());
+            out.push_str(",\"notice\":");
+            write_string(&mut out, &c.notice);
+            out.push_str(",\"savings\":");
+            out.push_str(&c.savings.to_string());
+            out.push('}');
+        }
+        out.push_str("]}");
+        out
+    }
+
+    /// The report as `serde_json` builds it field by field (what [`PruneReport::json`] must
+    /// equal).
+    #[cfg(test)]
+    fn value(&self) -> Value {
         crate::support::json::object(vec![
             ("prunedCount", self.pruned_count.into()),
             ("tokensSaved", self.tokens_saved.into()),
@@ -36,15 +80,29 @@ impl PruneReport {
 /// holding `notice` and `prunedAt` set to `now` (appended when absent, where JavaScript's
 /// assignment puts a new property); every other byte stays. The message object (at `span`)
 /// is scanned once. `None` when it is not an object.
+#[cfg(test)]
 fn pruned_line(line: &str, span: std::ops::Range<usize>, notice: &str, now: i64) -> Option<String> {
+    let (content, pruned_at) = pruned_members(line.as_bytes(), span.clone())?;
+    splice_pruned(line.as_bytes(), span, content, pruned_at, notice, now)
+}
+
+/// The value spans of the last `content` and `prunedAt` members of the message object at
+/// `span` (what `JSON.parse` keeps), found by scanning it: for lines without recorded facts.
+#[allow(clippy::type_complexity)]
+fn pruned_members(
+    b: &[u8],
+    span: std::ops::Range<usize>,
+) -> Option<(
+    Option<std::ops::Range<usize>>,
+    Option<std::ops::Range<usize>>,
+)> {
     use crate::support::json::scan::{for_each_member, key_is};
-    let b = line.as_bytes();
     if b.get(span.start) != Some(&b'{') {
         return None;
     }
     let mut content = None;
     let mut pruned_at = None;
-    let end = for_each_member(b, span.start, |b, m| {
+    for_each_member(b, span.start, |b, m| {
         if key_is(&b[m.key.clone()], "content") {
             content = Some(m.value.clone());
         } else if key_is(&b[m.key.clone()], "prunedAt") {
@@ -52,14 +110,32 @@ fn pruned_line(line: &str, span: std::ops::Range<usize>, notice: &str, now: i64)
         }
     })
     .ok()?;
-    let close = end - 1;
+    Some((content, pruned_at))
+}
+
+/// Splices the pruned message into its line: `content` (its value at `content`, or appended)
+/// becomes one text block with `notice`, `prunedAt` (at `pruned_at`, or appended) becomes
+/// `now`. Only the bytes around the two values are copied; nothing is scanned. `None` when
+/// the result is not UTF-8 (it always is for a line that was).
+fn splice_pruned(
+    b: &[u8],
+    span: std::ops::Range<usize>,
+    content: Option<std::ops::Range<usize>>,
+    pruned_at: Option<std::ops::Range<usize>>,
+    notice: &str,
+    now: i64,
+) -> Option<String> {
+    if b.get(span.start) != Some(&b'{') || span.end > b.len() || span.end <= span.start {
+        return None;
+    }
+    let close = span.end - 1;
     let mut blocks = String::with_capacity(notice.len() + 32);
     blocks.push_str("[{\"type\":\"text\",\"text\":");
     crate::support::json::js::write_string(&mut blocks, notice);
     blocks.push_str("}]");
     let stamp = now.to_string();
     // Replacements in place, then appended members, in byte order.
-    let mut splices: Vec<(std::ops::Range<usize>, String)> = Vec::with_capacity(2);
+    let mut splices: Vec<(std::ops::Range<usize>, String)> = Vec::with_capacity(3);
     let mut appended = String::new();
     let empty = crate::support::json::scan::skip_ws(b, span.start + 1) == close;
     let mut append = |key: &str, value: &str| {
@@ -80,15 +156,17 @@ fn pruned_line(line: &str, span: std::ops::Range<usize>, notice: &str, now: i64)
     }
     splices.push((close..close, appended));
     crate::support::sort::sort_by_key(&mut splices, |(r, _)| r.start);
-    let mut out = String::with_capacity(line.len() + 64);
+    let len = b.len() + splices.iter().map(|(_, t)| t.len()).sum::<usize>()
+        - splices.iter().map(|(r, _)| r.len()).sum::<usize>();
+    let mut out = Vec::with_capacity(len);
     let mut at = 0;
     for (r, text) in splices {
-        out.push_str(&line[at..r.start]);
-        out.push_str(&text);
+        out.extend_from_slice(b.get(at..r.start)?);
+        out.extend_from_slice(text.as_bytes());
         at = r.end;
     }
-    out.push_str(&line[at..]);
-    Some(out)
+    out.extend_from_slice(b.get(at..)?);
+    String::from_utf8(out).ok()
 }
 
 /// Carries out a plan (spec: compaction §6.5 step 5): each candidate's message gets
@@ -97,6 +175,29 @@ fn pruned_line(line: &str, span: std::ops::Range<usize>, notice: &str, now: i64)
 /// checked first and nothing changes when it no longer fits the session (`E_STALE_PLAN`: an
 /// entry is gone, is not a tool result or was pruned meanwhile).
 pub fn apply_prune(session: &mut Session, plan: &PrunePlan) -> Result<PruneReport> {
+    let edits = pruned_lines(session, plan)?;
+    session.rewrite_entries(edits);
+    Ok(PruneReport {
+        pruned_count: plan.candidates.len(),
+        tokens_saved: plan.tokens_saved,
+        pruned: plan.candidates.clone(),
+    })
+}
+
+/// [`apply_prune`] of a plan the caller gives up: its candidates become the report.
+pub fn apply_prune_plan(session: &mut Session, plan: PrunePlan) -> Result<PruneReport> {
+    let edits = pruned_lines(session, &plan)?;
+    session.rewrite_entries(edits);
+    Ok(PruneReport {
+        pruned_count: plan.candidates.len(),
+        tokens_saved: plan.tokens_saved,
+        pruned: plan.candidates,
+    })
+}
+
+/// The new line of every candidate, all built before any line changes (so a failure leaves
+/// the session as it was); the caller replaces them in one pass.
+fn pruned_lines(session: &Session, plan: &PrunePlan) -> Result<Vec<(usize, String)>> {
     let stale = |reason: String| Error::StalePlan { reason };
     let mut seen = FxHashSet::default();
     let mut edits: Vec<(usize, String)> = Vec::with_capacity(plan.candidates.len());
@@ -113,26 +214,25 @@ pub fn apply_prune(session: &mut Session, plan: &PrunePlan) -> Result<PruneRepor
                 what: format!("the prune plan lists entry {} twice", c.id),
             });
         }
-        match session.tool_result_facts(c.index) {
-            Some(f) if !f.pruned => {}
-            _ => return Err(stale(format!("entry {} was pruned meanwhile", c.id))),
+        if session.tool_result_pruned(c.index) != Some(false) {
+            return Err(stale(format!("entry {} was pruned meanwhile", c.id)));
         }
-        let text = session.entry_json(c.index);
-        let edited = session
-            .message_span(c.index)
-            .and_then(|span| pruned_line(&text, span, &c.notice, plan.now))
-            .ok_or_else(|| stale(format!("entry {} has no message object to edit", c.id)))?;
+        let no_message = || stale(format!("entry {} has no message object to edit", c.id));
+        let span = session.message_span(c.index).ok_or_else(no_message)?;
+        let line = session.entry_line_bytes(c.index);
+        // The load pass recorded where `content` and `prunedAt` are; other lines are scanned.
+        let members = match session.pruning_spans(c.index) {
+            Some(spans) => Some(spans),
+            None => pruned_members(line, span.clone()),
+        };
+        let edited = members
+            .and_then(|(content, pruned_at)| {
+                splice_pruned(line, span, content, pruned_at, &c.notice, plan.now)
+            })
+            .ok_or_else(no_message)?;
         edits.push((c.index, edited));
     }
-    for (index, text) in edits {
-        let line = session.entries()[index].line_index() as usize;
-        session.rewrite_line(line, text);
-    }
-    Ok(PruneReport {
-        pruned_count: plan.candidates.len(),
-        tokens_saved: plan.tokens_saved,
-        pruned: plan.candidates.clone(),
-    })
+    Ok(edits)
 }
 
 /// `pruneSupersededToolResults` (spec: compaction §6.5): plans and applies the stale pass.
@@ -141,13 +241,13 @@ pub fn prune_superseded_tool_results(
     cfg: &PruneConfig,
 ) -> Result<PruneReport> {
     let plan = plan_superseded_tool_results(session, cfg)?;
-    apply_prune(session, &plan)
+    apply_prune_plan(session, plan)
 }
 
 /// `pruneToolOutputs` (spec: compaction §6.6): plans and applies the threshold prune.
 pub fn prune_tool_outputs(session: &mut Session, cfg: &PruneConfig) -> Result<PruneReport> {
     let plan = plan_tool_outputs(session, cfg)?;
-    apply_prune(session, &plan)
+    apply_prune_plan(session, plan)
 }
 
 #[cfg(test)]
@@ -159,6 +259,34 @@ mod tests {
         let start = line.find("\"message\":")? + "\"message\":".len();
         let end = crate::support::json::scan::skip_value(line.as_bytes(), start).ok()?;
         pruned_line(line, start..end, notice, now)
+    }
+
+    #[test]
+    fn report_json_is_the_value() {
+        let c = PruneCandidate {
+            index: 3,
+            id: "e\"3".into(),
+            tool_name: "read".into(),
+            tool_call_id: "c\n1".into(),
+            tokens_before: 900,
+            reason: crate::pruning::PruneReason::Age,
+            notice: "[Output truncated - 900 tokens]".into(),
+            savings: 892,
+        };
+        let report = PruneReport {
+            pruned: vec![c.clone(), c],
+            pruned_count: 2,
+            tokens_saved: 1784,
+        };
+        assert_eq!(
+            report.json(),
+            crate::support::json::js::stringify(&report.value())
+        );
+        assert_eq!(report.to_json(), report.value());
+        assert_eq!(
+            PruneReport::default().json(),
+            r#"{"prunedCount":0,"tokensSaved":0,"pruned":[]}"#
+        );
     }
 
     #[test]

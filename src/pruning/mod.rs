@@ -10,9 +10,11 @@
 //! - the **threshold prune** ([`prune_tool_outputs`], §6.6) blanks old tool output beyond the
 //!   newest `protectTokens`, but only when that frees at least `minimumSavings`.
 //!
-//! Time is an input (`now`, ms). Token counts are the session's memoized estimates
-//! ([`Session::entry_tokens`]); facts about tool results and read calls come from per-entry
-//! memos ([`Session::tool_result_facts`]), so a pass over an estimated branch parses nothing.
+//! Time is an input (`now`, ms). Token counts are the estimates the load pass recorded
+//! ([`Session::entry_tokens`]); facts about tool results and read calls come from the facts
+//! it recorded too, decoded once into per-entry memos ([`Session::tool_result_facts`]), so a
+//! pass over a freshly opened branch parses no message. Applying a plan splices each result's
+//! line at the `content` and `prunedAt` spans the facts hold, without scanning it.
 //!
 //! Files: `config` (the settings of both passes), `keys` (supersede keys, §6.2), `rows` (the
 //! branch's tool results and their facts), `plan` (marks and candidates, §6.3–§6.6), `apply`
@@ -27,7 +29,9 @@ mod keys;
 mod plan;
 mod rows;
 
-pub use apply::{apply_prune, prune_superseded_tool_results, prune_tool_outputs, PruneReport};
+pub use apply::{
+    apply_prune, apply_prune_plan, prune_superseded_tool_results, prune_tool_outputs, PruneReport,
+};
 pub use config::{KeepBoundary, PruneConfig, PruneSubject, SupersedeComplete};
 pub use keys::read_tool_supersede_key;
 pub use plan::{

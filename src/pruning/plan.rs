@@ -8,7 +8,6 @@ use super::{MIN_PRUNE_TOKENS, SUPERSEDED_NOTICE, USELESS_NOTICE};
 use crate::error::Result;
 use crate::session::Session;
 use rustc_hash::FxHashMap;
-use serde_json::Value;
 
 /// Why a result is pruned; decides its notice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +50,8 @@ pub struct PruneCandidate {
 }
 
 impl PruneCandidate {
-    pub(super) fn to_json(&self) -> Value {
+    #[cfg(test)]
+    pub(super) fn to_json(&self) -> serde_json::Value {
         crate::support::json::object(vec![
             ("index", self.index.into()),
             ("id", self.id.as_str().into()),

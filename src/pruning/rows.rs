@@ -63,7 +63,9 @@ impl AllReads {
         let mut by_id = FxHashMap::default();
         let mut all = Vec::new();
         for &i in path {
-            if session.entries()[i].role() != Some(Role::Assistant) {
+            if session.entries()[i].role() != Some(Role::Assistant)
+                || !session.may_have_read_call(i)
+            {
                 continue;
             }
             let Some(calls) = session.file_calls(i) else {
@@ -112,6 +114,10 @@ impl<'a> Branch<'a> {
             let e = &entries[index];
             match e.role() {
                 Some(Role::Assistant) if pair => {
+                    if !session.may_have_read_call(index) {
+                        current = None;
+                        continue;
+                    }
                     current = session
                         .file_calls(index)
                         .filter(|c| c.iter().any(|c| c.tool == FileTool::Read))

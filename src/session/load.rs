@@ -16,7 +16,9 @@
 //! | header version above 4 | error `E_VERSION_TOO_NEW` |
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::session::facts::{shift_calls, CallFacts, FactColumns};
 use crate::session::message::Role;
+use crate::session::messages::{clamp_tokens, UNKNOWN_TOKENS};
 use crate::session::skim::{skim_line, skim_object, LineSkim, ParentField};
 use crate::session::{
     migrate, EntryKind, HeaderInfo, IdSource, Leaf, Line, LineKind, LineText, RandomIds, Session,
@@ -115,7 +117,7 @@ fn read_header(line: &[u8], at: usize) -> Result<HeaderInfo> {
 }
 
 fn is_title_slot(line: &[u8]) -> bool {
-    skim_line(line)
+    skim_line(line, &mut Vec::new())
         .ok()
         .and_then(|s| s.string(line, &s.type_value).map(|t| t == "title"))
         .unwrap_or(false)
@@ -141,9 +143,16 @@ fn bad_line(err: SyntaxError) -> LineRead {
 }
 
 /// Reads the line that starts at `pos`: one pass over its bytes that validates the JSON,
-/// checks UTF-8 and finds the line's end. Returns the read, the line's end (its `\n` or the
-/// input end) and whether it holds bytes that are not UTF-8.
-fn read_line(sc: &mut Scanner, b: &[u8], pos: usize) -> (LineRead, usize, bool) {
+/// checks UTF-8, records the message's facts (its tool calls appended to `calls`, spans
+/// relative to the line) and finds the line's end. Returns the read, the line's end (its
+/// `\n` or the input end) and whether it holds bytes that are not UTF-8.
+fn read_line(
+    sc: &mut Scanner,
+    b: &[u8],
+    pos: usize,
+    calls: &mut Vec<CallFacts>,
+) -> (LineRead, usize, bool) {
+    let calls_from = calls.len();
     let mut i = pos;
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\r')) {
         i += 1;
@@ -154,16 +163,24 @@ fn read_line(sc: &mut Scanner, b: &[u8], pos: usize) -> (LineRead, usize, bool) 
         Some(b'{') => {
             sc.newline = false;
             sc.bad_utf8 = false;
-            if let Ok((mut skim, end)) = skim_object(sc, b, i) {
+            if let Ok((mut skim, end)) = skim_object(sc, b, i, calls) {
                 let mut after = end;
                 while matches!(b.get(after), Some(b' ' | b'\t' | b'\r')) {
                     after += 1;
                 }
                 if !sc.newline && matches!(b.get(after), None | Some(b'\n')) {
                     skim.shift(pos);
+                    if sc.bad_utf8 {
+                        // Read with U+FFFD in place of the bad bytes: parsed when asked.
+                        skim.facts = None;
+                        calls.truncate(calls_from);
+                    } else {
+                        shift_calls(calls, calls_from, pos);
+                    }
                     return (LineRead::Object(skim), after, sc.bad_utf8);
                 }
             }
+            calls.truncate(calls_from);
         }
         Some(_) => {}
     }
@@ -172,7 +189,7 @@ fn read_line(sc: &mut Scanner, b: &[u8], pos: usize) -> (LineRead, usize, bool) 
     let end = line_end(b, pos);
     let line = &b[pos..end];
     let bad_utf8 = std::str::from_utf8(line).is_err();
-    let read = match skim_line(line) {
+    let read = match skim_line(line, calls) {
         Ok(skim) if skim.is_object => LineRead::Object(skim),
         Ok(_) => LineRead::Bad(
             ErrorCode::JsonlLine,
@@ -230,9 +247,13 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
     let mut entries = Vec::with_capacity(bytes.len() / 2048 + 16);
     let mut skims: Vec<Option<LineSkim>> = Vec::new();
     let mut sc = Scanner::new();
+    let mut facts = FactColumns::with_capacity(bytes.len() / 2048 + 16);
+    let mut tokens_full: Vec<u32> = Vec::with_capacity(bytes.len() / 2048 + 16);
+    let mut tokens_excluding: Vec<u32> = Vec::with_capacity(bytes.len() / 2048 + 16);
     let mut trailing_newline = pos >= bytes.len() && bytes.last().is_none_or(|&c| c == b'\n');
     while pos < bytes.len() {
-        let (read, end, bad_utf8) = read_line(&mut sc, &bytes, pos);
+        let calls_before = facts.calls.len();
+        let (read, end, bad_utf8) = read_line(&mut sc, &bytes, pos, &mut facts.calls);
         let li = lines.len();
         push(&mut lines, pos, end, LineKind::Blank);
         trailing_newline = end < bytes.len();
@@ -254,11 +275,13 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
             LineRead::Bad(code, message) => {
                 lines[li].kind = LineKind::Opaque;
                 warn(&mut warnings, code, li, message);
+                facts.calls.truncate(calls_before);
                 continue;
             }
             LineRead::Object(skim) => skim,
         };
         let Some(kind_text) = skim.string(raw, &skim.type_value) else {
+            facts.calls.truncate(calls_before);
             lines[li].kind = LineKind::Opaque;
             warn(
                 &mut warnings,
@@ -270,6 +293,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         };
         let id = skim.string(raw, &skim.id_value);
         if !needs_ids && id.as_deref().is_none_or(str::is_empty) {
+            facts.calls.truncate(calls_before);
             lines[li].kind = LineKind::Opaque;
             warn(
                 &mut warnings,
@@ -301,6 +325,16 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
             None
         };
         let index = entries.len() as u32;
+        let message_facts = skim.facts.as_ref().filter(|_| kind == EntryKind::Message);
+        if message_facts.is_none() {
+            facts.calls.truncate(calls_before);
+        }
+        facts.set(index as usize, message_facts);
+        let (full, excluding) = message_facts.map_or((UNKNOWN_TOKENS, UNKNOWN_TOKENS), |f| {
+            (clamp_tokens(f.tokens), clamp_tokens(f.tokens_excluding))
+        });
+        tokens_full.push(full);
+        tokens_excluding.push(excluding);
         lines[li].kind = LineKind::Entry(index);
         lines[li].message = skim
             .message
@@ -332,11 +366,14 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         leaf: Leaf::None,
         warnings,
         ids: options.ids,
-        tokens_full: Default::default(),
-        tokens_excluding: Default::default(),
+        tokens_full: std::cell::RefCell::new(tokens_full),
+        tokens_excluding: std::cell::RefCell::new(tokens_excluding),
+        facts,
         file_calls: Default::default(),
         tool_results: Default::default(),
         last_path: Default::default(),
+        path_state: Default::default(),
+        generation: 0,
         has_reset_boundary,
     };
     if needs_ids {

@@ -5,7 +5,10 @@
 
 use crate::error::Result;
 use crate::session::message::AgentMessage;
-use crate::session::{CompactionMessageBody, CustomMessageBody, EntryKind, FileCalls, Session};
+use crate::session::{
+    CompactionMessageBody, CustomMessageBody, EntryKind, FileCallFacts, FileCalls, ResultFacts,
+    Session,
+};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -21,7 +24,7 @@ pub(crate) struct FileCall {
 
 /// The file tools whose calls are memoized.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FileTool {
+pub enum FileTool {
     Read,
     Write,
     Edit,
@@ -53,7 +56,43 @@ pub struct ToolResultFacts {
 }
 
 /// Marks an unknown memoized estimate.
-pub(super) const UNKNOWN_TOKENS: u32 = u32::MAX;
+pub(crate) const UNKNOWN_TOKENS: u32 = u32::MAX;
+
+/// An estimate as the columns store it (saturating below [`UNKNOWN_TOKENS`]).
+pub(crate) fn clamp_tokens(t: u64) -> u32 {
+    t.min(u64::from(UNKNOWN_TOKENS - 1)) as u32
+}
+
+/// Calls `f(tool, path, call id)` for every `read`/`write`/`edit` tool call of an assistant
+/// message with a string `path` that is not hidden by `contextOmitted` (spec: compaction
+/// §5.10 "Extraction").
+pub(crate) fn file_calls_of(m: &AgentMessage, mut f: impl FnMut(FileTool, &str, &str)) {
+    let AgentMessage::Assistant(a) = m else {
+        return;
+    };
+    let crate::session::message::Content::Blocks(blocks) = &a.content else {
+        return;
+    };
+    for b in blocks {
+        if let crate::session::message::ContentBlock::ToolCall {
+            id,
+            name,
+            arguments,
+            context_omitted: false,
+        } = b
+        {
+            let tool = match name.as_str() {
+                "read" => FileTool::Read,
+                "write" => FileTool::Write,
+                "edit" => FileTool::Edit,
+                _ => continue,
+            };
+            if let Some(path) = arguments.get("path").and_then(Value::as_str) {
+                f(tool, path, id);
+            }
+        }
+    }
+}
 
 impl Session {
     fn timestamp_value(&self, index: usize) -> Value {
@@ -193,8 +232,13 @@ impl Session {
         path: &[usize],
     ) -> Option<(usize, crate::session::message::Usage)> {
         path.iter().rev().find_map(|&i| {
-            if self.entries[i].role != Some(crate::session::message::Role::Assistant) {
+            if self.entries[i].role != Some(crate::session::message::Role::Assistant)
+                || self.entries[i].kind != EntryKind::Message
+            {
                 return None;
+            }
+            if let Some(usage) = self.recorded_usage(i) {
+                return usage.map(|u| (i, u));
             }
             match self.message(i) {
                 Ok(AgentMessage::Assistant(a)) if !a.failed() => a.usage.map(|u| (i, u)),
@@ -215,6 +259,46 @@ impl Session {
         }
     }
 
+    /// The file tool calls of an assistant entry (`None` for other entries), borrowed from
+    /// its line: from the load pass's facts, else parsed once and memoized.
+    pub fn file_call_facts(&self, index: usize) -> Option<Vec<FileCallFacts<'_>>> {
+        if self.entries[index].role != Some(crate::session::message::Role::Assistant) {
+            return None;
+        }
+        if let Some(calls) = self.recorded_file_calls(index) {
+            return Some(calls);
+        }
+        let calls = self.file_calls(index)?;
+        Some(
+            calls
+                .iter()
+                .map(|c| FileCallFacts {
+                    tool: c.tool,
+                    path: Cow::Owned(c.path.to_string()),
+                    id: Cow::Owned(c.id.to_string()),
+                })
+                .collect(),
+        )
+    }
+
+    /// What pruning needs to know about a tool result entry without its content (spec:
+    /// compaction §6.3–§6.6), borrowed from its line: from the load pass's facts, else parsed
+    /// once and memoized. `None` for entries that are not readable `toolResult` messages.
+    pub fn result_facts(&self, index: usize) -> Option<ResultFacts<'_>> {
+        if self.has_facts(index) {
+            return self.recorded_result(index);
+        }
+        let f = self.parsed_tool_result(index)?;
+        Some(ResultFacts {
+            tool_call_id: Cow::Owned(f.tool_call_id.to_string()),
+            tool_name: Cow::Owned(f.tool_name.to_string()),
+            is_error: f.is_error,
+            useless: f.useless,
+            pruned: f.pruned,
+            context_omitted: f.context_omitted,
+        })
+    }
+
     /// The memoized file tool calls of an assistant entry (`None` for other entries), with
     /// their call ids: pruning pairs tool results with `read` calls by id (spec: compaction
     /// §6.1 protection, §6.3 supersede keys).
@@ -225,6 +309,20 @@ impl Session {
         if let Some(Some(c)) = self.file_calls.borrow().get(index) {
             return Some(std::rc::Rc::clone(c));
         }
+        // From the load pass's facts, decoded once: a pass over a long branch then clones
+        // what it finds here.
+        if let Some(recorded) = self.recorded_file_calls(index) {
+            let calls: FileCalls = recorded
+                .into_iter()
+                .map(|c| FileCall {
+                    tool: c.tool,
+                    path: c.path.into(),
+                    id: c.id.into(),
+                })
+                .collect();
+            self.memoize_file_calls(index, &calls);
+            return Some(calls);
+        }
         match self.message(index) {
             Ok(m) => self.remember_file_calls(index, &m),
             Err(_) => self.remember_file_calls(index, &AgentMessage::Other),
@@ -233,40 +331,24 @@ impl Session {
 
     fn remember_file_calls(&self, index: usize, m: &AgentMessage) -> Option<FileCalls> {
         let mut found: Vec<FileCall> = Vec::new();
-        if let AgentMessage::Assistant(a) = m {
-            if let crate::session::message::Content::Blocks(blocks) = &a.content {
-                for b in blocks {
-                    if let crate::session::message::ContentBlock::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                        context_omitted: false,
-                    } = b
-                    {
-                        let tool = match name.as_str() {
-                            "read" => FileTool::Read,
-                            "write" => FileTool::Write,
-                            "edit" => FileTool::Edit,
-                            _ => continue,
-                        };
-                        if let Some(path) = arguments.get("path").and_then(Value::as_str) {
-                            found.push(FileCall {
-                                tool,
-                                path: path.into(),
-                                id: id.as_str().into(),
-                            });
-                        }
-                    }
-                }
-            }
-        }
+        file_calls_of(m, |tool, path, id| {
+            found.push(FileCall {
+                tool,
+                path: path.into(),
+                id: id.into(),
+            })
+        });
         let calls: FileCalls = found.into();
+        self.memoize_file_calls(index, &calls);
+        Some(calls)
+    }
+
+    fn memoize_file_calls(&self, index: usize, calls: &FileCalls) {
         let mut cache = self.file_calls.borrow_mut();
         if cache.len() < self.entries.len() {
             cache.resize(self.entries.len(), None);
         }
-        cache[index] = Some(std::rc::Rc::clone(&calls));
-        Some(calls)
+        cache[index] = Some(std::rc::Rc::clone(calls));
     }
 
     /// The `toolCallId` of a tool result entry flagged `useless: true` that stays in the
@@ -275,9 +357,9 @@ impl Session {
     /// transcript). Memoized per entry (see [`Session::tool_result_facts`]), so a plan can
     /// collect the useless ids of a long history without re-reading it.
     pub fn useless_tool_call(&self, index: usize) -> Option<Box<str>> {
-        let f = self.tool_result_facts(index)?;
+        let f = self.result_facts(index)?;
         (f.useless && !f.context_omitted && !f.tool_call_id.is_empty())
-            .then(|| f.tool_call_id.clone())
+            .then(|| f.tool_call_id.into())
     }
 
     /// What pruning needs to know about a tool result entry without its content (spec:
@@ -286,6 +368,33 @@ impl Session {
     /// effect of token estimation, so a prune pass over a long, already estimated branch
     /// parses no tool result again; edits of the entry invalidate it.
     pub fn tool_result_facts(&self, index: usize) -> Option<std::rc::Rc<ToolResultFacts>> {
+        if self.has_facts(index) {
+            if let Some(Some(known)) = self.tool_results.borrow().get(index) {
+                return known.clone();
+            }
+            // From the load pass's facts, decoded once.
+            let facts = self.recorded_result(index).map(|f| {
+                std::rc::Rc::new(ToolResultFacts {
+                    tool_call_id: f.tool_call_id.into(),
+                    tool_name: f.tool_name.into(),
+                    is_error: f.is_error,
+                    useless: f.useless,
+                    pruned: f.pruned,
+                    context_omitted: f.context_omitted,
+                })
+            });
+            let mut cache = self.tool_results.borrow_mut();
+            if cache.len() < self.entries.len() {
+                cache.resize(self.entries.len(), None);
+            }
+            cache[index] = Some(facts.clone());
+            return facts;
+        }
+        self.parsed_tool_result(index)
+    }
+
+    /// [`Session::tool_result_facts`] by parsing the message (memoized).
+    fn parsed_tool_result(&self, index: usize) -> Option<std::rc::Rc<ToolResultFacts>> {
         let entry = &self.entries[index];
         if entry.role != Some(crate::session::message::Role::ToolResult)
             || entry.kind != EntryKind::Message
@@ -325,6 +434,31 @@ impl Session {
         }
         cache[index] = Some(facts.clone());
         facts
+    }
+
+    /// The stored estimate of an entry, if known.
+    pub(crate) fn entry_tokens_memo(&self, index: usize, excluding: bool) -> Option<u64> {
+        let cache = if excluding {
+            &self.tokens_excluding
+        } else {
+            &self.tokens_full
+        };
+        let t = *cache.borrow().get(index)?;
+        (t != UNKNOWN_TOKENS).then_some(u64::from(t))
+    }
+
+    /// Stores the estimates of an entry (from its facts).
+    pub(crate) fn set_tokens(&self, index: usize, full: u64, excluding: u64) {
+        for (cache, t) in [
+            (&self.tokens_full, full),
+            (&self.tokens_excluding, excluding),
+        ] {
+            let mut c = cache.borrow_mut();
+            if c.len() <= index {
+                c.resize(self.entries.len().max(index + 1), UNKNOWN_TOKENS);
+            }
+            c[index] = clamp_tokens(t);
+        }
     }
 
     /// Forgets the memoized estimates of an entry (after an edit).

@@ -9,18 +9,23 @@
 pub mod message;
 
 mod entry;
+mod facts;
 mod ids;
 mod load;
 mod messages;
 mod migrate;
 mod skim;
+mod state;
 mod tree;
 
 pub use entry::*;
+pub use facts::{FactsSnapshot, FileCallFacts, ResultFacts};
 pub use ids::{IdSource, RandomIds, SequentialIds};
 pub use load::{LoadOptions, LoadWarning};
+pub(crate) use messages::FileCall;
+pub use messages::FileTool;
 pub use messages::ToolResultFacts;
-pub(crate) use messages::{FileCall, FileTool};
+pub use state::PathState;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::message::{AgentMessage, Role};
@@ -99,7 +104,8 @@ pub struct Session {
     leaf: Leaf,
     warnings: Vec<LoadWarning>,
     ids: Box<dyn IdSource>,
-    /// Memoized token estimates per entry (`u32::MAX` = not computed yet).
+    /// Token estimates per entry (`u32::MAX` = not computed yet): recorded by the load pass
+    /// for `message` entries, memoized on first use for the others.
     tokens_full: RefCell<Vec<u32>>,
     tokens_excluding: RefCell<Vec<u32>>,
     /// Memoized file-touching tool calls per assistant entry.
@@ -109,10 +115,16 @@ pub struct Session {
     tool_results: RefCell<Vec<Option<Option<std::rc::Rc<ToolResultFacts>>>>>,
     /// The last path computed by `path_to` (parents never change after loading, so it stays
     /// valid): preparing compactions and building contexts walk the same long path again.
-    last_path: RefCell<Option<(usize, Box<[usize]>)>>,
+    last_path: RefCell<Option<(usize, Vec<usize>)>>,
+    /// The state of the last path asked about (`state`), with the edit generation it is of.
+    path_state: RefCell<Option<(usize, u64, PathState)>>,
+    /// Counts line rewrites: what is derived from entry bodies is valid for one generation.
+    generation: u64,
     /// Some entry is a `reset_boundary` (rare): without one, preparing a compaction does not
     /// look for it along the whole path.
     has_reset_boundary: bool,
+    /// What the load pass recorded of each `message` entry (`facts`).
+    facts: facts::FactColumns,
 }
 
 /// Text of bytes that are almost always valid UTF-8: `from_utf8` validates far faster than
@@ -189,7 +201,10 @@ impl Session {
             file_calls: RefCell::default(),
             tool_results: RefCell::default(),
             last_path: RefCell::default(),
+            path_state: RefCell::default(),
+            generation: 0,
             has_reset_boundary: false,
+            facts: facts::FactColumns::default(),
         }
     }
 
@@ -247,6 +262,17 @@ impl Session {
         self.by_id.get(id).map(|&i| i as usize)
     }
 
+    /// The edit generation: it changes whenever a line is rewritten, so what was derived from
+    /// entry bodies can be kept as long as it stays the same (appends leave it alone).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// True when two entries share an id (the index finds the later one).
+    pub fn has_duplicate_ids(&self) -> bool {
+        self.by_id.len() != self.entries.len()
+    }
+
     /// The index of `id`, or `E_UNKNOWN_ENTRY`.
     pub fn require(&self, id: &str) -> Result<usize> {
         self.index_of(id)
@@ -291,6 +317,18 @@ impl Session {
     /// What building a context reads of a `message` entry's message (see
     /// [`MessageHead`](crate::session::message::MessageHead)); fails where [`Session::message`] fails.
     pub fn message_head(&self, index: usize) -> Result<crate::session::message::MessageHead> {
+        if self.entries[index].kind == EntryKind::Message {
+            if let Some(head) = self.recorded_head(index) {
+                return head.map_err(|()| {
+                    self.message(index).err().unwrap_or_else(|| {
+                        self.body_error(
+                            index,
+                            "the message does not have the shape its role requires",
+                        )
+                    })
+                });
+            }
+        }
         let json = self
             .message_json(index)
             .ok_or_else(|| self.body_error(index, "the entry has no message object"))?;
@@ -335,7 +373,7 @@ impl Session {
         }
     }
 
-    fn line_bytes(&self, line: usize) -> &[u8] {
+    pub(crate) fn line_bytes(&self, line: usize) -> &[u8] {
         match &self.lines[line].text {
             LineText::Owned(s) => s.as_bytes(),
             LineText::Source { start, end } => &self.source[*start..*end],
@@ -402,18 +440,61 @@ impl Session {
         }
     }
 
-    /// Replaces the text of an entry's line, keeping the index in step.
+    /// Replaces the text of an entry's line, keeping the index and the entry's facts in
+    /// step (the new line is scanned like a loaded one).
     pub(crate) fn rewrite_line(&mut self, line: usize, text: String) {
-        let message = skim::skim_line(text.as_bytes())
-            .ok()
-            .and_then(|s| s.message)
+        self.generation += 1;
+        let mut calls = std::mem::take(&mut self.facts.calls);
+        let calls_from = calls.len();
+        let skim = skim::skim_line(text.as_bytes(), &mut calls).ok();
+        let message = skim
+            .as_ref()
+            .and_then(|s| s.message.clone())
             .map(|r| (r.start as u32, r.end as u32));
         let l = &mut self.lines[line];
         l.message = message;
         l.text = LineText::Owned(text.into());
-        if let LineKind::Entry(i) = l.kind {
-            self.invalidate_tokens(i as usize);
+        let LineKind::Entry(i) = l.kind else {
+            calls.truncate(calls_from);
+            self.facts.calls = calls;
+            return;
+        };
+        let i = i as usize;
+        let is_message = self.entries[i].kind == EntryKind::Message;
+        let facts = skim
+            .as_ref()
+            .and_then(|s| s.facts.as_ref())
+            .filter(|_| is_message);
+        if facts.is_none() {
+            calls.truncate(calls_from);
         }
+        self.facts.calls = calls;
+        self.facts.set(i, facts);
+        if let Some(skim) = skim.as_ref().filter(|_| is_message) {
+            let role = skim
+                .string(self.line_bytes(line), &skim.role_value)
+                .map_or(Role::Other, |r| Role::parse(&r));
+            self.entries[i].role = Some(role);
+        }
+        self.invalidate_tokens(i);
+        if let Some(f) = facts {
+            self.set_tokens(i, f.tokens, f.tokens_excluding);
+        }
+    }
+
+    /// Replaces the lines of several entries at once (`(entry index, new line)`), each as
+    /// [`Session::rewrite_line`] does: the bulk edit of a prune. The caller builds every new
+    /// line before calling, so an edit that cannot be made leaves the session unchanged.
+    pub(crate) fn rewrite_entries(&mut self, edits: Vec<(usize, String)>) {
+        for (index, text) in edits {
+            let line = self.entries[index].line as usize;
+            self.rewrite_line(line, text);
+        }
+    }
+
+    /// The bytes of an entry's line.
+    pub(crate) fn entry_line_bytes(&self, index: usize) -> &[u8] {
+        self.line_bytes(self.entries[index].line as usize)
     }
 
     /// Applies a splice edit to an entry's line.
@@ -522,7 +603,6 @@ impl Session {
             kind: LineKind::Entry(index),
             message: None,
         });
-        self.rewrite_line(line, text);
         let kind = EntryKind::from_type(entry_type);
         self.has_reset_boundary |= kind == EntryKind::ResetBoundary;
         self.entries.push(Entry {
@@ -533,6 +613,7 @@ impl Session {
             parent,
             role,
         });
+        self.rewrite_line(line, text);
         self.by_id.insert(id.clone().into(), index);
         self.leaf = Leaf::At(index);
         Ok(id)

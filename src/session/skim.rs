@@ -2,6 +2,7 @@
 //! only what the tree index needs (`type`, `id`, `parentId`, the message's `role` and span).
 //! Bodies are parsed later, when something asks for them.
 
+use crate::session::facts::{scan_message, CallFacts, MessageFacts};
 use crate::support::json::scan::{self, decode_string_value, key_is, Scanner, SyntaxError};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -28,6 +29,9 @@ pub(crate) struct LineSkim {
     pub message: Option<Range<usize>>,
     /// Span of the message's `role` value (a JSON string, with quotes).
     pub role_value: Option<Range<usize>>,
+    /// The message's facts (spans relative like the others; its tool calls were appended to
+    /// the calls vector the skim was given).
+    pub facts: Option<MessageFacts>,
 }
 
 impl LineSkim {
@@ -39,6 +43,7 @@ impl LineSkim {
             parent: ParentField::Missing,
             message: None,
             role_value: None,
+            facts: None,
         }
     }
 
@@ -65,66 +70,76 @@ impl LineSkim {
         if let ParentField::Id(r) = &mut self.parent {
             sh(r);
         }
+        if let Some(f) = &mut self.facts {
+            f.shift(by);
+        }
     }
 }
 
 /// Skims the object that starts at `b[start]` (a `{`), validating all of it. Returns the
 /// skim (spans are offsets into `b`) and the index after the closing brace. Later duplicates
-/// of a key win, as in `JSON.parse`.
+/// of a key win, as in `JSON.parse`. The `message` member is crossed by the facts scan
+/// (`session::facts`), which validates it as a skip would and records what later operations
+/// read; its tool-call blocks are appended to `calls`.
 pub(crate) fn skim_object(
     sc: &mut Scanner,
     b: &[u8],
     start: usize,
+    calls: &mut Vec<CallFacts>,
 ) -> Result<(LineSkim, usize), SyntaxError> {
     let mut out = LineSkim::empty(true);
-    let mut inner_error: Option<SyntaxError> = None;
-    let end = sc.members(b, start, |_, b, m| {
-        let key = &b[m.key.clone()];
-        let value = &b[m.value.clone()];
+    let calls_from = calls.len();
+    let end = sc.members_custom(b, start, &mut |sc, b, key, v| {
+        let key = &b[key];
+        if key_is(key, "message") {
+            out.message = None;
+            out.role_value = None;
+            out.facts = None;
+            calls.truncate(calls_from);
+            if b.get(v) == Some(&b'{') {
+                let (end, scan) = scan_message(sc, b, v, calls)?;
+                out.message = Some(v..end);
+                out.role_value = scan.role;
+                out.facts = scan.facts;
+                return Ok(end);
+            }
+            return sc.skip_value(b, v);
+        }
+        let end = sc.skip_value(b, v)?;
+        let value = &b[v..end];
         let is_string = value.first() == Some(&b'"');
         if key_is(key, "type") {
-            out.type_value = is_string.then(|| m.value.clone());
+            out.type_value = is_string.then_some(v..end);
         } else if key_is(key, "id") {
-            out.id_value = is_string.then(|| m.value.clone());
+            out.id_value = is_string.then_some(v..end);
         } else if key_is(key, "parentId") {
             out.parent = if is_string {
-                ParentField::Id(m.value.clone())
+                ParentField::Id(v..end)
             } else if value == b"null" {
                 ParentField::Null
             } else {
                 ParentField::Invalid
             };
-        } else if key_is(key, "message") {
-            out.message = None;
-            out.role_value = None;
-            if value.first() == Some(&b'{') {
-                out.message = Some(m.value.clone());
-                // The value was validated by the member walk; writers put `role` first.
-                match scan::find_first_member(b, m.value.start, "role") {
-                    Ok(Some(r)) if b[r.value.start] == b'"' => out.role_value = Some(r.value),
-                    Ok(_) => {}
-                    Err(e) => inner_error = Some(e),
-                }
-            }
         }
-        true
+        Ok(end)
     })?;
-    if let Some(e) = inner_error {
-        return Err(e);
-    }
     Ok((out, end))
 }
 
 /// Skims one whole line (a slice without its `\n`): an object, or any other JSON value
 /// (reported as not an object by the caller).
-pub(crate) fn skim_line(line: &[u8]) -> Result<LineSkim, SyntaxError> {
+pub(crate) fn skim_line(line: &[u8], calls: &mut Vec<CallFacts>) -> Result<LineSkim, SyntaxError> {
     let mut sc = Scanner::new();
     let start = sc.skip_ws(line, 0);
     if line.get(start) != Some(&b'{') {
         scan::validate(line)?;
         return Ok(LineSkim::empty(false));
     }
-    let (skim, end) = skim_object(&mut sc, line, start)?;
+    let (mut skim, end) = skim_object(&mut sc, line, start, calls)?;
+    if sc.bad_utf8 {
+        // Read with U+FFFD in place of the bad bytes: the facts would not match.
+        skim.facts = None;
+    }
     let rest = sc.skip_ws(line, end);
     if rest != line.len() {
         return Err(SyntaxError {
@@ -139,10 +154,14 @@ pub(crate) fn skim_line(line: &[u8]) -> Result<LineSkim, SyntaxError> {
 mod tests {
     use super::*;
 
+    fn skim_line_(l: &[u8]) -> Result<LineSkim, SyntaxError> {
+        skim_line(l, &mut Vec::new())
+    }
+
     #[test]
     fn skims_index_fields() {
         let l = br#"{"type":"message","id":"a1","parentId":null,"timestamp":"x","message":{"content":[],"role":"user"}}"#;
-        let s = skim_line(l).unwrap();
+        let s = skim_line(l, &mut Vec::new()).unwrap();
         assert_eq!(s.string(l, &s.type_value).as_deref(), Some("message"));
         assert_eq!(s.string(l, &s.id_value).as_deref(), Some("a1"));
         assert_eq!(s.parent, ParentField::Null);
@@ -153,18 +172,18 @@ mod tests {
 
     #[test]
     fn reports_syntax_errors_with_offsets() {
-        let e = skim_line(br#"{"type":"message","id":"a1""#).unwrap_err();
+        let e = skim_line_(br#"{"type":"message","id":"a1""#).unwrap_err();
         assert!(e.offset >= 26);
-        assert!(skim_line(br#"{"type":"x"} junk"#).is_err());
-        assert!(skim_line(br#"{"message":{"role":"user",}}"#).is_err());
-        let s = skim_line(b"[1,2]").unwrap();
+        assert!(skim_line_(br#"{"type":"x"} junk"#).is_err());
+        assert!(skim_line_(br#"{"message":{"role":"user",}}"#).is_err());
+        let s = skim_line_(b"[1,2]").unwrap();
         assert!(!s.is_object);
     }
 
     #[test]
     fn non_string_fields_are_not_taken() {
         let l = br#"{"type":5,"id":{"x":1},"parentId":7}"#;
-        let s = skim_line(l).unwrap();
+        let s = skim_line(l, &mut Vec::new()).unwrap();
         assert_eq!(s.type_value, None);
         assert_eq!(s.id_value, None);
         assert_eq!(s.parent, ParentField::Invalid);

@@ -20,13 +20,22 @@ impl Session {
     /// Indices from the root to `index`, root first (`getBranch`). A missing parent ends the
     /// walk (an orphan is the root of its path); cycles were cut at load time.
     pub fn path_to(&self, index: usize) -> Vec<usize> {
-        if let Some((at, path)) = &*self.last_path.borrow() {
-            if *at == index {
-                return path.to_vec();
+        {
+            let mut cache = self.last_path.borrow_mut();
+            if let Some((at, path)) = cache.as_mut() {
+                if *at == index {
+                    return path.clone();
+                }
+                // A child of the cached leaf (an append): one entry more.
+                if self.entries[index].parent == Some(*at as u32) {
+                    path.push(index);
+                    *at = index;
+                    return path.clone();
+                }
             }
         }
         let path = self.walk_to_root(index);
-        *self.last_path.borrow_mut() = Some((index, path.as_slice().into()));
+        *self.last_path.borrow_mut() = Some((index, path.clone()));
         path
     }
 

@@ -5,10 +5,9 @@ use super::interop::{options, parse_json, to_js};
 use super::session::WasmSession;
 use crate::error::{Error, ErrorCode};
 use crate::pruning::{
-    apply_prune, plan_superseded_tool_results, plan_tool_outputs, read_tool_supersede_key,
+    apply_prune_plan, plan_superseded_tool_results, plan_tool_outputs, read_tool_supersede_key,
     PruneConfig, PruneReport,
 };
-use crate::support::json::js;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -43,9 +42,9 @@ impl WasmSession {
                 pruned: plan.candidates,
             }
         } else {
-            apply_prune(self.s_mut(), &plan).map_err(to_js)?
+            apply_prune_plan(self.s_mut(), plan).map_err(to_js)?
         };
-        Ok(js::stringify(&report.to_json()))
+        Ok(report.json())
     }
 }
 

@@ -1,7 +1,7 @@
 //! The exported session class. The public `Session` class of the package (js/index.js)
 //! wraps it; this layer only converts.
 
-use super::interop::session::build_options;
+use super::interop::session::{build_options, transcript_options};
 use super::interop::{chunked_text, now_ms, opt_f64, opt_str, options, parse_json, to_js};
 use crate::context::{build_context_with, SessionContext};
 use crate::error::{Error, ErrorCode};
@@ -85,15 +85,30 @@ fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> Stri
     out
 }
 
+/// The provider messages of the last context converted, by the entry each came from: a host
+/// asks for them every turn, and between two turns only the new messages differ. Valid for
+/// one edit generation of the session.
+#[derive(Default)]
+struct LlmCache {
+    generation: u64,
+    /// (entry, whether the next message marks an interrupted turn) → the JSON of what the
+    /// entry's message converts to (0–2 provider messages, comma-joined).
+    converted: rustc_hash::FxHashMap<(usize, bool), String>,
+}
+
 /// A session loaded into WebAssembly memory.
 #[wasm_bindgen]
 pub struct WasmSession {
     inner: Session,
+    llm: std::cell::RefCell<LlmCache>,
 }
 
 impl WasmSession {
     pub(crate) fn wrap(session: Session) -> WasmSession {
-        WasmSession { inner: session }
+        WasmSession {
+            inner: session,
+            llm: Default::default(),
+        }
     }
 
     pub(crate) fn s(&self) -> &Session {
@@ -334,13 +349,65 @@ impl WasmSession {
         Ok(chunked_text(|f| ctx.write_json(self.s(), f)))
     }
 
+    /// A page of the display transcript as JSON (see `TranscriptPage::write_json`), in pieces
+    /// to `join('')`.
+    #[wasm_bindgen(js_name = transcriptJson)]
+    pub fn transcript_json(&self, options_json: Option<String>) -> Result<js_sys::Array, JsValue> {
+        let (o, from, count) = transcript_options(options_json)?;
+        let page = crate::context::transcript_page(self.s(), &o, from, count).map_err(to_js)?;
+        Ok(chunked_text(|f| page.write_json(self.s(), f)))
+    }
+
     /// The provider messages of the built context, as a JSON array.
     #[wasm_bindgen(js_name = llmMessagesJson)]
     pub fn llm_messages_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
         let ctx = self.context(options_json)?;
-        Ok(js::stringify(&Value::Array(
-            crate::context::convert::convert_to_llm(self.s(), &ctx),
-        )))
+        let s = self.s();
+        let mut cache = self.llm.borrow_mut();
+        if cache.generation != s.generation() {
+            cache.converted.clear();
+            cache.generation = s.generation();
+        }
+        // Messages taken from their entry as they are convert the same way every time; only
+        // new ones (and those built for this context) are converted.
+        let mut kept = rustc_hash::FxHashMap::default();
+        let mut out = String::from("[");
+        for (pos, m) in ctx.messages.iter().enumerate() {
+            let next = ctx.messages.get(pos + 1);
+            let key = m.is_entry_json().then(|| {
+                (
+                    m.entry,
+                    next.is_some_and(crate::context::ContextMessage::is_interrupt_marker),
+                )
+            });
+            let text = match key.and_then(|k| cache.converted.remove(&k)) {
+                Some(text) => text,
+                None => {
+                    let mut values = Vec::new();
+                    crate::context::convert::convert_message(&mut values, s, m, next);
+                    let mut text = String::new();
+                    for (i, v) in values.iter().enumerate() {
+                        if i > 0 {
+                            text.push(',');
+                        }
+                        js::write_value(&mut text, v);
+                    }
+                    text
+                }
+            };
+            if !text.is_empty() {
+                if out.len() > 1 {
+                    out.push(',');
+                }
+                out.push_str(&text);
+            }
+            if let Some(k) = key {
+                kept.insert(k, text);
+            }
+        }
+        out.push(']');
+        cache.converted = kept;
+        Ok(out)
     }
 
     /// Token figures of the built context as JSON: `{tokens, usageTokens, trailingTokens,

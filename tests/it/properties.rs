@@ -209,11 +209,22 @@ proptest! {
             .map_err(TestCaseError::fail)?;
     }
 
-    /// Pruning never changes the number of entries (or lines), only pruned tool results.
+    /// Pruning never changes the number of entries (or lines), only pruned tool results; the
+    /// facts of the rewritten lines stay those a parse of them gives.
     #[test]
     fn pruning_keeps_every_entry(spec in session(40), protect in 0u64..2000, start in any::<bool>()) {
         let mut s = invariants::load(&spec::write(&spec)).unwrap();
         invariants::prune(&mut s, protect, start).map_err(TestCaseError::fail)?;
+        ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
+    }
+
+    /// The facts the load pass records of each message (estimates, heads, tool results, file
+    /// calls, usage) are those a parse of the message gives, and every message of an ordinary
+    /// role has them.
+    #[test]
+    fn load_pass_facts_equal_parsed_facts(spec in session(40)) {
+        let s = invariants::load(&spec::write(&spec)).unwrap();
+        ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
     }
 }
 

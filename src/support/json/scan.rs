@@ -210,6 +210,161 @@ impl Scanner {
         }
     }
 
+    /// [`Scanner::skip_string_body`] that also measures the string: the UTF-8 length of its
+    /// decoded text and the length of `JSON.stringify` of that text (quotes included), so a
+    /// token estimate needs no decoded copy (spec: compaction §3.1 counts UTF-8 bytes of
+    /// text fragments and of `JSON.stringify(arguments)`). Validation is exactly
+    /// `skip_string_body`'s; only escapes take the slower path.
+    pub fn skip_string_counting(
+        &mut self,
+        b: &[u8],
+        start: usize,
+    ) -> Result<(usize, StrCount), SyntaxError> {
+        let mut i = start;
+        // Bytes the escapes remove (decoded) and the difference for the stringified form.
+        let mut decoded_less = 0usize;
+        let mut stringified_more = 0isize;
+        let mut decodes = true;
+        loop {
+            i = skip_plain(b, i);
+            match b.get(i) {
+                None => return err(b.len(), "unterminated string"),
+                Some(b'"') => {
+                    let raw = i - start;
+                    let decoded = raw - decoded_less;
+                    let stringified = (decoded as isize + stringified_more) as usize + 2;
+                    return Ok((
+                        i + 1,
+                        StrCount {
+                            decoded,
+                            stringified,
+                            decodes,
+                        },
+                    ));
+                }
+                Some(b'\\') => match b.get(i + 1) {
+                    Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                        // Two bytes that decode to one and are written back as two.
+                        decoded_less += 1;
+                        stringified_more += 1;
+                        i += 2;
+                    }
+                    Some(b'/') => {
+                        decoded_less += 1;
+                        i += 2;
+                    }
+                    Some(b'u') => {
+                        if !b
+                            .get(i + 2..i + 6)
+                            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+                        {
+                            return err(i, "invalid \\u escape");
+                        }
+                        match decode_escape(b, i + 1) {
+                            // A surrogate pair: 12 bytes, 4 decoded and written as they are.
+                            Some((_, next)) if next == i + 12 => {
+                                decoded_less += 8;
+                                i = next;
+                            }
+                            Some((ch, next)) => {
+                                decoded_less += 6 - ch.len_utf8();
+                                stringified_more += match ch as u32 {
+                                    0x22 | 0x5c | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 1,
+                                    0..=0x1f => 5,
+                                    _ => 0,
+                                };
+                                i = next;
+                            }
+                            None => {
+                                // A lone surrogate: the string does not decode.
+                                decodes = false;
+                                decoded_less += 6;
+                                i += 6;
+                            }
+                        }
+                    }
+                    _ => return err(i, "invalid escape"),
+                },
+                Some(&c) if c < 0x20 => return err(i, "control character in string"),
+                Some(&c) if c >= 0x80 => match utf8_sequence(b, i) {
+                    Some(n) => i += n,
+                    None => {
+                        self.bad_utf8 = true;
+                        decodes = false;
+                        i += 1;
+                    }
+                },
+                Some(_) => i += 1,
+            }
+        }
+    }
+
+    /// Walks the members of the object at `start` (which must be `{`) like
+    /// [`Scanner::members`], but `f` crosses each value itself: it gets the key's span (between
+    /// the quotes) and the value's start, and returns the index after the value. A caller can
+    /// so measure the values it cares about while validating them, in the same pass.
+    pub fn members_custom(
+        &mut self,
+        b: &[u8],
+        start: usize,
+        f: &mut MemberCrossing<'_>,
+    ) -> Result<usize, SyntaxError> {
+        if !matches!(b.get(start), Some(b'{')) {
+            return err(start, "expected an object");
+        }
+        let mut i = self.skip_ws(b, start + 1);
+        if matches!(b.get(i), Some(b'}')) {
+            return Ok(i + 1);
+        }
+        loop {
+            if !matches!(b.get(i), Some(b'"')) {
+                return err(i, "expected object key");
+            }
+            let key_start = i + 1;
+            let key_end = self.skip_string_body(b, key_start)?;
+            let mut j = self.skip_ws(b, key_end);
+            if !matches!(b.get(j), Some(b':')) {
+                return err(j, "expected ':'");
+            }
+            j = self.skip_ws(b, j + 1);
+            let value_end = f(self, b, key_start..key_end - 1, j)?;
+            i = self.skip_ws(b, value_end);
+            match b.get(i) {
+                Some(b',') => i = self.skip_ws(b, i + 1),
+                Some(b'}') => return Ok(i + 1),
+                Some(_) => return err(i, "expected ',' or '}'"),
+                None => return err(i, "unexpected end of input"),
+            }
+        }
+    }
+
+    /// Walks the elements of the array at `start` (which must be `[`); `f` crosses each
+    /// element itself (see [`Scanner::members_custom`]). Returns the index after the `]`.
+    pub fn elements_custom(
+        &mut self,
+        b: &[u8],
+        start: usize,
+        f: &mut ElementCrossing<'_>,
+    ) -> Result<usize, SyntaxError> {
+        if !matches!(b.get(start), Some(b'[')) {
+            return err(start, "expected an array");
+        }
+        let mut i = self.skip_ws(b, start + 1);
+        if matches!(b.get(i), Some(b']')) {
+            return Ok(i + 1);
+        }
+        loop {
+            let end = f(self, b, i)?;
+            i = self.skip_ws(b, end);
+            match b.get(i) {
+                Some(b',') => i = self.skip_ws(b, i + 1),
+                Some(b']') => return Ok(i + 1),
+                Some(_) => return err(i, "expected ',' or ']'"),
+                None => return err(i, "unexpected end of input"),
+            }
+        }
+    }
+
     /// Expects `"key" :` at `i`; returns the index of the value (after whitespace).
     fn skip_key_colon(&mut self, b: &[u8], i: usize) -> Result<usize, SyntaxError> {
         if !matches!(b.get(i), Some(b'"')) {
@@ -356,6 +511,27 @@ impl Scanner {
             }
         }
     }
+}
+
+/// The callback of [`Scanner::members_custom`]: crosses the value of the member whose key
+/// span is given, starting at the index given; returns the index after it.
+pub type MemberCrossing<'f> =
+    dyn FnMut(&mut Scanner, &[u8], Range<usize>, usize) -> Result<usize, SyntaxError> + 'f;
+
+/// The callback of [`Scanner::elements_custom`]: crosses the element at the index given.
+pub type ElementCrossing<'f> =
+    dyn FnMut(&mut Scanner, &[u8], usize) -> Result<usize, SyntaxError> + 'f;
+
+/// What [`Scanner::skip_string_counting`] measured of a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StrCount {
+    /// UTF-8 bytes of the decoded text (meaningful when `decodes`).
+    pub decoded: usize,
+    /// Bytes of `JSON.stringify` of the decoded text, quotes included.
+    pub stringified: usize,
+    /// False for a lone surrogate escape or bytes that are not UTF-8: decoding the string
+    /// fails (our reader then sees no string at all).
+    pub decodes: bool,
 }
 
 /// Index of the first non-whitespace byte at or after `i` (JSON whitespace only).
@@ -668,6 +844,66 @@ mod tests {
                     let theirs = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
                     assert_eq!(ours, theirs, "{doc:?}");
                 }
+            }
+        }
+    }
+
+    /// The counting crossing agrees with decoding then `JSON.stringify`: on every escape
+    /// piece at every position, and with the same validation as the plain crossing.
+    #[test]
+    fn string_counts_agree_with_decode_and_stringify() {
+        let pieces: &[&str] = &[
+            "a",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\b",
+            "\\f",
+            "\\n",
+            "\\r",
+            "\\t",
+            "\\u0001",
+            "\\u001f",
+            "\\u0022",
+            "\\u005c",
+            "\\u0008",
+            "\\u00e9",
+            "\\u20ac",
+            "\\ud83d\\ude00",
+            "\\ud83d",
+            "\\ude00",
+            "\\ud83d\\u0041",
+            "é",
+            "😀",
+            "\\x",
+            "\\u12",
+        ];
+        let mut x = 7u64;
+        for round in 0..4000 {
+            let mut body = String::new();
+            for _ in 0..(round % 7) + 1 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                body.push_str(pieces[(x >> 40) as usize % pieces.len()]);
+                body.push_str(&"z".repeat((x >> 20) as usize % 20));
+            }
+            let doc = format!("\"{body}\"");
+            let b = doc.as_bytes();
+            let plain = Scanner::new().skip_string_body(b, 1);
+            let counted = Scanner::new().skip_string_counting(b, 1);
+            assert_eq!(plain.is_ok(), counted.is_ok(), "{doc}");
+            let Ok((end, c)) = counted else { continue };
+            assert_eq!(Ok(end), plain, "{doc}");
+            match decode_str_body(body.as_bytes()) {
+                Some(text) => {
+                    assert!(c.decodes, "{doc}");
+                    assert_eq!(c.decoded, text.len(), "{doc}");
+                    let mut out = String::new();
+                    crate::support::json::js::write_string(&mut out, &text);
+                    assert_eq!(c.stringified, out.len(), "{doc}");
+                }
+                None => assert!(!c.decodes, "{doc}"),
             }
         }
     }

@@ -170,6 +170,11 @@ impl<'a> Val<'a> {
         crate::support::json::parse_bytes(self.raw)
     }
 
+    /// JavaScript truthiness of raw value bytes (see [`Val::truthy`]).
+    pub fn truthy_raw(raw: &[u8]) -> bool {
+        Val { raw }.truthy()
+    }
+
     /// JavaScript truthiness.
     pub fn truthy(&self) -> bool {
         match self.raw {

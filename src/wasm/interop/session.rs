@@ -43,3 +43,32 @@ pub(crate) fn build_options(
         history,
     ))
 }
+
+/// Options of the paged transcript: the context options (the transcript is implied) and the
+/// page, `from` (an integer; negative counts from the end) and `count` (a whole number).
+pub(crate) fn transcript_options(
+    json: Option<String>,
+) -> Result<(BuildOptions, i64, Option<u64>), JsValue> {
+    let (build, _) = build_options(json.clone())?;
+    let v = match json.as_deref() {
+        None | Some("") | Some("null") | Some("undefined") => Value::Null,
+        Some(t) => parse_json(t, "transcript options")?,
+    };
+    let from = match v.get("from") {
+        None | Some(Value::Null) => 0,
+        Some(Value::Number(n))
+            if n.as_f64()
+                .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.0e15) =>
+        {
+            n.as_f64().unwrap_or(0.0) as i64
+        }
+        Some(_) => {
+            return Err(to_js(Error::coded(
+                ErrorCode::InvalidArgument,
+                "`from` must be an integer (negative counts from the end)",
+            )))
+        }
+    };
+    let count = opt_count(&v, "count")?;
+    Ok((build, from, count))
+}

@@ -459,6 +459,35 @@ export interface SessionContext {
   firstKeptEntryId?: string;
 }
 
+/** Options of `Session.transcript()`: which leaf, which page. */
+export interface TranscriptOptions {
+  /** An entry id, `null` for an empty transcript; default: the session's leaf. */
+  leafId?: string | null;
+  /** LLM selection, with the summary at its chronological place. */
+  collapseCompactedHistory?: boolean;
+  /** Keep tool calls that have no result. */
+  keepDanglingToolCalls?: boolean;
+  /** First message of the page; negative counts from the end (`-100`: the last 100). Default 0. */
+  from?: number;
+  /** Messages in the page; default: all from `from` on. */
+  count?: number;
+}
+
+/** One page of the display transcript (spec: compaction §2.5). */
+export interface TranscriptPage {
+  /** Messages in the whole transcript. */
+  total: number;
+  /** Position of the page's first message in the whole transcript. */
+  from: number;
+  messages: AgentMessage[];
+  /** Id of the entry each message came from (parallel to `messages`). */
+  entryIds: string[];
+  /** Per message, whether a prompt-cache miss is explained. */
+  cacheMissExplainedAt: boolean[];
+  /** Tool calls stripped per message (present when any message of the page had some). */
+  strippedToolCalls?: number[];
+}
+
 export interface ContextTokens {
   /** Last valid usage plus estimates of the messages after it (`estimateContextTokens`). */
   tokens: number;
@@ -1093,6 +1122,11 @@ export class Session {
   branch(id: string): void;
   resetLeaf(): void;
   buildContext(options?: ContextOptions): SessionContext;
+  /**
+   * A page of the display transcript, for a view of a long history: `{from: -100, count: 100}`
+   * is the last hundred messages. Only the page's messages are copied out of the session.
+   */
+  transcript(options?: TranscriptOptions): TranscriptPage;
   toLlmMessages(options?: ContextOptions): LlmMessage[];
   contextTokens(options?: ContextOptions): ContextTokens;
   entryTokens(id: string, options?: EstimateOptions): number;

@@ -122,6 +122,14 @@ export class Session {
     return JSON.parse(this.#inner.buildContextJson(optionsJson(options)).join(''));
   }
 
+  /**
+   * A page of the display transcript: messages `from` (negative: from the end) to
+   * `from + count` (default: all) of the transcript of the leaf, with the total.
+   */
+  transcript(options) {
+    return JSON.parse(this.#inner.transcriptJson(optionsJson(options)).join(''));
+  }
+
   /** The provider messages (`convertToLlm`) of the built context. */
   toLlmMessages(options) {
     return JSON.parse(this.#inner.llmMessagesJson(optionsJson(options)));

@@ -1,0 +1,1183 @@
+//! Per-entry facts, recorded while the load pass crosses each `message` line (spec:
+//! compaction §3.1 estimates, §2.3 context heads, §3.2 usage, §5.10 file calls, §6 pruning):
+//! what token accounting, context building, cut points and pruning read of a message, taken
+//! from its raw JSON in the same pass that validates it, without building any value.
+//!
+//! A message's facts are either exact — equal to what parsing the message gives (the
+//! property tests and the `load` fuzz target compare the two on every entry) — or absent:
+//! a line that is not UTF-8, a role whose shape is rare (`fileMention`, `compactionSummary`
+//! messages), tool-call arguments whose `JSON.stringify` length is not certain without
+//! building them (duplicate or escaped keys, deep nesting, numbers out of range). Absent
+//! facts fall back to parsing the message, as before.
+//!
+//! Storage is columnar and small: per entry a flags word and an index into a side table of
+//! string spans (offsets within the entry's line, decoded when asked for); per tool call one
+//! record. The token estimates go to the session's estimate columns.
+
+use crate::session::message::{truthy, MessageHead, Role, StopReason, Usage};
+use crate::session::{EntryKind, FileTool, Session};
+use crate::support::json::scan::{
+    decode_escape, decode_string_value, key_is, skip_number, Scanner, StrCount, SyntaxError,
+};
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// Tokens charged per image (spec: README "Token accounting"); `crate::tokens` sits above the
+/// session layer and says the same.
+const IMAGE_TOKENS: u64 = 1200;
+
+/// The byte estimate of one fragment: `(utf8_bytes + 3) >> 2` (spec: compaction §3.1).
+#[inline(always)]
+fn tok(bytes: usize) -> u64 {
+    (bytes as u64 + 3) >> 2
+}
+
+/// Tokens of a measured string fragment; one that does not decode reads as `""`.
+#[inline(always)]
+fn tok_of(c: Option<StrCount>) -> u64 {
+    c.filter(|c| c.decodes).map_or(0, |c| tok(c.decoded))
+}
+
+/// A byte range within an entry's line (`NONE` when absent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    pub const NONE: Span = Span {
+        start: u32::MAX,
+        end: u32::MAX,
+    };
+
+    fn of(r: Option<Range<usize>>) -> Span {
+        r.map_or(Span::NONE, |r| Span {
+            start: r.start as u32,
+            end: r.end as u32,
+        })
+    }
+
+    pub fn get(self) -> Option<Range<usize>> {
+        (self != Span::NONE).then_some(self.start as usize..self.end as usize)
+    }
+
+    fn shift(&mut self, by: usize) {
+        if *self != Span::NONE {
+            self.start -= by as u32;
+            self.end -= by as u32;
+        }
+    }
+}
+
+// Flags of an entry's facts.
+/// Facts were recorded (else: parse the message).
+pub(crate) const KNOWN: u16 = 1;
+/// Parsing the message fails (`content` of the wrong type): no head, no estimate.
+pub(crate) const PARSE_FAILS: u16 = 1 << 1;
+/// Assistant with stopReason `aborted` or `error`.
+pub(crate) const FAILED: u16 = 1 << 2;
+/// Assistant with a usage object.
+pub(crate) const HAS_USAGE: u16 = 1 << 3;
+/// Assistant with a truthy `retryRecovery`.
+pub(crate) const RETRY: u16 = 1 << 4;
+/// Assistant without content blocks.
+pub(crate) const NO_BLOCKS: u16 = 1 << 5;
+/// Assistant error turn with nothing in it (spec: compaction §2.3).
+pub(crate) const EMPTY_ERROR: u16 = 1 << 6;
+/// Tool result: `isError: true`.
+pub(crate) const IS_ERROR: u16 = 1 << 7;
+/// Tool result: `useless: true`.
+pub(crate) const USELESS: u16 = 1 << 8;
+/// Tool result: `prunedAt` is a number.
+pub(crate) const PRUNED: u16 = 1 << 9;
+/// Tool result: `contextOmitted` is truthy.
+pub(crate) const OMITTED: u16 = 1 << 10;
+/// Stop reason `error` (for the head).
+const STOP_ERROR: u16 = 1 << 11;
+
+/// One tool-call block of an assistant message: its id and, for a `read`/`write`/`edit`
+/// call with a string `path` argument that is not hidden, the tool and the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CallFacts {
+    id: Span,
+    path: Span,
+    /// 0: not a file call; else `FileTool` as 1 + its order.
+    tool: u8,
+}
+
+impl CallFacts {
+    fn shift(&mut self, by: usize) {
+        self.id.shift(by);
+        self.path.shift(by);
+    }
+
+    fn file_tool(self) -> Option<FileTool> {
+        match self.tool {
+            1 => Some(FileTool::Read),
+            2 => Some(FileTool::Write),
+            3 => Some(FileTool::Edit),
+            _ => None,
+        }
+    }
+}
+
+/// The facts of one message as the scan found them (spans relative to the scanned buffer
+/// until shifted to the line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MessageFacts {
+    pub tokens: u64,
+    pub tokens_excluding: u64,
+    pub flags: u16,
+    /// Tool result: `toolCallId`; assistant: `provider`; custom: `customType`.
+    a: Span,
+    /// Tool result: `toolName`; assistant: `model`.
+    b: Span,
+    /// Tool result: the `content` value; assistant: the `usage` value.
+    c: Span,
+    /// Tool result: the `prunedAt` value; assistant: the `stopReason` value.
+    d: Span,
+    /// The message's tool-call blocks: a range of the calls the scan appended.
+    calls: Range<u32>,
+}
+
+impl MessageFacts {
+    /// Moves every span by `-by` (buffer offsets to line offsets); the calls are shifted by
+    /// their owner.
+    pub fn shift(&mut self, by: usize) {
+        for s in [&mut self.a, &mut self.b, &mut self.c, &mut self.d] {
+            s.shift(by);
+        }
+    }
+}
+
+/// What the scan of a message returns: the span of its first `role` member's string value
+/// (the role the index takes) and its facts, `None` when they cannot be had exactly.
+pub(crate) struct MessageScan {
+    pub role: Option<Range<usize>>,
+    pub facts: Option<MessageFacts>,
+}
+
+/// Shifts the calls a scan appended (from `from` on) by `-by`.
+pub(crate) fn shift_calls(calls: &mut [CallFacts], from: usize, by: usize) {
+    for c in calls.iter_mut().skip(from) {
+        c.shift(by);
+    }
+}
+
+/// How a `content` value reads.
+#[derive(Clone, Copy, Default)]
+enum ContentShape {
+    /// Absent or `null`.
+    #[default]
+    Empty,
+    Text,
+    Blocks,
+    /// Neither a string nor an array: the message does not parse.
+    Invalid,
+}
+
+/// The measure of the last `content` member.
+#[derive(Clone, Copy, Default)]
+struct ContentScan {
+    shape: ContentShape,
+    /// user/developer/custom/toolResult rules: text fragments and images.
+    plain: u64,
+    /// Assistant rules, with and without encrypted reasoning.
+    full: u64,
+    excluding: u64,
+    /// Some element is an object (a block).
+    any_block: bool,
+    /// Some block is "filled" (spec: compaction §2.3 empty error turns); for string content,
+    /// the string is not blank.
+    filled: bool,
+    /// Something could not be measured exactly.
+    unsure: bool,
+}
+
+/// A string member measured, with whether its text is blank (all whitespace).
+#[derive(Clone, Copy)]
+struct Measured {
+    count: StrCount,
+    /// The value's span, quotes included.
+    start: usize,
+    end: usize,
+}
+
+impl Measured {
+    fn decodes(&self) -> bool {
+        self.count.decodes
+    }
+}
+
+/// True when the string body (between the quotes, still escaped) holds a character that is
+/// not whitespace (`str::trim` would leave something). Stops at the first such character.
+fn raw_filled(body: &[u8]) -> bool {
+    let mut i = 0;
+    while let Some(&c) = body.get(i) {
+        let (ch, next) = match c {
+            b'\\' => match decode_escape(body, i + 1) {
+                Some(x) => x,
+                None => return true,
+            },
+            c if c < 0x80 => (c as char, i + 1),
+            _ => {
+                let len = match c {
+                    0xC0..=0xDF => 2,
+                    0xE0..=0xEF => 3,
+                    _ => 4,
+                };
+                match body
+                    .get(i..i + len)
+                    .and_then(|s| std::str::from_utf8(s).ok())
+                    .and_then(|s| s.chars().next())
+                {
+                    Some(ch) => (ch, i + len),
+                    None => return true,
+                }
+            }
+        };
+        if !ch.is_whitespace() {
+            return true;
+        }
+        i = next;
+    }
+    false
+}
+
+/// A member's key as bytes to match on: the raw key, or its decoded text when it holds an
+/// escape (rare), so `"t\u0065xt"` is `text` as `JSON.parse` reads it.
+fn key_bytes(raw: &[u8]) -> Cow<'_, [u8]> {
+    if raw.contains(&b'\\') {
+        match crate::support::json::scan::decode_str_body(raw) {
+            Some(k) => Cow::Owned(k.into_owned().into_bytes()),
+            // A key that does not decode matches no name.
+            None => Cow::Borrowed(b"\0"),
+        }
+    } else {
+        Cow::Borrowed(raw)
+    }
+}
+
+/// The text of a string value span when it needs no decoding (no escape): the usual case for
+/// the type names and roles a scan compares.
+fn plain_string<'b>(b: &'b [u8], r: &Range<usize>) -> Option<Cow<'b, str>> {
+    decode_string_value(&b[r.clone()])
+}
+
+/// Crosses a value at `i`: measured when it is a string, else skipped. `None` in the result
+/// when it is not a string.
+fn string_or_skip(
+    sc: &mut Scanner,
+    b: &[u8],
+    i: usize,
+) -> Result<(usize, Option<Measured>), SyntaxError> {
+    if b.get(i) == Some(&b'"') {
+        let (end, count) = sc.skip_string_counting(b, i + 1)?;
+        Ok((
+            end,
+            Some(Measured {
+                count,
+                start: i,
+                end,
+            }),
+        ))
+    } else {
+        Ok((sc.skip_value(b, i)?, None))
+    }
+}
+
+fn filled(b: &[u8], m: &Option<Measured>) -> bool {
+    m.as_ref()
+        .is_some_and(|m| m.decodes() && raw_filled(&b[m.start + 1..m.end - 1]))
+}
+
+/// The value span of a string member (`None` for other values).
+fn string_span(b: &[u8], value: Range<usize>) -> Option<Range<usize>> {
+    (b.get(value.start) == Some(&b'"')).then_some(value)
+}
+
+/// Length of `JSON.stringify(JSON.parse(raw))` for a validated JSON value, as this crate's
+/// reader and writer produce it (`support::json::parse`, `js::stringify`); `None` when that
+/// is not certain without building the value: keys with escapes or repeated keys (the
+/// reader keeps the last), strings that do not decode, numbers other than short integers
+/// whose value parsing may refuse, nesting near the reader's limit.
+pub(crate) fn stringify_len(raw: &[u8]) -> Option<usize> {
+    let mut sc = Scanner::new();
+    let start = sc.skip_ws(raw, 0);
+    value_len(&mut sc, raw, start, 0).map(|(_, n)| n)
+}
+
+const UNSURE: SyntaxError = SyntaxError {
+    offset: 0,
+    reason: "not measurable",
+};
+
+fn value_len(sc: &mut Scanner, b: &[u8], i: usize, depth: usize) -> Option<(usize, usize)> {
+    if depth > 100 {
+        return None;
+    }
+    match *b.get(i)? {
+        b'{' => {
+            let mut len = 2;
+            // The keys seen, to find a repeated one (tool arguments have a handful; more
+            // than fit here are left to the parse).
+            let mut keys = [(0usize, 0usize); 16];
+            let mut n = 0;
+            let end = sc
+                .members_custom(b, i, &mut |sc, b, key, v| {
+                    let k = &b[key.clone()];
+                    if k.contains(&b'\\')
+                        || n == keys.len()
+                        || keys[..n].iter().any(|&(s, e)| &b[s..e] == k)
+                    {
+                        return Err(UNSURE);
+                    }
+                    if n > 0 {
+                        len += 1;
+                    }
+                    len += k.len() + 3;
+                    keys[n] = (key.start, key.end);
+                    n += 1;
+                    let (end, n) = value_len(sc, b, v, depth + 1).ok_or(UNSURE)?;
+                    len += n;
+                    Ok(end)
+                })
+                .ok()?;
+            Some((end, len))
+        }
+        b'[' => {
+            let mut len = 2;
+            let mut count = 0;
+            let end = sc
+                .elements_custom(b, i, &mut |sc, b, v| {
+                    if count > 0 {
+                        len += 1;
+                    }
+                    count += 1;
+                    let (end, n) = value_len(sc, b, v, depth + 1).ok_or(UNSURE)?;
+                    len += n;
+                    Ok(end)
+                })
+                .ok()?;
+            Some((end, len))
+        }
+        b'"' => {
+            let (end, c) = sc.skip_string_counting(b, i + 1).ok()?;
+            c.decodes.then_some((end, c.stringified))
+        }
+        b't' => Some((i + 4, 4)),
+        b'f' => Some((i + 5, 5)),
+        b'n' => Some((i + 4, 4)),
+        _ => {
+            let end = skip_number(b, i).ok()?;
+            let n = &b[i..end];
+            let digits = n.strip_prefix(b"-").unwrap_or(n);
+            let short_int = digits.iter().all(u8::is_ascii_digit)
+                && digits.len() <= 15
+                && n != b"-0"
+                && (digits.len() == 1 || digits[0] != b'0');
+            if short_int {
+                return Some((end, n.len()));
+            }
+            let v = crate::support::json::parse_bytes(n)?;
+            Some((end, crate::support::json::js::stringify(&v).len()))
+        }
+    }
+}
+
+/// The last top-level string member `name` of the object `raw` (a validated value), as a
+/// value span within `raw`; `None` when `raw` is not an object or the member is absent or
+/// not a string.
+fn last_string_member(raw: &[u8], name: &str) -> Option<Range<usize>> {
+    if raw.first() != Some(&b'{') {
+        return None;
+    }
+    let mut found = None;
+    crate::support::json::scan::for_each_member(raw, 0, |b, m| {
+        if key_is(&b[m.key.clone()], name) {
+            found = string_span(b, m.value.clone());
+        }
+    })
+    .ok()?;
+    found
+}
+
+/// One content block's members (the last of each key, as `JSON.parse` keeps).
+#[derive(Default)]
+struct BlockScan {
+    ty: Option<Range<usize>>,
+    text: Option<Measured>,
+    thinking: Option<Measured>,
+    signature: Option<Measured>,
+    data: Option<Measured>,
+    id: Option<Range<usize>>,
+    name: Option<Measured>,
+    arguments: Option<Range<usize>>,
+    block: Option<Range<usize>>,
+    omitted: bool,
+}
+
+fn scan_block(sc: &mut Scanner, b: &[u8], start: usize) -> Result<(usize, BlockScan), SyntaxError> {
+    let mut s = BlockScan::default();
+    let end = sc.members_custom(b, start, &mut |sc, b, key, v| {
+        let k = key_bytes(&b[key]);
+        let slot = match &*k {
+            b"text" => &mut s.text,
+            b"thinking" => &mut s.thinking,
+            b"thinkingSignature" => &mut s.signature,
+            b"data" => &mut s.data,
+            b"name" => &mut s.name,
+            k => {
+                let end = sc.skip_value(b, v)?;
+                match k {
+                    b"type" => s.ty = string_span(b, v..end),
+                    b"id" => s.id = string_span(b, v..end),
+                    b"arguments" => s.arguments = Some(v..end),
+                    b"block" => s.block = Some(v..end),
+                    b"contextOmitted" => {
+                        s.omitted = crate::support::json::view::Val::truthy_raw(&b[v..end])
+                    }
+                    _ => {}
+                }
+                return Ok(end);
+            }
+        };
+        let (end, m) = string_or_skip(sc, b, v)?;
+        *slot = m;
+        Ok(end)
+    })?;
+    Ok((end, s))
+}
+
+/// Measures a `content` array's blocks, appending the tool-call blocks to `calls`.
+fn scan_blocks(
+    sc: &mut Scanner,
+    b: &[u8],
+    start: usize,
+    calls: &mut Vec<CallFacts>,
+) -> Result<(usize, ContentScan), SyntaxError> {
+    let mut c = ContentScan {
+        shape: ContentShape::Blocks,
+        ..ContentScan::default()
+    };
+    let end = sc.elements_custom(b, start, &mut |sc, b, i| {
+        if b.get(i) != Some(&b'{') {
+            return sc.skip_value(b, i);
+        }
+        let (end, s) = scan_block(sc, b, i)?;
+        c.any_block = true;
+        let ty = s.ty.as_ref().and_then(|r| plain_string(b, r));
+        let ty = ty.as_deref().unwrap_or("");
+        match ty {
+            "text" => {
+                let t = tok_of(s.text.map(|m| m.count));
+                c.plain += t;
+                c.full += t;
+                c.excluding += t;
+                c.filled |= filled(b, &s.text);
+            }
+            "image" => {
+                c.plain += IMAGE_TOKENS;
+                c.full += IMAGE_TOKENS;
+                c.excluding += IMAGE_TOKENS;
+            }
+            "thinking" => {
+                let t = tok_of(s.thinking.map(|m| m.count));
+                c.full += t;
+                c.excluding += t;
+                // A signature that does not decode reads as absent.
+                let sig = s.signature.filter(Measured::decodes);
+                c.full += tok_of(sig.map(|m| m.count));
+                c.filled |= filled(b, &s.thinking) || sig.is_some_and(|m| m.count.decoded > 0);
+            }
+            "redactedThinking" => c.full += tok_of(s.data.map(|m| m.count)),
+            "toolCall" => {
+                c.filled = true;
+                let name = s
+                    .name
+                    .filter(Measured::decodes)
+                    .and_then(|m| decode_string_value(&b[m.start..m.end]));
+                let mut call = CallFacts {
+                    id: Span::of(s.id.clone()),
+                    path: Span::NONE,
+                    tool: 0,
+                };
+                if !s.omitted {
+                    let args_len = match s.arguments.clone().filter(|r| &b[r.clone()] != b"null") {
+                        None => Some(2),
+                        Some(r) => stringify_len(&b[r]),
+                    };
+                    match args_len {
+                        Some(n) => {
+                            let t = tok_of(s.name.map(|m| m.count)) + tok(n);
+                            c.full += t;
+                            c.excluding += t;
+                        }
+                        None => c.unsure = true,
+                    }
+                    let tool = match name.as_deref() {
+                        Some("read") => 1,
+                        Some("write") => 2,
+                        Some("edit") => 3,
+                        _ => 0,
+                    };
+                    if tool > 0 {
+                        if let Some(args) = s.arguments.clone() {
+                            if let Some(p) = last_string_member(&b[args.clone()], "path") {
+                                let p = args.start + p.start..args.start + p.end;
+                                // A path that does not decode reads as no path.
+                                if decode_string_value(&b[p.clone()]).is_some() {
+                                    call.path = Span::of(Some(p));
+                                    call.tool = tool;
+                                }
+                            }
+                        }
+                    }
+                }
+                calls.push(call);
+            }
+            _ => {
+                // Other blocks: `anthropicServerTool` counts its payload unless excluded.
+                if ty == "anthropicServerTool" {
+                    if let Some(r) = s.block.clone().filter(|r| &b[r.clone()] != b"null") {
+                        match stringify_len(&b[r]) {
+                            Some(n) => c.full += tok(n),
+                            None => c.unsure = true,
+                        }
+                    }
+                }
+            }
+        }
+        Ok(end)
+    })?;
+    Ok((end, c))
+}
+
+/// The members of a message that its facts read (the last of each, as `JSON.parse` keeps).
+#[derive(Default)]
+struct Members {
+    role: Option<Range<usize>>,
+    role_seen: bool,
+    content: ContentScan,
+    content_span: Option<Range<usize>>,
+    calls_from: usize,
+    tool_call_id: Option<Range<usize>>,
+    tool_name: Option<Range<usize>>,
+    custom_type: Option<Range<usize>>,
+    provider: Option<Range<usize>>,
+    model: Option<Range<usize>>,
+    stop_reason: Option<Range<usize>>,
+    usage: Option<Range<usize>>,
+    pruned_at: Option<Range<usize>>,
+    context_omitted: Option<Range<usize>>,
+    is_error: bool,
+    useless: bool,
+    retry: bool,
+    summary: Option<Measured>,
+    command: Option<Measured>,
+    output: Option<Measured>,
+    code: Option<Measured>,
+}
+
+/// Scans the message object at `b[start]` (a `{`), validating all of it as
+/// [`Scanner::skip_value`] does and recording its facts; tool-call blocks are appended to
+/// `calls`. Returns the index after the object.
+pub(crate) fn scan_message(
+    sc: &mut Scanner,
+    b: &[u8],
+    start: usize,
+    calls: &mut Vec<CallFacts>,
+) -> Result<(usize, MessageScan), SyntaxError> {
+    let calls_from = calls.len();
+    let mut m = Members {
+        calls_from,
+        ..Members::default()
+    };
+    let end = sc.members_custom(b, start, &mut |sc, b, key, v| {
+        let k = key_bytes(&b[key]);
+        let slot = match &*k {
+            b"content" => {
+                // A repeated `content`: only the last one counts.
+                calls.truncate(m.calls_from);
+                let (end, c) = match b.get(v) {
+                    Some(b'[') => scan_blocks(sc, b, v, calls)?,
+                    Some(b'"') => {
+                        let (end, count) = sc.skip_string_counting(b, v + 1)?;
+                        let t = tok_of(Some(count));
+                        let c = ContentScan {
+                            shape: ContentShape::Text,
+                            plain: t,
+                            full: t,
+                            excluding: t,
+                            filled: count.decodes && raw_filled(&b[v + 1..end - 1]),
+                            ..ContentScan::default()
+                        };
+                        (end, c)
+                    }
+                    _ => {
+                        let end = sc.skip_value(b, v)?;
+                        let shape = if &b[v..end] == b"null" {
+                            ContentShape::Empty
+                        } else {
+                            ContentShape::Invalid
+                        };
+                        (
+                            end,
+                            ContentScan {
+                                shape,
+                                ..ContentScan::default()
+                            },
+                        )
+                    }
+                };
+                m.content = c;
+                m.content_span = Some(v..end);
+                return Ok(end);
+            }
+            b"summary" => &mut m.summary,
+            b"command" => &mut m.command,
+            b"output" => &mut m.output,
+            b"code" => &mut m.code,
+            k => {
+                let end = sc.skip_value(b, v)?;
+                let value = v..end;
+                let raw = &b[v..end];
+                match k {
+                    b"role" if !m.role_seen => {
+                        m.role_seen = true;
+                        m.role = string_span(b, value);
+                    }
+                    b"toolCallId" => m.tool_call_id = string_span(b, value),
+                    b"toolName" => m.tool_name = string_span(b, value),
+                    b"customType" => m.custom_type = string_span(b, value),
+                    b"provider" => m.provider = string_span(b, value),
+                    b"model" => m.model = string_span(b, value),
+                    b"stopReason" => m.stop_reason = string_span(b, value),
+                    b"usage" => m.usage = Some(value),
+                    b"prunedAt" => m.pruned_at = Some(value),
+                    b"contextOmitted" => m.context_omitted = Some(value),
+                    b"isError" => m.is_error = raw == b"true",
+                    b"useless" => m.useless = raw == b"true",
+                    b"retryRecovery" => m.retry = crate::support::json::view::Val::truthy_raw(raw),
+                    _ => {}
+                }
+                return Ok(end);
+            }
+        };
+        let (end, measured) = string_or_skip(sc, b, v)?;
+        *slot = measured;
+        Ok(end)
+    })?;
+    let role = m
+        .role
+        .as_ref()
+        .and_then(|r| decode_string_value(&b[r.clone()]))
+        .map_or(Role::Other, |r| Role::parse(&r));
+    let facts = facts_of(b, role, &m, calls);
+    if role != Role::Assistant || facts.is_none() {
+        calls.truncate(calls_from);
+    }
+    Ok((
+        end,
+        MessageScan {
+            role: m.role.clone(),
+            facts,
+        },
+    ))
+}
+
+/// The facts of a scanned message of `role` (spec: compaction §3.1 per-role estimator, §2.3
+/// heads, §6 tool results); `None` when they are not exact.
+fn facts_of(b: &[u8], role: Role, m: &Members, calls: &[CallFacts]) -> Option<MessageFacts> {
+    let mut f = MessageFacts {
+        tokens: 0,
+        tokens_excluding: 0,
+        flags: KNOWN,
+        a: Span::NONE,
+        b: Span::NONE,
+        c: Span::NONE,
+        d: Span::NONE,
+        calls: 0..0,
+    };
+    let c = m.content;
+    let reads_content = matches!(
+        role,
+        Role::User
+            | Role::Developer
+            | Role::Assistant
+            | Role::ToolResult
+            | Role::Custom
+            | Role::HookMessage
+    );
+    if reads_content && matches!(c.shape, ContentShape::Invalid) {
+        f.flags |= PARSE_FAILS;
+        return Some(f);
+    }
+    let plain = c.plain;
+    match role {
+        Role::User | Role::Developer => f.tokens = plain,
+        Role::Custom | Role::HookMessage => {
+            f.tokens = plain;
+            f.a = Span::of(m.custom_type.clone());
+        }
+        Role::ToolResult => {
+            let omitted = m
+                .context_omitted
+                .as_ref()
+                .is_some_and(|r| truthy(crate::support::json::parse_bytes(&b[r.clone()]).as_ref()));
+            if omitted {
+                f.flags |= OMITTED;
+            } else {
+                f.tokens = plain;
+            }
+            if m.is_error {
+                f.flags |= IS_ERROR;
+            }
+            if m.useless {
+                f.flags |= USELESS;
+            }
+            if m.pruned_at
+                .as_ref()
+                .is_some_and(|r| matches!(b[r.start], b'-' | b'0'..=b'9'))
+            {
+                f.flags |= PRUNED;
+            }
+            f.a = Span::of(m.tool_call_id.clone());
+            f.b = Span::of(m.tool_name.clone());
+            f.c = Span::of(m.content_span.clone());
+            f.d = Span::of(m.pruned_at.clone());
+        }
+        Role::Assistant => {
+            if c.unsure {
+                return None;
+            }
+            f.tokens = c.full;
+            f.tokens_excluding = c.excluding;
+            let stop = m
+                .stop_reason
+                .as_ref()
+                .and_then(|r| decode_string_value(&b[r.clone()]));
+            match stop.as_deref() {
+                Some("error") => f.flags |= FAILED | STOP_ERROR,
+                Some("aborted") => f.flags |= FAILED,
+                _ => {}
+            }
+            if m.usage.as_ref().is_some_and(|r| b[r.start] == b'{') {
+                f.flags |= HAS_USAGE;
+            }
+            if m.retry {
+                f.flags |= RETRY;
+            }
+            let text_content = matches!(c.shape, ContentShape::Text);
+            if !text_content && !c.any_block {
+                f.flags |= NO_BLOCKS;
+            }
+            if f.flags & STOP_ERROR != 0 && !c.filled {
+                f.flags |= EMPTY_ERROR;
+            }
+            f.a = Span::of(m.provider.clone());
+            f.b = Span::of(m.model.clone());
+            f.c = Span::of(m.usage.clone().filter(|r| b[r.start] == b'{'));
+            f.d = Span::of(m.stop_reason.clone());
+            f.calls = m.calls_from as u32..calls.len() as u32;
+        }
+        Role::BashExecution => {
+            f.tokens = tok_of(m.command.map(|x| x.count)) + tok_of(m.output.map(|x| x.count))
+        }
+        Role::PythonExecution => {
+            f.tokens = tok_of(m.code.map(|x| x.count)) + tok_of(m.output.map(|x| x.count))
+        }
+        Role::BranchSummary => f.tokens = tok_of(m.summary.map(|x| x.count)),
+        // Rare roles with richer shapes: parsed when asked for.
+        Role::FileMention | Role::CompactionSummary => return None,
+        Role::Other => {}
+    }
+    if role != Role::Assistant {
+        f.tokens_excluding = f.tokens;
+    }
+    Some(f)
+}
+
+/// The fact columns of a session, one slot per entry (spec: see the module doc).
+#[derive(Debug, Default)]
+pub(crate) struct FactColumns {
+    /// Flags per entry (0: no facts).
+    flags: Vec<u16>,
+    /// Index into `spans` per entry (`u32::MAX`: none).
+    at: Vec<u32>,
+    /// The four spans and the tool-call range of each message with facts.
+    spans: Vec<([Span; 4], u32, u32)>,
+    /// Tool-call blocks of assistant messages; a message's calls are a range of it.
+    pub calls: Vec<CallFacts>,
+}
+
+impl FactColumns {
+    pub fn with_capacity(n: usize) -> FactColumns {
+        FactColumns {
+            flags: Vec::with_capacity(n),
+            at: Vec::with_capacity(n),
+            spans: Vec::with_capacity(n / 2),
+            calls: Vec::new(),
+        }
+    }
+
+    /// Sets the facts of entry `index` (calls already appended to `self.calls`).
+    pub fn set(&mut self, index: usize, facts: Option<&MessageFacts>) {
+        if self.flags.len() <= index {
+            self.flags.resize(index + 1, 0);
+            self.at.resize(index + 1, u32::MAX);
+        }
+        let Some(f) = facts else {
+            self.flags[index] = 0;
+            return;
+        };
+        self.flags[index] = f.flags;
+        let record = ([f.a, f.b, f.c, f.d], f.calls.start, f.calls.end);
+        let needs = [f.a, f.b, f.c, f.d].iter().any(|s| *s != Span::NONE) || !f.calls.is_empty();
+        match self.at[index] {
+            u32::MAX if !needs => {}
+            u32::MAX => {
+                self.at[index] = self.spans.len() as u32;
+                self.spans.push(record);
+            }
+            at => self.spans[at as usize] = record,
+        }
+    }
+}
+
+/// The facts of a tool result entry that pruning reads (spec: compaction §6.3–§6.6), with
+/// its strings borrowed from the line where they need no decoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultFacts<'s> {
+    pub tool_call_id: Cow<'s, str>,
+    pub tool_name: Cow<'s, str>,
+    pub is_error: bool,
+    pub useless: bool,
+    pub pruned: bool,
+    pub context_omitted: bool,
+}
+
+/// One `read`/`write`/`edit` call of an assistant entry, borrowed from its line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileCallFacts<'s> {
+    pub tool: FileTool,
+    pub path: Cow<'s, str>,
+    pub id: Cow<'s, str>,
+}
+
+/// Everything the facts of an entry say, in one comparable value: what the property tests
+/// and the fuzz target compare between the load pass and a parse of the message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactsSnapshot {
+    pub tokens: u64,
+    pub tokens_excluding: u64,
+    /// `Err` where parsing the message fails.
+    pub head: Result<MessageHead, ()>,
+    pub result: Option<(String, String, bool, bool, bool, bool)>,
+    pub file_calls: Vec<(FileTool, String, String)>,
+    pub usage: Option<Usage>,
+    pub failed: bool,
+}
+
+impl Session {
+    /// The recorded flags of an entry (0 without facts).
+    pub(crate) fn fact_flags(&self, index: usize) -> u16 {
+        self.facts.flags.get(index).copied().unwrap_or(0)
+    }
+
+    /// True when the load pass (or the last edit) recorded the entry's facts.
+    pub fn has_facts(&self, index: usize) -> bool {
+        self.fact_flags(index) & KNOWN != 0
+    }
+
+    fn fact_spans(&self, index: usize) -> Option<&([Span; 4], u32, u32)> {
+        let at = *self.facts.at.get(index)?;
+        self.facts.spans.get(at as usize)
+    }
+
+    /// The raw bytes of a recorded span of an entry's line.
+    fn span_bytes(&self, index: usize, span: Span) -> Option<&[u8]> {
+        let r = span.get()?;
+        self.line_bytes(self.entries[index].line as usize).get(r)
+    }
+
+    /// A recorded string span decoded (`None` when absent or not decodable).
+    fn span_str(&self, index: usize, which: usize) -> Option<Cow<'_, str>> {
+        let spans = self.fact_spans(index)?;
+        decode_string_value(self.span_bytes(index, spans.0[which])?)
+    }
+
+    /// Whether a tool result entry was pruned (`None`: not a readable tool result), from the
+    /// recorded flags when there are facts.
+    pub fn tool_result_pruned(&self, index: usize) -> Option<bool> {
+        let flags = self.fact_flags(index);
+        if flags & KNOWN == 0 {
+            return self.result_facts(index).map(|f| f.pruned);
+        }
+        let e = &self.entries[index];
+        (flags & PARSE_FAILS == 0
+            && e.role == Some(Role::ToolResult)
+            && e.kind == EntryKind::Message)
+            .then_some(flags & PRUNED != 0)
+    }
+
+    /// Where the `content` and `prunedAt` values of a tool result entry are in its line
+    /// (each `None` when absent), from the recorded facts: the edit of a prune needs no scan
+    /// of the line. `None` without facts.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn pruning_spans(
+        &self,
+        index: usize,
+    ) -> Option<(Option<Range<usize>>, Option<Range<usize>>)> {
+        if self.tool_result_pruned(index).is_none() || !self.has_facts(index) {
+            return None;
+        }
+        match self.fact_spans(index) {
+            Some(s) => Some((s.0[2].get(), s.0[3].get())),
+            None => Some((None, None)),
+        }
+    }
+
+    /// Tool result facts from the recorded columns (`None` without facts, or when the entry
+    /// is not a readable tool result).
+    pub(crate) fn recorded_result(&self, index: usize) -> Option<ResultFacts<'_>> {
+        let flags = self.fact_flags(index);
+        let e = &self.entries[index];
+        if flags & KNOWN == 0
+            || flags & PARSE_FAILS != 0
+            || e.role != Some(Role::ToolResult)
+            || e.kind != EntryKind::Message
+        {
+            return None;
+        }
+        Some(ResultFacts {
+            tool_call_id: self.span_str(index, 0).unwrap_or_default(),
+            tool_name: self.span_str(index, 1).unwrap_or_default(),
+            is_error: flags & IS_ERROR != 0,
+            useless: flags & USELESS != 0,
+            pruned: flags & PRUNED != 0,
+            context_omitted: flags & OMITTED != 0,
+        })
+    }
+
+    /// The recorded tool-call blocks of an assistant entry.
+    fn recorded_calls(&self, index: usize) -> &[CallFacts] {
+        match self.fact_spans(index) {
+            Some(&(_, from, to)) => self
+                .facts
+                .calls
+                .get(from as usize..to as usize)
+                .unwrap_or(&[]),
+            None => &[],
+        }
+    }
+
+    /// False when the recorded facts of an assistant entry show no `read` call: pruning then
+    /// need not look at its calls. True without facts.
+    pub fn may_have_read_call(&self, index: usize) -> bool {
+        let flags = self.fact_flags(index);
+        if flags & KNOWN == 0 {
+            return true;
+        }
+        flags & PARSE_FAILS == 0
+            && self
+                .recorded_calls(index)
+                .iter()
+                .any(|c| c.file_tool() == Some(FileTool::Read))
+    }
+
+    /// The recorded file calls of an assistant entry (`None` without facts).
+    pub(crate) fn recorded_file_calls(&self, index: usize) -> Option<Vec<FileCallFacts<'_>>> {
+        let flags = self.fact_flags(index);
+        if flags & KNOWN == 0 || self.entries[index].role != Some(Role::Assistant) {
+            return None;
+        }
+        if flags & PARSE_FAILS != 0 {
+            return Some(Vec::new());
+        }
+        let line = self.line_bytes(self.entries[index].line as usize);
+        Some(
+            self.recorded_calls(index)
+                .iter()
+                .filter_map(|c| {
+                    let tool = c.file_tool()?;
+                    let path = decode_string_value(line.get(c.path.get()?)?)?;
+                    let id =
+                        c.id.get()
+                            .and_then(|r| decode_string_value(line.get(r)?))
+                            .unwrap_or_default();
+                    Some(FileCallFacts { tool, path, id })
+                })
+                .collect(),
+        )
+    }
+
+    /// The head of a `message` entry from its recorded facts: `None` without facts,
+    /// `Some(Err)` where parsing the message fails.
+    pub(crate) fn recorded_head(&self, index: usize) -> Option<Result<MessageHead, ()>> {
+        let flags = self.fact_flags(index);
+        if flags & KNOWN == 0 {
+            return None;
+        }
+        if flags & PARSE_FAILS != 0 {
+            return Some(Err(()));
+        }
+        let role = self.entries[index].role.unwrap_or(Role::Other);
+        let mut head = MessageHead::new(role);
+        match role {
+            Role::Assistant => {
+                let line = self.line_bytes(self.entries[index].line as usize);
+                head.tool_call_ids = self
+                    .recorded_calls(index)
+                    .iter()
+                    .map(|c| {
+                        c.id.get()
+                            .and_then(|r| decode_string_value(line.get(r)?))
+                            .map(Cow::into_owned)
+                            .unwrap_or_default()
+                    })
+                    .collect();
+                head.stop_reason = self.span_str(index, 3).map(|s| StopReason::parse(&s));
+                head.provider = self.span_str(index, 0).map(Cow::into_owned);
+                head.model = self.span_str(index, 1).map(Cow::into_owned);
+                head.retry_recovery = flags & RETRY != 0;
+                head.has_usage = flags & HAS_USAGE != 0;
+                head.no_blocks = flags & NO_BLOCKS != 0;
+                head.empty_error_turn = flags & EMPTY_ERROR != 0;
+            }
+            Role::ToolResult => {
+                head.tool_call_ids = vec![self.span_str(index, 0).unwrap_or_default().into_owned()]
+            }
+            Role::Custom | Role::HookMessage => {
+                head.custom_type = Some(self.span_str(index, 0).unwrap_or_default().into_owned())
+            }
+            _ => {}
+        }
+        Some(Ok(head))
+    }
+
+    /// The provider and model of an assistant entry, from its facts when recorded.
+    pub(crate) fn assistant_model(&self, index: usize) -> Option<(String, String)> {
+        if self.has_facts(index) {
+            if self.fact_flags(index) & PARSE_FAILS != 0 {
+                return None;
+            }
+            return Some((
+                self.span_str(index, 0)?.into_owned(),
+                self.span_str(index, 1)?.into_owned(),
+            ));
+        }
+        match self.message(index) {
+            Ok(crate::session::message::AgentMessage::Assistant(a)) => a.provider.zip(a.model),
+            _ => None,
+        }
+    }
+
+    /// The usage of an assistant entry that did not fail, from its facts: `None` without
+    /// facts; `Some(None)` when it failed or has no usage.
+    pub(crate) fn recorded_usage(&self, index: usize) -> Option<Option<Usage>> {
+        let flags = self.fact_flags(index);
+        if flags & KNOWN == 0 {
+            return None;
+        }
+        if flags & (PARSE_FAILS | FAILED) != 0 || flags & HAS_USAGE == 0 {
+            return Some(None);
+        }
+        let raw = self.span_bytes(index, self.fact_spans(index)?.0[2])?;
+        Some(
+            crate::support::json::view::Obj::parse(raw)
+                .ok()
+                .map(|o| Usage::read(&o)),
+        )
+    }
+
+    /// The entry's facts from the load pass (`None` without them).
+    pub fn recorded_facts(&self, index: usize) -> Option<FactsSnapshot> {
+        if !self.has_facts(index) {
+            return None;
+        }
+        let usage = self.recorded_usage(index).flatten();
+        Some(FactsSnapshot {
+            tokens: self.entry_tokens_memo(index, false)?,
+            tokens_excluding: self.entry_tokens_memo(index, true)?,
+            head: self.recorded_head(index)?,
+            result: self.recorded_result(index).map(|r| {
+                (
+                    r.tool_call_id.into_owned(),
+                    r.tool_name.into_owned(),
+                    r.is_error,
+                    r.useless,
+                    r.pruned,
+                    r.context_omitted,
+                )
+            }),
+            file_calls: self
+                .recorded_file_calls(index)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| (c.tool, c.path.into_owned(), c.id.into_owned()))
+                .collect(),
+            failed: self.fact_flags(index) & FAILED != 0,
+            usage,
+        })
+    }
+
+    /// The same facts computed by parsing the message, as before the load pass recorded
+    /// them (the reference the property tests compare [`Session::recorded_facts`] with).
+    /// `estimate` is the token estimator (`crate::tokens` sits above this layer).
+    pub fn parsed_facts(
+        &self,
+        index: usize,
+        estimate: impl Fn(&crate::session::message::AgentMessage, bool) -> u64,
+    ) -> FactsSnapshot {
+        use crate::session::message::AgentMessage;
+        let parsed = self.entry_message(index);
+        let (tokens, tokens_excluding) = match &parsed {
+            Ok(Some(m)) => (estimate(m, false), estimate(m, true)),
+            _ => (0, 0),
+        };
+        let head = crate::session::message::MessageHead::read(
+            &self.message_json(index).unwrap_or_default(),
+            self.entries[index].role,
+        )
+        .map_err(|_| ());
+        let (result, file_calls, usage, failed) = match &parsed {
+            Ok(Some(AgentMessage::ToolResult(r))) => (
+                Some((
+                    r.tool_call_id.clone(),
+                    r.tool_name.clone(),
+                    r.is_error,
+                    r.useless,
+                    r.pruned_at.is_some(),
+                    truthy(r.context_omitted.as_ref()),
+                )),
+                Vec::new(),
+                None,
+                false,
+            ),
+            Ok(Some(m @ AgentMessage::Assistant(a))) => {
+                let mut calls = Vec::new();
+                crate::session::messages::file_calls_of(m, |tool, path, id| {
+                    calls.push((tool, path.to_string(), id.to_string()))
+                });
+                (
+                    None,
+                    calls,
+                    a.usage.clone().filter(|_| !a.failed()),
+                    a.failed(),
+                )
+            }
+            _ => (None, Vec::new(), None, false),
+        };
+        FactsSnapshot {
+            tokens,
+            tokens_excluding,
+            head,
+            result,
+            file_calls,
+            usage,
+            failed,
+        }
+    }
+}
