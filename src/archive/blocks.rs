@@ -56,6 +56,21 @@ pub trait FrameResolver {
     fn read(&self, frame: &ArchiveFrame) -> Option<String>;
 }
 
+/// Frames as image blocks without their payload, for token estimates: the estimate charges
+/// every frame a flat rate (spec: compaction §3.1), so the context need not copy and parse
+/// megabytes of base64. Blob references stay unresolved, as in a plain `buildContext`.
+pub struct WithoutFrameData;
+
+impl FrameResolver for WithoutFrameData {
+    fn size(&self, frame: &ArchiveFrame) -> Option<u64> {
+        (!frame.is_blob_ref()).then_some(frame.data.len() as u64)
+    }
+
+    fn read(&self, _: &ArchiveFrame) -> Option<String> {
+        Some(String::new())
+    }
+}
+
 /// Budgets of one rebuilt request (spec: snapcompact §5.1, §5.4, §9.6).
 #[derive(Clone, Copy, Default)]
 pub struct HistoryOptions<'a> {

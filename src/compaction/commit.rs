@@ -3,8 +3,8 @@
 //! extension's own result or a handoff into a new session — with its `preserveData` and
 //! `tokensAfter`. A commit checks the plan still fits the session and changes nothing else.
 
-use crate::archive::blocks::{history_blocks, FrameResolver, HistoryBlock, HistoryOptions};
-use crate::archive::{ArchiveFrame, PRESERVE_KEY};
+use crate::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions, WithoutFrameData};
+use crate::archive::PRESERVE_KEY;
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
     archive_budget, archive_message, compact, data_budget, ArchiveBudget, ArchiveInput,
@@ -54,21 +54,6 @@ fn preserve_data(previous: Option<&Value>, extra: Option<&Map<String, Value>>) -
         }
     }
     (!out.is_empty()).then_some(Value::Object(out))
-}
-
-/// Frames as image blocks without their payload, for `tokensAfter`: the estimate charges
-/// every frame a flat rate (spec: compaction §3.1), so the context need not copy and parse
-/// megabytes of base64. Blob references stay unresolved, as in a plain `buildContext`.
-struct WithoutFrameData;
-
-impl FrameResolver for WithoutFrameData {
-    fn size(&self, frame: &ArchiveFrame) -> Option<u64> {
-        (!frame.is_blob_ref()).then_some(frame.data.len() as u64)
-    }
-
-    fn read(&self, _: &ArchiveFrame) -> Option<String> {
-        Some(String::new())
-    }
 }
 
 /// Appends the entry, then records `tokensAfter` from the rebuilt context.

@@ -4,5 +4,7 @@
 
 mod build;
 pub mod convert;
+mod stats;
 
 pub use build::*;
+pub use stats::{context_stats, ContextStats};

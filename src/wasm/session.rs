@@ -415,7 +415,10 @@ impl WasmSession {
     /// §3.5).
     #[wasm_bindgen(js_name = contextTokensJson)]
     pub fn context_tokens_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
-        let ctx = self.context(options_json)?;
+        // The estimate charges a frame a flat rate: the archive's payload is not copied.
+        let (o, mut history) = build_options(options_json)?;
+        history.resolver = Some(&crate::archive::blocks::WithoutFrameData);
+        let ctx = build_context_with(self.s(), &o, &history).map_err(to_js)?;
         let est = ctx.estimate_context_tokens(self.s(), &ByteEstimate);
         let estimated = ctx.estimated_tokens(self.s());
         let last = est
@@ -430,6 +433,29 @@ impl WasmSession {
             ("lastUsageEntryId", last),
             ("tokensBefore", self.s().tokens_before(&ctx.path).into()),
             ("messages", ctx.messages.len().into()),
+        ])))
+    }
+
+    /// Tokens per kind of message and images of the built context (the maintenance reports).
+    #[wasm_bindgen(js_name = contextStatsJson)]
+    pub fn context_stats_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
+        let (o, mut history) = build_options(options_json)?;
+        history.resolver = Some(&crate::archive::blocks::WithoutFrameData);
+        let ctx = build_context_with(self.s(), &o, &history).map_err(to_js)?;
+        let s = crate::context::context_stats(self.s(), &ctx);
+        Ok(js::stringify(&crate::support::json::object(vec![
+            ("tokens", s.tokens.into()),
+            ("images", s.images.into()),
+            (
+                "byKind",
+                crate::support::json::object(vec![
+                    ("summary", s.summary.into()),
+                    ("user", s.user.into()),
+                    ("assistant", s.assistant.into()),
+                    ("toolResult", s.tool_result.into()),
+                    ("other", s.other.into()),
+                ]),
+            ),
         ])))
     }
 

@@ -330,3 +330,29 @@ test('snapcompact: plan/commit and compact() give the same archive for the same 
     assert.deepEqual(b.entry(compacted.entryId).preserveData, a.entry(planned.entryId).preserveData, model);
   }
 });
+
+test('contextStats: the same estimate as contextTokens, split by kind, with the images counted', () => {
+  const s = grown(6);
+  s.appendMessage(
+    assistant('', 0, {
+      content: [{ type: 'toolCall', id: 't1', name: 'screenshot', arguments: {} }],
+      stopReason: 'toolUse',
+    }),
+  );
+  s.appendMessage({
+    role: 'toolResult',
+    toolCallId: 't1',
+    toolName: 'screenshot',
+    content: [
+      { type: 'text', text: 'the page' },
+      { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+    ],
+    isError: false,
+  });
+  const stats = s.contextStats();
+  assert.equal(stats.tokens, s.contextTokens().estimatedTokens);
+  const kinds = stats.byKind;
+  assert.equal(kinds.summary + kinds.user + kinds.assistant + kinds.toolResult + kinds.other, stats.tokens);
+  assert.ok(kinds.user > 0 && kinds.assistant > 0 && kinds.toolResult > 1200, JSON.stringify(stats));
+  assert.equal(stats.images, 1);
+});

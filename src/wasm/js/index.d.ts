@@ -1129,6 +1129,12 @@ export class Session {
   transcript(options?: TranscriptOptions): TranscriptPage;
   toLlmMessages(options?: ContextOptions): LlmMessage[];
   contextTokens(options?: ContextOptions): ContextTokens;
+  /** The LLM context by the local estimate: tokens per kind and images (frames at the flat rate, not copied). */
+  contextStats(options?: ContextOptions): {
+    tokens: number;
+    images: number;
+    byKind: { summary: number; user: number; assistant: number; toolResult: number; other: number };
+  };
   entryTokens(id: string, options?: EstimateOptions): number;
   append(type: string, fields: JsonObject, options?: AppendOptions): string;
   appendMessage(message: AgentMessage, options?: AppendOptions): string;

@@ -140,6 +140,15 @@ export class Session {
     return JSON.parse(this.#inner.contextTokensJson(optionsJson(options)));
   }
 
+  /**
+   * What the LLM context holds by the local estimate: `tokens`, `images`, and `byKind`
+   * (`summary`, `user`, `assistant`, `toolResult`, `other`), the archive's frames at the flat
+   * rate, without copying them.
+   */
+  contextStats(options) {
+    return JSON.parse(this.#inner.contextStatsJson(optionsJson(options)));
+  }
+
   /** Estimated tokens of the message an entry carries. Throws `E_UNKNOWN_ENTRY`. */
   entryTokens(id, options) {
     return this.#inner.entryTokens(nonEmptyText(id), Boolean(options?.excludeEncryptedReasoning));

@@ -1,6 +1,5 @@
 // What a maintenance step did, measured with one ruler: the local estimate (spec: compaction
 // §3.1) of the LLM context, before and after. Shared by `compact()` and the Maintainer.
-import { requireRaw } from './raw.js';
 
 /** Image parts of a message's content (user, developer and tool-result messages). */
 function imagesOf(message) {
@@ -10,41 +9,14 @@ function imagesOf(message) {
   return n;
 }
 
-/** The kind a context message counts under in `tokensByKind`. */
-function kindOf(message) {
-  switch (message.role) {
-    case 'compactionSummary':
-    case 'branchSummary':
-      return 'summary';
-    case 'user':
-    case 'developer':
-      return 'user';
-    case 'assistant':
-      return 'assistant';
-    case 'toolResult':
-      return 'toolResult';
-    default:
-      return 'other';
-  }
-}
-
 /**
  * The LLM context of `session` at its leaf: estimated tokens, images, and with `byKind`
- * the tokens per kind (`summary`, `user`, `assistant`, `toolResult`, `other`).
+ * the tokens per kind (`summary`, `user`, `assistant`, `toolResult`, `other`). Measured in the
+ * core, without copying the archive's frames.
  */
 export function contextSnapshot(session, { byKind = false } = {}) {
-  const tokens = session.contextTokens().estimatedTokens;
-  const { messages } = session.buildContext();
-  let images = 0;
-  for (const m of messages) images += imagesOf(m);
-  const out = { tokens, images };
-  if (byKind) {
-    const kinds = { summary: 0, user: 0, assistant: 0, toolResult: 0, other: 0 };
-    const raw = requireRaw();
-    for (const m of messages) kinds[kindOf(m)] += raw.estimateTokensJson(JSON.stringify(m), false);
-    out.byKind = kinds;
-  }
-  return out;
+  const stats = session.contextStats();
+  return byKind ? stats : { tokens: stats.tokens, images: stats.images };
 }
 
 /** The text part that stands in for a tool result's images left out by the provider budget. */
