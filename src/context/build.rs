@@ -268,16 +268,7 @@ impl SessionContext {
         }
         let mut out = String::with_capacity(4096);
         out.push_str("],\"entryIds\":[");
-        for (i, m) in self.messages.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            js::write_string(&mut out, session.entries()[m.entry].id());
-            if out.len() >= 4096 {
-                f(&out);
-                out.clear();
-            }
-        }
+        write_entry_ids(&mut out, session, &self.messages, f);
         out.push(']');
         let mut tail = Map::new();
         tail.insert("thinkingLevel".into(), self.thinking_level.clone().into());
@@ -398,16 +389,7 @@ impl TranscriptPage {
         }
         out.clear();
         out.push_str("],\"entryIds\":[");
-        for (i, m) in page.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            js::write_string(&mut out, session.entries()[m.entry].id());
-            if out.len() >= 4096 {
-                f(&out);
-                out.clear();
-            }
-        }
+        write_entry_ids(&mut out, session, page, f);
         out.push_str("],\"cacheMissExplainedAt\":[");
         let explained = self
             .context
@@ -579,6 +561,27 @@ fn resolve_leaf(session: &Session, leaf: &LeafSelector) -> Option<usize> {
         LeafSelector::Id(id) => session
             .index_of(id)
             .or_else(|| session.len().checked_sub(1)),
+    }
+}
+
+/// Appends the entry ids of `messages` to `out` as JSON strings, comma-separated, handing
+/// `out` to `f` whenever it passes 4 KB (the writers of [`SessionContext::write_json`] and
+/// [`TranscriptPage::write_json`]).
+fn write_entry_ids(
+    out: &mut String,
+    session: &Session,
+    messages: &[ContextMessage],
+    f: &mut dyn FnMut(&str),
+) {
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        js::write_string(out, session.entries()[m.entry].id());
+        if out.len() >= 4096 {
+            f(out);
+            out.clear();
+        }
     }
 }
 
