@@ -356,3 +356,66 @@ test('contextStats: the same estimate as contextTokens, split by kind, with the 
   assert.ok(kinds.user > 0 && kinds.assistant > 0 && kinds.toolResult > 1200, JSON.stringify(stats));
   assert.equal(stats.images, 1);
 });
+
+test('Maintainer: a threshold handoff replaces the session, saves the document, keeps the cache prefix', async () => {
+  const s = grown(11);
+  const bytes = s.toJsonl();
+  const events = [];
+  const saved = [];
+  const requests = [];
+  // A handoff sends the live history: the window must hold it (8,000 would not).
+  const m = new Maintainer(s, {
+    model: { ...MODEL, contextWindow: 12_000 },
+    summarize: async (request) => {
+      requests.push(request);
+      return request.purpose === 'handoff' ? '# Handoff\nNext: the parser.' : 'a summary';
+    },
+    settings: { ...SETTINGS, reserveTokens: 5000, methodOrder: ['handoff', 'soft'], handoffSaveToDisk: true },
+    saveArtifact: (artifact) => saved.push(artifact),
+    onEvent: (e) => events.push(e),
+  });
+  s.appendMessage({ role: 'user', content: `more ${'word '.repeat(2500)}`, timestamp: 6000 });
+  const { messages, report } = await m.beforeRequest({
+    systemPrompt: 'You are a test agent.',
+    tools: [{ name: 'read' }],
+  });
+  assert.equal(report.method, 'handoff');
+  assert.notEqual(m.session, s, 'the Maintainer moved to the new session');
+  assert.equal(m.session.entries()[0].customType, 'handoff');
+  assert.equal(s.toJsonl().startsWith(bytes), true, 'the old session only grew by the prompt');
+  assert.ok(events.some((e) => e.type === 'handoff' && e.previous === s));
+  assert.equal(saved.length, 1);
+  assert.match(saved[0].name, /^handoff-.*\.md$/);
+  assert.ok(saved[0].text.startsWith('# Handoff'));
+  const handoff = requests.find((r) => r.purpose === 'handoff');
+  assert.equal(handoff.toolChoice, 'none');
+  assert.equal(handoff.systemPrompt, 'You are a test agent.');
+  assert.ok(messages.length <= 2, 'the new context is the handoff message (and what followed)');
+  m.dispose();
+});
+
+test('Maintainer: the mid-run check counts the tool results of the turn that asked for them', async () => {
+  const s = grown(11);
+  const m = new Maintainer(s, { model: MODEL, summarize, settings: { ...SETTINGS, methodOrder: ['soft'] } });
+  s.appendMessage({ role: 'user', content: 'read the big file', timestamp: 6000 });
+  const first = await m.beforeRequest();
+  assert.equal(first.report, undefined, 'under the threshold before the tool ran');
+  const call = assistant('', first.tokens, {
+    content: [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'big.txt' } }],
+    stopReason: 'toolUse',
+  });
+  assert.equal((await m.afterResponse(call)).next, 'done');
+  s.appendMessage({
+    role: 'toolResult',
+    toolCallId: 'c1',
+    toolName: 'read',
+    content: [{ type: 'text', text: 'line '.repeat(3000) }],
+    isError: false,
+    timestamp: 6001,
+  });
+  const second = await m.beforeRequest();
+  assert.equal(second.report?.method, 'soft', 'the results pushed the context over the threshold');
+  assert.ok(second.tokens < MODEL.contextWindow);
+  assert.equal(second.messages.at(-1).role, 'toolResult', 'the tool round is kept');
+  m.dispose();
+});
