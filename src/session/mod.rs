@@ -441,9 +441,16 @@ impl Session {
     }
 
     /// Replaces the text of an entry's line, keeping the index and the entry's facts in
-    /// step (the new line is scanned like a loaded one).
+    /// step (the new line is scanned like a loaded one). What was derived from the old text is
+    /// stale now: the edit generation moves on.
     pub(crate) fn rewrite_line(&mut self, line: usize, text: String) {
         self.generation += 1;
+        self.set_line(line, text);
+    }
+
+    /// Sets the text of a line as [`Session::rewrite_line`] does, without moving the edit
+    /// generation: for a line just added, which nothing has been derived from yet.
+    fn set_line(&mut self, line: usize, text: String) {
         let mut calls = std::mem::take(&mut self.facts.calls);
         let calls_from = calls.len();
         let skim = skim::skim_line(text.as_bytes(), &mut calls).ok();
@@ -613,7 +620,7 @@ impl Session {
             parent,
             role,
         });
-        self.rewrite_line(line, text);
+        self.set_line(line, text);
         self.by_id.insert(id.clone().into(), index);
         self.leaf = Leaf::At(index);
         Ok(id)
@@ -717,6 +724,19 @@ mod tests {
         let mut out = Vec::new();
         s.write_segments(|seg| out.push(seg.to_vec()));
         out
+    }
+
+    #[test]
+    fn appends_keep_the_edit_generation_rewrites_move_it() {
+        let mut s = Session::load(FILE.as_bytes().to_vec(), LoadOptions::default()).unwrap();
+        let g = s.generation();
+        s.append_message(serde_json::json!({"role": "user", "content": "four"}), 0)
+            .unwrap();
+        assert_eq!(s.generation(), g, "an append derives nothing stale");
+        let a = s.require("a").unwrap();
+        s.set_entry_field(a, &[], "label", &Value::from("x"))
+            .unwrap();
+        assert_eq!(s.generation(), g + 1, "a rewrite does");
     }
 
     #[test]
