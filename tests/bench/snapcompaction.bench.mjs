@@ -20,9 +20,10 @@ export default async function () {
     const s = Session.fromJsonl(bytes, { ids: 'deterministic' });
     s.prepareCompaction(); // token estimates, as a running session has them
     const [t, r] = timed(() => {
-      const plan = s.planCompaction({ strategy: 'snapcompact' });
+      // The provider decides the frame cap (without one the floor is 5 frames).
+      const plan = s.planCompaction({ strategy: 'snapcompact' }, { model: 'claude-opus-4-7', provider: 'anthropic' });
       try {
-        return s.commitCompaction(plan, { snapcompact: { model: 'claude-opus-4-7' } });
+        return s.commitCompaction(plan);
       } finally {
         plan.free();
       }
