@@ -49,7 +49,7 @@ const FINAL_CODES = new Set([
   'E_UNKNOWN_ENTRY',
 ]);
 
-export function emit(hooks, event) {
+function emit(hooks, event) {
   for (const f of handlers(hooks, 'onEvent')) {
     try {
       f(event);
@@ -85,7 +85,7 @@ function summarizers(o, settings, remote) {
  * that method with the plain LLM summary behind it; otherwise `methodOrder` is walked as a
  * manual compaction walks it (no handoff). `skipped` lists the methods left out, with why.
  */
-export function methodList(o, settings) {
+function methodList(o, settings) {
   const resolved = JSON.parse(requireRaw().resolveSettingsJson(JSON.stringify(settings ?? {})));
   const model = modelOf(o);
   // An unknown model reads images only when snapcompact is asked for by name.
