@@ -14,7 +14,7 @@
 //! - every compaction request names usable methods only (never `shake`), its `action` and
 //!   `strategy` are its first method's, and it survives the JSON round trip.
 
-use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::settings::{CompactionSettings, Strategy, METHODS};
 use ctxfold::triggers::{
     is_context_overflow, usable_methods, CompactRequest, CompactionMethod, CompactionOutcome,
     CompactionReason, CompactionReport, ContextManager, ContinuationKind, Decision, Event,
@@ -534,15 +534,7 @@ pub fn random_run(seed: u64, steps: usize) -> Result<Stats, String> {
             .into();
     }
     if r.chance(0.5) {
-        let methods = [
-            "remote",
-            "snapcompact",
-            "handoff",
-            "shake",
-            "soft",
-            "window",
-        ];
-        let order: Vec<&str> = (0..r.below(6)).map(|_| r.ps(&methods)).collect();
+        let order: Vec<&str> = (0..r.below(6)).map(|_| r.ps(&METHODS)).collect();
         v["methodOrder"] = order.into();
     }
     if r.chance(0.3) {
