@@ -23,10 +23,10 @@ const REMOTE_COOLDOWN_MS = 10 * 60 * 1000;
 
 const FRAMES_OMITTED = /(\d+) archived image frames? could not be included/;
 
-/** Estimated tokens of a text (spec: compaction §3.1: `(utf8 bytes + 3) >> 2`). */
+/** Estimated tokens of a text, by the core's estimator (spec: compaction §3.1). */
 function textTokens(text) {
   if (typeof text !== 'string' || text === '') return 0;
-  return (new TextEncoder().encode(text).length + 3) >> 2;
+  return requireRaw().estimateTokensJson(JSON.stringify({ role: 'user', content: text }), false);
 }
 
 function checkModel(model, what = 'options.model') {
