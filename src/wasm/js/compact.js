@@ -202,10 +202,9 @@ function cachePrefixed(session, o) {
   });
 }
 
-/** Runs one method on a fresh plan and resolves its commit. */
-async function runMethod(session, method, ctx) {
-  const { o, settings, extra, signal, plans } = ctx;
-  const methodSettings = { ...settings, strategy: STRATEGY_OF[method], remoteEnabled: method === 'remote' };
+/** A plan for `method`, with the hooks' additions `extra`. */
+function planMethod(session, method, o, extra) {
+  const methodSettings = { ...o.settings, strategy: STRATEGY_OF[method], remoteEnabled: method === 'remote' };
   const planOptions = pick(o, ['customInstructions', 'leafId']);
   const model = modelOf(o);
   if (model.provider !== undefined) planOptions.provider = model.provider;
@@ -213,12 +212,22 @@ async function runMethod(session, method, ctx) {
   // The reading model: a snapcompact commit resolves its archive from the plan.
   if (o.model !== undefined)
     planOptions.model = typeof o.model === 'string' ? o.model : { id: o.model.id, api: o.model.api };
-  const work = session.planCompaction(methodSettings, {
+  return session.planCompaction(methodSettings, {
     ...planOptions,
     ...extra,
     method: method === 'remote' ? 'remote' : undefined,
   });
-  plans.push(work);
+}
+
+/** Runs one method and resolves its commit: on the first plan when it fits, else on a fresh one. */
+async function runMethod(session, method, ctx) {
+  const { o, settings, extra, signal, plans } = ctx;
+  let work = ctx.unused;
+  ctx.unused = undefined;
+  if (work === undefined || Object.keys(extra).length > 0) {
+    work = planMethod(session, method, o, extra);
+    plans.push(work);
+  }
 
   if (method === 'snapcompact') {
     // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2). The
@@ -282,8 +291,9 @@ async function run(session, o, signal) {
   }
   const plans = [];
   try {
-    // The preparation is the same for every method: the hooks see it once.
-    const first = session.planCompaction(settings, pick(o, ['customInstructions', 'leafId']));
+    // The preparation is the same for every method: the hooks see it once, from the plan of
+    // the first method, which that method then runs on (unless the hooks add to it).
+    const first = planMethod(session, methods[0], o, {});
     plans.push(first);
     const preparation = first.preparation;
 
@@ -302,7 +312,7 @@ async function run(session, o, signal) {
       }
     }
     const extra = await hookExtras(session, o, preparation, signal);
-    const ctx = { o, settings, extra, signal, plans };
+    const ctx = { o, settings, extra, signal, plans, unused: first };
 
     let last;
     for (let i = 0; i < methods.length; i++) {
