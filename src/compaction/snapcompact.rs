@@ -509,11 +509,15 @@ const VARIANT_SUFFIXES: [&str; 9] = [
 /// decides it: variant suffix collapsed, then the strongest matcher over all classes (a
 /// tie between two classes at the strongest rank → `unknown`). Provider-scoped rules do not
 /// apply without a provider, and the provider-less overrides name no class of interest.
+///
+/// The matchers are ASCII: lowering without Unicode's case tables
+/// ([`lower_for_matching`]) decides the same as `toLowerCase`.
 pub fn model_class(model_id: &str) -> &'static str {
+    use crate::render::shape::resolve::lower_for_matching;
     let trimmed = model_id.trim_matches(crate::render::text::unicode::is_js_space);
     let mut logical = trimmed;
     if trimmed.len() == model_id.len() {
-        let lower = trimmed.to_lowercase();
+        let lower = lower_for_matching(trimmed);
         let bare = lower.rsplit('/').next().unwrap_or("");
         let suffix = VARIANT_SUFFIXES
             .iter()
@@ -524,9 +528,7 @@ pub fn model_class(model_id: &str) -> &'static str {
             logical = &trimmed[..trimmed.len() - s.len()];
         }
     }
-    let lower = logical
-        .trim_matches(crate::render::text::unicode::is_js_space)
-        .to_lowercase();
+    let lower = lower_for_matching(logical.trim_matches(crate::render::text::unicode::is_js_space));
     let bare = lower.rsplit('/').next().unwrap_or("");
     let mut winner: Option<((u8, usize), &'static str)> = None;
     let mut tied = false;
@@ -1186,6 +1188,23 @@ pub fn archive_message(m: &Value, useless: &FxHashSet<Box<str>>) -> Option<Archi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn model_class_tokens_are_lowercase_ascii() {
+        // What lets `model_class` lower ids without Unicode's case tables.
+        for &(_, matchers) in MODEL_CLASSES {
+            for m in matchers {
+                let (Match::Exact(t)
+                | Match::Bounded(t)
+                | Match::Namespace(t)
+                | Match::NamespaceBounded(t)
+                | Match::Prefix(t)
+                | Match::Contains(t)) = *m;
+                assert!(t.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()), "{t}");
+            }
+        }
+        assert_eq!(model_class("CLAUDE-OPUS-4-7"), model_class("claude-opus-4-7"));
+    }
 
     #[test]
     fn thousands_separators() {

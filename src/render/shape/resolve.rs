@@ -123,7 +123,7 @@ fn version_at_least(v: &[u32], min: &[u32]) -> bool {
 /// letters are lowered, and the only two characters whose lower case holds ASCII, U+0130
 /// (`i` + U+0307) and the Kelvin sign U+212A (`k`), are mapped; every other character stays
 /// non-ASCII either way, so no pattern can match differently.
-fn lower_for_matching(id: &str) -> String {
+pub(crate) fn lower_for_matching(id: &str) -> String {
     let mut out = String::with_capacity(id.len());
     for c in id.chars() {
         match c {
