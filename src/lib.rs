@@ -19,6 +19,7 @@ pub mod pruning;
 pub mod render;
 pub mod session;
 pub mod settings;
+pub mod shake;
 pub mod summary;
 pub mod support;
 pub mod tokens;

@@ -7,7 +7,7 @@ use super::{
     SKILL_READ_MATCHER,
 };
 use crate::error::{Error, Result};
-use crate::session::Session;
+use crate::session::{CompactionBody, EntryKind, Session};
 use crate::settings::CompactionSettings;
 use crate::support::json::fields;
 use serde_json::{Map, Value};
@@ -26,6 +26,32 @@ pub enum KeepBoundary {
     Entry(String),
     /// The start of the branch (the engine's behaviour when no `keepBoundaryId` is given).
     Start,
+}
+
+impl KeepBoundary {
+    /// Position on `path` before which nothing is touched: the position of the boundary
+    /// entry, 0 when there is none or it is not on the path.
+    pub fn position(&self, session: &Session, path: &[usize]) -> usize {
+        let entries = session.entries();
+        let id = match self {
+            KeepBoundary::Start => return 0,
+            KeepBoundary::Entry(id) => id.clone(),
+            KeepBoundary::LatestCompaction => {
+                let latest = path
+                    .iter()
+                    .rev()
+                    .find(|&&i| entries[i].kind() == EntryKind::Compaction);
+                match latest.and_then(|&i| session.body::<CompactionBody>(i).ok()) {
+                    Some(b) => b.first_kept_entry_id,
+                    None => return 0,
+                }
+            }
+        };
+        session
+            .index_of(&id)
+            .and_then(|at| path.iter().position(|&i| i == at))
+            .unwrap_or(0)
+    }
 }
 
 /// A host subject of a prune decision: one tool result and the `read` call it answers.

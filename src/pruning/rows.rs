@@ -2,10 +2,10 @@
 //! per-entry facts the passes test, the `read` call each answers, and the branch-wide queries
 //! (protection, keep boundary, suffix tokens, idleness).
 
-use super::{KeepBoundary, PruneConfig};
+use super::PruneConfig;
 use crate::error::Result;
 use crate::session::message::Role;
-use crate::session::{CompactionBody, EntryKind, FileCalls, FileTool, Session, ToolResultFacts};
+use crate::session::{EntryKind, FileCalls, FileTool, Session, ToolResultFacts};
 use crate::summary::fileops::strip_read_selector;
 use crate::tokens::EstimateOptions;
 use rustc_hash::FxHashMap;
@@ -207,26 +207,7 @@ impl<'a> Branch<'a> {
     /// Position on the branch before which nothing is pruned (spec: compaction §6.5 step 3):
     /// the position of the boundary entry, 0 when absent or not on the branch.
     pub(super) fn boundary(&self) -> usize {
-        let entries = self.session.entries();
-        let id = match &self.cfg.keep_boundary {
-            KeepBoundary::Start => return 0,
-            KeepBoundary::Entry(id) => id.clone(),
-            KeepBoundary::LatestCompaction => {
-                let latest = self
-                    .path
-                    .iter()
-                    .rev()
-                    .find(|&&i| entries[i].kind() == EntryKind::Compaction);
-                match latest.and_then(|&i| self.session.body::<CompactionBody>(i).ok()) {
-                    Some(b) => b.first_kept_entry_id,
-                    None => return 0,
-                }
-            }
-        };
-        self.session
-            .index_of(&id)
-            .and_then(|at| self.path.iter().position(|&i| i == at))
-            .unwrap_or(0)
+        self.cfg.keep_boundary.position(self.session, &self.path)
     }
 
     /// Tokens of the `message` entries strictly after each branch position in `wanted`

@@ -9,6 +9,7 @@
 //! strings (spec: compaction §5.10 "plain code-unit order").
 
 use crate::session::message::{AgentMessage, ContentBlock};
+use crate::support::text::is_js_whitespace;
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -492,11 +493,6 @@ fn write_dir(arena: &[DirNode], mut id: usize, depth: usize, lines: &mut Vec<Str
     for &d in &node.dirs {
         write_dir(arena, d, depth + 1, lines);
     }
-}
-
-/// JavaScript's `\s` / `trimEnd` whitespace: Rust's `White_Space` plus U+FEFF, minus U+0085.
-pub(crate) fn is_js_whitespace(c: char) -> bool {
-    c == '\u{feff}' || (c != '\u{85}' && c.is_whitespace())
 }
 
 /// Removes every `<files>…</files>`, `<read-files>…</read-files>` and

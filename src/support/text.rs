@@ -4,6 +4,11 @@
 //! docs/decisions/size-budget.md), LLVM keeps `str::Chars::next` an out-of-line call per
 //! character. These iterators inline the ASCII step and leave only multi-byte sequences to a call.
 
+/// JavaScript's `\s` / `trim` whitespace: Rust's `White_Space` plus U+FEFF, minus U+0085.
+pub(crate) fn is_js_whitespace(c: char) -> bool {
+    c == '\u{feff}' || (c != '\u{85}' && c.is_whitespace())
+}
+
 /// The characters of `s`, like `s.chars()`, with the ASCII step always inlined.
 pub(crate) fn chars(s: &str) -> Chars<'_> {
     Chars {

@@ -4,5 +4,6 @@
 
 mod rules;
 mod session;
+mod shake;
 mod snapcompact;
 mod summary_input;
