@@ -3,7 +3,7 @@
 #
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
-# Targets: load, roundtrip, build_context, compaction, snapcompact, triggers. Needs the nightly toolchain
+# Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake. Needs the nightly toolchain
 # and cargo-fuzz (`cargo install cargo-fuzz`; installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
@@ -15,7 +15,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers)
+all=(load roundtrip build_context compaction snapcompact triggers shake)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi

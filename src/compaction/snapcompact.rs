@@ -1200,10 +1200,16 @@ mod tests {
                 | Match::NamespaceBounded(t)
                 | Match::Prefix(t)
                 | Match::Contains(t)) = *m;
-                assert!(t.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()), "{t}");
+                assert!(
+                    t.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()),
+                    "{t}"
+                );
             }
         }
-        assert_eq!(model_class("CLAUDE-OPUS-4-7"), model_class("claude-opus-4-7"));
+        assert_eq!(
+            model_class("CLAUDE-OPUS-4-7"),
+            model_class("claude-opus-4-7")
+        );
     }
 
     #[test]

@@ -451,6 +451,13 @@ fn push_content_blocks(
     }
 }
 
+/// Whether an entry's line can hold a block at all: a fence marker or a `<`. Most messages
+/// hold neither, and this spares parsing them on every plan.
+fn may_hold_blocks(line: &str) -> bool {
+    let b = line.as_bytes();
+    b.contains(&b'<') || b.windows(3).any(|w| w == b"```" || w == b"~~~")
+}
+
 /// Finds the regions of the branch a shake with `cfg` elides (empty when they would save less
 /// than `minSavings`), and binds them to the session as it is.
 pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
@@ -491,7 +498,8 @@ pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
                 continue;
             };
             // A result its tool flagged useless says nothing once read: recency does not keep it.
-            if (recent && !(f.useless && !f.is_error)) || f.pruned {
+            let useless = f.useless && !f.is_error;
+            if (recent && !useless) || f.pruned {
                 continue;
             }
             let Some(m) = object_of(session, i) else {
@@ -519,7 +527,7 @@ pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
             });
             continue;
         }
-        if recent || cfg.tool_results_only {
+        if recent || cfg.tool_results_only || !may_hold_blocks(&session.entry_json(i)) {
             continue;
         }
         match (e.kind(), e.role()) {

@@ -176,7 +176,7 @@ pub struct CompactRequest {
     /// The usable methods of `methodOrder`, in order, for shells that walk the fallback
     /// list ([`usable_methods`](super::usable_methods): `remote` only with a remote
     /// endpoint, `snapcompact` only for an image-reading model and not after a payload
-    /// rejection, `handoff` not for an overflow, `shake` not yet). Never empty in a
+    /// rejection, `handoff` not for an overflow, `shake` not manually). Never empty in a
     /// request the machine makes.
     pub methods: Vec<CompactionMethod>,
     /// The events' `action`: the first method's, so the events name the method that runs.

@@ -41,7 +41,7 @@ impl<'a> MethodContext<'a> {
 ///   focus text;
 /// - `handoff` is unusable for an overflow, and manual compactions walk only `remote`,
 ///   `snapcompact` and `soft` (§8.6);
-/// - `shake` is never offered: it is not implemented yet (issue 20);
+/// - `shake` runs on automatic reasons (a manual shake is asked for by name);
 /// - `soft` and `window` always run (both as `context-full`).
 ///
 /// Empty when compaction is disabled or the strategy is `off` (automatic reasons only: a
@@ -62,9 +62,7 @@ pub fn usable_methods(s: &CompactionSettings, c: &MethodContext<'_>) -> Vec<Comp
                 c.model.accepts_images && !c.payload_rejection && !c.custom_instructions
             }
             CompactionMethod::Handoff => !manual && c.reason != CompactionReason::Overflow,
-            // Issue 20: shake (eliding heavy tool results into artifacts) is not implemented;
-            // offering it would hand the host a method it cannot run.
-            CompactionMethod::Shake => false,
+            CompactionMethod::Shake => !manual,
             CompactionMethod::Window => !manual,
             CompactionMethod::Soft => true,
         })

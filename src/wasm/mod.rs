@@ -18,6 +18,8 @@ mod pruning;
 #[cfg(target_arch = "wasm32")]
 mod session;
 #[cfg(target_arch = "wasm32")]
+mod shake;
+#[cfg(target_arch = "wasm32")]
 mod snapcompact;
 #[cfg(target_arch = "wasm32")]
 mod tokens;

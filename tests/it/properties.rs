@@ -46,6 +46,11 @@ fn text() -> impl Strategy<Value = String> {
         6 => prop::collection::vec(prop::sample::select(WORDS), 0..12).prop_map(|w| w.join(" ")),
         2 => any::<String>(),
         1 => (1usize..3000).prop_map(|n| "word ".repeat(n)),
+        1 => (1usize..2500, prop::sample::select(vec!["```ts", "~~~", "<notes>"]))
+            .prop_map(|(n, open)| {
+                let close = if open.starts_with('<') { "</notes>" } else { "```" };
+                format!("see:\n{open}\n{}\n{close}\nend", "code ".repeat(n))
+            }),
     ]
 }
 
@@ -216,6 +221,38 @@ proptest! {
         let mut s = invariants::load(&spec::write(&spec)).unwrap();
         invariants::prune(&mut s, protect, start).map_err(TestCaseError::fail)?;
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
+    }
+
+    /// Shake rewrites only the lines it reports, with placeholders; the facts of the rewritten
+    /// lines stay those a parse gives; a stale plan is refused (`invariants::shake`).
+    #[test]
+    fn shake_rewrites_only_what_it_reports(
+        spec in session(40),
+        protect in 0u64..3000,
+        fence in 0u64..600,
+        artifact in any::<bool>(),
+    ) {
+        let mut s = invariants::load(&spec::write(&spec)).unwrap();
+        let mut cfg = ctxfold::shake::ShakeConfig::preset(ctxfold::shake::Preset::Aggressive);
+        cfg.protect_tokens = protect;
+        cfg.fence_min_tokens = fence;
+        invariants::shake(&mut s, &cfg, artifact.then_some("A1")).map_err(TestCaseError::fail)?;
+        ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
+    }
+
+    /// Shake's block finder keeps its invariants on any text.
+    #[test]
+    fn shake_block_ranges_are_whole_lines(
+        lines in prop::collection::vec(
+            prop_oneof![
+                3 => prop::sample::select(vec!["```", "~~~", " ```x", "<a>", "</a>", "<b c>", "</b>", " </a>", " <a>", "<A>", "x"])
+                    .prop_map(str::to_string),
+                1 => any::<String>(),
+            ],
+            0..30,
+        ),
+    ) {
+        invariants::block_ranges(&lines.join("\n")).map_err(TestCaseError::fail)?;
     }
 
     /// The facts the load pass records of each message (estimates, heads, tool results, file

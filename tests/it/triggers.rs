@@ -136,9 +136,10 @@ fn threshold_below_at_and_above() {
         [
             CompactionMethod::Snapcompact,
             CompactionMethod::Handoff,
+            CompactionMethod::Shake,
             CompactionMethod::Soft
         ],
-        "shake is not offered (issue 20)"
+        "remote needs an endpoint; the rest of the default order runs"
     );
 }
 
@@ -1142,10 +1143,13 @@ fn strategies_follow_reason_and_model() {
     assert_eq!(d.compact, None);
     assert!(d.block_auto_continue);
     assert!(d.notices[0].text.contains("automatic compaction is off"));
-    // Only shake configured: nothing can run yet (issue 20), on any trigger.
+    // Only shake configured: every automatic trigger offers it.
     let mut cm = manager(json!({"methodOrder": ["shake"]}));
-    assert_eq!(cm.after_turn(turn(&big, &m)).compact, None);
-    assert_eq!(cm.after_turn(turn(&e, &m)).compact, None);
+    let d = cm.after_turn(turn(&big, &m));
+    assert_eq!(
+        d.compact.map(|c| c.methods),
+        Some(vec![CompactionMethod::Shake])
+    );
 }
 
 #[test]

@@ -137,7 +137,10 @@ test('compact(): methodOrder is walked; a failing method hands over to the next'
 test('compact(): no usable method is a clear error; nothing changes', async () => {
   const s = grown(8);
   const bytes = s.toJsonl();
-  await expectRejects(s.compact({ settings: SETTINGS, methods: ['shake'], summarize }), 'E_SETTINGS');
+  await expectRejects(
+    s.compact({ settings: SETTINGS, methods: ['handoff'], reason: 'overflow', summarize }),
+    'E_SETTINGS',
+  );
   await expectRejects(s.compact({ settings: SETTINGS }), 'E_INVALID_ARGUMENT');
   assert.equal(s.toJsonl(), bytes);
 });

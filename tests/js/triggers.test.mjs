@@ -126,8 +126,8 @@ test('the auto-continue prompt and the compaction result travel with the decisio
     { reason: d.compact.reason, entry: d.compact.entry, willRetry: d.compact.willRetry, strategy: d.compact.strategy },
     { reason: 'threshold', entry: 'post-turn', willRetry: false, strategy: 'snapcompact' },
   );
-  // shake is not offered until it exists (issue 20); the strategy is the first method's.
-  assert.deepEqual(d.compact.methods, ['snapcompact', 'handoff', 'soft']);
+  // remote needs an endpoint; the strategy is the first method's.
+  assert.deepEqual(d.compact.methods, ['snapcompact', 'handoff', 'shake', 'soft']);
   assert.equal(d.compact.thresholdTokens, 170_000);
   const result = { summary: 'S', firstKeptEntryId: 'e7', tokensBefore: 180_000 };
   const next = cm.afterCompaction(d.compact, { status: 'compacted', tokensAfter: 30_000, result });
@@ -428,19 +428,28 @@ test('modelThresholds: the exact key wins over the wildcard, for the functions a
 
 test('compactionMethods follows the rule the machine requests with', () => {
   const text = { ...model, input: ['text'] };
-  assert.deepEqual(compactionMethods(undefined, { reason: 'threshold', model }), ['snapcompact', 'handoff', 'soft']);
-  assert.deepEqual(compactionMethods(undefined, { reason: 'overflow', model }), ['snapcompact', 'soft']);
-  assert.deepEqual(compactionMethods(undefined, { reason: 'overflow', model, payloadRejection: true }), ['soft']);
-  assert.deepEqual(compactionMethods(undefined, { reason: 'threshold', model: text }), ['handoff', 'soft']);
+  assert.deepEqual(compactionMethods(undefined, { reason: 'threshold', model }), [
+    'snapcompact',
+    'handoff',
+    'shake',
+    'soft',
+  ]);
+  assert.deepEqual(compactionMethods(undefined, { reason: 'overflow', model }), ['snapcompact', 'shake', 'soft']);
+  assert.deepEqual(compactionMethods(undefined, { reason: 'overflow', model, payloadRejection: true }), [
+    'shake',
+    'soft',
+  ]);
+  assert.deepEqual(compactionMethods(undefined, { reason: 'threshold', model: text }), ['handoff', 'shake', 'soft']);
   assert.deepEqual(compactionMethods(undefined, { reason: 'threshold', model, remote: true }), [
     'remote',
     'snapcompact',
     'handoff',
+    'shake',
     'soft',
   ]);
   assert.deepEqual(
     compactionMethods({ remoteEndpoint: 'https://s.example/c', remoteEnabled: false }, { reason: 'idle', model }),
-    ['snapcompact', 'handoff', 'soft'],
+    ['snapcompact', 'handoff', 'shake', 'soft'],
   );
   // Manual: remote, snapcompact (not with focus text) and soft only; `off` does not stop it.
   assert.deepEqual(compactionMethods({ strategy: 'off' }, { reason: 'manual', model }), ['snapcompact', 'soft']);
@@ -448,7 +457,8 @@ test('compactionMethods follows the rule the machine requests with', () => {
     'soft',
   ]);
   assert.deepEqual(compactionMethods({ enabled: false }, { reason: 'threshold', model }), []);
-  assert.deepEqual(compactionMethods({ methodOrder: ['shake'] }, { reason: 'threshold', model }), []);
+  assert.deepEqual(compactionMethods({ methodOrder: ['shake'] }, { reason: 'threshold', model }), ['shake']);
+  assert.deepEqual(compactionMethods({ methodOrder: ['shake'] }, { reason: 'manual', model }), []);
 
   // The machine's request carries the same list; action and strategy are the first method's.
   const cm = new ContextManager({ methodOrder: ['handoff', 'remote', 'soft'] });

@@ -56,12 +56,20 @@ const consumers = {
           const why: 'off' | 'disabled' = result.skipped;
         } else if (result.method === 'handoff') {
           const next: Session = result.session;
+        } else if (result.method === 'shake') {
+          const freed: number = result.shake.tokensFreed;
         } else {
           const id: string = result.entryId;
         }
+        const plan = session.planShake({ preset: 'default', protectTokens: 8000 });
+        const applied: number = session.applyShake(plan, { artifactId: 'A1' }).tokensFreed + plan.regions.length;
+        const shaken = await session.shake({ mode: 'thinking', saveArtifact: async (a) => a.name });
+        const mode: 'elide' | 'thinking' = shaken.mode;
+        // @ts-expect-error no such preset
+        session.planShake({ preset: 'gentle' });
         m.abort();
         m.dispose();
-        export { count, report, wrong, events };
+        export { count, report, wrong, events, applied, mode };
       `,
     },
   },

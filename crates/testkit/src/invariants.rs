@@ -304,3 +304,110 @@ pub fn frames_within(frames: &[Frame], opts: &RenderOptions) -> Check {
     }
     Ok(())
 }
+
+/// The block ranges of `text` (shake's region finder): ascending, disjoint, each a run of
+/// whole lines that opens with a fence marker or an opening tag and closes with one.
+pub fn block_ranges(text: &str) -> Check {
+    let ranges = ctxfold::shake::block_ranges(text);
+    let mut last = 0;
+    for r in &ranges {
+        ensure!(
+            r.start >= last && r.start < r.end,
+            "ranges out of order: {ranges:?}"
+        );
+        ensure!(
+            text.is_char_boundary(r.start) && text.is_char_boundary(r.end),
+            "a range splits a character"
+        );
+        ensure!(
+            r.start == 0 || text.as_bytes()[r.start - 1] == b'\n',
+            "a range starts inside a line"
+        );
+        ensure!(
+            r.end == text.len() || text.as_bytes()[r.end] == b'\n',
+            "a range ends inside a line"
+        );
+        let block = &text[r.clone()];
+        let first = block.lines().next().unwrap_or("").trim_start();
+        ensure!(
+            first.starts_with("```") || first.starts_with("~~~") || first.starts_with('<'),
+            "a range opens with neither a fence nor a tag: {first:.80}"
+        );
+        last = r.end;
+    }
+    Ok(())
+}
+
+/// A shake of `s` with `cfg`: planning changes nothing; applying the fresh plan (with or
+/// without an artifact id) rewrites exactly the lines of the entries it reports and keeps
+/// every other byte; the placeholders are in those lines; the session still loads; a second
+/// plan finds none of the elided tool results again; a plan made before another edit is
+/// refused and changes nothing.
+pub fn shake(s: &mut Session, cfg: &ctxfold::shake::ShakeConfig, artifact: Option<&str>) -> Check {
+    use ctxfold::shake::{apply_shake, plan_shake, Target};
+    let before = s.to_bytes();
+    let plan = plan_shake(s, cfg).map_err(|e| format!("plan: {e}"))?;
+    ensure!(
+        s.to_bytes() == before,
+        "planning a shake changed the session"
+    );
+    let lines_before: Vec<String> = (0..s.len()).map(|i| s.entry_json(i).into_owned()).collect();
+    let report = apply_shake(s, &plan, artifact, 7).map_err(|e| format!("apply: {e}"))?;
+    let mut entries: Vec<usize> = plan.regions.iter().map(|r| r.index).collect();
+    entries.dedup();
+    ensure!(
+        report.entries.len() == entries.len(),
+        "the report lists other entries"
+    );
+    ensure!(
+        report.tool_results_dropped + report.blocks_dropped == plan.regions.len(),
+        "the report counts {} regions of {}",
+        report.tool_results_dropped + report.blocks_dropped,
+        plan.regions.len()
+    );
+    for (i, old) in lines_before.iter().enumerate() {
+        // By index: generated sessions repeat ids.
+        let touched = plan.regions.iter().any(|r| r.index == i);
+        let new = s.entry_json(i);
+        if touched {
+            ensure!(
+                new.contains("[shaken ~"),
+                "a shaken line has no placeholder"
+            );
+            if let Some(id) = artifact {
+                ensure!(
+                    new.contains(&format!("artifact://{id}")),
+                    "the placeholder lacks the artifact"
+                );
+            }
+        } else {
+            ensure!(*old == new, "shake changed an untouched line: {new:.200}");
+        }
+    }
+    let bytes = s.to_bytes();
+    Session::load(bytes, LoadOptions::with_ids(Box::new(SequentialIds::new())))
+        .map_err(|e| format!("the shaken session does not load: {e}"))?;
+    let again = plan_shake(s, cfg).map_err(|e| format!("second plan: {e}"))?;
+    for r in again
+        .regions
+        .iter()
+        .filter(|r| r.target == Target::ToolResult)
+    {
+        ensure!(
+            !plan
+                .regions
+                .iter()
+                .any(|p| p.index == r.index && p.target == Target::ToolResult),
+            "a shaken tool result is found again"
+        );
+    }
+    // A stale plan: the session moved on since it was made.
+    if !again.regions.is_empty() {
+        let _ = apply_shake(s, &again, None, 8).map_err(|e| format!("apply again: {e}"))?;
+        let bytes = s.to_bytes();
+        let refused = apply_shake(s, &again, None, 9);
+        ensure!(refused.is_err(), "a stale shake plan was applied");
+        ensure!(s.to_bytes() == bytes, "a refused shake changed the session");
+    }
+    Ok(())
+}

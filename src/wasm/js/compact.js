@@ -11,6 +11,7 @@
 import { abortError, codedError, invalidArgument, messageOf, wrapError } from './errors.js';
 import { requireRaw } from './raw.js';
 import { contextSnapshot } from './report.js';
+import { shakeSession } from './shake.js';
 import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
 
 /** Sessions with a compaction in flight. */
@@ -114,7 +115,10 @@ function methodList(o, settings) {
         if (!listed && o.explicit !== 'handoff') return "a handoff runs only when asked for (strategy 'handoff')";
         return null;
       case 'shake':
-        return 'shake is not available yet';
+        // A manual compaction walks remote, snapcompact and soft (§8.6): a manual shake is
+        // asked for by name.
+        if (!listed && o.explicit !== 'shake') return "a shake runs only when asked for (strategy 'shake')";
+        return null;
       case 'soft':
         return summarizers(o, resolved, false).length === 0 ? 'no summarizer' : null;
       default:
@@ -272,7 +276,7 @@ async function runMethod(session, method, ctx) {
 
 async function run(session, o, signal) {
   const settings = o.settings;
-  const { methods, skipped } = methodList(o, settings);
+  const { methods, skipped, resolved } = methodList(o, settings);
   if (methods.length === 0 && skipped.some((s) => s.method === 'soft' && s.why === 'no summarizer')) {
     throw invalidArgument(
       'compact() needs `summarize` (a function returning a Promise of the summary text) or `remoteEndpoint`',
@@ -290,38 +294,76 @@ async function run(session, o, signal) {
     });
   }
   const plans = [];
+  // A shake applied during the walk (it rewrites lines in place; a later method sees them).
+  let shaken;
   try {
-    // The preparation is the same for every method: the hooks see it once, from the plan of
-    // the first method, which that method then runs on (unless the hooks add to it).
-    const first = planMethod(session, methods[0], o, {});
-    plans.push(first);
-    const preparation = first.preparation;
+    // The preparation is the same for every summarizing method: the hooks see it once, from
+    // the plan of the first such method, which that method then runs on (unless the hooks add
+    // to it). A shake needs none, so the plan is made when the first other method runs.
+    let ctx;
+    const begin = async (method) => {
+      const first = await firstPlan(session, method, o, signal, (r) => {
+        shaken = r;
+      });
+      if (first === null) return { entryId: null, method: 'shake', shake: shaken, preparation: null };
+      plans.push(first);
+      const preparation = first.preparation;
 
-    // session_before_compact: cancel, or supply the compaction.
-    for (const f of handlers(o.hooks, 'session_before_compact')) {
-      const answer = await callHook(f, { preparation, customInstructions: o.customInstructions, signal }, signal);
-      if (answer?.cancel === true) {
-        throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
+      // session_before_compact: cancel, or supply the compaction.
+      for (const f of handlers(o.hooks, 'session_before_compact')) {
+        const answer = await callHook(f, { preparation, customInstructions: o.customInstructions, signal }, signal);
+        if (answer?.cancel === true) {
+          throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
+        }
+        if (answer?.compaction !== undefined && answer.compaction !== null) {
+          return {
+            ...session.commitExtensionCompaction(first, answer.compaction, { now: o.now }),
+            method: null,
+            preparation,
+          };
+        }
       }
-      if (answer?.compaction !== undefined && answer.compaction !== null) {
-        return {
-          ...session.commitExtensionCompaction(first, answer.compaction, { now: o.now }),
-          method: null,
-          preparation,
-        };
-      }
-    }
-    const extra = await hookExtras(session, o, preparation, signal);
-    const ctx = { o, settings, extra, signal, plans, unused: first };
+      const extra = await hookExtras(session, o, preparation, signal);
+      ctx = { o, settings, extra, signal, plans, unused: first, preparation };
+      return null;
+    };
 
     let last;
     for (let i = 0; i < methods.length; i++) {
       const method = methods[i];
       const more = i + 1 < methods.length;
       try {
+        if (method === 'shake') {
+          shaken = await shakeMethod(session, o, resolved, signal, (r) => {
+            shaken = r;
+          });
+          return { entryId: null, method, shake: shaken, preparation: null };
+        }
+        if (ctx === undefined) {
+          const done = await begin(method);
+          if (done !== null) return shaken ? { ...done, shake: shaken } : done;
+        }
         const committed = await runMethod(session, method, ctx);
-        return { ...committed, method, preparation };
+        // A compaction that kept a tail too large to continue from: the rescue shake reaches
+        // into it (spec: compaction §8.3 dead-end rescue; the commit stands either way).
+        if (!shaken && !committed.session && (committed.tokensAfter ?? 0) > headroomLimit(o, resolved)) {
+          shaken = await rescueShake(session, o, signal);
+        }
+        return { ...committed, method, preparation: ctx.preparation, ...(shaken ? { shake: shaken } : {}) };
       } catch (err) {
+        if (DEAD_ENDS.has(err?.code) && !signal.aborted) {
+          // The kept tail alone is too big to summarize around: after the rescue shake the
+          // method runs again on the shaken branch; a second dead end leaves the shake as the
+          // reduction.
+          if (shaken?.rescue) return { entryId: null, method: 'shake', shake: shaken, preparation: null };
+          const r = await rescueShake(session, o, signal);
+          if (r !== undefined) {
+            shaken = r;
+            if (ctx) ctx.unused = undefined;
+            i--;
+            continue;
+          }
+        }
         if (FINAL_CODES.has(err?.code) || signal.aborted) throw err;
         last = err;
         o.onMethodFailed?.(method, err);
@@ -334,10 +376,107 @@ async function run(session, o, signal) {
         });
       }
     }
+    // A shake that ran stays applied (like a prune): the error says what it elided.
+    if (shaken && last && typeof last === 'object') last.shake = shaken;
     throw last;
   } finally {
     for (const p of plans) p.free();
   }
+}
+
+/** `saveArtifact` for a shake: the host's callback, whose answer is the artifact's id. */
+function artifactOptions(o, signal, preset) {
+  return { preset, saveArtifact: o.saveArtifact, signal, now: o.now, leafId: o.leafId };
+}
+
+/**
+ * The plan of the first summarizing method. An automatic compaction with nothing to
+ * summarize (one recent turn holds it all) first tries the dead-end rescue (spec: compaction
+ * §8.3): a shake with the rescue preset, which reaches into the recent tail, then plans
+ * again. Resolves `null` when the rescue shook but there is still nothing to summarize: the
+ * shake was the reduction.
+ */
+async function firstPlan(session, method, o, signal, onShake) {
+  try {
+    return planMethod(session, method, o, {});
+  } catch (err) {
+    if (!DEAD_ENDS.has(err?.code)) throw err;
+    const r = await rescueShake(session, o, signal);
+    if (r === undefined) throw err;
+    onShake(r);
+    try {
+      return planMethod(session, method, o, {});
+    } catch (again) {
+      if (DEAD_ENDS.has(again?.code)) return null;
+      throw again;
+    }
+  }
+}
+
+/** Nothing to summarize: no turn before the kept tail, or the path ends with a compaction. */
+const DEAD_ENDS = new Set(['E_NOTHING_TO_COMPACT', 'E_ALREADY_COMPACTED']);
+
+/**
+ * The dead-end rescue's shake (spec: compaction §8.3): the rescue preset, automatic reasons
+ * other than idle only. Resolves its report (`rescue: true`), or undefined when it elided nothing.
+ */
+async function rescueShake(session, o, signal) {
+  const reason = o.reason ?? 'manual';
+  if (reason === 'manual' || reason === 'idle') return undefined;
+  const r = await shakeSession(session, artifactOptions(o, signal, 'rescue'));
+  return r.toolResultsDropped + r.blocksDropped === 0 ? undefined : { ...r, rescue: true };
+}
+
+/**
+ * The most context a compaction may leave for the agent to go on (the ContextManager's progress
+ * guard, spec: compaction §8.5): an overflow retry needs the window minus the reserve, other
+ * reasons 80 % of the threshold. Infinity without a known window or for a manual compaction.
+ */
+function headroomLimit(o, resolved) {
+  const model = modelOf(o);
+  const w = model.contextWindow;
+  if (!(w > 0) || (o.reason ?? 'manual') === 'manual') return Number.POSITIVE_INFINITY;
+  const settings = JSON.stringify(resolved);
+  if (o.reason === 'overflow') return w - requireRaw().reserveTokens(w, settings);
+  return Math.floor(thresholdOf(o, resolved) * RECOVERY_BAND);
+}
+
+/** The compaction threshold of the reading model (its `modelThresholds` rule applies). */
+function thresholdOf(o, resolved) {
+  const model = modelOf(o);
+  const modelJson = model.id && model.provider ? JSON.stringify({ id: model.id, provider: model.provider }) : undefined;
+  return requireRaw().thresholdTokens(model.contextWindow, JSON.stringify(resolved), modelJson);
+}
+
+/** Context kept after an automatic shake: at most this share of the threshold (§13). */
+const RECOVERY_BAND = 0.8;
+
+/**
+ * The `shake` method (spec: compaction §13 "Shake"): the manual preset when asked for by hand,
+ * the automatic one otherwise. It hands over to the next method (`E_NO_REDUCTION`) when it
+ * found nothing, or, automatically and not for idle, when the context stays above 80 % of the
+ * threshold; what it elided stays elided then (`onShake` hears of it).
+ */
+async function shakeMethod(session, o, resolved, signal, onShake) {
+  const reason = o.reason ?? 'manual';
+  const before = o.liveTokens ?? contextSnapshot(session).tokens;
+  const r = await shakeSession(session, artifactOptions(o, signal, reason === 'manual' ? 'aggressive' : 'default'));
+  if (r.toolResultsDropped + r.blocksDropped === 0) {
+    throw codedError(
+      'E_NO_REDUCTION',
+      reason === 'manual' ? 'Nothing to shake' : 'Auto-shake found nothing eligible to drop',
+    );
+  }
+  onShake(r);
+  if (reason !== 'manual' && reason !== 'idle' && modelOf(o).contextWindow > 0) {
+    if (before - r.tokensFreed > Math.floor(thresholdOf(o, resolved) * RECOVERY_BAND)) {
+      throw codedError(
+        'E_NO_REDUCTION',
+        `Auto-shake reclaimed ~${r.tokensFreed} tokens but context is still above the threshold`,
+      );
+    }
+  }
+  return r;
 }
 
 /**
@@ -370,7 +509,9 @@ export async function runCompaction(session, options) {
       reason,
       tokensBefore: before.tokens,
       tokensAfter: after.tokens,
-      entriesSummarized: preparation.messagesToSummarize.length + preparation.turnPrefixMessages.length,
+      entriesSummarized: preparation
+        ? preparation.messagesToSummarize.length + preparation.turnPrefixMessages.length
+        : 0,
       tokensByKind: after.byKind,
       imagesOmitted: Math.max(0, before.images - after.images),
       framesOmitted: result.framesOmitted ?? 0,

@@ -714,7 +714,22 @@ export interface CompactionReport {
 /** What `compact()` resolves: a compaction entry appended to the session. */
 export interface CompactResult extends CompactionCommit {
   /** The method that ran (`null` when a `session_before_compact` hook supplied the compaction). */
-  method: Exclude<CompactionMethod, 'handoff'> | null;
+  method: Exclude<CompactionMethod, 'handoff' | 'shake'> | null;
+  report: CompactionReport;
+  /** A shake that ran earlier in the walk and was not enough on its own (it stays applied). */
+  shake?: ShakeResult;
+}
+
+/**
+ * What `compact()` resolves when the `shake` method did the reduction: no entry is appended,
+ * the heavy lines were rewritten in place (spec: compaction §13 "Shake"). `shake.rescue` is
+ * true for the dead-end rescue (nothing could be summarized; the rescue preset elided the
+ * recent tail's heavy results).
+ */
+export interface ShakeCompactResult {
+  method: 'shake';
+  entryId: null;
+  shake: ShakeResult & { rescue?: true };
   report: CompactionReport;
 }
 
@@ -836,6 +851,93 @@ export interface ArchiveFrame {
   rows: number;
   /** Characters printed on the frame. */
   chars: number;
+}
+
+/**
+ * What a shake may elide (spec: compaction §13 "Shake"). The presets: `aggressive` (the
+ * default here: the manual shake, protect 4,000, no savings floor), `default` (what automatic
+ * compaction runs: protect 16,000, savings ≥ 4,000, artifact recovery reads protected),
+ * `rescue` (the dead-end rescue: protect 0, no floor, artifact reads protected).
+ */
+export interface ShakeOptions {
+  preset?: 'aggressive' | 'default' | 'rescue';
+  /** The newest context tokens left intact. */
+  protectTokens?: number;
+  /** A plan that would save fewer estimated tokens is empty. */
+  minSavings?: number;
+  /** The smallest fenced / XML block elided, in estimated tokens. Default 400. */
+  fenceMinTokens?: number;
+  /**
+   * Tool names whose results stay (replacing the preset's list); `'isSkillReadToolResult'`
+   * and `'isArtifactRecoveryToolResult'` stand for the `skill://` and `artifact://` read protections.
+   */
+  protectedTools?: string[];
+  /** A file whose reads stay (the active plan file). */
+  protectedPath?: string;
+  /** Nothing before this entry is touched: default the latest compaction's first kept entry; `false` = the start. */
+  keepBoundaryId?: string | false;
+  /** Elide tool results only, no blocks. */
+  toolResultsOnly?: boolean;
+  /** Shake the path to this entry instead of the active path. */
+  leafId?: string;
+}
+
+/** `session.shake()` options. */
+export interface ShakeRunOptions extends ShakeOptions {
+  /** `'elide'` (default): placeholders over heavy content; `'thinking'`: drop old reasoning blocks. */
+  mode?: 'elide' | 'thinking';
+  /**
+   * Stores the recovery artifact (every elided text under a `### region k` heading) and
+   * resolves its id; the placeholders then read `[shaken ~N tokens — recover: artifact://ID
+   * (region k)]`. Without it (or when it fails) they read `[shaken ~N tokens]` and the text is gone.
+   */
+  saveArtifact?: (artifact: { name: string; text: string; kind: 'shake' }) => string | void | Promise<string | void>;
+  /** Fail (`E_SUMMARIZER`, nothing written) instead of eliding without a stored artifact. */
+  requireArtifact?: boolean;
+  signal?: AbortSignalLike;
+  /** `prunedAt` of elided tool results. Default `Date.now()`. */
+  now?: number;
+}
+
+/** One region of a shake plan. `start`/`end` are UTF-16 offsets into the text (blocks only); `blockIndex` -1 is string content. */
+export interface ShakeRegion {
+  /** 1-based, the `region k` of the placeholder. */
+  index: number;
+  kind: 'toolResult' | 'block';
+  entryId: string;
+  /** Estimated tokens of the elided text. */
+  tokens: number;
+  /** The tool name, the role, or the custom message type. */
+  label: string;
+  blockIndex?: number;
+  start?: number;
+  end?: number;
+}
+
+/** What `planShake` returns. */
+export interface ShakePlan {
+  fingerprint: string;
+  tokens: number;
+  regions: ShakeRegion[];
+  artifactText: string;
+  options: ShakeOptions;
+}
+
+/** What a shake did. */
+export interface ShakeReport {
+  toolResultsDropped: number;
+  blocksDropped: number;
+  thinkingBlocksDropped: number;
+  /** Estimated context tokens freed (elided text minus placeholders). */
+  tokensFreed: number;
+  artifactId: string | null;
+  /** Ids of the rewritten entries. */
+  entries: string[];
+}
+
+/** What `session.shake()` resolves. */
+export interface ShakeResult extends ShakeReport {
+  mode: 'elide' | 'thinking';
 }
 
 /** Options of `prune` / `pruneStale` (spec: compaction §6.1); unset fields take the engine defaults. */
@@ -1056,8 +1158,16 @@ export interface CompactOptions extends SummarizeCallOptions {
   nonMessageTokens?: number;
   /** Handoff: the new session's id (default: random). */
   handoffSessionId?: string;
-  /** Automatic handoffs with `settings.handoffSaveToDisk`: stores the document (e.g. `handoff-<ISO>.md` in the artifact folder). */
-  saveArtifact?: (artifact: { name: string; text: string; kind: 'handoff' }) => void | Promise<void>;
+  /**
+   * Stores an artifact: an automatic handoff's document with `settings.handoffSaveToDisk` (e.g.
+   * `handoff-<ISO>.md` in the artifact folder), and a shake's recovery text, whose id it resolves
+   * (the placeholders link `artifact://ID`).
+   */
+  saveArtifact?: (artifact: {
+    name: string;
+    text: string;
+    kind: 'handoff' | 'shake';
+  }) => string | void | Promise<string | void>;
   /** Overrides of a `snapcompact` commit (the plan already has `model`, `provider`, `contextWindow`). */
   snapcompact?: SnapcompactArchiveOptions;
   /**
@@ -1195,7 +1305,27 @@ export class Session {
    * Runs a whole compaction. Rejects with `E_SUMMARIZER`, `E_ABORTED`, `E_CANCELLED`, `E_BUSY`,
    * `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_STALE_PLAN`; nothing is appended then.
    */
-  compact(options: CompactOptions): Promise<CompactResult | HandoffResult | CompactSkipped>;
+  compact(options: CompactOptions): Promise<CompactResult | HandoffResult | ShakeCompactResult | CompactSkipped>;
+  /**
+   * The regions a shake would elide, with the text of their recovery artifact; changes
+   * nothing. Throws `E_SETTINGS` naming a bad option.
+   */
+  planShake(options?: ShakeOptions): ShakePlan;
+  /**
+   * Writes a `planShake` plan's placeholders (naming `artifactId` when given; `now` becomes
+   * `prunedAt` of each elided tool result). Throws `E_STALE_PLAN` when the session changed
+   * since the plan; nothing is written then.
+   */
+  applyShake(plan: ShakePlan, options?: { artifactId?: string; now?: number }): ShakeReport;
+  /** `shake thinking`: drops the reasoning blocks of assistant messages older than `protectTokens`. */
+  dropThinking(options?: ShakeOptions): ShakeReport;
+  /**
+   * Shakes the active branch: plans, stores the recovery artifact through `saveArtifact`, then
+   * writes the placeholders (`mode: 'thinking'` drops old reasoning instead). Rejects with
+   * `E_ABORTED`, `E_SETTINGS`, `E_INVALID_ARGUMENT`, `E_SUMMARIZER` (`requireArtifact` and the
+   * artifact could not be stored); the session is unchanged then.
+   */
+  shake(options?: ShakeRunOptions): Promise<ShakeResult>;
   /** Threshold pruning of old tool outputs (spec: compaction §6.6). Throws `E_SETTINGS` naming a bad option. */
   prune(options?: PruneOptions): PruneReport;
   /** The per-turn stale pass: superseded reads and useless results (spec: compaction §6.5). */

@@ -7,6 +7,7 @@ import { compactSession } from './compact.js';
 import { codedError, invalidArgument } from './errors.js';
 import { navigateSession } from './navigate.js';
 import { requireRaw } from './raw.js';
+import { shakeSession } from './shake.js';
 
 function idOptions(options) {
   const { ids, seed, start } = options ?? {};
@@ -301,6 +302,49 @@ export class Session {
     const { dryRun, ...config } = options === undefined || options === null ? {} : object(options, 'prune options');
     if (config.now === undefined) config.now = Date.now();
     return JSON.parse(this.#inner.pruneJson(pass, JSON.stringify(config), dryRun === true));
+  }
+
+  /**
+   * The regions a shake would elide (spec: compaction §13 "Shake"), with the text of their
+   * recovery artifact; nothing is written. `preset` `'aggressive'` (default: the manual
+   * shake), `'default'` (automatic) or `'rescue'`, and overrides.
+   */
+  planShake(options) {
+    const config = options === undefined || options === null ? {} : object(options, 'shake options');
+    const plan = JSON.parse(this.#inner.planShakeJson(JSON.stringify(config)));
+    return { ...plan, options: config };
+  }
+
+  /**
+   * Writes the placeholders of a `planShake` plan, naming `artifactId` (the host's id of the
+   * stored artifact text) when given; `now` (default `Date.now()`) becomes `prunedAt` of each
+   * elided tool result. `E_STALE_PLAN` when the session changed since the plan; nothing is
+   * written then.
+   */
+  applyShake(plan, options) {
+    if (!isObject(plan) || typeof plan.fingerprint !== 'string') {
+      throw invalidArgument('expected a plan from session.planShake()');
+    }
+    const artifactId = optionalText(options?.artifactId, 'artifactId');
+    const now = nowOf(options);
+    return JSON.parse(
+      this.#inner.applyShakeJson(JSON.stringify(plan.options ?? {}), plan.fingerprint, artifactId, now),
+    );
+  }
+
+  /** `shake thinking`, synchronous: drops the reasoning blocks of old assistant messages. */
+  dropThinking(options) {
+    const config = options === undefined || options === null ? {} : object(options, 'shake options');
+    return JSON.parse(this.#inner.dropThinkingJson(JSON.stringify(config)));
+  }
+
+  /**
+   * Shakes the active branch (spec: compaction §13 "Shake"): plans, stores the recovery
+   * artifact through `saveArtifact` when given, and writes the placeholders. `mode:
+   * 'thinking'` drops old reasoning blocks instead.
+   */
+  shake(options) {
+    return shakeSession(this, options);
   }
 
   /**

@@ -32,8 +32,15 @@ export interface MaintainerOptions {
   onEvent?: (event: MaintainerEvent) => void;
   /** Context promotion: resolve a larger-window model to switch to, or null to compact instead. */
   promote?: (request: PromotionRequest) => Promise<TriggerModel | null> | TriggerModel | null;
-  /** Stores a handoff document when `settings.handoffSaveToDisk` is on. */
-  saveArtifact?: (artifact: { name: string; text: string; kind: 'handoff' }) => void | Promise<void>;
+  /**
+   * Stores an artifact: a handoff document when `settings.handoffSaveToDisk` is on, and a
+   * shake's recovery text (resolve its id, which the placeholders link as `artifact://ID`).
+   */
+  saveArtifact?: (artifact: {
+    name: string;
+    text: string;
+    kind: 'handoff' | 'shake';
+  }) => string | void | Promise<string | void>;
   /** Summarizer retries. */
   retry?: RetryOptions;
   /** The clock, in ms since the epoch (default `Date.now`). */

@@ -9,7 +9,7 @@ import { requireRaw } from './raw.js';
 const REMOTE_TIMEOUT_MS = 180_000;
 
 /** Settles like `promise`, or rejects with the abort error as soon as `signal` aborts. */
-function untilAbort(promise, signal) {
+export function untilAbort(promise, signal) {
   if (signal.aborted) return Promise.reject(abortError());
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(abortError());
