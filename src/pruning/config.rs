@@ -161,6 +161,42 @@ fn bad(field: &str, reason: &str) -> Error {
     }
 }
 
+/// `keepBoundaryId` of a JSON config: an entry id, or `false` for the start of the branch.
+pub(crate) fn keep_boundary_of(f: &str, v: &Value) -> Result<KeepBoundary> {
+    match v {
+        Value::Bool(false) => Ok(KeepBoundary::Start),
+        Value::String(s) if !s.is_empty() => Ok(KeepBoundary::Entry(s.clone())),
+        _ => Err(bad(
+            f,
+            "expected an entry id, or false for the start of the branch",
+        )),
+    }
+}
+
+/// `protectedTools` of a JSON config: the tool names, and which of the named `matchers`
+/// (e.g. `"isSkillReadToolResult"`) the list holds, as bit `k` for `matchers[k]`.
+pub(crate) fn protected_tools_of(
+    f: &str,
+    v: &Value,
+    matchers: &[&str],
+) -> Result<(Vec<String>, u32)> {
+    let list = v
+        .as_array()
+        .ok_or_else(|| bad(f, "expected an array of tool names"))?;
+    let mut tools = Vec::new();
+    let mut matched = 0;
+    for t in list {
+        match t.as_str() {
+            Some(name) if matchers.contains(&name) => {
+                matched |= 1 << matchers.iter().position(|m| *m == name).unwrap_or(0)
+            }
+            Some(name) if !name.is_empty() => tools.push(name.to_string()),
+            _ => return Err(bad(f, "expected non-empty tool name strings")),
+        }
+    }
+    Ok((tools, matched))
+}
+
 impl PruneConfig {
     /// The stale pass as the coding agent's session runs it after every turn (spec:
     /// compaction §6.5 "Gates", §6.1): superseded reads when `supersedeReads`, useless results
@@ -250,33 +286,11 @@ impl PruneConfig {
                         }
                     }
                 }
-                "keepBoundaryId" => {
-                    c.keep_boundary = match v {
-                        Value::Bool(false) => KeepBoundary::Start,
-                        Value::String(s) if !s.is_empty() => KeepBoundary::Entry(s.clone()),
-                        _ => {
-                            return Err(bad(
-                                f,
-                                "expected an entry id, or false for the start of the branch",
-                            ))
-                        }
-                    }
-                }
+                "keepBoundaryId" => c.keep_boundary = keep_boundary_of(f, v)?,
                 "protectedTools" => {
-                    let list = v
-                        .as_array()
-                        .ok_or_else(|| bad(f, "expected an array of tool names"))?;
-                    c.protected_tools.clear();
-                    c.protect_skill_reads = false;
-                    for t in list {
-                        match t.as_str() {
-                            Some(SKILL_READ_MATCHER) => c.protect_skill_reads = true,
-                            Some(name) if !name.is_empty() => {
-                                c.protected_tools.push(name.to_string())
-                            }
-                            _ => return Err(bad(f, "expected non-empty tool name strings")),
-                        }
-                    }
+                    let (tools, matched) = protected_tools_of(f, v, &[SKILL_READ_MATCHER])?;
+                    c.protected_tools = tools;
+                    c.protect_skill_reads = matched & 1 != 0;
                 }
                 _ => return Err(bad(f, "unknown pruning setting (check the spelling)")),
             }

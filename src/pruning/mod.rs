@@ -24,7 +24,7 @@
 //! [`Session::tool_result_facts`]: crate::session::Session::tool_result_facts
 
 mod apply;
-mod config;
+pub(crate) mod config;
 mod keys;
 mod plan;
 mod rows;

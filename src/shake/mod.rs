@@ -3,7 +3,8 @@
 //! went and where to recover them. Whole tool-result texts and large fenced / top-level XML
 //! blocks of user, developer, assistant and custom messages are elided; images and other
 //! non-text tool-result content stay, tool calls are never touched, and a region never spans a
-//! message. The variant [`drop_thinking`] removes old assistant reasoning instead.
+//! message. With `thinking` set (`shake thinking`) the regions are the reasoning blocks of old
+//! assistant messages instead, removed without a placeholder.
 //!
 //! Sans-IO like the rest of the core: [`plan_shake`] only reads the session and returns the
 //! regions with the text of the recovery artifact; the host stores that artifact (or not) and
@@ -17,13 +18,14 @@ mod scan;
 pub use scan::block_ranges;
 
 use crate::error::{Error, Result};
+use crate::pruning::config::{keep_boundary_of, protected_tools_of};
 use crate::pruning::KeepBoundary;
 use crate::session::message::Role;
 use crate::session::{EntryKind, Session};
 use crate::support::json::{self, fields, js};
 use crate::tokens::{ByteEstimate, EstimateOptions, TokenCounter};
 use rustc_hash::FxHashMap;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::ops::Range;
 
 /// Tokens a placeholder is assumed to cost when a plan checks `minSavings`.
@@ -76,6 +78,9 @@ pub struct ShakeConfig {
     pub keep_boundary: KeepBoundary,
     /// Elide tool results only (no blocks).
     pub tool_results_only: bool,
+    /// `shake thinking`: the regions are the reasoning blocks of old assistant messages
+    /// (nothing else), removed without a placeholder; no savings floor.
+    pub thinking: bool,
     /// The leaf whose branch is shaken (`None` = the session's leaf).
     pub leaf: Option<String>,
 }
@@ -97,6 +102,7 @@ impl ShakeConfig {
             protected_path: None,
             keep_boundary: KeepBoundary::LatestCompaction,
             tool_results_only: false,
+            thinking: false,
             leaf: None,
         }
     }
@@ -129,30 +135,16 @@ impl ShakeConfig {
                 "minSavings" => c.min_savings = fields::safe_count(f, v)?,
                 "fenceMinTokens" => c.fence_min_tokens = fields::safe_count(f, v)?,
                 "toolResultsOnly" => c.tool_results_only = fields::boolean(f, v)?,
+                "thinking" => c.thinking = fields::boolean(f, v)?,
                 "protectedPath" => c.protected_path = Some(fields::non_empty_string(f, v)?.into()),
                 "leafId" => c.leaf = Some(fields::non_empty_string(f, v)?.into()),
-                "keepBoundaryId" => {
-                    c.keep_boundary = match v {
-                        Value::Bool(false) => KeepBoundary::Start,
-                        Value::String(s) if !s.is_empty() => KeepBoundary::Entry(s.clone()),
-                        _ => return Err(bad(f, "expected an entry id, or false")),
-                    }
-                }
+                "keepBoundaryId" => c.keep_boundary = keep_boundary_of(f, v)?,
                 "protectedTools" => {
-                    let list = v.as_array().ok_or_else(|| bad(f, "expected tool names"))?;
-                    c.protected_tools.clear();
-                    c.protect_skill_reads = false;
-                    c.protect_artifact_reads = false;
-                    for t in list {
-                        match t.as_str() {
-                            Some(crate::pruning::SKILL_READ_MATCHER) => {
-                                c.protect_skill_reads = true
-                            }
-                            Some(ARTIFACT_READ_MATCHER) => c.protect_artifact_reads = true,
-                            Some(name) if !name.is_empty() => c.protected_tools.push(name.into()),
-                            _ => return Err(bad(f, "expected non-empty tool name strings")),
-                        }
-                    }
+                    let matchers = [crate::pruning::SKILL_READ_MATCHER, ARTIFACT_READ_MATCHER];
+                    let (tools, matched) = protected_tools_of(f, v, &matchers)?;
+                    c.protected_tools = tools;
+                    c.protect_skill_reads = matched & 1 != 0;
+                    c.protect_artifact_reads = matched & 2 != 0;
                 }
                 _ => return Err(bad(f, "unknown shake setting (check the spelling)")),
             }
@@ -176,6 +168,8 @@ fn bad(field: &str, reason: &str) -> Error {
 pub enum Target {
     /// The whole text of a tool result (its text blocks).
     ToolResult,
+    /// Block `block` of an assistant's content, a thinking or redacted-thinking block: removed.
+    Thinking { block: usize },
     /// A byte range of one text: block `block` of the content array, or the string content;
     /// `units` is the range in UTF-16 code units (as JavaScript indexes the text).
     Block {
@@ -229,34 +223,54 @@ impl ShakePlan {
         self.regions.iter().map(|r| r.tokens).sum()
     }
 
-    /// `{fingerprint, tokens, toolResults, blocks, regions: [{index, kind, entryId,
-    /// blockIndex, start, end, tokens, label}]}`; `start`/`end` count UTF-16 code units, as
+    /// `{fingerprint, tokens, regions: [{index, entryId, tokens, label, kind, blockIndex,
+    /// start, end}], artifactText}` as JSON text; `start`/`end` count UTF-16 code units, as
     /// JavaScript indexes the text; `blockIndex` -1 is string content.
-    pub fn to_json(&self, session: &Session) -> Value {
-        let regions = self.regions.iter().enumerate().map(|(k, r)| {
-            let mut o = Map::new();
-            o.insert("index".into(), (k + 1).into());
-            o.insert("entryId".into(), session.entries()[r.index].id().into());
-            o.insert("tokens".into(), r.tokens.into());
-            o.insert("label".into(), r.label.clone().into());
+    pub fn json(&self, session: &Session) -> String {
+        fn field(out: &mut String, key: &str, text: Option<&str>, n: i64) {
+            out.push_str(key);
+            match text {
+                Some(t) => js::write_string(out, t),
+                None => out.push_str(&n.to_string()),
+            }
+        }
+        let mut out = String::new();
+        let o = &mut out;
+        field(o, "{\"fingerprint\":", Some(&self.fingerprint), 0);
+        field(o, ",\"tokens\":", None, self.tokens() as i64);
+        o.push_str(",\"regions\":[");
+        for (k, r) in self.regions.iter().enumerate() {
+            field(
+                o,
+                if k == 0 {
+                    "{\"index\":"
+                } else {
+                    ",{\"index\":"
+                },
+                None,
+                k as i64 + 1,
+            );
+            field(o, ",\"entryId\":", Some(session.entries()[r.index].id()), 0);
+            field(o, ",\"tokens\":", None, r.tokens as i64);
+            field(o, ",\"label\":", Some(&r.label), 0);
             match &r.target {
-                Target::ToolResult => {
-                    o.insert("kind".into(), "toolResult".into());
+                Target::ToolResult => field(o, ",\"kind\":", Some("toolResult"), 0),
+                Target::Thinking { block } => {
+                    field(o, ",\"kind\":", Some("thinking"), 0);
+                    field(o, ",\"blockIndex\":", None, *block as i64);
                 }
                 Target::Block { block, units, .. } => {
-                    o.insert("kind".into(), "block".into());
-                    o.insert("blockIndex".into(), block.map_or(-1, |b| b as i64).into());
-                    o.insert("start".into(), units.0.into());
-                    o.insert("end".into(), units.1.into());
+                    field(o, ",\"kind\":", Some("block"), 0);
+                    field(o, ",\"blockIndex\":", None, block.map_or(-1, |b| b as i64));
+                    field(o, ",\"start\":", None, units.0 as i64);
+                    field(o, ",\"end\":", None, units.1 as i64);
                 }
             }
-            Value::Object(o)
-        });
-        json::object(vec![
-            ("fingerprint", self.fingerprint.clone().into()),
-            ("tokens", self.tokens().into()),
-            ("regions", Value::Array(regions.collect())),
-        ])
+            o.push('}');
+        }
+        field(o, "],\"artifactText\":", Some(&self.artifact_text()), 0);
+        o.push('}');
+        out
     }
 }
 
@@ -283,15 +297,27 @@ pub struct ShakeReport {
 }
 
 impl ShakeReport {
-    pub fn to_json(&self) -> Value {
-        json::object(vec![
-            ("toolResultsDropped", self.tool_results_dropped.into()),
-            ("blocksDropped", self.blocks_dropped.into()),
-            ("thinkingBlocksDropped", self.thinking_blocks_dropped.into()),
-            ("tokensFreed", self.tokens_freed.into()),
-            ("artifactId", self.artifact_id.clone().into()),
-            ("entries", self.entries.clone().into()),
-        ])
+    /// `{toolResultsDropped, blocksDropped, thinkingBlocksDropped, tokensFreed, artifactId,
+    /// entries}` as JSON text.
+    pub fn json(&self) -> String {
+        use js::write_string;
+        let mut out = format!(
+            "{{\"toolResultsDropped\":{},\"blocksDropped\":{},\"thinkingBlocksDropped\":{},\"tokensFreed\":{},\"artifactId\":",
+            self.tool_results_dropped, self.blocks_dropped, self.thinking_blocks_dropped, self.tokens_freed
+        );
+        match &self.artifact_id {
+            Some(id) => write_string(&mut out, id),
+            None => out.push_str("null"),
+        }
+        out.push_str(",\"entries\":[");
+        for (k, id) in self.entries.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            write_string(&mut out, id);
+        }
+        out.push_str("]}");
+        out
     }
 }
 
@@ -383,7 +409,7 @@ fn protected(cfg: &ShakeConfig, m: &Value, reads: &Reads) -> bool {
         return true;
     }
     if cfg.protect_artifact_reads {
-        let source = m.pointer("/details/meta/source");
+        let source = m.get("details").and_then(|d| d.get("meta")?.get("source"));
         let internal =
             source.and_then(|s| s.get("type")).and_then(Value::as_str) == Some("internal");
         let value = source.and_then(|s| s.get("value")).and_then(Value::as_str);
@@ -451,6 +477,30 @@ fn push_content_blocks(
     }
 }
 
+/// The thinking and redacted-thinking blocks of an assistant message, each a region of the
+/// tokens the estimator charges it (its text and signature, or its data).
+fn push_thinking(out: &mut Vec<Region>, session: &Session, index: usize) {
+    let m = object_of(session, index);
+    let Some(Value::Array(blocks)) = m.as_ref().and_then(|m| m.get("content")) else {
+        return;
+    };
+    let str_of = |b: &Value, k: &str| b.get(k).and_then(Value::as_str).map_or(0, count);
+    for (block, b) in blocks.iter().enumerate() {
+        let tokens = match b.get("type").and_then(Value::as_str) {
+            Some("thinking") => str_of(b, "thinking") + str_of(b, "thinkingSignature"),
+            Some("redactedThinking") => str_of(b, "data"),
+            _ => continue,
+        };
+        out.push(Region {
+            index,
+            target: Target::Thinking { block },
+            tokens,
+            text: String::new(),
+            label: "assistant".into(),
+        });
+    }
+}
+
 /// Whether an entry's line can hold a block at all: a fence marker or a `<`. Most messages
 /// hold neither, and this spares parsing them on every plan.
 fn may_hold_blocks(line: &str) -> bool {
@@ -492,6 +542,12 @@ pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
     for (pos, &i) in path.iter().enumerate().skip(boundary) {
         let e = &entries[i];
         let recent = after[pos] < cfg.protect_tokens;
+        if cfg.thinking {
+            if !recent && e.kind() == EntryKind::Message && e.role() == Some(Role::Assistant) {
+                push_thinking(&mut regions, session, i);
+            }
+            continue;
+        }
         let at = i;
         if e.kind() == EntryKind::Message && e.role() == Some(Role::ToolResult) {
             let Some(f) = session.result_facts(i) else {
@@ -575,10 +631,14 @@ pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
             _ => {}
         }
     }
-    let savings: u64 = regions
-        .iter()
-        .map(|r| r.tokens.saturating_sub(PLACEHOLDER_TOKENS))
-        .sum();
+    let savings: u64 = if cfg.thinking {
+        u64::MAX
+    } else {
+        regions
+            .iter()
+            .map(|r| r.tokens.saturating_sub(PLACEHOLDER_TOKENS))
+            .sum()
+    };
     if savings < cfg.min_savings {
         regions.clear();
     }
@@ -654,8 +714,16 @@ fn shaken_lines(
         // Regions are in text order: splicing from the last keeps the others' offsets valid.
         for (k, r) in numbered.rev() {
             let text = placeholder(r.tokens, k, artifact);
+            if let Target::Thinking { block } = r.target {
+                let blocks = content.as_array_mut()?;
+                (block < blocks.len()).then(|| blocks.remove(block))?;
+                report.tokens_freed += r.tokens;
+                report.thinking_blocks_dropped += 1;
+                continue;
+            }
             report.tokens_freed += r.tokens.saturating_sub(count(&text));
             match &r.target {
+                Target::Thinking { .. } => {}
                 Target::ToolResult => {
                     elide_result(&mut *content, text)?;
                     tool_result = true;
@@ -709,69 +777,4 @@ fn elide_result(content: &mut Value, text: String) -> Option<()> {
     }
     *blocks = kept;
     Some(())
-}
-
-// ----- thinking ----------------------------------------------------------------------------
-
-/// `shake thinking`: removes the thinking and redacted-thinking blocks of the assistant
-/// messages outside the protect window (the newest `protectTokens` keep theirs: a provider may
-/// need the reasoning of the turn in flight) and after the keep boundary. Reports the blocks
-/// dropped and the estimated tokens freed. Nothing to drop changes nothing.
-pub fn drop_thinking(session: &mut Session, cfg: &ShakeConfig) -> Result<ShakeReport> {
-    let path = resolve_path(session, &cfg.leaf)?;
-    let boundary = cfg.keep_boundary.position(session, &path);
-    // The protect window is a suffix of the path: it starts at `recent`.
-    let mut recent = path.len();
-    let mut acc = 0;
-    while recent > 0 && acc < cfg.protect_tokens {
-        recent -= 1;
-        if session.entries()[path[recent]].kind() == EntryKind::Message {
-            acc += session.entry_tokens(path[recent], EstimateOptions::default());
-        }
-    }
-    let mut report = ShakeReport::default();
-    let mut edits = Vec::new();
-    let mut before = 0;
-    for &i in path.get(boundary..recent).unwrap_or_default() {
-        let e = &session.entries()[i];
-        if e.kind() != EntryKind::Message || e.role() != Some(Role::Assistant) {
-            continue;
-        }
-        let Some(mut m) = object_of(session, i) else {
-            continue;
-        };
-        let Some(Value::Array(blocks)) = m.get_mut("content") else {
-            continue;
-        };
-        let n = blocks.len();
-        blocks.retain(|b| {
-            !matches!(
-                b.get("type").and_then(Value::as_str),
-                Some("thinking" | "redactedThinking")
-            )
-        });
-        if blocks.len() == n {
-            continue;
-        }
-        report.thinking_blocks_dropped += n - blocks.len();
-        let content = js::stringify(&Value::Array(std::mem::take(blocks)));
-        let line =
-            json::edit::set_member(&session.entry_json(i), &["message"], "content", &content)
-                .ok()
-                .flatten()
-                .ok_or_else(|| Error::StalePlan {
-                    reason: format!("entry {} has no message to edit", e.id()),
-                })?;
-        before += session.entry_tokens(i, EstimateOptions::default());
-        report.entries.push(e.id().to_string());
-        edits.push((i, line));
-    }
-    let touched: Vec<usize> = edits.iter().map(|(i, _)| *i).collect();
-    session.rewrite_entries(edits);
-    let after: u64 = touched
-        .iter()
-        .map(|&i| session.entry_tokens(i, EstimateOptions::default()))
-        .sum();
-    report.tokens_freed = before.saturating_sub(after);
-    Ok(report)
 }

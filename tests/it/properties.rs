@@ -238,6 +238,14 @@ proptest! {
         cfg.fence_min_tokens = fence;
         invariants::shake(&mut s, &cfg, artifact.then_some("A1")).map_err(TestCaseError::fail)?;
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
+        // shake thinking: every planned reasoning block goes, nothing else does.
+        cfg.thinking = true;
+        let plan = ctxfold::shake::plan_shake(&s, &cfg).unwrap();
+        let report = ctxfold::shake::apply_shake(&mut s, &plan, None, 1).unwrap();
+        prop_assert_eq!(report.thinking_blocks_dropped, plan.regions.len());
+        prop_assert_eq!(report.tokens_freed, plan.tokens());
+        prop_assert!(ctxfold::shake::plan_shake(&s, &cfg).unwrap().regions.is_empty());
+        ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
     }
 
     /// Shake's block finder keeps its invariants on any text.

@@ -311,7 +311,7 @@ export class Session {
    */
   planShake(options) {
     const config = options === undefined || options === null ? {} : object(options, 'shake options');
-    const plan = JSON.parse(this.#inner.planShakeJson(JSON.stringify(config)));
+    const plan = JSON.parse(this.#inner.shakeJson('plan', JSON.stringify(config), undefined, undefined, 0));
     return { ...plan, options: config };
   }
 
@@ -328,14 +328,14 @@ export class Session {
     const artifactId = optionalText(options?.artifactId, 'artifactId');
     const now = nowOf(options);
     return JSON.parse(
-      this.#inner.applyShakeJson(JSON.stringify(plan.options ?? {}), plan.fingerprint, artifactId, now),
+      this.#inner.shakeJson('apply', JSON.stringify(plan.options ?? {}), plan.fingerprint, artifactId, now),
     );
   }
 
   /** `shake thinking`, synchronous: drops the reasoning blocks of old assistant messages. */
   dropThinking(options) {
     const config = options === undefined || options === null ? {} : object(options, 'shake options');
-    return JSON.parse(this.#inner.dropThinkingJson(JSON.stringify(config)));
+    return JSON.parse(this.#inner.shakeJson('thinking', JSON.stringify(config), undefined, undefined, 0));
   }
 
   /**
