@@ -120,6 +120,9 @@ export function workload(ctxfold, input, { now, shape = '8x13-bw', frameSize = 5
     const stale = session.pruneStale({ now, idleFlushMs: 24 * 3600 * 1000 });
     const threshold = session.prune({ now, protectTokens: 4_000, minimumSavings: 1_000 });
     const after = session.contextTokens();
+    // Shake (no LLM): what pruning left of the tool output, elided with an artifact link.
+    const plan = session.planShake({ preset: 'rescue' });
+    const shaken = session.applyShake(plan, { artifactId: 'A1', now });
     const t1 = clock();
     const text = ctxfold.serializeConversation(session.toLlmMessages());
     const frames = ctxfold.renderFrames(text, { shape, frameSize, maxFrames });
@@ -143,6 +146,12 @@ export function workload(ctxfold, input, { now, shape = '8x13-bw', frameSize = 5
         reasons: threshold.pruned.map((p) => p.reason),
       },
       estimatedAfter: after.estimatedTokens,
+      shake: {
+        regions: plan.regions.map((r) => `${r.kind} ${r.entryId} ${r.tokens}`),
+        artifactChars: plan.artifactText.length,
+        toolResultsDropped: shaken.toolResultsDropped,
+        tokensFreed: shaken.tokensFreed,
+      },
       serializedChars: text.length,
       frameCount: ctxfold.frameCount(text, { shape, frameSize }),
       frames: frames.map((f) => ({
