@@ -22,7 +22,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("pruning", 6),
     ("navigation", 6),
     ("triggers", 6),
-    ("wasm", 7),
+    // Shake reuses pruning's keep boundary and protection readers.
+    ("shake", 7),
+    ("wasm", 8),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

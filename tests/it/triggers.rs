@@ -414,7 +414,8 @@ fn payload_rejections() {
     let c = d.compact.expect("untrusted rejection compacts");
     assert_eq!(c.reason, CompactionReason::Overflow);
     assert!(c.exclude_snapcompact && c.payload_rejection);
-    assert_eq!(c.strategy, Strategy::ContextFull);
+    // Handoff cannot recover an overflow: shake is the first usable method.
+    assert_eq!(c.strategy, Strategy::Shake);
     assert!(!c.methods.contains(&CompactionMethod::Snapcompact));
     // …and a recovery that did not shrink the request stops there.
     let mut req = c.clone();
@@ -1164,7 +1165,10 @@ fn decisions_serialize_to_the_js_shape() {
     assert_eq!(v["compact"]["entry"], "post-turn");
     assert_eq!(v["compact"]["willRetry"], true);
     assert_eq!(v["compact"]["strategy"], "snapcompact");
-    assert_eq!(v["compact"]["methods"], json!(["snapcompact", "soft"]));
+    assert_eq!(
+        v["compact"]["methods"],
+        json!(["snapcompact", "shake", "soft"])
+    );
     assert_eq!(v["compact"]["thresholdTokens"], 170_000);
     assert_eq!(v["continuation"], Value::Null);
     let req: CompactRequest = serde_json::from_value(v["compact"].clone()).unwrap();
@@ -1393,7 +1397,7 @@ proptest! {
                 CompactionMethod::Remote => remote_enabled && (endpoint || route),
                 CompactionMethod::Snapcompact => images && !payload && !focus,
                 CompactionMethod::Handoff => !manual && reason != CompactionReason::Overflow,
-                CompactionMethod::Shake => false,
+                CompactionMethod::Shake => !manual,
                 CompactionMethod::Window => !manual,
                 CompactionMethod::Soft => true,
             };

@@ -11,7 +11,7 @@
 //! - an overflowing turn of the current model never goes without a compact, promote or drop
 //!   decision (or the episode's explicit give-up) when compaction is enabled and a method is
 //!   usable;
-//! - every compaction request names usable methods only (never `shake`), its `action` and
+//! - every compaction request names usable methods only (`shake` only for automatic reasons), its `action` and
 //!   `strategy` are its first method's, and it survives the JSON round trip.
 
 use ctxfold::settings::{CompactionSettings, Strategy, METHODS};
@@ -478,8 +478,9 @@ impl Harness {
                 "a compaction request without a usable method"
             );
             ensure!(
-                !c.methods.contains(&CompactionMethod::Shake),
-                "shake offered before it exists (issue 20)"
+                c.reason != CompactionReason::Manual
+                    || !c.methods.contains(&CompactionMethod::Shake),
+                "shake offered to a manual compaction"
             );
             ensure!(
                 c.action == c.methods[0].action() && c.strategy == c.methods[0].strategy(),
