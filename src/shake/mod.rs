@@ -548,7 +548,6 @@ pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
             }
             continue;
         }
-        let at = i;
         if e.kind() == EntryKind::Message && e.role() == Some(Role::ToolResult) {
             let Some(f) = session.result_facts(i) else {
                 continue;
@@ -593,7 +592,7 @@ pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
                     .and_then(|m| m.get("content"))
                 {
                     for (b, t) in text_blocks(blocks) {
-                        push_blocks(&mut regions, cfg, at, Some(b), t, "assistant");
+                        push_blocks(&mut regions, cfg, i, Some(b), t, "assistant");
                     }
                 }
             }
@@ -607,7 +606,7 @@ pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
                 push_content_blocks(
                     &mut regions,
                     cfg,
-                    at,
+                    i,
                     m.as_ref().and_then(|m| m.get("content")),
                     label,
                 );
@@ -623,7 +622,7 @@ pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
                 push_content_blocks(
                     &mut regions,
                     cfg,
-                    at,
+                    i,
                     o.as_ref().and_then(|o| o.get("content")),
                     &label,
                 );

@@ -120,14 +120,14 @@ export function workload(ctxfold, input, { now, shape = '8x13-bw', frameSize = 5
     const stale = session.pruneStale({ now, idleFlushMs: 24 * 3600 * 1000 });
     const threshold = session.prune({ now, protectTokens: 4_000, minimumSavings: 1_000 });
     const after = session.contextTokens();
-    // Shake (no LLM): what pruning left of the tool output, elided with an artifact link.
-    const plan = session.planShake({ preset: 'rescue' });
-    const shaken = session.applyShake(plan, { artifactId: 'A1', now });
     const t1 = clock();
     const text = ctxfold.serializeConversation(session.toLlmMessages());
     const frames = ctxfold.renderFrames(text, { shape, frameSize, maxFrames });
     const t2 = clock();
     onFrames?.(frames);
+    // Shake (no LLM): what pruning left of the tool output, elided with an artifact link.
+    const plan = session.planShake({ preset: 'rescue' });
+    const shaken = session.applyShake(plan, { artifactId: 'A1', now });
     const png = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
     return {
       version: ctxfold.version(),
