@@ -4,6 +4,7 @@
 // useless results) as the coding agent runs it each turn. Repeated runs are dry runs (a real
 // run finds nothing left to prune the second time); one real run is timed after them. The same
 // passes on the session without compactions show the worst case: every result is a candidate.
+// Shake's plan and apply are timed on the same sessions.
 import { Session } from 'ctxfold';
 import { generatedSession, timed, timesRow } from './lib.mjs';
 
@@ -41,6 +42,35 @@ function passes(bytes, title) {
       note: `${applied.prunedCount} results rewritten`,
     });
   }
+  // Shake (issue 20): planning with the automatic preset (dry: nothing written), then one
+  // aggressive plan + apply.
+  const session = Session.fromJsonl(bytes);
+  const [first, plan] = timed(() => session.planShake({ preset: 'default' }));
+  const times = [];
+  for (let i = 0; i < 11; i++) times.push(timed(() => session.planShake({ preset: 'default' }))[0]);
+  rows.push({
+    name: `${title}: shake plan (automatic preset), first call`,
+    median: first,
+    unit: 'ms',
+    samples: 1,
+    note: 'estimates every entry once',
+  });
+  rows.push(
+    timesRow(`${title}: shake plan (automatic preset)`, times, {
+      note: `${plan.regions.length} regions, ${plan.tokens} tokens`,
+    }),
+  );
+  const [applied, report] = timed(() => {
+    const p = session.planShake({ preset: 'aggressive' });
+    return session.applyShake(p, { artifactId: 'A1', now: NOW });
+  });
+  rows.push({
+    name: `${title}: shake plan + apply (manual preset)`,
+    median: applied,
+    unit: 'ms',
+    samples: 1,
+    note: `${report.toolResultsDropped} results, ${report.blocksDropped} blocks, ${report.tokensFreed} tokens freed`,
+  });
   return rows;
 }
 
