@@ -154,7 +154,7 @@ impl fmt::Debug for PruneConfig {
     }
 }
 
-fn bad(field: &str, reason: &str) -> Error {
+pub(crate) fn bad(field: &str, reason: &str) -> Error {
     Error::Settings {
         field: field.to_string(),
         reason: reason.to_string(),

@@ -37,13 +37,6 @@ pub(super) struct Branch<'a> {
     held: Vec<FileCalls>,
 }
 
-fn resolve_path(session: &Session, cfg: &PruneConfig) -> Result<Vec<usize>> {
-    Ok(match &cfg.leaf {
-        Some(id) => session.path_to(session.require(id)?),
-        None => session.active_path(),
-    })
-}
-
 /// Does this pass need the `read` calls at all?
 fn needs_read_calls(cfg: &PruneConfig) -> bool {
     cfg.supersede || cfg.protect_skill_reads || cfg.protected_path.is_some()
@@ -264,6 +257,6 @@ pub(super) fn with_branch<T>(
     every_result: bool,
     f: impl FnOnce(&Branch<'_>) -> T,
 ) -> Result<T> {
-    let path = resolve_path(session, cfg)?;
+    let path = session.path_of(cfg.leaf.as_deref())?;
     Ok(f(&Branch::new(session, cfg, path, every_result)))
 }

@@ -53,6 +53,15 @@ impl Session {
         path
     }
 
+    /// The path to the entry `leaf` names, or the active path without one; `E_UNKNOWN_ENTRY`
+    /// for an id not in the session.
+    pub fn path_of(&self, leaf: Option<&str>) -> crate::error::Result<Vec<usize>> {
+        Ok(match leaf {
+            Some(id) => self.path_to(self.require(id)?),
+            None => self.active_path(),
+        })
+    }
+
     /// The active path: root to leaf (empty when there is no leaf).
     pub fn active_path(&self) -> Vec<usize> {
         self.leaf().map(|l| self.path_to(l)).unwrap_or_default()

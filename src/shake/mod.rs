@@ -18,7 +18,7 @@ mod scan;
 pub use scan::block_ranges;
 
 use crate::error::{Error, Result};
-use crate::pruning::config::{keep_boundary_of, protected_tools_of};
+use crate::pruning::config::{bad, keep_boundary_of, protected_tools_of};
 use crate::pruning::KeepBoundary;
 use crate::session::message::Role;
 use crate::session::{EntryKind, Session};
@@ -155,13 +155,6 @@ impl ShakeConfig {
 
 /// The `protectedTools` entry that stands for the artifact recovery-read protection.
 pub const ARTIFACT_READ_MATCHER: &str = "isArtifactRecoveryToolResult";
-
-fn bad(field: &str, reason: &str) -> Error {
-    Error::Settings {
-        field: field.to_string(),
-        reason: reason.to_string(),
-    }
-}
 
 /// Where a region sits in its entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -356,13 +349,6 @@ fn text_blocks(blocks: &[Value]) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-fn resolve_path(session: &Session, leaf: &Option<String>) -> Result<Vec<usize>> {
-    Ok(match leaf {
-        Some(id) => session.path_to(session.require(id)?),
-        None => session.active_path(),
-    })
-}
-
 /// The `read` calls of a branch: call id → index of its path (the map type is the session's
 /// id index type, one `HashMap` instantiation less).
 #[derive(Default)]
@@ -511,7 +497,7 @@ fn may_hold_blocks(line: &str) -> bool {
 /// Finds the regions of the branch a shake with `cfg` elides (empty when they would save less
 /// than `minSavings`), and binds them to the session as it is.
 pub fn plan_shake(session: &Session, cfg: &ShakeConfig) -> Result<ShakePlan> {
-    let path = resolve_path(session, &cfg.leaf)?;
+    let path = session.path_of(cfg.leaf.as_deref())?;
     let entries = session.entries();
     // Tokens of everything after each position: the protect window counts every message and
     // the text of custom messages.
@@ -712,23 +698,23 @@ fn shaken_lines(
         let mut tool_result = false;
         // Regions are in text order: splicing from the last keeps the others' offsets valid.
         for (k, r) in numbered.rev() {
-            let text = placeholder(r.tokens, k, artifact);
-            if let Target::Thinking { block } = r.target {
-                let blocks = content.as_array_mut()?;
-                (block < blocks.len()).then(|| blocks.remove(block))?;
-                report.tokens_freed += r.tokens;
-                report.thinking_blocks_dropped += 1;
-                continue;
-            }
-            report.tokens_freed += r.tokens.saturating_sub(count(&text));
             match &r.target {
-                Target::Thinking { .. } => {}
+                Target::Thinking { block } => {
+                    let blocks = content.as_array_mut()?;
+                    (*block < blocks.len()).then(|| blocks.remove(*block))?;
+                    report.tokens_freed += r.tokens;
+                    report.thinking_blocks_dropped += 1;
+                }
                 Target::ToolResult => {
+                    let text = placeholder(r.tokens, k, artifact);
+                    report.tokens_freed += r.tokens.saturating_sub(count(&text));
                     elide_result(&mut *content, text)?;
                     tool_result = true;
                     report.tool_results_dropped += 1;
                 }
                 Target::Block { block, range, .. } => {
+                    let text = placeholder(r.tokens, k, artifact);
+                    report.tokens_freed += r.tokens.saturating_sub(count(&text));
                     let slot = match block {
                         None => &mut *content,
                         Some(b) => content.get_mut(*b)?.get_mut("text")?,

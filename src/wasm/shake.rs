@@ -14,7 +14,8 @@ impl WasmSession {
     /// regions, artifactText}` (no regions when it would save less than `minSavings`);
     /// `"apply"`: applies the plan `fingerprint` names (planned with the same configuration;
     /// `E_STALE_PLAN` when the session changed meanwhile), the placeholders naming
-    /// `artifact_id` when given, and returns the report; `"thinking"`: `shake thinking`'s report.
+    /// `artifact_id` when given, and returns the report; `"run"`: plans and applies at once,
+    /// without an artifact (no region text crosses to JavaScript), and returns the report.
     #[wasm_bindgen(js_name = shakeJson)]
     pub fn shake_json(
         &mut self,
@@ -24,11 +25,9 @@ impl WasmSession {
         artifact_id: Option<String>,
         now: f64,
     ) -> Result<String, JsValue> {
-        let mut cfg =
-            ShakeConfig::from_json(&options(config_json, "shake options")?).map_err(to_js)?;
-        cfg.thinking |= op == "thinking";
+        let cfg = ShakeConfig::from_json(&options(config_json, "shake options")?).map_err(to_js)?;
         let report = match op {
-            "plan" | "apply" | "thinking" => {
+            "plan" | "apply" | "run" => {
                 let plan = plan_shake(self.s(), &cfg).map_err(to_js)?;
                 if op == "plan" {
                     return Ok(plan.json(self.s()));

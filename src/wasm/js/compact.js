@@ -11,7 +11,6 @@
 import { abortError, codedError, invalidArgument, messageOf, wrapError } from './errors.js';
 import { requireRaw } from './raw.js';
 import { contextSnapshot } from './report.js';
-import { shakeSession } from './shake.js';
 import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
 
 /** Sessions with a compaction in flight. */
@@ -384,8 +383,8 @@ async function run(session, o, signal) {
   }
 }
 
-/** `saveArtifact` for a shake: the host's callback, whose answer is the artifact's id. */
-function artifactOptions(o, signal, preset) {
+/** The options of a shake the walk runs: the preset, and the host's `saveArtifact`, signal, clock and leaf. */
+function shakeOptions(o, signal, preset) {
   return { preset, saveArtifact: o.saveArtifact, signal, now: o.now, leafId: o.leafId };
 }
 
@@ -423,7 +422,7 @@ const DEAD_ENDS = new Set(['E_NOTHING_TO_COMPACT', 'E_ALREADY_COMPACTED']);
 async function rescueShake(session, o, signal) {
   const reason = o.reason ?? 'manual';
   if (reason === 'manual' || reason === 'idle') return undefined;
-  const r = await shakeSession(session, artifactOptions(o, signal, 'rescue'));
+  const r = await session.shake(shakeOptions(o, signal, 'rescue'));
   return r.toolResultsDropped + r.blocksDropped === 0 ? undefined : { ...r, rescue: true };
 }
 
@@ -438,14 +437,15 @@ function headroomLimit(o, resolved) {
   if (!(w > 0) || (o.reason ?? 'manual') === 'manual') return Number.POSITIVE_INFINITY;
   const settings = JSON.stringify(resolved);
   if (o.reason === 'overflow') return w - requireRaw().reserveTokens(w, settings);
-  return Math.floor(thresholdOf(o, resolved) * RECOVERY_BAND);
+  return recoveryBand(o, resolved);
 }
 
-/** The compaction threshold of the reading model (its `modelThresholds` rule applies). */
-function thresholdOf(o, resolved) {
+/** 80 % of the reading model's compaction threshold (its `modelThresholds` rule applies). */
+function recoveryBand(o, resolved) {
   const model = modelOf(o);
   const modelJson = model.id && model.provider ? JSON.stringify({ id: model.id, provider: model.provider }) : undefined;
-  return requireRaw().thresholdTokens(model.contextWindow, JSON.stringify(resolved), modelJson);
+  const threshold = requireRaw().thresholdTokens(model.contextWindow, JSON.stringify(resolved), modelJson);
+  return Math.floor(threshold * RECOVERY_BAND);
 }
 
 /** Context kept after an automatic shake: at most this share of the threshold (§13). */
@@ -460,7 +460,7 @@ const RECOVERY_BAND = 0.8;
 async function shakeMethod(session, o, resolved, signal, onShake) {
   const reason = o.reason ?? 'manual';
   const before = o.liveTokens ?? contextSnapshot(session).tokens;
-  const r = await shakeSession(session, artifactOptions(o, signal, reason === 'manual' ? 'aggressive' : 'default'));
+  const r = await session.shake(shakeOptions(o, signal, reason === 'manual' ? 'aggressive' : 'default'));
   if (r.toolResultsDropped + r.blocksDropped === 0) {
     throw codedError(
       'E_NO_REDUCTION',
@@ -469,7 +469,7 @@ async function shakeMethod(session, o, resolved, signal, onShake) {
   }
   onShake(r);
   if (reason !== 'manual' && reason !== 'idle' && modelOf(o).contextWindow > 0) {
-    if (before - r.tokensFreed > Math.floor(thresholdOf(o, resolved) * RECOVERY_BAND)) {
+    if (before - r.tokensFreed > recoveryBand(o, resolved)) {
       throw codedError(
         'E_NO_REDUCTION',
         `Auto-shake reclaimed ~${r.tokensFreed} tokens but context is still above the threshold`,

@@ -335,7 +335,12 @@ export class Session {
   /** `shake thinking`, synchronous: drops the reasoning blocks of old assistant messages. */
   dropThinking(options) {
     const config = options === undefined || options === null ? {} : object(options, 'shake options');
-    return JSON.parse(this.#inner.shakeJson('thinking', JSON.stringify(config), undefined, undefined, 0));
+    return this.#shakeNow({ ...config, thinking: true }, 0);
+  }
+
+  /** Plans and applies a shake in one call, without an artifact. */
+  #shakeNow(config, now) {
+    return JSON.parse(this.#inner.shakeJson('run', JSON.stringify(config), undefined, undefined, nowOf({ now })));
   }
 
   /**
@@ -344,7 +349,7 @@ export class Session {
    * 'thinking'` drops old reasoning blocks instead.
    */
   shake(options) {
-    return shakeSession(this, options);
+    return shakeSession(this, options, (config, now) => this.#shakeNow(config, now));
   }
 
   /**

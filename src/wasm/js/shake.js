@@ -9,16 +9,21 @@ const NOTHING = { toolResultsDropped: 0, blocksDropped: 0, thinkingBlocksDropped
 /**
  * Runs a shake of `session` (see `ShakeOptions` in the types): `mode` `'elide'` (default)
  * or `'thinking'`. Resolves the report `{mode, toolResultsDropped, blocksDropped,
- * thinkingBlocksDropped, tokensFreed, artifactId, entries}`.
+ * thinkingBlocksDropped, tokensFreed, artifactId, entries}`. Without `saveArtifact` there is
+ * nothing to await: `shakeNow(config, now)` plans and applies in one call of the core.
  */
-export async function shakeSession(session, options) {
+export async function shakeSession(session, options, shakeNow) {
   const { mode = 'elide', saveArtifact, signal, now, requireArtifact, ...config } = options ?? {};
   if (saveArtifact !== undefined && typeof saveArtifact !== 'function') {
     throw invalidArgument('`saveArtifact` must be a function');
   }
   if (signal?.aborted) throw abortError();
-  if (mode === 'thinking') return { mode, ...session.dropThinking(config) };
-  if (mode !== 'elide') throw invalidArgument(`unknown shake mode "${mode}" (expected 'elide' or 'thinking')`);
+  if (mode !== 'elide' && mode !== 'thinking') {
+    throw invalidArgument(`unknown shake mode "${mode}" (expected 'elide' or 'thinking')`);
+  }
+  if (mode === 'thinking' || (!saveArtifact && !requireArtifact)) {
+    return { mode, ...shakeNow({ ...config, thinking: mode === 'thinking' }, now) };
+  }
   const plan = session.planShake(config);
   if (plan.regions.length === 0) return { mode, ...NOTHING, entries: [] };
   let artifactId;
