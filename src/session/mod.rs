@@ -678,10 +678,10 @@ impl Session {
         self.append("label", body.to_fields(), now)
     }
 
-    /// The label of every labelled entry: the last `label` entry for a target wins; an empty
-    /// or missing label clears it.
-    pub fn labels(&self) -> FxHashMap<String, String> {
-        let mut out = FxHashMap::default();
+    /// The label of every labelled entry (target id → label string), in the order of the
+    /// targets: the last `label` entry for a target wins; an empty or missing label clears it.
+    pub fn labels(&self) -> Map<String, Value> {
+        let mut out = Map::new();
         for (i, e) in self.entries.iter().enumerate() {
             if e.kind != EntryKind::Label {
                 continue;
@@ -689,7 +689,7 @@ impl Session {
             if let Ok(b) = self.body::<LabelBody>(i) {
                 match b.label.filter(|l| !l.is_empty()) {
                     Some(l) => {
-                        out.insert(b.target_id, l);
+                        out.insert(b.target_id, l.into());
                     }
                     None => {
                         out.remove(&b.target_id);
@@ -697,7 +697,9 @@ impl Session {
                 }
             }
         }
-        out
+        let mut pairs: Vec<(String, Value)> = out.into_iter().collect();
+        crate::support::sort::sort_by_key(&mut pairs, |(id, _)| self.index_of(id));
+        pairs.into_iter().collect()
     }
 
     /// Warnings collected while loading with the given code.

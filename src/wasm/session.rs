@@ -554,12 +554,6 @@ impl WasmSession {
     /// Resolved labels as a JSON object `{id: label}`.
     #[wasm_bindgen(js_name = labelsJson)]
     pub fn labels_json(&self) -> String {
-        let mut pairs: Vec<(String, String)> = self.s().labels().into_iter().collect();
-        crate::support::sort::sort_by_key(&mut pairs, |(id, _)| self.s().index_of(id));
-        let map: serde_json::Map<String, Value> = pairs
-            .into_iter()
-            .map(|(k, v)| (k, Value::from(v)))
-            .collect();
-        js::stringify(&Value::Object(map))
+        js::stringify(&Value::Object(self.s().labels()))
     }
 }

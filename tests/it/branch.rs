@@ -899,7 +899,7 @@ fn labels_go_on_the_summary_or_the_target() {
     assert_eq!(body.target_id, summary);
     assert_eq!(body.label.as_deref(), Some("checkpoint"));
     assert_eq!(
-        s.labels().get(&summary).map(String::as_str),
+        s.labels().get(&summary).and_then(|v| v.as_str()),
         Some("checkpoint")
     );
     // A label is an appended entry: the leaf ends on it, as in the reference.
@@ -917,7 +917,7 @@ fn labels_go_on_the_summary_or_the_target() {
     let label = done.label_entry_id.expect("label written");
     let body: LabelBody = s.body(s.require(&label).unwrap()).unwrap();
     assert_eq!(body.target_id, "C");
-    assert_eq!(s.labels().get("C").map(String::as_str), Some("alt"));
+    assert_eq!(s.labels().get("C").and_then(|v| v.as_str()), Some("alt"));
     assert_eq!(entry_json(&s, &label)["parentId"], "B");
 
     // A hook may change the label before the commit; an empty label writes nothing.

@@ -341,7 +341,7 @@ fn tree_operations_and_errors() {
     s.append_label("2", Some("x"), 9).unwrap();
     s.append_label("2", None, 9).unwrap();
     let labels = s.labels();
-    assert_eq!(labels.get("1").map(String::as_str), Some("renamed"));
+    assert_eq!(labels.get("1").and_then(|v| v.as_str()), Some("renamed"));
     assert!(!labels.contains_key("2"));
     assert!(matches!(
         s.append_label("zz", Some("x"), 9),
