@@ -3,8 +3,9 @@
 #
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
-# Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake. Needs the nightly toolchain
-# and cargo-fuzz (`cargo install cargo-fuzz`; installed here when missing). Runs under
+# Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
+# native_anthropic. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
 # fuzz/corpus/TARGET (seeded with small sessions, tests/fuzz-regressions/ and the
@@ -15,7 +16,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers shake)
+all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
@@ -47,6 +48,11 @@ seed() {
         for f in "$dir"/seed-v3 "$dir"/seed-v1; do { printf '\0'; cat "$f"; } > "$f.raw" && rm "$f"; done
       fi
       find "$root/tests/fuzz-regressions" -name '*.jsonl' -exec cp {} "$dir/" \; 2>/dev/null || true
+      ;;
+    native_openai)
+      # A V1 answer and a V2 event stream.
+      printf '%s' '{"output":[{"type":"message","role":"user","content":[]},{"type":"compaction","encrypted_content":"E"}]}' > "$dir/seed-v1"
+      printf 'event: response.output_item.done\ndata: {"type":"response.output_item.done","item":{"type":"compaction"}}\n\ndata: {"type":"response.completed","response":{"usage":{"input_tokens":3,"output_tokens":1,"total_tokens":4}}}\n\ndata: [DONE]\n\n' > "$dir/seed-v2"
       ;;
     snapcompact)
       if [ -f "$conf/snapcompact/input.txt" ]; then

@@ -41,12 +41,16 @@ pub struct Committed {
 
 /// `preserveData` of a new compaction (spec: compaction §5.7 step 6): the previous one minus a
 /// stale provider-native payload and a migrated snapcompact archive, plus the hook's data.
-fn preserve_data(previous: Option<&Value>, extra: Option<&Map<String, Value>>) -> Option<Value> {
+pub(crate) fn preserve_data(
+    previous: Option<&Value>,
+    extra: Option<&Map<String, Value>>,
+) -> Option<Value> {
     let mut out = match previous {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
     };
     out.remove("openaiRemoteCompaction");
+    out.remove(crate::compaction::native::anthropic::PRESERVE_KEY);
     out.remove("snapcompact");
     if let Some(extra) = extra {
         for (k, v) in extra {
@@ -59,7 +63,7 @@ fn preserve_data(previous: Option<&Value>, extra: Option<&Map<String, Value>>) -
 /// Appends the entry, then records `tokensAfter` from the rebuilt context.
 /// Appends the compaction under `leaf`, the leaf it was prepared for (which need not be the
 /// session's current leaf: `PrepareOptions::leaf`), then stores `tokensAfter`.
-fn append_with_tokens_after(
+pub(crate) fn append_with_tokens_after(
     session: &mut Session,
     leaf: usize,
     body: &CompactionBody,

@@ -3,6 +3,7 @@
 //! plan → commit cycle.
 
 pub mod commit;
+pub mod native;
 pub mod plan;
 pub mod prepare;
 pub mod snapcompact;

@@ -926,6 +926,7 @@ pub fn compact(
         _ => Map::new(),
     };
     preserve.remove("openaiRemoteCompaction");
+    preserve.remove(crate::compaction::native::anthropic::PRESERVE_KEY);
     preserve.insert(PRESERVE_KEY.into(), archive.to_json());
     Ok(ArchiveResult {
         summary,

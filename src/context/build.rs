@@ -37,6 +37,16 @@ pub struct BuildOptions {
     pub collapse_compacted_history: bool,
     /// Transcript mode only: keep tool calls that have no result.
     pub keep_dangling_tool_calls: bool,
+    /// LLM mode: the provider of the reading model when it speaks a Responses dialect. A
+    /// compaction whose OpenAI replacement history that provider wrote is then replayed
+    /// (spec: compaction §2.3): its summary message carries the history as `providerPayload`
+    /// and the kept entries it already holds are left out. Other readers get the summary and
+    /// the kept entries.
+    pub replay_provider: Option<String>,
+    /// With `replay_provider`: the reader speaks the Anthropic Messages API, so the record
+    /// replayed is an `anthropicCompaction` block of that provider (spec: compaction §13),
+    /// which rides on the summary message while the kept entries stay as they are.
+    pub replay_anthropic: bool,
 }
 
 /// Where a context message's JSON comes from.
@@ -529,6 +539,33 @@ impl Emitter<'_> {
         Ok(())
     }
 
+    /// Emits a compaction's summary message, with the native record the reader replays as
+    /// its `providerPayload` when there is one (spec: compaction §2.3, §13).
+    fn push_summary(&mut self, index: usize, payload: Option<Value>) -> Result<()> {
+        match payload {
+            Some(p) => self.push_replayed(index, p),
+            None => self.push_compaction(index, false),
+        }
+    }
+
+    /// Emits a compaction whose native record the reader replays (spec: compaction §2.3):
+    /// the summary message with the record as its `providerPayload`.
+    fn push_replayed(&mut self, index: usize, payload: Value) -> Result<()> {
+        let Some(json) = self.session.entry_message_json(index)? else {
+            return Ok(());
+        };
+        let json = self.with_history_blocks(index, json.into_owned());
+        let json = match crate::support::json::parse(&json) {
+            Ok(Value::Object(mut o)) => {
+                o.insert("providerPayload".into(), payload);
+                js::stringify(&Value::Object(o))
+            }
+            _ => json,
+        };
+        self.push_owned(index, json, Some(Role::CompactionSummary));
+        Ok(())
+    }
+
     /// A compaction carrying a snapcompact archive gets its history blocks (text head,
     /// frames as PNG image blocks, text tail) on every build (spec: snapcompact §9.4, §9.6;
     /// compaction §2.3).
@@ -551,6 +588,53 @@ impl Emitter<'_> {
             _ => json,
         }
     }
+}
+
+/// The replay of a compaction by `provider` (spec: compaction §2.3, §13), as the summary
+/// message's `providerPayload`, and `Some(through)` when the payload holds the kept entries
+/// up to `through` (`providerReplayThroughEntryId`). OpenAI readers replay the
+/// `openaiRemoteCompaction` record's replacement history (`{type: "openaiResponsesHistory",
+/// provider, items}`), which holds them; Anthropic readers the `anthropicCompaction` block
+/// (`{type: "anthropicCompaction", provider, content, encryptedContent?, filesText?}`),
+/// which does not.
+fn native_replay(
+    session: &Session,
+    index: usize,
+    provider: &str,
+    anthropic: bool,
+) -> Option<(Value, Option<Option<String>>)> {
+    let body: CompactionBody = session.body(index).ok()?;
+    let key = if anthropic {
+        "anthropicCompaction"
+    } else {
+        "openaiRemoteCompaction"
+    };
+    let record = body.preserve_data.as_ref()?.get(key)?;
+    if record.get("provider")?.as_str()? != provider {
+        return None;
+    }
+    let mut payload = vec![("provider", Value::from(provider))];
+    if anthropic {
+        payload.insert(0, ("type", "anthropicCompaction".into()));
+        for k in ["content", "encryptedContent", "filesText"] {
+            match record.get(k).and_then(Value::as_str) {
+                Some(t) if !t.is_empty() => payload.push((k, t.into())),
+                _ if k == "content" => return None,
+                _ => {}
+            }
+        }
+        return Some((crate::support::json::object(payload), None));
+    }
+    let items = record.get("replacementHistory")?.as_array()?;
+    if !items.iter().all(Value::is_object) {
+        return None;
+    }
+    payload.insert(0, ("type", "openaiResponsesHistory".into()));
+    payload.push(("items", Value::Array(items.clone())));
+    Some((
+        crate::support::json::object(payload),
+        Some(body.provider_replay_through_entry_id),
+    ))
 }
 
 /// Resolves the leaf (spec: compaction §2.1): `None` for an empty context.
@@ -660,16 +744,37 @@ pub fn build_context_with<'s>(
                     .position(|&i| session.entries()[i].id() == first_kept_id)
             });
         ctx.first_kept = kept_from.map(|p| path[p]);
-        if !opts.collapse_compacted_history {
-            em.push_compaction(cidx, false)?;
+        let replay = match (&opts.replay_provider, opts.transcript) {
+            (Some(p), false) => native_replay(session, cidx, p, opts.replay_anthropic),
+            _ => None,
+        };
+        // A replayed history holds the kept entries: only those after the entry it covers
+        // the path through come from the path.
+        let kept_from = match &replay {
+            None | Some((_, None)) => kept_from,
+            Some((_, Some(through))) => through
+                .as_deref()
+                .and_then(|id| {
+                    path[..cpos]
+                        .iter()
+                        .rposition(|&i| session.entries()[i].id() == id)
+                })
+                .map(|p| p + 1),
+        };
+        // The summary goes before the kept entries, or after them when collapsing (unless the
+        // replayed history holds them).
+        let summary_last = opts.collapse_compacted_history && !matches!(replay, Some((_, Some(_))));
+        let mut payload = replay.map(|(p, _)| p);
+        if !summary_last {
+            em.push_summary(cidx, payload.take())?;
         }
         if let Some(from) = kept_from {
             for &i in &path[from..cpos] {
                 em.append(i)?;
             }
         }
-        if opts.collapse_compacted_history {
-            em.push_compaction(cidx, false)?;
+        if summary_last {
+            em.push_summary(cidx, payload)?;
         }
         for &i in &path[cpos + 1..] {
             em.append(i)?;

@@ -108,7 +108,7 @@ fn preparation_json(session: &Session, p: &Preparation) -> String {
     out
 }
 
-fn committed_json(
+pub(super) fn committed_json(
     session: &Session,
     c: &Committed,
     from_extension: bool,
@@ -128,7 +128,7 @@ fn committed_json(
 /// A compaction plan: requests to answer, then `commitCompaction`.
 #[wasm_bindgen]
 pub struct WasmCompactionPlan {
-    plan: CompactionPlan,
+    pub(super) plan: CompactionPlan,
     /// Written on first use: for a long history it lists tens of thousands of entry ids.
     preparation: Option<String>,
 }

@@ -17,6 +17,8 @@ mod facts;
 mod hardening;
 mod large_inputs;
 mod layers;
+mod native_anthropic;
+mod native_openai;
 mod properties;
 mod pruning;
 mod session_load;

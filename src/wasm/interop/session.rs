@@ -33,15 +33,35 @@ pub(crate) fn build_options(
             )))
         }
     };
+    let replay = replay_provider(&v);
     Ok((
         BuildOptions {
             leaf,
             transcript: flag("transcript"),
             collapse_compacted_history: flag("collapseCompactedHistory"),
             keep_dangling_tool_calls: flag("keepDanglingToolCalls"),
+            replay_provider: replay.0,
+            replay_anthropic: replay.1,
         },
         history,
     ))
+}
+
+/// The reading model's provider when it replays native compaction records (`model: {provider,
+/// api}`), and whether it is an Anthropic reader: a Responses dialect replays OpenAI
+/// replacement histories, `anthropic-messages` Anthropic compaction blocks (`js/index.js`
+/// passes that `api` only for a model and route with server compaction).
+fn replay_provider(v: &Value) -> (Option<String>, bool) {
+    let m = v.get("model");
+    let api = m.and_then(|m| m.get("api")).and_then(Value::as_str);
+    let anthropic = api == Some("anthropic-messages");
+    if !anthropic
+        && !api.is_some_and(|a| crate::compaction::native::openai::RESPONSES_APIS.contains(&a))
+    {
+        return (None, false);
+    }
+    let provider = m.and_then(|m| m.get("provider")).and_then(Value::as_str);
+    (provider.map(str::to_string), anthropic)
 }
 
 /// Options of the paged transcript: the context options (the transcript is implied) and the

@@ -9,6 +9,8 @@
 // cannot run here is skipped, one that fails hands over to the next, and the result names the
 // method that ran.
 import { abortError, codedError, invalidArgument, messageOf, wrapError } from './errors.js';
+import { anthropicIneligibility, runAnthropic } from './native-anthropic.js';
+import { openaiLanes, runOpenaiNative } from './native-openai.js';
 import { requireRaw } from './raw.js';
 import { contextSnapshot } from './report.js';
 import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
@@ -95,7 +97,11 @@ function methodList(o, settings) {
   const why = (method) => {
     switch (method) {
       case 'remote':
-        if (!endpoint) return 'no remote endpoint';
+        // A provider-native route (spec §8.3, §13) needs no endpoint: an OpenAI lane for a
+        // Responses model, Anthropic server compaction for an eligible Claude model.
+        if (!endpoint && openaiLanes(o, resolved).length === 0 && anthropicIneligibility(o, o.liveTokens) !== null) {
+          return 'no remote endpoint';
+        }
         if (resolved.remoteEnabled === false) return 'compaction.remoteEnabled is false';
         if (o.remoteBlocked) return 'it failed recently';
         return null;
@@ -239,6 +245,25 @@ async function runMethod(session, method, ctx) {
     const archive = { ...o.snapcompact };
     if (o.nonMessageTokens !== undefined) archive.nonMessageTokens = o.nonMessageTokens;
     return session.commitCompaction(work, { snapcompact: archive, now: o.now });
+  }
+  if (method === 'remote') {
+    // Provider-native lanes first (spec §5.7 step 1, §13): the OpenAI lanes for a Responses
+    // model, else Anthropic server compaction for an eligible Claude model (from its token
+    // floor). Their failure falls through to the remote endpoint when there is one, else
+    // fails the method.
+    let nativeError;
+    try {
+      const committed = (await runOpenaiNative(work, o, signal)) ?? (await runAnthropic(work, o, signal));
+      if (committed !== undefined) return committed;
+    } catch (err) {
+      if (err?.code === 'E_ABORTED' || signal.aborted) throw err;
+      nativeError = err;
+    }
+    if (!summarizers(o, settings, true).some((c) => c.remote)) {
+      throw (
+        nativeError ?? codedError('E_SUMMARIZER', 'remote compaction: nothing to send natively and no remote endpoint')
+      );
+    }
   }
   const candidates = summarizers(o, settings, method === 'remote');
   if (candidates.length === 0) {

@@ -88,6 +88,11 @@ export interface CtxfoldError extends Error {
    * summarizer threw. Absent otherwise.
    */
   status?: number;
+  /**
+   * `E_SUMMARIZER` of the `remote` method's OpenAI provider-native lanes: the lane whose failure
+   * is the `cause` (`'v2'` streaming `compaction_trigger`, `'v1'` `/responses/compact`).
+   */
+  lane?: 'v1' | 'v2';
 }
 
 // ----- content and messages (spec: compaction §1.7) ---------------------------------------
@@ -434,6 +439,18 @@ export interface ContextOptions {
   maxImages?: number;
   /** snapcompact archives: at most this many base64 bytes of frame data. */
   maxFrameDataBytes?: number;
+  /**
+   * The reading model. When its `api` is a Responses dialect (`openai-responses`,
+   * `azure-openai-responses`, `openai-codex-responses`), a provider-native compaction of the same
+   * `provider` is replayed: the summary message carries the stored replacement history as
+   * `providerPayload` and the kept messages it holds are left out. `toLlmMessages` also replays
+   * for a Messages API model (`api: 'anthropic-messages'`, or provider `anthropic` without
+   * `api`) on a model line and route with server compaction (see `NativeCompactionModel`): the
+   * summary message carries the stored Anthropic `compaction` block of its provider as
+   * `providerPayload` (type `anthropicCompaction`), the kept messages stay. Other readers get
+   * the summary text and the kept messages.
+   */
+  model?: { provider: string; api?: string; id?: string } & Pick<NativeCompactionModel, 'baseUrl' | 'remoteCompaction'>;
 }
 
 /** The built context (spec: compaction §2). */
@@ -1136,6 +1153,75 @@ export type SnapcompactArchiveOptions = Pick<
     nonMessageTokens?: number;
   };
 
+/**
+ * What the `remote` method's OpenAI provider-native lanes read of a model (spec: compaction §13).
+ * V1 (`POST …/responses/compact`) applies to a Responses `api` of provider `openai`, of
+ * `openai-codex` with `remoteCompaction.endpoint`, or of any provider with
+ * `remoteCompaction.enabled: true` (Azure also needs `baseUrl`); V2 (the streaming Responses
+ * request with a `compaction_trigger` item) to a Responses `api` with
+ * `remoteCompaction.v2StreamingEnabled: true` while `settings.remoteStreamingV2Enabled` allows it.
+ * Anthropic server compaction (`POST baseUrl/v1/messages` with the `compact-2026-01-12` beta)
+ * applies to Claude Opus/Sonnet 4.6+ (and Mythos, Fable) with `api: 'anthropic-messages'` (or
+ * provider `anthropic` without `api`), on the official API or a route opted in with
+ * `remoteCompaction.enabled: true`, from 55,000 context tokens (`tokensBefore`).
+ */
+export interface NativeCompactionModel {
+  api?: string;
+  /**
+   * Default `https://api.openai.com/v1` (Codex: `https://chatgpt.com/backend-api`; Anthropic:
+   * `https://api.anthropic.com`).
+   */
+  baseUrl?: string;
+  /** The wire model id (default `id`). */
+  requestModelId?: string;
+  remoteCompaction?: {
+    /**
+     * `false` turns the lanes off; `true` opts in a provider other than `openai` (Anthropic: a
+     * route other than the official API).
+     */
+    enabled?: boolean;
+    /** The V1 URL. */
+    endpoint?: string;
+    /** The V2 URL. */
+    v2Endpoint?: string;
+    v2StreamingEnabled?: boolean;
+    /** The wire model id of compaction requests. */
+    model?: string;
+  };
+}
+
+/**
+ * The `fetch` of the provider-native lanes: the runtime's own type where its lib declares one
+ * (DOM, workerd), else the part the lanes use.
+ */
+export type NativeFetch = typeof globalThis extends { fetch: infer F } ? F : NativeFetchLike;
+
+/** The part of `fetch` the provider-native lanes use. */
+export type NativeFetchLike = (
+  url: string,
+  init: { method: 'POST'; headers: Record<string, string>; body: string; signal: AbortSignalLike },
+) => Promise<{
+  ok: boolean;
+  status: number;
+  statusText: string;
+  headers: { get(name: string): string | null };
+  text(): Promise<string>;
+}>;
+
+/** Extras and timing of the provider-native lanes. */
+export interface NativeCompactionOptions {
+  /** V2: the live turn's Responses tool definitions (sent with `tool_choice: 'auto'`). */
+  tools?: JsonValue[];
+  /** V2: the Responses `reasoning` object, e.g. `{effort: 'high', summary: 'auto'}`. */
+  reasoning?: { [key: string]: JsonValue };
+  /** V2: `prompt_cache_key`. */
+  promptCacheKey?: string;
+  /** Every lane: time-out of one request, body included (default 300 000 ms). */
+  timeoutMs?: number;
+  /** V2: the first retry waits this long, the second twice as long (default 1 000 ms). */
+  retryBaseMs?: number;
+}
+
 export interface CompactOptions extends SummarizeCallOptions {
   /**
    * Shorthand for `settings.strategy`: run this method, with the plain LLM summary as its
@@ -1186,7 +1272,28 @@ export interface CompactOptions extends SummarizeCallOptions {
    * The reading model: its id (sent to a `/chat/completions` endpoint; the snapcompact reader),
    * or the model object, whose `provider`, `contextWindow` and `input` fill in those options.
    */
-  model?: string | { id: string; provider?: string; contextWindow?: number; input?: ReadonlyArray<'text' | 'image'> };
+  model?:
+    | string
+    | ({
+        id: string;
+        provider?: string;
+        contextWindow?: number;
+        input?: ReadonlyArray<'text' | 'image'>;
+      } & NativeCompactionModel);
+  /**
+   * The `remote` method's provider-native lanes: headers with the credentials of a request
+   * (e.g. `{authorization: 'Bearer …'}`, Azure's `{'api-key': …}`, Anthropic's `{'x-api-key': …}`),
+   * asked before each request; merged over `headers`. `provider` is `''` for a model without one.
+   */
+  credentials?: (request: {
+    provider: string;
+    api: string;
+    url: string;
+  }) => Record<string, string> | Promise<Record<string, string>>;
+  /** The `fetch` of native-lane requests (default `globalThis.fetch`). */
+  fetch?: NativeFetch;
+  /** The provider-native lanes' request extras (OpenAI V2) and timing (every lane). */
+  native?: NativeCompactionOptions;
   signal?: AbortSignalLike;
   settings?: CompactionSettings;
   customInstructions?: string;

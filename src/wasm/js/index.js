@@ -5,6 +5,7 @@
 import { isObject, nonEmptyText, nowOf, object, optionalText, optionsJson, text, textOrBytes, toJson } from './args.js';
 import { compactSession } from './compact.js';
 import { codedError, invalidArgument } from './errors.js';
+import { replayTarget } from './native-anthropic.js';
 import { navigateSession } from './navigate.js';
 import { requireRaw } from './raw.js';
 import { shakeSession } from './shake.js';
@@ -133,7 +134,11 @@ export class Session {
 
   /** The provider messages (`convertToLlm`) of the built context. */
   toLlmMessages(options) {
-    return JSON.parse(this.#inner.llmMessagesJson(optionsJson(options)));
+    // A Messages API reader replays its provider's compaction blocks only where the model and
+    // route have server compaction (spec: compaction §13).
+    const o =
+      isObject(options) && options.model !== undefined ? { ...options, model: replayTarget(options.model) } : options;
+    return JSON.parse(this.#inner.llmMessagesJson(optionsJson(o)));
   }
 
   /** Token figures of the built context: usage-based and locally estimated. */
@@ -370,6 +375,11 @@ export class Session {
     }
     if (o.remoteEndpoint !== undefined && typeof o.remoteEndpoint !== 'string') {
       return Promise.reject(invalidArgument('`remoteEndpoint` must be a URL string'));
+    }
+    for (const k of ['credentials', 'fetch']) {
+      if (o[k] !== undefined && typeof o[k] !== 'function') {
+        return Promise.reject(invalidArgument(`\`${k}\` must be a function`));
+      }
     }
     return compactSession(this, o);
   }

@@ -4,8 +4,11 @@ import type {
   CompactionHooks,
   CompactionReport,
   CompactionSettings,
+  CompactOptions,
   JsonValue,
   LlmMessage,
+  NativeCompactionModel,
+  NativeCompactionOptions,
   ResolvedCompactionSettings,
   RetryOptions,
   Session,
@@ -14,8 +17,17 @@ import type {
 import type { ContextManagerState, PromotionRequest, TriggerEvent, TriggerModel } from './triggers.js';
 
 export interface MaintainerOptions {
-  /** The model requests go to: its window sets the thresholds, its `input` decides snapcompact. */
-  model: TriggerModel;
+  /**
+   * The model requests go to: its window sets the thresholds, its `input` decides snapcompact,
+   * its `api` / `remoteCompaction` the provider-native lanes of `remote` (and the replay).
+   */
+  model: TriggerModel & NativeCompactionModel;
+  /** Provider-native lanes: the credentials of a request (see `CompactOptions.credentials`). */
+  credentials?: CompactOptions['credentials'];
+  /** Provider-native lanes: the `fetch` to use (default `globalThis.fetch`). */
+  fetch?: CompactOptions['fetch'];
+  /** Provider-native lanes: request extras and timing. */
+  native?: NativeCompactionOptions;
   /** The summarizer (or candidates tried in order); needed by every method but snapcompact. */
   summarize?: Summarize | Summarize[];
   /** A remote summarizer endpoint (spec: compaction §5.8): the `remote` method. */

@@ -8,6 +8,8 @@
 import { isObject } from './args.js';
 import { ACTION_OF, runCompaction } from './compact.js';
 import { codedError, invalidArgument, messageOf } from './errors.js';
+import { anthropicIneligibility } from './native-anthropic.js';
+import { openaiLanes } from './native-openai.js';
 import { requireRaw } from './raw.js';
 import { clampImages, contextSnapshot } from './report.js';
 import { FRAME_DATA_BYTES_BUDGET, providerImageBudget } from './snapcompact.js';
@@ -104,8 +106,16 @@ export class Maintainer {
     this.#o = o;
     this.#session = session;
     this.#model = o.model;
-    // An endpoint of the Maintainer's own is a remote route the settings do not name.
-    this.#cm = new ContextManager(o.settings, { remote: typeof o.remoteEndpoint === 'string' });
+    // An endpoint of the Maintainer's own is a remote route the settings do not name; so is
+    // a provider-native lane of the model (spec: compaction §8.3, §13).
+    let native = false;
+    try {
+      const lanes = { model: o.model, provider: o.provider };
+      native = openaiLanes(lanes, o.settings).length > 0 || anthropicIneligibility(lanes, undefined) === null;
+    } catch {
+      // Bad settings surface from the ContextManager with their own error.
+    }
+    this.#cm = new ContextManager(o.settings, { remote: typeof o.remoteEndpoint === 'string' || native });
     this.#settings = this.#cm.settings;
     this.#now = o.now ?? Date.now;
     this.#setTimer = o.setTimer ?? defaultTimer;
@@ -347,7 +357,12 @@ export class Maintainer {
   #messages() {
     const images = Array.isArray(this.#model.input) && this.#model.input.includes('image');
     const limit = images ? providerImageBudget(this.#o.provider ?? this.#model.provider) : 0;
-    const raw = this.#session.toLlmMessages({ maxImages: limit, maxFrameDataBytes: FRAME_DATA_BYTES_BUDGET });
+    // The model replays a native compaction of its own provider (spec: compaction §2.3).
+    const raw = this.#session.toLlmMessages({
+      maxImages: limit,
+      maxFrameDataBytes: FRAME_DATA_BYTES_BUDGET,
+      model: { ...this.#model, provider: this.#o.provider ?? this.#model.provider },
+    });
     const { messages, omitted } = clampImages(raw, limit);
     return { messages, imagesOmitted: omitted, framesLeftOut: framesOmitted(messages) };
   }
@@ -436,6 +451,9 @@ export class Maintainer {
         summarize: o.summarize,
         remoteEndpoint: o.remoteEndpoint,
         headers: o.headers,
+        credentials: o.credentials,
+        fetch: o.fetch,
+        native: o.native,
         model: this.#model,
         provider: o.provider ?? this.#model.provider,
         hooks,

@@ -1,0 +1,265 @@
+//! Anthropic server-side compaction, the `remote` method's provider-native lane for Claude
+//! models (spec: compaction §13, §8.3). Sans-IO like the rest of the cycle: the JS shell
+//! (`js/native-anthropic.js`) decides whether the lane applies, writes the Messages API request
+//! from the plan's messages and [`request_parts`], and POSTs it; [`commit_anthropic`] reads the
+//! answer ([`read_response`]: exactly one `compaction` block with a summary, untrusted) and
+//! appends the compaction: the summary text is the entry's summary (other providers read it),
+//! and the block with its opaque `encrypted_content` (the signature the API checks on replay)
+//! is stored under `preserveData.anthropicCompaction`, which the context replays for Anthropic
+//! readers of the same provider (`context::build`).
+
+use crate::compaction::commit::Committed;
+use crate::compaction::plan::CompactionPlan;
+use crate::error::{Error, Result};
+use crate::session::Session;
+use crate::support::json::object;
+use serde_json::Value;
+
+/// The `preserveData` key of the stored block.
+pub const PRESERVE_KEY: &str = "anthropicCompaction";
+
+fn str_of<'v>(v: &'v Value, k: &str) -> &'v str {
+    v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// What the shell needs of a plan beyond its messages to write the request: the previous
+/// `anthropicCompaction` record (or null; replayed as its block for the same provider), how
+/// many of the messages are the kept tail (`recent`, for the instructions' scope), the base
+/// summary prompt (the hook's override or the default), the caller's focus, the hook's extra
+/// context and the output budget.
+pub fn request_parts(
+    session: &Session,
+    plan: &CompactionPlan,
+) -> Result<Vec<(&'static str, Value)>> {
+    let prep = &plan.preparation;
+    let o = &plan.options;
+    let recent = crate::summary::request::llm_messages(session, &prep.recent)?.len();
+    Ok(vec![
+        (
+            "anthropic",
+            prep.previous_preserve_data
+                .as_ref()
+                .and_then(|p| p.get(PRESERVE_KEY))
+                .cloned()
+                .unwrap_or(Value::Null),
+        ),
+        ("recent", recent.into()),
+        (
+            "prompt",
+            o.prompt_override
+                .as_deref()
+                .unwrap_or(crate::prompts::COMPACTION_SUMMARY)
+                .into(),
+        ),
+        ("customInstructions", o.custom_instructions.clone().into()),
+        ("extraContext", o.extra_context.clone().into()),
+        (
+            "maxTokens",
+            crate::summary::serialize::history_max_tokens(plan.settings.reserve_or_default())
+                .into(),
+        ),
+    ])
+}
+
+// ----- the answer ---------------------------------------------------------------------------
+
+/// What a compaction response carried.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NativeSummary {
+    /// The summary the API wrote.
+    pub content: String,
+    /// The opaque state the API attached to the block (replayed verbatim).
+    pub encrypted_content: Option<String>,
+    /// Prompt tokens the request processed (input, cache reads and writes), for display.
+    pub used_tokens: Option<u64>,
+}
+
+fn failed(reason: impl Into<String>) -> Error {
+    Error::Summarizer {
+        reason: format!("Anthropic compaction {}", reason.into()),
+    }
+}
+
+/// Reads a Messages API response (untrusted text): exactly one `compaction` block with a
+/// non-empty string summary; `encrypted_content`, when present, a string. `E_SUMMARIZER`
+/// otherwise: invalid JSON, an error object, no or several compaction blocks (the API answers
+/// the prompt instead when its input stayed below the trigger), an empty summary (the model
+/// called a tool while summarizing).
+pub fn read_response(text: &str) -> Result<NativeSummary> {
+    let v = crate::support::json::parse(text)
+        .map_err(|e| failed(format!("returned invalid JSON: {e}")))?;
+    if str_of(&v, "type") == "error" {
+        let message = v.get("error").map_or("", |e| str_of(e, "message"));
+        return Err(failed(format!("failed: {message}")));
+    }
+    let Some(content) = v.get("content").and_then(Value::as_array) else {
+        return Err(failed("response has no content array"));
+    };
+    let blocks: Vec<&Value> = content
+        .iter()
+        .filter(|b| str_of(b, "type") == "compaction")
+        .collect();
+    let block = match blocks.as_slice() {
+        [one] => *one,
+        [] if str_of(&v, "stop_reason") == "compaction" => {
+            return Err(failed("returned no summary"))
+        }
+        [] => return Err(failed("response carried no compaction block")),
+        many => {
+            return Err(failed(format!(
+                "response carried {} compaction blocks; expected one",
+                many.len()
+            )))
+        }
+    };
+    let summary = block.get("content").and_then(Value::as_str).unwrap_or("");
+    if summary.trim().is_empty() {
+        return Err(failed("returned no summary"));
+    }
+    let encrypted_content = match block.get("encrypted_content") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()).filter(|s| !s.is_empty()),
+        Some(_) => return Err(failed("block has a malformed encrypted_content")),
+    };
+    let used_tokens = v.get("usage").map(|u| {
+        [
+            "input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ]
+        .iter()
+        .filter_map(|k| u.get(*k).and_then(Value::as_u64))
+        .sum()
+    });
+    Ok(NativeSummary {
+        content: summary.to_string(),
+        encrypted_content,
+        used_tokens,
+    })
+}
+
+/// The `preserveData.anthropicCompaction` record: provider, summary, the opaque state,
+/// the harness's `<files>` section (kept apart so the block stays byte-identical to what the
+/// API signed), the model and the tokens the request processed.
+pub fn preserve_record(
+    provider: &str,
+    model: &str,
+    summary: &NativeSummary,
+    files_text: &str,
+) -> Value {
+    let mut record = vec![
+        ("provider", provider.into()),
+        ("content", summary.content.as_str().into()),
+    ];
+    if let Some(e) = &summary.encrypted_content {
+        record.push(("encryptedContent", e.as_str().into()));
+    }
+    if !files_text.is_empty() {
+        record.push(("filesText", files_text.into()));
+    }
+    record.push(("model", model.into()));
+    if let Some(t) = summary.used_tokens {
+        record.push(("usedTokens", t.into()));
+    }
+    object(record)
+}
+
+/// Commits a plan with the API's answer for the model `model` of `provider` (spec: compaction
+/// §13, §8.4): the summary with the plan's `<files>` block as the entry's summary, `method:
+/// "remote"`, and the block under `preserveData.anthropicCompaction`. A response that cannot
+/// be used (`E_SUMMARIZER`) or a session that moved on (`E_STALE_PLAN`) leaves the session
+/// unchanged.
+pub fn commit_anthropic(
+    session: &mut Session,
+    plan: &CompactionPlan,
+    provider: &str,
+    model: &str,
+    response: &str,
+    now: i64,
+) -> Result<Committed> {
+    plan.check_fresh(session)?;
+    let answer = read_response(response)?;
+    let record = preserve_record(provider, model, &answer, &super::files_block(plan, ""));
+    super::commit_native(session, plan, PRESERVE_KEY, record, &answer.content, now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn response_reader() {
+        let good = r#"{"type":"message","model":"claude-opus-4-6","stop_reason":"compaction",
+            "content":[{"type":"compaction","content":"The summary.","encrypted_content":"sig=="}],
+            "usage":{"input_tokens":60000,"cache_read_input_tokens":100,"output_tokens":5}}"#;
+        assert_eq!(
+            read_response(good).unwrap(),
+            NativeSummary {
+                content: "The summary.".into(),
+                encrypted_content: Some("sig==".into()),
+                used_tokens: Some(60_100),
+            }
+        );
+        // No signature: the block is kept without one (the API documents it as optional).
+        let unsigned =
+            r#"{"content":[{"type":"text","text":"x"},{"type":"compaction","content":"S"}]}"#;
+        let s = read_response(unsigned).unwrap();
+        assert_eq!(
+            (s.content.as_str(), s.encrypted_content, s.used_tokens),
+            ("S", None, None)
+        );
+        for (bad, says) in [
+            ("{", "invalid JSON"),
+            ("[]", "no content"),
+            (
+                r#"{"type":"error","error":{"message":"overloaded"}}"#,
+                "overloaded",
+            ),
+            (
+                r#"{"content":[{"type":"text","text":"an answer"}],"stop_reason":"end_turn"}"#,
+                "no compaction block",
+            ),
+            (r#"{"content":[],"stop_reason":"compaction"}"#, "no summary"),
+            (
+                r#"{"content":[{"type":"compaction","content":null}]}"#,
+                "no summary",
+            ),
+            (
+                r#"{"content":[{"type":"compaction","content":" "}]}"#,
+                "no summary",
+            ),
+            (
+                r#"{"content":[{"type":"compaction","content":"a"},{"type":"compaction","content":"b"}]}"#,
+                "2 compaction blocks",
+            ),
+            (
+                r#"{"content":[{"type":"compaction","content":"a","encrypted_content":7}]}"#,
+                "malformed",
+            ),
+        ] {
+            let e = read_response(bad).unwrap_err();
+            assert_eq!(e.code(), crate::error::ErrorCode::Summarizer);
+            assert!(e.to_string().contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn record() {
+        let s = NativeSummary {
+            content: "S".into(),
+            encrypted_content: Some("E".into()),
+            used_tokens: Some(7),
+        };
+        assert_eq!(
+            preserve_record(
+                "anthropic",
+                "claude-opus-4-6",
+                &s,
+                "<read-files>\na\n</read-files>"
+            ),
+            json!({"provider": "anthropic", "content": "S", "encryptedContent": "E",
+                   "filesText": "<read-files>\na\n</read-files>", "model": "claude-opus-4-6", "usedTokens": 7})
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! The provider-native lanes of the `remote` method from JavaScript (spec: compaction §5.7
+//! step 1, §13): the parts of a plan a native request is built from, and the commit of the
+//! lane that got through. `js/native-openai.js` and `js/native-anthropic.js` build and send
+//! the requests (fetch, credentials, time-outs, retries); the answers are read here.
+
+use super::compact::{committed_json, WasmCompactionPlan};
+use super::interop::{now_ms, to_js};
+use super::session::WasmSession;
+use crate::compaction::native::anthropic::{commit_anthropic, request_parts};
+use crate::compaction::native::openai::{commit_openai, native_messages};
+use crate::compaction::native::Lane;
+use crate::error::{Error, ErrorCode};
+use crate::support::json::{js, object};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+impl WasmSession {
+    /// `{messages, previous, instructions, summary, …}` of a `remote` plan as JSON: its
+    /// messages as provider messages, the previous OpenAI native record (or null), the
+    /// summarization system prompt, whether the first message is the previous summary, and the
+    /// Anthropic lane's parts (`anthropic::request_parts`). Nothing is written.
+    #[wasm_bindgen(js_name = nativeMessagesJson)]
+    pub fn native_messages_json(&self, plan: &WasmCompactionPlan) -> Result<String, JsValue> {
+        let (messages, previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
+        let summary = previous.is_null() && plan.plan.preparation.previous_summary.is_some();
+        let mut out = vec![
+            ("messages", Value::Array(messages)),
+            ("previous", previous),
+            (
+                "instructions",
+                crate::prompts::SUMMARIZATION_SYSTEM.trim_end().into(),
+            ),
+            ("summary", summary.into()),
+        ];
+        out.extend(request_parts(self.s(), &plan.plan).map_err(to_js)?);
+        Ok(js::stringify(&object(out)))
+    }
+
+    /// Commits the answer text of `lane` — `"v1"` (the JSON body), `"v2"` (the whole event
+    /// stream; `retained_json`: the real user messages the request kept, a JSON array) or
+    /// `"anthropic"` (the Messages API body, of `model`) — for `provider`: `{entryId,
+    /// tokensAfter, compactionEntry, fromExtension}` as JSON. `E_SUMMARIZER` for an unusable
+    /// answer; the session is unchanged then.
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = commitNative)]
+    pub fn commit_native(
+        &mut self,
+        plan: &WasmCompactionPlan,
+        lane: &str,
+        provider: &str,
+        model: &str,
+        answer: &str,
+        retained_json: Option<String>,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        let now = now_ms(now)?;
+        let (plan, s) = (&plan.plan, self.s_mut());
+        let c = match lane {
+            "anthropic" => commit_anthropic(s, plan, provider, model, answer, now),
+            "v1" | "v2" => {
+                let retained = match retained_json.as_deref().map(crate::support::json::parse) {
+                    Some(Ok(Value::Array(a))) => a,
+                    _ => Vec::new(),
+                };
+                let lane = if lane == "v1" {
+                    Lane::OpenAiV1
+                } else {
+                    Lane::OpenAiV2
+                };
+                commit_openai(s, plan, provider, lane, answer, retained, now)
+            }
+            _ => Err(Error::coded(
+                ErrorCode::InvalidArgument,
+                "the lane is \"v1\", \"v2\" or \"anthropic\"",
+            )),
+        }
+        .map_err(to_js)?;
+        committed_json(self.s(), &c, false)
+    }
+}

@@ -1,0 +1,465 @@
+// The `remote` method's OpenAI provider-native lanes against a local HTTP server that speaks
+// the wire format: V1 `POST /v1/responses/compact` (one JSON answer) and V2 (the streaming
+// Responses request with a trailing `compaction_trigger` item, answered as server-sent
+// events). Requests are checked field by field; every failure gives a coded error or the next
+// method, and the session's bytes stay as they were. Then the replay: the OpenAI reader gets
+// the stored history as `providerPayload`, any other reader the summary and the kept messages.
+
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, beforeEach, test } from 'node:test';
+import { Session } from 'ctxfold';
+import { header, line, usage } from './support/sessions.mjs';
+
+/** Six OpenAI turns; turn 2 calls a tool whose reasoning item is its thinking signature. */
+function sessionText() {
+  const lines = [header];
+  let parent = null;
+  for (let i = 0; i < 6; i++) {
+    const long = i < 5;
+    lines.push(
+      line(`u${i}`, parent, { role: 'user', content: long ? `question ${i} `.repeat(30) : 'last', timestamp: 1 }),
+    );
+    const content =
+      i === 2
+        ? [
+            {
+              type: 'thinking',
+              thinking: 'hm',
+              thinkingSignature: JSON.stringify({
+                type: 'reasoning',
+                id: 'rs_2',
+                encrypted_content: 'R2',
+                summary: [],
+              }),
+            },
+            { type: 'toolCall', id: 'call_2|fc_2', name: 'read', arguments: { path: 'a.txt' } },
+          ]
+        : [{ type: 'text', text: long ? `answer ${i} `.repeat(30) : 'done' }];
+    const assistant = {
+      role: 'assistant',
+      content,
+      provider: 'openai',
+      api: 'openai-responses',
+      model: 'gpt-5',
+      usage,
+      stopReason: i === 2 ? 'toolUse' : 'stop',
+    };
+    lines.push(line(`a${i}`, `u${i}`, assistant, '2026-01-01T00:00:02.000Z'));
+    parent = `a${i}`;
+    if (i === 2) {
+      const result = {
+        role: 'toolResult',
+        toolCallId: 'call_2|fc_2',
+        toolName: 'read',
+        content: [{ type: 'text', text: 'A' }],
+      };
+      lines.push(line('t2', 'a2', result));
+      parent = 't2';
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+let server;
+let base;
+/** Requests the server got: `{url, headers, body}` (body parsed). */
+let log = [];
+/** Answers request n (0-based) of the test: `(req, res, body, n) => void`. */
+let reply = () => {};
+
+before(async () => {
+  server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (c) => (text += c));
+    req.on('end', () => {
+      const n = log.length;
+      log.push({ url: req.url, headers: req.headers, body: JSON.parse(text), at: Date.now() });
+      reply(req, res, log[n].body, n);
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${server.address().port}`;
+});
+
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+beforeEach(() => {
+  log = [];
+  reply = () => {};
+});
+
+function json(res, status, body, headers = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+/** Writes `events` as SSE in small pieces; `cut` ends the socket in the middle of the last one. */
+function stream(res, events, { cut = false } = {}) {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const text = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+  const end = cut ? text.length - 20 : text.length;
+  for (let i = 0; i < end; i += 37) res.write(text.slice(i, Math.min(end, i + 37)));
+  if (cut) res.socket.destroy();
+  else res.end();
+}
+
+const compactionItem = { type: 'compaction', encrypted_content: 'ENC', id: 'cmp_1' };
+const done = (item) => ({ type: 'response.output_item.done', item });
+const completed = {
+  type: 'response.completed',
+  response: { usage: { input_tokens: 4321, output_tokens: 9, total_tokens: 4330 } },
+};
+
+function model(extra = {}) {
+  return {
+    id: 'gpt-5',
+    provider: 'openai',
+    api: 'openai-responses',
+    baseUrl: `${base}/v1`,
+    contextWindow: 200_000,
+    input: ['text'],
+    ...extra,
+  };
+}
+const v2Model = () => model({ remoteCompaction: { v2StreamingEnabled: true } });
+
+const credentialCalls = [];
+function options(extra = {}) {
+  return {
+    model: model(),
+    settings: { keepRecentTokens: 10, methodOrder: ['remote'] },
+    credentials: (request) => {
+      credentialCalls.push(request);
+      return Promise.resolve({ authorization: 'Bearer sk-test' });
+    },
+    native: { retryBaseMs: 5 },
+    now: 1_767_225_600_000,
+    ...extra,
+  };
+}
+
+async function expectUnchanged(promise, code, check = () => {}) {
+  const s = Session.fromJsonl(sessionText());
+  const bytes = s.toJsonl();
+  await assert.rejects(promise(s), (err) => {
+    assert.equal(err.code, code, err.message);
+    check(err);
+    return true;
+  });
+  assert.equal(s.toJsonl(), bytes, 'the session is byte-identical');
+}
+
+test('V1: the request, field by field, and the stored record', async () => {
+  credentialCalls.length = 0;
+  const output = [
+    { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'dropped' }] },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'kept question' }] },
+    { type: 'reasoning', id: 'rs_x' },
+    compactionItem,
+  ];
+  reply = (_req, res) => json(res, 200, { output });
+  const s = Session.fromJsonl(sessionText());
+  const plan = s.planCompaction({ keepRecentTokens: 10 });
+  const system = plan.pending[0].systemPrompt;
+  plan.free();
+  const r = await s.compact(options());
+  assert.equal(r.method, 'remote');
+  assert.equal(log.length, 1);
+  const { url, headers, body } = log[0];
+  assert.equal(url, '/v1/responses/compact');
+  assert.equal(headers['content-type'], 'application/json');
+  assert.equal(headers.authorization, 'Bearer sk-test');
+  assert.deepEqual(credentialCalls, [
+    { provider: 'openai', api: 'openai-responses', url: `${base}/v1/responses/compact` },
+  ]);
+  assert.deepEqual(Object.keys(body), ['model', 'input', 'instructions']);
+  assert.equal(body.model, 'gpt-5');
+  assert.equal(body.instructions, system, 'the summarization system prompt');
+  // Every message: the history, the tool round with its reasoning item, the kept turn.
+  assert.deepEqual(body.input[0], {
+    type: 'message',
+    role: 'user',
+    content: [{ type: 'input_text', text: 'question 0 '.repeat(30) }],
+  });
+  assert.deepEqual(body.input[1], {
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'output_text', text: 'answer 0 '.repeat(30), annotations: [] }],
+    id: 'msg_1',
+  });
+  const types = body.input.map((i) => i.type);
+  const call = types.indexOf('function_call');
+  assert.deepEqual(types.slice(call - 1, call + 2), ['reasoning', 'function_call', 'function_call_output']);
+  assert.deepEqual(body.input[call - 1], { type: 'reasoning', id: 'rs_2', encrypted_content: 'R2', summary: [] });
+  assert.deepEqual(body.input[call], {
+    type: 'function_call',
+    id: 'fc_2',
+    call_id: 'call_2',
+    name: 'read',
+    arguments: '{"path":"a.txt"}',
+  });
+  assert.deepEqual(body.input[call + 1], { type: 'function_call_output', call_id: 'call_2', output: 'A' });
+  assert.deepEqual(body.input.at(-1).content, [{ type: 'output_text', text: 'done', annotations: [] }]);
+
+  const entry = r.compactionEntry;
+  assert.equal(entry.method, 'remote');
+  assert.ok(entry.summary.startsWith('Remote compaction preserved provider-native history for this session.'));
+  assert.equal(entry.shortSummary, 'Remote compaction');
+  assert.equal(entry.firstKeptEntryId, 'u5');
+  assert.deepEqual(entry.preserveData, {
+    openaiRemoteCompaction: { provider: 'openai', replacementHistory: [output[1], compactionItem], compactionItem },
+  });
+});
+
+test('replay: the OpenAI reader gets the history as providerPayload, another reader the summary and kept turns', async () => {
+  const output = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'q' }] }, compactionItem];
+  reply = (_req, res) => json(res, 200, { output });
+  const s = Session.fromJsonl(sessionText());
+  await s.compact(options());
+  const openai = s.toLlmMessages({ model: { provider: 'openai', api: 'openai-responses' } });
+  assert.equal(openai.length, 1, 'the kept turn is inside the replayed history');
+  assert.deepEqual(openai[0].providerPayload, { type: 'openaiResponsesHistory', provider: 'openai', items: output });
+  for (const other of [
+    { provider: 'anthropic', api: 'anthropic-messages' },
+    { provider: 'azure', api: 'openai-responses' },
+    undefined,
+  ]) {
+    const messages = s.toLlmMessages(other === undefined ? undefined : { model: other });
+    assert.equal(messages.length, 3, JSON.stringify(other));
+    assert.equal(messages[0].providerPayload, undefined);
+    assert.match(messages[0].content[0].text, /Remote compaction preserved/);
+    assert.deepEqual(
+      messages.slice(1).map((m) => m.role),
+      ['user', 'assistant'],
+    );
+  }
+  // buildContext takes the same reader.
+  const ctx = s.buildContext({ model: { provider: 'openai', api: 'openai-codex-responses' } });
+  assert.deepEqual(
+    ctx.messages.map((m) => m.role),
+    ['compactionSummary'],
+  );
+  assert.ok(ctx.messages[0].providerPayload);
+});
+
+test('V2: the streamed request with its trigger item, and the v2 record', async () => {
+  reply = (_req, res) =>
+    stream(res, [{ type: 'response.created' }, done({ type: 'reasoning', id: 'r' }), done(compactionItem), completed]);
+  const s = Session.fromJsonl(sessionText());
+  const r = await s.compact(
+    options({ model: v2Model(), native: { reasoning: { effort: 'high', summary: 'auto' }, promptCacheKey: 'pk' } }),
+  );
+  assert.equal(log.length, 1, 'V1 is not asked');
+  const { url, headers, body } = log[0];
+  assert.equal(url, '/v1/responses');
+  assert.equal(headers.authorization, 'Bearer sk-test');
+  assert.deepEqual(Object.keys(body), [
+    'model',
+    'input',
+    'instructions',
+    'stream',
+    'store',
+    'reasoning',
+    'include',
+    'prompt_cache_key',
+  ]);
+  assert.equal(body.stream, true);
+  assert.equal(body.store, false);
+  assert.deepEqual(body.reasoning, { effort: 'high', summary: 'auto' });
+  assert.deepEqual(body.include, ['reasoning.encrypted_content']);
+  assert.equal(body.prompt_cache_key, 'pk');
+  assert.deepEqual(body.input.at(-1), { type: 'compaction_trigger' });
+  const users = body.input.filter((i) => i.type === 'message' && i.role === 'user');
+  const record = r.compactionEntry.preserveData.openaiRemoteCompaction;
+  assert.equal(record.version, 'v2');
+  assert.equal(record.provider, 'openai');
+  assert.equal(record.usedTokens, 4321);
+  assert.deepEqual(record.usage, { inputTokens: 4321, outputTokens: 9, totalTokens: 4330 });
+  assert.equal(record.retainedImageCount, 0);
+  assert.deepEqual(record.replacementHistory, [...users, compactionItem]);
+  assert.match(r.compactionEntry.summary, /Compaction processed 4321 input tokens\./);
+});
+
+test('V2 with zero compaction items falls back to V1 (no stream retry)', async () => {
+  reply = (_req, res, _body, n) => {
+    if (n === 0) stream(res, [done({ type: 'message', role: 'assistant' }), completed]);
+    else json(res, 200, { output: [compactionItem] });
+  };
+  const s = Session.fromJsonl(sessionText());
+  const r = await s.compact(options({ model: v2Model() }));
+  assert.deepEqual(
+    log.map((l) => l.url),
+    ['/v1/responses', '/v1/responses/compact'],
+  );
+  assert.equal(r.compactionEntry.preserveData.openaiRemoteCompaction.version, undefined, 'the V1 record');
+});
+
+test('V2 cut mid-item is retried twice with backoff; then V1; both failing is E_SUMMARIZER', async () => {
+  reply = (_req, res, _body, n) => {
+    if (n < 3) stream(res, [done(compactionItem), completed], { cut: true });
+    else json(res, 502, { error: 'bad gateway' });
+  };
+  await expectUnchanged(
+    (s) => s.compact(options({ model: v2Model(), native: { retryBaseMs: 40 } })),
+    'E_SUMMARIZER',
+    (err) => {
+      assert.equal(err.lane, 'v2');
+      assert.match(err.message, /502/);
+    },
+  );
+  assert.deepEqual(
+    log.map((l) => l.url),
+    ['/v1/responses', '/v1/responses', '/v1/responses', '/v1/responses/compact'],
+  );
+  assert.ok(log[1].at - log[0].at >= 35 && log[2].at - log[1].at >= 75, 'backoff 40 ms, then 80 ms');
+});
+
+test('V2 with two compaction items, V1 malformed JSON: coded error naming both', async () => {
+  reply = (_req, res, _body, n) => {
+    if (n === 0) stream(res, [done(compactionItem), done(compactionItem), completed]);
+    else json(res, 200, '{"output": [');
+  };
+  await expectUnchanged(
+    (s) => s.compact(options({ model: v2Model() })),
+    'E_SUMMARIZER',
+    (err) => {
+      assert.match(err.message, /exactly one compaction output item, got 2/);
+      assert.match(err.message, /invalid JSON/);
+    },
+  );
+  assert.equal(log.length, 2);
+});
+
+test('V1 4xx and 5xx are coded errors with the status, not retried', async () => {
+  for (const status of [400, 401, 500]) {
+    log = [];
+    reply = (_req, res) => json(res, status, { error: { message: 'no' } });
+    await expectUnchanged(
+      (s) => s.compact(options()),
+      'E_SUMMARIZER',
+      (err) => assert.equal(err.status, status),
+    );
+    assert.equal(log.length, 1);
+  }
+});
+
+test('V1 429 with retry-after is waited for, then succeeds', async () => {
+  reply = (_req, res, _body, n) => {
+    if (n === 0) json(res, 429, { error: 'slow down' }, { 'retry-after': '1' });
+    else json(res, 200, { output: [compactionItem] });
+  };
+  const s = Session.fromJsonl(sessionText());
+  const r = await s.compact(options());
+  assert.equal(r.method, 'remote');
+  assert.equal(log.length, 2);
+  assert.ok(log[1].at - log[0].at >= 900, `waited ${log[1].at - log[0].at} ms`);
+});
+
+test('V1 with a response missing its compaction item', async () => {
+  reply = (_req, res) => json(res, 200, { output: [{ type: 'message', role: 'user', content: [] }] });
+  await expectUnchanged(
+    (s) => s.compact(options()),
+    'E_SUMMARIZER',
+    (err) => assert.match(err.message, /missing compaction item/),
+  );
+});
+
+test('a failed native lane moves the walk to the next method', async () => {
+  reply = (_req, res) => json(res, 503, { error: 'down' });
+  const events = [];
+  const s = Session.fromJsonl(sessionText());
+  const r = await s.compact(
+    options({
+      settings: { keepRecentTokens: 10, methodOrder: ['remote', 'soft'] },
+      summarize: async () => 'local summary',
+      hooks: { onEvent: (e) => events.push(e) },
+    }),
+  );
+  assert.equal(r.method, 'soft');
+  assert.equal(r.compactionEntry.preserveData, undefined);
+  assert.ok(events.some((e) => e.type === 'compaction_warning' && /remote compaction failed/.test(e.message)));
+});
+
+test('an aborted signal is E_ABORTED and never retried', async () => {
+  reply = () => {}; // hangs
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 100);
+  await expectUnchanged((s) => s.compact(options({ model: v2Model(), signal: controller.signal })), 'E_ABORTED');
+  assert.equal(log.length, 1, 'neither a V2 retry nor V1');
+});
+
+test('a hang past the time-out is E_SUMMARIZER with status 408', async () => {
+  reply = () => {}; // hangs
+  const started = Date.now();
+  await expectUnchanged(
+    (s) => s.compact(options({ native: { timeoutMs: 150 } })),
+    'E_SUMMARIZER',
+    (err) => {
+      assert.equal(err.status, 408);
+      assert.match(err.message, /timed out after 150 ms/);
+    },
+  );
+  assert.ok(Date.now() - started < 5000);
+});
+
+test('remote without an endpoint: usable with a native lane, skipped without one', async () => {
+  reply = (_req, res) => json(res, 200, { output: [compactionItem] });
+  const s = Session.fromJsonl(sessionText());
+  const summarize = async () => 'local';
+  const settings = { keepRecentTokens: 10, methodOrder: ['remote', 'soft'] };
+  const anthropic = { id: 'claude', provider: 'anthropic', api: 'anthropic-messages' };
+  const r = await s.compact(options({ model: anthropic, settings, summarize }));
+  assert.equal(r.method, 'soft');
+  assert.equal(log.length, 0);
+  // remoteEnabled false switches the lane off.
+  const t = Session.fromJsonl(sessionText());
+  const off = await t.compact(options({ settings: { ...settings, remoteEnabled: false }, summarize }));
+  assert.equal(off.method, 'soft');
+  assert.equal(log.length, 0);
+  // The host's fetch is used.
+  const u = Session.fromJsonl(sessionText());
+  const seen = [];
+  const viaFetch = await u.compact(
+    options({
+      fetch: (url, init) => {
+        seen.push(url);
+        return fetch(url, init);
+      },
+    }),
+  );
+  assert.equal(viaFetch.method, 'remote');
+  assert.deepEqual(seen, [`${base}/v1/responses/compact`]);
+});
+
+test('a second native compaction replays the first one`s history', async () => {
+  reply = (_req, res, _body, n) => json(res, 200, { output: [{ ...compactionItem, encrypted_content: `ENC${n}` }] });
+  const s = Session.fromJsonl(sessionText());
+  await s.compact(options());
+  s.appendMessage({ role: 'user', content: 'next '.repeat(40), timestamp: 2 });
+  s.appendMessage({
+    role: 'assistant',
+    content: [{ type: 'text', text: 'ok '.repeat(40) }],
+    provider: 'openai',
+    api: 'openai-responses',
+    model: 'gpt-5',
+    usage,
+    stopReason: 'stop',
+  });
+  s.appendMessage({ role: 'user', content: 'last', timestamp: 3 });
+  s.appendMessage({
+    role: 'assistant',
+    content: [{ type: 'text', text: 'k' }],
+    provider: 'openai',
+    api: 'openai-responses',
+    model: 'gpt-5',
+    usage,
+    stopReason: 'stop',
+  });
+  const r = await s.compact(options({ provider: 'openai' }));
+  assert.equal(r.method, 'remote');
+  assert.deepEqual(log[1].body.input[0], { type: 'compaction', encrypted_content: 'ENC0', id: 'cmp_1' });
+});
