@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import * as ctxfold from 'ctxfold';
 import * as esbuild from 'esbuild';
 import { cargoVersion, testsDir } from './support/project.mjs';
-import { NOW, sessionJsonl, withoutTimings, workload } from './support/runtime-workload.mjs';
+import { NOW, nativeWorkload, sessionJsonl, withoutTimings, workload } from './support/runtime-workload.mjs';
 import { installTarball, packTarball, tempDir } from './support/tarball.mjs';
 
 const require = createRequire(import.meta.url);
@@ -52,16 +52,18 @@ const readmeWorker = /<!-- readme-example: worker -->\n```js\n([\s\S]*?)```/.exe
 
 const workerSource = `
 import * as ctxfold from 'ctxfold';
-import { workload } from ${JSON.stringify(workloadModule)};
+import { nativeWorkload, workload } from ${JSON.stringify(workloadModule)};
 
 export default {
   async fetch(request) {
     if (request.method !== 'POST') {
       return new Response('POST a session JSONL', { status: 405 });
     }
-    const now = Number(new URL(request.url).searchParams.get('now') ?? Date.now());
+    const url = new URL(request.url);
+    const now = Number(url.searchParams.get('now') ?? Date.now());
     const bytes = new Uint8Array(await request.arrayBuffer());
     try {
+      if (url.pathname === '/native') return Response.json(await nativeWorkload(ctxfold, bytes, { now }));
       return Response.json(workload(ctxfold, bytes, { now }));
     } catch (err) {
       return Response.json({ error: String(err.message), code: err.code ?? null }, { status: 422 });
@@ -208,8 +210,8 @@ after(async () => {
   tmp?.remove();
 });
 
-async function post(body) {
-  const res = await fetch(`${origin}/?now=${NOW}`, {
+async function post(body, path = '/') {
+  const res = await fetch(`${origin}${path}?now=${NOW}`, {
     method: 'POST',
     body,
     headers: { 'content-type': 'application/x-ndjson' },
@@ -234,6 +236,33 @@ test(`workerd ${workerd.version ?? '(missing)'}: POST a session, get the pruned 
   );
   t.diagnostic(
     `workerd start to first answer: ${startup.readyMs.toFixed(0)} ms wall, ${startup.cpuMs.toFixed(0)} ms CPU (process, incl. wasm compile)`,
+  );
+});
+
+test('workerd: the provider-native lanes (OpenAI V1, V2, Anthropic) compact and replay as under Node.js', {
+  skip,
+  timeout: 60_000,
+}, async () => {
+  assert.ok(!workerd.missing, workerd.missing);
+  // A usage of 59,000 tokens on the last turn: eligible for Anthropic server compaction.
+  const text = sessionJsonl({ turns: 20, lineRepeat: 40 });
+  const want = await nativeWorkload(ctxfold, text, { now: NOW });
+  const { status, json } = await post(text, '/native');
+  assert.equal(status, 200, JSON.stringify(json));
+  assert.deepEqual(json, want);
+  // Each lane answered through the fake provider and wrote its own record, replayed for its reader.
+  assert.deepEqual(
+    json.calls.map((c) => c.path),
+    ['/v1/responses/compact', '/v1/responses', '/v1/messages'],
+  );
+  for (const lane of ['v1', 'v2', 'anthropic']) assert.equal(json[lane].method, 'remote', lane);
+  assert.equal(json.v1.record.compactionItem.encrypted_content, 'ENC-V1');
+  assert.equal(json.v2.record.replacementHistory.at(-1).encrypted_content, 'ENC-V2');
+  assert.equal(json.v2.record.usedTokens, 4321);
+  assert.equal(json.anthropic.record.encryptedContent, 'SIG==');
+  assert.deepEqual(
+    [json.v1.replayed, json.v2.replayed, json.anthropic.replayed],
+    ['openaiResponsesHistory', 'openaiResponsesHistory', 'anthropicCompaction'],
   );
 });
 

@@ -173,3 +173,103 @@ export function workload(ctxfold, input, { now, shape = '8x13-bw', frameSize = 5
 export function withoutTimings({ timings, ...rest }) {
   return rest;
 }
+
+/**
+ * The provider-native lanes of the `remote` method (spec: compaction §13) through `compact()`:
+ * OpenAI V1 (`/responses/compact`), V2 (a streamed Responses answer, read from a
+ * ReadableStream) and Anthropic server compaction, each against a fake provider given as the
+ * `fetch` option (the runtime's own Request / Response / ReadableStream carry the bytes), then
+ * the replay of each record for its reader. Self-contained like `workload`: the runtimes run
+ * its source.
+ */
+export async function nativeWorkload(ctxfold, input, { now }) {
+  const { Session } = ctxfold;
+  const calls = [];
+  const sse = (events) => {
+    const text = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+    const bytes = new TextEncoder().encode(text);
+    return new ReadableStream({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 61) c.enqueue(bytes.slice(i, i + 61));
+        c.close();
+      },
+    });
+  };
+  const fakeFetch = async (url, init) => {
+    const path = new URL(url).pathname;
+    const body = JSON.parse(init.body);
+    calls.push({ path, model: body.model, items: (body.input ?? body.messages).length });
+    if (path === '/v1/responses/compact') {
+      return Response.json({ output: [{ type: 'compaction', encrypted_content: 'ENC-V1' }] });
+    }
+    if (path === '/v1/responses') {
+      const item = { type: 'compaction', encrypted_content: 'ENC-V2' };
+      const usage = { input_tokens: 4321, output_tokens: 9, total_tokens: 4330 };
+      return new Response(
+        sse([
+          { type: 'response.created' },
+          { type: 'response.output_item.done', item },
+          { type: 'response.completed', response: { usage } },
+        ]),
+        { headers: { 'content-type': 'text/event-stream' } },
+      );
+    }
+    if (path === '/v1/messages') {
+      const block = { type: 'compaction', content: 'The user read eight files.', encrypted_content: 'SIG==' };
+      return Response.json({
+        type: 'message',
+        content: [block],
+        stop_reason: 'compaction',
+        usage: { input_tokens: 60000 },
+      });
+    }
+    return new Response('not found', { status: 404 });
+  };
+  const openai = (remoteCompaction) => ({
+    id: 'gpt-5',
+    provider: 'openai',
+    api: 'openai-responses',
+    baseUrl: 'http://provider.test/v1',
+    contextWindow: 200_000,
+    input: ['text'],
+    remoteCompaction,
+  });
+  const claude = {
+    id: 'claude-opus-4-6',
+    provider: 'anthropic',
+    api: 'anthropic-messages',
+    baseUrl: 'http://provider.test',
+    contextWindow: 200_000,
+    input: ['text'],
+    remoteCompaction: { enabled: true },
+  };
+  const lanes = [
+    ['v1', openai(undefined)],
+    ['v2', openai({ v2StreamingEnabled: true })],
+    ['anthropic', claude],
+  ];
+  const out = {};
+  for (const [lane, model] of lanes) {
+    const s = Session.fromJsonl(input);
+    const r = await s.compact({
+      model,
+      fetch: fakeFetch,
+      credentials: () => Promise.resolve({ authorization: 'Bearer test' }),
+      settings: { keepRecentTokens: 2000, methodOrder: ['remote'] },
+      now,
+    });
+    const entry = r.compactionEntry;
+    const record = entry.preserveData.openaiRemoteCompaction ?? entry.preserveData.anthropicCompaction;
+    const first = s.buildContext({ model }).messages[0];
+    out[lane] = {
+      method: r.method,
+      summary: entry.summary.split('\n')[0],
+      record,
+      replayed: first.providerPayload?.type ?? null,
+      jsonlBytes: s.toJsonl().length,
+    };
+    s.free();
+  }
+  out.calls = calls;
+  return out;
+}
