@@ -129,21 +129,45 @@ pub fn commit_compaction(
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),
     );
-    let short = plan.short_summary();
+    let preserve = preserve_data(
+        plan.preparation.previous_preserve_data.as_ref(),
+        plan.options.preserve_data.as_ref(),
+    );
+    let method = plan.options.method.as_deref().unwrap_or("soft");
+    append_plan_compaction(
+        session,
+        plan,
+        summary,
+        plan.short_summary(),
+        method,
+        preserve,
+        now,
+    )
+}
+
+/// Appends the compaction `plan` was made for (spec: compaction §5.7 step 6) — its first kept
+/// entry, `tokensBefore` and file lists (`details`) — with `summary`, `short_summary`,
+/// `method` and `preserve_data`, then records `tokensAfter`.
+pub(crate) fn append_plan_compaction(
+    session: &mut Session,
+    plan: &CompactionPlan,
+    summary: String,
+    short_summary: Option<String>,
+    method: &str,
+    preserve_data: Option<Value>,
+    now: i64,
+) -> Result<Committed> {
     let prep = &plan.preparation;
     let body = CompactionBody {
         summary,
-        short_summary: short,
+        short_summary,
         first_kept_entry_id: prep.first_kept_entry_id.clone(),
         tokens_before: Number::from(prep.tokens_before),
         tokens_after: None,
-        method: Some(plan.options.method.clone().unwrap_or_else(|| "soft".into())),
+        method: Some(method.into()),
         provider_replay_through_entry_id: None,
         details: Some(plan.file_lists.to_json()),
-        preserve_data: preserve_data(
-            prep.previous_preserve_data.as_ref(),
-            plan.options.preserve_data.as_ref(),
-        ),
+        preserve_data,
         from_extension: false,
         warning: None,
     };
@@ -456,26 +480,16 @@ pub fn commit_snapcompact(
             }
         }
     }
-    let prep = &plan.preparation;
-    let body = CompactionBody {
-        summary: built.summary,
-        short_summary: Some(built.short_summary),
-        first_kept_entry_id: prep.first_kept_entry_id.clone(),
-        tokens_before: Number::from(prep.tokens_before),
-        tokens_after: None,
-        method: Some(
-            plan.options
-                .method
-                .clone()
-                .unwrap_or_else(|| "snapcompact".into()),
-        ),
-        provider_replay_through_entry_id: None,
-        details: Some(plan.file_lists.to_json()),
-        preserve_data: Some(Value::Object(preserve)),
-        from_extension: false,
-        warning: None,
-    };
-    append_with_tokens_after(session, prep.leaf, &body, now)
+    let method = plan.options.method.as_deref().unwrap_or("snapcompact");
+    append_plan_compaction(
+        session,
+        plan,
+        built.summary,
+        Some(built.short_summary),
+        method,
+        Some(Value::Object(preserve)),
+        now,
+    )
 }
 
 /// A compaction supplied by a `session_before_compact` hook (spec: compaction §8.8): stored

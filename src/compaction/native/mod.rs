@@ -7,11 +7,11 @@ pub mod anthropic;
 pub mod openai;
 pub mod openai_v2;
 
-use crate::compaction::commit::{append_with_tokens_after, preserve_data, Committed};
+use crate::compaction::commit::{append_plan_compaction, preserve_data, Committed};
 use crate::compaction::plan::CompactionPlan;
 use crate::error::{Error, ErrorCode, Result};
-use crate::session::{CompactionBody, Session};
-use serde_json::{Map, Number, Value};
+use crate::session::Session;
+use serde_json::{Map, Value};
 
 /// `v[key]` when it is a string.
 pub(crate) fn text_of<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
@@ -53,20 +53,15 @@ pub(crate) fn commit_native(
         _ => Map::new(),
     };
     preserve.insert(key.into(), record);
-    let body = CompactionBody {
-        summary: files_block(plan, summary),
-        short_summary: Some(openai::SHORT_SUMMARY.into()),
-        first_kept_entry_id: prep.first_kept_entry_id.clone(),
-        tokens_before: Number::from(prep.tokens_before),
-        tokens_after: None,
-        method: Some("remote".into()),
-        provider_replay_through_entry_id: None,
-        details: Some(plan.file_lists.to_json()),
-        preserve_data: Some(Value::Object(preserve)),
-        from_extension: false,
-        warning: None,
-    };
-    append_with_tokens_after(session, prep.leaf, &body, now)
+    append_plan_compaction(
+        session,
+        plan,
+        files_block(plan, summary),
+        Some(openai::SHORT_SUMMARY.into()),
+        "remote",
+        Some(Value::Object(preserve)),
+        now,
+    )
 }
 
 /// `text` with the plan's `<files>` block.
