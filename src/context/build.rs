@@ -603,13 +603,18 @@ fn native_replay(
     provider: &str,
     anthropic: bool,
 ) -> Option<(Value, Option<Option<String>>)> {
-    let body: CompactionBody = session.body(index).ok()?;
+    // Only the record and the replay boundary are read: the entry may carry a large archive.
+    let text = session.entry_json(index);
+    let member = |path: &[&str]| -> Option<Value> {
+        let span = crate::support::json::edit::find_path(&text, path).ok()??;
+        crate::support::json::parse(&text[span]).ok()
+    };
     let key = if anthropic {
         "anthropicCompaction"
     } else {
         "openaiRemoteCompaction"
     };
-    let record = body.preserve_data.as_ref()?.get(key)?;
+    let record = member(&["preserveData", key])?;
     if record.get("provider")?.as_str()? != provider {
         return None;
     }
@@ -631,10 +636,9 @@ fn native_replay(
     }
     payload.insert(0, ("type", "openaiResponsesHistory".into()));
     payload.push(("items", Value::Array(items.clone())));
-    Some((
-        crate::support::json::object(payload),
-        Some(body.provider_replay_through_entry_id),
-    ))
+    let through =
+        member(&["providerReplayThroughEntryId"]).and_then(|v| v.as_str().map(str::to_string));
+    Some((crate::support::json::object(payload), Some(through)))
 }
 
 /// Resolves the leaf (spec: compaction §2.1): `None` for an empty context.
