@@ -49,8 +49,7 @@ pub(crate) fn preserve_data(
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
     };
-    out.remove("openaiRemoteCompaction");
-    out.remove(crate::compaction::native::anthropic::PRESERVE_KEY);
+    crate::compaction::native::drop_native_records(&mut out);
     out.remove("snapcompact");
     if let Some(extra) = extra {
         for (k, v) in extra {

@@ -205,7 +205,10 @@ fn cut_item(session: &Session, index: usize) -> CutItem {
 
 /// A compaction's provider-native replay payload, if it has one: `(provider, through entry)`.
 fn native_replay(body: &CompactionBody) -> Option<Option<String>> {
-    let payload = body.preserve_data.as_ref()?.get("openaiRemoteCompaction")?;
+    let payload = body
+        .preserve_data
+        .as_ref()?
+        .get(crate::compaction::native::openai::PRESERVE_KEY)?;
     Some(
         payload
             .get("provider")

@@ -925,8 +925,7 @@ pub fn compact(
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
     };
-    preserve.remove("openaiRemoteCompaction");
-    preserve.remove(crate::compaction::native::anthropic::PRESERVE_KEY);
+    crate::compaction::native::drop_native_records(&mut preserve);
     preserve.insert(PRESERVE_KEY.into(), archive.to_json());
     Ok(ArchiveResult {
         summary,

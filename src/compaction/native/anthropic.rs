@@ -8,6 +8,7 @@
 //! is stored under `preserveData.anthropicCompaction`, which the context replays for Anthropic
 //! readers of the same provider (`context::build`).
 
+use super::text_of;
 use crate::compaction::commit::Committed;
 use crate::compaction::plan::CompactionPlan;
 use crate::error::{Error, Result};
@@ -17,10 +18,6 @@ use serde_json::Value;
 
 /// The `preserveData` key of the stored block.
 pub const PRESERVE_KEY: &str = "anthropicCompaction";
-
-fn str_of<'v>(v: &'v Value, k: &str) -> &'v str {
-    v.get(k).and_then(Value::as_str).unwrap_or("")
-}
 
 /// What the shell needs of a plan beyond its messages to write the request: the previous
 /// `anthropicCompaction` record (or null; replayed as its block for the same provider), how
@@ -88,8 +85,11 @@ fn failed(reason: impl Into<String>) -> Error {
 pub fn read_response(text: &str) -> Result<NativeSummary> {
     let v = crate::support::json::parse(text)
         .map_err(|e| failed(format!("returned invalid JSON: {e}")))?;
-    if str_of(&v, "type") == "error" {
-        let message = v.get("error").map_or("", |e| str_of(e, "message"));
+    if text_of(&v, "type") == Some("error") {
+        let message = v
+            .get("error")
+            .and_then(|e| text_of(e, "message"))
+            .unwrap_or("");
         return Err(failed(format!("failed: {message}")));
     }
     let Some(content) = v.get("content").and_then(Value::as_array) else {
@@ -97,11 +97,11 @@ pub fn read_response(text: &str) -> Result<NativeSummary> {
     };
     let blocks: Vec<&Value> = content
         .iter()
-        .filter(|b| str_of(b, "type") == "compaction")
+        .filter(|b| text_of(b, "type") == Some("compaction"))
         .collect();
     let block = match blocks.as_slice() {
         [one] => *one,
-        [] if str_of(&v, "stop_reason") == "compaction" => {
+        [] if text_of(&v, "stop_reason") == Some("compaction") => {
             return Err(failed("returned no summary"))
         }
         [] => return Err(failed("response carried no compaction block")),
