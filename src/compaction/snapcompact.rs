@@ -31,7 +31,19 @@ use crate::settings::{SerializeSettings, SnapcompactSettings};
 use crate::summary::fileops::{format_file_operations, FileLists};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::collections::BTreeSet;
+
+thread_local! {
+    /// The frames of the latest archive rendered on this thread, with their options and the
+    /// fallback fonts they were drawn with. The next compaction of a session prints its
+    /// archive text from this one's kept text, so most of its pages come out the same and
+    /// are taken from here instead of being drawn and compressed again (a page is reused
+    /// only when its text, options and fonts are exactly those of the cached frame: the
+    /// output does not change). Holds one archive's frames, up to 17 PNGs in practice.
+    static LAST_FRAMES: RefCell<(Vec<(RenderOptions, Frame)>, FallbackFonts)> =
+        RefCell::default();
+}
 
 use crate::support::base64::base64;
 
@@ -857,6 +869,11 @@ pub fn compact(
     );
 
     // Render, carrying the dim state from the text head through the frames (§9.2 step 11).
+    let (mut reusable, fonts) = LAST_FRAMES.with(RefCell::take);
+    if !fonts.same_as(fallbacks) {
+        reusable.clear();
+    }
+    let mut rendered = Vec::with_capacity(layout.pages.len());
     let mut dim_open = ends_dim(&layout.text_head);
     let mut frames = Vec::with_capacity(layout.pages.len());
     let mut records = Vec::with_capacity(layout.pages.len());
@@ -873,10 +890,19 @@ pub fn compact(
         } else {
             text
         };
-        let frame = render_page(text, &snap_options(shape, options), fallbacks)?;
+        let opts = snap_options(shape, options);
+        let frame = match reusable
+            .iter()
+            .position(|(o, f)| *o == opts && f.page == text)
+        {
+            Some(i) => reusable.swap_remove(i).1,
+            None => render_page(text, &opts, fallbacks)?,
+        };
         records.push(frame_record(&frame, &shape));
+        rendered.push((opts, frame.clone()));
         frames.push(frame);
     }
+    LAST_FRAMES.with(|c| c.replace((rendered, fallbacks.clone())));
     let text_tail = if layout.text_tail.is_empty() {
         String::new()
     } else if dim_open {

@@ -778,3 +778,71 @@ mod guard_properties {
         }
     }
 }
+
+/// A compaction reuses the frames of the previous archive rendered on the same thread when a
+/// page prints exactly the same (most do: the archive text starts with the previous kept
+/// text). The entry it writes is byte for byte the one a cold thread writes.
+#[test]
+fn reused_frames_give_the_entry_a_cold_render_gives() {
+    use ctxfold::session::{LoadOptions, SequentialIds};
+    let mut s = Session::create(
+        ctxfold::session::NewSession {
+            id: "reuse".into(),
+            cwd: "/w".into(),
+            now: 0,
+            parent_session: None,
+        },
+        Box::new(SequentialIds::new()),
+    );
+    let mut now = 0i64;
+    add_turns(&mut s, 0, 40, &mut now);
+    fn compact(s: &mut Session, now: i64) -> String {
+        let settings = CompactionSettings {
+            strategy: Strategy::Snapcompact,
+            keep_recent_tokens: 2_000,
+            ..CompactionSettings::default()
+        };
+        let plan = plan_compaction(s, &settings, PlanOptions::default()).unwrap();
+        let c =
+            commit_snapcompact(s, &plan, &small_options(9), &FallbackFonts::new(), now).unwrap();
+        s.entry_json(c.index).into_owned()
+    }
+    let first = compact(&mut s, now);
+    add_turns(&mut s, 40, 12, &mut now);
+    let before_second = s.to_bytes();
+    // Warm: the first archive's frames are this thread's cache.
+    let warm = compact(&mut s, now);
+    // Cold: a fresh thread renders every page.
+    let cold = std::thread::spawn(move || {
+        let mut s = Session::load(
+            before_second,
+            LoadOptions::with_ids(Box::new(SequentialIds::new())),
+        )
+        .unwrap();
+        compact(&mut s, now)
+    })
+    .join()
+    .unwrap();
+    // The ids differ (the loaded session numbers its new entries afresh); nothing else.
+    let without_id =
+        |line: &str| line.replacen(&line[7..line.find(",\"parentId\"").unwrap()], "", 1);
+    let (a, b) = (without_id(&warm), without_id(&cold));
+    assert!(a == b, "{}", first_diff(&a, &b));
+    // The case exercises the reuse: some frame of the second archive is one of the first's.
+    let frames = |line: &str| -> Vec<String> {
+        let v: Value = serde_json::from_str(line).unwrap();
+        v["preserveData"]["snapcompact"]["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["data"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let old = frames(&first);
+    let new = frames(&warm);
+    assert!(
+        new.iter().any(|f| old.contains(f)),
+        "no page printed the same"
+    );
+    assert!(new.iter().any(|f| !old.contains(f)), "no new page");
+}

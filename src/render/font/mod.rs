@@ -503,6 +503,16 @@ impl FallbackFonts {
         self.fonts.is_empty()
     }
 
+    /// The same fonts, registered in the same order (the same objects, not equal copies).
+    pub fn same_as(&self, other: &FallbackFonts) -> bool {
+        self.fonts.len() == other.fonts.len()
+            && self
+                .fonts
+                .iter()
+                .zip(&other.fonts)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+
     pub fn has_glyph(&self, c: char) -> bool {
         self.fonts.iter().any(|f| f.has_glyph(c))
     }
