@@ -13,7 +13,6 @@ use crate::compaction::commit::{
 };
 use crate::compaction::plan::{plan_compaction, CompactionPlan};
 use crate::compaction::prepare::Preparation;
-use crate::error::{Error, ErrorCode};
 use crate::session::{RandomIds, Session};
 use crate::settings::Strategy;
 use crate::summary::request::SummaryRequest;
@@ -108,19 +107,19 @@ fn preparation_json(session: &Session, p: &Preparation) -> String {
     out
 }
 
-pub(super) fn committed_json(
-    session: &Session,
-    c: &Committed,
-    from_extension: bool,
-) -> Result<String, JsValue> {
-    let entry = crate::support::json::parse(&session.entry_json(c.index))
-        .map_err(|e| to_js(Error::coded(ErrorCode::InvalidEntryBody, e.to_string())))?;
-    Ok(js::stringify(&object(vec![
+pub(super) fn committed_json(session: &Session, c: &Committed, from_extension: bool) -> String {
+    // The entry itself (megabytes with an archive's frames) is read by the JS shell when the
+    // host asks for it (`js/index.js` `committed`).
+    let timestamp = session
+        .body::<crate::session::EntryBase>(c.index)
+        .ok()
+        .and_then(|b| b.timestamp);
+    js::stringify(&object(vec![
         ("entryId", c.id.as_str().into()),
         ("tokensAfter", c.tokens_after.into()),
         ("fromExtension", from_extension.into()),
-        ("compactionEntry", entry),
-    ])))
+        ("timestamp", timestamp.into()),
+    ]))
 }
 
 // ----- the plan class ----------------------------------------------------------------------
@@ -258,7 +257,7 @@ impl WasmSession {
             commit_compaction(self.s_mut(), &plan.plan, now)
         }
         .map_err(to_js)?;
-        committed_json(self.s(), &c, false)
+        Ok(committed_json(self.s(), &c, false))
     }
 
     /// Commits a compaction supplied by a hook for a plan's preparation.
@@ -274,7 +273,7 @@ impl WasmSession {
         let s = self.s_mut();
         let c =
             commit_extension_compaction(s, &plan.plan.preparation, result, now).map_err(to_js)?;
-        committed_json(s, &c, true)
+        Ok(committed_json(s, &c, true))
     }
 
     /// Undoes a compaction: the leaf returns to the compaction's parent; returns the new leaf

@@ -76,6 +76,6 @@ impl WasmSession {
             )),
         }
         .map_err(to_js)?;
-        committed_json(self.s(), &c, false)
+        Ok(committed_json(self.s(), &c, false))
     }
 }

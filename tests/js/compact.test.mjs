@@ -585,6 +585,25 @@ test('compact({strategy: "snapcompact"}) prints the history onto frames: no summ
   assert.deepEqual([...listed[0].png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   assert.ok(listed[0].cols > 0 && listed[0].rows > 0 && listed[0].chars > 0);
   assert.deepEqual(s.archiveFrames(s.index()[0].id), []);
+  // The commit's entry is read when asked for: the session's own, with its timestamp.
+  assert.deepEqual(entry, s.entry(r.entryId));
+  assert.equal(r.timestamp, entry.timestamp);
+  assert.deepEqual(JSON.parse(JSON.stringify(r)).compactionEntry, entry);
+  // The provider messages carry the frames' payloads (they cross from wasm as references),
+  // on every call, and within an image budget the newest ones.
+  const payloads = archive.frames.map((f) => f.data);
+  const llmImages = (o) =>
+    s
+      .toLlmMessages(o)[0]
+      .content.filter((b) => b.type === 'image')
+      .map((b) => b.data);
+  assert.deepEqual(llmImages(), payloads);
+  assert.deepEqual(llmImages(), payloads);
+  assert.deepEqual(llmImages({ maxImages: 1 }), payloads.slice(-1));
+  assert.throws(
+    () => s.toLlmMessages('x'),
+    (e) => e.code === 'E_INVALID_ARGUMENT',
+  );
   assert.deepEqual(
     events.map((e) => [e.type, e.action]),
     [

@@ -365,7 +365,8 @@ async function run(session, o, signal) {
         }
         if (ctx === undefined) {
           const done = await begin(method);
-          if (done !== null) return shaken ? { ...done, shake: shaken } : done;
+          // Object.assign, not a spread: a commit's `compactionEntry` is read only when asked.
+          if (done !== null) return shaken ? Object.assign(done, { shake: shaken }) : done;
         }
         const committed = await runMethod(session, method, ctx);
         // A compaction that kept a tail too large to continue from: the rescue shake reaches
@@ -373,7 +374,7 @@ async function run(session, o, signal) {
         if (!shaken && !committed.session && (committed.tokensAfter ?? 0) > headroomLimit(o, resolved)) {
           shaken = await rescueShake(session, o, signal);
         }
-        return { ...committed, method, preparation: ctx.preparation, ...(shaken ? { shake: shaken } : {}) };
+        return Object.assign(committed, { method, preparation: ctx.preparation }, shaken ? { shake: shaken } : {});
       } catch (err) {
         if (DEAD_ENDS.has(err?.code) && !signal.aborted) {
           // The kept tail alone is too big to summarize around: after the rescue shake the
@@ -528,7 +529,9 @@ export async function runCompaction(session, options) {
     const before = contextSnapshot(session);
     const committed = await run(session, o, signal);
     const after = contextSnapshot(committed.session ?? session, { byKind: true });
-    const { preparation, ...result } = committed;
+    const result = committed;
+    const { preparation } = result;
+    delete result.preparation;
     result.report = {
       method: result.method,
       reason,

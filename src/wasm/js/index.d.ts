@@ -702,7 +702,13 @@ export interface CompactionCommit {
   /** Estimated tokens of the rebuilt context. */
   tokensAfter: number;
   fromExtension: boolean;
-  compactionEntry: CompactionEntry;
+  /** When the entry was written (ISO 8601, its `timestamp`). */
+  timestamp: string;
+  /**
+   * The entry written, read from the session when first asked for (with a snapcompact
+   * archive it holds megabytes of frames, which a host that does not look never copies).
+   */
+  readonly compactionEntry: CompactionEntry;
 }
 
 /**

@@ -7,7 +7,7 @@ import { compactSession } from './compact.js';
 import { codedError, invalidArgument } from './errors.js';
 import { replayTarget } from './native-anthropic.js';
 import { navigateSession } from './navigate.js';
-import { requireRaw } from './raw.js';
+import { committed, requireRaw } from './raw.js';
 import { shakeSession } from './shake.js';
 
 function idOptions(options) {
@@ -215,7 +215,7 @@ export class Session {
   /** Appends the compaction entry of a complete plan. Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`. */
   commitCompaction(plan, options) {
     const snapcompact = options?.snapcompact === undefined ? undefined : toJson(options.snapcompact);
-    return JSON.parse(this.#inner.commitCompaction(planOf(plan), nowOf(options), snapcompact));
+    return committed(this.#inner.commitCompaction(planOf(plan), nowOf(options), snapcompact), this.#inner);
   }
 
   /** Appends a compaction written elsewhere (e.g. by a hook) for a plan's preparation. */
@@ -223,7 +223,10 @@ export class Session {
     if (!isObject(compaction) || typeof compaction.summary !== 'string') {
       throw invalidArgument('a compaction needs a string `summary`');
     }
-    return JSON.parse(this.#inner.commitExtensionCompaction(planOf(plan), toJson(compaction), nowOf(options)));
+    return committed(
+      this.#inner.commitExtensionCompaction(planOf(plan), toJson(compaction), nowOf(options)),
+      this.#inner,
+    );
   }
 
   /**

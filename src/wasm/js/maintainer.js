@@ -480,7 +480,7 @@ export class Maintainer {
         this.#latestCompactionId = null;
         this.#emit({ type: 'handoff', session: result.session, previous, document: result.document });
       } else {
-        this.#latestCompactionAt = result.compactionEntry?.timestamp ?? this.#now();
+        this.#latestCompactionAt = result.timestamp ?? this.#now();
         this.#latestCompactionId = result.entryId;
       }
       return {

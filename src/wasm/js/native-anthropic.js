@@ -9,7 +9,7 @@
 import { nowOf } from './args.js';
 import { abortError, codedError, messageOf, statusOf } from './errors.js';
 import { post, sleep } from './native-openai.js';
-import { requireRaw } from './raw.js';
+import { committed, requireRaw } from './raw.js';
 
 const API = 'anthropic-messages';
 const OFFICIAL_BASE_URL = 'https://api.anthropic.com';
@@ -313,6 +313,9 @@ export async function runAnthropic(plan, o, signal) {
       throw codedError('E_SUMMARIZER', messageOf(err), { cause: err, status: status >= 0 ? status : undefined });
     }
     const raw = plan._session();
-    return JSON.parse(raw.commitNative(plan._raw(), 'anthropic', m.provider ?? '', m.id, text, undefined, nowOf(o)));
+    return committed(
+      raw.commitNative(plan._raw(), 'anthropic', m.provider ?? '', m.id, text, undefined, nowOf(o)),
+      raw,
+    );
   }
 }

@@ -8,7 +8,7 @@
 // failure falls back to V1 (`…/responses/compact`). A failed lane leaves the session as it was.
 import { nowOf } from './args.js';
 import { abortError, codedError, messageOf, statusOf } from './errors.js';
-import { requireRaw } from './raw.js';
+import { committed, requireRaw } from './raw.js';
 
 /** Time-out of one native request, body included (the reference: five minutes). */
 const NATIVE_TIMEOUT_MS = 300_000;
@@ -562,7 +562,7 @@ async function runLane(lane, request, ctx) {
     try {
       const text = await post(request, lane, ctx);
       const raw = plan._session();
-      return JSON.parse(raw.commitNative(plan._raw(), lane, model.provider, '', text, retained, nowOf(o)));
+      return committed(raw.commitNative(plan._raw(), lane, model.provider, '', text, retained, nowOf(o)), raw);
     } catch (err) {
       if (signal.aborted) throw abortError();
       const status = statusOf(err);

@@ -27,3 +27,21 @@ export function requireRaw() {
   }
   return raw;
 }
+
+/**
+ * The result of a compaction commit from its JSON (`{entryId, tokensAfter, fromExtension,
+ * timestamp}`), with `compactionEntry` read from the session `inner` (a `WasmSession`) the
+ * first time it is asked for: the entry of a snapcompact archive is megabytes of frames.
+ */
+export function committed(json, inner) {
+  const result = JSON.parse(json);
+  let entry;
+  Object.defineProperty(result, 'compactionEntry', {
+    enumerable: true,
+    get: () => {
+      entry ??= JSON.parse(inner.entryJson(result.entryId));
+      return entry;
+    },
+  });
+  return result;
+}
