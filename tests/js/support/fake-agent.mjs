@@ -518,8 +518,6 @@ export function fakeSummarizer({ window, meter, seed = 1 }) {
  * host loop: beforeRequest → model → afterResponse; retry, tool results, continue, done).
  * Returns the run's record; invariant violations are collected in `violations` (strings naming
  * the request, the user turn and what happened), they never throw.
- *
- * Stops early (with fewer requests than asked) once `performance.now()` passes `deadline`.
  */
 export async function runScriptedAgent(o) {
   const {
@@ -538,7 +536,6 @@ export async function runScriptedAgent(o) {
     taskBudget,
     maxCompactionsPerUserTurn = 2,
     events,
-    deadline = Number.POSITIVE_INFINITY,
   } = o;
   const random = seededRandom(seed ^ 0x9e3779b9);
   const text = new TextSource(seededRandom(seed ^ 0x1234567));
@@ -605,7 +602,7 @@ export async function runScriptedAgent(o) {
   };
   let previousOverflow = false;
 
-  while (stats.requests < requests && performance.now() < deadline) {
+  while (stats.requests < requests) {
     userTurn++;
     stats.userTurns++;
     compactionsThisTurn = 0;
