@@ -785,15 +785,7 @@ mod guard_properties {
 #[test]
 fn reused_frames_give_the_entry_a_cold_render_gives() {
     use ctxfold::session::{LoadOptions, SequentialIds};
-    let mut s = Session::create(
-        ctxfold::session::NewSession {
-            id: "reuse".into(),
-            cwd: "/w".into(),
-            now: 0,
-            parent_session: None,
-        },
-        Box::new(SequentialIds::new()),
-    );
+    let mut s = new_session();
     let mut now = 0i64;
     add_turns(&mut s, 0, 40, &mut now);
     fn compact(s: &mut Session, now: i64) -> String {
