@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { timesRow } from './lib.mjs';
 
 const testsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // "# snapcompact, 200k window, anthropic: 25310 ms, 1000 requests, … maintainer 24.10 ms/request"
@@ -19,15 +20,7 @@ export default async function () {
   const seconds = (performance.now() - t0) / 1_000;
   if (res.status !== 0) throw new Error(`the scripted agent failed (exit ${res.status}):\n${res.stdout}${res.stderr}`);
   const rows = [
-    {
-      name: 'scripted agent, whole file (node --test)',
-      median: seconds,
-      min: seconds,
-      max: seconds,
-      unit: 's',
-      samples: 1,
-      note: 'target < 60 s (issue 19)',
-    },
+    timesRow('scripted agent, whole file (node --test)', [seconds], { unit: 's', note: 'target < 60 s (issue 19)' }),
   ];
   // Each case's line, once (the reporter repeats diagnostics at the file level, indented).
   const seen = new Set();
@@ -35,16 +28,11 @@ export default async function () {
     const m = CASE_LINE.exec(line);
     if (!m || seen.has(m[1])) continue;
     seen.add(m[1]);
-    const perRequest = Number(m[4]);
-    rows.push({
-      name: `scripted agent, ${m[1]}`,
-      median: perRequest,
-      min: perRequest,
-      max: perRequest,
-      unit: 'ms',
-      samples: Number(m[3]),
-      note: `Maintainer per request; case ${(Number(m[2]) / 1_000).toFixed(1)} s`,
-    });
+    rows.push(
+      timesRow(`scripted agent, ${m[1]}`, [Number(m[4])], {
+        note: `Maintainer per request, ${m[3]} requests; case ${(Number(m[2]) / 1_000).toFixed(1)} s`,
+      }),
+    );
   }
   if (rows.length === 1) throw new Error(`no case line in the scripted agent's output:\n${res.stdout}`);
   return rows;
