@@ -378,6 +378,38 @@ impl Default for CompactionSettings {
     }
 }
 
+/// The boolean settings and the whole-number ones, each read the same way: one lookup in
+/// [`CompactionSettings::from_json`] instead of a match arm (and its error path) per field.
+type Slot<T> = fn(&mut CompactionSettings) -> &mut T;
+
+const FLAGS: [(&str, Slot<bool>); 11] = [
+    ("enabled", |s| &mut s.enabled),
+    ("autoContinue", |s| &mut s.auto_continue),
+    ("remoteEnabled", |s| &mut s.remote_enabled),
+    ("idleEnabled", |s| &mut s.idle_enabled),
+    ("supersedeReads", |s| &mut s.supersede_reads),
+    ("dropUseless", |s| &mut s.drop_useless),
+    ("midTurnEnabled", |s| &mut s.mid_turn_enabled),
+    ("asyncEnabled", |s| &mut s.async_enabled),
+    ("handoffSaveToDisk", |s| &mut s.handoff_save_to_disk),
+    ("remoteStreamingV2Enabled", |s| {
+        &mut s.remote_streaming_v2_enabled
+    }),
+    ("experimentalContextManagement", |s| {
+        &mut s.experimental_context_management
+    }),
+];
+
+const COUNTS: [(&str, Slot<u64>); 5] = [
+    ("keepRecentTokens", |s| &mut s.keep_recent_tokens),
+    ("idleThresholdTokens", |s| &mut s.idle_threshold_tokens),
+    ("idleTimeoutSeconds", |s| &mut s.idle_timeout_seconds),
+    ("v2RetainedMessageBudget", |s| {
+        &mut s.v2_retained_message_budget
+    }),
+    ("v2TimeoutMs", |s| &mut s.v2_timeout_ms),
+];
+
 fn bad(field: &str, reason: &str) -> Error {
     Error::Settings {
         field: field.to_string(),
@@ -406,8 +438,15 @@ impl CompactionSettings {
                 continue;
             }
             let f = k.as_str();
+            if let Some((_, flag)) = FLAGS.iter().find(|(name, _)| *name == f) {
+                *flag(self) = fields::boolean(f, v)?;
+                continue;
+            }
+            if let Some((_, count)) = COUNTS.iter().find(|(name, _)| *name == f) {
+                *count(self) = fields::safe_count(f, v)?;
+                continue;
+            }
             match f {
-                "enabled" => self.enabled = fields::boolean(f, v)?,
                 "strategy" => {
                     self.strategy = v.as_str().and_then(Strategy::parse).ok_or_else(|| {
                         bad(
@@ -426,33 +465,12 @@ impl CompactionSettings {
                 }
                 "thresholdTokens" => self.threshold_tokens = fields::number(f, v)?,
                 "reserveTokens" => self.reserve_tokens = Some(fields::safe_count(f, v)?),
-                "keepRecentTokens" => self.keep_recent_tokens = fields::safe_count(f, v)?,
-                "autoContinue" => self.auto_continue = fields::boolean(f, v)?,
-                "remoteEnabled" => self.remote_enabled = fields::boolean(f, v)?,
                 "remoteEndpoint" => {
                     let url = v
                         .as_str()
                         .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
                         .ok_or_else(|| bad(f, "expected an http(s) URL"))?;
                     self.remote_endpoint = Some(url.to_string());
-                }
-                "idleEnabled" => self.idle_enabled = fields::boolean(f, v)?,
-                "idleThresholdTokens" => self.idle_threshold_tokens = fields::safe_count(f, v)?,
-                "idleTimeoutSeconds" => self.idle_timeout_seconds = fields::safe_count(f, v)?,
-                "supersedeReads" => self.supersede_reads = fields::boolean(f, v)?,
-                "dropUseless" => self.drop_useless = fields::boolean(f, v)?,
-                "midTurnEnabled" => self.mid_turn_enabled = fields::boolean(f, v)?,
-                "asyncEnabled" => self.async_enabled = fields::boolean(f, v)?,
-                "handoffSaveToDisk" => self.handoff_save_to_disk = fields::boolean(f, v)?,
-                "remoteStreamingV2Enabled" => {
-                    self.remote_streaming_v2_enabled = fields::boolean(f, v)?
-                }
-                "v2RetainedMessageBudget" => {
-                    self.v2_retained_message_budget = fields::safe_count(f, v)?
-                }
-                "v2TimeoutMs" => self.v2_timeout_ms = fields::safe_count(f, v)?,
-                "experimentalContextManagement" => {
-                    self.experimental_context_management = fields::boolean(f, v)?
                 }
                 "snapcompact" => self.snapcompact = SnapcompactSettings::read(v)?,
                 "methodOrder" => {
