@@ -7,33 +7,51 @@ use super::{
     Event, ManagerState,
 };
 use crate::settings::Strategy;
-use crate::support::json::object;
+use crate::support::json::js::{self, Object};
 use serde_json::Value;
 
-/// `null` or the value.
-fn opt<T: Into<Value>>(v: Option<T>) -> Value {
-    v.map_or(Value::Null, Into::into)
+/// `[…]` of `items`, each written by `item`.
+fn array<T>(out: &mut String, items: &[T], mut item: impl FnMut(&mut String, &T)) {
+    out.push('[');
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        item(out, v);
+    }
+    out.push(']');
+}
+
+/// The `Value` of text one of the writers below wrote (for the `serde` impls and tests).
+fn value_of(write: impl FnOnce(&mut String)) -> Value {
+    let mut out = String::new();
+    write(&mut out);
+    crate::support::json::parse(&out).unwrap_or(Value::Null)
 }
 
 impl CompactRequest {
+    /// Appends the request as the JS API carries it (JSON text).
+    pub fn write_json(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        o.str("reason", self.reason.as_str());
+        o.str("entry", self.entry.as_str());
+        o.bool("willRetry", self.will_retry);
+        o.str("strategy", self.strategy.as_str());
+        array(o.key("methods"), &self.methods, |out, m| {
+            js::write_string(out, m.as_str())
+        });
+        o.str("action", self.action.as_str());
+        o.bool("excludeSnapcompact", self.exclude_snapcompact);
+        o.num("contextTokens", self.context_tokens as f64);
+        o.num("contextWindow", self.context_window as f64);
+        o.opt_num("thresholdTokens", self.threshold_tokens.map(|t| t as f64));
+        o.bool("payloadRejection", self.payload_rejection);
+        o.close();
+    }
+
     /// The request as the JS API carries it.
     pub fn to_json(&self) -> Value {
-        object(vec![
-            ("reason", self.reason.as_str().into()),
-            ("entry", self.entry.as_str().into()),
-            ("willRetry", self.will_retry.into()),
-            ("strategy", self.strategy.as_str().into()),
-            (
-                "methods",
-                Value::Array(self.methods.iter().map(|m| m.as_str().into()).collect()),
-            ),
-            ("action", self.action.as_str().into()),
-            ("excludeSnapcompact", self.exclude_snapcompact.into()),
-            ("contextTokens", self.context_tokens.into()),
-            ("contextWindow", self.context_window.into()),
-            ("thresholdTokens", opt(self.threshold_tokens)),
-            ("payloadRejection", self.payload_rejection.into()),
-        ])
+        value_of(|out| self.write_json(out))
     }
 
     /// Reads a request from its JSON form: every field may be left out (the default's value
@@ -84,16 +102,16 @@ impl CompactRequest {
 }
 
 impl Event {
-    /// The event as the JS API carries it (absent options and a false `skipped` left out).
-    pub fn to_json(&self) -> Value {
-        let mut m = Vec::new();
-        let mut put = |k: &'static str, v: Value| m.push((k, v));
+    /// Appends the event as the JS API carries it (absent options and a false `skipped` left
+    /// out).
+    pub fn write_json(&self, out: &mut String) {
+        let mut o = Object::open(out);
         match self {
             Event::AutoCompactionStart { reason, action } => {
-                put("type", "auto_compaction_start".into());
-                put("reason", reason.as_str().into());
+                o.str("type", "auto_compaction_start");
+                o.str("reason", reason.as_str());
                 if let Some(a) = action {
-                    put("action", a.as_str().into());
+                    o.str("action", a.as_str());
                 }
             }
             Event::AutoCompactionEnd {
@@ -103,109 +121,122 @@ impl Event {
                 error_message,
                 skipped,
             } => {
-                put("type", "auto_compaction_end".into());
+                o.str("type", "auto_compaction_end");
                 if let Some(a) = action {
-                    put("action", a.as_str().into());
+                    o.str("action", a.as_str());
                 }
-                put("aborted", (*aborted).into());
-                put("willRetry", (*will_retry).into());
+                o.bool("aborted", *aborted);
+                o.bool("willRetry", *will_retry);
                 if let Some(e) = error_message {
-                    put("errorMessage", e.as_str().into());
+                    o.str("errorMessage", e);
                 }
                 if *skipped {
-                    put("skipped", true.into());
+                    o.bool("skipped", true);
                 }
             }
         }
-        object(m)
+        o.close();
+    }
+
+    /// The event as the JS API carries it.
+    pub fn to_json(&self) -> Value {
+        value_of(|out| self.write_json(out))
     }
 }
 
 impl Decision {
+    /// The decision as the JS API carries it, as JSON text.
+    pub fn json(&self) -> String {
+        let mut out = String::new();
+        let mut o = Object::open(&mut out);
+        array(o.key("events"), &self.events, |out, e| e.write_json(out));
+        array(o.key("notices"), &self.notices, |out, n| {
+            let mut o = Object::open(out);
+            o.str("level", n.level.as_str());
+            o.str("text", &n.text);
+            o.close();
+        });
+        o.opt_str("compactionWarning", self.compaction_warning.as_deref());
+        match self.drop_failed_turn {
+            Some(d) => {
+                let mut t = Object::open(o.key("dropFailedTurn"));
+                t.bool("durable", d.durable);
+                t.close();
+            }
+            None => o.key("dropFailedTurn").push_str("null"),
+        }
+        o.bool("restoreFailedTurn", self.restore_failed_turn);
+        match self.promote {
+            Some(p) => {
+                let mut t = Object::open(o.key("promote"));
+                t.str("reason", p.reason.as_str());
+                t.num("contextTokens", p.context_tokens as f64);
+                t.num("contextWindow", p.context_window as f64);
+                t.close();
+            }
+            None => o.key("promote").push_str("null"),
+        }
+        match &self.compact {
+            Some(c) => c.write_json(o.key("compact")),
+            None => o.key("compact").push_str("null"),
+        }
+        match &self.continuation {
+            Some(c) => {
+                let mut t = Object::open(o.key("continuation"));
+                t.num("afterMs", c.after_ms as f64);
+                t.str("kind", c.kind.as_str());
+                t.opt_str("prompt", c.prompt);
+                match c.reminder {
+                    Some(r) => {
+                        let mut m = Object::open(t.key("reminder"));
+                        m.num("outputTokens", r.output_tokens as f64);
+                        m.num("retryCount", f64::from(r.retry_count));
+                        m.num("maxRetries", f64::from(r.max_retries));
+                        m.close();
+                    }
+                    None => t.key("reminder").push_str("null"),
+                }
+                t.close();
+            }
+            None => o.key("continuation").push_str("null"),
+        }
+        o.bool("blockAutoContinue", self.block_auto_continue);
+        o.opt_num("wakeAt", self.wake_at.map(|w| w as f64));
+        o.close();
+        out
+    }
+
     /// The decision as the JS API carries it.
     pub fn to_json(&self) -> Value {
-        object(vec![
-            (
-                "events",
-                Value::Array(self.events.iter().map(Event::to_json).collect()),
-            ),
-            (
-                "notices",
-                Value::Array(
-                    self.notices
-                        .iter()
-                        .map(|n| {
-                            object(vec![
-                                ("level", n.level.as_str().into()),
-                                ("text", n.text.as_str().into()),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-            ("compactionWarning", opt(self.compaction_warning.as_deref())),
-            (
-                "dropFailedTurn",
-                opt(self
-                    .drop_failed_turn
-                    .map(|d| object(vec![("durable", d.durable.into())]))),
-            ),
-            ("restoreFailedTurn", self.restore_failed_turn.into()),
-            (
-                "promote",
-                opt(self.promote.map(|p| {
-                    object(vec![
-                        ("reason", p.reason.as_str().into()),
-                        ("contextTokens", p.context_tokens.into()),
-                        ("contextWindow", p.context_window.into()),
-                    ])
-                })),
-            ),
-            (
-                "compact",
-                opt(self.compact.as_ref().map(CompactRequest::to_json)),
-            ),
-            (
-                "continuation",
-                opt(self.continuation.as_ref().map(|c| {
-                    object(vec![
-                        ("afterMs", c.after_ms.into()),
-                        ("kind", c.kind.as_str().into()),
-                        ("prompt", opt(c.prompt)),
-                        (
-                            "reminder",
-                            opt(c.reminder.map(|r| {
-                                object(vec![
-                                    ("outputTokens", r.output_tokens.into()),
-                                    ("retryCount", r.retry_count.into()),
-                                    ("maxRetries", r.max_retries.into()),
-                                ])
-                            })),
-                        ),
-                    ])
-                })),
-            ),
-            ("blockAutoContinue", self.block_auto_continue.into()),
-            ("wakeAt", opt(self.wake_at)),
-        ])
+        value_of(|out| out.push_str(&self.json()))
     }
 }
 
 impl ManagerState {
+    /// The counters and flags as the JS API carries them, as JSON text.
+    pub fn json(&self) -> String {
+        let mut out = String::new();
+        let mut o = Object::open(&mut out);
+        o.num(
+            "incompleteRecoveries",
+            f64::from(self.incomplete_recoveries),
+        );
+        o.bool(
+            "overflowRecoveryAttempted",
+            self.overflow_recovery_attempted,
+        );
+        o.bool("maintenancePaused", self.maintenance_paused);
+        o.bool("awaitingPromotion", self.awaiting_promotion);
+        o.opt_num("lastActivityAt", self.last_activity_at.map(|t| t as f64));
+        o.bool("idleCompacted", self.idle_compacted);
+        o.opt_num("lastUsageTokens", self.last_usage_tokens.map(|t| t as f64));
+        o.close();
+        out
+    }
+
     /// The counters and flags as the JS API carries them.
     pub fn to_json(&self) -> Value {
-        object(vec![
-            ("incompleteRecoveries", self.incomplete_recoveries.into()),
-            (
-                "overflowRecoveryAttempted",
-                self.overflow_recovery_attempted.into(),
-            ),
-            ("maintenancePaused", self.maintenance_paused.into()),
-            ("awaitingPromotion", self.awaiting_promotion.into()),
-            ("lastActivityAt", opt(self.last_activity_at)),
-            ("idleCompacted", self.idle_compacted.into()),
-            ("lastUsageTokens", opt(self.last_usage_tokens)),
-        ])
+        value_of(|out| out.push_str(&self.json()))
     }
 }
 

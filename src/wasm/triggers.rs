@@ -15,7 +15,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 fn decision_json(d: &Decision) -> Result<String, JsValue> {
-    Ok(js::stringify(&d.to_json()))
+    Ok(d.json())
 }
 
 /// The trigger state machine of one live session.
@@ -45,7 +45,7 @@ impl WasmContextManager {
     /// Counters and flags, as JSON.
     #[wasm_bindgen(js_name = stateJson)]
     pub fn state_json(&self) -> Result<String, JsValue> {
-        Ok(js::stringify(&self.inner.state().to_json()))
+        Ok(self.inner.state().json())
     }
 
     /// An assistant turn ended; returns the decision as JSON.

@@ -59,6 +59,67 @@ pub fn write_value(out: &mut String, v: &Value) {
     }
 }
 
+/// An object written straight as `JSON.stringify` text, members in call order: for results
+/// that go to JavaScript as text, with no `Value` tree built (and dropped) on the way. A
+/// nested object is another `Object` opened on [`Object::key`].
+pub struct Object<'o> {
+    out: &'o mut String,
+    empty: bool,
+}
+
+impl<'o> Object<'o> {
+    /// Writes `{`; [`Object::close`] writes `}`.
+    pub fn open(out: &'o mut String) -> Object<'o> {
+        out.push('{');
+        Object { out, empty: true }
+    }
+
+    /// Writes `"k":` (after a comma where needed); the caller writes the value.
+    pub fn key(&mut self, k: &str) -> &mut String {
+        if !self.empty {
+            self.out.push(',');
+        }
+        self.empty = false;
+        write_string(self.out, k);
+        self.out.push(':');
+        self.out
+    }
+
+    pub fn str(&mut self, k: &str, v: &str) {
+        write_string(self.key(k), v);
+    }
+
+    /// A string, or `null` for `None`.
+    pub fn opt_str(&mut self, k: &str, v: Option<&str>) {
+        match v {
+            Some(v) => self.str(k, v),
+            None => self.key(k).push_str("null"),
+        }
+    }
+
+    /// A number as `JSON.stringify` writes it ([`write_number`]).
+    pub fn num(&mut self, k: &str, v: f64) {
+        write_number(self.key(k), v);
+    }
+
+    /// A number, or `null` for `None`.
+    pub fn opt_num(&mut self, k: &str, v: Option<f64>) {
+        match v {
+            Some(v) => self.num(k, v),
+            None => self.key(k).push_str("null"),
+        }
+    }
+
+    pub fn bool(&mut self, k: &str, v: bool) {
+        self.key(k).push_str(if v { "true" } else { "false" });
+    }
+
+    /// Writes `}`.
+    pub fn close(self) {
+        self.out.push('}');
+    }
+}
+
 /// Appends a string literal with JavaScript's escaping: `"`, `\`, the five short control
 /// escapes, and `\u00xx` (lowercase hex) for the other control characters.
 pub fn write_string(out: &mut String, s: &str) {
