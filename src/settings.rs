@@ -11,6 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::support::json::fields;
+use crate::support::json::js::{self, Object};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -168,18 +169,28 @@ impl SerializeSettings {
         "includeThinking",
     ];
 
-    fn to_json(self, m: &mut Map<String, Value>) {
-        let cap = |c: Option<Option<u64>>| match c {
-            None => Value::Null,
-            Some(None) => "Infinity".into(),
-            Some(Some(n)) => n.into(),
-        };
-        m.insert("toolResultMaxChars".into(), cap(self.tool_result_max_chars));
-        m.insert("toolArgMaxChars".into(), cap(self.tool_arg_max_chars));
-        m.insert("toolCallMaxChars".into(), cap(self.tool_call_max_chars));
-        m.insert("truncateHeadRatio".into(), self.truncate_head_ratio.into());
-        m.insert("dimToolResults".into(), self.dim_tool_results.into());
-        m.insert("includeThinking".into(), self.include_thinking.into());
+    fn write_json(self, o: &mut Object<'_>) {
+        for (k, c) in [
+            ("toolResultMaxChars", self.tool_result_max_chars),
+            ("toolArgMaxChars", self.tool_arg_max_chars),
+            ("toolCallMaxChars", self.tool_call_max_chars),
+        ] {
+            match c {
+                None => o.null(k),
+                Some(None) => o.str(k, "Infinity"),
+                Some(Some(n)) => o.num(k, n as f64),
+            }
+        }
+        o.opt_num("truncateHeadRatio", self.truncate_head_ratio);
+        for (k, b) in [
+            ("dimToolResults", self.dim_tool_results),
+            ("includeThinking", self.include_thinking),
+        ] {
+            match b {
+                Some(b) => o.bool(k, b),
+                None => o.null(k),
+            }
+        }
     }
 }
 
@@ -212,14 +223,11 @@ impl SnapcompactSettings {
         Ok(s)
     }
 
-    fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert(
-            "shape".into(),
-            self.shape.as_deref().unwrap_or("auto").into(),
-        );
-        self.serialize.to_json(&mut m);
-        Value::Object(m)
+    fn write_json(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        o.str("shape", self.shape.as_deref().unwrap_or("auto"));
+        self.serialize.write_json(&mut o);
+        o.close();
     }
 }
 
@@ -493,58 +501,63 @@ impl CompactionSettings {
         Ok(())
     }
 
-    /// The settings as a JSON object with every field (unset ones as `null`).
+    /// The settings as JSON text with every field (unset ones as `null`).
+    pub fn json(&self) -> String {
+        let mut out = String::new();
+        let mut o = Object::open(&mut out);
+        o.bool("enabled", self.enabled);
+        o.str("strategy", self.strategy.as_str());
+        o.num("thresholdPercent", self.threshold_percent);
+        o.num("thresholdTokens", self.threshold_tokens);
+        o.opt_num("reserveTokens", self.reserve_tokens.map(|t| t as f64));
+        o.num("keepRecentTokens", self.keep_recent_tokens as f64);
+        o.bool("autoContinue", self.auto_continue);
+        o.bool("remoteEnabled", self.remote_enabled);
+        o.opt_str("remoteEndpoint", self.remote_endpoint.as_deref());
+        o.bool("idleEnabled", self.idle_enabled);
+        o.num("idleThresholdTokens", self.idle_threshold_tokens as f64);
+        o.num("idleTimeoutSeconds", self.idle_timeout_seconds as f64);
+        o.bool("supersedeReads", self.supersede_reads);
+        o.bool("dropUseless", self.drop_useless);
+        o.bool("midTurnEnabled", self.mid_turn_enabled);
+        o.bool("asyncEnabled", self.async_enabled);
+        o.bool("handoffSaveToDisk", self.handoff_save_to_disk);
+        o.bool("remoteStreamingV2Enabled", self.remote_streaming_v2_enabled);
+        o.num(
+            "v2RetainedMessageBudget",
+            self.v2_retained_message_budget as f64,
+        );
+        o.num("v2TimeoutMs", self.v2_timeout_ms as f64);
+        let methods = o.key("methodOrder");
+        methods.push('[');
+        for (i, m) in self.method_order.iter().enumerate() {
+            if i > 0 {
+                methods.push(',');
+            }
+            js::write_string(methods, m);
+        }
+        methods.push(']');
+        o.bool(
+            "experimentalContextManagement",
+            self.experimental_context_management,
+        );
+        self.snapcompact.write_json(o.key("snapcompact"));
+        let mut b = Object::open(o.key("branchSummary"));
+        b.bool("enabled", self.branch_summary.enabled);
+        b.num("reserveTokens", self.branch_summary.reserve_tokens as f64);
+        b.close();
+        let mut m = Object::open(o.key("modelThresholds"));
+        for r in &self.model_thresholds {
+            js::write_value(m.key(&r.key()), &r.written);
+        }
+        m.close();
+        o.close();
+        out
+    }
+
+    /// [`CompactionSettings::json`] as a value.
     pub fn to_json(&self) -> Value {
-        crate::support::json::object(vec![
-            ("enabled", self.enabled.into()),
-            ("strategy", self.strategy.as_str().into()),
-            ("thresholdPercent", self.threshold_percent.into()),
-            ("thresholdTokens", self.threshold_tokens.into()),
-            ("reserveTokens", self.reserve_tokens.into()),
-            ("keepRecentTokens", self.keep_recent_tokens.into()),
-            ("autoContinue", self.auto_continue.into()),
-            ("remoteEnabled", self.remote_enabled.into()),
-            ("remoteEndpoint", self.remote_endpoint.clone().into()),
-            ("idleEnabled", self.idle_enabled.into()),
-            ("idleThresholdTokens", self.idle_threshold_tokens.into()),
-            ("idleTimeoutSeconds", self.idle_timeout_seconds.into()),
-            ("supersedeReads", self.supersede_reads.into()),
-            ("dropUseless", self.drop_useless.into()),
-            ("midTurnEnabled", self.mid_turn_enabled.into()),
-            ("asyncEnabled", self.async_enabled.into()),
-            ("handoffSaveToDisk", self.handoff_save_to_disk.into()),
-            (
-                "remoteStreamingV2Enabled",
-                self.remote_streaming_v2_enabled.into(),
-            ),
-            (
-                "v2RetainedMessageBudget",
-                self.v2_retained_message_budget.into(),
-            ),
-            ("v2TimeoutMs", self.v2_timeout_ms.into()),
-            ("methodOrder", self.method_order.clone().into()),
-            (
-                "experimentalContextManagement",
-                self.experimental_context_management.into(),
-            ),
-            ("snapcompact", self.snapcompact.to_json()),
-            (
-                "branchSummary",
-                crate::support::json::object(vec![
-                    ("enabled", self.branch_summary.enabled.into()),
-                    ("reserveTokens", self.branch_summary.reserve_tokens.into()),
-                ]),
-            ),
-            (
-                "modelThresholds",
-                Value::Object(
-                    self.model_thresholds
-                        .iter()
-                        .map(|r| (r.key(), r.written.clone()))
-                        .collect(),
-                ),
-            ),
-        ])
+        crate::support::json::parse(&self.json()).unwrap_or(Value::Null)
     }
 
     /// The `modelThresholds` rule for a model: `provider/model-id` wins over `provider/*`.

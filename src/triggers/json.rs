@@ -163,7 +163,7 @@ impl Decision {
                 t.bool("durable", d.durable);
                 t.close();
             }
-            None => o.key("dropFailedTurn").push_str("null"),
+            None => o.null("dropFailedTurn"),
         }
         o.bool("restoreFailedTurn", self.restore_failed_turn);
         match self.promote {
@@ -174,11 +174,11 @@ impl Decision {
                 t.num("contextWindow", p.context_window as f64);
                 t.close();
             }
-            None => o.key("promote").push_str("null"),
+            None => o.null("promote"),
         }
         match &self.compact {
             Some(c) => c.write_json(o.key("compact")),
-            None => o.key("compact").push_str("null"),
+            None => o.null("compact"),
         }
         match &self.continuation {
             Some(c) => {
@@ -194,11 +194,11 @@ impl Decision {
                         m.num("maxRetries", f64::from(r.max_retries));
                         m.close();
                     }
-                    None => t.key("reminder").push_str("null"),
+                    None => t.null("reminder"),
                 }
                 t.close();
             }
-            None => o.key("continuation").push_str("null"),
+            None => o.null("continuation"),
         }
         o.bool("blockAutoContinue", self.block_auto_continue);
         o.opt_num("wakeAt", self.wake_at.map(|w| w as f64));

@@ -107,7 +107,5 @@ pub fn adapt_keep_recent_tokens(
 /// Validates settings and returns them with defaults filled in, as JSON.
 #[wasm_bindgen(js_name = resolveSettingsJson)]
 pub fn resolve_settings_json(settings_json: Option<String>) -> Result<String, JsValue> {
-    Ok(crate::support::json::js::stringify(
-        &settings(settings_json)?.to_json(),
-    ))
+    Ok(settings(settings_json)?.json())
 }

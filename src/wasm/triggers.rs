@@ -39,7 +39,7 @@ impl WasmContextManager {
     /// The settings with defaults filled in, as JSON.
     #[wasm_bindgen(js_name = settingsJson)]
     pub fn settings_json(&self) -> String {
-        js::stringify(&self.inner.settings().to_json())
+        self.inner.settings().json()
     }
 
     /// Counters and flags, as JSON.

@@ -85,6 +85,10 @@ impl<'o> Object<'o> {
         self.out
     }
 
+    pub fn null(&mut self, k: &str) {
+        self.key(k).push_str("null");
+    }
+
     pub fn str(&mut self, k: &str, v: &str) {
         write_string(self.key(k), v);
     }
@@ -93,7 +97,7 @@ impl<'o> Object<'o> {
     pub fn opt_str(&mut self, k: &str, v: Option<&str>) {
         match v {
             Some(v) => self.str(k, v),
-            None => self.key(k).push_str("null"),
+            None => self.null(k),
         }
     }
 
@@ -106,7 +110,7 @@ impl<'o> Object<'o> {
     pub fn opt_num(&mut self, k: &str, v: Option<f64>) {
         match v {
             Some(v) => self.num(k, v),
-            None => self.key(k).push_str("null"),
+            None => self.null(k),
         }
     }
 
