@@ -1,7 +1,7 @@
 //! Tree navigation with branch summaries from JavaScript (spec: compaction §7): the sans-IO
 //! plan/commit cycle as a class; `js/navigate.js` awaits the hooks and the summarizer.
 
-use super::compact::request_json;
+use super::compact::requests_json;
 use super::interop::navigation::navigate_options;
 use super::interop::{now_ms, options, parse_json, to_js};
 use super::session::WasmSession;
@@ -10,54 +10,54 @@ use crate::navigation::{
     commit_navigation, plan_navigation, NavigationAnswer, NavigationCommit, NavigationPlan,
 };
 use crate::session::Session;
-use crate::support::json::js;
-use crate::support::json::object;
+use crate::support::json::js::Object;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 /// The plan as the `session_before_tree` hook sees it (the reference's `TreePreparation`).
 fn preparation_json(session: &Session, p: &NavigationPlan) -> String {
-    let ids: Vec<&str> = p.entries_to_summarize_ids(session);
-    let (total, read, modified) = match &p.preparation {
-        Some(prep) => (
-            prep.total_tokens,
-            p.file_lists.read_files.clone(),
-            p.file_lists.modified_files.clone(),
-        ),
-        None => (0, Vec::new(), Vec::new()),
+    let (total, lists) = match &p.preparation {
+        Some(prep) => (prep.total_tokens, Some(&p.file_lists)),
+        None => (0, None),
     };
-    js::stringify(&object(vec![
-        ("targetId", p.target_id.as_str().into()),
-        ("oldLeafId", p.old_leaf_id.as_deref().into()),
-        ("commonAncestorId", p.common_ancestor_id.as_deref().into()),
-        ("entriesToSummarize", ids.into()),
-        ("userWantsSummary", p.user_wants_summary.into()),
-        (
-            "customInstructions",
-            p.custom_instructions.as_deref().into(),
-        ),
-        ("replaceInstructions", p.replace_instructions.into()),
-        ("label", p.label.as_deref().into()),
-        ("newLeafId", p.new_leaf_id.as_deref().into()),
-        ("editorText", p.editor_text.as_deref().into()),
-        ("tokenBudget", p.token_budget.into()),
-        ("summarizedTokens", total.into()),
-        ("readFiles", read.into()),
-        ("modifiedFiles", modified.into()),
-        ("noContent", p.no_content.into()),
-    ]))
+    let mut out = String::new();
+    let mut o = Object::open(&mut out);
+    o.str("targetId", &p.target_id);
+    o.opt_str("oldLeafId", p.old_leaf_id.as_deref());
+    o.opt_str("commonAncestorId", p.common_ancestor_id.as_deref());
+    o.strs(
+        "entriesToSummarize",
+        &mut p.entries_to_summarize_ids(session).into_iter(),
+    );
+    o.bool("userWantsSummary", p.user_wants_summary);
+    o.opt_str("customInstructions", p.custom_instructions.as_deref());
+    o.opt_bool("replaceInstructions", p.replace_instructions);
+    o.opt_str("label", p.label.as_deref());
+    o.opt_str("newLeafId", p.new_leaf_id.as_deref());
+    o.opt_str("editorText", p.editor_text.as_deref());
+    o.num("tokenBudget", p.token_budget as f64);
+    o.num("summarizedTokens", total as f64);
+    let read = lists.map(|l| &l.read_files[..]).unwrap_or_default();
+    let modified = lists.map(|l| &l.modified_files[..]).unwrap_or_default();
+    o.strs("readFiles", &mut read.iter().map(String::as_str));
+    o.strs("modifiedFiles", &mut modified.iter().map(String::as_str));
+    o.bool("noContent", p.no_content);
+    o.close();
+    out
 }
 
 fn commit_json(c: &NavigationCommit) -> String {
-    js::stringify(&object(vec![
-        ("cancelled", false.into()),
-        ("newLeafId", c.new_leaf_id.as_deref().into()),
-        ("oldLeafId", c.old_leaf_id.as_deref().into()),
-        ("summaryEntryId", c.summary_entry_id.as_deref().into()),
-        ("labelEntryId", c.label_entry_id.as_deref().into()),
-        ("editorText", c.editor_text.as_deref().into()),
-        ("fromExtension", c.from_extension.into()),
-    ]))
+    let mut out = String::new();
+    let mut o = Object::open(&mut out);
+    o.bool("cancelled", false);
+    o.opt_str("newLeafId", c.new_leaf_id.as_deref());
+    o.opt_str("oldLeafId", c.old_leaf_id.as_deref());
+    o.opt_str("summaryEntryId", c.summary_entry_id.as_deref());
+    o.opt_str("labelEntryId", c.label_entry_id.as_deref());
+    o.opt_str("editorText", c.editor_text.as_deref());
+    o.opt_bool("fromExtension", c.from_extension);
+    o.close();
+    out
 }
 
 /// A navigation waiting for its commit: at most one summary request.
@@ -77,9 +77,7 @@ impl WasmNavigationPlan {
     /// The summary request to answer (`[]` or one request), as JSON.
     #[wasm_bindgen(js_name = pendingJson)]
     pub fn pending_json(&self) -> String {
-        js::stringify(&Value::Array(
-            self.plan.request.iter().map(request_json).collect(),
-        ))
+        requests_json(&self.plan.request)
     }
 
     /// What the navigation does (the `session_before_tree` payload), as JSON.

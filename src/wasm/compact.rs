@@ -18,92 +18,88 @@ use crate::settings::Strategy;
 use crate::summary::request::SummaryRequest;
 use crate::summary::retry::{classify, parse_retry_after, RetryPolicy, RetryStep};
 use crate::support::json::fields::Fields;
-use crate::support::json::js;
-use crate::support::json::object;
-use serde_json::{Map, Value};
+use crate::support::json::js::Object;
 use wasm_bindgen::prelude::*;
 
 // ----- options ---------------------------------------------------------------------------
 
 // ----- JSON views --------------------------------------------------------------------------
 
-pub(super) fn request_json(r: &SummaryRequest) -> Value {
-    let mut m = Map::new();
-    m.insert("id".into(), r.id.clone().into());
-    m.insert("purpose".into(), r.purpose.as_str().into());
-    m.insert("systemPrompt".into(), r.system_prompt.clone().into());
-    m.insert("prompt".into(), r.prompt.clone().into());
-    m.insert("maxTokens".into(), r.max_tokens.into());
+/// Appends a summarizer request as the JS shell reads it.
+pub(super) fn write_request(out: &mut String, r: &SummaryRequest) {
+    let mut o = Object::open(out);
+    o.str("id", &r.id);
+    o.str("purpose", r.purpose.as_str());
+    o.str("systemPrompt", &r.system_prompt);
+    o.str("prompt", &r.prompt);
+    o.num("maxTokens", r.max_tokens as f64);
     if let Some(w) = r.window {
-        m.insert(
-            "window".into(),
-            object(vec![("index", w.index.into()), ("last", w.last.into())]),
-        );
+        let mut m = Object::open(o.key("window"));
+        m.num("index", w.index as f64);
+        m.bool("last", w.last);
+        m.close();
     }
-    Value::Object(m)
+    o.close();
 }
 
-/// Appends `"key":[ids…]` — written directly: region lists can hold tens of thousands of ids.
-fn push_ids(out: &mut String, session: &Session, key: &str, v: &[usize]) {
-    out.push(',');
-    js::write_string(out, key);
-    out.push_str(":[");
-    for (n, &i) in v.iter().enumerate() {
-        if n > 0 {
+/// `[…]` of the requests.
+pub(super) fn requests_json<'r>(requests: impl IntoIterator<Item = &'r SummaryRequest>) -> String {
+    let mut out = String::from("[");
+    for (i, r) in requests.into_iter().enumerate() {
+        if i > 0 {
             out.push(',');
         }
-        js::write_string(out, session.entries()[i].id());
+        write_request(&mut out, r);
     }
     out.push(']');
+    out
 }
 
 /// The preparation as the hooks and the JS API see it (spec: compaction §4.5), as JSON text.
+/// Written directly: region lists can hold tens of thousands of ids.
 fn preparation_json(session: &Session, p: &Preparation) -> String {
-    let set =
-        |s: &std::collections::BTreeSet<String>| Value::from(s.iter().cloned().collect::<Vec<_>>());
     let lists = p.file_ops.file_lists();
-    let id_of = |i: usize| session.entries()[i].id().to_string();
-    let small = object(vec![
-        ("firstKeptEntryId", p.first_kept_entry_id.as_str().into()),
-        ("isSplitTurn", p.is_split_turn.into()),
-        ("turnStartEntryId", p.turn_start.map(id_of).into()),
-        ("tokensBefore", p.tokens_before.into()),
-        ("keepRecentTokens", p.keep_recent_tokens.into()),
-        (
-            "estimatedTokens",
-            object(vec![
-                ("messagesToSummarize", p.tokens_to_summarize.into()),
-                ("turnPrefixMessages", p.tokens_turn_prefix.into()),
-                ("recentMessages", p.tokens_recent.into()),
-            ]),
-        ),
-        ("previousSummary", p.previous_summary.clone().into()),
-        (
-            "previousCompactionId",
-            p.previous_compaction.map(id_of).into(),
-        ),
-        (
-            "fileOps",
-            object(vec![
-                ("read", set(&p.file_ops.read)),
-                ("written", set(&p.file_ops.written)),
-                ("edited", set(&p.file_ops.edited)),
-            ]),
-        ),
-        ("readFiles", lists.read_files.into()),
-        ("modifiedFiles", lists.modified_files.into()),
-    ]);
-    let mut out = js::stringify(&small);
-    out.pop(); // the closing brace
-    push_ids(
-        &mut out,
-        session,
-        "messagesToSummarize",
-        &p.messages_to_summarize,
+    let id_of = |i: usize| session.entries()[i].id();
+    let mut out = String::new();
+    let mut o = Object::open(&mut out);
+    o.str("firstKeptEntryId", &p.first_kept_entry_id);
+    o.bool("isSplitTurn", p.is_split_turn);
+    o.opt_str("turnStartEntryId", p.turn_start.map(id_of));
+    o.num("tokensBefore", p.tokens_before as f64);
+    o.num("keepRecentTokens", p.keep_recent_tokens as f64);
+    let mut e = Object::open(o.key("estimatedTokens"));
+    e.num("messagesToSummarize", p.tokens_to_summarize as f64);
+    e.num("turnPrefixMessages", p.tokens_turn_prefix as f64);
+    e.num("recentMessages", p.tokens_recent as f64);
+    e.close();
+    o.opt_str("previousSummary", p.previous_summary.as_deref());
+    o.opt_str("previousCompactionId", p.previous_compaction.map(id_of));
+    let mut f = Object::open(o.key("fileOps"));
+    f.strs("read", &mut p.file_ops.read.iter().map(String::as_str));
+    f.strs(
+        "written",
+        &mut p.file_ops.written.iter().map(String::as_str),
     );
-    push_ids(&mut out, session, "turnPrefixMessages", &p.turn_prefix);
-    push_ids(&mut out, session, "recentMessages", &p.recent);
-    out.push('}');
+    f.strs("edited", &mut p.file_ops.edited.iter().map(String::as_str));
+    f.close();
+    o.strs(
+        "readFiles",
+        &mut lists.read_files.iter().map(String::as_str),
+    );
+    o.strs(
+        "modifiedFiles",
+        &mut lists.modified_files.iter().map(String::as_str),
+    );
+    o.strs(
+        "messagesToSummarize",
+        &mut p.messages_to_summarize.iter().map(|&i| id_of(i)),
+    );
+    o.strs(
+        "turnPrefixMessages",
+        &mut p.turn_prefix.iter().map(|&i| id_of(i)),
+    );
+    o.strs("recentMessages", &mut p.recent.iter().map(|&i| id_of(i)));
+    o.close();
     out
 }
 
@@ -114,12 +110,14 @@ pub(super) fn committed_json(session: &Session, c: &Committed, from_extension: b
         .body::<crate::session::EntryBase>(c.index)
         .ok()
         .and_then(|b| b.timestamp);
-    js::stringify(&object(vec![
-        ("entryId", c.id.as_str().into()),
-        ("tokensAfter", c.tokens_after.into()),
-        ("fromExtension", from_extension.into()),
-        ("timestamp", timestamp.into()),
-    ]))
+    let mut out = String::new();
+    let mut o = Object::open(&mut out);
+    o.str("entryId", &c.id);
+    o.num("tokensAfter", c.tokens_after as f64);
+    o.bool("fromExtension", from_extension);
+    o.opt_str("timestamp", timestamp.as_deref());
+    o.close();
+    out
 }
 
 // ----- the plan class ----------------------------------------------------------------------
@@ -137,9 +135,7 @@ impl WasmCompactionPlan {
     /// The requests that can be sent now, as JSON.
     #[wasm_bindgen(js_name = pendingJson)]
     pub fn pending_json(&self) -> String {
-        js::stringify(&Value::Array(
-            self.plan.pending().into_iter().map(request_json).collect(),
-        ))
+        requests_json(self.plan.pending())
     }
 
     /// The preparation (cut, regions, file operations), as JSON; `session` is the plan's
@@ -368,9 +364,14 @@ pub fn retry_step(
         RetryStep::Shrink => ("shrink", None),
         RetryStep::GiveUp => ("give-up", None),
     };
-    let mut fields = vec![("action", Value::from(action))];
-    fields.extend(wait.map(|ms| ("ms", Value::from(ms))));
-    Ok(js::stringify(&object(fields)))
+    let mut out = String::new();
+    let mut o = Object::open(&mut out);
+    o.str("action", action);
+    if let Some(ms) = wait {
+        o.num("ms", ms as f64);
+    }
+    o.close();
+    Ok(out)
 }
 
 /// A `Retry-After` header value in milliseconds (seconds or an HTTP date); negative when

@@ -118,6 +118,27 @@ impl<'o> Object<'o> {
         self.key(k).push_str(if v { "true" } else { "false" });
     }
 
+    /// A boolean, or `null` for `None`.
+    pub fn opt_bool(&mut self, k: &str, v: Option<bool>) {
+        match v {
+            Some(v) => self.bool(k, v),
+            None => self.null(k),
+        }
+    }
+
+    /// An array of strings.
+    pub fn strs(&mut self, k: &str, items: &mut dyn Iterator<Item = &str>) {
+        let out = self.key(k);
+        out.push('[');
+        for (i, s) in items.enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_string(out, s);
+        }
+        out.push(']');
+    }
+
     /// Writes `}`.
     pub fn close(self) {
         self.out.push('}');
