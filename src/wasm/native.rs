@@ -10,7 +10,7 @@ use crate::compaction::native::anthropic::{commit_anthropic, request_parts};
 use crate::compaction::native::openai::{commit_openai, native_messages};
 use crate::compaction::native::Lane;
 use crate::error::{Error, ErrorCode};
-use crate::support::json::{js, object};
+use crate::support::json::js::{self, Object};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
@@ -24,17 +24,21 @@ impl WasmSession {
     pub fn native_messages_json(&self, plan: &WasmCompactionPlan) -> Result<String, JsValue> {
         let (messages, previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
         let summary = previous.is_null() && plan.plan.preparation.previous_summary.is_some();
-        let mut out = vec![
-            ("messages", Value::Array(messages)),
-            ("previous", previous),
-            (
-                "instructions",
-                crate::prompts::SUMMARIZATION_SYSTEM.trim_end().into(),
-            ),
-            ("summary", summary.into()),
-        ];
-        out.extend(request_parts(self.s(), &plan.plan).map_err(to_js)?);
-        Ok(js::stringify(&object(out)))
+        let parts = request_parts(self.s(), &plan.plan).map_err(to_js)?;
+        let mut out = String::new();
+        let mut o = Object::open(&mut out);
+        js::write_value(o.key("messages"), &Value::Array(messages));
+        js::write_value(o.key("previous"), &previous);
+        o.str(
+            "instructions",
+            crate::prompts::SUMMARIZATION_SYSTEM.trim_end(),
+        );
+        o.bool("summary", summary);
+        for (k, v) in &parts {
+            js::write_value(o.key(k), v);
+        }
+        o.close();
+        Ok(out)
     }
 
     /// Commits the answer text of `lane` — `"v1"` (the JSON body), `"v2"` (the whole event

@@ -14,8 +14,8 @@ use crate::render::text::{stopwords, wrap};
 use crate::render::{
     self, normalize, scan_renderability, FallbackFont, FallbackFonts, Frame, SnapError,
 };
-use crate::support::json::js;
-use serde_json::{Map, Value};
+use crate::support::json::js::{self, Object};
+use serde_json::Value;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -31,10 +31,16 @@ pub(super) fn fonts() -> Rc<FallbackFonts> {
 }
 
 /// A JSON array of strings, as text.
-fn strings<S: Into<String>>(items: impl IntoIterator<Item = S>) -> String {
-    js::stringify(&Value::Array(
-        items.into_iter().map(|s| Value::String(s.into())).collect(),
-    ))
+fn strings(items: &mut dyn Iterator<Item = &str>) -> String {
+    let mut out = String::from("[");
+    for (i, s) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        js::write_string(&mut out, s);
+    }
+    out.push(']');
+    out
 }
 
 fn with_fonts<T>(f: impl FnOnce(&FallbackFonts) -> T) -> T {
@@ -96,12 +102,14 @@ pub fn resolve_shape(
 pub fn ideal_shape_variant(model_id: &str) -> String {
     match render::shape::resolve::ideal_shape_variant(model_id) {
         Some(i) => {
-            let mut v = Map::new();
-            v.insert("variant".into(), i.variant.name().into());
+            let mut out = String::new();
+            let mut o = Object::open(&mut out);
+            o.str("variant", i.variant.name());
             if let Some(size) = i.frame_size {
-                v.insert("frameSize".into(), size.into());
+                o.num("frameSize", f64::from(size));
             }
-            js::stringify(&Value::Object(v))
+            o.close();
+            out
         }
         None => "null".into(),
     }
@@ -140,30 +148,32 @@ pub fn is_shape(json: &str) -> bool {
 #[wasm_bindgen(js_name = snapcompactConstants)]
 pub fn snapcompact_constants() -> String {
     use crate::render::shape::billing as b;
-    let aliases = render::ShapeVariant::ALIASES
-        .iter()
-        .map(|(alias, v)| (alias.to_string(), Value::from(v.name())))
-        .collect::<Map<String, Value>>();
-    js::stringify(&crate::support::json::object(vec![
-        ("maxFramesDefault", b::MAX_FRAMES_DEFAULT.into()),
-        ("frameTokenEstimate", b::FRAME_TOKEN_ESTIMATE.into()),
-        (
-            "frameDataBytesEstimate",
-            b::FRAME_DATA_BYTES_ESTIMATE.into(),
-        ),
-        ("frameDataBytesBudget", b::FRAME_DATA_BYTES_BUDGET.into()),
-        (
-            "defaultProviderImageBudget",
-            b::DEFAULT_PROVIDER_IMAGE_BUDGET.into(),
-        ),
-        ("shapeAliases", Value::Object(aliases)),
-    ]))
+    let mut out = String::new();
+    let mut o = Object::open(&mut out);
+    o.num("maxFramesDefault", b::MAX_FRAMES_DEFAULT as f64);
+    o.num("frameTokenEstimate", b::FRAME_TOKEN_ESTIMATE as f64);
+    o.num(
+        "frameDataBytesEstimate",
+        b::FRAME_DATA_BYTES_ESTIMATE as f64,
+    );
+    o.num("frameDataBytesBudget", b::FRAME_DATA_BYTES_BUDGET as f64);
+    o.num(
+        "defaultProviderImageBudget",
+        b::DEFAULT_PROVIDER_IMAGE_BUDGET as f64,
+    );
+    let mut aliases = Object::open(o.key("shapeAliases"));
+    for (alias, v) in render::ShapeVariant::ALIASES {
+        aliases.str(alias, v.name());
+    }
+    aliases.close();
+    o.close();
+    out
 }
 
 /// The catalogue names, in declaration order (JSON array).
 #[wasm_bindgen(js_name = snapcompactShapeNames)]
 pub fn shape_names() -> String {
-    strings(render::ShapeVariant::ALL.iter().map(|v| v.name()))
+    strings(&mut render::ShapeVariant::ALL.iter().map(|v| v.name()))
 }
 
 fn shape_of(shape_json: Option<String>, text: &str) -> Result<render::Shape, JsValue> {
@@ -183,10 +193,12 @@ pub fn normalize_text(text: &str, shape_json: Option<String>) -> Result<String, 
 pub fn scan(text: &str, shape_json: Option<String>) -> Result<String, JsValue> {
     let shape = shape_of(shape_json, text)?;
     let r = with_fonts(|f| scan_renderability(text, shape.font, f));
-    let mut v = Map::new();
-    v.insert("unrenderableRatio".into(), r.unrenderable_ratio.into());
-    v.insert("isSafe".into(), r.is_safe.into());
-    Ok(js::stringify(&Value::Object(v)))
+    let mut out = String::new();
+    let mut o = Object::open(&mut out);
+    o.num("unrenderableRatio", r.unrenderable_ratio);
+    o.bool("isSafe", r.is_safe);
+    o.close();
+    Ok(out)
 }
 
 /// `dimStopwords(text)`.
@@ -198,7 +210,11 @@ pub fn dim_stopwords(text: &str) -> String {
 /// `wrap(text, width, wideCells)` → JSON array of lines.
 #[wasm_bindgen(js_name = snapcompactWrap)]
 pub fn wrap_text(text: &str, width: u32, wide_cells: bool) -> String {
-    strings(wrap::wrap(text, width, wide_cells))
+    strings(
+        &mut wrap::wrap(text, width, wide_cells)
+            .iter()
+            .map(String::as_str),
+    )
 }
 
 /// `elideDataUrls(text, mode)`: mode `source` (default) or `archive`.
@@ -246,7 +262,7 @@ pub fn pages(text: &str, options_json: Option<String>) -> Result<String, JsValue
         let opts = render_options(v.as_ref(), Some(text), f)?;
         render::page_texts(text, &opts, f)
     })
-    .map(strings)
+    .map(|p| strings(&mut p.iter().map(String::as_str)))
     .map_err(to_js)
 }
 
