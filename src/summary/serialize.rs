@@ -177,7 +177,7 @@ pub fn useless_tool_call_ids(messages: &[Value]) -> FxHashSet<&str> {
     messages
         .iter()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"))
-        .filter(|m| m.get("useless") == Some(&Value::Bool(true)))
+        .filter(|m| m.get("useless").and_then(Value::as_bool) == Some(true))
         .filter_map(|m| m.get("toolCallId").and_then(Value::as_str))
         .collect()
 }
@@ -250,7 +250,7 @@ pub(crate) fn serialize_into(out: &mut String, msg: &Value, useless: &FxHashSet<
             }
         }
         Some("toolResult") => {
-            if msg.get("useless") == Some(&Value::Bool(true)) {
+            if msg.get("useless").and_then(Value::as_bool) == Some(true) {
                 return;
             }
             let text = content_text(msg.get("content"));
