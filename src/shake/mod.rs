@@ -129,11 +129,12 @@ impl ShakeConfig {
         let mut c = ShakeConfig::preset(preset);
         for (k, v) in map.iter().filter(|(_, v)| !v.is_null()) {
             let f = k.as_str();
+            if let Some((_, count)) = COUNTS.iter().find(|(name, _)| *name == f) {
+                *count(&mut c) = fields::safe_count(f, v)?;
+                continue;
+            }
             match f {
                 "preset" => {}
-                "protectTokens" => c.protect_tokens = fields::safe_count(f, v)?,
-                "minSavings" => c.min_savings = fields::safe_count(f, v)?,
-                "fenceMinTokens" => c.fence_min_tokens = fields::safe_count(f, v)?,
                 "toolResultsOnly" => c.tool_results_only = fields::boolean(f, v)?,
                 "thinking" => c.thinking = fields::boolean(f, v)?,
                 "protectedPath" => c.protected_path = Some(fields::non_empty_string(f, v)?.into()),
@@ -152,6 +153,14 @@ impl ShakeConfig {
         Ok(c)
     }
 }
+
+/// The whole-number shake settings, read by one lookup in [`ShakeConfig::from_json`].
+type Count = fn(&mut ShakeConfig) -> &mut u64;
+const COUNTS: [(&str, Count); 3] = [
+    ("protectTokens", |c| &mut c.protect_tokens),
+    ("minSavings", |c| &mut c.min_savings),
+    ("fenceMinTokens", |c| &mut c.fence_min_tokens),
+];
 
 /// The `protectedTools` entry that stands for the artifact recovery-read protection.
 pub const ARTIFACT_READ_MATCHER: &str = "isArtifactRecoveryToolResult";
