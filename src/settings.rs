@@ -133,6 +133,14 @@ fn cap(field: &str, v: &Value) -> std::result::Result<Option<u64>, fields::Field
     }
 }
 
+/// The serializer's character caps, read by one lookup in [`SerializeSettings::read`].
+type Cap = fn(&mut SerializeSettings) -> &mut Option<Option<u64>>;
+const CAPS: [(&str, Cap); 3] = [
+    ("toolResultMaxChars", |o| &mut o.tool_result_max_chars),
+    ("toolArgMaxChars", |o| &mut o.tool_arg_max_chars),
+    ("toolCallMaxChars", |o| &mut o.tool_call_max_chars),
+];
+
 impl SerializeSettings {
     /// Reads the serializer's options of an object (`prefix` names it in errors: `""` or
     /// `"snapcompact."`); keys it does not know are left to the caller.
@@ -146,10 +154,12 @@ impl SerializeSettings {
                 continue;
             }
             let f = format!("{prefix}{k}");
-            match k.as_str() {
-                "toolResultMaxChars" => o.tool_result_max_chars = Some(cap(&f, v)?),
-                "toolArgMaxChars" => o.tool_arg_max_chars = Some(cap(&f, v)?),
-                "toolCallMaxChars" => o.tool_call_max_chars = Some(cap(&f, v)?),
+            let k = k.as_str();
+            if let Some((_, slot)) = CAPS.iter().find(|(name, _)| *name == k) {
+                *slot(&mut o) = Some(cap(&f, v)?);
+                continue;
+            }
+            match k {
                 "truncateHeadRatio" => o.truncate_head_ratio = Some(fields::number(&f, v)?),
                 "dimToolResults" => o.dim_tool_results = Some(fields::boolean(&f, v)?),
                 "includeThinking" => o.include_thinking = Some(fields::boolean(&f, v)?),
