@@ -1,7 +1,7 @@
 //! `historyBlocks` (spec: snapcompact §9.6): an archive back into the content blocks of the
 //! compaction-summary message — verbatim text head, the imaged middle, verbatim text tail —
-//! within a per-request byte budget and image count, with frames stored outside the entry
-//! resolved through a host hook.
+//! within a per-request byte budget and image count; frame payloads inline, left out (for
+//! estimates) or as references the JS shell resolves.
 
 use crate::archive::{plain_text, Archive, ArchiveFrame};
 
@@ -46,49 +46,39 @@ impl HistoryBlock {
     }
 }
 
-/// Resolves frame payloads kept outside the entry (`blob:sha256:…` references, or any frame
-/// the host prefers to serve itself). Sans-IO: the host answers from what it already holds.
-pub trait FrameResolver {
-    /// The payload's base64 length, or `None` when the frame cannot be resolved (it becomes
-    /// an "unavailable" slot).
-    fn size(&self, frame: &ArchiveFrame) -> Option<u64>;
-    /// The base64 payload of a frame whose [`FrameResolver::size`] was `Some`.
-    fn read(&self, frame: &ArchiveFrame) -> Option<String>;
-}
-
-/// Frames as image blocks without their payload, for token estimates: the estimate charges
-/// every frame a flat rate (spec: compaction §3.1), so the context need not copy and parse
-/// megabytes of base64. Blob references stay unresolved, as in a plain `buildContext`.
-pub struct WithoutFrameData;
-
-impl FrameResolver for WithoutFrameData {
-    fn size(&self, frame: &ArchiveFrame) -> Option<u64> {
-        (!frame.is_blob_ref()).then_some(frame.data.len() as u64)
-    }
-
-    fn read(&self, _: &ArchiveFrame) -> Option<String> {
-        Some(String::new())
-    }
+/// What the image block of a frame carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FrameData {
+    /// The base64 payload, as a provider request needs it.
+    #[default]
+    Inline,
+    /// Nothing: for token estimates, which charge every frame a flat rate (spec: compaction
+    /// §3.1), so the context need not copy and parse megabytes of base64.
+    Omitted,
+    /// `<frame>:<length>`, a reference to frame `frame` (position in the archive's frames)
+    /// whose payload has `length` bytes; the context builder prefixes `\0<entry id>:`. The
+    /// JS shell resolves it from its copy of that entry's frames, so the payload crosses into
+    /// JS once per compaction instead of on every request.
+    Refs,
 }
 
 /// Budgets of one rebuilt request (spec: snapcompact §5.1, §5.4, §9.6).
-#[derive(Clone, Copy, Default)]
-pub struct HistoryOptions<'a> {
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HistoryOptions {
     /// Max base64 bytes of frames attached (newest frames win).
     pub max_frame_data_bytes: Option<u64>,
     /// Max image blocks attached (the provider's image budget; newest frames win).
     pub max_images: Option<usize>,
-    pub resolver: Option<&'a dyn FrameResolver>,
+    pub data: FrameData,
 }
 
-impl std::fmt::Debug for HistoryOptions<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HistoryOptions")
-            .field("max_frame_data_bytes", &self.max_frame_data_bytes)
-            .field("max_images", &self.max_images)
-            .field("resolver", &self.resolver.is_some())
-            .finish()
-    }
+impl HistoryOptions {
+    /// Without frame payloads (see [`FrameData::Omitted`]).
+    pub const WITHOUT_DATA: HistoryOptions = HistoryOptions {
+        max_frame_data_bytes: None,
+        max_images: None,
+        data: FrameData::Omitted,
+    };
 }
 
 /// Delimiter prefix (14 `-`, spec: snapcompact §9.6).
@@ -152,13 +142,14 @@ enum Slot {
 
 /// `historyBlocks(archive, {maxFrameDataBytes?, resolveFrameData?})` (spec: snapcompact
 /// §9.6): `[text head (+ delimiter), (omission notice), images / unavailable notices,
-/// (delimiter +) text tail]`. Without budgets, resolver or blob references every frame is
+/// (delimiter +) text tail]`. Without budgets, blob references or another [`FrameData`], every frame is
 /// attached; otherwise frames are chosen newest first, skipping any that would exceed a
-/// budget (spec §15.6: a smaller older frame may still fit).
-pub fn history_blocks(archive: &Archive, opts: &HistoryOptions<'_>) -> Vec<HistoryBlock> {
+/// budget (spec §15.6: a smaller older frame may still fit). Blob references (frames kept
+/// outside the entry) are unavailable slots.
+pub fn history_blocks(archive: &Archive, opts: &HistoryOptions) -> Vec<HistoryBlock> {
     let needs_walk = opts.max_frame_data_bytes.is_some()
         || opts.max_images.is_some()
-        || opts.resolver.is_some()
+        || opts.data != FrameData::Inline
         || archive.frames.iter().any(ArchiveFrame::is_blob_ref);
     let mut slots: Vec<Slot> = Vec::with_capacity(archive.frames.len());
     let mut omitted = 0usize;
@@ -173,16 +164,12 @@ pub fn history_blocks(archive: &Archive, opts: &HistoryOptions<'_>) -> Vec<Histo
     } else {
         let mut used = 0u64;
         let mut kept = 0usize;
-        for f in archive.frames.iter().rev() {
-            let size = match opts.resolver {
-                Some(r) => r.size(f),
-                None if f.is_blob_ref() => None,
-                None => Some(f.data.len() as u64),
-            };
-            let Some(size) = size else {
+        for (k, f) in archive.frames.iter().enumerate().rev() {
+            if f.is_blob_ref() {
                 slots.push(Slot::Unavailable);
                 continue;
-            };
+            }
+            let size = f.data.len() as u64;
             let over_bytes = opts
                 .max_frame_data_bytes
                 .is_some_and(|b| used.saturating_add(size) > b);
@@ -192,18 +179,14 @@ pub fn history_blocks(archive: &Archive, opts: &HistoryOptions<'_>) -> Vec<Histo
                 omitted_bytes += size;
                 continue;
             }
-            let data = match opts.resolver {
-                Some(r) => r.read(f),
-                None => Some(f.data.clone()),
+            let data = match opts.data {
+                FrameData::Inline => f.data.clone(),
+                FrameData::Omitted => String::new(),
+                FrameData::Refs => format!("{k}:{size}"),
             };
-            match data {
-                Some(d) => {
-                    used += size;
-                    kept += 1;
-                    slots.push(Slot::Image(d, f.detail.clone(), f.mime_type.clone()));
-                }
-                None => slots.push(Slot::Unavailable),
-            }
+            used += size;
+            kept += 1;
+            slots.push(Slot::Image(data, f.detail.clone(), f.mime_type.clone()));
         }
         slots.reverse();
     }

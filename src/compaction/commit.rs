@@ -3,7 +3,7 @@
 //! extension's own result or a handoff into a new session — with its `preserveData` and
 //! `tokensAfter`. A commit checks the plan still fits the session and changes nothing else.
 
-use crate::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions, WithoutFrameData};
+use crate::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions};
 use crate::archive::PRESERVE_KEY;
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
@@ -75,11 +75,11 @@ fn append_with_tokens_after(
     }
     let id = session.append_compaction(body, now)?;
     let index = session.require(&id)?;
-    let without_data = HistoryOptions {
-        resolver: Some(&WithoutFrameData),
-        ..HistoryOptions::default()
-    };
-    let ctx = build_context_with(session, &BuildOptions::default(), &without_data)?;
+    let ctx = build_context_with(
+        session,
+        &BuildOptions::default(),
+        &HistoryOptions::WITHOUT_DATA,
+    )?;
     let tokens_after = ctx.estimated_tokens(session);
     session.set_entry_field(index, &[], "tokensAfter", &Value::from(tokens_after))?;
     Ok(Committed {
@@ -331,15 +331,11 @@ fn baseline(session: &Session, plan: &CompactionPlan) -> Result<Baseline> {
         .ok_or_else(|| Error::StalePlan {
             reason: "the plan's leaf is not in the session".into(),
         })?;
-    let without_data = HistoryOptions {
-        resolver: Some(&WithoutFrameData),
-        ..HistoryOptions::default()
-    };
     let opts = BuildOptions {
         leaf: LeafSelector::Id(leaf_id),
         ..BuildOptions::default()
     };
-    let ctx = build_context_with(session, &opts, &without_data)?;
+    let ctx = build_context_with(session, &opts, &HistoryOptions::WITHOUT_DATA)?;
     let from = ctx
         .path
         .iter()
@@ -370,11 +366,7 @@ fn baseline(session: &Session, plan: &CompactionPlan) -> Result<Baseline> {
 /// snapcompact entry (spec: compaction §2.3, snapcompact §9.6): the reading guide and the
 /// archive's history blocks, frames at their flat rate.
 fn summary_tokens(built: &ArchiveResult) -> u64 {
-    let without_data = HistoryOptions {
-        resolver: Some(&WithoutFrameData),
-        ..HistoryOptions::default()
-    };
-    let blocks = history_blocks(&built.archive, &without_data);
+    let blocks = history_blocks(&built.archive, &HistoryOptions::WITHOUT_DATA);
     let message = crate::support::json::object(vec![
         ("role", "compactionSummary".into()),
         ("summary", built.summary.as_str().into()),

@@ -5,7 +5,7 @@
 //! Unchanged messages keep their raw JSON from the session file, so output to JavaScript is
 //! mostly a copy; only messages that post-processing changes are re-serialized.
 
-use crate::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions};
+use crate::archive::blocks::{history_blocks, FrameData, HistoryBlock, HistoryOptions};
 use crate::archive::get_preserved_archive;
 use crate::error::Result;
 use crate::session::message::{AgentMessage, MessageHead, Role};
@@ -452,8 +452,8 @@ struct Emitter<'s> {
     session: &'s Session,
     transcript: bool,
     out: Vec<ContextMessage>,
-    /// Budgets and resolver for snapcompact frames (spec: snapcompact §9.6).
-    history: HistoryOptions<'s>,
+    /// Budgets and payloads of snapcompact frames (spec: snapcompact §9.6).
+    history: HistoryOptions,
 }
 
 impl Emitter<'_> {
@@ -520,10 +520,10 @@ impl Emitter<'_> {
     /// Emits a compaction as a `compactionSummary` message; superseded ones (transcript
     /// mode) get the placeholder text.
     fn push_compaction(&mut self, index: usize, superseded: bool) -> Result<()> {
-        let Some(json) = self.session.entry_message_json(index)? else {
-            return Ok(());
-        };
         let json = if superseded {
+            let Some(json) = self.session.entry_message_json(index)? else {
+                return Ok(());
+            };
             let mut v = crate::support::json::parse(&json).unwrap_or(Value::Null);
             if let Some(o) = v.as_object_mut() {
                 o.insert("summary".into(), SUPERSEDED_SUMMARY.into());
@@ -533,7 +533,29 @@ impl Emitter<'_> {
             }
             js::stringify(&v)
         } else {
-            self.with_history_blocks(index, json.into_owned())
+            // Every request builds the active compaction's message again: it is derived from
+            // the entry's line alone, so it is kept until that line changes.
+            let h = &self.history;
+            let data = match h.data {
+                FrameData::Inline => 0,
+                FrameData::Omitted => 1,
+                FrameData::Refs => 2,
+            };
+            let key = [
+                h.max_frame_data_bytes.unwrap_or(u64::MAX),
+                h.max_images.map_or(u64::MAX, |n| n as u64),
+                data,
+            ];
+            let json = self.session.derived_text(index, key, &mut || {
+                Ok(self
+                    .session
+                    .entry_message_json(index)?
+                    .map(|json| self.with_history_blocks(index, json.into_owned())))
+            })?;
+            let Some(json) = json else {
+                return Ok(());
+            };
+            json.to_string()
         };
         self.push_owned(index, json, Some(Role::CompactionSummary));
         Ok(())
@@ -576,7 +598,15 @@ impl Emitter<'_> {
         let Some(archive) = get_preserved_archive(body.preserve_data.as_ref()) else {
             return json;
         };
-        let blocks = history_blocks(&archive, &self.history);
+        let mut blocks = history_blocks(&archive, &self.history);
+        if self.history.data == FrameData::Refs {
+            let id = self.session.entries()[index].id();
+            for b in &mut blocks {
+                if let HistoryBlock::Image { data, .. } = b {
+                    *data = format!("\0{id}:{data}");
+                }
+            }
+        }
         match crate::support::json::parse(&json) {
             Ok(Value::Object(mut o)) => {
                 o.insert(
@@ -679,12 +709,12 @@ pub fn build_context(session: &Session, opts: &BuildOptions) -> Result<SessionCo
     build_context_with(session, opts, &HistoryOptions::default())
 }
 
-/// [`build_context`] with the provider's frame budgets (image count, base64 bytes) and a
-/// resolver for frames stored outside the entry (spec: snapcompact §9.6).
-pub fn build_context_with<'s>(
-    session: &'s Session,
+/// [`build_context`] with the provider's frame budgets (image count, base64 bytes) and what
+/// the frames' image blocks carry (spec: snapcompact §9.6).
+pub fn build_context_with(
+    session: &Session,
     opts: &BuildOptions,
-    history: &HistoryOptions<'s>,
+    history: &HistoryOptions,
 ) -> Result<SessionContext> {
     let mut ctx = SessionContext::empty();
     let Some(leaf) = resolve_leaf(session, &opts.leaf) else {
@@ -727,10 +757,8 @@ pub fn build_context_with<'s>(
     } else if let Some(cpos) = compaction_pos {
         let cidx = path[cpos];
         ctx.compaction = Some(cidx);
-        let first_kept_id = session
-            .body::<CompactionBody>(cidx)
-            .map(|b| b.first_kept_entry_id)
-            .unwrap_or_default();
+        let first_kept_id = session.first_kept_id(cidx);
+        let first_kept_id: &str = &first_kept_id;
         // The kept entries lie just before the compaction: look for the entry from there
         // back (a long history is not walked), by id only when ids repeat.
         let kept_from = session

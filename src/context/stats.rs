@@ -1,7 +1,7 @@
 //! What a built context holds, measured with the local estimate (spec: compaction §3.1): its
 //! tokens per kind of message and its images, for the reports of the maintenance steps. The
 //! archive's frames count by the estimate's flat rate, so build the context without their
-//! payload (`archive::blocks::WithoutFrameData`).
+//! payload (`archive::blocks::FrameData::Omitted`).
 
 use super::SessionContext;
 use crate::session::message::Role;

@@ -7,7 +7,7 @@ use super::{
     SKILL_READ_MATCHER,
 };
 use crate::error::{Error, Result};
-use crate::session::{CompactionBody, EntryKind, Session};
+use crate::session::{EntryKind, Session};
 use crate::settings::CompactionSettings;
 use crate::support::json::fields;
 use serde_json::{Map, Value};
@@ -41,8 +41,8 @@ impl KeepBoundary {
                     .iter()
                     .rev()
                     .find(|&&i| entries[i].kind() == EntryKind::Compaction);
-                match latest.and_then(|&i| session.body::<CompactionBody>(i).ok()) {
-                    Some(b) => b.first_kept_entry_id,
+                match latest {
+                    Some(&i) => session.first_kept_id(i).to_string(),
                     None => return 0,
                 }
             }

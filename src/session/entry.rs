@@ -171,6 +171,17 @@ impl Body for CompactionBody {
     }
 }
 
+/// `firstKeptEntryId` of a `compaction` entry alone: where the kept entries start, read on
+/// every context build and prune without decoding the rest (an archive's frames).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FirstKept(pub String);
+
+impl Body for FirstKept {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        Ok(FirstKept(o.string("firstKeptEntryId").unwrap_or_default()))
+    }
+}
+
 /// The fields of a `compaction` entry that its context message carries (spec: compaction
 /// §2.6): [`CompactionBody`] without `details` and `preserveData`, which can hold megabytes
 /// of snapcompact frames.

@@ -373,6 +373,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         tool_results: Default::default(),
         last_path: Default::default(),
         path_state: Default::default(),
+        derived: Default::default(),
         generation: 0,
         has_reset_boundary,
     };

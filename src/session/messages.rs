@@ -474,5 +474,6 @@ impl Session {
         if let Some(c) = self.tool_results.borrow_mut().get_mut(index) {
             *c = None;
         }
+        self.derived.borrow_mut().retain(|(i, ..)| *i != index);
     }
 }

@@ -36,6 +36,12 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::cell::RefCell;
 
+/// Texts `derived_text` keeps: of the active compaction, its first kept entry and its
+/// context message with inline frames, frame references and without frame data.
+const DERIVED_TEXTS: usize = 4;
+/// The `derived_text` key of [`Session::first_kept_id`] (the context's keys end in 0–2).
+const FIRST_KEPT_KEY: [u64; 3] = [u64::MAX; 3];
+
 /// Newest format version written by this library (spec: compaction §1.2).
 pub const CURRENT_VERSION: u64 = 3;
 /// Newest format version this library reads (v4 is a header-only stamp).
@@ -118,6 +124,9 @@ pub struct Session {
     last_path: RefCell<Option<(usize, Vec<usize>)>>,
     /// The state of the last path asked about (`state`), with the edit generation it is of.
     path_state: RefCell<Option<(usize, u64, PathState)>>,
+    /// Texts derived from entries, with the caller's keys (`derived_text`): the context's
+    /// message of the active compaction, rebuilt on every request otherwise.
+    derived: RefCell<Vec<(usize, [u64; 3], std::rc::Rc<str>)>>,
     /// Counts line rewrites: what is derived from entry bodies is valid for one generation.
     generation: u64,
     /// Some entry is a `reset_boundary` (rare): without one, preparing a compaction does not
@@ -202,6 +211,7 @@ impl Session {
             tool_results: RefCell::default(),
             last_path: RefCell::default(),
             path_state: RefCell::default(),
+            derived: RefCell::default(),
             generation: 0,
             has_reset_boundary: false,
             facts: facts::FactColumns::default(),
@@ -347,6 +357,51 @@ impl Session {
     /// parse and its error path instead of one per body type).
     fn body_object<'t>(&self, index: usize, text: &'t str) -> Result<Obj<'t>> {
         Obj::parse(text.as_bytes()).map_err(|e| self.body_error(index, e.reason))
+    }
+
+    /// `firstKeptEntryId` of the compaction entry `index` (empty when absent or unreadable),
+    /// kept like [`Session::derived_text`]: every context build and prune reads it, and the
+    /// line of a snapcompact compaction is megabytes of frames to cross.
+    pub fn first_kept_id(&self, index: usize) -> std::rc::Rc<str> {
+        self.derived_text(index, FIRST_KEPT_KEY, &mut || {
+            Ok(Some(
+                self.body::<FirstKept>(index)
+                    .map(|b| b.0)
+                    .unwrap_or_default(),
+            ))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| "".into())
+    }
+
+    /// The text `make` derives from entry `index` (`None`: nothing to derive), kept under
+    /// `key` until the entry's line changes, for the last few entries and keys: what a context
+    /// build derives from the active compaction on every request.
+    pub(crate) fn derived_text(
+        &self,
+        index: usize,
+        key: [u64; 3],
+        make: &mut dyn FnMut() -> Result<Option<String>>,
+    ) -> Result<Option<std::rc::Rc<str>>> {
+        if let Some((.., text)) = self
+            .derived
+            .borrow()
+            .iter()
+            .find(|(i, k, _)| (*i, *k) == (index, key))
+        {
+            return Ok(Some(text.clone()));
+        }
+        let Some(text) = make()? else {
+            return Ok(None);
+        };
+        let text: std::rc::Rc<str> = text.into();
+        let mut kept = self.derived.borrow_mut();
+        if kept.len() >= DERIVED_TEXTS {
+            kept.remove(0);
+        }
+        kept.push((index, key, text.clone()));
+        Ok(Some(text))
     }
 
     /// The entry's `timestamp` as milliseconds (0 when absent or unreadable).

@@ -417,7 +417,7 @@ impl WasmSession {
     pub fn context_tokens_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
         // The estimate charges a frame a flat rate: the archive's payload is not copied.
         let (o, mut history) = build_options(options_json)?;
-        history.resolver = Some(&crate::archive::blocks::WithoutFrameData);
+        history.data = crate::archive::blocks::FrameData::Omitted;
         let ctx = build_context_with(self.s(), &o, &history).map_err(to_js)?;
         let est = ctx.estimate_context_tokens(self.s(), &ByteEstimate);
         let estimated = ctx.estimated_tokens(self.s());
@@ -440,7 +440,7 @@ impl WasmSession {
     #[wasm_bindgen(js_name = contextStatsJson)]
     pub fn context_stats_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
         let (o, mut history) = build_options(options_json)?;
-        history.resolver = Some(&crate::archive::blocks::WithoutFrameData);
+        history.data = crate::archive::blocks::FrameData::Omitted;
         let ctx = build_context_with(self.s(), &o, &history).map_err(to_js)?;
         let s = crate::context::context_stats(self.s(), &ctx);
         Ok(js::stringify(&crate::support::json::object(vec![
@@ -457,6 +457,22 @@ impl WasmSession {
                 ]),
             ),
         ])))
+    }
+
+    /// The `frames` array of the snapcompact archive of entry `id` (its
+    /// `preserveData.snapcompact.frames`) as the JSON text of its line, `[]` for an entry
+    /// without one, undefined for an unknown id: what the frame references of
+    /// `llmMessagesJson` with `frameRefs` (`\0<id>:<frame>:<length>`) name, and what
+    /// `archiveFrames` lists.
+    #[wasm_bindgen(js_name = archiveFramesJson)]
+    pub fn archive_frames_json(&self, id: &str) -> Option<String> {
+        let s = self.s();
+        let line = s.entry_json(s.index_of(id)?);
+        let path = ["preserveData", "snapcompact", "frames"];
+        Some(match crate::support::json::edit::find_path(&line, &path) {
+            Ok(Some(span)) if line.as_bytes().get(span.start) == Some(&b'[') => line[span].into(),
+            _ => "[]".into(),
+        })
     }
 
     /// Estimated tokens of the message an entry carries.

@@ -3,7 +3,7 @@
 //! (`ctxfold_testkit::spec`) and from its seeded generator; the checks are
 //! `ctxfold_testkit::invariants`, shared with the fuzz targets of `fuzz/`.
 
-use ctxfold::archive::blocks::HistoryOptions;
+use ctxfold::archive::blocks::{FrameData, HistoryOptions};
 use ctxfold::archive::get_preserved_archive;
 use ctxfold::compaction::commit::commit_snapcompact;
 use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
@@ -428,7 +428,7 @@ proptest! {
         let ctx = build_context_with(&s, &BuildOptions::default(), &HistoryOptions {
             max_images: Some(max_images),
             max_frame_data_bytes: Some(max_bytes),
-            resolver: None,
+            data: FrameData::Inline,
         }).unwrap();
         let mut images = 0;
         let mut data = 0;

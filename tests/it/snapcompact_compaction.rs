@@ -838,3 +838,73 @@ fn reused_frames_give_the_entry_a_cold_render_gives() {
     );
     assert!(new.iter().any(|f| !old.contains(f)), "no new page");
 }
+
+/// The active compaction's message is kept between builds (`derived_text`) until its line
+/// changes; frames can come as references (`\0<entry id>:<frame>:<length>`) or without data.
+#[test]
+fn compaction_message_follows_its_line_and_refers_to_frames() {
+    use ctxfold::archive::blocks::FrameData;
+    use ctxfold::session::message::ContentBlock;
+    let mut s = Session::create(
+        ctxfold::session::NewSession {
+            id: "refs".into(),
+            cwd: "/w".into(),
+            now: 0,
+            parent_session: None,
+        },
+        Box::new(ctxfold::session::SequentialIds::new()),
+    );
+    let mut now = 0i64;
+    add_turns(&mut s, 0, 40, &mut now);
+    let settings = CompactionSettings {
+        strategy: Strategy::Snapcompact,
+        keep_recent_tokens: 2_000,
+        ..CompactionSettings::default()
+    };
+    let plan = plan_compaction(&s, &settings, PlanOptions::default()).unwrap();
+    let c =
+        commit_snapcompact(&mut s, &plan, &small_options(4), &FallbackFonts::new(), now).unwrap();
+    let (_, archive) = latest_archive(&s);
+    let images = |s: &Session, data: FrameData| -> (Vec<String>, Option<String>) {
+        let h = HistoryOptions {
+            data,
+            ..HistoryOptions::default()
+        };
+        let ctx = build_context_with(s, &BuildOptions::default(), &h).unwrap();
+        let AgentMessage::CompactionSummary(m) = ctx.messages[0].message(s) else {
+            panic!("first message is the compaction summary");
+        };
+        let data = m
+            .blocks
+            .iter()
+            .flatten()
+            .filter_map(|b| match b {
+                ContentBlock::Image { data, .. } => Some(data.clone()),
+                _ => None,
+            })
+            .collect();
+        (data, m.warning)
+    };
+    let inline: Vec<String> = archive.frames.iter().map(|f| f.data.clone()).collect();
+    assert_eq!(images(&s, FrameData::Inline).0, inline);
+    assert_eq!(images(&s, FrameData::Inline).0, inline, "kept copy");
+    let refs: Vec<String> = inline
+        .iter()
+        .enumerate()
+        .map(|(k, d)| format!("\0{}:{k}:{}", c.id, d.len()))
+        .collect();
+    assert_eq!(images(&s, FrameData::Refs).0, refs);
+    assert!(images(&s, FrameData::Omitted)
+        .0
+        .iter()
+        .all(String::is_empty));
+    assert_eq!(images(&s, FrameData::Omitted).0.len(), inline.len());
+    // A rewrite of the entry's line (the progress guard's note) shows on the next build.
+    assert_eq!(images(&s, FrameData::Refs).1, None);
+    ctxfold::compaction::warning::stamp_warning(&mut s, &c.id, "tail too large").unwrap();
+    assert_eq!(
+        images(&s, FrameData::Refs).1.as_deref(),
+        Some("tail too large")
+    );
+    assert_eq!(images(&s, FrameData::Inline).0, inline);
+}

@@ -2,7 +2,7 @@
 //! sends; errors reach JS through [`to_js`](super::to_js) with a stable code.
 
 use super::{opt_count, parse_json, to_js};
-use crate::archive::blocks::HistoryOptions;
+use crate::archive::blocks::{FrameData, HistoryOptions};
 use crate::context::{BuildOptions, LeafSelector};
 use crate::error::{Error, ErrorCode};
 use serde_json::Value;
@@ -10,18 +10,22 @@ use wasm_bindgen::prelude::*;
 
 pub(crate) fn build_options(
     json: Option<String>,
-) -> Result<(BuildOptions, HistoryOptions<'static>), JsValue> {
+) -> Result<(BuildOptions, HistoryOptions), JsValue> {
     let v = match json.as_deref() {
         None | Some("") | Some("null") | Some("undefined") => Value::Null,
         Some(t) => parse_json(t, "context options")?,
     };
     // The provider's frame budgets for snapcompact archives (spec: snapcompact §9.6).
-    let history = HistoryOptions {
+    let mut history = HistoryOptions {
         max_frame_data_bytes: opt_count(&v, "maxFrameDataBytes")?,
         max_images: opt_count(&v, "maxImages")?.map(|n| n as usize),
-        resolver: None,
+        data: FrameData::Inline,
     };
     let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+    // The JS shell's own request: frames as references to its copy of them (`js/index.js`).
+    if flag("frameRefs") {
+        history.data = FrameData::Refs;
+    }
     let leaf = match v.get("leafId") {
         None => LeafSelector::Current,
         Some(Value::Null) => LeafSelector::Null,

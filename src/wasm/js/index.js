@@ -32,6 +32,8 @@ export function wasmMemoryBytes() {
  */
 export class Session {
   #inner;
+  /** The frame payloads of the compaction `toLlmMessages` referred to last: `{entry, data}`. */
+  #frames = null;
 
   constructor(inner) {
     if (inner === undefined || inner === null || typeof inner.toBytes !== 'function') {
@@ -134,11 +136,36 @@ export class Session {
 
   /** The provider messages (`convertToLlm`) of the built context. */
   toLlmMessages(options) {
+    if (options !== undefined && options !== null) object(options, 'options');
     // A Messages API reader replays its provider's compaction blocks only where the model and
     // route have server compaction (spec: compaction §13).
-    const o =
-      isObject(options) && options.model !== undefined ? { ...options, model: replayTarget(options.model) } : options;
-    return JSON.parse(this.#inner.llmMessagesJson(optionsJson(o)));
+    const o = options?.model !== undefined ? { ...options, model: replayTarget(options.model) } : options;
+    // Snapcompact frames come as references to this session's copy of their payloads, which
+    // crosses from wasm once per compaction rather than on every request.
+    const messages = JSON.parse(this.#inner.llmMessagesJson(JSON.stringify({ ...o, frameRefs: true })));
+    for (const m of messages) {
+      if (!Array.isArray(m.content)) continue;
+      for (const block of m.content) {
+        if (block.type !== 'image' || block.data?.charCodeAt(0) !== 0) continue;
+        block.data = this.#frame(block.data);
+        // Not expected (the payloads come from the same entry): then the payloads inline.
+        if (block.data === undefined)
+          return JSON.parse(this.#inner.llmMessagesJson(JSON.stringify({ ...o, frameRefs: false })));
+      }
+    }
+    return messages;
+  }
+
+  /** The payload a frame reference `\0<entry id>:<frame>:<length>` of `llmMessagesJson` names. */
+  #frame(ref) {
+    const j = ref.lastIndexOf(':');
+    const i = ref.lastIndexOf(':', j - 1);
+    const [entry, frame, length] = [ref.slice(1, i), Number(ref.slice(i + 1, j)), Number(ref.slice(j + 1))];
+    if (this.#frames?.entry !== entry || this.#frames.data[frame]?.length !== length) {
+      this.#frames = { entry, data: JSON.parse(this.#inner.archiveFramesJson(entry) ?? '[]').map((f) => f?.data) };
+    }
+    const data = this.#frames.data[frame];
+    return data?.length === length ? data : undefined;
   }
 
   /** Token figures of the built context: usage-based and locally estimated. */
@@ -393,11 +420,9 @@ export class Session {
    * outside the entry (`blob:sha256:…` references) come back with `png: null`.
    */
   archiveFrames(entryId) {
-    const entry = this.entry(nonEmptyText(entryId, 'entryId'));
-    if (entry === undefined) throw codedError('E_UNKNOWN_ENTRY', `Entry ${entryId} not found`);
-    const frames = entry.preserveData?.snapcompact?.frames;
-    if (!Array.isArray(frames)) return [];
-    return frames.map((f) => ({
+    const frames = this.#inner.archiveFramesJson(nonEmptyText(entryId, 'entryId'));
+    if (frames === undefined) throw codedError('E_UNKNOWN_ENTRY', `Entry ${entryId} not found`);
+    return JSON.parse(frames).map((f) => ({
       png: typeof f?.data === 'string' && !f.data.startsWith('blob:') ? base64Bytes(f.data) : null,
       mimeType: f?.mimeType ?? 'image/png',
       cols: f?.cols ?? 0,
