@@ -14,6 +14,12 @@ pub const FRAME_TOKEN_ESTIMATE: u64 = crate::render::shape::billing::FRAME_TOKEN
 pub trait TokenCounter {
     /// Tokens of `fragment`.
     fn count(&self, fragment: &str) -> u64;
+
+    /// True when this counter is [`ByteEstimate`], whose per-entry counts the session keeps
+    /// (`Session::entry_tokens`), so a context estimate can read them instead of parsing.
+    fn is_byte_estimate(&self) -> bool {
+        false
+    }
 }
 
 /// The reference's model-free estimate: `(utf8_bytes + 3) >> 2` per fragment, i.e. rounding
@@ -24,6 +30,10 @@ pub struct ByteEstimate;
 impl TokenCounter for ByteEstimate {
     fn count(&self, fragment: &str) -> u64 {
         (fragment.len() as u64 + 3) >> 2
+    }
+
+    fn is_byte_estimate(&self) -> bool {
+        true
     }
 }
 
@@ -238,6 +248,7 @@ pub fn estimate_context_tokens(
     messages: &[AgentMessage],
     counter: &dyn TokenCounter,
 ) -> ContextEstimate {
+    let opts = EstimateOptions::default();
     estimate_context_tokens_by(
         messages.len(),
         |i| {
@@ -245,32 +256,33 @@ pub fn estimate_context_tokens(
                 .as_assistant()
                 .is_some_and(|a| !a.failed() && a.usage.is_some())
         },
-        |i| std::borrow::Cow::Borrowed(&messages[i]),
-        counter,
+        |i| estimate_message(&messages[i], counter, opts),
+        |i| usage_context_tokens(&messages[i]),
     )
 }
 
-/// [`estimate_context_tokens`] over `len` messages that are produced on demand, so a long
-/// list need not be held at once: `is_usage_turn(i)` tells (cheaply) whether message `i` is
-/// an assistant turn that did not fail and has a usage record; `message(i)` produces it.
-pub fn estimate_context_tokens_by<'m>(
+/// [`context_tokens`] of an assistant message's usage record; 0 for any other message.
+pub fn usage_context_tokens(m: &AgentMessage) -> u64 {
+    m.as_assistant()
+        .and_then(|a| a.usage.as_ref())
+        .map_or(0, context_tokens)
+}
+
+/// [`estimate_context_tokens`] over `len` messages known by index, so a long list need not
+/// be held or parsed at once: `is_usage_turn(i)` tells (cheaply) whether message `i` is an
+/// assistant turn that did not fail and has a usage record, `tokens(i)` is its estimate and
+/// `usage(i)` the [`context_tokens`] of its usage record. Only the messages from the last
+/// usage turn on are asked.
+pub fn estimate_context_tokens_by(
     len: usize,
     is_usage_turn: impl Fn(usize) -> bool,
-    message: impl Fn(usize) -> std::borrow::Cow<'m, AgentMessage>,
-    counter: &dyn TokenCounter,
+    tokens: impl Fn(usize) -> u64,
+    usage: impl Fn(usize) -> u64,
 ) -> ContextEstimate {
-    let opts = EstimateOptions::default();
     let last = (0..len).rev().find(|&i| is_usage_turn(i));
     let from = last.map_or(0, |i| i + 1);
-    let trailing: u64 = (from..len)
-        .map(|i| estimate_message(&message(i), counter, opts))
-        .sum();
-    let usage = last.map_or(0, |i| {
-        message(i)
-            .as_assistant()
-            .and_then(|a| a.usage.as_ref())
-            .map_or(0, context_tokens)
-    });
+    let trailing: u64 = (from..len).map(tokens).sum();
+    let usage = last.map_or(0, usage);
     ContextEstimate {
         tokens: usage + trailing,
         usage_tokens: usage,

@@ -210,14 +210,28 @@ impl SessionContext {
         session: &Session,
         counter: &dyn crate::tokens::TokenCounter,
     ) -> crate::tokens::ContextEstimate {
+        use crate::tokens::{estimate_message, usage_context_tokens, EstimateOptions};
+        let opts = EstimateOptions::default();
+        // An entry's byte estimate and usage come from the session's memo and load facts;
+        // anything else (another counter, a message built here) is parsed.
+        let entry = |i: usize| match self.messages[i].json {
+            MessageJson::Entry(e) if counter.is_byte_estimate() => Some(e),
+            _ => None,
+        };
         crate::tokens::estimate_context_tokens_by(
             self.messages.len(),
             |i| {
                 let h = &self.messages[i].head;
                 h.has_usage && !h.failed()
             },
-            |i| Cow::Owned(self.messages[i].message(session)),
-            counter,
+            |i| match entry(i) {
+                Some(e) => session.entry_tokens(e, opts),
+                None => estimate_message(&self.messages[i].message(session), counter, opts),
+            },
+            |i| match entry(i).and_then(|e| session.recorded_usage(e)) {
+                Some(u) => u.as_ref().map_or(0, crate::tokens::context_tokens),
+                None => usage_context_tokens(&self.messages[i].message(session)),
+            },
         )
     }
 
