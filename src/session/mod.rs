@@ -499,8 +499,17 @@ impl Session {
     /// step (the new line is scanned like a loaded one). What was derived from the old text is
     /// stale now: the edit generation moves on.
     pub(crate) fn rewrite_line(&mut self, line: usize, text: String) {
+        let entry = match self.lines[line].kind {
+            LineKind::Entry(i) => Some(i as usize),
+            _ => None,
+        };
+        let state_kept = entry.is_some_and(|i| self.path_state_ignores(i));
+        let from = self.generation;
         self.generation += 1;
         self.set_line(line, text);
+        if state_kept && entry.is_some_and(|i| self.path_state_ignores(i)) {
+            self.keep_path_state(from);
+        }
     }
 
     /// Sets the text of a line as [`Session::rewrite_line`] does, without moving the edit
