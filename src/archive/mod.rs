@@ -237,12 +237,35 @@ pub fn printed_source(archive: &Archive) -> String {
 /// Printed archive text → what a reader sees: toggles removed, the newline glyph back to
 /// `\n`, data URLs healed (archive mode) (spec: snapcompact §9.1 `archiveSourceText`).
 pub fn plain_text(printed: &str) -> String {
-    let plain: String = printed
-        .chars()
-        .filter(|&c| c != DIM_ON && c != DIM_OFF)
-        .map(|c| if c == NEWLINE_GLYPH { '\n' } else { c })
-        .collect();
-    elide_data_urls(&plain, Elision::Archive).into_owned()
+    elide_data_urls(&without_toggles(printed), Elision::Archive).into_owned()
+}
+
+/// `printed` without the dim toggles and with each newline glyph back to `\n`, copied a run
+/// at a time between the bytes that can start one of the three (an archive is megabytes).
+fn without_toggles(printed: &str) -> String {
+    const GLYPH: [u8; 3] = [0xE2, 0x96, 0x88];
+    const _: () = assert!(DIM_ON as u32 == 0x0E && DIM_OFF as u32 == 0x0F);
+    const _: () = assert!(NEWLINE_GLYPH as u32 == 0x2588);
+    let b = printed.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut at = 0;
+    while let Some(k) = memchr::memchr3(0x0E, 0x0F, GLYPH[0], &b[at..]) {
+        let k = at + k;
+        out.extend_from_slice(&b[at..k]);
+        at = k + 1;
+        match b[k] {
+            0x0E | 0x0F => {}
+            _ if b[k..].starts_with(&GLYPH) => {
+                out.push(b'\n');
+                at = k + GLYPH.len();
+            }
+            // Another character led by 0xE2: its continuation bytes follow as they are.
+            lead => out.push(lead),
+        }
+    }
+    out.extend_from_slice(&b[at..]);
+    // Whole characters were removed and one replaced by an ASCII byte: still UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// `archiveSourceText(archive)` (spec: snapcompact §9.1): the plain source text an LLM
@@ -310,6 +333,31 @@ fn split_scope_sections(segment: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toggles_go_and_glyphs_turn_into_newlines_as_a_character_walk_does() {
+        let walk = |t: &str| -> String {
+            t.chars()
+                .filter(|&c| c != DIM_ON && c != DIM_OFF)
+                .map(|c| if c == NEWLINE_GLYPH { '\n' } else { c })
+                .collect()
+        };
+        let pieces = [
+            "a", "\u{0E}", "\u{0F}", "\u{2588}", "\u{2589}", "\u{2000}", "é", "😀", "\n", "",
+        ];
+        // Every sequence of up to three pieces, plus one long mixed text.
+        let mut texts = vec![pieces.concat().repeat(50)];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    texts.push(format!("{a}{b}{c}"));
+                }
+            }
+        }
+        for t in texts {
+            assert_eq!(without_toggles(&t), walk(&t), "{t:?}");
+        }
+    }
 
     #[test]
     fn scrubs_thinking_segments() {
