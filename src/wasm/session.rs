@@ -86,14 +86,15 @@ fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> Stri
 }
 
 /// The provider messages of the last context converted, by the entry each came from: a host
-/// asks for them every turn, and between two turns only the new messages differ. Valid for
-/// one edit generation of the session.
+/// asks for them every turn, and between two turns only the new messages differ (a prune
+/// rewrites a few lines, a compaction builds a new summary message).
 #[derive(Default)]
 struct LlmCache {
-    generation: u64,
-    /// (entry, whether the next message marks an interrupted turn) → the JSON of what the
-    /// entry's message converts to (0–2 provider messages, comma-joined).
-    converted: rustc_hash::FxHashMap<(usize, bool), String>,
+    /// (entry, whether the next message marks an interrupted turn) → the message's JSON as it
+    /// was converted and the JSON of what it converts to (0–2 provider messages,
+    /// comma-joined). The conversion reads nothing but those two, so it holds while the
+    /// message's JSON is the same.
+    converted: rustc_hash::FxHashMap<(usize, bool), (String, String)>,
 }
 
 /// A session loaded into WebAssembly memory.
@@ -364,25 +365,18 @@ impl WasmSession {
         let ctx = self.context(options_json)?;
         let s = self.s();
         let mut cache = self.llm.borrow_mut();
-        if cache.generation != s.generation() {
-            cache.converted.clear();
-            cache.generation = s.generation();
-        }
-        // Messages taken from their entry as they are convert the same way every time; only
-        // new ones (and those built for this context) are converted.
         let mut kept = rustc_hash::FxHashMap::default();
         let mut out = String::from("[");
         for (pos, m) in ctx.messages.iter().enumerate() {
             let next = ctx.messages.get(pos + 1);
-            let key = m.is_entry_json().then(|| {
-                (
-                    m.entry,
-                    next.is_some_and(crate::context::ContextMessage::is_interrupt_marker),
-                )
-            });
-            let text = match key.and_then(|k| cache.converted.remove(&k)) {
-                Some(text) => text,
-                None => {
+            let key = (
+                m.entry,
+                next.is_some_and(crate::context::ContextMessage::is_interrupt_marker),
+            );
+            let source = m.json(s);
+            let text = match cache.converted.remove(&key) {
+                Some((was, text)) if was == *source => text,
+                _ => {
                     let mut values = Vec::new();
                     crate::context::convert::convert_message(&mut values, s, m, next);
                     let mut text = String::new();
@@ -401,9 +395,7 @@ impl WasmSession {
                 }
                 out.push_str(&text);
             }
-            if let Some(k) = key {
-                kept.insert(k, text);
-            }
+            kept.insert(key, (source.into_owned(), text));
         }
         out.push(']');
         cache.converted = kept;
@@ -491,13 +483,19 @@ impl WasmSession {
         ) as f64)
     }
 
-    /// Appends an entry of any type; `fields_json` is an object of its fields.
+    /// Appends an entry of any type; `fields_json` is an object of its fields (JSON as UTF-8).
     pub fn append(
         &mut self,
         entry_type: &str,
-        fields_json: &str,
+        fields_json: &[u8],
         now: f64,
     ) -> Result<String, JsValue> {
+        let fields_json = std::str::from_utf8(fields_json).map_err(|_| {
+            to_js(Error::coded(
+                ErrorCode::InvalidArgument,
+                "entry fields are not UTF-8",
+            ))
+        })?;
         let fields = match parse_json(fields_json, "entry fields")? {
             Value::Object(m) => m,
             _ => {

@@ -2,7 +2,7 @@
 // Values cross the wasm boundary as JSON text (see src/wasm/mod.rs); this module parses and
 // stringifies, fills defaults (`now` = Date.now()), and checks argument types so that misuse
 // fails with a coded Error instead of deep inside the engine.
-import { isObject, nonEmptyText, nowOf, object, optionalText, optionsJson, text, textOrBytes, toJson } from './args.js';
+import { isObject, nonEmptyText, nowOf, object, optionalText, optionsJson, text, textOrBytes, toJson, toJsonBytes } from './args.js';
 import { compactSession } from './compact.js';
 import { codedError, invalidArgument } from './errors.js';
 import { replayTarget } from './native-anthropic.js';
@@ -191,7 +191,7 @@ export class Session {
   append(type, fields, options) {
     nonEmptyText(type, 'the entry type');
     object(fields, 'entry fields');
-    return this.#inner.append(type, toJson(fields), nowOf(options));
+    return this.#inner.append(type, toJsonBytes(fields), nowOf(options));
   }
 
   /** Appends a `message` entry; returns its id. */
