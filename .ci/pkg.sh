@@ -48,10 +48,13 @@ say "wasm-bindgen --target web"
 #    their zero runs, which gzip nearly deletes anyway, for segment headers it cannot:
 #    -2.7 KB gzip -9, +3 KB raw), and `--reorder-functions-by-name` puts the functions of one
 #    module and the copies of one generic next to each other, where gzip finds their likeness
-#    (-1.5 KB).
+#    (-1.5 KB). `--no-inline=*::Wasm*` keeps the bodies of the exported methods out of
+#    their wasm-bindgen shims: each body stays one function its shim calls instead of a copy
+#    merged into the shim's argument and result conversions (-6.8 KB gzip -9; the work per
+#    call is the body's, one call more; docs/decisions/size-budget.md, 2026-12-03).
 say "wasm-opt -O3"
 opt_wasm="$bg/${crate}_bg.opt.wasm"
-tests/node_modules/.bin/wasm-opt "$bg/web/${crate}_bg.wasm" -o "$opt_wasm" -O3 \
+tests/node_modules/.bin/wasm-opt "$bg/web/${crate}_bg.wasm" -o "$opt_wasm" '--no-inline=*::Wasm*' -O3 \
   --skip-pass=memory-packing --reorder-functions-by-name \
   --low-memory-unused \
   --enable-bulk-memory --enable-multivalue --enable-mutable-globals \
