@@ -104,6 +104,9 @@ test('the threshold pass protects the newest outputs and needs the minimum savin
     'savings below the minimum',
   );
   assert.equal(s.toJsonl(), text);
+  // Converted once before the prune: what the session keeps of that conversion must not
+  // outlive the rewritten lines.
+  assert.doesNotMatch(JSON.stringify(s.toLlmMessages()), /Output truncated/);
   const r = s.prune({ now: 5, protectTokens: 5_000, minimumSavings: 1_000 });
   assert.ok(r.prunedCount >= 2, JSON.stringify(r));
   assert.ok(
@@ -115,6 +118,7 @@ test('the threshold pass protects the newest outputs and needs the minimum savin
   // The LLM sees the notices.
   const texts = JSON.stringify(s.toLlmMessages());
   assert.match(texts, /Output truncated - \d+ tokens/);
+  assert.equal(texts, JSON.stringify(Session.fromJsonl(s.toJsonl()).toLlmMessages()));
 });
 
 test('bad options name the field; supersede keys follow spec §6.2', () => {
