@@ -374,6 +374,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         last_path: Default::default(),
         path_state: Default::default(),
         derived: Default::default(),
+        members: Default::default(),
         generation: 0,
         has_reset_boundary,
     };

@@ -475,5 +475,9 @@ impl Session {
             *c = None;
         }
         self.derived.borrow_mut().retain(|(i, ..)| *i != index);
+        let mut members = self.members.borrow_mut();
+        if members.as_ref().is_some_and(|(i, ..)| *i == index) {
+            *members = None;
+        }
     }
 }

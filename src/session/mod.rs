@@ -29,12 +29,15 @@ pub use state::PathState;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::message::{AgentMessage, Role};
-use crate::support::json::view::Obj;
+use crate::support::json::view::{MemberSpan, Obj};
 use crate::support::json::{edit, js};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::cell::RefCell;
+
+/// Lines from this many bytes on keep their member spans between body reads (`body_object`).
+const KEEP_MEMBERS_FROM: usize = 64 * 1024;
 
 /// Texts `derived_text` keeps: of the active compaction, its first kept entry and its
 /// context message with inline frames, frame references and without frame data.
@@ -127,6 +130,10 @@ pub struct Session {
     /// Texts derived from entries, with the caller's keys (`derived_text`): the context's
     /// message of the active compaction, rebuilt on every request otherwise.
     derived: RefCell<Vec<(usize, [u64; 3], std::rc::Rc<str>)>>,
+    /// Where the members of the last large entry line read as a body are (`body_object`):
+    /// (entry, edit generation, line length, spans). A snapcompact compaction's line is
+    /// megabytes of frames, and a context build reads several of its members.
+    members: RefCell<Option<(usize, u64, usize, Vec<MemberSpan>)>>,
     /// Counts line rewrites: what is derived from entry bodies is valid for one generation.
     generation: u64,
     /// Some entry is a `reset_boundary` (rare): without one, preparing a compaction does not
@@ -212,6 +219,7 @@ impl Session {
             last_path: RefCell::default(),
             path_state: RefCell::default(),
             derived: RefCell::default(),
+            members: RefCell::default(),
             generation: 0,
             has_reset_boundary: false,
             facts: facts::FactColumns::default(),
@@ -355,8 +363,22 @@ impl Session {
 
     /// The entry's object for [`Session::body`], outside the type parameter (one copy of the
     /// parse and its error path instead of one per body type).
+    /// A line of at least [`KEEP_MEMBERS_FROM`] bytes keeps where its members are until the
+    /// next rewrite, so reading it again skips the scan.
     fn body_object<'t>(&self, index: usize, text: &'t str) -> Result<Obj<'t>> {
-        Obj::parse(text.as_bytes()).map_err(|e| self.body_error(index, e.reason))
+        let key = (index, self.generation, text.len());
+        if text.len() >= KEEP_MEMBERS_FROM {
+            if let Some((i, g, len, spans)) = self.members.borrow().as_ref() {
+                if (*i, *g, *len) == key {
+                    return Ok(Obj::from_members(text.as_bytes(), spans.clone()));
+                }
+            }
+        }
+        let o = Obj::parse(text.as_bytes()).map_err(|e| self.body_error(index, e.reason))?;
+        if text.len() >= KEEP_MEMBERS_FROM {
+            *self.members.borrow_mut() = Some((key.0, key.1, key.2, o.members().to_vec()));
+        }
+        Ok(o)
     }
 
     /// `firstKeptEntryId` of the compaction entry `index` (empty when absent or unreadable),
@@ -803,6 +825,27 @@ mod tests {
         s.set_entry_field(a, &[], "label", &Value::from("x"))
             .unwrap();
         assert_eq!(s.generation(), g + 1, "a rewrite does");
+    }
+
+    #[test]
+    fn a_large_body_read_again_follows_its_rewritten_line() {
+        let mut s = Session::load(FILE.as_bytes().to_vec(), LoadOptions::default()).unwrap();
+        let mut fields = Map::new();
+        fields.insert("mode".into(), Value::from("plan"));
+        fields.insert("data".into(), Value::from("x".repeat(KEEP_MEMBERS_FROM)));
+        let id = s.append("mode_change", fields, 0).unwrap();
+        let i = s.require(&id).unwrap();
+        let mode = |s: &Session| s.body::<ModeChangeBody>(i).unwrap().mode;
+        assert_eq!(mode(&s).as_deref(), Some("plan"));
+        assert!(s.members.borrow().is_some(), "the spans are kept");
+        assert_eq!(mode(&s).as_deref(), Some("plan"), "read from the kept spans");
+        // A longer value moves every span after it: the rewrite drops the kept ones.
+        s.set_entry_field(i, &[], "mode", &Value::from("plan-b"))
+            .unwrap();
+        assert_eq!(mode(&s).as_deref(), Some("plan-b"));
+        s.set_entry_field(i, &[], "data", &Value::from("y"))
+            .unwrap();
+        assert_eq!(mode(&s).as_deref(), Some("plan-b"), "a short line reads afresh");
     }
 
     #[test]

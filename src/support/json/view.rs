@@ -12,8 +12,11 @@ use std::ops::Range;
 pub struct Obj<'a> {
     b: &'a [u8],
     /// (key span without quotes, value span) per member, in order.
-    members: Vec<(Range<usize>, Range<usize>)>,
+    members: Vec<MemberSpan>,
 }
+
+/// Where one member of an object is: its key without the quotes, and its value.
+pub type MemberSpan = (Range<usize>, Range<usize>);
 
 /// One JSON value: its raw bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +40,17 @@ impl<'a> Obj<'a> {
             });
         }
         Ok(Obj { b: text, members })
+    }
+
+    /// The object over `text` with members located by an earlier [`Obj::parse`] of the same
+    /// text ([`Obj::members`]).
+    pub fn from_members(text: &'a [u8], members: Vec<MemberSpan>) -> Obj<'a> {
+        Obj { b: text, members }
+    }
+
+    /// (key span without quotes, value span) of each member, in order.
+    pub fn members(&self) -> &[MemberSpan] {
+        &self.members
     }
 
     /// The value of `key` (the last one when a key repeats, as in `JSON.parse`).
