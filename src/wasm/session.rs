@@ -85,16 +85,17 @@ fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> Stri
     out
 }
 
-/// The provider messages of the last context converted, by the entry each came from: a host
-/// asks for them every turn, and between two turns only the new messages differ (a prune
-/// rewrites a few lines, a compaction builds a new summary message).
+/// What `llmMessageParts` converted last, by the entry each message came from: a host asks
+/// for the provider messages every turn, and between two turns only the new messages differ
+/// (a prune rewrites a few lines, a compaction builds a new summary message).
 #[derive(Default)]
 struct LlmCache {
+    /// The number of that call (0: none yet).
+    serial: u32,
     /// (entry, whether the next message marks an interrupted turn) → the message's JSON as it
-    /// was converted and the JSON of what it converts to (0–2 provider messages,
-    /// comma-joined). The conversion reads nothing but those two, so it holds while the
-    /// message's JSON is the same.
-    converted: rustc_hash::FxHashMap<(usize, bool), (String, String)>,
+    /// was converted and the position of its part in that call. The conversion reads nothing
+    /// but those two, so it holds while the message's JSON is the same.
+    converted: rustc_hash::FxHashMap<(usize, bool), (String, u32)>,
 }
 
 /// A session loaded into WebAssembly memory.
@@ -359,14 +360,25 @@ impl WasmSession {
         Ok(chunked_text(|f| page.write_json(self.s(), f)))
     }
 
-    /// The provider messages of the built context, as a JSON array.
-    #[wasm_bindgen(js_name = llmMessagesJson)]
-    pub fn llm_messages_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
+    /// The provider messages of the built context, one part per context message: the JSON of
+    /// what it converts to (0–2 provider messages, comma-joined; empty for none), or, where
+    /// the message converts as it did in the call whose parts the caller holds (`held`, the
+    /// number that call ended with), the position of its part there. The last element is this
+    /// call's number. JS joins the parts into one array (`toLlmMessages`): between two turns
+    /// only the new messages cross.
+    #[wasm_bindgen(js_name = llmMessageParts)]
+    pub fn llm_message_parts(
+        &self,
+        options_json: Option<String>,
+        held: u32,
+    ) -> Result<js_sys::Array, JsValue> {
         let ctx = self.context(options_json)?;
         let s = self.s();
         let mut cache = self.llm.borrow_mut();
+        let reuse = held != 0 && held == cache.serial;
+        let serial = cache.serial.wrapping_add(1).max(1);
         let mut kept = rustc_hash::FxHashMap::default();
-        let mut out = String::from("[");
+        let out = js_sys::Array::new();
         for (pos, m) in ctx.messages.iter().enumerate() {
             let next = ctx.messages.get(pos + 1);
             let key = (
@@ -374,8 +386,8 @@ impl WasmSession {
                 next.is_some_and(crate::context::ContextMessage::is_interrupt_marker),
             );
             let source = m.json(s);
-            let text = match cache.converted.remove(&key) {
-                Some((was, text)) if was == *source => text,
+            match cache.converted.remove(&key) {
+                Some((was, at)) if reuse && was == *source => out.push(&JsValue::from(at)),
                 _ => {
                     let mut values = Vec::new();
                     crate::context::convert::convert_message(&mut values, s, m, next);
@@ -386,19 +398,14 @@ impl WasmSession {
                         }
                         js::write_value(&mut text, v);
                     }
-                    text
+                    out.push(&JsValue::from_str(&text))
                 }
             };
-            if !text.is_empty() {
-                if out.len() > 1 {
-                    out.push(',');
-                }
-                out.push_str(&text);
-            }
-            kept.insert(key, (source.into_owned(), text));
+            kept.insert(key, (source.into_owned(), pos as u32));
         }
-        out.push(']');
+        out.push(&JsValue::from(serial));
         cache.converted = kept;
+        cache.serial = serial;
         Ok(out)
     }
 
@@ -454,7 +461,7 @@ impl WasmSession {
     /// The `frames` array of the snapcompact archive of entry `id` (its
     /// `preserveData.snapcompact.frames`) as the JSON text of its line, `[]` for an entry
     /// without one, undefined for an unknown id: what the frame references of
-    /// `llmMessagesJson` with `frameRefs` (`\0<id>:<frame>:<length>`) name, and what
+    /// `llmMessageParts` with `frameRefs` (`\0<id>:<frame>:<length>`) name, and what
     /// `archiveFrames` lists.
     #[wasm_bindgen(js_name = archiveFramesJson)]
     pub fn archive_frames_json(&self, id: &str) -> Option<String> {

@@ -250,6 +250,38 @@ test('context, LLM messages and token figures', () => {
   assert.equal(transcript.cacheMissExplainedAt.length, 4);
 });
 
+test('LLM messages turn after turn: what crosses again equals a fresh conversion', () => {
+  const s = Session.fromJsonl(header);
+  const fresh = () => Session.fromJsonl(s.toJsonl()).toLlmMessages();
+  for (let turn = 0; turn < 6; turn++) {
+    s.appendMessage({ role: 'user', content: `q${turn}`, timestamp: turn });
+    s.appendMessage({
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: `c${turn}`, name: 'read', arguments: { path: `f${turn}` } }],
+      stopReason: 'toolUse',
+      timestamp: turn,
+    });
+    s.appendMessage({
+      role: 'toolResult',
+      toolCallId: `c${turn}`,
+      toolName: 'read',
+      content: [{ type: 'text', text: `contents ${turn} `.repeat(2_000) }],
+      timestamp: turn,
+    });
+    const llm = s.toLlmMessages();
+    assert.deepEqual(llm, fresh(), `turn ${turn}`);
+    // The host owns what it got: changing it changes nothing the next call returns.
+    llm[0].content = 'changed by the host';
+    llm.length = 1;
+    if (turn === 3) {
+      const r = s.prune({ now: 5, protectTokens: 1_000, minimumSavings: 0 });
+      assert.ok(r.prunedCount > 0);
+    }
+  }
+  assert.deepEqual(s.toLlmMessages(), fresh(), 'after a prune');
+  assert.match(JSON.stringify(s.toLlmMessages()), /Output truncated/);
+});
+
 test('token accounting functions', () => {
   assert.equal(
     estimateTokens({

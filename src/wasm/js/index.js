@@ -2,7 +2,18 @@
 // Values cross the wasm boundary as JSON text (see src/wasm/mod.rs); this module parses and
 // stringifies, fills defaults (`now` = Date.now()), and checks argument types so that misuse
 // fails with a coded Error instead of deep inside the engine.
-import { isObject, nonEmptyText, nowOf, object, optionalText, optionsJson, text, textOrBytes, toJson, toJsonBytes } from './args.js';
+import {
+  isObject,
+  nonEmptyText,
+  nowOf,
+  object,
+  optionalText,
+  optionsJson,
+  text,
+  textOrBytes,
+  toJson,
+  toJsonBytes,
+} from './args.js';
 import { compactSession } from './compact.js';
 import { codedError, invalidArgument } from './errors.js';
 import { replayTarget } from './native-anthropic.js';
@@ -34,6 +45,8 @@ export class Session {
   #inner;
   /** The frame payloads of the compaction `toLlmMessages` referred to last: `{entry, data}`. */
   #frames = null;
+  /** The parts of the last `llmMessageParts` call: `{serial, texts}`. */
+  #parts = null;
 
   constructor(inner) {
     if (inner === undefined || inner === null || typeof inner.toBytes !== 'function') {
@@ -142,18 +155,32 @@ export class Session {
     const o = options?.model !== undefined ? { ...options, model: replayTarget(options.model) } : options;
     // Snapcompact frames come as references to this session's copy of their payloads, which
     // crosses from wasm once per compaction rather than on every request.
-    const messages = JSON.parse(this.#inner.llmMessagesJson(JSON.stringify({ ...o, frameRefs: true })));
+    const messages = this.#llmMessages({ ...o, frameRefs: true });
     for (const m of messages) {
       if (!Array.isArray(m.content)) continue;
       for (const block of m.content) {
         if (block.type !== 'image' || block.data?.charCodeAt(0) !== 0) continue;
         block.data = this.#frame(block.data);
         // Not expected (the payloads come from the same entry): then the payloads inline.
-        if (block.data === undefined)
-          return JSON.parse(this.#inner.llmMessagesJson(JSON.stringify({ ...o, frameRefs: false })));
+        if (block.data === undefined) return this.#llmMessages({ ...o, frameRefs: false });
       }
     }
     return messages;
+  }
+
+  /**
+   * The provider messages, parsed from one JSON text joined of the parts of
+   * `llmMessageParts`: a message converted as in the previous call comes as the position of
+   * its part in that call's parts, which this session keeps.
+   */
+  #llmMessages(options) {
+    const parts = this.#inner.llmMessageParts(JSON.stringify(options), this.#parts?.serial ?? 0);
+    const serial = parts.pop();
+    for (let i = 0; i < parts.length; i++) {
+      if (typeof parts[i] === 'number') parts[i] = this.#parts.texts[parts[i]];
+    }
+    this.#parts = { serial, texts: parts };
+    return JSON.parse(`[${parts.filter((p) => p !== '').join(',')}]`);
   }
 
   /** The payload a frame reference `\0<entry id>:<frame>:<length>` of `llmMessagesJson` names. */
