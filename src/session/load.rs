@@ -208,6 +208,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
             text: LineText::Source { start, end },
             kind,
             message: None,
+            edited: 0,
         });
     };
 

@@ -77,6 +77,8 @@ pub(crate) struct Line {
     pub kind: LineKind,
     /// Span of the `message` value within the line, for `message` entries.
     pub message: Option<(u32, u32)>,
+    /// The edit generation of the line's last rewrite (0: as loaded or appended).
+    pub edited: u64,
 }
 
 /// What the header says (spec: compaction §1.2). The header line itself is kept verbatim.
@@ -198,6 +200,7 @@ impl Session {
                 text: LineText::Owned(text.into()),
                 kind: LineKind::Header,
                 message: None,
+                edited: 0,
             }],
             source_lines: 0,
             trailing_newline: true,
@@ -305,6 +308,13 @@ impl Session {
     /// The JSON text of an entry's line.
     pub fn entry_json(&self, index: usize) -> Cow<'_, str> {
         self.line_text(self.entries[index].line as usize)
+    }
+
+    /// Names the present text of an entry's line: it changes whenever the line is rewritten
+    /// and never comes back, so what was derived from the line while it had a stamp holds
+    /// while the stamp is the same.
+    pub fn line_stamp(&self, index: usize) -> u64 {
+        self.lines[self.entries[index].line as usize].edited
     }
 
     /// The JSON text of a `message` entry's message object.
@@ -528,6 +538,7 @@ impl Session {
         let state_kept = entry.is_some_and(|i| self.path_state_ignores(i));
         let from = self.generation;
         self.generation += 1;
+        self.lines[line].edited = self.generation;
         self.set_line(line, text);
         if state_kept && entry.is_some_and(|i| self.path_state_ignores(i)) {
             self.keep_path_state(from);
@@ -695,6 +706,7 @@ impl Session {
             text: LineText::Source { start: 0, end: 0 },
             kind: LineKind::Entry(index),
             message: None,
+            edited: 0,
         });
         let kind = EntryKind::from_type(entry_type);
         self.has_reset_boundary |= kind == EntryKind::ResetBoundary;
@@ -838,14 +850,22 @@ mod tests {
         let mode = |s: &Session| s.body::<ModeChangeBody>(i).unwrap().mode;
         assert_eq!(mode(&s).as_deref(), Some("plan"));
         assert!(s.members.borrow().is_some(), "the spans are kept");
-        assert_eq!(mode(&s).as_deref(), Some("plan"), "read from the kept spans");
+        assert_eq!(
+            mode(&s).as_deref(),
+            Some("plan"),
+            "read from the kept spans"
+        );
         // A longer value moves every span after it: the rewrite drops the kept ones.
         s.set_entry_field(i, &[], "mode", &Value::from("plan-b"))
             .unwrap();
         assert_eq!(mode(&s).as_deref(), Some("plan-b"));
         s.set_entry_field(i, &[], "data", &Value::from("y"))
             .unwrap();
-        assert_eq!(mode(&s).as_deref(), Some("plan-b"), "a short line reads afresh");
+        assert_eq!(
+            mode(&s).as_deref(),
+            Some("plan-b"),
+            "a short line reads afresh"
+        );
     }
 
     #[test]

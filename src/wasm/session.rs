@@ -92,10 +92,18 @@ fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> Stri
 struct LlmCache {
     /// The number of that call (0: none yet).
     serial: u32,
-    /// (entry, whether the next message marks an interrupted turn) → the message's JSON as it
-    /// was converted and the position of its part in that call. The conversion reads nothing
-    /// but those two, so it holds while the message's JSON is the same.
-    converted: rustc_hash::FxHashMap<(usize, bool), (String, u32)>,
+    /// (entry, whether the next message marks an interrupted turn) → the message as it was
+    /// converted and the position of its part in that call. The conversion reads nothing but
+    /// those two, so it holds while the message is the same.
+    converted: rustc_hash::FxHashMap<(usize, bool), (Converted, u32)>,
+}
+
+/// Which message was converted: one taken from its entry's line as it is (named by the line's
+/// stamp, `Session::line_stamp`) or one built for the context (its JSON).
+#[derive(PartialEq)]
+enum Converted {
+    Line(u64),
+    Json(String),
 }
 
 /// A session loaded into WebAssembly memory.
@@ -385,9 +393,13 @@ impl WasmSession {
                 m.entry,
                 next.is_some_and(crate::context::ContextMessage::is_interrupt_marker),
             );
-            let source = m.json(s);
+            let source = if m.is_entry_json() {
+                Converted::Line(s.line_stamp(m.entry))
+            } else {
+                Converted::Json(m.json(s).into_owned())
+            };
             match cache.converted.remove(&key) {
-                Some((was, at)) if reuse && was == *source => out.push(&JsValue::from(at)),
+                Some((was, at)) if reuse && was == source => out.push(&JsValue::from(at)),
                 _ => {
                     let mut values = Vec::new();
                     crate::context::convert::convert_message(&mut values, s, m, next);
@@ -401,7 +413,7 @@ impl WasmSession {
                     out.push(&JsValue::from_str(&text))
                 }
             };
-            kept.insert(key, (source.into_owned(), pos as u32));
+            kept.insert(key, (source, pos as u32));
         }
         out.push(&JsValue::from(serial));
         cache.converted = kept;
