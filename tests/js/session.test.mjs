@@ -254,7 +254,8 @@ test('LLM messages turn after turn: what crosses again equals a fresh conversion
   const s = Session.fromJsonl(header);
   const fresh = () => Session.fromJsonl(s.toJsonl()).toLlmMessages();
   for (let turn = 0; turn < 6; turn++) {
-    s.appendMessage({ role: 'user', content: `q${turn}`, timestamp: turn });
+    // A member named `__proto__` (JSON allows it) stays a member of every copy.
+    s.appendMessage({ role: 'user', content: `q${turn}`, timestamp: turn, ['__proto__']: { turn } });
     s.appendMessage({
       role: 'assistant',
       content: [{ type: 'toolCall', id: `c${turn}`, name: 'read', arguments: { path: `f${turn}` } }],
@@ -270,6 +271,8 @@ test('LLM messages turn after turn: what crosses again equals a fresh conversion
     });
     const llm = s.toLlmMessages();
     assert.deepEqual(llm, fresh(), `turn ${turn}`);
+    assert.ok(llm.every((m) => Object.getPrototypeOf(m) === Object.prototype));
+    assert.deepEqual(Object.getOwnPropertyDescriptor(llm.at(-3), '__proto__')?.value, { turn });
     // The host owns what it got: changing it changes nothing the next call returns.
     llm[0].content = 'changed by the host';
     llm.length = 1;

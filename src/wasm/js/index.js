@@ -37,6 +37,22 @@ export function wasmMemoryBytes() {
   return requireRaw().wasmMemoryBytes();
 }
 
+/** A copy of a value `JSON.parse` made: new objects and arrays, the same strings. */
+function copyJson(v) {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) return v.map(copyJson);
+  const o = {};
+  for (const k in v) {
+    // An own `__proto__` member (JSON.parse makes one) must stay a member, not a prototype.
+    if (k === '__proto__') {
+      Object.defineProperty(o, k, { value: copyJson(v[k]), enumerable: true, writable: true, configurable: true });
+    } else {
+      o[k] = copyJson(v[k]);
+    }
+  }
+  return o;
+}
+
 /**
  * A session file: a header and a tree of entries, with a leaf selecting the active path.
  * Unchanged lines are written back byte for byte.
@@ -45,7 +61,7 @@ export class Session {
   #inner;
   /** The frame payloads of the compaction `toLlmMessages` referred to last: `{entry, data}`. */
   #frames = null;
-  /** The parts of the last `llmMessageParts` call: `{serial, texts}`. */
+  /** The last `llmMessageParts` call: its number and each part's parsed messages. */
   #parts = null;
 
   constructor(inner) {
@@ -169,18 +185,21 @@ export class Session {
   }
 
   /**
-   * The provider messages, parsed from one JSON text joined of the parts of
-   * `llmMessageParts`: a message converted as in the previous call comes as the position of
-   * its part in that call's parts, which this session keeps.
+   * The provider messages from the parts of `llmMessageParts`: a message converted as in the
+   * previous call comes as the position of its part in that call, whose parsed messages this
+   * session keeps. The caller gets copies (strings shared, they cannot change), so what a
+   * host does to them never reaches the next call; a copy walks the objects, where a parse
+   * would read every byte of every tool output again.
    */
   #llmMessages(options) {
     const parts = this.#inner.llmMessageParts(JSON.stringify(options), this.#parts?.serial ?? 0);
     const serial = parts.pop();
-    for (let i = 0; i < parts.length; i++) {
-      if (typeof parts[i] === 'number') parts[i] = this.#parts.texts[parts[i]];
-    }
-    this.#parts = { serial, texts: parts };
-    return JSON.parse(`[${parts.filter((p) => p !== '').join(',')}]`);
+    const held = this.#parts?.parsed;
+    const parsed = parts.map((p) => (typeof p === 'number' ? held[p] : p === '' ? [] : JSON.parse(`[${p}]`)));
+    this.#parts = { serial, parsed };
+    const messages = [];
+    for (const ms of parsed) for (const m of ms) messages.push(copyJson(m));
+    return messages;
   }
 
   /** The payload a frame reference `\0<entry id>:<frame>:<length>` of `llmMessagesJson` names. */
