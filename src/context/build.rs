@@ -776,7 +776,7 @@ pub fn build_context_with(
         // The kept entries lie just before the compaction: look for the entry from there
         // back (a long history is not walked), by id only when ids repeat.
         let kept_from = session
-            .index_of(&first_kept_id)
+            .index_of(first_kept_id)
             .and_then(|at| path[..cpos].iter().rposition(|&i| i == at))
             .filter(|&p| {
                 !session.has_duplicate_ids()

@@ -39,6 +39,11 @@ use std::cell::RefCell;
 /// Lines from this many bytes on keep their member spans between body reads (`body_object`).
 const KEEP_MEMBERS_FROM: usize = 64 * 1024;
 
+/// A text `derived_text` keeps: (entry, the caller's key, the text).
+type DerivedText = (usize, [u64; 3], std::rc::Rc<str>);
+/// The member spans `body_object` keeps: (entry, edit generation, line length, spans).
+type KeptMembers = (usize, u64, usize, Vec<MemberSpan>);
+
 /// Texts `derived_text` keeps: of the active compaction, its first kept entry and its
 /// context message with inline frames, frame references and without frame data.
 const DERIVED_TEXTS: usize = 4;
@@ -131,11 +136,11 @@ pub struct Session {
     path_state: RefCell<Option<(usize, u64, PathState)>>,
     /// Texts derived from entries, with the caller's keys (`derived_text`): the context's
     /// message of the active compaction, rebuilt on every request otherwise.
-    derived: RefCell<Vec<(usize, [u64; 3], std::rc::Rc<str>)>>,
+    derived: RefCell<Vec<DerivedText>>,
     /// Where the members of the last large entry line read as a body are (`body_object`):
     /// (entry, edit generation, line length, spans). A snapcompact compaction's line is
     /// megabytes of frames, and a context build reads several of its members.
-    members: RefCell<Option<(usize, u64, usize, Vec<MemberSpan>)>>,
+    members: RefCell<Option<KeptMembers>>,
     /// Counts line rewrites: what is derived from entry bodies is valid for one generation.
     generation: u64,
     /// Some entry is a `reset_boundary` (rare): without one, preparing a compaction does not

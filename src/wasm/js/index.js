@@ -202,7 +202,7 @@ export class Session {
     return messages;
   }
 
-  /** The payload a frame reference `\0<entry id>:<frame>:<length>` of `llmMessagesJson` names. */
+  /** The payload a frame reference `\0<entry id>:<frame>:<length>` of `llmMessageParts` names. */
   #frame(ref) {
     const j = ref.lastIndexOf(':');
     const i = ref.lastIndexOf(':', j - 1);
