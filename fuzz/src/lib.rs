@@ -25,6 +25,46 @@ const WORDS: [&str; 16] = [
     "PLAN.md",
 ];
 
+/// A bashExecution `meta`: an object of the members the output notice reads, each with a
+/// value of any type (mostly the expected one), nested where the notice looks inside.
+pub fn meta(u: &mut Unstructured<'_>) -> Result<serde_json::Value> {
+    const KEYS: [&str; 26] = [
+        "truncation", "artifactError", "source", "diagnostics", "limits", "direction",
+        "truncatedBy", "totalLines", "totalBytes", "outputLines", "outputBytes", "maxBytes",
+        "shownRange", "headRange", "tailRange", "elidedBytes", "elidedLines", "artifactId",
+        "nextOffset", "partialLine", "start", "end", "messages", "summary", "type", "value",
+    ];
+    fn value(u: &mut Unstructured<'_>, depth: u32) -> Result<serde_json::Value> {
+        use serde_json::Value;
+        Ok(match u.int_in_range(0..=9)? {
+            0 => Value::Null,
+            1 => Value::Bool(u.arbitrary()?),
+            2 | 3 => Value::from(u.int_in_range(0u64..=6_000_000)?),
+            4 => serde_json::Number::from_f64(u.arbitrary::<f64>()?).map_or(Value::Null, Value::Number),
+            5 => Value::from(
+                ["middle", "head", "tail", "bytes", "lines", "report", "a.ts:1:2 x", "chars"]
+                    [u.int_in_range(0..=7)?],
+            ),
+            6 => Value::from(text(u)?),
+            7 if depth < 3 => {
+                let n = u.int_in_range(0..=4)?;
+                Value::Array((0..n).map(|_| value(u, depth + 1)).collect::<Result<_>>()?)
+            }
+            _ if depth < 3 => object(u, depth + 1)?,
+            _ => Value::from(1),
+        })
+    }
+    fn object(u: &mut Unstructured<'_>, depth: u32) -> Result<serde_json::Value> {
+        let mut o = serde_json::Map::new();
+        for _ in 0..u.int_in_range(0..=6)? {
+            let key = KEYS[u.int_in_range(0..=KEYS.len() - 1)?];
+            o.insert(key.into(), value(u, depth)?);
+        }
+        Ok(serde_json::Value::Object(o))
+    }
+    object(u, 0)
+}
+
 /// Text: a few words from a small pool (so paths repeat and reads supersede each other),
 /// sometimes arbitrary characters, sometimes long.
 pub fn text(u: &mut Unstructured<'_>) -> Result<String> {
@@ -122,6 +162,7 @@ pub fn entry(u: &mut Unstructured<'_>) -> Result<EntrySpec> {
         8 => Body::Bash {
             command: text(u)?,
             output: text(u)?,
+            meta: if u.ratio(1, 2)? { Some(meta(u)?) } else { None },
         },
         9 => Body::CustomMessage {
             text: text(u)?,

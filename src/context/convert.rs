@@ -80,6 +80,31 @@ pub fn bash_execution_text(
     t
 }
 
+/// The user text a `pythonExecution` message becomes (spec: compaction §2.6): the code and
+/// the output fenced, "(no output)" for none, then cancellation or a non-zero exit code.
+pub fn python_execution_text(
+    code: &str,
+    output: &str,
+    exit_code: Option<f64>,
+    cancelled: bool,
+) -> String {
+    let mut t = format!("Ran Python:\n```python\n{code}\n```\n");
+    if output.is_empty() {
+        t.push_str("(no output)");
+    } else {
+        t.push_str("Output:\n```\n");
+        t.push_str(output);
+        t.push_str("\n```");
+    }
+    if cancelled {
+        t.push_str("\n\n(execution cancelled)");
+    } else if let Some(code) = exit_code.filter(|c| *c != 0.0) {
+        t.push_str("\n\nExecution failed with code ");
+        js::write_number(&mut t, code);
+    }
+    t
+}
+
 /// Parses a context message's JSON into an object map.
 fn object(session: &Session, m: &ContextMessage) -> Map<String, Value> {
     match crate::support::json::parse(&m.json(session)) {
@@ -128,12 +153,9 @@ pub fn convert_message(
             if b.exclude_from_context {
                 return;
             }
-            let mut content = vec![text_block(bash_execution_text(
-                &b.command,
-                &b.output,
-                b.exit_code,
-                b.cancelled,
-            ))];
+            let mut t = bash_execution_text(&b.command, &b.output, b.exit_code, b.cancelled);
+            t.push_str(&super::notice::output_notice(b.meta.as_ref()));
+            let mut content = vec![text_block(t)];
             for img in b.images.iter().flatten() {
                 if let ContentBlock::Image { data, mime_type } = img {
                     content.push(image_block(data, mime_type));
@@ -145,21 +167,8 @@ pub fn convert_message(
             if p.exclude_from_context {
                 return;
             }
-            let mut t = format!(
-                "Ran Python\n```python\n{}\n```\n",
-                p.code.trim_end_matches('\n')
-            );
-            if p.output.is_empty() {
-                t.push_str("(no output)");
-            } else {
-                t.push_str(&format!("```\n{}\n```", p.output.trim_end_matches('\n')));
-            }
-            if p.cancelled {
-                t.push_str("\n\n(execution cancelled)");
-            } else if let Some(code) = p.exit_code.filter(|c| *c != 0.0) {
-                t.push_str("\n\nExited with code ");
-                js::write_number(&mut t, code);
-            }
+            let mut t = python_execution_text(&p.code, &p.output, p.exit_code, p.cancelled);
+            t.push_str(&super::notice::output_notice(p.meta.as_ref()));
             out.push(message(
                 "user",
                 vec![text_block(t)],
@@ -240,40 +249,39 @@ pub fn convert_message(
             out.push(v);
         }
         AgentMessage::FileMention(f) => {
-            let mut text = String::new();
-            let mut images = Vec::new();
-            for file in &f.files {
-                match &file.image {
-                    Some(ContentBlock::Image { data, mime_type }) => {
-                        images.push(text_block(format!("Image file: {}", file.path)));
-                        images.push(image_block(data, mime_type));
-                    }
-                    _ => {
-                        text.push_str("<file path=\"");
-                        text.push_str(
-                            &prompts::escape_tags(&file.path, &["file"]).replace('"', "&quot;"),
-                        );
-                        text.push_str("\">\n");
-                        text.push_str(&prompts::escape_tags(
-                            &file.content,
-                            &["file", "system-reminder"],
-                        ));
-                        text.push_str("\n</file>\n");
-                    }
+            // Text files go to a developer message, image files (their tags, then the
+            // images) to a user message; each file as `<file path="…">` around its content.
+            let tag = |file: &crate::session::message::MentionedFile| {
+                let mut t = format!("<file path=\"{}\">\n", file.path);
+                if !file.content.is_empty() {
+                    t.push_str(&file.content);
+                    t.push('\n');
                 }
-            }
+                t.push_str("</file>");
+                t
+            };
+            let (with_image, text_only): (Vec<_>, Vec<_>) =
+                f.files.iter().partition(|file| file.image.is_some());
+            let joined = |files: &[&crate::session::message::MentionedFile]| {
+                files.iter().map(|f| tag(f)).collect::<Vec<_>>().join("\n")
+            };
             let timestamp = m.json_timestamp(session);
-            if !text.is_empty() {
-                let t = format!("<system-reminder>\n{text}</system-reminder>");
+            if !text_only.is_empty() {
                 out.push(message(
                     "developer",
-                    vec![text_block(t)],
+                    vec![text_block(joined(&text_only))],
                     "user",
                     timestamp.clone(),
                 ));
             }
-            if !images.is_empty() {
-                out.push(message("user", images, "user", timestamp));
+            if !with_image.is_empty() {
+                let mut content = vec![text_block(joined(&with_image))];
+                for file in &with_image {
+                    if let Some(ContentBlock::Image { data, mime_type }) = &file.image {
+                        content.push(image_block(data, mime_type));
+                    }
+                }
+                out.push(message("user", content, "user", timestamp));
             }
         }
         // Converted above from their JSON.

@@ -4,6 +4,7 @@
 
 mod build;
 pub mod convert;
+mod notice;
 mod stats;
 
 pub use build::*;

@@ -358,6 +358,8 @@ pub struct BashExecutionMessage {
     pub full_output_path: Option<String>,
     pub exclude_from_context: bool,
     pub images: Option<Vec<ContentBlock>>,
+    /// What the app recorded of the output's truncation and limits [N], as it is.
+    pub meta: Option<Value>,
 }
 
 /// `pythonExecution` messages.
@@ -368,6 +370,8 @@ pub struct PythonExecutionMessage {
     pub exit_code: Option<f64>,
     pub cancelled: bool,
     pub exclude_from_context: bool,
+    /// As for `bashExecution`.
+    pub meta: Option<Value>,
 }
 
 /// One file of a `fileMention` message.
@@ -495,6 +499,7 @@ impl AgentMessage {
                 full_output_path: o.string("fullOutputPath"),
                 exclude_from_context: o.flag("excludeFromContext"),
                 images: blocks_of(o.get("images")),
+                meta: o.value("meta"),
             }),
             Role::PythonExecution => AgentMessage::PythonExecution(PythonExecutionMessage {
                 code: s("code"),
@@ -502,6 +507,7 @@ impl AgentMessage {
                 exit_code: o.f64("exitCode"),
                 cancelled: o.flag("cancelled"),
                 exclude_from_context: o.flag("excludeFromContext"),
+                meta: o.value("meta"),
             }),
             Role::FileMention => AgentMessage::FileMention(FileMentionMessage {
                 files: o

@@ -139,8 +139,30 @@ fn bash_and_python_become_user_text() {
     assert_eq!(out.len(), 2);
     assert_eq!(out[0]["content"][0]["text"], "Ran `ls`\n```\na\n```");
     assert_eq!(out[0]["timestamp"], 7);
-    assert!(out[1]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .starts_with("Ran Python\n```python\nprint(1)\n```"));
+    assert_eq!(
+        out[1]["content"][0]["text"],
+        "Ran Python:\n```python\nprint(1)\n```\nOutput:\n```\n1\n```"
+    );
+}
+
+/// The reference's conversion of bash and python runs with output notices (`meta`: every
+/// truncation form, capture errors, limits, LSP diagnostics), python texts and file mentions
+/// (tests/it/output_notices.json says how it was made): the same provider messages.
+#[test]
+fn output_notices_python_and_file_mentions_as_the_reference_converts_them() {
+    let data: Value =
+        serde_json::from_str(include_str!("output_notices.json")).expect("the fixture parses");
+    let cases = data["cases"].as_array().expect("cases");
+    let mut j = Jsonl::new();
+    let ids: Vec<String> = (1..=cases.len()).map(|i| i.to_string()).collect();
+    for (k, case) in cases.iter().enumerate() {
+        let parent = k.checked_sub(1).map(|p| ids[p].as_str());
+        j = j.message(&ids[k], parent, case.clone());
+    }
+    let out = convert(&j);
+    let expected = data["expected"].as_array().expect("expected");
+    assert_eq!(out.len(), expected.len());
+    for (k, (got, want)) in out.iter().zip(expected).enumerate() {
+        assert_eq!(got, want, "message {k}");
+    }
 }

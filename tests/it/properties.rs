@@ -19,7 +19,7 @@ use ctxfold_testkit::invariants;
 use ctxfold_testkit::spec::{self, Body, Call, EntrySpec, Parent, SessionSpec, Tool};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const WORDS: &[&str] = &[
     "fix",
@@ -69,6 +69,95 @@ fn path() -> impl Strategy<Value = String> {
     .prop_map(str::to_string)
 }
 
+/// A bashExecution `meta`: absent, or a truncation record of some form with limits and a
+/// capture error at times; values of the wrong type now and then.
+fn meta() -> BoxedStrategy<Option<Value>> {
+    let n = || {
+        prop_oneof![
+            8 => (0u64..6_000_000).prop_map(Value::from),
+            1 => Just(Value::Null),
+            1 => prop::sample::select(vec!["12", "", "x"]).prop_map(Value::from),
+        ]
+        .boxed()
+    };
+    let range = move || {
+        (n(), n())
+            .prop_map(|(start, end)| json!({"start": start, "end": end}))
+            .boxed()
+    };
+    let truncation = (
+        prop::sample::select(vec!["head", "tail", "middle"]),
+        prop::sample::select(vec!["lines", "bytes", "middle"]),
+        (n(), n(), n(), n(), n()),
+        (
+            prop::option::of(range()),
+            prop::option::of(range()),
+            prop::option::of(range()),
+        ),
+        (
+            prop::option::of(n()),
+            prop::option::of(n()),
+            prop::option::of(n()),
+        ),
+        (any::<bool>(), prop::option::of("[0-9]{1,3}")),
+    )
+        .prop_map(
+            |(
+                direction,
+                by,
+                (tl, tb, ol, ob, max),
+                (shown, head, tail),
+                (eb, el, next),
+                (partial, id),
+            )| {
+                let mut t = json!({"direction": direction, "truncatedBy": by, "totalLines": tl,
+                    "totalBytes": tb, "outputLines": ol, "outputBytes": ob, "maxBytes": max,
+                    "partialLine": partial});
+                for (k, v) in [
+                    ("shownRange", shown),
+                    ("headRange", head),
+                    ("tailRange", tail),
+                    ("elidedBytes", eb),
+                    ("elidedLines", el),
+                    ("nextOffset", next),
+                    ("artifactId", id.map(Value::from)),
+                ] {
+                    if let Some(v) = v {
+                        t[k] = v;
+                    }
+                }
+                t
+            },
+        )
+        .boxed();
+    prop_oneof![
+        2 => Just(None),
+        3 => (
+            prop::option::of(truncation),
+            prop::option::of(prop::sample::select(vec!["write", "read"])),
+            prop::option::of((n(), n())),
+            prop::option::of(prop::collection::vec(text(), 0..4)),
+        )
+            .prop_map(|(truncation, error, limit, diagnostics)| {
+                let mut m = json!({});
+                if let Some(t) = truncation {
+                    m["truncation"] = t;
+                }
+                if let Some(e) = error {
+                    m["artifactError"] = e.into();
+                }
+                if let Some((reached, suggestion)) = limit {
+                    m["limits"] = json!({"matchLimit": {"reached": reached, "suggestion": suggestion}});
+                }
+                if let Some(messages) = diagnostics {
+                    m["diagnostics"] = json!({"summary": "n", "messages": messages});
+                }
+                Some(m)
+            }),
+    ]
+    .boxed()
+}
+
 fn back() -> impl Strategy<Value = Option<usize>> {
     prop_oneof![1 => Just(None), 7 => (1usize..6).prop_map(Some)]
 }
@@ -100,7 +189,7 @@ fn body() -> impl Strategy<Value = Body> {
                 is_error,
                 useless
             }),
-        1 => (text(), text()).prop_map(|(command, output)| Body::Bash { command, output }),
+        1 => (text(), text(), meta()).prop_map(|(command, output, meta)| Body::Bash { command, output, meta }),
         1 => (text(), any::<bool>()).prop_map(|(text, display)| Body::CustomMessage { text, display }),
         1 => (text(), back(), 0u64..300_000).prop_map(|(summary, first_kept, tokens_before)| {
             Body::Compaction {

@@ -110,11 +110,55 @@ pub fn contexts(s: &Session, leaves: usize) -> Result<usize, String> {
             let ctx = build_context(s, &opts).map_err(|e| format!("buildContext: {e}"))?;
             if !transcript {
                 context_pairs(s, &ctx).map_err(|e| format!("leaf {leaf:?}: {e}"))?;
+                provider_messages(s, &ctx).map_err(|e| format!("leaf {leaf:?}: {e}"))?;
             }
             n += 1;
         }
     }
     Ok(n)
+}
+
+/// The provider messages of a context (`convertToLlm`) are objects with a role, and a
+/// bashExecution run converts to its text (command, output block, exit) followed by nothing
+/// but its output notice: `\n\n[…]` and LSP diagnostics, and only when it has a `meta`.
+fn provider_messages(s: &Session, ctx: &SessionContext) -> Result<(), String> {
+    use ctxfold::context::convert::{bash_execution_text, convert_message, convert_to_llm};
+    for m in &convert_to_llm(s, ctx) {
+        if m.get("role").and_then(|r| r.as_str()).is_none() {
+            return Err(format!("a provider message without a role: {m}"));
+        }
+    }
+    for m in &ctx.messages {
+        let AgentMessage::BashExecution(b) = m.message(s) else {
+            continue;
+        };
+        let mut out = Vec::new();
+        convert_message(&mut out, s, m, None);
+        if b.exclude_from_context {
+            continue;
+        }
+        let text = out
+            .first()
+            .and_then(|o| o.pointer("/content/0/text"))
+            .and_then(|t| t.as_str())
+            .unwrap_or("");
+        let base = bash_execution_text(&b.command, &b.output, b.exit_code, b.cancelled);
+        let Some(notice) = text.strip_prefix(base.as_str()) else {
+            return Err(format!(
+                "a bash run's text does not start with its run: {text:?}"
+            ));
+        };
+        let fits = notice.is_empty()
+            || (b.meta.is_some()
+                && (notice.starts_with("\n\n[") || notice.starts_with("\n\nLSP Diagnostics (")));
+        if !fits {
+            return Err(format!(
+                "a bash run's notice {notice:?} for meta {:?}",
+                b.meta
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The result of one compaction attempt.

@@ -85,6 +85,8 @@ pub enum Body {
     Bash {
         command: String,
         output: String,
+        /// The message's `meta` (the app's output notice record), written as it is.
+        meta: Option<Value>,
     },
     CustomMessage {
         text: String,
@@ -208,9 +210,17 @@ fn message(body: &Body, ts: i64) -> Option<Value> {
             }
             m
         }
-        Body::Bash { command, output } => {
-            json!({"role":"bashExecution","command":command,"output":output,"exitCode":0,
-                "cancelled":false,"truncated":false,"timestamp":ts})
+        Body::Bash {
+            command,
+            output,
+            meta,
+        } => {
+            let mut m = json!({"role":"bashExecution","command":command,"output":output,"exitCode":0,
+                "cancelled":false,"truncated":false,"timestamp":ts});
+            if let Some(meta) = meta {
+                m["meta"] = meta.clone();
+            }
+            m
         }
         _ => return None,
     })

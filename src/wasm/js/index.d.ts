@@ -204,6 +204,9 @@ export interface BashExecutionMessage {
   truncated: boolean;
   fullOutputPath?: string;
   excludeFromContext?: boolean;
+  images?: ImageContent[];
+  /** How the app cut the output; its notice is appended to the text the model sees. */
+  meta?: OutputMeta;
   timestamp?: number;
 }
 export interface PythonExecutionMessage {
@@ -213,7 +216,37 @@ export interface PythonExecutionMessage {
   exitCode?: number;
   cancelled: boolean;
   excludeFromContext?: boolean;
+  meta?: OutputMeta;
   timestamp?: number;
+}
+/** Line ranges are 1-based and inclusive. */
+export interface OutputMeta {
+  truncation?: {
+    direction: 'head' | 'tail' | 'middle';
+    truncatedBy: 'lines' | 'bytes' | 'middle';
+    totalLines: number;
+    totalBytes: number;
+    outputLines: number;
+    outputBytes: number;
+    maxBytes?: number;
+    shownRange?: { start: number; end: number };
+    headRange?: { start: number; end: number };
+    tailRange?: { start: number; end: number };
+    elidedBytes?: number;
+    elidedLines?: number;
+    artifactId?: string;
+    nextOffset?: number;
+    partialLine?: boolean;
+  };
+  artifactError?: string;
+  source?: { type: 'path' | 'url' | 'internal' | 'report'; value: string };
+  diagnostics?: { summary: string; messages: string[] };
+  limits?: {
+    matchLimit?: { reached: number; suggestion: number };
+    resultLimit?: { reached: number; suggestion: number };
+    headLimit?: { reached: number; suggestion: number };
+    columnTruncated?: { maxColumn: number; unit?: 'bytes' | 'chars'; artifactId?: string };
+  };
 }
 export interface FileMentionMessage {
   role: 'fileMention';
