@@ -291,22 +291,7 @@ fn latest_archive(s: &Session) -> (CompactionBody, ctxfold::archive::Archive) {
 
 #[test]
 fn successive_snapcompact_compactions() {
-    let mut s = Session::create(
-        ctxfold::session::NewSession {
-            id: "gen".into(),
-            cwd: "/w".into(),
-            now: 0,
-            parent_session: None,
-        },
-        Box::new(ctxfold::session::SequentialIds::new()),
-    );
-    let mut now = 0i64;
-    add_turns(&mut s, 0, 40, &mut now);
-    let settings = CompactionSettings {
-        strategy: Strategy::Snapcompact,
-        keep_recent_tokens: 2_000,
-        ..CompactionSettings::default()
-    };
+    let (mut s, mut now, settings) = forty_turns();
     let max_frames = 3u32;
     let mut previous_text: Option<(String, u64)> = None;
     for round in 0..3 {
@@ -397,22 +382,7 @@ fn successive_snapcompact_compactions() {
 #[test]
 fn commit_caps_frames_by_the_provider_and_keeps_user_turns() {
     use ctxfold::compaction::commit::snapcompact_options;
-    let mut s = Session::create(
-        ctxfold::session::NewSession {
-            id: "gen".into(),
-            cwd: "/w".into(),
-            now: 0,
-            parent_session: None,
-        },
-        Box::new(ctxfold::session::SequentialIds::new()),
-    );
-    let mut now = 0i64;
-    add_turns(&mut s, 0, 40, &mut now);
-    let settings = CompactionSettings {
-        strategy: Strategy::Snapcompact,
-        keep_recent_tokens: 2_000,
-        ..CompactionSettings::default()
-    };
+    let (s, _, settings) = forty_turns();
     let model = Target {
         id: Some("claude-opus-4-7".into()),
         api: Some("anthropic-messages".into()),
@@ -466,6 +436,20 @@ fn commit_caps_frames_by_the_provider_and_keeps_user_turns() {
 // ----- the no-reduction guard and the window fit (spec: compaction §8.3) ---------------------
 
 use ctxfold::ErrorCode;
+
+/// A session of 40 turns of [`add_turns`], its clock, and snapcompact settings keeping 2,000
+/// tokens.
+fn forty_turns() -> (Session, i64, CompactionSettings) {
+    let mut s = new_session();
+    let mut now = 0i64;
+    add_turns(&mut s, 0, 40, &mut now);
+    let settings = CompactionSettings {
+        strategy: Strategy::Snapcompact,
+        keep_recent_tokens: 2_000,
+        ..CompactionSettings::default()
+    };
+    (s, now, settings)
+}
 
 fn new_session() -> Session {
     Session::create(
@@ -845,22 +829,7 @@ fn reused_frames_give_the_entry_a_cold_render_gives() {
 fn compaction_message_follows_its_line_and_refers_to_frames() {
     use ctxfold::archive::blocks::FrameData;
     use ctxfold::session::message::ContentBlock;
-    let mut s = Session::create(
-        ctxfold::session::NewSession {
-            id: "refs".into(),
-            cwd: "/w".into(),
-            now: 0,
-            parent_session: None,
-        },
-        Box::new(ctxfold::session::SequentialIds::new()),
-    );
-    let mut now = 0i64;
-    add_turns(&mut s, 0, 40, &mut now);
-    let settings = CompactionSettings {
-        strategy: Strategy::Snapcompact,
-        keep_recent_tokens: 2_000,
-        ..CompactionSettings::default()
-    };
+    let (mut s, now, settings) = forty_turns();
     let plan = plan_compaction(&s, &settings, PlanOptions::default()).unwrap();
     let c =
         commit_snapcompact(&mut s, &plan, &small_options(4), &FallbackFonts::new(), now).unwrap();
