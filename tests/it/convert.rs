@@ -146,7 +146,7 @@ fn bash_and_python_become_user_text() {
 }
 
 /// The reference's conversion of bash and python runs with output notices (`meta`: every
-/// truncation form, capture errors, limits, LSP diagnostics), python texts and file mentions
+/// truncation form, capture errors, limits), python texts and file mentions
 /// (tests/it/output_notices.json says how it was made): the same provider messages.
 #[test]
 fn output_notices_python_and_file_mentions_as_the_reference_converts_them() {

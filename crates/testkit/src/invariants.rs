@@ -120,7 +120,7 @@ pub fn contexts(s: &Session, leaves: usize) -> Result<usize, String> {
 
 /// The provider messages of a context (`convertToLlm`) are objects with a role, and a
 /// bashExecution run converts to its text (command, output block, exit) followed by nothing
-/// but its output notice: `\n\n[…]` and LSP diagnostics, and only when it has a `meta`.
+/// but its output notice, `\n\n[…]`, and only when it has a `meta`.
 fn provider_messages(s: &Session, ctx: &SessionContext) -> Result<(), String> {
     use ctxfold::context::convert::{bash_execution_text, convert_message, convert_to_llm};
     for m in &convert_to_llm(s, ctx) {
@@ -149,8 +149,7 @@ fn provider_messages(s: &Session, ctx: &SessionContext) -> Result<(), String> {
             ));
         };
         let fits = notice.is_empty()
-            || (b.meta.is_some()
-                && (notice.starts_with("\n\n[") || notice.starts_with("\n\nLSP Diagnostics (")));
+            || (b.meta.is_some() && notice.starts_with("\n\n[") && notice.ends_with(']'));
         if !fits {
             return Err(format!(
                 "a bash run's notice {notice:?} for meta {:?}",
