@@ -1383,6 +1383,11 @@ export class Session {
    * is the last hundred messages. Only the page's messages are copied out of the session.
    */
   transcript(options?: TranscriptOptions): TranscriptPage;
+  /**
+   * The provider messages of the context (`convertToLlm`). Each call returns new objects the
+   * caller may change freely; the session converts only the messages that changed since its
+   * previous call, so calling this once per request costs about what the new messages cost.
+   */
   toLlmMessages(options?: ContextOptions): LlmMessage[];
   contextTokens(options?: ContextOptions): ContextTokens;
   /** The LLM context by the local estimate: tokens per kind and images (frames at the flat rate, not copied). */
