@@ -54,30 +54,18 @@ fn message(role: &str, content: Vec<Value>, attribution: &str, timestamp: Value)
 /// `bashExecutionToText`, which the conformance data of `rules/` pins): "Ran `<command>`",
 /// then the output in a fence closed on a line of its own — even when the output already
 /// ends with a newline, so that line shows as blank — or "(no output)", then
-/// "(command cancelled)" or the non-zero exit code. The reference appends a notice only from
-/// the tool's output metadata (`meta`), which these messages do not carry: a `truncated`
-/// run with a `fullOutputPath` gets no notice (issue 19 point 5).
+/// "(command cancelled)" or the non-zero exit code. A notice comes only from the run's `meta`
+/// (`notice::output_notice`, appended by the caller): a `truncated` run with a
+/// `fullOutputPath` and no `meta` gets none (issue 19 point 5).
 pub fn bash_execution_text(
     command: &str,
     output: &str,
     exit_code: Option<f64>,
     cancelled: bool,
 ) -> String {
-    let mut t = format!("Ran `{command}`\n");
-    if output.is_empty() {
-        t.push_str("(no output)");
-    } else {
-        t.push_str("```\n");
-        t.push_str(output);
-        t.push_str("\n```");
-    }
-    if cancelled {
-        t.push_str("\n\n(command cancelled)");
-    } else if let Some(code) = exit_code.filter(|c| *c != 0.0) {
-        t.push_str("\n\nCommand exited with code ");
-        js::write_number(&mut t, code);
-    }
-    t
+    let head = format!("Ran `{command}`\n");
+    let words = ["", "(command cancelled)", "Command exited with code "];
+    run_text(head, words, output, exit_code, cancelled)
 }
 
 /// The user text a `pythonExecution` message becomes (spec: compaction §2.6): the code and
@@ -88,18 +76,38 @@ pub fn python_execution_text(
     exit_code: Option<f64>,
     cancelled: bool,
 ) -> String {
-    let mut t = format!("Ran Python:\n```python\n{code}\n```\n");
+    let head = format!("Ran Python:\n```python\n{code}\n```\n");
+    let words = [
+        "Output:\n",
+        "(execution cancelled)",
+        "Execution failed with code ",
+    ];
+    run_text(head, words, output, exit_code, cancelled)
+}
+
+/// A run's text after its `head`: the output fenced (after `words[0]`) or "(no output)", then
+/// `words[1]` when cancelled or `words[2]` and a non-zero exit code.
+fn run_text(
+    mut t: String,
+    words: [&str; 3],
+    output: &str,
+    exit_code: Option<f64>,
+    cancelled: bool,
+) -> String {
     if output.is_empty() {
         t.push_str("(no output)");
     } else {
-        t.push_str("Output:\n```\n");
+        t.push_str(words[0]);
+        t.push_str("```\n");
         t.push_str(output);
         t.push_str("\n```");
     }
     if cancelled {
-        t.push_str("\n\n(execution cancelled)");
+        t.push_str("\n\n");
+        t.push_str(words[1]);
     } else if let Some(code) = exit_code.filter(|c| *c != 0.0) {
-        t.push_str("\n\nExecution failed with code ");
+        t.push_str("\n\n");
+        t.push_str(words[2]);
         js::write_number(&mut t, code);
     }
     t

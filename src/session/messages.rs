@@ -474,10 +474,5 @@ impl Session {
         if let Some(c) = self.tool_results.borrow_mut().get_mut(index) {
             *c = None;
         }
-        self.derived.borrow_mut().retain(|(i, ..)| *i != index);
-        let mut members = self.members.borrow_mut();
-        if members.as_ref().is_some_and(|(i, ..)| *i == index) {
-            *members = None;
-        }
     }
 }

@@ -39,10 +39,10 @@ use std::cell::RefCell;
 /// Lines from this many bytes on keep their member spans between body reads (`body_object`).
 const KEEP_MEMBERS_FROM: usize = 64 * 1024;
 
-/// A text `derived_text` keeps: (entry, the caller's key, the text).
-type DerivedText = (usize, [u64; 3], std::rc::Rc<str>);
-/// The member spans `body_object` keeps: (entry, edit generation, line length, spans).
-type KeptMembers = (usize, u64, usize, Vec<MemberSpan>);
+/// A text `derived_text` keeps: (entry, its line's stamp, the caller's key, the text).
+type DerivedText = (usize, u64, [u64; 3], std::rc::Rc<str>);
+/// The member spans `body_object` keeps: (entry, its line's stamp, spans).
+type KeptMembers = (usize, u64, Vec<MemberSpan>);
 
 /// Texts `derived_text` keeps: of the active compaction, its first kept entry and its
 /// context message with inline frames, frame references and without frame data.
@@ -137,9 +137,9 @@ pub struct Session {
     /// Texts derived from entries, with the caller's keys (`derived_text`): the context's
     /// message of the active compaction, rebuilt on every request otherwise.
     derived: RefCell<Vec<DerivedText>>,
-    /// Where the members of the last large entry line read as a body are (`body_object`):
-    /// (entry, edit generation, line length, spans). A snapcompact compaction's line is
-    /// megabytes of frames, and a context build reads several of its members.
+    /// Where the members of the last large entry line read as a body are (`body_object`). A
+    /// snapcompact compaction's line is megabytes of frames, and a context build reads several
+    /// of its members.
     members: RefCell<Option<KeptMembers>>,
     /// Counts line rewrites: what is derived from entry bodies is valid for one generation.
     generation: u64,
@@ -381,17 +381,18 @@ impl Session {
     /// A line of at least [`KEEP_MEMBERS_FROM`] bytes keeps where its members are until the
     /// next rewrite, so reading it again skips the scan.
     fn body_object<'t>(&self, index: usize, text: &'t str) -> Result<Obj<'t>> {
-        let key = (index, self.generation, text.len());
-        if text.len() >= KEEP_MEMBERS_FROM {
-            if let Some((i, g, len, spans)) = self.members.borrow().as_ref() {
-                if (*i, *g, *len) == key {
+        let keep = text.len() >= KEEP_MEMBERS_FROM;
+        let stamp = self.line_stamp(index);
+        if keep {
+            if let Some((i, s, spans)) = self.members.borrow().as_ref() {
+                if (*i, *s) == (index, stamp) {
                     return Ok(Obj::from_members(text.as_bytes(), spans.clone()));
                 }
             }
         }
         let o = Obj::parse(text.as_bytes()).map_err(|e| self.body_error(index, e.reason))?;
-        if text.len() >= KEEP_MEMBERS_FROM {
-            *self.members.borrow_mut() = Some((key.0, key.1, key.2, o.members().to_vec()));
+        if keep {
+            *self.members.borrow_mut() = Some((index, stamp, o.members().to_vec()));
         }
         Ok(o)
     }
@@ -421,11 +422,12 @@ impl Session {
         key: [u64; 3],
         make: &mut dyn FnMut() -> Result<Option<String>>,
     ) -> Result<Option<std::rc::Rc<str>>> {
+        let stamp = self.line_stamp(index);
         if let Some((.., text)) = self
             .derived
             .borrow()
             .iter()
-            .find(|(i, k, _)| (*i, *k) == (index, key))
+            .find(|(i, s, k, _)| (*i, *s, *k) == (index, stamp, key))
         {
             return Ok(Some(text.clone()));
         }
@@ -434,10 +436,12 @@ impl Session {
         };
         let text: std::rc::Rc<str> = text.into();
         let mut kept = self.derived.borrow_mut();
+        // What was derived from an earlier text of the line goes with the new one.
+        kept.retain(|(i, _, k, _)| (*i, *k) != (index, key));
         if kept.len() >= DERIVED_TEXTS {
             kept.remove(0);
         }
-        kept.push((index, key, text.clone()));
+        kept.push((index, stamp, key, text.clone()));
         Ok(Some(text))
     }
 

@@ -99,11 +99,29 @@ struct LlmCache {
 }
 
 /// Which message was converted: one taken from its entry's line as it is (named by the line's
-/// stamp, `Session::line_stamp`) or one built for the context (its JSON).
-#[derive(PartialEq)]
+/// stamp, `Session::line_stamp`) or one built for the context (its JSON, copied only when it
+/// changed).
 enum Converted {
     Line(u64),
     Json(String),
+}
+
+impl Converted {
+    fn of(m: &crate::context::ContextMessage, s: &Session) -> Converted {
+        if m.is_entry_json() {
+            Converted::Line(s.line_stamp(m.entry))
+        } else {
+            Converted::Json(m.json(s).into_owned())
+        }
+    }
+
+    /// `m` is the message this was made of.
+    fn is(&self, m: &crate::context::ContextMessage, s: &Session) -> bool {
+        match self {
+            Converted::Line(stamp) => m.is_entry_json() && *stamp == s.line_stamp(m.entry),
+            Converted::Json(json) => !m.is_entry_json() && *json == *m.json(s),
+        }
+    }
 }
 
 /// A session loaded into WebAssembly memory.
@@ -393,13 +411,11 @@ impl WasmSession {
                 m.entry,
                 next.is_some_and(crate::context::ContextMessage::is_interrupt_marker),
             );
-            let source = if m.is_entry_json() {
-                Converted::Line(s.line_stamp(m.entry))
-            } else {
-                Converted::Json(m.json(s).into_owned())
-            };
-            match cache.converted.remove(&key) {
-                Some((was, at)) if reuse && was == source => out.push(&JsValue::from(at)),
+            let source = match cache.converted.remove(&key) {
+                Some((was, at)) if reuse && was.is(m, s) => {
+                    out.push(&JsValue::from(at));
+                    was
+                }
                 _ => {
                     let mut values = Vec::new();
                     crate::context::convert::convert_message(&mut values, s, m, next);
@@ -410,7 +426,8 @@ impl WasmSession {
                         }
                         js::write_value(&mut text, v);
                     }
-                    out.push(&JsValue::from_str(&text))
+                    out.push(&JsValue::from_str(&text));
+                    Converted::of(m, s)
                 }
             };
             kept.insert(key, (source, pos as u32));
