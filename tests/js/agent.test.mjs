@@ -1,13 +1,16 @@
 // The scripted agent (issue 19, "Tests"): 1,000 model requests per case through the Maintainer,
 // against a fake model with a hard context window (support/fake-agent.mjs), for every strategy
-// on 200,000- and 32,000-token windows. A "turn" here is one model request: beforeRequest →
-// the fake model → afterResponse. Invariants: no request over the window goes unrecovered
-// (an overflow is answered by a retry whose request fits; never two overflows in a row), no
-// compaction loop (at most 2 compactions per user turn), the number of entries only grows (per
-// session for handoff), tokensAfter < tokensBefore in every compaction report, at most the
-// provider's image budget of images per request. How long it takes (issue 19 asks for the whole
-// file in under 60 s) is a speed target: `make bench` measures it (tests/bench/agent.bench.mjs);
-// this file prints its times but asserts none.
+// on 200,000- and 32,000-token windows; `remote` both through the remote-summarizer endpoint
+// and through OpenAI's provider-native V1 lane (issue 20), each on a local 127.0.0.1 server. A
+// "turn" here is one model request: beforeRequest → the fake model → afterResponse.
+// Invariants: no request over the window goes unrecovered (an overflow is answered by a retry
+// whose request fits; never two overflows in a row), no compaction loop (at most 2 compactions
+// per user turn), the number of entries only grows (per session for handoff), tokensAfter <
+// tokensBefore in every compaction report, at most the provider's image budget of images per
+// request; for the native lane also that it was called as the lane sends, that every `remote`
+// compaction is its, and that the requests after it replay the stored Responses history. How
+// long it takes (issue 19 asks for the whole file in under 60 s) is a speed target: `make
+// bench` measures it (tests/bench/agent.bench.mjs); this file prints its times but asserts none.
 
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -16,6 +19,7 @@ import * as ctxfold from 'ctxfold';
 import {
   FakeClock,
   FakeModel,
+  fakeResponsesCompactor,
   fakeSummarizer,
   imageTokens,
   OVERFLOW_WORDINGS,
@@ -151,6 +155,9 @@ test('fake clock: timers fire in order as time passes, cancelled ones never', as
 
 function modelFor(provider, window, input) {
   const maxTokens = window >= 100_000 ? 16_384 : 4_096;
+  if (provider === 'openai') {
+    return { provider, id: 'gpt-5.1-codex', api: 'openai-responses', contextWindow: window, maxTokens, input };
+  }
   if (provider === 'openrouter') {
     return {
       provider,
@@ -205,6 +212,11 @@ for (const strategy of ['shake', 'remote']) {
   for (const window of [200_000, 32_000])
     CASES.push({ strategy, window, provider: 'anthropic', seed: CASES.length + 1 });
 }
+// The `remote` method's provider-native lane (issue 20): OpenAI's V1 remote compaction of a
+// Responses model, which applies at any window (spec: compaction §13), against a local server.
+for (const window of [200_000, 32_000]) {
+  CASES.push({ strategy: 'remote', window, provider: 'openai', native: 'V1', seed: CASES.length + 1 });
+}
 
 /** A local remote-summarizer endpoint (spec: compaction §5.8) answering with the fake summarizer. */
 async function startRemote(summarizer) {
@@ -238,10 +250,107 @@ async function startRemote(summarizer) {
   };
 }
 
-function makeCase(c, remote) {
+/** The bearer token the local native endpoint takes. */
+const NATIVE_KEY = 'sk-local-agent-test';
+/** The share of native requests the local endpoint answers 503 (overloaded). */
+const NATIVE_FAIL_RATE = 1 / 25;
+
+/**
+ * The fake compactor of a window: the user messages it retains, the summary size range; now and
+ * then it is overloaded (`failRate`), so the walk falls back to `soft`.
+ */
+function compactorFor(window, meter, seed, failRate = 0) {
+  const small = window < 100_000;
+  return fakeResponsesCompactor({
+    window,
+    meter,
+    seed,
+    retainedTokens: small ? 1_500 : 4_000,
+    summaryTokens: small ? [300, 1_000] : [800, 2_000],
+    failRate,
+  });
+}
+
+/**
+ * A local OpenAI endpoint for the V1 lane of the `remote` method (spec: compaction §13):
+ * `POST /v1/responses/compact` answered by the fake compactor. A request that is not what the
+ * lane sends (another path, no bearer token, another model, no input or instructions) is
+ * answered 400 and listed in `bad`.
+ */
+async function startNative(compactor, modelId) {
+  let hits = 0;
+  const bad = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      hits++;
+      let request;
+      try {
+        request = JSON.parse(body);
+      } catch {
+        request = undefined;
+      }
+      let problem = null;
+      if (req.method !== 'POST' || req.url !== '/v1/responses/compact') problem = `${req.method} ${req.url}`;
+      else if (req.headers.authorization !== `Bearer ${NATIVE_KEY}`) problem = 'no bearer token';
+      else if (request?.model !== modelId) problem = `model ${request?.model}`;
+      else if (!Array.isArray(request.input) || typeof request.instructions !== 'string') {
+        problem = 'no input or instructions';
+      }
+      if (problem !== null) bad.push(problem);
+      const answer =
+        problem === null ? compactor.compact(request) : { status: 400, json: { error: { message: problem } } };
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer.json));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref();
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  return {
+    compactor,
+    origin,
+    baseUrl: `${origin}/v1`,
+    hits: () => hits,
+    bad,
+    /** Native requests the host's `fetch` refused: any URL off the local server. */
+    strays: [],
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  };
+}
+
+/**
+ * The Maintainer options of a native lane: the model's `baseUrl` on the local server, the
+ * credentials the server checks, and a `fetch` that only reaches that server.
+ */
+function nativeOptions(native) {
+  return {
+    credentials: () => ({ authorization: `Bearer ${NATIVE_KEY}` }),
+    fetch: (url, init) => {
+      if (!String(url).startsWith(`${native.origin}/`)) {
+        native.strays.push(String(url));
+        return Promise.reject(new Error(`a native request off the local server: ${url}`));
+      }
+      return fetch(url, init);
+    },
+    native: { timeoutMs: 10_000 },
+  };
+}
+
+/** `servers`: `remote`, the remote-summarizer endpoint; `native`, the local native endpoint. */
+function makeCase(c, servers = {}) {
+  const { remote, native } = servers;
   const work = workload(c.window);
   const input = c.strategy === 'snapcompact' ? ['text', 'image'] : ['text'];
   const model = modelFor(c.provider, c.window, input);
+  if (native) model.baseUrl = native.baseUrl;
   const family = c.provider === 'openai' ? 'openai' : 'anthropic';
   const meter = new PromptMeter({ tokenRatio: c.tokenRatio ?? 1, family });
   const clock = new FakeClock();
@@ -267,26 +376,41 @@ function makeCase(c, remote) {
     setTimer: clock.setTimer,
   };
   if (remote) options.remoteEndpoint = remote.url;
+  if (native) Object.assign(options, nativeOptions(native));
   const maintainer = new Maintainer(session, options);
   const fake = new FakeModel({ model, seed: c.seed, meter, clock, toolTokens: work.toolTokens, huge: work.huge });
   return { model, clock, summarizer, maintainer, fake, events, work, settings };
 }
 
+/** The compaction entries of a native lane among `entries`: those with OpenAI's stored record. */
+function nativeEntries(entries) {
+  return entries.filter(
+    (e) => e.type === 'compaction' && e.method === 'remote' && e.preserveData?.openaiRemoteCompaction !== undefined,
+  );
+}
+
 /**
- * Whether the strategy exists: one manual compaction of a small session must report it as the
- * method that ran. Returns a skip message, or false when it runs.
+ * Whether the case's strategy exists: one manual compaction of a small session must report it
+ * as the method that ran (through the native lane for a native case). Returns a skip message,
+ * or false when it runs.
  */
-async function missing(strategy) {
+async function missing(c) {
+  const { strategy } = c;
   if (typeof Maintainer !== 'function') return 'Maintainer is not exported by the package yet';
   if (strategy !== 'shake' && strategy !== 'remote') return false;
   // A manual compaction does not walk shake (spec: compaction §8.6): ask the session.
   if (strategy === 'shake') return typeof Session.prototype.shake === 'function' ? false : 'no session.shake()';
-  let remote;
+  const servers = {};
   try {
-    if (strategy === 'remote') {
-      remote = await startRemote(fakeSummarizer({ window: 200_000, meter: new PromptMeter() }));
+    const probe = { strategy, window: 200_000, provider: c.provider, native: c.native, seed: 999 };
+    if (c.native) {
+      const meter = new PromptMeter({ family: 'openai' });
+      const id = modelFor(c.provider, probe.window, ['text']).id;
+      servers.native = await startNative(compactorFor(probe.window, meter, 999), id);
+    } else {
+      servers.remote = await startRemote(fakeSummarizer({ window: 200_000, meter: new PromptMeter() }));
     }
-    const run = makeCase({ strategy, window: 200_000, provider: 'anthropic', seed: 999 }, remote);
+    const run = makeCase(probe, servers);
     const text = new TextSource(seededRandom(5));
     const s = run.maintainer.session;
     for (let i = 0; i < 8; i++) {
@@ -294,8 +418,9 @@ async function missing(strategy) {
       s.appendMessage({
         role: 'assistant',
         content: [{ type: 'text', text: text.take(3_000) }],
-        provider: 'anthropic',
-        model: 'claude-sonnet-4-5',
+        api: run.model.api,
+        provider: run.model.provider,
+        model: run.model.id,
         usage: { input: 6_000 * (i + 1), output: 100, cacheRead: 0, cacheWrite: 0 },
         stopReason: 'stop',
         timestamp: run.clock.now(),
@@ -303,15 +428,19 @@ async function missing(strategy) {
     }
     const result = await run.maintainer.compactNow();
     const method = result?.report?.method ?? result?.method;
+    const lanes = nativeEntries(run.maintainer.session.entries()).length;
     run.maintainer.dispose();
     const expected = strategy === 'remote' ? 'remote' : 'shake';
     if (method !== expected) return `the ${strategy} method does not run yet (a manual compaction ran ${method})`;
-    if (remote && remote.hits() === 0) return 'the remote endpoint was never called';
+    if (servers.remote && servers.remote.hits() === 0) return 'the remote endpoint was never called';
+    if (servers.native && (servers.native.hits() === 0 || lanes === 0))
+      return `the native ${c.native} lane does not run`;
     return false;
   } catch (err) {
     return `the ${strategy} method does not run yet (${err?.code ?? ''} ${err?.message ?? err})`;
   } finally {
-    await remote?.close();
+    await servers.remote?.close();
+    await servers.native?.close();
   }
 }
 
@@ -320,19 +449,27 @@ const timings = [];
 const only = process.env.AGENT_CASES;
 
 for (const c of CASES) {
-  const name = `${c.strategy}, ${c.window / 1_000}k window, ${c.provider}${c.tokenRatio ? `, provider tokenizer ×${c.tokenRatio}` : ''}`;
+  const name =
+    `${c.strategy}, ${c.window / 1_000}k window, ${c.provider}` +
+    `${c.native ? `, native ${c.native} lane` : ''}${c.tokenRatio ? `, provider tokenizer ×${c.tokenRatio}` : ''}`;
   if (only && !name.includes(only)) continue;
   test(`scripted agent: ${REQUESTS} requests, ${name}`, async (t) => {
-    const skip = await missing(c.strategy);
+    const skip = await missing(c);
     if (skip) {
       t.skip(skip);
       return;
     }
     const remote =
-      c.strategy === 'remote'
+      c.strategy === 'remote' && !c.native
         ? await startRemote(fakeSummarizer({ window: c.window, meter: new PromptMeter() }))
         : undefined;
-    const run = makeCase(c, remote);
+    const native = c.native
+      ? await startNative(
+          compactorFor(c.window, new PromptMeter({ family: 'openai' }), c.seed, NATIVE_FAIL_RATE),
+          modelFor(c.provider, c.window, ['text']).id,
+        )
+      : undefined;
+    const run = makeCase(c, { remote, native });
     const imageBudget = c.strategy === 'snapcompact' ? IMAGE_BUDGET[c.provider] : 0;
     const imageByteBudget = c.strategy === 'snapcompact' ? providerImageByteBudget(c.provider) : undefined;
     const t0 = performance.now();
@@ -353,6 +490,7 @@ for (const c of CASES) {
     } finally {
       run.maintainer.dispose();
       await remote?.close();
+      await native?.close();
     }
     const ms = performance.now() - t0;
     const { stats, violations, reports } = outcome;
@@ -363,6 +501,19 @@ for (const c of CASES) {
       .filter((call) => call.rejected)
       .map((call) => `${call.purpose} ${call.tokens}`)
       .join(', ');
+    // A native case: what the lane did (its compactions are in the one session: no handoff).
+    const entries = native ? run.maintainer.session.entries() : [];
+    const lane = nativeEntries(entries).length;
+    const remoteEntries = entries.filter((e) => e.type === 'compaction' && e.method === 'remote').length;
+    const replayed = run.fake.requests.filter((r) => r.replays > 0).length;
+    const compactorCalls = native?.compactor.calls ?? [];
+    const nativeLine = native
+      ? `; native ${c.native}: ${native.hits()} hits, ${lane} compactions, ` +
+        `${compactorCalls.filter((call) => call.carried).length} replaying an earlier one, ` +
+        `over its window ${compactorCalls.filter((call) => call.rejected).length}, ` +
+        `overloaded ${compactorCalls.filter((call) => call.failed).length}, ` +
+        `requests replaying the stored history ${replayed}`
+      : '';
     const line =
       `${name}: ${ms.toFixed(0)} ms, ${stats.requests} requests, ${stats.userTurns} user turns, ` +
       `maintainer ${(stats.maintainerMs / stats.requests).toFixed(2)} ms/request ` +
@@ -371,7 +522,7 @@ for (const c of CASES) {
       `retries ${stats.retries}, continues ${stats.continues}, length stops ${stats.lengthStops}, ` +
       `idle periods ${stats.idlePeriods} (idle compactions ${stats.idleCompactions}), manual compactions ${stats.manualCompactions}, handoffs ${stats.handoffs}, max compactions/user turn ` +
       `${stats.maxCompactionsPerUserTurn}, max prompt ${stats.maxPromptTokens}, max images ${stats.maxImages}` +
-      `${imageBudget ? ` (budget ${imageBudget})` : ''}, summarizer calls ${calls.length} (over its window: ${rejected || 'none'})`;
+      `${imageBudget ? ` (budget ${imageBudget})` : ''}, summarizer calls ${calls.length} (over its window: ${rejected || 'none'})${nativeLine}`;
     timings.push(line);
     t.diagnostic(line);
     assert.deepEqual(violations, [], `${name}:\n${violations.join('\n')}`);
@@ -390,6 +541,30 @@ for (const c of CASES) {
     }[c.strategy];
     if (expected)
       assert.ok(methods[expected] > 0, `${name}: the ${expected} method never ran (${JSON.stringify(methods)})`);
+    if (native) {
+      assert.ok(native.hits() > 0, `${name}: the native endpoint was never called`);
+      assert.deepEqual(native.bad, [], `${name}: requests the ${c.native} lane does not send`);
+      assert.deepEqual(native.strays, [], `${name}: native requests off the local server`);
+      assert.ok(lane > 0, `${name}: no compaction went through the native ${c.native} lane`);
+      // No remote endpoint here: every `remote` compaction is the native lane's.
+      assert.equal(
+        lane,
+        remoteEntries,
+        `${name}: ${remoteEntries - lane} remote compactions without the lane's record`,
+      );
+      const ends = run.events.filter(
+        (e) => e.type === 'auto_compaction_end' && e.action === 'remote' && !e.errorMessage && !e.skipped && !e.aborted,
+      );
+      assert.ok(
+        ends.length > 0 && ends.every((e) => e.result?.compactionEntry?.preserveData?.openaiRemoteCompaction),
+        `${name}: the automatic remote compactions do not carry the native record`,
+      );
+      assert.ok(replayed > 0, `${name}: no request replayed the stored Responses history`);
+      // A failed lane hands the compaction to `soft` (and blocks `remote` for a while).
+      if (compactorCalls.some((call) => call.failed || call.rejected)) {
+        assert.ok(methods.soft > 0, `${name}: the lane failed, yet soft never ran (${JSON.stringify(methods)})`);
+      }
+    }
   });
 }
 

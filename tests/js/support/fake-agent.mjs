@@ -6,9 +6,10 @@
 // How the fake provider counts (its "tokenizer"): every text fragment (user/assistant text,
 // thinking, a tool call's name and JSON arguments, tool-result text, the system prompt, each
 // tool definition as JSON) costs ceil(UTF-8 bytes / 4 × tokenRatio); an image costs what the
-// provider bills for its pixel size, read from the PNG header (`imageTokens`). tokenRatio 1 is
-// the package's own byte/4 heuristic; > 1 plays a provider whose tokenizer counts more than
-// that, as real ones do on code.
+// provider bills for its pixel size, read from the PNG header (`imageTokens`); a message that
+// replays a native compaction (`providerPayload`) costs the Responses items it carries
+// (`PromptMeter.responsesItems`). tokenRatio 1 is the package's own byte/4 heuristic; > 1 plays
+// a provider whose tokenizer counts more than that, as real ones do on code.
 
 /** mulberry32: a small seeded generator of floats in [0, 1). */
 export function seededRandom(seed) {
@@ -130,14 +131,55 @@ export class PromptMeter {
     }
   }
 
-  /** The whole request: `{tokens, images, imageBytes}`. */
+  /**
+   * Tokens of OpenAI Responses input items, as the provider bills them: message text parts,
+   * a call's name and arguments, a call output; a `compaction` item costs its opaque
+   * `encrypted_content` as text (the fake compactor packs the summary it stands for into it,
+   * `fakeResponsesCompactor`); any other item its JSON.
+   */
+  responsesItems(items) {
+    let tokens = 0;
+    for (const item of items) {
+      if (item === null || typeof item !== 'object') continue;
+      switch (item.type) {
+        case 'message':
+          for (const part of Array.isArray(item.content) ? item.content : []) {
+            if (part?.type === 'input_text' || part?.type === 'output_text') tokens += this.text(part.text);
+            else tokens += this.text(JSON.stringify(part));
+          }
+          break;
+        case 'function_call':
+          tokens += this.text(item.name) + this.text(item.arguments);
+          break;
+        case 'function_call_output':
+          tokens += this.text(typeof item.output === 'string' ? item.output : JSON.stringify(item.output));
+          break;
+        case 'compaction':
+          tokens += this.text(item.encrypted_content);
+          break;
+        default:
+          tokens += this.text(JSON.stringify(item));
+      }
+    }
+    return tokens;
+  }
+
+  /**
+   * The whole request: `{tokens, images, imageBytes, replays}`. A message that carries
+   * Responses history (`providerPayload`, a replayed native compaction) is sent as those items,
+   * not as its text; `replays` counts such messages.
+   */
   request({ systemPrompt, tools, messages }) {
-    const out = { tokens: 0, images: 0, imageBytes: 0 };
+    const out = { tokens: 0, images: 0, imageBytes: 0, replays: 0 };
     if (Array.isArray(systemPrompt)) for (const part of systemPrompt) out.tokens += this.text(part);
     else out.tokens += this.text(systemPrompt ?? '');
     for (const tool of tools ?? []) out.tokens += this.text(JSON.stringify(tool));
     for (const message of messages) {
-      if (message.role === 'user' || message.role === 'developer' || message.role === 'toolResult') {
+      const payload = message.providerPayload;
+      if (payload?.type === 'openaiResponsesHistory' && Array.isArray(payload.items)) {
+        out.replays++;
+        out.tokens += this.responsesItems(payload.items);
+      } else if (message.role === 'user' || message.role === 'developer' || message.role === 'toolResult') {
         this.content(message.content, out);
       } else if (message.role === 'assistant') {
         this.content(message.content, out);
@@ -373,6 +415,7 @@ export class FakeModel {
       promptTokens: measured.tokens,
       images: measured.images,
       imageBytes: measured.imageBytes,
+      replays: measured.replays,
       messages: request.messages.length,
       overflow: measured.tokens > window,
       structure: problem,
@@ -506,6 +549,71 @@ export function fakeSummarizer({ window, meter, seed = 1 }) {
     );
   };
   return { summarize, calls };
+}
+
+// ----- the fake provider-native compactor ---------------------------------------------------
+
+/**
+ * OpenAI's remote compaction (`POST …/responses/compact`) behind a hard window `window`: it
+ * measures each request (instructions and input items, `PromptMeter.responsesItems`), rejects
+ * one over the window with OpenAI's overflow error (status 400), and otherwise answers the
+ * newest user messages of the input that fit `retainedTokens`, in order, then one `compaction`
+ * item. The item's opaque `encrypted_content` stands for a summary of `summaryTokens` (a
+ * `[lo, hi]` range) tokens: that summary's text as base64, 4 characters per token, so the meter
+ * bills its replay what the server decided. One request in `1 / failRate` is answered 503
+ * (overloaded, no `retry-after`) instead. `compact(body)` returns `{status, json}`; calls are
+ * recorded in `calls` (`carried`: the input replayed an earlier compaction item).
+ */
+export function fakeResponsesCompactor({ window, meter, seed = 1, retainedTokens, summaryTokens, failRate = 0 }) {
+  const random = seededRandom(seed);
+  const text = new TextSource(seededRandom(seed ^ 0x2545f491));
+  const calls = [];
+  const compact = (body) => {
+    const input = Array.isArray(body?.input) ? body.input : [];
+    const tokens = meter.text(body?.instructions ?? '') + meter.responsesItems(input);
+    const call = {
+      tokens,
+      items: input.length,
+      carried: input.some((item) => item?.type === 'compaction'),
+      rejected: tokens > window,
+      failed: false,
+      summaryTokens: 0,
+    };
+    calls.push(call);
+    if (random() < failRate) {
+      call.failed = true;
+      return { status: 503, json: { error: { message: 'The server is overloaded', type: 'server_error' } } };
+    }
+    if (call.rejected) {
+      const error = { message: OVERFLOW_WORDINGS[1](), type: 'invalid_request_error', code: 'context_length_exceeded' };
+      return { status: 400, json: { error } };
+    }
+    const kept = [];
+    let left = retainedTokens;
+    for (let n = input.length - 1; n >= 0; n--) {
+      const item = input[n];
+      if (item?.type !== 'message' || item.role !== 'user') continue;
+      const cost = meter.responsesItems([item]);
+      if (cost > left) break;
+      kept.unshift(item);
+      left -= cost;
+    }
+    const size = between(random, summaryTokens[0], summaryTokens[1]);
+    call.summaryTokens = size;
+    // 3·size bytes of summary are 4·size characters of base64.
+    const blob = Buffer.from(text.take(size).slice(0, 3 * size)).toString('base64');
+    const item = { type: 'compaction', id: `cmp_${calls.length}`, encrypted_content: blob };
+    return {
+      status: 200,
+      json: {
+        id: `resp_${calls.length}`,
+        object: 'response.compaction',
+        output: [...kept, item],
+        usage: { input_tokens: tokens, output_tokens: size, total_tokens: tokens + size },
+      },
+    };
+  };
+  return { compact, calls };
 }
 
 // ----- the scripted host --------------------------------------------------------------------
