@@ -99,6 +99,37 @@ pub struct SnapcompactSettings {
     /// catalogue name; the snapcompact strategy checks it (`E_SETTINGS` for an unknown one).
     pub shape: Option<String>,
     pub serialize: SerializeSettings,
+    /// `snapcompact.systemPrompt`: which system-prompt text a request may send as frames
+    /// (inline imaging, spec: snapcompact §9.7): `none` (default), `agents-md`, `all`.
+    pub system_prompt: InlineSystemPrompt,
+    /// `snapcompact.toolResults`: large old tool results may be sent as frames.
+    pub tool_results: bool,
+}
+
+/// `snapcompact.systemPrompt` (spec: snapcompact §9.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InlineSystemPrompt {
+    #[default]
+    None,
+    /// Only the loaded context-file sections of the prompt.
+    AgentsMd,
+    /// The whole prompt.
+    All,
+}
+
+impl InlineSystemPrompt {
+    const NAMES: [(&'static str, InlineSystemPrompt); 3] = [
+        ("none", InlineSystemPrompt::None),
+        ("agents-md", InlineSystemPrompt::AgentsMd),
+        ("all", InlineSystemPrompt::All),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("none", |(n, _)| n)
+    }
 }
 
 /// Overrides of the archive serializer's options (spec: snapcompact §6.1); `None` keeps the
@@ -222,6 +253,22 @@ impl SnapcompactSettings {
                     let name = fields::non_empty_string("snapcompact.shape", v)?;
                     s.shape = (name != "auto").then(|| name.to_string());
                 }
+                "systemPrompt" => {
+                    let name = fields::string("snapcompact.systemPrompt", v)?;
+                    s.system_prompt = InlineSystemPrompt::NAMES
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, m)| *m)
+                        .ok_or_else(|| {
+                            bad(
+                                "snapcompact.systemPrompt",
+                                "expected \"none\", \"agents-md\" or \"all\"",
+                            )
+                        })?;
+                }
+                "toolResults" => {
+                    s.tool_results = fields::boolean("snapcompact.toolResults", v)?;
+                }
                 _ => {
                     return Err(bad(
                         &format!("snapcompact.{k}"),
@@ -236,6 +283,8 @@ impl SnapcompactSettings {
     fn write_json(&self, out: &mut String) {
         let mut o = Object::open(out);
         o.str("shape", self.shape.as_deref().unwrap_or("auto"));
+        o.str("systemPrompt", self.system_prompt.name());
+        o.bool("toolResults", self.tool_results);
         self.serialize.write_json(&mut o);
         o.close();
     }
@@ -708,10 +757,23 @@ mod tests {
     fn snapcompact_settings() {
         let s = CompactionSettings::from_json(&json!({"snapcompact": {
             "shape": "8on16-bw", "toolResultMaxChars": "Infinity", "toolArgMaxChars": 100,
-            "truncateHeadRatio": 0.5, "dimToolResults": false, "includeThinking": null
+            "truncateHeadRatio": 0.5, "dimToolResults": false, "includeThinking": null,
+            "systemPrompt": "agents-md", "toolResults": true
         }}))
         .unwrap();
         assert_eq!(s.snapcompact.shape.as_deref(), Some("8on16-bw"));
+        assert_eq!(
+            (s.snapcompact.system_prompt, s.snapcompact.tool_results),
+            (InlineSystemPrompt::AgentsMd, true)
+        );
+        let d = CompactionSettings::default().to_json();
+        assert_eq!(
+            (
+                &d["snapcompact"]["systemPrompt"],
+                &d["snapcompact"]["toolResults"]
+            ),
+            (&json!("none"), &json!(false))
+        );
         let o = s.snapcompact.serialize;
         assert_eq!(o.tool_result_max_chars, Some(None));
         assert_eq!(o.tool_arg_max_chars, Some(Some(100)));
@@ -742,6 +804,14 @@ mod tests {
             (
                 json!({"snapcompact": {"includeThinking": "no"}}),
                 "snapcompact.includeThinking",
+            ),
+            (
+                json!({"snapcompact": {"systemPrompt": "agents"}}),
+                "snapcompact.systemPrompt",
+            ),
+            (
+                json!({"snapcompact": {"toolResults": "yes"}}),
+                "snapcompact.toolResults",
             ),
         ] {
             match CompactionSettings::from_json(&input) {

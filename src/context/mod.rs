@@ -4,6 +4,7 @@
 
 mod build;
 pub mod convert;
+pub mod inline;
 mod notice;
 mod stats;
 

@@ -71,6 +71,26 @@ const consumers = {
         m.dispose();
         export { count, report, wrong, events, applied, mode };
       `,
+      'inline.mts': `
+        import { InlineImager, Maintainer, Session, type InlineReport } from 'ctxfold';
+        const model = { provider: 'google', id: 'gemini-2.5-pro', api: 'google-generative-ai', input: ['text', 'image'] as const };
+        const imager = new InlineImager({ toolResults: true, systemPrompt: 'agents-md', countTextTokens: (t) => t.length / 3 });
+        const session = Session.create({ cwd: '/w' });
+        const out = imager.transform({ messages: session.toLlmMessages(), model, systemPrompt: ['a', 'b'], now: 0 });
+        const saved: number = out.report.savedTokens + out.messages.length;
+        const scope: 'all' | 'agents-md' | undefined = out.report.systemPrompt?.scope;
+        // @ts-expect-error no such mode
+        new InlineImager({ systemPrompt: 'everything' });
+        const m = new Maintainer(session, {
+          model: { ...model, contextWindow: 1_000_000 },
+          settings: { snapcompact: { toolResults: true, systemPrompt: 'all' } },
+          cacheTtlMs: 3_600_000,
+        });
+        const before = await m.beforeRequest({ systemPrompt: ['block one', 'block two'] });
+        const report: InlineReport | undefined = before.inline;
+        const prompt: string | string[] | undefined = before.systemPrompt;
+        export { saved, scope, report, prompt };
+      `,
     },
   },
   browser: {

@@ -59,6 +59,24 @@ impl BillingFamily {
         }
     }
 
+    /// The family that bills a frame for the model reading it: a gateway bills an image as
+    /// the vendor of the model behind it, so a Claude, Gemini or GPT id names the family
+    /// (`anthropic/claude-sonnet-4.5` over `openai-completions` bills as Anthropic); any other
+    /// id bills as its API.
+    #[inline(never)]
+    pub fn of_reader(id: Option<&str>, api: Option<&str>) -> BillingFamily {
+        let id = crate::render::shape::resolve::lower_for_matching(id.unwrap_or(""));
+        if id.contains("claude") {
+            BillingFamily::Anthropic
+        } else if id.contains("gemini") {
+            BillingFamily::Google
+        } else if id.contains("gpt") || id.contains("codex") {
+            BillingFamily::OpenAi
+        } else {
+            BillingFamily::of_api(api)
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             BillingFamily::Anthropic => "anthropic",
@@ -208,6 +226,27 @@ mod tests {
         assert_eq!(frame_tokens(OpenAi, 2576), 7874);
         assert_eq!(frame_tokens(Google, 2576), 1120);
         assert_eq!(frame_tokens(Google, 64), 1120);
+    }
+
+    #[test]
+    fn reader_families() {
+        let f = BillingFamily::of_reader;
+        let router = Some("openai-completions");
+        assert_eq!(
+            f(Some("anthropic/Claude-Sonnet-4.5"), router),
+            BillingFamily::Anthropic
+        );
+        assert_eq!(
+            f(Some("google/gemini-2.5-pro"), router),
+            BillingFamily::Google
+        );
+        assert_eq!(
+            f(Some("gpt-5.1-codex"), Some("anthropic-messages")),
+            BillingFamily::OpenAi
+        );
+        assert_eq!(f(Some("qwen3-vl"), router), BillingFamily::OpenAi);
+        assert_eq!(f(None, Some("google-vertex")), BillingFamily::Google);
+        assert_eq!(f(Some("llava"), None), BillingFamily::Unknown);
     }
 
     #[test]

@@ -604,7 +604,7 @@ export interface CompactionSettings {
   remoteStreamingV2Enabled?: boolean;
   v2RetainedMessageBudget?: number;
   v2TimeoutMs?: number;
-  /** Ordered fallback list; unknown and duplicate names are dropped. `shake` is not implemented yet and never offered. */
+  /** Ordered fallback list; unknown and duplicate names are dropped. A manual compaction skips `shake`. */
   methodOrder?: Array<'remote' | 'snapcompact' | 'handoff' | 'shake' | 'soft' | 'window'>;
   experimentalContextManagement?: boolean;
   branchSummary?: BranchSummarySettings;
@@ -638,6 +638,14 @@ export interface SnapcompactSettings {
   dimToolResults?: boolean;
   /** Keep thinking as `¶think:` (default: false for Anthropic-dialect readers, else true). */
   includeThinking?: boolean | null;
+  /**
+   * Inline imaging (the Maintainer, `InlineImager`): which system-prompt text a request may send
+   * as frames: `none` (default), `agents-md` (its `<repo-rules>…</repo-rules>` and
+   * `## Context\n<instructions>…</instructions>` sections), or `all`.
+   */
+  systemPrompt?: 'none' | 'agents-md' | 'all';
+  /** Inline imaging: large old tool results may be sent as frames (default false). */
+  toolResults?: boolean;
 }
 export type ResolvedCompactionSettings = Required<Omit<CompactionSettings, 'branchSummary'>> & {
   branchSummary: Required<BranchSummarySettings>;
@@ -1526,6 +1534,8 @@ export function adaptKeepRecentTokens(
 ): { keepRecentTokens: number; ratio: number };
 export function resolveSettings(settings?: CompactionSettings): ResolvedCompactionSettings;
 
+// Inline imaging: old tool results and system-prompt text sent as frames, request by request.
+export * from './inline.js';
 // The runner that carries the trigger decisions out around each provider request.
 export * from './maintainer.js';
 // snapcompact: shapes, billing, text pipeline and PNG frames.

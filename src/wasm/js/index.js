@@ -651,6 +651,8 @@ export function resolveSettings(settings) {
   return JSON.parse(requireRaw().resolveSettingsJson(optionsJson(settings)));
 }
 
+// Inline imaging: old tool results and system-prompt text sent as frames, request by request.
+export { InlineImager } from './inline.js';
 // The runner that carries the trigger decisions out around each provider request.
 export { Maintainer } from './maintainer.js';
 // snapcompact: shapes, billing, text pipeline and PNG frames.

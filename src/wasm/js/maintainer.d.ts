@@ -14,6 +14,7 @@ import type {
   Session,
   Summarize,
 } from './index.js';
+import type { InlineImagerOptions, InlineReport } from './inline.js';
 import type { ContextManagerState, PromotionRequest, TriggerEvent, TriggerModel } from './triggers.js';
 
 export interface MaintainerOptions {
@@ -55,6 +56,10 @@ export interface MaintainerOptions {
   }) => string | void | Promise<string | void>;
   /** Summarizer retries. */
   retry?: RetryOptions;
+  /** Inline imaging (`settings.snapcompact.toolResults` / `systemPrompt`): the provider's prompt-cache lifetime. */
+  cacheTtlMs?: InlineImagerOptions['cacheTtlMs'];
+  /** Inline imaging: text tokens for its savings gate (a real tokenizer). */
+  countTextTokens?: InlineImagerOptions['countTextTokens'];
   /** The clock, in ms since the epoch (default `Date.now`). */
   now?: () => number;
   /** Schedules idle maintenance; returns a cancel function (default: an unref'd `setTimeout`). */
@@ -62,8 +67,8 @@ export interface MaintainerOptions {
 }
 
 export interface BeforeRequestOptions {
-  /** The system prompt of the request: counted, and kept by a handoff's cache prefix. */
-  systemPrompt?: string;
+  /** The system prompt of the request, as one text or as blocks: counted, kept by a handoff's cache prefix, and imaged when `snapcompact.systemPrompt` says so. */
+  systemPrompt?: string | string[];
   /** The tool definitions of the request: counted, and kept by a handoff's cache prefix. */
   tools?: JsonValue[];
 }
@@ -71,8 +76,12 @@ export interface BeforeRequestOptions {
 export interface BeforeRequestResult {
   /** The messages to send now, within the provider's image and byte budgets. */
   messages: LlmMessage[];
-  /** Estimated tokens of the request: messages, system prompt and tools. */
+  /** Estimated tokens of the request: messages, system prompt and tools (as text, before inline imaging). */
   tokens: number;
+  /** The system prompt to send, when one was given: a stub where inline imaging sent its text as frames. */
+  systemPrompt?: string | string[];
+  /** What inline imaging did, when it is on and the model reads images. */
+  inline?: InlineReport;
   /** What this step's prune or compaction did. */
   report?: CompactionReport;
 }

@@ -8,10 +8,11 @@
 import { isObject } from './args.js';
 import { ACTION_OF, runCompaction } from './compact.js';
 import { codedError, invalidArgument, messageOf } from './errors.js';
+import { InlineImager } from './inline.js';
 import { anthropicIneligibility } from './native-anthropic.js';
 import { openaiLanes } from './native-openai.js';
 import { requireRaw } from './raw.js';
-import { clampImages, contextSnapshot } from './report.js';
+import { clampImages, contextSnapshot, textTokens } from './report.js';
 import { FRAME_DATA_BYTES_BUDGET, providerImageBudget } from './snapcompact.js';
 import { handlers } from './summarizer.js';
 import { ContextManager } from './triggers.js';
@@ -24,12 +25,6 @@ const THRESHOLD_CACHE_WARM_TOKENS = 8000;
 const REMOTE_COOLDOWN_MS = 10 * 60 * 1000;
 
 const FRAMES_OMITTED = /(\d+) archived image frames? could not be included/;
-
-/** Estimated tokens of a text, by the core's estimator (spec: compaction §3.1). */
-function textTokens(text) {
-  if (typeof text !== 'string' || text === '') return 0;
-  return requireRaw().estimateTokensJson(JSON.stringify({ role: 'user', content: text }), false);
-}
 
 function checkModel(model, what = 'options.model') {
   if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
@@ -90,6 +85,8 @@ export class Maintainer {
   #remoteBlockedUntil = 0;
   /** `#storedTokens` memo. */
   #tokens = null;
+  /** Inline imaging (`snapcompact.systemPrompt` / `snapcompact.toolResults`), when either is on. */
+  #imager = null;
 
   /** Throws `E_INVALID_ARGUMENT` for a bad session, model or callback, `E_SETTINGS` naming a bad setting. */
   constructor(session, options) {
@@ -117,6 +114,12 @@ export class Maintainer {
     }
     this.#cm = new ContextManager(o.settings, { remote: typeof o.remoteEndpoint === 'string' || native });
     this.#settings = this.#cm.settings;
+    const sc = this.#settings.snapcompact;
+    if (sc.systemPrompt !== 'none' || sc.toolResults) {
+      const { systemPrompt, toolResults, shape } = sc;
+      const { cacheTtlMs, countTextTokens } = o;
+      this.#imager = new InlineImager({ systemPrompt, toolResults, shape, cacheTtlMs, countTextTokens });
+    }
     this.#now = o.now ?? Date.now;
     this.#setTimer = o.setTimer ?? defaultTimer;
     this.#latestCompactionId = session.buildContext().compactionId ?? null;
@@ -153,6 +156,10 @@ export class Maintainer {
     return this.#serial(async () => {
       const r = request ?? {};
       if (!isObject(r)) throw invalidArgument('beforeRequest() takes `{systemPrompt?, tools?}`');
+      const p = r.systemPrompt;
+      if (p !== undefined && typeof p !== 'string' && !(Array.isArray(p) && p.every((b) => typeof b === 'string'))) {
+        throw invalidArgument('beforeRequest(): systemPrompt must be a string or an array of strings');
+      }
       this.#overhead = textTokens(r.systemPrompt) + (r.tools === undefined ? 0 : textTokens(JSON.stringify(r.tools)));
       this.#request = r;
       const step = { pruned: 0, report: undefined };
@@ -169,12 +176,15 @@ export class Maintainer {
             : this.#cm.afterTurn(assistant, this.#model, { ...this.#turnOptions(), midRun: true });
         await this.#apply(d, step);
       }
-      const { messages, imagesOmitted, framesLeftOut } = this.#messages();
+      const { messages, systemPrompt, inline, imagesOmitted, framesLeftOut } = this.#messages();
       if (step.report) {
         step.report.imagesOmitted += imagesOmitted;
         step.report.framesOmitted += framesLeftOut;
       }
-      return { messages, tokens: this.#storedTokens(), report: step.report };
+      const result = { messages, tokens: this.#storedTokens(), report: step.report };
+      if (systemPrompt !== undefined) result.systemPrompt = systemPrompt;
+      if (inline !== undefined) result.inline = inline;
+      return result;
     });
   }
 
@@ -353,18 +363,30 @@ export class Maintainer {
     );
   }
 
-  /** The LLM messages to send now, within the provider's image and byte budgets. */
+  /**
+   * The LLM messages (and system prompt) to send now: inline imaging when it is on, within the
+   * provider's image and byte budgets.
+   */
   #messages() {
     const images = Array.isArray(this.#model.input) && this.#model.input.includes('image');
-    const limit = images ? providerImageBudget(this.#o.provider ?? this.#model.provider) : 0;
+    const provider = this.#o.provider ?? this.#model.provider;
+    const limit = images ? providerImageBudget(provider) : 0;
     // The model replays a native compaction of its own provider (spec: compaction §2.3).
-    const raw = this.#session.toLlmMessages({
+    let raw = this.#session.toLlmMessages({
       maxImages: limit,
       maxFrameDataBytes: FRAME_DATA_BYTES_BUDGET,
-      model: { ...this.#model, provider: this.#o.provider ?? this.#model.provider },
+      model: { ...this.#model, provider },
     });
+    let systemPrompt = this.#request.systemPrompt;
+    let inline;
+    if (this.#imager !== null && images) {
+      const r = this.#imager.transform({ messages: raw, systemPrompt, model: this.#model, provider, now: this.#now() });
+      raw = r.messages;
+      systemPrompt = r.systemPrompt;
+      inline = r.report;
+    }
     const { messages, omitted } = clampImages(raw, limit);
-    return { messages, imagesOmitted: omitted, framesLeftOut: framesOmitted(messages) };
+    return { messages, systemPrompt, inline, imagesOmitted: omitted, framesLeftOut: framesOmitted(messages) };
   }
 
   /** Carries out a decision (spec: compaction §8); resolves its continuation, if any. */
@@ -459,7 +481,10 @@ export class Maintainer {
         hooks,
         retry: o.retry,
         signal: this.#controller.signal,
-        systemPrompt: this.#request.systemPrompt,
+        // The summarizer takes one text: blocks are joined as the provider would read them.
+        systemPrompt: Array.isArray(this.#request.systemPrompt)
+          ? this.#request.systemPrompt.join('\n\n')
+          : this.#request.systemPrompt,
         tools: this.#request.tools,
         customInstructions: extra.customInstructions,
         saveArtifact: o.saveArtifact,

@@ -1,5 +1,13 @@
 // What a maintenance step did, measured with one ruler: the local estimate (spec: compaction
 // §3.1) of the LLM context, before and after. Shared by `compact()` and the Maintainer.
+import { requireRaw } from './raw.js';
+
+/** Estimated tokens of a text (or of blocks joined as one), by the core's estimator (spec: compaction §3.1). */
+export function textTokens(text) {
+  const t = Array.isArray(text) ? text.join('\n\n') : text;
+  if (typeof t !== 'string' || t === '') return 0;
+  return requireRaw().estimateTokensJson(JSON.stringify({ role: 'user', content: t }), false);
+}
 
 /** Image parts of a message's content (user, developer and tool-result messages). */
 function imagesOf(message) {
