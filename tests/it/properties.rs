@@ -8,6 +8,7 @@ use ctxfold::archive::get_preserved_archive;
 use ctxfold::compaction::commit::commit_snapcompact;
 use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
 use ctxfold::compaction::snapcompact::ArchiveOptions;
+use ctxfold::context::inline::{Candidate, InlineInput};
 use ctxfold::context::{build_context, build_context_with, BuildOptions, LeafSelector};
 use ctxfold::render::{
     normalize, render_frames, BillingFamily, FallbackFonts, RenderOptions, ShapeVariant,
@@ -406,6 +407,42 @@ proptest! {
             // Only a frame too small for one cell is refused.
             Err(e) => prop_assert!(shape.with_frame_size(size).check_fits(size).is_err(), "{e:?}"),
         }
+    }
+}
+
+fn inline_candidate() -> impl Strategy<Value = Candidate> {
+    (
+        prop_oneof![0u64..3_500, 2_500u64..60_000],
+        prop_oneof![0u32..3, 0u32..12],
+        prop::bool::weighted(0.1),
+        prop::bool::weighted(0.9),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(tokens, frames, error, printable, previous)| Candidate {
+            tokens,
+            frames,
+            error,
+            printable,
+            previous,
+        })
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// Inline imaging's plan keeps its rules (`invariants::inline_plan`) for any candidates,
+    /// budgets, prices and cache states.
+    #[test]
+    fn inline_plans_keep_their_rules(
+        tool_results in prop::collection::vec(inline_candidate(), 0..12),
+        system_prompt in prop::option::of(inline_candidate()),
+        budget in prop_oneof![0u32..10, 0u32..200],
+        frame_tokens in prop_oneof![Just(1120u32), Just(2882), Just(3293), 0u32..6_000],
+        has_user_message in any::<bool>(),
+        warm in any::<bool>(),
+    ) {
+        let input = InlineInput { tool_results, system_prompt, budget, frame_tokens, has_user_message, warm };
+        invariants::inline_plan(&input).map_err(TestCaseError::fail)?;
     }
 }
 

@@ -229,6 +229,8 @@ test(`workerd ${workerd.version ?? '(missing)'}: POST a session, get the pruned 
   assert.equal(json.version, cargoVersion());
   assert.deepEqual(withoutTimings(json), expected);
   assert.ok(json.frames.length >= 2 && json.frames.every((f) => f.isPng && f.pngBytes > 0));
+  // Inline imaging sent tool results as frames there too (the same base64, compared above).
+  assert.ok(json.inline.toolResults.length > 0, JSON.stringify(json.inline));
   // Shake ran in the worker too (and elided what the prune left).
   assert.ok(json.shake.toolResultsDropped > 0 && json.shake.tokensFreed > 0, JSON.stringify(json.shake));
   t.diagnostic(

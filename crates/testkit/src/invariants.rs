@@ -454,3 +454,103 @@ pub fn shake(s: &mut Session, cfg: &ctxfold::shake::ShakeConfig, artifact: Optio
     }
     Ok(())
 }
+
+/// Inline imaging's plan (spec: snapcompact §9.7): within the image budget, only eligible
+/// candidates that save tokens, never the newest tool result, never against a warm cache's
+/// form; frames a warm cache holds are kept whenever they all fit; a cold cache ignores
+/// `previous`.
+pub fn inline_plan(input: &ctxfold::context::inline::InlineInput) -> Check {
+    use ctxfold::context::inline::{
+        plan_inline, MAX_SYSTEM_PROMPT_FRAMES, MIN_TOOL_RESULT_TOKENS, SAVINGS_MARGIN,
+    };
+    let plan = plan_inline(input);
+    let price = input.frame_tokens as f64;
+    let saves = |c: &ctxfold::context::inline::Candidate| {
+        c.frames >= 1 && c.printable && c.frames as f64 * price <= c.tokens as f64 * SAVINGS_MARGIN
+    };
+    let n = input.tool_results.len();
+    ensure!(
+        plan.tool_results.windows(2).all(|w| w[0] < w[1]),
+        "indices not ascending: {:?}",
+        plan.tool_results
+    );
+    let mut frames = 0u64;
+    for &k in &plan.tool_results {
+        ensure!(
+            k + 1 < n,
+            "tool result {k} of {n} chosen: the newest stays text"
+        );
+        let c = &input.tool_results[k];
+        ensure!(
+            !c.error && c.tokens >= MIN_TOOL_RESULT_TOKENS && saves(c),
+            "{c:?} chosen"
+        );
+        ensure!(
+            !(input.warm && c.previous == Some(false)),
+            "{c:?} rewrites a warm cache"
+        );
+        frames += c.frames as u64;
+    }
+    if plan.system_prompt {
+        let s = input
+            .system_prompt
+            .ok_or("a system prompt chosen that was not offered")?;
+        ensure!(
+            input.has_user_message,
+            "prompt frames without a user message"
+        );
+        ensure!(
+            saves(&s) && s.frames <= MAX_SYSTEM_PROMPT_FRAMES,
+            "{s:?} chosen"
+        );
+        ensure!(
+            !(input.warm && s.previous == Some(false)),
+            "the prompt rewrites a warm cache"
+        );
+        frames += s.frames as u64;
+    }
+    ensure!(
+        frames <= input.budget as u64,
+        "{frames} frames over the budget {}",
+        input.budget
+    );
+    if input.warm {
+        let held: Vec<usize> = (0..n.saturating_sub(1))
+            .filter(|&k| {
+                let c = &input.tool_results[k];
+                c.previous == Some(true)
+                    && !c.error
+                    && c.tokens >= MIN_TOOL_RESULT_TOKENS
+                    && saves(c)
+            })
+            .collect();
+        let sum: u64 = held
+            .iter()
+            .map(|&k| input.tool_results[k].frames as u64)
+            .sum();
+        if sum <= input.budget as u64 {
+            ensure!(
+                held.iter().all(|k| plan.tool_results.contains(k)),
+                "held frames {held:?} fit ({sum} ≤ {}) but the plan dropped some: {:?}",
+                input.budget,
+                plan.tool_results
+            );
+        }
+    } else {
+        ensure!(
+            plan.kept_for_cache == 0,
+            "a cold cache kept {}",
+            plan.kept_for_cache
+        );
+        let mut fresh = input.clone();
+        for c in fresh
+            .tool_results
+            .iter_mut()
+            .chain(fresh.system_prompt.iter_mut())
+        {
+            c.previous = None;
+        }
+        ensure!(plan_inline(&fresh) == plan, "a cold cache read `previous`");
+    }
+    Ok(())
+}

@@ -117,6 +117,21 @@ export function workload(ctxfold, input, { now, shape = '8x13-bw', frameSize = 5
   try {
     const context = session.buildContext();
     const before = session.contextTokens();
+    // Inline imaging of the unpruned request for a Gemini reader: its base64 frames must be the
+    // same bytes in every runtime (Uint8Array.prototype.toBase64 or btoa).
+    const inlined = new ctxfold.InlineImager({ toolResults: true }).transform({
+      messages: session.toLlmMessages(),
+      model: { provider: 'google', id: 'gemini-2.5-pro', api: 'google-generative-ai', input: ['text', 'image'] },
+      now,
+    });
+    let hash = 0x811c9dc5;
+    for (const m of inlined.messages) {
+      if (m.role !== 'toolResult') continue;
+      for (const p of m.content) {
+        if (p.type !== 'image') continue;
+        for (let i = 0; i < p.data.length; i++) hash = Math.imul(hash ^ p.data.charCodeAt(i), 0x01000193) >>> 0;
+      }
+    }
     const stale = session.pruneStale({ now, idleFlushMs: 24 * 3600 * 1000 });
     const threshold = session.prune({ now, protectTokens: 4_000, minimumSavings: 1_000 });
     const after = session.contextTokens();
@@ -151,6 +166,10 @@ export function workload(ctxfold, input, { now, shape = '8x13-bw', frameSize = 5
         artifactChars: plan.artifactText.length,
         toolResultsDropped: shaken.toolResultsDropped,
         tokensFreed: shaken.tokensFreed,
+      },
+      inline: {
+        toolResults: inlined.report.toolResults.map((r) => `${r.toolCallId} ${r.frames} ${r.savedTokens}`),
+        framesHash: hash,
       },
       serializedChars: text.length,
       frameCount: ctxfold.frameCount(text, { shape, frameSize }),
