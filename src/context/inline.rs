@@ -4,7 +4,8 @@
 //! its text prints on, whether the shape's fonts print it) and applies the plan; the rules
 //! live here.
 //!
-//! The reference's rules: never the newest tool result, never an error, only results of at
+//! The rules: never the newest tool result, never an error or a result that carries images,
+//! only results of at
 //! least [`MIN_TOOL_RESULT_TOKENS`], only when the frames cost at most 90 % of the text's
 //! tokens, oldest first within the provider's image budget (a result too large for what is
 //! left is passed over, not a stop), then the system prompt in at most
@@ -30,8 +31,9 @@ pub struct Candidate {
     pub tokens: u64,
     /// Frames its text prints on (0: nothing to print).
     pub frames: u32,
-    /// An error tool result (providers validate those as text).
-    pub error: bool,
+    /// Must stay text: an error tool result (providers validate those as text) or one that
+    /// carries images.
+    pub stays_text: bool,
     /// The shape's fonts print the text (at most 5 % `?`).
     pub printable: bool,
     /// The form the previous request sent it in, when that request's cache prefix holds it:
@@ -76,7 +78,7 @@ impl Candidate {
 
 /// Bits of a candidate's flags in [`Candidate::from_flat`].
 pub mod flag {
-    pub const ERROR: u32 = 1;
+    pub const STAYS_TEXT: u32 = 1;
     pub const PRINTABLE: u32 = 2;
     /// The previous request's cached prefix holds it ([`FRAMES`] says in which form).
     pub const CACHED: u32 = 4;
@@ -91,7 +93,7 @@ impl Candidate {
         Candidate {
             tokens: tokens as u64,
             frames: frames as u32,
-            error: flags & flag::ERROR != 0,
+            stays_text: flags & flag::STAYS_TEXT != 0,
             printable: flags & flag::PRINTABLE != 0,
             previous: (flags & flag::CACHED != 0).then_some(flags & flag::FRAMES != 0),
         }
@@ -123,7 +125,7 @@ pub fn plan_inline(input: &InlineInput) -> InlinePlan {
     let kept = |c: &Candidate| c.previous.filter(|_| input.warm);
     let system = input.system_prompt.filter(|_| input.has_user_message);
     let tool_fits = |c: &Candidate, left: u32| {
-        !c.error && c.tokens >= MIN_TOOL_RESULT_TOKENS && c.fits(price, left)
+        !c.stays_text && c.tokens >= MIN_TOOL_RESULT_TOKENS && c.fits(price, left)
     };
     let system_fits = |s: &Candidate, left: u32| s.fits(price, left.min(MAX_SYSTEM_PROMPT_FRAMES));
     let mut left = input.budget;
@@ -181,7 +183,7 @@ mod tests {
     fn the_reference_rules() {
         let newest = result(90_000, 1);
         let error = Candidate {
-            error: true,
+            stays_text: true,
             ..result(9_000, 1)
         };
         let i = input(
@@ -265,9 +267,9 @@ mod tests {
     #[test]
     fn flat_forms() {
         use flag::*;
-        let c = Candidate::from_flat(9_000.9, 2.0, (ERROR | CACHED | FRAMES) as f64);
+        let c = Candidate::from_flat(9_000.9, 2.0, (STAYS_TEXT | CACHED | FRAMES) as f64);
         assert_eq!(
-            (c.tokens, c.frames, c.error, c.printable, c.previous),
+            (c.tokens, c.frames, c.stays_text, c.printable, c.previous),
             (9_000, 2, true, false, Some(true))
         );
         let c = Candidate::from_flat(-5.0, f64::NAN, (PRINTABLE | FRAMES) as f64);

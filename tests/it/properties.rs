@@ -418,13 +418,15 @@ fn inline_candidate() -> impl Strategy<Value = Candidate> {
         prop::bool::weighted(0.9),
         prop::option::of(any::<bool>()),
     )
-        .prop_map(|(tokens, frames, error, printable, previous)| Candidate {
-            tokens,
-            frames,
-            error,
-            printable,
-            previous,
-        })
+        .prop_map(
+            |(tokens, frames, stays_text, printable, previous)| Candidate {
+                tokens,
+                frames,
+                stays_text,
+                printable,
+                previous,
+            },
+        )
 }
 
 proptest! {

@@ -92,18 +92,15 @@ test('old large tool results become frames; the newest, errors and small ones st
   assert.deepEqual(again.messages, out.messages);
 });
 
-test('a result’s images: a marker where each was in the printed text, the images after the frames', () => {
-  const text = code(800);
+test('a result that carries images stays text (spec: snapcompact §9.7)', () => {
   const messages = conversation([
-    result('a', '', { content: [{ type: 'text', text }, IMAGE, { type: 'text', text: 'after' }] }),
-    result('b', 'newest'),
+    result('a', '', { content: [{ type: 'text', text: code(800) }, IMAGE] }),
+    result('b', code(800, 'b')),
+    result('c', 'newest'),
   ]);
   const out = new InlineImager({ toolResults: true }).transform({ messages, model: GEMINI, now: NOW });
-  const content = out.messages[2].content;
-  const printed = `${text}\n[Image 1 of the original tool result was attached here; it follows the frames.]\nafter`;
-  const frames = frameCount(printed, { model: GEMINI });
-  assert.equal(content.length, 1 + frames + 2);
-  assert.deepEqual(content.slice(-2), [{ type: 'text', text: '[Image 1 of the original tool result:]' }, IMAGE]);
+  assert.equal(out.messages[2], messages[2]);
+  assert.deepEqual(imagedIds(out.messages), ['b']);
 });
 
 test('nothing changes for a text-only model, without budget, or when frames would not save', () => {

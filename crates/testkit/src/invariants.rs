@@ -482,7 +482,7 @@ pub fn inline_plan(input: &ctxfold::context::inline::InlineInput) -> Check {
         );
         let c = &input.tool_results[k];
         ensure!(
-            !c.error && c.tokens >= MIN_TOOL_RESULT_TOKENS && saves(c),
+            !c.stays_text && c.tokens >= MIN_TOOL_RESULT_TOKENS && saves(c),
             "{c:?} chosen"
         );
         ensure!(
@@ -519,7 +519,7 @@ pub fn inline_plan(input: &ctxfold::context::inline::InlineInput) -> Check {
             .filter(|&k| {
                 let c = &input.tool_results[k];
                 c.previous == Some(true)
-                    && !c.error
+                    && !c.stays_text
                     && c.tokens >= MIN_TOOL_RESULT_TOKENS
                     && saves(c)
             })

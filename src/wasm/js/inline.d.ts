@@ -65,7 +65,7 @@ export interface InlineResult {
 /**
  * Sends large old tool results and system-prompt text as snapcompact frames when that costs
  * the reading model fewer tokens (frames at most 90 % of the text's tokens, results of at
- * least 3,000 tokens, never the newest result or an error, within the provider's image budget,
+ * least 3,000 tokens, never the newest result, an error or a result with images, within the provider's image budget,
  * at most 6 frames for the prompt). Keep one per conversation.
  */
 export class InlineImager {

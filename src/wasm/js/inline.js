@@ -29,11 +29,10 @@ onRaw((bindings) => {
   MAX_SYSTEM_PROMPT_FRAMES = c.inlineMaxSystemPromptFrames;
 });
 
-const numbered = (template, n) => template.replace('{{n}}', String(n));
-
 /** A candidate as the core reads it: `[tokens, frames, flags]` (src/context/inline.rs `flag`). */
 function flat(c) {
-  const flags = (c.error ? 1 : 0) | (c.printable ? 2 : 0) | (c.previous === undefined ? 0 : 4 | (c.previous ? 8 : 0));
+  const flags =
+    (c.staysText ? 1 : 0) | (c.printable ? 2 : 0) | (c.previous === undefined ? 0 : 4 | (c.previous ? 8 : 0));
   return [c.tokens, c.frames, flags];
 }
 
@@ -47,16 +46,16 @@ function imageCount(messages) {
   return n;
 }
 
-/** The text a tool result prints: its text parts, with a marker where each image was. */
+/** The text a tool result prints (its text parts), and whether it carries images. */
 function toolResultText(content) {
-  if (typeof content === 'string') return content;
+  if (typeof content === 'string') return { text: content, images: false };
   const parts = [];
-  let images = 0;
+  let images = false;
   for (const part of Array.isArray(content) ? content : []) {
     if (part?.type === 'text' && typeof part.text === 'string') parts.push(part.text);
-    else if (part?.type === 'image') parts.push(numbered(TEXTS.sourceImage, ++images));
+    else if (part?.type === 'image') images = true;
   }
-  return parts.join('\n');
+  return { text: parts.join('\n'), images };
 }
 
 /** What the first message says: a compaction or a new session changes it. */
@@ -208,7 +207,9 @@ export class InlineImager {
           rec = {};
           this.#measured.set(m.toolCallId, rec);
         }
-        const facts = this.#measure(rec, toolResultText(m.content), shape, m.isError === true, true);
+        // Errors (providers validate them as text) and results with images stay text.
+        const { text, images } = toolResultText(m.content);
+        const facts = this.#measure(rec, text, shape, m.isError === true || images, true);
         const cached = k < common && ids[k] !== last.newest;
         candidates.push({ ...facts, previous: cached ? last.imaged.has(ids[k]) : undefined });
       }
@@ -233,13 +234,8 @@ export class InlineImager {
     for (const k of chosen) {
       const m = messages[results[k]];
       const rec = this.#measured.get(m.toolCallId);
-      const content = [{ type: 'text', text: TEXTS.toolResult }, ...this.#frames(rec, shape)];
-      let n = 0;
-      for (const part of Array.isArray(m.content) ? m.content : []) {
-        if (part?.type === 'image') content.push({ type: 'text', text: numbered(TEXTS.originalImage, ++n) }, part);
-      }
       if (out === messages) out = [...messages];
-      out[results[k]] = { ...m, content };
+      out[results[k]] = { ...m, content: [{ type: 'text', text: TEXTS.toolResult }, ...this.#frames(rec, shape)] };
       imaged.add(m.toolCallId);
       report.toolResults.push(saving({ toolCallId: m.toolCallId }, rec.facts, frameTokens));
     }
@@ -279,8 +275,8 @@ export class InlineImager {
   }
 
   /** A candidate's facts, measured once per text and shape; `rec` keeps them (and its frames). */
-  #measure(rec, text, shape, error, floor) {
-    const key = `${shape.shape}|${shape.model.id}|${shape.model.api}|${error}`;
+  #measure(rec, text, shape, staysText, floor) {
+    const key = `${shape.shape}|${shape.model.id}|${shape.model.api}|${staysText}`;
     if (rec.text === text && rec.key === key) return rec.facts;
     Object.assign(rec, { text, key, data: undefined });
     const tokens = this.#count(text);
@@ -289,12 +285,12 @@ export class InlineImager {
     }
     let frames = 0;
     let printable = true;
-    // Errors and results below the floor (the system prompt has none) are never sent as frames.
-    if (!error && (!floor || tokens >= MIN_TOOL_RESULT_TOKENS)) {
+    // What stays text and results below the floor (the prompt has none) are not measured.
+    if (!staysText && (!floor || tokens >= MIN_TOOL_RESULT_TOKENS)) {
       frames = frameCount(text, shape);
       printable = scanRenderability(text, resolveShape(shape.model, shape.shape, text)).isSafe;
     }
-    rec.facts = { tokens, frames, error, printable };
+    rec.facts = { tokens, frames, staysText, printable };
     return rec.facts;
   }
 
