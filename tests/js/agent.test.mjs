@@ -208,6 +208,18 @@ for (const strategy of ['context-full', 'handoff', 'snapcompact']) {
 CASES.push({ strategy: 'snapcompact', window: 200_000, provider: 'openrouter', seed: 101 });
 
 CASES.push({ strategy: 'context-full', window: 200_000, provider: 'anthropic', seed: 102, tokenRatio: 1.2 });
+// Inline imaging of old tool results (snapcompact.toolResults), its savings gate counting text
+// with the provider's own tokenizer (×1.3 of the core's estimate). Each imaged result is
+// rendered once (a few ms a frame): 250 requests keep the case short.
+CASES.push({
+  strategy: 'context-full',
+  window: 200_000,
+  provider: 'anthropic',
+  seed: 103,
+  tokenRatio: 1.3,
+  inline: true,
+  requests: 250,
+});
 for (const strategy of ['shake', 'remote']) {
   for (const window of [200_000, 32_000])
     CASES.push({ strategy, window, provider: 'anthropic', seed: CASES.length + 1 });
@@ -348,7 +360,7 @@ function nativeOptions(native) {
 function makeCase(c, servers = {}) {
   const { remote, native } = servers;
   const work = workload(c.window);
-  const input = c.strategy === 'snapcompact' ? ['text', 'image'] : ['text'];
+  const input = c.strategy === 'snapcompact' || c.inline ? ['text', 'image'] : ['text'];
   const model = modelFor(c.provider, c.window, input);
   if (native) model.baseUrl = native.baseUrl;
   const family = c.provider === 'openai' ? 'openai' : 'anthropic';
@@ -364,6 +376,7 @@ function makeCase(c, servers = {}) {
     ...work.settings,
   };
   if (remote) settings.remoteEndpoint = remote.url;
+  if (c.inline) settings.snapcompact = { toolResults: true };
   const session = Session.create({ ids: 'deterministic', id: `agent-${c.seed}`, cwd: '/w', now: clock.now() });
   const events = [];
   const options = {
@@ -377,6 +390,7 @@ function makeCase(c, servers = {}) {
   };
   if (remote) options.remoteEndpoint = remote.url;
   if (native) Object.assign(options, nativeOptions(native));
+  if (c.inline) options.countTextTokens = (text) => meter.text(text);
   const maintainer = new Maintainer(session, options);
   const fake = new FakeModel({ model, seed: c.seed, meter, clock, toolTokens: work.toolTokens, huge: work.huge });
   return { model, clock, summarizer, maintainer, fake, events, work, settings };
@@ -451,9 +465,11 @@ const only = process.env.AGENT_CASES;
 for (const c of CASES) {
   const name =
     `${c.strategy}, ${c.window / 1_000}k window, ${c.provider}` +
-    `${c.native ? `, native ${c.native} lane` : ''}${c.tokenRatio ? `, provider tokenizer ×${c.tokenRatio}` : ''}`;
+    `${c.native ? `, native ${c.native} lane` : ''}${c.tokenRatio ? `, provider tokenizer ×${c.tokenRatio}` : ''}` +
+    `${c.inline ? ', inline imaging' : ''}`;
   if (only && !name.includes(only)) continue;
-  test(`scripted agent: ${REQUESTS} requests, ${name}`, async (t) => {
+  const requests = Math.min(c.requests ?? REQUESTS, REQUESTS);
+  test(`scripted agent: ${requests} requests, ${name}`, async (t) => {
     const skip = await missing(c);
     if (skip) {
       t.skip(skip);
@@ -470,8 +486,9 @@ for (const c of CASES) {
         )
       : undefined;
     const run = makeCase(c, { remote, native });
-    const imageBudget = c.strategy === 'snapcompact' ? IMAGE_BUDGET[c.provider] : 0;
-    const imageByteBudget = c.strategy === 'snapcompact' ? providerImageByteBudget(c.provider) : undefined;
+    const images = c.strategy === 'snapcompact' || c.inline;
+    const imageBudget = images ? IMAGE_BUDGET[c.provider] : 0;
+    const imageByteBudget = images ? providerImageByteBudget(c.provider) : undefined;
     const t0 = performance.now();
     let outcome;
     try {
@@ -479,7 +496,7 @@ for (const c of CASES) {
         maintainer: run.maintainer,
         model: run.fake,
         clock: run.clock,
-        requests: REQUESTS,
+        requests,
         seed: c.seed,
         imageBudget,
         imageByteBudget,
@@ -522,13 +539,15 @@ for (const c of CASES) {
       `retries ${stats.retries}, continues ${stats.continues}, length stops ${stats.lengthStops}, ` +
       `idle periods ${stats.idlePeriods} (idle compactions ${stats.idleCompactions}), manual compactions ${stats.manualCompactions}, handoffs ${stats.handoffs}, max compactions/user turn ` +
       `${stats.maxCompactionsPerUserTurn}, max prompt ${stats.maxPromptTokens}, max images ${stats.maxImages}` +
-      `${imageBudget ? ` (budget ${imageBudget})` : ''}, summarizer calls ${calls.length} (over its window: ${rejected || 'none'})${nativeLine}`;
+      `${imageBudget ? ` (budget ${imageBudget})` : ''}` +
+      `${c.inline ? `, inline: ${stats.inlineResults} results in ${stats.inlineRequests} requests, ${stats.inlineSavedTokens} tokens saved` : ''}` +
+      `, summarizer calls ${calls.length} (over its window: ${rejected || 'none'})${nativeLine}`;
     timings.push(line);
     t.diagnostic(line);
     assert.deepEqual(violations, [], `${name}:\n${violations.join('\n')}`);
     assert.ok(
-      stats.requests >= REQUESTS,
-      `${name}: only ${stats.requests} of ${REQUESTS} requests in ${(ms / 1_000).toFixed(1)} s ` +
+      stats.requests >= requests,
+      `${name}: only ${stats.requests} of ${requests} requests in ${(ms / 1_000).toFixed(1)} s ` +
         `(maintainer ${(stats.maintainerMs / stats.requests).toFixed(1)} ms/request)`,
     );
     assert.ok(reports.length > 0, `${name}: no compaction ever ran`);
@@ -541,6 +560,10 @@ for (const c of CASES) {
     }[c.strategy];
     if (expected)
       assert.ok(methods[expected] > 0, `${name}: the ${expected} method never ran (${JSON.stringify(methods)})`);
+    if (c.inline) {
+      assert.ok(stats.inlineResults > 0, `${name}: no tool result was ever sent as frames`);
+      assert.ok(stats.inlineSavedTokens > 0, `${name}: inline imaging saved nothing`);
+    }
     if (native) {
       assert.ok(native.hits() > 0, `${name}: the native endpoint was never called`);
       assert.deepEqual(native.bad, [], `${name}: requests the ${c.native} lane does not send`);

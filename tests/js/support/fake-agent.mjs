@@ -665,6 +665,9 @@ export async function runScriptedAgent(o) {
     prunesThatGrew: 0,
     manualCompactions: 0,
     idleCompactions: 0,
+    inlineRequests: 0,
+    inlineResults: 0,
+    inlineSavedTokens: 0,
   };
   let userTurn = 0;
   let compactionsThisTurn = 0;
@@ -744,8 +747,14 @@ export async function runScriptedAgent(o) {
       onReport(before.report, 'beforeRequest');
       await clock.advance(between(random, 1, 20) * 1000);
       const f0 = performance.now();
+      if (before.inline?.toolResults.length > 0) {
+        stats.inlineRequests++;
+        stats.inlineResults += before.inline.toolResults.length;
+        stats.inlineSavedTokens += before.inline.savedTokens;
+      }
+      // The system prompt the Maintainer says to send (inline imaging may replace its text).
       const reply = model.respond(
-        { systemPrompt: FAKE_SYSTEM_PROMPT, tools: FAKE_TOOLS, messages: before.messages },
+        { systemPrompt: before.systemPrompt ?? FAKE_SYSTEM_PROMPT, tools: FAKE_TOOLS, messages: before.messages },
         { userTurn },
       );
       stats.fakeMs += performance.now() - f0;
