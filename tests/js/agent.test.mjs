@@ -208,18 +208,6 @@ for (const strategy of ['context-full', 'handoff', 'snapcompact']) {
 CASES.push({ strategy: 'snapcompact', window: 200_000, provider: 'openrouter', seed: 101 });
 
 CASES.push({ strategy: 'context-full', window: 200_000, provider: 'anthropic', seed: 102, tokenRatio: 1.2 });
-// Inline imaging of old tool results (snapcompact.toolResults), its savings gate counting text
-// with the provider's own tokenizer (×1.3 of the core's estimate). Each imaged result is
-// rendered once (a few ms a frame): 250 requests keep the case short.
-CASES.push({
-  strategy: 'context-full',
-  window: 200_000,
-  provider: 'anthropic',
-  seed: 103,
-  tokenRatio: 1.3,
-  inline: true,
-  requests: 250,
-});
 for (const strategy of ['shake', 'remote']) {
   for (const window of [200_000, 32_000])
     CASES.push({ strategy, window, provider: 'anthropic', seed: CASES.length + 1 });
@@ -229,6 +217,20 @@ for (const strategy of ['shake', 'remote']) {
 for (const window of [200_000, 32_000]) {
   CASES.push({ strategy: 'remote', window, provider: 'openai', native: 'V1', seed: CASES.length + 1 });
 }
+
+// Inline imaging of old tool results (snapcompact.toolResults), its savings gate counting text
+// with the provider's own tokenizer (×1.3 of the core's estimate). Each imaged result is
+// rendered once (a few ms a frame): 250 requests keep the case short.
+// (Pushed last: the seeds of the cases above count their position.)
+CASES.push({
+  strategy: 'context-full',
+  window: 200_000,
+  provider: 'anthropic',
+  seed: 103,
+  tokenRatio: 1.3,
+  inline: true,
+  requests: 250,
+});
 
 /** A local remote-summarizer endpoint (spec: compaction §5.8) answering with the fake summarizer. */
 async function startRemote(summarizer) {
@@ -558,8 +560,14 @@ for (const c of CASES) {
       shake: 'shake',
       remote: 'remote',
     }[c.strategy];
+    // A shake that was not enough on its own hands over to the next method: its tokens show in
+    // that method's report.
+    const shaken = reports.reduce((n, r) => n + (r.shakeTokensFreed ?? 0), 0);
     if (expected)
-      assert.ok(methods[expected] > 0, `${name}: the ${expected} method never ran (${JSON.stringify(methods)})`);
+      assert.ok(
+        methods[expected] > 0 || (expected === 'shake' && shaken > 0),
+        `${name}: the ${expected} method never ran (${JSON.stringify(methods)}, shaken ${shaken})`,
+      );
     if (c.inline) {
       assert.ok(stats.inlineResults > 0, `${name}: no tool result was ever sent as frames`);
       assert.ok(stats.inlineSavedTokens > 0, `${name}: inline imaging saved nothing`);

@@ -323,6 +323,46 @@ test('dead-end rescue: one huge recent tool result is shaken when nothing can be
   assert.ok(r.shake.tokensFreed > 15_000);
 });
 
+test('an automatic shake that was not enough, then a summary keeping a too-large newest result: the rescue reaches into it', async () => {
+  // Old results for the automatic shake, then one newest result its preset protects.
+  const s = toolSession(6, 3000, false);
+  s.appendMessage(assistant([{ type: 'toolCall', id: 'huge', name: 'read', arguments: { path: '/w/huge.log' } }]), {
+    now: 2000,
+  });
+  s.appendMessage(
+    {
+      role: 'toolResult',
+      toolCallId: 'huge',
+      toolName: 'read',
+      content: [{ type: 'text', text: big(26_000) }],
+      isError: false,
+      timestamp: 2001,
+    },
+    { now: 2001 },
+  );
+  const events = [];
+  const r = await s.compact({
+    reason: 'threshold',
+    methods: ['shake', 'soft'],
+    model: MODEL,
+    liveTokens: 52_000,
+    settings: { keepRecentTokens: 1000, reserveTokens: 2000 },
+    summarize: async () => 'S',
+    hooks: { onEvent: (e) => events.push(e) },
+  });
+  assert.equal(r.method, 'soft');
+  assert.ok(
+    events.some((e) => /Auto-shake reclaimed/.test(e.message ?? '')),
+    'the automatic shake handed over',
+  );
+  assert.equal(r.shake.rescue, true, 'the rescue ran after the summary');
+  assert.ok(r.shake.entries.length >= 7, `both shakes' entries: ${r.shake.entries.length}`);
+  assert.equal(r.report.shakeTokensFreed, r.shake.tokensFreed);
+  const huge = s.entries().find((e) => e.message?.toolCallId === 'huge');
+  assert.match(huge.message.content[0].text, /^\[shaken/);
+  assert.ok(s.contextTokens().tokens < 0.8 * 38_000, 'the agent can go on');
+});
+
 test('Maintainer: an automatic compaction with shake in its method order', async () => {
   const s = toolSession(12, 3000, false);
   const events = [];

@@ -369,10 +369,14 @@ async function run(session, o, signal) {
           if (done !== null) return shaken ? Object.assign(done, { shake: shaken }) : done;
         }
         const committed = await runMethod(session, method, ctx);
-        // A compaction that kept a tail too large to continue from: the rescue shake reaches
-        // into it (spec: compaction §8.3 dead-end rescue; the commit stands either way).
-        if (!shaken && !committed.session && (committed.tokensAfter ?? 0) > headroomLimit(o, resolved)) {
-          shaken = await rescueShake(session, o, signal);
+        // A compaction that kept a tail too large to continue from (the progress guard's test,
+        // with the request overhead): the rescue shake reaches into it (spec: compaction §8.5,
+        // §8.3 dead-end rescue; the commit stands either way), also after an automatic shake,
+        // whose preset protects the newest results.
+        const left = (committed.tokensAfter ?? 0) + (o.nonMessageTokens ?? 0);
+        if (!shaken?.rescue && !committed.session && left > headroomLimit(o, resolved)) {
+          const r = await rescueShake(session, o, signal);
+          if (r !== undefined) shaken = shaken ? combinedShake(shaken, r) : r;
         }
         return Object.assign(committed, { method, preparation: ctx.preparation }, shaken ? { shake: shaken } : {});
       } catch (err) {
@@ -450,6 +454,15 @@ async function rescueShake(session, o, signal) {
   if (reason === 'manual' || reason === 'idle') return undefined;
   const r = await session.shake(shakeOptions(o, signal, 'rescue'));
   return r.toolResultsDropped + r.blocksDropped === 0 ? undefined : { ...r, rescue: true };
+}
+
+/** Two shakes of one walk as one report: counts added, entries joined, the later one's artifact and flags. */
+function combinedShake(a, b) {
+  const sum = { entries: [...new Set([...(a.entries ?? []), ...(b.entries ?? [])])] };
+  for (const k of ['toolResultsDropped', 'blocksDropped', 'thinkingBlocksDropped', 'tokensFreed']) {
+    sum[k] = (a[k] ?? 0) + (b[k] ?? 0);
+  }
+  return { ...a, ...b, ...sum };
 }
 
 /**
@@ -544,6 +557,7 @@ export async function runCompaction(session, options) {
       imagesOmitted: Math.max(0, before.images - after.images),
       framesOmitted: result.framesOmitted ?? 0,
       pruned: 0,
+      shakeTokensFreed: result.shake?.tokensFreed ?? 0,
     };
     for (const f of handlers(o.hooks, 'session_compact')) await callHook(f, result, signal).catch(() => {});
     return result;

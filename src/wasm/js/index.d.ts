@@ -773,6 +773,8 @@ export interface CompactionReport {
   framesOmitted: number;
   /** Tool results pruned in the same maintenance step. */
   pruned: number;
+  /** Estimated tokens a shake of the same walk freed (the `shake` method, or one that came before the method that ran, or the dead-end rescue); it stays applied. */
+  shakeTokensFreed: number;
 }
 
 /** What `compact()` resolves: a compaction entry appended to the session. */

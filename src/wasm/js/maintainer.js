@@ -328,6 +328,7 @@ export class Maintainer {
       imagesOmitted: 0,
       framesOmitted: 0,
       pruned: r.prunedCount,
+      shakeTokensFreed: 0,
     };
   }
 
