@@ -246,6 +246,29 @@ test('a warm prompt cache keeps what it holds: text stays text until the cache i
   assert.equal(r3.report.keptForCache, 0);
 });
 
+test('a request sent all as text (no budget left) is what the next one’s cache holds', () => {
+  const imager = new InlineImager({ toolResults: true });
+  const m1 = conversation([result('a', code(800, 'a')), result('b', 'newest')]);
+  assert.deepEqual(imagedIds(imager.transform({ messages: m1, model: GEMINI, now: NOW }).messages), ['a']);
+  // The host's own images fill the budget: `a` goes as text this time.
+  const crowded = [
+    { ...m1[0], content: [{ type: 'text', text: m1[0].content }, ...Array(200).fill(IMAGE)] },
+    ...m1.slice(1),
+  ];
+  const full = imager.transform({ messages: crowded, model: GEMINI, now: NOW + 1000 });
+  assert.deepEqual(imagedIds(full.messages), []);
+  // Warm again with room: the cache holds `a` as text, so text it stays.
+  const m3 = [
+    { ...m1[0], content: [{ type: 'text', text: m1[0].content }] },
+    ...m1.slice(1),
+    call('c'),
+    result('c', 'x'),
+  ];
+  const warmAgain = imager.transform({ messages: m3, model: GEMINI, now: NOW + 2000 });
+  assert.deepEqual(imagedIds(warmAgain.messages), []);
+  assert.equal(warmAgain.report.keptForCache, 1);
+});
+
 test('the newest result of the previous request may change form: it sits at the end of the cached prefix', () => {
   const imager = new InlineImager({ toolResults: true });
   const m1 = conversation([result('a', code(800, 'a'))]);

@@ -178,22 +178,38 @@ export class InlineImager {
     checkPrompt(systemPrompt);
     const now = request.now ?? Date.now();
     const report = { toolResults: [], systemPrompt: undefined, keptForCache: 0, savedTokens: 0 };
-    const unchanged = { messages, systemPrompt, report };
-    // A model that reads no images would lose the text (providers drop the images).
-    if (!Array.isArray(model.input) || !model.input.includes('image')) return unchanged;
-    const reader = { id: model.id, api: model.api };
-    const shape = { model: reader, shape: this.#shape ?? 'auto' };
-    const provider = request.provider ?? model.provider ?? '';
-    const budget = providerImageBudget(provider, model.api) - imageCount(messages);
-    if (budget <= 0) return unchanged;
-
-    const last = this.#last;
-    const warm = last !== null && now - last.at < this.#ttl && last.head === headOf(messages);
     const results = [];
     for (let i = 0; i < messages.length; i++) {
       if (messages[i]?.role === 'toolResult') results.push(i);
     }
     const ids = results.map((i) => messages[i].toolCallId);
+    const target = systemTarget(systemPrompt, this.#mode);
+    const last = this.#last;
+    // What this request sends, for the next one's cache rule.
+    const remember = (imaged, systemImaged) => {
+      this.#last = {
+        at: now,
+        head: headOf(messages),
+        ids,
+        imaged,
+        newest: ids[ids.length - 1],
+        system: target === undefined ? null : { text: target.text, imaged: systemImaged },
+      };
+    };
+    const reader = { id: model.id, api: model.api };
+    const provider = request.provider ?? model.provider ?? '';
+    // A model that reads no images would lose the text (providers drop the images); without
+    // budget nothing fits. Either way all goes as text.
+    const budget =
+      Array.isArray(model.input) && model.input.includes('image')
+        ? providerImageBudget(provider, model.api) - imageCount(messages)
+        : 0;
+    if (budget <= 0) {
+      remember(new Set(), false);
+      return { messages, systemPrompt, report };
+    }
+    const shape = { model: reader, shape: this.#shape ?? 'auto' };
+    const warm = last !== null && now - last.at < this.#ttl && last.head === headOf(messages);
     // The previous request's tool results up to the first difference are in its cached prefix;
     // its newest one sits at the prefix's end and may change form (spec: compaction §6.6).
     let common = 0;
@@ -214,7 +230,6 @@ export class InlineImager {
         candidates.push({ ...facts, previous: cached ? last.imaged.has(ids[k]) : undefined });
       }
     }
-    const target = systemTarget(systemPrompt, this.#mode);
     const system = target === undefined ? undefined : this.#measure(this.#system, target.text, shape, false, false);
     const userAt = messages.findIndex((m) => m?.role === 'user');
     const systemPrevious = target !== undefined && last?.system?.text === target.text ? last.system.imaged : undefined;
@@ -258,14 +273,7 @@ export class InlineImager {
       const live = new Set(ids);
       for (const id of this.#measured.keys()) if (!live.has(id)) this.#measured.delete(id);
     }
-    this.#last = {
-      at: now,
-      head: headOf(messages),
-      ids,
-      imaged,
-      newest: ids[ids.length - 1],
-      system: target === undefined ? null : { text: target.text, imaged: systemChosen === 1 },
-    };
+    remember(imaged, systemChosen === 1);
     return { messages: out, systemPrompt: prompt, report };
   }
 
