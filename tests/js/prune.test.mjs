@@ -79,6 +79,11 @@ test('the stale pass prunes superseded reads and useless results; only those lin
     ],
   );
   assert.equal(report.prunedCount, 2);
+  // `pruned` is parsed when first read; it is an ordinary member to copies and JSON.
+  assert.deepEqual(Object.keys(report), ['prunedCount', 'tokensSaved', 'pruned']);
+  assert.equal(report.pruned, report.pruned, 'parsed once');
+  assert.deepEqual(JSON.parse(JSON.stringify(report)), { ...report });
+  assert.equal(structuredClone(report).pruned.length, 2);
   assert.equal(
     report.tokensSaved,
     report.pruned.reduce((a, p) => a + p.savings, 0),

@@ -54,6 +54,30 @@ function copyJson(v) {
 }
 
 /**
+ * A prune report, `{"prunedCount":…,"tokensSaved":…,"pruned":[…]}` as the core writes it, with
+ * `pruned` parsed when first read: a threshold prune of a large session lists thousands of
+ * results that a host which only reads the counts never needs as objects.
+ */
+function lazyRows(text) {
+  const at = text.indexOf(',"pruned":');
+  if (at < 0 || text.charCodeAt(text.length - 1) !== 0x7d) return JSON.parse(text);
+  const report = JSON.parse(`${text.slice(0, at)}}`);
+  let rows;
+  Object.defineProperty(report, 'pruned', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      rows ??= JSON.parse(text.slice(at + 10, -1));
+      return rows;
+    },
+    set(value) {
+      rows = value;
+    },
+  });
+  return report;
+}
+
+/**
  * A session file: a header and a tree of entries, with a leaf selecting the active path.
  * Unchanged lines are written back byte for byte.
  */
@@ -382,7 +406,7 @@ export class Session {
   #prune(pass, options) {
     const { dryRun, ...config } = options === undefined || options === null ? {} : object(options, 'prune options');
     if (config.now === undefined) config.now = Date.now();
-    return JSON.parse(this.#inner.pruneJson(pass, JSON.stringify(config), dryRun === true));
+    return lazyRows(this.#inner.pruneJson(pass, JSON.stringify(config), dryRun === true));
   }
 
   /**
