@@ -3,6 +3,16 @@
 
 import type { ImageBudgetOverrides, ModelTarget, RenderOptions, ShapeVariantName } from './snapcompact.js';
 import type { CompactionAction } from './triggers.js';
+import type {
+  AppendMessagesOptions,
+  AppendMessagesResult,
+  FormatMessages,
+  FormatWarning,
+  FromMessagesOptions,
+  MessageFormat,
+  ToMessagesOptions,
+  ToMessagesResult,
+} from './formats.js';
 
 /** A JSON value as it appears in session files. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -70,7 +80,12 @@ export type ErrorCode =
    */
   | 'E_NO_REDUCTION'
   /** The browser entry's `init()` has not been awaited yet. */
-  | 'E_NOT_INITIALISED';
+  | 'E_NOT_INITIALISED'
+  /**
+   * A message of another format is malformed (`fromMessages`, `appendMessages`): the error's
+   * `index` is its position in the array, `field` the path inside it (`content[2].type`).
+   */
+  | 'E_INVALID_MESSAGE';
 
 /** The shape of errors thrown by ctxfold. */
 export interface CtxfoldError extends Error {
@@ -1370,8 +1385,17 @@ export class Session {
   static fromJsonl(input: string | Uint8Array | ArrayBuffer | ArrayBufferView, options?: LoadOptions): Session;
   /** A new empty session (format version 3). */
   static create(options?: CreateOptions): Session;
-  /** Problems found while loading, and migrations. */
-  readonly warnings: LoadWarning[];
+  /**
+   * A session holding a message history of another format (docs/guide/formats.md): the system
+   * prompt as a `custom` entry `ctxfold:system`, then a `message` entry per message. What the
+   * format holds that the session cannot is in `warnings`. Throws `E_INVALID_MESSAGE`.
+   */
+  static fromMessages<F extends MessageFormat = 'pi'>(
+    messages: Array<FormatMessages[F]['in']>,
+    options?: FromMessagesOptions<F>,
+  ): Session;
+  /** Problems found while loading, and migrations (and what `fromMessages` could not carry). */
+  readonly warnings: Array<LoadWarning | FormatWarning>;
   readonly header: SessionHeader;
   readonly version: { current: number; onDisk: number };
   /** Number of entries. */
@@ -1408,6 +1432,16 @@ export class Session {
   };
   entryTokens(id: string, options?: EstimateOptions): number;
   append(type: string, fields: JsonObject, options?: AppendOptions): string;
+  /**
+   * Appends a format's messages (a turn's new ones) after the leaf. Everything is read before
+   * anything is written: `E_INVALID_MESSAGE` leaves the session unchanged.
+   */
+  appendMessages<F extends MessageFormat = 'pi'>(
+    messages: Array<FormatMessages[F]['in']>,
+    options?: AppendMessagesOptions<F>,
+  ): AppendMessagesResult;
+  /** What to send, in a format: the LLM view of the leaf as its messages, and the system prompt. */
+  toMessages<F extends MessageFormat = 'pi'>(options?: ToMessagesOptions<F>): ToMessagesResult<F>;
   appendMessage(message: AgentMessage, options?: AppendOptions): string;
   appendCompaction(
     compaction: {
@@ -1537,6 +1571,8 @@ export function adaptKeepRecentTokens(
 export function resolveSettings(settings?: CompactionSettings): ResolvedCompactionSettings;
 
 // Inline imaging: old tool results and system-prompt text sent as frames, request by request.
+export * from './formats.js';
+
 export * from './inline.js';
 // The runner that carries the trigger decisions out around each provider request.
 export * from './maintainer.js';

@@ -16,6 +16,8 @@ import {
 } from './args.js';
 import { compactSession } from './compact.js';
 import { codedError, invalidArgument } from './errors.js';
+import { Warnings } from './formats/common.js';
+import { formatOf, SYSTEM_ENTRY } from './formats/index.js';
 import { replayTarget } from './native-anthropic.js';
 import { navigateSession } from './navigate.js';
 import { committed, requireRaw } from './raw.js';
@@ -87,6 +89,12 @@ export class Session {
   #frames = null;
   /** The last `llmMessageParts` call: its number and each part's parsed messages. */
   #parts = null;
+  /** The message formats: tool calls by id (`{name, arguments}`), built on first need. */
+  #calls = null;
+  /** The latest `ctxfold:system` entry's data (null: none; undefined: not looked up yet). */
+  #system = undefined;
+  /** What the reader of `fromMessages` could not carry. */
+  #formatWarnings = [];
 
   constructor(inner) {
     if (inner === undefined || inner === null || typeof inner.toBytes !== 'function') {
@@ -111,9 +119,24 @@ export class Session {
     return new Session(requireRaw().WasmSession.create(json, callback));
   }
 
+  /**
+   * A session holding a message history of another format (spec of the mapping:
+   * docs/guide/formats.md): a header, the system prompt when there is one (a `custom` entry
+   * `ctxfold:system`), and a `message` entry per message. What the format's messages hold that
+   * the session cannot is listed in `warnings`. Throws `E_INVALID_MESSAGE` (with `index` and
+   * `field`) for a malformed message.
+   */
+  static fromMessages(messages, options) {
+    if (options !== undefined && options !== null) object(options, 'options');
+    const session = Session.create(options);
+    session.#formatWarnings = session.appendMessages(messages, options).warnings;
+    return session;
+  }
+
   /** Problems found while loading (malformed lines, unknown parents, …) and migrations. */
   get warnings() {
-    return JSON.parse(this.#inner.warningsJson());
+    const found = JSON.parse(this.#inner.warningsJson());
+    return this.#formatWarnings.length === 0 ? found : [...found, ...this.#formatWarnings];
   }
 
   /** The header line as an object. */
@@ -261,7 +284,88 @@ export class Session {
   append(type, fields, options) {
     nonEmptyText(type, 'the entry type');
     object(fields, 'entry fields');
-    return this.#inner.append(type, toJsonBytes(fields), nowOf(options));
+    const id = this.#inner.append(type, toJsonBytes(fields), nowOf(options));
+    if (type === 'custom' && fields.customType === SYSTEM_ENTRY && isObject(fields.data)) this.#system = fields.data;
+    if (type === 'message' && this.#calls !== null) this.#noteCalls(fields.message);
+    return id;
+  }
+
+  /**
+   * Appends messages of a format (a turn's new ones) as entries after the leaf: the system
+   * prompt they carry as a `ctxfold:system` entry, then a `message` entry per message. Every
+   * message is read before anything is written, so `E_INVALID_MESSAGE` leaves the session as
+   * it was. Returns the new entry ids and what the session could not carry.
+   */
+  appendMessages(messages, options) {
+    if (options !== undefined && options !== null) object(options, 'options');
+    const format = formatOf(options?.format);
+    if (!Array.isArray(messages)) throw invalidArgument('messages must be an array');
+    const warnings = new Warnings();
+    const ctx = { model: options?.model, warnings, toolCall: (id) => this.#toolCalls().get(id) };
+    const read = format.read(messages, ctx);
+    const now = nowOf(options);
+    const ids = [];
+    const system = options?.system ?? read.system?.value;
+    if (system !== undefined && system !== null) {
+      const text = options?.system !== undefined ? systemText(options.system) : read.system.text;
+      ids.push(this.append('custom', { customType: SYSTEM_ENTRY, data: { text, value: system, format: format.name } }, { now }));
+    }
+    for (const m of read.messages) ids.push(this.appendMessage(m, { now }));
+    return { ids, warnings: warnings.list };
+  }
+
+  /**
+   * What to send, in a format: the LLM view of the leaf (`toLlmMessages` with the same
+   * options) as that format's messages, the system prompt where the format keeps it, and what
+   * the format could not carry.
+   */
+  toMessages(options) {
+    object(options ?? {}, 'options');
+    const { format: name, system: given, ...rest } = options ?? {};
+    const format = formatOf(name);
+    const warnings = new Warnings();
+    const llm = this.toLlmMessages({ ...rest, maxImages: rest.maxImages ?? format.maxImages });
+    const system =
+      given === undefined || given === null
+        ? this.#storedSystem()
+        : { text: systemText(given), value: given, format: format.name };
+    const out = format.write(llm, { model: rest.model, warnings, system, session: this, leafId: rest.leafId });
+    const result = { messages: out.messages };
+    if (out.system !== undefined) result.system = out.system;
+    result.warnings = warnings.list;
+    return result;
+  }
+
+  /** Tool calls of the leaf's context by id, kept up to date by this session's appends. */
+  #toolCalls() {
+    if (this.#calls === null) {
+      this.#calls = new Map();
+      if (this.leafId !== null) for (const m of this.buildContext().messages) this.#noteCalls(m);
+    }
+    return this.#calls;
+  }
+
+  #noteCalls(message) {
+    if (message?.role !== 'assistant' || !Array.isArray(message.content)) return;
+    for (const b of message.content) {
+      if (b?.type === 'toolCall' && typeof b.id === 'string') this.#calls.set(b.id, { name: b.name, arguments: b.arguments });
+    }
+  }
+
+  /** The data of the latest `ctxfold:system` entry in file order, or undefined. */
+  #storedSystem() {
+    if (this.#system === undefined) {
+      this.#system = null;
+      const customs = this.index().filter((e) => e.type === 'custom');
+      for (let i = customs.length - 1; i >= 0; i--) {
+        const e = this.entry(customs[i].id);
+        if (e?.customType === SYSTEM_ENTRY && isObject(e.data)) {
+          this.#system = e.data;
+          break;
+        }
+      }
+    }
+    return this.#system ?? undefined;
   }
 
   /** Appends a `message` entry; returns its id. */
@@ -623,6 +727,20 @@ export class NavigationPlan extends PlanHandle {
 }
 
 /** The key under which newer reads supersede older ones (spec: compaction §6.2), or `undefined`. */
+/** A system prompt given as an option (text, or text blocks of a format) as text. */
+function systemText(system) {
+  if (typeof system === 'string') return system;
+  const blocks = Array.isArray(system) ? system : [system];
+  return blocks
+    .map((b) => (typeof b === 'string' ? b : typeof b?.text === 'string' ? b.text : textOfParts(b?.parts)))
+    .filter((t) => t !== '')
+    .join('\n\n');
+}
+
+function textOfParts(parts) {
+  return Array.isArray(parts) ? parts.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
+}
+
 export function readToolSupersedeKey(toolName, args) {
   return requireRaw().readToolSupersedeKey(text(toolName, 'toolName'), toJson(args ?? null)) ?? undefined;
 }

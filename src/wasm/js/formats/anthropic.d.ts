@@ -1,0 +1,3 @@
+// Messages of the `anthropic` format (being written).
+export type AnthropicMessage = { [key: string]: unknown };
+export type AnthropicSystem = string;

@@ -1,0 +1,3 @@
+// Messages of the `gemini` format (being written).
+export type GeminiContent = { [key: string]: unknown };
+export type GeminiSystem = string;

@@ -1,0 +1,37 @@
+// The message formats `Session.fromMessages`, `appendMessages` and `toMessages` speak. Each
+// format module exports `name`, `read(messages, ctx)` and `write(llm, ctx)`:
+//
+// read(messages, ctx) → { messages: AgentMessage[], system? }
+//   `messages` is the caller's array (checked to be an array); a malformed message throws
+//   `invalidMessage(index, field, …)`. `system` is the system prompt the messages carried (a
+//   chat `system` message), as `{ text, value }`: `text` for any writer, `value` the format's
+//   own form for its own writer. ctx: `{ model?, warnings: Warnings, toolCall(id) }`;
+//   `toolCall(id)` finds a call of an earlier entry (`{ name, arguments }` or undefined).
+//
+// write(llm, ctx) → { messages, system? }
+//   `llm` is what `toLlmMessages` returned for the options. ctx: `{ model?, warnings, system,
+//   session, leafId }`, `system` the stored `{ text, value, format }` or undefined.
+import { invalidArgument } from '../errors.js';
+import * as anthropic from './anthropic.js';
+import * as aiSdkModel from './ai-sdk-model.js';
+import * as aiSdkUi from './ai-sdk-ui.js';
+import * as gemini from './gemini.js';
+import * as openaiChat from './openai-chat.js';
+import * as openaiResponses from './openai-responses.js';
+import * as pi from './pi.js';
+
+const FORMATS = new Map(
+  [pi, openaiChat, openaiResponses, anthropic, gemini, aiSdkModel, aiSdkUi].map((f) => [f.name, f]),
+);
+
+/** The format module called `name` (default `pi`); E_INVALID_ARGUMENT for an unknown one. */
+export function formatOf(name) {
+  const format = FORMATS.get(name ?? 'pi');
+  if (format === undefined) {
+    throw invalidArgument(`format must be one of ${[...FORMATS.keys()].map((k) => `'${k}'`).join(', ')}, got ${JSON.stringify(name)}`);
+  }
+  return format;
+}
+
+/** The custom entry type that holds a session's system prompt (`data: { text, value, format }`). */
+export const SYSTEM_ENTRY = 'ctxfold:system';
