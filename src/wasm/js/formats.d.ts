@@ -67,7 +67,8 @@ export interface AppendMessagesResult {
   warnings: FormatWarning[];
 }
 
-export interface ToMessagesOptions<F extends MessageFormat = MessageFormat> extends Omit<ContextOptions, 'transcript' | 'collapseCompactedHistory' | 'keepDanglingToolCalls'> {
+export interface ToMessagesOptions<F extends MessageFormat = MessageFormat>
+  extends Omit<ContextOptions, 'transcript' | 'collapseCompactedHistory' | 'keepDanglingToolCalls'> {
   /** Default `pi`. */
   format?: F;
   /** The system prompt to send (default: the one the session keeps). */

@@ -308,7 +308,13 @@ export class Session {
     const system = options?.system ?? read.system?.value;
     if (system !== undefined && system !== null) {
       const text = options?.system !== undefined ? systemText(options.system) : read.system.text;
-      ids.push(this.append('custom', { customType: SYSTEM_ENTRY, data: { text, value: system, format: format.name } }, { now }));
+      ids.push(
+        this.append(
+          'custom',
+          { customType: SYSTEM_ENTRY, data: { text, value: system, format: format.name } },
+          { now },
+        ),
+      );
     }
     for (const m of read.messages) ids.push(this.appendMessage(m, { now }));
     return { ids, warnings: warnings.list };
@@ -348,7 +354,8 @@ export class Session {
   #noteCalls(message) {
     if (message?.role !== 'assistant' || !Array.isArray(message.content)) return;
     for (const b of message.content) {
-      if (b?.type === 'toolCall' && typeof b.id === 'string') this.#calls.set(b.id, { name: b.name, arguments: b.arguments });
+      if (b?.type === 'toolCall' && typeof b.id === 'string')
+        this.#calls.set(b.id, { name: b.name, arguments: b.arguments });
     }
   }
 

@@ -12,9 +12,9 @@
 //   `llm` is what `toLlmMessages` returned for the options. ctx: `{ model?, warnings, system,
 //   session, leafId }`, `system` the stored `{ text, value, format }` or undefined.
 import { invalidArgument } from '../errors.js';
-import * as anthropic from './anthropic.js';
 import * as aiSdkModel from './ai-sdk-model.js';
 import * as aiSdkUi from './ai-sdk-ui.js';
+import * as anthropic from './anthropic.js';
 import * as gemini from './gemini.js';
 import * as openaiChat from './openai-chat.js';
 import * as openaiResponses from './openai-responses.js';
@@ -28,7 +28,9 @@ const FORMATS = new Map(
 export function formatOf(name) {
   const format = FORMATS.get(name ?? 'pi');
   if (format === undefined) {
-    throw invalidArgument(`format must be one of ${[...FORMATS.keys()].map((k) => `'${k}'`).join(', ')}, got ${JSON.stringify(name)}`);
+    throw invalidArgument(
+      `format must be one of ${[...FORMATS.keys()].map((k) => `'${k}'`).join(', ')}, got ${JSON.stringify(name)}`,
+    );
   }
   return format;
 }
