@@ -32,6 +32,14 @@ const consumers = {
         const n: number = version();
         export { v, n };
       `,
+      'ai-sdk-alone.mts': `
+        import { ctxfoldMiddleware, ctxfoldPrepareStep, type CtxfoldAiSdkOptions } from 'ctxfold/ai-sdk';
+        const options: CtxfoldAiSdkOptions = { contextWindow: 200_000, settings: { keepRecentTokens: 8000 } };
+        const middleware = ctxfoldMiddleware(options);
+        const step = await ctxfoldPrepareStep(options)({ messages: [{ role: 'user' as const, content: 'x' }], steps: [], model: {} });
+        const role: 'user' = step.messages[0]!.role;
+        export { middleware, role };
+      `,
       'maintainer.mts': `
         import { Maintainer, Session, type AssistantMessage, type CompactionReport, type MaintainerEvent } from 'ctxfold';
         const session = Session.create({ cwd: '/w' });
@@ -90,6 +98,34 @@ const consumers = {
         const report: InlineReport | undefined = before.inline;
         const prompt: string | string[] | undefined = before.systemPrompt;
         export { saved, scope, report, prompt };
+      `,
+    },
+  },
+  // A consumer with the real \`ai\` package: the middleware fits \`wrapLanguageModel\`, the step
+  // function \`prepareStep\`. The SDK's own declarations need the DOM and Node.js globals, so
+  // they are not checked here (skipLibCheck); ctxfold's are, by the node consumer above.
+  'ai-sdk': {
+    compilerOptions: {
+      ...strict,
+      skipLibCheck: true,
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      lib: ['es2022', 'dom'],
+    },
+    files: {
+      'main.mts': `
+        import { generateText, wrapLanguageModel } from 'ai';
+        import { MockLanguageModelV4 } from 'ai/test';
+        import { ctxfoldMiddleware, ctxfoldPrepareStep, summarizerFromModel, type CtxfoldAiSdkOptions } from 'ctxfold/ai-sdk';
+        const options: CtxfoldAiSdkOptions = { contextWindow: 200_000, summarize: new MockLanguageModelV4(), settings: { keepRecentTokens: 8000 } };
+        const model = wrapLanguageModel({ model: new MockLanguageModelV4(), middleware: ctxfoldMiddleware(options) });
+        const prepareStep = ctxfoldPrepareStep({ contextWindow: 200_000, summarize: summarizerFromModel(new MockLanguageModelV4()) });
+        const result = await generateText({ model, prompt: 'Hello', prepareStep });
+        const text: string = result.text;
+        const entries: number | undefined = prepareStep.conversations[0]?.session?.size;
+        // @ts-expect-error the window is a number
+        ctxfoldMiddleware({ contextWindow: '200k' });
+        export { text, entries };
       `,
     },
   },

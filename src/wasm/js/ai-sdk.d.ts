@@ -1,19 +1,19 @@
 // Types of `ctxfold/ai-sdk` (src/wasm/js/ai-sdk.js). They are structural, so the package does
 // not depend on `ai`: the middleware is assignable to the AI SDK's `LanguageModelMiddleware`
 // (specification v4), the step function to `prepareStep`.
-import type { CompactionSettings, Maintainer, Session, Summarize } from './index.js';
+import type { AbortSignalLike, CompactionSettings, Maintainer, Session, Summarize } from './index.js';
 import type { MaintainerEvent, MaintainerOptions } from './maintainer.js';
-
-/** A value of an AI SDK type this package does not import (call options, results, messages). */
-// biome-ignore lint/suspicious/noExplicitAny: the AI SDK's own types, which this package does not depend on
-type AiSdkValue = any;
 
 /** An AI SDK language model object (`specificationVersion` 'v4' or 'v3'); only `doGenerate` is called by a summarizer. */
 export interface AiSdkLanguageModel {
   readonly specificationVersion: string;
   readonly provider: string;
   readonly modelId: string;
-  doGenerate(options: AiSdkValue): PromiseLike<AiSdkValue>;
+  doGenerate(options: {
+    prompt: unknown[];
+    maxOutputTokens?: number;
+    abortSignal?: AbortSignalLike;
+  }): PromiseLike<unknown>;
 }
 
 export interface CtxfoldAiSdkOptions {
@@ -41,40 +41,44 @@ export interface AiSdkConversation {
   readonly maintainer: Maintainer | null;
 }
 
-/** The middleware: `wrapLanguageModel({ model, middleware: ctxfoldMiddleware(options) })`. */
+/**
+ * The middleware: `wrapLanguageModel({ model, middleware: ctxfoldMiddleware(options) })`. Its
+ * methods are generic over the AI SDK's call options and results, so it is assignable to the
+ * SDK's `LanguageModelMiddleware` (specification v4) without this package importing its types.
+ */
 export interface CtxfoldMiddleware {
   readonly specificationVersion: 'v4';
-  transformParams(options: {
+  transformParams<P extends { prompt: unknown[] }>(options: {
     type: 'generate' | 'stream';
-    params: AiSdkValue;
-    model: AiSdkValue;
-  }): PromiseLike<AiSdkValue>;
-  wrapGenerate(options: {
-    doGenerate: () => PromiseLike<AiSdkValue>;
-    doStream: () => PromiseLike<AiSdkValue>;
-    params: AiSdkValue;
-    model: AiSdkValue;
-  }): PromiseLike<AiSdkValue>;
-  wrapStream(options: {
-    doGenerate: () => PromiseLike<AiSdkValue>;
-    doStream: () => PromiseLike<AiSdkValue>;
-    params: AiSdkValue;
-    model: AiSdkValue;
-  }): PromiseLike<AiSdkValue>;
+    params: P;
+    model: unknown;
+  }): PromiseLike<P>;
+  wrapGenerate<R>(options: {
+    doGenerate: () => PromiseLike<R>;
+    doStream: () => PromiseLike<unknown>;
+    params: unknown;
+    model: unknown;
+  }): PromiseLike<R>;
+  wrapStream<S>(options: {
+    doGenerate: () => PromiseLike<unknown>;
+    doStream: () => PromiseLike<S>;
+    params: unknown;
+    model: unknown;
+  }): PromiseLike<S>;
   /** The conversations, newest first. */
   readonly conversations: AiSdkConversation[];
 }
 
 export function ctxfoldMiddleware(options: CtxfoldAiSdkOptions): CtxfoldMiddleware;
 
-/** `prepareStep` for `generateText`, `streamText` and agents: the step's messages, under the window. */
+/** `prepareStep` for `generateText`, `streamText` and agents: the step's messages (ModelMessages), under the window. */
 export interface CtxfoldPrepareStep {
-  (options: {
-    messages: AiSdkValue[];
-    steps: AiSdkValue[];
-    model: AiSdkValue;
+  <M>(options: {
+    messages: M[];
+    steps: readonly unknown[];
+    model: unknown;
     stepNumber?: number;
-  }): Promise<{ messages: AiSdkValue[] }>;
+  }): Promise<{ messages: M[] }>;
   readonly conversations: AiSdkConversation[];
 }
 
