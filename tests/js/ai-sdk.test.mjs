@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
+import * as aiSdk from 'ctxfold/ai-sdk';
 import { ctxfoldMiddleware, ctxfoldPrepareStep, summarizerFromModel } from 'ctxfold/ai-sdk';
 import {
   readTool,
@@ -18,7 +19,7 @@ import {
 } from './support/ai-sdk-workload.mjs';
 
 test('middleware: a tool loop over a 32k window stays under it (default method order)', async () => {
-  const r = await toolLoop(24);
+  const r = await toolLoop(aiSdk, 24);
   assert.match(r.text, /^done after 24 tool messages/);
   // The app's own history holds every file; the model never got a prompt over its window.
   assert.ok(r.appTokens > 2 * WINDOW, `the app's history is ${r.appTokens} tokens`);
@@ -29,7 +30,7 @@ test('middleware: a tool loop over a 32k window stays under it (default method o
 });
 
 test('middleware: with the summarizing method, the prompt opens with the summary', async () => {
-  const r = await toolLoop(24, { methodOrder: ['soft'], keepRecentTokens: 4000 });
+  const r = await toolLoop(aiSdk, 24, { methodOrder: ['soft'], keepRecentTokens: 4000 });
   assert.match(r.text, /^done after/);
   assert.ok(r.largestPrompt <= WINDOW, `largest prompt ${r.largestPrompt} tokens`);
   assert.ok(r.summarizerCalls >= 1, 'the summarizer model was asked');

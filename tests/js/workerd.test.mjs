@@ -19,13 +19,16 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import * as ctxfold from 'ctxfold';
+import * as aiSdk from 'ctxfold/ai-sdk';
 import * as esbuild from 'esbuild';
+import { toolLoop, WINDOW } from './support/ai-sdk-workload.mjs';
 import { cargoVersion, testsDir } from './support/project.mjs';
 import { NOW, nativeWorkload, sessionJsonl, withoutTimings, workload } from './support/runtime-workload.mjs';
 import { installTarball, packTarball, tempDir } from './support/tarball.mjs';
 
 const require = createRequire(import.meta.url);
 const workloadModule = new URL('./support/runtime-workload.mjs', import.meta.url).pathname;
+const aiSdkModule = new URL('./support/ai-sdk-workload.mjs', import.meta.url).pathname;
 
 /** The workerd binary of the npm package, or why there is none. */
 function findWorkerd() {
@@ -52,6 +55,8 @@ const readmeWorker = /<!-- readme-example: worker -->\n```js\n([\s\S]*?)```/.exe
 
 const workerSource = `
 import * as ctxfold from 'ctxfold';
+import * as aiSdk from 'ctxfold/ai-sdk';
+import { toolLoop } from ${JSON.stringify(aiSdkModule)};
 import { nativeWorkload, workload } from ${JSON.stringify(workloadModule)};
 
 export default {
@@ -64,6 +69,7 @@ export default {
     const bytes = new Uint8Array(await request.arrayBuffer());
     try {
       if (url.pathname === '/native') return Response.json(await nativeWorkload(ctxfold, bytes, { now }));
+      if (url.pathname === '/ai-sdk') return Response.json(await toolLoop(aiSdk, 24));
       return Response.json(workload(ctxfold, bytes, { now }));
     } catch (err) {
       return Response.json({ error: String(err.message), code: err.code ?? null }, { status: 422 });
@@ -266,6 +272,18 @@ test('workerd: the provider-native lanes (OpenAI V1, V2, Anthropic) compact and 
     [json.v1.replayed, json.v2.replayed, json.anthropic.replayed],
     ['openaiResponsesHistory', 'openaiResponsesHistory', 'anthropicCompaction'],
   );
+});
+
+test('workerd: ctxfold/ai-sdk keeps an AI SDK tool loop under its window as under Node.js', {
+  skip,
+  timeout: 60_000,
+}, async () => {
+  assert.ok(!workerd.missing, workerd.missing);
+  const want = await toolLoop(aiSdk, 24);
+  const { status, json } = await post('', '/ai-sdk');
+  assert.equal(status, 200, JSON.stringify(json));
+  assert.deepEqual(json, want);
+  assert.ok(json.largestPrompt <= WINDOW && json.methods.length >= 2, JSON.stringify(json.methods));
 });
 
 test('workerd: a file that is not a session is a 422 with the error code', { skip, timeout: 30_000 }, async () => {

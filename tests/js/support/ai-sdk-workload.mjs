@@ -1,9 +1,9 @@
 // The AI SDK workload: a tool-loop agent on a scripted mock model (`ai/test`) whose file reads
 // overflow a 32k window within a few steps, kept under it by ctxfold/ai-sdk. Run by
-// tests/js/ai-sdk.test.mjs under Node.js and by the worker of tests/js/workerd.test.mjs.
+// tests/js/ai-sdk.test.mjs under Node.js and by the worker of tests/js/workerd.test.mjs, each
+// passing the `ctxfold/ai-sdk` module it imported (the worker: the installed tarball's).
 import { APICallError, generateText, jsonSchema, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { ctxfoldMiddleware } from 'ctxfold/ai-sdk';
 
 export const WINDOW = 32_000;
 /** What the scripted provider counts: a token per 4 characters of the prompt's JSON. */
@@ -93,8 +93,8 @@ export const readTool = tool({
   execute: async ({ path }) => body(path),
 });
 
-/** The agent through the middleware: what the app got, and what the model was sent. */
-export async function toolLoop(files = 24, settings = undefined) {
+/** The agent through the middleware of `aiSdk`: what the app got, and what the model was sent. */
+export async function toolLoop({ ctxfoldMiddleware }, files = 24, settings = undefined) {
   const agent = scriptedAgent(files);
   const summarizer = summarizerModel();
   const events = [];
