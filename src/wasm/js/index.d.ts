@@ -1570,9 +1570,10 @@ export function adaptKeepRecentTokens(
 ): { keepRecentTokens: number; ratio: number };
 export function resolveSettings(settings?: CompactionSettings): ResolvedCompactionSettings;
 
-// Inline imaging: old tool results and system-prompt text sent as frames, request by request.
+// Message formats: Session.fromMessages / appendMessages / toMessages.
 export * from './formats.js';
 
+// Inline imaging: old tool results and system-prompt text sent as frames, request by request.
 export * from './inline.js';
 // The runner that carries the trigger decisions out around each provider request.
 export * from './maintainer.js';
