@@ -50,7 +50,11 @@ const consumers = {
           settings: { methodOrder: ['snapcompact', 'soft'] },
           onEvent: (e) => events.push(e),
           promote: async () => null,
+          tokenCounter: (message) => (typeof message.content === 'string' ? message.content.length : message.content.length * 100) / 3,
+          maxCountChars: 100_000,
+          calibrate: true,
         });
+        const ratio: number | undefined = m.calibration['anthropic/claude-x']?.ratio;
         const before = await m.beforeRequest({ systemPrompt: 'sys', tools: [{ name: 'read' }] });
         const count: number = before.tokens + before.messages.length;
         const reply: AssistantMessage = { role: 'assistant', content: [], stopReason: 'stop' };

@@ -27,8 +27,10 @@ export interface CtxfoldAiSdkOptions {
   settings?: CompactionSettings;
   /** Every event of each conversation's Maintainer. */
   onEvent?: (event: MaintainerEvent) => void;
-  /** Further Maintainer options (hooks, fetch and credentials of the native lanes, the clock, …). */
-  maintainer?: Omit<MaintainerOptions, 'model' | 'summarize' | 'settings' | 'onEvent'>;
+  /** Counts a message's tokens instead of the core's estimate (see `MaintainerOptions.tokenCounter`). */
+  tokenCounter?: MaintainerOptions['tokenCounter'];
+  /** Further Maintainer options (calibration, hooks, fetch and credentials of the native lanes, the clock, …). */
+  maintainer?: Omit<MaintainerOptions, 'model' | 'summarize' | 'settings' | 'onEvent' | 'tokenCounter'>;
   /** Conversations kept apart (matched by their prompts), newest first; default 16. */
   maxConversations?: number;
   /** Middleware: retries of a call the provider refused as too long, each after a compaction; default 2. */

@@ -302,9 +302,10 @@ class Conversation {
   #start() {
     const session = Session.create({ ...(this.#options.sessionId && { id: this.#options.sessionId }) });
     this.#maintainer?.dispose();
-    const { summarize, settings, onEvent, maintainer } = this.#options;
+    const { summarize, settings, onEvent, maintainer, tokenCounter } = this.#options;
     this.#maintainer = new Maintainer(session, {
       ...maintainer,
+      ...(tokenCounter !== undefined && { tokenCounter }),
       model: this.#model,
       ...(summarize !== undefined && { summarize: summarizerOf(summarize) }),
       ...(settings && { settings }),

@@ -60,6 +60,21 @@ export interface MaintainerOptions {
   cacheTtlMs?: InlineImagerOptions['cacheTtlMs'];
   /** Inline imaging: text tokens for its savings gate (a real tokenizer). */
   countTextTokens?: InlineImagerOptions['countTextTokens'];
+  /**
+   * Counts a message's tokens (a real tokenizer, an API count) instead of the core's estimate
+   * of about four characters a token: the request estimate the thresholds and the progress
+   * guard read. It gets each LLM message (and `{ role: 'system', content }` for the system
+   * prompt and the tool definitions); a message is counted once and remembered.
+   */
+  tokenCounter?: (message: LlmMessage | { role: 'system'; content: string }) => number;
+  /** A message longer than this (its strings together) reaches `tokenCounter` cut to it; the count is scaled back up. Default 200,000. */
+  maxCountChars?: number;
+  /**
+   * Calibrate the estimate from the usage providers report: per model, the median ratio of
+   * reported prompt tokens to the estimate of the last eight answered requests (0.5–3)
+   * multiplies later estimates. Default true.
+   */
+  calibrate?: boolean;
   /** The clock, in ms since the epoch (default `Date.now`). */
   now?: () => number;
   /** Schedules idle maintenance; returns a cancel function (default: an unref'd `setTimeout`). */
@@ -120,6 +135,8 @@ export class Maintainer {
   readonly model: TriggerModel;
   readonly settings: ResolvedCompactionSettings;
   readonly state: ContextManagerState;
+  /** Per model (`provider/id`): the calibration ratio in use and the answered requests it comes from. */
+  readonly calibration: Record<string, { ratio: number; samples: number }>;
   /** The stale pass, the pre-prompt or mid-run threshold check, then the messages to send. */
   beforeRequest(options?: BeforeRequestOptions): Promise<BeforeRequestResult>;
   /** Appends the reply, then recovery, threshold maintenance and the progress guard. */

@@ -15,6 +15,7 @@ import { requireRaw } from './raw.js';
 import { clampImages, contextSnapshot, textTokens } from './report.js';
 import { FRAME_DATA_BYTES_BUDGET, providerImageBudget } from './snapcompact.js';
 import { handlers } from './summarizer.js';
+import { TokenGauge } from './tokens.js';
 import { ContextManager } from './triggers.js';
 
 /** The stale pass as the coding agent runs it before every request (spec: compaction §6.5, §6.8). */
@@ -83,8 +84,12 @@ export class Maintainer {
   /** The failed assistant entry a decision took out of the context. */
   #dropped = null;
   #remoteBlockedUntil = 0;
-  /** `#storedTokens` memo. */
+  /** `#storedTokens` memo: the context's messages as the gauge counts them, without calibration. */
   #tokens = null;
+  /** The host's token counter and the calibration from reported usage. */
+  #gauge;
+  /** The last request's uncalibrated estimate, to compare with the usage its reply reports. */
+  #sent = null;
   /** Inline imaging (`snapcompact.systemPrompt` / `snapcompact.toolResults`), when either is on. */
   #imager = null;
 
@@ -120,6 +125,11 @@ export class Maintainer {
       const { cacheTtlMs, countTextTokens } = o;
       this.#imager = new InlineImager({ systemPrompt, toolResults, shape, cacheTtlMs, countTextTokens });
     }
+    this.#gauge = new TokenGauge({
+      tokenCounter: o.tokenCounter,
+      maxCountChars: o.maxCountChars,
+      calibrate: o.calibrate,
+    });
     this.#now = o.now ?? Date.now;
     this.#setTimer = o.setTimer ?? defaultTimer;
     this.#latestCompactionId = session.buildContext().compactionId ?? null;
@@ -147,6 +157,11 @@ export class Maintainer {
     return this.#cm.state;
   }
 
+  /** Per model (`provider/id`): the ratio of reported prompt tokens to the local estimate, and its samples. */
+  get calibration() {
+    return this.#gauge.snapshot();
+  }
+
   /**
    * Before each provider request: the per-turn stale pass, the pre-prompt (or mid-run)
    * threshold check with any compaction it asks for, then the LLM messages to send, within
@@ -160,7 +175,8 @@ export class Maintainer {
       if (p !== undefined && typeof p !== 'string' && !(Array.isArray(p) && p.every((b) => typeof b === 'string'))) {
         throw invalidArgument('beforeRequest(): systemPrompt must be a string or an array of strings');
       }
-      this.#overhead = textTokens(r.systemPrompt) + (r.tools === undefined ? 0 : textTokens(JSON.stringify(r.tools)));
+      this.#overhead =
+        this.#textTokens(r.systemPrompt) + (r.tools === undefined ? 0 : this.#textTokens(JSON.stringify(r.tools)));
       this.#request = r;
       const step = { pruned: 0, report: undefined };
       this.#stalePass(step);
@@ -182,6 +198,8 @@ export class Maintainer {
         step.report.framesOmitted += framesLeftOut;
       }
       const result = { messages, tokens: this.#storedTokens(), report: step.report };
+      // Inline imaging sends fewer tokens than the text estimate counts: no calibration then.
+      this.#sent = inline?.savedTokens > 0 ? null : { model: this.#model, estimate: this.#rawTokens() };
       if (systemPrompt !== undefined) result.systemPrompt = systemPrompt;
       if (inline !== undefined) result.inline = inline;
       return result;
@@ -201,6 +219,7 @@ export class Maintainer {
         throw invalidArgument('afterResponse() takes the assistant message (role "assistant")');
       }
       const message = a.role === undefined ? { ...a, role: 'assistant' } : a;
+      this.#observe(message);
       const now = this.#now();
       const id = this.#session.appendMessage(message, { now: message.timestamp ?? now });
       if (message.stopReason === 'toolUse') {
@@ -299,11 +318,41 @@ export class Maintainer {
    * state (size and leaf); the maintainer's own prunes, which change neither, forget it.
    */
   #storedTokens() {
+    return Math.round(this.#rawTokens() * this.#gauge.ratio(this.#model));
+  }
+
+  /** The estimate before calibration: the context's messages and the request overhead. */
+  #rawTokens() {
     const key = `${this.#session.size}:${this.#session.leafId}`;
     if (this.#tokens?.session !== this.#session || this.#tokens.key !== key) {
-      this.#tokens = { session: this.#session, key, value: this.#session.contextTokens().estimatedTokens };
+      const value = this.#gauge.counting
+        ? this.#gauge.count(
+            this.#session.toLlmMessages({
+              model: { ...this.#model, provider: this.#o.provider ?? this.#model.provider },
+            }),
+          )
+        : this.#session.contextTokens().estimatedTokens;
+      this.#tokens = { session: this.#session, key, value };
     }
     return this.#tokens.value + this.#overhead;
+  }
+
+  /** Text (the system prompt, the tool definitions) counted as the gauge counts. */
+  #textTokens(text) {
+    if (!this.#gauge.counting) return textTokens(text);
+    const t = Array.isArray(text) ? text.join('\n\n') : text;
+    return typeof t === 'string' && t !== '' ? this.#gauge.count([{ role: 'system', content: t }]) : 0;
+  }
+
+  /** A reply to the last request: its reported prompt tokens calibrate the estimate of its model. */
+  #observe(message) {
+    const sent = this.#sent;
+    this.#sent = null;
+    const u = message.usage;
+    if (sent === null || !isObject(u) || message.stopReason === 'error' || message.stopReason === 'aborted') return;
+    if (message.model !== undefined && message.model !== sent.model.id) return;
+    const reported = (u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0);
+    this.#gauge.observe(sent.model, sent.estimate, reported);
   }
 
   #turnOptions() {
