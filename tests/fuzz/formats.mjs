@@ -166,6 +166,10 @@ function check(format, messages) {
     return false;
   }
   try {
+    // What a reader accepted is a valid entry: the core's load found nothing wrong with its lines.
+    const found = session.warnings.filter((w) => w.code?.startsWith('E_'));
+    if (found.length > 0)
+      throw new Finding(`the session file of an accepted read has load warnings: ${JSON.stringify(found[0])}`);
     for (const f of allFormats) session.toMessages({ format: f });
     const before = session.toJsonl();
     const again = Session.fromJsonl(before);

@@ -128,8 +128,35 @@ export class Session {
    */
   static fromMessages(messages, options) {
     if (options !== undefined && options !== null) object(options, 'options');
-    const session = Session.create(options);
-    session.#formatWarnings = session.appendMessages(messages, options).warnings;
+    const format = formatOf(options?.format);
+    if (!Array.isArray(messages)) throw invalidArgument('messages must be an array');
+    const warnings = new Warnings();
+    const read = format.read(messages, { model: options?.model, warnings, toolCall: () => undefined });
+    const now = nowOf(options);
+    const timestamp = new Date(now);
+    if (Number.isNaN(timestamp.getTime())) throw invalidArgument('`now` is outside the range of a date');
+    // One load of the whole file instead of an append per message: the lines are written here
+    // as `append` writes them ({type, id, parentId, timestamp, …fields}), the header by the core.
+    const empty = Session.create(options);
+    const header = empty.toJsonl();
+    empty.free();
+    const nextId = idSource(options);
+    const at = timestamp.toISOString();
+    const lines = [header];
+    let parentId = null;
+    const push = (type, fields) => {
+      const id = nextId();
+      lines.push(`${toJson({ type, id, parentId, timestamp: at, ...fields })}\n`);
+      parentId = id;
+    };
+    const system = options?.system ?? read.system?.value;
+    if (system !== undefined && system !== null) {
+      const text = options?.system !== undefined ? systemText(options.system) : read.system.text;
+      push('custom', { customType: SYSTEM_ENTRY, data: { text, value: system, format: format.name } });
+    }
+    for (const message of read.messages) push('message', { message });
+    const session = Session.fromJsonl(lines.join(''), options);
+    session.#formatWarnings = warnings.list;
     return session;
   }
 
@@ -734,6 +761,37 @@ export class NavigationPlan extends PlanHandle {
 }
 
 /** The key under which newer reads supersede older ones (spec: compaction §6.2), or `undefined`. */
+/**
+ * New entry ids for `fromMessages`, as the core would draw them: `%08x(n)` from `start`
+ * (`deterministic`), the host's function, or 8 random hex digits (seeded by `seed` when given),
+ * never one already drawn.
+ */
+function idSource(options) {
+  const { ids, seed, start } = options ?? {};
+  const taken = new Set();
+  let n = Number.isInteger(start) ? start : 1;
+  let state = (Number.isInteger(seed) ? seed : Math.floor(Math.random() * 2 ** 32)) >>> 0 || 1;
+  const random = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0).toString(16).padStart(8, '0');
+  };
+  const draw =
+    ids === 'deterministic' ? () => (n++).toString(16).padStart(8, '0') : typeof ids === 'function' ? ids : random;
+  return () => {
+    for (let attempt = 0; attempt < 1000; attempt++) {
+      const id = draw();
+      if (typeof id !== 'string' || id === '') throw invalidArgument('the ids function must return non-empty strings');
+      if (!taken.has(id)) {
+        taken.add(id);
+        return id;
+      }
+    }
+    throw invalidArgument('the ids function returned no new id in 1000 tries');
+  };
+}
+
 /** A system prompt given as an option (text, or text blocks of a format) as text. */
 function systemText(system) {
   if (typeof system === 'string') return system;
