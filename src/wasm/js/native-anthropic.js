@@ -5,9 +5,11 @@
 // — and POSTs it with the shared transport of native-openai.js (the host's `fetch` and
 // credentials, the time-out, the AbortSignal), waiting out a 429 as the core's `retryStep`
 // decides. The core reads the answer (untrusted) in the commit; nothing is written before it,
-// so every failure leaves the session as it was.
+// so every failure leaves the session as it was. The wire messages are the anthropic format's
+// (`wireMessages` of formats/anthropic.js, its repairing form).
 import { nowOf } from './args.js';
 import { abortError, codedError, messageOf, statusOf } from './errors.js';
+import { wireMessages } from './formats/anthropic.js';
 import { post, sleep } from './native-openai.js';
 import { committed, requireRaw } from './raw.js';
 
@@ -30,6 +32,7 @@ const MIN_CONTEXT_TOKENS = 55_000;
 const TIMEOUT_MS = 300_000;
 
 const str = (v) => (typeof v === 'string' && v.length > 0 ? v : undefined);
+const textBlock = (text) => ({ type: 'text', text });
 
 /** The model the lane reads, from `o.model` (an object) and `o.provider`; undefined for an id alone. */
 function claudeModel(o) {
@@ -107,98 +110,6 @@ export function replayTarget(model) {
   const m = claudeModel({ model });
   if (m === undefined || !speaksMessages(m)) return model;
   return ineligibility(m, undefined) === null ? { provider: m.provider, api: API } : undefined;
-}
-
-// ----- provider messages → Anthropic wire messages ------------------------------------------
-
-const textBlock = (text) => ({ type: 'text', text });
-const blank = (t) => typeof t !== 'string' || t.trim() === '';
-const textOf = (v) => (typeof v === 'string' ? v : '');
-
-/** A tool-use id as the API accepts it (`[A-Za-z0-9_-]`, at most 64 characters). */
-const toolId = (id) =>
-  [...textOf(id)]
-    .map((c) => (/^[A-Za-z0-9-]$/.test(c) ? c : '_'))
-    .slice(0, 64)
-    .join('');
-
-/** Text and image blocks of user-side content (a string or an array of blocks). */
-function userBlocks(content) {
-  if (typeof content === 'string') return blank(content) ? [] : [textBlock(content)];
-  const out = [];
-  for (const b of Array.isArray(content) ? content : []) {
-    if (b?.type === 'text' && !blank(b.text)) out.push(textBlock(b.text));
-    if (b?.type === 'image') {
-      out.push({ type: 'image', source: { type: 'base64', media_type: textOf(b.mimeType), data: textOf(b.data) } });
-    }
-  }
-  return out;
-}
-
-/**
- * An assistant message's blocks: text, signed thinking (unsigned thinking as text), redacted
- * thinking, tool calls last (the API wants a turn's tool uses after its other blocks).
- */
-function assistantBlocks(content) {
-  const out = [];
-  const calls = [];
-  for (const b of Array.isArray(content) ? content : []) {
-    if (b?.type === 'text' && !blank(b.text)) out.push(textBlock(b.text));
-    else if (b?.type === 'thinking' && !blank(b.thinkingSignature)) {
-      out.push({ type: 'thinking', thinking: textOf(b.thinking), signature: b.thinkingSignature });
-    } else if (b?.type === 'thinking' && !blank(b.thinking)) out.push(textBlock(b.thinking));
-    else if (b?.type === 'redactedThinking' && str(b.data)) out.push({ type: 'redacted_thinking', data: b.data });
-    else if (b?.type === 'toolCall') {
-      const input = b.arguments !== null && typeof b.arguments === 'object' && !Array.isArray(b.arguments);
-      calls.push({ type: 'tool_use', id: toolId(b.id), name: textOf(b.name), input: input ? b.arguments : {} });
-    }
-  }
-  return [...out, ...calls];
-}
-
-const toolResult = (id, content, isError) => ({ type: 'tool_result', tool_use_id: id, content, is_error: isError });
-
-/**
- * Provider messages (spec: compaction §2.6) → Anthropic wire messages. Consecutive tool results
- * become one user message; each result answers a call of the assistant turn right before it (a
- * result without one is dropped, a call without one gets an error result, as the API accepts no
- * unpaired tool use); empty messages are dropped; two assistant turns in a row get a `Continue.`
- * user turn between them.
- */
-export function wireMessages(messages) {
-  const out = [];
-  // Calls of the last assistant turn still waiting for their result, and the results so far.
-  let open = [];
-  let results = [];
-  const close = () => {
-    for (const id of open) results.push(toolResult(id, [textBlock('No result provided')], true));
-    if (results.length > 0) out.push({ role: 'user', content: results });
-    open = [];
-    results = [];
-  };
-  for (const m of messages) {
-    if (m?.role === 'toolResult') {
-      const id = toolId(m.toolCallId);
-      const at = open.indexOf(id);
-      if (at >= 0) {
-        open.splice(at, 1);
-        results.push(toolResult(id, userBlocks(m.content), m.isError === true));
-      }
-      continue;
-    }
-    close();
-    const assistant = m?.role === 'assistant';
-    if (!assistant && m?.role !== 'user' && m?.role !== 'developer') continue;
-    const content = assistant ? assistantBlocks(m.content) : userBlocks(m.content);
-    if (content.length === 0) continue;
-    if (assistant) {
-      if (out.at(-1)?.role === 'assistant') out.push({ role: 'user', content: [textBlock('Continue.')] });
-      open = content.filter((b) => b.type === 'tool_use').map((b) => b.id);
-    }
-    out.push({ role: assistant ? 'assistant' : 'user', content });
-  }
-  close();
-  return out;
 }
 
 // ----- the request ---------------------------------------------------------------------------
