@@ -1,12 +1,940 @@
-// The `ai-sdk-ui` format (being written).
-import { invalidArgument } from '../errors.js';
+// The `ai-sdk-ui` format: the AI SDK's `UIMessage`s as `useChat` holds them (ai 7: `id`, `role`,
+// `metadata`, `parts`), read into AgentMessages and written back from the LLM view.
+//
+// A user or system UIMessage is one message. An assistant UIMessage holds a whole tool loop:
+// its `step-start` parts divide it into steps, and a tool part holds a call and its output
+// together. Each step becomes an assistant message (text, reasoning, tool calls, images) and
+// then the tool results of its outputs, so the core's cut points (never a tool result) fall at
+// step starts and never between a call and its output. What pi's model has no field for is
+// kept under `ctxfold` (common.js): on every message the UIMessage `id`, its step group `g`,
+// `metadata`, and a `layout` (the step's parts in order: a number names the modelled part with
+// that `k`, an object is a part kept as it was: step-start, sources, data parts, tool parts
+// still waiting for their output); on every block the part's other fields (`rest`). The
+// writer regroups consecutive entries of one id into the UIMessage, so an uncompacted history
+// comes back equal.
+//
+// A compacted view starts with a user UIMessage (id: the compaction entry's) holding a
+// `data-compaction` part for the UI, the summary as text and the snapcompact frames as file
+// parts for the model: pi sends summaries as user messages, and only user content takes images.
+import {
+  dataUrl,
+  extrasOf as extrasOfFormat,
+  invalidMessage,
+  isObject,
+  keepExtras,
+  kindOf,
+  parseDataUrl,
+  RAW_ARGUMENTS,
+} from './common.js';
 
 export const name = 'ai-sdk-ui';
 
-export function read() {
-  throw invalidArgument('the ai-sdk-ui format is not implemented yet');
+const ROLES = new Set(['system', 'user', 'assistant']);
+const TOOL_STATES = new Set([
+  'input-streaming',
+  'input-available',
+  'approval-requested',
+  'approval-responded',
+  'output-available',
+  'output-error',
+  'output-denied',
+]);
+/** A UIMessage's own members; any other (an older SDK's `createdAt`, …) is kept as `more`. */
+const MESSAGE_KEYS = ['id', 'role', 'metadata', 'parts'];
+const DENIED = 'Tool call execution denied.';
+const EXECUTION_DENIED = 'Tool execution denied.';
+
+// ----- checks ---------------------------------------------------------------------------------
+
+function str(value, index, field) {
+  if (typeof value !== 'string') throw invalidMessage(index, field, `must be a string, got ${kindOf(value)}`);
+  return value;
 }
 
-export function write() {
-  throw invalidArgument('the ai-sdk-ui format is not implemented yet');
+function optStr(part, key, index, path) {
+  if (part[key] !== undefined) str(part[key], index, `${path}.${key}`);
+}
+
+function optObj(part, key, index, path) {
+  const v = part[key];
+  if (v !== undefined && !isObject(v)) {
+    throw invalidMessage(index, `${path}.${key}`, `must be an object, got ${kindOf(v)}`);
+  }
+}
+
+function optBool(part, key, index, path) {
+  const v = part[key];
+  if (v !== undefined && typeof v !== 'boolean') {
+    throw invalidMessage(index, `${path}.${key}`, `must be a boolean, got ${kindOf(v)}`);
+  }
+}
+
+function textState(part, index, path) {
+  const s = part.state;
+  if (s !== undefined && s !== 'streaming' && s !== 'done') {
+    throw invalidMessage(index, `${path}.state`, `must be 'streaming' or 'done', got ${JSON.stringify(s)}`);
+  }
+}
+
+/** A tool part's `approval`, as its state requires. */
+function checkApproval(part, index, path) {
+  const { state, approval } = part;
+  const needed = state === 'approval-requested' || state === 'approval-responded' || state === 'output-denied';
+  if (approval === undefined) {
+    if (needed) throw invalidMessage(index, `${path}.approval`, `is required in state ${state}`);
+    return;
+  }
+  if (!isObject(approval))
+    throw invalidMessage(index, `${path}.approval`, `must be an object, got ${kindOf(approval)}`);
+  if (state === 'input-streaming' || state === 'input-available') {
+    throw invalidMessage(index, `${path}.approval`, `is not allowed in state ${state}`);
+  }
+  str(approval.id, index, `${path}.approval.id`);
+  const a = approval.approved;
+  const want =
+    state === 'approval-requested'
+      ? a === undefined
+      : state === 'approval-responded'
+        ? typeof a === 'boolean'
+        : state === 'output-denied'
+          ? a === false
+          : a === true;
+  if (!want) {
+    throw invalidMessage(index, `${path}.approval.approved`, `does not fit state ${state}: ${JSON.stringify(a)}`);
+  }
+  optStr(approval, 'reason', index, `${path}.approval`);
+  optStr(approval, 'requestReason', index, `${path}.approval`);
+  optStr(approval, 'signature', index, `${path}.approval`);
+  optBool(approval, 'isAutomatic', index, `${path}.approval`);
+}
+
+function checkTool(part, index, path) {
+  str(part.toolCallId, index, `${path}.toolCallId`);
+  if (part.type === 'dynamic-tool') {
+    str(part.toolName, index, `${path}.toolName`);
+    if (part.dynamic !== undefined && part.dynamic !== false) {
+      throw invalidMessage(index, `${path}.dynamic`, 'must be false when present');
+    }
+  } else if (part.type.length === 5) {
+    throw invalidMessage(index, `${path}.type`, "names no tool ('tool-<name>')");
+  }
+  const { state } = part;
+  if (!TOOL_STATES.has(state)) {
+    throw invalidMessage(index, `${path}.state`, `must be a tool state, got ${JSON.stringify(state)}`);
+  }
+  if (state !== 'input-streaming' && state !== 'output-error' && !('input' in part)) {
+    throw invalidMessage(index, `${path}.input`, `is required in state ${state}`);
+  }
+  if (state === 'output-available') {
+    if (!('output' in part)) throw invalidMessage(index, `${path}.output`, 'is required in state output-available');
+  } else if (part.output !== undefined) {
+    throw invalidMessage(index, `${path}.output`, `is not allowed in state ${state}`);
+  }
+  if (state === 'output-error') str(part.errorText, index, `${path}.errorText`);
+  else if (part.errorText !== undefined)
+    throw invalidMessage(index, `${path}.errorText`, `is not allowed in state ${state}`);
+  checkApproval(part, index, path);
+  optStr(part, 'title', index, path);
+  optObj(part, 'toolMetadata', index, path);
+  optBool(part, 'providerExecuted', index, path);
+  optBool(part, 'preliminary', index, path);
+  optObj(part, 'callProviderMetadata', index, path);
+  optObj(part, 'resultProviderMetadata', index, path);
+  if (part.inputEncoding !== undefined && part.inputEncoding !== 'json' && part.inputEncoding !== 'text') {
+    throw invalidMessage(index, `${path}.inputEncoding`, "must be 'json' or 'text'");
+  }
+}
+
+function checkFile(part, index, path) {
+  str(part.mediaType, index, `${path}.mediaType`);
+  str(part.url, index, `${path}.url`);
+  optStr(part, 'filename', index, path);
+  optObj(part, 'providerReference', index, path);
+}
+
+/** Throws E_INVALID_MESSAGE unless `part` is a UIMessage part of ai 7. */
+function checkPart(part, index, path) {
+  if (!isObject(part)) throw invalidMessage(index, path, `must be an object, got ${kindOf(part)}`);
+  const { type } = part;
+  if (typeof type !== 'string') throw invalidMessage(index, `${path}.type`, `must be a string, got ${kindOf(type)}`);
+  optObj(part, 'providerMetadata', index, path);
+  switch (type) {
+    case 'text':
+      str(part.text, index, `${path}.text`);
+      textState(part, index, path);
+      if (part.citations !== undefined && !Array.isArray(part.citations)) {
+        throw invalidMessage(index, `${path}.citations`, `must be an array, got ${kindOf(part.citations)}`);
+      }
+      return;
+    case 'reasoning':
+      str(part.text, index, `${path}.text`);
+      textState(part, index, path);
+      optStr(part, 'id', index, path);
+      return;
+    case 'file':
+      checkFile(part, index, path);
+      return;
+    case 'reasoning-file':
+      str(part.mediaType, index, `${path}.mediaType`);
+      str(part.url, index, `${path}.url`);
+      return;
+    case 'source-url':
+      str(part.sourceId, index, `${path}.sourceId`);
+      str(part.url, index, `${path}.url`);
+      optStr(part, 'title', index, path);
+      return;
+    case 'source-document':
+      str(part.sourceId, index, `${path}.sourceId`);
+      str(part.mediaType, index, `${path}.mediaType`);
+      str(part.title, index, `${path}.title`);
+      optStr(part, 'filename', index, path);
+      return;
+    case 'step-start':
+      return;
+    case 'custom':
+      str(part.kind, index, `${path}.kind`);
+      return;
+    case 'steering-message': {
+      str(part.id, index, `${path}.id`);
+      if (!Array.isArray(part.parts)) {
+        throw invalidMessage(index, `${path}.parts`, `must be an array, got ${kindOf(part.parts)}`);
+      }
+      part.parts.forEach((p, j) => {
+        const at = `${path}.parts[${j}]`;
+        checkPart(p, index, at);
+        if (p.type !== 'text' && p.type !== 'file') throw invalidMessage(index, `${at}.type`, 'must be text or file');
+      });
+      return;
+    }
+    default:
+      if (type === 'dynamic-tool' || type.startsWith('tool-')) {
+        checkTool(part, index, path);
+        return;
+      }
+      if (type.startsWith('data-') && type.length > 5) {
+        if (!('data' in part)) throw invalidMessage(index, `${path}.data`, 'is required');
+        optStr(part, 'id', index, path);
+        return;
+      }
+      throw invalidMessage(index, `${path}.type`, `unknown part type ${JSON.stringify(type)}`);
+  }
+}
+
+function checkMessage(m, index) {
+  if (!isObject(m)) throw invalidMessage(index, '', `must be an object, got ${kindOf(m)}`);
+  str(m.id, index, 'id');
+  if (!ROLES.has(m.role)) {
+    throw invalidMessage(index, 'role', `must be 'system', 'user' or 'assistant', got ${JSON.stringify(m.role)}`);
+  }
+  if (!Array.isArray(m.parts)) throw invalidMessage(index, 'parts', `must be an array, got ${kindOf(m.parts)}`);
+  for (let j = 0; j < m.parts.length; j++) checkPart(m.parts[j], index, `parts[${j}]`);
+}
+
+// ----- reading --------------------------------------------------------------------------------
+
+/** The members of `part` other than `skip`, or undefined when there are none. */
+function restOf(part, skip) {
+  let rest;
+  for (const key of Object.keys(part)) {
+    if (skip.includes(key)) continue;
+    rest ??= {};
+    rest[key] = part[key];
+  }
+  return rest;
+}
+
+/**
+ * The keys of `node` when the writer would not rebuild them in that order (`rebuilt`), so that
+ * the JSON comes back the same, not only equal; undefined when it would.
+ */
+function orderOf(node, rebuilt) {
+  const keys = Object.keys(node);
+  if (keys.length === rebuilt.length && keys.every((k, j) => k === rebuilt[j])) return undefined;
+  return keys;
+}
+
+const keysOf = (rest) => (rest === undefined ? [] : Object.keys(rest));
+
+const isImage = (mediaType) => mediaType === 'image' || mediaType.startsWith('image/');
+
+/** What a provider's metadata on a part says in pi's signature fields (the reference's conventions). */
+function signatures(meta) {
+  if (!isObject(meta)) return {};
+  const google = isObject(meta.google) ? meta.google : isObject(meta.vertex) ? meta.vertex : undefined;
+  return {
+    anthropic: isObject(meta.anthropic) ? meta.anthropic : undefined,
+    openai: isObject(meta.openai) ? meta.openai : undefined,
+    google: typeof google?.thoughtSignature === 'string' ? google.thoughtSignature : undefined,
+  };
+}
+
+/** The provider whose metadata a part carries, as a pi model (api, provider). */
+function providerOf(meta) {
+  if (!isObject(meta)) return undefined;
+  if (isObject(meta.anthropic)) return { api: 'anthropic-messages', provider: 'anthropic' };
+  if (isObject(meta.openai)) return { api: 'openai-responses', provider: 'openai' };
+  if (isObject(meta.google)) return { api: 'google-generative-ai', provider: 'google' };
+  if (isObject(meta.vertex)) return { api: 'google-vertex', provider: 'google-vertex' };
+  return undefined;
+}
+
+function textBlock(part) {
+  const block = { type: 'text', text: part.text };
+  const sig = signatures(part.providerMetadata);
+  if (typeof sig.openai?.itemId === 'string') {
+    const s = { v: 1, id: sig.openai.itemId };
+    if (sig.openai.phase === 'commentary' || sig.openai.phase === 'final_answer') s.phase = sig.openai.phase;
+    block.textSignature = JSON.stringify(s);
+  } else if (sig.google !== undefined) {
+    block.textSignature = sig.google;
+  }
+  const rest = restOf(part, ['type', 'text']);
+  return keepExtras(block, name, { rest, order: orderOf(part, ['type', 'text', ...keysOf(rest)]) });
+}
+
+function reasoningBlock(part) {
+  const sig = signatures(part.providerMetadata);
+  if (typeof sig.anthropic?.redactedData === 'string') {
+    return keepExtras({ type: 'redactedThinking', data: sig.anthropic.redactedData }, name, {
+      rest: restOf(part, ['type']),
+    });
+  }
+  const block = { type: 'thinking', thinking: part.text };
+  if (typeof sig.anthropic?.signature === 'string') block.thinkingSignature = sig.anthropic.signature;
+  else if (typeof sig.openai?.itemId === 'string') {
+    const item = {
+      type: 'reasoning',
+      id: sig.openai.itemId,
+      summary: part.text === '' ? [] : [{ type: 'summary_text', text: part.text }],
+    };
+    if (typeof sig.openai.reasoningEncryptedContent === 'string') {
+      item.encrypted_content = sig.openai.reasoningEncryptedContent;
+    }
+    block.thinkingSignature = JSON.stringify(item);
+  } else if (sig.google !== undefined) block.thinkingSignature = sig.google;
+  const rest = restOf(part, ['type', 'text']);
+  return keepExtras(block, name, { rest, order: orderOf(part, ['type', 'text', ...keysOf(rest)]) });
+}
+
+/**
+ * A file part: an image in a base64 `data:` URL is an image block; any other file (an image by
+ * URL, a PDF, …) is a text block naming it for the other formats, with the part kept whole.
+ */
+function fileBlock(part, index, path, warnings) {
+  const data = isImage(part.mediaType) ? parseDataUrl(part.url) : undefined;
+  if (data?.mimeType.startsWith('image/')) {
+    const skip = data.mimeType === part.mediaType ? ['type', 'url', 'mediaType'] : ['type', 'url'];
+    const rest = restOf(part, skip);
+    const rebuilt = ['type', 'mediaType', ...keysOf(rest).filter((k) => k !== 'mediaType'), 'url'];
+    return keepExtras({ type: 'image', data: data.data, mimeType: data.mimeType }, name, {
+      rest,
+      order: orderOf(part, rebuilt),
+    });
+  }
+  const where = part.url.startsWith('data:') ? 'inline data' : part.url;
+  const label = `${part.filename ?? where}, ${part.mediaType}`;
+  warnings.converted(
+    `a file part (${part.mediaType}) is kept as the text "[file: …]" for the other formats; ai-sdk-ui writes it back as it was`,
+    index,
+    path,
+  );
+  return keepExtras({ type: 'text', text: `[file: ${label}]` }, name, { part });
+}
+
+/** The JSON text of a tool output that is not a string. */
+function outputText(output, index, path) {
+  let text;
+  try {
+    text = JSON.stringify(output);
+  } catch (err) {
+    throw invalidMessage(index, path, `is not JSON: ${err?.message ?? err}`);
+  }
+  if (typeof text !== 'string') throw invalidMessage(index, path, `is not JSON (${kindOf(output)})`);
+  return text;
+}
+
+/** The tool result a tool part's output gives the model, or undefined while it waits for one. */
+function toolResult(part, id, g, index, path) {
+  const { state } = part;
+  let text;
+  let isError = true;
+  let json;
+  if (state === 'output-available') {
+    isError = false;
+    if (typeof part.output === 'string') text = part.output;
+    else {
+      text = outputText(part.output, index, `${path}.output`);
+      json = true;
+    }
+  } else if (state === 'output-error') text = part.errorText;
+  else if (state === 'output-denied') text = part.approval.reason ?? DENIED;
+  else if (state === 'approval-responded' && part.approval.approved === false) {
+    text = part.approval.reason ?? EXECUTION_DENIED;
+  } else return undefined;
+  const toolName = part.type === 'dynamic-tool' ? part.toolName : part.type.slice(5);
+  const result = {
+    role: 'toolResult',
+    toolCallId: part.toolCallId,
+    toolName,
+    content: [{ type: 'text', text }],
+    isError,
+  };
+  return keepExtras(result, name, { id, g, json });
+}
+
+function toolCallBlock(part, pending) {
+  const dynamic = part.type === 'dynamic-tool';
+  const input = part.input;
+  const plain = isObject(input);
+  const block = {
+    type: 'toolCall',
+    id: part.toolCallId,
+    name: dynamic ? part.toolName : part.type.slice(5),
+    arguments: plain ? input : typeof input === 'string' ? { [RAW_ARGUMENTS]: input } : {},
+  };
+  const sig = signatures(part.callProviderMetadata);
+  if (typeof sig.openai?.itemId === 'string') block.thoughtSignature = sig.openai.itemId;
+  else if (sig.google !== undefined) block.thoughtSignature = sig.google;
+  const skip = ['type', 'toolCallId', 'output', 'errorText'];
+  if (dynamic) skip.push('toolName');
+  if (plain) skip.push('input');
+  const rest = restOf(part, skip);
+  const rebuilt = dynamic ? ['type', 'toolName', 'toolCallId'] : ['type', 'toolCallId'];
+  rebuilt.push(...keysOf(rest));
+  if (plain) rebuilt.push('input');
+  if (part.state === 'output-available') rebuilt.push('output');
+  else if (part.state === 'output-error') rebuilt.push('errorText');
+  return keepExtras(block, name, {
+    rest,
+    dynamic: dynamic || undefined,
+    noInput: 'input' in part ? undefined : true,
+    pending: pending || undefined,
+    order: pending ? undefined : orderOf(part, rebuilt),
+  });
+}
+
+/** Whether a tool part has an output (or a denial) the model sees as a tool result. */
+function hasResult(part) {
+  const s = part.state;
+  return (
+    s === 'output-available' ||
+    s === 'output-error' ||
+    s === 'output-denied' ||
+    (s === 'approval-responded' && part.approval.approved === false)
+  );
+}
+
+const isTool = (type) => type === 'dynamic-tool' || type.startsWith('tool-');
+
+/** Whether parts `from…to` hold a part the LLM view keeps: text, reasoning, a file, a tool output. */
+function hasSolid(parts, from, to) {
+  for (let j = from; j < to; j++) {
+    const p = parts[j];
+    if (p.type === 'text' || p.type === 'file' || p.type === 'reasoning') return true;
+    if (isTool(p.type) && hasResult(p)) return true;
+  }
+  return false;
+}
+
+/** Sets `block.ctxfold.k` (the block's place in the layout). */
+function numbered(block, k) {
+  block.ctxfold ??= { format: name };
+  block.ctxfold.k = k;
+  return block;
+}
+
+/** The key order of a UIMessage when the writer would not rebuild it (id, role, metadata, parts, more). */
+function messageOrder(m) {
+  const rebuilt = ['id', 'role'];
+  if ('metadata' in m) rebuilt.push('metadata');
+  rebuilt.push('parts', ...keysOf(restOf(m, MESSAGE_KEYS)));
+  return orderOf(m, rebuilt);
+}
+
+/** Whether `layout` is 0…n-1 (every part modelled, in order), so it need not be kept. */
+function trivial(layout) {
+  for (let j = 0; j < layout.length; j++) if (layout[j] !== j) return false;
+  return true;
+}
+
+/**
+ * The blocks and layout of a run of parts. `blocks[k]` is the modelled part `k`; a layout
+ * entry is `k` or a part kept as it was.
+ */
+function contentOf(parts, from, to, role, index, ctx, results, g, id) {
+  const blocks = [];
+  const layout = [];
+  // The core drops an assistant message left empty when it strips calls without results, so
+  // such calls become blocks only beside a part that stays.
+  const solid = role === 'assistant' && hasSolid(parts, from, to);
+  for (let j = from; j < to; j++) {
+    const part = parts[j];
+    const path = `parts[${j}]`;
+    const { type } = part;
+    let block;
+    if (type === 'text') block = textBlock(part);
+    else if (type === 'file') block = fileBlock(part, index, path, ctx.warnings);
+    else if (role === 'assistant' && type === 'reasoning') block = reasoningBlock(part);
+    else if (role === 'assistant' && isTool(type)) {
+      const done = hasResult(part);
+      block = toolCallBlock(part, !done);
+      if (done) results.push(toolResult(part, id, g, index, path));
+      else {
+        ctx.warnings.converted(
+          `a tool part in state ${part.state} has no output: a call without a result, which the LLM view (every other format) leaves out; ai-sdk-ui writes the part back as it was`,
+          index,
+          path,
+        );
+        // Kept whole in the layout: the LLM view drops a call without a result.
+        layout.push(part);
+        if (solid) blocks.push(block);
+        continue;
+      }
+    } else {
+      if (type === 'steering-message' || type === 'custom' || type === 'reasoning-file') {
+        ctx.warnings.converted(
+          `a ${type} part is not carried by pi's messages: ai-sdk-ui writes it back, the other formats leave it out`,
+          index,
+          path,
+        );
+      }
+      layout.push(part);
+      continue;
+    }
+    layout.push(blocks.length);
+    blocks.push(block);
+  }
+  return { blocks, layout };
+}
+
+/** Numbers the blocks and returns the layout to keep, or undefined when it is 0…n-1. */
+function finish(blocks, layout) {
+  if (trivial(layout) && layout.length === blocks.length) return undefined;
+  blocks.forEach((b, k) => {
+    if (b.ctxfold?.pending !== true) numbered(b, k);
+  });
+  return layout;
+}
+
+function userMessage(m, index, ctx, role) {
+  const { blocks, layout } = contentOf(m.parts, 0, m.parts.length, 'user', index, ctx, [], 0, m.id);
+  const message = { role, content: blocks };
+  if (role === 'user' && m.parts.some((p) => p.type === 'data-compaction')) message.attribution = 'agent';
+  return keepExtras(message, name, {
+    id: m.id,
+    role: role === 'developer' ? 'system' : undefined,
+    metadata: m.metadata,
+    more: restOf(m, MESSAGE_KEYS),
+    order: messageOrder(m),
+    layout: finish(blocks, layout),
+  });
+}
+
+/**
+ * An assistant UIMessage: a message per step group (a step with modelled parts, with any
+ * steps before or after it that have none), each followed by the tool results of its outputs.
+ */
+function assistantMessages(m, index, ctx, out) {
+  const { parts } = m;
+  // Step boundaries: a step starts at each step-start part (and at the first part).
+  const starts = [0];
+  for (let j = 0; j < parts.length; j++) if (parts[j].type === 'step-start' && j > 0) starts.push(j);
+  const modelled = (from, to) => hasSolid(parts, from, to);
+  // Step groups: [from, to) ranges, each with at most one step that has modelled parts.
+  const groups = [];
+  let cur = null;
+  for (let s = 0; s < starts.length; s++) {
+    const from = starts[s];
+    const to = s + 1 < starts.length ? starts[s + 1] : parts.length;
+    const has = modelled(from, to);
+    if (cur === null || (has && cur.has)) {
+      cur = { from, to, has };
+      groups.push(cur);
+    } else {
+      cur.to = to;
+      cur.has ||= has;
+    }
+  }
+  // The model that wrote the message, as the provider metadata of its parts tells.
+  let model = ctx.model;
+  for (let j = 0; j < parts.length && model === undefined; j++) {
+    model = providerOf(parts[j].providerMetadata) ?? providerOf(parts[j].callProviderMetadata);
+  }
+  groups.forEach((grp, g) => {
+    const results = [];
+    const { blocks, layout } = contentOf(parts, grp.from, grp.to, 'assistant', index, ctx, results, g, m.id);
+    const message = { role: 'assistant', content: blocks };
+    if (model?.api !== undefined) message.api = model.api;
+    if (model?.provider !== undefined) message.provider = model.provider;
+    if (model?.id !== undefined) message.model = model.id;
+    message.stopReason = blocks.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop';
+    out.push(
+      keepExtras(message, name, {
+        id: m.id,
+        g,
+        metadata: m.metadata,
+        more: restOf(m, MESSAGE_KEYS),
+        order: messageOrder(m),
+        layout: finish(blocks, layout),
+      }),
+    );
+    for (const r of results) out.push(r);
+  });
+}
+
+/**
+ * UIMessages → AgentMessages. Leading system UIMessages are the system prompt (kept as they
+ * were); a later one is a developer message.
+ */
+export function read(messages, ctx) {
+  const out = [];
+  let i = 0;
+  const leading = [];
+  while (i < messages.length && isObject(messages[i]) && messages[i].role === 'system') {
+    checkMessage(messages[i], i);
+    leading.push(messages[i]);
+    i++;
+  }
+  for (; i < messages.length; i++) {
+    const m = messages[i];
+    checkMessage(m, i);
+    if (m.role === 'assistant') assistantMessages(m, i, ctx, out);
+    else out.push(userMessage(m, i, ctx, m.role === 'system' ? 'developer' : 'user'));
+  }
+  if (leading.length === 0) return { messages: out };
+  const text = leading
+    .map((m) =>
+      m.parts
+        .filter((p) => p.type === 'text')
+        .map((p) => p.text)
+        .join(''),
+    )
+    .join('\n\n');
+  return { messages: out, system: { text, value: leading } };
+}
+
+// ----- writing --------------------------------------------------------------------------------
+
+/** Provider metadata of a foreign block, from pi's signature fields and the message's api. */
+function dialectOf(message) {
+  const api = String(message?.api ?? '');
+  const provider = String(message?.provider ?? '');
+  if (api === 'anthropic-messages' || provider === 'anthropic') return 'anthropic';
+  if (api.includes('responses')) return 'openai';
+  if (api.startsWith('google') || provider.startsWith('google')) return api === 'google-vertex' ? 'vertex' : 'google';
+  return undefined;
+}
+
+function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The UI part of a block read by another format (or written by the host), or undefined. */
+function foreignPart(block, dialect, warnings, index, path) {
+  const sigDropped = (what) =>
+    warnings.dropped(`a ${what} the AI SDK cannot replay for this model was left out`, index, path);
+  switch (block.type) {
+    case 'text': {
+      const part = { type: 'text', text: block.text };
+      if (typeof block.textSignature === 'string' && block.textSignature !== '') {
+        if (dialect === 'openai') {
+          const s = parseJson(block.textSignature);
+          if (isObject(s) && typeof s.id === 'string') {
+            part.providerMetadata = { openai: { itemId: s.id, ...(s.phase !== undefined && { phase: s.phase }) } };
+          } else part.providerMetadata = { openai: { itemId: block.textSignature } };
+        } else if (dialect === 'google' || dialect === 'vertex') {
+          part.providerMetadata = { [dialect]: { thoughtSignature: block.textSignature } };
+        }
+      }
+      return part;
+    }
+    case 'thinking': {
+      const part = { type: 'reasoning', text: block.thinking };
+      const sig = block.thinkingSignature;
+      if (typeof sig === 'string' && sig !== '') {
+        if (dialect === 'anthropic') part.providerMetadata = { anthropic: { signature: sig } };
+        else if (dialect === 'openai') {
+          const item = parseJson(sig);
+          if (isObject(item) && typeof item.id === 'string') {
+            part.providerMetadata = {
+              openai: { itemId: item.id, reasoningEncryptedContent: item.encrypted_content ?? null },
+            };
+          } else sigDropped('reasoning signature');
+        } else if (dialect === 'google' || dialect === 'vertex') {
+          part.providerMetadata = { [dialect]: { thoughtSignature: sig } };
+        } else sigDropped('reasoning signature');
+      }
+      return part;
+    }
+    case 'redactedThinking':
+      return { type: 'reasoning', text: '', providerMetadata: { anthropic: { redactedData: block.data } } };
+    case 'image':
+      return { type: 'file', mediaType: block.mimeType, url: dataUrl(block) };
+    default:
+      warnings.dropped(`a ${block.type} block has no UIMessage part`, index, path);
+      return undefined;
+  }
+}
+
+/** Puts the members of `node` in the order of `keys`. */
+function reorder(node, keys) {
+  for (const k of keys) {
+    if (!(k in node)) continue;
+    const v = node[k];
+    delete node[k];
+    node[k] = v;
+  }
+}
+
+/** The UI part of one of our blocks (a toolCall is handled by the caller). */
+function ownPart(block, x) {
+  if (x.part !== undefined) return x.part;
+  const rest = x.rest ?? {};
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text, ...rest };
+    case 'thinking':
+      return { type: 'reasoning', text: block.thinking, ...rest };
+    case 'redactedThinking':
+      return { type: 'reasoning', ...rest };
+    case 'image':
+      return { type: 'file', mediaType: block.mimeType, ...rest, url: dataUrl(block) };
+    default:
+      return undefined;
+  }
+}
+
+function toolPart(block, x, dialect) {
+  if (x !== undefined) {
+    const part = x.dynamic
+      ? { type: 'dynamic-tool', toolName: block.name, toolCallId: block.id }
+      : { type: `tool-${block.name}`, toolCallId: block.id };
+    Object.assign(part, x.rest);
+    if (!x.noInput && !('input' in part)) part.input = block.arguments;
+    return part;
+  }
+  const args = block.arguments ?? {};
+  const keys = Object.keys(args);
+  const input = keys.length === 1 && keys[0] === RAW_ARGUMENTS ? args[RAW_ARGUMENTS] : args;
+  const part = { type: `tool-${block.name}`, toolCallId: block.id, state: 'input-available', input };
+  if (typeof block.thoughtSignature === 'string' && block.thoughtSignature !== '') {
+    if (dialect === 'openai') part.callProviderMetadata = { openai: { itemId: block.thoughtSignature } };
+    else if (dialect === 'google' || dialect === 'vertex') {
+      part.callProviderMetadata = { [dialect]: { thoughtSignature: block.thoughtSignature } };
+    }
+  }
+  return part;
+}
+
+/** Fills a tool part with the result the model saw. */
+function settle(part, result, own, warnings, index) {
+  const texts = [];
+  let images = 0;
+  for (const b of Array.isArray(result.content) ? result.content : []) {
+    if (b?.type === 'text') texts.push(b.text);
+    else images++;
+  }
+  if (images > 0) {
+    warnings.dropped(`${images} image(s) of a tool result: a UIMessage tool output holds no images`, index, 'content');
+  }
+  const text = texts.join('\n');
+  const x = extrasOf(result);
+  const state = own ? part.state : result.isError ? 'output-error' : 'output-available';
+  part.state = state;
+  if (state === 'output-available') {
+    const value = x?.json ? parseJson(text) : undefined;
+    part.output = value === undefined ? text : value;
+  } else if (state === 'output-error') part.errorText = text;
+}
+
+/** What this format's reader kept on a message or block. */
+const extrasOf = (node) => extrasOfFormat(node, name);
+
+/** Where the writer keeps what one session's compactions say (entry fields, looked up once per leaf). */
+const compactions = new WeakMap();
+
+/** `{ id, entry, firstKeptMessageId }` of the compaction the view of the leaf starts from, or null. */
+function compactionOf(session, leafId) {
+  const leaf = leafId === undefined ? session.leafId : leafId;
+  const held = compactions.get(session);
+  if (held !== undefined && held.leaf === leaf && held.size === session.size) return held.info;
+  let info = null;
+  const built = session.buildContext(leafId === undefined ? undefined : { leafId });
+  if (typeof built.compactionId === 'string') {
+    const entry = session.entry(built.compactionId);
+    const kept = built.firstKeptEntryId === undefined ? undefined : session.entry(built.firstKeptEntryId);
+    const keptId = extrasOf(kept?.message)?.id;
+    info = {
+      id: built.compactionId,
+      summary: typeof entry?.summary === 'string' ? entry.summary : '',
+      method: entry?.method,
+      tokensBefore: entry?.tokensBefore,
+      tokensAfter: entry?.tokensAfter,
+      firstKeptMessageId: typeof keptId === 'string' ? keptId : undefined,
+    };
+  }
+  compactions.set(session, { leaf, size: session.size, info });
+  return info;
+}
+
+/** The user UIMessage that stands for a compaction: the UI's marker, the summary and frames. */
+function compactionMessage(summary, info, warnings) {
+  const text = [];
+  const frames = [];
+  for (const b of Array.isArray(summary.content) ? summary.content : [{ type: 'text', text: summary.content }]) {
+    if (b?.type === 'text') text.push(b.text);
+    else if (b?.type === 'image') frames.push({ type: 'file', mediaType: b.mimeType, url: dataUrl(b) });
+  }
+  if (summary.providerPayload !== undefined) {
+    warnings.dropped(
+      "the compaction's provider-native replay items: UIMessages cannot carry them (the summary text goes instead)",
+      0,
+    );
+  }
+  const data = { summary: info.summary };
+  if (info.method !== undefined) data.method = info.method;
+  if (info.tokensBefore !== undefined) data.tokensBefore = info.tokensBefore;
+  if (info.tokensAfter !== undefined) data.tokensAfter = info.tokensAfter;
+  data.firstKeptMessageId = info.firstKeptMessageId;
+  data.frames = frames.length;
+  return {
+    id: info.id,
+    role: 'user',
+    parts: [{ type: 'data-compaction', id: info.id, data }, { type: 'text', text: text.join('\n') }, ...frames],
+  };
+}
+
+/** The parts of a layout: `k` entries from `made`, kept parts as they are, then unplaced parts. */
+function placed(layout, made, extra) {
+  if (layout === undefined) return [...made.values(), ...extra];
+  const parts = [];
+  for (const item of layout) {
+    if (typeof item === 'number') {
+      const p = made.get(item);
+      if (p !== undefined) parts.push(p);
+      made.delete(item);
+    } else parts.push(item);
+  }
+  for (const p of made.values()) parts.push(p);
+  for (const p of extra) parts.push(p);
+  return parts;
+}
+
+/** The user (or mid-history system) UIMessage of a user or developer message. */
+function userUiMessage(m, i, warnings, orders) {
+  const x = extrasOf(m);
+  const content = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content ?? []);
+  const made = new Map();
+  const extra = [];
+  content.forEach((b, j) => {
+    const bx = extrasOf(b);
+    const part = bx !== undefined ? ownPart(b, bx) : foreignPart(b, undefined, warnings, i, `content[${j}]`);
+    if (part === undefined) return;
+    if (bx?.order !== undefined) orders.push([part, bx.order]);
+    if (bx?.k !== undefined) made.set(bx.k, part);
+    else if (x?.layout === undefined) made.set(made.size, part);
+    else extra.push(part);
+  });
+  let role = 'user';
+  if (x?.role === 'system') role = 'system';
+  else if (m.role === 'developer') {
+    warnings.converted('a developer message is written as a user UIMessage', i);
+  }
+  const ui = { id: x?.id ?? `ctxfold-${i}`, role };
+  if (x?.metadata !== undefined) ui.metadata = x.metadata;
+  ui.parts = placed(x?.layout, made, extra);
+  if (x?.order !== undefined) orders.push([ui, x.order]);
+  return x?.more === undefined ? ui : Object.assign(ui, x.more);
+}
+
+/**
+ * The LLM view → UIMessages: the system prompt first (as a system UIMessage), the compaction
+ * as a user UIMessage with a `data-compaction` part, then the messages, consecutive entries of
+ * one UIMessage regrouped.
+ */
+export function write(llm, ctx) {
+  const { warnings } = ctx;
+  const out = [];
+  // Parts and messages whose members go back in the order they were read in, once complete.
+  const orders = [];
+  const system = ctx.system;
+  if (system !== undefined) {
+    if (system.format === name && Array.isArray(system.value)) out.push(...system.value);
+    else if (system.text !== '') {
+      out.push({ id: 'system', role: 'system', parts: [{ type: 'text', text: system.text }] });
+    }
+  }
+  let start = 0;
+  let marker;
+  const first = llm[0];
+  if (first?.role === 'user' && first.attribution === 'agent' && extrasOf(first) === undefined && ctx.session) {
+    const info = compactionOf(ctx.session, ctx.leafId);
+    if (info !== null) {
+      marker = compactionMessage(first, info, warnings);
+      out.push(marker);
+      start = 1;
+    }
+  }
+  // The assistant UIMessage being built: its id, the tool parts waiting for results.
+  let current = null;
+  let calls = new Map();
+  for (let i = start; i < llm.length; i++) {
+    const m = llm[i];
+    const x = extrasOf(m);
+    if (m.role === 'assistant') {
+      const continues =
+        current !== null &&
+        (x === undefined ? current.foreign : !current.foreign && current.ui.id === x.id && x.g !== 0);
+      if (!continues) {
+        const ui = { id: x?.id ?? `ctxfold-${i}`, role: 'assistant' };
+        if (x?.metadata !== undefined) ui.metadata = x.metadata;
+        ui.parts = [];
+        if (x?.more !== undefined) Object.assign(ui, x.more);
+        if (x?.order !== undefined) orders.push([ui, x.order]);
+        current = { ui, foreign: x === undefined };
+        calls = new Map();
+        out.push(ui);
+      }
+      const dialect = dialectOf(m);
+      const made = new Map();
+      const extra = x === undefined ? [{ type: 'step-start' }] : [];
+      (m.content ?? []).forEach((b, j) => {
+        const bx = extrasOf(b);
+        if (bx?.pending) return;
+        let part;
+        if (b.type === 'toolCall') {
+          part = toolPart(b, bx, dialect);
+          calls.set(b.id, { part, own: bx !== undefined });
+        } else part = bx !== undefined ? ownPart(b, bx) : foreignPart(b, dialect, warnings, i, `content[${j}]`);
+        if (part === undefined) return;
+        if (bx?.order !== undefined) orders.push([part, bx.order]);
+        if (bx?.k !== undefined) made.set(bx.k, part);
+        else if (x?.layout === undefined) made.set(made.size, part);
+        else extra.push(part);
+      });
+      if (x === undefined) current.ui.parts.push(...extra, ...made.values());
+      else current.ui.parts.push(...placed(x.layout, made, extra));
+    } else if (m.role === 'toolResult') {
+      const call = calls.get(m.toolCallId);
+      if (call === undefined) {
+        warnings.dropped(`the result of tool call ${m.toolCallId}, whose call is not in the view`, i);
+        continue;
+      }
+      settle(call.part, m, call.own, warnings, i);
+    } else {
+      current = null;
+      out.push(userUiMessage(m, i, warnings, orders));
+    }
+  }
+  if (marker !== undefined && marker.parts[0].data.firstKeptMessageId === undefined) {
+    const next = out[out.indexOf(marker) + 1];
+    if (next !== undefined) marker.parts[0].data.firstKeptMessageId = next.id;
+    else delete marker.parts[0].data.firstKeptMessageId;
+  }
+  for (const [node, keys] of orders) reorder(node, keys);
+  return { messages: out };
 }
