@@ -697,26 +697,34 @@ test('ai-sdk-ui property: random mutations of valid histories throw nothing but 
 
 // ----- types ------------------------------------------------------------------------------------
 
-test('ai-sdk-ui types: a tsc --strict consumer of fromMessages / toMessages with UIMessages', () => {
-  const dir = path.join(outDir, 'types', 'formats-ai-sdk-ui');
+const strict = {
+  strict: true,
+  noEmit: true,
+  target: 'es2022',
+  types: [],
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  module: 'nodenext',
+  moduleResolution: 'nodenext',
+};
+
+/** Runs tsc on `source` as a consumer under tests/out/ (so that tests/node_modules resolves). */
+function typeCheck(name, compilerOptions, source) {
+  const dir = path.join(outDir, 'types', name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const compilerOptions = {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: false,
-    target: 'es2022',
-    types: [],
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    lib: ['es2022'],
-  };
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
   writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.mts'] }));
-  writeFileSync(
-    path.join(dir, 'main.mts'),
+  writeFileSync(path.join(dir, 'main.mts'), source);
+  const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
+  const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
+}
+
+test('ai-sdk-ui types: a tsc --strict consumer of fromMessages / toMessages with UIMessages', () => {
+  typeCheck(
+    'formats-ai-sdk-ui',
+    { ...strict, skipLibCheck: false, lib: ['es2022'] },
     `
     import { Session, type AiSdkUiMessage, type AiSdkUiCompactionData, type AiSdkUiPart } from 'ctxfold';
     const history: AiSdkUiMessage[] = [
@@ -753,7 +761,25 @@ test('ai-sdk-ui types: a tsc --strict consumer of fromMessages / toMessages with
     export { out, bad, noOutput, frames };
     `,
   );
-  const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
-  const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
-  assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
+});
+
+test("ai-sdk-ui types: the ai package's UIMessage[] goes in as it is, and what comes out goes to convertToModelMessages", () => {
+  // The SDK's own declarations need the DOM and Node.js globals: they are not checked here.
+  typeCheck(
+    'formats-ai-sdk-ui-with-ai',
+    { ...strict, skipLibCheck: true, lib: ['es2022', 'dom'] },
+    `
+    import { convertToModelMessages, type UIMessage } from 'ai';
+    import { Session } from 'ctxfold';
+    type Tools = { weather: { input: { city: string }; output: { t: number } } };
+    declare const plain: UIMessage[];
+    declare const typed: Array<UIMessage<{ createdAt: number }, { weather: { t: number } }, Tools>>;
+    const session = Session.fromMessages<'ai-sdk-ui'>(plain, { format: 'ai-sdk-ui' });
+    session.appendMessages<'ai-sdk-ui'>(typed, { format: 'ai-sdk-ui' });
+    const out = session.toMessages<'ai-sdk-ui'>({ format: 'ai-sdk-ui' });
+    const model = await convertToModelMessages(out.messages);
+    const back: UIMessage[] = out.messages;
+    export { model, back };
+    `,
+  );
 });

@@ -2,14 +2,49 @@
 // Written from the SDK's declarations and wide enough that its `UIMessage[]` is accepted as
 // it is (tool inputs and outputs, data and metadata are `unknown` here).
 
+/** A JSON value as the AI SDK types it (object members may be undefined). */
+export type AiSdkUiJsonValue =
+  | null
+  | string
+  | number
+  | boolean
+  | Readonly<AiSdkUiJsonObject>
+  | readonly AiSdkUiJsonValue[];
+export type AiSdkUiJsonObject = { [key: string]: AiSdkUiJsonValue | undefined };
+
+/** A source a text part cites (the SDK's citation). */
+export interface AiSdkUiCitation {
+  source:
+    | {
+        type: 'source';
+        sourceType: 'url';
+        id: string;
+        url: string;
+        title?: string;
+        providerMetadata?: AiSdkUiProviderMetadata;
+      }
+    | {
+        type: 'source';
+        sourceType: 'document';
+        id: string;
+        mediaType: string;
+        title: string;
+        filename?: string;
+        providerMetadata?: AiSdkUiProviderMetadata;
+      };
+  startIndex?: number;
+  endIndex?: number;
+  citedText?: string;
+}
+
 /** A provider's metadata on a part (`{ anthropic: { signature } }`, `{ openai: { itemId } }`, …). */
-export type AiSdkUiProviderMetadata = Record<string, Record<string, unknown>>;
+export type AiSdkUiProviderMetadata = Record<string, AiSdkUiJsonObject>;
 
 export interface AiSdkUiTextPart {
   type: 'text';
   text: string;
   state?: 'streaming' | 'done';
-  citations?: unknown[];
+  citations?: AiSdkUiCitation[];
   providerMetadata?: AiSdkUiProviderMetadata;
 }
 export interface AiSdkUiReasoningPart {
@@ -26,7 +61,8 @@ export interface AiSdkUiFilePart {
   filename?: string;
   /** A hosted file's URL or a `data:` URL. */
   url: string;
-  providerReference?: Record<string, unknown>;
+  /** Provider file ids of an uploaded file (`{ openai: 'file-…' }`); used instead of `url`. */
+  providerReference?: Record<string, string>;
   providerMetadata?: AiSdkUiProviderMetadata;
 }
 export interface AiSdkUiReasoningFilePart {
@@ -89,22 +125,22 @@ export interface AiSdkUiCompactionPart {
   data: AiSdkUiCompactionData;
 }
 
-/** What a tool approval holds (`approved` set once the user answered). */
+/** A tool approval: asked for (`approved` unset), then answered. */
 export interface AiSdkUiApproval {
   id: string;
-  approved?: boolean;
-  reason?: string;
-  requestReason?: string;
   descriptor?: unknown;
+  requestReason?: string;
   isAutomatic?: boolean;
   signature?: string;
   inputSchemaInput?: unknown;
 }
+/** An approval the user answered (`reason` is theirs). */
+export type AiSdkUiAnsweredApproval<A extends boolean> = AiSdkUiApproval & { approved: A; reason?: string };
 
 interface AiSdkUiToolBase {
   toolCallId: string;
   title?: string;
-  toolMetadata?: Record<string, unknown>;
+  toolMetadata?: AiSdkUiJsonObject;
   providerExecuted?: boolean;
   callProviderMetadata?: AiSdkUiProviderMetadata;
 }
@@ -119,25 +155,26 @@ export type AiSdkUiToolState = AiSdkUiToolBase &
         approval?: never;
       }
     | { state: 'input-available'; input: unknown; approval?: never }
-    | { state: 'approval-requested'; input: unknown; approval: AiSdkUiApproval }
-    | { state: 'approval-responded'; input: unknown; approval: AiSdkUiApproval & { approved: boolean } }
+    | { state: 'approval-requested'; input: unknown; approval: AiSdkUiApproval & { approved?: never; reason?: never } }
+    | { state: 'approval-responded'; input: unknown; approval: AiSdkUiAnsweredApproval<boolean> }
     | {
         state: 'output-available';
         input: unknown;
         output: unknown;
         resultProviderMetadata?: AiSdkUiProviderMetadata;
         preliminary?: boolean;
-        approval?: AiSdkUiApproval & { approved: true };
+        approval?: AiSdkUiAnsweredApproval<true>;
       }
     | {
         state: 'output-error';
-        input?: unknown;
+        /** Required by the SDK's type, may be undefined (and absent in JSON). */
+        input: unknown;
         rawInput?: unknown;
         errorText: string;
         resultProviderMetadata?: AiSdkUiProviderMetadata;
-        approval?: AiSdkUiApproval & { approved: true };
+        approval?: AiSdkUiAnsweredApproval<true>;
       }
-    | { state: 'output-denied'; input: unknown; approval: AiSdkUiApproval & { approved: false } }
+    | { state: 'output-denied'; input: unknown; approval: AiSdkUiAnsweredApproval<false> }
   );
 /** A static tool's part: `tool-<name>`. */
 export type AiSdkUiToolPart = { type: `tool-${string}` } & AiSdkUiToolState;
