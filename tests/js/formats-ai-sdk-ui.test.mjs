@@ -209,6 +209,36 @@ test('ai-sdk-ui: appendMessages turn by turn gives the history fromMessages give
   assert.deepStrictEqual(session.toMessages(FORMAT).messages, fx.messages);
 });
 
+test('ai-sdk-ui: a system prompt given as text is written as a system UIMessage first', () => {
+  const session = Session.fromMessages([{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'hi' }] }], {
+    ...FORMAT,
+    system: 'Be brief.',
+  });
+  assert.deepEqual(session.toMessages(FORMAT).messages, [
+    { id: 'system', role: 'system', parts: [{ type: 'text', text: 'Be brief.' }] },
+    { id: 'u', role: 'user', parts: [{ type: 'text', text: 'hi' }] },
+  ]);
+  // Another given for the request wins over the kept one.
+  assert.equal(session.toMessages({ ...FORMAT, system: 'Be long.' }).messages[0].parts[0].text, 'Be long.');
+});
+
+test('ai-sdk-ui: a pruned tool output comes back as the notice the model sees, in its tool part', async () => {
+  const messages = toolLoop(3, 2);
+  const session = Session.fromMessages(messages, FORMAT);
+  const report = session.prune({ protectTokens: 500, minimumSavings: 0, now: 1 });
+  assert.ok(report.prunedCount > 0);
+  const notices = new Map(report.pruned.map((p) => [p.toolCallId, p.notice]));
+  const out = session.toMessages(FORMAT).messages;
+  const parts = out.flatMap((m) => m.parts).filter((p) => p.type === 'tool-read');
+  assert.equal(parts.length, 12, 'every tool part is still there');
+  const before = new Map(messages.flatMap((m) => m.parts).map((p) => [p.toolCallId, p.output]));
+  for (const p of parts) {
+    assert.equal(p.state, 'output-available');
+    assert.equal(p.output, notices.get(p.toolCallId) ?? before.get(p.toolCallId), p.toolCallId);
+  }
+  await convertToModelMessages(out);
+});
+
 // ----- pi messages written as UIMessages ---------------------------------------------------------
 
 test('ai-sdk-ui: a pi session (tool calls, thinking with signatures, images) is written as UIMessages the AI SDK converts', async () => {
