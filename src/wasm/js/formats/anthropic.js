@@ -46,6 +46,8 @@ const SERVER_BLOCKS = new Set([
 const CLEAR_AT = new Set(['never', 'next_user_message']);
 
 const blank = (t) => typeof t !== 'string' || t.trim() === '';
+/** An input string as an error message quotes it: at most 40 characters. */
+const quote = (t) => `'${t.length > 40 ? `${t.slice(0, 40)}…` : t}'`;
 const str = (v) => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
 /** The members of `node` other than `known` (undefined ones left out), or undefined for none. */
@@ -98,7 +100,7 @@ export function read(messages, ctx) {
     else if (m.role === 'assistant') st.out.push(readAssistant(m, i, st));
     else if (m.role === 'system') st.out.push(readSystemMessage(m, i));
     else {
-      const got = typeof m.role === 'string' ? `'${m.role}'` : kindOf(m.role);
+      const got = typeof m.role === 'string' ? quote(m.role) : kindOf(m.role);
       throw invalidMessage(i, 'role', `must be 'user', 'assistant' or 'system', got ${got}`);
     }
   });
@@ -142,7 +144,7 @@ function readUser(m, i, st) {
         parts ??= [];
         parts.push(readUserBlock(b, type, i, at));
       } else {
-        throw invalidMessage(i, `${at}.type`, `'${type}' is no user content block`);
+        throw invalidMessage(i, `${at}.type`, `${quote(type)} is no user content block`);
       }
     });
     flush();
@@ -192,7 +194,7 @@ function readUserBlock(b, type, i, at) {
     }
     if (kind === 'url') requireString(source.url, i, `${at}.source.url`);
     else if (kind === 'file') requireString(source.file_id, i, `${at}.source.file_id`);
-    else throw invalidMessage(i, `${at}.source.type`, `must be 'base64', 'url' or 'file', got '${kind}'`);
+    else throw invalidMessage(i, `${at}.source.type`, `must be 'base64', 'url' or 'file', got ${quote(kind)}`);
     return opaque(b);
   }
   if (type === 'document') checkDocument(b, i, at);
@@ -216,11 +218,15 @@ function checkDocument(b, i, at) {
         const t = blockType(c, i, p);
         if (t === 'text') readText(c, i, p);
         else if (t === 'image') readUserBlock(c, t, i, p);
-        else throw invalidMessage(i, `${p}.type`, `must be 'text' or 'image', got '${t}'`);
+        else throw invalidMessage(i, `${p}.type`, `must be 'text' or 'image', got ${quote(t)}`);
       });
     }
   } else {
-    throw invalidMessage(i, `${at}.source.type`, `must be 'base64', 'text', 'content', 'url' or 'file', got '${kind}'`);
+    throw invalidMessage(
+      i,
+      `${at}.source.type`,
+      `must be 'base64', 'text', 'content', 'url' or 'file', got ${quote(kind)}`,
+    );
   }
   for (const k of ['title', 'context']) {
     if (b[k] !== undefined && b[k] !== null) requireString(b[k], i, `${at}.${k}`);
@@ -233,7 +239,7 @@ function checkSearchResult(b, i, at) {
   requireArray(b.content, i, `${at}.content`).forEach((c, k) => {
     const p = `${at}.content[${k}]`;
     const t = blockType(c, i, p);
-    if (t !== 'text') throw invalidMessage(i, `${p}.type`, `must be 'text', got '${t}'`);
+    if (t !== 'text') throw invalidMessage(i, `${p}.type`, `must be 'text', got ${quote(t)}`);
     readText(c, i, p);
   });
 }
@@ -284,7 +290,7 @@ function readToolResult(b, i, at, st) {
   const id = requireString(b.tool_use_id, i, `${at}.tool_use_id`);
   const toolName = st.calls.get(id) ?? st.ctx?.toolCall?.(id)?.name;
   if (typeof toolName !== 'string') {
-    throw invalidMessage(i, `${at}.tool_use_id`, `answers no tool_use of an earlier message ('${id}')`);
+    throw invalidMessage(i, `${at}.tool_use_id`, `answers no tool_use of an earlier message (${quote(id)})`);
   }
   checkCommon(b, i, at);
   const flags = {};
@@ -299,7 +305,7 @@ function readToolResult(b, i, at, st) {
     content = requireArray(b.content, i, `${at}.content`).map((c, k) => {
       const p = `${at}.content[${k}]`;
       const t = blockType(c, i, p);
-      if (!RESULT_BLOCKS.has(t)) throw invalidMessage(i, `${p}.type`, `'${t}' is no tool_result content block`);
+      if (!RESULT_BLOCKS.has(t)) throw invalidMessage(i, `${p}.type`, `${quote(t)} is no tool_result content block`);
       return readUserBlock(c, t, i, p);
     });
   }
@@ -378,7 +384,7 @@ function readAssistantBlock(b, i, at, st, first) {
     else requireString(b.tool_use_id, i, `${at}.tool_use_id`);
     return { type: 'anthropicServerTool', block: b };
   }
-  throw invalidMessage(i, `${at}.type`, `'${type}' is no assistant content block`);
+  throw invalidMessage(i, `${at}.type`, `${quote(type)} is no assistant content block`);
 }
 
 /** A mid-conversation `system` message: a developer message with an `anthropicMessage` payload. */
@@ -412,7 +418,7 @@ function readSystemMessage(m, i) {
         changes.push({ type, name: requireString(tool.name, i, `${at}.tool.name`) });
         controls.push([j, b]);
       } else {
-        throw invalidMessage(i, `${at}.type`, `'${type}' is no system message block`);
+        throw invalidMessage(i, `${at}.type`, `${quote(type)} is no system message block`);
       }
     });
   }
@@ -624,7 +630,7 @@ class Writer {
 
   #id(id, at) {
     const wire = toolId(id);
-    if (wire !== id) this.#warnings.converted(`tool-use id ${JSON.stringify(id)} is sent as '${wire}'`, at);
+    if (wire !== id) this.#warnings.converted(`tool-use id ${quote(String(id))} is sent as '${wire}'`, at);
     return wire;
   }
 
