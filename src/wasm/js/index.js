@@ -369,11 +369,16 @@ export class Session {
     return result;
   }
 
-  /** Tool calls of the leaf's context by id, kept up to date by this session's appends. */
+  /**
+   * Tool calls of the leaf's path by id (those still waiting for their result too, which the
+   * LLM view leaves out), kept up to date by this session's appends.
+   */
   #toolCalls() {
     if (this.#calls === null) {
       this.#calls = new Map();
-      if (this.leafId !== null) for (const m of this.buildContext().messages) this.#noteCalls(m);
+      if (this.leafId !== null) {
+        for (const m of this.buildContext({ transcript: true, keepDanglingToolCalls: true }).messages) this.#noteCalls(m);
+      }
     }
     return this.#calls;
   }
