@@ -169,9 +169,7 @@ test('anthropic → pi: tool results as toolResult messages with their tool name
   );
 });
 
-test('anthropic → pi: a tool result in a later batch finds its call in the session', {
-  todo: "the frame's toolCall(id) reads buildContext(), which leaves out a call still waiting for its result",
-}, () => {
+test('anthropic → pi: a tool result in a later batch finds its call in the session', () => {
   const session = Session.fromMessages(
     [
       { role: 'user', content: 'ls' },
