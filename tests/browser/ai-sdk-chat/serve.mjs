@@ -63,7 +63,7 @@ export async function startExample({ host = '127.0.0.1', port = 0, endpointPort 
     throw err;
   }
   return {
-    url: `${server.url}?endpoint=${encodeURIComponent(mock.baseURL)}`,
+    url: `${server.url}?endpoint=${mock.baseURL}`,
     endpoint: mock,
     server,
     close: async () => {
