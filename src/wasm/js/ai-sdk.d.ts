@@ -91,3 +91,9 @@ export function summarizerFromModel(
   model: AiSdkLanguageModel,
   options?: { providerOptions?: Record<string, unknown> },
 ): Summarize;
+
+/**
+ * `init` of the runtime's entry, as `ctxfold` exports it: in a browser, await it (optionally
+ * with the `.wasm`'s URL or bytes) before the first call; elsewhere it resolves at once.
+ */
+export function init(input?: unknown): Promise<void>;

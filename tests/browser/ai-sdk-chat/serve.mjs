@@ -38,9 +38,6 @@ export async function buildExample(dir = exampleOutDir) {
     minify: true,
     sourcemap: true,
     logLevel: 'warning',
-    // ctxfold/ai-sdk's web entry imports the web entry for its set-up, which has none (the
-    // browser calls `init()`): esbuild rightly drops that import, and would say so.
-    logOverride: { 'ignored-bare-import': 'silent' },
   });
   for (const file of ['index.html', 'style.css']) copyFileSync(path.join(sourceDir, file), path.join(dir, file));
   copyFileSync(path.join(repoDir, 'www/favicon.svg'), path.join(dir, 'favicon.svg'));

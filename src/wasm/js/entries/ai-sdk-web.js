@@ -1,5 +1,5 @@
 // Entry of `ctxfold/ai-sdk` for browsers and the default condition: as with `ctxfold` itself,
-// `await init()` (from `ctxfold`) before the first call.
-import './web.js';
+// `await init()` (exported here too) before the first call.
 
 export * from './ai-sdk.js';
+export { init } from './web.js';
