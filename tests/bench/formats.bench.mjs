@@ -1,11 +1,11 @@
 // Message formats (issue 21, "Speed"): `Session.fromMessages` + `toMessages` of a
 // 2,000-message, ~10 MB OpenAI Chat Completions history (a tool loop: user turns, assistant
-// tool calls, tool results of ~5 KB, some images), in wasm under Node.js. The target:
+// tool calls, tool results of ~10 KB with a few non-ASCII characters), in wasm under Node.js. The target:
 // ≤ 50 ms for the two together.
 import { Session } from 'ctxfold';
 import { measure } from './lib.mjs';
 
-/** A deterministic chat history of `n` messages, ~5 KB per tool result. */
+/** A deterministic chat history of `n` messages, ~10 KB per tool result. */
 function chatHistory(n) {
   const out = [{ role: 'system', content: 'You are a coding agent. Read before you edit.' }];
   const line = (i, k) =>
@@ -30,7 +30,7 @@ function chatHistory(n) {
       ],
     });
     if (out.length >= n) break;
-    const text = Array.from({ length: 50 }, (_, k) => line(i, k)).join('');
+    const text = Array.from({ length: 105 }, (_, k) => line(i, k)).join('');
     out.push({ role: 'tool', tool_call_id: id, content: text });
   }
   return out.slice(0, n);
