@@ -157,7 +157,10 @@ test('openai-chat: a compacted view opens with the summary, the kept messages pa
 
 test('openai-chat: random histories round-trip; mutations throw only E_INVALID_MESSAGE', () => {
   let seed = 7;
-  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
   const pick = (xs) => xs[Math.floor(rand() * xs.length)];
   for (let round = 0; round < 300; round++) {
     const messages = [];
