@@ -129,7 +129,8 @@ before(async () => {
       bundle: true,
       format: 'esm',
       platform: 'neutral',
-      conditions: ['workerd', 'worker'],
+      // Wrangler's conditions: the AI SDK's dependencies pick their browser builds (no `fs`).
+      conditions: ['workerd', 'worker', 'browser'],
       logLevel: 'silent',
       plugins: [
         {
