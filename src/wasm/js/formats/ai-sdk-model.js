@@ -1,12 +1,1293 @@
-// The `ai-sdk-model` format (being written).
-import { invalidArgument } from '../errors.js';
+// The `ai-sdk-model` format: the AI SDK's `ModelMessage[]` (ai 7: the `messages` of
+// `generateText` / `streamText`, what `response.messages` and `convertToModelMessages` give),
+// read into AgentMessages and written back from the LLM view. The reader also takes the
+// provider-level prompt a language-model middleware sees (`LanguageModelV4Prompt`): the same
+// roles, user content always parts, file data always tagged (`{ type: 'data' | 'url' |
+// 'reference' | 'text' }`), members that are `undefined` (read as absent).
+//
+// Reading: leading system messages are the system prompt (kept as they were); a later one is a
+// developer message. A user message is a user message: text, images given inline (base64, a
+// `data:` URL, bytes) as image blocks, anything else (an image by URL, a PDF, a provider file
+// reference, inline text) as a text block that names it. An assistant message is one
+// AssistantMessage: text, reasoning (the provider's signature in pi's field, Anthropic's redacted
+// reasoning as redactedThinking), tool calls, inline images; the parts pi has no type for
+// (provider-executed tool calls and results, approval requests, custom and reasoning-file parts)
+// pass through as `aiSdkPart` blocks. Each tool-result of a tool message is a toolResult
+// message (its output as text, JSON as its text, error outputs with `isError`, content outputs
+// as text and image blocks).
+//
+// What pi's model has no field for is kept under `ctxfold` (common.js): on a node the reader
+// modelled, its `shape`, the node's JSON copy with the modelled members set to null, which the
+// writer fills from the block, so members, their order and `providerOptions` come back exactly;
+// binary data (Uint8Array, ArrayBuffer) is base64 in the session and `marks` say where to make
+// bytes of it again (and where a URL object was). Approval responses, which the model never
+// reads, ride on the nearest modelled message.
+import {
+  dataUrl,
+  extrasOf as extrasOfFormat,
+  invalidMessage,
+  isObject,
+  kindOf,
+  parseDataUrl,
+  RAW_ARGUMENTS,
+} from './common.js';
 
 export const name = 'ai-sdk-model';
 
-export function read() {
-  throw invalidArgument('the ai-sdk-model format is not implemented yet');
+/** The pass-through block of a part pi has no type for: `{ type, part }` (the part as JSON). */
+export const PART_BLOCK = 'aiSdkPart';
+
+const ROLES = "'system', 'user', 'assistant' or 'tool'";
+const OUTPUT_TYPES = new Set(['text', 'json', 'error-text', 'error-json', 'execution-denied', 'content']);
+/** What the providers of the AI SDK send for a denied call without a reason. */
+const DENIED = 'Tool execution denied.';
+
+// ----- small helpers -------------------------------------------------------------------------
+
+/** An input string as an error message quotes it: at most 40 characters. */
+const quote = (t) => `'${t.length > 40 ? `${t.slice(0, 40)}…` : t}'`;
+const shown = (v) => (typeof v === 'string' ? quote(v) : kindOf(v));
+const str = (v) => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** Sets an own member (a `__proto__` key is data, as JSON has it, never the prototype). */
+function put(target, key, value) {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-export function write() {
-  throw invalidArgument('the ai-sdk-model format is not implemented yet');
+const isBytes = (v) => v instanceof Uint8Array;
+const isBuffer = (v) => v instanceof ArrayBuffer;
+const isUrl = (v) => typeof URL === 'function' && v instanceof URL;
+
+function base64Of(bytes) {
+  if (typeof globalThis.Buffer === 'function') {
+    return globalThis.Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+  }
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+function bytesOf(base64) {
+  if (typeof globalThis.Buffer === 'function') return new Uint8Array(globalThis.Buffer.from(base64, 'base64'));
+  const s = atob(base64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+/**
+ * A JSON copy of `value`: bytes as base64, URL objects as their text, `undefined` members left
+ * out; `marks` gets `[path, 'bytes' | 'buffer' | 'url']` for each. A member whose dotted path is
+ * in `nulls` is copied as null (the writer fills it from the block).
+ */
+function jsonCopy(value, path, marks, nulls) {
+  if (nulls?.has(path.join('.'))) {
+    if (isBytes(value)) marks.push([path, 'bytes']);
+    else if (isBuffer(value)) marks.push([path, 'buffer']);
+    return null;
+  }
+  if (isBytes(value)) {
+    marks.push([path, 'bytes']);
+    return base64Of(value);
+  }
+  if (isBuffer(value)) {
+    marks.push([path, 'buffer']);
+    return base64Of(new Uint8Array(value));
+  }
+  if (isUrl(value)) {
+    marks.push([path, 'url']);
+    return value.href;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => jsonCopy(v, [...path, i], marks, nulls));
+  if (value !== null && typeof value === 'object') {
+    const o = {};
+    for (const k of Object.keys(value)) {
+      if (value[k] !== undefined) put(o, k, jsonCopy(value[k], [...path, k], marks, nulls));
+    }
+    return o;
+  }
+  return value;
+}
+
+/** Kept extras `{ shape, marks? }` of a node, its modelled members (dotted paths) nulled. */
+function shapeOf(node, modelled) {
+  const marks = [];
+  const shape = jsonCopy(node, [], marks, new Set(modelled));
+  return marks.length === 0 ? { shape } : { shape, marks };
+}
+
+/** Whether `node`'s members are `keys`, in that order (what a writer rebuilds without a shape). */
+function exactly(node, keys) {
+  const own = Object.keys(node);
+  return own.length === keys.length && own.every((k, j) => k === keys[j] && node[k] !== undefined);
+}
+
+/** `ctxfold` of this format on `node`, with `members` (undefined ones left out). */
+function keep(node, members) {
+  let kept = node.ctxfold;
+  for (const [k, v] of Object.entries(members)) {
+    if (v === undefined) continue;
+    kept ??= { format: name };
+    kept[k] = v;
+  }
+  if (kept !== undefined) node.ctxfold = kept;
+  return node;
+}
+
+/** Makes bytes and URL objects again where `marks` say they were (in place); returns `node`. */
+function thaw(node, marks) {
+  if (!Array.isArray(marks)) return node;
+  for (const [path, kind] of marks) {
+    if (!Array.isArray(path) || path.length === 0) continue;
+    let parent = node;
+    for (let i = 0; i < path.length - 1 && parent !== null && typeof parent === 'object'; i++) parent = parent[path[i]];
+    const key = path.at(-1);
+    const v = parent?.[key];
+    if (typeof v !== 'string') continue;
+    if (kind === 'bytes') parent[key] = bytesOf(v);
+    else if (kind === 'buffer') parent[key] = bytesOf(v).buffer;
+    else if (kind === 'url') {
+      try {
+        parent[key] = new URL(v);
+      } catch {
+        // kept as its text
+      }
+    }
+  }
+  return node;
+}
+
+/** A copy of a kept shape to fill (the session gives fresh copies; the system value is not). */
+const fresh = (shape) => (isObject(shape) ? { ...shape } : undefined);
+
+// ----- checks --------------------------------------------------------------------------------
+
+function need(cond, index, field, detail) {
+  if (!cond) throw invalidMessage(index, field, detail);
+}
+
+function string(v, index, field) {
+  need(typeof v === 'string', index, field, `must be a string, got ${kindOf(v)}`);
+  return v;
+}
+
+function optString(node, key, index, at) {
+  if (node[key] !== undefined) string(node[key], index, `${at}${key}`);
+}
+
+function optBoolean(node, key, index, at) {
+  const v = node[key];
+  need(v === undefined || typeof v === 'boolean', index, `${at}${key}`, `must be a boolean, got ${kindOf(v)}`);
+}
+
+function object(v, index, field) {
+  need(isObject(v) && !isBytes(v) && !isUrl(v), index, field, `must be an object, got ${kindOf(v)}`);
+  return v;
+}
+
+/** `providerOptions`: provider name → an object of options. */
+function checkProviderOptions(node, index, at) {
+  const v = node.providerOptions;
+  if (v === undefined) return;
+  object(v, index, `${at}providerOptions`);
+  for (const [k, o] of Object.entries(v)) {
+    if (o !== undefined) object(o, index, `${at}providerOptions.${k}`);
+  }
+}
+
+/** A provider reference: provider name → file id. */
+function isReference(v) {
+  return isObject(v) && !isBytes(v) && !isUrl(v) && Object.values(v).every((x) => typeof x === 'string');
+}
+
+function checkReference(v, index, field) {
+  object(v, index, field);
+  for (const [k, x] of Object.entries(v)) string(x, index, `${field}.${k}`);
+}
+
+/** Inline data: a base64 string, bytes or an ArrayBuffer. */
+const isInline = (v) => typeof v === 'string' || isBytes(v) || isBuffer(v);
+
+/** Tagged file data (`{ type: 'data' | 'url' | 'reference' | 'text' }`); `kinds` limits the tags. */
+function checkTagged(v, index, field, kinds) {
+  const type = v.type;
+  need(
+    kinds.includes(type),
+    index,
+    `${field}.type`,
+    `must be ${kinds.map((k) => `'${k}'`).join(', ')}, got ${shown(type)}`,
+  );
+  if (type === 'data')
+    need(isInline(v.data), index, `${field}.data`, `must be base64 text or bytes, got ${kindOf(v.data)}`);
+  else if (type === 'url') {
+    need(isUrl(v.url), index, `${field}.url`, `must be a URL object, got ${kindOf(v.url)}`);
+    optString(v, 'originalUrl', index, `${field}.`);
+  } else if (type === 'reference') checkReference(v.reference, index, `${field}.reference`);
+  else string(v.text, index, `${field}.text`);
+}
+
+const TAGS = ['data', 'url', 'reference', 'text'];
+
+/** A file part's `data` (or an image part's `image`): tagged or a bare shorthand. */
+function checkData(v, index, field, kinds = TAGS) {
+  if (isInline(v) || isUrl(v)) return;
+  need(isObject(v), index, field, `must be file data, got ${kindOf(v)}`);
+  if (TAGS.includes(v.type)) checkTagged(v, index, field, kinds);
+  else if (kinds.includes('reference')) checkReference(v, index, field);
+  else throw invalidMessage(index, `${field}.type`, `must be ${kinds.map((k) => `'${k}'`).join(' or ')}`);
+}
+
+function checkPartHead(p, index, at) {
+  object(p, index, at);
+  string(p.type, index, `${at}.type`);
+  checkProviderOptions(p, index, `${at}.`);
+}
+
+function checkFile(p, index, at, kinds) {
+  need('data' in p && p.data !== undefined, index, `${at}.data`, 'is required');
+  checkData(p.data, index, `${at}.data`, kinds);
+  string(p.mediaType, index, `${at}.mediaType`);
+  optString(p, 'filename', index, `${at}.`);
+}
+
+/** A tool output (`ToolResultOutput`). */
+function checkOutput(o, index, at) {
+  object(o, index, at);
+  const type = o.type;
+  need(OUTPUT_TYPES.has(type), index, `${at}.type`, `must be a tool output type, got ${shown(type)}`);
+  checkProviderOptions(o, index, `${at}.`);
+  if (type === 'text' || type === 'error-text') string(o.value, index, `${at}.value`);
+  else if (type === 'json' || type === 'error-json') need('value' in o, index, `${at}.value`, 'is required');
+  else if (type === 'execution-denied') optString(o, 'reason', index, `${at}.`);
+  else {
+    const items = o.value;
+    need(Array.isArray(items), index, `${at}.value`, `must be an array, got ${kindOf(items)}`);
+    items.forEach((c, k) => checkOutputItem(c, index, `${at}.value[${k}]`));
+  }
+}
+
+function checkOutputItem(c, index, at) {
+  checkPartHead(c, index, at);
+  switch (c.type) {
+    case 'text':
+      string(c.text, index, `${at}.text`);
+      return;
+    case 'file':
+      need(isObject(c.data), index, `${at}.data`, `must be tagged file data, got ${kindOf(c.data)}`);
+      checkTagged(c.data, index, `${at}.data`, TAGS);
+      string(c.mediaType, index, `${at}.mediaType`);
+      optString(c, 'filename', index, `${at}.`);
+      return;
+    case 'file-data':
+    case 'image-data':
+      string(c.data, index, `${at}.data`);
+      string(c.mediaType, index, `${at}.mediaType`);
+      optString(c, 'filename', index, `${at}.`);
+      return;
+    case 'file-url':
+      string(c.url, index, `${at}.url`);
+      optString(c, 'mediaType', index, `${at}.`);
+      return;
+    case 'image-url':
+      string(c.url, index, `${at}.url`);
+      return;
+    case 'file-id':
+    case 'image-file-id':
+      if (typeof c.fileId !== 'string') checkReference(c.fileId, index, `${at}.fileId`);
+      return;
+    case 'file-reference':
+    case 'image-file-reference':
+      checkReference(c.providerReference, index, `${at}.providerReference`);
+      return;
+    case 'custom':
+      return;
+    default:
+      throw invalidMessage(index, `${at}.type`, `${quote(c.type)} is no tool output content`);
+  }
+}
+
+function checkToolCall(p, index, at) {
+  string(p.toolCallId, index, `${at}.toolCallId`);
+  string(p.toolName, index, `${at}.toolName`);
+  optBoolean(p, 'providerExecuted', index, `${at}.`);
+}
+
+function checkToolResult(p, index, at) {
+  string(p.toolCallId, index, `${at}.toolCallId`);
+  string(p.toolName, index, `${at}.toolName`);
+  checkOutput(p.output, index, `${at}.output`);
+}
+
+function checkApprovalRequest(p, index, at) {
+  string(p.approvalId, index, `${at}.approvalId`);
+  string(p.toolCallId, index, `${at}.toolCallId`);
+  optString(p, 'reason', index, `${at}.`);
+  optBoolean(p, 'isAutomatic', index, `${at}.`);
+  optString(p, 'signature', index, `${at}.`);
+}
+
+function checkApprovalResponse(p, index, at) {
+  string(p.approvalId, index, `${at}.approvalId`);
+  need(typeof p.approved === 'boolean', index, `${at}.approved`, `must be a boolean, got ${kindOf(p.approved)}`);
+  optString(p, 'reason', index, `${at}.`);
+  optBoolean(p, 'providerExecuted', index, `${at}.`);
+}
+
+/** Throws E_INVALID_MESSAGE unless `p` is a part of a `role` message. */
+function checkPart(p, role, index, at) {
+  checkPartHead(p, index, at);
+  const type = p.type;
+  if (type === 'text') {
+    string(p.text, index, `${at}.text`);
+    return;
+  }
+  if (role === 'user' && type === 'image') {
+    need(p.image !== undefined, index, `${at}.image`, 'is required');
+    if (!isInline(p.image) && !isUrl(p.image)) checkReference(p.image, index, `${at}.image`);
+    optString(p, 'mediaType', index, `${at}.`);
+    return;
+  }
+  if (type === 'file' && role !== 'tool') {
+    checkFile(p, index, at, TAGS);
+    return;
+  }
+  if (role === 'assistant') {
+    switch (type) {
+      case 'reasoning':
+        string(p.text, index, `${at}.text`);
+        return;
+      case 'reasoning-file':
+        checkFile(p, index, at, ['data', 'url']);
+        return;
+      case 'custom':
+        string(p.kind, index, `${at}.kind`);
+        return;
+      case 'tool-call':
+        checkToolCall(p, index, at);
+        return;
+      case 'tool-result':
+        checkToolResult(p, index, at);
+        return;
+      case 'tool-approval-request':
+        checkApprovalRequest(p, index, at);
+        return;
+      default:
+    }
+  }
+  if (role === 'tool') {
+    if (type === 'tool-result') {
+      checkToolResult(p, index, at);
+      return;
+    }
+    if (type === 'tool-approval-response') {
+      checkApprovalResponse(p, index, at);
+      return;
+    }
+  }
+  throw invalidMessage(index, `${at}.type`, `${quote(type)} is no ${role} message part`);
+}
+
+function checkMessage(m, index) {
+  object(m, index, '');
+  const { role } = m;
+  need(
+    role === 'system' || role === 'user' || role === 'assistant' || role === 'tool',
+    index,
+    'role',
+    `must be ${ROLES}, got ${shown(role)}`,
+  );
+  checkProviderOptions(m, index, '');
+  const c = m.content;
+  if (role === 'system') {
+    string(c, index, 'content');
+    return;
+  }
+  if (typeof c === 'string' && role !== 'tool') return;
+  need(
+    Array.isArray(c),
+    index,
+    'content',
+    `must be ${role === 'tool' ? 'an array' : 'a string or an array'}, got ${kindOf(c)}`,
+  );
+  for (let j = 0; j < c.length; j++) checkPart(c[j], role, index, `content[${j}]`);
+}
+
+// ----- reading: data --------------------------------------------------------------------------
+
+/** Byte signatures of the image types the providers read (the SDK detects the same). */
+const IMAGE_SIGNATURES = [
+  ['image/png', [0x89, 0x50, 0x4e, 0x47]],
+  ['image/jpeg', [0xff, 0xd8, 0xff]],
+  ['image/gif', [0x47, 0x49, 0x46, 0x38]],
+  ['image/bmp', [0x42, 0x4d]],
+  ['image/tiff', [0x49, 0x49, 0x2a, 0x00]],
+  ['image/tiff', [0x4d, 0x4d, 0x00, 0x2a]],
+];
+
+/** The image type base64 data starts with, or undefined. */
+function detectImage(base64) {
+  let head;
+  try {
+    head = atob(base64.slice(0, 16));
+  } catch {
+    return undefined;
+  }
+  const at = (i) => head.charCodeAt(i);
+  if (head.startsWith('RIFF') && head.slice(8, 12) === 'WEBP') return 'image/webp';
+  for (const [type, sig] of IMAGE_SIGNATURES) if (sig.every((b, i) => at(i) === b)) return type;
+  return undefined;
+}
+
+const fullImageType = (t) => typeof t === 'string' && t.startsWith('image/') && t !== 'image/*';
+
+/** Whether a string is a URL as the SDK reads one (it tries `new URL(text)`), without parsing 50 MB. */
+function looksLikeUrl(s) {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s.slice(0, 64))) return false;
+  if (s.startsWith('data:')) return true;
+  try {
+    new URL(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The inline image `value` holds (a file part's `data`, an image part's `image`), as
+ * `{ data, mimeType, path, dataUrl? }`: `path` the member (under the part) that holds the payload,
+ * or undefined for what is not an inline image (a URL, a reference, inline text, a non-image).
+ */
+function inlineImage(value, member, mediaType) {
+  let payload = value;
+  const path = [member];
+  if (isObject(value) && !isBytes(value) && !isUrl(value)) {
+    if (value.type !== 'data') return undefined;
+    payload = value.data;
+    path.push('data');
+  }
+  let data;
+  let fromUrl;
+  if (isBytes(payload)) data = base64Of(payload);
+  else if (isBuffer(payload)) data = base64Of(new Uint8Array(payload));
+  else if (typeof payload === 'string') {
+    if (path.length === 1 && looksLikeUrl(payload)) {
+      const parsed = parseDataUrl(payload);
+      if (parsed === undefined) return undefined;
+      data = parsed.data;
+      fromUrl = parsed.mimeType;
+    } else data = payload;
+  } else return undefined;
+  const top = mediaType === undefined || mediaType === 'image' || mediaType === 'image/*';
+  if (!top && !fullImageType(mediaType)) return undefined;
+  const mimeType = fullImageType(mediaType) ? mediaType : fullImageType(fromUrl) ? fromUrl : detectImage(data);
+  if (mimeType === undefined) return undefined;
+  return { data, mimeType, path: path.join('.'), dataUrl: fromUrl === undefined ? undefined : fromUrl };
+}
+
+/** An image block of an inline image part, keeping the part's shape when it is not `{type, image|data, mediaType}` as written. */
+function imageBlock(part, img) {
+  const block = { type: 'image', data: img.data, mimeType: img.mimeType };
+  const kept = shapeOf(part, [img.path]);
+  // A data URL's own type, when it is not the block's.
+  return keep(block, { ...kept, dataUrl: img.dataUrl === undefined ? undefined : img.dataUrl });
+}
+
+/** The text of the place a file is at: its URL, its provider ids, or "inline data". */
+function whereOf(data) {
+  if (typeof data === 'string') return looksLikeUrl(data) && !data.startsWith('data:') ? data : 'inline data';
+  if (!isObject(data)) return 'inline data';
+  switch (data.type) {
+    case 'url':
+      return typeof data.url === 'string' ? data.url : 'a URL';
+    case 'reference':
+      return refText(data.reference);
+    case 'text':
+    case 'data':
+      return 'inline data';
+    default:
+      return refText(data);
+  }
+}
+
+const refText = (ref) =>
+  isObject(ref)
+    ? Object.entries(ref)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')
+    : 'a provider file';
+
+/**
+ * What other formats read for a part pi has no block for (from its JSON shape): what it is and
+ * where it is, and the text of inline text.
+ */
+function describe(p) {
+  if (!isObject(p)) return '[file]';
+  switch (p.type) {
+    case 'image':
+      return `[image: ${whereOf(p.image)}${p.mediaType === undefined ? '' : `, ${p.mediaType}`}]`;
+    case 'file': {
+      const head = `[file: ${p.filename ?? whereOf(p.data)}, ${p.mediaType}]`;
+      return isObject(p.data) && p.data.type === 'text' && typeof p.data.text === 'string'
+        ? `${head}\n${p.data.text}`
+        : head;
+    }
+    case 'file-url':
+      return `[file: ${p.url}${p.mediaType === undefined ? '' : `, ${p.mediaType}`}]`;
+    case 'image-url':
+      return `[image: ${p.url}]`;
+    case 'file-data':
+      return `[file: ${p.filename ?? 'inline data'}, ${p.mediaType}]`;
+    case 'image-data':
+      return `[image: inline data, ${p.mediaType}]`;
+    case 'file-id':
+    case 'image-file-id':
+      return `[${p.type === 'file-id' ? 'file' : 'image'}: ${typeof p.fileId === 'string' ? p.fileId : refText(p.fileId)}]`;
+    case 'file-reference':
+    case 'image-file-reference':
+      return `[${p.type === 'file-reference' ? 'file' : 'image'}: ${refText(p.providerReference)}]`;
+    case 'custom':
+      return '[custom content]';
+    default:
+      return `[${p.type}]`;
+  }
+}
+
+/** A part pi has no block for, as a text block that describes it and keeps it whole. */
+function described(part) {
+  const kept = shapeOf(part, []);
+  return keep({ type: 'text', text: describe(kept.shape) }, { ...kept, described: true });
+}
+
+function textBlock(part, signature) {
+  const block = { type: 'text', text: part.text };
+  if (signature !== undefined) block.textSignature = signature;
+  if (exactly(part, ['type', 'text'])) return block;
+  return keep(block, shapeOf(part, ['text']));
+}
+
+/** A user-side part (user message, tool output content) as a text or image block. */
+function userBlock(part) {
+  if (part.type === 'text') return textBlock(part);
+  if (part.type === 'image' || part.type === 'file') {
+    const member = part.type === 'image' ? 'image' : 'data';
+    const img = inlineImage(part[member], member, part.mediaType);
+    return img === undefined ? described(part) : imageBlock(part, img);
+  }
+  if (part.type === 'image-data' || (part.type === 'file-data' && fullImageType(part.mediaType))) {
+    return imageBlock(part, { data: part.data, mimeType: part.mediaType, path: 'data' });
+  }
+  return described(part);
+}
+
+// ----- reading: provider metadata --------------------------------------------------------------
+
+/** The provider a part's options speak for, as a pi model (api, provider). */
+function providerOf(options) {
+  if (!isObject(options)) return undefined;
+  if (isObject(options.anthropic)) return { api: 'anthropic-messages', provider: 'anthropic' };
+  if (isObject(options.openai)) return { api: 'openai-responses', provider: 'openai' };
+  if (isObject(options.google)) return { api: 'google-generative-ai', provider: 'google' };
+  if (isObject(options.vertex)) return { api: 'google-vertex', provider: 'google-vertex' };
+  return undefined;
+}
+
+/** The pi-ai api a provider name speaks by default in the AI SDK. */
+const API_OF = {
+  anthropic: 'anthropic-messages',
+  openai: 'openai-responses',
+  google: 'google-generative-ai',
+  'google-vertex': 'google-vertex',
+  vertex: 'google-vertex',
+};
+
+const googleSignature = (o) => {
+  const g = isObject(o?.google) ? o.google : isObject(o?.vertex) ? o.vertex : undefined;
+  return typeof g?.thoughtSignature === 'string' ? g.thoughtSignature : undefined;
+};
+
+/** pi's text signature of a text part: an OpenAI message item id (`{v, id, phase}`), a Gemini thought signature. */
+function textSignatureOf(options) {
+  const openai = isObject(options?.openai) ? options.openai : undefined;
+  if (typeof openai?.itemId === 'string') {
+    const s = { v: 1, id: openai.itemId };
+    if (openai.phase === 'commentary' || openai.phase === 'final_answer') s.phase = openai.phase;
+    return JSON.stringify(s);
+  }
+  return googleSignature(options);
+}
+
+function reasoningBlock(part) {
+  const o = part.providerOptions;
+  const anthropic = isObject(o?.anthropic) ? o.anthropic : undefined;
+  if (typeof anthropic?.redactedData === 'string') {
+    return keep({ type: 'redactedThinking', data: anthropic.redactedData }, shapeOf(part, []));
+  }
+  const block = { type: 'thinking', thinking: part.text };
+  const openai = isObject(o?.openai) ? o.openai : undefined;
+  if (typeof anthropic?.signature === 'string') block.thinkingSignature = anthropic.signature;
+  else if (typeof openai?.itemId === 'string') {
+    // pi keeps an OpenAI reasoning item whole as the signature (the Responses reader's convention).
+    const item = {
+      type: 'reasoning',
+      id: openai.itemId,
+      summary: part.text === '' ? [] : [{ type: 'summary_text', text: part.text }],
+    };
+    if (typeof openai.reasoningEncryptedContent === 'string') item.encrypted_content = openai.reasoningEncryptedContent;
+    block.thinkingSignature = JSON.stringify(item);
+  } else {
+    const google = googleSignature(o);
+    if (google !== undefined) block.thinkingSignature = google;
+  }
+  if (exactly(part, ['type', 'text'])) return block;
+  return keep(block, shapeOf(part, ['text']));
+}
+
+function toolCallBlock(part) {
+  const { input } = part;
+  const plain = isObject(input) && !isBytes(input) && !isUrl(input);
+  const block = {
+    type: 'toolCall',
+    id: part.toolCallId,
+    name: part.toolName,
+    arguments: plain ? input : typeof input === 'string' ? { [RAW_ARGUMENTS]: input } : {},
+  };
+  const o = part.providerOptions;
+  if (typeof o?.openai?.itemId === 'string') block.thoughtSignature = o.openai.itemId;
+  else {
+    const google = googleSignature(o);
+    if (google !== undefined) block.thoughtSignature = google;
+  }
+  const modelled = ['toolCallId', 'toolName'];
+  if (plain || typeof input === 'string') modelled.push('input');
+  if (plain && exactly(part, ['type', 'toolCallId', 'toolName', 'input'])) return block;
+  return keep(block, { ...shapeOf(part, modelled), input: typeof input === 'string' ? 'text' : undefined });
+}
+
+/** A part pi has no block for, passed through as it is (JSON). */
+function passThrough(part) {
+  const kept = shapeOf(part, []);
+  return keep({ type: PART_BLOCK, part: kept.shape }, { marks: kept.marks });
+}
+
+// ----- reading: messages ----------------------------------------------------------------------
+
+/** The state of one read: the calls of this batch, the output, the kept parts waiting for a message. */
+class Reader {
+  out = [];
+  /** Tool-call id → name, of this batch's modelled calls. */
+  calls = new Map();
+  /** Ids of this batch's calls still without a result. */
+  open = new Map();
+  /** Ids of provider-executed calls of this batch. */
+  executed = new Set();
+  /** Tool messages with no modelled result, waiting to ride on the next message. */
+  waiting = [];
+
+  constructor(ctx) {
+    this.ctx = ctx;
+    const m = ctx?.model;
+    this.api = str(m?.api) ?? API_OF[m?.provider];
+    this.provider = str(m?.provider);
+    this.modelId = str(m?.id);
+  }
+
+  push(msg) {
+    if (this.waiting.length > 0) {
+      const lead = msg.ctxfold?.lead ?? [];
+      keep(msg, { lead: [...this.waiting, ...lead] });
+      this.waiting = [];
+    }
+    this.out.push(msg);
+  }
+
+  /** The end of the batch: tool messages still waiting ride on the last message (or on an empty one). */
+  finish() {
+    if (this.waiting.length === 0) return;
+    let last = this.out.at(-1);
+    if (last === undefined) {
+      last = { role: 'assistant', content: [], stopReason: 'stop' };
+      keep(last, { carrier: true });
+      this.ctx.warnings.converted(
+        'tool messages with approval responses only are kept on an empty assistant message (the model reads no such responses)',
+        0,
+      );
+      this.out.push(last);
+    }
+    keep(last, { trail: [...(last.ctxfold?.trail ?? []), ...this.waiting] });
+    this.waiting = [];
+  }
+
+  system(m) {
+    const msg = { role: 'developer', content: m.content };
+    if (!exactly(m, ['role', 'content'])) keep(msg, shapeOf(m, ['content']));
+    this.push(msg);
+  }
+
+  user(m) {
+    const content = typeof m.content === 'string' ? m.content : m.content.map(userBlock);
+    const msg = { role: 'user', content };
+    // Marked as read here: the writer keeps it even when empty.
+    keep(msg, exactly(m, ['role', 'content']) ? { read: true } : shapeOf(m, ['content']));
+    this.push(msg);
+  }
+
+  assistant(m, index) {
+    const msg = { role: 'assistant', content: [] };
+    let model;
+    const pending = [];
+    const approvals = new Set();
+    if (typeof m.content === 'string') {
+      if (m.content !== '') msg.content.push({ type: 'text', text: m.content });
+    } else {
+      for (const p of m.content) if (p.type === 'tool-approval-request') approvals.add(p.toolCallId);
+      m.content.forEach((p, j) => {
+        model ??= providerOf(p.providerOptions);
+        let block;
+        if (p.type === 'text') block = textBlock(p, textSignatureOf(p.providerOptions));
+        else if (p.type === 'reasoning') block = reasoningBlock(p);
+        else if (p.type === 'file') {
+          const img = inlineImage(p.data, 'data', p.mediaType);
+          block = img === undefined ? described(p) : imageBlock(p, img);
+        } else if (p.type === 'tool-call' && p.providerExecuted !== true) {
+          block = toolCallBlock(p);
+          this.calls.set(p.toolCallId, p.toolName);
+          this.open.set(p.toolCallId, index);
+          // A call waiting for its approval is kept whole too: the LLM view leaves out a call
+          // without a result, and this one has none yet.
+          if (approvals.has(p.toolCallId)) pending.push([j, p.toolCallId, shapeOf(p, [])]);
+        } else {
+          if (p.type === 'tool-call') this.executed.add(p.toolCallId);
+          block = passThrough(p);
+        }
+        msg.content.push(block);
+      });
+    }
+    model ??= providerOf(m.providerOptions);
+    const api = this.api ?? (this.provider === undefined ? model?.api : undefined);
+    const provider = this.provider ?? model?.provider;
+    if (api !== undefined) msg.api = api;
+    if (provider !== undefined) msg.provider = provider;
+    if (this.modelId !== undefined) msg.model = this.modelId;
+    msg.stopReason = msg.content.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop';
+    keep(msg, {
+      ...(exactly(m, ['role', 'content']) ? { read: true } : shapeOf(m, ['content'])),
+      string: typeof m.content === 'string' ? true : undefined,
+      pending: pending.length > 0 ? pending.map(([j, id, s]) => ({ at: j, id, ...s })) : undefined,
+    });
+    this.push(msg);
+  }
+
+  tool(m, index) {
+    const results = [];
+    const kept = [];
+    m.content.forEach((p, j) => {
+      if (p.type !== 'tool-result' || this.executed.has(p.toolCallId)) {
+        kept.push([j, shapeOf(p, [])]);
+        return;
+      }
+      const name = this.calls.get(p.toolCallId) ?? this.ctx?.toolCall?.(p.toolCallId)?.name;
+      if (typeof name !== 'string') {
+        throw invalidMessage(
+          index,
+          `content[${j}].toolCallId`,
+          `answers no tool call of an earlier message (${quote(p.toolCallId)})`,
+        );
+      }
+      this.open.delete(p.toolCallId);
+      results.push(toolResult(p));
+    });
+    const whole = exactly(m, ['role', 'content']) ? undefined : shapeOf(m, ['content']);
+    if (results.length === 0) {
+      // Approval responses (and results of provider-executed calls) only: nothing the model reads.
+      this.waiting.push({ ...(whole ?? { shape: { role: 'tool', content: null } }), parts: kept });
+      return;
+    }
+    const first = results[0];
+    keep(first, {
+      message: whole,
+      kept: kept.length > 0 ? kept.map(([j, s]) => ({ at: j, ...s })) : undefined,
+      split: this.out.at(-1)?.role === 'toolResult' && this.waiting.length === 0 ? true : undefined,
+    });
+    this.push(first);
+    for (const r of results.slice(1)) this.push(keep(r, { join: true }));
+  }
+}
+
+/** The text a tool output gives the model, and whether it is an error. */
+function toolResult(p) {
+  const o = p.output;
+  let content;
+  let isError = false;
+  const nulls = ['toolCallId', 'toolName'];
+  switch (o.type) {
+    case 'text':
+    case 'error-text':
+      content = [{ type: 'text', text: o.value }];
+      isError = o.type === 'error-text';
+      nulls.push('output.value');
+      break;
+    case 'json':
+    case 'error-json': {
+      let text;
+      try {
+        text = JSON.stringify(o.value);
+      } catch {
+        text = undefined;
+      }
+      if (typeof text !== 'string') text = String(o.value);
+      content = [{ type: 'text', text }];
+      isError = o.type === 'error-json';
+      nulls.push('output.value');
+      break;
+    }
+    case 'execution-denied':
+      content = [{ type: 'text', text: o.reason ?? DENIED }];
+      isError = true;
+      if (o.reason !== undefined) nulls.push('output.reason');
+      break;
+    default:
+      content = o.value.map(userBlock);
+      nulls.push('output.value');
+  }
+  const msg = { role: 'toolResult', toolCallId: p.toolCallId, toolName: p.toolName, content, isError };
+  const canonical = exactly(p, ['type', 'toolCallId', 'toolName', 'output']) && exactly(o, ['type', 'value']);
+  const shape = canonical && (o.type === 'text' || o.type === 'error-text') ? undefined : shapeOf(p, nulls);
+  return keep(msg, shape ?? {});
+}
+
+/**
+ * ModelMessages (or a provider-level prompt) → AgentMessages. Leading system messages are the
+ * system prompt (kept as they were); a later one is a developer message.
+ */
+export function read(messages, ctx) {
+  const r = new Reader(ctx);
+  let i = 0;
+  const leading = [];
+  while (i < messages.length && isObject(messages[i]) && messages[i].role === 'system') {
+    checkMessage(messages[i], i);
+    leading.push(messages[i]);
+    i++;
+  }
+  for (; i < messages.length; i++) {
+    const m = messages[i];
+    checkMessage(m, i);
+    if (m.role === 'system') r.system(m);
+    else if (m.role === 'user') r.user(m);
+    else if (m.role === 'assistant') r.assistant(m, i);
+    else r.tool(m, i);
+  }
+  r.finish();
+  for (const [id, index] of r.open) {
+    const pending = r.out.some((msg) => msg.ctxfold?.pending?.some((p) => p.id === id));
+    if (!pending) {
+      ctx.warnings.converted(
+        `tool call ${quote(id)} has no result in these messages: the LLM view (and toMessages) leaves it out until its result is appended`,
+        index,
+      );
+    }
+  }
+  if (leading.length === 0) return { messages: r.out };
+  const value = leading.map((m) => jsonCopy(m, [], [], undefined));
+  const text = leading
+    .map((m) => m.content)
+    .filter((t) => t !== '')
+    .join('\n\n');
+  return { messages: r.out, system: { text, value } };
+}
+
+// ----- writing --------------------------------------------------------------------------------
+
+/** What this format's reader kept on a message or block. */
+const extrasOf = (node) => extrasOfFormat(node, name);
+
+/** A kept shape filled: `fill(node)` sets the modelled members, then bytes and URLs come back. */
+function filled(x, fill) {
+  const node = fresh(x.shape);
+  fill(node);
+  return thaw(node, x.marks);
+}
+
+/** Sets `key` on `node` only where the shape has it (so absent members stay absent). */
+function set(node, key, value) {
+  if (key in node) node[key] = value;
+}
+
+/** The dialect of a foreign assistant message: whose provider options its signatures are. */
+function dialectOf(m) {
+  const api = String(m?.api ?? '');
+  const provider = String(m?.provider ?? '');
+  if (api === 'anthropic-messages' || provider === 'anthropic') return 'anthropic';
+  if (api.includes('responses') || provider === 'openai') return 'openai';
+  if (api === 'google-vertex' || provider === 'google-vertex') return 'vertex';
+  if (api.startsWith('google') || provider.startsWith('google')) return 'google';
+  return undefined;
+}
+
+function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const textOf = (blocks) =>
+  (Array.isArray(blocks) ? blocks : [])
+    .filter((b) => b?.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('\n');
+
+/** The base64 payload (or data URL) an image block writes at its shape's nulled member. */
+function payloadOf(block, x) {
+  return typeof x.dataUrl === 'string' ? `data:${x.dataUrl};base64,${block.data}` : block.data;
+}
+
+/** Fills an image shape: the payload at the member the reader nulled. */
+function fillImage(node, block, x) {
+  const value = payloadOf(block, x);
+  if (node.type === 'image') set(node, 'image', value);
+  else if (isObject(node.data) && node.data.type === 'data') node.data = { ...node.data, data: value };
+  else set(node, 'data', value);
+}
+
+/** Writes one request's messages; see `write`. Warnings name the output message. */
+class Writer {
+  out = [];
+  /** The tool message the next tool result may join, and its kept parts. */
+  #open = null;
+  #prev;
+
+  constructor(warnings) {
+    this.warnings = warnings;
+  }
+
+  #close() {
+    if (this.#open === null) return;
+    const { msg, kept } = this.#open;
+    for (const k of kept)
+      msg.content.splice(
+        Math.min(k.at, msg.content.length),
+        0,
+        filled(k, () => {}),
+      );
+    this.#open = null;
+  }
+
+  /** Tool messages the model reads nothing of (approval responses), kept on a neighbour. */
+  #emitKept(list) {
+    if (!Array.isArray(list)) return;
+    this.#close();
+    for (const t of list) {
+      if (!isObject(t?.shape)) continue;
+      const msg = filled(t, (n) => {
+        n.content = [];
+      });
+      for (const p of Array.isArray(t.parts) ? t.parts : []) {
+        if (!Array.isArray(p) || !isObject(p[1]?.shape)) continue;
+        msg.content.splice(
+          Math.min(p[0], msg.content.length),
+          0,
+          filled(p[1], () => {}),
+        );
+      }
+      this.out.push(msg);
+    }
+  }
+
+  add(m) {
+    const x = extrasOf(m);
+    this.#emitKept(x?.lead);
+    const role = m?.role;
+    if (role === 'toolResult') this.#toolResult(m, x);
+    else {
+      this.#close();
+      if (role === 'assistant') this.#assistant(m, x);
+      else if (role === 'developer') this.#system(m, x);
+      else if (role === 'user') this.#user(m, x);
+      else {
+        const what = typeof role === 'string' ? quote(role) : kindOf(role);
+        this.warnings.dropped(`a ${what} message has no ModelMessage form`, this.out.length);
+      }
+    }
+    this.#emitKept(x?.trail);
+    this.#prev = role;
+  }
+
+  end() {
+    this.#close();
+  }
+
+  /** A user-side block as a part: a kept part as it was, an image as a file part. */
+  #userPart(b, at, path, where) {
+    const bx = extrasOf(b);
+    if (b?.type === 'text' && typeof b.text === 'string') {
+      if (bx?.described && isObject(bx.shape) && describe(bx.shape) === b.text) return filled(bx, () => {});
+      if (isObject(bx?.shape) && !bx.described) return filled(bx, (n) => set(n, 'text', b.text));
+      return { type: 'text', text: b.text };
+    }
+    if (b?.type === 'image' && typeof b.data === 'string') {
+      if (isObject(bx?.shape)) return filled(bx, (n) => fillImage(n, b, bx));
+      if (where === 'tool') return { type: 'file', data: { type: 'data', data: b.data }, mediaType: b.mimeType };
+      return { type: 'file', data: b.data, mediaType: b.mimeType };
+    }
+    this.warnings.dropped(`a ${b?.type} block has no form in a ModelMessage ${where} message`, at, path);
+    return undefined;
+  }
+
+  #parts(content, at, where) {
+    const out = [];
+    (Array.isArray(content) ? content : []).forEach((b, k) => {
+      const part = this.#userPart(b, at, `content[${k}]`, where);
+      if (part !== undefined) out.push(part);
+    });
+    return out;
+  }
+
+  #message(x, role, content) {
+    if (isObject(x?.shape)) return filled(x, (n) => set(n, 'content', content));
+    return { role, content };
+  }
+
+  #user(m, x) {
+    const at = this.out.length;
+    const content = typeof m.content === 'string' ? m.content : this.#parts(m.content, at, 'user');
+    if (m.providerPayload !== undefined) {
+      this.warnings.dropped(
+        "the compaction's provider-native replay items: a ModelMessage cannot carry them (the summary text goes instead)",
+        at,
+      );
+    }
+    // Another format's empty message carries nothing (and providers refuse empty user turns).
+    if (x === undefined && content.length === 0) return;
+    this.out.push(this.#message(x, 'user', content));
+  }
+
+  /** A developer message: a system message (as it was, when it was one). */
+  #system(m, x) {
+    const at = this.out.length;
+    let content = m.content;
+    if (typeof content !== 'string') {
+      const blocks = Array.isArray(content) ? content : [];
+      const images = blocks.filter((b) => b?.type === 'image').length;
+      if (images > 0)
+        this.warnings.dropped(`${images} image(s) of a developer message: a system message holds text only`, at);
+      content = textOf(blocks);
+    }
+    if (x === undefined && content === '') return;
+    this.out.push(this.#message(x, 'system', content));
+  }
+
+  #assistant(m, x) {
+    const at = this.out.length;
+    const dialect = dialectOf(m);
+    const parts = [];
+    const written = new Set();
+    const blocks = Array.isArray(m.content) ? m.content : [];
+    blocks.forEach((b, k) => {
+      const part = this.#assistantPart(b, dialect, at, `content[${k}]`);
+      if (part === undefined) return;
+      if (part.type === 'tool-call') written.add(part.toolCallId);
+      parts.push(part);
+    });
+    // Calls waiting for approval, which the LLM view leaves out (they have no result yet).
+    for (const p of Array.isArray(x?.pending) ? x.pending : []) {
+      if (written.has(p?.id) || !isObject(p?.shape)) continue;
+      parts.splice(
+        Math.min(p.at, parts.length),
+        0,
+        filled(p, () => {}),
+      );
+    }
+    if (x?.carrier) return;
+    if (parts.length === 0 && x === undefined) {
+      if (blocks.length > 0)
+        this.warnings.dropped('an assistant message with no content a ModelMessage takes was left out', at);
+      return;
+    }
+    let content = parts;
+    if (x?.string && parts.length === 0) content = '';
+    else if (x?.string && parts.length === 1 && parts[0].type === 'text' && Object.keys(parts[0]).length === 2) {
+      content = parts[0].text;
+    }
+    this.out.push(this.#message(x, 'assistant', content));
+  }
+
+  #assistantPart(b, dialect, at, path) {
+    const bx = extrasOf(b);
+    const type = b?.type;
+    if (type === 'text' && typeof b.text === 'string') {
+      if (bx !== undefined) return this.#userPart(b, at, path, 'assistant');
+      const part = { type: 'text', text: b.text };
+      const options = textOptions(b.textSignature, dialect);
+      if (options !== undefined) part.providerOptions = options;
+      return part;
+    }
+    if (type === 'thinking' && typeof b.thinking === 'string') {
+      if (isObject(bx?.shape)) return filled(bx, (n) => set(n, 'text', b.thinking));
+      const part = { type: 'reasoning', text: b.thinking };
+      const sig = b.thinkingSignature;
+      if (typeof sig === 'string' && sig !== '') {
+        const options = reasoningOptions(sig, dialect);
+        if (options !== undefined) part.providerOptions = options;
+        else
+          this.warnings.dropped('a reasoning signature the AI SDK cannot replay for this model was left out', at, path);
+      }
+      return part;
+    }
+    if (type === 'redactedThinking' && typeof b.data === 'string') {
+      if (isObject(bx?.shape)) return filled(bx, () => {});
+      return { type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: b.data } } };
+    }
+    if (type === 'toolCall') return toolCallPart(b, bx, dialect);
+    if (type === 'image' && typeof b.data === 'string') {
+      if (isObject(bx?.shape)) return filled(bx, (n) => fillImage(n, b, bx));
+      return { type: 'file', data: b.data, mediaType: b.mimeType };
+    }
+    if (type === PART_BLOCK && isObject(b.part)) return thaw({ ...b.part }, bx?.marks);
+    this.warnings.dropped(`a ${type} block has no form in a ModelMessage assistant message`, at, path);
+    return undefined;
+  }
+
+  #toolResult(m, x) {
+    const join = x?.join || (this.#prev === 'toolResult' && !x?.split);
+    if (!join || this.#open === null) {
+      this.#close();
+      const msg = isObject(x?.message?.shape)
+        ? filled(x.message, (n) => {
+            n.content = [];
+          })
+        : { role: 'tool', content: [] };
+      this.out.push(msg);
+      this.#open = { msg, kept: [] };
+    }
+    if (Array.isArray(x?.kept)) this.#open.kept.push(...x.kept.filter((k) => isObject(k?.shape)));
+    this.#open.msg.content.push(this.#resultPart(m, x, this.out.length - 1));
+  }
+
+  /** A tool result's part: its output as it was read (the text the view holds now), or from the text and images. */
+  #resultPart(m, x, at) {
+    const blocks = Array.isArray(m.content) ? m.content : [];
+    const onlyText = blocks.every((b) => b?.type === 'text');
+    const text = textOf(blocks);
+    const own = isObject(x?.shape) ? x : undefined;
+    const kind = own?.shape?.output?.type;
+    let output;
+    if (kind === 'text' || kind === 'error-text') output = { type: kind, value: text };
+    else if (kind === 'json' || kind === 'error-json') {
+      // A pruned output is its notice, no longer JSON: sent as text.
+      const value = onlyText ? parseJson(text) : undefined;
+      output =
+        value === undefined ? { type: kind === 'json' ? 'text' : 'error-text', value: text } : { type: kind, value };
+    } else if (kind === 'execution-denied') output = { type: kind, reason: text };
+    else if (kind === 'content') output = { type: 'content', value: this.#parts(blocks, at, 'tool') };
+    else if (onlyText) output = { type: m.isError ? 'error-text' : 'text', value: text };
+    else {
+      if (m.isError)
+        this.warnings.converted('an error result with images is sent as a content output (not marked as an error)', at);
+      output = { type: 'content', value: this.#parts(blocks, at, 'tool') };
+    }
+    if (own === undefined) {
+      return {
+        type: 'tool-result',
+        toolCallId: String(m.toolCallId ?? ''),
+        toolName: String(m.toolName ?? ''),
+        output,
+      };
+    }
+    return filled(own, (n) => {
+      set(n, 'toolCallId', m.toolCallId);
+      set(n, 'toolName', m.toolName);
+      const was = isObject(n.output) ? n.output : {};
+      if (was.type === output.type) {
+        const o = { ...was };
+        if (output.type !== 'execution-denied') o.value = output.value;
+        else if ('reason' in o) o.reason = output.reason;
+        n.output = o;
+      } else {
+        n.output = isObject(was.providerOptions) ? { ...output, providerOptions: was.providerOptions } : output;
+      }
+    });
+  }
+}
+
+/** A tool call's part: as it was read, or from pi's block (its signature as provider options). */
+function toolCallPart(b, bx, dialect) {
+  const args = isObject(b.arguments) ? b.arguments : {};
+  const keys = Object.keys(args);
+  const raw = keys.length === 1 && keys[0] === RAW_ARGUMENTS && typeof args[RAW_ARGUMENTS] === 'string';
+  if (isObject(bx?.shape)) {
+    return filled(bx, (n) => {
+      set(n, 'toolCallId', b.id);
+      set(n, 'toolName', b.name);
+      if (bx.input === 'text') set(n, 'input', raw ? args[RAW_ARGUMENTS] : JSON.stringify(args));
+      else set(n, 'input', args);
+    });
+  }
+  const part = {
+    type: 'tool-call',
+    toolCallId: String(b.id ?? ''),
+    toolName: String(b.name ?? ''),
+    input: raw ? args[RAW_ARGUMENTS] : args,
+  };
+  const sig = b.thoughtSignature;
+  if (typeof sig === 'string' && sig !== '') {
+    if (dialect === 'openai') part.providerOptions = { openai: { itemId: sig } };
+    else if (dialect === 'google' || dialect === 'vertex')
+      part.providerOptions = { [dialect]: { thoughtSignature: sig } };
+  }
+  return part;
+}
+
+/** A foreign text block's signature as provider options. */
+function textOptions(sig, dialect) {
+  if (typeof sig !== 'string' || sig === '') return undefined;
+  if (dialect === 'openai') {
+    const s = parseJson(sig);
+    if (isObject(s) && typeof s.id === 'string') {
+      return { openai: { itemId: s.id, ...(typeof s.phase === 'string' && { phase: s.phase }) } };
+    }
+    return { openai: { itemId: sig } };
+  }
+  if (dialect === 'google' || dialect === 'vertex') return { [dialect]: { thoughtSignature: sig } };
+  return undefined;
+}
+
+/** A foreign thinking block's signature as provider options, or undefined where none replays. */
+function reasoningOptions(sig, dialect) {
+  if (dialect === 'anthropic') return { anthropic: { signature: sig } };
+  if (dialect === 'openai') {
+    const item = parseJson(sig);
+    if (isObject(item) && typeof item.id === 'string') {
+      return { openai: { itemId: item.id, reasoningEncryptedContent: item.encrypted_content ?? null } };
+    }
+    return undefined;
+  }
+  if (dialect === 'google' || dialect === 'vertex') return { [dialect]: { thoughtSignature: sig } };
+  return undefined;
+}
+
+/** The system messages to put first: the ones read (this format), else the prompt's text. */
+function systemMessages(system, warnings) {
+  if (!isObject(system)) return [];
+  const v = system.value;
+  const list = Array.isArray(v) ? v : isObject(v) ? [v] : undefined;
+  const ours = list?.every((m) => isObject(m) && m.role === 'system' && typeof m.content === 'string');
+  if (ours && list.length > 0) return list.map((m) => ({ ...m }));
+  if (typeof v === 'string') return v === '' ? [] : [{ role: 'system', content: v }];
+  if (typeof system.text !== 'string' || system.text === '') return [];
+  warnings.converted(`the system prompt (of the ${system.format ?? 'pi'} format) is sent as its text`);
+  return [{ role: 'system', content: system.text }];
+}
+
+/**
+ * The LLM view → ModelMessages: the system prompt first (as system messages), the compaction
+ * summary as a user message (its snapcompact frames as image file parts), then the messages, a
+ * tool message per run of tool results.
+ */
+export function write(llm, ctx) {
+  const writer = new Writer(ctx.warnings);
+  writer.out.push(...systemMessages(ctx.system, ctx.warnings));
+  for (const m of llm) writer.add(m);
+  writer.end();
+  return { messages: writer.out };
 }
