@@ -1,8 +1,6 @@
 // Public types of the ctxfold package. Written by hand and reviewed like API.
 // Field names follow the oh-my-pi / pi session format (spec: compaction §1).
 
-import type { ImageBudgetOverrides, ModelTarget, RenderOptions, ShapeVariantName } from './snapcompact.js';
-import type { CompactionAction } from './triggers.js';
 import type {
   AppendMessagesOptions,
   AppendMessagesResult,
@@ -13,6 +11,8 @@ import type {
   ToMessagesOptions,
   ToMessagesResult,
 } from './formats.js';
+import type { ImageBudgetOverrides, ModelTarget, RenderOptions, ShapeVariantName } from './snapcompact.js';
+import type { CompactionAction } from './triggers.js';
 
 /** A JSON value as it appears in session files. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

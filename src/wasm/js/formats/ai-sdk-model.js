@@ -22,15 +22,7 @@
 // binary data (Uint8Array, ArrayBuffer) is base64 in the session and `marks` say where to make
 // bytes of it again (and where a URL object was). Approval responses, which the model never
 // reads, ride on the nearest modelled message.
-import {
-  dataUrl,
-  extrasOf as extrasOfFormat,
-  invalidMessage,
-  isObject,
-  kindOf,
-  parseDataUrl,
-  RAW_ARGUMENTS,
-} from './common.js';
+import { extrasOf as extrasOfFormat, invalidMessage, isObject, kindOf, parseDataUrl, RAW_ARGUMENTS } from './common.js';
 
 export const name = 'ai-sdk-model';
 
@@ -195,10 +187,6 @@ function checkProviderOptions(node, index, at) {
   }
 }
 
-/** A provider reference: provider name → file id. */
-function isReference(v) {
-  return isObject(v) && !isBytes(v) && !isUrl(v) && Object.values(v).every((x) => typeof x === 'string');
-}
 
 function checkReference(v, index, field) {
   object(v, index, field);
@@ -262,7 +250,9 @@ function checkOutput(o, index, at) {
   else {
     const items = o.value;
     need(Array.isArray(items), index, `${at}.value`, `must be an array, got ${kindOf(items)}`);
-    items.forEach((c, k) => checkOutputItem(c, index, `${at}.value[${k}]`));
+    items.forEach((c, k) => {
+      checkOutputItem(c, index, `${at}.value[${k}]`);
+    });
   }
 }
 
