@@ -377,7 +377,8 @@ export class Session {
     if (this.#calls === null) {
       this.#calls = new Map();
       if (this.leafId !== null) {
-        for (const m of this.buildContext({ transcript: true, keepDanglingToolCalls: true }).messages) this.#noteCalls(m);
+        for (const m of this.buildContext({ transcript: true, keepDanglingToolCalls: true }).messages)
+          this.#noteCalls(m);
       }
     }
     return this.#calls;

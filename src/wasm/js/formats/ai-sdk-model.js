@@ -187,7 +187,6 @@ function checkProviderOptions(node, index, at) {
   }
 }
 
-
 function checkReference(v, index, field) {
   object(v, index, field);
   for (const [k, x] of Object.entries(v)) string(x, index, `${field}.${k}`);
