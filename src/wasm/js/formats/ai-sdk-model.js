@@ -173,7 +173,7 @@ function optBoolean(node, key, index, at) {
 }
 
 function object(v, index, field) {
-  need(isObject(v) && !isBytes(v) && !isUrl(v), index, field, `must be an object, got ${kindOf(v)}`);
+  need(isObject(v) && !isBytes(v) && !isBuffer(v) && !isUrl(v), index, field, `must be an object, got ${kindOf(v)}`);
   return v;
 }
 
@@ -298,6 +298,7 @@ function checkOutputItem(c, index, at) {
 function checkToolCall(p, index, at) {
   string(p.toolCallId, index, `${at}.toolCallId`);
   string(p.toolName, index, `${at}.toolName`);
+  need('input' in p, index, `${at}.input`, 'is required');
   optBoolean(p, 'providerExecuted', index, `${at}.`);
 }
 
@@ -326,7 +327,7 @@ function checkApprovalResponse(p, index, at) {
 function checkPart(p, role, index, at) {
   checkPartHead(p, index, at);
   const type = p.type;
-  if (type === 'text') {
+  if (type === 'text' && role !== 'tool') {
     string(p.text, index, `${at}.text`);
     return;
   }
@@ -449,7 +450,7 @@ function looksLikeUrl(s) {
 function inlineImage(value, member, mediaType) {
   let payload = value;
   const path = [member];
-  if (isObject(value) && !isBytes(value) && !isUrl(value)) {
+  if (isObject(value) && !isBytes(value) && !isBuffer(value) && !isUrl(value)) {
     if (value.type !== 'data') return undefined;
     payload = value.data;
     path.push('data');
@@ -665,7 +666,7 @@ class Reader {
   out = [];
   /** Tool-call id → name, of this batch's modelled calls. */
   calls = new Map();
-  /** Ids of this batch's calls still without a result. */
+  /** This batch's calls still without a result: id → the index of their message. */
   open = new Map();
   /** Ids of provider-executed calls of this batch. */
   executed = new Set();
@@ -675,7 +676,7 @@ class Reader {
   constructor(ctx) {
     this.ctx = ctx;
     const m = ctx?.model;
-    this.api = str(m?.api) ?? API_OF[m?.provider];
+    this.api = str(m?.api) ?? (Object.hasOwn(API_OF, m?.provider ?? '') ? API_OF[m.provider] : undefined);
     this.provider = str(m?.provider);
     this.modelId = str(m?.id);
   }
@@ -708,7 +709,7 @@ class Reader {
 
   system(m) {
     const msg = { role: 'developer', content: m.content };
-    if (!exactly(m, ['role', 'content'])) keep(msg, shapeOf(m, ['content']));
+    keep(msg, exactly(m, ['role', 'content']) ? { read: true } : shapeOf(m, ['content']));
     this.push(msg);
   }
 
