@@ -109,3 +109,74 @@ test('summarizerFromModel rejects what is not a model', () => {
   assert.throws(() => summarizerFromModel({}), { code: 'E_INVALID_ARGUMENT' });
   assert.throws(() => ctxfoldMiddleware({}), { code: 'E_INVALID_ARGUMENT' });
 });
+
+test('middleware: a later system message stays where it was, and tagged file data is sent as given', async () => {
+  const prompts = [];
+  const model = new MockLanguageModelV4({
+    provider: 'anthropic.messages',
+    modelId: 'claude-sonnet-4-5',
+    supportedUrls: { 'application/pdf': [/^https:/] },
+    doGenerate: async ({ prompt }) => {
+      prompts.push(prompt);
+      return {
+        content: [{ type: 'text', text: 'ok' }],
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage: usage(tokensOf(prompt)),
+        warnings: [],
+      };
+    },
+  });
+  const middleware = ctxfoldMiddleware({ contextWindow: 128_000 });
+  const wrapped = wrapLanguageModel({ model, middleware });
+  const bytes = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+    'base64',
+  );
+  const messages = [
+    { role: 'system', content: 'You are terse.' },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is in these?' },
+        { type: 'file', mediaType: 'image/png', data: { type: 'data', data: bytes } },
+        {
+          type: 'file',
+          mediaType: 'application/pdf',
+          data: { type: 'url', url: new URL('https://example.com/a.pdf') },
+        },
+      ],
+    },
+    { role: 'assistant', content: 'A picture and a paper.' },
+    { role: 'system', content: 'From now on, answer in French.' },
+    { role: 'user', content: 'And now?' },
+  ];
+  await generateText({ model: wrapped, messages, allowSystemInMessages: true });
+  const [sent] = prompts;
+  assert.deepEqual(
+    sent.map((m) => m.role),
+    ['system', 'user', 'assistant', 'system', 'user'],
+  );
+  assert.deepEqual(sent[3], { role: 'system', content: 'From now on, answer in French.' });
+  const files = sent[1].content.filter((p) => p.type === 'file');
+  assert.equal(files.length, 2);
+  assert.equal(files[0].data.type, 'data', JSON.stringify(files[0].data));
+  const sentBytes = files[0].data.data;
+  assert.equal(
+    typeof sentBytes === 'string' ? sentBytes : Buffer.from(sentBytes).toString('base64'),
+    Buffer.from(bytes).toString('base64'),
+  );
+  assert.equal(files[1].data.type, 'url');
+  assert.equal(String(files[1].data.url), 'https://example.com/a.pdf');
+  // The same history again with a new turn continues the conversation (the later system message
+  // is part of the history, not of the system prompt).
+  await generateText({
+    model: wrapped,
+    messages: [...messages, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'Merci.' }],
+    allowSystemInMessages: true,
+  });
+  assert.equal(middleware.conversations.length, 1, 'the second call continued the first conversation');
+  assert.deepEqual(
+    prompts[1].map((m) => m.role),
+    ['system', 'user', 'assistant', 'system', 'user', 'assistant', 'user'],
+  );
+});

@@ -480,6 +480,35 @@ test('openai-chat: the system prompt — the leading messages as read, a given o
   );
 });
 
+test('openai-chat: system messages that continue a history stay where they were, the system prompt kept', () => {
+  const { messages } = fixture('system-messages.json');
+  const lead = messages.findIndex((m) => m.role !== 'system' && m.role !== 'developer');
+  assert.ok(lead > 0, 'the fixture opens with its system prompt');
+  // A given system prompt makes the messages' own leading system messages history: both kept.
+  const both = Session.fromMessages(messages, { ...FORMAT, system: 'Given.' });
+  assert.deepStrictEqual(both.toMessages(FORMAT).messages, [{ role: 'system', content: 'Given.' }, ...messages]);
+  assert.equal(both.toMessages().system, 'Given.');
+  // An append that opens with a system message, after history: an instruction in its place.
+  const session = Session.fromMessages(messages.slice(0, lead + 1), FORMAT);
+  const later = [{ role: 'system', content: 'From now on, answer in French.' }, ...messages.slice(lead + 1)];
+  session.appendMessages(later, FORMAT);
+  assert.equal(session.toMessages().system, 'You are a support agent for Acme.\n\nAnswer in English. Cite the manual.');
+  assert.deepStrictEqual(session.toMessages(FORMAT).messages, [...messages.slice(0, lead + 1), ...later]);
+  // An append to a session without messages still reads its system prompt.
+  const empty = Session.create();
+  empty.appendMessages(messages, FORMAT);
+  assert.deepStrictEqual(empty.toMessages(FORMAT).messages, messages);
+  // A system prompt given as a system message (or a list of them) is read as its text.
+  const given = Session.fromMessages([{ role: 'user', content: 'Hi' }], {
+    ...FORMAT,
+    system: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'developer', content: [{ type: 'text', text: 'No emoji.' }] },
+    ],
+  });
+  assert.equal(given.toMessages().system, 'Be brief.\n\nNo emoji.');
+});
+
 // ----- compacted views ---------------------------------------------------------------------------
 
 test('openai-chat compacted: the summary after the system prompt, the kept messages as read, pairing intact', () => {

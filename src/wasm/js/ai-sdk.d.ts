@@ -19,7 +19,11 @@ export interface AiSdkLanguageModel {
 export interface CtxfoldAiSdkOptions {
   /** The window of the wrapped model in tokens (or `model.contextWindow`). */
   contextWindow?: number;
-  /** The Maintainer's model; default: provider and id of the wrapped AI SDK model, `contextWindow`. */
+  /**
+   * The Maintainer's model; default: provider and id of the wrapped AI SDK model, `contextWindow`,
+   * and `input: ['text', 'image']` (give `input: ['text']` for a model that takes no images: they
+   * are then left out of the prompt and counted in the report's `imagesOmitted`).
+   */
   model?: Partial<MaintainerOptions['model']>;
   /** The summarizer: an AI SDK model (a cheap one, called with `doGenerate`) or a callback. */
   summarize?: AiSdkLanguageModel | Summarize | Array<AiSdkLanguageModel | Summarize>;

@@ -62,6 +62,8 @@ function maintainerModel(options, sdkModel) {
     provider: given.provider ?? String(sdkModel?.provider ?? 'unknown').split('.')[0],
     id: given.id ?? String(sdkModel?.modelId ?? 'unknown'),
     contextWindow,
+    // The app sent what the model takes; images in its prompt are the model's to refuse.
+    input: ['text', 'image'],
     ...given,
   };
 }
@@ -109,7 +111,9 @@ export function fromPromptMessage(m) {
   return { ...m, content: m.content.map(partIn) };
 }
 
+/** File data in the prompt's tagged form; data already tagged (ai 7 allows it) is kept. */
 function fileDataOut(value) {
+  if (isTagged(value)) return value;
   if (typeof value === 'string' && /^(https?|data):/.test(value)) {
     try {
       return { type: 'url', url: new URL(value) };
@@ -118,7 +122,22 @@ function fileDataOut(value) {
     }
   }
   if (value instanceof URL) return { type: 'url', url: value };
+  // The bare shorthand of a provider reference (`{ [provider]: id }`).
+  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value) && !(value instanceof ArrayBuffer))
+    return { type: 'reference', reference: value };
   return { type: 'data', data: value };
+}
+
+const FILE_DATA_TAGS = new Set(['data', 'url', 'reference', 'text']);
+
+function isTagged(value) {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !(value instanceof URL) &&
+    !ArrayBuffer.isView(value) &&
+    FILE_DATA_TAGS.has(value.type)
+  );
 }
 
 function partOut(p) {
@@ -211,6 +230,13 @@ function errorMessage(err, model) {
 
 // ----- the conversation ----------------------------------------------------------------------
 
+/** A prompt's leading system messages (the system prompt) and the history after them. */
+function splitSystem(prompt) {
+  let i = 0;
+  while (i < prompt.length && prompt[i]?.role === 'system') i++;
+  return { system: prompt.slice(0, i), rest: prompt.slice(i) };
+}
+
 /**
  * One conversation: a session mirroring the prompts the app sends, and its Maintainer. Calls
  * run one at a time, in order.
@@ -219,7 +245,7 @@ class Conversation {
   #options;
   #model;
   #maintainer = null;
-  /** The key of each non-system prompt message the session holds, in order. */
+  /** The key of each history message (after the system prompt) the session holds, in order. */
   #seen = [];
   /** The reply `afterResponse` appended, which the next prompt carries as an assistant message. */
   #replied = false;
@@ -239,7 +265,7 @@ class Conversation {
     return this.#maintainer;
   }
 
-  /** Whether `messages` (the non-system part of a prompt) continues what this conversation holds. */
+  /** Whether `messages` (a prompt after its system prompt) continues what this conversation holds. */
   continues(keys) {
     const n = this.#seen.length;
     if (n === 0) return true;
@@ -250,10 +276,7 @@ class Conversation {
   /** The prompt to send instead of `prompt`: the Maintainer's view of the session, system first. */
   async prompt(prompt, tools) {
     await this.#pending;
-    const system = [];
-    let i = 0;
-    while (i < prompt.length && prompt[i]?.role === 'system') system.push(prompt[i++]);
-    const rest = prompt.slice(i);
+    const { system, rest } = splitSystem(prompt);
     const keys = rest.map(keyOf);
     if (this.#maintainer === null || !this.continues(keys)) this.#start();
     let from = this.#seen.length;
@@ -283,7 +306,9 @@ class Conversation {
         ? [{ role: 'system', content: before.systemPrompt }]
         : system;
     return {
-      prompt: [...sentSystem, ...written.messages.filter((m) => m.role !== 'system').map(toPromptMessage)],
+      // The writer had no system prompt to write: a system message it gives is a later one of the
+      // history (read as a developer message), sent where it was.
+      prompt: [...sentSystem, ...written.messages.map(toPromptMessage)],
       report: before.report,
     };
   }
@@ -336,7 +361,7 @@ class Conversations {
   /** Runs `fn(conversation)` after the calls before it, for the conversation `prompt` continues. */
   run(prompt, sdkModel, fn) {
     const step = this.#queue.then(() => {
-      const keys = prompt.filter((m) => m?.role !== 'system').map(keyOf);
+      const keys = splitSystem(prompt).rest.map(keyOf);
       let c = this.#list.find((x) => x.continues(keys) && x.session !== undefined);
       if (c === undefined) {
         c = new Conversation(this.#options, maintainerModel(this.#options, sdkModel));

@@ -131,7 +131,9 @@ export class Session {
     const format = formatOf(options?.format);
     if (!Array.isArray(messages)) throw invalidArgument('messages must be an array');
     const warnings = new Warnings();
-    const read = format.read(messages, { model: options?.model, warnings, toolCall: () => undefined });
+    // A system prompt given as an option makes the messages' own system messages history.
+    const history = options?.system !== undefined && options?.system !== null;
+    const read = format.read(messages, { model: options?.model, warnings, history, toolCall: () => undefined });
     const now = nowOf(options);
     const timestamp = new Date(now);
     if (Number.isNaN(timestamp.getTime())) throw invalidArgument('`now` is outside the range of a date');
@@ -328,7 +330,8 @@ export class Session {
     const format = formatOf(options?.format);
     if (!Array.isArray(messages)) throw invalidArgument('messages must be an array');
     const warnings = new Warnings();
-    const ctx = { model: options?.model, warnings, toolCall: (id) => this.#toolCalls().get(id) };
+    const history = (options?.system !== undefined && options?.system !== null) || this.#hasHistory();
+    const ctx = { model: options?.model, warnings, history, toolCall: (id) => this.#toolCalls().get(id) };
     const read = format.read(messages, ctx);
     const now = nowOf(options);
     const ids = [];
@@ -367,6 +370,19 @@ export class Session {
     if (out.system !== undefined) result.system = out.system;
     result.warnings = warnings.list;
     return result;
+  }
+
+  /**
+   * Whether the leaf's path holds conversation (a message, compaction or summary entry): the
+   * system messages of an append to it are later instructions, not the system prompt.
+   */
+  #hasHistory() {
+    for (let id = this.leafId; id !== null && id !== undefined; ) {
+      const e = this.entry(id);
+      if (e === undefined || HISTORY_TYPES.has(e.type)) return e !== undefined;
+      id = e.parentId;
+    }
+    return false;
   }
 
   /**
@@ -798,12 +814,23 @@ function idSource(options) {
   };
 }
 
-/** A system prompt given as an option (text, or text blocks of a format) as text. */
+/** Entry types that are conversation (see `#hasHistory`). */
+const HISTORY_TYPES = new Set(['message', 'compaction', 'branch_summary', 'custom_message']);
+
+/**
+ * A system prompt given as an option as text: a string, or a format's form of it (text blocks,
+ * system messages with `content`, a Gemini `systemInstruction` with `parts`), or a list of these.
+ */
 function systemText(system) {
   if (typeof system === 'string') return system;
   const blocks = Array.isArray(system) ? system : [system];
   return blocks
-    .map((b) => (typeof b === 'string' ? b : typeof b?.text === 'string' ? b.text : textOfParts(b?.parts)))
+    .map((b) => {
+      if (typeof b === 'string') return b;
+      if (typeof b?.text === 'string') return b.text;
+      if (typeof b?.content === 'string') return b.content;
+      return textOfParts(Array.isArray(b?.content) ? b.content : b?.parts);
+    })
     .filter((t) => t !== '')
     .join('\n\n');
 }

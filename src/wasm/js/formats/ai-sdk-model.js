@@ -22,7 +22,15 @@
 // binary data (Uint8Array, ArrayBuffer) is base64 in the session and `marks` say where to make
 // bytes of it again (and where a URL object was). Approval responses, which the model never
 // reads, ride on the nearest modelled message.
-import { extrasOf as extrasOfFormat, invalidMessage, isObject, kindOf, parseDataUrl, RAW_ARGUMENTS } from './common.js';
+import {
+  extrasOf as extrasOfFormat,
+  invalidMessage,
+  isObject,
+  kindOf,
+  parseDataUrl,
+  RAW_ARGUMENTS,
+  systemPromptLength,
+} from './common.js';
 
 export const name = 'ai-sdk-model';
 
@@ -853,10 +861,9 @@ export function read(messages, ctx) {
   const r = new Reader(ctx);
   let i = 0;
   const leading = [];
-  while (i < messages.length && isObject(messages[i]) && messages[i].role === 'system') {
+  for (const n = systemPromptLength(messages, (m) => m.role === 'system', ctx); i < n; i++) {
     checkMessage(messages[i], i);
     leading.push(messages[i]);
-    i++;
   }
   for (; i < messages.length; i++) {
     const m = messages[i];

@@ -25,6 +25,7 @@ import {
   kindOf,
   parseDataUrl,
   RAW_ARGUMENTS,
+  systemPromptLength,
 } from './common.js';
 
 export const name = 'ai-sdk-ui';
@@ -590,10 +591,9 @@ export function read(messages, ctx) {
   const out = [];
   let i = 0;
   const leading = [];
-  while (i < messages.length && isObject(messages[i]) && messages[i].role === 'system') {
+  for (const n = systemPromptLength(messages, (m) => m.role === 'system', ctx); i < n; i++) {
     checkMessage(messages[i], i);
     leading.push(messages[i]);
-    i++;
   }
   for (; i < messages.length; i++) {
     const m = messages[i];

@@ -28,6 +28,19 @@ export function invalidMessage(index, field, detail) {
 }
 
 /**
+ * How many messages open `messages` as its system prompt: the leading ones `isSystem` holds
+ * for. None when `ctx.history` is set: the messages continue a history (an append after
+ * messages, or a system prompt given as an option), so a system message among them is a later
+ * instruction, read where it stands as a developer message.
+ */
+export function systemPromptLength(messages, isSystem, ctx) {
+  if (ctx.history) return 0;
+  let n = 0;
+  while (n < messages.length && isObject(messages[n]) && isSystem(messages[n])) n++;
+  return n;
+}
+
+/**
  * Collects warnings. `dropped`: the target format cannot carry something and it was left out;
  * `converted`: it was carried in another form (a role the format lacks, an image as a URL).
  */

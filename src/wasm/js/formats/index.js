@@ -5,8 +5,10 @@
 //   `messages` is the caller's array (checked to be an array); a malformed message throws
 //   `invalidMessage(index, field, …)`. `system` is the system prompt the messages carried (a
 //   chat `system` message), as `{ text, value }`: `text` for any writer, `value` the format's
-//   own form for its own writer. ctx: `{ model?, warnings: Warnings, toolCall(id) }`;
-//   `toolCall(id)` finds a call of an earlier entry (`{ name, arguments }` or undefined).
+//   own form for its own writer. ctx: `{ model?, warnings: Warnings, history, toolCall(id) }`;
+//   `history`: the messages continue a history (leading system messages are then later
+//   instructions, see `systemPromptLength`); `toolCall(id)` finds a call of an earlier entry
+//   (`{ name, arguments }` or undefined).
 //
 // write(llm, ctx) → { messages, system? }
 //   `llm` is what `toLlmMessages` returned for the options. ctx: `{ model?, warnings, system,

@@ -30,6 +30,7 @@ import {
   parseArguments,
   parseDataUrl,
   stringifyArguments,
+  systemPromptLength,
 } from './common.js';
 
 export const name = 'openai-chat';
@@ -406,20 +407,19 @@ export function read(messages, ctx) {
   };
   const out = [];
   const leading = [];
-  let prompt = true;
+  const prompt = systemPromptLength(messages, (m) => m.role === 'system' || m.role === 'developer', ctx);
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
     if (!isObject(m)) throw invalidMessage(i, '', `must be an object, got ${kindOf(m)}`);
     if (!ROLES.includes(m.role))
       throw invalidMessage(i, 'role', `must be one of ${ROLES.join(', ')}, got ${quote(m.role)}`);
     if (m.name !== undefined && m.role !== 'tool') str(m.name, i, 'name');
-    if (m.role !== 'system' && m.role !== 'developer') prompt = false;
     switch (m.role) {
       case 'system':
       case 'developer':
       case 'user': {
         const { content, form } = readContent(m, i, ctx.warnings);
-        if (prompt) {
+        if (i < prompt) {
           leading.push(m);
           break;
         }
