@@ -143,6 +143,14 @@ test('compact(): no usable method is a clear error; nothing changes', async () =
   );
   await expectRejects(s.compact({ settings: SETTINGS }), 'E_INVALID_ARGUMENT');
   assert.equal(s.toJsonl(), bytes);
+  // `window`, allowed in methodOrder by the settings but without an engine, is passed over.
+  await assert.rejects(s.compact({ settings: { ...SETTINGS, methodOrder: ['window'] }, summarize }), {
+    code: 'E_SETTINGS',
+    message: /window \('window' has no compaction engine\)/,
+  });
+  assert.equal(s.toJsonl(), bytes);
+  const r = await s.compact({ settings: { ...SETTINGS, methodOrder: ['window', 'soft'] }, summarize });
+  assert.equal(r.method, 'soft');
 });
 
 test('Maintainer: threshold maintenance keeps the requests under the window', async () => {

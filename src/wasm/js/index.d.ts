@@ -619,7 +619,11 @@ export interface CompactionSettings {
   remoteStreamingV2Enabled?: boolean;
   v2RetainedMessageBudget?: number;
   v2TimeoutMs?: number;
-  /** Ordered fallback list; unknown and duplicate names are dropped. A manual compaction skips `shake`. */
+  /**
+   * Ordered fallback list; unknown and duplicate names are dropped. A manual compaction skips
+   * `shake`. `window` is accepted (settings files may name it) but has no engine: it is passed
+   * over, and an order of `window` alone fails with `E_SETTINGS` saying so.
+   */
   methodOrder?: Array<'remote' | 'snapcompact' | 'handoff' | 'shake' | 'soft' | 'window'>;
   experimentalContextManagement?: boolean;
   branchSummary?: BranchSummarySettings;
