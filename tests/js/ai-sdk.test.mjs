@@ -4,11 +4,12 @@
 // (support/ai-sdk-workload.mjs; the worker of workerd.test.mjs runs the same loop).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
+import { APICallError, generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import * as aiSdk from 'ctxfold/ai-sdk';
 import { ctxfoldMiddleware, ctxfoldPrepareStep, summarizerFromModel } from 'ctxfold/ai-sdk';
 import {
+  body,
   readTool,
   scriptedAgent,
   summarizerModel,
@@ -178,5 +179,57 @@ test('middleware: a later system message stays where it was, and tagged file dat
   assert.deepEqual(
     prompts[1].map((m) => m.role),
     ['system', 'user', 'assistant', 'system', 'user', 'assistant', 'user'],
+  );
+});
+
+test('middleware: a prompt the provider refuses as too long is compacted and sent again', async () => {
+  // The provider's real limit is far below the window the app configured.
+  const limit = 8_000;
+  const seen = [];
+  const model = new MockLanguageModelV4({
+    provider: 'anthropic.messages',
+    modelId: 'claude-sonnet-4-5',
+    doGenerate: async ({ prompt }) => {
+      const tokens = tokensOf(prompt);
+      seen.push(tokens);
+      if (tokens > limit) {
+        throw new APICallError({
+          message: `prompt is too long: ${tokens} tokens > ${limit} maximum`,
+          url: 'http://127.0.0.1/v1/messages',
+          requestBodyValues: {},
+          statusCode: 400,
+          isRetryable: false,
+        });
+      }
+      return {
+        content: [{ type: 'text', text: 'ok' }],
+        finishReason: { unified: 'stop', raw: 'end_turn' },
+        usage: usage(tokens),
+        warnings: [],
+      };
+    },
+  });
+  const summarizer = summarizerModel();
+  const events = [];
+  const middleware = ctxfoldMiddleware({
+    contextWindow: 200_000,
+    summarize: summarizer.model,
+    settings: { methodOrder: ['soft'], keepRecentTokens: 2_000 },
+    onEvent: (e) => events.push(e),
+  });
+  const messages = [];
+  for (let i = 0; i < 10; i++) {
+    messages.push({ role: 'user', content: `Explain src/file${i}.ts` });
+    messages.push({ role: 'assistant', content: body(`src/file${i}.ts`) });
+  }
+  messages.push({ role: 'user', content: 'Which file computes the most?' });
+  const r = await generateText({ model: wrapLanguageModel({ model, middleware }), messages, maxRetries: 0 });
+  assert.equal(r.text, 'ok');
+  assert.ok(seen[0] > limit, `the first prompt (${seen[0]} tokens) was refused`);
+  assert.ok(seen.at(-1) <= limit, `the retry (${seen.at(-1)} tokens) fit`);
+  assert.ok(summarizer.calls.length >= 1, 'a summary was asked for');
+  assert.ok(
+    events.some((e) => e.type === 'auto_compaction_start' && e.reason === 'overflow'),
+    'an overflow compaction ran',
   );
 });

@@ -230,6 +230,32 @@ function errorMessage(err, model) {
 
 // ----- the conversation ----------------------------------------------------------------------
 
+/**
+ * A prompt's history messages, their keys made when asked for: a call compares the first and
+ * the last message a conversation holds, not the whole history.
+ */
+class History {
+  #messages;
+  #keys = new Map();
+
+  constructor(messages) {
+    this.#messages = messages;
+  }
+
+  get length() {
+    return this.#messages.length;
+  }
+
+  key(i) {
+    let k = this.#keys.get(i);
+    if (k === undefined) {
+      k = keyOf(this.#messages[i]);
+      this.#keys.set(i, k);
+    }
+    return k;
+  }
+}
+
 /** A prompt's leading system messages (the system prompt) and the history after them. */
 function splitSystem(prompt) {
   let i = 0;
@@ -245,8 +271,11 @@ class Conversation {
   #options;
   #model;
   #maintainer = null;
-  /** The key of each history message (after the system prompt) the session holds, in order. */
-  #seen = [];
+  /**
+   * The history messages (after the system prompt) the session holds: how many, and the keys of
+   * the first and the last (a prompt continues the conversation when it has both in place).
+   */
+  #seen = { count: 0, first: '', last: '' };
   /** The reply `afterResponse` appended, which the next prompt carries as an assistant message. */
   #replied = false;
   /** The last reply's `afterResponse` (a stream's ends after its reader saw the text). */
@@ -265,29 +294,38 @@ class Conversation {
     return this.#maintainer;
   }
 
-  /** Whether `messages` (a prompt after its system prompt) continues what this conversation holds. */
-  continues(keys) {
-    const n = this.#seen.length;
+  /** Whether `history` (a prompt's messages after its system prompt) continues what this conversation holds. */
+  continues(history) {
+    const n = this.#seen.count;
     if (n === 0) return true;
-    if (keys.length < n) return false;
-    return keys[0] === this.#seen[0] && keys[n - 1] === this.#seen[n - 1];
+    if (history.length < n) return false;
+    return history.key(0) === this.#seen.first && history.key(n - 1) === this.#seen.last;
+  }
+
+  /** Notes the history messages `from` to `to` (exclusive) as held. */
+  #hold(history, from, to) {
+    if (to <= from) return;
+    if (this.#seen.count === 0) this.#seen.first = history.key(0);
+    this.#seen.count = to;
+    this.#seen.last = history.key(to - 1);
   }
 
   /** The prompt to send instead of `prompt`: the Maintainer's view of the session, system first. */
   async prompt(prompt, tools) {
     await this.#pending;
     const { system, rest } = splitSystem(prompt);
-    const keys = rest.map(keyOf);
-    if (this.#maintainer === null || !this.continues(keys)) this.#start();
-    let from = this.#seen.length;
+    const history = new History(rest);
+    if (this.#maintainer === null || !this.continues(history)) this.#start();
+    let from = this.#seen.count;
     if (this.#replied && from < rest.length && rest[from]?.role === 'assistant') {
       // The reply appended after the last call, as the app sends it back.
-      this.#seen.push(keys[from++]);
+      this.#hold(history, from, from + 1);
+      from++;
     }
     this.#replied = false;
     if (from < rest.length) {
       this.session.appendMessages(rest.slice(from).map(fromPromptMessage), { format: FORMAT, model: this.#model });
-      for (let k = from; k < rest.length; k++) this.#seen.push(keys[k]);
+      this.#hold(history, from, rest.length);
     }
     const systemPrompt = system.map((m) => m.content).filter((t) => typeof t === 'string' && t !== '');
     const before = await this.#maintainer.beforeRequest({
@@ -336,7 +374,7 @@ class Conversation {
       ...(settings && { settings }),
       ...(onEvent && { onEvent }),
     });
-    this.#seen = [];
+    this.#seen = { count: 0, first: '', last: '' };
     this.#replied = false;
   }
 
@@ -361,8 +399,8 @@ class Conversations {
   /** Runs `fn(conversation)` after the calls before it, for the conversation `prompt` continues. */
   run(prompt, sdkModel, fn) {
     const step = this.#queue.then(() => {
-      const keys = splitSystem(prompt).rest.map(keyOf);
-      let c = this.#list.find((x) => x.continues(keys) && x.session !== undefined);
+      const history = new History(splitSystem(prompt).rest);
+      let c = this.#list.find((x) => x.continues(history) && x.session !== undefined);
       if (c === undefined) {
         c = new Conversation(this.#options, maintainerModel(this.#options, sdkModel));
         this.#list.unshift(c);
