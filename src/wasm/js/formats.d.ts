@@ -4,12 +4,14 @@
 import type { AiSdkModelMessage, AiSdkModelSystem } from './formats/ai-sdk-model.js';
 import type { AiSdkUiMessage, AiSdkUiSystem } from './formats/ai-sdk-ui.js';
 import type { AnthropicMessage, AnthropicSystem } from './formats/anthropic.js';
+import type { GeminiContent, GeminiSystem } from './formats/gemini.js';
 import type { OpenAIChatMessage, OpenAIChatSystem } from './formats/openai-chat.js';
 import type { AgentMessage, ContextOptions, CreateOptions, LlmMessage } from './index.js';
 
 export type * from './formats/ai-sdk-model.js';
 export type * from './formats/ai-sdk-ui.js';
 export type * from './formats/anthropic.js';
+export type * from './formats/gemini.js';
 export type * from './formats/openai-chat.js';
 
 /** The message formats: `pi` is oh-my-pi's own (`AgentMessage` in, `LlmMessage` out). */
@@ -22,6 +24,7 @@ export interface FormatMessages {
   anthropic: { in: AnthropicMessage; out: AnthropicMessage; system: AnthropicSystem };
   'ai-sdk-model': { in: AiSdkModelMessage; out: AiSdkModelMessage; system: AiSdkModelSystem };
   'ai-sdk-ui': { in: AiSdkUiMessage; out: AiSdkUiMessage; system: AiSdkUiSystem };
+  gemini: { in: GeminiContent; out: GeminiContent; system: GeminiSystem };
 }
 
 /** What a format could not carry: `W_DROPPED` left out, `W_CONVERTED` carried in another form. */
