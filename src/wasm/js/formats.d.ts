@@ -6,6 +6,7 @@ import type { AiSdkUiMessage, AiSdkUiSystem } from './formats/ai-sdk-ui.js';
 import type { AnthropicMessage, AnthropicSystem } from './formats/anthropic.js';
 import type { GeminiContent, GeminiSystem } from './formats/gemini.js';
 import type { OpenAIChatMessage, OpenAIChatSystem } from './formats/openai-chat.js';
+import type { ResponsesInputItem, ResponsesSystem } from './formats/openai-responses.js';
 import type { AgentMessage, ContextOptions, CreateOptions, LlmMessage } from './index.js';
 
 export type * from './formats/ai-sdk-model.js';
@@ -13,6 +14,7 @@ export type * from './formats/ai-sdk-ui.js';
 export type * from './formats/anthropic.js';
 export type * from './formats/gemini.js';
 export type * from './formats/openai-chat.js';
+export type * from './formats/openai-responses.js';
 
 /** The message formats: `pi` is oh-my-pi's own (`AgentMessage` in, `LlmMessage` out). */
 export type MessageFormat = keyof FormatMessages;
@@ -21,6 +23,7 @@ export type MessageFormat = keyof FormatMessages;
 export interface FormatMessages {
   pi: { in: AgentMessage; out: LlmMessage; system: string };
   'openai-chat': { in: OpenAIChatMessage; out: OpenAIChatMessage; system: OpenAIChatSystem };
+  'openai-responses': { in: ResponsesInputItem; out: ResponsesInputItem; system: ResponsesSystem };
   anthropic: { in: AnthropicMessage; out: AnthropicMessage; system: AnthropicSystem };
   'ai-sdk-model': { in: AiSdkModelMessage; out: AiSdkModelMessage; system: AiSdkModelSystem };
   'ai-sdk-ui': { in: AiSdkUiMessage; out: AiSdkUiMessage; system: AiSdkUiSystem };

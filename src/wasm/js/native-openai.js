@@ -147,7 +147,7 @@ function shortHash(s) {
 }
 
 /** A tool call id as `[call_id, item id]`: `call|item` keeps both (an item of another prefix than `fc`/`fcr` is re-minted). */
-function splitCallId(id) {
+export function splitCallId(id) {
   const sep = id.search(/[\n|]/);
   if (sep <= 0) return [id, `fc_${shortHash(id)}`];
   const item = id.slice(sep + 1);
@@ -178,7 +178,8 @@ function historyPayload(m, provider, fallback) {
   return { items: p.items.filter((i) => i !== null && typeof i === 'object'), extends: p.dt === true };
 }
 
-function textSignature(sig) {
+/** A text signature of pi's Responses provider (`{v:1,id,phase}` JSON, or a plain id) as `{ id?, phase? }`. */
+export function textSignature(sig) {
   if (typeof sig !== 'string' || sig === '') return {};
   if (sig.startsWith('{')) {
     try {

@@ -1,0 +1,652 @@
+// The `openai-responses` format: the `input` items of an OpenAI Responses API request
+// (`POST /v1/responses`), read into AgentMessages and written back. The request's
+// `instructions` string is the system prompt, kept apart (the `system` of `toMessages`).
+//
+// - Leading `system` / `developer` message items are the system prompt too: kept whole (the
+//   `value` of the `ctxfold:system` entry) and written back first; their text is what other
+//   formats get. A later one is a developer message (a system one marked so).
+// - User content: `input_text`, `input_image` with a `data:` URL (pi's base64 images), and the
+//   parts pi has no block for (an image by URL or `file_id`, `input_file`) as a describing text
+//   that keeps the part (W_CONVERTED when read: other formats get the text).
+// - Consecutive assistant-side items make one AssistantMessage, as pi's Responses provider keeps
+//   them: a `reasoning` item is thinking (its summary text) signed with the item itself as JSON;
+//   an assistant `message` item's `output_text` / `refusal` parts are text signed with the
+//   item's id and phase (`{v:1,id,phase}`); a `function_call` / `custom_tool_call` is a tool
+//   call with the `call_id` as its id. The other items a model's output holds (hosted tool
+//   calls and their outputs, `item_reference`, `compaction`) are a describing text that keeps the
+//   item whole (W_CONVERTED).
+// - `function_call_output` / `custom_tool_call_output` items are tool results, paired with their
+//   call by `call_id` (in the batch, then in the session); output text or content parts.
+// - What pi has no field for (member order, item ids and status, annotations, unknown members)
+//   stays under `ctxfold` as the item or part with its content left out (a "shell"), so an
+//   uncompacted history is written back as the same JSON.
+//
+// Writing a history of another format: thinking signed by another provider (or unsigned) is
+// sent as assistant text, tool call ids are split into `call_id` and item id as pi's provider
+// splits them, a provider-native compaction of OpenAI is replayed as its items, and what has no
+// Responses form is reported (W_CONVERTED, W_DROPPED).
+import { splitCallId, textSignature } from '../native-openai.js';
+import {
+  dataUrl,
+  extrasOf as extrasOfFormat,
+  invalidMessage,
+  isObject,
+  kindOf,
+  parseArguments,
+  parseDataUrl,
+  stringifyArguments,
+  systemPromptLength,
+} from './common.js';
+
+export const name = 'openai-responses';
+/**
+ * OpenAI's images-and-vision guide: up to 500 images per request, whichever endpoint; the
+ * budget `toLlmMessages` keeps snapcompact frames and kept images within.
+ */
+export const maxImages = 500;
+
+const extrasOf = (node) => extrasOfFormat(node, name);
+
+/** Sets `node.ctxfold` to `{ format, …members }` when a member is defined (cheaper than common's `keepExtras`). */
+function keep(node, members) {
+  let kept;
+  for (const k in members) {
+    const v = members[k];
+    if (v === undefined) continue;
+    kept ??= { format: name };
+    kept[k] = v;
+  }
+  if (kept !== undefined) node.ctxfold = kept;
+  return node;
+}
+
+const MESSAGE_ROLES = ['user', 'system', 'developer', 'assistant'];
+/** Item types of a model's output (and their outputs) pi has no message for: kept whole. */
+const OPAQUE_ITEMS = [
+  'web_search_call',
+  'file_search_call',
+  'computer_call',
+  'computer_call_output',
+  'image_generation_call',
+  'code_interpreter_call',
+  'local_shell_call',
+  'local_shell_call_output',
+  'shell_call',
+  'shell_call_output',
+  'apply_patch_call',
+  'apply_patch_call_output',
+  'mcp_list_tools',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'mcp_call',
+  'tool_search_call',
+  'tool_search_output',
+  'item_reference',
+  'compaction',
+];
+const ITEM_TYPES = [
+  'message',
+  'reasoning',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  ...OPAQUE_ITEMS,
+];
+const INPUT_PARTS = ['input_text', 'input_image', 'input_file'];
+const RESPONSES_APIS = ['openai-responses', 'azure-openai-responses', 'openai-codex-responses'];
+
+/** An input string as an error message quotes it: at most 40 characters. */
+function quote(value) {
+  if (typeof value !== 'string') return kindOf(value);
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+}
+
+function str(value, index, field) {
+  if (typeof value !== 'string') throw invalidMessage(index, field, `must be a string, got ${kindOf(value)}`);
+  return value;
+}
+
+function obj(value, index, field) {
+  if (!isObject(value)) throw invalidMessage(index, field, `must be an object, got ${kindOf(value)}`);
+  return value;
+}
+
+function optionalStr(value, index, field) {
+  return value === undefined ? undefined : str(value, index, field);
+}
+
+/** A string or null member, when given. */
+function nullableStr(value, index, field) {
+  if (value === undefined || value === null) return value;
+  return str(value, index, field);
+}
+
+function optionalArray(value, index, field) {
+  if (value !== undefined && !Array.isArray(value))
+    throw invalidMessage(index, field, `must be an array, got ${kindOf(value)}`);
+  return value;
+}
+
+/** Whether `node`'s members are exactly `keys`, in that order. */
+function hasKeys(node, keys) {
+  let i = 0;
+  for (const k in node) {
+    if (k !== keys[i]) return false;
+    i++;
+  }
+  return i === keys.length;
+}
+
+/** Sets a member as data, a `__proto__` one too (an assignment would set the prototype). */
+function put(node, key, value) {
+  Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** `node` with `key` set to null: the members, in order, that the writer fills `key` into. */
+function shellOf(node, key) {
+  const out = {};
+  for (const k in node) put(out, k, k === key ? null : node[k]);
+  return out;
+}
+
+/** A copy of a kept shell with `key` filled in (appended when the shell lacks it). */
+function fill(shell, key, value) {
+  const out = {};
+  for (const k in shell) put(out, k, k === key ? value : shell[k]);
+  if (!Object.hasOwn(out, key)) put(out, key, value);
+  return out;
+}
+
+/** Whether `m` is a message item (typed, or the easy-input form with a role only). */
+const isMessage = (m) => m.type === 'message' || (m.type === undefined && m.role !== undefined);
+
+// ----- reading -------------------------------------------------------------------------------
+
+/** What other formats read for a part pi has no block for. */
+function partPlaceholder(p) {
+  if (p.type === 'input_image') return `[image: ${p.image_url ?? p.file_id}]`;
+  return `[file: ${p.filename ?? p.file_id ?? p.file_url ?? 'inline data'}]`;
+}
+
+/** What other formats read for an item pi has no message for. */
+function itemPlaceholder(item) {
+  const hint = item.action?.query ?? item.name ?? item.call_id ?? item.id;
+  return typeof hint === 'string' ? `[${item.type}: ${hint}]` : `[${item.type}]`;
+}
+
+/** An input content part (of a message or a tool output) as a pi block. */
+function readInputPart(p, index, field, warnings) {
+  obj(p, index, field);
+  switch (p.type) {
+    case 'input_text': {
+      const text = str(p.text, index, `${field}.text`);
+      return hasKeys(p, ['type', 'text']) ? { type: 'text', text } : keep({ type: 'text', text }, { shell: shellOf(p, 'text') });
+    }
+    case 'input_image': {
+      const url = nullableStr(p.image_url, index, `${field}.image_url`);
+      const file = nullableStr(p.file_id, index, `${field}.file_id`);
+      nullableStr(p.detail, index, `${field}.detail`);
+      if (typeof url !== 'string' && typeof file !== 'string')
+        throw invalidMessage(index, `${field}.image_url`, 'an input_image needs an image_url or a file_id');
+      const data = parseDataUrl(url);
+      if (data !== undefined) {
+        const block = { type: 'image', data: data.data, mimeType: data.mimeType };
+        const plain = hasKeys(p, ['type', 'detail', 'image_url']) && p.detail === 'auto';
+        return plain ? block : keep(block, { shell: shellOf(p, 'image_url') });
+      }
+      warnings.converted('an image by URL or file id has no pi form: other formats read it as text', index, field);
+      return keep({ type: 'text', text: partPlaceholder(p) }, { part: p });
+    }
+    case 'input_file': {
+      for (const k of ['file_data', 'file_id', 'file_url', 'filename']) nullableStr(p[k], index, `${field}.${k}`);
+      warnings.converted('a file part has no pi form: other formats read it as text', index, field);
+      return keep({ type: 'text', text: partPlaceholder(p) }, { part: p });
+    }
+    default:
+      throw invalidMessage(index, `${field}.type`, `must be ${INPUT_PARTS.join(', ')}, got ${quote(p.type)}`);
+  }
+}
+
+/** Input content: a string, or parts (indexed, so a sparse array's holes are malformed parts). */
+function readInputContent(content, index, field, warnings) {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content))
+    throw invalidMessage(index, field, `must be a string or an array of parts, got ${kindOf(content)}`);
+  const blocks = [];
+  for (let k = 0; k < content.length; k++) blocks.push(readInputPart(content[k], index, `${field}[${k}]`, warnings));
+  return blocks;
+}
+
+/** The text of a leading system/developer item (parts joined as the API joins them). */
+function systemTextOf(content) {
+  if (typeof content === 'string') return content;
+  let text = '';
+  for (const b of content) if (b.type === 'text' && b.ctxfold?.part === undefined) text += b.text;
+  return text;
+}
+
+/** The pi text signature of an assistant message item: `{v:1,id,phase}` as pi's provider writes it. */
+function signatureOf(item) {
+  if (typeof item.id !== 'string' || item.id === '') return undefined;
+  const sig = { v: 1, id: item.id };
+  if (item.phase === 'commentary' || item.phase === 'final_answer') sig.phase = item.phase;
+  return JSON.stringify(sig);
+}
+
+/** An assistant `message` item's parts as text blocks; the first keeps the item's shell. */
+function readAssistantMessage(m, index, blocks) {
+  optionalStr(m.id, index, 'id');
+  const textSignature = signatureOf(m);
+  const shell = shellOf(m, 'content');
+  const text = (t, x) => {
+    const b = { type: 'text', text: t };
+    if (textSignature !== undefined) b.textSignature = textSignature;
+    return keep(b, x);
+  };
+  if (typeof m.content === 'string') {
+    blocks.push(text(m.content, { item: shell, form: 'string' }));
+    return;
+  }
+  if (!Array.isArray(m.content))
+    throw invalidMessage(index, 'content', `must be a string or an array of parts, got ${kindOf(m.content)}`);
+  if (m.content.length === 0) {
+    blocks.push(text('', { item: shell, empty: true }));
+    return;
+  }
+  for (let k = 0; k < m.content.length; k++) {
+    const p = obj(m.content[k], index, `content[${k}]`);
+    const at = `content[${k}]`;
+    const first = k === 0 ? shell : undefined;
+    if (p.type === 'output_text') {
+      const t = str(p.text, index, `${at}.text`);
+      optionalArray(p.annotations, index, `${at}.annotations`);
+      optionalArray(p.logprobs, index, `${at}.logprobs`);
+      blocks.push(text(t, { item: first, cont: first ? undefined : true, part: shellOf(p, 'text') }));
+    } else if (p.type === 'refusal') {
+      const t = str(p.refusal, index, `${at}.refusal`);
+      blocks.push(text(t, { item: first, cont: first ? undefined : true, part: shellOf(p, 'refusal') }));
+    } else throw invalidMessage(index, `${at}.type`, `must be 'output_text' or 'refusal', got ${quote(p.type)}`);
+  }
+}
+
+/** A reasoning item as pi keeps it: its summary as thinking, the item as JSON the signature. */
+function readReasoning(m, index) {
+  optionalStr(m.id, index, 'id');
+  nullableStr(m.encrypted_content, index, 'encrypted_content');
+  const texts = [];
+  for (const key of ['summary', 'content']) {
+    const list = optionalArray(m[key], index, key);
+    if (list === undefined || list === null) continue;
+    const kind = key === 'summary' ? 'summary_text' : 'reasoning_text';
+    const own = [];
+    for (let k = 0; k < list.length; k++) {
+      const p = obj(list[k], index, `${key}[${k}]`);
+      if (p.type !== kind) throw invalidMessage(index, `${key}[${k}].type`, `must be '${kind}', got ${quote(p.type)}`);
+      own.push(str(p.text, index, `${key}[${k}].text`));
+    }
+    if (texts.length === 0) texts.push(...own);
+  }
+  return { type: 'thinking', thinking: texts.join('\n\n'), thinkingSignature: JSON.stringify(m) };
+}
+
+function readCall(m, index, st) {
+  optionalStr(m.id, index, 'id');
+  const callId = str(m.call_id, index, 'call_id');
+  const tool = str(m.name, index, 'name');
+  if (st.calls.has(callId)) throw invalidMessage(index, 'call_id', `repeats a call before it: ${quote(callId)}`);
+  let block;
+  if (m.type === 'custom_tool_call') {
+    const input = str(m.input, index, 'input');
+    block = keep({ type: 'toolCall', id: callId, name: tool, arguments: { input } }, { item: shellOf(m, 'input') });
+  } else {
+    const text = str(m.arguments, index, 'arguments');
+    const args = parseArguments(text, index, 'arguments');
+    block = keep(
+      { type: 'toolCall', id: callId, name: tool, arguments: args },
+      { item: shellOf(m, 'arguments'), arguments: stringifyArguments(args) === text ? undefined : text },
+    );
+  }
+  st.calls.set(callId, tool);
+  return block;
+}
+
+/** An item of a model's output pi has no message for: a describing text that keeps it. */
+function readOpaque(m, index, warnings) {
+  if (m.type === 'item_reference') str(m.id, index, 'id');
+  else nullableStr(m.id, index, 'id');
+  optionalStr(m.call_id, index, 'call_id');
+  if (m.type === 'compaction') str(m.encrypted_content, index, 'encrypted_content');
+  warnings.converted(`a ${m.type} item has no pi form: other formats read it as text`, index);
+  return keep({ type: 'text', text: itemPlaceholder(m) }, { other: m });
+}
+
+function readOutput(m, index, st) {
+  optionalStr(m.id, index, 'id');
+  const callId = str(m.call_id, index, 'call_id');
+  const tool = st.calls.get(callId) ?? st.ctx.toolCall(callId)?.name;
+  if (tool === undefined) throw invalidMessage(index, 'call_id', `names no tool call before it: ${quote(callId)}`);
+  const output = m.output;
+  let content;
+  if (typeof output === 'string') content = [{ type: 'text', text: output }];
+  else if (Array.isArray(output)) content = readInputContent(output, index, 'output', st.ctx.warnings);
+  else throw invalidMessage(index, 'output', `must be a string or an array of parts, got ${kindOf(output)}`);
+  return keep(
+    { role: 'toolResult', toolCallId: callId, toolName: tool, content, isError: false },
+    { shell: shellOf(m, 'output'), form: typeof output === 'string' ? 'string' : 'parts' },
+  );
+}
+
+/** Responses input items → AgentMessages, and the leading system/developer items. */
+export function read(messages, ctx) {
+  const model = ctx.model;
+  const st = {
+    ctx,
+    /** Call id → tool name, of this batch. */
+    calls: new Map(),
+  };
+  const api = typeof model?.api === 'string' ? model.api : 'openai-responses';
+  const provider = typeof model?.provider === 'string' ? model.provider : 'openai';
+  const modelId = typeof model?.id === 'string' ? model.id : 'unknown';
+  const out = [];
+  const leading = [];
+  const leadingText = [];
+  let blocks;
+  const flush = () => {
+    if (blocks === undefined) return;
+    out.push({
+      role: 'assistant',
+      content: blocks,
+      api,
+      provider,
+      model: modelId,
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
+      stopReason: blocks.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop',
+    });
+    blocks = undefined;
+  };
+  const prompt = systemPromptLength(
+    messages,
+    (m) => isMessage(m) && (m.role === 'system' || m.role === 'developer'),
+    ctx,
+  );
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (!isObject(m)) throw invalidMessage(i, '', `must be an object, got ${kindOf(m)}`);
+    if (m.type !== undefined && !ITEM_TYPES.includes(m.type))
+      throw invalidMessage(i, 'type', `is not an input item type: ${quote(m.type)}`);
+    if (m.type === undefined && m.role === undefined)
+      throw invalidMessage(i, 'type', 'an item needs a type (or a role, for a message)');
+    if (isMessage(m)) {
+      if (!MESSAGE_ROLES.includes(m.role))
+        throw invalidMessage(i, 'role', `must be one of ${MESSAGE_ROLES.join(', ')}, got ${quote(m.role)}`);
+      if (m.role === 'assistant') {
+        blocks ??= [];
+        readAssistantMessage(m, i, blocks);
+        continue;
+      }
+      flush();
+      optionalStr(m.id, i, 'id');
+      const content = readInputContent(m.content, i, 'content', ctx.warnings);
+      if (i < prompt) {
+        leading.push(m);
+        leadingText.push(systemTextOf(content));
+        continue;
+      }
+      const plain = hasKeys(m, ['role', 'content']);
+      out.push(
+        keep(
+          { role: m.role === 'user' ? 'user' : 'developer', content },
+          { role: m.role === 'system' ? 'system' : undefined, shell: plain ? undefined : shellOf(m, 'content') },
+        ),
+      );
+      continue;
+    }
+    switch (m.type) {
+      case 'reasoning':
+        blocks ??= [];
+        blocks.push(readReasoning(m, i));
+        break;
+      case 'function_call':
+      case 'custom_tool_call':
+        blocks ??= [];
+        blocks.push(readCall(m, i, st));
+        break;
+      case 'function_call_output':
+      case 'custom_tool_call_output':
+        flush();
+        out.push(readOutput(m, i, st));
+        break;
+      default:
+        blocks ??= [];
+        blocks.push(readOpaque(m, i, ctx.warnings));
+    }
+  }
+  flush();
+  if (leading.length === 0) return { messages: out };
+  const text = leadingText.filter((t) => t !== '').join('\n\n');
+  return { messages: out, system: { text, value: leading } };
+}
+
+// ----- writing -------------------------------------------------------------------------------
+
+/** Arguments as JSON text: the text they were read from when it still parses to them. */
+function argumentsText(args, kept) {
+  const json = stringifyArguments(args);
+  if (typeof kept !== 'string' || json === kept) return json;
+  return stringifyArguments(parseArguments(kept, 0, '')) === json ? kept : json;
+}
+
+/** A user or tool-output block as an input part, or undefined (reported) for a block with none. */
+function partOut(b, warnings, index, path) {
+  const x = extrasOf(b);
+  if (b.type === 'text') {
+    if (isObject(x?.part) && partPlaceholder(x.part) === b.text) return x.part;
+    if (isObject(x?.shell) && x.shell.type === 'input_text') return fill(x.shell, 'text', b.text);
+    return { type: 'input_text', text: b.text };
+  }
+  if (b.type === 'image') {
+    if (isObject(x?.shell) && x.shell.type === 'input_image') return fill(x.shell, 'image_url', dataUrl(b));
+    return { type: 'input_image', detail: 'auto', image_url: dataUrl(b) };
+  }
+  warnings.dropped(`a ${b.type} block has no Responses input form`, index, path);
+  return undefined;
+}
+
+function contentOut(content, warnings, index) {
+  if (typeof content === 'string') return content;
+  const parts = [];
+  (Array.isArray(content) ? content : []).forEach((b, k) => {
+    const p = partOut(b, warnings, index, `content[${k}]`);
+    if (p !== undefined) parts.push(p);
+  });
+  return parts;
+}
+
+function userOut(m, warnings, index) {
+  const x = extrasOf(m);
+  const content = contentOut(m.content, warnings, index);
+  if (isObject(x?.shell)) return fill(x.shell, 'content', content);
+  const role = m.role === 'user' ? 'user' : x?.role === 'system' ? 'system' : 'developer';
+  return { role, content };
+}
+
+/** An output_text or refusal part of a text block. */
+function outputPart(b, bx) {
+  const shell = isObject(bx?.part) ? bx.part : undefined;
+  if (shell?.type === 'refusal') return fill(shell, 'refusal', b.text);
+  if (shell?.type === 'output_text') return fill(shell, 'text', b.text);
+  return { type: 'output_text', text: b.text, annotations: [] };
+}
+
+/** The id and phase a text block's signature gives its message item, when it is a Responses one. */
+function messageIdOf(b, m, warnings, index, path) {
+  const sig = textSignature(b.textSignature);
+  if (sig.id === undefined) return {};
+  if (sig.id.startsWith('msg_') && sig.id.length <= 64) return sig;
+  warnings.dropped(`a text signature of ${m.api ?? 'another provider'} is not a Responses message id`, index, path);
+  return {};
+}
+
+function toolCallOut(b, m, x, warnings, index, path) {
+  const shell = isObject(x?.item) ? x.item : undefined;
+  if (shell?.type === 'custom_tool_call') {
+    const input = typeof b.arguments?.input === 'string' ? b.arguments.input : stringifyArguments(b.arguments);
+    return fill(fill(fill(shell, 'call_id', b.id), 'name', b.name), 'input', input);
+  }
+  if (shell?.type === 'function_call') {
+    const text = argumentsText(b.arguments, x.arguments);
+    return fill(fill(fill(shell, 'call_id', b.id), 'name', b.name), 'arguments', text);
+  }
+  // pi's Responses provider keeps `call_id|item_id`; other providers' ids are a call id only.
+  const [callId, itemId] = splitCallId(String(b.id ?? ''));
+  const call = { type: 'function_call', call_id: callId, name: b.name, arguments: argumentsText(b.arguments) };
+  if (typeof b.id === 'string' && /[\n|]/.test(b.id) && RESPONSES_APIS.includes(m.api)) call.id = itemId;
+  if (typeof b.thoughtSignature === 'string' && b.thoughtSignature !== '')
+    warnings.dropped(`a ${m.api ?? 'provider'} tool-call signature has no Responses form`, index, path);
+  return call;
+}
+
+/** A reasoning item a thinking signature holds (pi's Responses provider signs with the item), or undefined. */
+function reasoningItemOf(signature) {
+  if (typeof signature !== 'string' || signature.charCodeAt(0) !== 0x7b) return undefined;
+  try {
+    const v = JSON.parse(signature);
+    return isObject(v) && v.type === 'reasoning' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function assistantOut(m, out, warnings, index) {
+  /** The message item blocks may continue: `{ content, signature?, foreign }`, or undefined. */
+  let open;
+  const push = (item) => {
+    out.push(item);
+    open = undefined;
+  };
+  const textItem = (t) => ({
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'output_text', text: t, annotations: [] }],
+  });
+  const content = Array.isArray(m.content) ? m.content : [];
+  content.forEach((b, k) => {
+    const path = `content[${k}]`;
+    const bx = extrasOf(b);
+    if (b?.type === 'thinking') {
+      const item = reasoningItemOf(b.thinkingSignature);
+      if (item !== undefined && m.stopReason !== 'error') push(item);
+      else if (typeof b.thinking === 'string' && b.thinking.trim() !== '') {
+        warnings.converted('thinking without a Responses reasoning item is sent as text', index, path);
+        push(textItem(b.thinking));
+      } else if (b.thinkingSignature)
+        warnings.dropped('signed thinking without text has no Responses form', index, path);
+    } else if (b?.type === 'text') {
+      if (isObject(bx?.other)) {
+        push(itemPlaceholder(bx.other) === b.text ? bx.other : textItem(b.text));
+        return;
+      }
+      if (bx?.cont && open !== undefined && !open.foreign) {
+        open.content.push(outputPart(b, bx));
+        return;
+      }
+      if (isObject(bx?.item)) {
+        let c;
+        if (bx.form === 'string') c = b.text;
+        else if (bx.empty && b.text === '') c = [];
+        else c = [outputPart(b, bx)];
+        push(fill(bx.item, 'content', c));
+        if (Array.isArray(c)) open = { content: c, foreign: false };
+        return;
+      }
+      // Another format's text: consecutive blocks of one signature are one message item.
+      if (open?.foreign && open.signature === b.textSignature) {
+        open.content.push(outputPart(b, bx));
+        return;
+      }
+      const item = textItem(b.text);
+      const { id, phase } = messageIdOf(b, m, warnings, index, path);
+      if (id !== undefined) item.id = id;
+      if (phase !== undefined) item.phase = phase;
+      push(item);
+      open = { content: item.content, signature: b.textSignature, foreign: true };
+    } else if (b?.type === 'toolCall') push(toolCallOut(b, m, bx, warnings, index, path));
+    else if (b?.type === 'redactedThinking') warnings.dropped('redacted thinking has no Responses form', index, path);
+    else warnings.dropped(`an assistant ${b?.type} block has no Responses form`, index, path);
+  });
+}
+
+function toolResultOut(m, warnings, index) {
+  const x = extrasOf(m);
+  const blocks = Array.isArray(m.content) ? m.content : [];
+  let output;
+  if (x?.form === 'parts' || (x?.form !== 'string' && blocks.some((b) => b?.type === 'image'))) {
+    output = contentOut(blocks, warnings, index);
+  } else {
+    const texts = [];
+    blocks.forEach((b, k) => {
+      if (b?.type === 'text') texts.push(b.text);
+      else warnings.dropped(`a tool-result ${b?.type} block has no Responses form here`, index, `content[${k}]`);
+    });
+    output = texts.join('\n');
+  }
+  if (m.isError === true && x === undefined)
+    warnings.converted('a function_call_output has no error flag: a failed result is sent as its text', index);
+  if (isObject(x?.shell)) return fill(fill(x.shell, 'call_id', m.toolCallId), 'output', output);
+  return { type: 'function_call_output', call_id: splitCallId(String(m.toolCallId ?? ''))[0], output };
+}
+
+/** The items of a replayable Responses history a message carries (a native compaction), or undefined. */
+function replayOf(m) {
+  const p = m.providerPayload;
+  if (!isObject(p) || p.type !== 'openaiResponsesHistory' || !Array.isArray(p.items)) return undefined;
+  return p.items.filter(isObject);
+}
+
+/** The system prompt: `{ items }` to open the input, or `{ instructions }`. */
+function systemOut(system, warnings) {
+  if (!isObject(system)) return {};
+  if (system.format === name && Array.isArray(system.value)) return { items: system.value };
+  if (system.format === name && typeof system.value === 'string') return { instructions: system.value };
+  if (typeof system.text !== 'string' || system.text === '') return {};
+  if (typeof system.value !== 'string')
+    warnings.converted(`the system prompt (of the ${system.format ?? 'pi'} format) is sent as its text`);
+  return { instructions: system.text };
+}
+
+/** The LLM view → `{ messages: input items, system?: instructions }`. */
+export function write(llm, ctx) {
+  const warnings = ctx.warnings;
+  const system = systemOut(ctx.system, warnings);
+  const out = system.items === undefined ? [] : [...system.items];
+  llm.forEach((m, index) => {
+    const replay = replayOf(m);
+    if (replay !== undefined) {
+      out.push(...replay);
+      return;
+    }
+    if (m.providerPayload !== undefined)
+      warnings.dropped(
+        "a provider-native compaction of another provider has no Responses form: the summary is sent as text",
+        index,
+      );
+    switch (m.role) {
+      case 'user':
+      case 'developer':
+        out.push(userOut(m, warnings, index));
+        break;
+      case 'assistant':
+        assistantOut(m, out, warnings, index);
+        break;
+      case 'toolResult':
+        out.push(toolResultOut(m, warnings, index));
+        break;
+      default:
+        warnings.dropped(`a ${m.role} message has no Responses form`, index);
+    }
+  });
+  const result = { messages: out };
+  if (system.instructions !== undefined) result.system = system.instructions;
+  return result;
+}
