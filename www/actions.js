@@ -443,33 +443,18 @@ async function navigateWithSummary(app, target, status) {
   }
 }
 
+/**
+ * The `summarize` callback of the OpenAI-compatible endpoint set up in this tab (base URL, key,
+ * model), whichever strategy is picked; null when no URL is set. The Simulate panel uses it.
+ */
+export function endpointSummarizer() {
+  if (!form.chatUrl) return null;
+  return chatSummarizer();
+}
+
 /** A `summarize` callback from the form (for APIs that take one rather than an endpoint). */
 function summarizerFromForm() {
-  if (form.strategy === 'chat' && form.chatUrl) {
-    const url = /\/chat\/completions\/?$/.test(form.chatUrl)
-      ? form.chatUrl
-      : `${form.chatUrl.replace(/\/+$/, '')}/chat/completions`;
-    return async (request, { signal }) => {
-      const res = await fetch(url, {
-        method: 'POST',
-        signal,
-        headers: {
-          'content-type': 'application/json',
-          ...(form.apiKey ? { authorization: `Bearer ${form.apiKey}` } : {}),
-        },
-        body: JSON.stringify({
-          model: form.model,
-          max_tokens: request.maxTokens,
-          messages: [
-            { role: 'system', content: request.systemPrompt },
-            { role: 'user', content: request.prompt },
-          ],
-        }),
-      });
-      if (!res.ok) throw Object.assign(new Error(`${res.status} ${res.statusText}`), { status: res.status });
-      return (await res.json())?.choices?.[0]?.message?.content ?? '';
-    };
-  }
+  if (form.strategy === 'chat' && form.chatUrl) return chatSummarizer();
   if (form.strategy === 'remote' && form.remoteUrl) {
     return async (request, { signal }) => {
       const res = await fetch(form.remoteUrl, {
@@ -487,6 +472,33 @@ function summarizerFromForm() {
     };
   }
   return null;
+}
+
+/** The summarizer of the OpenAI-compatible endpoint of the form: Chat Completions, the key as a bearer. */
+function chatSummarizer() {
+  const url = /\/chat\/completions\/?$/.test(form.chatUrl)
+    ? form.chatUrl
+    : `${form.chatUrl.replace(/\/+$/, '')}/chat/completions`;
+  return async (request, { signal } = {}) => {
+    const res = await fetch(url, {
+      method: 'POST',
+      signal,
+      headers: {
+        'content-type': 'application/json',
+        ...(form.apiKey ? { authorization: `Bearer ${form.apiKey}` } : {}),
+      },
+      body: JSON.stringify({
+        model: form.model,
+        max_tokens: request.maxTokens,
+        messages: [
+          { role: 'system', content: request.systemPrompt },
+          { role: 'user', content: request.prompt },
+        ],
+      }),
+    });
+    if (!res.ok) throw Object.assign(new Error(`${res.status} ${res.statusText}`), { status: res.status });
+    return (await res.json())?.choices?.[0]?.message?.content ?? '';
+  };
 }
 
 /** An entry as the archive serializer reads it (spec: snapcompact §6.1). */

@@ -5,6 +5,11 @@
 // Modules: model.js (tree → segments and lanes), tree.js (the tree view), entry.js (entry
 // panel), context.js (context view), actions.js (actions tab), images.js (images and frames),
 // dom.js (helpers). Session text is untrusted: it is only ever inserted as text.
+//
+// The Simulate panel (simulate.js, sim-agent.js, timeline.js) runs a scripted agent through the
+// package's Maintainer with its session shown here; the Compaction tab (report.js) shows the
+// report of a selected compaction, with Undo compaction. Import reads a messages file of another
+// format (Session.fromMessages).
 
 import { capabilities, renderActionsPanel } from './actions.js';
 import { renderContextPanel } from './context.js';
@@ -13,13 +18,23 @@ import { renderEntryPanel } from './entry.js';
 import { Lightbox, UrlScope } from './images.js';
 import { activePath, buildTree, segPick, TokenTally } from './model.js';
 import { init, Session, version } from './pkg/web.js';
+import { renderCompactionPanel, summarizedEntries } from './report.js';
 import { TreeView } from './tree.js';
+
+/** Formats `Session.fromMessages` reads (docs/guide/formats.md); the package says which it knows. */
+const IMPORT_FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk-model', 'ai-sdk-ui', 'pi'];
 
 const WARNINGS_SHOWN = 1000;
 
 const app = {
   session: null,
+  /** Whether the explorer owns `session` (frees it when another is opened); a simulation's is not. */
+  sessionOwned: true,
   fileName: '',
+  /** The Simulate panel's run (simulate.js), once the panel was opened. */
+  sim: null,
+  /** The compaction the Compaction tab shows; its summarized entries are highlighted in the tree. */
+  compactionId: null,
   tree: null,
   path: null,
   tally: null,
@@ -51,18 +66,79 @@ const app = {
     const id = entryId ?? this.tree.index[segPick(this.tree, seg)].id;
     this.selection = { seg, entryId: id };
     treeView.setSelection(this.selection);
+    if (this.session.entry(id)?.type === 'compaction') this.setCompaction(id);
     renderPanel();
   },
 
-  /** Selects an entry by id, shows it in the tree and in the entry tab. */
-  selectEntry(id) {
+  /** Makes `id` the compaction of the Compaction tab and highlights what it summarized. */
+  setCompaction(id) {
+    this.compactionId = id;
+    updateHighlight();
+  },
+
+  /** Selects compaction `id` in the tree and opens its report. */
+  showCompaction(id) {
+    if (!this.tree?.ord.has(id)) {
+      setStatus(`${id} is not in the session shown (an earlier session, before a handoff?).`, 'warn');
+      return;
+    }
+    this.selectEntry(id, { tab: 'compaction' });
+  },
+
+  /** Undoes compaction `id` (the leaf goes back to its parent); the top Undo moves it back again. */
+  undoCompaction(id) {
+    const before = this.session.leafId;
+    let leaf;
+    try {
+      leaf = this.session.undoCompaction(id);
+    } catch (err) {
+      setStatus(`Not undone: ${errorText(err)}`, 'error');
+      return;
+    }
+    this.recordLeafMove(before, 'compaction undo');
+    this.sim?.undone(id, before, leaf);
+    leafChanged(true);
+    setStatus(`Undid compaction ${id}: the leaf is back at ${leaf ?? '(none)'}.`, 'ok');
+    document.body.dataset.undone = id;
+  },
+
+  setStatus: (text, kind) => setStatus(text, kind),
+
+  /**
+   * Shows `session` (already built, e.g. the simulation's) as if it had been opened. `owned`:
+   * the explorer may free it when another one replaces it.
+   */
+  useSession(session, name, { owned = true, quiet = false } = {}) {
+    if (this.session && this.session !== session && this.sessionOwned) this.session.free();
+    this.session = session;
+    this.sessionOwned = owned;
+    this.fileName = name;
+    this.undo = [];
+    this.selection = null;
+    this.tally = null;
+    this.compactionId = null;
+    rebuild({ select: session.leafId, keepTokens: false });
+    updateTopButtons();
+    if (!quiet) setStatus(`Showing ${name}: ${fmt(session.size)} entries.`, 'ok');
+  },
+
+  /** After the session grew or changed under the explorer (a simulation step). */
+  refresh() {
+    if (!this.session) return;
+    rebuild({ select: this.selection?.entryId, keepTokens: true });
+    updateTopButtons();
+  },
+
+  /** Selects an entry by id, shows it in the tree and in the entry tab (or `tab`). */
+  selectEntry(id, { tab = 'entry' } = {}) {
     const ord = this.tree?.ord.get(id);
     if (ord === undefined) return;
     const seg = this.tree.entrySeg[ord];
     this.selection = { seg, entryId: id };
+    if (this.session.entry(id)?.type === 'compaction') this.setCompaction(id);
     treeView.setSelection(this.selection);
     treeView.reveal(seg);
-    showTab('entry');
+    showTab(tab);
   },
 
   /** Moves the leaf (navigation without a summary); Undo moves it back. */
@@ -153,14 +229,9 @@ async function load(bytes, name) {
     return false;
   }
   const ms = performance.now() - t0;
-  app.session?.free();
-  app.session = session;
-  app.fileName = name;
-  app.undo = [];
-  app.selection = null;
-  app.tally = null;
+  app.sim?.detach();
   await yieldToPage(); // parsing and building the tree are separate tasks: the page can paint between
-  rebuild({ select: session.leafId, keepTokens: false });
+  app.useSession(session, name, { owned: true, quiet: true });
   const n = session.warnings.length;
   setStatus(
     `Opened ${name}: ${fmt(session.size)} entries, ${fmtBytes(bytes.length)}, parsed in ${fmt(Math.round(ms))} ms${n ? ` — ${fmt(n)} line${n === 1 ? '' : 's'} could not be read (see Load report)` : ''}.`,
@@ -199,6 +270,8 @@ function rebuild({ select, keepTokens }) {
     selection: app.selection,
     contextWindow: app.settings.contextWindow,
   });
+  if (app.compactionId !== null && !app.tree.ord.has(app.compactionId)) app.compactionId = null;
+  updateHighlight();
   if (app.selection) treeView.reveal(app.selection.seg);
   $('tree').dataset.segments = String(app.tree.segCount);
   $('tree').dataset.branchPoints = String(app.tree.stats.branchPoints);
@@ -226,6 +299,23 @@ function startTally() {
       label.textContent = '';
       treeView.schedule();
     });
+}
+
+/** Highlights in the tree the entries the Compaction tab's compaction summarized. */
+function updateHighlight() {
+  let segs = null;
+  let count = 0;
+  if (app.compactionId !== null && app.tree) {
+    segs = new Set();
+    for (const id of summarizedEntries(app.session, app.compactionId)) {
+      const ord = app.tree.ord.get(id);
+      if (ord === undefined) continue;
+      segs.add(app.tree.entrySeg[ord]);
+      count++;
+    }
+  }
+  $('tree').dataset.summarized = String(count);
+  treeView.setData({ highlight: segs });
 }
 
 function leafChanged(quiet) {
@@ -346,6 +436,10 @@ function renderPanel() {
       app.cancelContext = renderContextPanel($('panel-context'), ctx, leaf);
     } else if (app.tab === 'actions') {
       renderActionsPanel($('panel-actions'), app);
+    } else if (app.tab === 'compaction') {
+      const sel = app.selection?.entryId;
+      const id = sel && app.session.entry(sel)?.type === 'compaction' ? sel : app.compactionId;
+      renderCompactionPanel($('panel-compaction'), app, id);
     }
   } catch (err) {
     const panel = $(`panel-${app.tab}`);
@@ -366,6 +460,66 @@ $('goto-leaf').addEventListener('click', () => {
   if (app.path?.leafSeg >= 0) app.selectEntry(app.session.leafId);
 });
 $('load-sample').addEventListener('click', () => loadSample());
+$('open-simulate').addEventListener('click', () => toggleSimulate());
+$('import-format').replaceChildren(...IMPORT_FORMATS.map((f) => h('option', { value: f, text: f })));
+$('import-file').addEventListener('change', async (event) => {
+  const file = event.target.files?.[0];
+  if (file) await importMessages(file, $('import-format').value);
+  event.target.value = '';
+});
+
+/** Opens or closes the Simulate panel (built on first use: it needs the package). */
+async function toggleSimulate() {
+  const panel = $('sim-panel');
+  const open = panel.hidden;
+  panel.hidden = !open;
+  $('open-simulate').setAttribute('aria-expanded', String(open));
+  if (open && !app.sim) {
+    const { Simulation } = await import('./simulate.js');
+    app.sim = new Simulation(app);
+    app.sim.drawChart();
+  }
+  if (open) app.sim.drawChart();
+}
+
+/**
+ * Reads a messages file of another format: a JSON array of messages, or an object holding
+ * one (`messages`, `contents`, `input`, with `system` / `systemInstruction` when present).
+ */
+async function importMessages(file, format) {
+  let data;
+  try {
+    data = JSON.parse(await file.text());
+  } catch (err) {
+    setStatus(`Could not read ${file.name} as JSON: ${errorText(err)}`, 'error');
+    return;
+  }
+  let messages = data;
+  const options = { format };
+  if (!Array.isArray(data) && data && typeof data === 'object') {
+    messages = data.messages ?? data.contents ?? data.input;
+    const system = data.system ?? data.systemInstruction ?? data.instructions;
+    if (system !== undefined) options.system = system;
+  }
+  if (!Array.isArray(messages)) {
+    setStatus(`${file.name}: expected an array of messages (or {messages: […]}).`, 'error');
+    return;
+  }
+  let session;
+  try {
+    session = Session.fromMessages(messages, options);
+  } catch (err) {
+    setStatus(`Could not import ${file.name} as ${format}: ${errorText(err)}`, 'error');
+    return;
+  }
+  app.sim?.detach();
+  app.useSession(session, file.name.replace(/\.json$/i, '.jsonl'), { owned: true, quiet: true });
+  const n = session.warnings.length;
+  setStatus(
+    `Imported ${file.name} (${format}): ${fmt(messages.length)} messages, ${fmt(session.size)} entries${n ? `, ${fmt(n)} warnings (see Load report)` : ''}.`,
+    n ? 'warn' : 'ok',
+  );
+}
 $('file').addEventListener('change', async (event) => {
   const file = event.target.files?.[0];
   if (file) await loadFile(file);

@@ -66,7 +66,7 @@ export class TreeView {
 
   /**
    * New data (any subset): session, tree, path, tally, labels, selection {seg, entryId},
-   * contextWindow.
+   * contextWindow, highlight (a Set of segments to mark as summarized, or null).
    */
   setData(state) {
     if (state.tree !== this.tree) this.snippets.clear();
@@ -181,7 +181,7 @@ export class TreeView {
       const y = mid(s);
       const kind = tree.segKind[s];
       const on = onPath?.[s] ? ' on-path' : '';
-      const sel = this.selection?.seg === s ? ' selected' : '';
+      const sel = `${this.selection?.seg === s ? ' selected' : ''}${this.highlight?.has(s) ? ' summarized' : ''}`;
       let shape;
       if (kind === KIND_COMPACTION) {
         const q = r * 1.45;
@@ -226,6 +226,8 @@ export class TreeView {
     const classes = ['node', `kind-${kind}`];
     if (path?.onPath[s]) classes.push('on-path');
     if (selection?.seg === s) classes.push('selected');
+    // Entries the compaction of the Compaction tab folded into its summary.
+    if (this.highlight?.has(s)) classes.push('summarized');
     const card = h('div', {
       class: classes.join(' '),
       dataset: { row: s, kind, entries: n },
