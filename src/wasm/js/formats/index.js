@@ -22,7 +22,9 @@ import * as openaiChat from './openai-chat.js';
 import * as openaiResponses from './openai-responses.js';
 import * as pi from './pi.js';
 
-const FORMATS = new Map([pi, openaiChat, openaiResponses, anthropic, aiSdkModel, aiSdkUi, gemini].map((f) => [f.name, f]));
+const FORMATS = new Map(
+  [pi, openaiChat, openaiResponses, anthropic, aiSdkModel, aiSdkUi, gemini].map((f) => [f.name, f]),
+);
 
 /** The format module called `name` (default `pi`); E_INVALID_ARGUMENT for an unknown one. */
 export function formatOf(name) {

@@ -181,7 +181,9 @@ function readInputPart(p, index, field, warnings) {
   switch (p.type) {
     case 'input_text': {
       const text = str(p.text, index, `${field}.text`);
-      return hasKeys(p, ['type', 'text']) ? { type: 'text', text } : keep({ type: 'text', text }, { shell: shellOf(p, 'text') });
+      return hasKeys(p, ['type', 'text'])
+        ? { type: 'text', text }
+        : keep({ type: 'text', text }, { shell: shellOf(p, 'text') });
     }
     case 'input_image': {
       const url = nullableStr(p.image_url, index, `${field}.image_url`);
@@ -628,7 +630,7 @@ export function write(llm, ctx) {
     }
     if (m.providerPayload !== undefined)
       warnings.dropped(
-        "a provider-native compaction of another provider has no Responses form: the summary is sent as text",
+        'a provider-native compaction of another provider has no Responses form: the summary is sent as text',
         index,
       );
     switch (m.role) {
