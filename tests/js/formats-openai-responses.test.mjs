@@ -474,6 +474,59 @@ test('pi → openai-responses: blocks and signatures without a Responses form ar
   assertValidInput(out.messages);
 });
 
+test("pi → openai-responses: pi's freeform calls (customWireName) are custom_tool_call items, answered in kind", () => {
+  const pi = Session.fromMessages([
+    { role: 'user', content: 'patch it' },
+    {
+      role: 'assistant',
+      api: 'openai-responses',
+      provider: 'openai',
+      model: 'gpt-5.2',
+      content: [
+        {
+          type: 'toolCall',
+          id: 'call_p|ctc_p',
+          name: 'apply_patch',
+          arguments: { input: '*** Begin Patch' },
+          customWireName: 'apply_patch',
+        },
+        { type: 'toolCall', id: 'call_q|fc_q', name: 'ls', arguments: {}, thoughtSignature: 'fc_q' },
+      ],
+      stopReason: 'toolUse',
+    },
+    {
+      role: 'toolResult',
+      toolCallId: 'call_p|ctc_p',
+      toolName: 'apply_patch',
+      content: [{ type: 'text', text: 'ok' }],
+      isError: false,
+    },
+    {
+      role: 'toolResult',
+      toolCallId: 'call_q|fc_q',
+      toolName: 'ls',
+      content: [{ type: 'text', text: 'a.txt' }],
+      isError: false,
+    },
+  ]);
+  const out = pi.toMessages(FORMAT);
+  assertValidInput(out.messages);
+  assert.deepStrictEqual(out.messages.slice(1), [
+    { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch', id: 'ctc_p' },
+    { type: 'function_call', call_id: 'call_q', name: 'ls', arguments: '{}', id: 'fc_q' },
+    { type: 'custom_tool_call_output', call_id: 'call_p', output: 'ok' },
+    { type: 'function_call_output', call_id: 'call_q', output: 'a.txt' },
+  ]);
+  assert.deepEqual(out.warnings, []);
+  // And a freeform call read here is marked as pi's provider marks it.
+  const read = Session.fromMessages(fixture('custom-tools.json').messages, FORMAT);
+  const patch = bare(read.toLlmMessages())[1].content.find((b) => b.name === 'apply_patch');
+  assert.deepEqual(
+    [patch.id, patch.arguments.input.slice(0, 15), patch.customWireName],
+    ['call_patch', '*** Begin Patch', 'apply_patch'],
+  );
+});
+
 test('openai-responses → other formats: a history read here is a valid Chat Completions request', () => {
   const session = Session.fromMessages(fixture('tool-calls.json').messages, FORMAT);
   const chat = session.toMessages({ format: 'openai-chat' }).messages;

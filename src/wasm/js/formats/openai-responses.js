@@ -300,7 +300,11 @@ function readCall(m, index, st) {
   let block;
   if (m.type === 'custom_tool_call') {
     const input = str(m.input, index, 'input');
-    block = keep({ type: 'toolCall', id: callId, name: tool, arguments: { input } }, { item: shellOf(m, 'input') });
+    // `customWireName` marks a freeform call as pi's Responses provider marks it.
+    block = keep(
+      { type: 'toolCall', id: callId, name: tool, arguments: { input }, customWireName: tool },
+      { item: shellOf(m, 'input') },
+    );
   } else {
     const text = str(m.arguments, index, 'arguments');
     const args = parseArguments(text, index, 'arguments');
@@ -501,11 +505,20 @@ function toolCallOut(b, m, x, warnings, index, path) {
     return fill(fill(fill(shell, 'call_id', b.id), 'name', b.name), 'arguments', text);
   }
   // pi's Responses provider keeps `call_id|item_id`; other providers' ids are a call id only.
-  const [callId, itemId] = splitCallId(String(b.id ?? ''));
-  const call = { type: 'function_call', call_id: callId, name: b.name, arguments: argumentsText(b.arguments) };
-  if (typeof b.id === 'string' && /[\n|]/.test(b.id) && RESPONSES_APIS.includes(m.api)) call.id = itemId;
-  if (typeof b.thoughtSignature === 'string' && b.thoughtSignature !== '')
+  const id = String(b.id ?? '');
+  const [callId] = splitCallId(id);
+  const sep = id.search(/[\n|]/);
+  const itemId = sep > 0 && RESPONSES_APIS.includes(m.api) ? id.slice(sep + 1) : undefined;
+  if (typeof b.thoughtSignature === 'string' && b.thoughtSignature !== '' && !RESPONSES_APIS.includes(m.api))
     warnings.dropped(`a ${m.api ?? 'provider'} tool-call signature has no Responses form`, index, path);
+  if (typeof b.customWireName === 'string') {
+    const input = typeof b.arguments?.input === 'string' ? b.arguments.input : '';
+    const call = { type: 'custom_tool_call', call_id: callId, name: b.customWireName, input };
+    if (itemId?.startsWith('ctc_') && itemId.length <= 64) call.id = itemId;
+    return call;
+  }
+  const call = { type: 'function_call', call_id: callId, name: b.name, arguments: argumentsText(b.arguments) };
+  if (itemId !== undefined && /^fcr?_/.test(itemId) && itemId.length <= 64) call.id = itemId;
   return call;
 }
 
@@ -579,7 +592,7 @@ function assistantOut(m, out, warnings, index) {
   });
 }
 
-function toolResultOut(m, warnings, index) {
+function toolResultOut(m, custom, warnings, index) {
   const x = extrasOf(m);
   const blocks = Array.isArray(m.content) ? m.content : [];
   let output;
@@ -596,7 +609,9 @@ function toolResultOut(m, warnings, index) {
   if (m.isError === true && x === undefined)
     warnings.converted('a function_call_output has no error flag: a failed result is sent as its text', index);
   if (isObject(x?.shell)) return fill(fill(x.shell, 'call_id', m.toolCallId), 'output', output);
-  return { type: 'function_call_output', call_id: splitCallId(String(m.toolCallId ?? ''))[0], output };
+  const callId = splitCallId(String(m.toolCallId ?? ''))[0];
+  const type = custom.has(callId) ? 'custom_tool_call_output' : 'function_call_output';
+  return { type, call_id: callId, output };
 }
 
 /** The items of a replayable Responses history a message carries (a native compaction), or undefined. */
@@ -622,6 +637,8 @@ export function write(llm, ctx) {
   const warnings = ctx.warnings;
   const system = systemOut(ctx.system, warnings);
   const out = system.items === undefined ? [] : [...system.items];
+  /** The call ids of the freeform calls written: their results are `custom_tool_call_output`s. */
+  const custom = new Set();
   llm.forEach((m, index) => {
     const replay = replayOf(m);
     if (replay !== undefined) {
@@ -638,11 +655,14 @@ export function write(llm, ctx) {
       case 'developer':
         out.push(userOut(m, warnings, index));
         break;
-      case 'assistant':
+      case 'assistant': {
+        const from = out.length;
         assistantOut(m, out, warnings, index);
+        for (let k = from; k < out.length; k++) if (out[k].type === 'custom_tool_call') custom.add(out[k].call_id);
         break;
+      }
       case 'toolResult':
-        out.push(toolResultOut(m, warnings, index));
+        out.push(toolResultOut(m, custom, warnings, index));
         break;
       default:
         warnings.dropped(`a ${m.role} message has no Responses form`, index);
