@@ -50,6 +50,14 @@ export class Simulation {
     this.state = 'idle'; // idle | running | paused | done | error
     this.reset();
     this.timeline = new Timeline($('timeline'), { onSelect: (marker) => this.selectMarker(marker) });
+    // The chart is drawn to the width of its box: again when that changes.
+    let width = 0;
+    new ResizeObserver(([entry]) => {
+      const w = Math.round(entry.contentRect.width);
+      if (Math.abs(w - width) < 8) return;
+      width = w;
+      this.scheduleChart();
+    }).observe($('timeline'));
     this.buildControls();
     Object.defineProperty(window, '__simulation', {
       configurable: true,
@@ -249,6 +257,8 @@ export class Simulation {
       idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
     });
     this.sessions = [session];
+    // The tree's token bars measure against the simulated window.
+    this.app.settings.contextWindow = c.window;
     this.app.useSession(session, `simulation-${c.strategy}-${c.window / 1000}k.jsonl`, { owned: false });
   }
 
