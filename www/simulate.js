@@ -46,6 +46,7 @@ export class Simulation {
       seed: 1,
       turns: 200,
       promote: false,
+      midTurn: true,
     };
     this.state = 'idle'; // idle | running | paused | done | error
     this.reset();
@@ -139,6 +140,12 @@ export class Simulation {
       checked: c.promote,
       onchange: (e) => (c.promote = e.target.checked),
     });
+    const midTurn = h('input', {
+      id: 'sim-midturn',
+      type: 'checkbox',
+      checked: c.midTurn,
+      onchange: (e) => (c.midTurn = e.target.checked),
+    });
     this.startBtn = h('button', {
       type: 'button',
       id: 'sim-start',
@@ -165,6 +172,12 @@ export class Simulation {
       field('sim-summarizer', 'summarizer', summarizerSel),
       field('sim-turns', 'requests', turnsInput),
       field('sim-seed', 'seed', seedInput),
+      h(
+        'label',
+        { class: 'sim-check', for: 'sim-midturn', title: 'Check the context before sending tool results' },
+        midTurn,
+        ' mid-run checks',
+      ),
       h('label', { class: 'sim-check', for: 'sim-promote' }, promote, ' promote to a 4× window once'),
       h(
         'label',
@@ -174,7 +187,7 @@ export class Simulation {
       ),
       h('span', { class: 'sim-buttons' }, this.startBtn, this.pauseBtn, this.stepBtn, this.resetBtn),
     );
-    this.controls = [windowSel, strategySel, orderInput, summarizerSel, seedInput, promote];
+    this.controls = [windowSel, strategySel, orderInput, summarizerSel, seedInput, promote, midTurn];
     this.updateButtons();
   }
 
@@ -226,7 +239,14 @@ export class Simulation {
       maxTokens: Math.min(8_192, Math.round(c.window / 16)),
       input: ['text', 'image'],
     };
-    const settings = { ...work.settings, methodOrder, idleEnabled: true, idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS };
+    const settings = {
+      ...work.settings,
+      methodOrder,
+      idleEnabled: true,
+      idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
+      // Off: tool results go out unchecked, so a large one can overflow the window (recovery).
+      midTurnEnabled: c.midTurn,
+    };
     const session = Session.create({ ids: 'deterministic', id: `simulation-${c.seed}`, cwd: '/w', now: clock.now() });
     const fake = new SimModel({ model, seed: c.seed, clock, work });
     let promoted = false;
@@ -259,7 +279,8 @@ export class Simulation {
     this.sessions = [session];
     // The tree's token bars measure against the simulated window.
     this.app.settings.contextWindow = c.window;
-    this.app.useSession(session, `simulation-${c.strategy}-${c.window / 1000}k.jsonl`, { owned: false });
+    this.app.useSession(session, `simulation-${c.strategy}-${c.window / 1000}k.jsonl`, { owned: false, quiet: true });
+    this.app.setStatus("Simulating: the tree follows the agent's session; Download saves it.", 'ok');
   }
 
   /** One maintainer event into the log, as plain fields (the live objects stay here). */

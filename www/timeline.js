@@ -37,7 +37,7 @@ export function markersFromEvents(events) {
 }
 
 const LANE_H = 13;
-const PAD = { left: 52, right: 14, top: 12, bottom: 22 };
+const PAD = { left: 74, right: 14, top: 12, bottom: 22 };
 
 /** A short description of a marker for its tooltip and title. */
 export function describeMarker(m) {
@@ -143,7 +143,8 @@ export class Timeline {
       parts.push(svg('text', { class: 'tl-axis', x: PAD.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, fmtShort(v)));
     }
     const step = Math.max(1, Math.ceil(n / 10 / 10) * 10);
-    for (let t = step; t <= n; t += step) {
+    // (Not under the "request →" label at the right end.)
+    for (let t = step; t <= n && x(t) < width - PAD.right - 60; t += step) {
       parts.push(
         svg('text', { class: 'tl-axis', x: x(t), y: height - 6, 'text-anchor': 'middle' }, String(t)),
         svg('line', { class: 'tl-tick', x1: x(t), x2: x(t), y1: PAD.top + chartH, y2: PAD.top + chartH + 4 }),

@@ -178,6 +178,51 @@ for (const [strategy, order] of Object.entries(STRATEGIES)) {
   });
 }
 
+test('simulate: without mid-run checks large tool results overflow the window: each is recovered', async () => {
+  await withDemo(async (page, problems) => {
+    await setUp(page, { strategy: 'context-full' });
+    await page.uncheck('#sim-midturn');
+    await page.click('#sim-start');
+    await page.waitForSelector('#sim-panel[data-state="done"], #sim-panel[data-state="error"]', { timeout: 120_000 });
+    const sim = await page.evaluate(() => window.__simulation);
+    assert.equal(sim.state, 'done', sim.error ?? '');
+    const overflows = sim.turns.filter((t) => t.overflow).length;
+    const drawn = await drawnMarkers(page);
+    assert.deepEqual(drawn, expectedMarkers(sim.events));
+    const recoveries = drawn.filter((m) => m.kind === 'recovery').length;
+    console.log(`# no mid-run checks: ${overflows} overflows, ${recoveries} recoveries in 200 requests`);
+    assert.ok(overflows > 0, 'some request overflowed');
+    assert.ok(recoveries >= overflows, `${recoveries} recoveries for ${overflows} overflows`);
+    assert.equal(await page.locator('#timeline .tl-overflow').count(), overflows);
+    checkWindow(sim);
+    await shot(page, 'overflow');
+    await page.locator('#sim-panel').screenshot({ path: path.join(shotsDir, 'simulate-timeline-overflow.png') });
+    assert.deepEqual(problems, []);
+  });
+});
+
+test('simulate: promotion to a larger window instead of a compaction', async () => {
+  await withDemo(async (page, problems) => {
+    await setUp(page, { strategy: 'context-full' });
+    await page.check('#sim-promote');
+    await page.click('#sim-start');
+    await page.waitForSelector('#sim-panel[data-state="done"], #sim-panel[data-state="error"]', { timeout: 120_000 });
+    const sim = await page.evaluate(() => window.__simulation);
+    assert.equal(sim.state, 'done', sim.error ?? '');
+    const drawn = await drawnMarkers(page);
+    assert.deepEqual(drawn, expectedMarkers(sim.events));
+    const promotions = drawn.filter((m) => m.kind === 'promotion');
+    assert.equal(promotions.length, 1);
+    const at = promotions[0].turn;
+    // The window is 4× from the request after the promotion on.
+    assert.ok(sim.turns.slice(0, at - 1).every((t) => t.window === 32_000));
+    assert.ok(sim.turns.slice(at).every((t) => t.window === 128_000));
+    checkWindow(sim);
+    await shot(page, 'promotion');
+    assert.deepEqual(problems, []);
+  });
+});
+
 test('simulate: a compaction marker opens its report; Undo compaction restores the leaf; the download is a valid session', async () => {
   await withDemo(async (page, problems) => {
     await setUp(page, { strategy: 'context-full' });
