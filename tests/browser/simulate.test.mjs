@@ -9,6 +9,7 @@
 
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -172,6 +173,23 @@ for (const [strategy, order] of Object.entries(STRATEGIES)) {
       assert.equal(points, 200);
       assert.ok(sim.turns.every((t) => t.window === 32_000));
       await shot(page, `run-${strategy}`);
+      if (strategy === 'snapcompact') {
+        // A snapcompact compaction's report shows the frames it printed (a small archive is
+        // kept as text only: the first one with frames).
+        const ids = sim.markers.filter((m) => m.method === 'snapcompact' && m.entryId).map((m) => m.entryId);
+        const counts = await page.evaluate(
+          (list) =>
+            list.map((id) => window.explorer.session.entry(id)?.preserveData?.snapcompact?.frames?.length ?? -1),
+          ids,
+        );
+        const k = counts.findIndex((n) => n > 0);
+        assert.ok(k >= 0, `no snapcompact archive with frames: ${counts}`);
+        await page.click(`#timeline [data-marker][data-entry="${ids[k]}"] path`);
+        await page.waitForSelector(`#panel-compaction h3:has-text("${ids[k]}")`);
+        await page.waitForSelector('#panel-compaction img');
+        assert.equal(await page.locator('#panel-compaction img').count(), counts[k]);
+        await shot(page, 'report-snapcompact');
+      }
       assert.ok(wallMs < 60_000, `200 requests took ${wallMs} ms`);
       assert.deepEqual(problems, []);
     });
@@ -375,4 +393,72 @@ test('import: a hostile openai-chat messages file becomes a session, shown as te
     assert.equal(await page.textContent('#stat-file'), 'hostile-openai-chat.jsonl');
     assert.deepEqual(problems, []);
   });
+});
+
+/** An OpenAI-compatible Chat Completions endpoint on 127.0.0.1 answering with a summary (CORS on). */
+async function fakeEndpoint() {
+  const requests = [];
+  const srv = createServer((req, res) => {
+    const cors = {
+      'access-control-allow-origin': '*',
+      'access-control-allow-headers': 'content-type, authorization',
+      'access-control-allow-methods': 'POST',
+    };
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, cors);
+      return res.end();
+    }
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      requests.push({ url: req.url, authorization: req.headers.authorization ?? null, body: JSON.parse(body) });
+      res.writeHead(200, { ...cors, 'content-type': 'application/json' });
+      const content = `## Goal\nSummary from the fake endpoint (${requests.length}).`;
+      res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
+    });
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${srv.address().port}`,
+    requests,
+    close: () =>
+      new Promise((r) => {
+        srv.close(r);
+        srv.closeAllConnections();
+      }),
+  };
+}
+
+test('simulate: the summarizer can be the OpenAI-compatible endpoint of the Actions tab', async () => {
+  const fake = await fakeEndpoint();
+  try {
+    await withDemo(async (page, problems) => {
+      await page.click('#tab-actions');
+      await page.check('input[name="strategy"][value="chat"]');
+      await page.fill('#chat-url', `${fake.url}/v1`);
+      await page.fill('#chat-key', 'sk-test-secret');
+      await page.fill('#chat-model', 'tiny-model');
+      await setUp(page, { strategy: 'context-full', turns: 60 });
+      await page.selectOption('#sim-summarizer', 'endpoint');
+      await page.click('#sim-start');
+      await page.waitForSelector('#sim-panel[data-state="done"], #sim-panel[data-state="error"]', {
+        timeout: 120_000,
+      });
+      const sim = await page.evaluate(() => window.__simulation);
+      assert.equal(sim.state, 'done', sim.error ?? '');
+      const compactions = sim.markers.filter((m) => m.kind === 'compaction');
+      assert.ok(compactions.length >= 1);
+      assert.ok(fake.requests.length >= compactions.length, `${fake.requests.length} summarizer calls`);
+      for (const r of fake.requests) {
+        assert.equal(r.url, '/v1/chat/completions');
+        assert.equal(r.authorization, 'Bearer sk-test-secret');
+        assert.equal(r.body.model, 'tiny-model');
+      }
+      const summary = await page.evaluate((id) => window.explorer.session.entry(id).summary, compactions[0].entryId);
+      assert.match(summary, /Summary from the fake endpoint/);
+      assert.deepEqual(problems, []);
+    });
+  } finally {
+    await fake.close();
+  }
 });
