@@ -154,14 +154,10 @@ export function renderCompactionPanel(panel, app, entryId) {
       : 'Only the latest compaction can be undone, while the leaf is still on it',
     onclick: () => app.undoCompaction(entryId),
   });
-  out.push(
-    h(
-      'div',
-      { class: 'rp-actions' },
-      undo,
-      canUndo ? null : h('span', { class: 'muted small', text: ' the leaf has moved on since' }),
-    ),
-  );
+  let why = null;
+  if (fromSim?.undone) why = ' undone: the leaf went back to where it was before it';
+  else if (!canUndo) why = ' the leaf has moved on since: only the latest step can be undone';
+  out.push(h('div', { class: 'rp-actions' }, undo, why ? h('span', { class: 'muted small', text: why }) : null));
 
   out.push(h('h4', { text: 'Tokens before and after' }));
   const rulerSvg = ruler({

@@ -303,6 +303,7 @@ test('simulate: a compaction marker opens its report; Undo compaction restores t
       turn: sim.turns.length,
     });
     assert.equal(await page.isDisabled('#undo-compaction'), true, 'nothing more to undo');
+    assert.match(await page.textContent('#panel-compaction .rp-actions'), /undone/);
     await shot(page, 'undone');
 
     // The run goes on from the restored leaf to its 200 requests.
@@ -340,6 +341,32 @@ test('simulate: a compaction marker opens its report; Undo compaction restores t
     } finally {
       reloaded.free();
     }
+    assert.deepEqual(problems, []);
+  });
+});
+
+test('simulate: Step runs one model request at a time; the set-up is locked until New run', async () => {
+  await withDemo(async (page, problems) => {
+    await setUp(page, { strategy: 'handoff', window: 64_000 });
+    for (let k = 1; k <= 3; k++) {
+      await page.click('#sim-step');
+      await page.waitForFunction((n) => window.__simulation.turns.length === n, k);
+    }
+    const sim = await page.evaluate(() => window.__simulation);
+    assert.equal(sim.state, 'paused');
+    assert.deepEqual(
+      sim.turns.map((t) => t.request),
+      [1, 2, 3],
+    );
+    assert.ok(sim.turns.every((t) => t.window === 64_000));
+    assert.equal(await page.getAttribute('#timeline svg', 'data-turns'), '3');
+    assert.equal(await page.isDisabled('#sim-window'), true);
+    // The explorer shows the simulation's session as it grows.
+    assert.equal(await page.evaluate(() => window.explorer.session.header.id), sim.sessionId);
+    assert.ok(Number((await page.textContent('#entry-count')).replace(/,/g, '')) >= 4);
+    await page.click('#sim-reset');
+    assert.equal(await page.isDisabled('#sim-window'), false);
+    assert.equal(await page.evaluate(() => window.__simulation.turns.length), 0);
     assert.deepEqual(problems, []);
   });
 });
