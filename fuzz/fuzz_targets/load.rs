@@ -1,6 +1,7 @@
 //! Arbitrary bytes as a session file: loading never panics; whatever loads can be indexed,
 //! saved, and its context built; the facts the load pass recorded of each message equal the
-//! facts a parse of the message gives.
+//! facts a parse of the message gives, and the provider message each tells (`adopted_form`)
+//! is the one the conversion makes.
 #![no_main]
 use ctxfold::context::{build_context, BuildOptions};
 use libfuzzer_sys::fuzz_target;
@@ -16,6 +17,9 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Err(e) = ctxfold::tokens::verify_recorded_facts(&s) {
         panic!("recorded facts differ from the parse: {e}");
+    }
+    if let Err(e) = ctxfold::context::convert::verify_adopted_forms(&s) {
+        panic!("an adopted form differs from the conversion: {e}");
     }
     let _ = s.labels();
     let _ = s.to_bytes();

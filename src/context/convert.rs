@@ -372,6 +372,66 @@ pub(crate) fn tool_result_message(mut o: Map<String, Value>) -> Option<Value> {
     Some(Value::Object(o))
 }
 
+/// What the provider message of a `message` entry is, told from the load pass's facts
+/// without parsing the message: its JSON as written (`Some(None)`), or that JSON with
+/// `attribution` set (`Some(Some(value))`: replaced in place where the member exists, else
+/// added last); `None` where the conversion changes more (a pruned or omitted tool result, an
+/// assistant with omitted tool calls, other roles) or the entry has no facts. It is the
+/// outcome of `user_message`, `assistant_message` (with no interrupt marker after the
+/// message) and `tool_result_message`, for a message whose JSON the core's parser reads (one
+/// nested 128 levels deep is not); `verify_adopted_forms` checks the two agree. A host that
+/// holds the messages it wrote as objects uses it to skip their conversion and its copy
+/// (`WasmSession::adopt_llm_parts`).
+pub fn adopted_form(session: &Session, index: usize) -> Option<Option<&'static str>> {
+    use crate::session::facts::{ATTRIBUTED, CALL_OMITTED, KNOWN, OMITTED, PARSE_FAILS, PRUNED};
+    let e = session.entry(index)?;
+    let flags = session.fact_flags(index);
+    if e.kind() != crate::session::EntryKind::Message
+        || flags & KNOWN == 0
+        || flags & PARSE_FAILS != 0
+    {
+        return None;
+    }
+    let default = match e.role()? {
+        Role::User => "user",
+        Role::Developer => "agent",
+        Role::Assistant => return (flags & CALL_OMITTED == 0).then_some(None),
+        Role::ToolResult if flags & (OMITTED | PRUNED) == 0 => return Some(Some("agent")),
+        _ => return None,
+    };
+    Some((flags & ATTRIBUTED == 0).then_some(default))
+}
+
+/// Checks [`adopted_form`] against the conversion on every entry that has one (and whose
+/// message parses): the number compared, or the first entry where they differ.
+pub fn verify_adopted_forms(s: &Session) -> Result<usize, String> {
+    let mut compared = 0;
+    for i in 0..s.len() {
+        let Some(form) = adopted_form(s, i) else {
+            continue;
+        };
+        let Some(Value::Object(mut expected)) = s
+            .message_json(i)
+            .and_then(|j| crate::support::json::parse(&j).ok())
+        else {
+            continue;
+        };
+        if let Some(a) = form {
+            expected.insert("attribution".into(), a.into());
+        }
+        let Some(m) = ContextMessage::from_entry(s, i).ok().flatten() else {
+            return Err(format!("entry {i}: not a context message"));
+        };
+        let mut out = Vec::new();
+        convert_message(&mut out, s, &m, None);
+        if out != [Value::Object(expected)] {
+            return Err(format!("entry {i}: adopted {form:?}, converted {out:?}"));
+        }
+        compared += 1;
+    }
+    Ok(compared)
+}
+
 impl ContextMessage {
     /// The message's `timestamp` field as written.
     fn json_timestamp(&self, session: &Session) -> Value {

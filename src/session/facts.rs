@@ -95,6 +95,10 @@ pub(crate) const PRUNED: u16 = 1 << 9;
 pub(crate) const OMITTED: u16 = 1 << 10;
 /// Stop reason `error` (for the head).
 const STOP_ERROR: u16 = 1 << 11;
+/// A top-level `attribution` member is present (user, developer, tool result).
+pub(crate) const ATTRIBUTED: u16 = 1 << 12;
+/// Assistant: some `toolCall` block has a truthy `contextOmitted`.
+pub(crate) const CALL_OMITTED: u16 = 1 << 13;
 
 /// One tool-call block of an assistant message: its id and, for a `read`/`write`/`edit`
 /// call with a string `path` argument that is not hidden, the tool and the path.
@@ -193,6 +197,8 @@ struct ContentScan {
     filled: bool,
     /// Something could not be measured exactly.
     unsure: bool,
+    /// Some `toolCall` block has a truthy `contextOmitted`.
+    call_omitted: bool,
 }
 
 /// A string member measured, with whether its text is blank (all whitespace).
@@ -503,6 +509,7 @@ fn scan_blocks(
                     path: Span::NONE,
                     tool: 0,
                 };
+                c.call_omitted |= s.omitted;
                 if !s.omitted {
                     let args_len = match s.arguments.clone().filter(|r| &b[r.clone()] != b"null") {
                         None => Some(2),
@@ -574,6 +581,7 @@ struct Members {
     is_error: bool,
     useless: bool,
     retry: bool,
+    attributed: bool,
     summary: Option<Measured>,
     command: Option<Measured>,
     output: Option<Measured>,
@@ -659,6 +667,7 @@ pub(crate) fn scan_message(
                     b"contextOmitted" => m.context_omitted = Some(value),
                     b"isError" => m.is_error = raw == b"true",
                     b"useless" => m.useless = raw == b"true",
+                    b"attribution" => m.attributed = true,
                     b"retryRecovery" => m.retry = crate::support::json::view::Val::truthy_raw(raw),
                     _ => {}
                 }
@@ -715,6 +724,12 @@ fn facts_of(b: &[u8], role: Role, m: &Members, calls: &[CallFacts]) -> Option<Me
         return Some(f);
     }
     let plain = c.plain;
+    if m.attributed {
+        f.flags |= ATTRIBUTED;
+    }
+    if c.call_omitted {
+        f.flags |= CALL_OMITTED;
+    }
     match role {
         Role::User | Role::Developer => f.tokens = plain,
         Role::Custom | Role::HookMessage => {

@@ -9,7 +9,7 @@
 pub mod message;
 
 mod entry;
-mod facts;
+pub(crate) mod facts;
 mod ids;
 mod load;
 mod messages;

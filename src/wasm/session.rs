@@ -438,6 +438,42 @@ impl WasmSession {
         Ok(out)
     }
 
+    /// Takes the messages of the entries from `first` on as converted in a call whose parts
+    /// the caller holds: JS wrote those lines from message objects it keeps
+    /// (`Session.fromMessages`), so the next `llmMessageParts` names such a message by
+    /// position rather than sending its JSON back. `offered[k]` is non-zero where JS holds
+    /// entry `first + k` as an object equal to its line's message. Returns this "call"'s
+    /// number, then a code per offered entry: 0 not taken (its part must be empty), 1 the
+    /// message as it is, 2 and 3 with `attribution` set to `user` or `agent`
+    /// (`convert::adopted_form`); JS holds position `k` as that message.
+    #[wasm_bindgen(js_name = adoptLlmParts)]
+    pub fn adopt_llm_parts(&self, first: u32, offered: &[u8]) -> Vec<u32> {
+        let s = self.s();
+        let mut cache = self.llm.borrow_mut();
+        let serial = cache.serial.wrapping_add(1).max(1);
+        let mut kept = rustc_hash::FxHashMap::default();
+        let mut out = vec![serial];
+        for (k, &o) in offered.iter().enumerate() {
+            let entry = first as usize + k;
+            let form = (o != 0)
+                .then(|| crate::context::convert::adopted_form(s, entry))
+                .flatten();
+            out.push(match form {
+                None => 0,
+                Some(None) => 1,
+                Some(Some("user")) => 2,
+                Some(Some(_)) => 3,
+            });
+            if form.is_some() {
+                let source = Converted::Line(s.line_stamp(entry));
+                kept.insert((entry, false), (source, k as u32));
+            }
+        }
+        cache.converted = kept;
+        cache.serial = serial;
+        out
+    }
+
     /// Token figures of the built context as JSON: `{tokens, usageTokens, trailingTokens,
     /// estimatedTokens, lastUsageEntryId, tokensBefore, messages}` (spec: compaction §3.2,
     /// §3.5).

@@ -3,6 +3,7 @@
 //! in step by appends and edits.
 
 use crate::common;
+use ctxfold::context::convert::{adopted_form, verify_adopted_forms};
 use ctxfold::session::{LoadOptions, Session};
 use ctxfold::tokens::verify_recorded_facts;
 use ctxfold_testkit::{generate, GenOptions};
@@ -40,6 +41,8 @@ fn conformance_sessions() {
             "{file}: every message has facts"
         );
         assert!(compared > 30, "{file}: {compared}");
+        let adopted = verify_adopted_forms(&s).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(adopted > 20, "{file}: {adopted} adopted");
     }
 }
 
@@ -54,6 +57,8 @@ fn generated_sessions() {
         let s = load(generate(&opts));
         let compared = verify_recorded_facts(&s).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert_eq!(compared, ordinary_messages(&s), "seed {seed}");
+        let adopted = verify_adopted_forms(&s).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert!(adopted > 1_000, "seed {seed}: {adopted} adopted");
     }
 }
 
@@ -128,6 +133,65 @@ fn edge_cases_equal_their_parse() {
     let t = |i| s.entry_tokens(i, Default::default());
     assert_eq!(t(8), 1 + 3, "edit + {{\"path\":\"b\"}}");
     assert_eq!(t(28), 1);
+}
+
+/// The provider message of an entry, told from its facts (what `adoptLlmParts` hands JS),
+/// agrees with the conversion on every edge case, and says "convert it" where the conversion
+/// rewrites more than `attribution`.
+#[test]
+fn adopted_forms_agree_with_the_conversion() {
+    let mut cases = EDGE_CASES.to_vec();
+    cases.extend([
+        r#"{"role":"user","content":"x","attribution":"agent"}"#,
+        r#"{"role":"user","attribution":null,"content":"x","attribution":5}"#,
+        r#"{"role":"developer","content":"d"}"#,
+        r#"{"role":"toolResult","toolCallId":"c9","attribution":"user","content":[{"type":"text","text":"t"}]}"#,
+        r#"{"role":"toolResult","toolCallId":"c9","content":[],"prunedAt":"later"}"#,
+        r#"{"role":"assistant","content":[{"type":"toolCall","id":"c8","name":"x","arguments":{},"contextOmitted":false}]}"#,
+    ]);
+    let s = load(session_of(&cases));
+    let compared = verify_adopted_forms(&s).unwrap();
+    let form = |i| adopted_form(&s, i);
+    assert_eq!(form(0), Some(Some("user")));
+    assert_eq!(form(6), Some(Some("agent")), "developer");
+    assert_eq!(form(7), Some(None), "assistant");
+    assert_eq!(
+        form(10),
+        None,
+        "contextOmitted tool calls are removed by the conversion"
+    );
+    assert_eq!(form(8), None, "no facts: arguments with a repeated key");
+    assert_eq!(
+        form(19),
+        None,
+        "a pruned result is merged by the conversion"
+    );
+    assert_eq!(form(20), None, "an omitted result is left out");
+    assert_eq!(
+        form(21),
+        Some(Some("agent")),
+        "contextOmitted 0 is not truthy"
+    );
+    assert_eq!(form(26), None, "bashExecution");
+    let n = EDGE_CASES.len();
+    assert_eq!(
+        form(n),
+        Some(None),
+        "a user message with its own attribution"
+    );
+    assert_eq!(form(n + 1), Some(None));
+    assert_eq!(form(n + 3), Some(Some("agent")), "replaced in place");
+    assert_eq!(
+        form(n + 4),
+        Some(Some("agent")),
+        "prunedAt that is not a number"
+    );
+    assert_eq!(
+        form(n + 5),
+        Some(None),
+        "contextOmitted false keeps the call"
+    );
+    assert!(compared >= 18, "{compared}");
 }
 
 #[test]

@@ -311,6 +311,7 @@ proptest! {
         let mut s = invariants::load(&spec::write(&spec)).unwrap();
         invariants::prune(&mut s, protect, start).map_err(TestCaseError::fail)?;
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
+        ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
     }
 
     /// Shake rewrites only the lines it reports, with placeholders; the facts of the rewritten
@@ -360,6 +361,7 @@ proptest! {
     fn load_pass_facts_equal_parsed_facts(spec in session(40)) {
         let s = invariants::load(&spec::write(&spec)).unwrap();
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
+        ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
     }
 }
 

@@ -55,6 +55,61 @@ function copyJson(v) {
   return o;
 }
 
+/** What `plainCopy` returns for a value whose JSON text might not give it back as it is. */
+const NOT_PLAIN = Symbol('not plain JSON');
+/** What `plainCopy` returns for a value JSON.stringify leaves out of an object. */
+const OMITTED = Symbol('omitted');
+const wellFormed =
+  typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : (s) => !/[\uD800-\uDFFF]/.test(s);
+
+/**
+ * A copy of `v` equal to `JSON.parse(JSON.stringify(v))`, or NOT_PLAIN where that is not
+ * certain: BigInts, strings with lone surrogates (UTF-8 has them as U+FFFD), objects with a
+ * prototype of their own or a `toJSON`, nesting past 64 levels (the core parses up to 127).
+ * As JSON.stringify does, members that are `undefined`, functions or symbols are left out
+ * (null in arrays, as holes are), non-finite numbers are null and `-0` is 0.
+ */
+function plainCopy(v, depth) {
+  switch (typeof v) {
+    case 'string':
+      return wellFormed(v) ? v : NOT_PLAIN;
+    case 'number':
+      return Number.isFinite(v) ? v + 0 : null;
+    case 'boolean':
+      return v;
+    case 'object':
+      break;
+    case 'bigint':
+      return NOT_PLAIN;
+    default:
+      return OMITTED;
+  }
+  if (v === null) return null;
+  if (depth >= 64) return NOT_PLAIN;
+  if (Array.isArray(v)) {
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const c = plainCopy(v[i], depth + 1);
+      if (c === NOT_PLAIN) return NOT_PLAIN;
+      out[i] = c === OMITTED ? null : c;
+    }
+    return out;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if ((proto !== Object.prototype && proto !== null) || typeof v.toJSON === 'function') return NOT_PLAIN;
+  const out = {};
+  for (const k of Object.keys(v)) {
+    const c = plainCopy(v[k], depth + 1);
+    if (c === NOT_PLAIN) return NOT_PLAIN;
+    if (c === OMITTED) continue;
+    // An own `__proto__` member must stay a member, not set the copy's prototype.
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
+    else out[k] = c;
+  }
+  return out;
+}
+
 /**
  * A prune report, `{"prunedCount":…,"tokensSaved":…,"pruned":[…]}` as the core writes it, with
  * `pruned` parsed when first read: a threshold prune of a large session lists thousands of
@@ -156,10 +211,32 @@ export class Session {
       const text = options?.system !== undefined ? systemText(options.system) : read.system.text;
       push('custom', { customType: SYSTEM_ENTRY, data: { text, value: system, format: format.name } });
     }
+    const first = lines.length - 1;
     for (const message of read.messages) push('message', { message });
     const session = Session.fromJsonl(lines.join(''), options);
     session.#formatWarnings = warnings.list;
+    if (session.size === lines.length - 1) session.#adopt(first, read.messages);
     return session;
+  }
+
+  /**
+   * Holds `messages`, which entries `first`… were just written from, as the parts of a first
+   * `llmMessageParts` call: the first `toLlmMessages` then gets each by position instead of
+   * its JSON from wasm and a parse of it (a 10 MB history crossed twice). Only plain JSON
+   * values are offered (`plainCopy`), and the core takes each one whose provider message it
+   * can tell from the entry's facts: as it is, or with its `attribution` set.
+   */
+  #adopt(first, messages) {
+    const held = messages.map((m) => plainCopy(m, 0));
+    const offered = Uint8Array.from(held, (m) => (m === null || typeof m !== 'object' ? 0 : 1));
+    const codes = this.#inner.adoptLlmParts(first, offered);
+    const parsed = held.map((m, k) => {
+      const code = codes[k + 1];
+      if (code === 0) return [];
+      if (code !== 1) m.attribution = code === 2 ? 'user' : 'agent';
+      return [m];
+    });
+    this.#parts = { serial: codes[0], parsed };
   }
 
   /** Problems found while loading (malformed lines, unknown parents, …) and migrations. */

@@ -1,0 +1,146 @@
+// `Session.fromMessages` hands the messages it wrote to the first `toLlmMessages` as objects
+// (issue 21, "Speed": the 10 MB history no longer crosses from wasm and through JSON.parse
+// again). What it hands over must be exactly what the conversion of the lines gives: every
+// call here is compared with the same session loaded from its own JSONL, which has no
+// adopted messages.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { Session } from 'ctxfold';
+import { testsDir } from './support/project.mjs';
+
+const formatsDir = path.join(testsDir, 'fixtures', 'formats');
+const NOW = { now: Date.UTC(2026, 11, 6), ids: 'deterministic' };
+
+/** The provider view of `session` and of a fresh load of its bytes (no adopted messages). */
+function bothViews(session, options) {
+  const reloaded = Session.fromJsonl(session.toJsonl());
+  try {
+    return [session.toLlmMessages(options), reloaded.toLlmMessages(options)];
+  } finally {
+    reloaded.free();
+  }
+}
+
+test('every fixture of every format: the first provider view equals the one of a fresh load', () => {
+  let compared = 0;
+  for (const format of readdirSync(formatsDir)) {
+    for (const file of readdirSync(path.join(formatsDir, format)).filter((f) => f.endsWith('.json'))) {
+      const fixture = JSON.parse(readFileSync(path.join(formatsDir, format, file), 'utf8'));
+      if (!Array.isArray(fixture.messages)) continue;
+      const session = Session.fromMessages(fixture.messages, { format, system: fixture.system, ...NOW });
+      const [adopted, fresh] = bothViews(session);
+      assert.deepStrictEqual(adopted, fresh, `${format}/${file}`);
+      const out = session.toMessages({ format });
+      const again = Session.fromJsonl(session.toJsonl());
+      assert.deepStrictEqual(out, again.toMessages({ format }), `${format}/${file}: toMessages`);
+      again.free();
+      session.free();
+      compared++;
+    }
+  }
+  assert.ok(compared >= 30, `${compared} fixtures`);
+});
+
+const user = (content, more) => ({ role: 'user', content, timestamp: 1, ...more });
+const call = (id) => ({ type: 'toolCall', id, name: 'read', arguments: { path: `${id}.ts` } });
+const assistant = (content, more) => ({
+  role: 'assistant',
+  content,
+  api: 'openai-completions',
+  provider: 'openai',
+  model: 'gpt-test',
+  usage: { input: 10, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 12 },
+  stopReason: 'toolUse',
+  timestamp: 2,
+  ...more,
+});
+const result = (id, text, more) => ({
+  role: 'toolResult',
+  toolCallId: id,
+  toolName: 'read',
+  content: [{ type: 'text', text }],
+  isError: false,
+  timestamp: 3,
+  ...more,
+});
+
+/** `values` with its second slot made a hole. */
+function withHole(values) {
+  delete values[1];
+  return values;
+}
+
+test('pi messages the conversion rewrites, and values JSON would change, come out as a fresh load gives them', () => {
+  const weird = {
+    undef: undefined,
+    fn: () => 1,
+    nan: Number.NaN,
+    inf: -Number.POSITIVE_INFINITY,
+    negZero: -0,
+    holes: withHole([1, 'hole', undefined, () => 2]),
+    date: new Date(0),
+    pair: 'smile \ud83d\ude00',
+    big: 12345678901234567000,
+    small: 5e-324,
+    ['__proto__']: { polluted: true },
+  };
+  let deep = { leaf: true };
+  for (let i = 0; i < 90; i++) deep = { deep };
+  const messages = [
+    user('plain'),
+    user([{ type: 'text', text: 'with its own attribution' }], { attribution: 'agent' }),
+    user('with odd values', { extra: weird }),
+    user('nested 90 levels', { extra: deep }),
+    user('a lone \ud800 surrogate'),
+    { role: 'developer', content: 'a later instruction', timestamp: 1 },
+    assistant([{ type: 'text', text: 'reading' }, call('a'), { ...call('b'), contextOmitted: true }]),
+    result('a', 'output a '.repeat(3000), { attribution: 'user' }),
+    result('b', 'output b', { contextOmitted: true }),
+    assistant([call('c'), call('d')]),
+    result('c', 'pruned text', { prunedAt: 5 }),
+    result('d', 'kept '.repeat(4000)),
+    assistant([{ type: 'thinking', thinking: 'unsigned trailing thought' }], { stopReason: 'aborted' }),
+    { role: 'custom', customType: 'interrupted-thinking', content: 'interrupted', display: false, timestamp: 4 },
+    { role: 'bashExecution', command: 'ls', output: 'a\nb', exitCode: 0, timestamp: 5 },
+    user('last'),
+  ];
+  const session = Session.fromMessages(messages, { format: 'pi', ...NOW });
+  const [adopted, fresh] = bothViews(session);
+  assert.deepStrictEqual(adopted, fresh);
+  // The cases are real: the conversion changed these messages.
+  const roles = fresh.map((m) => m.role);
+  assert.equal(roles.filter((r) => r === 'toolResult').length, 3, 'the omitted result is left out');
+  assert.equal(fresh[0].attribution, 'user');
+  assert.equal(fresh[1].attribution, 'agent');
+  assert.equal(fresh.find((m) => m.toolCallId === 'a').attribution, 'agent');
+  assert.deepStrictEqual(fresh.find((m) => m.role === 'assistant').content.length, 2, 'the omitted call is removed');
+  assert.equal(Object.is(fresh[2].extra.negZero, 0), true);
+  assert.equal(fresh[2].extra.nan, null);
+  assert.deepStrictEqual(fresh[2].extra.holes, [1, null, null, null]);
+  assert.equal(fresh[2].extra.date, new Date(0).toJSON());
+  assert.ok(Object.hasOwn(fresh[2].extra, '__proto__'));
+  // The same again after a later turn and after a prune rewrote lines.
+  session.appendMessage(user('next turn'));
+  let [a2, f2] = bothViews(session);
+  assert.deepStrictEqual(a2, f2);
+  const pruned = session.prune({ keepBoundaryId: false, protectTokens: 0, minimumSavings: 0 });
+  assert.ok(pruned.prunedCount > 0, 'the prune rewrote lines');
+  [a2, f2] = bothViews(session);
+  assert.deepStrictEqual(a2, f2);
+  session.free();
+});
+
+test('what the host does to its messages, or to what it was given, never reaches a later view', () => {
+  const messages = [user('first'), assistant([{ type: 'text', text: 'answer' }], { stopReason: 'stop' })];
+  const session = Session.fromMessages(messages, { format: 'pi', ...NOW });
+  messages[0].content = 'changed by the host';
+  messages[1].content[0].text = 'changed too';
+  const view = session.toLlmMessages();
+  assert.equal(view[0].content, 'first');
+  assert.equal(view[1].content[0].text, 'answer');
+  view[0].content = 'changed in the view';
+  assert.equal(session.toLlmMessages()[0].content, 'first');
+  session.free();
+});
