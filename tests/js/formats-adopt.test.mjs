@@ -144,3 +144,24 @@ test('what the host does to its messages, or to what it was given, never reaches
   assert.equal(session.toLlmMessages()[0].content, 'first');
   session.free();
 });
+
+test('fromMessages writes text of any width: the file holds every message as given', () => {
+  // Three bytes per UTF-16 unit (CJK), four per pair (emoji), two (Latin-1), one (ASCII):
+  // the encoder's first guess of the file's size is too small and must grow, mid-line too.
+  const texts = ['漢字かな'.repeat(30_000), '😀'.repeat(20_000), 'é'.repeat(50_000), 'a'.repeat(10), ''];
+  const messages = texts.map((text, i) => user(text, { timestamp: i }));
+  const session = Session.fromMessages(messages, { format: 'pi', ...NOW });
+  assert.equal(session.warnings.length, 0);
+  const text = session.toJsonl();
+  const lines = text.trimEnd().split('\n');
+  assert.equal(lines.length, texts.length + 1);
+  assert.deepStrictEqual(
+    lines.slice(1).map((l) => JSON.parse(l).message.content),
+    texts,
+  );
+  assert.deepStrictEqual(
+    session.toLlmMessages().map((m) => m.content),
+    texts,
+  );
+  session.free();
+});

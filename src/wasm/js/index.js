@@ -4,6 +4,7 @@
 // fails with a coded Error instead of deep inside the engine.
 import {
   isObject,
+  jsonlBytes,
   nonEmptyText,
   nowOf,
   object,
@@ -195,7 +196,7 @@ export class Session {
     // One load of the whole file instead of an append per message: the lines are written here
     // as `append` writes them ({type, id, parentId, timestamp, …fields}), the header by the core.
     const empty = Session.create(options);
-    const header = empty.toJsonl();
+    const header = empty.toJsonl().trimEnd();
     empty.free();
     const nextId = idSource(options);
     const at = timestamp.toISOString();
@@ -203,19 +204,25 @@ export class Session {
     let parentId = null;
     const push = (type, fields) => {
       const id = nextId();
-      lines.push(`${toJson({ type, id, parentId, timestamp: at, ...fields })}\n`);
+      lines.push(toJson({ type, id, parentId, timestamp: at, ...fields }));
       parentId = id;
     };
     const system = options?.system ?? read.system?.value;
+    let stored = null;
     if (system !== undefined && system !== null) {
       const text = options?.system !== undefined ? systemText(options.system) : read.system.text;
-      push('custom', { customType: SYSTEM_ENTRY, data: { text, value: system, format: format.name } });
+      stored = { text, value: system, format: format.name };
+      push('custom', { customType: SYSTEM_ENTRY, data: stored });
     }
     const first = lines.length - 1;
     for (const message of read.messages) push('message', { message });
-    const session = Session.fromJsonl(lines.join(''), options);
+    const session = Session.fromJsonl(jsonlBytes(lines), options);
     session.#formatWarnings = warnings.list;
-    if (session.size === lines.length - 1) session.#adopt(first, read.messages);
+    if (session.size === lines.length - 1) {
+      // The system prompt is the one just written; toMessages need not look for it.
+      session.#system = stored === null ? null : JSON.parse(toJson(stored));
+      session.#adopt(first, read.messages);
+    }
     return session;
   }
 
