@@ -191,6 +191,33 @@ test('openai-responses: outputs appended after their calls find them; an unknown
   );
 });
 
+test("openai-responses: an output appended to a pi session finds its call by pi's call_id|item_id", () => {
+  const session = Session.fromMessages(
+    [
+      { role: 'user', content: 'Read a.ts', timestamp: 1 },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'call_7|fc_7', name: 'read', arguments: { path: 'a.ts' } }],
+        api: 'openai-responses',
+        provider: 'openai',
+        model: 'gpt-5',
+        usage: { input: 10, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 12 },
+        stopReason: 'toolUse',
+        timestamp: 2,
+      },
+    ],
+    { format: 'pi' },
+  );
+  session.appendMessages([{ type: 'function_call_output', call_id: 'call_7', output: 'export {}' }], FORMAT);
+  const result = session.toLlmMessages().at(-1);
+  assert.deepEqual([result.role, result.toolCallId, result.toolName], ['toolResult', 'call_7|fc_7', 'read']);
+  const out = session.toMessages(FORMAT).messages;
+  assert.deepStrictEqual(out.slice(-2), [
+    { type: 'function_call', id: 'fc_7', call_id: 'call_7', name: 'read', arguments: '{"path":"a.ts"}' },
+    { type: 'function_call_output', call_id: 'call_7', output: 'export {}' },
+  ]);
+});
+
 // ----- what pi sees ------------------------------------------------------------------------------
 
 test('openai-responses → pi: one assistant message per run of output items, reasoning signed with its item', () => {

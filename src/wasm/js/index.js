@@ -487,8 +487,12 @@ export class Session {
   #noteCalls(message) {
     if (message?.role !== 'assistant' || !Array.isArray(message.content)) return;
     for (const b of message.content) {
-      if (b?.type === 'toolCall' && typeof b.id === 'string')
-        this.#calls.set(b.id, { name: b.name, arguments: b.arguments });
+      if (b?.type !== 'toolCall' || typeof b.id !== 'string') continue;
+      const call = { id: b.id, name: b.name, arguments: b.arguments };
+      this.#calls.set(b.id, call);
+      // pi's Responses ids are `call_id|item_id`; a format's result names the call_id alone.
+      const bar = b.id.indexOf('|');
+      if (bar > 0) this.#calls.set(b.id.slice(0, bar), call);
     }
   }
 

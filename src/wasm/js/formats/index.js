@@ -8,7 +8,8 @@
 //   own form for its own writer. ctx: `{ model?, warnings: Warnings, history, toolCall(id) }`;
 //   `history`: the messages continue a history (leading system messages are then later
 //   instructions, see `systemPromptLength`); `toolCall(id)` finds a call of an earlier entry
-//   (`{ name, arguments }` or undefined).
+//   (`{ id, name, arguments }` or undefined; `id` is the call's own, which for pi's Responses
+//   ids `call_id|item_id` is longer than the `call_id` asked for).
 //
 // write(llm, ctx) → { messages, system? }
 //   `llm` is what `toLlmMessages` returned for the options. ctx: `{ model?, warnings, system,

@@ -330,15 +330,18 @@ function readOpaque(m, index, warnings) {
 function readOutput(m, index, st) {
   optionalStr(m.id, index, 'id');
   const callId = str(m.call_id, index, 'call_id');
-  const tool = st.calls.get(callId) ?? st.ctx.toolCall(callId)?.name;
+  const earlier = st.calls.has(callId) ? undefined : st.ctx.toolCall(callId);
+  const tool = st.calls.get(callId) ?? earlier?.name;
   if (tool === undefined) throw invalidMessage(index, 'call_id', `names no tool call before it: ${quote(callId)}`);
+  // A call of an earlier entry may carry pi's `call_id|item_id`: the result names it whole.
+  const toolCallId = typeof earlier?.id === 'string' ? earlier.id : callId;
   const output = m.output;
   let content;
   if (typeof output === 'string') content = [{ type: 'text', text: output }];
   else if (Array.isArray(output)) content = readInputContent(output, index, 'output', st.ctx.warnings);
   else throw invalidMessage(index, 'output', `must be a string or an array of parts, got ${kindOf(output)}`);
   return keep(
-    { role: 'toolResult', toolCallId: callId, toolName: tool, content, isError: false },
+    { role: 'toolResult', toolCallId, toolName: tool, content, isError: false },
     { shell: shellOf(m, 'output'), form: typeof output === 'string' ? 'string' : 'parts' },
   );
 }
@@ -608,7 +611,13 @@ function toolResultOut(m, custom, warnings, index) {
   }
   if (m.isError === true && x === undefined)
     warnings.converted('a function_call_output has no error flag: a failed result is sent as its text', index);
-  if (isObject(x?.shell)) return fill(fill(x.shell, 'call_id', m.toolCallId), 'output', output);
+  if (isObject(x?.shell)) {
+    // Read from this format: the item's own call_id, also where the result names a call of
+    // pi's `call_id|item_id` form.
+    const own = x.shell.call_id;
+    const wire = typeof own === 'string' && String(m.toolCallId).startsWith(`${own}|`) ? own : m.toolCallId;
+    return fill(fill(x.shell, 'call_id', wire), 'output', output);
+  }
   const callId = splitCallId(String(m.toolCallId ?? ''))[0];
   const type = custom.has(callId) ? 'custom_tool_call_output' : 'function_call_output';
   return { type, call_id: callId, output };
