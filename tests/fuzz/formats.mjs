@@ -9,8 +9,9 @@
 // fixture swapped in, `__proto__` members), and checks for each input:
 //   - `Session.fromMessages` either succeeds or throws E_INVALID_MESSAGE with an integer
 //     `index` inside the array and a string `field`; nothing else (a TypeError, a wasm trap);
-//   - after a success, `toMessages` in every format works, and the session file reloads with
-//     the same entries;
+//   - after a success, the first provider view (which takes the messages `fromMessages` wrote
+//     as objects, not from wasm) equals that of the session file reloaded; `toMessages` in
+//     every format works, and the session file reloads with the same entries;
 //   - a refused `appendMessages` leaves the session's bytes as they were.
 // What the readers accept reaches the core as AgentMessage JSON, which the cargo-fuzz targets
 // of the session loader and the context builder fuzz in turn. A failing input is written to
@@ -18,6 +19,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import { Session } from 'ctxfold';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -170,11 +172,15 @@ function check(format, messages) {
     const found = session.warnings.filter((w) => w.code?.startsWith('E_'));
     if (found.length > 0)
       throw new Finding(`the session file of an accepted read has load warnings: ${JSON.stringify(found[0])}`);
+    const firstView = session.toLlmMessages();
     for (const f of allFormats) session.toMessages({ format: f });
     const before = session.toJsonl();
     const again = Session.fromJsonl(before);
     const size = again.size;
+    const reloadedView = again.toLlmMessages();
     again.free();
+    if (!isDeepStrictEqual(firstView, reloadedView))
+      throw new Finding('the first provider view differs from that of the reloaded session file');
     if (size !== session.size) throw new Finding(`reloaded ${size} entries of ${session.size}`);
     try {
       session.appendMessages([{ role: 42 }], { format: 'pi' });
