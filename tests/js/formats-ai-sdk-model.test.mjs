@@ -5,14 +5,14 @@
 // histories go through the real `generateText` (its prompt conversion refuses unpaired calls).
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { generateText, modelMessageSchema } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { Session } from 'ctxfold';
-import { outDir, testsDir } from './support/project.mjs';
+import { bestRoundTrip, random, STRICT, typeCheck } from './support/formats.mjs';
+import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'ai-sdk-model' };
 const fixtureDir = path.join(testsDir, 'fixtures', 'formats', 'ai-sdk-model');
@@ -716,28 +716,6 @@ test("ai-sdk-model compacted: a native compaction record is reported, the summar
 
 // ----- property tests ---------------------------------------------------------------------------
 
-/** xorshift32, reproducible from its seed. */
-function generator(seed) {
-  let s = seed >>> 0 || 1;
-  const next = () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
-  const int = (n) => Math.floor(next() * n);
-  const pick = (list) => list[int(list.length)];
-  const chars = 'abcXYZ019 _-.,;:!?"\'\\/\n\t{}[]éß漢😀';
-  const text = (max = 12) => Array.from({ length: int(max) }, () => pick([...chars])).join('');
-  const alnum = (n) =>
-    Array.from({ length: n }, () => pick([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'])).join(
-      '',
-    );
-  return { next, int, pick, text, alnum };
-}
-
 function randomJson(r, depth = 0) {
   switch (depth > 2 ? r.int(4) : r.int(6)) {
     case 0:
@@ -880,7 +858,7 @@ function randomHistory(r) {
 
 test('ai-sdk-model property: 300 random valid histories pass the schema and round-trip exactly', () => {
   for (let seed = 1; seed <= 300; seed++) {
-    const messages = randomHistory(generator(seed));
+    const messages = randomHistory(random(seed));
     for (const m of messages) assert.ok(modelMessageSchema.safeParse(m).success, `seed ${seed}: ${JSON.stringify(m)}`);
     const out = Session.fromMessages(messages, FORMAT).toMessages(FORMAT);
     assert.deepStrictEqual(out.messages, messages, `seed ${seed}`);
@@ -915,7 +893,7 @@ function mutate(r, messages) {
 test('ai-sdk-model property: 400 mutated histories throw nothing but E_INVALID_MESSAGE; what is accepted writes valid messages', () => {
   let accepted = 0;
   for (let seed = 1; seed <= 400; seed++) {
-    const r = generator(seed * 7919);
+    const r = random(seed * 7919);
     const messages = mutate(r, randomHistory(r));
     let session;
     try {
@@ -966,13 +944,7 @@ test('ai-sdk-model: fromMessages + toMessages of a 2,000-message, 10 MB tool loo
   const messages = toolLoop(500, 1700);
   const bytes = JSON.stringify(messages).length;
   assert.ok(messages.length === 2000 && bytes > 10e6, `${bytes} B`);
-  let best = Number.POSITIVE_INFINITY;
-  for (let run = 0; run < 3; run++) {
-    const started = performance.now();
-    const out = Session.fromMessages(messages, FORMAT).toMessages(FORMAT);
-    best = Math.min(best, performance.now() - started);
-    assert.equal(out.messages.length, 2000);
-  }
+  const best = bestRoundTrip(messages, FORMAT);
   // The issue's target is 50 ms on a developer machine; CI machines vary, so this bounds it loosely.
   assert.ok(best < 500, `${best.toFixed(1)} ms`);
 });
@@ -980,25 +952,9 @@ test('ai-sdk-model: fromMessages + toMessages of a 2,000-message, 10 MB tool loo
 // ----- types ------------------------------------------------------------------------------------
 
 test('ai-sdk-model: a strict TypeScript consumer takes the ai package’s ModelMessage[] and gives them back', () => {
-  const dir = path.join(outDir, 'types', 'formats-ai-sdk-model');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  const compilerOptions = {
-    strict: true,
-    noEmit: true,
-    target: 'es2022',
-    types: [],
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    lib: ['es2022', 'dom'],
-    skipLibCheck: true,
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-  };
-  writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.mts'] }));
-  writeFileSync(
-    path.join(dir, 'main.mts'),
+  typeCheck(
+    'formats-ai-sdk-model',
+    { ...STRICT, lib: ['es2022', 'dom'], skipLibCheck: true },
     `
     import type { ModelMessage } from 'ai';
     import type { LanguageModelV4Prompt } from '@ai-sdk/provider';
@@ -1022,7 +978,4 @@ test('ai-sdk-model: a strict TypeScript consumer takes the ai package’s ModelM
     export { back, sys, bad };
     `,
   );
-  const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
-  const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
-  assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
 });

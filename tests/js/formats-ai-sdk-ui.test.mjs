@@ -3,13 +3,13 @@
 // declarations; what is written is checked with the real `convertToModelMessages`.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { convertToModelMessages } from 'ai';
 import { Session } from 'ctxfold';
-import { outDir, testsDir } from './support/project.mjs';
+import { STRICT, typeCheck } from './support/formats.mjs';
+import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'ai-sdk-ui' };
 const fixtureDir = path.join(testsDir, 'fixtures', 'formats', 'ai-sdk-ui');
@@ -727,34 +727,10 @@ test('ai-sdk-ui property: random mutations of valid histories throw nothing but 
 
 // ----- types ------------------------------------------------------------------------------------
 
-const strict = {
-  strict: true,
-  noEmit: true,
-  target: 'es2022',
-  types: [],
-  exactOptionalPropertyTypes: true,
-  noUncheckedIndexedAccess: true,
-  module: 'nodenext',
-  moduleResolution: 'nodenext',
-};
-
-/** Runs tsc on `source` as a consumer under tests/out/ (so that tests/node_modules resolves). */
-function typeCheck(name, compilerOptions, source) {
-  const dir = path.join(outDir, 'types', name);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.mts'] }));
-  writeFileSync(path.join(dir, 'main.mts'), source);
-  const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
-  const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
-  assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
-}
-
 test('ai-sdk-ui types: a tsc --strict consumer of fromMessages / toMessages with UIMessages', () => {
   typeCheck(
     'formats-ai-sdk-ui',
-    { ...strict, skipLibCheck: false, lib: ['es2022'] },
+    { ...STRICT, skipLibCheck: false },
     `
     import { Session, type AiSdkUiMessage, type AiSdkUiCompactionData, type AiSdkUiPart } from 'ctxfold';
     const history: AiSdkUiMessage[] = [
@@ -797,7 +773,7 @@ test("ai-sdk-ui types: the ai package's UIMessage[] goes in as it is, and what c
   // The SDK's own declarations need the DOM and Node.js globals: they are not checked here.
   typeCheck(
     'formats-ai-sdk-ui-with-ai',
-    { ...strict, skipLibCheck: true, lib: ['es2022', 'dom'] },
+    { ...STRICT, skipLibCheck: true, lib: ['es2022', 'dom'] },
     `
     import { convertToModelMessages, type UIMessage } from 'ai';
     import { Session } from 'ctxfold';

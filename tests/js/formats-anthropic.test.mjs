@@ -4,12 +4,12 @@
 // rules for a request (alternation aside, which the API joins).
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-import { outDir, testsDir } from './support/project.mjs';
+import { bestRoundTrip, random, STRICT, typeCheck } from './support/formats.mjs';
+import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'anthropic' };
 const fixtureDir = path.join(testsDir, 'fixtures', 'formats', 'anthropic');
@@ -542,28 +542,6 @@ test('anthropic compacted: snapcompact frames are base64 PNG image blocks of the
 
 // ----- property tests ---------------------------------------------------------------------------
 
-/** xorshift32, reproducible from its seed. */
-function generator(seed) {
-  let s = seed >>> 0 || 1;
-  const next = () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
-  const int = (n) => Math.floor(next() * n);
-  const pick = (list) => list[int(list.length)];
-  const chars = 'abcXYZ019 _-.,;:!?"\'\\/\n\t{}[]éß漢😀';
-  const text = (max = 12) => Array.from({ length: int(max) }, () => pick([...chars])).join('');
-  const alnum = (n) =>
-    Array.from({ length: n }, () => pick([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'])).join(
-      '',
-    );
-  return { next, int, pick, text, alnum };
-}
-
 const maybeCache = (r) =>
   r.int(5) === 0 ? { cache_control: r.pick([{ type: 'ephemeral' }, { type: 'ephemeral', ttl: '1h' }]) } : {};
 
@@ -661,7 +639,7 @@ function randomHistory(r) {
 
 test('anthropic property: 300 random valid histories round-trip exactly', () => {
   for (let seed = 1; seed <= 300; seed++) {
-    const messages = randomHistory(generator(seed));
+    const messages = randomHistory(random(seed));
     const out = Session.fromMessages(messages, FORMAT).toMessages(FORMAT);
     assert.deepStrictEqual(out.messages, messages, `seed ${seed}`);
     assert.deepEqual(out.warnings, [], `seed ${seed}`);
@@ -695,7 +673,7 @@ function mutate(r, messages) {
 test('anthropic property: 400 mutated histories throw nothing but E_INVALID_MESSAGE, with a usable index and field', () => {
   let accepted = 0;
   for (let seed = 1; seed <= 400; seed++) {
-    const r = generator(seed * 7919);
+    const r = random(seed * 7919);
     const messages = mutate(r, randomHistory(r));
     let session;
     try {
@@ -740,13 +718,7 @@ test('anthropic: fromMessages + toMessages of a 2,000-message, 10 MB tool loop',
   const messages = toolLoop(500, 1700);
   const bytes = JSON.stringify(messages).length;
   assert.ok(messages.length === 2000 && bytes > 10e6, `${bytes} B`);
-  let best = Number.POSITIVE_INFINITY;
-  for (let run = 0; run < 3; run++) {
-    const started = performance.now();
-    const out = Session.fromMessages(messages, FORMAT).toMessages(FORMAT);
-    best = Math.min(best, performance.now() - started);
-    assert.equal(out.messages.length, 2000);
-  }
+  const best = bestRoundTrip(messages, FORMAT);
   // The issue's target is 50 ms on a developer machine; CI machines vary, so this bounds it loosely.
   assert.ok(best < 500, `${best.toFixed(1)} ms`);
 });
@@ -754,24 +726,9 @@ test('anthropic: fromMessages + toMessages of a 2,000-message, 10 MB tool loop',
 // ----- types ------------------------------------------------------------------------------------
 
 test('anthropic: a strict TypeScript consumer of the format types type-checks', () => {
-  const dir = path.join(outDir, 'types', 'formats-anthropic');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  const compilerOptions = {
-    strict: true,
-    noEmit: true,
-    target: 'es2022',
-    types: [],
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    lib: ['es2022'],
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-  };
-  writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.mts'] }));
-  writeFileSync(
-    path.join(dir, 'main.mts'),
+  typeCheck(
+    'formats-anthropic',
+    STRICT,
     `
     import { Session, type AnthropicMessage, type AnthropicSystem } from 'ctxfold';
     const system: AnthropicSystem = [{ type: 'text', text: 'Rules.', cache_control: { type: 'ephemeral', ttl: '1h' } }];
@@ -791,7 +748,4 @@ test('anthropic: a strict TypeScript consumer of the format types type-checks', 
     export { first, sys, bad };
     `,
   );
-  const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
-  const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
-  assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
 });

@@ -3,12 +3,12 @@
 // (tests/fixtures/formats/gemini/) follow the `Content` and `Part` shapes of Google's API
 // reference; what a pi session writes is checked against the API's rules for a request.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-import { outDir, repoDir, testsDir } from './support/project.mjs';
+import { random, STRICT, typeCheck } from './support/formats.mjs';
+import { repoDir, testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'gemini' };
 const formatsDir = path.join(testsDir, 'fixtures', 'formats');
@@ -526,19 +526,9 @@ test('gemini compacted: snapcompact frames are inlineData PNG parts of the summa
 
 // ----- properties ----------------------------------------------------------------------------------
 
-/** Random valid contents (xorshift32 from `seed`) and mutations of them. */
+/** Random valid contents (`random` of support/formats.mjs, reproducible from `seed`) and mutations of them. */
 function generator(seed) {
-  let s = seed >>> 0 || 1;
-  const rand = () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
-  const int = (n) => Math.floor(rand() * n);
-  const pick = (xs) => xs[int(xs.length)];
+  const { next: rand, int, pick } = random(seed);
   const text = () => pick(['', ' ', 'hi', 'ünïcödé ✓', 'line\nbreak', '{"json":1}', 'x'.repeat(int(200))]);
   const sig = () => pick(['c2ln', 'QUJDRA==', 'skip_thought_signature_validator']);
   let n = 0;
@@ -667,24 +657,9 @@ test('gemini: fromMessages + toMessages of a 2,000-content tool loop', () => {
 // ----- types ---------------------------------------------------------------------------------------
 
 test('gemini: a strict TypeScript consumer of the format types type-checks', () => {
-  const dir = path.join(outDir, 'types', 'formats-gemini');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  const compilerOptions = {
-    strict: true,
-    noEmit: true,
-    target: 'es2022',
-    types: [],
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    lib: ['es2022'],
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-  };
-  writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.mts'] }));
-  writeFileSync(
-    path.join(dir, 'main.mts'),
+  typeCheck(
+    'formats-gemini',
+    STRICT,
     `
     import { Session, type GeminiContent, type GeminiSystem, type GeminiPart } from 'ctxfold';
     const systemInstruction: GeminiSystem = { parts: [{ text: 'Rules.' }] };
@@ -714,7 +689,4 @@ test('gemini: a strict TypeScript consumer of the format types type-checks', () 
     export { first, sys, part, bad, badCall };
     `,
   );
-  const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
-  const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
-  assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
 });

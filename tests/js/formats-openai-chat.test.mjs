@@ -3,12 +3,12 @@
 // API reference's shapes and those of the OpenAI-compatible servers pi replays to (DeepSeek,
 // OpenRouter, Gemini); what a pi session writes is checked against the API's rules for a request.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-import { outDir, testsDir } from './support/project.mjs';
+import { bestRoundTrip, random, STRICT, typeCheck } from './support/formats.mjs';
+import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'openai-chat' };
 const fixtureDir = path.join(testsDir, 'fixtures', 'formats', 'openai-chat');
@@ -579,28 +579,9 @@ test('openai-chat compacted: a Responses-native compaction cannot be sent here, 
 
 // ----- property tests ----------------------------------------------------------------------------
 
-/** xorshift32, reproducible from its seed. */
+/** Random valid histories (`random` of support/formats.mjs, reproducible from `seed`) and mutations of them. */
 function generator(seed) {
-  let s = seed >>> 0 || 1;
-  const next = () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
-  const int = (n) => Math.floor(next() * n);
-  const chance = (p) => next() < p;
-  const pick = (list) => list[int(list.length)];
-  const chars = [...'abcXYZ019 _-.,;:!?"\'\\/\n\t{}[]éß漢😀'];
-  const text = (max = 12) => Array.from({ length: int(max) }, () => pick(chars)).join('');
-  /** An object with its members in a random order now and then. */
-  const shuffled = (o) => {
-    if (!chance(0.2)) return o;
-    const keys = Object.keys(o).sort(() => next() - 0.5);
-    return Object.fromEntries(keys.map((k) => [k, o[k]]));
-  };
+  const { int, chance, pick, text, shuffled } = random(seed);
   const userPart = () =>
     pick([
       () => ({ type: 'text', text: text() }),
@@ -791,15 +772,7 @@ test('openai-chat: fromMessages + toMessages of a 2,000-message, 10 MB tool loop
   while (messages.at(-1).role === 'assistant' && messages.at(-1).tool_calls) messages.pop();
   const bytes = JSON.stringify(messages).length;
   assert.ok(messages.length > 1990 && bytes > 10e6, `${messages.length} messages, ${bytes} B`);
-  let best = Number.POSITIVE_INFINITY;
-  for (let run = 0; run < 3; run++) {
-    const started = performance.now();
-    const session = Session.fromMessages(messages, FORMAT);
-    const out = session.toMessages(FORMAT);
-    best = Math.min(best, performance.now() - started);
-    assert.equal(out.messages.length, messages.length);
-    session.free();
-  }
+  const best = bestRoundTrip(messages, FORMAT);
   // The issue's target is 50 ms (docs/performance.md has the figure); machines vary, so this bounds it loosely.
   assert.ok(best < 1000, `${best.toFixed(1)} ms`);
 });
@@ -807,24 +780,9 @@ test('openai-chat: fromMessages + toMessages of a 2,000-message, 10 MB tool loop
 // ----- types ---------------------------------------------------------------------------------------
 
 test('openai-chat: a strict TypeScript consumer of the format types type-checks', () => {
-  const dir = path.join(outDir, 'types', 'formats-openai-chat');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  const compilerOptions = {
-    strict: true,
-    noEmit: true,
-    target: 'es2022',
-    types: [],
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    lib: ['es2022'],
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-  };
-  writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.mts'] }));
-  writeFileSync(
-    path.join(dir, 'main.mts'),
+  typeCheck(
+    'formats-openai-chat',
+    STRICT,
     `
     import { Session, type OpenAIChatMessage, type OpenAIChatSystem } from 'ctxfold';
     const system: OpenAIChatSystem = 'Rules.';
@@ -858,7 +816,4 @@ test('openai-chat: a strict TypeScript consumer of the format types type-checks'
     export { first, role, bad, badCall };
     `,
   );
-  const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
-  const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
-  assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
 });

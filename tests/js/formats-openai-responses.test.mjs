@@ -3,12 +3,12 @@
 // openai-responses/) follow the API reference's input item shapes; what a session of another
 // format writes is checked against the API's rules for an input.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-import { outDir, testsDir } from './support/project.mjs';
+import { bestRoundTrip, random, STRICT, typeCheck } from './support/formats.mjs';
+import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'openai-responses' };
 const RESPONSES_MODEL = { provider: 'openai', api: 'openai-responses', id: 'gpt-5.2' };
@@ -675,28 +675,9 @@ test('openai-responses compacted: an OpenAI-native compaction is replayed as its
 
 // ----- property tests ----------------------------------------------------------------------------
 
-/** xorshift32, reproducible from its seed. */
+/** Random valid histories (`random` of support/formats.mjs, reproducible from `seed`) and mutations of them. */
 function generator(seed) {
-  let s = seed >>> 0 || 1;
-  const next = () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
-  const int = (n) => Math.floor(next() * n);
-  const chance = (p) => next() < p;
-  const pick = (list) => list[int(list.length)];
-  const chars = [...'abcXYZ019 _-.,;:!?"\'\\/\n\t{}[]éß漢😀'];
-  const text = (max = 12) => Array.from({ length: int(max) }, () => pick(chars)).join('');
-  /** An object with its members in a random order now and then. */
-  const shuffled = (o) => {
-    if (!chance(0.2)) return o;
-    const keys = Object.keys(o).sort(() => next() - 0.5);
-    return Object.fromEntries(keys.map((k) => [k, o[k]]));
-  };
+  const { int, chance, pick, text, shuffled } = random(seed);
   const inputPart = () =>
     pick([
       () => ({ type: 'input_text', text: text() }),
@@ -892,15 +873,7 @@ test('openai-responses: fromMessages + toMessages of a 2,000-item, 10 MB tool lo
   while (items.at(-1).type !== 'message') items.pop();
   const bytes = JSON.stringify(items).length;
   assert.ok(items.length > 1990 && bytes > 10e6, `${items.length} items, ${bytes} B`);
-  let best = Number.POSITIVE_INFINITY;
-  for (let run = 0; run < 3; run++) {
-    const started = performance.now();
-    const session = Session.fromMessages(items, FORMAT);
-    const out = session.toMessages(FORMAT);
-    best = Math.min(best, performance.now() - started);
-    assert.equal(out.messages.length, items.length);
-    session.free();
-  }
+  const best = bestRoundTrip(items, FORMAT);
   // Machines vary: this bounds it loosely (the openai-chat figure is in docs/performance.md).
   assert.ok(best < 1000, `${best.toFixed(1)} ms`);
 });
@@ -908,24 +881,9 @@ test('openai-responses: fromMessages + toMessages of a 2,000-item, 10 MB tool lo
 // ----- types ---------------------------------------------------------------------------------------
 
 test('openai-responses: a strict TypeScript consumer of the format types type-checks', () => {
-  const dir = path.join(outDir, 'types', 'formats-openai-responses');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  const compilerOptions = {
-    strict: true,
-    noEmit: true,
-    target: 'es2022',
-    types: [],
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    lib: ['es2022'],
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-  };
-  writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.mts'] }));
-  writeFileSync(
-    path.join(dir, 'main.mts'),
+  typeCheck(
+    'formats-openai-responses',
+    STRICT,
     `
     import { Session, type ResponsesInputItem, type ResponsesSystem, type MessageFormat } from 'ctxfold';
     const format: MessageFormat = 'openai-responses';
@@ -955,7 +913,4 @@ test('openai-responses: a strict TypeScript consumer of the format types type-ch
     export { format, first, system, bad, badCall };
     `,
   );
-  const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
-  const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
-  assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
 });

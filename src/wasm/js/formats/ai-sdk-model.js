@@ -26,9 +26,12 @@ import {
   extrasOf as extrasOfFormat,
   invalidMessage,
   isObject,
+  keepExtras,
   kindOf,
   parseDataUrl,
+  putMember,
   RAW_ARGUMENTS,
+  requireString,
   systemPromptLength,
 } from './common.js';
 
@@ -44,15 +47,10 @@ const DENIED = 'Tool execution denied.';
 
 // ----- small helpers -------------------------------------------------------------------------
 
-/** An input string as an error message quotes it: at most 40 characters. */
+/** An input string as an error message quotes it: in single quotes (not common's JSON text), at most 40 characters. */
 const quote = (t) => `'${t.length > 40 ? `${t.slice(0, 40)}…` : t}'`;
 const shown = (v) => (typeof v === 'string' ? quote(v) : kindOf(v));
 const str = (v) => (typeof v === 'string' && v !== '' ? v : undefined);
-
-/** Sets an own member (a `__proto__` key is data, as JSON has it, never the prototype). */
-function put(target, key, value) {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 const isBytes = (v) => v instanceof Uint8Array;
 const isBuffer = (v) => v instanceof ArrayBuffer;
@@ -102,7 +100,7 @@ function jsonCopy(value, path, marks, nulls) {
   if (value !== null && typeof value === 'object') {
     const o = {};
     for (const k of Object.keys(value)) {
-      if (value[k] !== undefined) put(o, k, jsonCopy(value[k], [...path, k], marks, nulls));
+      if (value[k] !== undefined) putMember(o, k, jsonCopy(value[k], [...path, k], marks, nulls));
     }
     return o;
   }
@@ -120,18 +118,6 @@ function shapeOf(node, modelled) {
 function exactly(node, keys) {
   const own = Object.keys(node);
   return own.length === keys.length && own.every((k, j) => k === keys[j] && node[k] !== undefined);
-}
-
-/** `ctxfold` of this format on `node`, with `members` (undefined ones left out). */
-function keep(node, members) {
-  let kept = node.ctxfold;
-  for (const [k, v] of Object.entries(members)) {
-    if (v === undefined) continue;
-    kept ??= { format: name };
-    kept[k] = v;
-  }
-  if (kept !== undefined) node.ctxfold = kept;
-  return node;
 }
 
 /** Makes bytes and URL objects again where `marks` say they were (in place); returns `node`. */
@@ -157,6 +143,12 @@ function thaw(node, marks) {
   return node;
 }
 
+/**
+ * `keepExtras` of this format, added to the extras `node` already has (a message gathers
+ * `lead`, `trail`, … over several calls).
+ */
+const keep = (node, members) => keepExtras(node, name, members, node.ctxfold);
+
 /** A copy of a kept shape to fill (the session gives fresh copies; the system value is not). */
 const fresh = (shape) => (isObject(shape) ? { ...shape } : undefined);
 
@@ -166,10 +158,7 @@ function need(cond, index, field, detail) {
   if (!cond) throw invalidMessage(index, field, detail);
 }
 
-function string(v, index, field) {
-  need(typeof v === 'string', index, field, `must be a string, got ${kindOf(v)}`);
-  return v;
-}
+const string = requireString;
 
 function optString(node, key, index, at) {
   if (node[key] !== undefined) string(node[key], index, `${at}${key}`);
@@ -180,6 +169,7 @@ function optBoolean(node, key, index, at) {
   need(v === undefined || typeof v === 'boolean', index, `${at}${key}`, `must be a boolean, got ${kindOf(v)}`);
 }
 
+/** `requireObject` of common.js that also refuses bytes, an ArrayBuffer and a URL object. */
 function object(v, index, field) {
   need(isObject(v) && !isBytes(v) && !isBuffer(v) && !isUrl(v), index, field, `must be an object, got ${kindOf(v)}`);
   return v;

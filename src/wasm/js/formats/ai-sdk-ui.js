@@ -25,6 +25,7 @@ import {
   kindOf,
   parseDataUrl,
   RAW_ARGUMENTS,
+  requireString,
   systemPromptLength,
 } from './common.js';
 
@@ -47,10 +48,7 @@ const EXECUTION_DENIED = 'Tool execution denied.';
 
 // ----- checks ---------------------------------------------------------------------------------
 
-function str(value, index, field) {
-  if (typeof value !== 'string') throw invalidMessage(index, field, `must be a string, got ${kindOf(value)}`);
-  return value;
-}
+const str = requireString;
 
 function optStr(part, key, index, path) {
   if (part[key] !== undefined) str(part[key], index, `${path}.${key}`);

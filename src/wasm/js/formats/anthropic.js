@@ -13,7 +13,16 @@
 // (native-anthropic.js): `wireMessages`, which repairs a history into a request the API
 // accepts whatever its origin.
 import { replayTarget } from '../native-anthropic.js';
-import { extrasOf, invalidMessage, isObject, kindOf, requireArray, requireObject, requireString } from './common.js';
+import {
+  extrasOf,
+  invalidMessage,
+  isObject,
+  kindOf,
+  putMember,
+  requireArray,
+  requireObject,
+  requireString,
+} from './common.js';
 
 export const name = 'anthropic';
 
@@ -46,7 +55,7 @@ const SERVER_BLOCKS = new Set([
 const CLEAR_AT = new Set(['never', 'next_user_message']);
 
 const blank = (t) => typeof t !== 'string' || t.trim() === '';
-/** An input string as an error message quotes it: at most 40 characters. */
+/** An input string as an error message quotes it: in single quotes (not common's JSON text), at most 40 characters. */
 const quote = (t) => `'${t.length > 40 ? `${t.slice(0, 40)}…` : t}'`;
 const str = (v) => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
@@ -68,9 +77,7 @@ function extras(node) {
  */
 function assignFields(target, fields) {
   if (isObject(fields)) {
-    for (const [k, v] of Object.entries(fields)) {
-      Object.defineProperty(target, k, { value: v, enumerable: true, writable: true, configurable: true });
-    }
+    for (const [k, v] of Object.entries(fields)) putMember(target, k, v);
   }
   return target;
 }

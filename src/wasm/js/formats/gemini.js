@@ -28,7 +28,18 @@
 // the documented bypass signature on a call that has none), a tool result's images nest in its
 // response for Gemini 3 and follow the run of results as a user content for earlier models, and
 // what has no Gemini form is reported (W_CONVERTED, W_DROPPED).
-import { extrasOf as extrasOfFormat, invalidMessage, isObject, kindOf } from './common.js';
+import {
+  extrasOf as extrasOfFormat,
+  invalidMessage,
+  isObject,
+  keepExtras,
+  kindOf,
+  optionalString,
+  putMember,
+  quote,
+  requireObject,
+  requireString,
+} from './common.js';
 
 export const name = 'gemini';
 
@@ -61,44 +72,12 @@ const SEE_IMAGE = '(see attached image)';
 
 const extrasOf = (node) => extrasOfFormat(node, name);
 const blank = (t) => typeof t !== 'string' || t.trim() === '';
+const str = requireString;
+const obj = requireObject;
+const optionalStr = optionalString;
 
-/** An input string as an error message quotes it: at most 40 characters. */
-function quote(value) {
-  if (typeof value !== 'string') return kindOf(value);
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-}
-
-function str(value, index, field) {
-  if (typeof value !== 'string') throw invalidMessage(index, field, `must be a string, got ${kindOf(value)}`);
-  return value;
-}
-
-function obj(value, index, field) {
-  if (!isObject(value)) throw invalidMessage(index, field, `must be an object, got ${kindOf(value)}`);
-  return value;
-}
-
-function optionalStr(value, index, field) {
-  return value === undefined ? undefined : str(value, index, field);
-}
-
-/** Sets a member as data, a `__proto__` one too (an assignment would set the prototype). */
-function put(node, key, value) {
-  Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-/** Sets `node.ctxfold` to `{ format, …members }` of the defined members (always, as a marker, with `mark`). */
-function keep(node, members, mark = false) {
-  let kept = mark ? { format: name } : undefined;
-  for (const k in members) {
-    const v = members[k];
-    if (v === undefined) continue;
-    kept ??= { format: name };
-    kept[k] = v;
-  }
-  if (kept !== undefined) node.ctxfold = kept;
-  return node;
-}
+/** `keepExtras` of this format; with `mark`, `ctxfold` is set (a bare `{ format }`) even when no member is defined. */
+const keep = (node, members, mark = false) => keepExtras(node, name, members, mark ? { format: name } : undefined);
 
 /**
  * How `node` differs from what the writer gives back for it: `more`, its members other than
@@ -114,7 +93,7 @@ function layoutOf(node, mapped) {
     const at = mapped.indexOf(k);
     if (at < 0) {
       more ??= {};
-      put(more, k, node[k]);
+      putMember(more, k, node[k]);
       unknownSeen = true;
     } else if (unknownSeen || at < next) order = true;
     else next = at + 1;
@@ -126,11 +105,11 @@ function layoutOf(node, mapped) {
 /** `out` with a layout's members after its own, in the order they were read in. */
 function finish(out, layout) {
   if (!isObject(layout)) return out;
-  if (isObject(layout.more)) for (const k of Object.keys(layout.more)) put(out, k, layout.more[k]);
+  if (isObject(layout.more)) for (const k of Object.keys(layout.more)) putMember(out, k, layout.more[k]);
   if (!Array.isArray(layout.order)) return out;
   const ordered = {};
-  for (const k of layout.order) if (Object.hasOwn(out, k)) put(ordered, k, out[k]);
-  for (const k of Object.keys(out)) if (!Object.hasOwn(ordered, k)) put(ordered, k, out[k]);
+  for (const k of layout.order) if (Object.hasOwn(out, k)) putMember(ordered, k, out[k]);
+  for (const k of Object.keys(out)) if (!Object.hasOwn(ordered, k)) putMember(ordered, k, out[k]);
   return ordered;
 }
 

@@ -24,11 +24,18 @@
 import {
   dataUrl,
   extrasOf as extrasOfFormat,
+  hasKeys,
   invalidMessage,
   isObject,
+  keepExtras,
   kindOf,
+  optionalString,
   parseArguments,
   parseDataUrl,
+  putMember,
+  quote,
+  requireObject,
+  requireString,
   stringifyArguments,
   systemPromptLength,
 } from './common.js';
@@ -42,22 +49,10 @@ export const name = 'openai-chat';
 export const maxImages = 500;
 
 const extrasOf = (node) => extrasOfFormat(node, name);
-
-/**
- * `keepExtras` of common.js, without its `Object.entries` and spread: it runs for every message
- * and block read, and was the reader's largest cost on a 2,000-message history.
- */
-function keep(node, members) {
-  let kept;
-  for (const k in members) {
-    const v = members[k];
-    if (v === undefined) continue;
-    kept ??= { format: name };
-    kept[k] = v;
-  }
-  if (kept !== undefined) node.ctxfold = kept;
-  return node;
-}
+const keep = (node, members) => keepExtras(node, name, members);
+const str = requireString;
+const obj = requireObject;
+const optionalStr = optionalString;
 
 /** The fields OpenAI-compatible servers carry reasoning in; pi signs the thinking with the name. */
 const REASONING_FIELDS = ['reasoning_content', 'reasoning', 'reasoning_text'];
@@ -74,48 +69,13 @@ const ROLES = Object.keys(MEMBERS);
 /** The text a tool result's images are sent after (the user message that carries them). */
 const ATTACHED = 'Attached image(s) from tool result:';
 
-/** An input string as an error message quotes it: at most 40 characters. */
-function quote(value) {
-  if (typeof value !== 'string') return kindOf(value);
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-}
-
-function str(value, index, field) {
-  if (typeof value !== 'string') throw invalidMessage(index, field, `must be a string, got ${kindOf(value)}`);
-  return value;
-}
-
-function obj(value, index, field) {
-  if (!isObject(value)) throw invalidMessage(index, field, `must be an object, got ${kindOf(value)}`);
-  return value;
-}
-
-function optionalStr(value, index, field) {
-  return value === undefined ? undefined : str(value, index, field);
-}
-
-/** Whether `node`'s members are exactly `keys`, in that order. */
-function hasKeys(node, keys) {
-  let i = 0;
-  for (const k in node) {
-    if (k !== keys[i]) return false;
-    i++;
-  }
-  return i === keys.length;
-}
-
-/** Sets a member as data, a `__proto__` one too (an assignment would set the prototype). */
-function put(node, key, value) {
-  Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
 /** The members of `m` its role does not map, in order, or undefined. */
 function moreOf(m, known) {
   let out;
   for (const k in m) {
     if (known.includes(k)) continue;
     out ??= {};
-    put(out, k, m[k]);
+    putMember(out, k, m[k]);
   }
   return out;
 }
@@ -499,11 +459,11 @@ function contentOut(content, warnings, index) {
 
 /** `out` with the kept members after it, in the order they were read in. */
 function finish(out, x) {
-  if (isObject(x?.more)) for (const k of Object.keys(x.more)) put(out, k, x.more[k]);
+  if (isObject(x?.more)) for (const k of Object.keys(x.more)) putMember(out, k, x.more[k]);
   if (!Array.isArray(x?.order)) return out;
   const ordered = {};
-  for (const k of x.order) if (Object.hasOwn(out, k)) put(ordered, k, out[k]);
-  for (const k of Object.keys(out)) if (!Object.hasOwn(ordered, k)) put(ordered, k, out[k]);
+  for (const k of x.order) if (Object.hasOwn(out, k)) putMember(ordered, k, out[k]);
+  for (const k of Object.keys(out)) if (!Object.hasOwn(ordered, k)) putMember(ordered, k, out[k]);
   return ordered;
 }
 

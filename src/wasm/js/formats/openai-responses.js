@@ -29,11 +29,19 @@ import { splitCallId, textSignature } from '../native-openai.js';
 import {
   dataUrl,
   extrasOf as extrasOfFormat,
+  hasKeys,
   invalidMessage,
   isObject,
+  keepExtras,
   kindOf,
+  nullableString,
+  optionalString,
   parseArguments,
   parseDataUrl,
+  putMember,
+  quote,
+  requireObject,
+  requireString,
   stringifyArguments,
   systemPromptLength,
 } from './common.js';
@@ -46,19 +54,11 @@ export const name = 'openai-responses';
 export const maxImages = 500;
 
 const extrasOf = (node) => extrasOfFormat(node, name);
-
-/** Sets `node.ctxfold` to `{ format, …members }` when a member is defined (cheaper than common's `keepExtras`). */
-function keep(node, members) {
-  let kept;
-  for (const k in members) {
-    const v = members[k];
-    if (v === undefined) continue;
-    kept ??= { format: name };
-    kept[k] = v;
-  }
-  if (kept !== undefined) node.ctxfold = kept;
-  return node;
-}
+const keep = (node, members) => keepExtras(node, name, members);
+const str = requireString;
+const obj = requireObject;
+const optionalStr = optionalString;
+const nullableStr = nullableString;
 
 const MESSAGE_ROLES = ['user', 'system', 'developer', 'assistant'];
 /** Item types of a model's output (and their outputs) pi has no message for: kept whole. */
@@ -96,65 +96,24 @@ const ITEM_TYPES = [
 const INPUT_PARTS = ['input_text', 'input_image', 'input_file'];
 const RESPONSES_APIS = ['openai-responses', 'azure-openai-responses', 'openai-codex-responses'];
 
-/** An input string as an error message quotes it: at most 40 characters. */
-function quote(value) {
-  if (typeof value !== 'string') return kindOf(value);
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-}
-
-function str(value, index, field) {
-  if (typeof value !== 'string') throw invalidMessage(index, field, `must be a string, got ${kindOf(value)}`);
-  return value;
-}
-
-function obj(value, index, field) {
-  if (!isObject(value)) throw invalidMessage(index, field, `must be an object, got ${kindOf(value)}`);
-  return value;
-}
-
-function optionalStr(value, index, field) {
-  return value === undefined ? undefined : str(value, index, field);
-}
-
-/** A string or null member, when given. */
-function nullableStr(value, index, field) {
-  if (value === undefined || value === null) return value;
-  return str(value, index, field);
-}
-
 function optionalArray(value, index, field) {
   if (value !== undefined && !Array.isArray(value))
     throw invalidMessage(index, field, `must be an array, got ${kindOf(value)}`);
   return value;
 }
 
-/** Whether `node`'s members are exactly `keys`, in that order. */
-function hasKeys(node, keys) {
-  let i = 0;
-  for (const k in node) {
-    if (k !== keys[i]) return false;
-    i++;
-  }
-  return i === keys.length;
-}
-
-/** Sets a member as data, a `__proto__` one too (an assignment would set the prototype). */
-function put(node, key, value) {
-  Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
 /** `node` with `key` set to null: the members, in order, that the writer fills `key` into. */
 function shellOf(node, key) {
   const out = {};
-  for (const k in node) put(out, k, k === key ? null : node[k]);
+  for (const k in node) putMember(out, k, k === key ? null : node[k]);
   return out;
 }
 
 /** A copy of a kept shell with `key` filled in (appended when the shell lacks it). */
 function fill(shell, key, value) {
   const out = {};
-  for (const k in shell) put(out, k, k === key ? value : shell[k]);
-  if (!Object.hasOwn(out, key)) put(out, key, value);
+  for (const k in shell) putMember(out, k, k === key ? value : shell[k]);
+  if (!Object.hasOwn(out, key)) putMember(out, key, value);
   return out;
 }
 

@@ -1,0 +1,84 @@
+// What the message-format tests (tests/js/formats-*.test.mjs) share: the seeded generator their
+// property tests draw histories from, the timing of a large round trip, and the strict tsc
+// consumer their type tests compile.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Session } from 'ctxfold';
+import { outDir, testsDir } from './project.mjs';
+
+/**
+ * A seeded xorshift32 generator (the same seed gives the same draws) and what the property tests
+ * draw with it: `next()` a float in [0, 1), `int(n)` in [0, n), `chance(p)`, `pick(list)`,
+ * `text(max)` (fewer than `max` characters: ASCII, JSON's special ones, accents, CJK, an emoji),
+ * `alnum(n)` (n letters and digits) and `shuffled(o)` (`o`, one time in five with its members in
+ * a random order). A helper draws only when it is called.
+ */
+export function random(seed) {
+  let s = seed >>> 0 || 1;
+  const next = () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 2 ** 32;
+  };
+  const int = (n) => Math.floor(next() * n);
+  const chance = (p) => next() < p;
+  const pick = (list) => list[int(list.length)];
+  const chars = [...'abcXYZ019 _-.,;:!?"\'\\/\n\t{}[]éß漢😀'];
+  const text = (max = 12) => Array.from({ length: int(max) }, () => pick(chars)).join('');
+  const digits = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'];
+  const alnum = (n) => Array.from({ length: n }, () => pick(digits)).join('');
+  const shuffled = (o) => {
+    if (!chance(0.2)) return o;
+    const keys = Object.keys(o).sort(() => next() - 0.5);
+    return Object.fromEntries(keys.map((k) => [k, o[k]]));
+  };
+  return { next, int, chance, pick, text, alnum, shuffled };
+}
+
+/**
+ * The best of `runs` timings (ms) of `Session.fromMessages(messages, format).toMessages(format)`;
+ * each run must give back as many messages as it read.
+ */
+export function bestRoundTrip(messages, format, runs = 3) {
+  let best = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    const session = Session.fromMessages(messages, format);
+    const out = session.toMessages(format);
+    best = Math.min(best, performance.now() - started);
+    assert.equal(out.messages.length, messages.length);
+    session.free();
+  }
+  return best;
+}
+
+/** The compiler options of a strict TypeScript consumer of the package. */
+export const STRICT = {
+  strict: true,
+  noEmit: true,
+  target: 'es2022',
+  types: [],
+  module: 'nodenext',
+  moduleResolution: 'nodenext',
+  lib: ['es2022'],
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+};
+
+/** Runs tsc on `source` as a consumer under tests/out/types/`name` (so that tests/node_modules resolves). */
+export function typeCheck(name, compilerOptions, source) {
+  const dir = path.join(outDir, 'types', name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+  writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['main.mts'] }));
+  writeFileSync(path.join(dir, 'main.mts'), source);
+  const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
+  const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
+}
