@@ -107,36 +107,42 @@ export function toJsonBytes(value) {
 }
 
 /**
- * `lines` as UTF-8 bytes, each followed by a newline, encoded into one buffer: joining them and
- * encoding the joined text would make two more copies of a large file (a 10 MB history: 12 ms
- * against 6 ms).
+ * A JSONL file written line by line as UTF-8 into one growing buffer. Each line is encoded as
+ * it is added, so no line's text outlives its encoding and the file's text is never held
+ * whole: a join and one encode of a 10 MB history made two more copies of it (12 ms against
+ * 6 ms for the encoding alone).
  */
-export function jsonlBytes(lines) {
-  let total = lines.length;
-  for (const line of lines) total += line.length;
-  // UTF-8 is longer than UTF-16 only for non-ASCII text: an eighth more to start with.
-  let buf = new Uint8Array(total + (total >> 3) + 16);
-  let pos = 0;
-  for (const line of lines) {
+export class JsonlWriter {
+  #buf = new Uint8Array(1 << 16);
+  #used = 0;
+  /** Lines added. */
+  count = 0;
+
+  /** Appends `line` (no newline in it) and a newline. */
+  add(line) {
     let rest = line;
     for (;;) {
-      const { read, written } = encoder.encodeInto(rest, buf.subarray(pos));
-      pos += written;
+      const { read, written } = encoder.encodeInto(rest, this.#buf.subarray(this.#used));
+      this.#used += written;
       if (read === rest.length) break;
       rest = rest.slice(read);
-      buf = grown(buf, pos, rest.length * 3);
+      this.#grow(rest.length * 3);
     }
-    if (pos === buf.length) buf = grown(buf, pos, 1);
-    buf[pos++] = 10;
+    if (this.#used === this.#buf.length) this.#grow(1);
+    this.#buf[this.#used++] = 10;
+    this.count++;
   }
-  return buf.subarray(0, pos);
-}
 
-/** A larger copy of `buf`'s first `used` bytes, with room for `need` more at least. */
-function grown(buf, used, need) {
-  const out = new Uint8Array(Math.max(buf.length * 2, used + need));
-  out.set(buf.subarray(0, used));
-  return out;
+  /** The file's bytes so far (a view of the buffer). */
+  bytes() {
+    return this.#buf.subarray(0, this.#used);
+  }
+
+  #grow(need) {
+    const out = new Uint8Array(Math.max(this.#buf.length * 2, this.#used + need));
+    out.set(this.#buf.subarray(0, this.#used));
+    this.#buf = out;
+  }
 }
 
 /** The `now` option in ms since the epoch; `Date.now()` when absent. */

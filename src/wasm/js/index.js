@@ -4,7 +4,7 @@
 // fails with a coded Error instead of deep inside the engine.
 import {
   isObject,
-  jsonlBytes,
+  JsonlWriter,
   nonEmptyText,
   nowOf,
   object,
@@ -200,11 +200,12 @@ export class Session {
     empty.free();
     const nextId = idSource(options);
     const at = timestamp.toISOString();
-    const lines = [header];
+    const file = new JsonlWriter();
+    file.add(header);
     let parentId = null;
     const push = (type, fields) => {
       const id = nextId();
-      lines.push(toJson({ type, id, parentId, timestamp: at, ...fields }));
+      file.add(toJson({ type, id, parentId, timestamp: at, ...fields }));
       parentId = id;
     };
     const system = options?.system ?? read.system?.value;
@@ -214,11 +215,11 @@ export class Session {
       stored = { text, value: system, format: format.name };
       push('custom', { customType: SYSTEM_ENTRY, data: stored });
     }
-    const first = lines.length - 1;
+    const first = file.count - 1;
     for (const message of read.messages) push('message', { message });
-    const session = Session.fromJsonl(jsonlBytes(lines), options);
+    const session = Session.fromJsonl(file.bytes(), options);
     session.#formatWarnings = warnings.list;
-    if (session.size === lines.length - 1) {
+    if (session.size === file.count - 1) {
       // The system prompt is the one just written; toMessages need not look for it.
       session.#system = stored === null ? null : JSON.parse(toJson(stored));
       session.#adopt(first, read.messages);
