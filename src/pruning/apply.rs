@@ -5,9 +5,10 @@ use super::plan::{plan_superseded_tool_results, plan_tool_outputs, PruneCandidat
 use super::PruneConfig;
 use crate::error::{Error, Result};
 use crate::session::message::Role;
-use crate::session::{EntryKind, Session};
+use crate::session::{EntryKind, PrunedLine, Session};
 use rustc_hash::FxHashSet;
 use serde_json::Value;
+use std::ops::Range;
 
 /// What a pass did: `{prunedCount, tokensSaved}` and the pruned results in branch order.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -28,19 +29,19 @@ impl PruneReport {
     /// session reports thousands of results, and a value per field of each would cost more
     /// than the prune itself.
     pub fn json(&self) -> String {
-        use crate::support::json::js::write_string;
+        use crate::support::json::js::{write_string, write_uint};
         let mut out = String::with_capacity(64 + self.pruned.len() * 200);
         out.push_str("{\"prunedCount\":");
-        out.push_str(&self.pruned_count.to_string());
+        write_uint(&mut out, self.pruned_count as u64);
         out.push_str(",\"tokensSaved\":");
-        out.push_str(&self.tokens_saved.to_string());
+        write_uint(&mut out, self.tokens_saved);
         out.push_str(",\"pruned\":[");
         for (i, c) in self.pruned.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
             out.push_str("{\"index\":");
-            out.push_str(&c.index.to_string());
+            write_uint(&mut out, c.index as u64);
             out.push_str(",\"id\":");
             write_string(&mut out, &c.id);
             out.push_str(",\"toolName\":");
@@ -48,13 +49,13 @@ impl PruneReport {
             out.push_str(",\"toolCallId\":");
             write_string(&mut out, &c.tool_call_id);
             out.push_str(",\"tokensBefore\":");
-            out.push_str(&c.tokens_before.to_string());
-            out.push_str(",\"reason\":");
-            write_string(&mut out, c.reason.as_str());
-            out.push_str(",\"notice\":");
+            write_uint(&mut out, c.tokens_before);
+            out.push_str(",\"reason\":\"");
+            out.push_str(c.reason.as_str());
+            out.push_str("\",\"notice\":");
             write_string(&mut out, &c.notice);
             out.push_str(",\"savings\":");
-            out.push_str(&c.savings.to_string());
+            write_uint(&mut out, c.savings);
             out.push('}');
         }
         out.push_str("]}");
@@ -81,9 +82,9 @@ impl PruneReport {
 /// assignment puts a new property); every other byte stays. The message object (at `span`)
 /// is scanned once. `None` when it is not an object.
 #[cfg(test)]
-fn pruned_line(line: &str, span: std::ops::Range<usize>, notice: &str, now: i64) -> Option<String> {
+fn pruned_line(line: &str, span: Range<usize>, notice: &str, now: i64) -> Option<String> {
     let (content, pruned_at) = pruned_members(line.as_bytes(), span.clone())?;
-    splice_pruned(line.as_bytes(), span, content, pruned_at, notice, now)
+    splice_pruned(line.as_bytes(), span, content, pruned_at, notice, now).map(|p| p.text)
 }
 
 /// The value spans of the last `content` and `prunedAt` members of the message object at
@@ -91,11 +92,8 @@ fn pruned_line(line: &str, span: std::ops::Range<usize>, notice: &str, now: i64)
 #[allow(clippy::type_complexity)]
 fn pruned_members(
     b: &[u8],
-    span: std::ops::Range<usize>,
-) -> Option<(
-    Option<std::ops::Range<usize>>,
-    Option<std::ops::Range<usize>>,
-)> {
+    span: Range<usize>,
+) -> Option<(Option<Range<usize>>, Option<Range<usize>>)> {
     use crate::support::json::scan::{for_each_member, key_is};
     if b.get(span.start) != Some(&b'{') {
         return None;
@@ -115,58 +113,82 @@ fn pruned_members(
 
 /// Splices the pruned message into its line: `content` (its value at `content`, or appended)
 /// becomes one text block with `notice`, `prunedAt` (at `pruned_at`, or appended) becomes
-/// `now`. Only the bytes around the two values are copied; nothing is scanned. `None` when
-/// the result is not UTF-8 (it always is for a line that was).
+/// `now`. Only the bytes around the two values are copied, into one string; nothing is
+/// scanned. `None` when the result is not UTF-8 (it always is for a line that was).
 fn splice_pruned(
     b: &[u8],
-    span: std::ops::Range<usize>,
-    content: Option<std::ops::Range<usize>>,
-    pruned_at: Option<std::ops::Range<usize>>,
+    span: Range<usize>,
+    content: Option<Range<usize>>,
+    pruned_at: Option<Range<usize>>,
     notice: &str,
     now: i64,
-) -> Option<String> {
+) -> Option<PrunedLine> {
+    use crate::support::json::js::{write_int, write_string};
     if b.get(span.start) != Some(&b'{') || span.end > b.len() || span.end <= span.start {
         return None;
     }
     let close = span.end - 1;
-    let mut blocks = String::with_capacity(notice.len() + 32);
-    blocks.push_str("[{\"type\":\"text\",\"text\":");
-    crate::support::json::js::write_string(&mut blocks, notice);
-    blocks.push_str("}]");
-    let stamp = now.to_string();
-    // Replacements in place, then appended members, in byte order.
-    let mut splices: Vec<(std::ops::Range<usize>, String)> = Vec::with_capacity(3);
-    let mut appended = String::new();
-    let empty = crate::support::json::scan::skip_ws(b, span.start + 1) == close;
-    let mut append = |key: &str, value: &str| {
-        if !(empty && appended.is_empty()) {
-            appended.push(',');
-        }
-        crate::support::json::js::write_string(&mut appended, key);
-        appended.push(':');
-        appended.push_str(value);
+    // The copied stretches end and start at ASCII bytes of the JSON structure: each is UTF-8
+    // when the line is.
+    let copy = |out: &mut String, r: Range<usize>| -> Option<()> {
+        out.push_str(std::str::from_utf8(b.get(r)?).ok()?);
+        Some(())
     };
-    match content {
-        Some(r) => splices.push((r, blocks)),
-        None => append("content", &blocks),
+    let value = |out: &mut String, is_content: bool| {
+        let from = out.len();
+        if is_content {
+            out.push_str("[{\"type\":\"text\",\"text\":");
+            write_string(out, notice);
+            out.push_str("}]");
+        } else {
+            write_int(out, now);
+        }
+        from..out.len()
+    };
+    let mut out =
+        String::with_capacity(b.len() - content.as_ref().map_or(0, Range::len) + notice.len() + 64);
+    // Values replaced in place, in byte order, then the members appended.
+    let missing = [(content.is_none(), true), (pruned_at.is_none(), false)];
+    let mut values = [(content, true), (pruned_at, false)];
+    if let [(Some(c), _), (Some(p), _)] = &values {
+        if p.start < c.start {
+            values.swap(0, 1);
+        }
     }
-    match pruned_at {
-        Some(r) => splices.push((r, stamp)),
-        None => append("prunedAt", &stamp),
-    }
-    splices.push((close..close, appended));
-    crate::support::sort::sort_by_key(&mut splices, |(r, _)| r.start);
-    let len = b.len() + splices.iter().map(|(_, t)| t.len()).sum::<usize>()
-        - splices.iter().map(|(r, _)| r.len()).sum::<usize>();
-    let mut out = Vec::with_capacity(len);
+    let mut spans = [0..0, 0..0];
+    let mut moves = [(usize::MAX, 0); 2];
     let mut at = 0;
-    for (r, text) in splices {
-        out.extend_from_slice(b.get(at..r.start)?);
-        out.extend_from_slice(text.as_bytes());
-        at = r.end;
+    for (k, (old, is_content)) in values.iter().enumerate() {
+        let Some(old) = old else { continue };
+        copy(&mut out, at..old.start)?;
+        spans[usize::from(!is_content)] = value(&mut out, *is_content);
+        moves[k] = (old.end, out.len() as isize - old.end as isize);
+        at = old.end;
     }
-    out.extend_from_slice(b.get(at..)?);
-    String::from_utf8(out).ok()
+    copy(&mut out, at..close)?;
+    let mut first = crate::support::json::scan::skip_ws(b, span.start + 1) == close;
+    for (absent, is_content) in missing {
+        if absent {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            write_string(&mut out, if is_content { "content" } else { "prunedAt" });
+            out.push(':');
+            spans[usize::from(!is_content)] = value(&mut out, is_content);
+        }
+    }
+    let end = out.len() + 1;
+    copy(&mut out, close..b.len())?;
+    let [content, pruned_at] = spans;
+    Some(PrunedLine {
+        text: out,
+        message: span.start..end,
+        content,
+        pruned_at,
+        moves,
+        notice_len: notice.len(),
+    })
 }
 
 /// Carries out a plan (spec: compaction §6.5 step 5): each candidate's message gets
@@ -176,7 +198,7 @@ fn splice_pruned(
 /// entry is gone, is not a tool result or was pruned meanwhile).
 pub fn apply_prune(session: &mut Session, plan: &PrunePlan) -> Result<PruneReport> {
     let edits = pruned_lines(session, plan)?;
-    session.rewrite_entries(edits);
+    session.rewrite_pruned(edits);
     Ok(PruneReport {
         pruned_count: plan.candidates.len(),
         tokens_saved: plan.tokens_saved,
@@ -187,7 +209,7 @@ pub fn apply_prune(session: &mut Session, plan: &PrunePlan) -> Result<PruneRepor
 /// [`apply_prune`] of a plan the caller gives up: its candidates become the report.
 pub fn apply_prune_plan(session: &mut Session, plan: PrunePlan) -> Result<PruneReport> {
     let edits = pruned_lines(session, &plan)?;
-    session.rewrite_entries(edits);
+    session.rewrite_pruned(edits);
     Ok(PruneReport {
         pruned_count: plan.candidates.len(),
         tokens_saved: plan.tokens_saved,
@@ -197,10 +219,10 @@ pub fn apply_prune_plan(session: &mut Session, plan: PrunePlan) -> Result<PruneR
 
 /// The new line of every candidate, all built before any line changes (so a failure leaves
 /// the session as it was); the caller replaces them in one pass.
-fn pruned_lines(session: &Session, plan: &PrunePlan) -> Result<Vec<(usize, String)>> {
+fn pruned_lines(session: &Session, plan: &PrunePlan) -> Result<Vec<(usize, PrunedLine)>> {
     let stale = |reason: String| Error::StalePlan { reason };
     let mut seen = FxHashSet::default();
-    let mut edits: Vec<(usize, String)> = Vec::with_capacity(plan.candidates.len());
+    let mut edits: Vec<(usize, PrunedLine)> = Vec::with_capacity(plan.candidates.len());
     for c in &plan.candidates {
         let entry = session
             .entry(c.index)

@@ -11,17 +11,18 @@
 //!   newest `protectTokens`, but only when that frees at least `minimumSavings`.
 //!
 //! Time is an input (`now`, ms). Token counts are the estimates the load pass recorded
-//! ([`Session::entry_tokens`]); facts about tool results and read calls come from the facts
-//! it recorded too, decoded once into per-entry memos ([`Session::tool_result_facts`]), so a
-//! pass over a freshly opened branch parses no message. Applying a plan splices each result's
-//! line at the `content` and `prunedAt` spans the facts hold, without scanning it.
+//! ([`Session::entry_tokens`]); facts about tool results come from the facts it recorded too,
+//! borrowed from their lines ([`Session::result_facts`]), and those of read calls decoded
+//! once into per-entry memos, so a pass over a freshly opened branch parses no message.
+//! Applying a plan splices each result's line at the `content` and `prunedAt` spans the facts
+//! hold, without scanning it, and records the new line's facts from the old ones.
 //!
 //! Files: `config` (the settings of both passes), `keys` (supersede keys, §6.2), `rows` (the
 //! branch's tool results and their facts), `plan` (marks and candidates, §6.3–§6.6), `apply`
 //! (the in-place edit and its report).
 //!
 //! [`Session::entry_tokens`]: crate::session::Session::entry_tokens
-//! [`Session::tool_result_facts`]: crate::session::Session::tool_result_facts
+//! [`Session::result_facts`]: crate::session::Session::result_facts
 
 mod apply;
 pub(crate) mod config;
@@ -68,7 +69,11 @@ pub const SKILL_READ_MATCHER: &str = "isSkillReadToolResult";
 
 /// The age notice: `[Output truncated - N tokens]`, N = estimated tokens of the original.
 pub fn age_notice(tokens: u64) -> String {
-    format!("[Output truncated - {tokens} tokens]")
+    let mut notice = String::with_capacity(40);
+    notice.push_str("[Output truncated - ");
+    crate::support::json::js::write_uint(&mut notice, tokens);
+    notice.push_str(" tokens]");
+    notice
 }
 
 /// Tokens one prune frees (spec: compaction §6.1): `max(0, tokens − ceil(noticeChars / 4))`,

@@ -185,17 +185,17 @@ impl Branch<'_> {
         marks
     }
 
-    fn candidate(&self, row: &Row, reason: PruneReason) -> PruneCandidate {
+    fn candidate(&self, row: &Row<'_>, reason: PruneReason) -> PruneCandidate {
         let notice = match reason {
-            PruneReason::Superseded => SUPERSEDED_NOTICE.to_string(),
-            PruneReason::Useless => USELESS_NOTICE.to_string(),
+            PruneReason::Superseded => SUPERSEDED_NOTICE.into(),
+            PruneReason::Useless => USELESS_NOTICE.into(),
             PruneReason::Age => age_notice(row.tokens),
         };
         PruneCandidate {
             index: row.index,
-            id: self.session.entries()[row.index].id().to_string(),
-            tool_name: row.facts.tool_name.to_string(),
-            tool_call_id: row.facts.tool_call_id.to_string(),
+            id: self.session.entries()[row.index].id().into(),
+            tool_name: (*row.facts.tool_name).into(),
+            tool_call_id: (*row.facts.tool_call_id).into(),
             tokens_before: row.tokens,
             reason,
             savings: prune_savings(row.tokens, &notice),
@@ -224,7 +224,7 @@ pub fn collect_superseded(session: &Session, cfg: &PruneConfig) -> Result<Vec<Pr
         prune_useless: false,
         ..cfg.clone()
     };
-    with_branch(session, &cfg, false, |b| {
+    with_branch(session, &cfg, false, false, |b| {
         collect_marked(b, PruneReason::Superseded)
     })
 }
@@ -237,7 +237,7 @@ pub fn collect_useless(session: &Session, cfg: &PruneConfig) -> Result<Vec<Prune
         prune_useless: true,
         ..cfg.clone()
     };
-    with_branch(session, &cfg, false, |b| {
+    with_branch(session, &cfg, false, false, |b| {
         collect_marked(b, PruneReason::Useless)
     })
 }
@@ -259,13 +259,13 @@ fn plan_of(candidates: Vec<PruneCandidate>, now: i64) -> PrunePlan {
 ///
 /// There is no minimum-savings gate and no age window here.
 pub fn plan_superseded_tool_results(session: &Session, cfg: &PruneConfig) -> Result<PrunePlan> {
-    with_branch(session, cfg, false, |b| {
+    with_branch(session, cfg, false, true, |b| {
         let marks = b.marks();
         let marked: Vec<usize> = (0..b.rows.len()).filter(|&r| marks[r].is_some()).collect();
         if marked.is_empty() {
             return plan_of(Vec::new(), cfg.now);
         }
-        let boundary = b.boundary();
+        let boundary = b.boundary;
         let marked: Vec<usize> = marked
             .into_iter()
             .filter(|&r| b.rows[r].pos >= boundary)
@@ -300,9 +300,9 @@ pub fn plan_superseded_tool_results(session: &Session, cfg: &PruneConfig) -> Res
 ///
 /// The plan is empty unless the candidates save at least `minimumSavings` in total.
 pub fn plan_tool_outputs(session: &Session, cfg: &PruneConfig) -> Result<PrunePlan> {
-    with_branch(session, cfg, true, |b| {
+    with_branch(session, cfg, true, true, |b| {
         let marks = b.marks();
-        let boundary = b.boundary();
+        let boundary = b.boundary;
         let suffixes = match cfg.cache_warm_suffix_tokens {
             Some(_) => {
                 let positions: Vec<usize> = b.rows.iter().map(|r| r.pos).collect();
@@ -343,4 +343,77 @@ pub fn plan_tool_outputs(session: &Session, cfg: &PruneConfig) -> Result<PrunePl
         }
         plan
     })
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::pruning::KeepBoundary;
+    use crate::session::LoadOptions;
+
+    /// The passes read the branch from the keep boundary on: their plans are those of a walk
+    /// from the start, on compacted sessions with every setting that reads what comes before.
+    #[test]
+    fn plans_from_the_boundary_equal_plans_from_the_start() {
+        let mut planned = 0;
+        for (seed, every) in [(5, 8_000), (6, 30_000), (7, 120_000)] {
+            let opts = ctxfold_testkit::GenOptions {
+                seed,
+                entries: 3_000,
+                compaction_every_tokens: Some(every),
+                ..ctxfold_testkit::GenOptions::default()
+            };
+            let s =
+                Session::load(ctxfold_testkit::generate(&opts), LoadOptions::default()).unwrap();
+            let last_kept = (0..s.len())
+                .rev()
+                .find(|&i| s.entries()[i].kind() == crate::session::EntryKind::Compaction)
+                .map(|i| s.first_kept_id(i).to_string());
+            let path = s.path_of(None).unwrap();
+            let middle = s.entries()[path[path.len() / 2]].id().to_string();
+            for cfg in [
+                PruneConfig::default(),
+                PruneConfig {
+                    supersede: true,
+                    protect_tokens: 2_000,
+                    minimum_savings: 0,
+                    ..PruneConfig::default()
+                },
+                PruneConfig {
+                    supersede: true,
+                    cache_warm_suffix_tokens: Some(4_000),
+                    protect_tokens: 0,
+                    keep_boundary: KeepBoundary::Entry(last_kept.clone().unwrap_or_default()),
+                    ..PruneConfig::default()
+                },
+                PruneConfig {
+                    supersede: true,
+                    now: i64::MAX,
+                    ..PruneConfig::default()
+                },
+                PruneConfig {
+                    supersede: true,
+                    protect_tokens: 0,
+                    minimum_savings: 0,
+                    now: i64::MAX,
+                    keep_boundary: KeepBoundary::Entry(middle.clone()),
+                    ..PruneConfig::default()
+                },
+            ] {
+                let plans = |s: &Session| {
+                    (
+                        plan_tool_outputs(s, &cfg).unwrap(),
+                        plan_superseded_tool_results(s, &cfg).unwrap(),
+                    )
+                };
+                let bounded = plans(&s);
+                super::super::rows::UNBOUNDED.with(|u| u.set(true));
+                let whole = plans(&s);
+                super::super::rows::UNBOUNDED.with(|u| u.set(false));
+                assert_eq!(bounded, whole, "seed {seed}, {cfg:?}");
+                planned += bounded.0.candidates.len() + bounded.1.candidates.len();
+            }
+        }
+        assert!(planned > 1_000, "{planned}");
+    }
 }

@@ -5,14 +5,14 @@
 use super::PruneConfig;
 use crate::error::Result;
 use crate::session::message::Role;
-use crate::session::{EntryKind, FileCalls, FileTool, Session, ToolResultFacts};
+use crate::session::{EntryKind, FileCalls, FileTool, ResultFacts, Session};
 use crate::summary::fileops::strip_read_selector;
 use crate::tokens::EstimateOptions;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 /// One tool result on the branch, with what the passes test in their loops kept inline.
-pub(super) struct Row {
+pub(super) struct Row<'a> {
     /// Position on the branch.
     pub(super) pos: usize,
     /// Entry index.
@@ -24,7 +24,9 @@ pub(super) struct Row {
     pub(super) omitted: bool,
     /// The `read` call it answers: (index into `Branch::held`, index of the call there).
     read_call: Option<(u32, u32)>,
-    pub(super) facts: Rc<ToolResultFacts>,
+    /// Borrowed from the entry's line where its facts were recorded: a pass over a freshly
+    /// opened branch allocates nothing per result.
+    pub(super) facts: ResultFacts<'a>,
 }
 
 /// The branch, its tool results and the `read` calls they answer.
@@ -32,7 +34,10 @@ pub(super) struct Branch<'a> {
     pub(super) session: &'a Session,
     pub(super) cfg: &'a PruneConfig,
     path: Vec<usize>,
-    pub(super) rows: Vec<Row>,
+    /// Position before which nothing is pruned (spec: compaction §6.5 step 3): the position of
+    /// the boundary entry, 0 when absent or not on the branch.
+    pub(super) boundary: usize,
+    pub(super) rows: Vec<Row<'a>>,
     /// File calls of the assistants that some result's `read` call belongs to.
     held: Vec<FileCalls>,
 }
@@ -87,23 +92,31 @@ impl<'a> Branch<'a> {
     /// all assistant tool calls on the branch").
     ///
     /// With `every_result` false (the stale pass) only results that can be superseded or are
-    /// flagged useless are kept.
+    /// flagged useless are kept. Results before position `from` are left out: the walk
+    /// starts at the last assistant before it, so the results it keeps pair as in a walk from
+    /// the start.
     fn new(
         session: &'a Session,
         cfg: &'a PruneConfig,
         path: Vec<usize>,
         every_result: bool,
+        from: usize,
+        boundary: usize,
     ) -> Branch<'a> {
         let opts = EstimateOptions::default();
         let entries = session.entries();
         let pair = needs_read_calls(cfg);
+        let walk = path[..from]
+            .iter()
+            .rposition(|&i| entries[i].role() == Some(Role::Assistant))
+            .unwrap_or(from);
         let mut rows = Vec::new();
         let mut held: Vec<FileCalls> = Vec::new();
         // The calls of the last assistant and, once one of its reads was paired, their
         // index in `held`.
         let mut current: Option<(FileCalls, Option<u32>)> = None;
         let mut all: Option<AllReads> = None;
-        for (pos, &index) in path.iter().enumerate() {
+        for (pos, &index) in path.iter().enumerate().skip(walk) {
             let e = &entries[index];
             match e.role() {
                 Some(Role::Assistant) if pair => {
@@ -117,10 +130,10 @@ impl<'a> Branch<'a> {
                         .map(|c| (c, None));
                     continue;
                 }
-                Some(Role::ToolResult) if e.kind() == EntryKind::Message => {}
+                Some(Role::ToolResult) if e.kind() == EntryKind::Message && pos >= from => {}
                 _ => continue,
             }
-            let Some(facts) = session.tool_result_facts(index) else {
+            let Some(facts) = session.result_facts(index) else {
                 continue;
             };
             let mut read_call = None;
@@ -165,20 +178,21 @@ impl<'a> Branch<'a> {
             session,
             cfg,
             path,
+            boundary,
             rows,
             held,
         }
     }
 
     /// The path of the `read` call a result answers.
-    pub(super) fn read_path(&self, row: &Row) -> Option<&str> {
+    pub(super) fn read_path(&self, row: &Row<'_>) -> Option<&str> {
         let (h, k) = row.read_call?;
         Some(&self.held[h as usize][k as usize].path)
     }
 
     /// The protection matcher (spec: compaction §6.1): protected tool names, `read` results
     /// of `skill://` paths, reads of the host's protected path (the plan file).
-    pub(super) fn protected(&self, row: &Row) -> bool {
+    pub(super) fn protected(&self, row: &Row<'_>) -> bool {
         let cfg = self.cfg;
         if cfg
             .protected_tools
@@ -195,12 +209,6 @@ impl<'a> Branch<'a> {
                 .protected_path
                 .as_deref()
                 .is_some_and(|p| path == p || strip_read_selector(path) == p)
-    }
-
-    /// Position on the branch before which nothing is pruned (spec: compaction §6.5 step 3):
-    /// the position of the boundary entry, 0 when absent or not on the branch.
-    pub(super) fn boundary(&self) -> usize {
-        self.cfg.keep_boundary.position(self.session, &self.path)
     }
 
     /// Tokens of the `message` entries strictly after each branch position in `wanted`
@@ -251,12 +259,33 @@ impl<'a> Branch<'a> {
 }
 
 /// Runs `f` on the branch the configuration names (see [`Branch::new`] for `every_result`).
+/// With `bounded` the rows start at the keep boundary: a pass prunes nothing before it, and
+/// walking results newest → oldest, what comes before it decides nothing after it (marks,
+/// the protect window), so a pass over the tail of a compacted session reads only the tail.
 pub(super) fn with_branch<T>(
     session: &Session,
     cfg: &PruneConfig,
     every_result: bool,
+    bounded: bool,
     f: impl FnOnce(&Branch<'_>) -> T,
 ) -> Result<T> {
     let path = session.path_of(cfg.leaf.as_deref())?;
-    Ok(f(&Branch::new(session, cfg, path, every_result)))
+    let boundary = cfg.keep_boundary.position(session, &path);
+    #[cfg(test)]
+    let bounded = bounded && !UNBOUNDED.with(std::cell::Cell::get);
+    let from = if bounded { boundary } else { 0 };
+    Ok(f(&Branch::new(
+        session,
+        cfg,
+        path,
+        every_result,
+        from,
+        boundary,
+    )))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: every branch from its start (the plans must not change).
+    pub(super) static UNBOUNDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }

@@ -861,6 +861,21 @@ impl FactColumns {
     }
 }
 
+/// A tool result line as a prune rewrote it (`pruning::apply`): its text, where its message
+/// object and that message's `content` and `prunedAt` values are now, and how far the bytes
+/// after each replaced value of the old line moved.
+pub(crate) struct PrunedLine {
+    pub text: String,
+    pub message: Range<usize>,
+    pub content: Range<usize>,
+    pub pruned_at: Range<usize>,
+    /// `(old offset, shift)` per replaced value in byte order (`usize::MAX`: none): an old
+    /// offset at or after one moved by its shift.
+    pub moves: [(usize, isize); 2],
+    /// UTF-8 bytes of the notice, the text of the one content block.
+    pub notice_len: usize,
+}
+
 /// The facts of a tool result entry that pruning reads (spec: compaction §6.3–§6.6), with
 /// its strings borrowed from the line where they need no decoding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -951,6 +966,51 @@ impl Session {
         match self.fact_spans(index) {
             Some(s) => Some((s.0[2].get(), s.0[3].get())),
             None => Some((None, None)),
+        }
+    }
+
+    /// Replaces the lines a prune rewrote. A line with recorded facts gets them from the old
+    /// ones and the edit — one text block holding the notice, `prunedAt` a number, the other
+    /// members moved — exactly as a scan of the new line would record them (debug builds check);
+    /// other lines are scanned.
+    pub(crate) fn rewrite_pruned(&mut self, edits: Vec<(usize, PrunedLine)>) {
+        for (index, p) in edits {
+            let line = self.entries[index].line as usize;
+            let flags = self.fact_flags(index);
+            let known = (flags & KNOWN != 0).then(|| {
+                let old = self.fact_spans(index).map_or([Span::NONE; 4], |s| s.0);
+                let moved = |s: Span| match s.get() {
+                    None => s,
+                    Some(r) => {
+                        let by = p
+                            .moves
+                            .iter()
+                            .rev()
+                            .find(|m| m.0 <= r.start)
+                            .map_or(0, |m| m.1);
+                        Span::of(Some(
+                            r.start.wrapping_add_signed(by)..r.end.wrapping_add_signed(by),
+                        ))
+                    }
+                };
+                let tokens = if flags & OMITTED != 0 {
+                    0
+                } else {
+                    tok(p.notice_len)
+                };
+                let facts = MessageFacts {
+                    tokens,
+                    tokens_excluding: tokens,
+                    flags: flags & (KNOWN | ATTRIBUTED | IS_ERROR | USELESS | OMITTED) | PRUNED,
+                    a: moved(old[0]),
+                    b: moved(old[1]),
+                    c: Span::of(Some(p.content.clone())),
+                    d: Span::of(Some(p.pruned_at.clone())),
+                    calls: 0..0,
+                };
+                (p.message.clone(), facts)
+            });
+            self.rewrite_known(line, p.text, known);
         }
     }
 

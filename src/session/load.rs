@@ -371,7 +371,6 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         tokens_excluding: std::cell::RefCell::new(tokens_excluding),
         facts,
         file_calls: Default::default(),
-        tool_results: Default::default(),
         last_path: Default::default(),
         path_state: Default::default(),
         derived: Default::default(),

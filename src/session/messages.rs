@@ -40,21 +40,6 @@ impl FileTool {
     }
 }
 
-/// The facts of a `toolResult` message that pruning reads (spec: compaction §1.7, §6).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolResultFacts {
-    pub tool_call_id: Box<str>,
-    pub tool_name: Box<str>,
-    pub is_error: bool,
-    /// `useless: true` (spec: compaction §6.4).
-    pub useless: bool,
-    /// `prunedAt` is a number: the result was pruned before.
-    pub pruned: bool,
-    /// `contextOmitted` is truthy: the result is hidden from the model (spec: compaction
-    /// §10.8) and no collector may touch it.
-    pub context_omitted: bool,
-}
-
 /// Marks an unknown memoized estimate.
 pub(crate) const UNKNOWN_TOKENS: u32 = u32::MAX;
 
@@ -204,14 +189,8 @@ impl Session {
             Ok(Some(m)) => {
                 // The body is parsed anyway: remember what history windows and pruning
                 // need too.
-                match self.entries[index].role {
-                    Some(crate::session::message::Role::ToolResult) => {
-                        self.remember_tool_result(index, &m);
-                    }
-                    Some(crate::session::message::Role::Assistant) => {
-                        self.remember_file_calls(index, &m);
-                    }
-                    _ => {}
+                if self.entries[index].role == Some(crate::session::message::Role::Assistant) {
+                    self.remember_file_calls(index, &m);
                 }
                 estimate(&m)
             }
@@ -282,21 +261,27 @@ impl Session {
     }
 
     /// What pruning needs to know about a tool result entry without its content (spec:
-    /// compaction §6.3–§6.6), borrowed from its line: from the load pass's facts, else parsed
-    /// once and memoized. `None` for entries that are not readable `toolResult` messages.
+    /// compaction §6.3–§6.6), borrowed from its line: from the load pass's facts, else (a
+    /// line that is not UTF-8) parsed. `None` for entries that are not readable `toolResult`
+    /// messages.
     pub fn result_facts(&self, index: usize) -> Option<ResultFacts<'_>> {
         if self.has_facts(index) {
             return self.recorded_result(index);
         }
-        let f = self.parsed_tool_result(index)?;
-        Some(ResultFacts {
-            tool_call_id: Cow::Owned(f.tool_call_id.to_string()),
-            tool_name: Cow::Owned(f.tool_name.to_string()),
-            is_error: f.is_error,
-            useless: f.useless,
-            pruned: f.pruned,
-            context_omitted: f.context_omitted,
-        })
+        if self.entries[index].kind != EntryKind::Message {
+            return None;
+        }
+        match self.message(index).ok()? {
+            AgentMessage::ToolResult(r) => Some(ResultFacts {
+                tool_call_id: Cow::Owned(r.tool_call_id),
+                tool_name: Cow::Owned(r.tool_name),
+                is_error: r.is_error,
+                useless: r.useless,
+                pruned: r.pruned_at.is_some(),
+                context_omitted: crate::session::message::truthy(r.context_omitted.as_ref()),
+            }),
+            _ => None,
+        }
     }
 
     /// The memoized file tool calls of an assistant entry (`None` for other entries), with
@@ -354,86 +339,12 @@ impl Session {
     /// The `toolCallId` of a tool result entry flagged `useless: true` that stays in the
     /// provider conversation (not `contextOmitted`), else `None` (spec: compaction §5.1
     /// "Useless pairs": such results and their calls are left out of the summarizer's
-    /// transcript). Memoized per entry (see [`Session::tool_result_facts`]), so a plan can
-    /// collect the useless ids of a long history without re-reading it.
+    /// transcript). From the recorded facts, so a plan can collect the useless ids of a long
+    /// history without re-reading it.
     pub fn useless_tool_call(&self, index: usize) -> Option<Box<str>> {
         let f = self.result_facts(index)?;
         (f.useless && !f.context_omitted && !f.tool_call_id.is_empty())
             .then(|| f.tool_call_id.into())
-    }
-
-    /// What pruning needs to know about a tool result entry without its content (spec:
-    /// compaction §6.3–§6.6): ids, flags, whether it was already pruned. `None` for entries
-    /// that are not readable `toolResult` messages. Memoized per entry and filled as a side
-    /// effect of token estimation, so a prune pass over a long, already estimated branch
-    /// parses no tool result again; edits of the entry invalidate it.
-    pub fn tool_result_facts(&self, index: usize) -> Option<std::rc::Rc<ToolResultFacts>> {
-        if self.has_facts(index) {
-            if let Some(Some(known)) = self.tool_results.borrow().get(index) {
-                return known.clone();
-            }
-            // From the load pass's facts, decoded once.
-            let facts = self.recorded_result(index).map(|f| {
-                std::rc::Rc::new(ToolResultFacts {
-                    tool_call_id: f.tool_call_id.into(),
-                    tool_name: f.tool_name.into(),
-                    is_error: f.is_error,
-                    useless: f.useless,
-                    pruned: f.pruned,
-                    context_omitted: f.context_omitted,
-                })
-            });
-            let mut cache = self.tool_results.borrow_mut();
-            if cache.len() < self.entries.len() {
-                cache.resize(self.entries.len(), None);
-            }
-            cache[index] = Some(facts.clone());
-            return facts;
-        }
-        self.parsed_tool_result(index)
-    }
-
-    /// [`Session::tool_result_facts`] by parsing the message (memoized).
-    fn parsed_tool_result(&self, index: usize) -> Option<std::rc::Rc<ToolResultFacts>> {
-        let entry = &self.entries[index];
-        if entry.role != Some(crate::session::message::Role::ToolResult)
-            || entry.kind != EntryKind::Message
-        {
-            return None;
-        }
-        if let Some(Some(known)) = self.tool_results.borrow().get(index) {
-            return known.clone();
-        }
-        match self.message(index) {
-            Ok(m) => self.remember_tool_result(index, &m),
-            Err(_) => self.remember_tool_result(index, &AgentMessage::Other),
-        }
-    }
-
-    fn remember_tool_result(
-        &self,
-        index: usize,
-        m: &AgentMessage,
-    ) -> Option<std::rc::Rc<ToolResultFacts>> {
-        let facts = match m {
-            AgentMessage::ToolResult(r) if self.entries[index].kind == EntryKind::Message => {
-                Some(std::rc::Rc::new(ToolResultFacts {
-                    tool_call_id: r.tool_call_id.as_str().into(),
-                    tool_name: r.tool_name.as_str().into(),
-                    is_error: r.is_error,
-                    useless: r.useless,
-                    pruned: r.pruned_at.is_some(),
-                    context_omitted: crate::session::message::truthy(r.context_omitted.as_ref()),
-                }))
-            }
-            _ => None,
-        };
-        let mut cache = self.tool_results.borrow_mut();
-        if cache.len() < self.entries.len() {
-            cache.resize(self.entries.len(), None);
-        }
-        cache[index] = Some(facts.clone());
-        facts
     }
 
     /// The stored estimate of an entry, if known.
@@ -469,9 +380,6 @@ impl Session {
             }
         }
         if let Some(c) = self.file_calls.borrow_mut().get_mut(index) {
-            *c = None;
-        }
-        if let Some(c) = self.tool_results.borrow_mut().get_mut(index) {
             *c = None;
         }
     }

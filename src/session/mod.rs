@@ -19,12 +19,12 @@ mod state;
 mod tree;
 
 pub use entry::*;
+pub(crate) use facts::PrunedLine;
 pub use facts::{FactsSnapshot, FileCallFacts, ResultFacts};
 pub use ids::{IdSource, RandomIds, SequentialIds};
 pub use load::{LoadOptions, LoadWarning};
 pub(crate) use messages::FileCall;
 pub use messages::FileTool;
-pub use messages::ToolResultFacts;
 pub use state::PathState;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -126,9 +126,6 @@ pub struct Session {
     tokens_excluding: RefCell<Vec<u32>>,
     /// Memoized file-touching tool calls per assistant entry.
     file_calls: RefCell<Vec<Option<FileCalls>>>,
-    /// Memoized facts of each tool result entry (outer `None` = not computed yet, inner
-    /// `None` = not a readable tool result).
-    tool_results: RefCell<Vec<Option<Option<std::rc::Rc<ToolResultFacts>>>>>,
     /// The last path computed by `path_to` (parents never change after loading, so it stays
     /// valid): preparing compactions and building contexts walk the same long path again.
     last_path: RefCell<Option<(usize, Vec<usize>)>>,
@@ -223,7 +220,6 @@ impl Session {
             tokens_full: RefCell::default(),
             tokens_excluding: RefCell::default(),
             file_calls: RefCell::default(),
-            tool_results: RefCell::default(),
             last_path: RefCell::default(),
             path_state: RefCell::default(),
             derived: RefCell::default(),
@@ -540,6 +536,17 @@ impl Session {
     /// step (the new line is scanned like a loaded one). What was derived from the old text is
     /// stale now: the edit generation moves on.
     pub(crate) fn rewrite_line(&mut self, line: usize, text: String) {
+        self.rewrite_known(line, text, None);
+    }
+
+    /// [`Session::rewrite_line`], with the span of the new line's message object and its facts
+    /// when the caller knows them (a prune): the line is not scanned again.
+    pub(crate) fn rewrite_known(
+        &mut self,
+        line: usize,
+        text: String,
+        known: Option<(std::ops::Range<usize>, facts::MessageFacts)>,
+    ) {
         let entry = match self.lines[line].kind {
             LineKind::Entry(i) => Some(i as usize),
             _ => None,
@@ -548,7 +555,25 @@ impl Session {
         let from = self.generation;
         self.generation += 1;
         self.lines[line].edited = self.generation;
-        self.set_line(line, text);
+        match (known, entry) {
+            (Some((message, facts)), Some(i)) => {
+                // What a scan of the new line would find (the tests check every such edit).
+                #[cfg(debug_assertions)]
+                {
+                    let skim = skim::skim_line(text.as_bytes(), &mut Vec::new()).ok();
+                    debug_assert_eq!(
+                        skim.as_ref().and_then(|s| s.message.clone()),
+                        Some(message.clone())
+                    );
+                    debug_assert_eq!(skim.and_then(|s| s.facts), Some(facts.clone()));
+                }
+                let l = &mut self.lines[line];
+                l.message = Some((message.start as u32, message.end as u32));
+                l.text = LineText::Owned(text.into());
+                self.record_facts(i, Some(&facts));
+            }
+            _ => self.set_line(line, text),
+        }
         if state_kept && entry.is_some_and(|i| self.path_state_ignores(i)) {
             self.keep_path_state(from);
         }
@@ -582,13 +607,19 @@ impl Session {
             calls.truncate(calls_from);
         }
         self.facts.calls = calls;
-        self.facts.set(i, facts);
         if let Some(skim) = skim.as_ref().filter(|_| is_message) {
             let role = skim
                 .string(self.line_bytes(line), &skim.role_value)
                 .map_or(Role::Other, |r| Role::parse(&r));
             self.entries[i].role = Some(role);
         }
+        self.record_facts(i, facts);
+    }
+
+    /// Records the facts of entry `i`'s new line (its tool calls already appended) and its
+    /// estimates; what was memoized from the old line goes.
+    fn record_facts(&mut self, i: usize, facts: Option<&facts::MessageFacts>) {
+        self.facts.set(i, facts);
         self.invalidate_tokens(i);
         if let Some(f) = facts {
             self.set_tokens(i, f.tokens, f.tokens_excluding);

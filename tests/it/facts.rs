@@ -236,3 +236,58 @@ fn appends_and_edits_keep_facts_in_step() {
         ("a.ts", "r1")
     );
 }
+
+/// A prune records the facts of the lines it rewrites from the old facts and the edit, without
+/// scanning them: they equal the parse and a fresh load of the saved file on every shape of
+/// tool result (members before and after the replaced values, absent ones appended, escaped
+/// keys, repeated members, whitespace, hidden and attributed results, blocks that are gone).
+#[test]
+fn pruned_lines_keep_facts_in_step() {
+    use ctxfold::pruning::{apply_prune, PruneCandidate, PrunePlan, PruneReason};
+    let results = [
+        r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"0123456789abcdef"}],"isError":false}"#,
+        r#"{"role":"toolResult","prunedAt":null,"toolCallId":"c2","toolName":"bash","content":"plain text"}"#,
+        r#"{"role":"toolResult","toolCallId":"c3","toolName":"read","isError":true}"#,
+        r#"{"role":"toolResult","toolCallId":"c\u0034","c\u006fntent":[{"type":"text","text":"esc"}],"t\u006folName":"grep"}"#,
+        r#"{"role":"toolResult","attribution":"user","useless":true,"toolCallId":"c5","content":[{"type":"image","data":"x","mimeType":"image/png"}],"toolName":"read"}"#,
+        r#"{"role":"toolResult","toolCallId":"c6","content":[{"type":"toolCall","id":"x","name":"read","arguments":{},"contextOmitted":true}],"toolName":"t"}"#,
+        r#"{"role":"toolResult","toolCallId":"c7","toolName":"read","content":[{"type":"text","text":"hidden"}],"contextOmitted":true}"#,
+        r#"{"role":"toolResult" , "toolCallId" : "c8" , "content" : [ ] , "toolName" : "x" }"#,
+        r#"{"role":"toolResult","content":"first","toolCallId":"c9","content":[{"type":"text","text":"second"}],"toolName":"édit","prunedAt":"later"}"#,
+        r#"{"role":"toolResult","prunedAt":false,"content":[{"type":"text","text":"z"}],"toolName":"n","toolCallId":"c10","details":{"k":[1,2]}}"#,
+    ];
+    let mut s = load(session_of(&results));
+    let candidates: Vec<PruneCandidate> = (0..s.len())
+        .map(|i| PruneCandidate {
+            index: i,
+            id: s.entry(i).unwrap().id().to_string(),
+            tool_name: String::new(),
+            tool_call_id: String::new(),
+            tokens_before: 0,
+            reason: PruneReason::Age,
+            notice: if i % 2 == 0 {
+                "[Output truncated - 12 tokens]".into()
+            } else {
+                "a \"quoted\"\nnotice é".into()
+            },
+            savings: 0,
+        })
+        .collect();
+    assert!((0..s.len()).all(|i| s.has_facts(i)));
+    let plan = PrunePlan {
+        candidates,
+        tokens_saved: 0,
+        now: 1_767_600_000_000,
+    };
+    apply_prune(&mut s, &plan).unwrap();
+    verify_recorded_facts(&s).unwrap();
+    let fresh = load(s.to_bytes());
+    for i in 0..s.len() {
+        assert!(s.has_facts(i), "{i}");
+        assert_eq!(s.recorded_facts(i), fresh.recorded_facts(i), "{i}");
+        assert_eq!(s.message_json(i), fresh.message_json(i), "{i}");
+        assert!(s.result_facts(i).unwrap().pruned, "{i}");
+    }
+    assert_eq!(s.entry_tokens(6, Default::default()), 0, "hidden");
+    assert_eq!(s.entry_tokens(1, Default::default()), 5);
+}

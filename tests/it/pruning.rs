@@ -1153,7 +1153,7 @@ fn apply_writes_only_the_pruned_lines_and_refuses_stale_plans() {
     // The pruned entry's estimate is the notice's now.
     let i = s.index_of(&old).unwrap();
     assert_eq!(s.entry_tokens(i, Default::default()), 11);
-    assert!(s.tool_result_facts(i).is_some_and(|f| f.pruned));
+    assert!(s.result_facts(i).is_some_and(|f| f.pruned));
     // Applying the same plan again is stale; nothing changes.
     match apply_prune(&mut s, &plan) {
         Err(Error::StalePlan { .. }) => {}

@@ -145,6 +145,23 @@ impl<'o> Object<'o> {
     }
 }
 
+/// Appends an integer in decimal, as `String(n)` prints it: without the formatting machinery
+/// (a prune writes tens of thousands of them).
+pub fn write_int(out: &mut String, n: i64) {
+    if n < 0 {
+        out.push('-');
+    }
+    write_uint(out, n.unsigned_abs());
+}
+
+/// [`write_int`] of an unsigned integer.
+pub fn write_uint(out: &mut String, v: u64) {
+    if v >= 10 {
+        write_uint(out, v / 10);
+    }
+    out.push(char::from(b'0' + (v % 10) as u8));
+}
+
 /// Appends a string literal with JavaScript's escaping: `"`, `\`, the five short control
 /// escapes, and `\u00xx` (lowercase hex) for the other control characters.
 pub fn write_string(out: &mut String, s: &str) {
@@ -253,6 +270,18 @@ mod tests {
         let mut s = String::new();
         write_number(&mut s, x);
         s
+    }
+
+    #[test]
+    fn integers_print_as_javascript_does() {
+        for n in [0, 7, -7, 10, 1_767_600_000_000, i64::MIN, i64::MAX] {
+            let mut s = String::new();
+            write_int(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
+        let mut s = String::new();
+        write_uint(&mut s, u64::MAX);
+        assert_eq!(s, u64::MAX.to_string());
     }
 
     #[test]
