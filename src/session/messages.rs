@@ -268,7 +268,9 @@ impl Session {
         if self.has_facts(index) {
             return self.recorded_result(index);
         }
-        if self.entries[index].kind != EntryKind::Message {
+        let e = &self.entries[index];
+        if e.role != Some(crate::session::message::Role::ToolResult) || e.kind != EntryKind::Message
+        {
             return None;
         }
         match self.message(index).ok()? {

@@ -291,3 +291,47 @@ fn pruned_lines_keep_facts_in_step() {
     assert_eq!(s.entry_tokens(6, Default::default()), 0, "hidden");
     assert_eq!(s.entry_tokens(1, Default::default()), 5);
 }
+
+/// A tool result whose line is not UTF-8 has no recorded facts: pruning reads them from the
+/// parse, scans the line for the members to replace, and the new line (its bad bytes were in
+/// the content) gets facts again.
+#[test]
+fn pruning_a_result_that_is_not_utf8() {
+    use ctxfold::pruning::{apply_prune, PruneCandidate, PrunePlan, PruneReason};
+    let mut bytes = session_of(&[
+        r#"{"role":"assistant","content":[{"type":"toolCall","id":"r1","name":"read","arguments":{"path":"a"}}]}"#,
+        r#"{"role":"toolResult","toolCallId":"r1","toolName":"read","content":[{"type":"text","text":"bad _ byte"}]}"#,
+    ]);
+    let at = bytes.iter().position(|&b| b == b'_').unwrap();
+    bytes[at] = 0xff;
+    let mut s = load(bytes);
+    assert!(!s.has_facts(1));
+    let f = s.result_facts(1).unwrap();
+    assert_eq!(
+        (&*f.tool_call_id, &*f.tool_name, f.pruned),
+        ("r1", "read", false)
+    );
+    assert!(s.result_facts(0).is_none());
+    let plan = PrunePlan {
+        candidates: vec![PruneCandidate {
+            index: 1,
+            id: "e1".into(),
+            tool_name: "read".into(),
+            tool_call_id: "r1".into(),
+            tokens_before: 3,
+            reason: PruneReason::Age,
+            notice: "[Output truncated - 3 tokens]".into(),
+            savings: 0,
+        }],
+        tokens_saved: 0,
+        now: 5,
+    };
+    apply_prune(&mut s, &plan).unwrap();
+    assert!(s.has_facts(1));
+    assert!(s.result_facts(1).unwrap().pruned);
+    verify_recorded_facts(&s).unwrap();
+    assert_eq!(
+        s.message_json(1).unwrap(),
+        r#"{"role":"toolResult","toolCallId":"r1","toolName":"read","content":[{"type":"text","text":"[Output truncated - 3 tokens]"}],"prunedAt":5}"#
+    );
+}
