@@ -113,10 +113,16 @@ export function toJsonBytes(value) {
  * 6 ms for the encoding alone).
  */
 export class JsonlWriter {
-  #buf = new Uint8Array(1 << 16);
+  #buf;
   #used = 0;
   /** Lines added. */
   count = 0;
+
+  /** `expected`: about how many UTF-16 units the lines will hold (the buffer grows past it). */
+  constructor(expected = 0) {
+    // UTF-8 is longer than UTF-16 only for non-ASCII text: an eighth more to start with.
+    this.#buf = new Uint8Array(Math.max(1 << 16, expected + (expected >> 3)));
+  }
 
   /** Appends `line` (no newline in it) and a newline. */
   add(line) {

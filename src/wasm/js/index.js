@@ -68,11 +68,13 @@ const wellFormed =
  * certain: BigInts, strings with lone surrogates (UTF-8 has them as U+FFFD), objects with a
  * prototype of their own or a `toJSON`, nesting past 64 levels (the core parses up to 127).
  * As JSON.stringify does, members that are `undefined`, functions or symbols are left out
- * (null in arrays, as holes are), non-finite numbers are null and `-0` is 0.
+ * (null in arrays, as holes are), non-finite numbers are null and `-0` is 0. `size.chars`
+ * grows by the characters of its strings and keys, about the length of its JSON text.
  */
-function plainCopy(v, depth) {
+function plainCopy(v, depth, size) {
   switch (typeof v) {
     case 'string':
+      size.chars += v.length;
       return wellFormed(v) ? v : NOT_PLAIN;
     case 'number':
       return Number.isFinite(v) ? v + 0 : null;
@@ -90,7 +92,7 @@ function plainCopy(v, depth) {
   if (Array.isArray(v)) {
     const out = new Array(v.length);
     for (let i = 0; i < v.length; i++) {
-      const c = plainCopy(v[i], depth + 1);
+      const c = plainCopy(v[i], depth + 1, size);
       if (c === NOT_PLAIN) return NOT_PLAIN;
       out[i] = c === OMITTED ? null : c;
     }
@@ -100,7 +102,8 @@ function plainCopy(v, depth) {
   if ((proto !== Object.prototype && proto !== null) || typeof v.toJSON === 'function') return NOT_PLAIN;
   const out = {};
   for (const k of Object.keys(v)) {
-    const c = plainCopy(v[k], depth + 1);
+    size.chars += k.length + 8;
+    const c = plainCopy(v[k], depth + 1, size);
     if (c === NOT_PLAIN) return NOT_PLAIN;
     if (c === OMITTED) continue;
     // An own `__proto__` member must stay a member, not set the copy's prototype.
@@ -200,7 +203,11 @@ export class Session {
     empty.free();
     const nextId = idSource(options);
     const at = timestamp.toISOString();
-    const file = new JsonlWriter();
+    // The copies the first provider view is handed (`#adopt`), made before the lines: their
+    // walk also tells about how long the file will be.
+    const size = { chars: 0 };
+    const held = read.messages.map((m) => plainCopy(m, 0, size));
+    const file = new JsonlWriter(size.chars + (held.length + 2) * 160);
     file.add(header);
     let parentId = null;
     const push = (type, fields) => {
@@ -222,20 +229,19 @@ export class Session {
     if (session.size === file.count - 1) {
       // The system prompt is the one just written; toMessages need not look for it.
       session.#system = stored === null ? null : JSON.parse(toJson(stored));
-      session.#adopt(first, read.messages);
+      session.#adopt(first, held);
     }
     return session;
   }
 
   /**
-   * Holds `messages`, which entries `first`… were just written from, as the parts of a first
-   * `llmMessageParts` call: the first `toLlmMessages` then gets each by position instead of
-   * its JSON from wasm and a parse of it (a 10 MB history crossed twice). Only plain JSON
-   * values are offered (`plainCopy`), and the core takes each one whose provider message it
-   * can tell from the entry's facts: as it is, or with its `attribution` set.
+   * Holds `held`, copies (`plainCopy`) of the messages entries `first`… were just written
+   * from, as the parts of a first `llmMessageParts` call: the first `toLlmMessages` then gets
+   * each by position instead of its JSON from wasm and a parse of it (a 10 MB history crossed
+   * twice). Only plain JSON values are offered, and the core takes each one whose provider
+   * message it can tell from the entry's facts: as it is, or with its `attribution` set.
    */
-  #adopt(first, messages) {
-    const held = messages.map((m) => plainCopy(m, 0));
+  #adopt(first, held) {
     const offered = Uint8Array.from(held, (m) => (m === null || typeof m !== 'object' ? 0 : 1));
     const codes = this.#inner.adoptLlmParts(first, offered);
     const parsed = held.map((m, k) => {
