@@ -123,3 +123,43 @@ fn session_binding_loads_builds_and_reports_errors() {
     assert_eq!(code.as_string().as_deref(), Some("E_NOT_A_SESSION"));
     assert!(err.is_instance_of::<js_sys::Error>());
 }
+
+/// The JSON texts that cross in chunks (`buildContextJson`, `transcriptJson`) are ASCII, with
+/// non-ASCII characters as `\u` escapes (one-byte strings in JS), and parse to the same value.
+#[wasm_bindgen_test]
+fn chunked_json_crosses_as_ascii() {
+    use ctxfold::wasm::WasmSession;
+    let texts = ["café", "漢字", "emoji 😀 𝄞", "\u{2028}", "plain"];
+    let mut file = String::from(
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+    );
+    file.push('\n');
+    for (n, t) in texts.iter().enumerate() {
+        let parent = if n == 0 {
+            "null".to_string()
+        } else {
+            format!("\"e{}\"", n - 1)
+        };
+        let message = serde_json::json!({"role": "user", "content": t});
+        file.push_str(&format!(
+            r#"{{"type":"message","id":"e{n}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{message}}}"#
+        ));
+        file.push('\n');
+    }
+    let s = WasmSession::from_bytes(file.into_bytes(), None, None).unwrap();
+    for chunks in [
+        s.build_context_json(None).unwrap(),
+        s.transcript_json(None).unwrap(),
+    ] {
+        let text = String::from(chunks.join(""));
+        assert!(text.is_ascii(), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let got: Vec<&str> = v["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, texts);
+    }
+}

@@ -373,51 +373,64 @@ pub(crate) fn tool_result_message(mut o: Map<String, Value>) -> Option<Value> {
 }
 
 /// What the provider message of a `message` entry is, told from the load pass's facts
-/// without parsing the message: its JSON as written (`Some(None)`), or that JSON with
-/// `attribution` set (`Some(Some(value))`: replaced in place where the member exists, else
-/// added last); `None` where the conversion changes more (a pruned or omitted tool result, an
-/// assistant with omitted tool calls, other roles) or the entry has no facts. It is the
-/// outcome of `user_message`, `assistant_message` (with no interrupt marker after the
-/// message) and `tool_result_message`, for a message whose JSON the core's parser reads (one
-/// nested 128 levels deep is not); `verify_adopted_forms` checks the two agree. A host that
-/// holds the messages it wrote as objects uses it to skip their conversion and its copy
-/// (`WasmSession::adopt_llm_parts`).
-pub fn adopted_form(session: &Session, index: usize) -> Option<Option<&'static str>> {
+/// without parsing the message, as a code: 1 its JSON as written; 2 or 3 that JSON with
+/// `attribution` set to `user` or `agent` (replaced in place where the member exists, else
+/// added last; [`ADOPTED_ATTRIBUTION`]); 0 where the conversion changes more (a pruned or
+/// omitted tool result, an assistant with omitted tool calls, other roles) or the entry has no
+/// facts. It is the outcome of `user_message`, `assistant_message` (with no interrupt marker
+/// after the message) and `tool_result_message`, for a message whose JSON the core's parser
+/// reads (one nested 128 levels deep is not); `verify_adopted_forms` checks the two agree. A
+/// host that holds the messages it wrote as objects uses it to skip their conversion and its
+/// copy (`WasmSession::adopt_llm_parts`).
+pub fn adopted_form(session: &Session, index: usize) -> u32 {
     use crate::session::facts::{ATTRIBUTED, CALL_OMITTED, KNOWN, OMITTED, PARSE_FAILS, PRUNED};
-    let e = session.entry(index)?;
+    let Some(e) = session.entry(index) else {
+        return 0;
+    };
     let flags = session.fact_flags(index);
     if e.kind() != crate::session::EntryKind::Message
         || flags & KNOWN == 0
         || flags & PARSE_FAILS != 0
     {
-        return None;
+        return 0;
     }
-    let default = match e.role()? {
-        Role::User => "user",
-        Role::Developer => "agent",
-        Role::Assistant => return (flags & CALL_OMITTED == 0).then_some(None),
-        Role::ToolResult if flags & (OMITTED | PRUNED) == 0 => return Some(Some("agent")),
-        _ => return None,
+    let default = match e.role() {
+        Some(Role::User) => 2,
+        Some(Role::Developer) => 3,
+        Some(Role::Assistant) => return u32::from(flags & CALL_OMITTED == 0),
+        Some(Role::ToolResult) if flags & (OMITTED | PRUNED) == 0 => return 3,
+        _ => return 0,
     };
-    Some((flags & ATTRIBUTED == 0).then_some(default))
+    if flags & ATTRIBUTED == 0 {
+        default
+    } else {
+        1
+    }
 }
+
+/// The `attribution` an [`adopted_form`] code sets (codes 2 and 3).
+pub const ADOPTED_ATTRIBUTION: [&str; 4] = ["", "", "user", "agent"];
 
 /// Checks [`adopted_form`] against the conversion on every entry that has one (and whose
 /// message parses): the number compared, or the first entry where they differ.
 pub fn verify_adopted_forms(s: &Session) -> Result<usize, String> {
     let mut compared = 0;
     for i in 0..s.len() {
-        let Some(form) = adopted_form(s, i) else {
+        let form = adopted_form(s, i);
+        if form == 0 {
             continue;
-        };
+        }
         let Some(Value::Object(mut expected)) = s
             .message_json(i)
             .and_then(|j| crate::support::json::parse(&j).ok())
         else {
             continue;
         };
-        if let Some(a) = form {
-            expected.insert("attribution".into(), a.into());
+        if form > 1 {
+            expected.insert(
+                "attribution".into(),
+                ADOPTED_ATTRIBUTION[form as usize].into(),
+            );
         }
         let Some(m) = ContextMessage::from_entry(s, i).ok().flatten() else {
             return Err(format!("entry {i}: not a context message"));
@@ -425,7 +438,7 @@ pub fn verify_adopted_forms(s: &Session) -> Result<usize, String> {
         let mut out = Vec::new();
         convert_message(&mut out, s, &m, None);
         if out != [Value::Object(expected)] {
-            return Err(format!("entry {i}: adopted {form:?}, converted {out:?}"));
+            return Err(format!("entry {i}: adopted form {form}, converted {out:?}"));
         }
         compared += 1;
     }

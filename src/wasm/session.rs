@@ -455,16 +455,13 @@ impl WasmSession {
         let mut out = vec![serial];
         for (k, &o) in offered.iter().enumerate() {
             let entry = first as usize + k;
-            let form = (o != 0)
-                .then(|| crate::context::convert::adopted_form(s, entry))
-                .flatten();
-            out.push(match form {
-                None => 0,
-                Some(None) => 1,
-                Some(Some("user")) => 2,
-                Some(Some(_)) => 3,
-            });
-            if form.is_some() {
+            let form = if o != 0 {
+                crate::context::convert::adopted_form(s, entry)
+            } else {
+                0
+            };
+            out.push(form);
+            if form != 0 {
                 let source = Converted::Line(s.line_stamp(entry));
                 kept.insert((entry, false), (source, k as u32));
             }

@@ -152,45 +152,25 @@ fn adopted_forms_agree_with_the_conversion() {
     let s = load(session_of(&cases));
     let compared = verify_adopted_forms(&s).unwrap();
     let form = |i| adopted_form(&s, i);
-    assert_eq!(form(0), Some(Some("user")));
-    assert_eq!(form(6), Some(Some("agent")), "developer");
-    assert_eq!(form(7), Some(None), "assistant");
+    assert_eq!(form(0), 2, "user");
+    assert_eq!(form(6), 3, "developer");
+    assert_eq!(form(7), 1, "assistant");
     assert_eq!(
         form(10),
-        None,
+        0,
         "contextOmitted tool calls are removed by the conversion"
     );
-    assert_eq!(form(8), None, "no facts: arguments with a repeated key");
-    assert_eq!(
-        form(19),
-        None,
-        "a pruned result is merged by the conversion"
-    );
-    assert_eq!(form(20), None, "an omitted result is left out");
-    assert_eq!(
-        form(21),
-        Some(Some("agent")),
-        "contextOmitted 0 is not truthy"
-    );
-    assert_eq!(form(26), None, "bashExecution");
+    assert_eq!(form(8), 0, "no facts: arguments with a repeated key");
+    assert_eq!(form(19), 0, "a pruned result is merged by the conversion");
+    assert_eq!(form(20), 0, "an omitted result is left out");
+    assert_eq!(form(21), 3, "contextOmitted 0 is not truthy");
+    assert_eq!(form(26), 0, "bashExecution");
     let n = EDGE_CASES.len();
-    assert_eq!(
-        form(n),
-        Some(None),
-        "a user message with its own attribution"
-    );
-    assert_eq!(form(n + 1), Some(None));
-    assert_eq!(form(n + 3), Some(Some("agent")), "replaced in place");
-    assert_eq!(
-        form(n + 4),
-        Some(Some("agent")),
-        "prunedAt that is not a number"
-    );
-    assert_eq!(
-        form(n + 5),
-        Some(None),
-        "contextOmitted false keeps the call"
-    );
+    assert_eq!(form(n), 1, "a user message with its own attribution");
+    assert_eq!(form(n + 1), 1);
+    assert_eq!(form(n + 3), 3, "replaced in place");
+    assert_eq!(form(n + 4), 3, "prunedAt that is not a number");
+    assert_eq!(form(n + 5), 1, "contextOmitted false keeps the call");
     assert!(compared >= 18, "{compared}");
 }
 

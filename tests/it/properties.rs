@@ -354,6 +354,18 @@ proptest! {
         invariants::block_ranges(&lines.join("\n")).map_err(TestCaseError::fail)?;
     }
 
+    /// JSON text handed to JavaScript with its non-ASCII characters escaped is ASCII and JSON
+    /// of the same value, whatever the strings hold.
+    #[test]
+    fn ascii_json_is_json_of_the_same_value(keys in prop::collection::vec(any::<String>(), 0..4), texts in prop::collection::vec(any::<String>(), 0..6)) {
+        let v = serde_json::json!({ "texts": texts, "keys": keys.iter().map(|k| (k.clone(), serde_json::Value::from(k.len()))).collect::<serde_json::Map<_, _>>() });
+        let text = ctxfold::support::json::js::stringify(&v);
+        let mut out = String::new();
+        ctxfold::support::json::js::write_ascii_json(&mut |p| out.push_str(p), &text);
+        prop_assert!(out.is_ascii());
+        prop_assert_eq!(ctxfold::support::json::parse(&out).ok(), Some(v));
+    }
+
     /// The facts the load pass records of each message (estimates, heads, tool results, file
     /// calls, usage) are those a parse of the message gives, and every message of an ordinary
     /// role has them.

@@ -77,3 +77,30 @@ test('provider messages after appends and edits are those of a fresh load', () =
   assert.deepEqual(s.toLlmMessages(), Session.fromJsonl(s.toBytes()).toLlmMessages());
   s.free();
 });
+
+test('text of every width comes out of the transcript and the context as it went in', () => {
+  // The core hands JSON to JavaScript with non-ASCII characters as \u escapes (one-byte text
+  // decodes several times faster): what JS gets must be the same strings.
+  const texts = [
+    'plain',
+    'café ünïcode',
+    '漢字かな',
+    'emoji 😀 and 𝄞',
+
+    '\u2028\u2029',
+    'ÿ\u0100',
+  ];
+  const s = Session.create({ ids: 'deterministic' });
+  for (const text of texts) s.appendMessage({ role: 'user', content: text, timestamp: 1 });
+  s.append('custom', { customType: 'note', data: { label: 'étiquette 🏷' } });
+  assert.deepEqual(
+    s.transcript().messages.map((m) => m.content),
+    texts,
+  );
+  assert.deepEqual(
+    s.buildContext().messages.map((m) => m.content),
+    texts,
+  );
+  assert.deepEqual(s.entry(s.leafId).data, { label: 'étiquette 🏷' });
+  s.free();
+});

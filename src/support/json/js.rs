@@ -200,6 +200,51 @@ pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Hands JSON text `json` to `f` with every non-ASCII character written as `\\uXXXX` escapes
+/// (UTF-16 units, a pair above U+FFFF). Outside strings JSON text is ASCII, so the pieces are
+/// JSON of the same value. JavaScript decodes ASCII text many times faster than text with a
+/// few wide characters, which makes all of it two-byte (the whole-path transcript of a
+/// 200 MB session: 0.10 s against 0.34 s to decode, issue 22).
+pub fn write_ascii_json(f: &mut dyn FnMut(&str), json: &str) {
+    let b = json.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    loop {
+        // ASCII crossed eight bytes at a time.
+        while let Some(w) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+            if u64::from_le_bytes(*w) & 0x8080_8080_8080_8080 != 0 {
+                break;
+            }
+            i += 8;
+        }
+        let Some(&lead) = b.get(i) else { break };
+        if lead < 0x80 {
+            i += 1;
+            continue;
+        }
+        // `i` starts a character: the bytes before it from `start` on are ASCII.
+        f(&json[start..i]);
+        let (len, mut cp) = match lead {
+            0xf0.. => (4, u32::from(lead & 0x07)),
+            0xe0.. => (3, u32::from(lead & 0x0f)),
+            _ => (2, u32::from(lead & 0x1f)),
+        };
+        for k in 1..len {
+            cp = (cp << 6) | (u32::from(b.get(i + k).copied().unwrap_or(0x80)) & 0x3f);
+        }
+        let mut esc = String::with_capacity(12);
+        if cp >= 0x10000 {
+            let hi = 0xd800 + ((cp - 0x10000) >> 10);
+            let _ = write!(esc, "\\u{:02x}{:02x}", (hi >> 8) as u8, hi as u8);
+            cp = 0xdc00 + (cp & 0x3ff);
+        }
+        let _ = write!(esc, "\\u{:02x}{:02x}", (cp >> 8) as u8, cp as u8);
+        f(&esc);
+        i += len;
+        start = i;
+    }
+    f(&json[start..]);
+}
+
 /// A number as `String(x)` prints it in JavaScript (see [`write_number`]); for messages, which
 /// would otherwise link Rust's own float formatting into the `.wasm` just for them.
 pub fn number(x: f64) -> String {
@@ -265,6 +310,24 @@ pub fn write_number(out: &mut String, x: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_json_is_json_of_the_same_value() {
+        for v in [
+            serde_json::json!({"a": "plain", "é": ["ünï", "漢字", "😀 x", "\u{7f}\u{80}\u{ffff}"], "n": [1, -0.5]}),
+            serde_json::json!("\u{10ffff}\u{10000}"),
+            serde_json::json!([]),
+        ] {
+            let text = stringify(&v);
+            let mut out = String::new();
+            write_ascii_json(&mut |p| out.push_str(p), &text);
+            assert!(out.is_ascii(), "{out}");
+            assert_eq!(crate::support::json::parse(&out).unwrap(), v, "{out}");
+        }
+        let mut out = String::new();
+        write_ascii_json(&mut |p| out.push_str(p), "\"😀é\"");
+        assert_eq!(out, "\"\\ud83d\\ude00\\u00e9\"");
+    }
 
     fn num(x: f64) -> String {
         let mut s = String::new();

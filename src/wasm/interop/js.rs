@@ -25,13 +25,16 @@ fn coded(code: ErrorCode, message: &str) -> JsValue {
     to_js(Error::coded(code, message))
 }
 
-/// Text written piece by piece (by `write`) as an array of JS strings of about 64 KiB each,
-/// for the caller to `join('')`: a long text never exists whole in wasm memory.
+/// JSON text written piece by piece (by `write`) as an array of JS strings of about 64 KiB
+/// each, for the caller to `join('')`: a long text never exists whole in wasm memory. Non-ASCII
+/// characters cross as `\\u` escapes (`write_ascii_json`), so every chunk and the joined text
+/// are one-byte strings to JavaScript, which decodes them several times faster (issue 22: the
+/// whole-path transcript of a 200 MB session).
 pub fn chunked_text(write: impl FnOnce(&mut dyn FnMut(&str))) -> js_sys::Array {
     const CHUNK: usize = 64 * 1024;
     let chunks = js_sys::Array::new();
     let mut gathered = String::with_capacity(CHUNK);
-    write(&mut |piece: &str| {
+    let mut gather = |piece: &str| {
         if gathered.len() + piece.len() > CHUNK && !gathered.is_empty() {
             chunks.push(&JsValue::from_str(&gathered));
             gathered.clear();
@@ -41,7 +44,8 @@ pub fn chunked_text(write: impl FnOnce(&mut dyn FnMut(&str))) -> js_sys::Array {
         } else {
             gathered.push_str(piece);
         }
-    });
+    };
+    write(&mut |text: &str| crate::support::json::js::write_ascii_json(&mut gather, text));
     if !gathered.is_empty() {
         chunks.push(&JsValue::from_str(&gathered));
     }
