@@ -218,6 +218,30 @@ test("openai-responses: an output appended to a pi session finds its call by pi'
   ]);
 });
 
+test("openai-chat: a tool message does not pair with a call of pi's call_id|item_id form by its call_id", () => {
+  // Only the Responses reader knows that form; the chat reader would keep the short id, and the
+  // result would then answer no call.
+  const session = Session.fromMessages(
+    [
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'call_8|fc_8', name: 'read', arguments: {} }],
+        api: 'openai-responses',
+        provider: 'openai',
+        model: 'gpt-5',
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2 },
+        stopReason: 'toolUse',
+        timestamp: 1,
+      },
+    ],
+    { format: 'pi' },
+  );
+  assert.throws(
+    () => session.appendMessages([{ role: 'tool', tool_call_id: 'call_8', content: 'x' }], { format: 'openai-chat' }),
+    (err) => err.code === 'E_INVALID_MESSAGE' && err.field === 'tool_call_id',
+  );
+});
+
 // ----- what pi sees ------------------------------------------------------------------------------
 
 test('openai-responses → pi: one assistant message per run of output items, reasoning signed with its item', () => {

@@ -148,7 +148,11 @@ export class Session {
   #frames = null;
   /** The last `llmMessageParts` call: its number and each part's parsed messages. */
   #parts = null;
-  /** The message formats: tool calls by id (`{name, arguments}`), built on first need. */
+  /**
+   * The message formats: tool calls of the leaf's path as `{id, name, arguments}`, by id
+   * (`byId`) and, for pi's Responses ids `call_id|item_id`, by `call_id` (`byCallId`); built on
+   * first need.
+   */
   #calls = null;
   /** The latest `ctxfold:system` entry's data (null: none; undefined: not looked up yet). */
   #system = undefined;
@@ -192,7 +196,14 @@ export class Session {
     const warnings = new Warnings();
     // A system prompt given as an option makes the messages' own system messages history.
     const history = options?.system !== undefined && options?.system !== null;
-    const read = format.read(messages, { model: options?.model, warnings, history, toolCall: () => undefined });
+    const none = () => undefined;
+    const read = format.read(messages, {
+      model: options?.model,
+      warnings,
+      history,
+      toolCall: none,
+      toolCallOfCallId: none,
+    });
     const now = nowOf(options);
     const timestamp = new Date(now);
     if (Number.isNaN(timestamp.getTime())) throw invalidArgument('`now` is outside the range of a date');
@@ -422,7 +433,13 @@ export class Session {
     if (!Array.isArray(messages)) throw invalidArgument('messages must be an array');
     const warnings = new Warnings();
     const history = (options?.system !== undefined && options?.system !== null) || this.#hasHistory();
-    const ctx = { model: options?.model, warnings, history, toolCall: (id) => this.#toolCalls().get(id) };
+    const ctx = {
+      model: options?.model,
+      warnings,
+      history,
+      toolCall: (id) => this.#toolCalls().byId.get(id),
+      toolCallOfCallId: (callId) => this.#toolCalls().byCallId.get(callId),
+    };
     const read = format.read(messages, ctx);
     const now = nowOf(options);
     const ids = [];
@@ -482,7 +499,7 @@ export class Session {
    */
   #toolCalls() {
     if (this.#calls === null) {
-      this.#calls = new Map();
+      this.#calls = { byId: new Map(), byCallId: new Map() };
       if (this.leafId !== null) {
         for (const m of this.buildContext({ transcript: true, keepDanglingToolCalls: true }).messages)
           this.#noteCalls(m);
@@ -496,10 +513,9 @@ export class Session {
     for (const b of message.content) {
       if (b?.type !== 'toolCall' || typeof b.id !== 'string') continue;
       const call = { id: b.id, name: b.name, arguments: b.arguments };
-      this.#calls.set(b.id, call);
-      // pi's Responses ids are `call_id|item_id`; a format's result names the call_id alone.
+      this.#calls.byId.set(b.id, call);
       const bar = b.id.indexOf('|');
-      if (bar > 0) this.#calls.set(b.id.slice(0, bar), call);
+      if (bar > 0) this.#calls.byCallId.set(b.id.slice(0, bar), call);
     }
   }
 

@@ -5,11 +5,12 @@
 //   `messages` is the caller's array (checked to be an array); a malformed message throws
 //   `invalidMessage(index, field, …)`. `system` is the system prompt the messages carried (a
 //   chat `system` message), as `{ text, value }`: `text` for any writer, `value` the format's
-//   own form for its own writer. ctx: `{ model?, warnings: Warnings, history, toolCall(id) }`;
-//   `history`: the messages continue a history (leading system messages are then later
-//   instructions, see `systemPromptLength`); `toolCall(id)` finds a call of an earlier entry
-//   (`{ id, name, arguments }` or undefined; `id` is the call's own, which for pi's Responses
-//   ids `call_id|item_id` is longer than the `call_id` asked for).
+//   own form for its own writer. ctx: `{ model?, warnings: Warnings, history, toolCall(id),
+//   toolCallOfCallId(callId) }`; `history`: the messages continue a history (leading system
+//   messages are then later instructions, see `systemPromptLength`); `toolCall(id)` finds a
+//   call of an earlier entry by its id (`{ id, name, arguments }` or undefined);
+//   `toolCallOfCallId(callId)` finds one whose id is pi's Responses form `call_id|item_id`
+//   by its `call_id` (the returned `id` is the whole one).
 //
 // write(llm, ctx) → { messages, system? }
 //   `llm` is what `toLlmMessages` returned for the options. ctx: `{ model?, warnings, system,

@@ -289,11 +289,11 @@ function readOpaque(m, index, warnings) {
 function readOutput(m, index, st) {
   optionalStr(m.id, index, 'id');
   const callId = str(m.call_id, index, 'call_id');
-  const earlier = st.calls.has(callId) ? undefined : st.ctx.toolCall(callId);
+  // A call of an earlier entry may carry pi's `call_id|item_id`: the result names it whole.
+  const earlier = st.calls.has(callId) ? undefined : (st.ctx.toolCall(callId) ?? st.ctx.toolCallOfCallId(callId));
   const tool = st.calls.get(callId) ?? earlier?.name;
   if (tool === undefined) throw invalidMessage(index, 'call_id', `names no tool call before it: ${quote(callId)}`);
-  // A call of an earlier entry may carry pi's `call_id|item_id`: the result names it whole.
-  const toolCallId = typeof earlier?.id === 'string' ? earlier.id : callId;
+  const toolCallId = earlier?.id ?? callId;
   const output = m.output;
   let content;
   if (typeof output === 'string') content = [{ type: 'text', text: output }];
