@@ -6,13 +6,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { outDir, pkgDir, repoDir } from '../js/support/project.mjs';
 import { archiveSession, hostileSession, largeSession, PAYLOADS } from './fixtures.mjs';
-import { useChromium, withPage } from './support.mjs';
+import { fakeSummarizer, useChromium, withPage } from './support.mjs';
 
 const { Session, frameTokens, renderFrames } = await import(pathToFileURL(path.join(pkgDir, 'node.js')).href);
 
@@ -386,59 +385,6 @@ test('a snapcompact archive in the session: its frames, full size, with their co
     assert.deepEqual(problems, []);
   });
 });
-
-/** A fake OpenAI-compatible and remote-protocol summarizer on 127.0.0.1 (CORS enabled). */
-async function fakeSummarizer() {
-  const requests = [];
-  const srv = createServer((req, res) => {
-    const cors = {
-      'access-control-allow-origin': '*',
-      'access-control-allow-headers': 'content-type, authorization',
-      'access-control-allow-methods': 'POST',
-    };
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, cors);
-      return res.end();
-    }
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const json = JSON.parse(body);
-      requests.push({ url: req.url, authorization: req.headers.authorization ?? null, body: json });
-      if (req.url === '/fail') {
-        res.writeHead(400, { ...cors, 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ error: { message: 'bad request <script>window.pwned=1</script>' } }));
-      }
-      res.writeHead(200, { ...cors, 'content-type': 'application/json' });
-      if (req.url === '/v1/chat/completions') {
-        res.end(
-          JSON.stringify({
-            choices: [
-              {
-                message: {
-                  role: 'assistant',
-                  content: `## Goal\nSummary from the fake endpoint (${requests.length}).`,
-                },
-              },
-            ],
-          }),
-        );
-      } else {
-        res.end(JSON.stringify({ summary: `## Goal\nRemote summary (${requests.length}).` }));
-      }
-    });
-  });
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${srv.address().port}`,
-    requests,
-    close: () =>
-      new Promise((r) => {
-        srv.close(r);
-        srv.closeAllConnections();
-      }),
-  };
-}
 
 test('compact now through an OpenAI-compatible endpoint and the remote protocol; undo; download', async () => {
   const fake = await fakeSummarizer();

@@ -9,13 +9,12 @@
 
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { outDir, pkgDir } from '../js/support/project.mjs';
 import { PAYLOADS } from './fixtures.mjs';
-import { useChromium, withPage } from './support.mjs';
+import { fakeSummarizer, useChromium, withPage } from './support.mjs';
 
 const { Session } = await import(pathToFileURL(path.join(pkgDir, 'node.js')).href);
 
@@ -422,42 +421,8 @@ test('import: a hostile openai-chat messages file becomes a session, shown as te
   });
 });
 
-/** An OpenAI-compatible Chat Completions endpoint on 127.0.0.1 answering with a summary (CORS on). */
-async function fakeEndpoint() {
-  const requests = [];
-  const srv = createServer((req, res) => {
-    const cors = {
-      'access-control-allow-origin': '*',
-      'access-control-allow-headers': 'content-type, authorization',
-      'access-control-allow-methods': 'POST',
-    };
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, cors);
-      return res.end();
-    }
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      requests.push({ url: req.url, authorization: req.headers.authorization ?? null, body: JSON.parse(body) });
-      res.writeHead(200, { ...cors, 'content-type': 'application/json' });
-      const content = `## Goal\nSummary from the fake endpoint (${requests.length}).`;
-      res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
-    });
-  });
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${srv.address().port}`,
-    requests,
-    close: () =>
-      new Promise((r) => {
-        srv.close(r);
-        srv.closeAllConnections();
-      }),
-  };
-}
-
 test('simulate: the summarizer can be the OpenAI-compatible endpoint of the Actions tab', async () => {
-  const fake = await fakeEndpoint();
+  const fake = await fakeSummarizer();
   try {
     await withDemo(async (page, problems) => {
       await page.click('#tab-actions');

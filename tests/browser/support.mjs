@@ -1,6 +1,7 @@
 // Shared set-up of the browser tests: Debian's Chromium driven by playwright-core, and the
 // package served with the demo's static server on 127.0.0.1.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
@@ -89,4 +90,57 @@ export async function withPage(browser, body) {
   } finally {
     await page.close();
   }
+}
+
+/** A fake OpenAI-compatible and remote-protocol summarizer on 127.0.0.1 (CORS enabled). */
+export async function fakeSummarizer() {
+  const requests = [];
+  const srv = createServer((req, res) => {
+    const cors = {
+      'access-control-allow-origin': '*',
+      'access-control-allow-headers': 'content-type, authorization',
+      'access-control-allow-methods': 'POST',
+    };
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, cors);
+      return res.end();
+    }
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const json = JSON.parse(body);
+      requests.push({ url: req.url, authorization: req.headers.authorization ?? null, body: json });
+      if (req.url === '/fail') {
+        res.writeHead(400, { ...cors, 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: { message: 'bad request <script>window.pwned=1</script>' } }));
+      }
+      res.writeHead(200, { ...cors, 'content-type': 'application/json' });
+      if (req.url === '/v1/chat/completions') {
+        res.end(
+          JSON.stringify({
+            choices: [
+              {
+                message: {
+                  role: 'assistant',
+                  content: `## Goal\nSummary from the fake endpoint (${requests.length}).`,
+                },
+              },
+            ],
+          }),
+        );
+      } else {
+        res.end(JSON.stringify({ summary: `## Goal\nRemote summary (${requests.length}).` }));
+      }
+    });
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${srv.address().port}`,
+    requests,
+    close: () =>
+      new Promise((r) => {
+        srv.close(r);
+        srv.closeAllConnections();
+      }),
+  };
 }
