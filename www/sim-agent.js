@@ -40,7 +40,8 @@ export const OVERFLOW_WORDINGS = [
   (n, w) => `context_length_exceeded: ${n} > ${w}`,
 ];
 
-const WORDS = [
+/** The words of the generated text (also the test agent's tool arguments). */
+export const WORDS = [
   'const',
   'return',
   'session',

@@ -11,17 +11,10 @@
 // (`PromptMeter.responsesItems`). tokenRatio 1 is the package's own byte/4 heuristic; > 1 plays
 // a provider whose tokenizer counts more than that, as real ones do on code.
 
-/** mulberry32: a small seeded generator of floats in [0, 1). */
-export function seededRandom(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+// The seeded generator and the generated text are the demo's (www/sim-agent.js): one copy.
+import { seededRandom, TextSource, WORDS } from '../../../www/sim-agent.js';
+
+export { seededRandom, TextSource };
 
 /** An integer in [lo, hi] (both included). */
 function between(random, lo, hi) {
@@ -214,59 +207,6 @@ export function structureProblem(messages) {
     }
   }
   return null;
-}
-
-// ----- generated text ---------------------------------------------------------------------------
-
-const WORDS = [
-  'const',
-  'return',
-  'session',
-  'entry',
-  'token',
-  'window',
-  'compact',
-  'summary',
-  'await',
-  'parse',
-  'frame',
-  'budget',
-  'message',
-  'result',
-  'error',
-  'value',
-  'index',
-  'branch',
-  'leaf',
-  'model',
-];
-
-/** Deterministic code-like ASCII text; `take(n)` gives about n tokens (4 bytes each) of it. */
-export class TextSource {
-  constructor(random) {
-    this.random = random;
-    const lines = [];
-    let length = 0;
-    let n = 0;
-    while (length < 96_000) {
-      const words = [];
-      for (let k = between(random, 3, 11); k > 0; k--) words.push(WORDS[between(random, 0, WORDS.length - 1)]);
-      const line = `src/mod_${n % 37}.ts:${n}: ${words.join(' ')}_${between(random, 0, 9999)};`;
-      lines.push(line);
-      length += line.length + 1;
-      n++;
-    }
-    this.base = `${lines.join('\n')}\n`;
-  }
-
-  /** About `tokens` tokens of text (exactly 4·tokens bytes). */
-  take(tokens) {
-    const bytes = Math.max(4, tokens * 4);
-    const start = between(this.random, 0, this.base.length - 1);
-    let out = this.base.slice(start, start + bytes);
-    while (out.length < bytes) out += this.base.slice(0, bytes - out.length);
-    return out;
-  }
 }
 
 // ----- the fake clock --------------------------------------------------------------------------
