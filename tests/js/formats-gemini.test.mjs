@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-import { random, STRICT, typeCheck } from './support/formats.mjs';
+import { assertMutationsRefusedCleanly, assertRoundTrips, random, STRICT, typeCheck } from './support/formats.mjs';
 import { repoDir, testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'gemini' };
@@ -592,42 +592,11 @@ function generator(seed) {
 const isPlain = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 test('gemini property: 300 random valid histories round-trip as the same JSON, and as valid pi views', () => {
-  const gen = generator(0x5eed);
-  for (let round = 0; round < 300; round++) {
-    const contents = gen.history();
-    const session = Session.fromMessages(contents, FORMAT);
-    const out = session.toMessages(FORMAT);
-    assert.equal(JSON.stringify(out.messages), JSON.stringify(contents), `round ${round}`);
-    assert.deepEqual(out.warnings, [], `round ${round}`);
-    const calls = new Set();
-    for (const m of session.toLlmMessages()) {
-      if (m.role === 'assistant') for (const b of m.content) if (b.type === 'toolCall') calls.add(b.id);
-      if (m.role === 'toolResult') assert.ok(calls.has(m.toolCallId), `round ${round}: ${m.toolCallId}`);
-    }
-    session.free();
-  }
+  assertRoundTrips(generator(0x5eed), FORMAT);
 });
 
 test('gemini property: 400 mutated histories throw nothing but E_INVALID_MESSAGE, with a usable index and field', () => {
-  const gen = generator(0xbad5eed);
-  let refused = 0;
-  for (let round = 0; round < 400; round++) {
-    const bad = gen.mutate(gen.history());
-    let session;
-    try {
-      session = Session.fromMessages(bad, FORMAT);
-    } catch (err) {
-      assert.equal(err.code, 'E_INVALID_MESSAGE', `round ${round}: ${err.stack}`);
-      assert.ok(Number.isInteger(err.index) && err.index >= 0 && err.index < bad.length, err.message);
-      assert.equal(typeof err.field, 'string');
-      refused++;
-      continue;
-    }
-    session.toMessages(FORMAT);
-    for (const format of ['openai-chat', 'anthropic', 'pi']) session.toMessages({ format });
-    session.free();
-  }
-  assert.ok(refused > 100, `${refused} of 400 refused`);
+  assertMutationsRefusedCleanly(generator(0xbad5eed), FORMAT, { alsoWrite: ['openai-chat', 'anthropic', 'pi'] });
 });
 
 // ----- size and speed ------------------------------------------------------------------------------

@@ -7,7 +7,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-import { bestRoundTrip, random, STRICT, typeCheck } from './support/formats.mjs';
+import {
+  assertMutationsRefusedCleanly,
+  assertRoundTrips,
+  bestRoundTrip,
+  random,
+  STRICT,
+  typeCheck,
+} from './support/formats.mjs';
 import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'openai-chat' };
@@ -704,43 +711,11 @@ function generator(seed) {
 }
 
 test('openai-chat property: 300 random valid histories round-trip as the same JSON, and as valid pi views', () => {
-  const gen = generator(0x5eed);
-  for (let round = 0; round < 300; round++) {
-    const messages = gen.history();
-    const session = Session.fromMessages(messages, FORMAT);
-    const out = session.toMessages(FORMAT);
-    assert.equal(JSON.stringify(out.messages), JSON.stringify(messages), `round ${round}`);
-    assert.deepEqual(out.warnings, [], `round ${round}`);
-    // Written as pi, each result follows its call.
-    const calls = new Set();
-    for (const m of session.toLlmMessages()) {
-      if (m.role === 'assistant') for (const b of m.content) if (b.type === 'toolCall') calls.add(b.id);
-      if (m.role === 'toolResult') assert.ok(calls.has(m.toolCallId), `round ${round}: ${m.toolCallId}`);
-    }
-    session.free();
-  }
+  assertRoundTrips(generator(0x5eed), FORMAT);
 });
 
 test('openai-chat property: 400 mutated histories throw nothing but E_INVALID_MESSAGE, with a usable index and field', () => {
-  const gen = generator(0xbad5eed);
-  let refused = 0;
-  for (let round = 0; round < 400; round++) {
-    const bad = gen.mutate(gen.history());
-    let session;
-    try {
-      session = Session.fromMessages(bad, FORMAT);
-    } catch (err) {
-      assert.equal(err.code, 'E_INVALID_MESSAGE', `round ${round}: ${err.stack}`);
-      assert.ok(Number.isInteger(err.index) && err.index >= 0 && err.index < bad.length, err.message);
-      assert.equal(typeof err.field, 'string');
-      refused++;
-      continue;
-    }
-    // Accepted: it is written without a throw.
-    session.toMessages(FORMAT);
-    session.free();
-  }
-  assert.ok(refused > 100, `${refused} of 400 refused`);
+  assertMutationsRefusedCleanly(generator(0xbad5eed), FORMAT);
 });
 
 // ----- size and speed ------------------------------------------------------------------------------

@@ -82,3 +82,51 @@ export function typeCheck(name, compilerOptions, source) {
   const res = spawnSync(tsc, ['-p', dir], { encoding: 'utf8', timeout: 120_000 });
   assert.equal(res.status, 0, `tsc failed:\n${res.stdout}${res.stderr}`);
 }
+
+/**
+ * The round-trip property of a format: each of `rounds` histories `gen.history()` draws comes
+ * back from `fromMessages` → `toMessages` as the same JSON with no warnings, and in the pi view
+ * every tool result follows its call.
+ */
+export function assertRoundTrips(gen, options, rounds = 300) {
+  for (let round = 0; round < rounds; round++) {
+    const history = gen.history();
+    const session = Session.fromMessages(history, options);
+    const out = session.toMessages(options);
+    assert.equal(JSON.stringify(out.messages), JSON.stringify(history), `round ${round}`);
+    assert.deepEqual(out.warnings, [], `round ${round}`);
+    const calls = new Set();
+    for (const m of session.toLlmMessages()) {
+      if (m.role === 'assistant') for (const b of m.content) if (b.type === 'toolCall') calls.add(b.id);
+      if (m.role === 'toolResult') assert.ok(calls.has(m.toolCallId), `round ${round}: ${m.toolCallId}`);
+    }
+    session.free();
+  }
+}
+
+/**
+ * The mutation property of a format: of `rounds` histories `gen.mutate(gen.history())` makes,
+ * a refused one throws E_INVALID_MESSAGE with an index inside the array and a field, and an
+ * accepted one is written in its format and in `alsoWrite` without a throw; more than a
+ * quarter are refused.
+ */
+export function assertMutationsRefusedCleanly(gen, options, { rounds = 400, alsoWrite = [] } = {}) {
+  let refused = 0;
+  for (let round = 0; round < rounds; round++) {
+    const bad = gen.mutate(gen.history());
+    let session;
+    try {
+      session = Session.fromMessages(bad, options);
+    } catch (err) {
+      assert.equal(err.code, 'E_INVALID_MESSAGE', `round ${round}: ${err.stack}`);
+      assert.ok(Number.isInteger(err.index) && err.index >= 0 && err.index < bad.length, err.message);
+      assert.equal(typeof err.field, 'string');
+      refused++;
+      continue;
+    }
+    session.toMessages(options);
+    for (const format of alsoWrite) session.toMessages({ format });
+    session.free();
+  }
+  assert.ok(refused > rounds / 4, `${refused} of ${rounds} refused`);
+}
