@@ -121,34 +121,76 @@ export class JsonlWriter {
   /** `expected`: about how many UTF-16 units the lines will hold (the buffer grows past it). */
   constructor(expected = 0) {
     // UTF-8 is longer than UTF-16 only for non-ASCII text: an eighth more to start with.
-    this.#buf = new Uint8Array(Math.max(1 << 16, expected + (expected >> 3)));
+    const want = Math.max(1 << 16, expected + (expected >> 3));
+    const kept = spare?.deref();
+    spare = null;
+    this.#buf = kept !== undefined && kept.length >= want ? kept : alloc(want);
   }
 
   /** Appends `line` (no newline in it) and a newline. */
   add(line) {
-    let rest = line;
-    for (;;) {
-      const { read, written } = encoder.encodeInto(rest, this.#buf.subarray(this.#used));
-      this.#used += written;
-      if (read === rest.length) break;
-      rest = rest.slice(read);
-      this.#grow(rest.length * 3);
+    if (utf8 !== null) {
+      // Three bytes at most per UTF-16 unit; the exact length only when that may not fit.
+      const free = this.#buf.length - this.#used - 1;
+      if (line.length * 3 > free) {
+        const need = utf8.length(line);
+        if (need > free) this.#grow(need + 1);
+      }
+      this.#used += utf8.write(this.#buf, line, this.#used);
+    } else {
+      let rest = line;
+      for (;;) {
+        const { read, written } = encoder.encodeInto(rest, this.#buf.subarray(this.#used));
+        this.#used += written;
+        if (read === rest.length) break;
+        rest = rest.slice(read);
+        this.#grow(rest.length * 3);
+      }
+      if (this.#used === this.#buf.length) this.#grow(1);
     }
-    if (this.#used === this.#buf.length) this.#grow(1);
     this.#buf[this.#used++] = 10;
     this.count++;
   }
 
-  /** The file's bytes so far (a view of the buffer). */
+  /** The file's bytes so far (a view of the buffer, valid until `release`). */
   bytes() {
     return this.#buf.subarray(0, this.#used);
   }
 
+  /**
+   * Done with the bytes: the buffer is kept (weakly, so a collection may take it) for the next
+   * writer. A fresh 10 MB buffer per file costs its zeroing and page faults, as much as half
+   * the encoding itself.
+   */
+  release() {
+    spare = new WeakRef(this.#buf);
+    this.#buf = null;
+  }
+
   #grow(need) {
-    const out = new Uint8Array(Math.max(this.#buf.length * 2, this.#used + need));
+    const out = alloc(Math.max(this.#buf.length * 2, this.#used + need));
     out.set(this.#buf.subarray(0, this.#used));
     this.#buf = out;
   }
+}
+
+/** The buffer a released JsonlWriter left for the next one. */
+let spare = null;
+
+const alloc = (n) => (utf8 === null ? new Uint8Array(n) : utf8.alloc(n));
+
+/** The runtime's own UTF-8 writer (`useUtf8Writer`), or null: TextEncoder. */
+let utf8 = null;
+
+/**
+ * Lets JsonlWriter encode with the runtime's UTF-8 writer: `alloc(n)` makes a byte buffer
+ * (need not be zeroed: only written bytes are read), `write(buffer, string, at)` writes all of
+ * `string` at `at` and returns the bytes written, `length(string)` counts them. The Node.js
+ * entry passes Buffer's, which Node.js 22 and later run with SIMD: about seven times
+ * TextEncoder.encodeInto's speed on Latin-1 text (the same speed on Node.js 20).
+ */
+export function useUtf8Writer(writer) {
+  utf8 = writer;
 }
 
 /** The `now` option in ms since the epoch; `Date.now()` when absent. */

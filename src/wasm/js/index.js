@@ -235,7 +235,12 @@ export class Session {
     }
     const first = file.count - 1;
     for (const message of read.messages) push('message', { message });
-    const session = Session.fromJsonl(file.bytes(), options);
+    let session;
+    try {
+      session = Session.fromJsonl(file.bytes(), options);
+    } finally {
+      file.release();
+    }
     session.#formatWarnings = warnings.list;
     if (session.size === file.count - 1) {
       // The system prompt is the one just written; toMessages need not look for it.
