@@ -898,7 +898,6 @@ export class NavigationPlan extends PlanHandle {
   }
 }
 
-/** The key under which newer reads supersede older ones (spec: compaction §6.2), or `undefined`. */
 /**
  * New entry ids for `fromMessages`, as the core would draw them: `%08x(n)` from `start`
  * (`deterministic`), the host's function, or 8 random hex digits (seeded by `seed` when given),
@@ -955,6 +954,7 @@ function textOfParts(parts) {
   return Array.isArray(parts) ? parts.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
 }
 
+/** The key under which newer reads supersede older ones (spec: compaction §6.2), or `undefined`. */
 export function readToolSupersedeKey(toolName, args) {
   return requireRaw().readToolSupersedeKey(text(toolName, 'toolName'), toJson(args ?? null)) ?? undefined;
 }
