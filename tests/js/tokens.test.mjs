@@ -1,6 +1,7 @@
 // Token counting of the Maintainer (issue 21 point 3): a host's `tokenCounter`, the cap for huge
-// messages, and the calibration from reported usage that keeps a tool loop whose provider
-// counts 1.6× the local estimate from overflowing.
+// messages, the calibration from reported usage that keeps a tool loop whose provider counts
+// 1.6× the local estimate from overflowing, and the windows the core measures (what a
+// compaction keeps, what the prunes spare) in the host's tokens.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Maintainer, Session } from 'ctxfold';
@@ -137,4 +138,197 @@ test('tokenCounter: a bad counter or count is E_INVALID_ARGUMENT', async () => {
   const m = new Maintainer(Session.create(), { model: MODEL, tokenCounter: () => Number.NaN });
   m.session.appendMessage({ role: 'user', content: 'hello' });
   await assert.rejects(m.beforeRequest(), { code: 'E_INVALID_ARGUMENT' });
+});
+
+// ----- the windows the core measures, in the host's tokens ------------------------------------
+
+/** A tokenizer that counts two tokens where the core estimates one (characters / 2 of what it reads). */
+const doubled = (m) => Math.ceil(chars([m]) / 2);
+const counted = (messages) => messages.reduce((n, m) => n + doubled(m), 0);
+const BIG = { provider: 'openai', id: 'gpt-windows', contextWindow: 1_000_000, input: ['text'] };
+const NOW = Date.UTC(2026, 11, 6);
+
+/**
+ * A history without usage, as OpenAI chat messages bring it: `turns` user/assistant pairs of
+ * 800 characters each (200 estimated tokens, 400 counted).
+ */
+function chatHistory(turns) {
+  const text = (tag, i) => `${tag}${String(i).padStart(3, '0')}${'word'.repeat(199)}`;
+  const messages = [];
+  for (let i = 0; i < turns; i++)
+    messages.push({ role: 'user', content: text('q', i) }, { role: 'assistant', content: text('a', i) });
+  return Session.fromMessages(messages, { format: 'openai-chat', now: NOW });
+}
+
+/** The kept messages after a compaction (what follows the summary), counted by `doubled`. */
+function keptCount(session) {
+  const kept = session.toLlmMessages().slice(1);
+  return { total: counted(kept), largest: Math.max(...kept.map(doubled)) };
+}
+
+test("tokenCounter: a compaction keeps keepRecentTokens of the host's tokens when the path has no usage", async () => {
+  const keepRecentTokens = 4_000;
+  const m = new Maintainer(chatHistory(20), {
+    model: BIG,
+    settings: { keepRecentTokens },
+    summarize: async () => 'Summary.',
+    tokenCounter: doubled,
+  });
+  const { report } = await m.compactNow();
+  const { total, largest } = keptCount(m.session);
+  // The kept region is the newest run of turns that fits the budget (spec: compaction §4.3).
+  assert.ok(total <= keepRecentTokens && total > keepRecentTokens - largest, `kept ${total} counted tokens`);
+  assert.equal(report.tokenUnit, 'counted');
+  assert.equal(report.tokensAfter, counted(m.session.toLlmMessages()));
+  // Without a counter the same budget is the core's estimate: twice the counted tokens.
+  const plain = new Maintainer(chatHistory(20), {
+    model: BIG,
+    settings: { keepRecentTokens },
+    summarize: async () => 'Summary.',
+  });
+  const estimated = await plain.compactNow();
+  assert.equal(estimated.report.tokenUnit, 'estimate');
+  assert.ok(keptCount(plain.session).total > 1.8 * keepRecentTokens);
+});
+
+test('tokenCounter: with usage on the path the core scales keepRecentTokens by it, and the counter does not scale it again', async () => {
+  const keepRecentTokens = 3_000;
+  const run = async (options) => {
+    const session = Session.create({ cwd: '/w', now: 1, ids: 'deterministic' });
+    for (let i = 0; i < 20; i++) {
+      session.appendMessage({ role: 'user', content: `q${i} ${'word '.repeat(160)}` }, { now: 1 });
+      // The provider counted 1.5× the estimate of the request (about 200 tokens a message).
+      session.appendMessage(
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: `a${i} ${'word '.repeat(160)}` }],
+          provider: BIG.provider,
+          model: BIG.id,
+          usage: { input: Math.round(1.5 * 205 * (2 * i + 1)), output: 200, cacheRead: 0, cacheWrite: 0 },
+          stopReason: 'stop',
+        },
+        { now: 1 },
+      );
+    }
+    let prepared;
+    const m = new Maintainer(session, {
+      model: BIG,
+      settings: { keepRecentTokens },
+      summarize: async () => 'Summary.',
+      hooks: {
+        session_before_compact: ({ preparation }) => {
+          prepared = preparation;
+        },
+      },
+      ...options,
+    });
+    await m.compactNow();
+    return { keep: prepared.keepRecentTokens, firstKept: prepared.firstKeptEntryId };
+  };
+  const plain = await run({});
+  const withCounter = await run({ tokenCounter: doubled });
+  assert.ok(plain.keep < keepRecentTokens * 0.75, `the core adapted the budget to usage (${plain.keep})`);
+  assert.deepEqual(withCounter, plain);
+});
+
+/** Appends a tool round without usage: the call `id` of `name` with `args`, and its result `text` (with `extra` fields). */
+function appendToolRound(session, id, name, args, text, extra = {}) {
+  const call = { type: 'toolCall', id, name, arguments: args };
+  session.appendMessage({ role: 'assistant', content: [call], stopReason: 'toolUse' }, { now: NOW });
+  session.appendMessage(
+    { role: 'toolResult', toolCallId: id, toolName: name, content: [{ type: 'text', text }], isError: false, ...extra },
+    { now: NOW },
+  );
+}
+
+/** The model's closing answer (without usage). */
+const answer = (text) => ({
+  role: 'assistant',
+  content: [{ type: 'text', text }],
+  provider: BIG.provider,
+  model: BIG.id,
+  stopReason: 'stop',
+});
+
+/** A tool loop of `rounds` reads of one file: each read supersedes the one before. */
+function rereads(rounds, size) {
+  const session = Session.create({ cwd: '/w', now: NOW });
+  session.appendMessage({ role: 'user', content: 'Read a.ts, again.' }, { now: NOW });
+  for (let i = 0; i < rounds; i++) {
+    appendToolRound(session, `c${i}`, 'read', { path: 'a.ts' }, `${String(i).padStart(4, '0')}${'x'.repeat(size - 4)}`);
+  }
+  return session;
+}
+
+/** Counted tokens of the messages after each tool result, by call id. */
+function suffixes(session) {
+  const messages = session.toLlmMessages();
+  const out = new Map();
+  let after = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role === 'toolResult') out.set(messages[i].toolCallId, after);
+    after += doubled(messages[i]);
+  }
+  return out;
+}
+
+/** Call ids of the tool results a prune replaced by a notice. */
+const prunedIds = (session) =>
+  session
+    .toLlmMessages()
+    .filter((m) => m.role === 'toolResult' && /^\[(Superseded|Uneventful)/.test(m.content[0].text))
+    .map((m) => m.toolCallId);
+
+test("tokenCounter: the stale pass prunes superseded reads within its 8,000-token tail of the host's tokens", async () => {
+  const session = rereads(20, 2_000);
+  const suffix = suffixes(session);
+  const m = new Maintainer(session, {
+    model: BIG,
+    settings: { supersedeReads: true },
+    tokenCounter: doubled,
+    now: () => NOW,
+  });
+  await m.beforeRequest();
+  const pruned = prunedIds(m.session);
+  const expected = [...suffix].filter(([id, after]) => id !== 'c19' && after <= 8_000).map(([id]) => id);
+  assert.ok(expected.length >= 3);
+  assert.deepEqual(pruned.sort(), expected.sort(), 'pruned: the reads followed by at most 8,000 counted tokens');
+});
+
+/**
+ * A useless tool result of `size` characters followed by `tail` characters of conversation,
+ * then a reply: what the threshold prune (run by afterResponse) leaves of it.
+ */
+async function thresholdPrune(size, tail) {
+  const session = Session.create({ cwd: '/w', now: NOW });
+  session.appendMessage({ role: 'user', content: 'List the logs.' }, { now: NOW });
+  appendToolRound(session, 'big', 'logs', {}, 'x'.repeat(size), { useless: true });
+  if (tail > 0) session.appendMessage({ role: 'user', content: 'y'.repeat(tail) }, { now: NOW });
+  const events = [];
+  const m = new Maintainer(session, {
+    model: BIG,
+    settings: { dropUseless: true },
+    tokenCounter: doubled,
+    now: () => NOW,
+    onEvent: (e) => events.push(e),
+  });
+  const reply = answer('Nothing there.');
+  const before = counted([...m.session.toLlmMessages(), reply]);
+  const { report } = await m.afterResponse(reply);
+  return { pruned: prunedIds(m.session).length > 0, report, events, before, after: counted(m.session.toLlmMessages()) };
+}
+
+test("tokenCounter: the threshold prune's cache-warm tail and minimum savings are the host's tokens", async () => {
+  // 50,000 counted tokens followed by 12,000: in the warm cache prefix (more than 8,000 after it).
+  assert.equal((await thresholdPrune(100_000, 24_000)).pruned, false);
+  // 24,000 counted tokens at the end: above the 20,000 minimum savings.
+  const r = await thresholdPrune(48_000, 0);
+  assert.equal(r.pruned, true);
+  // 16,000 counted tokens: below it.
+  assert.equal((await thresholdPrune(32_000, 0)).pruned, false);
+  // The report and the event say what was freed in counted tokens.
+  const [event] = r.events.filter((e) => e.type === 'prune');
+  assert.equal(r.report.tokenUnit, 'counted');
+  assert.deepEqual([r.report.tokensBefore, r.report.tokensAfter], [r.before, r.after]);
+  assert.equal(event.tokensSaved, r.report.tokensBefore - r.report.tokensAfter);
 });

@@ -65,6 +65,15 @@ export interface MaintainerOptions {
    * of about four characters a token: the request estimate the thresholds and the progress
    * guard read. It gets each LLM message (and `{ role: 'system', content }` for the system
    * prompt and the tool definitions); a message is counted once and remembered.
+   *
+   * The token windows that pick what maintenance keeps are then in these tokens too: the
+   * Maintainer scales them into the core's estimate by the ratio of that estimate to your
+   * count of the live context. That is `settings.keepRecentTokens` (unless the path has
+   * provider-reported usage: the core then scales it by the usage, spec: compaction §3.4),
+   * `settings.v2RetainedMessageBudget`, and the prunes' windows (the stale pass's 8,000-token
+   * tail; the threshold prune's 40,000 protected tokens, 20,000 minimum savings and
+   * 8,000-token cache-warm tail). Reports and `prune` events are in these tokens as well
+   * (`tokenUnit: 'counted'`).
    */
   tokenCounter?: (message: LlmMessage | { role: 'system'; content: string }) => number;
   /** A message longer than this (its strings together) reaches `tokenCounter` cut to it; the count is scaled back up. Default 200,000. */
@@ -88,17 +97,30 @@ export interface BeforeRequestOptions {
   tools?: JsonValue[];
 }
 
+/**
+ * A report of the Maintainer: a `CompactionReport` whose token figures are in `tokenUnit`.
+ * `counted`: your `tokenCounter`'s tokens (uncalibrated), `tokensBefore` and `tokensAfter`
+ * counted, `tokensByKind` and `shakeTokensFreed` scaled to them from the core's estimate;
+ * `estimate`: the core's estimate (spec: compaction §3.1), as `session.compact()` reports.
+ */
+export interface MaintainerReport extends CompactionReport {
+  tokenUnit: 'counted' | 'estimate';
+}
+
 export interface BeforeRequestResult {
   /** The messages to send now, within the provider's image and byte budgets. */
   messages: LlmMessage[];
-  /** Estimated tokens of the request: messages, system prompt and tools (as text, before inline imaging). */
+  /**
+   * Tokens of the request: messages, system prompt and tools (as text, before inline imaging),
+   * counted by `tokenCounter` (else the core's estimate), times the model's calibration ratio.
+   */
   tokens: number;
   /** The system prompt to send, when one was given: a stub where inline imaging sent its text as frames. */
   systemPrompt?: string | string[];
   /** What inline imaging did, when it is on and the model reads images. */
   inline?: InlineReport;
   /** What this step's prune or compaction did. */
-  report?: CompactionReport;
+  report?: MaintainerReport;
 }
 
 export interface AfterResponseResult {
@@ -109,7 +131,7 @@ export interface AfterResponseResult {
   next: 'done' | 'continue' | 'retry';
   /** The auto-continue prompt (for `continue`). */
   continuePrompt?: string;
-  report?: CompactionReport;
+  report?: MaintainerReport;
 }
 
 /** The event stream: triggers' events, warnings, prunes, promotions, handoffs, continuations. */
@@ -117,7 +139,8 @@ export type MaintainerEvent =
   | TriggerEvent
   | { type: 'compaction_warning'; message: string; method?: string }
   | { type: 'notice'; level: 'info' | 'warning' | 'error'; text: string }
-  | { type: 'prune'; pass: 'stale' | 'threshold'; prunedCount: number; tokensSaved: number; report: CompactionReport }
+  /** `tokensSaved` is `report.tokensBefore - report.tokensAfter`, in the report's `tokenUnit`. */
+  | { type: 'prune'; pass: 'stale' | 'threshold'; prunedCount: number; tokensSaved: number; report: MaintainerReport }
   | { type: 'promotion'; reason: PromotionRequest['reason']; from: TriggerModel; to: TriggerModel }
   | { type: 'handoff'; session: Session; previous: Session; document: string }
   | { type: 'continue'; kind: 'retry' | 'auto-continue'; afterMs: number };

@@ -20,8 +20,10 @@ import { ContextManager } from './triggers.js';
 
 /** The stale pass as the coding agent runs it before every request (spec: compaction §6.5, §6.8). */
 const STALE_IDLE_FLUSH_MS = 90 * 60 * 1000;
-/** The threshold prune's cache-warm guard in the coding agent (spec: compaction §6.1, §6.6). */
-const THRESHOLD_CACHE_WARM_TOKENS = 8000;
+/** The stale pass's tail: only candidates followed by at most this many tokens (spec: compaction §6.1). */
+const STALE_SUFFIX_TOKENS = 8000;
+/** The threshold prune's windows in the coding agent (spec: compaction §6.1, §6.6). */
+const THRESHOLD_WINDOWS = { protectTokens: 40_000, minimumSavings: 20_000, cacheWarmSuffixTokens: 8000 };
 /** A remote method that failed is not tried again for this long (upstream #13310). */
 const REMOTE_COOLDOWN_MS = 10 * 60 * 1000;
 
@@ -344,6 +346,49 @@ export class Maintainer {
     return typeof t === 'string' && t !== '' ? this.#gauge.count([{ role: 'system', content: t }]) : 0;
   }
 
+  /** The live context's messages as the host counts them (without a `tokenCounter`: the core's estimate). */
+  #countedTokens() {
+    return this.#rawTokens() - this.#overhead;
+  }
+
+  /**
+   * `windows` (named token counts) from the host's tokens into the core's estimate, the unit in
+   * which the core picks what a compaction keeps and what a prune spares (spec: compaction §3.1,
+   * §4.3, §6): scaled by the core's estimate of the live context over the host's count of it.
+   * Unchanged without a `tokenCounter`. `keepRecentTokens` also stays unchanged when the path has
+   * provider-reported usage: the core scales it by that usage itself (spec: compaction §3.4).
+   */
+  #inEstimate(windows) {
+    if (!this.#gauge.counting) return windows;
+    const { estimatedTokens, tokensBefore } = this.#session.contextTokens();
+    const counted = this.#countedTokens();
+    const ratio = estimatedTokens > 0 && counted > 0 ? estimatedTokens / counted : 1;
+    const out = {};
+    for (const [name, tokens] of Object.entries(windows)) {
+      out[name] = name === 'keepRecentTokens' && tokensBefore > 0 ? tokens : Math.ceil(tokens * ratio);
+    }
+    return out;
+  }
+
+  /**
+   * A report in the host's tokens when it counts (`tokenUnit: 'counted'`): `tokensBefore` is
+   * `before`, `tokensAfter` the live context counted now, and the per-kind split and the shake's
+   * share are scaled from the core's estimate by the same ratio. Else `tokenUnit: 'estimate'`.
+   */
+  #inCountedTokens(report, before) {
+    report.tokenUnit = this.#gauge.counting ? 'counted' : 'estimate';
+    if (!this.#gauge.counting) return report;
+    const after = this.#countedTokens();
+    const scale = report.tokensAfter > 0 ? after / report.tokensAfter : 1;
+    for (const kind of Object.keys(report.tokensByKind)) {
+      report.tokensByKind[kind] = Math.round(report.tokensByKind[kind] * scale);
+    }
+    report.shakeTokensFreed = Math.round(report.shakeTokensFreed * scale);
+    report.tokensBefore = before;
+    report.tokensAfter = after;
+    return report;
+  }
+
   /** A reply to the last request: its reported prompt tokens calibrate the estimate of its model. */
   #observe(message) {
     const sent = this.#sent;
@@ -364,9 +409,9 @@ export class Maintainer {
     };
   }
 
-  #pruneReport(pass, r) {
+  #pruneReport(pass, r, before) {
     const after = contextSnapshot(this.#session, { byKind: true });
-    return {
+    const report = {
       method: 'prune',
       reason: pass,
       // The savings are measured with the same estimate as the context.
@@ -379,38 +424,34 @@ export class Maintainer {
       pruned: r.prunedCount,
       shakeTokensFreed: 0,
     };
+    return this.#inCountedTokens(report, before);
   }
 
-  #prune(pass, options, step) {
-    const now = this.#now();
-    const r =
-      pass === 'stale' ? this.#session.pruneStale({ ...options, now }) : this.#session.prune({ ...options, now });
+  /** A prune pass with `windows` in the host's tokens; returns the tokens it freed, in the report's unit. */
+  #prune(pass, options, windows, step) {
+    const before = this.#countedTokens();
+    const config = { ...options, ...this.#inEstimate(windows), now: this.#now() };
+    const r = pass === 'stale' ? this.#session.pruneStale(config) : this.#session.prune(config);
     if (r.prunedCount === 0) return 0;
     this.#tokens = null;
     step.pruned += r.prunedCount;
-    step.report = this.#pruneReport(pass, r);
-    this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved: r.tokensSaved, report: step.report });
-    return r.tokensSaved;
+    step.report = this.#pruneReport(pass, r, before);
+    const tokensSaved = step.report.tokensBefore - step.report.tokensAfter;
+    this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved, report: step.report });
+    return tokensSaved;
   }
 
   /** The per-turn stale pass (spec: compaction §6.5): superseded reads, useless results. */
   #stalePass(step) {
     const s = this.#settings;
     if (!s.supersedeReads && !s.dropUseless) return;
-    this.#prune(
-      'stale',
-      { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs: STALE_IDLE_FLUSH_MS },
-      step,
-    );
+    const options = { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs: STALE_IDLE_FLUSH_MS };
+    this.#prune('stale', options, { suffixTokenLimit: STALE_SUFFIX_TOKENS }, step);
   }
 
   /** The threshold prune (spec: compaction §6.6), before the threshold decision. */
   #thresholdPrune(step) {
-    return this.#prune(
-      'threshold',
-      { pruneUseless: this.#settings.dropUseless, cacheWarmSuffixTokens: THRESHOLD_CACHE_WARM_TOKENS },
-      step,
-    );
+    return this.#prune('threshold', { pruneUseless: this.#settings.dropUseless }, THRESHOLD_WINDOWS, step);
   }
 
   /**
@@ -508,6 +549,11 @@ export class Maintainer {
     hooks.push({ onEvent: (e) => this.#emit(e) });
     const remoteBlocked = this.#now() < this.#remoteBlockedUntil;
     const methods = request.methods?.filter((m) => !(remoteBlocked && m === 'remote'));
+    const before = this.#countedTokens();
+    const { keepRecentTokens, v2RetainedMessageBudget } = this.#inEstimate({
+      keepRecentTokens: this.#settings.keepRecentTokens,
+      v2RetainedMessageBudget: this.#settings.v2RetainedMessageBudget,
+    });
     try {
       const result = await runCompaction(this.#session, {
         reason: request.reason,
@@ -517,7 +563,7 @@ export class Maintainer {
         excludeSnapcompact: request.excludeSnapcompact,
         // The Maintainer compacts by method order (spec: compaction §8.6); `strategy` is the
         // state machine's business (`off`, the automatic strategy).
-        settings: o.settings === undefined ? undefined : { ...o.settings, strategy: undefined },
+        settings: { ...o.settings, strategy: undefined, keepRecentTokens, v2RetainedMessageBudget },
         liveTokens: this.#storedTokens(),
         nonMessageTokens: this.#overhead,
         summarize: o.summarize,
@@ -558,6 +604,7 @@ export class Maintainer {
         this.#latestCompactionAt = result.timestamp ?? this.#now();
         this.#latestCompactionId = result.entryId;
       }
+      this.#inCountedTokens(result.report, before);
       return {
         status: 'compacted',
         tokensAfter: result.report.tokensAfter,
