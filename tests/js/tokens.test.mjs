@@ -332,3 +332,24 @@ test("tokenCounter: the threshold prune's cache-warm tail and minimum savings ar
   assert.deepEqual([r.report.tokensBefore, r.report.tokensAfter], [r.before, r.after]);
   assert.equal(event.tokensSaved, r.report.tokensBefore - r.report.tokensAfter);
 });
+
+test('a shake the Maintainer runs shows in its report and in the next request, with or without a counter', async () => {
+  for (const tokenCounter of [undefined, doubled]) {
+    const scale = tokenCounter ? 2 : 1;
+    const session = Session.create({ cwd: '/w', now: NOW });
+    session.appendMessage({ role: 'user', content: 'Read every log.' }, { now: NOW });
+    for (let i = 0; i < 10; i++) appendToolRound(session, `c${i}`, 'logs', { i }, `${i} ${'log line '.repeat(4_444)}`);
+    // About 100,000 estimated tokens (200,000 counted) over a threshold of 85 % of the window.
+    const m = new Maintainer(session, {
+      model: { ...BIG, contextWindow: 100_000 * scale },
+      settings: { methodOrder: ['shake'] },
+      tokenCounter,
+      now: () => NOW,
+    });
+    const { report } = await m.afterResponse(answer('Read.'));
+    assert.equal(report?.method, 'shake');
+    assert.ok(report.tokensAfter < report.tokensBefore / 2, `${report.tokensBefore} → ${report.tokensAfter}`);
+    const { tokens } = await m.beforeRequest();
+    assert.ok(tokens < report.tokensBefore / 2, `the next request counts ${tokens} tokens`);
+  }
+});

@@ -589,6 +589,8 @@ export class Maintainer {
           if (method === 'remote') this.#remoteBlockedUntil = this.#now() + REMOTE_COOLDOWN_MS;
         },
       });
+      // A shake rewrites lines in place: neither the size nor the leaf tells.
+      this.#tokens = null;
       if (result.skipped !== undefined) return { status: 'nothing-to-compact' };
       step.method = result.method;
       result.report.pruned = step.pruned;
@@ -612,6 +614,7 @@ export class Maintainer {
         result,
       };
     } catch (err) {
+      this.#tokens = null; // a shake may have run before the failure
       if (extra.rethrow && err?.code !== 'E_NOTHING_TO_COMPACT' && err?.code !== 'E_ALREADY_COMPACTED') throw err;
       switch (err?.code) {
         case 'E_NOTHING_TO_COMPACT':
