@@ -61,18 +61,23 @@ fn simd_string_scan_agrees_with_serde_json() {
         for pos in 0..=len {
             for sp in specials {
                 let body = "a".repeat(pos) + sp + &"b".repeat(len - pos);
+                // A lone surrogate escape is well-formed JSON that serde_json refuses and we
+                // read as U+FFFD (`JSON.parse` keeps it; UTF-8 has it as U+FFFD): serde_json
+                // gets it as `\ufffd`. Here it is never next to a low surrogate escape.
+                let theirs_of = |doc: &str| {
+                    let doc = if *sp == "\\ud83d" {
+                        doc.replace("\\ud83d", "\\ufffd")
+                    } else {
+                        doc.to_string()
+                    };
+                    serde_json::from_str::<serde_json::Value>(&doc).ok()
+                };
                 let doc = format!("[\"{body}\",1]");
-                // The scanner checks syntax only: a lone surrogate escape is well-formed JSON
-                // that serde_json (and the parser, below) refuse to decode.
-                if *sp != "\\ud83d" {
-                    let ours = validate(doc.as_bytes()).is_ok();
-                    let theirs = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
-                    assert_eq!(ours, theirs, "{doc:?}");
-                }
+                let ours = validate(doc.as_bytes()).is_ok();
+                assert_eq!(ours, theirs_of(&doc).is_some(), "{doc:?}");
                 let doc = format!("{{\"{body}{sp}\":[\"{body}{sp}\",\"x{body}\"]}}");
                 let ours = ctxfold::support::json::parse(&doc).ok();
-                let theirs = serde_json::from_str::<serde_json::Value>(&doc).ok();
-                assert_eq!(ours, theirs, "{doc:?}");
+                assert_eq!(ours, theirs_of(&doc), "{doc:?}");
             }
         }
     }

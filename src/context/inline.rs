@@ -158,7 +158,6 @@ pub fn plan_inline(input: &InlineInput) -> InlinePlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn result(tokens: u64, frames: u32) -> Candidate {
         Candidate {

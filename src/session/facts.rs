@@ -32,7 +32,8 @@ fn tok(bytes: usize) -> u64 {
     (bytes as u64 + 3) >> 2
 }
 
-/// Tokens of a measured string fragment; one that does not decode reads as `""`.
+/// Tokens of a measured string fragment; one that does not decode (bytes that are not UTF-8)
+/// reads as `""`. A lone surrogate escape decodes, as U+FFFD (3 bytes), as the parse reads it.
 #[inline(always)]
 fn tok_of(c: Option<StrCount>) -> u64 {
     c.filter(|c| c.decodes).map_or(0, |c| tok(c.decoded))
@@ -306,7 +307,8 @@ fn string_span(b: &[u8], value: Range<usize>) -> Option<Range<usize>> {
 /// Length of `JSON.stringify(JSON.parse(raw))` for a validated JSON value, as this crate's
 /// reader and writer produce it (`support::json::parse`, `js::stringify`); `None` when that
 /// is not certain without building the value: keys with escapes or repeated keys (the
-/// reader keeps the last), strings that do not decode, numbers other than short integers
+/// reader keeps the last), strings that do not decode (not UTF-8; a lone surrogate escape
+/// decodes, as U+FFFD written as is), numbers other than short integers
 /// whose value parsing may refuse, nesting near the reader's limit.
 pub(crate) fn stringify_len(raw: &[u8]) -> Option<usize> {
     let mut sc = Scanner::new();

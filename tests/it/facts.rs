@@ -126,9 +126,16 @@ fn edge_cases_equal_their_parse() {
     verify_recorded_facts(&s).unwrap();
     // Left to the parse: the rare roles (compactionSummary, fileMention messages), and tool
     // calls whose arguments cannot be measured without building them (a repeated key, an
-    // escaped key, a string that does not decode).
+    // escaped key). A lone surrogate escape is measured, as U+FFFD.
     let without: Vec<usize> = (0..s.len()).filter(|&i| !s.has_facts(i)).collect();
-    assert_eq!(without, [8, 9, 11, 18, 28, 29]);
+    assert_eq!(without, [8, 9, 18, 28, 29]);
+    assert_eq!(
+        s.entry_tokens(1, Default::default()),
+        4,
+        "lone \u{fffd} here"
+    );
+    let calls = s.file_call_facts(11).unwrap();
+    assert_eq!(calls[0].path.as_ref(), "\u{fffd}");
     // Their estimates still come out right, through the parse.
     let t = |i| s.entry_tokens(i, Default::default());
     assert_eq!(t(8), 1 + 3, "edit + {{\"path\":\"b\"}}");

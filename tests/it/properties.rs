@@ -375,6 +375,27 @@ proptest! {
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
         ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
     }
+
+    /// Lone surrogate escapes (what `JSON.stringify` writes for a JavaScript string holding
+    /// half a pair) in the strings of generated sessions, each `é` written as `\ud83d` and each
+    /// `日` as `\ude00` (a pair where the two meet): the file is written back as its input,
+    /// every message parses (none reaches the model empty), the load pass facts equal that
+    /// parse, which reads each lone surrogate as U+FFFD, and the contexts keep their pairs.
+    #[test]
+    fn lone_surrogate_escapes_are_read_and_kept(spec in session(30)) {
+        let text = String::from_utf8(spec::write(&spec)).unwrap();
+        let bytes = text.replace('é', r"\ud83d").replace('日', r"\ude00").into_bytes();
+        invariants::save_roundtrip(&bytes).map_err(TestCaseError::fail)?;
+        let s = invariants::load(&bytes).unwrap();
+        for i in 0..s.len() {
+            if let Some(m) = s.message_json(i) {
+                prop_assert!(ctxfold::support::json::parse(&m).is_ok(), "entry {}: {}", i, m);
+            }
+        }
+        ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
+        ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
+        invariants::contexts(&s, 8).map_err(TestCaseError::fail)?;
+    }
 }
 
 fn variant() -> impl Strategy<Value = ShapeVariant> {

@@ -182,6 +182,66 @@ fn invalid_utf8_is_reported_read_lossily_and_kept() {
     assert_eq!(s.to_bytes(), bytes);
 }
 
+/// `JSON.stringify` writes a JavaScript string holding half a surrogate pair as a lone
+/// surrogate escape (`"\ud800"`), which `JSON.parse` reads back. Such lines load without a
+/// warning, and their messages reach the model whole, each lone surrogate as U+FFFD (what
+/// JavaScript's UTF-8 encoders make of it in a request body), where the provider view used to
+/// get a user message with nothing but its `attribution`. The file is written back byte for
+/// byte, escapes and all, and a message appended from JavaScript with one is accepted.
+#[test]
+fn lone_surrogate_escapes_read_as_replacement_characters() {
+    let lines = [
+        r#"{"type":"message","id":"u","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a\ud800b","timestamp":1}}"#,
+        r#"{"type":"message","id":"a","parentId":"u","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"src/\udc00.ts"}}],"stopReason":"toolUse","timestamp":2}}"#,
+        r#"{"type":"message","id":"r","parentId":"a","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"out \ud800 \ud83d\ud83d\ude00 \\ud800"}],"isError":false,"timestamp":3}}"#,
+    ];
+    let text = format!("{HEADER}\n{}\n", lines.join("\n"));
+    let s = load(text.as_bytes());
+    assert_eq!(codes(&s), vec![]);
+    assert_eq!(s.len(), 3);
+
+    let ctx = ctxfold::context::build_context(&s, &Default::default()).unwrap();
+    let llm = ctxfold::context::convert::convert_to_llm(&s, &ctx);
+    assert_eq!(
+        llm,
+        [
+            json!({"role":"user","content":"a\u{fffd}b","timestamp":1,"attribution":"user"}),
+            json!({"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"src/\u{fffd}.ts"}}],"stopReason":"toolUse","timestamp":2}),
+            json!({"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"out \u{fffd} \u{fffd}😀 \\ud800"}],"isError":false,"timestamp":3,"attribution":"agent"}),
+        ]
+    );
+    // The typed views and the estimates read the same text: "a\u{fffd}b" is 5 UTF-8 bytes.
+    match &ctx.messages[0].message(&s) {
+        ctxfold::AgentMessage::User(u) => assert_eq!(u.content.text(), "a\u{fffd}b"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.entry_tokens(0, Default::default()), 2);
+    ctxfold::tokens::verify_recorded_facts(&s).unwrap();
+    assert_eq!(
+        ctxfold::context::convert::verify_adopted_forms(&s).unwrap(),
+        3
+    );
+    let read = s.file_call_facts(1).unwrap();
+    assert_eq!(read[0].path.as_ref(), "src/\u{fffd}.ts");
+
+    // Unchanged lines keep their escapes: the file is its input, and stays so around an edit
+    // of another line.
+    assert_eq!(s.to_bytes(), text.as_bytes());
+    let mut s = s;
+    let appended = r#"{"role":"user","content":"c\udbffd","timestamp":4}"#;
+    let id = s
+        .append_message(ctxfold::support::json::parse(appended).unwrap(), 4)
+        .unwrap();
+    let out = String::from_utf8(s.to_bytes()).unwrap();
+    assert!(out.starts_with(&text), "{out}");
+    let last = s.message_json(s.len() - 1).unwrap();
+    assert_eq!(
+        last, r#"{"role":"user","content":"c�d","timestamp":4}"#,
+        "{id}"
+    );
+    assert_eq!(load(out.as_bytes()).to_bytes(), out.as_bytes());
+}
+
 #[test]
 fn a_50_mb_line_loads() {
     let big = "y".repeat(50 * 1024 * 1024);

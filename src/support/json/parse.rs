@@ -8,6 +8,10 @@
 //! size-optimized build does not inline. Floats are parsed correctly rounded, as
 //! `JSON.parse` does (`serde_json`'s default fast path can be one unit in the last place off
 //! on long mantissas).
+//!
+//! One deliberate difference: a lone surrogate escape (`"\ud800"`, which `JSON.stringify`
+//! writes for a JavaScript string holding half a pair) reads as U+FFFD, where serde_json
+//! refuses the text (see `scan::decode_escape`).
 
 use crate::support::json::scan::{
     decode_escape, skip_literal, skip_number, skip_str_run, Scanner, SyntaxError,
@@ -169,8 +173,12 @@ fn number(t: &str) -> Option<Number> {
 mod tests {
     use super::*;
 
+    /// serde_json's value of `s`, its lone surrogate escapes read as U+FFFD as ours are.
     fn theirs(s: &str) -> Option<Value> {
-        serde_json::from_str(s).ok()
+        serde_json::from_slice(&crate::support::json::scan::lone_surrogates_as_fffd(
+            s.as_bytes(),
+        ))
+        .ok()
     }
 
     #[test]
@@ -190,10 +198,23 @@ mod tests {
             "123456.789e-3",
             r#"{"k\u0041y":"v"}"#,
             "\"é→😀\"",
+            r#"["\ud83d","\ude00x","\ud83d\u0041",{"\ud800":"\udbff\udfff"}]"#,
         ] {
             assert_eq!(parse(s).ok(), theirs(s), "{s}");
             assert!(parse(s).is_ok(), "{s}");
         }
+    }
+
+    /// What `JSON.stringify` writes for JavaScript strings holding half a surrogate pair
+    /// parses, each lone surrogate as U+FFFD (serde_json refuses it); in keys too.
+    #[test]
+    fn lone_surrogates_read_as_replacement_characters() {
+        let v = parse(r#"{"content":"a\ud800b","\udc00":["\ud83d\ud83d\ude00","\\ud800"]}"#);
+        let want = serde_json::json!({"content":"a\u{fffd}b","\u{fffd}":["\u{fffd}😀","\\ud800"]});
+        assert_eq!(v, Ok(want));
+        assert!(serde_json::from_str::<Value>(r#""a\ud800b""#).is_err());
+        let e = parse(r#"["\ud83d\u12"]"#).unwrap_err();
+        assert_eq!((e.offset, e.reason), (8, "invalid escape"));
     }
 
     #[test]
@@ -209,8 +230,10 @@ mod tests {
             "-",
             "1e400",
             "-1e400",
-            r#""\ud83d""#,
-            r#""\ude00x""#,
+            r#""\ud83d\u12""#,
+            r#""\ud83d\uzzzz""#,
+            r#""\ude00\x""#,
+            r#""\ud83d"#,
             "\"tab\there\"",
             "tru",
             "[1] x",
@@ -236,7 +259,8 @@ mod tests {
     }
 
     /// Escapes, control characters and multi-byte UTF-8 at every position of short strings,
-    /// keys included: the same value as serde_json, or an error for both.
+    /// keys included: the same value as serde_json (lone surrogates aside, see `theirs`), or
+    /// an error for both.
     #[test]
     fn strings_agree_with_serde_json() {
         let specials = [
@@ -246,6 +270,7 @@ mod tests {
             "\\u00e9",
             "\\ud83d\\ude00",
             "\\ud83d",
+            "\\ude00",
             "\u{1}",
             "é",
             "😀",

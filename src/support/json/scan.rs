@@ -253,36 +253,25 @@ impl Scanner {
                         decoded_less += 1;
                         i += 2;
                     }
-                    Some(b'u') => {
-                        if !b
-                            .get(i + 2..i + 6)
-                            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
-                        {
-                            return err(i, "invalid \\u escape");
+                    Some(b'u') => match decode_escape(b, i + 1) {
+                        // A surrogate pair: 12 bytes, 4 decoded and written as they are.
+                        Some((_, next)) if next == i + 12 => {
+                            decoded_less += 8;
+                            i = next;
                         }
-                        match decode_escape(b, i + 1) {
-                            // A surrogate pair: 12 bytes, 4 decoded and written as they are.
-                            Some((_, next)) if next == i + 12 => {
-                                decoded_less += 8;
-                                i = next;
-                            }
-                            Some((ch, next)) => {
-                                decoded_less += 6 - ch.len_utf8();
-                                stringified_more += match ch as u32 {
-                                    0x22 | 0x5c | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 1,
-                                    0..=0x1f => 5,
-                                    _ => 0,
-                                };
-                                i = next;
-                            }
-                            None => {
-                                // A lone surrogate: the string does not decode.
-                                decodes = false;
-                                decoded_less += 6;
-                                i += 6;
-                            }
+                        // One unit; a lone surrogate is U+FFFD (3 bytes, written as is).
+                        Some((ch, next)) => {
+                            decoded_less += 6 - ch.len_utf8();
+                            stringified_more += match ch as u32 {
+                                0x22 | 0x5c | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 1,
+                                0..=0x1f => 5,
+                                _ => 0,
+                            };
+                            i = next;
                         }
-                    }
+                        // Fewer than four hex digits.
+                        None => return err(i, "invalid \\u escape"),
+                    },
                     _ => return err(i, "invalid escape"),
                 },
                 Some(&c) if c < 0x20 => return err(i, "control character in string"),
@@ -529,8 +518,8 @@ pub struct StrCount {
     pub decoded: usize,
     /// Bytes of `JSON.stringify` of the decoded text, quotes included.
     pub stringified: usize,
-    /// False for a lone surrogate escape or bytes that are not UTF-8: decoding the string
-    /// fails (our reader then sees no string at all).
+    /// False for bytes that are not UTF-8: decoding the string fails (our reader then sees
+    /// no string at all). A lone surrogate escape decodes, as U+FFFD (see [`decode_escape`]).
     pub decodes: bool,
 }
 
@@ -660,7 +649,7 @@ pub fn key_is(raw: &[u8], name: &str) -> bool {
 }
 
 /// Decodes the body of a string (between the quotes). `None` if it is not valid JSON string
-/// content or not valid UTF-8.
+/// content or not valid UTF-8; a lone surrogate escape reads as U+FFFD.
 pub fn decode_str_body(raw: &[u8]) -> Option<Cow<'_, str>> {
     if !raw.contains(&b'\\') {
         return std::str::from_utf8(raw).ok().map(Cow::Borrowed);
@@ -669,9 +658,10 @@ pub fn decode_str_body(raw: &[u8]) -> Option<Cow<'_, str>> {
 }
 
 /// Decodes string content with escapes by the rules `serde_json` applies to a `String`: the
-/// JSON escapes, `\u` pairs for characters above U+FFFF (a lone surrogate is an error), no raw
-/// control characters or quotes, valid UTF-8. Ours rather than a typed `serde_json` call,
-/// whose error path links the float formatting machinery into the `.wasm`.
+/// JSON escapes, `\u` pairs for characters above U+FFFF, no raw control characters or quotes,
+/// valid UTF-8. One deliberate difference: a lone surrogate escape, which serde_json refuses,
+/// reads as U+FFFD (see [`decode_escape`]). Ours rather than a typed `serde_json` call, whose
+/// error path links the float formatting machinery into the `.wasm`.
 fn unescape(raw: &[u8]) -> Option<String> {
     // Every escape is longer than what it writes, so the output fits in `raw.len()` bytes.
     // Plain stretches are found by `skip_plain` (SIMD on wasm) and copied as one slice: a
@@ -709,7 +699,18 @@ fn unescape(raw: &[u8]) -> Option<String> {
 }
 
 /// The character of the escape whose backslash is at `i - 1` (the JSON escapes; a `\u`
-/// pair for a character above U+FFFF; a lone surrogate is `None`), and the index after it.
+/// pair for a character above U+FFFF; a lone surrogate as U+FFFD), and the index after it;
+/// `None` for an invalid escape.
+///
+/// A lone surrogate is a high one (`\ud800`–`\udbff`) not followed by a `\u` escape of a low
+/// one, or a low one (`\udc00`–`\udfff`) on its own. `JSON.stringify` writes one for a
+/// JavaScript string holding half a pair (a string cut between the two, `'\ud800'`), and
+/// `JSON.parse` (the reference's reader) keeps it in the string; JavaScript's UTF-8 encoders
+/// (a request body, `TextEncoder`, `Buffer`) then write it as U+FFFD. A Rust string cannot
+/// hold it, so it reads as U+FFFD here, where serde_json refuses the whole text: a session
+/// line that holds one is read (and written back byte for byte while unchanged) instead of
+/// reaching the model without its content, and a message appended from JavaScript is
+/// accepted (its new line holds U+FFFD). Only this escape differs from serde_json.
 pub(crate) fn decode_escape(raw: &[u8], i: usize) -> Option<(char, usize)> {
     let simple = match *raw.get(i)? {
         e @ (b'"' | b'\\' | b'/') => e as char,
@@ -720,18 +721,17 @@ pub(crate) fn decode_escape(raw: &[u8], i: usize) -> Option<(char, usize)> {
         b't' => '\t',
         b'u' => {
             let hi = hex4(raw, i + 1)?;
+            let lo = || match raw.get(i + 5..i + 7) {
+                Some(b"\\u") => hex4(raw, i + 7).filter(|lo| (0xDC00..0xE000).contains(lo)),
+                _ => None,
+            };
             let (cp, next) = match hi {
-                0xD800..=0xDBFF => {
-                    if raw.get(i + 5..i + 7)? != b"\\u" {
-                        return None;
-                    }
-                    let lo = hex4(raw, i + 7)?;
-                    if !(0xDC00..=0xDFFF).contains(&lo) {
-                        return None;
-                    }
-                    (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), i + 11)
-                }
-                0xDC00..=0xDFFF => return None,
+                0xD800..=0xDBFF => match lo() {
+                    Some(lo) => (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), i + 11),
+                    None => (0xFFFD, i + 5),
+                },
+                // A low surrogate alone: what a lone high one reads as, too.
+                0xDC00..=0xDFFF => (0xFFFD, i + 5),
                 _ => (hi, i + 5),
             };
             return Some((char::from_u32(cp)?, next));
@@ -759,7 +759,8 @@ pub fn decode_string_value(raw: &[u8]) -> Option<Cow<'_, str>> {
 }
 
 /// Validates that `b` holds exactly one JSON value surrounded by optional whitespace. Syntax
-/// only: a lone surrogate escape (`\ud83d` alone) passes, though decoding it as a string fails.
+/// only: a lone surrogate escape (`\ud83d` alone) passes, as `JSON.parse` accepts it (decoding
+/// it reads U+FFFD, see [`decode_escape`]); serde_json refuses it.
 pub fn validate(b: &[u8]) -> Result<(), SyntaxError> {
     let mut sc = Scanner::new();
     let i = sc.skip_ws(b, 0);
@@ -769,6 +770,44 @@ pub fn validate(b: &[u8]) -> Result<(), SyntaxError> {
         return err(end, "trailing characters after the value");
     }
     Ok(())
+}
+
+/// `text` with every lone surrogate escape written as `\ufffd`, the escape of what
+/// [`decode_escape`] reads it as: serde_json reads the result as this crate reads `text`, so
+/// the tests that compare the two give serde_json this. Written apart from `decode_escape`
+/// (and on bytes, for texts that are not UTF-8), so it checks rather than repeats it.
+#[cfg(test)]
+pub(crate) fn lone_surrogates_as_fffd(text: &[u8]) -> Vec<u8> {
+    let unit = |at: usize| {
+        let h = text.get(at..at + 4)?;
+        h.iter().all(u8::is_ascii_hexdigit).then(|| {
+            h.iter()
+                .fold(0, |n, &d| n << 4 | (d as char).to_digit(16).unwrap_or(0))
+        })
+    };
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while let Some(&c) = text.get(i) {
+        let len = match (c, text.get(i + 1), unit(i + 2)) {
+            (b'\\', Some(b'u'), Some(0xD800..=0xDBFF))
+                if text.get(i + 6..i + 8) == Some(b"\\u")
+                    && unit(i + 8).is_some_and(|lo| (0xDC00..=0xDFFF).contains(&lo)) =>
+            {
+                12
+            }
+            (b'\\', Some(b'u'), Some(0xD800..=0xDFFF)) => {
+                out.extend_from_slice(br"\ufffd");
+                i += 6;
+                continue;
+            }
+            // Any other escape: its backslash and the byte after it, so `\\ud800` stays.
+            (b'\\', Some(_), _) => 2,
+            _ => 1,
+        };
+        out.extend_from_slice(&text[i..i + len]);
+        i += len;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -834,6 +873,7 @@ mod tests {
     fn word_scan_agrees_with_serde_json() {
         let specials: &[&str] = &[
             "\\\"", "\\\\", "\\n", "\\u00e9", "\u{1}", "\t", "\\x", "\\u12", "é", "😀", "\"",
+            "\\ud83d", "\\ude00",
         ];
         for len in 0..24 {
             for pos in 0..=len {
@@ -841,7 +881,8 @@ mod tests {
                     let body: String = "a".repeat(pos) + sp + &"b".repeat(len - pos);
                     let doc = format!("[\"{body}\",1]");
                     let ours = validate(doc.as_bytes()).is_ok();
-                    let theirs = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
+                    let doc = lone_surrogates_as_fffd(doc.as_bytes());
+                    let theirs = serde_json::from_slice::<serde_json::Value>(&doc).is_ok();
                     assert_eq!(ours, theirs, "{doc:?}");
                 }
             }
@@ -963,10 +1004,66 @@ mod tests {
         assert_eq!(decode_str_body(b"\xff"), None);
     }
 
+    /// A lone surrogate escape reads as U+FFFD, as JavaScript's `JSON.parse` and then a UTF-8
+    /// encoder read it; a valid pair and every other escape read as before, and an invalid
+    /// escape next to a lone surrogate is still refused.
+    #[test]
+    fn lone_surrogates_read_as_replacement_characters() {
+        for (body, want) in [
+            (&br"\ud800"[..], Some("\u{fffd}")),
+            (br"a\ud800b", Some("a\u{fffd}b")),
+            (br"\udc00", Some("\u{fffd}")),
+            (br"\udfffx", Some("\u{fffd}x")),
+            (br"\udbff", Some("\u{fffd}")),
+            (br"\ud83d\u0041", Some("\u{fffd}A")),
+            (br"\ud83d\n", Some("\u{fffd}\n")),
+            (br"\ud83d\ud83d\ude00", Some("\u{fffd}😀")),
+            (br"\ude00\ud83d", Some("\u{fffd}\u{fffd}")),
+            (br"\ud83d\ud83d", Some("\u{fffd}\u{fffd}")),
+            (br"\ud83d\\ude00", Some("\u{fffd}\\ude00")),
+            (br"\udbff\udfff", Some("\u{10ffff}")),
+            (br"\ud800\udc00", Some("\u{10000}")),
+            (br"\\ud800", Some("\\ud800")),
+            (br"\ud83d\u12", None),
+            (br"\ud83d\uzzzz", None),
+            (br"\ud83d\x", None),
+            (br"\ud83d\", None),
+            (br"\ud8", None),
+            (b"\\ud83d\xff", None),
+        ] {
+            let shown = String::from_utf8_lossy(body);
+            assert_eq!(decode_str_body(body).as_deref(), want, "{shown}");
+            // The counting crossing agrees: 3 bytes each, written as they are.
+            let quoted = [&b"\""[..], body, b"\""].concat();
+            let counted = Scanner::new().skip_string_counting(&quoted, 1);
+            match want {
+                Some(text) => {
+                    let (end, c) = counted.unwrap();
+                    assert_eq!(end, quoted.len(), "{shown}");
+                    assert!(c.decodes, "{shown}");
+                    assert_eq!(c.decoded, text.len(), "{shown}");
+                    let mut out = String::new();
+                    crate::support::json::js::write_string(&mut out, text);
+                    assert_eq!(c.stringified, out.len(), "{shown}");
+                }
+                _ => assert!(counted.map_or(true, |(_, c)| !c.decodes), "{shown}"),
+            }
+        }
+        // The escape's text is what a session line keeps: validation accepts it, as
+        // `JSON.parse` does.
+        assert_eq!(validate(br#"{"t":"\ud800"}"#), Ok(()));
+        assert!(key_is(br"\ud800", "\u{fffd}"));
+        assert_eq!(
+            decode_string_value(br#""\udc00""#).as_deref(),
+            Some("\u{fffd}")
+        );
+    }
+
     #[test]
     fn unescaping_agrees_with_serde_json() {
         // Random bodies over an alphabet rich in escape pieces, and fixed edge cases; each
-        // must decode exactly as serde_json decodes the quoted string into a `String`.
+        // must decode exactly as serde_json decodes the quoted string into a `String` (once
+        // its lone surrogate escapes are written as `\ufffd`).
         let pieces: [&[u8]; 24] = [
             b"\\",
             b"\\\\",
@@ -1018,7 +1115,8 @@ mod tests {
             let mut quoted = b"\"".to_vec();
             quoted.extend_from_slice(&body);
             quoted.push(b'"');
-            let theirs = serde_json::from_slice::<String>(&quoted).ok();
+            // serde_json refuses lone surrogates, which we read as U+FFFD.
+            let theirs = serde_json::from_slice::<String>(&lone_surrogates_as_fffd(&quoted)).ok();
             assert_eq!(
                 unescape(&body),
                 theirs,
