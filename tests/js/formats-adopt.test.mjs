@@ -114,6 +114,8 @@ test('pi messages the conversion rewrites, and values JSON would change, come ou
   assert.equal(roles.filter((r) => r === 'toolResult').length, 3, 'the omitted result is left out');
   assert.equal(fresh[0].attribution, 'user');
   assert.equal(fresh[1].attribution, 'agent');
+  // A lone surrogate (JSON.stringify writes it as an escape) reads as U+FFFD, as UTF-8 has it.
+  assert.equal(fresh[4].content, 'a lone \ufffd surrogate');
   assert.equal(fresh.find((m) => m.toolCallId === 'a').attribution, 'agent');
   assert.deepStrictEqual(fresh.find((m) => m.role === 'assistant').content.length, 2, 'the omitted call is removed');
   assert.equal(Object.is(fresh[2].extra.negZero, 0), true);
@@ -164,4 +166,30 @@ test('fromMessages writes text of any width: the file holds every message as giv
     texts,
   );
   session.free();
+});
+
+test('a lone surrogate in an appended message or a loaded line reaches the provider as U+FFFD', () => {
+  const session = Session.create(NOW);
+  try {
+    session.appendMessage({ role: 'user', content: 'half \ud83d of a pair', timestamp: 1 }, NOW);
+    const line = JSON.stringify({
+      type: 'message',
+      id: 'b1',
+      parentId: session.leafId,
+      timestamp: '2026-12-06T00:00:00.000Z',
+      message: { role: 'user', content: [{ type: 'text', text: 'low \udc00 alone' }], timestamp: 2 },
+    });
+    const text = `${session.toJsonl()}${line}\n`;
+    const loaded = Session.fromJsonl(text);
+    try {
+      assert.deepEqual(loaded.warnings, []);
+      const texts = loaded.toLlmMessages().map((m) => (typeof m.content === 'string' ? m.content : m.content[0].text));
+      assert.deepEqual(texts, ['half \ufffd of a pair', 'low \ufffd alone']);
+      assert.equal(loaded.toJsonl(), text, 'the file is written back as it was');
+    } finally {
+      loaded.free();
+    }
+  } finally {
+    session.free();
+  }
 });
