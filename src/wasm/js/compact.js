@@ -247,7 +247,13 @@ async function runMethod(session, method, ctx) {
     // plan carries the reading model, so a plain plan/commit archives the same; `snapcompact`
     // only overrides (and the request's own tokens narrow the frame cap).
     const archive = { ...o.snapcompact };
-    if (o.nonMessageTokens !== undefined) archive.nonMessageTokens = o.nonMessageTokens;
+    // The core measures the kept tail with its estimate: what the provider counts above it
+    // goes on the non-message tokens, so the frame cap and the fit test read the real window.
+    const over = providerRatio(o) - 1;
+    const undercount = over > 0 ? Math.ceil(over * work.preparation.estimatedTokens.recentMessages) : 0;
+    if (o.nonMessageTokens !== undefined || undercount > 0) {
+      archive.nonMessageTokens = (o.nonMessageTokens ?? 0) + undercount;
+    }
     return session.commitCompaction(work, { snapcompact: archive, now: o.now });
   }
   if (method === 'remote') {
@@ -377,7 +383,7 @@ async function run(session, o, signal) {
         // with the request overhead): the rescue shake reaches into it (spec: compaction §8.5,
         // §8.3 dead-end rescue; the commit stands either way), also after an automatic shake,
         // whose preset protects the newest results.
-        const left = (committed.tokensAfter ?? 0) + (o.nonMessageTokens ?? 0);
+        const left = providerRatio(o) * (committed.tokensAfter ?? 0) + (o.nonMessageTokens ?? 0);
         if (!shaken?.rescue && !committed.session && left > headroomLimit(o, resolved)) {
           const r = await rescueShake(session, o, signal);
           if (r !== undefined) shaken = shaken ? combinedShake(shaken, r) : r;
@@ -491,6 +497,17 @@ function recoveryBand(o, resolved) {
   return Math.floor(threshold * RECOVERY_BAND);
 }
 
+/**
+ * The provider's tokens per token of the core's estimate (`o.providerRatio`, the Maintainer's
+ * calibration; 1 when unknown). Every test against the window below reads the estimate's
+ * figures through it, as `liveTokens` and `nonMessageTokens` already are: a provider that
+ * counts twice the estimate fills the window with half the estimated tokens.
+ */
+function providerRatio(o) {
+  const r = o.providerRatio;
+  return typeof r === 'number' && Number.isFinite(r) && r > 0 ? r : 1;
+}
+
 /** Context kept after an automatic shake: at most this share of the threshold (§13). */
 const RECOVERY_BAND = 0.8;
 
@@ -512,7 +529,7 @@ async function shakeMethod(session, o, resolved, signal, onShake) {
   }
   onShake(r);
   if (reason !== 'manual' && reason !== 'idle' && modelOf(o).contextWindow > 0) {
-    if (before - r.tokensFreed > recoveryBand(o, resolved)) {
+    if (before - providerRatio(o) * r.tokensFreed > recoveryBand(o, resolved)) {
       throw codedError(
         'E_NO_REDUCTION',
         `Auto-shake reclaimed ~${r.tokensFreed} tokens but context is still above the threshold`,

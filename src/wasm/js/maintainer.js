@@ -371,6 +371,18 @@ export class Maintainer {
   }
 
   /**
+   * The provider's tokens per token of the core's estimate: the calibration, times the host's
+   * count over the core's estimate of the live context when a `tokenCounter` counts.
+   */
+  #providerRatio() {
+    const calibration = this.#gauge.ratio(this.#model);
+    if (!this.#gauge.counting) return calibration;
+    const { estimatedTokens } = this.#session.contextTokens();
+    const counted = this.#countedTokens();
+    return estimatedTokens > 0 && counted > 0 ? (counted / estimatedTokens) * calibration : calibration;
+  }
+
+  /**
    * A report in the host's tokens when it counts (`tokenUnit: 'counted'`): `tokensBefore` is
    * `before`, `tokensAfter` the live context counted now, and the per-kind split and the shake's
    * share are scaled from the core's estimate by the same ratio. Else `tokenUnit: 'estimate'`.
@@ -564,8 +576,11 @@ export class Maintainer {
         // The Maintainer compacts by method order (spec: compaction §8.6); `strategy` is the
         // state machine's business (`off`, the automatic strategy).
         settings: { ...o.settings, strategy: undefined, keepRecentTokens, v2RetainedMessageBudget },
+        // The window tests of the walk compare with the provider's tokens: the live context
+        // and the request overhead calibrated, and the factor for the core's estimates.
         liveTokens: this.#storedTokens(),
-        nonMessageTokens: this.#overhead,
+        nonMessageTokens: Math.round(this.#overhead * this.#gauge.ratio(this.#model)),
+        providerRatio: this.#providerRatio(),
         summarize: o.summarize,
         remoteEndpoint: o.remoteEndpoint,
         headers: o.headers,
