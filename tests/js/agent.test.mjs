@@ -232,6 +232,29 @@ CASES.push({
   requests: 250,
 });
 
+// A provider whose tokenizer counts a factor of the core's estimate (code and non-English text
+// run denser than 4 characters a token; plain English lighter), doing the same work in its own
+// tokens: the tool outputs, answers and task budgets are the provider's tokens, so the text is
+// shorter (×2) or longer (×0.6), and the workload's premises (a task is at most half the
+// threshold) still hold. Every window test must read calibrated figures here: the overflow
+// recovery's rescue check, the shake's hand-over test and snapcompact's frame cap compare the
+// core's estimates with the real window. 32k windows, where one turn fills the window.
+for (const [strategy, seed] of [
+  ['context-full', 104],
+  ['handoff', 105],
+  ['snapcompact', 111],
+  ['shake', 112],
+  ['remote', 108],
+]) {
+  CASES.push({ strategy, window: 32_000, provider: 'anthropic', seed, tokenRatio: 2, providerSized: true });
+}
+for (const [strategy, seed] of [
+  ['context-full', 109],
+  ['snapcompact', 110],
+]) {
+  CASES.push({ strategy, window: 32_000, provider: 'anthropic', seed, tokenRatio: 0.6, providerSized: true });
+}
+
 /** A local remote-summarizer endpoint (spec: compaction §5.8) answering with the fake summarizer. */
 async function startRemote(summarizer) {
   let hits = 0;
@@ -394,7 +417,15 @@ function makeCase(c, servers = {}) {
   if (native) Object.assign(options, nativeOptions(native));
   if (c.inline) options.countTextTokens = (text) => meter.text(text);
   const maintainer = new Maintainer(session, options);
-  const fake = new FakeModel({ model, seed: c.seed, meter, clock, toolTokens: work.toolTokens, huge: work.huge });
+  const fake = new FakeModel({
+    model,
+    seed: c.seed,
+    meter,
+    clock,
+    toolTokens: work.toolTokens,
+    huge: work.huge,
+    providerSized: c.providerSized,
+  });
   return { model, clock, summarizer, maintainer, fake, events, work, settings };
 }
 
@@ -468,6 +499,7 @@ for (const c of CASES) {
   const name =
     `${c.strategy}, ${c.window / 1_000}k window, ${c.provider}` +
     `${c.native ? `, native ${c.native} lane` : ''}${c.tokenRatio ? `, provider tokenizer ×${c.tokenRatio}` : ''}` +
+    `${c.providerSized ? ' (work sized in its tokens)' : ''}` +
     `${c.inline ? ', inline imaging' : ''}`;
   if (only && !name.includes(only)) continue;
   const requests = Math.min(c.requests ?? REQUESTS, REQUESTS);

@@ -298,9 +298,23 @@ export class FakeModel {
    * @param {[number, number]} o.toolTokens range of one tool output's size
    * @param {{rate: number, tokens: number}} [o.huge] now and then (`rate` per call) an output of
    *   `tokens`, outside the task budget: a log dumped whole, the usual cause of an overflow
+   * @param {boolean} [o.providerSized] sizes (tool outputs, answers, the task budget) are the
+   *   provider's tokens, so the texts are shorter when its tokenizer counts more than the
+   *   package's estimate (`meter.tokenRatio`); by default they are the estimate's tokens
    */
-  constructor({ model, seed, meter, clock, lengthRate = 0.03, toolTokens, huge = { rate: 0, tokens: 0 } }) {
+  constructor({
+    model,
+    seed,
+    meter,
+    clock,
+    lengthRate = 0.03,
+    toolTokens,
+    huge = { rate: 0, tokens: 0 },
+    providerSized = false,
+  }) {
     this.huge = huge;
+    /** Estimated tokens of text per token of a size (1, or 1 / tokenRatio when provider-sized). */
+    this.textScale = providerSized ? 1 / meter.tokenRatio : 1;
     this.model = model;
     this.random = seededRandom(seed);
     this.meter = meter;
@@ -312,6 +326,11 @@ export class FakeModel {
     this.task = null;
     this.callSeq = 0;
     this.pendingTools = [];
+  }
+
+  /** Text of `tokens` tokens of a size (see `providerSized`). */
+  take(tokens) {
+    return this.text.take(Math.max(1, Math.round(tokens * this.textScale)));
   }
 
   /** A new user task: up to `rounds` tool rounds whose outputs add up to at most `budget` tokens. */
@@ -403,7 +422,7 @@ export class FakeModel {
         this.#pending.push({ id, name, size, isError: this.random() < 0.04 });
       }
       task.rounds--;
-      const lead = { type: 'text', text: this.text.take(between(this.random, 10, 60)) };
+      const lead = { type: 'text', text: this.take(between(this.random, 10, 60)) };
       const content = [lead, ...calls];
       return this.#assistant(
         content,
@@ -414,12 +433,12 @@ export class FakeModel {
     if (this.random() < this.lengthRate) {
       // The output cap was hit: the text is cut off and spent the whole output budget.
       const output = this.model.maxTokens;
-      const content = [{ type: 'text', text: this.text.take(output) }];
+      const content = [{ type: 'text', text: this.take(output) }];
       return this.#assistant(content, 'length', this.#usage(input, output));
     }
     task.rounds = 0;
     task.budget = 0;
-    const content = [{ type: 'text', text: this.text.take(between(this.random, 50, 400)) }];
+    const content = [{ type: 'text', text: this.take(between(this.random, 50, 400)) }];
     return this.#assistant(
       content,
       'stop',
@@ -436,7 +455,7 @@ export class FakeModel {
       content: [
         {
           type: 'text',
-          text: call.isError ? `error: ${call.name} failed: no such file` : this.text.take(call.size),
+          text: call.isError ? `error: ${call.name} failed: no such file` : this.take(call.size),
         },
       ],
       isError: call.isError,
@@ -671,7 +690,11 @@ export async function runScriptedAgent(o) {
       }
     }
     m.session.appendMessage(
-      { role: 'user', content: text.take(between(random, userTokens[0], userTokens[1])), timestamp: clock.now() },
+      {
+        role: 'user',
+        content: text.take(Math.max(1, Math.round(between(random, userTokens[0], userTokens[1]) * model.textScale))),
+        timestamp: clock.now(),
+      },
       { now: clock.now() },
     );
     checkSession();
@@ -760,7 +783,11 @@ export async function runScriptedAgent(o) {
     const count = Math.max(compactionsThisTurn, ends);
     stats.maxCompactionsPerUserTurn = Math.max(stats.maxCompactionsPerUserTurn, count);
     if (count > maxCompactionsPerUserTurn) {
-      violate(`${count} compactions in one user turn (at most ${maxCompactionsPerUserTurn})`);
+      const turn = reports.filter((r) => r.userTurn === userTurn && r.method !== 'prune');
+      violate(
+        `${count} compactions in one user turn (at most ${maxCompactionsPerUserTurn}): ` +
+          turn.map((r) => `${r.where} ${describeReport(r)}`).join('; '),
+      );
     }
     if (idleTimeoutSeconds !== undefined && random() < idleRate) {
       // The user walks away: the idle timer, if the Maintainer set one, falls due.
