@@ -242,6 +242,33 @@ fn lone_surrogate_escapes_read_as_replacement_characters() {
     assert_eq!(load(out.as_bytes()).to_bytes(), out.as_bytes());
 }
 
+/// A number beyond the f64 range (`1e400`) reads as null, as the reference sends it
+/// (`JSON.parse` gives Infinity, `JSON.stringify` writes null): the message keeps its content
+/// instead of reaching the provider as only its attribution. The line stays as written.
+#[test]
+fn numbers_beyond_f64_read_as_null() {
+    let lines = [
+        r#"{"type":"message","id":"u","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"big","meta":{"n":1e400,"m":-2e308},"timestamp":1}}"#,
+        r#"{"type":"message","id":"a","parentId":"u","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"calc","arguments":{"x":1e999}}],"stopReason":"toolUse","timestamp":2}}"#,
+        r#"{"type":"message","id":"r","parentId":"a","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"calc","content":[{"type":"text","text":"inf"}],"isError":false,"timestamp":3}}"#,
+    ];
+    let text = format!("{HEADER}\n{}\n", lines.join("\n"));
+    let s = load(text.as_bytes());
+    assert_eq!(codes(&s), vec![]);
+    let ctx = ctxfold::context::build_context(&s, &Default::default()).unwrap();
+    let llm = ctxfold::context::convert::convert_to_llm(&s, &ctx);
+    assert_eq!(
+        llm,
+        [
+            json!({"role":"user","content":"big","meta":{"n":null,"m":null},"timestamp":1,"attribution":"user"}),
+            json!({"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"calc","arguments":{"x":null}}],"stopReason":"toolUse","timestamp":2}),
+            json!({"role":"toolResult","toolCallId":"c1","toolName":"calc","content":[{"type":"text","text":"inf"}],"isError":false,"timestamp":3,"attribution":"agent"}),
+        ]
+    );
+    ctxfold::tokens::verify_recorded_facts(&s).unwrap();
+    assert_eq!(s.to_bytes(), text.as_bytes());
+}
+
 #[test]
 fn a_50_mb_line_loads() {
     let big = "y".repeat(50 * 1024 * 1024);

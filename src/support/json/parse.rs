@@ -2,16 +2,18 @@
 //!
 //! The values are the ones `serde_json::from_str` builds (integers as `u64` / `i64` where
 //! they fit, `-0` and larger integers as floats, objects in text order with the last of
-//! duplicate keys winning, nesting refused from 128 levels, numbers out of the `f64` range
-//! refused), so the crate needs no second JSON reader: serde_json's text deserializer stays
+//! duplicate keys winning, nesting refused from 128 levels), so the crate needs no second JSON reader: serde_json's text deserializer stays
 //! out of the `.wasm` (about 10 KB of code), and with it the generic visitor calls that a
 //! size-optimized build does not inline. Floats are parsed correctly rounded, as
 //! `JSON.parse` does (`serde_json`'s default fast path can be one unit in the last place off
 //! on long mantissas).
 //!
-//! One deliberate difference: a lone surrogate escape (`"\ud800"`, which `JSON.stringify`
-//! writes for a JavaScript string holding half a pair) reads as U+FFFD, where serde_json
-//! refuses the text (see `scan::decode_escape`).
+//! Two deliberate differences, both where serde_json refuses a text that `JSON.parse` reads,
+//! so that a session line the reference reads does not lose its message here:
+//! - a lone surrogate escape (`"\ud800"`, which `JSON.stringify` writes for a JavaScript
+//!   string holding half a pair) reads as U+FFFD (see `scan::decode_escape`);
+//! - a number beyond the `f64` range (`1e400`) reads as `null`: `JSON.parse` makes it
+//!   ±Infinity, which `JSON.stringify` (the request body) writes as `null`.
 
 use crate::support::json::scan::{
     decode_escape, skip_literal, skip_number, skip_str_run, Scanner, SyntaxError,
@@ -109,10 +111,8 @@ impl Parser<'_> {
             Some(b'n') => Ok((Value::Null, skip_literal(b, i, b"null")?)),
             Some(b'-' | b'0'..=b'9') => {
                 let end = skip_number(b, i)?;
-                match self.text.get(i..end).and_then(number) {
-                    Some(n) => Ok((Value::Number(n), end)),
-                    None => err(i, "number out of range"),
-                }
+                let n = self.text.get(i..end).and_then(number);
+                Ok((n.map_or(Value::Null, Value::Number), end))
             }
             Some(_) => err(i, "expected a value"),
             None => err(i, "unexpected end of input"),
@@ -228,8 +228,6 @@ mod tests {
             "01",
             "1.",
             "-",
-            "1e400",
-            "-1e400",
             r#""\ud83d\u12""#,
             r#""\ud83d\uzzzz""#,
             r#""\ude00\x""#,
@@ -242,6 +240,17 @@ mod tests {
             assert!(parse(s).is_err(), "accepted {s:?}");
             assert!(theirs(s).is_none(), "serde_json accepts {s:?}");
         }
+    }
+
+    /// A number beyond the `f64` range reads as `null`, what the reference sends for it
+    /// (`JSON.parse` gives ±Infinity, `JSON.stringify` writes `null`); serde_json refuses it.
+    #[test]
+    fn numbers_out_of_range_read_as_null() {
+        let v = parse(r#"{"n":1e400,"m":[-1e400,1.5,2e308],"tiny":1e-400}"#);
+        let want = serde_json::json!({"n":null,"m":[null,1.5,null],"tiny":0.0});
+        assert_eq!(v, Ok(want));
+        assert!(serde_json::from_str::<Value>("1e400").is_err());
+        assert_eq!(parse("1e400"), Ok(Value::Null));
     }
 
     #[test]
