@@ -94,6 +94,84 @@ test('calibration: a provider that counts like the estimate keeps the ratio near
   assert.ok(Math.abs(ratio - 1) < 0.15, `ratio ${ratio}`);
 });
 
+// ----- text and images apart -------------------------------------------------------------------
+
+const VISION = { ...MODEL, id: 'claude-vision', contextWindow: 400_000, input: ['text', 'image'] };
+const PIXELS = { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' };
+
+/** A provider whose tokenizer counts `factor` × chars/4 of text and that bills `perImage` tokens an image, whatever the factor. */
+function billed(messages, factor, perImage) {
+  let images = 0;
+  for (const m of messages) if (Array.isArray(m.content)) for (const b of m.content) if (b.type === 'image') images++;
+  return Math.ceil((factor * chars(messages)) / 4) + images * perImage;
+}
+
+/** A reply to the last request, reported as `input` prompt tokens. */
+const reply = (input, extra = {}) => ({
+  role: 'assistant',
+  content: [{ type: 'text', text: 'Seen.' }],
+  provider: VISION.provider,
+  model: VISION.id,
+  usage: { input, output: 5, cacheRead: 0, cacheWrite: 0 },
+  stopReason: 'stop',
+  timestamp: 1,
+  ...extra,
+});
+
+test('calibration: a context of 20 images under growing text at a 2× provider learns 2 for the text, and the images at their own rate', async () => {
+  const session = Session.create({ cwd: '/w', now: 1 });
+  session.appendMessage({
+    role: 'user',
+    content: [{ type: 'text', text: 'Compare these.' }, ...Array(20).fill(PIXELS)],
+  });
+  // 24,000 estimated tokens of images (1,200 each) that the provider bills 1,600 each, and
+  // text it counts twice: one ratio over the request would come out between 1.3 and 1.7.
+  const m = new Maintainer(session, { model: VISION, settings: { strategy: 'off' }, now: () => 1_000_000 });
+  let predicted;
+  let actual;
+  for (let step = 0; step < 8; step++) {
+    m.session.appendMessage({
+      role: 'user',
+      content: `step ${step} ${'const a = b + c; // code\n'.repeat(80 * (step + 1))}`,
+    });
+    const { messages, tokens } = await m.beforeRequest();
+    predicted = tokens;
+    actual = billed(messages, 2, 1_600);
+    await m.afterResponse(reply(actual));
+  }
+  const { ratio, imageRate, samples } = m.calibration[`${VISION.provider}/${VISION.id}`];
+  assert.ok(Math.abs(ratio - 2) < 0.02, `text ratio ${ratio}`);
+  assert.ok(Math.abs(imageRate - 1_600 / 1_200) < 0.05, `image rate ${imageRate}`);
+  assert.equal(samples, 8);
+  // The calibrated figure of a request follows what the provider bills for it.
+  assert.ok(Math.abs(predicted - actual) < 0.02 * actual, `predicted ${predicted}, billed ${actual}`);
+  m.session.appendMessage({ role: 'user', content: 'x'.repeat(40_000) });
+  const { messages, tokens } = await m.beforeRequest();
+  const next = billed(messages, 2, 1_600);
+  assert.ok(Math.abs(tokens - next) < 0.02 * next, `predicted ${tokens}, billed ${next}`);
+});
+
+test('calibration: a request that is nearly all images, billed below their estimate, teaches no text ratio', async () => {
+  const session = Session.create({ cwd: '/w', now: 1 });
+  session.appendMessage({
+    role: 'user',
+    content: [{ type: 'text', text: 'Read the frames.' }, ...Array(40).fill(PIXELS)],
+  });
+  const m = new Maintainer(session, { model: VISION, settings: { strategy: 'off' }, now: () => 1_000_000 });
+  // 48,000 estimated tokens of images billed 400 each: 16,000, a third of their estimate.
+  const first = await m.beforeRequest();
+  await m.afterResponse(reply(billed(first.messages, 2, 400)));
+  const key = `${VISION.provider}/${VISION.id}`;
+  assert.deepEqual(m.calibration[key], { ratio: 1, imageRate: 1, samples: 1 });
+  // With text beside the same images, the two are told apart.
+  m.session.appendMessage({ role: 'user', content: 'let x = 1;\n'.repeat(1_200) });
+  const second = await m.beforeRequest();
+  await m.afterResponse(reply(billed(second.messages, 2, 400)));
+  const { ratio, imageRate } = m.calibration[key];
+  assert.ok(Math.abs(ratio - 2) < 0.02, `text ratio ${ratio}`);
+  assert.ok(Math.abs(imageRate - 400 / 1_200) < 0.02, `image rate ${imageRate}`);
+});
+
 test('tokenCounter: the host counts the request, each message once', async () => {
   const seen = [];
   const tokenCounter = (m) => {

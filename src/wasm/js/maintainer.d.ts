@@ -79,9 +79,11 @@ export interface MaintainerOptions {
   /** A message longer than this (its strings together) reaches `tokenCounter` cut to it; the count is scaled back up. Default 200,000. */
   maxCountChars?: number;
   /**
-   * Calibrate the estimate from the usage providers report: per model, the median ratio of
-   * reported prompt tokens to the estimate of the last eight answered requests (0.5–3)
-   * multiplies later estimates. Default true.
+   * Calibrate the estimate from the usage providers report, text and images apart (providers
+   * bill images by their pixels whatever their tokenizer): per model, over the last eight
+   * answered requests, reported prompt tokens ≈ text estimate × `ratio` + image estimate ×
+   * `imageRate` (see `Maintainer.calibration`), and later requests are counted so. With a
+   * `tokenCounter` the count, images included, is all text. Default true.
    */
   calibrate?: boolean;
   /** The clock, in ms since the epoch (default `Date.now`). */
@@ -112,7 +114,9 @@ export interface BeforeRequestResult {
   messages: LlmMessage[];
   /**
    * Tokens of the request: messages, system prompt and tools (as text, before inline imaging),
-   * counted by `tokenCounter` (else the core's estimate), times the model's calibration ratio.
+   * counted by `tokenCounter` (else the core's estimate), calibrated: the text times the model's
+   * calibration `ratio`, the core's estimate of the images (without a `tokenCounter`) times its
+   * `imageRate`.
    */
   tokens: number;
   /** The system prompt to send, when one was given: a stub where inline imaging sent its text as frames. */
@@ -158,8 +162,15 @@ export class Maintainer {
   readonly model: TriggerModel;
   readonly settings: ResolvedCompactionSettings;
   readonly state: ContextManagerState;
-  /** Per model (`provider/id`): the calibration ratio in use and the answered requests it comes from. */
-  readonly calibration: Record<string, { ratio: number; samples: number }>;
+  /**
+   * Per model (`provider/id`), the calibration in use: `ratio`, the provider's tokens per
+   * estimated token of text (the median of (reported − images × imageRate) / text over the
+   * requests with at least 1,000 tokens of text, 0.5–3); `imageRate`, per estimated token of
+   * images (snapcompact frames at 5,024, other images at 1,200; the least-squares fit of the
+   * requests when they mix text and images in different proportions, 0.2–4, else its last
+   * value, 1 at first); `samples`, the answered requests they come from (at most 8).
+   */
+  readonly calibration: Record<string, { ratio: number; imageRate: number; samples: number }>;
   /** The stale pass, the pre-prompt or mid-run threshold check, then the messages to send. */
   beforeRequest(options?: BeforeRequestOptions): Promise<BeforeRequestResult>;
   /** Appends the reply, then recovery, threshold maintenance and the progress guard. */

@@ -13,7 +13,7 @@ import { anthropicIneligibility } from './native-anthropic.js';
 import { openaiLanes } from './native-openai.js';
 import { requireRaw } from './raw.js';
 import { clampImages, contextSnapshot, textTokens } from './report.js';
-import { FRAME_DATA_BYTES_BUDGET, providerImageBudget } from './snapcompact.js';
+import { FRAME_DATA_BYTES_BUDGET, FRAME_TOKEN_ESTIMATE, providerImageBudget } from './snapcompact.js';
 import { handlers } from './summarizer.js';
 import { TokenGauge } from './tokens.js';
 import { ContextManager } from './triggers.js';
@@ -34,6 +34,38 @@ function checkModel(model, what = 'options.model') {
     throw invalidArgument(`${what} must be an object with string \`provider\` and \`id\` (and \`contextWindow\`)`);
   }
   return model;
+}
+
+let imageTokenEstimate;
+
+/** The core's flat charge for an image that is not a snapcompact frame (spec: compaction §3.1). */
+function imageTokens() {
+  imageTokenEstimate ??= requireRaw().estimateTokensJson(
+    JSON.stringify({ role: 'user', content: [{ type: 'image', data: '', mimeType: 'image/png' }] }),
+    false,
+  );
+  return imageTokenEstimate;
+}
+
+/**
+ * The core's estimate of the images of LLM `messages` (spec: compaction §3.1): the archive's
+ * frames, which the compaction summary carries (the first message, the agent's), at
+ * FRAME_TOKEN_ESTIMATE, any other image at the flat image charge. `total`: the context's
+ * image count when `messages` may leave frames out (a budget); the difference are frames.
+ */
+function imageEstimate(messages, total) {
+  let frames = 0;
+  let others = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (m.role === 'assistant' || !Array.isArray(m.content)) continue;
+    let n = 0;
+    for (const part of m.content) if (part?.type === 'image') n++;
+    if (i === 0 && m.attribution === 'agent') frames += n;
+    else others += n;
+  }
+  if (total !== undefined) frames = Math.max(0, total - others);
+  return frames * FRAME_TOKEN_ESTIMATE + others * imageTokens();
 }
 
 /** A timer that never keeps a Node.js process alive. */
@@ -86,11 +118,14 @@ export class Maintainer {
   /** The failed assistant entry a decision took out of the context. */
   #dropped = null;
   #remoteBlockedUntil = 0;
-  /** `#storedTokens` memo: the context's messages as the gauge counts them, without calibration. */
+  /**
+   * `#storedTokens` memo: the context's messages as the gauge counts them, without calibration
+   * (`value`), and the core's estimate of their images (`images`, 0 with a `tokenCounter`).
+   */
   #tokens = null;
   /** The host's token counter and the calibration from reported usage. */
   #gauge;
-  /** The last request's uncalibrated estimate, to compare with the usage its reply reports. */
+  /** The last request's uncalibrated estimate (text, and images sent), to compare with the usage its reply reports. */
   #sent = null;
   /** Inline imaging (`snapcompact.systemPrompt` / `snapcompact.toolResults`), when either is on. */
   #imager = null;
@@ -159,7 +194,10 @@ export class Maintainer {
     return this.#cm.state;
   }
 
-  /** Per model (`provider/id`): the ratio of reported prompt tokens to the local estimate, and its samples. */
+  /**
+   * Per model (`provider/id`): the provider's tokens per estimated token of text (`ratio`) and
+   * of images (`imageRate`), and the answered requests they come from.
+   */
   get calibration() {
     return this.#gauge.snapshot();
   }
@@ -201,7 +239,10 @@ export class Maintainer {
       }
       const result = { messages, tokens: this.#storedTokens(), report: step.report };
       // Inline imaging sends fewer tokens than the text estimate counts: no calibration then.
-      this.#sent = inline?.savedTokens > 0 ? null : { model: this.#model, estimate: this.#rawTokens() };
+      // Images count as sent (budgets may leave some out); a tokenCounter prices them itself.
+      const { text } = this.#rawSplit();
+      const images = this.#gauge.counting ? 0 : imageEstimate(messages);
+      this.#sent = inline?.savedTokens > 0 ? null : { model: this.#model, text, images };
       if (systemPrompt !== undefined) result.systemPrompt = systemPrompt;
       if (inline !== undefined) result.inline = inline;
       return result;
@@ -320,23 +361,39 @@ export class Maintainer {
    * state (size and leaf); the maintainer's own prunes, which change neither, forget it.
    */
   #storedTokens() {
-    return Math.round(this.#rawTokens() * this.#gauge.ratio(this.#model));
+    const { text, images } = this.#rawSplit();
+    return Math.round(this.#gauge.calibrated(this.#model, text, images));
   }
 
   /** The estimate before calibration: the context's messages and the request overhead. */
   #rawTokens() {
+    const { text, images } = this.#rawSplit();
+    return text + images;
+  }
+
+  /**
+   * The estimate before calibration as text (with the request overhead) and images: the core's
+   * estimate of the context's images (spec: compaction §3.1), which providers bill by their
+   * pixels whatever their tokenizer. With a `tokenCounter`, everything is text: the host's
+   * counter prices the images. So it is for a model without image input, which is sent none.
+   */
+  #rawSplit() {
     const key = `${this.#session.size}:${this.#session.leafId}`;
     if (this.#tokens?.session !== this.#session || this.#tokens.key !== key) {
-      const value = this.#gauge.counting
-        ? this.#gauge.count(
-            this.#session.toLlmMessages({
-              model: { ...this.#model, provider: this.#o.provider ?? this.#model.provider },
-            }),
-          )
-        : this.#session.contextTokens().estimatedTokens;
-      this.#tokens = { session: this.#session, key, value };
+      let value;
+      let images = 0;
+      if (this.#gauge.counting) {
+        value = this.#gauge.count(this.#session.toLlmMessages({ model: this.#viewOptions().model }));
+      } else {
+        value = this.#session.contextTokens().estimatedTokens;
+        const total = this.#readsImages() ? this.#session.contextStats().images : 0;
+        // The view #messages() builds next (its conversion is remembered): the images outside
+        // the summary; the rest of the count are the archive's frames.
+        if (total > 0) images = Math.min(value, imageEstimate(this.#session.toLlmMessages(this.#viewOptions()), total));
+      }
+      this.#tokens = { session: this.#session, key, value, images };
     }
-    return this.#tokens.value + this.#overhead;
+    return { text: this.#tokens.value - this.#tokens.images + this.#overhead, images: this.#tokens.images };
   }
 
   /** Text (the system prompt, the tool definitions) counted as the gauge counts. */
@@ -371,8 +428,9 @@ export class Maintainer {
   }
 
   /**
-   * The provider's tokens per token of the core's estimate: the calibration, times the host's
-   * count over the core's estimate of the live context when a `tokenCounter` counts.
+   * The provider's tokens per token of the core's estimate of text: the calibration's text
+   * ratio, times the host's count over the core's estimate of the live context when a
+   * `tokenCounter` counts.
    */
   #providerRatio() {
     const calibration = this.#gauge.ratio(this.#model);
@@ -409,7 +467,7 @@ export class Maintainer {
     if (sent === null || !isObject(u) || message.stopReason === 'error' || message.stopReason === 'aborted') return;
     if (message.model !== undefined && message.model !== sent.model.id) return;
     const reported = (u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0);
-    this.#gauge.observe(sent.model, sent.estimate, reported);
+    this.#gauge.observe(sent.model, { text: sent.text, images: sent.images }, reported);
   }
 
   #turnOptions() {
@@ -471,15 +529,11 @@ export class Maintainer {
    * provider's image and byte budgets.
    */
   #messages() {
-    const images = Array.isArray(this.#model.input) && this.#model.input.includes('image');
-    const provider = this.#o.provider ?? this.#model.provider;
-    const limit = images ? providerImageBudget(provider) : 0;
-    // The model replays a native compaction of its own provider (spec: compaction §2.3).
-    let raw = this.#session.toLlmMessages({
-      maxImages: limit,
-      maxFrameDataBytes: FRAME_DATA_BYTES_BUDGET,
-      model: { ...this.#model, provider },
-    });
+    const view = this.#viewOptions();
+    const images = this.#readsImages();
+    const provider = view.model.provider;
+    const limit = view.maxImages;
+    let raw = this.#session.toLlmMessages(view);
     let systemPrompt = this.#request.systemPrompt;
     let inline;
     if (this.#imager !== null && images) {
@@ -490,6 +544,25 @@ export class Maintainer {
     }
     const { messages, omitted } = clampImages(raw, limit);
     return { messages, systemPrompt, inline, imagesOmitted: omitted, framesLeftOut: framesOmitted(messages) };
+  }
+
+  /** Whether the model takes images (`'image'` in its `input`): else requests carry none. */
+  #readsImages() {
+    return Array.isArray(this.#model.input) && this.#model.input.includes('image');
+  }
+
+  /**
+   * The options of the LLM view sent to the model: its provider's image budget (none for a
+   * model without image input), the frame byte budget, and the model, which replays a native
+   * compaction of its own provider (spec: compaction §2.3).
+   */
+  #viewOptions() {
+    const provider = this.#o.provider ?? this.#model.provider;
+    return {
+      maxImages: this.#readsImages() ? providerImageBudget(provider) : 0,
+      maxFrameDataBytes: FRAME_DATA_BYTES_BUDGET,
+      model: { ...this.#model, provider },
+    };
   }
 
   /** Carries out a decision (spec: compaction §8); resolves its continuation, if any. */
