@@ -131,6 +131,10 @@ test('fake model: text costs what the package estimates (tokenRatio 1), images w
   });
   assert.equal(withImage.images, 1);
   assert.equal(withImage.tokens, tokens);
+  // A provider whose tokenizer counts text twice bills the image the same: by its pixels.
+  const dense = new PromptMeter({ tokenRatio: 2 });
+  const image = { role: 'user', content: [{ type: 'image', data: base64, mimeType: 'image/png' }] };
+  assert.equal(dense.request({ messages: [image] }).tokens, tokens);
 });
 
 test('fake clock: timers fire in order as time passes, cancelled ones never', async () => {
@@ -254,6 +258,13 @@ for (const [strategy, seed] of [
 ]) {
   CASES.push({ strategy, window: 32_000, provider: 'anthropic', seed, tokenRatio: 0.6, providerSized: true });
 }
+
+// Frames beside dense text: snapcompact on 200k with a provider counting text twice the estimate,
+// the work sized in the estimate's tokens (the seed of the 200k snapcompact case above). Frames
+// bill their pixels (about 3,000 tokens for 5,024 estimated), whatever the text ratio: one
+// calibration ratio over the whole request came out near 1.05, the text tail after a compaction
+// was undercounted, and request 514 overflowed twice in a row. The text ratio is learnt apart.
+CASES.push({ strategy: 'snapcompact', window: 200_000, provider: 'anthropic', seed: 5, tokenRatio: 2 });
 
 /** A local remote-summarizer endpoint (spec: compaction §5.8) answering with the fake summarizer. */
 async function startRemote(summarizer) {
