@@ -383,7 +383,7 @@ async function run(session, o, signal) {
         // with the request overhead): the rescue shake reaches into it (spec: compaction §8.5,
         // §8.3 dead-end rescue; the commit stands either way), also after an automatic shake,
         // whose preset protects the newest results.
-        const left = providerRatio(o) * (committed.tokensAfter ?? 0) + (o.nonMessageTokens ?? 0);
+        const left = liveAfter(o, committed.tokensAfter ?? 0);
         if (!shaken?.rescue && !committed.session && left > headroomLimit(o, resolved)) {
           const r = await rescueShake(session, o, signal);
           if (r !== undefined) shaken = shaken ? combinedShake(shaken, r) : r;
@@ -508,6 +508,18 @@ function providerRatio(o) {
   return typeof r === 'number' && Number.isFinite(r) && r > 0 ? r : 1;
 }
 
+/**
+ * The live context in the provider's tokens, request overhead included, after a commit whose
+ * core figure is `coreTokens`: the Maintainer's own calibrated measure when it gives one
+ * (`o.measureLive`: text and images at their own rates), else the core's figure through
+ * `providerRatio` plus `nonMessageTokens`. Frames estimated at their flat charge but billed
+ * lower would otherwise count at the text's rate.
+ */
+function liveAfter(o, coreTokens) {
+  if (typeof o.measureLive === 'function') return o.measureLive();
+  return providerRatio(o) * coreTokens + (o.nonMessageTokens ?? 0);
+}
+
 /** Context kept after an automatic shake: at most this share of the threshold (§13). */
 const RECOVERY_BAND = 0.8;
 
@@ -529,7 +541,8 @@ async function shakeMethod(session, o, resolved, signal, onShake) {
   }
   onShake(r);
   if (reason !== 'manual' && reason !== 'idle' && modelOf(o).contextWindow > 0) {
-    if (before - providerRatio(o) * r.tokensFreed > recoveryBand(o, resolved)) {
+    const after = typeof o.measureLive === 'function' ? o.measureLive() : before - providerRatio(o) * r.tokensFreed;
+    if (after > recoveryBand(o, resolved)) {
       throw codedError(
         'E_NO_REDUCTION',
         `Auto-shake reclaimed ~${r.tokensFreed} tokens but context is still above the threshold`,

@@ -654,6 +654,11 @@ export class Maintainer {
         liveTokens: this.#storedTokens(),
         nonMessageTokens: Math.round(this.#overhead * this.#gauge.ratio(this.#model)),
         providerRatio: this.#providerRatio(),
+        // The same figure after a commit or a shake (which rewrites lines in place: no memo).
+        measureLive: () => {
+          this.#tokens = null;
+          return this.#storedTokens();
+        },
         summarize: o.summarize,
         remoteEndpoint: o.remoteEndpoint,
         headers: o.headers,
