@@ -144,6 +144,16 @@ export function stringifyArguments(args) {
   return JSON.stringify(args ?? {});
 }
 
+/**
+ * Tool-call arguments as JSON text for a writer: `kept`, the text they were read from, when it
+ * still parses to them (its spacing and member order come back), else `stringifyArguments`.
+ */
+export function argumentsText(args, kept) {
+  const json = stringifyArguments(args);
+  if (typeof kept !== 'string' || json === kept) return json;
+  return stringifyArguments(parseArguments(kept, 0, '')) === json ? kept : json;
+}
+
 /** The `ctxfold` extras a reader of `format` kept on a message or block, or undefined. */
 export function extrasOf(node, format) {
   const x = node?.ctxfold;

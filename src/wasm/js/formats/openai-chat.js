@@ -22,6 +22,7 @@
 // as text, a tool result's images go in a user message after the run of tool results (the tool
 // role takes text), and what has no Chat Completions form is reported (W_CONVERTED, W_DROPPED).
 import {
+  argumentsText,
   dataUrl,
   extrasOf as extrasOfFormat,
   hasKeys,
@@ -414,13 +415,6 @@ export function read(messages, ctx) {
 }
 
 // ----- writing -------------------------------------------------------------------------------
-
-/** Arguments as JSON text: the text they were read from when it still parses to them. */
-function argumentsText(args, kept) {
-  const json = stringifyArguments(args);
-  if (typeof kept !== 'string' || json === kept) return json;
-  return stringifyArguments(parseArguments(kept, 0, '')) === json ? kept : json;
-}
 
 /** A kept part, when the block still holds what it was read from (pruning rewrites text). */
 function keptPart(b, x) {

@@ -27,6 +27,7 @@
 // Responses form is reported (W_CONVERTED, W_DROPPED).
 import { splitCallId, textSignature } from '../native-openai.js';
 import {
+  argumentsText,
   dataUrl,
   extrasOf as extrasOfFormat,
   hasKeys,
@@ -397,13 +398,6 @@ export function read(messages, ctx) {
 }
 
 // ----- writing -------------------------------------------------------------------------------
-
-/** Arguments as JSON text: the text they were read from when it still parses to them. */
-function argumentsText(args, kept) {
-  const json = stringifyArguments(args);
-  if (typeof kept !== 'string' || json === kept) return json;
-  return stringifyArguments(parseArguments(kept, 0, '')) === json ? kept : json;
-}
 
 /** A user or tool-output block as an input part, or undefined (reported) for a block with none. */
 function partOut(b, warnings, index, path) {
