@@ -117,35 +117,23 @@ export class Simulation {
       h('option', { value: 'local', text: 'local, deterministic (no network)' }),
       h('option', { value: 'endpoint', text: 'the OpenAI-compatible endpoint of the Actions tab' }),
     );
-    const seedInput = h('input', {
-      id: 'sim-seed',
-      type: 'number',
-      min: 1,
-      value: String(c.seed),
-      class: 'narrow',
-      onchange: (e) => (c.seed = Math.max(1, Math.floor(Number(e.target.value) || 1))),
-    });
-    const turnsInput = h('input', {
-      id: 'sim-turns',
-      type: 'number',
-      min: 1,
-      max: 100000,
-      value: String(c.turns),
-      class: 'narrow',
-      onchange: (e) => (c.turns = Math.max(1, Math.floor(Number(e.target.value) || 200))),
-    });
-    const promote = h('input', {
-      id: 'sim-promote',
-      type: 'checkbox',
-      checked: c.promote,
-      onchange: (e) => (c.promote = e.target.checked),
-    });
-    const midTurn = h('input', {
-      id: 'sim-midturn',
-      type: 'checkbox',
-      checked: c.midTurn,
-      onchange: (e) => (c.midTurn = e.target.checked),
-    });
+    // A whole number ≥ 1 (`fallback` for what is not one) and a switch, bound to `c[key]`.
+    const wholeInput = (id, key, fallback, attrs = {}) =>
+      h('input', {
+        id,
+        type: 'number',
+        min: 1,
+        ...attrs,
+        value: String(c[key]),
+        class: 'narrow',
+        onchange: (e) => (c[key] = Math.max(1, Math.floor(Number(e.target.value) || fallback))),
+      });
+    const checkbox = (id, key) =>
+      h('input', { id, type: 'checkbox', checked: c[key], onchange: (e) => (c[key] = e.target.checked) });
+    const seedInput = wholeInput('sim-seed', 'seed', 1);
+    const turnsInput = wholeInput('sim-turns', 'turns', 200, { max: 100000 });
+    const promote = checkbox('sim-promote', 'promote');
+    const midTurn = checkbox('sim-midturn', 'midTurn');
     this.startBtn = h('button', {
       type: 'button',
       id: 'sim-start',
