@@ -125,7 +125,7 @@ export class SimClock {
 const textTokens = (text) => (typeof text === 'string' && text.length ? Math.ceil(text.length / 4) : 0);
 
 /** Width and height of a base64 PNG, from its IHDR chunk (null when it is not a PNG). */
-function pngSize(base64) {
+export function pngSize(base64) {
   let head;
   try {
     head = atob(base64.slice(0, 32));

@@ -11,10 +11,11 @@
 // (`PromptMeter.responsesItems`). tokenRatio 1 is the package's own byte/4 heuristic; > 1 plays
 // a provider whose tokenizer counts more than that, as real ones do on code.
 
-// The seeded generator and the generated text are the demo's (www/sim-agent.js): one copy.
-import { seededRandom, TextSource, WORDS } from '../../../www/sim-agent.js';
+// The seeded generator, the generated text, the tool definitions and the PNG size reader are
+// the demo's (www/sim-agent.js): one copy.
+import { pngSize, SIM_TOOLS, seededRandom, TextSource, WORDS } from '../../../www/sim-agent.js';
 
-export { seededRandom, TextSource };
+export { pngSize, seededRandom, TextSource };
 
 /** An integer in [lo, hi] (both included). */
 function between(random, lo, hi) {
@@ -58,13 +59,6 @@ export const OVERFLOW_WORDINGS = [
 function utf8Bytes(text) {
   // Counted without encoding: the fake provider measures every prompt, 100 MB per run.
   return Buffer.byteLength(text, 'utf8');
-}
-
-/** Width and height of a base64 PNG, from its IHDR chunk (null when it is not a PNG). */
-export function pngSize(base64) {
-  const head = Buffer.from(base64.slice(0, 32), 'base64');
-  if (head.length < 24 || head.toString('latin1', 12, 16) !== 'IHDR') return null;
-  return { width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
 }
 
 /**
@@ -252,26 +246,8 @@ export class FakeClock {
 
 // ----- the fake model --------------------------------------------------------------------------
 
-const TOOLS = [
-  {
-    name: 'read',
-    description: 'Read a file',
-    parameters: { type: 'object', properties: { path: { type: 'string' } } },
-  },
-  {
-    name: 'grep',
-    description: 'Search files',
-    parameters: { type: 'object', properties: { pattern: { type: 'string' }, path: { type: 'string' } } },
-  },
-  {
-    name: 'bash',
-    description: 'Run a command',
-    parameters: { type: 'object', properties: { command: { type: 'string' } } },
-  },
-];
-
 /** The tool definitions the scripted host sends. */
-export const FAKE_TOOLS = TOOLS;
+export const FAKE_TOOLS = SIM_TOOLS;
 
 /** The system prompt the scripted host sends (about 1,200 tokens). */
 export const FAKE_SYSTEM_PROMPT = `You are a coding agent working in /w. ${'Follow the repository conventions and keep answers short. '.repeat(80)}`;
