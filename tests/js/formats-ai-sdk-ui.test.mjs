@@ -8,6 +8,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { convertToModelMessages } from 'ai';
 import { Session } from 'ctxfold';
+// mulberry32, the scripted agents' generator.
+import { seededRandom as rng } from './support/fake-agent.mjs';
 import { STRICT, typeCheck } from './support/formats.mjs';
 import { testsDir } from './support/project.mjs';
 
@@ -534,18 +536,6 @@ test('ai-sdk-ui: a 50 MB text and a 50 MB tool output go through, in time linear
 });
 
 // ----- properties -------------------------------------------------------------------------------
-
-/** A seeded generator (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generator(seed) {
   const r = rng(seed);
