@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { generateText, modelMessageSchema } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { Session } from 'ctxfold';
-import { bestRoundTrip, random, STRICT, typeCheck } from './support/formats.mjs';
+import { bestRoundTrip, mutateSeveral, random, STRICT, typeCheck } from './support/formats.mjs';
 import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'ai-sdk-model' };
@@ -866,29 +866,25 @@ test('ai-sdk-model property: 300 random valid histories pass the schema and roun
   }
 });
 
-/** Mutates a copy of `messages` a few times: values swapped for other types, members deleted, elements duplicated. */
-function mutate(r, messages) {
-  const root = structuredClone(messages);
-  const nodes = [];
-  const walk = (v, parent, key) => {
-    nodes.push({ v, parent, key });
-    if (v !== null && typeof v === 'object')
-      for (const [k, c] of Object.entries(v)) walk(c, v, Array.isArray(v) ? Number(k) : k);
-  };
-  walk(root, null, null);
-  const values = [null, 0, -1, '', 'x', [], {}, true, 'tool-result', 'tool-call', 'image', 'assistant', 'tool', 'data'];
-  for (let i = 1 + r.int(3); i > 0; i--) {
-    const { v, parent, key } = r.pick(nodes);
-    if (parent === null) continue;
-    const what = r.int(4);
-    if (what === 0) parent[key] = r.pick(values);
-    else if (what === 1 && !Array.isArray(parent)) delete parent[key];
-    else if (what === 2 && Array.isArray(parent)) parent.splice(key, 0, structuredClone(v));
-    else if (Array.isArray(parent)) parent.splice(key, 1);
-    else parent[key] = structuredClone(r.pick(nodes).v);
-  }
-  return root;
-}
+/** What a mutation puts in place of a value (new objects each time): other types, and the AI SDK's types and roles. */
+const mutants = () => [
+  null,
+  0,
+  -1,
+  '',
+  'x',
+  [],
+  {},
+  true,
+  'tool-result',
+  'tool-call',
+  'image',
+  'assistant',
+  'tool',
+  'data',
+];
+/** A copy of `messages` changed one to three times (`mutateSeveral`). */
+const mutate = (r, messages) => mutateSeveral(r, messages, mutants());
 
 test('ai-sdk-model property: 400 mutated histories throw nothing but E_INVALID_MESSAGE; what is accepted writes valid messages', () => {
   let accepted = 0;

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-import { bestRoundTrip, random, STRICT, typeCheck } from './support/formats.mjs';
+import { bestRoundTrip, mutateSeveral, random, STRICT, typeCheck } from './support/formats.mjs';
 import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'anthropic' };
@@ -646,29 +646,10 @@ test('anthropic property: 300 random valid histories round-trip exactly', () => 
   }
 });
 
-/** Mutates a copy of `messages` `n` times: values swapped for other types, members deleted, elements duplicated. */
-function mutate(r, messages) {
-  const root = structuredClone(messages);
-  const nodes = [];
-  const walk = (v, parent, key) => {
-    nodes.push({ v, parent, key });
-    if (v !== null && typeof v === 'object')
-      for (const [k, c] of Object.entries(v)) walk(c, v, Array.isArray(v) ? Number(k) : k);
-  };
-  walk(root, null, null);
-  const values = [null, 0, -1, '', 'x', [], {}, true, 'tool_result', 'tool_use', 'image', 'assistant', 'system'];
-  for (let i = 1 + r.int(3); i > 0; i--) {
-    const { v, parent, key } = r.pick(nodes);
-    if (parent === null) continue;
-    const what = r.int(4);
-    if (what === 0) parent[key] = r.pick(values);
-    else if (what === 1 && !Array.isArray(parent)) delete parent[key];
-    else if (what === 2 && Array.isArray(parent)) parent.splice(key, 0, structuredClone(v));
-    else if (Array.isArray(parent)) parent.splice(key, 1);
-    else parent[key] = structuredClone(r.pick(nodes).v);
-  }
-  return root;
-}
+/** What a mutation puts in place of a value (new objects each time): other types, and Anthropic's types and roles. */
+const mutants = () => [null, 0, -1, '', 'x', [], {}, true, 'tool_result', 'tool_use', 'image', 'assistant', 'system'];
+/** A copy of `messages` changed one to three times (`mutateSeveral`). */
+const mutate = (r, messages) => mutateSeveral(r, messages, mutants());
 
 test('anthropic property: 400 mutated histories throw nothing but E_INVALID_MESSAGE, with a usable index and field', () => {
   let accepted = 0;

@@ -11,6 +11,7 @@ import {
   assertMutationsRefusedCleanly,
   assertRoundTrips,
   bestRoundTrip,
+  mutateOne,
   random,
   STRICT,
   typeCheck,
@@ -817,26 +818,14 @@ function generator(seed) {
     return items;
   }
   /** A copy of `items` with one member somewhere replaced, removed, or given an unknown type. */
-  function mutate(items) {
-    const bad = structuredClone(items);
-    const nodes = [];
-    const walk = (v, depth) => {
-      if (v === null || typeof v !== 'object' || depth > 5) return;
-      nodes.push(v);
-      for (const k of Object.keys(v)) walk(v[k], depth + 1);
-    };
-    walk(bad, 0);
-    const node = pick(nodes.slice(1).length > 0 ? nodes.slice(1) : nodes);
-    const keys = Object.keys(node);
-    if (keys.length === 0) return bad;
-    const key = pick(keys);
-    const r = int(4);
-    if (r === 0) delete node[key];
-    else if (r === 1) node[key] = pick([null, 5, {}, [], 'x', true, -0.5]);
-    else if (r === 2 && typeof node[key] === 'string') node[key] = `${node[key]}?`;
-    else node[key] = pick([{ type: 'video' }, [null], { role: 'robot' }, 'function_call_output', 'reasoning']);
-    return bad;
-  }
+  const mutate = (items) =>
+    mutateOne({ int, pick }, items, [
+      { type: 'video' },
+      [null],
+      { role: 'robot' },
+      'function_call_output',
+      'reasoning',
+    ]);
   return { history, mutate };
 }
 

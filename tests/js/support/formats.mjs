@@ -41,6 +41,59 @@ export function random(seed) {
 }
 
 /**
+ * A copy of `value` with one member somewhere (below the top, at most five levels deep)
+ * removed, replaced by a value of another type, given a `?`, or replaced by one of `unknowns`
+ * (the format's unknown types and roles), drawn with `int` and `pick` of `random`.
+ */
+export function mutateOne({ int, pick }, value, unknowns) {
+  const bad = structuredClone(value);
+  const nodes = [];
+  const walk = (v, depth) => {
+    if (v === null || typeof v !== 'object' || depth > 5) return;
+    nodes.push(v);
+    for (const k of Object.keys(v)) walk(v[k], depth + 1);
+  };
+  walk(bad, 0);
+  const node = pick(nodes.slice(1).length > 0 ? nodes.slice(1) : nodes);
+  const keys = Object.keys(node);
+  if (keys.length === 0) return bad;
+  const key = pick(keys);
+  const r = int(4);
+  if (r === 0) delete node[key];
+  else if (r === 1) node[key] = pick([null, 5, {}, [], 'x', true, -0.5]);
+  else if (r === 2 && typeof node[key] === 'string') node[key] = `${node[key]}?`;
+  else node[key] = pick(unknowns);
+  return bad;
+}
+
+/**
+ * A copy of `value` changed one to three times at random places: a value swapped for one of
+ * `values`, a member deleted, an element duplicated or removed, or a value swapped for another
+ * from the copy; drawn with `int` and `pick` of `r`.
+ */
+export function mutateSeveral(r, value, values) {
+  const root = structuredClone(value);
+  const nodes = [];
+  const walk = (v, parent, key) => {
+    nodes.push({ v, parent, key });
+    if (v !== null && typeof v === 'object')
+      for (const [k, c] of Object.entries(v)) walk(c, v, Array.isArray(v) ? Number(k) : k);
+  };
+  walk(root, null, null);
+  for (let i = 1 + r.int(3); i > 0; i--) {
+    const { v, parent, key } = r.pick(nodes);
+    if (parent === null) continue;
+    const what = r.int(4);
+    if (what === 0) parent[key] = r.pick(values);
+    else if (what === 1 && !Array.isArray(parent)) delete parent[key];
+    else if (what === 2 && Array.isArray(parent)) parent.splice(key, 0, structuredClone(v));
+    else if (Array.isArray(parent)) parent.splice(key, 1);
+    else parent[key] = structuredClone(r.pick(nodes).v);
+  }
+  return root;
+}
+
+/**
  * The best of `runs` timings (ms) of `Session.fromMessages(messages, format).toMessages(format)`;
  * each run must give back as many messages as it read.
  */
