@@ -5,25 +5,17 @@
 // histories go through the real `generateText` (its prompt conversion refuses unpaired calls).
 
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 import { generateText, modelMessageSchema } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { Session } from 'ctxfold';
-import { bestRoundTrip, mutateSeveral, random, STRICT, typeCheck } from './support/formats.mjs';
-import { testsDir } from './support/project.mjs';
+import { bare, bestRoundTrip, formatFixtures, mutateSeveral, random, STRICT, typeCheck } from './support/formats.mjs';
 
 const FORMAT = { format: 'ai-sdk-model' };
-const fixtureDir = path.join(testsDir, 'fixtures', 'formats', 'ai-sdk-model');
-const fixtures = readdirSync(fixtureDir)
-  .filter((f) => f.endsWith('.json'))
-  .map((f) => ({ file: f, ...JSON.parse(readFileSync(path.join(fixtureDir, f), 'utf8')) }));
+const fixtures = formatFixtures('ai-sdk-model');
 const histories = fixtures.filter((f) => Array.isArray(f.messages));
 const fixture = (file) => histories.find((f) => f.file === file);
 
-/** A value without the `ctxfold` members the reader keeps (what another format sees). */
-const bare = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'ctxfold' ? undefined : x)));
 const formatWarnings = (session) =>
   session.warnings.filter((w) => w.code.startsWith('W_')).map(({ code, index, path: p }) => ({ code, index, path: p }));
 

@@ -3,21 +3,15 @@
 // declarations; what is written is checked with the real `convertToModelMessages`.
 
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 import { convertToModelMessages } from 'ai';
 import { Session } from 'ctxfold';
 // mulberry32, the scripted agents' generator.
 import { seededRandom as rng } from './support/fake-agent.mjs';
-import { STRICT, typeCheck } from './support/formats.mjs';
-import { testsDir } from './support/project.mjs';
+import { bare, formatFixtures, STRICT, typeCheck } from './support/formats.mjs';
 
 const FORMAT = { format: 'ai-sdk-ui' };
-const fixtureDir = path.join(testsDir, 'fixtures', 'formats', 'ai-sdk-ui');
-const fixtures = readdirSync(fixtureDir)
-  .filter((f) => f.endsWith('.json'))
-  .map((f) => ({ file: f, ...JSON.parse(readFileSync(path.join(fixtureDir, f), 'utf8')) }));
+const fixtures = formatFixtures('ai-sdk-ui');
 const histories = fixtures.filter((f) => Array.isArray(f.messages));
 
 /** The format warnings of a session read from messages, as `{code, index, path}`. */
@@ -25,7 +19,6 @@ const formatWarnings = (session) =>
   session.warnings.filter((w) => w.code.startsWith('W_')).map(({ code, index, path }) => ({ code, index, path }));
 
 /** A message without the `ctxfold` members the reader keeps (what another format would see). */
-const bare = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'ctxfold' ? undefined : x)));
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 

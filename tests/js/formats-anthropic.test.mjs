@@ -4,23 +4,15 @@
 // rules for a request (alternation aside, which the API joins).
 
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-import { bestRoundTrip, mutateSeveral, random, STRICT, typeCheck } from './support/formats.mjs';
-import { testsDir } from './support/project.mjs';
+import { bare, bestRoundTrip, formatFixtures, mutateSeveral, random, STRICT, typeCheck } from './support/formats.mjs';
 
 const FORMAT = { format: 'anthropic' };
-const fixtureDir = path.join(testsDir, 'fixtures', 'formats', 'anthropic');
-const fixtures = readdirSync(fixtureDir)
-  .filter((f) => f.endsWith('.json'))
-  .map((f) => ({ file: f, ...JSON.parse(readFileSync(path.join(fixtureDir, f), 'utf8')) }));
+const fixtures = formatFixtures('anthropic');
 const histories = fixtures.filter((f) => Array.isArray(f.messages));
 const fixture = (file) => histories.find((f) => f.file === file);
 
-/** A value without the `ctxfold` members the reader keeps (what another format sees). */
-const bare = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'ctxfold' ? undefined : x)));
 const codes = (warnings) => warnings.map((w) => w.code);
 
 const OPUS = { provider: 'anthropic', api: 'anthropic-messages', id: 'claude-opus-4-6' };

@@ -3,25 +3,26 @@
 // (tests/fixtures/formats/gemini/) follow the `Content` and `Part` shapes of Google's API
 // reference; what a pi session writes is checked against the API's rules for a request.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-import { assertMutationsRefusedCleanly, assertRoundTrips, random, STRICT, typeCheck } from './support/formats.mjs';
-import { repoDir, testsDir } from './support/project.mjs';
+import {
+  assertMutationsRefusedCleanly,
+  assertRoundTrips,
+  bare,
+  formatFixtures,
+  random,
+  STRICT,
+  typeCheck,
+} from './support/formats.mjs';
+import { repoDir } from './support/project.mjs';
 
 const FORMAT = { format: 'gemini' };
-const formatsDir = path.join(testsDir, 'fixtures', 'formats');
-const load = (format) =>
-  readdirSync(path.join(formatsDir, format))
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => ({ file: f, ...JSON.parse(readFileSync(path.join(formatsDir, format, f), 'utf8')) }));
-const fixtures = load('gemini');
+const fixtures = formatFixtures('gemini');
 const histories = fixtures.filter((f) => Array.isArray(f.messages));
 const fixture = (file) => histories.find((f) => f.file === file);
 
-/** A value without the `ctxfold` members the reader keeps (what another format sees). */
-const bare = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'ctxfold' ? undefined : x)));
 const codes = (warnings) => warnings.map((w) => w.code);
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const KINDS = [
@@ -396,7 +397,7 @@ test('pi → gemini: a session of another provider is a valid request; what chan
 
 test('pi → gemini: the fixtures of the other formats are valid requests, every change reported', () => {
   for (const format of ['openai-chat', 'anthropic', 'ai-sdk-model']) {
-    for (const fx of load(format).filter((f) => Array.isArray(f.messages))) {
+    for (const fx of formatFixtures(format).filter((f) => Array.isArray(f.messages))) {
       let session;
       try {
         session = Session.fromMessages(fx.messages, { format });

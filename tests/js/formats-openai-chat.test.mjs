@@ -3,31 +3,25 @@
 // API reference's shapes and those of the OpenAI-compatible servers pi replays to (DeepSeek,
 // OpenRouter, Gemini); what a pi session writes is checked against the API's rules for a request.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
 import {
   assertMutationsRefusedCleanly,
   assertRoundTrips,
+  bare,
   bestRoundTrip,
+  formatFixtures,
   mutateOne,
   random,
   STRICT,
   typeCheck,
 } from './support/formats.mjs';
-import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'openai-chat' };
-const fixtureDir = path.join(testsDir, 'fixtures', 'formats', 'openai-chat');
-const fixtures = readdirSync(fixtureDir)
-  .filter((f) => f.endsWith('.json'))
-  .map((f) => ({ file: f, ...JSON.parse(readFileSync(path.join(fixtureDir, f), 'utf8')) }));
+const fixtures = formatFixtures('openai-chat');
 const histories = fixtures.filter((f) => Array.isArray(f.messages));
 const fixture = (file) => histories.find((f) => f.file === file);
 
-/** A value without the `ctxfold` members the reader keeps (what another format sees). */
-const bare = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'ctxfold' ? undefined : x)));
 const codes = (warnings) => warnings.map((w) => w.code);
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 

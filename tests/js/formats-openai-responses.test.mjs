@@ -3,32 +3,26 @@
 // openai-responses/) follow the API reference's input item shapes; what a session of another
 // format writes is checked against the API's rules for an input.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
 import {
   assertMutationsRefusedCleanly,
   assertRoundTrips,
+  bare,
   bestRoundTrip,
+  formatFixtures,
   mutateOne,
   random,
   STRICT,
   typeCheck,
 } from './support/formats.mjs';
-import { testsDir } from './support/project.mjs';
 
 const FORMAT = { format: 'openai-responses' };
 const RESPONSES_MODEL = { provider: 'openai', api: 'openai-responses', id: 'gpt-5.2' };
-const fixtureDir = path.join(testsDir, 'fixtures', 'formats', 'openai-responses');
-const fixtures = readdirSync(fixtureDir)
-  .filter((f) => f.endsWith('.json'))
-  .map((f) => ({ file: f, ...JSON.parse(readFileSync(path.join(fixtureDir, f), 'utf8')) }));
+const fixtures = formatFixtures('openai-responses');
 const histories = fixtures.filter((f) => Array.isArray(f.messages));
 const fixture = (file) => histories.find((f) => f.file === file);
 
-/** A value without the `ctxfold` members the reader keeps (what another format sees). */
-const bare = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'ctxfold' ? undefined : x)));
 const codes = (warnings) => warnings.map((w) => w.code);
 const readWarnings = (warnings) =>
   warnings.filter((w) => w.code.startsWith('W_')).map((w) => [w.code, w.index, w.path ?? null]);

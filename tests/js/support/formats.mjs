@@ -1,12 +1,23 @@
-// What the message-format tests (tests/js/formats-*.test.mjs) share: the seeded generator their
-// property tests draw histories from, the timing of a large round trip, and the strict tsc
+// What the message-format tests (tests/js/formats-*.test.mjs) share: their fixtures, the seeded
+// generator their property tests draw histories from and the mutations they make, the timing of a large round trip, and the strict tsc
 // consumer their type tests compile.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Session } from 'ctxfold';
 import { outDir, testsDir } from './project.mjs';
+
+/** The fixtures of `format` (tests/fixtures/formats/<format>/*.json), each with its `file` name. */
+export function formatFixtures(format) {
+  const dir = path.join(testsDir, 'fixtures', 'formats', format);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => ({ file: f, ...JSON.parse(readFileSync(path.join(dir, f), 'utf8')) }));
+}
+
+/** A value without the `ctxfold` members the reader keeps (what another format sees). */
+export const bare = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'ctxfold' ? undefined : x)));
 
 /**
  * A seeded xorshift32 generator (the same seed gives the same draws) and what the property tests
