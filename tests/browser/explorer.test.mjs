@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { outDir, pkgDir, repoDir } from '../js/support/project.mjs';
 import { archiveSession, hostileSession, largeSession, PAYLOADS } from './fixtures.mjs';
-import { fakeSummarizer, useChromium, withPage } from './support.mjs';
+import { chooseChatEndpoint, fakeSummarizer, useChromium, withPage } from './support.mjs';
 
 const { Session, frameTokens, renderFrames } = await import(pathToFileURL(path.join(pkgDir, 'node.js')).href);
 
@@ -390,11 +390,7 @@ test('compact now through an OpenAI-compatible endpoint and the remote protocol;
   const fake = await fakeSummarizer();
   try {
     await withExplorer(async (page, problems) => {
-      await page.click('#tab-actions');
-      await page.check('input[name="strategy"][value="chat"]');
-      await page.fill('#chat-url', `${fake.url}/v1`);
-      await page.fill('#chat-key', 'sk-test-secret');
-      await page.fill('#chat-model', 'tiny-model');
+      await chooseChatEndpoint(page, fake.url);
       await page.fill('#keep-recent', '2000');
       await page.press('#keep-recent', 'Tab');
       const leaf = await page.evaluate(() => window.explorer.session.leafId);

@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { outDir, pkgDir } from '../js/support/project.mjs';
 import { PAYLOADS } from './fixtures.mjs';
-import { fakeSummarizer, useChromium, withPage } from './support.mjs';
+import { chooseChatEndpoint, fakeSummarizer, useChromium, withPage } from './support.mjs';
 
 const { Session } = await import(pathToFileURL(path.join(pkgDir, 'node.js')).href);
 
@@ -425,11 +425,7 @@ test('simulate: the summarizer can be the OpenAI-compatible endpoint of the Acti
   const fake = await fakeSummarizer();
   try {
     await withDemo(async (page, problems) => {
-      await page.click('#tab-actions');
-      await page.check('input[name="strategy"][value="chat"]');
-      await page.fill('#chat-url', `${fake.url}/v1`);
-      await page.fill('#chat-key', 'sk-test-secret');
-      await page.fill('#chat-model', 'tiny-model');
+      await chooseChatEndpoint(page, fake.url);
       await setUp(page, { strategy: 'context-full', turns: 60 });
       await page.selectOption('#sim-summarizer', 'endpoint');
       await page.click('#sim-start');

@@ -92,6 +92,18 @@ export async function withPage(browser, body) {
   }
 }
 
+/**
+ * Picks the Actions tab's OpenAI-compatible summarizer: the endpoint at `url` (its `/v1`), the
+ * key `sk-test-secret` and the model `tiny-model`.
+ */
+export async function chooseChatEndpoint(page, url) {
+  await page.click('#tab-actions');
+  await page.check('input[name="strategy"][value="chat"]');
+  await page.fill('#chat-url', `${url}/v1`);
+  await page.fill('#chat-key', 'sk-test-secret');
+  await page.fill('#chat-model', 'tiny-model');
+}
+
 /** A fake OpenAI-compatible and remote-protocol summarizer on 127.0.0.1 (CORS enabled). */
 export async function fakeSummarizer() {
   const requests = [];
