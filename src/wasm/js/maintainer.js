@@ -118,10 +118,7 @@ export class Maintainer {
   /** The failed assistant entry a decision took out of the context. */
   #dropped = null;
   #remoteBlockedUntil = 0;
-  /**
-   * `#storedTokens` memo: the context's messages as the gauge counts them, without calibration
-   * (`value`), and the core's estimate of their images (`images`, 0 with a `tokenCounter`).
-   */
+  /** `#measure`'s memo of the live context (null: measure again). */
   #tokens = null;
   /** The host's token counter and the calibration from reported usage. */
   #gauge;
@@ -365,12 +362,6 @@ export class Maintainer {
     return Math.round(this.#gauge.calibrated(this.#model, text, images));
   }
 
-  /** The estimate before calibration: the context's messages and the request overhead. */
-  #rawTokens() {
-    const { text, images } = this.#rawSplit();
-    return text + images;
-  }
-
   /**
    * The estimate before calibration as text (with the request overhead) and images: the core's
    * estimate of the context's images (spec: compaction §3.1), which providers bill by their
@@ -378,22 +369,33 @@ export class Maintainer {
    * counter prices the images. So it is for a model without image input, which is sent none.
    */
   #rawSplit() {
+    const { value, images } = this.#measure();
+    return { text: value - images + this.#overhead, images };
+  }
+
+  /**
+   * The live context, measured once per session state (`#tokens`): `value`, its messages as the
+   * gauge counts them; `images`, the core's estimate of their images (0 with a `tokenCounter`);
+   * `estimated`, the core's estimate of the messages; `usage`, the tokens the provider reported
+   * for the path (0 without usage).
+   */
+  #measure() {
     const key = `${this.#session.size}:${this.#session.leafId}`;
     if (this.#tokens?.session !== this.#session || this.#tokens.key !== key) {
-      let value;
+      const { estimatedTokens, tokensBefore } = this.#session.contextTokens();
+      let value = estimatedTokens;
       let images = 0;
       if (this.#gauge.counting) {
         value = this.#gauge.count(this.#session.toLlmMessages({ model: this.#viewOptions().model }));
       } else {
-        value = this.#session.contextTokens().estimatedTokens;
         const total = this.#readsImages() ? this.#session.contextStats().images : 0;
         // The view #messages() builds next (its conversion is remembered): the images outside
         // the summary; the rest of the count are the archive's frames.
         if (total > 0) images = Math.min(value, imageEstimate(this.#session.toLlmMessages(this.#viewOptions()), total));
       }
-      this.#tokens = { session: this.#session, key, value, images };
+      this.#tokens = { session: this.#session, key, value, images, estimated: estimatedTokens, usage: tokensBefore };
     }
-    return { text: this.#tokens.value - this.#tokens.images + this.#overhead, images: this.#tokens.images };
+    return this.#tokens;
   }
 
   /** Text (the system prompt, the tool definitions) counted as the gauge counts. */
@@ -405,7 +407,7 @@ export class Maintainer {
 
   /** The live context's messages as the host counts them (without a `tokenCounter`: the core's estimate). */
   #countedTokens() {
-    return this.#rawTokens() - this.#overhead;
+    return this.#measure().value;
   }
 
   /**
@@ -417,12 +419,11 @@ export class Maintainer {
    */
   #inEstimate(windows) {
     if (!this.#gauge.counting) return windows;
-    const { estimatedTokens, tokensBefore } = this.#session.contextTokens();
-    const counted = this.#countedTokens();
-    const ratio = estimatedTokens > 0 && counted > 0 ? estimatedTokens / counted : 1;
+    const { estimated, value: counted, usage } = this.#measure();
+    const ratio = estimated > 0 && counted > 0 ? estimated / counted : 1;
     const out = {};
     for (const [name, tokens] of Object.entries(windows)) {
-      out[name] = name === 'keepRecentTokens' && tokensBefore > 0 ? tokens : Math.ceil(tokens * ratio);
+      out[name] = name === 'keepRecentTokens' && usage > 0 ? tokens : Math.ceil(tokens * ratio);
     }
     return out;
   }
@@ -435,9 +436,8 @@ export class Maintainer {
   #providerRatio() {
     const calibration = this.#gauge.ratio(this.#model);
     if (!this.#gauge.counting) return calibration;
-    const { estimatedTokens } = this.#session.contextTokens();
-    const counted = this.#countedTokens();
-    return estimatedTokens > 0 && counted > 0 ? (counted / estimatedTokens) * calibration : calibration;
+    const { estimated, value: counted } = this.#measure();
+    return estimated > 0 && counted > 0 ? (counted / estimated) * calibration : calibration;
   }
 
   /**
