@@ -386,6 +386,11 @@ export class Simulation {
     } catch (err) {
       this.fail(err);
     }
+    this.redraw();
+  }
+
+  /** The explorer, the chart, the buttons and the status line, after a run or a step. */
+  redraw() {
     this.app.refresh();
     this.drawChart();
     this.updateButtons();
@@ -405,10 +410,7 @@ export class Simulation {
     } catch (err) {
       this.fail(err);
     }
-    this.app.refresh();
-    this.drawChart();
-    this.updateButtons();
-    this.statusLine();
+    this.redraw();
   }
 
   /** Another session replaces the simulation's in the explorer: stop and forget the run. */
