@@ -89,11 +89,13 @@ export class TextSource {
   }
 }
 
-/** Time that moves only when told to; the Maintainer's idle timer fires as it passes. */
+/** Time that moves only when told to; the Maintainer's timers fire in order as it passes them. */
 export class SimClock {
   constructor(start = Date.UTC(2026, 0, 1, 9, 0, 0)) {
     this.time = start;
     this.timers = [];
+    /** Timers fired so far. */
+    this.fired = 0;
     this.now = () => this.time;
     /** The Maintainer's `setTimer`: returns a cancel function. */
     this.setTimer = (fn, ms) => {
@@ -105,7 +107,12 @@ export class SimClock {
     };
   }
 
-  /** Moves time on by `ms`, firing every timer that falls due on the way. */
+  /** Pending (not cancelled, not fired) timers. */
+  get pending() {
+    return this.timers.filter((t) => !t.cancelled).length;
+  }
+
+  /** Moves time on by `ms`, firing (and awaiting) every timer that falls due on the way. */
   async advance(ms) {
     const end = this.time + ms;
     for (;;) {
@@ -114,6 +121,7 @@ export class SimClock {
       if (next === undefined || next.at > end) break;
       this.timers.shift();
       this.time = Math.max(this.time, next.at);
+      this.fired++;
       await next.fn();
     }
     this.time = end;

@@ -11,9 +11,9 @@
 // (`PromptMeter.responsesItems`). tokenRatio 1 is the package's own byte/4 heuristic; > 1 plays
 // a provider whose tokenizer counts more than that, as real ones do on code.
 
-// The seeded generator, the generated text, the tool definitions and the PNG size reader are
-// the demo's (www/sim-agent.js): one copy.
-import { pngSize, SIM_TOOLS, seededRandom, TextSource, WORDS } from '../../../www/sim-agent.js';
+// The seeded generator, the generated text, the clock, the tool definitions and the PNG size
+// reader are the demo's (www/sim-agent.js): one copy.
+import { pngSize, SIM_TOOLS, SimClock, seededRandom, TextSource, WORDS } from '../../../www/sim-agent.js';
 
 export { pngSize, seededRandom, TextSource };
 
@@ -205,44 +205,8 @@ export function structureProblem(messages) {
 
 // ----- the fake clock --------------------------------------------------------------------------
 
-/** Time that moves only when told to; timers fire in order as it passes them. */
-export class FakeClock {
-  constructor(start = Date.UTC(2026, 0, 1, 9, 0, 0)) {
-    this.time = start;
-    this.timers = [];
-    this.fired = 0;
-    this.now = () => this.time;
-    /** The Maintainer's `setTimer`: returns a cancel function. */
-    this.setTimer = (fn, ms) => {
-      const timer = { at: this.time + Math.max(0, Number(ms) || 0), fn, cancelled: false };
-      this.timers.push(timer);
-      return () => {
-        timer.cancelled = true;
-      };
-    };
-  }
-
-  /** Pending (not cancelled, not fired) timers. */
-  get pending() {
-    return this.timers.filter((t) => !t.cancelled).length;
-  }
-
-  /** Moves time on by `ms`, firing (and awaiting) every timer that falls due on the way. */
-  async advance(ms) {
-    const end = this.time + ms;
-    for (;;) {
-      this.timers = this.timers.filter((t) => !t.cancelled);
-      this.timers.sort((a, b) => a.at - b.at);
-      const next = this.timers[0];
-      if (next === undefined || next.at > end) break;
-      this.timers.shift();
-      this.time = Math.max(this.time, next.at);
-      this.fired++;
-      await next.fn();
-    }
-    this.time = end;
-  }
-}
+/** Time that moves only when told to: the demo's clock. */
+export const FakeClock = SimClock;
 
 // ----- the fake model --------------------------------------------------------------------------
 
