@@ -106,6 +106,26 @@ export function toJsonBytes(value) {
   return encoder.encode(toJson(value));
 }
 
+/** The buffer a released JsonlWriter left for the next one. */
+let spare = null;
+
+/** The runtime's own UTF-8 writer (`useUtf8Writer`), or null: TextEncoder. */
+let utf8 = null;
+
+/** A JsonlWriter buffer of `n` bytes, from the runtime's writer when there is one. */
+const alloc = (n) => (utf8 === null ? new Uint8Array(n) : utf8.alloc(n));
+
+/**
+ * Lets JsonlWriter encode with the runtime's UTF-8 writer: `alloc(n)` makes a byte buffer
+ * (need not be zeroed: only written bytes are read), `write(buffer, string, at)` writes all of
+ * `string` at `at` and returns the bytes written, `length(string)` counts them. The Node.js
+ * entry passes Buffer's, which Node.js 22 and later run with SIMD: about seven times
+ * TextEncoder.encodeInto's speed on Latin-1 text (the same speed on Node.js 20).
+ */
+export function useUtf8Writer(writer) {
+  utf8 = writer;
+}
+
 /**
  * A JSONL file written line by line as UTF-8 into one growing buffer. Each line is encoded as
  * it is added, so no line's text outlives its encoding and the file's text is never held
@@ -172,25 +192,6 @@ export class JsonlWriter {
     out.set(this.#buf.subarray(0, this.#used));
     this.#buf = out;
   }
-}
-
-/** The buffer a released JsonlWriter left for the next one. */
-let spare = null;
-
-const alloc = (n) => (utf8 === null ? new Uint8Array(n) : utf8.alloc(n));
-
-/** The runtime's own UTF-8 writer (`useUtf8Writer`), or null: TextEncoder. */
-let utf8 = null;
-
-/**
- * Lets JsonlWriter encode with the runtime's UTF-8 writer: `alloc(n)` makes a byte buffer
- * (need not be zeroed: only written bytes are read), `write(buffer, string, at)` writes all of
- * `string` at `at` and returns the bytes written, `length(string)` counts them. The Node.js
- * entry passes Buffer's, which Node.js 22 and later run with SIMD: about seven times
- * TextEncoder.encodeInto's speed on Latin-1 text (the same speed on Node.js 20).
- */
-export function useUtf8Writer(writer) {
-  utf8 = writer;
 }
 
 /** The `now` option in ms since the epoch; `Date.now()` when absent. */
