@@ -32,30 +32,63 @@ const PAYLOAD_PATTERNS: [&str; 4] = [
 /// Words that tie a payload rejection to attachments rather than tokens (our list).
 const MEDIA_WORDS: [&str; 4] = ["image", "media", "attachment", "pdf"];
 
-fn match_here(t: &[u8], p: &[u8]) -> bool {
-    match p.split_first() {
-        None => true,
-        Some((b'*', rest)) => matches_anywhere(t, rest),
-        Some((b'#', rest)) => {
-            let n = t.iter().take_while(|c| c.is_ascii_digit()).count();
-            n > 0 && match_here(&t[n..], rest)
+/// The end of `piece` (a pattern without `*`) matched at the start of `t`, or `None`. `#`
+/// takes every digit there (at least one), `~` one space or underscore.
+fn match_at(t: &[u8], piece: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    for &p in piece {
+        let c = *t.get(at)?;
+        let ok = match p {
+            b'#' => c.is_ascii_digit(),
+            b'~' => c == b' ' || c == b'_',
+            _ => c == p,
+        };
+        if !ok {
+            return None;
         }
-        Some((b'~', rest)) => matches!(t.first(), Some(b' ' | b'_')) && match_here(&t[1..], rest),
-        Some((c, rest)) => t.first() == Some(c) && match_here(&t[1..], rest),
+        at += 1;
+        if p == b'#' {
+            while t.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+        }
+    }
+    Some(at)
+}
+
+/// The end of the leftmost match of `piece` (a pattern without `*`) in `t` from byte `from`
+/// (a character boundary). The piece's literal head is found with the standard library's
+/// substring search and the rest checked where it occurs, so the text is scanned once.
+fn find_piece(t: &str, piece: &str, from: usize) -> Option<usize> {
+    let head = piece.find(['#', '~']).map_or(piece, |n| &piece[..n]);
+    if head.is_empty() {
+        // Not in our lists: every position is tried.
+        return (from..=t.len())
+            .find_map(|i| Some(i + match_at(&t.as_bytes()[i..], piece.as_bytes())?));
+    }
+    let mut at = from;
+    loop {
+        // A match of the ASCII head starts and ends on character boundaries.
+        let start = at + t.get(at..)?.find(head)?;
+        if let Some(len) = match_at(&t.as_bytes()[start..], piece.as_bytes()) {
+            return Some(start + len);
+        }
+        at = start + 1;
     }
 }
 
-fn matches_anywhere(t: &[u8], p: &[u8]) -> bool {
-    let first = p.first().copied();
-    (0..=t.len()).any(|i| {
-        // Cheap pre-filter on a literal first byte.
-        match first {
-            Some(c) if !matches!(c, b'*' | b'#' | b'~') => {
-                t.get(i) == Some(&c) && match_here(&t[i..], p)
-            }
-            _ => match_here(&t[i..], p),
+/// Whether pattern `p` occurs in `t` (both lower case). Each `*`-separated piece is looked for
+/// after the end of the leftmost match of the piece before it (which leaves the most room for
+/// the rest): one scan of the text per piece, linear however the text repeats a piece.
+fn matches_anywhere(t: &str, p: &str) -> bool {
+    let mut from = 0;
+    for piece in p.split('*').filter(|x| !x.is_empty()) {
+        match find_piece(t, piece, from) {
+            Some(end) => from = end,
+            None => return false,
         }
-    })
+    }
+    true
 }
 
 /// A bare `400`/`413`/`429` `[status code] (no body)` message.
@@ -73,21 +106,22 @@ fn bare_status_without_body(lower: &str, codes: &[&str]) -> bool {
     })
 }
 
-/// Whether an error text says the context overflowed (spec: compaction §8.2 list,
-/// case-insensitive, plus the bare 400/413/429 status with no body).
-pub fn is_overflow_error_text(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    OVERFLOW_PATTERNS
-        .iter()
-        .any(|p| matches_anywhere(lower.as_bytes(), p.as_bytes()))
-        || bare_status_without_body(&lower, &["400", "413", "429"])
+/// [`is_overflow_error_text`] of a lower-case text.
+fn is_overflow_lower(lower: &str) -> bool {
+    OVERFLOW_PATTERNS.iter().any(|p| matches_anywhere(lower, p))
+        || bare_status_without_body(lower, &["400", "413", "429"])
 }
 
-/// Whether an error text is an HTTP 413-like rejection of the request's size.
+/// Whether an error text says the context overflowed (spec: compaction §8.2 list,
+/// case-insensitive, plus the bare 400/413/429 status with no body). A time-out that names a
+/// context ("context deadline exceeded") is not one. Linear in the text.
+pub fn is_overflow_error_text(text: &str) -> bool {
+    is_overflow_lower(&text.to_ascii_lowercase())
+}
+
+/// Whether a lower-case error text is an HTTP 413-like rejection of the request's size.
 fn is_payload_rejection_text(lower: &str) -> bool {
-    PAYLOAD_PATTERNS
-        .iter()
-        .any(|p| matches_anywhere(lower.as_bytes(), p.as_bytes()))
+    PAYLOAD_PATTERNS.iter().any(|p| matches_anywhere(lower, p))
         || lower.trim_start().starts_with("413")
 }
 
@@ -130,7 +164,7 @@ pub(super) fn classify(a: &AssistantMessage, window: u64) -> Option<Failure> {
             if is_payload_rejection_text(&lower) {
                 let media = MEDIA_WORDS.iter().any(|w| lower.contains(w));
                 Some(Failure::PayloadRejected { media })
-            } else if is_overflow_error_text(&lower) {
+            } else if is_overflow_lower(&lower) {
                 Some(Failure::Overflow)
             } else {
                 None
@@ -146,7 +180,7 @@ mod tests {
 
     #[test]
     fn pattern_matcher() {
-        let m = |t: &str, p: &str| matches_anywhere(t.as_bytes(), p.as_bytes());
+        let m = |t: &str, p: &str| matches_anywhere(t, p);
         assert!(m(
             "xx maximum prompt length is 131072 yy",
             "maximum prompt length is #"
@@ -167,6 +201,67 @@ mod tests {
         assert!(m("context length exceeded", "context~length~exceeded"));
         assert!(!m("contextlengthexceeded", "context~length~exceeded"));
         assert!(m("", ""));
+    }
+
+    #[test]
+    fn timeouts_are_not_overflows() {
+        // Go's `context.DeadlineExceeded` and other time-outs name a context too.
+        for t in [
+            "context deadline exceeded",
+            "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
+            "Post \"https://api.example.com/v1\": context canceled",
+            "request timed out",
+        ] {
+            assert!(!is_overflow_error_text(t), "{t}");
+        }
+        assert!(is_overflow_error_text("Error: context_length_exceeded"));
+        assert!(is_overflow_error_text(
+            "This model's maximum context length is 128000 tokens"
+        ));
+    }
+
+    /// Texts that made the old matcher rescan the rest of the text at each occurrence of a
+    /// pattern's head (`input token count*…`), or try a long partial match at every byte.
+    fn adversarial_texts() -> Vec<String> {
+        const MB: usize = 1 << 20;
+        let fill = |unit: &str| unit.repeat(MB / unit.len() + 1);
+        vec![
+            fill("input token count "),
+            fill("maximum prompt length is "),
+            fill("maximum context length is 1 token "),
+            fill("context_length_exceede"),
+            fill("exceeds the limit of x"),
+            fill("e"),
+            fill("9"),
+            fill("request_too_larg"),
+        ]
+    }
+
+    #[test]
+    fn long_texts_are_classified_in_linear_time() {
+        let mut texts = adversarial_texts();
+        // The tail of a `*` pattern at the very end of the text: still an overflow.
+        let mut t = texts[0].clone();
+        t.push_str("exceeds the maximum");
+        texts.push(t);
+        for (k, t) in texts.iter().enumerate() {
+            assert!(t.len() >= 1 << 20);
+            let start = std::time::Instant::now();
+            let overflow = is_overflow_error_text(t);
+            let payload = is_payload_rejection_text(&t.to_ascii_lowercase());
+            let took = start.elapsed();
+            assert_eq!(
+                (overflow, payload),
+                (k == texts.len() - 1, false),
+                "text {k}"
+            );
+            // A megabyte each (unoptimized test build); a quadratic matcher takes minutes on the
+            // first one.
+            assert!(
+                took < std::time::Duration::from_secs(1),
+                "text {k}: 1 MB of error text classified in {took:?}"
+            );
+        }
     }
 
     #[test]
