@@ -233,3 +233,171 @@ test('middleware: a prompt the provider refuses as too long is compacted and sen
     'an overflow compaction ran',
   );
 });
+
+/** A provider refusal as Anthropic words it, for a prompt of `tokens` over `limit`. */
+const tooLong = (tokens, limit) =>
+  new APICallError({
+    message: `prompt is too long: ${tokens} tokens > ${limit} maximum`,
+    url: 'http://127.0.0.1/v1/messages',
+    requestBodyValues: {},
+    statusCode: 400,
+    isRetryable: false,
+  });
+
+const streamOf = (parts) =>
+  new ReadableStream({
+    start(controller) {
+      for (const p of parts) controller.enqueue(p);
+      controller.close();
+    },
+  });
+
+/** Ten long turns and a question, and a middleware whose provider refuses prompts over `limit`. */
+function refusingStream(limit, refuse) {
+  const seen = [];
+  const model = new MockLanguageModelV4({
+    provider: 'anthropic.messages',
+    modelId: 'claude-sonnet-4-5',
+    doStream: async ({ prompt }) => {
+      const tokens = tokensOf(prompt);
+      seen.push(tokens);
+      if (tokens > limit) return refuse(tokens);
+      return {
+        stream: streamOf([
+          { type: 'stream-start', warnings: [] },
+          { type: 'text-start', id: 't' },
+          { type: 'text-delta', id: 't', delta: 'ok' },
+          { type: 'text-end', id: 't' },
+          { type: 'finish', finishReason: { unified: 'stop', raw: 'end_turn' }, usage: usage(tokens) },
+        ]),
+      };
+    },
+  });
+  const summarizer = summarizerModel();
+  const events = [];
+  const middleware = ctxfoldMiddleware({
+    contextWindow: 200_000,
+    summarize: summarizer.model,
+    settings: { methodOrder: ['soft'], keepRecentTokens: 2_000 },
+    onEvent: (e) => events.push(e),
+  });
+  const messages = [];
+  for (let i = 0; i < 10; i++) {
+    messages.push({ role: 'user', content: `Explain src/file${i}.ts` });
+    messages.push({ role: 'assistant', content: body(`src/file${i}.ts`) });
+  }
+  messages.push({ role: 'user', content: 'Which file computes the most?' });
+  return { model: wrapLanguageModel({ model, middleware }), messages, seen, summarizer, events, middleware };
+}
+
+for (const [name, refuse] of [
+  [
+    'the stream call throws',
+    async (tokens) => {
+      throw tooLong(tokens, 8_000);
+    },
+  ],
+  [
+    "the stream's first part is an error",
+    async (tokens) => ({
+      stream: streamOf([
+        { type: 'stream-start', warnings: [] },
+        { type: 'error', error: tooLong(tokens, 8_000) },
+      ]),
+    }),
+  ],
+]) {
+  test(`middleware: streamText recovers from an overflow before the first chunk (${name})`, async () => {
+    const limit = 8_000;
+    const r = refusingStream(limit, refuse);
+    const errors = [];
+    const result = streamText({
+      model: r.model,
+      messages: r.messages,
+      maxRetries: 0,
+      onError: ({ error }) => errors.push(error),
+    });
+    assert.equal(await result.text, 'ok');
+    assert.deepEqual(errors, [], 'the app saw no error');
+    assert.ok(r.seen[0] > limit, `the first prompt (${r.seen[0]} tokens) was refused`);
+    assert.ok(r.seen.at(-1) <= limit, `the retry (${r.seen.at(-1)} tokens) fit`);
+    assert.ok(r.summarizer.calls.length >= 1, 'a summary was asked for');
+    assert.ok(
+      r.events.some((e) => e.type === 'auto_compaction_start' && e.reason === 'overflow'),
+      'an overflow compaction ran',
+    );
+    // The reply reached the conversation once, after the compaction.
+    const held = r.middleware.conversations[0].session.buildContext().messages;
+    assert.equal(held.at(-1).role, 'assistant');
+    assert.equal(held.filter((m) => m.role === 'compactionSummary').length, 1);
+  });
+}
+
+test('middleware: a stream error after the first chunk is the app’s, not a retry', async () => {
+  const r = refusingStream(8_000, async (tokens) => ({
+    stream: streamOf([
+      { type: 'stream-start', warnings: [] },
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: 'partial' },
+      { type: 'error', error: tooLong(tokens, 8_000) },
+    ]),
+  }));
+  const errors = [];
+  const result = streamText({
+    model: r.model,
+    messages: r.messages,
+    maxRetries: 0,
+    onError: ({ error }) => errors.push(error),
+  });
+  await result.consumeStream();
+  assert.equal(r.seen.length, 1, 'the model was called once');
+  assert.equal(errors.length, 1);
+  assert.match(errors[0].message, /prompt is too long/);
+});
+
+/** A middleware whose model always fails with `error`; how many calls it took, and the conversation. */
+async function failingCall(error) {
+  let calls = 0;
+  const model = new MockLanguageModelV4({
+    provider: 'openai.responses',
+    modelId: 'gpt-5',
+    doGenerate: async () => {
+      calls++;
+      throw error;
+    },
+  });
+  const middleware = ctxfoldMiddleware({ contextWindow: 128_000 });
+  const started = performance.now();
+  await assert.rejects(
+    generateText({ model: wrapLanguageModel({ model, middleware }), prompt: 'Hello', maxRetries: 0 }),
+    (e) => e === error || e?.lastError === error || e?.cause === error || e?.message === error.message,
+  );
+  return { calls, ms: performance.now() - started, session: middleware.conversations[0].session };
+}
+
+test('middleware: a time-out naming a context is not taken for an overflow (the core decides)', async () => {
+  const r = await failingCall(
+    new APICallError({
+      message: 'context deadline exceeded',
+      url: 'http://127.0.0.1/v1/responses',
+      requestBodyValues: {},
+      statusCode: 504,
+      isRetryable: false,
+    }),
+  );
+  assert.equal(r.calls, 1);
+  // Not handed to the Maintainer as an overflow turn: the session holds the prompt alone.
+  assert.deepEqual(
+    r.session.entries().map((e) => e.message?.role),
+    ['user'],
+  );
+});
+
+test('middleware: a 1 MB error text is classified in well under a second', async () => {
+  // Repeated heads of overflow wordings, none complete: a backtracking matcher is quadratic here.
+  const text = 'maximum input token count '.repeat(40_000);
+  assert.ok(text.length >= 1_000_000);
+  const r = await failingCall(new Error(text));
+  assert.equal(r.calls, 1);
+  assert.ok(r.ms < 1_000, `the failed call took ${Math.round(r.ms)} ms`);
+});

@@ -37,7 +37,11 @@ export interface CtxfoldAiSdkOptions {
   maintainer?: Omit<MaintainerOptions, 'model' | 'summarize' | 'settings' | 'onEvent' | 'tokenCounter'>;
   /** Conversations kept apart (matched by their prompts), newest first; default 16. */
   maxConversations?: number;
-  /** Middleware: retries of a call the provider refused as too long, each after a compaction; default 2. */
+  /**
+   * Middleware: retries of a call the provider refused as too long (by the core's
+   * `isContextOverflow`), each after a compaction; default 2. A stream is retried when its call
+   * throws or its first part is an `error`, before any output reached the app.
+   */
   maxRetries?: number;
 }
 

@@ -14,6 +14,7 @@ import { Warnings } from './formats/common.js';
 import { formatOf } from './formats/index.js';
 import { Session } from './index.js';
 import { Maintainer } from './maintainer.js';
+import { isContextOverflow } from './triggers.js';
 
 const FORMAT = 'ai-sdk-model';
 
@@ -213,6 +214,16 @@ function replyMessage(content, finishReason, usage, model) {
   };
 }
 
+/** The text of a thrown value or of a stream's `error` part (which may be a plain object). */
+function errorText(err) {
+  if (err === null || typeof err !== 'object' || typeof err.message === 'string') return messageOf(err);
+  try {
+    return JSON.stringify(err) ?? messageOf(err);
+  } catch {
+    return messageOf(err);
+  }
+}
+
 /** A failed call as the assistant message the Maintainer reads overflow errors from. */
 function errorMessage(err, model) {
   return {
@@ -222,7 +233,7 @@ function errorMessage(err, model) {
     model: model.id,
     usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
     stopReason: 'error',
-    errorMessage: [messageOf(err), typeof err?.responseBody === 'string' ? err.responseBody : '']
+    errorMessage: [errorText(err), typeof err?.responseBody === 'string' ? err.responseBody : '']
       .filter(Boolean)
       .join('\n'),
   };
@@ -419,16 +430,91 @@ class Conversations {
   }
 }
 
-/** Whether a thrown error reads as the provider's context overflow. */
-function overflowError(err) {
-  const text = `${messageOf(err)}\n${typeof err?.responseBody === 'string' ? err.responseBody : ''}`;
-  return /context|too long|too many tokens|maximum.*tokens|prompt is too long|exceeds/i.test(text);
+/**
+ * After a call failed with `err`: when the core reads it as a context overflow (spec:
+ * compaction §8.2), the failed turn goes to the conversation's Maintainer, and if that
+ * compacted and says to retry, the prompt to send again. Otherwise undefined.
+ */
+async function retryPrompt(h, err, model) {
+  const failed = errorMessage(err, model);
+  if (!isContextOverflow(failed)) return undefined;
+  const after = await h.c.reply(failed);
+  if (after.next !== 'retry') return undefined;
+  const { prompt } = await h.c.prompt(h.original.prompt, h.original.tools);
+  return prompt;
+}
+
+/** Stream parts that come before any output: a refusal after them is a refusal of the call. */
+const PREAMBLE = new Set(['stream-start', 'response-metadata', 'raw']);
+
+/**
+ * Reads a stream's parts up to its first output (or its end): `{head, reader, refusal?}`,
+ * `head` the parts read, `refusal` the error of an `error` part met before any output. A
+ * stream that fails before then rejects, as the call would have.
+ */
+async function openStream(stream) {
+  const reader = stream.getReader();
+  const head = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { head, reader };
+    head.push(value);
+    if (value?.type === 'error') return { head, reader, refusal: value.error };
+    if (!PREAMBLE.has(value?.type)) return { head, reader };
+  }
+}
+
+/** The parts of `head`, then the rest of `reader`, as one stream. */
+function rejoin(head, reader) {
+  let i = 0;
+  return new ReadableStream({
+    async pull(controller) {
+      if (i < head.length) {
+        controller.enqueue(head[i++]);
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}
+
+/** `stream` as it goes to the app, the reply it carries handed to the conversation when it ends. */
+function tapped(stream, h, model) {
+  const content = [];
+  const texts = new Map();
+  let finish = null;
+  const tap = new TransformStream({
+    transform(part, controller) {
+      if (part.type === 'text-delta' || part.type === 'reasoning-delta') {
+        const kind = part.type === 'text-delta' ? 'text' : 'reasoning';
+        let block = texts.get(`${kind}:${part.id}`);
+        if (block === undefined) {
+          block = { type: kind, text: '' };
+          texts.set(`${kind}:${part.id}`, block);
+          content.push(block);
+        }
+        block.text += part.delta;
+      } else if (part.type === 'tool-call') content.push(part);
+      else if (part.type === 'finish') finish = part;
+      controller.enqueue(part);
+    },
+    async flush() {
+      if (finish !== null) await h.c.reply(replyMessage(content, finish.finishReason, finish.usage, model));
+    },
+  });
+  return stream.pipeThrough(tap);
 }
 
 /**
  * The middleware for `wrapLanguageModel({ model, middleware: ctxfold({...}) })`: each call's
  * prompt goes through the conversation's Maintainer (prune, compaction, recovery); the reply
- * and its usage go back to it. An overflow the provider reports is compacted and retried.
+ * and its usage go back to it. An overflow the provider reports — a call that throws, or a
+ * stream whose first part is an `error` — is compacted and retried.
  */
 export function ctxfoldMiddleware(options) {
   const conversations = new Conversations(options);
@@ -454,10 +540,8 @@ export function ctxfoldMiddleware(options) {
         try {
           result = await call();
         } catch (err) {
-          if (attempt >= maxRetries || !overflowError(err)) throw err;
-          const after = await h.c.reply(errorMessage(err, m));
-          if (after.next !== 'retry') throw err;
-          const { prompt } = await h.c.prompt(h.original.prompt, h.original.tools);
+          const prompt = attempt < maxRetries ? await retryPrompt(h, err, m) : undefined;
+          if (prompt === undefined) throw err;
           call = () => model.doGenerate({ ...params, prompt });
           continue;
         }
@@ -467,32 +551,31 @@ export function ctxfoldMiddleware(options) {
     },
     async wrapStream({ doStream, params, model }) {
       const h = held.get(params);
-      const result = await doStream();
-      if (h === undefined) return result;
+      if (h === undefined) return doStream();
       const m = maintainerModel(options, model);
-      const content = [];
-      const texts = new Map();
-      let finish = null;
-      const tap = new TransformStream({
-        transform(part, controller) {
-          if (part.type === 'text-delta' || part.type === 'reasoning-delta') {
-            const kind = part.type === 'text-delta' ? 'text' : 'reasoning';
-            let block = texts.get(`${kind}:${part.id}`);
-            if (block === undefined) {
-              block = { type: kind, text: '' };
-              texts.set(`${kind}:${part.id}`, block);
-              content.push(block);
-            }
-            block.text += part.delta;
-          } else if (part.type === 'tool-call') content.push(part);
-          else if (part.type === 'finish') finish = part;
-          controller.enqueue(part);
-        },
-        async flush() {
-          if (finish !== null) await h.c.reply(replyMessage(content, finish.finishReason, finish.usage, m));
-        },
-      });
-      return { ...result, stream: result.stream.pipeThrough(tap) };
+      let call = doStream;
+      for (let attempt = 0; ; attempt++) {
+        let result;
+        let opened;
+        try {
+          result = await call();
+          opened = await openStream(result.stream);
+        } catch (err) {
+          const prompt = attempt < maxRetries ? await retryPrompt(h, err, m) : undefined;
+          if (prompt === undefined) throw err;
+          call = () => model.doStream({ ...params, prompt });
+          continue;
+        }
+        if (opened.refusal !== undefined && attempt < maxRetries) {
+          const prompt = await retryPrompt(h, opened.refusal, m);
+          if (prompt !== undefined) {
+            opened.reader.cancel().catch(() => {});
+            call = () => model.doStream({ ...params, prompt });
+            continue;
+          }
+        }
+        return { ...result, stream: tapped(rejoin(opened.head, opened.reader), h, m) };
+      }
     },
   };
   Object.defineProperty(middleware, 'conversations', { get: () => conversations.list });
