@@ -75,7 +75,8 @@ fn append_with_tokens_after(
     }
     let id = session.append_compaction(body, now)?;
     let index = session.require(&id)?;
-    let ctx = build_context_with(
+    // A native compaction's replay counts as its provider will be sent it (spec: §2.3, §13).
+    let ctx = crate::context::build_counted_context(
         session,
         &BuildOptions::default(),
         &HistoryOptions::WITHOUT_DATA,

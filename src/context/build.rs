@@ -194,8 +194,9 @@ impl SessionContext {
                 MessageJson::Entry(i) => {
                     session.entry_tokens(i, crate::tokens::EstimateOptions::default())
                 }
-                MessageJson::Owned(_) => crate::tokens::estimate_message(
-                    &m.message(session),
+                MessageJson::Owned(_) => super::replay::owned_tokens(
+                    m,
+                    session,
                     &crate::tokens::ByteEstimate,
                     crate::tokens::EstimateOptions::default(),
                 ),
@@ -210,7 +211,7 @@ impl SessionContext {
         session: &Session,
         counter: &dyn crate::tokens::TokenCounter,
     ) -> crate::tokens::ContextEstimate {
-        use crate::tokens::{estimate_message, usage_context_tokens, EstimateOptions};
+        use crate::tokens::{usage_context_tokens, EstimateOptions};
         let opts = EstimateOptions::default();
         // An entry's byte estimate and usage come from the session's memo and load facts;
         // anything else (another counter, a message built here) is parsed.
@@ -226,7 +227,7 @@ impl SessionContext {
             },
             |i| match entry(i) {
                 Some(e) => session.entry_tokens(e, opts),
-                None => estimate_message(&self.messages[i].message(session), counter, opts),
+                None => super::replay::owned_tokens(&self.messages[i], session, counter, opts),
             },
             |i| match entry(i).and_then(|e| session.recorded_usage(e)) {
                 Some(u) => u.as_ref().map_or(0, crate::tokens::context_tokens),

@@ -6,7 +6,9 @@ mod build;
 pub mod convert;
 pub mod inline;
 mod notice;
+mod replay;
 mod stats;
 
 pub use build::*;
+pub use replay::{build_counted_context, replayed_items_tokens};
 pub use stats::{context_stats, ContextStats};

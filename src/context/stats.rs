@@ -6,7 +6,7 @@
 use super::SessionContext;
 use crate::session::message::Role;
 use crate::session::Session;
-use crate::tokens::{estimate_message, ByteEstimate, EstimateOptions};
+use crate::tokens::{ByteEstimate, EstimateOptions};
 
 /// Tokens per kind: `summary` (compaction and branch summaries), `user` (user and developer),
 /// `assistant`, `toolResult`, `other` (custom, bash and python runs, file mentions).
@@ -54,11 +54,7 @@ pub fn context_stats(session: &Session, ctx: &SessionContext) -> ContextStats {
         let tokens = if m.is_entry_json() {
             session.entry_tokens(m.entry, EstimateOptions::default())
         } else {
-            estimate_message(
-                &m.message(session),
-                &ByteEstimate,
-                EstimateOptions::default(),
-            )
+            super::replay::owned_tokens(m, session, &ByteEstimate, EstimateOptions::default())
         };
         s.tokens += tokens;
         let role = m.head.role;

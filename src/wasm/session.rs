@@ -471,15 +471,30 @@ impl WasmSession {
         out
     }
 
+    /// The context the token figures count, frames at their flat rate: without a reading
+    /// `model` in the options, a native compaction's replay as its provider reads it.
+    fn counted_context(
+        &self,
+        options_json: Option<String>,
+    ) -> Result<crate::context::SessionContext, JsValue> {
+        let named = super::interop::session::names_reader(options_json.as_deref())?;
+        let (o, mut history) = build_options(options_json)?;
+        history.data = crate::archive::blocks::FrameData::Omitted;
+        let ctx = if named {
+            build_context_with(self.s(), &o, &history)
+        } else {
+            crate::context::build_counted_context(self.s(), &o, &history)
+        };
+        ctx.map_err(to_js)
+    }
+
     /// Token figures of the built context as JSON: `{tokens, usageTokens, trailingTokens,
     /// estimatedTokens, lastUsageEntryId, tokensBefore, messages}` (spec: compaction §3.2,
     /// §3.5).
     #[wasm_bindgen(js_name = contextTokensJson)]
     pub fn context_tokens_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
         // The estimate charges a frame a flat rate: the archive's payload is not copied.
-        let (o, mut history) = build_options(options_json)?;
-        history.data = crate::archive::blocks::FrameData::Omitted;
-        let ctx = build_context_with(self.s(), &o, &history).map_err(to_js)?;
+        let ctx = self.counted_context(options_json)?;
         let est = ctx.estimate_context_tokens(self.s(), &ByteEstimate);
         let estimated = ctx.estimated_tokens(self.s());
         let last = est
@@ -500,9 +515,7 @@ impl WasmSession {
     /// Tokens per kind of message and images of the built context (the maintenance reports).
     #[wasm_bindgen(js_name = contextStatsJson)]
     pub fn context_stats_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
-        let (o, mut history) = build_options(options_json)?;
-        history.data = crate::archive::blocks::FrameData::Omitted;
-        let ctx = build_context_with(self.s(), &o, &history).map_err(to_js)?;
+        let ctx = self.counted_context(options_json)?;
         let s = crate::context::context_stats(self.s(), &ctx);
         Ok(js::stringify(&crate::support::json::object(vec![
             ("tokens", s.tokens.into()),

@@ -5,6 +5,7 @@
 //! and the kept messages (§2.3).
 
 use crate::common::{assistant_msg, Jsonl};
+use ctxfold::archive::blocks::HistoryOptions;
 use ctxfold::compaction::native::openai::{
     commit_openai, native_messages, read_compact_answer, REMOTE_SUMMARY,
 };
@@ -12,10 +13,12 @@ use ctxfold::compaction::native::openai_v2::read_stream;
 use ctxfold::compaction::native::Lane;
 use ctxfold::compaction::plan::{plan_compaction, CompactionPlan, PlanOptions};
 use ctxfold::context::convert::convert_to_llm;
-use ctxfold::context::{build_context, BuildOptions};
+use ctxfold::context::{build_context, build_counted_context, BuildOptions};
 use ctxfold::error::ErrorCode;
+use ctxfold::session::message::AgentMessage;
 use ctxfold::session::Session;
 use ctxfold::settings::CompactionSettings;
+use ctxfold::tokens::{estimate_message, ByteEstimate, EstimateOptions};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -247,6 +250,116 @@ fn the_openai_reader_replays_the_history_other_readers_get_summary_and_kept_turn
     let (messages, previous) = native_messages(&s, &second).unwrap();
     assert_eq!(previous["provider"], "openai");
     assert_eq!(messages[0]["content"], "next ".repeat(60));
+}
+
+/// Ten turns whose user messages are long (what V2 retains) and whose answers are short; the
+/// last two turns are kept.
+fn long_questions() -> Session {
+    let mut j = Jsonl::new();
+    let mut parent: Option<String> = None;
+    for i in 0..10 {
+        let (u, a) = (format!("u{i}"), format!("a{i}"));
+        j = j
+            .user(
+                &u,
+                parent.as_deref(),
+                &format!("requirement {i}: ").repeat(150),
+            )
+            .message(&a, Some(&u), openai(&format!("noted {i}")));
+        parent = Some(a);
+    }
+    j.load()
+}
+
+/// The local estimate of what a request to `provider` sends for the session's context: the
+/// replayed Responses items (each retained user message as the user message it was, the
+/// encrypted item by its bytes) and every other message as converted.
+fn sent_tokens(s: &Session, provider: &str) -> u64 {
+    let opts = BuildOptions {
+        replay_provider: Some(provider.into()),
+        ..Default::default()
+    };
+    let sent = convert_to_llm(s, &build_context(s, &opts).unwrap());
+    let mut total = 0;
+    for m in &sent {
+        let items = m["providerPayload"]["items"].as_array();
+        for item in items.into_iter().flatten() {
+            if item["type"] == "compaction" {
+                total += item["encrypted_content"].as_str().unwrap().len() as u64 * 3 / 16;
+                continue;
+            }
+            let text: String = item["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect();
+            let user = json!({"role":"user","content":[{"type":"text","text":text}]});
+            let user = AgentMessage::parse(&user.to_string(), None).unwrap();
+            total += estimate_message(&user, &ByteEstimate, EstimateOptions::default());
+        }
+        if items.is_none() {
+            let m = AgentMessage::parse(&m.to_string(), None).unwrap();
+            total += estimate_message(&m, &ByteEstimate, EstimateOptions::default());
+        }
+    }
+    total
+}
+
+#[test]
+fn after_a_v2_compaction_the_context_tokens_count_the_replayed_history() {
+    let mut s = long_questions();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 600,
+        ..Default::default()
+    };
+    let options = PlanOptions {
+        method: Some("remote".into()),
+        ..Default::default()
+    };
+    let p = plan_compaction(&s, &settings, options).unwrap();
+    // The shell retains every real user message (within the 64,000-token budget).
+    let retained: Vec<Value> = (0..10)
+        .map(|i| {
+            let text = format!("requirement {i}: ").repeat(150);
+            json!({"type":"message","role":"user","content":[{"type":"input_text","text":text}]})
+        })
+        .collect();
+    let answer = stream(&[
+        json!({"type":"response.output_item.done","item":{"type":"compaction","encrypted_content":"RU5D".repeat(200)}}),
+        json!({"type":"response.completed","response":{"usage":{"input_tokens":5000,"output_tokens":90,"total_tokens":5090}}}),
+    ]);
+    let c = commit_openai(&mut s, &p, "openai", Lane::OpenAiV2, &answer, retained, 5).unwrap();
+    let sent = sent_tokens(&s, "openai");
+    assert!(
+        sent > 4000,
+        "the request replays the retained questions ({sent} tokens)"
+    );
+    let within = |t: u64| t.abs_diff(sent) * 10 <= sent;
+    assert!(
+        within(c.tokens_after),
+        "tokensAfter {} for {sent} sent",
+        c.tokens_after
+    );
+    let entry: Value = serde_json::from_str(&s.entry_json(c.index)).unwrap();
+    assert_eq!(entry["tokensAfter"], c.tokens_after);
+    // The accounting without a named reader counts the same, a turn later too.
+    s.append_message(json!({"role":"user","content":"next ".repeat(100)}), 9)
+        .unwrap();
+    let sent = sent_tokens(&s, "openai");
+    let counted = build_counted_context(&s, &BuildOptions::default(), &HistoryOptions::default())
+        .unwrap()
+        .estimated_tokens(&s);
+    assert!(within(counted), "{counted} counted for {sent} sent");
+    // Another provider's reader is sent the summary and the kept turns: counted as such.
+    let other = BuildOptions {
+        replay_provider: Some("azure".into()),
+        ..Default::default()
+    };
+    let ctx = build_counted_context(&s, &other, &HistoryOptions::default()).unwrap();
+    let plain = build_context(&s, &other).unwrap();
+    assert_eq!(ctx.estimated_tokens(&s), plain.estimated_tokens(&s));
+    assert!(ctx.estimated_tokens(&s) < sent / 2);
 }
 
 proptest! {

@@ -51,6 +51,19 @@ pub(crate) fn build_options(
     ))
 }
 
+/// Whether context options name the reading model (`model`): without one, the token accounting
+/// counts a native compaction's replay as its own provider reads it
+/// (`context::build_counted_context`).
+pub(crate) fn names_reader(json: Option<&str>) -> Result<bool, JsValue> {
+    Ok(match json {
+        None | Some("") | Some("null") | Some("undefined") => false,
+        Some(t) => !matches!(
+            parse_json(t, "context options")?.get("model"),
+            None | Some(Value::Null)
+        ),
+    })
+}
+
 /// The reading model's provider when it replays native compaction records (`model: {provider,
 /// api}`), and whether it is an Anthropic reader: a Responses dialect replays OpenAI
 /// replacement histories, `anthropic-messages` Anthropic compaction blocks (`js/index.js`

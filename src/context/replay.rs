@@ -1,0 +1,165 @@
+//! What a provider-native compaction weighs in the context (spec: compaction §2.3, §3.1, §13).
+//! After an OpenAI native compaction, a request to the provider that wrote it carries the
+//! stored replacement history — the retained user messages (up to 64,000 tokens of them for
+//! V2), V1's output messages and the encrypted compaction item — in place of the summary
+//! message, and none of the kept entries the history holds. The context tokens of such a path
+//! are those of that request: the accounting builds the path as that provider reads it
+//! ([`build_counted_context`]) and weighs the replayed message by its items ([`owned_tokens`]).
+
+use super::build::{build_context_with, BuildOptions, ContextMessage, SessionContext};
+use crate::archive::blocks::HistoryOptions;
+use crate::error::Result;
+use crate::session::message::Role;
+use crate::session::Session;
+use crate::tokens::{estimate_message, EstimateOptions, TokenCounter, IMAGE_TOKENS};
+use serde_json::Value;
+
+/// Members of a Responses item whose strings the model does not read as text (kinds, ids,
+/// flags).
+const STRUCTURAL: [&str; 7] = ["type", "role", "id", "call_id", "status", "phase", "detail"];
+
+/// Tokens of an opaque base64 blob (`encrypted_content`): its decoded bytes at four per token
+/// (our estimate; the provider expands it into the state it encrypted).
+fn opaque_tokens(b64: &str) -> u64 {
+    (b64.len() as u64 * 3 / 4).div_ceil(4)
+}
+
+fn weigh(v: &Value, key: Option<&str>, counter: &dyn TokenCounter, total: &mut u64) {
+    match v {
+        Value::String(s) => match key {
+            Some("encrypted_content") => *total += opaque_tokens(s),
+            Some("image_url") => *total += IMAGE_TOKENS,
+            Some(k) if STRUCTURAL.contains(&k) => {}
+            _ if s.is_empty() => {}
+            _ => *total += counter.count(s),
+        },
+        Value::Array(items) => {
+            for x in items {
+                weigh(x, key, counter, total);
+            }
+        }
+        // Parsed JSON nests at most 128 deep (`support::json::parse`).
+        Value::Object(o) => {
+            for (k, x) in o {
+                weigh(x, Some(k), counter, total);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Tokens of the Responses items a replay carries: the text the model reads (message parts,
+/// summaries, tool calls and outputs) by `counter`, each image at the flat image charge, each
+/// encrypted item by [`opaque_tokens`].
+pub fn replayed_items_tokens(items: &[Value], counter: &dyn TokenCounter) -> u64 {
+    let mut total = 0;
+    for item in items {
+        weigh(item, None, counter, &mut total);
+    }
+    total
+}
+
+/// The tokens of a context message built here (not its entry's own JSON): a compaction summary
+/// that carries an OpenAI replay (`providerPayload` of type `openaiResponsesHistory`) weighs
+/// the items the request sends instead of it; any other message is estimated as it is.
+pub fn owned_tokens(
+    m: &ContextMessage,
+    session: &Session,
+    counter: &dyn TokenCounter,
+    opts: EstimateOptions,
+) -> u64 {
+    if m.role() == Role::CompactionSummary {
+        if let Some(t) = replay_tokens(&m.json(session), counter) {
+            return t;
+        }
+    }
+    estimate_message(&m.message(session), counter, opts)
+}
+
+/// The tokens of the replayed items of a summary message's JSON, when it carries an OpenAI
+/// replay.
+fn replay_tokens(json: &str, counter: &dyn TokenCounter) -> Option<u64> {
+    let span = crate::support::json::edit::find_path(json, &["providerPayload"]).ok()??;
+    let payload = crate::support::json::parse(&json[span]).ok()?;
+    if payload.get("type")?.as_str()? != "openaiResponsesHistory" {
+        return None;
+    }
+    Some(replayed_items_tokens(
+        payload.get("items")?.as_array()?,
+        counter,
+    ))
+}
+
+/// The provider of the OpenAI native record of compaction entry `index`, if it has one.
+fn openai_record_provider(session: &Session, index: usize) -> Option<String> {
+    let text = session.entry_json(index);
+    let path = ["preserveData", "openaiRemoteCompaction", "provider"];
+    let span = crate::support::json::edit::find_path(&text, &path).ok()??;
+    match crate::support::json::parse(&text[span]).ok()? {
+        Value::String(p) => Some(p),
+        _ => None,
+    }
+}
+
+/// The context the token accounting counts (spec: compaction §3): [`build_context_with`],
+/// except that when `opts` names no reading provider, a path whose latest compaction carries
+/// an OpenAI native record is built as that record's provider reads it — the requests after a
+/// native compaction go to the model it compacted for, and they replay the record.
+pub fn build_counted_context(
+    session: &Session,
+    opts: &BuildOptions,
+    history: &HistoryOptions,
+) -> Result<SessionContext> {
+    let ctx = build_context_with(session, opts, history)?;
+    if opts.replay_provider.is_some() || opts.transcript {
+        return Ok(ctx);
+    }
+    match ctx
+        .compaction
+        .and_then(|c| openai_record_provider(session, c))
+    {
+        Some(provider) => {
+            let reader = BuildOptions {
+                replay_provider: Some(provider),
+                replay_anthropic: false,
+                ..opts.clone()
+            };
+            build_context_with(session, &reader, history)
+        }
+        None => Ok(ctx),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::ByteEstimate;
+    use serde_json::json;
+
+    #[test]
+    fn replayed_items_weigh_their_text_images_and_encrypted_state() {
+        let items = [
+            json!({"type":"message","role":"user","id":"msg_1","content":[
+                {"type":"input_text","text":"a".repeat(400)},
+                {"type":"input_image","detail":"auto","image_url":"data:image/png;base64,AAAA"}]}),
+            json!({"type":"function_call","call_id":"c","name":"read","arguments":"{\"p\":1}"}),
+            json!({"type":"compaction","encrypted_content":"A".repeat(1600)}),
+        ];
+        let t = replayed_items_tokens(&items, &ByteEstimate);
+        // 100 text + 1200 image + 1 + 2 (name, arguments) + 300 (1,200 decoded bytes).
+        assert_eq!(t, 100 + IMAGE_TOKENS + 1 + 2 + 300);
+        assert_eq!(replayed_items_tokens(&[], &ByteEstimate), 0);
+    }
+
+    #[test]
+    fn only_an_openai_replay_is_weighed_by_its_items() {
+        let openai = json!({"role":"compactionSummary","summary":"s","providerPayload":
+            {"type":"openaiResponsesHistory","provider":"openai","items":[{"type":"message","role":"user",
+             "content":[{"type":"input_text","text":"b".repeat(800)}]}]}});
+        assert_eq!(replay_tokens(&openai.to_string(), &ByteEstimate), Some(200));
+        let anthropic = json!({"role":"compactionSummary","summary":"s","providerPayload":
+            {"type":"anthropicCompaction","provider":"anthropic","content":"s"}});
+        assert_eq!(replay_tokens(&anthropic.to_string(), &ByteEstimate), None);
+        assert_eq!(replay_tokens(r#"{"summary":"s"}"#, &ByteEstimate), None);
+    }
+}
