@@ -83,3 +83,47 @@ impl WasmSession {
         Ok(committed_json(self.s(), &c, false))
     }
 }
+
+/// The inputs of the OpenAI native requests (spec: compaction §13): the Responses items of
+/// `input_json` fitted to `window` (tokens; 0 or less: unknown) for V1 and, with the tools of
+/// `tools_json`, for V2, and V2's retained messages (of its fitted input) within
+/// `retained_budget`: `{v1, v2, retained}` as JSON. `E_INVALID_ARGUMENT` when the input is not
+/// a JSON array.
+#[wasm_bindgen(js_name = nativeOpenaiInputsJson)]
+pub fn native_openai_inputs_json(
+    input_json: &str,
+    instructions: Option<String>,
+    tools_json: Option<String>,
+    window: f64,
+    retained_budget: Option<f64>,
+) -> Result<String, JsValue> {
+    use crate::compaction::native::fit::{fit_to_window, retained_messages};
+    let invalid = |what: &str| {
+        to_js(Error::coded(
+            ErrorCode::InvalidArgument,
+            format!("the native request's {what} must be a JSON array"),
+        ))
+    };
+    let Ok(Value::Array(input)) = crate::support::json::parse(input_json) else {
+        return Err(invalid("input"));
+    };
+    let tools = match tools_json.as_deref().map(crate::support::json::parse) {
+        None => None,
+        Some(Ok(t @ Value::Array(_))) => Some(t),
+        Some(_) => return Err(invalid("tools")),
+    };
+    let window = if window.is_finite() && window > 0.0 {
+        window as u64
+    } else {
+        0
+    };
+    let instructions = instructions.as_deref();
+    let v1 = fit_to_window(&input, instructions, None, window);
+    let v2 = fit_to_window(&input, instructions, tools.as_ref(), window);
+    let retained = retained_messages(&v2, retained_budget);
+    Ok(js::stringify(&crate::support::json::object(vec![
+        ("v1", Value::Array(v1)),
+        ("v2", Value::Array(v2)),
+        ("retained", Value::Array(retained)),
+    ])))
+}

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, beforeEach, test } from 'node:test';
-import { Session } from 'ctxfold';
+import { estimateTokens, Session } from 'ctxfold';
 import { header, line, usage } from './support/sessions.mjs';
 
 /** Six OpenAI turns; turn 2 calls a tool whose reasoning item is its thinking signature. */
@@ -282,6 +282,93 @@ test('V2: the streamed request with its trigger item, and the v2 record', async 
   assert.equal(record.retainedImageCount, 0);
   assert.deepEqual(record.replacementHistory, [...users, compactionItem]);
   assert.match(r.compactionEntry.summary, /Compaction processed 4321 input tokens\./);
+});
+
+/** Eight turns of long questions with short answers, the last turn a tool round with a large output. */
+function longQuestionsText() {
+  const lines = [header];
+  let parent = null;
+  for (let i = 0; i < 8; i++) {
+    lines.push(line(`u${i}`, parent, { role: 'user', content: `requirement ${i}: `.repeat(150), timestamp: 1 }));
+    const tool = i === 7;
+    const content = tool
+      ? [{ type: 'toolCall', id: 'call_7|fc_7', name: 'read', arguments: { path: 'big.txt' } }]
+      : [{ type: 'text', text: `noted ${i}` }];
+    const assistant = {
+      role: 'assistant',
+      content,
+      provider: 'openai',
+      api: 'openai-responses',
+      model: 'gpt-5',
+      usage,
+      stopReason: tool ? 'toolUse' : 'stop',
+    };
+    lines.push(line(`a${i}`, `u${i}`, assistant, '2026-01-01T00:00:02.000Z'));
+    parent = `a${i}`;
+  }
+  const result = {
+    role: 'toolResult',
+    toolCallId: 'call_7|fc_7',
+    toolName: 'read',
+    content: [{ type: 'text', text: 'x'.repeat(60_000) }],
+  };
+  lines.push(line('t7', 'a7', result));
+  return `${lines.join('\n')}\n`;
+}
+
+/** The local estimate of what the next request to OpenAI sends: each replayed item's text as a user message, the rest as converted. */
+function sentTokens(s) {
+  let total = 0;
+  for (const m of s.toLlmMessages({ model: { provider: 'openai', api: 'openai-responses' } })) {
+    const items = m.providerPayload?.items;
+    if (items === undefined) {
+      total += estimateTokens(m);
+      continue;
+    }
+    for (const item of items) {
+      if (item.type === 'compaction') total += Math.ceil((item.encrypted_content.length * 3) / 16);
+      else
+        total += estimateTokens({ role: 'user', content: item.content.map((p) => ({ type: 'text', text: p.text })) });
+    }
+  }
+  return total;
+}
+
+test('V2 on long questions: the core fits the input and retains the questions; the report counts what the next request replays', async () => {
+  reply = (_req, res) => stream(res, [done(compactionItem), completed]);
+  const s = Session.fromJsonl(longQuestionsText());
+  const r = await s.compact(
+    options({ model: model({ contextWindow: 12_000, remoteCompaction: { v2StreamingEnabled: true } }) }),
+  );
+  const { body } = log[0];
+  // The 60,000-character tool output alone pushed the request over the window: it went as the notice.
+  const output = body.input.find((i) => i.type === 'function_call_output');
+  assert.equal(output.output, 'Output: exceeded available model context → truncated.');
+  const record = r.compactionEntry.preserveData.openaiRemoteCompaction;
+  assert.equal(record.replacementHistory.length, 9, 'every question is retained, then the item');
+  assert.equal(record.replacementHistory[0].content[0].text, 'requirement 0: '.repeat(150));
+  const sent = sentTokens(s);
+  assert.ok(sent > 4_000, `the next request replays ${sent} tokens`);
+  const near = (t) => Math.abs(t - sent) <= sent / 10;
+  assert.ok(near(r.report.tokensAfter), `report.tokensAfter ${r.report.tokensAfter} for ${sent} sent`);
+  assert.ok(near(r.compactionEntry.tokensAfter), `entry tokensAfter ${r.compactionEntry.tokensAfter} for ${sent} sent`);
+  assert.ok(
+    near(s.contextTokens().estimatedTokens),
+    `contextTokens ${s.contextTokens().estimatedTokens} for ${sent} sent`,
+  );
+  // A small retained budget keeps the newest questions, the oldest kept cut to what is left.
+  log = [];
+  const t = Session.fromJsonl(longQuestionsText());
+  const small = await t.compact(
+    options({
+      model: model({ remoteCompaction: { v2StreamingEnabled: true } }),
+      settings: { keepRecentTokens: 10, methodOrder: ['remote'], v2RetainedMessageBudget: 1_000 },
+    }),
+  );
+  const kept = small.compactionEntry.preserveData.openaiRemoteCompaction.replacementHistory.slice(0, -1);
+  assert.equal(kept.length, 2);
+  assert.equal(kept[1].content[0].text, 'requirement 7: '.repeat(150));
+  assert.match(kept[0].content[0].text, /^requirement 6: .*…\d+ tokens truncated….*requirement 6: $/);
 });
 
 test('V2 with zero compaction items falls back to V1 (no stream retry)', async () => {

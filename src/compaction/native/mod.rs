@@ -4,6 +4,7 @@
 //! sends it, a commit reads the (untrusted) answer and writes the entry.
 
 pub mod anthropic;
+pub mod fit;
 pub mod openai;
 pub mod openai_v2;
 

@@ -1,11 +1,12 @@
 // The async shell of the OpenAI provider-native lanes of the `remote` method (spec: compaction
 // §5.7 step 1, §13). The core gives the plan's messages and reads the answers (untrusted: V1's
-// JSON, V2's event stream) before it writes the entry; this module builds the requests —
-// which lanes the model takes, the URL, the Responses input items of the messages fitted to
-// the window, the body — and sends them with the host's `fetch` and `credentials`, a
-// five-minute time-out per request, V2's stream retries and the AbortSignal. V2 (streaming
-// Responses with a `compaction_trigger` item) goes first when the model takes it; a V2
-// failure falls back to V1 (`…/responses/compact`). A failed lane leaves the session as it was.
+// JSON, V2's event stream) before it writes the entry, and fits the input to the window and
+// picks V2's retained messages; this module builds the requests — which lanes the model takes,
+// the URL, the Responses input items of the messages, the body — and sends them with the
+// host's `fetch` and `credentials`, a five-minute time-out per request, V2's stream retries
+// and the AbortSignal. V2 (streaming Responses with a `compaction_trigger` item) goes first
+// when the model takes it; a V2 failure falls back to V1 (`…/responses/compact`). A failed
+// lane leaves the session as it was.
 import { nowOf } from './args.js';
 import { abortError, codedError, messageOf, statusOf } from './errors.js';
 import { committed, requireRaw } from './raw.js';
@@ -29,25 +30,7 @@ const LANE_NAME = {
 const RESPONSES_APIS = ['openai-responses', 'azure-openai-responses', 'openai-codex-responses'];
 const OPENAI_BASE = 'https://api.openai.com/v1';
 const CODEX_BASE = 'https://chatgpt.com/backend-api';
-/** What an oversized trailing tool output becomes to fit the window. */
-const TRUNCATED_OUTPUT = 'Output: exceeded available model context → truncated.';
-const TOOL_IMAGE_LABEL = 'Attached image(s) from tool result:';
 const NO_VISION = '[image omitted: model does not support vision]';
-/** Flat charges of the window check: the request frame and each image. */
-const REQUEST_OVERHEAD_TOKENS = 256;
-const IMAGE_TOKENS = 12_000;
-/** V2: the retained user messages' ceiling, and what a retained image is charged. */
-const RETAINED_MAX = 64_000;
-const RETAINED_IMAGE_TOKENS = 765;
-/** Openings of user messages that carry harness context rather than the user's words. */
-const CONTEXTUAL = [
-  '<environment_context>',
-  '<user_instructions>',
-  '<additional_context>',
-  '<skills',
-  '<token_budget>',
-  '<model_switch>',
-];
 
 const str = (v) => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
@@ -299,131 +282,6 @@ export function responsesInput(messages, model, previous = []) {
   });
 }
 
-// ----- fitting the window and the retained history ------------------------------------------
-
-const encoder = new TextEncoder();
-
-/** Tokens of a request by the local estimate (bytes / 4), image data charged flat. */
-function requestTokens(input, instructions, tools) {
-  let images = 0;
-  const text = JSON.stringify({ instructions, input, ...(tools ? { tools } : {}) }, (key, value) => {
-    if (value?.type === 'input_image') images++;
-    return key === 'image_url' ? '<image>' : value;
-  });
-  return Math.ceil(encoder.encode(text).length / 4) + images * IMAGE_TOKENS + REQUEST_OVERHEAD_TOKENS;
-}
-
-function isToolImageAttachment(i) {
-  if (i?.type !== 'message' || i.role !== 'user' || !Array.isArray(i.content)) return false;
-  return (
-    i.content.some((p) => p?.type === 'input_image') &&
-    i.content.some((p) => p?.type === 'input_text' && p.text === TOOL_IMAGE_LABEL)
-  );
-}
-
-/**
- * The input fitted to the window as the reference does: kept whole unless trailing tool outputs
- * alone push it over; then those (from the newest back, stopping at the first item that is not
- * one) become a truncation notice. When even that does not fit, the input goes as it was.
- */
-export function fitToWindow(input, instructions, tools, window) {
-  if (!(window > 0) || requestTokens(input, instructions, tools) <= window) return input;
-  const fitted = [...input];
-  for (let i = fitted.length - 1; i >= 0; i--) {
-    const item = fitted[i];
-    if (isToolImageAttachment(item)) continue;
-    if (item?.type === 'function_call_output' || item?.type === 'custom_tool_call_output') {
-      fitted[i] = { ...item, output: TRUNCATED_OUTPUT };
-    } else if (item?.type === 'tool_search_output') {
-      fitted[i] = { ...item, tools: [] };
-    } else break;
-    if (requestTokens(fitted, instructions, tools) <= window) return fitted;
-  }
-  return input;
-}
-
-/** `ceil(length / 4)`, the estimate V2's retained budget is measured with. */
-const approxTokens = (text) => Math.ceil(text.length / 4);
-const isTextPart = (p) => p?.type === 'input_text' || p?.type === 'output_text';
-
-function isRealUser(i) {
-  if (i?.type !== 'message' || i.role !== 'user') return false;
-  const parts = Array.isArray(i.content) ? i.content : [];
-  return !parts.some((p) => {
-    if (p?.type !== 'input_text' || typeof p.text !== 'string') return false;
-    const t = p.text.trimStart().toLowerCase();
-    return CONTEXTUAL.some((c) => t.startsWith(c));
-  });
-}
-
-function itemTokens(i) {
-  let tokens = 0;
-  for (const p of Array.isArray(i.content) ? i.content : []) {
-    if (p?.type === 'input_image') tokens += RETAINED_IMAGE_TOKENS;
-    else if (isTextPart(p)) tokens += approxTokens(typeof p.text === 'string' ? p.text : '');
-  }
-  return tokens;
-}
-
-/** `text` within `max` tokens: its head and tail around a `…N tokens truncated…` marker. */
-function truncateText(text, max) {
-  const chars = max * 4;
-  if (text.length <= chars) return text;
-  const marker = `…${Math.max(1, approxTokens(text) - max)} tokens truncated…`;
-  if (chars <= marker.length + 2) return text.slice(0, chars);
-  const side = Math.max(1, Math.floor((chars - marker.length) / 2));
-  return `${text.slice(0, side)}${marker}${text.slice(-side)}`;
-}
-
-function truncateItem(i, max) {
-  let left = max;
-  const kept = [];
-  for (const p of Array.isArray(i.content) ? i.content : []) {
-    if (p?.type === 'input_image') {
-      if (left >= RETAINED_IMAGE_TOKENS) {
-        kept.push(p);
-        left -= RETAINED_IMAGE_TOKENS;
-      }
-      continue;
-    }
-    if (!isTextPart(p) || left === 0) continue;
-    const text = typeof p.text === 'string' ? p.text : '';
-    const tokens = approxTokens(text);
-    if (tokens <= left) {
-      kept.push(p);
-      left -= tokens;
-      continue;
-    }
-    const cut = truncateText(text, left);
-    left = 0;
-    if (cut.length > 0) kept.push({ ...p, text: cut });
-  }
-  return kept.length === 0 ? undefined : { ...i, content: kept };
-}
-
-/**
- * V2's retained messages: the real user messages of the input, newest first within `budget`
- * tokens (at most 64,000; the first that does not fit is truncated into what is left), in order.
- */
-export function retainedMessages(input, budget) {
-  let left = Math.min(RETAINED_MAX, Math.max(1, Math.floor(Number.isFinite(budget) ? budget : RETAINED_MAX)));
-  const kept = [];
-  for (let n = input.length - 1; n >= 0 && left > 0; n--) {
-    const i = input[n];
-    if (!isRealUser(i)) continue;
-    const tokens = Math.max(itemTokens(i), 1);
-    if (tokens <= left) {
-      kept.push(i);
-      left -= tokens;
-    } else {
-      const cut = truncateItem(i, left);
-      if (cut) kept.push(cut);
-      left = 0;
-    }
-  }
-  return kept.reverse();
-}
-
 /**
  * The requests of a `remote` plan for model `m`: `{v2?, v1?, retained}`, each `{url, headers,
  * body}` (body as JSON text); undefined when there is nothing to send.
@@ -435,18 +293,27 @@ function buildRequests(plan, m, lanes, settings, n) {
   const input = responsesInput(messages, m, prior);
   if (input.length === 0) return undefined;
   const instructions = n.instructions ?? system;
+  const tools = Array.isArray(n.tools) && n.tools.length > 0 ? n.tools : undefined;
+  // The core fits the input to the window and picks V2's retained messages (spec §13).
+  const fitted = JSON.parse(
+    requireRaw().nativeOpenaiInputsJson(
+      JSON.stringify(input),
+      typeof instructions === 'string' ? instructions : undefined,
+      tools === undefined ? undefined : JSON.stringify(tools),
+      m.contextWindow,
+      Number.isFinite(settings.v2RetainedMessageBudget) ? settings.v2RetainedMessageBudget : undefined,
+    ),
+  );
   const beta = m.codex ? { 'OpenAI-Beta': 'responses=experimental' } : {};
   const out = {};
   if (lanes.includes('v1')) {
-    const body = { model: m.wireId, input: fitToWindow(input, instructions, undefined, m.contextWindow), instructions };
+    const body = { model: m.wireId, input: fitted.v1, instructions };
     out.v1 = { url: v1Url(m), headers: { 'content-type': 'application/json', ...beta }, body: JSON.stringify(body) };
   }
   if (lanes.includes('v2')) {
-    const tools = Array.isArray(n.tools) && n.tools.length > 0 ? n.tools : undefined;
-    const fitted = fitToWindow(input, instructions, tools, m.contextWindow);
     const body = {
       model: m.wireId,
-      input: [...fitted, { type: 'compaction_trigger' }],
+      input: [...fitted.v2, { type: 'compaction_trigger' }],
       instructions,
       stream: true,
       store: false,
@@ -459,7 +326,7 @@ function buildRequests(plan, m, lanes, settings, n) {
     if (tools) Object.assign(body, { tools, tool_choice: 'auto' });
     const codex = m.codex ? { ...beta, 'x-codex-beta-features': 'remote_compaction_v2' } : {};
     out.v2 = { url: v2Url(m), headers: { 'content-type': 'application/json', ...codex }, body: JSON.stringify(body) };
-    out.retained = retainedMessages(fitted, settings.v2RetainedMessageBudget);
+    out.retained = fitted.retained;
   }
   return out;
 }
