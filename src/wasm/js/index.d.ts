@@ -1427,6 +1427,11 @@ export class Session {
    * previous call, so calling this once per request costs about what the new messages cost.
    */
   toLlmMessages(options?: ContextOptions): LlmMessage[];
+  /**
+   * Token figures of the context. Without `options.model`, a path whose latest compaction is an
+   * OpenAI provider-native one counts as that provider reads it: the replayed history's items,
+   * not the placeholder summary (the same for `contextStats`).
+   */
   contextTokens(options?: ContextOptions): ContextTokens;
   /** The LLM context by the local estimate: tokens per kind and images (frames at the flat rate, not copied). */
   contextStats(options?: ContextOptions): {
