@@ -337,7 +337,7 @@ impl Host {
                 for &i in p.messages_to_summarize.iter().chain(&p.turn_prefix) {
                     input.push_str(&self.session.message_json(i).unwrap_or_default());
                 }
-                self.fed = markers_in(&input);
+                let fed = markers_in(&input);
                 let result = commit_snapcompact(
                     &mut self.session,
                     &plan,
@@ -348,7 +348,10 @@ impl Host {
                 match result {
                     Ok(c) => {
                         let carried = self.carried_text()?;
-                        for m in &self.fed {
+                        for m in &fed {
+                            if !self.fed.contains(m) {
+                                self.fed.push(m.clone());
+                            }
                             if !carried.contains(m.as_str()) && !self.archive_dropped.contains(m) {
                                 self.archive_dropped.push(m.clone());
                                 self.report.archive_dropped_user_turns += 1;
