@@ -1481,3 +1481,35 @@ fn snapcompact_by_name_for_a_text_model_warns_on_every_path() {
     let mut quiet = manager(json!({"methodOrder": ["snapcompact", "soft"]}));
     assert!(!warned(&quiet.after_turn(turn(&a, &text_only))));
 }
+
+/// The agent simulator (issue 36): seeded agents through the core, the promise checked after
+/// every step (crates/testkit/src/agent.rs).
+#[test]
+fn agent_simulator_keeps_the_promise() {
+    let mut failures = Vec::new();
+    let runs: u64 = std::env::var("CTXFOLD_SIM_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    for seed in 0..runs {
+        let s = ctxfold_testkit::agent::Scenario::random(seed);
+        if let Err(e) = ctxfold_testkit::agent::run(&s) {
+            failures.push(e);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} runs broke the promise:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn agent_simulator_one_seed() {
+    let Some(seed) = std::env::var("SIM_SEED").ok().and_then(|v| v.parse().ok()) else {
+        return;
+    };
+    let s = ctxfold_testkit::agent::Scenario::random(seed);
+    ctxfold_testkit::agent::run(&s).unwrap();
+}

@@ -28,6 +28,8 @@ pub mod spec;
 mod text;
 
 #[cfg(feature = "invariants")]
+pub mod agent;
+#[cfg(feature = "invariants")]
 pub mod invariants;
 #[cfg(feature = "invariants")]
 pub mod triggers;

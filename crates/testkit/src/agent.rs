@@ -1,0 +1,655 @@
+//! A seeded agent simulator over the core (issue 36, "Tests"): a scripted agent talks to a
+//! fake provider with a hard context window through a real [`Session`], the trigger machine
+//! ([`ContextManager`]) decides, and the compactions it asks for run through the core's plan
+//! and commit with a fake summarizer. After every step the promise is checked:
+//!
+//! - a request over the window is recovered on the next request (never two unrecovered
+//!   overflows in a row), and no user turn ends while its last request was over the window;
+//! - every user message ever appended is in the session file (handoffs followed), and once a
+//!   compaction dropped it from the context it is in what that compaction carried on: the
+//!   summary (the fake summarizer copies every marker its input holds), the snapcompact
+//!   archive's source text, or the handoff document;
+//! - entries are never removed from a session file;
+//! - every committed compaction lowers the tokens of the next request, or says why not.
+//!
+//! The summarizer fails now and then, returns empty documents, providers count text at 0.5-2x
+//! the core's estimate, replies stop on `length`, and overflow errors are forced at random.
+//! [`run`] returns what a run did, or the first broken invariant with the seed that breaks it.
+
+use ctxfold::archive::{archive_source_text, get_preserved_archive};
+use ctxfold::compaction::commit::{commit_compaction, commit_handoff, commit_snapcompact};
+use ctxfold::compaction::plan::{plan_compaction, CompactionPlan, PlanOptions};
+use ctxfold::compaction::snapcompact::ArchiveOptions;
+use ctxfold::context::{build_context, BuildOptions};
+use ctxfold::render::FallbackFonts;
+use ctxfold::session::{NewSession, SequentialIds};
+use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::shake::{apply_shake, plan_shake, Preset, ShakeConfig};
+use ctxfold::triggers::{
+    CompactRequest, CompactionMethod, CompactionOutcome, CompactionReport, ContextManager,
+    ContinuationKind, Decision, ModelInfo, PromptInput, TurnInput,
+};
+use ctxfold::{AgentMessage, ErrorCode, Session};
+use serde_json::{json, Value};
+
+use crate::rng::Rng;
+
+/// One simulated configuration.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub seed: u64,
+    /// The provider's hard context window.
+    pub window: u64,
+    /// The model reads images (snapcompact can run).
+    pub vision: bool,
+    /// `compaction.methodOrder`; `None` keeps the default.
+    pub methods: Option<Vec<&'static str>>,
+    /// Provider tokens per token of the core's estimate.
+    pub ratio: f64,
+    /// Share of summarizer calls that fail, and that answer an empty document.
+    pub summarizer_failures: f64,
+    pub empty_documents: f64,
+    /// Share of replies that stop on `length`, and of requests refused as overflow anyway.
+    pub length_stops: f64,
+    pub forced_overflows: f64,
+    /// `compaction.remoteEndpoint` is set, and the endpoint is down (every call fails).
+    pub dead_remote: bool,
+    pub user_turns: usize,
+}
+
+impl Scenario {
+    /// A random scenario: windows 8k-2M, any method order, text or vision model, failures.
+    pub fn random(seed: u64) -> Scenario {
+        let mut r = Rng::derived(&[seed, 0xA6E7]);
+        let windows = [
+            8_000u64, 16_000, 32_000, 64_000, 128_000, 200_000, 1_000_000, 2_000_000,
+        ];
+        let all = ["remote", "snapcompact", "handoff", "shake", "soft"];
+        let methods = if r.chance(0.4) {
+            None
+        } else {
+            let n = r.range_usize(1, 4);
+            Some((0..n).map(|_| *r.pick(&all)).collect())
+        };
+        Scenario {
+            seed,
+            window: *r.pick(&windows),
+            vision: r.chance(0.5),
+            methods,
+            ratio: *r.pick(&[0.5, 0.8, 1.0, 1.0, 1.3, 2.0]),
+            summarizer_failures: *r.pick(&[0.0, 0.1, 0.1]),
+            empty_documents: *r.pick(&[0.0, 0.05]),
+            length_stops: *r.pick(&[0.0, 0.05]),
+            forced_overflows: *r.pick(&[0.0, 0.03]),
+            dead_remote: r.chance(0.3),
+            user_turns: r.range_usize(20, 60),
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    pub requests: u64,
+    pub overflows: u64,
+    pub compactions: u64,
+    pub handoffs: u64,
+    pub largest_request: u64,
+    /// User messages a snapcompact archive took in and then dropped over its frame and
+    /// user-turn budgets (lossy by design; counted, not hidden).
+    pub archive_dropped_user_turns: u64,
+}
+
+// ASCII, so that no normalization (snapcompact prints normalized text) changes a marker.
+const MARK_OPEN: &str = "[[u";
+const MARK_CLOSE: &str = "]]";
+
+fn marker(turn: usize) -> String {
+    format!("{MARK_OPEN}{turn}{MARK_CLOSE}")
+}
+
+/// Every marker in `text`, in order, each once.
+fn markers_in(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(MARK_OPEN) {
+        let tail = &rest[start..];
+        let Some(end) = tail.find(MARK_CLOSE) else {
+            break;
+        };
+        let m = &tail[..end + MARK_CLOSE.len()];
+        if !out.iter().any(|x| x == m) {
+            out.push(m.to_string());
+        }
+        rest = &tail[end + MARK_CLOSE.len()..];
+    }
+    out
+}
+
+/// About `tokens` tokens of words (4 characters a token).
+fn filler(r: &mut Rng, tokens: u64) -> String {
+    const WORDS: [&str; 8] = [
+        "alpha", "beta", "gamma", "delta", "parser", "buffer", "cache", "test",
+    ];
+    let mut s = String::with_capacity(tokens as usize * 4 + 8);
+    while (s.len() as u64) < tokens * 4 {
+        s.push_str(r.ps(&WORDS));
+        s.push(' ');
+    }
+    s
+}
+
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(format!($($fmt)+));
+        }
+    };
+}
+
+/// The host: the live session, the earlier ones a handoff replaced, the machine and the clock.
+struct Host {
+    s: Scenario,
+    r: Rng,
+    session: Session,
+    earlier: Vec<Session>,
+    cm: ContextManager,
+    settings: CompactionSettings,
+    model: ModelInfo,
+    now: i64,
+    latest_compaction_at: Option<i64>,
+    markers: Vec<String>,
+    /// Markers the summarizer inputs of the current compaction held.
+    fed: Vec<String>,
+    /// Markers a snapcompact archive took in and dropped (see [`Report`]).
+    archive_dropped: Vec<String>,
+    report: Report,
+    sessions_made: u64,
+    fonts: FallbackFonts,
+}
+
+/// What the core estimates for the live context, and what the provider counts.
+fn estimate(session: &Session) -> Result<u64, String> {
+    let ctx = build_context(session, &BuildOptions::default()).map_err(|e| e.to_string())?;
+    Ok(ctx.estimated_tokens(session))
+}
+
+impl Host {
+    fn provider_tokens(&self) -> Result<u64, String> {
+        Ok((estimate(&self.session)? as f64 * self.s.ratio).ceil() as u64 + 500)
+    }
+
+    fn append(&mut self, message: Value) -> Result<String, String> {
+        self.now += 1_000;
+        let before = self.session.len();
+        let id = self
+            .session
+            .append_message(message, self.now)
+            .map_err(|e| format!("append: {e}"))?;
+        ensure!(
+            self.session.len() == before + 1,
+            "an append did not add one entry"
+        );
+        Ok(id)
+    }
+
+    fn assistant(&self, v: &Value) -> Result<ctxfold::session::message::AssistantMessage, String> {
+        match AgentMessage::parse(&v.to_string(), None) {
+            Ok(AgentMessage::Assistant(a)) => Ok(a),
+            other => Err(format!("not an assistant message: {other:?}")),
+        }
+    }
+
+    /// The text of the live context (summaries included) and the archive's source text.
+    fn carried_text(&self) -> Result<String, String> {
+        let ctx =
+            build_context(&self.session, &BuildOptions::default()).map_err(|e| e.to_string())?;
+        let mut text = ctx.to_json(&self.session);
+        if let Some(i) = ctx.compaction {
+            let entry: Value =
+                serde_json::from_str(&self.session.entry_json(i)).map_err(|e| e.to_string())?;
+            if let Some(a) = get_preserved_archive(entry.get("preserveData")) {
+                let src = archive_source_text(&a).unwrap_or_default();
+                if std::env::var("SIM_DEBUG").is_ok() {
+                    eprintln!("archive source {} chars, markers {:?}, frames {}, truncated {}, total {}, text {:?}, head {:?}, tail {:?}, userTurns {:?}", src.len(), markers_in(&src), a.frames.len(), a.truncated_chars, a.total_chars, a.text.as_ref().map(|t| t.len()), a.text_head.as_ref().map(|t| t.len()), a.text_tail.as_ref().map(|t| t.len()), a.user_turns.as_deref().map(markers_in));
+                }
+                text.push_str(&src);
+                // User turns the archive's frame budget dropped, kept verbatim.
+                text.push_str(a.user_turns.as_deref().unwrap_or_default());
+            }
+        }
+        Ok(text)
+    }
+
+    /// Every user message is in a session file, and in what the live context carries.
+    fn check_nothing_lost(&self, after: &str) -> Result<(), String> {
+        let carried = self.carried_text()?;
+        let mut files = self.session.to_jsonl();
+        for e in &self.earlier {
+            files.push_str(&e.to_jsonl());
+        }
+        for m in &self.markers {
+            if self.archive_dropped.contains(m) {
+                continue;
+            }
+            ensure!(
+                files.contains(m.as_str()),
+                "user message {m} is gone from the session files"
+            );
+            ensure!(
+                carried.contains(m.as_str()),
+                "user message {m} is gone from the context after {after} (fed to the summarizer: {})",
+                self.fed.contains(m)
+            );
+        }
+        Ok(())
+    }
+
+    /// The fake summarizer: every marker of its input, or a failure, or an empty document.
+    fn summarize(&mut self, prompt: &str) -> Result<String, ()> {
+        if self.r.chance(self.s.summarizer_failures) {
+            return Err(());
+        }
+        if self.r.chance(self.s.empty_documents) {
+            return Ok(String::new());
+        }
+        let found = markers_in(prompt);
+        if std::env::var("SIM_DEBUG").is_ok() {
+            eprintln!(
+                "--- summarizer input ({} chars, markers {:?}):\n{}",
+                prompt.len(),
+                found,
+                &prompt[..prompt.len().min(3000)]
+            );
+        }
+        for m in &found {
+            if !self.fed.contains(m) {
+                self.fed.push(m.clone());
+            }
+        }
+        Ok(format!(
+            "## Goal\nKeep fixing tests.\n## Users said\n{}\n",
+            found.join(" ")
+        ))
+    }
+
+    /// Answers every request of `plan`; `Err` when the summarizer failed.
+    fn answer_all(&mut self, plan: &mut CompactionPlan) -> Result<bool, String> {
+        let mut rounds = 0;
+        while !plan.is_complete() {
+            rounds += 1;
+            ensure!(rounds < 10_000, "a plan never completes");
+            let pending: Vec<(String, String)> = plan
+                .pending()
+                .iter()
+                .map(|r| (r.id.clone(), format!("{}\n{}", r.system_prompt, r.prompt)))
+                .collect();
+            ensure!(
+                !pending.is_empty(),
+                "an incomplete plan with no pending request"
+            );
+            for (id, prompt) in pending {
+                let Ok(text) = self.summarize(&prompt) else {
+                    return Ok(false);
+                };
+                if plan.answer(&self.session, &id, &text).is_err() {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn plan(&self, strategy: Strategy) -> ctxfold::Result<CompactionPlan> {
+        let settings = CompactionSettings {
+            strategy,
+            remote_enabled: false,
+            ..self.settings.clone()
+        };
+        let options = PlanOptions {
+            context_window: self.model.context_window,
+            ..PlanOptions::default()
+        };
+        plan_compaction(&self.session, &settings, options)
+    }
+
+    /// One method of the walk: `Ok(Some(tokens after))` when it committed.
+    fn method(&mut self, m: CompactionMethod) -> Result<Result<u64, ErrorCode>, String> {
+        match m {
+            CompactionMethod::Shake => {
+                let plan = plan_shake(&self.session, &ShakeConfig::preset(Preset::Default))
+                    .map_err(|e| e.to_string())?;
+                let r = apply_shake(&mut self.session, &plan, None, self.now)
+                    .map_err(|e| e.to_string())?;
+                if r.tool_results_dropped + r.blocks_dropped == 0 {
+                    return Ok(Err(ErrorCode::NoReduction));
+                }
+                Ok(Ok(estimate(&self.session)?))
+            }
+            CompactionMethod::Snapcompact => {
+                let plan = match self.plan(Strategy::Snapcompact) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Err(e.code())),
+                };
+                // What the archive takes in: the carried text and the messages it prints.
+                let mut input = self.carried_text()?;
+                let p = &plan.preparation;
+                for &i in p.messages_to_summarize.iter().chain(&p.turn_prefix) {
+                    input.push_str(&self.session.message_json(i).unwrap_or_default());
+                }
+                let fed = markers_in(&input);
+                let result = commit_snapcompact(
+                    &mut self.session,
+                    &plan,
+                    &ArchiveOptions::default(),
+                    &self.fonts,
+                    self.now,
+                );
+                match result {
+                    Ok(c) => {
+                        let carried = self.carried_text()?;
+                        for m in &fed {
+                            if !self.fed.contains(m) {
+                                self.fed.push(m.clone());
+                            }
+                            if !carried.contains(m.as_str()) && !self.archive_dropped.contains(m) {
+                                self.archive_dropped.push(m.clone());
+                                self.report.archive_dropped_user_turns += 1;
+                            }
+                        }
+                        Ok(Ok(c.tokens_after))
+                    }
+                    Err(e) => Ok(Err(e.code())),
+                }
+            }
+            CompactionMethod::Handoff => {
+                let mut plan = match self.plan(Strategy::Handoff) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Err(e.code())),
+                };
+                if !self.answer_all(&mut plan)? {
+                    return Ok(Err(ErrorCode::Summarizer));
+                }
+                self.sessions_made += 1;
+                let id = format!("sim-{}", self.sessions_made);
+                let ids = Box::new(SequentialIds::starting_at(self.sessions_made * 1_000_000));
+                match commit_handoff(&self.session, &plan, id, ids, self.now) {
+                    Ok(next) => {
+                        let old = std::mem::replace(&mut self.session, next);
+                        self.earlier.push(old);
+                        self.report.handoffs += 1;
+                        Ok(Ok(estimate(&self.session)?))
+                    }
+                    Err(e) => Ok(Err(e.code())),
+                }
+            }
+            // The endpoint is down: the remote method fails, whatever else the host has.
+            CompactionMethod::Remote if self.s.dead_remote => Ok(Err(ErrorCode::Summarizer)),
+            CompactionMethod::Remote | CompactionMethod::Soft | CompactionMethod::Window => {
+                let mut plan = match self.plan(Strategy::ContextFull) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Err(e.code())),
+                };
+                if !self.answer_all(&mut plan)? {
+                    return Ok(Err(ErrorCode::Summarizer));
+                }
+                match commit_compaction(&mut self.session, &plan, self.now) {
+                    Ok(c) => Ok(Ok(c.tokens_after)),
+                    Err(e) => Ok(Err(e.code())),
+                }
+            }
+        }
+    }
+
+    /// Runs the compaction a decision asks for: the methods in order, each failure handing
+    /// over to the next.
+    fn compact(&mut self, req: &CompactRequest) -> Result<CompactionOutcome, String> {
+        self.fed.clear();
+        let before = self.provider_tokens()?;
+        let entries_before = self.session.len();
+        let mut last = None;
+        for &m in &req.methods {
+            match self.method(m)? {
+                Ok(tokens_after) => {
+                    self.report.compactions += 1;
+                    self.latest_compaction_at = Some(self.now);
+                    let after = self.provider_tokens()?;
+                    ensure!(
+                        after < before || m == CompactionMethod::Handoff,
+                        "{m:?} for {:?} did not lower the request: {before} -> {after}",
+                        req.reason
+                    );
+                    if m != CompactionMethod::Handoff {
+                        ensure!(
+                            self.session.len() >= entries_before,
+                            "a compaction removed entries"
+                        );
+                    }
+                    self.check_nothing_lost(&format!("{m:?} ({:?})", req.reason))?;
+                    return Ok(CompactionOutcome::Compacted {
+                        tokens_after,
+                        stored_tokens: Some(after),
+                    });
+                }
+                Err(code) => last = Some(code),
+            }
+        }
+        Ok(match last {
+            Some(ErrorCode::NothingToCompact | ErrorCode::AlreadyCompacted) | None => {
+                CompactionOutcome::NothingToCompact
+            }
+            Some(code) => CompactionOutcome::Failed {
+                error: format!("{code:?}"),
+            },
+        })
+    }
+
+    /// Applies a decision; returns its continuation kind.
+    fn apply(
+        &mut self,
+        mut d: Decision,
+        failed: Option<&str>,
+    ) -> Result<Option<ContinuationKind>, String> {
+        for _ in 0..8 {
+            if d.drop_failed_turn.is_some() {
+                if let Some(id) = failed {
+                    let i = self.session.require(id).map_err(|e| e.to_string())?;
+                    if self.session.leaf() == Some(i) {
+                        match self.session.entries()[i].parent_id() {
+                            Some(p) => {
+                                let p = p.to_string();
+                                self.session.branch(&p).map_err(|e| e.to_string())?;
+                            }
+                            None => self.session.reset_leaf(),
+                        }
+                    }
+                }
+            }
+            if d.promote.is_some() {
+                d = self.cm.after_promotion(false);
+                continue;
+            }
+            if let Some(req) = d.compact.clone() {
+                let outcome = self.compact(&req)?;
+                d = self
+                    .cm
+                    .after_compaction(&CompactionReport::new(req, outcome));
+                ensure!(
+                    d.compact.is_none(),
+                    "a compaction's answer asked for another"
+                );
+                continue;
+            }
+            return Ok(d.continuation.map(|c| c.kind));
+        }
+        Err("a decision chain did not settle".into())
+    }
+
+    fn user_turn(&mut self, turn: usize) -> Result<(), String> {
+        let size = match self.r.below(10) {
+            0 => self.s.window / 6,
+            1..=3 => self.s.window / 40,
+            _ => self.s.window / 200 + 20,
+        };
+        let text = format!("{} {}", marker(turn), filler(&mut self.r, size));
+        self.append(json!({"role": "user", "content": text, "timestamp": self.now}))?;
+        self.markers.push(marker(turn));
+        let stored = Some(self.provider_tokens()?);
+        let d = self.cm.before_prompt(PromptInput {
+            stored_tokens: stored,
+            latest_compaction_at: self.latest_compaction_at,
+            ..PromptInput::new(&self.model, self.now)
+        });
+        self.apply(d, None)?;
+        let mut over_in_a_row = 0;
+        let mut tools = 0;
+        for _ in 0..60 {
+            let tokens = self.provider_tokens()?;
+            self.report.requests += 1;
+            self.report.largest_request = self.report.largest_request.max(tokens);
+            let over = tokens > self.s.window;
+            let forced = !over && self.r.chance(self.s.forced_overflows);
+            let base = json!({
+                "role": "assistant", "provider": self.model.provider, "model": self.model.id,
+                "timestamp": self.now + 1_000,
+            });
+            let mut v = base;
+            let stop;
+            if over || forced {
+                self.report.overflows += 1;
+                over_in_a_row += 1;
+                ensure!(
+                    !over || over_in_a_row < 2,
+                    "two overflows in a row at turn {turn}: {tokens} > {}",
+                    self.s.window
+                );
+                v["content"] = json!([]);
+                v["stopReason"] = "error".into();
+                v["errorMessage"] = format!(
+                    "prompt is too long: {} tokens > {} maximum",
+                    tokens.max(self.s.window + 1),
+                    self.s.window
+                )
+                .into();
+                v["usage"] = json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0});
+                stop = "error";
+            } else {
+                over_in_a_row = 0;
+                let out = self.r.range(50, 400);
+                let tool = tools < 4 && self.r.chance(0.5);
+                let length = !tool && self.r.chance(self.s.length_stops);
+                let mut content = vec![
+                    json!({"type": "text", "text": format!("Working on it. {}", filler(&mut self.r, out))}),
+                ];
+                if tool {
+                    content.push(json!({"type": "toolCall", "id": format!("call{}", self.report.requests),
+                                        "name": "read", "arguments": {"path": format!("src/f{}.rs", self.r.below(50))}}));
+                }
+                stop = if tool {
+                    "toolUse"
+                } else if length {
+                    "length"
+                } else {
+                    "stop"
+                };
+                v["content"] = Value::Array(content);
+                v["stopReason"] = stop.into();
+                v["usage"] = json!({"input": tokens, "output": out, "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens + out});
+            }
+            let a = self.assistant(&v)?;
+            let id = self.append(v)?;
+            if stop == "toolUse" {
+                tools += 1;
+                let call = a
+                    .tool_call_ids()
+                    .next()
+                    .map(str::to_string)
+                    .unwrap_or_default();
+                let size = self.r.range(50, (self.s.window / 30).max(60));
+                let body = filler(&mut self.r, size);
+                self.append(
+                    json!({"role": "toolResult", "toolCallId": call, "toolName": "read",
+                                   "content": [{"type": "text", "text": body}], "isError": false,
+                                   "timestamp": self.now}),
+                )?;
+            }
+            let d = self.cm.after_turn(TurnInput {
+                stored_tokens: Some(self.provider_tokens()?),
+                latest_compaction_at: self.latest_compaction_at,
+                mid_run: stop == "toolUse",
+                ..TurnInput::new(&a, &self.model, self.now)
+            });
+            let next = self.apply(d, (stop != "toolUse").then_some(id.as_str()))?;
+            match next {
+                Some(ContinuationKind::Retry) => continue,
+                Some(ContinuationKind::AutoContinue | ContinuationKind::QueuedMessages) => {
+                    self.append(json!({"role": "user", "content": "Continue.", "attribution": "agent", "timestamp": self.now}))?;
+                    continue;
+                }
+                None if stop == "toolUse" => continue,
+                None => {
+                    ensure!(
+                        stop != "error" || !over,
+                        "user turn {turn} ended while its request was over the window ({tokens} > {})",
+                        self.s.window
+                    );
+                    return Ok(());
+                }
+            }
+        }
+        Err(format!("user turn {turn} did not end in 60 requests"))
+    }
+}
+
+/// Runs a scenario; `Err` names the first broken invariant.
+pub fn run(s: &Scenario) -> Result<Report, String> {
+    let mut settings = json!({});
+    if s.dead_remote {
+        settings["remoteEndpoint"] = "https://summarizer.invalid/compact".into();
+    }
+    if let Some(m) = &s.methods {
+        settings["methodOrder"] = json!(m);
+    }
+    let settings = CompactionSettings::from_json(&settings).map_err(|e| e.to_string())?;
+    let model = ModelInfo {
+        provider: "anthropic".into(),
+        id: "claude-sim".into(),
+        context_window: s.window,
+        max_output_tokens: 8_000,
+        accepts_images: s.vision,
+    };
+    let now = 1_750_000_000_000;
+    let session = Session::create(
+        NewSession {
+            id: "sim-0".into(),
+            cwd: "/repo".into(),
+            now,
+            parent_session: None,
+        },
+        Box::new(SequentialIds::new()),
+    );
+    let mut host = Host {
+        r: Rng::derived(&[s.seed, 0x51A]),
+        s: s.clone(),
+        session,
+        earlier: Vec::new(),
+        cm: ContextManager::new(settings.clone()),
+        settings,
+        model,
+        now,
+        latest_compaction_at: None,
+        markers: Vec::new(),
+        fed: Vec::new(),
+        archive_dropped: Vec::new(),
+        report: Report::default(),
+        sessions_made: 0,
+        fonts: FallbackFonts::new(),
+    };
+    for turn in 0..s.user_turns {
+        host.user_turn(turn)
+            .map_err(|e| format!("seed {} ({s:?}): {e}", s.seed))?;
+    }
+    host.check_nothing_lost("the run")
+        .map_err(|e| format!("seed {} ({s:?}): {e}", s.seed))?;
+    Ok(host.report)
+}
