@@ -496,3 +496,66 @@ fn the_archive_source_text_is_the_previous_summary() {
     assert!(previous.starts_with(guide.lines().next().unwrap()));
     assert!(previous.contains(&marker(0)) && previous.contains(&marker(5)));
 }
+
+// ----- issue 36 item 7: the converter and the display transcript ---------------------------
+
+/// The compaction summary message carries `historyRewriteAt` (its timestamp), as the branch
+/// summary message does.
+#[test]
+fn a_compaction_summary_marks_the_history_rewrite() {
+    let s = Jsonl::new()
+        .user("u1", None, "q")
+        .message("a1", Some("u1"), assistant_msg("a", "stop"))
+        .compaction("c1", Some("a1"), "summary", "u1")
+        .user("u2", Some("c1"), "next")
+        .load();
+    let ctx = build_context(&s, &BuildOptions::default()).expect("context");
+    let llm = convert_to_llm(&s, &ctx);
+    assert!(llm[0]["content"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("summary")));
+    assert!(llm[0]["historyRewriteAt"].is_number(), "{}", llm[0]);
+    assert_eq!(llm[0]["historyRewriteAt"], llm[0]["timestamp"]);
+    // Ordinary messages carry none.
+    assert!(llm[1].get("historyRewriteAt").is_none());
+}
+
+/// An aborted or failed turn that keeps its text but loses its unanswered calls still
+/// reports them in the display transcript.
+#[test]
+fn stripped_calls_of_aborted_and_failed_turns_are_counted() {
+    let turn = |stop: &str| {
+        json!({"role":"assistant","content":[
+            {"type":"text","text":"working on it"},
+            {"type":"toolCall","id":format!("x-{stop}"),"name":"bash","arguments":{"command":"make"}},
+            {"type":"toolCall","id":format!("y-{stop}"),"name":"bash","arguments":{"command":"test"}}],
+            "stopReason":stop,"errorMessage":"failed"})
+    };
+    let s = Jsonl::new()
+        .user("u1", None, "go")
+        .message("a1", Some("u1"), turn("aborted"))
+        .user("u2", Some("a1"), "again")
+        .message("a2", Some("u2"), turn("error"))
+        .user("u3", Some("a2"), "once more")
+        .load();
+    let transcript = BuildOptions {
+        transcript: true,
+        ..Default::default()
+    };
+    let ctx = build_context(&s, &transcript).expect("transcript");
+    let stripped: Vec<(String, u32)> = ctx
+        .messages
+        .iter()
+        .map(|m| (s.entries()[m.entry].id().to_string(), m.stripped_tool_calls))
+        .collect();
+    assert_eq!(
+        stripped,
+        [
+            ("u1".to_string(), 0),
+            ("a1".to_string(), 2),
+            ("u2".to_string(), 0),
+            ("a2".to_string(), 2),
+            ("u3".to_string(), 0)
+        ]
+    );
+}

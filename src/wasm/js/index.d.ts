@@ -315,7 +315,7 @@ export type LlmMessage =
       content: Array<TextContent | ImageContent>;
       attribution: Attribution;
       timestamp?: number;
-      /** Branch summaries: the time history was rewritten. */
+      /** Branch and compaction summaries: the time history was rewritten. */
       historyRewriteAt?: number;
       providerPayload?: JsonValue;
     }
