@@ -13,6 +13,10 @@ pub const COMPACTION_SUMMARY_CONTEXT: &str =
 pub const BRANCH_SUMMARY_CONTEXT: &str = include_str!("../prompts/branch-summary-context.md");
 /// Wraps a handoff document for the model (spec: compaction §2.6).
 pub const HANDOFF_SUMMARY_CONTEXT: &str = include_str!("../prompts/handoff-summary-context.md");
+/// Wraps a previous snapcompact archive's source text when an LLM summary takes it over (spec:
+/// compaction §5.4 `snapcompact-archive-context.md`, §5.7 step 7).
+pub const SNAPCOMPACT_ARCHIVE_CONTEXT: &str =
+    include_str!("../prompts/snapcompact-archive-context.md");
 
 /// System prompt of every summarizer call (spec: compaction §5.4 `summarization-system.md`).
 pub const SUMMARIZATION_SYSTEM: &str = include_str!("../prompts/summarization-system.md");
@@ -270,6 +274,17 @@ pub fn handoff_context(summary: &str) -> String {
     render(HANDOFF_SUMMARY_CONTEXT, &[("summary", &inner)])
         .trim_end()
         .to_string()
+}
+
+/// A previous snapcompact archive as the text an LLM summary absorbs: its plain source text
+/// and the user turns it kept from a dropped middle (both plain text, may be empty).
+pub fn snapcompact_archive_context(archive_text: &str, user_turns: &str) -> String {
+    render_sections(
+        SNAPCOMPACT_ARCHIVE_CONTEXT,
+        &[("archiveText", archive_text), ("userTurns", user_turns)],
+    )
+    .trim_end()
+    .to_string()
 }
 
 /// The branch-summary context message text.

@@ -9,6 +9,7 @@
 //! the previous one) and the turn-prefix summary go first; the short summary needs the
 //! merged summary, so it follows. [`CompactionPlan::pending`] lists what can be sent now.
 
+use crate::archive::{archive_source_text, get_preserved_archive, plain_text};
 use crate::compaction::prepare::{prepare_compaction, Preparation, PrepareOptions};
 use crate::error::{Error, Result};
 use crate::prompts::{self, PromptKind};
@@ -16,12 +17,12 @@ use crate::session::Session;
 use crate::settings::{CompactionSettings, Strategy};
 use crate::summary::fileops::FileLists;
 use crate::summary::request::{
-    serialized_conversation, HistoryFeed, Purpose, SummaryRequest, Window,
+    serialized_conversation_in, HistoryFeed, Purpose, SummaryRequest, Window,
 };
 use crate::summary::serialize::{
-    clamp_window, history_max_tokens, input_budget, merge_split_turn, message_size, message_sizes,
-    overflow_retry_budget, plan_windows, serialize_conversation_for_summary,
-    short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, NO_PRIOR_HISTORY,
+    clamp_window, history_max_tokens, input_budget, merge_split_turn, message_size_in,
+    message_sizes_in, overflow_retry_budget, plan_windows, serialize_conversation_for_summary_in,
+    short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, Dialect, NO_PRIOR_HISTORY,
 };
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
@@ -73,6 +74,8 @@ pub struct CompactionPlan {
     fingerprint: (usize, Option<String>),
     /// History: read a window at a time from the session.
     feed: HistoryFeed,
+    /// The transcript form of every request ([`summary_dialect`]).
+    dialect: Dialect,
     /// `toolCallId`s of the useless results anywhere in the history (spec: compaction §5.1):
     /// a message's window size leaves their calls out, as sizing the whole history does.
     useless: FxHashSet<Box<str>>,
@@ -85,6 +88,8 @@ pub struct CompactionPlan {
     history: Slot,
     /// The summary carried from window to window.
     carried: Option<String>,
+    /// The previous summary this summary builds on ([`previous_summary_for_llm`]).
+    previous_summary: Option<String>,
     turn_prefix: Slot,
     short: Slot,
     handoff: Slot,
@@ -99,6 +104,7 @@ struct SizedHistory<'p> {
     messages: &'p mut Vec<Value>,
     sizes: &'p mut Vec<u64>,
     useless: FxHashSet<&'p str>,
+    dialect: Dialect,
 }
 
 impl SizedHistory<'_> {
@@ -111,7 +117,7 @@ impl SizedHistory<'_> {
         self.sizes.extend(
             self.messages[first..]
                 .iter()
-                .map(|m| message_size(m, &self.useless, &ByteEstimate)),
+                .map(|m| message_size_in(m, &self.useless, self.dialect, &ByteEstimate)),
         );
         Ok(true)
     }
@@ -145,10 +151,11 @@ pub fn plan_compaction(
     let reserve = settings.reserve_or_default();
     let history_max = history_max_tokens(reserve);
     // snapcompact asks no model anything (spec: snapcompact §9.2): no short-summary prompt.
+    let dialect = summary_dialect(&options);
     let recent_serialized = if strategy == Strategy::Snapcompact {
         String::new()
     } else {
-        serialized_conversation(session, &prep.recent)?
+        serialized_conversation_in(session, &prep.recent, dialect)?
     };
 
     let mut plan = CompactionPlan {
@@ -158,16 +165,20 @@ pub fn plan_compaction(
         fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
         history: Slot::Queued,
         feed: HistoryFeed::new(prep.messages_to_summarize.clone()),
+        dialect,
+        // An error flagged useless stays (spec: compaction §5.1; issue 36 item 7).
         useless: prep
             .messages_to_summarize
             .iter()
+            .filter(|&&i| session.result_facts(i).is_some_and(|f| !f.is_error))
             .filter_map(|&i| session.useless_tool_call(i))
             .collect(),
         history_messages: Vec::new(),
         history_sizes: Vec::new(),
         windows: Vec::new(),
         next_window: 0,
-        carried: prep.previous_summary.clone(),
+        carried: None,
+        previous_summary: None,
         turn_prefix: if prep.is_split_turn && !prep.turn_prefix.is_empty() {
             Slot::Queued
         } else {
@@ -181,11 +192,14 @@ pub fn plan_compaction(
         options,
     };
     if strategy == Strategy::Snapcompact {
+        // The archive carries the previous one itself (spec: snapcompact §9.2 step 2).
         plan.history = Slot::Skip;
         plan.turn_prefix = Slot::Skip;
         plan.short = Slot::Skip;
         return Ok(plan);
     }
+    plan.previous_summary = previous_summary_for_llm(&plan.preparation);
+    plan.carried = plan.previous_summary.clone();
     if strategy == Strategy::Handoff {
         plan.history = Slot::Skip;
         plan.turn_prefix = Slot::Skip;
@@ -193,10 +207,10 @@ pub fn plan_compaction(
         let mut all = plan.preparation.messages_to_summarize.clone();
         all.extend(&plan.preparation.turn_prefix);
         all.extend(&plan.preparation.recent);
-        let conversation = serialized_conversation(session, &all)?;
+        let conversation = serialized_conversation_in(session, &all, plan.dialect)?;
         let prompt = summary_prompt(
             &conversation,
-            plan.preparation.previous_summary.as_deref(),
+            plan.previous_summary.as_deref(),
             &plan.options.extra_context,
             &prompts::handoff_prompt(plan.options.custom_instructions.as_deref()),
             None,
@@ -217,6 +231,41 @@ pub fn plan_compaction(
     plan.queue_turn_prefix(session)?;
     plan.queue_short();
     Ok(plan)
+}
+
+/// The transcript form of a plan's requests (spec: compaction §5.1): the dialect the
+/// reference picks for the model (`preferredDialect(model.id)`, from the model class of
+/// [`crate::compaction::snapcompact::model_class`]), or the plain transcript when the plan
+/// names no model. The summarizer is the plan's model (`PlanOptions::model`), as in the
+/// reference, where one model reads the context and writes its summary.
+pub fn summary_dialect(options: &PlanOptions) -> Dialect {
+    match options.model.id.as_deref() {
+        Some(id) => Dialect::for_model_class(crate::compaction::snapcompact::model_class(id)),
+        None => Dialect::Plain,
+    }
+}
+
+/// The previous summary an LLM summary (or a handoff) builds on (spec: compaction §5.7 step 7,
+/// snapcompact §9.1 `archiveSourceText`, §9.7): the previous compaction's summary, and when
+/// that compaction was a snapcompact one, its archive's plain source text after it — the
+/// reading guide alone says nothing of the history, and the commit drops the archive
+/// (`preserve_data`), so without it everything the archive held would be lost (issue 36 item
+/// 2). The user turns the archive kept from a dropped middle go with it.
+pub fn previous_summary_for_llm(prep: &Preparation) -> Option<String> {
+    let archive = get_preserved_archive(prep.previous_preserve_data.as_ref());
+    let archive_text = archive.as_ref().and_then(|a| {
+        let source = archive_source_text(a).unwrap_or_default();
+        let turns = a.user_turns.as_deref().map(plain_text).unwrap_or_default();
+        (!source.is_empty() || !turns.is_empty())
+            .then(|| prompts::snapcompact_archive_context(&source, &turns))
+    });
+    match (prep.previous_summary.as_deref(), archive_text) {
+        (Some(summary), Some(archive)) if !summary.is_empty() => {
+            Some(format!("{summary}\n\n{archive}"))
+        }
+        (_, Some(archive)) => Some(archive),
+        (summary, None) => summary.map(str::to_string),
+    }
 }
 
 impl CompactionPlan {
@@ -275,6 +324,7 @@ impl CompactionPlan {
             messages: &mut self.history_messages,
             sizes: &mut self.history_sizes,
             useless: self.useless.iter().map(|s| &**s).collect(),
+            dialect: self.dialect,
         }
     }
 
@@ -292,7 +342,8 @@ impl CompactionPlan {
         }
         let last = self.is_last_window(session, self.next_window)?;
         let range = self.windows[self.next_window].clone();
-        let serialized = serialize_conversation_for_summary(&self.history_messages[range]);
+        let serialized =
+            serialize_conversation_for_summary_in(&self.history_messages[range], self.dialect);
         let budget = input_budget(self.options.context_window, self.history_max_tokens).budget;
         let tokens = crate::tokens::TokenCounter::count(&ByteEstimate, &serialized);
         let serialized = clamp_window(&serialized, tokens, budget).into_owned();
@@ -322,7 +373,8 @@ impl CompactionPlan {
         if self.turn_prefix != Slot::Queued {
             return Ok(());
         }
-        let serialized = serialized_conversation(session, &self.preparation.turn_prefix)?;
+        let serialized =
+            serialized_conversation_in(session, &self.preparation.turn_prefix, self.dialect)?;
         let prompt = summary_prompt(
             &serialized,
             None,
@@ -385,7 +437,7 @@ impl CompactionPlan {
             _ => return None,
         };
         let history_text = history
-            .or_else(|| self.preparation.previous_summary.clone())
+            .or_else(|| self.previous_summary.clone())
             .unwrap_or_else(|| NO_PRIOR_HISTORY.to_string());
         match &self.turn_prefix {
             Slot::Done(prefix) => Some(merge_split_turn(&history_text, prefix)),
@@ -490,7 +542,11 @@ impl CompactionPlan {
             });
         };
         let range = self.windows[self.next_window].clone();
-        let sizes = message_sizes(&self.history_messages[range.clone()], &ByteEstimate);
+        let sizes = message_sizes_in(
+            &self.history_messages[range.clone()],
+            self.dialect,
+            &ByteEstimate,
+        );
         let sub: Vec<std::ops::Range<usize>> = plan_windows(&sizes, halved)
             .into_iter()
             .map(|r| r.start + range.start..r.end + range.start)

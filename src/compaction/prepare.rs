@@ -19,12 +19,14 @@ use serde_json::Value;
 pub enum CutItem {
     /// A `message` entry with its role and token estimate.
     Message { role: Role, tokens: u64 },
-    /// A `custom_message` entry.
-    CustomMessage,
-    /// A `branch_summary` entry.
-    BranchSummary,
+    /// A `custom_message` entry with the token estimate of the message it carries.
+    CustomMessage { tokens: u64 },
+    /// A `branch_summary` entry with the token estimate of the message it carries.
+    BranchSummary { tokens: u64 },
     /// A `compaction` entry.
     Compaction,
+    /// A `reset_boundary` entry.
+    ResetBoundary,
     /// Any other entry (settings changes, labels, custom state, …).
     Metadata,
 }
@@ -44,8 +46,8 @@ impl CutItem {
                     | Role::BranchSummary
                     | Role::CompactionSummary
             ),
-            CutItem::CustomMessage | CutItem::BranchSummary => true,
-            CutItem::Compaction | CutItem::Metadata => false,
+            CutItem::CustomMessage { .. } | CutItem::BranchSummary { .. } => true,
+            CutItem::Compaction | CutItem::ResetBoundary | CutItem::Metadata => false,
         }
     }
 
@@ -53,9 +55,28 @@ impl CutItem {
     fn starts_turn(self) -> bool {
         match self {
             CutItem::Message { role, .. } => matches!(role, Role::User | Role::BashExecution),
-            CutItem::CustomMessage | CutItem::BranchSummary => true,
+            CutItem::CustomMessage { .. } | CutItem::BranchSummary { .. } => true,
             _ => false,
         }
+    }
+
+    /// The estimate of the message the entry carries (0 for one that carries none).
+    fn tokens(self) -> u64 {
+        match self {
+            CutItem::Message { tokens, .. }
+            | CutItem::CustomMessage { tokens }
+            | CutItem::BranchSummary { tokens } => tokens,
+            _ => 0,
+        }
+    }
+
+    /// True for the entries that carry a message (`message`, `custom_message`,
+    /// `branch_summary`).
+    fn carries_message(self) -> bool {
+        matches!(
+            self,
+            CutItem::Message { .. } | CutItem::CustomMessage { .. } | CutItem::BranchSummary { .. }
+        )
     }
 }
 
@@ -66,22 +87,23 @@ pub struct CutPoint {
     pub first_kept: usize,
     /// Start of the turn the cut splits, when it splits one.
     pub turn_start: Option<usize>,
-    /// True when the cut falls inside a turn (not on a user message).
+    /// True when the cut falls inside a turn (not on an entry that starts one).
     pub is_split_turn: bool,
 }
 
-/// `findCutPoint(entries, start, end, keepRecentTokens)` (spec: compaction §4.3): walk back
-/// from the end over `message` items; at the first item that takes the total over
-/// `keep_recent_tokens`, cut at the first valid cut point after it. The kept region is thus
-/// the oldest run of recent turns that fits the budget — the behaviour of the published
-/// reference, pinned by `conformance/large-session/prepare.json` (an older variant cut *at*
-/// the item that crossed the budget). When the budget is crossed after the last valid cut
-/// point (a newest tool round larger than the budget), the cut is that last point: the newest
-/// group is kept even though it alone exceeds the budget, and everything before it is
-/// summarized (the reference 18.2.3 evaluates the budget only at cut points, starting from the
-/// last one; keeping everything instead would leave an overflow with nothing to compact).
-/// Then metadata just before the cut is pulled into the kept region and a split turn is
-/// detected.
+/// `findCutPoint(entries, start, end, keepRecentTokens)` (spec: compaction §4.3, as the
+/// reference 18.2.3 runs it): walk back from the end summing the estimate of every entry
+/// that carries a message — `custom_message` and `branch_summary` entries included, so a
+/// large branch summary weighs on the kept region like any message — and test the budget
+/// only at valid cut points: a cut point is accepted while the total from it to the end is
+/// within `keep_recent_tokens`, and the walk stops at the first one over it. The kept region
+/// is thus the oldest run of whole groups that fits, and the newest group is kept even when
+/// it alone exceeds the budget (`conformance/large-session/prepare.json` pins this).
+///
+/// A cut on an entry that starts a turn (user, `bashExecution`, custom message, branch
+/// summary) is not a split turn; otherwise the turn start is searched backwards from the
+/// cut. Then entries that carry no message just before the cut (settings changes, labels)
+/// are pulled into the kept region, stopping at a compaction or reset boundary.
 pub fn find_cut_point(
     items: &[CutItem],
     start: usize,
@@ -90,46 +112,43 @@ pub fn find_cut_point(
 ) -> CutPoint {
     let end = end.min(items.len());
     let cuts: Vec<usize> = (start..end).filter(|&i| items[i].is_cut_point()).collect();
-    let (Some(&first_cut), Some(&last_cut)) = (cuts.first(), cuts.last()) else {
+    let Some(&last_cut) = cuts.last() else {
         return CutPoint {
             first_kept: start,
             turn_start: None,
             is_split_turn: false,
         };
     };
-    let mut cut = first_cut;
+    let mut cut = last_cut;
+    // The candidates still to test, newest last.
+    let mut candidates = cuts.as_slice();
     let mut acc = 0u64;
     for i in (start..end).rev() {
-        if let CutItem::Message { tokens, .. } = items[i] {
-            acc += tokens;
-            if acc > keep_recent_tokens {
-                cut = cuts.iter().copied().find(|&c| c > i).unwrap_or(last_cut);
-                break;
-            }
+        acc = acc.saturating_add(items[i].tokens());
+        let Some((&candidate, older)) = candidates.split_last() else {
+            break;
+        };
+        if i != candidate {
+            continue;
         }
+        if acc > keep_recent_tokens {
+            break;
+        }
+        cut = i;
+        candidates = older;
     }
+    let starts_turn = items[cut].starts_turn();
+    let turn_start = if starts_turn {
+        None
+    } else {
+        (start..=cut).rev().find(|&i| items[i].starts_turn())
+    };
     while cut > start
-        && !matches!(
-            items[cut - 1],
-            CutItem::Message { .. } | CutItem::Compaction
-        )
+        && !matches!(items[cut - 1], CutItem::Compaction | CutItem::ResetBoundary)
+        && !items[cut - 1].carries_message()
     {
         cut -= 1;
     }
-    let is_user = matches!(
-        items[cut],
-        CutItem::Message {
-            role: Role::User,
-            ..
-        }
-    );
-    let turn_start = if is_user {
-        None
-    } else {
-        // Corner case ported literally: a cut on a turn-starting non-user entry finds itself,
-        // so the turn prefix is empty.
-        (start..=cut).rev().find(|&i| items[i].starts_turn())
-    };
     CutPoint {
         first_kept: cut,
         turn_start,
@@ -196,9 +215,14 @@ fn cut_item(session: &Session, index: usize) -> CutItem {
             role: e.role().unwrap_or(Role::Other),
             tokens: session.entry_tokens(index, EstimateOptions::default()),
         },
-        EntryKind::CustomMessage => CutItem::CustomMessage,
-        EntryKind::BranchSummary => CutItem::BranchSummary,
+        EntryKind::CustomMessage => CutItem::CustomMessage {
+            tokens: session.entry_tokens(index, EstimateOptions::default()),
+        },
+        EntryKind::BranchSummary => CutItem::BranchSummary {
+            tokens: session.entry_tokens(index, EstimateOptions::default()),
+        },
         EntryKind::Compaction => CutItem::Compaction,
+        EntryKind::ResetBoundary => CutItem::ResetBoundary,
         _ => CutItem::Metadata,
     }
 }
@@ -497,37 +521,69 @@ mod tests {
             m(Role::User, 10),
             m(Role::Assistant, 10),
             CutItem::Metadata,
-            CutItem::BranchSummary,
+            CutItem::BranchSummary { tokens: 0 },
             m(Role::ToolResult, 100),
             m(Role::Assistant, 10),
         ];
-        // The walk stops on the tool result; the next cut point after it is the assistant.
+        // The walk passes the tool result; the next cut point, the branch summary, is over
+        // the budget: the cut stays on the newest assistant.
         let c = find_cut_point(&items, 0, items.len(), 105);
         assert_eq!(c.first_kept, 5);
-        // Metadata and the branch summary right before a user cut are kept with it.
+        // A cut on a branch summary (a turn start) is no split; the metadata right before it
+        // is kept with it.
         let items = [
             m(Role::User, 10),
             m(Role::Assistant, 10),
             CutItem::Metadata,
-            CutItem::BranchSummary,
+            CutItem::BranchSummary { tokens: 0 },
             m(Role::User, 100),
         ];
         let c = find_cut_point(&items, 0, items.len(), 100);
         assert_eq!(c.first_kept, 2);
-        assert!(c.is_split_turn);
-        assert_eq!(c.turn_start, Some(0));
-        // A cut on a branch summary finds itself as the turn start: the prefix is empty.
+        assert!(!c.is_split_turn);
+        assert_eq!(c.turn_start, None);
+        // Metadata is not pulled back over a compaction or reset boundary.
         let items = [
-            m(Role::User, 10),
-            CutItem::BranchSummary,
-            m(Role::Assistant, 100),
+            CutItem::Compaction,
+            CutItem::Metadata,
+            m(Role::User, 100),
+            CutItem::ResetBoundary,
+            CutItem::Metadata,
+            m(Role::User, 100),
         ];
-        let c = find_cut_point(&items, 0, items.len(), 100);
-        assert_eq!(c.first_kept, 1);
-        assert_eq!(c.turn_start, Some(1));
+        assert_eq!(find_cut_point(&items, 0, items.len(), 100).first_kept, 4);
+        assert_eq!(find_cut_point(&items, 0, items.len(), 200).first_kept, 1);
         // No cut point at all: keep everything from the start.
         let c = find_cut_point(&[m(Role::ToolResult, 5)], 0, 1, 1);
         assert_eq!(c.first_kept, 0);
         assert!(!c.is_split_turn);
+    }
+
+    /// Issue 36 item 6: a custom message or branch summary in the recent region weighs on the
+    /// budget like a message (the reference counts every entry that carries one).
+    #[test]
+    fn branch_summaries_and_custom_messages_count_against_the_budget() {
+        for big in [
+            CutItem::BranchSummary { tokens: 2_004 },
+            CutItem::CustomMessage { tokens: 2_004 },
+        ] {
+            let items = [
+                m(Role::User, 50),
+                m(Role::Assistant, 1_000),
+                big,
+                m(Role::User, 8),
+                m(Role::Assistant, 200),
+            ];
+            // Over the budget at the big entry: only the last turn is kept, unsplit.
+            let c = find_cut_point(&items, 0, items.len(), 400);
+            assert_eq!(c.first_kept, 3, "{big:?}");
+            assert!(!c.is_split_turn);
+            // Within the budget at the big entry, over it at the assistant before: the big
+            // entry starts the kept region, and it starts a turn (no split).
+            let c = find_cut_point(&items, 0, items.len(), 3_000);
+            assert_eq!(c.first_kept, 2, "{big:?}");
+            assert!(!c.is_split_turn);
+            assert_eq!(c.turn_start, None);
+        }
     }
 }

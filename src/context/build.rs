@@ -867,8 +867,8 @@ fn rewrite(session: &Session, m: &mut ContextMessage, f: impl FnOnce(&mut Map<St
 
 /// Post-processing 1 (spec: compaction §2.4): tool calls without a result are dropped, and
 /// with them the reasoning that cannot be replayed without them (redacted thinking, thinking
-/// signatures). An assistant left empty is removed (LLM mode) or kept empty with a count
-/// (transcript mode).
+/// signatures). An assistant left empty is removed (LLM mode); in transcript mode every
+/// assistant that lost calls is kept with their count.
 fn strip_dangling_tool_calls(
     session: &Session,
     messages: &mut Vec<ContextMessage>,
@@ -902,13 +902,13 @@ fn strip_dangling_tool_calls(
                 }
             }
         });
-        let empty = m.head.role == Role::Assistant && m.head.no_blocks;
-        if empty {
-            if transcript {
-                m.stripped_tool_calls = stripped;
-            } else {
-                remove.push(pos);
-            }
+        // The display transcript counts the stripped calls of every turn that lost some, a
+        // turn with text left (an aborted or failed one, typically) as much as an emptied one
+        // (the reference's `strippedToolCalls` marker; issue 36 item 7).
+        if transcript {
+            m.stripped_tool_calls = stripped;
+        } else if m.head.role == Role::Assistant && m.head.no_blocks {
+            remove.push(pos);
         }
     }
     if !remove.is_empty() {

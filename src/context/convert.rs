@@ -249,6 +249,12 @@ pub fn convert_message(
                 }
             }
             let mut v = message("user", content, "agent", ts(c.timestamp));
+            // Like a branch summary, a compaction summary marks when history was rewritten
+            // (the reference's converter stamps both; a provider that binds thinking to its
+            // prefix drops signatures of turns older than it; issue 36 item 7).
+            if let (Some(o), Some(t)) = (v.as_object_mut(), c.timestamp) {
+                o.insert("historyRewriteAt".into(), Value::from(t));
+            }
             if let Some(p) = object(session, m).remove("providerPayload") {
                 if let Some(o) = v.as_object_mut() {
                     o.insert("providerPayload".into(), p);

@@ -6,7 +6,7 @@ use crate::context::{convert, ContextMessage};
 use crate::error::Result;
 use crate::session::message::Role;
 use crate::session::{EntryKind, Session};
-use crate::summary::serialize::{escaped_for_summary, serialize_into, useless_tool_call_ids};
+use crate::summary::serialize::{escaped_for_summary, useless_tool_call_ids, Dialect, Transcript};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
 
@@ -57,6 +57,15 @@ pub struct SummaryRequest {
 /// values: a first pass over the tool results finds the useless ones (their calls, which
 /// come first, are left out too), the second writes the text.
 pub(crate) fn serialized_conversation(session: &Session, entries: &[usize]) -> Result<String> {
+    serialized_conversation_in(session, entries, Dialect::Plain)
+}
+
+/// [`serialized_conversation`] in the summarizer's dialect (spec: compaction §5.1).
+pub(crate) fn serialized_conversation_in(
+    session: &Session,
+    entries: &[usize],
+    dialect: Dialect,
+) -> Result<String> {
     // Only tool-result entries give tool results, and they convert alone (a successor
     // matters to assistants only), so the first pass reads just those.
     let results = entries
@@ -76,14 +85,14 @@ pub(crate) fn serialized_conversation(session: &Session, entries: &[usize]) -> R
         converted.clear();
     }
     let useless: FxHashSet<&str> = useless.iter().map(|s| &**s).collect();
-    let mut out = String::new();
+    let mut out = Transcript::new(dialect, &useless);
     let mut feed = HistoryFeed::new(entries.to_vec());
     while feed.read(session, &mut converted)? {
         for m in converted.drain(..) {
-            serialize_into(&mut out, &m, &useless);
+            out.push(&m);
         }
     }
-    Ok(escaped_for_summary(out))
+    Ok(escaped_for_summary(out.finish()))
 }
 
 /// The provider messages of `entries` (as `convert_messages` of their context messages).

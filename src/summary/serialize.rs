@@ -172,14 +172,21 @@ fn content_text(content: Option<&Value>) -> Cow<'_, str> {
 }
 
 /// Ids of tool results flagged `useless: true` (spec: compaction §5.1 "Useless pairs"):
-/// those results and their calls are left out of the transcript.
+/// those results and their calls are left out of the transcript. An error is never left out,
+/// even when flagged useless (the reference's rule: errors win; issue 36 item 7).
 pub fn useless_tool_call_ids(messages: &[Value]) -> FxHashSet<&str> {
     messages
         .iter()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"))
-        .filter(|m| m.get("useless").and_then(Value::as_bool) == Some(true))
+        .filter(|m| is_useless_result(m))
         .filter_map(|m| m.get("toolCallId").and_then(Value::as_str))
         .collect()
+}
+
+/// A tool result flagged `useless` that is not an error (spec: compaction §5.1).
+pub fn is_useless_result(m: &Value) -> bool {
+    m.get("role").and_then(Value::as_str) == Some("toolResult")
+        && m.get("useless").and_then(Value::as_bool) == Some(true)
+        && m.get("isError").and_then(Value::as_bool) != Some(true)
 }
 
 /// Appends the parts of one message, each preceded by a blank line unless `out` is empty
@@ -250,7 +257,11 @@ pub(crate) fn serialize_into(out: &mut String, msg: &Value, useless: &FxHashSet<
             }
         }
         Some("toolResult") => {
-            if msg.get("useless").and_then(Value::as_bool) == Some(true) {
+            if msg
+                .get("toolCallId")
+                .and_then(Value::as_str)
+                .is_some_and(|id| useless.contains(id))
+            {
                 return;
             }
             let text = content_text(msg.get("content"));
@@ -284,6 +295,413 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
         serialize_into(&mut out, m, &useless);
     }
     out
+}
+
+/// The transcript form the summarizer reads (spec: compaction §5.1 "Dialect transcripts"):
+/// the reference renders the conversation in the summarizing model's preferred dialect
+/// (`preferredDialect(model.id)`), and only a call without a model gets the plain transcript.
+/// Dialects differ in what they keep, not only in framing: every dialect carries developer
+/// messages (custom messages, file mentions, a handoff document), which the plain transcript
+/// leaves out, and the Anthropic dialect drops thinking (Claude refuses inputs that replay its
+/// own reasoning) where the others keep it.
+///
+/// Three framings are ported: Anthropic and the generic XML one (the reference's
+/// `Human:`/`Assistant:` legacy text transcript) and Harmony (OpenAI). The other families the
+/// reference knows (GLM, Gemini, Gemma, Kimi, Qwen, DeepSeek, MiniMax) are written in the XML
+/// framing, the reference's fallback dialect: the same content (developer messages included,
+/// thinking kept), in different markup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// No model: the `[N]` plain transcript ([`serialize_conversation`]).
+    #[default]
+    Plain,
+    /// Claude: legacy text with `<function_calls>` / `<function_results>`, thinking dropped.
+    Anthropic,
+    /// The fallback: legacy text with `<thinking>`, bare `<invoke>`s and `<tool_response>`.
+    Xml,
+    /// OpenAI (`gpt-…`, `o3`, gpt-oss): Harmony channels, control tokens escaped.
+    Harmony,
+}
+
+impl Dialect {
+    /// The dialect of a model class of the reference's taxonomy (`preferredDialect`):
+    /// `anthropic` → Anthropic, `openai` and `gpt-oss` → Harmony, anything else → XML.
+    pub fn for_model_class(class: &str) -> Dialect {
+        match class {
+            "anthropic" => Dialect::Anthropic,
+            "openai" | "gpt-oss" => Dialect::Harmony,
+            _ => Dialect::Xml,
+        }
+    }
+}
+
+/// Harmony's control tokens (`<|start|>` …).
+const H_START: &str = "<|start|>";
+const H_END: &str = "<|end|>";
+const H_MESSAGE: &str = "<|message|>";
+const H_CHANNEL: &str = "<|channel|>";
+const H_CALL: &str = "<|call|>";
+/// The reserved Harmony spellings escaped in a Harmony transcript.
+const HARMONY_RESERVED: [&str; 7] = [
+    "start",
+    "end",
+    "message",
+    "channel",
+    "constrain",
+    "return",
+    "call",
+];
+
+/// A transcript written a message at a time ([`Dialect`]): the plain one, or a dialect's,
+/// after the reference's preprocessing (useless pairs removed, thinking dropped for
+/// Anthropic, assistants left empty dropped, tool results reduced to their truncated text
+/// and dropped when they have none). Consecutive tool results form one segment in the legacy
+/// text dialects, so [`Transcript::finish`] closes the last one.
+pub(crate) struct Transcript<'a> {
+    dialect: Dialect,
+    useless: &'a FxHashSet<&'a str>,
+    out: String,
+    /// The closing text of an open tool-result segment (legacy text dialects).
+    results_open: Option<&'static str>,
+}
+
+impl<'a> Transcript<'a> {
+    pub(crate) fn new(dialect: Dialect, useless: &'a FxHashSet<&'a str>) -> Transcript<'a> {
+        Transcript {
+            dialect,
+            useless,
+            out: String::new(),
+            results_open: None,
+        }
+    }
+
+    fn close_results(&mut self) {
+        if let Some(close) = self.results_open.take() {
+            self.out.push_str(close);
+        }
+    }
+
+    pub(crate) fn push(&mut self, msg: &Value) {
+        if self.dialect == Dialect::Plain {
+            return serialize_into(&mut self.out, msg, self.useless);
+        }
+        match msg.get("role").and_then(Value::as_str) {
+            Some("assistant") => self.push_assistant(msg),
+            Some("toolResult") => self.push_result(msg),
+            role => {
+                let text = content_text_with_images(msg.get("content"));
+                self.close_results();
+                match (self.dialect, role) {
+                    (Dialect::Harmony, _) => {
+                        self.out.push_str(H_START);
+                        self.out.push_str(role.unwrap_or(""));
+                        self.out.push_str(H_MESSAGE);
+                        self.out.push_str(&text);
+                        self.out.push_str(H_END);
+                    }
+                    // A developer message is a bare paragraph of the legacy text.
+                    (_, Some("developer")) => {
+                        if !text.is_empty() {
+                            if !self.out.is_empty() {
+                                self.out.push_str("\n\n");
+                            }
+                            self.out.push_str(&text);
+                        }
+                    }
+                    _ => {
+                        self.out.push_str("\n\nHuman: ");
+                        self.out.push_str(&text);
+                    }
+                }
+            }
+        }
+    }
+
+    fn push_assistant(&mut self, msg: &Value) {
+        let blocks: Vec<&Value> = match msg.get("content") {
+            Some(Value::Array(b)) => b.iter().collect(),
+            // String content (hand-written files) reads as one text block.
+            Some(Value::String(_)) => vec![],
+            _ => return,
+        };
+        let string_text = msg.get("content").and_then(Value::as_str);
+        let kept: Vec<&Value> = blocks
+            .into_iter()
+            .filter(|b| match block_type(b) {
+                Some("toolCall") => !b
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| self.useless.contains(id)),
+                Some("thinking") => self.dialect != Dialect::Anthropic,
+                _ => true,
+            })
+            .collect();
+        if kept.is_empty() && string_text.is_none_or(str::is_empty) {
+            return;
+        }
+        let mut text = String::from(string_text.unwrap_or(""));
+        let mut thinking: Vec<&str> = Vec::new();
+        let mut calls: Vec<&Value> = Vec::new();
+        for b in kept {
+            match block_type(b) {
+                Some("text") => text.push_str(b.get("text").and_then(Value::as_str).unwrap_or("")),
+                Some("thinking") => {
+                    thinking.push(b.get("thinking").and_then(Value::as_str).unwrap_or(""))
+                }
+                Some("toolCall") => calls.push(b),
+                _ => {}
+            }
+        }
+        let thinking = thinking.join("\n");
+        self.close_results();
+        if self.dialect == Dialect::Harmony {
+            let start = self.out.len();
+            if !thinking.is_empty() {
+                self.harmony_assistant("analysis", &thinking, H_END);
+            }
+            if !text.is_empty() {
+                self.harmony_assistant("final", &text, H_END);
+            }
+            for call in &calls {
+                let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+                let mut body = String::new();
+                js::write_value(&mut body, call.get("arguments").unwrap_or(&Value::Null));
+                let channel = format!("commentary to={}", harmony_recipient(name));
+                self.harmony_assistant(&channel, &body, H_CALL);
+            }
+            if self.out.len() == start {
+                self.harmony_assistant("final", "", H_END);
+            }
+            return;
+        }
+        self.out.push_str("\n\nAssistant: ");
+        if !thinking.is_empty() {
+            self.out.push_str("<thinking>\n");
+            self.out.push_str(&unwrap_thinking(&thinking));
+            self.out.push_str("\n</thinking>");
+        }
+        self.out.push_str(&text);
+        if !calls.is_empty() {
+            let anthropic = self.dialect == Dialect::Anthropic;
+            if anthropic {
+                self.out.push_str("<function_calls>\n");
+            }
+            for (i, call) in calls.iter().enumerate() {
+                if i > 0 {
+                    self.out.push('\n');
+                }
+                write_invoke(&mut self.out, call);
+            }
+            if anthropic {
+                self.out.push_str("\n</function_calls>");
+            }
+        }
+    }
+
+    fn harmony_assistant(&mut self, channel: &str, body: &str, end: &str) {
+        self.out.push_str(H_START);
+        self.out.push_str("assistant");
+        self.out.push_str(H_CHANNEL);
+        self.out.push_str(channel);
+        self.out.push_str(H_MESSAGE);
+        self.out.push_str(body);
+        self.out.push_str(end);
+    }
+
+    fn push_result(&mut self, msg: &Value) {
+        if msg
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .is_some_and(|id| self.useless.contains(id))
+        {
+            return;
+        }
+        let text = content_text(msg.get("content"));
+        if text.is_empty() {
+            return;
+        }
+        let text = truncate_for_summary(&text, TOOL_RESULT_MAX_CHARS);
+        let name = msg.get("toolName").and_then(Value::as_str).unwrap_or("");
+        let is_error = msg.get("isError").and_then(Value::as_bool) == Some(true);
+        match self.dialect {
+            Dialect::Harmony => {
+                self.out.push_str(H_START);
+                self.out.push_str(&harmony_recipient(name));
+                self.out.push_str(" to=assistant");
+                self.out.push_str(H_CHANNEL);
+                self.out.push_str("commentary");
+                self.out.push_str(H_MESSAGE);
+                self.out.push_str(&text);
+                self.out.push_str(H_END);
+                return;
+            }
+            _ if self.results_open.is_some() => self.out.push('\n'),
+            Dialect::Anthropic => {
+                self.out.push_str("\n\nHuman: <function_results>\n");
+                self.results_open = Some("\n</function_results>");
+            }
+            _ => {
+                self.out.push_str("\n\nHuman: ");
+                self.results_open = Some("");
+            }
+        }
+        if self.dialect == Dialect::Anthropic {
+            let (tag, stream) = if is_error {
+                ("error", "stderr")
+            } else {
+                ("result", "stdout")
+            };
+            self.out.push_str(&format!(
+                "<{tag}>\n<tool_name>{}</tool_name>\n<{stream}>{text}</{stream}>\n</{tag}>",
+                escape_xml(name, false)
+            ));
+        } else {
+            self.out.push_str("<tool_response>\n");
+            self.out.push_str(&text);
+            self.out.push_str("\n</tool_response>");
+        }
+    }
+
+    /// The transcript (a Harmony one with its reserved spellings escaped).
+    pub(crate) fn finish(mut self) -> String {
+        self.close_results();
+        if self.dialect != Dialect::Harmony || !self.out.contains("<|") {
+            return self.out;
+        }
+        let mut out = self.out;
+        for word in HARMONY_RESERVED {
+            out = out.replace(&format!("<|{word}|>"), &format!("<\\|{word}\\|>"));
+        }
+        out
+    }
+}
+
+/// `functions.<name>` (Harmony's recipient of a tool).
+fn harmony_recipient(name: &str) -> String {
+    if name.starts_with("functions.") {
+        name.to_string()
+    } else {
+        format!("functions.{name}")
+    }
+}
+
+/// `&`, `<`, `>` (and `"` in attributes) as XML entities.
+fn escape_xml(s: &str, attribute: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' if attribute => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `<invoke name="…"><parameter name="k">JSON</parameter>…</invoke>` (no tool schemas are
+/// known to the summarizer, so every value is written as JSON).
+fn write_invoke(out: &mut String, call: &Value) {
+    let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+    out.push_str(&format!("<invoke name=\"{}\">", escape_xml(name, true)));
+    if let Some(Value::Object(args)) = call.get("arguments") {
+        for (k, v) in args {
+            out.push_str(&format!("<parameter name=\"{}\">", escape_xml(k, true)));
+            js::write_value(out, v);
+            out.push_str("</parameter>");
+        }
+    }
+    out.push_str("</invoke>");
+}
+
+/// Thinking text that is itself wrapped in `<thinking>` tags, unwrapped (nested runs joined
+/// by newlines), so the transcript does not nest them; other text unchanged.
+fn unwrap_thinking(text: &str) -> Cow<'_, str> {
+    const OPEN: &str = "<thinking>";
+    const CLOSE: &str = "</thinking>";
+    let ws = |c: char| matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ');
+    let trimmed = text.trim_matches(ws);
+    if !trimmed.starts_with(OPEN) {
+        return Cow::Borrowed(text);
+    }
+    let mut segments = Vec::new();
+    let mut rest = trimmed;
+    while !rest.is_empty() {
+        let Some(inner) = rest.strip_prefix(OPEN) else {
+            return Cow::Borrowed(text);
+        };
+        // The matching close, counting nested opens.
+        let (mut depth, mut at) = (1usize, 0usize);
+        let close = loop {
+            let Some(c) = inner[at..].find(CLOSE) else {
+                return Cow::Borrowed(text);
+            };
+            match inner[at..].find(OPEN) {
+                Some(o) if o < c => {
+                    depth += 1;
+                    at += o + OPEN.len();
+                }
+                _ => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break at + c;
+                    }
+                    at += c + CLOSE.len();
+                }
+            }
+        };
+        segments.push(unwrap_thinking(inner[..close].trim_matches(ws)).into_owned());
+        rest = inner[close + CLOSE.len()..].trim_start_matches(ws);
+    }
+    Cow::Owned(segments.join("\n"))
+}
+
+/// Text of string content, or of its blocks with an image written as `[Image: <mime>]` (the
+/// dialect transcripts' rendering of user and developer content).
+fn content_text_with_images(content: Option<&Value>) -> Cow<'_, str> {
+    match content {
+        Some(Value::Array(blocks)) => {
+            let mut s = String::new();
+            for b in blocks {
+                match block_type(b) {
+                    Some("text") => {
+                        if let Some(t) = b.get("text").and_then(Value::as_str) {
+                            s.push_str(t);
+                        }
+                    }
+                    Some("image") => match b.get("mimeType").and_then(Value::as_str) {
+                        Some(m) if !m.is_empty() => {
+                            s.push_str("[Image: ");
+                            s.push_str(m);
+                            s.push(']');
+                        }
+                        _ => s.push_str("[Image]"),
+                    },
+                    _ => {}
+                }
+            }
+            Cow::Owned(s)
+        }
+        other => content_text(other),
+    }
+}
+
+/// `serializeConversation(messages, dialect)` (spec: compaction §5.1): the plain transcript
+/// for [`Dialect::Plain`], else the dialect's.
+pub fn serialize_conversation_in(messages: &[Value], dialect: Dialect) -> String {
+    let useless = useless_tool_call_ids(messages);
+    let mut t = Transcript::new(dialect, &useless);
+    for m in messages {
+        t.push(m);
+    }
+    t.finish()
+}
+
+/// [`serialize_conversation_in`] with the summary boundary tags escaped: the conversation
+/// text a summarizer speaking `dialect` receives.
+pub fn serialize_conversation_for_summary_in(messages: &[Value], dialect: Dialect) -> String {
+    escaped_for_summary(serialize_conversation_in(messages, dialect))
 }
 
 /// Each message's own serialization (empty for a message that contributes nothing), with
@@ -458,13 +876,37 @@ pub fn message_sizes(messages: &[Value], counter: &dyn TokenCounter) -> Vec<u64>
 
 /// Token size of one message's serialization, with the calls of `useless` results left out.
 pub fn message_size(msg: &Value, useless: &FxHashSet<&str>, counter: &dyn TokenCounter) -> u64 {
-    let mut s = String::new();
-    serialize_into(&mut s, msg, useless);
+    message_size_in(msg, useless, Dialect::Plain, counter)
+}
+
+/// [`message_size`] in a dialect (spec: compaction §5.5: each message's own serialization).
+pub fn message_size_in(
+    msg: &Value,
+    useless: &FxHashSet<&str>,
+    dialect: Dialect,
+    counter: &dyn TokenCounter,
+) -> u64 {
+    let mut t = Transcript::new(dialect, useless);
+    t.push(msg);
+    let s = escaped_for_summary(t.finish());
     if s.is_empty() {
         0
     } else {
         counter.count(&s)
     }
+}
+
+/// [`message_sizes`] in a dialect.
+pub fn message_sizes_in(
+    messages: &[Value],
+    dialect: Dialect,
+    counter: &dyn TokenCounter,
+) -> Vec<u64> {
+    let useless = useless_tool_call_ids(messages);
+    messages
+        .iter()
+        .map(|m| message_size_in(m, &useless, dialect, counter))
+        .collect()
 }
 
 /// Greedy window packing (spec: compaction §5.5): messages in order; a new window starts
@@ -846,6 +1288,120 @@ mod tests {
         assert_eq!(
             merge_split_turn(NO_PRIOR_HISTORY, "prefix"),
             "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nprefix"
+        );
+    }
+
+    /// The conversation of the dialect tests: a developer message (a handoff document), a
+    /// user turn with an image, thinking, two calls and their results (one an error), a
+    /// useless pair, and an assistant left with thinking only.
+    fn dialect_messages() -> Vec<Value> {
+        vec![
+            json!({"role":"developer","content":[{"type":"text","text":"HANDOFF: goal is X"}]}),
+            json!({"role":"user","content":[{"type":"text","text":"look"},{"type":"image","data":"x","mimeType":"image/png"}]}),
+            json!({"role":"assistant","content":[
+                {"type":"thinking","thinking":"plan it"},
+                {"type":"text","text":"Reading."},
+                {"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a<b>.ts"}},
+                {"type":"toolCall","id":"c2","name":"bash","arguments":{"command":"ls"}},
+                {"type":"toolCall","id":"u1","name":"ls","arguments":{}}
+            ]}),
+            json!({"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"body"}],"isError":false}),
+            json!({"role":"toolResult","toolCallId":"u1","toolName":"ls","content":[{"type":"text","text":"noise"}],"useless":true}),
+            json!({"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{"type":"text","text":"boom"}],"isError":true}),
+            json!({"role":"assistant","content":[{"type":"thinking","thinking":"only thought"}]}),
+            json!({"role":"user","content":"thanks"}),
+        ]
+    }
+
+    #[test]
+    fn anthropic_transcript_keeps_developer_messages_and_drops_thinking() {
+        assert_eq!(
+            serialize_conversation_in(&dialect_messages(), Dialect::Anthropic),
+            "HANDOFF: goal is X\n\nHuman: look[Image: image/png]\n\nAssistant: Reading.\
+             <function_calls>\n<invoke name=\"read\"><parameter name=\"path\">\"a<b>.ts\"</parameter></invoke>\n\
+             <invoke name=\"bash\"><parameter name=\"command\">\"ls\"</parameter></invoke>\n</function_calls>\
+             \n\nHuman: <function_results>\n<result>\n<tool_name>read</tool_name>\n<stdout>body</stdout>\n</result>\n\
+             <error>\n<tool_name>bash</tool_name>\n<stderr>boom</stderr>\n</error>\n</function_results>\
+             \n\nHuman: thanks"
+        );
+    }
+
+    #[test]
+    fn xml_transcript_keeps_thinking() {
+        let t = serialize_conversation_in(&dialect_messages(), Dialect::Xml);
+        assert_eq!(
+            t,
+            "HANDOFF: goal is X\n\nHuman: look[Image: image/png]\n\nAssistant: <thinking>\nplan it\n</thinking>Reading.\
+             <invoke name=\"read\"><parameter name=\"path\">\"a<b>.ts\"</parameter></invoke>\n\
+             <invoke name=\"bash\"><parameter name=\"command\">\"ls\"</parameter></invoke>\
+             \n\nHuman: <tool_response>\nbody\n</tool_response>\n<tool_response>\nboom\n</tool_response>\
+             \n\nAssistant: <thinking>\nonly thought\n</thinking>\n\nHuman: thanks"
+        );
+        // Thinking that is already wrapped is not wrapped twice.
+        let wrapped = [
+            json!({"role":"assistant","content":[{"type":"thinking","thinking":" <thinking>a</thinking>\n<thinking>b</thinking> "}]}),
+        ];
+        assert_eq!(
+            serialize_conversation_in(&wrapped, Dialect::Xml),
+            "\n\nAssistant: <thinking>\na\nb\n</thinking>"
+        );
+    }
+
+    #[test]
+    fn harmony_transcript_escapes_its_control_tokens() {
+        let t = serialize_conversation_in(&dialect_messages(), Dialect::Harmony);
+        let unescaped = t.replace("<\\|", "<|").replace("\\|>", "|>");
+        assert!(!t.contains("<|"), "{t}");
+        assert_eq!(
+            unescaped,
+            "<|start|>developer<|message|>HANDOFF: goal is X<|end|>\
+             <|start|>user<|message|>look[Image: image/png]<|end|>\
+             <|start|>assistant<|channel|>analysis<|message|>plan it<|end|>\
+             <|start|>assistant<|channel|>final<|message|>Reading.<|end|>\
+             <|start|>assistant<|channel|>commentary to=functions.read<|message|>{\"path\":\"a<b>.ts\"}<|call|>\
+             <|start|>assistant<|channel|>commentary to=functions.bash<|message|>{\"command\":\"ls\"}<|call|>\
+             <|start|>functions.read to=assistant<|channel|>commentary<|message|>body<|end|>\
+             <|start|>functions.bash to=assistant<|channel|>commentary<|message|>boom<|end|>\
+             <|start|>assistant<|channel|>analysis<|message|>only thought<|end|>\
+             <|start|>user<|message|>thanks<|end|>"
+        );
+    }
+
+    #[test]
+    fn dialects_of_model_classes() {
+        assert_eq!(Dialect::for_model_class("anthropic"), Dialect::Anthropic);
+        assert_eq!(Dialect::for_model_class("openai"), Dialect::Harmony);
+        assert_eq!(Dialect::for_model_class("gpt-oss"), Dialect::Harmony);
+        assert_eq!(Dialect::for_model_class("unknown"), Dialect::Xml);
+        // A per-message size is its own transcript's (a developer message counts now).
+        let dev = json!({"role":"developer","content":"HANDOFF"});
+        let none = FxHashSet::default();
+        assert_eq!(message_size(&dev, &none, &ByteEstimate), 0);
+        assert!(message_size_in(&dev, &none, Dialect::Anthropic, &ByteEstimate) > 0);
+    }
+
+    /// Issue 36 item 7: a result that is both useless and an error stays, with its call.
+    #[test]
+    fn a_useless_error_is_kept() {
+        let msgs = [
+            json!({"role":"assistant","content":[{"type":"toolCall","id":"e1","name":"bash","arguments":{"command":"make"}}]}),
+            json!({"role":"toolResult","toolCallId":"e1","toolName":"bash","content":[{"type":"text","text":"make: error 2"}],"useless":true,"isError":true}),
+        ];
+        for dialect in [
+            Dialect::Plain,
+            Dialect::Anthropic,
+            Dialect::Xml,
+            Dialect::Harmony,
+        ] {
+            let t = serialize_conversation_in(&msgs, dialect);
+            assert!(
+                t.contains("make: error 2") && t.contains("make"),
+                "{dialect:?}: {t}"
+            );
+        }
+        assert_eq!(
+            serialize_conversation(&msgs),
+            "[Tool Call]: bash(command=\"make\")\n\n[Tool Result]: make: error 2"
         );
     }
 }

@@ -357,14 +357,14 @@ fn useless_results_are_left_out_but_their_calls_stay() {
     assert!(branch_input_message(&s, r2).unwrap().is_none());
     let plan = plan_navigation(&s, "U0", summarize()).unwrap();
     let prep = plan.preparation.as_ref().unwrap();
-    // §7.2 keeps a useless result that is an error (the flags never meet in practice)...
+    // §7.2 keeps a useless result that is an error...
     assert_eq!(ids(&s, &prep.entries), ["A0", "R1", "R3"]);
-    // ...which the transcript then drops with its call (§5.1). The skipped result is unknown
-    // to the transcript, so its call stays.
+    // ...and so does the transcript (§5.1: errors win over `useless`, as in the reference;
+    // issue 36 item 7). The skipped result is unknown to the transcript, so its call stays.
     assert_eq!(
         plan.serialized,
-        "[Tool Call]: search(pattern=\"alpha\"); search(pattern=\"zzz_nothing\")\n\n\
-         [Tool Result]: alpha found"
+        "[Tool Call]: search(pattern=\"alpha\"); search(pattern=\"zzz_nothing\"); \
+         search(pattern=\"[\")\n\n[Tool Result]: alpha found\n\n[Tool Result]: boom"
     );
 }
 

@@ -25,5 +25,6 @@ mod session_load;
 mod snapcompact_archive;
 mod snapcompact_compaction;
 mod snapcompact_render;
+mod summary_input;
 mod transcript;
 mod triggers;

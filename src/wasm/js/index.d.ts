@@ -315,7 +315,7 @@ export type LlmMessage =
       content: Array<TextContent | ImageContent>;
       attribution: Attribution;
       timestamp?: number;
-      /** Branch summaries: the time history was rewritten. */
+      /** Branch and compaction summaries: the time history was rewritten. */
       historyRewriteAt?: number;
       providerPayload?: JsonValue;
     }
@@ -733,7 +733,10 @@ export interface PlanOptions {
   /**
    * The model that reads the compacted context. A `snapcompact` commit takes its shape,
    * thinking rule and image budget from it (with `provider` and `contextWindow`), so a plain
-   * plan/commit archives what `compact()` does for the same model.
+   * plan/commit archives what `compact()` does for the same model. Its `id` also picks the
+   * summarizer requests' transcript (the model's dialect: Claude's leaves thinking out, every
+   * dialect keeps developer messages such as a handoff document); without one the requests
+   * carry the plain `[User]:` transcript, which leaves developer messages out.
    */
   model?: ModelTarget;
 }
