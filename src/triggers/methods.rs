@@ -28,6 +28,10 @@ pub struct MethodContext<'a> {
     pub listed: bool,
     /// The one method asked for by an explicit strategy (it runs even manually).
     pub asked: Option<CompactionMethod>,
+    /// A host walks `methodOrder` itself (`session.compact()` without a trigger's list): it
+    /// runs `handoff` and `shake` only when asked for by name, whatever the reason, as a manual
+    /// compaction walks it (§8.6); a trigger's list names them.
+    pub host_walk: bool,
     /// The host has a summarizer callback: `soft` and `handoff` need one.
     pub summarizer: bool,
     /// The live context in the provider's tokens (0 = unknown): a handoff request carries it
@@ -48,6 +52,7 @@ impl<'a> MethodContext<'a> {
             remote_blocked: false,
             listed: false,
             asked: None,
+            host_walk: false,
             summarizer: true,
             live_tokens: 0,
         }
@@ -72,6 +77,8 @@ pub fn why_unusable(
 ) -> Option<&'static str> {
     let manual = c.reason == CompactionReason::Manual;
     let named = c.listed || c.asked == Some(method);
+    // Walked as a manual compaction walks methodOrder (§8.6).
+    let by_hand = manual || c.host_walk;
     match method {
         CompactionMethod::Remote => {
             if s.remote_endpoint.is_none() && !c.remote_route {
@@ -101,7 +108,7 @@ pub fn why_unusable(
                 Some("a handoff cannot recover an overflow")
             } else if w > 0 && c.live_tokens >= w {
                 Some("the handoff request would not fit the context window")
-            } else if manual && !named {
+            } else if by_hand && !named {
                 Some("a handoff runs only when asked for (strategy 'handoff')")
             } else if !c.summarizer {
                 Some("no summarizer")
@@ -110,7 +117,7 @@ pub fn why_unusable(
             }
         }
         CompactionMethod::Shake => {
-            (manual && !named).then_some("a shake runs only when asked for (strategy 'shake')")
+            (by_hand && !named).then_some("a shake runs only when asked for (strategy 'shake')")
         }
         CompactionMethod::Soft => (!c.summarizer).then_some("no summarizer"),
         CompactionMethod::Window => Some("'window' has no compaction engine"),
@@ -118,8 +125,9 @@ pub fn why_unusable(
 }
 
 /// The methods of `order` that can run, in order, each once ([`why_unusable`]). An overflow
-/// always ends with `soft` (issue 43): a request over the window overflows again on every
-/// turn, so when the listed methods are spent or unusable the plain summary recovers it.
+/// ends with `soft` whenever some method is configured (issue 43): a request over the window
+/// overflows again on every turn, so when the listed methods are spent or unusable the plain
+/// summary recovers it. An empty order is compaction off.
 pub fn eligible_methods(
     order: &[CompactionMethod],
     s: &CompactionSettings,
@@ -133,6 +141,7 @@ pub fn eligible_methods(
     }
     let soft = CompactionMethod::Soft;
     if c.reason == CompactionReason::Overflow
+        && !order.is_empty()
         && !out.contains(&soft)
         && why_unusable(soft, s, c).is_none()
     {

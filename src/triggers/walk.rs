@@ -243,6 +243,7 @@ impl Walk {
             remote_blocked: input.remote_blocked,
             listed,
             asked,
+            host_walk: !listed,
             summarizer: input.summarizer,
             live_tokens: input.live_tokens,
             ..MethodContext::new(input.reason, &model)
@@ -662,6 +663,32 @@ impl Walk {
     }
 }
 
+/// The windows of the prune passes an agent loop runs around its requests, as the coding agent
+/// sets them (spec: compaction §6.1, §6.5, §6.6): the per-request stale pass and the threshold
+/// prune before the threshold decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruneWindows {
+    /// Stale pass: a flush after this long idle (§6.5, §6.8).
+    pub stale_idle_flush_ms: u64,
+    /// Stale pass: only candidates followed by at most this many tokens (§6.1).
+    pub stale_suffix_tokens: u64,
+    /// Threshold prune: the newest tokens it never touches (§6.6).
+    pub protect_tokens: u64,
+    /// Threshold prune: it runs only when it saves at least this much (§6.6).
+    pub minimum_savings: u64,
+    /// Threshold prune: the prompt-cache-warm tail it leaves alone (§6.1).
+    pub cache_warm_suffix_tokens: u64,
+}
+
+/// The coding agent's prune windows ([`PruneWindows`]).
+pub const PRUNE_WINDOWS: PruneWindows = PruneWindows {
+    stale_idle_flush_ms: 90 * 60 * 1000,
+    stale_suffix_tokens: 8_000,
+    protect_tokens: 40_000,
+    minimum_savings: 20_000,
+    cache_warm_suffix_tokens: 8_000,
+};
+
 fn failed(reason: CompactionReason, code: &str, message: &str) -> WalkStep {
     WalkStep::Failed {
         code: code.to_string(),
@@ -742,16 +769,27 @@ mod tests {
         assert_eq!(w.methods(), [Snapcompact, Soft]);
         let why: Vec<_> = w.skipped().iter().map(|(m, _)| *m).collect();
         assert!(why.contains(&Remote) && why.contains(&Handoff) && why.contains(&Shake));
-        // Threshold: handoff and shake too; `window` has no engine (as in the reference).
-        let w = Walk::new(input(CompactionReason::Threshold, &order, 32_000));
+        // A trigger's list: handoff and shake too; `window` has no engine (as in the
+        // reference). methodOrder walked by the host: handoff and shake only by name.
+        let all = [
+            Remote,
+            Snapcompact,
+            Handoff,
+            Shake,
+            Soft,
+            CompactionMethod::Window,
+        ];
+        let w = Walk::new(listed(CompactionReason::Threshold, &all));
         assert_eq!(w.methods(), [Snapcompact, Handoff, Shake, Soft]);
+        let w = Walk::new(input(CompactionReason::Threshold, &order, 32_000));
+        assert_eq!(w.methods(), [Snapcompact, Soft]);
         // Overflow: no handoff. A text-only model: no snapcompact. An endpoint: remote.
         let mut i = input(CompactionReason::Overflow, &order, 32_000);
         i.model.accepts_images = false;
         i.remote_endpoint = true;
-        assert_eq!(Walk::new(i.clone()).methods(), [Remote, Shake, Soft]);
+        assert_eq!(Walk::new(i.clone()).methods(), [Remote, Soft]);
         i.remote_blocked = true;
-        assert_eq!(Walk::new(i).methods(), [Shake, Soft]);
+        assert_eq!(Walk::new(i).methods(), [Soft]);
         // A payload rejection and focus text rule snapcompact out.
         let mut i = input(CompactionReason::Threshold, &order, 32_000);
         i.exclude_snapcompact = true;
@@ -1079,7 +1117,11 @@ mod tests {
             (vec!["handoff"], vec![Soft]),
             (vec!["snapcompact"], vec![Snapcompact, Soft]),
         ] {
-            let w = Walk::new(input(CompactionReason::Overflow, &order, 32_000));
+            let named: Vec<_> = order
+                .iter()
+                .filter_map(|m| CompactionMethod::named(m))
+                .collect();
+            let w = Walk::new(listed(CompactionReason::Overflow, &named));
             assert_eq!(w.methods(), want, "{order:?}");
             // The trigger machine's rule is the same one: it compacts an overflow.
             let mut cm = ContextManager::new(settings(json!({ "methodOrder": order })));
@@ -1098,7 +1140,7 @@ mod tests {
             assert_eq!(req.methods, want, "{order:?}");
         }
         // Other reasons keep the list as it is.
-        let w = Walk::new(input(CompactionReason::Threshold, &["shake"], 32_000));
+        let w = Walk::new(listed(CompactionReason::Threshold, &[Shake]));
         assert_eq!(w.methods(), [Shake]);
     }
 

@@ -653,12 +653,21 @@ fn queued_follow_ups_drive_exactly_one_continuation() {
 fn overflow_guard_is_window_minus_reserve() {
     let m = model(100_000); // reserve unset: budget reserve 16 384 ⇒ limit 83 616
     let e = error_turn("prompt is too long");
-    for (after, retries) in [(80_000, true), (83_616, true), (83_617, false)] {
+    // Over the limit but under the window: the turn is still retried, with the guard's
+    // warning (issue 36: no user turn lost); at the window it is not.
+    for (after, retries, warns) in [
+        (80_000, true, false),
+        (83_616, true, false),
+        (83_617, true, true),
+        (99_999, true, true),
+        (100_000, false, true),
+    ] {
         let mut cm = manager(json!({}));
         let req = cm.after_turn(turn(&e, &m)).compact.expect("compacts");
         let d = cm.after_compaction(&compacted(&req, after));
         assert_eq!(d.continuation.is_some(), retries, "{after}");
         assert_eq!(d.block_auto_continue, !retries, "{after}");
+        assert_eq!(d.compaction_warning.is_some(), warns, "{after}");
         assert_eq!(
             d.drop_failed_turn,
             Some(DropTurn { durable: false }),
@@ -1137,13 +1146,18 @@ fn strategies_follow_reason_and_model() {
         (c.strategy, c.action),
         (Strategy::ContextFull, CompactionAction::Remote)
     );
-    // Only handoff configured, and an overflow: no usable method, so the overflow is
-    // treated as with compaction off (the reference's `hasUsableCompactionMethod`).
+    // Only handoff configured, and an overflow: handoff cannot recover it, so the plain
+    // summary does (issue 43: an overflow always ends with `soft`).
     let mut cm = manager(json!({"methodOrder": ["handoff"]}));
     let d = cm.after_turn(turn(&e, &m));
-    assert_eq!(d.compact, None);
-    assert!(d.block_auto_continue);
-    assert!(d.notices[0].text.contains("automatic compaction is off"));
+    assert_eq!(
+        d.compact.expect("compacts").methods,
+        [CompactionMethod::Soft]
+    );
+    assert!(d
+        .notices
+        .iter()
+        .all(|n| !n.text.contains("automatic compaction is off")));
     // Only shake configured: every automatic trigger offers it.
     let mut cm = manager(json!({"methodOrder": ["shake"]}));
     let d = cm.after_turn(turn(&big, &m));

@@ -18,14 +18,17 @@ import { handlers } from './summarizer.js';
 import { TokenGauge } from './tokens.js';
 import { ContextManager } from './triggers.js';
 
-/** The stale pass as the coding agent runs it before every request (spec: compaction §6.5, §6.8). */
-const STALE_IDLE_FLUSH_MS = 90 * 60 * 1000;
-/** The stale pass's tail: only candidates followed by at most this many tokens (spec: compaction §6.1). */
-const STALE_SUFFIX_TOKENS = 8000;
-/** The threshold prune's windows in the coding agent (spec: compaction §6.1, §6.6). */
-const THRESHOLD_WINDOWS = { protectTokens: 40_000, minimumSavings: 20_000, cacheWarmSuffixTokens: 8000 };
-/** A remote method that failed is not tried again for this long (upstream #13310). */
-const REMOTE_COOLDOWN_MS = 10 * 60 * 1000;
+let pruneWindows;
+
+/**
+ * The windows of the Maintainer's prune passes, the core's (spec: compaction §6.1, §6.5, §6.6):
+ * `stale` (`idleFlushMs`, `suffixTokenLimit`) and `threshold` (`protectTokens`,
+ * `minimumSavings`, `cacheWarmSuffixTokens`).
+ */
+function windows() {
+  pruneWindows ??= JSON.parse(requireRaw().pruneWindowsJson());
+  return pruneWindows;
+}
 
 const FRAMES_OMITTED = /(\d+) archived image frames? could not be included/;
 
@@ -117,7 +120,6 @@ export class Maintainer {
   #seen = null;
   /** The failed assistant entry a decision took out of the context. */
   #dropped = null;
-  #remoteBlockedUntil = 0;
   /** `#measure`'s memo of the live context (null: measure again). */
   #tokens = null;
   /** The host's token counter and the calibration from reported usage. */
@@ -515,13 +517,14 @@ export class Maintainer {
   #stalePass(step) {
     const s = this.#settings;
     if (!s.supersedeReads && !s.dropUseless) return;
-    const options = { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs: STALE_IDLE_FLUSH_MS };
-    this.#prune('stale', options, { suffixTokenLimit: STALE_SUFFIX_TOKENS }, step);
+    const { idleFlushMs, suffixTokenLimit } = windows().stale;
+    const options = { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs };
+    this.#prune('stale', options, { suffixTokenLimit }, step);
   }
 
   /** The threshold prune (spec: compaction §6.6), before the threshold decision. */
   #thresholdPrune(step) {
-    return this.#prune('threshold', { pruneUseless: this.#settings.dropUseless }, THRESHOLD_WINDOWS, step);
+    return this.#prune('threshold', { pruneUseless: this.#settings.dropUseless }, windows().threshold, step);
   }
 
   /**
@@ -632,8 +635,8 @@ export class Maintainer {
       onEvent: undefined,
     }));
     hooks.push({ onEvent: (e) => this.#emit(e) });
-    const remoteBlocked = this.#now() < this.#remoteBlockedUntil;
-    const methods = request.methods?.filter((m) => !(remoteBlocked && m === 'remote'));
+    // The walk passes `remote` over while the core's cooldown runs (upstream #13310).
+    const remoteBlocked = this.#cm.remoteBlocked(this.#now());
     const before = this.#countedTokens();
     const { keepRecentTokens, v2RetainedMessageBudget } = this.#inEstimate({
       keepRecentTokens: this.#settings.keepRecentTokens,
@@ -643,7 +646,7 @@ export class Maintainer {
       const result = await runCompaction(this.#session, {
         reason: request.reason,
         now: this.#now(),
-        methods: auto ? methods : undefined,
+        methods: auto ? request.methods : undefined,
         remoteBlocked,
         excludeSnapcompact: request.excludeSnapcompact,
         // The Maintainer compacts by method order (spec: compaction §8.6); `strategy` is the
@@ -678,9 +681,8 @@ export class Maintainer {
         customInstructions: extra.customInstructions,
         saveArtifact: o.saveArtifact,
         willRetry: extra.willRetry,
-        onMethodFailed: (method) => {
-          if (method === 'remote') this.#remoteBlockedUntil = this.#now() + REMOTE_COOLDOWN_MS;
-        },
+        // The walk's `remote` failed: the core starts its cooldown.
+        onRemoteFailed: () => this.#cm.noteRemoteFailure(this.#now()),
       });
       // A shake rewrites lines in place: neither the size nor the leaf tells.
       this.#tokens = null;
