@@ -483,7 +483,10 @@ test('issue 36: an overflow compacted under the window retries the turn, without
   assert.equal(out.report?.reason, 'overflow');
   assert.ok(out.report.tokensAfter > 6800 && out.report.tokensAfter < 8000, JSON.stringify(out.report));
   assert.equal(out.next, 'retry', JSON.stringify(events));
-  assert.ok(events.some((e) => e.type === 'compaction_warning'), 'the guard still warns');
+  assert.ok(
+    events.some((e) => e.type === 'compaction_warning'),
+    'the guard still warns',
+  );
   m.dispose();
 });
 
