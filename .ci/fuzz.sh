@@ -4,7 +4,7 @@
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
 # Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
-# native_anthropic, inline. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# native_anthropic, inline, walk. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
 # installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in

@@ -93,6 +93,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     let bound = 8 * w.methods().len() + 8;
     let mut planned: Vec<CompactionMethod> = Vec::new();
     let mut steps = 0usize;
+    // The step a refused report left standing (asked again, not a new step).
+    let mut again = false;
     loop {
         let step = w.poll();
         steps += 1;
@@ -104,13 +106,14 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 return Ok(());
             }
             WalkStep::Warn { .. } => continue,
-            WalkStep::Plan { method, .. } => {
+            WalkStep::Plan { method, .. } if !again => {
                 assert!(!planned.contains(method), "{method:?} planned twice without a shake");
                 planned.push(*method);
             }
             WalkStep::Shake { .. } => planned.clear(),
             _ => {}
         }
+        again = false;
         let code = *u.choose(&CODES)?;
         let n = u.int_in_range(0..=200_000u64)?;
         let live = if u.arbitrary()? { Some(n) } else { None };
@@ -130,6 +133,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             assert_eq!(w.poll(), before, "a refused report changes nothing");
             // Not counted: the host tries again.
             steps -= 1;
+            again = true;
             if u.is_empty() {
                 return Ok(());
             }
