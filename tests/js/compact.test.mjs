@@ -709,6 +709,7 @@ test('issue 36: the remote method asks only the endpoint; a 502 fails it, soft r
     });
     assert.equal(r.method, 'soft');
     assert.equal(r.report.method, 'soft');
+    assert.equal(r.remoteFailed, true, 'the host can start the cooldown');
     // One request's retry policy (3 retries), not one per request nor a callback inside `remote`.
     assert.ok(serverLog.length >= 1 && serverLog.length <= 4, `${serverLog.length} POSTs`);
     const warning = events.find((e) => e.type === 'compaction_warning');

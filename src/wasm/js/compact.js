@@ -390,10 +390,13 @@ async function run(session, o, signal) {
           break;
         }
         case 'done': {
+          const flags = step.remoteFailed ? { remoteFailed: true } : {};
           if (step.remoteFailed) o.onRemoteFailed?.();
-          if (committed === undefined) return { entryId: null, method: 'shake', shake: shaken, preparation: null };
+          if (committed === undefined) {
+            return { entryId: null, method: 'shake', shake: shaken, preparation: null, ...flags };
+          }
           // Object.assign, not a spread: a commit's `compactionEntry` is read only when asked.
-          return Object.assign(committed, { method: step.method, preparation }, shaken ? { shake: shaken } : {});
+          return Object.assign(committed, { method: step.method, preparation }, shaken ? { shake: shaken } : {}, flags);
         }
         default: {
           if (step.remoteFailed) o.onRemoteFailed?.();
@@ -401,6 +404,7 @@ async function run(session, o, signal) {
           const err = last?.code === step.code ? last : wrapError(step.code, step.message, last);
           // A shake that ran stays applied (like a prune): the error says what it elided.
           if (shaken && typeof err === 'object') err.shake = shaken;
+          if (step.remoteFailed && typeof err === 'object') err.remoteFailed = true;
           throw err;
         }
       }
