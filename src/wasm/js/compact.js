@@ -65,6 +65,20 @@ function endpointOf(o) {
     : [];
 }
 
+/**
+ * Whether a provider-native lane may serve `remote` for the model of `o` (`{model, provider,
+ * settings}`): an OpenAI Responses lane, or Anthropic server compaction for an eligible Claude
+ * model from `liveTokens` (spec: compaction §8.3, §13). The lanes' tests live in native-*.js.
+ */
+export function nativeLane(o, liveTokens) {
+  try {
+    return openaiLanes(o, o.settings).length > 0 || anthropicIneligibility(o, liveTokens) === null;
+  } catch {
+    // Bad settings surface from the walk or the ContextManager with their own error.
+    return false;
+  }
+}
+
 /** A count for the walk: a finite non-negative number, else left out. */
 function count(v) {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
@@ -77,13 +91,6 @@ function count(v) {
  */
 function newWalk(session, o) {
   const model = modelOf(o);
-  let native = false;
-  try {
-    const resolved = JSON.parse(requireRaw().resolveSettingsJson(JSON.stringify(o.settings ?? {})));
-    native = openaiLanes(o, resolved).length > 0 || anthropicIneligibility(o, o.liveTokens) === null;
-  } catch {
-    // Bad settings surface from the walk with their own error.
-  }
   const input = {
     reason: o.reason ?? 'manual',
     methods: Array.isArray(o.methods) ? o.methods.filter((m) => typeof m === 'string') : undefined,
@@ -96,7 +103,7 @@ function newWalk(session, o) {
     },
     summarizer: callbacks(o).length > 0,
     remoteEndpoint: typeof o.remoteEndpoint === 'string' && o.remoteEndpoint !== '',
-    nativeLane: native,
+    nativeLane: nativeLane(o, o.liveTokens),
     remoteBlocked: Boolean(o.remoteBlocked),
     excludeSnapcompact: Boolean(o.excludeSnapcompact),
     customInstructions: typeof o.customInstructions === 'string' && o.customInstructions !== '',

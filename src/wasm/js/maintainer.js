@@ -6,11 +6,9 @@
 // when to compact, retry, promote, continue or give up (ContextManager), how to compact
 // (`runCompaction`, which walks `methodOrder`), what to prune (`prune` / `pruneStale`).
 import { isObject } from './args.js';
-import { ACTION_OF, runCompaction } from './compact.js';
+import { ACTION_OF, nativeLane, runCompaction } from './compact.js';
 import { codedError, invalidArgument, messageOf } from './errors.js';
 import { InlineImager } from './inline.js';
-import { anthropicIneligibility } from './native-anthropic.js';
-import { openaiLanes } from './native-openai.js';
 import { requireRaw } from './raw.js';
 import { clampImages, contextSnapshot, textTokens } from './report.js';
 import { FRAME_DATA_BYTES_BUDGET, FRAME_TOKEN_ESTIMATE, providerImageBudget } from './snapcompact.js';
@@ -146,13 +144,7 @@ export class Maintainer {
     this.#model = o.model;
     // An endpoint of the Maintainer's own is a remote route the settings do not name; so is
     // a provider-native lane of the model (spec: compaction §8.3, §13).
-    let native = false;
-    try {
-      const lanes = { model: o.model, provider: o.provider };
-      native = openaiLanes(lanes, o.settings).length > 0 || anthropicIneligibility(lanes, undefined) === null;
-    } catch {
-      // Bad settings surface from the ContextManager with their own error.
-    }
+    const native = nativeLane({ model: o.model, provider: o.provider, settings: o.settings }, undefined);
     this.#cm = new ContextManager(o.settings, { remote: typeof o.remoteEndpoint === 'string' || native });
     this.#settings = this.#cm.settings;
     const sc = this.#settings.snapcompact;
