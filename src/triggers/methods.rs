@@ -1,6 +1,6 @@
 //! Which compaction methods of `compaction.methodOrder` can run (spec: compaction §8.3, §8.6):
-//! one rule shared by the [`ContextManager`](super::ContextManager)'s requests and the host's
-//! own method walk (`compactionMethods` in JS), so both agree on what would run.
+//! one rule shared by the [`ContextManager`](super::ContextManager)'s requests and the method
+//! walk ([`Walk`](super::Walk)) that runs them, so both agree on what would run.
 
 use super::{CompactionMethod, CompactionReason, ModelInfo};
 use crate::settings::{CompactionSettings, Strategy};
@@ -19,10 +19,29 @@ pub struct MethodContext<'a> {
     pub remote_route: bool,
     /// Manual compaction with focus text: it needs an LLM summary, so no snapcompact (§8.6).
     pub custom_instructions: bool,
+    /// `remote` failed recently: it waits out its cooldown (upstream #13310,
+    /// [`REMOTE_COOLDOWN_MS`](super::REMOTE_COOLDOWN_MS)).
+    pub remote_blocked: bool,
+    /// The methods were named by the caller (a trigger's list, or an explicit strategy for
+    /// `asked`): a manual compaction then runs `handoff` and `shake` too (§8.6 walks only
+    /// `remote`, `snapcompact` and `soft` of `methodOrder`).
+    pub listed: bool,
+    /// The one method asked for by an explicit strategy (it runs even manually).
+    pub asked: Option<CompactionMethod>,
+    /// A host walks `methodOrder` itself (`session.compact()` without a trigger's list): it
+    /// runs `handoff` and `shake` only when asked for by name, whatever the reason, as a manual
+    /// compaction walks it (§8.6); a trigger's list names them.
+    pub host_walk: bool,
+    /// The host has a summarizer callback: `soft` and `handoff` need one.
+    pub summarizer: bool,
+    /// The live context in the provider's tokens (0 = unknown): a handoff request carries it
+    /// and must fit the window it is sent to.
+    pub live_tokens: u64,
 }
 
 impl<'a> MethodContext<'a> {
-    /// A context with no payload rejection, no extra remote route and no focus text.
+    /// A context with no payload rejection, no extra remote route, no focus text, no
+    /// cooldown, a summarizer, methods taken from `methodOrder` and an unknown live size.
     pub fn new(reason: CompactionReason, model: &'a ModelInfo) -> Self {
         MethodContext {
             reason,
@@ -30,43 +49,121 @@ impl<'a> MethodContext<'a> {
             payload_rejection: false,
             remote_route: false,
             custom_instructions: false,
+            remote_blocked: false,
+            listed: false,
+            asked: None,
+            host_walk: false,
+            summarizer: true,
+            live_tokens: 0,
         }
     }
 }
 
-/// The methods of `methodOrder` that can run, in order (spec: compaction §8.3
-/// `isCompactionMethodUsable`, §8.6 for manual compactions):
-/// - `remote` needs `remoteEnabled` and an endpoint (the setting or the host's route);
+/// Why `method` cannot run (spec: compaction §8.3 `isCompactionMethodUsable`, §8.6 for manual
+/// compactions), or `None` when it can:
+/// - `remote` needs `remoteEnabled`, an endpoint (the setting or the host's route) and no
+///   cooldown;
 /// - `snapcompact` needs an image-reading model, not after a payload rejection, not with
 ///   focus text;
-/// - `handoff` is unusable for an overflow, and manual compactions walk only `remote`,
-///   `snapcompact` and `soft` (§8.6);
+/// - `handoff` is unusable for an overflow and when the live context does not fit the window
+///   (the request carries it); a manual compaction runs it only when asked for by name;
 /// - `shake` runs on automatic reasons (a manual shake is asked for by name);
-/// - `soft` and `window` always run (both as `context-full`).
-///
-/// Empty when compaction is disabled or the strategy is `off` (automatic reasons only: a
-/// manual compaction is the user's explicit request, §8.6).
+/// - `soft` needs a summarizer;
+/// - `window` has no engine: the reference knows no such method and passes it over.
+pub fn why_unusable(
+    method: CompactionMethod,
+    s: &CompactionSettings,
+    c: &MethodContext<'_>,
+) -> Option<&'static str> {
+    let manual = c.reason == CompactionReason::Manual;
+    let named = c.listed || c.asked == Some(method);
+    // Walked as a manual compaction walks methodOrder (§8.6).
+    let by_hand = manual || c.host_walk;
+    match method {
+        CompactionMethod::Remote => {
+            if s.remote_endpoint.is_none() && !c.remote_route {
+                Some("no remote endpoint")
+            } else if !s.remote_enabled {
+                Some("compaction.remoteEnabled is false")
+            } else if c.remote_blocked {
+                Some("it failed recently")
+            } else {
+                None
+            }
+        }
+        CompactionMethod::Snapcompact => {
+            if !c.model.accepts_images {
+                Some("snapcompact needs a model with image input")
+            } else if c.payload_rejection {
+                Some("a payload rejection rules out image frames")
+            } else if c.custom_instructions {
+                Some("focus instructions need an LLM summary")
+            } else {
+                None
+            }
+        }
+        CompactionMethod::Handoff => {
+            let w = c.model.context_window;
+            if c.reason == CompactionReason::Overflow {
+                Some("a handoff cannot recover an overflow")
+            } else if w > 0 && c.live_tokens >= w {
+                Some("the handoff request would not fit the context window")
+            } else if by_hand && !named {
+                Some("a handoff runs only when asked for (strategy 'handoff')")
+            } else if !c.summarizer {
+                Some("no summarizer")
+            } else {
+                None
+            }
+        }
+        CompactionMethod::Shake => {
+            (by_hand && !named).then_some("a shake runs only when asked for (strategy 'shake')")
+        }
+        CompactionMethod::Soft => (!c.summarizer).then_some("no summarizer"),
+        CompactionMethod::Window => Some("'window' has no compaction engine"),
+    }
+}
+
+/// The methods of `order` that can run, in order, each once ([`why_unusable`]). An overflow
+/// ends with `soft` whenever some method is configured (issue 43): a request over the window
+/// overflows again on every turn, so when the listed methods are spent or unusable the plain
+/// summary recovers it. An empty order is compaction off.
+pub fn eligible_methods(
+    order: &[CompactionMethod],
+    s: &CompactionSettings,
+    c: &MethodContext<'_>,
+) -> Vec<CompactionMethod> {
+    let mut out: Vec<CompactionMethod> = Vec::new();
+    for &m in order {
+        if !out.contains(&m) && why_unusable(m, s, c).is_none() {
+            out.push(m);
+        }
+    }
+    let soft = CompactionMethod::Soft;
+    if c.reason == CompactionReason::Overflow
+        && !order.is_empty()
+        && !out.contains(&soft)
+        && why_unusable(soft, s, c).is_none()
+    {
+        out.push(soft);
+    }
+    out
+}
+
+/// The methods of `methodOrder` that can run, in order ([`eligible_methods`]). Empty when
+/// compaction is disabled or the strategy is `off` (automatic reasons only: a manual
+/// compaction is the user's explicit request, §8.6).
 pub fn usable_methods(s: &CompactionSettings, c: &MethodContext<'_>) -> Vec<CompactionMethod> {
     let manual = c.reason == CompactionReason::Manual;
     if !manual && (!s.enabled || s.strategy == Strategy::Off) {
         return Vec::new();
     }
-    s.method_order
+    let order: Vec<CompactionMethod> = s
+        .method_order
         .iter()
         .filter_map(|m| CompactionMethod::parse(m))
-        .filter(|m| match m {
-            CompactionMethod::Remote => {
-                s.remote_enabled && (s.remote_endpoint.is_some() || c.remote_route)
-            }
-            CompactionMethod::Snapcompact => {
-                c.model.accepts_images && !c.payload_rejection && !c.custom_instructions
-            }
-            CompactionMethod::Handoff => !manual && c.reason != CompactionReason::Overflow,
-            CompactionMethod::Shake => !manual,
-            CompactionMethod::Window => !manual,
-            CompactionMethod::Soft => true,
-        })
-        .collect()
+        .collect();
+    eligible_methods(&order, s, c)
 }
 
 impl CompactionMethod {
@@ -81,5 +178,24 @@ impl CompactionMethod {
                 Strategy::ContextFull
             }
         }
+    }
+
+    /// The method an explicit strategy asks for first (`context-full` → `soft`); `None` for
+    /// `off`.
+    pub fn of_strategy(s: Strategy) -> Option<CompactionMethod> {
+        match s {
+            Strategy::ContextFull => Some(CompactionMethod::Soft),
+            Strategy::Snapcompact => Some(CompactionMethod::Snapcompact),
+            Strategy::Handoff => Some(CompactionMethod::Handoff),
+            Strategy::Shake => Some(CompactionMethod::Shake),
+            Strategy::Off => None,
+        }
+    }
+}
+
+impl CompactionMethod {
+    /// The method named `s` (`methodOrder`'s spelling); `None` for an unknown name.
+    pub fn named(s: &str) -> Option<CompactionMethod> {
+        CompactionMethod::parse(s)
     }
 }

@@ -51,6 +51,7 @@ mod inputs;
 mod json;
 mod methods;
 mod overflow;
+mod walk;
 
 pub use decisions::{
     compaction_error_message, CompactRequest, CompactionAction, CompactionMethod, CompactionReason,
@@ -58,8 +59,12 @@ pub use decisions::{
     ManagerState, Notice, NoticeLevel, PromotionRequest,
 };
 pub use inputs::{CompactionOutcome, CompactionReport, ModelInfo, PromptInput, TurnInput};
-pub use methods::{usable_methods, MethodContext};
+pub use methods::{eligible_methods, usable_methods, why_unusable, MethodContext};
 pub use overflow::{is_context_overflow, is_overflow_error_text};
+pub use walk::{
+    OutOfTurn, PruneWindows, Route, ShakePreset, Walk, WalkInput, WalkStep, DEAD_ENDS, FINAL_CODES,
+    PRUNE_WINDOWS, REMOTE_COOLDOWN_MS,
+};
 
 use crate::session::message::{AssistantMessage, StopReason};
 use crate::settings::{CompactionSettings, Strategy};
@@ -148,6 +153,8 @@ pub struct ContextManager {
     pending: Option<Pending>,
     /// The host has a remote route besides `compaction.remoteEndpoint` (§8.3 `remote`).
     remote_route: bool,
+    /// `remote` failed: the walk passes it over until then (ms, upstream #13310).
+    remote_blocked_until: Option<i64>,
 }
 
 impl ContextManager {
@@ -165,7 +172,18 @@ impl ContextManager {
             promoted_from: None,
             pending: None,
             remote_route: false,
+            remote_blocked_until: None,
         }
+    }
+
+    /// A walk's `remote` method failed at `now` (ms): it waits [`REMOTE_COOLDOWN_MS`].
+    pub fn note_remote_failure(&mut self, now: i64) {
+        self.remote_blocked_until = Some(now.saturating_add(REMOTE_COOLDOWN_MS));
+    }
+
+    /// Whether `remote` still waits out its cooldown at `now` (ms).
+    pub fn remote_blocked(&self, now: i64) -> bool {
+        self.remote_blocked_until.is_some_and(|t| now < t)
     }
 
     /// Tells the machine the host can run `remote` without `compaction.remoteEndpoint` (an
@@ -843,13 +861,24 @@ impl ContextManager {
                 let residual = (*tokens_after).max(stored_tokens.unwrap_or(0));
                 if let Some(text) = self.no_headroom(req, residual) {
                     self.paused = true;
-                    d.events.push(req.end_event(false, false, None, false));
+                    // An overflow whose compaction brought the request back under the window
+                    // retries the turn (no user turn is lost); maintenance stays paused, and a
+                    // second overflow ends the episode (§8.2).
+                    let retry = req.will_retry
+                        && req.reason == CompactionReason::Overflow
+                        && !req.payload_rejection
+                        && (req.context_window == 0 || residual < req.context_window);
+                    d.events.push(req.end_event(false, retry, None, false));
                     d.notice(NoticeLevel::Warning, text.clone());
                     d.compaction_warning = Some(text);
-                    d.block_auto_continue = true;
                     if req.will_retry {
                         // The rebuilt context holds the failed turn again.
                         d.drop_failed_turn = Some(DropTurn { durable: false });
+                    }
+                    if retry {
+                        d.continuation = Some(Continuation::retry());
+                    } else {
+                        d.block_auto_continue = true;
                     }
                     return d;
                 }

@@ -27,6 +27,8 @@ mod snapcompact;
 mod tokens;
 #[cfg(target_arch = "wasm32")]
 mod triggers;
+#[cfg(target_arch = "wasm32")]
+mod walk;
 
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen::prelude::*;

@@ -141,6 +141,19 @@ impl WasmContextManager {
         decision_json(&d)
     }
 
+    /// A compaction walk's `remote` method failed at `now`: the cooldown starts.
+    #[wasm_bindgen(js_name = noteRemoteFailure)]
+    pub fn note_remote_failure(&mut self, now: f64) -> Result<(), JsValue> {
+        self.inner.note_remote_failure(now_ms(now)?);
+        Ok(())
+    }
+
+    /// Whether `remote` still waits out its cooldown at `now`.
+    #[wasm_bindgen(js_name = remoteBlocked)]
+    pub fn remote_blocked(&self, now: f64) -> Result<bool, JsValue> {
+        Ok(self.inner.remote_blocked(now_ms(now)?))
+    }
+
     /// Idle maintenance check.
     #[wasm_bindgen(js_name = onIdle)]
     pub fn on_idle(

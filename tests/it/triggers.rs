@@ -653,12 +653,21 @@ fn queued_follow_ups_drive_exactly_one_continuation() {
 fn overflow_guard_is_window_minus_reserve() {
     let m = model(100_000); // reserve unset: budget reserve 16 384 ⇒ limit 83 616
     let e = error_turn("prompt is too long");
-    for (after, retries) in [(80_000, true), (83_616, true), (83_617, false)] {
+    // Over the limit but under the window: the turn is still retried, with the guard's
+    // warning (issue 36: no user turn lost); at the window it is not.
+    for (after, retries, warns) in [
+        (80_000, true, false),
+        (83_616, true, false),
+        (83_617, true, true),
+        (99_999, true, true),
+        (100_000, false, true),
+    ] {
         let mut cm = manager(json!({}));
         let req = cm.after_turn(turn(&e, &m)).compact.expect("compacts");
         let d = cm.after_compaction(&compacted(&req, after));
         assert_eq!(d.continuation.is_some(), retries, "{after}");
         assert_eq!(d.block_auto_continue, !retries, "{after}");
+        assert_eq!(d.compaction_warning.is_some(), warns, "{after}");
         assert_eq!(
             d.drop_failed_turn,
             Some(DropTurn { durable: false }),
@@ -671,9 +680,19 @@ fn overflow_guard_is_window_minus_reserve() {
     let mut r = compacted(&req, 10_000);
     r.outcome = CompactionOutcome::Compacted {
         tokens_after: 10_000,
-        stored_tokens: Some(90_000),
+        stored_tokens: Some(100_000),
     };
     assert!(cm.after_compaction(&r).block_auto_continue);
+    // Under the window by the stored estimate: retried, with the guard's warning.
+    let mut cm = manager(json!({}));
+    let req = cm.after_turn(turn(&e, &m)).compact.expect("compacts");
+    let mut r = compacted(&req, 10_000);
+    r.outcome = CompactionOutcome::Compacted {
+        tokens_after: 10_000,
+        stored_tokens: Some(90_000),
+    };
+    let d = cm.after_compaction(&r);
+    assert!(d.continuation.is_some() && d.compaction_warning.is_some());
 }
 
 #[test]
@@ -1137,13 +1156,18 @@ fn strategies_follow_reason_and_model() {
         (c.strategy, c.action),
         (Strategy::ContextFull, CompactionAction::Remote)
     );
-    // Only handoff configured, and an overflow: no usable method, so the overflow is
-    // treated as with compaction off (the reference's `hasUsableCompactionMethod`).
+    // Only handoff configured, and an overflow: handoff cannot recover it, so the plain
+    // summary does (issue 43: an overflow always ends with `soft`).
     let mut cm = manager(json!({"methodOrder": ["handoff"]}));
     let d = cm.after_turn(turn(&e, &m));
-    assert_eq!(d.compact, None);
-    assert!(d.block_auto_continue);
-    assert!(d.notices[0].text.contains("automatic compaction is off"));
+    assert_eq!(
+        d.compact.expect("compacts").methods,
+        [CompactionMethod::Soft]
+    );
+    assert!(d
+        .notices
+        .iter()
+        .all(|n| !n.text.contains("automatic compaction is off")));
     // Only shake configured: every automatic trigger offers it.
     let mut cm = manager(json!({"methodOrder": ["shake"]}));
     let d = cm.after_turn(turn(&big, &m));
@@ -1398,12 +1422,20 @@ proptest! {
                 CompactionMethod::Snapcompact => images && !payload && !focus,
                 CompactionMethod::Handoff => !manual && reason != CompactionReason::Overflow,
                 CompactionMethod::Shake => !manual,
-                CompactionMethod::Window => !manual,
+                // No engine (the reference knows no `window` method).
+                CompactionMethod::Window => false,
                 CompactionMethod::Soft => true,
             };
-            if ok {
+            if ok && !want.contains(&method) {
                 want.push(method);
             }
+        }
+        // An overflow ends with `soft` when some method is configured (issue 43).
+        if reason == CompactionReason::Overflow
+            && !s.method_order.is_empty()
+            && !want.contains(&CompactionMethod::Soft)
+        {
+            want.push(CompactionMethod::Soft);
         }
         prop_assert_eq!(&got, &want);
 

@@ -658,3 +658,69 @@ test('snapcompact for a model without image input falls back to context-full wit
     (e) => e.code === 'E_INVALID_ARGUMENT',
   );
 });
+
+/** A model reading images on a 32k window. */
+const VISION_32K = { provider: 'anthropic', id: 'claude-sonnet-4-5', contextWindow: 32_000, input: ['text', 'image'] };
+
+test('issue 36: a method that refuses after its plan hands over (snapcompact, then soft, on a 32k window)', async () => {
+  // ~96k tokens of history: the default keepRecentTokens (20k) and reserve (16k) leave
+  // snapcompact no room for frames on 32k, but a summary fits.
+  const text = turnsText(40, (i) => [
+    { role: 'user', content: `question ${i} `.repeat(400), timestamp: 1 },
+    answer(`answer ${i} `.repeat(400)),
+  ]);
+  const events = [];
+  const s = Session.fromJsonl(text);
+  const r = await s.compact({
+    methods: ['snapcompact', 'soft'],
+    reason: 'threshold',
+    model: VISION_32K,
+    summarize: async () => 'the summary',
+    hooks: { onEvent: (e) => events.push(e) },
+  });
+  assert.equal(r.method, 'soft');
+  assert.ok(r.compactionEntry);
+  const warning = events.find((e) => e.type === 'compaction_warning');
+  assert.equal(warning?.method, 'snapcompact', JSON.stringify(events));
+  assert.match(warning.message, /^snapcompact compaction failed: .*; trying the next preferred compaction method\.$/);
+  // `soft` alone compacts the same session.
+  const alone = await Session.fromJsonl(text).compact({
+    methods: ['soft'],
+    reason: 'threshold',
+    model: VISION_32K,
+    summarize: async () => 'the summary',
+  });
+  assert.equal(alone.method, 'soft');
+});
+
+test('issue 36: the remote method asks only the endpoint; a 502 fails it, soft runs with the callback', async () => {
+  const keep = serverBehaviour;
+  serverBehaviour = () => ({ status: 502, body: { error: 'bad gateway' } });
+  try {
+    const s = Session.fromJsonl(sessionText(8));
+    serverLog.length = 0;
+    const events = [];
+    const r = await s.compact({
+      settings,
+      remoteEndpoint: `${serverUrl}/summarize`,
+      summarize: async () => 'the callback summary',
+      retry: { baseDelayMs: 1 },
+      hooks: { onEvent: (e) => events.push(e) },
+    });
+    assert.equal(r.method, 'soft');
+    assert.equal(r.report.method, 'soft');
+    assert.equal(r.remoteFailed, true, 'the host can start the cooldown');
+    // One request's retry policy (3 retries), not one per request nor a callback inside `remote`.
+    assert.ok(serverLog.length >= 1 && serverLog.length <= 4, `${serverLog.length} POSTs`);
+    const warning = events.find((e) => e.type === 'compaction_warning');
+    assert.equal(warning?.method, 'remote', JSON.stringify(events));
+    assert.match(
+      warning.message,
+      /^remote compaction failed: .*502.*; trying the next preferred compaction method\.$/,
+      warning.message,
+    );
+    assert.match(s.entry(r.entryId).summary, /the callback summary/);
+  } finally {
+    serverBehaviour = keep;
+  }
+});

@@ -3,6 +3,7 @@
 // failure or abort the session's bytes are unchanged.
 
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { test } from 'node:test';
 import { Maintainer, Session } from 'ctxfold';
 
@@ -137,10 +138,7 @@ test('compact(): methodOrder is walked; a failing method hands over to the next'
 test('compact(): no usable method is a clear error; nothing changes', async () => {
   const s = grown(8);
   const bytes = s.toJsonl();
-  await expectRejects(
-    s.compact({ settings: SETTINGS, methods: ['handoff'], reason: 'overflow', summarize }),
-    'E_SETTINGS',
-  );
+  await expectRejects(s.compact({ settings: SETTINGS, methods: [], reason: 'overflow', summarize }), 'E_SETTINGS');
   await expectRejects(s.compact({ settings: SETTINGS }), 'E_INVALID_ARGUMENT');
   assert.equal(s.toJsonl(), bytes);
   // `window`, allowed in methodOrder by the settings but without an engine, is passed over.
@@ -429,4 +427,113 @@ test('Maintainer: the mid-run check counts the tool results of the turn that ask
   assert.ok(second.tokens < MODEL.contextWindow);
   assert.equal(second.messages.at(-1).role, 'toolResult', 'the tool round is kept');
   m.dispose();
+});
+
+test('issue 43: a one-method methodOrder falls back to soft for an overflow, and retries', async () => {
+  for (const method of ['handoff', 'shake', 'snapcompact']) {
+    const s = grown(11);
+    const events = [];
+    const m = new Maintainer(s, {
+      model: MODEL,
+      summarize,
+      settings: { ...SETTINGS, methodOrder: [method] },
+      onEvent: (e) => events.push(e),
+    });
+    s.appendMessage({ role: 'user', content: 'one more question', timestamp: 5000 });
+    await m.beforeRequest();
+    const out = await m.afterResponse(overflow(9000));
+    assert.equal(out.next, 'retry', `${method}: ${JSON.stringify(events)}`);
+    assert.equal(out.report?.method, 'soft', method);
+    assert.ok(!events.some((e) => e.type === 'notice' && /automatic compaction is off/.test(e.text)), method);
+    const again = await m.beforeRequest();
+    assert.ok(again.tokens < MODEL.contextWindow, `${method}: ${again.tokens}`);
+    m.dispose();
+  }
+});
+
+test('issue 36: a compaction with "snapcompact, soft" on a 32k window compacts; overflows are recovered', async () => {
+  const model = { provider: 'anthropic', id: 'claude-sonnet-4-5', contextWindow: 32_000, input: ['text', 'image'] };
+  const s = grown(40, 1000);
+  const events = [];
+  const m = new Maintainer(s, {
+    model,
+    summarize,
+    settings: { methodOrder: ['snapcompact', 'soft'] },
+    onEvent: (e) => events.push(e),
+  });
+  s.appendMessage({ role: 'user', content: 'go on', timestamp: 9000 });
+  const before = await m.beforeRequest();
+  assert.equal(before.report?.method, 'soft', JSON.stringify(events.filter((e) => e.type !== 'prune')));
+  assert.ok(before.tokens < model.contextWindow, `${before.tokens} tokens`);
+  assert.ok(!events.some((e) => e.type === 'auto_compaction_end' && e.skipped));
+  m.dispose();
+});
+
+test('issue 36: an overflow compacted under the window retries the turn, without full headroom', async () => {
+  // Keeping ~7,400 recent tokens lands over the window minus the reserve (6,800), under 8,000.
+  const s = grown(30);
+  const events = [];
+  const m = new Maintainer(s, {
+    model: MODEL,
+    summarize,
+    settings: { reserveTokens: 1000, keepRecentTokens: 7400, methodOrder: ['soft'] },
+    onEvent: (e) => events.push(e),
+  });
+  const out = await m.afterResponse(overflow(16_000));
+  assert.equal(out.report?.reason, 'overflow');
+  assert.ok(out.report.tokensAfter > 6800 && out.report.tokensAfter < 8000, JSON.stringify(out.report));
+  assert.equal(out.next, 'retry', JSON.stringify(events));
+  assert.ok(
+    events.some((e) => e.type === 'compaction_warning'),
+    'the guard still warns',
+  );
+  m.dispose();
+});
+
+test('issue 36: a failing remote method starts a 10-minute cooldown', async () => {
+  let posts = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      posts++;
+      res.writeHead(502, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    let now = 100_000;
+    const events = [];
+    const m = new Maintainer(grown(4), {
+      model: MODEL,
+      summarize,
+      remoteEndpoint: `http://127.0.0.1:${server.address().port}/compact`,
+      settings: { ...SETTINGS, methodOrder: ['remote', 'soft'] },
+      retry: { enabled: false },
+      now: () => now,
+      onEvent: (e) => events.push(e),
+    });
+    const compactions = [];
+    for (let i = 0; i < 40 && compactions.length < 3; i++) {
+      // The third compaction comes after the cooldown.
+      now += compactions.length === 2 ? 11 * 60_000 : 1000;
+      m.session.appendMessage({ role: 'user', content: `q ${'word '.repeat(800)}`, timestamp: now });
+      const r = await m.beforeRequest();
+      if (r.report) compactions.push({ method: r.report.method, posts });
+      await m.afterResponse(assistant('ok', r.tokens, { timestamp: now }));
+    }
+    assert.equal(compactions.length, 3, JSON.stringify(compactions));
+    assert.deepEqual(
+      compactions.map((c) => c.method),
+      ['soft', 'soft', 'soft'],
+    );
+    assert.equal(compactions[0].posts, 1, 'the first compaction asked the endpoint once');
+    assert.equal(compactions[1].posts, 1, 'the second one, within 10 minutes, did not');
+    assert.equal(compactions[2].posts, 2, 'after the cooldown it asks again');
+    assert.ok(events.some((e) => e.type === 'compaction_warning' && /^remote compaction failed/.test(e.message)));
+    m.dispose();
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 });

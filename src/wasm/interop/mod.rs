@@ -3,7 +3,7 @@
 //! tested natively), JS values, errors and chunked text (`js`, wasm only), where core errors
 //! become JS `Error`s with a stable `code`, and the host values each exported family reads
 //! (one file per family, wasm only: `compact`, `navigation`, `session`, `snapcompact`,
-//! `tokens`, `triggers`).
+//! `tokens`, `triggers`, `walk`).
 
 pub mod options;
 
@@ -21,6 +21,8 @@ pub(crate) mod snapcompact;
 pub(crate) mod tokens;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod triggers;
+#[cfg(target_arch = "wasm32")]
+pub(crate) mod walk;
 
 #[cfg(target_arch = "wasm32")]
 pub use js::*;

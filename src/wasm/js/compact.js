@@ -8,7 +8,7 @@
 // A compaction walks a list of methods (`compaction.methodOrder`, §8.3, §8.6): a method that
 // cannot run here is skipped, one that fails hands over to the next, and the result names the
 // method that ran.
-import { abortError, codedError, invalidArgument, messageOf, wrapError } from './errors.js';
+import { abortError, codedError, messageOf, statusOf, wrapError } from './errors.js';
 import { anthropicIneligibility, runAnthropic } from './native-anthropic.js';
 import { openaiLanes, runOpenaiNative } from './native-openai.js';
 import { requireRaw } from './raw.js';
@@ -18,15 +18,6 @@ import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
 /** Sessions with a compaction in flight. */
 const running = new WeakSet();
 
-/** The engine strategy each method runs (spec: compaction §8.3). */
-const STRATEGY_OF = {
-  remote: 'context-full',
-  soft: 'context-full',
-  snapcompact: 'snapcompact',
-  handoff: 'handoff',
-  shake: 'shake',
-};
-
 /** The events' `action` of each method (spec: compaction §8.7). */
 export const ACTION_OF = {
   remote: 'remote',
@@ -35,21 +26,6 @@ export const ACTION_OF = {
   handoff: 'handoff',
   shake: 'shake',
 };
-
-/** The method an explicit `strategy` asks for first. */
-const METHOD_OF = { 'context-full': 'soft', snapcompact: 'snapcompact', handoff: 'handoff', shake: 'shake' };
-
-/** Errors that no other method can mend: stop the walk. */
-const FINAL_CODES = new Set([
-  'E_ABORTED',
-  'E_CANCELLED',
-  'E_NOTHING_TO_COMPACT',
-  'E_ALREADY_COMPACTED',
-  'E_BUSY',
-  'E_INVALID_ARGUMENT',
-  'E_SETTINGS',
-  'E_UNKNOWN_ENTRY',
-]);
 
 function emit(hooks, event) {
   for (const f of handlers(hooks, 'onEvent')) {
@@ -73,85 +49,70 @@ function modelOf(o) {
   };
 }
 
-function summarizers(o, settings, remote) {
-  const out = [];
-  const endpoint = o.remoteEndpoint ?? settings?.remoteEndpoint;
-  if (remote && endpoint) out.push({ remote: { url: endpoint, headers: o.headers ?? {}, model: modelOf(o).id } });
-  for (const f of [o.summarize].flat()) if (typeof f === 'function') out.push({ summarize: f });
-  return out;
+/** The summarizer callbacks of `o`, as summarizeOne's candidates. */
+function callbacks(o) {
+  return [o.summarize]
+    .flat()
+    .filter((f) => typeof f === 'function')
+    .map((f) => ({ summarize: f }));
+}
+
+/** The remote endpoint (the host's, else the settings'), as summarizeOne's only candidate. */
+function endpointOf(o) {
+  const url = o.remoteEndpoint ?? o.settings?.remoteEndpoint;
+  return typeof url === 'string' && url !== ''
+    ? [{ remote: { url, headers: o.headers ?? {}, model: modelOf(o).id } }]
+    : [];
 }
 
 /**
- * The methods to try, in order (spec: compaction §8.3, §8.6), each only where it can run.
- * `o.methods` (a trigger's `CompactRequest.methods`) is the list; an explicit `strategy` runs
- * that method with the plain LLM summary behind it; otherwise `methodOrder` is walked as a
- * manual compaction walks it (no handoff). `skipped` lists the methods left out, with why.
+ * Whether a provider-native lane may serve `remote` for the model of `o` (`{model, provider,
+ * settings}`): an OpenAI Responses lane, or Anthropic server compaction for an eligible Claude
+ * model from `liveTokens` (spec: compaction §8.3, §13). The lanes' tests live in native-*.js.
  */
-function methodList(o, settings) {
-  const resolved = JSON.parse(requireRaw().resolveSettingsJson(JSON.stringify(settings ?? {})));
+export function nativeLane(o, liveTokens) {
+  try {
+    return openaiLanes(o, o.settings).length > 0 || anthropicIneligibility(o, liveTokens) === null;
+  } catch {
+    // Bad settings surface from the walk or the ContextManager with their own error.
+    return false;
+  }
+}
+
+/** A count for the walk: a finite non-negative number, else left out. */
+function count(v) {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+}
+
+/**
+ * The core's method walk of this compaction (spec: compaction §8.3, §8.6): which methods run,
+ * in which order, what ends the walk. This module only reports what the host has: callbacks,
+ * routes, the model, the live size in the provider's tokens.
+ */
+function newWalk(session, o) {
   const model = modelOf(o);
-  // An unknown model reads images only when snapcompact is asked for by name.
-  const image = Array.isArray(model.input) ? model.input.includes('image') : o.explicit === 'snapcompact';
-  const endpoint = o.remoteEndpoint ?? resolved.remoteEndpoint;
-  const listed = Array.isArray(o.methods);
-  const why = (method) => {
-    switch (method) {
-      case 'remote':
-        // A provider-native route (spec §8.3, §13) needs no endpoint: an OpenAI lane for a
-        // Responses model, Anthropic server compaction for an eligible Claude model.
-        if (!endpoint && openaiLanes(o, resolved).length === 0 && anthropicIneligibility(o, o.liveTokens) !== null) {
-          return 'no remote endpoint';
-        }
-        if (resolved.remoteEnabled === false) return 'compaction.remoteEnabled is false';
-        if (o.remoteBlocked) return 'it failed recently';
-        return null;
-      case 'snapcompact':
-        if (!image) return 'snapcompact needs a model with image input';
-        if (o.excludeSnapcompact) return 'a payload rejection rules out image frames';
-        if (o.customInstructions) return 'focus instructions need an LLM summary';
-        return null;
-      case 'handoff':
-        if ((o.reason ?? 'manual') === 'overflow') return 'a handoff cannot recover an overflow';
-        // The request carries the live history: it must fit the window it is sent to.
-        if (model.contextWindow > 0 && (o.liveTokens ?? 0) >= model.contextWindow) {
-          return 'the handoff request would not fit the context window';
-        }
-        // A handoff replaces the session: only when asked for by name or by a trigger.
-        if (!listed && o.explicit !== 'handoff') return "a handoff runs only when asked for (strategy 'handoff')";
-        return null;
-      case 'shake':
-        // A manual compaction walks remote, snapcompact and soft (§8.6): a manual shake is
-        // asked for by name.
-        if (!listed && o.explicit !== 'shake') return "a shake runs only when asked for (strategy 'shake')";
-        return null;
-      case 'soft':
-        return summarizers(o, resolved, false).length === 0 ? 'no summarizer' : null;
-      case 'window':
-        // The spec lists `window` among the allowed values without an engine, and the reference
-        // has none: kept in a settings file, it is passed over.
-        return "'window' has no compaction engine";
-      default:
-        return 'unknown method';
-    }
+  const input = {
+    reason: o.reason ?? 'manual',
+    methods: Array.isArray(o.methods) ? o.methods.filter((m) => typeof m === 'string') : undefined,
+    explicit: typeof o.explicit === 'string' ? o.explicit : undefined,
+    model: {
+      provider: typeof model.provider === 'string' ? model.provider : '',
+      id: typeof model.id === 'string' ? model.id : '',
+      contextWindow: count(model.contextWindow),
+      input: Array.isArray(model.input) ? model.input.filter((i) => typeof i === 'string') : undefined,
+    },
+    summarizer: callbacks(o).length > 0,
+    remoteEndpoint: typeof o.remoteEndpoint === 'string' && o.remoteEndpoint !== '',
+    nativeLane: nativeLane(o, o.liveTokens),
+    remoteBlocked: Boolean(o.remoteBlocked),
+    excludeSnapcompact: Boolean(o.excludeSnapcompact),
+    customInstructions: typeof o.customInstructions === 'string' && o.customInstructions !== '',
+    // The live context in the provider's tokens: the host's figure, else the core's estimate.
+    liveTokens: count(o.liveTokens) ?? contextSnapshot(session).tokens,
+    overheadTokens: count(o.nonMessageTokens),
+    providerRatio: providerRatio(o),
   };
-  let wanted;
-  if (listed) wanted = o.methods;
-  else if (o.explicit) wanted = [METHOD_OF[o.explicit], 'soft'];
-  else wanted = resolved.methodOrder;
-  const methods = [];
-  const skipped = [];
-  for (const m of wanted) {
-    if (methods.includes(m)) continue;
-    const reason = why(m);
-    if (reason === null) methods.push(m);
-    else skipped.push({ method: m, why: reason });
-  }
-  // A remote endpoint stands in for `soft` when no callback is given: the plain summary is
-  // asked of the endpoint then.
-  if (methods.length === 0 && endpoint && resolved.remoteEnabled !== false && !o.remoteBlocked) {
-    methods.push('remote');
-  }
-  return { methods, skipped, resolved };
+  return new (requireRaw().WasmWalk)(JSON.stringify(input), JSON.stringify(o.settings ?? {}));
 }
 
 /** The session.compacting hooks' additions (context lines, prompt override, preserveData). */
@@ -170,13 +131,30 @@ async function hookExtras(session, o, preparation, signal) {
   return extra;
 }
 
-/** Answers every pending request of `work`, round by round (a round's requests in parallel). */
+/**
+ * Answers every pending request of `work`, round by round: a round's requests in parallel, or
+ * one after the other with `calls.sequential` (the remote endpoint: its first failure ends the
+ * method, so a failing endpoint sees no more POSTs than one request's retry policy allows).
+ */
 async function answerAll(work, candidates, calls, decorate = (r) => r) {
-  const { signal, wording } = calls;
+  const { signal, wording, sequential } = calls;
   while (!work.isComplete) {
     const pending = work.pending;
     if (pending.length === 0) throw codedError('E_SUMMARIZER', 'the plan is stuck without pending requests');
-    const outcomes = await Promise.allSettled(pending.map((r) => summarizeOne(decorate(r), candidates, calls)));
+    let outcomes;
+    if (sequential) {
+      outcomes = [];
+      for (const r of pending) {
+        try {
+          outcomes.push({ status: 'fulfilled', value: await summarizeOne(decorate(r), candidates, calls) });
+        } catch (reason) {
+          outcomes.push({ status: 'rejected', reason });
+          break;
+        }
+      }
+    } else {
+      outcomes = await Promise.allSettled(pending.map((r) => summarizeOne(decorate(r), candidates, calls)));
+    }
     if (signal.aborted) throw abortError();
     outcomes.forEach((outcome, i) => {
       if (outcome.status === 'rejected') {
@@ -215,9 +193,9 @@ function cachePrefixed(session, o) {
   });
 }
 
-/** A plan for `method`, with the hooks' additions `extra`. */
-function planMethod(session, method, o, extra) {
-  const methodSettings = { ...o.settings, strategy: STRATEGY_OF[method], remoteEnabled: method === 'remote' };
+/** A plan for the walk's `plan` step, with the hooks' additions `extra`. */
+function planMethod(session, step, o, extra) {
+  const methodSettings = { ...o.settings, strategy: step.strategy, remoteEnabled: step.remoteEnabled };
   const planOptions = pick(o, ['customInstructions', 'leafId']);
   const model = modelOf(o);
   if (model.provider !== undefined) planOptions.provider = model.provider;
@@ -228,21 +206,48 @@ function planMethod(session, method, o, extra) {
   return session.planCompaction(methodSettings, {
     ...planOptions,
     ...extra,
-    method: method === 'remote' ? 'remote' : undefined,
+    method: step.method === 'remote' ? 'remote' : undefined,
   });
 }
 
-/** Runs one method and resolves its commit: on the first plan when it fits, else on a fresh one. */
-async function runMethod(session, method, ctx) {
-  const { o, settings, extra, signal, plans } = ctx;
-  let work = ctx.unused;
-  ctx.unused = undefined;
-  if (work === undefined || Object.keys(extra).length > 0) {
-    work = planMethod(session, method, o, extra);
-    plans.push(work);
-  }
+/** The summarize-call plumbing of one method: signal, retry settings, call options, wording. */
+function callsOf(o, signal) {
+  return {
+    signal,
+    retryJson: o.retry === undefined ? undefined : JSON.stringify(o.retry),
+    // Passed through to every summarize call (initiator override, session id, metadata).
+    callOptions: pick(o, ['initiator', 'sessionId', 'metadata']),
+    // A failure's message as the `auto_compaction_end` error text (spec §8.3 prefixes).
+    wording: (message) => requireRaw().compactionErrorMessage(o.reason ?? 'manual', message),
+  };
+}
 
-  if (method === 'snapcompact') {
+/** The walk's `summarize` step on the plan `work` (a native lane commits: its result, else undefined). */
+async function summarize(session, step, work, o, signal) {
+  const calls = callsOf(o, signal);
+  switch (step.route) {
+    case 'native': {
+      // Provider-native lanes (spec §5.7 step 1, §13): the OpenAI lanes for a Responses model,
+      // else Anthropic server compaction; `null` when neither applies to this plan.
+      return (await runOpenaiNative(work, o, signal)) ?? (await runAnthropic(work, o, signal)) ?? null;
+    }
+    case 'endpoint':
+      await answerAll(work, endpointOf(o), { ...calls, sequential: true });
+      return undefined;
+    default:
+      if (step.method === 'handoff') {
+        const handoffCalls = { ...calls, callOptions: { initiator: 'agent', ...calls.callOptions } };
+        await answerAll(work, callbacks(o), handoffCalls, cachePrefixed(session, o));
+      } else {
+        await answerAll(work, callbacks(o), calls);
+      }
+      return undefined;
+  }
+}
+
+/** The walk's `commit` step: snapcompact prints its frames, a handoff starts the new session. */
+async function commit(session, step, work, o, signal) {
+  if (step.method === 'snapcompact') {
     // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2). The
     // plan carries the reading model, so a plain plan/commit archives the same; `snapcompact`
     // only overrides (and the request's own tokens narrow the frame cap).
@@ -256,214 +261,170 @@ async function runMethod(session, method, ctx) {
     }
     return session.commitCompaction(work, { snapcompact: archive, now: o.now });
   }
-  if (method === 'remote') {
-    // Provider-native lanes first (spec §5.7 step 1, §13): the OpenAI lanes for a Responses
-    // model, else Anthropic server compaction for an eligible Claude model (from its token
-    // floor). Their failure falls through to the remote endpoint when there is one, else
-    // fails the method.
-    let nativeError;
-    try {
-      const committed = (await runOpenaiNative(work, o, signal)) ?? (await runAnthropic(work, o, signal));
-      if (committed !== undefined) return committed;
-    } catch (err) {
-      if (err?.code === 'E_ABORTED' || signal.aborted) throw err;
-      nativeError = err;
-    }
-    if (!summarizers(o, settings, true).some((c) => c.remote)) {
-      throw (
-        nativeError ?? codedError('E_SUMMARIZER', 'remote compaction: nothing to send natively and no remote endpoint')
-      );
-    }
-  }
-  const candidates = summarizers(o, settings, method === 'remote');
-  if (candidates.length === 0) {
-    throw invalidArgument(
-      'compact() needs `summarize` (a function returning a Promise of the summary text) or `remoteEndpoint`',
-    );
-  }
-  const retryJson = o.retry === undefined ? undefined : JSON.stringify(o.retry);
-  // Passed through to every summarize call (initiator override, session id, metadata).
-  const callOptions = pick(o, ['initiator', 'sessionId', 'metadata']);
-  // A failure's message as the `auto_compaction_end` error text (spec §8.3 prefixes).
-  const wording = (message) => requireRaw().compactionErrorMessage(o.reason ?? 'manual', message);
-  const calls = { signal, retryJson, callOptions, wording };
-
-  if (method === 'handoff') {
-    await answerAll(
-      work,
-      candidates,
-      { ...calls, callOptions: { initiator: 'agent', ...callOptions } },
-      cachePrefixed(session, o),
-    );
+  if (step.method === 'handoff') {
     // An empty document fails in summarizeOne, so the walk falls back to the next method.
     const next = session.commitHandoff(work, { sessionId: o.handoffSessionId, now: o.now });
     const document = next.entries()[0]?.content ?? '';
-    if (o.saveArtifact && settings?.handoffSaveToDisk === true && (o.reason ?? 'manual') !== 'manual') {
+    if (o.saveArtifact && o.settings?.handoffSaveToDisk === true && (o.reason ?? 'manual') !== 'manual') {
       const name = `handoff-${new Date().toISOString().replace(/[:.]/g, '-')}.md`;
       await callHook(o.saveArtifact, { name, text: document, kind: 'handoff' }, signal);
     }
     return { entryId: null, handoff: true, session: next, document, fromExtension: false };
   }
-  await answerAll(work, candidates, calls);
   return session.commitCompaction(work, { now: o.now });
 }
 
+/** The host's measure of the live context after a commit or a shake, if it has one. */
+function measured(o) {
+  return typeof o.measureLive === 'function' ? o.measureLive() : undefined;
+}
+
+/** The stable code of a thrown value (E_SUMMARIZER for a plain Error). */
+function codeOf(err) {
+  return typeof err?.code === 'string' ? err.code : 'E_SUMMARIZER';
+}
+
+/**
+ * Runs the core's walk (spec: compaction §8.3): poll a step, do it, report the outcome. The
+ * walk decides which method runs, which comes next, what ends the walk, when to shake.
+ */
 async function run(session, o, signal) {
-  const settings = o.settings;
-  const { methods, skipped, resolved } = methodList(o, settings);
-  if (methods.length === 0 && skipped.some((s) => s.method === 'soft' && s.why === 'no summarizer')) {
-    throw invalidArgument(
-      'compact() needs `summarize` (a function returning a Promise of the summary text) or `remoteEndpoint`',
-    );
-  }
-  if (methods.length === 0) {
-    const list = skipped.map((s) => `${s.method} (${s.why})`).join(', ');
-    throw codedError('E_SETTINGS', `No compaction method can run: ${list || 'compaction.methodOrder is empty'}`);
-  }
-  const vision = skipped.find((s) => s.method === 'snapcompact' && o.explicit === 'snapcompact');
-  if (vision) {
-    emit(o.hooks, {
-      type: 'compaction_warning',
-      message: `snapcompact skipped (${vision.why}); compacting with an LLM summary (context-full) instead`,
-    });
-  }
+  const walk = newWalk(session, o);
   const plans = [];
-  // A shake applied during the walk (it rewrites lines in place; a later method sees them).
+  // Shakes applied during the walk (they rewrite lines in place; a later method sees them).
   let shaken;
+  // The hooks' additions, and the preparation the hooks saw (the first plan's).
+  let extra;
+  let preparation = null;
+  let work;
+  let committed;
+  let last;
+  const fail = (err) => {
+    last = err;
+    return [codeOf(err), messageOf(err)];
+  };
   try {
-    // The preparation is the same for every summarizing method: the hooks see it once, from
-    // the plan of the first such method, which that method then runs on (unless the hooks add
-    // to it). A shake needs none, so the plan is made when the first other method runs.
-    let ctx;
-    const begin = async (method) => {
-      const first = await firstPlan(session, method, o, signal, (r) => {
-        shaken = r;
-      });
-      if (first === null) return { entryId: null, method: 'shake', shake: shaken, preparation: null };
-      plans.push(first);
-      const preparation = first.preparation;
-
-      // session_before_compact: cancel, or supply the compaction.
-      for (const f of handlers(o.hooks, 'session_before_compact')) {
-        const answer = await callHook(f, { preparation, customInstructions: o.customInstructions, signal }, signal);
-        if (answer?.cancel === true) {
-          throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
-        }
-        if (answer?.compaction !== undefined && answer.compaction !== null) {
-          return {
-            ...session.commitExtensionCompaction(first, answer.compaction, { now: o.now }),
-            method: null,
-            preparation,
-          };
-        }
-      }
-      const extra = await hookExtras(session, o, preparation, signal);
-      ctx = { o, settings, extra, signal, plans, unused: first, preparation };
-      return null;
-    };
-
-    let last;
-    for (let i = 0; i < methods.length; i++) {
-      const method = methods[i];
-      const more = i + 1 < methods.length;
-      try {
-        if (method === 'shake') {
-          shaken = await shakeMethod(session, o, resolved, signal, (r) => {
-            shaken = r;
+    for (;;) {
+      if (signal.aborted) throw abortError();
+      const step = JSON.parse(walk.poll());
+      switch (step.step) {
+        case 'warn':
+          emit(o.hooks, {
+            type: 'compaction_warning',
+            message: step.message,
+            ...(step.method ? { method: step.method } : {}),
           });
-          return { entryId: null, method, shake: shaken, preparation: null };
-        }
-        if (ctx === undefined) {
-          const done = await begin(method);
-          // Object.assign, not a spread: a commit's `compactionEntry` is read only when asked.
-          if (done !== null) return shaken ? Object.assign(done, { shake: shaken }) : done;
-        }
-        const committed = await runMethod(session, method, ctx);
-        // A compaction that kept a tail too large to continue from (the progress guard's test,
-        // with the request overhead): the rescue shake reaches into it (spec: compaction §8.5,
-        // §8.3 dead-end rescue; the commit stands either way), also after an automatic shake,
-        // whose preset protects the newest results.
-        const left = liveAfter(o, committed.tokensAfter ?? 0);
-        if (!shaken?.rescue && !committed.session && left > headroomLimit(o, resolved)) {
-          const r = await rescueShake(session, o, signal);
-          if (r !== undefined) shaken = shaken ? combinedShake(shaken, r) : r;
-        }
-        return Object.assign(committed, { method, preparation: ctx.preparation }, shaken ? { shake: shaken } : {});
-      } catch (err) {
-        if (DEAD_ENDS.has(err?.code) && !signal.aborted) {
-          // The kept tail alone is too big to summarize around: after the rescue shake the
-          // method runs again on the shaken branch; a second dead end leaves the shake as the
-          // reduction.
-          if (shaken?.rescue) return { entryId: null, method: 'shake', shake: shaken, preparation: null };
-          const r = await rescueShake(session, o, signal);
-          if (r !== undefined) {
-            shaken = r;
-            if (ctx) ctx.unused = undefined;
-            i--;
-            continue;
+          break;
+        case 'plan': {
+          try {
+            work = planMethod(session, step, o, extra ?? {});
+          } catch (err) {
+            if (signal.aborted) throw abortError();
+            walk.planFailed(...fail(err));
+            break;
           }
+          plans.push(work);
+          if (extra === undefined) {
+            // The preparation is the same for every summarizing method: the hooks see it once.
+            preparation = work.preparation;
+            extra = {};
+            for (const f of handlers(o.hooks, 'session_before_compact')) {
+              const answer = await callHook(
+                f,
+                { preparation, customInstructions: o.customInstructions, signal },
+                signal,
+              );
+              if (answer?.cancel === true) {
+                throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
+              }
+              if (answer?.compaction !== undefined && answer.compaction !== null) {
+                committed = {
+                  ...session.commitExtensionCompaction(work, answer.compaction, { now: o.now }),
+                  method: null,
+                };
+                break;
+              }
+            }
+            if (committed !== undefined) {
+              walk.planned();
+              walk.extensionCommitted();
+              break;
+            }
+            extra = await hookExtras(session, o, preparation, signal);
+            if (Object.keys(extra).length > 0) {
+              work = planMethod(session, step, o, extra);
+              plans.push(work);
+            }
+          }
+          walk.planned();
+          break;
         }
-        if (FINAL_CODES.has(err?.code) || signal.aborted) throw err;
-        last = err;
-        o.onMethodFailed?.(method, err);
-      }
-      if (more) {
-        emit(o.hooks, {
-          type: 'compaction_warning',
-          message: `${method} compaction failed: ${messageOf(last)}; trying the next preferred compaction method.`,
-          method,
-        });
+        case 'shake': {
+          const r = await session.shake(shakeOptions(o, signal, step.preset));
+          const dropped = r.toolResultsDropped + r.blocksDropped;
+          if (dropped > 0) {
+            const report = step.preset === 'rescue' ? { ...r, rescue: true } : r;
+            shaken = shaken ? combinedShake(shaken, report) : report;
+          }
+          walk.shaken(dropped, r.tokensFreed ?? 0, measured(o));
+          break;
+        }
+        case 'summarize': {
+          try {
+            const native = await summarize(session, step, work, o, signal);
+            if (native === null) walk.nativeUnavailable();
+            else if (native !== undefined) {
+              committed = native;
+              walk.committed(native.tokensAfter ?? 0, measured(o));
+            } else walk.summarized();
+          } catch (err) {
+            if (err?.code === 'E_ABORTED') throw err;
+            if (signal.aborted) throw abortError();
+            walk.methodFailed(...fail(err), statusOf(err) ?? statusOf(err?.cause));
+          }
+          break;
+        }
+        case 'commit': {
+          try {
+            committed = await commit(session, step, work, o, signal);
+          } catch (err) {
+            if (err?.code === 'E_ABORTED') throw err;
+            if (signal.aborted) throw abortError();
+            walk.methodFailed(...fail(err), undefined);
+            break;
+          }
+          walk.committed(committed.tokensAfter ?? 0, committed.session ? undefined : measured(o));
+          break;
+        }
+        case 'done': {
+          const flags = step.remoteFailed ? { remoteFailed: true } : {};
+          if (step.remoteFailed) o.onRemoteFailed?.();
+          if (committed === undefined) {
+            return { entryId: null, method: 'shake', shake: shaken, preparation: null, ...flags };
+          }
+          // Object.assign, not a spread: a commit's `compactionEntry` is read only when asked.
+          return Object.assign(committed, { method: step.method, preparation }, shaken ? { shake: shaken } : {}, flags);
+        }
+        default: {
+          if (step.remoteFailed) o.onRemoteFailed?.();
+          // The thrown value itself when it carries the code (its cause and status stay with it).
+          const err = last?.code === step.code ? last : wrapError(step.code, step.message, last);
+          // A shake that ran stays applied (like a prune): the error says what it elided.
+          if (shaken && typeof err === 'object') err.shake = shaken;
+          if (step.remoteFailed && typeof err === 'object') err.remoteFailed = true;
+          throw err;
+        }
       }
     }
-    // A shake that ran stays applied (like a prune): the error says what it elided.
-    if (shaken && last && typeof last === 'object') last.shake = shaken;
-    throw last;
   } finally {
     for (const p of plans) p.free();
+    walk.free();
   }
 }
 
 /** The options of a shake the walk runs: the preset, and the host's `saveArtifact`, signal, clock and leaf. */
 function shakeOptions(o, signal, preset) {
   return { preset, saveArtifact: o.saveArtifact, signal, now: o.now, leafId: o.leafId };
-}
-
-/**
- * The plan of the first summarizing method. An automatic compaction with nothing to
- * summarize (one recent turn holds it all) first tries the dead-end rescue (spec: compaction
- * §8.3): a shake with the rescue preset, which reaches into the recent tail, then plans
- * again. Resolves `null` when the rescue shook but there is still nothing to summarize: the
- * shake was the reduction.
- */
-async function firstPlan(session, method, o, signal, onShake) {
-  try {
-    return planMethod(session, method, o, {});
-  } catch (err) {
-    if (!DEAD_ENDS.has(err?.code)) throw err;
-    const r = await rescueShake(session, o, signal);
-    if (r === undefined) throw err;
-    onShake(r);
-    try {
-      return planMethod(session, method, o, {});
-    } catch (again) {
-      if (DEAD_ENDS.has(again?.code)) return null;
-      throw again;
-    }
-  }
-}
-
-/** Nothing to summarize: no turn before the kept tail, or the path ends with a compaction. */
-const DEAD_ENDS = new Set(['E_NOTHING_TO_COMPACT', 'E_ALREADY_COMPACTED']);
-
-/**
- * The dead-end rescue's shake (spec: compaction §8.3): the rescue preset, automatic reasons
- * other than idle only. Resolves its report (`rescue: true`), or undefined when it elided nothing.
- */
-async function rescueShake(session, o, signal) {
-  const reason = o.reason ?? 'manual';
-  if (reason === 'manual' || reason === 'idle') return undefined;
-  const r = await session.shake(shakeOptions(o, signal, 'rescue'));
-  return r.toolResultsDropped + r.blocksDropped === 0 ? undefined : { ...r, rescue: true };
 }
 
 /** Two shakes of one walk as one report: counts added, entries joined, the later one's artifact and flags. */
@@ -476,80 +437,13 @@ function combinedShake(a, b) {
 }
 
 /**
- * The most context a compaction may leave for the agent to go on (the ContextManager's progress
- * guard, spec: compaction §8.5): an overflow retry needs the window minus the reserve, other
- * reasons 80 % of the threshold. Infinity without a known window or for a manual compaction.
- */
-function headroomLimit(o, resolved) {
-  const model = modelOf(o);
-  const w = model.contextWindow;
-  if (!(w > 0) || (o.reason ?? 'manual') === 'manual') return Number.POSITIVE_INFINITY;
-  const settings = JSON.stringify(resolved);
-  if (o.reason === 'overflow') return w - requireRaw().reserveTokens(w, settings);
-  return recoveryBand(o, resolved);
-}
-
-/** 80 % of the reading model's compaction threshold (its `modelThresholds` rule applies). */
-function recoveryBand(o, resolved) {
-  const model = modelOf(o);
-  const modelJson = model.id && model.provider ? JSON.stringify({ id: model.id, provider: model.provider }) : undefined;
-  const threshold = requireRaw().thresholdTokens(model.contextWindow, JSON.stringify(resolved), modelJson);
-  return Math.floor(threshold * RECOVERY_BAND);
-}
-
-/**
  * The provider's tokens per token of the core's estimate (`o.providerRatio`, the Maintainer's
- * calibration; 1 when unknown). Every test against the window below reads the estimate's
- * figures through it, as `liveTokens` and `nonMessageTokens` already are: a provider that
- * counts twice the estimate fills the window with half the estimated tokens.
+ * calibration; 1 when unknown). The walk reads the core's figures through it, as `liveTokens`
+ * and `nonMessageTokens` already are.
  */
 function providerRatio(o) {
   const r = o.providerRatio;
   return typeof r === 'number' && Number.isFinite(r) && r > 0 ? r : 1;
-}
-
-/**
- * The live context in the provider's tokens, request overhead included, after a commit whose
- * core figure is `coreTokens`: the Maintainer's own calibrated measure when it gives one
- * (`o.measureLive`: text and images at their own rates), else the core's figure through
- * `providerRatio` plus `nonMessageTokens`. Frames estimated at their flat charge but billed
- * lower would otherwise count at the text's rate.
- */
-function liveAfter(o, coreTokens) {
-  if (typeof o.measureLive === 'function') return o.measureLive();
-  return providerRatio(o) * coreTokens + (o.nonMessageTokens ?? 0);
-}
-
-/** Context kept after an automatic shake: at most this share of the threshold (§13). */
-const RECOVERY_BAND = 0.8;
-
-/**
- * The `shake` method (spec: compaction §13 "Shake"): the manual preset when asked for by hand,
- * the automatic one otherwise. It hands over to the next method (`E_NO_REDUCTION`) when it
- * found nothing, or, automatically and not for idle, when the context stays above 80 % of the
- * threshold; what it elided stays elided then (`onShake` hears of it).
- */
-async function shakeMethod(session, o, resolved, signal, onShake) {
-  const reason = o.reason ?? 'manual';
-  const before = o.liveTokens ?? contextSnapshot(session).tokens;
-  const r = await session.shake(shakeOptions(o, signal, reason === 'manual' ? 'aggressive' : 'default'));
-  if (r.toolResultsDropped + r.blocksDropped === 0) {
-    throw codedError(
-      'E_NO_REDUCTION',
-      reason === 'manual' ? 'Nothing to shake' : 'Auto-shake found nothing eligible to drop',
-    );
-  }
-  onShake(r);
-  if (reason !== 'manual' && reason !== 'idle' && modelOf(o).contextWindow > 0) {
-    const after = typeof o.measureLive === 'function' ? o.measureLive() : before - providerRatio(o) * r.tokensFreed;
-    if (after > recoveryBand(o, resolved)) {
-      throw codedError(
-        'E_NO_REDUCTION',
-        `Auto-shake reclaimed ~${r.tokensFreed} tokens but context is still above the threshold`,
-      );
-    }
-  }
-  return r;
 }
 
 /**
@@ -614,7 +508,12 @@ export async function compactSession(session, options) {
   const strategy = o.strategy ?? o.settings?.strategy;
   let action = 'context-full';
   try {
-    const first = methodList({ ...o, explicit: strategy === 'off' ? undefined : strategy }, o.settings).methods[0];
+    const w = newWalk(session, {
+      ...o,
+      explicit: strategy === 'off' || o.methods !== undefined ? undefined : strategy,
+    });
+    const first = JSON.parse(w.methodsJson())[0];
+    w.free();
     if (first) action = ACTION_OF[first];
   } catch {
     // Bad settings surface from runCompaction with their own error.

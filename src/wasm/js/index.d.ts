@@ -806,6 +806,8 @@ export interface CompactResult extends CompactionCommit {
   report: CompactionReport;
   /** A shake that ran earlier in the walk and was not enough on its own (it stays applied). */
   shake?: ShakeResult;
+  /** The `remote` method ran and failed before the method that ran (start its cooldown: `ContextManager.noteRemoteFailure(now)`). */
+  remoteFailed?: boolean;
 }
 
 /**
@@ -1303,6 +1305,8 @@ export interface CompactOptions extends SummarizeCallOptions {
   strategy?: 'context-full' | 'handoff' | 'snapcompact' | 'off';
   /** Methods to try, in order, instead of the list the strategy or `methodOrder` gives (a trigger's `CompactRequest.methods`). */
   methods?: CompactionMethod[];
+  /** `remote` failed recently (`ContextManager.remoteBlocked(now)`): the walk passes it over. */
+  remoteBlocked?: boolean;
   /** Handoff: the live system prompt; with `tools`, the request keeps the live turn's cache prefix (history as messages, `toolChoice: 'none'`). */
   systemPrompt?: string;
   /** Handoff: the live tool definitions (sent with `toolChoice: 'none'`). */

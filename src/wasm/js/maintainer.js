@@ -6,11 +6,9 @@
 // when to compact, retry, promote, continue or give up (ContextManager), how to compact
 // (`runCompaction`, which walks `methodOrder`), what to prune (`prune` / `pruneStale`).
 import { isObject } from './args.js';
-import { ACTION_OF, runCompaction } from './compact.js';
+import { ACTION_OF, nativeLane, runCompaction } from './compact.js';
 import { codedError, invalidArgument, messageOf } from './errors.js';
 import { InlineImager } from './inline.js';
-import { anthropicIneligibility } from './native-anthropic.js';
-import { openaiLanes } from './native-openai.js';
 import { requireRaw } from './raw.js';
 import { clampImages, contextSnapshot, textTokens } from './report.js';
 import { FRAME_DATA_BYTES_BUDGET, FRAME_TOKEN_ESTIMATE, providerImageBudget } from './snapcompact.js';
@@ -18,14 +16,17 @@ import { handlers } from './summarizer.js';
 import { TokenGauge } from './tokens.js';
 import { ContextManager } from './triggers.js';
 
-/** The stale pass as the coding agent runs it before every request (spec: compaction §6.5, §6.8). */
-const STALE_IDLE_FLUSH_MS = 90 * 60 * 1000;
-/** The stale pass's tail: only candidates followed by at most this many tokens (spec: compaction §6.1). */
-const STALE_SUFFIX_TOKENS = 8000;
-/** The threshold prune's windows in the coding agent (spec: compaction §6.1, §6.6). */
-const THRESHOLD_WINDOWS = { protectTokens: 40_000, minimumSavings: 20_000, cacheWarmSuffixTokens: 8000 };
-/** A remote method that failed is not tried again for this long (upstream #13310). */
-const REMOTE_COOLDOWN_MS = 10 * 60 * 1000;
+let pruneWindows;
+
+/**
+ * The windows of the Maintainer's prune passes, the core's (spec: compaction §6.1, §6.5, §6.6):
+ * `stale` (`idleFlushMs`, `suffixTokenLimit`) and `threshold` (`protectTokens`,
+ * `minimumSavings`, `cacheWarmSuffixTokens`).
+ */
+function windows() {
+  pruneWindows ??= JSON.parse(requireRaw().pruneWindowsJson());
+  return pruneWindows;
+}
 
 const FRAMES_OMITTED = /(\d+) archived image frames? could not be included/;
 
@@ -117,7 +118,6 @@ export class Maintainer {
   #seen = null;
   /** The failed assistant entry a decision took out of the context. */
   #dropped = null;
-  #remoteBlockedUntil = 0;
   /** `#measure`'s memo of the live context (null: measure again). */
   #tokens = null;
   /** The host's token counter and the calibration from reported usage. */
@@ -144,13 +144,7 @@ export class Maintainer {
     this.#model = o.model;
     // An endpoint of the Maintainer's own is a remote route the settings do not name; so is
     // a provider-native lane of the model (spec: compaction §8.3, §13).
-    let native = false;
-    try {
-      const lanes = { model: o.model, provider: o.provider };
-      native = openaiLanes(lanes, o.settings).length > 0 || anthropicIneligibility(lanes, undefined) === null;
-    } catch {
-      // Bad settings surface from the ContextManager with their own error.
-    }
+    const native = nativeLane({ model: o.model, provider: o.provider, settings: o.settings }, undefined);
     this.#cm = new ContextManager(o.settings, { remote: typeof o.remoteEndpoint === 'string' || native });
     this.#settings = this.#cm.settings;
     const sc = this.#settings.snapcompact;
@@ -515,13 +509,14 @@ export class Maintainer {
   #stalePass(step) {
     const s = this.#settings;
     if (!s.supersedeReads && !s.dropUseless) return;
-    const options = { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs: STALE_IDLE_FLUSH_MS };
-    this.#prune('stale', options, { suffixTokenLimit: STALE_SUFFIX_TOKENS }, step);
+    const { idleFlushMs, suffixTokenLimit } = windows().stale;
+    const options = { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs };
+    this.#prune('stale', options, { suffixTokenLimit }, step);
   }
 
   /** The threshold prune (spec: compaction §6.6), before the threshold decision. */
   #thresholdPrune(step) {
-    return this.#prune('threshold', { pruneUseless: this.#settings.dropUseless }, THRESHOLD_WINDOWS, step);
+    return this.#prune('threshold', { pruneUseless: this.#settings.dropUseless }, windows().threshold, step);
   }
 
   /**
@@ -632,8 +627,8 @@ export class Maintainer {
       onEvent: undefined,
     }));
     hooks.push({ onEvent: (e) => this.#emit(e) });
-    const remoteBlocked = this.#now() < this.#remoteBlockedUntil;
-    const methods = request.methods?.filter((m) => !(remoteBlocked && m === 'remote'));
+    // The walk passes `remote` over while the core's cooldown runs (upstream #13310).
+    const remoteBlocked = this.#cm.remoteBlocked(this.#now());
     const before = this.#countedTokens();
     const { keepRecentTokens, v2RetainedMessageBudget } = this.#inEstimate({
       keepRecentTokens: this.#settings.keepRecentTokens,
@@ -643,7 +638,7 @@ export class Maintainer {
       const result = await runCompaction(this.#session, {
         reason: request.reason,
         now: this.#now(),
-        methods: auto ? methods : undefined,
+        methods: auto ? request.methods : undefined,
         remoteBlocked,
         excludeSnapcompact: request.excludeSnapcompact,
         // The Maintainer compacts by method order (spec: compaction §8.6); `strategy` is the
@@ -678,9 +673,8 @@ export class Maintainer {
         customInstructions: extra.customInstructions,
         saveArtifact: o.saveArtifact,
         willRetry: extra.willRetry,
-        onMethodFailed: (method) => {
-          if (method === 'remote') this.#remoteBlockedUntil = this.#now() + REMOTE_COOLDOWN_MS;
-        },
+        // The walk's `remote` failed: the core starts its cooldown.
+        onRemoteFailed: () => this.#cm.noteRemoteFailure(this.#now()),
       });
       // A shake rewrites lines in place: neither the size nor the leaf tells.
       this.#tokens = null;

@@ -197,6 +197,10 @@ export class ContextManager {
   constructor(settings?: CompactionSettings, options?: { remote?: boolean });
   readonly settings: ResolvedCompactionSettings;
   readonly state: ContextManagerState;
+  /** A compaction's `remote` method failed at `now` (ms): it is passed over for 10 minutes (upstream #13310). */
+  noteRemoteFailure(now: number): void;
+  /** Whether `remote` still waits out its cooldown at `now` (ms). */
+  remoteBlocked(now: number): boolean;
   /** An assistant turn ended. */
   afterTurn(assistantMessage: AssistantMessage, model: TriggerModel, options?: AfterTurnOptions): Decision;
   /** Answer to `decision.promote`: whether the host switched to a larger model. */

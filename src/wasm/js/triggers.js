@@ -60,6 +60,16 @@ export class ContextManager {
     return JSON.parse(this.#inner.stateJson());
   }
 
+  /** A compaction walk's `remote` method failed at `now` (ms): its cooldown starts (upstream #13310). */
+  noteRemoteFailure(now) {
+    this.#inner.noteRemoteFailure(nowOf({ now }));
+  }
+
+  /** Whether `remote` still waits out its cooldown at `now` (ms). */
+  remoteBlocked(now) {
+    return this.#inner.remoteBlocked(nowOf({ now }));
+  }
+
   /** An assistant turn ended (post-turn check, or a mid-run check with `midRun`). */
   afterTurn(assistantMessage, model, options) {
     const o = options ?? {};

@@ -1,0 +1,1303 @@
+//! The method walk of one compaction (spec: compaction §8.3 `runAutoCompaction`, §8.5 progress
+//! guard, §8.6 manual, §13 shake) as a sans-IO state machine.
+//!
+//! The host builds a [`Walk`] from what it knows (reason, methods, model, routes, live size),
+//! then loops: [`Walk::poll`] says what to do next ([`WalkStep`]), the host does it (plans,
+//! shakes, asks a summarizer, commits) and reports the outcome through one of the `handle`
+//! methods. The walk never touches the session and never waits; it decides which method runs,
+//! which one comes next when one fails, which errors end the walk, when the dead-end rescue
+//! shakes, and whether a commit left the agent room to go on.
+//!
+//! Rules:
+//! - the methods are the eligible ones ([`eligible_methods`]) of the trigger's list, of an
+//!   explicit strategy (its method, then `soft`), or of `methodOrder`; an overflow always ends
+//!   with `soft` (issue 43);
+//! - a method that fails hands over to the next one with a warning, whatever its error, unless
+//!   the error is one no method can mend ([`FINAL_CODES`]): the user's abort or a hook's
+//!   cancel, a busy session, bad arguments or settings, an unknown entry;
+//! - a plan that finds nothing to summarize (`E_NOTHING_TO_COMPACT`, `E_ALREADY_COMPACTED`) is a
+//!   dead end of every method alike: an automatic walk (not idle) shakes with the rescue preset
+//!   and plans again; a second dead end leaves the shake as the reduction; a method's own
+//!   refusal after a plan (snapcompact's "kept history fills the window") only hands over;
+//! - `remote` asks only the remote route (a provider-native lane, then the endpoint), never the
+//!   summarizer callbacks; its failure is reported ([`Walk::remote_failed`]) so the host's
+//!   [`ContextManager`](super::ContextManager) starts the cooldown;
+//! - after a commit the progress guard's test (the window minus the reserve for an overflow,
+//!   80 % of the model's threshold otherwise, nothing for a manual compaction) asks for one
+//!   rescue shake when the kept tail is still too big; the commit stands either way;
+//! - an automatic `shake` hands over when it dropped nothing, or (not for idle) when the
+//!   context stays above 80 % of the threshold.
+
+use super::methods::{eligible_methods, why_unusable, MethodContext};
+use super::{compaction_error_message, recovery_band_tokens, CompactionMethod, CompactionReason};
+use super::{CompactionSettings, ModelInfo};
+use crate::settings::Strategy;
+use crate::tokens::{budget_reserve_tokens, threshold_tokens};
+
+/// Errors no other method can mend: they end the walk (spec: compaction §8.3).
+pub const FINAL_CODES: [&str; 6] = [
+    "E_ABORTED",
+    "E_CANCELLED",
+    "E_BUSY",
+    "E_INVALID_ARGUMENT",
+    "E_SETTINGS",
+    "E_UNKNOWN_ENTRY",
+];
+
+/// Plan errors that mean nothing is left to summarize, whatever the method.
+pub const DEAD_ENDS: [&str; 2] = ["E_NOTHING_TO_COMPACT", "E_ALREADY_COMPACTED"];
+
+/// A `remote` method that failed is not tried again for this long (upstream #13310).
+pub const REMOTE_COOLDOWN_MS: i64 = 10 * 60 * 1000;
+
+/// The shake presets the walk asks for (spec: compaction §13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShakePreset {
+    /// The automatic `shake` method: protects the newest results.
+    Default,
+    /// A `shake` asked for by hand.
+    Aggressive,
+    /// The dead-end rescue: reaches into the kept tail (§8.3).
+    Rescue,
+}
+
+impl ShakePreset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShakePreset::Default => "default",
+            ShakePreset::Aggressive => "aggressive",
+            ShakePreset::Rescue => "rescue",
+        }
+    }
+}
+
+/// Who writes the summary of a planned method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// A provider-native lane of the model (OpenAI Responses compaction, Anthropic server
+    /// compaction); it commits itself. The host reports [`Walk::handle_native_unavailable`]
+    /// when no lane applies to this plan.
+    Native,
+    /// The remote endpoint only (spec: compaction §5.8).
+    Endpoint,
+    /// The host's summarizer callbacks.
+    Callbacks,
+}
+
+impl Route {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Route::Native => "native",
+            Route::Endpoint => "endpoint",
+            Route::Callbacks => "callbacks",
+        }
+    }
+}
+
+/// What the host does next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WalkStep {
+    /// Plan `method` (engine `strategy`, the remote lane only for `remote`).
+    Plan {
+        method: CompactionMethod,
+        strategy: Strategy,
+        remote_enabled: bool,
+    },
+    /// Shake the live branch with `preset`.
+    Shake { preset: ShakePreset },
+    /// Answer the plan's summary requests through `route`.
+    Summarize {
+        method: CompactionMethod,
+        route: Route,
+    },
+    /// Commit the plan (with its answers; snapcompact prints its frames).
+    Commit { method: CompactionMethod },
+    /// Emit a `compaction_warning` event (given once by [`Walk::poll`]).
+    Warn {
+        message: String,
+        method: Option<CompactionMethod>,
+    },
+    /// The walk ended with a reduction: `method` ran (`None`: a hook supplied the compaction).
+    Done { method: Option<CompactionMethod> },
+    /// The walk ended without one: reject with `code`; `message` is the error's text and
+    /// `error_message` the `auto_compaction_end` text (§8.3 prefixes).
+    Failed {
+        code: String,
+        message: String,
+        error_message: String,
+    },
+}
+
+/// The inputs of a walk.
+#[derive(Debug, Clone)]
+pub struct WalkInput {
+    pub reason: CompactionReason,
+    /// A trigger's list (`CompactRequest::methods`): walked as given (eligibility re-checked).
+    pub methods: Option<Vec<CompactionMethod>>,
+    /// An explicit strategy: its method, then `soft` behind it.
+    pub explicit: Option<Strategy>,
+    /// The settings, defaults filled in (their `methodOrder` when neither of the above).
+    pub settings: CompactionSettings,
+    /// The reading model (window 0 = unknown).
+    pub model: ModelInfo,
+    /// Whether the model's input list is known (`accepts_images` means something): an unknown
+    /// model reads images only when snapcompact is asked for by name.
+    pub input_known: bool,
+    pub summarizer: bool,
+    /// A remote endpoint besides the settings' `remoteEndpoint` (the host's own).
+    pub remote_endpoint: bool,
+    /// A provider-native lane may apply to the model.
+    pub native_lane: bool,
+    /// `remote` waits out its cooldown.
+    pub remote_blocked: bool,
+    pub exclude_snapcompact: bool,
+    pub custom_instructions: bool,
+    /// The live context in the provider's tokens, request overhead included (0 = unknown).
+    pub live_tokens: u64,
+    /// The request overhead (system prompt, tools) in the provider's tokens.
+    pub overhead_tokens: u64,
+    /// The provider's tokens per token of the core's estimate (1 when unknown).
+    pub provider_ratio: f64,
+}
+
+impl WalkInput {
+    /// A walk of `methodOrder` for `reason` with a summarizer and nothing else known.
+    pub fn new(reason: CompactionReason, settings: CompactionSettings, model: ModelInfo) -> Self {
+        WalkInput {
+            reason,
+            methods: None,
+            explicit: None,
+            settings,
+            model,
+            input_known: true,
+            summarizer: true,
+            remote_endpoint: false,
+            native_lane: false,
+            remote_blocked: false,
+            exclude_snapcompact: false,
+            custom_instructions: false,
+            live_tokens: 0,
+            overhead_tokens: 0,
+            provider_ratio: 1.0,
+        }
+    }
+}
+
+/// Where the walk stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    /// Planning methods[i] (`rescued`: after a rescue shake for this plan).
+    Plan(usize),
+    /// The `shake` method methods[i].
+    ShakeMethod(usize),
+    /// The rescue shake after a dead-end plan of methods[i].
+    RescuePlan(usize, String, String),
+    Summarize(usize, Route),
+    Commit(usize),
+    /// The rescue shake after a commit of methods[i] that left too much.
+    RescueCommit(usize),
+    End(WalkStep),
+}
+
+/// A host report that does not fit the step the walk asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfTurn(pub &'static str);
+
+impl std::fmt::Display for OutOfTurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the compaction walk did not ask for {}", self.0)
+    }
+}
+
+/// The walk of one compaction (module docs).
+#[derive(Debug, Clone)]
+pub struct Walk {
+    input: WalkInput,
+    methods: Vec<CompactionMethod>,
+    skipped: Vec<(CompactionMethod, &'static str)>,
+    phase: Phase,
+    warnings: Vec<WalkStep>,
+    /// A rescue shake ran (at most one per walk).
+    rescued: bool,
+    remote_failed: bool,
+}
+
+fn code_in(code: &str, list: &[&str]) -> bool {
+    list.contains(&code)
+}
+
+impl Walk {
+    /// The walk for `input`: its eligible methods, or the failure when none can run.
+    pub fn new(input: WalkInput) -> Walk {
+        let asked = input.explicit.and_then(CompactionMethod::of_strategy);
+        let listed = input.methods.is_some();
+        let mut model = input.model.clone();
+        if !input.input_known {
+            model.accepts_images = asked == Some(CompactionMethod::Snapcompact);
+        }
+        let remote_route = input.remote_endpoint || input.native_lane;
+        let c = MethodContext {
+            payload_rejection: input.exclude_snapcompact,
+            remote_route,
+            custom_instructions: input.custom_instructions,
+            remote_blocked: input.remote_blocked,
+            listed,
+            asked,
+            host_walk: !listed,
+            summarizer: input.summarizer,
+            live_tokens: input.live_tokens,
+            ..MethodContext::new(input.reason, &model)
+        };
+        let s = &input.settings;
+        let wanted: Vec<CompactionMethod> = match (&input.methods, asked) {
+            (Some(list), _) => list.clone(),
+            (None, Some(m)) => vec![m, CompactionMethod::Soft],
+            (None, None) => s
+                .method_order
+                .iter()
+                .filter_map(|m| CompactionMethod::named(m))
+                .collect(),
+        };
+        let mut methods = eligible_methods(&wanted, s, &c);
+        let mut skipped = Vec::new();
+        for &m in &wanted {
+            if let Some(why) = why_unusable(m, s, &c) {
+                if !skipped.iter().any(|(x, _)| *x == m) {
+                    skipped.push((m, why));
+                }
+            }
+        }
+        // A remote endpoint stands in for the summary when no callback is given.
+        let endpoint = input.remote_endpoint || s.remote_endpoint.is_some();
+        if methods.is_empty() && endpoint && s.remote_enabled && !input.remote_blocked {
+            methods.push(CompactionMethod::Remote);
+        }
+        let mut warnings = Vec::new();
+        if let Some((_, why)) = skipped
+            .iter()
+            .find(|(m, _)| *m == CompactionMethod::Snapcompact && asked == Some(*m))
+        {
+            warnings.push(WalkStep::Warn {
+                message: format!(
+                    "snapcompact skipped ({why}); compacting with an LLM summary (context-full) instead"
+                ),
+                method: None,
+            });
+        }
+        let reason = input.reason;
+        let phase = match methods.first() {
+            Some(_) => Walk::start(&methods, 0),
+            None if skipped
+                .iter()
+                .any(|(m, why)| *m == CompactionMethod::Soft && *why == "no summarizer") =>
+            {
+                Phase::End(failed(
+                    reason,
+                    "E_INVALID_ARGUMENT",
+                    "compact() needs `summarize` (a function returning a Promise of the summary \
+                     text) or `remoteEndpoint`",
+                ))
+            }
+            None => {
+                let list: Vec<String> = skipped
+                    .iter()
+                    .map(|(m, why)| format!("{} ({why})", m.as_str()))
+                    .collect();
+                let list = if list.is_empty() {
+                    "compaction.methodOrder is empty".to_string()
+                } else {
+                    list.join(", ")
+                };
+                Phase::End(failed(
+                    reason,
+                    "E_SETTINGS",
+                    &format!("No compaction method can run: {list}"),
+                ))
+            }
+        };
+        Walk {
+            input,
+            methods,
+            skipped,
+            phase,
+            warnings,
+            rescued: false,
+            remote_failed: false,
+        }
+    }
+
+    fn start(methods: &[CompactionMethod], i: usize) -> Phase {
+        if methods[i] == CompactionMethod::Shake {
+            Phase::ShakeMethod(i)
+        } else {
+            Phase::Plan(i)
+        }
+    }
+
+    /// The methods the walk may run, in order.
+    pub fn methods(&self) -> &[CompactionMethod] {
+        &self.methods
+    }
+
+    /// The methods left out, with why.
+    pub fn skipped(&self) -> &[(CompactionMethod, &'static str)] {
+        &self.skipped
+    }
+
+    /// `remote` ran and failed: the host starts its cooldown
+    /// ([`ContextManager::note_remote_failure`](super::ContextManager::note_remote_failure)).
+    pub fn remote_failed(&self) -> bool {
+        self.remote_failed
+    }
+
+    /// A rescue shake ran.
+    pub fn rescued(&self) -> bool {
+        self.rescued
+    }
+
+    /// What to do next. A warning is given once; any other step again until handled.
+    pub fn poll(&mut self) -> WalkStep {
+        if !self.warnings.is_empty() {
+            return self.warnings.remove(0);
+        }
+        let method = |i: usize| self.methods[i];
+        match &self.phase {
+            Phase::Plan(i) => {
+                let m = method(*i);
+                WalkStep::Plan {
+                    method: m,
+                    strategy: m.strategy(),
+                    remote_enabled: m == CompactionMethod::Remote,
+                }
+            }
+            Phase::ShakeMethod(_) => WalkStep::Shake {
+                preset: if self.input.reason == CompactionReason::Manual {
+                    ShakePreset::Aggressive
+                } else {
+                    ShakePreset::Default
+                },
+            },
+            Phase::RescuePlan(..) | Phase::RescueCommit(_) => WalkStep::Shake {
+                preset: ShakePreset::Rescue,
+            },
+            Phase::Summarize(i, route) => WalkStep::Summarize {
+                method: method(*i),
+                route: *route,
+            },
+            Phase::Commit(i) => WalkStep::Commit { method: method(*i) },
+            Phase::End(step) => step.clone(),
+        }
+    }
+
+    /// The walk has ended (`Done` or `Failed`).
+    pub fn is_over(&self) -> bool {
+        matches!(self.phase, Phase::End(_))
+    }
+
+    /// The plan asked for is made.
+    pub fn handle_planned(&mut self) -> Result<(), OutOfTurn> {
+        let Phase::Plan(i) = self.phase else {
+            return Err(OutOfTurn("a plan"));
+        };
+        self.phase = match self.methods[i] {
+            CompactionMethod::Snapcompact => Phase::Commit(i),
+            CompactionMethod::Remote => Phase::Summarize(i, self.remote_route(None)),
+            _ => Phase::Summarize(i, Route::Callbacks),
+        };
+        Ok(())
+    }
+
+    /// The remote route after `tried`: a native lane first, then the endpoint.
+    fn remote_route(&self, tried: Option<Route>) -> Route {
+        let endpoint = self.input.remote_endpoint || self.input.settings.remote_endpoint.is_some();
+        match tried {
+            None if self.input.native_lane => Route::Native,
+            None if endpoint => Route::Endpoint,
+            Some(Route::Native) if endpoint => Route::Endpoint,
+            // Nothing to try: the method fails in `handle_native_unavailable`.
+            _ => Route::Native,
+        }
+    }
+
+    fn can_rescue(&self) -> bool {
+        !self.rescued
+            && !matches!(
+                self.input.reason,
+                CompactionReason::Manual | CompactionReason::Idle
+            )
+    }
+
+    /// The plan failed with `code`.
+    pub fn handle_plan_failed(&mut self, code: &str, message: &str) -> Result<(), OutOfTurn> {
+        let Phase::Plan(i) = self.phase else {
+            return Err(OutOfTurn("a plan"));
+        };
+        if code_in(code, &DEAD_ENDS) {
+            // Nothing to summarize, for every method alike (§8.3 dead-end rescue).
+            self.phase = if self.rescued {
+                // The rescue shake was the reduction.
+                Phase::End(WalkStep::Done {
+                    method: Some(CompactionMethod::Shake),
+                })
+            } else if self.can_rescue() {
+                Phase::RescuePlan(i, code.to_string(), message.to_string())
+            } else {
+                Phase::End(failed(self.input.reason, code, message))
+            };
+            return Ok(());
+        }
+        self.method_failed(i, code, message);
+        Ok(())
+    }
+
+    /// A session_before_compact hook supplied the compaction and the host committed it.
+    pub fn handle_extension_committed(&mut self) -> Result<(), OutOfTurn> {
+        if !matches!(self.phase, Phase::Summarize(..) | Phase::Commit(_)) {
+            return Err(OutOfTurn("an extension's compaction"));
+        }
+        self.phase = Phase::End(WalkStep::Done { method: None });
+        Ok(())
+    }
+
+    /// The summaries are answered.
+    pub fn handle_summarized(&mut self) -> Result<(), OutOfTurn> {
+        let Phase::Summarize(i, route) = self.phase else {
+            return Err(OutOfTurn("a summary"));
+        };
+        if route == Route::Native {
+            return Err(OutOfTurn(
+                "a summary from a native lane (it commits itself)",
+            ));
+        }
+        self.phase = Phase::Commit(i);
+        Ok(())
+    }
+
+    /// No native lane applies to this plan: the endpoint, if any, else the method fails.
+    pub fn handle_native_unavailable(&mut self) -> Result<(), OutOfTurn> {
+        let Phase::Summarize(i, Route::Native) = self.phase else {
+            return Err(OutOfTurn("a native lane"));
+        };
+        if self.remote_route(Some(Route::Native)) == Route::Endpoint {
+            self.phase = Phase::Summarize(i, Route::Endpoint);
+        } else {
+            self.method_failed(
+                i,
+                "E_SUMMARIZER",
+                "remote compaction: nothing to send natively and no remote endpoint",
+            );
+        }
+        Ok(())
+    }
+
+    /// The method committed; `live_after` is the live context in the provider's tokens with
+    /// the request overhead, measured by the host, or `None` to derive it from the core's
+    /// `core_tokens_after` (times the provider ratio, plus the overhead).
+    pub fn handle_committed(
+        &mut self,
+        core_tokens_after: u64,
+        live_after: Option<u64>,
+    ) -> Result<(), OutOfTurn> {
+        let i = match self.phase {
+            Phase::Commit(i) | Phase::Summarize(i, Route::Native) => i,
+            _ => return Err(OutOfTurn("a commit")),
+        };
+        let m = self.methods[i];
+        let left = live_after.unwrap_or_else(|| self.live_of(core_tokens_after));
+        // The progress guard's test (§8.5): a kept tail too large to go on from asks for the
+        // rescue shake, which reaches into it (§8.3); the commit stands either way.
+        self.phase = if m != CompactionMethod::Handoff
+            && self.can_rescue()
+            && left > self.headroom_limit()
+        {
+            Phase::RescueCommit(i)
+        } else {
+            Phase::End(WalkStep::Done { method: Some(m) })
+        };
+        Ok(())
+    }
+
+    /// The method (its plan's summaries, its lane or its commit) failed with `code`;
+    /// `status` is the HTTP status of a remote failure, if any.
+    pub fn handle_method_failed(
+        &mut self,
+        code: &str,
+        message: &str,
+        status: Option<u16>,
+    ) -> Result<(), OutOfTurn> {
+        let i = match &self.phase {
+            Phase::Summarize(i, _) | Phase::Commit(i) => *i,
+            _ => return Err(OutOfTurn("a method failure")),
+        };
+        if let Phase::Summarize(_, Route::Native) = self.phase {
+            // A native lane failed: the endpoint may still answer (§5.7 step 1).
+            if !code_in(code, &FINAL_CODES)
+                && self.remote_route(Some(Route::Native)) == Route::Endpoint
+            {
+                self.phase = Phase::Summarize(i, Route::Endpoint);
+                return Ok(());
+            }
+        }
+        let _ = status;
+        self.method_failed(i, code, message);
+        Ok(())
+    }
+
+    /// A shake ran: `dropped` tool results and blocks, `tokens_freed` in the core's estimate,
+    /// `live_after` the live context the host measured after it (provider tokens), if any.
+    pub fn handle_shaken(
+        &mut self,
+        dropped: u64,
+        tokens_freed: u64,
+        live_after: Option<u64>,
+    ) -> Result<(), OutOfTurn> {
+        match self.phase.clone() {
+            Phase::ShakeMethod(i) => {
+                let manual = self.input.reason == CompactionReason::Manual;
+                if dropped == 0 {
+                    let text = if manual {
+                        "Nothing to shake"
+                    } else {
+                        "Auto-shake found nothing eligible to drop"
+                    };
+                    self.method_failed(i, "E_NO_REDUCTION", text);
+                    return Ok(());
+                }
+                let after = live_after.unwrap_or_else(|| {
+                    let freed = (self.ratio() * tokens_freed as f64).ceil() as u64;
+                    self.input.live_tokens.saturating_sub(freed)
+                });
+                let guarded = !manual
+                    && self.input.reason != CompactionReason::Idle
+                    && self.input.model.context_window > 0;
+                if guarded && after > self.recovery_band() {
+                    // What it elided stays elided; the next method goes on from there.
+                    let text = format!(
+                        "Auto-shake reclaimed ~{tokens_freed} tokens but context is still above the threshold"
+                    );
+                    self.method_failed(i, "E_NO_REDUCTION", &text);
+                } else {
+                    self.phase = Phase::End(WalkStep::Done {
+                        method: Some(CompactionMethod::Shake),
+                    });
+                }
+            }
+            Phase::RescuePlan(i, code, message) => {
+                self.rescued = true;
+                self.phase = if dropped == 0 {
+                    Phase::End(failed(self.input.reason, &code, &message))
+                } else {
+                    // Plan the same method again on the shaken branch.
+                    Phase::Plan(i)
+                };
+            }
+            Phase::RescueCommit(i) => {
+                self.rescued = true;
+                self.phase = Phase::End(WalkStep::Done {
+                    method: Some(self.methods[i]),
+                });
+            }
+            _ => return Err(OutOfTurn("a shake")),
+        }
+        Ok(())
+    }
+
+    /// Hand over from methods[i] after a failure, or end the walk.
+    fn method_failed(&mut self, i: usize, code: &str, message: &str) {
+        let m = self.methods[i];
+        if m == CompactionMethod::Remote {
+            self.remote_failed = true;
+        }
+        if code_in(code, &FINAL_CODES) {
+            self.phase = Phase::End(failed(self.input.reason, code, message));
+            return;
+        }
+        let next = i + 1;
+        if next >= self.methods.len() {
+            self.phase = Phase::End(failed(self.input.reason, code, message));
+            return;
+        }
+        self.warnings.push(WalkStep::Warn {
+            message: format!(
+                "{} compaction failed: {message}; trying the next preferred compaction method.",
+                m.as_str()
+            ),
+            method: Some(m),
+        });
+        self.phase = Walk::start(&self.methods, next);
+    }
+
+    fn ratio(&self) -> f64 {
+        let r = self.input.provider_ratio;
+        if r.is_finite() && r > 0.0 {
+            r
+        } else {
+            1.0
+        }
+    }
+
+    /// The live context after a commit whose core figure is `core`, in the provider's tokens.
+    fn live_of(&self, core: u64) -> u64 {
+        ((self.ratio() * core as f64).ceil() as u64).saturating_add(self.input.overhead_tokens)
+    }
+
+    /// 80 % of the model's threshold (its `modelThresholds` rule applied).
+    fn recovery_band(&self) -> u64 {
+        let m = &self.input.model;
+        let s = self.input.settings.for_model(&m.provider, &m.id);
+        recovery_band_tokens(threshold_tokens(m.context_window, &s))
+    }
+
+    /// The most context a compaction may leave for the agent to go on (§8.5): the window minus
+    /// the reserve after an overflow, the recovery band otherwise; no limit for a manual
+    /// compaction or an unknown window.
+    pub fn headroom_limit(&self) -> u64 {
+        let w = self.input.model.context_window;
+        if w == 0 || self.input.reason == CompactionReason::Manual {
+            return u64::MAX;
+        }
+        if self.input.reason == CompactionReason::Overflow {
+            return w.saturating_sub(budget_reserve_tokens(w, &self.input.settings));
+        }
+        self.recovery_band()
+    }
+}
+
+/// The windows of the prune passes an agent loop runs around its requests, as the coding agent
+/// sets them (spec: compaction §6.1, §6.5, §6.6): the per-request stale pass and the threshold
+/// prune before the threshold decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PruneWindows {
+    /// Stale pass: a flush after this long idle (§6.5, §6.8).
+    pub stale_idle_flush_ms: u64,
+    /// Stale pass: only candidates followed by at most this many tokens (§6.1).
+    pub stale_suffix_tokens: u64,
+    /// Threshold prune: the newest tokens it never touches (§6.6).
+    pub protect_tokens: u64,
+    /// Threshold prune: it runs only when it saves at least this much (§6.6).
+    pub minimum_savings: u64,
+    /// Threshold prune: the prompt-cache-warm tail it leaves alone (§6.1).
+    pub cache_warm_suffix_tokens: u64,
+}
+
+/// The coding agent's prune windows ([`PruneWindows`]).
+pub const PRUNE_WINDOWS: PruneWindows = PruneWindows {
+    stale_idle_flush_ms: 90 * 60 * 1000,
+    stale_suffix_tokens: 8_000,
+    protect_tokens: 40_000,
+    minimum_savings: 20_000,
+    cache_warm_suffix_tokens: 8_000,
+};
+
+fn failed(reason: CompactionReason, code: &str, message: &str) -> WalkStep {
+    WalkStep::Failed {
+        code: code.to_string(),
+        message: message.to_string(),
+        error_message: compaction_error_message(reason, message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::triggers::{
+        CompactRequest, CompactionOutcome, CompactionReport, ContextManager, EntryPoint, TurnInput,
+    };
+    use serde_json::{json, Value};
+    use CompactionMethod::{Handoff, Remote, Shake, Snapcompact, Soft};
+
+    fn settings(v: Value) -> CompactionSettings {
+        CompactionSettings::from_json(&v).expect("settings")
+    }
+
+    fn model(window: u64, images: bool) -> ModelInfo {
+        ModelInfo {
+            provider: "p".into(),
+            id: "m".into(),
+            context_window: window,
+            max_output_tokens: 0,
+            accepts_images: images,
+        }
+    }
+
+    fn input(reason: CompactionReason, order: &[&str], window: u64) -> WalkInput {
+        WalkInput::new(
+            reason,
+            settings(json!({ "methodOrder": order })),
+            model(window, true),
+        )
+    }
+
+    fn listed(reason: CompactionReason, methods: &[CompactionMethod]) -> WalkInput {
+        WalkInput {
+            methods: Some(methods.to_vec()),
+            ..input(reason, &[], 32_000)
+        }
+    }
+
+    fn plan(m: CompactionMethod) -> WalkStep {
+        WalkStep::Plan {
+            method: m,
+            strategy: m.strategy(),
+            remote_enabled: m == Remote,
+        }
+    }
+
+    fn done(m: CompactionMethod) -> WalkStep {
+        WalkStep::Done { method: Some(m) }
+    }
+
+    fn code_of(step: &WalkStep) -> &str {
+        match step {
+            WalkStep::Failed { code, .. } => code,
+            _ => "",
+        }
+    }
+
+    #[test]
+    fn eligibility_follows_the_reason_and_the_host() {
+        let order = [
+            "remote",
+            "snapcompact",
+            "handoff",
+            "shake",
+            "soft",
+            "window",
+        ];
+        // Manual: remote, snapcompact and soft of methodOrder (§8.6); no endpoint, no remote.
+        let w = Walk::new(input(CompactionReason::Manual, &order, 32_000));
+        assert_eq!(w.methods(), [Snapcompact, Soft]);
+        let why: Vec<_> = w.skipped().iter().map(|(m, _)| *m).collect();
+        assert!(why.contains(&Remote) && why.contains(&Handoff) && why.contains(&Shake));
+        // A trigger's list: handoff and shake too; `window` has no engine (as in the
+        // reference). methodOrder walked by the host: handoff and shake only by name.
+        let all = [
+            Remote,
+            Snapcompact,
+            Handoff,
+            Shake,
+            Soft,
+            CompactionMethod::Window,
+        ];
+        let w = Walk::new(listed(CompactionReason::Threshold, &all));
+        assert_eq!(w.methods(), [Snapcompact, Handoff, Shake, Soft]);
+        let w = Walk::new(input(CompactionReason::Threshold, &order, 32_000));
+        assert_eq!(w.methods(), [Snapcompact, Soft]);
+        // Overflow: no handoff. A text-only model: no snapcompact. An endpoint: remote.
+        let mut i = input(CompactionReason::Overflow, &order, 32_000);
+        i.model.accepts_images = false;
+        i.remote_endpoint = true;
+        assert_eq!(Walk::new(i.clone()).methods(), [Remote, Soft]);
+        i.remote_blocked = true;
+        assert_eq!(Walk::new(i).methods(), [Soft]);
+        // A payload rejection and focus text rule snapcompact out.
+        let mut i = input(CompactionReason::Threshold, &order, 32_000);
+        i.exclude_snapcompact = true;
+        assert!(!Walk::new(i).methods().contains(&Snapcompact));
+        let mut i = input(CompactionReason::Manual, &order, 32_000);
+        i.custom_instructions = true;
+        assert_eq!(Walk::new(i).methods(), [Soft]);
+        // An unknown model reads images only when snapcompact is asked for by name.
+        let mut i = input(CompactionReason::Manual, &order, 32_000);
+        i.input_known = false;
+        assert_eq!(Walk::new(i.clone()).methods(), [Soft]);
+        i.explicit = Some(Strategy::Snapcompact);
+        assert_eq!(Walk::new(i).methods(), [Snapcompact, Soft]);
+        // A handoff whose request would not fit the window is passed over.
+        let mut i = listed(CompactionReason::Threshold, &[Handoff, Soft]);
+        i.live_tokens = 32_000;
+        assert_eq!(Walk::new(i).methods(), [Soft]);
+        // A manual walk runs handoff and shake only when asked for.
+        let mut i = input(CompactionReason::Manual, &order, 32_000);
+        i.explicit = Some(Strategy::Handoff);
+        assert_eq!(Walk::new(i).methods(), [Handoff, Soft]);
+    }
+
+    #[test]
+    fn nothing_eligible_fails_with_the_reasons() {
+        let mut w = Walk::new(input(CompactionReason::Threshold, &["window"], 32_000));
+        let step = w.poll();
+        assert_eq!(code_of(&step), "E_SETTINGS");
+        assert!(format!("{step:?}").contains("'window' has no compaction engine"));
+        let mut i = input(CompactionReason::Manual, &["soft"], 32_000);
+        i.summarizer = false;
+        assert_eq!(code_of(&Walk::new(i.clone()).poll()), "E_INVALID_ARGUMENT");
+        // A remote endpoint stands in for the summary.
+        i.remote_endpoint = true;
+        assert_eq!(Walk::new(i).methods(), [Remote]);
+    }
+
+    #[test]
+    fn explicit_snapcompact_on_a_text_model_warns_and_summarizes() {
+        let mut i = input(CompactionReason::Manual, &["soft"], 32_000);
+        i.model.accepts_images = false;
+        i.explicit = Some(Strategy::Snapcompact);
+        let mut w = Walk::new(i);
+        assert!(
+            matches!(w.poll(), WalkStep::Warn { message, .. } if message.starts_with("snapcompact skipped"))
+        );
+        assert_eq!(w.poll(), plan(Soft));
+    }
+
+    /// Issue 36 item 1: a method's own refusal after its plan (snapcompact's "kept history
+    /// fills the window") hands over to the next method; it does not end the walk.
+    #[test]
+    fn a_method_refusal_hands_over() {
+        let mut w = Walk::new(listed(CompactionReason::Threshold, &[Snapcompact, Soft]));
+        assert_eq!(w.poll(), plan(Snapcompact));
+        w.handle_planned().unwrap();
+        assert_eq!(
+            w.poll(),
+            WalkStep::Commit {
+                method: Snapcompact
+            }
+        );
+        w.handle_method_failed(
+            "E_NOTHING_TO_COMPACT",
+            "kept history fills the window",
+            None,
+        )
+        .unwrap();
+        assert!(
+            matches!(w.poll(), WalkStep::Warn { message, method: Some(Snapcompact) }
+            if message == "snapcompact compaction failed: kept history fills the window; trying the next preferred compaction method.")
+        );
+        assert_eq!(w.poll(), plan(Soft));
+        w.handle_planned().unwrap();
+        assert_eq!(
+            w.poll(),
+            WalkStep::Summarize {
+                method: Soft,
+                route: Route::Callbacks
+            }
+        );
+        w.handle_summarized().unwrap();
+        assert_eq!(w.poll(), WalkStep::Commit { method: Soft });
+        w.handle_committed(1_000, None).unwrap();
+        assert_eq!(w.poll(), done(Soft));
+        assert!(w.is_over());
+    }
+
+    #[test]
+    fn final_codes_end_the_walk_and_the_last_failure_is_reported() {
+        for code in FINAL_CODES {
+            let mut w = Walk::new(listed(CompactionReason::Threshold, &[Soft, Handoff]));
+            w.handle_planned().unwrap();
+            w.handle_method_failed(code, "stop", None).unwrap();
+            assert_eq!(code_of(&w.poll()), code);
+        }
+        let mut w = Walk::new(listed(CompactionReason::Overflow, &[Soft]));
+        w.handle_planned().unwrap();
+        w.handle_method_failed("E_SUMMARIZER", "boom", Some(500))
+            .unwrap();
+        assert_eq!(
+            w.poll(),
+            WalkStep::Failed {
+                code: "E_SUMMARIZER".into(),
+                message: "boom".into(),
+                error_message: "Context overflow recovery failed: boom".into(),
+            }
+        );
+        // A plan error other than a dead end is the method's failure.
+        let mut w = Walk::new(listed(CompactionReason::Threshold, &[Handoff, Soft]));
+        w.handle_plan_failed("E_SUMMARIZER", "x").unwrap();
+        assert!(matches!(w.poll(), WalkStep::Warn { .. }));
+        assert_eq!(w.poll(), plan(Soft));
+        // Reports out of turn are refused.
+        assert!(w.handle_committed(0, None).is_err());
+        assert!(w.handle_shaken(1, 1, None).is_err());
+    }
+
+    #[test]
+    fn a_dead_end_plan_is_rescued_once() {
+        // Rescued, planned again, committed.
+        let mut w = Walk::new(listed(CompactionReason::Threshold, &[Soft]));
+        w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        assert_eq!(
+            w.poll(),
+            WalkStep::Shake {
+                preset: ShakePreset::Rescue
+            }
+        );
+        w.handle_shaken(2, 500, None).unwrap();
+        assert_eq!(w.poll(), plan(Soft));
+        // A second dead end: the shake was the reduction.
+        w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        assert_eq!(w.poll(), done(Shake));
+        // The rescue dropped nothing: the dead end stands.
+        let mut w = Walk::new(listed(CompactionReason::Overflow, &[Soft]));
+        w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();
+        w.handle_shaken(0, 0, None).unwrap();
+        assert_eq!(code_of(&w.poll()), "E_ALREADY_COMPACTED");
+        // Manual and idle walks never rescue.
+        for reason in [CompactionReason::Manual, CompactionReason::Idle] {
+            let mut w = Walk::new(input(reason, &["soft"], 32_000));
+            w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+                .unwrap();
+            assert_eq!(code_of(&w.poll()), "E_NOTHING_TO_COMPACT");
+        }
+    }
+
+    #[test]
+    fn the_progress_guard_asks_for_one_rescue_after_a_commit() {
+        let s = CompactionSettings::default();
+        let band = recovery_band_tokens(threshold_tokens(32_000, &s));
+        let run = |reason, live: u64| {
+            let mut w = Walk::new(WalkInput {
+                methods: Some(vec![Soft]),
+                ..WalkInput::new(reason, s.clone(), model(32_000, false))
+            });
+            w.handle_planned().unwrap();
+            w.handle_summarized().unwrap();
+            w.handle_committed(0, Some(live)).unwrap();
+            w
+        };
+        assert_eq!(run(CompactionReason::Threshold, band).poll(), done(Soft));
+        let mut w = run(CompactionReason::Threshold, band + 1);
+        assert_eq!(
+            w.poll(),
+            WalkStep::Shake {
+                preset: ShakePreset::Rescue
+            }
+        );
+        w.handle_shaken(0, 0, None).unwrap();
+        assert_eq!(w.poll(), done(Soft));
+        // An overflow only has to fit the window minus the reserve.
+        let fit = 32_000 - budget_reserve_tokens(32_000, &s);
+        assert_eq!(run(CompactionReason::Overflow, fit).poll(), done(Soft));
+        assert!(matches!(
+            run(CompactionReason::Overflow, fit + 1).poll(),
+            WalkStep::Shake { .. }
+        ));
+        // Manual: no guard.
+        assert_eq!(run(CompactionReason::Manual, 1_000_000).poll(), done(Soft));
+        // Without a measure: the core's figure through the ratio, plus the overhead.
+        let mut w = Walk::new(WalkInput {
+            methods: Some(vec![Soft]),
+            provider_ratio: 2.0,
+            overhead_tokens: 10,
+            ..WalkInput::new(CompactionReason::Threshold, s.clone(), model(32_000, false))
+        });
+        w.handle_planned().unwrap();
+        w.handle_summarized().unwrap();
+        w.handle_committed(band / 2, None).unwrap();
+        assert!(matches!(w.poll(), WalkStep::Shake { .. }));
+    }
+
+    #[test]
+    fn the_shake_method_hands_over_unless_it_made_room() {
+        let s = CompactionSettings::default();
+        let band = recovery_band_tokens(threshold_tokens(32_000, &s));
+        let walk = |reason| {
+            Walk::new(WalkInput {
+                methods: Some(vec![Shake, Soft]),
+                live_tokens: band + 1_000,
+                ..WalkInput::new(reason, s.clone(), model(32_000, false))
+            })
+        };
+        let mut w = walk(CompactionReason::Threshold);
+        assert_eq!(
+            w.poll(),
+            WalkStep::Shake {
+                preset: ShakePreset::Default
+            }
+        );
+        w.handle_shaken(0, 0, None).unwrap();
+        assert!(
+            matches!(w.poll(), WalkStep::Warn { message, .. } if message.contains("found nothing eligible"))
+        );
+        assert_eq!(w.poll(), plan(Soft));
+        let mut w = walk(CompactionReason::Threshold);
+        w.handle_shaken(3, 500, None).unwrap();
+        assert!(
+            matches!(w.poll(), WalkStep::Warn { message, .. } if message.contains("still above the threshold"))
+        );
+        let mut w = walk(CompactionReason::Threshold);
+        w.handle_shaken(3, 1_000, None).unwrap();
+        assert_eq!(w.poll(), done(Shake));
+        // Idle is not guarded; a manual shake uses the aggressive preset.
+        let mut w = walk(CompactionReason::Idle);
+        w.handle_shaken(1, 1, None).unwrap();
+        assert_eq!(w.poll(), done(Shake));
+        let mut w = Walk::new(WalkInput {
+            explicit: Some(Strategy::Shake),
+            ..WalkInput::new(CompactionReason::Manual, s.clone(), model(32_000, false))
+        });
+        assert_eq!(
+            w.poll(),
+            WalkStep::Shake {
+                preset: ShakePreset::Aggressive
+            }
+        );
+    }
+
+    /// Issue 36 item 5: `remote` asks only the remote route; its failure hands over to `soft`
+    /// with a warning and is reported for the cooldown.
+    #[test]
+    fn remote_uses_only_the_remote_route_and_starts_the_cooldown() {
+        let mut i = listed(CompactionReason::Manual, &[Remote, Soft]);
+        i.remote_endpoint = true;
+        let mut w = Walk::new(i.clone());
+        assert_eq!(w.poll(), plan(Remote));
+        w.handle_planned().unwrap();
+        assert_eq!(
+            w.poll(),
+            WalkStep::Summarize {
+                method: Remote,
+                route: Route::Endpoint
+            }
+        );
+        w.handle_method_failed(
+            "E_SUMMARIZER",
+            "Remote compaction failed (502 Bad Gateway)",
+            Some(502),
+        )
+        .unwrap();
+        assert!(w.remote_failed());
+        assert!(matches!(w.poll(), WalkStep::Warn { message, .. }
+            if message == "remote compaction failed: Remote compaction failed (502 Bad Gateway); trying the next preferred compaction method."));
+        assert_eq!(w.poll(), plan(Soft));
+        w.handle_planned().unwrap();
+        assert_eq!(
+            w.poll(),
+            WalkStep::Summarize {
+                method: Soft,
+                route: Route::Callbacks
+            }
+        );
+
+        // A native lane first, then the endpoint; without an endpoint the method fails.
+        i.native_lane = true;
+        let mut w = Walk::new(i.clone());
+        w.handle_planned().unwrap();
+        assert_eq!(
+            w.poll(),
+            WalkStep::Summarize {
+                method: Remote,
+                route: Route::Native
+            }
+        );
+        w.handle_method_failed("E_SUMMARIZER", "native", None)
+            .unwrap();
+        assert_eq!(
+            w.poll(),
+            WalkStep::Summarize {
+                method: Remote,
+                route: Route::Endpoint
+            }
+        );
+        i.remote_endpoint = false;
+        let mut w = Walk::new(i.clone());
+        w.handle_planned().unwrap();
+        w.handle_native_unavailable().unwrap();
+        assert!(w.remote_failed());
+        assert!(matches!(w.poll(), WalkStep::Warn { .. }));
+        // A native lane commits itself.
+        let mut w = Walk::new(i);
+        w.handle_planned().unwrap();
+        w.handle_committed(10, None).unwrap();
+        assert_eq!(w.poll(), done(Remote));
+
+        // The ContextManager keeps the cooldown.
+        let mut cm = ContextManager::new(CompactionSettings::default());
+        assert!(!cm.remote_blocked(0));
+        cm.note_remote_failure(1_000);
+        assert!(cm.remote_blocked(1_000 + REMOTE_COOLDOWN_MS - 1));
+        assert!(!cm.remote_blocked(1_000 + REMOTE_COOLDOWN_MS));
+    }
+
+    /// Issue 43 item 1: an overflow always ends with `soft`, so a one-method methodOrder does
+    /// not leave every later request overflowing.
+    #[test]
+    fn an_overflow_falls_back_to_soft() {
+        for (order, want) in [
+            (vec!["shake"], vec![Shake, Soft]),
+            (vec!["handoff"], vec![Soft]),
+            (vec!["snapcompact"], vec![Snapcompact, Soft]),
+        ] {
+            let named: Vec<_> = order
+                .iter()
+                .filter_map(|m| CompactionMethod::named(m))
+                .collect();
+            let w = Walk::new(listed(CompactionReason::Overflow, &named));
+            assert_eq!(w.methods(), want, "{order:?}");
+            // The trigger machine's rule is the same one: it compacts an overflow.
+            let mut cm = ContextManager::new(settings(json!({ "methodOrder": order })));
+            let raw = json!({
+                "role": "assistant", "content": [], "provider": "p", "model": "m",
+                "stopReason": "error", "errorMessage": "prompt is too long: 40000 tokens > 32000 maximum",
+                "timestamp": 1_000,
+            });
+            let a = match crate::session::message::AgentMessage::parse(&raw.to_string(), None) {
+                Ok(crate::session::message::AgentMessage::Assistant(a)) => a,
+                other => panic!("not an assistant: {other:?}"),
+            };
+            let m = model(32_000, true);
+            let d = cm.after_turn(TurnInput::new(&a, &m, 0));
+            let req = d.compact.expect("an overflow compacts");
+            assert_eq!(req.methods, want, "{order:?}");
+        }
+        // Other reasons keep the list as it is.
+        let w = Walk::new(listed(CompactionReason::Threshold, &[Shake]));
+        assert_eq!(w.methods(), [Shake]);
+    }
+
+    /// Issue 36 item 1: an overflow compaction that brought the request under the window
+    /// retries the turn even without the full reserve of headroom.
+    #[test]
+    fn an_overflow_under_the_window_retries() {
+        let mut cm = ContextManager::new(CompactionSettings::default());
+        let req = CompactRequest {
+            reason: CompactionReason::Overflow,
+            entry: EntryPoint::PostTurn,
+            will_retry: true,
+            context_tokens: 40_000,
+            context_window: 32_000,
+            ..CompactRequest::default()
+        };
+        let report = |tokens_after| {
+            CompactionReport::new(
+                req.clone(),
+                CompactionOutcome::Compacted {
+                    tokens_after,
+                    stored_tokens: None,
+                },
+            )
+        };
+        let d = cm.after_compaction(&report(31_000));
+        assert_eq!(
+            d.continuation.map(|c| c.kind),
+            Some(crate::triggers::ContinuationKind::Retry)
+        );
+        assert!(
+            d.compaction_warning.is_some(),
+            "the guard still warns and pauses"
+        );
+        let d = cm.after_compaction(&report(32_500));
+        assert!(d.continuation.is_none() && d.block_auto_continue);
+    }
+
+    /// Drives `w` with the outcomes `choices` pick (cycled); returns the steps taken and
+    /// whether a method was planned twice without a shake between.
+    pub(crate) fn drive(w: &mut Walk, choices: &[u8]) -> (usize, bool) {
+        let codes = [
+            "E_SUMMARIZER",
+            "E_NOTHING_TO_COMPACT",
+            "E_ALREADY_COMPACTED",
+            "E_ABORTED",
+            "E_NO_REDUCTION",
+            "E_STALE_PLAN",
+        ];
+        let mut planned: Vec<CompactionMethod> = Vec::new();
+        let mut twice = false;
+        let mut n = 0usize;
+        loop {
+            let c = usize::from(choices.get(n % choices.len().max(1)).copied().unwrap_or(0));
+            n += 1;
+            if n > 1_000 {
+                return (n, twice);
+            }
+            let code = codes[c % codes.len()];
+            let r = match w.poll() {
+                WalkStep::Done { .. } | WalkStep::Failed { .. } => return (n, twice),
+                WalkStep::Warn { .. } => Ok(()),
+                WalkStep::Plan { method, .. } => {
+                    twice |= planned.contains(&method);
+                    planned.push(method);
+                    if c % 3 == 0 {
+                        w.handle_plan_failed(code, "x")
+                    } else {
+                        w.handle_planned()
+                    }
+                }
+                WalkStep::Shake { .. } => {
+                    planned.clear();
+                    w.handle_shaken(
+                        (c % 2) as u64,
+                        (c * 100) as u64,
+                        (c % 4 == 0).then_some(c as u64 * 1_000),
+                    )
+                }
+                WalkStep::Summarize { route, .. } => match c % 4 {
+                    0 => w.handle_method_failed(code, "x", None),
+                    1 if route == Route::Native => w.handle_native_unavailable(),
+                    1 | 2 if route == Route::Native => w.handle_committed(c as u64 * 500, None),
+                    3 => w.handle_extension_committed(),
+                    _ => w.handle_summarized(),
+                },
+                WalkStep::Commit { .. } => {
+                    if c % 3 == 0 {
+                        w.handle_method_failed(code, "x", Some(502))
+                    } else {
+                        w.handle_committed(c as u64 * 700, None)
+                    }
+                }
+            };
+            assert!(
+                r.is_ok(),
+                "the walk refused the outcome of its own step: {r:?}"
+            );
+        }
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn method() -> impl proptest::strategy::Strategy<Value = CompactionMethod> {
+            prop::sample::select(vec![
+                Remote,
+                Snapcompact,
+                Handoff,
+                Shake,
+                Soft,
+                CompactionMethod::Window,
+            ])
+        }
+
+        fn reason() -> impl proptest::strategy::Strategy<Value = CompactionReason> {
+            prop::sample::select(vec![
+                CompactionReason::Threshold,
+                CompactionReason::Overflow,
+                CompactionReason::Incomplete,
+                CompactionReason::Idle,
+                CompactionReason::Manual,
+            ])
+        }
+
+        proptest! {
+            /// The walk ends within a bound of steps, and never plans a method twice without a
+            /// shake between, whatever the host reports.
+            #[test]
+            fn the_walk_terminates(
+                methods in prop::option::of(prop::collection::vec(method(), 0..8)),
+                reason in reason(),
+                flags in any::<[bool; 7]>(),
+                window in prop::sample::select(vec![0u64, 8_000, 32_000, 200_000]),
+                live in 0u64..300_000,
+                choices in prop::collection::vec(any::<u8>(), 1..64),
+            ) {
+                let i = WalkInput {
+                    methods,
+                    summarizer: flags[0],
+                    remote_endpoint: flags[1],
+                    native_lane: flags[2],
+                    remote_blocked: flags[3],
+                    exclude_snapcompact: flags[4],
+                    custom_instructions: flags[5],
+                    input_known: flags[6],
+                    live_tokens: live,
+                    ..WalkInput::new(reason, CompactionSettings::default(), model(window, true))
+                };
+                let mut w = Walk::new(i);
+                let bound = 8 * w.methods().len() + 8;
+                let (steps, twice) = drive(&mut w, &choices);
+                prop_assert!(steps <= bound, "{} steps for {} methods", steps, w.methods().len());
+                prop_assert!(!twice);
+                prop_assert!(w.is_over());
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The exported compaction walk (spec: compaction §8.3, §8.5, §8.6, §13): the state machine of
+//! `triggers::Walk` behind a class the JS driver (`js/compact.js`) polls. JSON in, JSON out.
+
+use super::interop::triggers::bad;
+use super::interop::walk::{input, step};
+use crate::triggers::{OutOfTurn, Walk};
+use wasm_bindgen::prelude::*;
+
+fn out_of_turn(e: OutOfTurn) -> JsValue {
+    bad(&e.to_string())
+}
+
+fn count(v: f64) -> Result<u64, JsValue> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v.round() as u64)
+    } else {
+        Err(bad("the compaction walk takes non-negative token counts"))
+    }
+}
+
+fn opt_count(v: Option<f64>) -> Result<Option<u64>, JsValue> {
+    v.map(count).transpose()
+}
+
+/// One compaction's method walk.
+#[wasm_bindgen]
+pub struct WasmWalk {
+    inner: Walk,
+}
+
+#[wasm_bindgen]
+impl WasmWalk {
+    /// The walk for `input_json` (see `interop::walk::input`) and the compaction settings.
+    #[wasm_bindgen(constructor)]
+    pub fn new(input_json: &str, settings_json: Option<String>) -> Result<WasmWalk, JsValue> {
+        let settings = super::interop::tokens::settings(settings_json)?;
+        Ok(WasmWalk {
+            inner: Walk::new(input(input_json, settings)?),
+        })
+    }
+
+    /// The methods the walk may run, as a JSON array of names.
+    #[wasm_bindgen(js_name = methodsJson)]
+    pub fn methods_json(&self) -> String {
+        let names: Vec<&str> = self.inner.methods().iter().map(|m| m.as_str()).collect();
+        crate::support::json::js::stringify(&serde_json::json!(names))
+    }
+
+    /// The next step, as JSON.
+    pub fn poll(&mut self) -> String {
+        let s = self.inner.poll();
+        step(&s, self.inner.remote_failed())
+    }
+
+    pub fn planned(&mut self) -> Result<(), JsValue> {
+        self.inner.handle_planned().map_err(out_of_turn)
+    }
+
+    #[wasm_bindgen(js_name = planFailed)]
+    pub fn plan_failed(&mut self, code: &str, message: &str) -> Result<(), JsValue> {
+        self.inner
+            .handle_plan_failed(code, message)
+            .map_err(out_of_turn)
+    }
+
+    #[wasm_bindgen(js_name = extensionCommitted)]
+    pub fn extension_committed(&mut self) -> Result<(), JsValue> {
+        self.inner.handle_extension_committed().map_err(out_of_turn)
+    }
+
+    pub fn summarized(&mut self) -> Result<(), JsValue> {
+        self.inner.handle_summarized().map_err(out_of_turn)
+    }
+
+    #[wasm_bindgen(js_name = nativeUnavailable)]
+    pub fn native_unavailable(&mut self) -> Result<(), JsValue> {
+        self.inner.handle_native_unavailable().map_err(out_of_turn)
+    }
+
+    /// A commit: the core's `tokensAfter`, and the host's measure of the live context in the
+    /// provider's tokens with the request overhead, if it has one.
+    pub fn committed(
+        &mut self,
+        core_tokens_after: f64,
+        live_after: Option<f64>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .handle_committed(count(core_tokens_after)?, opt_count(live_after)?)
+            .map_err(out_of_turn)
+    }
+
+    /// The method failed; `status` is the HTTP status of a remote failure, if any.
+    #[wasm_bindgen(js_name = methodFailed)]
+    pub fn method_failed(
+        &mut self,
+        code: &str,
+        message: &str,
+        status: Option<f64>,
+    ) -> Result<(), JsValue> {
+        let status = status
+            .filter(|s| (100.0..600.0).contains(s))
+            .map(|s| s as u16);
+        self.inner
+            .handle_method_failed(code, message, status)
+            .map_err(out_of_turn)
+    }
+
+    /// A shake ran: its dropped count, its freed tokens (core estimate) and the host's measure
+    /// after it, if any.
+    pub fn shaken(
+        &mut self,
+        dropped: f64,
+        tokens_freed: f64,
+        live_after: Option<f64>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .handle_shaken(
+                count(dropped)?,
+                count(tokens_freed)?,
+                opt_count(live_after)?,
+            )
+            .map_err(out_of_turn)
+    }
+}
+
+/// The windows of the Maintainer's prune passes (spec: compaction §6.1, §6.5, §6.6), as JSON:
+/// `{stale: {idleFlushMs, suffixTokenLimit}, threshold: {protectTokens, minimumSavings,
+/// cacheWarmSuffixTokens}}`.
+#[wasm_bindgen(js_name = pruneWindowsJson)]
+pub fn prune_windows_json() -> String {
+    let w = crate::triggers::PRUNE_WINDOWS;
+    let v = serde_json::json!({
+        "stale": {"idleFlushMs": w.stale_idle_flush_ms, "suffixTokenLimit": w.stale_suffix_tokens},
+        "threshold": {
+            "protectTokens": w.protect_tokens,
+            "minimumSavings": w.minimum_savings,
+            "cacheWarmSuffixTokens": w.cache_warm_suffix_tokens,
+        },
+    });
+    crate::support::json::js::stringify(&v)
+}
