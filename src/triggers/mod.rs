@@ -116,8 +116,6 @@ enum Pending {
     Overflow(Recovery),
     Incomplete {
         rec: Recovery,
-        exhausted: bool,
-        output_tokens: u64,
         truncated: String,
     },
     Threshold {
@@ -391,7 +389,16 @@ impl ContextManager {
         }
         // Step 5: output cut at the length limit.
         if a.stop_reason == Some(StopReason::Length) && same && !pre {
-            return self.incomplete(rec(false), a, t.model, delivered, t.can_promote);
+            // The trigger size is the turn's whole context, output included (18.2.3).
+            let rec = Recovery {
+                context_tokens: a
+                    .usage
+                    .as_ref()
+                    .map_or(0, context_tokens)
+                    .max(t.stored_tokens.unwrap_or(0)),
+                ..rec(false)
+            };
+            return self.incomplete(rec, a, t.model, t.can_promote);
         }
         // Steps 7–10: the threshold.
         self.post_turn_threshold(&t, pre)
@@ -537,48 +544,42 @@ impl ContextManager {
         d
     }
 
-    /// §8.2 [N] step 5.
+    /// §8.2 [N] step 5, as the reference 18.2.3 runs it (issue 36 item 12a): every `length`
+    /// stop of the current model leaves the live context, whether or not it delivered text
+    /// and however much room is left — a truncated answer is not a result to build on. The
+    /// recovery is a promotion when the host can make one, else an `incomplete` compaction
+    /// with a retry (a handoff may run: the input is fine). The spec's older rule (keep a
+    /// truncated answer when there is room, retry without compacting otherwise) is gone with
+    /// its reminder. With no way to recover (compaction off, no usable method, no
+    /// promotion) the answer stays, with a warning: the reference drops it from the live
+    /// context and says nothing, which leaves the user with neither the text nor a reason.
     fn incomplete(
         &mut self,
         rec: Recovery,
         a: &AssistantMessage,
         model: &ModelInfo,
-        delivered: bool,
         can_promote: bool,
     ) -> Decision {
-        let window = model.context_window;
-        let exhausted =
-            window == 0 || a.usage.as_ref().map_or(0, context_tokens) > self.threshold_for(model);
         let truncated = truncated_text(a, model);
         let mut d = Decision::default();
-        let can_compact = self.can_compact(CompactionReason::Incomplete, model, false);
-        if (!exhausted && delivered) || (!can_compact && !can_promote) {
-            // Keep the partial answer; there is room, or nothing could make any.
+        if !self.can_compact(CompactionReason::Incomplete, model, false) && !can_promote {
             d.notice(NoticeLevel::Warning, truncated);
             return d;
         }
         d.drop_failed_turn = Some(DropTurn { durable: false });
-        let output_tokens = a.usage.as_ref().map_or(0.0, |u| u.output).max(0.0) as u64;
-        let pending = Pending::Incomplete {
-            rec,
-            exhausted,
-            output_tokens,
-            truncated,
-        };
+        let pending = Pending::Incomplete { rec, truncated };
         if can_promote {
             return self.ask_promotion(d, pending, CompactionReason::Incomplete);
         }
         self.incomplete_recover(pending, d)
     }
 
+    /// The compaction half of §8.2 [N] step 5: give up after
+    /// [`INCOMPLETE_RECOVERY_MAX_RETRIES`] recoveries that produced nothing (a turn that
+    /// delivered text or a tool call resets the count), else count the attempt and compact
+    /// with reason `incomplete` and a retry.
     fn incomplete_recover(&mut self, pending: Pending, mut d: Decision) -> Decision {
-        let Pending::Incomplete {
-            rec,
-            exhausted,
-            output_tokens,
-            truncated,
-        } = pending
-        else {
+        let Pending::Incomplete { rec, truncated } = pending else {
             return d;
         };
         if !self.can_compact(CompactionReason::Incomplete, &rec.model, false) {
@@ -603,24 +604,14 @@ impl ContextManager {
             return d;
         }
         self.incomplete_recoveries += 1;
-        if exhausted {
-            d.compact = self.request(
-                CompactionReason::Incomplete,
-                EntryPoint::PostTurn,
-                true,
-                &rec.model,
-                rec.context_tokens,
-                false,
-            );
-        } else {
-            let mut c = Continuation::retry();
-            c.reminder = (output_tokens > 0).then_some(LengthStopReminder {
-                output_tokens,
-                retry_count: self.incomplete_recoveries,
-                max_retries: INCOMPLETE_RECOVERY_MAX_RETRIES,
-            });
-            d.continuation = Some(c);
-        }
+        d.compact = self.request(
+            CompactionReason::Incomplete,
+            EntryPoint::PostTurn,
+            true,
+            &rec.model,
+            rec.context_tokens,
+            false,
+        );
         d
     }
 
@@ -862,6 +853,12 @@ impl ContextManager {
                     if r.queued_messages {
                         d.continuation = Some(Continuation::queued_or_auto(true));
                     } else if self.settings.auto_continue && !self.terminal_text_answer {
+                        // The auto-continue prompt needs `autoContinue` and a turn that was
+                        // not a finished text answer (a stop with text and no tool call):
+                        // the reference 18.2.3 checks `autoContinue !== false` first and then
+                        // declines for a terminal text answer unless a goal is active (a mode
+                        // this library does not have). After a finished answer the next turn
+                        // is the user's (issue 36 item 12b: verified, kept).
                         d.continuation = Some(Continuation::queued_or_auto(false));
                     }
                 }
@@ -895,9 +892,11 @@ impl ContextManager {
     }
 
     /// The progress guard (spec: compaction §8.5): `Some(warning)` when the compaction left
-    /// no headroom. Threshold/incomplete: `max(live, stored) ≤ floor(0.8 · threshold)`;
-    /// overflow: `≤ W − budget reserve`; unknown window: always headroom. A payload-rejection
-    /// recovery must also have shrunk the context.
+    /// no headroom. A pass that retries (overflow, incomplete) only needs the retried request
+    /// to fit: `max(live, stored) ≤ W − budget reserve` (the reference 18.2.3 tests every
+    /// `willRetry` pass this way, incomplete included; the spec names overflow only); a
+    /// threshold pass needs `≤ floor(0.8 · threshold)`; unknown window: always headroom. A
+    /// payload-rejection recovery must also have shrunk the context.
     fn no_headroom(&self, req: &CompactRequest, residual: u64) -> Option<String> {
         let w = req.context_window;
         if req.payload_rejection && req.context_tokens > 0 && residual >= req.context_tokens {
@@ -910,7 +909,7 @@ impl ContextManager {
         if w == 0 {
             return None;
         }
-        let limit = if req.reason == CompactionReason::Overflow {
+        let limit = if req.reason == CompactionReason::Overflow || req.will_retry {
             w.saturating_sub(budget_reserve_tokens(w, &self.settings))
         } else {
             // The model's threshold as the request recorded it (a host-made request without

@@ -194,37 +194,55 @@ test('overflow: each provider wording is detected; one compact-and-retry per epi
   ]);
 });
 
-test('length stops: three recoveries, then give up; a good turn resets the count', () => {
+test('length stops: an incomplete compaction and a retry each, three times, then give up', () => {
   const cm = new ContextManager();
   const stop = thinkingLengthStop();
   const d = cm.afterTurn(stop, model);
-  assert.deepEqual(d.continuation, {
-    afterMs: 100,
-    kind: 'retry',
-    prompt: null,
-    reminder: { outputTokens: 32_000, retryCount: 1, maxRetries: INCOMPLETE_RECOVERY_MAX_RETRIES },
-  });
+  assert.deepEqual(d.dropFailedTurn, { durable: false });
+  assert.equal(d.continuation, null);
+  assert.deepEqual(
+    { reason: d.compact.reason, willRetry: d.compact.willRetry, entry: d.compact.entry },
+    { reason: 'incomplete', willRetry: true, entry: 'post-turn' },
+  );
   cm.afterTurn(toolTurn(60_000), model);
   assert.equal(cm.state.incompleteRecoveries, 0);
-  const log = runScript(cm, [[stop], [stop], [stop], [stop]]);
+  const compacted = { status: 'compacted', tokensAfter: 20_000 };
+  const log = runScript(cm, [[stop], [stop], [stop], [stop]], [compacted, compacted, compacted]);
+  const recovery = [
+    'turn length',
+    'drop turn',
+    'compact incomplete + retry',
+    'auto_compaction_end (retry)',
+    'drop turn',
+    'continue: retry after 100 ms',
+  ];
   assert.deepEqual(log, [
-    'turn length',
-    'drop turn',
-    'continue: retry after 100 ms',
-    'turn length',
-    'drop turn',
-    'continue: retry after 100 ms',
-    'turn length',
-    'drop turn',
-    'continue: retry after 100 ms',
+    ...Array.from({ length: INCOMPLETE_RECOVERY_MAX_RETRIES }, () => recovery).flat(),
     'turn length',
     'error: Length-stop recovery gave up after 4 consecutive `length` responses from anthropic/claude-sonnet-4-5. Ask for a shorter answer or switch to a model with a larger output limit.',
     'drop turn durably',
     'block auto-continue',
   ]);
-  // A truncated answer with room left is kept, with a warning.
+});
+
+test('a truncated answer with room left leaves the context and is retried after a compaction (18.2.3)', () => {
+  const cm = new ContextManager();
+  // 60 000 of a 200 000 window (threshold 170 000): room left, recovered all the same.
   const partial = assistant({ stopReason: 'length', usage: usage(28_000, 32_000) });
-  assert.deepEqual(cm.afterTurn(partial, model).notices, [
+  const log = runScript(cm, [[partial]], [{ status: 'compacted', tokensAfter: 20_000 }]);
+  assert.deepEqual(log, [
+    'turn length',
+    'drop turn',
+    'compact incomplete + retry',
+    'auto_compaction_end (retry)',
+    'drop turn',
+    'continue: retry after 100 ms',
+  ]);
+  // With nothing that could recover it, the answer stays, with a warning.
+  const off = new ContextManager({ enabled: false });
+  const d = off.afterTurn(partial, model);
+  assert.equal(d.dropFailedTurn, null);
+  assert.deepEqual(d.notices, [
     {
       level: 'warning',
       text: 'Response hit the anthropic/claude-sonnet-4-5 output limit (32000 tokens) and was truncated.',
