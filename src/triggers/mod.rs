@@ -65,7 +65,7 @@ use crate::session::message::{AssistantMessage, StopReason};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::tokens::{
     budget_reserve_tokens, context_tokens, has_context_token_usage, prompt_tokens, should_compact,
-    threshold_tokens,
+    threshold_tokens, window_budgets,
 };
 use inputs::{
     delivered_output, predates, same_model, terminal_text_answer, truncated_text, turn_label,
@@ -84,12 +84,8 @@ pub const CONTINUE_DELAY_MS: u64 = 100;
 pub const OVERFLOW_RETRY_EXHAUSTED: &str = "Context overflow recovery failed after one \
      compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
 
-/// `COMPACTION_RECOVERY_BAND = 0.8` applied to a threshold: `floor(0.8 · threshold)` (spec:
-/// compaction §8.5). Exact in integers: the float product in the reference never rounds
-/// below an integer result.
-pub fn recovery_band_tokens(threshold: u64) -> u64 {
-    threshold * 4 / 5
-}
+/// `floor(0.8 · threshold)`, the recovery band of the progress guard (spec: compaction §8.5).
+pub use crate::tokens::recovery_band_tokens;
 
 // ----- the machine ----------------------------------------------------------------------
 
@@ -146,6 +142,10 @@ pub struct ContextManager {
     pending: Option<Pending>,
     /// The host has a remote route besides `compaction.remoteEndpoint` (§8.3 `remote`).
     remote_route: bool,
+    /// The warnings said once: a model without a context window, and the last window whose
+    /// `keepRecentTokens` had to be clamped.
+    warned_no_window: bool,
+    warned_keep_clamp: Option<u64>,
 }
 
 impl ContextManager {
@@ -163,6 +163,8 @@ impl ContextManager {
             promoted_from: None,
             pending: None,
             remote_route: false,
+            warned_no_window: false,
+            warned_keep_clamp: None,
         }
     }
 
@@ -279,6 +281,8 @@ impl ContextManager {
             context_window: model.context_window,
             threshold_tokens: (model.context_window > 0).then(|| self.threshold_for(model)),
             payload_rejection,
+            budgets: (model.context_window > 0)
+                .then(|| window_budgets(model.context_window, &self.settings_for(model))),
         })
     }
 
@@ -289,8 +293,61 @@ impl ContextManager {
     pub fn after_turn(&mut self, t: TurnInput<'_>) -> Decision {
         let mut d = self.post_turn(t);
         self.vision_notice(t.model, &mut d);
+        self.model_notices(t.model, &mut d);
         d.wake_at = self.idle_wake_at();
         d
+    }
+
+    /// What the machine has to say about `model` before any turn: the once-only warnings of
+    /// [`ContextManager::after_turn`] and the other entry points (a model without a context
+    /// window; a `keepRecentTokens` too large for its window), so a host can surface them as
+    /// soon as it knows its model. Says each at most once, here or in a later decision.
+    pub fn check_model(&mut self, model: &ModelInfo) -> Decision {
+        let mut d = Decision::default();
+        self.model_notices(model, &mut d);
+        d
+    }
+
+    /// The once-only warnings about the model (issue 36 items 10, 4): without a context
+    /// window nothing is ever over the threshold, so only an overflow error would compact —
+    /// said once, never silence; a `keepRecentTokens` at or above the window's threshold
+    /// could summarize nothing and is clamped (tokens::window_budgets) — said once per window.
+    fn model_notices(&mut self, model: &ModelInfo, d: &mut Decision) {
+        if !self.compaction_available() {
+            return;
+        }
+        let window = model.context_window;
+        if window == 0 {
+            if !self.warned_no_window {
+                self.warned_no_window = true;
+                d.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "The model {} has no contextWindow: automatic compaction cannot tell \
+                         when the context is full, so it runs only after the provider rejects \
+                         a request as too long. Give the model its contextWindow.",
+                        model.label()
+                    ),
+                );
+            }
+            return;
+        }
+        let b = window_budgets(window, &self.settings_for(model));
+        if b.keep_recent_clamped && self.warned_keep_clamp != Some(window) {
+            self.warned_keep_clamp = Some(window);
+            d.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "keepRecentTokens {} is at or above the compaction threshold of {} \
+                     ({} tokens of a {window}-token window), so a compaction could summarize \
+                     nothing; compactions keep {} recent tokens instead.",
+                    self.settings.keep_recent_tokens,
+                    model.label(),
+                    b.threshold_tokens,
+                    b.keep_recent_tokens
+                ),
+            );
+        }
     }
 
     /// snapcompact was asked for by name but the model reads no images: the request runs
@@ -716,6 +773,7 @@ impl ContextManager {
             Decision::default()
         };
         self.vision_notice(p.model, &mut d);
+        self.model_notices(p.model, &mut d);
         d.wake_at = self.idle_wake_at();
         d
     }
@@ -730,6 +788,8 @@ impl ContextManager {
     ) -> Decision {
         self.pending = None;
         self.note_activity(now);
+        let mut d = Decision::default();
+        self.model_notices(target, &mut d);
         if !self.compaction_available()
             || !should_compact(
                 context_tokens,
@@ -737,19 +797,17 @@ impl ContextManager {
                 &self.settings_for(target),
             )
         {
-            return Decision::default();
+            return d;
         }
-        Decision {
-            compact: self.request(
-                CompactionReason::Threshold,
-                EntryPoint::ModelSwitch,
-                false,
-                target,
-                context_tokens,
-                false,
-            ),
-            ..Decision::default()
-        }
+        d.compact = self.request(
+            CompactionReason::Threshold,
+            EntryPoint::ModelSwitch,
+            false,
+            target,
+            context_tokens,
+            false,
+        );
+        d
     }
 
     /// Idle maintenance (spec: compaction §8.1 `runIdleCompaction`, §9.2): with
@@ -760,6 +818,7 @@ impl ContextManager {
     pub fn on_idle(&mut self, model: &ModelInfo, context_tokens: u64, now: i64) -> Decision {
         let mut d = self.idle_check(model, context_tokens, now);
         self.vision_notice(model, &mut d);
+        self.model_notices(model, &mut d);
         d
     }
 
