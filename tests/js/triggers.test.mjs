@@ -13,6 +13,7 @@ import {
   resolveSettings,
   shouldCompact,
   thresholdTokens,
+  windowBudgets,
 } from 'ctxfold';
 
 const model = {
@@ -513,4 +514,58 @@ test('compactionMethods follows the rule the machine requests with', () => {
     codeOf(() => compactionMethods({ methodOrder: 3 }, { reason: 'threshold', model })),
     'E_SETTINGS',
   );
+});
+
+test('small windows: budgets are shares of the threshold, defaults where they fit', () => {
+  const small = windowBudgets(32_000);
+  assert.deepEqual(small, {
+    contextWindow: 32_000,
+    thresholdTokens: 15_616,
+    reserveTokens: 16_384,
+    keepRecentTokens: 7_808,
+    keepRecentClamped: false,
+    shakeProtectTokens: 6_246,
+    shakeMinSavings: 1_561,
+    archiveBudgetTokens: 12_492,
+  });
+  const large = windowBudgets(200_000);
+  assert.deepEqual(
+    [large.keepRecentTokens, large.shakeProtectTokens, large.shakeMinSavings, large.archiveBudgetTokens],
+    [20_000, 16_000, 4_000, 170_000],
+  );
+  // A user's value: kept when it fits, clamped (and flagged) when it could summarize nothing.
+  assert.equal(windowBudgets(32_000, { keepRecentTokens: 10_000 }).keepRecentTokens, 10_000);
+  assert.equal(windowBudgets(32_000, { keepRecentTokens: 30_000 }).keepRecentClamped, true);
+  // The model's threshold rule applies.
+  const rule = { modelThresholds: { 'local/*': 20_000 } };
+  assert.equal(windowBudgets(200_000, rule, { provider: 'local', id: 'x' }).keepRecentTokens, 10_000);
+  assert.equal(
+    codeOf(() => windowBudgets(-1)),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => windowBudgets(32_000, { keepRecentTokens: 'x' })),
+    'E_SETTINGS',
+  );
+  // A request in a small window carries them.
+  const cm = new ContextManager();
+  const d = cm.afterTurn(toolTurn(16_000), { ...model, contextWindow: 32_000 });
+  assert.deepEqual(d.compact.budgets, small);
+  assert.deepEqual(d.notices, []);
+});
+
+test('a model without a context window is reported once; a clamped keep once per window', () => {
+  const cm = new ContextManager();
+  const noWindow = { provider: 'local', id: 'llama' };
+  const first = cm.checkModel(noWindow);
+  assert.equal(first.notices.length, 1);
+  assert.equal(first.notices[0].level, 'warning');
+  assert.match(first.notices[0].text, /^The model local\/llama has no contextWindow/);
+  assert.deepEqual(cm.afterTurn(toolTurn(16_000), noWindow).notices, []);
+  // A fresh machine says it at its first decision.
+  assert.equal(new ContextManager().beforePrompt(noWindow).notices.length, 1);
+  const clamp = new ContextManager({ keepRecentTokens: 30_000 });
+  const small = { ...model, contextWindow: 32_000 };
+  assert.match(clamp.checkModel(small).notices[0].text, /^keepRecentTokens 30000 is at or above/);
+  assert.deepEqual(clamp.afterTurn(toolTurn(16_000), small).notices, []);
 });
