@@ -6,6 +6,8 @@ import { test } from 'node:test';
 import {
   CONTINUE_DELAY_MS,
   ContextManager,
+  Maintainer,
+  Session,
   compactionErrorMessage,
   compactionMethods,
   INCOMPLETE_RECOVERY_MAX_RETRIES,
@@ -568,4 +570,39 @@ test('a model without a context window is reported once; a clamped keep once per
   const small = { ...model, contextWindow: 32_000 };
   assert.match(clamp.checkModel(small).notices[0].text, /^keepRecentTokens 30000 is at or above/);
   assert.deepEqual(clamp.afterTurn(toolTurn(16_000), small).notices, []);
+});
+
+test('Maintainer: a truncated reply with room left is retried with the reply out of the context', async () => {
+  // 16 turns of ~200 tokens in a 32k window: far below its threshold (15,616).
+  const small = { ...model, contextWindow: 32_000, input: ['text'] };
+  const s = Session.create({ id: 's', cwd: '/w', now: 1000 });
+  for (let i = 0; i < 16; i++) {
+    s.appendMessage({ role: 'user', content: `q${i} ${'word '.repeat(160)}`, timestamp: 1000 + i }, { now: 1000 + i });
+    s.appendMessage(assistant({ content: [{ type: 'text', text: `a${i} ${'word '.repeat(160)}` }] }), {
+      now: 1000 + i,
+    });
+  }
+  const events = [];
+  const m = new Maintainer(s, {
+    model: small,
+    settings: { methodOrder: ['soft'], keepRecentTokens: 1000 },
+    summarize: async (r) => `summary for ${r.purpose}`,
+    onEvent: (e) => events.push(e),
+  });
+  s.appendMessage({ role: 'user', content: 'write it all out', timestamp: 5000 });
+  await m.beforeRequest();
+  const cut = assistant({
+    content: [{ type: 'text', text: 'Here is the first half of' }],
+    stopReason: 'length',
+    usage: usage(7_000, 1_000),
+    timestamp: 6000,
+  });
+  const out = await m.afterResponse(cut);
+  assert.equal(out.next, 'retry');
+  assert.equal(out.report.reason, 'incomplete');
+  assert.ok(events.some((e) => e.type === 'auto_compaction_start' && e.reason === 'incomplete'));
+  const again = await m.beforeRequest();
+  assert.equal(again.messages.at(-1).role, 'user');
+  assert.ok(!JSON.stringify(again.messages).includes('the first half of'), 'the truncated reply is out');
+  m.dispose();
 });
