@@ -371,11 +371,8 @@ pub const SMALL_THRESHOLD_TOKENS: u64 = 2 * DEFAULT_KEEP_RECENT_TOKENS;
 /// - the automatic shake protects `min(16,000, 2T/5)` and needs savings of
 ///   `min(4,000, T/10)`;
 /// - a snapcompact archive, with the kept tail and the request overhead, may fill the
-///   window minus the *budget* reserve (the reference uses the effective reserve, which
-///   leaves a window of 19,275 tokens or less no room at all; the two agree above it). A
-///   tighter room (the recovery band) was tried and left a 32k window's archives without a
-///   single frame: one frame is a third of that band; the progress guard's rescue handles a
-///   tail left too large instead.
+///   window minus the budget reserve; below [`SMALL_THRESHOLD_TOKENS`] only the recovery band
+///   (`floor(0.8·T)`), so that the progress guard (§8.5) can pass after it.
 ///
 /// At a threshold of 40,000 or more (default settings: windows from about 56,400 tokens)
 /// every value is the default's, as the reference computes it.
@@ -394,7 +391,7 @@ pub struct WindowBudgets {
     pub shake_protect_tokens: u64,
     pub shake_min_savings: u64,
     /// The most context (archive, kept tail and request overhead) a snapcompact compaction
-    /// may leave: the window minus the budget reserve.
+    /// may leave.
     pub archive_budget_tokens: u64,
 }
 
@@ -434,9 +431,11 @@ pub fn window_budgets(window: u64, s: &CompactionSettings) -> WindowBudgets {
         (set, false)
     };
     let (protect, min_savings) = shake_budgets(t);
-    // The reference's room (the window minus the reserve), with the reserve's small-window
-    // rescue: a 16k window's default reserve would leave an archive no room at all.
-    let archive = window.saturating_sub(reserve);
+    let archive = if t < SMALL_THRESHOLD_TOKENS {
+        recovery_band_tokens(t)
+    } else {
+        window.saturating_sub(reserve)
+    };
     WindowBudgets {
         context_window: window,
         threshold_tokens: t,

@@ -194,7 +194,7 @@ fn frame_cap(plan: &CompactionPlan, options: &ArchiveOptions) -> Result<ArchiveB
     let budget = archive_budget(
         &FrameCapInput {
             context_window: window,
-            // The budget reserve (with its small-window rescue; tokens::window_budgets).
+            // What the window leaves the archive (small windows: the recovery band).
             reserve_tokens: window
                 .saturating_sub(window_budgets(window, &plan.settings).archive_budget_tokens),
             kept_tokens: options

@@ -528,7 +528,7 @@ test('small windows: budgets are shares of the threshold, defaults where they fi
     keepRecentClamped: false,
     shakeProtectTokens: 6_246,
     shakeMinSavings: 1_561,
-    archiveBudgetTokens: 15_616,
+    archiveBudgetTokens: 12_492,
   });
   const large = windowBudgets(200_000);
   assert.deepEqual(

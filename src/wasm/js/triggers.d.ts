@@ -104,7 +104,7 @@ export interface WindowBudgets {
   shakeProtectTokens: number;
   /** The automatic shake's `minSavings`: `min(4000, T/10)`. */
   shakeMinSavings: number;
-  /** The most context a snapcompact compaction may leave: the window minus `reserveTokens` (with its small-window rescue). */
+  /** The most context a snapcompact compaction may leave: the window minus the reserve; below a 40,000-token threshold, 80 % of it. */
   archiveBudgetTokens: number;
 }
 
