@@ -372,7 +372,10 @@ pub const SMALL_THRESHOLD_TOKENS: u64 = 2 * DEFAULT_KEEP_RECENT_TOKENS;
 ///   `min(4,000, T/10)`;
 /// - a snapcompact archive, with the kept tail and the request overhead, may fill the
 ///   window minus the budget reserve; below [`SMALL_THRESHOLD_TOKENS`] only the recovery band
-///   (`floor(0.8·T)`), so that the progress guard (§8.5) can pass after it.
+///   (`floor(0.8·T)`), so that the progress guard (§8.5) can pass after it. (Filling the
+///   room up to `T`, as the reference does, re-triggers at once in a small window: the
+///   scripted agent's 32k snapcompact runs compacted three times in one user turn and lost an
+///   overflow that way. The price: a 32k window's archive rarely holds a 5,024-token frame.)
 ///
 /// At a threshold of 40,000 or more (default settings: windows from about 56,400 tokens)
 /// every value is the default's, as the reference computes it.

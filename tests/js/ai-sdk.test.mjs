@@ -29,7 +29,9 @@ test('middleware: a tool loop over a 32k window stays under it (default method o
   assert.ok(r.largestPrompt <= WINDOW, `largest prompt ${r.largestPrompt} tokens`);
   assert.ok(r.methods.length >= 2, `compactions: ${r.methods}`);
   assert.deepEqual(r.lastPromptHead[0], { role: 'system', content: 'You are a careful engineer.' });
-  assert.ok(r.sessionEntries > 48, 'the session mirrors the app history');
+  // The session mirrors the app history (a handoff, which the method walk may reach when a
+  // snapcompact archive cannot help, starts a new one from its document).
+  assert.ok(r.sessionEntries > 48 || r.methods.includes('handoff'), 'the session mirrors the app history');
 });
 
 test('middleware: with the summarizing method, the prompt opens with the summary', async () => {
