@@ -343,6 +343,136 @@ pub fn threshold_tokens(window: u64, s: &CompactionSettings) -> u64 {
     (w * s.threshold_percent.clamp(1.0, 99.0) / 100.0).floor() as u64
 }
 
+/// The default `keepRecentTokens` (spec: compaction §9.2).
+pub const DEFAULT_KEEP_RECENT_TOKENS: u64 = 20_000;
+/// What the automatic shake (the `default` preset) protects and must save at least (spec:
+/// compaction §13 "Shake").
+pub const SHAKE_PROTECT_TOKENS: u64 = 16_000;
+pub const SHAKE_MIN_SAVINGS: u64 = 4_000;
+/// The threshold the default budgets were made for: at or above it every default fits and
+/// is used as it is; below it (a small window, or a small threshold on a large one) the
+/// budgets are shares of the threshold. Twice the default `keepRecentTokens`, where that
+/// default stops fitting under the rule below.
+pub const SMALL_THRESHOLD_TOKENS: u64 = 2 * DEFAULT_KEEP_RECENT_TOKENS;
+
+/// The budgets of one context window (spec: compaction §3.3 and the small-window rules of
+/// docs/guide/maintainer.md "Small windows"): what a compaction keeps, what the automatic
+/// shake protects and what a snapcompact archive may fill, taken from the window's threshold
+/// `T`.
+///
+/// The reference leaves `reserveTokens` unset so that a window too small for the default
+/// reserve gets a proportional one (`resolveBudgetReserveTokens`, [`budget_reserve_tokens`]).
+/// The same idea, extended to the other budgets, keeps a 32k window working out of the box:
+/// - `keepRecentTokens` at its default (20,000, whether left out or written, since settings
+///   travel through hosts as plain JSON where "unset" does not survive) becomes
+///   `min(20,000, T/2)`; any other value is the user's and is kept, unless it is at or above
+///   `T` — then no compaction could summarize anything, and it is clamped to `T/2`
+///   ([`WindowBudgets::keep_recent_clamped`], which the trigger machine reports once);
+/// - the automatic shake protects `min(16,000, 2T/5)` and needs savings of
+///   `min(4,000, T/10)`;
+/// - a snapcompact archive, with the kept tail and the request overhead, may fill the
+///   window minus the budget reserve; below [`SMALL_THRESHOLD_TOKENS`] only the recovery band
+///   (`floor(0.8·T)`), so that the progress guard (§8.5) can pass after it. (Filling the
+///   room up to `T`, as the reference does, re-triggers at once in a small window: the
+///   scripted agent's 32k snapcompact runs compacted three times in one user turn and lost an
+///   overflow that way. The price: a 32k window's archive rarely holds a 5,024-token frame.)
+///
+/// At a threshold of 40,000 or more (default settings: windows from about 56,400 tokens)
+/// every value is the default's, as the reference computes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowBudgets {
+    pub context_window: u64,
+    /// `resolveThresholdTokens` (0 for an unknown window).
+    pub threshold_tokens: u64,
+    /// `resolveBudgetReserveTokens`.
+    pub reserve_tokens: u64,
+    /// The `keepRecentTokens` a compaction uses (before the usage adaptation of §3.4).
+    pub keep_recent_tokens: u64,
+    /// The setting was at or above the threshold and was clamped.
+    pub keep_recent_clamped: bool,
+    /// `protectTokens` and `minSavings` of the automatic shake.
+    pub shake_protect_tokens: u64,
+    pub shake_min_savings: u64,
+    /// The most context (archive, kept tail and request overhead) a snapcompact compaction
+    /// may leave.
+    pub archive_budget_tokens: u64,
+}
+
+/// The automatic shake's `(protectTokens, minSavings)` for a threshold (see
+/// [`WindowBudgets`]); the preset's own numbers for a threshold of 40,000 or more.
+pub fn shake_budgets(threshold: u64) -> (u64, u64) {
+    (
+        SHAKE_PROTECT_TOKENS.min(threshold * 2 / 5),
+        SHAKE_MIN_SAVINGS.min(threshold / 10),
+    )
+}
+
+/// The budgets of `window` under `s` (see [`WindowBudgets`]). An unknown window (0) keeps
+/// every setting and preset as it is.
+pub fn window_budgets(window: u64, s: &CompactionSettings) -> WindowBudgets {
+    if window == 0 {
+        return WindowBudgets {
+            context_window: 0,
+            threshold_tokens: 0,
+            reserve_tokens: 0,
+            keep_recent_tokens: s.keep_recent_tokens,
+            keep_recent_clamped: false,
+            shake_protect_tokens: SHAKE_PROTECT_TOKENS,
+            shake_min_savings: SHAKE_MIN_SAVINGS,
+            archive_budget_tokens: 0,
+        };
+    }
+    let t = threshold_tokens(window, s);
+    let reserve = budget_reserve_tokens(window, s);
+    let share = (t / 2).max(1);
+    let set = s.keep_recent_tokens;
+    let (keep, clamped) = if set == DEFAULT_KEEP_RECENT_TOKENS {
+        (set.min(share), false)
+    } else if set >= t {
+        (share, true)
+    } else {
+        (set, false)
+    };
+    let (protect, min_savings) = shake_budgets(t);
+    let archive = if t < SMALL_THRESHOLD_TOKENS {
+        recovery_band_tokens(t)
+    } else {
+        window.saturating_sub(reserve)
+    };
+    WindowBudgets {
+        context_window: window,
+        threshold_tokens: t,
+        reserve_tokens: reserve,
+        keep_recent_tokens: keep,
+        keep_recent_clamped: clamped,
+        shake_protect_tokens: protect,
+        shake_min_savings: min_savings,
+        archive_budget_tokens: archive,
+    }
+}
+
+/// `COMPACTION_RECOVERY_BAND = 0.8` applied to a threshold: `floor(0.8 · threshold)` (spec:
+/// compaction §8.5). Exact in integers: the float product in the reference never rounds
+/// below an integer result.
+pub fn recovery_band_tokens(threshold: u64) -> u64 {
+    threshold * 4 / 5
+}
+
+impl CompactionSettings {
+    /// The settings a compaction for a model with this window runs with: `keepRecentTokens`
+    /// resolved by [`window_budgets`]. Unchanged (borrowed) for an unknown window or when the
+    /// value already fits.
+    pub fn for_window(&self, window: u64) -> std::borrow::Cow<'_, CompactionSettings> {
+        let keep = window_budgets(window, self).keep_recent_tokens;
+        if keep == self.keep_recent_tokens {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut s = self.clone();
+        s.keep_recent_tokens = keep;
+        std::borrow::Cow::Owned(s)
+    }
+}
+
 /// `shouldCompact`: strictly above the threshold, unless disabled, strategy `off` or no
 /// window.
 pub fn should_compact(context_tokens: u64, window: u64, s: &CompactionSettings) -> bool {

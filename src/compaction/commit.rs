@@ -22,7 +22,7 @@ use crate::summary::fileops::upsert_file_operations;
 use crate::summary::request::HistoryFeed;
 use crate::summary::serialize::NO_PRIOR_HISTORY;
 use crate::tokens::{
-    effective_reserve_tokens, estimate_message, ByteEstimate, EstimateOptions, FRAME_TOKEN_ESTIMATE,
+    estimate_message, window_budgets, ByteEstimate, EstimateOptions, FRAME_TOKEN_ESTIMATE,
 };
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Number, Value};
@@ -195,7 +195,9 @@ fn frame_cap(plan: &CompactionPlan, options: &ArchiveOptions) -> Result<ArchiveB
     let budget = archive_budget(
         &FrameCapInput {
             context_window: window,
-            reserve_tokens: effective_reserve_tokens(window, &plan.settings),
+            // What the window leaves the archive (small windows: the recovery band).
+            reserve_tokens: window
+                .saturating_sub(window_budgets(window, &plan.settings).archive_budget_tokens),
             kept_tokens: options
                 .non_message_tokens
                 .saturating_add(plan.preparation.tokens_recent),
@@ -402,8 +404,7 @@ fn qualified_archive(
     fallbacks: &FallbackFonts,
 ) -> Result<ArchiveResult> {
     let window = plan.options.context_window;
-    let limit = (window > 0)
-        .then(|| window.saturating_sub(effective_reserve_tokens(window, &plan.settings)));
+    let limit = (window > 0).then(|| window_budgets(window, &plan.settings).archive_budget_tokens);
     let mut options = options.clone();
     let mut base: Option<Baseline> = None;
     loop {

@@ -144,6 +144,8 @@ pub fn plan_compaction(
             ),
         });
     }
+    // The keep budget of the reading model's window (small windows: tokens::window_budgets).
+    let settings = &*settings.for_window(options.context_window);
     let prep = prepare_compaction(session, settings, &options.prepare)?;
 
     let file_lists = prep.file_ops.file_lists();

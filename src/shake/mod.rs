@@ -37,7 +37,8 @@ pub const FENCE_MIN_TOKENS: u64 = 400;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
     /// Automatic shake in the method walk: protect the newest 16,000 tokens, act only when it
-    /// saves 4,000; recovery reads of artifacts are protected.
+    /// saves 4,000 (less below a 40,000-token threshold, `thresholdTokens`); recovery reads of
+    /// artifacts are protected.
     Default,
     /// The manual `/shake`: protect 4,000, no savings floor, artifact reads may go.
     Aggressive,
@@ -88,7 +89,10 @@ pub struct ShakeConfig {
 impl ShakeConfig {
     pub fn preset(p: Preset) -> ShakeConfig {
         let (protect_tokens, min_savings) = match p {
-            Preset::Default => (16_000, 4_000),
+            Preset::Default => (
+                crate::tokens::SHAKE_PROTECT_TOKENS,
+                crate::tokens::SHAKE_MIN_SAVINGS,
+            ),
             Preset::Aggressive => (4_000, 0),
             Preset::Rescue => (0, 0),
         };
@@ -112,7 +116,10 @@ impl ShakeConfig {
     /// `fenceMinTokens`, `protectedTools` (tool names; `"isSkillReadToolResult"` and
     /// `"isArtifactRecoveryToolResult"` stand for the two read protections), `protectedPath`,
     /// `keepBoundaryId` (an id, or `false` for the start of the branch), `toolResultsOnly`,
-    /// `leafId`. A bad value or an unknown key is `E_SETTINGS` naming it.
+    /// `leafId`, and `thresholdTokens`: the compaction threshold of the reading model, which
+    /// scales the `default` preset's protection and savings floor down in a small window
+    /// (`tokens::shake_budgets`; unchanged from 40,000 up). A bad value or an unknown key is
+    /// `E_SETTINGS` naming it.
     pub fn from_json(v: &Value) -> Result<ShakeConfig> {
         let map = match v {
             Value::Null => return Ok(ShakeConfig::preset(Preset::Aggressive)),
@@ -127,6 +134,14 @@ impl ShakeConfig {
                 .ok_or_else(|| bad("preset", "expected default, aggressive or rescue"))?,
         };
         let mut c = ShakeConfig::preset(preset);
+        // The automatic preset in a small window: its protection and savings floor become
+        // shares of the compaction threshold (tokens::window_budgets), before any override.
+        if let Some(v) = map.get("thresholdTokens").filter(|v| !v.is_null()) {
+            let t = fields::safe_count("thresholdTokens", v)?;
+            if preset == Preset::Default {
+                (c.protect_tokens, c.min_savings) = crate::tokens::shake_budgets(t);
+            }
+        }
         for (k, v) in map.iter().filter(|(_, v)| !v.is_null()) {
             let f = k.as_str();
             if let Some((_, count)) = COUNTS.iter().find(|(name, _)| *name == f) {
@@ -134,7 +149,7 @@ impl ShakeConfig {
                 continue;
             }
             match f {
-                "preset" => {}
+                "preset" | "thresholdTokens" => {}
                 "toolResultsOnly" => c.tool_results_only = fields::boolean(f, v)?,
                 "thinking" => c.thinking = fields::boolean(f, v)?,
                 "protectedPath" => c.protected_path = Some(fields::non_empty_string(f, v)?.into()),

@@ -4,6 +4,7 @@
 
 use super::CONTINUE_DELAY_MS;
 use crate::settings::Strategy;
+use crate::tokens::WindowBudgets;
 
 /// Why a compaction runs (spec: compaction §8.7; `manual` never appears in events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -162,7 +163,9 @@ impl CompactionAction {
 ///
 /// JSON (camelCase, [`CompactRequest::to_json`] / [`CompactRequest::from_json`]): `reason`,
 /// `entry`, `willRetry`, `strategy`, `methods`, `action`, `excludeSnapcompact`,
-/// `contextTokens`, `contextWindow`, `thresholdTokens`, `payloadRejection`; every field may be
+/// `contextTokens`, `contextWindow`, `thresholdTokens`, `payloadRejection`, `budgets`
+/// (`{contextWindow, thresholdTokens, reserveTokens, keepRecentTokens, keepRecentClamped,
+/// shakeProtectTokens, shakeMinSavings, archiveBudgetTokens}` or `null`); every field may be
 /// left out when reading (the default's value is taken).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactRequest {
@@ -193,6 +196,10 @@ pub struct CompactRequest {
     pub threshold_tokens: Option<u64>,
     /// Recovery from a payload rejection (§8.2 [N] step 3): no progress ⇒ warn and block.
     pub payload_rejection: bool,
+    /// The budgets the compaction runs with in this window (`keepRecentTokens`, the
+    /// automatic shake's protection, the snapcompact archive's room): the small-window rules
+    /// of [`window_budgets`](crate::tokens::window_budgets). `None` for an unknown window.
+    pub budgets: Option<WindowBudgets>,
 }
 
 impl Default for CompactRequest {
@@ -209,6 +216,7 @@ impl Default for CompactRequest {
             context_window: 0,
             threshold_tokens: None,
             payload_rejection: false,
+            budgets: None,
         }
     }
 }

@@ -8,6 +8,7 @@ use super::{
 };
 use crate::settings::Strategy;
 use crate::support::json::js::{self, Object};
+use crate::tokens::WindowBudgets;
 use serde_json::Value;
 
 /// `[…]` of `items`, each written by `item`.
@@ -46,6 +47,10 @@ impl CompactRequest {
         o.num("contextWindow", self.context_window as f64);
         o.opt_num("thresholdTokens", self.threshold_tokens.map(|t| t as f64));
         o.bool("payloadRejection", self.payload_rejection);
+        match &self.budgets {
+            Some(b) => b.write_json(o.key("budgets")),
+            None => o.null("budgets"),
+        }
         o.close();
     }
 
@@ -94,10 +99,66 @@ impl CompactRequest {
                 "thresholdTokens" if v.is_null() => r.threshold_tokens = None,
                 "thresholdTokens" => r.threshold_tokens = Some(count(v, k)?),
                 "payloadRejection" => r.payload_rejection = flag(v, k)?,
+                "budgets" if v.is_null() => r.budgets = None,
+                "budgets" => r.budgets = Some(WindowBudgets::from_json(v)?),
                 _ => {}
             }
         }
         Ok(r)
+    }
+}
+
+impl WindowBudgets {
+    /// Appends the budgets as the JS API carries them.
+    pub fn write_json(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        for (k, n) in [
+            ("contextWindow", self.context_window),
+            ("thresholdTokens", self.threshold_tokens),
+            ("reserveTokens", self.reserve_tokens),
+            ("keepRecentTokens", self.keep_recent_tokens),
+        ] {
+            o.num(k, n as f64);
+        }
+        o.bool("keepRecentClamped", self.keep_recent_clamped);
+        for (k, n) in [
+            ("shakeProtectTokens", self.shake_protect_tokens),
+            ("shakeMinSavings", self.shake_min_savings),
+            ("archiveBudgetTokens", self.archive_budget_tokens),
+        ] {
+            o.num(k, n as f64);
+        }
+        o.close();
+    }
+
+    /// The budgets as JSON text.
+    pub fn json(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    /// Reads budgets back from their JSON form (a request the host returns): every field
+    /// must be there with its type.
+    pub fn from_json(v: &Value) -> Result<WindowBudgets, String> {
+        let count = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_u64)
+                .ok_or(format!("`budgets.{k}` must be a non-negative integer"))
+        };
+        Ok(WindowBudgets {
+            context_window: count("contextWindow")?,
+            threshold_tokens: count("thresholdTokens")?,
+            reserve_tokens: count("reserveTokens")?,
+            keep_recent_tokens: count("keepRecentTokens")?,
+            keep_recent_clamped: v
+                .get("keepRecentClamped")
+                .and_then(Value::as_bool)
+                .ok_or("`budgets.keepRecentClamped` must be a boolean")?,
+            shake_protect_tokens: count("shakeProtectTokens")?,
+            shake_min_savings: count("shakeMinSavings")?,
+            archive_budget_tokens: count("archiveBudgetTokens")?,
+        })
     }
 }
 

@@ -70,7 +70,7 @@ use crate::session::message::{AssistantMessage, StopReason};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::tokens::{
     budget_reserve_tokens, context_tokens, has_context_token_usage, prompt_tokens, should_compact,
-    threshold_tokens,
+    threshold_tokens, window_budgets,
 };
 use inputs::{
     delivered_output, predates, same_model, terminal_text_answer, truncated_text, turn_label,
@@ -89,12 +89,8 @@ pub const CONTINUE_DELAY_MS: u64 = 100;
 pub const OVERFLOW_RETRY_EXHAUSTED: &str = "Context overflow recovery failed after one \
      compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
 
-/// `COMPACTION_RECOVERY_BAND = 0.8` applied to a threshold: `floor(0.8 · threshold)` (spec:
-/// compaction §8.5). Exact in integers: the float product in the reference never rounds
-/// below an integer result.
-pub fn recovery_band_tokens(threshold: u64) -> u64 {
-    threshold * 4 / 5
-}
+/// `floor(0.8 · threshold)`, the recovery band of the progress guard (spec: compaction §8.5).
+pub use crate::tokens::recovery_band_tokens;
 
 // ----- the machine ----------------------------------------------------------------------
 
@@ -121,8 +117,6 @@ enum Pending {
     Overflow(Recovery),
     Incomplete {
         rec: Recovery,
-        exhausted: bool,
-        output_tokens: u64,
         truncated: String,
     },
     Threshold {
@@ -155,6 +149,10 @@ pub struct ContextManager {
     remote_route: bool,
     /// `remote` failed: the walk passes it over until then (ms, upstream #13310).
     remote_blocked_until: Option<i64>,
+    /// The warnings said once: a model without a context window, and the last window whose
+    /// `keepRecentTokens` had to be clamped.
+    warned_no_window: bool,
+    warned_keep_clamp: Option<u64>,
 }
 
 impl ContextManager {
@@ -173,6 +171,8 @@ impl ContextManager {
             pending: None,
             remote_route: false,
             remote_blocked_until: None,
+            warned_no_window: false,
+            warned_keep_clamp: None,
         }
     }
 
@@ -299,6 +299,8 @@ impl ContextManager {
             context_window: model.context_window,
             threshold_tokens: (model.context_window > 0).then(|| self.threshold_for(model)),
             payload_rejection,
+            budgets: (model.context_window > 0)
+                .then(|| window_budgets(model.context_window, &self.settings_for(model))),
         })
     }
 
@@ -309,8 +311,61 @@ impl ContextManager {
     pub fn after_turn(&mut self, t: TurnInput<'_>) -> Decision {
         let mut d = self.post_turn(t);
         self.vision_notice(t.model, &mut d);
+        self.model_notices(t.model, &mut d);
         d.wake_at = self.idle_wake_at();
         d
+    }
+
+    /// What the machine has to say about `model` before any turn: the once-only warnings of
+    /// [`ContextManager::after_turn`] and the other entry points (a model without a context
+    /// window; a `keepRecentTokens` too large for its window), so a host can surface them as
+    /// soon as it knows its model. Says each at most once, here or in a later decision.
+    pub fn check_model(&mut self, model: &ModelInfo) -> Decision {
+        let mut d = Decision::default();
+        self.model_notices(model, &mut d);
+        d
+    }
+
+    /// The once-only warnings about the model (issue 36 items 10, 4): without a context
+    /// window nothing is ever over the threshold, so only an overflow error would compact —
+    /// said once, never silence; a `keepRecentTokens` at or above the window's threshold
+    /// could summarize nothing and is clamped (tokens::window_budgets) — said once per window.
+    fn model_notices(&mut self, model: &ModelInfo, d: &mut Decision) {
+        if !self.compaction_available() {
+            return;
+        }
+        let window = model.context_window;
+        if window == 0 {
+            if !self.warned_no_window {
+                self.warned_no_window = true;
+                d.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "The model {} has no contextWindow: automatic compaction cannot tell \
+                         when the context is full, so it runs only after the provider rejects \
+                         a request as too long. Give the model its contextWindow.",
+                        model.label()
+                    ),
+                );
+            }
+            return;
+        }
+        let b = window_budgets(window, &self.settings_for(model));
+        if b.keep_recent_clamped && self.warned_keep_clamp != Some(window) {
+            self.warned_keep_clamp = Some(window);
+            d.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "keepRecentTokens {} is at or above the compaction threshold of {} \
+                     ({} tokens of a {window}-token window), so a compaction could summarize \
+                     nothing; compactions keep {} recent tokens instead.",
+                    self.settings.keep_recent_tokens,
+                    model.label(),
+                    b.threshold_tokens,
+                    b.keep_recent_tokens
+                ),
+            );
+        }
     }
 
     /// snapcompact was asked for by name but the model reads no images: the request runs
@@ -409,7 +464,16 @@ impl ContextManager {
         }
         // Step 5: output cut at the length limit.
         if a.stop_reason == Some(StopReason::Length) && same && !pre {
-            return self.incomplete(rec(false), a, t.model, delivered, t.can_promote);
+            // The trigger size is the turn's whole context, output included (18.2.3).
+            let rec = Recovery {
+                context_tokens: a
+                    .usage
+                    .as_ref()
+                    .map_or(0, context_tokens)
+                    .max(t.stored_tokens.unwrap_or(0)),
+                ..rec(false)
+            };
+            return self.incomplete(rec, a, t.model, t.can_promote);
         }
         // Steps 7–10: the threshold.
         self.post_turn_threshold(&t, pre)
@@ -555,48 +619,42 @@ impl ContextManager {
         d
     }
 
-    /// §8.2 [N] step 5.
+    /// §8.2 [N] step 5, as the reference 18.2.3 runs it (issue 36 item 12a): every `length`
+    /// stop of the current model leaves the live context, whether or not it delivered text
+    /// and however much room is left — a truncated answer is not a result to build on. The
+    /// recovery is a promotion when the host can make one, else an `incomplete` compaction
+    /// with a retry (a handoff may run: the input is fine). The spec's older rule (keep a
+    /// truncated answer when there is room, retry without compacting otherwise) is gone with
+    /// its reminder. With no way to recover (compaction off, no usable method, no
+    /// promotion) the answer stays, with a warning: the reference drops it from the live
+    /// context and says nothing, which leaves the user with neither the text nor a reason.
     fn incomplete(
         &mut self,
         rec: Recovery,
         a: &AssistantMessage,
         model: &ModelInfo,
-        delivered: bool,
         can_promote: bool,
     ) -> Decision {
-        let window = model.context_window;
-        let exhausted =
-            window == 0 || a.usage.as_ref().map_or(0, context_tokens) > self.threshold_for(model);
         let truncated = truncated_text(a, model);
         let mut d = Decision::default();
-        let can_compact = self.can_compact(CompactionReason::Incomplete, model, false);
-        if (!exhausted && delivered) || (!can_compact && !can_promote) {
-            // Keep the partial answer; there is room, or nothing could make any.
+        if !self.can_compact(CompactionReason::Incomplete, model, false) && !can_promote {
             d.notice(NoticeLevel::Warning, truncated);
             return d;
         }
         d.drop_failed_turn = Some(DropTurn { durable: false });
-        let output_tokens = a.usage.as_ref().map_or(0.0, |u| u.output).max(0.0) as u64;
-        let pending = Pending::Incomplete {
-            rec,
-            exhausted,
-            output_tokens,
-            truncated,
-        };
+        let pending = Pending::Incomplete { rec, truncated };
         if can_promote {
             return self.ask_promotion(d, pending, CompactionReason::Incomplete);
         }
         self.incomplete_recover(pending, d)
     }
 
+    /// The compaction half of §8.2 [N] step 5: give up after
+    /// [`INCOMPLETE_RECOVERY_MAX_RETRIES`] recoveries that produced nothing (a turn that
+    /// delivered text or a tool call resets the count), else count the attempt and compact
+    /// with reason `incomplete` and a retry.
     fn incomplete_recover(&mut self, pending: Pending, mut d: Decision) -> Decision {
-        let Pending::Incomplete {
-            rec,
-            exhausted,
-            output_tokens,
-            truncated,
-        } = pending
-        else {
+        let Pending::Incomplete { rec, truncated } = pending else {
             return d;
         };
         if !self.can_compact(CompactionReason::Incomplete, &rec.model, false) {
@@ -621,24 +679,14 @@ impl ContextManager {
             return d;
         }
         self.incomplete_recoveries += 1;
-        if exhausted {
-            d.compact = self.request(
-                CompactionReason::Incomplete,
-                EntryPoint::PostTurn,
-                true,
-                &rec.model,
-                rec.context_tokens,
-                false,
-            );
-        } else {
-            let mut c = Continuation::retry();
-            c.reminder = (output_tokens > 0).then_some(LengthStopReminder {
-                output_tokens,
-                retry_count: self.incomplete_recoveries,
-                max_retries: INCOMPLETE_RECOVERY_MAX_RETRIES,
-            });
-            d.continuation = Some(c);
-        }
+        d.compact = self.request(
+            CompactionReason::Incomplete,
+            EntryPoint::PostTurn,
+            true,
+            &rec.model,
+            rec.context_tokens,
+            false,
+        );
         d
     }
 
@@ -743,6 +791,7 @@ impl ContextManager {
             Decision::default()
         };
         self.vision_notice(p.model, &mut d);
+        self.model_notices(p.model, &mut d);
         d.wake_at = self.idle_wake_at();
         d
     }
@@ -757,6 +806,8 @@ impl ContextManager {
     ) -> Decision {
         self.pending = None;
         self.note_activity(now);
+        let mut d = Decision::default();
+        self.model_notices(target, &mut d);
         if !self.compaction_available()
             || !should_compact(
                 context_tokens,
@@ -764,19 +815,17 @@ impl ContextManager {
                 &self.settings_for(target),
             )
         {
-            return Decision::default();
+            return d;
         }
-        Decision {
-            compact: self.request(
-                CompactionReason::Threshold,
-                EntryPoint::ModelSwitch,
-                false,
-                target,
-                context_tokens,
-                false,
-            ),
-            ..Decision::default()
-        }
+        d.compact = self.request(
+            CompactionReason::Threshold,
+            EntryPoint::ModelSwitch,
+            false,
+            target,
+            context_tokens,
+            false,
+        );
+        d
     }
 
     /// Idle maintenance (spec: compaction §8.1 `runIdleCompaction`, §9.2): with
@@ -787,6 +836,7 @@ impl ContextManager {
     pub fn on_idle(&mut self, model: &ModelInfo, context_tokens: u64, now: i64) -> Decision {
         let mut d = self.idle_check(model, context_tokens, now);
         self.vision_notice(model, &mut d);
+        self.model_notices(model, &mut d);
         d
     }
 
@@ -891,6 +941,12 @@ impl ContextManager {
                     if r.queued_messages {
                         d.continuation = Some(Continuation::queued_or_auto(true));
                     } else if self.settings.auto_continue && !self.terminal_text_answer {
+                        // The auto-continue prompt needs `autoContinue` and a turn that was
+                        // not a finished text answer (a stop with text and no tool call):
+                        // the reference 18.2.3 checks `autoContinue !== false` first and then
+                        // declines for a terminal text answer unless a goal is active (a mode
+                        // this library does not have). After a finished answer the next turn
+                        // is the user's (issue 36 item 12b: verified, kept).
                         d.continuation = Some(Continuation::queued_or_auto(false));
                     }
                 }
@@ -924,9 +980,11 @@ impl ContextManager {
     }
 
     /// The progress guard (spec: compaction §8.5): `Some(warning)` when the compaction left
-    /// no headroom. Threshold/incomplete: `max(live, stored) ≤ floor(0.8 · threshold)`;
-    /// overflow: `≤ W − budget reserve`; unknown window: always headroom. A payload-rejection
-    /// recovery must also have shrunk the context.
+    /// no headroom. A pass that retries (overflow, incomplete) only needs the retried request
+    /// to fit: `max(live, stored) ≤ W − budget reserve` (the reference 18.2.3 tests every
+    /// `willRetry` pass this way, incomplete included; the spec names overflow only); a
+    /// threshold pass needs `≤ floor(0.8 · threshold)`; unknown window: always headroom. A
+    /// payload-rejection recovery must also have shrunk the context.
     fn no_headroom(&self, req: &CompactRequest, residual: u64) -> Option<String> {
         let w = req.context_window;
         if req.payload_rejection && req.context_tokens > 0 && residual >= req.context_tokens {
@@ -939,7 +997,7 @@ impl ContextManager {
         if w == 0 {
             return None;
         }
-        let limit = if req.reason == CompactionReason::Overflow {
+        let limit = if req.reason == CompactionReason::Overflow || req.will_retry {
             w.saturating_sub(budget_reserve_tokens(w, &self.settings))
         } else {
             // The model's threshold as the request recorded it (a host-made request without

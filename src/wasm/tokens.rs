@@ -55,6 +55,20 @@ pub fn threshold_tokens(
     Ok(tokens::threshold_tokens(window(context_window)?, &s) as f64)
 }
 
+/// The budgets of a window (keep, shake protection, archive room; the small-window rules of
+/// `tokens::window_budgets`) as JSON; with `model_json` the model's `modelThresholds` rule
+/// applies.
+#[wasm_bindgen(js_name = windowBudgetsJson)]
+pub fn window_budgets_json(
+    context_window: f64,
+    settings_json: Option<String>,
+    model_json: Option<String>,
+) -> Result<String, JsValue> {
+    let s = settings(settings_json)?;
+    let s = for_model(&s, model_json)?;
+    Ok(tokens::window_budgets(window(context_window)?, &s).json())
+}
+
 /// The settings for a model (`None`: as they are).
 fn for_model(
     s: &CompactionSettings,

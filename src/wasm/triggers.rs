@@ -72,6 +72,13 @@ impl WasmContextManager {
         decision_json(&self.inner.after_turn(t))
     }
 
+    /// The once-only warnings about a model (no context window; a keep budget too large for
+    /// it), as a decision with notices only: for a host to call when it learns its model.
+    #[wasm_bindgen(js_name = checkModel)]
+    pub fn check_model(&mut self, model_json: &str) -> Result<String, JsValue> {
+        decision_json(&self.inner.check_model(&model(model_json)?))
+    }
+
     /// The host tried the promotion a decision asked for.
     #[wasm_bindgen(js_name = afterPromotion)]
     pub fn after_promotion(&mut self, promoted: bool) -> Result<String, JsValue> {

@@ -22,6 +22,7 @@ mod native_openai;
 mod properties;
 mod pruning;
 mod session_load;
+mod small_windows;
 mod snapcompact_archive;
 mod snapcompact_compaction;
 mod snapcompact_render;

@@ -428,7 +428,8 @@ fn payload_rejections() {
 
 // ----- incomplete output ----------------------------------------------------------------
 
-/// Three no-progress recoveries, then give up; durable drop and a block.
+/// Three no-progress recoveries, then give up; durable drop and a block. Each recovery is an
+/// `incomplete` compaction with a retry (the reference 18.2.3), with or without room left.
 #[test]
 fn length_stops_three_recoveries_then_give_up() {
     let mut cm = manager(json!({}));
@@ -441,21 +442,17 @@ fn length_stops_three_recoveries_then_give_up() {
             Some(DropTurn { durable: false }),
             "#{n}"
         );
-        assert_eq!(d.compact, None, "room left: retry without compacting");
-        let c = d.continuation.expect("retry");
-        assert_eq!((c.kind, c.after_ms), (ContinuationKind::Retry, 100));
+        let c = d.compact.expect("an incomplete compaction");
         assert_eq!(
-            c.reminder,
-            Some(LengthStopReminder {
-                output_tokens: 32_000,
-                retry_count: n,
-                max_retries: INCOMPLETE_RECOVERY_MAX_RETRIES
-            })
+            (c.reason, c.will_retry, c.entry),
+            (CompactionReason::Incomplete, true, EntryPoint::PostTurn)
         );
+        assert_eq!(d.continuation, None, "the retry follows the compaction");
         assert_eq!(cm.state().incomplete_recoveries, n);
     }
     let d = cm.after_turn(turn(&a, &m));
     assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: true }));
+    assert_eq!(d.compact, None);
     assert_eq!(d.continuation, None);
     assert!(d.block_auto_continue);
     assert_eq!(d.notices[0].level, NoticeLevel::Error);
@@ -481,23 +478,122 @@ fn a_turn_with_text_or_a_tool_call_resets_the_length_counter() {
     cm.after_turn(turn(&t, &m));
     assert_eq!(cm.state().incomplete_recoveries, 0);
     for _ in 0..3 {
-        assert!(cm.after_turn(turn(&a, &m)).continuation.is_some());
+        assert!(cm.after_turn(turn(&a, &m)).compact.is_some());
     }
     assert!(cm.after_turn(turn(&a, &m)).block_auto_continue);
     // A new prompt starts a fresh count as well.
     cm.before_prompt(PromptInput::new(&m, 20_000));
     assert_eq!(cm.state().incomplete_recoveries, 0);
+    // A truncated answer with text delivered output: it never counts towards giving up.
+    let text = length_turn(json!([{"type": "text", "text": "half"}]), 32_000, 60_000);
+    for _ in 0..6 {
+        assert!(cm.after_turn(turn(&text, &m)).compact.is_some());
+        assert_eq!(cm.state().incomplete_recoveries, 1);
+    }
 }
 
+/// Issue 36 item 12a: the reference 18.2.3 takes a truncated answer out of the live context
+/// even with room left, and recovers with an `incomplete` compaction and a retry — it is not
+/// kept truncated. The retry follows the compaction with the failed turn out of the context.
 #[test]
-fn a_truncated_answer_with_room_left_is_kept_with_a_warning() {
+fn a_truncated_answer_with_room_left_is_dropped_and_retried_after_a_compaction() {
     let mut cm = manager(json!({}));
-    let m = model(200_000);
+    let m = model(200_000); // threshold 170 000: 60 000 is far below
     let a = length_turn(
         json!([{"type": "text", "text": "Here is the first half"}]),
         32_000,
         60_000,
     );
+    let d = cm.after_turn(turn(&a, &m));
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: false }));
+    assert_eq!(d.continuation, None);
+    assert!(d.notices.is_empty(), "{:?}", d.notices);
+    let c = d.compact.expect("an incomplete compaction");
+    assert_eq!(
+        (c.reason, c.will_retry, c.entry),
+        (CompactionReason::Incomplete, true, EntryPoint::PostTurn)
+    );
+    assert_eq!(c.context_tokens, 60_000);
+    assert_eq!(
+        c.start_event(),
+        Some(Event::AutoCompactionStart {
+            reason: CompactionReason::Incomplete,
+            action: Some(c.action),
+        })
+    );
+    let after = cm.after_compaction(&compacted(&c, 20_000));
+    assert_eq!(after.drop_failed_turn, Some(DropTurn { durable: false }));
+    assert_eq!(
+        after.continuation.as_ref().map(|k| k.kind),
+        Some(ContinuationKind::Retry)
+    );
+    assert!(!after.block_auto_continue);
+    assert!(matches!(
+        end_event(&after),
+        Event::AutoCompactionEnd {
+            will_retry: true,
+            ..
+        }
+    ));
+}
+
+/// Promotion comes first (18.2.3): promoted, the turn is dropped for good and retried on the
+/// larger model without compacting; not promoted, the incomplete compaction runs.
+#[test]
+fn a_length_stop_promotes_first() {
+    let m = model(200_000);
+    let a = length_turn(json!([{"type": "text", "text": "half"}]), 8_000, 60_000);
+    let mut cm = manager(json!({}));
+    let d = cm.after_turn(TurnInput {
+        can_promote: true,
+        ..turn(&a, &m)
+    });
+    assert_eq!(d.drop_failed_turn, Some(DropTurn { durable: false }));
+    assert_eq!(d.compact, None);
+    assert_eq!(
+        d.promote.map(|p| p.reason),
+        Some(CompactionReason::Incomplete)
+    );
+    let p = cm.after_promotion(true);
+    assert_eq!(p.drop_failed_turn, Some(DropTurn { durable: true }));
+    assert_eq!(
+        p.continuation.map(|k| k.kind),
+        Some(ContinuationKind::Retry)
+    );
+    cm.after_turn(TurnInput {
+        can_promote: true,
+        ..turn(&a, &m)
+    });
+    let p = cm.after_promotion(false);
+    assert_eq!(
+        p.compact.map(|c| (c.reason, c.will_retry)),
+        Some((CompactionReason::Incomplete, true))
+    );
+}
+
+/// The retry of an incomplete recovery only needs to fit, like an overflow retry (18.2.3
+/// tests every `willRetry` pass with the window minus the budget reserve): 150 000 left of a
+/// 200 000 window retries though it is over the recovery band (136 000).
+#[test]
+fn an_incomplete_retry_needs_only_to_fit() {
+    let m = model(200_000); // budget reserve 30 000 ⇒ fit 170 000
+    let a = length_turn(thinking_only(), 8_000, 190_000);
+    for (after, retries) in [(150_000, true), (170_000, true), (170_001, false)] {
+        let mut cm = manager(json!({}));
+        let req = cm.after_turn(turn(&a, &m)).compact.expect("compacts");
+        let d = cm.after_compaction(&compacted(&req, after));
+        assert_eq!(d.continuation.is_some(), retries, "{after}");
+        assert_eq!(d.block_auto_continue, !retries, "{after}");
+    }
+}
+
+/// With nothing that could recover the turn (compaction off, no promotion) the truncated
+/// answer stays, with a warning that says why.
+#[test]
+fn a_length_stop_without_any_recovery_is_kept_with_a_warning() {
+    let mut cm = manager(json!({"enabled": false}));
+    let m = model(200_000);
+    let a = length_turn(json!([{"type": "text", "text": "half"}]), 32_000, 60_000);
     let d = cm.after_turn(turn(&a, &m));
     assert_eq!(d.drop_failed_turn, None);
     assert_eq!(d.compact, None);
@@ -526,7 +622,7 @@ fn a_length_stop_with_the_window_exhausted_compacts_and_retries() {
         (CompactionReason::Incomplete, true)
     );
     assert_eq!(cm.state().incomplete_recoveries, 1);
-    // Unknown window counts as exhausted.
+    // Unknown window: the same.
     let unknown = model(0);
     let a = length_turn(thinking_only(), 8_000, 50_000);
     let d = cm.after_turn(turn(&a, &unknown));

@@ -10,9 +10,12 @@ import {
   compactionMethods,
   INCOMPLETE_RECOVERY_MAX_RETRIES,
   isContextOverflow,
+  Maintainer,
   resolveSettings,
+  Session,
   shouldCompact,
   thresholdTokens,
+  windowBudgets,
 } from 'ctxfold';
 
 const model = {
@@ -194,37 +197,55 @@ test('overflow: each provider wording is detected; one compact-and-retry per epi
   ]);
 });
 
-test('length stops: three recoveries, then give up; a good turn resets the count', () => {
+test('length stops: an incomplete compaction and a retry each, three times, then give up', () => {
   const cm = new ContextManager();
   const stop = thinkingLengthStop();
   const d = cm.afterTurn(stop, model);
-  assert.deepEqual(d.continuation, {
-    afterMs: 100,
-    kind: 'retry',
-    prompt: null,
-    reminder: { outputTokens: 32_000, retryCount: 1, maxRetries: INCOMPLETE_RECOVERY_MAX_RETRIES },
-  });
+  assert.deepEqual(d.dropFailedTurn, { durable: false });
+  assert.equal(d.continuation, null);
+  assert.deepEqual(
+    { reason: d.compact.reason, willRetry: d.compact.willRetry, entry: d.compact.entry },
+    { reason: 'incomplete', willRetry: true, entry: 'post-turn' },
+  );
   cm.afterTurn(toolTurn(60_000), model);
   assert.equal(cm.state.incompleteRecoveries, 0);
-  const log = runScript(cm, [[stop], [stop], [stop], [stop]]);
+  const compacted = { status: 'compacted', tokensAfter: 20_000 };
+  const log = runScript(cm, [[stop], [stop], [stop], [stop]], [compacted, compacted, compacted]);
+  const recovery = [
+    'turn length',
+    'drop turn',
+    'compact incomplete + retry',
+    'auto_compaction_end (retry)',
+    'drop turn',
+    'continue: retry after 100 ms',
+  ];
   assert.deepEqual(log, [
-    'turn length',
-    'drop turn',
-    'continue: retry after 100 ms',
-    'turn length',
-    'drop turn',
-    'continue: retry after 100 ms',
-    'turn length',
-    'drop turn',
-    'continue: retry after 100 ms',
+    ...Array.from({ length: INCOMPLETE_RECOVERY_MAX_RETRIES }, () => recovery).flat(),
     'turn length',
     'error: Length-stop recovery gave up after 4 consecutive `length` responses from anthropic/claude-sonnet-4-5. Ask for a shorter answer or switch to a model with a larger output limit.',
     'drop turn durably',
     'block auto-continue',
   ]);
-  // A truncated answer with room left is kept, with a warning.
+});
+
+test('a truncated answer with room left leaves the context and is retried after a compaction (18.2.3)', () => {
+  const cm = new ContextManager();
+  // 60 000 of a 200 000 window (threshold 170 000): room left, recovered all the same.
   const partial = assistant({ stopReason: 'length', usage: usage(28_000, 32_000) });
-  assert.deepEqual(cm.afterTurn(partial, model).notices, [
+  const log = runScript(cm, [[partial]], [{ status: 'compacted', tokensAfter: 20_000 }]);
+  assert.deepEqual(log, [
+    'turn length',
+    'drop turn',
+    'compact incomplete + retry',
+    'auto_compaction_end (retry)',
+    'drop turn',
+    'continue: retry after 100 ms',
+  ]);
+  // With nothing that could recover it, the answer stays, with a warning.
+  const off = new ContextManager({ enabled: false });
+  const d = off.afterTurn(partial, model);
+  assert.equal(d.dropFailedTurn, null);
+  assert.deepEqual(d.notices, [
     {
       level: 'warning',
       text: 'Response hit the anthropic/claude-sonnet-4-5 output limit (32000 tokens) and was truncated.',
@@ -495,4 +516,93 @@ test('compactionMethods follows the rule the machine requests with', () => {
     codeOf(() => compactionMethods({ methodOrder: 3 }, { reason: 'threshold', model })),
     'E_SETTINGS',
   );
+});
+
+test('small windows: budgets are shares of the threshold, defaults where they fit', () => {
+  const small = windowBudgets(32_000);
+  assert.deepEqual(small, {
+    contextWindow: 32_000,
+    thresholdTokens: 15_616,
+    reserveTokens: 16_384,
+    keepRecentTokens: 7_808,
+    keepRecentClamped: false,
+    shakeProtectTokens: 6_246,
+    shakeMinSavings: 1_561,
+    archiveBudgetTokens: 12_492,
+  });
+  const large = windowBudgets(200_000);
+  assert.deepEqual(
+    [large.keepRecentTokens, large.shakeProtectTokens, large.shakeMinSavings, large.archiveBudgetTokens],
+    [20_000, 16_000, 4_000, 170_000],
+  );
+  // A user's value: kept when it fits, clamped (and flagged) when it could summarize nothing.
+  assert.equal(windowBudgets(32_000, { keepRecentTokens: 10_000 }).keepRecentTokens, 10_000);
+  assert.equal(windowBudgets(32_000, { keepRecentTokens: 30_000 }).keepRecentClamped, true);
+  // The model's threshold rule applies.
+  const rule = { modelThresholds: { 'local/*': 20_000 } };
+  assert.equal(windowBudgets(200_000, rule, { provider: 'local', id: 'x' }).keepRecentTokens, 10_000);
+  assert.equal(
+    codeOf(() => windowBudgets(-1)),
+    'E_INVALID_ARGUMENT',
+  );
+  assert.equal(
+    codeOf(() => windowBudgets(32_000, { keepRecentTokens: 'x' })),
+    'E_SETTINGS',
+  );
+  // A request in a small window carries them.
+  const cm = new ContextManager();
+  const d = cm.afterTurn(toolTurn(16_000), { ...model, contextWindow: 32_000 });
+  assert.deepEqual(d.compact.budgets, small);
+  assert.deepEqual(d.notices, []);
+});
+
+test('a model without a context window is reported once; a clamped keep once per window', () => {
+  const cm = new ContextManager();
+  const noWindow = { provider: 'local', id: 'llama' };
+  const first = cm.checkModel(noWindow);
+  assert.equal(first.notices.length, 1);
+  assert.equal(first.notices[0].level, 'warning');
+  assert.match(first.notices[0].text, /^The model local\/llama has no contextWindow/);
+  assert.deepEqual(cm.afterTurn(toolTurn(16_000), noWindow).notices, []);
+  // A fresh machine says it at its first decision.
+  assert.equal(new ContextManager().beforePrompt(noWindow).notices.length, 1);
+  const clamp = new ContextManager({ keepRecentTokens: 30_000 });
+  const small = { ...model, contextWindow: 32_000 };
+  assert.match(clamp.checkModel(small).notices[0].text, /^keepRecentTokens 30000 is at or above/);
+  assert.deepEqual(clamp.afterTurn(toolTurn(16_000), small).notices, []);
+});
+
+test('Maintainer: a truncated reply with room left is retried with the reply out of the context', async () => {
+  // 16 turns of ~200 tokens in a 32k window: far below its threshold (15,616).
+  const small = { ...model, contextWindow: 32_000, input: ['text'] };
+  const s = Session.create({ id: 's', cwd: '/w', now: 1000 });
+  for (let i = 0; i < 16; i++) {
+    s.appendMessage({ role: 'user', content: `q${i} ${'word '.repeat(160)}`, timestamp: 1000 + i }, { now: 1000 + i });
+    s.appendMessage(assistant({ content: [{ type: 'text', text: `a${i} ${'word '.repeat(160)}` }] }), {
+      now: 1000 + i,
+    });
+  }
+  const events = [];
+  const m = new Maintainer(s, {
+    model: small,
+    settings: { methodOrder: ['soft'], keepRecentTokens: 1000 },
+    summarize: async (r) => `summary for ${r.purpose}`,
+    onEvent: (e) => events.push(e),
+  });
+  s.appendMessage({ role: 'user', content: 'write it all out', timestamp: 5000 });
+  await m.beforeRequest();
+  const cut = assistant({
+    content: [{ type: 'text', text: 'Here is the first half of' }],
+    stopReason: 'length',
+    usage: usage(7_000, 1_000),
+    timestamp: 6000,
+  });
+  const out = await m.afterResponse(cut);
+  assert.equal(out.next, 'retry');
+  assert.equal(out.report.reason, 'incomplete');
+  assert.ok(events.some((e) => e.type === 'auto_compaction_start' && e.reason === 'incomplete'));
+  const again = await m.beforeRequest();
+  assert.equal(again.messages.at(-1).role, 'user');
+  assert.ok(!JSON.stringify(again.messages).includes('the first half of'), 'the truncated reply is out');
+  m.dispose();
 });

@@ -604,6 +604,11 @@ export interface CompactionSettings {
   thresholdTokens?: number;
   /** Unset and an explicit 16384 behave differently on small windows. */
   reserveTokens?: number | null;
+  /**
+   * The recent tail a compaction keeps (default 20,000). With a known window the default
+   * becomes `min(20000, threshold/2)`; another value is kept unless it is at or above the
+   * threshold, where it is clamped to `threshold/2` with a warning (see `windowBudgets`).
+   */
   keepRecentTokens?: number;
   autoContinue?: boolean;
   remoteEnabled?: boolean;
@@ -955,6 +960,12 @@ export interface ShakeOptions {
   protectTokens?: number;
   /** A plan that would save fewer estimated tokens is empty. */
   minSavings?: number;
+  /**
+   * The compaction threshold of the reading model: below 40,000 tokens the `default` preset
+   * protects `min(16000, 2T/5)` and needs savings of `min(4000, T/10)` (small windows; see
+   * `windowBudgets`). Explicit `protectTokens` / `minSavings` still win.
+   */
+  thresholdTokens?: number;
   /** The smallest fenced / XML block elided, in estimated tokens. Default 400. */
   fenceMinTokens?: number;
   /**

@@ -81,6 +81,31 @@ export interface CompactRequest {
   thresholdTokens: number | null;
   /** Recovery from a 413-like payload rejection. */
   payloadRejection: boolean;
+  /** The budgets to compact with in this window (see `windowBudgets`); null for an unknown window. */
+  budgets: WindowBudgets | null;
+}
+
+/**
+ * The budgets of one context window (the small-window rules, docs/guide/maintainer.md "Small
+ * windows"): from a threshold of 40,000 tokens up every value is the default's; below, each is
+ * a share of the threshold `T`.
+ */
+export interface WindowBudgets {
+  contextWindow: number;
+  /** The compaction point (`thresholdTokens`); 0 for an unknown window. */
+  thresholdTokens: number;
+  /** The reserve below the window (`reserveTokens`, with the small-window rescue). */
+  reserveTokens: number;
+  /** `keepRecentTokens` to compact with: the default (20,000) becomes `min(20000, T/2)`; another value is kept unless it is at least `T`. */
+  keepRecentTokens: number;
+  /** The setting was at or above the threshold and was clamped to `T/2` (a warning says so once). */
+  keepRecentClamped: boolean;
+  /** The automatic shake's `protectTokens`: `min(16000, 2T/5)`. */
+  shakeProtectTokens: number;
+  /** The automatic shake's `minSavings`: `min(4000, T/10)`. */
+  shakeMinSavings: number;
+  /** The most context a snapcompact compaction may leave: the window minus the reserve; below a 40,000-token threshold, 80 % of it. */
+  archiveBudgetTokens: number;
 }
 
 /** Describes a manual compaction (`/compact`) to `afterCompaction`; missing fields take defaults. */
@@ -129,7 +154,7 @@ export interface Continuation {
   kind: 'retry' | 'queued-messages' | 'auto-continue';
   /** The auto-continue prompt (for `auto-continue`). */
   prompt: string | null;
-  /** For a length-stop retry whose response spent output tokens: word a reminder from these. */
+  /** Always null since length stops are recovered by compaction (18.2.3); kept for compatibility. */
   reminder: { outputTokens: number; retryCount: number; maxRetries: number } | null;
 }
 
@@ -203,6 +228,12 @@ export class ContextManager {
   remoteBlocked(now: number): boolean;
   /** An assistant turn ended. */
   afterTurn(assistantMessage: AssistantMessage, model: TriggerModel, options?: AfterTurnOptions): Decision;
+  /**
+   * The once-only warnings about `model` as a decision with notices only: a model without a
+   * `contextWindow` (only an overflow error would ever compact), a `keepRecentTokens` too large
+   * for its window. Call it when the model is known (a later decision says them otherwise).
+   */
+  checkModel(model: TriggerModel): Decision;
   /** Answer to `decision.promote`: whether the host switched to a larger model. */
   afterPromotion(promoted: boolean): Decision;
   /** A compaction ended; never asks for another one. */
@@ -249,3 +280,12 @@ export function compactionMethods(
 ): CompactionMethod[];
 /** The `auto_compaction_end` error text for a failed compaction. */
 export function compactionErrorMessage(reason: CompactReason, message: string): string;
+/**
+ * The budgets a compaction uses in a window of `contextWindow` tokens under `settings` (the
+ * small-window rules); with `model`, its `modelThresholds` rule applies.
+ */
+export function windowBudgets(
+  contextWindow: number,
+  settings?: CompactionSettings,
+  model?: { provider: string; id: string },
+): WindowBudgets;

@@ -86,6 +86,11 @@ export class ContextManager {
     return JSON.parse(this.#inner.afterTurn(message, modelJson(model), json));
   }
 
+  /** The once-only warnings about `model` (no context window, a keep budget too large for it). */
+  checkModel(model) {
+    return JSON.parse(this.#inner.checkModel(modelJson(model)));
+  }
+
   /** The host tried the promotion a decision asked for; `promoted` says whether it switched. */
   afterPromotion(promoted) {
     return JSON.parse(this.#inner.afterPromotion(Boolean(promoted)));
@@ -212,4 +217,21 @@ export function compactionErrorMessage(reason, message) {
     throw invalidArgument('reason and message must be strings');
   }
   return requireRaw().compactionErrorMessage(reason, message);
+}
+
+/**
+ * The budgets a compaction uses in a window (spec: compaction §3.3 with the small-window rules):
+ * `keepRecentTokens`, the automatic shake's protection, the snapcompact archive's room. With
+ * `model` (`{provider, id}`) its `modelThresholds` rule applies.
+ */
+export function windowBudgets(contextWindow, settings, model) {
+  let key;
+  if (model !== undefined && model !== null) {
+    if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
+      throw invalidArgument('`model` must be an object with string `provider` and `id`');
+    }
+    key = JSON.stringify({ provider: model.provider, id: model.id });
+  }
+  const window = requiredTokens(contextWindow, 'contextWindow');
+  return JSON.parse(requireRaw().windowBudgetsJson(window, optionsJson(settings, 'settings'), key));
 }

@@ -722,7 +722,11 @@ export async function runScriptedAgent(o) {
       .filter((e) => e.type === 'auto_compaction_end' && !e.aborted && !e.errorMessage && !e.skipped).length;
     const count = Math.max(compactionsThisTurn, ends);
     stats.maxCompactionsPerUserTurn = Math.max(stats.maxCompactionsPerUserTurn, count);
-    if (count > maxCompactionsPerUserTurn) {
+    // A length stop's recovery is a compaction of its own (18.2.3: every `length` stop of the
+    // model compacts and retries), bounded by the core's INCOMPLETE_RECOVERY_MAX_RETRIES: it
+    // answers a failed reply, not a loop, so it comes on top of the bound.
+    const recoveries = reports.filter((r) => r.userTurn === userTurn && r.reason === 'incomplete').length;
+    if (count > maxCompactionsPerUserTurn + recoveries) {
       const turn = reports.filter((r) => r.userTurn === userTurn && r.method !== 'prune');
       violate(
         `${count} compactions in one user turn (at most ${maxCompactionsPerUserTurn}): ` +
