@@ -908,14 +908,22 @@ impl ContextManager {
                     d.events.push(req.end_event(false, false, None, false));
                     return d;
                 }
-                let residual = (*tokens_after).max(stored_tokens.unwrap_or(0));
+                // The host's own measure of the rebuilt context when it has one (§8.5's stored
+                // estimate: the Maintainer's is calibrated to the provider's count); the
+                // core's uncalibrated `tokensAfter` otherwise. A provider counting half the
+                // estimate must not be judged by the estimate (issue 36 simulator).
+                let residual = stored_tokens.unwrap_or(*tokens_after);
                 if let Some(text) = self.no_headroom(req, residual) {
                     self.paused = true;
-                    // An overflow whose compaction brought the request back under the window
-                    // retries the turn (no user turn is lost); maintenance stays paused, and a
-                    // second overflow ends the episode (§8.2).
+                    // An overflow or length-stop recovery whose compaction brought the request
+                    // back under the window retries the turn (no user turn is lost);
+                    // maintenance stays paused, and a second overflow ends the episode (§8.2),
+                    // a third length stop the incomplete recoveries.
                     let retry = req.will_retry
-                        && req.reason == CompactionReason::Overflow
+                        && matches!(
+                            req.reason,
+                            CompactionReason::Overflow | CompactionReason::Incomplete
+                        )
                         && !req.payload_rejection
                         && (req.context_window == 0 || residual < req.context_window);
                     d.events.push(req.end_event(false, retry, None, false));
