@@ -28,6 +28,7 @@ fn scenario(u: &mut Unstructured<'_>) -> Result<Scenario> {
         seed: u.arbitrary()?,
         window: *u.choose(&WINDOWS)?,
         vision: u.arbitrary()?,
+        family: u.int_in_range(0..=2u8)?,
         methods,
         ratio: f64::from(u.int_in_range(5..=20u8)?) / 10.0,
         summarizer_failures: f64::from(u.int_in_range(0..=3u8)?) / 10.0,

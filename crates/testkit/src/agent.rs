@@ -17,19 +17,23 @@
 //! [`run`] returns what a run did, or the first broken invariant with the seed that breaks it.
 
 use ctxfold::archive::{archive_source_text, get_preserved_archive};
-use ctxfold::compaction::commit::{commit_compaction, commit_handoff, commit_snapcompact};
+use ctxfold::compaction::commit::{
+    commit_compaction, commit_handoff, commit_snapcompact, snapcompact_options,
+};
 use ctxfold::compaction::plan::{plan_compaction, CompactionPlan, PlanOptions};
-use ctxfold::compaction::snapcompact::ArchiveOptions;
 use ctxfold::context::{build_context, BuildOptions};
+use ctxfold::render::shape::resolve::Target;
 use ctxfold::render::FallbackFonts;
 use ctxfold::session::{NewSession, SequentialIds};
 use ctxfold::settings::{CompactionSettings, Strategy};
 use ctxfold::shake::{apply_shake, plan_shake, Preset, ShakeConfig};
+
 use ctxfold::triggers::{
     CompactRequest, CompactionMethod, CompactionOutcome, CompactionReport, ContextManager,
-    ContinuationKind, Decision, ModelInfo, PromptInput, TurnInput,
+    ContinuationKind, Decision, ModelInfo, PromptInput, Route, ShakePreset, TurnInput, Walk,
+    WalkInput, WalkStep,
 };
-use ctxfold::{AgentMessage, ErrorCode, Session};
+use ctxfold::{AgentMessage, Session};
 use serde_json::{json, Value};
 
 use crate::rng::Rng;
@@ -42,6 +46,8 @@ pub struct Scenario {
     pub window: u64,
     /// The model reads images (snapcompact can run).
     pub vision: bool,
+    /// The model's family: 0 Claude (Anthropic Messages), 1 GPT (OpenAI Responses), 2 Gemini.
+    pub family: u8,
     /// `compaction.methodOrder`; `None` keeps the default.
     pub methods: Option<Vec<&'static str>>,
     /// Provider tokens per token of the core's estimate.
@@ -75,6 +81,7 @@ impl Scenario {
             seed,
             window: *r.pick(&windows),
             vision: r.chance(0.5),
+            family: r.below(3) as u8,
             methods,
             ratio: *r.pick(&[0.5, 0.8, 1.0, 1.0, 1.3, 2.0]),
             summarizer_failures: *r.pick(&[0.0, 0.1, 0.1]),
@@ -101,6 +108,9 @@ pub struct Report {
 }
 
 // ASCII, so that no normalization (snapcompact prints normalized text) changes a marker.
+/// What a request carries beside the messages (system prompt, tools), in provider tokens.
+const OVERHEAD: u64 = 500;
+
 const MARK_OPEN: &str = "[[u";
 const MARK_CLOSE: &str = "]]";
 
@@ -166,6 +176,8 @@ struct Host {
     report: Report,
     sessions_made: u64,
     fonts: FallbackFonts,
+    /// The model's API (the summarizer transcript's dialect, the archive's shape).
+    api: &'static str,
 }
 
 /// What the core estimates for the live context, and what the provider counts.
@@ -176,7 +188,7 @@ fn estimate(session: &Session) -> Result<u64, String> {
 
 impl Host {
     fn provider_tokens(&self) -> Result<u64, String> {
-        Ok((estimate(&self.session)? as f64 * self.s.ratio).ceil() as u64 + 500)
+        Ok((estimate(&self.session)? as f64 * self.s.ratio).ceil() as u64 + OVERHEAD)
     }
 
     fn append(&mut self, message: Value) -> Result<String, String> {
@@ -308,29 +320,23 @@ impl Host {
         };
         let options = PlanOptions {
             context_window: self.model.context_window,
+            model: Target {
+                id: Some(self.model.id.clone()),
+                api: Some(self.api.to_string()),
+            },
             ..PlanOptions::default()
         };
         plan_compaction(&self.session, &settings, options)
     }
 
-    /// One method of the walk: `Ok(Some(tokens after))` when it committed.
-    fn method(&mut self, m: CompactionMethod) -> Result<Result<u64, ErrorCode>, String> {
+    /// Commits a planned method: `Ok(core tokens after)` or the error's code.
+    fn commit(
+        &mut self,
+        m: CompactionMethod,
+        plan: &CompactionPlan,
+    ) -> Result<Result<u64, ctxfold::Error>, String> {
         match m {
-            CompactionMethod::Shake => {
-                let plan = plan_shake(&self.session, &ShakeConfig::preset(Preset::Default))
-                    .map_err(|e| e.to_string())?;
-                let r = apply_shake(&mut self.session, &plan, None, self.now)
-                    .map_err(|e| e.to_string())?;
-                if r.tool_results_dropped + r.blocks_dropped == 0 {
-                    return Ok(Err(ErrorCode::NoReduction));
-                }
-                Ok(Ok(estimate(&self.session)?))
-            }
             CompactionMethod::Snapcompact => {
-                let plan = match self.plan(Strategy::Snapcompact) {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Err(e.code())),
-                };
                 // What the archive takes in: the carried text and the messages it prints.
                 let mut input = self.carried_text()?;
                 let p = &plan.preparation;
@@ -338,110 +344,161 @@ impl Host {
                     input.push_str(&self.session.message_json(i).unwrap_or_default());
                 }
                 let fed = markers_in(&input);
-                let result = commit_snapcompact(
-                    &mut self.session,
-                    &plan,
-                    &ArchiveOptions::default(),
-                    &self.fonts,
-                    self.now,
-                );
-                match result {
-                    Ok(c) => {
-                        let carried = self.carried_text()?;
-                        for m in &fed {
-                            if !self.fed.contains(m) {
-                                self.fed.push(m.clone());
-                            }
-                            if !carried.contains(m.as_str()) && !self.archive_dropped.contains(m) {
-                                self.archive_dropped.push(m.clone());
-                                self.report.archive_dropped_user_turns += 1;
-                            }
-                        }
-                        Ok(Ok(c.tokens_after))
+                let options = snapcompact_options(plan).map_err(|e| e.to_string())?;
+                let result =
+                    commit_snapcompact(&mut self.session, plan, &options, &self.fonts, self.now);
+                let Ok(c) = result else {
+                    return Ok(result.map(|c| c.tokens_after));
+                };
+                let carried = self.carried_text()?;
+                for m in &fed {
+                    if !self.fed.contains(m) {
+                        self.fed.push(m.clone());
                     }
-                    Err(e) => Ok(Err(e.code())),
+                    if !carried.contains(m.as_str()) && !self.archive_dropped.contains(m) {
+                        self.archive_dropped.push(m.clone());
+                        self.report.archive_dropped_user_turns += 1;
+                    }
                 }
+                Ok(Ok(c.tokens_after))
             }
             CompactionMethod::Handoff => {
-                let mut plan = match self.plan(Strategy::Handoff) {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Err(e.code())),
-                };
-                if !self.answer_all(&mut plan)? {
-                    return Ok(Err(ErrorCode::Summarizer));
-                }
                 self.sessions_made += 1;
                 let id = format!("sim-{}", self.sessions_made);
                 let ids = Box::new(SequentialIds::starting_at(self.sessions_made * 1_000_000));
-                match commit_handoff(&self.session, &plan, id, ids, self.now) {
+                match commit_handoff(&self.session, plan, id, ids, self.now) {
                     Ok(next) => {
                         let old = std::mem::replace(&mut self.session, next);
                         self.earlier.push(old);
                         self.report.handoffs += 1;
                         Ok(Ok(estimate(&self.session)?))
                     }
-                    Err(e) => Ok(Err(e.code())),
+                    Err(e) => Ok(Err(e)),
                 }
             }
-            // The endpoint is down: the remote method fails, whatever else the host has.
-            CompactionMethod::Remote if self.s.dead_remote => Ok(Err(ErrorCode::Summarizer)),
-            CompactionMethod::Remote | CompactionMethod::Soft | CompactionMethod::Window => {
-                let mut plan = match self.plan(Strategy::ContextFull) {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Err(e.code())),
-                };
-                if !self.answer_all(&mut plan)? {
-                    return Ok(Err(ErrorCode::Summarizer));
-                }
-                match commit_compaction(&mut self.session, &plan, self.now) {
-                    Ok(c) => Ok(Ok(c.tokens_after)),
-                    Err(e) => Ok(Err(e.code())),
-                }
-            }
+            _ => Ok(commit_compaction(&mut self.session, plan, self.now).map(|c| c.tokens_after)),
         }
     }
 
-    /// Runs the compaction a decision asks for: the methods in order, each failure handing
-    /// over to the next.
+    /// Runs the compaction a decision asks for through the core's walk (`triggers::Walk`):
+    /// the simulator only plans, shakes, summarizes and commits as each step says.
     fn compact(&mut self, req: &CompactRequest) -> Result<CompactionOutcome, String> {
         self.fed.clear();
         let before = self.provider_tokens()?;
         let entries_before = self.session.len();
-        let mut last = None;
-        for &m in &req.methods {
-            match self.method(m)? {
-                Ok(tokens_after) => {
-                    self.report.compactions += 1;
-                    self.latest_compaction_at = Some(self.now);
+        let mut input = WalkInput::new(req.reason, self.settings.clone(), self.model.clone());
+        input.methods = Some(req.methods.clone());
+        input.exclude_snapcompact = req.exclude_snapcompact;
+        input.remote_blocked = self.cm.remote_blocked(self.now);
+        input.live_tokens = before;
+        input.overhead_tokens = OVERHEAD;
+        input.provider_ratio = self.s.ratio;
+        let mut walk = Walk::new(input);
+        let mut plan: Option<CompactionPlan> = None;
+        let mut changed = false;
+        let out_of_turn = |e: ctxfold::triggers::OutOfTurn| e.to_string();
+        for _ in 0..200 {
+            match walk.poll() {
+                WalkStep::Plan { strategy, .. } => match self.plan(strategy) {
+                    Ok(p) => {
+                        plan = Some(p);
+                        walk.handle_planned().map_err(out_of_turn)?;
+                    }
+                    Err(e) => walk
+                        .handle_plan_failed(e.code().as_str(), &e.to_string())
+                        .map_err(out_of_turn)?,
+                },
+                WalkStep::Shake { preset } => {
+                    let preset = match preset {
+                        ShakePreset::Default => Preset::Default,
+                        ShakePreset::Aggressive => Preset::Aggressive,
+                        ShakePreset::Rescue => Preset::Rescue,
+                    };
+                    let cfg = ShakeConfig::preset(preset);
+                    let shake = plan_shake(&self.session, &cfg).map_err(|e| e.to_string())?;
+                    let r = apply_shake(&mut self.session, &shake, None, self.now)
+                        .map_err(|e| e.to_string())?;
+                    let dropped = (r.tool_results_dropped + r.blocks_dropped) as u64;
+                    changed |= dropped > 0;
+                    let live = self.provider_tokens()?;
+                    walk.handle_shaken(dropped, r.tokens_freed, Some(live))
+                        .map_err(out_of_turn)?;
+                }
+                WalkStep::Summarize { route, .. } => match route {
+                    // No provider-native lane in the simulation.
+                    Route::Native => walk.handle_native_unavailable().map_err(out_of_turn)?,
+                    Route::Endpoint if self.s.dead_remote => walk
+                        .handle_method_failed("E_SUMMARIZER", "502 Bad Gateway", Some(502))
+                        .map_err(out_of_turn)?,
+                    _ => {
+                        let p = plan.as_mut().ok_or("a summary without a plan")?;
+                        if self.answer_all(p)? {
+                            walk.handle_summarized().map_err(out_of_turn)?;
+                        } else {
+                            walk.handle_method_failed(
+                                "E_SUMMARIZER",
+                                "the summarizer failed",
+                                None,
+                            )
+                            .map_err(out_of_turn)?;
+                        }
+                    }
+                },
+                WalkStep::Commit { method } => {
+                    let p = plan.take().ok_or("a commit without a plan")?;
+                    match self.commit(method, &p)? {
+                        Ok(tokens_after) => {
+                            changed = true;
+                            self.report.compactions += 1;
+                            self.latest_compaction_at = Some(self.now);
+                            let live = self.provider_tokens()?;
+                            walk.handle_committed(tokens_after, Some(live))
+                                .map_err(out_of_turn)?;
+                        }
+                        Err(e) => walk
+                            .handle_method_failed(e.code().as_str(), &e.to_string(), None)
+                            .map_err(out_of_turn)?,
+                    }
+                }
+                WalkStep::Warn { .. } => {}
+                WalkStep::Done { method } => {
+                    if walk.remote_failed() {
+                        self.cm.note_remote_failure(self.now);
+                    }
                     let after = self.provider_tokens()?;
                     ensure!(
-                        after < before || m == CompactionMethod::Handoff,
-                        "{m:?} for {:?} did not lower the request: {before} -> {after}",
+                        after < before || method == Some(CompactionMethod::Handoff),
+                        "{method:?} for {:?} did not lower the request: {before} -> {after}",
                         req.reason
                     );
-                    if m != CompactionMethod::Handoff {
+                    if method != Some(CompactionMethod::Handoff) {
                         ensure!(
                             self.session.len() >= entries_before,
                             "a compaction removed entries"
                         );
                     }
-                    self.check_nothing_lost(&format!("{m:?} ({:?})", req.reason))?;
+                    self.check_nothing_lost(&format!("{method:?} ({:?})", req.reason))?;
                     return Ok(CompactionOutcome::Compacted {
-                        tokens_after,
+                        tokens_after: estimate(&self.session)?,
                         stored_tokens: Some(after),
                     });
                 }
-                Err(code) => last = Some(code),
+                WalkStep::Failed { code, message, .. } => {
+                    if walk.remote_failed() {
+                        self.cm.note_remote_failure(self.now);
+                    }
+                    // A shake that ran stays applied; the context may still have changed.
+                    let _ = changed;
+                    return Ok(match code.as_str() {
+                        "E_NOTHING_TO_COMPACT" | "E_ALREADY_COMPACTED" => {
+                            CompactionOutcome::NothingToCompact
+                        }
+                        _ => CompactionOutcome::Failed { error: message },
+                    });
+                }
             }
         }
-        Ok(match last {
-            Some(ErrorCode::NothingToCompact | ErrorCode::AlreadyCompacted) | None => {
-                CompactionOutcome::NothingToCompact
-            }
-            Some(code) => CompactionOutcome::Failed {
-                error: format!("{code:?}"),
-            },
-        })
+        Err("the compaction walk did not end in 200 steps".into())
     }
 
     /// Applies a decision; returns its continuation kind.
@@ -451,6 +508,17 @@ impl Host {
         failed: Option<&str>,
     ) -> Result<Option<ContinuationKind>, String> {
         for _ in 0..8 {
+            if std::env::var("SIM_DEBUG").is_ok() {
+                eprintln!(
+                    "decision: compact {:?} drop {:?} continuation {:?} block {} notices {:?} warning {:?}",
+                    d.compact.as_ref().map(|c| (c.reason, &c.methods, c.context_tokens)),
+                    d.drop_failed_turn,
+                    d.continuation.as_ref().map(|c| c.kind),
+                    d.block_auto_continue,
+                    d.notices.iter().map(|n| &n.text).collect::<Vec<_>>(),
+                    d.compaction_warning
+                );
+            }
             if d.drop_failed_turn.is_some() {
                 if let Some(id) = failed {
                     let i = self.session.require(id).map_err(|e| e.to_string())?;
@@ -471,6 +539,12 @@ impl Host {
             }
             if let Some(req) = d.compact.clone() {
                 let outcome = self.compact(&req)?;
+                if std::env::var("SIM_DEBUG").is_ok() {
+                    eprintln!(
+                        "compaction outcome: {outcome:?}, live now {}",
+                        self.provider_tokens()?
+                    );
+                }
                 d = self
                     .cm
                     .after_compaction(&CompactionReport::new(req, outcome));
@@ -611,9 +685,14 @@ pub fn run(s: &Scenario) -> Result<Report, String> {
         settings["methodOrder"] = json!(m);
     }
     let settings = CompactionSettings::from_json(&settings).map_err(|e| e.to_string())?;
+    let (provider, id, api) = match s.family {
+        0 => ("anthropic", "claude-sonnet-4-5", "anthropic-messages"),
+        1 => ("openai", "gpt-5", "openai-responses"),
+        _ => ("google", "gemini-2.5-pro", "google-generative-ai"),
+    };
     let model = ModelInfo {
-        provider: "anthropic".into(),
-        id: "claude-sim".into(),
+        provider: provider.into(),
+        id: id.into(),
         context_window: s.window,
         max_output_tokens: 8_000,
         accepts_images: s.vision,
@@ -644,6 +723,7 @@ pub fn run(s: &Scenario) -> Result<Report, String> {
         report: Report::default(),
         sessions_made: 0,
         fonts: FallbackFonts::new(),
+        api,
     };
     for turn in 0..s.user_turns {
         host.user_turn(turn)
