@@ -636,6 +636,20 @@ impl Walk {
         }
     }
 
+    /// The tokens a snapcompact commit must count beside its archive and the kept tail, in
+    /// the core's estimate, for its frame cap and fit test (spec: snapcompact §9.2): the
+    /// request overhead, plus what the provider counts above the core's estimate of the kept
+    /// tail (`recent_estimate`, the preparation's recent messages) when it counts more.
+    pub fn archive_overhead(&self, recent_estimate: u64) -> u64 {
+        let over = self.ratio() - 1.0;
+        let undercount = if over > 0.0 {
+            (over * recent_estimate as f64).ceil() as u64
+        } else {
+            0
+        };
+        self.input.overhead_tokens.saturating_add(undercount)
+    }
+
     /// The live context after a commit whose core figure is `core`, in the provider's tokens.
     fn live_of(&self, core: u64) -> u64 {
         ((self.ratio() * core as f64).ceil() as u64).saturating_add(self.input.overhead_tokens)
@@ -1299,5 +1313,15 @@ mod tests {
                 prop_assert!(w.is_over());
             }
         }
+    }
+
+    #[test]
+    fn the_archive_counts_the_overhead_and_the_providers_surplus_on_the_kept_tail() {
+        let mut input = input(CompactionReason::Threshold, &["soft"], 64_000);
+        input.overhead_tokens = 500;
+        input.provider_ratio = 2.0;
+        assert_eq!(Walk::new(input.clone()).archive_overhead(10_000), 10_500);
+        input.provider_ratio = 0.5;
+        assert_eq!(Walk::new(input).archive_overhead(10_000), 500);
     }
 }

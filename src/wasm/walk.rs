@@ -77,6 +77,13 @@ impl WasmWalk {
         self.inner.handle_native_unavailable().map_err(out_of_turn)
     }
 
+    /// The tokens a snapcompact commit counts beside its archive and the kept tail (its
+    /// `nonMessageTokens`), for a kept tail of `recent_estimate` tokens (core estimate).
+    #[wasm_bindgen(js_name = archiveOverhead)]
+    pub fn archive_overhead(&self, recent_estimate: f64) -> Result<f64, JsValue> {
+        Ok(self.inner.archive_overhead(count(recent_estimate)?) as f64)
+    }
+
     /// A commit: the core's `tokensAfter`, and the host's measure of the live context in the
     /// provider's tokens with the request overhead, if it has one.
     pub fn committed(

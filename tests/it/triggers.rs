@@ -573,17 +573,26 @@ fn a_length_stop_promotes_first() {
 
 /// The retry of an incomplete recovery only needs to fit, like an overflow retry (18.2.3
 /// tests every `willRetry` pass with the window minus the budget reserve): 150 000 left of a
-/// 200 000 window retries though it is over the recovery band (136 000).
+/// 200 000 window retries though it is over the recovery band (136 000). Past the fit test
+/// and still under the window it retries too, with the guard's warning and maintenance
+/// paused (the turn is not lost); at the window it cannot.
 #[test]
 fn an_incomplete_retry_needs_only_to_fit() {
     let m = model(200_000); // budget reserve 30 000 ⇒ fit 170 000
     let a = length_turn(thinking_only(), 8_000, 190_000);
-    for (after, retries) in [(150_000, true), (170_000, true), (170_001, false)] {
+    for (after, retries, warned) in [
+        (150_000, true, false),
+        (170_000, true, false),
+        (170_001, true, true),
+        (200_000, false, true),
+    ] {
         let mut cm = manager(json!({}));
         let req = cm.after_turn(turn(&a, &m)).compact.expect("compacts");
         let d = cm.after_compaction(&compacted(&req, after));
         assert_eq!(d.continuation.is_some(), retries, "{after}");
         assert_eq!(d.block_auto_continue, !retries, "{after}");
+        assert_eq!(d.compaction_warning.is_some(), warned, "{after}");
+        assert_eq!(cm.state().maintenance_paused, warned, "{after}");
     }
 }
 

@@ -334,6 +334,7 @@ impl Host {
         &mut self,
         m: CompactionMethod,
         plan: &CompactionPlan,
+        archive_overhead: u64,
     ) -> Result<Result<u64, ctxfold::Error>, String> {
         match m {
             CompactionMethod::Snapcompact => {
@@ -344,7 +345,8 @@ impl Host {
                     input.push_str(&self.session.message_json(i).unwrap_or_default());
                 }
                 let fed = markers_in(&input);
-                let options = snapcompact_options(plan).map_err(|e| e.to_string())?;
+                let mut options = snapcompact_options(plan).map_err(|e| e.to_string())?;
+                options.non_message_tokens = archive_overhead;
                 let result =
                     commit_snapcompact(&mut self.session, plan, &options, &self.fonts, self.now);
                 let Ok(c) = result else {
@@ -446,7 +448,8 @@ impl Host {
                 },
                 WalkStep::Commit { method } => {
                     let p = plan.take().ok_or("a commit without a plan")?;
-                    match self.commit(method, &p)? {
+                    let overhead = walk.archive_overhead(p.preparation.tokens_recent);
+                    match self.commit(method, &p, overhead)? {
                         Ok(tokens_after) => {
                             changed = true;
                             self.report.compactions += 1;
@@ -520,8 +523,8 @@ impl Host {
                 );
             }
             if d.drop_failed_turn.is_some() {
-                if let Some(id) = failed {
-                    let i = self.session.require(id).map_err(|e| e.to_string())?;
+                // A handoff may have replaced the session the failed turn is in.
+                if let Some(i) = failed.and_then(|id| self.session.index_of(id)) {
                     if self.session.leaf() == Some(i) {
                         match self.session.entries()[i].parent_id() {
                             Some(p) => {

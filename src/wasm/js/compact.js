@@ -246,19 +246,16 @@ async function summarize(session, step, work, o, signal) {
 }
 
 /** The walk's `commit` step: snapcompact prints its frames, a handoff starts the new session. */
-async function commit(session, step, work, o, signal) {
+async function commit(session, walk, step, work, o, signal) {
   if (step.method === 'snapcompact') {
     // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2). The
     // plan carries the reading model, so a plain plan/commit archives the same; `snapcompact`
     // only overrides (and the request's own tokens narrow the frame cap).
     const archive = { ...o.snapcompact };
-    // The core measures the kept tail with its estimate: what the provider counts above it
-    // goes on the non-message tokens, so the frame cap and the fit test read the real window.
-    const over = providerRatio(o) - 1;
-    const undercount = over > 0 ? Math.ceil(over * work.preparation.estimatedTokens.recentMessages) : 0;
-    if (o.nonMessageTokens !== undefined || undercount > 0) {
-      archive.nonMessageTokens = (o.nonMessageTokens ?? 0) + undercount;
-    }
+    // The request overhead and what the provider counts above the core's estimate of the
+    // kept tail (the walk works it out): the frame cap and the fit test read the real window.
+    const overhead = walk.archiveOverhead(work.preparation.estimatedTokens.recentMessages);
+    if (o.nonMessageTokens !== undefined || overhead > 0) archive.nonMessageTokens = overhead;
     return session.commitCompaction(work, { snapcompact: archive, now: o.now });
   }
   if (step.method === 'handoff') {
@@ -386,7 +383,7 @@ async function run(session, o, signal) {
         }
         case 'commit': {
           try {
-            committed = await commit(session, step, work, o, signal);
+            committed = await commit(session, walk, step, work, o, signal);
           } catch (err) {
             if (err?.code === 'E_ABORTED') throw err;
             if (signal.aborted) throw abortError();
