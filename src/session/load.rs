@@ -12,8 +12,13 @@
 //! | a `parentId` naming no entry | entry becomes a root, `E_UNKNOWN_PARENT` |
 //! | two entries with one id | the later one wins lookups, `E_DUPLICATE_ID` |
 //! | a parent cycle | the link that closes it is ignored, `E_PARENT_CYCLE` |
+//! | a line of type `session` after the header | kept verbatim, not an entry, `E_INVALID_ENTRY` |
 //! | empty input, or first line not a session header | error `E_NOT_A_SESSION` |
 //! | header version above 4 | error `E_VERSION_TOO_NEW` |
+//!
+//! A UTF-8 byte order mark at the start of the file is skipped, as a reader that decodes the
+//! file as text before `JSON.parse` skips it; it belongs to no line and is written back in
+//! front of the first one (see [`BOM`]), so a saved session stays byte-faithful.
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::facts::{shift_calls, CallFacts, FactColumns};
@@ -59,6 +64,19 @@ pub struct LoadWarning {
     pub line: u32,
     /// What happened and what was done about it.
     pub message: String,
+}
+
+/// The UTF-8 byte order mark. A file that starts with it is read from the byte after it, and
+/// [`Session::write_segments`] writes it back first: it is kept on save (byte-faithful).
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The length of the byte order mark `bytes` start with (0 or 3).
+pub(crate) fn bom_len(bytes: &[u8]) -> usize {
+    if bytes.starts_with(BOM) {
+        BOM.len()
+    } else {
+        0
+    }
 }
 
 fn warn(out: &mut Vec<LoadWarning>, code: ErrorCode, line: usize, message: String) {
@@ -212,8 +230,8 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         });
     };
 
-    // Header (optionally after the title slot), skipping blank lines.
-    let mut pos = 0;
+    // Header (optionally after the title slot), skipping blank lines and a byte order mark.
+    let mut pos = bom_len(&bytes);
     let mut title_seen = false;
     let header = loop {
         if pos >= bytes.len() {
@@ -315,6 +333,18 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
                 li,
                 "`parentId` is neither a string nor null; the entry is read as a root".into(),
             );
+        }
+        if kind_text == "session" {
+            // The reader filters header records out of the entries wherever they stand.
+            facts.calls.truncate(calls_before);
+            lines[li].kind = LineKind::Opaque;
+            warn(
+                &mut warnings,
+                ErrorCode::InvalidEntry,
+                li,
+                "a second session header; it is kept as is and ignored".into(),
+            );
+            continue;
         }
         let kind = EntryKind::from_type(&kind_text);
         let role = if kind == EntryKind::Message {
