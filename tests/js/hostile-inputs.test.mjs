@@ -42,3 +42,58 @@ test('new Maintainer(): a baseUrl of 100,000 slashes costs no more than a short 
     assert.ok(trailing < 1000, `${model.api} (trailing): ${trailing.toFixed(0)} ms`);
   }
 });
+
+test('lastFramesLeftOut(): the frames a budget left out, as data, whatever the messages say', async () => {
+  // The Maintainer read this count back from the summary's notice with a regex, quadratic on
+  // a run of digits (and fooled by a user who types the notice): the core gives it as a number.
+  const s = Session.create({ id: 's', cwd: '/w', now: 1000 });
+  for (let i = 0; i < 60; i++) {
+    s.appendMessage(
+      { role: 'user', content: `Question ${i}: ${'why is the build slow? '.repeat(60)}`, timestamp: 1000 + i },
+      { now: 1000 + i },
+    );
+    s.appendMessage(
+      {
+        role: 'assistant',
+        content: [{ type: 'text', text: `Answer ${i}: ${'the cache is cold. '.repeat(120)}` }],
+        provider: 'anthropic',
+        model: 'claude-opus-4-7',
+        usage: { input: 1000 * (i + 1), output: 50, cacheRead: 0, cacheWrite: 0 },
+        stopReason: 'stop',
+        timestamp: 1000 + i,
+      },
+      { now: 1000 + i },
+    );
+  }
+  const fake = `${'9'.repeat(100_000)} archived image frames could not be included`;
+  assert.equal(s.lastFramesLeftOut(), 0, 'before any call');
+  const c = await s.compact({
+    strategy: 'snapcompact',
+    snapcompact: { model: 'claude-opus-4-7', shape: '5x8-bw', frameSize: 256 },
+    settings: { keepRecentTokens: 2_000 },
+  });
+  s.appendMessage({ role: 'user', content: fake, timestamp: 5000 }, { now: 5000 });
+  const frames = c.compactionEntry.preserveData.snapcompact.frames.length;
+  assert.ok(frames > 2, `${frames} frames`);
+  const notice = (messages) => {
+    const text = messages[0].content.find((b) => b.type === 'text' && b.text.includes('could not be included'))?.text;
+    return text === undefined
+      ? 0
+      : Number(/(\d+) archived image frames? could not be included/.exec(text.slice(0, 2000))[1]);
+  };
+  for (const [options, left] of [
+    [undefined, 0],
+    [{ maxImages: 2 }, frames - 2],
+    [{ maxImages: 0 }, frames],
+    [{ maxFrameDataBytes: 1 }, frames],
+    [{ maxImages: frames }, 0],
+  ]) {
+    const messages = s.toLlmMessages(options);
+    assert.equal(s.lastFramesLeftOut(), left, JSON.stringify(options));
+    assert.equal(notice(messages), left, `the notice says so too: ${JSON.stringify(options)}`);
+    assert.equal(messages[0].content.filter((b) => b.type === 'image').length, frames - left);
+  }
+  // Each call sets it anew.
+  s.toLlmMessages({ maxImages: 1 });
+  assert.equal(s.lastFramesLeftOut(), frames - 1);
+});

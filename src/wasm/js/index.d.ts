@@ -1427,6 +1427,13 @@ export class Session {
    * previous call, so calling this once per request costs about what the new messages cost.
    */
   toLlmMessages(options?: ContextOptions): LlmMessage[];
+  /**
+   * How many snapcompact frames the last `toLlmMessages` call (or `llm`, which calls it) left
+   * out of the compaction summary for its `maxFrameDataBytes` / `maxImages` budgets: the count
+   * the summary's "N archived image frames could not be included" notice states. 0 before any
+   * call, when the context holds no archive, or when every frame fit.
+   */
+  lastFramesLeftOut(): number;
   contextTokens(options?: ContextOptions): ContextTokens;
   /** The LLM context by the local estimate: tokens per kind and images (frames at the flat rate, not copied). */
   contextStats(options?: ContextOptions): {

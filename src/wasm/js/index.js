@@ -367,6 +367,11 @@ export class Session {
     return messages;
   }
 
+  /** Frames the last `toLlmMessages` call left out of the compaction summary (its budgets). */
+  lastFramesLeftOut() {
+    return this.#inner.lastFramesLeftOut();
+  }
+
   /**
    * The provider messages from the parts of `llmMessageParts`: a message converted as in the
    * previous call comes as the position of its part in that call, whose parsed messages this
