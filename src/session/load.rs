@@ -13,6 +13,7 @@
 //! | two entries with one id | the later one wins lookups, `E_DUPLICATE_ID` |
 //! | a parent cycle | the link that closes it is ignored, `E_PARENT_CYCLE` |
 //! | a line of type `session` after the header | kept verbatim, not an entry, `E_INVALID_ENTRY` |
+//! | JSON nested 128 levels deep or more | kept, sent to the provider whole (`json::deep`), `E_INVALID_ENTRY_BODY` (the value parser's readers see it as empty) |
 //! | empty input, or first line not a session header | error `E_NOT_A_SESSION` |
 //! | header version above 4 | error `E_VERSION_TOO_NEW` |
 //!
@@ -134,6 +135,14 @@ fn read_header(line: &[u8], at: usize) -> Result<HeaderInfo> {
     })
 }
 
+/// Whether the value parser refuses `line` for its depth (asked only of lines the scanner
+/// found deep).
+fn too_deep(line: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(line);
+    crate::support::json::parse(&text)
+        .is_err_and(|e| e.reason == crate::support::json::parse::TOO_DEEP)
+}
+
 fn is_title_slot(line: &[u8]) -> bool {
     skim_line(line, &mut Vec::new())
         .ok()
@@ -181,6 +190,7 @@ fn read_line(
         Some(b'{') => {
             sc.newline = false;
             sc.bad_utf8 = false;
+            sc.deep = false;
             if let Ok((mut skim, end)) = skim_object(sc, b, i, calls) {
                 let mut after = end;
                 while matches!(b.get(after), Some(b' ' | b'\t' | b'\r')) {
@@ -273,6 +283,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
     while pos < bytes.len() {
         let calls_before = facts.calls.len();
         let (read, end, bad_utf8) = read_line(&mut sc, &bytes, pos, &mut facts.calls);
+        let deep = sc.deep && matches!(read, LineRead::Object(_)) && too_deep(&bytes[pos..end]);
         let li = lines.len();
         push(&mut lines, pos, end, LineKind::Blank);
         trailing_newline = end < bytes.len();
@@ -286,6 +297,17 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
                 li,
                 "the line holds bytes that are not UTF-8: it is read with U+FFFD in their place \
                  and written back unchanged"
+                    .into(),
+            );
+        }
+        if deep {
+            warn(
+                &mut warnings,
+                ErrorCode::InvalidEntryBody,
+                li,
+                "the line nests JSON 128 levels deep or more: it is kept, and its message is sent \
+                 to the provider whole, but the readers of its fields (summaries, shake, \
+                 pruning) read it as empty"
                     .into(),
             );
         }

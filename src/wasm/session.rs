@@ -422,15 +422,8 @@ impl WasmSession {
                     was
                 }
                 _ => {
-                    let mut values = Vec::new();
-                    crate::context::convert::convert_message(&mut values, s, m, next);
                     let mut text = String::new();
-                    for (i, v) in values.iter().enumerate() {
-                        if i > 0 {
-                            text.push(',');
-                        }
-                        js::write_value(&mut text, v);
-                    }
+                    crate::context::convert::write_message_json(&mut text, s, m, next);
                     out.push(&JsValue::from_str(&text));
                     Converted::of(m, s)
                 }

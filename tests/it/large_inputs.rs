@@ -7,6 +7,7 @@
 use ctxfold::compaction::commit::commit_snapcompact;
 use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
 use ctxfold::compaction::snapcompact::ArchiveOptions;
+use ctxfold::context::convert::write_message_json;
 use ctxfold::context::{build_context, BuildOptions};
 use ctxfold::navigation::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
 use ctxfold::pruning::{
@@ -17,6 +18,7 @@ use ctxfold::render::{
 };
 use ctxfold::settings::{CompactionSettings, Strategy};
 use ctxfold::shake::{apply_shake, plan_shake, Preset, ShakeConfig};
+use ctxfold::ErrorCode;
 use ctxfold_testkit::invariants;
 use ctxfold_testkit::spec::{self, Body, Call, EntrySpec, Parent, SessionSpec, Tool};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -415,5 +417,67 @@ fn shake_of_a_message_with_thousands_of_blocks_is_linear() {
         assert!(line.contains("intro\\n[shaken ~"), "{}", &line[..200]);
         assert!(line.contains("(region 2000)]\\nend"));
         assert!(!line.contains("let x"));
+    });
+}
+
+/// A tool call whose arguments nest 10,000 levels deep (issue 43 item 2): `JSON.parse` reads
+/// it, so the provider view has the call, whole, and its result (dropping the call orphaned
+/// the result, which providers reject); on a 2 MiB stack, so nothing walks it recursively.
+#[test]
+fn tool_call_arguments_nested_10000_deep_reach_the_provider() {
+    on_small_stack(|| {
+        let depth = 10_000;
+        let args = format!("{}\"deep\"{}", "{\"a\":[".repeat(depth), "]}".repeat(depth));
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+        let lines = [
+            header.to_string(),
+            r#"{"type":"message","id":"u","parentId":null,"message":{"role":"user","content":"go"}}"#.into(),
+            format!(
+                r#"{{"type":"message","id":"a","parentId":"u","message":{{"role":"assistant","content":[{{"type":"text","text":"calling"}},{{"type":"toolCall","id":"t1","name":"probe","arguments":{args}}}],"stopReason":"toolUse","usage":{{"input":10,"output":5,"cacheRead":0,"cacheWrite":0}}}}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"r","parentId":"a","message":{{"role":"toolResult","toolCallId":"t1","toolName":"probe","content":[{{"type":"text","text":"ok"}}],"details":{args},"isError":false}}}}"#
+            ),
+            r#"{"type":"message","id":"z","parentId":"r","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop"}}"#.into(),
+        ];
+        let bytes = (lines.join("\n") + "\n").into_bytes();
+        let s = invariants::load(&bytes).expect("loads");
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.to_bytes(), bytes);
+        // Kept, and named: the readers of its fields cannot walk it.
+        let warned: Vec<_> = s.warnings().iter().map(|w| (w.code, w.line)).collect();
+        assert_eq!(
+            warned,
+            [
+                (ErrorCode::InvalidEntryBody, 3),
+                (ErrorCode::InvalidEntryBody, 4)
+            ]
+        );
+        let ctx = build_context(&s, &BuildOptions::default()).expect("context");
+        let roles: Vec<_> = ctx
+            .messages
+            .iter()
+            .map(|m| format!("{:?}", m.role()))
+            .collect();
+        assert_eq!(roles, ["User", "Assistant", "ToolResult", "Assistant"]);
+        let mut parts = Vec::new();
+        for (pos, m) in ctx.messages.iter().enumerate() {
+            let mut text = String::new();
+            write_message_json(&mut text, &s, m, ctx.messages.get(pos + 1));
+            parts.push(text);
+        }
+        // The call, its arguments byte for byte, and its result with its details.
+        assert!(
+            parts[1].contains(&format!(r#""id":"t1","name":"probe","arguments":{args}}}"#)),
+            "{}",
+            &parts[1][..200.min(parts[1].len())]
+        );
+        assert!(
+            parts[2].contains(r#""toolCallId":"t1""#),
+            "{}",
+            &parts[2][..200]
+        );
+        assert!(parts[2].contains(&format!(r#""details":{args}"#)));
+        assert!(!parts.concat().contains('\u{FDD0}'));
     });
 }

@@ -556,3 +556,33 @@ fn a_second_header_is_kept_ignored_and_reported() {
     assert_eq!(s.header().id, "s");
     assert_eq!(s.to_bytes(), text.as_bytes());
 }
+
+/// A line nested past the value parser's depth (issue 43 item 2) is kept and named: its
+/// message still reaches the provider whole (see `large_inputs`), but the readers of its
+/// fields cannot walk it. Shallower lines, however long, are not named.
+#[test]
+fn a_line_nested_past_the_parsers_depth_is_kept_and_named() {
+    let custom = |depth: usize, id: &str| {
+        format!(
+            r#"{{"type":"custom","id":"{id}","parentId":null,"customType":"x","data":{}1{}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let text = format!(
+        "{HEADER}\n{}\n{}\n{}\n",
+        custom(120, "a"),
+        custom(127, "b"),
+        custom(5_000, "c")
+    );
+    let s = load(text.as_bytes());
+    assert_eq!(
+        codes(&s),
+        vec![
+            (ErrorCode::InvalidEntryBody, 3),
+            (ErrorCode::InvalidEntryBody, 4)
+        ]
+    );
+    assert_eq!(s.len(), 3);
+    assert_eq!(s.to_bytes(), text.as_bytes());
+}
