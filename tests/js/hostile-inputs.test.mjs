@@ -97,3 +97,53 @@ test('lastFramesLeftOut(): the frames a budget left out, as data, whatever the m
   s.toLlmMessages({ maxImages: 1 });
   assert.equal(s.lastFramesLeftOut(), frames - 1);
 });
+
+test('toLlmMessages(): tool-call arguments nested 10,000 deep reach the provider whole, with their result', () => {
+  // JSON.parse reads any depth; the core's value parser stops at 128 levels, and such a
+  // message became `{}`: its call was lost and its result orphaned.
+  const depth = 10_000;
+  const args = `${'{"a":['.repeat(depth)}"deep"${']}'.repeat(depth)}`;
+  const line = (o) => JSON.stringify(o);
+  const header = line({ type: 'session', version: 3, id: 's', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/' });
+  const call = `{"type":"message","id":"a","parentId":"u","message":{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"probe","arguments":${args}}],"stopReason":"toolUse"}}`;
+  const text = [
+    header,
+    line({ type: 'message', id: 'u', parentId: null, message: { role: 'user', content: 'go' } }),
+    call,
+    line({
+      type: 'message',
+      id: 'r',
+      parentId: 'a',
+      message: {
+        role: 'toolResult',
+        toolCallId: 't1',
+        toolName: 'probe',
+        content: [{ type: 'text', text: 'ok' }],
+        isError: false,
+      },
+    }),
+  ].join('\n');
+  const s = Session.fromJsonl(text);
+  assert.deepEqual(
+    s.warnings.map((w) => [w.code, w.line]),
+    [['E_INVALID_ENTRY_BODY', 3]],
+  );
+  const messages = s.toLlmMessages();
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['user', 'assistant', 'toolResult'],
+  );
+  const block = messages[1].content[0];
+  assert.equal(block.id, 't1');
+  // Whole: 10,000 levels of {a: [...]} around "deep" (walked in a loop: V8's JSON.stringify
+  // itself gives up at this depth).
+  let at = block.arguments;
+  let levels = 0;
+  while (typeof at === 'object' && Object.keys(at).join() === 'a' && Array.isArray(at.a) && at.a.length === 1) {
+    at = at.a[0];
+    levels++;
+  }
+  assert.deepEqual([levels, at], [depth, 'deep']);
+  assert.equal(messages[2].toolCallId, 't1');
+  assert.equal(s.toJsonl(), text);
+});
