@@ -733,9 +733,12 @@ fn shaken_lines(
                         Some(b) => content.get(*b)?.get("text")?,
                     };
                     let s = slot.as_str()?;
-                    // A new text for the slot unless the previous region was in it too.
-                    if spliced.last().is_none_or(|(b, ..)| b != block) {
-                        spliced.push((*block, String::with_capacity(s.len()), 0));
+                    // A new text for the slot unless the previous region was in it too; slots
+                    // come in content order, each once (otherwise the plan is not this one's).
+                    match spliced.last() {
+                        Some((b, ..)) if b == block => {}
+                        Some((b, ..)) if b > block => return None,
+                        _ => spliced.push((*block, String::with_capacity(s.len()), 0)),
                     }
                     let (_, out, done) = spliced.last_mut()?;
                     // Regions of one text are in order and disjoint, and still fit it.
