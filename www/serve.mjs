@@ -6,6 +6,13 @@
 // Serves DIR (default: this folder) on the loopback interface; if the port is taken it tries the
 // next ones (up to 20) unless --strict-port. Also importable: `serve({ root, mounts, host, port })`
 // resolves to `{ url, port, close() }`; `mounts` maps URL prefixes ('/pkg/') to folders.
+//
+// The pages may hold an API key in memory, so the server answers only requests addressed to
+// it by a loopback name and its port (`Host: 127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`,
+// or the --host it listens on): any other Host header (a DNS-rebinding page's) gets 421. Every
+// response forbids framing (`X-Frame-Options: DENY`) and sniffing, and sends no referrer; an
+// HTML page's `<meta http-equiv="Content-Security-Policy">` is also sent as a header, with
+// `frame-ancestors 'none'`, which a meta policy cannot set.
 import { createReadStream, promises as fs } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
@@ -55,11 +62,47 @@ function resolveFile(mounts, urlPath) {
   return null;
 }
 
-async function handle(mounts, req, res) {
+/** Headers of every response. */
+const SAFETY = {
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+/** What a page that sets no policy of its own gets: no framing. */
+const NO_FRAMING = "frame-ancestors 'none'";
+
+/** The policy of an HTML page's `<meta http-equiv="Content-Security-Policy">`, if any. */
+function metaPolicy(html) {
+  const tag = /<meta\s[^>]*http-equiv\s*=\s*"content-security-policy"[^>]*>/i.exec(html)?.[0];
+  return tag === undefined ? undefined : /\scontent\s*=\s*"([^"]*)"/i.exec(tag)?.[1];
+}
+
+/** The page's own policy with `frame-ancestors 'none'` (a meta policy cannot set it). */
+function pagePolicy(html) {
+  const own = metaPolicy(html)?.trim().replace(/;$/, '');
+  return own ? `${own}; ${NO_FRAMING}` : NO_FRAMING;
+}
+
+/** The Host headers a server listening on `host`:`port` answers: loopback names, and `host`. */
+function allowedHosts(host, port) {
+  const names = new Set(['127.0.0.1', 'localhost', '[::1]']);
+  if (host !== '0.0.0.0' && host !== '::') names.add(host.includes(':') ? `[${host}]` : host.toLowerCase());
+  const out = new Set();
+  for (const name of names) {
+    out.add(`${name}:${port}`);
+    if (port === 80) out.add(name);
+  }
+  return out;
+}
+
+async function handle(mounts, hosts, req, res) {
   const send = (status, text) => {
-    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    res.writeHead(status, { ...SAFETY, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
     res.end(req.method === 'HEAD' ? undefined : text);
   };
+  // DNS rebinding: a foreign name resolving to 127.0.0.1 still sends its own name.
+  if (!hosts.has(String(req.headers.host ?? '').toLowerCase())) return send(421, 'misdirected request\n');
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed\n');
   const urlPath = new URL(req.url ?? '/', 'http://localhost').pathname;
   let file = resolveFile(mounts, urlPath);
@@ -69,7 +112,7 @@ async function handle(mounts, req, res) {
     stat = await fs.stat(file);
     if (stat.isDirectory()) {
       if (!urlPath.endsWith('/')) {
-        res.writeHead(301, { location: `${urlPath}/` });
+        res.writeHead(301, { ...SAFETY, location: `${urlPath}/` });
         return res.end();
       }
       file = path.join(file, 'index.html');
@@ -78,13 +121,25 @@ async function handle(mounts, req, res) {
   } catch {
     return send(404, `not found: ${urlPath}\n`);
   }
-  res.writeHead(200, {
-    'content-type': MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+  const type = MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
+  const headers = {
+    ...SAFETY,
+    'content-type': type,
     'content-length': stat.size,
     // The demo and tests always want the freshly built package.
     'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-  });
+  };
+  if (type.startsWith('text/html')) {
+    // Pages are small: read whole, for their policy.
+    const html = await fs.readFile(file);
+    res.writeHead(200, {
+      ...headers,
+      'content-length': html.length,
+      'content-security-policy': pagePolicy(html.toString('utf8')),
+    });
+    return res.end(req.method === 'HEAD' ? undefined : html);
+  }
+  res.writeHead(200, headers);
   if (req.method === 'HEAD') return res.end();
   createReadStream(file)
     .on('error', () => res.destroy())
@@ -108,8 +163,10 @@ export async function serve({
   if (Object.keys(allMounts).length === 0) throw new Error('serve: nothing to serve (no root, no mounts)');
   for (let attempt = 0; ; attempt++) {
     const candidate = port === 0 ? 0 : port + attempt;
+    // The Host headers to answer, once the port is known.
+    let hosts = new Set();
     const server = createServer((req, res) => {
-      handle(allMounts, req, res).catch(() => {
+      handle(allMounts, hosts, req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500);
         res.end();
       });
@@ -124,6 +181,7 @@ export async function serve({
       throw err;
     }
     const actual = server.address().port;
+    hosts = allowedHosts(host, actual);
     return {
       url: `http://${host}:${actual}/`,
       port: actual,

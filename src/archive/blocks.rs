@@ -135,6 +135,33 @@ fn omission_notice(frames: usize, bytes: u64) -> String {
     s
 }
 
+/// Whether a frame of `size` base64 bytes does not fit beside `kept` frames of `used` bytes
+/// (spec: snapcompact §9.6, §15.6).
+fn over_budget(opts: &HistoryOptions, used: u64, kept: usize, size: u64) -> bool {
+    let over_bytes = opts
+        .max_frame_data_bytes
+        .is_some_and(|b| used.saturating_add(size) > b);
+    let over_count = opts.max_images.is_some_and(|m| kept >= m);
+    over_bytes || over_count
+}
+
+/// The number of frames [`history_blocks`] leaves out of the request under `opts`' budgets:
+/// the count its omission notice states, as data (a host need not read it back from the
+/// notice's text).
+pub fn frames_left_out(archive: &Archive, opts: &HistoryOptions) -> usize {
+    let (mut used, mut kept, mut omitted) = (0u64, 0usize, 0usize);
+    for f in archive.frames.iter().rev().filter(|f| !f.is_blob_ref()) {
+        let size = f.data.len() as u64;
+        if over_budget(opts, used, kept, size) {
+            omitted += 1;
+        } else {
+            used += size;
+            kept += 1;
+        }
+    }
+    omitted
+}
+
 enum Slot {
     Image(String, Option<String>, String),
     Unavailable,
@@ -170,11 +197,7 @@ pub fn history_blocks(archive: &Archive, opts: &HistoryOptions) -> Vec<HistoryBl
                 continue;
             }
             let size = f.data.len() as u64;
-            let over_bytes = opts
-                .max_frame_data_bytes
-                .is_some_and(|b| used.saturating_add(size) > b);
-            let over_count = opts.max_images.is_some_and(|m| kept >= m);
-            if over_bytes || over_count {
+            if over_budget(opts, used, kept, size) {
                 omitted += 1;
                 omitted_bytes += size;
                 continue;
@@ -306,5 +329,61 @@ mod tests {
             };
             assert_eq!(format_bytes(n), want, "{n}");
         }
+    }
+
+    /// The count [`frames_left_out`] gives is the one the omission notice states, for every
+    /// byte and image budget over frames of mixed sizes (blob references among them).
+    #[test]
+    fn frames_left_out_is_the_notices_count() {
+        let frame = |n: usize| ArchiveFrame {
+            data: "A".repeat(n),
+            mime_type: "image/png".into(),
+            cols: 1,
+            rows: 1,
+            chars: 1,
+            font: None,
+            variant: None,
+            line_repeat: None,
+            columns: None,
+            stopword_dim: None,
+            detail: None,
+        };
+        let sizes = [40, 10, 70, 10, 30, 50];
+        let mut archive = Archive {
+            frames: sizes.iter().map(|&n| frame(n)).collect(),
+            text_head: Some("head".into()),
+            text_tail: Some("tail".into()),
+            ..Archive::default()
+        };
+        for blob_ref in [false, true] {
+            if blob_ref {
+                archive.frames[2].data = "blob:sha256:00".into();
+            }
+            for bytes in [None, Some(0), Some(25), Some(80), Some(1000)] {
+                for images in [None, Some(0), Some(1), Some(3), Some(9)] {
+                    let opts = HistoryOptions {
+                        max_frame_data_bytes: bytes,
+                        max_images: images,
+                        data: FrameData::Omitted,
+                    };
+                    let notice = history_blocks(&archive, &opts)
+                        .iter()
+                        .find_map(|b| match b {
+                            HistoryBlock::Text(t) => t
+                                .split_once(" archived image frame")
+                                .filter(|(_, rest)| rest.contains("could not be included"))
+                                .and_then(|(n, _)| n.rsplit(['\n', ' ']).next()?.parse().ok()),
+                            _ => None,
+                        })
+                        .unwrap_or(0);
+                    assert_eq!(frames_left_out(&archive, &opts), notice, "{opts:?}");
+                }
+            }
+        }
+        let all = HistoryOptions {
+            max_images: Some(0),
+            ..HistoryOptions::default()
+        };
+        assert_eq!(frames_left_out(&archive, &all), 5);
     }
 }

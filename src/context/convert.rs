@@ -6,6 +6,7 @@ use crate::context::{ContextMessage, SessionContext};
 use crate::prompts;
 use crate::session::message::{truthy, AgentMessage, Content, ContentBlock, Role};
 use crate::session::Session;
+use crate::support::json::deep::DeepValues;
 use crate::support::json::js;
 use serde_json::{Map, Value};
 
@@ -113,11 +114,42 @@ fn run_text(
     t
 }
 
-/// Parses a context message's JSON into an object map.
-fn object(session: &Session, m: &ContextMessage) -> Map<String, Value> {
-    match crate::support::json::parse(&m.json(session)) {
-        Ok(Value::Object(o)) => o,
+/// Parses a context message's JSON into an object map; with `deep`, a message nested deeper
+/// than the value parser reads too, its deep containers kept aside in `deep`.
+fn object(
+    session: &Session,
+    m: &ContextMessage,
+    deep: Option<&mut DeepValues>,
+) -> Map<String, Value> {
+    let json = m.json(session);
+    let v = match deep {
+        Some(deep) => crate::support::json::deep::parse_deep(&json, deep),
+        None => crate::support::json::parse(&json).ok(),
+    };
+    match v {
+        Some(Value::Object(o)) => o,
         _ => Map::new(),
+    }
+}
+
+/// [`convert_message`] as the JSON text a host is sent (0–2 messages, comma-joined, appended
+/// to `out`). A message nested deeper than the value parser reads (`JSON.parse` reads any
+/// depth) is converted too, its deep containers written back whole (`support::json::deep`):
+/// dropping it would orphan the result of its tool calls.
+pub fn write_message_json(
+    out: &mut String,
+    session: &Session,
+    m: &ContextMessage,
+    next: Option<&ContextMessage>,
+) {
+    let mut deep = DeepValues::default();
+    let mut values = Vec::new();
+    convert_into(&mut values, session, m, next, Some(&mut deep));
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        deep.write(out, v);
     }
 }
 
@@ -145,15 +177,29 @@ pub fn convert_message(
     m: &ContextMessage,
     next: Option<&ContextMessage>,
 ) {
+    convert_into(out, session, m, next, None)
+}
+
+/// [`convert_message`], reading deep messages into `deep` when given.
+fn convert_into(
+    out: &mut Vec<Value>,
+    session: &Session,
+    m: &ContextMessage,
+    next: Option<&ContextMessage>,
+    deep: Option<&mut DeepValues>,
+) {
     // These four are converted from their JSON; the other roles from the typed message.
     match m.role() {
-        Role::User => return out.push(user_message(object(session, m), "user")),
-        Role::Developer => return out.push(user_message(object(session, m), "agent")),
+        Role::User => return out.push(user_message(object(session, m, deep), "user")),
+        Role::Developer => return out.push(user_message(object(session, m, deep), "agent")),
         Role::Assistant => {
             let next_is_interrupt = next.is_some_and(ContextMessage::is_interrupt_marker);
-            return out.push(assistant_message(object(session, m), next_is_interrupt));
+            return out.push(assistant_message(
+                object(session, m, deep),
+                next_is_interrupt,
+            ));
         }
-        Role::ToolResult => return out.extend(tool_result_message(object(session, m))),
+        Role::ToolResult => return out.extend(tool_result_message(object(session, m, deep))),
         _ => {}
     }
     match &m.message(session) {
@@ -255,7 +301,7 @@ pub fn convert_message(
             if let (Some(o), Some(t)) = (v.as_object_mut(), c.timestamp) {
                 o.insert("historyRewriteAt".into(), Value::from(t));
             }
-            if let Some(p) = object(session, m).remove("providerPayload") {
+            if let Some(p) = object(session, m, deep).remove("providerPayload") {
                 if let Some(o) = v.as_object_mut() {
                     o.insert("providerPayload".into(), p);
                 }
@@ -454,7 +500,7 @@ pub fn verify_adopted_forms(s: &Session) -> Result<usize, String> {
 impl ContextMessage {
     /// The message's `timestamp` field as written.
     fn json_timestamp(&self, session: &Session) -> Value {
-        object(session, self)
+        object(session, self, None)
             .remove("timestamp")
             .unwrap_or(Value::Null)
     }

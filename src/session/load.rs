@@ -12,8 +12,14 @@
 //! | a `parentId` naming no entry | entry becomes a root, `E_UNKNOWN_PARENT` |
 //! | two entries with one id | the later one wins lookups, `E_DUPLICATE_ID` |
 //! | a parent cycle | the link that closes it is ignored, `E_PARENT_CYCLE` |
+//! | a line of type `session` after the header | kept verbatim, not an entry, `E_INVALID_ENTRY` |
+//! | JSON nested 128 levels deep or more | kept, sent to the provider whole (`json::deep`), `E_INVALID_ENTRY_BODY` (the value parser's readers see it as empty) |
 //! | empty input, or first line not a session header | error `E_NOT_A_SESSION` |
 //! | header version above 4 | error `E_VERSION_TOO_NEW` |
+//!
+//! A UTF-8 byte order mark at the start of the file is skipped, as a reader that decodes the
+//! file as text before `JSON.parse` skips it; it belongs to no line and is written back in
+//! front of the first one (see [`BOM`]), so a saved session stays byte-faithful.
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::facts::{shift_calls, CallFacts, FactColumns};
@@ -59,6 +65,19 @@ pub struct LoadWarning {
     pub line: u32,
     /// What happened and what was done about it.
     pub message: String,
+}
+
+/// The UTF-8 byte order mark. A file that starts with it is read from the byte after it, and
+/// [`Session::write_segments`] writes it back first: it is kept on save (byte-faithful).
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The length of the byte order mark `bytes` start with (0 or 3).
+pub(crate) fn bom_len(bytes: &[u8]) -> usize {
+    if bytes.starts_with(BOM) {
+        BOM.len()
+    } else {
+        0
+    }
 }
 
 fn warn(out: &mut Vec<LoadWarning>, code: ErrorCode, line: usize, message: String) {
@@ -116,6 +135,14 @@ fn read_header(line: &[u8], at: usize) -> Result<HeaderInfo> {
     })
 }
 
+/// Whether the value parser refuses `line` for its depth (asked only of lines the scanner
+/// found deep).
+fn too_deep(line: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(line);
+    crate::support::json::parse(&text)
+        .is_err_and(|e| e.reason == crate::support::json::parse::TOO_DEEP)
+}
+
 fn is_title_slot(line: &[u8]) -> bool {
     skim_line(line, &mut Vec::new())
         .ok()
@@ -163,6 +190,7 @@ fn read_line(
         Some(b'{') => {
             sc.newline = false;
             sc.bad_utf8 = false;
+            sc.deep = false;
             if let Ok((mut skim, end)) = skim_object(sc, b, i, calls) {
                 let mut after = end;
                 while matches!(b.get(after), Some(b' ' | b'\t' | b'\r')) {
@@ -212,8 +240,8 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         });
     };
 
-    // Header (optionally after the title slot), skipping blank lines.
-    let mut pos = 0;
+    // Header (optionally after the title slot), skipping blank lines and a byte order mark.
+    let mut pos = bom_len(&bytes);
     let mut title_seen = false;
     let header = loop {
         if pos >= bytes.len() {
@@ -255,6 +283,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
     while pos < bytes.len() {
         let calls_before = facts.calls.len();
         let (read, end, bad_utf8) = read_line(&mut sc, &bytes, pos, &mut facts.calls);
+        let deep = sc.deep && matches!(read, LineRead::Object(_)) && too_deep(&bytes[pos..end]);
         let li = lines.len();
         push(&mut lines, pos, end, LineKind::Blank);
         trailing_newline = end < bytes.len();
@@ -268,6 +297,17 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
                 li,
                 "the line holds bytes that are not UTF-8: it is read with U+FFFD in their place \
                  and written back unchanged"
+                    .into(),
+            );
+        }
+        if deep {
+            warn(
+                &mut warnings,
+                ErrorCode::InvalidEntryBody,
+                li,
+                "the line nests JSON 128 levels deep or more: it is kept, and its message is sent \
+                 to the provider whole, but the readers of its fields (summaries, shake, \
+                 pruning) read it as empty"
                     .into(),
             );
         }
@@ -315,6 +355,18 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
                 li,
                 "`parentId` is neither a string nor null; the entry is read as a root".into(),
             );
+        }
+        if kind_text == "session" {
+            // The reader filters header records out of the entries wherever they stand.
+            facts.calls.truncate(calls_before);
+            lines[li].kind = LineKind::Opaque;
+            warn(
+                &mut warnings,
+                ErrorCode::InvalidEntry,
+                li,
+                "a second session header; it is kept as is and ignored".into(),
+            );
+            continue;
         }
         let kind = EntryKind::from_type(&kind_text);
         let role = if kind == EntryKind::Message {

@@ -494,6 +494,10 @@ impl Session {
     /// session is one slice), new and rewritten lines and the newlines between them on
     /// their own. A caller can copy them out without building the file a second time.
     pub fn write_segments(&self, mut f: impl FnMut(&[u8])) {
+        // A byte order mark the file started with (it belongs to no line).
+        if load::bom_len(&self.source) > 0 {
+            f(load::BOM);
+        }
         // A pending run [start, end) of the source, newlines included.
         let mut run: Option<(usize, usize)> = None;
         for (i, line) in self.lines.iter().enumerate() {

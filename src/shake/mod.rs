@@ -720,12 +720,16 @@ fn shaken_lines(
         let mut o = object_of(session, index)?;
         let content = o.get_mut("content")?;
         let mut tool_result = false;
-        // Regions are in text order: splicing from the last keeps the others' offsets valid.
-        for (k, r) in numbered.rev() {
+        // Each text is rebuilt once, whatever the number of its regions: splicing them one at
+        // a time copied the whole text per region, quadratic in the blocks of a message.
+        let mut spliced: Vec<(Option<usize>, String, usize)> = Vec::new();
+        let mut thinking: Vec<usize> = Vec::new();
+        for (k, r) in numbered {
             match &r.target {
                 Target::Thinking { block } => {
-                    let blocks = content.as_array_mut()?;
-                    (*block < blocks.len()).then(|| blocks.remove(*block))?;
+                    // In order and each once, as planned: otherwise the plan is not this one's.
+                    thinking.last().is_none_or(|&b| b < *block).then_some(())?;
+                    thinking.push(*block);
                     report.tokens_freed += r.tokens;
                     report.thinking_blocks_dropped += 1;
                 }
@@ -740,17 +744,45 @@ fn shaken_lines(
                     let text = placeholder(r.tokens, k, artifact);
                     report.tokens_freed += r.tokens.saturating_sub(count(&text));
                     let slot = match block {
-                        None => &mut *content,
-                        Some(b) => content.get_mut(*b)?.get_mut("text")?,
+                        None => &*content,
+                        Some(b) => content.get(*b)?.get("text")?,
                     };
-                    let s = slot
-                        .as_str()
-                        .filter(|s| s.get(range.clone()) == Some(&r.text))?;
-                    *slot =
-                        Value::String(format!("{}{text}{}", &s[..range.start], &s[range.end..]));
+                    let s = slot.as_str()?;
+                    // A new text for the slot unless the previous region was in it too; slots
+                    // come in content order, each once (otherwise the plan is not this one's).
+                    match spliced.last() {
+                        Some((b, ..)) if b == block => {}
+                        Some((b, ..)) if b > block => return None,
+                        _ => spliced.push((*block, String::with_capacity(s.len()), 0)),
+                    }
+                    let (_, out, done) = spliced.last_mut()?;
+                    // Regions of one text are in order and disjoint, and still fit it.
+                    let gap = s.get(*done..range.start)?;
+                    (s.get(range.clone()) == Some(&r.text)).then_some(())?;
+                    out.push_str(gap);
+                    out.push_str(&text);
+                    *done = range.end;
                     report.blocks_dropped += 1;
                 }
             }
+        }
+        for (block, mut out, done) in spliced {
+            let slot = match block {
+                None => &mut *content,
+                Some(b) => content.get_mut(b)?.get_mut("text")?,
+            };
+            out.push_str(slot.as_str()?.get(done..)?);
+            *slot = Value::String(out);
+        }
+        if !thinking.is_empty() {
+            // Removed in one pass (indices of the content as planned, ascending).
+            let blocks = content.as_array_mut()?;
+            thinking.iter().all(|&b| b < blocks.len()).then_some(())?;
+            let mut at = 0;
+            blocks.retain(|_| {
+                at += 1;
+                thinking.binary_search(&(at - 1)).is_err()
+            });
         }
         let content = js::stringify(o.get("content")?);
         let message = session.entries()[index].kind() == EntryKind::Message;

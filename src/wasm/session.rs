@@ -96,6 +96,9 @@ struct LlmCache {
     /// converted and the position of its part in that call. The conversion reads nothing but
     /// those two, so it holds while the message is the same.
     converted: rustc_hash::FxHashMap<(usize, bool), (Converted, u32)>,
+    /// The compaction that call's context started from and its frame budgets, for
+    /// `lastFramesLeftOut`.
+    frames: Option<(usize, crate::archive::blocks::HistoryOptions)>,
 }
 
 /// Which message was converted: one taken from its entry's line as it is (named by the line's
@@ -398,9 +401,11 @@ impl WasmSession {
         options_json: Option<String>,
         held: u32,
     ) -> Result<js_sys::Array, JsValue> {
-        let ctx = self.context(options_json)?;
+        let (o, history) = build_options(options_json)?;
+        let ctx = build_context_with(self.s(), &o, &history).map_err(to_js)?;
         let s = self.s();
         let mut cache = self.llm.borrow_mut();
+        cache.frames = ctx.compaction.map(|c| (c, history));
         let reuse = held != 0 && held == cache.serial;
         let serial = cache.serial.wrapping_add(1).max(1);
         let mut kept = rustc_hash::FxHashMap::default();
@@ -417,15 +422,8 @@ impl WasmSession {
                     was
                 }
                 _ => {
-                    let mut values = Vec::new();
-                    crate::context::convert::convert_message(&mut values, s, m, next);
                     let mut text = String::new();
-                    for (i, v) in values.iter().enumerate() {
-                        if i > 0 {
-                            text.push(',');
-                        }
-                        js::write_value(&mut text, v);
-                    }
+                    crate::context::convert::write_message_json(&mut text, s, m, next);
                     out.push(&JsValue::from_str(&text));
                     Converted::of(m, s)
                 }
@@ -651,5 +649,20 @@ impl WasmSession {
     #[wasm_bindgen(js_name = labelsJson)]
     pub fn labels_json(&self) -> String {
         js::stringify(&Value::Object(self.s().labels()))
+    }
+}
+
+#[wasm_bindgen]
+impl WasmSession {
+    /// The number of snapcompact frames the last `llmMessageParts` call (`toLlmMessages`) left
+    /// out of its compaction summary for its budgets (`maxFrameDataBytes`, `maxImages`;
+    /// spec: snapcompact §9.6): the count the summary's omission notice states, as data. 0
+    /// before any call, without an archive, or when every frame fit.
+    #[wasm_bindgen(js_name = lastFramesLeftOut)]
+    pub fn last_frames_left_out(&self) -> u32 {
+        let Some((index, history)) = self.llm.borrow().frames else {
+            return 0;
+        };
+        crate::archive::frames_left_out_at(self.s(), index, &history) as u32
     }
 }

@@ -7,6 +7,7 @@
 use ctxfold::compaction::commit::commit_snapcompact;
 use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
 use ctxfold::compaction::snapcompact::ArchiveOptions;
+use ctxfold::context::convert::write_message_json;
 use ctxfold::context::{build_context, BuildOptions};
 use ctxfold::navigation::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
 use ctxfold::pruning::{
@@ -16,6 +17,8 @@ use ctxfold::render::{
     normalize, render_frames, BillingFamily, FallbackFonts, RenderOptions, ShapeVariant,
 };
 use ctxfold::settings::{CompactionSettings, Strategy};
+use ctxfold::shake::{apply_shake, plan_shake, Preset, ShakeConfig};
+use ctxfold::ErrorCode;
 use ctxfold_testkit::invariants;
 use ctxfold_testkit::spec::{self, Body, Call, EntrySpec, Parent, SessionSpec, Tool};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -32,6 +35,9 @@ thread_local! {
     // `isize`: a thread may free what another allocated.
     static LIVE: Cell<isize> = const { Cell::new(0) };
     static PEAK: Cell<isize> = const { Cell::new(0) };
+    /// Every byte allocated so far, freed or not: the work of an operation that copies its
+    /// input over and over shows here and not in its peak.
+    static ALLOCATED: Cell<usize> = const { Cell::new(0) };
 }
 
 /// One of these tests at a time: each takes hundreds of MB.
@@ -44,6 +50,9 @@ fn count(delta: isize) {
         live.set(now);
         let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
     });
+    if delta > 0 {
+        let _ = ALLOCATED.try_with(|a| a.set(a.get() + delta as usize));
+    }
 }
 
 // SAFETY: forwards to the system allocator unchanged; only counts.
@@ -366,5 +375,109 @@ fn ten_thousand_images() {
         let n = exercise("10,000 images", &bytes, 3);
         compact("10,000 images", &bytes);
         assert_eq!(n, 6_001);
+    });
+}
+
+/// Bytes allocated by `f` on this thread, freed or not.
+fn allocated_by<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = ALLOCATED.get();
+    let value = f();
+    (value, ALLOCATED.get() - before)
+}
+
+/// One user message of 800 KB holding 2,000 fenced code blocks (issue 36 item 11): shaking
+/// it rewrote the whole text once per block (≈ 1.6 GB copied, 12 s in the package); each
+/// text is now rebuilt once, so the work stays within a few times the message.
+#[test]
+fn shake_of_a_message_with_thousands_of_blocks_is_linear() {
+    on_small_stack(|| {
+        let block = format!("```\n{}\n```\n", "let x = 1;\n".repeat(36));
+        let text = format!("intro\n{}end", block.repeat(2_000));
+        let size = text.len();
+        assert!(size > 800_000, "{size}");
+        let bytes = spec::write(&SessionSpec {
+            entries: vec![e(user(&text)), e(assistant("done", vec![], 10))],
+            trailing_newline: true,
+        });
+        let mut s = invariants::load(&bytes).unwrap();
+        let mut cfg = ShakeConfig::preset(Preset::Rescue);
+        cfg.fence_min_tokens = 50;
+        let (plan, planned) = allocated_by(|| plan_shake(&s, &cfg).expect("plan"));
+        assert_eq!(plan.regions.len(), 2_000);
+        assert!(planned <= 20 * size, "{planned} bytes allocated to plan");
+        let (json, _) = allocated_by(|| plan.json(&s));
+        assert!(json.len() < 3 * size);
+        let (report, took) = allocated_by(|| apply_shake(&mut s, &plan, Some("A1"), 7));
+        let report = report.expect("apply");
+        assert_eq!(report.blocks_dropped, 2_000);
+        eprintln!("applyShake: {took} bytes allocated for {size} bytes of text");
+        assert!(took <= 20 * size, "{took} bytes allocated for {size}");
+        // The placeholders stand where the blocks were, in order.
+        let line = s.entry_json(0);
+        assert!(line.contains("intro\\n[shaken ~"), "{}", &line[..200]);
+        assert!(line.contains("(region 2000)]\\nend"));
+        assert!(!line.contains("let x"));
+    });
+}
+
+/// A tool call whose arguments nest 10,000 levels deep (issue 43 item 2): `JSON.parse` reads
+/// it, so the provider view has the call, whole, and its result (dropping the call orphaned
+/// the result, which providers reject); on a 2 MiB stack, so nothing walks it recursively.
+#[test]
+fn tool_call_arguments_nested_10000_deep_reach_the_provider() {
+    on_small_stack(|| {
+        let depth = 10_000;
+        let args = format!("{}\"deep\"{}", "{\"a\":[".repeat(depth), "]}".repeat(depth));
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+        let lines = [
+            header.to_string(),
+            r#"{"type":"message","id":"u","parentId":null,"message":{"role":"user","content":"go"}}"#.into(),
+            format!(
+                r#"{{"type":"message","id":"a","parentId":"u","message":{{"role":"assistant","content":[{{"type":"text","text":"calling"}},{{"type":"toolCall","id":"t1","name":"probe","arguments":{args}}}],"stopReason":"toolUse","usage":{{"input":10,"output":5,"cacheRead":0,"cacheWrite":0}}}}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"r","parentId":"a","message":{{"role":"toolResult","toolCallId":"t1","toolName":"probe","content":[{{"type":"text","text":"ok"}}],"details":{args},"isError":false}}}}"#
+            ),
+            r#"{"type":"message","id":"z","parentId":"r","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop"}}"#.into(),
+        ];
+        let bytes = (lines.join("\n") + "\n").into_bytes();
+        let s = invariants::load(&bytes).expect("loads");
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.to_bytes(), bytes);
+        // Kept, and named: the readers of its fields cannot walk it.
+        let warned: Vec<_> = s.warnings().iter().map(|w| (w.code, w.line)).collect();
+        assert_eq!(
+            warned,
+            [
+                (ErrorCode::InvalidEntryBody, 3),
+                (ErrorCode::InvalidEntryBody, 4)
+            ]
+        );
+        let ctx = build_context(&s, &BuildOptions::default()).expect("context");
+        let roles: Vec<_> = ctx
+            .messages
+            .iter()
+            .map(|m| format!("{:?}", m.role()))
+            .collect();
+        assert_eq!(roles, ["User", "Assistant", "ToolResult", "Assistant"]);
+        let mut parts = Vec::new();
+        for (pos, m) in ctx.messages.iter().enumerate() {
+            let mut text = String::new();
+            write_message_json(&mut text, &s, m, ctx.messages.get(pos + 1));
+            parts.push(text);
+        }
+        // The call, its arguments byte for byte, and its result with its details.
+        assert!(
+            parts[1].contains(&format!(r#""id":"t1","name":"probe","arguments":{args}}}"#)),
+            "{}",
+            &parts[1][..200.min(parts[1].len())]
+        );
+        assert!(
+            parts[2].contains(r#""toolCallId":"t1""#),
+            "{}",
+            &parts[2][..200]
+        );
+        assert!(parts[2].contains(&format!(r#""details":{args}"#)));
+        assert!(!parts.concat().contains('\u{FDD0}'));
     });
 }

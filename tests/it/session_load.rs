@@ -488,3 +488,101 @@ fn generated_sessions_round_trip_byte_for_byte() {
         assert!(ctx.has_messages());
     }
 }
+
+/// A file that starts with a UTF-8 byte order mark (issue 43 item 4) loads as the same file
+/// without it would, and the mark is written back in front (saving stays byte-faithful), also
+/// when the header is rewritten by a migration and when lines are appended.
+#[test]
+fn a_byte_order_mark_is_skipped_and_kept() {
+    const BOM: &str = "\u{feff}";
+    let entry =
+        r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}"#;
+    let text = format!("{BOM}{HEADER}\n{entry}\n");
+    let s = load(text.as_bytes());
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    assert_eq!(s.len(), 1);
+    assert_eq!(s.header().id, "s");
+    assert!(s.header_json().starts_with('{'));
+    assert_eq!(s.to_bytes(), text.as_bytes());
+
+    // Before a title slot and before blank lines too.
+    round_trips(format!("{BOM}\n{HEADER}\n{entry}").as_bytes());
+    round_trips(format!("{BOM}{{\"type\":\"title\",\"title\":\"t\"}}\n{HEADER}\n").as_bytes());
+
+    // A migrated header (rewritten) and an appended entry keep the mark first.
+    let v1 = format!(
+        "{BOM}{}\n{}\n",
+        r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        r#"{"type":"message","message":{"role":"user","content":"hi"}}"#
+    );
+    let mut s = load(v1.as_bytes());
+    assert_eq!(codes(&s), vec![(ErrorCode::Migrated, 1)]);
+    s.append_message(json!({"role":"user","content":"more"}), 0)
+        .unwrap();
+    let saved = s.to_bytes();
+    assert!(saved.starts_with(BOM.as_bytes()));
+    assert_eq!(saved.len(), s.byte_len());
+    let again = load(&saved);
+    assert!(again.warnings().is_empty(), "{:?}", again.warnings());
+    assert_eq!(again.len(), 2);
+    assert_eq!(again.header().version, 3);
+
+    // Only at the very start: elsewhere it is a byte of a line, which then is not JSON.
+    let e = Session::load(
+        format!(" {BOM}{HEADER}\n").into_bytes(),
+        LoadOptions::default(),
+    );
+    assert!(matches!(e, Err(Error::NotASession { .. })));
+}
+
+/// A second header line (issue 43 item 4) is no entry: it is kept verbatim, ignored as the
+/// reference's reader ignores every `session` record, and a warning names its line.
+#[test]
+fn a_second_header_is_kept_ignored_and_reported() {
+    let a =
+        r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}"#;
+    let b =
+        r#"{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"again"}}"#;
+    let again = HEADER.replace("\"s\"", "\"t\"");
+    let text = format!("{HEADER}\n{a}\n{again}\n{b}\n{again}\n");
+    let s = load(text.as_bytes());
+    assert_eq!(
+        codes(&s),
+        vec![(ErrorCode::InvalidEntry, 3), (ErrorCode::InvalidEntry, 5)]
+    );
+    assert!(s.warnings()[0].message.contains("second session header"));
+    assert_eq!(s.len(), 2);
+    assert_eq!(s.leaf_id(), Some("b"));
+    assert_eq!(s.header().id, "s");
+    assert_eq!(s.to_bytes(), text.as_bytes());
+}
+
+/// A line nested past the value parser's depth (issue 43 item 2) is kept and named: its
+/// message still reaches the provider whole (see `large_inputs`), but the readers of its
+/// fields cannot walk it. Shallower lines, however long, are not named.
+#[test]
+fn a_line_nested_past_the_parsers_depth_is_kept_and_named() {
+    let custom = |depth: usize, id: &str| {
+        format!(
+            r#"{{"type":"custom","id":"{id}","parentId":null,"customType":"x","data":{}1{}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let text = format!(
+        "{HEADER}\n{}\n{}\n{}\n",
+        custom(120, "a"),
+        custom(127, "b"),
+        custom(5_000, "c")
+    );
+    let s = load(text.as_bytes());
+    assert_eq!(
+        codes(&s),
+        vec![
+            (ErrorCode::InvalidEntryBody, 3),
+            (ErrorCode::InvalidEntryBody, 4)
+        ]
+    );
+    assert_eq!(s.len(), 3);
+    assert_eq!(s.to_bytes(), text.as_bytes());
+}

@@ -1,6 +1,7 @@
 //! Raw JSON: a strict scanner that locates values without building them, surgical edits of
 //! object text, and `JSON.stringify`-compatible output.
 
+pub mod deep;
 pub mod edit;
 pub mod fields;
 pub mod js;

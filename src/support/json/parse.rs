@@ -20,8 +20,12 @@ use crate::support::json::scan::{
 };
 use serde_json::{Map, Number, Value};
 
-/// The container depth that `serde_json` refuses (its recursion limit).
+/// The container depth that `serde_json` refuses (its recursion limit). Deeper texts are read
+/// by `deep::parse_deep`, for the provider view.
 const MAX_DEPTH: usize = 128;
+
+/// The reason of the error for a text nested [`MAX_DEPTH`] deep or more.
+pub(crate) const TOO_DEEP: &str = "nesting too deep";
 
 fn err<T>(offset: usize, reason: &'static str) -> Result<T, SyntaxError> {
     Err(SyntaxError { offset, reason })
@@ -33,6 +37,8 @@ pub fn parse(text: &str) -> Result<Value, SyntaxError> {
     let mut p = Parser {
         text,
         sc: Scanner::new(),
+        cut: usize::MAX,
+        raws: Vec::new(),
     };
     let start = p.sc.skip_ws(b, 0);
     let (value, end) = p.value(start, 0)?;
@@ -43,19 +49,50 @@ pub fn parse(text: &str) -> Result<Value, SyntaxError> {
     Ok(value)
 }
 
+/// [`parse`] with every container from depth `cut` down re-printed into `raws` (no depth
+/// limit) and its placeholder in its place (see `deep`).
+pub(crate) fn parse_cut(
+    text: &str,
+    cut: usize,
+    raws: &mut Vec<String>,
+) -> Result<Value, SyntaxError> {
+    let b = text.as_bytes();
+    let mut p = Parser {
+        text,
+        sc: Scanner::new(),
+        cut,
+        raws: std::mem::take(raws),
+    };
+    let start = p.sc.skip_ws(b, 0);
+    let parsed = p.value(start, 0);
+    *raws = p.raws;
+    let (value, end) = parsed?;
+    let end = p.sc.skip_ws(b, end);
+    if end != b.len() {
+        return err(end, "trailing characters after the value");
+    }
+    Ok(value)
+}
+
 struct Parser<'a> {
     text: &'a str,
     sc: Scanner,
+    /// From this depth on, containers go to `raws` (`usize::MAX`: never).
+    cut: usize,
+    raws: Vec<String>,
 }
 
 impl Parser<'_> {
     /// The value starting exactly at `i`, and the index after it.
     fn value(&mut self, i: usize, depth: usize) -> Result<(Value, usize), SyntaxError> {
         let b = self.text.as_bytes();
+        if matches!(b.get(i), Some(b'{' | b'[')) && depth + 1 >= self.cut {
+            return self.raw(i);
+        }
         match b.get(i) {
             Some(b'{') => {
                 if depth + 1 >= MAX_DEPTH {
-                    return err(i, "nesting too deep");
+                    return err(i, TOO_DEEP);
                 }
                 let mut map = Map::new();
                 let mut j = self.sc.skip_ws(b, i + 1);
@@ -84,7 +121,7 @@ impl Parser<'_> {
             }
             Some(b'[') => {
                 if depth + 1 >= MAX_DEPTH {
-                    return err(i, "nesting too deep");
+                    return err(i, TOO_DEEP);
                 }
                 let mut items = Vec::new();
                 let mut j = self.sc.skip_ws(b, i + 1);
@@ -117,6 +154,19 @@ impl Parser<'_> {
             Some(_) => err(i, "expected a value"),
             None => err(i, "unexpected end of input"),
         }
+    }
+
+    /// The container at `i` re-printed into `raws`, its placeholder, and the index after it.
+    fn raw(&mut self, i: usize) -> Result<(Value, usize), SyntaxError> {
+        let end = self.sc.skip_value(self.text.as_bytes(), i)?;
+        let mut text = String::new();
+        let raw = self.text.get(i..end).unwrap_or_default();
+        if super::deep::reprint(&mut text, raw).is_none() {
+            return err(i, "a deep object repeats a key");
+        }
+        self.raws.push(text);
+        let k = self.raws.len() - 1;
+        Ok((Value::String(super::deep::placeholder(k)), end))
     }
 
     /// The string whose opening quote is at `i`, decoded, and the index after it. One pass:
@@ -153,7 +203,7 @@ impl Parser<'_> {
 }
 
 /// A number token as `serde_json` reads it (`None` beyond the `f64` range).
-fn number(t: &str) -> Option<Number> {
+pub(crate) fn number(t: &str) -> Option<Number> {
     if !t.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) {
         if t.starts_with('-') {
             // -0 and integers below i64::MIN are floats.

@@ -154,8 +154,15 @@ pub struct Scanner {
     pub bad_utf8: bool,
     /// A `\n` appeared as whitespace between tokens.
     pub newline: bool,
+    /// A value crossed by [`Scanner::skip_value`] nested [`DEEP_HINT`] containers or more: the
+    /// text may be too deep for the value parser (which its reader then checks).
+    pub deep: bool,
     stack: Vec<bool>,
 }
+
+/// The nesting inside one skipped value from which [`Scanner::deep`] is set: below the value
+/// parser's limit (128 levels from the line's root), with room for the levels above the value.
+pub const DEEP_HINT: usize = 96;
 
 impl Scanner {
     /// A fresh scanner.
@@ -393,6 +400,7 @@ impl Scanner {
                         i += 1;
                     } else {
                         stack.push(true);
+                        self.deep |= stack.len() >= DEEP_HINT;
                         i = self.skip_key_colon(b, i)?;
                         continue;
                     }
@@ -403,6 +411,7 @@ impl Scanner {
                         i += 1;
                     } else {
                         stack.push(false);
+                        self.deep |= stack.len() >= DEEP_HINT;
                         continue;
                     }
                 }

@@ -1446,6 +1446,13 @@ export class Session {
    */
   toLlmMessages(options?: ContextOptions): LlmMessage[];
   /**
+   * How many snapcompact frames the last `toLlmMessages` call (or `llm`, which calls it) left
+   * out of the compaction summary for its `maxFrameDataBytes` / `maxImages` budgets: the count
+   * the summary's "N archived image frames could not be included" notice states. 0 before any
+   * call, when the context holds no archive, or when every frame fit.
+   */
+  lastFramesLeftOut(): number;
+  /**
    * Token figures of the context. Without `options.model`, a path whose latest compaction is an
    * OpenAI provider-native one counts as that provider reads it: the replayed history's items,
    * not the placeholder summary (the same for `contextStats`).

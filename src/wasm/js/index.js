@@ -40,20 +40,38 @@ export function wasmMemoryBytes() {
   return requireRaw().wasmMemoryBytes();
 }
 
-/** A copy of a value `JSON.parse` made: new objects and arrays, the same strings. */
+/**
+ * A copy of a value `JSON.parse` made: new objects and arrays, the same strings. A loop with
+ * its own stack: `JSON.parse` reads any depth, and a message can nest deeper than the call
+ * stack allows a recursive walk.
+ */
 function copyJson(v) {
   if (typeof v !== 'object' || v === null) return v;
-  if (Array.isArray(v)) return v.map(copyJson);
-  const o = {};
-  for (const k in v) {
-    // An own `__proto__` member (JSON.parse makes one) must stay a member, not a prototype.
-    if (k === '__proto__') {
-      Object.defineProperty(o, k, { value: copyJson(v[k]), enumerable: true, writable: true, configurable: true });
-    } else {
-      o[k] = copyJson(v[k]);
+  const root = Array.isArray(v) ? [] : {};
+  const todo = [v, root];
+  while (todo.length > 0) {
+    const to = todo.pop();
+    const from = todo.pop();
+    const copy = (x) => {
+      if (typeof x !== 'object' || x === null) return x;
+      const y = Array.isArray(x) ? [] : {};
+      todo.push(x, y);
+      return y;
+    };
+    if (Array.isArray(from)) {
+      for (let i = 0; i < from.length; i++) to[i] = copy(from[i]);
+      continue;
+    }
+    for (const k in from) {
+      // An own `__proto__` member (JSON.parse makes one) must stay a member, not a prototype.
+      if (k === '__proto__') {
+        Object.defineProperty(to, k, { value: copy(from[k]), enumerable: true, writable: true, configurable: true });
+      } else {
+        to[k] = copy(from[k]);
+      }
     }
   }
-  return o;
+  return root;
 }
 
 /** What `plainCopy` returns for a value whose JSON text might not give it back as it is. */
@@ -365,6 +383,11 @@ export class Session {
       }
     }
     return messages;
+  }
+
+  /** Frames the last `toLlmMessages` call left out of the compaction summary (its budgets). */
+  lastFramesLeftOut() {
+    return this.#inner.lastFramesLeftOut();
   }
 
   /**

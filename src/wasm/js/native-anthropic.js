@@ -10,7 +10,7 @@
 import { nowOf } from './args.js';
 import { abortError, codedError, messageOf, statusOf } from './errors.js';
 import { wireMessages } from './formats/anthropic.js';
-import { post, sleep } from './native-openai.js';
+import { post, sleep, trimSlashes } from './native-openai.js';
 import { committed, requireRaw } from './raw.js';
 
 const API = 'anthropic-messages';
@@ -74,7 +74,7 @@ export function hasServerCompaction(id) {
  */
 function endpointSupports(m) {
   if (m.enabled !== undefined) return m.enabled;
-  const u = m.base?.replace(/\/+$/, '').toLowerCase();
+  const u = m.base === undefined ? undefined : trimSlashes(m.base).toLowerCase();
   const official = u === undefined || u === OFFICIAL_BASE_URL || u.startsWith(`${OFFICIAL_BASE_URL}/`);
   return m.provider === 'anthropic' && official;
 }
@@ -186,7 +186,7 @@ export function anthropicRequest(plan, m) {
     messages: wire,
     context_management: { edits: [edit] },
   };
-  const url = `${(m.base ?? OFFICIAL_BASE_URL).replace(/\/+$/, '')}${MESSAGES_PATH}`;
+  const url = `${trimSlashes(m.base ?? OFFICIAL_BASE_URL)}${MESSAGES_PATH}`;
   return { url, headers: { ...HEADERS }, body: JSON.stringify(body) };
 }
 

@@ -62,7 +62,13 @@ function modelFields(o) {
 }
 
 const speaksResponses = (m) => m.enabled !== false && RESPONSES_APIS.includes(m.api);
-const baseOf = (m, fallback) => (m.base ?? fallback).replace(/\/+$/, '');
+/** `url` without its trailing slashes, in one backward pass (`/\/+$/` is quadratic on a long run of slashes followed by another character). */
+export function trimSlashes(url) {
+  let end = url.length;
+  while (end > 0 && url.charCodeAt(end - 1) === 47) end--;
+  return url.slice(0, end);
+}
+const baseOf = (m, fallback) => trimSlashes(m.base ?? fallback);
 const withAzureVersion = (url) =>
   /[?&]api-version=/.test(url) ? url : `${url}${url.includes('?') ? '&' : '?'}api-version=v1`;
 
