@@ -39,9 +39,6 @@ pub const HANDOFF_DOCUMENT: &str = include_str!("../prompts/handoff-document.md"
 /// The agent-authored developer message sent after an automatic compaction so the agent
 /// carries on with its task (spec: compaction §8.5).
 pub const AUTO_CONTINUE: &str = include_str!("../prompts/auto-continue.md");
-/// The reminder before a retry of a response cut by the output limit (spec: compaction §8.2,
-/// case 5); render it with [`length_stop_reminder`].
-pub const LENGTH_STOP_RETRY: &str = include_str!("../prompts/length-stop-retry.md");
 
 /// The instructions of one summarizer call (spec: compaction §5.3, §5.4). The summarizer's
 /// system prompt is always [`SUMMARIZATION_SYSTEM`].
@@ -108,21 +105,6 @@ pub fn handoff_prompt(additional_focus: Option<&str>) -> String {
 /// The auto-continue developer message (spec: compaction §8.5).
 pub fn auto_continue_prompt() -> &'static str {
     AUTO_CONTINUE.trim_end()
-}
-
-/// The developer reminder sent with a length-stop retry whose response spent output tokens
-/// (spec: compaction §8.2, case 5).
-pub fn length_stop_reminder(output_tokens: u64, retry_count: u32, max_retries: u32) -> String {
-    render(
-        LENGTH_STOP_RETRY,
-        &[
-            ("outputTokens", &output_tokens.to_string()),
-            ("retryCount", &retry_count.to_string()),
-            ("maxRetries", &max_retries.to_string()),
-        ],
-    )
-    .trim_end()
-    .to_string()
 }
 
 /// [`render`] with conditional sections: `{{#if name}}…{{/if}}` is kept when `name` has a
@@ -352,14 +334,6 @@ mod tests {
         assert_eq!(render_sections("a{{#if x}}-{{/if}}b", &[]), "ab");
         // An unclosed section is left as it is.
         assert_eq!(render_sections("a{{#if x}}b", &[("x", "1")]), "a{{#if x}}b");
-    }
-
-    #[test]
-    fn length_stop_reminder_names_the_numbers() {
-        let text = length_stop_reminder(8192, 2, 3);
-        assert!(text.contains("8192 tokens"), "{text}");
-        assert!(text.contains("retry 2 of 3"), "{text}");
-        assert!(!text.contains("{{"), "{text}");
     }
 
     #[test]

@@ -366,15 +366,6 @@ impl ContinuationKind {
     }
 }
 
-/// The developer reminder for a length-stop retry (spec: compaction §8.2 [N] step 5,
-/// `length-stop-retry.md`): the host words it from these numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LengthStopReminder {
-    pub output_tokens: u64,
-    pub retry_count: u32,
-    pub max_retries: u32,
-}
-
 /// Start the next turn after a delay (spec: compaction §8.5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Continuation {
@@ -382,8 +373,6 @@ pub struct Continuation {
     pub kind: ContinuationKind,
     /// The auto-continue prompt (`prompts/auto-continue.md`) for [`ContinuationKind::AutoContinue`].
     pub prompt: Option<&'static str>,
-    /// For a length-stop retry whose response spent output tokens.
-    pub reminder: Option<LengthStopReminder>,
 }
 
 impl Continuation {
@@ -392,7 +381,6 @@ impl Continuation {
             after_ms: CONTINUE_DELAY_MS,
             kind: ContinuationKind::Retry,
             prompt: None,
-            reminder: None,
         }
     }
 
@@ -402,14 +390,12 @@ impl Continuation {
                 after_ms: CONTINUE_DELAY_MS,
                 kind: ContinuationKind::QueuedMessages,
                 prompt: None,
-                reminder: None,
             }
         } else {
             Continuation {
                 after_ms: CONTINUE_DELAY_MS,
                 kind: ContinuationKind::AutoContinue,
                 prompt: Some(crate::prompts::AUTO_CONTINUE.trim_end()),
-                reminder: None,
             }
         }
     }
@@ -420,8 +406,8 @@ impl Continuation {
 /// JSON ([`Decision::to_json`]): the fields in camelCase, absent options as `null`:
 /// `events`, `notices` (`{level, text}`), `compactionWarning`, `dropFailedTurn`
 /// (`{durable}`), `restoreFailedTurn`, `promote` (`{reason, contextTokens, contextWindow}`),
-/// `compact` ([`CompactRequest`]), `continuation` (`{afterMs, kind, prompt, reminder:
-/// {outputTokens, retryCount, maxRetries}}`), `blockAutoContinue`, `wakeAt`.
+/// `compact` ([`CompactRequest`]), `continuation` (`{afterMs, kind, prompt}`),
+/// `blockAutoContinue`, `wakeAt`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Decision {
     pub events: Vec<Event>,

@@ -247,16 +247,6 @@ impl Decision {
                 t.num("afterMs", c.after_ms as f64);
                 t.str("kind", c.kind.as_str());
                 t.opt_str("prompt", c.prompt);
-                match c.reminder {
-                    Some(r) => {
-                        let mut m = Object::open(t.key("reminder"));
-                        m.num("outputTokens", r.output_tokens as f64);
-                        m.num("retryCount", f64::from(r.retry_count));
-                        m.num("maxRetries", f64::from(r.max_retries));
-                        m.close();
-                    }
-                    None => t.null("reminder"),
-                }
                 t.close();
             }
             None => o.null("continuation"),

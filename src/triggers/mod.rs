@@ -55,8 +55,8 @@ mod walk;
 
 pub use decisions::{
     compaction_error_message, CompactRequest, CompactionAction, CompactionMethod, CompactionReason,
-    Continuation, ContinuationKind, Decision, DropTurn, EntryPoint, Event, LengthStopReminder,
-    ManagerState, Notice, NoticeLevel, PromotionRequest,
+    Continuation, ContinuationKind, Decision, DropTurn, EntryPoint, Event, ManagerState, Notice,
+    NoticeLevel, PromotionRequest,
 };
 pub use inputs::{CompactionOutcome, CompactionReport, ModelInfo, PromptInput, TurnInput};
 pub use methods::{eligible_methods, usable_methods, why_unusable, MethodContext};
@@ -625,7 +625,7 @@ impl ContextManager {
     /// recovery is a promotion when the host can make one, else an `incomplete` compaction
     /// with a retry (a handoff may run: the input is fine). The spec's older rule (keep a
     /// truncated answer when there is room, retry without compacting otherwise) is gone with
-    /// its reminder. With no way to recover (compaction off, no usable method, no
+    /// its developer reminder (the `reminder` of a continuation). With no way to recover (compaction off, no usable method, no
     /// promotion) the answer stays, with a warning: the reference drops it from the live
     /// context and says nothing, which leaves the user with neither the text nor a reason.
     fn incomplete(

@@ -636,6 +636,17 @@ impl Walk {
         }
     }
 
+    /// The reading model's compaction threshold (its `modelThresholds` rule applied), for
+    /// the shakes the walk asks for: the automatic preset scales its protection and savings
+    /// floor to it in a small window (`tokens::shake_budgets`). `None` for an unknown window.
+    pub fn threshold_tokens(&self) -> Option<u64> {
+        let m = &self.input.model;
+        (m.context_window > 0).then(|| {
+            let s = self.input.settings.for_model(&m.provider, &m.id);
+            threshold_tokens(m.context_window, &s)
+        })
+    }
+
     /// The tokens a snapcompact commit must count beside its archive and the kept tail, in
     /// the core's estimate, for its frame cap and fit test (spec: snapcompact §9.2): the
     /// request overhead, plus what the provider counts above the core's estimate of the kept

@@ -388,14 +388,3 @@ pub fn retry_after_ms(value: &str, now: f64) -> f64 {
 pub fn handoff_prompt(custom_instructions: Option<String>) -> String {
     crate::prompts::handoff_prompt(custom_instructions.as_deref())
 }
-
-/// The developer reminder of a length-stop retry (spec: compaction §8.2, case 5).
-#[wasm_bindgen(js_name = lengthStopReminder)]
-pub fn length_stop_reminder(output_tokens: f64, retry_count: u32, max_retries: u32) -> String {
-    let tokens = if output_tokens.is_finite() && output_tokens > 0.0 {
-        output_tokens as u64
-    } else {
-        0
-    };
-    crate::prompts::length_stop_reminder(tokens, retry_count, max_retries)
-}

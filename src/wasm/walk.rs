@@ -77,6 +77,13 @@ impl WasmWalk {
         self.inner.handle_native_unavailable().map_err(out_of_turn)
     }
 
+    /// The reading model's compaction threshold, for the shake options' `thresholdTokens`;
+    /// undefined for an unknown window.
+    #[wasm_bindgen(js_name = thresholdTokens)]
+    pub fn threshold_tokens(&self) -> Option<f64> {
+        self.inner.threshold_tokens().map(|t| t as f64)
+    }
+
     /// The tokens a snapcompact commit counts beside its archive and the kept tail (its
     /// `nonMessageTokens`), for a kept tail of `recent_estimate` tokens (core estimate).
     #[wasm_bindgen(js_name = archiveOverhead)]

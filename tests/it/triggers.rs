@@ -748,7 +748,6 @@ fn queued_follow_ups_drive_exactly_one_continuation() {
             after_ms: 100,
             kind: ContinuationKind::QueuedMessages,
             prompt: None,
-            reminder: None
         })
     );
 }

@@ -416,7 +416,14 @@ impl Host {
                         ShakePreset::Aggressive => Preset::Aggressive,
                         ShakePreset::Rescue => Preset::Rescue,
                     };
-                    let cfg = ShakeConfig::preset(preset);
+                    // The automatic preset scales to the model's threshold in a small window.
+                    let mut cfg = ShakeConfig::preset(preset);
+                    if preset == Preset::Default {
+                        if let Some(t) = walk.threshold_tokens() {
+                            (cfg.protect_tokens, cfg.min_savings) =
+                                ctxfold::tokens::shake_budgets(t);
+                        }
+                    }
                     let shake = plan_shake(&self.session, &cfg).map_err(|e| e.to_string())?;
                     let r = apply_shake(&mut self.session, &shake, None, self.now)
                         .map_err(|e| e.to_string())?;

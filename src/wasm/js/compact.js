@@ -357,7 +357,7 @@ async function run(session, o, signal) {
           break;
         }
         case 'shake': {
-          const r = await session.shake(shakeOptions(o, signal, step.preset));
+          const r = await session.shake(shakeOptions(o, signal, step.preset, walk.thresholdTokens()));
           const dropped = r.toolResultsDropped + r.blocksDropped;
           if (dropped > 0) {
             const report = step.preset === 'rescue' ? { ...r, rescue: true } : r;
@@ -419,9 +419,9 @@ async function run(session, o, signal) {
   }
 }
 
-/** The options of a shake the walk runs: the preset, and the host's `saveArtifact`, signal, clock and leaf. */
-function shakeOptions(o, signal, preset) {
-  return { preset, saveArtifact: o.saveArtifact, signal, now: o.now, leafId: o.leafId };
+/** The options of a shake the walk runs: the preset, the model's threshold (the automatic preset scales to it), and the host's `saveArtifact`, signal, clock and leaf. */
+function shakeOptions(o, signal, preset, thresholdTokens) {
+  return { preset, thresholdTokens, saveArtifact: o.saveArtifact, signal, now: o.now, leafId: o.leafId };
 }
 
 /** Two shakes of one walk as one report: counts added, entries joined, the later one's artifact and flags. */

@@ -28,7 +28,6 @@ function windows() {
   return pruneWindows;
 }
 
-const FRAMES_OMITTED = /(\d+) archived image frames? could not be included/;
 
 function checkModel(model, what = 'options.model') {
   if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
@@ -74,20 +73,6 @@ function defaultTimer(fn, ms) {
   const t = setTimeout(fn, ms);
   t?.unref?.();
   return () => clearTimeout(t);
-}
-
-/** Frames the byte budget left out: the archive's notice, in the summary that opens the context. */
-function framesOmitted(messages) {
-  let n = 0;
-  for (const m of messages) {
-    if (m.role === 'assistant') break;
-    if (!Array.isArray(m.content)) continue;
-    for (const p of m.content) {
-      const hit = p?.type === 'text' ? FRAMES_OMITTED.exec(p.text) : null;
-      if (hit) n += Number(hit[1]);
-    }
-  }
-  return n;
 }
 
 /**
@@ -538,7 +523,7 @@ export class Maintainer {
       inline = r.report;
     }
     const { messages, omitted } = clampImages(raw, limit);
-    return { messages, systemPrompt, inline, imagesOmitted: omitted, framesLeftOut: framesOmitted(messages) };
+    return { messages, systemPrompt, inline, imagesOmitted: omitted, framesLeftOut: this.#session.lastFramesLeftOut() };
   }
 
   /** Whether the model takes images (`'image'` in its `input`): else requests carry none. */
@@ -631,7 +616,8 @@ export class Maintainer {
     const remoteBlocked = this.#cm.remoteBlocked(this.#now());
     const before = this.#countedTokens();
     const { keepRecentTokens, v2RetainedMessageBudget } = this.#inEstimate({
-      keepRecentTokens: this.#settings.keepRecentTokens,
+      // The request's keep budget: the settings' value fitted to the model's window.
+      keepRecentTokens: request.budgets?.keepRecentTokens ?? this.#settings.keepRecentTokens,
       v2RetainedMessageBudget: this.#settings.v2RetainedMessageBudget,
     });
     try {
@@ -722,14 +708,6 @@ export class Maintainer {
     const out = { next: 'done', report: step.report };
     if (!continuation) return out;
     if (continuation.kind === 'retry') {
-      if (continuation.reminder) {
-        const { outputTokens, retryCount, maxRetries } = continuation.reminder;
-        const text = requireRaw().lengthStopReminder(outputTokens, retryCount, maxRetries);
-        this.#session.appendMessage(
-          { role: 'developer', content: [{ type: 'text', text }], attribution: 'agent', timestamp: this.#now() },
-          { now: this.#now() },
-        );
-      }
       this.#emit({ type: 'continue', kind: 'retry', afterMs: continuation.afterMs });
       return { ...out, next: 'retry' };
     }

@@ -155,7 +155,6 @@ export interface Continuation {
   /** The auto-continue prompt (for `auto-continue`). */
   prompt: string | null;
   /** Always null since length stops are recovered by compaction (18.2.3); kept for compatibility. */
-  reminder: { outputTokens: number; retryCount: number; maxRetries: number } | null;
 }
 
 /**
