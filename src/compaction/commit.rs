@@ -414,7 +414,17 @@ fn qualified_archive(
             None => base.insert(baseline(session, plan)?),
         };
         let summary = summary_tokens(&built);
-        let projected = summary
+        // The archive's text at the provider's rate, its frames at their flat charge.
+        let frames_tokens =
+            (built.archive.frames.len() as u64).saturating_mul(FRAME_TOKEN_ESTIMATE);
+        let text = summary.saturating_sub(frames_tokens) as f64;
+        let ratio = if options.text_ratio.is_finite() && options.text_ratio > 1.0 {
+            options.text_ratio
+        } else {
+            1.0
+        };
+        let projected = ((text * ratio).ceil() as u64)
+            .saturating_add(frames_tokens)
             .saturating_add(base.kept_full)
             .saturating_add(options.non_message_tokens);
         let frames = built.archive.frames.len();

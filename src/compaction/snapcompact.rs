@@ -601,6 +601,11 @@ pub struct ArchiveOptions {
     /// Tokens of what the request carries beside the messages (system prompt, tools), for
     /// the commit's frame cap (default 0).
     pub non_message_tokens: u64,
+    /// The provider's tokens per token of the core's estimate of text (default 1): the
+    /// commit's fit test weighs the archive's verbatim text (its edges, the reading guide) by
+    /// it, frames stay at their flat charge (issue 36: a provider counting 2x overflowed
+    /// after snapcompact compactions whose text edges fit only by the estimate).
+    pub text_ratio: f64,
 }
 
 impl Default for ArchiveOptions {
@@ -616,6 +621,7 @@ impl Default for ArchiveOptions {
             retained_user_tokens: RETAINED_USER_BUDGET_TOKENS,
             image_budgets: ImageBudgets::default(),
             non_message_tokens: 0,
+            text_ratio: 1.0,
         }
     }
 }

@@ -661,6 +661,12 @@ impl Walk {
         self.input.overhead_tokens.saturating_add(undercount)
     }
 
+    /// The provider's tokens per token of the core's estimate of text (1 when unknown), for a
+    /// snapcompact commit's fit test (`ArchiveOptions::text_ratio`).
+    pub fn text_ratio(&self) -> f64 {
+        self.ratio()
+    }
+
     /// The live context after a commit whose core figure is `core`, in the provider's tokens.
     fn live_of(&self, core: u64) -> u64 {
         ((self.ratio() * core as f64).ceil() as u64).saturating_add(self.input.overhead_tokens)

@@ -77,6 +77,13 @@ impl WasmWalk {
         self.inner.handle_native_unavailable().map_err(out_of_turn)
     }
 
+    /// The provider's tokens per estimated token of text, for a snapcompact commit's
+    /// `textRatio`.
+    #[wasm_bindgen(js_name = textRatio)]
+    pub fn text_ratio(&self) -> f64 {
+        self.inner.text_ratio()
+    }
+
     /// The reading model's compaction threshold, for the shake options' `thresholdTokens`;
     /// undefined for an unknown window.
     #[wasm_bindgen(js_name = thresholdTokens)]

@@ -27,7 +27,9 @@ use ctxfold::render::FallbackFonts;
 use ctxfold::session::{NewSession, SequentialIds};
 use ctxfold::settings::{CompactionSettings, Strategy};
 use ctxfold::shake::{apply_shake, plan_shake, Preset, ShakeConfig};
+use ctxfold::summary::retry::{classify, RetryPolicy, RetryStep};
 
+use ctxfold::tokens::FRAME_TOKEN_ESTIMATE;
 use ctxfold::triggers::{
     CompactRequest, CompactionMethod, CompactionOutcome, CompactionReport, ContextManager,
     ContinuationKind, Decision, ModelInfo, PromptInput, Route, ShakePreset, TurnInput, Walk,
@@ -187,8 +189,19 @@ fn estimate(session: &Session) -> Result<u64, String> {
 }
 
 impl Host {
+    /// What the provider counts: text at its ratio to the core's estimate, images (the
+    /// archive's frames) at the core's flat charge, as providers bill images by their pixels
+    /// whatever their tokenizer; plus the request overhead.
     fn provider_tokens(&self) -> Result<u64, String> {
-        Ok((estimate(&self.session)? as f64 * self.s.ratio).ceil() as u64 + OVERHEAD)
+        let ctx =
+            build_context(&self.session, &BuildOptions::default()).map_err(|e| e.to_string())?;
+        let all = ctx.estimated_tokens(&self.session);
+        let images = ctx
+            .to_json(&self.session)
+            .matches("\"type\":\"image\"")
+            .count() as u64;
+        let images = (images * FRAME_TOKEN_ESTIMATE).min(all);
+        Ok(((all - images) as f64 * self.s.ratio).ceil() as u64 + images + OVERHEAD)
     }
 
     fn append(&mut self, message: Value) -> Result<String, String> {
@@ -301,7 +314,28 @@ impl Host {
                 "an incomplete plan with no pending request"
             );
             for (id, prompt) in pending {
-                let Ok(text) = self.summarize(&prompt) else {
+                // A failed call is a transient error (a 503): retried as the core's policy
+                // says, as the JS shell does (`retryStep`).
+                let policy = RetryPolicy::default();
+                let mut attempt = 0;
+                let text = loop {
+                    match self.summarize(&prompt) {
+                        Ok(text) => break Some(text),
+                        Err(()) => match policy.next(
+                            attempt,
+                            classify("503 Service Unavailable", Some(503)),
+                            None,
+                            false,
+                        ) {
+                            RetryStep::Wait(ms) => {
+                                self.now += ms as i64;
+                                attempt += 1;
+                            }
+                            _ => break None,
+                        },
+                    }
+                };
+                let Some(text) = text else {
                     return Ok(false);
                 };
                 if plan.answer(&self.session, &id, &text).is_err() {
@@ -347,6 +381,7 @@ impl Host {
                 let fed = markers_in(&input);
                 let mut options = snapcompact_options(plan).map_err(|e| e.to_string())?;
                 options.non_message_tokens = archive_overhead;
+                options.text_ratio = self.s.ratio;
                 let result =
                     commit_snapcompact(&mut self.session, plan, &options, &self.fonts, self.now);
                 let Ok(c) = result else {

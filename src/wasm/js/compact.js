@@ -256,6 +256,8 @@ async function commit(session, walk, step, work, o, signal) {
     // kept tail (the walk works it out): the frame cap and the fit test read the real window.
     const overhead = walk.archiveOverhead(work.preparation.estimatedTokens.recentMessages);
     if (o.nonMessageTokens !== undefined || overhead > 0) archive.nonMessageTokens = overhead;
+    // The archive's own text at the provider's rate in the fit test (frames keep their charge).
+    if (walk.textRatio() !== 1) archive.textRatio = walk.textRatio();
     return session.commitCompaction(work, { snapcompact: archive, now: o.now });
   }
   if (step.method === 'handoff') {

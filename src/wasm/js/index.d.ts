@@ -1235,6 +1235,11 @@ export type SnapcompactArchiveOptions = Pick<
     imageBudgets?: ImageBudgetOverrides;
     /** Tokens the request carries beside the messages (system prompt, tools), for the frame cap. */
     nonMessageTokens?: number;
+    /**
+     * The provider's tokens per token of ctxfold's estimate of text (default 1): the fit test
+     * weighs the archive's verbatim text by it (frames keep their flat charge).
+     */
+    textRatio?: number;
   };
 
 /**
