@@ -27,3 +27,4 @@ mod snapcompact_compaction;
 mod snapcompact_render;
 mod transcript;
 mod triggers;
+mod validate;
