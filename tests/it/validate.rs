@@ -18,6 +18,21 @@ const FILE: &str = concat!(
     "\n",
 );
 
+/// JSON equality as JavaScript reads it: a number is its double (`8.64e15` is written, as
+/// `JSON.stringify` writes it, `8640000000000000`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|((k, a), (l, b))| k == l && same(a, b))
+        }
+        _ => a == b,
+    }
+}
+
 /// Appends `message` to a loaded session and checks the invariant; returns whether it was
 /// accepted.
 fn append_checked(message: &Value) -> Result<bool, String> {
@@ -38,7 +53,7 @@ fn append_checked(message: &Value) -> Result<bool, String> {
             let i = s.index_of(&id).ok_or("the new id is unknown")?;
             let json = s.message_json(i).ok_or("no message json")?;
             let back: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
-            if &back != message {
+            if !same(&back, message) {
                 return Err(format!("read back {back} for {message}"));
             }
             s.message(i).map_err(|e| format!("{e} for {message}"))?;
@@ -61,7 +76,7 @@ fn append_checked(message: &Value) -> Result<bool, String> {
             let j = again.index_of(&id).ok_or("lost on reload")?;
             let back: Value = serde_json::from_str(&again.message_json(j).ok_or("no json")?)
                 .map_err(|e| e.to_string())?;
-            if &back != message {
+            if !same(&back, message) {
                 return Err(format!("reloaded as {back} for {message}"));
             }
             Ok(true)
