@@ -19,12 +19,22 @@
 
 use crate::error::Error;
 use crate::session::message::Role;
+use crate::support::json::js;
 use serde_json::{Map, Value};
 
 /// Largest token count accepted: 2^53 − 1, the largest integer JavaScript holds exactly.
 pub const MAX_COUNT: f64 = 9_007_199_254_740_991.0;
 /// JavaScript's `Date` range: ±8.64e15 ms around the epoch.
 pub const MAX_TIME_MS: f64 = 8.64e15;
+
+/// Token counts: 0 to 2^53 − 1.
+const COUNT: (f64, f64, &str) = (0.0, MAX_COUNT, "a count from 0 to 2^53 - 1");
+/// Times in ms: JavaScript's `Date` range.
+const TIME: (f64, f64, &str) = (
+    -MAX_TIME_MS,
+    MAX_TIME_MS,
+    "milliseconds within the Date range, ±8.64e15",
+);
 
 /// Block types the core knows (spec: compaction §1.7, and the pi-family blocks the format
 /// readers write: `aiSdkPart`). Any other `type` would be skipped by every reader.
@@ -139,8 +149,15 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// A finite number when present, within `[min, max]`.
-    fn number(&self, key: &str, required: bool, min: f64, max: f64) -> Result<(), Refusal> {
+    /// A finite number when present, within `[min, max]` (`range` says so in words: the
+    /// message writes the numbers as JavaScript does, never with Rust's float formatting,
+    /// which the `.wasm` would carry for this alone).
+    fn number(
+        &self,
+        key: &str,
+        required: bool,
+        (min, max, range): (f64, f64, &str),
+    ) -> Result<(), Refusal> {
         let v = match self.get(key) {
             None if required => return refuse(self.field(key), "expected a number (required)"),
             None => return Ok(()),
@@ -152,7 +169,7 @@ impl<'a> Fields<'a> {
         if !n.is_finite() || n < min || n > max {
             return refuse(
                 self.field(key),
-                format!("{n} is out of range (expected a number from {min} to {max})"),
+                format!("{} is out of range (expected {range})", js::stringify(v)),
             );
         }
         Ok(())
@@ -160,12 +177,12 @@ impl<'a> Fields<'a> {
 
     /// A token count: finite, non-negative, below 2^53.
     fn count(&self, key: &str, required: bool) -> Result<(), Refusal> {
-        self.number(key, required, 0.0, MAX_COUNT)
+        self.number(key, required, COUNT)
     }
 
     /// Milliseconds since the epoch within JavaScript's `Date` range.
     fn time(&self, key: &str) -> Result<(), Refusal> {
-        self.number(key, false, -MAX_TIME_MS, MAX_TIME_MS)
+        self.number(key, false, TIME)
     }
 }
 
@@ -257,7 +274,11 @@ fn check(message: &Value) -> Result<(), Refusal> {
             };
             f.string(source, true)?;
             f.string("output", true)?;
-            f.number("exitCode", false, -MAX_COUNT, MAX_COUNT)?;
+            f.number(
+                "exitCode",
+                false,
+                (-MAX_COUNT, MAX_COUNT, "an integer-sized number"),
+            )?;
             for k in ["cancelled", "truncated", "excludeFromContext"] {
                 f.boolean(k)?;
             }

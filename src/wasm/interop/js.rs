@@ -132,10 +132,8 @@ pub fn now_ms(now: f64) -> Result<i64, JsValue> {
     } else {
         Err(coded(
             ErrorCode::InvalidArgument,
-            &format!(
-                "`now` must be a finite number of milliseconds within the range of a Date \
-                 (±8.64e15), got {now}"
-            ),
+            "`now` must be a finite number of milliseconds within the range of a Date \
+             (±8.64e15)",
         ))
     }
 }
