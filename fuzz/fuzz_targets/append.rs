@@ -3,7 +3,9 @@
 //! equal through the message readers, the context (LLM view, provider messages, transcript),
 //! the recorded facts and a save and reload.
 //!
-//! Input: a generated session from the first bytes, then the message's JSON text.
+//! Input: a generated session from the first bytes, a NUL, then the message's JSON text. JSON
+//! is read with the crate's parser, which reads numbers exactly as JavaScript does (serde_json's
+//! default float reading is off by an ulp on long mantissas: the first run's only finding).
 #![no_main]
 use arbitrary::Unstructured;
 use ctxfold::context::{build_context, convert::convert_to_llm, BuildOptions};
@@ -36,7 +38,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(spec) = ctxfold_fuzz::session(&mut u, 12) else {
         return;
     };
-    let Ok(message) = serde_json::from_slice::<Value>(text) else {
+    let Ok(message) = std::str::from_utf8(text)
+        .map_err(|_| ())
+        .and_then(|t| ctxfold::support::json::parse(t).map_err(|_| ()))
+    else {
         return;
     };
     let Ok(mut s) = Session::load(ctxfold_fuzz::spec::write(&spec), LoadOptions::default()) else {
@@ -47,13 +52,17 @@ fuzz_target!(|data: &[u8]| {
     let id = match s.append_message(message.clone(), 1_000) {
         Err(e) => {
             assert_eq!(e.code(), ErrorCode::InvalidMessage, "{e}");
-            assert!(s.to_bytes() == before, "a refused append changed the session");
+            assert!(
+                s.to_bytes() == before,
+                "a refused append changed the session"
+            );
             return;
         }
         Ok(id) => id,
     };
     let i = s.index_of(&id).expect("the new entry");
-    let back: Value = serde_json::from_str(&s.message_json(i).expect("its message")).unwrap();
+    let back: Value =
+        ctxfold::support::json::parse(&s.message_json(i).expect("its message")).unwrap();
     assert!(same(&back, &message), "read back {back} for {message}");
     s.message(i).expect("the typed message");
     s.message_head(i).expect("the message head");
@@ -82,6 +91,6 @@ fuzz_target!(|data: &[u8]| {
     let again = Session::load(s.to_bytes(), LoadOptions::default()).expect("reloads");
     assert_eq!(again.warnings().len(), warnings, "{:?}", again.warnings());
     let j = again.index_of(&id).expect("kept on reload");
-    let back: Value = serde_json::from_str(&again.message_json(j).unwrap()).unwrap();
+    let back: Value = ctxfold::support::json::parse(&again.message_json(j).unwrap()).unwrap();
     assert!(same(&back, &message), "reloaded as {back} for {message}");
 });

@@ -52,7 +52,7 @@ fn append_checked(message: &Value) -> Result<bool, String> {
         Ok(id) => {
             let i = s.index_of(&id).ok_or("the new id is unknown")?;
             let json = s.message_json(i).ok_or("no message json")?;
-            let back: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+            let back: Value = ctxfold::support::json::parse(&json).map_err(|e| e.to_string())?;
             if !same(&back, message) {
                 return Err(format!("read back {back} for {message}"));
             }
@@ -74,8 +74,9 @@ fn append_checked(message: &Value) -> Result<bool, String> {
                 return Err(format!("the reloaded file warns: {:?}", again.warnings()));
             }
             let j = again.index_of(&id).ok_or("lost on reload")?;
-            let back: Value = serde_json::from_str(&again.message_json(j).ok_or("no json")?)
-                .map_err(|e| e.to_string())?;
+            let back: Value =
+                ctxfold::support::json::parse(&again.message_json(j).ok_or("no json")?)
+                    .map_err(|e| e.to_string())?;
             if !same(&back, message) {
                 return Err(format!("reloaded as {back} for {message}"));
             }
