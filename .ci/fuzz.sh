@@ -4,7 +4,7 @@
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
 # Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
-# native_anthropic, inline, walk, agent. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# native_anthropic, inline, walk, agent, append. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
 # installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
@@ -16,7 +16,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic inline walk agent)
+all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic inline walk agent append)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
@@ -53,6 +53,11 @@ seed() {
       # A V1 answer and a V2 event stream.
       printf '%s' '{"output":[{"type":"message","role":"user","content":[]},{"type":"compaction","encrypted_content":"E"}]}' > "$dir/seed-v1"
       printf 'event: response.output_item.done\ndata: {"type":"response.output_item.done","item":{"type":"compaction"}}\n\ndata: {"type":"response.completed","response":{"usage":{"input_tokens":3,"output_tokens":1,"total_tokens":4}}}\n\ndata: [DONE]\n\n' > "$dir/seed-v2"
+      ;;
+    append)
+      # A generated session's bytes, a NUL, then the message's JSON.
+      printf '\1\2\3\4\5\6\7\0{"role":"user","content":"hi"}' > "$dir/seed-user"
+      printf '\1\2\3\4\5\6\7\0{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"read","arguments":{"path":"a"}}],"usage":{"input":1e20}}' > "$dir/seed-assistant"
       ;;
     snapcompact)
       if [ -f "$conf/snapcompact/input.txt" ]; then

@@ -56,11 +56,18 @@ pub enum ErrorCode {
     UndoRefused,
     /// A compaction would not make the context smaller, or not small enough to fit the window.
     NoReduction,
+    /// A message handed to an append is not an agent message the core reads back as it was
+    /// written (spec: compaction §1.7); the error names the field.
+    InvalidMessage,
+    /// A JS object (a session, a plan) was used after `free()`.
+    Freed,
+    /// The host's `tokenCounter` threw or returned something other than a count.
+    TokenCounter,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (the `.d.ts` `ErrorCode` union lists the same names).
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 30] = [
         ErrorCode::JsonlLine,
         ErrorCode::NotASession,
         ErrorCode::VersionTooNew,
@@ -88,6 +95,9 @@ impl ErrorCode {
         ErrorCode::Encode,
         ErrorCode::UndoRefused,
         ErrorCode::NoReduction,
+        ErrorCode::InvalidMessage,
+        ErrorCode::Freed,
+        ErrorCode::TokenCounter,
     ];
 
     /// The stable string form, e.g. `E_JSONL_LINE`.
@@ -120,6 +130,9 @@ impl ErrorCode {
             ErrorCode::Encode => "E_ENCODE",
             ErrorCode::UndoRefused => "E_UNDO_REFUSED",
             ErrorCode::NoReduction => "E_NO_REDUCTION",
+            ErrorCode::InvalidMessage => "E_INVALID_MESSAGE",
+            ErrorCode::Freed => "E_FREED",
+            ErrorCode::TokenCounter => "E_TOKEN_COUNTER",
         }
     }
 }
@@ -159,6 +172,9 @@ pub enum Error {
     PlanIncomplete { missing: Vec<String> },
     /// A summarizer failed in a way the plan cannot recover from.
     Summarizer { reason: String },
+    /// A message handed to an append that the core would not read back as written;
+    /// `field` is its path inside the message (`content[2].text`, empty for the whole).
+    InvalidMessage { field: String, reason: String },
     /// An error whose code and whole message were decided where it arose: argument checks at
     /// the host boundary, and the render layer's errors (`E_SHAPE`, `E_OPTIONS`, `E_FONT`,
     /// `E_ENCODE`), which keep their code inside a compaction.
@@ -180,6 +196,7 @@ impl Error {
             Error::StalePlan { .. } => ErrorCode::StalePlan,
             Error::PlanIncomplete { .. } => ErrorCode::PlanIncomplete,
             Error::Summarizer { .. } => ErrorCode::Summarizer,
+            Error::InvalidMessage { .. } => ErrorCode::InvalidMessage,
             Error::Coded { code, .. } => *code,
         }
     }
@@ -221,6 +238,12 @@ impl fmt::Display for Error {
                 missing.join(", ")
             ),
             Error::Summarizer { reason } => write!(f, "Summarization failed: {reason}"),
+            Error::InvalidMessage { field, reason } if field.is_empty() => {
+                write!(f, "invalid message: {reason}")
+            }
+            Error::InvalidMessage { field, reason } => {
+                write!(f, "invalid message: {field}: {reason}")
+            }
             Error::Coded { message, .. } => f.write_str(message),
         }
     }
@@ -264,15 +287,15 @@ mod tests {
                 "{code} is out of place in ErrorCode::ALL"
             );
         }
-        // `NoReduction` is the last variant: a new code goes after it and into ALL.
-        assert_eq!(ErrorCode::ALL.len(), ErrorCode::NoReduction as usize + 1);
+        // `TokenCounter` is the last variant: a new code goes after it and into ALL.
+        assert_eq!(ErrorCode::ALL.len(), ErrorCode::TokenCounter as usize + 1);
     }
 
     /// The hand-written TypeScript union must name exactly the core's codes, plus the codes
     /// only the JS shell raises.
     #[test]
     fn the_typescript_union_names_the_same_codes() {
-        const JS_ONLY: [&str; 2] = ["E_NOT_INITIALISED", "E_INVALID_MESSAGE"];
+        const JS_ONLY: [&str; 1] = ["E_NOT_INITIALISED"];
         let dts = include_str!("wasm/js/index.d.ts");
         let start = dts
             .find("export type ErrorCode =")

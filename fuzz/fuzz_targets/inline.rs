@@ -28,7 +28,11 @@ fn input(u: &mut Unstructured<'_>) -> Result<InlineInput> {
     for _ in 0..u.int_in_range(0..=16u8)? {
         tool_results.push(candidate(u)?);
     }
-    let system_prompt = if u.arbitrary()? { Some(candidate(u)?) } else { None };
+    let system_prompt = if u.arbitrary()? {
+        Some(candidate(u)?)
+    } else {
+        None
+    };
     let id: Option<String> = u.arbitrary()?;
     let api: Option<String> = u.arbitrary()?;
     let frame_size = u.int_in_range(0..=4096u32)?;

@@ -14,7 +14,10 @@ fuzz_target!(|data: &[u8]| {
         // where serde_json refuses.
         let v: Value = ctxfold::support::json::parse(&text).expect("accepted text is JSON");
         let blocks = v["content"].as_array().expect("a content array");
-        assert_eq!(blocks.iter().filter(|b| b["type"] == "compaction").count(), 1);
+        assert_eq!(
+            blocks.iter().filter(|b| b["type"] == "compaction").count(),
+            1
+        );
     }
     // The same bytes as a block's summary and signature.
     let wrapped = serde_json::json!({

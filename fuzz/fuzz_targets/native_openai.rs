@@ -18,9 +18,17 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(record["compactionItem"], item);
     }
     if let Ok(streamed) = read_stream(&text) {
-        assert_eq!(streamed.item.get("type").and_then(Value::as_str), Some("compaction"));
+        assert_eq!(
+            streamed.item.get("type").and_then(Value::as_str),
+            Some("compaction")
+        );
         let item = streamed.item.clone();
         let record = v2_record("openai", Vec::new(), streamed);
-        assert_eq!(record["replacementHistory"].as_array().and_then(|h| h.last()), Some(&item));
+        assert_eq!(
+            record["replacementHistory"]
+                .as_array()
+                .and_then(|h| h.last()),
+            Some(&item)
+        );
     }
 });

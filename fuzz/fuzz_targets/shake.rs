@@ -13,8 +13,20 @@ fn blocky(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
     let mut s = String::new();
     for _ in 0..u.int_in_range(0..=40u8)? {
         let line = u.choose(&[
-            "```", "~~~", "  ```ts", "<a>", "</a>", "<b x=\"1\">", "</b>", "  </a>", " <a>", "<A>",
-            "</A>", "<a x>y>", "text", "",
+            "```",
+            "~~~",
+            "  ```ts",
+            "<a>",
+            "</a>",
+            "<b x=\"1\">",
+            "</b>",
+            "  </a>",
+            " <a>",
+            "<A>",
+            "</A>",
+            "<a x>y>",
+            "text",
+            "",
         ])?;
         s.push_str(line);
         if u.ratio(1, 6)? {

@@ -12,7 +12,14 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 
 const WINDOWS: [u64; 6] = [0, 8_000, 32_000, 128_000, 200_000, 1_000_000];
-const METHODS: [&str; 6] = ["remote", "snapcompact", "handoff", "shake", "soft", "window"];
+const METHODS: [&str; 6] = [
+    "remote",
+    "snapcompact",
+    "handoff",
+    "shake",
+    "soft",
+    "window",
+];
 
 fn tokens(u: &mut Unstructured<'_>, window: u64) -> Result<u64> {
     let top = window.max(50_000).saturating_mul(2);
@@ -42,13 +49,19 @@ fn settings(u: &mut Unstructured<'_>) -> Result<CompactionSettings> {
         o.insert("methodOrder".into(), order.into());
     }
     if u.ratio(1, 3)? {
-        o.insert("reserveTokens".into(), u.int_in_range(0..=100_000u64)?.into());
+        o.insert(
+            "reserveTokens".into(),
+            u.int_in_range(0..=100_000u64)?.into(),
+        );
     }
     if u.ratio(1, 4)? {
         o.insert("thresholdPercent".into(), u.int_in_range(0..=100u8)?.into());
     }
     if u.ratio(1, 4)? {
-        o.insert("thresholdTokens".into(), u.int_in_range(0..=300_000u64)?.into());
+        o.insert(
+            "thresholdTokens".into(),
+            u.int_in_range(0..=300_000u64)?.into(),
+        );
     }
     if u.ratio(1, 3)? {
         let value: Value = match u.int_in_range(0..=2u8)? {
@@ -60,12 +73,21 @@ fn settings(u: &mut Unstructured<'_>) -> Result<CompactionSettings> {
         o.insert("modelThresholds".into(), json!({ key: value }));
     }
     if u.ratio(1, 3)? {
-        o.insert("remoteEndpoint".into(), "https://summarizer.example/c".into());
+        o.insert(
+            "remoteEndpoint".into(),
+            "https://summarizer.example/c".into(),
+        );
     }
     o.insert("autoContinue".into(), u.arbitrary::<bool>()?.into());
     o.insert("idleEnabled".into(), u.arbitrary::<bool>()?.into());
-    o.insert("idleTimeoutSeconds".into(), u.int_in_range(0..=600u16)?.into());
-    o.insert("idleThresholdTokens".into(), u.int_in_range(0..=300_000u64)?.into());
+    o.insert(
+        "idleTimeoutSeconds".into(),
+        u.int_in_range(0..=600u16)?.into(),
+    );
+    o.insert(
+        "idleThresholdTokens".into(),
+        u.int_in_range(0..=300_000u64)?.into(),
+    );
     o.insert("midTurnEnabled".into(), u.arbitrary::<bool>()?.into());
     Ok(CompactionSettings::from_json(&v).expect("the fuzzer writes valid settings"))
 }
@@ -105,7 +127,11 @@ fn op(u: &mut Unstructured<'_>, window: u64) -> Result<Op> {
     Ok(match u.int_in_range(0..=9u8)? {
         0 => Op::Prompt {
             can_promote: u.ratio(1, 4)?,
-            stored_tokens: if u.arbitrary()? { Some(tokens(u, window)?) } else { None },
+            stored_tokens: if u.arbitrary()? {
+                Some(tokens(u, window)?)
+            } else {
+                None
+            },
             reply: reply(u)?,
         },
         1 => Op::Idle {
@@ -142,9 +168,17 @@ fn op(u: &mut Unstructured<'_>, window: u64) -> Result<Op> {
             Op::Turn(
                 Turn {
                     stop,
-                    input: if stop == Stop::Error && u.arbitrary()? { 0 } else { input },
+                    input: if stop == Stop::Error && u.arbitrary()? {
+                        0
+                    } else {
+                        input
+                    },
                     output: u.int_in_range(0..=40_000u64)?,
-                    cache_read: if u.ratio(1, 4)? { tokens(u, window)? } else { 0 },
+                    cache_read: if u.ratio(1, 4)? {
+                        tokens(u, window)?
+                    } else {
+                        0
+                    },
                     error,
                     text: u.arbitrary()?,
                     tool_call: u.ratio(1, 3)?,
@@ -152,8 +186,16 @@ fn op(u: &mut Unstructured<'_>, window: u64) -> Result<Op> {
                     stale: u.ratio(1, 10)?,
                     mid_run: u.ratio(1, 6)?,
                     can_promote: u.ratio(1, 5)?,
-                    stored_tokens: if u.arbitrary()? { Some(tokens(u, window)?) } else { None },
-                    freed_tokens: if u.ratio(1, 4)? { u.int_in_range(0..=50_000u64)? } else { 0 },
+                    stored_tokens: if u.arbitrary()? {
+                        Some(tokens(u, window)?)
+                    } else {
+                        None
+                    },
+                    freed_tokens: if u.ratio(1, 4)? {
+                        u.int_in_range(0..=50_000u64)?
+                    } else {
+                        0
+                    },
                 },
                 reply(u)?,
             )

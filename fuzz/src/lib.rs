@@ -29,10 +29,32 @@ const WORDS: [&str; 16] = [
 /// value of any type (mostly the expected one), nested where the notice looks inside.
 pub fn meta(u: &mut Unstructured<'_>) -> Result<serde_json::Value> {
     const KEYS: [&str; 26] = [
-        "truncation", "artifactError", "source", "diagnostics", "limits", "direction",
-        "truncatedBy", "totalLines", "totalBytes", "outputLines", "outputBytes", "maxBytes",
-        "shownRange", "headRange", "tailRange", "elidedBytes", "elidedLines", "artifactId",
-        "nextOffset", "partialLine", "start", "end", "messages", "summary", "type", "value",
+        "truncation",
+        "artifactError",
+        "source",
+        "diagnostics",
+        "limits",
+        "direction",
+        "truncatedBy",
+        "totalLines",
+        "totalBytes",
+        "outputLines",
+        "outputBytes",
+        "maxBytes",
+        "shownRange",
+        "headRange",
+        "tailRange",
+        "elidedBytes",
+        "elidedLines",
+        "artifactId",
+        "nextOffset",
+        "partialLine",
+        "start",
+        "end",
+        "messages",
+        "summary",
+        "type",
+        "value",
     ];
     fn value(u: &mut Unstructured<'_>, depth: u32) -> Result<serde_json::Value> {
         use serde_json::Value;
@@ -40,10 +62,19 @@ pub fn meta(u: &mut Unstructured<'_>) -> Result<serde_json::Value> {
             0 => Value::Null,
             1 => Value::Bool(u.arbitrary()?),
             2 | 3 => Value::from(u.int_in_range(0u64..=6_000_000)?),
-            4 => serde_json::Number::from_f64(u.arbitrary::<f64>()?).map_or(Value::Null, Value::Number),
+            4 => serde_json::Number::from_f64(u.arbitrary::<f64>()?)
+                .map_or(Value::Null, Value::Number),
             5 => Value::from(
-                ["middle", "head", "tail", "bytes", "lines", "report", "a.ts:1:2 x", "chars"]
-                    [u.int_in_range(0..=7)?],
+                [
+                    "middle",
+                    "head",
+                    "tail",
+                    "bytes",
+                    "lines",
+                    "report",
+                    "a.ts:1:2 x",
+                    "chars",
+                ][u.int_in_range(0..=7)?],
             ),
             6 => Value::from(text(u)?),
             7 if depth < 3 => {

@@ -486,6 +486,13 @@ impl CompactionPlan {
     pub fn answer(&mut self, session: &Session, id: &str, text: &str) -> Result<()> {
         self.check_fresh(session)?;
         let text = text.trim().to_string();
+        // An empty summary would replace the history by nothing (the summarizer call of
+        // `compact()` fails on one the same way).
+        if text.is_empty() {
+            return Err(Error::Summarizer {
+                reason: format!("the answer to \"{id}\" is an empty summary"),
+            });
+        }
         let is_history = matches!(&self.history, Slot::Pending(r) if r.id == id);
         let slot = self.slot_of(id).ok_or_else(|| Error::InvalidArgument {
             what: format!("no pending summary request \"{id}\""),

@@ -78,7 +78,7 @@ pub struct NavigationCommit {
 ///
 /// Errors leave the session unchanged: `E_STALE_PLAN` when entries were appended or the leaf
 /// moved since the plan; `E_INVALID_ARGUMENT` for a summarizer answer to a plan without a
-/// request; `E_SUMMARIZER` for an answer far over the request's `maxTokens`
+/// request; `E_SUMMARIZER` for an empty answer or one far over the request's `maxTokens`
 /// ([`crate::summary::retry::answer_problem`]). A no-op plan changes nothing.
 pub fn commit_navigation(
     session: &mut Session,
@@ -113,6 +113,12 @@ pub fn commit_navigation(
                         .into(),
                 });
             };
+            // An empty answer would write a summary of nothing in place of the branch.
+            if text.trim().is_empty() {
+                return Err(Error::Summarizer {
+                    reason: "the branch summary is empty".into(),
+                });
+            }
             let max_tokens = plan.request.as_ref().map_or(0, |r| r.max_tokens);
             if let Some(reason) = crate::summary::retry::answer_problem(&text, max_tokens) {
                 return Err(Error::Summarizer { reason });

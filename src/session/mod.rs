@@ -17,6 +17,7 @@ mod migrate;
 mod skim;
 mod state;
 mod tree;
+pub mod validate;
 
 pub use entry::*;
 pub(crate) use facts::PrunedLine;
@@ -714,14 +715,14 @@ impl Session {
             });
         }
         let role = if entry_type == "message" {
-            let role = fields
-                .get("message")
-                .and_then(|m| m.get("role"))
-                .and_then(Value::as_str)
-                .ok_or_else(|| Error::InvalidArgument {
-                    what: "a message entry needs a `message` object with a string `role`".into(),
-                })?;
-            Some(Role::parse(role))
+            // Checked before anything changes: a refused message leaves the session as it was
+            // (spec: compaction §1.6–§1.7; `validate`).
+            let message = fields.get("message").ok_or_else(|| Error::InvalidMessage {
+                field: String::new(),
+                reason: "a message entry needs a `message` object".into(),
+            })?;
+            validate::validate_message(message)?;
+            message.get("role").and_then(Value::as_str).map(Role::parse)
         } else {
             None
         };

@@ -25,14 +25,20 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-/// `new Date(ms).toISOString()` for years 0–9999.
+/// `new Date(ms).toISOString()`: years outside 0–9999 in the expanded form JavaScript writes
+/// and reads (`+275760-09-13…`, `-000001-…`). The callers keep `ms` within the `Date` range.
 pub fn format_iso(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, mo, d) = civil_from_days(days);
+    let year = if (0..=9999).contains(&y) {
+        format!("{y:04}")
+    } else {
+        format!("{}{:06}", if y < 0 { '-' } else { '+' }, y.unsigned_abs())
+    };
     format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        y,
+        "{}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        year,
         mo,
         d,
         rem / 3_600_000,
@@ -42,9 +48,31 @@ pub fn format_iso(ms: i64) -> String {
     )
 }
 
-/// Parses `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)` (and a bare date) to milliseconds.
-/// Returns `None` for anything else, like `Date.parse` returning `NaN`.
+/// Parses `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)` (and a bare date) to milliseconds, the
+/// year also in the expanded form `±YYYYYY`. Returns `None` for anything else, like
+/// `Date.parse` returning `NaN`.
 pub fn parse_iso(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    match b.first() {
+        Some(sign @ (b'+' | b'-')) => {
+            let digits = b.get(1..7)?;
+            if !digits.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            let y: i64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+            // `-000000` is no year to JavaScript.
+            if *sign == b'-' && y == 0 {
+                return None;
+            }
+            // The rest reads as a four-digit year form from its last four digits on.
+            parse_from(s.get(3..)?, Some(if *sign == b'-' { -y } else { y }))
+        }
+        _ => parse_from(s, None),
+    }
+}
+
+/// [`parse_iso`] of the four-digit year form; `year` replaces the year it holds.
+fn parse_from(s: &str, year: Option<i64>) -> Option<i64> {
     let b = s.as_bytes();
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let part = b.get(r)?;
@@ -54,6 +82,7 @@ pub fn parse_iso(s: &str) -> Option<i64> {
         std::str::from_utf8(part).ok()?.parse().ok()
     };
     let y = num(0..4)?;
+    let y = year.unwrap_or(y);
     if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
         return None;
     }
@@ -146,5 +175,33 @@ mod tests {
         for ms in [0, 951_782_400_000, 4_102_444_800_123, 1_781_092_800_007] {
             assert_eq!(parse_iso(&format_iso(ms)), Some(ms));
         }
+        // The ends of JavaScript's Date range, in its expanded year form.
+        assert_eq!(
+            format_iso(8_640_000_000_000_000),
+            "+275760-09-13T00:00:00.000Z"
+        );
+        assert_eq!(
+            format_iso(-8_640_000_000_000_000),
+            "-271821-04-20T00:00:00.000Z"
+        );
+        assert_eq!(
+            format_iso(-62_198_755_200_000),
+            "-000001-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            format_iso(253_402_300_800_000),
+            "+010000-01-01T00:00:00.000Z"
+        );
+        for ms in [
+            8_640_000_000_000_000,
+            -8_640_000_000_000_000,
+            -62_198_755_200_000,
+            253_402_300_800_000,
+            -1_000_000_000_000_000,
+        ] {
+            assert_eq!(parse_iso(&format_iso(ms)), Some(ms), "{}", format_iso(ms));
+        }
+        assert_eq!(parse_iso("-000000-01-01T00:00:00.000Z"), None);
+        assert_eq!(parse_iso("+27576-09-13T00:00:00.000Z"), None);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::compact::requests_json;
 use super::interop::navigation::navigate_options;
-use super::interop::{now_ms, options, parse_json, to_js};
+use super::interop::{now_ms, opt_string_arg, options, parse_json, to_js};
 use super::session::WasmSession;
 use crate::error::{Error, ErrorCode};
 use crate::navigation::{
@@ -90,15 +90,18 @@ impl WasmNavigationPlan {
     #[wasm_bindgen(js_name = setInstructions)]
     pub fn set_instructions(
         &mut self,
-        custom_instructions: Option<String>,
+        custom_instructions: JsValue,
         replace_instructions: Option<bool>,
-        label: Option<String>,
-    ) {
+        label: JsValue,
+    ) -> Result<(), JsValue> {
+        let custom_instructions = opt_string_arg(&custom_instructions, "customInstructions")?;
+        let label = opt_string_arg(&label, "label")?;
         self.plan
             .set_instructions(custom_instructions, replace_instructions);
         if label.is_some() {
             self.plan.label = label;
         }
+        Ok(())
     }
 }
 

@@ -576,7 +576,21 @@ impl WasmSession {
                 "entry fields are not UTF-8",
             ))
         })?;
-        let fields = match parse_json(fields_json, "entry fields")? {
+        let parsed = parse_json(fields_json, "entry fields").map_err(|e| {
+            if entry_type != "message" {
+                return e;
+            }
+            // A message the parser refuses (nesting too deep) is a malformed message.
+            let reason = js_sys::Reflect::get(&e, &JsValue::from_str("message"))
+                .ok()
+                .and_then(|m| m.as_string())
+                .unwrap_or_default();
+            to_js(Error::InvalidMessage {
+                field: String::new(),
+                reason,
+            })
+        })?;
+        let fields = match parsed {
             Value::Object(m) => m,
             _ => {
                 return Err(to_js(Error::coded(
@@ -665,4 +679,19 @@ impl WasmSession {
         };
         crate::archive::frames_left_out_at(self.s(), index, &history) as u32
     }
+}
+
+/// Checks a message (JSON as UTF-8) as an append of it would (`session::validate`), without
+/// a session: the shell checks a batch this way before it writes any of it. Throws
+/// `E_INVALID_MESSAGE` naming the field.
+#[wasm_bindgen(js_name = validateMessage)]
+pub fn validate_message(message_json: &[u8]) -> Result<(), JsValue> {
+    let text = std::str::from_utf8(message_json).map_err(|_| {
+        to_js(Error::InvalidMessage {
+            field: String::new(),
+            reason: "the message is not UTF-8".into(),
+        })
+    })?;
+    let message = parse_json(text, "message")?;
+    crate::session::validate::validate_message(&message).map_err(to_js)
 }

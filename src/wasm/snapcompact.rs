@@ -5,7 +5,7 @@
 
 use super::interop::options::{render_options, serialize_options, shape_arg, shape_for, target};
 use super::interop::snapcompact::{arg, budgets, parse_messages};
-use super::interop::to_js;
+use super::interop::{opt_string_arg, to_js};
 use crate::render::shape::billing::{frame_tokens, BillingFamily};
 use crate::render::shape::resolve::Target;
 use crate::render::text::dataurl::{elide_data_urls, Elision};
@@ -339,23 +339,26 @@ pub fn shape_for_options(text: &str, options_json: Option<String>) -> Result<Str
 
 /// Billed tokens of one square frame of `size` px for a wire API (§4.2).
 #[wasm_bindgen(js_name = snapcompactFrameTokens)]
-pub fn frame_tokens_for(api: Option<String>, size: u32) -> u32 {
-    frame_tokens(BillingFamily::of_api(api.as_deref()), size)
+pub fn frame_tokens_for(api: JsValue, size: u32) -> Result<u32, JsValue> {
+    let api = opt_string_arg(&api, "api")?;
+    Ok(frame_tokens(BillingFamily::of_api(api.as_deref()), size))
 }
 
 /// Billing family of a wire API: `anthropic`, `openai`, `google` or `unknown`.
 #[wasm_bindgen(js_name = snapcompactBillingFamily)]
-pub fn billing_family(api: Option<String>) -> String {
-    BillingFamily::of_api(api.as_deref()).as_str().into()
+pub fn billing_family(api: JsValue) -> Result<String, JsValue> {
+    let api = opt_string_arg(&api, "api")?;
+    Ok(BillingFamily::of_api(api.as_deref()).as_str().into())
 }
 
 /// `providerImageBudget(provider, api, overrides)` (§5.1).
 #[wasm_bindgen(js_name = snapcompactProviderImageBudget)]
 pub fn provider_image_budget(
     provider: &str,
-    api: Option<String>,
+    api: JsValue,
     overrides_json: Option<String>,
 ) -> Result<u32, JsValue> {
+    let api = opt_string_arg(&api, "api")?;
     Ok(budgets(overrides_json)?.provider_image_budget(provider, api.as_deref()))
 }
 
@@ -374,8 +377,9 @@ pub fn provider_image_byte_budget(
 #[wasm_bindgen(js_name = snapcompactProviderFrameBudget)]
 pub fn provider_frame_budget(
     provider: &str,
-    api: Option<String>,
+    api: JsValue,
     overrides_json: Option<String>,
 ) -> Result<u32, JsValue> {
+    let api = opt_string_arg(&api, "api")?;
     Ok(budgets(overrides_json)?.provider_frame_budget(provider, api.as_deref()))
 }

@@ -29,3 +29,4 @@ mod snapcompact_render;
 mod summary_input;
 mod transcript;
 mod triggers;
+mod validate;

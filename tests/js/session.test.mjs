@@ -348,8 +348,8 @@ test('bad input: each case has its documented result', () => {
   assert.equal(u.toJsonl(), bytes.toString('latin1').replace('\xff\xfe', '\uFFFD\uFFFD'));
   // Wrong argument types.
   expectCode(() => Session.fromJsonl(42), 'E_INVALID_ARGUMENT');
-  expectCode(() => s.appendMessage({ content: 'no role' }), 'E_INVALID_ARGUMENT');
-  expectCode(() => s.append('message', { message: { role: 5 } }), 'E_INVALID_ARGUMENT');
+  expectCode(() => s.appendMessage({ content: 'no role' }), 'E_INVALID_MESSAGE');
+  expectCode(() => s.append('message', { message: { role: 5 } }), 'E_INVALID_MESSAGE');
   expectCode(() => s.appendMessage({ role: 'user', content: 'x' }, { now: NaN }), 'E_INVALID_ARGUMENT');
   expectCode(() => new Session({}), 'E_INVALID_ARGUMENT');
 });

@@ -17,6 +17,10 @@ pub fn to_js(e: impl Into<Error>) -> JsValue {
         &JsValue::from_str("code"),
         &JsValue::from_str(e.code().as_str()),
     );
+    // A refused message names the field, as the format readers' errors do.
+    if let Error::InvalidMessage { field, .. } = &e {
+        let _ = js_sys::Reflect::set(&err, &JsValue::from_str("field"), &JsValue::from_str(field));
+    }
     err.into()
 }
 
@@ -99,20 +103,37 @@ pub fn opt_count(v: &Value, key: &str) -> Result<Option<u64>, JsValue> {
     fields(v)?.count(key).map_err(field_error)
 }
 
+/// An optional string argument: `undefined` and `null` are `None`, a string is itself, and
+/// anything else is `E_INVALID_ARGUMENT` naming `what` (wasm-bindgen's own `Option<String>`
+/// reads a number as a pointer and traps).
+pub fn opt_string_arg(v: &JsValue, what: &str) -> Result<Option<String>, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_string().map(Some).ok_or_else(|| {
+        coded(
+            ErrorCode::InvalidArgument,
+            &format!("{what} must be a string (or undefined)"),
+        )
+    })
+}
+
 /// Parses a required JSON argument.
 pub fn parse_json(text: &str, what: &str) -> Result<serde_json::Value, JsValue> {
     crate::support::json::parse(text)
         .map_err(|e| coded(ErrorCode::InvalidArgument, &format!("invalid {what}: {e}")))
 }
 
-/// `now` from JS (ms since the epoch) as an integer; non-finite values are rejected.
+/// `now` from JS (ms since the epoch) as an integer: a finite number within JavaScript's
+/// `Date` range (±8.64e15 ms), which every timestamp the core writes must stay readable in.
 pub fn now_ms(now: f64) -> Result<i64, JsValue> {
-    if now.is_finite() {
+    if now.is_finite() && now.abs() <= crate::session::validate::MAX_TIME_MS {
         Ok(now as i64)
     } else {
         Err(coded(
             ErrorCode::InvalidArgument,
-            "`now` must be a finite number of milliseconds",
+            "`now` must be a finite number of milliseconds within the range of a Date \
+             (±8.64e15)",
         ))
     }
 }

@@ -3,7 +3,7 @@
 // `E_INVALID_ARGUMENT` with a message that names the argument: `what` is how the message
 // names it ("input", "a label", "`sessionId`"). Optional values treat `undefined` and `null`
 // alike: absent.
-import { invalidArgument } from './errors.js';
+import { invalidArgument, messageOf, wrapError } from './errors.js';
 
 const encoder = new TextEncoder();
 
@@ -86,15 +86,21 @@ export function optionalJson(value) {
  * 2^53, say) is kept exact as a quoted decimal string (spec: compaction §5.1) instead of
  * making `JSON.stringify` throw.
  */
-export function toJson(value) {
+export function toJson(value, code = 'E_INVALID_ARGUMENT') {
   // Without a replacer first: a replacer makes JSON.stringify call back into JS for every
   // key, several times slower on a large message. Only a BigInt (or a cycle, which throws
   // again) lands in the second pass.
   try {
     return JSON.stringify(value);
   } catch (e) {
-    if (!(e instanceof TypeError)) throw e;
+    if (!(e instanceof TypeError)) throw wrapError(code, `cannot be written as JSON: ${messageOf(e)}`, e);
+  }
+  try {
     return JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? v.toString() : v));
+  } catch (e) {
+    // A cycle (or a throwing toJSON): not data a session can hold. `code` says what it was
+    // (E_INVALID_MESSAGE for a message).
+    throw wrapError(code, `cannot be written as JSON: ${messageOf(e)}`, e);
   }
 }
 
@@ -102,8 +108,8 @@ export function toJson(value) {
  * `toJson` as UTF-8 bytes: a Uint8Array crosses into wasm as one copy, where a string is
  * re-encoded by the glue character by character.
  */
-export function toJsonBytes(value) {
-  return encoder.encode(toJson(value));
+export function toJsonBytes(value, code) {
+  return encoder.encode(toJson(value, code));
 }
 
 /** The buffer a released JsonlWriter left for the next one. */

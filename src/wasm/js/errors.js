@@ -47,3 +47,24 @@ export function statusOf(thrown) {
 export function wrapError(code, message, thrown) {
   return codedError(code, message, { cause: thrown, status: statusOf(thrown) });
 }
+
+/**
+ * Wasm objects released by `free()`: a later call through one of them throws `E_FREED`
+ * (`live`) instead of the glue's uncoded "null pointer passed to rust".
+ */
+const freed = new WeakSet();
+
+/** Releases a wasm object and remembers that it is gone. */
+export function release(raw) {
+  if (freed.has(raw)) return;
+  freed.add(raw);
+  raw.free();
+}
+
+/** `raw`, unless it was released: then `E_FREED` naming `what` ("session", "plan"). */
+export function live(raw, what) {
+  if (freed.has(raw)) {
+    throw codedError('E_FREED', `this ${what} was freed (free() was called); it cannot be used any more`);
+  }
+  return raw;
+}

@@ -82,10 +82,18 @@ export type ErrorCode =
   /** The browser entry's `init()` has not been awaited yet. */
   | 'E_NOT_INITIALISED'
   /**
-   * A message of another format is malformed (`fromMessages`, `appendMessages`): the error's
-   * `index` is its position in the array, `field` the path inside it (`content[2].type`).
+   * A message is malformed: one of another format (`fromMessages`, `appendMessages`), or an
+   * agent message the core would not read back as written (`appendMessage`, `append` of a
+   * `message` entry, `Maintainer.afterResponse`: an unknown role, a missing or mistyped
+   * field, a block of an unknown type, a count out of range, a provider's response, a
+   * circular object). `field` is the path inside the message (`content[2].text`), `index`
+   * its position in the array when there is one. Nothing was written.
    */
-  | 'E_INVALID_MESSAGE';
+  | 'E_INVALID_MESSAGE'
+  /** A session or plan was used after its `free()`. */
+  | 'E_FREED'
+  /** The host's `tokenCounter` threw (the thrown value is the error's `cause`). */
+  | 'E_TOKEN_COUNTER';
 
 /** The shape of errors thrown by ctxfold. */
 export interface CtxfoldError extends Error {
@@ -108,6 +116,10 @@ export interface CtxfoldError extends Error {
    * is the `cause` (`'v2'` streaming `compaction_trigger`, `'v1'` `/responses/compact`).
    */
   lane?: 'v1' | 'v2';
+  /** `E_INVALID_MESSAGE`: the path of the malformed field inside the message (`content[2].text`; empty: the whole message). */
+  field?: string;
+  /** `E_INVALID_MESSAGE` of a message in an array: its position. */
+  index?: number;
 }
 
 // ----- content and messages (spec: compaction §1.7) ---------------------------------------
@@ -1481,6 +1493,12 @@ export class Session {
   ): AppendMessagesResult;
   /** What to send, in a format: the LLM view of the leaf as its messages, and the system prompt. */
   toMessages<F extends MessageFormat = 'pi'>(options?: ToMessagesOptions<F>): ToMessagesResult<F>;
+  /**
+   * Appends a `message` entry; returns its id. The core checks the message first (its role's
+   * required fields and types, known block types, counts from 0 to 2^53 − 1): a message it
+   * would not read back as written, or a provider's response, throws `E_INVALID_MESSAGE`
+   * with the `field` and leaves the session unchanged. Unknown members are kept.
+   */
   appendMessage(message: AgentMessage, options?: AppendOptions): string;
   appendCompaction(
     compaction: {

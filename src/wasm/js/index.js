@@ -16,7 +16,7 @@ import {
   toJsonBytes,
 } from './args.js';
 import { compactSession } from './compact.js';
-import { codedError, invalidArgument } from './errors.js';
+import { codedError, invalidArgument, live, release } from './errors.js';
 import { Warnings } from './formats/common.js';
 import { formatOf, SYSTEM_ENTRY } from './formats/index.js';
 import { replayTarget } from './native-anthropic.js';
@@ -161,7 +161,8 @@ function lazyRows(text) {
  * Unchanged lines are written back byte for byte.
  */
 export class Session {
-  #inner;
+  /** The wasm session (read through `#inner`, which refuses it once freed). */
+  #raw;
   /** The frame payloads of the compaction `toLlmMessages` referred to last: `{entry, data}`. */
   #frames = null;
   /** The last `llmMessageParts` call: its number and each part's parsed messages. */
@@ -181,7 +182,12 @@ export class Session {
     if (inner === undefined || inner === null || typeof inner.toBytes !== 'function') {
       throw invalidArgument('use Session.fromJsonl(text | bytes) or Session.create() to make a session');
     }
-    this.#inner = inner;
+    this.#raw = inner;
+  }
+
+  /** The wasm session; `E_FREED` after `free()`. */
+  get #inner() {
+    return live(this.#raw, 'session');
   }
 
   /** Loads a session file (a string or its UTF-8 bytes). Throws `E_NOT_A_SESSION`, `E_VERSION_TOO_NEW`. */
@@ -223,6 +229,7 @@ export class Session {
       toolCallOfCallId: none,
     });
     const now = nowOf(options);
+    checkMessages(read.messages, messages.length === read.messages.length);
     const timestamp = new Date(now);
     if (Number.isNaN(timestamp.getTime())) throw invalidArgument('`now` is outside the range of a date');
     // One load of the whole file instead of an append per message: the lines are written here
@@ -443,7 +450,8 @@ export class Session {
   append(type, fields, options) {
     nonEmptyText(type, 'the entry type');
     object(fields, 'entry fields');
-    const id = this.#inner.append(type, toJsonBytes(fields), nowOf(options));
+    const json = toJsonBytes(fields, type === 'message' ? 'E_INVALID_MESSAGE' : 'E_INVALID_ARGUMENT');
+    const id = this.#inner.append(type, json, nowOf(options));
     if (type === 'custom' && fields.customType === SYSTEM_ENTRY && isObject(fields.data)) this.#system = fields.data;
     if (type === 'message' && this.#calls !== null) this.#noteCalls(fields.message);
     return id;
@@ -470,6 +478,9 @@ export class Session {
     };
     const read = format.read(messages, ctx);
     const now = nowOf(options);
+    // All or nothing: every message is checked as its append would check it before the
+    // first is written.
+    checkMessages(read.messages, messages.length === read.messages.length);
     const ids = [];
     const system = options?.system ?? read.system?.value;
     if (system !== undefined && system !== null) {
@@ -565,9 +576,8 @@ export class Session {
 
   /** Appends a `message` entry; returns its id. */
   appendMessage(message, options) {
-    if (!isObject(message) || typeof message.role !== 'string') {
-      throw invalidArgument('a message must be an object with a string `role`');
-    }
+    // The core checks the message (src/session/validate.rs): E_INVALID_MESSAGE naming the
+    // field, with the session unchanged.
     return this.append('message', { message }, options);
   }
 
@@ -814,7 +824,7 @@ export class Session {
 
   /** Releases the WebAssembly memory now instead of at garbage collection. */
   free() {
-    this.#inner.free();
+    release(this.#raw);
   }
 }
 
@@ -848,17 +858,17 @@ class PlanHandle {
 
   /** @internal */
   _raw() {
-    return this.#raw;
+    return live(this.#raw, 'plan');
   }
 
   /** @internal */
   _session() {
-    return this.#session;
+    return live(this.#session, 'session');
   }
 
   /** Releases the plan's WebAssembly memory now. */
   free() {
-    this.#raw.free();
+    release(this.#raw);
   }
 }
 
@@ -950,6 +960,23 @@ function idSource(options) {
     }
     throw invalidArgument('the ids function returned no new id in 1000 tries');
   };
+}
+
+/**
+ * Checks each of `messages` as `appendMessage` would (the core's `validateMessage`), before
+ * any is written; an error gets the message's `index` when the positions are the caller's
+ * (`sameIndex`: the format kept one message per input message).
+ */
+function checkMessages(messages, sameIndex) {
+  const raw = requireRaw();
+  messages.forEach((m, i) => {
+    try {
+      raw.validateMessage(toJsonBytes(m, 'E_INVALID_MESSAGE'));
+    } catch (e) {
+      if (sameIndex && e?.code === 'E_INVALID_MESSAGE') e.index = i;
+      throw e;
+    }
+  });
 }
 
 /** Entry types that are conversation (see `#hasHistory`). */

@@ -33,6 +33,16 @@ function checkModel(model, what = 'options.model') {
   if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
     throw invalidArgument(`${what} must be an object with string \`provider\` and \`id\` (and \`contextWindow\`)`);
   }
+  // Token sizes the core computes with: a finite count below 2^53 (the window above zero).
+  for (const [k, min] of [
+    ['contextWindow', 1],
+    ['maxTokens', 0],
+  ]) {
+    const v = model[k];
+    if (v !== undefined && (typeof v !== 'number' || !(v >= min) || v > Number.MAX_SAFE_INTEGER)) {
+      throw invalidArgument(`${what}.${k} must be a number of tokens from ${min} to 2^53 - 1, got ${String(v)}`);
+    }
+  }
   return model;
 }
 
@@ -238,9 +248,11 @@ export class Maintainer {
         throw invalidArgument('afterResponse() takes the assistant message (role "assistant")');
       }
       const message = a.role === undefined ? { ...a, role: 'assistant' } : a;
-      this.#observe(message);
       const now = this.#now();
+      // Appended (and so checked by the core) before anything of it is observed: a refused
+      // reply changes nothing.
       const id = this.#session.appendMessage(message, { now: message.timestamp ?? now });
+      this.#observe(message);
       if (message.stopReason === 'toolUse') {
         // Between tool-loop calls: checked before the next request, with the results counted.
         this.#midRun = message;

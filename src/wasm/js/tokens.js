@@ -17,7 +17,7 @@
 //   clamped to 0.5–3, over the requests with at least MIN_CALIBRATION_TOKENS of text (kept
 //   while none of the eight has that much). A request that is nearly all images so teaches the
 //   image rate, not the text ratio.
-import { invalidArgument } from './errors.js';
+import { invalidArgument, messageOf, wrapError } from './errors.js';
 
 const MEMO_LIMIT = 20_000;
 const RATIOS_KEPT = 8;
@@ -119,10 +119,19 @@ export class TokenGauge {
     const key = fingerprint(message, texts, total);
     const known = this.#memo.get(key);
     if (known !== undefined) return known;
-    const counted =
-      total > this.#cap
-        ? this.#counter(capped(message, total, this.#cap)) * (total / this.#cap)
-        : this.#counter(message);
+    let counted;
+    try {
+      counted =
+        total > this.#cap
+          ? this.#counter(capped(message, total, this.#cap)) * (total / this.#cap)
+          : this.#counter(message);
+    } catch (e) {
+      throw wrapError(
+        'E_TOKEN_COUNTER',
+        `options.tokenCounter threw for a ${message.role} message: ${messageOf(e)}`,
+        e,
+      );
+    }
     if (!Number.isFinite(counted) || counted < 0) {
       throw invalidArgument(
         `options.tokenCounter returned ${counted} for a ${message.role} message; it must return a number ≥ 0`,

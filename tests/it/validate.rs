@@ -1,0 +1,275 @@
+//! Messages checked where they enter (`session::validate`): any JSON value appended as a
+//! message either reads back exactly as it was given through every later read, or is refused
+//! with `E_INVALID_MESSAGE` and the session's bytes unchanged.
+
+use ctxfold::context::{build_context, convert::convert_to_llm, BuildOptions};
+use ctxfold::error::ErrorCode;
+use ctxfold::session::{LoadOptions, Session};
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use serde_json::{json, Map, Value};
+
+const FILE: &str = concat!(
+    r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+    "\n",
+    r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"read a.ts"}}"#,
+    "\n",
+    r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.ts"}}],"stopReason":"toolUse","usage":{"input":10,"output":2}}}"#,
+    "\n",
+);
+
+/// JSON equality as JavaScript reads it: a number is its double (`8.64e15` is written, as
+/// `JSON.stringify` writes it, `8640000000000000`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|((k, a), (l, b))| k == l && same(a, b))
+        }
+        _ => a == b,
+    }
+}
+
+/// Appends `message` to a loaded session and checks the invariant; returns whether it was
+/// accepted.
+fn append_checked(message: &Value) -> Result<bool, String> {
+    let mut s = Session::load(FILE.as_bytes().to_vec(), LoadOptions::default())
+        .map_err(|e| e.to_string())?;
+    let before = s.to_bytes();
+    match s.append_message(message.clone(), 1_000) {
+        Err(e) => {
+            if e.code() != ErrorCode::InvalidMessage {
+                return Err(format!("refused with {} ({e}) for {message}", e.code()));
+            }
+            if s.to_bytes() != before {
+                return Err(format!("a refused append changed the session: {message}"));
+            }
+            Ok(false)
+        }
+        Ok(id) => {
+            let i = s.index_of(&id).ok_or("the new id is unknown")?;
+            let json = s.message_json(i).ok_or("no message json")?;
+            let back: Value = ctxfold::support::json::parse(&json).map_err(|e| e.to_string())?;
+            if !same(&back, message) {
+                return Err(format!("read back {back} for {message}"));
+            }
+            s.message(i).map_err(|e| format!("{e} for {message}"))?;
+            s.message_head(i)
+                .map_err(|e| format!("{e} for {message}"))?;
+            let ctx = build_context(&s, &BuildOptions::default())
+                .map_err(|e| format!("{e} for {message}"))?;
+            convert_to_llm(&s, &ctx);
+            let transcript = BuildOptions {
+                transcript: true,
+                ..BuildOptions::default()
+            };
+            build_context(&s, &transcript).map_err(|e| format!("{e} for {message}"))?;
+            // A save reloads with the message as it was and no new warning.
+            let again =
+                Session::load(s.to_bytes(), LoadOptions::default()).map_err(|e| e.to_string())?;
+            if again.warnings().len() != s.warnings().len() {
+                return Err(format!("the reloaded file warns: {:?}", again.warnings()));
+            }
+            let j = again.index_of(&id).ok_or("lost on reload")?;
+            let back: Value =
+                ctxfold::support::json::parse(&again.message_json(j).ok_or("no json")?)
+                    .map_err(|e| e.to_string())?;
+            if !same(&back, message) {
+                return Err(format!("reloaded as {back} for {message}"));
+            }
+            Ok(true)
+        }
+    }
+}
+
+#[test]
+fn the_cases_of_the_issue_are_refused_and_good_messages_kept() {
+    for refused in [
+        json!({"foo": 1}),
+        json!({"foo": 1, "role": "assistant"}),
+        json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"message": {"role": "assistant", "content": "hi"}}]}),
+        json!({"role": "assistant", "content": "text"}),
+        json!({"role": "user", "content": 42}),
+        json!({"role": "user", "content": null}),
+        json!({"role": "robot"}),
+        json!({"role": "assistant", "content": [], "usage": {"input": 1e20}}),
+        json!({"role": "assistant", "content": [], "usage": {"input": 18_446_744_073_709_551_615u64}}),
+        json!({"role": "user", "content": [{"type": "text", "text": "a"}, 5]}),
+    ] {
+        assert_eq!(append_checked(&refused), Ok(false), "{refused}");
+    }
+    for kept in [
+        json!({"role": "user", "content": "hi", "unknownField": {"x": [1, 2]}}),
+        json!({"role": "assistant", "content": [{"type": "text", "text": "x"}], "usage": {"input": 9_007_199_254_740_991u64}}),
+        json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{"type": "text", "text": "file"}]}),
+        json!({"role": "bashExecution", "command": "ls", "output": "a\n", "exitCode": 0}),
+    ] {
+        assert_eq!(append_checked(&kept), Ok(true), "{kept}");
+    }
+}
+
+/// Strings a message is made of: roles, block types, field names, and others.
+const WORDS: [&str; 40] = [
+    "user",
+    "assistant",
+    "toolResult",
+    "developer",
+    "custom",
+    "hookMessage",
+    "bashExecution",
+    "pythonExecution",
+    "fileMention",
+    "branchSummary",
+    "compactionSummary",
+    "robot",
+    "text",
+    "image",
+    "thinking",
+    "redactedThinking",
+    "toolCall",
+    "anthropicServerTool",
+    "tool_use",
+    "stop",
+    "toolUse",
+    "error",
+    "aborted",
+    "",
+    " ",
+    "read",
+    "path",
+    "a.ts",
+    "c1",
+    "\u{1F600}",
+    "role",
+    "content",
+    "usage",
+    "input",
+    "type",
+    "data",
+    "mimeType",
+    "arguments",
+    "id",
+    "name",
+];
+
+/// Keys of a message object: the fields the core reads, and others.
+const KEYS: [&str; 34] = [
+    "role",
+    "content",
+    "type",
+    "text",
+    "data",
+    "mimeType",
+    "thinking",
+    "thinkingSignature",
+    "id",
+    "name",
+    "arguments",
+    "usage",
+    "input",
+    "output",
+    "cacheRead",
+    "cacheWrite",
+    "totalTokens",
+    "stopReason",
+    "timestamp",
+    "toolCallId",
+    "toolName",
+    "isError",
+    "command",
+    "exitCode",
+    "files",
+    "path",
+    "customType",
+    "display",
+    "summary",
+    "fromId",
+    "tokensBefore",
+    "choices",
+    "object",
+    "extra",
+];
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        prop_oneof![
+            (-3i64..100).prop_map(Value::from),
+            Just(json!(9_007_199_254_740_992u64)),
+            Just(json!(18_446_744_073_709_551_615u64)),
+            Just(json!(1e20)),
+            Just(json!(-0.5)),
+            Just(json!(8.64e15)),
+            Just(json!(8.7e15)),
+        ],
+        proptest::sample::select(&WORDS[..]).prop_map(Value::from),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    leaf().prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            proptest::collection::vec((proptest::sample::select(&KEYS[..]), inner), 0..6).prop_map(
+                |kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+            ),
+        ]
+    })
+}
+
+/// Messages near the valid ones: a role, then members drawn from the message keys.
+fn message() -> impl Strategy<Value = Value> {
+    (
+        proptest::sample::select(&WORDS[..11]),
+        proptest::collection::vec((proptest::sample::select(&KEYS[..]), value()), 0..6),
+    )
+        .prop_map(|(role, members)| {
+            let mut m = Map::new();
+            m.insert("role".into(), role.into());
+            for (k, v) in members {
+                m.insert(k.to_string(), v);
+            }
+            Value::Object(m)
+        })
+}
+
+/// Valid messages of every role with one member set to a generated value: mostly kept
+/// (members the core does not read), refused where the member is one it reads.
+fn near_valid() -> impl Strategy<Value = Value> {
+    let bases = vec![
+        json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1}),
+        json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c2", "name": "read", "arguments": {"path": "b"}}],
+               "usage": {"input": 5, "output": 1}, "stopReason": "toolUse", "provider": "p", "model": "m"}),
+        json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{"type": "text", "text": "x"}], "isError": false}),
+        json!({"role": "bashExecution", "command": "ls", "output": "a", "exitCode": 1, "cancelled": false}),
+        json!({"role": "custom", "customType": "note", "content": "n", "display": true}),
+        json!({"role": "fileMention", "files": [{"path": "a", "content": "b", "lineCount": 1}]}),
+        json!({"role": "compactionSummary", "summary": "s", "tokensBefore": 3}),
+    ];
+    (
+        proptest::sample::select(bases),
+        proptest::sample::select(&KEYS[..]),
+        value(),
+    )
+        .prop_map(|(mut base, key, v)| {
+            if let Value::Object(o) = &mut base {
+                o.insert(key.to_string(), v);
+            }
+            base
+        })
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 2048, failure_persistence: None, ..Config::default() })]
+
+    /// Any JSON value appended as a message round-trips exactly or is refused with the
+    /// session unchanged.
+    #[test]
+    fn any_value_round_trips_or_is_refused(v in prop_oneof![value(), message(), near_valid()]) {
+        append_checked(&v).map_err(TestCaseError::fail)?;
+    }
+}
