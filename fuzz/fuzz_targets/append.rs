@@ -7,27 +7,13 @@
 //! is read with the crate's parser, which reads numbers exactly as JavaScript does (serde_json's
 //! default float reading is off by an ulp on long mantissas: the first run's only finding).
 #![no_main]
+use ctxfold_testkit::invariants::same_as_js;
 use arbitrary::Unstructured;
 use ctxfold::context::{build_context, convert::convert_to_llm, BuildOptions};
 use ctxfold::error::ErrorCode;
 use ctxfold::session::{LoadOptions, Session};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-
-/// JSON equality as JavaScript reads it: a number is its double (`8.64e15` is written, as
-/// `JSON.stringify` writes it, `8640000000000000`).
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|((k, a), (l, b))| k == l && same(a, b))
-        }
-        _ => a == b,
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let Some(split) = data.iter().position(|&b| b == 0) else {
@@ -63,7 +49,7 @@ fuzz_target!(|data: &[u8]| {
     let i = s.index_of(&id).expect("the new entry");
     let back: Value =
         ctxfold::support::json::parse(&s.message_json(i).expect("its message")).unwrap();
-    assert!(same(&back, &message), "read back {back} for {message}");
+    assert!(same_as_js(&back, &message), "read back {back} for {message}");
     s.message(i).expect("the typed message");
     s.message_head(i).expect("the message head");
     if let Err(e) = ctxfold::tokens::verify_recorded_facts(&s) {
@@ -92,5 +78,5 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(again.warnings().len(), warnings, "{:?}", again.warnings());
     let j = again.index_of(&id).expect("kept on reload");
     let back: Value = ctxfold::support::json::parse(&again.message_json(j).unwrap()).unwrap();
-    assert!(same(&back, &message), "reloaded as {back} for {message}");
+    assert!(same_as_js(&back, &message), "reloaded as {back} for {message}");
 });

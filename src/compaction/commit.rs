@@ -418,11 +418,12 @@ fn qualified_archive(
         let frames_tokens =
             (built.archive.frames.len() as u64).saturating_mul(FRAME_TOKEN_ESTIMATE);
         let text = summary.saturating_sub(frames_tokens) as f64;
-        let ratio = if options.text_ratio.is_finite() && options.text_ratio > 1.0 {
+        let ratio = if options.text_ratio.is_finite() && options.text_ratio > 0.0 {
             options.text_ratio
         } else {
             1.0
         };
+        let at_ratio = |t: u64| (t as f64 * ratio).ceil() as u64;
         let projected = ((text * ratio).ceil() as u64)
             .saturating_add(frames_tokens)
             .saturating_add(base.kept_full)
@@ -437,12 +438,17 @@ fn qualified_archive(
             options.max_frames = Some(frames.saturating_sub(drop).max(1) as u32);
             continue;
         }
-        let after = summary.saturating_add(base.kept);
-        if after >= base.before {
+        // Smaller as the provider counts it: text at its rate, frames at their flat charge (a
+        // provider counting text at 0.6x pays relatively more for a frame; the frames the old
+        // context held count at the text rate here, which only makes the test stricter).
+        let after = at_ratio(text as u64)
+            .saturating_add(frames_tokens)
+            .saturating_add(at_ratio(base.kept));
+        if after >= at_ratio(base.before) {
             return Err(no_reduction(format!(
                 "snapcompact would not reduce the context: the archived context would take \
                  about {after} tokens, the current one {}; compact with an LLM summary instead",
-                base.before
+                at_ratio(base.before)
             )));
         }
         if let (true, Some(limit)) = (over, limit) {

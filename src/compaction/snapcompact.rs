@@ -602,8 +602,8 @@ pub struct ArchiveOptions {
     /// the commit's frame cap (default 0).
     pub non_message_tokens: u64,
     /// The provider's tokens per token of the core's estimate of text (default 1): the
-    /// commit's fit test weighs the archive's verbatim text (its edges, the reading guide) by
-    /// it, frames stay at their flat charge (issue 36: a provider counting 2x overflowed
+    /// commit's fit and reduction tests weigh text (the archive's edges and guide, the kept
+    /// tail) by it, frames stay at their flat charge (issue 36: a provider counting 2x overflowed
     /// after snapcompact compactions whose text edges fit only by the estimate).
     pub text_ratio: f64,
 }

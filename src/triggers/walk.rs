@@ -219,6 +219,8 @@ pub struct Walk {
     warnings: Vec<WalkStep>,
     /// A rescue shake ran (at most one per walk).
     rescued: bool,
+    /// The rescue shake lowered the live context.
+    rescue_lowered: bool,
     remote_failed: bool,
 }
 
@@ -322,6 +324,7 @@ impl Walk {
             phase,
             warnings,
             rescued: false,
+            rescue_lowered: false,
             remote_failed: false,
         }
     }
@@ -434,11 +437,14 @@ impl Walk {
         };
         if code_in(code, &DEAD_ENDS) {
             // Nothing to summarize, for every method alike (§8.3 dead-end rescue).
-            self.phase = if self.rescued {
+            self.phase = if self.rescued && self.rescue_lowered {
                 // The rescue shake was the reduction.
                 Phase::End(WalkStep::Done {
                     method: Some(CompactionMethod::Shake),
                 })
+            } else if self.rescued {
+                // It elided something the context does not hold: no reduction.
+                Phase::End(failed(self.input.reason, code, message))
             } else if self.can_rescue() {
                 Phase::RescuePlan(i, code.to_string(), message.to_string())
             } else {
@@ -584,6 +590,12 @@ impl Walk {
             }
             Phase::RescuePlan(i, code, message) => {
                 self.rescued = true;
+                // Whether the rescue made the context smaller as the host measures it (a
+                // shake of lines a provider-native replay stands in for changes nothing).
+                self.rescue_lowered = match live_after {
+                    Some(after) => self.input.live_tokens == 0 || after < self.input.live_tokens,
+                    None => tokens_freed > 0,
+                };
                 self.phase = if dropped == 0 {
                     Phase::End(failed(self.input.reason, &code, &message))
                 } else {
@@ -787,14 +799,7 @@ mod tests {
 
     #[test]
     fn eligibility_follows_the_reason_and_the_host() {
-        let order = [
-            "remote",
-            "snapcompact",
-            "handoff",
-            "shake",
-            "soft",
-            "window",
-        ];
+        let order = crate::settings::METHODS;
         // Manual: remote, snapcompact and soft of methodOrder (§8.6); no endpoint, no remote.
         let w = Walk::new(input(CompactionReason::Manual, &order, 32_000));
         assert_eq!(w.methods(), [Snapcompact, Soft]);
@@ -957,6 +962,16 @@ mod tests {
         w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
             .unwrap();
         assert_eq!(w.poll(), done(Shake));
+        // It elided lines the context does not hold (a provider-native replay stands in
+        // for them): the live context did not go down, so the dead end stands.
+        let mut w = Walk::new(WalkInput {
+            live_tokens: 4_965,
+            ..listed(CompactionReason::Incomplete, &[Soft])
+        });
+        w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();
+        w.handle_shaken(3, 0, Some(4_965)).unwrap();
+        w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();
+        assert_eq!(code_of(&w.poll()), "E_ALREADY_COMPACTED");
         // The rescue dropped nothing: the dead end stands.
         let mut w = Walk::new(listed(CompactionReason::Overflow, &[Soft]));
         w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();

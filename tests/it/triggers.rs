@@ -1649,3 +1649,28 @@ fn agent_simulator_one_seed() {
     let s = ctxfold_testkit::agent::Scenario::random(seed);
     ctxfold_testkit::agent::run(&s).unwrap();
 }
+
+/// Scenarios the `agent` fuzz target found (the fit and reduction tests of a snapcompact
+/// commit weighed text at the core's estimate: a provider counting 0.6x paid more after the
+/// archive than before it).
+#[test]
+fn agent_simulator_regressions() {
+    use ctxfold_testkit::agent::{run, Scenario};
+    let found = [Scenario {
+        seed: 17,
+        window: 1_000_000,
+        vision: true,
+        family: 0,
+        methods: None,
+        ratio: 0.6,
+        summarizer_failures: 0.1,
+        empty_documents: 0.0,
+        length_stops: 0.05,
+        forced_overflows: 0.0,
+        dead_remote: false,
+        user_turns: 5,
+    }];
+    for s in &found {
+        run(s).unwrap_or_else(|e| panic!("{e}"));
+    }
+}

@@ -5,6 +5,7 @@
 use ctxfold::context::{build_context, convert::convert_to_llm, BuildOptions};
 use ctxfold::error::ErrorCode;
 use ctxfold::session::{LoadOptions, Session};
+use ctxfold_testkit::invariants::same_as_js;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Map, Value};
@@ -17,21 +18,6 @@ const FILE: &str = concat!(
     r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.ts"}}],"stopReason":"toolUse","usage":{"input":10,"output":2}}}"#,
     "\n",
 );
-
-/// JSON equality as JavaScript reads it: a number is its double (`8.64e15` is written, as
-/// `JSON.stringify` writes it, `8640000000000000`).
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|((k, a), (l, b))| k == l && same(a, b))
-        }
-        _ => a == b,
-    }
-}
 
 /// Appends `message` to a loaded session and checks the invariant; returns whether it was
 /// accepted.
@@ -53,7 +39,7 @@ fn append_checked(message: &Value) -> Result<bool, String> {
             let i = s.index_of(&id).ok_or("the new id is unknown")?;
             let json = s.message_json(i).ok_or("no message json")?;
             let back: Value = ctxfold::support::json::parse(&json).map_err(|e| e.to_string())?;
-            if !same(&back, message) {
+            if !same_as_js(&back, message) {
                 return Err(format!("read back {back} for {message}"));
             }
             s.message(i).map_err(|e| format!("{e} for {message}"))?;
@@ -77,7 +63,7 @@ fn append_checked(message: &Value) -> Result<bool, String> {
             let back: Value =
                 ctxfold::support::json::parse(&again.message_json(j).ok_or("no json")?)
                     .map_err(|e| e.to_string())?;
-            if !same(&back, message) {
+            if !same_as_js(&back, message) {
                 return Err(format!("reloaded as {back} for {message}"));
             }
             Ok(true)

@@ -470,13 +470,14 @@ test('issue 36: a compaction with "snapcompact, soft" on a 32k window compacts; 
 });
 
 test('issue 36: an overflow compacted under the window retries the turn, without full headroom', async () => {
-  // Keeping ~7,400 recent tokens lands over the window minus the reserve (6,800), under 8,000.
+  // ~6,500 kept tokens and a ~700-token summary land over the window minus the reserve (6,800)
+  // and under 8,000 (a keep at or above the threshold, 6,800, would be clamped to half of it).
   const s = grown(30);
   const events = [];
   const m = new Maintainer(s, {
     model: MODEL,
-    summarize,
-    settings: { reserveTokens: 1000, keepRecentTokens: 7400, methodOrder: ['soft'] },
+    summarize: async () => 'The work so far, in detail. '.repeat(100),
+    settings: { reserveTokens: 1000, keepRecentTokens: 6500, methodOrder: ['soft'] },
     onEvent: (e) => events.push(e),
   });
   const out = await m.afterResponse(overflow(16_000));

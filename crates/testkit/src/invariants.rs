@@ -12,6 +12,7 @@ use ctxfold::render::{Frame, RenderOptions};
 use ctxfold::session::{LoadOptions, SequentialIds, Session};
 use ctxfold::settings::{CompactionSettings, Strategy};
 use ctxfold::{AgentMessage, ErrorCode, Role};
+use serde_json::Value;
 
 pub type Check = Result<(), String>;
 
@@ -21,6 +22,24 @@ macro_rules! ensure {
             return Err(format!($($fmt)+));
         }
     };
+}
+
+/// JSON equality as JavaScript reads it: a number is its double (`8.64e15` is written, as
+/// `JSON.stringify` writes it, `8640000000000000`).
+pub fn same_as_js(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_as_js(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k, a), (l, b))| k == l && same_as_js(a, b))
+        }
+        _ => a == b,
+    }
 }
 
 /// Loads with deterministic ids (migrations then give the same bytes every time).

@@ -28,7 +28,6 @@ function windows() {
   return pruneWindows;
 }
 
-
 function checkModel(model, what = 'options.model') {
   if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
     throw invalidArgument(`${what} must be an object with string \`provider\` and \`id\` (and \`contextWindow\`)`);
