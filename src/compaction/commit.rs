@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::render::shape::resolve::resolve_shape;
 use crate::render::FallbackFonts;
 use crate::render::SnapError;
-use crate::session::message::{AgentMessage, Role};
+use crate::session::message::{AgentMessage, ContentBlock, Role};
 use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
 use crate::settings::Strategy;
 use crate::summary::fileops::upsert_file_operations;
@@ -317,6 +317,8 @@ struct Baseline {
     kept: u64,
     /// The kept messages as `tokensAfter` counts them (everything in).
     kept_full: u64,
+    /// The part of `before` that is the previous archive's frames (at their flat charge).
+    before_frames: u64,
 }
 
 /// Measures the context at the plan's leaf and its kept part: the messages of entries from
@@ -352,11 +354,23 @@ fn baseline(session: &Session, plan: &CompactionPlan) -> Result<Baseline> {
         before: 0,
         kept: 0,
         kept_full: 0,
+        before_frames: 0,
     };
     for m in &ctx.messages {
         let message = m.message(session);
         let tokens = estimate_message(&message, &ByteEstimate, lean);
         out.before += tokens;
+        if let AgentMessage::CompactionSummary(c) = &message {
+            let frames = match (&c.blocks, &c.images) {
+                (Some(blocks), _) => blocks
+                    .iter()
+                    .filter(|b| !matches!(b, ContentBlock::Text { .. }))
+                    .count(),
+                (None, Some(images)) => images.len(),
+                (None, None) => 0,
+            };
+            out.before_frames += frames as u64 * FRAME_TOKEN_ESTIMATE;
+        }
         if m.role() != Role::CompactionSummary && kept.contains(&m.entry) {
             out.kept += tokens;
             out.kept_full += estimate_message(&message, &ByteEstimate, EstimateOptions::default());
@@ -438,17 +452,19 @@ fn qualified_archive(
             options.max_frames = Some(frames.saturating_sub(drop).max(1) as u32);
             continue;
         }
-        // Smaller as the provider counts it: text at its rate, frames at their flat charge (a
-        // provider counting text at 0.6x pays relatively more for a frame; the frames the old
-        // context held count at the text rate here, which only makes the test stricter).
+        // Smaller as the provider counts it: text at its rate, frames (the new archive's and
+        // the old one's) at their flat charge — a provider counting text at 0.6x pays
+        // relatively more for a frame, one counting 1.7x relatively less.
+        let before = at_ratio(base.before.saturating_sub(base.before_frames))
+            .saturating_add(base.before_frames);
         let after = at_ratio(text as u64)
             .saturating_add(frames_tokens)
             .saturating_add(at_ratio(base.kept));
-        if after >= at_ratio(base.before) {
+        if after >= before {
             return Err(no_reduction(format!(
                 "snapcompact would not reduce the context: the archived context would take \
-                 about {after} tokens, the current one {}; compact with an LLM summary instead",
-                at_ratio(base.before)
+                 about {after} tokens, the current one {before}; compact with an LLM summary \
+                 instead"
             )));
         }
         if let (true, Some(limit)) = (over, limit) {

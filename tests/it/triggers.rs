@@ -1650,26 +1650,43 @@ fn agent_simulator_one_seed() {
     ctxfold_testkit::agent::run(&s).unwrap();
 }
 
-/// Scenarios the `agent` fuzz target found (the fit and reduction tests of a snapcompact
-/// commit weighed text at the core's estimate: a provider counting 0.6x paid more after the
-/// archive than before it).
+/// Scenarios the `agent` fuzz target found: the fit and reduction tests of a snapcompact
+/// commit weighed text at the core's estimate (a provider counting 0.6x paid more after the
+/// archive than before it), then the old archive's frames at the text rate.
 #[test]
 fn agent_simulator_regressions() {
     use ctxfold_testkit::agent::{run, Scenario};
-    let found = [Scenario {
-        seed: 17,
-        window: 1_000_000,
-        vision: true,
-        family: 0,
-        methods: None,
-        ratio: 0.6,
-        summarizer_failures: 0.1,
-        empty_documents: 0.0,
-        length_stops: 0.05,
-        forced_overflows: 0.0,
-        dead_remote: false,
-        user_turns: 5,
-    }];
+    let found = [
+        Scenario {
+            seed: 17,
+            window: 1_000_000,
+            vision: true,
+            family: 0,
+            methods: None,
+            ratio: 0.6,
+            summarizer_failures: 0.1,
+            empty_documents: 0.0,
+            length_stops: 0.05,
+            forced_overflows: 0.0,
+            dead_remote: false,
+            user_turns: 5,
+        },
+        Scenario {
+            // Counting text at 1.7x: the old archive's frames were weighed at the text rate.
+            seed: 15_865_969_511_153_367_417,
+            window: 200_000,
+            vision: true,
+            family: 1,
+            methods: None,
+            ratio: 1.7,
+            summarizer_failures: 0.0,
+            empty_documents: 0.1,
+            length_stops: 0.05,
+            forced_overflows: 0.1,
+            dead_remote: false,
+            user_turns: 5,
+        },
+    ];
     for s in &found {
         run(s).unwrap_or_else(|e| panic!("{e}"));
     }
