@@ -432,14 +432,13 @@ fn qualified_archive(
         let frames_tokens =
             (built.archive.frames.len() as u64).saturating_mul(FRAME_TOKEN_ESTIMATE);
         let text = summary.saturating_sub(frames_tokens) as f64;
-        let ratio = if options.text_ratio.is_finite() && options.text_ratio > 0.0 {
-            options.text_ratio
-        } else {
-            1.0
-        };
+        let positive = |r: f64| if r.is_finite() && r > 0.0 { r } else { 1.0 };
+        let ratio = positive(options.text_ratio);
+        let image_ratio = positive(options.image_ratio);
         let at_ratio = |t: u64| (t as f64 * ratio).ceil() as u64;
+        let at_image_ratio = |t: u64| (t as f64 * image_ratio).ceil() as u64;
         let projected = ((text * ratio).ceil() as u64)
-            .saturating_add(frames_tokens)
+            .saturating_add(at_image_ratio(frames_tokens))
             .saturating_add(base.kept_full)
             .saturating_add(options.non_message_tokens);
         let frames = built.archive.frames.len();
@@ -448,19 +447,24 @@ fn qualified_archive(
         if over && frames > 1 {
             // The frames the excess is worth at their flat rate, and always one fewer at
             // least: text edges and the guide do not shrink with the frame count.
-            let drop = excess.div_ceil(FRAME_TOKEN_ESTIMATE).max(1) as usize;
+            let drop = excess
+                .div_ceil(at_image_ratio(FRAME_TOKEN_ESTIMATE).max(1))
+                .max(1) as usize;
             options.max_frames = Some(frames.saturating_sub(drop).max(1) as u32);
             continue;
         }
         // Smaller as the provider counts it: text at its rate, frames (the new archive's and
-        // the old one's) at their flat charge — a provider counting text at 0.6x pays
-        // relatively more for a frame, one counting 1.7x relatively less.
+        // the old one's) at theirs — a provider counting text at 0.6x pays relatively more
+        // for a frame, one counting 2x text and billing frames below their charge less.
         let before = at_ratio(base.before.saturating_sub(base.before_frames))
-            .saturating_add(base.before_frames);
+            .saturating_add(at_image_ratio(base.before_frames));
         let after = at_ratio(text as u64)
-            .saturating_add(frames_tokens)
+            .saturating_add(at_image_ratio(frames_tokens))
             .saturating_add(at_ratio(base.kept));
-        if after >= before {
+        // And smaller by the core's own estimate: the rates are a host's calibration, which
+        // may be off by a little.
+        let after_estimate = summary.saturating_add(base.kept);
+        if after >= before || after_estimate >= base.before {
             return Err(no_reduction(format!(
                 "snapcompact would not reduce the context: the archived context would take \
                  about {after} tokens, the current one {before}; compact with an LLM summary \

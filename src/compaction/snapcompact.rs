@@ -606,6 +606,9 @@ pub struct ArchiveOptions {
     /// tail) by it, frames stay at their flat charge (issue 36: a provider counting 2x overflowed
     /// after snapcompact compactions whose text edges fit only by the estimate).
     pub text_ratio: f64,
+    /// The provider's tokens per token of the core's flat frame charge (default 1: providers
+    /// bill an image by its pixels, often below the charge), for the same tests.
+    pub image_ratio: f64,
 }
 
 impl Default for ArchiveOptions {
@@ -622,6 +625,7 @@ impl Default for ArchiveOptions {
             image_budgets: ImageBudgets::default(),
             non_message_tokens: 0,
             text_ratio: 1.0,
+            image_ratio: 1.0,
         }
     }
 }

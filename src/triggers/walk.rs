@@ -158,6 +158,8 @@ pub struct WalkInput {
     pub overhead_tokens: u64,
     /// The provider's tokens per token of the core's estimate (1 when unknown).
     pub provider_ratio: f64,
+    /// The provider's tokens per token of the core's flat image charge (1 when unknown).
+    pub image_ratio: f64,
 }
 
 impl WalkInput {
@@ -179,6 +181,7 @@ impl WalkInput {
             live_tokens: 0,
             overhead_tokens: 0,
             provider_ratio: 1.0,
+            image_ratio: 1.0,
         }
     }
 }
@@ -677,6 +680,17 @@ impl Walk {
     /// snapcompact commit's fit test (`ArchiveOptions::text_ratio`).
     pub fn text_ratio(&self) -> f64 {
         self.ratio()
+    }
+
+    /// The provider's tokens per token of the core's flat image charge (1 when unknown), for
+    /// a snapcompact commit's fit and reduction tests (`ArchiveOptions::image_ratio`).
+    pub fn image_ratio(&self) -> f64 {
+        let r = self.input.image_ratio;
+        if r.is_finite() && r > 0.0 {
+            r
+        } else {
+            1.0
+        }
     }
 
     /// The live context after a commit whose core figure is `core`, in the provider's tokens.

@@ -84,6 +84,13 @@ impl WasmWalk {
         self.inner.text_ratio()
     }
 
+    /// The provider's tokens per token of the flat image charge, for a snapcompact commit's
+    /// `imageRatio`.
+    #[wasm_bindgen(js_name = imageRatio)]
+    pub fn image_ratio(&self) -> f64 {
+        self.inner.image_ratio()
+    }
+
     /// The reading model's compaction threshold, for the shake options' `thresholdTokens`;
     /// undefined for an unknown window.
     #[wasm_bindgen(js_name = thresholdTokens)]

@@ -369,6 +369,7 @@ impl Host {
         m: CompactionMethod,
         plan: &CompactionPlan,
         archive_overhead: u64,
+        walk_image_ratio: f64,
     ) -> Result<Result<u64, ctxfold::Error>, String> {
         match m {
             CompactionMethod::Snapcompact => {
@@ -382,6 +383,7 @@ impl Host {
                 let mut options = snapcompact_options(plan).map_err(|e| e.to_string())?;
                 options.non_message_tokens = archive_overhead;
                 options.text_ratio = self.s.ratio;
+                options.image_ratio = walk_image_ratio;
                 let result =
                     commit_snapcompact(&mut self.session, plan, &options, &self.fonts, self.now);
                 let Ok(c) = result else {
@@ -491,7 +493,7 @@ impl Host {
                 WalkStep::Commit { method } => {
                     let p = plan.take().ok_or("a commit without a plan")?;
                     let overhead = walk.archive_overhead(p.preparation.tokens_recent);
-                    match self.commit(method, &p, overhead)? {
+                    match self.commit(method, &p, overhead, walk.image_ratio())? {
                         Ok(tokens_after) => {
                             changed = true;
                             self.report.compactions += 1;

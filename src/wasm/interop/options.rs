@@ -183,7 +183,7 @@ pub fn serialize_options(
 
 /// Options of a snapcompact commit from the JS options object over `base` (the plan's own,
 /// `snapcompact_options`): `{model, shape, frameSize, maxFrames, minHeight, compression,
-/// imageBudgets, nonMessageTokens, textRatio}` and the serializer's options (spec: snapcompact §9.2). A
+/// imageBudgets, nonMessageTokens, textRatio, imageRatio}` and the serializer's options (spec: snapcompact §9.2). A
 /// field overrides the plan's; a `model` brings its thinking rule unless `includeThinking` is
 /// given. Unlike [`render_options`] the shape stays "auto" until the archive text is known.
 pub fn archive_options(
@@ -228,14 +228,19 @@ pub fn archive_options(
         opts.non_message_tokens =
             fields::count("nonMessageTokens", v).map_err(|e| SnapError::Options(e.to_string()))?;
     }
-    if let Some(v) = o.get("textRatio").filter(|v| !v.is_null()) {
-        let r = fields::number("textRatio", v).map_err(|e| SnapError::Options(e.to_string()))?;
-        if !(r.is_finite() && r > 0.0) {
-            return Err(SnapError::Options(
-                "textRatio must be a positive number (provider tokens per estimated token)".into(),
-            ));
+    for (key, slot) in [
+        ("textRatio", &mut opts.text_ratio),
+        ("imageRatio", &mut opts.image_ratio),
+    ] {
+        if let Some(v) = o.get(key).filter(|v| !v.is_null()) {
+            let r = fields::number(key, v).map_err(|e| SnapError::Options(e.to_string()))?;
+            if !(r.is_finite() && r > 0.0) {
+                return Err(SnapError::Options(format!(
+                    "{key} must be a positive number (provider tokens per estimated token)"
+                )));
+            }
+            *slot = r;
         }
-        opts.text_ratio = r;
     }
     serialize_options(Some(&Value::Object(o.clone())), &mut opts.serialize)?;
     Ok(opts)

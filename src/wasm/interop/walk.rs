@@ -46,6 +46,7 @@ pub(crate) fn input(json: &str, settings: CompactionSettings) -> Result<WalkInpu
     let m = o.get("model").cloned().unwrap_or(json!({}));
     let input_known = m.get("input").is_some_and(|i| !i.is_null());
     let ratio = number(&o, "providerRatio", WHAT)?.unwrap_or(1.0);
+    let image_ratio = number(&o, "imageRatio", WHAT)?.unwrap_or(1.0);
     let count = |k: &str| -> Result<u64, JsValue> {
         Ok(opt_tokens(number(&o, k, WHAT)?.map(f64::round), k)?.unwrap_or(0))
     };
@@ -62,6 +63,7 @@ pub(crate) fn input(json: &str, settings: CompactionSettings) -> Result<WalkInpu
         live_tokens: count("liveTokens")?,
         overhead_tokens: count("overheadTokens")?,
         provider_ratio: ratio,
+        image_ratio,
         ..WalkInput::new(reason, settings, model(&js::stringify(&m))?)
     })
 }

@@ -111,6 +111,7 @@ function newWalk(session, o) {
     liveTokens: count(o.liveTokens) ?? contextSnapshot(session).tokens,
     overheadTokens: count(o.nonMessageTokens),
     providerRatio: providerRatio(o),
+    imageRatio: positiveRatio(o.imageRatio),
   };
   return new (requireRaw().WasmWalk)(JSON.stringify(input), JSON.stringify(o.settings ?? {}));
 }
@@ -258,6 +259,7 @@ async function commit(session, walk, step, work, o, signal) {
     if (o.nonMessageTokens !== undefined || overhead > 0) archive.nonMessageTokens = overhead;
     // The archive's own text at the provider's rate in the fit test (frames keep their charge).
     if (walk.textRatio() !== 1) archive.textRatio = walk.textRatio();
+    if (walk.imageRatio() !== 1) archive.imageRatio = walk.imageRatio();
     return session.commitCompaction(work, { snapcompact: archive, now: o.now });
   }
   if (step.method === 'handoff') {
@@ -441,7 +443,11 @@ function combinedShake(a, b) {
  * and `nonMessageTokens` already are.
  */
 function providerRatio(o) {
-  const r = o.providerRatio;
+  return positiveRatio(o.providerRatio);
+}
+
+/** A ratio the caller passed, or 1 when it is not a positive number. */
+function positiveRatio(r) {
   return typeof r === 'number' && Number.isFinite(r) && r > 0 ? r : 1;
 }
 

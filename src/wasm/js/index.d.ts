@@ -1252,6 +1252,8 @@ export type SnapcompactArchiveOptions = Pick<
      * weighs the archive's verbatim text by it (frames keep their flat charge).
      */
     textRatio?: number;
+    /** The provider's tokens per token of the flat frame charge (default 1), for the same test. */
+    imageRatio?: number;
   };
 
 /**

@@ -646,6 +646,8 @@ export class Maintainer {
         liveTokens: this.#storedTokens(),
         nonMessageTokens: Math.round(this.#overhead * this.#gauge.ratio(this.#model)),
         providerRatio: this.#providerRatio(),
+        // Frames and other images at the rate the provider bills them (the calibration's).
+        imageRatio: this.#gauge.counting ? 1 : this.#gauge.calibration(this.#model).imageRate,
         // The same figure after a commit or a shake (which rewrites lines in place: no memo).
         measureLive: () => {
           this.#tokens = null;
