@@ -1686,8 +1686,39 @@ fn agent_simulator_regressions() {
             dead_remote: false,
             user_turns: 5,
         },
+        Scenario {
+            // A dead endpoint, and empty documents failing every method of a recovery:
+            // counted as turns lost to the summarizer, not as a broken promise.
+            seed: 4_270_603_472_336_599_867,
+            window: 12_000,
+            vision: true,
+            family: 0,
+            methods: None,
+            ratio: 1.4,
+            summarizer_failures: 0.1,
+            empty_documents: 0.1,
+            length_stops: 0.0,
+            forced_overflows: 0.0,
+            dead_remote: true,
+            user_turns: 20,
+        },
+        Scenario {
+            seed: 2_666_130_976_000_716_848,
+            window: 1_000_000,
+            vision: true,
+            family: 1,
+            methods: Some(vec!["remote", "remote", "remote", "remote"]),
+            ratio: 2.0,
+            summarizer_failures: 0.1,
+            empty_documents: 0.1,
+            length_stops: 0.1,
+            forced_overflows: 0.05,
+            dead_remote: true,
+            user_turns: 27,
+        },
     ];
     for s in &found {
-        run(s).unwrap_or_else(|e| panic!("{e}"));
+        let r = run(s).unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.compactions > 0, "{s:?}: {r:?}");
     }
 }

@@ -107,6 +107,10 @@ pub struct Report {
     /// User messages a snapcompact archive took in and then dropped over its frame and
     /// user-turn budgets (lossy by design; counted, not hidden).
     pub archive_dropped_user_turns: u64,
+    /// User turns that ended over the window because every method of the recovery failed
+    /// on the summarizer (failures past the retry policy, empty documents): no method could
+    /// run, which is outside the promise; counted, not hidden.
+    pub turns_lost_to_the_summarizer: u64,
 }
 
 // ASCII, so that no normalization (snapcompact prints normalized text) changes a marker.
@@ -175,6 +179,8 @@ struct Host {
     fed: Vec<String>,
     /// Markers a snapcompact archive took in and dropped (see [`Report`]).
     archive_dropped: Vec<String>,
+    /// The last compaction failed because its summarizer did (every method that ran).
+    summarizer_gave_up: bool,
     report: Report,
     sessions_made: u64,
     fonts: FallbackFonts,
@@ -423,6 +429,7 @@ impl Host {
     /// the simulator only plans, shakes, summarizes and commits as each step says.
     fn compact(&mut self, req: &CompactRequest) -> Result<CompactionOutcome, String> {
         self.fed.clear();
+        self.summarizer_gave_up = false;
         let before = self.provider_tokens()?;
         let entries_before = self.session.len();
         let mut input = WalkInput::new(req.reason, self.settings.clone(), self.model.clone());
@@ -536,6 +543,7 @@ impl Host {
                     }
                     // A shake that ran stays applied; the context may still have changed.
                     let _ = changed;
+                    self.summarizer_gave_up = code == "E_SUMMARIZER";
                     return Ok(match code.as_str() {
                         "E_NOTHING_TO_COMPACT" | "E_ALREADY_COMPACTED" => {
                             CompactionOutcome::NothingToCompact
@@ -709,6 +717,10 @@ impl Host {
                 }
                 None if stop == "toolUse" => continue,
                 None => {
+                    if stop == "error" && over && self.summarizer_gave_up {
+                        self.report.turns_lost_to_the_summarizer += 1;
+                        return Ok(());
+                    }
                     ensure!(
                         stop != "error" || !over,
                         "user turn {turn} ended while its request was over the window ({tokens} > {})",
@@ -767,6 +779,7 @@ pub fn run(s: &Scenario) -> Result<Report, String> {
         markers: Vec::new(),
         fed: Vec::new(),
         archive_dropped: Vec::new(),
+        summarizer_gave_up: false,
         report: Report::default(),
         sessions_made: 0,
         fonts: FallbackFonts::new(),
