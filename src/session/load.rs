@@ -311,38 +311,32 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
                     .into(),
             );
         }
+        // The line stays in the file as it is, read as no entry, with a warning naming it.
+        macro_rules! kept_as_is {
+            ($code:expr, $message:expr) => {{
+                facts.calls.truncate(calls_before);
+                lines[li].kind = LineKind::Opaque;
+                warn(&mut warnings, $code, li, $message);
+                continue;
+            }};
+        }
         let skim = match read {
             LineRead::Blank => continue,
-            LineRead::Bad(code, message) => {
-                lines[li].kind = LineKind::Opaque;
-                warn(&mut warnings, code, li, message);
-                facts.calls.truncate(calls_before);
-                continue;
-            }
+            LineRead::Bad(code, message) => kept_as_is!(code, message),
             LineRead::Object(skim) => skim,
         };
         let Some(kind_text) = skim.string(raw, &skim.type_value) else {
-            facts.calls.truncate(calls_before);
-            lines[li].kind = LineKind::Opaque;
-            warn(
-                &mut warnings,
+            kept_as_is!(
                 ErrorCode::InvalidEntry,
-                li,
-                "the object has no string `type`; it is kept as is and ignored".into(),
-            );
-            continue;
+                "the object has no string `type`; it is kept as is and ignored".into()
+            )
         };
         let id = skim.string(raw, &skim.id_value);
         if !needs_ids && id.as_deref().is_none_or(str::is_empty) {
-            facts.calls.truncate(calls_before);
-            lines[li].kind = LineKind::Opaque;
-            warn(
-                &mut warnings,
+            kept_as_is!(
                 ErrorCode::InvalidEntry,
-                li,
-                "the entry has no string `id`; it is kept as is and ignored".into(),
+                "the entry has no string `id`; it is kept as is and ignored".into()
             );
-            continue;
         }
         let parent_id = match &skim.parent {
             ParentField::Id(r) => decode_string_value(&raw[r.clone()]).map(|p| p.into()),
@@ -358,15 +352,10 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         }
         if kind_text == "session" {
             // The reader filters header records out of the entries wherever they stand.
-            facts.calls.truncate(calls_before);
-            lines[li].kind = LineKind::Opaque;
-            warn(
-                &mut warnings,
+            kept_as_is!(
                 ErrorCode::InvalidEntry,
-                li,
-                "a second session header; it is kept as is and ignored".into(),
+                "a second session header; it is kept as is and ignored".into()
             );
-            continue;
         }
         let kind = EntryKind::from_type(&kind_text);
         let role = if kind == EntryKind::Message {
