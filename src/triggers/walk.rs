@@ -31,6 +31,7 @@
 use super::methods::{eligible_methods, why_unusable, MethodContext};
 use super::{compaction_error_message, recovery_band_tokens, CompactionMethod, CompactionReason};
 use super::{CompactionSettings, ModelInfo};
+use crate::compaction::snapcompact::ArchiveOptions;
 use crate::settings::Strategy;
 use crate::tokens::{budget_reserve_tokens, threshold_tokens};
 
@@ -643,12 +644,7 @@ impl Walk {
     }
 
     fn ratio(&self) -> f64 {
-        let r = self.input.provider_ratio;
-        if r.is_finite() && r > 0.0 {
-            r
-        } else {
-            1.0
-        }
+        positive_or_one(self.input.provider_ratio)
     }
 
     /// The reading model's compaction threshold (its `modelThresholds` rule applied), for
@@ -662,35 +658,21 @@ impl Walk {
         })
     }
 
-    /// The tokens a snapcompact commit must count beside its archive and the kept tail, in
-    /// the core's estimate, for its frame cap and fit test (spec: snapcompact §9.2): the
-    /// request overhead, plus what the provider counts above the core's estimate of the kept
-    /// tail (`recent_estimate`, the preparation's recent messages) when it counts more.
-    pub fn archive_overhead(&self, recent_estimate: u64) -> u64 {
+    /// What a snapcompact commit must know of the provider for its frame cap, fit and
+    /// reduction tests (spec: snapcompact §9.2), written into `options`:
+    /// `non_message_tokens`, the request overhead plus what the provider counts above the
+    /// core's estimate of the kept tail (`recent_estimate`, the preparation's recent messages)
+    /// when it counts more; `text_ratio` and `image_ratio`, its rates (1 when unknown).
+    pub fn fit_archive(&self, options: &mut ArchiveOptions, recent_estimate: u64) {
         let over = self.ratio() - 1.0;
         let undercount = if over > 0.0 {
             (over * recent_estimate as f64).ceil() as u64
         } else {
             0
         };
-        self.input.overhead_tokens.saturating_add(undercount)
-    }
-
-    /// The provider's tokens per token of the core's estimate of text (1 when unknown), for a
-    /// snapcompact commit's fit test (`ArchiveOptions::text_ratio`).
-    pub fn text_ratio(&self) -> f64 {
-        self.ratio()
-    }
-
-    /// The provider's tokens per token of the core's flat image charge (1 when unknown), for
-    /// a snapcompact commit's fit and reduction tests (`ArchiveOptions::image_ratio`).
-    pub fn image_ratio(&self) -> f64 {
-        let r = self.input.image_ratio;
-        if r.is_finite() && r > 0.0 {
-            r
-        } else {
-            1.0
-        }
+        options.non_message_tokens = self.input.overhead_tokens.saturating_add(undercount);
+        options.text_ratio = self.ratio();
+        options.image_ratio = positive_or_one(self.input.image_ratio);
     }
 
     /// The live context after a commit whose core figure is `core`, in the provider's tokens.
@@ -745,6 +727,15 @@ pub const PRUNE_WINDOWS: PruneWindows = PruneWindows {
     minimum_savings: 20_000,
     cache_warm_suffix_tokens: 8_000,
 };
+
+/// A ratio the host passed, or 1 when it is not a positive number.
+fn positive_or_one(r: f64) -> f64 {
+    if r.is_finite() && r > 0.0 {
+        r
+    } else {
+        1.0
+    }
+}
 
 fn failed(reason: CompactionReason, code: &str, message: &str) -> WalkStep {
     WalkStep::Failed {
@@ -1366,8 +1357,14 @@ mod tests {
         let mut input = input(CompactionReason::Threshold, &["soft"], 64_000);
         input.overhead_tokens = 500;
         input.provider_ratio = 2.0;
-        assert_eq!(Walk::new(input.clone()).archive_overhead(10_000), 10_500);
+        let fitted = |input: &WalkInput| {
+            let mut o = ArchiveOptions::default();
+            Walk::new(input.clone()).fit_archive(&mut o, 10_000);
+            (o.non_message_tokens, o.text_ratio, o.image_ratio)
+        };
+        assert_eq!(fitted(&input), (10_500, 2.0, 1.0));
         input.provider_ratio = 0.5;
-        assert_eq!(Walk::new(input).archive_overhead(10_000), 500);
+        input.image_ratio = 0.6;
+        assert_eq!(fitted(&input), (500, 0.5, 0.6));
     }
 }

@@ -77,20 +77,6 @@ impl WasmWalk {
         self.inner.handle_native_unavailable().map_err(out_of_turn)
     }
 
-    /// The provider's tokens per estimated token of text, for a snapcompact commit's
-    /// `textRatio`.
-    #[wasm_bindgen(js_name = textRatio)]
-    pub fn text_ratio(&self) -> f64 {
-        self.inner.text_ratio()
-    }
-
-    /// The provider's tokens per token of the flat image charge, for a snapcompact commit's
-    /// `imageRatio`.
-    #[wasm_bindgen(js_name = imageRatio)]
-    pub fn image_ratio(&self) -> f64 {
-        self.inner.image_ratio()
-    }
-
     /// The reading model's compaction threshold, for the shake options' `thresholdTokens`;
     /// undefined for an unknown window.
     #[wasm_bindgen(js_name = thresholdTokens)]
@@ -98,11 +84,17 @@ impl WasmWalk {
         self.inner.threshold_tokens().map(|t| t as f64)
     }
 
-    /// The tokens a snapcompact commit counts beside its archive and the kept tail (its
-    /// `nonMessageTokens`), for a kept tail of `recent_estimate` tokens (core estimate).
-    #[wasm_bindgen(js_name = archiveOverhead)]
-    pub fn archive_overhead(&self, recent_estimate: f64) -> Result<f64, JsValue> {
-        Ok(self.inner.archive_overhead(count(recent_estimate)?) as f64)
+    /// A snapcompact commit's `{nonMessageTokens, textRatio, imageRatio}` for a kept tail of
+    /// `recent_estimate` tokens (core estimate), as JSON (`Walk::fit_archive`).
+    #[wasm_bindgen(js_name = archiveFitJson)]
+    pub fn archive_fit_json(&self, recent_estimate: f64) -> Result<String, JsValue> {
+        let mut o = crate::compaction::snapcompact::ArchiveOptions::default();
+        self.inner.fit_archive(&mut o, count(recent_estimate)?);
+        Ok(crate::support::json::js::stringify(&serde_json::json!({
+            "nonMessageTokens": o.non_message_tokens,
+            "textRatio": o.text_ratio,
+            "imageRatio": o.image_ratio,
+        })))
     }
 
     /// A commit: the core's `tokensAfter`, and the host's measure of the live context in the

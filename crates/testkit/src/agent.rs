@@ -374,8 +374,7 @@ impl Host {
         &mut self,
         m: CompactionMethod,
         plan: &CompactionPlan,
-        archive_overhead: u64,
-        walk_image_ratio: f64,
+        walk: &Walk,
     ) -> Result<Result<u64, ctxfold::Error>, String> {
         match m {
             CompactionMethod::Snapcompact => {
@@ -387,9 +386,7 @@ impl Host {
                 }
                 let fed = markers_in(&input);
                 let mut options = snapcompact_options(plan).map_err(|e| e.to_string())?;
-                options.non_message_tokens = archive_overhead;
-                options.text_ratio = self.s.ratio;
-                options.image_ratio = walk_image_ratio;
+                walk.fit_archive(&mut options, plan.preparation.tokens_recent);
                 let result =
                     commit_snapcompact(&mut self.session, plan, &options, &self.fonts, self.now);
                 let Ok(c) = result else {
@@ -499,8 +496,7 @@ impl Host {
                 },
                 WalkStep::Commit { method } => {
                     let p = plan.take().ok_or("a commit without a plan")?;
-                    let overhead = walk.archive_overhead(p.preparation.tokens_recent);
-                    match self.commit(method, &p, overhead, walk.image_ratio())? {
+                    match self.commit(method, &p, &walk)? {
                         Ok(tokens_after) => {
                             changed = true;
                             self.report.compactions += 1;

@@ -252,14 +252,12 @@ async function commit(session, walk, step, work, o, signal) {
     // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2). The
     // plan carries the reading model, so a plain plan/commit archives the same; `snapcompact`
     // only overrides (and the request's own tokens narrow the frame cap).
-    const archive = { ...o.snapcompact };
-    // The request overhead and what the provider counts above the core's estimate of the
-    // kept tail (the walk works it out): the frame cap and the fit test read the real window.
-    const overhead = walk.archiveOverhead(work.preparation.estimatedTokens.recentMessages);
-    if (o.nonMessageTokens !== undefined || overhead > 0) archive.nonMessageTokens = overhead;
-    // The archive's own text at the provider's rate in the fit test (frames keep their charge).
-    if (walk.textRatio() !== 1) archive.textRatio = walk.textRatio();
-    if (walk.imageRatio() !== 1) archive.imageRatio = walk.imageRatio();
+    // The request overhead, what the provider counts above the core's estimate of the kept
+    // tail, and its text and image rates (the walk works them out): the frame cap, the fit
+    // and the reduction tests read the real window.
+    const fit = JSON.parse(walk.archiveFitJson(work.preparation.estimatedTokens.recentMessages));
+    if (o.nonMessageTokens === undefined && fit.nonMessageTokens === 0) delete fit.nonMessageTokens;
+    const archive = { ...o.snapcompact, ...fit };
     return session.commitCompaction(work, { snapcompact: archive, now: o.now });
   }
   if (step.method === 'handoff') {
