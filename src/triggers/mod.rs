@@ -62,8 +62,8 @@ pub use inputs::{CompactionOutcome, CompactionReport, ModelInfo, PromptInput, Tu
 pub use methods::{eligible_methods, usable_methods, why_unusable, MethodContext};
 pub use overflow::{is_context_overflow, is_overflow_error_text};
 pub use walk::{
-    OutOfTurn, PruneWindows, Route, ShakePreset, Walk, WalkInput, WalkStep, DEAD_ENDS, FINAL_CODES,
-    PRUNE_WINDOWS, REMOTE_COOLDOWN_MS,
+    ArchiveFit, OutOfTurn, PruneWindows, Route, ShakePreset, Walk, WalkInput, WalkStep, DEAD_ENDS,
+    FINAL_CODES, PRUNE_WINDOWS, REMOTE_COOLDOWN_MS,
 };
 
 use crate::session::message::{AssistantMessage, StopReason};

@@ -31,7 +31,6 @@
 use super::methods::{eligible_methods, why_unusable, MethodContext};
 use super::{compaction_error_message, recovery_band_tokens, CompactionMethod, CompactionReason};
 use super::{CompactionSettings, ModelInfo};
-use crate::compaction::snapcompact::ArchiveOptions;
 use crate::settings::Strategy;
 use crate::tokens::{budget_reserve_tokens, threshold_tokens};
 
@@ -659,20 +658,21 @@ impl Walk {
     }
 
     /// What a snapcompact commit must know of the provider for its frame cap, fit and
-    /// reduction tests (spec: snapcompact §9.2), written into `options`:
-    /// `non_message_tokens`, the request overhead plus what the provider counts above the
-    /// core's estimate of the kept tail (`recent_estimate`, the preparation's recent messages)
-    /// when it counts more; `text_ratio` and `image_ratio`, its rates (1 when unknown).
-    pub fn fit_archive(&self, options: &mut ArchiveOptions, recent_estimate: u64) {
+    /// reduction tests (spec: snapcompact §9.2) with a kept tail of `recent_estimate` tokens
+    /// (the preparation's recent messages, core estimate); the host copies it into the
+    /// archive options.
+    pub fn archive_fit(&self, recent_estimate: u64) -> ArchiveFit {
         let over = self.ratio() - 1.0;
         let undercount = if over > 0.0 {
             (over * recent_estimate as f64).ceil() as u64
         } else {
             0
         };
-        options.non_message_tokens = self.input.overhead_tokens.saturating_add(undercount);
-        options.text_ratio = self.ratio();
-        options.image_ratio = positive_or_one(self.input.image_ratio);
+        ArchiveFit {
+            non_message_tokens: self.input.overhead_tokens.saturating_add(undercount),
+            text_ratio: self.ratio(),
+            image_ratio: positive_or_one(self.input.image_ratio),
+        }
     }
 
     /// The live context after a commit whose core figure is `core`, in the provider's tokens.
@@ -727,6 +727,18 @@ pub const PRUNE_WINDOWS: PruneWindows = PruneWindows {
     minimum_savings: 20_000,
     cache_warm_suffix_tokens: 8_000,
 };
+
+/// What a snapcompact commit needs of the provider ([`Walk::archive_fit`]): the archive
+/// options' `non_message_tokens`, `text_ratio` and `image_ratio`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArchiveFit {
+    /// The request overhead, plus what the provider counts above the core's estimate of the
+    /// kept tail when it counts more.
+    pub non_message_tokens: u64,
+    /// The provider's tokens per estimated token of text, and of the flat image charge.
+    pub text_ratio: f64,
+    pub image_ratio: f64,
+}
 
 /// A ratio the host passed, or 1 when it is not a positive number.
 fn positive_or_one(r: f64) -> f64 {
@@ -1358,9 +1370,8 @@ mod tests {
         input.overhead_tokens = 500;
         input.provider_ratio = 2.0;
         let fitted = |input: &WalkInput| {
-            let mut o = ArchiveOptions::default();
-            Walk::new(input.clone()).fit_archive(&mut o, 10_000);
-            (o.non_message_tokens, o.text_ratio, o.image_ratio)
+            let f = Walk::new(input.clone()).archive_fit(10_000);
+            (f.non_message_tokens, f.text_ratio, f.image_ratio)
         };
         assert_eq!(fitted(&input), (10_500, 2.0, 1.0));
         input.provider_ratio = 0.5;

@@ -85,15 +85,14 @@ impl WasmWalk {
     }
 
     /// A snapcompact commit's `{nonMessageTokens, textRatio, imageRatio}` for a kept tail of
-    /// `recent_estimate` tokens (core estimate), as JSON (`Walk::fit_archive`).
+    /// `recent_estimate` tokens (core estimate), as JSON (`Walk::archive_fit`).
     #[wasm_bindgen(js_name = archiveFitJson)]
     pub fn archive_fit_json(&self, recent_estimate: f64) -> Result<String, JsValue> {
-        let mut o = crate::compaction::snapcompact::ArchiveOptions::default();
-        self.inner.fit_archive(&mut o, count(recent_estimate)?);
+        let f = self.inner.archive_fit(count(recent_estimate)?);
         Ok(crate::support::json::js::stringify(&serde_json::json!({
-            "nonMessageTokens": o.non_message_tokens,
-            "textRatio": o.text_ratio,
-            "imageRatio": o.image_ratio,
+            "nonMessageTokens": f.non_message_tokens,
+            "textRatio": f.text_ratio,
+            "imageRatio": f.image_ratio,
         })))
     }
 

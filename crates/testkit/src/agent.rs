@@ -386,7 +386,10 @@ impl Host {
                 }
                 let fed = markers_in(&input);
                 let mut options = snapcompact_options(plan).map_err(|e| e.to_string())?;
-                walk.fit_archive(&mut options, plan.preparation.tokens_recent);
+                let fit = walk.archive_fit(plan.preparation.tokens_recent);
+                options.non_message_tokens = fit.non_message_tokens;
+                options.text_ratio = fit.text_ratio;
+                options.image_ratio = fit.image_ratio;
                 let result =
                     commit_snapcompact(&mut self.session, plan, &options, &self.fonts, self.now);
                 let Ok(c) = result else {
