@@ -8,6 +8,7 @@
 
 pub mod message;
 
+mod batch;
 mod entry;
 pub(crate) mod facts;
 mod ids;
@@ -19,6 +20,7 @@ mod state;
 mod tree;
 pub mod validate;
 
+pub use batch::BatchError;
 pub use entry::*;
 pub(crate) use facts::PrunedLine;
 pub use facts::{FactsSnapshot, FileCallFacts, ResultFacts};
@@ -181,22 +183,27 @@ pub struct NewSession {
     pub parent_session: Option<String>,
 }
 
+/// The header line of a new session (format version 3).
+fn header_text(init: &NewSession) -> String {
+    let mut header = Map::new();
+    header.insert("type".into(), "session".into());
+    header.insert("version".into(), CURRENT_VERSION.into());
+    header.insert("id".into(), init.id.clone().into());
+    header.insert(
+        "timestamp".into(),
+        crate::support::time::format_iso(init.now).into(),
+    );
+    header.insert("cwd".into(), init.cwd.clone().into());
+    if let Some(p) = &init.parent_session {
+        header.insert("parentSession".into(), p.clone().into());
+    }
+    js::stringify(&Value::Object(header))
+}
+
 impl Session {
     /// A new, empty session (header only, format version 3).
     pub fn create(init: NewSession, ids: Box<dyn IdSource>) -> Session {
-        let mut header = Map::new();
-        header.insert("type".into(), "session".into());
-        header.insert("version".into(), CURRENT_VERSION.into());
-        header.insert("id".into(), init.id.clone().into());
-        header.insert(
-            "timestamp".into(),
-            crate::support::time::format_iso(init.now).into(),
-        );
-        header.insert("cwd".into(), init.cwd.into());
-        if let Some(p) = init.parent_session {
-            header.insert("parentSession".into(), p.into());
-        }
-        let text = js::stringify(&Value::Object(header));
+        let text = header_text(&init);
         Session {
             source: Vec::new(),
             lines: vec![Line {
@@ -695,11 +702,15 @@ impl Session {
         fields: Map<String, Value>,
         now: i64,
     ) -> Result<String> {
-        let parent = match self.leaf {
+        self.append_with_parent(entry_type, fields, self.leaf_index(), now)
+    }
+
+    /// The leaf's entry index.
+    fn leaf_index(&self) -> Option<u32> {
+        match self.leaf {
             Leaf::At(i) => Some(i),
             Leaf::None => None,
-        };
-        self.append_with_parent(entry_type, fields, parent, now)
+        }
     }
 
     pub(crate) fn append_with_parent(
@@ -714,7 +725,7 @@ impl Session {
                 what: "an entry type must be a non-empty string".into(),
             });
         }
-        let role = if entry_type == "message" {
+        if entry_type == "message" {
             // Checked before anything changes: a refused message leaves the session as it was
             // (spec: compaction §1.6–§1.7; `validate`).
             let message = fields.get("message").ok_or_else(|| Error::InvalidMessage {
@@ -722,10 +733,7 @@ impl Session {
                 reason: "a message entry needs a `message` object".into(),
             })?;
             validate::validate_message(message)?;
-            message.get("role").and_then(Value::as_str).map(Role::parse)
-        } else {
-            None
-        };
+        }
         let id = self.new_id();
         let parent_id = parent.map(|p| self.entries[p as usize].id.clone());
         let mut obj = Map::new();
@@ -745,6 +753,14 @@ impl Session {
             }
         }
         let text = js::stringify(&Value::Object(obj));
+        self.push_entry(entry_type, &id, parent, text);
+        Ok(id)
+    }
+
+    /// Adds the entry line `text` (of `entry_type`, with `id`, a child of `parent`) at the end
+    /// of the file and moves the leaf to it.
+    fn push_entry(&mut self, entry_type: &str, id: &str, parent: Option<u32>, text: String) {
+        let parent_id = parent.map(|p| self.entries[p as usize].id.clone());
         let index = self.entries.len() as u32;
         let line = self.lines.len();
         self.lines.push(Line {
@@ -758,15 +774,15 @@ impl Session {
         self.entries.push(Entry {
             line: line as u32,
             kind,
-            id: id.clone().into(),
+            id: id.into(),
             parent_id,
             parent,
-            role,
+            // A message's role is read from its line by `set_line`.
+            role: None,
         });
         self.set_line(line, text);
-        self.by_id.insert(id.clone().into(), index);
+        self.by_id.insert(id.into(), index);
         self.leaf = Leaf::At(index);
-        Ok(id)
     }
 
     /// Appends a `message` entry (spec: compaction §1.6).

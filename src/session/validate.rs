@@ -20,7 +20,12 @@
 use crate::error::Error;
 use crate::session::message::Role;
 use crate::support::json::js;
+use crate::support::json::scan::{decode_str_body, skip_ws, Scanner, SyntaxError};
+use crate::support::json::view::Val;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::ops::Range;
+use std::rc::Rc;
 
 /// Largest token count accepted: 2^53 − 1, the largest integer JavaScript holds exactly.
 pub const MAX_COUNT: f64 = 9_007_199_254_740_991.0;
@@ -55,8 +60,66 @@ const ROLES: &str = "user, developer, assistant, toolResult, bashExecution, pyth
 
 /// Checks a message before it is appended; `Err` is `E_INVALID_MESSAGE` naming the field.
 pub fn validate_message(message: &Value) -> Result<(), Error> {
-    check(message).map_err(|(field, reason)| {
-        let reason = match provider_hint(message) {
+    checked(message)
+}
+
+/// [`validate_message`] over a message's JSON text, read in place: a batch of messages
+/// (`Session::from_messages`) is checked without building a value of each. A text nested
+/// deep enough that the value parser might refuse it is parsed and checked as an append of it
+/// would be, so both paths accept the same messages.
+pub fn validate_message_text(text: &[u8]) -> Result<(), Error> {
+    let start = skip_ws(text, 0);
+    let end = validate_message_at(text, start)?;
+    if skip_ws(text, end) != text.len() {
+        return Err(trailing());
+    }
+    Ok(())
+}
+
+/// The refusal of a message text followed by more than whitespace.
+pub(crate) fn trailing() -> Error {
+    Error::InvalidMessage {
+        field: String::new(),
+        reason: "not JSON: trailing characters after the message".into(),
+    }
+}
+
+/// [`validate_message_text`] of the message whose text starts at `start` of `text`; returns
+/// the index after it (a batch holds one message per line).
+pub(crate) fn validate_message_at(text: &[u8], start: usize) -> Result<usize, Error> {
+    // One scan crosses the whole message: it reads the levels the checks read and tells
+    // whether some string is not UTF-8 or some value nests deep.
+    let mut scanner = Scanner::new();
+    let (node, end) =
+        scan_node(&mut scanner, text, start, LEVELS).map_err(|e| Error::InvalidMessage {
+            field: String::new(),
+            reason: format!("not JSON: {e}"),
+        })?;
+    if scanner.bad_utf8 {
+        return Err(Error::InvalidMessage {
+            field: String::new(),
+            reason: "the message is not UTF-8".into(),
+        });
+    }
+    if scanner.deep {
+        let parsed = std::str::from_utf8(&text[start..end])
+            .ok()
+            .and_then(|t| crate::support::json::parse(t).ok())
+            .ok_or_else(|| Error::InvalidMessage {
+                field: String::new(),
+                reason: "nested too deeply (128 levels or more)".into(),
+            })?;
+        checked(&parsed)?;
+    } else {
+        checked(node)?;
+    }
+    Ok(end)
+}
+
+/// The checks, with the provider hint added to a refusal.
+fn checked<J: Json>(message: J) -> Result<(), Error> {
+    check(message.clone()).map_err(|(field, reason)| {
+        let reason = match provider_hint(&message) {
             Some(hint) => format!("{reason}; {hint}"),
             None => reason,
         };
@@ -79,73 +142,294 @@ fn refuse<T>(field: String, reason: impl Into<String>) -> Result<T, Refusal> {
     Err((field, reason.into()))
 }
 
-/// A JSON type's name, for "expected …, got …".
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// A JSON value as the checks read it: a parsed `serde_json::Value`, or a value's text read
+/// in place (`view::Val`). One set of rules serves both.
+trait Json: Clone {
+    /// An object of such values.
+    type Object: Clone;
+    /// The type's name, for "expected …, got …".
+    fn kind(&self) -> &'static str;
+    fn text(&self) -> Option<Cow<'_, str>>;
+    /// A string (without decoding it: a message's texts are most of its bytes).
+    fn is_string(&self) -> bool;
+    fn number(&self) -> Option<f64>;
+    fn is_bool(&self) -> bool;
+    fn is_null(&self) -> bool;
+    fn is_array(&self) -> bool;
+    fn object(&self) -> Option<Self::Object>;
+    fn items(&self) -> Option<Vec<Self>>;
+    /// The member `key` of `o` (`null` included).
+    fn member(o: &Self::Object, key: &str) -> Option<Self>;
+    /// The value as `JSON.stringify` writes it (for numbers in refusals).
+    fn js_text(&self) -> String;
+}
+
+impl<'a> Json for &'a Value {
+    type Object = &'a Map<String, Value>;
+    fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
+    fn text(&self) -> Option<Cow<'_, str>> {
+        self.as_str().map(Cow::Borrowed)
+    }
+    fn is_string(&self) -> bool {
+        Value::is_string(self)
+    }
+    fn number(&self) -> Option<f64> {
+        self.as_f64()
+    }
+    fn is_bool(&self) -> bool {
+        Value::is_boolean(self)
+    }
+    fn is_null(&self) -> bool {
+        Value::is_null(self)
+    }
+    fn is_array(&self) -> bool {
+        Value::is_array(self)
+    }
+    fn object(&self) -> Option<Self::Object> {
+        self.as_object()
+    }
+    fn items(&self) -> Option<Vec<Self>> {
+        self.as_array().map(|a| a.iter().collect())
+    }
+    fn member(o: &Self::Object, key: &str) -> Option<Self> {
+        o.get(key)
+    }
+    fn js_text(&self) -> String {
+        js::stringify(self)
+    }
+}
+
+/// A value of a message's text, read in place: an object's members and an array's elements
+/// located by the one scan that crossed the message (down to [`LEVELS`]; a deeper value is
+/// its raw text), so the megabytes of a message's strings are crossed once.
+#[derive(Clone)]
+enum Node<'a> {
+    Raw(Val<'a>),
+    Obj(Rc<Members<'a>>),
+    Array(Rc<[Node<'a>]>),
+}
+
+/// An object's members: (key span without the quotes, value) in order.
+struct Members<'a> {
+    b: &'a [u8],
+    list: Vec<(Range<usize>, Node<'a>)>,
+}
+
+/// How many levels of a message the scan reads into nodes: the checks read down to
+/// `files[i].image.data` (message, array, object, object, value).
+const LEVELS: u8 = 4;
+
+/// Crosses the value at `i` of `b`; containers `levels` deep are read into nodes. Returns the
+/// node and the index after the value.
+fn scan_node<'a>(
+    scanner: &mut Scanner,
+    b: &'a [u8],
+    i: usize,
+    levels: u8,
+) -> Result<(Node<'a>, usize), SyntaxError> {
+    match b.get(i) {
+        Some(b'{') if levels > 0 => {
+            let mut list = Vec::with_capacity(6);
+            let end = scanner.members_custom(b, i, &mut |scanner, _, key, j| {
+                let (node, end) = scan_node(scanner, b, j, levels - 1)?;
+                list.push((key, node));
+                Ok(end)
+            })?;
+            Ok((Node::Obj(Rc::new(Members { b, list })), end))
+        }
+        Some(b'[') if levels > 0 => {
+            let mut items = Vec::new();
+            let end = scanner.elements_custom(b, i, &mut |scanner, _, j| {
+                let (node, end) = scan_node(scanner, b, j, levels - 1)?;
+                items.push(node);
+                Ok(end)
+            })?;
+            Ok((Node::Array(items.into()), end))
+        }
+        _ => {
+            let end = scanner.skip_value(b, i)?;
+            Ok((Node::Raw(Val::of(&b[i..end])), end))
+        }
+    }
+}
+
+impl<'a> Node<'a> {
+    fn first(&self) -> u8 {
+        match self {
+            Node::Raw(v) => v.raw().first().copied().unwrap_or(b' '),
+            Node::Obj(_) => b'{',
+            Node::Array(_) => b'[',
+        }
+    }
+
+    /// A raw container read one level into nodes (the checks never go deeper than the scan
+    /// did; this serves a caller that does).
+    fn opened(&self) -> Option<Node<'a>> {
+        match self {
+            Node::Raw(v) => scan_node(&mut Scanner::new(), v.raw(), 0, 1)
+                .ok()
+                .map(|(n, _)| n),
+            _ => Some(self.clone()),
+        }
+    }
+}
+
+impl<'a> Json for Node<'a> {
+    type Object = Rc<Members<'a>>;
+    fn kind(&self) -> &'static str {
+        match self.first() {
+            b'n' => "null",
+            b't' | b'f' => "a boolean",
+            b'"' => "a string",
+            b'[' => "an array",
+            b'{' => "an object",
+            _ => "a number",
+        }
+    }
+    fn text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Node::Raw(v) => v.str(),
+            _ => None,
+        }
+    }
+    fn is_string(&self) -> bool {
+        self.first() == b'"'
+    }
+    fn number(&self) -> Option<f64> {
+        match self {
+            Node::Raw(v) => v.f64(),
+            _ => None,
+        }
+    }
+    fn is_bool(&self) -> bool {
+        matches!(self.first(), b't' | b'f')
+    }
+    fn is_null(&self) -> bool {
+        self.first() == b'n'
+    }
+    fn is_array(&self) -> bool {
+        self.first() == b'['
+    }
+    fn object(&self) -> Option<Self::Object> {
+        match self.first() {
+            b'{' => match self.opened()? {
+                Node::Obj(o) => Some(o),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    fn items(&self) -> Option<Vec<Self>> {
+        match self.first() {
+            b'[' => match self.opened()? {
+                Node::Array(items) => Some(items.to_vec()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    fn member(o: &Self::Object, key: &str) -> Option<Self> {
+        // The last one when a key repeats, as in `JSON.parse`.
+        o.list.iter().rev().find_map(|(k, v)| {
+            let raw = &o.b[k.clone()];
+            let matches = raw == key.as_bytes()
+                || (raw.contains(&b'\\') && decode_str_body(raw).is_some_and(|d| d == key));
+            matches.then(|| v.clone())
+        })
+    }
+    fn js_text(&self) -> String {
+        // A number as JavaScript prints it (`1e20` is "100000000000000000000").
+        match (self, self.number().and_then(serde_json::Number::from_f64)) {
+            (_, Some(n)) => js::stringify(&Value::Number(n)),
+            (Node::Raw(v), None) => String::from_utf8_lossy(v.raw()).into_owned(),
+            _ => String::new(),
+        }
     }
 }
 
 /// The members of one object, read with the path they sit at.
-struct Fields<'a> {
-    o: &'a Map<String, Value>,
-    path: &'a str,
+struct Fields<'p, J: Json> {
+    o: J::Object,
+    path: &'p str,
 }
 
-impl<'a> Fields<'a> {
+impl<'p, J: Json> Fields<'p, J> {
+    fn at(o: J::Object, path: &'p str) -> Self {
+        Fields { o, path }
+    }
+
     /// The member, `None` when absent or `null`.
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.o.get(key).filter(|v| !v.is_null())
+    fn get(&self, key: &str) -> Option<J> {
+        J::member(&self.o, key).filter(|v| !v.is_null())
+    }
+
+    fn has(&self, key: &str) -> bool {
+        J::member(&self.o, key).is_some()
+    }
+
+    fn text(&self, key: &str) -> Option<String> {
+        J::member(&self.o, key).and_then(|v| v.text().map(Cow::into_owned))
     }
 
     fn field(&self, key: &str) -> String {
         at(self.path, key)
     }
 
-    fn expected<T>(&self, key: &str, what: &str, got: &Value) -> Result<T, Refusal> {
+    fn expected<T>(&self, key: &str, what: &str, got: &J) -> Result<T, Refusal> {
         refuse(
             self.field(key),
-            format!("expected {what}, got {}", kind(got)),
+            format!("expected {what}, got {}", got.kind()),
         )
     }
 
     fn string(&self, key: &str, required: bool) -> Result<(), Refusal> {
         match self.get(key) {
             None if required => refuse(self.field(key), "expected a string (required)"),
-            None | Some(Value::String(_)) => Ok(()),
-            Some(v) => self.expected(key, "a string", v),
+            None => Ok(()),
+            Some(v) if v.is_string() => Ok(()),
+            Some(v) => self.expected(key, "a string", &v),
         }
     }
 
     fn one_of(&self, key: &str, allowed: &[&str]) -> Result<(), Refusal> {
-        match self.get(key) {
-            None => Ok(()),
-            Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
-            Some(Value::String(s)) => refuse(
+        let Some(v) = self.get(key) else {
+            return Ok(());
+        };
+        match v.text() {
+            Some(s) if allowed.contains(&s.as_ref()) => Ok(()),
+            Some(s) => refuse(
                 self.field(key),
                 format!("expected one of {}, got \"{s}\"", allowed.join(", ")),
             ),
-            Some(v) => self.expected(key, "a string", v),
+            None => self.expected(key, "a string", &v),
         }
     }
 
     fn boolean(&self, key: &str) -> Result<(), Refusal> {
         match self.get(key) {
-            None | Some(Value::Bool(_)) => Ok(()),
-            Some(v) => self.expected(key, "a boolean", v),
+            None => Ok(()),
+            Some(v) if v.is_bool() => Ok(()),
+            Some(v) => self.expected(key, "a boolean", &v),
         }
     }
 
-    fn object(&self, key: &str) -> Result<Option<Fields<'a>>, Refusal> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(Value::Object(o)) => Ok(Some(Fields { o, path: self.path })),
-            Some(v) => self.expected(key, "an object", v),
+    /// The object at `key`, read at `path`.
+    fn object<'q>(&self, key: &str, path: &'q str) -> Result<Option<Fields<'q, J>>, Refusal> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        match v.object() {
+            Some(o) => Ok(Some(Fields::at(o, path))),
+            None => self.expected(key, "an object", &v),
         }
     }
 
@@ -163,13 +447,13 @@ impl<'a> Fields<'a> {
             None => return Ok(()),
             Some(v) => v,
         };
-        let Some(n) = v.as_f64() else {
-            return self.expected(key, "a number", v);
+        let Some(n) = v.number() else {
+            return self.expected(key, "a number", &v);
         };
         if !n.is_finite() || n < min || n > max {
             return refuse(
                 self.field(key),
-                format!("{} is out of range (expected {range})", js::stringify(v)),
+                format!("{} is out of range (expected {range})", v.js_text()),
             );
         }
         Ok(())
@@ -186,20 +470,23 @@ impl<'a> Fields<'a> {
     }
 }
 
-fn check(message: &Value) -> Result<(), Refusal> {
-    let Value::Object(o) = message else {
+fn check<J: Json>(message: J) -> Result<(), Refusal> {
+    let Some(o) = message.object() else {
         return refuse(
             String::new(),
-            format!("a message must be an object, got {}", kind(message)),
+            format!("a message must be an object, got {}", message.kind()),
         );
     };
-    let f = Fields { o, path: "" };
-    let role = match o.get("role") {
-        Some(Value::String(r)) => r.as_str(),
-        None | Some(Value::Null) => return refuse("role".into(), "expected a string (required)"),
-        Some(v) => return f.expected("role", "a string", v),
+    let f = Fields::<J>::at(o, "");
+    let role = match f.get("role") {
+        None => return refuse("role".into(), "expected a string (required)"),
+        Some(v) => match v.text() {
+            Some(r) => r.into_owned(),
+            None => return f.expected("role", "a string", &v),
+        },
     };
-    if looks_like_provider_object(o, role) {
+    let role = role.as_str();
+    if looks_like_provider_object(&f, role) {
         return refuse(
             String::new(),
             "not an agent message (spec: compaction §1.7) but a provider's object",
@@ -211,8 +498,8 @@ fn check(message: &Value) -> Result<(), Refusal> {
         Role::User | Role::Developer => content(&f, true)?,
         Role::Assistant => {
             match f.get("content") {
-                Some(Value::Array(_)) => content(&f, false)?,
-                Some(v) => return f.expected("content", "an array of blocks", v),
+                Some(v) if v.is_array() => content(&f, false)?,
+                Some(v) => return f.expected("content", "an array of blocks", &v),
                 None => return refuse("content".into(), "expected an array of blocks (required)"),
             }
             for k in ["api", "provider", "model", "errorMessage"] {
@@ -222,11 +509,7 @@ fn check(message: &Value) -> Result<(), Refusal> {
                 "stopReason",
                 &["stop", "length", "toolUse", "error", "aborted"],
             )?;
-            if let Some(u) = f.object("usage")? {
-                let u = Fields {
-                    o: u.o,
-                    path: "usage",
-                };
+            if let Some(u) = f.object("usage", "usage")? {
                 for k in [
                     "input",
                     "output",
@@ -238,20 +521,12 @@ fn check(message: &Value) -> Result<(), Refusal> {
                 ] {
                     u.count(k, false)?;
                 }
-                if let Some(r) = u.object("orchestration")? {
-                    let r = Fields {
-                        o: r.o,
-                        path: "usage.orchestration",
-                    };
+                if let Some(r) = u.object("orchestration", "usage.orchestration")? {
                     for k in ["input", "output", "cacheRead"] {
                         r.count(k, false)?;
                     }
                 }
-                if let Some(c) = u.object("cost")? {
-                    let c = Fields {
-                        o: c.o,
-                        path: "usage.cost",
-                    };
+                if let Some(c) = u.object("cost", "usage.cost")? {
                     for k in ["input", "output", "cacheRead", "cacheWrite", "total"] {
                         c.count(k, false)?;
                     }
@@ -287,21 +562,23 @@ fn check(message: &Value) -> Result<(), Refusal> {
         }
         Role::FileMention => {
             let files = match f.get("files") {
-                Some(Value::Array(items)) => items,
-                Some(v) => return f.expected("files", "an array", v),
+                Some(v) => match v.items() {
+                    Some(items) => items,
+                    None => return f.expected("files", "an array", &v),
+                },
                 None => return refuse("files".into(), "expected an array (required)"),
             };
             for (i, file) in files.iter().enumerate() {
                 let path = format!("files[{i}]");
-                let Value::Object(o) = file else {
-                    return refuse(path, format!("expected an object, got {}", kind(file)));
+                let Some(o) = file.object() else {
+                    return refuse(path, format!("expected an object, got {}", file.kind()));
                 };
-                let g = Fields { o, path: &path };
+                let g = Fields::<J>::at(o, &path);
                 g.string("path", true)?;
                 g.string("content", true)?;
                 g.count("lineCount", false)?;
                 if let Some(image) = g.get("image") {
-                    block(image, &g.field("image"), Some("image"))?;
+                    block(&image, &g.field("image"), Some("image"))?;
                 }
             }
         }
@@ -324,7 +601,7 @@ fn check(message: &Value) -> Result<(), Refusal> {
             blocks(&f, "blocks", None)?;
             if let Some(v) = f.get("images") {
                 if !v.is_array() {
-                    return f.expected("images", "an array", v);
+                    return f.expected("images", "an array", &v);
                 }
             }
         }
@@ -343,24 +620,24 @@ fn check(message: &Value) -> Result<(), Refusal> {
 
 /// A provider's response or message that would pass the role's checks but lose what it
 /// carries (its tool calls, its choices): it is refused with the hint of [`provider_hint`].
-fn looks_like_provider_object(o: &Map<String, Value>, role: &str) -> bool {
-    let s = |k: &str| o.get(k).and_then(Value::as_str);
-    o.contains_key("choices")
-        || o.contains_key("candidates")
-        || matches!(s("object"), Some("chat.completion" | "response"))
+fn looks_like_provider_object<J: Json>(f: &Fields<'_, J>, role: &str) -> bool {
+    let s = |k: &str| f.text(k);
+    f.has("choices")
+        || f.has("candidates")
+        || matches!(s("object").as_deref(), Some("chat.completion" | "response"))
         || (role == "assistant"
-            && (o.contains_key("tool_calls")
-                || o.contains_key("function_call")
-                || (s("type") == Some("message")
-                    && !o.contains_key("stopReason")
-                    && !o.contains_key("api"))))
+            && (f.has("tool_calls")
+                || f.has("function_call")
+                || (s("type").as_deref() == Some("message")
+                    && !f.has("stopReason")
+                    && !f.has("api"))))
 }
 
 /// `content`: a string where `text_ok`, or an array of blocks; required.
-fn content(f: &Fields<'_>, text_ok: bool) -> Result<(), Refusal> {
+fn content<J: Json>(f: &Fields<'_, J>, text_ok: bool) -> Result<(), Refusal> {
     match f.get("content") {
-        Some(Value::String(_)) if text_ok => Ok(()),
-        Some(Value::Array(_)) => blocks(f, "content", None),
+        Some(v) if text_ok && v.is_string() => Ok(()),
+        Some(v) if v.is_array() => blocks(f, "content", None),
         Some(v) => f.expected(
             "content",
             if text_ok {
@@ -368,7 +645,7 @@ fn content(f: &Fields<'_>, text_ok: bool) -> Result<(), Refusal> {
             } else {
                 "an array of blocks"
             },
-            v,
+            &v,
         ),
         None => refuse(
             f.field("content"),
@@ -378,34 +655,37 @@ fn content(f: &Fields<'_>, text_ok: bool) -> Result<(), Refusal> {
 }
 
 /// An optional array of blocks at `key` (of type `only` when given).
-fn blocks(f: &Fields<'_>, key: &str, only: Option<&str>) -> Result<(), Refusal> {
-    match f.get(key) {
-        None => Ok(()),
-        Some(Value::Array(items)) => {
-            let path = f.field(key);
-            for (i, b) in items.iter().enumerate() {
-                block(b, &format!("{path}[{i}]"), only)?;
-            }
-            Ok(())
-        }
-        Some(v) => f.expected(key, "an array of blocks", v),
+fn blocks<J: Json>(f: &Fields<'_, J>, key: &str, only: Option<&str>) -> Result<(), Refusal> {
+    let Some(v) = f.get(key) else {
+        return Ok(());
+    };
+    let Some(items) = v.items() else {
+        return f.expected(key, "an array of blocks", &v);
+    };
+    let path = f.field(key);
+    for (i, b) in items.iter().enumerate() {
+        block(b, &format!("{path}[{i}]"), only)?;
     }
+    Ok(())
 }
 
 /// One content block (spec: compaction §1.7).
-fn block(b: &Value, path: &str, only: Option<&str>) -> Result<(), Refusal> {
-    let Value::Object(o) = b else {
+fn block<J: Json>(b: &J, path: &str, only: Option<&str>) -> Result<(), Refusal> {
+    let Some(o) = b.object() else {
         return refuse(
             path.to_string(),
-            format!("expected a block object, got {}", kind(b)),
+            format!("expected a block object, got {}", b.kind()),
         );
     };
-    let g = Fields { o, path };
-    let ty = match o.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        Some(v) => return g.expected("type", "a string", v),
+    let g = Fields::<J>::at(o, path);
+    let ty = match J::member(&g.o, "type") {
+        Some(v) => match v.text() {
+            Some(t) => t.into_owned(),
+            None => return g.expected("type", "a string", &v),
+        },
         None => return refuse(g.field("type"), "expected a string (required)"),
     };
+    let ty = ty.as_str();
     if let Some(only) = only {
         if ty != only {
             return refuse(
@@ -431,9 +711,9 @@ fn block(b: &Value, path: &str, only: Option<&str>) -> Result<(), Refusal> {
         "toolCall" => {
             g.string("id", true)?;
             g.string("name", true)?;
-            match o.get("arguments") {
-                Some(Value::Object(_)) => Ok(()),
-                Some(v) => g.expected("arguments", "an object", v),
+            match J::member(&g.o, "arguments") {
+                Some(v) if v.object().is_some() => Ok(()),
+                Some(v) => g.expected("arguments", "an object", &v),
                 None => refuse(g.field("arguments"), "expected an object (required)"),
             }
         }
@@ -450,21 +730,25 @@ fn block(b: &Value, path: &str, only: Option<&str>) -> Result<(), Refusal> {
 
 /// What to do with a message that looks like a provider's object rather than an agent
 /// message: the `appendMessages` call with the format reader that converts it.
-fn provider_hint(message: &Value) -> Option<&'static str> {
-    let o = message.as_object()?;
-    let s = |k: &str| o.get(k).and_then(Value::as_str);
-    let has = |k: &str| o.contains_key(k);
+fn provider_hint<J: Json>(message: &J) -> Option<&'static str> {
+    let f = Fields::<J>::at(message.object()?, "");
+    let s = |k: &str| f.text(k);
+    let has = |k: &str| f.has(k);
+    let role = s("role");
+    let role = role.as_deref();
     Some(
-        if has("choices") || s("object") == Some("chat.completion") {
+        if has("choices") || s("object").as_deref() == Some("chat.completion") {
             "this looks like an OpenAI ChatCompletion response: append `choices[0].message` with \
          session.appendMessages([message], { format: 'openai-chat' })"
-        } else if s("object") == Some("response") || o.get("output").is_some_and(Value::is_array) {
+        } else if s("object").as_deref() == Some("response")
+            || J::member(&f.o, "output").is_some_and(|v| v.is_array())
+        {
             "this looks like an OpenAI Responses response: append its `output` items with \
          session.appendMessages(response.output, { format: 'openai-responses' })"
-        } else if s("type") == Some("message") && s("role") == Some("assistant") {
+        } else if s("type").as_deref() == Some("message") && role == Some("assistant") {
             "this looks like an Anthropic Messages response: append it with \
          session.appendMessages([{ role: 'assistant', content: response.content }], { format: 'anthropic' })"
-        } else if has("candidates") || s("role") == Some("model") || has("parts") && !has("id") {
+        } else if has("candidates") || role == Some("model") || has("parts") && !has("id") {
             "this looks like a Gemini response or content: append its contents with \
          session.appendMessages(contents, { format: 'gemini' })"
         } else if has("parts") {
@@ -473,16 +757,17 @@ fn provider_hint(message: &Value) -> Option<&'static str> {
         } else if has("tool_calls")
             || has("function_call")
             || has("refusal")
-            || s("role") == Some("tool")
-            || s("role") == Some("function")
-            || (s("role") == Some("assistant") && !o.get("content").is_some_and(Value::is_array))
+            || role == Some("tool")
+            || role == Some("function")
+            || (role == Some("assistant")
+                && !J::member(&f.o, "content").is_some_and(|v| v.is_array()))
         {
             "this looks like an OpenAI Chat Completions message: append it with \
          session.appendMessages([message], { format: 'openai-chat' })"
-        } else if s("role") == Some("system") {
+        } else if role == Some("system") {
             "a system prompt is not a message entry: pass it as the `system` option of \
          session.appendMessages() or Session.fromMessages()"
-        } else if s("role").is_none() && has("content") {
+        } else if role.is_none() && has("content") {
             "an agent message needs a `role`"
         } else {
             return None;

@@ -2,7 +2,9 @@
 //! wraps it; this layer only converts.
 
 use super::interop::session::{build_options, transcript_options};
-use super::interop::{chunked_text, now_ms, opt_f64, opt_str, options, parse_json, to_js};
+use super::interop::{
+    batch_to_js, chunked_text, now_ms, opt_f64, opt_str, options, parse_json, to_js,
+};
 use crate::context::{build_context_with, SessionContext};
 use crate::error::{Error, ErrorCode};
 use crate::session::{
@@ -10,7 +12,7 @@ use crate::session::{
 };
 use crate::support::json::js;
 use crate::tokens::{ByteEstimate, EstimateOptions};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
 /// Ids from a host callback; a callback that throws or returns a non-string falls back to
@@ -70,6 +72,41 @@ fn id_source(o: &Value, callback: Option<js_sys::Function>) -> Result<Box<dyn Id
                 "unknown id generator \"{other}\": use \"random\", \"deterministic\" or a function"
             ),
         ))),
+    }
+}
+
+/// The header fields of a new session from `create`'s options (`now` defaults to the clock).
+fn new_session(o: &Value) -> Result<NewSession, JsValue> {
+    let now = now_ms(opt_f64(o, "now")?.unwrap_or_else(js_sys::Date::now))?;
+    let id = opt_str(o, "id")?.unwrap_or_else(|| {
+        let mut r = RandomIds::new(random_seed());
+        format!(
+            "{}-{}-{}-{}",
+            r.draw(),
+            &r.draw()[..4],
+            &r.draw()[..4],
+            r.draw()
+        )
+    });
+    Ok(NewSession {
+        id,
+        cwd: opt_str(o, "cwd")?.unwrap_or_default(),
+        now,
+        parent_session: opt_str(o, "parentSession")?,
+    })
+}
+
+/// The fields of a batch's system prompt entry (a JSON object), if any.
+fn system_fields(json: Option<String>) -> Result<Option<Map<String, Value>>, JsValue> {
+    match json.as_deref() {
+        None | Some("") | Some("null") => Ok(None),
+        Some(t) => match parse_json(t, "system entry")? {
+            Value::Object(m) => Ok(Some(m)),
+            _ => Err(to_js(Error::coded(
+                ErrorCode::InvalidArgument,
+                "the system entry must be an object",
+            ))),
+        },
     }
 }
 
@@ -174,27 +211,29 @@ impl WasmSession {
         id_callback: Option<js_sys::Function>,
     ) -> Result<WasmSession, JsValue> {
         let o = options(options_json, "create options")?;
-        let now = now_ms(opt_f64(&o, "now")?.unwrap_or_else(js_sys::Date::now))?;
         let ids = id_source(&o, id_callback)?;
-        let id = opt_str(&o, "id")?.unwrap_or_else(|| {
-            let mut r = RandomIds::new(random_seed());
-            format!(
-                "{}-{}-{}-{}",
-                r.draw(),
-                &r.draw()[..4],
-                &r.draw()[..4],
-                r.draw()
-            )
-        });
-        Ok(WasmSession::wrap(Session::create(
-            NewSession {
-                id,
-                cwd: opt_str(&o, "cwd")?.unwrap_or_default(),
-                now,
-                parent_session: opt_str(&o, "parentSession")?,
-            },
-            ids,
-        )))
+        Ok(WasmSession::wrap(Session::create(new_session(&o)?, ids)))
+    }
+
+    /// A new session holding a batch of messages (`messages`: JSON lines, one message each,
+    /// as UTF-8), after a `custom` entry of `system_json`'s fields when given: what `create`
+    /// and an append per entry make, with the same ids. A refused message throws
+    /// `E_INVALID_MESSAGE` with its `index` and `field`.
+    #[wasm_bindgen(js_name = fromMessages)]
+    pub fn from_messages(
+        messages: &[u8],
+        options_json: Option<String>,
+        id_callback: Option<js_sys::Function>,
+        system_json: Option<String>,
+    ) -> Result<WasmSession, JsValue> {
+        let o = options(options_json, "create options")?;
+        let init = new_session(&o)?;
+        let now = init.now;
+        let ids = id_source(&o, id_callback)?;
+        reserve_heap(messages.len() / 8);
+        Session::from_messages(init, ids, system_fields(system_json)?, messages, now)
+            .map(WasmSession::wrap)
+            .map_err(batch_to_js)
     }
 
     /// The file as bytes, copied straight from the session's memory into a JavaScript array
@@ -604,6 +643,25 @@ impl WasmSession {
             .map_err(to_js)
     }
 
+    /// Appends a batch of messages (JSON lines, one message each) after the leaf, after a
+    /// `custom` entry of `system_json`'s fields when given; returns the new ids as a JSON
+    /// array. All or nothing: a refused message (`E_INVALID_MESSAGE` with its `index`) leaves
+    /// the session as it was.
+    #[wasm_bindgen(js_name = appendMessages)]
+    pub fn append_messages(
+        &mut self,
+        messages: &[u8],
+        system_json: Option<String>,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        let system = system_fields(system_json)?;
+        let ids = self
+            .s_mut()
+            .append_messages(system, messages, now_ms(now)?)
+            .map_err(batch_to_js)?;
+        Ok(js::stringify(&Value::from(ids)))
+    }
+
     /// Appends a compaction entry (body as JSON: summary, firstKeptEntryId, tokensBefore, …).
     #[wasm_bindgen(js_name = appendCompaction)]
     pub fn append_compaction(&mut self, body_json: &str, now: f64) -> Result<String, JsValue> {
@@ -679,19 +737,4 @@ impl WasmSession {
         };
         crate::archive::frames_left_out_at(self.s(), index, &history) as u32
     }
-}
-
-/// Checks a message (JSON as UTF-8) as an append of it would (`session::validate`), without
-/// a session: the shell checks a batch this way before it writes any of it. Throws
-/// `E_INVALID_MESSAGE` naming the field.
-#[wasm_bindgen(js_name = validateMessage)]
-pub fn validate_message(message_json: &[u8]) -> Result<(), JsValue> {
-    let text = std::str::from_utf8(message_json).map_err(|_| {
-        to_js(Error::InvalidMessage {
-            field: String::new(),
-            reason: "the message is not UTF-8".into(),
-        })
-    })?;
-    let message = parse_json(text, "message")?;
-    crate::session::validate::validate_message(&message).map_err(to_js)
 }

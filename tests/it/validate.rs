@@ -259,3 +259,175 @@ proptest! {
         append_checked(&v).map_err(TestCaseError::fail)?;
     }
 }
+
+// ----- batches: `Session::from_messages`, `Session::append_messages` -------------------------
+
+use ctxfold::session::validate::{validate_message, validate_message_text};
+use ctxfold::session::{IdSource, NewSession, RandomIds, SequentialIds};
+use ctxfold::support::json::js;
+
+fn init() -> NewSession {
+    NewSession {
+        id: "s".into(),
+        cwd: "/w".into(),
+        now: 5,
+        parent_session: None,
+    }
+}
+
+/// The JSON lines of a batch.
+fn batch_text(messages: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for m in messages {
+        out.extend_from_slice(js::stringify(m).as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+fn ids_of(seed: Option<u64>) -> Box<dyn IdSource> {
+    match seed {
+        Some(s) => Box::new(RandomIds::new(s)),
+        None => Box::new(SequentialIds::new()),
+    }
+}
+
+fn system_fields() -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("customType".into(), "ctxfold:system".into());
+    m.insert(
+        "data".into(),
+        json!({"text": "be brief", "value": "be brief", "format": "pi"}),
+    );
+    m
+}
+
+/// A batch either builds the session `create` + an append per entry builds (same ids, same
+/// bytes, and the next append draws the same id), or is refused at the first message the
+/// append would refuse; `append_messages` on a loaded session is all or nothing.
+fn batch_checked(messages: &[Value], seed: Option<u64>, system: bool) -> Result<(), String> {
+    let text = batch_text(messages);
+    let now = 7_000;
+    let mut one_by_one = Session::create(init(), ids_of(seed));
+    if system {
+        one_by_one
+            .append("custom", system_fields(), now)
+            .map_err(|e| e.to_string())?;
+    }
+    let mut refused_at = None;
+    for (i, m) in messages.iter().enumerate() {
+        if one_by_one.append_message(m.clone(), now).is_err() {
+            refused_at = Some(i);
+            break;
+        }
+    }
+    let batch =
+        Session::from_messages(init(), ids_of(seed), system.then(system_fields), &text, now);
+    match (batch, refused_at) {
+        (Ok(mut b), None) => {
+            if b.to_bytes() != one_by_one.to_bytes() {
+                return Err(format!(
+                    "from_messages wrote\n{}\nappends wrote\n{}",
+                    String::from_utf8_lossy(&b.to_bytes()),
+                    String::from_utf8_lossy(&one_by_one.to_bytes())
+                ));
+            }
+            if !b.warnings().is_empty() {
+                return Err(format!("warnings: {:?}", b.warnings()));
+            }
+            let next = json!({"role": "user", "content": "next"});
+            let (x, y) = (
+                b.append_message(next.clone(), now)
+                    .map_err(|e| e.to_string())?,
+                one_by_one
+                    .append_message(next, now)
+                    .map_err(|e| e.to_string())?,
+            );
+            if x != y {
+                return Err(format!("the next id differs: {x} vs {y}"));
+            }
+        }
+        (Err(e), Some(i)) => {
+            if e.index != Some(i) || e.error.code() != ErrorCode::InvalidMessage {
+                return Err(format!("refused {e:?}, the appends refused message {i}"));
+            }
+        }
+        (Ok(_), Some(i)) => return Err(format!("accepted; the appends refused message {i}")),
+        (Err(e), None) => return Err(format!("refused {e:?}; the appends took every message")),
+    }
+    // The same batch appended to a loaded session.
+    let mut s = Session::load(FILE.as_bytes().to_vec(), LoadOptions::default())
+        .map_err(|e| e.to_string())?;
+    let before = s.to_bytes();
+    match s.append_messages(system.then(system_fields), &text, now) {
+        Ok(ids) => {
+            if refused_at.is_some() || ids.len() != messages.len() + usize::from(system) {
+                return Err(format!("append_messages took {} entries", ids.len()));
+            }
+            let again =
+                Session::load(s.to_bytes(), LoadOptions::default()).map_err(|e| e.to_string())?;
+            if again.to_bytes() != s.to_bytes() || !again.warnings().is_empty() {
+                return Err("the appended batch does not reload as written".into());
+            }
+        }
+        Err(e) => {
+            if e.index != refused_at || s.to_bytes() != before {
+                return Err(format!("append_messages refused {e:?} (appends: {refused_at:?}) or changed the session"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_batch_is_the_appends_of_its_messages() {
+    let good = vec![
+        json!({"role": "user", "content": "read \"a.ts\"\u{2028}", "timestamp": 1}),
+        json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.ts"}}],
+               "stopReason": "toolUse", "usage": {"input": 10, "output": 2.5}}),
+        json!({"role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": "x\ny"}], "isError": false}),
+    ];
+    for seed in [None, Some(1), Some(42)] {
+        for system in [false, true] {
+            batch_checked(&good, seed, system).unwrap();
+            batch_checked(&[], seed, system).unwrap();
+            let mut bad = good.clone();
+            bad.insert(2, json!({"role": "user", "content": 42}));
+            batch_checked(&bad, seed, system).unwrap();
+        }
+    }
+    let e = Session::from_messages(
+        init(),
+        ids_of(None),
+        None,
+        b"{\"role\":\"user\",\"content\":\"a\"}\n[1",
+        0,
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.index, e.error.code()),
+        (Some(1), ErrorCode::InvalidMessage)
+    );
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 2048, failure_persistence: None, ..Config::default() })]
+
+    /// The check of a message's text in place (`validate_message_text`, the batches') gives
+    /// what the check of its value gives (the appends').
+    #[test]
+    fn text_and_value_checks_agree(v in prop_oneof![value(), message(), near_valid()]) {
+        let text = js::stringify(&v);
+        prop_assert_eq!(validate_message_text(text.as_bytes()), validate_message(&v), "{}", text);
+    }
+
+    /// A batch of generated messages is its appends, or refused where they refuse.
+    #[test]
+    fn batches_are_their_appends(
+        messages in proptest::collection::vec(prop_oneof![message(), near_valid()], 0..6),
+        seed in proptest::option::of(any::<u64>()),
+        system in any::<bool>(),
+    ) {
+        batch_checked(&messages, seed, system).map_err(TestCaseError::fail)?;
+    }
+}

@@ -111,6 +111,11 @@ impl<'a> Obj<'a> {
 }
 
 impl<'a> Val<'a> {
+    /// The value whose JSON text is `raw` (one whole value, no surrounding whitespace).
+    pub fn of(raw: &'a [u8]) -> Val<'a> {
+        Val { raw }
+    }
+
     /// The value's raw JSON text.
     pub fn raw(&self) -> &'a [u8] {
         self.raw

@@ -24,6 +24,15 @@ pub fn to_js(e: impl Into<Error>) -> JsValue {
     err.into()
 }
 
+/// `to_js` of a refused batch: the error, with the `index` of the message at fault.
+pub fn batch_to_js(e: crate::session::BatchError) -> JsValue {
+    let err = to_js(e.error);
+    if let Some(i) = e.index {
+        let _ = js_sys::Reflect::set(&err, &JsValue::from_str("index"), &JsValue::from(i as f64));
+    }
+    err
+}
+
 /// `to_js` of an error with `code` and exactly `message`.
 fn coded(code: ErrorCode, message: &str) -> JsValue {
     to_js(Error::coded(code, message))

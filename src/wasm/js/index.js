@@ -30,6 +30,13 @@ function idOptions(options) {
   return [JSON.stringify({ ids, seed, start }), undefined];
 }
 
+/** The options of a new session for the core (`now`: the header's time), and the ids callback. */
+function createOptions(options, now) {
+  const [idJson, callback] = idOptions(options);
+  const { id, cwd, parentSession } = options ?? {};
+  return [JSON.stringify({ ...JSON.parse(idJson), id, cwd, parentSession, now }), callback];
+}
+
 /** Version of the ctxfold core (from Cargo.toml). */
 export function version() {
   return requireRaw().version();
@@ -200,9 +207,7 @@ export class Session {
 
   /** A new empty session. */
   static create(options) {
-    const [idJson, callback] = idOptions(options);
-    const { id, cwd, parentSession, now } = options ?? {};
-    const json = JSON.stringify({ ...JSON.parse(idJson), id, cwd, parentSession, now });
+    const [json, callback] = createOptions(options, options?.now);
     return new Session(requireRaw().WasmSession.create(json, callback));
   }
 
@@ -229,49 +234,25 @@ export class Session {
       toolCallOfCallId: none,
     });
     const now = nowOf(options);
-    checkMessages(read.messages, messages.length === read.messages.length);
-    const timestamp = new Date(now);
-    if (Number.isNaN(timestamp.getTime())) throw invalidArgument('`now` is outside the range of a date');
-    // One load of the whole file instead of an append per message: the lines are written here
-    // as `append` writes them ({type, id, parentId, timestamp, …fields}), the header by the core.
-    const empty = Session.create(options);
-    const header = empty.toJsonl().trimEnd();
-    empty.free();
-    const nextId = idSource(options);
-    const at = timestamp.toISOString();
-    // The copies the first provider view is handed (`#adopt`), made before the lines: their
-    // walk also tells about how long the file will be.
-    const size = { chars: 0 };
-    const held = read.messages.map((m) => plainCopy(m, 0, size));
-    const file = new JsonlWriter(size.chars + (held.length + 2) * 160);
-    file.add(header);
-    let parentId = null;
-    const push = (type, fields) => {
-      const id = nextId();
-      file.add(toJson({ type, id, parentId, timestamp: at, ...fields }));
-      parentId = id;
-    };
-    const system = options?.system ?? read.system?.value;
-    let stored = null;
-    if (system !== undefined && system !== null) {
-      const text = options?.system !== undefined ? systemText(options.system) : read.system.text;
-      stored = { text, value: system, format: format.name };
-      push('custom', { customType: SYSTEM_ENTRY, data: stored });
-    }
-    const first = file.count - 1;
-    for (const message of read.messages) push('message', { message });
-    let session;
-    try {
-      session = Session.fromJsonl(file.bytes(), options);
-    } finally {
-      file.release();
-    }
+    const stored = systemOf(options, read, format);
+    // The core checks every message, draws the ids as `create` and an append per entry
+    // would, and writes the lines (src/session/batch.rs).
+    const [json, callback] = createOptions(options, now);
+    const session = withMessageLines(
+      read.messages,
+      messages.length === read.messages.length,
+      (bytes) => new Session(requireRaw().WasmSession.fromMessages(bytes, json, callback, systemEntry(stored))),
+    );
     session.#formatWarnings = warnings.list;
-    if (session.size === file.count - 1) {
-      // The system prompt is the one just written; toMessages need not look for it.
-      session.#system = stored === null ? null : JSON.parse(toJson(stored));
-      session.#adopt(first, held);
-    }
+    // The system prompt is the one just written; toMessages need not look for it.
+    session.#system = stored === null ? null : JSON.parse(toJson(stored));
+    // The copies the first provider view is handed (`#adopt`); every message was written as
+    // JSON above, so none holds a cycle.
+    const size = { chars: 0 };
+    session.#adopt(
+      stored === null ? 0 : 1,
+      read.messages.map((m) => plainCopy(m, 0, size)),
+    );
     return session;
   }
 
@@ -478,22 +459,13 @@ export class Session {
     };
     const read = format.read(messages, ctx);
     const now = nowOf(options);
-    // All or nothing: every message is checked as its append would check it before the
-    // first is written.
-    checkMessages(read.messages, messages.length === read.messages.length);
-    const ids = [];
-    const system = options?.system ?? read.system?.value;
-    if (system !== undefined && system !== null) {
-      const text = options?.system !== undefined ? systemText(options.system) : read.system.text;
-      ids.push(
-        this.append(
-          'custom',
-          { customType: SYSTEM_ENTRY, data: { text, value: system, format: format.name } },
-          { now },
-        ),
-      );
-    }
-    for (const m of read.messages) ids.push(this.appendMessage(m, { now }));
+    const stored = systemOf(options, read, format);
+    // All or nothing: the core checks every message before it writes the first.
+    const ids = withMessageLines(read.messages, messages.length === read.messages.length, (bytes) =>
+      JSON.parse(this.#inner.appendMessages(bytes, systemEntry(stored), now)),
+    );
+    if (stored !== null) this.#system = stored;
+    if (this.#calls !== null) for (const m of read.messages) this.#noteCalls(m);
     return { ids, warnings: warnings.list };
   }
 
@@ -932,51 +904,45 @@ export class NavigationPlan extends PlanHandle {
 }
 
 /**
- * New entry ids for `fromMessages`, as the core would draw them: `%08x(n)` from `start`
- * (`deterministic`), the host's function, or 8 random hex digits (seeded by `seed` when given),
- * never one already drawn.
+ * `call(bytes)` with `messages` as JSON lines (one message per line, UTF-8), for the core's
+ * batch calls. A refused message (`E_INVALID_MESSAGE`: one JSON cannot hold, such as a cycle,
+ * or one the core refuses) keeps its `index` only when the positions are the caller's
+ * (`sameIndex`: the format kept one message per input message).
  */
-function idSource(options) {
-  const { ids, seed, start } = options ?? {};
-  const taken = new Set();
-  let n = Number.isInteger(start) ? start : 1;
-  let state = (Number.isInteger(seed) ? seed : Math.floor(Math.random() * 2 ** 32)) >>> 0 || 1;
-  const random = () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0).toString(16).padStart(8, '0');
-  };
-  const draw =
-    ids === 'deterministic' ? () => (n++).toString(16).padStart(8, '0') : typeof ids === 'function' ? ids : random;
-  return () => {
-    for (let attempt = 0; attempt < 1000; attempt++) {
-      const id = draw();
-      if (typeof id !== 'string' || id === '') throw invalidArgument('the ids function must return non-empty strings');
-      if (!taken.has(id)) {
-        taken.add(id);
-        return id;
+function withMessageLines(messages, sameIndex, call) {
+  const lines = new JsonlWriter();
+  try {
+    messages.forEach((m, i) => {
+      try {
+        lines.add(toJson(m, 'E_INVALID_MESSAGE'));
+      } catch (e) {
+        if (e?.code === 'E_INVALID_MESSAGE') e.index = i;
+        throw e;
       }
-    }
-    throw invalidArgument('the ids function returned no new id in 1000 tries');
-  };
+    });
+    return call(lines.bytes());
+  } catch (e) {
+    if (!sameIndex && e !== null && typeof e === 'object') delete e.index;
+    throw e;
+  } finally {
+    lines.release();
+  }
 }
 
 /**
- * Checks each of `messages` as `appendMessage` would (the core's `validateMessage`), before
- * any is written; an error gets the message's `index` when the positions are the caller's
- * (`sameIndex`: the format kept one message per input message).
+ * The system prompt of a batch as its `ctxfold:system` entry stores it (`{text, value,
+ * format}`), or null: the `system` option, else the one the format's messages carried.
  */
-function checkMessages(messages, sameIndex) {
-  const raw = requireRaw();
-  messages.forEach((m, i) => {
-    try {
-      raw.validateMessage(toJsonBytes(m, 'E_INVALID_MESSAGE'));
-    } catch (e) {
-      if (sameIndex && e?.code === 'E_INVALID_MESSAGE') e.index = i;
-      throw e;
-    }
-  });
+function systemOf(options, read, format) {
+  const system = options?.system ?? read.system?.value;
+  if (system === undefined || system === null) return null;
+  const text = options?.system !== undefined ? systemText(options.system) : read.system.text;
+  return { text, value: system, format: format.name };
+}
+
+/** The fields of the `ctxfold:system` entry holding `stored` (null: none), as JSON. */
+function systemEntry(stored) {
+  return stored === null ? undefined : toJson({ customType: SYSTEM_ENTRY, data: stored });
 }
 
 /** Entry types that are conversation (see `#hasHistory`). */
