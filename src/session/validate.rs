@@ -263,9 +263,15 @@ fn scan_node<'a>(
 }
 
 impl<'a> Node<'a> {
+    /// The first byte of the value's text: its type. A number out of `f64`'s range reads as
+    /// `null`, as the value parser reads it (`1e400`).
     fn first(&self) -> u8 {
         match self {
-            Node::Raw(v) => v.raw().first().copied().unwrap_or(b' '),
+            Node::Raw(v) => match v.raw().first().copied() {
+                Some(b'-' | b'0'..=b'9') if !v.f64().is_some_and(f64::is_finite) => b'n',
+                Some(c) => c,
+                None => b' ',
+            },
             Node::Obj(_) => b'{',
             Node::Array(_) => b'[',
         }
@@ -306,7 +312,7 @@ impl<'a> Json for Node<'a> {
     }
     fn number(&self) -> Option<f64> {
         match self {
-            Node::Raw(v) => v.f64(),
+            Node::Raw(v) => v.f64().filter(|n| n.is_finite()),
             _ => None,
         }
     }
