@@ -479,20 +479,13 @@ impl CompactionPlan {
 
     /// Records the answer to a pending request and writes what follows from it (the next
     /// history window, then the short summary). `E_INVALID_ARGUMENT` for an id that is not
-    /// pending; `E_SUMMARIZER` for an answer far over the request's `maxTokens`
+    /// pending; `E_SUMMARIZER` for an empty answer or one far over the request's `maxTokens`
     /// ([`crate::summary::retry::answer_problem`]; the plan is unchanged and the request stays pending).
     /// `session` is the session the plan was made for (`E_STALE_PLAN` otherwise): the next
     /// window is read from it.
     pub fn answer(&mut self, session: &Session, id: &str, text: &str) -> Result<()> {
         self.check_fresh(session)?;
         let text = text.trim().to_string();
-        // An empty summary would replace the history by nothing (the summarizer call of
-        // `compact()` fails on one the same way).
-        if text.is_empty() {
-            return Err(Error::Summarizer {
-                reason: format!("the answer to \"{id}\" is an empty summary"),
-            });
-        }
         let is_history = matches!(&self.history, Slot::Pending(r) if r.id == id);
         let slot = self.slot_of(id).ok_or_else(|| Error::InvalidArgument {
             what: format!("no pending summary request \"{id}\""),

@@ -113,12 +113,6 @@ pub fn commit_navigation(
                         .into(),
                 });
             };
-            // An empty answer would write a summary of nothing in place of the branch.
-            if text.trim().is_empty() {
-                return Err(Error::Summarizer {
-                    reason: "the branch summary is empty".into(),
-                });
-            }
             let max_tokens = plan.request.as_ref().map_or(0, |r| r.max_tokens);
             if let Some(reason) = crate::summary::retry::answer_problem(&text, max_tokens) {
                 return Err(Error::Summarizer { reason });

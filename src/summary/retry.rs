@@ -21,7 +21,10 @@ pub enum FailureKind {
     Fatal,
 }
 
-const TRANSIENT: [&str; 12] = [
+const TRANSIENT: [&str; 13] = [
+    // An empty answer (`EMPTY_SUMMARY`): a model that returned nothing, which a new call
+    // usually clears.
+    "empty summary",
     "overloaded",
     "rate limit",
     "rate_limit",
@@ -180,11 +183,21 @@ fn parse_http_date(v: &str) -> Option<i64> {
 /// that cannot have come from a model honouring the limit is refused.
 pub const OVERSIZED_ANSWER_FACTOR: u64 = 4;
 
-/// Why a summarizer's answer is unusable, or `None` when it can be committed: a summary far
-/// larger than the request's `maxTokens` (a broken endpoint, a model ignoring its limit)
-/// would make the rebuilt context larger instead of smaller. Checked before anything is
-/// written; the async shell treats it as a failed call (the next candidate is tried).
+/// The problem of an empty (or blank) answer: it would replace the history by nothing. A
+/// transient failure ([`classify`]): models now and then return nothing, and a new call
+/// usually answers, so it is retried as a 503 is (ctxfold's choice; the reference commits no
+/// empty summary either, and its summarizer calls retry transient failures).
+pub const EMPTY_SUMMARY: &str = "the summarizer returned an empty summary";
+
+/// Why a summarizer's answer is unusable, or `None` when it can be committed: an empty one
+/// ([`EMPTY_SUMMARY`]), or a summary far larger than the request's `maxTokens` (a broken
+/// endpoint, a model ignoring its limit), which would make the rebuilt context larger instead
+/// of smaller. Checked before anything is written; the async shell treats it as a failed
+/// call ([`classify`] says whether to retry it).
 pub fn answer_problem(text: &str, max_tokens: u64) -> Option<String> {
+    if text.trim().is_empty() {
+        return Some(EMPTY_SUMMARY.into());
+    }
     let estimate = ByteEstimate.count(text);
     let limit = max_tokens.max(1).saturating_mul(OVERSIZED_ANSWER_FACTOR);
     (estimate > limit).then(|| {
@@ -206,6 +219,7 @@ mod tests {
             ("Overloaded", None, FailureKind::Transient),
             ("oops", Some(429), FailureKind::Transient),
             ("fetch failed", None, FailureKind::Transient),
+            (EMPTY_SUMMARY, None, FailureKind::Transient),
             (
                 "prompt is too long: 210000 tokens",
                 None,

@@ -132,6 +132,16 @@ test('compact: an empty or blank summary → E_SUMMARIZER, unchanged', async () 
   assertUnchanged(s, 'empty');
 });
 
+test('compact: an empty summary is a transient failure, retried as a 503 is', async () => {
+  const s = load();
+  let calls = 0;
+  // Blank once, then a summary: the retry answers (before, the empty answer ended the call).
+  const summarize = async () => (++calls === 1 ? ' ' : 'fine');
+  const out = await s.compact({ settings, retry: { baseDelayMs: 1, maxRetries: 2 }, summarize });
+  assert.equal(s.entry(out.entryId).type, 'compaction');
+  assert.ok(calls >= 2, `the summarizer was called again (${calls} calls)`);
+});
+
 test('compact: a 10 MB summary → E_SUMMARIZER (far over maxTokens), unchanged', async () => {
   const s = load();
   const huge = 'lorem ipsum '.repeat(900_000); // 10.8 MB

@@ -27,7 +27,7 @@ use ctxfold::render::FallbackFonts;
 use ctxfold::session::{NewSession, SequentialIds};
 use ctxfold::settings::{CompactionSettings, Strategy};
 use ctxfold::shake::{apply_shake, plan_shake, Preset, ShakeConfig};
-use ctxfold::summary::retry::{classify, RetryPolicy, RetryStep};
+use ctxfold::summary::retry::{answer_problem, classify, RetryPolicy, RetryStep};
 
 use ctxfold::tokens::FRAME_TOKEN_ESTIMATE;
 use ctxfold::triggers::{
@@ -324,21 +324,26 @@ impl Host {
                 // says, as the JS shell does (`retryStep`).
                 let policy = RetryPolicy::default();
                 let mut attempt = 0;
+                let max_tokens = plan
+                    .pending()
+                    .iter()
+                    .find(|r| r.id == id)
+                    .map_or(0, |r| r.max_tokens);
                 let text = loop {
-                    match self.summarize(&prompt) {
-                        Ok(text) => break Some(text),
-                        Err(()) => match policy.next(
-                            attempt,
-                            classify("503 Service Unavailable", Some(503)),
-                            None,
-                            false,
-                        ) {
-                            RetryStep::Wait(ms) => {
-                                self.now += ms as i64;
-                                attempt += 1;
-                            }
-                            _ => break None,
+                    // An unusable answer (an empty document) fails as the shell fails it.
+                    let failure = match self.summarize(&prompt) {
+                        Ok(text) => match answer_problem(&text, max_tokens) {
+                            None => break Some(text),
+                            Some(problem) => classify(&problem, None),
                         },
+                        Err(()) => classify("503 Service Unavailable", Some(503)),
+                    };
+                    match policy.next(attempt, failure, None, false) {
+                        RetryStep::Wait(ms) => {
+                            self.now += ms as i64;
+                            attempt += 1;
+                        }
+                        _ => break None,
                     }
                 };
                 let Some(text) = text else {

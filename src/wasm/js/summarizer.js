@@ -157,14 +157,10 @@ export async function summarizeOne(request, candidates, calls) {
       }
       if (signal.aborted) throw abortError();
       if (failure === undefined) {
-        if (typeof text !== 'string' || text.trim() === '') {
-          failure = new Error('the summarizer returned an empty summary');
-        } else {
-          // An answer far over maxTokens is a failed call too (the core decides the bound).
-          const problem = requireRaw().answerProblem(text, request.maxTokens);
-          if (problem === '') return { text };
-          failure = new Error(problem);
-        }
+        // An empty answer, or one far over maxTokens, is a failed call too (the core decides).
+        const problem = requireRaw().answerProblem(text, request.maxTokens);
+        if (problem === '') return { text };
+        failure = new Error(problem);
       }
       last = { ...failureInfo(failure), thrown };
       const step = JSON.parse(
