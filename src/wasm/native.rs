@@ -127,3 +127,70 @@ pub fn native_openai_inputs_json(
         ("retained", Value::Array(retained)),
     ])))
 }
+
+/// The provider-native lanes of a model (spec: compaction §8.3, §13), for the options
+/// `options_json` (`{model, provider?, contextWindow?}`) under the settings `settings_json`
+/// at `tokens` live context tokens (undefined or not finite: unknown), as JSON: `{lanes:
+/// ["v2", "v1"] | …, openai: {urls: {v2?, v1?}, id, provider, api, model, codex,
+/// contextWindow, images, retainedBudget} | null, anthropic: null | "why not", messagesApi, claude: {id, provider?,
+/// url} | null}`. `planned`: the `remote` method is planned (its lanes whatever
+/// `remoteEnabled` says). `E_SETTINGS` for bad settings.
+#[wasm_bindgen(js_name = nativeLanesJson)]
+pub fn native_lanes_json(
+    options_json: &str,
+    settings_json: Option<String>,
+    tokens: Option<f64>,
+    planned: bool,
+) -> Result<String, JsValue> {
+    use crate::compaction::native::lanes;
+    use crate::support::json::object;
+    let settings = super::interop::compact::settings_from(settings_json)?;
+    let options = super::interop::parse_json(options_json, "native lane options")?;
+    let model = super::interop::native::native_model(&options);
+    let openai = model
+        .as_ref()
+        .and_then(|m| lanes::openai_target(m, &settings, planned).map(|t| (m, t)));
+    let names: Vec<Value> = openai
+        .iter()
+        .flat_map(|(_, t)| t.lanes.iter().map(|(l, _)| l.as_str().into()))
+        .collect();
+    let openai = openai.map_or(Value::Null, |(m, t)| {
+        let urls = t
+            .lanes
+            .iter()
+            .map(|(l, u)| (l.as_str(), u.as_str().into()))
+            .collect();
+        object(vec![
+            ("urls", object(urls)),
+            ("id", m.id.as_str().into()),
+            ("provider", m.provider.as_deref().unwrap_or("").into()),
+            ("api", m.api.as_deref().unwrap_or("").into()),
+            ("model", t.wire_model.into()),
+            ("codex", t.codex.into()),
+            ("contextWindow", m.context_window.into()),
+            ("images", m.images.into()),
+            ("retainedBudget", settings.v2_retained_message_budget.into()),
+        ])
+    });
+    let why = lanes::anthropic_ineligibility(model.as_ref(), tokens);
+    let claude = model.as_ref().map_or(Value::Null, |m| {
+        let mut fields = vec![
+            ("id", m.id.as_str().into()),
+            ("url", lanes::anthropic_url(m).into()),
+        ];
+        if let Some(p) = &m.provider {
+            fields.push(("provider", p.as_str().into()));
+        }
+        object(fields)
+    });
+    Ok(js::stringify(&object(vec![
+        ("lanes", Value::Array(names)),
+        ("openai", openai),
+        ("anthropic", why.map_or(Value::Null, Into::into)),
+        (
+            "messagesApi",
+            model.as_ref().is_some_and(lanes::speaks_messages).into(),
+        ),
+        ("claude", claude),
+    ])))
+}

@@ -5,6 +5,7 @@
 
 pub mod anthropic;
 pub mod fit;
+pub mod lanes;
 pub mod openai;
 pub mod openai_v2;
 
