@@ -80,9 +80,9 @@ pub struct OpenAiTarget {
     pub codex: bool,
 }
 
-/// `s` without JavaScript's `trim` whitespace (Unicode white space and the BOM).
+/// `s` without JavaScript's `trim` whitespace.
 fn js_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+    s.trim_matches(crate::support::text::is_js_whitespace)
 }
 
 /// `url` without its trailing slashes.
@@ -275,7 +275,8 @@ pub fn openai_target(
 /// `claude-opus-4-6`, `claude-sonnet-4.6-20260101`, `anthropic/claude-opus-4.7`; a date is no
 /// version number.
 pub fn has_server_compaction(id: &str) -> bool {
-    let s = id.to_lowercase();
+    // ASCII lower case: no other character lowers into these names.
+    let s = id.to_ascii_lowercase();
     if s.contains("mythos") || s.contains("fable") {
         return true;
     }
@@ -327,7 +328,7 @@ fn endpoint_supports(m: &NativeModel) -> bool {
     let official = match non_empty(m.base_url.as_deref()) {
         None => true,
         Some(b) => {
-            let u = trim_slashes(b).to_lowercase();
+            let u = trim_slashes(b).to_ascii_lowercase();
             u == ANTHROPIC_BASE
                 || u.strip_prefix(ANTHROPIC_BASE)
                     .is_some_and(|r| r.starts_with('/'))
