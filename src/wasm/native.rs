@@ -17,13 +17,24 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen]
 impl WasmSession {
     /// `{messages, previous, instructions, summary, …}` of a `remote` plan as JSON: its
-    /// messages as provider messages, the previous OpenAI native record (or null), the
-    /// summarization system prompt, whether the first message is the previous summary, and the
-    /// Anthropic lane's parts (`anthropic::request_parts`). Nothing is written.
+    /// messages as provider messages, the previous OpenAI native record (or null; with
+    /// `provider`, only a record of that provider, whose replacement history a request of that
+    /// provider replays), the summarization system prompt, whether the first message is the
+    /// previous summary, and the Anthropic lane's parts (`anthropic::request_parts`). Nothing
+    /// is written.
     #[wasm_bindgen(js_name = nativeMessagesJson)]
-    pub fn native_messages_json(&self, plan: &WasmCompactionPlan) -> Result<String, JsValue> {
-        let (messages, previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
+    pub fn native_messages_json(
+        &self,
+        plan: &WasmCompactionPlan,
+        provider: Option<String>,
+    ) -> Result<String, JsValue> {
+        let (messages, mut previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
         let summary = previous.is_null() && plan.plan.preparation.previous_summary.is_some();
+        if let Some(p) = provider {
+            if previous.get("provider").and_then(Value::as_str) != Some(p.as_str()) {
+                previous = Value::Null;
+            }
+        }
         let parts = request_parts(self.s(), &plan.plan).map_err(to_js)?;
         let mut out = String::new();
         let mut o = Object::open(&mut out);
@@ -193,4 +204,39 @@ pub fn native_lanes_json(
         ),
         ("claude", claude),
     ])))
+}
+
+/// How long to wait before sending a failed request of the OpenAI lane `lane` (`"v1"`,
+/// `"v2"`) again — `attempt` counts from 0; `status` and `retry_after_ms` are negative when
+/// unknown; `base_ms` is V2's back-off base (negative: 1 s) — or −1 to give the lane up
+/// (`compaction::native::retry`).
+#[wasm_bindgen(js_name = nativeRetryMs)]
+pub fn native_retry_ms(
+    lane: &str,
+    attempt: u32,
+    status: f64,
+    message: &str,
+    retry_after_ms: f64,
+    base_ms: f64,
+) -> Result<f64, JsValue> {
+    use crate::compaction::native::lanes::OpenAiLane;
+    use crate::compaction::native::retry::{retry_wait, LaneFailure};
+    let lane = match lane {
+        "v1" => OpenAiLane::V1,
+        "v2" => OpenAiLane::V2,
+        _ => {
+            return Err(to_js(Error::coded(
+                ErrorCode::InvalidArgument,
+                "the lane is \"v1\" or \"v2\"",
+            )))
+        }
+    };
+    let known = |v: f64| (v.is_finite() && v >= 0.0).then_some(v);
+    let failure = LaneFailure {
+        status: known(status).map(|s| s.min(f64::from(u16::MAX)) as u16),
+        message,
+        retry_after_ms: known(retry_after_ms).map(|ms| ms as u64),
+    };
+    let base = known(base_ms).map_or(1_000, |ms| ms as u64);
+    Ok(retry_wait(lane, attempt, &failure, base).map_or(-1.0, |ms| ms as f64))
 }

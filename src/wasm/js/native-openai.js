@@ -16,14 +16,6 @@ import { committed, requireRaw } from './raw.js';
 
 /** Time-out of one native request, body included (the reference: five minutes). */
 const NATIVE_TIMEOUT_MS = 300_000;
-/** V2: retries of a transient failure, after `base · 2^attempt` ms. */
-const V2_RETRIES = 2;
-const RETRY_BASE_MS = 1000;
-/** A `retry-after` longer than this is not waited for: the walk moves on (spec §8.3: 30 s). */
-const MAX_RETRY_AFTER_MS = 30_000;
-/** Failures a second V2 attempt can mend: a cut or unreadable stream, an overloaded server. */
-const TRANSIENT =
-  /closed before response\.completed|stream parse failed|server_error|internal_error|overloaded|service unavailable|timed out|fetch failed/i;
 const LANE_NAME = {
   v1: 'OpenAI remote compaction',
   v2: 'OpenAI V2 remote compaction',
@@ -59,9 +51,13 @@ export function nativeLanes(o, tokens, planned = false) {
  * to send. The input items are the openai-responses format's, written for a native lane.
  */
 function buildRequests(plan, t, lanes, n) {
-  const { messages, previous, instructions: system } = JSON.parse(plan._session().nativeMessagesJson(plan._raw()));
-  const prior =
-    previous?.provider === t.provider && Array.isArray(previous.replacementHistory) ? previous.replacementHistory : [];
+  // The previous native record, when it is this provider's (the core's choice).
+  const {
+    messages,
+    previous,
+    instructions: system,
+  } = JSON.parse(plan._session().nativeMessagesJson(plan._raw(), t.provider));
+  const prior = Array.isArray(previous?.replacementHistory) ? previous.replacementHistory : [];
   const native = { id: t.id, provider: t.provider, api: t.api, images: t.images, previous: prior };
   const input = write(messages, { warnings: new Warnings(), native }).messages;
   if (input.length === 0) return undefined;
@@ -135,14 +131,6 @@ function httpError(message, status, retryAfterMs = -1) {
   return Object.assign(new Error(message), { status, retryAfterMs });
 }
 
-/** Whether another V2 attempt can mend `err`: not an auth failure; a transient status or a transient message. */
-function retryable(err) {
-  const status = statusOf(err);
-  if (status === 401 || status === 403) return false;
-  if (status !== undefined) return status === 408 || status === 429 || status >= 500;
-  return TRANSIENT.test(messageOf(err));
-}
-
 /**
  * One POST of `request` (`{url, headers, body}`) for `lane` (`v1`, `v2`, `anthropic`),
  * resolving the whole answer text; `ctx`: `{o, model: {provider, api}, signal, timeoutMs}`.
@@ -191,13 +179,13 @@ export async function post(request, lane, ctx) {
 }
 
 /**
- * One lane: POST, then commit the answer. V2 retries a transient failure up to twice with
- * backoff (at least the `retry-after` of a 429/503); V1 retries only a 429/503 whose
- * `retry-after` is within 30 s, once. A user abort is never retried.
+ * One lane: POST, then commit the answer; a failure is sent again after the wait the core
+ * gives (`nativeRetryMs`: V2 up to twice with back-off, V1 once for a 429/503 that says when).
+ * A user abort is never retried.
  */
 async function runLane(lane, request, ctx) {
   const { plan, requests, model, o, signal } = ctx;
-  const base = o.native?.retryBaseMs ?? RETRY_BASE_MS;
+  const base = o.native?.retryBaseMs;
   const retained = lane === 'v2' ? JSON.stringify(requests.retained) : undefined;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -206,11 +194,16 @@ async function runLane(lane, request, ctx) {
       return committed(raw.commitNative(plan._raw(), lane, model.provider, '', text, retained, nowOf(o)), raw);
     } catch (err) {
       if (signal.aborted) throw abortError();
-      const status = statusOf(err);
-      const after = status === 429 || status === 503 ? (err.retryAfterMs ?? -1) : -1;
-      const again = lane === 'v2' ? attempt < V2_RETRIES && retryable(err) : attempt === 0 && after >= 0;
-      if (!again || after > MAX_RETRY_AFTER_MS) throw err;
-      await sleep(Math.max(lane === 'v2' ? base * 2 ** attempt : 0, after), signal);
+      const wait = requireRaw().nativeRetryMs(
+        lane,
+        attempt,
+        statusOf(err) ?? -1,
+        messageOf(err),
+        Number.isFinite(err?.retryAfterMs) ? err.retryAfterMs : -1,
+        typeof base === 'number' ? base : -1,
+      );
+      if (wait < 0) throw err;
+      await sleep(wait, signal);
     }
   }
 }
