@@ -240,3 +240,25 @@ pub fn native_retry_ms(
     let base = known(base_ms).map_or(1_000, |ms| ms as u64);
     Ok(retry_wait(lane, attempt, &failure, base).map_or(-1.0, |ms| ms as f64))
 }
+
+/// The summarization instructions of the Anthropic lane's compaction edit for `plan`
+/// (`anthropic::plan_instructions`): `tail_count` wire messages, the first of role `tail_role`,
+/// stay verbatim after the summary (none given: the whole conversation is summarized).
+#[wasm_bindgen(js_name = anthropicInstructions)]
+pub fn anthropic_instructions(
+    plan: &WasmCompactionPlan,
+    tail_count: Option<u32>,
+    tail_role: Option<String>,
+) -> String {
+    let tail = match (tail_count, tail_role.as_deref()) {
+        (Some(n), Some(role)) if n > 0 => Some((n as usize, role)),
+        _ => None,
+    };
+    crate::compaction::native::anthropic::plan_instructions(&plan.plan, tail)
+}
+
+/// The input tokens the Anthropic lane's compaction edit triggers at.
+#[wasm_bindgen(js_name = anthropicTriggerTokens)]
+pub fn anthropic_trigger_tokens() -> f64 {
+    crate::compaction::native::anthropic::TRIGGER_TOKENS as f64
+}

@@ -1,10 +1,10 @@
 // The async shell of Anthropic server compaction, the `remote` method's lane for Claude models
 // (spec: compaction §13, §8.3). The core decides whether the lane applies to a model, its route
 // and the live context, and where it POSTs (`nativeLanesJson`); this module writes the Messages
-// API request of a plan — its messages (from the core's `nativeMessagesJson`) as
-// Anthropic wire messages and the `compact_20260112` edit with the summarization instructions
-// — and POSTs it with the shared transport of native-openai.js (the host's `fetch` and
-// credentials, the time-out, the AbortSignal), waiting out a 429 as the core's `retryStep`
+// API request of a plan — its messages (from the core's `nativeMessagesJson`) as Anthropic wire
+// messages and the `compact_20260112` edit with the core's trigger and summarization
+// instructions — and POSTs it with the shared transport of native-openai.js (the host's `fetch`
+// and credentials, the time-out, the AbortSignal), waiting out a 429 as the core's `retryStep`
 // decides. The core reads the answer (untrusted) in the commit; nothing is written before it,
 // so every failure leaves the session as it was. The wire messages are the anthropic format's
 // (`wireMessages` of formats/anthropic.js, its repairing form).
@@ -20,8 +20,6 @@ const HEADERS = {
   'anthropic-version': '2023-06-01',
   'anthropic-beta': 'compact-2026-01-12',
 };
-/** The API refuses a compaction trigger below this many input tokens. */
-const MIN_TRIGGER_TOKENS = 50_000;
 /** Time-out of one compaction request (the reference: five minutes). */
 const TIMEOUT_MS = 300_000;
 
@@ -49,39 +47,6 @@ export function replayTarget(model) {
 
 // ----- the request ---------------------------------------------------------------------------
 
-/**
- * The summarization instructions (the edit's `instructions`, which replace the API's own): the
- * scope (the kept tail, `[count, role of its first message]`, stays verbatim after the summary,
- * so it is not summarized), the host's extra context, the summary prompt with the caller's
- * focus, and no tool calls (a summarization that calls a tool yields no summary).
- */
-export function instructions(prompt, focus, extraContext, tail) {
-  let out;
-  if (tail === undefined) {
-    out =
-      'SCOPE: The conversation above is the transcript to summarize. The API replaces everything ' +
-      'before your summary with it, so nothing you leave out survives into the next context window.';
-  } else {
-    const [n, role] = tail;
-    out =
-      n === 1
-        ? `SCOPE: The conversation's final ${role} message stays in context verbatim after your summary.`
-        : `SCOPE: The conversation's final ${n} messages, starting with ${role === 'user' ? 'a' : 'an'} ${role} ` +
-          'message, stay in context verbatim after your summary.';
-    out +=
-      ' Summarize ONLY the history before those messages. You MUST NOT restate anything from those ' +
-      'final messages — the reader sees them right after the summary — and you MUST treat them as the ' +
-      'most recent state when describing progress and next steps.';
-  }
-  out += '\n\n';
-  if (extraContext.length > 0) {
-    out += `<additional-context>\n${extraContext.map((l) => `- ${l}\n`).join('')}</additional-context>\n\n`;
-  }
-  out += prompt.trimEnd();
-  if (str(focus)) out += `\n\nAdditional focus: ${focus}`;
-  return `${out}\n\nYou MUST NOT call any tools while writing the summary; respond with the summary text only.`;
-}
-
 const endsAssistant = (messages) => messages.at(-1)?.role === 'assistant';
 
 /**
@@ -106,14 +71,17 @@ export function anthropicRequest(plan, m) {
     head = head.slice(1);
   }
   const tail = wireMessages(messages.slice(split));
-  const scope = tail.length === 0 ? undefined : [tail.length + (endsAssistant(tail) ? 1 : 0), tail[0].role];
+  // The kept tail (and the `Continue.` after an assistant one) stays verbatim: the core words
+  // the instructions around it.
+  const scope =
+    tail.length === 0 ? [undefined, undefined] : [tail.length + (endsAssistant(tail) ? 1 : 0), tail[0].role];
   const wire = [...prefix, ...wireMessages(head), ...tail];
   if (endsAssistant(wire)) wire.push({ role: 'user', content: [textBlock('Continue.')] });
   const edit = {
     type: 'compact_20260112',
-    trigger: { type: 'input_tokens', value: MIN_TRIGGER_TOKENS },
+    trigger: { type: 'input_tokens', value: requireRaw().anthropicTriggerTokens() },
     pause_after_compaction: true,
-    instructions: instructions(parts.prompt, parts.customInstructions, parts.extraContext, scope),
+    instructions: requireRaw().anthropicInstructions(plan._raw(), ...scope),
   };
   const body = {
     model: m.id,
