@@ -742,7 +742,7 @@ test('one Responses writer: the native input is the openai-responses format writ
   assert.ok(!JSON.stringify(sent).includes('CiQB0e2Kb3'));
 });
 
-test('the lanes a model takes are the core`s: bad settings mean no lane, E_SETTINGS from the walk', async () => {
+test('bad settings with a native model: E_SETTINGS from the walk, no request, the session unchanged', async () => {
   const s = Session.fromJsonl(sessionText());
   const bytes = s.toJsonl();
   await assert.rejects(

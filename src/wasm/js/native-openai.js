@@ -42,7 +42,8 @@ function jsonOf(v, what) {
 export function nativeLanes(o, tokens, planned = false) {
   const options = jsonOf({ model: o.model, provider: o.provider, contextWindow: o.contextWindow }, 'options.model');
   const t = typeof tokens === 'number' && Number.isFinite(tokens) ? tokens : undefined;
-  return JSON.parse(requireRaw().nativeLanesJson(options, jsonOf(o.settings ?? {}, 'options.settings'), t, planned));
+  const settings = o.settings === undefined ? undefined : jsonOf(o.settings, 'options.settings');
+  return JSON.parse(requireRaw().nativeLanesJson(options, settings, t, planned));
 }
 
 /**
