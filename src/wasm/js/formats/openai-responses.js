@@ -133,7 +133,7 @@ function shortHash(s) {
  * item of another prefix than `fc`/`fcr` (`ctc` for a freeform call), or none, is minted from
  * a hash, one over 64 characters is shortened.
  */
-export function splitCallId(id, prefix = 'fc') {
+function splitCallId(id, prefix = 'fc') {
   const sep = id.search(/[\n|]/);
   if (sep <= 0) return [id, `${prefix}_${shortHash(id)}`];
   const item = id.slice(sep + 1);
@@ -144,7 +144,7 @@ export function splitCallId(id, prefix = 'fc') {
 }
 
 /** A text signature of pi's Responses provider (`{v:1,id,phase}` JSON, or a plain id) as `{ id?, phase? }`. */
-export function textSignature(sig) {
+function textSignature(sig) {
   if (typeof sig !== 'string' || sig === '') return {};
   if (sig.startsWith('{')) {
     try {
