@@ -1,5 +1,5 @@
 //! The WebAssembly binding: the only module that touches wasm-bindgen / js-sys. Only
-//! [`interop::options`] is compiled natively too (plain JSON → core values, tested natively).
+//! [`interop::options`] and [`interop::native`] are compiled natively too (plain JSON → core values, tested natively).
 //!
 //! It is thin: each exported function converts its arguments (JSON text in, JSON text out —
 //! the JS wrapper in `js/` parses and stringifies), calls the core and turns core errors into

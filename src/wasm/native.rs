@@ -17,13 +17,24 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen]
 impl WasmSession {
     /// `{messages, previous, instructions, summary, …}` of a `remote` plan as JSON: its
-    /// messages as provider messages, the previous OpenAI native record (or null), the
-    /// summarization system prompt, whether the first message is the previous summary, and the
-    /// Anthropic lane's parts (`anthropic::request_parts`). Nothing is written.
+    /// messages as provider messages, the previous OpenAI native record (or null; with
+    /// `provider`, only a record of that provider, whose replacement history a request of that
+    /// provider replays), the summarization system prompt, whether the first message is the
+    /// previous summary, and the Anthropic lane's parts (`anthropic::request_parts`). Nothing
+    /// is written.
     #[wasm_bindgen(js_name = nativeMessagesJson)]
-    pub fn native_messages_json(&self, plan: &WasmCompactionPlan) -> Result<String, JsValue> {
-        let (messages, previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
+    pub fn native_messages_json(
+        &self,
+        plan: &WasmCompactionPlan,
+        provider: Option<String>,
+    ) -> Result<String, JsValue> {
+        let (messages, mut previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
         let summary = previous.is_null() && plan.plan.preparation.previous_summary.is_some();
+        if let Some(p) = provider {
+            if previous.get("provider").and_then(Value::as_str) != Some(p.as_str()) {
+                previous = Value::Null;
+            }
+        }
         let parts = request_parts(self.s(), &plan.plan).map_err(to_js)?;
         let mut out = String::new();
         let mut o = Object::open(&mut out);
@@ -126,4 +137,128 @@ pub fn native_openai_inputs_json(
         ("v2", Value::Array(v2)),
         ("retained", Value::Array(retained)),
     ])))
+}
+
+/// The provider-native lanes of a model (spec: compaction §8.3, §13), for the options
+/// `options_json` (`{model, provider?, contextWindow?}`) under the settings `settings_json`
+/// at `tokens` live context tokens (undefined or not finite: unknown), as JSON: `{lanes:
+/// ["v2", "v1"] | …, openai: {urls: {v2?, v1?}, id, provider, api, model, codex,
+/// contextWindow, images, retainedBudget} | null, anthropic: null | "why not", messagesApi, claude: {id, provider?,
+/// url} | null}`. `planned`: the `remote` method is planned (its lanes whatever
+/// `remoteEnabled` says). `E_SETTINGS` for bad settings.
+#[wasm_bindgen(js_name = nativeLanesJson)]
+pub fn native_lanes_json(
+    options_json: &str,
+    settings_json: Option<String>,
+    tokens: Option<f64>,
+    planned: bool,
+) -> Result<String, JsValue> {
+    use crate::compaction::native::lanes;
+    use crate::support::json::object;
+    let settings = super::interop::compact::settings_from(settings_json)?;
+    let options = super::interop::parse_json(options_json, "native lane options")?;
+    let model = super::interop::native::native_model(&options);
+    let openai = model
+        .as_ref()
+        .and_then(|m| lanes::openai_target(m, &settings, planned).map(|t| (m, t)));
+    let names: Vec<Value> = openai
+        .iter()
+        .flat_map(|(_, t)| t.lanes.iter().map(|(l, _)| l.as_str().into()))
+        .collect();
+    let openai = openai.map_or(Value::Null, |(m, t)| {
+        let urls = t
+            .lanes
+            .iter()
+            .map(|(l, u)| (l.as_str(), u.as_str().into()))
+            .collect();
+        object(vec![
+            ("urls", object(urls)),
+            ("id", m.id.as_str().into()),
+            ("provider", m.provider.as_deref().unwrap_or("").into()),
+            ("api", m.api.as_deref().unwrap_or("").into()),
+            ("model", t.wire_model.into()),
+            ("codex", t.codex.into()),
+            ("contextWindow", m.context_window.into()),
+            ("images", m.images.into()),
+            ("retainedBudget", settings.v2_retained_message_budget.into()),
+        ])
+    });
+    let why = lanes::anthropic_ineligibility(model.as_ref(), tokens);
+    let claude = model.as_ref().map_or(Value::Null, |m| {
+        let mut fields = vec![
+            ("id", m.id.as_str().into()),
+            ("url", lanes::anthropic_url(m).into()),
+        ];
+        if let Some(p) = &m.provider {
+            fields.push(("provider", p.as_str().into()));
+        }
+        object(fields)
+    });
+    Ok(js::stringify(&object(vec![
+        ("lanes", Value::Array(names)),
+        ("openai", openai),
+        ("anthropic", why.map_or(Value::Null, Into::into)),
+        (
+            "messagesApi",
+            model.as_ref().is_some_and(lanes::speaks_messages).into(),
+        ),
+        ("claude", claude),
+    ])))
+}
+
+/// How long to wait before sending a failed request of the OpenAI lane `lane` (`"v1"`,
+/// `"v2"`) again — `attempt` counts from 0; `status` and `retry_after_ms` are negative when
+/// unknown; `base_ms` is V2's back-off base (negative: 1 s) — or −1 to give the lane up
+/// (`compaction::native::retry`).
+#[wasm_bindgen(js_name = nativeRetryMs)]
+pub fn native_retry_ms(
+    lane: &str,
+    attempt: u32,
+    status: f64,
+    message: &str,
+    retry_after_ms: f64,
+    base_ms: f64,
+) -> Result<f64, JsValue> {
+    use crate::compaction::native::lanes::OpenAiLane;
+    use crate::compaction::native::retry::{retry_wait, LaneFailure};
+    let lane = match lane {
+        "v1" => OpenAiLane::V1,
+        "v2" => OpenAiLane::V2,
+        _ => {
+            return Err(to_js(Error::coded(
+                ErrorCode::InvalidArgument,
+                "the lane is \"v1\" or \"v2\"",
+            )))
+        }
+    };
+    let known = |v: f64| (v.is_finite() && v >= 0.0).then_some(v);
+    let failure = LaneFailure {
+        status: known(status).map(|s| s.min(f64::from(u16::MAX)) as u16),
+        message,
+        retry_after_ms: known(retry_after_ms).map(|ms| ms as u64),
+    };
+    let base = known(base_ms).map_or(1_000, |ms| ms as u64);
+    Ok(retry_wait(lane, attempt, &failure, base).map_or(-1.0, |ms| ms as f64))
+}
+
+/// The summarization instructions of the Anthropic lane's compaction edit for `plan`
+/// (`anthropic::plan_instructions`): `tail_count` wire messages, the first of role `tail_role`,
+/// stay verbatim after the summary (none given: the whole conversation is summarized).
+#[wasm_bindgen(js_name = anthropicInstructions)]
+pub fn anthropic_instructions(
+    plan: &WasmCompactionPlan,
+    tail_count: Option<u32>,
+    tail_role: Option<String>,
+) -> String {
+    let tail = match (tail_count, tail_role.as_deref()) {
+        (Some(n), Some(role)) if n > 0 => Some((n as usize, role)),
+        _ => None,
+    };
+    crate::compaction::native::anthropic::plan_instructions(&plan.plan, tail)
+}
+
+/// The input tokens the Anthropic lane's compaction edit triggers at.
+#[wasm_bindgen(js_name = anthropicTriggerTokens)]
+pub fn anthropic_trigger_tokens() -> f64 {
+    crate::compaction::native::anthropic::TRIGGER_TOKENS as f64
 }

@@ -550,3 +550,207 @@ test('a second native compaction replays the first one`s history', async () => {
   assert.equal(r.method, 'remote');
   assert.deepEqual(log[1].body.input[0], { type: 'compaction', encrypted_content: 'ENC0', id: 'cmp_1' });
 });
+
+/**
+ * A session of every shape a native request meets: pi's `call|item` ids (one of them over 64
+ * characters, one of a foreign prefix), a freeform call, a call of another model of the
+ * provider, reasoning-signed and unsigned thinking, a signed text item of two parts, a text
+ * signature of another provider, images in a user message and a tool result, an error turn and
+ * a failed tool result, blank text.
+ */
+function variedSessionText() {
+  const PNG = 'iVBORw0KGgo=';
+  const reasoning = (id) => JSON.stringify({ type: 'reasoning', id, encrypted_content: `E-${id}`, summary: [] });
+  const assistant = (content, extra = {}) => ({
+    role: 'assistant',
+    content,
+    provider: 'openai',
+    api: 'openai-responses',
+    model: 'gpt-5',
+    usage,
+    stopReason: content.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop',
+    ...extra,
+  });
+  const result = (toolCallId, content, isError = false) => ({
+    role: 'toolResult',
+    toolCallId,
+    toolName: 'read',
+    content,
+    isError,
+    timestamp: 1,
+  });
+  const long = `call_9|fc_${'x'.repeat(80)}`;
+  const messages = [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'look at this ' },
+        { type: 'image', data: PNG, mimeType: 'image/png' },
+        { type: 'text', text: '  ' },
+      ],
+      timestamp: 1,
+    },
+    assistant([
+      { type: 'thinking', thinking: 'plan', thinkingSignature: reasoning('rs_1') },
+      { type: 'text', text: 'Reading.', textSignature: JSON.stringify({ v: 1, id: 'msg_a1', phase: 'commentary' }) },
+      { type: 'toolCall', id: 'call_1|fc_1', name: 'read', arguments: { path: 'a.png' } },
+      { type: 'toolCall', id: long, name: 'read', arguments: { path: 'b' } },
+      { type: 'toolCall', id: 'call_2|item_2', name: 'read', arguments: { path: 'c' } },
+      { type: 'text', text: 'Then the rest.' },
+    ]),
+    result('call_1|fc_1', [
+      { type: 'text', text: 'the image' },
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+    ]),
+    result(long, [{ type: 'text', text: 'no such file' }], true),
+    result('call_2|item_2', [{ type: 'image', data: PNG, mimeType: 'image/png' }]),
+    { role: 'user', content: 'patch it', timestamp: 1 },
+    assistant([
+      { type: 'thinking', thinking: 'unsigned thoughts' },
+      {
+        type: 'toolCall',
+        id: 'call_3|ctc_3',
+        name: 'apply_patch',
+        arguments: { input: '*** Begin Patch' },
+        customWireName: 'apply_patch',
+      },
+    ]),
+    result('call_3|ctc_3', [{ type: 'text', text: 'patched' }]),
+    assistant(
+      [
+        {
+          type: 'text',
+          text: 'Part one. ',
+          textSignature: JSON.stringify({ v: 1, id: 'msg_two', phase: 'final_answer' }),
+        },
+        {
+          type: 'text',
+          text: 'Part two.',
+          textSignature: JSON.stringify({ v: 1, id: 'msg_two', phase: 'final_answer' }),
+        },
+      ],
+      { model: 'gpt-4.1' },
+    ),
+    { role: 'user', content: 'again', timestamp: 1 },
+    assistant([{ type: 'toolCall', id: 'call_4|fc_4', name: 'read', arguments: { path: 'd' } }], { model: 'gpt-4.1' }),
+    result('call_4|fc_4', [{ type: 'text', text: 'D' }]),
+    assistant(
+      [
+        { type: 'thinking', thinking: 'cut', thinkingSignature: reasoning('rs_err') },
+        { type: 'text', text: 'Half an ans' },
+      ],
+      {
+        stopReason: 'error',
+        errorMessage: 'overloaded',
+      },
+    ),
+    { role: 'user', content: 'from claude now', timestamp: 1 },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'claude thinks', thinkingSignature: 'c2ln' },
+        { type: 'text', text: 'Gemini-signed.', textSignature: 'CiQB0e2Kb3' },
+        { type: 'toolCall', id: 'toolu_5', name: 'read', arguments: { path: 'e' } },
+      ],
+      provider: 'anthropic',
+      api: 'anthropic-messages',
+      model: 'claude-opus-4-6',
+      usage,
+      stopReason: 'toolUse',
+    },
+    result('toolu_5', [{ type: 'text', text: 'E' }]),
+    { role: 'user', content: 'last', timestamp: 1 },
+    assistant([{ type: 'text', text: 'done' }]),
+  ];
+  const lines = [header, ...messages.map((m, i) => line(`e${i}`, i === 0 ? null : `e${i - 1}`, m))];
+  return `${lines.join('\n')}\n`;
+}
+
+test('one Responses writer: the native input is the openai-responses format writer`s output with the native options', async () => {
+  const pkg = new URL('.', import.meta.resolve('ctxfold'));
+  const { write } = await import(new URL('formats/openai-responses.js', pkg));
+  const { Warnings } = await import(new URL('formats/common.js', pkg));
+  reply = (_req, res) => json(res, 200, { output: [compactionItem] });
+  const s = Session.fromJsonl(variedSessionText());
+  // The provider messages a native request is written from: the plan's (an error turn too).
+  const plan = s.planCompaction({ keepRecentTokens: 1 });
+  const { messages: llm } = JSON.parse(plan._session().nativeMessagesJson(plan._raw()));
+  plan.free();
+  const r = await s.compact(options({ settings: { keepRecentTokens: 1, methodOrder: ['remote'] } }));
+  assert.equal(r.method, 'remote');
+  const sent = log[0].body.input;
+  const native = { id: 'gpt-5', provider: 'openai', api: 'openai-responses', images: false, previous: [] };
+  assert.deepEqual(sent, write(llm, { warnings: new Warnings(), native }).messages);
+
+  // What the native options make of the session (the reference's native history).
+  const byType = (type) => sent.filter((i) => i.type === type);
+  assert.deepEqual(sent[0], {
+    type: 'message',
+    role: 'user',
+    content: [
+      { type: 'input_text', text: 'look at this ' },
+      { type: 'input_image', detail: 'auto', image_url: 'data:image/png;base64,iVBORw0KGgo=' },
+    ],
+  });
+  assert.deepEqual(
+    byType('reasoning').map((i) => i.id),
+    ['rs_1'],
+    'signed reasoning only, not from the error turn',
+  );
+  const calls = sent.filter((i) => i.type === 'function_call' || i.type === 'custom_tool_call');
+  // pi's item ids are kept, a long or foreign one is minted (of the call's kind); another
+  // model's are left out.
+  assert.deepEqual(
+    calls.map((c) => [c.type, c.call_id, c.id?.replace(/_[a-z0-9]+$/, '_#')]),
+    [
+      ['function_call', 'call_1', 'fc_#'],
+      ['function_call', 'call_9', 'fc_#'],
+      ['function_call', 'call_2', 'fc_#'],
+      ['custom_tool_call', 'call_3', 'ctc_#'],
+      ['function_call', 'call_4', undefined],
+      ['function_call', 'toolu_5', 'fc_#'],
+    ],
+  );
+  assert.equal(calls[0].id, 'fc_1');
+  assert.equal(calls[3].id, 'ctc_3');
+  for (const c of calls.filter((c) => c.id !== undefined)) assert.match(c.id, /^(fc|ctc)_[a-z0-9]+$/, c.id);
+  assert.ok(calls.every((c) => c.id === undefined || c.id.length <= 64));
+  assert.equal(calls.find((c) => c.call_id === 'call_3').input, '*** Begin Patch');
+  // Every output follows its call, and the messages written after a batch's calls go before them.
+  const outputs = sent.filter((i) => i.type.endsWith('_output'));
+  assert.equal(outputs.length, 6);
+  for (const o of outputs) {
+    assert.ok(sent.findIndex((i) => i.call_id === o.call_id) < sent.indexOf(o), o.call_id);
+  }
+  assert.equal(byType('custom_tool_call_output')[0].call_id, 'call_3');
+  const rest = sent.findIndex((i) => i.content?.[0]?.text === 'Then the rest.');
+  assert.ok(rest < sent.findIndex((i) => i.call_id === 'call_1'), 'the text after the calls goes before them');
+  // A text model gets a tool result's images as a note.
+  assert.equal(outputs[0].output, 'the image\n[image omitted: model does not support vision]');
+  assert.equal(outputs[2].output, '[image omitted: model does not support vision]');
+  // Message ids: the signature's (two parts of one item stay one item), else msg_<n>; no
+  // other provider's signature as an id; no output-only status.
+  const texts = byType('message').filter((i) => i.role === 'assistant');
+  for (const t of texts) assert.match(t.id, /^msg_/, JSON.stringify(t));
+  const two = texts.find((t) => t.id === 'msg_two');
+  assert.deepEqual(
+    two.content.map((p) => p.text),
+    ['Part one. ', 'Part two.'],
+  );
+  assert.equal(two.phase, 'final_answer');
+  assert.ok(!sent.some((i) => Object.hasOwn(i, 'status')));
+  assert.ok(!JSON.stringify(sent).includes('CiQB0e2Kb3'));
+});
+
+test('bad settings with a native model: E_SETTINGS from the walk, no request, the session unchanged', async () => {
+  const s = Session.fromJsonl(sessionText());
+  const bytes = s.toJsonl();
+  await assert.rejects(
+    s.compact(
+      options({ settings: { keepRecentTokens: 10, methodOrder: ['remote'], remoteStreamingV2Enabled: 'yes' } }),
+    ),
+    (err) => err.code === 'E_SETTINGS',
+  );
+  assert.equal(s.toJsonl(), bytes);
+  assert.equal(log.length, 0);
+});

@@ -1,7 +1,8 @@
 //! Anthropic server-side compaction, the `remote` method's provider-native lane for Claude
 //! models (spec: compaction §13, §8.3). Sans-IO like the rest of the cycle: the JS shell
-//! (`js/native-anthropic.js`) decides whether the lane applies, writes the Messages API request
-//! from the plan's messages and [`request_parts`], and POSTs it; [`commit_anthropic`] reads the
+//! (`js/native-anthropic.js`) writes the Messages API request from the plan's messages,
+//! [`request_parts`] and [`plan_instructions`], and POSTs it (whether the lane applies is
+//! `lanes`); [`commit_anthropic`] reads the
 //! answer ([`read_response`]: exactly one `compaction` block with a summary, untrusted) and
 //! appends the compaction: the summary text is the entry's summary (other providers read it),
 //! and the block with its opaque `encrypted_content` (the signature the API checks on replay)
@@ -56,6 +57,81 @@ pub fn request_parts(
                 .into(),
         ),
     ])
+}
+
+/// The input tokens the compaction edit triggers at: the API refuses a trigger below this.
+/// The lane needs a live context of `lanes::ANTHROPIC_MIN_CONTEXT_TOKENS`, a margin above it.
+pub const TRIGGER_TOKENS: u64 = 50_000;
+
+/// The summarization instructions of the compaction edit (they replace the API's own), spec:
+/// compaction §13: the scope — the kept tail, `(count, role of its first message)` of the wire
+/// messages, stays verbatim after the summary, so it is not summarized — the host's extra
+/// context, the summary prompt with the caller's focus, and no tool calls (a summarization
+/// that calls a tool yields no summary).
+pub fn compaction_instructions(
+    prompt: &str,
+    focus: Option<&str>,
+    extra_context: &[String],
+    tail: Option<(usize, &str)>,
+) -> String {
+    let mut out = match tail {
+        None => "SCOPE: The conversation above is the transcript to summarize. The API replaces \
+                 everything before your summary with it, so nothing you leave out survives into \
+                 the next context window."
+            .to_string(),
+        Some((n, role)) => {
+            let mut scope = if n == 1 {
+                format!("SCOPE: The conversation's final {role} message stays in context verbatim after your summary.")
+            } else {
+                let article = if role == "user" { "a" } else { "an" };
+                format!(
+                    "SCOPE: The conversation's final {n} messages, starting with {article} {role} \
+                     message, stay in context verbatim after your summary."
+                )
+            };
+            scope.push_str(
+                " Summarize ONLY the history before those messages. You MUST NOT restate \
+                 anything from those final messages — the reader sees them right after the \
+                 summary — and you MUST treat them as the most recent state when describing \
+                 progress and next steps.",
+            );
+            scope
+        }
+    };
+    out.push_str("\n\n");
+    if !extra_context.is_empty() {
+        out.push_str("<additional-context>\n");
+        for line in extra_context {
+            out.push_str("- ");
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.push_str("</additional-context>\n\n");
+    }
+    out.push_str(prompt.trim_end_matches(crate::support::text::is_js_whitespace));
+    if let Some(f) = focus.filter(|f| !f.is_empty()) {
+        out.push_str("\n\nAdditional focus: ");
+        out.push_str(f);
+    }
+    out.push_str(
+        "\n\nYou MUST NOT call any tools while writing the summary; respond with the summary \
+         text only.",
+    );
+    out
+}
+
+/// [`compaction_instructions`] of a plan: its prompt (the hook's override or the default), the
+/// caller's focus and the hook's extra context.
+pub fn plan_instructions(plan: &CompactionPlan, tail: Option<(usize, &str)>) -> String {
+    let o = &plan.options;
+    compaction_instructions(
+        o.prompt_override
+            .as_deref()
+            .unwrap_or(crate::prompts::COMPACTION_SUMMARY),
+        o.custom_instructions.as_deref(),
+        &o.extra_context,
+        tail,
+    )
 }
 
 // ----- the answer ---------------------------------------------------------------------------
@@ -260,6 +336,35 @@ mod tests {
             ),
             json!({"provider": "anthropic", "content": "S", "encryptedContent": "E",
                    "filesText": "<read-files>\na\n</read-files>", "model": "claude-opus-4-6", "usedTokens": 7})
+        );
+    }
+}
+
+#[cfg(test)]
+mod instruction_tests {
+    use super::compaction_instructions as ins;
+
+    const NO_TOOLS: &str =
+        "\n\nYou MUST NOT call any tools while writing the summary; respond with the summary text only.";
+    const ONLY: &str = " Summarize ONLY the history before those messages. You MUST NOT restate anything from those final messages — the reader sees them right after the summary — and you MUST treat them as the most recent state when describing progress and next steps.";
+
+    #[test]
+    fn the_wording_of_each_scope() {
+        assert_eq!(
+            ins("Summarize.  \n", None, &[], None),
+            format!("SCOPE: The conversation above is the transcript to summarize. The API replaces everything before your summary with it, so nothing you leave out survives into the next context window.\n\nSummarize.{NO_TOOLS}")
+        );
+        assert_eq!(
+            ins("P", Some("focus on tests"), &["ctx one".into(), "ctx two".into()], Some((1, "user"))),
+            format!("SCOPE: The conversation's final user message stays in context verbatim after your summary.{ONLY}\n\n<additional-context>\n- ctx one\n- ctx two\n</additional-context>\n\nP\n\nAdditional focus: focus on tests{NO_TOOLS}")
+        );
+        assert_eq!(
+            ins("P\t", Some(""), &[], Some((3, "assistant"))),
+            format!("SCOPE: The conversation's final 3 messages, starting with an assistant message, stay in context verbatim after your summary.{ONLY}\n\nP{NO_TOOLS}")
+        );
+        assert_eq!(
+            ins("P", None, &[], Some((2, "user"))),
+            format!("SCOPE: The conversation's final 2 messages, starting with a user message, stay in context verbatim after your summary.{ONLY}\n\nP{NO_TOOLS}")
         );
     }
 }

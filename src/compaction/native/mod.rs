@@ -5,8 +5,10 @@
 
 pub mod anthropic;
 pub mod fit;
+pub mod lanes;
 pub mod openai;
 pub mod openai_v2;
+pub mod retry;
 
 use crate::compaction::commit::{append_plan_compaction, preserve_data, Committed};
 use crate::compaction::plan::CompactionPlan;

@@ -9,8 +9,8 @@
 // cannot run here is skipped, one that fails hands over to the next, and the result names the
 // method that ran.
 import { abortError, codedError, messageOf, statusOf, wrapError } from './errors.js';
-import { anthropicIneligibility, runAnthropic } from './native-anthropic.js';
-import { openaiLanes, runOpenaiNative } from './native-openai.js';
+import { runAnthropic } from './native-anthropic.js';
+import { nativeLanes, runOpenaiNative } from './native-openai.js';
 import { requireRaw } from './raw.js';
 import { contextSnapshot } from './report.js';
 import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
@@ -68,11 +68,12 @@ function endpointOf(o) {
 /**
  * Whether a provider-native lane may serve `remote` for the model of `o` (`{model, provider,
  * settings}`): an OpenAI Responses lane, or Anthropic server compaction for an eligible Claude
- * model from `liveTokens` (spec: compaction §8.3, §13). The lanes' tests live in native-*.js.
+ * model from `liveTokens` (spec: compaction §8.3, §13), as the core decides (`nativeLanes`).
  */
 export function nativeLane(o, liveTokens) {
   try {
-    return openaiLanes(o, o.settings).length > 0 || anthropicIneligibility(o, liveTokens) === null;
+    const lanes = nativeLanes(o, liveTokens);
+    return lanes.lanes.length > 0 || lanes.anthropic === null;
   } catch {
     // Bad settings surface from the walk or the ContextManager with their own error.
     return false;

@@ -25,7 +25,10 @@
 // sent as assistant text, tool call ids are split into `call_id` and item id as pi's provider
 // splits them, a provider-native compaction of OpenAI is replayed as its items, and what has no
 // Responses form is reported (W_CONVERTED, W_DROPPED).
-import { splitCallId, textSignature } from '../native-openai.js';
+//
+// The same writer writes the input of the provider-native OpenAI lanes (`native-openai.js`,
+// spec: compaction §13) with `ctx.native`; what such a request needs beyond a plain input is
+// listed at `NativeTarget` below.
 import {
   argumentsText,
   dataUrl,
@@ -116,6 +119,44 @@ function fill(shell, key, value) {
   for (const k in shell) putMember(out, k, k === key ? value : shell[k]);
   if (!Object.hasOwn(out, key)) putMember(out, key, value);
   return out;
+}
+
+/** A stable short hash for ids the provider limits to 64 characters (FNV-1a, base 36). */
+function shortHash(s) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(36);
+}
+
+/**
+ * A tool call id as `[call_id, item id]`, as pi's Responses provider splits `call|item`: an
+ * item of another prefix than `fc`/`fcr` (`ctc` for a freeform call), or none, is minted from
+ * a hash, one over 64 characters is shortened.
+ */
+function splitCallId(id, prefix = 'fc') {
+  const sep = id.search(/[\n|]/);
+  if (sep <= 0) return [id, `${prefix}_${shortHash(id)}`];
+  const item = id.slice(sep + 1);
+  const own = item.match(/^([a-zA-Z][a-zA-Z0-9]*)_/)?.[1];
+  const allowed = prefix === 'ctc' ? own === 'ctc' : own === 'fc' || own === 'fcr';
+  if (!allowed) return [id.slice(0, sep), `${prefix}_${shortHash(item)}`];
+  return [id.slice(0, sep), item.length > 64 ? `${own}_${shortHash(item)}` : item];
+}
+
+/** A text signature of pi's Responses provider (`{v:1,id,phase}` JSON, or a plain id) as `{ id?, phase? }`. */
+function textSignature(sig) {
+  if (typeof sig !== 'string' || sig === '') return {};
+  if (sig.startsWith('{')) {
+    try {
+      const v = JSON.parse(sig);
+      if (v?.v === 1 && typeof v.id === 'string') {
+        return { id: v.id, phase: ['commentary', 'final_answer'].includes(v.phase) ? v.phase : undefined };
+      }
+    } catch {
+      // A plain id.
+    }
+  }
+  return { id: sig };
 }
 
 /** Whether `m` is a message item (typed, or the easy-input form with a role only). */
@@ -398,6 +439,32 @@ export function read(messages, ctx) {
 }
 
 // ----- writing -------------------------------------------------------------------------------
+//
+// `ctx.native` (`NativeTarget`: `{ id, provider, api, images, previous }`, the lane's model as
+// the core's `nativeLanesJson` describes it, and the replacement history of the previous native
+// compaction of this provider) makes the input of a provider-native OpenAI lane (spec:
+// compaction §13), as the reference's native history has it:
+// - the previous history comes first; a message's Responses history replays only when it is
+//   this provider's, and an assistant's own history without `dt` replaces what came before;
+// - the messages are pi's own (`ctxfold` extras of this format are not read back); user and
+//   developer messages are typed `message` items without blank text parts (an empty one is
+//   left out): V2's retained messages are picked from them;
+// - every assistant message item has an id (its signature's, else `msg_<n>`, n the message's
+//   index) and a tool call its item id (pi's `call|item`, else minted), except another model's
+//   of the same provider and api; thinking without a reasoning item is left out;
+// - a tool result goes only after its call, its images only to a model that reads them (a note
+//   in the text otherwise);
+// - assistant messages between a call batch and its outputs go before the calls, and
+//   output-only `status` fields are dropped.
+
+const NO_VISION = '[image omitted: model does not support vision]';
+const blank = (t) => typeof t !== 'string' || t.trim() === '';
+
+/** A text or image block as an input part of pi's own shape. */
+function plainPart(b) {
+  if (b.type === 'text') return { type: 'input_text', text: b.text };
+  return { type: 'input_image', detail: 'auto', image_url: dataUrl(b) };
+}
 
 /** A user or tool-output block as an input part, or undefined (reported) for a block with none. */
 function partOut(b, warnings, index, path) {
@@ -405,11 +472,11 @@ function partOut(b, warnings, index, path) {
   if (b.type === 'text') {
     if (isObject(x?.part) && partPlaceholder(x.part) === b.text) return x.part;
     if (isObject(x?.shell) && x.shell.type === 'input_text') return fill(x.shell, 'text', b.text);
-    return { type: 'input_text', text: b.text };
+    return plainPart(b);
   }
   if (b.type === 'image') {
     if (isObject(x?.shell) && x.shell.type === 'input_image') return fill(x.shell, 'image_url', dataUrl(b));
-    return { type: 'input_image', detail: 'auto', image_url: dataUrl(b) };
+    return plainPart(b);
   }
   warnings.dropped(`a ${b.type} block has no Responses input form`, index, path);
   return undefined;
@@ -425,9 +492,16 @@ function contentOut(content, warnings, index) {
   return parts;
 }
 
-function userOut(m, warnings, index) {
+function userOut(m, w, index) {
+  if (w.native) {
+    const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+    const content = (Array.isArray(blocks) ? blocks : [])
+      .filter((b) => (b?.type === 'text' && !blank(b.text)) || b?.type === 'image')
+      .map(plainPart);
+    return content.length === 0 ? undefined : { type: 'message', role: m.role, content };
+  }
   const x = extrasOf(m);
-  const content = contentOut(m.content, warnings, index);
+  const content = contentOut(m.content, w.warnings, index);
   if (isObject(x?.shell)) return fill(x.shell, 'content', content);
   const role = m.role === 'user' ? 'user' : x?.role === 'system' ? 'system' : 'developer';
   return { role, content };
@@ -441,16 +515,22 @@ function outputPart(b, bx) {
   return { type: 'output_text', text: b.text, annotations: [] };
 }
 
-/** The id and phase a text block's signature gives its message item, when it is a Responses one. */
-function messageIdOf(b, m, warnings, index, path) {
+/**
+ * The id and phase a text block's signature gives its message item, when it is a Responses
+ * one; a native input names every item (`msg_<n>` for the n-th message) and shortens a long id.
+ */
+function messageIdOf(b, m, w, index, path) {
   const sig = textSignature(b.textSignature);
-  if (sig.id === undefined) return {};
-  if (sig.id.startsWith('msg_') && sig.id.length <= 64) return sig;
-  warnings.dropped(`a text signature of ${m.api ?? 'another provider'} is not a Responses message id`, index, path);
-  return {};
+  if (sig.id?.startsWith('msg_')) {
+    if (sig.id.length <= 64) return sig;
+    if (w.native) return { id: `msg_${shortHash(sig.id)}`, phase: sig.phase };
+  }
+  if (sig.id !== undefined && !w.native)
+    w.warnings.dropped(`a text signature of ${m.api ?? 'another provider'} is not a Responses message id`, index, path);
+  return w.native ? { id: `msg_${index}` } : {};
 }
 
-function toolCallOut(b, m, x, warnings, index, path) {
+function toolCallOut(b, m, x, w, index, path) {
   const shell = isObject(x?.item) ? x.item : undefined;
   if (shell?.type === 'custom_tool_call') {
     const input = typeof b.arguments?.input === 'string' ? b.arguments.input : stringifyArguments(b.arguments);
@@ -462,19 +542,28 @@ function toolCallOut(b, m, x, warnings, index, path) {
   }
   // pi's Responses provider keeps `call_id|item_id`; other providers' ids are a call id only.
   const id = String(b.id ?? '');
-  const [callId] = splitCallId(id);
-  const sep = id.search(/[\n|]/);
-  const itemId = sep > 0 && RESPONSES_APIS.includes(m.api) ? id.slice(sep + 1) : undefined;
-  if (typeof b.thoughtSignature === 'string' && b.thoughtSignature !== '' && !RESPONSES_APIS.includes(m.api))
-    warnings.dropped(`a ${m.api ?? 'provider'} tool-call signature has no Responses form`, index, path);
-  if (typeof b.customWireName === 'string') {
+  const custom = typeof b.customWireName === 'string';
+  const [callId, minted] = splitCallId(id, custom ? 'ctc' : 'fc');
+  let itemId;
+  if (w.native) {
+    // Another model's item ids are not replayable.
+    const otherModel = m.model !== w.native.id && m.provider === w.native.provider && m.api === w.native.api;
+    itemId = otherModel ? undefined : minted;
+  } else {
+    const sep = id.search(/[\n|]/);
+    const own = sep > 0 && RESPONSES_APIS.includes(m.api) ? id.slice(sep + 1) : undefined;
+    if (own !== undefined && own.length <= 64 && (custom ? own.startsWith('ctc_') : /^fcr?_/.test(own))) itemId = own;
+    if (typeof b.thoughtSignature === 'string' && b.thoughtSignature !== '' && !RESPONSES_APIS.includes(m.api))
+      w.warnings.dropped(`a ${m.api ?? 'provider'} tool-call signature has no Responses form`, index, path);
+  }
+  if (custom) {
     const input = typeof b.arguments?.input === 'string' ? b.arguments.input : '';
     const call = { type: 'custom_tool_call', call_id: callId, name: b.customWireName, input };
-    if (itemId?.startsWith('ctc_') && itemId.length <= 64) call.id = itemId;
+    if (itemId !== undefined) call.id = itemId;
     return call;
   }
   const call = { type: 'function_call', call_id: callId, name: b.name, arguments: argumentsText(b.arguments) };
-  if (itemId !== undefined && /^fcr?_/.test(itemId) && itemId.length <= 64) call.id = itemId;
+  if (itemId !== undefined) call.id = itemId;
   return call;
 }
 
@@ -489,7 +578,8 @@ function reasoningItemOf(signature) {
   }
 }
 
-function assistantOut(m, out, warnings, index) {
+function assistantOut(m, w, index) {
+  const { out, warnings, native } = w;
   /** The message item blocks may continue: `{ content, signature?, foreign }`, or undefined. */
   let open;
   const push = (item) => {
@@ -504,16 +594,19 @@ function assistantOut(m, out, warnings, index) {
   const content = Array.isArray(m.content) ? m.content : [];
   content.forEach((b, k) => {
     const path = `content[${k}]`;
-    const bx = extrasOf(b);
+    // A native input is written from pi's own shapes.
+    const bx = native ? undefined : extrasOf(b);
     if (b?.type === 'thinking') {
       const item = reasoningItemOf(b.thinkingSignature);
       if (item !== undefined && m.stopReason !== 'error') push(item);
+      else if (native) return;
       else if (typeof b.thinking === 'string' && b.thinking.trim() !== '') {
         warnings.converted('thinking without a Responses reasoning item is sent as text', index, path);
         push(textItem(b.thinking));
       } else if (b.thinkingSignature)
         warnings.dropped('signed thinking without text has no Responses form', index, path);
     } else if (b?.type === 'text') {
+      if (native && blank(b.text)) return;
       if (isObject(bx?.other)) {
         push(itemPlaceholder(bx.other) === b.text ? bx.other : textItem(b.text));
         return;
@@ -537,20 +630,37 @@ function assistantOut(m, out, warnings, index) {
         return;
       }
       const item = textItem(b.text);
-      const { id, phase } = messageIdOf(b, m, warnings, index, path);
+      const { id, phase } = messageIdOf(b, m, w, index, path);
       if (id !== undefined) item.id = id;
       if (phase !== undefined) item.phase = phase;
       push(item);
       open = { content: item.content, signature: b.textSignature, foreign: true };
-    } else if (b?.type === 'toolCall') push(toolCallOut(b, m, bx, warnings, index, path));
+    } else if (b?.type === 'toolCall') push(toolCallOut(b, m, bx, w, index, path));
+    else if (native) return;
     else if (b?.type === 'redactedThinking') warnings.dropped('redacted thinking has no Responses form', index, path);
     else warnings.dropped(`an assistant ${b?.type} block has no Responses form`, index, path);
   });
 }
 
-function toolResultOut(m, custom, warnings, index) {
-  const x = extrasOf(m);
+/** A native tool output: the text, with the images for a model that reads them (else a note). */
+function nativeOutput(blocks, images) {
+  const text = blocks
+    .filter((b) => b?.type === 'text')
+    .map((b) => b.text)
+    .join('\n');
+  if (!blocks.some((b) => b?.type === 'image')) return text;
+  if (images) return blocks.filter((b) => b?.type === 'image' || b?.type === 'text').map(plainPart);
+  return text === '' ? NO_VISION : `${text}\n${NO_VISION}`;
+}
+
+function toolResultOut(m, w, index) {
+  const { warnings, native } = w;
   const blocks = Array.isArray(m.content) ? m.content : [];
+  const callId = splitCallId(String(m.toolCallId ?? ''))[0];
+  const type = w.custom.has(callId) ? 'custom_tool_call_output' : 'function_call_output';
+  if (native)
+    return w.known.has(callId) ? { type, call_id: callId, output: nativeOutput(blocks, native.images) } : undefined;
+  const x = extrasOf(m);
   let output;
   if (x?.form === 'parts' || (x?.form !== 'string' && blocks.some((b) => b?.type === 'image'))) {
     output = contentOut(blocks, warnings, index);
@@ -571,16 +681,21 @@ function toolResultOut(m, custom, warnings, index) {
     const wire = typeof own === 'string' && String(m.toolCallId).startsWith(`${own}|`) ? own : m.toolCallId;
     return fill(fill(x.shell, 'call_id', wire), 'output', output);
   }
-  const callId = splitCallId(String(m.toolCallId ?? ''))[0];
-  const type = custom.has(callId) ? 'custom_tool_call_output' : 'function_call_output';
   return { type, call_id: callId, output };
 }
 
-/** The items of a replayable Responses history a message carries (a native compaction), or undefined. */
-function replayOf(m) {
+/**
+ * The replayable Responses history a message carries (a native compaction, or a provider's
+ * own history): `{ items, extends }`, or undefined. A native input replays only its provider's.
+ */
+function replayOf(m, native) {
   const p = m.providerPayload;
   if (!isObject(p) || p.type !== 'openaiResponsesHistory' || !Array.isArray(p.items)) return undefined;
-  return p.items.filter(isObject);
+  if (native !== undefined) {
+    const fallback = m.role === 'assistant' ? m.provider : undefined;
+    if ((p.provider ?? fallback ?? native.provider) !== native.provider) return undefined;
+  }
+  return { items: p.items.filter(isObject), extends: p.dt === true };
 }
 
 /** The system prompt: `{ items }` to open the input, or `{ instructions }`. */
@@ -594,43 +709,109 @@ function systemOut(system, warnings) {
   return { instructions: system.text };
 }
 
-/** The LLM view → `{ messages: input items, system?: instructions }`. */
+/** Notes the calls among `items` (their outputs may follow; a freeform call's is `custom_tool_call_output`). */
+function noteCalls(w, items) {
+  for (const i of items) {
+    if (i?.type !== 'function_call' && i?.type !== 'custom_tool_call') continue;
+    w.known.add(i.call_id);
+    if (i.type === 'custom_tool_call') w.custom.add(i.call_id);
+  }
+}
+
+const CALLS = ['function_call', 'custom_tool_call'];
+const OUTPUTS = ['function_call_output', 'custom_tool_call_output'];
+const batchKind = (i) =>
+  CALLS.includes(i?.type)
+    ? 'call'
+    : OUTPUTS.includes(i?.type)
+      ? 'output'
+      : i?.type === 'message' && i.role === 'assistant'
+        ? 'message'
+        : 'other';
+
+/** `items` with the assistant messages between a call batch and its outputs moved before the calls. */
+function hoistBatchMessages(items) {
+  const out = [];
+  let run = [];
+  let calls = false;
+  const flush = (hoist) => {
+    if (hoist)
+      out.push(...run.filter((i) => batchKind(i) === 'message'), ...run.filter((i) => batchKind(i) === 'call'));
+    else out.push(...run);
+    run = [];
+    calls = false;
+  };
+  for (const item of items) {
+    const kind = batchKind(item);
+    if (kind === 'call' || kind === 'message') {
+      run.push(item);
+      calls ||= kind === 'call';
+      continue;
+    }
+    flush(kind === 'output' && calls);
+    out.push(item);
+  }
+  flush(false);
+  return out;
+}
+
+/** Output-only `status` fields, which an input refuses, dropped. */
+const STATUSLESS = ['message', 'function_call', 'custom_tool_call', 'compaction', 'compaction_summary'];
+function withoutStatuses(items) {
+  return items.map((i) => {
+    if (!STATUSLESS.includes(i.type) || !Object.hasOwn(i, 'status')) return i;
+    const { status: _status, ...rest } = i;
+    return rest;
+  });
+}
+
+/** The LLM view → `{ messages: input items, system?: instructions }` (`ctx.native`: a native lane's input, above). */
 export function write(llm, ctx) {
   const warnings = ctx.warnings;
-  const system = systemOut(ctx.system, warnings);
-  const out = system.items === undefined ? [] : [...system.items];
-  /** The call ids of the freeform calls written: their results are `custom_tool_call_output`s. */
-  const custom = new Set();
+  const native = isObject(ctx.native) ? ctx.native : undefined;
+  const system = native ? {} : systemOut(ctx.system, warnings);
+  const previous = native && Array.isArray(native.previous) ? native.previous : [];
+  const w = { out: [...(system.items ?? []), ...previous], warnings, native, known: new Set(), custom: new Set() };
+  noteCalls(w, w.out);
   llm.forEach((m, index) => {
-    const replay = replayOf(m);
+    const replay = replayOf(m, native);
     if (replay !== undefined) {
-      out.push(...replay);
+      if (native && m.role === 'assistant' && !replay.extends) {
+        // The provider's own history of everything so far.
+        w.out.length = 0;
+        w.known.clear();
+        w.custom.clear();
+      }
+      w.out.push(...replay.items);
+      noteCalls(w, replay.items);
       return;
     }
-    if (m.providerPayload !== undefined)
+    if (m.providerPayload !== undefined && !native)
       warnings.dropped(
         'a provider-native compaction of another provider has no Responses form: the summary is sent as text',
         index,
       );
+    let item;
     switch (m.role) {
       case 'user':
       case 'developer':
-        out.push(userOut(m, warnings, index));
+        item = userOut(m, w, index);
         break;
       case 'assistant': {
-        const from = out.length;
-        assistantOut(m, out, warnings, index);
-        for (let k = from; k < out.length; k++) if (out[k].type === 'custom_tool_call') custom.add(out[k].call_id);
+        const from = w.out.length;
+        assistantOut(m, w, index);
+        noteCalls(w, w.out.slice(from));
         break;
       }
       case 'toolResult':
-        out.push(toolResultOut(m, custom, warnings, index));
+        item = toolResultOut(m, w, index);
         break;
       default:
-        warnings.dropped(`a ${m.role} message has no Responses form`, index);
+        if (!native) warnings.dropped(`a ${m.role} message has no Responses form`, index);
     }
+    if (item !== undefined) w.out.push(item);
   });
-  const result = { messages: out };
+  const result = { messages: native ? withoutStatuses(hoistBatchMessages(w.out)) : w.out };
   if (system.instructions !== undefined) result.system = system.instructions;
   return result;
 }
