@@ -47,6 +47,7 @@
 //! maintenance runs at most once per idle period.
 
 mod decisions;
+mod guard;
 mod inputs;
 mod json;
 mod methods;
@@ -58,6 +59,7 @@ pub use decisions::{
     Continuation, ContinuationKind, Decision, DropTurn, EntryPoint, Event, ManagerState, Notice,
     NoticeLevel, PromotionRequest,
 };
+pub use guard::ProgressGuard;
 pub use inputs::{CompactionOutcome, CompactionReport, ModelInfo, PromptInput, TurnInput};
 pub use methods::{eligible_methods, usable_methods, why_unusable, MethodContext};
 pub use overflow::{is_context_overflow, is_overflow_error_text};
@@ -69,8 +71,8 @@ pub use walk::{
 use crate::session::message::{AssistantMessage, StopReason};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::tokens::{
-    budget_reserve_tokens, context_tokens, has_context_token_usage, prompt_tokens, should_compact,
-    threshold_tokens, window_budgets,
+    context_tokens, has_context_token_usage, prompt_tokens, should_compact, threshold_tokens,
+    window_budgets,
 };
 use inputs::{
     delivered_output, predates, same_model, terminal_text_answer, truncated_text, turn_label,
@@ -987,14 +989,10 @@ impl ContextManager {
         d
     }
 
-    /// The progress guard (spec: compaction §8.5): `Some(warning)` when the compaction left
-    /// no headroom. A pass that retries (overflow, incomplete) only needs the retried request
-    /// to fit: `max(live, stored) ≤ W − budget reserve` (the reference 18.2.3 tests every
-    /// `willRetry` pass this way, incomplete included; the spec names overflow only); a
-    /// threshold pass needs `≤ floor(0.8 · threshold)`; unknown window: always headroom. A
-    /// payload-rejection recovery must also have shrunk the context.
+    /// The progress guard (spec: compaction §8.5, [`ProgressGuard`]): `Some(warning)` when
+    /// the compaction left no headroom. A payload-rejection recovery must also have shrunk the
+    /// context.
     fn no_headroom(&self, req: &CompactRequest, residual: u64) -> Option<String> {
-        let w = req.context_window;
         if req.payload_rejection && req.context_tokens > 0 && residual >= req.context_tokens {
             return Some(format!(
                 "Compaction did not shrink the request the provider rejected as too large \
@@ -1002,19 +1000,16 @@ impl ContextManager {
                  attachments or switch models."
             ));
         }
-        if w == 0 {
-            return None;
-        }
-        let limit = if req.reason == CompactionReason::Overflow || req.will_retry {
-            w.saturating_sub(budget_reserve_tokens(w, &self.settings))
-        } else {
-            // The model's threshold as the request recorded it (a host-made request without
-            // one: the settings' own).
-            recovery_band_tokens(
-                req.threshold_tokens
-                    .unwrap_or_else(|| threshold_tokens(w, &self.settings)),
-            )
-        };
+        // The model's threshold as the request recorded it (a host-made request without one:
+        // the settings' own).
+        let guard = ProgressGuard::new(
+            req.reason,
+            req.will_retry,
+            req.context_window,
+            req.threshold_tokens,
+            &self.settings,
+        );
+        let limit = guard.limit()?;
         (residual > limit).then(|| {
             format!(
                 "Compaction freed too little context to make progress — pausing automatic \
