@@ -60,7 +60,10 @@ pub use decisions::{
     NoticeLevel, PromotionRequest,
 };
 pub use guard::ProgressGuard;
-pub use inputs::{CompactionOutcome, CompactionReport, ModelInfo, PromptInput, TurnInput};
+pub use inputs::{
+    CompactionOutcome, CompactionReport, HostRoutes, ModelInfo, PromptInput, TurnInput,
+    MAX_HOST_TOKENS,
+};
 pub use methods::{eligible_methods, usable_methods, why_unusable, MethodContext};
 pub use overflow::{is_context_overflow, is_overflow_error_text};
 pub use walk::{
@@ -68,6 +71,7 @@ pub use walk::{
     FINAL_CODES, PRUNE_WINDOWS, REMOTE_COOLDOWN_MS,
 };
 
+use crate::error::Error;
 use crate::session::message::{AssistantMessage, StopReason};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::tokens::{
@@ -192,6 +196,76 @@ impl ContextManager {
     /// endpoint of its own, or a provider-native lane), so requests offer it (§8.3).
     pub fn set_remote_route(&mut self, available: bool) {
         self.remote_route = available;
+    }
+
+    /// Refuses settings under which no compaction method could ever run for `model` on this
+    /// host (issue 43): for every automatic reason, the methods this machine would request
+    /// are walked as the host runs them ([`Walk`], with the host's summarizer and routes), and
+    /// when no walk has a method to run the error is `E_SETTINGS` naming why. A configuration
+    /// where some method runs for some reason is accepted: an overflow ends with `soft` when a
+    /// summarizer can write it, and a remote endpoint stands in for a missing summarizer.
+    /// Compaction switched off (`enabled: false`, strategy `off`, an empty `methodOrder`) is
+    /// accepted as what it says.
+    pub fn check_methods(&self, model: &ModelInfo, host: HostRoutes) -> Result<(), Error> {
+        if !self.compaction_available() {
+            return Ok(());
+        }
+        let reasons = [
+            CompactionReason::Threshold,
+            CompactionReason::Overflow,
+            CompactionReason::Incomplete,
+            CompactionReason::Idle,
+        ];
+        let walk = |reason, methods| {
+            Walk::new(WalkInput {
+                methods: Some(methods),
+                summarizer: host.summarizer,
+                remote_endpoint: host.remote_endpoint,
+                native_lane: host.native_lane,
+                ..WalkInput::new(reason, self.settings.clone(), model.clone())
+            })
+        };
+        for reason in reasons {
+            let requested = self.methods(reason, model, false);
+            // No request for this reason: the machine acts as with compaction off.
+            if !requested.is_empty() && !walk(reason, requested).methods().is_empty() {
+                return Ok(());
+            }
+        }
+        // Why, method by method, as the walks of the whole order say it.
+        let order: Vec<CompactionMethod> = self
+            .settings
+            .method_order
+            .iter()
+            .filter_map(|m| CompactionMethod::named(m))
+            .collect();
+        let mut why: Vec<(CompactionMethod, &'static str)> = Vec::new();
+        for reason in reasons {
+            for &(m, text) in walk(reason, order.clone()).skipped() {
+                if !why.iter().any(|(x, _)| *x == m) {
+                    why.push((m, text));
+                }
+            }
+        }
+        let mut text: Vec<String> = why
+            .iter()
+            .map(|(m, text)| format!("{} ({text})", m.as_str()))
+            .collect();
+        if !host.summarizer && !order.contains(&CompactionMethod::Soft) {
+            text.push(
+                "and the LLM summary (soft) an overflow falls back to needs a summarizer".into(),
+            );
+        }
+        Err(Error::Settings {
+            field: "methodOrder".into(),
+            reason: format!(
+                "no compaction method can ever run for {} on this host: {}. Add a method \
+                 that can (e.g. 'soft' with a `summarize` callback), or turn automatic \
+                 compaction off with `enabled: false`",
+                model.label(),
+                text.join(", ")
+            ),
+        })
     }
 
     /// The settings in use.

@@ -14,7 +14,7 @@ import { clampImages, contextSnapshot, textTokens } from './report.js';
 import { FRAME_DATA_BYTES_BUDGET, FRAME_TOKEN_ESTIMATE, providerImageBudget } from './snapcompact.js';
 import { handlers } from './summarizer.js';
 import { TokenGauge } from './tokens.js';
-import { ContextManager } from './triggers.js';
+import { ContextManager, modelJson } from './triggers.js';
 
 let pruneWindows;
 
@@ -26,23 +26,6 @@ let pruneWindows;
 function windows() {
   pruneWindows ??= JSON.parse(requireRaw().pruneWindowsJson());
   return pruneWindows;
-}
-
-function checkModel(model, what = 'options.model') {
-  if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
-    throw invalidArgument(`${what} must be an object with string \`provider\` and \`id\` (and \`contextWindow\`)`);
-  }
-  // Token sizes the core computes with: a finite count below 2^53 (the window above zero).
-  for (const [k, min] of [
-    ['contextWindow', 1],
-    ['maxTokens', 0],
-  ]) {
-    const v = model[k];
-    if (v !== undefined && (typeof v !== 'number' || !(v >= min) || v > Number.MAX_SAFE_INTEGER)) {
-      throw invalidArgument(`${what}.${k} must be a number of tokens from ${min} to 2^53 - 1, got ${String(v)}`);
-    }
-  }
-  return model;
 }
 
 let imageTokenEstimate;
@@ -126,7 +109,6 @@ export class Maintainer {
     if (typeof session?.planCompaction !== 'function') throw invalidArgument('new Maintainer() takes a Session');
     const o = options ?? {};
     if (!isObject(o)) throw invalidArgument('Maintainer options must be an object');
-    checkModel(o.model);
     for (const k of ['promote', 'onEvent', 'now', 'setTimer', 'saveArtifact']) {
       if (o[k] !== undefined && typeof o[k] !== 'function') throw invalidArgument(`options.${k} must be a function`);
     }
@@ -137,9 +119,16 @@ export class Maintainer {
     this.#session = session;
     this.#model = o.model;
     // An endpoint of the Maintainer's own is a remote route the settings do not name; so is
-    // a provider-native lane of the model (spec: compaction §8.3, §13).
-    const native = nativeLane({ model: o.model, provider: o.provider, settings: o.settings }, undefined);
-    this.#cm = new ContextManager(o.settings, { remote: typeof o.remoteEndpoint === 'string' || native });
+    // a provider-native lane of the model (spec: compaction §8.3, §13). The core checks the
+    // model, and refuses settings under which no method could ever run on this host.
+    const endpoint = typeof o.remoteEndpoint === 'string' && o.remoteEndpoint !== '';
+    const native = isObject(o.model) && nativeLane({ model: o.model, provider: o.provider, settings: o.settings });
+    this.#cm = new ContextManager(o.settings, {
+      remote: endpoint || native,
+      endpoint,
+      summarizer: [o.summarize].flat().some((f) => typeof f === 'function'),
+      model: o.model,
+    });
     this.#settings = this.#cm.settings;
     const sc = this.#settings.snapcompact;
     if (sc.systemPrompt !== 'none' || sc.toolResults) {
@@ -603,7 +592,7 @@ export class Maintainer {
       this.#emit({ type: 'notice', level: 'warning', text: `context promotion failed: ${messageOf(err)}` });
     }
     if (model !== null) {
-      checkModel(model, 'the model promote() resolved');
+      modelJson(model, 'the model promote() resolved');
       const from = this.#model;
       this.#model = model;
       this.#emit({ type: 'promotion', reason: request.reason, from, to: model });
