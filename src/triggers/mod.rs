@@ -46,6 +46,7 @@
 //! stops are recovered at most [`INCOMPLETE_RECOVERY_MAX_RETRIES`] times in a row, and idle
 //! maintenance runs at most once per idle period.
 
+mod calibration;
 mod decisions;
 mod guard;
 mod inputs;
@@ -54,6 +55,9 @@ mod methods;
 mod overflow;
 mod walk;
 
+pub use calibration::{
+    count_cut, max_count_chars, Calibration, HostCount, Rates, Sample, SentRequest,
+};
 pub use decisions::{
     compaction_error_message, CompactRequest, CompactionAction, CompactionMethod, CompactionReason,
     Continuation, ContinuationKind, Decision, DropTurn, EntryPoint, Event, ManagerState, Notice,

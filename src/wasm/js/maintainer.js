@@ -99,8 +99,6 @@ export class Maintainer {
   #tokens = null;
   /** The host's token counter and the calibration from reported usage. */
   #gauge;
-  /** The last request's uncalibrated estimate (text, and images sent), to compare with the usage its reply reports. */
-  #sent = null;
   /** Inline imaging (`snapcompact.systemPrompt` / `snapcompact.toolResults`), when either is on. */
   #imager = null;
 
@@ -216,7 +214,7 @@ export class Maintainer {
       // Images count as sent (budgets may leave some out); a tokenCounter prices them itself.
       const { text } = this.#rawSplit();
       const images = this.#gauge.counting ? 0 : imageEstimate(messages);
-      this.#sent = inline?.savedTokens > 0 ? null : { model: this.#model, text, images };
+      this.#gauge.sent(this.#model, { text, images }, inline?.savedTokens ?? 0);
       if (systemPrompt !== undefined) result.systemPrompt = systemPrompt;
       if (inline !== undefined) result.inline = inline;
       return result;
@@ -240,7 +238,9 @@ export class Maintainer {
       // Appended (and so checked by the core) before anything of it is observed: a refused
       // reply changes nothing.
       const id = this.#session.appendMessage(message, { now: message.timestamp ?? now });
-      this.#observe(message);
+      // A reply to the last request: its reported prompt tokens calibrate its model (the core
+      // decides whether it answered that request).
+      this.#gauge.observe(message);
       if (message.stopReason === 'toolUse') {
         // Between tool-loop calls: checked before the next request, with the results counted.
         this.#midRun = message;
@@ -292,6 +292,7 @@ export class Maintainer {
     this.#cancelIdle?.();
     this.#cancelIdle = null;
     this.abort();
+    // The calibration stays readable (`calibration`); the collector frees it.
     this.#queue.finally(() => this.#cm.free());
   }
 
@@ -399,12 +400,7 @@ export class Maintainer {
   #inEstimate(windows) {
     if (!this.#gauge.counting) return windows;
     const { estimated, value: counted, usage } = this.#measure();
-    const ratio = estimated > 0 && counted > 0 ? estimated / counted : 1;
-    const out = {};
-    for (const [name, tokens] of Object.entries(windows)) {
-      out[name] = name === 'keepRecentTokens' && usage > 0 ? tokens : Math.ceil(tokens * ratio);
-    }
-    return out;
+    return this.#gauge.inEstimate(windows, { estimated, counted, usage });
   }
 
   /**
@@ -413,10 +409,9 @@ export class Maintainer {
    * `tokenCounter` counts.
    */
   #providerRatio() {
-    const calibration = this.#gauge.ratio(this.#model);
-    if (!this.#gauge.counting) return calibration;
+    if (!this.#gauge.counting) return this.#gauge.ratio(this.#model);
     const { estimated, value: counted } = this.#measure();
-    return estimated > 0 && counted > 0 ? (counted / estimated) * calibration : calibration;
+    return this.#gauge.providerRatio(this.#model, { estimated, counted });
   }
 
   /**
@@ -436,17 +431,6 @@ export class Maintainer {
     report.tokensBefore = before;
     report.tokensAfter = after;
     return report;
-  }
-
-  /** A reply to the last request: its reported prompt tokens calibrate the estimate of its model. */
-  #observe(message) {
-    const sent = this.#sent;
-    this.#sent = null;
-    const u = message.usage;
-    if (sent === null || !isObject(u) || message.stopReason === 'error' || message.stopReason === 'aborted') return;
-    if (message.model !== undefined && message.model !== sent.model.id) return;
-    const reported = (u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0);
-    this.#gauge.observe(sent.model, { text: sent.text, images: sent.images }, reported);
   }
 
   #turnOptions() {
