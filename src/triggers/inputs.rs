@@ -18,10 +18,70 @@ pub struct ModelInfo {
     pub accepts_images: bool,
 }
 
+/// The largest token count a host can hand over exactly: 2^53 − 1, JavaScript's safe integers.
+pub const MAX_HOST_TOKENS: u64 = (1 << 53) - 1;
+
 impl ModelInfo {
     pub(super) fn label(&self) -> String {
         format!("{}/{}", self.provider, self.id)
     }
+
+    /// The model a host describes, its sizes checked (the one check of the package: the
+    /// Maintainer's model, a promoted model, and every model a `ContextManager` call takes).
+    /// `contextWindow` sets the thresholds (spec: compaction §3.3): a number of tokens from 1
+    /// to 2^53 − 1, or absent when unknown; `maxTokens` from 0. Fractions are floored. The
+    /// error names the field and the value.
+    pub fn from_host(
+        provider: String,
+        id: String,
+        context_window: Option<f64>,
+        max_tokens: Option<f64>,
+        accepts_images: bool,
+    ) -> Result<ModelInfo, String> {
+        Ok(ModelInfo {
+            provider,
+            id,
+            context_window: host_size("contextWindow", context_window, 1)?,
+            max_output_tokens: host_size("maxTokens", max_tokens, 0)?,
+            accepts_images,
+        })
+    }
+}
+
+/// A size of a host's model: absent (0, unknown) or a number of tokens from `min` to
+/// [`MAX_HOST_TOKENS`].
+fn host_size(field: &str, v: Option<f64>, min: u64) -> Result<u64, String> {
+    let Some(v) = v else { return Ok(0) };
+    if v >= min as f64 && v <= MAX_HOST_TOKENS as f64 {
+        return Ok(v as u64);
+    }
+    let shown = if v.is_nan() {
+        "NaN".to_string()
+    } else if v.is_infinite() {
+        if v > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
+    } else {
+        v.to_string()
+    };
+    let unknown = if min > 0 {
+        " (leave it out when unknown)"
+    } else {
+        ""
+    };
+    Err(format!(
+        "{field} must be a number of tokens from {min} to 2^53 - 1{unknown}, got {shown}"
+    ))
+}
+
+/// What the host can compact with besides the settings (spec: compaction §8.3): whether a
+/// `ContextManager`'s requests can be carried out at all on this host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostRoutes {
+    /// A summarizer callback: `soft` and `handoff` need one.
+    pub summarizer: bool,
+    /// A remote endpoint of the host's own (it stands in for a missing summarizer).
+    pub remote_endpoint: bool,
+    /// A provider-native lane of the model (it serves `remote`).
+    pub native_lane: bool,
 }
 
 /// An assistant turn that just ended (spec: compaction §8.2).

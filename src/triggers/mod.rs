@@ -46,19 +46,28 @@
 //! stops are recovered at most [`INCOMPLETE_RECOVERY_MAX_RETRIES`] times in a row, and idle
 //! maintenance runs at most once per idle period.
 
+mod calibration;
 mod decisions;
+mod guard;
 mod inputs;
 mod json;
 mod methods;
 mod overflow;
 mod walk;
 
+pub use calibration::{
+    count_cut, max_count_chars, Calibration, HostCount, Rates, Sample, SentRequest,
+};
 pub use decisions::{
     compaction_error_message, CompactRequest, CompactionAction, CompactionMethod, CompactionReason,
     Continuation, ContinuationKind, Decision, DropTurn, EntryPoint, Event, ManagerState, Notice,
     NoticeLevel, PromotionRequest,
 };
-pub use inputs::{CompactionOutcome, CompactionReport, ModelInfo, PromptInput, TurnInput};
+pub use guard::ProgressGuard;
+pub use inputs::{
+    CompactionOutcome, CompactionReport, HostRoutes, ModelInfo, PromptInput, TurnInput,
+    MAX_HOST_TOKENS,
+};
 pub use methods::{eligible_methods, usable_methods, why_unusable, MethodContext};
 pub use overflow::{is_context_overflow, is_overflow_error_text};
 pub use walk::{
@@ -66,11 +75,12 @@ pub use walk::{
     FINAL_CODES, PRUNE_WINDOWS, REMOTE_COOLDOWN_MS,
 };
 
+use crate::error::Error;
 use crate::session::message::{AssistantMessage, StopReason};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::tokens::{
-    budget_reserve_tokens, context_tokens, has_context_token_usage, prompt_tokens, should_compact,
-    threshold_tokens, window_budgets,
+    context_tokens, has_context_token_usage, prompt_tokens, should_compact, threshold_tokens,
+    window_budgets,
 };
 use inputs::{
     delivered_output, predates, same_model, terminal_text_answer, truncated_text, turn_label,
@@ -190,6 +200,76 @@ impl ContextManager {
     /// endpoint of its own, or a provider-native lane), so requests offer it (§8.3).
     pub fn set_remote_route(&mut self, available: bool) {
         self.remote_route = available;
+    }
+
+    /// Refuses settings under which no compaction method could ever run for `model` on this
+    /// host (issue 43): for every automatic reason, the methods this machine would request
+    /// are walked as the host runs them ([`Walk`], with the host's summarizer and routes), and
+    /// when no walk has a method to run the error is `E_SETTINGS` naming why. A configuration
+    /// where some method runs for some reason is accepted: an overflow ends with `soft` when a
+    /// summarizer can write it, and a remote endpoint stands in for a missing summarizer.
+    /// Compaction switched off (`enabled: false`, strategy `off`, an empty `methodOrder`) is
+    /// accepted as what it says.
+    pub fn check_methods(&self, model: &ModelInfo, host: HostRoutes) -> Result<(), Error> {
+        if !self.compaction_available() {
+            return Ok(());
+        }
+        let reasons = [
+            CompactionReason::Threshold,
+            CompactionReason::Overflow,
+            CompactionReason::Incomplete,
+            CompactionReason::Idle,
+        ];
+        let walk = |reason, methods| {
+            Walk::new(WalkInput {
+                methods: Some(methods),
+                summarizer: host.summarizer,
+                remote_endpoint: host.remote_endpoint,
+                native_lane: host.native_lane,
+                ..WalkInput::new(reason, self.settings.clone(), model.clone())
+            })
+        };
+        for reason in reasons {
+            let requested = self.methods(reason, model, false);
+            // No request for this reason: the machine acts as with compaction off.
+            if !requested.is_empty() && !walk(reason, requested).methods().is_empty() {
+                return Ok(());
+            }
+        }
+        // Why, method by method, as the walks of the whole order say it.
+        let order: Vec<CompactionMethod> = self
+            .settings
+            .method_order
+            .iter()
+            .filter_map(|m| CompactionMethod::named(m))
+            .collect();
+        let mut why: Vec<(CompactionMethod, &'static str)> = Vec::new();
+        for reason in reasons {
+            for &(m, text) in walk(reason, order.clone()).skipped() {
+                if !why.iter().any(|(x, _)| *x == m) {
+                    why.push((m, text));
+                }
+            }
+        }
+        let mut text: Vec<String> = why
+            .iter()
+            .map(|(m, text)| format!("{} ({text})", m.as_str()))
+            .collect();
+        if !host.summarizer && !order.contains(&CompactionMethod::Soft) {
+            text.push(
+                "and the LLM summary (soft) an overflow falls back to needs a summarizer".into(),
+            );
+        }
+        Err(Error::Settings {
+            field: "methodOrder".into(),
+            reason: format!(
+                "no compaction method can ever run for {} on this host: {}. Add a method \
+                 that can (e.g. 'soft' with a `summarize` callback), or turn automatic \
+                 compaction off with `enabled: false`",
+                model.label(),
+                text.join(", ")
+            ),
+        })
     }
 
     /// The settings in use.
@@ -987,14 +1067,10 @@ impl ContextManager {
         d
     }
 
-    /// The progress guard (spec: compaction §8.5): `Some(warning)` when the compaction left
-    /// no headroom. A pass that retries (overflow, incomplete) only needs the retried request
-    /// to fit: `max(live, stored) ≤ W − budget reserve` (the reference 18.2.3 tests every
-    /// `willRetry` pass this way, incomplete included; the spec names overflow only); a
-    /// threshold pass needs `≤ floor(0.8 · threshold)`; unknown window: always headroom. A
-    /// payload-rejection recovery must also have shrunk the context.
+    /// The progress guard (spec: compaction §8.5, [`ProgressGuard`]): `Some(warning)` when
+    /// the compaction left no headroom. A payload-rejection recovery must also have shrunk the
+    /// context.
     fn no_headroom(&self, req: &CompactRequest, residual: u64) -> Option<String> {
-        let w = req.context_window;
         if req.payload_rejection && req.context_tokens > 0 && residual >= req.context_tokens {
             return Some(format!(
                 "Compaction did not shrink the request the provider rejected as too large \
@@ -1002,19 +1078,16 @@ impl ContextManager {
                  attachments or switch models."
             ));
         }
-        if w == 0 {
-            return None;
-        }
-        let limit = if req.reason == CompactionReason::Overflow || req.will_retry {
-            w.saturating_sub(budget_reserve_tokens(w, &self.settings))
-        } else {
-            // The model's threshold as the request recorded it (a host-made request without
-            // one: the settings' own).
-            recovery_band_tokens(
-                req.threshold_tokens
-                    .unwrap_or_else(|| threshold_tokens(w, &self.settings)),
-            )
-        };
+        // The model's threshold as the request recorded it (a host-made request without one:
+        // the settings' own).
+        let guard = ProgressGuard::new(
+            req.reason,
+            req.will_retry,
+            req.context_window,
+            req.threshold_tokens,
+            &self.settings,
+        );
+        let limit = guard.limit()?;
         (residual > limit).then(|| {
             format!(
                 "Compaction freed too little context to make progress — pausing automatic \

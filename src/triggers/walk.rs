@@ -29,10 +29,10 @@
 //!   context stays above 80 % of the threshold.
 
 use super::methods::{eligible_methods, why_unusable, MethodContext};
-use super::{compaction_error_message, recovery_band_tokens, CompactionMethod, CompactionReason};
-use super::{CompactionSettings, ModelInfo};
+use super::{compaction_error_message, CompactionMethod, CompactionReason};
+use super::{CompactionSettings, ModelInfo, ProgressGuard};
 use crate::settings::Strategy;
-use crate::tokens::{budget_reserve_tokens, threshold_tokens};
+use crate::tokens::threshold_tokens;
 
 /// Errors no other method can mend: they end the walk (spec: compaction §8.3).
 pub const FINAL_CODES: [&str; 6] = [
@@ -132,6 +132,10 @@ pub enum WalkStep {
 #[derive(Debug, Clone)]
 pub struct WalkInput {
     pub reason: CompactionReason,
+    /// The failed request is retried after the compaction (overflow and length-stop
+    /// recovery): the progress guard then only asks that it fit (§8.5). [`WalkInput::new`]
+    /// sets it for those two reasons.
+    pub will_retry: bool,
     /// A trigger's list (`CompactRequest::methods`): walked as given (eligibility re-checked).
     pub methods: Option<Vec<CompactionMethod>>,
     /// An explicit strategy: its method, then `soft` behind it.
@@ -167,6 +171,10 @@ impl WalkInput {
     pub fn new(reason: CompactionReason, settings: CompactionSettings, model: ModelInfo) -> Self {
         WalkInput {
             reason,
+            will_retry: matches!(
+                reason,
+                CompactionReason::Overflow | CompactionReason::Incomplete
+            ),
             methods: None,
             explicit: None,
             settings,
@@ -682,23 +690,26 @@ impl Walk {
 
     /// 80 % of the model's threshold (its `modelThresholds` rule applied).
     fn recovery_band(&self) -> u64 {
-        let m = &self.input.model;
-        let s = self.input.settings.for_model(&m.provider, &m.id);
-        recovery_band_tokens(threshold_tokens(m.context_window, &s))
+        self.guard().recovery_band()
     }
 
-    /// The most context a compaction may leave for the agent to go on (§8.5): the window minus
-    /// the reserve after an overflow, the recovery band otherwise; no limit for a manual
-    /// compaction or an unknown window.
-    pub fn headroom_limit(&self) -> u64 {
+    /// The progress guard of this compaction (§8.5, [`ProgressGuard`]): the model's threshold,
+    /// the settings' reserve.
+    pub fn guard(&self) -> ProgressGuard {
         let w = self.input.model.context_window;
-        if w == 0 || self.input.reason == CompactionReason::Manual {
-            return u64::MAX;
-        }
-        if self.input.reason == CompactionReason::Overflow {
-            return w.saturating_sub(budget_reserve_tokens(w, &self.input.settings));
-        }
-        self.recovery_band()
+        ProgressGuard::new(
+            self.input.reason,
+            self.input.will_retry,
+            w,
+            self.threshold_tokens(),
+            &self.input.settings,
+        )
+    }
+
+    /// The most context a compaction may leave for the agent to go on ([`Walk::guard`]);
+    /// `u64::MAX` when the pass is not guarded.
+    pub fn headroom_limit(&self) -> u64 {
+        self.guard().limit().unwrap_or(u64::MAX)
     }
 }
 
@@ -760,6 +771,7 @@ fn failed(reason: CompactionReason, code: &str, message: &str) -> WalkStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tokens::{budget_reserve_tokens, recovery_band_tokens};
     use crate::triggers::{
         CompactRequest, CompactionOutcome, CompactionReport, ContextManager, EntryPoint, TurnInput,
     };
@@ -1047,6 +1059,57 @@ mod tests {
         w.handle_summarized().unwrap();
         w.handle_committed(band / 2, None).unwrap();
         assert!(matches!(w.poll(), WalkStep::Shake { .. }));
+    }
+
+    /// One progress guard (§8.5): the walk asks for the rescue shake after a commit exactly
+    /// when the ContextManager would then find no headroom, for every automatic reason (a
+    /// length-stop recovery retries, so its request only has to fit, as an overflow's).
+    #[test]
+    fn the_walk_and_the_context_manager_share_the_progress_guard() {
+        let s = CompactionSettings::default();
+        let w = 32_000;
+        let m = model(w, false);
+        let band = recovery_band_tokens(threshold_tokens(w, &s));
+        let fit = w - budget_reserve_tokens(w, &s);
+        for reason in [
+            CompactionReason::Threshold,
+            CompactionReason::Overflow,
+            CompactionReason::Incomplete,
+        ] {
+            let will_retry = reason != CompactionReason::Threshold;
+            for residual in [band - 1, band, band + 1, fit - 1, fit, fit + 1] {
+                let mut walk = Walk::new(WalkInput {
+                    methods: Some(vec![Soft]),
+                    ..WalkInput::new(reason, s.clone(), m.clone())
+                });
+                walk.handle_planned().unwrap();
+                walk.handle_summarized().unwrap();
+                walk.handle_committed(0, Some(residual)).unwrap();
+                let rescues = matches!(walk.poll(), WalkStep::Shake { .. });
+                let mut cm = ContextManager::new(s.clone());
+                let req = CompactRequest {
+                    reason,
+                    entry: EntryPoint::PostTurn,
+                    will_retry,
+                    methods: vec![Soft],
+                    context_window: w,
+                    threshold_tokens: Some(threshold_tokens(w, &s)),
+                    ..CompactRequest::default()
+                };
+                let d = cm.after_compaction(&CompactionReport::new(
+                    req,
+                    CompactionOutcome::Compacted {
+                        tokens_after: residual,
+                        stored_tokens: Some(residual),
+                    },
+                ));
+                assert_eq!(
+                    rescues,
+                    d.compaction_warning.is_some(),
+                    "{reason:?} with {residual} tokens left (band {band}, fit {fit})"
+                );
+            }
+        }
     }
 
     #[test]

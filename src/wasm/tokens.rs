@@ -3,9 +3,10 @@
 use super::interop::to_js;
 use super::interop::tokens::{settings, window};
 use crate::error::{Error, ErrorCode};
-use crate::session::message::{AgentMessage, Usage};
+use crate::session::message::{AgentMessage, StopReason, Usage};
 use crate::settings::CompactionSettings;
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
+use crate::triggers::{Calibration, HostCount, SentRequest};
 use std::borrow::Cow;
 use wasm_bindgen::prelude::*;
 
@@ -122,4 +123,134 @@ pub fn adapt_keep_recent_tokens(
 #[wasm_bindgen(js_name = resolveSettingsJson)]
 pub fn resolve_settings_json(settings_json: Option<String>) -> Result<String, JsValue> {
     Ok(settings(settings_json)?.json())
+}
+
+/// The Maintainer's calibration from reported usage (`triggers::Calibration`) and the request
+/// it last sent: the JS `TokenGauge` feeds what was sent and what came back, and reads the
+/// rates. Model keys are `provider/id`.
+#[wasm_bindgen]
+pub struct WasmCalibration {
+    inner: Calibration,
+    sent: Option<SentRequest>,
+}
+
+#[wasm_bindgen]
+impl WasmCalibration {
+    /// `enabled: false` keeps every rate at 1.
+    #[wasm_bindgen(constructor)]
+    pub fn new(enabled: bool) -> WasmCalibration {
+        WasmCalibration {
+            inner: Calibration::new(enabled),
+            sent: None,
+        }
+    }
+
+    /// `[ratio, imageRate, samples]` of a model.
+    pub fn rates(&self, key: &str) -> Vec<f64> {
+        let r = self.inner.rates(key);
+        vec![r.ratio, r.image_rate, r.samples as f64]
+    }
+
+    /// A request estimated at `text` and `images` tokens, as the provider would count it.
+    pub fn calibrated(&self, key: &str, text: f64, images: f64) -> f64 {
+        self.inner.calibrated(key, text, images)
+    }
+
+    /// A request went out to `key` (`model_id`) estimated at `text` and `images` tokens; with
+    /// inline imaging that saved tokens it sent less than the estimate counts, so its reply
+    /// calibrates nothing.
+    pub fn sent(&mut self, key: &str, model_id: &str, text: f64, images: f64, inline_saved: f64) {
+        self.sent = (inline_saved <= 0.0 || inline_saved.is_nan()).then(|| SentRequest {
+            key: key.to_string(),
+            model_id: model_id.to_string(),
+            text,
+            images,
+        });
+    }
+
+    /// A reply came (`{stopReason?, model?, usage?}`): it calibrates the model of the request
+    /// last sent, if it answered it (`Calibration::observe_reply`). Returns whether it did.
+    #[wasm_bindgen(js_name = observeReply)]
+    pub fn observe_reply(&mut self, reply_json: &str) -> Result<bool, JsValue> {
+        let Some(sent) = self.sent.take() else {
+            return Ok(false);
+        };
+        let bad = |e: String| to_js(Error::coded(ErrorCode::InvalidArgument, e));
+        let v = crate::support::json::parse(reply_json)
+            .map_err(|e| bad(format!("invalid reply: {e}")))?;
+        let stop = v
+            .get("stopReason")
+            .and_then(|s| s.as_str())
+            .map(StopReason::parse);
+        let model = v.get("model").and_then(|s| s.as_str());
+        let usage = match v.get("usage") {
+            Some(u @ serde_json::Value::Object(_)) => Some(
+                Usage::parse(&crate::support::json::js::stringify(u))
+                    .map_err(|e| bad(format!("invalid usage: {e}")))?,
+            ),
+            _ => None,
+        };
+        Ok(self
+            .inner
+            .observe_reply(&sent, stop.as_ref(), model, usage.as_ref()))
+    }
+
+    /// `{key: {ratio, imageRate, samples}}` of every model calibrated so far, as JSON.
+    #[wasm_bindgen(js_name = snapshotJson)]
+    pub fn snapshot_json(&self) -> String {
+        let mut o = serde_json::Map::new();
+        for (key, r) in self.inner.models() {
+            o.insert(
+                key.to_string(),
+                serde_json::json!({"ratio": r.ratio, "imageRate": r.image_rate, "samples": r.samples}),
+            );
+        }
+        crate::support::json::js::stringify(&serde_json::Value::Object(o))
+    }
+
+    /// A window `name` of `tokens` host tokens in the core's estimate, for a live context the
+    /// core estimates at `estimated`, the host counts at `counted`, with `usage` reported
+    /// (`HostCount::window_in_estimate`).
+    #[wasm_bindgen(js_name = windowInEstimate)]
+    pub fn window_in_estimate(
+        name: &str,
+        tokens: f64,
+        estimated: f64,
+        counted: f64,
+        usage: f64,
+    ) -> f64 {
+        HostCount {
+            estimated,
+            counted,
+            usage,
+        }
+        .window_in_estimate(name, tokens)
+    }
+
+    /// The characters of one message the host's counter reads (`maxCountChars`, default when
+    /// absent); `E_INVALID_ARGUMENT` below the least cap.
+    #[wasm_bindgen(js_name = maxCountChars)]
+    pub fn max_count_chars(requested: Option<f64>) -> Result<f64, JsValue> {
+        crate::triggers::max_count_chars(requested)
+            .map_err(|e| to_js(Error::coded(ErrorCode::InvalidArgument, e)))
+    }
+
+    /// `[keep, scale]` for a message of `total` characters under `cap` (`count_cut`), or `[]`
+    /// when it reaches the counter whole.
+    #[wasm_bindgen(js_name = countCut)]
+    pub fn count_cut(total: f64, cap: f64) -> Vec<f64> {
+        crate::triggers::count_cut(total, cap).map_or_else(Vec::new, |(k, s)| vec![k, s])
+    }
+
+    /// Provider tokens per token of the core's estimate of text for `key`: its ratio, times the
+    /// host's count over the core's estimate when the host counts (`counted` > 0).
+    #[wasm_bindgen(js_name = providerRatio)]
+    pub fn provider_ratio(&self, key: &str, estimated: f64, counted: f64) -> f64 {
+        HostCount {
+            estimated,
+            counted,
+            usage: 0.0,
+        }
+        .provider_ratio(self.inner.rates(key).ratio)
+    }
 }

@@ -3,12 +3,13 @@
 //! inputs and decisions back to JSON.
 
 use super::interop::triggers::{
-    assistant, bad, compaction_time, flag, model, now, number, opt_tokens, options, outcome, tokens,
+    assistant, bad, compaction_time, flag, host_model, model, model_json, now, number, opt_tokens,
+    options, outcome, tokens,
 };
-use super::interop::{now_ms, parse_json};
+use super::interop::{now_ms, parse_json, to_js};
 use crate::support::json::js;
 use crate::triggers::{
-    self, CompactRequest, CompactionReason, CompactionReport, ContextManager, Decision,
+    self, CompactRequest, CompactionReason, CompactionReport, ContextManager, Decision, HostRoutes,
     MethodContext, PromptInput, TurnInput,
 };
 use serde_json::Value;
@@ -34,6 +35,26 @@ impl WasmContextManager {
         let mut inner = ContextManager::new(settings);
         inner.set_remote_route(remote);
         Ok(WasmContextManager { inner })
+    }
+
+    /// Refuses (`E_SETTINGS`, naming why) settings under which no compaction method could ever
+    /// run for the model on this host (`ContextManager::check_methods`). `host_json`:
+    /// `{summarizer?, remoteEndpoint?, nativeLane?}` (booleans).
+    #[wasm_bindgen(js_name = checkMethods)]
+    pub fn check_methods(
+        &self,
+        model_json: &str,
+        host_json: Option<String>,
+    ) -> Result<(), JsValue> {
+        let m = model(model_json)?;
+        let what = "host routes";
+        let o = options(host_json, what)?;
+        let host = HostRoutes {
+            summarizer: flag(&o, "summarizer", what)?,
+            remote_endpoint: flag(&o, "remoteEndpoint", what)?,
+            native_lane: flag(&o, "nativeLane", what)?,
+        };
+        self.inner.check_methods(&m, host).map_err(to_js)
     }
 
     /// The settings with defaults filled in, as JSON.
@@ -175,6 +196,13 @@ impl WasmContextManager {
             .on_idle(&m, tokens(context_tokens, "contextTokens")?, now_ms(now)?);
         decision_json(&d)
     }
+}
+
+/// A host's model object, checked (`ModelInfo::from_host`: `E_INVALID_ARGUMENT` naming the
+/// field), as the JSON the other calls take. `what` names it in errors.
+#[wasm_bindgen(js_name = hostModelJson)]
+pub fn host_model_json(model: JsValue, what: &str) -> Result<String, JsValue> {
+    Ok(model_json(&host_model(&model, what)?))
 }
 
 /// `isContextOverflow(message, contextWindow?)` (spec: compaction §8.2).

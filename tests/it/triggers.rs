@@ -1722,3 +1722,123 @@ fn agent_simulator_regressions() {
         assert!(r.compactions > 0, "{s:?}: {r:?}");
     }
 }
+
+// ----- construction checks (issue 43 item 1, issue 36 item 11) ---------------------------
+
+fn host(summarizer: bool, remote_endpoint: bool, native_lane: bool) -> HostRoutes {
+    HostRoutes {
+        summarizer,
+        remote_endpoint,
+        native_lane,
+    }
+}
+
+fn text_model(window: u64) -> ModelInfo {
+    ModelInfo {
+        accepts_images: false,
+        ..model(window)
+    }
+}
+
+/// Settings under which no method could ever run for the model on this host are refused with
+/// `E_SETTINGS` naming why; a fallback that recovers (an overflow's `soft`, an endpoint that
+/// stands in for the summarizer) or compaction switched off is accepted.
+#[test]
+fn settings_under_which_no_method_can_run_are_refused() {
+    let refused = |order: Value, m: &ModelInfo, h: HostRoutes| {
+        let mut cm = manager(json!({ "methodOrder": order }));
+        cm.set_remote_route(h.remote_endpoint || h.native_lane);
+        cm.check_methods(m, h).err()
+    };
+    let bare = host(false, false, false);
+    // snapcompact for a text-only model, no summarizer for the overflow's fallback.
+    let e = refused(json!(["snapcompact"]), &text_model(32_000), bare).expect("refused");
+    assert_eq!(e.code().as_str(), "E_SETTINGS");
+    let text = e.to_string();
+    assert!(text.contains("methodOrder"), "{text}");
+    assert!(
+        text.contains("snapcompact needs a model with image input"),
+        "{text}"
+    );
+    assert!(text.contains("needs a summarizer"), "{text}");
+    // remote without an endpoint or a native lane; window has no engine; soft without a summarizer.
+    let e = refused(json!(["remote"]), &model(32_000), bare).expect("refused");
+    assert!(e.to_string().contains("remote (no remote endpoint)"), "{e}");
+    let e = refused(json!(["window"]), &model(32_000), bare).expect("refused");
+    assert!(
+        e.to_string().contains("'window' has no compaction engine"),
+        "{e}"
+    );
+    let e = refused(json!(["soft", "handoff"]), &model(32_000), bare).expect("refused");
+    assert!(e.to_string().contains("soft (no summarizer)"), "{e}");
+
+    // Accepted: a summarizer makes an overflow recover with soft.
+    for order in [json!(["snapcompact"]), json!(["remote"]), json!(["window"])] {
+        assert!(
+            refused(order.clone(), &text_model(32_000), host(true, false, false)).is_none(),
+            "{order}"
+        );
+    }
+    // An endpoint of the host's own runs remote, and stands in for the summary.
+    assert!(refused(json!(["remote"]), &model(32_000), host(false, true, false)).is_none());
+    assert!(refused(
+        json!(["snapcompact"]),
+        &text_model(32_000),
+        host(false, true, false)
+    )
+    .is_none());
+    // A native lane serves remote.
+    assert!(refused(json!(["remote"]), &model(32_000), host(false, false, true)).is_none());
+    // snapcompact for a vision model, and a shake, need nothing.
+    assert!(refused(json!(["snapcompact"]), &model(32_000), bare).is_none());
+    assert!(refused(json!(["shake"]), &text_model(32_000), bare).is_none());
+    // The default order on a text model without a summarizer still shakes.
+    let cm = ContextManager::new(CompactionSettings::default());
+    assert!(cm.check_methods(&text_model(32_000), bare).is_ok());
+    // Compaction off is what it says.
+    for s in [
+        json!({"methodOrder": []}),
+        json!({"methodOrder": ["snapcompact"], "enabled": false}),
+        json!({"methodOrder": ["snapcompact"], "strategy": "off"}),
+    ] {
+        assert!(
+            manager(s.clone())
+                .check_methods(&text_model(32_000), bare)
+                .is_ok(),
+            "{s}"
+        );
+    }
+}
+
+/// The one check of a host's model sizes: a window from 1 to 2^53 - 1 (absent: unknown),
+/// `maxTokens` from 0; the error names the field and the value.
+#[test]
+fn a_hosts_model_sizes_are_checked_once() {
+    let of = |w: Option<f64>, max: Option<f64>| {
+        ModelInfo::from_host("p".into(), "m".into(), w, max, false)
+    };
+    assert_eq!(of(None, None).unwrap().context_window, 0);
+    assert_eq!(of(Some(8_000.9), Some(0.0)).unwrap().context_window, 8_000);
+    assert_eq!(
+        of(Some(MAX_HOST_TOKENS as f64), None)
+            .unwrap()
+            .context_window,
+        MAX_HOST_TOKENS
+    );
+    for (w, shown) in [
+        (f64::NAN, "NaN"),
+        (-1.0, "-1"),
+        (0.0, "0"),
+        (f64::INFINITY, "Infinity"),
+        (2f64.powi(53), "9007199254740992"),
+    ] {
+        let e = of(Some(w), None).unwrap_err();
+        assert!(e.starts_with("contextWindow must be"), "{e}");
+        assert!(e.ends_with(&format!("got {shown}")), "{e}");
+    }
+    for max in [f64::NAN, -5.0, f64::NEG_INFINITY] {
+        assert!(of(Some(8_000.0), Some(max))
+            .unwrap_err()
+            .starts_with("maxTokens must be"));
+    }
+}

@@ -538,3 +538,44 @@ test('issue 36: a failing remote method starts a 10-minute cooldown', async () =
     server.close();
   }
 });
+
+test('new Maintainer refuses settings under which no compaction method could ever run (E_SETTINGS)', () => {
+  const s = grown(1);
+  const text = MODEL; // input: ['text']
+  const vision = { ...MODEL, input: ['text', 'image'] };
+  const refused = [
+    // A text-only model cannot read frames, and no summarizer writes the overflow's fallback.
+    [{ methodOrder: ['snapcompact'] }, {}, /snapcompact needs a model with image input/],
+    // No endpoint and no provider-native lane for this model.
+    [{ methodOrder: ['remote'] }, {}, /remote \(no remote endpoint\)/],
+    [{ methodOrder: ['soft'] }, {}, /soft \(no summarizer\)/],
+  ];
+  for (const [settings, extra, why] of refused) {
+    assert.throws(
+      () => new Maintainer(s, { model: text, settings, ...extra }),
+      (err) => {
+        assert.equal(err.code, 'E_SETTINGS', err.message);
+        assert.match(err.message, /methodOrder/);
+        assert.match(err.message, why);
+        return true;
+      },
+      JSON.stringify(settings),
+    );
+  }
+  // A fallback recovers: an overflow ends with soft when a summarizer writes it; an endpoint of
+  // the host's own runs remote and stands in for the summary; a vision model reads frames; a
+  // shake needs nothing; compaction switched off is what it says.
+  for (const [model, settings, extra] of [
+    [text, { methodOrder: ['snapcompact'] }, { summarize }],
+    [text, { methodOrder: ['remote'] }, { summarize }],
+    [text, { methodOrder: ['remote'] }, { remoteEndpoint: 'http://127.0.0.1:9/compact' }],
+    [text, { methodOrder: ['snapcompact'] }, { remoteEndpoint: 'http://127.0.0.1:9/compact' }],
+    [vision, { methodOrder: ['snapcompact'] }, {}],
+    [text, { methodOrder: ['shake'] }, {}],
+    [text, {}, {}],
+    [text, { methodOrder: [] }, {}],
+    [text, { methodOrder: ['snapcompact'], enabled: false }, {}],
+  ]) {
+    new Maintainer(s, { model, settings, ...extra }).dispose();
+  }
+});

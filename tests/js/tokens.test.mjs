@@ -218,6 +218,42 @@ test('tokenCounter: a bad counter or count is E_INVALID_ARGUMENT', async () => {
   await assert.rejects(m.beforeRequest(), { code: 'E_INVALID_ARGUMENT' });
 });
 
+test('calibration: only a reply that answered the request teaches its model (the core decides)', async () => {
+  for (const bad of [Number.NaN, 999, '5000', null]) {
+    assert.throws(() => new Maintainer(Session.create(), { model: MODEL, maxCountChars: bad }), {
+      code: 'E_INVALID_ARGUMENT',
+    });
+  }
+  const m = new Maintainer(Session.create({ cwd: '/w', now: 1 }), { model: MODEL });
+  const reply = (tokens, extra) => ({
+    role: 'assistant',
+    content: [{ type: 'text', text: 'ok' }],
+    provider: MODEL.provider,
+    model: MODEL.id,
+    usage: { input: tokens, output: 5, cacheRead: 0, cacheWrite: 0 },
+    stopReason: 'stop',
+    ...extra,
+  });
+  const turn = async (extra) => {
+    m.session.appendMessage({ role: 'user', content: 'word '.repeat(4_000) });
+    const { tokens } = await m.beforeRequest();
+    await m.afterResponse(reply(Math.round(tokens * 1.5), extra));
+  };
+  // Another model's reply, a failed one, a reply without usage: nothing learnt.
+  await turn({ model: 'someone-else' });
+  await turn({ stopReason: 'error', errorMessage: 'boom' });
+  await turn({ usage: undefined });
+  assert.deepEqual(m.calibration, {});
+  await turn({});
+  const c = m.calibration[`${MODEL.provider}/${MODEL.id}`];
+  assert.equal(c.samples, 1);
+  assert.ok(Math.abs(c.ratio - 1.5) < 0.01, JSON.stringify(c));
+  // A reply twice to one request teaches once.
+  await m.afterResponse(reply(50_000, {}));
+  assert.equal(m.calibration[`${MODEL.provider}/${MODEL.id}`].samples, 1);
+  m.dispose();
+});
+
 // ----- the windows the core measures, in the host's tokens ------------------------------------
 
 /** A tokenizer that counts two tokens where the core estimates one (characters / 2 of what it reads). */

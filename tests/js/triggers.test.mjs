@@ -606,3 +606,38 @@ test('Maintainer: a truncated reply with room left is retried with the reply out
   assert.ok(!JSON.stringify(again.messages).includes('the first half of'), 'the truncated reply is out');
   m.dispose();
 });
+
+test('ContextManager checks a model once, in the core, and settings against it at construction', () => {
+  // Every entry point reads a model through the one check: NaN, Infinity, 0 or a string
+  // window is refused naming the field (JSON would have turned NaN into null: unknown).
+  const cm = new ContextManager();
+  for (const bad of [
+    { contextWindow: Number.NaN },
+    { contextWindow: 0 },
+    { contextWindow: '8000' },
+    { maxTokens: -1 },
+  ]) {
+    const m = { ...model, ...bad };
+    for (const call of [
+      () => cm.checkModel(m),
+      () => cm.beforePrompt(m, { now: 1 }),
+      () => cm.onIdle(m, 10, { now: 1 }),
+      () => new ContextManager({}, { model: m }),
+    ]) {
+      assert.throws(call, (err) => {
+        assert.equal(err.code, 'E_INVALID_ARGUMENT', err.message);
+        assert.match(err.message, new RegExp(Object.keys(bad)[0]));
+        return true;
+      });
+    }
+  }
+  cm.free();
+  const text = { ...model, input: ['text'] };
+  assert.throws(() => new ContextManager({ methodOrder: ['snapcompact'] }, { model: text, summarizer: false }), {
+    code: 'E_SETTINGS',
+  });
+  // The host's summarizer (the default) recovers an overflow with soft.
+  new ContextManager({ methodOrder: ['snapcompact'] }, { model: text }).free();
+  // Without a model nothing is checked against one.
+  new ContextManager({ methodOrder: ['snapcompact'] }, { summarizer: false }).free();
+});

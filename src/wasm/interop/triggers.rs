@@ -110,6 +110,67 @@ pub(crate) fn model(json: &str) -> Result<ModelInfo, JsValue> {
     })
 }
 
+/// A host's model object as the one check reads it ([`ModelInfo::from_host`]): read from the JS
+/// value itself, so a `NaN` or an `Infinity`, which JSON would turn into `null`, is seen and
+/// refused. `input` other than an array is ignored; an array must hold strings. `what` names
+/// the object in errors (`options.model`).
+pub(crate) fn host_model(v: &JsValue, what: &str) -> Result<ModelInfo, JsValue> {
+    let shape = || {
+        bad(&format!(
+            "{what} must be an object with string `provider` and `id` (and `contextWindow`)"
+        ))
+    };
+    if !v.is_object() || js_sys::Array::is_array(v) {
+        return Err(shape());
+    }
+    // A getter that throws is the host's error: it goes through as is.
+    let get = |k: &str| js_sys::Reflect::get(v, &JsValue::from_str(k));
+    let provider = get("provider")?.as_string().ok_or_else(shape)?;
+    let id = get("id")?.as_string().ok_or_else(shape)?;
+    let size = |k: &str| -> Result<Option<f64>, JsValue> {
+        let x = get(k)?;
+        if x.is_undefined() || x.is_null() {
+            return Ok(None);
+        }
+        x.as_f64().map(Some).ok_or_else(|| {
+            bad(&format!(
+                "{what}.{k} must be a number of tokens, got a {}",
+                x.js_typeof().as_string().unwrap_or_default()
+            ))
+        })
+    };
+    let (context_window, max_tokens) = (size("contextWindow")?, size("maxTokens")?);
+    let input = get("input")?;
+    let mut images = false;
+    if js_sys::Array::is_array(&input) {
+        for i in js_sys::Array::from(&input).iter() {
+            match i.as_string() {
+                Some(i) => images |= i == "image",
+                None => return Err(bad(&format!("{what}.input must hold strings"))),
+            }
+        }
+    }
+    ModelInfo::from_host(provider, id, context_window, max_tokens, images)
+        .map_err(|e| bad(&format!("{what}.{e}")))
+}
+
+/// A model as the JSON the other calls read back ([`model`]).
+pub(crate) fn model_json(m: &ModelInfo) -> String {
+    let mut o = serde_json::Map::new();
+    o.insert("provider".into(), m.provider.clone().into());
+    o.insert("id".into(), m.id.clone().into());
+    if m.context_window > 0 {
+        o.insert("contextWindow".into(), m.context_window.into());
+    }
+    if m.max_output_tokens > 0 {
+        o.insert("maxTokens".into(), m.max_output_tokens.into());
+    }
+    if m.accepts_images {
+        o.insert("input".into(), serde_json::json!(["text", "image"]));
+    }
+    crate::support::json::js::stringify(&Value::Object(o))
+}
+
 pub(crate) fn assistant(json: &str) -> Result<AssistantMessage, JsValue> {
     use crate::session::message::{AgentMessage, Role};
     let role = crate::support::json::view::Obj::parse(json.as_bytes())

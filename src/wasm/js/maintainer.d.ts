@@ -154,7 +154,12 @@ export type MaintainerEvent =
  * request and `afterResponse()` with each reply. Calls run one at a time, in order.
  */
 export class Maintainer {
-  /** Throws `E_INVALID_ARGUMENT` for a bad session, model or callback, `E_SETTINGS` naming a bad setting. */
+  /**
+   * Throws `E_INVALID_ARGUMENT` for a bad session, model (the window from 1 to 2^53 - 1) or
+   * callback; `E_SETTINGS` naming a bad setting, or settings under which no compaction method
+   * could ever run for the model with the summarizer and routes given (e.g. `methodOrder:
+   * ['snapcompact']` for a text-only model and no `summarize`).
+   */
   constructor(session: Session, options: MaintainerOptions);
   /** The live session (a handoff replaces it). */
   readonly session: Session;

@@ -14,7 +14,7 @@ import { clampImages, contextSnapshot, textTokens } from './report.js';
 import { FRAME_DATA_BYTES_BUDGET, FRAME_TOKEN_ESTIMATE, providerImageBudget } from './snapcompact.js';
 import { handlers } from './summarizer.js';
 import { TokenGauge } from './tokens.js';
-import { ContextManager } from './triggers.js';
+import { ContextManager, modelJson } from './triggers.js';
 
 let pruneWindows;
 
@@ -26,23 +26,6 @@ let pruneWindows;
 function windows() {
   pruneWindows ??= JSON.parse(requireRaw().pruneWindowsJson());
   return pruneWindows;
-}
-
-function checkModel(model, what = 'options.model') {
-  if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
-    throw invalidArgument(`${what} must be an object with string \`provider\` and \`id\` (and \`contextWindow\`)`);
-  }
-  // Token sizes the core computes with: a finite count below 2^53 (the window above zero).
-  for (const [k, min] of [
-    ['contextWindow', 1],
-    ['maxTokens', 0],
-  ]) {
-    const v = model[k];
-    if (v !== undefined && (typeof v !== 'number' || !(v >= min) || v > Number.MAX_SAFE_INTEGER)) {
-      throw invalidArgument(`${what}.${k} must be a number of tokens from ${min} to 2^53 - 1, got ${String(v)}`);
-    }
-  }
-  return model;
 }
 
 let imageTokenEstimate;
@@ -116,8 +99,6 @@ export class Maintainer {
   #tokens = null;
   /** The host's token counter and the calibration from reported usage. */
   #gauge;
-  /** The last request's uncalibrated estimate (text, and images sent), to compare with the usage its reply reports. */
-  #sent = null;
   /** Inline imaging (`snapcompact.systemPrompt` / `snapcompact.toolResults`), when either is on. */
   #imager = null;
 
@@ -126,7 +107,6 @@ export class Maintainer {
     if (typeof session?.planCompaction !== 'function') throw invalidArgument('new Maintainer() takes a Session');
     const o = options ?? {};
     if (!isObject(o)) throw invalidArgument('Maintainer options must be an object');
-    checkModel(o.model);
     for (const k of ['promote', 'onEvent', 'now', 'setTimer', 'saveArtifact']) {
       if (o[k] !== undefined && typeof o[k] !== 'function') throw invalidArgument(`options.${k} must be a function`);
     }
@@ -137,9 +117,16 @@ export class Maintainer {
     this.#session = session;
     this.#model = o.model;
     // An endpoint of the Maintainer's own is a remote route the settings do not name; so is
-    // a provider-native lane of the model (spec: compaction §8.3, §13).
-    const native = nativeLane({ model: o.model, provider: o.provider, settings: o.settings }, undefined);
-    this.#cm = new ContextManager(o.settings, { remote: typeof o.remoteEndpoint === 'string' || native });
+    // a provider-native lane of the model (spec: compaction §8.3, §13). The core checks the
+    // model, and refuses settings under which no method could ever run on this host.
+    const endpoint = typeof o.remoteEndpoint === 'string' && o.remoteEndpoint !== '';
+    const native = isObject(o.model) && nativeLane({ model: o.model, provider: o.provider, settings: o.settings });
+    this.#cm = new ContextManager(o.settings, {
+      remote: endpoint || native,
+      endpoint,
+      summarizer: [o.summarize].flat().some((f) => typeof f === 'function'),
+      model: o.model,
+    });
     this.#settings = this.#cm.settings;
     const sc = this.#settings.snapcompact;
     if (sc.systemPrompt !== 'none' || sc.toolResults) {
@@ -227,7 +214,7 @@ export class Maintainer {
       // Images count as sent (budgets may leave some out); a tokenCounter prices them itself.
       const { text } = this.#rawSplit();
       const images = this.#gauge.counting ? 0 : imageEstimate(messages);
-      this.#sent = inline?.savedTokens > 0 ? null : { model: this.#model, text, images };
+      this.#gauge.sent(this.#model, { text, images }, inline?.savedTokens ?? 0);
       if (systemPrompt !== undefined) result.systemPrompt = systemPrompt;
       if (inline !== undefined) result.inline = inline;
       return result;
@@ -251,7 +238,9 @@ export class Maintainer {
       // Appended (and so checked by the core) before anything of it is observed: a refused
       // reply changes nothing.
       const id = this.#session.appendMessage(message, { now: message.timestamp ?? now });
-      this.#observe(message);
+      // A reply to the last request: its reported prompt tokens calibrate its model (the core
+      // decides whether it answered that request).
+      this.#gauge.observe(message);
       if (message.stopReason === 'toolUse') {
         // Between tool-loop calls: checked before the next request, with the results counted.
         this.#midRun = message;
@@ -303,6 +292,7 @@ export class Maintainer {
     this.#cancelIdle?.();
     this.#cancelIdle = null;
     this.abort();
+    // The calibration stays readable (`calibration`); the collector frees it.
     this.#queue.finally(() => this.#cm.free());
   }
 
@@ -410,12 +400,7 @@ export class Maintainer {
   #inEstimate(windows) {
     if (!this.#gauge.counting) return windows;
     const { estimated, value: counted, usage } = this.#measure();
-    const ratio = estimated > 0 && counted > 0 ? estimated / counted : 1;
-    const out = {};
-    for (const [name, tokens] of Object.entries(windows)) {
-      out[name] = name === 'keepRecentTokens' && usage > 0 ? tokens : Math.ceil(tokens * ratio);
-    }
-    return out;
+    return this.#gauge.inEstimate(windows, { estimated, counted, usage });
   }
 
   /**
@@ -424,10 +409,9 @@ export class Maintainer {
    * `tokenCounter` counts.
    */
   #providerRatio() {
-    const calibration = this.#gauge.ratio(this.#model);
-    if (!this.#gauge.counting) return calibration;
+    if (!this.#gauge.counting) return this.#gauge.ratio(this.#model);
     const { estimated, value: counted } = this.#measure();
-    return estimated > 0 && counted > 0 ? (counted / estimated) * calibration : calibration;
+    return this.#gauge.providerRatio(this.#model, { estimated, counted });
   }
 
   /**
@@ -447,17 +431,6 @@ export class Maintainer {
     report.tokensBefore = before;
     report.tokensAfter = after;
     return report;
-  }
-
-  /** A reply to the last request: its reported prompt tokens calibrate the estimate of its model. */
-  #observe(message) {
-    const sent = this.#sent;
-    this.#sent = null;
-    const u = message.usage;
-    if (sent === null || !isObject(u) || message.stopReason === 'error' || message.stopReason === 'aborted') return;
-    if (message.model !== undefined && message.model !== sent.model.id) return;
-    const reported = (u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0);
-    this.#gauge.observe(sent.model, { text: sent.text, images: sent.images }, reported);
   }
 
   #turnOptions() {
@@ -603,7 +576,7 @@ export class Maintainer {
       this.#emit({ type: 'notice', level: 'warning', text: `context promotion failed: ${messageOf(err)}` });
     }
     if (model !== null) {
-      checkModel(model, 'the model promote() resolved');
+      modelJson(model, 'the model promote() resolved');
       const from = this.#model;
       this.#model = model;
       this.#emit({ type: 'promotion', reason: request.reason, from, to: model });

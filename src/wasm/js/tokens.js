@@ -4,38 +4,19 @@
 // provider reported for the requests it answered.
 //
 // - A huge message (a 50 MB tool output) is not handed to the counter whole: its strings are
-//   cut to `maxCountChars` together, and the count is scaled back up by the characters left out.
+//   cut to `maxCountChars` together, and the count is scaled back up by the characters left out
+//   (the cap, its default and the cut are the core's: `maxCountChars`, `countCut`).
 // - Counts are remembered per message (by role, length and a sample of its text), so a request
 //   counts only its new messages.
-// - Calibration (spec: compaction §3): a request's estimate is split into its text and its
-//   images (snapcompact frames at FRAME_TOKEN_ESTIMATE, other images at 1,200), because
-//   providers bill images by their pixels whatever their tokenizer does to text. The provider's
-//   prompt tokens (input + cache read + cache write) are modelled as text × the text ratio +
-//   images × the image rate; over the model's last eight answered requests, the image rate is
-//   the least-squares fit of that model (kept from the last fit that could tell the two apart,
-//   1 until then), and the text ratio the median of (reported − images × image rate) / text,
-//   clamped to 0.5–3, over the requests with at least MIN_CALIBRATION_TOKENS of text (kept
-//   while none of the eight has that much). A request that is nearly all images so teaches the
-//   image rate, not the text ratio.
+// - Calibration (spec: compaction §3) is the core's (`WasmCalibration`, src/triggers/
+//   calibration.rs): the gauge tells it what each request sent (its text and image estimates)
+//   and what the reply reported, and reads the rates back. So is the conversion of the host's
+//   windows into the core's estimate when a `tokenCounter` counts.
+import { toJson } from './args.js';
 import { invalidArgument, messageOf, wrapError } from './errors.js';
+import { requireRaw } from './raw.js';
 
 const MEMO_LIMIT = 20_000;
-const RATIOS_KEPT = 8;
-const MIN_RATIO = 0.5;
-const MAX_RATIO = 3;
-/** Below this estimate a request says little about the ratio (system prompt, a greeting). */
-const MIN_CALIBRATION_TOKENS = 1_000;
-/**
- * The image rate's bounds: a frame estimated at 5,024 tokens bills 1,120 on Gemini (0.22); an
- * image estimated at 1,200 bills up to 4,784 on Anthropic (about 4).
- */
-const MIN_IMAGE_RATE = 0.2;
-const MAX_IMAGE_RATE = 4;
-/**
- * The fit separates text from images only when the requests mix them in different proportions:
- * the squared sine of the angle between the text and the image columns must reach this.
- */
-const MIN_SEPARATION = 0.01;
 
 /** Every string of a message a tokenizer would read (texts, thinking, tool arguments). */
 function strings(message, out = []) {
@@ -62,9 +43,8 @@ function fingerprint(message, texts, total) {
   return `${message.role}:${total}:${(h >>> 0).toString(36)}:${message.toolCallId ?? ''}`;
 }
 
-/** A copy of `message` whose strings are cut to `cap` characters together (proportionally). */
-function capped(message, total, cap) {
-  const keep = cap / total;
+/** A copy of `message` whose strings are each cut to `ceil(length × keep)` (the core's cut). */
+function capped(message, keep) {
   const cut = (s) => s.slice(0, Math.ceil(s.length * keep));
   const c = message.content;
   if (typeof c === 'string') return { ...message, content: cut(c) };
@@ -83,21 +63,20 @@ function capped(message, total, cap) {
 export class TokenGauge {
   #counter;
   #cap;
-  #calibrate;
   #memo = new Map();
-  /** Model key → `{samples: [{text, images, reported}], ratio, imageRate}`: the last requests answered, and their fit. */
-  #models = new Map();
+  /** The core's calibration and the request it last sent. */
+  #calibration;
 
-  constructor({ tokenCounter, maxCountChars = 200_000, calibrate = true } = {}) {
+  constructor({ tokenCounter, maxCountChars, calibrate = true } = {}) {
     if (tokenCounter !== undefined && typeof tokenCounter !== 'function') {
       throw invalidArgument('options.tokenCounter must be a function (message) => number');
     }
-    if (!Number.isFinite(maxCountChars) || maxCountChars < 1_000) {
+    if (maxCountChars !== undefined && typeof maxCountChars !== 'number') {
       throw invalidArgument('options.maxCountChars must be a number of at least 1000');
     }
     this.#counter = tokenCounter;
-    this.#cap = maxCountChars;
-    this.#calibrate = calibrate !== false;
+    this.#cap = requireRaw().WasmCalibration.maxCountChars(maxCountChars);
+    this.#calibration = new (requireRaw().WasmCalibration)(calibrate !== false);
   }
 
   /** Whether the host counts (then `count()` is used instead of the core's estimate). */
@@ -121,10 +100,8 @@ export class TokenGauge {
     if (known !== undefined) return known;
     let counted;
     try {
-      counted =
-        total > this.#cap
-          ? this.#counter(capped(message, total, this.#cap)) * (total / this.#cap)
-          : this.#counter(message);
+      const [keep, scale] = requireRaw().WasmCalibration.countCut(total, this.#cap);
+      counted = keep === undefined ? this.#counter(message) : this.#counter(capped(message, keep)) * scale;
     } catch (e) {
       throw wrapError(
         'E_TOKEN_COUNTER',
@@ -149,9 +126,8 @@ export class TokenGauge {
    * calibration is off).
    */
   calibration(model) {
-    const seen = this.#calibrate ? this.#models.get(`${model.provider}/${model.id}`) : undefined;
-    if (seen === undefined) return { ratio: 1, imageRate: 1 };
-    return { ratio: seen.ratio, imageRate: seen.imageRate };
+    const [ratio, imageRate] = this.#calibration.rates(keyOf(model));
+    return { ratio, imageRate };
   }
 
   /** The text ratio of a model (see `calibration`). */
@@ -161,78 +137,52 @@ export class TokenGauge {
 
   /** The calibrated figure of a request of `model` estimated at `text` tokens of text and `images` of images. */
   calibrated(model, text, images = 0) {
-    const { ratio, imageRate } = this.calibration(model);
-    return text * ratio + images * imageRate;
+    return this.#calibration.calibrated(keyOf(model), text, images);
   }
 
   /**
-   * A request of `model` estimated at `text` tokens of text and `images` tokens of images
-   * (what was sent) was reported as `reported` prompt tokens.
+   * A request went to `model`, estimated at `text` tokens of text and `images` of images;
+   * `inlineSaved`: the tokens inline imaging saved (then it sent less than the estimate counts).
    */
-  observe(model, { text, images = 0 }, reported) {
-    if (!this.#calibrate || !(text >= 0) || !(images >= 0) || !(text + images >= MIN_CALIBRATION_TOKENS)) return;
-    if (!(reported > 0)) return;
-    const key = `${model.provider}/${model.id}`;
-    const seen = this.#models.get(key) ?? { samples: [], imageRate: 1, ratio: 1 };
-    seen.samples.push({ text, images, reported });
-    if (seen.samples.length > RATIOS_KEPT) seen.samples.shift();
-    seen.imageRate = fitImageRate(seen.samples) ?? seen.imageRate;
-    seen.ratio = textRatio(seen.samples, seen.imageRate) ?? seen.ratio;
-    this.#models.set(key, seen);
+  sent(model, { text, images = 0 }, inlineSaved = 0) {
+    this.#calibration.sent(keyOf(model), model.id, text, images, inlineSaved);
+  }
+
+  /** A reply came: it calibrates the model of the request last sent, if it answered it (the core decides). */
+  observe(message) {
+    const { stopReason, model, usage } = message;
+    this.#calibration.observeReply(toJson({ stopReason, model, usage }));
+  }
+
+  /**
+   * `windows` (named token counts) from the host's tokens into the core's estimate, for a live
+   * context the core estimates at `estimated`, the host counts at `counted`, with `usage`
+   * reported (0 without): the core's conversion.
+   */
+  inEstimate(windows, { estimated, counted, usage }) {
+    const out = {};
+    for (const [name, tokens] of Object.entries(windows)) {
+      out[name] = requireRaw().WasmCalibration.windowInEstimate(name, tokens, estimated, counted, usage);
+    }
+    return out;
+  }
+
+  /** Provider tokens per token of the core's estimate of text for `model` (the core's rule). */
+  providerRatio(model, { estimated, counted }) {
+    return this.#calibration.providerRatio(keyOf(model), estimated, this.counting ? counted : 0);
   }
 
   /** What `calibration` of the Maintainer shows: the text ratio, the image rate and the requests they come from, per model. */
   snapshot() {
-    const out = {};
-    for (const [key, seen] of this.#models) {
-      out[key] = { ratio: seen.ratio, imageRate: seen.imageRate, samples: seen.samples.length };
-    }
-    return out;
+    return JSON.parse(this.#calibration.snapshotJson());
+  }
+
+  /** Releases the core's state. */
+  free() {
+    this.#calibration.free();
   }
 }
 
-/**
- * The image rate of the least-squares fit reported ≈ text × ratio + images × rate over
- * `samples`, clamped; undefined when they hold no images or mix text and images in too
- * similar proportions to tell the two apart.
- */
-function fitImageRate(samples) {
-  let tt = 0;
-  let ii = 0;
-  let ti = 0;
-  let tr = 0;
-  let ir = 0;
-  for (const { text, images, reported } of samples) {
-    tt += text * text;
-    ii += images * images;
-    ti += text * images;
-    tr += text * reported;
-    ir += images * reported;
-  }
-  if (ii === 0) return undefined;
-  // Images alone (no text in any sample): the rate is the images' own ratio.
-  if (tt === 0) return clamp(ir / ii, MIN_IMAGE_RATE, MAX_IMAGE_RATE);
-  const det = tt * ii - ti * ti;
-  if (!(det >= MIN_SEPARATION * tt * ii)) return undefined;
-  return clamp((tt * ir - ti * tr) / det, MIN_IMAGE_RATE, MAX_IMAGE_RATE);
-}
-
-/**
- * The median of (reported − images × imageRate) / text over the samples with enough text,
- * clamped; undefined when none has.
- */
-function textRatio(samples, imageRate) {
-  const ratios = [];
-  for (const { text, images, reported } of samples) {
-    if (text >= MIN_CALIBRATION_TOKENS)
-      ratios.push(clamp((reported - images * imageRate) / text, MIN_RATIO, MAX_RATIO));
-  }
-  if (ratios.length === 0) return undefined;
-  ratios.sort((x, y) => x - y);
-  const mid = ratios.length >> 1;
-  return ratios.length % 2 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
-}
-
-function clamp(x, lo, hi) {
-  return Math.min(hi, Math.max(lo, x));
+function keyOf(model) {
+  return `${model.provider}/${model.id}`;
 }

@@ -12,9 +12,12 @@ import type {
 export interface TriggerModel {
   provider: string;
   id: string;
-  /** Context window in tokens; missing or 0 = unknown. */
+  /**
+   * Context window in tokens: a number from 1 to 2^53 - 1; leave it out when unknown (0, `NaN`,
+   * `Infinity` or a string are `E_INVALID_ARGUMENT`, one check in the core for every call).
+   */
   contextWindow?: number;
-  /** Maximum output tokens per response. */
+  /** Maximum output tokens per response (0 to 2^53 - 1). */
   maxTokens?: number;
   /** Input modalities; `'image'` makes snapcompact usable. */
   input?: ReadonlyArray<'text' | 'image'>;
@@ -211,14 +214,32 @@ export const INCOMPLETE_RECOVERY_MAX_RETRIES: 3;
 /** Delay before a retry or continuation starts, in ms. */
 export const CONTINUE_DELAY_MS: 100;
 
+/** What the host can compact with besides the settings. */
+export interface ContextManagerOptions {
+  /** A remote route besides `settings.remoteEndpoint`: an endpoint of the host's, or a provider-native lane. */
+  remote?: boolean;
+  /**
+   * The model, to check at construction: settings under which no method could ever run for it
+   * on this host (e.g. `methodOrder: ['snapcompact']` for a text-only model without a
+   * summarizer) are refused with `E_SETTINGS`. Compaction switched off is accepted.
+   */
+  model?: TriggerModel;
+  /** The host has a summarizer callback (`soft`, `handoff`, an overflow's fallback); default true. */
+  summarizer?: boolean;
+  /** The remote route includes an endpoint, which stands in for a missing summarizer; default `remote`. */
+  endpoint?: boolean;
+}
+
 /** The trigger state machine of one live session (sans-IO: `now` is an input). */
 export class ContextManager {
   /**
    * Throws `E_SETTINGS` naming a bad field. `remote`: the host can run the `remote` method
    * without `settings.remoteEndpoint` (its own endpoint, or a provider-native lane), so requests
-   * offer it (as `compactionMethods` does with `remote: true`).
+   * offer it (as `compactionMethods` does with `remote: true`). With `model`, the model is
+   * checked (`E_INVALID_ARGUMENT`) and so are the settings against it and the host:
+   * `E_SETTINGS` naming why when no compaction method could ever run (see `ContextManagerOptions`).
    */
-  constructor(settings?: CompactionSettings, options?: { remote?: boolean });
+  constructor(settings?: CompactionSettings, options?: ContextManagerOptions);
   readonly settings: ResolvedCompactionSettings;
   readonly state: ContextManagerState;
   /** A compaction's `remote` method failed at `now` (ms): it is passed over for 10 minutes (upstream #13310). */

@@ -6,18 +6,13 @@ import { isObject, nowOf, optionsJson, requiredTokens, time, toJson, tokens } fr
 import { invalidArgument, messageOf } from './errors.js';
 import { requireRaw } from './raw.js';
 
-function modelJson(model, what = 'model') {
-  if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
-    throw invalidArgument(`${what} must be an object with string \`provider\` and \`id\``);
-  }
-  const { provider, id, contextWindow, maxTokens, input } = model;
-  return JSON.stringify({
-    provider,
-    id,
-    contextWindow: tokens(contextWindow, 'contextWindow'),
-    maxTokens: tokens(maxTokens, 'maxTokens'),
-    input: Array.isArray(input) ? input : undefined,
-  });
+/**
+ * A host's model as the JSON the core's calls take, checked by the core (`hostModelJson`: the
+ * one check of a model's `provider`, `id`, `contextWindow`, `maxTokens` and `input`, which
+ * throws `E_INVALID_ARGUMENT` naming the field). `what` names the model in errors.
+ */
+export function modelJson(model, what = 'model') {
+  return requireRaw().hostModelJson(model, what);
 }
 
 function assistantOf(message, what = 'the message') {
@@ -44,10 +39,31 @@ export class ContextManager {
   /**
    * Throws `E_SETTINGS` naming a bad field. `options.remote`: the host can run the `remote`
    * method without `settings.remoteEndpoint` (e.g. it passes its own endpoint to `compact()`).
+   * With `options.model` the model is checked (`E_INVALID_ARGUMENT`), and so are the settings
+   * against it and the host: `E_SETTINGS` when no compaction method could ever run
+   * (`summarizer`: the host has a summarizer callback, default true; `endpoint`: its remote
+   * route includes an endpoint, which stands in for a missing summarizer, default `remote`).
    */
   constructor(settings, options) {
-    const remote = Boolean(options?.remote);
-    this.#inner = new (requireRaw().WasmContextManager)(optionsJson(settings, 'settings'), remote);
+    const o = options ?? {};
+    if (!isObject(o)) throw invalidArgument('ContextManager options must be an object');
+    const remote = Boolean(o.remote);
+    const model = o.model === undefined ? undefined : modelJson(o.model, 'options.model');
+    const inner = new (requireRaw().WasmContextManager)(optionsJson(settings, 'settings'), remote);
+    if (model !== undefined) {
+      const host = {
+        summarizer: o.summarizer !== false,
+        remoteEndpoint: o.endpoint === undefined ? remote : Boolean(o.endpoint),
+        nativeLane: remote && o.endpoint !== undefined && !o.endpoint,
+      };
+      try {
+        inner.checkMethods(model, JSON.stringify(host));
+      } catch (err) {
+        inner.free();
+        throw err;
+      }
+    }
+    this.#inner = inner;
   }
 
   /** The settings in use, with defaults filled in. */
