@@ -42,9 +42,15 @@
 // 5. every automatic compaction that commits lowers the live request (measured by the
 //    provider before and after; handoffs excepted, as in Rust), and its report says
 //    tokensAfter < tokensBefore;
-// 6. a user turn ends within 60 requests; every request is well formed (no orphan tool
-//    result); through the AI SDK, one conversation holds the whole history.
-// Violations are collected as strings naming the scenario, the turn and what happened.
+// 6. a user turn ends within 60 requests; every request is well formed (a user-side message
+//    first, no orphan tool result); through the AI SDK, one conversation holds the whole
+//    history unless a call failed (an app that drops a failed call's finished steps diverges
+//    from what the middleware held, which then starts another conversation).
+// Counted, not checked: requests that do not carry the newest user message verbatim
+// (`promptNotVerbatim`, by the compaction before them: a turn a compaction split or a handoff
+// took in reaches the model through its summary only).
+// Violations are collected as strings naming the scenario, the turn and what happened, one of
+// a kind per run with its repeats counted.
 import { APICallError, generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { FRAME_DATA_BYTES_BUDGET, Maintainer, providerImageBudget, Session } from 'ctxfold';
@@ -633,8 +639,10 @@ class Sim {
     this.stats.compactions++;
     this.stats.methods[method] = (this.stats.methods[method] ?? 0) + 1;
     this.lastMethod = `${method}/${c.reason}`;
-    const entry = typeof e.result?.entryId === 'string' ? session.entry(e.result.entryId) : undefined;
-    this.archive = archiveText(entry);
+    // A compaction entry brings its archive (or none); a handoff starts a session without one;
+    // a shake rewrites lines in place and keeps the live compaction's.
+    if (typeof e.result?.entryId === 'string') this.archive = archiveText(session.entry(e.result.entryId));
+    else if (method === 'handoff') this.archive = '';
     const after = this.measureLive(session);
     if (!(after < c.before) && method !== 'handoff') {
       this.violate(`${method} for ${c.reason} did not lower the request: ${c.before} -> ${after} provider tokens`);
