@@ -8,6 +8,7 @@ import { generateText, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { Maintainer, Session } from 'ctxfold';
 import { ctxfoldMiddleware } from 'ctxfold/ai-sdk';
+import { PromptMeter, seededRandom, TextSource } from './support/fake-agent.mjs';
 
 const WINDOW = 16_000; // threshold 13,600 tokens
 const PROMPT = 'THE NEW QUESTION';
@@ -114,4 +115,59 @@ test('ctxfoldMiddleware after a handoff: the prompt has a user message, and no a
     );
   }
   for (const c of middleware.conversations) c.maintainer?.dispose();
+});
+
+test('an overflow right after a snapcompact compaction whose archive fills the window is recovered, not answered done', {
+  todo: 'finding: on a 200k window the archive of a long history leaves 155,007 estimated tokens (the progress guard pauses); a provider counting text at 2x (uncalibrated: a new Maintainer, a new ctxfoldMiddleware conversation) refuses the next request, and the overflow compaction is skipped ("the recent turns alone fill the context") instead of the dead-end rescue rebuilding the archive with fewer frames',
+}, async () => {
+  const W = 200_000;
+  const vision = { ...model, provider: 'google', id: 'gemini-2.5-pro', api: 'google-generative-ai', contextWindow: W };
+  vision.input = ['text', 'image'];
+  const meter = new PromptMeter({ tokenRatio: 2 });
+  const source = new TextSource(seededRandom(7));
+  const text = (tokens) => source.take(Math.round(tokens));
+  let now = 1_750_000_000_000;
+  const session = Session.create({ now });
+  const reply = (content, stopReason, input = 0) => ({
+    role: 'assistant',
+    content,
+    api: vision.api,
+    provider: vision.provider,
+    model: vision.id,
+    stopReason,
+    usage: { input, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: input },
+    timestamp: ++now,
+  });
+  // The agent simulator's turns: a prompt (window/6 every fifth, else window/40), a read of
+  // window/30 tokens, an answer.
+  for (let i = 0; i < 40; i++) {
+    session.appendMessage({ role: 'user', content: text(i % 5 === 0 ? W / 6 : W / 40), timestamp: ++now }, { now });
+    const call = { type: 'toolCall', id: `c${i}`, name: 'read', arguments: { path: 'a' } };
+    session.appendMessage(reply([{ type: 'text', text: text(200) }, call], 'toolUse'), { now });
+    const result = [{ type: 'text', text: text(W / 30) }];
+    session.appendMessage(
+      { role: 'toolResult', toolCallId: `c${i}`, toolName: 'read', content: result, isError: false, timestamp: ++now },
+      { now },
+    );
+    session.appendMessage(reply([{ type: 'text', text: text(200) }], 'stop'), { now });
+  }
+  session.appendMessage({ role: 'user', content: text(W / 6), timestamp: ++now }, { now });
+  const m = new Maintainer(session, {
+    model: vision,
+    summarize: async () => '## Goal\nKeep going.',
+    now: () => now,
+    setTimer: () => () => {},
+  });
+  const before = await m.beforeRequest({ systemPrompt: 'You are a coding agent.' });
+  const tokens = meter.request({ systemPrompt: 'You are a coding agent.', messages: before.messages }).tokens;
+  assert.ok(tokens > W, `the request after the snapcompact is over the window (${tokens} provider tokens)`);
+  const refused = reply([], 'error');
+  refused.errorMessage = `The input token count (${tokens}) exceeds the maximum number of tokens allowed (${W}).`;
+  // Today: `done`, the overflow compaction skipped.
+  const after = await m.afterResponse(refused);
+  assert.equal(after.next, 'retry', 'the overflow is recovered and retried');
+  const retry = await m.beforeRequest({ systemPrompt: 'You are a coding agent.' });
+  const again = meter.request({ systemPrompt: 'You are a coding agent.', messages: retry.messages }).tokens;
+  assert.ok(again <= W, `the retry fits (${again} provider tokens)`);
+  m.dispose();
 });
