@@ -94,6 +94,73 @@ impl Scenario {
             user_turns: r.range_usize(20, 60),
         }
     }
+
+    /// The scenario as JSON, for the JS scripted agent (`tests/js/support/agent-sim.mjs`),
+    /// which draws the same scenarios from the same seeds: the fields in camelCase, `seed` a
+    /// decimal string (a `u64` does not fit a JS number), `methods` `null` for the default.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "seed": self.seed.to_string(),
+            "window": self.window,
+            "vision": self.vision,
+            "family": self.family,
+            "methods": self.methods,
+            "ratio": self.ratio,
+            "summarizerFailures": self.summarizer_failures,
+            "emptyDocuments": self.empty_documents,
+            "lengthStops": self.length_stops,
+            "forcedOverflows": self.forced_overflows,
+            "deadRemote": self.dead_remote,
+            "userTurns": self.user_turns,
+        })
+    }
+}
+
+/// The seeds of `tests/js/fixtures/agent-scenarios.json`: the first seeds the simulator runs,
+/// and two past 2^53 (the JS port draws with `BigInt`).
+pub const JS_FIXTURE_SEEDS: [u64; 14] = [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    11,
+    15_865_969_511_153_367_417,
+    u64::MAX,
+];
+
+/// `tests/js/fixtures/agent-scenarios.json`: [`Scenario::random`] of each of `seeds`, as
+/// [`Scenario::to_json`], laid out as Biome formats JSON (`.ci/biome.sh`: an object a key a
+/// line, short arrays on one line). The JS test checks that its port of the generator draws
+/// the same; `js_fixture_is_current` below that this file is what the generator draws today.
+pub fn js_fixture(seeds: &[u64]) -> String {
+    let one = |v: &Value| match v {
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(Value::to_string).collect();
+            format!("[{}]", items.join(", "))
+        }
+        v => v.to_string(),
+    };
+    let scenarios: Vec<String> = seeds
+        .iter()
+        .map(|&seed| {
+            let v = Scenario::random(seed).to_json();
+            let fields: Vec<String> = v
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| format!("    {}: {}", Value::from(k.as_str()), one(v)))
+                .collect();
+            format!("  {{\n{}\n  }}", fields.join(",\n"))
+        })
+        .collect();
+    format!("[\n{}\n]\n", scenarios.join(",\n"))
 }
 
 /// What a run did.
@@ -796,4 +863,41 @@ pub fn run(s: &Scenario) -> Result<Report, String> {
     host.check_nothing_lost("the run")
         .map_err(|e| format!("seed {} ({s:?}): {e}", s.seed))?;
     Ok(host.report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JS scripted agent's scenarios are the simulator's (issue 36, "Tests"). After a
+    /// change to [`Scenario::random`], regenerate the fixture:
+    /// `CTXFOLD_BLESS=1 cargo test -p ctxfold-testkit --features invariants js_fixture_is_current`.
+    #[test]
+    fn js_fixture_is_current() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/js/fixtures/agent-scenarios.json"
+        );
+        let want = js_fixture(&JS_FIXTURE_SEEDS);
+        if std::env::var_os("CTXFOLD_BLESS").is_some() {
+            std::fs::write(path, &want).unwrap();
+            return;
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{path} is stale (regenerate it: CTXFOLD_BLESS=1 cargo test -p ctxfold-testkit \
+             --features invariants js_fixture_is_current); the generator draws:\n{want}"
+        );
+    }
+
+    #[test]
+    fn scenario_json_names_every_field() {
+        let s = Scenario::random(u64::MAX);
+        let v = s.to_json();
+        assert_eq!(v["seed"], u64::MAX.to_string());
+        assert_eq!(v["window"], s.window);
+        assert_eq!(v["userTurns"], s.user_turns);
+        assert_eq!(v.as_object().map(|o| o.len()), Some(12));
+    }
 }
