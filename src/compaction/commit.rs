@@ -619,9 +619,35 @@ pub fn commit_handoff(
     );
     fields.insert("attribution".into(), "agent".into());
     next.append("custom_message", fields, now)?;
-    debug_assert!(next
-        .entries()
-        .iter()
-        .all(|e| e.kind() == EntryKind::CustomMessage));
+    // The unanswered request the leaf ends with (the prompt a pre-request check found over the
+    // threshold) goes on after the document as the user wrote it: the reference hands off
+    // before the prompt joins the session and then sends it, and a summary is no place for a
+    // question nobody has answered yet.
+    for i in unanswered_request(session, &plan.preparation.path) {
+        let Some(json) = session.message_json(i) else {
+            continue;
+        };
+        let message = crate::support::json::parse(&json).map_err(|e| Error::InvalidArgument {
+            what: format!("the pending request cannot be read: {e}"),
+        })?;
+        next.append_message(message, now)?;
+    }
     Ok(next)
+}
+
+/// The user's messages at the end of `path` with no assistant message after them (in order):
+/// the request the handoff must not leave to its summary.
+fn unanswered_request(session: &Session, path: &[usize]) -> Vec<usize> {
+    let mut out: Vec<usize> = path
+        .iter()
+        .rev()
+        .take_while(|&&i| {
+            let e = &session.entries()[i];
+            e.kind() == EntryKind::Message
+                && matches!(e.role(), Some(Role::User | Role::Developer | Role::FileMention))
+        })
+        .copied()
+        .collect();
+    out.reverse();
+    out
 }

@@ -540,6 +540,29 @@ fn extension_compactions_and_handoffs() {
         }
         other => panic!("{other:?}"),
     }
+    assert_eq!(ctx.messages.len(), 1, "a path ending with an answer carries nothing");
+}
+
+/// A handoff made while the path ends with an unanswered request (the prompt the pre-request
+/// check found over the threshold) carries that request after the document, as written.
+#[test]
+fn a_handoff_carries_the_unanswered_request() {
+    let mut s = three_turns().load();
+    let prompt = json!({"role": "user", "content": [{"type": "text", "text": "fourth request"}], "timestamp": 9});
+    s.append_message(prompt.clone(), 9).unwrap();
+    let st = CompactionSettings {
+        strategy: Strategy::Handoff,
+        keep_recent_tokens: 1,
+        ..Default::default()
+    };
+    let mut plan = plan_compaction(&s, &st, PlanOptions::default()).unwrap();
+    answer_all(&mut plan, &s);
+    let next = commit_handoff(&s, &plan, "n".into(), Box::new(SequentialIds::new()), 7).unwrap();
+    let ctx = build_context(&next, &BuildOptions::default()).unwrap();
+    assert_eq!(ctx.messages.len(), 2);
+    assert!(matches!(ctx.messages[0].message(&next), AgentMessage::Custom(_)));
+    let carried: Value = serde_json::from_str(&next.message_json(1).unwrap()).unwrap();
+    assert_eq!(carried, prompt);
 }
 
 #[test]

@@ -24,13 +24,7 @@ const drivers = process.env.SIM_DRIVERS ? process.env.SIM_DRIVERS.split(',') : D
  * Violations the minimised tests of agent-sim-findings.test.mjs already show: while they stand,
  * a run that breaks only these is `todo`. Remove an entry with its fix.
  */
-const KNOWN = [
-  {
-    finding: 'ctxfoldMiddleware after a handoff (agent-sim-findings.test.mjs)',
-    applies: (driver, stats) => driver !== 'maintainer' && stats.handoffs > 0,
-    violation: /malformed request: (no messages|the first message is a assistant message)/,
-  },
-];
+const KNOWN = [];
 
 let endpoint;
 before(async () => {
