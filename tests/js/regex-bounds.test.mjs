@@ -217,3 +217,32 @@ test('Maintainer: a megabyte-long digit run in the first message costs no regex 
   }
   m.dispose();
 });
+
+test('shake(): a message of 2,000 fenced blocks is planned and shaken at once', async () => {
+  // Issue 36 item 11: each region copied the whole text (800 KB: ~12 s); the crate bounds the
+  // allocation (tests/it/large_inputs.rs), this the time through the package.
+  const block = `\`\`\`\n${'let x = 1;\n'.repeat(36)}\`\`\`\n`;
+  const text = `intro\n${block.repeat(2_000)}end`;
+  assert.ok(text.length > 800_000);
+  const s = Session.create({ id: 's', cwd: '/w', now: NOW });
+  s.appendMessage({ role: 'user', content: text, timestamp: NOW }, { now: NOW });
+  s.appendMessage(
+    {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'done' }],
+      provider: 'google',
+      model: 'gemini-2.5-pro',
+      stopReason: 'stop',
+      timestamp: NOW,
+    },
+    { now: NOW },
+  );
+  const options = { preset: 'rescue', fenceMinTokens: 50 };
+  const plan = await within('planShake', () => s.planShake(options));
+  assert.equal(plan.regions.length, 2_000);
+  const r = await within('shake', () => s.shake({ ...options, now: NOW }));
+  assert.equal(r.blocksDropped, 2_000);
+  const shaken = s.toLlmMessages()[0].content;
+  const body = typeof shaken === 'string' ? shaken : shaken[0].text;
+  assert.ok(body.startsWith('intro\n[shaken ~') && !body.includes('let x'));
+});
