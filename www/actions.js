@@ -16,6 +16,7 @@ import {
   serializeConversation,
   shapeFor,
 } from './pkg/web.js';
+import { chatCompletionsUrl } from './urls.js';
 
 /** What this build of the package can do beyond the basics. */
 export function capabilities(session) {
@@ -380,9 +381,7 @@ async function compactNow(app, target, status, caps) {
       });
     } else if (form.strategy === 'chat') {
       if (!form.chatUrl) throw new Error('enter the base URL of an OpenAI-compatible endpoint');
-      const url = /\/chat\/completions\/?$/.test(form.chatUrl)
-        ? form.chatUrl
-        : `${form.chatUrl.replace(/\/+$/, '')}/chat/completions`;
+      const url = chatCompletionsUrl(form.chatUrl);
       setStatus(status, `asking ${new URL(url).host} for a summary…`, 'busy');
       result = await app.session.compact({
         ...options,
@@ -476,9 +475,7 @@ function summarizerFromForm() {
 
 /** The summarizer of the OpenAI-compatible endpoint of the form: Chat Completions, the key as a bearer. */
 function chatSummarizer() {
-  const url = /\/chat\/completions\/?$/.test(form.chatUrl)
-    ? form.chatUrl
-    : `${form.chatUrl.replace(/\/+$/, '')}/chat/completions`;
+  const url = chatCompletionsUrl(form.chatUrl);
   return async (request, { signal } = {}) => {
     const res = await fetch(url, {
       method: 'POST',

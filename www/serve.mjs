@@ -72,10 +72,24 @@ const SAFETY = {
 /** What a page that sets no policy of its own gets: no framing. */
 const NO_FRAMING = "frame-ancestors 'none'";
 
-/** The policy of an HTML page's `<meta http-equiv="Content-Security-Policy">`, if any. */
+/**
+ * The policy of an HTML page's `<meta http-equiv="Content-Security-Policy">`, if any. Each
+ * `<meta` tag is read once, up to its `>`: one regex from `<meta` through `[^>]*` to the
+ * attribute re-read the rest of the tag from every `<meta` in it (quadratic).
+ */
 function metaPolicy(html) {
-  const tag = /<meta\s[^>]*http-equiv\s*=\s*"content-security-policy"[^>]*>/i.exec(html)?.[0];
-  return tag === undefined ? undefined : /\scontent\s*=\s*"([^"]*)"/i.exec(tag)?.[1];
+  const opening = /<meta\s/gi;
+  for (let m = opening.exec(html); m !== null; m = opening.exec(html)) {
+    const end = html.indexOf('>', m.index);
+    if (end < 0) return undefined;
+    const tag = html.slice(m.index, end + 1);
+    if (/http-equiv\s*=\s*"content-security-policy"/i.test(tag.slice(6))) {
+      return /\scontent\s*=\s*"([^"]*)"/i.exec(tag)?.[1];
+    }
+    // A later `<meta` before this `>` has a part of this tag: no policy either.
+    opening.lastIndex = end + 1;
+  }
+  return undefined;
 }
 
 /** The page's own policy with `frame-ancestors 'none'` (a meta policy cannot set it). */

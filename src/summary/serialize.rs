@@ -617,44 +617,107 @@ fn write_invoke(out: &mut String, call: &Value) {
 
 /// Thinking text that is itself wrapped in `<thinking>` tags, unwrapped (nested runs joined
 /// by newlines), so the transcript does not nest them; other text unchanged.
+///
+/// A text unwraps when, trimmed, it is a run of balanced blocks separated by whitespace; the
+/// trimmed inside of each block unwraps the same way, or stays as it is. One pass pairs the
+/// tags (a stack), a second writes the output, so the time is linear in the text whatever the
+/// nesting, and nothing recurses on it.
 fn unwrap_thinking(text: &str) -> Cow<'_, str> {
     const OPEN: &str = "<thinking>";
     const CLOSE: &str = "</thinking>";
     let ws = |c: char| matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ');
-    let trimmed = text.trim_matches(ws);
-    if !trimmed.starts_with(OPEN) {
+    let t = text.trim_matches(ws);
+    if !t.starts_with(OPEN) {
         return Cow::Borrowed(text);
     }
-    let mut segments = Vec::new();
-    let mut rest = trimmed;
-    while !rest.is_empty() {
-        let Some(inner) = rest.strip_prefix(OPEN) else {
-            return Cow::Borrowed(text);
+    // Blocks in the order they open: (start of the inside, start of the close, children).
+    // The tags cannot overlap one another (`<` opens each, once).
+    struct Block {
+        inside: usize,
+        close: usize,
+        children: Vec<usize>,
+    }
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut roots: Vec<usize> = Vec::new();
+    let mut open_blocks: Vec<usize> = Vec::new();
+    let mut opens = t.match_indices(OPEN).map(|(i, _)| i).peekable();
+    let mut closes = t.match_indices(CLOSE).map(|(i, _)| i).peekable();
+    loop {
+        let open_first = match (opens.peek(), closes.peek()) {
+            (Some(o), Some(c)) => o < c,
+            (open, _) => open.is_some(),
         };
-        // The matching close, counting nested opens.
-        let (mut depth, mut at) = (1usize, 0usize);
-        let close = loop {
-            let Some(c) = inner[at..].find(CLOSE) else {
+        if open_first {
+            let Some(o) = opens.next() else { break };
+            let k = blocks.len();
+            match open_blocks.last() {
+                Some(&parent) => blocks[parent].children.push(k),
+                None => roots.push(k),
+            }
+            blocks.push(Block {
+                inside: o + OPEN.len(),
+                close: usize::MAX,
+                children: Vec::new(),
+            });
+            open_blocks.push(k);
+        } else if let Some(c) = closes.next() {
+            // A close outside every block stands between blocks: not a run of them.
+            let Some(k) = open_blocks.pop() else {
                 return Cow::Borrowed(text);
             };
-            match inner[at..].find(OPEN) {
-                Some(o) if o < c => {
-                    depth += 1;
-                    at += o + OPEN.len();
-                }
-                _ => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break at + c;
-                    }
-                    at += c + CLOSE.len();
+            blocks[k].close = c;
+        } else {
+            break;
+        }
+    }
+    // A block never closed: not a run of blocks.
+    if !open_blocks.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    // Whether `t[from..to]` is, but for whitespace, exactly the blocks `children`.
+    let run_of = |from: usize, to: usize, children: &[usize]| -> bool {
+        let mut at = from;
+        for &k in children {
+            let b = &blocks[k];
+            if !t[at..b.inside - OPEN.len()].chars().all(ws) {
+                return false;
+            }
+            at = b.close + CLOSE.len();
+        }
+        !children.is_empty() && t[at..to].chars().all(ws)
+    };
+    if !run_of(0, t.len(), &roots) {
+        return Cow::Borrowed(text);
+    }
+    enum Step {
+        Block(usize),
+        Newline,
+    }
+    let mut out = String::with_capacity(t.len());
+    let mut steps: Vec<Step> = Vec::new();
+    let push_run = |steps: &mut Vec<Step>, children: &[usize]| {
+        for (i, &k) in children.iter().enumerate().rev() {
+            steps.push(Step::Block(k));
+            if i > 0 {
+                steps.push(Step::Newline);
+            }
+        }
+    };
+    push_run(&mut steps, &roots);
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Newline => out.push('\n'),
+            Step::Block(k) => {
+                let b = &blocks[k];
+                if run_of(b.inside, b.close, &b.children) {
+                    push_run(&mut steps, &b.children);
+                } else {
+                    out.push_str(t[b.inside..b.close].trim_matches(ws));
                 }
             }
-        };
-        segments.push(unwrap_thinking(inner[..close].trim_matches(ws)).into_owned());
-        rest = inner[close + CLOSE.len()..].trim_start_matches(ws);
+        }
     }
-    Cow::Owned(segments.join("\n"))
+    Cow::Owned(out)
 }
 
 /// Text of string content, or of its blocks with an image written as `[Image: <mime>]` (the
@@ -1403,5 +1466,112 @@ mod tests {
             serialize_conversation(&msgs),
             "[Tool Call]: bash(command=\"make\")\n\n[Tool Result]: make: error 2"
         );
+    }
+
+    /// The unwrapping as it was written first, recursive and rescanning: the oracle of
+    /// `thinking_unwraps_as_the_recursive_reading_does`.
+    fn unwrap_thinking_recursive(text: &str) -> Cow<'_, str> {
+        const OPEN: &str = "<thinking>";
+        const CLOSE: &str = "</thinking>";
+        let ws = |c: char| matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ');
+        let trimmed = text.trim_matches(ws);
+        if !trimmed.starts_with(OPEN) {
+            return Cow::Borrowed(text);
+        }
+        let mut segments = Vec::new();
+        let mut rest = trimmed;
+        while !rest.is_empty() {
+            let Some(inner) = rest.strip_prefix(OPEN) else {
+                return Cow::Borrowed(text);
+            };
+            // The matching close, counting nested opens.
+            let (mut depth, mut at) = (1usize, 0usize);
+            let close = loop {
+                let Some(c) = inner[at..].find(CLOSE) else {
+                    return Cow::Borrowed(text);
+                };
+                match inner[at..].find(OPEN) {
+                    Some(o) if o < c => {
+                        depth += 1;
+                        at += o + OPEN.len();
+                    }
+                    _ => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break at + c;
+                        }
+                        at += c + CLOSE.len();
+                    }
+                }
+            };
+            segments.push(unwrap_thinking_recursive(inner[..close].trim_matches(ws)).into_owned());
+            rest = inner[close + CLOSE.len()..].trim_start_matches(ws);
+        }
+        Cow::Owned(segments.join("\n"))
+    }
+
+    /// Every text of up to seven pieces among tags, spaces, a newline and letters unwraps as
+    /// the recursive reading does.
+    #[test]
+    fn thinking_unwraps_as_the_recursive_reading_does() {
+        const PIECES: [&str; 6] = ["<thinking>", "</thinking>", " ", "\n", "a", "b"];
+        let mut texts = vec![String::new()];
+        let mut checked = 0;
+        for _ in 0..7 {
+            let mut next = Vec::new();
+            for t in &texts {
+                for p in PIECES {
+                    let text = format!("{t}{p}");
+                    assert_eq!(
+                        unwrap_thinking(&text),
+                        unwrap_thinking_recursive(&text),
+                        "{text:?}"
+                    );
+                    checked += 1;
+                    next.push(text);
+                }
+            }
+            texts = next;
+        }
+        assert!(checked > 300_000);
+    }
+
+    /// Thinking text of nested or unclosed `<thinking>` tags, a megabyte of it: each opening
+    /// searched the rest of the text for its close again, and each nesting level was a
+    /// recursive call copying what it held (quadratic, and deep enough to overflow the stack).
+    #[test]
+    fn thinking_of_a_megabyte_of_tags_unwraps_in_linear_time() {
+        let n = 1 << 16;
+        let (open, close) = ("<thinking>".repeat(n), "</thinking>".repeat(n));
+        let body = "x".repeat(1 << 19);
+        for (text, unwrapped) in [
+            (format!("{open}{body}{close}"), body.clone()),
+            (format!("{open}</thinking>"), format!("{open}</thinking>")),
+            (
+                format!("{open}{}", "<thinking>a</thinking>".repeat(n)),
+                format!("{open}{}", "<thinking>a</thinking>".repeat(n)),
+            ),
+            ("<thinking>a</thinking> ".repeat(n), vec!["a"; n].join("\n")),
+        ] {
+            // 5 s in an unoptimized build on a busy machine (about 0.1 s alone); the quadratic
+            // reading took minutes, or overflowed the stack.
+            let start = std::time::Instant::now();
+            let out = unwrap_thinking(&text);
+            let took = start.elapsed();
+            assert!(out == unwrapped, "{} bytes", text.len());
+            assert!(
+                took < std::time::Duration::from_secs(5),
+                "{} bytes of thinking unwrapped in {took:?}",
+                text.len()
+            );
+        }
+        // Through the transcript a summarizer reads.
+        let deep = [
+            json!({"role":"assistant","content":[{"type":"thinking","thinking": format!("{open}{body}{close}")}]}),
+        ];
+        let start = std::time::Instant::now();
+        let t = serialize_conversation_in(&deep, Dialect::Xml);
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(t, format!("\n\nAssistant: <thinking>\n{body}\n</thinking>"));
     }
 }

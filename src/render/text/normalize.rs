@@ -34,11 +34,13 @@ pub(crate) fn has_ansi_introducer(text: &str) -> bool {
 pub fn strip_ansi(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
+    // Whether an OSC string found no terminator: none after any later opening either.
+    let mut osc_unended = false;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         if c == '\u{1B}' || c == '\u{9B}' {
-            if let Some(end) = ansi_sequence_end(&chars, i) {
+            if let Some(end) = ansi_sequence_end(&chars, i, &mut osc_unended) {
                 i = end;
                 continue;
             }
@@ -50,9 +52,11 @@ pub fn strip_ansi(text: &str) -> String {
 }
 
 /// End (exclusive) of the escape sequence starting at `i`, if one starts there.
-fn ansi_sequence_end(chars: &[char], i: usize) -> Option<usize> {
+/// `osc_unended`: set once an OSC string is found to have no terminator after it, so later
+/// openings do not scan the rest of the text again (quadratic on a run of them).
+fn ansi_sequence_end(chars: &[char], i: usize, osc_unended: &mut bool) -> Option<usize> {
     // OSC: ESC ] … (BEL | ESC \ | U+009C)
-    if chars[i] == '\u{1B}' && chars.get(i + 1) == Some(&']') {
+    if chars[i] == '\u{1B}' && chars.get(i + 1) == Some(&']') && !*osc_unended {
         let mut j = i + 2;
         while j < chars.len() {
             match chars[j] {
@@ -61,6 +65,7 @@ fn ansi_sequence_end(chars: &[char], i: usize) -> Option<usize> {
                 _ => j += 1,
             }
         }
+        *osc_unended = true;
     }
     // CSI and two-character escapes: [ESC|CSI] [[\]()#;?]* (\d{1,4}([;:]\d{0,4})*)? final
     let mut j = i + 1;
@@ -398,6 +403,37 @@ mod tests {
         assert_eq!(strip_ansi("a\u{1b}cb"), "ab");
         assert_eq!(strip_ansi("a\u{1b}[1;2;3Hb"), "ab");
         assert_eq!(strip_ansi("keep \u{1b}"), "keep \u{1b}");
+    }
+
+    /// An OSC opening (`ESC ]`) that nothing ends, repeated: each one scanned to the end of the
+    /// text for its terminator (quadratic: a megabyte took minutes); the first scan that finds
+    /// none settles every later one.
+    #[test]
+    fn unterminated_osc_runs_strip_in_linear_time() {
+        for (text, kept) in [
+            ("\u{1b}]".repeat(1 << 19), "]".repeat(1 << 19)),
+            (
+                format!(
+                    "{}\u{7}{}",
+                    "\u{1b}]".repeat(1 << 18),
+                    "\u{1b}]x".repeat(1 << 18)
+                ),
+                "]x".repeat(1 << 18),
+            ),
+        ] {
+            // 5 s in an unoptimized build on a busy machine; the quadratic scan took minutes.
+            let start = std::time::Instant::now();
+            let out = strip_ansi(&text);
+            let took = start.elapsed();
+            // No sequence starts at an unterminated opening (`]` is no final character): the
+            // ESC stays, for later steps to drop.
+            assert_eq!(out.replace('\u{1b}', ""), kept);
+            assert!(
+                took < std::time::Duration::from_secs(5),
+                "{} bytes of unterminated OSC openings stripped in {took:?}",
+                text.len()
+            );
+        }
     }
 
     /// Spec §11 cases 7–9 and 11–12 (fallback-free parts; tests/it/snapcompact_render.rs has

@@ -15,11 +15,35 @@ import { frameCount, providerImageBudget, renderFrames, resolveShape, scanRender
 /** How long a provider keeps a prompt prefix cached after a request (Anthropic's default TTL). */
 const DEFAULT_CACHE_TTL_MS = 5 * 60 * 1000;
 
-/** The context-file sections `agents-md` images (the coding agent's system-prompt layout). */
+/**
+ * The context-file sections `agents-md` images (the coding agent's system-prompt layout): each
+ * from its opening to the first closing after it, as `[opening, closing]`.
+ */
 const CONTEXT_SECTIONS = [
-  /<repo-rules>\n[\s\S]*?\n<\/repo-rules>/g,
-  /## Context\n<instructions>\n[\s\S]*?\n<\/instructions>/g,
+  ['<repo-rules>\n', '\n</repo-rules>'],
+  ['## Context\n<instructions>\n', '\n</instructions>'],
 ];
+
+/**
+ * `text` with each `[open, close]` section replaced by `stub`, the sections (trimmed) pushed on
+ * `found`. One forward scan: a lazy `open[\s\S]*?close` regex searched the rest of the text
+ * again from every opening left unclosed (quadratic; a 1 MB prompt of them took minutes).
+ */
+function cutSections(text, [open, close], stub, found) {
+  let out = '';
+  let at = 0;
+  for (;;) {
+    const start = text.indexOf(open, at);
+    if (start < 0) break;
+    const end = text.indexOf(close, start + open.length);
+    // No closing after this opening: none after a later one either.
+    if (end < 0) break;
+    found.push(text.slice(start, end + close.length).trim());
+    out += text.slice(at, start) + stub;
+    at = end + close.length;
+  }
+  return at === 0 ? text : out + text.slice(at);
+}
 
 let MIN_TOOL_RESULT_TOKENS;
 let MAX_SYSTEM_PROMPT_FRAMES;
@@ -92,12 +116,7 @@ function systemTarget(prompt, mode) {
   const sections = [];
   const replaced = blocks.map((block) => {
     let out = block;
-    for (const pattern of CONTEXT_SECTIONS) {
-      out = out.replace(pattern, (match) => {
-        sections.push(match.trim());
-        return TEXTS.contextStub;
-      });
-    }
+    for (const section of CONTEXT_SECTIONS) out = cutSections(out, section, TEXTS.contextStub, sections);
     return out;
   });
   if (sections.length === 0) return undefined;

@@ -30,7 +30,10 @@ function endpoint() {
   if (!['http:', 'https:'].includes(url.protocol) || !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
     throw new Error(`the endpoint must be on loopback (127.0.0.1 or localhost), not ${url.host}`);
   }
-  return url.href.replace(/\/+$/, '');
+  // Without its trailing slashes, in one backward pass (`/\/+$/` is quadratic on a long run).
+  let end = url.href.length;
+  while (end > 0 && url.href.charCodeAt(end - 1) === 47) end--;
+  return url.href.slice(0, end);
 }
 
 /** A page of a service's log: deterministic lines, a timeout error every so often. */
