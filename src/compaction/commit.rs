@@ -16,7 +16,7 @@ use crate::render::shape::resolve::resolve_shape;
 use crate::render::FallbackFonts;
 use crate::render::SnapError;
 use crate::session::message::{AgentMessage, ContentBlock, Role};
-use crate::session::{CompactionBody, EntryKind, IdSource, NewSession, Session};
+use crate::session::{CompactionBody, IdSource, NewSession, Session};
 use crate::settings::Strategy;
 use crate::summary::fileops::upsert_file_operations;
 use crate::summary::request::HistoryFeed;
@@ -641,11 +641,7 @@ fn unanswered_request(session: &Session, path: &[usize]) -> Vec<usize> {
     let mut out: Vec<usize> = path
         .iter()
         .rev()
-        .take_while(|&&i| {
-            let e = &session.entries()[i];
-            e.kind() == EntryKind::Message
-                && matches!(e.role(), Some(Role::User | Role::Developer | Role::FileMention))
-        })
+        .take_while(|&&i| session.is_request(i))
         .copied()
         .collect();
     out.reverse();

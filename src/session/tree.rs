@@ -17,6 +17,43 @@ impl Session {
         self.leaf().map(|i| self.entries[i].id())
     }
 
+    /// Whether entry `index` is a message of the user's request: a user, developer or
+    /// file-mention message.
+    pub fn is_request(&self, index: usize) -> bool {
+        let e = &self.entries[index];
+        e.kind() == crate::session::EntryKind::Message
+            && matches!(
+                e.role(),
+                Some(
+                    crate::session::message::Role::User
+                        | crate::session::message::Role::Developer
+                        | crate::session::message::Role::FileMention
+                )
+            )
+    }
+
+    /// Whether a turn is under way at the leaf: its last message is a tool result, or an
+    /// assistant message that stopped for tool calls, so the agent sends another request
+    /// before the user speaks again (spec: compaction §8.3, the reference defers a threshold
+    /// handoff past such a point).
+    pub fn turn_under_way(&self) -> bool {
+        use crate::session::message::{Role, StopReason};
+        let Some(i) = self.leaf() else {
+            return false;
+        };
+        let e = &self.entries[i];
+        if e.kind() != crate::session::EntryKind::Message {
+            return false;
+        }
+        match e.role() {
+            Some(Role::ToolResult) => true,
+            Some(Role::Assistant) => self
+                .message_head(i)
+                .is_ok_and(|h| h.stop_reason == Some(StopReason::ToolUse)),
+            _ => false,
+        }
+    }
+
     /// Indices from the root to `index`, root first (`getBranch`). A missing parent ends the
     /// walk (an orphan is the root of its path); cycles were cut at load time.
     pub fn path_to(&self, index: usize) -> Vec<usize> {

@@ -37,6 +37,11 @@ pub struct MethodContext<'a> {
     /// The live context in the provider's tokens (0 = unknown): a handoff request carries it
     /// and must fit the window it is sent to.
     pub live_tokens: u64,
+    /// A turn is under way (a tool result or tool calls last): an automatic handoff waits
+    /// for the turn's end ([`Session::turn_under_way`]).
+    ///
+    /// [`Session::turn_under_way`]: crate::session::Session::turn_under_way
+    pub mid_turn: bool,
 }
 
 impl<'a> MethodContext<'a> {
@@ -55,6 +60,7 @@ impl<'a> MethodContext<'a> {
             host_walk: false,
             summarizer: true,
             live_tokens: 0,
+            mid_turn: false,
         }
     }
 }
@@ -66,7 +72,10 @@ impl<'a> MethodContext<'a> {
 /// - `snapcompact` needs an image-reading model, not after a payload rejection, not with
 ///   focus text;
 /// - `handoff` is unusable for an overflow and when the live context does not fit the window
-///   (the request carries it); a manual compaction runs it only when asked for by name;
+///   (the request carries it); a manual compaction runs it only when asked for by name; an
+///   automatic one waits while a turn is under way (tool calls or results last): the
+///   reference defers a threshold handoff to after the turn ("deferred handoff", §8.3), so
+///   a new session never starts in the middle of a tool loop;
 /// - `shake` runs on automatic reasons (a manual shake is asked for by name);
 /// - `soft` needs a summarizer;
 /// - `window` has no engine: the reference knows no such method and passes it over.
@@ -108,6 +117,8 @@ pub fn why_unusable(
                 Some("a handoff cannot recover an overflow")
             } else if w > 0 && c.live_tokens >= w {
                 Some("the handoff request would not fit the context window")
+            } else if c.mid_turn && !manual {
+                Some("a handoff waits for the end of the turn")
             } else if by_hand && !named {
                 Some("a handoff runs only when asked for (strategy 'handoff')")
             } else if !c.summarizer {

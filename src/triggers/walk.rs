@@ -164,6 +164,9 @@ pub struct WalkInput {
     pub provider_ratio: f64,
     /// The provider's tokens per token of the core's flat image charge (1 when unknown).
     pub image_ratio: f64,
+    /// A turn is under way at the session's leaf (`Session::turn_under_way`,
+    /// `MethodContext::mid_turn`).
+    pub mid_turn: bool,
 }
 
 impl WalkInput {
@@ -190,6 +193,7 @@ impl WalkInput {
             overhead_tokens: 0,
             provider_ratio: 1.0,
             image_ratio: 1.0,
+            mid_turn: false,
         }
     }
 }
@@ -259,6 +263,7 @@ impl Walk {
             host_walk: !listed,
             summarizer: input.summarizer,
             live_tokens: input.live_tokens,
+            mid_turn: input.mid_turn,
             ..MethodContext::new(input.reason, &model)
         };
         let s = &input.settings;
@@ -872,6 +877,15 @@ mod tests {
         let mut i = listed(CompactionReason::Threshold, &[Handoff, Soft]);
         i.live_tokens = 32_000;
         assert_eq!(Walk::new(i).methods(), [Soft]);
+        // An automatic handoff waits for the next prompt while a turn is under way; a manual
+        // one (asked for by name) runs.
+        let mut i = listed(CompactionReason::Threshold, &[Handoff, Soft]);
+        i.mid_turn = true;
+        assert_eq!(Walk::new(i).methods(), [Soft]);
+        let mut i = input(CompactionReason::Manual, &order, 32_000);
+        i.explicit = Some(Strategy::Handoff);
+        i.mid_turn = true;
+        assert_eq!(Walk::new(i).methods(), [Handoff, Soft]);
         // A manual walk runs handoff and shake only when asked for.
         let mut i = input(CompactionReason::Manual, &order, 32_000);
         i.explicit = Some(Strategy::Handoff);

@@ -717,6 +717,12 @@ impl WasmSession {
             .map_err(to_js)
     }
 
+    /// Whether a turn is under way at the leaf (a tool result, or tool calls, last).
+    #[wasm_bindgen(js_name = turnUnderWay)]
+    pub fn turn_under_way(&self) -> bool {
+        self.s().turn_under_way()
+    }
+
     /// Resolved labels as a JSON object `{id: label}`.
     #[wasm_bindgen(js_name = labelsJson)]
     pub fn labels_json(&self) -> String {

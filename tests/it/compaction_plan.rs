@@ -540,7 +540,11 @@ fn extension_compactions_and_handoffs() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(ctx.messages.len(), 1, "a path ending with an answer carries nothing");
+    assert_eq!(
+        ctx.messages.len(),
+        1,
+        "a path ending with an answer carries nothing"
+    );
 }
 
 /// A handoff made while the path ends with an unanswered request (the prompt the pre-request
@@ -548,8 +552,28 @@ fn extension_compactions_and_handoffs() {
 #[test]
 fn a_handoff_carries_the_unanswered_request() {
     let mut s = three_turns().load();
+    assert!(!s.turn_under_way(), "a finished answer ends the turn");
     let prompt = json!({"role": "user", "content": [{"type": "text", "text": "fourth request"}], "timestamp": 9});
     s.append_message(prompt.clone(), 9).unwrap();
+    assert!(!s.turn_under_way(), "a prompt starts none yet");
+    let mut looping = Session::load(s.to_bytes(), LoadOptions::default()).unwrap();
+    looping
+        .append_message(json!({"role": "assistant", "content": [{"type": "toolCall", "id": "t9", "name": "read", "arguments": {}}], "stopReason": "toolUse"}), 10)
+        .unwrap();
+    assert!(
+        looping.turn_under_way(),
+        "tool calls last: the loop goes on"
+    );
+    looping
+        .append_message(
+            json!({"role": "toolResult", "toolCallId": "t9", "content": "x"}),
+            11,
+        )
+        .unwrap();
+    assert!(
+        looping.turn_under_way(),
+        "a tool result last: the loop goes on"
+    );
     let st = CompactionSettings {
         strategy: Strategy::Handoff,
         keep_recent_tokens: 1,
@@ -560,7 +584,10 @@ fn a_handoff_carries_the_unanswered_request() {
     let next = commit_handoff(&s, &plan, "n".into(), Box::new(SequentialIds::new()), 7).unwrap();
     let ctx = build_context(&next, &BuildOptions::default()).unwrap();
     assert_eq!(ctx.messages.len(), 2);
-    assert!(matches!(ctx.messages[0].message(&next), AgentMessage::Custom(_)));
+    assert!(matches!(
+        ctx.messages[0].message(&next),
+        AgentMessage::Custom(_)
+    ));
     let carried: Value = serde_json::from_str(&next.message_json(1).unwrap()).unwrap();
     assert_eq!(carried, prompt);
 }

@@ -33,9 +33,7 @@ function history() {
   return out;
 }
 
-test('a pre-prompt threshold handoff sends the prompt that triggered it (the reference hands off before the prompt joins the session)', {
-  todo: 'finding: the new session holds the handoff document only; the prompt reaches the model only through the summary',
-}, async () => {
+test('a pre-prompt threshold handoff sends the prompt that triggered it (the reference hands off before the prompt joins the session)', async () => {
   let now = 1_000;
   const session = Session.create({ now });
   for (const m of history()) {
@@ -66,7 +64,6 @@ test('a pre-prompt threshold handoff sends the prompt that triggered it (the ref
   assert.notEqual(m.session, session, 'the pre-prompt check handed off');
   const sent = JSON.stringify(before.messages);
   assert.ok(sent.includes(HANDOFF.slice(0, 9)), 'the handoff document is sent');
-  // Today: `[developer: the handoff document]` alone, and the new session lacks the prompt.
   assert.ok(
     before.messages.some((x) => x.role === 'user' && JSON.stringify(x.content).includes(PROMPT)),
     `the prompt is sent as the user wrote it; sent: ${sent.slice(0, 300)}`,
@@ -75,9 +72,7 @@ test('a pre-prompt threshold handoff sends the prompt that triggered it (the ref
   m.dispose();
 });
 
-test('ctxfoldMiddleware after a handoff: the prompt has a user message, and no assistant message comes first', {
-  todo: "finding: the handoff document (a pi `developer` message) is written as an AI SDK `system` message: the call after a pre-prompt handoff sends system messages only, later calls start with the assistant's reply",
-}, async () => {
+test('ctxfoldMiddleware after a handoff: the prompt has a user message, and no assistant message comes first', async () => {
   const prompts = [];
   const sdk = new MockLanguageModelV4({
     provider: 'anthropic.messages',

@@ -507,6 +507,7 @@ impl Host {
         let mut input = WalkInput::new(req.reason, self.settings.clone(), self.model.clone());
         input.methods = Some(req.methods.clone());
         input.exclude_snapcompact = req.exclude_snapcompact;
+        input.mid_turn = self.session.turn_under_way();
         input.remote_blocked = self.cm.remote_blocked(self.now);
         input.live_tokens = before;
         input.overhead_tokens = OVERHEAD;

@@ -60,6 +60,7 @@ pub(crate) fn input(json: &str, settings: CompactionSettings) -> Result<WalkInpu
         remote_blocked: flag(&o, "remoteBlocked", WHAT)?,
         exclude_snapcompact: flag(&o, "excludeSnapcompact", WHAT)?,
         custom_instructions: flag(&o, "customInstructions", WHAT)?,
+        mid_turn: flag(&o, "midTurn", WHAT)?,
         live_tokens: count("liveTokens")?,
         overhead_tokens: count("overheadTokens")?,
         provider_ratio: ratio,

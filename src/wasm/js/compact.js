@@ -108,6 +108,8 @@ function newWalk(session, o) {
     remoteBlocked: Boolean(o.remoteBlocked),
     excludeSnapcompact: Boolean(o.excludeSnapcompact),
     customInstructions: typeof o.customInstructions === 'string' && o.customInstructions !== '',
+    // An automatic handoff waits for the end of a turn (the core's rule; it asks the session).
+    midTurn: session.turnUnderWay(),
     // The live context in the provider's tokens: the host's figure, else the core's estimate.
     liveTokens: count(o.liveTokens) ?? contextSnapshot(session).tokens,
     overheadTokens: count(o.nonMessageTokens),

@@ -1523,6 +1523,11 @@ export class Session {
   ): string;
   appendLabel(targetId: string, label: string | null | undefined, options?: AppendOptions): string;
   labels(): Record<string, string>;
+  /**
+   * Whether a turn is under way at the leaf: its last message is a tool result, or an
+   * assistant message that stopped for tool calls. An automatic handoff waits for the turn's end.
+   */
+  turnUnderWay(): boolean;
   /** What a compaction would do now (spec: compaction §4.5). Throws like `planCompaction`. */
   prepareCompaction(
     settings?: CompactionSettings,

@@ -566,6 +566,14 @@ export class Session {
     return this.#inner.branchWithSummary(from, summary, details, Boolean(options?.fromExtension), nowOf(options));
   }
 
+  /**
+   * Whether a turn is under way at the leaf: its last message is a tool result, or an
+   * assistant message that stopped for tool calls. An automatic handoff waits for the turn's end.
+   */
+  turnUnderWay() {
+    return this.#inner.turnUnderWay();
+  }
+
   /** Labels an entry (an empty or missing label clears it); returns the label entry's id. */
   appendLabel(targetId, label, options) {
     const target = nonEmptyText(targetId, 'targetId');
