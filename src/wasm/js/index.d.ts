@@ -682,6 +682,13 @@ export interface SnapcompactSettings {
   systemPrompt?: 'none' | 'agents-md' | 'all';
   /** Inline imaging: large old tool results may be sent as frames (default false). */
   toolResults?: boolean;
+  /**
+   * How a snapcompact compaction stores its frames: `inline` (default, the reference's format:
+   * every entry holds its frames' base64) or `reference` (a frame an earlier compaction entry
+   * already stores is written as `dataRef: {entry, frame, bytes}`, so each frame is stored
+   * once; such files are not readable by oh-my-pi). `Session.migrateFrames` converts a file.
+   */
+  frameStorage?: 'inline' | 'reference';
 }
 export type ResolvedCompactionSettings = Required<Omit<CompactionSettings, 'branchSummary'>> & {
   branchSummary: Required<BranchSummarySettings>;
