@@ -11,8 +11,9 @@
 //!  "mimeType":"image/png","cols":…,"rows":…,"chars":…}
 //! ```
 //!
-//! in place of `"data"`. A reference always names the entry that holds the bytes inline (never
-//! another reference), anywhere in the file: the entry need not be on the path being read.
+//! in place of `"data"`. The writers name the entry that holds the bytes inline (never another
+//! reference), anywhere in the file: the entry need not be on the path being read. A reader
+//! follows a chain a hostile or migrated file may hold, up to [`MAX_HOPS`] references.
 //! The reference's reader keeps only frames with a `data` string, so it reads such an archive
 //! without those frames (its text edges stay).
 //!
@@ -108,7 +109,9 @@ impl Unresolved {
                 "names an entry that is not a compaction with snapcompact frames"
             }
             Unresolved::NoSuchFrame => "names a frame position its entry does not have",
-            Unresolved::NotInline => "names a frame that does not hold its bytes inline",
+            Unresolved::NotInline => {
+                "names a frame that holds no bytes (nor a reference that leads to them)"
+            }
             Unresolved::OtherLength => "names a frame whose bytes have another length",
         }
     }
@@ -217,11 +220,24 @@ fn decoded(body: &[u8]) -> Option<Cow<'_, str>> {
     decode_str_body(body).filter(|d| !d.is_empty() && !d.starts_with(BLOB_PREFIX))
 }
 
+/// References a reader follows to reach the bytes: the writers never write a chain (they name
+/// the entry holding the bytes), but a migrated hostile file may hold one, and following it
+/// keeps every migration from changing what a context reads.
+const MAX_HOPS: usize = 16;
+
+/// What a frame position of a target entry holds.
+#[derive(Clone)]
+enum Hop<'s> {
+    Inline(&'s [u8]),
+    Ref(FrameRef),
+    Nothing,
+}
+
 /// Finds the bytes of [`FrameRef`]s in a session, reading each named entry's line once.
 pub struct Resolver<'s> {
     session: &'s Session,
-    /// Per entry index: the inline payload bodies of its frames, by position.
-    targets: FxHashMap<usize, Option<Vec<Option<&'s [u8]>>>>,
+    /// Per entry index: what its frames hold, by position (`None`: not an archive).
+    targets: FxHashMap<usize, Option<Vec<Hop<'s>>>>,
 }
 
 impl<'s> Resolver<'s> {
@@ -232,8 +248,8 @@ impl<'s> Resolver<'s> {
         }
     }
 
-    /// The base64 payload `r` names.
-    pub fn resolve(&mut self, r: &FrameRef) -> std::result::Result<Cow<'s, str>, Unresolved> {
+    /// What frame `r.frame` of entry `r.entry` holds.
+    fn hop(&mut self, r: &FrameRef) -> std::result::Result<Hop<'s>, Unresolved> {
         if r.entry.is_empty() || r.bytes == 0 {
             return Err(Unresolved::Malformed);
         }
@@ -251,23 +267,38 @@ impl<'s> Resolver<'s> {
                 slots
                     .into_iter()
                     .map(|s| match s.payload {
-                        Payload::Inline(body) => Some(body),
-                        _ => None,
+                        Payload::Inline(body) => Hop::Inline(body),
+                        Payload::Ref(r) => Hop::Ref(r),
+                        Payload::None => Hop::Nothing,
                     })
                     .collect(),
             )
         });
         let frames = frames.as_ref().ok_or(Unresolved::NotAnArchive)?;
-        let body = usize::try_from(r.frame)
+        usize::try_from(r.frame)
             .ok()
             .and_then(|k| frames.get(k))
-            .ok_or(Unresolved::NoSuchFrame)?
-            .ok_or(Unresolved::NotInline)?;
-        let data = decoded(body).ok_or(Unresolved::NotInline)?;
-        if data.len() as u64 != r.bytes {
-            return Err(Unresolved::OtherLength);
+            .cloned()
+            .ok_or(Unresolved::NoSuchFrame)
+    }
+
+    /// The base64 payload `r` names (following at most [`MAX_HOPS`] references).
+    pub fn resolve(&mut self, r: &FrameRef) -> std::result::Result<Cow<'s, str>, Unresolved> {
+        let mut at = r.clone();
+        for _ in 0..MAX_HOPS {
+            match self.hop(&at)? {
+                Hop::Inline(body) => {
+                    let data = decoded(body).ok_or(Unresolved::NotInline)?;
+                    if data.len() as u64 != r.bytes {
+                        return Err(Unresolved::OtherLength);
+                    }
+                    return Ok(data);
+                }
+                Hop::Ref(next) => at = next,
+                Hop::Nothing => return Err(Unresolved::NotInline),
+            }
         }
-        Ok(data)
+        Err(Unresolved::NotInline)
     }
 }
 
