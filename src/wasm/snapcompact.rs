@@ -6,6 +6,7 @@
 use super::interop::options::{render_options, serialize_options, shape_arg, shape_for, target};
 use super::interop::snapcompact::{arg, budgets, parse_messages};
 use super::interop::{opt_string_arg, to_js};
+use super::session::WasmSession;
 use crate::render::shape::billing::{frame_tokens, BillingFamily};
 use crate::render::shape::resolve::Target;
 use crate::render::text::dataurl::{elide_data_urls, Elision};
@@ -385,7 +386,7 @@ pub fn provider_frame_budget(
 }
 
 #[wasm_bindgen]
-impl super::session::WasmSession {
+impl WasmSession {
     /// Rewrites the file's snapcompact frames to `to` (`"reference"`: each frame stored once,
     /// later entries refer to it; `"inline"`: the reference's format) and returns what it did
     /// as JSON `{entries, frames, missing, bytesBefore, bytesAfter}` (`archive::stored`).
