@@ -12,14 +12,7 @@ use libfuzzer_sys::fuzz_target;
 const WINDOWS: [u64; 8] = [
     8_000, 12_000, 16_000, 32_000, 64_000, 128_000, 200_000, 1_000_000,
 ];
-const METHODS: [&str; 6] = [
-    "remote",
-    "snapcompact",
-    "handoff",
-    "shake",
-    "soft",
-    "window",
-];
+const METHODS: [&str; 6] = ["remote", "snapcompact", "handoff", "shake", "soft", "window"];
 
 fn scenario(u: &mut Unstructured<'_>) -> Result<Scenario> {
     let methods = if u.ratio(1, 3)? {

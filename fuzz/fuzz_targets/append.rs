@@ -7,11 +7,11 @@
 //! is read with the crate's parser, which reads numbers exactly as JavaScript does (serde_json's
 //! default float reading is off by an ulp on long mantissas: the first run's only finding).
 #![no_main]
+use ctxfold_testkit::invariants::same_as_js;
 use arbitrary::Unstructured;
 use ctxfold::context::{build_context, convert::convert_to_llm, BuildOptions};
 use ctxfold::error::ErrorCode;
 use ctxfold::session::{LoadOptions, Session};
-use ctxfold_testkit::invariants::same_as_js;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -49,10 +49,7 @@ fuzz_target!(|data: &[u8]| {
     let i = s.index_of(&id).expect("the new entry");
     let back: Value =
         ctxfold::support::json::parse(&s.message_json(i).expect("its message")).unwrap();
-    assert!(
-        same_as_js(&back, &message),
-        "read back {back} for {message}"
-    );
+    assert!(same_as_js(&back, &message), "read back {back} for {message}");
     s.message(i).expect("the typed message");
     s.message_head(i).expect("the message head");
     if let Err(e) = ctxfold::tokens::verify_recorded_facts(&s) {
@@ -81,8 +78,5 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(again.warnings().len(), warnings, "{:?}", again.warnings());
     let j = again.index_of(&id).expect("kept on reload");
     let back: Value = ctxfold::support::json::parse(&again.message_json(j).unwrap()).unwrap();
-    assert!(
-        same_as_js(&back, &message),
-        "reloaded as {back} for {message}"
-    );
+    assert!(same_as_js(&back, &message), "reloaded as {back} for {message}");
 });

@@ -11,15 +11,7 @@ use ctxfold::triggers::{
 };
 use libfuzzer_sys::fuzz_target;
 
-const METHODS: [&str; 7] = [
-    "remote",
-    "snapcompact",
-    "handoff",
-    "shake",
-    "soft",
-    "window",
-    "x",
-];
+const METHODS: [&str; 7] = ["remote", "snapcompact", "handoff", "shake", "soft", "window", "x"];
 const REASONS: [CompactionReason; 5] = [
     CompactionReason::Threshold,
     CompactionReason::Overflow,
@@ -106,11 +98,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     loop {
         let step = w.poll();
         steps += 1;
-        assert!(
-            steps <= bound,
-            "{steps} steps for {} methods",
-            w.methods().len()
-        );
+        assert!(steps <= bound, "{steps} steps for {} methods", w.methods().len());
         match &step {
             WalkStep::Done { .. } | WalkStep::Failed { .. } => {
                 assert!(w.is_over());
@@ -119,10 +107,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             }
             WalkStep::Warn { .. } => continue,
             WalkStep::Plan { method, .. } if !again => {
-                assert!(
-                    !planned.contains(method),
-                    "{method:?} planned twice without a shake"
-                );
+                assert!(!planned.contains(method), "{method:?} planned twice without a shake");
                 planned.push(*method);
             }
             WalkStep::Shake { .. } => planned.clear(),
