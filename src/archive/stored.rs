@@ -164,8 +164,8 @@ fn frame_slots(b: &[u8]) -> Option<Vec<FrameSlot<'_>>> {
         return Some(out);
     }
     loop {
-        let end = skip_value(b, i).ok()?;
-        out.push(frame_slot(b, i));
+        let (slot, end) = frame_slot(b, i)?;
+        out.push(slot);
         i = skip_ws(b, end);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
@@ -175,36 +175,36 @@ fn frame_slots(b: &[u8]) -> Option<Vec<FrameSlot<'_>>> {
     }
 }
 
-fn frame_slot(b: &[u8], start: usize) -> FrameSlot<'_> {
+/// The frame at `start` and the index after it (`None`: not JSON).
+fn frame_slot(b: &[u8], start: usize) -> Option<(FrameSlot<'_>, usize)> {
     let none = FrameSlot {
         member: start..start,
         payload: Payload::None,
     };
     if b.get(start) != Some(&b'{') {
-        return none;
+        return Some((none, skip_value(b, start).ok()?));
     }
     let (mut data, mut data_ref) = (None, None);
-    let walked = for_each_member(b, start, |b, m| {
+    let end = for_each_member(b, start, |b, m| {
         if key_is(&b[m.key.clone()], "data") {
             data = Some(m.clone());
         } else if key_is(&b[m.key.clone()], DATA_REF_KEY) {
             data_ref = Some(m.clone());
         }
-    });
-    if walked.is_err() {
-        return none;
-    }
+    })
+    .ok()?;
     // `data` wins when it is a non-empty string (`ArchiveFrame::from_json`).
     if let Some(m) = data {
         let v = &b[m.value.clone()];
         if v.len() > 2 && v[0] == b'"' {
-            return FrameSlot {
+            let slot = FrameSlot {
                 member: m.span,
                 payload: Payload::Inline(&v[1..v.len() - 1]),
             };
+            return Some((slot, end));
         }
     }
-    match data_ref {
+    let slot = match data_ref {
         Some(m) => FrameSlot {
             payload: Payload::Ref(FrameRef::from_json(
                 &crate::support::json::parse_bytes(&b[m.value.clone()]).unwrap_or(Value::Null),
@@ -212,7 +212,8 @@ fn frame_slot(b: &[u8], start: usize) -> FrameSlot<'_> {
             member: m.span,
         },
         None => none,
-    }
+    };
+    Some((slot, end))
 }
 
 /// The base64 text of an inline payload body (`None`: not a usable string).
@@ -248,6 +249,30 @@ impl<'s> Resolver<'s> {
         }
     }
 
+    /// What the frames of entry `index` hold (`None`: it is not an archive), read once.
+    fn hops_of(&mut self, index: usize) -> Option<&[Hop<'s>]> {
+        let session = self.session;
+        self.targets
+            .entry(index)
+            .or_insert_with(|| {
+                if session.entries()[index].kind() != EntryKind::Compaction {
+                    return None;
+                }
+                let slots = frame_slots(session.entry_line_bytes(index))?;
+                Some(
+                    slots
+                        .into_iter()
+                        .map(|s| match s.payload {
+                            Payload::Inline(body) => Hop::Inline(body),
+                            Payload::Ref(r) => Hop::Ref(r),
+                            Payload::None => Hop::Nothing,
+                        })
+                        .collect(),
+                )
+            })
+            .as_deref()
+    }
+
     /// What frame `r.frame` of entry `r.entry` holds.
     fn hop(&mut self, r: &FrameRef) -> std::result::Result<Hop<'s>, Unresolved> {
         if r.entry.is_empty() || r.bytes == 0 {
@@ -257,24 +282,7 @@ impl<'s> Resolver<'s> {
             .session
             .index_of(&r.entry)
             .ok_or(Unresolved::NoSuchEntry)?;
-        let session = self.session;
-        let frames = self.targets.entry(index).or_insert_with(|| {
-            if session.entries()[index].kind() != EntryKind::Compaction {
-                return None;
-            }
-            let slots = frame_slots(session.entry_line_bytes(index))?;
-            Some(
-                slots
-                    .into_iter()
-                    .map(|s| match s.payload {
-                        Payload::Inline(body) => Hop::Inline(body),
-                        Payload::Ref(r) => Hop::Ref(r),
-                        Payload::None => Hop::Nothing,
-                    })
-                    .collect(),
-            )
-        });
-        let frames = frames.as_ref().ok_or(Unresolved::NotAnArchive)?;
+        let frames = self.hops_of(index).ok_or(Unresolved::NotAnArchive)?;
         usize::try_from(r.frame)
             .ok()
             .and_then(|k| frames.get(k))
@@ -384,10 +392,18 @@ pub fn check(session: &Session) -> Vec<LoadWarning> {
         if memchr::memmem::find(b, DATA_REF_KEY.as_bytes()).is_none() {
             continue;
         }
-        for (k, s) in frame_slots(b).unwrap_or_default().iter().enumerate() {
-            let Payload::Ref(r) = &s.payload else {
-                continue;
-            };
+        // The line is read once, for its references and as the target of later ones.
+        let refs: Vec<(usize, FrameRef)> = resolver
+            .hops_of(i)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(k, h)| match h {
+                Hop::Ref(r) => Some((k, r.clone())),
+                _ => None,
+            })
+            .collect();
+        for (k, r) in &refs {
             if let Err(why) = resolver.resolve(r) {
                 out.push(LoadWarning {
                     code: ErrorCode::InvalidEntryBody,

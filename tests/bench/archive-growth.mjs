@@ -3,7 +3,7 @@
 // (`settings.snapcompact.frameStorage: 'reference'`), and what `migrateFrames` makes of the
 // inline file. Deterministic: the same text (the demo's seeded generator) and ids every run.
 //
-//   node tests/bench/archive-growth.mjs [--rounds 40] [--turns 6] [--window 200000] [--json FILE]
+//   node tests/bench/archive-growth.mjs [--rounds 40] [--turns 6] [--window 200000] [--json FILE] [--out DIR]
 //
 // Each round appends `turns` user/assistant turns with a tool call and a 1,500–6,000 token
 // tool result, then compacts with snapcompact for claude-opus-4-7 (anthropic), keeping 20,000
@@ -20,6 +20,7 @@ const ROUNDS = Number(arg('rounds', 40));
 const TURNS = Number(arg('turns', 6));
 const WINDOW = Number(arg('window', 200_000));
 const JSON_OUT = arg('json', undefined);
+const OUT = arg('out', undefined); // a directory: the two session files are written there
 const MODEL = {
   id: 'claude-opus-4-7',
   api: 'anthropic-messages',
@@ -149,3 +150,7 @@ if (JSON_OUT)
       1,
     ),
   );
+if (OUT) {
+  writeFileSync(`${OUT}/growth-inline.jsonl`, inline.session.toBytes());
+  writeFileSync(`${OUT}/growth-reference.jsonl`, byRef.session.toBytes());
+}
