@@ -47,7 +47,10 @@ fuzz_target!(|data: &[u8]| {
     let Some(s) = load(data.to_vec()) else {
         return;
     };
-    assert_eq!(s.to_bytes(), data, "the file writes back as it was loaded");
+    // A file of an older format version is migrated on load (its lines rewritten).
+    if s.header().version_on_disk >= ctxfold::session::CURRENT_VERSION {
+        assert_eq!(s.to_bytes(), data, "the file writes back as it was loaded");
+    }
     let warnings = check(&s);
     let want = contexts(&s);
     // Both ways, one after the other, on one session.
