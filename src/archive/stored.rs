@@ -292,16 +292,19 @@ impl<'s> Resolver<'s> {
 
     /// The base64 payload `r` names (following at most [`MAX_HOPS`] references).
     pub fn resolve(&mut self, r: &FrameRef) -> std::result::Result<Cow<'s, str>, Unresolved> {
+        let data = self.payload(r)?;
+        if data.len() as u64 != r.bytes {
+            return Err(Unresolved::OtherLength);
+        }
+        Ok(data)
+    }
+
+    /// The payload at the end of `r`'s chain, whatever its length.
+    fn payload(&mut self, r: &FrameRef) -> std::result::Result<Cow<'s, str>, Unresolved> {
         let mut at = r.clone();
         for _ in 0..MAX_HOPS {
             match self.hop(&at)? {
-                Hop::Inline(body) => {
-                    let data = decoded(body).ok_or(Unresolved::NotInline)?;
-                    if data.len() as u64 != r.bytes {
-                        return Err(Unresolved::OtherLength);
-                    }
-                    return Ok(data);
-                }
+                Hop::Inline(body) => return decoded(body).ok_or(Unresolved::NotInline),
                 Hop::Ref(next) => at = next,
                 Hop::Nothing => return Err(Unresolved::NotInline),
             }
@@ -384,6 +387,8 @@ pub fn frames_json(session: &Session, index: usize) -> String {
 pub fn check(session: &Session) -> Vec<LoadWarning> {
     let mut out = Vec::new();
     let mut resolver = Resolver::new(session);
+    let mut lengths: FxHashMap<(String, u64), std::result::Result<u64, Unresolved>> =
+        FxHashMap::default();
     for (i, e) in session.entries().iter().enumerate() {
         if e.kind() != EntryKind::Compaction {
             continue;
@@ -404,7 +409,24 @@ pub fn check(session: &Session) -> Vec<LoadWarning> {
             })
             .collect();
         for (k, r) in &refs {
-            if let Err(why) = resolver.resolve(r) {
+            // Later archives name the same stored frames again: each is decoded once.
+            let key = (r.entry.clone(), r.frame);
+            let length = match lengths.get(&key) {
+                Some(&l) => l,
+                None => {
+                    let l = resolver.payload(r).map(|d| d.len() as u64);
+                    lengths.insert(key, l);
+                    l
+                }
+            };
+            let resolved = length.and_then(|l| {
+                if l == r.bytes {
+                    Ok(())
+                } else {
+                    Err(Unresolved::OtherLength)
+                }
+            });
+            if let Err(why) = resolved {
                 out.push(LoadWarning {
                     code: ErrorCode::InvalidEntryBody,
                     line: session.line_number(i),
