@@ -4,7 +4,7 @@
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
 # Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
-# native_anthropic, inline, walk, agent, append, batch. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# native_anthropic, inline, walk, agent, append, batch, frame_refs. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
 # installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
@@ -16,7 +16,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic inline walk agent append batch)
+all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic inline walk agent append batch frame_refs)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
@@ -63,6 +63,11 @@ seed() {
       # A generated session's bytes, a NUL, then JSON lines of messages.
       printf '\1\2\3\0{"role":"user","content":"hi"}\n{"role":"assistant","content":[{"type":"text","text":"a"}],"usage":{"input":1}}\n' > "$dir/seed-batch"
       printf '\1\2\3\0{"role":"toolResult","toolCallId":"c","content":[{"type":"text","text":"x"}]}\n{"role":"user","content":42}\n' > "$dir/seed-refused"
+      ;;
+    frame_refs)
+      # A session whose snapcompact frames are stored by reference: references to inline
+      # frames, to a frame on another branch, and one to an entry the file does not hold.
+      cp "$root/fuzz/seeds/frame-refs.jsonl" "$dir/seed-refs"
       ;;
     snapcompact)
       if [ -f "$conf/snapcompact/input.txt" ]; then

@@ -104,6 +104,44 @@ pub struct SnapcompactSettings {
     pub system_prompt: InlineSystemPrompt,
     /// `snapcompact.toolResults`: large old tool results may be sent as frames.
     pub tool_results: bool,
+    /// `snapcompact.frameStorage`: how a new archive stores frames the previous archive
+    /// already holds (ours, not the reference's; issue 43 item 5, `crate::archive::stored`).
+    pub frame_storage: FrameStorage,
+}
+
+/// `snapcompact.frameStorage`: how a snapcompact compaction writes its frames' PNG data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FrameStorage {
+    /// Every frame's base64 in the entry, as the reference writes it (the default: files stay
+    /// readable by oh-my-pi).
+    #[default]
+    Inline,
+    /// A frame whose bytes an earlier compaction entry of the file already stores is written
+    /// as a `dataRef` to that entry's frame: each frame is stored once. Not readable by the
+    /// reference (its reader drops such frames and keeps the text edges).
+    Reference,
+}
+
+impl FrameStorage {
+    const NAMES: [(&'static str, FrameStorage); 2] = [
+        ("inline", FrameStorage::Inline),
+        ("reference", FrameStorage::Reference),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("inline", |(n, _)| n)
+    }
+
+    /// The storage named `name` (`inline`, `reference`).
+    pub fn parse(name: &str) -> Option<FrameStorage> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
 }
 
 /// `snapcompact.systemPrompt` (spec: snapcompact §9.7).
@@ -269,6 +307,15 @@ impl SnapcompactSettings {
                 "toolResults" => {
                     s.tool_results = fields::boolean("snapcompact.toolResults", v)?;
                 }
+                "frameStorage" => {
+                    let name = fields::string("snapcompact.frameStorage", v)?;
+                    s.frame_storage = FrameStorage::parse(name).ok_or_else(|| {
+                        bad(
+                            "snapcompact.frameStorage",
+                            "expected \"inline\" or \"reference\"",
+                        )
+                    })?;
+                }
                 _ => {
                     return Err(bad(
                         &format!("snapcompact.{k}"),
@@ -285,6 +332,7 @@ impl SnapcompactSettings {
         o.str("shape", self.shape.as_deref().unwrap_or("auto"));
         o.str("systemPrompt", self.system_prompt.name());
         o.bool("toolResults", self.tool_results);
+        o.str("frameStorage", self.frame_storage.name());
         self.serialize.write_json(&mut o);
         o.close();
     }

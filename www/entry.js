@@ -276,8 +276,9 @@ function renderBody(e, ctx) {
       body.append(facts, h('p', null, jumpButton(ctx, 'first kept entry', e.firstKeptEntryId)));
       if (e.shortSummary) body.append(h('h4', { text: 'Short summary' }), longText(e.shortSummary));
       body.append(h('h4', { text: 'Summary' }), longText(e.summary));
-      const frames = e.preserveData?.snapcompact?.frames;
-      if (Array.isArray(frames)) {
+      if (Array.isArray(e.preserveData?.snapcompact?.frames)) {
+        // Through the session: a frame stored by reference (`dataRef`) comes with its bytes.
+        const frames = ctx.session.archiveFrames(e.id);
         body.append(framesGallery(frames, ctx.scope, { title: 'snapcompact archive', lightbox: ctx.lightbox }));
       }
       if (e.details) body.append(fileLists(e.details));

@@ -150,7 +150,7 @@ fn over_budget(opts: &HistoryOptions, used: u64, kept: usize, size: u64) -> bool
 /// notice's text).
 pub fn frames_left_out(archive: &Archive, opts: &HistoryOptions) -> usize {
     let (mut used, mut kept, mut omitted) = (0u64, 0usize, 0usize);
-    for f in archive.frames.iter().rev().filter(|f| !f.is_blob_ref()) {
+    for f in archive.frames.iter().rev().filter(|f| !f.is_unavailable()) {
         let size = f.data.len() as u64;
         if over_budget(opts, used, kept, size) {
             omitted += 1;
@@ -165,6 +165,8 @@ pub fn frames_left_out(archive: &Archive, opts: &HistoryOptions) -> usize {
 enum Slot {
     Image(String, Option<String>, String),
     Unavailable,
+    /// Stored by reference to bytes the file does not hold ([`crate::archive::stored`]).
+    Missing,
 }
 
 /// `historyBlocks(archive, {maxFrameDataBytes?, resolveFrameData?})` (spec: snapcompact
@@ -177,7 +179,7 @@ pub fn history_blocks(archive: &Archive, opts: &HistoryOptions) -> Vec<HistoryBl
     let needs_walk = opts.max_frame_data_bytes.is_some()
         || opts.max_images.is_some()
         || opts.data != FrameData::Inline
-        || archive.frames.iter().any(ArchiveFrame::is_blob_ref);
+        || archive.frames.iter().any(ArchiveFrame::is_unavailable);
     let mut slots: Vec<Slot> = Vec::with_capacity(archive.frames.len());
     let mut omitted = 0usize;
     let mut omitted_bytes = 0u64;
@@ -194,6 +196,10 @@ pub fn history_blocks(archive: &Archive, opts: &HistoryOptions) -> Vec<HistoryBl
         for (k, f) in archive.frames.iter().enumerate().rev() {
             if f.is_blob_ref() {
                 slots.push(Slot::Unavailable);
+                continue;
+            }
+            if f.data.is_empty() {
+                slots.push(Slot::Missing);
                 continue;
             }
             let size = f.data.len() as u64;
@@ -237,6 +243,20 @@ pub fn history_blocks(archive: &Archive, opts: &HistoryOptions) -> Vec<HistoryBl
                 middle.push(HistoryBlock::Text(format!(
                     "{DASHES} {n} archived image frame{} unavailable here {DASHES}",
                     plural(n)
+                )));
+            }
+            Slot::Missing => {
+                let start = i;
+                while i < slots.len() && matches!(slots[i], Slot::Missing) {
+                    i += 1;
+                }
+                let n = i - start;
+                middle.push(HistoryBlock::Text(format!(
+                    "{DASHES} {n} archived image frame{} missing: the session file does not \
+                     hold the stored bytes {} refer{} to {DASHES}",
+                    plural(n),
+                    if n == 1 { "it" } else { "they" },
+                    if n == 1 { "s" } else { "" }
                 )));
             }
         }
@@ -293,6 +313,7 @@ pub fn images(archive: &Archive) -> Vec<HistoryBlock> {
     archive
         .frames
         .iter()
+        .filter(|f| !f.data.is_empty())
         .map(|f| HistoryBlock::Image {
             data: f.data.clone(),
             mime_type: f.mime_type.clone(),
@@ -347,6 +368,7 @@ mod tests {
             columns: None,
             stopword_dim: None,
             detail: None,
+            data_ref: None,
         };
         let sizes = [40, 10, 70, 10, 30, 50];
         let mut archive = Archive {

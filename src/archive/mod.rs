@@ -4,6 +4,7 @@
 //! Writing one is the snapcompact strategy's work (`crate::compaction::snapcompact`).
 
 pub mod blocks;
+pub mod stored;
 
 use crate::render::text::dataurl::{elide_data_urls, Elision};
 use crate::render::text::unicode::{utf16_len, DIM_OFF, DIM_ON, NEWLINE_GLYPH};
@@ -52,6 +53,10 @@ pub struct ArchiveFrame {
     pub stopword_dim: Option<bool>,
     /// Provider hint (`original`, …).
     pub detail: Option<String>,
+    /// Where the payload is stored when the entry holds a `dataRef` instead of `data`
+    /// ([`stored`]; ours, not the reference's). `data` is empty until [`stored::resolve`]
+    /// finds the bytes, and stays empty when the file does not hold them.
+    pub data_ref: Option<stored::FrameRef>,
 }
 
 /// The persisted record `preserveData.snapcompact` (spec: snapcompact §9.1).
@@ -93,10 +98,18 @@ fn count(v: Option<&Value>) -> Option<u64> {
 
 impl ArchiveFrame {
     /// Reads a frame; `None` unless `data` is a non-empty string, `mimeType` a string and
-    /// `cols`/`rows`/`chars` numbers (spec: §9.1 `getPreservedArchive`).
+    /// `cols`/`rows`/`chars` numbers (spec: §9.1 `getPreservedArchive`). A frame stored by
+    /// reference (`dataRef` instead of `data`) is read with an empty `data` and its
+    /// [`stored::FrameRef`] (a malformed one never resolves: a placeholder, not a skip).
     pub fn from_json(v: &Value) -> Option<ArchiveFrame> {
         let o = v.as_object()?;
-        let data = non_empty_string(o.get("data"))?;
+        let (data, data_ref) = match non_empty_string(o.get("data")) {
+            Some(data) => (data, None),
+            None => (
+                String::new(),
+                Some(stored::FrameRef::from_json(o.get(stored::DATA_REF_KEY)?)),
+            ),
+        };
         let mime_type = o.get("mimeType")?.as_str()?.to_string();
         Some(ArchiveFrame {
             data,
@@ -110,12 +123,17 @@ impl ArchiveFrame {
             columns: o.get("columns").and_then(Value::as_u64),
             stopword_dim: o.get("stopwordDim").and_then(Value::as_bool),
             detail: o.get("detail").and_then(Value::as_str).map(str::to_string),
+            data_ref,
         })
     }
 
+    /// The frame as persisted: `dataRef` in place of `data` for a frame stored by reference.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
-        m.insert("data".into(), self.data.clone().into());
+        match &self.data_ref {
+            Some(r) => m.insert(stored::DATA_REF_KEY.into(), r.to_json()),
+            None => m.insert("data".into(), self.data.clone().into()),
+        };
         m.insert("mimeType".into(), self.mime_type.clone().into());
         m.insert("cols".into(), self.cols.into());
         m.insert("rows".into(), self.rows.into());
@@ -137,6 +155,12 @@ impl ArchiveFrame {
     /// Is the payload an externalised reference the host has to resolve?
     pub fn is_blob_ref(&self) -> bool {
         self.data.starts_with(BLOB_PREFIX)
+    }
+
+    /// Does the record lack the frame's bytes: an externalised blob, or a `dataRef` the file
+    /// does not resolve? Such a frame is a placeholder in the context, never an image.
+    pub fn is_unavailable(&self) -> bool {
+        self.data.is_empty() || self.is_blob_ref()
     }
 }
 
@@ -187,8 +211,7 @@ pub fn frames_left_out_at(
         3,
     ];
     let count = session.derived_text(index, key, &mut || {
-        let body = session.body::<crate::session::CompactionBody>(index)?;
-        let archive = get_preserved_archive(body.preserve_data.as_ref());
+        let archive = stored::read_archive(session, index)?;
         Ok(Some(
             archive
                 .map_or(0, |a| blocks::frames_left_out(&a, opts))

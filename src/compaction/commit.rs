@@ -4,6 +4,7 @@
 //! `tokensAfter`. A commit checks the plan still fits the session and changes nothing else.
 
 use crate::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions};
+use crate::archive::stored::store_by_reference;
 use crate::archive::PRESERVE_KEY;
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
@@ -17,7 +18,7 @@ use crate::render::FallbackFonts;
 use crate::render::SnapError;
 use crate::session::message::{AgentMessage, ContentBlock, Role};
 use crate::session::{CompactionBody, IdSource, NewSession, Session};
-use crate::settings::Strategy;
+use crate::settings::{FrameStorage, Strategy};
 use crate::summary::fileops::upsert_file_operations;
 use crate::summary::request::HistoryFeed;
 use crate::summary::serialize::NO_PRIOR_HISTORY;
@@ -502,6 +503,13 @@ pub fn commit_snapcompact(
         Value::Object(m) => m,
         _ => Map::new(),
     };
+    if plan.settings.snapcompact.frame_storage == FrameStorage::Reference {
+        // Frames the previous archive already stores are written as references to them
+        // (ours, not the reference's format: `archive::stored`).
+        if let Some(record) = preserve.get_mut(PRESERVE_KEY) {
+            store_by_reference(session, plan.preparation.previous_compaction, record);
+        }
+    }
     if let Some(extra) = &plan.options.preserve_data {
         for (k, v) in extra {
             if k != PRESERVE_KEY {

@@ -988,6 +988,7 @@ fn frame_record(frame: &Frame, shape: &Shape) -> ArchiveFrame {
         columns: (shape.columns == 2).then_some(2),
         stopword_dim: shape.stopword_dim.then_some(true),
         detail: shape.image_detail.map(|d| d.as_str().into()),
+        data_ref: None,
     }
 }
 

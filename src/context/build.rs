@@ -6,10 +6,10 @@
 //! mostly a copy; only messages that post-processing changes are re-serialized.
 
 use crate::archive::blocks::{history_blocks, FrameData, HistoryBlock, HistoryOptions};
-use crate::archive::get_preserved_archive;
+use crate::archive::stored::read_archive;
 use crate::error::Result;
 use crate::session::message::{AgentMessage, MessageHead, Role};
-use crate::session::{CompactionBody, CustomMessageBody, EntryKind, Session};
+use crate::session::{CustomMessageBody, EntryKind, Session};
 use crate::support::json::js;
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
@@ -605,12 +605,10 @@ impl Emitter<'_> {
 
     /// A compaction carrying a snapcompact archive gets its history blocks (text head,
     /// frames as PNG image blocks, text tail) on every build (spec: snapcompact §9.4, §9.6;
-    /// compaction §2.3).
+    /// compaction §2.3). Frames stored by reference are resolved by id in the file, on or off
+    /// the path; one the file does not hold is a placeholder (`archive::stored`).
     fn with_history_blocks(&self, index: usize, json: String) -> String {
-        let Ok(body) = self.session.body::<CompactionBody>(index) else {
-            return json;
-        };
-        let Some(archive) = get_preserved_archive(body.preserve_data.as_ref()) else {
+        let Ok(Some(archive)) = read_archive(self.session, index) else {
             return json;
         };
         let mut blocks = history_blocks(&archive, &self.history);

@@ -260,6 +260,12 @@ impl Session {
         &self.warnings
     }
 
+    /// Adds problems a reader above this layer found in the loaded file (frame references
+    /// that do not resolve, `archive::stored::check`), after the loader's own.
+    pub fn add_warnings(&mut self, warnings: Vec<LoadWarning>) {
+        self.warnings.extend(warnings);
+    }
+
     // ----- entries -----------------------------------------------------------------------
 
     /// Number of entries.

@@ -200,9 +200,11 @@ impl WasmSession {
         let o = options(options_json, "load options")?;
         let ids = id_source(&o, id_callback)?;
         reserve_heap(bytes.len() / 8);
-        Session::load(bytes, LoadOptions::with_ids(ids))
-            .map(WasmSession::wrap)
-            .map_err(to_js)
+        let mut session = Session::load(bytes, LoadOptions::with_ids(ids)).map_err(to_js)?;
+        // Frame references the file does not resolve (archive::stored).
+        let unresolved = crate::archive::stored::check(&session);
+        session.add_warnings(unresolved);
+        Ok(WasmSession::wrap(session))
     }
 
     /// A new empty session.
@@ -578,12 +580,8 @@ impl WasmSession {
     #[wasm_bindgen(js_name = archiveFramesJson)]
     pub fn archive_frames_json(&self, id: &str) -> Option<String> {
         let s = self.s();
-        let line = s.entry_json(s.index_of(id)?);
-        let path = ["preserveData", "snapcompact", "frames"];
-        Some(match crate::support::json::edit::find_path(&line, &path) {
-            Ok(Some(span)) if line.as_bytes().get(span.start) == Some(&b'[') => line[span].into(),
-            _ => "[]".into(),
-        })
+        // Frames stored by reference come with their `data` (archive::stored).
+        Some(crate::archive::stored::frames_json(s, s.index_of(id)?))
     }
 
     /// Estimated tokens of the message an entry carries.

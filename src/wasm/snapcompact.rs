@@ -6,6 +6,7 @@
 use super::interop::options::{render_options, serialize_options, shape_arg, shape_for, target};
 use super::interop::snapcompact::{arg, budgets, parse_messages};
 use super::interop::{opt_string_arg, to_js};
+use super::session::WasmSession;
 use crate::render::shape::billing::{frame_tokens, BillingFamily};
 use crate::render::shape::resolve::Target;
 use crate::render::text::dataurl::{elide_data_urls, Elision};
@@ -382,4 +383,30 @@ pub fn provider_frame_budget(
 ) -> Result<u32, JsValue> {
     let api = opt_string_arg(&api, "api")?;
     Ok(budgets(overrides_json)?.provider_frame_budget(provider, api.as_deref()))
+}
+
+#[wasm_bindgen]
+impl WasmSession {
+    /// Rewrites the file's snapcompact frames to `to` (`"reference"`: each frame stored once,
+    /// later entries refer to it; `"inline"`: the reference's format) and returns what it did
+    /// as JSON `{entries, frames, missing, bytesBefore, bytesAfter}` (`archive::stored`).
+    /// Throws `E_INVALID_ARGUMENT` for another `to`; the session is unchanged then.
+    #[wasm_bindgen(js_name = migrateFramesJson)]
+    pub fn migrate_frames_json(&mut self, to: &str) -> Result<String, JsValue> {
+        let to = crate::settings::FrameStorage::parse(to).ok_or_else(|| {
+            to_js(crate::error::Error::InvalidArgument {
+                what: format!("`to` must be \"inline\" or \"reference\", not {to:?}"),
+            })
+        })?;
+        let m = crate::archive::stored::migrate_frames(self.s_mut(), to);
+        let mut out = String::new();
+        let mut o = Object::open(&mut out);
+        o.num("entries", m.entries as f64);
+        o.num("frames", m.frames as f64);
+        o.num("missing", m.missing as f64);
+        o.num("bytesBefore", m.bytes_before as f64);
+        o.num("bytesAfter", m.bytes_after as f64);
+        o.close();
+        Ok(out)
+    }
 }

@@ -14,6 +14,7 @@ mod compaction_prepare;
 mod conformance;
 mod convert;
 mod facts;
+mod frame_storage;
 mod hardening;
 mod large_inputs;
 mod layers;

@@ -427,6 +427,7 @@ fn frame(data: &str) -> ArchiveFrame {
         columns: None,
         stopword_dim: None,
         detail: None,
+        data_ref: None,
     }
 }
 

@@ -682,6 +682,13 @@ export interface SnapcompactSettings {
   systemPrompt?: 'none' | 'agents-md' | 'all';
   /** Inline imaging: large old tool results may be sent as frames (default false). */
   toolResults?: boolean;
+  /**
+   * How a snapcompact compaction stores its frames: `inline` (default, the reference's format:
+   * every entry holds its frames' base64) or `reference` (a frame an earlier compaction entry
+   * already stores is written as `dataRef: {entry, frame, bytes}`, so each frame is stored
+   * once; such files are not readable by oh-my-pi). `Session.migrateFrames` converts a file.
+   */
+  frameStorage?: 'inline' | 'reference';
 }
 export type ResolvedCompactionSettings = Required<Omit<CompactionSettings, 'branchSummary'>> & {
   branchSummary: Required<BranchSummarySettings>;
@@ -951,13 +958,29 @@ export interface CompactionHooks {
 
 /** A frame of a snapcompact archive. */
 export interface ArchiveFrame {
-  /** The PNG bytes, or null for a frame stored outside the entry (`blob:sha256:…`). */
+  /**
+   * The PNG bytes (of the entry a `dataRef` names, for a frame stored by reference), or null for
+   * a frame stored outside the file (`blob:sha256:…`) or a reference the file does not resolve.
+   */
   png: Uint8Array | null;
   mimeType: string;
   cols: number;
   rows: number;
   /** Characters printed on the frame. */
   chars: number;
+}
+
+/** What `Session.migrateFrames` did. */
+export interface FrameMigration {
+  /** Compaction entries rewritten. */
+  entries: number;
+  /** Frames converted. */
+  frames: number;
+  /** References left as they are because the file does not hold what they name (to `inline`). */
+  missing: number;
+  /** The file's size in bytes before and after. */
+  bytesBefore: number;
+  bytesAfter: number;
 }
 
 /**
@@ -1603,6 +1626,14 @@ export class Session {
   stampCompactionWarning(entryId: string, warning: string): void;
   /** The frames of a snapcompact compaction entry as PNG bytes, oldest first (`[]` without an archive). Throws `E_UNKNOWN_ENTRY`. */
   archiveFrames(entryId: string): ArchiveFrame[];
+  /**
+   * Rewrites the file's snapcompact frames (`settings.snapcompact.frameStorage`): `reference`
+   * stores each frame once (a later entry's copy becomes `dataRef: {entry, frame, bytes}` naming
+   * the first entry that holds it; not readable by oh-my-pi), `inline` writes every reference
+   * that resolves as its bytes again (the reference's format). Converting one way and back gives
+   * the same bytes. Throws `E_INVALID_ARGUMENT` for another `to`.
+   */
+  migrateFrames(to: 'inline' | 'reference'): FrameMigration;
   toJsonl(): string;
   toBytes(): Uint8Array;
   free(): void;

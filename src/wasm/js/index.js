@@ -790,6 +790,11 @@ export class Session {
     }));
   }
 
+  /** Rewrites the file's snapcompact frames to `inline` or `reference` storage (see the types). */
+  migrateFrames(to) {
+    return JSON.parse(this.#inner.migrateFramesJson(nonEmptyText(to, 'to')));
+  }
+
   /** The session file as a string (bytes that were not UTF-8 become U+FFFD; see toBytes). */
   toJsonl() {
     // Decoded here from the bytes (the same U+FFFD replacement as in Rust), so wasm memory
