@@ -13,6 +13,7 @@ import { test } from 'node:test';
 import { APICallError, generateText, jsonSchema, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { ctxfoldMiddleware } from 'ctxfold/ai-sdk';
+import { piRequest as simRequest } from './support/agent-sim.mjs';
 import {
   FAKE_SYSTEM_PROMPT,
   FAKE_TOOLS,
@@ -30,63 +31,9 @@ const REQUESTS = Number(process.env.AGENT_REQUESTS ?? 1_000);
 
 const between = (random, lo, hi) => lo + Math.floor(random() * (hi - lo + 1));
 
-/**
- * A provider-level prompt (LanguageModelV4Prompt), or the app's ModelMessages, as the fake model
- * reads it: pi's provider messages.
- */
+/** A prompt as the fake model reads it (agent-sim.mjs's reading), with the app's tools. */
 function piRequest(prompt) {
-  const system = [];
-  const messages = [];
-  for (const m of prompt) {
-    if (m.role === 'system') {
-      if (messages.length === 0) system.push(m.content);
-      else messages.push({ role: 'developer', content: m.content });
-      continue;
-    }
-    if (m.role === 'tool') {
-      for (const p of m.content) {
-        if (p.type !== 'tool-result') continue;
-        const o = p.output;
-        const text = o?.type === 'text' || o?.type === 'error-text' ? o.value : JSON.stringify(o?.value ?? o);
-        messages.push({
-          role: 'toolResult',
-          toolCallId: p.toolCallId,
-          toolName: p.toolName,
-          content: [{ type: 'text', text }],
-          isError: o?.type === 'error-text',
-        });
-      }
-      continue;
-    }
-    const parts = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
-    const content = parts.map((p) => {
-      switch (p.type) {
-        case 'text':
-          return { type: 'text', text: p.text };
-        case 'reasoning':
-          return { type: 'thinking', thinking: p.text };
-        case 'tool-call':
-          return {
-            type: 'toolCall',
-            id: p.toolCallId,
-            name: p.toolName,
-            arguments: typeof p.input === 'string' ? JSON.parse(p.input) : p.input,
-          };
-        case 'file':
-          return p.mediaType?.startsWith('image/') && p.data?.type === 'data'
-            ? {
-                type: 'image',
-                mimeType: p.mediaType,
-                data: typeof p.data.data === 'string' ? p.data.data : Buffer.from(p.data.data).toString('base64'),
-              }
-            : { type: 'text', text: JSON.stringify(p) };
-        default:
-          return { type: 'text', text: JSON.stringify(p) };
-      }
-    });
-    messages.push({ role: m.role, content });
-  }
-  return { systemPrompt: system.join('\n\n'), tools: FAKE_TOOLS, messages };
+  return { ...simRequest(prompt), tools: FAKE_TOOLS };
 }
 
 const FINISH = { toolUse: 'tool-calls', stop: 'stop', length: 'length' };

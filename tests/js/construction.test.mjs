@@ -6,18 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Session } from 'ctxfold';
-
-/** A small seeded PRNG (mulberry32): the cases are the same on every run. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as rng } from './support/fake-agent.mjs';
 
 const pick = (r, xs) => xs[Math.floor(r() * xs.length)];
 

@@ -223,8 +223,11 @@ function markersSent({ systemPrompt, messages }, into) {
 /** A base64 string of bytes (an AI SDK file part's data). */
 const base64Of = (data) => (typeof data === 'string' ? data : Buffer.from(data).toString('base64'));
 
-/** An AI SDK provider-level prompt as the pi request the fake provider measures. */
-function piRequest(prompt) {
+/**
+ * An AI SDK provider-level prompt (LanguageModelV4Prompt), or an app's ModelMessages, as the
+ * pi request the fake provider measures.
+ */
+export function piRequest(prompt) {
   const system = [];
   const messages = [];
   for (const m of prompt) {
