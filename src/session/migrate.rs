@@ -19,7 +19,11 @@ pub(super) fn assign_ids(session: &mut Session, skims: &[Option<LineSkim>]) {
             ids::fresh_id(session.ids.as_mut(), |id| taken.contains(id)).into_boxed_str();
         taken.insert(id.clone());
         let line = session.entries[i].line as usize;
-        let text = session.line_text(line).into_owned();
+        // A line holding bytes that are not UTF-8 reads with U+FFFD in their place: its text
+        // is then longer than its bytes, and the spans found in the bytes do not hold in it.
+        let text = session.line_text(line);
+        let exact = matches!(text, std::borrow::Cow::Borrowed(_));
+        let text = text.into_owned();
         let mut id_json = String::new();
         js::write_string(&mut id_json, &id);
         let parent_json = match &prev {
@@ -37,7 +41,7 @@ pub(super) fn assign_ids(session: &mut Session, skims: &[Option<LineSkim>]) {
         let new_text = match text.rfind('}') {
             // The usual case: append both members where `JSON.stringify` would put new
             // properties, without rescanning the line. The message span does not move.
-            Some(close) if plain => {
+            Some(close) if plain && exact => {
                 let mut t = String::with_capacity(text.len() + 40);
                 t.push_str(&text[..close]);
                 let empty = text[..close].trim_end().ends_with('{');

@@ -586,3 +586,28 @@ fn a_line_nested_past_the_parsers_depth_is_kept_and_named() {
     assert_eq!(s.len(), 3);
     assert_eq!(s.to_bytes(), text.as_bytes());
 }
+
+/// A version-1 file whose message line holds a byte that is not UTF-8: migration gives it an
+/// id and its message reads (with U+FFFD) right after the load, as after a save and reload
+/// (the migration used to keep the message's span of the bytes in the longer lossy text).
+#[test]
+fn a_migrated_line_with_invalid_utf8_reads_at_once() {
+    let mut file =
+        br#"{"type":"session","id":"old","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}
+{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"caf"#
+            .to_vec();
+    file.push(0xE9);
+    file.extend_from_slice(
+        br#" fix"}}
+{"type":"message","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}
+"#,
+    );
+    let s = load(&file);
+    let ctx = ctxfold::context::build_context(&s, &Default::default()).expect("the context builds");
+    assert_eq!(ctx.messages.len(), 2);
+    let first: Value = serde_json::from_str(&s.message_json(0).unwrap()).unwrap();
+    assert_eq!(first["content"], "caf\u{FFFD} fix");
+    let again = load(&s.to_bytes());
+    let ctx2 = ctxfold::context::build_context(&again, &Default::default()).unwrap();
+    assert_eq!(ctx2.messages.len(), 2);
+}
