@@ -515,6 +515,26 @@ test('the wire messages: signed thinking, ids, paired tool results, images, Cont
   assert.equal(messages[again - 2].role, 'assistant');
 });
 
+test('the wire messages pair tool results in linear time: 200,000 calls of one turn, answered in reverse', async () => {
+  // The lane's repairing writer itself (not exported by the package: its module in the build).
+  const { wireMessages } = await import('../../pkg/formats/anthropic.js');
+  const n = 200_000;
+  const calls = Array.from({ length: n }, (_, i) => ({ type: 'toolCall', id: `c${i}`, name: 'ls', arguments: {} }));
+  const messages = [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: calls },
+  ];
+  for (let i = n - 1; i > 0; i--) messages.push({ role: 'toolResult', toolCallId: `c${i}`, content: 'x' });
+  const t0 = performance.now();
+  const wire = wireMessages(messages);
+  const ms = performance.now() - t0;
+  const results = wire[2].content;
+  assert.equal(results.length, n, 'every call has a result');
+  assert.deepEqual(results.at(-1).content, [{ type: 'text', text: 'No result provided' }], 'c0 was never answered');
+  // An index scan and a splice per result (the writer before) took minutes here.
+  assert.ok(ms < 2_000, `pairing took ${Math.round(ms)} ms`);
+});
+
 test('a stored block replays only for its provider on a model with server compaction', async () => {
   reply = (_req, res) => send(res, 200, compacted());
   const s = Session.fromJsonl(sessionText());

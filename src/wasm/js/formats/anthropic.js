@@ -790,21 +790,24 @@ const laneResult = (id, content, isError) => ({ type: 'tool_result', tool_use_id
  */
 export function wireMessages(messages) {
   const out = [];
-  // Calls of the last assistant turn still waiting for their result, and the results so far.
-  let open = [];
+  // Calls of the last assistant turn still waiting for their result (id → how many calls
+  // carry it, in call order: a lookup per result, not a scan), and the results so far.
+  let open = new Map();
   let results = [];
   const close = () => {
-    for (const id of open) results.push(laneResult(id, [textBlock('No result provided')], true));
+    for (const [id, n] of open)
+      for (let k = 0; k < n; k++) results.push(laneResult(id, [textBlock('No result provided')], true));
     if (results.length > 0) out.push({ role: 'user', content: results });
-    open = [];
+    open = new Map();
     results = [];
   };
   for (const m of messages) {
     if (m?.role === 'toolResult') {
       const id = toolId(m.toolCallId);
-      const at = open.indexOf(id);
-      if (at >= 0) {
-        open.splice(at, 1);
+      const n = open.get(id) ?? 0;
+      if (n > 0) {
+        if (n === 1) open.delete(id);
+        else open.set(id, n - 1);
         results.push(laneResult(id, laneUserBlocks(m.content), m.isError === true));
       }
       continue;
@@ -816,7 +819,8 @@ export function wireMessages(messages) {
     if (content.length === 0) continue;
     if (assistant) {
       if (out.at(-1)?.role === 'assistant') out.push({ role: 'user', content: [textBlock('Continue.')] });
-      open = content.filter((b) => b.type === 'tool_use').map((b) => b.id);
+      open = new Map();
+      for (const b of content) if (b.type === 'tool_use') open.set(b.id, (open.get(b.id) ?? 0) + 1);
     }
     out.push({ role: assistant ? 'assistant' : 'user', content });
   }
