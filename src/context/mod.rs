@@ -10,5 +10,5 @@ mod replay;
 mod stats;
 
 pub use build::*;
-pub use replay::{build_counted_context, replayed_items_tokens};
+pub use replay::{build_counted_context, replay_pieces, replayed_items_tokens};
 pub use stats::{context_stats, ContextStats};

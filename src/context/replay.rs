@@ -24,24 +24,27 @@ fn opaque_tokens(b64: &str) -> u64 {
     (b64.len() as u64 * 3 / 4).div_ceil(4)
 }
 
-fn weigh(v: &Value, key: Option<&str>, counter: &dyn TokenCounter, total: &mut u64) {
+/// Walks what a provider reads of a replayed value: each text the model reads goes to
+/// `text`; an opaque blob ([`opaque_tokens`]) and an image (the flat image charge) add their
+/// fixed tokens to `fixed`.
+fn visit(v: &Value, key: Option<&str>, text: &mut dyn FnMut(&str), fixed: &mut u64) {
     match v {
         Value::String(s) => match key {
-            Some("encrypted_content") => *total += opaque_tokens(s),
-            Some("image_url") => *total += IMAGE_TOKENS,
+            Some("encrypted_content") => *fixed += opaque_tokens(s),
+            Some("image_url") => *fixed += IMAGE_TOKENS,
             Some(k) if STRUCTURAL.contains(&k) => {}
             _ if s.is_empty() => {}
-            _ => *total += counter.count(s),
+            _ => text(s),
         },
         Value::Array(items) => {
             for x in items {
-                weigh(x, key, counter, total);
+                visit(x, key, text, fixed);
             }
         }
         // Parsed JSON nests at most 128 deep (`support::json::parse`).
         Value::Object(o) => {
             for (k, x) in o {
-                weigh(x, Some(k), counter, total);
+                visit(x, Some(k), text, fixed);
             }
         }
         _ => {}
@@ -52,11 +55,28 @@ fn weigh(v: &Value, key: Option<&str>, counter: &dyn TokenCounter, total: &mut u
 /// summaries, tool calls and outputs) by `counter`, each image at the flat image charge, each
 /// encrypted item by [`opaque_tokens`].
 pub fn replayed_items_tokens(items: &[Value], counter: &dyn TokenCounter) -> u64 {
-    let mut total = 0;
+    let mut counted = 0;
+    let mut fixed = 0;
     for item in items {
-        weigh(item, None, counter, &mut total);
+        visit(item, None, &mut |t| counted += counter.count(t), &mut fixed);
     }
-    total
+    counted + fixed
+}
+
+/// What a host's token counter must weigh of a message's `providerPayload` (the LLM view's
+/// OpenAI replay, `openaiResponsesHistory`): the texts the model reads, and the tokens of what
+/// no text counter measures (encrypted items, images) at the core's estimate. `None` for a
+/// payload that is not a replay: the message is read as it is.
+pub fn replay_pieces(payload: &Value) -> Option<(Vec<String>, u64)> {
+    if payload.get("type")?.as_str()? != "openaiResponsesHistory" {
+        return None;
+    }
+    let mut texts = Vec::new();
+    let mut fixed = 0;
+    for item in payload.get("items")?.as_array()? {
+        visit(item, None, &mut |t| texts.push(t.to_string()), &mut fixed);
+    }
+    Some((texts, fixed))
 }
 
 /// The tokens of a context message built here (not its entry's own JSON): a compaction summary

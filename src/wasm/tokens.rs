@@ -5,6 +5,7 @@ use super::interop::tokens::{settings, window};
 use crate::error::{Error, ErrorCode};
 use crate::session::message::{AgentMessage, StopReason, Usage};
 use crate::settings::CompactionSettings;
+use crate::support::json::js;
 use crate::tokens::{self, ByteEstimate, EstimateOptions};
 use crate::triggers::{Calibration, HostCount, SentRequest};
 use std::borrow::Cow;
@@ -32,6 +33,18 @@ pub fn estimate_tokens_json(
 }
 
 /// Context tokens of a usage record (JSON).
+/// What a host's token counter weighs of a message's `providerPayload` (JSON): `{texts,
+/// fixedTokens}` when the payload is an OpenAI replay the request sends in place of the
+/// message, else undefined (`context::replay_pieces`).
+#[wasm_bindgen(js_name = replayPiecesJson)]
+pub fn replay_pieces_json(payload_json: &str) -> Option<String> {
+    let payload = crate::support::json::parse(payload_json).ok()?;
+    let (texts, fixed) = crate::context::replay_pieces(&payload)?;
+    Some(js::stringify(
+        &serde_json::json!({ "texts": texts, "fixedTokens": fixed }),
+    ))
+}
+
 #[wasm_bindgen(js_name = usageContextTokens)]
 pub fn usage_context_tokens(usage_json: &str) -> Result<f64, JsValue> {
     let u = Usage::parse(usage_json).map_err(|e| {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, beforeEach, test } from 'node:test';
-import { estimateTokens, Session } from 'ctxfold';
+import { estimateTokens, Maintainer, Session } from 'ctxfold';
 import { header, line, usage } from './support/sessions.mjs';
 
 /** Six OpenAI turns; turn 2 calls a tool whose reasoning item is its thinking signature. */
@@ -356,6 +356,16 @@ test('V2 on long questions: the core fits the input and retains the questions; t
     near(s.contextTokens().estimatedTokens),
     `contextTokens ${s.contextTokens().estimatedTokens} for ${sent} sent`,
   );
+  // A host that counts with its own tokenizer counts the replay too, not the summary it stands
+  // for (before, the Maintainer counted the replayed questions as nothing).
+  const m = new Maintainer(s, {
+    model: model({ contextWindow: 400_000 }),
+    summarize: async () => 'unused',
+    tokenCounter: (message) => estimateTokens(message),
+  });
+  const { tokens } = await m.beforeRequest();
+  assert.ok(near(tokens), `the Maintainer counts ${tokens} with a tokenCounter for ${sent} sent`);
+  m.dispose();
   // A small retained budget keeps the newest questions, the oldest kept cut to what is left.
   log = [];
   const t = Session.fromJsonl(longQuestionsText());

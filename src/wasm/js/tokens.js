@@ -87,8 +87,21 @@ export class TokenGauge {
   /** The host's count of `messages` (LLM messages, or `{role: 'system', content}` for text). */
   count(messages) {
     let sum = 0;
-    for (const m of messages) sum += this.#one(m);
+    for (const m of messages) sum += m?.providerPayload === undefined ? this.#one(m) : this.#replayed(m);
     return sum;
+  }
+
+  /**
+   * A message the request replaces by the provider's replay (an OpenAI native compaction's
+   * history, as the core reads its `providerPayload`): the host counts the texts the model
+   * reads, and the encrypted items and images count at the core's estimate, which no text
+   * counter can measure. Any other payload leaves the message as it is.
+   */
+  #replayed(message) {
+    const json = requireRaw().replayPiecesJson(toJson(message.providerPayload));
+    if (json === undefined) return this.#one(message);
+    const { texts, fixedTokens } = JSON.parse(json);
+    return fixedTokens + (texts.length === 0 ? 0 : this.#one({ role: 'user', content: texts.join('\n\n') }));
   }
 
   #one(message) {
