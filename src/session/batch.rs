@@ -7,7 +7,7 @@
 //! newline), and each message's text is written into its entry line as it came: a history of
 //! megabytes is checked in place (`validate_message_text`), never parsed into values.
 
-use super::{header_text, ids, load, validate, LoadOptions, NewSession, Session};
+use super::{entry_line, header_text, ids, load, validate, LoadOptions, NewSession, Session};
 use crate::error::Error;
 use crate::support::json::js;
 use crate::support::time::format_iso;
@@ -74,21 +74,6 @@ fn message_line(
     out.push(b'}');
 }
 
-/// The line of a `custom` entry with `fields`, as `append` writes it.
-fn custom_line(id: &str, timestamp: &str, fields: Map<String, Value>) -> String {
-    let mut obj = Map::new();
-    obj.insert("type".into(), "custom".into());
-    obj.insert("id".into(), id.into());
-    obj.insert("parentId".into(), Value::Null);
-    obj.insert("timestamp".into(), timestamp.into());
-    for (k, v) in fields {
-        if !matches!(k.as_str(), "type" | "id" | "parentId" | "timestamp") {
-            obj.insert(k, v);
-        }
-    }
-    js::stringify(&Value::Object(obj))
-}
-
 impl Session {
     /// A new session holding `messages` (JSON lines, one message each), after a `custom` entry
     /// with `system`'s fields when given: the session `create` then an `append` per entry
@@ -109,7 +94,7 @@ impl Session {
         let mut parent: Option<String> = None;
         if let Some(fields) = system {
             let id = ids::fresh_id(ids.as_mut(), |id| taken.contains(id));
-            out.extend_from_slice(custom_line(&id, &timestamp, fields).as_bytes());
+            out.extend_from_slice(entry_line("custom", &id, None, &timestamp, fields).as_bytes());
             out.push(b'\n');
             taken.insert(id.clone());
             parent = Some(id);

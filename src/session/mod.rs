@@ -183,6 +183,28 @@ pub struct NewSession {
     pub parent_session: Option<String>,
 }
 
+/// An entry line as `append` writes it: `{"type","id","parentId","timestamp",…fields}` (the
+/// fields' own members of those four names are left out).
+pub(crate) fn entry_line(
+    entry_type: &str,
+    id: &str,
+    parent_id: Option<&str>,
+    timestamp: &str,
+    fields: Map<String, Value>,
+) -> String {
+    let mut obj = Map::new();
+    obj.insert("type".into(), entry_type.into());
+    obj.insert("id".into(), id.into());
+    obj.insert("parentId".into(), parent_id.map_or(Value::Null, Into::into));
+    obj.insert("timestamp".into(), timestamp.into());
+    for (k, v) in fields {
+        if !matches!(k.as_str(), "type" | "id" | "parentId" | "timestamp") {
+            obj.insert(k, v);
+        }
+    }
+    js::stringify(&Value::Object(obj))
+}
+
 /// The header line of a new session (format version 3).
 fn header_text(init: &NewSession) -> String {
     let mut header = Map::new();
@@ -742,23 +764,8 @@ impl Session {
         }
         let id = self.new_id();
         let parent_id = parent.map(|p| self.entries[p as usize].id.clone());
-        let mut obj = Map::new();
-        obj.insert("type".into(), entry_type.into());
-        obj.insert("id".into(), id.clone().into());
-        obj.insert(
-            "parentId".into(),
-            parent_id.as_deref().map_or(Value::Null, |p| p.into()),
-        );
-        obj.insert(
-            "timestamp".into(),
-            crate::support::time::format_iso(now).into(),
-        );
-        for (k, v) in fields {
-            if !matches!(k.as_str(), "type" | "id" | "parentId" | "timestamp") {
-                obj.insert(k, v);
-            }
-        }
-        let text = js::stringify(&Value::Object(obj));
+        let timestamp = crate::support::time::format_iso(now);
+        let text = entry_line(entry_type, &id, parent_id.as_deref(), &timestamp, fields);
         self.push_entry(entry_type, &id, parent, text);
         Ok(id)
     }
