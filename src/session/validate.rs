@@ -157,7 +157,8 @@ trait Json: Clone {
     fn is_null(&self) -> bool;
     fn is_array(&self) -> bool;
     fn object(&self) -> Option<Self::Object>;
-    fn items(&self) -> Option<Vec<Self>>;
+    /// The elements of an array (borrowed where the scan already holds them).
+    fn items(&self) -> Option<Cow<'_, [Self]>>;
     /// The member `key` of `o` (`null` included).
     fn member(o: &Self::Object, key: &str) -> Option<Self>;
     /// The value as `JSON.stringify` writes it (for numbers in refusals).
@@ -197,8 +198,8 @@ impl<'a> Json for &'a Value {
     fn object(&self) -> Option<Self::Object> {
         self.as_object()
     }
-    fn items(&self) -> Option<Vec<Self>> {
-        self.as_array().map(|a| a.iter().collect())
+    fn items(&self) -> Option<Cow<'_, [Self]>> {
+        self.as_array().map(|a| Cow::Owned(a.iter().collect()))
     }
     fn member(o: &Self::Object, key: &str) -> Option<Self> {
         o.get(key)
@@ -334,10 +335,11 @@ impl<'a> Json for Node<'a> {
             _ => None,
         }
     }
-    fn items(&self) -> Option<Vec<Self>> {
-        match self.first() {
-            b'[' => match self.opened()? {
-                Node::Array(items) => Some(items.to_vec()),
+    fn items(&self) -> Option<Cow<'_, [Self]>> {
+        match self {
+            Node::Array(items) => Some(Cow::Borrowed(&items[..])),
+            _ if self.first() == b'[' => match self.opened()? {
+                Node::Array(items) => Some(Cow::Owned(items.to_vec())),
                 _ => None,
             },
             _ => None,
@@ -484,14 +486,13 @@ fn check<J: Json>(message: J) -> Result<(), Refusal> {
         );
     };
     let f = Fields::<J>::at(o, "");
-    let role = match f.get("role") {
-        None => return refuse("role".into(), "expected a string (required)"),
-        Some(v) => match v.text() {
-            Some(r) => r.into_owned(),
-            None => return f.expected("role", "a string", &v),
-        },
+    let Some(role_value) = f.get("role") else {
+        return refuse("role".into(), "expected a string (required)");
     };
-    let role = role.as_str();
+    let Some(role) = role_value.text() else {
+        return f.expected("role", "a string", &role_value);
+    };
+    let role = role.as_ref();
     if looks_like_provider_object(&f, role) {
         return refuse(
             String::new(),
@@ -567,12 +568,11 @@ fn check<J: Json>(message: J) -> Result<(), Refusal> {
             blocks(&f, "images", Some("image"))?;
         }
         Role::FileMention => {
-            let files = match f.get("files") {
-                Some(v) => match v.items() {
-                    Some(items) => items,
-                    None => return f.expected("files", "an array", &v),
-                },
-                None => return refuse("files".into(), "expected an array (required)"),
+            let Some(files_value) = f.get("files") else {
+                return refuse("files".into(), "expected an array (required)");
+            };
+            let Some(files) = files_value.items() else {
+                return f.expected("files", "an array", &files_value);
             };
             for (i, file) in files.iter().enumerate() {
                 let path = format!("files[{i}]");
@@ -684,14 +684,13 @@ fn block<J: Json>(b: &J, path: &str, only: Option<&str>) -> Result<(), Refusal> 
         );
     };
     let g = Fields::<J>::at(o, path);
-    let ty = match J::member(&g.o, "type") {
-        Some(v) => match v.text() {
-            Some(t) => t.into_owned(),
-            None => return g.expected("type", "a string", &v),
-        },
-        None => return refuse(g.field("type"), "expected a string (required)"),
+    let Some(type_value) = J::member(&g.o, "type") else {
+        return refuse(g.field("type"), "expected a string (required)");
     };
-    let ty = ty.as_str();
+    let Some(ty) = type_value.text() else {
+        return g.expected("type", "a string", &type_value);
+    };
+    let ty = ty.as_ref();
     if let Some(only) = only {
         if ty != only {
             return refuse(
