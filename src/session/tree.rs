@@ -1,7 +1,8 @@
 //! Tree operations (spec: compaction §1.8): paths, children, moving the leaf.
 
 use crate::error::Result;
-use crate::session::{Leaf, Session};
+use crate::session::message::{Role, StopReason};
+use crate::session::{EntryKind, Leaf, Session};
 
 impl Session {
     /// Index of the leaf entry; `None` after [`Session::reset_leaf`] or for an empty session.
@@ -21,14 +22,10 @@ impl Session {
     /// file-mention message.
     pub fn is_request(&self, index: usize) -> bool {
         let e = &self.entries[index];
-        e.kind() == crate::session::EntryKind::Message
+        e.kind() == EntryKind::Message
             && matches!(
                 e.role(),
-                Some(
-                    crate::session::message::Role::User
-                        | crate::session::message::Role::Developer
-                        | crate::session::message::Role::FileMention
-                )
+                Some(Role::User | Role::Developer | Role::FileMention)
             )
     }
 
@@ -37,12 +34,11 @@ impl Session {
     /// before the user speaks again (spec: compaction §8.3, the reference defers a threshold
     /// handoff past such a point).
     pub fn turn_under_way(&self) -> bool {
-        use crate::session::message::{Role, StopReason};
         let Some(i) = self.leaf() else {
             return false;
         };
         let e = &self.entries[i];
-        if e.kind() != crate::session::EntryKind::Message {
+        if e.kind() != EntryKind::Message {
             return false;
         }
         match e.role() {

@@ -194,7 +194,10 @@ pub fn native_lanes_json(
         }
         object(fields)
     });
+    // The `remote` method has a provider-native route when some lane takes the model.
+    let usable = !names.is_empty() || why.is_none();
     Ok(js::stringify(&object(vec![
+        ("usable", usable.into()),
         ("lanes", Value::Array(names)),
         ("openai", openai),
         ("anthropic", why.map_or(Value::Null, Into::into)),

@@ -72,8 +72,7 @@ function endpointOf(o) {
  */
 export function nativeLane(o, liveTokens) {
   try {
-    const lanes = nativeLanes(o, liveTokens);
-    return lanes.lanes.length > 0 || lanes.anthropic === null;
+    return nativeLanes(o, liveTokens).usable;
   } catch {
     // Bad settings surface from the walk or the ContextManager with their own error.
     return false;
