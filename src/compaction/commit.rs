@@ -631,15 +631,16 @@ pub fn commit_handoff(
     // threshold) goes on after the document as the user wrote it: the reference hands off
     // before the prompt joins the session and then sends it, and a summary is no place for a
     // question nobody has answered yet.
+    // As a batch of their texts: copied as written, without a parse and a rewrite.
+    let mut request = Vec::new();
     for i in unanswered_request(session, &plan.preparation.path) {
-        let Some(json) = session.message_json(i) else {
-            continue;
-        };
-        let message = crate::support::json::parse(&json).map_err(|e| Error::InvalidArgument {
-            what: format!("the pending request cannot be read: {e}"),
-        })?;
-        next.append_message(message, now)?;
+        if let Some(json) = session.message_json(i) {
+            request.extend_from_slice(json.as_bytes());
+            request.push(b'\n');
+        }
     }
+    next.append_messages(None, &request, now)
+        .map_err(|e| e.error)?;
     Ok(next)
 }
 
