@@ -168,3 +168,24 @@ fn chunked_json_crosses_as_ascii() {
         assert_eq!(got, texts);
     }
 }
+
+/// The module's allocator grows linear memory in large steps (crates/wasm-heap): building
+/// 400,000 small values (~60 MB, as a large session's parse does) takes a few dozen
+/// `memory.grow`s, not one per 64 KiB (the standard library's allocator: about a thousand,
+/// each of which can cost V8 a full garbage collection).
+#[wasm_bindgen_test]
+fn memory_grows_in_large_steps() {
+    let mut grows = 0;
+    let mut size = core::arch::wasm32::memory_size(0);
+    let mut kept: Vec<Box<[u8; 150]>> = Vec::new();
+    for i in 0..400_000u32 {
+        kept.push(Box::new([i as u8; 150]));
+        let now = core::arch::wasm32::memory_size(0);
+        if now != size {
+            grows += 1;
+            size = now;
+        }
+    }
+    assert_eq!(kept[399_999][0], (399_999u32 % 256) as u8);
+    assert!(grows <= 40, "{grows} memory.grow calls");
+}

@@ -9,6 +9,9 @@
 
 pub mod interop;
 
+// The module's global allocator (linked for its `#[global_allocator]`).
+#[cfg(target_arch = "wasm32")]
+extern crate ctxfold_wasm_heap;
 #[cfg(target_arch = "wasm32")]
 mod branch;
 #[cfg(target_arch = "wasm32")]
