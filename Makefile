@@ -6,9 +6,14 @@
 #
 #   make setup    tools only: wasm32 target, wasm-bindgen-cli (.tools/), npm tools (tests/), chromium
 #   make pkg      build the npm package into pkg/
-#   make bench    node benchmarks (tests/bench/*.bench.mjs) against pkg/
+#   make bench    node benchmarks (tests/bench/*.bench.mjs) against pkg/, each file in a fresh
+#                 process; `first-call` is the first useful call after import (import + open a
+#                 1 MB session + plan, FIRST_ROUNDS=10 fresh processes), `workerd` the start of a
+#                 worker to its first answer (WORKERD_ROUNDS=6); BENCH="a b" runs only those files
 #   make bench-reference   the same steps in pkg/ and in the reference (oh-my-pi 18.2.3 under Bun,
-#                 installed in tests/reference/): both times and the ratios (ROUNDS=5, PKG=dir)
+#                 installed in tests/reference/), each in a fresh process, no warm-up, the sides
+#                 alternating: both times, the ratios with min-max and the load (ROUNDS=5, PKG=dir,
+#                 STEPS="first chain-small ...", REF_MODULES=dir BUN=file: an existing install)
 #   make lint     cargo fmt --check + clippy (native and wasm32) + Biome over the JavaScript
 #   make size     build the package and check it against the size budget (.ci/size-budget)
 #   make fuzz     the cargo-fuzz targets of fuzz/ (FUZZ_TARGET=all|name, FUZZ_SECONDS=600 each)
@@ -42,11 +47,11 @@ demo:
 	PORT=$(PORT) bash .ci/demo.sh
 
 bench: pkg
-	node tests/bench/run.mjs
+	node tests/bench/run.mjs $(BENCH)
 
 # PKG=dir measures that build instead of building pkg/.
 bench-reference: $(if $(PKG),,pkg)
-	node tests/reference/run.mjs
+	node tests/reference/run.mjs $(STEPS)
 
 size:
 	bash .ci/test.sh setup pkg size

@@ -3,18 +3,29 @@
 // reference, Bun) each implement every step the same way with their own library; run.mjs starts
 // one child per side, step and round. Plain JavaScript that both runtimes load.
 
-/** The steps in the order run.mjs prints them; `session` is the generated file each one opens. */
+/**
+ * The steps in the order run.mjs prints them; `session` is the file each one opens (`small`: the
+ * real pi session of the conformance data, `nocomp` and `main`: the generated 50,000-entry
+ * sessions without and with compactions, `text`: the snapcompact input). No step opens its
+ * session before the timed work: a `chain-*` step times, in one fresh process, the first call of
+ * each operation after the first open, and `first` includes the import of the library.
+ */
 export const STEPS = [
-  { id: 'open', session: 'main', what: 'open the session (parse the JSONL, migrate, index), twice' },
-  { id: 'estimate', session: 'main', what: 'the first context-token estimate after open' },
-  { id: 'prepare', session: 'main', what: 'the first prepareCompaction after open, default settings' },
-  { id: 'prune', session: 'main', what: 'threshold prune after open, the core defaults (whole path)' },
-  { id: 'chain', session: 'main', what: 'open → estimate → prepare → prune, timed whole' },
+  { id: 'first', session: 'small', what: 'import the library, open the session, plan a compaction (fresh process)' },
+  { id: 'chain-small', session: 'small', what: 'open → estimate → prepare → prune → plan, each timed, and whole' },
+  { id: 'chain-nocomp', session: 'nocomp', what: 'the same on the 50,000-entry session without compactions' },
+  { id: 'chain-main', session: 'main', what: 'the same on the 50,000-entry session with 209 compactions' },
   { id: 'turn', session: 'main', what: 'agent turns after a compaction that keeps 199 messages' },
   { id: 'hot', session: 'main', what: 'repeated prepareCompaction / planCompaction' },
   { id: 'hot-nocomp', session: 'nocomp', what: 'the same on the session without compactions' },
   { id: 'frames', session: 'text', what: 'snapcompact 11on16-bw frames of 1 MB of text' },
 ];
+
+/** The operations of a `chain-*` step, in order (each timed on its first call in the process). */
+export const CHAIN = ['open', 'estimate', 'prepare', 'prune', 'plan'];
+
+/** Row names of a chain step on `label`: `label: op` per operation, `label: chain` for the whole. */
+export const chainRow = (label, op) => `${label}: ${op}`;
 
 /** Agent turns timed one by one in `turn` (the first is also reported alone). */
 export const TURNS = 10;
@@ -99,7 +110,7 @@ export function oneMegabyte(unit) {
   return text;
 }
 
-/** `--step ID --main FILE --nocomp FILE --text FILE` → `{ step, main, nocomp, text }`. */
+/** `--step ID --small FILE --main FILE --nocomp FILE --text FILE` → `{ step, small, main, nocomp, text }`. */
 export function childArgs(argv) {
   const out = {};
   for (let i = 0; i < argv.length; i += 2) {

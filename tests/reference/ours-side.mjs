@@ -1,7 +1,7 @@
 // ctxfold's side of `make bench-reference`: one step (common.mjs) on the built package under
 // Node.js. run.mjs starts it once per step and round:
 //
-//   node --expose-gc tests/reference/ours-side.mjs --step ID --main FILE --nocomp FILE --text FILE
+//   node --expose-gc tests/reference/ours-side.mjs --step ID --small FILE --main FILE --nocomp FILE --text FILE
 //
 // The package is `ctxfold` as tests/ resolves it (tests/node_modules/ctxfold -> pkg/), or the
 // module CTXFOLD_PKG names (run.mjs sets it from PKG=). A session is opened from its bytes in
@@ -14,6 +14,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
+  CHAIN,
+  chainRow,
   childArgs,
   emit,
   HOT_REPEATS,
@@ -28,8 +30,14 @@ import {
   turnMessages,
 } from './common.mjs';
 
-const api = await import(process.env.CTXFOLD_PKG || 'ctxfold');
-const { Session } = api;
+// The package, imported by `load()`: before the step in child mode, except in `first`, which
+// times the import itself.
+let api;
+let Session;
+async function load() {
+  api ??= await import(process.env.CTXFOLD_PKG || 'ctxfold');
+  Session = api.Session;
+}
 const gc = () => globalThis.gc?.();
 
 // The reference's core default (no keep boundary): the whole active path is pruned.
@@ -64,66 +72,72 @@ function hot(bytes, label) {
   }
 }
 
+/**
+ * open → estimate → prepare → prune → plan on `bytes`, each operation timed on its first call
+ * after the open (nothing opened before it in the process): a row per operation and the whole.
+ */
+function chain(id, bytes) {
+  const times = {};
+  const t0 = performance.now();
+  let t = t0;
+  const lap = (op) => {
+    const now = performance.now();
+    times[op] = now - t;
+    t = now;
+  };
+  const s = open(bytes);
+  lap('open');
+  const c = s.contextTokens();
+  lap('estimate');
+  const p = s.prepareCompaction();
+  lap('prepare');
+  const r = s.prune(PRUNE);
+  lap('prune');
+  const plan = s.planCompaction();
+  lap('plan');
+  const whole = t - t0;
+  const notes = {
+    open: `${s.size} entries`,
+    estimate: `${c.tokens} tokens`,
+    prepare: `${p.messagesToSummarize.length} to summarize`,
+    prune: `${r.prunedCount} results, ${r.tokensSaved} tokens saved`,
+    plan: `prompts written: ${plan.pending.reduce((n, q) => n + q.prompt.length, 0)} chars`,
+  };
+  plan.free();
+  s.free();
+  return [
+    ...CHAIN.map((op) => ({ name: chainRow(id, op), ms: times[op], note: notes[op] })),
+    { name: chainRow(id, CHAIN.join(' → ')), ms: whole },
+  ];
+}
+
 /** Each step: `(files) => rows`; `files` holds the bytes (or text) the step reads. */
 const steps = {
-  open({ main }) {
-    const [first, a] = timed(() => open(main));
-    const entries = a.size;
-    a.free();
-    gc();
-    const [warm, b] = timed(() => open(main));
-    b.free();
+  async first({ small }) {
+    const t0 = performance.now();
+    await load();
+    const t1 = performance.now();
+    const s = Session.fromJsonl(small);
+    const t2 = performance.now();
+    const plan = s.planCompaction();
+    const t3 = performance.now();
+    const note = `${plan.pending.length} summary requests`;
+    plan.free();
+    s.free();
     return [
-      { name: 'open, first in process', ms: first },
-      { name: 'open', ms: warm, note: `${entries} entries` },
+      { name: 'first: import', ms: t1 - t0 },
+      { name: 'first: open', ms: t2 - t1 },
+      { name: 'first: plan', ms: t3 - t2, note },
+      { name: 'first: open → plan', ms: t3 - t1 },
+      { name: 'first: import → open → plan', ms: t3 - t0 },
+      // performance.now() counts from the start of the process in Node.js and in Bun.
+      { name: 'first: process start → plan', ms: t3 },
     ];
   },
 
-  estimate({ main }) {
-    const s = open(main);
-    gc();
-    const [t, c] = timed(() => s.contextTokens());
-    s.free();
-    return [
-      { name: 'first context-token estimate', ms: t, note: `${c.tokens} tokens, ${c.estimatedTokens} estimated` },
-    ];
-  },
-
-  prepare({ main }) {
-    const s = open(main);
-    gc();
-    const [t, p] = timed(() => s.prepareCompaction());
-    s.free();
-    return [
-      {
-        name: 'first prepareCompaction',
-        ms: t,
-        note: `${p.messagesToSummarize.length} to summarize, keep from ${p.firstKeptEntryId}`,
-      },
-    ];
-  },
-
-  prune({ main }) {
-    const s = open(main);
-    gc();
-    const [t, r] = timed(() => s.prune(PRUNE));
-    s.free();
-    return [{ name: 'threshold prune', ms: t, note: `${r.prunedCount} results, ${r.tokensSaved} tokens saved` }];
-  },
-
-  chain({ main }) {
-    open(main).free(); // warm-up: the chain's open is a warm one, as in `open`
-    gc();
-    let s;
-    const [t, r] = timed(() => {
-      s = open(main);
-      s.contextTokens();
-      s.prepareCompaction();
-      return s.prune(PRUNE);
-    });
-    s.free();
-    return [{ name: 'open → estimate → prepare → prune', ms: t, note: `${r.prunedCount} results pruned` }];
-  },
+  'chain-small': ({ small }) => chain('chain-small', small),
+  'chain-nocomp': ({ nocomp }) => chain('chain-nocomp', nocomp),
+  'chain-main': ({ main }) => chain('chain-main', main),
 
   turn({ main }) {
     const s = open(main);
@@ -188,20 +202,33 @@ function inputs(step, files) {
   return { [step.session]: readFileSync(files[step.session]) };
 }
 
+/** The real pi session of the conformance data beside the checkout (null when it is missing). */
+export const SMALL_SESSION = fileURLToPath(
+  new URL('../../../shared/conformance/large-session/session.jsonl', import.meta.url),
+);
+
 /**
  * Every step once, as rows of a tests/bench file (for tests/bench/ab.mjs): the sessions are the
- * bench's own (tests/out/bench/, generated when missing), the text the conformance input.
+ * bench's own (tests/out/bench/, generated when missing), the text the conformance input. In one
+ * process: only the first round's `first` and chain rows are first calls.
  */
 export default async function () {
+  await load();
   const { generatedSession } = await import('../js/support/generated.mjs');
   const files = {
     main: generatedSession('bench-50k.jsonl', ['--preset', 'bench'], { release: true }),
     nocomp: generatedSession('bench-50k-nocomp.jsonl', ['--preset', 'bench', '--no-compactions'], { release: true }),
   };
+  try {
+    files.small = readFileSync(SMALL_SESSION);
+  } catch {
+    // no conformance data beside the checkout: no steps on the small session
+  }
   const here = path.dirname(fileURLToPath(import.meta.url));
   const input = path.join(here, '../../../shared/conformance/snapcompact/input.txt');
   const rows = [];
   for (const step of STEPS) {
+    if (step.session === 'small' && !files.small) continue;
     if (step.session === 'text') {
       let unit;
       try {
@@ -211,8 +238,10 @@ export default async function () {
       }
       files.text = oneMegabyte(unit);
     }
-    for (const row of steps[step.id](files)) {
-      rows.push({ name: `${step.id}: ${row.name}`, median: row.ms, unit: 'ms', samples: 1, note: row.note });
+    for (const row of await steps[step.id](files)) {
+      if (row.name === 'first: process start → plan') continue; // one process holds every round here
+      const name = row.name.startsWith(`${step.id}:`) ? row.name : `${step.id}: ${row.name}`;
+      rows.push({ name, median: row.ms, unit: 'ms', samples: 1, note: row.note });
     }
   }
   return rows;
@@ -222,5 +251,7 @@ export default async function () {
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   const args = childArgs(process.argv.slice(2));
   const step = STEPS.find((s) => s.id === args.step);
-  emit(steps[step.id](inputs(step, args)));
+  const files = inputs(step, args);
+  if (step.id !== 'first') await load();
+  emit(await steps[step.id](files));
 }

@@ -2,7 +2,7 @@
 // implementation (oh-my-pi 18.2.3, installed in tests/reference/node_modules), run by Bun, which
 // it needs. run.mjs starts it once per step and round:
 //
-//   bun tests/reference/ref-side.mjs --step ID --main FILE --nocomp FILE --text FILE
+//   bun tests/reference/ref-side.mjs --step ID --small FILE --main FILE --nocomp FILE --text FILE
 //
 // A session is opened the way the coding agent resumes one (SessionManager.open: parse the
 // JSONL, migrate, index), from an in-memory storage that holds the file's text, so no disk read
@@ -10,17 +10,9 @@
 // estimate) serves each opened session, as the agent keeps one for its model.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_COMPACTION_SETTINGS, prepareCompaction } from '@oh-my-pi/pi-agent-core/compaction/compaction';
-import { defaultConvertToLlm } from '@oh-my-pi/pi-agent-core/compaction/messages';
-import { DEFAULT_PRUNE_CONFIG, pruneToolOutputs } from '@oh-my-pi/pi-agent-core/compaction/pruning';
-import { estimateTranscriptTokens } from '@oh-my-pi/pi-agent-core/compaction/transcript-tokens';
-import { serializeConversationForSummary } from '@oh-my-pi/pi-agent-core/compaction/utils';
-import { Tokenizer } from '@oh-my-pi/pi-agent-core/tokenizer';
-import { convertToLlm } from '@oh-my-pi/pi-coding-agent/session/messages';
-import { SessionManager } from '@oh-my-pi/pi-coding-agent/session/session-manager';
-import { MemorySessionStorage } from '@oh-my-pi/pi-coding-agent/session/session-storage';
-import { renderMany, resolveShape } from '@oh-my-pi/snapcompact';
 import {
+  CHAIN,
+  chainRow,
   childArgs,
   emit,
   HOT_REPEATS,
@@ -33,6 +25,43 @@ import {
   timedAsync,
   turnMessages,
 } from './common.mjs';
+
+// The reference's modules, imported by `load()`: before the step, except in `first`, which times
+// the import itself.
+let prepareCompaction;
+let DEFAULT_COMPACTION_SETTINGS;
+let defaultConvertToLlm;
+let DEFAULT_PRUNE_CONFIG;
+let pruneToolOutputs;
+let estimateTranscriptTokens;
+let serializeConversationForSummary;
+let Tokenizer;
+let convertToLlm;
+let SessionManager;
+let MemorySessionStorage;
+async function load() {
+  const [compaction, messages, pruning, transcript, utils, tokenizer, appMessages, manager, storage] =
+    await Promise.all([
+      import('@oh-my-pi/pi-agent-core/compaction/compaction'),
+      import('@oh-my-pi/pi-agent-core/compaction/messages'),
+      import('@oh-my-pi/pi-agent-core/compaction/pruning'),
+      import('@oh-my-pi/pi-agent-core/compaction/transcript-tokens'),
+      import('@oh-my-pi/pi-agent-core/compaction/utils'),
+      import('@oh-my-pi/pi-agent-core/tokenizer'),
+      import('@oh-my-pi/pi-coding-agent/session/messages'),
+      import('@oh-my-pi/pi-coding-agent/session/session-manager'),
+      import('@oh-my-pi/pi-coding-agent/session/session-storage'),
+    ]);
+  ({ prepareCompaction, DEFAULT_COMPACTION_SETTINGS } = compaction);
+  ({ defaultConvertToLlm } = messages);
+  ({ DEFAULT_PRUNE_CONFIG, pruneToolOutputs } = pruning);
+  ({ estimateTranscriptTokens } = transcript);
+  ({ serializeConversationForSummary } = utils);
+  ({ Tokenizer } = tokenizer);
+  ({ convertToLlm } = appMessages);
+  ({ SessionManager } = manager);
+  ({ MemorySessionStorage } = storage);
+}
 
 const args = childArgs(process.argv.slice(2));
 const gc = () => Bun.gc(true);
@@ -107,61 +136,64 @@ async function hot(file, label) {
   ];
 }
 
+/** The reference's side of a `chain-*` step (ours-side.mjs has the same for ctxfold). */
+async function chain(id, file) {
+  const session = sessionFile(file);
+  const times = {};
+  const t0 = performance.now();
+  let t = t0;
+  const lap = (op) => {
+    const now = performance.now();
+    times[op] = now - t;
+    t = now;
+  };
+  const sm = await session.open();
+  lap('open');
+  const tokenizer = new Tokenizer();
+  const c = contextTokens(sm.buildSessionContext().messages, tokenizer);
+  lap('estimate');
+  const p = prepare(sm, tokenizer);
+  lap('prepare');
+  const r = prune(sm, tokenizer);
+  lap('prune');
+  const chars = planEquivalent(sm, tokenizer);
+  lap('plan');
+  const notes = {
+    open: `${sm.getEntries().length} entries`,
+    estimate: `${c.tokens} tokens`,
+    prepare: `${p?.messagesToSummarize.length ?? 0} to summarize`,
+    prune: `${r.prunedCount} results, ${r.tokensSaved} tokens saved`,
+    plan: `prepare + serialize: ${chars} chars`,
+  };
+  return [
+    ...CHAIN.map((op) => ({ name: chainRow(id, op), ms: times[op], note: notes[op] })),
+    { name: chainRow(id, CHAIN.join(' → ')), ms: t - t0 },
+  ];
+}
+
 const steps = {
-  async open() {
-    const session = sessionFile(args.main);
-    let [first, sm] = await timedAsync(() => session.open());
-    const entries = sm.getEntries().length;
-    sm = null;
-    gc();
-    const [warm] = await timedAsync(() => session.open());
+  async first() {
+    const session = sessionFile(args.small);
+    const t0 = performance.now();
+    await load();
+    const t1 = performance.now();
+    const sm = await session.open();
+    const t2 = performance.now();
+    const chars = planEquivalent(sm, new Tokenizer());
+    const t3 = performance.now();
     return [
-      { name: 'open, first in process', ms: first },
-      { name: 'open', ms: warm, note: `${entries} entries` },
+      { name: 'first: import', ms: t1 - t0 },
+      { name: 'first: open', ms: t2 - t1 },
+      { name: 'first: plan', ms: t3 - t2, note: `prepare + serialize: ${chars} chars` },
+      { name: 'first: open → plan', ms: t3 - t1 },
+      { name: 'first: import → open → plan', ms: t3 - t0 },
+      { name: 'first: process start → plan', ms: t3 },
     ];
   },
 
-  async estimate() {
-    const sm = await sessionFile(args.main).open();
-    gc();
-    const tokenizer = new Tokenizer();
-    const [t, c] = timed(() => contextTokens(sm.buildSessionContext().messages, tokenizer));
-    return [{ name: 'first context-token estimate', ms: t, note: `${c.tokens} tokens, ${c.estimated} estimated` }];
-  },
-
-  async prepare() {
-    const sm = await sessionFile(args.main).open();
-    gc();
-    const [t, p] = timed(() => prepare(sm, new Tokenizer()));
-    return [
-      {
-        name: 'first prepareCompaction',
-        ms: t,
-        note: `${p?.messagesToSummarize.length ?? 0} to summarize, keep from ${p?.firstKeptEntryId}`,
-      },
-    ];
-  },
-
-  async prune() {
-    const sm = await sessionFile(args.main).open();
-    gc();
-    const [t, r] = timed(() => prune(sm, new Tokenizer()));
-    return [{ name: 'threshold prune', ms: t, note: `${r.prunedCount} results, ${r.tokensSaved} tokens saved` }];
-  },
-
-  async chain() {
-    const session = sessionFile(args.main);
-    await session.open(); // warm-up: the chain's open is a warm one, as in `open`
-    gc();
-    const [t, r] = await timedAsync(async () => {
-      const sm = await session.open();
-      const tokenizer = new Tokenizer();
-      contextTokens(sm.buildSessionContext().messages, tokenizer);
-      prepare(sm, tokenizer);
-      return prune(sm, tokenizer);
-    });
-    return [{ name: 'open → estimate → prepare → prune', ms: t, note: `${r.prunedCount} results pruned` }];
-  },
+  'chain-small': () => chain('chain-small', args.small),
+  'chain-nocomp': () => chain('chain-nocomp', args.nocomp),
+  'chain-main': () => chain('chain-main', args.main),
 
   async turn() {
     const sm = await sessionFile(args.main).open();
@@ -192,6 +224,7 @@ const steps = {
   'hot-nocomp': () => hot(args.nocomp, 'no compactions'),
 
   async frames() {
+    const { renderMany, resolveShape } = await import('@oh-my-pi/snapcompact');
     const text = oneMegabyte(readFileSync(args.text, 'utf8'));
     const shape = resolveShape(undefined, '11on16-bw');
     await renderMany(text, { shape });
@@ -213,4 +246,5 @@ const steps = {
   },
 };
 
+if (args.step !== 'first') await load();
 emit(await steps[args.step]());

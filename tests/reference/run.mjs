@@ -1,21 +1,40 @@
 #!/usr/bin/env node
-// `make bench-reference`: the same steps (common.mjs) on the same generated sessions in ctxfold
-// (the built package, Node.js: ours-side.mjs) and in the reference implementation (oh-my-pi
-// 18.2.3 under Bun, installed from tests/reference/package-lock.json: ref-side.mjs), and a table
-// of both sides' times with the ratio reference / ctxfold (above 1: ctxfold is faster).
+// `make bench-reference`: the same steps (common.mjs) on the same sessions in ctxfold (the built
+// package, Node.js: ours-side.mjs) and in the reference implementation (oh-my-pi 18.2.3 under
+// Bun, installed from tests/reference/package-lock.json: ref-side.mjs), and a table of both
+// sides' times with the ratio reference / ctxfold (above 1: ctxfold is faster).
 //
 //   node tests/reference/run.mjs [step...] [--json FILE]
-//   env: ROUNDS=5 (rounds per step), PKG=pkg (the ctxfold build to measure)
+//   env: ROUNDS=5 (rounds), PKG=pkg (the ctxfold build to measure),
+//        REF_MODULES=DIR (a node_modules folder that already holds the reference and Bun's
+//        platform package: no install), BUN=FILE (the Bun binary to run the reference with)
 //
-// Every step runs in a fresh process per side and round (so each starts from a freshly opened
-// session and a fresh module), the two sides one after the other, the first of them changing
-// from round to round (this machine's speed swings by up to 2× within seconds, so the sides are
-// timed side by side). Each row gives the min and the median over the rounds. The sessions are the ones
-// `make bench` uses (tests/out/bench/, gen-session --preset bench, generated when missing).
+// The method (docs/performance.md): every step runs in a FRESH process per side and round, with
+// no warm-up (a `chain-*` step opens its session once and times the first call of each
+// operation after that open; `first` also times the import of the library), the two sides one
+// after the other, the first of them changing from round to round and from step to step (this
+// machine's speed swings by up to 2× within seconds, so the sides are timed side by side). Each
+// row gives both sides' median and min–max over the rounds, and the ratio of the medians with
+// its range over the rounds (each round's reference time over the same round's ctxfold time).
+// The machine's load average is printed before and after. The sessions: the real pi session of
+// the conformance data (../shared/conformance/large-session/session.jsonl, a v1 file migrated
+// on open) and the generated 50,000-entry ones `make bench` uses (tests/out/bench/,
+// gen-session --preset bench [--no-compactions], generated when missing).
 // To compare two ctxfold builds instead, alternate them in one process with
 // tests/bench/ab.mjs (it takes ours-side.mjs as a bench file).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generatedSession } from '../js/support/generated.mjs';
@@ -58,10 +77,13 @@ const pkgEntry = pathToFileURL(path.join(pkgDir, 'node.js')).href;
 // the lockfile cannot name them and `npm ci` refuses it; `npm install` installs the locked
 // versions and leaves the lockfile as it is. No install script runs: Bun's binary is taken from
 // its platform package (its own postinstall only links it), and the others fetch files.
-const modules = path.join(here, 'node_modules');
+// REF_MODULES=DIR uses an existing installation instead (no install).
+const modules = path.resolve(process.env.REF_MODULES || path.join(here, 'node_modules'));
 const stamp = path.join(modules, '.ctxfold-install-stamp');
 const newer = (a, b) => statSync(a).mtimeMs > statSync(path.join(here, b)).mtimeMs;
-if (!(existsSync(stamp) && newer(stamp, 'package.json') && newer(stamp, 'package-lock.json'))) {
+if (process.env.REF_MODULES) {
+  if (!existsSync(path.join(modules, '@oh-my-pi', 'pi-coding-agent'))) fail(`REF_MODULES=${modules} has no @oh-my-pi/`);
+} else if (!(existsSync(stamp) && newer(stamp, 'package.json') && newer(stamp, 'package-lock.json'))) {
   console.error('[bench-reference] npm install in tests/reference/ (oh-my-pi 18.2.3 and Bun, as locked)');
   const npm = spawnSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
     cwd: here,
@@ -72,6 +94,7 @@ if (!(existsSync(stamp) && newer(stamp, 'package.json') && newer(stamp, 'package
 }
 const oven = path.join(modules, '@oven');
 const candidates = [
+  ...(process.env.BUN ? [path.resolve(process.env.BUN)] : []),
   ...(existsSync(oven) ? readdirSync(oven).map((d) => path.join(oven, d, 'bin', 'bun')) : []),
   path.join(modules, '.bin', 'bun'),
 ];
@@ -85,18 +108,31 @@ for (const candidate of candidates) {
     break;
   }
 }
-if (!bun) fail(`no runnable Bun in ${modules} (tried ${candidates.join(', ')})`);
+if (!bun) fail(`no runnable Bun (tried ${candidates.join(', ')}; BUN=FILE names one)`);
 const refVersion = JSON.parse(
   readFileSync(path.join(modules, '@oh-my-pi', 'pi-coding-agent', 'package.json'), 'utf8'),
 ).version;
 // The reference keeps its state under the home folder: give it one of its own.
 const refHome = path.join(outDir, 'bench-reference', 'home');
 mkdirSync(refHome, { recursive: true });
+// The reference's side runs from a folder whose node_modules is the installation: its own
+// (tests/reference/) or, with REF_MODULES, a copy of the two scripts beside a link to it.
+let refDir = here;
+if (process.env.REF_MODULES) {
+  refDir = path.join(outDir, 'bench-reference', 'side');
+  mkdirSync(refDir, { recursive: true });
+  for (const f of ['ref-side.mjs', 'common.mjs']) copyFileSync(path.join(here, f), path.join(refDir, f));
+  const link = path.join(refDir, 'node_modules');
+  rmSync(link, { force: true, recursive: false });
+  symlinkSync(modules, link);
+}
 
-// The inputs: the bench sessions (cached by make bench) and the conformance text for frames.
+// The inputs: the real session and the text of the conformance data, the generated sessions.
 const steps = STEPS.filter((s) => only.length === 0 || only.includes(s.id));
-const input = path.join(repoDir, '..', 'shared', 'conformance', 'snapcompact', 'input.txt');
-const files = { text: input };
+const conformance = path.join(repoDir, '..', 'shared', 'conformance');
+const input = path.join(conformance, 'snapcompact', 'input.txt');
+const small = path.join(conformance, 'large-session', 'session.jsonl');
+const files = { text: input, small };
 const sizes = {};
 for (const [key, name, genArgs] of [
   ['main', 'bench-50k.jsonl', ['--preset', 'bench']],
@@ -107,11 +143,18 @@ for (const [key, name, genArgs] of [
   files[key] = path.join(outDir, 'bench', name);
 }
 const skipped = [];
-const frames = steps.findIndex((s) => s.session === 'text');
-if (frames >= 0 && !existsSync(input)) {
-  steps.splice(frames, 1);
-  skipped.push(`frames (no ${input})`);
+for (const [key, file] of [
+  ['text', input],
+  ['small', small],
+]) {
+  if (existsSync(file)) continue;
+  for (let i = steps.length - 1; i >= 0; i--) {
+    if (steps[i].session !== key) continue;
+    skipped.push(`${steps[i].id} (no ${file})`);
+    steps.splice(i, 1);
+  }
 }
+if (existsSync(small)) sizes.small = statSync(small).size;
 const childArgs = (step) => ['--step', step.id, ...Object.entries(files).flatMap(([k, v]) => [`--${k}`, v])];
 
 const sides = {
@@ -122,7 +165,7 @@ const sides = {
   }),
   ref: (step) => ({
     cmd: bun,
-    argv: [path.join(here, 'ref-side.mjs'), ...childArgs(step)],
+    argv: [path.join(refDir, 'ref-side.mjs'), ...childArgs(step)],
     env: {
       ...process.env,
       HOME: refHome,
@@ -137,7 +180,12 @@ const sides = {
 /** Runs one side's child for `step`: its rows, or null (the failure printed). */
 function runChild(side, step) {
   const { cmd, argv, env } = sides[side](step);
-  const res = spawnSync(cmd, argv, { cwd: here, env, encoding: 'utf8', timeout: 10 * 60_000 });
+  const res = spawnSync(cmd, argv, {
+    cwd: side === 'ref' ? refDir : here,
+    env,
+    encoding: 'utf8',
+    timeout: 10 * 60_000,
+  });
   const last = res.stdout?.trim().split('\n').at(-1);
   if (res.status === 0 && last?.startsWith('[')) return JSON.parse(last);
   console.error(
@@ -146,10 +194,13 @@ function runChild(side, step) {
   return null;
 }
 
-// results: row name → { step, ours: [ms], ref: [ms], notes: { ours, ref } }, in first-seen order.
+// results: row name → { step, ours: [ms by round], ref: [ms by round], notes: { ours, ref } },
+// in first-seen order (a round whose child failed leaves a hole).
 const results = new Map();
 let failed = 0;
 const startedAt = new Date();
+const loadBefore = os.loadavg();
+const t0 = performance.now();
 for (let round = 0; round < rounds; round++) {
   steps.forEach((step, index) => {
     const order = (round + index) % 2 === 0 ? ['ours', 'ref'] : ['ref', 'ours'];
@@ -163,50 +214,74 @@ for (let round = 0; round < rounds; round++) {
       for (const row of rows) {
         if (!results.has(row.name)) results.set(row.name, { step: step.id, ours: [], ref: [], notes: {} });
         const r = results.get(row.name);
-        r[side].push(row.ms);
+        r[side][round] = row.ms;
         if (row.note) r.notes[side] = row.note;
       }
     }
   });
 }
+const seconds = (performance.now() - t0) / 1000;
+const loadAfter = os.loadavg();
 process.stderr.write('\r\x1b[K');
 
 const fmt = (v) => (v === undefined ? '—' : v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v.toFixed(3));
-const ratio = (ref, ours) => (ref > 0 && ours > 0 ? `${(ref / ours).toFixed(2)}×` : '—');
-const stat = (values) => (values.length ? { min: Math.min(...values), median: median(values) } : {});
+const present = (values) => values.filter((v) => v !== undefined);
+const stat = (values) => {
+  const v = present(values);
+  return v.length ? { min: Math.min(...v), max: Math.max(...v), median: median(v) } : {};
+};
+/** Each round's reference time over the same round's ctxfold time (both sides present). */
+const roundRatios = (r) => r.ours.flatMap((ours, i) => (ours > 0 && r.ref[i] > 0 ? [r.ref[i] / ours] : []));
+const range = (st) => (st.min === undefined ? '—' : `${fmt(st.min)}–${fmt(st.max)}`);
+const times = (st) => (st.median === undefined ? '—' : `${fmt(st.median)} (${range(st)})`);
 // A folder relative to the working directory when inside it, else absolute.
 const shown = (dir) =>
   path.relative(process.cwd(), dir).startsWith('..') ? dir : path.relative(process.cwd(), dir) || '.';
 const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+const load = (l) => l.map((x) => x.toFixed(2)).join(' ');
 
 console.log(
   `ctxfold ${pkgVersion} (${shown(pkgDir)}, Node.js ${process.version}) against the reference ` +
-    `(oh-my-pi ${refVersion}, Bun ${bunVersion}), ${startedAt.toISOString()}`,
+    `(oh-my-pi ${refVersion}, Bun ${bunVersion}), ${startedAt.toISOString()}, ${os.cpus().length} CPUs`,
 );
 console.log(
-  `${rounds} rounds, the sides alternating; each step in a fresh process per side and round, on a freshly opened session`,
+  `${rounds} rounds in ${seconds.toFixed(0)} s, the sides alternating; each step in a fresh process per side and ` +
+    'round, no warm-up: every time is a first call after the open (and the import, in `first`)',
 );
-if (sizes.main) console.log(`session: gen-session --preset bench (${mb(sizes.main)}, 50,000 entries, 209 compactions)`);
-if (sizes.nocomp) console.log(`no compactions: gen-session --preset bench --no-compactions (${mb(sizes.nocomp)})`);
-console.log('times in ms (per frame for frames); ratio = reference / ctxfold, above 1: ctxfold is faster\n');
+console.log(`load average (1, 5, 15 min): ${load(loadBefore)} before, ${load(loadAfter)} after`);
+if (sizes.small)
+  console.log(`small: the real pi session of the conformance data (${mb(sizes.small)}, v1, migrated on open)`);
+if (sizes.nocomp)
+  console.log(`nocomp: gen-session --preset bench --no-compactions (${mb(sizes.nocomp)}, 50,000 entries)`);
+if (sizes.main) console.log(`main: gen-session --preset bench (${mb(sizes.main)}, 50,000 entries, 209 compactions)`);
+console.log(
+  'times in ms (per frame for frames): median (min–max); ratio = reference / ctxfold of the medians ' +
+    '(above 1: ctxfold is faster), and its min–max over the rounds\n',
+);
 
 const width = Math.max(20, ...[...results.keys()].map((n) => n.length));
 console.log(
-  `${'step'.padEnd(width)} ${'ctxfold min'.padStart(11)} ${'median'.padStart(8)} ${'ref min'.padStart(9)} ${'median'.padStart(8)} ${'ratio med'.padStart(9)} ${'ratio min'.padStart(9)}`,
+  `${'step'.padEnd(width)} ${'ctxfold'.padStart(24)} ${'reference'.padStart(24)} ${'ratio'.padStart(7)} ${'ratio min–max'.padStart(13)}`,
 );
 const out = [];
+let lastStep = null;
 for (const [name, r] of results) {
   const ours = stat(r.ours);
   const ref = stat(r.ref);
+  const ratios = stat(roundRatios(r));
+  const ratio = ref.median > 0 && ours.median > 0 ? ref.median / ours.median : undefined;
   out.push({
     name,
     step: r.step,
     ctxfold: { ...ours, values: r.ours },
     reference: { ...ref, values: r.ref },
+    ratio: { median: ratio, min: ratios.min, max: ratios.max },
     notes: r.notes,
   });
+  if (lastStep !== null && r.step !== lastStep) console.log('');
+  lastStep = r.step;
   console.log(
-    `${name.padEnd(width)} ${fmt(ours.min).padStart(11)} ${fmt(ours.median).padStart(8)} ${fmt(ref.min).padStart(9)} ${fmt(ref.median).padStart(8)} ${ratio(ref.median, ours.median).padStart(9)} ${ratio(ref.min, ours.min).padStart(9)}`,
+    `${name.padEnd(width)} ${times(ours).padStart(24)} ${times(ref).padStart(24)} ${(ratio === undefined ? '—' : `${ratio.toFixed(2)}×`).padStart(7)} ${range(ratios).padStart(13)}`,
   );
   const { ours: a, ref: b } = r.notes;
   if (a || b)
@@ -219,7 +294,10 @@ console.log(
 if (jsonOut) {
   mkdirSync(path.dirname(path.resolve(jsonOut)), { recursive: true });
   const meta = { node: process.version, bun: bunVersion, reference: refVersion, ctxfold: pkgVersion };
-  writeFileSync(jsonOut, `${JSON.stringify({ ...meta, pkg: pkgDir, rounds, startedAt, results: out }, null, 2)}\n`);
+  writeFileSync(
+    jsonOut,
+    `${JSON.stringify({ ...meta, pkg: pkgDir, rounds, startedAt, seconds, load: { before: loadBefore, after: loadAfter }, results: out }, null, 2)}\n`,
+  );
   console.log(`wrote ${jsonOut}`);
 }
 process.exit(failed ? 1 : 0);
