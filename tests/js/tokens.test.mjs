@@ -193,6 +193,30 @@ test('tokenCounter: the host counts the request, each message once', async () =>
   assert.equal(tokens, expected);
 });
 
+test('tokenCounter: two messages alike in role, length and every sampled character are counted apart', async () => {
+  // 1,280 characters: a sample every 10th. The two differ only at position 5, and in an image.
+  const plain = 'a'.repeat(1_280);
+  const marked = `${plain.slice(0, 5)}Z${plain.slice(6)}`;
+  const tokenCounter = (m) => {
+    const text = typeof m.content === 'string' ? m.content : m.content.map((b) => b.text ?? '').join('');
+    const images = Array.isArray(m.content) ? m.content.filter((b) => b.type === 'image').length : 0;
+    return 10 + 1_000 * text.split('Z').length - 1_000 + 7_000 * images;
+  };
+  const session = Session.create({ cwd: '/w', now: 1 });
+  session.appendMessage({ role: 'user', content: plain }, { now: 1 });
+  session.appendMessage({ role: 'user', content: marked }, { now: 2 });
+  const m = new Maintainer(session, { model: MODEL, tokenCounter, calibrate: false });
+  const { tokens } = await m.beforeRequest();
+  assert.equal(tokens, 10 + 1_010);
+  // The same text with an image: the counter is asked again, not answered from the memo.
+  const image = { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' };
+  m.session.appendMessage({ role: 'user', content: [{ type: 'text', text: plain }, image] }, { now: 3 });
+  const vision = new Maintainer(m.session, { model: { ...MODEL, input: ['text', 'image'] }, tokenCounter });
+  await vision.beforeRequest();
+  const again = await vision.beforeRequest();
+  assert.equal(again.tokens, 10 + 1_010 + 7_010);
+});
+
 test('tokenCounter: a huge message reaches the counter cut to maxCountChars, and its count is scaled back', async () => {
   const lengths = [];
   const tokenCounter = (m) => {

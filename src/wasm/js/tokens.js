@@ -6,8 +6,12 @@
 // - A huge message (a 50 MB tool output) is not handed to the counter whole: its strings are
 //   cut to `maxCountChars` together, and the count is scaled back up by the characters left out
 //   (the cap, its default and the cut are the core's: `maxCountChars`, `countCut`).
-// - Counts are remembered per message (by role, length and a sample of its text), so a request
-//   counts only its new messages.
+// - Counts are remembered per message, so a request counts only its new messages. The memo is a
+//   pure cache with an exact key: every value of the message (`leaves`: its members' names,
+//   strings, numbers, in order), compared in full; a cheap hash of a sample of its text only
+//   picks the bucket. Two messages that differ anywhere never share a count; the strings are
+//   the session's own (its messages share them across requests), so the comparison is by
+//   reference where nothing changed.
 // - Calibration (spec: compaction §3) is the core's (`WasmCalibration`, src/triggers/
 //   calibration.rs): the gauge tells it what each request sent (its text and image estimates)
 //   and what the reply reported, and reads the rates back. So is the conversion of the host's
@@ -16,7 +20,9 @@ import { toJson } from './args.js';
 import { invalidArgument, messageOf, wrapError } from './errors.js';
 import { requireRaw } from './raw.js';
 
+/** Counts remembered at most, and characters their keys may hold, before the memo starts over. */
 const MEMO_LIMIT = 20_000;
+const MEMO_CHARS = 32_000_000;
 
 /** Every string of a message a tokenizer would read (texts, thinking, tool arguments). */
 function strings(message, out = []) {
@@ -32,8 +38,12 @@ function strings(message, out = []) {
   return out;
 }
 
-/** A cheap fingerprint of a message: role, total length, and a hash of up to 512 sampled characters. */
-function fingerprint(message, texts, total) {
+/**
+ * The memo's bucket of a message: role, total length, tool call id and a hash of up to 512
+ * sampled characters. Only an index: a count is taken from the bucket for the exact same
+ * strings alone (`sameTexts`).
+ */
+function bucketOf(message, texts, total) {
   let h = 0x811c9dc5;
   for (const t of texts) {
     const step = Math.max(1, Math.floor(t.length / 128));
@@ -41,6 +51,46 @@ function fingerprint(message, texts, total) {
     h = Math.imul(h ^ t.length, 0x01000193);
   }
   return `${message.role}:${total}:${(h >>> 0).toString(36)}:${message.toolCallId ?? ''}`;
+}
+
+/** Deeper than this, a message is counted without the memo (no JSON message nests so deep). */
+const KEY_DEPTH = 200;
+
+/**
+ * A message as the flat list of what it holds, the memo's exact key: each object as `{`, its
+ * member names and values, `}`; each array as `[`, its length and items; strings, numbers,
+ * booleans and null as they are. Undefined past `KEY_DEPTH` (or for a cycle).
+ */
+function leaves(message) {
+  const out = [];
+  const walk = (v, depth) => {
+    if (v === null || typeof v !== 'object') {
+      out.push(v);
+      return true;
+    }
+    if (depth > KEY_DEPTH) return false;
+    if (Array.isArray(v)) {
+      out.push('[', v.length);
+      for (const x of v) if (!walk(x, depth + 1)) return false;
+      return true;
+    }
+    out.push('{');
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      out.push(k);
+      if (!walk(v[k], depth + 1)) return false;
+    }
+    out.push('}');
+    return true;
+  };
+  return walk(message, 0) ? out : undefined;
+}
+
+/** Whether two lists of values are equal, item by item (strings by reference first, as `===` does). */
+function sameTexts(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** A copy of `message` whose strings are each cut to `ceil(length × keep)` (the core's cut). */
@@ -63,7 +113,10 @@ function capped(message, keep) {
 export class TokenGauge {
   #counter;
   #cap;
+  /** bucket (`bucketOf`) → `[{key, n}]`: the exact key of each count (`leaves`) and the count. */
   #memo = new Map();
+  #memoCount = 0;
+  #memoChars = 0;
   /** The core's calibration and the request it last sent. */
   #calibration;
 
@@ -108,9 +161,10 @@ export class TokenGauge {
     const texts = strings(message);
     let total = 0;
     for (const t of texts) total += t.length;
-    const key = fingerprint(message, texts, total);
-    const known = this.#memo.get(key);
-    if (known !== undefined) return known;
+    const bucket = bucketOf(message, texts, total);
+    const exact = leaves(message);
+    const known = exact && this.#memo.get(bucket)?.find((e) => sameTexts(e.key, exact));
+    if (known) return known.n;
     let counted;
     try {
       const [keep, scale] = requireRaw().WasmCalibration.countCut(total, this.#cap);
@@ -128,8 +182,21 @@ export class TokenGauge {
       );
     }
     const n = Math.ceil(counted);
-    if (this.#memo.size >= MEMO_LIMIT) this.#memo.clear();
-    this.#memo.set(key, n);
+    if (exact === undefined) return n;
+    // What the key holds (image data too), for the memo's bound.
+    let held = 0;
+    for (const v of exact) if (typeof v === 'string') held += v.length;
+    if (this.#memoCount >= MEMO_LIMIT || this.#memoChars + held > MEMO_CHARS) {
+      this.#memo.clear();
+      this.#memoCount = 0;
+      this.#memoChars = 0;
+    }
+    const entry = { key: exact, n };
+    const live = this.#memo.get(bucket);
+    if (live === undefined) this.#memo.set(bucket, [entry]);
+    else live.push(entry);
+    this.#memoCount++;
+    this.#memoChars += held;
     return n;
   }
 
