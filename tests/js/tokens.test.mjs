@@ -151,6 +151,25 @@ test('calibration: a context of 20 images under growing text at a 2× provider l
   assert.ok(Math.abs(tokens - next) < 0.02 * next, `predicted ${tokens}, billed ${next}`);
 });
 
+test('calibration: without a compaction the first message’s image is an image, whoever wrote it, not a frame', async () => {
+  // The core tells the frames of a view (its compaction summary's images) from other images;
+  // an agent-attributed first message is not a summary. 2,000 tokens of text billed twice and
+  // an image billed at its estimate teach a text ratio of 2.
+  for (const attribution of ['user', 'agent']) {
+    const session = Session.create({ cwd: '/w', now: 1 });
+    session.appendMessage({
+      role: 'user',
+      attribution,
+      content: [{ type: 'text', text: 'let x = 1;\n'.repeat(800) }, PIXELS],
+    });
+    const m = new Maintainer(session, { model: VISION, settings: { strategy: 'off' }, now: () => 1_000_000 });
+    const { messages } = await m.beforeRequest();
+    await m.afterResponse(reply(billed(messages, 2, 1_200)));
+    const { ratio } = m.calibration[`${VISION.provider}/${VISION.id}`];
+    assert.ok(Math.abs(ratio - 2) < 0.02, `${attribution}: text ratio ${ratio}`);
+  }
+});
+
 test('calibration: a request that is nearly all images, billed below their estimate, teaches no text ratio', async () => {
   const session = Session.create({ cwd: '/w', now: 1 });
   session.appendMessage({
