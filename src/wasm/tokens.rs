@@ -259,7 +259,8 @@ impl WasmCalibration {
     /// image parts of each message (0 for an assistant's); `summary_first`, the view starts
     /// with the compaction summary (its images are frames); `frames_left_out`, the frames its
     /// budgets left out; `limit`, the provider's image budget (not a number ≥ 0: none).
-    /// Returns `[omitted, sentTokens, contextTokens, drop…]`, a drop per message.
+    /// Returns `[omitted, sentTokens, contextTokens, drop…]`, a drop per message when any
+    /// image is left out (none otherwise: the common request crosses three numbers).
     #[wasm_bindgen(js_name = requestImages)]
     pub fn request_images(
         counts: &[u32],
@@ -276,7 +277,9 @@ impl WasmCalibration {
             r.sent_tokens as f64,
             r.context_tokens as f64,
         ];
-        out.extend(r.drops.iter().map(|&d| f64::from(d)));
+        if r.omitted > 0 {
+            out.extend(r.drops.iter().map(|&d| f64::from(d)));
+        }
         out
     }
 
