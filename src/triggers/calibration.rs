@@ -308,8 +308,8 @@ pub struct RequestImages {
     pub drops: Vec<u32>,
     /// Images left out in all.
     pub omitted: u64,
-    /// The estimate of the images sent: frames at [`FRAME_TOKEN_ESTIMATE`], any other image
-    /// at [`IMAGE_TOKENS`].
+    /// The estimate of the images sent: frames at [`FRAME_TOKEN_ESTIMATE`](crate::tokens::FRAME_TOKEN_ESTIMATE), any other image
+    /// at [`IMAGE_TOKENS`](crate::tokens::IMAGE_TOKENS).
     pub sent_tokens: u64,
     /// The estimate of the context's images: every frame of the archive, those the view's
     /// frame budgets left out too, and every other image (no provider budget applied).
@@ -320,9 +320,10 @@ pub struct RequestImages {
 /// each of its messages in order (none for an assistant's); `summary_first`, the first
 /// message is the compaction summary, whose images are the snapcompact archive's frames;
 /// `frames_left_out`, the frames the view's budgets left out of that summary; `limit`, the
-/// provider's image budget. Over the budget the oldest images are left out first (spec:
-/// snapcompact §9.6: the summary's frames, then the oldest messages'). Frames are charged
-/// [`FRAME_TOKEN_ESTIMATE`] each, any other image [`IMAGE_TOKENS`].
+/// provider's image budget. Over the budget the oldest images are left out first (ours: a
+/// provider refuses a request over its image limit, and the oldest images matter least; the
+/// summary's frames are the oldest of all). Frames are charged [`FRAME_TOKEN_ESTIMATE`](crate::tokens::FRAME_TOKEN_ESTIMATE) each
+/// (spec: snapcompact §5.3), any other image [`IMAGE_TOKENS`](crate::tokens::IMAGE_TOKENS) (spec: compaction §3.1).
 pub fn request_images(
     counts: &[u32],
     summary_first: bool,
