@@ -651,4 +651,53 @@ mod tests {
         );
         assert!(found.is_empty());
     }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn candidate() -> impl Strategy<Value = Candidate> {
+            (0u64..40_000, 0u32..8, any::<bool>(), any::<bool>()).prop_map(
+                |(tokens, frames, stays_text, printable)| Candidate {
+                    tokens,
+                    frames,
+                    stays_text,
+                    printable,
+                    previous: None,
+                },
+            )
+        }
+
+        proptest! {
+            /// The same request again while the cache is warm sends everything in the form it
+            /// was sent in; cold, it is planned as the first time.
+            #[test]
+            fn a_warm_repeat_rewrites_nothing(
+                results in prop::collection::vec(candidate(), 0..12),
+                system in prop::option::of(candidate()),
+                budget in 0u32..30,
+                gap in 0i64..2 * DEFAULT_CACHE_TTL_MS,
+            ) {
+                let ids: Vec<String> = (0..results.len()).map(|k| k.to_string()).collect();
+                let request = |now| InlineRequest {
+                    now,
+                    head: "head",
+                    ids: &ids,
+                    tool_results: results.clone(),
+                    system_prompt: system.map(|c| ("prompt", c)),
+                    budget,
+                    frame_tokens: 1_000,
+                    has_user_message: true,
+                };
+                let mut sent = SentBefore::new(None);
+                let first = sent.plan(request(0));
+                let again = sent.plan(request(gap));
+                prop_assert_eq!(&again.tool_results, &first.tool_results);
+                prop_assert_eq!(again.system_prompt, first.system_prompt);
+                if gap >= DEFAULT_CACHE_TTL_MS {
+                    prop_assert_eq!(again.kept_for_cache, 0);
+                }
+            }
+        }
+    }
 }

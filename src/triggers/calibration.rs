@@ -505,4 +505,37 @@ mod tests {
         in_counted(&mut figures, 0.0, 50.0);
         assert_eq!(figures, [7.0]);
     }
+
+    mod properties {
+        use super::super::request_images;
+        use crate::tokens::{FRAME_TOKEN_ESTIMATE as F, IMAGE_TOKENS as I};
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever the counts and the budget: at most the budget is sent, the drops are
+            /// the oldest images and add up to what is left out, and what is sent costs at most
+            /// what the context's images cost.
+            #[test]
+            fn the_budget_holds_and_the_oldest_go(
+                counts in prop::collection::vec(0u32..6, 0..40),
+                summary_first: bool,
+                left_out in 0u64..10,
+                limit in 0u64..60,
+            ) {
+                let r = request_images(&counts, summary_first, left_out, limit);
+                let total: u64 = counts.iter().map(|&n| u64::from(n)).sum();
+                prop_assert_eq!(r.omitted, total.saturating_sub(limit));
+                prop_assert_eq!(r.drops.iter().map(|&d| u64::from(d)).sum::<u64>(), r.omitted);
+                // Oldest first: a message keeps an image only once every older one kept all.
+                let first_kept = r.drops.iter().zip(&counts).position(|(d, n)| d < n);
+                if let Some(k) = first_kept {
+                    prop_assert!(r.drops[k + 1..].iter().all(|&d| d == 0));
+                }
+                let frames = if summary_first { counts.first().map_or(0, |&n| u64::from(n)) } else { 0 };
+                prop_assert_eq!(r.context_tokens, (frames + left_out) * F + (total - frames) * I);
+                prop_assert!(r.sent_tokens + left_out * F <= r.context_tokens);
+                prop_assert!(r.sent_tokens <= limit.min(total) * F);
+            }
+        }
+    }
 }

@@ -180,4 +180,22 @@ mod tests {
             );
         }
     }
+
+    mod failures {
+        use super::super::reported_failure;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// The reported failure is the first that was not an auth failure, or, when every
+            /// one was, the last.
+            #[test]
+            fn first_non_auth_or_last(statuses in prop::collection::vec(
+                prop::option::of(prop::sample::select(vec![400u16, 401, 403, 429, 500, 502])), 0..6)) {
+                let auth = |s: &Option<u16>| matches!(s, Some(401 | 403));
+                let expected = statuses.iter().position(|s| !auth(s))
+                    .or_else(|| statuses.len().checked_sub(1));
+                prop_assert_eq!(reported_failure(&statuses), expected);
+            }
+        }
+    }
 }
