@@ -300,6 +300,84 @@ pub fn count_cut(total: f64, cap: f64) -> Option<(f64, f64)> {
     (total > cap && cap > 0.0).then(|| (cap / total, total / cap))
 }
 
+/// The images of one request as the estimate charges them (spec: compaction §3.1, snapcompact
+/// §5.3), and what the provider's image budget leaves out of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestImages {
+    /// Images to leave out of each message, oldest first, so that at most the budget is sent.
+    pub drops: Vec<u32>,
+    /// Images left out in all.
+    pub omitted: u64,
+    /// The estimate of the images sent: frames at [`FRAME_TOKEN_ESTIMATE`](crate::tokens::FRAME_TOKEN_ESTIMATE), any other image
+    /// at [`IMAGE_TOKENS`](crate::tokens::IMAGE_TOKENS).
+    pub sent_tokens: u64,
+    /// The estimate of the context's images: every frame of the archive, those the view's
+    /// frame budgets left out too, and every other image (no provider budget applied).
+    pub context_tokens: u64,
+}
+
+/// The images of a request built from a view of the context: `counts`, the image parts of
+/// each of its messages in order (none for an assistant's); `summary_first`, the first
+/// message is the compaction summary, whose images are the snapcompact archive's frames;
+/// `frames_left_out`, the frames the view's budgets left out of that summary; `limit`, the
+/// provider's image budget. Over the budget the oldest images are left out first (ours: a
+/// provider refuses a request over its image limit, and the oldest images matter least; the
+/// summary's frames are the oldest of all). Frames are charged [`FRAME_TOKEN_ESTIMATE`](crate::tokens::FRAME_TOKEN_ESTIMATE) each
+/// (spec: snapcompact §5.3), any other image [`IMAGE_TOKENS`](crate::tokens::IMAGE_TOKENS) (spec: compaction §3.1).
+pub fn request_images(
+    counts: &[u32],
+    summary_first: bool,
+    frames_left_out: u64,
+    limit: u64,
+) -> RequestImages {
+    use crate::tokens::{FRAME_TOKEN_ESTIMATE, IMAGE_TOKENS};
+    let total: u64 = counts.iter().map(|&n| u64::from(n)).sum();
+    let omitted = total.saturating_sub(limit);
+    let mut left = omitted;
+    let drops: Vec<u32> = counts
+        .iter()
+        .map(|&n| {
+            let d = left.min(u64::from(n));
+            left -= d;
+            d as u32
+        })
+        .collect();
+    let frames = if summary_first {
+        counts.first().map_or(0, |&n| u64::from(n))
+    } else {
+        0
+    };
+    let frames_dropped = if summary_first {
+        drops.first().map_or(0, |&d| u64::from(d))
+    } else {
+        0
+    };
+    let others = total - frames;
+    let others_sent = others - (omitted - frames_dropped);
+    let frame = FRAME_TOKEN_ESTIMATE;
+    RequestImages {
+        drops,
+        omitted,
+        sent_tokens: (frames - frames_dropped) * frame + others_sent * IMAGE_TOKENS,
+        context_tokens: (frames + frames_left_out) * frame + others * IMAGE_TOKENS,
+    }
+}
+
+/// A maintenance report's figures in the host's tokens (spec: compaction §3.1): `figures`
+/// (the tokens per kind, the shake's share), measured by the core's estimate of a context it
+/// puts at `estimated_after`, scaled by the host's count of that context, `counted_after`,
+/// over that estimate (unchanged when the estimate is 0), each rounded.
+pub fn in_counted(figures: &mut [f64], estimated_after: f64, counted_after: f64) {
+    let scale = if estimated_after > 0.0 {
+        counted_after / estimated_after
+    } else {
+        1.0
+    };
+    for f in figures {
+        *f = (*f * scale).round();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,5 +471,71 @@ mod tests {
         };
         assert_eq!(unknown.window_in_estimate("protectTokens", 10.0), 10.0);
         assert_eq!(unknown.provider_ratio(1.5), 1.5);
+    }
+
+    #[test]
+    fn a_request_s_images_frames_first_out_and_at_their_own_charge() {
+        use crate::tokens::{FRAME_TOKEN_ESTIMATE as F, IMAGE_TOKENS as I};
+        // A summary with 3 frames (2 more left out by the view), then 0, 2 and 1 images.
+        let r = request_images(&[3, 0, 2, 1], true, 2, 100);
+        assert_eq!((r.drops, r.omitted), (vec![0, 0, 0, 0], 0));
+        assert_eq!(r.sent_tokens, 3 * F + 3 * I);
+        assert_eq!(r.context_tokens, 5 * F + 3 * I);
+        // A budget of 2: the oldest 4 go, the frames first, then the next message's.
+        let r = request_images(&[3, 0, 2, 1], true, 2, 2);
+        assert_eq!((r.drops, r.omitted), (vec![3, 0, 1, 0], 4));
+        assert_eq!(r.sent_tokens, 2 * I);
+        assert_eq!(r.context_tokens, 5 * F + 3 * I);
+        // Without a compaction the first message's images are images, whoever wrote it.
+        let r = request_images(&[1, 1], false, 0, 1);
+        assert_eq!(
+            (r.drops, r.sent_tokens, r.context_tokens),
+            (vec![1, 0], I, 2 * I)
+        );
+        let r = request_images(&[], true, 0, 0);
+        assert_eq!((r.omitted, r.sent_tokens, r.context_tokens), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_report_in_the_host_s_tokens() {
+        let mut figures = [1_000.0, 333.0, 0.0];
+        in_counted(&mut figures, 2_000.0, 3_000.0);
+        assert_eq!(figures, [1_500.0, 500.0, 0.0]);
+        let mut figures = [7.0];
+        in_counted(&mut figures, 0.0, 50.0);
+        assert_eq!(figures, [7.0]);
+    }
+
+    mod properties {
+        use super::super::request_images;
+        use crate::tokens::{FRAME_TOKEN_ESTIMATE as F, IMAGE_TOKENS as I};
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever the counts and the budget: at most the budget is sent, the drops are
+            /// the oldest images and add up to what is left out, and what is sent costs at most
+            /// what the context's images cost.
+            #[test]
+            fn the_budget_holds_and_the_oldest_go(
+                counts in prop::collection::vec(0u32..6, 0..40),
+                summary_first: bool,
+                left_out in 0u64..10,
+                limit in 0u64..60,
+            ) {
+                let r = request_images(&counts, summary_first, left_out, limit);
+                let total: u64 = counts.iter().map(|&n| u64::from(n)).sum();
+                prop_assert_eq!(r.omitted, total.saturating_sub(limit));
+                prop_assert_eq!(r.drops.iter().map(|&d| u64::from(d)).sum::<u64>(), r.omitted);
+                // Oldest first: a message keeps an image only once every older one kept all.
+                let first_kept = r.drops.iter().zip(&counts).position(|(d, n)| d < n);
+                if let Some(k) = first_kept {
+                    prop_assert!(r.drops[k + 1..].iter().all(|&d| d == 0));
+                }
+                let frames = if summary_first { counts.first().map_or(0, |&n| u64::from(n)) } else { 0 };
+                prop_assert_eq!(r.context_tokens, (frames + left_out) * F + (total - frames) * I);
+                prop_assert!(r.sent_tokens + left_out * F <= r.context_tokens);
+                prop_assert!(r.sent_tokens <= limit.min(total) * F);
+            }
+        }
     }
 }

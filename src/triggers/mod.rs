@@ -56,7 +56,8 @@ mod overflow;
 mod walk;
 
 pub use calibration::{
-    count_cut, max_count_chars, Calibration, HostCount, Rates, Sample, SentRequest,
+    count_cut, in_counted, max_count_chars, request_images, Calibration, HostCount, Rates,
+    RequestImages, Sample, SentRequest,
 };
 pub use decisions::{
     compaction_error_message, CompactRequest, CompactionAction, CompactionMethod, CompactionReason,

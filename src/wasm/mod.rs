@@ -17,6 +17,8 @@ mod branch;
 #[cfg(target_arch = "wasm32")]
 mod compact;
 #[cfg(target_arch = "wasm32")]
+mod inline;
+#[cfg(target_arch = "wasm32")]
 mod native;
 #[cfg(target_arch = "wasm32")]
 mod pruning;

@@ -244,6 +244,18 @@ pub fn native_retry_ms(
     Ok(retry_wait(lane, attempt, &failure, base).map_or(-1.0, |ms| ms as f64))
 }
 
+/// Which failure of the OpenAI lanes tried (their HTTP statuses in the order they ran, negative
+/// or not finite when unknown) the native attempt reports as its `E_SUMMARIZER`: its index
+/// (`compaction::native::retry::reported_failure`), −1 when none failed.
+#[wasm_bindgen(js_name = nativeReportedFailure)]
+pub fn native_reported_failure(statuses: &[f64]) -> i32 {
+    let statuses: Vec<Option<u16>> = statuses
+        .iter()
+        .map(|&s| (s.is_finite() && s >= 0.0).then(|| s.min(f64::from(u16::MAX)) as u16))
+        .collect();
+    crate::compaction::native::retry::reported_failure(&statuses).map_or(-1, |i| i as i32)
+}
+
 /// The summarization instructions of the Anthropic lane's compaction edit for `plan`
 /// (`anthropic::plan_instructions`): `tail_count` wire messages, the first of role `tail_role`,
 /// stay verbatim after the summary (none given: the whole conversation is summarized).

@@ -741,4 +741,12 @@ impl WasmSession {
         };
         crate::archive::frames_left_out_at(self.s(), index, &history) as u32
     }
+
+    /// Whether the last `llmMessageParts` call's context started from a compaction: its first
+    /// message is the summary, whose images are the archive's frames (the Maintainer's image
+    /// estimate, `WasmCalibration.requestImages`).
+    #[wasm_bindgen(js_name = lastViewCompacted)]
+    pub fn last_view_compacted(&self) -> bool {
+        self.llm.borrow().frames.is_some()
+    }
 }

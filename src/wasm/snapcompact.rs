@@ -179,36 +179,6 @@ pub fn snapcompact_constants() -> String {
     out
 }
 
-/// Inline imaging's plan for one request (spec: snapcompact §9.7): the tool results and the
-/// system prompt as `[tokens, frames, flags]` triples (`flags`:
-/// [`crate::context::inline::flag`]; `system` empty when there is none), the images the
-/// request may still add, and the reading model with the shape's frame size for the price.
-/// Returns `[systemPrompt, keptForCache, frameTokens, tool result index…]`.
-#[wasm_bindgen(js_name = snapcompactPlanInline)]
-#[allow(clippy::too_many_arguments)]
-pub fn plan_inline(
-    tool_results: &[f64],
-    system: &[f64],
-    budget: u32,
-    reader_id: Option<String>,
-    api: Option<String>,
-    frame_size: u32,
-    has_user_message: bool,
-    warm: bool,
-) -> Vec<u32> {
-    use crate::context::inline::{plan_inline, reader_frame_tokens, Candidate, InlineInput};
-    let of = |t: &[f64]| Candidate::from_flat(t[0], t[1], t[2]);
-    let input = InlineInput {
-        tool_results: tool_results.chunks_exact(3).map(of).collect(),
-        system_prompt: system.get(..3).map(of),
-        budget,
-        frame_tokens: reader_frame_tokens(reader_id.as_deref(), api.as_deref(), frame_size),
-        has_user_message,
-        warm,
-    };
-    plan_inline(&input).flat(input.frame_tokens)
-}
-
 /// The catalogue names, in declaration order (JSON array).
 #[wasm_bindgen(js_name = snapcompactShapeNames)]
 pub fn shape_names() -> String {

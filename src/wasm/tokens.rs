@@ -255,6 +255,44 @@ impl WasmCalibration {
         crate::triggers::count_cut(total, cap).map_or_else(Vec::new, |(k, s)| vec![k, s])
     }
 
+    /// The images of a request built from a view (`triggers::request_images`): `counts`, the
+    /// image parts of each message (0 for an assistant's); `summary_first`, the view starts
+    /// with the compaction summary (its images are frames); `frames_left_out`, the frames its
+    /// budgets left out; `limit`, the provider's image budget (not a number ≥ 0: none).
+    /// Returns `[omitted, sentTokens, contextTokens, drop…]`, a drop per message when any
+    /// image is left out (none otherwise: the common request crosses three numbers).
+    #[wasm_bindgen(js_name = requestImages)]
+    pub fn request_images(
+        counts: &[u32],
+        summary_first: bool,
+        frames_left_out: f64,
+        limit: f64,
+    ) -> Vec<f64> {
+        let count = |v: f64| if v >= 0.0 { v as u64 } else { 0 };
+        let limit = if limit >= 0.0 { limit as u64 } else { u64::MAX };
+        let r =
+            crate::triggers::request_images(counts, summary_first, count(frames_left_out), limit);
+        let mut out = vec![
+            r.omitted as f64,
+            r.sent_tokens as f64,
+            r.context_tokens as f64,
+        ];
+        if r.omitted > 0 {
+            out.extend(r.drops.iter().map(|&d| f64::from(d)));
+        }
+        out
+    }
+
+    /// A report's `figures` (per-kind tokens, the shake's share) in the host's tokens, for a
+    /// context the core estimates at `estimated_after` and the host counts at `counted_after`
+    /// (`triggers::in_counted`).
+    #[wasm_bindgen(js_name = inCounted)]
+    pub fn in_counted(figures: &[f64], estimated_after: f64, counted_after: f64) -> Vec<f64> {
+        let mut out = figures.to_vec();
+        crate::triggers::in_counted(&mut out, estimated_after, counted_after);
+        out
+    }
+
     /// Provider tokens per token of the core's estimate of text for `key`: its ratio, times the
     /// host's count over the core's estimate when the host counts (`counted` > 0).
     #[wasm_bindgen(js_name = providerRatio)]

@@ -284,6 +284,18 @@ test('the newest result of the previous request may change form: it sits at the 
   ]);
 });
 
+test('a clock that is not a date is E_INVALID_ARGUMENT', () => {
+  const imager = new InlineImager({ toolResults: true });
+  for (const now of [Number.NaN, Number.POSITIVE_INFINITY, 9e15]) {
+    assert.throws(
+      () => imager.transform({ messages: [], model: { id: 'claude-sonnet-4-5', input: ['text', 'image'] }, now }),
+      {
+        code: 'E_INVALID_ARGUMENT',
+      },
+    );
+  }
+});
+
 test('bad options and arguments are coded errors', () => {
   const code_ = (fn) => {
     try {

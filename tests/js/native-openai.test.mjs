@@ -431,6 +431,31 @@ test('V2 with two compaction items, V1 malformed JSON: coded error naming both',
   assert.equal(log.length, 2);
 });
 
+test('every lane refusing the credentials reports the last refusal; an earlier other failure wins', async () => {
+  // The reference keeps a non-auth failure over any later one and lets an auth failure give
+  // way to the next: V2 401 then V1 403 reports V1's 403.
+  reply = (_req, res, _body, n) => json(res, n === 0 ? 401 : 403, { error: { message: 'no' } });
+  await expectUnchanged(
+    (s) => s.compact(options({ model: v2Model() })),
+    'E_SUMMARIZER',
+    (err) => assert.deepEqual([err.lane, err.status], ['v1', 403]),
+  );
+  log = [];
+  reply = (_req, res, _body, n) => json(res, n === 0 ? 400 : 401, { error: { message: 'no' } });
+  await expectUnchanged(
+    (s) => s.compact(options({ model: v2Model() })),
+    'E_SUMMARIZER',
+    (err) => assert.deepEqual([err.lane, err.status], ['v2', 400]),
+  );
+  log = [];
+  reply = (_req, res, _body, n) => json(res, n === 0 ? 403 : 500, { error: { message: 'no' } });
+  await expectUnchanged(
+    (s) => s.compact(options({ model: v2Model() })),
+    'E_SUMMARIZER',
+    (err) => assert.deepEqual([err.lane, err.status], ['v1', 500]),
+  );
+});
+
 test('V1 4xx and 5xx are coded errors with the status, not retried', async () => {
   for (const status of [400, 401, 500]) {
     log = [];

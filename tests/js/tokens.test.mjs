@@ -151,6 +151,25 @@ test('calibration: a context of 20 images under growing text at a 2× provider l
   assert.ok(Math.abs(tokens - next) < 0.02 * next, `predicted ${tokens}, billed ${next}`);
 });
 
+test('calibration: without a compaction the first message’s image is an image, whoever wrote it, not a frame', async () => {
+  // The core tells the frames of a view (its compaction summary's images) from other images;
+  // an agent-attributed first message is not a summary. 2,000 tokens of text billed twice and
+  // an image billed at its estimate teach a text ratio of 2.
+  for (const attribution of ['user', 'agent']) {
+    const session = Session.create({ cwd: '/w', now: 1 });
+    session.appendMessage({
+      role: 'user',
+      attribution,
+      content: [{ type: 'text', text: 'let x = 1;\n'.repeat(800) }, PIXELS],
+    });
+    const m = new Maintainer(session, { model: VISION, settings: { strategy: 'off' }, now: () => 1_000_000 });
+    const { messages } = await m.beforeRequest();
+    await m.afterResponse(reply(billed(messages, 2, 1_200)));
+    const { ratio } = m.calibration[`${VISION.provider}/${VISION.id}`];
+    assert.ok(Math.abs(ratio - 2) < 0.02, `${attribution}: text ratio ${ratio}`);
+  }
+});
+
 test('calibration: a request that is nearly all images, billed below their estimate, teaches no text ratio', async () => {
   const session = Session.create({ cwd: '/w', now: 1 });
   session.appendMessage({
@@ -191,6 +210,30 @@ test('tokenCounter: the host counts the request, each message once', async () =>
     r.maintainer.session.toLlmMessages().reduce((n, m) => n + tokenCounter(m), 0) +
     tokenCounter({ role: 'system', content: 'You are a test agent.' });
   assert.equal(tokens, expected);
+});
+
+test('tokenCounter: two messages alike in role, length and every sampled character are counted apart', async () => {
+  // 1,280 characters: a sample every 10th. The two differ only at position 5, and in an image.
+  const plain = 'a'.repeat(1_280);
+  const marked = `${plain.slice(0, 5)}Z${plain.slice(6)}`;
+  const tokenCounter = (m) => {
+    const text = typeof m.content === 'string' ? m.content : m.content.map((b) => b.text ?? '').join('');
+    const images = Array.isArray(m.content) ? m.content.filter((b) => b.type === 'image').length : 0;
+    return 10 + 1_000 * text.split('Z').length - 1_000 + 7_000 * images;
+  };
+  const session = Session.create({ cwd: '/w', now: 1 });
+  session.appendMessage({ role: 'user', content: plain }, { now: 1 });
+  session.appendMessage({ role: 'user', content: marked }, { now: 2 });
+  const m = new Maintainer(session, { model: MODEL, tokenCounter, calibrate: false });
+  const { tokens } = await m.beforeRequest();
+  assert.equal(tokens, 10 + 1_010);
+  // The same text with an image: the counter is asked again, not answered from the memo.
+  const image = { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' };
+  m.session.appendMessage({ role: 'user', content: [{ type: 'text', text: plain }, image] }, { now: 3 });
+  const vision = new Maintainer(m.session, { model: { ...MODEL, input: ['text', 'image'] }, tokenCounter });
+  await vision.beforeRequest();
+  const again = await vision.beforeRequest();
+  assert.equal(again.tokens, 10 + 1_010 + 7_010);
 });
 
 test('tokenCounter: a huge message reaches the counter cut to maxCountChars, and its count is scaled back', async () => {

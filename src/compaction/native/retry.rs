@@ -67,6 +67,31 @@ pub fn retry_wait(lane: OpenAiLane, attempt: u32, f: &LaneFailure, base_ms: u64)
     Some(backoff.max(after.unwrap_or(0)))
 }
 
+/// An authentication failure: the provider refused the credentials (401, 403).
+fn is_auth(status: Option<u16>) -> bool {
+    matches!(status, Some(401 | 403))
+}
+
+/// Which of the failures of the lanes tried, in the order they ran (their HTTP statuses, none
+/// for a failure without one), the `remote` method's native attempt reports as its
+/// `E_SUMMARIZER` (spec: compaction §8.3, §13), as the reference picks it: a failure that was
+/// not an authentication one is kept over any later failure; an authentication failure gives
+/// way to the next failure. So the first non-auth failure, or, when every lane failed
+/// authentication, the last one. Only a failure that is authentication all through lets a
+/// host try another provider: a later 401 must not hide an earlier transport or protocol
+/// failure. `None` when no lane failed.
+pub fn reported_failure(statuses: &[Option<u16>]) -> Option<usize> {
+    (0..statuses.len()).reduce(
+        |kept, next| {
+            if is_auth(statuses[kept]) {
+                next
+            } else {
+                kept
+            }
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +141,24 @@ mod tests {
     }
 
     #[test]
+    fn the_first_non_auth_failure_or_the_last_auth_one_is_reported() {
+        assert_eq!(reported_failure(&[]), None);
+        assert_eq!(reported_failure(&[Some(401)]), Some(0));
+        // A transport or protocol failure is kept over a later one of any kind.
+        assert_eq!(reported_failure(&[None, Some(401)]), Some(0));
+        assert_eq!(reported_failure(&[Some(502), Some(500)]), Some(0));
+        // An auth failure gives way to the next failure.
+        assert_eq!(reported_failure(&[Some(401), Some(502)]), Some(1));
+        assert_eq!(reported_failure(&[Some(403), None]), Some(1));
+        // Every lane refused the credentials: the last refusal.
+        assert_eq!(reported_failure(&[Some(401), Some(403)]), Some(1));
+        assert_eq!(
+            reported_failure(&[Some(403), Some(401), Some(500)]),
+            Some(2)
+        );
+    }
+
+    #[test]
     fn v1_waits_once_for_a_429_or_503_that_says_when() {
         let said = f(Some(429), "", Some(1_000));
         assert_eq!(retry_wait(OpenAiLane::V1, 0, &said, 40), Some(1_000));
@@ -135,6 +178,24 @@ mod tests {
                 None,
                 "{failure:?}"
             );
+        }
+    }
+
+    mod failures {
+        use super::super::reported_failure;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// The reported failure is the first that was not an auth failure, or, when every
+            /// one was, the last.
+            #[test]
+            fn first_non_auth_or_last(statuses in prop::collection::vec(
+                prop::option::of(prop::sample::select(vec![400u16, 401, 403, 429, 500, 502])), 0..6)) {
+                let auth = |s: &Option<u16>| matches!(s, Some(401 | 403));
+                let expected = statuses.iter().position(|s| !auth(s))
+                    .or_else(|| statuses.len().checked_sub(1));
+                prop_assert_eq!(reported_failure(&statuses), expected);
+            }
         }
     }
 }

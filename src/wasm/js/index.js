@@ -378,6 +378,11 @@ export class Session {
     return this.#inner.lastFramesLeftOut();
   }
 
+  /** Internal (the Maintainer's image estimate): the last `toLlmMessages` call's context starts with a compaction summary. */
+  _lastViewCompacted() {
+    return this.#inner.lastViewCompacted();
+  }
+
   /**
    * The provider messages from the parts of `llmMessageParts`: a message converted as in the
    * previous call comes as the position of its part in that call, whose parsed messages this

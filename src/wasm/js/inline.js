@@ -1,9 +1,11 @@
 // Inline imaging (spec: snapcompact §9.7): one request sends large old tool results, and the
 // selected system-prompt text, as snapcompact frames when that costs the reading model fewer
-// tokens. The rules are the core's (`snapcompactPlanInline`, src/context/inline.rs); this
-// module measures the candidates, renders the chosen ones (kept per tool call while its text is
-// unchanged, so a result is sent as the same bytes every time) and builds new message objects:
-// the messages it is given are never changed.
+// tokens. The rules are the core's (src/context/inline.rs): the plan, the text a
+// `systemPrompt` mode selects (`inlineSystemTarget`), the image budget, and the prompt-cache
+// bookkeeping between requests (`WasmInlineCache`: what the previous request sent, the cache's
+// TTL). This module reads the clock, measures the candidates, renders the chosen ones (kept per
+// tool call while its text is unchanged, so a result is sent as the same bytes every time) and
+// builds new message objects: the messages it is given are never changed.
 import { isObject } from './args.js';
 import { invalidArgument } from './errors.js';
 // Written by .ci/pkg.sh from prompts/inline-*.md.
@@ -11,39 +13,6 @@ import { PROMPTS as TEXTS } from './prompts.js';
 import { onRaw, requireRaw } from './raw.js';
 import { textTokens } from './report.js';
 import { frameCount, providerImageBudget, renderFrames, resolveShape, scanRenderability } from './snapcompact.js';
-
-/** How long a provider keeps a prompt prefix cached after a request (Anthropic's default TTL). */
-const DEFAULT_CACHE_TTL_MS = 5 * 60 * 1000;
-
-/**
- * The context-file sections `agents-md` images (the coding agent's system-prompt layout): each
- * from its opening to the first closing after it, as `[opening, closing]`.
- */
-const CONTEXT_SECTIONS = [
-  ['<repo-rules>\n', '\n</repo-rules>'],
-  ['## Context\n<instructions>\n', '\n</instructions>'],
-];
-
-/**
- * `text` with each `[open, close]` section replaced by `stub`, the sections (trimmed) pushed on
- * `found`. One forward scan: a lazy `open[\s\S]*?close` regex searched the rest of the text
- * again from every opening left unclosed (quadratic; a 1 MB prompt of them took minutes).
- */
-function cutSections(text, [open, close], stub, found) {
-  let out = '';
-  let at = 0;
-  for (;;) {
-    const start = text.indexOf(open, at);
-    if (start < 0) break;
-    const end = text.indexOf(close, start + open.length);
-    // No closing after this opening: none after a later one either.
-    if (end < 0) break;
-    found.push(text.slice(start, end + close.length).trim());
-    out += text.slice(at, start) + stub;
-    at = end + close.length;
-  }
-  return at === 0 ? text : out + text.slice(at);
-}
 
 let MIN_TOOL_RESULT_TOKENS;
 let MAX_SYSTEM_PROMPT_FRAMES;
@@ -53,11 +22,9 @@ onRaw((bindings) => {
   MAX_SYSTEM_PROMPT_FRAMES = c.inlineMaxSystemPromptFrames;
 });
 
-/** A candidate as the core reads it: `[tokens, frames, flags]` (src/context/inline.rs `flag`). */
+/** A measured candidate as the core reads it: `[tokens, frames, flags]` (src/context/inline.rs `flag`). */
 function flat(c) {
-  const flags =
-    (c.staysText ? 1 : 0) | (c.printable ? 2 : 0) | (c.previous === undefined ? 0 : 4 | (c.previous ? 8 : 0));
-  return [c.tokens, c.frames, flags];
+  return [c.tokens, c.frames, (c.staysText ? 1 : 0) | (c.printable ? 2 : 0)];
 }
 
 /** Image parts in the content of user, developer and tool-result messages. */
@@ -100,27 +67,18 @@ function base64(bytes) {
 }
 
 /**
- * The system-prompt text `mode` images, and the prompt sent in its place; undefined when there
- * is none. `prompt` is a string or an array of blocks; the replacement has the same form.
+ * The system-prompt text `mode` images, and the prompt sent in its place (the core's choice,
+ * `inlineSystemTarget`); undefined when there is none. `prompt` is a string or an array of
+ * blocks; the replacement has the same form.
  */
 function systemTarget(prompt, mode) {
   if (mode === 'none' || prompt === undefined) return undefined;
   const blocks = typeof prompt === 'string' ? [prompt] : prompt;
-  const form = (list) => (typeof prompt === 'string' ? list.join('\n\n') : list);
-  if (mode === 'all') {
-    const text = blocks.join('\n\n');
-    return text === ''
-      ? undefined
-      : { scope: 'all', text, replacement: form([TEXTS.systemStub]), note: TEXTS.systemNote };
-  }
-  const sections = [];
-  const replaced = blocks.map((block) => {
-    let out = block;
-    for (const section of CONTEXT_SECTIONS) out = cutSections(out, section, TEXTS.contextStub, sections);
-    return out;
-  });
-  if (sections.length === 0) return undefined;
-  return { scope: 'agents-md', text: sections.join('\n\n'), replacement: form(replaced), note: TEXTS.contextNote };
+  const t = requireRaw().inlineSystemTarget(blocks, mode, TEXTS.systemStub, TEXTS.contextStub);
+  if (t === undefined) return undefined;
+  const [scope, text, ...replaced] = t;
+  const replacement = typeof prompt === 'string' ? replaced.join('\n\n') : replaced;
+  return { scope, text, replacement, note: scope === 'all' ? TEXTS.systemNote : TEXTS.contextNote };
 }
 
 /** What sending `facts`' text as frames saved, priced at `frameTokens` per frame. */
@@ -151,14 +109,13 @@ export class InlineImager {
   #mode;
   #toolResults;
   #shape;
-  #ttl;
   #count;
   /** Per tool call id, its text's measurement and frames: `{text, key, facts, data?}`. */
   #measured = new Map();
   /** The same for the system prompt's selected text. */
   #system = {};
-  /** What the previous request sent: `{at, head, ids, imaged, newest, system}`. */
-  #last = null;
+  /** The core's memory of what the previous request sent (the prompt-cache rule). */
+  #sent;
 
   /**
    * `options`: the `snapcompact` settings (`systemPrompt`, `toolResults`, `shape`; checked
@@ -179,7 +136,7 @@ export class InlineImager {
     this.#mode = s.systemPrompt;
     this.#toolResults = s.toolResults;
     this.#shape = s.shape;
-    this.#ttl = cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
+    this.#sent = new (requireRaw().WasmInlineCache)(cacheTtlMs);
   }
 
   /**
@@ -203,40 +160,20 @@ export class InlineImager {
     }
     const ids = results.map((i) => messages[i].toolCallId);
     const target = systemTarget(systemPrompt, this.#mode);
-    const last = this.#last;
-    // What this request sends, for the next one's cache rule.
-    const remember = (imaged, systemImaged) => {
-      this.#last = {
-        at: now,
-        head: headOf(messages),
-        ids,
-        imaged,
-        newest: ids[ids.length - 1],
-        system: target === undefined ? null : { text: target.text, imaged: systemImaged },
-      };
-    };
     const reader = { id: model.id, api: model.api };
     const provider = request.provider ?? model.provider ?? '';
-    // A model that reads no images would lose the text (providers drop the images); without
-    // budget nothing fits. Either way all goes as text.
-    const budget =
-      Array.isArray(model.input) && model.input.includes('image')
-        ? providerImageBudget(provider, model.api) - imageCount(messages)
-        : 0;
-    if (budget <= 0) {
-      remember(new Set(), false);
-      return { messages, systemPrompt, report };
-    }
+    const budget = requireRaw().WasmInlineCache.imageBudget(
+      Array.isArray(model.input) && model.input.includes('image'),
+      providerImageBudget(provider, model.api),
+      imageCount(messages),
+    );
     const shape = { model: reader, shape: this.#shape ?? 'auto' };
-    const warm = last !== null && now - last.at < this.#ttl && last.head === headOf(messages);
-    // The previous request's tool results up to the first difference are in its cached prefix;
-    // its newest one sits at the prefix's end and may change form (spec: compaction §6.6).
-    let common = 0;
-    while (last !== null && common < ids.length && ids[common] === last.ids[common]) common++;
     const candidates = [];
-    if (this.#toolResults) {
-      for (let k = 0; k < results.length; k++) {
-        const m = messages[results[k]];
+    let system;
+    // Without budget nothing is imaged: nothing to measure.
+    if (budget > 0) {
+      for (const i of this.#toolResults ? results : []) {
+        const m = messages[i];
         let rec = this.#measured.get(m.toolCallId);
         if (rec === undefined) {
           rec = {};
@@ -244,33 +181,33 @@ export class InlineImager {
         }
         // Errors (providers validate them as text) and results with images stay text.
         const { text, images } = toolResultText(m.content);
-        const facts = this.#measure(rec, text, shape, m.isError === true || images, true);
-        const cached = k < common && ids[k] !== last.newest;
-        candidates.push({ ...facts, previous: cached ? last.imaged.has(ids[k]) : undefined });
+        candidates.push(this.#measure(rec, text, shape, m.isError === true || images, true));
       }
+      if (target !== undefined) system = this.#measure(this.#system, target.text, shape, false, false);
     }
-    const system = target === undefined ? undefined : this.#measure(this.#system, target.text, shape, false, false);
     const userAt = messages.findIndex((m) => m?.role === 'user');
-    const systemPrevious = target !== undefined && last?.system?.text === target.text ? last.system.imaged : undefined;
-    const [systemChosen, keptForCache, frameTokens, ...chosen] = requireRaw().snapcompactPlanInline(
+    // The core plans and remembers what this request sends, for the next one's cache rule.
+    const [systemChosen, keptForCache, frameTokens, ...chosen] = this.#sent.plan(
+      now,
+      headOf(messages),
+      ids.map((id) => (typeof id === 'string' ? id : '')),
       Float64Array.from(candidates.flatMap(flat)),
-      Float64Array.from(system === undefined ? [] : flat({ ...system, previous: systemPrevious })),
+      Float64Array.from(system === undefined ? [] : flat(system)),
+      target?.text,
       budget,
       reader.id,
       reader.api,
-      resolveShape(reader, this.#shape ?? 'auto').frameSize,
+      budget > 0 ? resolveShape(reader, this.#shape ?? 'auto').frameSize : 0,
       userAt >= 0,
-      warm,
     );
+    if (budget <= 0) return { messages, systemPrompt, report };
 
     let out = messages;
-    const imaged = new Set();
     for (const k of chosen) {
       const m = messages[results[k]];
       const rec = this.#measured.get(m.toolCallId);
       if (out === messages) out = [...messages];
       out[results[k]] = { ...m, content: [{ type: 'text', text: TEXTS.toolResult }, ...this.#frames(rec, shape)] };
-      imaged.add(m.toolCallId);
       report.toolResults.push(saving({ toolCallId: m.toolCallId }, rec.facts, frameTokens));
     }
     let prompt = systemPrompt;
@@ -292,13 +229,12 @@ export class InlineImager {
       const live = new Set(ids);
       for (const id of this.#measured.keys()) if (!live.has(id)) this.#measured.delete(id);
     }
-    remember(imaged, systemChosen === 1);
     return { messages: out, systemPrompt: prompt, report };
   }
 
   /** Forgets what the previous request sent (a new conversation, a changed model). */
   reset() {
-    this.#last = null;
+    this.#sent.reset();
   }
 
   /** A candidate's facts, measured once per text and shape; `rec` keeps them (and its frames). */

@@ -10,8 +10,8 @@ import { ACTION_OF, nativeLane, runCompaction } from './compact.js';
 import { codedError, invalidArgument, messageOf } from './errors.js';
 import { InlineImager } from './inline.js';
 import { requireRaw } from './raw.js';
-import { clampImages, contextSnapshot, textTokens } from './report.js';
-import { FRAME_DATA_BYTES_BUDGET, FRAME_TOKEN_ESTIMATE, providerImageBudget } from './snapcompact.js';
+import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
+import { FRAME_DATA_BYTES_BUDGET, providerImageBudget } from './snapcompact.js';
 import { handlers } from './summarizer.js';
 import { TokenGauge } from './tokens.js';
 import { ContextManager, modelJson } from './triggers.js';
@@ -26,38 +26,6 @@ let pruneWindows;
 function windows() {
   pruneWindows ??= JSON.parse(requireRaw().pruneWindowsJson());
   return pruneWindows;
-}
-
-let imageTokenEstimate;
-
-/** The core's flat charge for an image that is not a snapcompact frame (spec: compaction §3.1). */
-function imageTokens() {
-  imageTokenEstimate ??= requireRaw().estimateTokensJson(
-    JSON.stringify({ role: 'user', content: [{ type: 'image', data: '', mimeType: 'image/png' }] }),
-    false,
-  );
-  return imageTokenEstimate;
-}
-
-/**
- * The core's estimate of the images of LLM `messages` (spec: compaction §3.1): the archive's
- * frames, which the compaction summary carries (the first message, the agent's), at
- * FRAME_TOKEN_ESTIMATE, any other image at the flat image charge. `total`: the context's
- * image count when `messages` may leave frames out (a budget); the difference are frames.
- */
-function imageEstimate(messages, total) {
-  let frames = 0;
-  let others = 0;
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i];
-    if (m.role === 'assistant' || !Array.isArray(m.content)) continue;
-    let n = 0;
-    for (const part of m.content) if (part?.type === 'image') n++;
-    if (i === 0 && m.attribution === 'agent') frames += n;
-    else others += n;
-  }
-  if (total !== undefined) frames = Math.max(0, total - others);
-  return frames * FRAME_TOKEN_ESTIMATE + others * imageTokens();
 }
 
 /** A timer that never keeps a Node.js process alive. */
@@ -101,6 +69,8 @@ export class Maintainer {
   #gauge;
   /** Inline imaging (`snapcompact.systemPrompt` / `snapcompact.toolResults`), when either is on. */
   #imager = null;
+  /** The frames the last view left out of the compaction summary (its budgets). */
+  #framesLeftOut = 0;
 
   /** Throws `E_INVALID_ARGUMENT` for a bad session, model or callback, `E_SETTINGS` naming a bad setting. */
   constructor(session, options) {
@@ -204,7 +174,7 @@ export class Maintainer {
             : this.#cm.afterTurn(assistant, this.#model, { ...this.#turnOptions(), midRun: true });
         await this.#apply(d, step);
       }
-      const { messages, systemPrompt, inline, imagesOmitted, framesLeftOut } = this.#messages();
+      const { messages, systemPrompt, inline, imagesOmitted, framesLeftOut, images: sent } = this.#messages();
       if (step.report) {
         step.report.imagesOmitted += imagesOmitted;
         step.report.framesOmitted += framesLeftOut;
@@ -213,7 +183,7 @@ export class Maintainer {
       // Inline imaging sends fewer tokens than the text estimate counts: no calibration then.
       // Images count as sent (budgets may leave some out); a tokenCounter prices them itself.
       const { text } = this.#rawSplit();
-      const images = this.#gauge.counting ? 0 : imageEstimate(messages);
+      const images = this.#gauge.counting ? 0 : sent;
       this.#gauge.sent(this.#model, { text, images }, inline?.savedTokens ?? 0);
       if (systemPrompt !== undefined) result.systemPrompt = systemPrompt;
       if (inline !== undefined) result.inline = inline;
@@ -369,9 +339,10 @@ export class Maintainer {
         value = this.#gauge.count(this.#session.toLlmMessages({ model: this.#viewOptions().model }));
       } else {
         const total = this.#readsImages() ? this.#session.contextStats().images : 0;
-        // The view #messages() builds next (its conversion is remembered): the images outside
-        // the summary; the rest of the count are the archive's frames.
-        if (total > 0) images = Math.min(value, imageEstimate(this.#session.toLlmMessages(this.#viewOptions()), total));
+        // The core's estimate of the context's images, read from the view #messages() builds
+        // next (its conversion is remembered): every frame and image, no provider budget.
+        if (total > 0)
+          images = Math.min(value, this.#viewImages(this.#session.toLlmMessages(this.#viewOptions())).context);
       }
       this.#tokens = { session: this.#session, key, value, images, estimated: estimatedTokens, usage: tokensBefore };
     }
@@ -423,11 +394,7 @@ export class Maintainer {
     report.tokenUnit = this.#gauge.counting ? 'counted' : 'estimate';
     if (!this.#gauge.counting) return report;
     const after = this.#countedTokens();
-    const scale = report.tokensAfter > 0 ? after / report.tokensAfter : 1;
-    for (const kind of Object.keys(report.tokensByKind)) {
-      report.tokensByKind[kind] = Math.round(report.tokensByKind[kind] * scale);
-    }
-    report.shakeTokensFreed = Math.round(report.shakeTokensFreed * scale);
+    scaleReport(report, after);
     report.tokensBefore = before;
     report.tokensAfter = after;
     return report;
@@ -506,8 +473,20 @@ export class Maintainer {
       systemPrompt = r.systemPrompt;
       inline = r.report;
     }
-    const { messages, omitted } = clampImages(raw, limit);
-    return { messages, systemPrompt, inline, imagesOmitted: omitted, framesLeftOut: this.#session.lastFramesLeftOut() };
+    // What the provider's budget leaves out and what the images sent cost are the core's.
+    const { messages, omitted, sent } = this.#viewImages(raw, limit);
+    return { messages, systemPrompt, inline, imagesOmitted: omitted, framesLeftOut: this.#framesLeftOut, images: sent };
+  }
+
+  /**
+   * The images of `messages`, built from the view `toLlmMessages` gave last (inline imaging
+   * keeps its order), by the core (`requestImages`): within the image budget `limit` (none:
+   * all), the estimate of those sent and of the context's.
+   */
+  #viewImages(messages, limit = -1) {
+    this.#framesLeftOut = this.#session.lastFramesLeftOut();
+    const summaryFirst = this.#session._lastViewCompacted();
+    return requestImages(messages, { summaryFirst, framesLeftOut: this.#framesLeftOut, limit });
   }
 
   /** Whether the model takes images (`'image'` in its `input`): else requests carry none. */

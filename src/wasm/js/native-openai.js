@@ -213,8 +213,9 @@ async function runLane(lane, request, ctx) {
  * Runs the OpenAI native lanes on a `remote` plan: V2 first, V1 after a V2 failure. Resolves
  * the commit (`{entryId, tokensAfter, compactionEntry, fromExtension}`), or `undefined` when
  * no lane applies to `o.model` (or the plan has nothing to send). Rejects with `E_ABORTED`, or
- * with `E_SUMMARIZER` (`status`, `cause`: the first failure that was not an auth failure,
- * `lane`) when every lane failed; the session is unchanged then.
+ * with `E_SUMMARIZER` when every lane failed (`status`, `cause`, `lane`: the failure the core
+ * reports, the first that was not an auth failure or, when every lane failed authentication,
+ * the last); the session is unchanged then.
  */
 export async function runOpenaiNative(plan, o, signal) {
   // The plan is the `remote` method's: remote compaction is on for it (spec §8.3).
@@ -234,8 +235,8 @@ export async function runOpenaiNative(plan, o, signal) {
     }
   }
   if (failures.length === 0) return undefined;
-  const auth = (f) => [401, 403].includes(statusOf(f.err));
-  const first = failures.find((f) => !auth(f)) ?? failures[0];
+  // Which failure is reported is the core's (a later auth failure never hides another).
+  const first = failures[requireRaw().nativeReportedFailure(Float64Array.from(failures, (f) => statusOf(f.err) ?? -1))];
   const message = failures.map((f) => messageOf(f.err)).join('; ');
   const err = codedError('E_SUMMARIZER', `Provider-native compaction failed: ${message}`, {
     cause: first.err,
