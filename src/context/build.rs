@@ -159,8 +159,9 @@ pub struct SessionContext {
     /// Transcript mode: per message, whether a prompt-cache miss is explained (first
     /// assistant after a compaction or model change, or a different model than before).
     pub cache_miss_explained_at: Option<Vec<bool>>,
-    /// The entries of the path, root first.
-    pub path: Vec<usize>,
+    /// The entries of the path, root first (shared with the session: see
+    /// [`Session::path_shared`]).
+    pub path: std::rc::Rc<Vec<usize>>,
     /// The compaction the context starts from (LLM mode), if any.
     pub compaction: Option<usize>,
     /// The first entry kept verbatim after that compaction.
@@ -179,7 +180,7 @@ impl SessionContext {
             mode: "none".into(),
             mode_data: None,
             cache_miss_explained_at: None,
-            path: Vec::new(),
+            path: std::rc::Rc::default(),
             compaction: None,
             first_kept: None,
         }
@@ -733,7 +734,7 @@ pub fn build_context_with(
     let Some(leaf) = resolve_leaf(session, &opts.leaf) else {
         return Ok(ctx);
     };
-    let path = session.path_to(leaf);
+    let path = session.path_shared(leaf);
     // spec: compaction §2.2, carried forward from the parent after an append.
     let state = session.path_state(leaf);
     let compaction_pos = state.latest_compaction;
@@ -825,7 +826,7 @@ pub fn build_context_with(
             em.append(i)?;
         }
     } else {
-        for &i in &path {
+        for &i in path.iter() {
             em.append(i)?;
         }
     }

@@ -129,9 +129,9 @@ pub struct Session {
     tokens_excluding: RefCell<Vec<u32>>,
     /// Memoized file-touching tool calls per assistant entry.
     file_calls: RefCell<Vec<Option<FileCalls>>>,
-    /// The last path computed by `path_to` (parents never change after loading, so it stays
-    /// valid): preparing compactions and building contexts walk the same long path again.
-    last_path: RefCell<Option<(usize, Vec<usize>)>>,
+    /// The last path asked for (`path_shared`), moved to each new leaf by what changed:
+    /// parents never change after loading, so it stays valid.
+    last_path: RefCell<Option<tree::PathCache>>,
     /// The state of the last path asked about (`state`), with the edit generation it is of.
     path_state: RefCell<Option<(usize, u64, PathState)>>,
     /// Texts derived from entries, with the caller's keys (`derived_text`): the context's

@@ -47,12 +47,41 @@ export function wasmMemoryBytes() {
   return requireRaw().wasmMemoryBytes();
 }
 
+/** Levels `copyJson` copies by recursion before it goes on with its own stack. */
+const COPY_DEPTH = 64;
+
 /**
- * A copy of a value `JSON.parse` made: new objects and arrays, the same strings. A loop with
- * its own stack: `JSON.parse` reads any depth, and a message can nest deeper than the call
- * stack allows a recursive walk.
+ * A copy of a value `JSON.parse` made: new objects and arrays, the same strings. Recursive
+ * down to `COPY_DEPTH` levels (a message is rarely deeper, and recursion is about twice as
+ * fast as the loop, which every turn's `toLlmMessages` pays for each message); below that,
+ * `copyDeep`.
  */
-function copyJson(v) {
+function copyJson(v, depth = 0) {
+  if (typeof v !== 'object' || v === null) return v;
+  if (depth === COPY_DEPTH) return copyDeep(v);
+  if (Array.isArray(v)) {
+    const n = v.length;
+    const to = new Array(n);
+    for (let i = 0; i < n; i++) to[i] = copyJson(v[i], depth + 1);
+    return to;
+  }
+  const to = {};
+  for (const k in v) {
+    // An own `__proto__` member (JSON.parse makes one) must stay a member, not a prototype.
+    if (k === '__proto__') {
+      Object.defineProperty(to, k, { value: copyJson(v[k], depth + 1), enumerable: true, writable: true, configurable: true });
+    } else {
+      to[k] = copyJson(v[k], depth + 1);
+    }
+  }
+  return to;
+}
+
+/**
+ * `copyJson` as a loop with its own stack: `JSON.parse` reads any depth, and a message can
+ * nest deeper than the call stack allows a recursive walk.
+ */
+function copyDeep(v) {
   if (typeof v !== 'object' || v === null) return v;
   const root = Array.isArray(v) ? [] : {};
   const todo = [v, root];
