@@ -69,7 +69,12 @@ function copyJson(v, depth = 0) {
   for (const k in v) {
     // An own `__proto__` member (JSON.parse makes one) must stay a member, not a prototype.
     if (k === '__proto__') {
-      Object.defineProperty(to, k, { value: copyJson(v[k], depth + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(to, k, {
+        value: copyJson(v[k], depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     } else {
       to[k] = copyJson(v[k], depth + 1);
     }
