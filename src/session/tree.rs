@@ -116,6 +116,30 @@ impl Session {
         c.path.clone()
     }
 
+    /// The position of `entry` on `path`, a path as [`Session::path_to`] gives it: read from
+    /// the kept path's positions when `path` is the kept one (a prune asks where its keep
+    /// boundary is on every turn), else found by a walk from the root.
+    pub fn position_on_path(&self, path: &[usize], entry: usize) -> Option<usize> {
+        if let (Some(c), Some(&leaf)) = (self.last_path.borrow().as_ref(), path.last()) {
+            if c.leaf == Some(leaf) {
+                return c
+                    .pos
+                    .get(entry)
+                    .filter(|&&p| p != NOT_ON_PATH)
+                    .map(|&p| p as usize);
+            }
+        }
+        path.iter().position(|&i| i == entry)
+    }
+
+    /// [`Session::path_of`] without a copy (see [`Session::path_shared`]).
+    pub fn path_of_shared(&self, leaf: Option<&str>) -> crate::error::Result<Rc<Vec<usize>>> {
+        Ok(match leaf {
+            Some(id) => self.path_shared(self.require(id)?),
+            None => self.leaf().map(|l| self.path_shared(l)).unwrap_or_default(),
+        })
+    }
+
     /// The path to the entry `leaf` names, or the active path without one; `E_UNKNOWN_ENTRY`
     /// for an id not in the session.
     pub fn path_of(&self, leaf: Option<&str>) -> crate::error::Result<Vec<usize>> {

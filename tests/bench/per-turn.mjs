@@ -5,6 +5,8 @@
 // message and the answer and asks what a host asks before the next request: `contextTokens()`
 // and `toLlmMessages()`. The context is the same size at every length, so a turn that only
 // walks what changed costs the same at every length. Target: ≤ 0.5 ms at 200,000 entries.
+// Then the same sessions through the Maintainer: `beforeRequest` + `afterResponse` per turn
+// (its threshold prune included), the user's message appended by the host.
 //
 // The sessions are `gen-session --preset bench --entries N --scale 0.25` (a quarter of the
 // bench preset's message sizes: the turn's cost depends on the number of entries on the path,
@@ -15,7 +17,7 @@
 //
 // PER_TURN_SIZES=2000,10000 limits the sizes.
 import { pathToFileURL } from 'node:url';
-import { Session } from 'ctxfold';
+import { Maintainer, Session } from 'ctxfold';
 import { keptEntryId, NOW, turnMessages } from '../reference/common.mjs';
 import { generatedSession, timed, timesRow } from './lib.mjs';
 
@@ -64,6 +66,42 @@ function turns(bytes) {
   }
 }
 
+const MODEL = { provider: 'anthropic', id: 'claude-opus-4-7', contextWindow: 1_000_000, input: ['text'] };
+
+/** The same after the compaction, a turn being `beforeRequest` + `afterResponse`. */
+async function maintainerTurns(bytes) {
+  const s = Session.fromJsonl(bytes);
+  const info = new Map(s.index().map((e) => [e.id, e]));
+  const kept = keptEntryId(s.pathTo(s.leafId).map((id) => info.get(id)));
+  s.appendCompaction(
+    { summary: 'Summary of the earlier work.', firstKeptEntryId: kept, tokensBefore: 150_000 },
+    { now: NOW },
+  );
+  let now = NOW;
+  const m = new Maintainer(s, {
+    model: MODEL,
+    summarize: async () => 'unused',
+    settings: { methodOrder: ['soft'] },
+    now: () => now,
+  });
+  const times = [];
+  try {
+    for (let i = 0; i < WARM_TURNS + TIMED_TURNS; i++) {
+      const [user, assistant] = turnMessages(i);
+      now = assistant.timestamp;
+      s.appendMessage(user, { now: user.timestamp });
+      const t0 = performance.now();
+      await m.beforeRequest({ systemPrompt: 'You are a coding agent.' });
+      await m.afterResponse(assistant);
+      if (i >= WARM_TURNS) times.push(performance.now() - t0);
+    }
+  } finally {
+    m.dispose();
+    s.free();
+  }
+  return times;
+}
+
 export default async function perTurn() {
   const rows = [];
   for (const n of SIZES) {
@@ -71,6 +109,12 @@ export default async function perTurn() {
     rows.push(
       timesRow(`per turn at ${n.toLocaleString('en-US')} entries (2 appends + contextTokens + toLlmMessages)`, times, {
         note: `${entries} entries, ${size} LLM messages at the end; median of ${times.length} turns`,
+      }),
+    );
+    const mt = await maintainerTurns(sessionOf(n));
+    rows.push(
+      timesRow(`Maintainer turn at ${n.toLocaleString('en-US')} entries (beforeRequest + afterResponse)`, mt, {
+        note: `median of ${mt.length} turns`,
       }),
     );
   }

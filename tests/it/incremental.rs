@@ -1,6 +1,7 @@
 //! What the session keeps between calls (the path to the last leaf, moved by what changed;
 //! the state of that path) gives exactly what a computation from scratch gives, under any
-//! sequence of appends, branch moves, prunes and compactions (issue 42 item 4).
+//! sequence of appends, branch moves, prunes and compactions (issue 42 item 4); a position on
+//! the kept path is the one a walk finds.
 
 use ctxfold::archive::blocks::{FrameData, HistoryOptions};
 use ctxfold::context::{build_context_with, build_counted_context, BuildOptions, LeafSelector};
@@ -169,8 +170,14 @@ fn check(s: &Session) -> Result<(), String> {
     let Some(leaf) = s.leaf() else {
         return Ok(());
     };
-    if s.path_to(leaf) != walked(s, leaf) {
+    let path = s.path_to(leaf);
+    if path != walked(s, leaf) {
         return Err("path to the leaf".into());
+    }
+    for e in 0..s.len() {
+        if s.position_on_path(&path, e) != path.iter().position(|&i| i == e) {
+            return Err(format!("position of entry {e} on the path"));
+        }
     }
     let mut fresh = invariants::load(&s.to_bytes()).map_err(|e| e.to_string())?;
     if fresh.len() != s.len() {
