@@ -239,6 +239,42 @@ export class Session {
     return new Session(raw.WasmSession.fromBytes(bytes, json, callback));
   }
 
+  /**
+   * Loads a session file that `read(view)` writes straight into the module's memory: `view`
+   * is a Uint8Array of `size` bytes there, and `read` returns how many it wrote (all when it
+   * returns undefined). The file is never copied in JavaScript, so opening it needs its size
+   * once plus the index, where `fromJsonl` of its bytes holds them twice. `read` must not call
+   * ctxfold (the view would go stale: `E_INVALID_ARGUMENT`).
+   */
+  static fromReader(size, read, options) {
+    if (!Number.isSafeInteger(size) || size < 0) throw invalidArgument('size must be a whole number of bytes');
+    if (typeof read !== 'function') throw invalidArgument('read must be a function that fills the view');
+    const [json, callback] = idOptions(options);
+    const raw = requireRaw();
+    const at = raw.sourceBuffer(size);
+    const view = new Uint8Array(raw.sourceMemory().buffer, at, size);
+    // The module's memory grew while `read` ran: the view is over the old memory.
+    const stale = () => view.byteLength !== size || raw.sourceMemory().buffer !== view.buffer;
+    const staleError = () => invalidArgument('read called ctxfold while it filled the view: the view went stale');
+    let written;
+    try {
+      written = read(view);
+    } catch (e) {
+      raw.sourceBuffer(0);
+      throw stale() ? staleError() : e;
+    }
+    written ??= size;
+    if (stale()) {
+      raw.sourceBuffer(0);
+      throw staleError();
+    }
+    if (!Number.isSafeInteger(written) || written < 0 || written > size) {
+      raw.sourceBuffer(0);
+      throw invalidArgument('read must return the number of bytes it wrote (at most size)');
+    }
+    return new Session(raw.WasmSession.fromSource(written, json, callback));
+  }
+
   /** A new empty session. */
   static create(options) {
     const [json, callback] = createOptions(options, options?.now);
