@@ -284,3 +284,37 @@ fn the_kept_path_follows_appends_and_branch_moves() {
     assert_eq!(held.len(), 600);
     assert_eq!(*held, walked(&s, s.index_of(&main_leaf).unwrap()));
 }
+
+/// The heads of an LLM context are kept between builds and follow a rewrite of their line.
+#[test]
+fn kept_message_heads_follow_their_lines() {
+    let mut s = invariants::load(
+        br#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+    )
+    .unwrap();
+    apply(&mut s, &Op::Append { kind: 0, calls: 0 }, 0).unwrap();
+    apply(&mut s, &Op::Append { kind: 1, calls: 1 }, 1).unwrap();
+    apply(&mut s, &Op::Append { kind: 2, calls: 0 }, 2).unwrap();
+    let build = |s: &Session| {
+        build_context_with(s, &BuildOptions::default(), &HistoryOptions::default()).unwrap()
+    };
+    let (a, b) = (build(&s), build(&s));
+    assert_eq!(a.messages.len(), 3);
+    for (x, y) in a.messages.iter().zip(&b.messages) {
+        assert!(std::rc::Rc::ptr_eq(&x.head, &y.head), "entry {}", x.entry);
+    }
+    let assistant = a.messages[1].entry;
+    s.set_entry_field(assistant, &["message"], "model", &json!("other"))
+        .unwrap();
+    let c = build(&s);
+    assert_eq!(c.messages[1].head.model.as_deref(), Some("other"));
+    assert!(!std::rc::Rc::ptr_eq(
+        &a.messages[1].head,
+        &c.messages[1].head
+    ));
+    assert!(std::rc::Rc::ptr_eq(
+        &a.messages[0].head,
+        &c.messages[0].head
+    ));
+    check(&s).unwrap();
+}
