@@ -14,6 +14,7 @@ use crate::support::json::js;
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::rc::Rc;
 
 /// Which leaf to build the context for (spec: compaction §2.1).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,8 +65,9 @@ enum MessageJson {
 pub struct ContextMessage {
     /// The entry it came from.
     pub entry: usize,
-    /// What post-processing reads of the message (role, tool-call ids, stop reason, model).
-    pub head: MessageHead,
+    /// What post-processing reads of the message (role, tool-call ids, stop reason, model),
+    /// shared with the session's kept heads for a message taken as it is.
+    pub head: Rc<MessageHead>,
     json: MessageJson,
     /// Transcript mode: tool calls removed because they had no result.
     pub stripped_tool_calls: u32,
@@ -79,7 +81,7 @@ impl ContextMessage {
         if session.entries()[index].kind() == EntryKind::Message {
             return Ok(Some(ContextMessage {
                 entry: index,
-                head: session.message_head(index)?,
+                head: Rc::new(session.message_head(index)?),
                 json: MessageJson::Entry(index),
                 stripped_tool_calls: 0,
             }));
@@ -96,7 +98,7 @@ impl ContextMessage {
             })?;
         Ok(Some(ContextMessage {
             entry: index,
-            head,
+            head: Rc::new(head),
             json: MessageJson::Owned(json),
             stripped_tool_calls: 0,
         }))
@@ -159,8 +161,9 @@ pub struct SessionContext {
     /// Transcript mode: per message, whether a prompt-cache miss is explained (first
     /// assistant after a compaction or model change, or a different model than before).
     pub cache_miss_explained_at: Option<Vec<bool>>,
-    /// The entries of the path, root first.
-    pub path: Vec<usize>,
+    /// The entries of the path, root first (shared with the session: see
+    /// [`Session::path_shared`]).
+    pub path: std::rc::Rc<Vec<usize>>,
     /// The compaction the context starts from (LLM mode), if any.
     pub compaction: Option<usize>,
     /// The first entry kept verbatim after that compaction.
@@ -179,7 +182,7 @@ impl SessionContext {
             mode: "none".into(),
             mode_data: None,
             cache_miss_explained_at: None,
-            path: Vec::new(),
+            path: std::rc::Rc::default(),
             compaction: None,
             first_kept: None,
         }
@@ -477,7 +480,13 @@ impl Emitter<'_> {
         let entry = &self.session.entries()[index];
         match entry.kind() {
             EntryKind::Message => {
-                let head = self.session.message_head(index)?;
+                // The heads of an LLM context are kept: the next request reads them again. A
+                // transcript's are not (the whole history, read once).
+                let head = if self.transcript {
+                    Rc::new(self.session.message_head(index)?)
+                } else {
+                    self.session.message_head_shared(index)?
+                };
                 // spec: compaction §2.3: retried and empty error turns are not for the LLM.
                 if !self.transcript && (head.retry_recovery || head.empty_error_turn) {
                     return Ok(());
@@ -525,7 +534,7 @@ impl Emitter<'_> {
         if let Ok(head) = MessageHead::read(&json, role) {
             self.out.push(ContextMessage {
                 entry: index,
-                head,
+                head: Rc::new(head),
                 json: MessageJson::Owned(json),
                 stripped_tool_calls: 0,
             });
@@ -733,7 +742,7 @@ pub fn build_context_with(
     let Some(leaf) = resolve_leaf(session, &opts.leaf) else {
         return Ok(ctx);
     };
-    let path = session.path_to(leaf);
+    let path = session.path_shared(leaf);
     // spec: compaction §2.2, carried forward from the parent after an append.
     let state = session.path_state(leaf);
     let compaction_pos = state.latest_compaction;
@@ -825,7 +834,7 @@ pub fn build_context_with(
             em.append(i)?;
         }
     } else {
-        for &i in &path {
+        for &i in path.iter() {
             em.append(i)?;
         }
     }
@@ -858,7 +867,7 @@ fn rewrite(session: &Session, m: &mut ContextMessage, f: impl FnOnce(&mut Map<St
     }
     let json = js::stringify(&v);
     if let Ok(head) = MessageHead::read(&json, None) {
-        m.head = head;
+        m.head = Rc::new(head);
     }
     m.json = MessageJson::Owned(json);
 }

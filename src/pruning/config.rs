@@ -49,7 +49,7 @@ impl KeepBoundary {
         };
         session
             .index_of(&id)
-            .and_then(|at| path.iter().position(|&i| i == at))
+            .and_then(|at| session.position_on_path(path, at))
             .unwrap_or(0)
     }
 }

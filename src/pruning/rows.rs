@@ -33,7 +33,7 @@ pub(super) struct Row<'a> {
 pub(super) struct Branch<'a> {
     pub(super) session: &'a Session,
     pub(super) cfg: &'a PruneConfig,
-    path: Vec<usize>,
+    path: std::rc::Rc<Vec<usize>>,
     /// Position before which nothing is pruned (spec: compaction §6.5 step 3): the position of
     /// the boundary entry, 0 when absent or not on the branch.
     pub(super) boundary: usize,
@@ -98,7 +98,7 @@ impl<'a> Branch<'a> {
     fn new(
         session: &'a Session,
         cfg: &'a PruneConfig,
-        path: Vec<usize>,
+        path: std::rc::Rc<Vec<usize>>,
         every_result: bool,
         from: usize,
         boundary: usize,
@@ -269,7 +269,7 @@ pub(super) fn with_branch<T>(
     bounded: bool,
     f: impl FnOnce(&Branch<'_>) -> T,
 ) -> Result<T> {
-    let path = session.path_of(cfg.leaf.as_deref())?;
+    let path = session.path_of_shared(cfg.leaf.as_deref())?;
     let boundary = cfg.keep_boundary.position(session, &path);
     #[cfg(test)]
     let bounded = bounded && !UNBOUNDED.with(std::cell::Cell::get);

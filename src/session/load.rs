@@ -416,6 +416,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         path_state: Default::default(),
         derived: Default::default(),
         members: Default::default(),
+        heads: Default::default(),
         generation: 0,
         has_reset_boundary,
     };

@@ -31,7 +31,7 @@ pub use messages::FileTool;
 pub use state::PathState;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::session::message::{AgentMessage, Role};
+use crate::session::message::{AgentMessage, MessageHead, Role};
 use crate::support::json::view::{MemberSpan, Obj};
 use crate::support::json::{edit, js};
 use rustc_hash::FxHashMap;
@@ -44,6 +44,8 @@ const KEEP_MEMBERS_FROM: usize = 64 * 1024;
 
 /// A text `derived_text` keeps: (entry, its line's stamp, the caller's key, the text).
 type DerivedText = (usize, u64, [u64; 3], std::rc::Rc<str>);
+/// A head `message_head_shared` keeps: (its line's stamp, the head).
+type KeptHead = (u64, std::rc::Rc<MessageHead>);
 /// The member spans `body_object` keeps: (entry, its line's stamp, spans).
 type KeptMembers = (usize, u64, Vec<MemberSpan>);
 
@@ -129,9 +131,9 @@ pub struct Session {
     tokens_excluding: RefCell<Vec<u32>>,
     /// Memoized file-touching tool calls per assistant entry.
     file_calls: RefCell<Vec<Option<FileCalls>>>,
-    /// The last path computed by `path_to` (parents never change after loading, so it stays
-    /// valid): preparing compactions and building contexts walk the same long path again.
-    last_path: RefCell<Option<(usize, Vec<usize>)>>,
+    /// The last path asked for (`path_shared`), moved to each new leaf by what changed:
+    /// parents never change after loading, so it stays valid.
+    last_path: RefCell<Option<tree::PathCache>>,
     /// The state of the last path asked about (`state`), with the edit generation it is of.
     path_state: RefCell<Option<(usize, u64, PathState)>>,
     /// Texts derived from entries, with the caller's keys (`derived_text`): the context's
@@ -141,6 +143,9 @@ pub struct Session {
     /// snapcompact compaction's line is megabytes of frames, and a context build reads several
     /// of its members.
     members: RefCell<Option<KeptMembers>>,
+    /// The heads of the messages contexts were built from, with the stamp of the line each
+    /// was read from (`message_head_shared`): every request builds the context again.
+    heads: RefCell<Vec<Option<KeptHead>>>,
     /// Counts line rewrites: what is derived from entry bodies is valid for one generation.
     generation: u64,
     /// Some entry is a `reset_boundary` (rare): without one, preparing a compaction does not
@@ -254,6 +259,7 @@ impl Session {
             path_state: RefCell::default(),
             derived: RefCell::default(),
             members: RefCell::default(),
+            heads: RefCell::default(),
             generation: 0,
             has_reset_boundary: false,
             facts: facts::FactColumns::default(),
@@ -399,6 +405,24 @@ impl Session {
             .ok_or_else(|| self.body_error(index, "the entry has no message object"))?;
         crate::session::message::MessageHead::read(&json, self.entries[index].role)
             .map_err(|e| self.body_error(index, &e.to_string()))
+    }
+
+    /// [`Session::message_head`], kept per entry until its line changes: a context is built
+    /// again on every request, mostly from the same messages.
+    pub fn message_head_shared(&self, index: usize) -> Result<std::rc::Rc<MessageHead>> {
+        let stamp = self.line_stamp(index);
+        if let Some(Some((s, head))) = self.heads.borrow().get(index) {
+            if *s == stamp {
+                return Ok(head.clone());
+            }
+        }
+        let head = std::rc::Rc::new(self.message_head(index)?);
+        let mut heads = self.heads.borrow_mut();
+        if heads.len() <= index {
+            heads.resize(index + 1, None);
+        }
+        heads[index] = Some((stamp, head.clone()));
+        Ok(head)
     }
 
     /// Reads an entry's body as `T` (one of the `*Body` types).

@@ -144,7 +144,7 @@ impl Session {
             }
         }
         let mut state = PathState::default();
-        for i in self.path_to(leaf) {
+        for &i in self.path_shared(leaf).iter() {
             state.fold(self, i);
         }
         *self.path_state.borrow_mut() = Some((leaf, self.generation, state.clone()));

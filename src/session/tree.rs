@@ -3,6 +3,21 @@
 use crate::error::Result;
 use crate::session::message::{Role, StopReason};
 use crate::session::{EntryKind, Leaf, Session};
+use std::rc::Rc;
+
+/// [`PathCache::pos`] of an entry not on the kept path.
+const NOT_ON_PATH: u32 = u32::MAX;
+
+/// The path to the last leaf asked about ([`Session::path_shared`]).
+#[derive(Debug, Default)]
+pub(crate) struct PathCache {
+    leaf: Option<usize>,
+    /// Root first.
+    path: Rc<Vec<usize>>,
+    /// Per entry, its position on `path` ([`NOT_ON_PATH`] when it is not on it); entries
+    /// appended since the last call are added on the next.
+    pos: Vec<u32>,
+}
 
 impl Session {
     /// Index of the leaf entry; `None` after [`Session::reset_leaf`] or for an empty session.
@@ -53,37 +68,76 @@ impl Session {
     /// Indices from the root to `index`, root first (`getBranch`). A missing parent ends the
     /// walk (an orphan is the root of its path); cycles were cut at load time.
     pub fn path_to(&self, index: usize) -> Vec<usize> {
-        {
-            let mut cache = self.last_path.borrow_mut();
-            if let Some((at, path)) = cache.as_mut() {
-                if *at == index {
-                    return path.clone();
-                }
-                // A child of the cached leaf (an append): one entry more.
-                if self.entries[index].parent == Some(*at as u32) {
-                    path.push(index);
-                    *at = index;
-                    return path.clone();
-                }
-            }
-        }
-        let path = self.walk_to_root(index);
-        *self.last_path.borrow_mut() = Some((index, path.clone()));
-        path
+        self.path_shared(index).to_vec()
     }
 
-    fn walk_to_root(&self, index: usize) -> Vec<usize> {
-        let mut path = Vec::new();
+    /// [`Session::path_to`] without a copy: the session keeps the last path asked for and
+    /// moves it to the next leaf by what changed, so the path to an entry appended below it
+    /// (an agent turn) costs the appended entries, and a branch move the entries between the
+    /// two leaves and where their paths part; the common part is not walked again. The path
+    /// is shared with the session until the next call for another leaf (holding it past that
+    /// call makes the next move copy it).
+    pub fn path_shared(&self, index: usize) -> Rc<Vec<usize>> {
+        let mut kept = self.last_path.borrow_mut();
+        let c = kept.get_or_insert_with(PathCache::default);
+        if c.leaf == Some(index) {
+            return c.path.clone();
+        }
+        if c.pos.len() < self.entries.len() {
+            c.pos.resize(self.entries.len(), NOT_ON_PATH);
+        }
+        // From `index` up to the first entry the kept path holds (or past a root).
+        let mut above = Vec::new();
+        let mut fork = None;
         let mut cur = Some(index as u32);
         while let Some(i) = cur {
-            path.push(i as usize);
-            cur = self.entries[i as usize].parent;
-            if path.len() > self.entries.len() {
+            let i = i as usize;
+            if c.pos[i] != NOT_ON_PATH {
+                fork = Some(c.pos[i] as usize);
+                break;
+            }
+            above.push(i);
+            if above.len() > self.entries.len() {
                 break; // unreachable once cycles are cut; a guard all the same
             }
+            cur = self.entries[i].parent;
         }
-        path.reverse();
-        path
+        let path = Rc::make_mut(&mut c.path);
+        let keep = fork.map_or(0, |p| p + 1);
+        for &e in &path[keep..] {
+            c.pos[e] = NOT_ON_PATH;
+        }
+        path.truncate(keep);
+        for &e in above.iter().rev() {
+            c.pos[e] = path.len() as u32;
+            path.push(e);
+        }
+        c.leaf = Some(index);
+        c.path.clone()
+    }
+
+    /// The position of `entry` on `path`, a path as [`Session::path_to`] gives it: read from
+    /// the kept path's positions when `path` is the kept one (a prune asks where its keep
+    /// boundary is on every turn), else found by a walk from the root.
+    pub fn position_on_path(&self, path: &[usize], entry: usize) -> Option<usize> {
+        if let (Some(c), Some(&leaf)) = (self.last_path.borrow().as_ref(), path.last()) {
+            if c.leaf == Some(leaf) {
+                return c
+                    .pos
+                    .get(entry)
+                    .filter(|&&p| p != NOT_ON_PATH)
+                    .map(|&p| p as usize);
+            }
+        }
+        path.iter().position(|&i| i == entry)
+    }
+
+    /// [`Session::path_of`] without a copy (see [`Session::path_shared`]).
+    pub fn path_of_shared(&self, leaf: Option<&str>) -> crate::error::Result<Rc<Vec<usize>>> {
+        Ok(match leaf {
+            Some(id) => self.path_shared(self.require(id)?),
+            None => self.leaf().map(|l| self.path_shared(l)).unwrap_or_default(),
+        })
     }
 
     /// The path to the entry `leaf` names, or the active path without one; `E_UNKNOWN_ENTRY`
@@ -126,5 +180,40 @@ impl Session {
     /// Index of the entry's parent.
     pub fn parent_of(&self, index: usize) -> Option<usize> {
         self.entries[index].parent.map(|p| p as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::{LoadOptions, Session};
+    use serde_json::json;
+    use std::rc::Rc;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+
+    #[test]
+    fn a_turn_extends_the_kept_path_in_place() {
+        let mut s = Session::load(HEADER.as_bytes().to_vec(), LoadOptions::default()).unwrap();
+        for n in 0..50 {
+            s.append_message(json!({"role": "user", "content": format!("q{n}")}), 0)
+                .unwrap();
+        }
+        let first = Rc::as_ptr(&s.path_shared(s.leaf().unwrap()));
+        for n in 0..3 {
+            // Two appends and more between two questions: the same path, extended.
+            for k in 0..=n {
+                s.append_message(json!({"role": "user", "content": format!("r{k}")}), 0)
+                    .unwrap();
+            }
+            let path = s.path_shared(s.leaf().unwrap());
+            assert!(std::ptr::eq(Rc::as_ptr(&path), first), "turn {n}");
+            assert_eq!(path.len(), s.len());
+        }
+        // A path still held when the leaf moves is left as it was; the session copies.
+        let held = s.path_shared(s.leaf().unwrap());
+        let other = s.path_shared(10);
+        assert_eq!(held.len(), s.len());
+        assert_eq!(*other, (0..=10).collect::<Vec<_>>());
+        assert!(!Rc::ptr_eq(&held, &other));
     }
 }

@@ -44,6 +44,35 @@ fn reserve_heap(bytes: usize) {
     drop(Vec::<u8>::with_capacity(bytes));
 }
 
+thread_local! {
+    /// The buffer of the last [`source_buffer`] call, until [`WasmSession::from_source`]
+    /// takes it (or the next call replaces it).
+    static SOURCE: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A zeroed buffer of `len` bytes in the module's memory for the host to write a session
+/// file into (`Session.fromReader`): returns its address in `sourceMemory().buffer`, then
+/// `WasmSession.fromSource` loads it in place. A view of it stays valid until the module's
+/// memory grows: the host must not call the module while it fills it (a view over the old
+/// memory reads as empty then). A buffer not taken is freed by the next call, or by
+/// `sourceBuffer(0)`.
+#[wasm_bindgen(js_name = sourceBuffer)]
+pub fn source_buffer(len: usize) -> usize {
+    // The previous buffer goes first, so its memory can hold this one.
+    SOURCE.with(|s| s.borrow_mut().take());
+    let buffer = vec![0u8; len];
+    let at = buffer.as_ptr() as usize;
+    // The vector's heap allocation does not move with it.
+    SOURCE.with(|s| *s.borrow_mut() = Some(buffer));
+    at
+}
+
+/// The module's memory (a `WebAssembly.Memory`), whose `buffer` holds `sourceBuffer`'s bytes.
+#[wasm_bindgen(js_name = sourceMemory)]
+pub fn source_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
 fn random_seed() -> u64 {
     let hi = (js_sys::Math::random() * 4_294_967_296.0) as u64;
     let lo = (js_sys::Math::random() * 4_294_967_296.0) as u64;
@@ -205,6 +234,26 @@ impl WasmSession {
         let unresolved = crate::archive::stored::check(&session);
         session.add_warnings(unresolved);
         Ok(WasmSession::wrap(session))
+    }
+
+    /// Loads the session file a host wrote into the buffer of the last `sourceBuffer` call
+    /// (its first `len` bytes), which the session takes over: the file's bytes reach the
+    /// module's memory once, with no copy of them in JavaScript (`Session.fromReader`).
+    /// `E_INVALID_ARGUMENT` without a buffer.
+    #[wasm_bindgen(js_name = fromSource)]
+    pub fn from_source(
+        len: usize,
+        options_json: Option<String>,
+        id_callback: Option<js_sys::Function>,
+    ) -> Result<WasmSession, JsValue> {
+        let mut bytes = SOURCE.with(|s| s.borrow_mut().take()).ok_or_else(|| {
+            to_js(Error::coded(
+                ErrorCode::InvalidArgument,
+                "no session buffer to load: call sourceBuffer(size) and fill it first",
+            ))
+        })?;
+        bytes.truncate(len);
+        Self::from_bytes(bytes, options_json, id_callback)
     }
 
     /// A new empty session.

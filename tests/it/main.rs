@@ -16,6 +16,7 @@ mod convert;
 mod facts;
 mod frame_storage;
 mod hardening;
+mod incremental;
 mod large_inputs;
 mod layers;
 mod native_anthropic;

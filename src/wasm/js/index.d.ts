@@ -1447,6 +1447,13 @@ export class Session {
   private constructor();
   /** Loads a session (text or UTF-8 bytes); migrates v1/v2 files. Throws `E_NOT_A_SESSION`, `E_VERSION_TOO_NEW`. */
   static fromJsonl(input: string | Uint8Array | ArrayBuffer | ArrayBufferView, options?: LoadOptions): Session;
+  /**
+   * Loads a session file that `read(view)` writes straight into the module's memory (`view`:
+   * `size` bytes there; return how many were written, all when undefined), with no copy of it
+   * in JavaScript: opening needs the file's size once plus the index. `read` must not call
+   * ctxfold. Throws as `fromJsonl`, and `E_INVALID_ARGUMENT` for a bad size or count.
+   */
+  static fromReader(size: number, read: (view: Uint8Array) => number | undefined, options?: LoadOptions): Session;
   /** A new empty session (format version 3). */
   static create(options?: CreateOptions): Session;
   /**

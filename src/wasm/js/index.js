@@ -47,12 +47,46 @@ export function wasmMemoryBytes() {
   return requireRaw().wasmMemoryBytes();
 }
 
+/** Levels `copyJson` copies by recursion before it goes on with its own stack. */
+const COPY_DEPTH = 64;
+
 /**
- * A copy of a value `JSON.parse` made: new objects and arrays, the same strings. A loop with
- * its own stack: `JSON.parse` reads any depth, and a message can nest deeper than the call
- * stack allows a recursive walk.
+ * A copy of a value `JSON.parse` made: new objects and arrays, the same strings. Recursive
+ * down to `COPY_DEPTH` levels (a message is rarely deeper, and recursion is about twice as
+ * fast as the loop, which every turn's `toLlmMessages` pays for each message); below that,
+ * `copyDeep`.
  */
-function copyJson(v) {
+function copyJson(v, depth = 0) {
+  if (typeof v !== 'object' || v === null) return v;
+  if (depth === COPY_DEPTH) return copyDeep(v);
+  if (Array.isArray(v)) {
+    const n = v.length;
+    const to = new Array(n);
+    for (let i = 0; i < n; i++) to[i] = copyJson(v[i], depth + 1);
+    return to;
+  }
+  const to = {};
+  for (const k in v) {
+    // An own `__proto__` member (JSON.parse makes one) must stay a member, not a prototype.
+    if (k === '__proto__') {
+      Object.defineProperty(to, k, {
+        value: copyJson(v[k], depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      to[k] = copyJson(v[k], depth + 1);
+    }
+  }
+  return to;
+}
+
+/**
+ * `copyJson` as a loop with its own stack: `JSON.parse` reads any depth, and a message can
+ * nest deeper than the call stack allows a recursive walk.
+ */
+function copyDeep(v) {
   if (typeof v !== 'object' || v === null) return v;
   const root = Array.isArray(v) ? [] : {};
   const todo = [v, root];
@@ -203,6 +237,42 @@ export class Session {
     const [json, callback] = idOptions(options);
     const raw = requireRaw();
     return new Session(raw.WasmSession.fromBytes(bytes, json, callback));
+  }
+
+  /**
+   * Loads a session file that `read(view)` writes straight into the module's memory: `view`
+   * is a Uint8Array of `size` bytes there, and `read` returns how many it wrote (all when it
+   * returns undefined). The file is never copied in JavaScript, so opening it needs its size
+   * once plus the index, where `fromJsonl` of its bytes holds them twice. `read` must not call
+   * ctxfold (the view would go stale: `E_INVALID_ARGUMENT`).
+   */
+  static fromReader(size, read, options) {
+    if (!Number.isSafeInteger(size) || size < 0) throw invalidArgument('size must be a whole number of bytes');
+    if (typeof read !== 'function') throw invalidArgument('read must be a function that fills the view');
+    const [json, callback] = idOptions(options);
+    const raw = requireRaw();
+    const at = raw.sourceBuffer(size);
+    const view = new Uint8Array(raw.sourceMemory().buffer, at, size);
+    // The module's memory grew while `read` ran: the view is over the old memory.
+    const stale = () => view.byteLength !== size || raw.sourceMemory().buffer !== view.buffer;
+    const staleError = () => invalidArgument('read called ctxfold while it filled the view: the view went stale');
+    let written;
+    try {
+      written = read(view);
+    } catch (e) {
+      raw.sourceBuffer(0);
+      throw stale() ? staleError() : e;
+    }
+    written ??= size;
+    if (stale()) {
+      raw.sourceBuffer(0);
+      throw staleError();
+    }
+    if (!Number.isSafeInteger(written) || written < 0 || written > size) {
+      raw.sourceBuffer(0);
+      throw invalidArgument('read must return the number of bytes it wrote (at most size)');
+    }
+    return new Session(raw.WasmSession.fromSource(written, json, callback));
   }
 
   /** A new empty session. */
