@@ -1670,6 +1670,8 @@ fn agent_simulator_regressions() {
             forced_overflows: 0.0,
             dead_remote: false,
             user_turns: 5,
+            pixel_frames: false,
+            uncalibrated: false,
         },
         Scenario {
             // Counting text at 1.7x: the old archive's frames were weighed at the text rate.
@@ -1685,6 +1687,8 @@ fn agent_simulator_regressions() {
             forced_overflows: 0.1,
             dead_remote: false,
             user_turns: 5,
+            pixel_frames: false,
+            uncalibrated: false,
         },
         Scenario {
             // A dead endpoint, and empty documents failing every method of a recovery:
@@ -1701,6 +1705,8 @@ fn agent_simulator_regressions() {
             forced_overflows: 0.0,
             dead_remote: true,
             user_turns: 20,
+            pixel_frames: false,
+            uncalibrated: false,
         },
         Scenario {
             seed: 2_666_130_976_000_716_848,
@@ -1715,12 +1721,32 @@ fn agent_simulator_regressions() {
             forced_overflows: 0.05,
             dead_remote: true,
             user_turns: 27,
+            pixel_frames: false,
+            uncalibrated: false,
         },
     ];
     for s in &found {
         let r = run(s).unwrap_or_else(|e| panic!("{e}"));
         assert!(r.compactions > 0, "{s:?}: {r:?}");
     }
+}
+
+/// Issue 36 finding 3, natively: a provider counting text at 2x behind a host that does not
+/// know it (a new Maintainer). The threshold snapcompact left its archive filling the window;
+/// the overflow after it found nothing to summarize and was answered `done` over the window
+/// ("user turn 25 ended while its request was over the window (203306 > 200000)"). The
+/// dead-end rescue now rebuilds the archive with fewer frames first.
+#[test]
+fn agent_simulator_rebuilds_an_oversized_archive() {
+    use ctxfold_testkit::agent::{run, Scenario};
+    let s = Scenario::random(64);
+    assert_eq!(
+        (s.window, s.vision, s.ratio, s.uncalibrated),
+        (200_000, true, 2.0, true),
+        "the scenario of the finding"
+    );
+    let r = run(&s).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.archive_rebuilds > 0, "{r:?}");
 }
 
 // ----- construction checks (issue 43 item 1, issue 36 item 11) ---------------------------
