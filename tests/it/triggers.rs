@@ -1731,6 +1731,33 @@ fn agent_simulator_regressions() {
     }
 }
 
+/// Issue 36 finding 4, natively: a provider that bills frames by their pixels. An overflow
+/// snapcompact right after another one printed the same text on frames of other heights: as
+/// many frames at the flat charge, less text, and billed more ("Some(Snapcompact) for Overflow
+/// did not lower the request: 33422 -> 33612" without the pixel weighing of the reduction test).
+#[test]
+fn agent_simulator_snapcompact_lowers_what_the_provider_bills() {
+    use ctxfold_testkit::agent::{run, Scenario};
+    let s = Scenario {
+        seed: 19,
+        window: 64_000,
+        vision: true,
+        family: 0,
+        methods: None,
+        ratio: 1.3,
+        summarizer_failures: 0.0,
+        empty_documents: 0.0,
+        length_stops: 0.0,
+        forced_overflows: 0.05,
+        dead_remote: true,
+        user_turns: 30,
+        pixel_frames: true,
+        uncalibrated: false,
+    };
+    let r = run(&s).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.compactions > 0, "{r:?}");
+}
+
 /// Issue 36 finding 3, natively: a provider counting text at 2x behind a host that does not
 /// know it (a new Maintainer). The threshold snapcompact left its archive filling the window;
 /// the overflow after it found nothing to summarize and was answered `done` over the window
