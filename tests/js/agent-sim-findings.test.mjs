@@ -155,7 +155,7 @@ test('a snapcompact archive that fills the window is rebuilt with fewer frames, 
   const tokens = meter.request({ systemPrompt: 'You are a coding agent.', messages: before.messages }).tokens;
   // The threshold snapcompact left more than the progress guard allows (155,007 estimated
   // tokens): the walk rebuilt its archive with fewer frames (the dead-end rescue's first
-  // tier) before the request. It used to go out at 213,000 provider tokens.
+  // tier) before the request. It used to go out over the window.
   assert.ok(tokens <= W, `the request after the snapcompact fits the window (${tokens} provider tokens)`);
   // The provider refuses it all the same (it counts more than it says): the overflow
   // compaction finds nothing to summarize after the archive, and rebuilds it smaller again.
