@@ -1761,7 +1761,7 @@ fn agent_simulator_snapcompact_lowers_what_the_provider_bills() {
 /// Issue 36 finding 3, natively: a provider counting text at 2x behind a host that does not
 /// know it (a new Maintainer). The threshold snapcompact left its archive filling the window;
 /// the overflow after it found nothing to summarize and was answered `done` over the window
-/// ("user turn 25 ended while its request was over the window (203306 > 200000)"). The
+/// (without the rebuild: "user turn 29 ended while its request was over the window"). The
 /// dead-end rescue now rebuilds the archive with fewer frames first.
 #[test]
 fn agent_simulator_rebuilds_an_oversized_archive() {
