@@ -1,6 +1,7 @@
 //! The agent simulator (testkit `agent`): a scripted agent, a provider with a hard window and a
 //! fake summarizer through the core's trigger machine, compaction walk, plan and commit, with
-//! the window, method order, model, provider ratio and failure rates drawn from the input.
+//! the window, method order, model, provider ratio and failure rates drawn from the input, and
+//! whether the provider bills frames by their pixels and the host knows the provider's ratio.
 //! Invariants (checked by `agent::run` after every step): an overflow is recovered on the next
 //! request, no user turn ends over the window, every user message is carried on, entries are
 //! never removed, every compaction lowers the next request.
@@ -37,6 +38,8 @@ fn scenario(u: &mut Unstructured<'_>) -> Result<Scenario> {
         forced_overflows: f64::from(u.int_in_range(0..=2u8)?) / 20.0,
         dead_remote: u.arbitrary()?,
         user_turns: u.int_in_range(5..=30usize)?,
+        pixel_frames: u.arbitrary()?,
+        uncalibrated: u.arbitrary()?,
     })
 }
 

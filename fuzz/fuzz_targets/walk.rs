@@ -119,7 +119,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         let live = if u.arbitrary()? { Some(n) } else { None };
         // Any outcome, in turn or not: one out of turn is refused and changes nothing.
         let before = w.poll();
-        let r = match u.int_in_range(0..=7u8)? {
+        let r = match u.int_in_range(0..=9u8)? {
+            8 => w.handle_rebuilt(n, live),
+            9 => w.handle_rebuild_failed(),
             0 => w.handle_planned(),
             1 => w.handle_plan_failed(code, "x"),
             2 => w.handle_summarized(),

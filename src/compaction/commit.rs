@@ -4,7 +4,7 @@
 //! `tokensAfter`. A commit checks the plan still fits the session and changes nothing else.
 
 use crate::archive::blocks::{history_blocks, HistoryBlock, HistoryOptions};
-use crate::archive::stored::store_by_reference;
+use crate::archive::stored::{read_archive, store_by_reference};
 use crate::archive::PRESERVE_KEY;
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
@@ -13,6 +13,7 @@ use crate::compaction::snapcompact::{
 };
 use crate::context::{build_context_with, BuildOptions, LeafSelector};
 use crate::error::{Error, ErrorCode, Result};
+use crate::render::shape::billing::BillingFamily;
 use crate::render::shape::resolve::resolve_shape;
 use crate::render::FallbackFonts;
 use crate::render::SnapError;
@@ -320,6 +321,50 @@ struct Baseline {
     kept_full: u64,
     /// The part of `before` that is the previous archive's frames (at their flat charge).
     before_frames: u64,
+    /// The same frames weighed by the pixels the provider bills ([`frame_charge`]).
+    before_frames_billed: u64,
+}
+
+/// Width and height of a base64 PNG (its IHDR chunk), if `data` is one.
+fn png_size(data: &str) -> Option<(u32, u32)> {
+    // The signature (8 bytes), the chunk length and type (8), then width and height (8).
+    let head = crate::support::base64::base64_decode(data.get(..32)?)?;
+    let word = |at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(head.get(at..at + 4)?.try_into().ok()?))
+    };
+    (head.get(12..16)? == b"IHDR").then_some(())?;
+    Some((word(16)?, word(20)?))
+}
+
+/// A frame's share of the core's flat frame charge, weighed by its pixels the way the reading
+/// model's provider bills an image (spec: snapcompact §4.2; issue 36 finding 4): a full square
+/// frame costs the flat charge, a short last frame proportionally less. Frames re-rendered
+/// from the same text change their heights, so counting every frame at the flat charge can
+/// call an archive smaller than the one it replaces while the provider bills it larger. A
+/// frame whose size cannot be read (a stored reference) costs the flat charge.
+fn frame_charge(data: &str, family: BillingFamily) -> u64 {
+    let Some((w, h)) = png_size(data).filter(|&(w, h)| w > 0 && h > 0) else {
+        return FRAME_TOKEN_ESTIMATE;
+    };
+    let billed = |w: u32, h: u32| -> u64 {
+        let patches = |edge: u32, cap: u64| {
+            (u64::from(w.div_ceil(edge)) * u64::from(h.div_ceil(edge))).min(cap)
+        };
+        match family {
+            BillingFamily::Anthropic | BillingFamily::Unknown => patches(28, 4_784),
+            BillingFamily::OpenAi => patches(32, 10_000),
+            // A flat price per image.
+            BillingFamily::Google => 1,
+        }
+    };
+    let full = billed(w.max(h), w.max(h)).max(1);
+    let own = billed(w, h).min(full);
+    (FRAME_TOKEN_ESTIMATE * own).div_ceil(full)
+}
+
+/// The frames of an archive at their billed weight ([`frame_charge`]).
+fn frames_charge(frames: &[crate::archive::ArchiveFrame], family: BillingFamily) -> u64 {
+    frames.iter().map(|f| frame_charge(&f.data, family)).sum()
 }
 
 /// Measures the context at the plan's leaf and its kept part: the messages of entries from
@@ -329,7 +374,7 @@ struct Baseline {
 /// the context look smaller (the reference's guard does the same). Messages only the rebuilt
 /// context loses (a result whose call was summarized) are still counted: the projection
 /// never undercounts what the commit measures.
-fn baseline(session: &Session, plan: &CompactionPlan) -> Result<Baseline> {
+fn baseline(session: &Session, plan: &CompactionPlan, family: BillingFamily) -> Result<Baseline> {
     let prep = &plan.preparation;
     let leaf_id = session
         .entry(prep.leaf)
@@ -356,6 +401,7 @@ fn baseline(session: &Session, plan: &CompactionPlan) -> Result<Baseline> {
         kept: 0,
         kept_full: 0,
         before_frames: 0,
+        before_frames_billed: 0,
     };
     for m in &ctx.messages {
         let message = m.message(session);
@@ -370,7 +416,14 @@ fn baseline(session: &Session, plan: &CompactionPlan) -> Result<Baseline> {
                 (None, Some(images)) => images.len(),
                 (None, None) => 0,
             };
-            out.before_frames += frames as u64 * FRAME_TOKEN_ESTIMATE;
+            let flat = frames as u64 * FRAME_TOKEN_ESTIMATE;
+            out.before_frames += flat;
+            // The archive's own frames, with their payloads, weighed by their pixels.
+            let archive = ctx
+                .compaction
+                .and_then(|i| read_archive(session, i).ok().flatten())
+                .filter(|a| a.frames.len() == frames);
+            out.before_frames_billed += archive.map_or(flat, |a| frames_charge(&a.frames, family));
         }
         if m.role() != Role::CompactionSummary && kept.contains(&m.entry) {
             out.kept += tokens;
@@ -419,20 +472,29 @@ fn qualified_archive(
     fallbacks: &FallbackFonts,
 ) -> Result<ArchiveResult> {
     let window = plan.options.context_window;
-    let limit = (window > 0).then(|| window_budgets(window, &plan.settings).archive_budget_tokens);
+    let budget = (window > 0).then(|| window_budgets(window, &plan.settings).archive_budget_tokens);
+    // A limit the walk asks for (the dead-end rescue's rebuild) only ever lowers the budget.
+    let limit = match (budget, options.limit_tokens) {
+        (Some(b), Some(l)) => Some(b.min(l)),
+        (b, l) => b.or(l),
+    };
     let mut options = options.clone();
     let mut base: Option<Baseline> = None;
+    let family =
+        BillingFamily::of_reader(options.model.id.as_deref(), options.model.api.as_deref());
     loop {
         let built = build_snapcompact(session, plan, &options, fallbacks)?;
         let base = match &base {
             Some(b) => b,
-            None => base.insert(baseline(session, plan)?),
+            None => base.insert(baseline(session, plan, family)?),
         };
         let summary = summary_tokens(&built);
         // The archive's text at the provider's rate, its frames at their flat charge.
         let frames_tokens =
             (built.archive.frames.len() as u64).saturating_mul(FRAME_TOKEN_ESTIMATE);
         let text = summary.saturating_sub(frames_tokens) as f64;
+        // The frames as the provider bills them (their pixels), at the flat charge's scale.
+        let frames_billed = frames_charge(&built.archive.frames, family);
         let positive = |r: f64| if r.is_finite() && r > 0.0 { r } else { 1.0 };
         let ratio = positive(options.text_ratio);
         let image_ratio = positive(options.image_ratio);
@@ -456,16 +518,30 @@ fn qualified_archive(
         }
         // Smaller as the provider counts it: text at its rate, frames (the new archive's and
         // the old one's) at theirs — a provider counting text at 0.6x pays relatively more
-        // for a frame, one counting 2x text and billing frames below their charge less.
-        let before = at_ratio(base.before.saturating_sub(base.before_frames))
-            .saturating_add(at_image_ratio(base.before_frames));
-        let after = at_ratio(text as u64)
-            .saturating_add(at_image_ratio(frames_tokens))
-            .saturating_add(at_ratio(base.kept));
+        // for a frame, one counting 2x text and billing frames below their charge less. The
+        // frames weighed both ways: at the flat charge each, and by their pixels (a provider
+        // bills a short frame less; re-rendering the same text changes the frames' heights,
+        // issue 36 finding 4), so that neither way of billing pays more after the commit.
+        let measure = |text: u64, old: u64, new: u64| {
+            let before = at_ratio(base.before.saturating_sub(base.before_frames))
+                .saturating_add(at_image_ratio(old));
+            let after = at_ratio(text)
+                .saturating_add(at_image_ratio(new))
+                .saturating_add(at_ratio(base.kept));
+            (before, after)
+        };
+        let (before, after) = measure(text as u64, base.before_frames, frames_tokens);
+        let (billed_before, billed_after) =
+            measure(text as u64, base.before_frames_billed, frames_billed);
         // And smaller by the core's own estimate: the rates are a host's calibration, which
         // may be off by a little.
         let after_estimate = summary.saturating_add(base.kept);
-        if after >= before || after_estimate >= base.before {
+        if after >= before || billed_after >= billed_before || after_estimate >= base.before {
+            let (after, before) = if billed_after >= billed_before {
+                (billed_after, billed_before)
+            } else {
+                (after, before)
+            };
             return Err(no_reduction(format!(
                 "snapcompact would not reduce the context: the archived context would take \
                  about {after} tokens, the current one {before}; compact with an LLM summary \
@@ -475,9 +551,14 @@ fn qualified_archive(
         if let (true, Some(limit)) = (over, limit) {
             return Err(no_reduction(format!(
                 "snapcompact could not bring the context under the limit: about {projected} \
-                 tokens with {frames} frame{} against {limit} (context window {window} less \
-                 the reserve); compact with an LLM summary instead",
-                if frames == 1 { "" } else { "s" }
+                 tokens with {frames} frame{} against {limit} ({}); compact with an LLM \
+                 summary instead",
+                if frames == 1 { "" } else { "s" },
+                if budget == Some(limit) {
+                    format!("context window {window} less the reserve")
+                } else {
+                    "the dead-end rescue's limit".to_string()
+                }
             )));
         }
         return Ok(built);
@@ -655,4 +736,44 @@ fn unanswered_request(session: &Session, path: &[usize]) -> Vec<usize> {
         .collect();
     out.reverse();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::base64::base64;
+
+    /// The first bytes of a PNG of `w` × `h`: the signature and the IHDR chunk.
+    fn png_head(w: u32, h: u32) -> String {
+        let mut b = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13];
+        b.extend_from_slice(b"IHDR");
+        b.extend_from_slice(&w.to_be_bytes());
+        b.extend_from_slice(&h.to_be_bytes());
+        b.extend_from_slice(&[8, 2, 0, 0, 0, 0, 0, 0, 0]);
+        base64(&b)
+    }
+
+    /// Issue 36 finding 4: a short frame weighs less than a full one, as a provider billing
+    /// pixels charges it; a flat-priced provider, or a frame whose size is unknown, the flat
+    /// charge.
+    #[test]
+    fn frames_weigh_what_their_pixels_cost() {
+        assert_eq!(png_size(&png_head(1568, 704)), Some((1568, 704)));
+        assert_eq!(png_size("blob:sha256:abcd"), None);
+        let full = frame_charge(&png_head(1568, 1568), BillingFamily::Anthropic);
+        assert_eq!(full, FRAME_TOKEN_ESTIMATE);
+        let short = frame_charge(&png_head(1568, 704), BillingFamily::Anthropic);
+        // 56 × 26 patches of 56 × 56.
+        assert_eq!(short, (FRAME_TOKEN_ESTIMATE * 56 * 26).div_ceil(56 * 56));
+        let openai = frame_charge(&png_head(1024, 512), BillingFamily::OpenAi);
+        assert_eq!(openai, FRAME_TOKEN_ESTIMATE.div_ceil(2));
+        assert_eq!(
+            frame_charge(&png_head(1568, 704), BillingFamily::Google),
+            FRAME_TOKEN_ESTIMATE
+        );
+        assert_eq!(
+            frame_charge("blob:sha256:abcd", BillingFamily::Anthropic),
+            FRAME_TOKEN_ESTIMATE
+        );
+    }
 }

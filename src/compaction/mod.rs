@@ -7,5 +7,6 @@ pub mod native;
 pub mod plan;
 pub mod prepare;
 pub mod snapcompact;
+pub mod snapcompact_rescue;
 pub mod undo;
 pub mod warning;

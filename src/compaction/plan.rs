@@ -147,7 +147,18 @@ pub fn plan_compaction(
     // The keep budget of the reading model's window (small windows: tokens::window_budgets).
     let settings = &*settings.for_window(options.context_window);
     let prep = prepare_compaction(session, settings, &options.prepare)?;
+    plan_prepared(session, settings, options, prep)
+}
 
+/// The plan of a preparation made elsewhere (the archive rebuild of the dead-end rescue,
+/// `snapcompact_rescue`); `settings` already resolved for the window.
+pub(super) fn plan_prepared(
+    session: &Session,
+    settings: &CompactionSettings,
+    options: PlanOptions,
+    prep: Preparation,
+) -> Result<CompactionPlan> {
+    let strategy = settings.strategy;
     let file_lists = prep.file_ops.file_lists();
 
     let reserve = settings.reserve_or_default();

@@ -609,6 +609,11 @@ pub struct ArchiveOptions {
     /// The provider's tokens per token of the core's flat frame charge (default 1: providers
     /// bill an image by its pixels, often below the charge), for the same tests.
     pub image_ratio: f64,
+    /// The most the compacted context may take in the provider's tokens with the non-message
+    /// tokens, when it must land lower than the window's archive budget (the dead-end rescue
+    /// rebuilding an oversized archive aims at the progress guard's limit, spec: compaction
+    /// §8.3, §8.5); `None`: the window's budget alone.
+    pub limit_tokens: Option<u64>,
 }
 
 impl Default for ArchiveOptions {
@@ -626,6 +631,7 @@ impl Default for ArchiveOptions {
             non_message_tokens: 0,
             text_ratio: 1.0,
             image_ratio: 1.0,
+            limit_tokens: None,
         }
     }
 }

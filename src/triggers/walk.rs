@@ -16,15 +16,22 @@
 //!   the error is one no method can mend ([`FINAL_CODES`]): the user's abort or a hook's
 //!   cancel, a busy session, bad arguments or settings, an unknown entry;
 //! - a plan that finds nothing to summarize (`E_NOTHING_TO_COMPACT`, `E_ALREADY_COMPACTED`) is a
-//!   dead end of every method alike: an automatic walk (not idle) shakes with the rescue preset
-//!   and plans again; a second dead end leaves the shake as the reduction; a method's own
-//!   refusal after a plan (snapcompact's "kept history fills the window") only hands over;
+//!   dead end of every method alike: an automatic walk (not idle) runs the tiered rescue
+//!   (§8.3): for a model that reads images, first the latest snapcompact archive is rebuilt
+//!   with fewer frames ([`WalkStep::RebuildArchive`]; an archive is the one cost no shake
+//!   reaches), and the progress guard is tested again; then it shakes with the rescue preset
+//!   and plans again; a second dead end leaves the rebuild or the shake as the reduction; a
+//!   method's own refusal after a plan (snapcompact's "kept history fills the window") only
+//!   hands over;
 //! - `remote` asks only the remote route (a provider-native lane, then the endpoint), never the
 //!   summarizer callbacks; its failure is reported ([`Walk::remote_failed`]) so the host's
 //!   [`ContextManager`](super::ContextManager) starts the cooldown;
 //! - after a commit the progress guard's test (the window minus the reserve for an overflow,
-//!   80 % of the model's threshold otherwise, nothing for a manual compaction) asks for one
-//!   rescue shake when the kept tail is still too big; the commit stands either way;
+//!   80 % of the model's threshold otherwise, nothing for a manual compaction) asks for the
+//!   rescue when the kept tail is still too big: the archive rebuild after a snapcompact
+//!   commit, then one shake; the commit stands either way;
+//! - an overflow proves the provider counted more than the window: when the host measured
+//!   less, the rebuild aims lower by that factor (an uncalibrated host, issue 36);
 //! - an automatic `shake` hands over when it dropped nothing, or (not for idle) when the
 //!   context stays above 80 % of the threshold.
 
@@ -105,6 +112,13 @@ pub enum WalkStep {
     },
     /// Shake the live branch with `preset`.
     Shake { preset: ShakePreset },
+    /// The dead-end rescue's first tier (spec: compaction §8.3, §8.5): rebuild the latest
+    /// snapcompact archive of the branch with fewer frames
+    /// (`compaction::snapcompact_rescue::plan_archive_rebuild`, then a snapcompact commit)
+    /// so that the context with the request overhead takes at most `limit_tokens` provider
+    /// tokens (`None`: the window's budget); the host reports [`Walk::handle_rebuilt`] or
+    /// [`Walk::handle_rebuild_failed`].
+    RebuildArchive { limit_tokens: Option<u64> },
     /// Answer the plan's summary requests through `route`.
     Summarize {
         method: CompactionMethod,
@@ -162,6 +176,10 @@ pub struct WalkInput {
     pub overhead_tokens: u64,
     /// The provider's tokens per token of the core's estimate (1 when unknown).
     pub provider_ratio: f64,
+    /// The core's estimate of the live context's messages (0 = unknown): with `live_tokens`,
+    /// how far the host's measure runs above what the ratio makes of the estimate (the
+    /// dead-end rescue's archive rebuild aims lower by as much).
+    pub estimated_tokens: u64,
     /// The provider's tokens per token of the core's flat image charge (1 when unknown).
     pub image_ratio: f64,
     /// A turn is under way at the session's leaf (`Session::turn_under_way`,
@@ -192,6 +210,7 @@ impl WalkInput {
             live_tokens: 0,
             overhead_tokens: 0,
             provider_ratio: 1.0,
+            estimated_tokens: 0,
             image_ratio: 1.0,
             mid_turn: false,
         }
@@ -211,6 +230,10 @@ enum Phase {
     Commit(usize),
     /// The rescue shake after a commit of methods[i] that left too much.
     RescueCommit(usize),
+    /// The archive rebuild (the rescue's first tier) after a dead-end plan of methods[i]
+    /// (its code and message), or (`None`) after a snapcompact commit of methods[i] that left
+    /// too much.
+    RescueArchive(usize, Option<(String, String)>),
     End(WalkStep),
 }
 
@@ -236,6 +259,14 @@ pub struct Walk {
     rescued: bool,
     /// The rescue shake lowered the live context.
     rescue_lowered: bool,
+    /// The reading model takes images: an archive can be rendered again.
+    vision: bool,
+    /// The archive rebuild was asked for (at most once per walk), and it committed.
+    rebuild_tried: bool,
+    rebuilt: bool,
+    /// The host's measure over what the walk makes of the core's estimate (≥ 1): from the
+    /// inputs, then from the latest commit.
+    model_short: f64,
     remote_failed: bool,
 }
 
@@ -252,6 +283,7 @@ impl Walk {
         if !input.input_known {
             model.accepts_images = asked == Some(CompactionMethod::Snapcompact);
         }
+        let vision = model.accepts_images;
         let remote_route = input.remote_endpoint || input.native_lane;
         let c = MethodContext {
             payload_rejection: input.exclude_snapcompact,
@@ -341,8 +373,22 @@ impl Walk {
             warnings,
             rescued: false,
             rescue_lowered: false,
+            vision,
+            rebuild_tried: false,
+            rebuilt: false,
+            model_short: 1.0,
             remote_failed: false,
         }
+        .measured()
+    }
+
+    /// `model_short` from the inputs.
+    fn measured(mut self) -> Walk {
+        let est = self.input.estimated_tokens;
+        if est > 0 {
+            self.model_short = short(self.input.live_tokens, self.live_of(est));
+        }
+        self
     }
 
     fn start(methods: &[CompactionMethod], i: usize) -> Phase {
@@ -399,6 +445,9 @@ impl Walk {
             Phase::RescuePlan(..) | Phase::RescueCommit(_) => WalkStep::Shake {
                 preset: ShakePreset::Rescue,
             },
+            Phase::RescueArchive(..) => WalkStep::RebuildArchive {
+                limit_tokens: self.rebuild_limit(),
+            },
             Phase::Summarize(i, route) => WalkStep::Summarize {
                 method: method(*i),
                 route: *route,
@@ -438,6 +487,12 @@ impl Walk {
         }
     }
 
+    /// The rescue's first tier may run: once, for a model that reads images, in a walk the
+    /// rescue applies to.
+    fn can_rebuild(&self) -> bool {
+        self.vision && !self.rebuild_tried && self.can_rescue()
+    }
+
     fn can_rescue(&self) -> bool {
         !self.rescued
             && !matches!(
@@ -453,7 +508,13 @@ impl Walk {
         };
         if code_in(code, &DEAD_ENDS) {
             // Nothing to summarize, for every method alike (§8.3 dead-end rescue).
-            self.phase = if self.rescued && self.rescue_lowered {
+            self.phase = if self.rebuilt {
+                // The rebuilt archive is the reduction (a compaction entry; a shake after
+                // it may have added to it).
+                Phase::End(WalkStep::Done {
+                    method: Some(CompactionMethod::Snapcompact),
+                })
+            } else if self.rescued && self.rescue_lowered {
                 // The rescue shake was the reduction.
                 Phase::End(WalkStep::Done {
                     method: Some(CompactionMethod::Shake),
@@ -461,6 +522,10 @@ impl Walk {
             } else if self.rescued {
                 // It elided something the context does not hold: no reduction.
                 Phase::End(failed(self.input.reason, code, message))
+            } else if self.can_rebuild() {
+                // Tier 1 first: nothing is left to summarize, so an oversized archive is
+                // the cost no shake reaches (§8.3).
+                Phase::RescueArchive(i, Some((code.to_string(), message.to_string())))
             } else if self.can_rescue() {
                 Phase::RescuePlan(i, code.to_string(), message.to_string())
             } else {
@@ -525,6 +590,9 @@ impl Walk {
             _ => return Err(OutOfTurn("a commit")),
         };
         let m = self.methods[i];
+        if let (Some(live), true) = (live_after, core_tokens_after > 0) {
+            self.model_short = short(live, self.live_of(core_tokens_after));
+        }
         let left = live_after.unwrap_or_else(|| self.live_of(core_tokens_after));
         // The progress guard's test (§8.5): a kept tail too large to go on from asks for the
         // rescue shake, which reaches into it (§8.3); the commit stands either way.
@@ -532,7 +600,13 @@ impl Walk {
             && self.can_rescue()
             && left > self.headroom_limit()
         {
-            Phase::RescueCommit(i)
+            if m == CompactionMethod::Snapcompact && self.can_rebuild() {
+                // The archive just written may be what is too big: rebuild it with fewer
+                // frames before the shake (§8.3 tier 1).
+                Phase::RescueArchive(i, None)
+            } else {
+                Phase::RescueCommit(i)
+            }
         } else {
             Phase::End(WalkStep::Done { method: Some(m) })
         };
@@ -612,7 +686,12 @@ impl Walk {
                     Some(after) => self.input.live_tokens == 0 || after < self.input.live_tokens,
                     None => tokens_freed > 0,
                 };
-                self.phase = if dropped == 0 {
+                self.phase = if dropped == 0 && self.rebuilt {
+                    // The rebuilt archive is the reduction.
+                    Phase::End(WalkStep::Done {
+                        method: Some(CompactionMethod::Snapcompact),
+                    })
+                } else if dropped == 0 {
                     Phase::End(failed(self.input.reason, &code, &message))
                 } else {
                     // Plan the same method again on the shaken branch.
@@ -627,6 +706,50 @@ impl Walk {
             }
             _ => return Err(OutOfTurn("a shake")),
         }
+        Ok(())
+    }
+
+    /// The archive rebuild committed; `core_tokens_after` and `live_after` as for
+    /// [`Walk::handle_committed`]. The walk re-tests the progress guard: room to go on ends
+    /// it, else the rescue shake runs (tier 2).
+    pub fn handle_rebuilt(
+        &mut self,
+        core_tokens_after: u64,
+        live_after: Option<u64>,
+    ) -> Result<(), OutOfTurn> {
+        let Phase::RescueArchive(i, dead_end) = self.phase.clone() else {
+            return Err(OutOfTurn("an archive rebuild"));
+        };
+        self.rebuild_tried = true;
+        self.rebuilt = true;
+        let left = live_after.unwrap_or_else(|| {
+            (self.live_of(core_tokens_after) as f64 * self.model_short).ceil() as u64
+        });
+        let left = (left as f64 * self.undercount()).ceil() as u64;
+        self.phase = if left <= self.headroom_limit() {
+            Phase::End(WalkStep::Done {
+                method: Some(CompactionMethod::Snapcompact),
+            })
+        } else {
+            match dead_end {
+                Some((code, message)) => Phase::RescuePlan(i, code, message),
+                None => Phase::RescueCommit(i),
+            }
+        };
+        Ok(())
+    }
+
+    /// The archive rebuild did not run or was refused (no snapcompact archive to rebuild,
+    /// or none with fewer frames made the context smaller): the rescue shake runs.
+    pub fn handle_rebuild_failed(&mut self) -> Result<(), OutOfTurn> {
+        let Phase::RescueArchive(i, dead_end) = self.phase.clone() else {
+            return Err(OutOfTurn("an archive rebuild"));
+        };
+        self.rebuild_tried = true;
+        self.phase = match dead_end {
+            Some((code, message)) => Phase::RescuePlan(i, code, message),
+            None => Phase::RescueCommit(i),
+        };
         Ok(())
     }
 
@@ -657,6 +780,30 @@ impl Walk {
 
     fn ratio(&self) -> f64 {
         positive_or_one(self.input.provider_ratio)
+    }
+
+    /// How much more than the host's measure the provider counted: a provider that refused
+    /// a request as over the window counted at least `window + 1` tokens of it, whatever the
+    /// host measured (an uncalibrated host: issue 36 finding 3). 1 when the host's measure
+    /// already says so, and for any other reason.
+    fn undercount(&self) -> f64 {
+        let (w, live) = (self.input.model.context_window, self.input.live_tokens);
+        if self.input.reason == CompactionReason::Overflow && w > 0 && live > 0 && live <= w {
+            (w + 1) as f64 / live as f64
+        } else {
+            1.0
+        }
+    }
+
+    /// What the dead-end rescue's archive rebuild must land under, in the walk's model of
+    /// the provider (the core's estimate at `provider_ratio`, plus the overhead, which is how
+    /// the commit's fit test counts): the progress guard's limit, and the recovery band at
+    /// most, so that the next turn does not trip the threshold into the same dead end (the
+    /// reference 18.2.3 aims its frame budget at the band); lowered by what the host's
+    /// measure runs above that model, and by what an overflow proves the host undercounts.
+    fn rebuild_limit(&self) -> Option<u64> {
+        let limit = self.guard().limit()?.min(self.recovery_band());
+        Some((limit as f64 / (self.undercount() * self.model_short)).floor() as u64)
     }
 
     /// The reading model's compaction threshold (its `modelThresholds` rule applied), for
@@ -754,6 +901,15 @@ pub struct ArchiveFit {
     /// The provider's tokens per estimated token of text, and of the flat image charge.
     pub text_ratio: f64,
     pub image_ratio: f64,
+}
+
+/// `measured / modeled` when the measure is the larger (both known), else 1.
+fn short(measured: u64, modeled: u64) -> f64 {
+    if modeled > 0 && measured > modeled {
+        measured as f64 / modeled as f64
+    } else {
+        1.0
+    }
 }
 
 /// A ratio the host passed, or 1 when it is not a positive number.
@@ -989,8 +1145,12 @@ mod tests {
 
     #[test]
     fn a_dead_end_plan_is_rescued_once() {
-        // Rescued, planned again, committed.
-        let mut w = Walk::new(listed(CompactionReason::Threshold, &[Soft]));
+        // Rescued, planned again, committed (a text model: no archive to rebuild first).
+        let text = |reason, methods: &[CompactionMethod]| WalkInput {
+            model: model(32_000, false),
+            ..listed(reason, methods)
+        };
+        let mut w = Walk::new(text(CompactionReason::Threshold, &[Soft]));
         w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
             .unwrap();
         assert_eq!(
@@ -1009,14 +1169,14 @@ mod tests {
         // for them): the live context did not go down, so the dead end stands.
         let mut w = Walk::new(WalkInput {
             live_tokens: 4_965,
-            ..listed(CompactionReason::Incomplete, &[Soft])
+            ..text(CompactionReason::Incomplete, &[Soft])
         });
         w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();
         w.handle_shaken(3, 0, Some(4_965)).unwrap();
         w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();
         assert_eq!(code_of(&w.poll()), "E_ALREADY_COMPACTED");
         // The rescue dropped nothing: the dead end stands.
-        let mut w = Walk::new(listed(CompactionReason::Overflow, &[Soft]));
+        let mut w = Walk::new(text(CompactionReason::Overflow, &[Soft]));
         w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();
         w.handle_shaken(0, 0, None).unwrap();
         assert_eq!(code_of(&w.poll()), "E_ALREADY_COMPACTED");
@@ -1026,6 +1186,120 @@ mod tests {
             w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
                 .unwrap();
             assert_eq!(code_of(&w.poll()), "E_NOTHING_TO_COMPACT");
+        }
+    }
+
+    /// Issue 36 finding 3 (spec: compaction §8.3 dead-end rescue, tier 1): when nothing is
+    /// left to summarize, a model that reads images first has the latest snapcompact archive
+    /// rebuilt with fewer frames, under the progress guard's limit and the recovery band; the
+    /// guard is tested again after it, then the shake runs.
+    #[test]
+    fn a_dead_end_rebuilds_the_archive_before_the_shake() {
+        let s = CompactionSettings::default();
+        let w = 200_000;
+        let band = recovery_band_tokens(threshold_tokens(w, &s));
+        let fit = w - budget_reserve_tokens(w, &s);
+        let walk = |reason| {
+            let mut walk = Walk::new(WalkInput {
+                methods: Some(vec![Snapcompact, Soft]),
+                ..WalkInput::new(reason, s.clone(), model(w, true))
+            });
+            assert_eq!(walk.poll(), plan(Snapcompact));
+            walk.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+                .unwrap();
+            walk
+        };
+        let rebuild = WalkStep::RebuildArchive {
+            limit_tokens: Some(band),
+        };
+        // The rebuild made room for the retry: the walk ends with it.
+        let mut o = walk(CompactionReason::Overflow);
+        assert_eq!(o.poll(), rebuild);
+        assert!(o.handle_shaken(1, 1, None).is_err(), "not a shake yet");
+        o.handle_rebuilt(100_000, Some(fit)).unwrap();
+        assert_eq!(o.poll(), done(Snapcompact));
+        // Still too big: the shake (tier 2); it dropping nothing leaves the rebuild as the
+        // reduction.
+        let mut o = walk(CompactionReason::Overflow);
+        o.handle_rebuilt(100_000, Some(fit + 1)).unwrap();
+        assert_eq!(
+            o.poll(),
+            WalkStep::Shake {
+                preset: ShakePreset::Rescue
+            }
+        );
+        o.handle_shaken(0, 0, None).unwrap();
+        assert_eq!(o.poll(), done(Snapcompact));
+        // It dropped something: the methods are planned again; a second dead end ends with
+        // the reduction made.
+        let mut o = walk(CompactionReason::Threshold);
+        o.handle_rebuilt(100_000, Some(band + 1)).unwrap();
+        o.handle_shaken(2, 300, Some(band + 1)).unwrap();
+        assert_eq!(o.poll(), plan(Snapcompact));
+        o.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        assert_eq!(o.poll(), done(Snapcompact));
+        // Nothing to rebuild: the shake, as before; no rebuild is asked twice.
+        let mut o = walk(CompactionReason::Overflow);
+        o.handle_rebuild_failed().unwrap();
+        assert!(matches!(o.poll(), WalkStep::Shake { .. }));
+        o.handle_shaken(1, 10, None).unwrap();
+        assert_eq!(o.poll(), plan(Snapcompact));
+        o.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        assert_eq!(o.poll(), done(Shake));
+        // A snapcompact commit that left too much has its own archive rebuilt first.
+        let mut o = Walk::new(WalkInput {
+            methods: Some(vec![Snapcompact]),
+            ..WalkInput::new(CompactionReason::Threshold, s.clone(), model(w, true))
+        });
+        o.handle_planned().unwrap();
+        o.handle_committed(0, Some(band + 1)).unwrap();
+        assert_eq!(o.poll(), rebuild);
+        o.handle_rebuilt(0, Some(band)).unwrap();
+        assert_eq!(o.poll(), done(Snapcompact));
+        let mut o = Walk::new(WalkInput {
+            methods: Some(vec![Snapcompact]),
+            ..WalkInput::new(CompactionReason::Threshold, s.clone(), model(w, true))
+        });
+        o.handle_planned().unwrap();
+        o.handle_committed(0, Some(band + 1)).unwrap();
+        o.handle_rebuild_failed().unwrap();
+        assert!(matches!(o.poll(), WalkStep::Shake { .. }));
+        o.handle_shaken(0, 0, None).unwrap();
+        assert_eq!(o.poll(), done(Snapcompact));
+        // An overflow the host measured at half the window: the provider counts at least
+        // twice what the host does, so the rebuild aims at half the band.
+        let mut o = Walk::new(WalkInput {
+            methods: Some(vec![Snapcompact, Soft]),
+            live_tokens: w / 2,
+            ..WalkInput::new(CompactionReason::Overflow, s.clone(), model(w, true))
+        });
+        o.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        let half = (band as f64 / ((w + 1) as f64 / (w / 2) as f64)).floor() as u64;
+        assert_eq!(
+            o.poll(),
+            WalkStep::RebuildArchive {
+                limit_tokens: Some(half)
+            }
+        );
+        // The re-test reads the host's measure the same way: half the window is not room.
+        o.handle_rebuilt(0, Some(fit / 2 + 1)).unwrap();
+        assert!(matches!(o.poll(), WalkStep::Shake { .. }));
+        // A text model, a manual or an idle walk: no rebuild.
+        let mut o = Walk::new(WalkInput {
+            methods: Some(vec![Soft]),
+            ..WalkInput::new(CompactionReason::Overflow, s.clone(), model(w, false))
+        });
+        o.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        assert!(matches!(o.poll(), WalkStep::Shake { .. }));
+        for reason in [CompactionReason::Manual, CompactionReason::Idle] {
+            let mut o = Walk::new(input(reason, &["snapcompact"], w));
+            o.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+                .unwrap();
+            assert_eq!(code_of(&o.poll()), "E_NOTHING_TO_COMPACT");
         }
     }
 
@@ -1350,6 +1624,13 @@ mod tests {
                         w.handle_plan_failed(code, "x")
                     } else {
                         w.handle_planned()
+                    }
+                }
+                WalkStep::RebuildArchive { .. } => {
+                    if c % 2 == 0 {
+                        w.handle_rebuild_failed()
+                    } else {
+                        w.handle_rebuilt(c as u64 * 300, (c % 4 == 1).then_some(c as u64 * 900))
                     }
                 }
                 WalkStep::Shake { .. } => {

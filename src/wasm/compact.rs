@@ -186,7 +186,18 @@ fn make_plan(
 ) -> Result<WasmCompactionPlan, JsValue> {
     let settings = settings_from(settings_json)?;
     let o = options(options_json, "plan options")?;
-    let plan = plan_compaction(session, &settings, plan_options(session, &o)?).map_err(to_js)?;
+    // `rebuildArchive`: the dead-end rescue's rebuild of the latest snapcompact archive
+    // (spec: compaction §8.3; `compaction::snapcompact_rescue`).
+    let plan = if o.get("rebuildArchive").and_then(|v| v.as_bool()) == Some(true) {
+        crate::compaction::snapcompact_rescue::plan_archive_rebuild(
+            session,
+            &settings,
+            plan_options(session, &o)?,
+        )
+    } else {
+        plan_compaction(session, &settings, plan_options(session, &o)?)
+    }
+    .map_err(to_js)?;
     Ok(WasmCompactionPlan {
         plan,
         preparation: None,

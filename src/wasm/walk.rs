@@ -108,6 +108,23 @@ impl WasmWalk {
             .map_err(out_of_turn)
     }
 
+    /// The archive rebuild of the dead-end rescue committed (as `committed`).
+    pub fn rebuilt(
+        &mut self,
+        core_tokens_after: f64,
+        live_after: Option<f64>,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .handle_rebuilt(count(core_tokens_after)?, opt_count(live_after)?)
+            .map_err(out_of_turn)
+    }
+
+    /// The archive rebuild was refused or had nothing to rebuild.
+    #[wasm_bindgen(js_name = rebuildFailed)]
+    pub fn rebuild_failed(&mut self) -> Result<(), JsValue> {
+        self.inner.handle_rebuild_failed().map_err(out_of_turn)
+    }
+
     /// The method failed; `status` is the HTTP status of a remote failure, if any.
     #[wasm_bindgen(js_name = methodFailed)]
     pub fn method_failed(

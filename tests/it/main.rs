@@ -7,6 +7,7 @@
 
 mod common;
 
+mod archive_rescue;
 mod branch;
 mod build_context;
 mod compaction_plan;

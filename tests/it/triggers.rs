@@ -1670,6 +1670,8 @@ fn agent_simulator_regressions() {
             forced_overflows: 0.0,
             dead_remote: false,
             user_turns: 5,
+            pixel_frames: false,
+            uncalibrated: false,
         },
         Scenario {
             // Counting text at 1.7x: the old archive's frames were weighed at the text rate.
@@ -1685,6 +1687,8 @@ fn agent_simulator_regressions() {
             forced_overflows: 0.1,
             dead_remote: false,
             user_turns: 5,
+            pixel_frames: false,
+            uncalibrated: false,
         },
         Scenario {
             // A dead endpoint, and empty documents failing every method of a recovery:
@@ -1701,6 +1705,8 @@ fn agent_simulator_regressions() {
             forced_overflows: 0.0,
             dead_remote: true,
             user_turns: 20,
+            pixel_frames: false,
+            uncalibrated: false,
         },
         Scenario {
             seed: 2_666_130_976_000_716_848,
@@ -1715,12 +1721,59 @@ fn agent_simulator_regressions() {
             forced_overflows: 0.05,
             dead_remote: true,
             user_turns: 27,
+            pixel_frames: false,
+            uncalibrated: false,
         },
     ];
     for s in &found {
         let r = run(s).unwrap_or_else(|e| panic!("{e}"));
         assert!(r.compactions > 0, "{s:?}: {r:?}");
     }
+}
+
+/// Issue 36 finding 4, natively: a provider that bills frames by their pixels. An overflow
+/// snapcompact right after another one printed the same text on frames of other heights: as
+/// many frames at the flat charge, less text, and billed more ("Some(Snapcompact) for Overflow
+/// did not lower the request: 33422 -> 33612" without the pixel weighing of the reduction test).
+#[test]
+fn agent_simulator_snapcompact_lowers_what_the_provider_bills() {
+    use ctxfold_testkit::agent::{run, Scenario};
+    let s = Scenario {
+        seed: 19,
+        window: 64_000,
+        vision: true,
+        family: 0,
+        methods: None,
+        ratio: 1.3,
+        summarizer_failures: 0.0,
+        empty_documents: 0.0,
+        length_stops: 0.0,
+        forced_overflows: 0.05,
+        dead_remote: true,
+        user_turns: 30,
+        pixel_frames: true,
+        uncalibrated: false,
+    };
+    let r = run(&s).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.compactions > 0, "{r:?}");
+}
+
+/// Issue 36 finding 3, natively: a provider counting text at 2x behind a host that does not
+/// know it (a new Maintainer). The threshold snapcompact left its archive filling the window;
+/// the overflow after it found nothing to summarize and was answered `done` over the window
+/// (without the rebuild: "user turn 29 ended while its request was over the window"). The
+/// dead-end rescue now rebuilds the archive with fewer frames first.
+#[test]
+fn agent_simulator_rebuilds_an_oversized_archive() {
+    use ctxfold_testkit::agent::{run, Scenario};
+    let s = Scenario::random(64);
+    assert_eq!(
+        (s.window, s.vision, s.ratio, s.uncalibrated),
+        (200_000, true, 2.0, true),
+        "the scenario of the finding"
+    );
+    let r = run(&s).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.archive_rebuilds > 0, "{r:?}");
 }
 
 // ----- construction checks (issue 43 item 1, issue 36 item 11) ---------------------------

@@ -20,7 +20,7 @@ function turn(session, n) {
   );
 }
 
-/** 120 turns, then three snapcompact compactions 10 turns apart, frames stored as `frameStorage`. */
+/** 120 turns, then three snapcompact compactions 30 turns apart, frames stored as `frameStorage`. */
 async function run(frameStorage) {
   const session = Session.create({ ids: 'deterministic', id: 'frames', now: 0 });
   let n = 0;
@@ -34,7 +34,7 @@ async function run(frameStorage) {
       settings: { keepRecentTokens: 2_000, snapcompact: { frameStorage } },
     });
     ids.push(r.entryId);
-    for (let k = 0; k < 10; k++) turn(session, ++n);
+    for (let k = 0; k < 30; k++) turn(session, ++n);
   }
   return { session, ids };
 }

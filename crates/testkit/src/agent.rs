@@ -21,6 +21,7 @@ use ctxfold::compaction::commit::{
     commit_compaction, commit_handoff, commit_snapcompact, snapcompact_options,
 };
 use ctxfold::compaction::plan::{plan_compaction, CompactionPlan, PlanOptions};
+use ctxfold::compaction::snapcompact_rescue::plan_archive_rebuild;
 use ctxfold::context::{build_context, BuildOptions};
 use ctxfold::render::shape::resolve::Target;
 use ctxfold::render::FallbackFonts;
@@ -63,6 +64,12 @@ pub struct Scenario {
     /// `compaction.remoteEndpoint` is set, and the endpoint is down (every call fails).
     pub dead_remote: bool,
     pub user_turns: usize,
+    /// The provider bills an archive's frames by their pixels (as real providers do: a short
+    /// last frame costs less than a full one), not at the core's flat charge.
+    pub pixel_frames: bool,
+    /// The host does not know the provider's ratio (a new Maintainer, before its first
+    /// answered request): the walk weighs text at the core's estimate.
+    pub uncalibrated: bool,
 }
 
 impl Scenario {
@@ -92,12 +99,18 @@ impl Scenario {
             forced_overflows: *r.pick(&[0.0, 0.03]),
             dead_remote: r.chance(0.3),
             user_turns: r.range_usize(20, 60),
+            // Drawn from a stream of their own: the JS port draws the fields above alike, and
+            // its provider always bills frames by their pixels through a calibrating host.
+            pixel_frames: Rng::derived(&[seed, 0x91C5]).chance(0.5),
+            uncalibrated: Rng::derived(&[seed, 0xCA1B]).chance(0.25),
         }
     }
 
     /// The scenario as JSON, for the JS scripted agent (`tests/js/support/agent-sim.mjs`),
     /// which draws the same scenarios from the same seeds: the fields in camelCase, `seed` a
     /// decimal string (a `u64` does not fit a JS number), `methods` `null` for the default.
+    /// `pixel_frames` and `uncalibrated` are the Rust host's own (the JS one always bills by
+    /// pixels and calibrates).
     pub fn to_json(&self) -> Value {
         json!({
             "seed": self.seed.to_string(),
@@ -178,6 +191,8 @@ pub struct Report {
     /// on the summarizer (failures past the retry policy, empty documents): no method could
     /// run, which is outside the promise; counted, not hidden.
     pub turns_lost_to_the_summarizer: u64,
+    /// Oversized snapcompact archives the dead-end rescue rebuilt with fewer frames.
+    pub archive_rebuilds: u64,
 }
 
 // ASCII, so that no normalization (snapcompact prints normalized text) changes a marker.
@@ -220,6 +235,41 @@ fn filler(r: &mut Rng, tokens: u64) -> String {
         s.push(' ');
     }
     s
+}
+
+/// What a provider billing images by their pixels charges for one (Anthropic's rule:
+/// 28-pixel patches, at most 4,784).
+fn pixel_tokens(w: u64, h: u64) -> u64 {
+    (w.div_ceil(28) * h.div_ceil(28)).min(4_784)
+}
+
+/// The pixel size of every image block of `v` (`None` when its data is not a readable PNG).
+fn image_sizes(v: &Value, out: &mut Vec<Option<(u64, u64)>>) {
+    match v {
+        Value::Array(items) => items.iter().for_each(|x| image_sizes(x, out)),
+        Value::Object(o) => {
+            if o.get("type").and_then(Value::as_str) == Some("image") {
+                out.push(o.get("data").and_then(Value::as_str).and_then(png_size));
+                return;
+            }
+            o.values().for_each(|x| image_sizes(x, out));
+        }
+        _ => {}
+    }
+}
+
+/// Width and height of a base64 PNG, from its IHDR chunk.
+fn png_size(data: &str) -> Option<(u64, u64)> {
+    let head = ctxfold::support::base64::base64_decode(data.get(..32)?)?;
+    if head.get(12..16)? != b"IHDR" {
+        return None;
+    }
+    let word = |at: usize| -> Option<u64> {
+        Some(u64::from(u32::from_be_bytes(
+            head.get(at..at + 4)?.try_into().ok()?,
+        )))
+    };
+    Some((word(16)?, word(20)?))
 }
 
 macro_rules! ensure {
@@ -269,12 +319,24 @@ impl Host {
         let ctx =
             build_context(&self.session, &BuildOptions::default()).map_err(|e| e.to_string())?;
         let all = ctx.estimated_tokens(&self.session);
-        let images = ctx
-            .to_json(&self.session)
-            .matches("\"type\":\"image\"")
-            .count() as u64;
-        let images = (images * FRAME_TOKEN_ESTIMATE).min(all);
-        Ok(((all - images) as f64 * self.s.ratio).ceil() as u64 + images + OVERHEAD)
+        let json = ctx.to_json(&self.session);
+        let count = json.matches("\"type\":\"image\"").count() as u64;
+        // The core's estimate charges each image the flat rate; that part is not text.
+        let flat = (count * FRAME_TOKEN_ESTIMATE).min(all);
+        let billed = if self.s.pixel_frames {
+            let v: Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+            let mut sizes = Vec::new();
+            image_sizes(&v, &mut sizes);
+            // Unreadable sizes bill the flat rate.
+            sizes
+                .iter()
+                .map(|s| s.map_or(FRAME_TOKEN_ESTIMATE, |(w, h)| pixel_tokens(w, h)))
+                .sum::<u64>()
+                + FRAME_TOKEN_ESTIMATE * (count.saturating_sub(sizes.len() as u64))
+        } else {
+            flat
+        };
+        Ok(((all - flat) as f64 * self.s.ratio).ceil() as u64 + billed + OVERHEAD)
     }
 
     fn append(&mut self, message: Value) -> Result<String, String> {
@@ -425,6 +487,17 @@ impl Host {
     }
 
     fn plan(&self, strategy: Strategy) -> ctxfold::Result<CompactionPlan> {
+        let (settings, options) = self.plan_inputs(strategy);
+        plan_compaction(&self.session, &settings, options)
+    }
+
+    /// The dead-end rescue's archive rebuild ([`WalkStep::RebuildArchive`]).
+    fn plan_rebuild(&self) -> ctxfold::Result<CompactionPlan> {
+        let (settings, options) = self.plan_inputs(Strategy::Snapcompact);
+        plan_archive_rebuild(&self.session, &settings, options)
+    }
+
+    fn plan_inputs(&self, strategy: Strategy) -> (CompactionSettings, PlanOptions) {
         let settings = CompactionSettings {
             strategy,
             remote_enabled: false,
@@ -438,7 +511,7 @@ impl Host {
             },
             ..PlanOptions::default()
         };
-        plan_compaction(&self.session, &settings, options)
+        (settings, options)
     }
 
     /// Commits a planned method: `Ok(core tokens after)` or the error's code.
@@ -447,6 +520,7 @@ impl Host {
         m: CompactionMethod,
         plan: &CompactionPlan,
         walk: &Walk,
+        limit_tokens: Option<u64>,
     ) -> Result<Result<u64, ctxfold::Error>, String> {
         match m {
             CompactionMethod::Snapcompact => {
@@ -462,6 +536,7 @@ impl Host {
                 options.non_message_tokens = fit.non_message_tokens;
                 options.text_ratio = fit.text_ratio;
                 options.image_ratio = fit.image_ratio;
+                options.limit_tokens = limit_tokens;
                 let result =
                     commit_snapcompact(&mut self.session, plan, &options, &self.fonts, self.now);
                 let Ok(c) = result else {
@@ -510,8 +585,15 @@ impl Host {
         input.mid_turn = self.session.turn_under_way();
         input.remote_blocked = self.cm.remote_blocked(self.now);
         input.live_tokens = before;
+        input.estimated_tokens = estimate(&self.session)?;
         input.overhead_tokens = OVERHEAD;
-        input.provider_ratio = self.s.ratio;
+        // An uncalibrated host knows neither rate (its measure of the live context is the
+        // provider's all the same: the request it just sent, or the overflow's count).
+        input.provider_ratio = if self.s.uncalibrated {
+            1.0
+        } else {
+            self.s.ratio
+        };
         let mut walk = Walk::new(input);
         let mut plan: Option<CompactionPlan> = None;
         let mut changed = false;
@@ -550,6 +632,26 @@ impl Host {
                     walk.handle_shaken(dropped, r.tokens_freed, Some(live))
                         .map_err(out_of_turn)?;
                 }
+                WalkStep::RebuildArchive { limit_tokens } => {
+                    let rebuilt = match self.plan_rebuild() {
+                        Ok(p) => {
+                            self.commit(CompactionMethod::Snapcompact, &p, &walk, limit_tokens)?
+                        }
+                        Err(e) => Err(e),
+                    };
+                    match rebuilt {
+                        Ok(tokens_after) => {
+                            changed = true;
+                            self.report.compactions += 1;
+                            self.report.archive_rebuilds += 1;
+                            self.latest_compaction_at = Some(self.now);
+                            let live = self.provider_tokens()?;
+                            walk.handle_rebuilt(tokens_after, Some(live))
+                                .map_err(out_of_turn)?;
+                        }
+                        Err(_) => walk.handle_rebuild_failed().map_err(out_of_turn)?,
+                    }
+                }
                 WalkStep::Summarize { route, .. } => match route {
                     // No provider-native lane in the simulation.
                     Route::Native => walk.handle_native_unavailable().map_err(out_of_turn)?,
@@ -572,7 +674,7 @@ impl Host {
                 },
                 WalkStep::Commit { method } => {
                     let p = plan.take().ok_or("a commit without a plan")?;
-                    match self.commit(method, &p, &walk)? {
+                    match self.commit(method, &p, &walk, None)? {
                         Ok(tokens_after) => {
                             changed = true;
                             self.report.compactions += 1;

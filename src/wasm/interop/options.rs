@@ -228,6 +228,10 @@ pub fn archive_options(
         opts.non_message_tokens =
             fields::count("nonMessageTokens", v).map_err(|e| SnapError::Options(e.to_string()))?;
     }
+    if let Some(v) = o.get("limitTokens").filter(|v| !v.is_null()) {
+        opts.limit_tokens =
+            Some(fields::count("limitTokens", v).map_err(|e| SnapError::Options(e.to_string()))?);
+    }
     for (key, slot) in [
         ("textRatio", &mut opts.text_ratio),
         ("imageRatio", &mut opts.image_ratio),

@@ -14,7 +14,7 @@ const WHAT: &str = "compaction walk input";
 
 /// `{reason, methods?, explicit?, model: {provider, id, contextWindow?, input?}, summarizer?,
 /// remoteEndpoint?, nativeLane?, remoteBlocked?, excludeSnapcompact?, customInstructions?,
-/// liveTokens?, overheadTokens?, providerRatio?}` with the settings beside it.
+/// liveTokens?, overheadTokens?, estimatedTokens?, providerRatio?}` with the settings beside it.
 pub(crate) fn input(json: &str, settings: CompactionSettings) -> Result<WalkInput, JsValue> {
     let o = object(parse_json(json, WHAT)?, WHAT)?;
     let reason = match o.get("reason").and_then(Value::as_str) {
@@ -63,6 +63,7 @@ pub(crate) fn input(json: &str, settings: CompactionSettings) -> Result<WalkInpu
         mid_turn: flag(&o, "midTurn", WHAT)?,
         live_tokens: count("liveTokens")?,
         overhead_tokens: count("overheadTokens")?,
+        estimated_tokens: count("estimatedTokens")?,
         provider_ratio: ratio,
         image_ratio,
         ..WalkInput::new(reason, settings, model(&js::stringify(&m))?)
@@ -73,7 +74,8 @@ fn method(m: Option<CompactionMethod>) -> Value {
     m.map_or(Value::Null, |m| m.as_str().into())
 }
 
-/// A step as `{step: "plan" | "shake" | "summarize" | "commit" | "warn" | "done" | "failed", …}`.
+/// A step as `{step: "plan" | "shake" | "rebuild" | "summarize" | "commit" | "warn" | "done" |
+/// "failed", …}`.
 pub(crate) fn step(s: &WalkStep, remote_failed: bool) -> String {
     let v = match s {
         WalkStep::Plan {
@@ -83,6 +85,9 @@ pub(crate) fn step(s: &WalkStep, remote_failed: bool) -> String {
         } => json!({"step": "plan", "method": m.as_str(), "strategy": strategy.as_str(),
                     "remoteEnabled": remote_enabled}),
         WalkStep::Shake { preset } => json!({"step": "shake", "preset": preset.as_str()}),
+        WalkStep::RebuildArchive { limit_tokens } => {
+            json!({"step": "rebuild", "limitTokens": limit_tokens})
+        }
         WalkStep::Summarize { method: m, route } => {
             json!({"step": "summarize", "method": m.as_str(), "route": route.as_str()})
         }

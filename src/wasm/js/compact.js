@@ -91,6 +91,7 @@ function count(v) {
  */
 function newWalk(session, o) {
   const model = modelOf(o);
+  const estimated = contextSnapshot(session).tokens;
   const input = {
     reason: o.reason ?? 'manual',
     methods: Array.isArray(o.methods) ? o.methods.filter((m) => typeof m === 'string') : undefined,
@@ -110,7 +111,9 @@ function newWalk(session, o) {
     // An automatic handoff waits for the end of a turn (the core's rule; it asks the session).
     midTurn: session.turnUnderWay(),
     // The live context in the provider's tokens: the host's figure, else the core's estimate.
-    liveTokens: count(o.liveTokens) ?? contextSnapshot(session).tokens,
+    liveTokens: count(o.liveTokens) ?? estimated,
+    // The core's own estimate beside it: how far the host's figure runs above it.
+    estimatedTokens: estimated,
     overheadTokens: count(o.nonMessageTokens),
     providerRatio: providerRatio(o),
     imageRatio: positiveRatio(o.imageRatio),
@@ -275,6 +278,29 @@ async function commit(session, walk, step, work, o, signal) {
   return session.commitCompaction(work, { now: o.now });
 }
 
+/**
+ * The walk's `rebuild` step (the dead-end rescue's first tier, spec: compaction §8.3): the
+ * core plans the rebuild of the latest snapcompact archive and commits it with fewer frames,
+ * under the walk's limit. The commit, or undefined when the core refused (nothing to rebuild,
+ * no smaller archive).
+ */
+function rebuildArchive(session, walk, step, o) {
+  let work;
+  try {
+    work = planMethod(session, { strategy: 'snapcompact', method: 'snapcompact' }, o, { rebuildArchive: true });
+    const fit = JSON.parse(walk.archiveFitJson(work.preparation.estimatedTokens.recentMessages));
+    if (o.nonMessageTokens === undefined && fit.nonMessageTokens === 0) delete fit.nonMessageTokens;
+    const archive = { ...o.snapcompact, ...fit };
+    if (typeof step.limitTokens === 'number') archive.limitTokens = step.limitTokens;
+    return session.commitCompaction(work, { snapcompact: archive, now: o.now });
+  } catch {
+    // The core's refusal: the walk goes on with the shake.
+    return undefined;
+  } finally {
+    work?.free();
+  }
+}
+
 /** The host's measure of the live context after a commit or a shake, if it has one. */
 function measured(o) {
   return typeof o.measureLive === 'function' ? o.measureLive() : undefined;
@@ -368,6 +394,15 @@ async function run(session, o, signal) {
             shaken = shaken ? combinedShake(shaken, report) : report;
           }
           walk.shaken(dropped, r.tokensFreed ?? 0, measured(o));
+          break;
+        }
+        case 'rebuild': {
+          const rebuilt = rebuildArchive(session, walk, step, o);
+          if (rebuilt === undefined) walk.rebuildFailed();
+          else {
+            committed = rebuilt;
+            walk.rebuilt(rebuilt.tokensAfter ?? 0, measured(o));
+          }
           break;
         }
         case 'summarize': {

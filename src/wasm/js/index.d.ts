@@ -763,6 +763,15 @@ export interface PlanOptions {
    * carry the plain `[User]:` transcript, which leaves developer messages out.
    */
   model?: ModelTarget;
+  /**
+   * Plan the dead-end rescue's rebuild of the branch's latest snapcompact archive instead of a
+   * compaction (spec: compaction §8.3): nothing new is archived; the commit (with
+   * `snapcompact.limitTokens`) prints the archive's own text again on fewer frames, oldest text
+   * first to go, and keeps its `firstKeptEntryId`. `E_NOTHING_TO_COMPACT` when the latest
+   * compaction is not a snapcompact archive of more than one frame. `compact()` and the
+   * `Maintainer` do this themselves when a compaction finds nothing to summarize.
+   */
+  rebuildArchive?: boolean;
 }
 
 /** A compaction waiting for its summaries. */
@@ -1275,8 +1284,20 @@ export type SnapcompactArchiveOptions = Pick<
      * weighs the archive's verbatim text by it (frames keep their flat charge).
      */
     textRatio?: number;
-    /** The provider's tokens per token of the flat frame charge (default 1), for the same test. */
+    /**
+     * The provider's tokens per token of the flat frame charge (default 1), for the same test.
+     * The reduction test also weighs each frame by its pixels the way the reader's provider
+     * bills images (a short last frame costs less than a full one): an archive must be smaller
+     * both ways.
+     */
     imageRatio?: number;
+    /**
+     * The most the compacted context may take with `nonMessageTokens`, in the provider's
+     * tokens, when it must land lower than what the context window allows (the dead-end
+     * rescue's rebuild aims at the progress guard's limit); fewer frames are rendered until it
+     * fits, else `E_NO_REDUCTION`.
+     */
+    limitTokens?: number;
   };
 
 /**
