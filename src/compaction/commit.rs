@@ -19,6 +19,7 @@ use crate::render::SnapError;
 use crate::session::message::{AgentMessage, ContentBlock, Role};
 use crate::session::{CompactionBody, IdSource, NewSession, Session};
 use crate::settings::{FrameStorage, Strategy};
+use crate::summary::anchors::DETAILS_KEY;
 use crate::summary::fileops::upsert_file_operations;
 use crate::summary::request::HistoryFeed;
 use crate::summary::serialize::NO_PRIOR_HISTORY;
@@ -125,7 +126,7 @@ pub fn commit_compaction(
         .merged_summary()
         .unwrap_or_else(|| NO_PRIOR_HISTORY.to_string());
     let summary = upsert_file_operations(
-        &merged,
+        &plan.with_anchors(&merged),
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),
@@ -167,7 +168,7 @@ pub(crate) fn append_plan_compaction(
         tokens_after: None,
         method: Some(method.into()),
         provider_replay_through_entry_id: None,
-        details: Some(plan.file_lists.to_json()),
+        details: Some(plan.details_json()),
         preserve_data,
         from_extension: false,
         warning: None,
@@ -521,7 +522,7 @@ pub fn commit_snapcompact(
     append_plan_compaction(
         session,
         plan,
-        built.summary,
+        plan.guide_with_anchors(&built.summary, &built.archive),
         Some(built.short_summary),
         method,
         Some(Value::Object(preserve)),
@@ -604,7 +605,7 @@ pub fn commit_handoff(
         ids,
     );
     let summary = upsert_file_operations(
-        document,
+        &plan.with_anchors(document),
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),
@@ -623,6 +624,7 @@ pub fn commit_handoff(
                 "modifiedFiles",
                 plan.file_lists.modified_files.clone().into(),
             ),
+            (DETAILS_KEY, plan.anchors.index.details_json()),
         ]),
     );
     fields.insert("attribution".into(), "agent".into());

@@ -7,6 +7,7 @@
 
 mod common;
 
+mod anchors;
 mod branch;
 mod build_context;
 mod compaction_plan;

@@ -77,7 +77,7 @@ pub(crate) fn commit_native(
 /// `text` with the plan's `<files>` block.
 pub(crate) fn files_block(plan: &CompactionPlan, text: &str) -> String {
     crate::summary::fileops::upsert_file_operations(
-        text,
+        &plan.with_anchors(text),
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),

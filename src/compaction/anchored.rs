@@ -1,0 +1,205 @@
+//! The anchor index of a compaction (issue 38 items 1 and 4): harvested when the plan is made
+//! from the region it drops (`messagesToSummarize ++ turnPrefix`), seeded from the previous
+//! compaction's `details.anchors` unless an extension wrote it (as file lists are, spec:
+//! compaction §5.10 "Cumulative sources"), and checked against the kept region the model
+//! still reads. Every commit appends the block to what it writes for the model and stores the
+//! ranked list in `details`; [`loss_report`] says afterwards what of the region the model
+//! can no longer see.
+
+use crate::archive::blocks::HistoryOptions;
+use crate::archive::Archive;
+use crate::compaction::plan::CompactionPlan;
+use crate::compaction::prepare::Preparation;
+use crate::context::{build_context_with, BuildOptions};
+use crate::error::Result;
+use crate::session::{CompactionBody, Session};
+use crate::summary::anchors::harvest::{harvest_text, Scope};
+use crate::summary::anchors::{
+    anchor_block, upsert_anchor_block, visible_text, AnchorIndex, DETAILS_KEY, MAX_CARRIED,
+};
+use rustc_hash::FxHashSet;
+use serde_json::Value;
+
+/// The heading the reading guide ends with (spec: snapcompact §9.4).
+const HISTORY: &str = "\nHISTORY\n===";
+
+/// The anchors of a plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanAnchors {
+    /// The index: the region's identifiers and the carried ones.
+    pub index: AnchorIndex,
+    /// Texts of the index the kept region shows verbatim (they need no block line).
+    pub in_view: FxHashSet<String>,
+    /// Budget of the block in tokens (`anchorTokens`).
+    pub budget: u64,
+}
+
+/// What the model sees of `text`: its words (every harvester's scope) for quick lookups,
+/// and the text itself for identifiers that are not one word.
+struct Haystack<'t> {
+    words: FxHashSet<&'t str>,
+    text: &'t str,
+}
+
+impl<'t> Haystack<'t> {
+    fn new(text: &'t str) -> Haystack<'t> {
+        let mut words = FxHashSet::default();
+        let scope = Scope {
+            user: true,
+            symbols: true,
+        };
+        harvest_text(text, scope, &mut |_, w| {
+            words.insert(w);
+        });
+        Haystack { words, text }
+    }
+
+    fn shows(&self, anchor: &str) -> bool {
+        self.words.contains(anchor)
+            || memchr::memmem::find(self.text.as_bytes(), anchor.as_bytes()).is_some()
+    }
+}
+
+/// The plan's anchors: harvested from the dropped region, seeded from the previous
+/// compaction (not an extension's), with the ones the kept region shows marked in view.
+/// None with a budget of 0.
+pub(crate) fn plan_anchors(
+    session: &Session,
+    prep: &Preparation,
+    budget: u64,
+) -> Result<PlanAnchors> {
+    let mut index = AnchorIndex::new();
+    if budget == 0 {
+        // `anchorTokens: 0`: no block, and nothing carried.
+        return Ok(PlanAnchors::default());
+    }
+    if let Some(p) = prep
+        .previous_compaction
+        .filter(|_| !prep.previous_from_extension)
+    {
+        if let Some(details) = session
+            .body::<CompactionBody>(p)
+            .ok()
+            .and_then(|b| b.details)
+        {
+            index.add_details(&details);
+        }
+    }
+    index.add_entries(session, &prep.messages_to_summarize);
+    index.add_entries(session, &prep.turn_prefix);
+    let kept: Vec<_> = prep
+        .recent
+        .iter()
+        .filter_map(|&i| session.entry_message(i).ok().flatten())
+        .collect();
+    let kept_text = visible_text(&kept);
+    let hay = Haystack::new(&kept_text);
+    // Only the best ranked can reach the block or `details`.
+    let in_view = index
+        .ranked()
+        .into_iter()
+        .take(4 * MAX_CARRIED)
+        .filter(|a| hay.shows(&a.text))
+        .map(|a| a.text.clone())
+        .collect();
+    Ok(PlanAnchors {
+        index,
+        in_view,
+        budget,
+    })
+}
+
+impl CompactionPlan {
+    /// `text` (what a method wrote for the model) with the `<anchors>` block: the ranked
+    /// anchors the kept region and `text` itself do not show, within `anchorTokens`.
+    pub fn with_anchors(&self, text: &str) -> String {
+        let a = &self.anchors;
+        let ranked = a.index.ranked();
+        let hay = Haystack::new(text);
+        let block = anchor_block(&ranked, |t| a.in_view.contains(t) || hay.shows(t), a.budget);
+        upsert_anchor_block(text, block.as_ref().map(|(b, _)| b.as_str()))
+    }
+
+    /// snapcompact's reading guide with the `<anchors>` block before its HISTORY heading (spec:
+    /// snapcompact §9.4; text beside the frames, which render prose well and identifiers
+    /// poorly): anchors the archive's own text (head, tail, kept user turns) shows are left
+    /// out, the frames' text is not counted as seen.
+    pub fn guide_with_anchors(&self, guide: &str, archive: &Archive) -> String {
+        let a = &self.anchors;
+        let mut seen = String::from(guide);
+        for t in [&archive.text_head, &archive.text_tail, &archive.user_turns]
+            .into_iter()
+            .flatten()
+        {
+            seen.push('\n');
+            seen.push_str(t);
+        }
+        let ranked = a.index.ranked();
+        let hay = Haystack::new(&seen);
+        let Some((block, _)) =
+            anchor_block(&ranked, |t| a.in_view.contains(t) || hay.shows(t), a.budget)
+        else {
+            return guide.to_string();
+        };
+        match guide.rfind(HISTORY) {
+            Some(at) => format!("{}\n\n{block}\n{}", guide[..at].trim_end(), &guide[at..]),
+            None => upsert_anchor_block(guide, Some(&block)),
+        }
+    }
+
+    /// The `details` of the entry: the file lists (spec: compaction §5.10) and, when there
+    /// are any, the ranked anchors the next compaction carries.
+    pub fn details_json(&self) -> Value {
+        let mut details = self.file_lists.to_json();
+        if !self.anchors.index.is_empty() {
+            if let Value::Object(o) = &mut details {
+                o.insert(DETAILS_KEY.into(), self.anchors.index.details_json());
+            }
+        }
+        details
+    }
+}
+
+/// What a compaction left the model (issue 38 item 4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LossReport {
+    /// Identifiers of the dropped region that nothing the model still sees shows: not the
+    /// summary, not the anchor block, not a kept message, not an archive's text.
+    pub lost: Vec<String>,
+    /// Identifiers the anchor block holds.
+    pub anchored: Vec<String>,
+}
+
+/// The loss report of `plan` once committed into `session` (the session the model reads
+/// next: the compacted one, or a handoff's new session): the context at its leaf, as built
+/// for the model (frames as images, which show no text), against the region's identifiers.
+pub fn loss_report(session: &Session, plan: &CompactionPlan) -> Result<LossReport> {
+    let ctx = build_context_with(
+        session,
+        &BuildOptions::default(),
+        &HistoryOptions::WITHOUT_DATA,
+    )?;
+    let messages: Vec<_> = ctx.messages.iter().map(|m| m.message(session)).collect();
+    let text = visible_text(&messages);
+    let hay = Haystack::new(&text);
+    let lost = plan
+        .anchors
+        .index
+        .harvested()
+        .filter(|a| !hay.shows(&a.text))
+        .map(|a| a.text.clone())
+        .collect();
+    let mut anchored = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(open) = rest.find("<anchors>\n") {
+        let body = &rest[open..];
+        let end = body.find("</anchors>").unwrap_or(body.len());
+        for line in body[..end].lines() {
+            if let Some((_, t)) = line.strip_prefix("- ").and_then(|l| l.split_once(": ")) {
+                anchored.push(t.to_string());
+            }
+        }
+        rest = &body[end..];
+    }
+    Ok(LossReport { lost, anchored })
+}
