@@ -147,6 +147,29 @@ impl CompactionPlan {
         }
     }
 
+    /// A native lane's record with the `<anchors>` block as a developer message after the
+    /// replacement history an OpenAI reader replays in place of the summary (spec: compaction
+    /// §13; issue 38: the block goes beside a native lane's replay). An Anthropic record
+    /// carries it in its `filesText` instead. Nothing without a block.
+    pub(crate) fn anchor_replay_item(&self, record: &mut Value) {
+        let block = self.with_anchors("");
+        let Some(Value::Array(items)) = record.get_mut("replacementHistory") else {
+            return;
+        };
+        if block.is_empty() {
+            return;
+        }
+        let part = crate::support::json::object(vec![
+            ("type", "input_text".into()),
+            ("text", block.into()),
+        ]);
+        items.push(crate::support::json::object(vec![
+            ("type", "message".into()),
+            ("role", "developer".into()),
+            ("content", Value::Array(vec![part])),
+        ]));
+    }
+
     /// The `details` of the entry: the file lists (spec: compaction §5.10) and, when there
     /// are any, the ranked anchors the next compaction carries.
     pub fn details_json(&self) -> Value {

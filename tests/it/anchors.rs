@@ -403,3 +403,35 @@ proptest! {
         prop_assert_eq!(reread.summary, body.summary);
     }
 }
+
+#[test]
+fn a_native_replay_gets_the_block_as_a_developer_message() {
+    use ctxfold::compaction::native::openai::commit_openai;
+    use ctxfold::compaction::native::Lane;
+    let mut s = new_session();
+    planted(&mut s);
+    padding(&mut s, 6);
+    let plan = plan_compaction(&s, &settings(1_000), PlanOptions::default()).unwrap();
+    let answer = r#"{"output":[{"type":"message","role":"user","content":[{"type":"input_text","text":"q"}]},
+        {"type":"compaction","encrypted_content":"ENC"}]}"#;
+    let c = commit_openai(
+        &mut s,
+        &plan,
+        "openai",
+        Lane::OpenAiV1,
+        answer,
+        Vec::new(),
+        5,
+    )
+    .unwrap();
+    let entry: Value = serde_json::from_str(&s.entry_json(c.index)).unwrap();
+    let items = entry["preserveData"]["openaiRemoteCompaction"]["replacementHistory"]
+        .as_array()
+        .unwrap();
+    let last = items.last().unwrap();
+    assert_eq!(last["role"], "developer");
+    let text = last["content"][0]["text"].as_str().unwrap();
+    assert!(block_of(text).contains("- id: 3f9a2c1e"), "{text}");
+    // The entry's summary (what other readers get) carries it too.
+    assert!(block_of(entry["summary"].as_str().unwrap()).contains("3f9a2c1e"));
+}

@@ -50,11 +50,12 @@ pub(crate) fn commit_native(
     session: &mut Session,
     plan: &CompactionPlan,
     key: &str,
-    record: Value,
+    mut record: Value,
     summary: &str,
     now: i64,
 ) -> Result<Committed> {
     let prep = &plan.preparation;
+    plan.anchor_replay_item(&mut record);
     let mut preserve = match preserve_data(
         prep.previous_preserve_data.as_ref(),
         plan.options.preserve_data.as_ref(),
