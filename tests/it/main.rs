@@ -23,6 +23,7 @@ mod native_anthropic;
 mod native_openai;
 mod properties;
 mod pruning;
+mod recall;
 mod session_load;
 mod small_windows;
 mod snapcompact_archive;
