@@ -15,6 +15,7 @@ use crate::session::{CompactionBody, EntryKind, Session};
 use crate::summary::anchors::harvest::{harvest_text, Scope};
 use crate::summary::anchors::{for_each_text, Source};
 use rustc_hash::FxHashMap;
+use serde_json::Value;
 
 /// Results a query returns without a `limit`.
 pub const DEFAULT_LIMIT: usize = 10;
@@ -36,6 +37,59 @@ pub struct SearchOptions {
     pub roles: Option<Vec<String>>,
     /// Only entries stamped at or after this time (milliseconds since the epoch).
     pub since: Option<i64>,
+}
+
+impl SearchOptions {
+    /// Reads `{limit, roles, since}` (each optional; `null` is absent): `limit` a whole
+    /// number ≥ 1, `roles` an array of strings, `since` milliseconds since the epoch.
+    /// `E_INVALID_ARGUMENT` naming the field otherwise.
+    pub fn from_json(v: &Value) -> Result<SearchOptions> {
+        let bad = |what: &str| Error::InvalidArgument {
+            what: format!("searchHistory options: {what}"),
+        };
+        let Some(o) = v.as_object() else {
+            return if v.is_null() {
+                Ok(SearchOptions::default())
+            } else {
+                Err(bad("expected an object"))
+            };
+        };
+        let mut out = SearchOptions::default();
+        for (k, v) in o {
+            if v.is_null() {
+                continue;
+            }
+            match k.as_str() {
+                "limit" => {
+                    let n = v
+                        .as_f64()
+                        .filter(|n| n.fract() == 0.0 && *n >= 1.0)
+                        .ok_or_else(|| bad("`limit` must be a whole number of at least 1"))?;
+                    out.limit = Some(n.min(MAX_LIMIT as f64) as usize);
+                }
+                "roles" => {
+                    let roles = v
+                        .as_array()
+                        .and_then(|a| {
+                            a.iter()
+                                .map(|r| r.as_str().map(str::to_string))
+                                .collect::<Option<Vec<_>>>()
+                        })
+                        .ok_or_else(|| bad("`roles` must be an array of strings"))?;
+                    out.roles = Some(roles);
+                }
+                "since" => {
+                    let t = v
+                        .as_f64()
+                        .filter(|t| t.is_finite())
+                        .ok_or_else(|| bad("`since` must be a time in milliseconds"))?;
+                    out.since = Some(t as i64);
+                }
+                other => return Err(bad(&format!("unknown option `{other}`"))),
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// One result.
@@ -377,6 +431,27 @@ impl HistoryIndex {
     }
 }
 
+impl SearchHit {
+    /// `{entryId, role, timestamp, exact, score, snippet}` (`timestamp` null when unknown).
+    pub fn to_json(&self) -> Value {
+        crate::support::json::object(vec![
+            ("entryId", self.entry_id.as_str().into()),
+            ("role", self.role.as_str().into()),
+            (
+                "timestamp",
+                if self.timestamp == 0 {
+                    Value::Null
+                } else {
+                    self.timestamp.into()
+                },
+            ),
+            ("exact", self.exact.into()),
+            ("score", (((self.score * 1e4).round()) / 1e4).into()),
+            ("snippet", self.snippet.as_str().into()),
+        ])
+    }
+}
+
 /// The text around the first of `needles` found in `text` (exact first, then ASCII
 /// case-insensitive), whitespace collapsed, cut at character boundaries with `…`.
 pub fn snippet(text: &str, needles: &[&str]) -> String {
@@ -418,6 +493,32 @@ pub fn snippet(text: &str, needles: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_are_checked() {
+        use serde_json::json;
+        let o =
+            SearchOptions::from_json(&json!({"limit": 5, "roles": ["user"], "since": 10})).unwrap();
+        assert_eq!(o.limit, Some(5));
+        assert_eq!(o.roles.as_deref(), Some(&["user".to_string()][..]));
+        assert_eq!(o.since, Some(10));
+        assert_eq!(
+            SearchOptions::from_json(&Value::Null).unwrap(),
+            SearchOptions::default()
+        );
+        for bad in [
+            json!({"limit": 0}),
+            json!({"limit": 1.5}),
+            json!({"roles": "user"}),
+            json!({"roles": [1]}),
+            json!({"since": "yesterday"}),
+            json!({"other": 1}),
+            json!([]),
+        ] {
+            let e = SearchOptions::from_json(&bad).unwrap_err();
+            assert_eq!(e.code(), crate::error::ErrorCode::InvalidArgument, "{bad}");
+        }
+    }
 
     #[test]
     fn words_are_lowercased_runs() {

@@ -147,7 +147,10 @@ pub fn harvest_text<'a>(text: &'a str, scope: Scope, found: &mut impl FnMut(Anch
         }
         let raw = &text[start..at];
         let word = trim_word(raw);
-        if !word.is_empty() && word.len() <= MAX_ANCHOR_BYTES {
+        // A word of lowercase letters alone is prose, which no harvester takes: most words
+        // of a transcript stop here, after one look at their bytes.
+        let plain = word.bytes().all(|c| c.is_ascii_lowercase());
+        if !plain && !word.is_empty() && word.len() <= MAX_ANCHOR_BYTES {
             if let Some(s) = url_start(word) {
                 // A URL, or one behind a Markdown link's text (`[text](https://…)`).
                 let url = trim_word(&word[s..]);
