@@ -17,6 +17,7 @@ use crate::summary::anchors::harvest::{harvest_text, Scope};
 use crate::summary::anchors::{
     anchor_block, upsert_anchor_block, visible_text, AnchorIndex, DETAILS_KEY, MAX_CARRIED,
 };
+use crate::summary::fileops::FileLists;
 use rustc_hash::FxHashSet;
 use serde_json::Value;
 
@@ -61,11 +62,13 @@ impl<'t> Haystack<'t> {
 }
 
 /// The plan's anchors: harvested from the dropped region, seeded from the previous
-/// compaction (not an extension's), with the ones the kept region shows marked in view.
+/// compaction (not an extension's), with the ones the kept region or the `<files>` block
+/// shows marked in view.
 /// None with a budget of 0.
 pub(crate) fn plan_anchors(
     session: &Session,
     prep: &Preparation,
+    files: &FileLists,
     budget: u64,
 ) -> Result<PlanAnchors> {
     let mut index = AnchorIndex::new();
@@ -94,12 +97,19 @@ pub(crate) fn plan_anchors(
         .collect();
     let kept_text = visible_text(&kept);
     let hay = Haystack::new(&kept_text);
-    // Only the best ranked can reach the block or `details`.
+    // Only the best ranked can reach the block or `details`. The paths of the `<files>`
+    // block (spec: compaction §5.10) are written there already.
+    let listed: FxHashSet<&str> = files
+        .read_files
+        .iter()
+        .chain(&files.modified_files)
+        .map(String::as_str)
+        .collect();
     let in_view = index
         .ranked()
         .into_iter()
         .take(4 * MAX_CARRIED)
-        .filter(|a| hay.shows(&a.text))
+        .filter(|a| listed.contains(a.text.as_str()) || hay.shows(&a.text))
         .map(|a| a.text.clone())
         .collect();
     Ok(PlanAnchors {

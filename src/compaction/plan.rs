@@ -151,8 +151,12 @@ pub fn plan_compaction(
     let prep = prepare_compaction(session, settings, &options.prepare)?;
 
     let file_lists = prep.file_ops.file_lists();
-    let anchors =
-        crate::compaction::anchored::plan_anchors(session, &prep, settings.anchor_tokens)?;
+    let anchors = crate::compaction::anchored::plan_anchors(
+        session,
+        &prep,
+        &file_lists,
+        settings.anchor_tokens,
+    )?;
 
     let reserve = settings.reserve_or_default();
     let history_max = history_max_tokens(reserve);

@@ -17,7 +17,9 @@ function sessionText() {
   lines.push(reply('b0', 'u0', 'On this branch the culprit was okapi77.'));
   let parent = 'a0';
   for (let i = 1; i < 10; i++) {
-    lines.push(line(`u${i}`, parent, { role: 'user', content: `please continue ${'with the plain work '.repeat(12)}` }));
+    lines.push(
+      line(`u${i}`, parent, { role: 'user', content: `please continue ${'with the plain work '.repeat(12)}` }),
+    );
     lines.push(reply(`a${i}`, `u${i}`, `continuing ${'as asked before '.repeat(12)}`));
     parent = `a${i}`;
   }
@@ -45,7 +47,7 @@ test('compact() appends the anchors block and reports what it kept and lost', as
 
   // The plan/commit cycle: lossReport of the committed plan.
   const u = Session.fromJsonl(sessionText());
-  const plan = u.planCompaction({ ...settings, anchorTokens: 60 });
+  const plan = u.planCompaction({ ...settings, anchorTokens: 72 });
   for (const r of plan.pending) plan.answer(r.id, 'Work went on.');
   for (const r of plan.pending) plan.answer(r.id, 'Work went on.');
   u.commitCompaction(plan);

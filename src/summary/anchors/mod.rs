@@ -50,7 +50,9 @@ pub struct Anchor {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AnchorIndex {
     anchors: Vec<Anchor>,
-    at: FxHashMap<Box<str>, usize>,
+    /// Hash of an anchor's text → its position (open addressing on a collision: the next
+    /// hash value), so each new anchor costs one allocation, its text.
+    at: FxHashMap<u64, u32>,
     seq: u64,
 }
 
@@ -89,18 +91,22 @@ impl AnchorIndex {
             return;
         }
         self.seq += 1;
-        if let Some(&i) = self.at.get(text) {
-            let a = &mut self.anchors[i];
-            a.user |= user;
-            a.count = a.count.saturating_add(count);
-            a.carried &= carried;
-            a.last = self.seq;
-            return;
+        let mut key = hash(text);
+        while let Some(&i) = self.at.get(&key) {
+            let a = &mut self.anchors[i as usize];
+            if a.text == text {
+                a.user |= user;
+                a.count = a.count.saturating_add(count);
+                a.carried &= carried;
+                a.last = self.seq;
+                return;
+            }
+            key = key.wrapping_add(1);
         }
         if self.anchors.len() >= MAX_DISTINCT {
             return;
         }
-        self.at.insert(text.into(), self.anchors.len());
+        self.at.insert(key, self.anchors.len() as u32);
         self.anchors.push(Anchor {
             kind,
             text: text.to_string(),
@@ -193,12 +199,14 @@ impl AnchorIndex {
     /// Keeps the anchors `keep` accepts.
     pub fn retain(&mut self, mut keep: impl FnMut(&Anchor) -> bool) {
         self.anchors.retain(|a| keep(a));
-        self.at = self
-            .anchors
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (a.text.as_str().into(), i))
-            .collect();
+        self.at.clear();
+        for (i, a) in self.anchors.iter().enumerate() {
+            let mut key = hash(&a.text);
+            while self.at.contains_key(&key) {
+                key = key.wrapping_add(1);
+            }
+            self.at.insert(key, i as u32);
+        }
     }
 
     /// `[{kind, text, user, count}]`, best first, at most [`MAX_CARRIED`]: what a compaction
@@ -219,6 +227,14 @@ impl AnchorIndex {
                 .collect(),
         )
     }
+}
+
+/// The map key of an anchor's text.
+fn hash(text: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    h.write(text.as_bytes());
+    h.finish()
 }
 
 /// Where a text of a message comes from, which says what is harvested from it.
@@ -286,7 +302,14 @@ pub fn for_each_text(message: &AgentMessage, f: &mut impl FnMut(&str, Source)) {
                 return;
             }
             content(&m.content, PLAIN, f);
-            let text = m.content.text();
+            // The whole text, borrowed when it is one piece (most results are).
+            let text: std::borrow::Cow<'_, str> = match &m.content {
+                Content::Text(t) => t.as_str().into(),
+                Content::Blocks(b) => match b.as_slice() {
+                    [ContentBlock::Text { text }] => text.as_str().into(),
+                    _ => m.content.text().into(),
+                },
+            };
             f(
                 &text,
                 if m.is_error {
@@ -582,6 +605,23 @@ mod tests {
             upsert_anchor_block("a <anchors> b", Some("B")),
             "a <anchors> b\n\nB"
         );
+    }
+
+    #[test]
+    fn colliding_keys_stay_apart() {
+        let mut ix = AnchorIndex::new();
+        ix.add(AnchorKind::Path, "a.rs", false);
+        // Occupy the key `b.rs` would probe next, then add it: both found again.
+        let key = hash("b.rs");
+        ix.at.insert(key, 0);
+        ix.add(AnchorKind::Path, "b.rs", false);
+        ix.add(AnchorKind::Path, "b.rs", false);
+        ix.add(AnchorKind::Path, "a.rs", false);
+        assert_eq!(ix.len(), 2);
+        assert!(ix.ranked().iter().all(|a| a.count == 2));
+        ix.retain(|a| a.text == "b.rs");
+        ix.add(AnchorKind::Path, "b.rs", false);
+        assert_eq!(ix.ranked()[0].count, 3);
     }
 
     #[test]
