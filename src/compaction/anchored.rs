@@ -134,7 +134,8 @@ impl CompactionPlan {
     /// snapcompact §9.4; text beside the frames, which render prose well and identifiers
     /// poorly): anchors the archive's own text (head, tail, kept user turns) shows are left
     /// out, the frames' text is not counted as seen.
-    pub fn guide_with_anchors(&self, guide: &str, archive: &Archive) -> String {
+    /// `room` caps the block's tokens below `anchorTokens` (what the archive saved).
+    pub fn guide_with_anchors(&self, guide: &str, archive: &Archive, room: u64) -> String {
         let a = &self.anchors;
         let mut seen = String::from(guide);
         for t in [&archive.text_head, &archive.text_tail, &archive.user_turns]
@@ -147,7 +148,8 @@ impl CompactionPlan {
         let ranked = a.index.ranked();
         let hay = Haystack::new(&seen);
         let Some((block, _)) =
-            anchor_block(&ranked, |t| a.in_view.contains(t) || hay.shows(t), a.budget)
+            // A margin for how the estimate rounds the block inside the whole message.
+            anchor_block(&ranked, |t| a.in_view.contains(t) || hay.shows(t), a.budget.min(room.saturating_sub(8)))
         else {
             return guide.to_string();
         };

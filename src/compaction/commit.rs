@@ -481,6 +481,13 @@ fn qualified_archive(
                 if frames == 1 { "" } else { "s" }
             )));
         }
+        // The anchor block (issue 38) within what the archive saved, by both measures and
+        // under the limit: it never undoes the reduction.
+        let room = (((before - after) as f64 / ratio) as u64)
+            .min(base.before - after_estimate)
+            .min(limit.map_or(u64::MAX, |l| ((l - projected) as f64 / ratio) as u64));
+        let mut built = built;
+        built.summary = plan.guide_with_anchors(&built.summary, &built.archive, room);
         return Ok(built);
     }
 }
@@ -522,7 +529,7 @@ pub fn commit_snapcompact(
     append_plan_compaction(
         session,
         plan,
-        plan.guide_with_anchors(&built.summary, &built.archive),
+        built.summary,
         Some(built.short_summary),
         method,
         Some(Value::Object(preserve)),
