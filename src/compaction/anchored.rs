@@ -31,7 +31,7 @@ pub struct PlanAnchors {
     pub index: AnchorIndex,
     /// Texts of the index the kept region shows verbatim (they need no block line).
     pub in_view: FxHashSet<String>,
-    /// Budget of the block in tokens (`anchorTokens`).
+    /// Budget of the block in tokens: `anchorTokens`, at most half the dropped region's.
     pub budget: u64,
 }
 
@@ -115,7 +115,9 @@ pub(crate) fn plan_anchors(
     Ok(PlanAnchors {
         index,
         in_view,
-        budget,
+        // At most half of what the region weighed: the block never outweighs what it stands
+        // in for, so it cannot make a small compaction grow the context.
+        budget: budget.min((prep.tokens_to_summarize + prep.tokens_turn_prefix) / 2),
     })
 }
 
