@@ -297,3 +297,60 @@ fn large_sessions_are_searched() {
         hits.len()
     );
 }
+
+#[test]
+fn snapcompact_source_text_is_searched() {
+    use ctxfold::compaction::commit::commit_snapcompact;
+    use ctxfold::compaction::snapcompact::ArchiveOptions;
+    use ctxfold::render::shape::resolve::Target;
+    use ctxfold::render::{BillingFamily, FallbackFonts, ShapeVariant};
+    use ctxfold::settings::Strategy;
+    let mut s = new_session("r5");
+    for t in 0..60 {
+        let words: Vec<String> = (0..200)
+            .map(|i| format!("fact{t}x{i} is recorded"))
+            .collect();
+        append(&mut s, user(&words.join(" ")));
+        append(&mut s, assistant(&words.join(" ")));
+    }
+    let st = CompactionSettings {
+        strategy: Strategy::Snapcompact,
+        keep_recent_tokens: 2_000,
+        ..CompactionSettings::default()
+    };
+    let plan = plan_compaction(&s, &st, PlanOptions::default()).unwrap();
+    let options = ArchiveOptions {
+        model: Target {
+            id: Some("claude-opus-4-7".into()),
+            api: Some("anthropic-messages".into()),
+        },
+        shape: Some(ShapeVariant::V11on16Bw.shape(BillingFamily::Anthropic)),
+        max_frames: Some(30),
+        retained_user_tokens: 0,
+        ..ArchiveOptions::default()
+    };
+    let c = commit_snapcompact(&mut s, &plan, &options, &FallbackFonts::new(), 9).unwrap();
+    let compaction = s.entries()[c.index].id().to_string();
+    // A word of the archive's source text (what it stores as text; its frames' text is not).
+    let body: ctxfold::session::CompactionBody = s.body(c.index).unwrap();
+    let archive = ctxfold::archive::get_preserved_archive(body.preserve_data.as_ref()).unwrap();
+    let source = ctxfold::archive::archive_source_text(&archive).expect("source text");
+    let word = source
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| w.starts_with("fact"))
+        .expect("a word of the archive")
+        .to_string();
+    let hits = HistoryIndex::new()
+        .search(
+            &s,
+            &word,
+            &SearchOptions {
+                roles: Some(vec!["compactionSummary".into()]),
+                ..SearchOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].entry_id, compaction);
+    assert!(hits[0].exact && hits[0].snippet.contains(&word), "{word}");
+}
