@@ -82,12 +82,7 @@ impl AnchorIndex {
     }
 
     fn mention(&mut self, kind: AnchorKind, text: &str, user: bool, count: u32, carried: bool) {
-        // A block line holds one line, and never the block's own tags.
-        if text.is_empty()
-            || text.len() > MAX_ANCHOR_BYTES
-            || text.contains(['\n', '\r'])
-            || text.contains("anchors>")
-        {
+        if text.is_empty() || text.len() > MAX_ANCHOR_BYTES {
             return;
         }
         self.seq += 1;
@@ -103,7 +98,12 @@ impl AnchorIndex {
             }
             key = key.wrapping_add(1);
         }
-        if self.anchors.len() >= MAX_DISTINCT {
+        // A block line holds one line, and never the block's own tags (checked once per
+        // distinct text: a repeated mention was checked when first seen).
+        if self.anchors.len() >= MAX_DISTINCT
+            || text.bytes().any(|b| b == b'\n' || b == b'\r')
+            || memchr::memmem::find(text.as_bytes(), b"anchors>").is_some()
+        {
             return;
         }
         self.at.insert(key, self.anchors.len() as u32);
