@@ -18,6 +18,10 @@ pub const HANDOFF_SUMMARY_CONTEXT: &str = include_str!("../prompts/handoff-summa
 pub const SNAPCOMPACT_ARCHIVE_CONTEXT: &str =
     include_str!("../prompts/snapcompact-archive-context.md");
 
+/// Opens the `<anchors>` block of exact identifiers a compaction appends for the model
+/// (issue 38: the anchor index).
+pub const ANCHORS: &str = include_str!("../prompts/anchors.md");
+
 /// System prompt of every summarizer call (spec: compaction §5.4 `summarization-system.md`).
 pub const SUMMARIZATION_SYSTEM: &str = include_str!("../prompts/summarization-system.md");
 /// First compaction of a conversation: the continuity capsule (spec: compaction §5.4).

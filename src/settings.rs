@@ -88,6 +88,9 @@ pub struct CompactionSettings {
     pub model_thresholds: Vec<ModelThresholdRule>,
     /// The `snapcompact` object: `snapcompact.shape` and the archive serializer's options.
     pub snapcompact: SnapcompactSettings,
+    /// `anchorTokens`: budget of the `<anchors>` block every compaction appends (issue 38;
+    /// default 1 000, 0 writes none).
+    pub anchor_tokens: u64,
 }
 
 /// `snapcompact.*` settings (spec: compaction §9.2 last row, snapcompact §6.1, §9.7), read
@@ -489,6 +492,7 @@ impl Default for CompactionSettings {
             snapcompact: SnapcompactSettings::default(),
             branch_summary: BranchSummarySettings::default(),
             model_thresholds: Vec::new(),
+            anchor_tokens: 1_000,
         }
     }
 }
@@ -515,7 +519,8 @@ const FLAGS: [(&str, Slot<bool>); 11] = [
     }),
 ];
 
-const COUNTS: [(&str, Slot<u64>); 5] = [
+const COUNTS: [(&str, Slot<u64>); 6] = [
+    ("anchorTokens", |s| &mut s.anchor_tokens),
     ("keepRecentTokens", |s| &mut s.keep_recent_tokens),
     ("idleThresholdTokens", |s| &mut s.idle_threshold_tokens),
     ("idleTimeoutSeconds", |s| &mut s.idle_timeout_seconds),
@@ -635,6 +640,7 @@ impl CompactionSettings {
             self.v2_retained_message_budget as f64,
         );
         o.num("v2TimeoutMs", self.v2_timeout_ms as f64);
+        o.num("anchorTokens", self.anchor_tokens as f64);
         let methods = o.key("methodOrder");
         methods.push('[');
         for (i, m) in self.method_order.iter().enumerate() {

@@ -20,6 +20,7 @@ use crate::render::SnapError;
 use crate::session::message::{AgentMessage, ContentBlock, Role};
 use crate::session::{CompactionBody, IdSource, NewSession, Session};
 use crate::settings::{FrameStorage, Strategy};
+use crate::summary::anchors::DETAILS_KEY;
 use crate::summary::fileops::upsert_file_operations;
 use crate::summary::request::HistoryFeed;
 use crate::summary::serialize::NO_PRIOR_HISTORY;
@@ -126,7 +127,7 @@ pub fn commit_compaction(
         .merged_summary()
         .unwrap_or_else(|| NO_PRIOR_HISTORY.to_string());
     let summary = upsert_file_operations(
-        &merged,
+        &plan.with_anchors(&merged),
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),
@@ -168,7 +169,7 @@ pub(crate) fn append_plan_compaction(
         tokens_after: None,
         method: Some(method.into()),
         provider_replay_through_entry_id: None,
-        details: Some(plan.file_lists.to_json()),
+        details: Some(plan.details_json()),
         preserve_data,
         from_extension: false,
         warning: None,
@@ -561,6 +562,13 @@ fn qualified_archive(
                 }
             )));
         }
+        // The anchor block (issue 38) within what the archive saved, by both measures and
+        // under the limit: it never undoes the reduction.
+        let room = (((before - after) as f64 / ratio) as u64)
+            .min(base.before - after_estimate)
+            .min(limit.map_or(u64::MAX, |l| ((l - projected) as f64 / ratio) as u64));
+        let mut built = built;
+        built.summary = plan.guide_with_anchors(&built.summary, &built.archive, room);
         return Ok(built);
     }
 }
@@ -685,7 +693,7 @@ pub fn commit_handoff(
         ids,
     );
     let summary = upsert_file_operations(
-        document,
+        &plan.with_anchors(document),
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),
@@ -704,6 +712,7 @@ pub fn commit_handoff(
                 "modifiedFiles",
                 plan.file_lists.modified_files.clone().into(),
             ),
+            (DETAILS_KEY, plan.anchors.index.details_json()),
         ]),
     );
     fields.insert("attribution".into(), "agent".into());

@@ -2,6 +2,7 @@
 //! region), summary input (serialization, prompts, file operations) and the sans-IO
 //! plan → commit cycle.
 
+pub mod anchored;
 pub mod commit;
 pub mod native;
 pub mod plan;

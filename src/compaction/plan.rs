@@ -68,6 +68,8 @@ pub struct CompactionPlan {
     pub preparation: Preparation,
     pub strategy: Strategy,
     pub file_lists: FileLists,
+    /// The anchor index of the dropped region (issue 38).
+    pub anchors: crate::compaction::anchored::PlanAnchors,
     pub(super) settings: CompactionSettings,
     pub(super) options: PlanOptions,
     /// Entry count and leaf at plan time: the commit refuses a session that moved on.
@@ -160,6 +162,12 @@ pub(super) fn plan_prepared(
 ) -> Result<CompactionPlan> {
     let strategy = settings.strategy;
     let file_lists = prep.file_ops.file_lists();
+    let anchors = crate::compaction::anchored::plan_anchors(
+        session,
+        &prep,
+        &file_lists,
+        settings.anchor_tokens,
+    )?;
 
     let reserve = settings.reserve_or_default();
     let history_max = history_max_tokens(reserve);
@@ -174,6 +182,7 @@ pub(super) fn plan_prepared(
     let mut plan = CompactionPlan {
         strategy,
         file_lists,
+        anchors,
         settings: settings.clone(),
         fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
         history: Slot::Queued,

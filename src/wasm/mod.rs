@@ -23,6 +23,8 @@ mod native;
 #[cfg(target_arch = "wasm32")]
 mod pruning;
 #[cfg(target_arch = "wasm32")]
+mod recall;
+#[cfg(target_arch = "wasm32")]
 mod session;
 #[cfg(target_arch = "wasm32")]
 mod shake;

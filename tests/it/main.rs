@@ -7,6 +7,7 @@
 
 mod common;
 
+mod anchors;
 mod archive_rescue;
 mod branch;
 mod build_context;
@@ -24,6 +25,7 @@ mod native_anthropic;
 mod native_openai;
 mod properties;
 mod pruning;
+mod recall;
 mod session_load;
 mod small_windows;
 mod snapcompact_archive;

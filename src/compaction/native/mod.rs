@@ -50,11 +50,12 @@ pub(crate) fn commit_native(
     session: &mut Session,
     plan: &CompactionPlan,
     key: &str,
-    record: Value,
+    mut record: Value,
     summary: &str,
     now: i64,
 ) -> Result<Committed> {
     let prep = &plan.preparation;
+    plan.anchor_replay_item(&mut record);
     let mut preserve = match preserve_data(
         prep.previous_preserve_data.as_ref(),
         plan.options.preserve_data.as_ref(),
@@ -77,7 +78,7 @@ pub(crate) fn commit_native(
 /// `text` with the plan's `<files>` block.
 pub(crate) fn files_block(plan: &CompactionPlan, text: &str) -> String {
     crate::summary::fileops::upsert_file_operations(
-        text,
+        &plan.with_anchors(text),
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),

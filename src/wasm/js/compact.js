@@ -438,8 +438,15 @@ async function run(session, o, signal) {
           if (committed === undefined) {
             return { entryId: null, method: 'shake', shake: shaken, preparation: null, ...flags };
           }
+          // What the commit left the model (issue 38 item 4), from the plan it committed.
+          const loss = work ? (committed.session ?? session).lossReport(work) : undefined;
           // Object.assign, not a spread: a commit's `compactionEntry` is read only when asked.
-          return Object.assign(committed, { method: step.method, preparation }, shaken ? { shake: shaken } : {}, flags);
+          return Object.assign(
+            committed,
+            { method: step.method, preparation, loss },
+            shaken ? { shake: shaken } : {},
+            flags,
+          );
         }
         default: {
           if (step.remoteFailed) o.onRemoteFailed?.();
@@ -511,8 +518,9 @@ export async function runCompaction(session, options) {
     const result = await run(session, o, signal);
     const after = contextSnapshot(result.session ?? session, { byKind: true });
     // Taken off in place, not by a rest spread: `compactionEntry` stays unread until asked for.
-    const { preparation } = result;
+    const { preparation, loss } = result;
     delete result.preparation;
+    delete result.loss;
     result.report = {
       method: result.method,
       reason,
@@ -526,6 +534,8 @@ export async function runCompaction(session, options) {
       framesOmitted: result.framesOmitted ?? 0,
       pruned: 0,
       shakeTokensFreed: result.shake?.tokensFreed ?? 0,
+      lost: loss?.lost ?? [],
+      anchored: loss?.anchored ?? [],
     };
     for (const f of handlers(o.hooks, 'session_compact')) await callHook(f, result, signal).catch(() => {});
     return result;

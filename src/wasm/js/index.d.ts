@@ -637,6 +637,13 @@ export interface CompactionSettings {
   v2RetainedMessageBudget?: number;
   v2TimeoutMs?: number;
   /**
+   * Budget in estimated tokens of the `<anchors>` block every compaction appends: the exact
+   * identifiers (paths, URLs, ids, issue numbers, versions, error codes and lines, symbols,
+   * what the user quoted) of the region it drops, carried from compaction to compaction in
+   * `details.anchors`. Default 1000; 0 writes none.
+   */
+  anchorTokens?: number;
+  /**
    * Ordered fallback list; unknown and duplicate names are dropped. A manual compaction skips
    * `shake`. `window` is accepted (settings files may name it) but has no engine: it is passed
    * over, and an order of `window` alone fails with `E_SETTINGS` saying so.
@@ -830,6 +837,40 @@ export interface CompactionReport {
   pruned: number;
   /** Estimated tokens a shake of the same walk freed (the `shake` method, or one that came before the method that ran, or the dead-end rescue); it stays applied. */
   shakeTokensFreed: number;
+  /** Identifiers of the region the compaction dropped that nothing the model still sees shows (summary, anchors, kept messages, archive text). Empty for a prune or a shake. */
+  lost: string[];
+  /** Identifiers the compaction's `<anchors>` block holds. */
+  anchored: string[];
+}
+
+/** Options of `Session.searchHistory`. */
+export interface SearchHistoryOptions {
+  /** At most this many hits (default 10, at most 200). */
+  limit?: number;
+  /** Only entries of these roles (`user`, `assistant`, `toolResult`, `bashExecution`, `custom`, `branchSummary`, `compactionSummary`, …). */
+  roles?: string[];
+  /** Only entries stamped at or after this time (milliseconds since the epoch). */
+  since?: number;
+}
+
+/** One hit of `Session.searchHistory`. */
+export interface SearchHistoryHit {
+  entryId: string;
+  /** The message role, or the entry type for an entry without a message. */
+  role: string;
+  /** Milliseconds since the epoch, or null when the entry has no timestamp. */
+  timestamp: number | null;
+  /** The entry holds one of the query's identifiers verbatim. */
+  exact: boolean;
+  score: number;
+  /** The text around the first hit. */
+  snippet: string;
+}
+
+/** What a committed compaction plan left the model (`Session.lossReport`). */
+export interface LossReport {
+  lost: string[];
+  anchored: string[];
 }
 
 /** What `compact()` resolves: a compaction entry appended to the session. */
@@ -1638,6 +1679,14 @@ export class Session {
   shake(options?: ShakeRunOptions): Promise<ShakeResult>;
   /** Threshold pruning of old tool outputs (spec: compaction §6.6). Throws `E_SETTINGS` naming a bad option. */
   prune(options?: PruneOptions): PruneReport;
+  /**
+   * Searches every entry of every branch (compacted and abandoned too) and snapcompact source
+   * text: exact identifier hits first, then a BM25 score. The index is built on the first call
+   * and kept current after. Throws `E_INVALID_ARGUMENT` for an empty query or bad options.
+   */
+  searchHistory(query: string, options?: SearchHistoryOptions): SearchHistoryHit[];
+  /** What a committed plan left the model (ask the session the model reads next; a handoff's new one for a handoff). */
+  lossReport(plan: CompactionPlan): LossReport;
   /** The per-turn stale pass: superseded reads and useless results (spec: compaction §6.5). */
   pruneStale(options?: PruneOptions): PruneReport;
   /** Plans moving the leaf to `targetId` (spec: compaction §7.5); changes nothing. Throws `E_UNKNOWN_ENTRY`. */

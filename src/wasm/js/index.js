@@ -218,6 +218,8 @@ export class Session {
   #system = undefined;
   /** What the reader of `fromMessages` could not carry. */
   #formatWarnings = [];
+  /** The `searchHistory` index (built on the first search, kept current by the core). */
+  #recall = null;
 
   constructor(inner) {
     if (inner === undefined || inner === null || typeof inner.toBytes !== 'function') {
@@ -767,6 +769,28 @@ export class Session {
     return this.#prune('stale', { supersedeKey: true, ...options });
   }
 
+  /**
+   * Searches every entry of every branch (compacted and abandoned ones too) and snapcompact
+   * archives' source text: entries holding the query's exact identifiers first, then by a
+   * BM25 score. Returns `[{entryId, role, timestamp, exact, score, snippet}]`. Throws
+   * `E_INVALID_ARGUMENT` for an empty query or bad options.
+   */
+  searchHistory(query, options) {
+    const q = text(query, 'query');
+    const o = options === undefined || options === null ? {} : object(options, 'searchHistory options');
+    this.#recall ??= new (requireRaw().WasmHistoryIndex)();
+    return JSON.parse(this.#recall.searchJson(this.#inner, q, JSON.stringify(o)));
+  }
+
+  /**
+   * What a committed plan left the model: `{lost, anchored}` — identifiers of the region it
+   * dropped that nothing in this session's context shows, and those its anchor block holds.
+   * Ask the session the model reads next (a handoff's new session for a handoff plan).
+   */
+  lossReport(plan) {
+    return JSON.parse(this.#inner.lossReportJson(planOf(plan)));
+  }
+
   #prune(pass, options) {
     const { dryRun, ...config } = options === undefined || options === null ? {} : object(options, 'prune options');
     if (config.now === undefined) config.now = Date.now();
@@ -884,6 +908,8 @@ export class Session {
 
   /** Releases the WebAssembly memory now instead of at garbage collection. */
   free() {
+    if (this.#recall !== null) release(this.#recall);
+    this.#recall = null;
     release(this.#raw);
   }
 }

@@ -423,6 +423,8 @@ export class Maintainer {
       framesOmitted: 0,
       pruned: r.prunedCount,
       shakeTokensFreed: 0,
+      lost: [],
+      anchored: [],
     };
     return this.#inCountedTokens(report, before);
   }

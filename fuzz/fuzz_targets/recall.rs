@@ -1,0 +1,66 @@
+//! The anchor harvesters and `searchHistory` on arbitrary input (issue 38): the bytes before
+//! the first NUL are a query, the rest a text and, when it loads, a session file. Harvesting
+//! never panics and every anchor is a slice of the text, at most `MAX_ANCHOR_BYTES` long; a
+//! block never exceeds its budget; a search never panics, returns at most its limit, and
+//! leaves the session byte-identical.
+#![no_main]
+use ctxfold::summary::anchors::harvest::{
+    error_line, first_line, harvest_text, Scope, MAX_ANCHOR_BYTES,
+};
+use ctxfold::summary::anchors::{anchor_block, AnchorIndex};
+use ctxfold::summary::recall::{HistoryIndex, SearchOptions};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let (query, rest) = match data.iter().position(|&b| b == 0) {
+        Some(at) => (&data[..at], &data[at + 1..]),
+        None => (&[][..], data),
+    };
+    let query = String::from_utf8_lossy(query);
+    let text = String::from_utf8_lossy(rest);
+    let range = text.as_ptr() as usize..text.as_ptr() as usize + text.len();
+    let mut index = AnchorIndex::new();
+    for scope in [
+        Scope::default(),
+        Scope {
+            user: true,
+            symbols: true,
+        },
+    ] {
+        harvest_text(&text, scope, &mut |kind, a| {
+            let at = a.as_ptr() as usize;
+            assert!(range.contains(&at) || a.is_empty(), "an anchor outside its text");
+            assert!(at + a.len() <= range.end);
+            assert!(a.len() <= MAX_ANCHOR_BYTES);
+            index.add(kind, a, scope.user);
+        });
+    }
+    for line in [first_line(&text), error_line(&text)].into_iter().flatten() {
+        assert!(line.len() <= MAX_ANCHOR_BYTES && text.contains(line));
+    }
+    let budget = u64::from(data.first().copied().unwrap_or(0)) * 4;
+    let ranked = index.ranked();
+    if let Some((block, held)) = anchor_block(&ranked, |_| false, budget) {
+        assert!((block.encode_utf16().count() as u64).div_ceil(4) <= budget);
+        assert!(!held.is_empty());
+    }
+    let Ok(session) = ctxfold_fuzz::invariants::load(rest) else {
+        return;
+    };
+    let before = session.to_bytes();
+    let mut search = HistoryIndex::new();
+    let limit = usize::from(data.last().copied().unwrap_or(1) % 20) + 1;
+    let options = SearchOptions {
+        limit: Some(limit),
+        ..SearchOptions::default()
+    };
+    for _ in 0..2 {
+        if let Ok(hits) = search.search(&session, &query, &options) {
+            assert!(hits.len() <= limit);
+            for h in &hits {
+                assert!(session.index_of(&h.entry_id).is_some());
+            }
+        }
+    }
+    assert_eq!(session.to_bytes(), before);
+});

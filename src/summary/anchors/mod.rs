@@ -1,0 +1,635 @@
+//! The anchor index (issue 38 item 1): the exact identifiers of the region a compaction drops
+//! — paths, URLs, hex ids, issue numbers, versions, error codes and first error lines, symbol
+//! names of tool calls, numbers and quoted strings the user wrote — ranked, deduplicated,
+//! carried from compaction to compaction in the entry's `details` the way file operations are
+//! (spec: compaction §5.10 "Cumulative sources"), and appended to what the model reads as one
+//! `<anchors>` block within a token budget.
+//!
+//! Pipeline: messages → [`harvest`] (linear scans of their text) → [`AnchorIndex`] (dedupe,
+//! counts, recency; seeded from the previous compaction's `details.anchors`) → [`AnchorIndex::ranked`]
+//! (user-stated first, then mentioned more than once, then most recent) →
+//! [`anchor_block`] (those the model does not already see, within the budget) →
+//! [`upsert_anchor_block`].
+
+pub mod harvest;
+
+use crate::error::Result;
+use crate::session::message::{AgentMessage, Content, ContentBlock};
+use crate::session::Session;
+use harvest::{error_line, first_line, harvest_text, AnchorKind, Scope, MAX_ANCHOR_BYTES};
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+/// At most this many anchors are carried in `details.anchors` from one compaction to the next.
+pub const MAX_CARRIED: usize = 200;
+/// The default budget of the block, in estimated tokens (setting `anchorTokens`).
+pub const DEFAULT_ANCHOR_TOKENS: u64 = 1_000;
+/// The `details` key of the carried anchors.
+pub const DETAILS_KEY: &str = "anchors";
+/// The tag of the block.
+const OPEN: &str = "<anchors>";
+const CLOSE: &str = "</anchors>";
+
+/// One identifier of the index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    pub kind: AnchorKind,
+    /// Verbatim, as the region wrote it.
+    pub text: String,
+    /// The user wrote it (in a message of theirs).
+    pub user: bool,
+    /// Mentions, across the compactions that carried it.
+    pub count: u32,
+    /// Carried from an earlier compaction and not seen again in this region.
+    pub carried: bool,
+    /// Order of the last mention (higher is more recent; carried anchors come first).
+    last: u64,
+}
+
+/// The identifiers of a region, deduplicated by their exact text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AnchorIndex {
+    anchors: Vec<Anchor>,
+    /// Hash of an anchor's text → its position (open addressing on a collision: the next
+    /// hash value), so each new anchor costs one allocation, its text.
+    at: FxHashMap<u64, u32>,
+    seq: u64,
+}
+
+/// Distinct anchors an index holds at most (a bound on memory for enormous regions; the
+/// block and `details` hold far fewer).
+const MAX_DISTINCT: usize = 50_000;
+
+impl AnchorIndex {
+    /// An empty index.
+    pub fn new() -> AnchorIndex {
+        AnchorIndex::default()
+    }
+
+    /// Number of distinct anchors.
+    pub fn len(&self) -> usize {
+        self.anchors.len()
+    }
+
+    /// True when nothing was harvested or carried.
+    pub fn is_empty(&self) -> bool {
+        self.anchors.is_empty()
+    }
+
+    /// Records one mention.
+    pub fn add(&mut self, kind: AnchorKind, text: &str, user: bool) {
+        self.mention(kind, text, user, 1, false);
+    }
+
+    fn mention(&mut self, kind: AnchorKind, text: &str, user: bool, count: u32, carried: bool) {
+        if text.is_empty() || text.len() > MAX_ANCHOR_BYTES {
+            return;
+        }
+        self.seq += 1;
+        let mut key = hash(text);
+        while let Some(&i) = self.at.get(&key) {
+            let a = &mut self.anchors[i as usize];
+            if a.text == text {
+                a.user |= user;
+                a.count = a.count.saturating_add(count);
+                a.carried &= carried;
+                a.last = self.seq;
+                return;
+            }
+            key = key.wrapping_add(1);
+        }
+        // A block line holds one line, and never the block's own tags (checked once per
+        // distinct text: a repeated mention was checked when first seen).
+        if self.anchors.len() >= MAX_DISTINCT
+            || text.bytes().any(|b| b == b'\n' || b == b'\r')
+            || memchr::memmem::find(text.as_bytes(), b"anchors>").is_some()
+        {
+            return;
+        }
+        self.at.insert(key, self.anchors.len() as u32);
+        self.anchors.push(Anchor {
+            kind,
+            text: text.to_string(),
+            user,
+            count,
+            carried,
+            last: self.seq,
+        });
+    }
+
+    /// Harvests one text.
+    pub fn add_text(&mut self, text: &str, scope: Scope) {
+        harvest_text(text, scope, &mut |kind, t| self.add(kind, t, scope.user));
+    }
+
+    /// Harvests the message an entry carries (see [`for_each_text`] for what is read).
+    pub fn add_message(&mut self, message: &AgentMessage) {
+        for_each_text(message, &mut |text, source| match source {
+            Source::Text(scope) => self.add_text(text, scope),
+            Source::Error => {
+                if let Some(line) = first_line(text) {
+                    self.add(AnchorKind::ErrorLine, line, false);
+                }
+            }
+            Source::Output => {
+                if let Some(line) = error_line(text) {
+                    self.add(AnchorKind::ErrorLine, line, false);
+                }
+            }
+        });
+    }
+
+    /// Harvests the messages of `entries` (in order) of `session`. Entries whose message
+    /// cannot be read are skipped: what the index cannot read it cannot anchor.
+    pub fn add_entries(&mut self, session: &Session, entries: &[usize]) {
+        for &i in entries {
+            if let Ok(Some(m)) = session.entry_message(i) {
+                self.add_message(&m);
+            }
+        }
+    }
+
+    /// Seeds the index from the `details` of an earlier compaction (`details.anchors`, as
+    /// [`AnchorIndex::details_json`] writes it): those anchors are carried, older than any
+    /// mention harvested after. Malformed items are skipped. Whether a compaction contributes
+    /// is the caller's rule (one written by an extension does not, as for file lists).
+    pub fn add_details(&mut self, details: &Value) {
+        let Some(items) = details.get(DETAILS_KEY).and_then(Value::as_array) else {
+            return;
+        };
+        // Stored best first: read oldest-ranked first so the best ends most recent.
+        for item in items.iter().rev() {
+            let kind = item
+                .get("kind")
+                .and_then(Value::as_str)
+                .and_then(AnchorKind::parse);
+            let text = item.get("text").and_then(Value::as_str);
+            let (Some(kind), Some(text)) = (kind, text) else {
+                continue;
+            };
+            let user = item.get("user").and_then(Value::as_bool).unwrap_or(false);
+            let count = item
+                .get("count")
+                .and_then(Value::as_u64)
+                .map_or(1, |c| c.clamp(1, u64::from(u32::MAX)) as u32);
+            self.mention(kind, text, user, count, true);
+        }
+    }
+
+    /// The anchors, best first: user-stated, then mentioned more than once, then most
+    /// recent; ties by text, so the order is deterministic.
+    pub fn ranked(&self) -> Vec<&Anchor> {
+        let mut out: Vec<&Anchor> = self.anchors.iter().collect();
+        out.sort_by(|a, b| {
+            (!a.user, a.count < 2, std::cmp::Reverse(a.last), &a.text).cmp(&(
+                !b.user,
+                b.count < 2,
+                std::cmp::Reverse(b.last),
+                &b.text,
+            ))
+        });
+        out
+    }
+
+    /// Anchors harvested from the region itself (not only carried), in first-seen order.
+    pub fn harvested(&self) -> impl Iterator<Item = &Anchor> {
+        self.anchors.iter().filter(|a| !a.carried)
+    }
+
+    /// Keeps the anchors `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Anchor) -> bool) {
+        self.anchors.retain(|a| keep(a));
+        self.at.clear();
+        for (i, a) in self.anchors.iter().enumerate() {
+            let mut key = hash(&a.text);
+            while self.at.contains_key(&key) {
+                key = key.wrapping_add(1);
+            }
+            self.at.insert(key, i as u32);
+        }
+    }
+
+    /// `[{kind, text, user, count}]`, best first, at most [`MAX_CARRIED`]: what a compaction
+    /// stores under `details.anchors` for the next one to carry.
+    pub fn details_json(&self) -> Value {
+        Value::Array(
+            self.ranked()
+                .into_iter()
+                .take(MAX_CARRIED)
+                .map(|a| {
+                    crate::support::json::object(vec![
+                        ("kind", a.kind.as_str().into()),
+                        ("text", a.text.as_str().into()),
+                        ("user", a.user.into()),
+                        ("count", a.count.into()),
+                    ])
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The map key of an anchor's text.
+fn hash(text: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    h.write(text.as_bytes());
+    h.finish()
+}
+
+/// Where a text of a message comes from, which says what is harvested from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Harvested word by word with this scope.
+    Text(Scope),
+    /// An error's text: its first line is an anchor.
+    Error,
+    /// A command's output: its first error-looking line is an anchor.
+    Output,
+}
+
+const USER: Scope = Scope {
+    user: true,
+    symbols: false,
+};
+const PLAIN: Scope = Scope {
+    user: false,
+    symbols: false,
+};
+const ARGUMENTS: Scope = Scope {
+    user: false,
+    symbols: true,
+};
+
+/// Calls `f` with each text of `message` the model reads and where it comes from: the user's
+/// text; assistant text and tool-call arguments (string values, nested ones included; calls
+/// hidden by `contextOmitted` left out, as file operations leave them, spec: compaction
+/// §10.8); tool results and command outputs (an error's first line; an output's first error
+/// line); custom messages, file mentions' paths, branch summaries; a compaction summary and
+/// its text blocks (an archive's text). Reasoning is left out: the model does not read it back.
+pub fn for_each_text(message: &AgentMessage, f: &mut impl FnMut(&str, Source)) {
+    let content = |c: &Content, scope: Scope, f: &mut dyn FnMut(&str, Source)| match c {
+        Content::Text(t) => f(t, Source::Text(scope)),
+        Content::Blocks(blocks) => {
+            for b in blocks {
+                if let ContentBlock::Text { text } = b {
+                    f(text, Source::Text(scope));
+                }
+            }
+        }
+    };
+    match message {
+        AgentMessage::User(m) => content(&m.content, USER, f),
+        AgentMessage::Developer(m) => content(&m.content, PLAIN, f),
+        AgentMessage::Assistant(m) => {
+            for b in m.blocks().iter() {
+                match b {
+                    ContentBlock::Text { text } => f(text, Source::Text(PLAIN)),
+                    ContentBlock::ToolCall {
+                        arguments,
+                        context_omitted: false,
+                        ..
+                    } => each_string(arguments, 0, &mut |s| f(s, Source::Text(ARGUMENTS))),
+                    _ => {}
+                }
+            }
+            if let Some(e) = &m.error_message {
+                f(e, Source::Error);
+            }
+        }
+        AgentMessage::ToolResult(m) => {
+            if crate::session::message::truthy(m.context_omitted.as_ref()) {
+                return;
+            }
+            content(&m.content, PLAIN, f);
+            // The whole text, borrowed when it is one piece (most results are).
+            let text: std::borrow::Cow<'_, str> = match &m.content {
+                Content::Text(t) => t.as_str().into(),
+                Content::Blocks(b) => match b.as_slice() {
+                    [ContentBlock::Text { text }] => text.as_str().into(),
+                    _ => m.content.text().into(),
+                },
+            };
+            f(
+                &text,
+                if m.is_error {
+                    Source::Error
+                } else {
+                    Source::Output
+                },
+            );
+        }
+        AgentMessage::BashExecution(m) => {
+            if m.exclude_from_context {
+                return;
+            }
+            f(&m.command, Source::Text(ARGUMENTS));
+            f(&m.output, Source::Text(PLAIN));
+            f(&m.output, Source::Output);
+        }
+        AgentMessage::PythonExecution(m) => {
+            if m.exclude_from_context {
+                return;
+            }
+            f(&m.code, Source::Text(ARGUMENTS));
+            f(&m.output, Source::Text(PLAIN));
+            f(&m.output, Source::Output);
+        }
+        AgentMessage::FileMention(m) => {
+            for file in &m.files {
+                f(&file.path, Source::Text(PLAIN));
+            }
+        }
+        AgentMessage::Custom(m) => content(&m.content, PLAIN, f),
+        AgentMessage::BranchSummary(m) => f(&m.summary, Source::Text(PLAIN)),
+        AgentMessage::CompactionSummary(m) => {
+            f(&m.summary, Source::Text(PLAIN));
+            for b in m.blocks.iter().flatten() {
+                if let ContentBlock::Text { text } = b {
+                    f(text, Source::Text(PLAIN));
+                }
+            }
+        }
+        AgentMessage::Other => {}
+    }
+}
+
+/// The string values of a JSON value, depth-first, at most 8 levels deep.
+fn each_string(v: &Value, depth: u32, f: &mut impl FnMut(&str)) {
+    if depth > 8 {
+        return;
+    }
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter().for_each(|x| each_string(x, depth + 1, f)),
+        Value::Object(o) => o.values().for_each(|x| each_string(x, depth + 1, f)),
+        _ => {}
+    }
+}
+
+/// All text the model reads of `messages`, joined by line breaks: the haystack that says
+/// whether an identifier is still in view.
+pub fn visible_text<'m>(messages: impl IntoIterator<Item = &'m AgentMessage>) -> String {
+    let mut out = String::new();
+    for m in messages {
+        for_each_text(m, &mut |t, source| {
+            if matches!(source, Source::Text(_)) {
+                out.push_str(t);
+                out.push('\n');
+            }
+        });
+    }
+    out
+}
+
+/// Estimated tokens of a text (the library's rule of thumb: 4 UTF-16 units a token, spec:
+/// compaction §3.1).
+fn text_tokens(text: &str) -> u64 {
+    (text.encode_utf16().count() as u64).div_ceil(4)
+}
+
+/// The block written for the model: the prompt's preamble, then one `- kind: text` line per
+/// anchor, best first, leaving out those `seen` accepts (already in view), as many as fit in
+/// `budget` tokens. `None` when the budget is 0 or no anchor is left. Returns the block and
+/// the anchors it holds.
+pub fn anchor_block<'a>(
+    ranked: &[&'a Anchor],
+    seen: impl Fn(&str) -> bool,
+    budget: u64,
+) -> Option<(String, Vec<&'a Anchor>)> {
+    let preamble = crate::prompts::ANCHORS.trim_end();
+    let mut block = format!("{OPEN}\n{preamble}\n");
+    let closing = CLOSE.len() as u64;
+    let mut held = Vec::new();
+    for a in ranked {
+        if seen(&a.text) {
+            continue;
+        }
+        let line = format!("- {}: {}\n", a.kind.as_str(), a.text);
+        let after = text_tokens(&block) + text_tokens(&line) + closing.div_ceil(4) + 1;
+        if after > budget {
+            // A shorter line further down may still fit.
+            continue;
+        }
+        block.push_str(&line);
+        held.push(*a);
+    }
+    if held.is_empty() {
+        return None;
+    }
+    block.push_str(CLOSE);
+    Some((block, held))
+}
+
+/// `text` without any `<anchors>` block (one an LLM copied from the previous summary) and
+/// with `block` appended after a blank line. Without a block, only the removal.
+pub fn upsert_anchor_block(text: &str, block: Option<&str>) -> String {
+    let mut out = String::with_capacity(text.len() + block.map_or(0, str::len) + 2);
+    let mut rest = text;
+    while let Some(open) = rest.find(OPEN) {
+        let Some(close) = rest[open..].find(CLOSE) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        rest = &rest[open + close + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    let trimmed = out.trim_end().len();
+    out.truncate(trimmed);
+    if let Some(block) = block {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(block);
+    }
+    out
+}
+
+/// Anchors of `session`'s `entries`, seeded from `carried` (the previous compaction's
+/// `details`, when it contributes).
+pub fn harvest_region(
+    session: &Session,
+    carried: Option<&Value>,
+    entries: &[usize],
+) -> Result<AnchorIndex> {
+    let mut index = AnchorIndex::new();
+    if let Some(d) = carried {
+        index.add_details(d);
+    }
+    index.add_entries(session, entries);
+    Ok(index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn user(text: &str) -> AgentMessage {
+        AgentMessage::parse(&json!({"role": "user", "content": text}).to_string(), None)
+            .expect("message")
+    }
+
+    fn assistant_call(args: Value) -> AgentMessage {
+        AgentMessage::parse(
+            &json!({"role": "assistant", "content": [
+                {"type": "text", "text": "Looking at src/b.rs"},
+                {"type": "toolCall", "id": "c1", "name": "grep", "arguments": args},
+                {"type": "thinking", "thinking": "secret/path.rs"}
+            ]})
+            .to_string(),
+            None,
+        )
+        .expect("message")
+    }
+
+    fn texts(index: &AnchorIndex) -> Vec<String> {
+        index.ranked().into_iter().map(|a| a.text.clone()).collect()
+    }
+
+    #[test]
+    fn ranking_user_then_repeated_then_recent() {
+        let mut ix = AnchorIndex::new();
+        ix.add(AnchorKind::Path, "old/a.rs", false);
+        ix.add(AnchorKind::Path, "twice/b.rs", false);
+        ix.add(AnchorKind::Hex, "abc1234", false);
+        ix.add(AnchorKind::Path, "twice/b.rs", false);
+        ix.add(AnchorKind::Number, "8080", true);
+        ix.add(AnchorKind::Path, "new/c.rs", false);
+        assert_eq!(
+            texts(&ix),
+            ["8080", "twice/b.rs", "new/c.rs", "abc1234", "old/a.rs"]
+        );
+        // Deduplicated: one entry per text, the count of its mentions.
+        assert_eq!(ix.len(), 5);
+        assert_eq!(ix.ranked()[1].count, 2);
+    }
+
+    #[test]
+    fn messages_by_role() {
+        let mut ix = AnchorIndex::new();
+        ix.add_message(&user("Use port 8080 and keep \"--frozen\"; see #38"));
+        ix.add_message(&assistant_call(
+            json!({"pattern": "fn harvest_text", "path": "src/summary/"}),
+        ));
+        let tr = AgentMessage::parse(
+            &json!({"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+                "content": [{"type": "text", "text": "\n  error: cannot find ENOENT\nmore 4242"}],
+                "isError": true})
+            .to_string(),
+            None,
+        )
+        .expect("message");
+        ix.add_message(&tr);
+        let got = texts(&ix);
+        for want in [
+            "8080",
+            "--frozen",
+            "#38",
+            "harvest_text",
+            "src/summary/",
+            "src/b.rs",
+            "ENOENT",
+            "error: cannot find ENOENT",
+        ] {
+            assert!(got.iter().any(|g| g == want), "{want} missing from {got:?}");
+        }
+        // Reasoning is not read; numbers count only from the user.
+        assert!(!got.iter().any(|g| g == "secret/path.rs" || g == "4242"));
+        let user_stated: Vec<&str> = ix
+            .ranked()
+            .into_iter()
+            .filter(|a| a.user)
+            .map(|a| a.text.as_str())
+            .collect();
+        // Quoted strings are read after the words of the same text.
+        assert_eq!(user_stated, ["--frozen", "#38", "8080"]);
+    }
+
+    #[test]
+    fn details_round_trip_and_carry() {
+        let mut ix = AnchorIndex::new();
+        ix.add(AnchorKind::Path, "a/b.rs", true);
+        ix.add(AnchorKind::Hex, "abc1234", false);
+        ix.add(AnchorKind::Hex, "abc1234", false);
+        let details = json!({"readFiles": [], DETAILS_KEY: ix.details_json()});
+        let mut next = AnchorIndex::new();
+        next.add_details(&details);
+        assert_eq!(texts(&next), texts(&ix));
+        assert!(next.ranked().iter().all(|a| a.carried));
+        assert_eq!(next.ranked()[1].count, 2);
+        // Seen again: no longer only carried, one more mention, and the most recent.
+        next.add(AnchorKind::Hex, "abc1234", false);
+        next.add(AnchorKind::Path, "z.rs", false);
+        assert_eq!(next.harvested().count(), 2);
+        assert_eq!(next.ranked()[1].count, 3);
+        // Malformed items are skipped.
+        let mut bad = AnchorIndex::new();
+        bad.add_details(
+            &json!({DETAILS_KEY: [1, {"kind": "nope", "text": "x"}, {"kind": "path"},
+            {"kind": "path", "text": "ok.rs", "count": -3}]}),
+        );
+        assert_eq!(texts(&bad), ["ok.rs"]);
+    }
+
+    #[test]
+    fn block_budget_and_visibility() {
+        let mut ix = AnchorIndex::new();
+        for i in 0..500 {
+            ix.add(AnchorKind::Path, &format!("src/module_{i}/file.rs"), false);
+        }
+        let ranked = ix.ranked();
+        let (block, held) = anchor_block(&ranked, |_| false, 1_000).expect("a block");
+        assert!(text_tokens(&block) <= 1_000, "{}", text_tokens(&block));
+        assert!(held.len() > 10 && held.len() < 500);
+        assert!(block.starts_with("<anchors>\n") && block.ends_with("</anchors>"));
+        // What the model still sees is not repeated.
+        let (block, held) =
+            anchor_block(&ranked, |t| t == "src/module_499/file.rs", 1_000).expect("a block");
+        assert!(!block.contains("module_499/"));
+        assert_eq!(held[0].text, "src/module_498/file.rs");
+        assert!(anchor_block(&ranked, |_| false, 0).is_none());
+        assert!(anchor_block(&ranked, |_| true, 1_000).is_none());
+    }
+
+    #[test]
+    fn upsert_replaces_a_copied_block() {
+        let s = upsert_anchor_block(
+            "Summary.\n\n<anchors>\nold\n</anchors>\n",
+            Some("<anchors>\nnew\n</anchors>"),
+        );
+        assert_eq!(s, "Summary.\n\n<anchors>\nnew\n</anchors>");
+        assert_eq!(upsert_anchor_block("Summary.", None), "Summary.");
+        // An unclosed tag is left as it is.
+        assert_eq!(
+            upsert_anchor_block("a <anchors> b", Some("B")),
+            "a <anchors> b\n\nB"
+        );
+    }
+
+    #[test]
+    fn colliding_keys_stay_apart() {
+        let mut ix = AnchorIndex::new();
+        ix.add(AnchorKind::Path, "a.rs", false);
+        // Occupy the key `b.rs` would probe next, then add it: both found again.
+        let key = hash("b.rs");
+        ix.at.insert(key, 0);
+        ix.add(AnchorKind::Path, "b.rs", false);
+        ix.add(AnchorKind::Path, "b.rs", false);
+        ix.add(AnchorKind::Path, "a.rs", false);
+        assert_eq!(ix.len(), 2);
+        assert!(ix.ranked().iter().all(|a| a.count == 2));
+        ix.retain(|a| a.text == "b.rs");
+        ix.add(AnchorKind::Path, "b.rs", false);
+        assert_eq!(ix.ranked()[0].count, 3);
+    }
+
+    #[test]
+    fn tags_and_long_lines_are_never_anchors() {
+        let mut ix = AnchorIndex::new();
+        ix.add(AnchorKind::Quoted, "x</anchors>y", true);
+        ix.add(AnchorKind::Quoted, "a\nb", true);
+        ix.add(AnchorKind::Quoted, &"x".repeat(MAX_ANCHOR_BYTES + 1), true);
+        assert!(ix.is_empty());
+    }
+}

@@ -1,0 +1,67 @@
+//! Recall from JavaScript (issue 38): `searchHistory` over the whole session (an index object
+//! the JS `Session` keeps beside its wasm session, so it is built once and kept current) and
+//! the loss report of a committed compaction plan. This layer only converts.
+
+use super::compact::WasmCompactionPlan;
+use super::interop::{options, to_js};
+use super::session::WasmSession;
+use crate::compaction::anchored::loss_report;
+use crate::summary::recall::{HistoryIndex, SearchOptions};
+use crate::support::json::js;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+/// The search index of one session (`session.searchHistory`).
+#[wasm_bindgen]
+pub struct WasmHistoryIndex {
+    index: HistoryIndex,
+}
+
+impl Default for WasmHistoryIndex {
+    fn default() -> Self {
+        WasmHistoryIndex::new()
+    }
+}
+
+#[wasm_bindgen]
+impl WasmHistoryIndex {
+    /// An empty index: the first search builds it.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> WasmHistoryIndex {
+        WasmHistoryIndex {
+            index: HistoryIndex::new(),
+        }
+    }
+
+    /// Searches `session` for `query` with `{limit, roles, since}` as JSON; returns the hits
+    /// `[{entryId, role, timestamp, exact, score, snippet}]` as JSON. `E_INVALID_ARGUMENT`
+    /// for an empty query or bad options.
+    #[wasm_bindgen(js_name = searchJson)]
+    pub fn search_json(
+        &mut self,
+        session: &WasmSession,
+        query: &str,
+        options_json: Option<String>,
+    ) -> Result<String, JsValue> {
+        let o = SearchOptions::from_json(&options(options_json, "searchHistory options")?)
+            .map_err(to_js)?;
+        let hits = self.index.search(session.s(), query, &o).map_err(to_js)?;
+        Ok(js::stringify(&Value::Array(
+            hits.iter().map(|h| h.to_json()).collect(),
+        )))
+    }
+}
+
+#[wasm_bindgen]
+impl WasmSession {
+    /// The loss report of `plan` once committed into this session (the compacted session, or
+    /// a handoff's new one): `{lost, anchored}` as JSON.
+    #[wasm_bindgen(js_name = lossReportJson)]
+    pub fn loss_report_json(&self, plan: &WasmCompactionPlan) -> Result<String, JsValue> {
+        let r = loss_report(self.s(), &plan.plan).map_err(to_js)?;
+        Ok(js::stringify(&crate::support::json::object(vec![
+            ("lost", r.lost.into()),
+            ("anchored", r.anchored.into()),
+        ])))
+    }
+}
