@@ -266,7 +266,11 @@ test('workerd: the provider-native lanes (OpenAI V1, V2, Anthropic) compact and 
   );
   for (const lane of ['v1', 'v2', 'anthropic']) assert.equal(json[lane].method, 'remote', lane);
   assert.equal(json.v1.record.compactionItem.encrypted_content, 'ENC-V1');
-  assert.equal(json.v2.record.replacementHistory.at(-1).encrypted_content, 'ENC-V2');
+  // The compaction item, then the anchors of the compacted region as a developer message.
+  const history = json.v2.record.replacementHistory;
+  assert.equal(history.at(-2).encrypted_content, 'ENC-V2');
+  assert.equal(history.at(-1).role, 'developer');
+  assert.match(history.at(-1).content[0].text, /^<anchors>/);
   assert.equal(json.v2.record.usedTokens, 4321);
   assert.equal(json.anthropic.record.encryptedContent, 'SIG==');
   assert.deepEqual(
