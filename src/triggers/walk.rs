@@ -822,6 +822,13 @@ impl Walk {
             return Err(OutOfTurn("an image drop"));
         };
         self.images_tried = true;
+        if removed > 0 {
+            // The images are gone for good: the host says so (a `compaction_warning`).
+            self.warnings.push(WalkStep::Warn {
+                message: images_dropped_notice(removed),
+                method: None,
+            });
+        }
         self.images_dropped = removed > 0
             && match live_after {
                 Some(after) => self.input.live_tokens == 0 || after < self.input.live_tokens,
@@ -1003,6 +1010,12 @@ fn positive_or_one(r: f64) -> f64 {
     } else {
         1.0
     }
+}
+
+/// What the host is told when the rescue's last tier dropped `n` images.
+fn images_dropped_notice(n: u64) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("Dead-end rescue: dropped {n} attached image{s} from the branch to make room for compaction.")
 }
 
 fn failed(reason: CompactionReason, code: &str, message: &str) -> WalkStep {
@@ -1308,6 +1321,13 @@ mod tests {
         assert!(w.handle_planned().is_err(), "not a plan");
         w.handle_images_dropped(3, Some(12_000)).unwrap();
         assert!(w.handle_images_dropped(3, None).is_err(), "asked once");
+        assert_eq!(
+            w.poll(),
+            WalkStep::Warn {
+                message: "Dead-end rescue: dropped 3 attached images from the branch to make room for compaction.".into(),
+                method: None
+            }
+        );
         assert_eq!(w.poll(), plan(Soft));
         w.handle_planned().unwrap();
         w.handle_summarized().unwrap();
@@ -1317,6 +1337,7 @@ mod tests {
         let mut w = walk(30_000);
         w.handle_shaken(0, 0, Some(30_000)).unwrap();
         w.handle_images_dropped(3, Some(12_000)).unwrap();
+        assert!(matches!(w.poll(), WalkStep::Warn { .. }));
         w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
             .unwrap();
         assert_eq!(w.poll(), done(Shake));
@@ -1328,6 +1349,9 @@ mod tests {
             .unwrap();
         assert_eq!(w.poll(), WalkStep::DropImages);
         w.handle_images_dropped(1, None).unwrap();
+        assert!(
+            matches!(w.poll(), WalkStep::Warn { message, .. } if message.contains("dropped 1 attached image from"))
+        );
         assert_eq!(w.poll(), plan(Soft));
         w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
             .unwrap();
@@ -1337,6 +1361,7 @@ mod tests {
         let mut w = walk(30_000);
         w.handle_shaken(0, 0, Some(30_000)).unwrap();
         w.handle_images_dropped(2, Some(30_000)).unwrap();
+        assert!(matches!(w.poll(), WalkStep::Warn { .. }));
         w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
             .unwrap();
         assert_eq!(code_of(&w.poll()), "E_NOTHING_TO_COMPACT");
@@ -1489,6 +1514,7 @@ mod tests {
         w.handle_shaken(0, 0, None).unwrap();
         assert_eq!(w.poll(), WalkStep::DropImages);
         w.handle_images_dropped(2, Some(band)).unwrap();
+        assert!(matches!(w.poll(), WalkStep::Warn { .. }));
         assert_eq!(w.poll(), done(Soft));
         // A shake that made room ends the walk without it.
         let mut w = run(CompactionReason::Threshold, band + 1);
