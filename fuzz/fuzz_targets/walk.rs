@@ -110,7 +110,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 assert!(!planned.contains(method), "{method:?} planned twice without a shake");
                 planned.push(*method);
             }
-            WalkStep::Shake { .. } => planned.clear(),
+            WalkStep::Shake { .. } | WalkStep::DropImages => planned.clear(),
             _ => {}
         }
         again = false;
@@ -119,7 +119,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         let live = if u.arbitrary()? { Some(n) } else { None };
         // Any outcome, in turn or not: one out of turn is refused and changes nothing.
         let before = w.poll();
-        let r = match u.int_in_range(0..=9u8)? {
+        let r = match u.int_in_range(0..=10u8)? {
+            10 => w.handle_images_dropped(u.int_in_range(0..=3u64)?, live),
             8 => w.handle_rebuilt(n, live),
             9 => w.handle_rebuild_failed(),
             0 => w.handle_planned(),

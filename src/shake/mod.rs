@@ -13,8 +13,10 @@
 //! other line stays byte-identical. A plan is bound to what the session looked like: applying
 //! it to a session that changed meanwhile is `E_STALE_PLAN` and changes nothing.
 
+pub mod images;
 mod scan;
 
+pub use images::{drop_images, ImagesDropped, IMAGE_REMOVED};
 pub use scan::block_ranges;
 
 use crate::error::{Error, Result};

@@ -20,16 +20,19 @@
 //!   (§8.3): for a model that reads images, first the latest snapcompact archive is rebuilt
 //!   with fewer frames ([`WalkStep::RebuildArchive`]; an archive is the one cost no shake
 //!   reaches), and the progress guard is tested again; then it shakes with the rescue preset
-//!   and plans again; a second dead end leaves the rebuild or the shake as the reduction; a
-//!   method's own refusal after a plan (snapcompact's "kept history fills the window") only
-//!   hands over;
+//!   and plans again; when that shake elided nothing or the plan still dead-ends, every image
+//!   attached to the branch is dropped ([`WalkStep::DropImages`], the last tier) and it plans
+//!   again; a dead end after that leaves the rebuild, the shake or the dropped images as the
+//!   reduction; a method's own refusal after a plan (snapcompact's "kept history fills the
+//!   window") only hands over;
 //! - `remote` asks only the remote route (a provider-native lane, then the endpoint), never the
 //!   summarizer callbacks; its failure is reported ([`Walk::remote_failed`]) so the host's
 //!   [`ContextManager`](super::ContextManager) starts the cooldown;
 //! - after a commit the progress guard's test (the window minus the reserve for an overflow,
 //!   80 % of the model's threshold otherwise, nothing for a manual compaction) asks for the
 //!   rescue when the kept tail is still too big: the archive rebuild after a snapcompact
-//!   commit, then one shake; the commit stands either way;
+//!   commit, then one shake, then (still too big) the image drop; the commit stands either
+//!   way;
 //! - an overflow proves the provider counted more than the window: when the host measured
 //!   less, the rebuild aims lower by that factor (an uncalibrated host, issue 36);
 //! - an automatic `shake` hands over when it dropped nothing, or (not for idle) when the
@@ -119,6 +122,9 @@ pub enum WalkStep {
     /// tokens (`None`: the window's budget); the host reports [`Walk::handle_rebuilt`] or
     /// [`Walk::handle_rebuild_failed`].
     RebuildArchive { limit_tokens: Option<u64> },
+    /// The dead-end rescue's last tier (spec: compaction §8.3): drop every image attached to
+    /// the live branch (`shake::drop_images`); the host reports [`Walk::handle_images_dropped`].
+    DropImages,
     /// Answer the plan's summary requests through `route`.
     Summarize {
         method: CompactionMethod,
@@ -234,6 +240,10 @@ enum Phase {
     /// (its code and message), or (`None`) after a snapcompact commit of methods[i] that left
     /// too much.
     RescueArchive(usize, Option<(String, String)>),
+    /// The image drop (the rescue's last tier) after the rescue shake of a dead-end plan of
+    /// methods[i] (its code and message) did not restore progress, or (`None`) after the rescue
+    /// of a commit of methods[i] that still left too much.
+    RescueImages(usize, Option<(String, String)>),
     End(WalkStep),
 }
 
@@ -264,6 +274,12 @@ pub struct Walk {
     /// The archive rebuild was asked for (at most once per walk), and it committed.
     rebuild_tried: bool,
     rebuilt: bool,
+    /// The image drop was asked for (at most once per walk), and it removed images.
+    images_tried: bool,
+    images_dropped: bool,
+    /// The live context (provider tokens, overhead included) the latest commit or rebuild
+    /// left, as the progress guard tested it.
+    left: u64,
     /// The host's measure over what the walk makes of the core's estimate (≥ 1): from the
     /// inputs, then from the latest commit.
     model_short: f64,
@@ -376,6 +392,9 @@ impl Walk {
             vision,
             rebuild_tried: false,
             rebuilt: false,
+            images_tried: false,
+            images_dropped: false,
+            left: 0,
             model_short: 1.0,
             remote_failed: false,
         }
@@ -448,6 +467,7 @@ impl Walk {
             Phase::RescueArchive(..) => WalkStep::RebuildArchive {
                 limit_tokens: self.rebuild_limit(),
             },
+            Phase::RescueImages(..) => WalkStep::DropImages,
             Phase::Summarize(i, route) => WalkStep::Summarize {
                 method: method(*i),
                 route: *route,
@@ -494,11 +514,42 @@ impl Walk {
     }
 
     fn can_rescue(&self) -> bool {
-        !self.rescued
-            && !matches!(
-                self.input.reason,
-                CompactionReason::Manual | CompactionReason::Idle
-            )
+        !self.rescued && self.rescue_applies()
+    }
+
+    /// The rescue is for automatic walks that need room to go on: not manual, not idle.
+    fn rescue_applies(&self) -> bool {
+        !matches!(
+            self.input.reason,
+            CompactionReason::Manual | CompactionReason::Idle
+        )
+    }
+
+    /// The rescue's last tier may run: once, after the rescue shake (§8.3 tier order).
+    fn can_drop_images(&self) -> bool {
+        self.rescued && !self.images_tried && self.rescue_applies()
+    }
+
+    /// How a dead end (`code`, `message`) ends once no tier is left: the rebuilt archive,
+    /// else the rescue shake or the dropped images when they lowered the context, is the
+    /// reduction; otherwise the dead end stands.
+    fn dead_end(&self, code: &str, message: &str) -> Phase {
+        if self.rebuilt {
+            // The rebuilt archive is the reduction (a compaction entry; a shake or an image
+            // drop after it may have added to it).
+            Phase::End(WalkStep::Done {
+                method: Some(CompactionMethod::Snapcompact),
+            })
+        } else if self.rescued && (self.rescue_lowered || self.images_dropped) {
+            // The rescue shake (or its image drop, the reference's `shake images`) was the
+            // reduction.
+            Phase::End(WalkStep::Done {
+                method: Some(CompactionMethod::Shake),
+            })
+        } else {
+            // It elided something the context does not hold: no reduction.
+            Phase::End(failed(self.input.reason, code, message))
+        }
     }
 
     /// The plan failed with `code`.
@@ -508,20 +559,12 @@ impl Walk {
         };
         if code_in(code, &DEAD_ENDS) {
             // Nothing to summarize, for every method alike (§8.3 dead-end rescue).
-            self.phase = if self.rebuilt {
-                // The rebuilt archive is the reduction (a compaction entry; a shake after
-                // it may have added to it).
-                Phase::End(WalkStep::Done {
-                    method: Some(CompactionMethod::Snapcompact),
-                })
-            } else if self.rescued && self.rescue_lowered {
-                // The rescue shake was the reduction.
-                Phase::End(WalkStep::Done {
-                    method: Some(CompactionMethod::Shake),
-                })
+            self.phase = if self.can_drop_images() {
+                // The rescue shake did not restore progress: the last tier drops the
+                // attached images, then plans again (§8.3).
+                Phase::RescueImages(i, Some((code.to_string(), message.to_string())))
             } else if self.rescued {
-                // It elided something the context does not hold: no reduction.
-                Phase::End(failed(self.input.reason, code, message))
+                self.dead_end(code, message)
             } else if self.can_rebuild() {
                 // Tier 1 first: nothing is left to summarize, so an oversized archive is
                 // the cost no shake reaches (§8.3).
@@ -594,6 +637,7 @@ impl Walk {
             self.model_short = short(live, self.live_of(core_tokens_after));
         }
         let left = live_after.unwrap_or_else(|| self.live_of(core_tokens_after));
+        self.left = left;
         // The progress guard's test (§8.5): a kept tail too large to go on from asks for the
         // rescue shake, which reaches into it (§8.3); the commit stands either way.
         self.phase = if m != CompactionMethod::Handoff
@@ -682,17 +726,18 @@ impl Walk {
                 self.rescued = true;
                 // Whether the rescue made the context smaller as the host measures it (a
                 // shake of lines a provider-native replay stands in for changes nothing).
-                self.rescue_lowered = match live_after {
-                    Some(after) => self.input.live_tokens == 0 || after < self.input.live_tokens,
-                    None => tokens_freed > 0,
-                };
-                self.phase = if dropped == 0 && self.rebuilt {
-                    // The rebuilt archive is the reduction.
-                    Phase::End(WalkStep::Done {
-                        method: Some(CompactionMethod::Snapcompact),
-                    })
+                self.rescue_lowered = dropped > 0
+                    && match live_after {
+                        Some(after) => {
+                            self.input.live_tokens == 0 || after < self.input.live_tokens
+                        }
+                        None => tokens_freed > 0,
+                    };
+                self.phase = if dropped == 0 && self.can_drop_images() {
+                    // Nothing to elide: the last tier drops the attached images (§8.3).
+                    Phase::RescueImages(i, Some((code, message)))
                 } else if dropped == 0 {
-                    Phase::End(failed(self.input.reason, &code, &message))
+                    self.dead_end(&code, &message)
                 } else {
                     // Plan the same method again on the shaken branch.
                     Phase::Plan(i)
@@ -700,9 +745,19 @@ impl Walk {
             }
             Phase::RescueCommit(i) => {
                 self.rescued = true;
-                self.phase = Phase::End(WalkStep::Done {
-                    method: Some(self.methods[i]),
+                // The progress guard again (§8.5): a kept tail still too big asks for the
+                // image drop; the commit stands either way.
+                let after = live_after.unwrap_or_else(|| {
+                    let freed = (self.ratio() * tokens_freed as f64).ceil() as u64;
+                    self.left.saturating_sub(freed)
                 });
+                self.phase = if after > self.headroom_limit() && self.can_drop_images() {
+                    Phase::RescueImages(i, None)
+                } else {
+                    Phase::End(WalkStep::Done {
+                        method: Some(self.methods[i]),
+                    })
+                };
             }
             _ => return Err(OutOfTurn("a shake")),
         }
@@ -726,6 +781,7 @@ impl Walk {
             (self.live_of(core_tokens_after) as f64 * self.model_short).ceil() as u64
         });
         let left = (left as f64 * self.undercount()).ceil() as u64;
+        self.left = left;
         self.phase = if left <= self.headroom_limit() {
             Phase::End(WalkStep::Done {
                 method: Some(CompactionMethod::Snapcompact),
@@ -749,6 +805,41 @@ impl Walk {
         self.phase = match dead_end {
             Some((code, message)) => Phase::RescuePlan(i, code, message),
             None => Phase::RescueCommit(i),
+        };
+        Ok(())
+    }
+
+    /// The image drop ran: `removed` images went, `live_after` is the live context the host
+    /// measured after it (provider tokens), if any. After a dead-end plan the walk plans the
+    /// method again when images went (the re-test of §8.3), else the dead end ends it as the
+    /// earlier tiers leave it; after a commit the commit stands.
+    pub fn handle_images_dropped(
+        &mut self,
+        removed: u64,
+        live_after: Option<u64>,
+    ) -> Result<(), OutOfTurn> {
+        let Phase::RescueImages(i, dead_end) = self.phase.clone() else {
+            return Err(OutOfTurn("an image drop"));
+        };
+        self.images_tried = true;
+        if removed > 0 {
+            // The images are gone for good: the host says so (a `compaction_warning`).
+            self.warnings.push(WalkStep::Warn {
+                message: images_dropped_notice(removed),
+                method: None,
+            });
+        }
+        self.images_dropped = removed > 0
+            && match live_after {
+                Some(after) => self.input.live_tokens == 0 || after < self.input.live_tokens,
+                None => true,
+            };
+        self.phase = match dead_end {
+            Some(_) if removed > 0 => Phase::Plan(i),
+            Some((code, message)) => self.dead_end(&code, &message),
+            None => Phase::End(WalkStep::Done {
+                method: Some(self.methods[i]),
+            }),
         };
         Ok(())
     }
@@ -919,6 +1010,12 @@ fn positive_or_one(r: f64) -> f64 {
     } else {
         1.0
     }
+}
+
+/// What the host is told when the rescue's last tier dropped `n` images.
+fn images_dropped_notice(n: u64) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("Dead-end rescue: dropped {n} attached image{s} from the branch to make room for compaction.")
 }
 
 fn failed(reason: CompactionReason, code: &str, message: &str) -> WalkStep {
@@ -1161,9 +1258,12 @@ mod tests {
         );
         w.handle_shaken(2, 500, None).unwrap();
         assert_eq!(w.poll(), plan(Soft));
-        // A second dead end: the shake was the reduction.
+        // A second dead end: the last tier drops the attached images; with none, the shake
+        // was the reduction.
         w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
             .unwrap();
+        assert_eq!(w.poll(), WalkStep::DropImages);
+        w.handle_images_dropped(0, None).unwrap();
         assert_eq!(w.poll(), done(Shake));
         // It elided lines the context does not hold (a provider-native replay stands in
         // for them): the live context did not go down, so the dead end stands.
@@ -1174,11 +1274,14 @@ mod tests {
         w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();
         w.handle_shaken(3, 0, Some(4_965)).unwrap();
         w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();
+        w.handle_images_dropped(0, Some(4_965)).unwrap();
         assert_eq!(code_of(&w.poll()), "E_ALREADY_COMPACTED");
-        // The rescue dropped nothing: the dead end stands.
+        // The rescue dropped nothing, nor did the image drop: the dead end stands.
         let mut w = Walk::new(text(CompactionReason::Overflow, &[Soft]));
         w.handle_plan_failed("E_ALREADY_COMPACTED", "done").unwrap();
         w.handle_shaken(0, 0, None).unwrap();
+        assert_eq!(w.poll(), WalkStep::DropImages);
+        w.handle_images_dropped(0, None).unwrap();
         assert_eq!(code_of(&w.poll()), "E_ALREADY_COMPACTED");
         // Manual and idle walks never rescue.
         for reason in [CompactionReason::Manual, CompactionReason::Idle] {
@@ -1187,6 +1290,81 @@ mod tests {
                 .unwrap();
             assert_eq!(code_of(&w.poll()), "E_NOTHING_TO_COMPACT");
         }
+    }
+
+    /// Issue 36 (spec: compaction §8.3 dead-end rescue, last tier): when the rescue shake did
+    /// not restore progress, the walk drops the attached images, once, and plans again.
+    #[test]
+    fn a_dead_end_drops_the_images_after_the_shake() {
+        let walk = |live| {
+            let mut w = Walk::new(WalkInput {
+                model: model(32_000, false),
+                live_tokens: live,
+                ..listed(CompactionReason::Threshold, &[Soft])
+            });
+            w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+                .unwrap();
+            assert_eq!(
+                w.poll(),
+                WalkStep::Shake {
+                    preset: ShakePreset::Rescue
+                }
+            );
+            w
+        };
+        // The shake found nothing to elide: the images go and the method is planned again;
+        // its commit ends the walk (the rescue ran: no second one).
+        let mut w = walk(30_000);
+        w.handle_shaken(0, 0, Some(30_000)).unwrap();
+        assert_eq!(w.poll(), WalkStep::DropImages);
+        assert!(w.handle_shaken(1, 1, None).is_err(), "not a shake");
+        assert!(w.handle_planned().is_err(), "not a plan");
+        w.handle_images_dropped(3, Some(12_000)).unwrap();
+        assert!(w.handle_images_dropped(3, None).is_err(), "asked once");
+        assert_eq!(
+            w.poll(),
+            WalkStep::Warn {
+                message: "Dead-end rescue: dropped 3 attached images from the branch to make room for compaction.".into(),
+                method: None
+            }
+        );
+        assert_eq!(w.poll(), plan(Soft));
+        w.handle_planned().unwrap();
+        w.handle_summarized().unwrap();
+        w.handle_committed(0, Some(31_000)).unwrap();
+        assert_eq!(w.poll(), done(Soft));
+        // The plan still dead-ends: the dropped images were the reduction.
+        let mut w = walk(30_000);
+        w.handle_shaken(0, 0, Some(30_000)).unwrap();
+        w.handle_images_dropped(3, Some(12_000)).unwrap();
+        assert!(matches!(w.poll(), WalkStep::Warn { .. }));
+        w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        assert_eq!(w.poll(), done(Shake));
+        // The shake elided something but the plan dead-ends again: the images go next.
+        let mut w = walk(30_000);
+        w.handle_shaken(2, 100, Some(29_000)).unwrap();
+        assert_eq!(w.poll(), plan(Soft));
+        w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        assert_eq!(w.poll(), WalkStep::DropImages);
+        w.handle_images_dropped(1, None).unwrap();
+        assert!(
+            matches!(w.poll(), WalkStep::Warn { message, .. } if message.contains("dropped 1 attached image from"))
+        );
+        assert_eq!(w.poll(), plan(Soft));
+        w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        assert_eq!(w.poll(), done(Shake));
+        // Images went but the host measures no less (a provider-native replay stands in for
+        // those lines): the dead end stands.
+        let mut w = walk(30_000);
+        w.handle_shaken(0, 0, Some(30_000)).unwrap();
+        w.handle_images_dropped(2, Some(30_000)).unwrap();
+        assert!(matches!(w.poll(), WalkStep::Warn { .. }));
+        w.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
+            .unwrap();
+        assert_eq!(code_of(&w.poll()), "E_NOTHING_TO_COMPACT");
     }
 
     /// Issue 36 finding 3 (spec: compaction §8.3 dead-end rescue, tier 1): when nothing is
@@ -1229,15 +1407,18 @@ mod tests {
             }
         );
         o.handle_shaken(0, 0, None).unwrap();
+        assert_eq!(o.poll(), WalkStep::DropImages);
+        o.handle_images_dropped(0, None).unwrap();
         assert_eq!(o.poll(), done(Snapcompact));
-        // It dropped something: the methods are planned again; a second dead end ends with
-        // the reduction made.
+        // It dropped something: the methods are planned again; a second dead end (and no
+        // image to drop) ends with the reduction made.
         let mut o = walk(CompactionReason::Threshold);
         o.handle_rebuilt(100_000, Some(band + 1)).unwrap();
         o.handle_shaken(2, 300, Some(band + 1)).unwrap();
         assert_eq!(o.poll(), plan(Snapcompact));
         o.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
             .unwrap();
+        o.handle_images_dropped(0, None).unwrap();
         assert_eq!(o.poll(), done(Snapcompact));
         // Nothing to rebuild: the shake, as before; no rebuild is asked twice.
         let mut o = walk(CompactionReason::Overflow);
@@ -1247,6 +1428,7 @@ mod tests {
         assert_eq!(o.poll(), plan(Snapcompact));
         o.handle_plan_failed("E_NOTHING_TO_COMPACT", "fits")
             .unwrap();
+        o.handle_images_dropped(0, None).unwrap();
         assert_eq!(o.poll(), done(Shake));
         // A snapcompact commit that left too much has its own archive rebuilt first.
         let mut o = Walk::new(WalkInput {
@@ -1267,6 +1449,8 @@ mod tests {
         o.handle_rebuild_failed().unwrap();
         assert!(matches!(o.poll(), WalkStep::Shake { .. }));
         o.handle_shaken(0, 0, None).unwrap();
+        assert_eq!(o.poll(), WalkStep::DropImages);
+        o.handle_images_dropped(0, None).unwrap();
         assert_eq!(o.poll(), done(Snapcompact));
         // An overflow the host measured at half the window: the provider counts at least
         // twice what the host does, so the rebuild aims at half the band.
@@ -1325,8 +1509,24 @@ mod tests {
                 preset: ShakePreset::Rescue
             }
         );
+        // The shake elided nothing and the kept tail is still too big: the image drop; the
+        // commit stands whatever it does.
         w.handle_shaken(0, 0, None).unwrap();
+        assert_eq!(w.poll(), WalkStep::DropImages);
+        w.handle_images_dropped(2, Some(band)).unwrap();
+        assert!(matches!(w.poll(), WalkStep::Warn { .. }));
         assert_eq!(w.poll(), done(Soft));
+        // A shake that made room ends the walk without it.
+        let mut w = run(CompactionReason::Threshold, band + 1);
+        w.handle_shaken(1, 10, Some(band)).unwrap();
+        assert_eq!(w.poll(), done(Soft));
+        // Without a measure, the commit's figure less what the shake freed.
+        let mut w = run(CompactionReason::Threshold, band + 5);
+        w.handle_shaken(1, 5, None).unwrap();
+        assert_eq!(w.poll(), done(Soft));
+        let mut w = run(CompactionReason::Threshold, band + 5);
+        w.handle_shaken(1, 4, None).unwrap();
+        assert_eq!(w.poll(), WalkStep::DropImages);
         // An overflow only has to fit the window minus the reserve.
         let fit = 32_000 - budget_reserve_tokens(32_000, &s);
         assert_eq!(run(CompactionReason::Overflow, fit).poll(), done(Soft));
@@ -1632,6 +1832,11 @@ mod tests {
                     } else {
                         w.handle_rebuilt(c as u64 * 300, (c % 4 == 1).then_some(c as u64 * 900))
                     }
+                }
+                WalkStep::DropImages => {
+                    // A reduction like a shake: the method may be planned again after it.
+                    planned.clear();
+                    w.handle_images_dropped((c % 2) as u64, (c % 4 == 1).then_some(c as u64 * 800))
                 }
                 WalkStep::Shake { .. } => {
                     planned.clear();

@@ -5,7 +5,7 @@
 use super::interop::{options, to_js};
 use super::session::WasmSession;
 use crate::error::{Error, ErrorCode};
-use crate::shake::{apply_shake, plan_shake, ShakeConfig};
+use crate::shake::{apply_shake, drop_images, plan_shake, ShakeConfig};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -45,5 +45,14 @@ impl WasmSession {
             )),
         };
         Ok(report.map_err(to_js)?.json())
+    }
+
+    /// Drops every image attached to an entry of the branch to `leaf` (the active branch
+    /// without one), the dead-end rescue's last tier (spec: compaction §8.3): `{removed,
+    /// entries}` as JSON.
+    #[wasm_bindgen(js_name = dropImagesJson)]
+    pub fn drop_images_json(&mut self, leaf: Option<String>) -> Result<String, JsValue> {
+        let r = drop_images(self.s_mut(), leaf.as_deref()).map_err(to_js)?;
+        Ok(r.json())
     }
 }

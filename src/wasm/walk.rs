@@ -125,6 +125,15 @@ impl WasmWalk {
         self.inner.handle_rebuild_failed().map_err(out_of_turn)
     }
 
+    /// The image drop of the dead-end rescue ran: the images it removed and the host's measure
+    /// after it, if any.
+    #[wasm_bindgen(js_name = imagesDropped)]
+    pub fn images_dropped(&mut self, removed: f64, live_after: Option<f64>) -> Result<(), JsValue> {
+        self.inner
+            .handle_images_dropped(count(removed)?, opt_count(live_after)?)
+            .map_err(out_of_turn)
+    }
+
     /// The method failed; `status` is the HTTP status of a remote failure, if any.
     #[wasm_bindgen(js_name = methodFailed)]
     pub fn method_failed(

@@ -18,6 +18,7 @@ mod convert;
 mod facts;
 mod frame_storage;
 mod hardening;
+mod image_rescue;
 mod incremental;
 mod large_inputs;
 mod layers;

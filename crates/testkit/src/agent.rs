@@ -27,7 +27,7 @@ use ctxfold::render::shape::resolve::Target;
 use ctxfold::render::FallbackFonts;
 use ctxfold::session::{NewSession, SequentialIds};
 use ctxfold::settings::{CompactionSettings, Strategy};
-use ctxfold::shake::{apply_shake, plan_shake, Preset, ShakeConfig};
+use ctxfold::shake::{apply_shake, drop_images, plan_shake, Preset, ShakeConfig};
 use ctxfold::summary::retry::{answer_problem, classify, RetryPolicy, RetryStep};
 
 use ctxfold::tokens::FRAME_TOKEN_ESTIMATE;
@@ -630,6 +630,13 @@ impl Host {
                     changed |= dropped > 0;
                     let live = self.provider_tokens()?;
                     walk.handle_shaken(dropped, r.tokens_freed, Some(live))
+                        .map_err(out_of_turn)?;
+                }
+                WalkStep::DropImages => {
+                    let r = drop_images(&mut self.session, None).map_err(|e| e.to_string())?;
+                    changed |= r.removed > 0;
+                    let live = self.provider_tokens()?;
+                    walk.handle_images_dropped(r.removed, Some(live))
                         .map_err(out_of_turn)?;
                 }
                 WalkStep::RebuildArchive { limit_tokens } => {

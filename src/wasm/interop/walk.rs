@@ -74,8 +74,8 @@ fn method(m: Option<CompactionMethod>) -> Value {
     m.map_or(Value::Null, |m| m.as_str().into())
 }
 
-/// A step as `{step: "plan" | "shake" | "rebuild" | "summarize" | "commit" | "warn" | "done" |
-/// "failed", …}`.
+/// A step as `{step: "plan" | "shake" | "rebuild" | "dropImages" | "summarize" | "commit" |
+/// "warn" | "done" | "failed", …}`.
 pub(crate) fn step(s: &WalkStep, remote_failed: bool) -> String {
     let v = match s {
         WalkStep::Plan {
@@ -88,6 +88,7 @@ pub(crate) fn step(s: &WalkStep, remote_failed: bool) -> String {
         WalkStep::RebuildArchive { limit_tokens } => {
             json!({"step": "rebuild", "limitTokens": limit_tokens})
         }
+        WalkStep::DropImages => json!({"step": "dropImages"}),
         WalkStep::Summarize { method: m, route } => {
             json!({"step": "summarize", "method": m.as_str(), "route": route.as_str()})
         }

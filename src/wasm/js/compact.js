@@ -320,6 +320,8 @@ async function run(session, o, signal) {
   const plans = [];
   // Shakes applied during the walk (they rewrite lines in place; a later method sees them).
   let shaken;
+  // The images the dead-end rescue's last tier dropped (in place too): `{removed, entries}`.
+  let imagesDropped;
   // The hooks' additions, and the preparation the hooks saw (the first plan's).
   let extra;
   let preparation = null;
@@ -396,6 +398,14 @@ async function run(session, o, signal) {
           walk.shaken(dropped, r.tokensFreed ?? 0, measured(o));
           break;
         }
+        case 'dropImages': {
+          // The dead-end rescue's last tier (spec: compaction §8.3): the core strips the
+          // images of the branch; the walk re-tests progress.
+          const r = session.dropImages({ leafId: o.leafId });
+          if (r.removed > 0) imagesDropped = r;
+          walk.imagesDropped(r.removed, measured(o));
+          break;
+        }
         case 'rebuild': {
           const rebuilt = rebuildArchive(session, walk, step, o);
           if (rebuilt === undefined) walk.rebuildFailed();
@@ -435,8 +445,16 @@ async function run(session, o, signal) {
         case 'done': {
           const flags = step.remoteFailed ? { remoteFailed: true } : {};
           if (step.remoteFailed) o.onRemoteFailed?.();
+          const images = imagesDropped ? { imagesDropped } : {};
           if (committed === undefined) {
-            return { entryId: null, method: 'shake', shake: shaken, preparation: null, ...flags };
+            return {
+              entryId: null,
+              method: 'shake',
+              shake: shaken ?? noShake(),
+              preparation: null,
+              ...images,
+              ...flags,
+            };
           }
           // What the commit left the model (issue 38 item 4), from the plan it committed.
           const loss = work ? (committed.session ?? session).lossReport(work) : undefined;
@@ -445,6 +463,7 @@ async function run(session, o, signal) {
             committed,
             { method: step.method, preparation, loss },
             shaken ? { shake: shaken } : {},
+            images,
             flags,
           );
         }
@@ -454,6 +473,7 @@ async function run(session, o, signal) {
           const err = last?.code === step.code ? last : wrapError(step.code, step.message, last);
           // A shake that ran stays applied (like a prune): the error says what it elided.
           if (shaken && typeof err === 'object') err.shake = shaken;
+          if (imagesDropped && typeof err === 'object') err.imagesDropped = imagesDropped;
           if (step.remoteFailed && typeof err === 'object') err.remoteFailed = true;
           throw err;
         }
@@ -468,6 +488,20 @@ async function run(session, o, signal) {
 /** The options of a shake the walk runs: the preset, the model's threshold (the automatic preset scales to it), and the host's `saveArtifact`, signal, clock and leaf. */
 function shakeOptions(o, signal, preset, thresholdTokens) {
   return { preset, thresholdTokens, saveArtifact: o.saveArtifact, signal, now: o.now, leafId: o.leafId };
+}
+
+/** The report of a rescue that elided nothing (its image drop was the reduction). */
+function noShake() {
+  return {
+    mode: 'elide',
+    toolResultsDropped: 0,
+    blocksDropped: 0,
+    thinkingBlocksDropped: 0,
+    tokensFreed: 0,
+    artifactId: null,
+    entries: [],
+    rescue: true,
+  };
 }
 
 /** Two shakes of one walk as one report: counts added, entries joined, the later one's artifact and flags. */

@@ -880,8 +880,16 @@ export interface CompactResult extends CompactionCommit {
   report: CompactionReport;
   /** A shake that ran earlier in the walk and was not enough on its own (it stays applied). */
   shake?: ShakeResult;
+  /** The images the dead-end rescue's last tier dropped after the commit left too much (they stay dropped). */
+  imagesDropped?: DropImagesResult;
   /** The `remote` method ran and failed before the method that ran (start its cooldown: `ContextManager.noteRemoteFailure(now)`). */
   remoteFailed?: boolean;
+}
+
+/** What `session.dropImages()` did: images removed, and the ids of the entries rewritten. */
+export interface DropImagesResult {
+  removed: number;
+  entries: string[];
 }
 
 /**
@@ -894,6 +902,8 @@ export interface ShakeCompactResult {
   method: 'shake';
   entryId: null;
   shake: ShakeResult & { rescue?: true };
+  /** The images the dead-end rescue's last tier dropped (spec: compaction §8.3), when it ran and removed some. */
+  imagesDropped?: DropImagesResult;
   report: CompactionReport;
 }
 
@@ -1670,6 +1680,15 @@ export class Session {
   applyShake(plan: ShakePlan, options?: { artifactId?: string; now?: number }): ShakeReport;
   /** `shake thinking`: drops the reasoning blocks of assistant messages older than `protectTokens`. */
   dropThinking(options?: ShakeOptions): ShakeReport;
+  /**
+   * Drops every image attached to the branch to `leafId` (default: the active branch), in
+   * place: the dead-end rescue's last tier (spec: compaction §8.3). Image blocks go from the
+   * content of user, developer, custom and tool-result messages and custom message entries
+   * (a content left empty reads `[image removed]`), and from tool results' `details.images`,
+   * bash executions' `images` and file mentions. Every other byte of the file stays. Throws
+   * `E_UNKNOWN_ENTRY` for a `leafId` not in the session.
+   */
+  dropImages(options?: { leafId?: string }): DropImagesResult;
   /**
    * Shakes the active branch: plans, stores the recovery artifact through `saveArtifact`, then
    * writes the placeholders (`mode: 'thinking'` drops old reasoning instead). Rejects with

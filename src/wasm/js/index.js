@@ -825,6 +825,17 @@ export class Session {
     );
   }
 
+  /**
+   * Drops every image attached to the branch to `leafId` (default: the active branch), in
+   * place: the dead-end rescue's last tier (spec: compaction §8.3). A content left with no
+   * block reads `[image removed]`. Returns `{removed, entries}` (the rewritten entries' ids);
+   * nothing is written when no image is attached.
+   */
+  dropImages(options) {
+    const o = options === undefined || options === null ? {} : object(options, 'dropImages options');
+    return JSON.parse(this.#inner.dropImagesJson(optionalText(o.leafId, '`leafId`')));
+  }
+
   /** `shake thinking`, synchronous: drops the reasoning blocks of old assistant messages. */
   dropThinking(options) {
     const config = options === undefined || options === null ? {} : object(options, 'shake options');
