@@ -1,7 +1,8 @@
 //! Shake on arbitrary input: the region finder over arbitrary text (fences, tags, indentation,
 //! multi-byte characters) keeps its invariants; plan → apply on arbitrary sessions with
 //! arbitrary presets and overrides never panics, touches only the lines it reports and
-//! refuses a stale plan (`ctxfold_testkit::invariants::shake`).
+//! refuses a stale plan (`ctxfold_testkit::invariants::shake`); the dead-end rescue's image drop
+//! after it rewrites only the lines it reports (`invariants::drop_images`).
 #![no_main]
 use arbitrary::Unstructured;
 use ctxfold::shake::{Preset, ShakeConfig};
@@ -67,6 +68,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Err(e) = invariants::shake(&mut s, &cfg, artifact) {
+        panic!("{e}");
+    }
+    // Then the rescue's last tier on what the shake left.
+    if let Err(e) = invariants::drop_images(&mut s) {
         panic!("{e}");
     }
 });

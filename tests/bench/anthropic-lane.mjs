@@ -90,7 +90,7 @@ function parent(args) {
           encoding: 'utf8',
           maxBuffer: 64 << 20,
         });
-        const { ms } = JSON.parse(out.trim().split('\n').at(-1));
+        const { ms } = JSON.parse(out.split('\n').findLast((l) => l.startsWith('{"ms"')));
         const collections = (out.match(/Mark-Compact/g) ?? []).length;
         const key = `${pkg} ${n}`;
         runs.set(key, [...(runs.get(key) ?? []), ms]);

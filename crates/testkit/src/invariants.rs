@@ -474,6 +474,67 @@ pub fn shake(s: &mut Session, cfg: &ctxfold::shake::ShakeConfig, artifact: Optio
     Ok(())
 }
 
+/// The dead-end rescue's image drop (spec: compaction §8.3) on the active branch of `s`:
+/// the lines of the entries it reports change and no other byte does; none of them holds an
+/// image block any more; the count is zero exactly when nothing changed; the session loads
+/// again with as many entries; a second drop finds nothing.
+pub fn drop_images(s: &mut Session) -> Check {
+    use ctxfold::shake::drop_images;
+    let lines_before: Vec<String> = (0..s.len()).map(|i| s.entry_json(i).into_owned()).collect();
+    let before = s.to_bytes();
+    let report = match drop_images(s, None) {
+        Ok(r) => r,
+        Err(_) => {
+            ensure!(
+                s.to_bytes() == before,
+                "a failed image drop changed the session"
+            );
+            return Ok(());
+        }
+    };
+    ensure!(
+        (report.removed == 0) == report.entries.is_empty(),
+        "{} images removed from {} entries",
+        report.removed,
+        report.entries.len()
+    );
+    let mut changed = 0;
+    for (i, old) in lines_before.iter().enumerate() {
+        let new = s.entry_json(i);
+        if *old != new {
+            changed += 1;
+            ensure!(
+                report.entries.iter().any(|id| id == s.entries()[i].id()),
+                "an unreported line changed: {new:.200}"
+            );
+            ensure!(
+                !new.contains(r#""type":"image""#),
+                "a rewritten line still holds an image: {new:.200}"
+            );
+        }
+    }
+    ensure!(
+        changed <= report.entries.len(),
+        "more lines changed than reported"
+    );
+    let reloaded = Session::load(
+        s.to_bytes(),
+        LoadOptions::with_ids(Box::new(SequentialIds::new())),
+    )
+    .map_err(|e| format!("the session does not load after the image drop: {e}"))?;
+    ensure!(
+        reloaded.len() == s.len(),
+        "the reloaded session has other entries"
+    );
+    let again = drop_images(s, None).map_err(|e| format!("second drop: {e}"))?;
+    ensure!(
+        again.removed == 0,
+        "a second drop removed {} images",
+        again.removed
+    );
+    Ok(())
+}
+
 /// Inline imaging's plan (spec: snapcompact §9.7): within the image budget, only eligible
 /// candidates that save tokens, never the newest tool result, never against a warm cache's
 /// form; frames a warm cache holds are kept whenever they all fit; a cold cache ignores
