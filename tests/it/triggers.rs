@@ -1776,6 +1776,38 @@ fn agent_simulator_rebuilds_an_oversized_archive() {
     assert!(r.archive_rebuilds > 0, "{r:?}");
 }
 
+/// Open finding of the `agent` fuzz target (2026-12-07, after the day's merges; not fixed):
+/// a provider that counts text at half the core's estimate and bills frames by their pixels,
+/// behind a host that does not know the ratio. A `length` stop at 84,892 tokens on a 1M
+/// window walks to snapcompact (the remote endpoint is dead), whose 17-frame archive is
+/// smaller than the text it replaces in the core's estimate and by the flat frame charge,
+/// but billed more: "Some(Snapcompact) for Incomplete did not lower the request: 84724 ->
+/// 90077". The same with the anchor block off. The reduction test weighs text at a ratio it
+/// does not know; it should assume the cheapest text a provider may bill (or learn the ratio
+/// from the usage the host reported) before printing frames. Run with `--ignored`.
+#[test]
+#[ignore = "open finding: snapcompact raises the billed request for cheap text behind an uncalibrated host"]
+fn agent_simulator_snapcompact_with_cheap_text_uncalibrated() {
+    use ctxfold_testkit::agent::{run, Scenario};
+    let s = Scenario {
+        seed: 18_446_744_073_706_012_519,
+        window: 1_000_000,
+        vision: true,
+        family: 0,
+        methods: None,
+        ratio: 0.5,
+        summarizer_failures: 0.0,
+        empty_documents: 0.1,
+        length_stops: 0.1,
+        forced_overflows: 0.05,
+        dead_remote: true,
+        user_turns: 23,
+        pixel_frames: true,
+        uncalibrated: true,
+    };
+    run(&s).unwrap_or_else(|e| panic!("{e}"));
+}
+
 // ----- construction checks (issue 43 item 1, issue 36 item 11) ---------------------------
 
 fn host(summarizer: bool, remote_endpoint: bool, native_lane: bool) -> HostRoutes {
