@@ -257,13 +257,7 @@ async function commit(session, walk, step, work, o, signal) {
     // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2). The
     // plan carries the reading model, so a plain plan/commit archives the same; `snapcompact`
     // only overrides (and the request's own tokens narrow the frame cap).
-    // The request overhead, what the provider counts above the core's estimate of the kept
-    // tail, and its text and image rates (the walk works them out): the frame cap, the fit
-    // and the reduction tests read the real window.
-    const fit = JSON.parse(walk.archiveFitJson(work.preparation.estimatedTokens.recentMessages));
-    if (o.nonMessageTokens === undefined && fit.nonMessageTokens === 0) delete fit.nonMessageTokens;
-    const archive = { ...o.snapcompact, ...fit };
-    return session.commitCompaction(work, { snapcompact: archive, now: o.now });
+    return session.commitCompaction(work, { snapcompact: archiveOptions(walk, work, o), now: o.now });
   }
   if (step.method === 'handoff') {
     // An empty document fails in summarizeOne, so the walk falls back to the next method.
@@ -279,6 +273,18 @@ async function commit(session, walk, step, work, o, signal) {
 }
 
 /**
+ * The snapcompact options of a commit of `work`: the host's, with the request overhead, what
+ * the provider counts above the core's estimate of the kept tail, and its text and image rates
+ * (the walk works them out), so that the frame cap, the fit and the reduction tests read the
+ * real window.
+ */
+function archiveOptions(walk, work, o) {
+  const fit = JSON.parse(walk.archiveFitJson(work.preparation.estimatedTokens.recentMessages));
+  if (o.nonMessageTokens === undefined && fit.nonMessageTokens === 0) delete fit.nonMessageTokens;
+  return { ...o.snapcompact, ...fit };
+}
+
+/**
  * The walk's `rebuild` step (the dead-end rescue's first tier, spec: compaction §8.3): the
  * core plans the rebuild of the latest snapcompact archive and commits it with fewer frames,
  * under the walk's limit. The commit, or undefined when the core refused (nothing to rebuild,
@@ -288,9 +294,7 @@ function rebuildArchive(session, walk, step, o) {
   let work;
   try {
     work = planMethod(session, { strategy: 'snapcompact', method: 'snapcompact' }, o, { rebuildArchive: true });
-    const fit = JSON.parse(walk.archiveFitJson(work.preparation.estimatedTokens.recentMessages));
-    if (o.nonMessageTokens === undefined && fit.nonMessageTokens === 0) delete fit.nonMessageTokens;
-    const archive = { ...o.snapcompact, ...fit };
+    const archive = archiveOptions(walk, work, o);
     if (typeof step.limitTokens === 'number') archive.limitTokens = step.limitTokens;
     return session.commitCompaction(work, { snapcompact: archive, now: o.now });
   } catch {
