@@ -3,6 +3,7 @@
 // before any API call; the API modules read it through this live binding.
 import { codedError } from './errors.js';
 
+/** @type {typeof import('./glue.js') | null} */
 export let raw = null;
 
 const initListeners = [];
