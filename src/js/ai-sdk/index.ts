@@ -25,8 +25,8 @@ import {
   type Summarize,
 } from '../core/session.js';
 import { isContextOverflow } from '../core/triggers.js';
-import * as aiSdkModel from '../formats/ai-sdk-model.js';
 import type { AiSdkModelMessage } from '../formats/ai-sdk-model.js';
+import * as aiSdkModel from '../formats/ai-sdk-model.js';
 import { Warnings } from '../formats/common.js';
 import { Maintainer, type MaintainerEvent, type MaintainerOptions } from '../runner/maintainer.js';
 import { memberOf } from '../runner/summarizer.js';
@@ -513,12 +513,13 @@ class Conversation implements AiSdkConversation {
     }
     this.#replied = false;
     if (from < rest.length) {
-      maintainer.session.appendMessages(rest.slice(from).map(fromPromptMessage), { format: FORMAT, model: this.#model });
+      maintainer.session.appendMessages(rest.slice(from).map(fromPromptMessage), {
+        format: FORMAT,
+        model: this.#model,
+      });
       this.#hold(history, from, rest.length);
     }
-    const systemPrompt = system
-      .map((m) => m.content)
-      .filter((t): t is string => typeof t === 'string' && t !== '');
+    const systemPrompt = system.map((m) => m.content).filter((t): t is string => typeof t === 'string' && t !== '');
     const before = await maintainer.beforeRequest({
       ...(systemPrompt.length > 0 && { systemPrompt: systemPrompt.join('\n\n') }),
       ...(tools?.length && { tools: tools as JsonValue[] }),
@@ -743,7 +744,15 @@ export function ctxfoldMiddleware(options: CtxfoldAiSdkOptions): CtxfoldMiddlewa
         return out;
       });
     },
-    async wrapGenerate<R>({ doGenerate, params, model }: { doGenerate: () => PromiseLike<R>; params: unknown; model: unknown }) {
+    async wrapGenerate<R>({
+      doGenerate,
+      params,
+      model,
+    }: {
+      doGenerate: () => PromiseLike<R>;
+      params: unknown;
+      model: unknown;
+    }) {
       const h = held.get(params as object);
       if (h === undefined) return doGenerate();
       const m = maintainerModel(options, model);
@@ -770,7 +779,15 @@ export function ctxfoldMiddleware(options: CtxfoldAiSdkOptions): CtxfoldMiddlewa
         return result;
       }
     },
-    async wrapStream<S>({ doStream, params, model }: { doStream: () => PromiseLike<S>; params: unknown; model: unknown }) {
+    async wrapStream<S>({
+      doStream,
+      params,
+      model,
+    }: {
+      doStream: () => PromiseLike<S>;
+      params: unknown;
+      model: unknown;
+    }) {
       const h = held.get(params as object);
       if (h === undefined) return doStream();
       const m = maintainerModel(options, model);

@@ -9,14 +9,20 @@
 // (`wireMessages` of formats/anthropic.js, its repairing form).
 import { requireRaw } from '../core/raw.js';
 import type { LlmMessage } from '../core/session.js';
-import * as anthropic from '../formats/anthropic.js';
 import type {
   AnthropicAssistantMessage,
   AnthropicCompactionBlock,
   AnthropicTextBlock,
   AnthropicUserMessage,
 } from '../formats/anthropic.js';
-import { type ClaudeTarget, type LaneRequest, type NativePlan, nativeLanes } from './native-openai.js';
+import * as anthropic from '../formats/anthropic.js';
+import {
+  type ClaudeTarget,
+  type LaneRequest,
+  type NativeLanes,
+  type NativePlan,
+  nativeLanes,
+} from './native-openai.js';
 
 /** The `api` of the Messages API. */
 export const ANTHROPIC_API = 'anthropic-messages';
@@ -40,7 +46,7 @@ const textBlock = (text: string): AnthropicTextBlock => ({ type: 'text', text })
  */
 export function replayTarget<M>(model: M): M | { provider: string | undefined; api: string } | undefined {
   if (model === null || typeof model !== 'object') return model;
-  let lanes;
+  let lanes: NativeLanes;
   try {
     lanes = nativeLanes({ model });
   } catch {
@@ -60,8 +66,7 @@ type WireMessage = AnthropicUserMessage | AnthropicAssistantMessage;
  * anthropic format's `wireMessages`; its module's hand-written declarations, formats/ being
  * still JavaScript, leave it out).
  */
-const wireMessages = (anthropic as unknown as { wireMessages: (messages: LlmMessage[]) => WireMessage[] })
-  .wireMessages;
+const wireMessages = (anthropic as unknown as { wireMessages: (messages: LlmMessage[]) => WireMessage[] }).wireMessages;
 
 const endsAssistant = (messages: readonly WireMessage[]) => messages.at(-1)?.role === 'assistant';
 

@@ -18,8 +18,8 @@ import type {
   NativeCompactionOptions,
 } from '../core/session.js';
 import { Warnings } from '../formats/common.js';
-import * as responses from '../formats/openai-responses.js';
 import type { ResponsesInputItem } from '../formats/openai-responses.js';
+import * as responses from '../formats/openai-responses.js';
 
 /**
  * The openai-responses writer as the lanes call it, with a lane's `native` options. Its

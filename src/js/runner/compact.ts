@@ -23,7 +23,6 @@ import type {
   CompactSkipped,
   DropImagesResult,
   HandoffResult,
-  JsonObject,
   LlmMessage,
   LossReport,
   PlanOptions,
@@ -537,11 +536,7 @@ async function run(session: Session, o: RunOptions, signal: Signal): Promise<Wal
             preparation = work.preparation;
             extra = {};
             for (const f of handlers(o.hooks, 'session_before_compact')) {
-              const answer = await callHook(
-                f,
-                { preparation, ...pick(o, ['customInstructions']), signal },
-                signal,
-              );
+              const answer = await callHook(f, { preparation, ...pick(o, ['customInstructions']), signal }, signal);
               if (answer?.cancel === true) {
                 throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
               }
@@ -652,7 +647,9 @@ async function run(session: Session, o: RunOptions, signal: Signal): Promise<Wal
           if (step.remoteFailed) o.onRemoteFailed?.();
           // The thrown value itself when it carries the code (its cause and status stay with it).
           const err: unknown =
-            last !== undefined && memberOf(last, 'code') === step.code ? last : wrapError(step.code, step.message, last);
+            last !== undefined && memberOf(last, 'code') === step.code
+              ? last
+              : wrapError(step.code, step.message, last);
           if (err !== null && typeof err === 'object') {
             // A shake that ran stays applied (like a prune): the error says what it elided.
             if (shaken) Object.assign(err, { shake: shaken });

@@ -190,7 +190,12 @@ function systemTarget(prompt: string | string[] | undefined, mode: string): Syst
   const [scope, text, ...replaced] = t;
   const replacement = typeof prompt === 'string' ? replaced.join('\n\n') : replaced;
   const all = scope === 'all';
-  return { scope: all ? 'all' : 'agents-md', text: text ?? '', replacement, note: all ? TEXTS.systemNote : TEXTS.contextNote };
+  return {
+    scope: all ? 'all' : 'agents-md',
+    text: text ?? '',
+    replacement,
+    note: all ? TEXTS.systemNote : TEXTS.contextNote,
+  };
 }
 
 /** What sending `facts`' text as frames saved, priced at `frameTokens` per frame. */

@@ -39,7 +39,7 @@ import type {
 } from '../core/triggers.js';
 import * as triggers from '../core/triggers.js';
 import { ContextManager } from '../core/triggers.js';
-import { ACTION_OF, type CompactOutcome, nativeLane, type RunOptions, runCompaction } from './compact.js';
+import { ACTION_OF, type CompactOutcome, nativeLane, runCompaction } from './compact.js';
 import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
 import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
 import { defined, handlers, memberOf } from './summarizer.js';
@@ -80,6 +80,7 @@ export interface MaintainerOptions {
     name: string;
     text: string;
     kind: 'handoff' | 'shake';
+    // biome-ignore lint/suspicious/noConfusingVoidType: a callback that returns nothing fits
   }) => string | void | Promise<string | void>;
   /** Summarizer retries. */
   retry?: RetryOptions;
@@ -670,12 +671,7 @@ export class Maintainer {
   }
 
   /** A prune pass with `windows` in the host's tokens; returns the tokens it freed, in the report's unit. */
-  #prune(
-    pass: 'stale' | 'threshold',
-    options: PruneOptions,
-    windows: Record<string, number>,
-    step: Step,
-  ): number {
+  #prune(pass: 'stale' | 'threshold', options: PruneOptions, windows: Record<string, number>, step: Step): number {
     const before = this.#countedTokens();
     const config: PruneOptions = { ...options, ...this.#inEstimate(windows), now: this.#now() };
     const r = pass === 'stale' ? this.#session.pruneStale(config) : this.#session.prune(config);
@@ -843,49 +839,52 @@ export class Maintainer {
     });
     try {
       const { strategy: _strategy, ...settings } = o.settings ?? {};
-      const result = await runCompaction(this.#session, defined({
-        reason: request.reason,
-        now: this.#now(),
-        methods: auto ? request.methods : undefined,
-        remoteBlocked,
-        excludeSnapcompact: request.excludeSnapcompact,
-        // The Maintainer compacts by method order (spec: compaction §8.6); `strategy` is the
-        // state machine's business (`off`, the automatic strategy).
-        settings: { ...settings, keepRecentTokens, v2RetainedMessageBudget },
-        // The window tests of the walk compare with the provider's tokens: the live context
-        // and the request overhead calibrated, and the factor for the core's estimates.
-        liveTokens: this.#storedTokens(),
-        nonMessageTokens: Math.round(this.#overhead * this.#gauge.ratio(this.#model)),
-        providerRatio: this.#providerRatio(),
-        // Frames and other images at the rate the provider bills them (the calibration's).
-        imageRatio: this.#gauge.counting ? 1 : this.#gauge.calibration(this.#model).imageRate,
-        // The same figure after a commit or a shake (which rewrites lines in place: no memo).
-        measureLive: () => {
-          this.#tokens = null;
-          return this.#storedTokens();
-        },
-        summarize: o.summarize,
-        remoteEndpoint: o.remoteEndpoint,
-        headers: o.headers,
-        credentials: o.credentials,
-        fetch: o.fetch,
-        native: o.native,
-        model: this.#model,
-        provider: o.provider ?? this.#model.provider,
-        hooks,
-        retry: o.retry,
-        signal: this.#controller.signal,
-        // The summarizer takes one text: blocks are joined as the provider would read them.
-        systemPrompt: Array.isArray(this.#request.systemPrompt)
-          ? this.#request.systemPrompt.join('\n\n')
-          : this.#request.systemPrompt,
-        tools: this.#request.tools,
-        customInstructions: extra.customInstructions,
-        saveArtifact: o.saveArtifact,
-        willRetry: extra.willRetry,
-        // The walk's `remote` failed: the core starts its cooldown.
-        onRemoteFailed: () => this.#cm.noteRemoteFailure(this.#now()),
-      }));
+      const result = await runCompaction(
+        this.#session,
+        defined({
+          reason: request.reason,
+          now: this.#now(),
+          methods: auto ? request.methods : undefined,
+          remoteBlocked,
+          excludeSnapcompact: request.excludeSnapcompact,
+          // The Maintainer compacts by method order (spec: compaction §8.6); `strategy` is the
+          // state machine's business (`off`, the automatic strategy).
+          settings: { ...settings, keepRecentTokens, v2RetainedMessageBudget },
+          // The window tests of the walk compare with the provider's tokens: the live context
+          // and the request overhead calibrated, and the factor for the core's estimates.
+          liveTokens: this.#storedTokens(),
+          nonMessageTokens: Math.round(this.#overhead * this.#gauge.ratio(this.#model)),
+          providerRatio: this.#providerRatio(),
+          // Frames and other images at the rate the provider bills them (the calibration's).
+          imageRatio: this.#gauge.counting ? 1 : this.#gauge.calibration(this.#model).imageRate,
+          // The same figure after a commit or a shake (which rewrites lines in place: no memo).
+          measureLive: () => {
+            this.#tokens = null;
+            return this.#storedTokens();
+          },
+          summarize: o.summarize,
+          remoteEndpoint: o.remoteEndpoint,
+          headers: o.headers,
+          credentials: o.credentials,
+          fetch: o.fetch,
+          native: o.native,
+          model: this.#model,
+          provider: o.provider ?? this.#model.provider,
+          hooks,
+          retry: o.retry,
+          signal: this.#controller.signal,
+          // The summarizer takes one text: blocks are joined as the provider would read them.
+          systemPrompt: Array.isArray(this.#request.systemPrompt)
+            ? this.#request.systemPrompt.join('\n\n')
+            : this.#request.systemPrompt,
+          tools: this.#request.tools,
+          customInstructions: extra.customInstructions,
+          saveArtifact: o.saveArtifact,
+          willRetry: extra.willRetry,
+          // The walk's `remote` failed: the core starts its cooldown.
+          onRemoteFailed: () => this.#cm.noteRemoteFailure(this.#now()),
+        }),
+      );
       // A shake rewrites lines in place: neither the size nor the leaf tells.
       this.#tokens = null;
       if ('skipped' in result) return { status: 'nothing-to-compact' };

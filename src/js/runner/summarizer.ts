@@ -70,7 +70,11 @@ function failureInfo(err: unknown): { message: string; status: number; retryAfte
 }
 
 /** An Error of an HTTP request, with its `status` and the wait its `retry-after` asked for (-1: none). */
-export function httpError(message: string, status: number, retryAfterMs = -1): Error & { status: number; retryAfterMs: number } {
+export function httpError(
+  message: string,
+  status: number,
+  retryAfterMs = -1,
+): Error & { status: number; retryAfterMs: number } {
   return Object.assign(new Error(message), { status, retryAfterMs });
 }
 
@@ -252,13 +256,15 @@ export function handlers<H extends object, K extends keyof H>(
   name: K,
 ): Array<Extract<NonNullable<H[K]>, Handler>> {
   const list: readonly H[] = Array.isArray(hooks) ? hooks : hooks ? [hooks as H] : [];
-  return list
-    .map((h) => h?.[name])
-    .filter((f): f is Extract<NonNullable<H[K]>, Handler> => typeof f === 'function');
+  return list.map((h) => h?.[name]).filter((f): f is Extract<NonNullable<H[K]>, Handler> => typeof f === 'function');
 }
 
 /** Calls a hook; a handler that throws or rejects is ignored (spec: compaction §8.8). */
-export async function callHook<P, R>(f: (payload: P) => R, payload: P, signal: Signal): Promise<Awaited<R> | undefined> {
+export async function callHook<P, R>(
+  f: (payload: P) => R,
+  payload: P,
+  signal: Signal,
+): Promise<Awaited<R> | undefined> {
   try {
     return await untilAbort(f(payload), signal);
   } catch (_err) {
