@@ -1,6 +1,6 @@
 // What a maintenance step did, measured with one ruler: the local estimate (spec: compaction
 // §3.1) of the LLM context, before and after. Shared by `compact()` and the Maintainer.
-import { requireRaw } from '../core/raw.js';
+import { onRaw, requireRaw } from '../core/raw.js';
 import type { CompactionReport, LlmMessage, Session, TextContent } from '../core/session.js';
 
 /** Tokens per kind of message of a context (`CompactionReport.tokensByKind`). */
@@ -32,8 +32,12 @@ export function contextSnapshot(session: Session, { byKind = false }: { byKind?:
   return byKind ? stats : { tokens: stats.tokens, images: stats.images };
 }
 
-/** The text part that stands in for a tool result's images left out by the provider budget. */
-const IMAGE_OMITTED: TextContent = { type: 'text', text: '[image omitted: provider image limit]' };
+/** The text part that stands in for a tool result's images left out by the provider budget (the core's wording). */
+const IMAGE_OMITTED: TextContent = { type: 'text', text: '' };
+onRaw((bindings: ReturnType<typeof requireRaw>) => {
+  const c: { imageOmittedNotice: string } = JSON.parse(bindings.snapcompactConstants());
+  IMAGE_OMITTED.text = c.imageOmittedNotice;
+});
 
 /** Image parts of a message's content (user, developer and tool-result messages). */
 function imagesOf(message: LlmMessage | undefined): number {
