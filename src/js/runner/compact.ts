@@ -12,6 +12,7 @@ import { abortError, codedError, messageOf, statusOf, wrapError } from '../core/
 import type { WasmWalk } from '../core/glue.js';
 import { requireRaw } from '../core/raw.js';
 import type {
+  CompactionAction,
   CompactionCommit,
   CompactionEvent,
   CompactionMethod,
@@ -22,6 +23,7 @@ import type {
   CompactResult,
   CompactSkipped,
   DropImagesResult,
+  ErrorCode,
   HandoffResult,
   LlmMessage,
   LossReport,
@@ -34,7 +36,6 @@ import type {
   Summarize,
   SummaryRequest,
 } from '../core/session.js';
-import type { CompactionAction } from '../core/triggers.js';
 import { nativeLanes, nativePlan } from '../providers/native-openai.js';
 import { runAnthropic, runOpenaiNative } from './native.js';
 import { contextSnapshot } from './report.js';
@@ -306,7 +307,7 @@ type WalkStep =
   | { step: 'summarize'; method: CompactionMethod; route: string }
   | { step: 'commit'; method: CompactionMethod }
   | { step: 'done'; method: CompactionMethod | null; remoteFailed: boolean }
-  | { step: 'failed'; code: string; message: string; errorMessage: string; remoteFailed: boolean };
+  | { step: 'failed'; code: ErrorCode; message: string; errorMessage: string; remoteFailed: boolean };
 
 /** A plan for the walk's `plan` step, with the hooks' additions `extra`. */
 function planMethod(

@@ -307,9 +307,9 @@ export class Maintainer {
     if (typeof memberOf(session, 'planCompaction') !== 'function') {
       throw invalidArgument('new Maintainer() takes a Session');
     }
-    const given: unknown = options ?? {};
-    if (!isObject(given)) throw invalidArgument('Maintainer options must be an object');
-    const o = given as MaintainerOptions;
+    // A JavaScript caller may pass nothing: the core refuses the missing model.
+    const o = (options ?? {}) as MaintainerOptions;
+    if (!isObject(o)) throw invalidArgument('Maintainer options must be an object');
     for (const k of ['promote', 'onEvent', 'now', 'setTimer', 'saveArtifact'] as const) {
       if (o[k] !== undefined && typeof o[k] !== 'function') throw invalidArgument(`options.${k} must be a function`);
     }
@@ -708,7 +708,7 @@ export class Maintainer {
     const images = this.#readsImages();
     const provider = view.model.provider;
     const limit = view.maxImages;
-    let raw = this.#session.toLlmMessages(view);
+    let raw: LlmMessage[] = this.#session.toLlmMessages(view);
     let systemPrompt = this.#request.systemPrompt;
     let inline: InlineReport | undefined;
     if (this.#imager !== null && images) {
