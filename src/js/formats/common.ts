@@ -8,23 +8,99 @@
 // kept on the message or block under `ctxfold`: `{ format, …members }`. The core passes user,
 // developer, assistant and tool-result messages to the provider view as written, so those
 // members come back to the writer; the writers of other formats ignore them.
+import { isObject as isPlainObject } from '../core/args.js';
 import { codedError } from '../core/errors.js';
+import type { AgentMessage, LlmMessage } from '../core/session.js';
+import type { FormatModel, FormatWarning } from './types.js';
 
-/** A non-null object that is not an array. */
-export function isObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+/**
+ * `isObject` of core/args (the one definition), with the type guard its TypeScript form
+ * declares: while core/args is still JavaScript, the compiler infers a plain boolean from it.
+ * @internal
+ */
+export const isObject = isPlainObject as (value: unknown) => value is Loose;
+
+/** An object of the caller's input whose members are not checked yet. @internal */
+export type Loose = Record<string, unknown>;
+
+/** A message a reader produced: an AgentMessage (with kept `ctxfold` extras) the core checks. @internal */
+export type ReadMessage = AgentMessage | { role: string; [key: string]: unknown };
+
+/** A tool call of an earlier entry, as `ReadContext.toolCall` finds it. @internal */
+export interface KnownToolCall {
+  id: string;
+  name: string;
+  arguments?: unknown;
 }
+
+/** What a reader is given besides the messages (formats/index.ts). @internal */
+export interface ReadContext {
+  /** The model that wrote the assistant messages (the caller's option, unchecked). */
+  model?: unknown;
+  warnings: Warnings;
+  /** The messages continue a history: leading system messages are later instructions. */
+  history: boolean;
+  /** A call of an earlier entry by its id. */
+  toolCall(id: string): KnownToolCall | undefined;
+  /** A call whose id is pi's Responses form `call_id|item_id`, by its `call_id`. */
+  toolCallOfCallId(callId: string): KnownToolCall | undefined;
+}
+
+/** A system prompt as a reader found it: its text, and the format's own form. @internal */
+export interface ReadSystem {
+  text: string;
+  value: unknown;
+}
+
+/** What a reader returns. @internal */
+export interface ReadResult {
+  messages: ReadMessage[];
+  system?: ReadSystem;
+}
+
+/** The system prompt a session keeps (`ctxfold:system`): text, the format's form, the format. @internal */
+export interface StoredSystem extends ReadSystem {
+  format: string;
+}
+
+/** What a writer is given besides the provider messages (formats/index.ts). @internal */
+export interface WriteContext {
+  model?: unknown;
+  warnings: Warnings;
+  system: StoredSystem | undefined;
+  /** The session written from (the ai-sdk-ui writer reads its compaction entry). */
+  session?: unknown;
+  leafId?: string | undefined;
+}
+
+/** What a writer returns: the format's messages and, where it keeps one apart, the system prompt. @internal */
+export interface WriteResult<M = unknown, S = unknown> {
+  messages: M[];
+  system?: S | undefined;
+}
+
+/** A message format module (formats/index.ts). @internal */
+export interface FormatModule {
+  readonly name: string;
+  /** The most images one request of the format's API takes. */
+  readonly maxImages?: number;
+  read(messages: unknown[], ctx: ReadContext): ReadResult;
+  write(llm: LlmMessage[], ctx: WriteContext): WriteResult;
+}
+
+/** An Error of a malformed message: `E_INVALID_MESSAGE` with where it is. @internal */
+export type InvalidMessageError = Error & { index: number; field: string };
+
+/** The provider form of a model option (`{ provider, api?, id? }`), unchecked. @internal */
+export type ModelOption = Partial<FormatModel>;
 
 /**
  * `E_INVALID_MESSAGE`: message `index` of the input is malformed at `field` (a path such as
  * `content[2].type`, or '' for the message itself). The error carries `index` and `field`.
  */
-export function invalidMessage(index, field, detail) {
+export function invalidMessage(index: number, field: string, detail: string): InvalidMessageError {
   const at = field ? `messages[${index}].${field}` : `messages[${index}]`;
-  const err = codedError('E_INVALID_MESSAGE', `${at}: ${detail}`);
-  err.index = index;
-  err.field = field;
-  return err;
+  return Object.assign(codedError('E_INVALID_MESSAGE', `${at}: ${detail}`), { index, field });
 }
 
 /**
@@ -33,10 +109,18 @@ export function invalidMessage(index, field, detail) {
  * messages, or a system prompt given as an option), so a system message among them is a later
  * instruction, read where it stands as a developer message.
  */
-export function systemPromptLength(messages, isSystem, ctx) {
+export function systemPromptLength(
+  messages: readonly unknown[],
+  isSystem: (message: Loose) => boolean,
+  ctx: Pick<ReadContext, 'history'>,
+): number {
   if (ctx.history) return 0;
   let n = 0;
-  while (n < messages.length && isObject(messages[n]) && isSystem(messages[n])) n++;
+  while (n < messages.length) {
+    const m = messages[n];
+    if (!isObject(m) || !isSystem(m)) break;
+    n++;
+  }
   return n;
 }
 
@@ -45,15 +129,15 @@ export function systemPromptLength(messages, isSystem, ctx) {
  * `converted`: it was carried in another form (a role the format lacks, an image as a URL).
  */
 export class Warnings {
-  list = [];
-  dropped(message, index, path) {
+  list: FormatWarning[] = [];
+  dropped(message: string, index?: number, path?: string): void {
     this.#push('W_DROPPED', message, index, path);
   }
-  converted(message, index, path) {
+  converted(message: string, index?: number, path?: string): void {
     this.#push('W_CONVERTED', message, index, path);
   }
-  #push(code, message, index, path) {
-    const w = { code, message };
+  #push(code: FormatWarning['code'], message: string, index: number | undefined, path: string | undefined): void {
+    const w: FormatWarning = { code, message };
     if (index !== undefined) w.index = index;
     if (path !== undefined) w.path = path;
     this.list.push(w);
@@ -61,49 +145,49 @@ export class Warnings {
 }
 
 /** A string field, or E_INVALID_MESSAGE. */
-export function requireString(value, index, field) {
+export function requireString(value: unknown, index: number, field: string): string {
   if (typeof value !== 'string') throw invalidMessage(index, field, `must be a string, got ${kindOf(value)}`);
   return value;
 }
 
 /** An array field, or E_INVALID_MESSAGE. */
-export function requireArray(value, index, field) {
+export function requireArray(value: unknown, index: number, field: string): unknown[] {
   if (!Array.isArray(value)) throw invalidMessage(index, field, `must be an array, got ${kindOf(value)}`);
   return value;
 }
 
 /** An object field, or E_INVALID_MESSAGE. */
-export function requireObject(value, index, field) {
+export function requireObject(value: unknown, index: number, field: string): Loose {
   if (!isObject(value)) throw invalidMessage(index, field, `must be an object, got ${kindOf(value)}`);
   return value;
 }
 
 /** A string field when given (undefined stays undefined), or E_INVALID_MESSAGE. */
-export function optionalString(value, index, field) {
+export function optionalString(value: unknown, index: number, field: string): string | undefined {
   return value === undefined ? undefined : requireString(value, index, field);
 }
 
 /** A string or null field when given (undefined and null stay as they are), or E_INVALID_MESSAGE. */
-export function nullableString(value, index, field) {
+export function nullableString(value: unknown, index: number, field: string): string | null | undefined {
   if (value === undefined || value === null) return value;
   return requireString(value, index, field);
 }
 
 /** An input string as an error message quotes it (JSON text, at most 40 characters); else its kind. */
-export function quote(value) {
+export function quote(value: unknown): string {
   if (typeof value !== 'string') return kindOf(value);
   return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
 }
 
 /** How an error message names the type of a value. */
-export function kindOf(value) {
+export function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : typeof value;
 }
 
 /** `data:<mime>;base64,<data>` as `{ mimeType, data }`, or undefined for any other URL. */
-export function parseDataUrl(url) {
+export function parseDataUrl(url: unknown): { mimeType: string; data: string } | undefined {
   if (typeof url !== 'string' || !url.startsWith('data:')) return undefined;
   const comma = url.indexOf(',');
   const head = url.slice(5, comma);
@@ -112,7 +196,7 @@ export function parseDataUrl(url) {
 }
 
 /** An image block's data as a `data:` URL. */
-export function dataUrl(image) {
+export function dataUrl(image: { mimeType: unknown; data: unknown }): string {
   return `data:${image.mimeType};base64,${image.data}`;
 }
 
@@ -120,26 +204,27 @@ export function dataUrl(image) {
  * Tool-call arguments given as JSON text (OpenAI's wire form) as an object. Text that is not a
  * JSON object is kept whole under the key the reference uses for unparsable arguments.
  */
-export function parseArguments(json, index, field) {
-  requireString(json, index, field);
-  if (json.trim() === '') return {};
+export function parseArguments(json: unknown, index: number, field: string): Loose {
+  const text = requireString(json, index, field);
+  if (text.trim() === '') return {};
   try {
-    const v = JSON.parse(json);
+    const v: unknown = JSON.parse(text);
     if (isObject(v)) return v;
   } catch {
     // kept as text below
   }
-  return { [RAW_ARGUMENTS]: json };
+  return { [RAW_ARGUMENTS]: text };
 }
 
 /** Where `parseArguments` keeps arguments that are not a JSON object. */
 export const RAW_ARGUMENTS = '__raw';
 
 /** Arguments back as JSON text: the text they were read from when kept whole. */
-export function stringifyArguments(args) {
+export function stringifyArguments(args: unknown): string {
   const keys = Object.keys(args ?? {});
-  if (keys.length === 1 && keys[0] === RAW_ARGUMENTS && typeof args[RAW_ARGUMENTS] === 'string') {
-    return args[RAW_ARGUMENTS];
+  if (keys.length === 1 && keys[0] === RAW_ARGUMENTS && isObject(args)) {
+    const raw = args[RAW_ARGUMENTS];
+    if (typeof raw === 'string') return raw;
   }
   return JSON.stringify(args ?? {});
 }
@@ -148,15 +233,15 @@ export function stringifyArguments(args) {
  * Tool-call arguments as JSON text for a writer: `kept`, the text they were read from, when it
  * still parses to them (its spacing and member order come back), else `stringifyArguments`.
  */
-export function argumentsText(args, kept) {
+export function argumentsText(args: unknown, kept: unknown): string {
   const json = stringifyArguments(args);
   if (typeof kept !== 'string' || json === kept) return json;
   return stringifyArguments(parseArguments(kept, 0, '')) === json ? kept : json;
 }
 
 /** The `ctxfold` extras a reader of `format` kept on a message or block, or undefined. */
-export function extrasOf(node, format) {
-  const x = node?.ctxfold;
+export function extrasOf(node: unknown, format: string): Loose | undefined {
+  const x = isObject(node) ? node.ctxfold : undefined;
   return isObject(x) && x.format === format ? x : undefined;
 }
 
@@ -168,19 +253,24 @@ export function extrasOf(node, format) {
  * A `for…in` loop, not `Object.entries` and a spread: it runs for every message and block a
  * reader reads, and was a reader's largest cost on a 2,000-message history.
  */
-export function keepExtras(node, format, members, kept = undefined) {
+export function keepExtras<N extends object>(
+  node: N,
+  format: string,
+  members: Loose,
+  kept: Loose | undefined = undefined,
+): N {
   for (const k in members) {
     const v = members[k];
     if (v === undefined) continue;
     kept ??= { format };
     kept[k] = v;
   }
-  if (kept !== undefined) node.ctxfold = kept;
+  if (kept !== undefined) (node as Loose).ctxfold = kept;
   return node;
 }
 
 /** Whether `node`'s members are exactly `keys`, in that order. */
-export function hasKeys(node, keys) {
+export function hasKeys(node: object, keys: readonly string[]): boolean {
   let i = 0;
   for (const k in node) {
     if (k !== keys[i]) return false;
@@ -190,16 +280,17 @@ export function hasKeys(node, keys) {
 }
 
 /** Sets a member as data, a `__proto__` one too (an assignment would set the prototype). */
-export function putMember(node, key, value) {
+export function putMember(node: object, key: string, value: unknown): void {
   Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** The text of a user/developer/tool content (a string or blocks): its text blocks joined. */
-export function textOf(content) {
+export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .filter((b) => b?.type === 'text' && typeof b.text === 'string')
-    .map((b) => b.text)
-    .join('\n');
+  const texts: string[] = [];
+  for (const b of content as unknown[]) {
+    if (isObject(b) && b.type === 'text' && typeof b.text === 'string') texts.push(b.text);
+  }
+  return texts.join('\n');
 }
