@@ -10,7 +10,7 @@
 // members come back to the writer; the writers of other formats ignore them.
 import { isObject as isPlainObject } from '../core/args.js';
 import { codedError } from '../core/errors.js';
-import type { AgentMessage, LlmMessage } from '../core/session.js';
+import type { LlmMessage } from '../core/session.js';
 import type { FormatModel, FormatWarning } from './types.js';
 
 /**
@@ -23,8 +23,11 @@ export const isObject = isPlainObject as (value: unknown) => value is Loose;
 /** An object of the caller's input whose members are not checked yet. @internal */
 export type Loose = Record<string, unknown>;
 
-/** A message a reader produced: an AgentMessage (with kept `ctxfold` extras) the core checks. @internal */
-export type ReadMessage = AgentMessage | { role: string; [key: string]: unknown };
+/**
+ * A message a reader produced: an `AgentMessage` as the reader built it, with what it keeps
+ * under `ctxfold`; the core checks it before anything is written. @internal
+ */
+export type ReadMessage = Loose;
 
 /** A tool call of an earlier entry, as `ReadContext.toolCall` finds it. @internal */
 export interface KnownToolCall {
@@ -171,6 +174,24 @@ export function optionalString(value: unknown, index: number, field: string): st
 export function nullableString(value: unknown, index: number, field: string): string | null | undefined {
   if (value === undefined || value === null) return value;
   return requireString(value, index, field);
+}
+
+/**
+ * `value` when it is a non-empty string, else undefined (never throws): for members of data
+ * already checked, or written by the core, where anything else means "none".
+ */
+export function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** Whether `value` is no string, or only whitespace: text a request need not carry. */
+export function isBlank(value: unknown): boolean {
+  return typeof value !== 'string' || value.trim() === '';
+}
+
+/** Whether `value` is a string with more than whitespace: text a request carries. */
+export function hasText(value: unknown): value is string {
+  return typeof value === 'string' && value.trim() !== '';
 }
 
 /** An input string as an error message quotes it (JSON text, at most 40 characters); else its kind. */

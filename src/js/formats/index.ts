@@ -36,7 +36,7 @@ const FORMATS = new Map<string, FormatModule>(
     pi,
     untyped(openaiChat),
     untyped(openaiResponses),
-    untyped(anthropic),
+    anthropic,
     untyped(aiSdkModel),
     untyped(aiSdkUi),
     untyped(gemini),
