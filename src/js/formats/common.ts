@@ -11,7 +11,23 @@
 import { isObject as isPlainObject } from '../core/args.js';
 import { codedError } from '../core/errors.js';
 import type { LlmMessage } from '../core/session.js';
-import type { FormatModel, FormatWarning } from './types.js';
+
+/** What a format could not carry: `W_DROPPED` left out, `W_CONVERTED` carried in another form. */
+export interface FormatWarning {
+  code: 'W_DROPPED' | 'W_CONVERTED';
+  message: string;
+  /** The message of the input (reading) or of the output (writing). */
+  index?: number;
+  /** Where in that message, e.g. `content[2]`. */
+  path?: string;
+}
+
+/** The model that wrote the assistant messages being read (their `api`, `provider`, `model`). */
+export interface FormatModel {
+  provider: string;
+  api?: string;
+  id?: string;
+}
 
 /**
  * `isObject` of core/args (the one definition), with the type guard its TypeScript form
@@ -93,9 +109,6 @@ export interface FormatModule {
 
 /** An Error of a malformed message: `E_INVALID_MESSAGE` with where it is. @internal */
 export type InvalidMessageError = Error & { index: number; field: string };
-
-/** The provider form of a model option (`{ provider, api?, id? }`), unchecked. @internal */
-export type ModelOption = Partial<FormatModel>;
 
 /**
  * `E_INVALID_MESSAGE`: message `index` of the input is malformed at `field` (a path such as

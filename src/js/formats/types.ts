@@ -6,6 +6,7 @@ import type { AgentMessage, ContextOptions, CreateOptions, LlmMessage } from '..
 import type { AiSdkModelMessage, AiSdkModelSystem } from './ai-sdk-model.js';
 import type { AiSdkUiMessage, AiSdkUiSystem } from './ai-sdk-ui.js';
 import type { AnthropicMessage, AnthropicSystem } from './anthropic.js';
+import type { FormatModel, FormatWarning } from './common.js';
 import type { GeminiContent, GeminiSystem } from './gemini.js';
 import type { OpenAIChatMessage, OpenAIChatSystem } from './openai-chat.js';
 import type { ResponsesInputItem, ResponsesSystem } from './openai-responses.js';
@@ -13,6 +14,7 @@ import type { ResponsesInputItem, ResponsesSystem } from './openai-responses.js'
 export type * from './ai-sdk-model.js';
 export type * from './ai-sdk-ui.js';
 export type * from './anthropic.js';
+export type { FormatModel, FormatWarning } from './common.js';
 export type * from './gemini.js';
 export type * from './openai-chat.js';
 export type * from './openai-responses.js';
@@ -29,23 +31,6 @@ export interface FormatMessages {
   'ai-sdk-model': { in: AiSdkModelMessage; out: AiSdkModelMessage; system: AiSdkModelSystem };
   'ai-sdk-ui': { in: AiSdkUiMessage; out: AiSdkUiMessage; system: AiSdkUiSystem };
   gemini: { in: GeminiContent; out: GeminiContent; system: GeminiSystem };
-}
-
-/** What a format could not carry: `W_DROPPED` left out, `W_CONVERTED` carried in another form. */
-export interface FormatWarning {
-  code: 'W_DROPPED' | 'W_CONVERTED';
-  message: string;
-  /** The message of the input (reading) or of the output (writing). */
-  index?: number;
-  /** Where in that message, e.g. `content[2]`. */
-  path?: string;
-}
-
-/** The model that wrote the assistant messages being read (their `api`, `provider`, `model`). */
-export interface FormatModel {
-  provider: string;
-  api?: string;
-  id?: string;
 }
 
 export interface AppendMessagesOptions<F extends MessageFormat = MessageFormat> {
