@@ -230,7 +230,7 @@ export function parseDataUrl(url: unknown): { mimeType: string; data: string } |
 }
 
 /** An image block's data as a `data:` URL. */
-export function dataUrl(image: { mimeType: unknown; data: unknown }): string {
+export function dataUrl(image: { mimeType?: unknown; data?: unknown }): string {
   return `data:${image.mimeType};base64,${image.data}`;
 }
 

@@ -32,15 +32,9 @@ import * as pi from './pi.js';
 const untyped = (module: object) => module as FormatModule;
 
 const FORMATS = new Map<string, FormatModule>(
-  [
-    pi,
-    untyped(openaiChat),
-    untyped(openaiResponses),
-    anthropic,
-    untyped(aiSdkModel),
-    untyped(aiSdkUi),
-    untyped(gemini),
-  ].map((f) => [f.name, f]),
+  [pi, openaiChat, untyped(openaiResponses), anthropic, untyped(aiSdkModel), untyped(aiSdkUi), untyped(gemini)].map(
+    (f) => [f.name, f],
+  ),
 );
 
 /** The format module called `name` (default `pi`); E_INVALID_ARGUMENT for an unknown one. */

@@ -1,6 +1,7 @@
 // Types of the message formats (Session.fromMessages, appendMessages, toMessages). The
-// messages of each format are typed in formats/<format>.d.ts, from the providers' documented
-// shapes; docs/guide/formats.md says what maps to what.
+// messages of each format are typed in its module (formats/<format>.ts), from the providers'
+// documented shapes; docs/guide/formats.md says what maps to what. A module in TypeScript
+// exports values too (`name`, `read`, `write`), so its message types are re-exported by name.
 
 import type { AgentMessage, ContextOptions, CreateOptions, LlmMessage } from '../core/session.js';
 import type { AiSdkModelMessage, AiSdkModelSystem } from './ai-sdk-model.js';
@@ -13,10 +14,50 @@ import type { ResponsesInputItem, ResponsesSystem } from './openai-responses.js'
 
 export type * from './ai-sdk-model.js';
 export type * from './ai-sdk-ui.js';
-export type * from './anthropic.js';
+export type {
+  AnthropicAssistantBlock,
+  AnthropicAssistantMessage,
+  AnthropicCacheControl,
+  AnthropicCompactionBlock,
+  AnthropicContainerUploadBlock,
+  AnthropicDocumentBlock,
+  AnthropicImageBlock,
+  AnthropicImageSource,
+  AnthropicMessage,
+  AnthropicRedactedThinkingBlock,
+  AnthropicSearchResultBlock,
+  AnthropicServerToolBlock,
+  AnthropicSystem,
+  AnthropicSystemMessage,
+  AnthropicTextBlock,
+  AnthropicThinkingBlock,
+  AnthropicToolChangeBlock,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+  AnthropicUserBlock,
+  AnthropicUserMessage,
+} from './anthropic.js';
 export type { FormatModel, FormatWarning } from './common.js';
 export type * from './gemini.js';
-export type * from './openai-chat.js';
+export type {
+  OpenAIChatAssistantMessage,
+  OpenAIChatAudioPart,
+  OpenAIChatCacheBreakpoint,
+  OpenAIChatCustomToolCall,
+  OpenAIChatFilePart,
+  OpenAIChatFunctionMessage,
+  OpenAIChatFunctionToolCall,
+  OpenAIChatImagePart,
+  OpenAIChatMessage,
+  OpenAIChatRefusalPart,
+  OpenAIChatSystem,
+  OpenAIChatSystemMessage,
+  OpenAIChatTextPart,
+  OpenAIChatToolCall,
+  OpenAIChatToolMessage,
+  OpenAIChatUserMessage,
+  OpenAIChatUserPart,
+} from './openai-chat.js';
 export type * from './openai-responses.js';
 
 /** The message formats: `pi` is oh-my-pi's own (`AgentMessage` in, `LlmMessage` out). */
