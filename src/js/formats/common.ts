@@ -267,7 +267,7 @@ export function stringifyArguments(args: unknown): string {
  * Tool-call arguments as JSON text for a writer: `kept`, the text they were read from, when it
  * still parses to them (its spacing and member order come back), else `stringifyArguments`.
  */
-export function argumentsText(args: unknown, kept: unknown): string {
+export function argumentsText(args: unknown, kept?: unknown): string {
   const json = stringifyArguments(args);
   if (typeof kept !== 'string' || json === kept) return json;
   return stringifyArguments(parseArguments(kept, 0, '')) === json ? kept : json;

@@ -58,7 +58,26 @@ export type {
   OpenAIChatUserMessage,
   OpenAIChatUserPart,
 } from './openai-chat.js';
-export type * from './openai-responses.js';
+export type {
+  ResponsesCompactionItem,
+  ResponsesCustomToolCall,
+  ResponsesCustomToolCallOutput,
+  ResponsesFunctionCall,
+  ResponsesFunctionCallOutput,
+  ResponsesHostedToolItem,
+  ResponsesInputFile,
+  ResponsesInputImage,
+  ResponsesInputItem,
+  ResponsesInputMessage,
+  ResponsesInputPart,
+  ResponsesInputText,
+  ResponsesItemReference,
+  ResponsesOutputMessage,
+  ResponsesOutputText,
+  ResponsesReasoningItem,
+  ResponsesRefusal,
+  ResponsesSystem,
+} from './openai-responses.js';
 
 /** The message formats: `pi` is oh-my-pi's own (`AgentMessage` in, `LlmMessage` out). */
 export type MessageFormat = keyof FormatMessages;
