@@ -1006,7 +1006,7 @@ type Effort = NonNullable<NonNullable<AnthropicSystemMessage['output_config']>['
 
 // ----- the remote compaction lane ---------------------------------------------------------------
 
-/** The model a history's compaction blocks are replayed to: a Messages API one with server compaction. @internal */
+/** The model a history's compaction blocks are replayed to: a Messages API one with server compaction. */
 export interface ReplayModel {
   provider: string | undefined;
   api: typeof API;

@@ -8,6 +8,9 @@
 // kept on the message or block under `ctxfold`: `{ format, …members }`. The core passes user,
 // developer, assistant and tool-result messages to the provider view as written, so those
 // members come back to the writer; the writers of other formats ignore them.
+//
+// The contract of a format module (`FormatModule`: its read and write contexts and results) is
+// typed here for the modules and their callers; the package's entries do not export it.
 import { isObject as isPlainObject } from '../core/args.js';
 import { codedError } from '../core/errors.js';
 import type { LlmMessage } from '../core/session.js';
@@ -32,27 +35,26 @@ export interface FormatModel {
 /**
  * `isObject` of core/args (the one definition), with the type guard its TypeScript form
  * declares: while core/args is still JavaScript, the compiler infers a plain boolean from it.
- * @internal
  */
 export const isObject = isPlainObject as (value: unknown) => value is Loose;
 
-/** An object of the caller's input whose members are not checked yet. @internal */
+/** An object of the caller's input whose members are not checked yet. */
 export type Loose = Record<string, unknown>;
 
 /**
  * A message a reader produced: an `AgentMessage` as the reader built it, with what it keeps
- * under `ctxfold`; the core checks it before anything is written. @internal
+ * under `ctxfold`; the core checks it before anything is written.
  */
 export type ReadMessage = Loose;
 
-/** A tool call of an earlier entry, as `ReadContext.toolCall` finds it. @internal */
+/** A tool call of an earlier entry, as `ReadContext.toolCall` finds it. */
 export interface KnownToolCall {
   id: string;
   name: string;
   arguments?: unknown;
 }
 
-/** What a reader is given besides the messages (formats/index.ts). @internal */
+/** What a reader is given besides the messages (formats/index.ts). */
 export interface ReadContext {
   /** The model that wrote the assistant messages (the caller's option, unchecked). */
   model?: unknown;
@@ -65,24 +67,24 @@ export interface ReadContext {
   toolCallOfCallId(callId: string): KnownToolCall | undefined;
 }
 
-/** A system prompt as a reader found it: its text, and the format's own form. @internal */
+/** A system prompt as a reader found it: its text, and the format's own form. */
 export interface ReadSystem {
   text: string;
   value: unknown;
 }
 
-/** What a reader returns. @internal */
+/** What a reader returns. */
 export interface ReadResult {
   messages: ReadMessage[];
   system?: ReadSystem;
 }
 
-/** The system prompt a session keeps (`ctxfold:system`): text, the format's form, the format. @internal */
+/** The system prompt a session keeps (`ctxfold:system`): text, the format's form, the format. */
 export interface StoredSystem extends ReadSystem {
   format: string;
 }
 
-/** What a writer is given besides the provider messages (formats/index.ts). @internal */
+/** What a writer is given besides the provider messages (formats/index.ts). */
 export interface WriteContext {
   model?: unknown;
   warnings: Warnings;
@@ -92,13 +94,13 @@ export interface WriteContext {
   leafId?: string | undefined;
 }
 
-/** What a writer returns: the format's messages and, where it keeps one apart, the system prompt. @internal */
+/** What a writer returns: the format's messages and, where it keeps one apart, the system prompt. */
 export interface WriteResult<M = unknown, S = unknown> {
   messages: M[];
   system?: S | undefined;
 }
 
-/** A message format module (formats/index.ts). @internal */
+/** A message format module (formats/index.ts). */
 export interface FormatModule {
   readonly name: string;
   /** The most images one request of the format's API takes. */
@@ -107,7 +109,7 @@ export interface FormatModule {
   write(llm: LlmMessage[], ctx: WriteContext): WriteResult;
 }
 
-/** An Error of a malformed message: `E_INVALID_MESSAGE` with where it is. @internal */
+/** An Error of a malformed message: `E_INVALID_MESSAGE` with where it is. */
 export type InvalidMessageError = Error & { index: number; field: string };
 
 /**

@@ -1,5 +1,6 @@
 // The message formats `Session.fromMessages`, `appendMessages` and `toMessages` speak. Each
-// format module exports `name`, `read(messages, ctx)` and `write(llm, ctx)`:
+// format module exports `name`, `read(messages, ctx)` and `write(llm, ctx)` (`FormatModule` of
+// common.ts):
 //
 // read(messages, ctx) → { messages: AgentMessage[], system? }
 //   `messages` is the caller's array (checked to be an array); a malformed message throws

@@ -650,7 +650,7 @@ export interface NativeTarget {
   previous: unknown[];
 }
 
-/** The write context of this format: a native lane's target besides the common members. @internal */
+/** The write context of this format: a native lane's target besides the common members. */
 export interface ResponsesWriteContext extends WriteContext {
   native?: NativeTarget | undefined;
 }
