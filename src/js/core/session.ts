@@ -1,14 +1,15 @@
-// Public API of the ctxfold package, shared by every runtime entry point.
+// The sessions of the core: a thin wrapper over the wasm session (`WasmSession`) and its plans,
+// with the package's plain functions over the core (version, token estimates, thresholds).
 // Values cross the wasm boundary as JSON text (see src/wasm/mod.rs); this module parses and
 // stringifies, fills defaults (`now` = Date.now()), and checks argument types so that misuse
-// fails with a coded Error instead of deep inside the engine.
+// fails with a coded Error instead of deep inside the engine. Every call here is synchronous.
+//
+// The layers: `SessionCore` (here) holds every synchronous operation of a session. The public
+// `Session` (runner/session.ts) extends it with what needs the layers above core/: the message
+// formats (fromMessages, appendMessages, toMessages), the provider's replay target of
+// toLlmMessages, and the runs that await (compact, navigateTree, shake). The members named
+// `_…` here are that subclass's handles, `@internal` (stripped from the declarations).
 
-import { Warnings } from '../formats/common.js';
-import { formatOf, SYSTEM_ENTRY } from '../formats/index.js';
-import { replayTarget } from '../providers/native-anthropic.js';
-import { compactSession } from '../runner/compact.js';
-import { navigateSession } from '../runner/navigate.js';
-import { shakeSession } from '../runner/shake.js';
 import {
   isObject,
   JsonlWriter,
@@ -23,28 +24,141 @@ import {
   toJsonBytes,
 } from './args.js';
 import { codedError, invalidArgument, live, release } from './errors.js';
+import type { WasmCompactionPlan, WasmHistoryIndex, WasmNavigationPlan, WasmSession } from './glue.js';
 import { committed, requireRaw } from './raw.js';
+import type {
+  AgentMessage,
+  AppendOptions,
+  ArchiveFrame,
+  CompactionCommit,
+  CompactionMethod,
+  CompactionPreparation,
+  CompactionSettings,
+  ContextOptions,
+  ContextTokens,
+  CreateOptions,
+  DropImagesResult,
+  EntryInfo,
+  EstimateOptions,
+  ExtensionCompaction,
+  FileDetails,
+  FrameMigration,
+  JsonObject,
+  JsonValue,
+  LlmMessage,
+  LoadOptions,
+  LoadWarning,
+  LossReport,
+  NavigationAnswer,
+  NavigationOptions,
+  NavigationPreparation,
+  NavigationResult,
+  PlanOptions,
+  PrunedResult,
+  PruneOptions,
+  PruneReport,
+  ResolvedCompactionSettings,
+  SearchHistoryHit,
+  SearchHistoryOptions,
+  SessionContext,
+  SessionEntry,
+  SessionHeader,
+  ShakeOptions,
+  ShakePlan,
+  ShakeReport,
+  SnapcompactArchiveOptions,
+  SummaryRequest,
+  TranscriptOptions,
+  TranscriptPage,
+  Usage,
+} from './types.js';
 
-function idOptions(options) {
+/** The ids callback of `LoadOptions.ids`, or the JSON of the id options for the core. */
+function idOptions(options: LoadOptions | undefined): [string, (() => string) | undefined] {
   const { ids, seed, start } = options ?? {};
   if (typeof ids === 'function') return [JSON.stringify({ seed, start }), ids];
   return [JSON.stringify({ ids, seed, start }), undefined];
 }
 
-/** The options of a new session for the core (`now`: the header's time), and the ids callback. */
-function createOptions(options, now) {
+/**
+ * The options of a new session for the core (`now`: the header's time), and the ids callback.
+ * @internal
+ */
+export function createOptions(
+  options: CreateOptions | undefined,
+  now: number | undefined,
+): [string, (() => string) | undefined] {
   const [idJson, callback] = idOptions(options);
   const { id, cwd, parentSession } = options ?? {};
   return [JSON.stringify({ ...JSON.parse(idJson), id, cwd, parentSession, now }), callback];
 }
 
+/**
+ * A wasm session loaded from a session file (a string or its UTF-8 bytes).
+ * @internal
+ */
+export function loadJsonl(input: unknown, options: LoadOptions | undefined): WasmSession {
+  const bytes = textOrBytes(input, 'input');
+  const [json, callback] = idOptions(options);
+  const raw = requireRaw();
+  return raw.WasmSession.fromBytes(bytes, json, callback);
+}
+
+/**
+ * A wasm session loaded from a file that `read(view)` writes straight into the module's
+ * memory (see `Session.fromReader`).
+ * @internal
+ */
+export function loadReader(
+  size: number,
+  read: (view: Uint8Array) => number | undefined,
+  options: LoadOptions | undefined,
+): WasmSession {
+  if (!Number.isSafeInteger(size) || size < 0) throw invalidArgument('size must be a whole number of bytes');
+  if (typeof read !== 'function') throw invalidArgument('read must be a function that fills the view');
+  const [json, callback] = idOptions(options);
+  const raw = requireRaw();
+  const at = raw.sourceBuffer(size);
+  const memory: { buffer: ArrayBuffer } = raw.sourceMemory();
+  const view = new Uint8Array(memory.buffer, at, size);
+  // The module's memory grew while `read` ran: the view is over the old memory.
+  const stale = (): boolean => view.byteLength !== size || raw.sourceMemory().buffer !== view.buffer;
+  const staleError = () => invalidArgument('read called ctxfold while it filled the view: the view went stale');
+  let written: number | undefined;
+  try {
+    written = read(view);
+  } catch (e) {
+    raw.sourceBuffer(0);
+    throw stale() ? staleError() : e;
+  }
+  written ??= size;
+  if (stale()) {
+    raw.sourceBuffer(0);
+    throw staleError();
+  }
+  if (!Number.isSafeInteger(written) || written < 0 || written > size) {
+    raw.sourceBuffer(0);
+    throw invalidArgument('read must return the number of bytes it wrote (at most size)');
+  }
+  return raw.WasmSession.fromSource(written, json, callback);
+}
+
+/**
+ * A new empty wasm session.
+ * @internal
+ */
+export function createSession(options: CreateOptions | undefined): WasmSession {
+  const [json, callback] = createOptions(options, options?.now);
+  return requireRaw().WasmSession.create(json, callback);
+}
+
 /** Version of the ctxfold core (from Cargo.toml). */
-export function version() {
+export function version(): string {
   return requireRaw().version();
 }
 
-/** Bytes of WebAssembly memory in use by the module (it grows as needed and never shrinks). */
-export function wasmMemoryBytes() {
+/** Bytes of WebAssembly memory the module holds (it grows as needed and never shrinks). */
+export function wasmMemoryBytes(): number {
   return requireRaw().wasmMemoryBytes();
 }
 
@@ -57,47 +171,49 @@ const COPY_DEPTH = 64;
  * fast as the loop, which every turn's `toLlmMessages` pays for each message); below that,
  * `copyDeep`.
  */
-function copyJson(v, depth = 0) {
+function copyJson<T>(v: T, depth = 0): T {
   if (typeof v !== 'object' || v === null) return v;
   if (depth === COPY_DEPTH) return copyDeep(v);
   if (Array.isArray(v)) {
     const n = v.length;
-    const to = new Array(n);
+    const to: unknown[] = new Array(n);
     for (let i = 0; i < n; i++) to[i] = copyJson(v[i], depth + 1);
-    return to;
+    return to as T;
   }
-  const to = {};
-  for (const k in v) {
+  const from = v as Record<string, unknown>;
+  const to: Record<string, unknown> = {};
+  for (const k in from) {
     // An own `__proto__` member (JSON.parse makes one) must stay a member, not a prototype.
     if (k === '__proto__') {
       Object.defineProperty(to, k, {
-        value: copyJson(v[k], depth + 1),
+        value: copyJson(from[k], depth + 1),
         enumerable: true,
         writable: true,
         configurable: true,
       });
     } else {
-      to[k] = copyJson(v[k], depth + 1);
+      to[k] = copyJson(from[k], depth + 1);
     }
   }
-  return to;
+  return to as T;
 }
 
 /**
  * `copyJson` as a loop with its own stack: `JSON.parse` reads any depth, and a message can
  * nest deeper than the call stack allows a recursive walk.
  */
-function copyDeep(v) {
+function copyDeep<T>(v: T): T {
   if (typeof v !== 'object' || v === null) return v;
-  const root = Array.isArray(v) ? [] : {};
-  const todo = [v, root];
+  type Node = Record<string | number, unknown>;
+  const root: Node = Array.isArray(v) ? ([] as unknown as Node) : {};
+  const todo: Node[] = [v as Node, root];
   while (todo.length > 0) {
-    const to = todo.pop();
-    const from = todo.pop();
-    const copy = (x) => {
+    const to = todo.pop() as Node;
+    const from = todo.pop() as Node;
+    const copy = (x: unknown): unknown => {
       if (typeof x !== 'object' || x === null) return x;
-      const y = Array.isArray(x) ? [] : {};
-      todo.push(x, y);
+      const y: Node = Array.isArray(x) ? ([] as unknown as Node) : {};
+      todo.push(x as Node, y);
       return y;
     };
     if (Array.isArray(from)) {
@@ -113,15 +229,19 @@ function copyDeep(v) {
       }
     }
   }
-  return root;
+  return root as T;
 }
 
 /** What `plainCopy` returns for a value whose JSON text might not give it back as it is. */
-const NOT_PLAIN = Symbol('not plain JSON');
+const NOT_PLAIN: unique symbol = Symbol('not plain JSON');
 /** What `plainCopy` returns for a value JSON.stringify leaves out of an object. */
-const OMITTED = Symbol('omitted');
-const wellFormed =
-  typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : (s) => !/[\uD800-\uDFFF]/.test(s);
+const OMITTED: unique symbol = Symbol('omitted');
+/** `String.prototype.isWellFormed` (ES2024) where the runtime has it. */
+type MaybeWellFormed = string & { isWellFormed?: () => boolean };
+const wellFormed: (s: string) => boolean =
+  typeof (String.prototype as MaybeWellFormed).isWellFormed === 'function'
+    ? (s) => (s as MaybeWellFormed).isWellFormed?.() === true
+    : (s) => !/[\uD800-\uDFFF]/.test(s);
 
 /**
  * A copy of `v` equal to `JSON.parse(JSON.stringify(v))`, or NOT_PLAIN where that is not
@@ -130,8 +250,13 @@ const wellFormed =
  * As JSON.stringify does, members that are `undefined`, functions or symbols are left out
  * (null in arrays, as holes are), non-finite numbers are null and `-0` is 0. `size.chars`
  * grows by the characters of its strings and keys, about the length of its JSON text.
+ * @internal
  */
-function plainCopy(v, depth, size) {
+export function plainCopy(
+  v: unknown,
+  depth: number,
+  size: { chars: number },
+): JsonValue | typeof NOT_PLAIN | typeof OMITTED {
   switch (typeof v) {
     case 'string':
       size.chars += v.length;
@@ -150,7 +275,7 @@ function plainCopy(v, depth, size) {
   if (v === null) return null;
   if (depth >= 64) return NOT_PLAIN;
   if (Array.isArray(v)) {
-    const out = new Array(v.length);
+    const out: JsonValue[] = new Array(v.length);
     for (let i = 0; i < v.length; i++) {
       const c = plainCopy(v[i], depth + 1, size);
       if (c === NOT_PLAIN) return NOT_PLAIN;
@@ -158,12 +283,13 @@ function plainCopy(v, depth, size) {
     }
     return out;
   }
-  const proto = Object.getPrototypeOf(v);
-  if ((proto !== Object.prototype && proto !== null) || typeof v.toJSON === 'function') return NOT_PLAIN;
-  const out = {};
-  for (const k of Object.keys(v)) {
+  const o = v as Record<string, unknown>;
+  const proto = Object.getPrototypeOf(o);
+  if ((proto !== Object.prototype && proto !== null) || typeof o.toJSON === 'function') return NOT_PLAIN;
+  const out: JsonObject = {};
+  for (const k of Object.keys(o)) {
     size.chars += k.length + 8;
-    const c = plainCopy(v[k], depth + 1, size);
+    const c = plainCopy(o[k], depth + 1, size);
     if (c === NOT_PLAIN) return NOT_PLAIN;
     if (c === OMITTED) continue;
     // An own `__proto__` member must stay a member, not set the copy's prototype.
@@ -179,11 +305,11 @@ function plainCopy(v, depth, size) {
  * `pruned` parsed when first read: a threshold prune of a large session lists thousands of
  * results that a host which only reads the counts never needs as objects.
  */
-function lazyRows(text) {
+function lazyRows(text: string): PruneReport {
   const at = text.indexOf(',"pruned":');
   if (at < 0 || text.charCodeAt(text.length - 1) !== 0x7d) return JSON.parse(text);
-  const report = JSON.parse(`${text.slice(0, at)}}`);
-  let rows;
+  const report: PruneReport = JSON.parse(`${text.slice(0, at)}}`);
+  let rows: PrunedResult[] | undefined;
   Object.defineProperty(report, 'pruned', {
     enumerable: true,
     configurable: true,
@@ -191,142 +317,55 @@ function lazyRows(text) {
       rows ??= JSON.parse(text.slice(at + 10, -1));
       return rows;
     },
-    set(value) {
+    set(value: PrunedResult[]) {
       rows = value;
     },
   });
   return report;
 }
 
+/** The parts of the last `llmMessageParts` call: its number and each part's parsed messages. */
+interface LlmParts {
+  serial: number;
+  parsed: LlmMessage[][];
+}
+
 /**
  * A session file: a header and a tree of entries, with a leaf selecting the active path.
- * Unchanged lines are written back byte for byte.
+ * Unchanged lines are written back byte for byte. The synchronous part of the public
+ * `Session`, which every session is (see the top of this file); not exported by the package.
  */
-export class Session {
-  /** The wasm session (read through `#inner`, which refuses it once freed). */
-  #raw;
+export class SessionCore {
+  /** The wasm session (read through `_inner`, which refuses it once freed). */
+  #raw: WasmSession;
   /** The frame payloads of the compaction `toLlmMessages` referred to last: `{entry, data}`. */
-  #frames = null;
+  #frames: { entry: string; data: Array<string | undefined> } | null = null;
   /** The last `llmMessageParts` call: its number and each part's parsed messages. */
-  #parts = null;
-  /**
-   * The message formats: tool calls of the leaf's path as `{id, name, arguments}`, by id
-   * (`byId`) and, for pi's Responses ids `call_id|item_id`, by `call_id` (`byCallId`); built on
-   * first need.
-   */
-  #calls = null;
-  /** The latest `ctxfold:system` entry's data (null: none; undefined: not looked up yet). */
-  #system = undefined;
-  /** What the reader of `fromMessages` could not carry. */
-  #formatWarnings = [];
+  #parts: LlmParts | null = null;
   /** The `searchHistory` index (built on the first search, kept current by the core). */
-  #recall = null;
+  #recall: WasmHistoryIndex | null = null;
 
-  constructor(inner) {
-    if (inner === undefined || inner === null || typeof inner.toBytes !== 'function') {
+  /** @internal */
+  protected constructor(inner: WasmSession) {
+    const given: unknown = inner;
+    if (!isObject(given) || typeof given.toBytes !== 'function') {
       throw invalidArgument('use Session.fromJsonl(text | bytes) or Session.create() to make a session');
     }
     this.#raw = inner;
   }
 
-  /** The wasm session; `E_FREED` after `free()`. */
-  get #inner() {
+  /** The wasm session; `E_FREED` after `free()`. @internal */
+  protected get _inner(): WasmSession {
     return live(this.#raw, 'session');
   }
 
-  /** Loads a session file (a string or its UTF-8 bytes). Throws `E_NOT_A_SESSION`, `E_VERSION_TOO_NEW`. */
-  static fromJsonl(input, options) {
-    const bytes = textOrBytes(input, 'input');
-    const [json, callback] = idOptions(options);
-    const raw = requireRaw();
-    return new Session(raw.WasmSession.fromBytes(bytes, json, callback));
-  }
-
   /**
-   * Loads a session file that `read(view)` writes straight into the module's memory: `view`
-   * is a Uint8Array of `size` bytes there, and `read` returns how many it wrote (all when it
-   * returns undefined). The file is never copied in JavaScript, so opening it needs its size
-   * once plus the index, where `fromJsonl` of its bytes holds them twice. `read` must not call
-   * ctxfold (the view would go stale: `E_INVALID_ARGUMENT`).
+   * A session of this one's class around another wasm session (a handoff's new session is a
+   * public `Session` when this one is).
    */
-  static fromReader(size, read, options) {
-    if (!Number.isSafeInteger(size) || size < 0) throw invalidArgument('size must be a whole number of bytes');
-    if (typeof read !== 'function') throw invalidArgument('read must be a function that fills the view');
-    const [json, callback] = idOptions(options);
-    const raw = requireRaw();
-    const at = raw.sourceBuffer(size);
-    const view = new Uint8Array(raw.sourceMemory().buffer, at, size);
-    // The module's memory grew while `read` ran: the view is over the old memory.
-    const stale = () => view.byteLength !== size || raw.sourceMemory().buffer !== view.buffer;
-    const staleError = () => invalidArgument('read called ctxfold while it filled the view: the view went stale');
-    let written;
-    try {
-      written = read(view);
-    } catch (e) {
-      raw.sourceBuffer(0);
-      throw stale() ? staleError() : e;
-    }
-    written ??= size;
-    if (stale()) {
-      raw.sourceBuffer(0);
-      throw staleError();
-    }
-    if (!Number.isSafeInteger(written) || written < 0 || written > size) {
-      raw.sourceBuffer(0);
-      throw invalidArgument('read must return the number of bytes it wrote (at most size)');
-    }
-    return new Session(raw.WasmSession.fromSource(written, json, callback));
-  }
-
-  /** A new empty session. */
-  static create(options) {
-    const [json, callback] = createOptions(options, options?.now);
-    return new Session(requireRaw().WasmSession.create(json, callback));
-  }
-
-  /**
-   * A session holding a message history of another format (spec of the mapping:
-   * docs/guide/formats.md): a header, the system prompt when there is one (a `custom` entry
-   * `ctxfold:system`), and a `message` entry per message. What the format's messages hold that
-   * the session cannot is listed in `warnings`. Throws `E_INVALID_MESSAGE` (with `index` and
-   * `field`) for a malformed message.
-   */
-  static fromMessages(messages, options) {
-    if (options !== undefined && options !== null) object(options, 'options');
-    const format = formatOf(options?.format);
-    if (!Array.isArray(messages)) throw invalidArgument('messages must be an array');
-    const warnings = new Warnings();
-    // A system prompt given as an option makes the messages' own system messages history.
-    const history = options?.system !== undefined && options?.system !== null;
-    const none = () => undefined;
-    const read = format.read(messages, {
-      model: options?.model,
-      warnings,
-      history,
-      toolCall: none,
-      toolCallOfCallId: none,
-    });
-    const now = nowOf(options);
-    const stored = systemOf(options, read, format);
-    // The core checks every message, draws the ids as `create` and an append per entry
-    // would, and writes the lines (src/session/batch.rs).
-    const [json, callback] = createOptions(options, now);
-    const session = withMessageLines(
-      read.messages,
-      messages.length === read.messages.length,
-      (bytes) => new Session(requireRaw().WasmSession.fromMessages(bytes, json, callback, systemEntry(stored))),
-    );
-    session.#formatWarnings = warnings.list;
-    // The system prompt is the one just written; toMessages need not look for it.
-    session.#system = stored === null ? null : JSON.parse(toJson(stored));
-    // The copies the first provider view is handed (`#adopt`); every message was written as
-    // JSON above, so none holds a cycle.
-    const size = { chars: 0 };
-    session.#adopt(
-      stored === null ? 0 : 1,
-      read.messages.map((m) => plainCopy(m, 0, size)),
-    );
-    return session;
+  #sibling(inner: WasmSession): this {
+    const make = this.constructor as new (inner: WasmSession) => this;
+    return new make(inner);
   }
 
   /**
@@ -335,125 +374,135 @@ export class Session {
    * each by position instead of its JSON from wasm and a parse of it (a 10 MB history crossed
    * twice). Only plain JSON values are offered, and the core takes each one whose provider
    * message it can tell from the entry's facts: as it is, or with its `attribution` set.
+   * @internal
    */
-  #adopt(first, held) {
+  protected _adopt(first: number, held: unknown[]): void {
     const offered = Uint8Array.from(held, (m) => (m === null || typeof m !== 'object' ? 0 : 1));
-    const codes = this.#inner.adoptLlmParts(first, offered);
-    const parsed = held.map((m, k) => {
+    const codes = this._inner.adoptLlmParts(first, offered);
+    const parsed = held.map((m, k): LlmMessage[] => {
       const code = codes[k + 1];
       if (code === 0) return [];
-      if (code !== 1) m.attribution = code === 2 ? 'user' : 'agent';
-      return [m];
+      const message = m as LlmMessage;
+      if (code !== 1) (message as { attribution?: string }).attribution = code === 2 ? 'user' : 'agent';
+      return [message];
     });
-    this.#parts = { serial: codes[0], parsed };
+    this.#parts = { serial: codes[0] as number, parsed };
   }
 
-  /** Problems found while loading (malformed lines, unknown parents, …) and migrations. */
-  get warnings() {
-    const found = JSON.parse(this.#inner.warningsJson());
-    return this.#formatWarnings.length === 0 ? found : [...found, ...this.#formatWarnings];
+  /** Problems found while loading (malformed lines, unknown parents, …) and migrations. @internal */
+  protected _loadWarnings(): LoadWarning[] {
+    return JSON.parse(this._inner.warningsJson());
   }
 
   /** The header line as an object. */
-  get header() {
-    return JSON.parse(this.#inner.headerJson());
+  get header(): SessionHeader {
+    return JSON.parse(this._inner.headerJson());
   }
 
   /** Format version after loading (3), and the version found in the file. */
-  get version() {
-    const [current, onDisk] = this.#inner.versionInfo();
-    return { current, onDisk };
+  get version(): { current: number; onDisk: number } {
+    const [current, onDisk] = this._inner.versionInfo();
+    return { current: current as number, onDisk: onDisk as number };
   }
 
   /** Number of entries. */
-  get size() {
-    return this.#inner.size;
+  get size(): number {
+    return this._inner.size;
   }
 
   /** Id of the leaf entry, or null when there is none. */
-  get leafId() {
-    return this.#inner.leafId ?? null;
+  get leafId(): string | null {
+    return this._inner.leafId ?? null;
   }
 
   /** Every entry, in file order. */
-  entries() {
-    return JSON.parse(this.#inner.entriesJson());
+  entries(): SessionEntry[] {
+    return JSON.parse(this._inner.entriesJson());
   }
 
   /** The entry with `id`, or undefined. */
-  entry(id) {
-    const json = this.#inner.entryJson(nonEmptyText(id));
+  entry(id: string): SessionEntry | undefined {
+    const json = this._inner.entryJson(nonEmptyText(id));
     return json === undefined ? undefined : JSON.parse(json);
   }
 
   /** The tree without bodies: `{id, parentId, type, role?, line}` per entry, in file order. */
-  index() {
-    return JSON.parse(this.#inner.indexJson());
+  index(): EntryInfo[] {
+    return JSON.parse(this._inner.indexJson());
   }
 
   /** Ids from the root to `id` (`getBranch`). Throws `E_UNKNOWN_ENTRY`. */
-  pathTo(id) {
-    return JSON.parse(this.#inner.pathTo(nonEmptyText(id)));
+  pathTo(id: string): string[] {
+    return JSON.parse(this._inner.pathTo(nonEmptyText(id)));
   }
 
   /** Ids of the children of `id`, or of the roots for `null`. Throws `E_UNKNOWN_ENTRY`. */
-  children(id) {
-    if (id === null || id === undefined) return JSON.parse(this.#inner.children(undefined));
-    return JSON.parse(this.#inner.children(nonEmptyText(id)));
+  children(id: string | null): string[] {
+    if (id === null || id === undefined) return JSON.parse(this._inner.children(undefined));
+    return JSON.parse(this._inner.children(nonEmptyText(id)));
   }
 
   /** Moves the leaf to an existing entry. Throws `E_UNKNOWN_ENTRY`. */
-  branch(id) {
-    this.#inner.branch(nonEmptyText(id));
+  branch(id: string): void {
+    this._inner.branch(nonEmptyText(id));
   }
 
   /** Clears the leaf: the next append starts a new root. */
-  resetLeaf() {
-    this.#inner.resetLeaf();
+  resetLeaf(): void {
+    this._inner.resetLeaf();
   }
 
   /** The context the model sees for a leaf (or the display transcript). */
-  buildContext(options) {
-    return JSON.parse(this.#inner.buildContextJson(optionsJson(options)).join(''));
+  buildContext(options?: ContextOptions): SessionContext {
+    return JSON.parse(this._inner.buildContextJson(optionsJson(options)).join(''));
   }
 
   /**
-   * A page of the display transcript: messages `from` (negative: from the end) to
-   * `from + count` (default: all) of the transcript of the leaf, with the total.
+   * A page of the display transcript, for a view of a long history: messages `from`
+   * (negative: from the end) to `from + count` (default: all) of the transcript of the leaf,
+   * with the total; `{from: -100, count: 100}` is the last hundred messages. Only the page's
+   * messages are copied out of the session.
    */
-  transcript(options) {
-    return JSON.parse(this.#inner.transcriptJson(optionsJson(options)).join(''));
+  transcript(options?: TranscriptOptions): TranscriptPage {
+    return JSON.parse(this._inner.transcriptJson(optionsJson(options)).join(''));
   }
 
-  /** The provider messages (`convertToLlm`) of the built context. */
-  toLlmMessages(options) {
+  /**
+   * The provider messages of the context (`convertToLlm`). Each call returns new objects the
+   * caller may change freely; the session converts only the messages that changed since its
+   * previous call, so calling this once per request costs about what the new messages cost.
+   */
+  toLlmMessages(options?: ContextOptions): LlmMessage[] {
     if (options !== undefined && options !== null) object(options, 'options');
-    // A Messages API reader replays its provider's compaction blocks only where the model and
-    // route have server compaction (spec: compaction §13).
-    const o = options?.model !== undefined ? { ...options, model: replayTarget(options.model) } : options;
     // Snapcompact frames come as references to this session's copy of their payloads, which
     // crosses from wasm once per compaction rather than on every request.
-    const messages = this.#llmMessages({ ...o, frameRefs: true });
+    const messages = this.#llmMessages({ ...options, frameRefs: true });
     for (const m of messages) {
       if (!Array.isArray(m.content)) continue;
-      for (const block of m.content) {
-        if (block.type !== 'image' || block.data?.charCodeAt(0) !== 0) continue;
-        block.data = this.#frame(block.data);
+      for (const block of m.content as Array<{ type: string; data?: unknown }>) {
+        if (block.type !== 'image' || typeof block.data !== 'string' || block.data.charCodeAt(0) !== 0) continue;
+        const data = this.#frame(block.data);
         // Not expected (the payloads come from the same entry): then the payloads inline.
-        if (block.data === undefined) return this.#llmMessages({ ...o, frameRefs: false });
+        if (data === undefined) return this.#llmMessages({ ...options, frameRefs: false });
+        block.data = data;
       }
     }
     return messages;
   }
 
-  /** Frames the last `toLlmMessages` call left out of the compaction summary (its budgets). */
-  lastFramesLeftOut() {
-    return this.#inner.lastFramesLeftOut();
+  /**
+   * How many snapcompact frames the last `toLlmMessages` call left out of the compaction
+   * summary for its `maxFrameDataBytes` / `maxImages` budgets: the count the summary's "N
+   * archived image frames could not be included" notice states. 0 before any call, when the
+   * context holds no archive, or when every frame fit.
+   */
+  lastFramesLeftOut(): number {
+    return this._inner.lastFramesLeftOut();
   }
 
-  /** Internal (the Maintainer's image estimate): the last `toLlmMessages` call's context starts with a compaction summary. */
-  _lastViewCompacted() {
-    return this.#inner.lastViewCompacted();
+  /** Internal (the Maintainer's image estimate): the last `toLlmMessages` call's context starts with a compaction summary. @internal */
+  _lastViewCompacted(): boolean {
+    return this._inner.lastViewCompacted();
   }
 
   /**
@@ -463,32 +512,39 @@ export class Session {
    * host does to them never reaches the next call; a copy walks the objects, where a parse
    * would read every byte of every tool output again.
    */
-  #llmMessages(options) {
-    const parts = this.#inner.llmMessageParts(JSON.stringify(options), this.#parts?.serial ?? 0);
-    const serial = parts.pop();
-    const held = this.#parts?.parsed;
-    const parsed = parts.map((p) => (typeof p === 'number' ? held[p] : p === '' ? [] : JSON.parse(`[${p}]`)));
+  #llmMessages(options: object): LlmMessage[] {
+    const parts: Array<number | string> = this._inner.llmMessageParts(JSON.stringify(options), this.#parts?.serial ?? 0);
+    const serial = parts.pop() as number;
+    const held = this.#parts?.parsed ?? [];
+    const parsed = parts.map((p): LlmMessage[] =>
+      typeof p === 'number' ? (held[p] ?? []) : p === '' ? [] : JSON.parse(`[${p}]`),
+    );
     this.#parts = { serial, parsed };
-    const messages = [];
+    const messages: LlmMessage[] = [];
     for (const ms of parsed) for (const m of ms) messages.push(copyJson(m));
     return messages;
   }
 
   /** The payload a frame reference `\0<entry id>:<frame>:<length>` of `llmMessageParts` names. */
-  #frame(ref) {
+  #frame(ref: string): string | undefined {
     const j = ref.lastIndexOf(':');
     const i = ref.lastIndexOf(':', j - 1);
     const [entry, frame, length] = [ref.slice(1, i), Number(ref.slice(i + 1, j)), Number(ref.slice(j + 1))];
     if (this.#frames?.entry !== entry || this.#frames.data[frame]?.length !== length) {
-      this.#frames = { entry, data: JSON.parse(this.#inner.archiveFramesJson(entry) ?? '[]').map((f) => f?.data) };
+      const frames: Array<{ data?: string } | null> = JSON.parse(this._inner.archiveFramesJson(entry) ?? '[]');
+      this.#frames = { entry, data: frames.map((f) => f?.data) };
     }
     const data = this.#frames.data[frame];
     return data?.length === length ? data : undefined;
   }
 
-  /** Token figures of the built context: usage-based and locally estimated. */
-  contextTokens(options) {
-    return JSON.parse(this.#inner.contextTokensJson(optionsJson(options)));
+  /**
+   * Token figures of the context. Without `options.model`, a path whose latest compaction is an
+   * OpenAI provider-native one counts as that provider reads it: the replayed history's items,
+   * not the placeholder summary (the same for `contextStats`).
+   */
+  contextTokens(options?: ContextOptions): ContextTokens {
+    return JSON.parse(this._inner.contextTokensJson(optionsJson(options)));
   }
 
   /**
@@ -496,200 +552,139 @@ export class Session {
    * (`summary`, `user`, `assistant`, `toolResult`, `other`), the archive's frames at the flat
    * rate, without copying them.
    */
-  contextStats(options) {
-    return JSON.parse(this.#inner.contextStatsJson(optionsJson(options)));
+  contextStats(options?: ContextOptions): {
+    tokens: number;
+    images: number;
+    byKind: { summary: number; user: number; assistant: number; toolResult: number; other: number };
+  } {
+    return JSON.parse(this._inner.contextStatsJson(optionsJson(options)));
   }
 
   /** Estimated tokens of the message an entry carries. Throws `E_UNKNOWN_ENTRY`. */
-  entryTokens(id, options) {
-    return this.#inner.entryTokens(nonEmptyText(id), Boolean(options?.excludeEncryptedReasoning));
+  entryTokens(id: string, options?: EstimateOptions): number {
+    return this._inner.entryTokens(nonEmptyText(id), Boolean(options?.excludeEncryptedReasoning));
   }
 
   /** Appends an entry of any type as a child of the leaf; returns its id. */
-  append(type, fields, options) {
+  append(type: string, fields: JsonObject, options?: AppendOptions): string {
     nonEmptyText(type, 'the entry type');
     object(fields, 'entry fields');
     const json = toJsonBytes(fields, type === 'message' ? 'E_INVALID_MESSAGE' : 'E_INVALID_ARGUMENT');
-    const id = this.#inner.append(type, json, nowOf(options));
-    if (type === 'custom' && fields.customType === SYSTEM_ENTRY && isObject(fields.data)) this.#system = fields.data;
-    if (type === 'message' && this.#calls !== null) this.#noteCalls(fields.message);
+    const id = this._inner.append(type, json, nowOf(options));
+    this._appended(type, fields);
     return id;
   }
 
-  /**
-   * Appends messages of a format (a turn's new ones) as entries after the leaf: the system
-   * prompt they carry as a `ctxfold:system` entry, then a `message` entry per message. Every
-   * message is read before anything is written, so `E_INVALID_MESSAGE` leaves the session as
-   * it was. Returns the new entry ids and what the session could not carry.
-   */
-  appendMessages(messages, options) {
-    if (options !== undefined && options !== null) object(options, 'options');
-    const format = formatOf(options?.format);
-    if (!Array.isArray(messages)) throw invalidArgument('messages must be an array');
-    const warnings = new Warnings();
-    const history = (options?.system !== undefined && options?.system !== null) || this.#hasHistory();
-    const ctx = {
-      model: options?.model,
-      warnings,
-      history,
-      toolCall: (id) => this.#toolCalls().byId.get(id),
-      toolCallOfCallId: (callId) => this.#toolCalls().byCallId.get(callId),
-    };
-    const read = format.read(messages, ctx);
-    const now = nowOf(options);
-    const stored = systemOf(options, read, format);
-    // All or nothing: the core checks every message before it writes the first.
-    const ids = withMessageLines(read.messages, messages.length === read.messages.length, (bytes) =>
-      JSON.parse(this.#inner.appendMessages(bytes, systemEntry(stored), now)),
-    );
-    if (stored !== null) this.#system = stored;
-    if (this.#calls !== null) for (const m of read.messages) this.#noteCalls(m);
-    return { ids, warnings: warnings.list };
-  }
+  /** An entry was appended: the public Session keeps its format caches current. @internal */
+  protected _appended(_type: string, _fields: JsonObject): void {}
 
   /**
-   * What to send, in a format: the LLM view of the leaf (`toLlmMessages` with the same
-   * options) as that format's messages, the system prompt where the format keeps it, and what
-   * the format could not carry.
+   * Appends a `message` entry; returns its id. The core checks the message first (its role's
+   * required fields and types, known block types, counts from 0 to 2^53 − 1): a message it
+   * would not read back as written, or a provider's response, throws `E_INVALID_MESSAGE`
+   * with the `field` and leaves the session unchanged. Unknown members are kept.
    */
-  toMessages(options) {
-    object(options ?? {}, 'options');
-    const { format: name, system: given, ...rest } = options ?? {};
-    const format = formatOf(name);
-    const warnings = new Warnings();
-    const llm = this.toLlmMessages({ ...rest, maxImages: rest.maxImages ?? format.maxImages });
-    const system =
-      given === undefined || given === null
-        ? this.#storedSystem()
-        : { text: systemText(given), value: given, format: format.name };
-    const out = format.write(llm, { model: rest.model, warnings, system, session: this, leafId: rest.leafId });
-    const result = { messages: out.messages };
-    if (out.system !== undefined) result.system = out.system;
-    result.warnings = warnings.list;
-    return result;
-  }
-
-  /**
-   * Whether the leaf's path holds conversation (a message, compaction or summary entry): the
-   * system messages of an append to it are later instructions, not the system prompt.
-   */
-  #hasHistory() {
-    for (let id = this.leafId; id !== null && id !== undefined; ) {
-      const e = this.entry(id);
-      if (e === undefined || HISTORY_TYPES.has(e.type)) return e !== undefined;
-      id = e.parentId;
-    }
-    return false;
-  }
-
-  /**
-   * Tool calls of the leaf's path by id (those still waiting for their result too, which the
-   * LLM view leaves out), kept up to date by this session's appends.
-   */
-  #toolCalls() {
-    if (this.#calls === null) {
-      this.#calls = { byId: new Map(), byCallId: new Map() };
-      if (this.leafId !== null) {
-        for (const m of this.buildContext({ transcript: true, keepDanglingToolCalls: true }).messages)
-          this.#noteCalls(m);
-      }
-    }
-    return this.#calls;
-  }
-
-  #noteCalls(message) {
-    if (message?.role !== 'assistant' || !Array.isArray(message.content)) return;
-    for (const b of message.content) {
-      if (b?.type !== 'toolCall' || typeof b.id !== 'string') continue;
-      const call = { id: b.id, name: b.name, arguments: b.arguments };
-      this.#calls.byId.set(b.id, call);
-      const bar = b.id.indexOf('|');
-      if (bar > 0) this.#calls.byCallId.set(b.id.slice(0, bar), call);
-    }
-  }
-
-  /** The data of the latest `ctxfold:system` entry in file order, or undefined. */
-  #storedSystem() {
-    if (this.#system === undefined) {
-      this.#system = null;
-      const customs = this.index().filter((e) => e.type === 'custom');
-      for (let i = customs.length - 1; i >= 0; i--) {
-        const e = this.entry(customs[i].id);
-        if (e?.customType === SYSTEM_ENTRY && isObject(e.data)) {
-          this.#system = e.data;
-          break;
-        }
-      }
-    }
-    return this.#system ?? undefined;
-  }
-
-  /** Appends a `message` entry; returns its id. */
-  appendMessage(message, options) {
+  appendMessage(message: AgentMessage, options?: AppendOptions): string {
     // The core checks the message (src/session/validate.rs): E_INVALID_MESSAGE naming the
     // field, with the session unchanged.
-    return this.append('message', { message }, options);
+    return this.append('message', { message: message as unknown as JsonValue }, options);
   }
 
   /** Appends a `compaction` entry; returns its id. Throws `E_UNKNOWN_ENTRY` for a bad firstKeptEntryId. */
-  appendCompaction(compaction, options) {
-    return this.#inner.appendCompaction(toJson(object(compaction, 'a compaction')), nowOf(options));
+  appendCompaction(
+    compaction: {
+      summary: string;
+      firstKeptEntryId: string;
+      tokensBefore: number;
+      shortSummary?: string;
+      tokensAfter?: number;
+      method?: CompactionMethod;
+      details?: FileDetails | JsonObject;
+      preserveData?: JsonObject;
+      fromExtension?: boolean;
+    },
+    options?: AppendOptions,
+  ): string {
+    return this._inner.appendCompaction(toJson(object(compaction, 'a compaction')), nowOf(options));
   }
 
   /** Moves the leaf to `fromId` (null: the root) and appends a branch summary there. */
-  branchWithSummary(fromId, summary, options) {
+  branchWithSummary(
+    fromId: string | null,
+    summary: string,
+    options?: AppendOptions & { details?: FileDetails | JsonObject; fromExtension?: boolean },
+  ): string {
     text(summary, 'the summary');
     const from = fromId === null || fromId === undefined ? undefined : nonEmptyText(fromId, 'fromId');
     const details = options?.details === undefined ? undefined : toJson(options.details);
-    return this.#inner.branchWithSummary(from, summary, details, Boolean(options?.fromExtension), nowOf(options));
+    return this._inner.branchWithSummary(from, summary, details, Boolean(options?.fromExtension), nowOf(options));
   }
 
   /**
    * Whether a turn is under way at the leaf: its last message is a tool result, or an
    * assistant message that stopped for tool calls. An automatic handoff waits for the turn's end.
    */
-  turnUnderWay() {
-    return this.#inner.turnUnderWay();
+  turnUnderWay(): boolean {
+    return this._inner.turnUnderWay();
   }
 
   /** Labels an entry (an empty or missing label clears it); returns the label entry's id. */
-  appendLabel(targetId, label, options) {
+  appendLabel(targetId: string, label: string | null | undefined, options?: AppendOptions): string {
     const target = nonEmptyText(targetId, 'targetId');
-    return this.#inner.appendLabel(target, optionalText(label, 'a label'), nowOf(options));
+    return this._inner.appendLabel(target, optionalText(label, 'a label'), nowOf(options));
   }
 
   /** The current label of every labelled entry: `{id: label}`. */
-  labels() {
-    return JSON.parse(this.#inner.labelsJson());
+  labels(): Record<string, string> {
+    return JSON.parse(this._inner.labelsJson());
   }
 
-  /** What a compaction would do now: cut, regions (entry ids), tokens, file operations. */
-  prepareCompaction(settings, options) {
-    return JSON.parse(this.#inner.prepareCompactionJson(optionsJson(settings), optionsJson(options)));
+  /** What a compaction would do now (spec: compaction §4.5): cut, regions (entry ids), tokens, file operations. Throws like `planCompaction`. */
+  prepareCompaction(
+    settings?: CompactionSettings,
+    options?: Pick<PlanOptions, 'provider' | 'leafId'>,
+  ): CompactionPreparation {
+    return JSON.parse(this._inner.prepareCompactionJson(optionsJson(settings), optionsJson(options)));
   }
 
   /**
    * Plans a compaction without changing anything (sans-IO): returns a plan whose `pending`
-   * requests you answer (through any LLM), then `commitCompaction(plan)`.
+   * requests you answer (through any LLM), then `commitCompaction(plan)`. Throws
+   * `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_SETTINGS`.
    */
-  planCompaction(settings, options) {
-    return new CompactionPlan(this.#inner.planCompaction(optionsJson(settings), optionsJson(options)), this.#inner);
+  planCompaction(settings?: CompactionSettings, options?: PlanOptions): CompactionPlan {
+    return new CompactionPlan(
+      this._inner.planCompaction(optionsJson(settings), optionsJson(options)),
+      this._inner,
+      planKey,
+    );
   }
 
-  /** Appends the compaction entry of a complete plan. Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`. */
-  commitCompaction(plan, options) {
+  /**
+   * Appends the compaction entry of a complete plan. Throws `E_PLAN_INCOMPLETE`,
+   * `E_STALE_PLAN`, and for a snapcompact plan `E_NO_REDUCTION`; the session is unchanged then.
+   */
+  commitCompaction(
+    plan: CompactionPlan,
+    options?: AppendOptions & { snapcompact?: SnapcompactArchiveOptions },
+  ): CompactionCommit {
     const snapcompact = options?.snapcompact === undefined ? undefined : toJson(options.snapcompact);
-    return committed(this.#inner.commitCompaction(planOf(plan), nowOf(options), snapcompact), this.#inner);
+    return committed(this._inner.commitCompaction(planOf(plan), nowOf(options), snapcompact), this._inner);
   }
 
   /** Appends a compaction written elsewhere (e.g. by a hook) for a plan's preparation. */
-  commitExtensionCompaction(plan, compaction, options) {
-    if (!isObject(compaction) || typeof compaction.summary !== 'string') {
+  commitExtensionCompaction(
+    plan: CompactionPlan,
+    compaction: ExtensionCompaction,
+    options?: AppendOptions,
+  ): CompactionCommit {
+    const given: unknown = compaction;
+    if (!isObject(given) || typeof given.summary !== 'string') {
       throw invalidArgument('a compaction needs a string `summary`');
     }
     return committed(
-      this.#inner.commitExtensionCompaction(planOf(plan), toJson(compaction), nowOf(options)),
-      this.#inner,
+      this._inner.commitExtensionCompaction(planOf(plan), toJson(compaction), nowOf(options)),
+      this._inner,
     );
   }
 
@@ -698,66 +693,64 @@ export class Session {
    * compaction §8.5), keeping every other byte of its line. Throws `E_UNKNOWN_ENTRY`, or
    * `E_INVALID_ARGUMENT` for an entry that is not a compaction.
    */
-  stampCompactionWarning(entryId, warning) {
-    this.#inner.stampCompactionWarning(nonEmptyText(entryId, 'entryId'), text(warning, 'warning'));
+  stampCompactionWarning(entryId: string, warning: string): void {
+    this._inner.stampCompactionWarning(nonEmptyText(entryId, 'entryId'), text(warning, 'warning'));
   }
 
   /**
-   * Undoes a compaction: the leaf returns to where it was before it (the entry's parent);
-   * nothing is deleted. Returns the new leaf id (null when the compaction was a root). Throws
-   * `E_UNDO_REFUSED` when the entry is not a compaction or the leaf is no longer on it.
+   * Undoes a compaction: the leaf returns to where it was before it (the compaction entry's
+   * parent; `null` when the compaction was a root). Nothing is deleted: the compaction stays in
+   * the tree as an abandoned branch, and the next append continues from the parent. Only the
+   * latest step can be undone: throws `E_UNDO_REFUSED` when `entryId` is not a compaction or the
+   * leaf is no longer that entry (the session moved on), `E_UNKNOWN_ENTRY` for an unknown id;
+   * the session is unchanged then. A handoff left this session unchanged: nothing to undo.
+   * Returns the new leaf id.
    */
-  undoCompaction(entryId) {
-    return this.#inner.undoCompaction(nonEmptyText(entryId, 'entryId')) ?? null;
+  undoCompaction(entryId: string): string | null {
+    return this._inner.undoCompaction(nonEmptyText(entryId, 'entryId')) ?? null;
   }
 
-  /** Commits a handoff plan: a new Session whose first entry holds the handoff document. */
-  commitHandoff(plan, options) {
+  /** Commits a handoff plan: a new session (of this one's class) whose first entry holds the handoff document; this one is unchanged. */
+  commitHandoff(plan: CompactionPlan, options?: AppendOptions & { sessionId?: string }): this {
     const id = optionalText(options?.sessionId, '`sessionId`');
-    return new Session(this.#inner.commitHandoff(planOf(plan), id, nowOf(options)));
+    return this.#sibling(this._inner.commitHandoff(planOf(plan), id, nowOf(options)));
   }
 
   /**
    * Plans a move of the leaf to `targetId` (spec: compaction §7.5) without changing anything:
-   * with `summarize: true` the plan asks for a summary of the branch being left.
+   * with `summarize: true` the plan asks for a summary of the branch being left. Throws
+   * `E_UNKNOWN_ENTRY`.
    */
-  planNavigation(targetId, options) {
-    const raw = this.#inner.planNavigation(nonEmptyText(targetId, 'targetId'), optionsJson(options));
-    return new NavigationPlan(raw, this.#inner);
+  planNavigation(targetId: string, options?: NavigationOptions): NavigationPlan {
+    const raw = this._inner.planNavigation(nonEmptyText(targetId, 'targetId'), optionsJson(options));
+    return new NavigationPlan(raw, this._inner, planKey);
   }
 
   /**
    * Applies a navigation plan: `answer` is the summarizer's text (`{summary}`), a hook's
-   * summary (`{summary, details, fromExtension: true}`) or nothing. Throws `E_STALE_PLAN`.
+   * summary (`{summary, details, fromExtension: true}`) or nothing. Throws `E_STALE_PLAN`,
+   * `E_INVALID_ARGUMENT`; the session is unchanged then.
    */
-  commitNavigation(plan, answer, options) {
+  commitNavigation(plan: NavigationPlan, answer?: NavigationAnswer | null, options?: AppendOptions): NavigationResult {
     if (!(plan instanceof NavigationPlan)) {
       throw invalidArgument('expected a plan from session.planNavigation()');
     }
-    if (answer !== undefined && answer !== null && (!isObject(answer) || typeof answer.summary !== 'string')) {
+    const given: unknown = answer;
+    if (given !== undefined && given !== null && (!isObject(given) || typeof given.summary !== 'string')) {
       throw invalidArgument('a navigation answer is `{summary: string}` (or nothing)');
     }
     const json = answer === undefined || answer === null ? undefined : toJson(answer);
-    return JSON.parse(this.#inner.commitNavigation(plan._raw(), json, nowOf(options)));
-  }
-
-  /**
-   * Moves the leaf to `targetId`, summarizing the branch left behind through `summarize`
-   * when given (spec: compaction §7.5), with the `session_before_tree` / `session_tree`
-   * hooks. Resolves `{cancelled: true}` when a hook cancels and `{cancelled: true, aborted:
-   * true}` on abort, with the session unchanged.
-   */
-  navigateTree(targetId, options) {
-    return navigateSession(this, targetId, options ?? {});
+    return JSON.parse(this._inner.commitNavigation(plan._raw(), json, nowOf(options)));
   }
 
   /**
    * Threshold pruning of old tool outputs (spec: compaction §6.6): protects the newest
    * `protectTokens` of tool output, prunes only when `minimumSavings` are reached, and
    * replaces each pruned result's content with a short notice (`prunedAt` set). With
-   * `dryRun: true` nothing is written. `now` defaults to `Date.now()`.
+   * `dryRun: true` nothing is written. `now` defaults to `Date.now()`. Throws `E_SETTINGS`
+   * naming a bad option.
    */
-  prune(options) {
+  prune(options?: PruneOptions): PruneReport {
     return this.#prune('threshold', options);
   }
 
@@ -766,21 +759,21 @@ export class Session {
    * the same file (`supersedeKey: true`) and results flagged `useless`, pruned once they are
    * deep enough in the history (or the session is idle). `now` defaults to `Date.now()`.
    */
-  pruneStale(options) {
+  pruneStale(options?: PruneOptions): PruneReport {
     return this.#prune('stale', { supersedeKey: true, ...options });
   }
 
   /**
    * Searches every entry of every branch (compacted and abandoned ones too) and snapcompact
    * archives' source text: entries holding the query's exact identifiers first, then by a
-   * BM25 score. Returns `[{entryId, role, timestamp, exact, score, snippet}]`. Throws
+   * BM25 score. The index is built on the first call and kept current after. Throws
    * `E_INVALID_ARGUMENT` for an empty query or bad options.
    */
-  searchHistory(query, options) {
+  searchHistory(query: string, options?: SearchHistoryOptions): SearchHistoryHit[] {
     const q = text(query, 'query');
     const o = options === undefined || options === null ? {} : object(options, 'searchHistory options');
     this.#recall ??= new (requireRaw().WasmHistoryIndex)();
-    return JSON.parse(this.#recall.searchJson(this.#inner, q, JSON.stringify(o)));
+    return JSON.parse(this.#recall.searchJson(this._inner, q, JSON.stringify(o)));
   }
 
   /**
@@ -788,24 +781,26 @@ export class Session {
    * dropped that nothing in this session's context shows, and those its anchor block holds.
    * Ask the session the model reads next (a handoff's new session for a handoff plan).
    */
-  lossReport(plan) {
-    return JSON.parse(this.#inner.lossReportJson(planOf(plan)));
+  lossReport(plan: CompactionPlan): LossReport {
+    return JSON.parse(this._inner.lossReportJson(planOf(plan)));
   }
 
-  #prune(pass, options) {
-    const { dryRun, ...config } = options === undefined || options === null ? {} : object(options, 'prune options');
+  #prune(pass: string, options: PruneOptions | undefined): PruneReport {
+    const given: unknown = options;
+    const { dryRun, ...config } = given === undefined || given === null ? {} : object(given, 'prune options');
     if (config.now === undefined) config.now = Date.now();
-    return lazyRows(this.#inner.pruneJson(pass, JSON.stringify(config), dryRun === true));
+    return lazyRows(this._inner.pruneJson(pass, JSON.stringify(config), dryRun === true));
   }
 
   /**
    * The regions a shake would elide (spec: compaction §13 "Shake"), with the text of their
    * recovery artifact; nothing is written. `preset` `'aggressive'` (default: the manual
-   * shake), `'default'` (automatic) or `'rescue'`, and overrides.
+   * shake), `'default'` (automatic) or `'rescue'`, and overrides. Throws `E_SETTINGS` naming a
+   * bad option.
    */
-  planShake(options) {
+  planShake(options?: ShakeOptions): ShakePlan {
     const config = options === undefined || options === null ? {} : object(options, 'shake options');
-    const plan = JSON.parse(this.#inner.shakeJson('plan', JSON.stringify(config), undefined, undefined, 0));
+    const plan = JSON.parse(this._inner.shakeJson('plan', JSON.stringify(config), undefined, undefined, 0));
     return { ...plan, options: config };
   }
 
@@ -815,84 +810,55 @@ export class Session {
    * elided tool result. `E_STALE_PLAN` when the session changed since the plan; nothing is
    * written then.
    */
-  applyShake(plan, options) {
-    if (!isObject(plan) || typeof plan.fingerprint !== 'string') {
+  applyShake(plan: ShakePlan, options?: { artifactId?: string; now?: number }): ShakeReport {
+    const given: unknown = plan;
+    if (!isObject(given) || typeof given.fingerprint !== 'string') {
       throw invalidArgument('expected a plan from session.planShake()');
     }
     const artifactId = optionalText(options?.artifactId, 'artifactId');
     const now = nowOf(options);
     return JSON.parse(
-      this.#inner.shakeJson('apply', JSON.stringify(plan.options ?? {}), plan.fingerprint, artifactId, now),
+      this._inner.shakeJson('apply', JSON.stringify(given.options ?? {}), given.fingerprint, artifactId, now),
     );
   }
 
   /**
    * Drops every image attached to the branch to `leafId` (default: the active branch), in
-   * place: the dead-end rescue's last tier (spec: compaction §8.3). A content left with no
-   * block reads `[image removed]`. Returns `{removed, entries}` (the rewritten entries' ids);
-   * nothing is written when no image is attached.
+   * place: the dead-end rescue's last tier (spec: compaction §8.3). Image blocks go from the
+   * content of user, developer, custom and tool-result messages and custom message entries
+   * (a content left empty reads `[image removed]`), and from tool results' `details.images`,
+   * bash executions' `images` and file mentions. Every other byte of the file stays. Returns
+   * `{removed, entries}` (the rewritten entries' ids); nothing is written when no image is
+   * attached. Throws `E_UNKNOWN_ENTRY` for a `leafId` not in the session.
    */
-  dropImages(options) {
+  dropImages(options?: { leafId?: string }): DropImagesResult {
     const o = options === undefined || options === null ? {} : object(options, 'dropImages options');
-    return JSON.parse(this.#inner.dropImagesJson(optionalText(o.leafId, '`leafId`')));
+    return JSON.parse(this._inner.dropImagesJson(optionalText(o.leafId, '`leafId`')));
   }
 
-  /** `shake thinking`, synchronous: drops the reasoning blocks of old assistant messages. */
-  dropThinking(options) {
+  /** `shake thinking`, synchronous: drops the reasoning blocks of assistant messages older than `protectTokens`. */
+  dropThinking(options?: ShakeOptions): ShakeReport {
     const config = options === undefined || options === null ? {} : object(options, 'shake options');
-    return this.#shakeNow({ ...config, thinking: true }, 0);
+    return this._shakeNow({ ...config, thinking: true }, 0);
   }
 
-  /** Plans and applies a shake in one call, without an artifact. */
-  #shakeNow(config, now) {
-    return JSON.parse(this.#inner.shakeJson('run', JSON.stringify(config), undefined, undefined, nowOf({ now })));
-  }
-
-  /**
-   * Shakes the active branch (spec: compaction §13 "Shake"): plans, stores the recovery
-   * artifact through `saveArtifact` when given, and writes the placeholders. `mode:
-   * 'thinking'` drops old reasoning blocks instead.
-   */
-  shake(options) {
-    return shakeSession(this, options, (config, now) => this.#shakeNow(config, now));
-  }
-
-  /**
-   * Runs a whole compaction: plans, calls `summarize` (or POSTs to `remoteEndpoint`) for every
-   * request with retries, runs the hooks, and commits. On any failure or abort nothing is
-   * appended and the promise rejects with a coded Error.
-   */
-  compact(options) {
-    const o = options ?? {};
-    if (!isObject(o)) return Promise.reject(invalidArgument('options must be an object'));
-    const summarize = o.summarize;
-    const okSummarize =
-      summarize === undefined ||
-      typeof summarize === 'function' ||
-      (Array.isArray(summarize) && summarize.every((f) => typeof f === 'function'));
-    if (!okSummarize) {
-      return Promise.reject(invalidArgument('`summarize` must be a function or an array of functions'));
-    }
-    if (o.remoteEndpoint !== undefined && typeof o.remoteEndpoint !== 'string') {
-      return Promise.reject(invalidArgument('`remoteEndpoint` must be a URL string'));
-    }
-    for (const k of ['credentials', 'fetch']) {
-      if (o[k] !== undefined && typeof o[k] !== 'function') {
-        return Promise.reject(invalidArgument(`\`${k}\` must be a function`));
-      }
-    }
-    return compactSession(this, o);
+  /** Plans and applies a shake in one call, without an artifact. @internal */
+  _shakeNow(config: object, now: number): ShakeReport {
+    return JSON.parse(this._inner.shakeJson('run', JSON.stringify(config), undefined, undefined, nowOf({ now })));
   }
 
   /**
    * The frames of a snapcompact compaction entry (its archive, spec: snapcompact §9.1) as PNG
    * bytes with their grid, oldest first; `[]` for an entry without an archive. Frames stored
-   * outside the entry (`blob:sha256:…` references) come back with `png: null`.
+   * outside the entry (`blob:sha256:…` references) come back with `png: null`. Throws
+   * `E_UNKNOWN_ENTRY`.
    */
-  archiveFrames(entryId) {
-    const frames = this.#inner.archiveFramesJson(nonEmptyText(entryId, 'entryId'));
+  archiveFrames(entryId: string): ArchiveFrame[] {
+    const frames = this._inner.archiveFramesJson(nonEmptyText(entryId, 'entryId'));
     if (frames === undefined) throw codedError('E_UNKNOWN_ENTRY', `Entry ${entryId} not found`);
-    return JSON.parse(frames).map((f) => ({
+    const stored: Array<{ data?: unknown; mimeType?: string; cols?: number; rows?: number; chars?: number } | null> =
+      JSON.parse(frames);
+    return stored.map((f) => ({
       png: typeof f?.data === 'string' && !f.data.startsWith('blob:') ? base64Bytes(f.data) : null,
       mimeType: f?.mimeType ?? 'image/png',
       cols: f?.cols ?? 0,
@@ -901,25 +867,31 @@ export class Session {
     }));
   }
 
-  /** Rewrites the file's snapcompact frames to `inline` or `reference` storage (see the types). */
-  migrateFrames(to) {
-    return JSON.parse(this.#inner.migrateFramesJson(nonEmptyText(to, 'to')));
+  /**
+   * Rewrites the file's snapcompact frames (`settings.snapcompact.frameStorage`): `reference`
+   * stores each frame once (a later entry's copy becomes `dataRef: {entry, frame, bytes}` naming
+   * the first entry that holds it; not readable by oh-my-pi), `inline` writes every reference
+   * that resolves as its bytes again (the reference's format). Converting one way and back gives
+   * the same bytes. Throws `E_INVALID_ARGUMENT` for another `to`.
+   */
+  migrateFrames(to: 'inline' | 'reference'): FrameMigration {
+    return JSON.parse(this._inner.migrateFramesJson(nonEmptyText(to, 'to')));
   }
 
   /** The session file as a string (bytes that were not UTF-8 become U+FFFD; see toBytes). */
-  toJsonl() {
+  toJsonl(): string {
     // Decoded here from the bytes (the same U+FFFD replacement as in Rust), so wasm memory
     // holds no second copy of the file; `ignoreBOM` keeps a leading BOM as it was.
-    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(this.#inner.toBytes());
+    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(this._inner.toBytes());
   }
 
   /** The session file as bytes: unchanged lines exactly as loaded. */
-  toBytes() {
-    return this.#inner.toBytes();
+  toBytes(): Uint8Array<ArrayBuffer> {
+    return this._inner.toBytes() as Uint8Array<ArrayBuffer>;
   }
 
   /** Releases the WebAssembly memory now instead of at garbage collection. */
-  free() {
+  free(): void {
     if (this.#recall !== null) release(this.#recall);
     this.#recall = null;
     release(this.#raw);
@@ -927,104 +899,133 @@ export class Session {
 }
 
 /** Base64 → bytes with the `atob` every runtime we ship to has (Node.js, browsers, workerd). */
-function base64Bytes(text) {
+function base64Bytes(text: string): Uint8Array<ArrayBuffer> {
   const bin = atob(text);
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
 }
 
-function planOf(plan) {
+function planOf(plan: CompactionPlan): WasmCompactionPlan {
   if (!(plan instanceof CompactionPlan)) {
     throw invalidArgument('expected a plan from session.planCompaction()');
   }
   return plan._raw();
 }
 
+/** What only this module holds: plans are made by sessions, not by `new`. */
+const planKey: unique symbol = Symbol('plan');
+
 /**
  * A plan object of the wasm core and the session it was made for (later requests are read
  * from it, and its preparation names that session's entries).
  */
 class PlanHandle {
-  #raw;
-  #session;
+  #raw: WasmCompactionPlan | WasmNavigationPlan;
+  #session: WasmSession;
 
-  constructor(raw, session) {
+  /** @internal */
+  constructor(raw: WasmCompactionPlan | WasmNavigationPlan, session: WasmSession, key: typeof planKey) {
+    if (key !== planKey) throw invalidArgument('plans are made by session.planCompaction() / planNavigation()');
     this.#raw = raw;
     this.#session = session;
   }
 
   /** @internal */
-  _raw() {
+  _raw(): WasmCompactionPlan | WasmNavigationPlan {
     return live(this.#raw, 'plan');
   }
 
   /** @internal */
-  _session() {
+  _session(): WasmSession {
     return live(this.#session, 'session');
   }
 
   /** Releases the plan's WebAssembly memory now. */
-  free() {
+  free(): void {
     release(this.#raw);
   }
 }
 
 /** A compaction waiting for its summaries (see `Session.planCompaction`). */
 export class CompactionPlan extends PlanHandle {
-  /** The requests that can be sent now: `{id, purpose, systemPrompt, prompt, maxTokens, window?}`. */
-  get pending() {
+  /** @internal */
+  override _raw(): WasmCompactionPlan {
+    return super._raw() as WasmCompactionPlan;
+  }
+
+  /** Requests to send now (they are independent of each other): `{id, purpose, systemPrompt, prompt, maxTokens, window?}`. */
+  get pending(): SummaryRequest[] {
     return JSON.parse(this._raw().pendingJson());
   }
 
   /** What the compaction will do: cut, regions (entry ids), tokens, file operations. */
-  get preparation() {
+  get preparation(): CompactionPreparation {
     return JSON.parse(this._raw().preparationJson(this._session()));
   }
 
   /** True when every request is answered. */
-  get isComplete() {
+  get isComplete(): boolean {
     return this._raw().isComplete;
   }
 
-  /** `'context-full'` or `'handoff'`. */
-  get strategy() {
-    return this._raw().strategy;
+  /** `'context-full'`, `'handoff'` or `'snapcompact'`. */
+  get strategy(): 'context-full' | 'handoff' | 'snapcompact' {
+    return this._raw().strategy as 'context-full' | 'handoff' | 'snapcompact';
   }
 
-  /** Records the summary text answering a pending request. */
-  answer(id, text) {
+  /**
+   * Records the summary text answering a pending request; may write follow-up requests (the
+   * next history window is read from the session then: `E_STALE_PLAN` if it changed).
+   */
+  answer(id: string, text: string): void {
     if (typeof id !== 'string' || typeof text !== 'string') {
       throw invalidArgument('answer(id, text) takes two strings');
     }
     this._raw().answer(this._session(), id, text);
   }
 
-  /** The summarizer's context overflowed on a history window: plan it at half the budget. */
-  retrySmaller(id, tokensSent) {
+  /**
+   * The summarizer's context overflowed on a history window: plan it at half the budget.
+   * Throws `E_SUMMARIZER` at the floor.
+   */
+  retrySmaller(id: string, tokensSent?: number): void {
     this._raw().retrySmaller(this._session(), nonEmptyText(id), tokensSent);
   }
 }
 
 /** A navigation waiting for its commit (see `Session.planNavigation`). */
 export class NavigationPlan extends PlanHandle {
+  /** @internal */
+  override _raw(): WasmNavigationPlan {
+    return super._raw() as WasmNavigationPlan;
+  }
+
   /** The target is the current leaf: committing changes nothing. */
-  get isNoop() {
+  get isNoop(): boolean {
     return this._raw().isNoop;
   }
 
   /** The summary request to answer: none, or one with purpose `branch-summary`. */
-  get pending() {
+  get pending(): SummaryRequest[] {
     return JSON.parse(this._raw().pendingJson());
   }
 
   /** What the navigation does: target, old leaf, common ancestor, entries to summarize, … */
-  get preparation() {
+  get preparation(): NavigationPreparation {
     return JSON.parse(this._raw().preparationJson(this._session()));
   }
 
-  /** Changes the summarizer instructions (the request is written again) and the label. */
-  setInstructions({ customInstructions, replaceInstructions, label } = {}) {
+  /** A hook's changes: the summarizer instructions (the request is written again) and the label. */
+  setInstructions({
+    customInstructions,
+    replaceInstructions,
+    label,
+  }: {
+    customInstructions?: string | null;
+    replaceInstructions?: boolean | null;
+    label?: string | null;
+  } = {}): void {
     this._raw().setInstructions(customInstructions ?? undefined, replaceInstructions ?? undefined, label ?? undefined);
   }
 }
@@ -1034,75 +1035,35 @@ export class NavigationPlan extends PlanHandle {
  * batch calls. A refused message (`E_INVALID_MESSAGE`: one JSON cannot hold, such as a cycle,
  * or one the core refuses) keeps its `index` only when the positions are the caller's
  * (`sameIndex`: the format kept one message per input message).
+ * @internal
  */
-function withMessageLines(messages, sameIndex, call) {
+export function withMessageLines<T>(messages: unknown[], sameIndex: boolean, call: (bytes: Uint8Array) => T): T {
   const lines = new JsonlWriter();
   try {
     messages.forEach((m, i) => {
       try {
         lines.add(toJson(m, 'E_INVALID_MESSAGE'));
       } catch (e) {
-        if (e?.code === 'E_INVALID_MESSAGE') e.index = i;
+        if (isObject(e) && e.code === 'E_INVALID_MESSAGE') e.index = i;
         throw e;
       }
     });
     return call(lines.bytes());
   } catch (e) {
-    if (!sameIndex && e !== null && typeof e === 'object') delete e.index;
+    if (!sameIndex && e !== null && typeof e === 'object') delete (e as { index?: number }).index;
     throw e;
   } finally {
     lines.release();
   }
 }
 
-/**
- * The system prompt of a batch as its `ctxfold:system` entry stores it (`{text, value,
- * format}`), or null: the `system` option, else the one the format's messages carried.
- */
-function systemOf(options, read, format) {
-  const system = options?.system ?? read.system?.value;
-  if (system === undefined || system === null) return null;
-  const text = options?.system !== undefined ? systemText(options.system) : read.system.text;
-  return { text, value: system, format: format.name };
-}
-
-/** The fields of the `ctxfold:system` entry holding `stored` (null: none), as JSON. */
-function systemEntry(stored) {
-  return stored === null ? undefined : toJson({ customType: SYSTEM_ENTRY, data: stored });
-}
-
-/** Entry types that are conversation (see `#hasHistory`). */
-const HISTORY_TYPES = new Set(['message', 'compaction', 'branch_summary', 'custom_message']);
-
-/**
- * A system prompt given as an option as text: a string, or a format's form of it (text blocks,
- * system messages with `content`, a Gemini `systemInstruction` with `parts`), or a list of these.
- */
-function systemText(system) {
-  if (typeof system === 'string') return system;
-  const blocks = Array.isArray(system) ? system : [system];
-  return blocks
-    .map((b) => {
-      if (typeof b === 'string') return b;
-      if (typeof b?.text === 'string') return b.text;
-      if (typeof b?.content === 'string') return b.content;
-      return textOfParts(Array.isArray(b?.content) ? b.content : b?.parts);
-    })
-    .filter((t) => t !== '')
-    .join('\n\n');
-}
-
-function textOfParts(parts) {
-  return Array.isArray(parts) ? parts.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
-}
-
 /** The key under which newer reads supersede older ones (spec: compaction §6.2), or `undefined`. */
-export function readToolSupersedeKey(toolName, args) {
+export function readToolSupersedeKey(toolName: string, args: JsonValue | undefined): string | undefined {
   return requireRaw().readToolSupersedeKey(text(toolName, 'toolName'), toJson(args ?? null)) ?? undefined;
 }
 
 /** Estimated tokens of one agent message (spec: compaction §3.1). */
-export function estimateTokens(message, options) {
+export function estimateTokens(message: AgentMessage, options?: EstimateOptions): number {
   return requireRaw().estimateTokensJson(
     toJson(object(message, 'a message')),
     Boolean(options?.excludeEncryptedReasoning),
@@ -1110,12 +1071,12 @@ export function estimateTokens(message, options) {
 }
 
 /** Context tokens a usage record reports (spec: compaction §3.2). */
-export function usageContextTokens(usage) {
+export function usageContextTokens(usage: Partial<Usage>): number {
   return requireRaw().usageContextTokens(JSON.stringify(usage ?? {}));
 }
 
 /** `{provider, id}` of a model for its `modelThresholds` rule, as JSON (undefined: no model). */
-function modelKeyJson(model) {
+function modelKeyJson(model: unknown): string | undefined {
   if (model === undefined || model === null) return undefined;
   if (!isObject(model) || typeof model.provider !== 'string' || typeof model.id !== 'string') {
     throw invalidArgument('`model` must be an object with string `provider` and `id`');
@@ -1123,37 +1084,46 @@ function modelKeyJson(model) {
   return JSON.stringify({ provider: model.provider, id: model.id });
 }
 
-/** The token count above which compaction runs (spec: compaction §3.3); the model's `modelThresholds` rule applies when given. */
-export function thresholdTokens(contextWindow, settings, model) {
+/** The token count above which compaction runs (spec: compaction §3.3); with `model`, its `modelThresholds` rule applies. */
+export function thresholdTokens(
+  contextWindow: number,
+  settings?: CompactionSettings,
+  model?: { provider: string; id: string },
+): number {
   return requireRaw().thresholdTokens(contextWindow, optionsJson(settings), modelKeyJson(model));
 }
 
 /** The reserve the threshold leaves below the window. */
-export function reserveTokens(contextWindow, settings) {
+export function reserveTokens(contextWindow: number, settings?: CompactionSettings): number {
   return requireRaw().reserveTokens(contextWindow, optionsJson(settings));
 }
 
-/** True when `contextTokens` is over the threshold (and compaction is enabled). */
-export function shouldCompact(contextTokens, contextWindow, settings, model) {
+/** True when `contextTokens` is over the (model's) threshold and compaction is enabled. */
+export function shouldCompact(
+  contextTokens: number,
+  contextWindow: number,
+  settings?: CompactionSettings,
+  model?: { provider: string; id: string },
+): boolean {
   return requireRaw().shouldCompact(contextTokens, contextWindow, optionsJson(settings), modelKeyJson(model));
 }
 
 /** The `keepRecentTokens` adaptation (spec: compaction §3.4). */
-export function adaptKeepRecentTokens(keepRecentTokens, promptTokens, estimatedTokens) {
+export function adaptKeepRecentTokens(
+  keepRecentTokens: number,
+  promptTokens: number,
+  estimatedTokens: number,
+): { keepRecentTokens: number; ratio: number } {
   const [keep, ratio] = requireRaw().adaptKeepRecentTokens(keepRecentTokens, promptTokens, estimatedTokens);
-  return { keepRecentTokens: keep, ratio };
+  return { keepRecentTokens: keep as number, ratio: ratio as number };
 }
 
 /** Validates compaction settings and fills in the defaults. Throws `E_SETTINGS` naming the field. */
-export function resolveSettings(settings) {
+export function resolveSettings(settings?: CompactionSettings): ResolvedCompactionSettings {
   return JSON.parse(requireRaw().resolveSettingsJson(optionsJson(settings)));
 }
 
-// Inline imaging: old tool results and system-prompt text sent as frames, request by request.
-export { InlineImager } from '../runner/inline.js';
-// The runner that carries the trigger decisions out around each provider request.
-export { Maintainer } from '../runner/maintainer.js';
-// snapcompact: shapes, billing, text pipeline and PNG frames.
-export * from './snapcompact.js';
-// The trigger state machine: when to compact, retry, promote, warn or continue.
-export * from './triggers.js';
+// The data types, for the modules that import them from here (the package exports them from
+// entries/api.ts).
+export type * from './types.js';
+export type { CtxfoldError, ErrorCode } from './errors.js';

@@ -1,6 +1,7 @@
 // Entry for Cloudflare Workers (condition "workerd") and Vercel Edge (condition "edge-light").
-// Their bundlers turn a `.wasm?module` import into a compiled WebAssembly.Module; the module is
-// instantiated synchronously at import: no fetch, no eval, no top-level await.
+// Their bundlers turn a `.wasm?module` import into a compiled WebAssembly.Module (typed by
+// ./wasm-module.ts); the module is instantiated synchronously at import: no fetch, no eval, no
+// top-level await.
 
 import * as bindings from '../core/glue.js';
 import { setRaw } from '../core/raw.js';
@@ -9,7 +10,12 @@ import wasmModule from './ctxfold_bg.wasm?module';
 bindings.initSync({ module: wasmModule });
 setRaw(bindings);
 
-export * from '../core/session.js';
+export * from './api.js';
 
-/** Nothing to do here: the module is ready at import. Kept for code shared with the browser. */
-export async function init(_input) {}
+/**
+ * Resolves at once: in workerd (and other edge runtimes) the WebAssembly module is imported as
+ * a compiled module (`ctxfold_bg.wasm?module`) and instantiated when the package is imported.
+ * It exists so that code shared with the browser entry can always `await init()`. The argument
+ * is ignored.
+ */
+export async function init(_input?: unknown): Promise<void> {}
