@@ -513,7 +513,10 @@ export class SessionCore {
    * would read every byte of every tool output again.
    */
   #llmMessages(options: object): LlmMessage[] {
-    const parts: Array<number | string> = this._inner.llmMessageParts(JSON.stringify(options), this.#parts?.serial ?? 0);
+    const parts: Array<number | string> = this._inner.llmMessageParts(
+      JSON.stringify(options),
+      this.#parts?.serial ?? 0,
+    );
     const serial = parts.pop() as number;
     const held = this.#parts?.parsed ?? [];
     const parsed = parts.map((p): LlmMessage[] =>
@@ -1123,7 +1126,7 @@ export function resolveSettings(settings?: CompactionSettings): ResolvedCompacti
   return JSON.parse(requireRaw().resolveSettingsJson(optionsJson(settings)));
 }
 
+export type { CtxfoldError, ErrorCode } from './errors.js';
 // The data types, for the modules that import them from here (the package exports them from
 // entries/api.ts).
 export type * from './types.js';
-export type { CtxfoldError, ErrorCode } from './errors.js';

@@ -153,7 +153,6 @@ export interface ImageBudgetOverrides {
   bytes?: Record<string, number>;
 }
 
-
 function shapeArg(shape: unknown): string | undefined {
   if (shape === undefined || shape === null) return undefined;
   if (typeof shape !== 'string' && !isObject(shape)) {
@@ -343,11 +342,7 @@ export function frameTokens(api: string | null | undefined, size: number): numbe
 }
 
 /** Images one request to `provider` may carry (overrides: `{images: {provider: n}}`). */
-export function providerImageBudget(
-  provider: string,
-  api?: string | null,
-  overrides?: ImageBudgetOverrides,
-): number {
+export function providerImageBudget(provider: string, api?: string | null, overrides?: ImageBudgetOverrides): number {
   return requireRaw().snapcompactProviderImageBudget(
     text(provider, 'provider'),
     api ?? undefined,
@@ -364,11 +359,7 @@ export function providerImageByteBudget(provider: string, overrides?: ImageBudge
 }
 
 /** Archive frame cap for a provider: min(image budget, 80). */
-export function providerFrameBudget(
-  provider: string,
-  api?: string | null,
-  overrides?: ImageBudgetOverrides,
-): number {
+export function providerFrameBudget(provider: string, api?: string | null, overrides?: ImageBudgetOverrides): number {
   return requireRaw().snapcompactProviderFrameBudget(
     text(provider, 'provider'),
     api ?? undefined,

@@ -242,7 +242,6 @@ export interface CompactionMethodsOptions {
   customInstructions?: string | boolean;
 }
 
-
 /**
  * A host's model as the JSON the core's calls take, checked by the core (`hostModelJson`: the
  * one check of a model's `provider`, `id`, `contextWindow`, `maxTokens` and `input`, which
@@ -396,7 +395,9 @@ export class ContextManager {
       interruptedTurn: Boolean(o.interruptedTurn),
       suppressContinuation: Boolean(o.suppressContinuation),
     });
-    const decision: Decision = JSON.parse(this.#inner.afterCompaction(JSON.stringify(request), JSON.stringify(out), json));
+    const decision: Decision = JSON.parse(
+      this.#inner.afterCompaction(JSON.stringify(request), JSON.stringify(out), json),
+    );
     if (outcome.status === 'compacted' && outcome.result !== undefined) {
       for (const e of decision.events) {
         if (e.type === 'auto_compaction_end') e.result = outcome.result;

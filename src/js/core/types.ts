@@ -673,7 +673,6 @@ export interface PlanOptions {
   rebuildArchive?: boolean;
 }
 
-
 /** The result of a commit. */
 export interface CompactionCommit {
   entryId: string;
@@ -882,14 +881,13 @@ export interface CompactionHooks {
   }) =>
     | void
     | { cancel?: boolean; compaction?: ExtensionCompaction }
+    // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
     | Promise<void | { cancel?: boolean; compaction?: ExtensionCompaction }>;
   /** Extra context lines, a prompt override, preserveData. */
-  'session.compacting'?: (event: {
-    sessionId: string;
-    preparation: CompactionPreparation;
-  }) =>
+  'session.compacting'?: (event: { sessionId: string; preparation: CompactionPreparation }) =>
     | void
     | { context?: string[]; prompt?: string; preserveData?: JsonObject }
+    // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
     | Promise<void | { context?: string[]; prompt?: string; preserveData?: JsonObject }>;
   /** After the entry is saved. */
   session_compact?: (event: CompactResult | HandoffResult) => void | Promise<void>;
@@ -971,6 +969,7 @@ export interface ShakeRunOptions extends ShakeOptions {
    * resolves its id; the placeholders then read `[shaken ~N tokens — recover: artifact://ID
    * (region k)]`. Without it (or when it fails) they read `[shaken ~N tokens]` and the text is gone.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
   saveArtifact?: (artifact: { name: string; text: string; kind: 'shake' }) => string | void | Promise<string | void>;
   /** Fail (`E_SUMMARIZER`, nothing written) instead of eliding without a stored artifact. */
   requireArtifact?: boolean;
@@ -1085,7 +1084,6 @@ export interface NavigationOptions {
   reserveTokens?: number;
 }
 
-
 /** What a navigation does (the reference's `TreePreparation`, the `session_before_tree` payload). */
 export interface NavigationPreparation {
   targetId: string;
@@ -1140,6 +1138,7 @@ export interface NavigationHooks {
         replaceInstructions?: boolean;
         label?: string;
       }
+    // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
     | Promise<void | {
         cancel?: boolean;
         summary?: string | { summary: string; details?: JsonValue };
@@ -1323,6 +1322,7 @@ export interface CompactOptions extends SummarizeCallOptions {
     name: string;
     text: string;
     kind: 'handoff' | 'shake';
+    // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
   }) => string | void | Promise<string | void>;
   /** Overrides of a `snapcompact` commit (the plan already has `model`, `provider`, `contextWindow`). */
   snapcompact?: SnapcompactArchiveOptions;

@@ -21,13 +21,11 @@ import {
   withMessageLines,
 } from '../core/session.js';
 import type {
-  AgentMessage,
   CompactOptions,
   CompactOutcome,
   ContextOptions,
   CreateOptions,
   JsonObject,
-  JsonValue,
   LlmMessage,
   LoadOptions,
   LoadWarning,
@@ -416,4 +414,3 @@ function textOfParts(parts: unknown): string {
     ? parts.map((p: unknown) => (isObject(p) && typeof p.text === 'string' ? p.text : '')).join('')
     : '';
 }
-
