@@ -83,6 +83,25 @@ const consumers = {
         m.dispose();
         export { count, report, wrong, events, applied, mode };
       `,
+      // Issue 37: the library's outputs are accepted by its inputs where they chain, and its
+      // results narrow.
+      'chains.mts': `
+        import { renderFrames, serializeConversation, Session, type CompactOutcome } from 'ctxfold';
+        const session = Session.create({ cwd: '/w' });
+        const text: string = serializeConversation(session.toLlmMessages());
+        const again: string = serializeConversation(session.buildContext().messages);
+        const frames = renderFrames(text);
+        const bytes: Uint8Array<ArrayBuffer> = frames[0]!.png;
+        const file: Uint8Array<ArrayBuffer> = session.toBytes();
+        const archived: Uint8Array<ArrayBuffer> | null = session.archiveFrames('x')[0]?.png ?? null;
+        const result: CompactOutcome = await session.compact({ summarize: async () => 'summary' });
+        let where: string | null = null;
+        if ('skipped' in result) where = result.reason;
+        else if (result.method === 'handoff') where = result.session.leafId;
+        else if (result.method === 'shake') where = String(result.shake.tokensFreed);
+        else where = result.entryId;
+        export { again, bytes, file, archived, where };
+      `,
       'inline.mts': `
         import { InlineImager, Maintainer, Session, type InlineReport } from 'ctxfold';
         const model = { provider: 'google', id: 'gemini-2.5-pro', api: 'google-generative-ai', input: ['text', 'image'] as const };
@@ -142,6 +161,13 @@ const consumers = {
       lib: ['es2022', 'dom'],
     },
     files: {
+      'blob.ts': `
+        import { renderFrames, Session } from 'ctxfold';
+        // Frame and file bytes are BlobParts (Uint8Array<ArrayBuffer>, not ArrayBufferLike).
+        const blob = new Blob([renderFrames('text')[0]!.png], { type: 'image/png' });
+        const file = new Blob([Session.create().toBytes()]);
+        export { blob, file };
+      `,
       'main.ts': `
         import { init, initSync, version, type InitInput } from 'ctxfold';
         await init();

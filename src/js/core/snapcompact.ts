@@ -128,7 +128,10 @@ export type ArchiveMessage =
       isError?: boolean;
       useless?: boolean;
     }
-  | { role: string; [key: string]: unknown };
+  | { role: string; [key: string]: unknown }
+  // Any message type of the package's own (an interface has no index signature): what
+  // `toLlmMessages()` or `buildContext().messages` return is serialized as it is.
+  | { readonly role: string };
 
 export interface SerializeOptions {
   /** Cap per tool result (UTF-16 units; default 2000; Infinity = none). */

@@ -904,7 +904,7 @@ export interface ArchiveFrame {
    * The PNG bytes (of the entry a `dataRef` names, for a frame stored by reference), or null for
    * a frame stored outside the file (`blob:sha256:…`) or a reference the file does not resolve.
    */
-  png: Uint8Array | null;
+  png: Uint8Array<ArrayBuffer> | null;
   mimeType: string;
   cols: number;
   rows: number;
