@@ -117,3 +117,42 @@ test('exports: the check reports a name missing at run time and one missing from
   const tampered = [...names.filter((n) => n !== dropped), 'notDeclaredAnywhere'];
   assert.deepEqual(compare('node-tampered', entry, tampered), { extra: ['notDeclaredAnywhere'], missing: ['Session'] });
 });
+
+test('exports: every way of making a session gives the exported Session', () => {
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { Session } from 'ctxfold';
+       const s = Session.create({ cwd: '/w' });
+       for (let i = 0; i < 4; i++) {
+         s.appendMessage({ role: 'user', content: 'hello '.repeat(500) + i, timestamp: 1 });
+         s.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'ok '.repeat(500) }], stopReason: 'stop', timestamp: 1 });
+       }
+       const plan = s.planCompaction({ keepRecentTokens: 100, strategy: 'handoff' });
+       for (const q of plan.pending) plan.answer(q.id, 'the handoff document');
+       const handoff = await s.compact({ strategy: 'handoff', summarize: async () => 'doc', settings: { keepRecentTokens: 100 } });
+       const bytes = s.toBytes();
+       const made = {
+         create: s,
+         fromJsonl: Session.fromJsonl(s.toJsonl()),
+         fromReader: Session.fromReader(bytes.length, (view) => view.set(bytes)),
+         fromMessages: Session.fromMessages([{ role: 'user', content: 'x' }]),
+         commitHandoff: s.commitHandoff(plan),
+         compactHandoff: handoff.session,
+       };
+       console.log(JSON.stringify(Object.fromEntries(Object.entries(made).map(([k, v]) => [k, v instanceof Session]))));`,
+    ],
+    { cwd: testsDir, encoding: 'utf8', timeout: 60_000 },
+  );
+  assert.equal(child.status, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout.trim().split('\n').at(-1)), {
+    create: true,
+    fromJsonl: true,
+    fromReader: true,
+    fromMessages: true,
+    commitHandoff: true,
+    compactHandoff: true,
+  });
+});
