@@ -331,7 +331,7 @@ export class Session extends SessionCore {
    * request with retries, runs the hooks, and commits. On any failure or abort nothing is
    * appended and the promise rejects with a coded Error: `E_SUMMARIZER`, `E_ABORTED`,
    * `E_CANCELLED`, `E_BUSY`, `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_STALE_PLAN`.
-   * The result's `skipped` (set only when nothing ran) and then `method` tell its kinds apart.
+   * `'skipped' in result` tells a skipped compaction apart, then `method` the other kinds.
    */
   compact(options: CompactOptions): Promise<CompactOutcome> {
     const o: unknown = options ?? {};
