@@ -11,7 +11,9 @@
 #   tscheck       tsc -p tsconfig.json --noEmit over src/js (strict TypeScript). It needs the
 #                 inputs .ci/pkg.sh generates (the wasm-bindgen glue's .d.ts, runner/prompts.ts):
 #                 it runs after `pkg` in a full run, and builds the package first when they are
-#                 missing (`make lint` on a fresh clone)
+#                 missing (`make lint` on a fresh clone); then .ci/ts-layers.mjs, the import
+#                 direction of src/js (entries → ai-sdk → runner → providers → formats → core)
+#                 and no import cycle
 #   rust          cargo test --workspace   (native: ctxfold, tests/it, crates/testkit)
 #   wasm-node     tests/wasm.rs under Node.js       (wasm-bindgen-test-runner)
 #   wasm-browser  tests/wasm.rs in headless Chromium (wasm-bindgen-test-runner + chromedriver)
@@ -59,6 +61,7 @@ run_step() {
       fi
       tests/node_modules/.bin/tsc -p tsconfig.json --noEmit
       echo "tscheck: tsc --noEmit clean"
+      node .ci/ts-layers.mjs
       ;;
     rust) cargo test --workspace ;;
     wasm-node) WASM_BINDGEN_USE_NODE_EXPERIMENTAL=1 wasm_test ;;
