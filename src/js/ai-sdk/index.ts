@@ -12,23 +12,23 @@
 // and the Maintainer's view of the session (pruned, compacted) is what goes to the model. The
 // app keeps its whole history; the model gets what fits.
 import { invalidArgument, messageOf } from '../core/errors.js';
-import {
-  type AbortSignalLike,
-  type AssistantContent,
-  type AssistantMessage,
-  type CompactionSettings,
-  type JsonObject,
-  type JsonValue,
-  type LlmMessage,
-  Session,
-  type StopReason,
-  type Summarize,
+import type {
+  AbortSignalLike,
+  AssistantContent,
+  AssistantMessage,
+  CompactionSettings,
+  JsonObject,
+  JsonValue,
+  LlmMessage,
+  StopReason,
+  Summarize,
 } from '../core/session.js';
 import { isContextOverflow } from '../core/triggers.js';
 import type { AiSdkModelMessage } from '../formats/ai-sdk-model.js';
 import * as aiSdkModel from '../formats/ai-sdk-model.js';
 import { Warnings } from '../formats/common.js';
 import { Maintainer, type MaintainerEvent, type MaintainerOptions } from '../runner/maintainer.js';
+import { Session } from '../runner/session.js';
 import { memberOf } from '../runner/summarizer.js';
 
 const FORMAT = 'ai-sdk-model';

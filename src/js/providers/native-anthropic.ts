@@ -9,20 +9,13 @@
 // (`wireMessages` of formats/anthropic.js, its repairing form).
 import { requireRaw } from '../core/raw.js';
 import type { LlmMessage } from '../core/session.js';
-import type {
-  AnthropicAssistantMessage,
-  AnthropicCompactionBlock,
-  AnthropicTextBlock,
-  AnthropicUserMessage,
-} from '../formats/anthropic.js';
-import * as anthropic from '../formats/anthropic.js';
 import {
-  type ClaudeTarget,
-  type LaneRequest,
-  type NativeLanes,
-  type NativePlan,
-  nativeLanes,
-} from './native-openai.js';
+  type AnthropicCompactionBlock,
+  type AnthropicMessage,
+  type AnthropicTextBlock,
+  wireMessages,
+} from '../formats/anthropic.js';
+import type { ClaudeTarget, LaneRequest, NativePlan } from './native-openai.js';
 
 /** The `api` of the Messages API. */
 export const ANTHROPIC_API = 'anthropic-messages';
@@ -38,35 +31,10 @@ export const ANTHROPIC_TIMEOUT_MS = 300_000;
 const optionalString = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 const textBlock = (text: string): AnthropicTextBlock => ({ type: 'text', text });
 
-/**
- * The `model` option of `toLlmMessages` as the core reads it: a Messages API model replays
- * the compaction blocks of its provider (`{provider, api: 'anthropic-messages'}`) only on a
- * model line and route with server compaction (the core's rule, `nativeLanesJson`), and none
- * otherwise (undefined); every other model is passed on as it is.
- */
-export function replayTarget<M>(model: M): M | { provider: string | undefined; api: string } | undefined {
-  if (model === null || typeof model !== 'object') return model;
-  let lanes: NativeLanes;
-  try {
-    lanes = nativeLanes({ model });
-  } catch {
-    // A model that is no JSON data replays nothing.
-    return undefined;
-  }
-  if (!lanes.messagesApi) return model;
-  return lanes.anthropic === null ? { provider: lanes.claude?.provider, api: ANTHROPIC_API } : undefined;
-}
-
 // ----- the request ---------------------------------------------------------------------------
 
-type WireMessage = AnthropicUserMessage | AnthropicAssistantMessage;
-
-/**
- * Provider messages as the wire messages of the lane's request, repaired for the API (the
- * anthropic format's `wireMessages`; its module's hand-written declarations, formats/ being
- * still JavaScript, leave it out).
- */
-const wireMessages = (anthropic as unknown as { wireMessages: (messages: LlmMessage[]) => WireMessage[] }).wireMessages;
+/** A message of the request: the anthropic format's (its repairing writer gives user and assistant ones). */
+type WireMessage = AnthropicMessage;
 
 const endsAssistant = (messages: readonly WireMessage[]) => messages.at(-1)?.role === 'assistant';
 

@@ -2,34 +2,16 @@
 // §5.7 step 1, §13). The core decides which lanes a model takes and where they POST
 // (`nativeLanesJson`), gives the plan's messages, fits the input to the window, picks V2's
 // retained messages and reads the answers (untrusted: V1's JSON, V2's event stream) before it
-// writes the entry; the input items are the openai-responses format's (its writer, with the
-// native lane's options). This module assembles the request bodies: V1 (`…/responses/compact`)
+// writes the entry; the input items are the openai-responses format's (`nativeInput`: its
+// writer with the native lane's options). This module assembles the request bodies: V1 (`…/responses/compact`)
 // and V2 (streaming Responses with a `compaction_trigger` item). Sending them — the host's
 // `fetch` and `credentials`, the time-out, V2's stream retries and the AbortSignal — is the
 // runner's (runner/native.ts).
 import { codedError, messageOf } from '../core/errors.js';
 import type { WasmCompactionPlan, WasmSession } from '../core/glue.js';
 import { requireRaw } from '../core/raw.js';
-import type {
-  CompactionPlan,
-  CompactionPreparation,
-  JsonValue,
-  LlmMessage,
-  NativeCompactionOptions,
-} from '../core/session.js';
-import { Warnings } from '../formats/common.js';
-import type { ResponsesInputItem } from '../formats/openai-responses.js';
-import * as responses from '../formats/openai-responses.js';
-
-/**
- * The openai-responses writer as the lanes call it, with a lane's `native` options. Its
- * module's hand-written declarations (formats/ is still JavaScript) leave the writer out.
- */
-type ResponsesWrite = (
-  llm: LlmMessage[],
-  ctx: { warnings: Warnings; native: object },
-) => { messages: ResponsesInputItem[] };
-const write = (responses as unknown as { write: ResponsesWrite }).write;
+import type { CompactionPreparation, JsonValue, LlmMessage, NativeCompactionOptions } from '../core/session.js';
+import { type NativeTarget, nativeInput } from '../formats/openai-responses.js';
 
 /** Time-out of one native request, body included (the reference: five minutes). */
 export const NATIVE_TIMEOUT_MS = 300_000;
@@ -88,18 +70,13 @@ export interface NativeModelOptions {
 }
 
 /**
- * What the lanes read of a compaction plan: the core's plan and the session it was made for.
- * `CompactionPlan` has both as internal members.
+ * What the lanes read of a compaction plan (`CompactionPlan`): the core's plan and the session
+ * it was made for, its internal members.
  */
 export interface NativePlan {
   _raw(): WasmCompactionPlan;
   _session(): WasmSession;
   readonly preparation: CompactionPreparation;
-}
-
-/** The native lanes' view of a compaction plan (its internal members, which its public type leaves out). */
-export function nativePlan(plan: CompactionPlan): NativePlan {
-  return plan as unknown as NativePlan;
 }
 
 /** One request of a lane: where it POSTs, its headers (no credentials), its body as JSON text. */
@@ -169,8 +146,8 @@ export function openaiRequests(
   }: OpenaiParts = JSON.parse(plan._session().nativeMessagesJson(plan._raw(), t.provider));
   const history = previous?.replacementHistory;
   const prior = Array.isArray(history) ? history : [];
-  const native = { id: t.id, provider: t.provider, api: t.api, images: t.images, previous: prior };
-  const input = write(messages, { warnings: new Warnings(), native }).messages;
+  const native: NativeTarget = { id: t.id, provider: t.provider, api: t.api, images: t.images, previous: prior };
+  const input = nativeInput(messages, native);
   if (input.length === 0) return undefined;
   const instructions = n.instructions ?? system;
   const tools = Array.isArray(n.tools) && n.tools.length > 0 ? n.tools : undefined;

@@ -19,16 +19,16 @@ import type {
   CompactionPlan,
   CompactionPreparation,
   CompactOptions,
+  CompactOutcome,
   CompactReason,
   CompactResult,
-  CompactSkipped,
   DropImagesResult,
   ErrorCode,
   HandoffResult,
   LlmMessage,
   LossReport,
   PlanOptions,
-  Session,
+  SessionCore,
   ShakeCompactResult,
   ShakeResult,
   ShakeRunOptions,
@@ -36,9 +36,10 @@ import type {
   Summarize,
   SummaryRequest,
 } from '../core/session.js';
-import { nativeLanes, nativePlan } from '../providers/native-openai.js';
+import { nativeLanes } from '../providers/native-openai.js';
 import { runAnthropic, runOpenaiNative } from './native.js';
 import { contextSnapshot } from './report.js';
+import { shakeSession } from './shake.js';
 import {
   type Candidate,
   callHook,
@@ -58,25 +59,12 @@ import {
  */
 export interface RunOptions extends Omit<CompactOptions, 'signal'> {
   signal?: Signal | undefined;
-  /** @internal The provider's tokens per token of the core's estimate (the Maintainer's calibration). */
-  providerRatio?: number | undefined;
-  /** @internal Frames and other images at the rate the provider bills them. */
-  imageRatio?: number | undefined;
-  /** @internal The live context in the provider's tokens after a commit or a shake. */
-  measureLive?: (() => number) | undefined;
-  /** @internal A trigger's request left snapcompact out. */
-  excludeSnapcompact?: boolean | undefined;
-  /** @internal The method a strategy names, tried first. */
-  explicit?: string | undefined;
-  /** @internal The walk's `remote` failed (the Maintainer starts the core's cooldown). */
+  /** The walk's `remote` failed (the Maintainer starts the core's cooldown). @internal */
   onRemoteFailed?: (() => void) | undefined;
 }
 
-/** What a compaction resolves (`session.compact()`). */
-export type CompactOutcome = CompactResult | HandoffResult | ShakeCompactResult | CompactSkipped;
-
 /** Sessions with a compaction in flight. */
-const running = new WeakSet<Session>();
+const running = new WeakSet<SessionCore>();
 
 /** The events' `action` of each method (spec: compaction §8.7). */
 export const ACTION_OF: Readonly<Record<Exclude<CompactionMethod, 'window'>, CompactionAction>> & {
@@ -149,7 +137,7 @@ function count(v: unknown): number | undefined {
  * in which order, what ends the walk. This module only reports what the host has: callbacks,
  * routes, the model, the live size in the provider's tokens.
  */
-function newWalk(session: Session, o: RunOptions): WasmWalk {
+function newWalk(session: SessionCore, o: RunOptions): WasmWalk {
   const model = modelOf(o);
   const estimated = contextSnapshot(session).tokens;
   const methods: unknown[] | undefined = Array.isArray(o.methods) ? o.methods : undefined;
@@ -188,7 +176,7 @@ type HookExtras = Pick<PlanOptions, 'extraContext' | 'promptOverride' | 'preserv
 
 /** The session.compacting hooks' additions (context lines, prompt override, preserveData). */
 async function hookExtras(
-  session: Session,
+  session: SessionCore,
   o: RunOptions,
   preparation: CompactionPreparation,
   signal: Signal,
@@ -278,7 +266,7 @@ interface CachePrefixedRequest extends SummaryRequest {
  * system prompt and tools, the real history, then one agent-attributed user message with the
  * instruction, and no tool calls — so the provider's prompt cache of the live turn is read.
  */
-function cachePrefixed(session: Session, o: RunOptions): Decorate {
+function cachePrefixed(session: SessionCore, o: RunOptions): Decorate {
   if (o.systemPrompt === undefined && o.tools === undefined) return (r) => r;
   const history = session.toLlmMessages();
   const instruction = requireRaw().handoffPrompt(o.customInstructions);
@@ -311,7 +299,7 @@ type WalkStep =
 
 /** A plan for the walk's `plan` step, with the hooks' additions `extra`. */
 function planMethod(
-  session: Session,
+  session: SessionCore,
   step: { strategy: NonNullable<CompactOptions['strategy']>; method: CompactionMethod; remoteEnabled?: boolean },
   o: RunOptions,
   extra: PlanOptions,
@@ -344,7 +332,7 @@ function callsOf(o: RunOptions, signal: Signal): SummarizeCalls {
 
 /** The walk's `summarize` step on the plan `work` (a native lane commits: its result, else undefined). */
 async function summarize(
-  session: Session,
+  session: SessionCore,
   step: { method: CompactionMethod; route: string },
   work: CompactionPlan,
   o: RunOptions,
@@ -355,8 +343,7 @@ async function summarize(
     case 'native': {
       // Provider-native lanes (spec §5.7 step 1, §13): the OpenAI lanes for a Responses model,
       // else Anthropic server compaction; `null` when neither applies to this plan.
-      const plan = nativePlan(work);
-      return (await runOpenaiNative(plan, o, signal)) ?? (await runAnthropic(plan, o, signal)) ?? null;
+      return (await runOpenaiNative(work, o, signal)) ?? (await runAnthropic(work, o, signal)) ?? null;
     }
     case 'endpoint':
       await answerAll(work, endpointOf(o), { ...calls, sequential: true });
@@ -376,7 +363,7 @@ async function summarize(
 interface HandoffCommit {
   entryId: null;
   handoff: true;
-  session: Session;
+  session: SessionCore;
   document: string;
   fromExtension: false;
   tokensAfter?: undefined;
@@ -392,7 +379,7 @@ function nowOption(o: RunOptions): { now?: number } {
 
 /** The walk's `commit` step: snapcompact prints its frames, a handoff starts the new session. */
 async function commit(
-  session: Session,
+  session: SessionCore,
   walk: WasmWalk,
   step: { method: CompactionMethod },
   work: CompactionPlan,
@@ -444,7 +431,7 @@ function archiveOptions(walk: WasmWalk, work: CompactionPlan, o: RunOptions): Sn
  * no smaller archive).
  */
 function rebuildArchive(
-  session: Session,
+  session: SessionCore,
   walk: WasmWalk,
   step: { limitTokens: number | null },
   o: RunOptions,
@@ -487,14 +474,14 @@ interface WalkResult {
   imagesDropped?: DropImagesResult;
   remoteFailed?: true;
   framesOmitted?: number;
-  session?: Session | undefined;
+  session?: SessionCore | undefined;
 }
 
 /**
  * Runs the core's walk (spec: compaction §8.3): poll a step, do it, report the outcome. The
  * walk decides which method runs, which comes next, what ends the walk, when to shake.
  */
-async function run(session: Session, o: RunOptions, signal: Signal): Promise<WalkResult> {
+async function run(session: SessionCore, o: RunOptions, signal: Signal): Promise<WalkResult> {
   const walk = newWalk(session, o);
   const plans: CompactionPlan[] = [];
   // Shakes applied during the walk (they rewrite lines in place; a later method sees them).
@@ -564,7 +551,9 @@ async function run(session: Session, o: RunOptions, signal: Signal): Promise<Wal
           break;
         }
         case 'shake': {
-          const r = await session.shake(shakeOptions(o, signal, step.preset, walk.thresholdTokens()));
+          // `session.shake()`, called below the public Session: the same runner and core call.
+          const options = shakeOptions(o, signal, step.preset, walk.thresholdTokens());
+          const r = await shakeSession(session, options, (config, now) => session._shakeNow(config, now));
           const dropped = r.toolResultsDropped + r.blocksDropped;
           if (dropped > 0) {
             const report: WalkShake = step.preset === 'rescue' ? { ...r, rescue: true } : r;
@@ -722,7 +711,7 @@ function positiveRatio(r: unknown): number {
  * (the Maintainer words the events itself). `o.reason` other than `manual` with strategy
  * `off` (or `enabled: false`) resolves `{skipped}` and changes nothing.
  */
-export async function runCompaction(session: Session, options: RunOptions): Promise<CompactOutcome> {
+export async function runCompaction(session: SessionCore, options: RunOptions): Promise<CompactOutcome> {
   const o: RunOptions = { ...options };
   if (o.strategy !== undefined) o.settings = { ...o.settings, strategy: o.strategy };
   const strategy = o.settings?.strategy;
@@ -782,17 +771,18 @@ export async function runCompaction(session: Session, options: RunOptions): Prom
  * coded Error; nothing is appended then. Automatic reasons emit `auto_compaction_start` and
  * `auto_compaction_end` through `hooks.onEvent`, naming the method that ran.
  */
-export async function compactSession(session: Session, options: RunOptions | undefined): Promise<CompactOutcome> {
+export async function compactSession(session: SessionCore, options: RunOptions | undefined): Promise<CompactOutcome> {
   const o: RunOptions = options ?? {};
   const reason = o.reason ?? 'manual';
   const auto = reason !== 'manual';
   const strategy = o.strategy ?? o.settings?.strategy;
   let action: CompactionAction = 'context-full';
   try {
-    const w = newWalk(session, {
-      ...o,
-      explicit: strategy === 'off' || o.methods !== undefined ? undefined : strategy,
-    });
+    const { explicit: _given, ...rest } = o;
+    const w = newWalk(
+      session,
+      strategy === 'off' || strategy === undefined || o.methods !== undefined ? rest : { ...rest, explicit: strategy },
+    );
     const first: string | undefined = JSON.parse(w.methodsJson())[0];
     w.free();
     const named = first === undefined ? undefined : ACTION_OF[first];

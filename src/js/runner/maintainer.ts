@@ -14,6 +14,7 @@ import type {
   CompactionReport,
   CompactionSettings,
   CompactOptions,
+  CompactOutcome,
   JsonValue,
   LlmMessage,
   NativeCompactionModel,
@@ -22,11 +23,10 @@ import type {
   PruneReport,
   ResolvedCompactionSettings,
   RetryOptions,
-  Session,
   Summarize,
 } from '../core/session.js';
 import { FRAME_DATA_BYTES_BUDGET, providerImageBudget } from '../core/snapcompact.js';
-import { TokenGauge } from '../core/tokens.js';
+import { type CountedMessage, type TokenCounter, TokenGauge } from '../core/tokens.js';
 import type {
   CompactionOutcome,
   CompactRequest,
@@ -37,11 +37,11 @@ import type {
   TriggerEvent,
   TriggerModel,
 } from '../core/triggers.js';
-import * as triggers from '../core/triggers.js';
-import { ContextManager } from '../core/triggers.js';
-import { ACTION_OF, type CompactOutcome, nativeLane, runCompaction } from './compact.js';
+import { ContextManager, modelJson } from '../core/triggers.js';
+import { ACTION_OF, nativeLane, runCompaction } from './compact.js';
 import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
 import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
+import type { Session } from './session.js';
 import { defined, handlers, memberOf } from './summarizer.js';
 
 export interface MaintainerOptions {
@@ -201,44 +201,8 @@ interface PruneWindows {
   threshold: { protectTokens: number; minimumSavings: number; cacheWarmSuffixTokens: number };
 }
 
-/** The members of a session the Maintainer reads that its public type leaves out. */
-interface SessionInternals {
-  _lastViewCompacted(): boolean;
-}
-
 /** A compaction request of a decision, or a manual one. */
 type AnyCompactRequest = CompactRequest | (ManualCompactRequest & { willRetry?: boolean });
-
-/**
- * What the Maintainer uses of `TokenGauge` (core/tokens.js, still JavaScript: the types the
- * compiler infers from it are too loose to check the calls against).
- */
-interface Gauge {
-  readonly counting: boolean;
-  count(messages: ReadonlyArray<LlmMessage | { role: 'system'; content: string }>): number;
-  calibration(model: TriggerModel): { ratio: number; imageRate: number };
-  ratio(model: TriggerModel): number;
-  calibrated(model: TriggerModel, text: number, images?: number): number;
-  sent(model: TriggerModel, figures: { text: number; images?: number }, inlineSaved?: number): void;
-  observe(message: AssistantMessage): void;
-  inEstimate<W extends Record<string, number>>(
-    windows: W,
-    live: { estimated: number; counted: number; usage: number },
-  ): W;
-  providerRatio(model: TriggerModel, live: { estimated: number; counted: number }): number;
-  snapshot(): Record<string, { ratio: number; imageRate: number; samples: number }>;
-}
-
-/** The gauge of a Maintainer's options. */
-function newGauge(options: Pick<MaintainerOptions, 'tokenCounter' | 'maxCountChars' | 'calibrate'>): Gauge {
-  return new TokenGauge(options) as unknown as Gauge;
-}
-
-/**
- * The core's check of a model (`E_INVALID_ARGUMENT` naming the field; `what` names the model).
- * core/triggers.js exports it, its hand-written declarations leave it out.
- */
-const modelJson = (triggers as unknown as { modelJson: (model: unknown, what: string) => string }).modelJson;
 
 let pruneWindows: PruneWindows | undefined;
 
@@ -291,7 +255,7 @@ export class Maintainer {
   /** `#measure`'s memo of the live context (null: measure again). */
   #tokens: Measure | null = null;
   /** The host's token counter and the calibration from reported usage. */
-  #gauge: Gauge;
+  #gauge: TokenGauge;
   /** Inline imaging (`snapcompact.systemPrompt` / `snapcompact.toolResults`), when either is on. */
   #imager: InlineImager | null = null;
   /** The frames the last view left out of the compaction summary (its budgets). */
@@ -338,8 +302,10 @@ export class Maintainer {
       const { cacheTtlMs, countTextTokens } = o;
       this.#imager = new InlineImager(defined({ systemPrompt, toolResults, shape, cacheTtlMs, countTextTokens }));
     }
-    const { tokenCounter, maxCountChars, calibrate } = o;
-    this.#gauge = newGauge(defined({ tokenCounter, maxCountChars, calibrate }));
+    const { maxCountChars, calibrate } = o;
+    // The gauge hands the counter LLM messages and `{role: 'system', content}`, as declared.
+    const tokenCounter = o.tokenCounter as TokenCounter | undefined;
+    this.#gauge = new TokenGauge(defined({ tokenCounter, maxCountChars, calibrate }));
     this.#now = o.now ?? Date.now;
     this.#setTimer = o.setTimer ?? defaultTimer;
     this.#latestCompactionId = session.buildContext().compactionId ?? null;
@@ -376,7 +342,7 @@ export class Maintainer {
    * value, 1 at first); `samples`, the answered requests they come from (at most 8).
    */
   get calibration(): Record<string, { ratio: number; imageRate: number; samples: number }> {
-    return this.#gauge.snapshot();
+    return this.#gauge.snapshot() as Record<string, { ratio: number; imageRate: number; samples: number }>;
   }
 
   /**
@@ -570,12 +536,12 @@ export class Maintainer {
    */
   #measure(): Measure {
     const key = `${this.#session.size}:${this.#session.leafId}`;
-    if (this.#tokens?.session !== this.#session || this.#tokens.key !== key) {
+    if (this.#tokens === null || this.#tokens.session !== this.#session || this.#tokens.key !== key) {
       const { estimatedTokens, tokensBefore } = this.#session.contextTokens();
       let value = estimatedTokens;
       let images = 0;
       if (this.#gauge.counting) {
-        value = this.#gauge.count(this.#session.toLlmMessages({ model: this.#viewOptions().model }));
+        value = this.#gauge.count(this.#countable(this.#session.toLlmMessages({ model: this.#viewOptions().model })));
       } else {
         const total = this.#readsImages() ? this.#session.contextStats().images : 0;
         // The core's estimate of the context's images, read from the view #messages() builds
@@ -586,6 +552,11 @@ export class Maintainer {
       this.#tokens = { session: this.#session, key, value, images, estimated: estimatedTokens, usage: tokensBefore };
     }
     return this.#tokens;
+  }
+
+  /** LLM messages as the gauge counts them (it reads their role, content, ids and payload). */
+  #countable(messages: LlmMessage[]): CountedMessage[] {
+    return messages as unknown as CountedMessage[];
   }
 
   /** Text (the system prompt, the tool definitions) counted as the gauge counts. */
@@ -607,7 +578,7 @@ export class Maintainer {
    * Unchanged without a `tokenCounter`. `keepRecentTokens` also stays unchanged when the path has
    * provider-reported usage: the core scales it by that usage itself (spec: compaction §3.4).
    */
-  #inEstimate<W extends Record<string, number>>(windows: W): W {
+  #inEstimate<K extends string>(windows: Record<K, number>): Record<K, number> {
     if (!this.#gauge.counting) return windows;
     const { estimated, value: counted, usage } = this.#measure();
     return this.#gauge.inEstimate(windows, { estimated, counted, usage });
@@ -731,7 +702,7 @@ export class Maintainer {
    */
   #viewImages(messages: LlmMessage[], limit = -1) {
     this.#framesLeftOut = this.#session.lastFramesLeftOut();
-    const summaryFirst = (this.#session as Session & SessionInternals)._lastViewCompacted();
+    const summaryFirst = this.#session._lastViewCompacted();
     return requestImages(messages, { summaryFirst, framesLeftOut: this.#framesLeftOut, limit });
   }
 

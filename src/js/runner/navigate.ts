@@ -16,7 +16,7 @@ import type {
   NavigationCancelled,
   NavigationResult,
   ResolvedCompactionSettings,
-  Session,
+  SessionCore,
   Summarize,
 } from '../core/session.js';
 import {
@@ -90,7 +90,7 @@ function hookSummary(answer: unknown): NavigationAnswer | undefined {
  * rejects with a coded Error when the summarizer fails. Only a commit writes.
  */
 export async function navigateSession(
-  session: Session,
+  session: SessionCore,
   targetId: string,
   o: NavigateRunOptions,
 ): Promise<NavigationResult | NavigationCancelled> {

@@ -1,7 +1,7 @@
 // What a maintenance step did, measured with one ruler: the local estimate (spec: compaction
 // §3.1) of the LLM context, before and after. Shared by `compact()` and the Maintainer.
 import { onRaw, requireRaw } from '../core/raw.js';
-import type { CompactionReport, LlmMessage, Session, TextContent } from '../core/session.js';
+import type { CompactionReport, LlmMessage, SessionCore, TextContent } from '../core/session.js';
 
 /** Tokens per kind of message of a context (`CompactionReport.tokensByKind`). */
 export type TokensByKind = CompactionReport['tokensByKind'];
@@ -25,9 +25,9 @@ export function textTokens(text: string | readonly string[] | undefined): number
  * the tokens per kind (`summary`, `user`, `assistant`, `toolResult`, `other`). Measured in the
  * core, without copying the archive's frames.
  */
-export function contextSnapshot(session: Session, options: { byKind: true }): Required<ContextSnapshot>;
-export function contextSnapshot(session: Session, options?: { byKind?: boolean }): ContextSnapshot;
-export function contextSnapshot(session: Session, { byKind = false }: { byKind?: boolean } = {}): ContextSnapshot {
+export function contextSnapshot(session: SessionCore, options: { byKind: true }): Required<ContextSnapshot>;
+export function contextSnapshot(session: SessionCore, options?: { byKind?: boolean }): ContextSnapshot;
+export function contextSnapshot(session: SessionCore, { byKind = false }: { byKind?: boolean } = {}): ContextSnapshot {
   const stats = session.contextStats();
   return byKind ? stats : { tokens: stats.tokens, images: stats.images };
 }

@@ -1,8 +1,9 @@
 // The async shell of shake (spec: compaction §13 "Shake"): plan in the core, store the
 // recovery artifact through the host's `saveArtifact`, then apply. The apply is the only
 // write; a plan the session outgrew meanwhile is refused (`E_STALE_PLAN`), unchanged.
+import { nowOf } from '../core/args.js';
 import { abortError, codedError, invalidArgument } from '../core/errors.js';
-import type { Session, ShakeOptions, ShakeReport, ShakeResult, ShakeRunOptions } from '../core/session.js';
+import type { SessionCore, ShakeOptions, ShakeReport, ShakeResult, ShakeRunOptions } from '../core/session.js';
 import { defined, type Signal, untilAbort } from './summarizer.js';
 
 const NOTHING = { toolResultsDropped: 0, blocksDropped: 0, thinkingBlocksDropped: 0, tokensFreed: 0, artifactId: null };
@@ -15,8 +16,8 @@ export interface ShakeRunnerOptions extends Omit<ShakeRunOptions, 'signal' | 'mo
   saveArtifact?: unknown;
 }
 
-/** The core's shake in one call (no artifact to await): plan and apply, `thinking` for the thinking mode. */
-export type ShakeNow = (config: ShakeOptions & { thinking: boolean }, now: number | undefined) => ShakeReport;
+/** The core's shake in one call (no artifact to await): plan and apply, `thinking` for the thinking mode, at `now`. */
+export type ShakeNow = (config: ShakeOptions & { thinking: boolean }, now: number) => ShakeReport;
 
 /**
  * Runs a shake of `session` (see `ShakeRunOptions` in the types): `mode` `'elide'` (default)
@@ -25,7 +26,7 @@ export type ShakeNow = (config: ShakeOptions & { thinking: boolean }, now: numbe
  * nothing to await: `shakeNow(config, now)` plans and applies in one call of the core.
  */
 export async function shakeSession(
-  session: Session,
+  session: SessionCore,
   options: ShakeRunnerOptions | undefined,
   shakeNow: ShakeNow,
 ): Promise<ShakeResult> {
@@ -38,7 +39,7 @@ export async function shakeSession(
     throw invalidArgument(`unknown shake mode "${String(mode)}" (expected 'elide' or 'thinking')`);
   }
   if (mode === 'thinking' || (!saveArtifact && !requireArtifact)) {
-    return { mode, ...shakeNow({ ...config, thinking: mode === 'thinking' }, now) };
+    return { mode, ...shakeNow({ ...config, thinking: mode === 'thinking' }, nowOf({ now })) };
   }
   const plan = session.planShake(config);
   if (plan.regions.length === 0) return { mode, ...NOTHING, entries: [] };
