@@ -140,14 +140,6 @@ type ConversationModel = MaintainerOptions['model'];
 /** A part of a prompt or of a result, read by its `type` (the SDK's parts are open objects). */
 type Part = { type?: unknown; [key: string]: unknown };
 
-/**
- * `init` of the runtime's entry, as `ctxfold` exports it: in a browser, await it (optionally
- * with the `.wasm`'s URL or bytes) before the first call; elsewhere it resolves at once.
- * Declared here because `ctxfold/ai-sdk`'s types are this module's: the entries
- * (entries/ai-sdk-*.js) export it beside this module's exports.
- */
-export declare function init(input?: unknown): Promise<void>;
-
 /** A summarize request as `summarizerFromModel`'s callback reads it. */
 type SummaryCall = Parameters<Summarize>;
 
