@@ -19,32 +19,18 @@ import type {
   CompactionSettings,
   JsonObject,
   JsonValue,
-  LlmMessage,
   StopReason,
   Summarize,
 } from '../core/session.js';
 import { isContextOverflow } from '../core/triggers.js';
 import type { AiSdkModelMessage } from '../formats/ai-sdk-model.js';
-import * as aiSdkModel from '../formats/ai-sdk-model.js';
 import { Warnings } from '../formats/common.js';
+import { formatOf } from '../formats/index.js';
 import { Maintainer, type MaintainerEvent, type MaintainerOptions } from '../runner/maintainer.js';
 import { Session } from '../runner/session.js';
 import { memberOf } from '../runner/summarizer.js';
 
 const FORMAT = 'ai-sdk-model';
-
-/**
- * The ai-sdk-model writer (`toMessages` of the format): provider messages → ModelMessages. Its
- * module's hand-written declarations (formats/ is still JavaScript) leave the writer out.
- */
-const write = (
-  aiSdkModel as unknown as {
-    write: (
-      llm: LlmMessage[],
-      ctx: { model: unknown; warnings: Warnings; system: undefined; session: Session; leafId: undefined },
-    ) => { messages: AiSdkModelMessage[] };
-  }
-).write;
 
 /** An AI SDK language model object (`specificationVersion` 'v4' or 'v3'); only `doGenerate` is called by a summarizer. */
 export interface AiSdkLanguageModel {
@@ -524,7 +510,8 @@ class Conversation implements AiSdkConversation {
       ...(systemPrompt.length > 0 && { systemPrompt: systemPrompt.join('\n\n') }),
       ...(tools?.length && { tools: tools as JsonValue[] }),
     });
-    const written = write(before.messages, {
+    // The format's writer: ModelMessages (the format reads and writes them).
+    const written = formatOf(FORMAT).write(before.messages, {
       model: this.#model,
       warnings: new Warnings(),
       system: undefined,
@@ -538,7 +525,7 @@ class Conversation implements AiSdkConversation {
     return {
       // The writer had no system prompt to write: a system message it gives is a later one of the
       // history (read as a developer message), sent where it was.
-      prompt: [...sentSystem, ...written.messages.map(toPromptMessage)],
+      prompt: [...sentSystem, ...(written.messages as AiSdkModelMessage[]).map(toPromptMessage)],
       report: before.report,
     };
   }
