@@ -1,6 +1,8 @@
 // Types of the message formats (Session.fromMessages, appendMessages, toMessages). The
 // messages of each format are typed in formats/<format>.d.ts, from the providers' documented
-// shapes; docs/guide/formats.md says what maps to what.
+// shapes; docs/guide/formats.md says what maps to what. A module written in TypeScript also
+// exports its values (`name`, `read`, `write`), which `export type *` of two of them would
+// re-export twice: their types are listed by name.
 
 import type { AgentMessage, ContextOptions, CreateOptions, LlmMessage } from '../core/session.js';
 import type { AiSdkModelMessage, AiSdkModelSystem } from './ai-sdk-model.js';
@@ -11,9 +13,45 @@ import type { OpenAIChatMessage, OpenAIChatSystem } from './openai-chat.js';
 import type { ResponsesInputItem, ResponsesSystem } from './openai-responses.js';
 
 export type * from './ai-sdk-model.js';
-export type * from './ai-sdk-ui.js';
+export type {
+  AiSdkUiAnsweredApproval,
+  AiSdkUiApproval,
+  AiSdkUiCitation,
+  AiSdkUiCompactionData,
+  AiSdkUiCompactionPart,
+  AiSdkUiCustomPart,
+  AiSdkUiDataPart,
+  AiSdkUiDynamicToolPart,
+  AiSdkUiFilePart,
+  AiSdkUiJsonObject,
+  AiSdkUiJsonValue,
+  AiSdkUiMessage,
+  AiSdkUiPart,
+  AiSdkUiProviderMetadata,
+  AiSdkUiReasoningFilePart,
+  AiSdkUiReasoningPart,
+  AiSdkUiSourceDocumentPart,
+  AiSdkUiSourceUrlPart,
+  AiSdkUiSteeringPart,
+  AiSdkUiStepStartPart,
+  AiSdkUiSystem,
+  AiSdkUiTextPart,
+  AiSdkUiToolPart,
+  AiSdkUiToolState,
+} from './ai-sdk-ui.js';
 export type * from './anthropic.js';
-export type * from './gemini.js';
+export type {
+  GeminiBlob,
+  GeminiCodeExecutionResult,
+  GeminiContent,
+  GeminiExecutableCode,
+  GeminiFileData,
+  GeminiFunctionCall,
+  GeminiFunctionResponse,
+  GeminiFunctionResponsePart,
+  GeminiPart,
+  GeminiSystem,
+} from './gemini.js';
 export type * from './openai-chat.js';
 export type * from './openai-responses.js';
 
