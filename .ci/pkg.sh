@@ -97,8 +97,11 @@ say "tsc (src/js -> pkg)"
 tests/node_modules/.bin/tsc -p tsconfig.json --outDir "$stage"
 # The glue as wasm-bindgen wrote it (its declarations stay out: the API's own types describe
 # what the package exports). While some modules are still JavaScript (allowJs), their
-# hand-written .d.ts replace what the compiler infers from them.
+# hand-written .d.ts replace what the compiler infers from them (and the rest ship none, as
+# before: an inferred declaration of untyped JavaScript is `any` throughout).
 cp src/js/core/glue.js "$stage/core/"
+(cd src/js && find . -type f -name '*.js' ! -path ./core/glue.js -print) |
+  while read -r f; do rm -f "$stage/${f%.js}.d.ts"; done
 (cd src/js && find . -type f -name '*.d.ts' ! -path ./core/glue.d.ts -print) |
   while read -r f; do
     mkdir -p "$stage/$(dirname "$f")"
