@@ -52,7 +52,6 @@ import {
   quote,
   requireObject as requireObjectJs,
   requireString,
-  type Warnings,
 } from './common.js';
 
 // ----- the messages of this format ---------------------------------------------------------
@@ -147,6 +146,15 @@ export interface GeminiSystem {
 
 /** A JSON object of the input not checked yet, or one this module keeps as it is. */
 type Loose = Record<string, unknown>;
+
+/**
+ * Where a reader or writer reports what a format cannot carry: the `Warnings` of common.js
+ * (`dropped`: left out; `converted`: carried in another form), at a message and a path in it.
+ */
+interface Warnings {
+  dropped(message: string, index?: number, path?: string): void;
+  converted(message: string, index?: number, path?: string): void;
+}
 
 // formats/common is JavaScript until its conversion lands (tsformatsB): the signatures this
 // module relies on, stated here.

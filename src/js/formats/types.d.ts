@@ -12,7 +12,33 @@ import type { GeminiContent, GeminiSystem } from './gemini.js';
 import type { OpenAIChatMessage, OpenAIChatSystem } from './openai-chat.js';
 import type { ResponsesInputItem, ResponsesSystem } from './openai-responses.js';
 
-export type * from './ai-sdk-model.js';
+export type {
+  AiSdkModelAssistantMessage,
+  AiSdkModelCustomPart,
+  AiSdkModelDataContent,
+  AiSdkModelFileData,
+  AiSdkModelFilePart,
+  AiSdkModelImagePart,
+  AiSdkModelJsonObject,
+  AiSdkModelJsonValue,
+  AiSdkModelMessage,
+  AiSdkModelProviderOptions,
+  AiSdkModelProviderReference,
+  AiSdkModelReasoningFilePart,
+  AiSdkModelReasoningPart,
+  AiSdkModelSystem,
+  AiSdkModelSystemMessage,
+  AiSdkModelTextPart,
+  AiSdkModelToolApprovalRequest,
+  AiSdkModelToolApprovalResponse,
+  AiSdkModelToolCallPart,
+  AiSdkModelToolContentItem,
+  AiSdkModelToolMessage,
+  AiSdkModelToolResultOutput,
+  AiSdkModelToolResultPart,
+  AiSdkModelUrl,
+  AiSdkModelUserMessage,
+} from './ai-sdk-model.js';
 export type {
   AiSdkUiAnsweredApproval,
   AiSdkUiApproval,
