@@ -445,9 +445,6 @@ function thaw<T>(node: T, marks: unknown): T {
 const keep = <T extends object>(node: T, members: Loose): T & Carrying =>
   keepExtras(node, name, members, member(node, 'ctxfold'));
 
-/** A copy of a kept shape to fill (the session gives fresh copies; the system value is not). */
-const fresh = (shape: unknown): Loose | undefined => (isObject(shape) ? { ...shape } : undefined);
-
 // ----- checks --------------------------------------------------------------------------------
 
 function need(cond: boolean, index: number, field: string, detail: string): asserts cond {
@@ -1246,9 +1243,9 @@ const extrasOf = (node: unknown): Loose | undefined => extrasOfFormat(node, name
 type Written = Loose;
 
 /** A kept shape filled: `fill(node)` sets the modelled members, then bytes and URLs come back. */
-function filled(x: Loose, fill: (node: Written) => void): Written {
-  // Callers pass extras whose `shape` is an object (checked).
-  const node = fresh(x.shape) as Written;
+function filled(x: Loose & { shape: Loose }, fill: (node: Written) => void): Written {
+  // A copy of the kept shape to fill (the session gives fresh copies; the system value is not).
+  const node: Written = { ...x.shape };
   fill(node);
   return thaw(node, x.marks);
 }
@@ -1309,7 +1306,7 @@ const hasShape = (x: unknown): x is Loose & { shape: Loose } => isObject(x) && i
 class Writer {
   out: Written[] = [];
   /** The tool message the next tool result may join, and its kept parts. */
-  #open: { msg: Written & { content: Written[] }; kept: Loose[] } | null = null;
+  #open: { msg: Written & { content: Written[] }; kept: Array<Loose & { shape: Loose }> } | null = null;
   #prev: unknown;
   warnings: Warnings;
 

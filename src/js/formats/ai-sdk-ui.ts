@@ -273,6 +273,8 @@ interface Warnings {
 // formats/common is JavaScript until its conversion lands (tsformatsB): the signatures this
 // module relies on, stated here.
 const isObject = isObjectJs as (value: unknown) => value is Loose;
+/** An array (of values not checked yet). */
+const isArray = (v: unknown): v is readonly unknown[] => Array.isArray(v);
 const keepExtras = keepExtrasJs as <T extends object>(node: T, format: string, members: Loose) => T & Carrying;
 
 /** A message or block with what a reader kept under `ctxfold` (common.js). */
@@ -451,7 +453,7 @@ function checkPart(part: unknown, index: number, path: string): asserts part is 
     case 'text':
       str(part.text, index, `${path}.text`);
       textState(part, index, path);
-      if (part.citations !== undefined && !Array.isArray(part.citations)) {
+      if (part.citations !== undefined && !isArray(part.citations)) {
         throw invalidMessage(index, `${path}.citations`, `must be an array, got ${kindOf(part.citations)}`);
       }
       return;
@@ -485,10 +487,10 @@ function checkPart(part: unknown, index: number, path: string): asserts part is 
       return;
     case 'steering-message': {
       str(part.id, index, `${path}.id`);
-      if (!Array.isArray(part.parts)) {
+      if (!isArray(part.parts)) {
         throw invalidMessage(index, `${path}.parts`, `must be an array, got ${kindOf(part.parts)}`);
       }
-      part.parts.forEach((p: unknown, j) => {
+      part.parts.forEach((p, j) => {
         const at = `${path}.parts[${j}]`;
         checkPart(p, index, at);
         if (p.type !== 'text' && p.type !== 'file') throw invalidMessage(index, `${at}.type`, 'must be text or file');
@@ -515,7 +517,7 @@ function checkMessage(m: unknown, index: number): asserts m is AiSdkUiMessage {
   if (!ROLES.has(m.role)) {
     throw invalidMessage(index, 'role', `must be 'system', 'user' or 'assistant', got ${JSON.stringify(m.role)}`);
   }
-  if (!Array.isArray(m.parts)) throw invalidMessage(index, 'parts', `must be an array, got ${kindOf(m.parts)}`);
+  if (!isArray(m.parts)) throw invalidMessage(index, 'parts', `must be an array, got ${kindOf(m.parts)}`);
   for (let j = 0; j < m.parts.length; j++) checkPart(m.parts[j], index, `parts[${j}]`);
 }
 
@@ -1249,7 +1251,7 @@ export function write(llm: readonly LlmMessage[], ctx: WriteContext): { messages
   const orders: Array<[object, unknown]> = [];
   const system = ctx.system;
   if (system !== undefined) {
-    if (system.format === name && Array.isArray(system.value)) out.push(...system.value);
+    if (system.format === name && isArray(system.value)) out.push(...system.value);
     else if (system.text !== '') {
       out.push({ id: 'system', role: 'system', parts: [{ type: 'text', text: system.text }] });
     }

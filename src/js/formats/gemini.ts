@@ -159,6 +159,8 @@ interface Warnings {
 // formats/common is JavaScript until its conversion lands (tsformatsB): the signatures this
 // module relies on, stated here.
 const isObject = isObjectJs as (value: unknown) => value is Loose;
+/** An array (of values not checked yet). */
+const isArray = (v: unknown): v is readonly unknown[] => Array.isArray(v);
 const requireObject = requireObjectJs as (value: unknown, index: number, field: string) => Loose;
 const keepExtras = keepExtrasJs as <T extends object>(node: T, format: string, members: Loose, kept?: Loose) => T;
 
@@ -280,10 +282,11 @@ function finish<T extends object>(out: T, layout: unknown): T {
   if (!isObject(layout)) return out;
   const more = layout.more;
   if (isObject(more)) for (const k of Object.keys(more)) putMember(out, k, more[k]);
-  if (!Array.isArray(layout.order)) return out;
+  if (!isArray(layout.order)) return out;
   const own = out as Loose;
   const ordered: Loose = {};
-  for (const k of layout.order) if (Object.hasOwn(own, k)) putMember(ordered, k, own[k]);
+  // The reader's `order`: the member names as read (`layoutOf`).
+  for (const k of layout.order as readonly string[]) if (Object.hasOwn(own, k)) putMember(ordered, k, own[k]);
   for (const k of Object.keys(own)) if (!Object.hasOwn(ordered, k)) putMember(ordered, k, own[k]);
   // The same members as `out`, in the order read.
   return ordered as T;
@@ -555,8 +558,7 @@ function readResponse(p: Loose, index: number, field: string, st: ReadState): To
   }
   const content: Array<TextContent | ImageContent> = [{ type: 'text', text }];
   if (fr.parts !== undefined) {
-    if (!Array.isArray(fr.parts))
-      throw invalidMessage(index, `${f}.parts`, `must be an array, got ${kindOf(fr.parts)}`);
+    if (!isArray(fr.parts)) throw invalidMessage(index, `${f}.parts`, `must be an array, got ${kindOf(fr.parts)}`);
     for (let k = 0; k < fr.parts.length; k++) {
       const at = `${f}.parts[${k}]`;
       const rp = obj(fr.parts[k], index, at);
@@ -570,7 +572,7 @@ function readResponse(p: Loose, index: number, field: string, st: ReadState): To
     {
       noId: fr.id === undefined || undefined,
       json,
-      emptyParts: (Array.isArray(fr.parts) && fr.parts.length === 0) || undefined,
+      emptyParts: (isArray(fr.parts) && fr.parts.length === 0) || undefined,
       layout: layoutOf(p, ['functionResponse']),
       inner: layoutOf(fr, ['id', 'name', 'response', 'parts']),
     },
@@ -580,13 +582,16 @@ function readResponse(p: Loose, index: number, field: string, st: ReadState): To
 
 /** Extras of a message, created when missing. */
 function extras(node: Carrying): Loose {
-  if (!isObject(node.ctxfold)) node.ctxfold = { format: name };
-  return node.ctxfold as Loose;
+  const x = node.ctxfold;
+  if (isObject(x)) return x;
+  const made = { format: name };
+  node.ctxfold = made;
+  return made;
 }
 
-function readParts(c: Loose, index: number): unknown[] | undefined {
+function readParts(c: Loose, index: number): readonly unknown[] | undefined {
   if (c.parts === undefined) return undefined;
-  if (!Array.isArray(c.parts)) throw invalidMessage(index, 'parts', `must be an array, got ${kindOf(c.parts)}`);
+  if (!isArray(c.parts)) throw invalidMessage(index, 'parts', `must be an array, got ${kindOf(c.parts)}`);
   return c.parts;
 }
 
@@ -662,7 +667,7 @@ function survey(contents: readonly unknown[]): { provided: Set<string>; leading:
   const leading = new Map<string, number>();
   let modelSeen = false;
   for (const c of contents) {
-    if (!isObject(c) || !Array.isArray(c.parts)) continue;
+    if (!isObject(c) || !isArray(c.parts)) continue;
     if (c.role === 'model') modelSeen = true;
     for (const p of c.parts) {
       if (!isObject(p)) continue;
@@ -1092,7 +1097,7 @@ export function write(
   ctx: WriteContext,
 ): { messages: GeminiContent[]; system?: GeminiSystem } {
   const writer = new Writer(ctx);
-  for (let index = 0; index < llm.length; index++) writer.add(llm[index] as LlmMessage, index);
+  for (const [index, m] of llm.entries()) writer.add(m, index);
   writer.end();
   const result: { messages: GeminiContent[]; system?: GeminiSystem } = { messages: writer.out };
   const system = systemOf(ctx.system, ctx.warnings);
