@@ -317,7 +317,8 @@ const DENIED = 'Tool execution denied.';
 /** An input string as an error message quotes it: in single quotes (not common's JSON text), at most 40 characters. */
 const quote = (t: string): string => `'${t.length > 40 ? `${t.slice(0, 40)}…` : t}'`;
 const shown = (v: unknown): string => (typeof v === 'string' ? quote(v) : kindOf(v));
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** `v` when it is a non-empty string, else undefined (never throws; `nonEmptyString` of common). */
+const nonEmptyString = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
 const isBuffer = (v: unknown): v is ArrayBuffer => v instanceof ArrayBuffer;
@@ -451,10 +452,8 @@ function need(cond: boolean, index: number, field: string, detail: string): asse
   if (!cond) throw invalidMessage(index, field, detail);
 }
 
-const string = requireString;
-
 function optString(node: Loose, key: string, index: number, at: string): void {
-  if (node[key] !== undefined) string(node[key], index, `${at}${key}`);
+  if (node[key] !== undefined) requireString(node[key], index, `${at}${key}`);
 }
 
 function optBoolean(node: Loose, key: string, index: number, at: string): void {
@@ -463,7 +462,7 @@ function optBoolean(node: Loose, key: string, index: number, at: string): void {
 }
 
 /** `requireObject` of common.js that also refuses bytes, an ArrayBuffer and a URL object. */
-function object(v: unknown, index: number, field: string): Loose {
+function requireRecord(v: unknown, index: number, field: string): Loose {
   need(isObject(v) && !isBytes(v) && !isBuffer(v) && !isUrl(v), index, field, `must be an object, got ${kindOf(v)}`);
   return v;
 }
@@ -472,15 +471,15 @@ function object(v: unknown, index: number, field: string): Loose {
 function checkProviderOptions(node: Loose, index: number, at: string): void {
   const v = node.providerOptions;
   if (v === undefined) return;
-  const options = object(v, index, `${at}providerOptions`);
+  const options = requireRecord(v, index, `${at}providerOptions`);
   for (const [k, o] of Object.entries(options)) {
-    if (o !== undefined) object(o, index, `${at}providerOptions.${k}`);
+    if (o !== undefined) requireRecord(o, index, `${at}providerOptions.${k}`);
   }
 }
 
 function checkReference(v: unknown, index: number, field: string): void {
-  const ref = object(v, index, field);
-  for (const [k, x] of Object.entries(ref)) string(x, index, `${field}.${k}`);
+  const ref = requireRecord(v, index, field);
+  for (const [k, x] of Object.entries(ref)) requireString(x, index, `${field}.${k}`);
 }
 
 /** Inline data: a base64 string, bytes or an ArrayBuffer. */
@@ -505,7 +504,7 @@ function checkTagged(v: Loose, index: number, field: string, kinds: readonly unk
     need(isUrl(v.url), index, `${field}.url`, `must be a URL object, got ${kindOf(v.url)}`);
     optString(v, 'originalUrl', index, `${field}.`);
   } else if (type === 'reference') checkReference(v.reference, index, `${field}.reference`);
-  else string(v.text, index, `${field}.text`);
+  else requireString(v.text, index, `${field}.text`);
 }
 
 const TAGS: readonly Tag[] = ['data', 'url', 'reference', 'text'];
@@ -522,8 +521,8 @@ function checkData(v: unknown, index: number, field: string, kinds: readonly Tag
 
 /** A part's object, checked, and its `type`. */
 function checkPartHead(p: unknown, index: number, at: string): [Loose, string] {
-  const part = object(p, index, at);
-  const type = string(part.type, index, `${at}.type`);
+  const part = requireRecord(p, index, at);
+  const type = requireString(part.type, index, `${at}.type`);
   checkProviderOptions(part, index, `${at}.`);
   return [part, type];
 }
@@ -531,17 +530,17 @@ function checkPartHead(p: unknown, index: number, at: string): [Loose, string] {
 function checkFile(p: Loose, index: number, at: string, kinds: readonly Tag[]): void {
   need('data' in p && p.data !== undefined, index, `${at}.data`, 'is required');
   checkData(p.data, index, `${at}.data`, kinds);
-  string(p.mediaType, index, `${at}.mediaType`);
+  requireString(p.mediaType, index, `${at}.mediaType`);
   optString(p, 'filename', index, `${at}.`);
 }
 
 /** A tool output (`ToolResultOutput`). */
 function checkOutput(v: unknown, index: number, at: string): void {
-  const o = object(v, index, at);
+  const o = requireRecord(v, index, at);
   const type = o.type;
   need(OUTPUT_TYPES.has(type), index, `${at}.type`, `must be a tool output type, got ${shown(type)}`);
   checkProviderOptions(o, index, `${at}.`);
-  if (type === 'text' || type === 'error-text') string(o.value, index, `${at}.value`);
+  if (type === 'text' || type === 'error-text') requireString(o.value, index, `${at}.value`);
   else if (type === 'json' || type === 'error-json') need('value' in o, index, `${at}.value`, 'is required');
   else if (type === 'execution-denied') optString(o, 'reason', index, `${at}.`);
   else {
@@ -557,26 +556,26 @@ function checkOutputItem(item: unknown, index: number, at: string): void {
   const [c, type] = checkPartHead(item, index, at);
   switch (type) {
     case 'text':
-      string(c.text, index, `${at}.text`);
+      requireString(c.text, index, `${at}.text`);
       return;
     case 'file':
       need(isObject(c.data), index, `${at}.data`, `must be tagged file data, got ${kindOf(c.data)}`);
       checkTagged(c.data, index, `${at}.data`, TAGS);
-      string(c.mediaType, index, `${at}.mediaType`);
+      requireString(c.mediaType, index, `${at}.mediaType`);
       optString(c, 'filename', index, `${at}.`);
       return;
     case 'file-data':
     case 'image-data':
-      string(c.data, index, `${at}.data`);
-      string(c.mediaType, index, `${at}.mediaType`);
+      requireString(c.data, index, `${at}.data`);
+      requireString(c.mediaType, index, `${at}.mediaType`);
       optString(c, 'filename', index, `${at}.`);
       return;
     case 'file-url':
-      string(c.url, index, `${at}.url`);
+      requireString(c.url, index, `${at}.url`);
       optString(c, 'mediaType', index, `${at}.`);
       return;
     case 'image-url':
-      string(c.url, index, `${at}.url`);
+      requireString(c.url, index, `${at}.url`);
       return;
     case 'file-id':
     case 'image-file-id':
@@ -594,28 +593,28 @@ function checkOutputItem(item: unknown, index: number, at: string): void {
 }
 
 function checkToolCall(p: Loose, index: number, at: string): void {
-  string(p.toolCallId, index, `${at}.toolCallId`);
-  string(p.toolName, index, `${at}.toolName`);
+  requireString(p.toolCallId, index, `${at}.toolCallId`);
+  requireString(p.toolName, index, `${at}.toolName`);
   need('input' in p, index, `${at}.input`, 'is required');
   optBoolean(p, 'providerExecuted', index, `${at}.`);
 }
 
 function checkToolResult(p: Loose, index: number, at: string): void {
-  string(p.toolCallId, index, `${at}.toolCallId`);
-  string(p.toolName, index, `${at}.toolName`);
+  requireString(p.toolCallId, index, `${at}.toolCallId`);
+  requireString(p.toolName, index, `${at}.toolName`);
   checkOutput(p.output, index, `${at}.output`);
 }
 
 function checkApprovalRequest(p: Loose, index: number, at: string): void {
-  string(p.approvalId, index, `${at}.approvalId`);
-  string(p.toolCallId, index, `${at}.toolCallId`);
+  requireString(p.approvalId, index, `${at}.approvalId`);
+  requireString(p.toolCallId, index, `${at}.toolCallId`);
   optString(p, 'reason', index, `${at}.`);
   optBoolean(p, 'isAutomatic', index, `${at}.`);
   optString(p, 'signature', index, `${at}.`);
 }
 
 function checkApprovalResponse(p: Loose, index: number, at: string): void {
-  string(p.approvalId, index, `${at}.approvalId`);
+  requireString(p.approvalId, index, `${at}.approvalId`);
   need(typeof p.approved === 'boolean', index, `${at}.approved`, `must be a boolean, got ${kindOf(p.approved)}`);
   optString(p, 'reason', index, `${at}.`);
   optBoolean(p, 'providerExecuted', index, `${at}.`);
@@ -625,7 +624,7 @@ function checkApprovalResponse(p: Loose, index: number, at: string): void {
 function checkPart(part: unknown, role: string, index: number, at: string): void {
   const [p, type] = checkPartHead(part, index, at);
   if (type === 'text' && role !== 'tool') {
-    string(p.text, index, `${at}.text`);
+    requireString(p.text, index, `${at}.text`);
     return;
   }
   if (role === 'user' && type === 'image') {
@@ -641,13 +640,13 @@ function checkPart(part: unknown, role: string, index: number, at: string): void
   if (role === 'assistant') {
     switch (type) {
       case 'reasoning':
-        string(p.text, index, `${at}.text`);
+        requireString(p.text, index, `${at}.text`);
         return;
       case 'reasoning-file':
         checkFile(p, index, at, ['data', 'url']);
         return;
       case 'custom':
-        string(p.kind, index, `${at}.kind`);
+        requireString(p.kind, index, `${at}.kind`);
         return;
       case 'tool-call':
         checkToolCall(p, index, at);
@@ -680,7 +679,7 @@ function checkPart(part: unknown, role: string, index: number, at: string): void
  * JSON outputs, custom parts' data) is `unknown` in the message types too.
  */
 function checkMessage(v: unknown, index: number): asserts v is AiSdkModelMessage {
-  const m = object(v, index, '');
+  const m = requireRecord(v, index, '');
   const { role } = m;
   need(
     role === 'system' || role === 'user' || role === 'assistant' || role === 'tool',
@@ -691,7 +690,7 @@ function checkMessage(v: unknown, index: number): asserts v is AiSdkModelMessage
   checkProviderOptions(m, index, '');
   const c = m.content;
   if (role === 'system') {
-    string(c, index, 'content');
+    requireString(c, index, 'content');
     return;
   }
   if (typeof c === 'string' && role !== 'tool') return;
@@ -1011,9 +1010,9 @@ class Reader {
     this.ctx = ctx;
     const m = ctx?.model;
     const provider = m?.provider ?? '';
-    this.api = str(m?.api) ?? (Object.hasOwn(API_OF, provider) ? API_OF[provider] : undefined);
-    this.provider = str(m?.provider);
-    this.modelId = str(m?.id);
+    this.api = nonEmptyString(m?.api) ?? (Object.hasOwn(API_OF, provider) ? API_OF[provider] : undefined);
+    this.provider = nonEmptyString(m?.provider);
+    this.modelId = nonEmptyString(m?.id);
   }
 
   push(msg: ReadMessage): void {

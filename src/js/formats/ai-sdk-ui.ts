@@ -337,10 +337,8 @@ const member = (node: object, key: string): unknown => Reflect.get(node, key);
 
 // ----- checks ---------------------------------------------------------------------------------
 
-const str = requireString;
-
 function optStr(part: Loose, key: string, index: number, path: string): void {
-  if (part[key] !== undefined) str(part[key], index, `${path}.${key}`);
+  if (part[key] !== undefined) requireString(part[key], index, `${path}.${key}`);
 }
 
 function optObj(part: Loose, key: string, index: number, path: string): void {
@@ -377,7 +375,7 @@ function checkApproval(part: Loose, index: number, path: string): void {
   if (state === 'input-streaming' || state === 'input-available') {
     throw invalidMessage(index, `${path}.approval`, `is not allowed in state ${state}`);
   }
-  str(approval.id, index, `${path}.approval.id`);
+  requireString(approval.id, index, `${path}.approval.id`);
   const a = approval.approved;
   const want =
     state === 'approval-requested'
@@ -397,9 +395,9 @@ function checkApproval(part: Loose, index: number, path: string): void {
 }
 
 function checkTool(part: Loose, type: string, index: number, path: string): void {
-  str(part.toolCallId, index, `${path}.toolCallId`);
+  requireString(part.toolCallId, index, `${path}.toolCallId`);
   if (type === 'dynamic-tool') {
-    str(part.toolName, index, `${path}.toolName`);
+    requireString(part.toolName, index, `${path}.toolName`);
     if (part.dynamic !== undefined && part.dynamic !== false) {
       throw invalidMessage(index, `${path}.dynamic`, 'must be false when present');
     }
@@ -418,7 +416,7 @@ function checkTool(part: Loose, type: string, index: number, path: string): void
   } else if (part.output !== undefined) {
     throw invalidMessage(index, `${path}.output`, `is not allowed in state ${state}`);
   }
-  if (state === 'output-error') str(part.errorText, index, `${path}.errorText`);
+  if (state === 'output-error') requireString(part.errorText, index, `${path}.errorText`);
   else if (part.errorText !== undefined)
     throw invalidMessage(index, `${path}.errorText`, `is not allowed in state ${state}`);
   checkApproval(part, index, path);
@@ -434,8 +432,8 @@ function checkTool(part: Loose, type: string, index: number, path: string): void
 }
 
 function checkFile(part: Loose, index: number, path: string): void {
-  str(part.mediaType, index, `${path}.mediaType`);
-  str(part.url, index, `${path}.url`);
+  requireString(part.mediaType, index, `${path}.mediaType`);
+  requireString(part.url, index, `${path}.url`);
   optStr(part, 'filename', index, path);
   optObj(part, 'providerReference', index, path);
 }
@@ -451,14 +449,14 @@ function checkPart(part: unknown, index: number, path: string): asserts part is 
   optObj(part, 'providerMetadata', index, path);
   switch (type) {
     case 'text':
-      str(part.text, index, `${path}.text`);
+      requireString(part.text, index, `${path}.text`);
       textState(part, index, path);
       if (part.citations !== undefined && !isArray(part.citations)) {
         throw invalidMessage(index, `${path}.citations`, `must be an array, got ${kindOf(part.citations)}`);
       }
       return;
     case 'reasoning':
-      str(part.text, index, `${path}.text`);
+      requireString(part.text, index, `${path}.text`);
       textState(part, index, path);
       optStr(part, 'id', index, path);
       return;
@@ -466,27 +464,27 @@ function checkPart(part: unknown, index: number, path: string): asserts part is 
       checkFile(part, index, path);
       return;
     case 'reasoning-file':
-      str(part.mediaType, index, `${path}.mediaType`);
-      str(part.url, index, `${path}.url`);
+      requireString(part.mediaType, index, `${path}.mediaType`);
+      requireString(part.url, index, `${path}.url`);
       return;
     case 'source-url':
-      str(part.sourceId, index, `${path}.sourceId`);
-      str(part.url, index, `${path}.url`);
+      requireString(part.sourceId, index, `${path}.sourceId`);
+      requireString(part.url, index, `${path}.url`);
       optStr(part, 'title', index, path);
       return;
     case 'source-document':
-      str(part.sourceId, index, `${path}.sourceId`);
-      str(part.mediaType, index, `${path}.mediaType`);
-      str(part.title, index, `${path}.title`);
+      requireString(part.sourceId, index, `${path}.sourceId`);
+      requireString(part.mediaType, index, `${path}.mediaType`);
+      requireString(part.title, index, `${path}.title`);
       optStr(part, 'filename', index, path);
       return;
     case 'step-start':
       return;
     case 'custom':
-      str(part.kind, index, `${path}.kind`);
+      requireString(part.kind, index, `${path}.kind`);
       return;
     case 'steering-message': {
-      str(part.id, index, `${path}.id`);
+      requireString(part.id, index, `${path}.id`);
       if (!isArray(part.parts)) {
         throw invalidMessage(index, `${path}.parts`, `must be an array, got ${kindOf(part.parts)}`);
       }
@@ -513,7 +511,7 @@ function checkPart(part: unknown, index: number, path: string): asserts part is 
 
 function checkMessage(m: unknown, index: number): asserts m is AiSdkUiMessage {
   if (!isObject(m)) throw invalidMessage(index, '', `must be an object, got ${kindOf(m)}`);
-  str(m.id, index, 'id');
+  requireString(m.id, index, 'id');
   if (!ROLES.has(m.role)) {
     throw invalidMessage(index, 'role', `must be 'system', 'user' or 'assistant', got ${JSON.stringify(m.role)}`);
   }

@@ -234,10 +234,8 @@ const ATTACHED = 'Tool result image:';
 const SEE_IMAGE = '(see attached image)';
 
 const extrasOf = (node: unknown): Loose | undefined => extrasOfFormat(node, name);
-const blank = (t: unknown): boolean => typeof t !== 'string' || t.trim() === '';
-const str = requireString;
-const obj = requireObject;
-const optionalStr = optionalString;
+/** Whether `t` is no string, or only whitespace: text a request need not carry (`isBlank` of common). */
+const isBlank = (t: unknown): boolean => typeof t !== 'string' || t.trim() === '';
 
 /** A message or block with what a reader kept under `ctxfold` (common.js). */
 interface Carrying {
@@ -346,9 +344,9 @@ function dataKind(p: Loose, index: number, field: string): PartKind | undefined 
 function checkMeta(p: Loose, index: number, field: string): void {
   if (p.thought !== undefined && typeof p.thought !== 'boolean')
     throw invalidMessage(index, `${field}.thought`, `must be a boolean, got ${kindOf(p.thought)}`);
-  optionalStr(p.thoughtSignature, index, `${field}.thoughtSignature`);
-  if (p.videoMetadata !== undefined) obj(p.videoMetadata, index, `${field}.videoMetadata`);
-  if (p.partMetadata !== undefined) obj(p.partMetadata, index, `${field}.partMetadata`);
+  optionalString(p.thoughtSignature, index, `${field}.thoughtSignature`);
+  if (p.videoMetadata !== undefined) requireObject(p.videoMetadata, index, `${field}.videoMetadata`);
+  if (p.partMetadata !== undefined) requireObject(p.partMetadata, index, `${field}.partMetadata`);
 }
 
 /** What other formats read for a part pi has no block for. */
@@ -373,23 +371,23 @@ function describe(p: Loose): string {
 /** A part pi has no block for, checked, as a text block that says what it is and keeps it. */
 function opaque(p: Loose, kind: PartKind | undefined, index: number, field: string, warnings: Warnings): TextContent {
   if (kind === 'inlineData' || kind === 'fileData') {
-    const blob = obj(p[kind], index, `${field}.${kind}`);
+    const blob = requireObject(p[kind], index, `${field}.${kind}`);
     if (kind === 'inlineData') {
-      str(blob.mimeType, index, `${field}.inlineData.mimeType`);
-      str(blob.data, index, `${field}.inlineData.data`);
+      requireString(blob.mimeType, index, `${field}.inlineData.mimeType`);
+      requireString(blob.data, index, `${field}.inlineData.data`);
     } else {
-      str(blob.fileUri, index, `${field}.fileData.fileUri`);
-      optionalStr(blob.mimeType, index, `${field}.fileData.mimeType`);
+      requireString(blob.fileUri, index, `${field}.fileData.fileUri`);
+      optionalString(blob.mimeType, index, `${field}.fileData.mimeType`);
     }
-    optionalStr(blob.displayName, index, `${field}.${kind}.displayName`);
+    optionalString(blob.displayName, index, `${field}.${kind}.displayName`);
   } else if (kind === 'executableCode') {
-    const code = obj(p.executableCode, index, `${field}.executableCode`);
-    str(code.code, index, `${field}.executableCode.code`);
-    optionalStr(code.language, index, `${field}.executableCode.language`);
+    const code = requireObject(p.executableCode, index, `${field}.executableCode`);
+    requireString(code.code, index, `${field}.executableCode.code`);
+    optionalString(code.language, index, `${field}.executableCode.language`);
   } else if (kind === 'codeExecutionResult') {
-    const result = obj(p.codeExecutionResult, index, `${field}.codeExecutionResult`);
-    str(result.outcome, index, `${field}.codeExecutionResult.outcome`);
-    optionalStr(result.output, index, `${field}.codeExecutionResult.output`);
+    const result = requireObject(p.codeExecutionResult, index, `${field}.codeExecutionResult`);
+    requireString(result.outcome, index, `${field}.codeExecutionResult.outcome`);
+    optionalString(result.output, index, `${field}.codeExecutionResult.output`);
   }
   const what = kind ?? 'an unknown kind of';
   warnings.converted(`a ${what} part has no pi form: other formats read it as text`, index, field);
@@ -398,9 +396,9 @@ function opaque(p: Loose, kind: PartKind | undefined, index: number, field: stri
 
 /** An `inlineData` image as an image block, or undefined for other data. */
 function imageOf(p: Loose, index: number, field: string): ImageContent | undefined {
-  const blob = obj(p.inlineData, index, `${field}.inlineData`);
-  const mimeType = str(blob.mimeType, index, `${field}.inlineData.mimeType`);
-  const data = str(blob.data, index, `${field}.inlineData.data`);
+  const blob = requireObject(p.inlineData, index, `${field}.inlineData`);
+  const mimeType = requireString(blob.mimeType, index, `${field}.inlineData.mimeType`);
+  const data = requireString(blob.data, index, `${field}.inlineData.data`);
   if (!mimeType.startsWith('image/')) return undefined;
   return keep<ImageContent>(
     { type: 'image', data, mimeType },
@@ -417,7 +415,7 @@ function readUserPart(
   st: ReadState,
 ): TextContent | ImageContent {
   if (kind === 'text') {
-    const text = str(p.text, index, `${field}.text`);
+    const text = requireString(p.text, index, `${field}.text`);
     return keep<TextContent>({ type: 'text', text }, { layout: layoutOf(p, ['text']) });
   }
   if (kind === 'functionCall')
@@ -434,7 +432,7 @@ function readModelPart(p: Loose, kind: PartKind | undefined, index: number, fiel
   // checkMeta has made it a string when given.
   const signature = typeof p.thoughtSignature === 'string' ? p.thoughtSignature : undefined;
   if (kind === 'text') {
-    const text = str(p.text, index, `${field}.text`);
+    const text = requireString(p.text, index, `${field}.text`);
     if (p.thought === true) {
       const block: ThinkingContent = { type: 'thinking', thinking: text };
       if (signature !== undefined) block.thinkingSignature = signature;
@@ -467,10 +465,10 @@ function generatedId(tool: string, st: ReadState): string {
 
 function readCall(p: Loose, index: number, field: string, st: ReadState): ToolCall {
   const f = `${field}.functionCall`;
-  const fc = obj(p.functionCall, index, f);
-  const tool = str(fc.name, index, `${f}.name`);
-  const given = optionalStr(fc.id, index, `${f}.id`);
-  const args = fc.args === undefined ? undefined : (obj(fc.args, index, `${f}.args`) as JsonObject);
+  const fc = requireObject(p.functionCall, index, f);
+  const tool = requireString(fc.name, index, `${f}.name`);
+  const given = optionalString(fc.id, index, `${f}.id`);
+  const args = fc.args === undefined ? undefined : (requireObject(fc.args, index, `${f}.args`) as JsonObject);
   if (given !== undefined && st.calls.has(given))
     throw invalidMessage(index, `${f}.id`, `repeats the id of an earlier call: ${quote(given)}`);
   const id = given ?? generatedId(tool, st);
@@ -509,7 +507,7 @@ function sessionCallsOf(tool: string, st: ReadState): string[] {
 /** The id of the call a function response answers, or E_INVALID_MESSAGE. */
 function callOf(fr: Loose, tool: string, index: number, f: string, st: ReadState): string {
   if (fr.id !== undefined) {
-    const id = str(fr.id, index, `${f}.id`);
+    const id = requireString(fr.id, index, `${f}.id`);
     const here = st.calls.get(id);
     const callName = here?.name ?? st.ctx.toolCall(id)?.name;
     if (callName === undefined)
@@ -538,9 +536,9 @@ function callOf(fr: Loose, tool: string, index: number, f: string, st: ReadState
 /** A `functionResponse` part as a tool result. */
 function readResponse(p: Loose, index: number, field: string, st: ReadState): ToolResultMessage & Carrying {
   const f = `${field}.functionResponse`;
-  const fr = obj(p.functionResponse, index, f);
-  const tool = str(fr.name, index, `${f}.name`);
-  const response = obj(fr.response, index, `${f}.response`);
+  const fr = requireObject(p.functionResponse, index, f);
+  const tool = requireString(fr.name, index, `${f}.name`);
+  const response = requireObject(fr.response, index, `${f}.response`);
   const id = callOf(fr, tool, index, f, st);
   let text: string;
   let isError = false;
@@ -561,7 +559,7 @@ function readResponse(p: Loose, index: number, field: string, st: ReadState): To
     if (!isArray(fr.parts)) throw invalidMessage(index, `${f}.parts`, `must be an array, got ${kindOf(fr.parts)}`);
     for (let k = 0; k < fr.parts.length; k++) {
       const at = `${f}.parts[${k}]`;
-      const rp = obj(fr.parts[k], index, at);
+      const rp = requireObject(fr.parts[k], index, at);
       const kind = dataKind(rp, index, at);
       const image = kind === 'inlineData' ? imageOf(rp, index, at) : undefined;
       content.push(image ?? opaque(rp, kind, index, at, st.ctx.warnings));
@@ -607,7 +605,7 @@ function readUser(c: Loose, index: number, st: ReadState): void {
   // Indexed, not `forEach`: a sparse array's holes are malformed parts, not skipped ones.
   for (let j = 0; j < (parts?.length ?? 0); j++) {
     const at = `parts[${j}]`;
-    const p = obj(parts?.[j], index, at);
+    const p = requireObject(parts?.[j], index, at);
     const kind = dataKind(p, index, at);
     checkMeta(p, index, at);
     if (kind === 'functionResponse') {
@@ -637,7 +635,7 @@ function readModel(c: Loose, index: number, st: ReadState): void {
   st.turnCalls = [];
   for (let j = 0; j < (parts?.length ?? 0); j++) {
     const at = `parts[${j}]`;
-    const p = obj(parts?.[j], index, at);
+    const p = requireObject(parts?.[j], index, at);
     const kind = dataKind(p, index, at);
     checkMeta(p, index, at);
     blocks.push(readModelPart(p, kind, index, at, st));
@@ -831,7 +829,7 @@ class Writer {
       const kept = keptPart(b, bx);
       if (kept !== undefined) parts.push(kept);
       else if (b?.type === 'text' && typeof b.text === 'string') {
-        if (native || !blank(b.text)) parts.push(finish({ text: b.text }, bx?.layout));
+        if (native || !isBlank(b.text)) parts.push(finish({ text: b.text }, bx?.layout));
         else if (b.text !== '') this.#warnings.dropped('whitespace-only text has no use in a Gemini content', at, path);
       } else if (isImage(b)) parts.push(imagePart(b, bx));
       else this.#warnings.dropped(`a ${b?.type} block has no form in a Gemini user content`, at, path);
@@ -964,7 +962,7 @@ class Writer {
       const type = b?.type;
       if (isText(b)) {
         const text = b;
-        if (x === undefined && blank(text.text)) {
+        if (x === undefined && isBlank(text.text)) {
           if (text.text !== '') this.#warnings.dropped('whitespace-only text has no use in a Gemini content', at, path);
           return;
         }
@@ -984,7 +982,7 @@ class Writer {
           const part: GeminiPart = { text: thinking.thinking, thought: true };
           if (signed) part.thoughtSignature = signature;
           parts.push(finish(part, bx?.layout));
-        } else if (blank(thinking.thinking)) {
+        } else if (isBlank(thinking.thinking)) {
           if (signed || thinking.thinking !== '')
             this.#warnings.dropped('blank thinking that Gemini cannot verify', at, path);
         } else {
