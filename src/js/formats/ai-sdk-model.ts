@@ -248,8 +248,8 @@ interface Warnings {
   converted(message: string, index?: number, path?: string): void;
 }
 
-// formats/common is JavaScript until its conversion lands (tsformatsB): the signatures this
-// module relies on, stated here.
+// formats/common is still JavaScript, typed by inference: the signatures this module relies on,
+// stated here until its TypeScript form declares them.
 const isObject = isObjectJs as (value: unknown) => value is Loose;
 const keepExtras = keepExtrasJs as <T extends object>(
   node: T,
