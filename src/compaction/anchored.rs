@@ -63,13 +63,15 @@ impl<'t> Haystack<'t> {
 
 /// The plan's anchors: harvested from the dropped region, seeded from the previous
 /// compaction (not an extension's), with the ones the kept region or the `<files>` block
-/// shows marked in view.
+/// shows marked in view. A handoff (`whole`) drops the kept region too: the new session
+/// starts from its document alone, so the whole path is harvested and nothing is in view.
 /// None with a budget of 0.
 pub(crate) fn plan_anchors(
     session: &Session,
     prep: &Preparation,
     files: &FileLists,
     budget: u64,
+    whole: bool,
 ) -> Result<PlanAnchors> {
     let mut index = AnchorIndex::new();
     if budget == 0 {
@@ -90,11 +92,17 @@ pub(crate) fn plan_anchors(
     }
     index.add_entries(session, &prep.messages_to_summarize);
     index.add_entries(session, &prep.turn_prefix);
-    let kept: Vec<_> = prep
-        .recent
-        .iter()
-        .filter_map(|&i| session.entry_message(i).ok().flatten())
-        .collect();
+    let mut region = prep.tokens_to_summarize + prep.tokens_turn_prefix;
+    let kept: Vec<_> = if whole {
+        index.add_entries(session, &prep.recent);
+        region += prep.tokens_recent;
+        Vec::new()
+    } else {
+        prep.recent
+            .iter()
+            .filter_map(|&i| session.entry_message(i).ok().flatten())
+            .collect()
+    };
     let kept_text = visible_text(&kept);
     let hay = Haystack::new(&kept_text);
     // Only the best ranked can reach the block or `details`. The paths of the `<files>`
@@ -117,7 +125,7 @@ pub(crate) fn plan_anchors(
         in_view,
         // At most half of what the region weighed: the block never outweighs what it stands
         // in for, so it cannot make a small compaction grow the context.
-        budget: budget.min((prep.tokens_to_summarize + prep.tokens_turn_prefix) / 2),
+        budget: budget.min(region / 2),
     })
 }
 
@@ -219,11 +227,20 @@ pub fn loss_report(session: &Session, plan: &CompactionPlan) -> Result<LossRepor
     let messages: Vec<_> = ctx.messages.iter().map(|m| m.message(session)).collect();
     let text = visible_text(&messages);
     let hay = Haystack::new(&text);
+    // The `<files>` block shows its paths grouped by folder (spec: compaction §5.10), never
+    // whole: a path it lists is in view.
+    let files = &plan.file_lists;
+    let listed: FxHashSet<&str> = files
+        .read_files
+        .iter()
+        .chain(&files.modified_files)
+        .map(String::as_str)
+        .collect();
     let lost = plan
         .anchors
         .index
         .harvested()
-        .filter(|a| !hay.shows(&a.text))
+        .filter(|a| !listed.contains(a.text.as_str()) && !hay.shows(&a.text))
         .map(|a| a.text.clone())
         .collect();
     let mut anchored = Vec::new();
