@@ -42,14 +42,19 @@ import type {
 import {
   extrasOf as extrasOfFormat,
   invalidMessage,
-  isObject as isObjectJs,
-  keepExtras as keepExtrasJs,
+  isObject,
+  keepExtras,
   kindOf,
+  type Loose,
+  nonEmptyString,
   parseDataUrl,
   putMember,
   RAW_ARGUMENTS,
+  type ReadContext,
   requireString,
   systemPromptLength,
+  type Warnings,
+  type WriteContext,
 } from './common.js';
 
 // ----- the messages of this format ---------------------------------------------------------
@@ -236,58 +241,16 @@ export type AiSdkModelSystem = string | AiSdkModelSystemMessage | AiSdkModelSyst
 
 // ----- what this module is given -----------------------------------------------------------
 
-/** A JSON object of the input not checked yet, or one this module keeps as it is. */
-type Loose = Record<string, unknown>;
-
-/**
- * Where a reader or writer reports what a format cannot carry: the `Warnings` of common.js
- * (`dropped`: left out; `converted`: carried in another form), at a message and a path in it.
- */
-interface Warnings {
-  dropped(message: string, index?: number, path?: string): void;
-  converted(message: string, index?: number, path?: string): void;
-}
-
-// formats/common is still JavaScript, typed by inference: the signatures this module relies on,
-// stated here until its TypeScript form declares them.
-const isObject = isObjectJs as (value: unknown) => value is Loose;
-const keepExtras = keepExtrasJs as <T extends object>(
-  node: T,
-  format: string,
-  members: Loose,
-  kept?: unknown,
-) => T & Carrying;
-
 /** A message or block with what a reader kept under `ctxfold` (common.js). */
 interface Carrying {
   ctxfold?: unknown;
 }
 
-/** The model that wrote the assistant messages (`FormatModel` of formats/types). */
+/** The caller's `model` option (`FormatModel`), not checked: its members are read as given. */
 interface ModelOption {
   provider?: string;
   api?: string;
   id?: string;
-}
-
-/** A call of an earlier entry, found by the session for the reader. */
-interface KnownCall {
-  id: string;
-  name: string;
-}
-
-/** What `read` is given (formats/index.js). */
-interface ReadContext {
-  model?: ModelOption | undefined;
-  warnings: Warnings;
-  history?: boolean;
-  toolCall?: ((id: string) => KnownCall | undefined) | undefined;
-}
-
-/** What `write` is given (formats/index.js): `system` the stored `{ text, value, format }`. */
-interface WriteContext {
-  warnings: Warnings;
-  system?: unknown;
 }
 
 /** A part of user-side content: a user message's, or an item of a tool output's `content`. */
@@ -317,8 +280,6 @@ const DENIED = 'Tool execution denied.';
 /** An input string as an error message quotes it: in single quotes (not common's JSON text), at most 40 characters. */
 const quote = (t: string): string => `'${t.length > 40 ? `${t.slice(0, 40)}…` : t}'`;
 const shown = (v: unknown): string => (typeof v === 'string' ? quote(v) : kindOf(v));
-/** `v` when it is a non-empty string, else undefined (never throws; `nonEmptyString` of common). */
-const nonEmptyString = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
 const isBuffer = (v: unknown): v is ArrayBuffer => v instanceof ArrayBuffer;
@@ -444,7 +405,8 @@ function thaw<T>(node: T, marks: unknown): T {
  * `lead`, `trail`, … over several calls).
  */
 const keep = <T extends object>(node: T, members: Loose): T & Carrying =>
-  keepExtras(node, name, members, member(node, 'ctxfold'));
+  // `ctxfold` of a node this reader made: its own extras, or none yet.
+  keepExtras(node, name, members, member(node, 'ctxfold') as Loose | undefined);
 
 // ----- checks --------------------------------------------------------------------------------
 
@@ -1008,7 +970,7 @@ class Reader {
 
   constructor(ctx: ReadContext) {
     this.ctx = ctx;
-    const m = ctx?.model;
+    const m = ctx?.model as ModelOption | undefined;
     const provider = m?.provider ?? '';
     this.api = nonEmptyString(m?.api) ?? (Object.hasOwn(API_OF, provider) ? API_OF[provider] : undefined);
     this.provider = nonEmptyString(m?.provider);

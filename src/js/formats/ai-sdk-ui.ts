@@ -34,13 +34,17 @@ import {
   dataUrl,
   extrasOf as extrasOfFormat,
   invalidMessage,
-  isObject as isObjectJs,
-  keepExtras as keepExtrasJs,
+  isObject,
+  keepExtras,
   kindOf,
+  type Loose,
   parseDataUrl,
   RAW_ARGUMENTS,
+  type ReadContext,
   requireString,
   systemPromptLength,
+  type Warnings,
+  type WriteContext,
 } from './common.js';
 
 // ----- the messages of this format ---------------------------------------------------------
@@ -258,42 +262,19 @@ export type AiSdkUiSystem = AiSdkUiMessage[];
 
 // ----- what this module is given -----------------------------------------------------------
 
-/** A JSON object of the input not checked yet, or one this module keeps as it is. */
-type Loose = Record<string, unknown>;
-
-/**
- * Where a reader or writer reports what a format cannot carry: the `Warnings` of common.js
- * (`dropped`: left out; `converted`: carried in another form), at a message and a path in it.
- */
-interface Warnings {
-  dropped(message: string, index?: number, path?: string): void;
-  converted(message: string, index?: number, path?: string): void;
-}
-
-// formats/common is still JavaScript, typed by inference: the signatures this module relies on,
-// stated here until its TypeScript form declares them.
-const isObject = isObjectJs as (value: unknown) => value is Loose;
 /** An array (of values not checked yet). */
 const isArray = (v: unknown): v is readonly unknown[] => Array.isArray(v);
-const keepExtras = keepExtrasJs as <T extends object>(node: T, format: string, members: Loose) => T & Carrying;
 
 /** A message or block with what a reader kept under `ctxfold` (common.js). */
 interface Carrying {
   ctxfold?: unknown;
 }
 
-/** The model that wrote the messages (`FormatModel` of formats/types). */
+/** The caller's `model` option (`FormatModel`), not checked: its members are read as given. */
 interface ModelOption {
   provider?: string;
   api?: string;
   id?: string;
-}
-
-/** What `read` is given (formats/index.js). */
-interface ReadContext {
-  model?: ModelOption | undefined;
-  warnings: Warnings;
-  history?: boolean;
 }
 
 /** The session methods the writer asks about a compaction (core/session). */
@@ -304,12 +285,9 @@ interface SessionView {
   entry(id: string): unknown;
 }
 
-/** What `write` is given (formats/index.js): `system` the stored `{ text, value, format }`. */
-interface WriteContext {
-  warnings: Warnings;
-  system?: { text?: unknown; value?: unknown; format?: unknown } | undefined;
+/** What `write` is given: `session` the session written from (its compaction entry is read). */
+interface UiWriteContext extends WriteContext {
   session?: SessionView | undefined;
-  leafId?: string | null | undefined;
 }
 
 /** A tool part, static or dynamic. */
@@ -888,7 +866,7 @@ function assistantMessages(m: AiSdkUiMessage, index: number, ctx: ReadContext, o
     }
   });
   // The model that wrote the message, as the provider metadata of its parts tells.
-  let model: ModelOption | undefined = ctx.model;
+  let model = ctx.model as ModelOption | undefined;
   for (const p of parts) {
     if (model !== undefined) break;
     model = providerOf(member(p, 'providerMetadata')) ?? providerOf(member(p, 'callProviderMetadata'));
@@ -1031,7 +1009,8 @@ function foreignPart(
     case 'redactedThinking':
       return { type: 'reasoning', text: '', providerMetadata: { anthropic: { redactedData: block.data } } };
     case 'image':
-      return { type: 'file', mediaType: block.mimeType, url: dataUrl(block) };
+      // An image block of the view (`{ type: 'image', data, mimeType }`).
+      return { type: 'file', mediaType: block.mimeType, url: dataUrl(block as ImageContent) };
     default:
       warnings.dropped(`a ${block.type} block has no UIMessage part`, index, path);
       return undefined;
@@ -1062,7 +1041,7 @@ function ownPart(block: WrittenBlock, x: Loose): WrittenPart | undefined {
     case 'redactedThinking':
       return { type: 'reasoning', ...rest };
     case 'image':
-      return { type: 'file', mediaType: block.mimeType, ...rest, url: dataUrl(block) };
+      return { type: 'file', mediaType: block.mimeType, ...rest, url: dataUrl(block as ImageContent) };
     default:
       return undefined;
   }
@@ -1242,7 +1221,7 @@ function userUiMessage(m: UserSide, i: number, warnings: Warnings, orders: Array
  * as a user UIMessage with a `data-compaction` part, then the messages, consecutive entries of
  * one UIMessage regrouped.
  */
-export function write(llm: readonly LlmMessage[], ctx: WriteContext): { messages: AiSdkUiMessage[] } {
+export function write(llm: readonly LlmMessage[], ctx: UiWriteContext): { messages: AiSdkUiMessage[] } {
   const { warnings } = ctx;
   const out: unknown[] = [];
   // Parts and messages whose members go back in the order they were read in, once complete.

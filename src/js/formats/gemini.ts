@@ -44,14 +44,19 @@ import type {
 import {
   extrasOf as extrasOfFormat,
   invalidMessage,
-  isObject as isObjectJs,
-  keepExtras as keepExtrasJs,
+  isBlank,
+  isObject,
+  keepExtras,
   kindOf,
+  type Loose,
   optionalString,
   putMember,
   quote,
-  requireObject as requireObjectJs,
+  type ReadContext,
+  requireObject,
   requireString,
+  type Warnings,
+  type WriteContext,
 } from './common.js';
 
 // ----- the messages of this format ---------------------------------------------------------
@@ -144,51 +149,14 @@ export interface GeminiSystem {
 
 // ----- what this module is given -----------------------------------------------------------
 
-/** A JSON object of the input not checked yet, or one this module keeps as it is. */
-type Loose = Record<string, unknown>;
-
-/**
- * Where a reader or writer reports what a format cannot carry: the `Warnings` of common.js
- * (`dropped`: left out; `converted`: carried in another form), at a message and a path in it.
- */
-interface Warnings {
-  dropped(message: string, index?: number, path?: string): void;
-  converted(message: string, index?: number, path?: string): void;
-}
-
-// formats/common is still JavaScript, typed by inference: the signatures this module relies on,
-// stated here until its TypeScript form declares them.
-const isObject = isObjectJs as (value: unknown) => value is Loose;
 /** An array (of values not checked yet). */
 const isArray = (v: unknown): v is readonly unknown[] => Array.isArray(v);
-const requireObject = requireObjectJs as (value: unknown, index: number, field: string) => Loose;
-const keepExtras = keepExtrasJs as <T extends object>(node: T, format: string, members: Loose, kept?: Loose) => T;
 
-/** The model that wrote (reading) or reads (writing) the messages: `FormatModel` of formats/types. */
+/** The caller's `model` option (`FormatModel`), not checked: its members are read as given. */
 interface ModelOption {
   provider?: unknown;
   api?: unknown;
   id?: unknown;
-}
-
-/** A call of an earlier entry, found by the session for the reader. */
-interface KnownCall {
-  id: string;
-  name: string;
-}
-
-/** What `read` is given (formats/index.js). */
-interface ReadContext {
-  model?: ModelOption | undefined;
-  warnings: Warnings;
-  toolCall(id: string): KnownCall | undefined;
-}
-
-/** What `write` is given (formats/index.js): `system` the stored `{ text, value, format }`. */
-interface WriteContext {
-  model?: ModelOption | undefined;
-  warnings: Warnings;
-  system?: unknown;
 }
 
 /** One kind of data a part holds: the member that holds it. */
@@ -234,8 +202,6 @@ const ATTACHED = 'Tool result image:';
 const SEE_IMAGE = '(see attached image)';
 
 const extrasOf = (node: unknown): Loose | undefined => extrasOfFormat(node, name);
-/** Whether `t` is no string, or only whitespace: text a request need not carry (`isBlank` of common). */
-const isBlank = (t: unknown): boolean => typeof t !== 'string' || t.trim() === '';
 
 /** A message or block with what a reader kept under `ctxfold` (common.js). */
 interface Carrying {
@@ -683,7 +649,7 @@ export function read(
   contents: readonly unknown[],
   ctx: ReadContext,
 ): { messages: Array<UserMessage | AssistantMessage | ToolResultMessage> } {
-  const model = ctx.model;
+  const model = ctx.model as ModelOption | undefined;
   const st: ReadState = {
     ctx,
     api: typeof model?.api === 'string' ? model.api : API,
