@@ -6,8 +6,8 @@
 //! same view: a member reads as a string only when it is one, as a flag only when it is `true`
 //! or `false`, and the last of duplicate keys wins, as in `JSON.parse`.
 
-use crate::support::json::scan::{skip_ws, Scanner};
-use crate::support::json::view::{Obj, Val};
+use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError};
+use crate::support::json::view::{MemberSpan, Obj};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -65,24 +65,50 @@ impl<'a> MsgView<'a> {
         }
     }
 
-    /// The view of a message object read in place from its JSON text; `None` where
-    /// [`readable`] is false.
+    /// The view of a message object read in place from its JSON text, in one scan of it
+    /// (the blocks of an array `content` located as it is crossed); `None` where [`readable`]
+    /// is false.
     pub(crate) fn of_json(text: &'a [u8]) -> Option<MsgView<'a>> {
-        let o = object(text)?;
+        let mut sc = Scanner::new();
+        let start = skip_ws(text, 0);
+        let mut members: Vec<MemberSpan> = Vec::with_capacity(8);
+        // The blocks of the last `content` member (the last of duplicate keys wins), when it
+        // is an array.
+        let mut blocks: Option<Vec<BlockView<'a>>> = None;
+        let end = sc
+            .members_custom(text, start, &mut |sc, _, key, at| {
+                let is_content = key_is(&text[key.clone()], "content");
+                let end = if is_content && text.get(at) == Some(&b'[') {
+                    let mut found = Vec::new();
+                    let end = sc.elements_custom(text, at, &mut |sc, _, i| {
+                        let (block, end) = block_at(sc, text, i)?;
+                        found.push(block);
+                        Ok(end)
+                    })?;
+                    blocks = Some(found);
+                    end
+                } else {
+                    if is_content {
+                        blocks = None;
+                    }
+                    sc.skip_value(text, at)?
+                };
+                members.push((key, at..end));
+                Ok(end)
+            })
+            .ok()?;
+        if sc.deep || sc.bad_utf8 || skip_ws(text, end) != text.len() {
+            return None;
+        }
+        let o = Obj::from_members(text, members);
         Some(MsgView {
             role: json_str(&o, "role"),
-            content: match o.get("content") {
-                Some(v) => match v.raw().first() {
-                    Some(b'"') => v.str().map_or(Content::Other, Content::Text),
-                    Some(b'[') => match v.array() {
-                        Some(items) => {
-                            Content::Blocks(items.iter().map(BlockView::of_json).collect())
-                        }
-                        None => Content::Other,
-                    },
-                    _ => Content::Other,
-                },
-                None => Content::Other,
+            content: match (blocks, o.get("content")) {
+                (Some(blocks), _) => Content::Blocks(blocks),
+                (None, Some(v)) if v.raw().first() == Some(&b'"') => {
+                    v.str().map_or(Content::Other, Content::Text)
+                }
+                _ => Content::Other,
             },
             tool_call_id: json_str(&o, "toolCallId"),
             tool_name: json_str(&o, "toolName"),
@@ -115,18 +141,15 @@ impl<'a> BlockView<'a> {
         }
     }
 
-    fn of_json(v: &Val<'a>) -> BlockView<'a> {
-        let Some(o) = v.obj() else {
-            return BlockView::default();
-        };
+    fn of_obj(o: &Obj<'a>) -> BlockView<'a> {
         BlockView {
-            kind: json_str(&o, "type"),
-            text: json_str(&o, "text"),
-            thinking: json_str(&o, "thinking"),
-            id: json_str(&o, "id"),
-            name: json_str(&o, "name"),
-            mime_type: json_str(&o, "mimeType"),
-            // The value parser reads what the scan of [`object`] crossed (nothing nested as
+            kind: json_str(o, "type"),
+            text: json_str(o, "text"),
+            thinking: json_str(o, "thinking"),
+            id: json_str(o, "id"),
+            name: json_str(o, "name"),
+            mime_type: json_str(o, "mimeType"),
+            // The value parser reads what the scan of [`MsgView::of_json`] crossed (nothing nested as
             // deep as its limit), so it does not fail here.
             arguments: o
                 .get("arguments")
@@ -135,33 +158,45 @@ impl<'a> BlockView<'a> {
     }
 }
 
+/// The block at `i` of a `content` array (members located as they are crossed; an element
+/// that is not an object reads as no members), and the index after it.
+fn block_at<'a>(
+    sc: &mut Scanner,
+    b: &'a [u8],
+    i: usize,
+) -> Result<(BlockView<'a>, usize), SyntaxError> {
+    if b.get(i) != Some(&b'{') {
+        return Ok((BlockView::default(), sc.skip_value(b, i)?));
+    }
+    let mut members: Vec<MemberSpan> = Vec::with_capacity(4);
+    let end = sc.members_custom(b, i, &mut |sc, b, key, at| {
+        let end = sc.skip_value(b, at)?;
+        members.push((key, at..end));
+        Ok(end)
+    })?;
+    let o = Obj::from_members(&b[..end], members);
+    Ok((BlockView::of_obj(&o), end))
+}
+
 /// True when `text` is one JSON object that [`MsgView::of_json`] reads as the value parser
 /// would: no value nested near the parser's depth limit (such a message goes through the
 /// value path, which has its own handling), and every string UTF-8.
 pub(crate) fn readable(text: &[u8]) -> bool {
-    object(text).is_some()
-}
-
-/// The object of `text`, its members located by one scan.
-fn object(text: &[u8]) -> Option<Obj<'_>> {
     let mut sc = Scanner::new();
     let start = skip_ws(text, 0);
-    let mut members = Vec::with_capacity(8);
-    let end = sc
-        .members(text, start, |_, _, m| {
-            members.push((m.key.clone(), m.value.clone()));
-            true
-        })
-        .ok()?;
-    (!sc.deep && !sc.bad_utf8 && skip_ws(text, end) == text.len())
-        .then(|| Obj::from_members(text, members))
+    text.get(start) == Some(&b'{')
+        && sc
+            .skip_value(text, start)
+            .is_ok_and(|end| skip_ws(text, end) == text.len())
+        && !sc.deep
+        && !sc.bad_utf8
 }
 
 fn value_str<'a>(v: &'a Value, key: &str) -> Option<Cow<'a, str>> {
     v.get(key).and_then(Value::as_str).map(Cow::Borrowed)
 }
 
-/// A member that is a string, decoded (the scan of [`object`] checked its escapes and its
+/// A member that is a string, decoded (the scan of [`MsgView::of_json`] checked its escapes and its
 /// UTF-8, so a string decodes).
 fn json_str<'a>(o: &Obj<'a>, key: &str) -> Option<Cow<'a, str>> {
     o.get(key).and_then(|v| v.str())
@@ -184,6 +219,9 @@ mod tests {
             r#" { "role" : "assistant" , "content" : [ { "type" : "toolCall" , "arguments" : [ 1 , "x" ] } ] } "#,
             r#"{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":null},{"type":"toolCall"}]}"#,
             r#"{}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"first"}],"content":"second"}"#,
+            r#"{"role":"user","content":"first","c\u006fntent":[{"type":"text","text":"second"}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"a"}],"content":null}"#,
         ] {
             let value = crate::support::json::parse(text).unwrap();
             let raw = MsgView::of_json(text.as_bytes()).unwrap();
