@@ -17,12 +17,13 @@ use crate::session::Session;
 use crate::settings::{CompactionSettings, Strategy};
 use crate::summary::fileops::FileLists;
 use crate::summary::request::{
-    serialized_conversation_in, HistoryFeed, Purpose, SummaryRequest, Window,
+    serialized_conversation_in, with_views, HistoryFeed, HistoryMsg, Purpose, SummaryRequest,
+    Window,
 };
 use crate::summary::serialize::{
-    clamp_window, history_max_tokens, input_budget, merge_split_turn, message_size_in,
-    message_sizes_in, overflow_retry_budget, plan_windows, serialize_conversation_for_summary_in,
-    short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, Dialect, NO_PRIOR_HISTORY,
+    clamp_window, escaped_for_summary, history_max_tokens, input_budget, merge_split_turn,
+    overflow_retry_budget, plan_windows, serialize_views, short_summary_max_tokens, summary_prompt,
+    turn_prefix_max_tokens, view_size, view_sizes, Dialect, NO_PRIOR_HISTORY,
 };
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
@@ -81,9 +82,9 @@ pub struct CompactionPlan {
     /// `toolCallId`s of the useless results anywhere in the history (spec: compaction §5.1):
     /// a message's window size leaves their calls out, as sizing the whole history does.
     useless: FxHashSet<Box<str>>,
-    /// The provider messages read so far (`null` for those of summarized windows) and the
-    /// windows planned over them.
-    history_messages: Vec<Value>,
+    /// The provider messages read so far (`null` for those of summarized windows; most read
+    /// in place from the session, issue 42) and the windows planned over them.
+    history_messages: Vec<HistoryMsg>,
     history_sizes: Vec<u64>,
     windows: Vec<std::ops::Range<usize>>,
     next_window: usize,
@@ -103,7 +104,7 @@ pub struct CompactionPlan {
 /// count of its own serialization, calls of useless results left out).
 struct SizedHistory<'p> {
     feed: &'p mut HistoryFeed,
-    messages: &'p mut Vec<Value>,
+    messages: &'p mut Vec<HistoryMsg>,
     sizes: &'p mut Vec<u64>,
     useless: FxHashSet<&'p str>,
     dialect: Dialect,
@@ -113,14 +114,16 @@ impl SizedHistory<'_> {
     /// Reads and sizes the next message(s); false at the end of the history.
     fn read(&mut self, session: &Session) -> Result<bool> {
         let first = self.messages.len();
-        if !self.feed.read(session, self.messages)? {
+        if !self.feed.read_in_place(session, self.messages)? {
             return Ok(false);
         }
-        self.sizes.extend(
-            self.messages[first..]
-                .iter()
-                .map(|m| message_size_in(m, &self.useless, self.dialect, &ByteEstimate)),
-        );
+        with_views(session, &self.messages[first..], |views| {
+            self.sizes.extend(
+                views
+                    .iter()
+                    .map(|m| view_size(m, &self.useless, self.dialect, &ByteEstimate)),
+            )
+        });
         Ok(true)
     }
 }
@@ -187,7 +190,7 @@ pub(super) fn plan_prepared(
         settings: settings.clone(),
         fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
         history: Slot::Queued,
-        feed: HistoryFeed::new(prep.messages_to_summarize.clone()),
+        feed: HistoryFeed::in_place(prep.messages_to_summarize.clone()),
         dialect,
         // An error flagged useless stays (spec: compaction §5.1; issue 36 item 7).
         useless: prep
@@ -365,8 +368,10 @@ impl CompactionPlan {
         }
         let last = self.is_last_window(session, self.next_window)?;
         let range = self.windows[self.next_window].clone();
-        let serialized =
-            serialize_conversation_for_summary_in(&self.history_messages[range], self.dialect);
+        let dialect = self.dialect;
+        let serialized = with_views(session, &self.history_messages[range], |views| {
+            escaped_for_summary(serialize_views(views, dialect))
+        });
         let budget = input_budget(self.options.context_window, self.history_max_tokens).budget;
         let tokens = crate::tokens::TokenCounter::count(&ByteEstimate, &serialized);
         let serialized = clamp_window(&serialized, tokens, budget).into_owned();
@@ -523,7 +528,7 @@ impl CompactionPlan {
             // A summarized window is never read again (a retry re-plans the pending one
             // only): its messages go, so a long history is held a window at a time.
             let done = self.windows[self.next_window].clone();
-            self.history_messages[done].fill(Value::Null);
+            self.history_messages[done].fill(HistoryMsg::Value(Value::Null));
             self.next_window += 1;
             if more {
                 self.carried = Some(text);
@@ -565,11 +570,10 @@ impl CompactionPlan {
             });
         };
         let range = self.windows[self.next_window].clone();
-        let sizes = message_sizes_in(
-            &self.history_messages[range.clone()],
-            self.dialect,
-            &ByteEstimate,
-        );
+        let dialect = self.dialect;
+        let sizes = with_views(session, &self.history_messages[range.clone()], |views| {
+            view_sizes(views, dialect, &ByteEstimate)
+        });
         let sub: Vec<std::ops::Range<usize>> = plan_windows(&sizes, halved)
             .into_iter()
             .map(|r| r.start + range.start..r.end + range.start)

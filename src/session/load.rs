@@ -228,22 +228,43 @@ fn read_line(
     (read, end, bad_utf8)
 }
 
+/// A `Line` of the source span `start..end`.
+fn source_line(start: usize, end: usize, kind: LineKind) -> Line {
+    Line {
+        text: LineText::Source { start, end },
+        kind,
+        message: None,
+        edited: 0,
+    }
+}
+
+/// Reads a session file. The steps are functions of their own (issue 42): V8 runs a wasm
+/// function in its baseline tier until it is hot, then compiles it again optimized, and a
+/// call already running never switches. A loader that is one large function runs every line
+/// of the first load in the baseline tier while the optimizing compile of all of it is wasted;
+/// with the per-line step small and apart ([`EntryPass::line`]), the lines after the first
+/// few hundred run its optimized code, and the rare paths (warnings, lines kept as they are)
+/// are out of it.
 pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
     let mut lines: Vec<Line> = Vec::with_capacity(bytes.len() / 1024 + 16);
-    let mut warnings = Vec::new();
-    let push = |lines: &mut Vec<Line>, start: usize, end: usize, kind: LineKind| {
-        lines.push(Line {
-            text: LineText::Source { start, end },
-            kind,
-            message: None,
-            edited: 0,
-        });
-    };
+    let (header, mut pos) = read_header_lines(&bytes, &mut lines)?;
+    let header_line = lines.len() - 1;
+    let mut pass = EntryPass::new(lines, header.version < 2, bytes.len());
+    pass.trailing_newline = pos >= bytes.len() && bytes.last().is_none_or(|&c| c == b'\n');
+    // Entries: one pass over the rest of the input.
+    while pos < bytes.len() {
+        pos = pass.line(&bytes, pos);
+    }
+    finish(bytes, header, header_line, pass, options)
+}
 
-    // Header (optionally after the title slot), skipping blank lines and a byte order mark.
-    let mut pos = bom_len(&bytes);
+/// The header (optionally after the title slot), skipping blank lines and a byte order mark:
+/// the header and the position after its line.
+#[inline(never)]
+fn read_header_lines(bytes: &[u8], lines: &mut Vec<Line>) -> Result<(HeaderInfo, usize)> {
+    let mut pos = bom_len(bytes);
     let mut title_seen = false;
-    let header = loop {
+    loop {
         if pos >= bytes.len() {
             return Err(Error::NotASession {
                 line: lines.len() as u32 + 1,
@@ -254,45 +275,86 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
                 },
             });
         }
-        let end = line_end(&bytes, pos);
+        let end = line_end(bytes, pos);
         let raw = &bytes[pos..end];
         if is_blank(raw) {
-            push(&mut lines, pos, end, LineKind::Blank);
+            lines.push(source_line(pos, end, LineKind::Blank));
         } else if !title_seen && is_title_slot(raw) {
             title_seen = true;
-            push(&mut lines, pos, end, LineKind::TitleSlot);
+            lines.push(source_line(pos, end, LineKind::TitleSlot));
         } else {
             let header = read_header(raw, lines.len())?;
-            push(&mut lines, pos, end, LineKind::Header);
-            pos = end + 1;
-            break header;
+            lines.push(source_line(pos, end, LineKind::Header));
+            return Ok((header, end + 1));
         }
         pos = end + 1;
-    };
-    let header_line = lines.len() - 1;
-    let needs_ids = header.version < 2;
+    }
+}
 
-    // Entries: one pass over the rest of the input.
-    let mut entries = Vec::with_capacity(bytes.len() / 2048 + 16);
-    let mut skims: Vec<Option<LineSkim>> = Vec::new();
-    let mut sc = Scanner::new();
-    let mut facts = FactColumns::with_capacity(bytes.len() / 2048 + 16);
-    let mut tokens_full: Vec<u32> = Vec::with_capacity(bytes.len() / 2048 + 16);
-    let mut tokens_excluding: Vec<u32> = Vec::with_capacity(bytes.len() / 2048 + 16);
-    let mut trailing_newline = pos >= bytes.len() && bytes.last().is_none_or(|&c| c == b'\n');
-    while pos < bytes.len() {
-        let calls_before = facts.calls.len();
-        let (read, end, bad_utf8) = read_line(&mut sc, &bytes, pos, &mut facts.calls);
-        let deep = sc.deep && matches!(read, LineRead::Object(_)) && too_deep(&bytes[pos..end]);
-        let li = lines.len();
-        push(&mut lines, pos, end, LineKind::Blank);
-        trailing_newline = end < bytes.len();
-        let line_start = pos;
-        pos = end + 1;
-        let raw = &bytes[line_start..end];
+/// What the pass over the entry lines builds.
+struct EntryPass {
+    lines: Vec<Line>,
+    warnings: Vec<LoadWarning>,
+    entries: Vec<crate::session::Entry>,
+    skims: Vec<Option<LineSkim>>,
+    sc: Scanner,
+    facts: FactColumns,
+    tokens_full: Vec<u32>,
+    tokens_excluding: Vec<u32>,
+    /// A v1 file: entries get ids from the migration.
+    needs_ids: bool,
+    trailing_newline: bool,
+}
+
+impl EntryPass {
+    fn new(lines: Vec<Line>, needs_ids: bool, len: usize) -> EntryPass {
+        EntryPass {
+            lines,
+            warnings: Vec::new(),
+            entries: Vec::with_capacity(len / 2048 + 16),
+            skims: Vec::new(),
+            sc: Scanner::new(),
+            facts: FactColumns::with_capacity(len / 2048 + 16),
+            tokens_full: Vec::with_capacity(len / 2048 + 16),
+            tokens_excluding: Vec::with_capacity(len / 2048 + 16),
+            needs_ids,
+            trailing_newline: false,
+        }
+    }
+
+    /// Reads the line at `pos` (an entry, a blank line, or one kept as it is with a
+    /// warning); returns the position after it.
+    #[inline(never)]
+    fn line(&mut self, bytes: &[u8], pos: usize) -> usize {
+        let calls_before = self.facts.calls.len();
+        let (read, end, bad_utf8) = read_line(&mut self.sc, bytes, pos, &mut self.facts.calls);
+        let li = self.lines.len();
+        self.lines.push(source_line(pos, end, LineKind::Blank));
+        self.trailing_newline = end < bytes.len();
+        let raw = &bytes[pos..end];
+        if bad_utf8 || self.sc.deep {
+            self.unusual_line(li, raw, &read, bad_utf8);
+        }
+        let skim = match read {
+            LineRead::Blank => return end + 1,
+            LineRead::Bad(code, message) => {
+                self.kept_as_is(li, calls_before, code, message);
+                return end + 1;
+            }
+            LineRead::Object(skim) => skim,
+        };
+        self.entry(li, raw, calls_before, skim);
+        end + 1
+    }
+
+    /// The warnings of a line that holds bytes that are not UTF-8, or nests deep.
+    #[cold]
+    #[inline(never)]
+    fn unusual_line(&mut self, li: usize, raw: &[u8], read: &LineRead, bad_utf8: bool) {
+        let deep = self.sc.deep && matches!(read, LineRead::Object(_)) && too_deep(raw);
         if bad_utf8 {
             warn(
-                &mut warnings,
+                &mut self.warnings,
                 ErrorCode::InvalidUtf8,
                 li,
                 "the line holds bytes that are not UTF-8: it is read with U+FFFD in their place \
@@ -302,7 +364,7 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         }
         if deep {
             warn(
-                &mut warnings,
+                &mut self.warnings,
                 ErrorCode::InvalidEntryBody,
                 li,
                 "the line nests JSON 128 levels deep or more: it is kept, and its message is sent \
@@ -311,31 +373,36 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
                     .into(),
             );
         }
-        // The line stays in the file as it is, read as no entry, with a warning naming it.
-        macro_rules! kept_as_is {
-            ($code:expr, $message:expr) => {{
-                facts.calls.truncate(calls_before);
-                lines[li].kind = LineKind::Opaque;
-                warn(&mut warnings, $code, li, $message);
-                continue;
-            }};
-        }
-        let skim = match read {
-            LineRead::Blank => continue,
-            LineRead::Bad(code, message) => kept_as_is!(code, message),
-            LineRead::Object(skim) => skim,
-        };
+    }
+
+    /// The line stays in the file as it is, read as no entry, with a warning naming it.
+    #[cold]
+    #[inline(never)]
+    fn kept_as_is(&mut self, li: usize, calls_before: usize, code: ErrorCode, message: String) {
+        self.facts.calls.truncate(calls_before);
+        self.lines[li].kind = LineKind::Opaque;
+        warn(&mut self.warnings, code, li, message);
+    }
+
+    /// Records the entry of the object line `li` (or keeps the line as it is when it is not
+    /// one).
+    fn entry(&mut self, li: usize, raw: &[u8], calls_before: usize, skim: LineSkim) {
+        let needs_ids = self.needs_ids;
         let Some(kind_text) = skim.string(raw, &skim.type_value) else {
-            kept_as_is!(
+            return self.kept_as_is(
+                li,
+                calls_before,
                 ErrorCode::InvalidEntry,
-                "the object has no string `type`; it is kept as is and ignored".into()
-            )
+                "the object has no string `type`; it is kept as is and ignored".into(),
+            );
         };
         let id = skim.string(raw, &skim.id_value);
         if !needs_ids && id.as_deref().is_none_or(str::is_empty) {
-            kept_as_is!(
+            return self.kept_as_is(
+                li,
+                calls_before,
                 ErrorCode::InvalidEntry,
-                "the entry has no string `id`; it is kept as is and ignored".into()
+                "the entry has no string `id`; it is kept as is and ignored".into(),
             );
         }
         let parent_id = match &skim.parent {
@@ -343,18 +410,15 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
             _ => None,
         };
         if skim.parent == ParentField::Invalid && !needs_ids {
-            warn(
-                &mut warnings,
-                ErrorCode::InvalidEntry,
-                li,
-                "`parentId` is neither a string nor null; the entry is read as a root".into(),
-            );
+            self.invalid_parent(li);
         }
         if kind_text == "session" {
             // The reader filters header records out of the entries wherever they stand.
-            kept_as_is!(
+            return self.kept_as_is(
+                li,
+                calls_before,
                 ErrorCode::InvalidEntry,
-                "a second session header; it is kept as is and ignored".into()
+                "a second session header; it is kept as is and ignored".into(),
             );
         }
         let kind = EntryKind::from_type(&kind_text);
@@ -366,23 +430,23 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
         } else {
             None
         };
-        let index = entries.len() as u32;
+        let index = self.entries.len() as u32;
         let message_facts = skim.facts.as_ref().filter(|_| kind == EntryKind::Message);
         if message_facts.is_none() {
-            facts.calls.truncate(calls_before);
+            self.facts.calls.truncate(calls_before);
         }
-        facts.set(index as usize, message_facts);
+        self.facts.set(index as usize, message_facts);
         let (full, excluding) = message_facts.map_or((UNKNOWN_TOKENS, UNKNOWN_TOKENS), |f| {
             (clamp_tokens(f.tokens), clamp_tokens(f.tokens_excluding))
         });
-        tokens_full.push(full);
-        tokens_excluding.push(excluding);
-        lines[li].kind = LineKind::Entry(index);
-        lines[li].message = skim
+        self.tokens_full.push(full);
+        self.tokens_excluding.push(excluding);
+        self.lines[li].kind = LineKind::Entry(index);
+        self.lines[li].message = skim
             .message
             .as_ref()
             .map(|r| (r.start as u32, r.end as u32));
-        entries.push(crate::session::Entry {
+        self.entries.push(crate::session::Entry {
             line: li as u32,
             kind,
             id: id
@@ -392,9 +456,43 @@ pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
             parent: None,
             role,
         });
-        skims.push(needs_ids.then_some(skim));
+        self.skims.push(needs_ids.then_some(skim));
     }
 
+    #[cold]
+    #[inline(never)]
+    fn invalid_parent(&mut self, li: usize) {
+        warn(
+            &mut self.warnings,
+            ErrorCode::InvalidEntry,
+            li,
+            "`parentId` is neither a string nor null; the entry is read as a root".into(),
+        );
+    }
+}
+
+/// The session of a finished pass: ids of a v1 file assigned, the id index, the parents, the
+/// migration to the current version, the leaf, the warnings in line order.
+#[inline(never)]
+fn finish(
+    bytes: Vec<u8>,
+    header: HeaderInfo,
+    header_line: usize,
+    pass: EntryPass,
+    options: LoadOptions,
+) -> Result<Session> {
+    let EntryPass {
+        lines,
+        warnings,
+        entries,
+        skims,
+        facts,
+        tokens_full,
+        tokens_excluding,
+        needs_ids,
+        trailing_newline,
+        ..
+    } = pass;
     let has_reset_boundary = entries.iter().any(|e| e.kind == EntryKind::ResetBoundary);
     let mut session = Session {
         source: bytes,

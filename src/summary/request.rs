@@ -6,9 +6,11 @@ use crate::context::{convert, ContextMessage};
 use crate::error::Result;
 use crate::session::message::Role;
 use crate::session::{EntryKind, Session};
-use crate::summary::serialize::{escaped_for_summary, useless_tool_call_ids, Dialect, Transcript};
+use crate::summary::serialize::{escaped_for_summary, useless_ids, Dialect, Transcript};
+use crate::summary::view::{self, MsgView};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// What a summarizer request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,24 +77,127 @@ pub(crate) fn serialized_conversation_in(
         .collect();
     let mut useless: FxHashSet<Box<str>> = FxHashSet::default();
     let mut converted = Vec::new();
-    let mut feed = HistoryFeed::new(results);
-    while feed.read(session, &mut converted)? {
-        useless.extend(
-            useless_tool_call_ids(&converted)
-                .into_iter()
-                .map(Box::<str>::from),
-        );
+    let mut feed = HistoryFeed::in_place(results);
+    while feed.read_in_place(session, &mut converted)? {
+        with_views(session, &converted, |views| {
+            useless.extend(useless_ids(views).into_iter().map(Box::<str>::from))
+        });
         converted.clear();
     }
     let useless: FxHashSet<&str> = useless.iter().map(|s| &**s).collect();
     let mut out = Transcript::new(dialect, &useless);
-    let mut feed = HistoryFeed::new(entries.to_vec());
-    while feed.read(session, &mut converted)? {
-        for m in converted.drain(..) {
-            out.push(&m);
-        }
+    let mut feed = HistoryFeed::in_place(entries.to_vec());
+    while feed.read_in_place(session, &mut converted)? {
+        with_views(session, &converted, |views| {
+            for m in views {
+                out.push(m);
+            }
+        });
+        converted.clear();
     }
     Ok(escaped_for_summary(out.finish()))
+}
+
+/// Checks the transcripts read in place ([`HistoryFeed::in_place`]) against the ones of the
+/// converted values (the conversion of every message, as before issue 42), over every entry of
+/// `s` in file order, in each dialect: the whole transcript, and each message's window size
+/// (spec: compaction §5.5). The number of messages compared, or the first difference.
+pub fn verify_in_place_transcripts(s: &Session) -> std::result::Result<usize, String> {
+    use crate::summary::serialize::{
+        message_size_in, serialize_conversation_for_summary_in, useless_tool_call_ids, view_size,
+    };
+    use crate::tokens::ByteEstimate;
+    let all: Vec<usize> = (0..s.len()).collect();
+    let values = llm_messages(s, &all).map_err(|e| e.to_string())?;
+    let mut in_place = Vec::new();
+    let mut feed = HistoryFeed::in_place(all.clone());
+    while feed
+        .read_in_place(s, &mut in_place)
+        .map_err(|e| e.to_string())?
+    {}
+    if in_place.len() != values.len() {
+        return Err(format!(
+            "{} messages read in place, {} converted",
+            in_place.len(),
+            values.len()
+        ));
+    }
+    let useless = useless_tool_call_ids(&values);
+    for dialect in [
+        Dialect::Plain,
+        Dialect::Anthropic,
+        Dialect::Xml,
+        Dialect::Harmony,
+    ] {
+        let want = serialize_conversation_for_summary_in(&values, dialect);
+        let got = serialized_conversation_in(s, &all, dialect).map_err(|e| e.to_string())?;
+        if got != want {
+            let at = got
+                .bytes()
+                .zip(want.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(got.len().min(want.len()));
+            return Err(format!(
+                "{dialect:?}: the transcripts differ from byte {at}: {:?} against {:?}",
+                got.get(at.saturating_sub(40)..(at + 80).min(got.len())),
+                want.get(at.saturating_sub(40)..(at + 80).min(want.len()))
+            ));
+        }
+        let sizes = with_views(s, &in_place, |views| {
+            views
+                .iter()
+                .map(|v| view_size(v, &useless, dialect, &ByteEstimate))
+                .collect::<Vec<_>>()
+        });
+        for (k, (size, value)) in sizes.iter().zip(&values).enumerate() {
+            let want = message_size_in(value, &useless, dialect, &ByteEstimate);
+            if *size != want {
+                return Err(format!(
+                    "{dialect:?}: message {k} sized {size}, converted {want}"
+                ));
+            }
+        }
+    }
+    Ok(values.len())
+}
+
+/// A provider message of a history read by [`HistoryFeed::read_in_place`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum HistoryMsg {
+    /// The `message` entry at this index, whose provider message is its JSON as written but
+    /// for an `attribution` no transcript reads ([`convert::adopted_form`]): it is read in
+    /// place from the session when serialized (issue 42: no value built for it).
+    Entry(usize),
+    /// A converted message.
+    Value(Value),
+}
+
+/// Calls `f` with the transcript views of `messages` (an entry's read in place from the
+/// session's text).
+pub(crate) fn with_views<R>(
+    session: &Session,
+    messages: &[HistoryMsg],
+    f: impl FnOnce(&[MsgView<'_>]) -> R,
+) -> R {
+    let texts: Vec<Option<Cow<str>>> = messages
+        .iter()
+        .map(|m| match m {
+            HistoryMsg::Entry(i) => session.message_json(*i),
+            HistoryMsg::Value(_) => None,
+        })
+        .collect();
+    let views: Vec<MsgView> = messages
+        .iter()
+        .zip(&texts)
+        .map(|(m, text)| match (m, text) {
+            (HistoryMsg::Value(v), _) => MsgView::of_value(v),
+            // The feed gives an entry only when its text is `view::readable`, which is when
+            // `of_json` reads it.
+            (HistoryMsg::Entry(_), Some(t)) => MsgView::of_json(t.as_bytes()).unwrap_or_default(),
+            (HistoryMsg::Entry(_), None) => MsgView::default(),
+        })
+        .collect();
+    f(&views)
 }
 
 /// The provider messages of `entries` (as `convert_messages` of their context messages).
@@ -123,6 +228,9 @@ pub(crate) struct HistoryFeed {
     pos: usize,
     /// The message read ahead (its successor decides how it converts, spec: compaction §2.6).
     ahead: Option<FeedItem>,
+    /// Messages whose provider form is their JSON as written are given as
+    /// [`HistoryMsg::Entry`] ([`HistoryFeed::in_place`]).
+    in_place: bool,
 }
 
 /// A message of the history feed.
@@ -133,6 +241,9 @@ pub(crate) enum FeedItem {
     Plain(Role, Map<String, Value>),
     /// Anything else goes through the typed path.
     Typed(Box<ContextMessage>),
+    /// A `message` entry whose provider message is its JSON as written (but for its
+    /// `attribution`), read in place (the [`HistoryFeed::in_place`] feed only).
+    InPlace(Role, usize),
 }
 
 impl HistoryFeed {
@@ -141,6 +252,15 @@ impl HistoryFeed {
             entries,
             pos: 0,
             ahead: None,
+            in_place: false,
+        }
+    }
+
+    /// A feed read with [`HistoryFeed::read_in_place`] (messages for a transcript).
+    pub(crate) fn in_place(entries: Vec<usize>) -> HistoryFeed {
+        HistoryFeed {
+            in_place: true,
+            ..HistoryFeed::new(entries)
         }
     }
 
@@ -153,11 +273,16 @@ impl HistoryFeed {
                 Some(role @ (Role::User | Role::Developer | Role::Assistant | Role::ToolResult)),
             ) = (entry.kind(), entry.role())
             {
-                let parsed = session
-                    .message_json(i)
-                    .and_then(|json| crate::support::json::parse(&json).ok());
-                if let Some(Value::Object(o)) = parsed {
-                    return Ok(Some(FeedItem::Plain(role, o)));
+                if self.in_place
+                    && convert::adopted_form(session, i) != 0
+                    && session
+                        .message_json(i)
+                        .is_some_and(|json| view::readable(json.as_bytes()))
+                {
+                    return Ok(Some(FeedItem::InPlace(role, i)));
+                }
+                if let Some(item) = plain_item(session, i, role) {
+                    return Ok(Some(item));
                 }
             }
             // Other entries, and unreadable bodies (which report their error here).
@@ -166,6 +291,51 @@ impl HistoryFeed {
             }
         }
         Ok(None)
+    }
+
+    /// Like [`HistoryFeed::read`], giving the messages that need no conversion as
+    /// [`HistoryMsg::Entry`] (an [`HistoryFeed::in_place`] feed; any other gives values).
+    pub(crate) fn read_in_place(
+        &mut self,
+        session: &Session,
+        messages: &mut Vec<HistoryMsg>,
+    ) -> Result<bool> {
+        let mut converted = Vec::new();
+        loop {
+            let current = match self.ahead.take() {
+                Some(m) => m,
+                None => match self.next_item(session)? {
+                    Some(m) => m,
+                    None => return Ok(false),
+                },
+            };
+            self.ahead = self.next_item(session)?;
+            let current = match current {
+                // An assistant followed by an interrupted-thinking marker loses its trailing
+                // unsigned thinking (spec: compaction §2.6): it converts.
+                FeedItem::InPlace(Role::Assistant, i)
+                    if self.ahead.as_ref().is_some_and(FeedItem::is_interrupt) =>
+                {
+                    match plain_item(session, i, Role::Assistant) {
+                        Some(item) => item,
+                        None => match ContextMessage::from_entry(session, i)? {
+                            Some(m) => FeedItem::Typed(Box::new(m)),
+                            None => continue,
+                        },
+                    }
+                }
+                FeedItem::InPlace(_, i) => {
+                    messages.push(HistoryMsg::Entry(i));
+                    return Ok(true);
+                }
+                other => other,
+            };
+            self.convert_item(session, current, &mut converted);
+            if !converted.is_empty() {
+                messages.extend(converted.drain(..).map(HistoryMsg::Value));
+                return Ok(true);
+            }
+        }
     }
 
     /// Converts the next entry that gives provider messages into `messages`; false at the
@@ -181,28 +351,51 @@ impl HistoryFeed {
             };
             self.ahead = self.next_item(session)?;
             let first = messages.len();
-            match current {
-                FeedItem::Plain(role, o) => messages.extend(match role {
-                    Role::User => Some(convert::user_message(o, "user")),
-                    Role::Developer => Some(convert::user_message(o, "agent")),
-                    Role::Assistant => Some(convert::assistant_message(
-                        o,
-                        self.ahead.as_ref().is_some_and(FeedItem::is_interrupt),
-                    )),
-                    _ => convert::tool_result_message(o),
-                }),
-                FeedItem::Typed(m) => {
-                    let next = match &self.ahead {
-                        Some(FeedItem::Typed(n)) => Some(&**n),
-                        _ => None,
-                    };
-                    convert::convert_message(messages, session, &m, next)
-                }
-            }
+            self.convert_item(session, current, messages);
             if messages.len() > first {
                 return Ok(true);
             }
         }
+    }
+
+    /// Converts `current` (the item before `self.ahead`) into `messages`.
+    fn convert_item(&self, session: &Session, current: FeedItem, messages: &mut Vec<Value>) {
+        match current {
+            FeedItem::Plain(role, o) => messages.extend(match role {
+                Role::User => Some(convert::user_message(o, "user")),
+                Role::Developer => Some(convert::user_message(o, "agent")),
+                Role::Assistant => Some(convert::assistant_message(
+                    o,
+                    self.ahead.as_ref().is_some_and(FeedItem::is_interrupt),
+                )),
+                _ => convert::tool_result_message(o),
+            }),
+            FeedItem::Typed(m) => {
+                let next = match &self.ahead {
+                    Some(FeedItem::Typed(n)) => Some(&**n),
+                    _ => None,
+                };
+                convert::convert_message(messages, session, &m, next)
+            }
+            // Only an in-place feed makes these, and it reads them itself.
+            FeedItem::InPlace(role, i) => {
+                if let Some(item) = plain_item(session, i, role) {
+                    self.convert_item(session, item, messages);
+                }
+            }
+        }
+    }
+}
+
+/// The message of a user, developer, assistant or tool-result entry as its JSON object
+/// (these convert from the JSON alone); `None` when it does not parse as one.
+fn plain_item(session: &Session, i: usize, role: Role) -> Option<FeedItem> {
+    let parsed = session
+        .message_json(i)
+        .and_then(|json| crate::support::json::parse(&json).ok());
+    match parsed {
+        Some(Value::Object(o)) => Some(FeedItem::Plain(role, o)),
+        _ => None,
     }
 }
 

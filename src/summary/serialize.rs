@@ -16,6 +16,7 @@
 //! 2,000-character cap and the `N more characters` count are code units.
 
 use crate::prompts;
+use crate::summary::view::{BlockView, Content, MsgView};
 use crate::support::json::js;
 use crate::tokens::TokenCounter;
 use rustc_hash::FxHashSet;
@@ -143,19 +144,15 @@ fn render_arguments(out: &mut String, args: &Value) {
     }
 }
 
-fn block_type(b: &Value) -> Option<&str> {
-    b.get("type").and_then(Value::as_str)
-}
-
 /// Text of string content, or of its text blocks concatenated with no separator.
-fn content_text(content: Option<&Value>) -> Cow<'_, str> {
+fn content_text<'c>(content: &'c Content<'_>) -> Cow<'c, str> {
     match content {
-        Some(Value::String(s)) => Cow::Borrowed(s),
-        Some(Value::Array(blocks)) => {
+        Content::Text(s) => Cow::Borrowed(s),
+        Content::Blocks(blocks) => {
             let mut texts = blocks
                 .iter()
-                .filter(|b| block_type(b) == Some("text"))
-                .filter_map(|b| b.get("text").and_then(Value::as_str));
+                .filter(|b| b.kind.as_deref() == Some("text"))
+                .filter_map(|b| b.text.as_deref());
             match (texts.next(), texts.next()) {
                 (None, _) => Cow::Borrowed(""),
                 (Some(one), None) => Cow::Borrowed(one),
@@ -167,8 +164,16 @@ fn content_text(content: Option<&Value>) -> Cow<'_, str> {
                 }
             }
         }
-        _ => Cow::Borrowed(""),
+        Content::Other => Cow::Borrowed(""),
     }
+}
+
+/// [`useless_tool_call_ids`] of message views.
+pub(crate) fn useless_ids<'v>(messages: &'v [MsgView<'_>]) -> FxHashSet<&'v str> {
+    messages
+        .iter()
+        .filter_map(MsgView::useless_result_id)
+        .collect()
 }
 
 /// Ids of tool results flagged `useless: true` (spec: compaction §5.1 "Useless pairs"):
@@ -191,7 +196,7 @@ pub fn is_useless_result(m: &Value) -> bool {
 
 /// Appends the parts of one message, each preceded by a blank line unless `out` is empty
 /// ([`serialize_conversation`] is this over a list, with `useless` taken from the whole list).
-pub(crate) fn serialize_into(out: &mut String, msg: &Value, useless: &FxHashSet<&str>) {
+pub(crate) fn serialize_into(out: &mut String, msg: &MsgView<'_>, useless: &FxHashSet<&str>) {
     let part = |out: &mut String, prefix: &str, body: &str| {
         if !out.is_empty() {
             out.push_str("\n\n");
@@ -199,36 +204,34 @@ pub(crate) fn serialize_into(out: &mut String, msg: &Value, useless: &FxHashSet<
         out.push_str(prefix);
         out.push_str(body);
     };
-    match msg.get("role").and_then(Value::as_str) {
+    match msg.role.as_deref() {
         Some("user") => {
-            let text = content_text(msg.get("content"));
+            let text = content_text(&msg.content);
             if !text.is_empty() {
                 part(out, USER, &text);
             }
         }
         Some("assistant") => {
-            let blocks: &[Value] = match msg.get("content") {
-                Some(Value::Array(b)) => b,
+            let blocks: &[BlockView] = match &msg.content {
+                Content::Blocks(b) => b,
                 // Providers always send blocks; string content (hand-written files) reads
                 // as one text block, as the estimator counts it, instead of being lost.
-                Some(Value::String(s)) => {
+                Content::Text(s) => {
                     part(out, ASSISTANT, s);
                     return;
                 }
-                _ => return,
+                Content::Other => return,
             };
             let mut thinking: Vec<&str> = Vec::new();
             let mut text: Vec<&str> = Vec::new();
             let mut calls = String::new();
             let mut any_call = false;
             for b in blocks {
-                match block_type(b) {
-                    Some("text") => text.push(b.get("text").and_then(Value::as_str).unwrap_or("")),
-                    Some("thinking") => {
-                        thinking.push(b.get("thinking").and_then(Value::as_str).unwrap_or(""))
-                    }
+                match b.kind.as_deref() {
+                    Some("text") => text.push(b.text.as_deref().unwrap_or("")),
+                    Some("thinking") => thinking.push(b.thinking.as_deref().unwrap_or("")),
                     Some("toolCall") => {
-                        let id = b.get("id").and_then(Value::as_str).unwrap_or("");
+                        let id = b.id.as_deref().unwrap_or("");
                         if useless.contains(id) {
                             continue;
                         }
@@ -236,9 +239,9 @@ pub(crate) fn serialize_into(out: &mut String, msg: &Value, useless: &FxHashSet<
                             calls.push_str("; ");
                         }
                         any_call = true;
-                        calls.push_str(b.get("name").and_then(Value::as_str).unwrap_or(""));
+                        calls.push_str(b.name.as_deref().unwrap_or(""));
                         calls.push('(');
-                        if let Some(args) = b.get("arguments") {
+                        if let Some(args) = &b.arguments {
                             render_arguments(&mut calls, args);
                         }
                         calls.push(')');
@@ -258,13 +261,13 @@ pub(crate) fn serialize_into(out: &mut String, msg: &Value, useless: &FxHashSet<
         }
         Some("toolResult") => {
             if msg
-                .get("toolCallId")
-                .and_then(Value::as_str)
+                .tool_call_id
+                .as_deref()
                 .is_some_and(|id| useless.contains(id))
             {
                 return;
             }
-            let text = content_text(msg.get("content"));
+            let text = content_text(&msg.content);
             if !text.is_empty() {
                 part(
                     out,
@@ -289,12 +292,7 @@ pub(crate) fn serialize_into(out: &mut String, msg: &Value, useless: &FxHashSet<
 ///   [`truncate_for_summary`]; nothing when empty;
 /// - tool results flagged `useless` and their calls are left out.
 pub fn serialize_conversation(messages: &[Value]) -> String {
-    let useless = useless_tool_call_ids(messages);
-    let mut out = String::new();
-    for m in messages {
-        serialize_into(&mut out, m, &useless);
-    }
-    out
+    serialize_conversation_in(messages, Dialect::Plain)
 }
 
 /// The transcript form the summarizer reads (spec: compaction §5.1 "Dialect transcripts"):
@@ -381,15 +379,15 @@ impl<'a> Transcript<'a> {
         }
     }
 
-    pub(crate) fn push(&mut self, msg: &Value) {
+    pub(crate) fn push(&mut self, msg: &MsgView<'_>) {
         if self.dialect == Dialect::Plain {
             return serialize_into(&mut self.out, msg, self.useless);
         }
-        match msg.get("role").and_then(Value::as_str) {
+        match msg.role.as_deref() {
             Some("assistant") => self.push_assistant(msg),
             Some("toolResult") => self.push_result(msg),
             role => {
-                let text = content_text_with_images(msg.get("content"));
+                let text = content_text_with_images(&msg.content);
                 self.close_results();
                 match (self.dialect, role) {
                     (Dialect::Harmony, _) => {
@@ -417,21 +415,17 @@ impl<'a> Transcript<'a> {
         }
     }
 
-    fn push_assistant(&mut self, msg: &Value) {
-        let blocks: Vec<&Value> = match msg.get("content") {
-            Some(Value::Array(b)) => b.iter().collect(),
+    fn push_assistant(&mut self, msg: &MsgView<'_>) {
+        let (blocks, string_text): (&[BlockView], _) = match &msg.content {
+            Content::Blocks(b) => (b, None),
             // String content (hand-written files) reads as one text block.
-            Some(Value::String(_)) => vec![],
-            _ => return,
+            Content::Text(s) => (&[], Some(&**s)),
+            Content::Other => return,
         };
-        let string_text = msg.get("content").and_then(Value::as_str);
-        let kept: Vec<&Value> = blocks
-            .into_iter()
-            .filter(|b| match block_type(b) {
-                Some("toolCall") => !b
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .is_some_and(|id| self.useless.contains(id)),
+        let kept: Vec<&BlockView> = blocks
+            .iter()
+            .filter(|b| match b.kind.as_deref() {
+                Some("toolCall") => !b.id.as_deref().is_some_and(|id| self.useless.contains(id)),
                 Some("thinking") => self.dialect != Dialect::Anthropic,
                 _ => true,
             })
@@ -441,13 +435,11 @@ impl<'a> Transcript<'a> {
         }
         let mut text = String::from(string_text.unwrap_or(""));
         let mut thinking: Vec<&str> = Vec::new();
-        let mut calls: Vec<&Value> = Vec::new();
+        let mut calls: Vec<&BlockView> = Vec::new();
         for b in kept {
-            match block_type(b) {
-                Some("text") => text.push_str(b.get("text").and_then(Value::as_str).unwrap_or("")),
-                Some("thinking") => {
-                    thinking.push(b.get("thinking").and_then(Value::as_str).unwrap_or(""))
-                }
+            match b.kind.as_deref() {
+                Some("text") => text.push_str(b.text.as_deref().unwrap_or("")),
+                Some("thinking") => thinking.push(b.thinking.as_deref().unwrap_or("")),
                 Some("toolCall") => calls.push(b),
                 _ => {}
             }
@@ -463,9 +455,9 @@ impl<'a> Transcript<'a> {
                 self.harmony_assistant("final", &text, H_END);
             }
             for call in &calls {
-                let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+                let name = call.name.as_deref().unwrap_or("");
                 let mut body = String::new();
-                js::write_value(&mut body, call.get("arguments").unwrap_or(&Value::Null));
+                js::write_value(&mut body, call.arguments.as_deref().unwrap_or(&Value::Null));
                 let channel = format!("commentary to={}", harmony_recipient(name));
                 self.harmony_assistant(&channel, &body, H_CALL);
             }
@@ -508,21 +500,21 @@ impl<'a> Transcript<'a> {
         self.out.push_str(end);
     }
 
-    fn push_result(&mut self, msg: &Value) {
+    fn push_result(&mut self, msg: &MsgView<'_>) {
         if msg
-            .get("toolCallId")
-            .and_then(Value::as_str)
+            .tool_call_id
+            .as_deref()
             .is_some_and(|id| self.useless.contains(id))
         {
             return;
         }
-        let text = content_text(msg.get("content"));
+        let text = content_text(&msg.content);
         if text.is_empty() {
             return;
         }
         let text = truncate_for_summary(&text, TOOL_RESULT_MAX_CHARS);
-        let name = msg.get("toolName").and_then(Value::as_str).unwrap_or("");
-        let is_error = msg.get("isError").and_then(Value::as_bool) == Some(true);
+        let name = msg.tool_name.as_deref().unwrap_or("");
+        let is_error = msg.is_error == Some(true);
         match self.dialect {
             Dialect::Harmony => {
                 self.out.push_str(H_START);
@@ -602,10 +594,10 @@ fn escape_xml(s: &str, attribute: bool) -> String {
 
 /// `<invoke name="…"><parameter name="k">JSON</parameter>…</invoke>` (no tool schemas are
 /// known to the summarizer, so every value is written as JSON).
-fn write_invoke(out: &mut String, call: &Value) {
-    let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+fn write_invoke(out: &mut String, call: &BlockView<'_>) {
+    let name = call.name.as_deref().unwrap_or("");
     out.push_str(&format!("<invoke name=\"{}\">", escape_xml(name, true)));
-    if let Some(Value::Object(args)) = call.get("arguments") {
+    if let Some(Value::Object(args)) = call.arguments.as_deref() {
         for (k, v) in args {
             out.push_str(&format!("<parameter name=\"{}\">", escape_xml(k, true)));
             js::write_value(out, v);
@@ -722,18 +714,18 @@ fn unwrap_thinking(text: &str) -> Cow<'_, str> {
 
 /// Text of string content, or of its blocks with an image written as `[Image: <mime>]` (the
 /// dialect transcripts' rendering of user and developer content).
-fn content_text_with_images(content: Option<&Value>) -> Cow<'_, str> {
+fn content_text_with_images<'c>(content: &'c Content<'_>) -> Cow<'c, str> {
     match content {
-        Some(Value::Array(blocks)) => {
+        Content::Blocks(blocks) => {
             let mut s = String::new();
             for b in blocks {
-                match block_type(b) {
+                match b.kind.as_deref() {
                     Some("text") => {
-                        if let Some(t) = b.get("text").and_then(Value::as_str) {
+                        if let Some(t) = b.text.as_deref() {
                             s.push_str(t);
                         }
                     }
-                    Some("image") => match b.get("mimeType").and_then(Value::as_str) {
+                    Some("image") => match b.mime_type.as_deref() {
                         Some(m) if !m.is_empty() => {
                             s.push_str("[Image: ");
                             s.push_str(m);
@@ -753,7 +745,13 @@ fn content_text_with_images(content: Option<&Value>) -> Cow<'_, str> {
 /// `serializeConversation(messages, dialect)` (spec: compaction §5.1): the plain transcript
 /// for [`Dialect::Plain`], else the dialect's.
 pub fn serialize_conversation_in(messages: &[Value], dialect: Dialect) -> String {
-    let useless = useless_tool_call_ids(messages);
+    let views: Vec<MsgView> = messages.iter().map(MsgView::of_value).collect();
+    serialize_views(&views, dialect)
+}
+
+/// [`serialize_conversation_in`] of message views.
+pub(crate) fn serialize_views(messages: &[MsgView<'_>], dialect: Dialect) -> String {
+    let useless = useless_ids(messages);
     let mut t = Transcript::new(dialect, &useless);
     for m in messages {
         t.push(m);
@@ -776,7 +774,7 @@ pub fn serialize_each(messages: &[Value]) -> Vec<String> {
         .iter()
         .map(|m| {
             let mut s = String::new();
-            serialize_into(&mut s, m, &useless);
+            serialize_into(&mut s, &MsgView::of_value(m), &useless);
             s
         })
         .collect()
@@ -949,6 +947,16 @@ pub fn message_size_in(
     dialect: Dialect,
     counter: &dyn TokenCounter,
 ) -> u64 {
+    view_size(&MsgView::of_value(msg), useless, dialect, counter)
+}
+
+/// [`message_size_in`] of a message view.
+pub(crate) fn view_size(
+    msg: &MsgView<'_>,
+    useless: &FxHashSet<&str>,
+    dialect: Dialect,
+    counter: &dyn TokenCounter,
+) -> u64 {
     let mut t = Transcript::new(dialect, useless);
     t.push(msg);
     let s = escaped_for_summary(t.finish());
@@ -965,10 +973,20 @@ pub fn message_sizes_in(
     dialect: Dialect,
     counter: &dyn TokenCounter,
 ) -> Vec<u64> {
-    let useless = useless_tool_call_ids(messages);
+    let views: Vec<MsgView> = messages.iter().map(MsgView::of_value).collect();
+    view_sizes(&views, dialect, counter)
+}
+
+/// [`message_sizes_in`] of message views.
+pub(crate) fn view_sizes(
+    messages: &[MsgView<'_>],
+    dialect: Dialect,
+    counter: &dyn TokenCounter,
+) -> Vec<u64> {
+    let useless = useless_ids(messages);
     messages
         .iter()
-        .map(|m| message_size_in(m, &useless, dialect, counter))
+        .map(|m| view_size(m, &useless, dialect, counter))
         .collect()
 }
 

@@ -19,6 +19,7 @@ mod facts;
 mod frame_storage;
 mod hardening;
 mod image_rescue;
+mod in_place;
 mod incremental;
 mod large_inputs;
 mod layers;

@@ -312,6 +312,7 @@ proptest! {
         invariants::prune(&mut s, protect, start).map_err(TestCaseError::fail)?;
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
         ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
+        ctxfold::summary::request::verify_in_place_transcripts(&s).map_err(TestCaseError::fail)?;
     }
 
     /// Shake rewrites only the lines it reports, with placeholders; the facts of the rewritten
@@ -374,6 +375,7 @@ proptest! {
         let s = invariants::load(&spec::write(&spec)).unwrap();
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
         ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
+        ctxfold::summary::request::verify_in_place_transcripts(&s).map_err(TestCaseError::fail)?;
     }
 
     /// Lone surrogate escapes (what `JSON.stringify` writes for a JavaScript string holding
@@ -394,6 +396,7 @@ proptest! {
         }
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
         ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
+        ctxfold::summary::request::verify_in_place_transcripts(&s).map_err(TestCaseError::fail)?;
         invariants::contexts(&s, 8).map_err(TestCaseError::fail)?;
     }
 }

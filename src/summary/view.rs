@@ -1,0 +1,239 @@
+//! A provider message as the summarizer's transcript reads it (spec: compaction §5.1): its
+//! role, its content (a string or blocks), and the few members a transcript writes. The
+//! transcript reads nothing else, so a message whose provider form is its session JSON as
+//! written (issue 42) is read in place from that JSON, without building a `serde_json::Value`
+//! of it; a message converted by `context::convert` is viewed through its value. Both give the
+//! same view: a member reads as a string only when it is one, as a flag only when it is `true`
+//! or `false`, and the last of duplicate keys wins, as in `JSON.parse`.
+
+use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError};
+use crate::support::json::view::{MemberSpan, Obj};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// What a transcript reads of one provider message.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct MsgView<'a> {
+    pub(crate) role: Option<Cow<'a, str>>,
+    pub(crate) content: Content<'a>,
+    pub(crate) tool_call_id: Option<Cow<'a, str>>,
+    pub(crate) tool_name: Option<Cow<'a, str>>,
+    pub(crate) is_error: Option<bool>,
+    pub(crate) useless: Option<bool>,
+}
+
+/// A message's `content`.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) enum Content<'a> {
+    /// Absent, or neither a string nor an array.
+    #[default]
+    Other,
+    Text(Cow<'a, str>),
+    Blocks(Vec<BlockView<'a>>),
+}
+
+/// What a transcript reads of one content block (every member `None` for an element that is
+/// not an object).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct BlockView<'a> {
+    pub(crate) kind: Option<Cow<'a, str>>,
+    pub(crate) text: Option<Cow<'a, str>>,
+    pub(crate) thinking: Option<Cow<'a, str>>,
+    pub(crate) id: Option<Cow<'a, str>>,
+    pub(crate) name: Option<Cow<'a, str>>,
+    pub(crate) mime_type: Option<Cow<'a, str>>,
+    /// A tool call's `arguments` (written back as JSON, so read as a value).
+    pub(crate) arguments: Option<Cow<'a, Value>>,
+}
+
+impl<'a> MsgView<'a> {
+    /// The view of a message value.
+    pub(crate) fn of_value(v: &'a Value) -> MsgView<'a> {
+        MsgView {
+            role: value_str(v, "role"),
+            content: match v.get("content") {
+                Some(Value::String(s)) => Content::Text(Cow::Borrowed(s)),
+                Some(Value::Array(blocks)) => {
+                    Content::Blocks(blocks.iter().map(BlockView::of_value).collect())
+                }
+                _ => Content::Other,
+            },
+            tool_call_id: value_str(v, "toolCallId"),
+            tool_name: value_str(v, "toolName"),
+            is_error: v.get("isError").and_then(Value::as_bool),
+            useless: v.get("useless").and_then(Value::as_bool),
+        }
+    }
+
+    /// The view of a message object read in place from its JSON text, in one scan of it
+    /// (the blocks of an array `content` located as it is crossed); `None` where [`readable`]
+    /// is false.
+    pub(crate) fn of_json(text: &'a [u8]) -> Option<MsgView<'a>> {
+        let mut sc = Scanner::new();
+        let start = skip_ws(text, 0);
+        let mut members: Vec<MemberSpan> = Vec::with_capacity(8);
+        // The blocks of the last `content` member (the last of duplicate keys wins), when it
+        // is an array.
+        let mut blocks: Option<Vec<BlockView<'a>>> = None;
+        let end = sc
+            .members_custom(text, start, &mut |sc, _, key, at| {
+                let is_content = key_is(&text[key.clone()], "content");
+                let end = if is_content && text.get(at) == Some(&b'[') {
+                    let mut found = Vec::new();
+                    let end = sc.elements_custom(text, at, &mut |sc, _, i| {
+                        let (block, end) = block_at(sc, text, i)?;
+                        found.push(block);
+                        Ok(end)
+                    })?;
+                    blocks = Some(found);
+                    end
+                } else {
+                    if is_content {
+                        blocks = None;
+                    }
+                    sc.skip_value(text, at)?
+                };
+                members.push((key, at..end));
+                Ok(end)
+            })
+            .ok()?;
+        if sc.deep || sc.bad_utf8 || skip_ws(text, end) != text.len() {
+            return None;
+        }
+        let o = Obj::from_members(text, members);
+        Some(MsgView {
+            role: json_str(&o, "role"),
+            content: match (blocks, o.get("content")) {
+                (Some(blocks), _) => Content::Blocks(blocks),
+                (None, Some(v)) if v.raw().first() == Some(&b'"') => {
+                    v.str().map_or(Content::Other, Content::Text)
+                }
+                _ => Content::Other,
+            },
+            tool_call_id: json_str(&o, "toolCallId"),
+            tool_name: json_str(&o, "toolName"),
+            is_error: o.get("isError").and_then(|v| v.bool()),
+            useless: o.get("useless").and_then(|v| v.bool()),
+        })
+    }
+
+    /// The id of a tool result flagged `useless` that is not an error (spec: compaction §5.1;
+    /// issue 36 item 7: an error is never left out).
+    pub(crate) fn useless_result_id(&self) -> Option<&str> {
+        (self.role.as_deref() == Some("toolResult")
+            && self.useless == Some(true)
+            && self.is_error != Some(true))
+        .then_some(self.tool_call_id.as_deref())
+        .flatten()
+    }
+}
+
+impl<'a> BlockView<'a> {
+    fn of_value(b: &'a Value) -> BlockView<'a> {
+        BlockView {
+            kind: value_str(b, "type"),
+            text: value_str(b, "text"),
+            thinking: value_str(b, "thinking"),
+            id: value_str(b, "id"),
+            name: value_str(b, "name"),
+            mime_type: value_str(b, "mimeType"),
+            arguments: b.get("arguments").map(Cow::Borrowed),
+        }
+    }
+
+    fn of_obj(o: &Obj<'a>) -> BlockView<'a> {
+        BlockView {
+            kind: json_str(o, "type"),
+            text: json_str(o, "text"),
+            thinking: json_str(o, "thinking"),
+            id: json_str(o, "id"),
+            name: json_str(o, "name"),
+            mime_type: json_str(o, "mimeType"),
+            // The value parser reads what the scan of [`MsgView::of_json`] crossed (nothing nested as
+            // deep as its limit), so it does not fail here.
+            arguments: o
+                .get("arguments")
+                .map(|a| Cow::Owned(a.value().unwrap_or(Value::Null))),
+        }
+    }
+}
+
+/// The block at `i` of a `content` array (members located as they are crossed; an element
+/// that is not an object reads as no members), and the index after it.
+fn block_at<'a>(
+    sc: &mut Scanner,
+    b: &'a [u8],
+    i: usize,
+) -> Result<(BlockView<'a>, usize), SyntaxError> {
+    if b.get(i) != Some(&b'{') {
+        return Ok((BlockView::default(), sc.skip_value(b, i)?));
+    }
+    let mut members: Vec<MemberSpan> = Vec::with_capacity(4);
+    let end = sc.members_custom(b, i, &mut |sc, b, key, at| {
+        let end = sc.skip_value(b, at)?;
+        members.push((key, at..end));
+        Ok(end)
+    })?;
+    let o = Obj::from_members(&b[..end], members);
+    Ok((BlockView::of_obj(&o), end))
+}
+
+/// True when `text` is one JSON object that [`MsgView::of_json`] reads as the value parser
+/// would: no value nested near the parser's depth limit (such a message goes through the
+/// value path, which has its own handling), and every string UTF-8.
+pub(crate) fn readable(text: &[u8]) -> bool {
+    let mut sc = Scanner::new();
+    let start = skip_ws(text, 0);
+    text.get(start) == Some(&b'{')
+        && sc
+            .skip_value(text, start)
+            .is_ok_and(|end| skip_ws(text, end) == text.len())
+        && !sc.deep
+        && !sc.bad_utf8
+}
+
+fn value_str<'a>(v: &'a Value, key: &str) -> Option<Cow<'a, str>> {
+    v.get(key).and_then(Value::as_str).map(Cow::Borrowed)
+}
+
+/// A member that is a string, decoded (the scan of [`MsgView::of_json`] checked its escapes and its
+/// UTF-8, so a string decodes).
+fn json_str<'a>(o: &Obj<'a>, key: &str) -> Option<Cow<'a, str>> {
+    o.get(key).and_then(|v| v.str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two readings agree, member by member, on shapes the transcript meets and on odd
+    /// ones (duplicate and escaped keys, wrong types, non-object blocks, escapes).
+    #[test]
+    fn in_place_reading_equals_the_value_reading() {
+        for text in [
+            r#"{"role":"user","content":"hi"}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"a\nb"},{"type":"image","data":"x","mimeType":"image/png"},"odd",3,null]}"#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.ts","n":1.50,"e":1e3,"d":{"x":1,"x":2}}},{"type":"thinking","thinking":"t","thinkingSignature":"s"}],"stopReason":"toolUse"}"#,
+            r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"\u00e9\ud83d\ude00 \ud800"}],"isError":false,"useless":true}"#,
+            r#"{"r\u006fle":"toolResult","role":"user","content":{"a":1},"isError":1,"useless":"yes","toolCallId":7}"#,
+            r#" { "role" : "assistant" , "content" : [ { "type" : "toolCall" , "arguments" : [ 1 , "x" ] } ] } "#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":null},{"type":"toolCall"}]}"#,
+            r#"{}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"first"}],"content":"second"}"#,
+            r#"{"role":"user","content":"first","c\u006fntent":[{"type":"text","text":"second"}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"a"}],"content":null}"#,
+        ] {
+            let value = crate::support::json::parse(text).unwrap();
+            let raw = MsgView::of_json(text.as_bytes()).unwrap();
+            assert_eq!(raw, MsgView::of_value(&value), "{text}");
+        }
+        assert!(!readable(b"[1]"));
+        assert!(!readable(br#"{"a":1} x"#));
+        let deep = format!(
+            r#"{{"role":"user","content":{}1{}}}"#,
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert!(!readable(deep.as_bytes()));
+    }
+}
