@@ -721,7 +721,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "render/png/deflate/optimal.rs",
         "render/png/deflate/writer.rs",
     ],
-    &["render/png/mod.rs", "render/raster/mod.rs"],
     &[
         "render/shape/billing.rs",
         "render/shape/catalogue.rs",
