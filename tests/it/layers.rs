@@ -722,11 +722,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "render/png/deflate/writer.rs",
     ],
     &[
-        "render/shape/billing.rs",
-        "render/shape/catalogue.rs",
-        "render/shape/resolve.rs",
-    ],
-    &[
         "session/facts.rs",
         "session/load.rs",
         "session/messages.rs",
