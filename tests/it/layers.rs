@@ -716,12 +716,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     ],
     &["context/build.rs", "context/replay.rs"],
     &[
-        "render/png/deflate/matcher.rs",
-        "render/png/deflate/mod.rs",
-        "render/png/deflate/optimal.rs",
-        "render/png/deflate/writer.rs",
-    ],
-    &[
         "session/facts.rs",
         "session/load.rs",
         "session/messages.rs",
