@@ -11,7 +11,7 @@ use crate::render::text::unicode::{utf16_len, DIM_OFF, DIM_ON, NEWLINE_GLYPH};
 use serde_json::{Map, Value};
 
 /// Key of the archive inside `CompactionEntry.preserveData` (spec: snapcompact §2).
-pub const PRESERVE_KEY: &str = "snapcompact";
+pub const PRESERVE_KEY: &str = crate::session::preserve::SNAPCOMPACT;
 /// Legible frames kept at each end of the imaged middle when foveating (spec: §2, §9.3).
 pub const HQ_EDGE_FRAMES: usize = 3;
 /// Verbatim text edge at each end, in HQ-frame capacities (spec: §2 `TEXT_EDGE_PAGES`).

@@ -349,8 +349,10 @@ pub fn read_archive(session: &Session, index: usize) -> Result<Option<Archive>> 
 pub fn frames_json(session: &Session, index: usize) -> String {
     let b = session.entry_line_bytes(index);
     let text = session.entry_json(index);
-    let span =
-        crate::support::json::edit::find_path(&text, &["preserveData", "snapcompact", "frames"]);
+    let span = crate::support::json::edit::find_path(
+        &text,
+        &["preserveData", crate::archive::PRESERVE_KEY, "frames"],
+    );
     let span = match span {
         Ok(Some(span)) if text.as_bytes().get(span.start) == Some(&b'[') => span,
         _ => return "[]".into(),

@@ -9,6 +9,7 @@ use crate::archive::blocks::{history_blocks, FrameData, HistoryBlock, HistoryOpt
 use crate::archive::stored::read_archive;
 use crate::error::Result;
 use crate::session::message::{AgentMessage, MessageHead, Role};
+use crate::session::preserve;
 use crate::session::{CustomMessageBody, EntryKind, Session};
 use crate::support::json::js;
 use rustc_hash::FxHashSet;
@@ -662,9 +663,9 @@ fn native_replay(
         crate::support::json::parse(&text[span]).ok()
     };
     let key = if anthropic {
-        "anthropicCompaction"
+        preserve::ANTHROPIC
     } else {
-        "openaiRemoteCompaction"
+        preserve::OPENAI_REMOTE
     };
     let record = member(&["preserveData", key])?;
     if record.get("provider")?.as_str()? != provider {

@@ -113,7 +113,11 @@ fn replay_tokens(json: &str, counter: &dyn TokenCounter) -> Option<u64> {
 /// The provider of the OpenAI native record of compaction entry `index`, if it has one.
 fn openai_record_provider(session: &Session, index: usize) -> Option<String> {
     let text = session.entry_json(index);
-    let path = ["preserveData", "openaiRemoteCompaction", "provider"];
+    let path = [
+        "preserveData",
+        crate::session::preserve::OPENAI_REMOTE,
+        "provider",
+    ];
     let span = crate::support::json::edit::find_path(&text, &path).ok()??;
     match crate::support::json::parse(&text[span]).ok()? {
         Value::String(p) => Some(p),

@@ -29,8 +29,9 @@ pub(crate) fn failed(message: String) -> Error {
 /// Drops the native records of an earlier compaction from a new compaction's `preserveData`
 /// (spec: compaction §5.7 step 6): the history they replay is the one being compacted again.
 pub(crate) fn drop_native_records(preserve: &mut Map<String, Value>) {
-    preserve.remove(openai::PRESERVE_KEY);
-    preserve.remove(anthropic::PRESERVE_KEY);
+    for key in crate::session::preserve::NATIVE {
+        preserve.remove(key);
+    }
 }
 
 /// The lane a native request belongs to.

@@ -20,7 +20,7 @@ use crate::support::json::object;
 use serde_json::Value;
 
 /// Key of the replay record in `preserveData`.
-pub const PRESERVE_KEY: &str = "openaiRemoteCompaction";
+pub const PRESERVE_KEY: &str = crate::session::preserve::OPENAI_REMOTE;
 /// The Responses dialects that can carry native compaction (and replay it).
 pub const RESPONSES_APIS: [&str; 3] = [
     "openai-responses",
