@@ -714,7 +714,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "compaction/prepare.rs",
         "compaction/snapcompact.rs",
     ],
-    &["context/build.rs", "context/replay.rs"],
     &[
         "session/facts.rs",
         "session/load.rs",
