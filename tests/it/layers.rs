@@ -724,7 +724,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "session/state.rs",
         "session/tree.rs",
     ],
-    &["support/json/deep.rs", "support/json/parse.rs"],
     &[
         "triggers/decisions.rs",
         "triggers/guard.rs",
