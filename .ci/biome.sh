@@ -10,7 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-paths=(src/wasm/js www tests/js tests/browser tests/bench tests/fuzz tests/reference)
+paths=(src/js www tests/js tests/browser tests/bench tests/fuzz tests/reference)
 biome=tests/node_modules/.bin/biome
 if [ ! -x "$biome" ]; then
   printf '\033[1;31m[biome] error:\033[0m %s\n' "Biome is not installed in tests/node_modules: run 'make setup'" >&2

@@ -11,10 +11,10 @@ die() { printf '\033[1;31m[size] error:\033[0m %s\n' "$*" >&2; exit 1; }
 setting() { awk -v k="$1" '$1 == k { print $2 }' .ci/size-budget; }
 budget=$(setting budget)
 [[ "$budget" =~ ^[0-9]+$ ]] || die ".ci/size-budget must hold 'budget <bytes>' (found '$budget')"
-[ -f pkg/ctxfold_bg.wasm ] || die "pkg/ is not built: run 'make pkg' (or the 'pkg' step) first"
+[ -f pkg/entries/ctxfold_bg.wasm ] || die "pkg/ is not built: run 'make pkg' (or the 'pkg' step) first"
 
-wasm_raw=$(wc -c <pkg/ctxfold_bg.wasm)
-wasm_gz=$(gzip -9 -c pkg/ctxfold_bg.wasm | wc -c)
+wasm_raw=$(wc -c <pkg/entries/ctxfold_bg.wasm)
+wasm_gz=$(gzip -9 -c pkg/entries/ctxfold_bg.wasm | wc -c)
 group() { # label, files...
   local label=$1 sum=0 f
   shift
@@ -34,8 +34,8 @@ say "not counted (reported only):"
   group "unifont.cxfb (optional)" unifont.cxfb
   printf '[size]   %-28s %8s B\n' "whole package (tar gzip)" "$(tar czf - -C . . | wc -c)"
 )
-measure="gzip -9 -c pkg/ctxfold_bg.wasm | wc -c"
+measure="gzip -9 -c pkg/entries/ctxfold_bg.wasm | wc -c"
 if [ "$wasm_gz" -gt "$budget" ]; then
-  die "pkg/ctxfold_bg.wasm is over its size budget: $wasm_gz B ($measure) > $budget B from .ci/size-budget, $((wasm_gz - budget)) B too many"
+  die "pkg/entries/ctxfold_bg.wasm is over its size budget: $wasm_gz B ($measure) > $budget B from .ci/size-budget, $((wasm_gz - budget)) B too many"
 fi
-say "pkg/ctxfold_bg.wasm: $wasm_raw B raw, $wasm_gz B gzip -9; budget $budget B: $((budget - wasm_gz)) B to spare"
+say "pkg/entries/ctxfold_bg.wasm: $wasm_raw B raw, $wasm_gz B gzip -9; budget $budget B: $((budget - wasm_gz)) B to spare"

@@ -7,7 +7,7 @@
 #                 testkit alone, without its `invariants` feature, as gen-session builds it)
 #   clippy-wasm   cargo clippy --target wasm32-unknown-unknown --lib --test wasm -- -D warnings
 #   jslint        .ci/biome.sh: Biome's format, lint and import-order check of the hand-written
-#                 JavaScript (src/wasm/js, www, tests/js, tests/browser, tests/bench)
+#                 JavaScript (src/js, www, tests/js, tests/browser, tests/bench)
 #   rust          cargo test --workspace   (native: ctxfold, tests/it, crates/testkit)
 #   wasm-node     tests/wasm.rs under Node.js       (wasm-bindgen-test-runner)
 #   wasm-browser  tests/wasm.rs in headless Chromium (wasm-bindgen-test-runner + chromedriver)

@@ -15,7 +15,7 @@ import {
   scanRenderability,
   serializeConversation,
   shapeFor,
-} from './pkg/web.js';
+} from './pkg/entries/web.js';
 import { chatCompletionsUrl } from './urls.js';
 
 /** What this build of the package can do beyond the basics. */

@@ -17,7 +17,7 @@ import { $, afterPaint, errorText, fmt, fmtBytes, h, runSliced, yieldToPage } fr
 import { renderEntryPanel } from './entry.js';
 import { Lightbox, UrlScope } from './images.js';
 import { activePath, buildTree, segPick, TokenTally } from './model.js';
-import { init, Session, version } from './pkg/web.js';
+import { init, Session, version } from './pkg/entries/web.js';
 import { renderCompactionPanel, summarizedEntries } from './report.js';
 import { TreeView } from './tree.js';
 

@@ -5,7 +5,7 @@
 // dimmed.
 import { errorText, fmt, fmtShort, h, runSliced, virtualList } from './dom.js';
 import { messageSnippet } from './entry.js';
-import { estimateTokens, reserveTokens, shouldCompact, thresholdTokens } from './pkg/web.js';
+import { estimateTokens, reserveTokens, shouldCompact, thresholdTokens } from './pkg/entries/web.js';
 
 export const WINDOWS = [32_000, 128_000, 200_000, 272_000, 400_000, 1_000_000];
 /** Above this many messages the list is built on request (50,000 messages take seconds). */

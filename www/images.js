@@ -2,7 +2,7 @@
 // frames) or frames rendered here. They become blob: URLs of a type sniffed from the bytes
 // themselves (PNG, JPEG, GIF, WebP: never SVG, never a URL named by the session).
 import { fmt, fmtBytes, h } from './dom.js';
-import { frameTokens } from './pkg/web.js';
+import { frameTokens } from './pkg/entries/web.js';
 
 /** blob: URLs made for one view, revoked together when the view is replaced. */
 export class UrlScope {

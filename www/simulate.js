@@ -9,7 +9,7 @@
 // markers. Nothing leaves the page unless the visitor picked the endpoint summarizer.
 import { endpointSummarizer } from './actions.js';
 import { $, errorText, fmt, h, yieldToPage } from './dom.js';
-import { Maintainer, Session, thresholdTokens } from './pkg/web.js';
+import { Maintainer, Session, thresholdTokens } from './pkg/entries/web.js';
 import { localSummarizer, ScriptedHost, SimClock, SimModel, workload } from './sim-agent.js';
 import { markersFromEvents, Timeline } from './timeline.js';
 

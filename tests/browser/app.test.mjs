@@ -130,7 +130,7 @@ before(async () => {
   outputs = Object.keys(result.metafile.outputs).map((p) => path.basename(p));
   // esbuild leaves `new URL('./ctxfold_bg.wasm', import.meta.url)` alone: the app ships the
   // .wasm next to its bundle, as the package README says for bundlers without asset URLs.
-  copyFileSync(path.join(installed, 'ctxfold_bg.wasm'), path.join(dist, 'ctxfold_bg.wasm'));
+  copyFileSync(path.join(installed, 'entries', 'ctxfold_bg.wasm'), path.join(dist, 'ctxfold_bg.wasm'));
   writeFileSync(path.join(dist, 'index.html'), html);
   // The README example, bundled the same way, in its own folder with a session file.
   writeFileSync(path.join(project, 'readme.mjs'), readmeBrowser ?? '');
@@ -146,7 +146,7 @@ before(async () => {
     target: 'es2022',
     logLevel: 'silent',
   });
-  copyFileSync(path.join(installed, 'ctxfold_bg.wasm'), path.join(readmeDir, 'ctxfold_bg.wasm'));
+  copyFileSync(path.join(installed, 'entries', 'ctxfold_bg.wasm'), path.join(readmeDir, 'ctxfold_bg.wasm'));
   writeFileSync(path.join(readmeDir, 'session.jsonl'), session);
   writeFileSync(
     path.join(readmeDir, 'index.html'),

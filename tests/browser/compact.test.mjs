@@ -40,7 +40,7 @@ test('Chromium: compact() with a callback, a remote endpoint, and an abort', asy
   await withPage(harness.browser, async (page, problems) => {
     await page.goto(harness.server.url);
     const result = await page.evaluate(async (url) => {
-      const ctxfold = await import('/pkg/web.js');
+      const ctxfold = await import('/pkg/entries/web.js');
       await ctxfold.init();
       const lines = ['{"type":"session","version":3,"id":"b","cwd":"/"}'];
       let parent = null;

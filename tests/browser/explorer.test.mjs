@@ -13,7 +13,9 @@ import { outDir, pkgDir, repoDir } from '../js/support/project.mjs';
 import { archiveSession, hostileSession, largeSession, PAYLOADS } from './fixtures.mjs';
 import { chooseChatEndpoint, fakeSummarizer, useChromium, withPage } from './support.mjs';
 
-const { Session, frameTokens, renderFrames } = await import(pathToFileURL(path.join(pkgDir, 'node.js')).href);
+const { Session, frameTokens, renderFrames } = await import(
+  pathToFileURL(path.join(pkgDir, 'entries', 'node.js')).href
+);
 
 const sampleDir = path.join(outDir, 'sample');
 const sampleFile = path.join(sampleDir, 'sample.jsonl');

@@ -23,7 +23,7 @@ test('Chromium: load the conformance session, path and context', async (t) => {
   await withPage(harness.browser, async (page, problems) => {
     await page.goto(harness.server.url);
     const result = await page.evaluate(async () => {
-      const ctxfold = await import('/pkg/web.js');
+      const ctxfold = await import('/pkg/entries/web.js');
       await ctxfold.init();
       const bytes = new Uint8Array(await (await fetch('/conformance/session.jsonl')).arrayBuffer());
       const prepare = await (await fetch('/conformance/prepare.json')).json();
@@ -58,7 +58,7 @@ test('Chromium: errors carry stable codes', async () => {
   await withPage(harness.browser, async (page) => {
     await page.goto(harness.server.url);
     const codes = await page.evaluate(async () => {
-      const ctxfold = await import('/pkg/web.js');
+      const ctxfold = await import('/pkg/entries/web.js');
       await ctxfold.init();
       const codeOf = (fn) => {
         try {

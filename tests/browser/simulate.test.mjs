@@ -16,7 +16,7 @@ import { outDir, pkgDir } from '../js/support/project.mjs';
 import { PAYLOADS } from './fixtures.mjs';
 import { chooseChatEndpoint, fakeSummarizer, useChromium, withPage } from './support.mjs';
 
-const { Session } = await import(pathToFileURL(path.join(pkgDir, 'node.js')).href);
+const { Session } = await import(pathToFileURL(path.join(pkgDir, 'entries', 'node.js')).href);
 
 const sampleDir = path.join(outDir, 'simulate-sample');
 const fixturesDir = path.join(outDir, 'fixtures');

@@ -11,7 +11,7 @@ test('Chromium: navigateTree with a summarize callback, and a cancelling hook', 
   await withPage(harness.browser, async (page, problems) => {
     await page.goto(harness.server.url);
     const result = await page.evaluate(async () => {
-      const ctxfold = await import('/pkg/web.js');
+      const ctxfold = await import('/pkg/entries/web.js');
       await ctxfold.init();
       const line = (id, parentId, message) =>
         JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:00.000Z', message });

@@ -23,7 +23,7 @@ for (const scenario of ['default', 'url', 'response', 'bytes', 'module']) {
 }
 
 test('server: the .wasm is served as application/wasm', async () => {
-  const res = await fetch(new URL('/pkg/ctxfold_bg.wasm', harness.server.url));
+  const res = await fetch(new URL('/pkg/entries/ctxfold_bg.wasm', harness.server.url));
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'application/wasm');
   const traversal = await fetch(new URL('/pkg/%2e%2e/Cargo.toml', harness.server.url));

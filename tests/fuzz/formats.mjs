@@ -1,4 +1,4 @@
-// Fuzzes the message format readers and writers (src/wasm/js/formats/) through the public API.
+// Fuzzes the message format readers and writers (src/js/formats/) through the public API.
 //
 //   node tests/fuzz/formats.mjs [--seconds N] [--seed S] [--format NAME]
 //

@@ -99,7 +99,7 @@ for (const [name, consumer] of Object.entries(consumers)) {
     assert.equal(child.stderr, '');
     const out = JSON.parse(child.stdout.trim().split('\n').at(-1));
 
-    assert.equal(out.entry, path.join(installed, 'node.js'));
+    assert.equal(out.entry, path.join(installed, 'entries', 'node.js'));
     assert.deepEqual(withoutTimings(out.result), expected);
     assert.equal(out.result.version, cargoVersion());
     assert.ok(

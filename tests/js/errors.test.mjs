@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import { SourceMap } from 'node:module';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -132,24 +133,23 @@ test('argument errors and engine errors carry a code, no cause and no status', a
   assert.match(aborted.message, /^Compaction aborted: /);
 });
 
-test('the shipped JavaScript is the source as written: stack frames point at source lines', () => {
-  // Every hand-written module ships byte for byte (entries/ flattened into the package root).
-  const src = path.join(repoDir, 'src/wasm/js');
-  const shipped = [
-    ...readdirSync(src)
-      .filter((f) => f.endsWith('.js'))
-      .map((f) => [path.join(src, f), f]),
-    ...readdirSync(path.join(src, 'entries'))
-      .filter((f) => f.endsWith('.js'))
-      .map((f) => [path.join(src, 'entries', f), f]),
-  ];
-  assert.ok(shipped.length >= 10, shipped.map(([, f]) => f).join(' '));
-  for (const [from, name] of shipped) {
-    assert.equal(
-      readFileSync(path.join(pkgDir, name), 'utf8'),
-      readFileSync(from, 'utf8'),
-      `pkg/${name} differs from its source`,
-    );
+test('the shipped JavaScript maps to its source: every module has a source map carrying it', () => {
+  // pkg/ mirrors src/js/: each compiled module has a map whose one source is its file in src/js/,
+  // text included (the package ships without src/).
+  const src = path.join(repoDir, 'src/js');
+  const generated = new Set(['core/glue.js', 'runner/prompts.ts']);
+  const sources = readdirSync(src, { recursive: true })
+    .map((f) => f.split(path.sep).join('/'))
+    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !generated.has(f));
+  assert.ok(sources.length >= 30, sources.join(' '));
+  for (const f of sources) {
+    const js = f.replace(/\.ts$/, '.js');
+    const code = readFileSync(path.join(pkgDir, js), 'utf8');
+    assert.match(code, new RegExp(`//# sourceMappingURL=${path.basename(js)}\\.map\\n?$`), `pkg/${js}`);
+    const map = JSON.parse(readFileSync(path.join(pkgDir, `${js}.map`), 'utf8'));
+    assert.equal(map.sources.length, 1, `pkg/${js}.map`);
+    assert.equal(path.basename(map.sources[0]), path.basename(f), `pkg/${js}.map names its source`);
+    assert.equal(map.sourcesContent?.[0], readFileSync(path.join(src, f), 'utf8'), `pkg/${js}.map carries ${f}`);
   }
   // A thrown argument error's frames name the package files, at lines that hold the calls.
   let stack;
@@ -158,17 +158,24 @@ test('the shipped JavaScript is the source as written: stack frames point at sou
   } catch (err) {
     stack = err.stack;
   }
-  const frames = [...stack.matchAll(/\((file:\/\/[^)]+):(\d+):\d+\)/g)].map(([, file, n]) => ({
+  const frames = [...stack.matchAll(/\((file:\/\/[^)]+):(\d+):(\d+)\)/g)].map(([, file, n, column]) => ({
     file: fileURLToPath(file),
     n: Number(n),
+    column: Number(column),
   }));
-  const ours = frames.filter((f) => path.dirname(f.file) === path.resolve(pkgDir));
+  const root = path.resolve(pkgDir) + path.sep;
+  const ours = frames.filter((f) => f.file.startsWith(root));
   assert.deepEqual(
     ours.map((f) => path.basename(f.file)).slice(0, 4),
-    ['errors.js', 'errors.js', 'args.js', 'index.js'],
+    ['errors.js', 'errors.js', 'args.js', 'session.js'],
     stack,
   );
-  const lineOf = (f) => readFileSync(f.file, 'utf8').split('\n')[f.n - 1];
+  // Through the source map, the frames land on the source lines that hold the calls.
+  const lineOf = (f) => {
+    const map = new SourceMap(JSON.parse(readFileSync(`${f.file}.map`, 'utf8')));
+    const entry = map.findEntry(f.n - 1, f.column - 1);
+    return entry.originalSource === undefined ? '' : map.payload.sourcesContent[0].split('\n')[entry.originalLine];
+  };
   assert.match(lineOf(ours[2]), /throw invalidArgument\(/);
   assert.match(lineOf(ours[3]), /textOrBytes\(input, 'input'\)/);
 });

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { Session } from 'ctxfold';
 import { pkgDir } from './support/project.mjs';
 
-const argsUrl = pathToFileURL(path.join(pkgDir, 'args.js')).href;
+const argsUrl = pathToFileURL(path.join(pkgDir, 'core', 'args.js')).href;
 // The module the Node.js entry set Buffer's writer on, and a second instance of it that keeps
 // TextEncoder (a module's instance is per URL).
 const withBuffer = await import(argsUrl);

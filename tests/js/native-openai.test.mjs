@@ -702,7 +702,7 @@ function variedSessionText() {
 }
 
 test('one Responses writer: the native input is the openai-responses format writer`s output with the native options', async () => {
-  const pkg = new URL('.', import.meta.resolve('ctxfold'));
+  const pkg = new URL('..', import.meta.resolve('ctxfold'));
   const { write } = await import(new URL('formats/openai-responses.js', pkg));
   const { Warnings } = await import(new URL('formats/common.js', pkg));
   reply = (_req, res) => json(res, 200, { output: [compactionItem] });

@@ -23,9 +23,9 @@ test('package.json carries the Cargo.toml version', () => {
 });
 
 test('the "node" condition resolves to node.js, "./wasm" to the module', () => {
-  assert.equal(fileURLToPath(import.meta.resolve('ctxfold')), path.join(pkgDir, 'node.js'));
+  assert.equal(fileURLToPath(import.meta.resolve('ctxfold')), path.join(pkgDir, 'entries', 'node.js'));
   const wasmPath = fileURLToPath(import.meta.resolve('ctxfold/wasm'));
-  assert.equal(wasmPath, path.join(pkgDir, 'ctxfold_bg.wasm'));
+  assert.equal(wasmPath, path.join(pkgDir, 'entries', 'ctxfold_bg.wasm'));
   assert.ok(WebAssembly.validate(readFileSync(wasmPath)), 'ctxfold/wasm is a valid module');
 });
 

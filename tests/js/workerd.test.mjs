@@ -147,10 +147,10 @@ before(async () => {
   await bundle('worker.mjs', 'worker.js');
   await bundle('readme.mjs', 'readme.js');
   assert.deepEqual(wasmImports, [
-    'node_modules/ctxfold/ctxfold_bg.wasm?module',
-    'node_modules/ctxfold/ctxfold_bg.wasm?module',
+    'node_modules/ctxfold/entries/ctxfold_bg.wasm?module',
+    'node_modules/ctxfold/entries/ctxfold_bg.wasm?module',
   ]);
-  copyFileSync(path.join(installed, 'ctxfold_bg.wasm'), path.join(out, 'ctxfold_bg.wasm'));
+  copyFileSync(path.join(installed, 'entries', 'ctxfold_bg.wasm'), path.join(out, 'ctxfold_bg.wasm'));
 
   const port = await freePort();
   const readmePort = await freePort();

@@ -69,7 +69,7 @@ try {
 } catch {
   fail(`${pkgDir} is not a built ctxfold package (make pkg builds pkg/; PKG=DIR names another)`);
 }
-const pkgEntry = pathToFileURL(path.join(pkgDir, 'node.js')).href;
+const pkgEntry = pathToFileURL(path.join(pkgDir, 'entries', 'node.js')).href;
 
 // The reference and Bun, as tests/reference/package-lock.json pins them, installed when the
 // lockfile is newer than the last install. `npm install`, not `npm ci`: the reference's native

@@ -41,7 +41,7 @@ export async function buildExample(dir = exampleOutDir) {
   });
   for (const file of ['index.html', 'style.css']) copyFileSync(path.join(sourceDir, file), path.join(dir, file));
   copyFileSync(path.join(repoDir, 'www/favicon.svg'), path.join(dir, 'favicon.svg'));
-  copyFileSync(path.join(pkgDir, 'ctxfold_bg.wasm'), path.join(dir, 'ctxfold_bg.wasm'));
+  copyFileSync(path.join(pkgDir, 'entries', 'ctxfold_bg.wasm'), path.join(dir, 'ctxfold_bg.wasm'));
   return dir;
 }
 

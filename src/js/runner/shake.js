@@ -1,0 +1,50 @@
+// The async shell of shake (spec: compaction §13 "Shake"): plan in the core, store the
+// recovery artifact through the host's `saveArtifact`, then apply. The apply is the only
+// write; a plan the session outgrew meanwhile is refused (`E_STALE_PLAN`), unchanged.
+import { abortError, codedError, invalidArgument } from '../core/errors.js';
+import { untilAbort } from './summarizer.js';
+
+const NOTHING = { toolResultsDropped: 0, blocksDropped: 0, thinkingBlocksDropped: 0, tokensFreed: 0, artifactId: null };
+
+/**
+ * Runs a shake of `session` (see `ShakeOptions` in the types): `mode` `'elide'` (default)
+ * or `'thinking'`. Resolves the report `{mode, toolResultsDropped, blocksDropped,
+ * thinkingBlocksDropped, tokensFreed, artifactId, entries}`. Without `saveArtifact` there is
+ * nothing to await: `shakeNow(config, now)` plans and applies in one call of the core.
+ */
+export async function shakeSession(session, options, shakeNow) {
+  const { mode = 'elide', saveArtifact, signal, now, requireArtifact, ...config } = options ?? {};
+  if (saveArtifact !== undefined && typeof saveArtifact !== 'function') {
+    throw invalidArgument('`saveArtifact` must be a function');
+  }
+  if (signal?.aborted) throw abortError();
+  if (mode !== 'elide' && mode !== 'thinking') {
+    throw invalidArgument(`unknown shake mode "${mode}" (expected 'elide' or 'thinking')`);
+  }
+  if (mode === 'thinking' || (!saveArtifact && !requireArtifact)) {
+    return { mode, ...shakeNow({ ...config, thinking: mode === 'thinking' }, now) };
+  }
+  const plan = session.planShake(config);
+  if (plan.regions.length === 0) return { mode, ...NOTHING, entries: [] };
+  let artifactId;
+  if (saveArtifact) {
+    const until = signal ?? new AbortController().signal;
+    try {
+      const artifact = { name: 'shake.md', text: plan.artifactText, kind: 'shake' };
+      const id = await untilAbort(
+        Promise.resolve().then(() => saveArtifact(artifact)),
+        until,
+      );
+      if (typeof id === 'string' && id !== '') artifactId = id;
+    } catch (err) {
+      if (until.aborted) throw abortError();
+      // Without a stored artifact the placeholders carry no link (the text is gone then).
+      if (requireArtifact) throw codedError('E_SUMMARIZER', 'shake could not save a recovery artifact', { cause: err });
+    }
+  }
+  if (signal?.aborted) throw abortError();
+  if (requireArtifact && artifactId === undefined) {
+    throw codedError('E_SUMMARIZER', 'shake could not save a recovery artifact');
+  }
+  return { mode, ...session.applyShake(plan, { artifactId, now }) };
+}
