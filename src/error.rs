@@ -296,7 +296,7 @@ mod tests {
     #[test]
     fn the_typescript_union_names_the_same_codes() {
         const JS_ONLY: [&str; 1] = ["E_NOT_INITIALISED"];
-        let dts = include_str!("wasm/js/index.d.ts");
+        let dts = include_str!("js/core/session.d.ts");
         let start = dts
             .find("export type ErrorCode =")
             .expect("index.d.ts declares ErrorCode");
