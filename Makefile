@@ -15,6 +15,7 @@
 #                 alternating: both times, the ratios with min-max and the load (ROUNDS=5, PKG=dir,
 #                 STEPS="first chain-small ...", REF_MODULES=dir BUN=file: an existing install)
 #   make lint     cargo fmt --check + clippy (native and wasm32) + Biome over the JavaScript
+#                 + tsc --noEmit over src/js (builds the package first when its generated inputs are missing)
 #   make size     build the package and check it against the size budget (.ci/size-budget)
 #   make fuzz     the cargo-fuzz targets of fuzz/ (FUZZ_TARGET=all|name, FUZZ_SECONDS=600 each)
 #   make test-rust | test-wasm | test-js | test-browser    one group of tests
@@ -57,7 +58,7 @@ size:
 	bash .ci/test.sh setup pkg size
 
 lint:
-	bash .ci/test.sh setup fmt clippy clippy-wasm jslint
+	bash .ci/test.sh setup fmt clippy clippy-wasm jslint tscheck
 
 fmt:
 	cargo fmt --all

@@ -8,6 +8,12 @@
 #   clippy-wasm   cargo clippy --target wasm32-unknown-unknown --lib --test wasm -- -D warnings
 #   jslint        .ci/biome.sh: Biome's format, lint and import-order check of the hand-written
 #                 JavaScript (src/js, www, tests/js, tests/browser, tests/bench)
+#   tscheck       tsc -p tsconfig.json --noEmit over src/js (strict TypeScript). It needs the
+#                 inputs .ci/pkg.sh generates (the wasm-bindgen glue's .d.ts, runner/prompts.ts):
+#                 it runs after `pkg` in a full run, and builds the package first when they are
+#                 missing (`make lint` on a fresh clone); then .ci/ts-layers.mjs, the import
+#                 direction of src/js (entries → ai-sdk → runner → providers → formats → core)
+#                 and no import cycle
 #   rust          cargo test --workspace   (native: ctxfold, tests/it, crates/testkit)
 #   wasm-node     tests/wasm.rs under Node.js       (wasm-bindgen-test-runner)
 #   wasm-browser  tests/wasm.rs in headless Chromium (wasm-bindgen-test-runner + chromedriver)
@@ -28,7 +34,7 @@ if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-all_steps=(setup fmt clippy clippy-wasm jslint rust wasm-node wasm-browser pkg size js browser)
+all_steps=(setup fmt clippy clippy-wasm jslint rust wasm-node wasm-browser pkg tscheck size js browser)
 if [ $# -gt 0 ]; then steps=("$@"); else steps=("${all_steps[@]}"); fi
 
 logs=tests/out/logs
@@ -48,6 +54,15 @@ run_step() {
       ;;
     clippy-wasm) cargo clippy --target wasm32-unknown-unknown --lib --test wasm -- -D warnings ;;
     jslint) bash .ci/biome.sh ;;
+    tscheck)
+      if [ ! -f src/js/core/glue.d.ts ] || [ ! -f src/js/runner/prompts.ts ]; then
+        echo "tscheck: the generated inputs are missing; building the package first"
+        bash .ci/pkg.sh
+      fi
+      tests/node_modules/.bin/tsc -p tsconfig.json --noEmit
+      echo "tscheck: tsc --noEmit clean"
+      node .ci/ts-layers.mjs
+      ;;
     rust) cargo test --workspace ;;
     wasm-node) WASM_BINDGEN_USE_NODE_EXPERIMENTAL=1 wasm_test ;;
     wasm-browser)
@@ -70,7 +85,7 @@ failed_steps=()
 pkg_failed=0
 t_all=$(date +%s)
 for step in "${steps[@]}"; do
-  if [ "$pkg_failed" = 1 ] && { [ "$step" = size ] || [ "$step" = js ] || [ "$step" = browser ]; }; then
+  if [ "$pkg_failed" = 1 ] && { [ "$step" = size ] || [ "$step" = tscheck ] || [ "$step" = js ] || [ "$step" = browser ]; }; then
     status[$step]=skipped
     seconds[$step]=0
     failed_steps+=("$step")

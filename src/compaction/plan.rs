@@ -167,6 +167,7 @@ pub(super) fn plan_prepared(
         &prep,
         &file_lists,
         settings.anchor_tokens,
+        strategy == Strategy::Handoff,
     )?;
 
     let reserve = settings.reserve_or_default();

@@ -495,6 +495,51 @@ fn write_dir(arena: &[DirNode], mut id: usize, depth: usize, lines: &mut Vec<Str
     }
 }
 
+/// The paths the `<files>` blocks of `text` list, read back from their grouped tree
+/// ([`format_grouped_paths`]: a `#` × depth header per folder, then `name (Mode)` lines), in
+/// the order listed. What a handoff document or a copied summary shows of the files survives
+/// that way where no `details` carry the lists.
+pub fn listed_paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("<files>\n") {
+        let body = &rest[open + "<files>\n".len()..];
+        let end = body.find("</files>").unwrap_or(body.len());
+        // The folders of the current header, outermost first (each ends in `/`).
+        let mut dirs: Vec<&str> = Vec::new();
+        for line in body[..end].lines() {
+            let depth = line.bytes().take_while(|&b| b == b'#').count();
+            if depth > 0 && line.as_bytes().get(depth) == Some(&b' ') {
+                let header = without_mode(&line[depth + 1..]);
+                dirs.truncate(depth - 1);
+                if dirs.len() == depth - 1 && header.ends_with('/') {
+                    dirs.push(header);
+                }
+                continue;
+            }
+            let name = without_mode(line);
+            if name.is_empty() || name.starts_with("[…") {
+                continue;
+            }
+            let mut path = dirs.concat();
+            path.push_str(name);
+            out.push(path);
+        }
+        rest = &body[end..];
+    }
+    out
+}
+
+/// A line of the tree without its ` (Read)` / ` (Write)` / ` (RW)` marker.
+fn without_mode(line: &str) -> &str {
+    for m in [" (Read)", " (Write)", " (RW)"] {
+        if let Some(s) = line.strip_suffix(m) {
+            return s;
+        }
+    }
+    line
+}
+
 /// Removes every `<files>…</files>`, `<read-files>…</read-files>` and
 /// `<modified-files>…</modified-files>` block (shortest match, with the whitespace after it)
 /// and trims the end (spec: compaction §5.10 `upsertFileOperations`). An opening tag with no
@@ -770,6 +815,29 @@ mod tests {
             "<files>\nc.ts (Write)\n</files>"
         );
         assert_eq!(format_file_operations(&[], &[], None), "");
+    }
+
+    #[test]
+    fn listed_paths_read_the_tree_back() {
+        let read: Vec<String> = [
+            "src/a.ts",
+            "src/svc/x/h.rs",
+            "README.md",
+            "/etc/hosts",
+            "src/b/c/d.ts",
+        ]
+        .map(String::from)
+        .to_vec();
+        let modified = vec!["src/svc/x/h.rs".to_string(), "lib/z.rs".to_string()];
+        let block = format_file_operations(&read, &modified, None);
+        let text = format!("A summary.\n\n{block}\nafter");
+        let mut got = listed_paths(&text);
+        got.sort();
+        let mut want: Vec<String> = read.iter().chain(&modified).cloned().collect();
+        want.sort();
+        want.dedup();
+        assert_eq!(got, want, "{block}");
+        assert!(listed_paths("no block here").is_empty());
     }
 
     #[test]

@@ -375,6 +375,9 @@ proptest! {
             .filter_map(|&i| s.entry_message(i).unwrap())
             .collect();
         let region_text = visible_text(&region);
+        // The paths a `<files>` block of the region lists (grouped there, never whole).
+        let listed = ctxfold::summary::fileops::listed_paths(&region_text);
+        let from_region = |t: &str| region_text.contains(t) || listed.iter().any(|p| p == t);
         answer_all(&mut plan, &s);
         let c = commit_compaction(&mut s, &plan, 1).unwrap();
         let body: CompactionBody = s.body(c.index).unwrap();
@@ -385,14 +388,14 @@ proptest! {
             prop_assert!(tokens <= plan.anchors.budget && plan.anchors.budget <= budget, "{tokens} > {budget}");
             for line in block.lines().filter_map(|l| l.strip_prefix("- ")) {
                 let text = line.split_once(": ").unwrap().1;
-                prop_assert!(region_text.contains(text), "{text} is not from the region");
+                prop_assert!(from_region(text), "{text} is not from the region");
             }
         }
         let details = body.details.clone().unwrap();
         if let Some(items) = details.get(DETAILS_KEY).and_then(Value::as_array) {
             for a in items {
                 let text = a["text"].as_str().unwrap();
-                prop_assert!(region_text.contains(text), "{text} is not from the region");
+                prop_assert!(from_region(text), "{text} is not from the region");
             }
         }
         let again = Session::load(s.to_bytes(), LoadOptions::default()).unwrap();
@@ -432,4 +435,121 @@ fn a_native_replay_gets_the_block_as_a_developer_message() {
     assert!(block_of(text).contains("- id: 3f9a2c1e"), "{text}");
     // The entry's summary (what other readers get) carries it too.
     assert!(block_of(entry["summary"].as_str().unwrap()).contains("3f9a2c1e"));
+}
+
+/// A file the region edited is listed in the `<files>` block, grouped by folder (never as the
+/// whole path): the loss report counts it as in view, not lost.
+#[test]
+fn a_path_the_files_block_lists_is_not_lost() {
+    let mut s = new_session();
+    let path = "src/service_2632/handler.rs";
+    append(
+        &mut s,
+        json!({"role": "user", "content": "fix the handler"}),
+    );
+    append(
+        &mut s,
+        assistant(json!([
+            {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {"path": path, "oldText": "a", "newText": "b"}}
+        ])),
+    );
+    append(
+        &mut s,
+        json!({"role": "toolResult", "toolCallId": "c1", "toolName": "edit", "isError": false,
+            "content": [{"type": "text", "text": format!("edited {path}")}]}),
+    );
+    padding(&mut s, 6);
+    let (plan, body) = compact(&mut s, &settings(1_000));
+    assert!(
+        !body.summary.contains(path),
+        "the block groups it: {}",
+        body.summary
+    );
+    assert!(body.summary.contains("handler.rs"), "{}", body.summary);
+    let report = loss_report(&s, &plan).unwrap();
+    assert!(!report.lost.iter().any(|l| l == path), "{report:?}");
+}
+
+/// A handoff starts a session with no compaction to carry `details` from: the next handoff
+/// reads the previous document's `<anchors>` and `<files>` blocks back, so that the user's
+/// identifiers and the edited files survive a chain of handoffs.
+#[test]
+fn anchors_and_edited_files_survive_a_chain_of_handoffs() {
+    let st = CompactionSettings {
+        strategy: Strategy::Handoff,
+        ..settings(1_000)
+    };
+    let mut s = new_session();
+    planted(&mut s);
+    append(
+        &mut s,
+        assistant(json!([{"type": "toolCall", "id": "e1", "name": "edit",
+            "arguments": {"path": "src/svc_77/handler.rs", "oldText": "a", "newText": "b"}}])),
+    );
+    append(
+        &mut s,
+        json!({"role": "toolResult", "toolCallId": "e1", "toolName": "edit", "isError": false,
+            "content": [{"type": "text", "text": "ok"}]}),
+    );
+    padding(&mut s, 6);
+    for round in 0..3 {
+        let mut plan = plan_compaction(&s, &st, PlanOptions::default()).unwrap();
+        answer_all(&mut plan, &s);
+        let mut next = commit_handoff(
+            &s,
+            &plan,
+            format!("next-{round}"),
+            Box::new(SequentialIds::new()),
+            9,
+        )
+        .unwrap();
+        padding(&mut next, 6);
+        s = next;
+    }
+    let messages: Vec<_> = (0..s.len())
+        .filter_map(|i| s.entry_message(i).ok().flatten())
+        .collect();
+    let text = visible_text(&messages);
+    let listed = ctxfold::summary::fileops::listed_paths(&text);
+    for id in ["8443", "--no-verify", "#4512", "3f9a2c1e"] {
+        assert!(text.contains(id), "{id} lost after three handoffs:\n{text}");
+    }
+    assert!(
+        listed.iter().any(|p| p == "src/svc_77/handler.rs")
+            || text.contains("src/svc_77/handler.rs"),
+        "the edited file is gone:\n{text}"
+    );
+}
+
+/// A handoff's new session starts from the document alone: what the kept region of a
+/// compaction would have shown is dropped too, so its identifiers go into the block.
+#[test]
+fn a_handoff_anchors_the_recent_turns_too() {
+    let mut s = new_session();
+    padding(&mut s, 6);
+    planted(&mut s);
+    padding(&mut s, 1);
+    let st = CompactionSettings {
+        strategy: Strategy::Handoff,
+        ..settings(1_000)
+    };
+    let mut plan = plan_compaction(&s, &st, PlanOptions::default()).unwrap();
+    // The planted turn is in the kept region of this plan.
+    let recent: Vec<_> = plan
+        .preparation
+        .recent
+        .iter()
+        .filter_map(|&i| s.entry_message(i).unwrap())
+        .collect();
+    assert!(
+        visible_text(&recent).contains("8443"),
+        "planted turn not kept"
+    );
+    answer_all(&mut plan, &s);
+    let next = commit_handoff(&s, &plan, "next".into(), Box::new(SequentialIds::new()), 9).unwrap();
+    let entry: Value = serde_json::from_str(&next.entry_json(0)).unwrap();
+    let block = block_of(entry["content"].as_str().unwrap());
+    for id in ["8443", "--no-verify", "3f9a2c1e"] {
+        assert!(block.contains(id), "{id} missing:\n{block}");
+    }
 }

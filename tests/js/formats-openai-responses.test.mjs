@@ -895,3 +895,24 @@ test('openai-responses: a strict TypeScript consumer of the format types type-ch
     `,
   );
 });
+
+test('openai-responses: nativeInput is the one Responses writer with a native target (what the native OpenAI lane sends)', async () => {
+  // The modules in the build (not exported by the package).
+  const pkg = new URL('..', import.meta.resolve('ctxfold'));
+  const { nativeInput, write } = await import(new URL('formats/openai-responses.js', pkg));
+  const { Warnings } = await import(new URL('formats/common.js', pkg));
+  const session = Session.fromMessages(fixture('tool-calls.json').messages, FORMAT);
+  const llm = session.toLlmMessages();
+  session.free();
+  for (const images of [true, false]) {
+    const native = { id: 'gpt-5.2', provider: 'openai', api: 'openai-responses', images, previous: [] };
+    const items = nativeInput(llm, native);
+    assert.ok(items.length > 0);
+    assert.deepEqual(items, write(llm, { warnings: new Warnings(), system: undefined, native }).messages);
+    // A native input: every message item typed, no output-only status.
+    for (const item of items) {
+      assert.ok(typeof item.type === 'string', JSON.stringify(item));
+      if (item.type === 'message' || item.type === 'function_call') assert.ok(!Object.hasOwn(item, 'status'));
+    }
+  }
+});

@@ -564,3 +564,24 @@ test('a stored block replays only for its provider on a model with server compac
   assert.equal(first.role, 'user');
   assert.match(first.content[0].text, /The user asked eight questions/);
 });
+
+test('replayTarget is a wire fact of the anthropic format: formats/anthropic says which model a compaction block replays to', async () => {
+  // The module in the build (not exported by the package): formats/ asks the core itself, so it
+  // imports nothing from providers/ (issue 37: no import cycle).
+  const { replayTarget } = await import('../../pkg/formats/anthropic.js');
+  // A model of server compaction replays its provider's blocks...
+  assert.deepEqual(replayTarget(claude()), { provider: 'anthropic', api: 'anthropic-messages' });
+  assert.deepEqual(replayTarget(claude({ provider: 'proxy' })), { provider: 'proxy', api: 'anthropic-messages' });
+  // ...a Messages API model without it replays none...
+  assert.equal(replayTarget(claude({ id: 'claude-sonnet-4-5' })), undefined);
+  assert.equal(replayTarget(claude({ remoteCompaction: undefined })), undefined);
+  // ...and every other model (or no object) is passed on as it is.
+  const openai = { id: 'gpt-5', provider: 'openai', api: 'openai-responses' };
+  assert.equal(replayTarget(openai), openai);
+  assert.equal(replayTarget(undefined), undefined);
+  assert.equal(replayTarget('claude-opus-4-6'), 'claude-opus-4-6');
+  // A model that is no JSON data replays nothing.
+  const cyclic = claude();
+  cyclic.self = cyclic;
+  assert.equal(replayTarget(cyclic), undefined);
+});

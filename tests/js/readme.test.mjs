@@ -72,7 +72,7 @@ test('every guide exists and has a runnable example; example names are unique', 
 });
 
 test('the README lists every error code of the types', () => {
-  const types = readFileSync(path.join(repoDir, 'src/js/core/session.d.ts'), 'utf8');
+  const types = readFileSync(path.join(repoDir, 'src/js/core/errors.ts'), 'utf8');
   const union = /export type ErrorCode =([^;]*);/.exec(types)?.[1] ?? '';
   const codes = [...union.matchAll(/'(E_[A-Z0-9_]+)'/g)].map((m) => m[1]);
   assert.ok(codes.length > 10, 'ErrorCode union found in index.d.ts');

@@ -7,6 +7,7 @@ use crate::context::{build_context_with, BuildOptions};
 use crate::error::Result;
 use crate::session::Session;
 use crate::summary::anchors::visible_text;
+use rustc_hash::FxHashSet;
 
 /// What a compaction left the model (issue 38 item 4).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,11 +31,20 @@ pub fn loss_report(session: &Session, plan: &CompactionPlan) -> Result<LossRepor
     let messages: Vec<_> = ctx.messages.iter().map(|m| m.message(session)).collect();
     let text = visible_text(&messages);
     let hay = Haystack::new(&text);
+    // The `<files>` block shows its paths grouped by folder (spec: compaction §5.10), never
+    // whole: a path it lists is in view.
+    let files = &plan.file_lists;
+    let listed: FxHashSet<&str> = files
+        .read_files
+        .iter()
+        .chain(&files.modified_files)
+        .map(String::as_str)
+        .collect();
     let lost = plan
         .anchors
         .index
         .harvested()
-        .filter(|a| !hay.shows(&a.text))
+        .filter(|a| !listed.contains(a.text.as_str()) && !hay.shows(&a.text))
         .map(|a| a.text.clone())
         .collect();
     let mut anchored = Vec::new();

@@ -22,13 +22,15 @@ pub struct PlanAnchors {
 
 /// The plan's anchors: harvested from the dropped region, seeded from the previous
 /// compaction (not an extension's), with the ones the kept region or the `<files>` block
-/// shows marked in view.
+/// shows marked in view. A handoff (`whole`) drops the kept region too: the new session
+/// starts from its document alone, so the whole path is harvested and nothing is in view.
 /// None with a budget of 0.
 pub(crate) fn plan_anchors(
     session: &Session,
     prep: &Preparation,
     files: &FileLists,
     budget: u64,
+    whole: bool,
 ) -> Result<PlanAnchors> {
     let mut index = AnchorIndex::new();
     if budget == 0 {
@@ -49,11 +51,17 @@ pub(crate) fn plan_anchors(
     }
     index.add_entries(session, &prep.messages_to_summarize);
     index.add_entries(session, &prep.turn_prefix);
-    let kept: Vec<_> = prep
-        .recent
-        .iter()
-        .filter_map(|&i| session.entry_message(i).ok().flatten())
-        .collect();
+    let mut region = prep.tokens_to_summarize + prep.tokens_turn_prefix;
+    let kept: Vec<_> = if whole {
+        index.add_entries(session, &prep.recent);
+        region += prep.tokens_recent;
+        Vec::new()
+    } else {
+        prep.recent
+            .iter()
+            .filter_map(|&i| session.entry_message(i).ok().flatten())
+            .collect()
+    };
     let kept_text = visible_text(&kept);
     let hay = Haystack::new(&kept_text);
     // Only the best ranked can reach the block or `details`. The paths of the `<files>`
@@ -76,6 +84,6 @@ pub(crate) fn plan_anchors(
         in_view,
         // At most half of what the region weighed: the block never outweighs what it stands
         // in for, so it cannot make a small compaction grow the context.
-        budget: budget.min((prep.tokens_to_summarize + prep.tokens_turn_prefix) / 2),
+        budget: budget.min(region / 2),
     })
 }

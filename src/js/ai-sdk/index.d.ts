@@ -1,8 +1,9 @@
 // Types of `ctxfold/ai-sdk` (src/wasm/js/ai-sdk.js). They are structural, so the package does
 // not depend on `ai`: the middleware is assignable to the AI SDK's `LanguageModelMiddleware`
 // (specification v4), the step function to `prepareStep`.
-import type { AbortSignalLike, CompactionSettings, Maintainer, Session, Summarize } from '../core/session.js';
-import type { MaintainerEvent, MaintainerOptions } from '../runner/maintainer.js';
+import type { AbortSignalLike, CompactionSettings, Summarize } from '../core/session.js';
+import type { Maintainer, MaintainerEvent, MaintainerOptions } from '../runner/maintainer.js';
+import type { Session } from '../runner/session.js';
 
 /** An AI SDK language model object (`specificationVersion` 'v4' or 'v3'); only `doGenerate` is called by a summarizer. */
 export interface AiSdkLanguageModel {

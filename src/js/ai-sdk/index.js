@@ -10,11 +10,11 @@
 // and the Maintainer's view of the session (pruned, compacted) is what goes to the model. The
 // app keeps its whole history; the model gets what fits.
 import { invalidArgument, messageOf } from '../core/errors.js';
-import { Session } from '../core/session.js';
 import { isContextOverflow } from '../core/triggers.js';
 import { Warnings } from '../formats/common.js';
 import { formatOf } from '../formats/index.js';
 import { Maintainer } from '../runner/maintainer.js';
+import { Session } from '../runner/session.js';
 
 const FORMAT = 'ai-sdk-model';
 

@@ -11,11 +11,11 @@ import type {
   NativeCompactionOptions,
   ResolvedCompactionSettings,
   RetryOptions,
-  Session,
   Summarize,
 } from '../core/session.js';
 import type { ContextManagerState, PromotionRequest, TriggerEvent, TriggerModel } from '../core/triggers.js';
 import type { InlineImagerOptions, InlineReport } from './inline.js';
+import type { Session } from './session.js';
 
 export interface MaintainerOptions {
   /**

@@ -162,6 +162,9 @@ pub fn harvest_text<'a>(text: &'a str, scope: Scope, found: &mut impl FnMut(Anch
                 continue;
             }
             match classify(word, scope) {
+                // `src/a.rs:12:5` is the file `src/a.rs`: one anchor however many lines of it
+                // a listing or a stack names (the line is in the error line, when it matters).
+                Some(AnchorKind::Path) => found(AnchorKind::Path, without_location(word)),
                 Some(kind) => found(kind, word),
                 None if is_digits(word) && issue_word(previous) && previous_end + 1 == start => {
                     // `PR 12`: the two words as written (one space between them).
@@ -226,7 +229,42 @@ fn classify(w: &str, scope: Scope) -> Option<AnchorKind> {
     if scope.symbols && is_symbol(w) {
         return Some(AnchorKind::Symbol);
     }
+    if scope.user && is_ref_name(w) {
+        return Some(AnchorKind::Path);
+    }
     None
+}
+
+/// `w` without a `:line` or `:line:column` suffix.
+fn without_location(w: &str) -> &str {
+    let mut end = w.len();
+    for _ in 0..2 {
+        match w[..end].rfind(':') {
+            Some(c) if c > 0 && is_digits(&w[c + 1..end]) => end = c,
+            _ => break,
+        }
+    }
+    &w[..end]
+}
+
+/// A name with one slash the user wrote that is no prose pair like `and/or`: a branch
+/// (`feature/r1-9b6f77`, `fix/issue-12`) or a `group/name` (`acme/widgets-2`). Identifier
+/// characters only, both sides non-empty, and a digit, `-` or `_` somewhere.
+fn is_ref_name(w: &str) -> bool {
+    let Some((a, b)) = w.split_once('/') else {
+        return false;
+    };
+    let ident = |p: &str| {
+        !p.is_empty()
+            && p.as_bytes()[0].is_ascii_alphanumeric()
+            && p.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+    };
+    ident(a)
+        && ident(b)
+        && w.bytes()
+            .any(|c| c.is_ascii_digit() || c == b'-' || c == b'_')
+        && w.bytes().any(|c| c.is_ascii_alphabetic())
 }
 
 /// Where a URL starts in `w` (its scheme before `://`); `Some(n > 0)` when something precedes
@@ -548,9 +586,28 @@ mod tests {
                 "Cargo.toml",
                 "/etc/hosts",
                 "src/session/",
-                "docs/guide/a.md:12"
+                "docs/guide/a.md"
             ]
         );
+    }
+
+    #[test]
+    fn a_path_drops_its_line_and_column() {
+        let t = "at src/a.rs:12:5 and src/a.rs:80, lib.rs:3 and C:/x/y.txt";
+        assert_eq!(
+            of(t, AnchorKind::Path, TOOL),
+            ["src/a.rs", "src/a.rs", "lib.rs", "C:/x/y.txt"]
+        );
+    }
+
+    #[test]
+    fn branch_names_only_from_the_user() {
+        let t = "push to feature/r1-9b6f77 or fix/issue_12, not and/or, read/write or 1/2";
+        assert_eq!(
+            of(t, AnchorKind::Path, USER),
+            ["feature/r1-9b6f77", "fix/issue_12"]
+        );
+        assert!(of(t, AnchorKind::Path, TOOL).is_empty());
     }
 
     #[test]

@@ -26,6 +26,21 @@ pub const MAX_CARRIED: usize = 200;
 pub const DEFAULT_ANCHOR_TOKENS: u64 = 1_000;
 /// The `details` key of the carried anchors.
 pub const DETAILS_KEY: &str = "anchors";
+/// The order in which kinds take turns in the ranking after the user's anchors: the ones a
+/// model can least rebuild first (an error's words, a SHA, a URL), paths and numbers last
+/// (a path can be listed again; a number outside the user's words means least).
+const KIND_TURNS: [AnchorKind; 10] = [
+    AnchorKind::ErrorLine,
+    AnchorKind::ErrorCode,
+    AnchorKind::Hex,
+    AnchorKind::Url,
+    AnchorKind::Issue,
+    AnchorKind::Version,
+    AnchorKind::Symbol,
+    AnchorKind::Quoted,
+    AnchorKind::Path,
+    AnchorKind::Number,
+];
 /// The tag of the block.
 const OPEN: &str = "<anchors>";
 const CLOSE: &str = "</anchors>";
@@ -117,13 +132,53 @@ impl AnchorIndex {
         });
     }
 
-    /// Harvests one text.
+    /// Harvests one text. An `<anchors>` block inside it (a handoff document's, or one a
+    /// summary copied) is read back line by line with the kind each line names, and a
+    /// `<files>` block's tree as the paths it lists, so that what an earlier document held
+    /// survives a handoff, where no `details` carry it: numbers and quoted strings only ever
+    /// come from the user, so those lines count as the user's.
     pub fn add_text(&mut self, text: &str, scope: Scope) {
-        harvest_text(text, scope, &mut |kind, t| self.add(kind, t, scope.user));
+        // A `<files>` block shows its paths grouped by folder, never whole: read them back.
+        if text.contains("<files>\n") {
+            for path in crate::summary::fileops::listed_paths(text) {
+                self.add(AnchorKind::Path, &path, scope.user);
+            }
+        }
+        let mut rest = text;
+        while let Some(open) = rest.find(OPEN) {
+            let body = &rest[open + OPEN.len()..];
+            let Some(close) = body.find(CLOSE) else {
+                break;
+            };
+            // The text before the block, word by word; the block's lines as they name them.
+            harvest_text(&rest[..open], scope, &mut |kind, t| {
+                self.add(kind, t, scope.user)
+            });
+            for line in body[..close].lines() {
+                let Some((kind, t)) = line.strip_prefix("- ").and_then(|l| l.split_once(": "))
+                else {
+                    continue;
+                };
+                if let Some(kind) = AnchorKind::parse(kind) {
+                    let user =
+                        scope.user || matches!(kind, AnchorKind::Number | AnchorKind::Quoted);
+                    self.add(kind, t, user);
+                }
+            }
+            rest = &body[close + CLOSE.len()..];
+        }
+        harvest_text(rest, scope, &mut |kind, t| self.add(kind, t, scope.user));
     }
 
-    /// Harvests the message an entry carries (see [`for_each_text`] for what is read).
+    /// Harvests the message an entry carries (see [`for_each_text`] for what is read). A
+    /// custom message whose `details` hold anchors (a handoff document's) seeds the index
+    /// with them first, who stated each included.
     pub fn add_message(&mut self, message: &AgentMessage) {
+        if let AgentMessage::Custom(m) = message {
+            if let Some(details) = &m.details {
+                self.add_details(details);
+            }
+        }
         for_each_text(message, &mut |text, source| match source {
             Source::Text(scope) => self.add_text(text, scope),
             Source::Error => {
@@ -176,18 +231,40 @@ impl AnchorIndex {
         }
     }
 
-    /// The anchors, best first: user-stated, then mentioned more than once, then most
-    /// recent; ties by text, so the order is deterministic.
+    /// The anchors, best first: the user-stated ones, then the others taking turns by kind
+    /// ([`KIND_TURNS`]: one error line, one code, one id, … then the next of each), each kind's
+    /// own order being mentioned more than once, then most recent; ties by text, so the order
+    /// is deterministic. Taking turns keeps one kind that a region holds by the hundred (the
+    /// paths of a directory listing) from filling the block before a single SHA or error
+    /// line gets in (`tests/bench/retention.mjs` measures what the block keeps).
     pub fn ranked(&self) -> Vec<&Anchor> {
-        let mut out: Vec<&Anchor> = self.anchors.iter().collect();
-        out.sort_by(|a, b| {
-            (!a.user, a.count < 2, std::cmp::Reverse(a.last), &a.text).cmp(&(
-                !b.user,
+        let order = |a: &&Anchor, b: &&Anchor| {
+            (a.count < 2, std::cmp::Reverse(a.last), &a.text).cmp(&(
                 b.count < 2,
                 std::cmp::Reverse(b.last),
                 &b.text,
             ))
-        });
+        };
+        let mut user: Vec<&Anchor> = self.anchors.iter().filter(|a| a.user).collect();
+        user.sort_by(order);
+        let mut queues: Vec<Vec<&Anchor>> = vec![Vec::new(); KIND_TURNS.len()];
+        for a in self.anchors.iter().filter(|a| !a.user) {
+            let k = KIND_TURNS.iter().position(|&k| k == a.kind).unwrap_or(0);
+            queues[k].push(a);
+        }
+        for q in &mut queues {
+            // Reversed, so that taking the best is a pop.
+            q.sort_by(|a, b| order(b, a));
+        }
+        let mut out = user;
+        out.reserve(self.anchors.len() - out.len());
+        while out.len() < self.anchors.len() {
+            for q in &mut queues {
+                if let Some(a) = q.pop() {
+                    out.push(a);
+                }
+            }
+        }
         out
     }
 
@@ -389,7 +466,8 @@ fn text_tokens(text: &str) -> u64 {
 }
 
 /// The block written for the model: the prompt's preamble, then one `- kind: text` line per
-/// anchor, best first, leaving out those `seen` accepts (already in view), as many as fit in
+/// anchor, best first, leaving out those `seen` accepts (already in view) and those a line
+/// already in the block holds (the code and the SHA of an error line), as many as fit in
 /// `budget` tokens. `None` when the budget is 0 or no anchor is left. Returns the block and
 /// the anchors it holds.
 pub fn anchor_block<'a>(
@@ -402,7 +480,8 @@ pub fn anchor_block<'a>(
     let closing = CLOSE.len() as u64;
     let mut held = Vec::new();
     for a in ranked {
-        if seen(&a.text) {
+        // In view already, or inside a line of the block (a SHA or code within an error line).
+        if seen(&a.text) || memchr::memmem::find(block.as_bytes(), a.text.as_bytes()).is_some() {
             continue;
         }
         let line = format!("- {}: {}\n", a.kind.as_str(), a.text);
@@ -488,7 +567,7 @@ mod tests {
     }
 
     #[test]
-    fn ranking_user_then_repeated_then_recent() {
+    fn ranking_user_then_kinds_in_turn_each_repeated_then_recent() {
         let mut ix = AnchorIndex::new();
         ix.add(AnchorKind::Path, "old/a.rs", false);
         ix.add(AnchorKind::Path, "twice/b.rs", false);
@@ -496,13 +575,50 @@ mod tests {
         ix.add(AnchorKind::Path, "twice/b.rs", false);
         ix.add(AnchorKind::Number, "8080", true);
         ix.add(AnchorKind::Path, "new/c.rs", false);
+        ix.add(AnchorKind::Hex, "def5678", false);
+        ix.add(AnchorKind::Url, "https://x.dev/1", false);
+        // The user's first; then an id, the URL and a path take turns (ids before paths),
+        // each kind's own best first: repeated, then recent.
         assert_eq!(
             texts(&ix),
-            ["8080", "twice/b.rs", "new/c.rs", "abc1234", "old/a.rs"]
+            [
+                "8080",
+                "def5678",
+                "https://x.dev/1",
+                "twice/b.rs",
+                "abc1234",
+                "new/c.rs",
+                "old/a.rs"
+            ]
         );
         // Deduplicated: one entry per text, the count of its mentions.
-        assert_eq!(ix.len(), 5);
-        assert_eq!(ix.ranked()[1].count, 2);
+        assert_eq!(ix.len(), 7);
+        assert_eq!(ix.ranked()[3].count, 2);
+    }
+
+    #[test]
+    fn a_kind_held_by_the_hundred_does_not_crowd_out_the_others() {
+        let mut ix = AnchorIndex::new();
+        ix.add(
+            AnchorKind::ErrorLine,
+            "error[E5402]: connection reset",
+            false,
+        );
+        ix.add(AnchorKind::Hex, "16c43069c43a", false);
+        for n in 0..500 {
+            let p = format!("src/mod_{}.ts", n % 40);
+            ix.add(AnchorKind::Path, &p, false);
+        }
+        let top: Vec<&str> = ix
+            .ranked()
+            .iter()
+            .take(3)
+            .map(|a| a.text.as_str())
+            .collect();
+        assert_eq!(top[..2], ["error[E5402]: connection reset", "16c43069c43a"]);
+        assert!(top[2].starts_with("src/mod_"));
+        // Every anchor once, whatever the turns.
+        assert_eq!(ix.ranked().len(), ix.len());
     }
 
     #[test]
@@ -590,6 +706,49 @@ mod tests {
         assert_eq!(held[0].text, "src/module_498/file.rs");
         assert!(anchor_block(&ranked, |_| false, 0).is_none());
         assert!(anchor_block(&ranked, |_| true, 1_000).is_none());
+    }
+
+    #[test]
+    fn what_a_line_of_the_block_holds_gets_no_line_of_its_own() {
+        let mut ix = AnchorIndex::new();
+        ix.add(AnchorKind::Hex, "16c43069c43a", false);
+        ix.add(AnchorKind::ErrorCode, "E5402", false);
+        ix.add(
+            AnchorKind::ErrorLine,
+            "error[E5402]: reset at 16c43069c43a",
+            false,
+        );
+        ix.add(AnchorKind::Url, "https://x.dev/1", false);
+        let ranked = ix.ranked();
+        let (block, held) = anchor_block(&ranked, |_| false, 1_000).expect("a block");
+        let texts: Vec<&str> = held.iter().map(|a| a.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["error[E5402]: reset at 16c43069c43a", "https://x.dev/1"],
+            "{block}"
+        );
+    }
+
+    #[test]
+    fn a_block_inside_a_text_is_read_back_with_its_kinds() {
+        let mut ix = AnchorIndex::new();
+        let doc = "# Handoff\nWe fixed the deploy.\n\n<anchors>\nExact identifiers.\n\
+                   - number: 48218\n- quote: --retry-budget-8ff4\n- path: feature/r1-9b6f77\n\
+                   - nonsense line\n- unknown: x\n</anchors>\nafter 9999";
+        ix.add_text(doc, PLAIN);
+        let got: Vec<(AnchorKind, &str, bool)> = ix
+            .ranked()
+            .iter()
+            .map(|a| (a.kind, a.text.as_str(), a.user))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (AnchorKind::Quoted, "--retry-budget-8ff4", true),
+                (AnchorKind::Number, "48218", true),
+                (AnchorKind::Path, "feature/r1-9b6f77", false),
+            ]
+        );
     }
 
     #[test]

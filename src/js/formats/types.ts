@@ -1,21 +1,83 @@
 // Types of the message formats (Session.fromMessages, appendMessages, toMessages). The
-// messages of each format are typed in formats/<format>.d.ts, from the providers' documented
-// shapes; docs/guide/formats.md says what maps to what.
+// messages of each format are typed in its module (formats/<format>.ts), from the providers'
+// documented shapes; docs/guide/formats.md says what maps to what. A module in TypeScript
+// exports values too (`name`, `read`, `write`), so its message types are re-exported by name.
 
 import type { AgentMessage, ContextOptions, CreateOptions, LlmMessage } from '../core/session.js';
 import type { AiSdkModelMessage, AiSdkModelSystem } from './ai-sdk-model.js';
 import type { AiSdkUiMessage, AiSdkUiSystem } from './ai-sdk-ui.js';
 import type { AnthropicMessage, AnthropicSystem } from './anthropic.js';
+import type { FormatModel, FormatWarning } from './common.js';
 import type { GeminiContent, GeminiSystem } from './gemini.js';
 import type { OpenAIChatMessage, OpenAIChatSystem } from './openai-chat.js';
 import type { ResponsesInputItem, ResponsesSystem } from './openai-responses.js';
 
 export type * from './ai-sdk-model.js';
 export type * from './ai-sdk-ui.js';
-export type * from './anthropic.js';
+export type {
+  AnthropicAssistantBlock,
+  AnthropicAssistantMessage,
+  AnthropicCacheControl,
+  AnthropicCompactionBlock,
+  AnthropicContainerUploadBlock,
+  AnthropicDocumentBlock,
+  AnthropicImageBlock,
+  AnthropicImageSource,
+  AnthropicMessage,
+  AnthropicRedactedThinkingBlock,
+  AnthropicSearchResultBlock,
+  AnthropicServerToolBlock,
+  AnthropicSystem,
+  AnthropicSystemMessage,
+  AnthropicTextBlock,
+  AnthropicThinkingBlock,
+  AnthropicToolChangeBlock,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+  AnthropicUserBlock,
+  AnthropicUserMessage,
+} from './anthropic.js';
+export type { FormatModel, FormatWarning } from './common.js';
 export type * from './gemini.js';
-export type * from './openai-chat.js';
-export type * from './openai-responses.js';
+export type {
+  OpenAIChatAssistantMessage,
+  OpenAIChatAudioPart,
+  OpenAIChatCacheBreakpoint,
+  OpenAIChatCustomToolCall,
+  OpenAIChatFilePart,
+  OpenAIChatFunctionMessage,
+  OpenAIChatFunctionToolCall,
+  OpenAIChatImagePart,
+  OpenAIChatMessage,
+  OpenAIChatRefusalPart,
+  OpenAIChatSystem,
+  OpenAIChatSystemMessage,
+  OpenAIChatTextPart,
+  OpenAIChatToolCall,
+  OpenAIChatToolMessage,
+  OpenAIChatUserMessage,
+  OpenAIChatUserPart,
+} from './openai-chat.js';
+export type {
+  ResponsesCompactionItem,
+  ResponsesCustomToolCall,
+  ResponsesCustomToolCallOutput,
+  ResponsesFunctionCall,
+  ResponsesFunctionCallOutput,
+  ResponsesHostedToolItem,
+  ResponsesInputFile,
+  ResponsesInputImage,
+  ResponsesInputItem,
+  ResponsesInputMessage,
+  ResponsesInputPart,
+  ResponsesInputText,
+  ResponsesItemReference,
+  ResponsesOutputMessage,
+  ResponsesOutputText,
+  ResponsesReasoningItem,
+  ResponsesRefusal,
+  ResponsesSystem,
+} from './openai-responses.js';
 
 /** The message formats: `pi` is oh-my-pi's own (`AgentMessage` in, `LlmMessage` out). */
 export type MessageFormat = keyof FormatMessages;
@@ -29,23 +91,6 @@ export interface FormatMessages {
   'ai-sdk-model': { in: AiSdkModelMessage; out: AiSdkModelMessage; system: AiSdkModelSystem };
   'ai-sdk-ui': { in: AiSdkUiMessage; out: AiSdkUiMessage; system: AiSdkUiSystem };
   gemini: { in: GeminiContent; out: GeminiContent; system: GeminiSystem };
-}
-
-/** What a format could not carry: `W_DROPPED` left out, `W_CONVERTED` carried in another form. */
-export interface FormatWarning {
-  code: 'W_DROPPED' | 'W_CONVERTED';
-  message: string;
-  /** The message of the input (reading) or of the output (writing). */
-  index?: number;
-  /** Where in that message, e.g. `content[2]`. */
-  path?: string;
-}
-
-/** The model that wrote the assistant messages being read (their `api`, `provider`, `model`). */
-export interface FormatModel {
-  provider: string;
-  api?: string;
-  id?: string;
 }
 
 export interface AppendMessagesOptions<F extends MessageFormat = MessageFormat> {

@@ -26,11 +26,12 @@
 // splits them, a provider-native compaction of OpenAI is replayed as its items, and what has no
 // Responses form is reported (W_CONVERTED, W_DROPPED).
 //
-// The same writer writes the input of the provider-native OpenAI lanes (`native-openai.js`,
-// spec: compaction §13) with `ctx.native`; what such a request needs beyond a plain input is
-// listed at `NativeTarget` below.
+// The same writer writes the input of the provider-native OpenAI lanes (providers/native-openai,
+// spec: compaction §13) with `ctx.native` (`nativeInput`); what such a request needs beyond a
+// plain input is listed at `NativeTarget` below.
 import {
   argumentsText,
+  isBlank as blank,
   dataUrl,
   extrasOf as extrasOfFormat,
   hasKeys,
@@ -38,17 +39,184 @@ import {
   isObject,
   keepExtras,
   kindOf,
+  type Loose,
   nullableString,
   optionalString,
   parseArguments,
   parseDataUrl,
   putMember,
   quote,
+  type ReadContext,
+  type ReadMessage,
+  type ReadResult,
   requireObject,
   requireString,
+  type StoredSystem,
   stringifyArguments,
   systemPromptLength,
+  Warnings,
+  type WriteContext,
+  type WriteResult,
 } from './common.js';
+
+// ----- the items ------------------------------------------------------------------------------
+//
+// Items of the `openai-responses` format: the `input` array of an OpenAI Responses API request
+// (`POST /v1/responses`), as the API reference documents its input items. Members an item or
+// part carries beyond these are kept and written back as they were; the hosted-tool items are
+// typed loosely (their type and id) and kept whole.
+
+export interface ResponsesInputText {
+  type: 'input_text';
+  text: string;
+}
+/** An image as a URL (a `data:<mime>;base64,…` URL is a base64 image for pi) or an uploaded file's id. */
+export interface ResponsesInputImage {
+  type: 'input_image';
+  detail?: 'auto' | 'low' | 'high' | 'original' | null;
+  image_url?: string | null;
+  file_id?: string | null;
+}
+export interface ResponsesInputFile {
+  type: 'input_file';
+  file_data?: string | null;
+  file_id?: string | null;
+  file_url?: string | null;
+  filename?: string | null;
+}
+export type ResponsesInputPart = ResponsesInputText | ResponsesInputImage | ResponsesInputFile;
+
+export interface ResponsesOutputText {
+  type: 'output_text';
+  text: string;
+  annotations?: Array<Record<string, unknown>>;
+  logprobs?: Array<Record<string, unknown>>;
+}
+export interface ResponsesRefusal {
+  type: 'refusal';
+  refusal: string;
+}
+
+/** A user, system or developer message (`type` may be left out: the easy-input form). */
+export interface ResponsesInputMessage {
+  type?: 'message';
+  role: 'user' | 'system' | 'developer';
+  content: string | ResponsesInputPart[];
+  id?: string;
+  status?: 'in_progress' | 'completed' | 'incomplete';
+  [member: string]: unknown;
+}
+/** A message of the model: its output text and refusals (or a string, in the easy-input form). */
+export interface ResponsesOutputMessage {
+  type?: 'message';
+  role: 'assistant';
+  content: string | Array<ResponsesOutputText | ResponsesRefusal>;
+  id?: string;
+  status?: 'in_progress' | 'completed' | 'incomplete';
+  phase?: 'commentary' | 'final_answer' | null;
+  [member: string]: unknown;
+}
+/** Reasoning to send back: its summary, and its `encrypted_content` when the request is stateless. */
+export interface ResponsesReasoningItem {
+  type: 'reasoning';
+  id?: string;
+  summary?: Array<{ type: 'summary_text'; text: string }>;
+  content?: Array<{ type: 'reasoning_text'; text: string }>;
+  encrypted_content?: string | null;
+  status?: 'in_progress' | 'completed' | 'incomplete';
+  [member: string]: unknown;
+}
+export interface ResponsesFunctionCall {
+  type: 'function_call';
+  id?: string;
+  call_id: string;
+  name: string;
+  /** JSON text, kept as it was when it does not re-stringify the same. */
+  arguments: string;
+  status?: 'in_progress' | 'completed' | 'incomplete';
+  [member: string]: unknown;
+}
+export interface ResponsesFunctionCallOutput {
+  type: 'function_call_output';
+  id?: string;
+  call_id: string;
+  output: string | ResponsesInputPart[];
+  status?: 'in_progress' | 'completed' | 'incomplete';
+  [member: string]: unknown;
+}
+export interface ResponsesCustomToolCall {
+  type: 'custom_tool_call';
+  id?: string;
+  call_id: string;
+  name: string;
+  input: string;
+  [member: string]: unknown;
+}
+export interface ResponsesCustomToolCallOutput {
+  type: 'custom_tool_call_output';
+  id?: string;
+  call_id: string;
+  output: string | ResponsesInputPart[];
+  [member: string]: unknown;
+}
+/** An item stored by the API, by its id. */
+export interface ResponsesItemReference {
+  type: 'item_reference';
+  id: string;
+}
+/** The opaque item `/responses/compact` returns in place of the history it compacted. */
+export interface ResponsesCompactionItem {
+  type: 'compaction';
+  id?: string;
+  encrypted_content: string;
+  [member: string]: unknown;
+}
+/** Hosted tools' calls and outputs: kept whole (pi has no message for them). */
+export interface ResponsesHostedToolItem {
+  type:
+    | 'web_search_call'
+    | 'file_search_call'
+    | 'computer_call'
+    | 'computer_call_output'
+    | 'image_generation_call'
+    | 'code_interpreter_call'
+    | 'local_shell_call'
+    | 'local_shell_call_output'
+    | 'shell_call'
+    | 'shell_call_output'
+    | 'apply_patch_call'
+    | 'apply_patch_call_output'
+    | 'mcp_list_tools'
+    | 'mcp_approval_request'
+    | 'mcp_approval_response'
+    | 'mcp_call'
+    | 'tool_search_call'
+    | 'tool_search_output';
+  id?: string | null;
+  call_id?: string;
+  [member: string]: unknown;
+}
+
+export type ResponsesInputItem =
+  | ResponsesInputMessage
+  | ResponsesOutputMessage
+  | ResponsesReasoningItem
+  | ResponsesFunctionCall
+  | ResponsesFunctionCallOutput
+  | ResponsesCustomToolCall
+  | ResponsesCustomToolCallOutput
+  | ResponsesItemReference
+  | ResponsesCompactionItem
+  | ResponsesHostedToolItem;
+
+/**
+ * The request's `instructions`: the system prompt given as an option, and what `toMessages`
+ * returns as `system`. (Leading system and developer items of an input are the system prompt
+ * too: they are kept and written back first, as they were.)
+ */
+export type ResponsesSystem = string;
+
+// ----- the module ----------------------------------------------------------------------------
 
 export const name = 'openai-responses';
 /**
@@ -57,14 +225,10 @@ export const name = 'openai-responses';
  */
 export const maxImages = 500;
 
-const extrasOf = (node) => extrasOfFormat(node, name);
-const keep = (node, members) => keepExtras(node, name, members);
-const str = requireString;
-const obj = requireObject;
-const optionalStr = optionalString;
-const nullableStr = nullableString;
+const extrasOf = (node: unknown): Loose | undefined => extrasOfFormat(node, name);
+const keep = (node: Loose, members: Loose): Loose => keepExtras(node, name, members);
 
-const MESSAGE_ROLES = ['user', 'system', 'developer', 'assistant'];
+const MESSAGE_ROLES: readonly unknown[] = ['user', 'system', 'developer', 'assistant'];
 /** Item types of a model's output (and their outputs) pi has no message for: kept whole. */
 const OPAQUE_ITEMS = [
   'web_search_call',
@@ -88,7 +252,7 @@ const OPAQUE_ITEMS = [
   'item_reference',
   'compaction',
 ];
-const ITEM_TYPES = [
+const ITEM_TYPES: readonly unknown[] = [
   'message',
   'reasoning',
   'function_call',
@@ -98,31 +262,34 @@ const ITEM_TYPES = [
   ...OPAQUE_ITEMS,
 ];
 const INPUT_PARTS = ['input_text', 'input_image', 'input_file'];
-const RESPONSES_APIS = ['openai-responses', 'azure-openai-responses', 'openai-codex-responses'];
+const RESPONSES_APIS: readonly unknown[] = ['openai-responses', 'azure-openai-responses', 'openai-codex-responses'];
 
-function optionalArray(value, index, field) {
-  if (value !== undefined && !Array.isArray(value))
-    throw invalidMessage(index, field, `must be an array, got ${kindOf(value)}`);
+/** `node[key]` when `node` is an object, else undefined. */
+const member = (node: unknown, key: string): unknown => (isObject(node) ? node[key] : undefined);
+
+function optionalArray(value: unknown, index: number, field: string): unknown[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) throw invalidMessage(index, field, `must be an array, got ${kindOf(value)}`);
   return value;
 }
 
 /** `node` with `key` set to null: the members, in order, that the writer fills `key` into. */
-function shellOf(node, key) {
-  const out = {};
+function shellOf(node: Loose, key: string): Loose {
+  const out: Loose = {};
   for (const k in node) putMember(out, k, k === key ? null : node[k]);
   return out;
 }
 
 /** A copy of a kept shell with `key` filled in (appended when the shell lacks it). */
-function fill(shell, key, value) {
-  const out = {};
+function fill(shell: Loose, key: string, value: unknown): Loose {
+  const out: Loose = {};
   for (const k in shell) putMember(out, k, k === key ? value : shell[k]);
   if (!Object.hasOwn(out, key)) putMember(out, key, value);
   return out;
 }
 
 /** A stable short hash for ids the provider limits to 64 characters (FNV-1a, base 36). */
-function shortHash(s) {
+function shortHash(s: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
   return h.toString(36);
@@ -133,7 +300,7 @@ function shortHash(s) {
  * item of another prefix than `fc`/`fcr` (`ctc` for a freeform call), or none, is minted from
  * a hash, one over 64 characters is shortened.
  */
-function splitCallId(id, prefix = 'fc') {
+function splitCallId(id: string, prefix = 'fc'): [string, string] {
   const sep = id.search(/[\n|]/);
   if (sep <= 0) return [id, `${prefix}_${shortHash(id)}`];
   const item = id.slice(sep + 1);
@@ -143,14 +310,20 @@ function splitCallId(id, prefix = 'fc') {
   return [id.slice(0, sep), item.length > 64 ? `${own}_${shortHash(item)}` : item];
 }
 
+/** A message item's id and phase, as a text signature gives them. */
+interface TextSignature {
+  id?: string;
+  phase?: unknown;
+}
+
 /** A text signature of pi's Responses provider (`{v:1,id,phase}` JSON, or a plain id) as `{ id?, phase? }`. */
-function textSignature(sig) {
+function textSignature(sig: unknown): TextSignature {
   if (typeof sig !== 'string' || sig === '') return {};
   if (sig.startsWith('{')) {
     try {
-      const v = JSON.parse(sig);
-      if (v?.v === 1 && typeof v.id === 'string') {
-        return { id: v.id, phase: ['commentary', 'final_answer'].includes(v.phase) ? v.phase : undefined };
+      const v: unknown = JSON.parse(sig);
+      if (isObject(v) && v.v === 1 && typeof v.id === 'string') {
+        return { id: v.id, phase: v.phase === 'commentary' || v.phase === 'final_answer' ? v.phase : undefined };
       }
     } catch {
       // A plain id.
@@ -160,36 +333,36 @@ function textSignature(sig) {
 }
 
 /** Whether `m` is a message item (typed, or the easy-input form with a role only). */
-const isMessage = (m) => m.type === 'message' || (m.type === undefined && m.role !== undefined);
+const isMessage = (m: Loose): boolean => m.type === 'message' || (m.type === undefined && m.role !== undefined);
 
 // ----- reading -------------------------------------------------------------------------------
 
 /** What other formats read for a part pi has no block for. */
-function partPlaceholder(p) {
+function partPlaceholder(p: Loose): string {
   if (p.type === 'input_image') return `[image: ${p.image_url ?? p.file_id}]`;
   return `[file: ${p.filename ?? p.file_id ?? p.file_url ?? 'inline data'}]`;
 }
 
 /** What other formats read for an item pi has no message for. */
-function itemPlaceholder(item) {
-  const hint = item.action?.query ?? item.name ?? item.call_id ?? item.id;
+function itemPlaceholder(item: Loose): string {
+  const hint = member(item.action, 'query') ?? item.name ?? item.call_id ?? item.id;
   return typeof hint === 'string' ? `[${item.type}: ${hint}]` : `[${item.type}]`;
 }
 
 /** An input content part (of a message or a tool output) as a pi block. */
-function readInputPart(p, index, field, warnings) {
-  obj(p, index, field);
+function readInputPart(part: unknown, index: number, field: string, warnings: Warnings): Loose {
+  const p = requireObject(part, index, field);
   switch (p.type) {
     case 'input_text': {
-      const text = str(p.text, index, `${field}.text`);
+      const text = requireString(p.text, index, `${field}.text`);
       return hasKeys(p, ['type', 'text'])
         ? { type: 'text', text }
         : keep({ type: 'text', text }, { shell: shellOf(p, 'text') });
     }
     case 'input_image': {
-      const url = nullableStr(p.image_url, index, `${field}.image_url`);
-      const file = nullableStr(p.file_id, index, `${field}.file_id`);
-      nullableStr(p.detail, index, `${field}.detail`);
+      const url = nullableString(p.image_url, index, `${field}.image_url`);
+      const file = nullableString(p.file_id, index, `${field}.file_id`);
+      nullableString(p.detail, index, `${field}.detail`);
       if (typeof url !== 'string' && typeof file !== 'string')
         throw invalidMessage(index, `${field}.image_url`, 'an input_image needs an image_url or a file_id');
       const data = parseDataUrl(url);
@@ -202,7 +375,7 @@ function readInputPart(p, index, field, warnings) {
       return keep({ type: 'text', text: partPlaceholder(p) }, { part: p });
     }
     case 'input_file': {
-      for (const k of ['file_data', 'file_id', 'file_url', 'filename']) nullableStr(p[k], index, `${field}.${k}`);
+      for (const k of ['file_data', 'file_id', 'file_url', 'filename']) nullableString(p[k], index, `${field}.${k}`);
       warnings.converted('a file part has no pi form: other formats read it as text', index, field);
       return keep({ type: 'text', text: partPlaceholder(p) }, { part: p });
     }
@@ -212,102 +385,112 @@ function readInputPart(p, index, field, warnings) {
 }
 
 /** Input content: a string, or parts (indexed, so a sparse array's holes are malformed parts). */
-function readInputContent(content, index, field, warnings) {
+function readInputContent(content: unknown, index: number, field: string, warnings: Warnings): string | Loose[] {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content))
     throw invalidMessage(index, field, `must be a string or an array of parts, got ${kindOf(content)}`);
-  const blocks = [];
-  for (let k = 0; k < content.length; k++) blocks.push(readInputPart(content[k], index, `${field}[${k}]`, warnings));
+  const parts: unknown[] = content;
+  const blocks: Loose[] = [];
+  for (let k = 0; k < parts.length; k++) blocks.push(readInputPart(parts[k], index, `${field}[${k}]`, warnings));
   return blocks;
 }
 
 /** The text of a leading system/developer item (parts joined as the API joins them). */
-function systemTextOf(content) {
+function systemTextOf(content: string | Loose[]): string {
   if (typeof content === 'string') return content;
   let text = '';
-  for (const b of content) if (b.type === 'text' && b.ctxfold?.part === undefined) text += b.text;
+  for (const b of content) if (b.type === 'text' && member(b.ctxfold, 'part') === undefined) text += b.text;
   return text;
 }
 
 /** The pi text signature of an assistant message item: `{v:1,id,phase}` as pi's provider writes it. */
-function signatureOf(item) {
+function signatureOf(item: Loose): string | undefined {
   if (typeof item.id !== 'string' || item.id === '') return undefined;
-  const sig = { v: 1, id: item.id };
+  const sig: Loose = { v: 1, id: item.id };
   if (item.phase === 'commentary' || item.phase === 'final_answer') sig.phase = item.phase;
   return JSON.stringify(sig);
 }
 
 /** An assistant `message` item's parts as text blocks; the first keeps the item's shell. */
-function readAssistantMessage(m, index, blocks) {
-  optionalStr(m.id, index, 'id');
+function readAssistantMessage(m: Loose, index: number, blocks: Loose[]): void {
+  optionalString(m.id, index, 'id');
   const textSignature = signatureOf(m);
   const shell = shellOf(m, 'content');
-  const text = (t, x) => {
-    const b = { type: 'text', text: t };
+  const text = (t: string, x: Loose) => {
+    const b: Loose = { type: 'text', text: t };
     if (textSignature !== undefined) b.textSignature = textSignature;
     return keep(b, x);
   };
-  if (typeof m.content === 'string') {
-    blocks.push(text(m.content, { item: shell, form: 'string' }));
+  const content = m.content;
+  if (typeof content === 'string') {
+    blocks.push(text(content, { item: shell, form: 'string' }));
     return;
   }
-  if (!Array.isArray(m.content))
-    throw invalidMessage(index, 'content', `must be a string or an array of parts, got ${kindOf(m.content)}`);
-  if (m.content.length === 0) {
+  if (!Array.isArray(content))
+    throw invalidMessage(index, 'content', `must be a string or an array of parts, got ${kindOf(content)}`);
+  const parts: unknown[] = content;
+  if (parts.length === 0) {
     blocks.push(text('', { item: shell, empty: true }));
     return;
   }
-  for (let k = 0; k < m.content.length; k++) {
-    const p = obj(m.content[k], index, `content[${k}]`);
+  for (let k = 0; k < parts.length; k++) {
+    const p = requireObject(parts[k], index, `content[${k}]`);
     const at = `content[${k}]`;
     const first = k === 0 ? shell : undefined;
     if (p.type === 'output_text') {
-      const t = str(p.text, index, `${at}.text`);
+      const t = requireString(p.text, index, `${at}.text`);
       optionalArray(p.annotations, index, `${at}.annotations`);
       optionalArray(p.logprobs, index, `${at}.logprobs`);
       blocks.push(text(t, { item: first, cont: first ? undefined : true, part: shellOf(p, 'text') }));
     } else if (p.type === 'refusal') {
-      const t = str(p.refusal, index, `${at}.refusal`);
+      const t = requireString(p.refusal, index, `${at}.refusal`);
       blocks.push(text(t, { item: first, cont: first ? undefined : true, part: shellOf(p, 'refusal') }));
     } else throw invalidMessage(index, `${at}.type`, `must be 'output_text' or 'refusal', got ${quote(p.type)}`);
   }
 }
 
 /** A reasoning item as pi keeps it: its summary as thinking, the item as JSON the signature. */
-function readReasoning(m, index) {
-  optionalStr(m.id, index, 'id');
-  nullableStr(m.encrypted_content, index, 'encrypted_content');
-  const texts = [];
+function readReasoning(m: Loose, index: number): Loose {
+  optionalString(m.id, index, 'id');
+  nullableString(m.encrypted_content, index, 'encrypted_content');
+  const texts: string[] = [];
   for (const key of ['summary', 'content']) {
     const list = optionalArray(m[key], index, key);
-    if (list === undefined || list === null) continue;
+    if (list === undefined) continue;
     const kind = key === 'summary' ? 'summary_text' : 'reasoning_text';
-    const own = [];
+    const own: string[] = [];
     for (let k = 0; k < list.length; k++) {
-      const p = obj(list[k], index, `${key}[${k}]`);
+      const p = requireObject(list[k], index, `${key}[${k}]`);
       if (p.type !== kind) throw invalidMessage(index, `${key}[${k}].type`, `must be '${kind}', got ${quote(p.type)}`);
-      own.push(str(p.text, index, `${key}[${k}].text`));
+      own.push(requireString(p.text, index, `${key}[${k}].text`));
     }
     if (texts.length === 0) texts.push(...own);
   }
   return { type: 'thinking', thinking: texts.join('\n\n'), thinkingSignature: JSON.stringify(m) };
 }
 
-function readCall(m, index, st) {
-  optionalStr(m.id, index, 'id');
-  const callId = str(m.call_id, index, 'call_id');
-  const tool = str(m.name, index, 'name');
+/** What the reader of one call keeps between items. */
+interface ReadState {
+  ctx: ReadContext;
+  /** Call id → tool name, of this batch. */
+  calls: Map<string, string>;
+}
+
+function readCall(m: Loose, index: number, st: ReadState): Loose {
+  optionalString(m.id, index, 'id');
+  const callId = requireString(m.call_id, index, 'call_id');
+  const tool = requireString(m.name, index, 'name');
   if (st.calls.has(callId)) throw invalidMessage(index, 'call_id', `repeats a call before it: ${quote(callId)}`);
-  let block;
+  let block: Loose;
   if (m.type === 'custom_tool_call') {
-    const input = str(m.input, index, 'input');
+    const input = requireString(m.input, index, 'input');
     // `customWireName` marks a freeform call as pi's Responses provider marks it.
     block = keep(
       { type: 'toolCall', id: callId, name: tool, arguments: { input }, customWireName: tool },
       { item: shellOf(m, 'input') },
     );
   } else {
-    const text = str(m.arguments, index, 'arguments');
+    const text = requireString(m.arguments, index, 'arguments');
     const args = parseArguments(text, index, 'arguments');
     block = keep(
       { type: 'toolCall', id: callId, name: tool, arguments: args },
@@ -319,25 +502,25 @@ function readCall(m, index, st) {
 }
 
 /** An item of a model's output pi has no message for: a describing text that keeps it. */
-function readOpaque(m, index, warnings) {
-  if (m.type === 'item_reference') str(m.id, index, 'id');
-  else nullableStr(m.id, index, 'id');
-  optionalStr(m.call_id, index, 'call_id');
-  if (m.type === 'compaction') str(m.encrypted_content, index, 'encrypted_content');
+function readOpaque(m: Loose, index: number, warnings: Warnings): Loose {
+  if (m.type === 'item_reference') requireString(m.id, index, 'id');
+  else nullableString(m.id, index, 'id');
+  optionalString(m.call_id, index, 'call_id');
+  if (m.type === 'compaction') requireString(m.encrypted_content, index, 'encrypted_content');
   warnings.converted(`a ${m.type} item has no pi form: other formats read it as text`, index);
   return keep({ type: 'text', text: itemPlaceholder(m) }, { other: m });
 }
 
-function readOutput(m, index, st) {
-  optionalStr(m.id, index, 'id');
-  const callId = str(m.call_id, index, 'call_id');
+function readOutput(m: Loose, index: number, st: ReadState): ReadMessage {
+  optionalString(m.id, index, 'id');
+  const callId = requireString(m.call_id, index, 'call_id');
   // A call of an earlier entry may carry pi's `call_id|item_id`: the result names it whole.
   const earlier = st.calls.has(callId) ? undefined : (st.ctx.toolCall(callId) ?? st.ctx.toolCallOfCallId(callId));
   const tool = st.calls.get(callId) ?? earlier?.name;
   if (tool === undefined) throw invalidMessage(index, 'call_id', `names no tool call before it: ${quote(callId)}`);
   const toolCallId = earlier?.id ?? callId;
   const output = m.output;
-  let content;
+  let content: string | Loose[];
   if (typeof output === 'string') content = [{ type: 'text', text: output }];
   else if (Array.isArray(output)) content = readInputContent(output, index, 'output', st.ctx.warnings);
   else throw invalidMessage(index, 'output', `must be a string or an array of parts, got ${kindOf(output)}`);
@@ -348,20 +531,16 @@ function readOutput(m, index, st) {
 }
 
 /** Responses input items → AgentMessages, and the leading system/developer items. */
-export function read(messages, ctx) {
-  const model = ctx.model;
-  const st = {
-    ctx,
-    /** Call id → tool name, of this batch. */
-    calls: new Map(),
-  };
-  const api = typeof model?.api === 'string' ? model.api : 'openai-responses';
-  const provider = typeof model?.provider === 'string' ? model.provider : 'openai';
-  const modelId = typeof model?.id === 'string' ? model.id : 'unknown';
-  const out = [];
-  const leading = [];
-  const leadingText = [];
-  let blocks;
+export function read(messages: unknown[], ctx: ReadContext): ReadResult {
+  const model: Loose = isObject(ctx.model) ? ctx.model : {};
+  const st: ReadState = { ctx, calls: new Map() };
+  const api = typeof model.api === 'string' ? model.api : 'openai-responses';
+  const provider = typeof model.provider === 'string' ? model.provider : 'openai';
+  const modelId = typeof model.id === 'string' ? model.id : 'unknown';
+  const out: ReadMessage[] = [];
+  const leading: Loose[] = [];
+  const leadingText: string[] = [];
+  let blocks: Loose[] | undefined;
   const flush = () => {
     if (blocks === undefined) return;
     out.push({
@@ -396,7 +575,7 @@ export function read(messages, ctx) {
         continue;
       }
       flush();
-      optionalStr(m.id, i, 'id');
+      optionalString(m.id, i, 'id');
       const content = readInputContent(m.content, i, 'content', ctx.warnings);
       if (i < prompt) {
         leading.push(m);
@@ -457,59 +636,93 @@ export function read(messages, ctx) {
 // - assistant messages between a call batch and its outputs go before the calls, and
 //   output-only `status` fields are dropped.
 
+/**
+ * What a provider-native OpenAI lane's input is written for (spec: compaction §13): the lane's
+ * model as the core's `nativeLanesJson` describes it, and the replacement history of this
+ * provider's previous native compaction (`previous`, replayed first).
+ */
+export interface NativeTarget {
+  id: string;
+  provider: string;
+  api: string;
+  /** Whether the model reads images (else a tool output's images become a note). */
+  images: boolean;
+  previous: unknown[];
+}
+
+/** The write context of this format: a native lane's target besides the common members. */
+export interface ResponsesWriteContext extends WriteContext {
+  native?: NativeTarget | undefined;
+}
+
+/** What the writer of one call keeps between messages. */
+interface WriteState {
+  out: unknown[];
+  warnings: Warnings;
+  native: Loose | undefined;
+  /** Call ids written so far (their outputs may follow). */
+  known: Set<unknown>;
+  /** Call ids of freeform calls (their outputs are `custom_tool_call_output`). */
+  custom: Set<unknown>;
+}
+
 const NO_VISION = '[image omitted: model does not support vision]';
-const blank = (t) => typeof t !== 'string' || t.trim() === '';
 
 /** A text or image block as an input part of pi's own shape. */
-function plainPart(b) {
+function plainPart(b: Loose): Loose {
   if (b.type === 'text') return { type: 'input_text', text: b.text };
   return { type: 'input_image', detail: 'auto', image_url: dataUrl(b) };
 }
 
 /** A user or tool-output block as an input part, or undefined (reported) for a block with none. */
-function partOut(b, warnings, index, path) {
+function partOut(b: Loose, warnings: Warnings, index: number, path: string): Loose | undefined {
   const x = extrasOf(b);
+  const part = x?.part;
+  const shell = x?.shell;
   if (b.type === 'text') {
-    if (isObject(x?.part) && partPlaceholder(x.part) === b.text) return x.part;
-    if (isObject(x?.shell) && x.shell.type === 'input_text') return fill(x.shell, 'text', b.text);
+    if (isObject(part) && partPlaceholder(part) === b.text) return part;
+    if (isObject(shell) && shell.type === 'input_text') return fill(shell, 'text', b.text);
     return plainPart(b);
   }
   if (b.type === 'image') {
-    if (isObject(x?.shell) && x.shell.type === 'input_image') return fill(x.shell, 'image_url', dataUrl(b));
+    if (isObject(shell) && shell.type === 'input_image') return fill(shell, 'image_url', dataUrl(b));
     return plainPart(b);
   }
   warnings.dropped(`a ${b.type} block has no Responses input form`, index, path);
   return undefined;
 }
 
-function contentOut(content, warnings, index) {
+function contentOut(content: unknown, warnings: Warnings, index: number): string | Loose[] {
   if (typeof content === 'string') return content;
-  const parts = [];
-  (Array.isArray(content) ? content : []).forEach((b, k) => {
+  const parts: Loose[] = [];
+  // The blocks of a provider message (objects).
+  (Array.isArray(content) ? (content as Loose[]) : []).forEach((b, k) => {
     const p = partOut(b, warnings, index, `content[${k}]`);
     if (p !== undefined) parts.push(p);
   });
   return parts;
 }
 
-function userOut(m, w, index) {
+function userOut(m: Loose, w: WriteState, index: number): Loose | undefined {
   if (w.native) {
     const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
-    const content = (Array.isArray(blocks) ? blocks : [])
-      .filter((b) => (b?.type === 'text' && !blank(b.text)) || b?.type === 'image')
+    const content = (Array.isArray(blocks) ? (blocks as unknown[]) : [])
+      .filter((b): b is Loose => isObject(b) && ((b.type === 'text' && !blank(b.text)) || b.type === 'image'))
       .map(plainPart);
     return content.length === 0 ? undefined : { type: 'message', role: m.role, content };
   }
   const x = extrasOf(m);
   const content = contentOut(m.content, w.warnings, index);
-  if (isObject(x?.shell)) return fill(x.shell, 'content', content);
+  const shell = x?.shell;
+  if (isObject(shell)) return fill(shell, 'content', content);
   const role = m.role === 'user' ? 'user' : x?.role === 'system' ? 'system' : 'developer';
   return { role, content };
 }
 
 /** An output_text or refusal part of a text block. */
-function outputPart(b, bx) {
-  const shell = isObject(bx?.part) ? bx.part : undefined;
+function outputPart(b: Loose, bx: Loose | undefined): Loose {
+  const part = bx?.part;
+  const shell = isObject(part) ? part : undefined;
   if (shell?.type === 'refusal') return fill(shell, 'refusal', b.text);
   if (shell?.type === 'output_text') return fill(shell, 'text', b.text);
   return { type: 'output_text', text: b.text, annotations: [] };
@@ -519,7 +732,7 @@ function outputPart(b, bx) {
  * The id and phase a text block's signature gives its message item, when it is a Responses
  * one; a native input names every item (`msg_<n>` for the n-th message) and shortens a long id.
  */
-function messageIdOf(b, m, w, index, path) {
+function messageIdOf(b: Loose, m: Loose, w: WriteState, index: number, path: string): TextSignature {
   const sig = textSignature(b.textSignature);
   if (sig.id?.startsWith('msg_')) {
     if (sig.id.length <= 64) return sig;
@@ -530,24 +743,27 @@ function messageIdOf(b, m, w, index, path) {
   return w.native ? { id: `msg_${index}` } : {};
 }
 
-function toolCallOut(b, m, x, w, index, path) {
-  const shell = isObject(x?.item) ? x.item : undefined;
+function toolCallOut(b: Loose, m: Loose, x: Loose | undefined, w: WriteState, index: number, path: string): Loose {
+  const item = x?.item;
+  const shell = isObject(item) ? item : undefined;
+  const given = member(b.arguments, 'input');
   if (shell?.type === 'custom_tool_call') {
-    const input = typeof b.arguments?.input === 'string' ? b.arguments.input : stringifyArguments(b.arguments);
+    const input = typeof given === 'string' ? given : stringifyArguments(b.arguments);
     return fill(fill(fill(shell, 'call_id', b.id), 'name', b.name), 'input', input);
   }
   if (shell?.type === 'function_call') {
-    const text = argumentsText(b.arguments, x.arguments);
+    const text = argumentsText(b.arguments, x?.arguments);
     return fill(fill(fill(shell, 'call_id', b.id), 'name', b.name), 'arguments', text);
   }
   // pi's Responses provider keeps `call_id|item_id`; other providers' ids are a call id only.
   const id = String(b.id ?? '');
   const custom = typeof b.customWireName === 'string';
   const [callId, minted] = splitCallId(id, custom ? 'ctc' : 'fc');
-  let itemId;
-  if (w.native) {
+  let itemId: string | undefined;
+  const native = w.native;
+  if (native) {
     // Another model's item ids are not replayable.
-    const otherModel = m.model !== w.native.id && m.provider === w.native.provider && m.api === w.native.api;
+    const otherModel = m.model !== native.id && m.provider === native.provider && m.api === native.api;
     itemId = otherModel ? undefined : minted;
   } else {
     const sep = id.search(/[\n|]/);
@@ -557,46 +773,54 @@ function toolCallOut(b, m, x, w, index, path) {
       w.warnings.dropped(`a ${m.api ?? 'provider'} tool-call signature has no Responses form`, index, path);
   }
   if (custom) {
-    const input = typeof b.arguments?.input === 'string' ? b.arguments.input : '';
-    const call = { type: 'custom_tool_call', call_id: callId, name: b.customWireName, input };
+    const input = typeof given === 'string' ? given : '';
+    const call: Loose = { type: 'custom_tool_call', call_id: callId, name: b.customWireName, input };
     if (itemId !== undefined) call.id = itemId;
     return call;
   }
-  const call = { type: 'function_call', call_id: callId, name: b.name, arguments: argumentsText(b.arguments) };
+  const call: Loose = { type: 'function_call', call_id: callId, name: b.name, arguments: argumentsText(b.arguments) };
   if (itemId !== undefined) call.id = itemId;
   return call;
 }
 
 /** A reasoning item a thinking signature holds (pi's Responses provider signs with the item), or undefined. */
-function reasoningItemOf(signature) {
+function reasoningItemOf(signature: unknown): Loose | undefined {
   if (typeof signature !== 'string' || signature.charCodeAt(0) !== 0x7b) return undefined;
   try {
-    const v = JSON.parse(signature);
+    const v: unknown = JSON.parse(signature);
     return isObject(v) && v.type === 'reasoning' ? v : undefined;
   } catch {
     return undefined;
   }
 }
 
-function assistantOut(m, w, index) {
+/** The message item text blocks may continue. */
+interface OpenItem {
+  content: Loose[];
+  signature?: unknown;
+  foreign: boolean;
+}
+
+function assistantOut(m: Loose, w: WriteState, index: number): void {
   const { out, warnings, native } = w;
   /** The message item blocks may continue: `{ content, signature?, foreign }`, or undefined. */
-  let open;
-  const push = (item) => {
+  let open: OpenItem | undefined;
+  const push = (item: unknown) => {
     out.push(item);
     open = undefined;
   };
-  const textItem = (t) => ({
+  const textItem = (t: unknown): Loose & { content: Loose[] } => ({
     type: 'message',
     role: 'assistant',
     content: [{ type: 'output_text', text: t, annotations: [] }],
   });
-  const content = Array.isArray(m.content) ? m.content : [];
-  content.forEach((b, k) => {
+  const content: unknown[] = Array.isArray(m.content) ? m.content : [];
+  content.forEach((c, k) => {
     const path = `content[${k}]`;
+    const b: Loose = isObject(c) ? c : {};
     // A native input is written from pi's own shapes.
     const bx = native ? undefined : extrasOf(b);
-    if (b?.type === 'thinking') {
+    if (b.type === 'thinking') {
       const item = reasoningItemOf(b.thinkingSignature);
       if (item !== undefined && m.stopReason !== 'error') push(item);
       else if (native) return;
@@ -605,28 +829,31 @@ function assistantOut(m, w, index) {
         push(textItem(b.thinking));
       } else if (b.thinkingSignature)
         warnings.dropped('signed thinking without text has no Responses form', index, path);
-    } else if (b?.type === 'text') {
+    } else if (b.type === 'text') {
       if (native && blank(b.text)) return;
-      if (isObject(bx?.other)) {
-        push(itemPlaceholder(bx.other) === b.text ? bx.other : textItem(b.text));
+      const other = bx?.other;
+      if (isObject(other)) {
+        push(itemPlaceholder(other) === b.text ? other : textItem(b.text));
         return;
       }
-      if (bx?.cont && open !== undefined && !open.foreign) {
-        open.content.push(outputPart(b, bx));
+      const continued = open;
+      if (bx?.cont && continued !== undefined && !continued.foreign) {
+        continued.content.push(outputPart(b, bx));
         return;
       }
-      if (isObject(bx?.item)) {
-        let c;
-        if (bx.form === 'string') c = b.text;
-        else if (bx.empty && b.text === '') c = [];
+      const kept = bx?.item;
+      if (isObject(kept)) {
+        let c: unknown;
+        if (bx?.form === 'string') c = b.text;
+        else if (bx?.empty && b.text === '') c = [];
         else c = [outputPart(b, bx)];
-        push(fill(bx.item, 'content', c));
+        push(fill(kept, 'content', c));
         if (Array.isArray(c)) open = { content: c, foreign: false };
         return;
       }
       // Another format's text: consecutive blocks of one signature are one message item.
-      if (open?.foreign && open.signature === b.textSignature) {
-        open.content.push(outputPart(b, bx));
+      if (continued?.foreign && continued.signature === b.textSignature) {
+        continued.content.push(outputPart(b, bx));
         return;
       }
       const item = textItem(b.text);
@@ -635,51 +862,54 @@ function assistantOut(m, w, index) {
       if (phase !== undefined) item.phase = phase;
       push(item);
       open = { content: item.content, signature: b.textSignature, foreign: true };
-    } else if (b?.type === 'toolCall') push(toolCallOut(b, m, bx, w, index, path));
+    } else if (b.type === 'toolCall') push(toolCallOut(b, m, bx, w, index, path));
     else if (native) return;
-    else if (b?.type === 'redactedThinking') warnings.dropped('redacted thinking has no Responses form', index, path);
-    else warnings.dropped(`an assistant ${b?.type} block has no Responses form`, index, path);
+    else if (b.type === 'redactedThinking') warnings.dropped('redacted thinking has no Responses form', index, path);
+    else warnings.dropped(`an assistant ${b.type} block has no Responses form`, index, path);
   });
 }
 
 /** A native tool output: the text, with the images for a model that reads them (else a note). */
-function nativeOutput(blocks, images) {
-  const text = blocks
-    .filter((b) => b?.type === 'text')
+function nativeOutput(blocks: readonly unknown[], images: unknown): string | Loose[] {
+  const parts = blocks.filter(isObject);
+  const text = parts
+    .filter((b) => b.type === 'text')
     .map((b) => b.text)
     .join('\n');
-  if (!blocks.some((b) => b?.type === 'image')) return text;
-  if (images) return blocks.filter((b) => b?.type === 'image' || b?.type === 'text').map(plainPart);
+  if (!parts.some((b) => b.type === 'image')) return text;
+  if (images) return parts.filter((b) => b.type === 'image' || b.type === 'text').map(plainPart);
   return text === '' ? NO_VISION : `${text}\n${NO_VISION}`;
 }
 
-function toolResultOut(m, w, index) {
+function toolResultOut(m: Loose, w: WriteState, index: number): Loose | undefined {
   const { warnings, native } = w;
-  const blocks = Array.isArray(m.content) ? m.content : [];
-  const callId = splitCallId(String(m.toolCallId ?? ''))[0];
+  const blocks: unknown[] = Array.isArray(m.content) ? m.content : [];
+  const [callId] = splitCallId(String(m.toolCallId ?? ''));
   const type = w.custom.has(callId) ? 'custom_tool_call_output' : 'function_call_output';
   if (native)
     return w.known.has(callId) ? { type, call_id: callId, output: nativeOutput(blocks, native.images) } : undefined;
   const x = extrasOf(m);
-  let output;
-  if (x?.form === 'parts' || (x?.form !== 'string' && blocks.some((b) => b?.type === 'image'))) {
+  let output: string | Loose[];
+  if (x?.form === 'parts' || (x?.form !== 'string' && blocks.some((b) => member(b, 'type') === 'image'))) {
     output = contentOut(blocks, warnings, index);
   } else {
-    const texts = [];
+    const texts: unknown[] = [];
     blocks.forEach((b, k) => {
-      if (b?.type === 'text') texts.push(b.text);
-      else warnings.dropped(`a tool-result ${b?.type} block has no Responses form here`, index, `content[${k}]`);
+      if (member(b, 'type') === 'text') texts.push(member(b, 'text'));
+      else
+        warnings.dropped(`a tool-result ${member(b, 'type')} block has no Responses form here`, index, `content[${k}]`);
     });
     output = texts.join('\n');
   }
   if (m.isError === true && x === undefined)
     warnings.converted('a function_call_output has no error flag: a failed result is sent as its text', index);
-  if (isObject(x?.shell)) {
+  const shell = x?.shell;
+  if (isObject(shell)) {
     // Read from this format: the item's own call_id, also where the result names a call of
     // pi's `call_id|item_id` form.
-    const own = x.shell.call_id;
+    const own = shell.call_id;
     const wire = typeof own === 'string' && String(m.toolCallId).startsWith(`${own}|`) ? own : m.toolCallId;
-    return fill(fill(x.shell, 'call_id', wire), 'output', output);
+    return fill(fill(shell, 'call_id', wire), 'output', output);
   }
   return { type, call_id: callId, output };
 }
@@ -688,53 +918,56 @@ function toolResultOut(m, w, index) {
  * The replayable Responses history a message carries (a native compaction, or a provider's
  * own history): `{ items, extends }`, or undefined. A native input replays only its provider's.
  */
-function replayOf(m, native) {
+function replayOf(m: Loose, native: Loose | undefined): { items: Loose[]; extends: boolean } | undefined {
   const p = m.providerPayload;
   if (!isObject(p) || p.type !== 'openaiResponsesHistory' || !Array.isArray(p.items)) return undefined;
   if (native !== undefined) {
     const fallback = m.role === 'assistant' ? m.provider : undefined;
     if ((p.provider ?? fallback ?? native.provider) !== native.provider) return undefined;
   }
-  return { items: p.items.filter(isObject), extends: p.dt === true };
+  const items: unknown[] = p.items;
+  return { items: items.filter(isObject), extends: p.dt === true };
 }
 
 /** The system prompt: `{ items }` to open the input, or `{ instructions }`. */
-function systemOut(system, warnings) {
+function systemOut(
+  system: StoredSystem | undefined,
+  warnings: Warnings,
+): { items?: readonly unknown[]; instructions?: string } {
   if (!isObject(system)) return {};
-  if (system.format === name && Array.isArray(system.value)) return { items: system.value };
-  if (system.format === name && typeof system.value === 'string') return { instructions: system.value };
+  const value = system.value;
+  if (system.format === name && Array.isArray(value)) return { items: value };
+  if (system.format === name && typeof value === 'string') return { instructions: value };
   if (typeof system.text !== 'string' || system.text === '') return {};
-  if (typeof system.value !== 'string')
+  if (typeof value !== 'string')
     warnings.converted(`the system prompt (of the ${system.format ?? 'pi'} format) is sent as its text`);
   return { instructions: system.text };
 }
 
 /** Notes the calls among `items` (their outputs may follow; a freeform call's is `custom_tool_call_output`). */
-function noteCalls(w, items) {
+function noteCalls(w: WriteState, items: readonly unknown[]): void {
   for (const i of items) {
-    if (i?.type !== 'function_call' && i?.type !== 'custom_tool_call') continue;
+    if (!isObject(i) || (i.type !== 'function_call' && i.type !== 'custom_tool_call')) continue;
     w.known.add(i.call_id);
     if (i.type === 'custom_tool_call') w.custom.add(i.call_id);
   }
 }
 
-const CALLS = ['function_call', 'custom_tool_call'];
-const OUTPUTS = ['function_call_output', 'custom_tool_call_output'];
-const batchKind = (i) =>
-  CALLS.includes(i?.type)
-    ? 'call'
-    : OUTPUTS.includes(i?.type)
-      ? 'output'
-      : i?.type === 'message' && i.role === 'assistant'
-        ? 'message'
-        : 'other';
+const CALLS: readonly unknown[] = ['function_call', 'custom_tool_call'];
+const OUTPUTS: readonly unknown[] = ['function_call_output', 'custom_tool_call_output'];
+const batchKind = (i: unknown): 'call' | 'output' | 'message' | 'other' => {
+  const type = member(i, 'type');
+  if (CALLS.includes(type)) return 'call';
+  if (OUTPUTS.includes(type)) return 'output';
+  return type === 'message' && member(i, 'role') === 'assistant' ? 'message' : 'other';
+};
 
 /** `items` with the assistant messages between a call batch and its outputs moved before the calls. */
-function hoistBatchMessages(items) {
-  const out = [];
-  let run = [];
+function hoistBatchMessages(items: readonly unknown[]): unknown[] {
+  const out: unknown[] = [];
+  let run: unknown[] = [];
   let calls = false;
-  const flush = (hoist) => {
+  const flush = (hoist: boolean) => {
     if (hoist)
       out.push(...run.filter((i) => batchKind(i) === 'message'), ...run.filter((i) => batchKind(i) === 'call'));
     else out.push(...run);
@@ -756,24 +989,40 @@ function hoistBatchMessages(items) {
 }
 
 /** Output-only `status` fields, which an input refuses, dropped. */
-const STATUSLESS = ['message', 'function_call', 'custom_tool_call', 'compaction', 'compaction_summary'];
-function withoutStatuses(items) {
+const STATUSLESS: readonly unknown[] = [
+  'message',
+  'function_call',
+  'custom_tool_call',
+  'compaction',
+  'compaction_summary',
+];
+function withoutStatuses(items: readonly unknown[]): unknown[] {
   return items.map((i) => {
-    if (!STATUSLESS.includes(i.type) || !Object.hasOwn(i, 'status')) return i;
+    if (!isObject(i) || !STATUSLESS.includes(i.type) || !Object.hasOwn(i, 'status')) return i;
     const { status: _status, ...rest } = i;
     return rest;
   });
 }
 
 /** The LLM view → `{ messages: input items, system?: instructions }` (`ctx.native`: a native lane's input, above). */
-export function write(llm, ctx) {
+export function write(
+  llm: readonly unknown[],
+  ctx: ResponsesWriteContext,
+): WriteResult<ResponsesInputItem, ResponsesSystem> {
   const warnings = ctx.warnings;
   const native = isObject(ctx.native) ? ctx.native : undefined;
   const system = native ? {} : systemOut(ctx.system, warnings);
-  const previous = native && Array.isArray(native.previous) ? native.previous : [];
-  const w = { out: [...(system.items ?? []), ...previous], warnings, native, known: new Set(), custom: new Set() };
+  const previous: readonly unknown[] = native && Array.isArray(native.previous) ? native.previous : [];
+  const w: WriteState = {
+    out: [...(system.items ?? []), ...previous],
+    warnings,
+    native,
+    known: new Set(),
+    custom: new Set(),
+  };
   noteCalls(w, w.out);
-  llm.forEach((m, index) => {
+  llm.forEach((message, index) => {
+    const m: Loose = isObject(message) ? message : {};
     const replay = replayOf(m, native);
     if (replay !== undefined) {
       if (native && m.role === 'assistant' && !replay.extends) {
@@ -791,7 +1040,7 @@ export function write(llm, ctx) {
         'a provider-native compaction of another provider has no Responses form: the summary is sent as text',
         index,
       );
-    let item;
+    let item: Loose | undefined;
     switch (m.role) {
       case 'user':
       case 'developer':
@@ -811,7 +1060,18 @@ export function write(llm, ctx) {
     }
     if (item !== undefined) w.out.push(item);
   });
-  const result = { messages: native ? withoutStatuses(hoistBatchMessages(w.out)) : w.out };
+  // Items built member by member as the types above describe (kept members and order included).
+  const items = (native ? withoutStatuses(hoistBatchMessages(w.out)) : w.out) as ResponsesInputItem[];
+  const result: WriteResult<ResponsesInputItem, ResponsesSystem> = { messages: items };
   if (system.instructions !== undefined) result.system = system.instructions;
   return result;
+}
+
+/**
+ * The input items of a provider-native OpenAI lane (spec: compaction §13): the provider
+ * messages of a `remote` plan written for `native` (the one Responses writer, `write` with
+ * `ctx.native`). What cannot be carried is left out as the native history leaves it out.
+ */
+export function nativeInput(llm: readonly unknown[], native: NativeTarget): ResponsesInputItem[] {
+  return write(llm, { warnings: new Warnings(), system: undefined, native }).messages;
 }

@@ -30,16 +30,137 @@ import {
   isObject,
   keepExtras,
   kindOf,
+  type Loose,
   optionalString,
   parseArguments,
   parseDataUrl,
   putMember,
   quote,
+  type ReadContext,
+  type ReadMessage,
+  type ReadResult,
   requireObject,
   requireString,
+  type StoredSystem,
   stringifyArguments,
   systemPromptLength,
+  type Warnings,
+  type WriteContext,
+  type WriteResult,
 } from './common.js';
+
+// ----- the messages --------------------------------------------------------------------------
+//
+// Messages of the `openai-chat` format: the `messages` of an OpenAI Chat Completions request, as
+// the API reference documents them, with the members OpenAI-compatible servers add (the
+// reasoning fields of DeepSeek, Kimi, OpenRouter and llama.cpp; Gemini's `extra_content`). The
+// reader also takes the legacy `function` role and `function_call`. Members a message or part
+// carries beyond these are kept and written back as they were.
+
+/** OpenAI's explicit prompt-cache breakpoint, on a message or a part. */
+export interface OpenAIChatCacheBreakpoint {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
+}
+
+export interface OpenAIChatTextPart extends OpenAIChatCacheBreakpoint {
+  type: 'text';
+  text: string;
+}
+/** An image by URL or as a `data:<mime>;base64,…` URL (pi keeps the latter as a base64 image). */
+export interface OpenAIChatImagePart extends OpenAIChatCacheBreakpoint {
+  type: 'image_url';
+  image_url: string | { url: string; detail?: 'auto' | 'low' | 'high' };
+}
+export interface OpenAIChatAudioPart extends OpenAIChatCacheBreakpoint {
+  type: 'input_audio';
+  input_audio: { data: string; format: 'wav' | 'mp3' | (string & {}) };
+}
+export interface OpenAIChatFilePart extends OpenAIChatCacheBreakpoint {
+  type: 'file';
+  file: { file_data?: string; file_id?: string; filename?: string };
+}
+export interface OpenAIChatRefusalPart extends OpenAIChatCacheBreakpoint {
+  type: 'refusal';
+  refusal: string;
+}
+export type OpenAIChatUserPart = OpenAIChatTextPart | OpenAIChatImagePart | OpenAIChatAudioPart | OpenAIChatFilePart;
+
+export interface OpenAIChatFunctionToolCall {
+  id: string;
+  type: 'function';
+  /** `arguments` is JSON text, kept as it was when it does not re-stringify the same. */
+  function: { name: string; arguments: string };
+  /** Gemini's OpenAI compatibility: the call's thought signature, to send back. */
+  extra_content?: { google?: { thought_signature: string }; vertex?: { thought_signature: string } };
+}
+export interface OpenAIChatCustomToolCall {
+  id: string;
+  type: 'custom';
+  custom: { name: string; input: string };
+}
+export type OpenAIChatToolCall = OpenAIChatFunctionToolCall | OpenAIChatCustomToolCall;
+
+export interface OpenAIChatSystemMessage extends OpenAIChatCacheBreakpoint {
+  role: 'system' | 'developer';
+  /** The API takes text parts here; the reader takes any user part. */
+  content: string | OpenAIChatUserPart[];
+  name?: string;
+  [member: string]: unknown;
+}
+export interface OpenAIChatUserMessage extends OpenAIChatCacheBreakpoint {
+  role: 'user';
+  content: string | OpenAIChatUserPart[];
+  name?: string;
+  [member: string]: unknown;
+}
+export interface OpenAIChatAssistantMessage {
+  role: 'assistant';
+  /** Required unless `tool_calls` or `function_call` is given. */
+  content?: string | Array<OpenAIChatTextPart | OpenAIChatRefusalPart> | null;
+  /** DeepSeek, Kimi (and other OpenAI-compatible servers): the reasoning to send back. */
+  reasoning_content?: string | null;
+  /** OpenRouter, some llama.cpp builds. */
+  reasoning?: string | null;
+  reasoning_text?: string | null;
+  refusal?: string | null;
+  name?: string;
+  /** A previous audio response of the model. */
+  audio?: { id: string } | null;
+  tool_calls?: OpenAIChatToolCall[] | null;
+  /** Deprecated by OpenAI (replaced by `tool_calls`). */
+  function_call?: { name: string; arguments: string } | null;
+  [member: string]: unknown;
+}
+export interface OpenAIChatToolMessage {
+  role: 'tool';
+  tool_call_id: string;
+  /** The API takes text parts here; images read here are written back here. */
+  content: string | OpenAIChatUserPart[];
+  [member: string]: unknown;
+}
+/** Deprecated by OpenAI: the result of a `function_call`, by the function's name. */
+export interface OpenAIChatFunctionMessage {
+  role: 'function';
+  name: string;
+  content: string | null;
+  [member: string]: unknown;
+}
+
+export type OpenAIChatMessage =
+  | OpenAIChatSystemMessage
+  | OpenAIChatUserMessage
+  | OpenAIChatAssistantMessage
+  | OpenAIChatToolMessage
+  | OpenAIChatFunctionMessage;
+
+/**
+ * The system prompt given as an option: its text, sent as a leading `system` message. (The
+ * leading system and developer messages of a history are the system prompt too: they are kept
+ * and written back first, as they were.)
+ */
+export type OpenAIChatSystem = string;
+
+// ----- the module ----------------------------------------------------------------------------
 
 export const name = 'openai-chat';
 /**
@@ -49,30 +170,40 @@ export const name = 'openai-chat';
  */
 export const maxImages = 500;
 
-const extrasOf = (node) => extrasOfFormat(node, name);
-const keep = (node, members) => keepExtras(node, name, members);
-const str = requireString;
-const obj = requireObject;
-const optionalStr = optionalString;
+const extrasOf = (node: unknown): Loose | undefined => extrasOfFormat(node, name);
+const keep = (node: Loose, members: Loose): Loose => keepExtras(node, name, members);
 
 /** The fields OpenAI-compatible servers carry reasoning in; pi signs the thinking with the name. */
-const REASONING_FIELDS = ['reasoning_content', 'reasoning', 'reasoning_text'];
+const REASONING_FIELDS: readonly string[] = ['reasoning_content', 'reasoning', 'reasoning_text'];
+const isReasoningField = (k: unknown): k is string => typeof k === 'string' && REASONING_FIELDS.includes(k);
 /** The members each role has, in the order the writer puts them; others are kept as `more`. */
-const MEMBERS = {
+const MEMBERS: Readonly<Record<string, readonly string[]>> = {
   system: ['role', 'content', 'name'],
   developer: ['role', 'content', 'name'],
   user: ['role', 'content', 'name'],
-  assistant: ['role', 'content', ...REASONING_FIELDS, 'refusal', 'name', 'audio', 'tool_calls', 'function_call'],
+  assistant: [
+    'role',
+    'content',
+    'reasoning_content',
+    'reasoning',
+    'reasoning_text',
+    'refusal',
+    'name',
+    'audio',
+    'tool_calls',
+    'function_call',
+  ],
   tool: ['role', 'tool_call_id', 'content'],
   function: ['role', 'name', 'content'],
 };
 const ROLES = Object.keys(MEMBERS);
+const membersOf = (role: string): readonly string[] => MEMBERS[role] ?? [];
 /** The text a tool result's images are sent after (the user message that carries them). */
 const ATTACHED = 'Attached image(s) from tool result:';
 
 /** The members of `m` its role does not map, in order, or undefined. */
-function moreOf(m, known) {
-  let out;
+function moreOf(m: Loose, known: readonly string[]): Loose | undefined {
+  let out: Loose | undefined;
   for (const k in m) {
     if (known.includes(k)) continue;
     out ??= {};
@@ -85,7 +216,7 @@ function moreOf(m, known) {
  * The member order of `m` when the writer would not give it back: known members in the
  * writer's order, then the others.
  */
-function orderOf(m, known) {
+function orderOf(m: Loose, known: readonly string[]): string[] | undefined {
   let next = 0;
   let unknownSeen = false;
   for (const k in m) {
@@ -99,31 +230,40 @@ function orderOf(m, known) {
 
 // ----- reading -------------------------------------------------------------------------------
 
-/** What other formats read for a part pi has no block for. */
-function placeholder(p) {
-  if (p.type === 'image_url') return `[image: ${typeof p.image_url === 'string' ? p.image_url : p.image_url.url}]`;
-  if (p.type === 'input_audio') return `[audio: ${p.input_audio.format}]`;
-  return `[file: ${p.file.filename ?? p.file.file_id ?? 'inline data'}]`;
+/** A member of an object member of `node` (undefined when `node[key]` is no object). */
+const inner = (node: Loose, key: string): Loose => node[key] as Loose;
+
+/**
+ * What other formats read for a part pi has no block for. The part was checked by `readPart`
+ * (or is one the reader kept), so its members are there.
+ */
+function placeholder(p: Loose): string {
+  if (p.type === 'image_url')
+    return `[image: ${typeof p.image_url === 'string' ? p.image_url : inner(p, 'image_url').url}]`;
+  if (p.type === 'input_audio') return `[audio: ${inner(p, 'input_audio').format}]`;
+  const file = inner(p, 'file');
+  return `[file: ${file.filename ?? file.file_id ?? 'inline data'}]`;
 }
 
 /** A user, system, developer or tool content part as a pi block. */
-function readPart(p, index, field, warnings) {
-  obj(p, index, field);
+function readPart(part: unknown, index: number, field: string, warnings: Warnings): Loose {
+  const p = requireObject(part, index, field);
   switch (p.type) {
     case 'text': {
-      const text = str(p.text, index, `${field}.text`);
+      const text = requireString(p.text, index, `${field}.text`);
       return hasKeys(p, ['type', 'text']) ? { type: 'text', text } : keep({ type: 'text', text }, { part: p });
     }
     case 'image_url': {
       const form = typeof p.image_url === 'string' ? 'string' : undefined;
-      if (form === undefined) obj(p.image_url, index, `${field}.image_url`);
-      const url = form ? p.image_url : str(p.image_url.url, index, `${field}.image_url.url`);
-      const detail = form ? undefined : optionalStr(p.image_url.detail, index, `${field}.image_url.detail`);
+      const image =
+        typeof p.image_url === 'string' ? undefined : requireObject(p.image_url, index, `${field}.image_url`);
+      const url = image === undefined ? p.image_url : requireString(image.url, index, `${field}.image_url.url`);
+      const detail = image === undefined ? undefined : optionalString(image.detail, index, `${field}.image_url.detail`);
       const data = parseDataUrl(url);
       if (data !== undefined) {
         const plain =
           hasKeys(p, ['type', 'image_url']) &&
-          (form !== undefined || hasKeys(p.image_url, detail === undefined ? ['url'] : ['url', 'detail']));
+          (image === undefined || hasKeys(image, detail === undefined ? ['url'] : ['url', 'detail']));
         const block = { type: 'image', data: data.data, mimeType: data.mimeType };
         // A part with members of its own is kept whole (its data twice: rare, and exact).
         return keep(block, plain ? { detail, form } : { part: p });
@@ -132,15 +272,15 @@ function readPart(p, index, field, warnings) {
       return keep({ type: 'text', text: placeholder(p) }, { part: p });
     }
     case 'input_audio': {
-      obj(p.input_audio, index, `${field}.input_audio`);
-      str(p.input_audio.data, index, `${field}.input_audio.data`);
-      str(p.input_audio.format, index, `${field}.input_audio.format`);
+      const audio = requireObject(p.input_audio, index, `${field}.input_audio`);
+      requireString(audio.data, index, `${field}.input_audio.data`);
+      requireString(audio.format, index, `${field}.input_audio.format`);
       warnings.converted('an audio part has no pi form: other formats read it as text', index, field);
       return keep({ type: 'text', text: placeholder(p) }, { part: p });
     }
     case 'file': {
-      obj(p.file, index, `${field}.file`);
-      for (const k of ['file_data', 'file_id', 'filename']) optionalStr(p.file[k], index, `${field}.file.${k}`);
+      const file = requireObject(p.file, index, `${field}.file`);
+      for (const k of ['file_data', 'file_id', 'filename']) optionalString(file[k], index, `${field}.file.${k}`);
       warnings.converted('a file part has no pi form: other formats read it as text', index, field);
       return keep({ type: 'text', text: placeholder(p) }, { part: p });
     }
@@ -153,47 +293,66 @@ function readPart(p, index, field, warnings) {
   }
 }
 
+/** How a message's content was given, when not as a string: parts, null or absent. */
+type ContentForm = 'parts' | 'null' | 'absent';
+
 /** Content of a user-like message: a string, parts, or null/absent (`form`). */
-function readContent(m, index, warnings) {
+function readContent(m: Loose, index: number, warnings: Warnings): { content: string | Loose[]; form?: ContentForm } {
   if (typeof m.content === 'string') return { content: m.content };
   if (m.content === null) return { content: '', form: 'null' };
   if (m.content === undefined) return { content: '', form: 'absent' };
   if (!Array.isArray(m.content))
     throw invalidMessage(index, 'content', `must be a string, an array of parts or null, got ${kindOf(m.content)}`);
   // Indexed, not `map`: a sparse array's holes are malformed parts, not skipped ones.
-  const blocks = [];
-  for (let k = 0; k < m.content.length; k++) blocks.push(readPart(m.content[k], index, `content[${k}]`, warnings));
+  const parts: unknown[] = m.content;
+  const blocks: Loose[] = [];
+  for (let k = 0; k < parts.length; k++) blocks.push(readPart(parts[k], index, `content[${k}]`, warnings));
   return { content: blocks, form: 'parts' };
 }
 
 /** The text of a leading system/developer message (parts joined as the API joins them). */
-function systemTextOf(content) {
+function systemTextOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   let text = '';
-  for (const b of content) if (b.type === 'text') text += b.text;
+  // Parts the reader checked: a text part's text is a string.
+  for (const b of content as Loose[]) if (b.type === 'text') text += b.text;
   return text;
 }
 
 /** A Gemini thought signature of a tool call's `extra_content` (`{google|vertex: {thought_signature}}`). */
-function geminiSignature(extra) {
+function geminiSignature(extra: unknown): string | undefined {
   if (!isObject(extra)) return undefined;
   const keys = Object.keys(extra);
-  if (keys.length !== 1 || (keys[0] !== 'google' && keys[0] !== 'vertex')) return undefined;
-  const inner = extra[keys[0]];
-  if (!hasKeys(inner, ['thought_signature']) || typeof inner.thought_signature !== 'string') return undefined;
-  return inner.thought_signature === '' ? undefined : JSON.stringify(extra);
+  const [key] = keys;
+  if (keys.length !== 1 || (key !== 'google' && key !== 'vertex')) return undefined;
+  const signed = extra[key];
+  if (!isObject(signed) || !hasKeys(signed, ['thought_signature']) || typeof signed.thought_signature !== 'string')
+    return undefined;
+  return signed.thought_signature === '' ? undefined : JSON.stringify(extra);
 }
 
-function readToolCall(c, index, f, st) {
-  obj(c, index, f);
-  const id = str(c.id, index, `${f}.id`);
+/** What the reader of one call keeps between messages. */
+interface ReadState {
+  ctx: ReadContext;
+  api: string;
+  provider: string;
+  model: string;
+  /** Tool call id → tool name, of this batch. */
+  calls: Map<string, string>;
+  /** Function name → the id of its latest legacy `function_call`, of this batch. */
+  legacy: Map<string, string>;
+}
+
+function readToolCall(call: unknown, index: number, f: string, st: ReadState): Loose {
+  const c = requireObject(call, index, f);
+  const id = requireString(c.id, index, `${f}.id`);
   if (c.type === 'custom') {
-    obj(c.custom, index, `${f}.custom`);
-    const tool = str(c.custom.name, index, `${f}.custom.name`);
-    const input = str(c.custom.input, index, `${f}.custom.input`);
+    const custom = requireObject(c.custom, index, `${f}.custom`);
+    const tool = requireString(custom.name, index, `${f}.custom.name`);
+    const input = requireString(custom.input, index, `${f}.custom.input`);
     st.calls.set(id, tool);
-    const exact = hasKeys(c, ['id', 'type', 'custom']) && hasKeys(c.custom, ['name', 'input']);
+    const exact = hasKeys(c, ['id', 'type', 'custom']) && hasKeys(custom, ['name', 'input']);
     return keep(
       { type: 'toolCall', id, name: tool, arguments: { input } },
       { custom: true, call: exact ? undefined : c },
@@ -201,12 +360,12 @@ function readToolCall(c, index, f, st) {
   }
   if (c.type !== undefined && c.type !== 'function')
     throw invalidMessage(index, `${f}.type`, `must be 'function' or 'custom', got ${quote(c.type)}`);
-  obj(c.function, index, `${f}.function`);
-  const tool = str(c.function.name, index, `${f}.function.name`);
-  const text = str(c.function.arguments, index, `${f}.function.arguments`);
+  const fn = requireObject(c.function, index, `${f}.function`);
+  const tool = requireString(fn.name, index, `${f}.function.name`);
+  const text = requireString(fn.arguments, index, `${f}.function.arguments`);
   const args = parseArguments(text, index, `${f}.function.arguments`);
   st.calls.set(id, tool);
-  const block = { type: 'toolCall', id, name: tool, arguments: args };
+  const block: Loose = { type: 'toolCall', id, name: tool, arguments: args };
   let keys = ['id', 'type', 'function'];
   if (c.extra_content !== undefined) {
     const signature = geminiSignature(c.extra_content);
@@ -215,12 +374,12 @@ function readToolCall(c, index, f, st) {
       keys = [...keys, 'extra_content'];
     }
   }
-  if (!hasKeys(c, keys) || !hasKeys(c.function, ['name', 'arguments'])) return keep(block, { call: c });
+  if (!hasKeys(c, keys) || !hasKeys(fn, ['name', 'arguments'])) return keep(block, { call: c });
   return keep(block, { arguments: stringifyArguments(args) === text ? undefined : text });
 }
 
 /** The id of a legacy `function_call` (which has none): the first of its name not yet taken. */
-function legacyId(tool, st) {
+function legacyId(tool: string, st: ReadState): string {
   for (let k = 0; ; k++) {
     const id = `function_call_${k}_${tool}`;
     if (!st.calls.has(id) && st.ctx.toolCall(id) === undefined) return id;
@@ -228,10 +387,10 @@ function legacyId(tool, st) {
 }
 
 /** The id of the latest legacy `function_call` of a name: in this batch, else in the session. */
-function legacyCallOf(tool, st) {
+function legacyCallOf(tool: string, st: ReadState): string | undefined {
   const here = st.legacy.get(tool);
   if (here !== undefined) return here;
-  let found;
+  let found: string | undefined;
   for (let k = 0; ; k++) {
     const id = `function_call_${k}_${tool}`;
     if (st.ctx.toolCall(id) === undefined) return found;
@@ -239,21 +398,21 @@ function legacyCallOf(tool, st) {
   }
 }
 
-function readAssistant(m, index, st) {
-  const blocks = [];
+function readAssistant(m: Loose, index: number, st: ReadState): ReadMessage {
+  const blocks: Loose[] = [];
   /** Members given as null (or an empty reasoning string): written back as they were. */
-  let fields;
-  const field = (k, v) => {
+  let fields: Loose | undefined;
+  const field = (k: string, v: unknown) => {
     fields ??= {};
     fields[k] = v;
   };
   for (const k in m) {
-    if (!REASONING_FIELDS.includes(k)) continue;
+    if (!isReasoningField(k)) continue;
     const v = m[k];
     if (v === null || v === '') field(k, v);
-    else blocks.push({ type: 'thinking', thinking: str(v, index, k), thinkingSignature: k });
+    else blocks.push({ type: 'thinking', thinking: requireString(v, index, k), thinkingSignature: k });
   }
-  let form;
+  let form: 'empty' | ContentForm | undefined;
   if (typeof m.content === 'string') {
     if (m.content === '') form = 'empty';
     else blocks.push({ type: 'text', text: m.content });
@@ -261,15 +420,15 @@ function readAssistant(m, index, st) {
   else if (m.content === undefined) form = 'absent';
   else if (Array.isArray(m.content)) {
     form = 'parts';
-    for (let k = 0; k < m.content.length; k++) {
-      const p = m.content[k];
+    const parts: unknown[] = m.content;
+    for (let k = 0; k < parts.length; k++) {
       const at = `content[${k}]`;
-      obj(p, index, at);
+      const p = requireObject(parts[k], index, at);
       if (p.type === 'text') {
-        const text = str(p.text, index, `${at}.text`);
+        const text = requireString(p.text, index, `${at}.text`);
         blocks.push(hasKeys(p, ['type', 'text']) ? { type: 'text', text } : keep({ type: 'text', text }, { part: p }));
       } else if (p.type === 'refusal') {
-        const text = str(p.refusal, index, `${at}.refusal`);
+        const text = requireString(p.refusal, index, `${at}.refusal`);
         blocks.push(
           keep({ type: 'text', text }, hasKeys(p, ['type', 'refusal']) ? { refusalPart: true } : { part: p }),
         );
@@ -279,20 +438,21 @@ function readAssistant(m, index, st) {
     throw invalidMessage(index, 'content', `must be a string, an array of parts or null, got ${kindOf(m.content)}`);
   if (m.refusal === null) field('refusal', null);
   else if (m.refusal !== undefined)
-    blocks.push(keep({ type: 'text', text: str(m.refusal, index, 'refusal') }, { refusal: true }));
-  if (m.audio !== undefined && m.audio !== null) str(obj(m.audio, index, 'audio').id, index, 'audio.id');
+    blocks.push(keep({ type: 'text', text: requireString(m.refusal, index, 'refusal') }, { refusal: true }));
+  if (m.audio !== undefined && m.audio !== null)
+    requireString(requireObject(m.audio, index, 'audio').id, index, 'audio.id');
   if (m.tool_calls === null) field('tool_calls', null);
   else if (m.tool_calls !== undefined) {
     if (!Array.isArray(m.tool_calls))
       throw invalidMessage(index, 'tool_calls', `must be an array, got ${kindOf(m.tool_calls)}`);
-    for (let k = 0; k < m.tool_calls.length; k++)
-      blocks.push(readToolCall(m.tool_calls[k], index, `tool_calls[${k}]`, st));
+    const calls: unknown[] = m.tool_calls;
+    for (let k = 0; k < calls.length; k++) blocks.push(readToolCall(calls[k], index, `tool_calls[${k}]`, st));
   }
   if (m.function_call === null) field('function_call', null);
   else if (m.function_call !== undefined) {
-    const fc = obj(m.function_call, index, 'function_call');
-    const tool = str(fc.name, index, 'function_call.name');
-    const text = str(fc.arguments, index, 'function_call.arguments');
+    const fc = requireObject(m.function_call, index, 'function_call');
+    const tool = requireString(fc.name, index, 'function_call.name');
+    const text = requireString(fc.arguments, index, 'function_call.arguments');
     const args = parseArguments(text, index, 'function_call.arguments');
     const id = legacyId(tool, st);
     st.calls.set(id, tool);
@@ -307,7 +467,7 @@ function readAssistant(m, index, st) {
       ),
     );
   }
-  const known = MEMBERS.assistant;
+  const known = membersOf('assistant');
   return keep(
     {
       role: 'assistant',
@@ -322,20 +482,23 @@ function readAssistant(m, index, st) {
   );
 }
 
-function readToolResult(m, index, st) {
-  let id;
-  let tool;
-  if (m.role === 'tool') {
-    id = str(m.tool_call_id, index, 'tool_call_id');
-    tool = st.calls.get(id) ?? st.ctx.toolCall(id)?.name;
-    if (tool === undefined) throw invalidMessage(index, 'tool_call_id', `names no tool call before it: ${quote(id)}`);
+function readToolResult(m: Loose, role: string, index: number, st: ReadState): ReadMessage {
+  let id: string | undefined;
+  let tool: string | undefined;
+  if (role === 'tool') {
+    const callId = requireString(m.tool_call_id, index, 'tool_call_id');
+    id = callId;
+    tool = st.calls.get(callId) ?? st.ctx.toolCall(callId)?.name;
+    if (tool === undefined)
+      throw invalidMessage(index, 'tool_call_id', `names no tool call before it: ${quote(callId)}`);
   } else {
-    tool = str(m.name, index, 'name');
-    id = legacyCallOf(tool, st);
-    if (id === undefined) throw invalidMessage(index, 'name', `names no function_call before it: ${quote(tool)}`);
+    const fn = requireString(m.name, index, 'name');
+    tool = fn;
+    id = legacyCallOf(fn, st);
+    if (id === undefined) throw invalidMessage(index, 'name', `names no function_call before it: ${quote(fn)}`);
   }
   const { content, form } = readContent(m, index, st.ctx.warnings);
-  const known = MEMBERS[m.role];
+  const known = membersOf(role);
   return keep(
     {
       role: 'toolResult',
@@ -345,7 +508,7 @@ function readToolResult(m, index, st) {
       isError: false,
     },
     {
-      function: m.role === 'function' || undefined,
+      function: role === 'function' || undefined,
       form,
       more: moreOf(m, known),
       order: orderOf(m, known),
@@ -354,28 +517,27 @@ function readToolResult(m, index, st) {
 }
 
 /** Chat Completions messages → AgentMessages, and the leading system/developer messages. */
-export function read(messages, ctx) {
-  const model = ctx.model;
-  const st = {
+export function read(messages: unknown[], ctx: ReadContext): ReadResult {
+  const model: Loose = isObject(ctx.model) ? ctx.model : {};
+  const st: ReadState = {
     ctx,
-    api: typeof model?.api === 'string' ? model.api : 'openai-completions',
-    provider: typeof model?.provider === 'string' ? model.provider : 'openai',
-    model: typeof model?.id === 'string' ? model.id : 'unknown',
-    /** Tool call id → tool name, of this batch. */
+    api: typeof model.api === 'string' ? model.api : 'openai-completions',
+    provider: typeof model.provider === 'string' ? model.provider : 'openai',
+    model: typeof model.id === 'string' ? model.id : 'unknown',
     calls: new Map(),
-    /** Function name → the id of its latest legacy `function_call`, of this batch. */
     legacy: new Map(),
   };
-  const out = [];
-  const leading = [];
+  const out: ReadMessage[] = [];
+  const leading: Loose[] = [];
   const prompt = systemPromptLength(messages, (m) => m.role === 'system' || m.role === 'developer', ctx);
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
     if (!isObject(m)) throw invalidMessage(i, '', `must be an object, got ${kindOf(m)}`);
-    if (!ROLES.includes(m.role))
-      throw invalidMessage(i, 'role', `must be one of ${ROLES.join(', ')}, got ${quote(m.role)}`);
-    if (m.name !== undefined && m.role !== 'tool') str(m.name, i, 'name');
-    switch (m.role) {
+    const role = m.role;
+    if (typeof role !== 'string' || !ROLES.includes(role))
+      throw invalidMessage(i, 'role', `must be one of ${ROLES.join(', ')}, got ${quote(role)}`);
+    if (m.name !== undefined && role !== 'tool') requireString(m.name, i, 'name');
+    switch (role) {
       case 'system':
       case 'developer':
       case 'user': {
@@ -384,12 +546,12 @@ export function read(messages, ctx) {
           leading.push(m);
           break;
         }
-        const known = MEMBERS[m.role];
+        const known = membersOf(role);
         out.push(
           keep(
-            { role: m.role === 'user' ? 'user' : 'developer', content },
+            { role: role === 'user' ? 'user' : 'developer', content },
             {
-              role: m.role === 'system' ? 'system' : undefined,
+              role: role === 'system' ? 'system' : undefined,
               name: m.name,
               form: form === 'parts' ? undefined : form,
               more: moreOf(m, known),
@@ -403,7 +565,7 @@ export function read(messages, ctx) {
         out.push(readAssistant(m, i, st));
         break;
       default:
-        out.push(readToolResult(m, i, st));
+        out.push(readToolResult(m, role, i, st));
     }
   }
   if (leading.length === 0) return { messages: out };
@@ -416,24 +578,31 @@ export function read(messages, ctx) {
 
 // ----- writing -------------------------------------------------------------------------------
 
+/** `node[key]` when `node` is an object, else undefined. */
+const member = (node: unknown, key: string): unknown => (isObject(node) ? node[key] : undefined);
+
+/** A provider message's blocks (`toLlmMessages` gives them as an array; a user text may stay a string). */
+const blocksOf = (m: Loose): Loose[] => m.content as Loose[];
+
 /** A kept part, when the block still holds what it was read from (pruning rewrites text). */
-function keptPart(b, x) {
+function keptPart(b: Loose, x: Loose | undefined): Loose | undefined {
   const p = x?.part;
   if (!isObject(p)) return undefined;
-  if (b.type === 'image') return parseDataUrl(p.image_url?.url ?? p.image_url)?.data === b.data ? p : undefined;
+  if (b.type === 'image')
+    return parseDataUrl(member(p.image_url, 'url') ?? p.image_url)?.data === b.data ? p : undefined;
   if (p.type === 'text' || p.type === 'refusal') return (p.text ?? p.refusal) === b.text ? p : undefined;
   return placeholder(p) === b.text ? p : undefined;
 }
 
 /** A user-like block as a content part, or undefined (reported) for a block with none. */
-function partOut(b, warnings, index, path) {
+function partOut(b: Loose, warnings: Warnings, index: number, path: string): Loose | undefined {
   const x = extrasOf(b);
   const kept = keptPart(b, x);
   if (kept !== undefined) return kept;
   if (b.type === 'text') return { type: 'text', text: b.text };
   if (b.type === 'image') {
     if (x?.form === 'string') return { type: 'image_url', image_url: dataUrl(b) };
-    const image = { url: dataUrl(b) };
+    const image: Loose = { url: dataUrl(b) };
     if (typeof x?.detail === 'string') image.detail = x.detail;
     return { type: 'image_url', image_url: image };
   }
@@ -441,10 +610,10 @@ function partOut(b, warnings, index, path) {
   return undefined;
 }
 
-function contentOut(content, warnings, index) {
+function contentOut(content: unknown, warnings: Warnings, index: number): string | Loose[] {
   if (typeof content === 'string') return content;
-  const parts = [];
-  content.forEach((b, k) => {
+  const parts: Loose[] = [];
+  (content as Loose[]).forEach((b, k) => {
     const p = partOut(b, warnings, index, `content[${k}]`);
     if (p !== undefined) parts.push(p);
   });
@@ -452,19 +621,22 @@ function contentOut(content, warnings, index) {
 }
 
 /** `out` with the kept members after it, in the order they were read in. */
-function finish(out, x) {
-  if (isObject(x?.more)) for (const k of Object.keys(x.more)) putMember(out, k, x.more[k]);
-  if (!Array.isArray(x?.order)) return out;
-  const ordered = {};
-  for (const k of x.order) if (Object.hasOwn(out, k)) putMember(ordered, k, out[k]);
+function finish(out: Loose, x: Loose | undefined): Loose {
+  const more = x?.more;
+  if (isObject(more)) for (const k of Object.keys(more)) putMember(out, k, more[k]);
+  const order = x?.order;
+  if (!Array.isArray(order)) return out;
+  const ordered: Loose = {};
+  // The member names the reader kept (`orderOf`).
+  for (const k of order as string[]) if (Object.hasOwn(out, k)) putMember(ordered, k, out[k]);
   for (const k of Object.keys(out)) if (!Object.hasOwn(ordered, k)) putMember(ordered, k, out[k]);
   return ordered;
 }
 
-function userOut(m, warnings, index) {
+function userOut(m: Loose, warnings: Warnings, index: number): Loose {
   const x = extrasOf(m);
   const role = m.role === 'user' ? 'user' : x?.role === 'system' ? 'system' : 'developer';
-  const out = { role };
+  const out: Loose = { role };
   const empty = m.content === '' || (Array.isArray(m.content) && m.content.length === 0);
   if (x?.form === 'null' && empty) out.content = null;
   else if (x?.form !== 'absent' || !empty) out.content = contentOut(m.content, warnings, index);
@@ -472,24 +644,35 @@ function userOut(m, warnings, index) {
   return finish(out, x);
 }
 
-function toolCallOut(b, m, warnings, index, path) {
+function toolCallOut(b: Loose, m: Loose, warnings: Warnings, index: number, path: string): Loose {
   const x = extrasOf(b);
-  const kept = isObject(x?.call) ? x.call : undefined;
+  const keptCall = x?.call;
+  const kept = isObject(keptCall) ? keptCall : undefined;
   if (x?.custom) {
-    const input = typeof b.arguments?.input === 'string' ? b.arguments.input : stringifyArguments(b.arguments);
-    if (kept?.id === b.id && kept.custom?.name === b.name && kept.custom?.input === input) return kept;
+    const given = member(b.arguments, 'input');
+    const input = typeof given === 'string' ? given : stringifyArguments(b.arguments);
+    const custom = member(kept, 'custom');
+    if (
+      kept !== undefined &&
+      kept.id === b.id &&
+      member(custom, 'name') === b.name &&
+      member(custom, 'input') === input
+    )
+      return kept;
     return { id: b.id, type: 'custom', custom: { name: b.name, input } };
   }
-  if (kept?.id === b.id && kept.function?.name === b.name && typeof kept.function.arguments === 'string') {
-    if (argumentsText(b.arguments, kept.function.arguments) === kept.function.arguments) return kept;
+  const fn = member(kept, 'function');
+  const keptText = member(fn, 'arguments');
+  if (kept !== undefined && kept.id === b.id && member(fn, 'name') === b.name && typeof keptText === 'string') {
+    if (argumentsText(b.arguments, keptText) === keptText) return kept;
   }
-  const call = {
+  const call: Loose = {
     id: b.id,
     type: 'function',
     function: { name: b.name, arguments: argumentsText(b.arguments, x?.arguments) },
   };
   if (typeof b.thoughtSignature === 'string' && b.thoughtSignature !== '') {
-    let extra;
+    let extra: unknown;
     try {
       extra = JSON.parse(b.thoughtSignature);
     } catch {
@@ -501,28 +684,30 @@ function toolCallOut(b, m, warnings, index, path) {
   return call;
 }
 
-function functionCallOut(b, x) {
-  const kept = isObject(x?.call) ? x.call : undefined;
+function functionCallOut(b: Loose, x: Loose | undefined): Loose {
+  const call = x?.call;
+  const kept = isObject(call) ? call : undefined;
   const text = argumentsText(b.arguments, kept?.arguments ?? x?.arguments);
-  if (kept?.name === b.name && kept.arguments === text) return kept;
+  if (kept !== undefined && kept.name === b.name && kept.arguments === text) return kept;
   return { name: b.name, arguments: text };
 }
 
-function assistantOut(m, warnings, index) {
+function assistantOut(m: Loose, warnings: Warnings, index: number): Loose {
   const x = extrasOf(m);
-  const fields = isObject(x?.fields) ? x.fields : {};
-  const reasoning = {};
-  const texts = [];
-  const parts = [];
-  const calls = [];
-  let refusal;
-  let functionCall;
+  const kept = x?.fields;
+  const fields: Loose = isObject(kept) ? kept : {};
+  const reasoning: Loose = {};
+  const texts: unknown[] = [];
+  const parts: Loose[] = [];
+  const calls: Loose[] = [];
+  let refusal: unknown;
+  let functionCall: Loose | undefined;
   let demoted = false;
-  m.content.forEach((b, k) => {
+  blocksOf(m).forEach((b, k) => {
     const path = `content[${k}]`;
     const bx = extrasOf(b);
     if (b.type === 'thinking') {
-      const field = REASONING_FIELDS.includes(b.thinkingSignature) ? b.thinkingSignature : undefined;
+      const field = isReasoningField(b.thinkingSignature) ? b.thinkingSignature : undefined;
       if (field !== undefined)
         reasoning[field] = reasoning[field] === undefined ? b.thinking : `${reasoning[field]}\n${b.thinking}`;
       else if (typeof b.thinking === 'string' && b.thinking.trim() !== '') {
@@ -535,7 +720,7 @@ function assistantOut(m, warnings, index) {
     } else if (b.type === 'text') {
       if (bx?.refusal) refusal = b.text;
       else {
-        if (demoted) texts[texts.length - 1] += '\n';
+        if (demoted) texts[texts.length - 1] = `${texts[texts.length - 1]}\n`;
         demoted = false;
         texts.push(b.text);
         const kept = keptPart(b, bx);
@@ -548,7 +733,7 @@ function assistantOut(m, warnings, index) {
       warnings.dropped('redacted thinking has no Chat Completions form', index, path);
     else warnings.dropped(`an assistant ${b.type} block has no Chat Completions form`, index, path);
   });
-  const out = { role: 'assistant' };
+  const out: Loose = { role: 'assistant' };
   const form = x?.form;
   if (form === 'parts') out.content = parts;
   else if (texts.length > 0) out.content = texts.join('');
@@ -570,13 +755,17 @@ function assistantOut(m, warnings, index) {
 }
 
 /** A tool result message, and its images when the tool role cannot carry them here. */
-function toolResultOut(m, warnings, index) {
+function toolResultOut(
+  m: Loose,
+  warnings: Warnings,
+  index: number,
+): { message: Loose; images: Array<Loose | undefined> } {
   const x = extrasOf(m);
-  const images = [];
-  const texts = [];
-  const parts = [];
+  const images: Array<Loose | undefined> = [];
+  const texts: unknown[] = [];
+  const parts: Array<Loose | undefined> = [];
   const asParts = x?.form === 'parts';
-  m.content.forEach((b, k) => {
+  blocksOf(m).forEach((b, k) => {
     const path = `content[${k}]`;
     if (b.type === 'text') {
       texts.push(b.text);
@@ -587,7 +776,7 @@ function toolResultOut(m, warnings, index) {
       else images.push(partOut(b, warnings, index, path));
     } else warnings.dropped(`a tool-result ${b.type} block has no Chat Completions form`, index, path);
   });
-  let content;
+  let content: unknown;
   const text = texts.join('\n');
   if (asParts) content = parts;
   else if (text !== '') content = text;
@@ -598,13 +787,15 @@ function toolResultOut(m, warnings, index) {
     warnings.converted("a tool result's images go in a user message after the tool results", index);
   if (m.isError === true)
     warnings.converted('the tool role has no error flag: a failed result is sent as its text', index);
-  const out = x?.function ? { role: 'function', name: m.toolName } : { role: 'tool', tool_call_id: m.toolCallId };
+  const out: Loose = x?.function
+    ? { role: 'function', name: m.toolName }
+    : { role: 'tool', tool_call_id: m.toolCallId };
   if (content !== undefined) out.content = content;
   return { message: finish(out, x), images };
 }
 
 /** The system prompt as the messages that open the request. */
-function systemOut(system) {
+function systemOut(system: StoredSystem | undefined | null): unknown[] {
   if (system === undefined || system === null) return [];
   if (system.format === name && Array.isArray(system.value)) return system.value;
   if (system.format === name && typeof system.value === 'string') return [{ role: 'system', content: system.value }];
@@ -612,16 +803,17 @@ function systemOut(system) {
 }
 
 /** The LLM view → Chat Completions `messages` (the system prompt first). */
-export function write(llm, ctx) {
+export function write(llm: readonly unknown[], ctx: WriteContext): WriteResult<OpenAIChatMessage> {
   const warnings = ctx.warnings;
-  const out = [...systemOut(ctx.system)];
-  let images = [];
+  const out: unknown[] = [...systemOut(ctx.system)];
+  let images: Array<Loose | undefined> = [];
   const flush = () => {
     if (images.length === 0) return;
     out.push({ role: 'user', content: [{ type: 'text', text: ATTACHED }, ...images] });
     images = [];
   };
-  llm.forEach((m, index) => {
+  llm.forEach((message, index) => {
+    const m: Loose = isObject(message) ? message : {};
     if (m.role !== 'toolResult') flush();
     if (m.providerPayload !== undefined)
       warnings.dropped(
@@ -648,5 +840,6 @@ export function write(llm, ctx) {
     }
   });
   flush();
-  return { messages: out };
+  // Built member by member as the types above describe (kept members and order included).
+  return { messages: out as OpenAIChatMessage[] };
 }

@@ -19,18 +19,59 @@
 //   windows into the core's estimate when a `tokenCounter` counts.
 import { toJson } from './args.js';
 import { invalidArgument, messageOf, wrapError } from './errors.js';
+import type { WasmCalibration } from './glue.js';
 import { requireRaw } from './raw.js';
+import type { JsonValue } from './types.js';
+
+/**
+ * A message as the gauge reads it: an LLM message, or `{role: 'system', content}` for text.
+ * Only `role`, `content` (a string or blocks with `text`, `thinking`, tool call `arguments`),
+ * `toolCallId` and `providerPayload` are read; the rest is part of its memo key.
+ * @internal
+ */
+export interface CountedMessage {
+  role: string;
+  content?: unknown;
+  toolCallId?: string;
+  providerPayload?: unknown;
+  [key: string]: unknown;
+}
+
+/** The host's token counter (the Maintainer's `tokenCounter` option). @internal */
+export type TokenCounter = (message: CountedMessage) => number;
+
+/** The options of a TokenGauge (the Maintainer's). @internal */
+export interface TokenGaugeOptions {
+  tokenCounter?: TokenCounter | undefined;
+  maxCountChars?: number | undefined;
+  calibrate?: boolean | undefined;
+}
+
+/** The model a gauge keeps rates for: `provider/id`. @internal */
+export interface GaugeModel {
+  provider: string;
+  id: string;
+}
+
+/** A block of a message's content as `strings` and `capped` read it. */
+type Block = { type?: unknown; text?: unknown; thinking?: unknown; arguments?: unknown; [key: string]: unknown };
+
+/** One member of the memo: the exact key of a message and its count. */
+interface MemoEntry {
+  key: unknown[];
+  n: number;
+}
 
 /** Counts remembered at most, and characters their keys may hold, before the memo starts over. */
 const MEMO_LIMIT = 20_000;
 const MEMO_CHARS = 32_000_000;
 
 /** Every string of a message a tokenizer would read (texts, thinking, tool arguments). */
-function strings(message, out = []) {
+function strings(message: CountedMessage, out: string[] = []): string[] {
   const c = message?.content;
   if (typeof c === 'string') out.push(c);
   else if (Array.isArray(c)) {
-    for (const b of c) {
+    for (const b of c as Block[]) {
       if (typeof b?.text === 'string') out.push(b.text);
       if (typeof b?.thinking === 'string') out.push(b.thinking);
       if (b?.type === 'toolCall' && b.arguments !== undefined) out.push(JSON.stringify(b.arguments));
@@ -44,7 +85,7 @@ function strings(message, out = []) {
  * sampled characters. Only an index: a count is taken from the bucket for the exact same
  * message alone (`matchKey`).
  */
-function bucketOf(message, texts, total) {
+function bucketOf(message: CountedMessage, texts: string[], total: number): string {
   let h = 0x811c9dc5;
   for (const t of texts) {
     const step = Math.max(1, Math.floor(t.length / 128));
@@ -66,7 +107,7 @@ const END = Symbol('}');
  * names and values, `END`; an array as `ARRAY`, its length and items; strings, numbers,
  * booleans and null as they are. False past `KEY_DEPTH` (or for a cycle).
  */
-function pushKey(out, v, depth) {
+function pushKey(out: unknown[], v: unknown, depth: number): boolean {
   if (v === null || typeof v !== 'object') {
     out.push(v);
     return true;
@@ -78,17 +119,18 @@ function pushKey(out, v, depth) {
     return true;
   }
   out.push(OBJECT);
-  for (const k in v) {
+  const o = v as Record<string, unknown>;
+  for (const k in o) {
     out.push(k);
-    if (!pushKey(out, v[k], depth + 1)) return false;
+    if (!pushKey(out, o[k], depth + 1)) return false;
   }
   out.push(END);
   return true;
 }
 
 /** A message's exact key (`pushKey`), or undefined when it nests too deep. */
-function messageKey(message) {
-  const out = [];
+function messageKey(message: CountedMessage): unknown[] | undefined {
+  const out: unknown[] = [];
   return pushKey(out, message, 0) ? out : undefined;
 }
 
@@ -96,7 +138,7 @@ function messageKey(message) {
  * Whether `v` reads as `key` from `at` on: the position after it, or -1. Walks the message
  * without building its key (a memo hit allocates nothing); strings compare by reference first.
  */
-function matchKey(key, at, v, depth) {
+function matchKey(key: unknown[], at: number, v: unknown, depth: number): number {
   if (v === null || typeof v !== 'object') return key[at] === v ? at + 1 : -1;
   if (depth > KEY_DEPTH) return -1;
   let i = at;
@@ -107,23 +149,24 @@ function matchKey(key, at, v, depth) {
     return i;
   }
   if (key[i++] !== OBJECT) return -1;
-  for (const k in v) {
+  const o = v as Record<string, unknown>;
+  for (const k in o) {
     if (key[i] !== k) return -1;
-    i = matchKey(key, i + 1, v[k], depth + 1);
+    i = matchKey(key, i + 1, o[k], depth + 1);
     if (i < 0) return -1;
   }
   return key[i] === END ? i + 1 : -1;
 }
 
 /** A copy of `message` whose strings are each cut to `ceil(length × keep)` (the core's cut). */
-function capped(message, keep) {
-  const cut = (s) => s.slice(0, Math.ceil(s.length * keep));
+function capped(message: CountedMessage, keep: number): CountedMessage {
+  const cut = (s: string): string => s.slice(0, Math.ceil(s.length * keep));
   const c = message.content;
   if (typeof c === 'string') return { ...message, content: cut(c) };
   return {
     ...message,
-    content: c.map((b) => {
-      const o = { ...b };
+    content: (c as Block[]).map((b) => {
+      const o: Block = { ...b };
       if (typeof o.text === 'string') o.text = cut(o.text);
       if (typeof o.thinking === 'string') o.thinking = cut(o.thinking);
       if (o.type === 'toolCall' && o.arguments !== undefined) o.arguments = { text: cut(JSON.stringify(o.arguments)) };
@@ -132,17 +175,18 @@ function capped(message, keep) {
   };
 }
 
+/** The Maintainer's token gauge (see the top of this file). @internal */
 export class TokenGauge {
-  #counter;
-  #cap;
+  #counter: TokenCounter | undefined;
+  #cap: number;
   /** bucket (`bucketOf`) → `[{key, n}]`: the exact key of each count (`messageKey`) and the count. */
-  #memo = new Map();
+  #memo = new Map<string, MemoEntry[]>();
   #memoCount = 0;
   #memoChars = 0;
   /** The core's calibration and the request it last sent. */
-  #calibration;
+  #calibration: WasmCalibration;
 
-  constructor({ tokenCounter, maxCountChars, calibrate = true } = {}) {
+  constructor({ tokenCounter, maxCountChars, calibrate = true }: TokenGaugeOptions = {}) {
     if (tokenCounter !== undefined && typeof tokenCounter !== 'function') {
       throw invalidArgument('options.tokenCounter must be a function (message) => number');
     }
@@ -155,12 +199,12 @@ export class TokenGauge {
   }
 
   /** Whether the host counts (then `count()` is used instead of the core's estimate). */
-  get counting() {
+  get counting(): boolean {
     return this.#counter !== undefined;
   }
 
   /** The host's count of `messages` (LLM messages, or `{role: 'system', content}` for text). */
-  count(messages) {
+  count(messages: Iterable<CountedMessage>): number {
     let sum = 0;
     for (const m of messages) sum += m?.providerPayload === undefined ? this.#one(m) : this.#replayed(m);
     return sum;
@@ -172,24 +216,26 @@ export class TokenGauge {
    * reads, and the encrypted items and images count at the core's estimate, which no text
    * counter can measure. Any other payload leaves the message as it is.
    */
-  #replayed(message) {
+  #replayed(message: CountedMessage): number {
     const json = requireRaw().replayPiecesJson(toJson(message.providerPayload));
     if (json === undefined) return this.#one(message);
-    const { texts, fixedTokens } = JSON.parse(json);
+    const { texts, fixedTokens }: { texts: string[]; fixedTokens: number } = JSON.parse(json);
     return fixedTokens + (texts.length === 0 ? 0 : this.#one({ role: 'user', content: texts.join('\n\n') }));
   }
 
-  #one(message) {
+  #one(message: CountedMessage): number {
     const texts = strings(message);
     let total = 0;
     for (const t of texts) total += t.length;
     const bucket = bucketOf(message, texts, total);
     const known = this.#memo.get(bucket)?.find((e) => matchKey(e.key, 0, message, 0) === e.key.length);
     if (known !== undefined) return known.n;
-    let counted;
+    let counted: number;
     try {
       const [keep, scale] = requireRaw().WasmCalibration.countCut(total, this.#cap);
-      counted = keep === undefined ? this.#counter(message) : this.#counter(capped(message, keep)) * scale;
+      // Only called when the host counts (`counting`).
+      const counter = this.#counter as TokenCounter;
+      counted = keep === undefined ? counter(message) : counter(capped(message, keep)) * (scale as number);
     } catch (e) {
       throw wrapError(
         'E_TOKEN_COUNTER',
@@ -213,7 +259,7 @@ export class TokenGauge {
       this.#memoCount = 0;
       this.#memoChars = 0;
     }
-    const entry = { key: exact, n };
+    const entry: MemoEntry = { key: exact, n };
     const live = this.#memo.get(bucket);
     if (live === undefined) this.#memo.set(bucket, [entry]);
     else live.push(entry);
@@ -227,18 +273,18 @@ export class TokenGauge {
    * `imageRate`, per estimated token of images (both 1 until it answered a request, or when
    * calibration is off).
    */
-  calibration(model) {
+  calibration(model: GaugeModel): { ratio: number; imageRate: number } {
     const [ratio, imageRate] = this.#calibration.rates(keyOf(model));
-    return { ratio, imageRate };
+    return { ratio: ratio as number, imageRate: imageRate as number };
   }
 
   /** The text ratio of a model (see `calibration`). */
-  ratio(model) {
+  ratio(model: GaugeModel): number {
     return this.calibration(model).ratio;
   }
 
   /** The calibrated figure of a request of `model` estimated at `text` tokens of text and `images` of images. */
-  calibrated(model, text, images = 0) {
+  calibrated(model: GaugeModel, text: number, images = 0): number {
     return this.#calibration.calibrated(keyOf(model), text, images);
   }
 
@@ -246,12 +292,12 @@ export class TokenGauge {
    * A request went to `model`, estimated at `text` tokens of text and `images` of images;
    * `inlineSaved`: the tokens inline imaging saved (then it sent less than the estimate counts).
    */
-  sent(model, { text, images = 0 }, inlineSaved = 0) {
+  sent(model: GaugeModel, { text, images = 0 }: { text: number; images?: number }, inlineSaved = 0): void {
     this.#calibration.sent(keyOf(model), model.id, text, images, inlineSaved);
   }
 
   /** A reply came: it calibrates the model of the request last sent, if it answered it (the core decides). */
-  observe(message) {
+  observe(message: { stopReason?: unknown; model?: unknown; usage?: unknown }): void {
     const { stopReason, model, usage } = message;
     this.#calibration.observeReply(toJson({ stopReason, model, usage }));
   }
@@ -261,30 +307,33 @@ export class TokenGauge {
    * context the core estimates at `estimated`, the host counts at `counted`, with `usage`
    * reported (0 without): the core's conversion.
    */
-  inEstimate(windows, { estimated, counted, usage }) {
-    const out = {};
-    for (const [name, tokens] of Object.entries(windows)) {
+  inEstimate<K extends string>(
+    windows: Record<K, number>,
+    { estimated, counted, usage }: { estimated: number; counted: number; usage: number },
+  ): Record<K, number> {
+    const out = {} as Record<K, number>;
+    for (const [name, tokens] of Object.entries(windows) as Array<[K, number]>) {
       out[name] = requireRaw().WasmCalibration.windowInEstimate(name, tokens, estimated, counted, usage);
     }
     return out;
   }
 
   /** Provider tokens per token of the core's estimate of text for `model` (the core's rule). */
-  providerRatio(model, { estimated, counted }) {
+  providerRatio(model: GaugeModel, { estimated, counted }: { estimated: number; counted: number }): number {
     return this.#calibration.providerRatio(keyOf(model), estimated, this.counting ? counted : 0);
   }
 
   /** What `calibration` of the Maintainer shows: the text ratio, the image rate and the requests they come from, per model. */
-  snapshot() {
+  snapshot(): Record<string, JsonValue> {
     return JSON.parse(this.#calibration.snapshotJson());
   }
 
   /** Releases the core's state. */
-  free() {
+  free(): void {
     this.#calibration.free();
   }
 }
 
-function keyOf(model) {
+function keyOf(model: GaugeModel): string {
   return `${model.provider}/${model.id}`;
 }

@@ -1,5 +1,6 @@
 // The message formats `Session.fromMessages`, `appendMessages` and `toMessages` speak. Each
-// format module exports `name`, `read(messages, ctx)` and `write(llm, ctx)`:
+// format module exports `name`, `read(messages, ctx)` and `write(llm, ctx)` (`FormatModule` of
+// common.ts):
 //
 // read(messages, ctx) → { messages: AgentMessage[], system? }
 //   `messages` is the caller's array (checked to be an array); a malformed message throws
@@ -19,18 +20,28 @@ import { invalidArgument } from '../core/errors.js';
 import * as aiSdkModel from './ai-sdk-model.js';
 import * as aiSdkUi from './ai-sdk-ui.js';
 import * as anthropic from './anthropic.js';
+import type { FormatModule } from './common.js';
 import * as gemini from './gemini.js';
 import * as openaiChat from './openai-chat.js';
 import * as openaiResponses from './openai-responses.js';
 import * as pi from './pi.js';
 
-const FORMATS = new Map(
-  [pi, openaiChat, openaiResponses, anthropic, aiSdkModel, aiSdkUi, gemini].map((f) => [f.name, f]),
+/**
+ * A format module whose declarations the compiler does not see whole: a module still in
+ * JavaScript is typed by its hand-written .d.ts, which declares its message types alone.
+ */
+const untyped = (module: object) => module as FormatModule;
+
+const FORMATS = new Map<string, FormatModule>(
+  [pi, openaiChat, untyped(openaiResponses), anthropic, untyped(aiSdkModel), untyped(aiSdkUi), untyped(gemini)].map(
+    (f) => [f.name, f],
+  ),
 );
 
 /** The format module called `name` (default `pi`); E_INVALID_ARGUMENT for an unknown one. */
-export function formatOf(name) {
-  const format = FORMATS.get(name ?? 'pi');
+export function formatOf(name: unknown): FormatModule {
+  const key = name ?? 'pi';
+  const format = typeof key === 'string' ? FORMATS.get(key) : undefined;
   if (format === undefined) {
     throw invalidArgument(
       `format must be one of ${[...FORMATS.keys()].map((k) => `'${k}'`).join(', ')}, got ${JSON.stringify(name)}`,

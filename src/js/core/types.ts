@@ -1,126 +1,18 @@
-// Public types of the ctxfold package. Written by hand and reviewed like API.
-// Field names follow the oh-my-pi / pi session format (spec: compaction §1).
+// The data types of the ctxfold API: messages, entries, options, settings, plans' requests and
+// results, as JSON crosses the wasm boundary. Field names follow the oh-my-pi / pi session
+// format (spec: compaction §1). Only types: this module is the bottom of core/ (every other
+// module may import it; it imports only the types of snapcompact and errors).
+//
+// One type refers upward: a handoff's result holds the new session, an instance of the public
+// `Session` (runner/session.ts, above core/). `SessionClasses` is the hook for it: runner/session.ts
+// registers its class there by declaration merging, so `HandoffResult['session']` is that class
+// without core/ importing runner/.
 
-import type {
-  AppendMessagesOptions,
-  AppendMessagesResult,
-  FormatMessages,
-  FormatWarning,
-  FromMessagesOptions,
-  MessageFormat,
-  ToMessagesOptions,
-  ToMessagesResult,
-} from '../formats/types.js';
 import type { ImageBudgetOverrides, ModelTarget, RenderOptions, ShapeVariantName } from './snapcompact.js';
-import type { CompactionAction } from './triggers.js';
-
 /** A JSON value as it appears in session files. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
-
-/** Stable error codes: every `Error` thrown by ctxfold carries one in `code`. */
-export type ErrorCode =
-  /** A JSONL line is not valid JSON (or not a JSON object). */
-  | 'E_JSONL_LINE'
-  /** The input does not start with a session header. */
-  | 'E_NOT_A_SESSION'
-  /** The header's `version` is newer than this library understands. */
-  | 'E_VERSION_TOO_NEW'
-  /** A line holds bytes that are not valid UTF-8. */
-  | 'E_INVALID_UTF8'
-  /** An entry id that the session does not hold. */
-  | 'E_UNKNOWN_ENTRY'
-  /** An entry's `parentId` names no entry of the session. */
-  | 'E_UNKNOWN_PARENT'
-  /** Following `parentId` links returns to an entry already visited. */
-  | 'E_PARENT_CYCLE'
-  /** Two entries share one id. */
-  | 'E_DUPLICATE_ID'
-  /** A JSON object line that is not a usable entry (no string `type` or `id`). */
-  | 'E_INVALID_ENTRY'
-  /** An entry's body does not have the shape its type requires. */
-  | 'E_INVALID_ENTRY_BODY'
-  /** A session file was migrated from an older format version (a load warning). */
-  | 'E_MIGRATED'
-  /** Invalid options or settings; the message names the field. */
-  | 'E_SETTINGS'
-  /** An argument of the wrong type or value (the message names it). */
-  | 'E_INVALID_ARGUMENT'
-  /** Compaction has nothing to summarize. */
-  | 'E_NOTHING_TO_COMPACT'
-  /** The active path already ends with a compaction. */
-  | 'E_ALREADY_COMPACTED'
-  /** A summarizer callback or the remote endpoint failed (see `cause` and `status`). */
-  | 'E_SUMMARIZER'
-  /** The operation was aborted through its AbortSignal; nothing was written. */
-  | 'E_ABORTED'
-  /** A compaction or navigation plan no longer fits the session. */
-  | 'E_STALE_PLAN'
-  /** A compaction plan was committed before all its requests were answered. */
-  | 'E_PLAN_INCOMPLETE'
-  /** A hook cancelled the operation. */
-  | 'E_CANCELLED'
-  /** Another compaction of this session is still running. */
-  | 'E_BUSY'
-  /** snapcompact: a shape name, shape record or shape field is invalid. */
-  | 'E_SHAPE'
-  /** snapcompact: a render option is out of range (frame size, page count, …). */
-  | 'E_OPTIONS'
-  /** snapcompact: a font is unknown, a fallback font cannot be read, or a shape needs a fallback font that is not registered. */
-  | 'E_FONT'
-  /** snapcompact: PNG encoding failed (an internal error). */
-  | 'E_ENCODE'
-  /** `undoCompaction()`: the entry is not a compaction, or the leaf is no longer on it. */
-  | 'E_UNDO_REFUSED'
-  /**
-   * A snapcompact commit would not make the context smaller than the one it replaces, or
-   * could not bring it under the window even with fewer frames; nothing was written, and
-   * `compact()` moves on to the next method.
-   */
-  | 'E_NO_REDUCTION'
-  /** The browser entry's `init()` has not been awaited yet. */
-  | 'E_NOT_INITIALISED'
-  /**
-   * A message is malformed: one of another format (`fromMessages`, `appendMessages`), or an
-   * agent message the core would not read back as written (`appendMessage`, `append` of a
-   * `message` entry, `Maintainer.afterResponse`: an unknown role, a missing or mistyped
-   * field, a block of an unknown type, a count out of range, a provider's response, a
-   * circular object). `field` is the path inside the message (`content[2].text`), `index`
-   * its position in the array when there is one. Nothing was written.
-   */
-  | 'E_INVALID_MESSAGE'
-  /** A session or plan was used after its `free()`. */
-  | 'E_FREED'
-  /** The host's `tokenCounter` threw (the thrown value is the error's `cause`). */
-  | 'E_TOKEN_COUNTER';
-
-/** The shape of errors thrown by ctxfold. */
-export interface CtxfoldError extends Error {
-  code: ErrorCode;
-  /**
-   * What caused the error, when it wraps one: for `E_SUMMARIZER`, the value the summarizer
-   * callback threw (any value, not only an Error) or, for the remote endpoint, an Error with
-   * the HTTP `status` whose own `cause` is the fetch error when the request did not get through.
-   * Absent on errors ctxfold raises itself (argument checks, session errors, …).
-   */
-  cause?: unknown;
-  /**
-   * The HTTP status behind an `E_SUMMARIZER` error, where there is one: the remote endpoint's
-   * response status (408 for its time-out), or the `status` / `statusCode` of the Error the
-   * summarizer threw. Absent otherwise.
-   */
-  status?: number;
-  /**
-   * `E_SUMMARIZER` of the `remote` method's OpenAI provider-native lanes: the lane whose failure
-   * is the `cause` (`'v2'` streaming `compaction_trigger`, `'v1'` `/responses/compact`).
-   */
-  lane?: 'v1' | 'v2';
-  /** `E_INVALID_MESSAGE`: the path of the malformed field inside the message (`content[2].text`; empty: the whole message). */
-  field?: string;
-  /** `E_INVALID_MESSAGE` of a message in an array: its position. */
-  index?: number;
-}
 
 // ----- content and messages (spec: compaction §1.7) ---------------------------------------
 
@@ -781,24 +673,6 @@ export interface PlanOptions {
   rebuildArchive?: boolean;
 }
 
-/** A compaction waiting for its summaries. */
-export class CompactionPlan {
-  private constructor();
-  /** Requests to send now (they are independent of each other). */
-  readonly pending: SummaryRequest[];
-  readonly preparation: CompactionPreparation;
-  readonly isComplete: boolean;
-  readonly strategy: 'context-full' | 'handoff' | 'snapcompact';
-  /**
-   * Records the summary answering a pending request; may write follow-up requests (the next
-   * history window is read from the session then: `E_STALE_PLAN` if it changed).
-   */
-  answer(id: string, text: string): void;
-  /** A history window overflowed the summarizer's context: plan it at half the budget. Throws `E_SUMMARIZER` at the floor. */
-  retrySmaller(id: string, tokensSent?: number): void;
-  free(): void;
-}
-
 /** The result of a commit. */
 export interface CompactionCommit {
   entryId: string;
@@ -913,7 +787,7 @@ export interface HandoffResult {
   handoff: true;
   entryId: null;
   /** The new session: its first entry is a `custom_message` of type `handoff` with the document. */
-  session: Session;
+  session: HandoffSession;
   document: string;
   fromExtension: false;
   report: CompactionReport;
@@ -925,6 +799,12 @@ export interface CompactSkipped {
   method: null;
   reason: CompactReason;
 }
+
+/**
+ * What `compact()` resolves. `'skipped' in result` tells a skipped compaction apart; then
+ * `method` narrows the rest (`'handoff'`, `'shake'`, else a compaction entry was appended).
+ */
+export type CompactOutcome = CompactResult | HandoffResult | ShakeCompactResult | CompactSkipped;
 
 /** A summary written elsewhere (e.g. by a hook), committed with `fromExtension: true`. */
 export interface ExtensionCompaction {
@@ -986,6 +866,9 @@ export type CompactionEvent =
       errorMessage?: string;
     };
 
+/** The `action` of automatic compaction events (spec: compaction §8.3). */
+export type CompactionAction = 'context-full' | 'handoff' | 'snapcompact' | 'remote' | 'shake';
+
 export type CompactReason = 'manual' | 'threshold' | 'overflow' | 'incomplete' | 'idle';
 
 /** Hooks (spec: compaction §8.8). A handler that throws is ignored. */
@@ -998,14 +881,13 @@ export interface CompactionHooks {
   }) =>
     | void
     | { cancel?: boolean; compaction?: ExtensionCompaction }
+    // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
     | Promise<void | { cancel?: boolean; compaction?: ExtensionCompaction }>;
   /** Extra context lines, a prompt override, preserveData. */
-  'session.compacting'?: (event: {
-    sessionId: string;
-    preparation: CompactionPreparation;
-  }) =>
+  'session.compacting'?: (event: { sessionId: string; preparation: CompactionPreparation }) =>
     | void
     | { context?: string[]; prompt?: string; preserveData?: JsonObject }
+    // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
     | Promise<void | { context?: string[]; prompt?: string; preserveData?: JsonObject }>;
   /** After the entry is saved. */
   session_compact?: (event: CompactResult | HandoffResult) => void | Promise<void>;
@@ -1022,7 +904,7 @@ export interface ArchiveFrame {
    * The PNG bytes (of the entry a `dataRef` names, for a frame stored by reference), or null for
    * a frame stored outside the file (`blob:sha256:…`) or a reference the file does not resolve.
    */
-  png: Uint8Array | null;
+  png: Uint8Array<ArrayBuffer> | null;
   mimeType: string;
   cols: number;
   rows: number;
@@ -1087,6 +969,7 @@ export interface ShakeRunOptions extends ShakeOptions {
    * resolves its id; the placeholders then read `[shaken ~N tokens — recover: artifact://ID
    * (region k)]`. Without it (or when it fails) they read `[shaken ~N tokens]` and the text is gone.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
   saveArtifact?: (artifact: { name: string; text: string; kind: 'shake' }) => string | void | Promise<string | void>;
   /** Fail (`E_SUMMARIZER`, nothing written) instead of eliding without a stored artifact. */
   requireArtifact?: boolean;
@@ -1225,21 +1108,6 @@ export interface NavigationPreparation {
   noContent: boolean;
 }
 
-export class NavigationPlan {
-  private constructor();
-  readonly isNoop: boolean;
-  /** None, or one request with purpose `branch-summary`. */
-  readonly pending: SummaryRequest[];
-  readonly preparation: NavigationPreparation;
-  /** A hook's changes: the request is written again. */
-  setInstructions(changes: {
-    customInstructions?: string | null;
-    replaceInstructions?: boolean | null;
-    label?: string | null;
-  }): void;
-  free(): void;
-}
-
 /** The summarizer's text, or a summary supplied by a hook (`fromExtension: true`). */
 export type NavigationAnswer = { summary: string } | { summary: string; details?: JsonValue; fromExtension: true };
 
@@ -1270,6 +1138,7 @@ export interface NavigationHooks {
         replaceInstructions?: boolean;
         label?: string;
       }
+    // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
     | Promise<void | {
         cancel?: boolean;
         summary?: string | { summary: string; details?: JsonValue };
@@ -1453,6 +1322,7 @@ export interface CompactOptions extends SummarizeCallOptions {
     name: string;
     text: string;
     kind: 'handoff' | 'shake';
+    // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
   }) => string | void | Promise<string | void>;
   /** Overrides of a `snapcompact` commit (the plan already has `model`, `provider`, `contextWindow`). */
   snapcompact?: SnapcompactArchiveOptions;
@@ -1505,270 +1375,29 @@ export interface CompactOptions extends SummarizeCallOptions {
   willRetry?: boolean;
   hooks?: CompactionHooks | CompactionHooks[];
   retry?: RetryOptions;
+  // The Maintainer's knobs (runner/maintainer: its walk inside the trigger machine), read by
+  // the compaction runner; not for hosts.
+  /**
+   * The compaction's `strategy` as the host gave it, when it picks the method (the runner sets
+   * it from `strategy`).
+   * @internal
+   */
+  explicit?: string;
+  /** Leave snapcompact out of the walk (the trigger machine's request says so). @internal */
+  excludeSnapcompact?: boolean;
+  /** Provider tokens per token of the core's estimate (the Maintainer's calibration; 1 when unknown). @internal */
+  providerRatio?: number;
+  /** Provider tokens per estimated token of images (the Maintainer's calibration; 1 when unknown). @internal */
+  imageRatio?: number;
+  /** The host's measure of the live context after a commit or a shake, in provider tokens. @internal */
+  measureLive?: () => number | undefined;
 }
+/**
+ * The classes of the layers above core/ that core's types name, registered by declaration
+ * merging (`declare module`): runner/session.ts adds `session: Session`.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from runner/session.ts
+export interface SessionClasses {}
 
-// ----- API --------------------------------------------------------------------------------
-
-/** Version of the ctxfold core. */
-export function version(): string;
-/** Bytes of WebAssembly memory the module holds (it grows as needed and never shrinks). */
-export function wasmMemoryBytes(): number;
-
-/** A session file: a header and a tree of entries, with a leaf selecting the active path. */
-export class Session {
-  private constructor();
-  /** Loads a session (text or UTF-8 bytes); migrates v1/v2 files. Throws `E_NOT_A_SESSION`, `E_VERSION_TOO_NEW`. */
-  static fromJsonl(input: string | Uint8Array | ArrayBuffer | ArrayBufferView, options?: LoadOptions): Session;
-  /**
-   * Loads a session file that `read(view)` writes straight into the module's memory (`view`:
-   * `size` bytes there; return how many were written, all when undefined), with no copy of it
-   * in JavaScript: opening needs the file's size once plus the index. `read` must not call
-   * ctxfold. Throws as `fromJsonl`, and `E_INVALID_ARGUMENT` for a bad size or count.
-   */
-  static fromReader(size: number, read: (view: Uint8Array) => number | undefined, options?: LoadOptions): Session;
-  /** A new empty session (format version 3). */
-  static create(options?: CreateOptions): Session;
-  /**
-   * A session holding a message history of another format (docs/guide/formats.md): the system
-   * prompt as a `custom` entry `ctxfold:system`, then a `message` entry per message. What the
-   * format holds that the session cannot is in `warnings`. Throws `E_INVALID_MESSAGE`.
-   */
-  static fromMessages<F extends MessageFormat = 'pi'>(
-    messages: Array<FormatMessages[F]['in']>,
-    options?: FromMessagesOptions<F>,
-  ): Session;
-  /** Problems found while loading, and migrations (and what `fromMessages` could not carry). */
-  readonly warnings: Array<LoadWarning | FormatWarning>;
-  readonly header: SessionHeader;
-  readonly version: { current: number; onDisk: number };
-  /** Number of entries. */
-  readonly size: number;
-  readonly leafId: string | null;
-  entries(): SessionEntry[];
-  entry(id: string): SessionEntry | undefined;
-  index(): EntryInfo[];
-  /** Ids from the root to `id`. Throws `E_UNKNOWN_ENTRY`. */
-  pathTo(id: string): string[];
-  /** Ids of the children of `id` (of the roots for null). Throws `E_UNKNOWN_ENTRY`. */
-  children(id: string | null): string[];
-  /** Moves the leaf. Throws `E_UNKNOWN_ENTRY`. */
-  branch(id: string): void;
-  resetLeaf(): void;
-  buildContext(options?: ContextOptions): SessionContext;
-  /**
-   * A page of the display transcript, for a view of a long history: `{from: -100, count: 100}`
-   * is the last hundred messages. Only the page's messages are copied out of the session.
-   */
-  transcript(options?: TranscriptOptions): TranscriptPage;
-  /**
-   * The provider messages of the context (`convertToLlm`). Each call returns new objects the
-   * caller may change freely; the session converts only the messages that changed since its
-   * previous call, so calling this once per request costs about what the new messages cost.
-   */
-  toLlmMessages(options?: ContextOptions): LlmMessage[];
-  /**
-   * How many snapcompact frames the last `toLlmMessages` call (or `llm`, which calls it) left
-   * out of the compaction summary for its `maxFrameDataBytes` / `maxImages` budgets: the count
-   * the summary's "N archived image frames could not be included" notice states. 0 before any
-   * call, when the context holds no archive, or when every frame fit.
-   */
-  lastFramesLeftOut(): number;
-  /**
-   * Token figures of the context. Without `options.model`, a path whose latest compaction is an
-   * OpenAI provider-native one counts as that provider reads it: the replayed history's items,
-   * not the placeholder summary (the same for `contextStats`).
-   */
-  contextTokens(options?: ContextOptions): ContextTokens;
-  /** The LLM context by the local estimate: tokens per kind and images (frames at the flat rate, not copied). */
-  contextStats(options?: ContextOptions): {
-    tokens: number;
-    images: number;
-    byKind: { summary: number; user: number; assistant: number; toolResult: number; other: number };
-  };
-  entryTokens(id: string, options?: EstimateOptions): number;
-  append(type: string, fields: JsonObject, options?: AppendOptions): string;
-  /**
-   * Appends a format's messages (a turn's new ones) after the leaf. Everything is read before
-   * anything is written: `E_INVALID_MESSAGE` leaves the session unchanged.
-   */
-  appendMessages<F extends MessageFormat = 'pi'>(
-    messages: Array<FormatMessages[F]['in']>,
-    options?: AppendMessagesOptions<F>,
-  ): AppendMessagesResult;
-  /** What to send, in a format: the LLM view of the leaf as its messages, and the system prompt. */
-  toMessages<F extends MessageFormat = 'pi'>(options?: ToMessagesOptions<F>): ToMessagesResult<F>;
-  /**
-   * Appends a `message` entry; returns its id. The core checks the message first (its role's
-   * required fields and types, known block types, counts from 0 to 2^53 − 1): a message it
-   * would not read back as written, or a provider's response, throws `E_INVALID_MESSAGE`
-   * with the `field` and leaves the session unchanged. Unknown members are kept.
-   */
-  appendMessage(message: AgentMessage, options?: AppendOptions): string;
-  appendCompaction(
-    compaction: {
-      summary: string;
-      firstKeptEntryId: string;
-      tokensBefore: number;
-      shortSummary?: string;
-      tokensAfter?: number;
-      method?: CompactionMethod;
-      details?: FileDetails | JsonObject;
-      preserveData?: JsonObject;
-      fromExtension?: boolean;
-    },
-    options?: AppendOptions,
-  ): string;
-  branchWithSummary(
-    fromId: string | null,
-    summary: string,
-    options?: AppendOptions & { details?: FileDetails | JsonObject; fromExtension?: boolean },
-  ): string;
-  appendLabel(targetId: string, label: string | null | undefined, options?: AppendOptions): string;
-  labels(): Record<string, string>;
-  /**
-   * Whether a turn is under way at the leaf: its last message is a tool result, or an
-   * assistant message that stopped for tool calls. An automatic handoff waits for the turn's end.
-   */
-  turnUnderWay(): boolean;
-  /** What a compaction would do now (spec: compaction §4.5). Throws like `planCompaction`. */
-  prepareCompaction(
-    settings?: CompactionSettings,
-    options?: Pick<PlanOptions, 'provider' | 'leafId'>,
-  ): CompactionPreparation;
-  /** Plans a compaction (sans-IO). Throws `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_SETTINGS`. */
-  planCompaction(settings?: CompactionSettings, options?: PlanOptions): CompactionPlan;
-  /**
-   * Throws `E_PLAN_INCOMPLETE`, `E_STALE_PLAN`, and for a snapcompact plan `E_NO_REDUCTION`;
-   * the session is unchanged then.
-   */
-  commitCompaction(
-    plan: CompactionPlan,
-    options?: AppendOptions & { snapcompact?: SnapcompactArchiveOptions },
-  ): CompactionCommit;
-  commitExtensionCompaction(
-    plan: CompactionPlan,
-    compaction: ExtensionCompaction,
-    options?: AppendOptions,
-  ): CompactionCommit;
-  /**
-   * Undoes a compaction: the leaf returns to where it was before it (the compaction entry's
-   * parent; `null` when the compaction was a root). Nothing is deleted: the compaction stays in
-   * the tree as an abandoned branch, and the next append continues from the parent. Only the
-   * latest step can be undone: throws `E_UNDO_REFUSED` when `entryId` is not a compaction or the
-   * leaf is no longer that entry (the session moved on), `E_UNKNOWN_ENTRY` for an unknown id;
-   * the session is unchanged then. A handoff left this session unchanged: nothing to undo.
-   * Returns the new leaf id.
-   */
-  undoCompaction(entryId: string): string | null;
-  /** A new session holding the handoff document; this one is unchanged. */
-  commitHandoff(plan: CompactionPlan, options?: AppendOptions & { sessionId?: string }): Session;
-  /**
-   * Runs a whole compaction. Rejects with `E_SUMMARIZER`, `E_ABORTED`, `E_CANCELLED`, `E_BUSY`,
-   * `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_STALE_PLAN`; nothing is appended then.
-   */
-  compact(options: CompactOptions): Promise<CompactResult | HandoffResult | ShakeCompactResult | CompactSkipped>;
-  /**
-   * The regions a shake would elide, with the text of their recovery artifact; changes
-   * nothing. Throws `E_SETTINGS` naming a bad option.
-   */
-  planShake(options?: ShakeOptions): ShakePlan;
-  /**
-   * Writes a `planShake` plan's placeholders (naming `artifactId` when given; `now` becomes
-   * `prunedAt` of each elided tool result). Throws `E_STALE_PLAN` when the session changed
-   * since the plan; nothing is written then.
-   */
-  applyShake(plan: ShakePlan, options?: { artifactId?: string; now?: number }): ShakeReport;
-  /** `shake thinking`: drops the reasoning blocks of assistant messages older than `protectTokens`. */
-  dropThinking(options?: ShakeOptions): ShakeReport;
-  /**
-   * Drops every image attached to the branch to `leafId` (default: the active branch), in
-   * place: the dead-end rescue's last tier (spec: compaction §8.3). Image blocks go from the
-   * content of user, developer, custom and tool-result messages and custom message entries
-   * (a content left empty reads `[image removed]`), and from tool results' `details.images`,
-   * bash executions' `images` and file mentions. Every other byte of the file stays. Throws
-   * `E_UNKNOWN_ENTRY` for a `leafId` not in the session.
-   */
-  dropImages(options?: { leafId?: string }): DropImagesResult;
-  /**
-   * Shakes the active branch: plans, stores the recovery artifact through `saveArtifact`, then
-   * writes the placeholders (`mode: 'thinking'` drops old reasoning instead). Rejects with
-   * `E_ABORTED`, `E_SETTINGS`, `E_INVALID_ARGUMENT`, `E_SUMMARIZER` (`requireArtifact` and the
-   * artifact could not be stored); the session is unchanged then.
-   */
-  shake(options?: ShakeRunOptions): Promise<ShakeResult>;
-  /** Threshold pruning of old tool outputs (spec: compaction §6.6). Throws `E_SETTINGS` naming a bad option. */
-  prune(options?: PruneOptions): PruneReport;
-  /**
-   * Searches every entry of every branch (compacted and abandoned too) and snapcompact source
-   * text: exact identifier hits first, then a BM25 score. The index is built on the first call
-   * and kept current after. Throws `E_INVALID_ARGUMENT` for an empty query or bad options.
-   */
-  searchHistory(query: string, options?: SearchHistoryOptions): SearchHistoryHit[];
-  /** What a committed plan left the model (ask the session the model reads next; a handoff's new one for a handoff). */
-  lossReport(plan: CompactionPlan): LossReport;
-  /** The per-turn stale pass: superseded reads and useless results (spec: compaction §6.5). */
-  pruneStale(options?: PruneOptions): PruneReport;
-  /** Plans moving the leaf to `targetId` (spec: compaction §7.5); changes nothing. Throws `E_UNKNOWN_ENTRY`. */
-  planNavigation(targetId: string, options?: NavigationOptions): NavigationPlan;
-  /** Applies a navigation plan. Throws `E_STALE_PLAN`, `E_INVALID_ARGUMENT`; the session is unchanged then. */
-  commitNavigation(plan: NavigationPlan, answer?: NavigationAnswer | null, options?: AppendOptions): NavigationResult;
-  /**
-   * Moves the leaf to `targetId`, summarizing the branch left behind when `summarize` is given.
-   * Resolves `{cancelled: true}` when a hook cancels, `{cancelled: true, aborted: true}` on abort
-   * (the session unchanged); rejects with `E_SUMMARIZER` when the summarizer fails, `E_UNKNOWN_ENTRY`.
-   */
-  navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<NavigationResult | NavigationCancelled>;
-  /** Writes the progress guard's `warning` into a compaction entry. Throws `E_UNKNOWN_ENTRY`, `E_INVALID_ARGUMENT` (not a compaction). */
-  stampCompactionWarning(entryId: string, warning: string): void;
-  /** The frames of a snapcompact compaction entry as PNG bytes, oldest first (`[]` without an archive). Throws `E_UNKNOWN_ENTRY`. */
-  archiveFrames(entryId: string): ArchiveFrame[];
-  /**
-   * Rewrites the file's snapcompact frames (`settings.snapcompact.frameStorage`): `reference`
-   * stores each frame once (a later entry's copy becomes `dataRef: {entry, frame, bytes}` naming
-   * the first entry that holds it; not readable by oh-my-pi), `inline` writes every reference
-   * that resolves as its bytes again (the reference's format). Converting one way and back gives
-   * the same bytes. Throws `E_INVALID_ARGUMENT` for another `to`.
-   */
-  migrateFrames(to: 'inline' | 'reference'): FrameMigration;
-  toJsonl(): string;
-  toBytes(): Uint8Array;
-  free(): void;
-}
-
-/** The key under which newer reads supersede older ones (spec: compaction §6.2), or `undefined`. */
-export function readToolSupersedeKey(toolName: string, args: JsonValue | undefined): string | undefined;
-
-export function estimateTokens(message: AgentMessage, options?: EstimateOptions): number;
-export function usageContextTokens(usage: Partial<Usage>): number;
-/** The compaction point for a window; with `model`, its `modelThresholds` rule applies. */
-export function thresholdTokens(
-  contextWindow: number,
-  settings?: CompactionSettings,
-  model?: { provider: string; id: string },
-): number;
-export function reserveTokens(contextWindow: number, settings?: CompactionSettings): number;
-/** True when `contextTokens` is over the (model's) threshold and compaction is enabled. */
-export function shouldCompact(
-  contextTokens: number,
-  contextWindow: number,
-  settings?: CompactionSettings,
-  model?: { provider: string; id: string },
-): boolean;
-export function adaptKeepRecentTokens(
-  keepRecentTokens: number,
-  promptTokens: number,
-  estimatedTokens: number,
-): { keepRecentTokens: number; ratio: number };
-export function resolveSettings(settings?: CompactionSettings): ResolvedCompactionSettings;
-
-// Message formats: Session.fromMessages / appendMessages / toMessages.
-export * from '../formats/types.js';
-
-// Inline imaging: old tool results and system-prompt text sent as frames, request by request.
-export * from '../runner/inline.js';
-// The runner that carries the trigger decisions out around each provider request.
-export * from '../runner/maintainer.js';
-// snapcompact: shapes, billing, text pipeline and PNG frames.
-export * from './snapcompact.js';
-// The trigger state machine: when to compact, retry, promote, warn or continue.
-export * from './triggers.js';
+/** The public `Session` class as registered in `SessionClasses`. */
+export type HandoffSession = SessionClasses extends { session: infer S } ? S : never;

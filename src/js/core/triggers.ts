@@ -1,0 +1,512 @@
+// The trigger state machine (spec: compaction §8): a sans-IO ContextManager. The host reports
+// what happened — a turn ended, a prompt is about to go out, the agent is idle, a promotion or
+// compaction finished — and applies the Decision it gets back. Nothing here reads a clock
+// except to default `now` to Date.now(). Values cross the wasm boundary as JSON text.
+import { isObject, nowOf, optionsJson, requiredTokens, time, toJson, tokens } from './args.js';
+import { invalidArgument, messageOf } from './errors.js';
+import type { WasmContextManager } from './glue.js';
+import { requireRaw } from './raw.js';
+import type {
+  AssistantMessage,
+  CompactionAction,
+  CompactionMethod,
+  CompactionSettings,
+  CompactReason,
+  JsonValue,
+  ResolvedCompactionSettings,
+} from './types.js';
+
+/** The model a turn runs on: pi-ai's `Model`, as far as the triggers read it. */
+export interface TriggerModel {
+  provider: string;
+  id: string;
+  /**
+   * Context window in tokens: a number from 1 to 2^53 - 1; leave it out when unknown (0, `NaN`,
+   * `Infinity` or a string are `E_INVALID_ARGUMENT`, one check in the core for every call).
+   */
+  contextWindow?: number;
+  /** Maximum output tokens per response (0 to 2^53 - 1). */
+  maxTokens?: number;
+  /** Input modalities; `'image'` makes snapcompact usable. */
+  input?: ReadonlyArray<'text' | 'image'>;
+}
+
+/** A time: ms since the epoch, a Date, or an ISO string (as compaction entries carry). */
+export type TriggerTime = number | Date | string;
+
+export interface TimeOptions {
+  /** Milliseconds since the epoch; default `Date.now()`. */
+  now?: number;
+}
+
+export interface AfterTurnOptions extends TimeOptions {
+  /** Local estimate of the live context (system prompt, tools, messages), counted without encrypted reasoning: the compaction floor. */
+  storedTokens?: number;
+  /** Timestamp of the latest compaction on the branch: older turns report a context that no longer exists. */
+  latestCompactionAt?: TriggerTime;
+  /** `contextPromotion.enabled` and a larger-window model with credentials exists. */
+  canPromote?: boolean;
+  /** Tokens the host's threshold prune just freed (lowers `compact.contextTokens`, not the trigger). */
+  freedTokens?: number;
+  /** The prune ran before the comparison: `freedTokens` lowers the trigger as well (the Maintainer's rule). */
+  freedLowersTrigger?: boolean;
+  /** Between tool-loop provider calls: threshold only (if `midTurnEnabled`), never a continuation. */
+  midRun?: boolean;
+}
+
+export interface BeforePromptOptions extends TimeOptions {
+  /** The last assistant message of the live context (else the usage remembered from the last turn). */
+  lastAssistant?: AssistantMessage;
+  storedTokens?: number;
+  latestCompactionAt?: TriggerTime;
+  canPromote?: boolean;
+}
+
+/** Which entry point asked for a compaction; only `post-turn` passes continue on their own. */
+export type CompactionEntryPoint = 'post-turn' | 'mid-run' | 'pre-prompt' | 'model-switch' | 'idle' | 'manual';
+
+/** The engine strategy (`compaction.strategy` without `off`). */
+export type CompactionStrategy = 'context-full' | 'handoff' | 'shake' | 'snapcompact';
+
+/** A compaction to run now (spec §8.3). Pass it back to `afterCompaction` unchanged. */
+export interface CompactRequest {
+  reason: CompactReason;
+  entry: CompactionEntryPoint;
+  /** Retry the failed request afterwards (overflow and incomplete recovery). */
+  willRetry: boolean;
+  /** The first method's strategy (`remote`, `soft` and `window` run as `context-full`). */
+  strategy: CompactionStrategy;
+  /** Usable methods of `methodOrder`, in order, never empty (see `compactionMethods`). */
+  methods: CompactionMethod[];
+  /** The events' action: the first method's, so the events name the method that runs. */
+  action: CompactionAction;
+  excludeSnapcompact: boolean;
+  /** The live context size that triggered (may stand in for `tokensBefore`). */
+  contextTokens: number;
+  /** The window the result must fit; 0 = unknown. */
+  contextWindow: number;
+  /** The model's compaction point (`modelThresholds` applied); null for an unknown window. */
+  thresholdTokens: number | null;
+  /** Recovery from a 413-like payload rejection. */
+  payloadRejection: boolean;
+  /** The budgets to compact with in this window (see `windowBudgets`); null for an unknown window. */
+  budgets: WindowBudgets | null;
+}
+
+/**
+ * The budgets of one context window (the small-window rules, docs/guide/maintainer.md "Small
+ * windows"): from a threshold of 40,000 tokens up every value is the default's; below, each is
+ * a share of the threshold `T`.
+ */
+export interface WindowBudgets {
+  contextWindow: number;
+  /** The compaction point (`thresholdTokens`); 0 for an unknown window. */
+  thresholdTokens: number;
+  /** The reserve below the window (`reserveTokens`, with the small-window rescue). */
+  reserveTokens: number;
+  /** `keepRecentTokens` to compact with: the default (20,000) becomes `min(20000, T/2)`; another value is kept unless it is at least `T`. */
+  keepRecentTokens: number;
+  /** The setting was at or above the threshold and was clamped to `T/2` (a warning says so once). */
+  keepRecentClamped: boolean;
+  /** The automatic shake's `protectTokens`: `min(16000, 2T/5)`. */
+  shakeProtectTokens: number;
+  /** The automatic shake's `minSavings`: `min(4000, T/10)`. */
+  shakeMinSavings: number;
+  /** The most context a snapcompact compaction may leave: the window minus the reserve; below a 40,000-token threshold, 80 % of it. */
+  archiveBudgetTokens: number;
+}
+
+/** Describes a manual compaction (`/compact`) to `afterCompaction`; missing fields take defaults. */
+export type ManualCompactRequest = Partial<CompactRequest> & { reason: 'manual' };
+
+export interface AutoCompactionStartEvent {
+  type: 'auto_compaction_start';
+  reason: Exclude<CompactReason, 'manual'>;
+  action?: CompactionAction;
+}
+
+export interface AutoCompactionEndEvent {
+  type: 'auto_compaction_end';
+  action?: CompactionAction;
+  aborted: boolean;
+  willRetry: boolean;
+  /** Prefixed: `Context overflow recovery failed: `, `Incomplete response recovery failed: `, `Auto-compaction failed: `. */
+  errorMessage?: string;
+  /** Nothing could be compacted. */
+  skipped?: boolean;
+  /** `outcome.result` as passed to `afterCompaction`. */
+  result?: JsonValue;
+}
+
+/** Automatic compaction events (spec §8.7). */
+export type TriggerEvent = AutoCompactionStartEvent | AutoCompactionEndEvent;
+
+export interface Notice {
+  level: 'info' | 'warning' | 'error';
+  text: string;
+}
+
+/** Ask the host to switch to a larger-window model, then call `afterPromotion`. */
+export interface PromotionRequest {
+  reason: 'threshold' | 'overflow' | 'incomplete';
+  /** The live context size the new model must hold comfortably. */
+  contextTokens: number;
+  /** The current model's window. */
+  contextWindow: number;
+}
+
+/** Start the next turn after `afterMs`. */
+export interface Continuation {
+  afterMs: number;
+  /** `retry`: re-run the failed request; `queued-messages`: deliver the queued steer/follow-ups; `auto-continue`: send `prompt` as an agent-authored developer message. */
+  kind: 'retry' | 'queued-messages' | 'auto-continue';
+  /** The auto-continue prompt (for `auto-continue`). */
+  prompt: string | null;
+  /** Always null since length stops are recovered by compaction (18.2.3); kept for compatibility. */
+}
+
+/**
+ * What the host must do. Apply in order: `events` and `notices` (write `compactionWarning`
+ * into the latest compaction entry's `warning`); `dropFailedTurn` / `restoreFailedTurn`;
+ * `promote` (then `afterPromotion`); `compact` (then `afterCompaction`); `continuation`.
+ */
+export interface Decision {
+  events: TriggerEvent[];
+  notices: Notice[];
+  compactionWarning: string | null;
+  /** Remove the assistant turn just reported from the live context (and from the session file when `durable`). */
+  dropFailedTurn: { durable: boolean } | null;
+  /** Put back the turn an earlier decision removed. */
+  restoreFailedTurn: boolean;
+  promote: PromotionRequest | null;
+  compact: CompactRequest | null;
+  continuation: Continuation | null;
+  /** Do not start a turn on your own (a prompt the user sends is fine). */
+  blockAutoContinue: boolean;
+  /** When to call `onIdle` (idle maintenance enabled only). */
+  wakeAt: number | null;
+}
+
+/** How a compaction ended. `failed.error` is the unprefixed error (or the Error). */
+export type CompactionOutcome =
+  | { status: 'compacted'; tokensAfter: number; storedTokens?: number; result?: JsonValue }
+  | { status: 'nothing-to-compact' }
+  | { status: 'aborted' }
+  | { status: 'failed'; error: string | Error };
+
+export interface AfterCompactionOptions {
+  /** A steer or follow-up message is queued: it drives the next turn. */
+  queuedMessages?: boolean;
+  /** Manual compaction only: it interrupted a running turn, to be resumed. */
+  interruptedTurn?: boolean;
+  /** Manual compaction only: do not resume the interrupted turn. */
+  suppressContinuation?: boolean;
+}
+
+/** Counters and flags of a ContextManager. */
+export interface ContextManagerState {
+  incompleteRecoveries: number;
+  overflowRecoveryAttempted: boolean;
+  maintenancePaused: boolean;
+  awaitingPromotion: boolean;
+  lastActivityAt: number | null;
+  idleCompacted: boolean;
+  lastUsageTokens: number | null;
+}
+
+/** What the host can compact with besides the settings. */
+export interface ContextManagerOptions {
+  /** A remote route besides `settings.remoteEndpoint`: an endpoint of the host's, or a provider-native lane. */
+  remote?: boolean;
+  /**
+   * The model, to check at construction: settings under which no method could ever run for it
+   * on this host (e.g. `methodOrder: ['snapcompact']` for a text-only model without a
+   * summarizer) are refused with `E_SETTINGS`. Compaction switched off is accepted.
+   */
+  model?: TriggerModel;
+  /** The host has a summarizer callback (`soft`, `handoff`, an overflow's fallback); default true. */
+  summarizer?: boolean;
+  /** The remote route includes an endpoint, which stands in for a missing summarizer; default `remote`. */
+  endpoint?: boolean;
+}
+
+export interface CompactionMethodsOptions {
+  reason: CompactReason;
+  /** The model whose context is compacted (snapcompact needs `input` with `'image'`). */
+  model: TriggerModel;
+  /** Recovery from a payload (bytes or media) rejection: no snapcompact. */
+  payloadRejection?: boolean;
+  /** The host has a remote route besides `settings.remoteEndpoint` (e.g. `compact({remoteEndpoint})`). */
+  remote?: boolean;
+  /** A manual compaction with focus text (it needs an LLM summary): no snapcompact. */
+  customInstructions?: string | boolean;
+}
+
+/**
+ * A host's model as the JSON the core's calls take, checked by the core (`hostModelJson`: the
+ * one check of a model's `provider`, `id`, `contextWindow`, `maxTokens` and `input`, which
+ * throws `E_INVALID_ARGUMENT` naming the field). `what` names the model in errors.
+ * @internal
+ */
+export function modelJson(model: unknown, what = 'model'): string {
+  return requireRaw().hostModelJson(model, what);
+}
+
+function assistantOf(message: unknown, what = 'the message'): Record<string, unknown> {
+  if (!isObject(message) || (message.role !== undefined && message.role !== 'assistant')) {
+    throw invalidArgument(`${what} must be an assistant message (role "assistant")`);
+  }
+  return message;
+}
+
+/** Consecutive no-progress `length` recoveries before giving up (spec §8.2). */
+export const INCOMPLETE_RECOVERY_MAX_RETRIES: 3 = 3;
+/** Delay before a retry or continuation starts, in ms (spec §8.3, §8.5). */
+export const CONTINUE_DELAY_MS: 100 = 100;
+
+/**
+ * The trigger state machine of one live session (spec: compaction §8). Apply a Decision in
+ * this order: events and notices; dropFailedTurn / restoreFailedTurn; promote (then
+ * afterPromotion); compact (emit compact's start event, run it, then afterCompaction);
+ * continuation after `afterMs` unless blockAutoContinue.
+ */
+export class ContextManager {
+  #inner: WasmContextManager;
+
+  /**
+   * Throws `E_SETTINGS` naming a bad field. `options.remote`: the host can run the `remote`
+   * method without `settings.remoteEndpoint` (e.g. it passes its own endpoint to `compact()`).
+   * With `options.model` the model is checked (`E_INVALID_ARGUMENT`), and so are the settings
+   * against it and the host: `E_SETTINGS` when no compaction method could ever run
+   * (`summarizer`: the host has a summarizer callback, default true; `endpoint`: its remote
+   * route includes an endpoint, which stands in for a missing summarizer, default `remote`).
+   */
+  constructor(settings?: CompactionSettings, options?: ContextManagerOptions) {
+    const o: unknown = options ?? {};
+    if (!isObject(o)) throw invalidArgument('ContextManager options must be an object');
+    const remote = Boolean(o.remote);
+    const model = o.model === undefined ? undefined : modelJson(o.model, 'options.model');
+    const inner = new (requireRaw().WasmContextManager)(optionsJson(settings, 'settings'), remote);
+    if (model !== undefined) {
+      const host = {
+        summarizer: o.summarizer !== false,
+        remoteEndpoint: o.endpoint === undefined ? remote : Boolean(o.endpoint),
+        nativeLane: remote && o.endpoint !== undefined && !o.endpoint,
+      };
+      try {
+        inner.checkMethods(model, JSON.stringify(host));
+      } catch (err) {
+        inner.free();
+        throw err;
+      }
+    }
+    this.#inner = inner;
+  }
+
+  /** The settings in use, with defaults filled in. */
+  get settings(): ResolvedCompactionSettings {
+    return JSON.parse(this.#inner.settingsJson());
+  }
+
+  /** Counters and flags (recoveries, episode, pause, idle), for inspection. */
+  get state(): ContextManagerState {
+    return JSON.parse(this.#inner.stateJson());
+  }
+
+  /** A compaction's `remote` method failed at `now` (ms): it is passed over for 10 minutes (upstream #13310). */
+  noteRemoteFailure(now: number): void {
+    this.#inner.noteRemoteFailure(nowOf({ now }));
+  }
+
+  /** Whether `remote` still waits out its cooldown at `now` (ms). */
+  remoteBlocked(now: number): boolean {
+    return this.#inner.remoteBlocked(nowOf({ now }));
+  }
+
+  /** An assistant turn ended (post-turn check, or a mid-run check with `midRun`). */
+  afterTurn(assistantMessage: AssistantMessage, model: TriggerModel, options?: AfterTurnOptions): Decision {
+    const o: AfterTurnOptions = options ?? {};
+    const json = JSON.stringify({
+      now: nowOf(o),
+      storedTokens: tokens(o.storedTokens, 'storedTokens'),
+      latestCompactionAt: time(o.latestCompactionAt, 'latestCompactionAt'),
+      canPromote: Boolean(o.canPromote),
+      freedTokens: tokens(o.freedTokens, 'freedTokens'),
+      freedLowersTrigger: Boolean(o.freedLowersTrigger),
+      midRun: Boolean(o.midRun),
+    });
+    const message = toJson(assistantOf(assistantMessage, 'afterTurn() takes an assistant message that'));
+    return JSON.parse(this.#inner.afterTurn(message, modelJson(model), json));
+  }
+
+  /**
+   * The once-only warnings about `model` as a decision with notices only: a model without a
+   * `contextWindow` (only an overflow error would ever compact), a `keepRecentTokens` too large
+   * for its window. Call it when the model is known (a later decision says them otherwise).
+   */
+  checkModel(model: TriggerModel): Decision {
+    return JSON.parse(this.#inner.checkModel(modelJson(model)));
+  }
+
+  /** The host tried the promotion a decision asked for (`decision.promote`); `promoted` says whether it switched to a larger model. */
+  afterPromotion(promoted: boolean): Decision {
+    return JSON.parse(this.#inner.afterPromotion(Boolean(promoted)));
+  }
+
+  /**
+   * A compaction ended. `request` is the decision's `compact` (or `{reason: 'manual', ...}`);
+   * `outcome.result` (the compaction result) is put on the `auto_compaction_end` event. It never
+   * asks for another compaction.
+   */
+  afterCompaction(
+    request: CompactRequest | ManualCompactRequest,
+    outcome: CompactionOutcome,
+    options?: AfterCompactionOptions,
+  ): Decision {
+    const given: unknown = outcome;
+    if (!isObject(request)) throw invalidArgument("request must be the decision's `compact` object");
+    if (!isObject(given) || typeof given.status !== 'string') {
+      throw invalidArgument('outcome must be an object with a string `status`');
+    }
+    let out: object;
+    switch (outcome.status) {
+      case 'compacted':
+        out = {
+          status: 'compacted',
+          tokensAfter: requiredTokens(outcome.tokensAfter, 'tokensAfter'),
+          storedTokens: tokens(outcome.storedTokens, 'storedTokens'),
+        };
+        break;
+      case 'failed':
+        out = { status: 'failed', error: messageOf(outcome.error) };
+        break;
+      case 'nothing-to-compact':
+      case 'aborted':
+        out = { status: outcome.status };
+        break;
+      default:
+        throw invalidArgument(
+          `unknown outcome status "${given.status}": use "compacted", "nothing-to-compact", "aborted" or "failed"`,
+        );
+    }
+    const o: AfterCompactionOptions = options ?? {};
+    const json = JSON.stringify({
+      queuedMessages: Boolean(o.queuedMessages),
+      interruptedTurn: Boolean(o.interruptedTurn),
+      suppressContinuation: Boolean(o.suppressContinuation),
+    });
+    const decision: Decision = JSON.parse(
+      this.#inner.afterCompaction(JSON.stringify(request), JSON.stringify(out), json),
+    );
+    if (outcome.status === 'compacted' && outcome.result !== undefined) {
+      for (const e of decision.events) {
+        if (e.type === 'auto_compaction_end') e.result = outcome.result;
+      }
+    }
+    return decision;
+  }
+
+  /** A user prompt is about to be sent: resets per-prompt counters, may compact first. */
+  beforePrompt(model: TriggerModel, options?: BeforePromptOptions): Decision {
+    const o: BeforePromptOptions = options ?? {};
+    const json = JSON.stringify({
+      now: nowOf(o),
+      lastAssistant:
+        o.lastAssistant === undefined || o.lastAssistant === null
+          ? undefined
+          : assistantOf(o.lastAssistant, '`lastAssistant`'),
+      storedTokens: tokens(o.storedTokens, 'storedTokens'),
+      latestCompactionAt: time(o.latestCompactionAt, 'latestCompactionAt'),
+      canPromote: Boolean(o.canPromote),
+    });
+    return JSON.parse(this.#inner.beforePrompt(modelJson(model), json));
+  }
+
+  /** The user switches to `target`: compact first when the context is over its threshold. */
+  beforeModelSwitch(target: TriggerModel, contextTokens: number, options?: TimeOptions): Decision {
+    return JSON.parse(
+      this.#inner.beforeModelSwitch(
+        modelJson(target, 'target'),
+        requiredTokens(contextTokens, 'contextTokens'),
+        nowOf(options),
+      ),
+    );
+  }
+
+  /** Idle maintenance check; call it at the decision's `wakeAt`. */
+  onIdle(model: TriggerModel, contextTokens: number, options?: TimeOptions): Decision {
+    return JSON.parse(
+      this.#inner.onIdle(modelJson(model), requiredTokens(contextTokens, 'contextTokens'), nowOf(options)),
+    );
+  }
+
+  /** Releases the WebAssembly memory now instead of at garbage collection. */
+  free(): void {
+    this.#inner.free();
+  }
+}
+
+/**
+ * True when an assistant message reports a context overflow (spec §8.2): an `error` stop with a
+ * provider's overflow wording, or a `stop` whose input + cacheRead exceed `contextWindow`.
+ */
+export function isContextOverflow(message: AssistantMessage, contextWindow?: number): boolean {
+  const json = toJson(assistantOf(message));
+  return requireRaw().isContextOverflowJson(json, tokens(contextWindow, 'contextWindow'));
+}
+
+/**
+ * The methods of `settings.methodOrder` that can run for `reason` on `model`, in order (spec
+ * §8.3, §8.6): the rule the ContextManager's requests follow, for a host walking the fallback
+ * list itself. `remote` says the host has a remote route besides `settings.remoteEndpoint`;
+ * `customInstructions` (a manual compaction with focus text) rules out snapcompact.
+ */
+export function compactionMethods(
+  settings: CompactionSettings | undefined,
+  options: CompactionMethodsOptions,
+): CompactionMethod[] {
+  const given: unknown = options;
+  if (!isObject(given) || typeof given.reason !== 'string') {
+    throw invalidArgument('compactionMethods() needs options with a string `reason`');
+  }
+  const { reason, model, payloadRejection, remote, customInstructions } = options;
+  const json = JSON.stringify({
+    payloadRejection: Boolean(payloadRejection),
+    remote: Boolean(remote),
+    customInstructions:
+      typeof customInstructions === 'string' ? customInstructions.trim() !== '' : Boolean(customInstructions),
+  });
+  const raw = requireRaw().compactionMethodsJson(optionsJson(settings, 'settings'), reason, modelJson(model), json);
+  return JSON.parse(raw);
+}
+
+/** The `auto_compaction_end` error text for a failed compaction (spec §8.3 prefixes). */
+export function compactionErrorMessage(reason: CompactReason, message: string): string {
+  const given: unknown = reason;
+  if (typeof given !== 'string' || typeof message !== 'string') {
+    throw invalidArgument('reason and message must be strings');
+  }
+  return requireRaw().compactionErrorMessage(reason, message);
+}
+
+/**
+ * The budgets a compaction uses in a window (spec: compaction §3.3 with the small-window rules):
+ * `keepRecentTokens`, the automatic shake's protection, the snapcompact archive's room. With
+ * `model` (`{provider, id}`) its `modelThresholds` rule applies.
+ */
+export function windowBudgets(
+  contextWindow: number,
+  settings?: CompactionSettings,
+  model?: { provider: string; id: string },
+): WindowBudgets {
+  const given: unknown = model;
+  let key: string | undefined;
+  if (given !== undefined && given !== null) {
+    if (!isObject(given) || typeof given.provider !== 'string' || typeof given.id !== 'string') {
+      throw invalidArgument('`model` must be an object with string `provider` and `id`');
+    }
+    key = JSON.stringify({ provider: given.provider, id: given.id });
+  }
+  const window = requiredTokens(contextWindow, 'contextWindow');
+  return JSON.parse(requireRaw().windowBudgetsJson(window, optionsJson(settings, 'settings'), key));
+}
