@@ -1,6 +1,8 @@
 //! The anchor harvesters and `searchHistory` on arbitrary input (issue 38): the bytes before
 //! the first NUL are a query, the rest a text and, when it loads, a session file. Harvesting
-//! never panics and every anchor is a slice of the text, at most `MAX_ANCHOR_BYTES` long; a
+//! never panics and every anchor is a slice of the text, at most `MAX_ANCHOR_BYTES` long (read
+//! back from a block, in the text or a path its `<files>` tree lists); the ranking holds each
+//! anchor once; a
 //! block never exceeds its budget; a search never panics, returns at most its limit, and
 //! leaves the session byte-identical.
 #![no_main]
@@ -38,8 +40,23 @@ fuzz_target!(|data: &[u8]| {
     for line in [first_line(&text), error_line(&text)].into_iter().flatten() {
         assert!(line.len() <= MAX_ANCHOR_BYTES && text.contains(line));
     }
+    // A whole text, as a message's: its `<anchors>` and `<files>` blocks are read back. Every
+    // anchor is in the text, or a path its `<files>` tree lists; the ranking holds each once.
+    let listed = ctxfold::summary::fileops::listed_paths(&text);
+    let mut whole = AnchorIndex::new();
+    whole.add_text(&text, Scope::default());
+    let ranked = whole.ranked();
+    assert_eq!(ranked.len(), whole.len());
+    for a in &ranked {
+        assert!(
+            text.contains(a.text.as_str()) || listed.iter().any(|p| *p == a.text),
+            "an anchor from outside its text: {:?}",
+            a.text
+        );
+    }
     let budget = u64::from(data.first().copied().unwrap_or(0)) * 4;
     let ranked = index.ranked();
+    assert_eq!(ranked.len(), index.len());
     if let Some((block, held)) = anchor_block(&ranked, |_| false, budget) {
         assert!((block.encode_utf16().count() as u64).div_ceil(4) <= budget);
         assert!(!held.is_empty());

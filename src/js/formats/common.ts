@@ -75,7 +75,8 @@ export interface ReadSystem {
 
 /** What a reader returns. */
 export interface ReadResult {
-  messages: ReadMessage[];
+  /** What the reader built: `ReadMessage`s, or a reader's own typed `AgentMessage`s. */
+  messages: readonly object[];
   system?: ReadSystem;
 }
 

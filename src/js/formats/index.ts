@@ -26,16 +26,8 @@ import * as openaiChat from './openai-chat.js';
 import * as openaiResponses from './openai-responses.js';
 import * as pi from './pi.js';
 
-/**
- * A format module whose declarations the compiler does not see whole: a module still in
- * JavaScript is typed by its hand-written .d.ts, which declares its message types alone.
- */
-const untyped = (module: object) => module as FormatModule;
-
 const FORMATS = new Map<string, FormatModule>(
-  [pi, openaiChat, untyped(openaiResponses), anthropic, untyped(aiSdkModel), untyped(aiSdkUi), untyped(gemini)].map(
-    (f) => [f.name, f],
-  ),
+  [pi, openaiChat, openaiResponses, anthropic, aiSdkModel, aiSdkUi, gemini].map((f) => [f.name, f]),
 );
 
 /** The format module called `name` (default `pi`); E_INVALID_ARGUMENT for an unknown one. */

@@ -12,8 +12,59 @@ import type { GeminiContent, GeminiSystem } from './gemini.js';
 import type { OpenAIChatMessage, OpenAIChatSystem } from './openai-chat.js';
 import type { ResponsesInputItem, ResponsesSystem } from './openai-responses.js';
 
-export type * from './ai-sdk-model.js';
-export type * from './ai-sdk-ui.js';
+export type {
+  AiSdkModelAssistantMessage,
+  AiSdkModelCustomPart,
+  AiSdkModelDataContent,
+  AiSdkModelFileData,
+  AiSdkModelFilePart,
+  AiSdkModelImagePart,
+  AiSdkModelJsonObject,
+  AiSdkModelJsonValue,
+  AiSdkModelMessage,
+  AiSdkModelProviderOptions,
+  AiSdkModelProviderReference,
+  AiSdkModelReasoningFilePart,
+  AiSdkModelReasoningPart,
+  AiSdkModelSystem,
+  AiSdkModelSystemMessage,
+  AiSdkModelTextPart,
+  AiSdkModelToolApprovalRequest,
+  AiSdkModelToolApprovalResponse,
+  AiSdkModelToolCallPart,
+  AiSdkModelToolContentItem,
+  AiSdkModelToolMessage,
+  AiSdkModelToolResultOutput,
+  AiSdkModelToolResultPart,
+  AiSdkModelUrl,
+  AiSdkModelUserMessage,
+} from './ai-sdk-model.js';
+export type {
+  AiSdkUiAnsweredApproval,
+  AiSdkUiApproval,
+  AiSdkUiCitation,
+  AiSdkUiCompactionData,
+  AiSdkUiCompactionPart,
+  AiSdkUiCustomPart,
+  AiSdkUiDataPart,
+  AiSdkUiDynamicToolPart,
+  AiSdkUiFilePart,
+  AiSdkUiJsonObject,
+  AiSdkUiJsonValue,
+  AiSdkUiMessage,
+  AiSdkUiPart,
+  AiSdkUiProviderMetadata,
+  AiSdkUiReasoningFilePart,
+  AiSdkUiReasoningPart,
+  AiSdkUiSourceDocumentPart,
+  AiSdkUiSourceUrlPart,
+  AiSdkUiSteeringPart,
+  AiSdkUiStepStartPart,
+  AiSdkUiSystem,
+  AiSdkUiTextPart,
+  AiSdkUiToolPart,
+  AiSdkUiToolState,
+} from './ai-sdk-ui.js';
 export type {
   AnthropicAssistantBlock,
   AnthropicAssistantMessage,
@@ -38,7 +89,18 @@ export type {
   AnthropicUserMessage,
 } from './anthropic.js';
 export type { FormatModel, FormatWarning } from './common.js';
-export type * from './gemini.js';
+export type {
+  GeminiBlob,
+  GeminiCodeExecutionResult,
+  GeminiContent,
+  GeminiExecutableCode,
+  GeminiFileData,
+  GeminiFunctionCall,
+  GeminiFunctionResponse,
+  GeminiFunctionResponsePart,
+  GeminiPart,
+  GeminiSystem,
+} from './gemini.js';
 export type {
   OpenAIChatAssistantMessage,
   OpenAIChatAudioPart,

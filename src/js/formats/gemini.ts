@@ -28,18 +28,149 @@
 // the documented bypass signature on a call that has none), a tool result's images nest in its
 // response for Gemini 3 and follow the run of results as a user content for earlier models, and
 // what has no Gemini form is reported (W_CONVERTED, W_DROPPED).
+import type {
+  AssistantContent,
+  AssistantMessage,
+  ImageContent,
+  JsonObject,
+  LlmMessage,
+  OtherContent,
+  TextContent,
+  ThinkingContent,
+  ToolCall,
+  ToolResultMessage,
+  UserMessage,
+} from '../core/session.js';
 import {
   extrasOf as extrasOfFormat,
   invalidMessage,
+  isBlank,
   isObject,
   keepExtras,
   kindOf,
+  type Loose,
   optionalString,
   putMember,
   quote,
+  type ReadContext,
   requireObject,
   requireString,
+  type Warnings,
+  type WriteContext,
 } from './common.js';
+
+// ----- the messages of this format ---------------------------------------------------------
+// The `contents` and `systemInstruction` of a Gemini API `generateContent` request, from
+// Google's documented shapes (the `Content` and `Part` resources). docs/guide/formats.md says
+// what maps to what.
+
+/** Bytes given in the request: base64 `data` of a MIME type. */
+export interface GeminiBlob {
+  mimeType: string;
+  data: string;
+  displayName?: string;
+}
+
+/** Data by URI (an uploaded file or a URL). */
+export interface GeminiFileData {
+  fileUri: string;
+  mimeType?: string;
+  displayName?: string;
+}
+
+/** A call the model asks for; `id` may be missing (then it pairs with its response by name and order). */
+export interface GeminiFunctionCall {
+  id?: string;
+  name: string;
+  args?: JsonObject;
+}
+
+/** A part inside a function response (Gemini 3: images of a tool result). */
+export interface GeminiFunctionResponsePart {
+  inlineData?: GeminiBlob;
+  fileData?: GeminiFileData;
+}
+
+/** The result of a call: `{ output }` or `{ error }` by convention, any JSON object otherwise. */
+export interface GeminiFunctionResponse {
+  id?: string;
+  name: string;
+  response: JsonObject;
+  parts?: GeminiFunctionResponsePart[];
+  willContinue?: boolean;
+  scheduling?: 'SCHEDULING_UNSPECIFIED' | 'SILENT' | 'WHEN_IDLE' | 'INTERRUPT';
+}
+
+/** Code the model wrote for the code-execution tool. */
+export interface GeminiExecutableCode {
+  language: 'LANGUAGE_UNSPECIFIED' | 'PYTHON';
+  code: string;
+}
+
+/** What running that code gave. */
+export interface GeminiCodeExecutionResult {
+  outcome: 'OUTCOME_UNSPECIFIED' | 'OUTCOME_OK' | 'OUTCOME_FAILED' | 'OUTCOME_DEADLINE_EXCEEDED';
+  output?: string;
+}
+
+/** What every part may carry beside its one kind of data. */
+interface GeminiPartBase {
+  /** The part is a thought summary. */
+  thought?: boolean;
+  /** Opaque base64; replayed byte for byte to the model that made it. */
+  thoughtSignature?: string;
+  videoMetadata?: { startOffset?: string; endOffset?: string; fps?: number };
+  partMetadata?: JsonObject;
+  mediaResolution?: JsonObject;
+}
+
+export type GeminiPart = GeminiPartBase &
+  (
+    | { text: string }
+    | { inlineData: GeminiBlob }
+    | { fileData: GeminiFileData }
+    | { functionCall: GeminiFunctionCall }
+    | { functionResponse: GeminiFunctionResponse }
+    | { executableCode: GeminiExecutableCode }
+    | { codeExecutionResult: GeminiCodeExecutionResult }
+  );
+
+/** An element of the request's `contents`; a missing `role` reads as `user`. */
+export interface GeminiContent {
+  role?: 'user' | 'model';
+  parts?: GeminiPart[];
+}
+
+/** The request's `systemInstruction`: a content of text parts. */
+export interface GeminiSystem {
+  role?: 'user';
+  parts: Array<{ text: string }>;
+}
+
+// ----- what this module is given -----------------------------------------------------------
+
+/** An array (of values not checked yet). */
+const isArray = (v: unknown): v is readonly unknown[] => Array.isArray(v);
+
+/** The caller's `model` option (`FormatModel`), not checked: its members are read as given. */
+interface ModelOption {
+  provider?: unknown;
+  api?: unknown;
+  id?: unknown;
+}
+
+/** One kind of data a part holds: the member that holds it. */
+type PartKind =
+  | 'text'
+  | 'inlineData'
+  | 'fileData'
+  | 'functionCall'
+  | 'functionResponse'
+  | 'executableCode'
+  | 'codeExecutionResult';
+
+/** A pi block a part reads as. */
+type ReadBlock = TextContent | ThinkingContent | ImageContent | ToolCall;
 
 export const name = 'gemini';
 
@@ -50,9 +181,9 @@ export const name = 'gemini';
 export const maxImages = 3600;
 
 const API = 'google-generative-ai';
-const GOOGLE_APIS = new Set([API, 'google-vertex', 'google-gemini-cli']);
+const GOOGLE_APIS = new Set<unknown>([API, 'google-vertex', 'google-gemini-cli']);
 /** The members of a part's `data` union (one per part). */
-const KINDS = [
+const KINDS: readonly PartKind[] = [
   'text',
   'inlineData',
   'fileData',
@@ -70,23 +201,31 @@ const ATTACHED = 'Tool result image:';
 /** The response text of a tool result with images only (pi's converter). */
 const SEE_IMAGE = '(see attached image)';
 
-const extrasOf = (node) => extrasOfFormat(node, name);
-const blank = (t) => typeof t !== 'string' || t.trim() === '';
-const str = requireString;
-const obj = requireObject;
-const optionalStr = optionalString;
+const extrasOf = (node: unknown): Loose | undefined => extrasOfFormat(node, name);
+
+/** A message or block with what a reader kept under `ctxfold` (common.js). */
+interface Carrying {
+  ctxfold?: unknown;
+}
 
 /** `keepExtras` of this format; with `mark`, `ctxfold` is set (a bare `{ format }`) even when no member is defined. */
-const keep = (node, members, mark = false) => keepExtras(node, name, members, mark ? { format: name } : undefined);
+const keep = <T extends object>(node: T, members: Loose, mark = false): T & Carrying =>
+  keepExtras(node, name, members, mark ? { format: name } : undefined);
+
+/** How a node differs from what the writer gives back for it (see `layoutOf`). */
+interface Layout {
+  more: Loose | undefined;
+  order: string[] | undefined;
+}
 
 /**
  * How `node` differs from what the writer gives back for it: `more`, its members other than
  * `mapped` (in order), and `order`, its member order when the writer's (mapped members in
  * `mapped` order, then the others) would differ. Undefined when it does not differ.
  */
-function layoutOf(node, mapped) {
-  let more;
-  let order;
+function layoutOf(node: Loose, mapped: readonly string[]): Layout | undefined {
+  let more: Loose | undefined;
+  let reordered = false;
   let next = 0;
   let unknownSeen = false;
   for (const k in node) {
@@ -95,34 +234,67 @@ function layoutOf(node, mapped) {
       more ??= {};
       putMember(more, k, node[k]);
       unknownSeen = true;
-    } else if (unknownSeen || at < next) order = true;
+    } else if (unknownSeen || at < next) reordered = true;
     else next = at + 1;
   }
-  if (order) order = Object.keys(node);
+  const order = reordered ? Object.keys(node) : undefined;
   return more === undefined && order === undefined ? undefined : { more, order };
 }
 
 /** `out` with a layout's members after its own, in the order they were read in. */
-function finish(out, layout) {
+function finish<T extends object>(out: T, layout: unknown): T {
   if (!isObject(layout)) return out;
-  if (isObject(layout.more)) for (const k of Object.keys(layout.more)) putMember(out, k, layout.more[k]);
-  if (!Array.isArray(layout.order)) return out;
-  const ordered = {};
-  for (const k of layout.order) if (Object.hasOwn(out, k)) putMember(ordered, k, out[k]);
-  for (const k of Object.keys(out)) if (!Object.hasOwn(ordered, k)) putMember(ordered, k, out[k]);
-  return ordered;
+  const more = layout.more;
+  if (isObject(more)) for (const k of Object.keys(more)) putMember(out, k, more[k]);
+  if (!isArray(layout.order)) return out;
+  const own = out as Loose;
+  const ordered: Loose = {};
+  // The reader's `order`: the member names as read (`layoutOf`).
+  for (const k of layout.order as readonly string[]) if (Object.hasOwn(own, k)) putMember(ordered, k, own[k]);
+  for (const k of Object.keys(own)) if (!Object.hasOwn(ordered, k)) putMember(ordered, k, own[k]);
+  // The same members as `out`, in the order read.
+  return ordered as T;
 }
 
 /** A function name as an id may hold it (pi's converter keeps ids to `[A-Za-z0-9_-]`). */
-function idSafe(text) {
+function idSafe(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
 }
 
 // ----- reading -------------------------------------------------------------------------------
 
+/** A call of this batch: its id, function name and whether a response answered it. */
+interface BatchCall {
+  id: string;
+  name: string;
+  answered: boolean;
+}
+
+/** The state of one `read`. */
+interface ReadState {
+  ctx: ReadContext;
+  api: string;
+  provider: string;
+  model: string;
+  /** Call id → `{ id, name, answered }`, of this batch. */
+  calls: Map<string, BatchCall>;
+  /** Id-safe function name → the next `k` to try for a generated id. */
+  next: Map<string, number>;
+  /** Calls of the model content being read, and of the latest one with calls (null: none yet). */
+  turnCalls: BatchCall[];
+  turn: BatchCall[] | null;
+  /** Function name → the session's calls left for the batch's leading id-less responses. */
+  fallback: Map<string, string[]>;
+  out: Array<UserMessage | AssistantMessage | ToolResultMessage>;
+  /** The ids the batch's calls give (`survey`). */
+  provided: Set<string>;
+  /** Function name → the id-less responses before the batch's first model content (`survey`). */
+  leading: Map<string, number>;
+}
+
 /** The data member of a part: its name, or undefined for a kind this module does not know. */
-function dataKind(p, index, field) {
-  let kind;
+function dataKind(p: Loose, index: number, field: string): PartKind | undefined {
+  let kind: PartKind | undefined;
   for (const k of KINDS) {
     if (p[k] === undefined) continue;
     if (kind !== undefined)
@@ -135,16 +307,16 @@ function dataKind(p, index, field) {
 }
 
 /** Checks the members any part may carry. */
-function checkMeta(p, index, field) {
+function checkMeta(p: Loose, index: number, field: string): void {
   if (p.thought !== undefined && typeof p.thought !== 'boolean')
     throw invalidMessage(index, `${field}.thought`, `must be a boolean, got ${kindOf(p.thought)}`);
-  optionalStr(p.thoughtSignature, index, `${field}.thoughtSignature`);
-  if (p.videoMetadata !== undefined) obj(p.videoMetadata, index, `${field}.videoMetadata`);
-  if (p.partMetadata !== undefined) obj(p.partMetadata, index, `${field}.partMetadata`);
+  optionalString(p.thoughtSignature, index, `${field}.thoughtSignature`);
+  if (p.videoMetadata !== undefined) requireObject(p.videoMetadata, index, `${field}.videoMetadata`);
+  if (p.partMetadata !== undefined) requireObject(p.partMetadata, index, `${field}.partMetadata`);
 }
 
 /** What other formats read for a part pi has no block for. */
-function describe(p) {
+function describe(p: Loose): string {
   if (isObject(p.inlineData)) {
     const label = typeof p.inlineData.displayName === 'string' ? `${p.inlineData.displayName}, ` : '';
     return `[file: ${label}${p.inlineData.mimeType}]`;
@@ -163,48 +335,54 @@ function describe(p) {
 }
 
 /** A part pi has no block for, checked, as a text block that says what it is and keeps it. */
-function opaque(p, kind, index, field, warnings) {
+function opaque(p: Loose, kind: PartKind | undefined, index: number, field: string, warnings: Warnings): TextContent {
   if (kind === 'inlineData' || kind === 'fileData') {
-    const blob = obj(p[kind], index, `${field}.${kind}`);
+    const blob = requireObject(p[kind], index, `${field}.${kind}`);
     if (kind === 'inlineData') {
-      str(blob.mimeType, index, `${field}.inlineData.mimeType`);
-      str(blob.data, index, `${field}.inlineData.data`);
+      requireString(blob.mimeType, index, `${field}.inlineData.mimeType`);
+      requireString(blob.data, index, `${field}.inlineData.data`);
     } else {
-      str(blob.fileUri, index, `${field}.fileData.fileUri`);
-      optionalStr(blob.mimeType, index, `${field}.fileData.mimeType`);
+      requireString(blob.fileUri, index, `${field}.fileData.fileUri`);
+      optionalString(blob.mimeType, index, `${field}.fileData.mimeType`);
     }
-    optionalStr(blob.displayName, index, `${field}.${kind}.displayName`);
+    optionalString(blob.displayName, index, `${field}.${kind}.displayName`);
   } else if (kind === 'executableCode') {
-    const code = obj(p.executableCode, index, `${field}.executableCode`);
-    str(code.code, index, `${field}.executableCode.code`);
-    optionalStr(code.language, index, `${field}.executableCode.language`);
+    const code = requireObject(p.executableCode, index, `${field}.executableCode`);
+    requireString(code.code, index, `${field}.executableCode.code`);
+    optionalString(code.language, index, `${field}.executableCode.language`);
   } else if (kind === 'codeExecutionResult') {
-    const result = obj(p.codeExecutionResult, index, `${field}.codeExecutionResult`);
-    str(result.outcome, index, `${field}.codeExecutionResult.outcome`);
-    optionalStr(result.output, index, `${field}.codeExecutionResult.output`);
+    const result = requireObject(p.codeExecutionResult, index, `${field}.codeExecutionResult`);
+    requireString(result.outcome, index, `${field}.codeExecutionResult.outcome`);
+    optionalString(result.output, index, `${field}.codeExecutionResult.output`);
   }
   const what = kind ?? 'an unknown kind of';
   warnings.converted(`a ${what} part has no pi form: other formats read it as text`, index, field);
-  return keep({ type: 'text', text: describe(p) }, { part: p });
+  return keep<TextContent>({ type: 'text', text: describe(p) }, { part: p });
 }
 
 /** An `inlineData` image as an image block, or undefined for other data. */
-function imageOf(p, index, field) {
-  const blob = obj(p.inlineData, index, `${field}.inlineData`);
-  const mimeType = str(blob.mimeType, index, `${field}.inlineData.mimeType`);
-  const data = str(blob.data, index, `${field}.inlineData.data`);
+function imageOf(p: Loose, index: number, field: string): ImageContent | undefined {
+  const blob = requireObject(p.inlineData, index, `${field}.inlineData`);
+  const mimeType = requireString(blob.mimeType, index, `${field}.inlineData.mimeType`);
+  const data = requireString(blob.data, index, `${field}.inlineData.data`);
   if (!mimeType.startsWith('image/')) return undefined;
-  return keep(
+  return keep<ImageContent>(
     { type: 'image', data, mimeType },
     { layout: layoutOf(p, ['inlineData']), inner: layoutOf(blob, ['mimeType', 'data']) },
   );
 }
 
 /** A part of a user content (not a function response) as a pi block. */
-function readUserPart(p, kind, index, field, st) {
+function readUserPart(
+  p: Loose,
+  kind: PartKind | undefined,
+  index: number,
+  field: string,
+  st: ReadState,
+): TextContent | ImageContent {
   if (kind === 'text') {
-    const text = str(p.text, index, `${field}.text`);
-    return keep({ type: 'text', text }, { layout: layoutOf(p, ['text']) });
+    const text = requireString(p.text, index, `${field}.text`);
+    return keep<TextContent>({ type: 'text', text }, { layout: layoutOf(p, ['text']) });
   }
   if (kind === 'functionCall')
     throw invalidMessage(index, `${field}.functionCall`, 'a function call is a part of a model content');
@@ -216,16 +394,17 @@ function readUserPart(p, kind, index, field, st) {
 }
 
 /** A part of a model content as a pi block. */
-function readModelPart(p, kind, index, field, st) {
-  const signature = p.thoughtSignature;
+function readModelPart(p: Loose, kind: PartKind | undefined, index: number, field: string, st: ReadState): ReadBlock {
+  // checkMeta has made it a string when given.
+  const signature = typeof p.thoughtSignature === 'string' ? p.thoughtSignature : undefined;
   if (kind === 'text') {
-    const text = str(p.text, index, `${field}.text`);
+    const text = requireString(p.text, index, `${field}.text`);
     if (p.thought === true) {
-      const block = { type: 'thinking', thinking: text };
+      const block: ThinkingContent = { type: 'thinking', thinking: text };
       if (signature !== undefined) block.thinkingSignature = signature;
       return keep(block, { layout: layoutOf(p, ['text', 'thought', 'thoughtSignature']) });
     }
-    const block = { type: 'text', text };
+    const block: TextContent = { type: 'text', text };
     if (signature !== undefined) block.textSignature = signature;
     return keep(block, { layout: layoutOf(p, ['text', 'thoughtSignature']) });
   }
@@ -240,7 +419,7 @@ function readModelPart(p, kind, index, field, st) {
 }
 
 /** The id of a call Gemini gave none: the first `gemini_<k>_<name>` not taken in the batch or session. */
-function generatedId(tool, st) {
+function generatedId(tool: string, st: ReadState): string {
   const safe = idSafe(tool);
   for (let k = st.next.get(safe) ?? 0; ; k++) {
     const id = `gemini_${k}_${safe}`;
@@ -250,20 +429,20 @@ function generatedId(tool, st) {
   }
 }
 
-function readCall(p, index, field, st) {
+function readCall(p: Loose, index: number, field: string, st: ReadState): ToolCall {
   const f = `${field}.functionCall`;
-  const fc = obj(p.functionCall, index, f);
-  const tool = str(fc.name, index, `${f}.name`);
-  const given = optionalStr(fc.id, index, `${f}.id`);
-  if (fc.args !== undefined) obj(fc.args, index, `${f}.args`);
+  const fc = requireObject(p.functionCall, index, f);
+  const tool = requireString(fc.name, index, `${f}.name`);
+  const given = optionalString(fc.id, index, `${f}.id`);
+  const args = fc.args === undefined ? undefined : (requireObject(fc.args, index, `${f}.args`) as JsonObject);
   if (given !== undefined && st.calls.has(given))
     throw invalidMessage(index, `${f}.id`, `repeats the id of an earlier call: ${quote(given)}`);
   const id = given ?? generatedId(tool, st);
-  const call = { id, name: tool, answered: false };
+  const call: BatchCall = { id, name: tool, answered: false };
   st.calls.set(id, call);
   st.turnCalls.push(call);
-  const block = { type: 'toolCall', id, name: tool, arguments: fc.args ?? {} };
-  if (p.thoughtSignature !== undefined) block.thoughtSignature = p.thoughtSignature;
+  const block: ToolCall = { type: 'toolCall', id, name: tool, arguments: args ?? {} };
+  if (typeof p.thoughtSignature === 'string') block.thoughtSignature = p.thoughtSignature;
   return keep(block, {
     noId: given === undefined || undefined,
     noArgs: fc.args === undefined || undefined,
@@ -273,11 +452,11 @@ function readCall(p, index, field, st) {
 }
 
 /** The session's calls a response without an id at the start of the batch may answer, by name. */
-function sessionCallsOf(tool, st) {
+function sessionCallsOf(tool: string, st: ReadState): string[] {
   let queue = st.fallback.get(tool);
   if (queue === undefined) {
     const safe = idSafe(tool);
-    const found = [];
+    const found: string[] = [];
     for (let k = 0; ; k++) {
       const id = `gemini_${k}_${safe}`;
       const call = st.ctx.toolCall(id);
@@ -292,9 +471,9 @@ function sessionCallsOf(tool, st) {
 }
 
 /** The id of the call a function response answers, or E_INVALID_MESSAGE. */
-function callOf(fr, tool, index, f, st) {
+function callOf(fr: Loose, tool: string, index: number, f: string, st: ReadState): string {
   if (fr.id !== undefined) {
-    const id = str(fr.id, index, `${f}.id`);
+    const id = requireString(fr.id, index, `${f}.id`);
     const here = st.calls.get(id);
     const callName = here?.name ?? st.ctx.toolCall(id)?.name;
     if (callName === undefined)
@@ -321,15 +500,15 @@ function callOf(fr, tool, index, f, st) {
 }
 
 /** A `functionResponse` part as a tool result. */
-function readResponse(p, index, field, st) {
+function readResponse(p: Loose, index: number, field: string, st: ReadState): ToolResultMessage & Carrying {
   const f = `${field}.functionResponse`;
-  const fr = obj(p.functionResponse, index, f);
-  const tool = str(fr.name, index, `${f}.name`);
-  const response = obj(fr.response, index, `${f}.response`);
+  const fr = requireObject(p.functionResponse, index, f);
+  const tool = requireString(fr.name, index, `${f}.name`);
+  const response = requireObject(fr.response, index, `${f}.response`);
   const id = callOf(fr, tool, index, f, st);
-  let text;
+  let text: string;
   let isError = false;
-  let json;
+  let json: true | undefined;
   const keys = Object.keys(response);
   if (keys.length === 1 && keys[0] === 'output' && typeof response.output === 'string') text = response.output;
   else if (keys.length === 1 && keys[0] === 'error' && typeof response.error === 'string') {
@@ -341,24 +520,23 @@ function readResponse(p, index, field, st) {
     isError = Object.hasOwn(response, 'error') && !Object.hasOwn(response, 'output');
     json = true;
   }
-  const content = [{ type: 'text', text }];
+  const content: Array<TextContent | ImageContent> = [{ type: 'text', text }];
   if (fr.parts !== undefined) {
-    if (!Array.isArray(fr.parts))
-      throw invalidMessage(index, `${f}.parts`, `must be an array, got ${kindOf(fr.parts)}`);
+    if (!isArray(fr.parts)) throw invalidMessage(index, `${f}.parts`, `must be an array, got ${kindOf(fr.parts)}`);
     for (let k = 0; k < fr.parts.length; k++) {
       const at = `${f}.parts[${k}]`;
-      const rp = obj(fr.parts[k], index, at);
+      const rp = requireObject(fr.parts[k], index, at);
       const kind = dataKind(rp, index, at);
       const image = kind === 'inlineData' ? imageOf(rp, index, at) : undefined;
       content.push(image ?? opaque(rp, kind, index, at, st.ctx.warnings));
     }
   }
-  return keep(
+  return keep<ToolResultMessage>(
     { role: 'toolResult', toolCallId: id, toolName: tool, content, isError },
     {
       noId: fr.id === undefined || undefined,
       json,
-      emptyParts: (Array.isArray(fr.parts) && fr.parts.length === 0) || undefined,
+      emptyParts: (isArray(fr.parts) && fr.parts.length === 0) || undefined,
       layout: layoutOf(p, ['functionResponse']),
       inner: layoutOf(fr, ['id', 'name', 'response', 'parts']),
     },
@@ -367,30 +545,33 @@ function readResponse(p, index, field, st) {
 }
 
 /** Extras of a message, created when missing. */
-function extras(node) {
-  if (!isObject(node.ctxfold)) node.ctxfold = { format: name };
-  return node.ctxfold;
+function extras(node: Carrying): Loose {
+  const x = node.ctxfold;
+  if (isObject(x)) return x;
+  const made = { format: name };
+  node.ctxfold = made;
+  return made;
 }
 
-function readParts(c, index) {
+function readParts(c: Loose, index: number): readonly unknown[] | undefined {
   if (c.parts === undefined) return undefined;
-  if (!Array.isArray(c.parts)) throw invalidMessage(index, 'parts', `must be an array, got ${kindOf(c.parts)}`);
+  if (!isArray(c.parts)) throw invalidMessage(index, 'parts', `must be an array, got ${kindOf(c.parts)}`);
   return c.parts;
 }
 
 /** A user content: a user message per run of text and media parts, a tool result per function response. */
-function readUser(c, index, st) {
+function readUser(c: Loose, index: number, st: ReadState): void {
   const parts = readParts(c, index);
-  const produced = [];
-  let blocks = null;
+  const produced: Array<(UserMessage | ToolResultMessage) & Carrying> = [];
+  let blocks: Array<TextContent | ImageContent> | null = null;
   const flush = () => {
-    if (blocks !== null) produced.push(keep({ role: 'user', content: blocks }, {}, true));
+    if (blocks !== null) produced.push(keep<UserMessage>({ role: 'user', content: blocks }, {}, true));
     blocks = null;
   };
   // Indexed, not `forEach`: a sparse array's holes are malformed parts, not skipped ones.
   for (let j = 0; j < (parts?.length ?? 0); j++) {
     const at = `parts[${j}]`;
-    const p = obj(parts[j], index, at);
+    const p = requireObject(parts?.[j], index, at);
     const kind = dataKind(p, index, at);
     checkMeta(p, index, at);
     if (kind === 'functionResponse') {
@@ -402,10 +583,11 @@ function readUser(c, index, st) {
     }
   }
   flush();
-  if (produced.length === 0) produced.push(keep({ role: 'user', content: [] }, {}, true));
-  for (let k = 1; k < produced.length; k++) extras(produced[k]).join = true;
-  const first = extras(produced[0]);
-  if (produced[0].role === 'toolResult' && st.out.at(-1)?.role === 'toolResult') first.split = true;
+  const head = produced[0] ?? keep<UserMessage>({ role: 'user', content: [] }, {}, true);
+  if (produced.length === 0) produced.push(head);
+  for (const [k, m] of produced.entries()) if (k > 0) extras(m).join = true;
+  const first = extras(head);
+  if (head.role === 'toolResult' && st.out.at(-1)?.role === 'toolResult') first.split = true;
   if (c.role === undefined) first.noRole = true;
   if (parts === undefined) first.noParts = true;
   const layout = layoutOf(c, ['role', 'parts']);
@@ -413,19 +595,19 @@ function readUser(c, index, st) {
   st.out.push(...produced);
 }
 
-function readModel(c, index, st) {
+function readModel(c: Loose, index: number, st: ReadState): void {
   const parts = readParts(c, index);
-  const blocks = [];
+  const blocks: AssistantContent[] = [];
   st.turnCalls = [];
   for (let j = 0; j < (parts?.length ?? 0); j++) {
     const at = `parts[${j}]`;
-    const p = obj(parts[j], index, at);
+    const p = requireObject(parts?.[j], index, at);
     const kind = dataKind(p, index, at);
     checkMeta(p, index, at);
     blocks.push(readModelPart(p, kind, index, at, st));
   }
   if (st.turnCalls.length > 0) st.turn = st.turnCalls;
-  const message = {
+  const message: AssistantMessage = {
     role: 'assistant',
     content: blocks,
     api: st.api,
@@ -444,12 +626,12 @@ function readModel(c, index, st) {
  * number of id-less responses by name before its first model content (they answer calls of
  * the session).
  */
-function survey(contents) {
-  const provided = new Set();
-  const leading = new Map();
+function survey(contents: readonly unknown[]): { provided: Set<string>; leading: Map<string, number> } {
+  const provided = new Set<string>();
+  const leading = new Map<string, number>();
   let modelSeen = false;
   for (const c of contents) {
-    if (!isObject(c) || !Array.isArray(c.parts)) continue;
+    if (!isObject(c) || !isArray(c.parts)) continue;
     if (c.role === 'model') modelSeen = true;
     for (const p of c.parts) {
       if (!isObject(p)) continue;
@@ -463,21 +645,20 @@ function survey(contents) {
 }
 
 /** Gemini `contents` → AgentMessages. ctx: `{ model?, warnings, toolCall(id) }`. */
-export function read(contents, ctx) {
-  const model = ctx.model;
-  const st = {
+export function read(
+  contents: readonly unknown[],
+  ctx: ReadContext,
+): { messages: Array<UserMessage | AssistantMessage | ToolResultMessage> } {
+  const model = ctx.model as ModelOption | undefined;
+  const st: ReadState = {
     ctx,
     api: typeof model?.api === 'string' ? model.api : API,
     provider: typeof model?.provider === 'string' ? model.provider : 'google',
     model: typeof model?.id === 'string' ? model.id : 'unknown',
-    /** Call id → `{ id, name, answered }`, of this batch. */
     calls: new Map(),
-    /** Id-safe function name → the next `k` to try for a generated id. */
     next: new Map(),
-    /** Calls of the model content being read, and of the latest one with calls (null: none yet). */
     turnCalls: [],
     turn: null,
-    /** Function name → the session's calls left for the batch's leading id-less responses. */
     fallback: new Map(),
     out: [],
     ...survey(contents),
@@ -495,7 +676,7 @@ export function read(contents, ctx) {
 // ----- writing -------------------------------------------------------------------------------
 
 /** `{ generation, vertex }` of the reading model: its Gemini major version (0: unknown). */
-function targetOf(model) {
+function targetOf(model: unknown): { generation: number; vertex: boolean } {
   if (!isObject(model)) return { generation: 0, vertex: false };
   const match = typeof model.id === 'string' ? /gemini-(\d+)/.exec(model.id) : null;
   return {
@@ -505,66 +686,87 @@ function targetOf(model) {
 }
 
 /** Base64 text, as Google's API takes a thought signature (bytes). */
-const isBase64 = (s) => typeof s === 'string' && s.length > 0 && s.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(s);
+const isBase64 = (s: unknown): s is string =>
+  typeof s === 'string' && s.length > 0 && s.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(s);
+
+/** A block of the LLM view as the writer meets it (its `ctxfold` extras aside). */
+type WrittenBlock = AssistantContent | undefined | null;
+
+/** A text block as the writer sends one: its `text` a string. */
+const isText = (b: WrittenBlock): b is TextContent => b?.type === 'text' && typeof b.text === 'string';
+/** A thinking block as the writer sends one: its `thinking` a string. */
+const isThinking = (b: WrittenBlock): b is ThinkingContent => b?.type === 'thinking' && typeof b.thinking === 'string';
+/** An image block as the writer sends one: its base64 `data` a string. */
+const isImage = (b: WrittenBlock): b is ImageContent => b?.type === 'image' && typeof b.data === 'string';
+
+/**
+ * A part the reader kept whole (`opaque`: of a kind pi has no block for, checked, or of a kind
+ * this module does not know), written back as it was read: in a content or a function response.
+ */
+type KeptPart = GeminiPart & GeminiFunctionResponsePart;
+const isKeptPart = (p: unknown): p is KeptPart => isObject(p);
 
 /** A kept part, when the block still holds what it was read from (pruning rewrites text). */
-function keptPart(b, x) {
+function keptPart(b: WrittenBlock, x: Loose | undefined): KeptPart | undefined {
   const p = x?.part;
-  return isObject(p) && b.type === 'text' && describe(p) === b.text ? p : undefined;
+  return isObject(p) && b?.type === 'text' && describe(p) === b.text && isKeptPart(p) ? p : undefined;
 }
 
-function imagePart(b, x) {
+function imagePart(b: ImageContent, x?: Loose): { inlineData: GeminiBlob } {
   return finish({ inlineData: finish({ mimeType: b.mimeType, data: b.data }, x?.inner) }, x?.layout);
 }
 
+/** The parts of a content being written (kept parts of any kind among them). */
+type Parts = GeminiPart[];
+
 /** Writes one request's contents; see `write`. */
 class Writer {
-  out = [];
-  #warnings;
-  #model;
-  #target;
+  out: GeminiContent[] = [];
+  #warnings: Warnings;
+  #model: Loose | undefined;
+  #target: { generation: number; vertex: boolean };
   /** The user content a joined message or a tool result goes into. */
-  #open = null;
+  #open: (GeminiContent & { parts: Parts }) | null = null;
   /** The role of the previous provider message. */
-  #prev;
+  #prev: unknown;
   /** Images of tool results, for a user content after the run of results (models before Gemini 3). */
-  #images = [];
+  #images: GeminiPart[] = [];
   /** Tool-call id → whether its function call went out with the id. */
-  #ids = new Map();
+  #ids = new Map<string, boolean>();
 
-  constructor(ctx) {
+  constructor(ctx: WriteContext) {
     this.#warnings = ctx.warnings;
     this.#model = isObject(ctx.model) ? ctx.model : undefined;
     this.#target = targetOf(ctx.model);
   }
 
   /** Whether ids go on function parts of another format's history (Gemini 3 on the Gemini API). */
-  get #partIds() {
+  get #partIds(): boolean {
     return this.#target.generation >= 3 && !this.#target.vertex;
   }
 
-  add(m, index) {
-    const role = m?.role;
+  add(m: LlmMessage, index: number): void {
+    const role: unknown = m?.role;
     if (role !== 'toolResult') this.#flushImages();
-    if (m?.providerPayload !== undefined)
+    if (isObject(m) && m.providerPayload !== undefined)
       this.#warnings.dropped(
         'a provider-native compaction payload has no Gemini form, and the kept messages it holds are not in ' +
           'this view: the summary is sent as text (write for a Gemini reading model)',
         this.out.length,
       );
-    if (role === 'toolResult') this.#toolResult(m);
-    else if (role === 'user' || role === 'developer') this.#userSide(m);
-    else if (role === 'assistant') this.#assistant(m);
+    if (m?.role === 'toolResult') this.#toolResult(m);
+    else if (m?.role === 'user' || m?.role === 'developer') this.#userSide(m);
+    else if (m?.role === 'assistant') this.#assistant(m);
     else
       this.#warnings.dropped(`a ${typeof role === 'string' ? role : kindOf(role)} message has no Gemini form`, index);
     this.#prev = role;
   }
 
-  end() {
+  end(): void {
     this.#flushImages();
   }
 
-  #flushImages() {
+  #flushImages(): void {
     if (this.#images.length === 0) return;
     this.out.push({ role: 'user', parts: [{ text: ATTACHED }, ...this.#images] });
     this.#images = [];
@@ -572,41 +774,42 @@ class Writer {
   }
 
   /** A new content (`x`: the extras of the message that opens it). */
-  #content(role, parts, x) {
-    const c = {};
+  #content(role: 'user' | 'model', parts: Parts, x: Loose | undefined): GeminiContent & { parts: Parts } {
+    const c: GeminiContent = {};
     if (!x?.noRole) c.role = role;
     if (!x?.noParts || parts.length > 0) c.parts = parts;
     const content = finish(c, x?.content);
     this.out.push(content);
-    return content;
+    // `parts` is missing only on a content read without them (`noParts`).
+    return content as GeminiContent & { parts: Parts };
   }
 
   /** The parts of user-side blocks; `native`: read from this format (kept as read). */
-  #userParts(content, native, at) {
-    const blocks =
+  #userParts(content: LlmMessage['content'] | undefined, native: boolean, at: number): Parts {
+    const blocks: readonly WrittenBlock[] =
       typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
-    const parts = [];
+    const parts: Parts = [];
     blocks.forEach((b, k) => {
       const path = `content[${k}]`;
       const bx = extrasOf(b);
       const kept = keptPart(b, bx);
       if (kept !== undefined) parts.push(kept);
       else if (b?.type === 'text' && typeof b.text === 'string') {
-        if (native || !blank(b.text)) parts.push(finish({ text: b.text }, bx?.layout));
+        if (native || !isBlank(b.text)) parts.push(finish({ text: b.text }, bx?.layout));
         else if (b.text !== '') this.#warnings.dropped('whitespace-only text has no use in a Gemini content', at, path);
-      } else if (b?.type === 'image' && typeof b.data === 'string') parts.push(imagePart(b, bx));
+      } else if (isImage(b)) parts.push(imagePart(b, bx));
       else this.#warnings.dropped(`a ${b?.type} block has no form in a Gemini user content`, at, path);
     });
     return parts;
   }
 
-  #userSide(m) {
+  #userSide(m: Extract<LlmMessage, { role: 'user' | 'developer' }>): void {
     const x = extrasOf(m);
-    const joins = x?.join && this.#open !== null;
-    const at = joins ? this.out.length - 1 : this.out.length;
+    const open = x?.join ? this.#open : null;
+    const at = open !== null ? this.out.length - 1 : this.out.length;
     const parts = this.#userParts(m.content, x !== undefined, at);
-    if (joins) {
-      this.#open.parts.push(...parts);
+    if (open !== null) {
+      open.parts.push(...parts);
       return;
     }
     if (x === undefined && parts.length === 0) return;
@@ -614,34 +817,36 @@ class Writer {
     this.#open = this.#content('user', parts, x);
   }
 
-  #toolResult(m) {
+  #toolResult(m: Extract<LlmMessage, { role: 'toolResult' }>): void {
     const x = extrasOf(m);
-    const joins =
-      this.#open !== null && (x?.join || (this.#prev === 'toolResult' && !x?.split) || this.#textAfterCalls(x));
-    const at = joins ? this.out.length - 1 : this.out.length;
-    const blocks = Array.isArray(m.content) ? m.content : [];
-    const fr = {};
+    const open =
+      this.#open !== null && (x?.join || (this.#prev === 'toolResult' && !x?.split) || this.#textAfterCalls(x))
+        ? this.#open
+        : null;
+    const at = open !== null ? this.out.length - 1 : this.out.length;
+    const blocks: readonly WrittenBlock[] = Array.isArray(m.content) ? m.content : [];
     const withId = x ? !x.noId : (this.#ids.get(m.toolCallId) ?? this.#partIds);
-    if (withId) fr.id = x ? m.toolCallId : idSafe64(m.toolCallId);
-    fr.name = typeof m.toolName === 'string' ? m.toolName : '';
-    let parts;
+    const toolName = typeof m.toolName === 'string' ? m.toolName : '';
+    let response: JsonObject;
+    let parts: GeminiFunctionResponsePart[] | undefined;
     if (x) {
-      const first = blocks[0]?.type === 'text' ? blocks[0] : undefined;
-      const texts = [first?.text ?? ''];
+      const head = blocks[0];
+      const first = head?.type === 'text' ? head : undefined;
+      const texts: unknown[] = [first?.text ?? ''];
       parts = this.#responseParts(first ? blocks.slice(1) : blocks, at, texts);
       const text = texts.join('\n');
-      fr.response = (x.json && parsedObject(text)) || (m.isError === true ? { error: text } : { output: text });
+      response = (x.json ? parsedObject(text) : undefined) ?? (m.isError === true ? { error: text } : { output: text });
     } else {
-      const texts = [];
-      const images = [];
+      const texts: string[] = [];
+      const images: Array<{ inlineData: GeminiBlob }> = [];
       blocks.forEach((b, k) => {
         if (b?.type === 'text' && typeof b.text === 'string') texts.push(b.text);
-        else if (b?.type === 'image' && typeof b.data === 'string') images.push(imagePart(b));
+        else if (isImage(b)) images.push(imagePart(b));
         else this.#warnings.dropped(`a tool-result ${b?.type} block has no Gemini form`, at, `content[${k}]`);
       });
       const text = texts.join('\n');
       const output = text !== '' ? text : images.length > 0 ? SEE_IMAGE : '';
-      fr.response = m.isError === true ? { error: output } : { output };
+      response = m.isError === true ? { error: output } : { output };
       if (images.length > 0 && this.#target.generation >= 3) parts = images;
       else if (images.length > 0) {
         this.#warnings.converted(
@@ -651,9 +856,13 @@ class Writer {
         this.#images.push(...images);
       }
     }
+    // Members in the order Gemini documents them: id, name, response, parts.
+    const fr: GeminiFunctionResponse = withId
+      ? { id: x ? m.toolCallId : idSafe64(m.toolCallId), name: toolName, response }
+      : { name: toolName, response };
     if (parts !== undefined && (parts.length > 0 || x?.emptyParts)) fr.parts = parts;
-    const part = finish({ functionResponse: finish(fr, x?.inner) }, x?.layout);
-    if (joins) this.#open.parts.push(part);
+    const part: GeminiPart = finish({ functionResponse: finish(fr, x?.inner) }, x?.layout);
+    if (open !== null) open.parts.push(part);
     else this.#open = this.#content('user', [part], x);
   }
 
@@ -662,20 +871,24 @@ class Writer {
    * between the model's calls and their results (Gemini wants the responses in the content
    * right after the calls).
    */
-  #textAfterCalls(x) {
+  #textAfterCalls(x: Loose | undefined): boolean {
     if (x !== undefined || this.#open !== this.out.at(-1)) return false;
     const model = this.out.at(-2);
-    return model?.role === 'model' && Array.isArray(model.parts) && model.parts.some((p) => p?.functionCall);
+    return (
+      model?.role === 'model' &&
+      Array.isArray(model.parts) &&
+      model.parts.some((p) => isObject(p) && Boolean(p.functionCall))
+    );
   }
 
   /** The parts of a function response read from this format: images and kept parts. */
-  #responseParts(blocks, at, texts) {
-    const parts = [];
+  #responseParts(blocks: readonly WrittenBlock[], at: number, texts: unknown[]): GeminiFunctionResponsePart[] {
+    const parts: GeminiFunctionResponsePart[] = [];
     blocks.forEach((b, k) => {
       const bx = extrasOf(b);
       const kept = keptPart(b, bx);
       if (kept !== undefined) parts.push(kept);
-      else if (b?.type === 'image' && typeof b.data === 'string') parts.push(imagePart(b, bx));
+      else if (isImage(b)) parts.push(imagePart(b, bx));
       else if (b?.type === 'text' && typeof b.text === 'string') {
         // A function response holds one text, its response: later ones join it.
         this.#warnings.converted("a tool result's later text joins its response", at, `content[${k + 1}]`);
@@ -689,21 +902,22 @@ class Writer {
    * Whether an assistant message's signatures go back: read from this format, or of a Google
    * api and the reading model (pi's converter keeps signatures of the same provider and model).
    */
-  #native(m, x) {
+  #native(m: AssistantMessage, x: Loose | undefined): boolean {
     return x !== undefined || (GOOGLE_APIS.has(m.api) && this.#sameModel(m));
   }
 
-  #sameModel(m) {
+  #sameModel(m: AssistantMessage): boolean {
     const model = this.#model;
     return model === undefined || (model.provider === m.provider && (model.id === undefined || model.id === m.model));
   }
 
-  #assistant(m) {
+  #assistant(m: AssistantMessage): void {
     const x = extrasOf(m);
     const native = this.#native(m, x);
     const at = this.out.length;
-    const parts = [];
-    (Array.isArray(m.content) ? m.content : []).forEach((b, k) => {
+    const parts: Parts = [];
+    const blocks: readonly WrittenBlock[] = Array.isArray(m.content) ? m.content : [];
+    blocks.forEach((b, k) => {
       const path = `content[${k}]`;
       const bx = extrasOf(b);
       const kept = keptPart(b, bx);
@@ -712,38 +926,42 @@ class Writer {
         return;
       }
       const type = b?.type;
-      if (type === 'text' && typeof b.text === 'string') {
-        if (x === undefined && blank(b.text)) {
-          if (b.text !== '') this.#warnings.dropped('whitespace-only text has no use in a Gemini content', at, path);
+      if (isText(b)) {
+        const text = b;
+        if (x === undefined && isBlank(text.text)) {
+          if (text.text !== '') this.#warnings.dropped('whitespace-only text has no use in a Gemini content', at, path);
           return;
         }
-        const part = { text: b.text };
-        const signature = this.#signature(b.textSignature, native, x);
+        const part: GeminiPart = { text: text.text };
+        const signature = this.#signature(text.textSignature, native, x);
         if (signature !== undefined) part.thoughtSignature = signature;
         // Text signatures of other providers are their item ids, which Gemini has no use for;
         // a Google one of another model is a signature the reading model would refuse.
-        else if (GOOGLE_APIS.has(m.api) && isBase64(b.textSignature))
+        else if (GOOGLE_APIS.has(m.api) && isBase64(text.textSignature))
           this.#warnings.dropped("a text's signature of another model has no use for this one", at, path);
         parts.push(finish(part, bx?.layout));
-      } else if (type === 'thinking' && typeof b.thinking === 'string') {
-        const signed = typeof b.thinkingSignature === 'string';
-        if (x !== undefined || (native && signed && isBase64(b.thinkingSignature))) {
-          const part = { text: b.thinking, thought: true };
-          if (signed) part.thoughtSignature = b.thinkingSignature;
+      } else if (isThinking(b)) {
+        const thinking = b;
+        const signature = typeof thinking.thinkingSignature === 'string' ? thinking.thinkingSignature : undefined;
+        const signed = signature !== undefined;
+        if (x !== undefined || (native && signed && isBase64(signature))) {
+          const part: GeminiPart = { text: thinking.thinking, thought: true };
+          if (signed) part.thoughtSignature = signature;
           parts.push(finish(part, bx?.layout));
-        } else if (blank(b.thinking)) {
-          if (signed || b.thinking !== '') this.#warnings.dropped('blank thinking that Gemini cannot verify', at, path);
+        } else if (isBlank(thinking.thinking)) {
+          if (signed || thinking.thinking !== '')
+            this.#warnings.dropped('blank thinking that Gemini cannot verify', at, path);
         } else {
           this.#warnings.converted(
             native ? 'unsigned thinking is sent as text' : "another model's thinking is sent as text",
             at,
             path,
           );
-          parts.push({ text: b.thinking });
+          parts.push({ text: thinking.thinking });
         }
-      } else if (type === 'toolCall') {
+      } else if (b?.type === 'toolCall') {
         parts.push(this.#call(b, bx, m, native, x, at, path));
-      } else if (type === 'image' && typeof b.data === 'string') parts.push(imagePart(b, bx));
+      } else if (isImage(b)) parts.push(imagePart(b, bx));
       else if (type === 'redactedThinking') this.#warnings.dropped('redacted thinking has no Gemini form', at, path);
       else this.#warnings.dropped(`an assistant ${type} block has no Gemini form`, at, path);
     });
@@ -756,23 +974,32 @@ class Writer {
    * A text or call signature to send: as read, or the reading model's own. Undefined for any
    * other; the caller reports it.
    */
-  #signature(signature, native, x) {
+  #signature(signature: unknown, native: boolean, x: Loose | undefined): string | undefined {
     if (typeof signature !== 'string') return undefined;
     if (x !== undefined) return signature;
     if (native && isBase64(signature)) return signature;
     return undefined;
   }
 
-  #call(b, bx, m, native, x, at, path) {
-    const args = isObject(b.arguments) ? b.arguments : {};
-    const fc = {};
+  #call(
+    b: ToolCall | OtherContent,
+    bx: Loose | undefined,
+    m: AssistantMessage,
+    native: boolean,
+    x: Loose | undefined,
+    at: number,
+    path: string,
+  ): GeminiPart {
+    const args: JsonObject = isObject(b.arguments) ? b.arguments : {};
     const withId = x !== undefined ? !bx?.noId : this.#partIds;
     const id = typeof b.id === 'string' ? b.id : '';
-    if (withId) fc.id = x !== undefined ? id : idSafe64(id);
     this.#ids.set(id, withId);
-    fc.name = typeof b.name === 'string' ? b.name : '';
+    const callName = typeof b.name === 'string' ? b.name : '';
+    const fc: GeminiFunctionCall = withId
+      ? { id: x !== undefined ? id : idSafe64(id), name: callName }
+      : { name: callName };
     if (!bx?.noArgs || Object.keys(args).length > 0) fc.args = args;
-    const part = { functionCall: finish(fc, bx?.inner) };
+    const part: GeminiPart = { functionCall: finish(fc, bx?.inner) };
     let signature = this.#signature(b.thoughtSignature, native, x);
     if (signature === undefined && typeof b.thoughtSignature === 'string' && b.thoughtSignature !== '') {
       const wrapped = chatSignature(b.thoughtSignature);
@@ -788,24 +1015,24 @@ class Writer {
 }
 
 /** A tool-call id as pi's converter sends it to Gemini (`[A-Za-z0-9_-]`, at most 64 characters). */
-function idSafe64(id) {
+function idSafe64(id: unknown): string {
   return String(id)
     .replace(/[^A-Za-z0-9_-]/g, '_')
     .slice(0, 64);
 }
 
 /** The object JSON text holds, or undefined. */
-function parsedObject(text) {
+function parsedObject(text: string): JsonObject | undefined {
   try {
-    const v = JSON.parse(text);
-    return isObject(v) ? v : undefined;
+    const v: unknown = JSON.parse(text);
+    return isObject(v) ? (v as JsonObject) : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** The signature in the openai-chat format's form of Gemini's `extra_content` (`{google: {thought_signature}}`). */
-function chatSignature(signature) {
+function chatSignature(signature: string): string | undefined {
   if (signature.charCodeAt(0) !== 0x7b) return undefined;
   const v = parsedObject(signature);
   const inner = v?.google ?? v?.vertex;
@@ -813,9 +1040,10 @@ function chatSignature(signature) {
 }
 
 /** The request's `systemInstruction`: the stored Gemini value, or the text of another format's. */
-function systemOf(system, warnings) {
+function systemOf(system: unknown, warnings: Warnings): GeminiSystem | undefined {
   if (!isObject(system)) return undefined;
-  if (system.format === name && isObject(system.value)) return system.value;
+  // The value this format's own reader or caller gave, sent as it is.
+  if (system.format === name && isObject(system.value)) return system.value as unknown as GeminiSystem;
   // A system prompt given as a string is sent as the content of its text.
   if (system.format === name && typeof system.value === 'string') return { parts: [{ text: system.value }] };
   if (typeof system.text !== 'string' || system.text === '') return undefined;
@@ -828,11 +1056,14 @@ function systemOf(system, warnings) {
  * The provider messages of `toLlmMessages` → `{ messages, system? }`: the request's `contents`
  * and `systemInstruction`. ctx: `{ model?, warnings, system }`.
  */
-export function write(llm, ctx) {
+export function write(
+  llm: readonly LlmMessage[],
+  ctx: WriteContext,
+): { messages: GeminiContent[]; system?: GeminiSystem } {
   const writer = new Writer(ctx);
-  for (let index = 0; index < llm.length; index++) writer.add(llm[index], index);
+  for (const [index, m] of llm.entries()) writer.add(m, index);
   writer.end();
-  const result = { messages: writer.out };
+  const result: { messages: GeminiContent[]; system?: GeminiSystem } = { messages: writer.out };
   const system = systemOf(ctx.system, ctx.warnings);
   if (system !== undefined) result.system = system;
   return result;

@@ -22,18 +22,248 @@
 // binary data (Uint8Array, ArrayBuffer) is base64 in the session and `marks` say where to make
 // bytes of it again (and where a URL object was). Approval responses, which the model never
 // reads, ride on the nearest modelled message.
+import type {
+  AgentMessage,
+  AssistantContent,
+  AssistantMessage,
+  DeveloperMessage,
+  ImageContent,
+  JsonObject,
+  JsonValue,
+  LlmMessage,
+  OtherContent,
+  RedactedThinkingContent,
+  TextContent,
+  ThinkingContent,
+  ToolCall,
+  ToolResultMessage,
+  UserMessage,
+} from '../core/session.js';
 import {
   extrasOf as extrasOfFormat,
   invalidMessage,
   isObject,
   keepExtras,
   kindOf,
+  type Loose,
+  nonEmptyString,
   parseDataUrl,
   putMember,
   RAW_ARGUMENTS,
+  type ReadContext,
   requireString,
   systemPromptLength,
+  type Warnings,
+  type WriteContext,
 } from './common.js';
+
+// ----- the messages of this format ---------------------------------------------------------
+// The AI SDK's `ModelMessage` (ai 7, from the declarations of @ai-sdk/provider-utils), wide
+// enough that its `ModelMessage[]` goes in as it is, and the provider-level prompt of a
+// language-model middleware (`LanguageModelV4Prompt` of @ai-sdk/provider: the same roles, file
+// data tagged, members that may be `undefined`).
+
+/** A JSON value as the AI SDK types it (object members may be undefined). */
+export type AiSdkModelJsonValue =
+  | null
+  | string
+  | number
+  | boolean
+  | Readonly<AiSdkModelJsonObject>
+  | readonly AiSdkModelJsonValue[];
+export type AiSdkModelJsonObject = { [key: string]: AiSdkModelJsonValue | undefined };
+
+/** Options for a provider, by its name (`{ anthropic: { cacheControl } }`, `{ openai: { itemId } }`, …). */
+export type AiSdkModelProviderOptions = Record<string, AiSdkModelJsonObject>;
+
+/**
+ * A URL object (the global `URL`), typed by what the reader uses so that consumers without the
+ * DOM or Node types compile.
+ */
+export interface AiSdkModelUrl {
+  readonly href: string;
+  toString(): string;
+}
+
+/** Inline data: base64 text, bytes (a Node `Buffer` is one) or an ArrayBuffer. */
+export type AiSdkModelDataContent = string | Uint8Array | ArrayBuffer;
+/** Provider file ids of an uploaded file (`{ openai: 'file-…' }`). */
+export type AiSdkModelProviderReference = Record<string, string>;
+
+/** File data as a tagged union (ai 7; always this form in a provider-level prompt). */
+export type AiSdkModelFileData =
+  | { type: 'data'; data: AiSdkModelDataContent }
+  | { type: 'url'; url: AiSdkModelUrl; originalUrl?: string | undefined }
+  | { type: 'reference'; reference: AiSdkModelProviderReference }
+  | { type: 'text'; text: string };
+
+interface PartBase {
+  providerOptions?: AiSdkModelProviderOptions | undefined;
+}
+
+export interface AiSdkModelTextPart extends PartBase {
+  type: 'text';
+  text: string;
+}
+/** An image (deprecated in ai 7 for a file part with an `image` media type; still accepted). */
+export interface AiSdkModelImagePart extends PartBase {
+  type: 'image';
+  /** Base64 data, a `data:` URL or another URL as text, bytes, a URL object, a provider reference. */
+  image: AiSdkModelDataContent | AiSdkModelUrl | AiSdkModelProviderReference;
+  mediaType?: string | undefined;
+}
+export interface AiSdkModelFilePart extends PartBase {
+  type: 'file';
+  data: AiSdkModelFileData | AiSdkModelDataContent | AiSdkModelUrl | AiSdkModelProviderReference;
+  filename?: string | undefined;
+  /** `image/png`, `application/pdf`, … or a top-level type such as `image`. */
+  mediaType: string;
+}
+export interface AiSdkModelReasoningPart extends PartBase {
+  type: 'reasoning';
+  text: string;
+}
+export interface AiSdkModelReasoningFilePart extends PartBase {
+  type: 'reasoning-file';
+  data:
+    | { type: 'data'; data: AiSdkModelDataContent }
+    | { type: 'url'; url: AiSdkModelUrl; originalUrl?: string | undefined }
+    | AiSdkModelDataContent
+    | AiSdkModelUrl;
+  mediaType: string;
+}
+export interface AiSdkModelCustomPart extends PartBase {
+  type: 'custom';
+  /** `{provider}.{provider-type}`. */
+  kind: string;
+}
+export interface AiSdkModelToolCallPart extends PartBase {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  providerExecuted?: boolean | undefined;
+}
+
+/** What a tool output's `content` holds (the deprecated item types included). */
+export type AiSdkModelToolContentItem = PartBase &
+  (
+    | { type: 'text'; text: string }
+    | { type: 'file'; data: AiSdkModelFileData; mediaType: string; filename?: string | undefined }
+    | { type: 'file-data'; data: string; mediaType: string; filename?: string | undefined }
+    | { type: 'file-url'; url: string; mediaType?: string | undefined }
+    | { type: 'file-id'; fileId: string | Record<string, string> }
+    | { type: 'file-reference'; providerReference: AiSdkModelProviderReference }
+    | { type: 'image-data'; data: string; mediaType: string }
+    | { type: 'image-url'; url: string }
+    | { type: 'image-file-id'; fileId: string | Record<string, string> }
+    | { type: 'image-file-reference'; providerReference: AiSdkModelProviderReference }
+    | { type: 'custom' }
+  );
+
+/** A tool's output (`ToolResultOutput`). */
+export type AiSdkModelToolResultOutput = PartBase &
+  (
+    | { type: 'text' | 'error-text'; value: string }
+    | { type: 'json' | 'error-json'; value: AiSdkModelJsonValue }
+    | { type: 'execution-denied'; reason?: string | undefined }
+    | { type: 'content'; value: AiSdkModelToolContentItem[] }
+  );
+
+export interface AiSdkModelToolResultPart extends PartBase {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  output: AiSdkModelToolResultOutput;
+}
+export interface AiSdkModelToolApprovalRequest {
+  type: 'tool-approval-request';
+  approvalId: string;
+  toolCallId: string;
+  reason?: string | undefined;
+  isAutomatic?: boolean | undefined;
+  signature?: string | undefined;
+  inputSchemaInput?: unknown;
+}
+export interface AiSdkModelToolApprovalResponse extends PartBase {
+  type: 'tool-approval-response';
+  approvalId: string;
+  approved: boolean;
+  reason?: string | undefined;
+  providerExecuted?: boolean | undefined;
+}
+
+export interface AiSdkModelSystemMessage {
+  role: 'system';
+  content: string;
+  providerOptions?: AiSdkModelProviderOptions | undefined;
+}
+export interface AiSdkModelUserMessage {
+  role: 'user';
+  content: string | Array<AiSdkModelTextPart | AiSdkModelImagePart | AiSdkModelFilePart>;
+  providerOptions?: AiSdkModelProviderOptions | undefined;
+}
+export interface AiSdkModelAssistantMessage {
+  role: 'assistant';
+  content:
+    | string
+    | Array<
+        | AiSdkModelTextPart
+        | AiSdkModelCustomPart
+        | AiSdkModelFilePart
+        | AiSdkModelReasoningPart
+        | AiSdkModelReasoningFilePart
+        | AiSdkModelToolCallPart
+        | AiSdkModelToolResultPart
+        | AiSdkModelToolApprovalRequest
+      >;
+  providerOptions?: AiSdkModelProviderOptions | undefined;
+}
+export interface AiSdkModelToolMessage {
+  role: 'tool';
+  content: Array<AiSdkModelToolResultPart | AiSdkModelToolApprovalResponse>;
+  providerOptions?: AiSdkModelProviderOptions | undefined;
+}
+
+/**
+ * A ModelMessage. Leading system messages are the system prompt; `toMessages` writes them first
+ * in `messages` (ai 7's generateText takes them there with `allowSystemInMessages: true`, or as
+ * `instructions`).
+ */
+export type AiSdkModelMessage =
+  | AiSdkModelSystemMessage
+  | AiSdkModelUserMessage
+  | AiSdkModelAssistantMessage
+  | AiSdkModelToolMessage;
+
+/** The system prompt: text, or the system messages it was read as. */
+export type AiSdkModelSystem = string | AiSdkModelSystemMessage | AiSdkModelSystemMessage[];
+
+// ----- what this module is given -----------------------------------------------------------
+
+/** A message or block with what a reader kept under `ctxfold` (common.js). */
+interface Carrying {
+  ctxfold?: unknown;
+}
+
+/** The caller's `model` option (`FormatModel`), not checked: its members are read as given. */
+interface ModelOption {
+  provider?: string;
+  api?: string;
+  id?: string;
+}
+
+/** A part of user-side content: a user message's, or an item of a tool output's `content`. */
+type UserSidePart = Exclude<AiSdkModelUserMessage['content'], string>[number] | AiSdkModelToolContentItem;
+
+/** Which member holds what: `[path, 'bytes' | 'buffer' | 'url']` of a JSON copy (`jsonCopy`). */
+type Mark = [Array<string | number>, 'bytes' | 'buffer' | 'url'];
+
+/** What the reader keeps of a node: its JSON copy, and the marks of its binary data. */
+interface Shape {
+  shape: unknown;
+  marks?: Mark[];
+}
 
 export const name = 'ai-sdk-model';
 
@@ -41,32 +271,50 @@ export const name = 'ai-sdk-model';
 export const PART_BLOCK = 'aiSdkPart';
 
 const ROLES = "'system', 'user', 'assistant' or 'tool'";
-const OUTPUT_TYPES = new Set(['text', 'json', 'error-text', 'error-json', 'execution-denied', 'content']);
+const OUTPUT_TYPES = new Set<unknown>(['text', 'json', 'error-text', 'error-json', 'execution-denied', 'content']);
 /** What the providers of the AI SDK send for a denied call without a reason. */
 const DENIED = 'Tool execution denied.';
 
 // ----- small helpers -------------------------------------------------------------------------
 
 /** An input string as an error message quotes it: in single quotes (not common's JSON text), at most 40 characters. */
-const quote = (t) => `'${t.length > 40 ? `${t.slice(0, 40)}…` : t}'`;
-const shown = (v) => (typeof v === 'string' ? quote(v) : kindOf(v));
-const str = (v) => (typeof v === 'string' && v !== '' ? v : undefined);
+const quote = (t: string): string => `'${t.length > 40 ? `${t.slice(0, 40)}…` : t}'`;
+const shown = (v: unknown): string => (typeof v === 'string' ? quote(v) : kindOf(v));
 
-const isBytes = (v) => v instanceof Uint8Array;
-const isBuffer = (v) => v instanceof ArrayBuffer;
-const isUrl = (v) => typeof URL === 'function' && v instanceof URL;
+const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
+const isBuffer = (v: unknown): v is ArrayBuffer => v instanceof ArrayBuffer;
+const isUrl = (v: unknown): v is URL => typeof URL === 'function' && v instanceof URL;
+const isArray = (v: unknown): v is readonly unknown[] => Array.isArray(v);
 
-function base64Of(bytes) {
-  if (typeof globalThis.Buffer === 'function') {
-    return globalThis.Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+/** A member of any object, as JavaScript reads it. */
+const member = (node: object, key: PropertyKey): unknown => Reflect.get(node, key);
+
+/** Node.js's Buffer, where there is one (the browser has atob/btoa only). */
+interface BufferClass {
+  from(data: ArrayBufferLike | string, offsetOrEncoding?: number | string, length?: number): NodeBufferBytes;
+}
+/** A Node.js Buffer: bytes that write themselves as base64. */
+interface NodeBufferBytes extends Uint8Array {
+  toString(encoding?: string): string;
+}
+const nodeBuffer = (): BufferClass | undefined => {
+  const b: unknown = Reflect.get(globalThis, 'Buffer');
+  return typeof b === 'function' ? (b as unknown as BufferClass) : undefined;
+};
+
+function base64Of(bytes: Uint8Array): string {
+  const buffer = nodeBuffer();
+  if (buffer !== undefined) {
+    return buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
   }
   let s = '';
   for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(s);
 }
 
-function bytesOf(base64) {
-  if (typeof globalThis.Buffer === 'function') return new Uint8Array(globalThis.Buffer.from(base64, 'base64'));
+function bytesOf(base64: string): Uint8Array<ArrayBuffer> {
+  const buffer = nodeBuffer();
+  if (buffer !== undefined) return new Uint8Array(buffer.from(base64, 'base64'));
   const s = atob(base64);
   const out = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
@@ -78,7 +326,12 @@ function bytesOf(base64) {
  * out; `marks` gets `[path, 'bytes' | 'buffer' | 'url']` for each. A member whose dotted path is
  * in `nulls` is copied as null (the writer fills it from the block).
  */
-function jsonCopy(value, path, marks, nulls) {
+function jsonCopy(
+  value: unknown,
+  path: Array<string | number>,
+  marks: Mark[],
+  nulls: ReadonlySet<string> | undefined,
+): unknown {
   if (nulls?.has(path.join('.'))) {
     if (isBytes(value)) marks.push([path, 'bytes']);
     else if (isBuffer(value)) marks.push([path, 'buffer']);
@@ -96,11 +349,11 @@ function jsonCopy(value, path, marks, nulls) {
     marks.push([path, 'url']);
     return value.href;
   }
-  if (Array.isArray(value)) return value.map((v, i) => jsonCopy(v, [...path, i], marks, nulls));
+  if (isArray(value)) return value.map((v, i) => jsonCopy(v, [...path, i], marks, nulls));
   if (value !== null && typeof value === 'object') {
     const o = {};
     for (const k of Object.keys(value)) {
-      if (value[k] !== undefined) putMember(o, k, jsonCopy(value[k], [...path, k], marks, nulls));
+      if (member(value, k) !== undefined) putMember(o, k, jsonCopy(member(value, k), [...path, k], marks, nulls));
     }
     return o;
   }
@@ -108,33 +361,37 @@ function jsonCopy(value, path, marks, nulls) {
 }
 
 /** Kept extras `{ shape, marks? }` of a node, its modelled members (dotted paths) nulled. */
-function shapeOf(node, modelled) {
-  const marks = [];
+function shapeOf(node: object, modelled: readonly string[]): Shape {
+  const marks: Mark[] = [];
   const shape = jsonCopy(node, [], marks, new Set(modelled));
   return marks.length === 0 ? { shape } : { shape, marks };
 }
 
 /** Whether `node`'s members are `keys`, in that order (what a writer rebuilds without a shape). */
-function exactly(node, keys) {
+function exactly(node: object, keys: readonly string[]): boolean {
   const own = Object.keys(node);
-  return own.length === keys.length && own.every((k, j) => k === keys[j] && node[k] !== undefined);
+  return own.length === keys.length && own.every((k, j) => k === keys[j] && member(node, k) !== undefined);
 }
 
 /** Makes bytes and URL objects again where `marks` say they were (in place); returns `node`. */
-function thaw(node, marks) {
-  if (!Array.isArray(marks)) return node;
-  for (const [path, kind] of marks) {
-    if (!Array.isArray(path) || path.length === 0) continue;
-    let parent = node;
-    for (let i = 0; i < path.length - 1 && parent !== null && typeof parent === 'object'; i++) parent = parent[path[i]];
-    const key = path.at(-1);
-    const v = parent?.[key];
+function thaw<T>(node: T, marks: unknown): T {
+  if (!isArray(marks)) return node;
+  // The reader's marks: `[path, kind]` pairs.
+  for (const [path, kind] of marks as Iterable<[unknown, unknown]>) {
+    if (!isArray(path) || path.length === 0) continue;
+    let parent: unknown = node;
+    for (let i = 0; i < path.length - 1 && parent !== null && typeof parent === 'object'; i++)
+      parent = member(parent, path[i] as PropertyKey);
+    const key = path.at(-1) as PropertyKey;
+    const v = parent === null || parent === undefined ? undefined : member(Object(parent), key);
     if (typeof v !== 'string') continue;
-    if (kind === 'bytes') parent[key] = bytesOf(v);
-    else if (kind === 'buffer') parent[key] = bytesOf(v).buffer;
+    // `v` was read from it: an object.
+    const holder = parent as object;
+    if (kind === 'bytes') Reflect.set(holder, key, bytesOf(v));
+    else if (kind === 'buffer') Reflect.set(holder, key, bytesOf(v).buffer);
     else if (kind === 'url') {
       try {
-        parent[key] = new URL(v);
+        Reflect.set(holder, key, new URL(v));
       } catch {
         // kept as its text
       }
@@ -147,54 +404,55 @@ function thaw(node, marks) {
  * `keepExtras` of this format, added to the extras `node` already has (a message gathers
  * `lead`, `trail`, … over several calls).
  */
-const keep = (node, members) => keepExtras(node, name, members, node.ctxfold);
-
-/** A copy of a kept shape to fill (the session gives fresh copies; the system value is not). */
-const fresh = (shape) => (isObject(shape) ? { ...shape } : undefined);
+const keep = <T extends object>(node: T, members: Loose): T & Carrying =>
+  // `ctxfold` of a node this reader made: its own extras, or none yet.
+  keepExtras(node, name, members, member(node, 'ctxfold') as Loose | undefined);
 
 // ----- checks --------------------------------------------------------------------------------
 
-function need(cond, index, field, detail) {
+function need(cond: boolean, index: number, field: string, detail: string): asserts cond {
   if (!cond) throw invalidMessage(index, field, detail);
 }
 
-const string = requireString;
-
-function optString(node, key, index, at) {
-  if (node[key] !== undefined) string(node[key], index, `${at}${key}`);
+function optString(node: Loose, key: string, index: number, at: string): void {
+  if (node[key] !== undefined) requireString(node[key], index, `${at}${key}`);
 }
 
-function optBoolean(node, key, index, at) {
+function optBoolean(node: Loose, key: string, index: number, at: string): void {
   const v = node[key];
   need(v === undefined || typeof v === 'boolean', index, `${at}${key}`, `must be a boolean, got ${kindOf(v)}`);
 }
 
 /** `requireObject` of common.js that also refuses bytes, an ArrayBuffer and a URL object. */
-function object(v, index, field) {
+function requireRecord(v: unknown, index: number, field: string): Loose {
   need(isObject(v) && !isBytes(v) && !isBuffer(v) && !isUrl(v), index, field, `must be an object, got ${kindOf(v)}`);
   return v;
 }
 
 /** `providerOptions`: provider name → an object of options. */
-function checkProviderOptions(node, index, at) {
+function checkProviderOptions(node: Loose, index: number, at: string): void {
   const v = node.providerOptions;
   if (v === undefined) return;
-  object(v, index, `${at}providerOptions`);
-  for (const [k, o] of Object.entries(v)) {
-    if (o !== undefined) object(o, index, `${at}providerOptions.${k}`);
+  const options = requireRecord(v, index, `${at}providerOptions`);
+  for (const [k, o] of Object.entries(options)) {
+    if (o !== undefined) requireRecord(o, index, `${at}providerOptions.${k}`);
   }
 }
 
-function checkReference(v, index, field) {
-  object(v, index, field);
-  for (const [k, x] of Object.entries(v)) string(x, index, `${field}.${k}`);
+function checkReference(v: unknown, index: number, field: string): void {
+  const ref = requireRecord(v, index, field);
+  for (const [k, x] of Object.entries(ref)) requireString(x, index, `${field}.${k}`);
 }
 
 /** Inline data: a base64 string, bytes or an ArrayBuffer. */
-const isInline = (v) => typeof v === 'string' || isBytes(v) || isBuffer(v);
+const isInline = (v: unknown): v is string | Uint8Array | ArrayBuffer =>
+  typeof v === 'string' || isBytes(v) || isBuffer(v);
+
+/** The tags of tagged file data. */
+type Tag = 'data' | 'url' | 'reference' | 'text';
 
 /** Tagged file data (`{ type: 'data' | 'url' | 'reference' | 'text' }`); `kinds` limits the tags. */
-function checkTagged(v, index, field, kinds) {
+function checkTagged(v: Loose, index: number, field: string, kinds: readonly unknown[]): void {
   const type = v.type;
   need(
     kinds.includes(type),
@@ -208,75 +466,78 @@ function checkTagged(v, index, field, kinds) {
     need(isUrl(v.url), index, `${field}.url`, `must be a URL object, got ${kindOf(v.url)}`);
     optString(v, 'originalUrl', index, `${field}.`);
   } else if (type === 'reference') checkReference(v.reference, index, `${field}.reference`);
-  else string(v.text, index, `${field}.text`);
+  else requireString(v.text, index, `${field}.text`);
 }
 
-const TAGS = ['data', 'url', 'reference', 'text'];
+const TAGS: readonly Tag[] = ['data', 'url', 'reference', 'text'];
+const isTag = (v: unknown): boolean => (TAGS as readonly unknown[]).includes(v);
 
 /** A file part's `data` (or an image part's `image`): tagged or a bare shorthand. */
-function checkData(v, index, field, kinds = TAGS) {
+function checkData(v: unknown, index: number, field: string, kinds: readonly Tag[] = TAGS): void {
   if (isInline(v) || isUrl(v)) return;
   need(isObject(v), index, field, `must be file data, got ${kindOf(v)}`);
-  if (TAGS.includes(v.type)) checkTagged(v, index, field, kinds);
+  if (isTag(v.type)) checkTagged(v, index, field, kinds);
   else if (kinds.includes('reference')) checkReference(v, index, field);
   else throw invalidMessage(index, `${field}.type`, `must be ${kinds.map((k) => `'${k}'`).join(' or ')}`);
 }
 
-function checkPartHead(p, index, at) {
-  object(p, index, at);
-  string(p.type, index, `${at}.type`);
-  checkProviderOptions(p, index, `${at}.`);
+/** A part's object, checked, and its `type`. */
+function checkPartHead(p: unknown, index: number, at: string): [Loose, string] {
+  const part = requireRecord(p, index, at);
+  const type = requireString(part.type, index, `${at}.type`);
+  checkProviderOptions(part, index, `${at}.`);
+  return [part, type];
 }
 
-function checkFile(p, index, at, kinds) {
+function checkFile(p: Loose, index: number, at: string, kinds: readonly Tag[]): void {
   need('data' in p && p.data !== undefined, index, `${at}.data`, 'is required');
   checkData(p.data, index, `${at}.data`, kinds);
-  string(p.mediaType, index, `${at}.mediaType`);
+  requireString(p.mediaType, index, `${at}.mediaType`);
   optString(p, 'filename', index, `${at}.`);
 }
 
 /** A tool output (`ToolResultOutput`). */
-function checkOutput(o, index, at) {
-  object(o, index, at);
+function checkOutput(v: unknown, index: number, at: string): void {
+  const o = requireRecord(v, index, at);
   const type = o.type;
   need(OUTPUT_TYPES.has(type), index, `${at}.type`, `must be a tool output type, got ${shown(type)}`);
   checkProviderOptions(o, index, `${at}.`);
-  if (type === 'text' || type === 'error-text') string(o.value, index, `${at}.value`);
+  if (type === 'text' || type === 'error-text') requireString(o.value, index, `${at}.value`);
   else if (type === 'json' || type === 'error-json') need('value' in o, index, `${at}.value`, 'is required');
   else if (type === 'execution-denied') optString(o, 'reason', index, `${at}.`);
   else {
     const items = o.value;
-    need(Array.isArray(items), index, `${at}.value`, `must be an array, got ${kindOf(items)}`);
+    need(isArray(items), index, `${at}.value`, `must be an array, got ${kindOf(items)}`);
     items.forEach((c, k) => {
       checkOutputItem(c, index, `${at}.value[${k}]`);
     });
   }
 }
 
-function checkOutputItem(c, index, at) {
-  checkPartHead(c, index, at);
-  switch (c.type) {
+function checkOutputItem(item: unknown, index: number, at: string): void {
+  const [c, type] = checkPartHead(item, index, at);
+  switch (type) {
     case 'text':
-      string(c.text, index, `${at}.text`);
+      requireString(c.text, index, `${at}.text`);
       return;
     case 'file':
       need(isObject(c.data), index, `${at}.data`, `must be tagged file data, got ${kindOf(c.data)}`);
       checkTagged(c.data, index, `${at}.data`, TAGS);
-      string(c.mediaType, index, `${at}.mediaType`);
+      requireString(c.mediaType, index, `${at}.mediaType`);
       optString(c, 'filename', index, `${at}.`);
       return;
     case 'file-data':
     case 'image-data':
-      string(c.data, index, `${at}.data`);
-      string(c.mediaType, index, `${at}.mediaType`);
+      requireString(c.data, index, `${at}.data`);
+      requireString(c.mediaType, index, `${at}.mediaType`);
       optString(c, 'filename', index, `${at}.`);
       return;
     case 'file-url':
-      string(c.url, index, `${at}.url`);
+      requireString(c.url, index, `${at}.url`);
       optString(c, 'mediaType', index, `${at}.`);
       return;
     case 'image-url':
-      string(c.url, index, `${at}.url`);
+      requireString(c.url, index, `${at}.url`);
       return;
     case 'file-id':
     case 'image-file-id':
@@ -289,44 +550,43 @@ function checkOutputItem(c, index, at) {
     case 'custom':
       return;
     default:
-      throw invalidMessage(index, `${at}.type`, `${quote(c.type)} is no tool output content`);
+      throw invalidMessage(index, `${at}.type`, `${quote(type)} is no tool output content`);
   }
 }
 
-function checkToolCall(p, index, at) {
-  string(p.toolCallId, index, `${at}.toolCallId`);
-  string(p.toolName, index, `${at}.toolName`);
+function checkToolCall(p: Loose, index: number, at: string): void {
+  requireString(p.toolCallId, index, `${at}.toolCallId`);
+  requireString(p.toolName, index, `${at}.toolName`);
   need('input' in p, index, `${at}.input`, 'is required');
   optBoolean(p, 'providerExecuted', index, `${at}.`);
 }
 
-function checkToolResult(p, index, at) {
-  string(p.toolCallId, index, `${at}.toolCallId`);
-  string(p.toolName, index, `${at}.toolName`);
+function checkToolResult(p: Loose, index: number, at: string): void {
+  requireString(p.toolCallId, index, `${at}.toolCallId`);
+  requireString(p.toolName, index, `${at}.toolName`);
   checkOutput(p.output, index, `${at}.output`);
 }
 
-function checkApprovalRequest(p, index, at) {
-  string(p.approvalId, index, `${at}.approvalId`);
-  string(p.toolCallId, index, `${at}.toolCallId`);
+function checkApprovalRequest(p: Loose, index: number, at: string): void {
+  requireString(p.approvalId, index, `${at}.approvalId`);
+  requireString(p.toolCallId, index, `${at}.toolCallId`);
   optString(p, 'reason', index, `${at}.`);
   optBoolean(p, 'isAutomatic', index, `${at}.`);
   optString(p, 'signature', index, `${at}.`);
 }
 
-function checkApprovalResponse(p, index, at) {
-  string(p.approvalId, index, `${at}.approvalId`);
+function checkApprovalResponse(p: Loose, index: number, at: string): void {
+  requireString(p.approvalId, index, `${at}.approvalId`);
   need(typeof p.approved === 'boolean', index, `${at}.approved`, `must be a boolean, got ${kindOf(p.approved)}`);
   optString(p, 'reason', index, `${at}.`);
   optBoolean(p, 'providerExecuted', index, `${at}.`);
 }
 
 /** Throws E_INVALID_MESSAGE unless `p` is a part of a `role` message. */
-function checkPart(p, role, index, at) {
-  checkPartHead(p, index, at);
-  const type = p.type;
+function checkPart(part: unknown, role: string, index: number, at: string): void {
+  const [p, type] = checkPartHead(part, index, at);
   if (type === 'text' && role !== 'tool') {
-    string(p.text, index, `${at}.text`);
+    requireString(p.text, index, `${at}.text`);
     return;
   }
   if (role === 'user' && type === 'image') {
@@ -342,13 +602,13 @@ function checkPart(p, role, index, at) {
   if (role === 'assistant') {
     switch (type) {
       case 'reasoning':
-        string(p.text, index, `${at}.text`);
+        requireString(p.text, index, `${at}.text`);
         return;
       case 'reasoning-file':
         checkFile(p, index, at, ['data', 'url']);
         return;
       case 'custom':
-        string(p.kind, index, `${at}.kind`);
+        requireString(p.kind, index, `${at}.kind`);
         return;
       case 'tool-call':
         checkToolCall(p, index, at);
@@ -375,8 +635,13 @@ function checkPart(p, role, index, at) {
   throw invalidMessage(index, `${at}.type`, `${quote(type)} is no ${role} message part`);
 }
 
-function checkMessage(m, index) {
-  object(m, index, '');
+/**
+ * Throws E_INVALID_MESSAGE unless `m` is a ModelMessage (or a message of a provider-level
+ * prompt): its role, and each part as that role takes it. What is not checked (tool inputs,
+ * JSON outputs, custom parts' data) is `unknown` in the message types too.
+ */
+function checkMessage(v: unknown, index: number): asserts v is AiSdkModelMessage {
+  const m = requireRecord(v, index, '');
   const { role } = m;
   need(
     role === 'system' || role === 'user' || role === 'assistant' || role === 'tool',
@@ -387,12 +652,12 @@ function checkMessage(m, index) {
   checkProviderOptions(m, index, '');
   const c = m.content;
   if (role === 'system') {
-    string(c, index, 'content');
+    requireString(c, index, 'content');
     return;
   }
   if (typeof c === 'string' && role !== 'tool') return;
   need(
-    Array.isArray(c),
+    isArray(c),
     index,
     'content',
     `must be ${role === 'tool' ? 'an array' : 'a string or an array'}, got ${kindOf(c)}`,
@@ -403,7 +668,7 @@ function checkMessage(m, index) {
 // ----- reading: data --------------------------------------------------------------------------
 
 /** Byte signatures of the image types the providers read (the SDK detects the same). */
-const IMAGE_SIGNATURES = [
+const IMAGE_SIGNATURES: ReadonlyArray<readonly [string, readonly number[]]> = [
   ['image/png', [0x89, 0x50, 0x4e, 0x47]],
   ['image/jpeg', [0xff, 0xd8, 0xff]],
   ['image/gif', [0x47, 0x49, 0x46, 0x38]],
@@ -413,23 +678,23 @@ const IMAGE_SIGNATURES = [
 ];
 
 /** The image type base64 data starts with, or undefined. */
-function detectImage(base64) {
-  let head;
+function detectImage(base64: string): string | undefined {
+  let head: string;
   try {
     head = atob(base64.slice(0, 16));
   } catch {
     return undefined;
   }
-  const at = (i) => head.charCodeAt(i);
+  const at = (i: number) => head.charCodeAt(i);
   if (head.startsWith('RIFF') && head.slice(8, 12) === 'WEBP') return 'image/webp';
   for (const [type, sig] of IMAGE_SIGNATURES) if (sig.every((b, i) => at(i) === b)) return type;
   return undefined;
 }
 
-const fullImageType = (t) => typeof t === 'string' && t.startsWith('image/') && t !== 'image/*';
+const fullImageType = (t: unknown): t is string => typeof t === 'string' && t.startsWith('image/') && t !== 'image/*';
 
 /** Whether a string is a URL as the SDK reads one (it tries `new URL(text)`), without parsing 50 MB. */
-function looksLikeUrl(s) {
+function looksLikeUrl(s: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s.slice(0, 64))) return false;
   if (s.startsWith('data:')) return true;
   try {
@@ -440,21 +705,31 @@ function looksLikeUrl(s) {
   }
 }
 
+/** An inline image a part holds (`inlineImage`). */
+interface InlineImage {
+  data: string;
+  mimeType: string;
+  /** The member (under the part) that holds the payload, as a dotted path. */
+  path: string;
+  /** A data URL's own type. */
+  dataUrl?: string | undefined;
+}
+
 /**
  * The inline image `value` holds (a file part's `data`, an image part's `image`), as
  * `{ data, mimeType, path, dataUrl? }`: `path` the member (under the part) that holds the payload,
  * or undefined for what is not an inline image (a URL, a reference, inline text, a non-image).
  */
-function inlineImage(value, member, mediaType) {
+function inlineImage(value: unknown, key: string, mediaType: string | undefined): InlineImage | undefined {
   let payload = value;
-  const path = [member];
+  const path = [key];
   if (isObject(value) && !isBytes(value) && !isBuffer(value) && !isUrl(value)) {
     if (value.type !== 'data') return undefined;
     payload = value.data;
     path.push('data');
   }
-  let data;
-  let fromUrl;
+  let data: string;
+  let fromUrl: string | undefined;
   if (isBytes(payload)) data = base64Of(payload);
   else if (isBuffer(payload)) data = base64Of(new Uint8Array(payload));
   else if (typeof payload === 'string') {
@@ -473,15 +748,15 @@ function inlineImage(value, member, mediaType) {
 }
 
 /** An image block of an inline image part, keeping the part's shape when it is not `{type, image|data, mediaType}` as written. */
-function imageBlock(part, img) {
-  const block = { type: 'image', data: img.data, mimeType: img.mimeType };
+function imageBlock(part: object, img: InlineImage): ImageContent & Carrying {
+  const block: ImageContent = { type: 'image', data: img.data, mimeType: img.mimeType };
   const kept = shapeOf(part, [img.path]);
   // A data URL's own type, when it is not the block's.
   return keep(block, { ...kept, dataUrl: img.dataUrl === undefined ? undefined : img.dataUrl });
 }
 
 /** The text of the place a file is at: its URL, its provider ids, or "inline data". */
-function whereOf(data) {
+function whereOf(data: unknown): string {
   if (typeof data === 'string') return looksLikeUrl(data) && !data.startsWith('data:') ? data : 'inline data';
   if (!isObject(data)) return 'inline data';
   switch (data.type) {
@@ -497,7 +772,7 @@ function whereOf(data) {
   }
 }
 
-const refText = (ref) =>
+const refText = (ref: unknown): string =>
   isObject(ref)
     ? Object.entries(ref)
         .map(([k, v]) => `${k} ${v}`)
@@ -508,7 +783,7 @@ const refText = (ref) =>
  * What other formats read for a part pi has no block for (from its JSON shape): what it is and
  * where it is, and the text of inline text.
  */
-function describe(p) {
+function describe(p: unknown): string {
   if (!isObject(p)) return '[file]';
   switch (p.type) {
     case 'image':
@@ -541,24 +816,26 @@ function describe(p) {
 }
 
 /** A part pi has no block for, as a text block that describes it and keeps it whole. */
-function described(part) {
+function described(part: object): TextContent & Carrying {
   const kept = shapeOf(part, []);
-  return keep({ type: 'text', text: describe(kept.shape) }, { ...kept, described: true });
+  return keep<TextContent>({ type: 'text', text: describe(kept.shape) }, { ...kept, described: true });
 }
 
-function textBlock(part, signature) {
-  const block = { type: 'text', text: part.text };
+function textBlock(part: { type: 'text'; text: string }, signature?: string): TextContent & Carrying {
+  const block: TextContent = { type: 'text', text: part.text };
   if (signature !== undefined) block.textSignature = signature;
   if (exactly(part, ['type', 'text'])) return block;
-  return keep(block, shapeOf(part, ['text']));
+  return keep(block, { ...shapeOf(part, ['text']) });
 }
 
 /** A user-side part (user message, tool output content) as a text or image block. */
-function userBlock(part) {
+function userBlock(part: UserSidePart): (TextContent | ImageContent) & Carrying {
   if (part.type === 'text') return textBlock(part);
   if (part.type === 'image' || part.type === 'file') {
-    const member = part.type === 'image' ? 'image' : 'data';
-    const img = inlineImage(part[member], member, part.mediaType);
+    const img =
+      part.type === 'image'
+        ? inlineImage(part.image, 'image', part.mediaType)
+        : inlineImage(part.data, 'data', part.mediaType);
     return img === undefined ? described(part) : imageBlock(part, img);
   }
   if (part.type === 'image-data' || (part.type === 'file-data' && fullImageType(part.mediaType))) {
@@ -570,7 +847,7 @@ function userBlock(part) {
 // ----- reading: provider metadata --------------------------------------------------------------
 
 /** The provider a part's options speak for, as a pi model (api, provider). */
-function providerOf(options) {
+function providerOf(options: unknown): { api: string; provider: string } | undefined {
   if (!isObject(options)) return undefined;
   if (isObject(options.anthropic)) return { api: 'anthropic-messages', provider: 'anthropic' };
   if (isObject(options.openai)) return { api: 'openai-responses', provider: 'openai' };
@@ -580,7 +857,7 @@ function providerOf(options) {
 }
 
 /** The pi-ai api a provider name speaks by default in the AI SDK. */
-const API_OF = {
+const API_OF: Readonly<Record<string, string>> = {
   anthropic: 'anthropic-messages',
   openai: 'openai-responses',
   google: 'google-generative-ai',
@@ -588,34 +865,39 @@ const API_OF = {
   vertex: 'google-vertex',
 };
 
-const googleSignature = (o) => {
-  const g = isObject(o?.google) ? o.google : isObject(o?.vertex) ? o.vertex : undefined;
+const googleSignature = (o: unknown): string | undefined => {
+  const options = isObject(o) ? o : undefined;
+  const g = isObject(options?.google) ? options.google : isObject(options?.vertex) ? options.vertex : undefined;
   return typeof g?.thoughtSignature === 'string' ? g.thoughtSignature : undefined;
 };
 
 /** pi's text signature of a text part: an OpenAI message item id (`{v, id, phase}`), a Gemini thought signature. */
-function textSignatureOf(options) {
-  const openai = isObject(options?.openai) ? options.openai : undefined;
+function textSignatureOf(options: unknown): string | undefined {
+  const openai = isObject(options) && isObject(options.openai) ? options.openai : undefined;
   if (typeof openai?.itemId === 'string') {
-    const s = { v: 1, id: openai.itemId };
+    const s: { v: number; id: string; phase?: string } = { v: 1, id: openai.itemId };
     if (openai.phase === 'commentary' || openai.phase === 'final_answer') s.phase = openai.phase;
     return JSON.stringify(s);
   }
   return googleSignature(options);
 }
 
-function reasoningBlock(part) {
-  const o = part.providerOptions;
-  const anthropic = isObject(o?.anthropic) ? o.anthropic : undefined;
+function reasoningBlock(part: AiSdkModelReasoningPart): AssistantContent & Carrying {
+  const o: unknown = part.providerOptions;
+  const options = isObject(o) ? o : undefined;
+  const anthropic = isObject(options?.anthropic) ? options.anthropic : undefined;
   if (typeof anthropic?.redactedData === 'string') {
-    return keep({ type: 'redactedThinking', data: anthropic.redactedData }, shapeOf(part, []));
+    return keep<RedactedThinkingContent>(
+      { type: 'redactedThinking', data: anthropic.redactedData },
+      { ...shapeOf(part, []) },
+    );
   }
-  const block = { type: 'thinking', thinking: part.text };
-  const openai = isObject(o?.openai) ? o.openai : undefined;
+  const block: ThinkingContent = { type: 'thinking', thinking: part.text };
+  const openai = isObject(options?.openai) ? options.openai : undefined;
   if (typeof anthropic?.signature === 'string') block.thinkingSignature = anthropic.signature;
   else if (typeof openai?.itemId === 'string') {
     // pi keeps an OpenAI reasoning item whole as the signature (the Responses reader's convention).
-    const item = {
+    const item: Loose = {
       type: 'reasoning',
       id: openai.itemId,
       summary: part.text === '' ? [] : [{ type: 'summary_text', text: part.text }],
@@ -627,20 +909,22 @@ function reasoningBlock(part) {
     if (google !== undefined) block.thinkingSignature = google;
   }
   if (exactly(part, ['type', 'text'])) return block;
-  return keep(block, shapeOf(part, ['text']));
+  return keep(block, { ...shapeOf(part, ['text']) });
 }
 
-function toolCallBlock(part) {
+function toolCallBlock(part: AiSdkModelToolCallPart): ToolCall & Carrying {
   const { input } = part;
   const plain = isObject(input) && !isBytes(input) && !isUrl(input);
-  const block = {
+  const block: ToolCall = {
     type: 'toolCall',
     id: part.toolCallId,
     name: part.toolName,
-    arguments: plain ? input : typeof input === 'string' ? { [RAW_ARGUMENTS]: input } : {},
+    // The input as the SDK gave it: a JSON object of the call's arguments.
+    arguments: plain ? (input as JsonObject) : typeof input === 'string' ? { [RAW_ARGUMENTS]: input } : {},
   };
-  const o = part.providerOptions;
-  if (typeof o?.openai?.itemId === 'string') block.thoughtSignature = o.openai.itemId;
+  const o: unknown = part.providerOptions;
+  const openai = isObject(o) && isObject(o.openai) ? o.openai : undefined;
+  if (typeof openai?.itemId === 'string') block.thoughtSignature = openai.itemId;
   else {
     const google = googleSignature(o);
     if (google !== undefined) block.thoughtSignature = google;
@@ -652,36 +936,51 @@ function toolCallBlock(part) {
 }
 
 /** A part pi has no block for, passed through as it is (JSON). */
-function passThrough(part) {
+function passThrough(part: object): OtherContent & Carrying {
   const kept = shapeOf(part, []);
-  return keep({ type: PART_BLOCK, part: kept.shape }, { marks: kept.marks });
+  // `shape` is the JSON copy of the part.
+  return keep<OtherContent>({ type: PART_BLOCK, part: kept.shape as JsonValue }, { marks: kept.marks });
 }
 
 // ----- reading: messages ----------------------------------------------------------------------
 
+/** A message the reader writes. */
+type ReadMessage = AgentMessage & Carrying;
+
+/** A tool message the model reads nothing of, waiting to ride on a modelled message. */
+interface Waiting extends Shape {
+  parts: Array<[number, Shape]>;
+}
+
 /** The state of one read: the calls of this batch, the output, the kept parts waiting for a message. */
 class Reader {
-  out = [];
+  out: ReadMessage[] = [];
   /** Tool-call id → name, of this batch's modelled calls. */
-  calls = new Map();
+  calls = new Map<string, string>();
   /** This batch's calls still without a result: id → the index of their message. */
-  open = new Map();
+  open = new Map<string, number>();
   /** Ids of provider-executed calls of this batch. */
-  executed = new Set();
+  executed = new Set<string>();
   /** Tool messages with no modelled result, waiting to ride on the next message. */
-  waiting = [];
+  waiting: Waiting[] = [];
+  ctx: ReadContext;
+  api: string | undefined;
+  provider: string | undefined;
+  modelId: string | undefined;
 
-  constructor(ctx) {
+  constructor(ctx: ReadContext) {
     this.ctx = ctx;
-    const m = ctx?.model;
-    this.api = str(m?.api) ?? (Object.hasOwn(API_OF, m?.provider ?? '') ? API_OF[m.provider] : undefined);
-    this.provider = str(m?.provider);
-    this.modelId = str(m?.id);
+    const m = ctx?.model as ModelOption | undefined;
+    const provider = m?.provider ?? '';
+    this.api = nonEmptyString(m?.api) ?? (Object.hasOwn(API_OF, provider) ? API_OF[provider] : undefined);
+    this.provider = nonEmptyString(m?.provider);
+    this.modelId = nonEmptyString(m?.id);
   }
 
-  push(msg) {
+  push(msg: ReadMessage): void {
     if (this.waiting.length > 0) {
-      const lead = msg.ctxfold?.lead ?? [];
+      const x = msg.ctxfold;
+      const lead = isObject(x) && isArray(x.lead) ? x.lead : [];
       keep(msg, { lead: [...this.waiting, ...lead] });
       this.waiting = [];
     }
@@ -689,48 +988,49 @@ class Reader {
   }
 
   /** The end of the batch: tool messages still waiting ride on the last message (or on an empty one). */
-  finish() {
+  finish(): void {
     if (this.waiting.length === 0) return;
     let last = this.out.at(-1);
     if (last === undefined) {
-      last = { role: 'assistant', content: [], stopReason: 'stop' };
-      keep(last, { carrier: true });
+      last = keep<AssistantMessage>({ role: 'assistant', content: [], stopReason: 'stop' }, { carrier: true });
       this.ctx.warnings.converted(
         'tool messages with approval responses only are kept on an empty assistant message (the model reads no such responses)',
         0,
       );
       this.out.push(last);
     }
-    keep(last, { trail: [...(last.ctxfold?.trail ?? []), ...this.waiting] });
+    const x = last.ctxfold;
+    const trail = isObject(x) && isArray(x.trail) ? x.trail : [];
+    keep(last, { trail: [...trail, ...this.waiting] });
     this.waiting = [];
   }
 
-  system(m) {
-    const msg = { role: 'developer', content: m.content };
-    keep(msg, exactly(m, ['role', 'content']) ? { read: true } : shapeOf(m, ['content']));
+  system(m: AiSdkModelSystemMessage): void {
+    const msg: DeveloperMessage = { role: 'developer', content: m.content };
+    keep(msg, exactly(m, ['role', 'content']) ? { read: true } : { ...shapeOf(m, ['content']) });
     this.push(msg);
   }
 
-  user(m) {
+  user(m: AiSdkModelUserMessage): void {
     const content = typeof m.content === 'string' ? m.content : m.content.map(userBlock);
-    const msg = { role: 'user', content };
+    const msg: UserMessage = { role: 'user', content };
     // Marked as read here: the writer keeps it even when empty.
-    keep(msg, exactly(m, ['role', 'content']) ? { read: true } : shapeOf(m, ['content']));
+    keep(msg, exactly(m, ['role', 'content']) ? { read: true } : { ...shapeOf(m, ['content']) });
     this.push(msg);
   }
 
-  assistant(m, index) {
-    const msg = { role: 'assistant', content: [] };
-    let model;
-    const pending = [];
-    const approvals = new Set();
+  assistant(m: AiSdkModelAssistantMessage, index: number): void {
+    const msg: AssistantMessage = { role: 'assistant', content: [] };
+    let model: { api: string; provider: string } | undefined;
+    const pending: Array<[number, string, Shape]> = [];
+    const approvals = new Set<string>();
     if (typeof m.content === 'string') {
       if (m.content !== '') msg.content.push({ type: 'text', text: m.content });
     } else {
       for (const p of m.content) if (p.type === 'tool-approval-request') approvals.add(p.toolCallId);
       m.content.forEach((p, j) => {
-        model ??= providerOf(p.providerOptions);
-        let block;
+        model ??= providerOf(member(p, 'providerOptions'));
+        let block: AssistantContent & Carrying;
         if (p.type === 'text') block = textBlock(p, textSignatureOf(p.providerOptions));
         else if (p.type === 'reasoning') block = reasoningBlock(p);
         else if (p.type === 'file') {
@@ -765,9 +1065,9 @@ class Reader {
     this.push(msg);
   }
 
-  tool(m, index) {
-    const results = [];
-    const kept = [];
+  tool(m: AiSdkModelToolMessage, index: number): void {
+    const results: Array<ToolResultMessage & Carrying> = [];
+    const kept: Array<[number, Shape]> = [];
     m.content.forEach((p, j) => {
       if (p.type !== 'tool-result' || this.executed.has(p.toolCallId)) {
         kept.push([j, shapeOf(p, [])]);
@@ -785,26 +1085,26 @@ class Reader {
       results.push(toolResult(p));
     });
     const whole = exactly(m, ['role', 'content']) ? undefined : shapeOf(m, ['content']);
-    if (results.length === 0) {
+    const [first, ...more] = results;
+    if (first === undefined) {
       // Approval responses (and results of provider-executed calls) only: nothing the model reads.
       this.waiting.push({ ...(whole ?? { shape: { role: 'tool', content: null } }), parts: kept });
       return;
     }
-    const first = results[0];
     keep(first, {
       message: whole,
       kept: kept.length > 0 ? kept.map(([j, s]) => ({ at: j, ...s })) : undefined,
       split: this.out.at(-1)?.role === 'toolResult' && this.waiting.length === 0 ? true : undefined,
     });
     this.push(first);
-    for (const r of results.slice(1)) this.push(keep(r, { join: true }));
+    for (const r of more) this.push(keep(r, { join: true }));
   }
 }
 
 /** The text a tool output gives the model, and whether it is an error. */
-function toolResult(p) {
+function toolResult(p: AiSdkModelToolResultPart): ToolResultMessage & Carrying {
   const o = p.output;
-  let content;
+  let content: Array<TextContent | ImageContent>;
   let isError = false;
   const nulls = ['toolCallId', 'toolName'];
   switch (o.type) {
@@ -816,7 +1116,7 @@ function toolResult(p) {
       break;
     case 'json':
     case 'error-json': {
-      let text;
+      let text: string | undefined;
       try {
         text = JSON.stringify(o.value);
       } catch {
@@ -837,23 +1137,33 @@ function toolResult(p) {
       content = o.value.map(userBlock);
       nulls.push('output.value');
   }
-  const msg = { role: 'toolResult', toolCallId: p.toolCallId, toolName: p.toolName, content, isError };
+  const msg: ToolResultMessage = {
+    role: 'toolResult',
+    toolCallId: p.toolCallId,
+    toolName: p.toolName,
+    content,
+    isError,
+  };
   const canonical = exactly(p, ['type', 'toolCallId', 'toolName', 'output']) && exactly(o, ['type', 'value']);
   const shape = canonical && (o.type === 'text' || o.type === 'error-text') ? undefined : shapeOf(p, nulls);
-  return keep(msg, shape ?? {});
+  return keep(msg, { ...(shape ?? {}) });
 }
 
 /**
  * ModelMessages (or a provider-level prompt) → AgentMessages. Leading system messages are the
  * system prompt (kept as they were); a later one is a developer message.
  */
-export function read(messages, ctx) {
+export function read(
+  messages: readonly unknown[],
+  ctx: ReadContext,
+): { messages: AgentMessage[]; system?: { text: string; value: unknown[] } } {
   const r = new Reader(ctx);
   let i = 0;
-  const leading = [];
-  for (const n = systemPromptLength(messages, (m) => m.role === 'system', ctx); i < n; i++) {
-    checkMessage(messages[i], i);
-    leading.push(messages[i]);
+  const leading: AiSdkModelMessage[] = [];
+  for (const n = systemPromptLength(messages, (m: Loose) => m.role === 'system', ctx); i < n; i++) {
+    const m = messages[i];
+    checkMessage(m, i);
+    leading.push(m);
   }
   for (; i < messages.length; i++) {
     const m = messages[i];
@@ -865,7 +1175,10 @@ export function read(messages, ctx) {
   }
   r.finish();
   for (const [id, index] of r.open) {
-    const pending = r.out.some((msg) => msg.ctxfold?.pending?.some((p) => p.id === id));
+    const pending = r.out.some((msg) => {
+      const x = msg.ctxfold;
+      return isObject(x) && isArray(x.pending) && x.pending.some((p) => isObject(p) && p.id === id);
+    });
     if (!pending) {
       ctx.warnings.converted(
         `tool call ${quote(id)} has no result in these messages: the LLM view (and toMessages) leaves it out until its result is appended`,
@@ -885,22 +1198,29 @@ export function read(messages, ctx) {
 // ----- writing --------------------------------------------------------------------------------
 
 /** What this format's reader kept on a message or block. */
-const extrasOf = (node) => extrasOfFormat(node, name);
+const extrasOf = (node: unknown): Loose | undefined => extrasOfFormat(node, name);
+
+/** A part or message being written: one made here in the SDK's shapes, or a kept shape filled. */
+type Written = Loose;
 
 /** A kept shape filled: `fill(node)` sets the modelled members, then bytes and URLs come back. */
-function filled(x, fill) {
-  const node = fresh(x.shape);
+function filled(x: Loose & { shape: Loose }, fill: (node: Written) => void): Written {
+  // A copy of the kept shape to fill (the session gives fresh copies; the system value is not).
+  const node: Written = { ...x.shape };
   fill(node);
   return thaw(node, x.marks);
 }
 
 /** Sets `key` on `node` only where the shape has it (so absent members stay absent). */
-function set(node, key, value) {
+function set(node: Written, key: string, value: unknown): void {
   if (key in node) node[key] = value;
 }
 
 /** The dialect of a foreign assistant message: whose provider options its signatures are. */
-function dialectOf(m) {
+type Dialect = 'anthropic' | 'openai' | 'google' | 'vertex' | undefined;
+
+/** The dialect of a foreign assistant message: whose provider options its signatures are. */
+function dialectOf(m: AssistantMessage): Dialect {
   const api = String(m?.api ?? '');
   const provider = String(m?.provider ?? '');
   if (api === 'anthropic-messages' || provider === 'anthropic') return 'anthropic';
@@ -910,7 +1230,7 @@ function dialectOf(m) {
   return undefined;
 }
 
-function parseJson(text) {
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -918,42 +1238,49 @@ function parseJson(text) {
   }
 }
 
-const textOf = (blocks) =>
-  (Array.isArray(blocks) ? blocks : [])
-    .filter((b) => b?.type === 'text' && typeof b.text === 'string')
+const textOf = (blocks: unknown): string =>
+  (isArray(blocks) ? blocks : [])
+    .filter((b): b is { type: 'text'; text: string } => isObject(b) && b.type === 'text' && typeof b.text === 'string')
     .map((b) => b.text)
     .join('\n');
 
 /** The base64 payload (or data URL) an image block writes at its shape's nulled member. */
-function payloadOf(block, x) {
+function payloadOf(block: ImageContent, x: Loose): string {
   return typeof x.dataUrl === 'string' ? `data:${x.dataUrl};base64,${block.data}` : block.data;
 }
 
 /** Fills an image shape: the payload at the member the reader nulled. */
-function fillImage(node, block, x) {
+function fillImage(node: Written, block: ImageContent, x: Loose): void {
   const value = payloadOf(block, x);
   if (node.type === 'image') set(node, 'image', value);
   else if (isObject(node.data) && node.data.type === 'data') node.data = { ...node.data, data: value };
   else set(node, 'data', value);
 }
 
+/** A block of the LLM view as the writer meets it. */
+type WrittenBlock = AssistantContent | null | undefined;
+
+/** Extras with a kept `shape` (an object): what `filled` takes. */
+const hasShape = (x: unknown): x is Loose & { shape: Loose } => isObject(x) && isObject(x.shape);
+
 /** Writes one request's messages; see `write`. Warnings name the output message. */
 class Writer {
-  out = [];
+  out: Written[] = [];
   /** The tool message the next tool result may join, and its kept parts. */
-  #open = null;
-  #prev;
+  #open: { msg: Written & { content: Written[] }; kept: Array<Loose & { shape: Loose }> } | null = null;
+  #prev: unknown;
+  warnings: Warnings;
 
-  constructor(warnings) {
+  constructor(warnings: Warnings) {
     this.warnings = warnings;
   }
 
-  #close() {
+  #close(): void {
     if (this.#open === null) return;
     const { msg, kept } = this.#open;
     for (const k of kept)
       msg.content.splice(
-        Math.min(k.at, msg.content.length),
+        Math.min(Number(k.at), msg.content.length),
         0,
         filled(k, () => {}),
       );
@@ -961,18 +1288,19 @@ class Writer {
   }
 
   /** Tool messages the model reads nothing of (approval responses), kept on a neighbour. */
-  #emitKept(list) {
-    if (!Array.isArray(list)) return;
+  #emitKept(list: unknown): void {
+    if (!isArray(list)) return;
     this.#close();
     for (const t of list) {
-      if (!isObject(t?.shape)) continue;
+      if (!hasShape(t)) continue;
+      const content: Written[] = [];
       const msg = filled(t, (n) => {
-        n.content = [];
+        n.content = content;
       });
-      for (const p of Array.isArray(t.parts) ? t.parts : []) {
-        if (!Array.isArray(p) || !isObject(p[1]?.shape)) continue;
-        msg.content.splice(
-          Math.min(p[0], msg.content.length),
+      for (const p of isArray(t.parts) ? t.parts : []) {
+        if (!isArray(p) || !hasShape(p[1])) continue;
+        content.splice(
+          Math.min(Number(p[0]), content.length),
           0,
           filled(p[1], () => {}),
         );
@@ -981,16 +1309,16 @@ class Writer {
     }
   }
 
-  add(m) {
+  add(m: LlmMessage): void {
     const x = extrasOf(m);
     this.#emitKept(x?.lead);
-    const role = m?.role;
-    if (role === 'toolResult') this.#toolResult(m, x);
+    const role: unknown = m?.role;
+    if (m?.role === 'toolResult') this.#toolResult(m, x);
     else {
       this.#close();
-      if (role === 'assistant') this.#assistant(m, x);
-      else if (role === 'developer') this.#system(m, x);
-      else if (role === 'user') this.#user(m, x);
+      if (m?.role === 'assistant') this.#assistant(m, x);
+      else if (m?.role === 'developer') this.#system(m, x);
+      else if (m?.role === 'user') this.#user(m, x);
       else {
         const what = typeof role === 'string' ? quote(role) : kindOf(role);
         this.warnings.dropped(`a ${what} message has no ModelMessage form`, this.out.length);
@@ -1000,20 +1328,21 @@ class Writer {
     this.#prev = role;
   }
 
-  end() {
+  end(): void {
     this.#close();
   }
 
   /** A user-side block as a part: a kept part as it was, an image as a file part. */
-  #userPart(b, at, path, where) {
+  #userPart(b: WrittenBlock, at: number, path: string, where: string): Written | undefined {
     const bx = extrasOf(b);
     if (b?.type === 'text' && typeof b.text === 'string') {
-      if (bx?.described && isObject(bx.shape) && describe(bx.shape) === b.text) return filled(bx, () => {});
-      if (isObject(bx?.shape) && !bx.described) return filled(bx, (n) => set(n, 'text', b.text));
-      return { type: 'text', text: b.text };
+      const text = b.text;
+      if (bx?.described && hasShape(bx) && describe(bx.shape) === text) return filled(bx, () => {});
+      if (hasShape(bx) && !bx.described) return filled(bx, (n) => set(n, 'text', text));
+      return { type: 'text', text };
     }
-    if (b?.type === 'image' && typeof b.data === 'string') {
-      if (isObject(bx?.shape)) return filled(bx, (n) => fillImage(n, b, bx));
+    if (isImage(b)) {
+      if (hasShape(bx)) return filled(bx, (n) => fillImage(n, b, bx));
       if (where === 'tool') return { type: 'file', data: { type: 'data', data: b.data }, mediaType: b.mimeType };
       return { type: 'file', data: b.data, mediaType: b.mimeType };
     }
@@ -1021,24 +1350,26 @@ class Writer {
     return undefined;
   }
 
-  #parts(content, at, where) {
-    const out = [];
-    (Array.isArray(content) ? content : []).forEach((b, k) => {
+  #parts(content: unknown, at: number, where: string): Written[] {
+    const out: Written[] = [];
+    // The view's blocks (content arrays of the core's messages).
+    const blocks = (isArray(content) ? content : []) as readonly WrittenBlock[];
+    blocks.forEach((b, k) => {
       const part = this.#userPart(b, at, `content[${k}]`, where);
       if (part !== undefined) out.push(part);
     });
     return out;
   }
 
-  #message(x, role, content) {
-    if (isObject(x?.shape)) return filled(x, (n) => set(n, 'content', content));
+  #message(x: Loose | undefined, role: string, content: unknown): Written {
+    if (hasShape(x)) return filled(x, (n) => set(n, 'content', content));
     return { role, content };
   }
 
-  #user(m, x) {
+  #user(m: Extract<LlmMessage, { role: 'user' | 'developer' }>, x: Loose | undefined): void {
     const at = this.out.length;
     const content = typeof m.content === 'string' ? m.content : this.#parts(m.content, at, 'user');
-    if (m.providerPayload !== undefined) {
+    if ('providerPayload' in m && m.providerPayload !== undefined) {
       this.warnings.dropped(
         "the compaction's provider-native replay items: a ModelMessage cannot carry them (the summary text goes instead)",
         at,
@@ -1050,12 +1381,12 @@ class Writer {
   }
 
   /** A developer message: a system message (as it was, when it was one). */
-  #system(m, x) {
+  #system(m: Extract<LlmMessage, { role: 'user' | 'developer' }>, x: Loose | undefined): void {
     const at = this.out.length;
-    let content = m.content;
+    let content: unknown = m.content;
     if (typeof content !== 'string') {
-      const blocks = Array.isArray(content) ? content : [];
-      const images = blocks.filter((b) => b?.type === 'image').length;
+      const blocks: readonly unknown[] = isArray(content) ? content : [];
+      const images = blocks.filter((b) => isObject(b) && b.type === 'image').length;
       if (images > 0)
         this.warnings.dropped(`${images} image(s) of a developer message: a system message holds text only`, at);
       content = textOf(blocks);
@@ -1064,12 +1395,12 @@ class Writer {
     this.out.push(this.#message(x, 'system', content));
   }
 
-  #assistant(m, x) {
+  #assistant(m: AssistantMessage, x: Loose | undefined): void {
     const at = this.out.length;
     const dialect = dialectOf(m);
-    const parts = [];
-    const written = new Set();
-    const blocks = Array.isArray(m.content) ? m.content : [];
+    const parts: Written[] = [];
+    const written = new Set<unknown>();
+    const blocks: readonly WrittenBlock[] = isArray(m.content) ? m.content : [];
     blocks.forEach((b, k) => {
       const part = this.#assistantPart(b, dialect, at, `content[${k}]`);
       if (part === undefined) return;
@@ -1077,10 +1408,10 @@ class Writer {
       parts.push(part);
     });
     // Calls waiting for approval, which the LLM view leaves out (they have no result yet).
-    for (const p of Array.isArray(x?.pending) ? x.pending : []) {
-      if (written.has(p?.id) || !isObject(p?.shape)) continue;
+    for (const p of isArray(x?.pending) ? x.pending : []) {
+      if (!isObject(p) || written.has(p.id) || !hasShape(p)) continue;
       parts.splice(
-        Math.min(p.at, parts.length),
+        Math.min(Number(p.at), parts.length),
         0,
         filled(p, () => {}),
       );
@@ -1091,27 +1422,29 @@ class Writer {
         this.warnings.dropped('an assistant message with no content a ModelMessage takes was left out', at);
       return;
     }
-    let content = parts;
+    let content: unknown = parts;
+    const only = parts[0];
     if (x?.string && parts.length === 0) content = '';
-    else if (x?.string && parts.length === 1 && parts[0].type === 'text' && Object.keys(parts[0]).length === 2) {
-      content = parts[0].text;
+    else if (x?.string && parts.length === 1 && only?.type === 'text' && Object.keys(only).length === 2) {
+      content = only.text;
     }
     this.out.push(this.#message(x, 'assistant', content));
   }
 
-  #assistantPart(b, dialect, at, path) {
+  #assistantPart(b: WrittenBlock, dialect: Dialect, at: number, path: string): Written | undefined {
     const bx = extrasOf(b);
     const type = b?.type;
-    if (type === 'text' && typeof b.text === 'string') {
+    if (b?.type === 'text' && typeof b.text === 'string') {
       if (bx !== undefined) return this.#userPart(b, at, path, 'assistant');
-      const part = { type: 'text', text: b.text };
+      const part: Written = { type: 'text', text: b.text };
       const options = textOptions(b.textSignature, dialect);
       if (options !== undefined) part.providerOptions = options;
       return part;
     }
-    if (type === 'thinking' && typeof b.thinking === 'string') {
-      if (isObject(bx?.shape)) return filled(bx, (n) => set(n, 'text', b.thinking));
-      const part = { type: 'reasoning', text: b.thinking };
+    if (b?.type === 'thinking' && typeof b.thinking === 'string') {
+      const thinking = b.thinking;
+      if (hasShape(bx)) return filled(bx, (n) => set(n, 'text', thinking));
+      const part: Written = { type: 'reasoning', text: thinking };
       const sig = b.thinkingSignature;
       if (typeof sig === 'string' && sig !== '') {
         const options = reasoningOptions(sig, dialect);
@@ -1121,44 +1454,49 @@ class Writer {
       }
       return part;
     }
-    if (type === 'redactedThinking' && typeof b.data === 'string') {
-      if (isObject(bx?.shape)) return filled(bx, () => {});
+    if (b?.type === 'redactedThinking' && typeof b.data === 'string') {
+      if (hasShape(bx)) return filled(bx, () => {});
       return { type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: b.data } } };
     }
-    if (type === 'toolCall') return toolCallPart(b, bx, dialect);
-    if (type === 'image' && typeof b.data === 'string') {
-      if (isObject(bx?.shape)) return filled(bx, (n) => fillImage(n, b, bx));
+    // A toolCall block of the core's view: a ToolCall.
+    if (b?.type === 'toolCall') return toolCallPart(b as ToolCall, bx, dialect);
+    if (isImage(b)) {
+      if (hasShape(bx)) return filled(bx, (n) => fillImage(n, b, bx));
       return { type: 'file', data: b.data, mediaType: b.mimeType };
     }
-    if (type === PART_BLOCK && isObject(b.part)) return thaw({ ...b.part }, bx?.marks);
+    if (b?.type === PART_BLOCK && isObject(b.part)) return thaw({ ...b.part }, bx?.marks);
     this.warnings.dropped(`a ${type} block has no form in a ModelMessage assistant message`, at, path);
     return undefined;
   }
 
-  #toolResult(m, x) {
+  #toolResult(m: ToolResultMessage, x: Loose | undefined): void {
     const join = x?.join || (this.#prev === 'toolResult' && !x?.split);
-    if (!join || this.#open === null) {
+    let open = this.#open;
+    if (!join || open === null) {
       this.#close();
-      const msg = isObject(x?.message?.shape)
-        ? filled(x.message, (n) => {
-            n.content = [];
+      const message = x?.message;
+      const content: Written[] = [];
+      const msg = hasShape(message)
+        ? filled(message, (n) => {
+            n.content = content;
           })
-        : { role: 'tool', content: [] };
+        : { role: 'tool', content };
       this.out.push(msg);
-      this.#open = { msg, kept: [] };
+      open = { msg: Object.assign(msg, { content }), kept: [] };
+      this.#open = open;
     }
-    if (Array.isArray(x?.kept)) this.#open.kept.push(...x.kept.filter((k) => isObject(k?.shape)));
-    this.#open.msg.content.push(this.#resultPart(m, x, this.out.length - 1));
+    if (isArray(x?.kept)) open.kept.push(...x.kept.filter(hasShape));
+    open.msg.content.push(this.#resultPart(m, x, this.out.length - 1));
   }
 
   /** A tool result's part: its output as it was read (the text the view holds now), or from the text and images. */
-  #resultPart(m, x, at) {
-    const blocks = Array.isArray(m.content) ? m.content : [];
+  #resultPart(m: ToolResultMessage, x: Loose | undefined, at: number): Written {
+    const blocks: readonly WrittenBlock[] = isArray(m.content) ? m.content : [];
     const onlyText = blocks.every((b) => b?.type === 'text');
     const text = textOf(blocks);
-    const own = isObject(x?.shape) ? x : undefined;
-    const kind = own?.shape?.output?.type;
-    let output;
+    const own = hasShape(x) ? x : undefined;
+    const kind = isObject(own?.shape.output) ? own.shape.output.type : undefined;
+    let output: Loose;
     if (kind === 'text' || kind === 'error-text') output = { type: kind, value: text };
     else if (kind === 'json' || kind === 'error-json') {
       // A pruned output is its notice, no longer JSON: sent as text.
@@ -1197,12 +1535,15 @@ class Writer {
   }
 }
 
+/** An image block as the writer sends one: its base64 `data` a string. */
+const isImage = (b: WrittenBlock): b is ImageContent => b?.type === 'image' && typeof b.data === 'string';
+
 /** A tool call's part: as it was read, or from pi's block (its signature as provider options). */
-function toolCallPart(b, bx, dialect) {
-  const args = isObject(b.arguments) ? b.arguments : {};
+function toolCallPart(b: ToolCall, bx: Loose | undefined, dialect: Dialect): Written {
+  const args: JsonObject = isObject(b.arguments) ? b.arguments : {};
   const keys = Object.keys(args);
   const raw = keys.length === 1 && keys[0] === RAW_ARGUMENTS && typeof args[RAW_ARGUMENTS] === 'string';
-  if (isObject(bx?.shape)) {
+  if (hasShape(bx)) {
     return filled(bx, (n) => {
       set(n, 'toolCallId', b.id);
       set(n, 'toolName', b.name);
@@ -1210,7 +1551,7 @@ function toolCallPart(b, bx, dialect) {
       else set(n, 'input', args);
     });
   }
-  const part = {
+  const part: Written = {
     type: 'tool-call',
     toolCallId: String(b.id ?? ''),
     toolName: String(b.name ?? ''),
@@ -1226,7 +1567,7 @@ function toolCallPart(b, bx, dialect) {
 }
 
 /** A foreign text block's signature as provider options. */
-function textOptions(sig, dialect) {
+function textOptions(sig: unknown, dialect: Dialect): Loose | undefined {
   if (typeof sig !== 'string' || sig === '') return undefined;
   if (dialect === 'openai') {
     const s = parseJson(sig);
@@ -1240,7 +1581,7 @@ function textOptions(sig, dialect) {
 }
 
 /** A foreign thinking block's signature as provider options, or undefined where none replays. */
-function reasoningOptions(sig, dialect) {
+function reasoningOptions(sig: string, dialect: Dialect): Loose | undefined {
   if (dialect === 'anthropic') return { anthropic: { signature: sig } };
   if (dialect === 'openai') {
     const item = parseJson(sig);
@@ -1254,12 +1595,12 @@ function reasoningOptions(sig, dialect) {
 }
 
 /** The system messages to put first: the ones read (this format), else the prompt's text. */
-function systemMessages(system, warnings) {
+function systemMessages(system: unknown, warnings: Warnings): Written[] {
   if (!isObject(system)) return [];
   const v = system.value;
-  const list = Array.isArray(v) ? v : isObject(v) ? [v] : undefined;
+  const list = isArray(v) ? v : isObject(v) ? [v] : undefined;
   const ours = list?.every((m) => isObject(m) && m.role === 'system' && typeof m.content === 'string');
-  if (ours && list.length > 0) return list.map((m) => ({ ...m }));
+  if (ours && list !== undefined && list.length > 0) return list.filter(isObject).map((m) => ({ ...m }));
   if (typeof v === 'string') return v === '' ? [] : [{ role: 'system', content: v }];
   if (typeof system.text !== 'string' || system.text === '') return [];
   warnings.converted(`the system prompt (of the ${system.format ?? 'pi'} format) is sent as its text`);
@@ -1271,10 +1612,11 @@ function systemMessages(system, warnings) {
  * summary as a user message (its snapcompact frames as image file parts), then the messages, a
  * tool message per run of tool results.
  */
-export function write(llm, ctx) {
+export function write(llm: readonly LlmMessage[], ctx: WriteContext): { messages: AiSdkModelMessage[] } {
   const writer = new Writer(ctx.warnings);
   writer.out.push(...systemMessages(ctx.system, ctx.warnings));
   for (const m of llm) writer.add(m);
   writer.end();
-  return { messages: writer.out };
+  // Shapes read from ModelMessages filled, and messages made here in their form.
+  return { messages: writer.out as unknown as AiSdkModelMessage[] };
 }
