@@ -10,6 +10,3 @@ pub const SNAPCOMPACT: &str = "snapcompact";
 pub const OPENAI_REMOTE: &str = "openaiRemoteCompaction";
 /// The Anthropic `compaction` block of the `remote` method (spec: compaction §13).
 pub const ANTHROPIC: &str = "anthropicCompaction";
-/// The provider-native records: stale once the history they replay is compacted again
-/// (spec: compaction §5.7 step 6).
-pub const NATIVE: [&str; 2] = [OPENAI_REMOTE, ANTHROPIC];

@@ -12,6 +12,7 @@ pub mod openai_v2;
 pub mod retry;
 
 use crate::error::{Error, ErrorCode};
+use crate::session::preserve::{ANTHROPIC, OPENAI_REMOTE};
 pub(crate) use commit::{commit_native, files_block};
 use serde_json::{Map, Value};
 
@@ -28,9 +29,8 @@ pub(crate) fn failed(message: String) -> Error {
 /// Drops the native records of an earlier compaction from a new compaction's `preserveData`
 /// (spec: compaction §5.7 step 6): the history they replay is the one being compacted again.
 pub(crate) fn drop_native_records(preserve: &mut Map<String, Value>) {
-    for key in crate::session::preserve::NATIVE {
-        preserve.remove(key);
-    }
+    preserve.remove(OPENAI_REMOTE);
+    preserve.remove(ANTHROPIC);
 }
 
 /// The lane a native request belongs to.
