@@ -95,18 +95,13 @@ node -e '
 ' >src/js/runner/prompts.ts
 say "tsc (src/js -> pkg)"
 tests/node_modules/.bin/tsc -p tsconfig.json --outDir "$stage"
-# The glue as wasm-bindgen wrote it (its declarations stay out: the API's own types describe
-# what the package exports). While some modules are still JavaScript (allowJs), their
-# hand-written .d.ts replace what the compiler infers from them (and the rest ship none, as
-# before: an inferred declaration of untyped JavaScript is `any` throughout).
+# The glue as wasm-bindgen wrote it (the compiler type-checks against its .d.ts and does not
+# emit it; that .d.ts stays out of the package: the API's own declarations describe what the
+# package exports). Every other file of pkg/ is the compiler's output, declarations included.
 cp src/js/core/glue.js "$stage/core/"
-(cd src/js && find . -type f -name '*.js' ! -path ./core/glue.js -print) |
-  while read -r f; do rm -f "$stage/${f%.js}.d.ts"; done
-(cd src/js && find . -type f -name '*.d.ts' ! -path ./core/glue.d.ts -print) |
-  while read -r f; do
-    mkdir -p "$stage/$(dirname "$f")"
-    cp "src/js/$f" "$stage/$f"
-  done
+if (cd src/js && find . -type f \( -name '*.js' -o -name '*.d.ts' \) ! -path './core/glue.*' -print | grep -q .); then
+  die "src/js holds JavaScript or a hand-written .d.ts besides the generated glue: the package's sources are TypeScript"
+fi
 node -e '
   const fs = require("fs");
   const [src, dst, version] = process.argv.slice(1);

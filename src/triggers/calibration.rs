@@ -316,6 +316,10 @@ pub struct RequestImages {
     pub context_tokens: u64,
 }
 
+/// What a tool result left empty by the provider's image budget reads instead of its images
+/// (spec: snapcompact §5.1: the host clamps a request to the budget, oldest images first).
+pub const IMAGE_OMITTED: &str = "[image omitted: provider image limit]";
+
 /// The images of a request built from a view of the context: `counts`, the image parts of
 /// each of its messages in order (none for an assistant's); `summary_first`, the first
 /// message is the compaction summary, whose images are the snapcompact archive's frames;

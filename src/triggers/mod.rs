@@ -57,7 +57,7 @@ mod walk;
 
 pub use calibration::{
     count_cut, in_counted, max_count_chars, request_images, Calibration, HostCount, Rates,
-    RequestImages, Sample, SentRequest,
+    RequestImages, Sample, SentRequest, IMAGE_OMITTED,
 };
 pub use decisions::{
     compaction_error_message, CompactRequest, CompactionAction, CompactionMethod, CompactionReason,

@@ -145,7 +145,8 @@ pub fn is_shape(json: &str) -> bool {
 }
 
 /// The constants the JS API re-exports, so they have one source (JSON object): frame budgets
-/// of `shape::billing` and the shape-name aliases.
+/// of `shape::billing`, inline imaging's floors, the notice of an image the provider's budget
+/// left out, and the shape-name aliases.
 #[wasm_bindgen(js_name = snapcompactConstants)]
 pub fn snapcompact_constants() -> String {
     use crate::render::shape::billing as b;
@@ -170,6 +171,7 @@ pub fn snapcompact_constants() -> String {
         "inlineMaxSystemPromptFrames",
         crate::context::inline::MAX_SYSTEM_PROMPT_FRAMES as f64,
     );
+    o.str("imageOmittedNotice", crate::triggers::IMAGE_OMITTED);
     let mut aliases = Object::open(o.key("shapeAliases"));
     for (alias, v) in render::ShapeVariant::ALIASES {
         aliases.str(alias, v.name());

@@ -95,10 +95,7 @@ function compare(name, entry, names) {
   return { extra: [...found.extra].sort(), missing: [...found.missing].sort() };
 }
 
-const KNOWN = {
-  // ai-sdk/ is converted separately (ai-sdk/index.d.ts is hand-written until then).
-  'ai-sdk': 'ai-sdk/index.d.ts does not declare fromPromptMessage, toPromptMessage until ai-sdk/ is TypeScript',
-};
+const KNOWN = {};
 
 for (const [name, entry] of Object.entries(ENTRIES)) {
   const options = process.env.EXPORTS_STRICT === '1' || KNOWN[name] === undefined ? {} : { todo: KNOWN[name] };

@@ -35,6 +35,7 @@ import type {
   ShakeResult,
   ShakeRunOptions,
 } from '../core/types.js';
+import { replayTarget } from '../formats/anthropic.js';
 import { Warnings } from '../formats/common.js';
 import { formatOf, SYSTEM_ENTRY } from '../formats/index.js';
 import type {
@@ -47,7 +48,6 @@ import type {
   ToMessagesOptions,
   ToMessagesResult,
 } from '../formats/types.js';
-import { replayTarget } from '../providers/native-anthropic.js';
 import { compactSession } from './compact.js';
 import { navigateSession } from './navigate.js';
 import { shakeSession } from './shake.js';
@@ -185,9 +185,10 @@ export class Session extends SessionCore {
   override toLlmMessages(options?: ContextOptions): LlmMessage[] {
     if (options !== undefined && options !== null) object(options, 'options');
     // A Messages API reader replays its provider's compaction blocks only where the model and
-    // route have server compaction (spec: compaction §13).
+    // route have server compaction (spec: compaction §13). (A target without a provider, or
+    // none, reads as absent in the core.)
     return super.toLlmMessages(
-      options?.model !== undefined ? { ...options, model: replayTarget(options.model) } : options,
+      options?.model !== undefined ? ({ ...options, model: replayTarget(options.model) } as ContextOptions) : options,
     );
   }
 

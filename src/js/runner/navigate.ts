@@ -9,10 +9,36 @@
 import { optionsJson } from '../core/args.js';
 import { invalidArgument, messageOf, wrapError } from '../core/errors.js';
 import { requireRaw } from '../core/raw.js';
-import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
+import type {
+  JsonValue,
+  NavigateTreeOptions,
+  NavigationAnswer,
+  NavigationCancelled,
+  NavigationResult,
+  ResolvedCompactionSettings,
+  SessionCore,
+  Summarize,
+} from '../core/session.js';
+import {
+  type Candidate,
+  callHook,
+  defined,
+  handlers,
+  memberOf,
+  pick,
+  type Signal,
+  summarizeOne,
+} from './summarizer.js';
+
+/** The options of a navigation as the runner reads them. */
+export interface NavigateRunOptions extends Omit<NavigateTreeOptions, 'signal' | 'summarize'> {
+  signal?: Signal | undefined;
+  /** Checked here: a callback, an array of them, or nothing (`false` and `null` too). */
+  summarize?: unknown;
+}
 
 /** A failure's message as the error says it. */
-function wording(message) {
+function wording(message: string): string {
   return `Branch summarization failed: ${message}`;
 }
 
@@ -20,10 +46,11 @@ function wording(message) {
  * The summarizers in the order `compact()` tries them: the remote endpoint (`remoteEndpoint`,
  * else `settings.remoteEndpoint` unless `settings.remoteEnabled` is false), then the callbacks.
  */
-function summarizers(o, settings) {
+function summarizers(o: NavigateRunOptions, settings: ResolvedCompactionSettings | undefined): Candidate[] {
   const { summarize } = o;
-  const list = summarize === undefined || summarize === null || summarize === false ? [] : [summarize].flat();
-  if (!list.every((f) => typeof f === 'function')) {
+  const list: unknown[] =
+    summarize === undefined || summarize === null || summarize === false ? [] : [summarize].flat();
+  if (!list.every((f): f is Summarize => typeof f === 'function')) {
     throw invalidArgument('`summarize` must be a function or an array of functions');
   }
   if (
@@ -35,7 +62,7 @@ function summarizers(o, settings) {
   if (o.headers !== undefined && (o.headers === null || typeof o.headers !== 'object')) {
     throw invalidArgument('`headers` must be an object of header names and values');
   }
-  const candidates = [];
+  const candidates: Candidate[] = [];
   const endpoint = o.remoteEndpoint ?? settings?.remoteEndpoint;
   if (endpoint && settings?.remoteEnabled !== false) {
     candidates.push({ remote: { url: endpoint, headers: o.headers ?? {}, model: o.model } });
@@ -45,31 +72,37 @@ function summarizers(o, settings) {
 }
 
 /** A hook's `{summary: {summary, details}}` (or `{summary: "text"}`), as a commit answer. */
-function hookSummary(answer) {
-  const s = answer?.summary;
+function hookSummary(answer: unknown): NavigationAnswer | undefined {
+  const s = memberOf(answer, 'summary');
   if (typeof s === 'string') return { summary: s, fromExtension: true };
-  if (s && typeof s === 'object' && typeof s.summary === 'string') {
-    return { summary: s.summary, details: s.details ?? null, fromExtension: true };
+  const summary = memberOf(s, 'summary');
+  if (s && typeof s === 'object' && typeof summary === 'string') {
+    const details = (memberOf(s, 'details') ?? null) as JsonValue;
+    return { summary, details, fromExtension: true };
   }
   return undefined;
 }
 
 /**
- * Runs a navigation of `session` to `targetId` (see `NavigateOptions` in the types).
+ * Runs a navigation of `session` to `targetId` (see `NavigateTreeOptions` in the types).
  * Resolves to the commit (`{cancelled: false, newLeafId, oldLeafId, summaryEntryId, …}`),
  * `{cancelled: true}` when a hook cancels, `{cancelled: true, aborted: true}` on abort;
  * rejects with a coded Error when the summarizer fails. Only a commit writes.
  */
-export async function navigateSession(session, targetId, o) {
+export async function navigateSession(
+  session: SessionCore,
+  targetId: string,
+  o: NavigateRunOptions,
+): Promise<NavigationResult | NavigationCancelled> {
   // Validated with defaults filled in (E_SETTINGS names a bad field). `branchSummary.enabled`
   // only says whether a tree UI offers a summary (spec: compaction §7.5): a summarizer given
   // here is used either way.
-  const settings =
+  const settings: ResolvedCompactionSettings | undefined =
     o.settings === undefined
       ? undefined
       : JSON.parse(requireRaw().resolveSettingsJson(optionsJson(o.settings, 'settings')));
   const candidates = summarizers(o, settings);
-  const signal = o.signal ?? new AbortController().signal;
+  const signal: Signal = o.signal ?? new AbortController().signal;
   const reserveTokens = o.reserveTokens ?? settings?.branchSummary?.reserveTokens;
   const plan = session.planNavigation(targetId, {
     ...pick(o, ['customInstructions', 'replaceInstructions', 'label', 'contextWindow']),
@@ -79,7 +112,7 @@ export async function navigateSession(session, targetId, o) {
   try {
     if (plan.isNoop) return session.commitNavigation(plan);
     if (signal.aborted) return { cancelled: true, aborted: true };
-    let answer;
+    let answer: NavigationAnswer | undefined;
     try {
       // session_before_tree: cancel, supply the summary, or change instructions and label.
       for (const f of handlers(o.hooks, 'session_before_tree')) {
@@ -99,11 +132,11 @@ export async function navigateSession(session, targetId, o) {
         const retryJson = o.retry === undefined ? undefined : JSON.stringify(o.retry);
         const callOptions = pick(o, ['initiator', 'sessionId', 'metadata']);
         const { text } = await summarizeOne(request, candidates, { signal, retryJson, callOptions, wording });
-        answer = { summary: text };
+        if (text !== undefined) answer = { summary: text };
       }
     } catch (err) {
-      if (err?.code === 'E_ABORTED' || signal.aborted) return { cancelled: true, aborted: true };
-      throw err?.code ? err : wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
+      if (memberOf(err, 'code') === 'E_ABORTED' || signal.aborted) return { cancelled: true, aborted: true };
+      throw memberOf(err, 'code') ? err : wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
     }
     if (signal.aborted) return { cancelled: true, aborted: true };
     const committed = session.commitNavigation(plan, answer);
@@ -111,7 +144,7 @@ export async function navigateSession(session, targetId, o) {
       newLeafId: committed.newLeafId,
       oldLeafId: committed.oldLeafId,
       ...(committed.summaryEntryId
-        ? { summaryEntry: session.entry(committed.summaryEntryId), fromExtension: committed.fromExtension }
+        ? defined({ summaryEntry: session.entry(committed.summaryEntryId), fromExtension: committed.fromExtension })
         : {}),
     };
     for (const f of handlers(o.hooks, 'session_tree')) await callHook(f, event, signal).catch(() => {});

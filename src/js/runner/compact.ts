@@ -9,17 +9,67 @@
 // cannot run here is skipped, one that fails hands over to the next, and the result names the
 // method that ran.
 import { abortError, codedError, messageOf, statusOf, wrapError } from '../core/errors.js';
+import type { WasmWalk } from '../core/glue.js';
 import { requireRaw } from '../core/raw.js';
-import { runAnthropic } from '../providers/native-anthropic.js';
-import { nativeLanes, runOpenaiNative } from '../providers/native-openai.js';
+import type {
+  CompactionAction,
+  CompactionCommit,
+  CompactionEvent,
+  CompactionMethod,
+  CompactionPlan,
+  CompactionPreparation,
+  CompactOptions,
+  CompactOutcome,
+  CompactReason,
+  CompactResult,
+  DropImagesResult,
+  ErrorCode,
+  HandoffResult,
+  LlmMessage,
+  LossReport,
+  PlanOptions,
+  SessionCore,
+  ShakeCompactResult,
+  ShakeResult,
+  ShakeRunOptions,
+  SnapcompactArchiveOptions,
+  Summarize,
+  SummaryRequest,
+} from '../core/session.js';
+import { nativeLanes } from '../providers/native-openai.js';
+import { runAnthropic, runOpenaiNative } from './native.js';
 import { contextSnapshot } from './report.js';
-import { callHook, handlers, pick, summarizeOne } from './summarizer.js';
+import { shakeSession } from './shake.js';
+import {
+  type Candidate,
+  callHook,
+  defined,
+  handlers,
+  memberOf,
+  pick,
+  type Signal,
+  type SummarizeCalls,
+  summarizeOne,
+} from './summarizer.js';
+
+/**
+ * The options of a compaction as the runner reads them: `CompactOptions`, and what the
+ * Maintainer passes besides (its calibration, its measure of the live context, the walk's
+ * inputs of an automatic compaction).
+ */
+export interface RunOptions extends Omit<CompactOptions, 'signal'> {
+  signal?: Signal | undefined;
+  /** The walk's `remote` failed (the Maintainer starts the core's cooldown). @internal */
+  onRemoteFailed?: (() => void) | undefined;
+}
 
 /** Sessions with a compaction in flight. */
-const running = new WeakSet();
+const running = new WeakSet<SessionCore>();
 
 /** The events' `action` of each method (spec: compaction §8.7). */
-export const ACTION_OF = {
+export const ACTION_OF: Readonly<Record<Exclude<CompactionMethod, 'window'>, CompactionAction>> & {
+  readonly [method: string]: CompactionAction | undefined;
+} = {
   remote: 'remote',
   soft: 'context-full',
   snapcompact: 'snapcompact',
@@ -27,7 +77,7 @@ export const ACTION_OF = {
   shake: 'shake',
 };
 
-function emit(hooks, event) {
+function emit(hooks: RunOptions['hooks'], event: CompactionEvent): void {
   for (const f of handlers(hooks, 'onEvent')) {
     try {
       f(event);
@@ -38,27 +88,25 @@ function emit(hooks, event) {
 }
 
 /** The reading model's id, provider, window and input, from `model` (id or object) and the options. */
-function modelOf(o) {
+function modelOf(o: RunOptions) {
   const m = o.model;
-  const object = m !== null && typeof m === 'object';
+  const object = m !== null && typeof m === 'object' ? m : undefined;
   return {
-    id: object ? m.id : m,
-    provider: o.provider ?? (object ? m.provider : undefined),
-    contextWindow: o.contextWindow ?? (object ? m.contextWindow : undefined),
-    input: o.input ?? (object ? m.input : undefined),
+    id: typeof m === 'object' && m !== null ? m.id : m,
+    provider: o.provider ?? object?.provider,
+    contextWindow: o.contextWindow ?? object?.contextWindow,
+    input: o.input ?? object?.input,
   };
 }
 
 /** The summarizer callbacks of `o`, as summarizeOne's candidates. */
-function callbacks(o) {
-  return [o.summarize]
-    .flat()
-    .filter((f) => typeof f === 'function')
-    .map((f) => ({ summarize: f }));
+function callbacks(o: RunOptions): Candidate[] {
+  const list: unknown[] = [o.summarize].flat();
+  return list.filter((f): f is Summarize => typeof f === 'function').map((f) => ({ summarize: f }));
 }
 
 /** The remote endpoint (the host's, else the settings'), as summarizeOne's only candidate. */
-function endpointOf(o) {
+function endpointOf(o: RunOptions): Candidate[] {
   const url = o.remoteEndpoint ?? o.settings?.remoteEndpoint;
   return typeof url === 'string' && url !== ''
     ? [{ remote: { url, headers: o.headers ?? {}, model: modelOf(o).id } }]
@@ -70,7 +118,7 @@ function endpointOf(o) {
  * settings}`): an OpenAI Responses lane, or Anthropic server compaction for an eligible Claude
  * model from `liveTokens` (spec: compaction §8.3, §13), as the core decides (`nativeLanes`).
  */
-export function nativeLane(o, liveTokens) {
+export function nativeLane(o: Parameters<typeof nativeLanes>[0], liveTokens?: number): boolean {
   try {
     return nativeLanes(o, liveTokens).usable;
   } catch {
@@ -80,7 +128,7 @@ export function nativeLane(o, liveTokens) {
 }
 
 /** A count for the walk: a finite non-negative number, else left out. */
-function count(v) {
+function count(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
 }
 
@@ -89,18 +137,20 @@ function count(v) {
  * in which order, what ends the walk. This module only reports what the host has: callbacks,
  * routes, the model, the live size in the provider's tokens.
  */
-function newWalk(session, o) {
+function newWalk(session: SessionCore, o: RunOptions): WasmWalk {
   const model = modelOf(o);
   const estimated = contextSnapshot(session).tokens;
-  const input = {
+  const methods: unknown[] | undefined = Array.isArray(o.methods) ? o.methods : undefined;
+  const input: unknown[] | undefined = Array.isArray(model.input) ? [...model.input] : undefined;
+  const walkInput = {
     reason: o.reason ?? 'manual',
-    methods: Array.isArray(o.methods) ? o.methods.filter((m) => typeof m === 'string') : undefined,
+    methods: methods?.filter((m) => typeof m === 'string'),
     explicit: typeof o.explicit === 'string' ? o.explicit : undefined,
     model: {
       provider: typeof model.provider === 'string' ? model.provider : '',
       id: typeof model.id === 'string' ? model.id : '',
       contextWindow: count(model.contextWindow),
-      input: Array.isArray(model.input) ? model.input.filter((i) => typeof i === 'string') : undefined,
+      input: input?.filter((i) => typeof i === 'string'),
     },
     summarizer: callbacks(o).length > 0,
     remoteEndpoint: typeof o.remoteEndpoint === 'string' && o.remoteEndpoint !== '',
@@ -118,13 +168,21 @@ function newWalk(session, o) {
     providerRatio: providerRatio(o),
     imageRatio: positiveRatio(o.imageRatio),
   };
-  return new (requireRaw().WasmWalk)(JSON.stringify(input), JSON.stringify(o.settings ?? {}));
+  return new (requireRaw().WasmWalk)(JSON.stringify(walkInput), JSON.stringify(o.settings ?? {}));
 }
 
+/** What the `session.compacting` hooks add to a plan. */
+type HookExtras = Pick<PlanOptions, 'extraContext' | 'promptOverride' | 'preserveData'>;
+
 /** The session.compacting hooks' additions (context lines, prompt override, preserveData). */
-async function hookExtras(session, o, preparation, signal) {
-  const extra = {};
-  const context = [];
+async function hookExtras(
+  session: SessionCore,
+  o: RunOptions,
+  preparation: CompactionPreparation,
+  signal: Signal,
+): Promise<HookExtras> {
+  const extra: HookExtras = {};
+  const context: string[] = [];
   for (const f of handlers(o.hooks, 'session.compacting')) {
     const answer = await callHook(f, { sessionId: session.header.id, preparation }, signal);
     if (Array.isArray(answer?.context)) context.push(...answer.context.filter((l) => typeof l === 'string'));
@@ -137,17 +195,31 @@ async function hookExtras(session, o, preparation, signal) {
   return extra;
 }
 
+/** A summary request as a candidate receives it (a handoff's carries the live turn's prefix). */
+type Decorate = (r: SummaryRequest) => SummaryRequest;
+
+/** The plumbing of one method's calls; `sequential`: one request after the other. */
+interface MethodCalls extends SummarizeCalls {
+  sequential?: boolean;
+}
+
 /**
  * Answers every pending request of `work`, round by round: a round's requests in parallel, or
  * one after the other with `calls.sequential` (the remote endpoint: its first failure ends the
  * method, so a failing endpoint sees no more POSTs than one request's retry policy allows).
  */
-async function answerAll(work, candidates, calls, decorate = (r) => r) {
+async function answerAll(
+  work: CompactionPlan,
+  candidates: Candidate[],
+  calls: MethodCalls,
+  decorate: Decorate = (r) => r,
+): Promise<void> {
   const { signal, wording, sequential } = calls;
   while (!work.isComplete) {
     const pending = work.pending;
     if (pending.length === 0) throw codedError('E_SUMMARIZER', 'the plan is stuck without pending requests');
-    let outcomes;
+    type Outcome = PromiseSettledResult<Awaited<ReturnType<typeof summarizeOne>>>;
+    let outcomes: Outcome[];
     if (sequential) {
       outcomes = [];
       for (const r of pending) {
@@ -163,16 +235,18 @@ async function answerAll(work, candidates, calls, decorate = (r) => r) {
     }
     if (signal.aborted) throw abortError();
     outcomes.forEach((outcome, i) => {
+      const request = pending[i];
+      if (request === undefined) return;
       if (outcome.status === 'rejected') {
-        const err = outcome.reason;
-        throw err?.code ? err : wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
+        const err: unknown = outcome.reason;
+        throw memberOf(err, 'code') ? err : wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
       }
       if (!outcome.value.shrink) {
-        work.answer(pending[i].id, outcome.value.text);
+        work.answer(request.id, outcome.value.text);
         return;
       }
       try {
-        work.retrySmaller(pending[i].id);
+        work.retrySmaller(request.id);
       } catch (err) {
         throw wrapError('E_SUMMARIZER', wording(messageOf(err)), err);
       }
@@ -180,17 +254,24 @@ async function answerAll(work, candidates, calls, decorate = (r) => r) {
   }
 }
 
+/** A summary request as a handoff sends it: the live turn's system prompt, tools and history. */
+interface CachePrefixedRequest extends SummaryRequest {
+  tools: NonNullable<CompactOptions['tools']>;
+  toolChoice: 'none';
+  messages: LlmMessage[];
+}
+
 /**
  * The handoff request as the live turn would send it (spec: compaction §5.9): the host's
  * system prompt and tools, the real history, then one agent-attributed user message with the
  * instruction, and no tool calls — so the provider's prompt cache of the live turn is read.
  */
-function cachePrefixed(session, o) {
+function cachePrefixed(session: SessionCore, o: RunOptions): Decorate {
   if (o.systemPrompt === undefined && o.tools === undefined) return (r) => r;
   const history = session.toLlmMessages();
   const instruction = requireRaw().handoffPrompt(o.customInstructions);
-  const user = { role: 'user', content: [{ type: 'text', text: instruction }], attribution: 'agent' };
-  return (r) => ({
+  const user: LlmMessage = { role: 'user', content: [{ type: 'text', text: instruction }], attribution: 'agent' };
+  return (r): CachePrefixedRequest => ({
     ...r,
     systemPrompt: o.systemPrompt ?? r.systemPrompt,
     tools: o.tools ?? [],
@@ -199,25 +280,46 @@ function cachePrefixed(session, o) {
   });
 }
 
+/** A step of the core's walk (`WasmWalk.poll`). */
+type WalkStep =
+  | { step: 'warn'; message: string; method: CompactionMethod | null }
+  | {
+      step: 'plan';
+      method: CompactionMethod;
+      strategy: NonNullable<CompactOptions['strategy']>;
+      remoteEnabled: boolean;
+    }
+  | { step: 'shake'; preset: NonNullable<ShakeRunOptions['preset']> }
+  | { step: 'rebuild'; limitTokens: number | null }
+  | { step: 'dropImages' }
+  | { step: 'summarize'; method: CompactionMethod; route: string }
+  | { step: 'commit'; method: CompactionMethod }
+  | { step: 'done'; method: CompactionMethod | null; remoteFailed: boolean }
+  | { step: 'failed'; code: ErrorCode; message: string; errorMessage: string; remoteFailed: boolean };
+
 /** A plan for the walk's `plan` step, with the hooks' additions `extra`. */
-function planMethod(session, step, o, extra) {
-  const methodSettings = { ...o.settings, strategy: step.strategy, remoteEnabled: step.remoteEnabled };
-  const planOptions = pick(o, ['customInstructions', 'leafId']);
+function planMethod(
+  session: SessionCore,
+  step: { strategy: NonNullable<CompactOptions['strategy']>; method: CompactionMethod; remoteEnabled?: boolean },
+  o: RunOptions,
+  extra: PlanOptions,
+): CompactionPlan {
+  const methodSettings = defined({ ...o.settings, strategy: step.strategy, remoteEnabled: step.remoteEnabled });
+  const planOptions: PlanOptions = pick(o, ['customInstructions', 'leafId']);
   const model = modelOf(o);
   if (model.provider !== undefined) planOptions.provider = model.provider;
   if (model.contextWindow !== undefined) planOptions.contextWindow = model.contextWindow;
   // The reading model: a snapcompact commit resolves its archive from the plan.
   if (o.model !== undefined)
-    planOptions.model = typeof o.model === 'string' ? o.model : { id: o.model.id, api: o.model.api };
-  return session.planCompaction(methodSettings, {
-    ...planOptions,
-    ...extra,
-    method: step.method === 'remote' ? 'remote' : undefined,
-  });
+    planOptions.model = typeof o.model === 'string' ? o.model : defined({ id: o.model.id, api: o.model.api });
+  return session.planCompaction(
+    methodSettings,
+    defined({ ...planOptions, ...extra, method: step.method === 'remote' ? ('remote' as const) : undefined }),
+  );
 }
 
 /** The summarize-call plumbing of one method: signal, retry settings, call options, wording. */
-function callsOf(o, signal) {
+function callsOf(o: RunOptions, signal: Signal): SummarizeCalls {
   return {
     signal,
     retryJson: o.retry === undefined ? undefined : JSON.stringify(o.retry),
@@ -229,7 +331,13 @@ function callsOf(o, signal) {
 }
 
 /** The walk's `summarize` step on the plan `work` (a native lane commits: its result, else undefined). */
-async function summarize(session, step, work, o, signal) {
+async function summarize(
+  session: SessionCore,
+  step: { method: CompactionMethod; route: string },
+  work: CompactionPlan,
+  o: RunOptions,
+  signal: Signal,
+): Promise<CompactionCommit | null | undefined> {
   const calls = callsOf(o, signal);
   switch (step.route) {
     case 'native': {
@@ -251,25 +359,55 @@ async function summarize(session, step, work, o, signal) {
   }
 }
 
+/** A handoff's commit: the new session and its document. */
+interface HandoffCommit {
+  entryId: null;
+  handoff: true;
+  session: SessionCore;
+  document: string;
+  fromExtension: false;
+  tokensAfter?: undefined;
+}
+
+/** What a step of the walk committed. */
+type Committed = (CompactionCommit & { session?: undefined; method?: CompactionMethod | null }) | HandoffCommit;
+
+/** `{now}` of a commit, left out when the host gave none. */
+function nowOption(o: RunOptions): { now?: number } {
+  return o.now === undefined ? {} : { now: o.now };
+}
+
 /** The walk's `commit` step: snapcompact prints its frames, a handoff starts the new session. */
-async function commit(session, walk, step, work, o, signal) {
+async function commit(
+  session: SessionCore,
+  walk: WasmWalk,
+  step: { method: CompactionMethod },
+  work: CompactionPlan,
+  o: RunOptions,
+  signal: Signal,
+): Promise<Committed> {
   if (step.method === 'snapcompact') {
     // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2). The
     // plan carries the reading model, so a plain plan/commit archives the same; `snapcompact`
     // only overrides (and the request's own tokens narrow the frame cap).
-    return session.commitCompaction(work, { snapcompact: archiveOptions(walk, work, o), now: o.now });
+    return session.commitCompaction(work, { snapcompact: archiveOptions(walk, work, o), ...nowOption(o) });
   }
   if (step.method === 'handoff') {
     // An empty document fails in summarizeOne, so the walk falls back to the next method.
-    const next = session.commitHandoff(work, { sessionId: o.handoffSessionId, now: o.now });
-    const document = next.entries()[0]?.content ?? '';
+    const next = session.commitHandoff(work, {
+      ...(o.handoffSessionId === undefined ? {} : { sessionId: o.handoffSessionId }),
+      ...nowOption(o),
+    });
+    const first = next.entries()[0];
+    const content = first !== undefined && 'content' in first ? first.content : undefined;
+    const document = typeof content === 'string' ? content : '';
     if (o.saveArtifact && o.settings?.handoffSaveToDisk === true && (o.reason ?? 'manual') !== 'manual') {
       const name = `handoff-${new Date().toISOString().replace(/[:.]/g, '-')}.md`;
       await callHook(o.saveArtifact, { name, text: document, kind: 'handoff' }, signal);
     }
     return { entryId: null, handoff: true, session: next, document, fromExtension: false };
   }
-  return session.commitCompaction(work, { now: o.now });
+  return session.commitCompaction(work, nowOption(o));
 }
 
 /**
@@ -278,8 +416,10 @@ async function commit(session, walk, step, work, o, signal) {
  * (the walk works them out), so that the frame cap, the fit and the reduction tests read the
  * real window.
  */
-function archiveOptions(walk, work, o) {
-  const fit = JSON.parse(walk.archiveFitJson(work.preparation.estimatedTokens.recentMessages));
+function archiveOptions(walk: WasmWalk, work: CompactionPlan, o: RunOptions): SnapcompactArchiveOptions {
+  const fit: { nonMessageTokens?: number; textRatio: number; imageRatio: number } = JSON.parse(
+    walk.archiveFitJson(work.preparation.estimatedTokens.recentMessages),
+  );
   if (o.nonMessageTokens === undefined && fit.nonMessageTokens === 0) delete fit.nonMessageTokens;
   return { ...o.snapcompact, ...fit };
 }
@@ -290,13 +430,18 @@ function archiveOptions(walk, work, o) {
  * under the walk's limit. The commit, or undefined when the core refused (nothing to rebuild,
  * no smaller archive).
  */
-function rebuildArchive(session, walk, step, o) {
-  let work;
+function rebuildArchive(
+  session: SessionCore,
+  walk: WasmWalk,
+  step: { limitTokens: number | null },
+  o: RunOptions,
+): CompactionCommit | undefined {
+  let work: CompactionPlan | undefined;
   try {
     work = planMethod(session, { strategy: 'snapcompact', method: 'snapcompact' }, o, { rebuildArchive: true });
     const archive = archiveOptions(walk, work, o);
     if (typeof step.limitTokens === 'number') archive.limitTokens = step.limitTokens;
-    return session.commitCompaction(work, { snapcompact: archive, now: o.now });
+    return session.commitCompaction(work, { snapcompact: archive, ...nowOption(o) });
   } catch {
     // The core's refusal: the walk goes on with the shake.
     return undefined;
@@ -306,40 +451,57 @@ function rebuildArchive(session, walk, step, o) {
 }
 
 /** The host's measure of the live context after a commit or a shake, if it has one. */
-function measured(o) {
+function measured(o: RunOptions): number | undefined {
   return typeof o.measureLive === 'function' ? o.measureLive() : undefined;
 }
 
 /** The stable code of a thrown value (E_SUMMARIZER for a plain Error). */
-function codeOf(err) {
-  return typeof err?.code === 'string' ? err.code : 'E_SUMMARIZER';
+function codeOf(err: unknown): string {
+  const code = memberOf(err, 'code');
+  return typeof code === 'string' ? code : 'E_SUMMARIZER';
+}
+
+/** A shake of the walk, as the result reports it. */
+type WalkShake = ShakeResult & { rescue?: true };
+
+/** What the walk resolves before `runCompaction` adds the report: a commit, a handoff or a shake. */
+interface WalkResult {
+  entryId: string | null;
+  method?: CompactionMethod | null;
+  preparation?: CompactionPreparation | null;
+  loss?: LossReport | undefined;
+  shake?: WalkShake;
+  imagesDropped?: DropImagesResult;
+  remoteFailed?: true;
+  framesOmitted?: number;
+  session?: SessionCore | undefined;
 }
 
 /**
  * Runs the core's walk (spec: compaction §8.3): poll a step, do it, report the outcome. The
  * walk decides which method runs, which comes next, what ends the walk, when to shake.
  */
-async function run(session, o, signal) {
+async function run(session: SessionCore, o: RunOptions, signal: Signal): Promise<WalkResult> {
   const walk = newWalk(session, o);
-  const plans = [];
+  const plans: CompactionPlan[] = [];
   // Shakes applied during the walk (they rewrite lines in place; a later method sees them).
-  let shaken;
+  let shaken: WalkShake | undefined;
   // The images the dead-end rescue's last tier dropped (in place too): `{removed, entries}`.
-  let imagesDropped;
+  let imagesDropped: DropImagesResult | undefined;
   // The hooks' additions, and the preparation the hooks saw (the first plan's).
-  let extra;
-  let preparation = null;
-  let work;
-  let committed;
-  let last;
-  const fail = (err) => {
+  let extra: HookExtras | undefined;
+  let preparation: CompactionPreparation | null = null;
+  let work: CompactionPlan | undefined;
+  let committed: Committed | undefined;
+  let last: unknown;
+  const fail = (err: unknown): [string, string] => {
     last = err;
     return [codeOf(err), messageOf(err)];
   };
   try {
     for (;;) {
       if (signal.aborted) throw abortError();
-      const step = JSON.parse(walk.poll());
+      const step: WalkStep = JSON.parse(walk.poll());
       switch (step.step) {
         case 'warn':
           emit(o.hooks, {
@@ -362,17 +524,13 @@ async function run(session, o, signal) {
             preparation = work.preparation;
             extra = {};
             for (const f of handlers(o.hooks, 'session_before_compact')) {
-              const answer = await callHook(
-                f,
-                { preparation, customInstructions: o.customInstructions, signal },
-                signal,
-              );
+              const answer = await callHook(f, { preparation, ...pick(o, ['customInstructions']), signal }, signal);
               if (answer?.cancel === true) {
                 throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
               }
               if (answer?.compaction !== undefined && answer.compaction !== null) {
                 committed = {
-                  ...session.commitExtensionCompaction(work, answer.compaction, { now: o.now }),
+                  ...session.commitExtensionCompaction(work, answer.compaction, nowOption(o)),
                   method: null,
                 };
                 break;
@@ -393,10 +551,12 @@ async function run(session, o, signal) {
           break;
         }
         case 'shake': {
-          const r = await session.shake(shakeOptions(o, signal, step.preset, walk.thresholdTokens()));
+          // `session.shake()`, called below the public Session: the same runner and core call.
+          const options = shakeOptions(o, signal, step.preset, walk.thresholdTokens());
+          const r = await shakeSession(session, options, (config, now) => session._shakeNow(config, now));
           const dropped = r.toolResultsDropped + r.blocksDropped;
           if (dropped > 0) {
-            const report = step.preset === 'rescue' ? { ...r, rescue: true } : r;
+            const report: WalkShake = step.preset === 'rescue' ? { ...r, rescue: true } : r;
             shaken = shaken ? combinedShake(shaken, report) : report;
           }
           walk.shaken(dropped, r.tokensFreed ?? 0, measured(o));
@@ -405,7 +565,7 @@ async function run(session, o, signal) {
         case 'dropImages': {
           // The dead-end rescue's last tier (spec: compaction §8.3): the core strips the
           // images of the branch; the walk re-tests progress.
-          const r = session.dropImages({ leafId: o.leafId });
+          const r = session.dropImages(o.leafId === undefined ? {} : { leafId: o.leafId });
           if (r.removed > 0) imagesDropped = r;
           walk.imagesDropped(r.removed, measured(o));
           break;
@@ -421,6 +581,7 @@ async function run(session, o, signal) {
         }
         case 'summarize': {
           try {
+            if (work === undefined) throw codedError('E_SUMMARIZER', 'the walk summarizes without a plan');
             const native = await summarize(session, step, work, o, signal);
             if (native === null) walk.nativeUnavailable();
             else if (native !== undefined) {
@@ -428,17 +589,18 @@ async function run(session, o, signal) {
               walk.committed(native.tokensAfter ?? 0, measured(o));
             } else walk.summarized();
           } catch (err) {
-            if (err?.code === 'E_ABORTED') throw err;
+            if (memberOf(err, 'code') === 'E_ABORTED') throw err;
             if (signal.aborted) throw abortError();
-            walk.methodFailed(...fail(err), statusOf(err) ?? statusOf(err?.cause));
+            walk.methodFailed(...fail(err), statusOf(err) ?? statusOf(memberOf(err, 'cause')));
           }
           break;
         }
         case 'commit': {
           try {
+            if (work === undefined) throw codedError('E_SUMMARIZER', 'the walk commits without a plan');
             committed = await commit(session, walk, step, work, o, signal);
           } catch (err) {
-            if (err?.code === 'E_ABORTED') throw err;
+            if (memberOf(err, 'code') === 'E_ABORTED') throw err;
             if (signal.aborted) throw abortError();
             walk.methodFailed(...fail(err), undefined);
             break;
@@ -447,7 +609,7 @@ async function run(session, o, signal) {
           break;
         }
         case 'done': {
-          const flags = step.remoteFailed ? { remoteFailed: true } : {};
+          const flags: { remoteFailed?: true } = step.remoteFailed ? { remoteFailed: true } : {};
           if (step.remoteFailed) o.onRemoteFailed?.();
           const images = imagesDropped ? { imagesDropped } : {};
           if (committed === undefined) {
@@ -469,16 +631,21 @@ async function run(session, o, signal) {
             shaken ? { shake: shaken } : {},
             images,
             flags,
-          );
+          ) as WalkResult;
         }
         default: {
           if (step.remoteFailed) o.onRemoteFailed?.();
           // The thrown value itself when it carries the code (its cause and status stay with it).
-          const err = last?.code === step.code ? last : wrapError(step.code, step.message, last);
-          // A shake that ran stays applied (like a prune): the error says what it elided.
-          if (shaken && typeof err === 'object') err.shake = shaken;
-          if (imagesDropped && typeof err === 'object') err.imagesDropped = imagesDropped;
-          if (step.remoteFailed && typeof err === 'object') err.remoteFailed = true;
+          const err: unknown =
+            last !== undefined && memberOf(last, 'code') === step.code
+              ? last
+              : wrapError(step.code, step.message, last);
+          if (err !== null && typeof err === 'object') {
+            // A shake that ran stays applied (like a prune): the error says what it elided.
+            if (shaken) Object.assign(err, { shake: shaken });
+            if (imagesDropped) Object.assign(err, { imagesDropped });
+            if (step.remoteFailed) Object.assign(err, { remoteFailed: true });
+          }
           throw err;
         }
       }
@@ -490,12 +657,17 @@ async function run(session, o, signal) {
 }
 
 /** The options of a shake the walk runs: the preset, the model's threshold (the automatic preset scales to it), and the host's `saveArtifact`, signal, clock and leaf. */
-function shakeOptions(o, signal, preset, thresholdTokens) {
-  return { preset, thresholdTokens, saveArtifact: o.saveArtifact, signal, now: o.now, leafId: o.leafId };
+function shakeOptions(
+  o: RunOptions,
+  signal: Signal,
+  preset: NonNullable<ShakeRunOptions['preset']>,
+  thresholdTokens: number | undefined,
+): ShakeRunOptions {
+  return defined({ preset, thresholdTokens, saveArtifact: o.saveArtifact, signal, now: o.now, leafId: o.leafId });
 }
 
 /** The report of a rescue that elided nothing (its image drop was the reduction). */
-function noShake() {
+function noShake(): WalkShake {
   return {
     mode: 'elide',
     toolResultsDropped: 0,
@@ -509,11 +681,14 @@ function noShake() {
 }
 
 /** Two shakes of one walk as one report: counts added, entries joined, the later one's artifact and flags. */
-function combinedShake(a, b) {
-  const sum = { entries: [...new Set([...(a.entries ?? []), ...(b.entries ?? [])])] };
-  for (const k of ['toolResultsDropped', 'blocksDropped', 'thinkingBlocksDropped', 'tokensFreed']) {
-    sum[k] = (a[k] ?? 0) + (b[k] ?? 0);
-  }
+function combinedShake(a: WalkShake, b: WalkShake): WalkShake {
+  const sum = {
+    entries: [...new Set([...(a.entries ?? []), ...(b.entries ?? [])])],
+    toolResultsDropped: (a.toolResultsDropped ?? 0) + (b.toolResultsDropped ?? 0),
+    blocksDropped: (a.blocksDropped ?? 0) + (b.blocksDropped ?? 0),
+    thinkingBlocksDropped: (a.thinkingBlocksDropped ?? 0) + (b.thinkingBlocksDropped ?? 0),
+    tokensFreed: (a.tokensFreed ?? 0) + (b.tokensFreed ?? 0),
+  };
   return { ...a, ...b, ...sum };
 }
 
@@ -522,12 +697,12 @@ function combinedShake(a, b) {
  * calibration; 1 when unknown). The walk reads the core's figures through it, as `liveTokens`
  * and `nonMessageTokens` already are.
  */
-function providerRatio(o) {
+function providerRatio(o: RunOptions): number {
   return positiveRatio(o.providerRatio);
 }
 
 /** A ratio the caller passed, or 1 when it is not a positive number. */
-function positiveRatio(r) {
+function positiveRatio(r: unknown): number {
   return typeof r === 'number' && Number.isFinite(r) && r > 0 ? r : 1;
 }
 
@@ -536,20 +711,23 @@ function positiveRatio(r) {
  * (the Maintainer words the events itself). `o.reason` other than `manual` with strategy
  * `off` (or `enabled: false`) resolves `{skipped}` and changes nothing.
  */
-export async function runCompaction(session, options) {
-  const o = { ...options };
+export async function runCompaction(session: SessionCore, options: RunOptions): Promise<CompactOutcome> {
+  const o: RunOptions = { ...options };
   if (o.strategy !== undefined) o.settings = { ...o.settings, strategy: o.strategy };
   const strategy = o.settings?.strategy;
-  const reason = o.reason ?? 'manual';
+  const reason: CompactReason = o.reason ?? 'manual';
   if (reason !== 'manual' && (strategy === 'off' || o.settings?.enabled === false)) {
     return { skipped: strategy === 'off' ? 'off' : 'disabled', method: null, reason };
   }
   // `off` only stops automatic compaction (spec: compaction §9.2); a manual one walks methodOrder.
   if (strategy !== undefined && strategy !== 'off' && o.methods === undefined) o.explicit = strategy;
-  if (o.settings?.strategy === 'off') o.settings = { ...o.settings, strategy: undefined };
+  if (o.settings?.strategy === 'off') {
+    const { strategy: _off, ...rest } = o.settings;
+    o.settings = rest;
+  }
   if (running.has(session)) throw codedError('E_BUSY', 'Compaction already in progress');
   running.add(session);
-  const signal = o.signal ?? new AbortController().signal;
+  const signal: Signal = o.signal ?? new AbortController().signal;
   try {
     if (signal.aborted) throw abortError();
     const before = contextSnapshot(session);
@@ -559,26 +737,30 @@ export async function runCompaction(session, options) {
     const { preparation, loss } = result;
     delete result.preparation;
     delete result.loss;
-    result.report = {
-      method: result.method,
-      reason,
-      tokensBefore: before.tokens,
-      tokensAfter: after.tokens,
-      entriesSummarized: preparation
-        ? preparation.messagesToSummarize.length + preparation.turnPrefixMessages.length
-        : 0,
-      tokensByKind: after.byKind,
-      imagesOmitted: Math.max(0, before.images - after.images),
-      framesOmitted: result.framesOmitted ?? 0,
-      pruned: 0,
-      shakeTokensFreed: result.shake?.tokensFreed ?? 0,
-      lost: loss?.lost ?? [],
-      anchored: loss?.anchored ?? [],
-    };
-    for (const f of handlers(o.hooks, 'session_compact')) await callHook(f, result, signal).catch(() => {});
-    return result;
+    const outcome = Object.assign(result, {
+      report: {
+        method: result.method ?? null,
+        reason,
+        tokensBefore: before.tokens,
+        tokensAfter: after.tokens,
+        entriesSummarized: preparation
+          ? preparation.messagesToSummarize.length + preparation.turnPrefixMessages.length
+          : 0,
+        tokensByKind: after.byKind,
+        imagesOmitted: Math.max(0, before.images - after.images),
+        framesOmitted: result.framesOmitted ?? 0,
+        pruned: 0,
+        shakeTokensFreed: result.shake?.tokensFreed ?? 0,
+        lost: loss?.lost ?? [],
+        anchored: loss?.anchored ?? [],
+      },
+    }) as CompactResult | HandoffResult | ShakeCompactResult;
+    // Every result reaches the hook, a shake's too (its declared event names the two commits).
+    const onCompact = handlers(o.hooks, 'session_compact') as Array<(event: typeof outcome) => unknown>;
+    for (const f of onCompact) await callHook(f, outcome, signal).catch(() => {});
+    return outcome;
   } catch (caught) {
-    throw caught?.code === 'E_ABORTED' ? abortError('Compaction') : caught;
+    throw memberOf(caught, 'code') === 'E_ABORTED' ? abortError('Compaction') : caught;
   } finally {
     running.delete(session);
   }
@@ -589,20 +771,22 @@ export async function runCompaction(session, options) {
  * coded Error; nothing is appended then. Automatic reasons emit `auto_compaction_start` and
  * `auto_compaction_end` through `hooks.onEvent`, naming the method that ran.
  */
-export async function compactSession(session, options) {
-  const o = options ?? {};
+export async function compactSession(session: SessionCore, options: RunOptions | undefined): Promise<CompactOutcome> {
+  const o: RunOptions = options ?? {};
   const reason = o.reason ?? 'manual';
   const auto = reason !== 'manual';
   const strategy = o.strategy ?? o.settings?.strategy;
-  let action = 'context-full';
+  let action: CompactionAction = 'context-full';
   try {
-    const w = newWalk(session, {
-      ...o,
-      explicit: strategy === 'off' || o.methods !== undefined ? undefined : strategy,
-    });
-    const first = JSON.parse(w.methodsJson())[0];
+    const { explicit: _given, ...rest } = o;
+    const w = newWalk(
+      session,
+      strategy === 'off' || strategy === undefined || o.methods !== undefined ? rest : { ...rest, explicit: strategy },
+    );
+    const first: string | undefined = JSON.parse(w.methodsJson())[0];
     w.free();
-    if (first) action = ACTION_OF[first];
+    const named = first === undefined ? undefined : ACTION_OF[first];
+    if (named !== undefined) action = named;
   } catch {
     // Bad settings surface from runCompaction with their own error.
   }
@@ -612,22 +796,25 @@ export async function compactSession(session, options) {
     if (auto) {
       emit(o.hooks, {
         type: 'auto_compaction_end',
-        action: result.method ? ACTION_OF[result.method] : action,
+        action: (result.method ? ACTION_OF[result.method] : action) ?? action,
         aborted: false,
         willRetry: Boolean(o.willRetry),
-        skipped: result.skipped !== undefined,
-        result,
+        skipped: 'skipped' in result && result.skipped !== undefined,
+        // Any result (the declared event names the two commits).
+        result: result as CompactResult | HandoffResult,
       });
     }
     return result;
   } catch (err) {
     if (auto) {
+      const code = memberOf(err, 'code');
+      const message = memberOf(err, 'message');
       emit(o.hooks, {
         type: 'auto_compaction_end',
         action,
-        aborted: err?.code === 'E_ABORTED' || err?.code === 'E_CANCELLED',
+        aborted: code === 'E_ABORTED' || code === 'E_CANCELLED',
         willRetry: false,
-        errorMessage: err?.message,
+        ...(typeof message === 'string' ? { errorMessage: message } : {}),
       });
     }
     throw err;

@@ -8,76 +8,273 @@
 import { isObject } from '../core/args.js';
 import { codedError, invalidArgument, messageOf } from '../core/errors.js';
 import { requireRaw } from '../core/raw.js';
+import type {
+  AssistantMessage,
+  CompactionHooks,
+  CompactionReport,
+  CompactionSettings,
+  CompactOptions,
+  CompactOutcome,
+  JsonValue,
+  LlmMessage,
+  NativeCompactionModel,
+  NativeCompactionOptions,
+  PruneOptions,
+  PruneReport,
+  ResolvedCompactionSettings,
+  RetryOptions,
+  Summarize,
+} from '../core/session.js';
 import { FRAME_DATA_BYTES_BUDGET, providerImageBudget } from '../core/snapcompact.js';
-import { TokenGauge } from '../core/tokens.js';
+import { type CountedMessage, type TokenCounter, TokenGauge } from '../core/tokens.js';
+import type {
+  CompactionOutcome,
+  CompactRequest,
+  ContextManagerState,
+  Decision,
+  ManualCompactRequest,
+  PromotionRequest,
+  TriggerEvent,
+  TriggerModel,
+} from '../core/triggers.js';
 import { ContextManager, modelJson } from '../core/triggers.js';
 import { ACTION_OF, nativeLane, runCompaction } from './compact.js';
-import { InlineImager } from './inline.js';
+import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
 import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
-import { handlers } from './summarizer.js';
+import type { Session } from './session.js';
+import { defined, handlers, memberOf } from './summarizer.js';
 
-let pruneWindows;
+export interface MaintainerOptions {
+  /**
+   * The model requests go to: its window sets the thresholds, its `input` decides snapcompact,
+   * its `api` / `remoteCompaction` the provider-native lanes of `remote` (and the replay).
+   */
+  model: TriggerModel & NativeCompactionModel;
+  /** Provider-native lanes: the credentials of a request (see `CompactOptions.credentials`). */
+  credentials?: CompactOptions['credentials'];
+  /** Provider-native lanes: the `fetch` to use (default `globalThis.fetch`). */
+  fetch?: CompactOptions['fetch'];
+  /** Provider-native lanes: request extras and timing. */
+  native?: NativeCompactionOptions;
+  /** The summarizer (or candidates tried in order); needed by every method but snapcompact. */
+  summarize?: Summarize | Summarize[];
+  /** A remote summarizer endpoint (spec: compaction §5.8): the `remote` method. */
+  remoteEndpoint?: string;
+  /** Headers of remote-endpoint requests. */
+  headers?: Record<string, string>;
+  /** Compaction settings (spec: compaction §9.2); `methodOrder` picks the method, `strategy: 'off'` stops automatic compaction. */
+  settings?: CompactionSettings;
+  /** The provider whose image budget applies (default `model.provider`), e.g. `openrouter` (8 images). */
+  provider?: string;
+  /** `session_before_compact`, `session.compacting`, `session_compact` (and `onEvent`). */
+  hooks?: CompactionHooks | CompactionHooks[];
+  /** Every event of the maintainer, in order. */
+  onEvent?: (event: MaintainerEvent) => void;
+  /** Context promotion: resolve a larger-window model to switch to, or null to compact instead. */
+  promote?: (request: PromotionRequest) => Promise<TriggerModel | null> | TriggerModel | null;
+  /**
+   * Stores an artifact: a handoff document when `settings.handoffSaveToDisk` is on, and a
+   * shake's recovery text (resolve its id, which the placeholders link as `artifact://ID`).
+   */
+  saveArtifact?: (artifact: {
+    name: string;
+    text: string;
+    kind: 'handoff' | 'shake';
+    // biome-ignore lint/suspicious/noConfusingVoidType: a callback that returns nothing fits
+  }) => string | void | Promise<string | void>;
+  /** Summarizer retries. */
+  retry?: RetryOptions;
+  /** Inline imaging (`settings.snapcompact.toolResults` / `systemPrompt`): the provider's prompt-cache lifetime. */
+  cacheTtlMs?: InlineImagerOptions['cacheTtlMs'];
+  /** Inline imaging: text tokens for its savings gate (a real tokenizer). */
+  countTextTokens?: InlineImagerOptions['countTextTokens'];
+  /**
+   * Counts a message's tokens (a real tokenizer, an API count) instead of the core's estimate
+   * of about four characters a token: the request estimate the thresholds and the progress
+   * guard read. It gets each LLM message (and `{ role: 'system', content }` for the system
+   * prompt and the tool definitions); a message is counted once and remembered.
+   *
+   * The token windows that pick what maintenance keeps are then in these tokens too: the
+   * Maintainer scales them into the core's estimate by the ratio of that estimate to your
+   * count of the live context. That is `settings.keepRecentTokens` (unless the path has
+   * provider-reported usage: the core then scales it by the usage, spec: compaction §3.4),
+   * `settings.v2RetainedMessageBudget`, and the prunes' windows (the stale pass's 8,000-token
+   * tail; the threshold prune's 40,000 protected tokens, 20,000 minimum savings and
+   * 8,000-token cache-warm tail). Reports and `prune` events are in these tokens as well
+   * (`tokenUnit: 'counted'`).
+   */
+  tokenCounter?: (message: LlmMessage | { role: 'system'; content: string }) => number;
+  /** A message longer than this (its strings together) reaches `tokenCounter` cut to it; the count is scaled back up. Default 200,000. */
+  maxCountChars?: number;
+  /**
+   * Calibrate the estimate from the usage providers report, text and images apart (providers
+   * bill images by their pixels whatever their tokenizer): per model, over the last eight
+   * answered requests, reported prompt tokens ≈ text estimate × `ratio` + image estimate ×
+   * `imageRate` (see `Maintainer.calibration`), and later requests are counted so. With a
+   * `tokenCounter` the count, images included, is all text. Default true.
+   */
+  calibrate?: boolean;
+  /** The clock, in ms since the epoch (default `Date.now`). */
+  now?: () => number;
+  /** Schedules idle maintenance; returns a cancel function (default: an unref'd `setTimeout`). */
+  setTimer?: (fn: () => void, ms: number) => () => void;
+}
+
+export interface BeforeRequestOptions {
+  /** The system prompt of the request, as one text or as blocks: counted, kept by a handoff's cache prefix, and imaged when `snapcompact.systemPrompt` says so. */
+  systemPrompt?: string | string[];
+  /** The tool definitions of the request: counted, and kept by a handoff's cache prefix. */
+  tools?: JsonValue[];
+}
+
+/**
+ * A report of the Maintainer: a `CompactionReport` whose token figures are in `tokenUnit`.
+ * `counted`: your `tokenCounter`'s tokens (uncalibrated), `tokensBefore` and `tokensAfter`
+ * counted, `tokensByKind` and `shakeTokensFreed` scaled to them from the core's estimate;
+ * `estimate`: the core's estimate (spec: compaction §3.1), as `session.compact()` reports.
+ */
+export interface MaintainerReport extends CompactionReport {
+  tokenUnit: 'counted' | 'estimate';
+}
+
+export interface BeforeRequestResult {
+  /** The messages to send now, within the provider's image and byte budgets. */
+  messages: LlmMessage[];
+  /**
+   * Tokens of the request: messages, system prompt and tools (as text, before inline imaging),
+   * counted by `tokenCounter` (else the core's estimate), calibrated: the text times the model's
+   * calibration `ratio`, the core's estimate of the images (without a `tokenCounter`) times its
+   * `imageRate`.
+   */
+  tokens: number;
+  /** The system prompt to send, when one was given: a stub where inline imaging sent its text as frames. */
+  systemPrompt?: string | string[];
+  /** What inline imaging did, when it is on and the model reads images. */
+  inline?: InlineReport;
+  /** What this step's prune or compaction did. */
+  report?: MaintainerReport | undefined;
+}
+
+export interface AfterResponseResult {
+  /**
+   * `retry`: send the request again (the failed turn is out of the context); `continue`: append
+   * `continuePrompt` as a user message and send; `done`: run the reply's tool calls, if any.
+   */
+  next: 'done' | 'continue' | 'retry';
+  /** The auto-continue prompt (for `continue`). */
+  continuePrompt?: string;
+  report?: MaintainerReport | undefined;
+}
+
+/** The event stream: triggers' events, warnings, prunes, promotions, handoffs, continuations. */
+export type MaintainerEvent =
+  | TriggerEvent
+  | { type: 'compaction_warning'; message: string; method?: string }
+  | { type: 'notice'; level: 'info' | 'warning' | 'error'; text: string }
+  /** `tokensSaved` is `report.tokensBefore - report.tokensAfter`, in the report's `tokenUnit`. */
+  | { type: 'prune'; pass: 'stale' | 'threshold'; prunedCount: number; tokensSaved: number; report: MaintainerReport }
+  | { type: 'promotion'; reason: PromotionRequest['reason']; from: TriggerModel; to: TriggerModel }
+  | { type: 'handoff'; session: Session; previous: Session; document: string }
+  | { type: 'continue'; kind: 'retry' | 'auto-continue'; afterMs: number };
+
+/** A step of maintenance: what it pruned, its report, the turn a decision may drop, the method that ran. */
+interface Step {
+  pruned: number;
+  report: MaintainerReport | undefined;
+  failedId?: string;
+  method?: CompactOutcome['method'];
+}
+
+/** The live context measured once per session state (see `#measure`). */
+interface Measure {
+  session: Session;
+  key: string;
+  value: number;
+  images: number;
+  estimated: number;
+  usage: number;
+}
+
+/** The prune windows of the core (`pruneWindowsJson`). */
+interface PruneWindows {
+  stale: { idleFlushMs: number; suffixTokenLimit: number };
+  threshold: { protectTokens: number; minimumSavings: number; cacheWarmSuffixTokens: number };
+}
+
+/** A compaction request of a decision, or a manual one. */
+type AnyCompactRequest = CompactRequest | (ManualCompactRequest & { willRetry?: boolean });
+
+let pruneWindows: PruneWindows | undefined;
 
 /**
  * The windows of the Maintainer's prune passes, the core's (spec: compaction §6.1, §6.5, §6.6):
  * `stale` (`idleFlushMs`, `suffixTokenLimit`) and `threshold` (`protectTokens`,
  * `minimumSavings`, `cacheWarmSuffixTokens`).
  */
-function windows() {
-  pruneWindows ??= JSON.parse(requireRaw().pruneWindowsJson());
+function windows(): PruneWindows {
+  pruneWindows ??= JSON.parse(requireRaw().pruneWindowsJson()) as PruneWindows;
   return pruneWindows;
 }
 
 /** A timer that never keeps a Node.js process alive. */
-function defaultTimer(fn, ms) {
-  const t = setTimeout(fn, ms);
+function defaultTimer(fn: () => void, ms: number): () => void {
+  const t: ReturnType<typeof setTimeout> & { unref?: () => void } = setTimeout(fn, ms);
   t?.unref?.();
   return () => clearTimeout(t);
 }
 
 /**
- * Keeps one live session under its model's context window (see `MaintainerOptions` in the
- * types). Calls on one Maintainer run one at a time, in the order they were made.
+ * Keeps one live session under its model's window: call `beforeRequest()` before each provider
+ * request and `afterResponse()` with each reply. Calls run one at a time, in the order they
+ * were made.
  */
 export class Maintainer {
-  #session;
-  #model;
-  #o;
-  #cm;
-  #settings;
-  #now;
-  #setTimer;
+  #session: Session;
+  #model: TriggerModel & NativeCompactionModel;
+  #o: MaintainerOptions;
+  #cm: ContextManager;
+  #settings: ResolvedCompactionSettings;
+  #now: () => number;
+  #setTimer: (fn: () => void, ms: number) => () => void;
   #controller = new AbortController();
-  #queue = Promise.resolve();
-  #cancelIdle = null;
+  #queue: Promise<unknown> = Promise.resolve();
+  #cancelIdle: (() => void) | null = null;
   #disposed = false;
   /** The last `beforeRequest` argument (a handoff keeps its cache prefix) and its tokens. */
-  #request = {};
+  #request: BeforeRequestOptions = {};
   #overhead = 0;
-  #latestCompactionAt;
+  #latestCompactionAt: string | number | undefined;
   /** The compaction the live context starts from (the progress guard stamps its warning there). */
-  #latestCompactionId;
+  #latestCompactionId: string | null;
   /** An assistant turn that asked for tools: checked mid-run before the next request. */
-  #midRun = null;
+  #midRun: AssistantMessage | null = null;
   /** The session state (`size:leaf`) the last call left: what the host appended since shows as a change. */
-  #seen = null;
+  #seen: { session: Session; key: string } | null = null;
   /** The failed assistant entry a decision took out of the context. */
-  #dropped = null;
+  #dropped: string | null = null;
   /** `#measure`'s memo of the live context (null: measure again). */
-  #tokens = null;
+  #tokens: Measure | null = null;
   /** The host's token counter and the calibration from reported usage. */
-  #gauge;
+  #gauge: TokenGauge;
   /** Inline imaging (`snapcompact.systemPrompt` / `snapcompact.toolResults`), when either is on. */
-  #imager = null;
+  #imager: InlineImager | null = null;
   /** The frames the last view left out of the compaction summary (its budgets). */
   #framesLeftOut = 0;
 
-  /** Throws `E_INVALID_ARGUMENT` for a bad session, model or callback, `E_SETTINGS` naming a bad setting. */
-  constructor(session, options) {
-    if (typeof session?.planCompaction !== 'function') throw invalidArgument('new Maintainer() takes a Session');
-    const o = options ?? {};
+  /**
+   * Throws `E_INVALID_ARGUMENT` for a bad session, model (the window from 1 to 2^53 - 1) or
+   * callback; `E_SETTINGS` naming a bad setting, or settings under which no compaction method
+   * could ever run for the model with the summarizer and routes given (e.g. `methodOrder:
+   * ['snapcompact']` for a text-only model and no `summarize`).
+   */
+  constructor(session: Session, options: MaintainerOptions) {
+    if (typeof memberOf(session, 'planCompaction') !== 'function') {
+      throw invalidArgument('new Maintainer() takes a Session');
+    }
+    // A JavaScript caller may pass nothing: the core refuses the missing model.
+    const o = (options ?? {}) as MaintainerOptions;
     if (!isObject(o)) throw invalidArgument('Maintainer options must be an object');
-    for (const k of ['promote', 'onEvent', 'now', 'setTimer', 'saveArtifact']) {
+    for (const k of ['promote', 'onEvent', 'now', 'setTimer', 'saveArtifact'] as const) {
       if (o[k] !== undefined && typeof o[k] !== 'function') throw invalidArgument(`options.${k} must be a function`);
     }
     if (o.remoteEndpoint !== undefined && typeof o.remoteEndpoint !== 'string') {
@@ -91,10 +288,11 @@ export class Maintainer {
     // model, and refuses settings under which no method could ever run on this host.
     const endpoint = typeof o.remoteEndpoint === 'string' && o.remoteEndpoint !== '';
     const native = isObject(o.model) && nativeLane({ model: o.model, provider: o.provider, settings: o.settings });
+    const summarizers: unknown[] = [o.summarize].flat();
     this.#cm = new ContextManager(o.settings, {
       remote: endpoint || native,
       endpoint,
-      summarizer: [o.summarize].flat().some((f) => typeof f === 'function'),
+      summarizer: summarizers.some((f) => typeof f === 'function'),
       model: o.model,
     });
     this.#settings = this.#cm.settings;
@@ -102,13 +300,12 @@ export class Maintainer {
     if (sc.systemPrompt !== 'none' || sc.toolResults) {
       const { systemPrompt, toolResults, shape } = sc;
       const { cacheTtlMs, countTextTokens } = o;
-      this.#imager = new InlineImager({ systemPrompt, toolResults, shape, cacheTtlMs, countTextTokens });
+      this.#imager = new InlineImager(defined({ systemPrompt, toolResults, shape, cacheTtlMs, countTextTokens }));
     }
-    this.#gauge = new TokenGauge({
-      tokenCounter: o.tokenCounter,
-      maxCountChars: o.maxCountChars,
-      calibrate: o.calibrate,
-    });
+    const { maxCountChars, calibrate } = o;
+    // The gauge hands the counter LLM messages and `{role: 'system', content}`, as declared.
+    const tokenCounter = o.tokenCounter as TokenCounter | undefined;
+    this.#gauge = new TokenGauge(defined({ tokenCounter, maxCountChars, calibrate }));
     this.#now = o.now ?? Date.now;
     this.#setTimer = o.setTimer ?? defaultTimer;
     this.#latestCompactionId = session.buildContext().compactionId ?? null;
@@ -117,31 +314,35 @@ export class Maintainer {
   }
 
   /** The live session: a handoff replaces it with the new session. */
-  get session() {
+  get session(): Session {
     return this.#session;
   }
 
   /** The model requests go to (a promotion changes it). */
-  get model() {
+  get model(): TriggerModel {
     return this.#model;
   }
 
   /** The compaction settings in use, defaults filled in. */
-  get settings() {
+  get settings(): ResolvedCompactionSettings {
     return this.#settings;
   }
 
   /** The trigger state (recovery counters, pause, idle), for inspection. */
-  get state() {
+  get state(): ContextManagerState {
     return this.#cm.state;
   }
 
   /**
-   * Per model (`provider/id`): the provider's tokens per estimated token of text (`ratio`) and
-   * of images (`imageRate`), and the answered requests they come from.
+   * Per model (`provider/id`), the calibration in use: `ratio`, the provider's tokens per
+   * estimated token of text (the median of (reported − images × imageRate) / text over the
+   * requests with at least 1,000 tokens of text, 0.5–3); `imageRate`, per estimated token of
+   * images (snapcompact frames at 5,024, other images at 1,200; the least-squares fit of the
+   * requests when they mix text and images in different proportions, 0.2–4, else its last
+   * value, 1 at first); `samples`, the answered requests they come from (at most 8).
    */
-  get calibration() {
-    return this.#gauge.snapshot();
+  get calibration(): Record<string, { ratio: number; imageRate: number; samples: number }> {
+    return this.#gauge.snapshot() as Record<string, { ratio: number; imageRate: number; samples: number }>;
   }
 
   /**
@@ -149,18 +350,19 @@ export class Maintainer {
    * threshold check with any compaction it asks for, then the LLM messages to send, within
    * the provider's image and byte budgets.
    */
-  beforeRequest(request) {
+  beforeRequest(request?: BeforeRequestOptions): Promise<BeforeRequestResult> {
     return this.#serial(async () => {
-      const r = request ?? {};
-      if (!isObject(r)) throw invalidArgument('beforeRequest() takes `{systemPrompt?, tools?}`');
-      const p = r.systemPrompt;
+      const given: unknown = request ?? {};
+      if (!isObject(given)) throw invalidArgument('beforeRequest() takes `{systemPrompt?, tools?}`');
+      const r = given as BeforeRequestOptions;
+      const p: unknown = r.systemPrompt;
       if (p !== undefined && typeof p !== 'string' && !(Array.isArray(p) && p.every((b) => typeof b === 'string'))) {
         throw invalidArgument('beforeRequest(): systemPrompt must be a string or an array of strings');
       }
       this.#overhead =
         this.#textTokens(r.systemPrompt) + (r.tools === undefined ? 0 : this.#textTokens(JSON.stringify(r.tools)));
       this.#request = r;
-      const step = { pruned: 0, report: undefined };
+      const step: Step = { pruned: 0, report: undefined };
       this.#stalePass(step);
       // Nothing appended since the last call (a retry): nothing new to check. After a turn
       // that asked for tools, the host appended its results: the mid-run check; otherwise a
@@ -179,7 +381,7 @@ export class Maintainer {
         step.report.imagesOmitted += imagesOmitted;
         step.report.framesOmitted += framesLeftOut;
       }
-      const result = { messages, tokens: this.#storedTokens(), report: step.report };
+      const result: BeforeRequestResult = { messages, tokens: this.#storedTokens(), report: step.report };
       // Inline imaging sends fewer tokens than the text estimate counts: no calibration then.
       // Images count as sent (budgets may leave some out); a tokenCounter prices them itself.
       const { text } = this.#rawSplit();
@@ -197,13 +399,15 @@ export class Maintainer {
    * what to do: `'retry'` the request (the failed turn is out of the context), `'continue'`
    * with `continuePrompt` as a new user message, or `'done'` (run the tool calls, if any).
    */
-  afterResponse(assistantMessage) {
+  afterResponse(assistantMessage: AssistantMessage): Promise<AfterResponseResult> {
     return this.#serial(async () => {
-      const a = assistantMessage;
-      if (!isObject(a) || (a.role !== undefined && a.role !== 'assistant')) {
+      const a: unknown = assistantMessage;
+      const role = memberOf(a, 'role');
+      if (!isObject(a) || (role !== undefined && role !== 'assistant')) {
         throw invalidArgument('afterResponse() takes the assistant message (role "assistant")');
       }
-      const message = a.role === undefined ? { ...a, role: 'assistant' } : a;
+      const message: AssistantMessage =
+        role === undefined ? { ...(a as Omit<AssistantMessage, 'role'>), role: 'assistant' } : assistantMessage;
       const now = this.#now();
       // Appended (and so checked by the core) before anything of it is observed: a refused
       // reply changes nothing.
@@ -217,7 +421,7 @@ export class Maintainer {
         return { next: 'done' };
       }
       this.#midRun = null;
-      const step = { pruned: 0, report: undefined, failedId: id };
+      const step: Step = { pruned: 0, report: undefined, failedId: id };
       const ok = message.stopReason !== 'error' && message.stopReason !== 'aborted';
       // The threshold prune runs first and lowers what the turn is measured by (issue 19).
       const freedTokens = ok && this.#settings.enabled ? this.#thresholdPrune(step) : 0;
@@ -231,14 +435,14 @@ export class Maintainer {
     });
   }
 
-  /** A manual compaction (`/compact [instructions]`), then what to do next. */
-  compactNow(instructions) {
+  /** A manual compaction (`/compact [instructions]`) with optional focus instructions, then what to do next. Rejects with the compaction's coded error. */
+  compactNow(instructions?: string): Promise<AfterResponseResult> {
     return this.#serial(async () => {
       if (instructions !== undefined && typeof instructions !== 'string') {
         throw invalidArgument('compactNow() takes the focus instructions as a string');
       }
-      const step = { pruned: 0, report: undefined };
-      const request = { reason: 'manual', contextTokens: this.#storedTokens() };
+      const step: Step = { pruned: 0, report: undefined };
+      const request: ManualCompactRequest = { reason: 'manual', contextTokens: this.#storedTokens() };
       const outcome = await this.#compact(request, step, { customInstructions: instructions, rethrow: true });
       const d = this.#cm.afterCompaction(request, outcome, {});
       const continuation = await this.#apply(d, step);
@@ -250,13 +454,13 @@ export class Maintainer {
    * Cancels every compaction, handoff and summarizer call in flight; they reject with
    * `E_ABORTED` and the session is left as it was.
    */
-  abort() {
+  abort(): void {
     this.#controller.abort();
     this.#controller = new AbortController();
   }
 
   /** Stops the idle timer, aborts work in flight and frees the state machine. */
-  dispose() {
+  dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
     this.#cancelIdle?.();
@@ -268,7 +472,7 @@ export class Maintainer {
 
   // ----- steps ---------------------------------------------------------------------------
 
-  #serial(fn) {
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#disposed) return Promise.reject(codedError('E_INVALID_ARGUMENT', 'this Maintainer was disposed'));
     this.#cancelIdle?.();
     this.#cancelIdle = null;
@@ -283,20 +487,21 @@ export class Maintainer {
   }
 
   /** The live session's state: which session, its size and its leaf. */
-  #state() {
+  #state(): { session: Session; key: string } {
     return { session: this.#session, key: `${this.#session.size}:${this.#session.leafId}` };
   }
 
-  #unchanged() {
+  #unchanged(): boolean {
     const now = this.#state();
     return this.#seen !== null && this.#seen.session === now.session && this.#seen.key === now.key;
   }
 
-  #emit(event) {
-    for (const f of [this.#o.onEvent, ...handlers(this.#o.hooks, 'onEvent')]) {
+  #emit(event: MaintainerEvent): void {
+    const listeners: unknown[] = [this.#o.onEvent, ...handlers(this.#o.hooks, 'onEvent')];
+    for (const f of listeners) {
       if (typeof f !== 'function') continue;
       try {
-        f(event);
+        (f as (e: MaintainerEvent) => void)(event);
       } catch {
         // Observers cannot stop maintenance.
       }
@@ -307,7 +512,7 @@ export class Maintainer {
    * The local estimate of the live context plus the request overhead. Remembered per session
    * state (size and leaf); the maintainer's own prunes, which change neither, forget it.
    */
-  #storedTokens() {
+  #storedTokens(): number {
     const { text, images } = this.#rawSplit();
     return Math.round(this.#gauge.calibrated(this.#model, text, images));
   }
@@ -318,7 +523,7 @@ export class Maintainer {
    * pixels whatever their tokenizer. With a `tokenCounter`, everything is text: the host's
    * counter prices the images. So it is for a model without image input, which is sent none.
    */
-  #rawSplit() {
+  #rawSplit(): { text: number; images: number } {
     const { value, images } = this.#measure();
     return { text: value - images + this.#overhead, images };
   }
@@ -329,14 +534,14 @@ export class Maintainer {
    * `estimated`, the core's estimate of the messages; `usage`, the tokens the provider reported
    * for the path (0 without usage).
    */
-  #measure() {
+  #measure(): Measure {
     const key = `${this.#session.size}:${this.#session.leafId}`;
-    if (this.#tokens?.session !== this.#session || this.#tokens.key !== key) {
+    if (this.#tokens === null || this.#tokens.session !== this.#session || this.#tokens.key !== key) {
       const { estimatedTokens, tokensBefore } = this.#session.contextTokens();
       let value = estimatedTokens;
       let images = 0;
       if (this.#gauge.counting) {
-        value = this.#gauge.count(this.#session.toLlmMessages({ model: this.#viewOptions().model }));
+        value = this.#gauge.count(this.#countable(this.#session.toLlmMessages({ model: this.#viewOptions().model })));
       } else {
         const total = this.#readsImages() ? this.#session.contextStats().images : 0;
         // The core's estimate of the context's images, read from the view #messages() builds
@@ -349,15 +554,20 @@ export class Maintainer {
     return this.#tokens;
   }
 
+  /** LLM messages as the gauge counts them (it reads their role, content, ids and payload). */
+  #countable(messages: LlmMessage[]): CountedMessage[] {
+    return messages as unknown as CountedMessage[];
+  }
+
   /** Text (the system prompt, the tool definitions) counted as the gauge counts. */
-  #textTokens(text) {
+  #textTokens(text: string | string[] | undefined): number {
     if (!this.#gauge.counting) return textTokens(text);
     const t = Array.isArray(text) ? text.join('\n\n') : text;
     return typeof t === 'string' && t !== '' ? this.#gauge.count([{ role: 'system', content: t }]) : 0;
   }
 
   /** The live context's messages as the host counts them (without a `tokenCounter`: the core's estimate). */
-  #countedTokens() {
+  #countedTokens(): number {
     return this.#measure().value;
   }
 
@@ -368,7 +578,7 @@ export class Maintainer {
    * Unchanged without a `tokenCounter`. `keepRecentTokens` also stays unchanged when the path has
    * provider-reported usage: the core scales it by that usage itself (spec: compaction §3.4).
    */
-  #inEstimate(windows) {
+  #inEstimate<K extends string>(windows: Record<K, number>): Record<K, number> {
     if (!this.#gauge.counting) return windows;
     const { estimated, value: counted, usage } = this.#measure();
     return this.#gauge.inEstimate(windows, { estimated, counted, usage });
@@ -379,7 +589,7 @@ export class Maintainer {
    * ratio, times the host's count over the core's estimate of the live context when a
    * `tokenCounter` counts.
    */
-  #providerRatio() {
+  #providerRatio(): number {
     if (!this.#gauge.counting) return this.#gauge.ratio(this.#model);
     const { estimated, value: counted } = this.#measure();
     return this.#gauge.providerRatio(this.#model, { estimated, counted });
@@ -390,28 +600,30 @@ export class Maintainer {
    * `before`, `tokensAfter` the live context counted now, and the per-kind split and the shake's
    * share are scaled from the core's estimate by the same ratio. Else `tokenUnit: 'estimate'`.
    */
-  #inCountedTokens(report, before) {
-    report.tokenUnit = this.#gauge.counting ? 'counted' : 'estimate';
-    if (!this.#gauge.counting) return report;
+  #inCountedTokens(report: CompactionReport, before: number): MaintainerReport {
+    const out: MaintainerReport = Object.assign(report, {
+      tokenUnit: this.#gauge.counting ? ('counted' as const) : ('estimate' as const),
+    });
+    if (!this.#gauge.counting) return out;
     const after = this.#countedTokens();
-    scaleReport(report, after);
-    report.tokensBefore = before;
-    report.tokensAfter = after;
-    return report;
+    scaleReport(out, after);
+    out.tokensBefore = before;
+    out.tokensAfter = after;
+    return out;
   }
 
   #turnOptions() {
-    return {
+    return defined({
       now: this.#now(),
       storedTokens: this.#storedTokens(),
       latestCompactionAt: this.#latestCompactionAt,
       canPromote: typeof this.#o.promote === 'function',
-    };
+    });
   }
 
-  #pruneReport(pass, r, before) {
+  #pruneReport(pass: 'stale' | 'threshold', r: PruneReport, before: number): MaintainerReport {
     const after = contextSnapshot(this.#session, { byKind: true });
-    const report = {
+    const report: CompactionReport = {
       method: 'prune',
       reason: pass,
       // The savings are measured with the same estimate as the context.
@@ -430,31 +642,32 @@ export class Maintainer {
   }
 
   /** A prune pass with `windows` in the host's tokens; returns the tokens it freed, in the report's unit. */
-  #prune(pass, options, windows, step) {
+  #prune(pass: 'stale' | 'threshold', options: PruneOptions, windows: Record<string, number>, step: Step): number {
     const before = this.#countedTokens();
-    const config = { ...options, ...this.#inEstimate(windows), now: this.#now() };
+    const config: PruneOptions = { ...options, ...this.#inEstimate(windows), now: this.#now() };
     const r = pass === 'stale' ? this.#session.pruneStale(config) : this.#session.prune(config);
     if (r.prunedCount === 0) return 0;
     this.#tokens = null;
     step.pruned += r.prunedCount;
-    step.report = this.#pruneReport(pass, r, before);
-    const tokensSaved = step.report.tokensBefore - step.report.tokensAfter;
-    this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved, report: step.report });
+    const report = this.#pruneReport(pass, r, before);
+    step.report = report;
+    const tokensSaved = report.tokensBefore - report.tokensAfter;
+    this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved, report });
     return tokensSaved;
   }
 
   /** The per-turn stale pass (spec: compaction §6.5): superseded reads, useless results. */
-  #stalePass(step) {
+  #stalePass(step: Step): void {
     const s = this.#settings;
     if (!s.supersedeReads && !s.dropUseless) return;
     const { idleFlushMs, suffixTokenLimit } = windows().stale;
-    const options = { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs };
+    const options: PruneOptions = { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs };
     this.#prune('stale', options, { suffixTokenLimit }, step);
   }
 
   /** The threshold prune (spec: compaction §6.6), before the threshold decision. */
-  #thresholdPrune(step) {
-    return this.#prune('threshold', { pruneUseless: this.#settings.dropUseless }, windows().threshold, step);
+  #thresholdPrune(step: Step): number {
+    return this.#prune('threshold', { pruneUseless: this.#settings.dropUseless }, { ...windows().threshold }, step);
   }
 
   /**
@@ -466,11 +679,13 @@ export class Maintainer {
     const images = this.#readsImages();
     const provider = view.model.provider;
     const limit = view.maxImages;
-    let raw = this.#session.toLlmMessages(view);
+    let raw: LlmMessage[] = this.#session.toLlmMessages(view);
     let systemPrompt = this.#request.systemPrompt;
-    let inline;
+    let inline: InlineReport | undefined;
     if (this.#imager !== null && images) {
-      const r = this.#imager.transform({ messages: raw, systemPrompt, model: this.#model, provider, now: this.#now() });
+      const r = this.#imager.transform(
+        defined({ messages: raw, systemPrompt, model: this.#model, provider, now: this.#now() }),
+      );
       raw = r.messages;
       systemPrompt = r.systemPrompt;
       inline = r.report;
@@ -485,14 +700,14 @@ export class Maintainer {
    * keeps its order), by the core (`requestImages`): within the image budget `limit` (none:
    * all), the estimate of those sent and of the context's.
    */
-  #viewImages(messages, limit = -1) {
+  #viewImages(messages: LlmMessage[], limit = -1) {
     this.#framesLeftOut = this.#session.lastFramesLeftOut();
     const summaryFirst = this.#session._lastViewCompacted();
     return requestImages(messages, { summaryFirst, framesLeftOut: this.#framesLeftOut, limit });
   }
 
   /** Whether the model takes images (`'image'` in its `input`): else requests carry none. */
-  #readsImages() {
+  #readsImages(): boolean {
     return Array.isArray(this.#model.input) && this.#model.input.includes('image');
   }
 
@@ -511,7 +726,7 @@ export class Maintainer {
   }
 
   /** Carries out a decision (spec: compaction §8); resolves its continuation, if any. */
-  async #apply(d, step) {
+  async #apply(d: Decision, step: Step): Promise<Decision['continuation']> {
     for (const e of d.events) this.#emit(e);
     for (const n of d.notices) this.#emit({ type: 'notice', level: n.level, text: n.text });
     if (d.compactionWarning) {
@@ -541,18 +756,19 @@ export class Maintainer {
       const outcome = await this.#compact(d.compact, step, { willRetry: d.compact.willRetry });
       const after = this.#cm.afterCompaction(d.compact, outcome, {});
       for (const e of after.events) {
-        if (e.type === 'auto_compaction_end' && step.method) e.action = ACTION_OF[step.method];
-        if (e.type === 'auto_compaction_end' && outcome.result) e.result = outcome.result;
+        const action = step.method ? ACTION_OF[step.method] : undefined;
+        if (e.type === 'auto_compaction_end' && action !== undefined) e.action = action;
+        if (e.type === 'auto_compaction_end' && 'result' in outcome && outcome.result) e.result = outcome.result;
       }
       return this.#apply(after, step);
     }
     return d.continuation;
   }
 
-  async #promote(request) {
-    let model = null;
+  async #promote(request: PromotionRequest): Promise<boolean> {
+    let model: TriggerModel | null = null;
     try {
-      model = (await this.#o.promote(request)) ?? null;
+      model = (await this.#o.promote?.(request)) ?? null;
     } catch (err) {
       this.#emit({ type: 'notice', level: 'warning', text: `context promotion failed: ${messageOf(err)}` });
     }
@@ -566,17 +782,24 @@ export class Maintainer {
   }
 
   /** Runs the compaction a decision asks for; resolves the outcome for `afterCompaction`. */
-  async #compact(request, step, extra) {
+  async #compact(
+    request: AnyCompactRequest,
+    step: Step,
+    extra: { customInstructions?: string | undefined; rethrow?: boolean; willRetry?: boolean | undefined },
+  ): Promise<CompactionOutcome> {
     const o = this.#o;
     const auto = request.reason !== 'manual';
-    if (auto) {
-      this.#emit({ type: 'auto_compaction_start', reason: request.reason, action: request.action });
+    if (request.reason !== 'manual') {
+      const { reason, action } = request;
+      this.#emit({ type: 'auto_compaction_start', reason, ...(action === undefined ? {} : { action }) });
     }
-    const hooks = [...(Array.isArray(o.hooks) ? o.hooks : o.hooks ? [o.hooks] : [])].map((h) => ({
-      ...h,
-      onEvent: undefined,
-    }));
-    hooks.push({ onEvent: (e) => this.#emit(e) });
+    const given: CompactionHooks[] = Array.isArray(o.hooks) ? o.hooks : o.hooks ? [o.hooks] : [];
+    const hooks: CompactionHooks[] = given.map((h) => {
+      const { onEvent: _own, ...rest } = h;
+      return rest;
+    });
+    // runCompaction emits `compaction_warning` only (the start and end are the Maintainer's).
+    hooks.push({ onEvent: (e) => this.#emit(e as MaintainerEvent) });
     // The walk passes `remote` over while the core's cooldown runs (upstream #13310).
     const remoteBlocked = this.#cm.remoteBlocked(this.#now());
     const before = this.#countedTokens();
@@ -586,56 +809,61 @@ export class Maintainer {
       v2RetainedMessageBudget: this.#settings.v2RetainedMessageBudget,
     });
     try {
-      const result = await runCompaction(this.#session, {
-        reason: request.reason,
-        now: this.#now(),
-        methods: auto ? request.methods : undefined,
-        remoteBlocked,
-        excludeSnapcompact: request.excludeSnapcompact,
-        // The Maintainer compacts by method order (spec: compaction §8.6); `strategy` is the
-        // state machine's business (`off`, the automatic strategy).
-        settings: { ...o.settings, strategy: undefined, keepRecentTokens, v2RetainedMessageBudget },
-        // The window tests of the walk compare with the provider's tokens: the live context
-        // and the request overhead calibrated, and the factor for the core's estimates.
-        liveTokens: this.#storedTokens(),
-        nonMessageTokens: Math.round(this.#overhead * this.#gauge.ratio(this.#model)),
-        providerRatio: this.#providerRatio(),
-        // Frames and other images at the rate the provider bills them (the calibration's).
-        imageRatio: this.#gauge.counting ? 1 : this.#gauge.calibration(this.#model).imageRate,
-        // The same figure after a commit or a shake (which rewrites lines in place: no memo).
-        measureLive: () => {
-          this.#tokens = null;
-          return this.#storedTokens();
-        },
-        summarize: o.summarize,
-        remoteEndpoint: o.remoteEndpoint,
-        headers: o.headers,
-        credentials: o.credentials,
-        fetch: o.fetch,
-        native: o.native,
-        model: this.#model,
-        provider: o.provider ?? this.#model.provider,
-        hooks,
-        retry: o.retry,
-        signal: this.#controller.signal,
-        // The summarizer takes one text: blocks are joined as the provider would read them.
-        systemPrompt: Array.isArray(this.#request.systemPrompt)
-          ? this.#request.systemPrompt.join('\n\n')
-          : this.#request.systemPrompt,
-        tools: this.#request.tools,
-        customInstructions: extra.customInstructions,
-        saveArtifact: o.saveArtifact,
-        willRetry: extra.willRetry,
-        // The walk's `remote` failed: the core starts its cooldown.
-        onRemoteFailed: () => this.#cm.noteRemoteFailure(this.#now()),
-      });
+      const { strategy: _strategy, ...settings } = o.settings ?? {};
+      const result = await runCompaction(
+        this.#session,
+        defined({
+          reason: request.reason,
+          now: this.#now(),
+          methods: auto ? request.methods : undefined,
+          remoteBlocked,
+          excludeSnapcompact: request.excludeSnapcompact,
+          // The Maintainer compacts by method order (spec: compaction §8.6); `strategy` is the
+          // state machine's business (`off`, the automatic strategy).
+          settings: { ...settings, keepRecentTokens, v2RetainedMessageBudget },
+          // The window tests of the walk compare with the provider's tokens: the live context
+          // and the request overhead calibrated, and the factor for the core's estimates.
+          liveTokens: this.#storedTokens(),
+          nonMessageTokens: Math.round(this.#overhead * this.#gauge.ratio(this.#model)),
+          providerRatio: this.#providerRatio(),
+          // Frames and other images at the rate the provider bills them (the calibration's).
+          imageRatio: this.#gauge.counting ? 1 : this.#gauge.calibration(this.#model).imageRate,
+          // The same figure after a commit or a shake (which rewrites lines in place: no memo).
+          measureLive: () => {
+            this.#tokens = null;
+            return this.#storedTokens();
+          },
+          summarize: o.summarize,
+          remoteEndpoint: o.remoteEndpoint,
+          headers: o.headers,
+          credentials: o.credentials,
+          fetch: o.fetch,
+          native: o.native,
+          model: this.#model,
+          provider: o.provider ?? this.#model.provider,
+          hooks,
+          retry: o.retry,
+          signal: this.#controller.signal,
+          // The summarizer takes one text: blocks are joined as the provider would read them.
+          systemPrompt: Array.isArray(this.#request.systemPrompt)
+            ? this.#request.systemPrompt.join('\n\n')
+            : this.#request.systemPrompt,
+          tools: this.#request.tools,
+          customInstructions: extra.customInstructions,
+          saveArtifact: o.saveArtifact,
+          willRetry: extra.willRetry,
+          // The walk's `remote` failed: the core starts its cooldown.
+          onRemoteFailed: () => this.#cm.noteRemoteFailure(this.#now()),
+        }),
+      );
       // A shake rewrites lines in place: neither the size nor the leaf tells.
       this.#tokens = null;
-      if (result.skipped !== undefined) return { status: 'nothing-to-compact' };
+      if ('skipped' in result) return { status: 'nothing-to-compact' };
       step.method = result.method;
       result.report.pruned = step.pruned;
-      step.report = result.report;
-      if (result.session) {
+      const report: MaintainerReport = Object.assign(result.report, { tokenUnit: 'estimate' as const });
+      step.report = report;
+      if ('session' in result && result.session) {
         const previous = this.#session;
         this.#session = result.session;
         this.#dropped = null;
@@ -643,20 +871,22 @@ export class Maintainer {
         this.#latestCompactionId = null;
         this.#emit({ type: 'handoff', session: result.session, previous, document: result.document });
       } else {
-        this.#latestCompactionAt = result.timestamp ?? this.#now();
+        this.#latestCompactionAt = ('timestamp' in result ? result.timestamp : undefined) ?? this.#now();
         this.#latestCompactionId = result.entryId;
       }
-      this.#inCountedTokens(result.report, before);
+      this.#inCountedTokens(report, before);
       return {
         status: 'compacted',
-        tokensAfter: result.report.tokensAfter,
+        tokensAfter: report.tokensAfter,
         storedTokens: this.#storedTokens(),
-        result,
+        // The result as it is (a handoff's holds its session): the state machine passes it on.
+        result: result as unknown as JsonValue,
       };
     } catch (err) {
       this.#tokens = null; // a shake may have run before the failure
-      if (extra.rethrow && err?.code !== 'E_NOTHING_TO_COMPACT' && err?.code !== 'E_ALREADY_COMPACTED') throw err;
-      switch (err?.code) {
+      const code = memberOf(err, 'code');
+      if (extra.rethrow && code !== 'E_NOTHING_TO_COMPACT' && code !== 'E_ALREADY_COMPACTED') throw err;
+      switch (code) {
         case 'E_NOTHING_TO_COMPACT':
         case 'E_ALREADY_COMPACTED':
           return { status: 'nothing-to-compact' };
@@ -670,9 +900,9 @@ export class Maintainer {
   }
 
   /** The `afterResponse` / `compactNow` answer for a continuation. */
-  #next(continuation, d, step) {
+  #next(continuation: Decision['continuation'], d: Decision, step: Step): AfterResponseResult {
     this.#armIdle(d);
-    const out = { next: 'done', report: step.report };
+    const out: AfterResponseResult = { next: 'done', report: step.report };
     if (!continuation) return out;
     if (continuation.kind === 'retry') {
       this.#emit({ type: 'continue', kind: 'retry', afterMs: continuation.afterMs });
@@ -686,7 +916,7 @@ export class Maintainer {
   }
 
   /** Idle maintenance (spec: compaction §8.1) at the decision's `wakeAt`, on its own timer. */
-  #armIdle(d) {
+  #armIdle(d: Decision): void {
     if (!this.#settings.idleEnabled || d.wakeAt === null || d.wakeAt === undefined) return;
     const wakeAt = d.wakeAt;
     this.#cancelIdle?.();
@@ -697,7 +927,7 @@ export class Maintainer {
           const next = this.#cm.onIdle(this.#model, this.#storedTokens(), { now: this.#now() });
           await this.#apply(next, { pruned: 0, report: undefined });
           this.#armIdle(next);
-        }).catch((err) =>
+        }).catch((err: unknown) =>
           this.#emit({ type: 'notice', level: 'error', text: `idle maintenance failed: ${messageOf(err)}` }),
         );
       },

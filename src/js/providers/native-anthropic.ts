@@ -1,0 +1,99 @@
+// The wire facts of Anthropic server compaction, the `remote` method's lane for Claude models
+// (spec: compaction §13, §8.3). The core decides whether the lane applies to a model, its route
+// and the live context, and where it POSTs (`nativeLanesJson`); this module writes the Messages
+// API request of a plan — its messages (from the core's `nativeMessagesJson`) as Anthropic wire
+// messages and the `compact_20260112` edit with the core's trigger and summarization
+// instructions. The runner (runner/native.ts) POSTs it with the host's `fetch` and credentials,
+// the time-out and the AbortSignal, waiting out a 429 as the core's `retryStep` decides; the
+// core reads the answer (untrusted) in the commit. The wire messages are the anthropic format's
+// (`wireMessages` of formats/anthropic.js, its repairing form).
+import { requireRaw } from '../core/raw.js';
+import type { LlmMessage } from '../core/session.js';
+import {
+  type AnthropicCompactionBlock,
+  type AnthropicMessage,
+  type AnthropicTextBlock,
+  wireMessages,
+} from '../formats/anthropic.js';
+import type { ClaudeTarget, LaneRequest, NativePlan } from './native-openai.js';
+
+/** The `api` of the Messages API. */
+export const ANTHROPIC_API = 'anthropic-messages';
+const HEADERS = {
+  'content-type': 'application/json',
+  'anthropic-version': '2023-06-01',
+  'anthropic-beta': 'compact-2026-01-12',
+};
+/** Time-out of one compaction request (the reference: five minutes). */
+export const ANTHROPIC_TIMEOUT_MS = 300_000;
+
+/** A non-empty string, else undefined. */
+const optionalString = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+const textBlock = (text: string): AnthropicTextBlock => ({ type: 'text', text });
+
+// ----- the request ---------------------------------------------------------------------------
+
+/** A message of the request: the anthropic format's (its repairing writer gives user and assistant ones). */
+type WireMessage = AnthropicMessage;
+
+const endsAssistant = (messages: readonly WireMessage[]) => messages.at(-1)?.role === 'assistant';
+
+/** The parts of a `remote` plan the Anthropic lane sends (`nativeMessagesJson`). */
+interface AnthropicParts {
+  messages: LlmMessage[];
+  /** How many of `messages` are the kept tail. */
+  recent: number;
+  /** The first message is the previous summary. */
+  summary: boolean;
+  /** The previous compaction's native record of this lane, if any. */
+  anthropic?: { provider?: unknown; content?: unknown; encryptedContent?: unknown } | null;
+  maxTokens: number;
+  instructions: string;
+}
+
+/**
+ * The request of a `remote` plan for model `m` (the core's `claude`: `{id, provider?, url}`;
+ * spec: compaction §13): `{url, headers, body}`,
+ * headers without credentials, body as JSON text. The body carries the whole conversation the
+ * plan covers — the previous summary (as its native block when this provider wrote it), the
+ * summarized region, the turn prefix and the kept tail — so the API reads the prefix the live
+ * turn cached.
+ */
+export function anthropicRequest(plan: NativePlan, m: ClaudeTarget): LaneRequest {
+  const parts: AnthropicParts = JSON.parse(plan._session().nativeMessagesJson(plan._raw()));
+  const { messages, recent, anthropic: record } = parts;
+  const split = messages.length - recent;
+  let head = messages.slice(0, split);
+  const prefix: WireMessage[] = [];
+  const content = optionalString(record?.content);
+  if (parts.summary && optionalString(m.provider) && record?.provider === m.provider && content !== undefined) {
+    // The previous summary as the block the API signed.
+    const block: AnthropicCompactionBlock = { type: 'compaction', content };
+    const encrypted = optionalString(record?.encryptedContent);
+    if (encrypted !== undefined) block.encrypted_content = encrypted;
+    prefix.push({ role: 'assistant', content: [block] });
+    head = head.slice(1);
+  }
+  const tail = wireMessages(messages.slice(split));
+  // The kept tail (and the `Continue.` after an assistant one) stays verbatim: the core words
+  // the instructions around it.
+  const first = tail[0];
+  const scope: [number | undefined, string | undefined] =
+    first === undefined ? [undefined, undefined] : [tail.length + (endsAssistant(tail) ? 1 : 0), first.role];
+  const wire: WireMessage[] = [...prefix, ...wireMessages(head), ...tail];
+  if (endsAssistant(wire)) wire.push({ role: 'user', content: [textBlock('Continue.')] });
+  const edit = {
+    type: 'compact_20260112',
+    trigger: { type: 'input_tokens', value: requireRaw().anthropicTriggerTokens() },
+    pause_after_compaction: true,
+    instructions: requireRaw().anthropicInstructions(plan._raw(), ...scope),
+  };
+  const body = {
+    model: m.id,
+    max_tokens: parts.maxTokens,
+    system: [textBlock(parts.instructions)],
+    messages: wire,
+    context_management: { edits: [edit] },
+  };
+  return { url: m.url, headers: { ...HEADERS }, body: JSON.stringify(body) };
+}
