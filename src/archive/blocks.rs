@@ -322,6 +322,33 @@ pub fn images(archive: &Archive) -> Vec<HistoryBlock> {
         .collect()
 }
 
+/// The number of frames the archive of compaction `index` loses to `opts`' budgets in a
+/// request ([`frames_left_out`]; 0 without an archive). Kept with the entry's other
+/// derived texts, so a host that asks on every request parses the entry once per compaction.
+pub fn frames_left_out_at(
+    session: &crate::session::Session,
+    index: usize,
+    opts: &HistoryOptions,
+) -> usize {
+    // The context's derived texts use 0–2 for the frame data; 3 is this count.
+    let key = [
+        opts.max_frame_data_bytes.unwrap_or(u64::MAX),
+        opts.max_images.map_or(u64::MAX, |n| n as u64),
+        3,
+    ];
+    let count = session.derived_text(index, key, &mut || {
+        let archive = crate::archive::stored::read_archive(session, index)?;
+        Ok(Some(
+            archive.map_or(0, |a| frames_left_out(&a, opts)).to_string(),
+        ))
+    });
+    count
+        .ok()
+        .flatten()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,14 +4,17 @@
 //! Writing one is the snapcompact strategy's work (`crate::compaction::snapcompact`).
 
 pub mod blocks;
+mod frame_ref;
 pub mod stored;
+
+pub use blocks::frames_left_out_at;
 
 use crate::render::text::dataurl::{elide_data_urls, Elision};
 use crate::render::text::unicode::{utf16_len, DIM_OFF, DIM_ON, NEWLINE_GLYPH};
 use serde_json::{Map, Value};
 
 /// Key of the archive inside `CompactionEntry.preserveData` (spec: snapcompact §2).
-pub const PRESERVE_KEY: &str = "snapcompact";
+pub const PRESERVE_KEY: &str = crate::session::preserve::SNAPCOMPACT;
 /// Legible frames kept at each end of the imaged middle when foveating (spec: §2, §9.3).
 pub const HQ_EDGE_FRAMES: usize = 3;
 /// Verbatim text edge at each end, in HQ-frame capacities (spec: §2 `TEXT_EDGE_PAGES`).
@@ -56,7 +59,7 @@ pub struct ArchiveFrame {
     /// Where the payload is stored when the entry holds a `dataRef` instead of `data`
     /// ([`stored`]; ours, not the reference's). `data` is empty until [`stored::resolve`]
     /// finds the bytes, and stays empty when the file does not hold them.
-    pub data_ref: Option<stored::FrameRef>,
+    pub data_ref: Option<frame_ref::FrameRef>,
 }
 
 /// The persisted record `preserveData.snapcompact` (spec: snapcompact §9.1).
@@ -107,7 +110,9 @@ impl ArchiveFrame {
             Some(data) => (data, None),
             None => (
                 String::new(),
-                Some(stored::FrameRef::from_json(o.get(stored::DATA_REF_KEY)?)),
+                Some(frame_ref::FrameRef::from_json(
+                    o.get(frame_ref::DATA_REF_KEY)?,
+                )),
             ),
         };
         let mime_type = o.get("mimeType")?.as_str()?.to_string();
@@ -131,7 +136,7 @@ impl ArchiveFrame {
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         match &self.data_ref {
-            Some(r) => m.insert(stored::DATA_REF_KEY.into(), r.to_json()),
+            Some(r) => m.insert(frame_ref::DATA_REF_KEY.into(), r.to_json()),
             None => m.insert("data".into(), self.data.clone().into()),
         };
         m.insert("mimeType".into(), self.mime_type.clone().into());
@@ -194,35 +199,6 @@ impl Archive {
             .map(|s| s.as_deref().map_or(0, utf16_len) as u64)
             .sum()
     }
-}
-
-/// The number of frames the archive of compaction `index` loses to `opts`' budgets in a
-/// request ([`blocks::frames_left_out`]; 0 without an archive). Kept with the entry's other
-/// derived texts, so a host that asks on every request parses the entry once per compaction.
-pub fn frames_left_out_at(
-    session: &crate::session::Session,
-    index: usize,
-    opts: &blocks::HistoryOptions,
-) -> usize {
-    // The context's derived texts use 0–2 for the frame data; 3 is this count.
-    let key = [
-        opts.max_frame_data_bytes.unwrap_or(u64::MAX),
-        opts.max_images.map_or(u64::MAX, |n| n as u64),
-        3,
-    ];
-    let count = session.derived_text(index, key, &mut || {
-        let archive = stored::read_archive(session, index)?;
-        Ok(Some(
-            archive
-                .map_or(0, |a| blocks::frames_left_out(&a, opts))
-                .to_string(),
-        ))
-    });
-    count
-        .ok()
-        .flatten()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0)
 }
 
 /// `getPreservedArchive(preserveData)` (spec: snapcompact §9.1): `None` unless

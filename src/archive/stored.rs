@@ -23,6 +23,7 @@
 //! context (`blocks::history_blocks`), never an error. [`migrate_frames`] converts a file
 //! both ways; the round trip gives the same bytes back.
 
+pub use crate::archive::frame_ref::{FrameRef, DATA_REF_KEY};
 use crate::archive::{get_preserved_archive, Archive, BLOB_PREFIX};
 use crate::error::{ErrorCode, Result};
 use crate::session::{CompactionBody, EntryKind, LoadWarning, Session};
@@ -33,59 +34,6 @@ use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::ops::Range;
-
-/// The member of a frame that names its stored bytes in place of `data`.
-pub const DATA_REF_KEY: &str = "dataRef";
-
-/// A frame's bytes stored in another compaction entry of the file (`dataRef`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FrameRef {
-    /// Id of the compaction entry whose archive holds the bytes inline.
-    pub entry: String,
-    /// Position of the frame in that entry's `preserveData.snapcompact.frames`.
-    pub frame: u64,
-    /// Length of the base64 payload: bytes of another length are not this frame.
-    pub bytes: u64,
-}
-
-impl FrameRef {
-    /// Reads a `dataRef` value; a malformed one (not an object, no entry id, no position or
-    /// length) is kept with an empty id, which never resolves.
-    pub fn from_json(v: &Value) -> FrameRef {
-        let get = |k: &str| v.as_object().and_then(|o| o.get(k));
-        let entry = get("entry").and_then(Value::as_str).unwrap_or_default();
-        let frame = get("frame").and_then(Value::as_u64);
-        let bytes = get("bytes").and_then(Value::as_u64);
-        match (frame, bytes) {
-            (Some(frame), Some(bytes)) if !entry.is_empty() && bytes > 0 => FrameRef {
-                entry: entry.to_string(),
-                frame,
-                bytes,
-            },
-            _ => FrameRef {
-                entry: String::new(),
-                frame: 0,
-                bytes: 0,
-            },
-        }
-    }
-
-    pub fn to_json(&self) -> Value {
-        crate::support::json::object(vec![
-            ("entry", self.entry.as_str().into()),
-            ("frame", self.frame.into()),
-            ("bytes", self.bytes.into()),
-        ])
-    }
-
-    fn member_text(&self) -> String {
-        let mut out = String::new();
-        js::write_string(&mut out, DATA_REF_KEY);
-        out.push(':');
-        out.push_str(&js::stringify(&self.to_json()));
-        out
-    }
-}
 
 /// Why a reference does not resolve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,8 +297,10 @@ pub fn read_archive(session: &Session, index: usize) -> Result<Option<Archive>> 
 pub fn frames_json(session: &Session, index: usize) -> String {
     let b = session.entry_line_bytes(index);
     let text = session.entry_json(index);
-    let span =
-        crate::support::json::edit::find_path(&text, &["preserveData", "snapcompact", "frames"]);
+    let span = crate::support::json::edit::find_path(
+        &text,
+        &["preserveData", crate::archive::PRESERVE_KEY, "frames"],
+    );
     let span = match span {
         Ok(Some(span)) if text.as_bytes().get(span.start) == Some(&b'[') => span,
         _ => return "[]".into(),

@@ -53,7 +53,7 @@ pub(crate) fn preserve_data(
         _ => Map::new(),
     };
     crate::compaction::native::drop_native_records(&mut out);
-    out.remove("snapcompact");
+    out.remove(crate::session::preserve::SNAPCOMPACT);
     if let Some(extra) = extra {
         for (k, v) in extra {
             out.insert(k.clone(), v.clone());

@@ -232,7 +232,7 @@ fn native_replay(body: &CompactionBody) -> Option<Option<String>> {
     let payload = body
         .preserve_data
         .as_ref()?
-        .get(crate::compaction::native::openai::PRESERVE_KEY)?;
+        .get(crate::session::preserve::OPENAI_REMOTE)?;
     Some(
         payload
             .get("provider")

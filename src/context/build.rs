@@ -9,8 +9,10 @@ use crate::archive::blocks::{history_blocks, FrameData, HistoryBlock, HistoryOpt
 use crate::archive::stored::read_archive;
 use crate::error::Result;
 use crate::session::message::{AgentMessage, MessageHead, Role};
+use crate::session::preserve;
 use crate::session::{CustomMessageBody, EntryKind, Session};
 use crate::support::json::js;
+use crate::tokens::{estimate_message, EstimateOptions, TokenCounter};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -197,7 +199,7 @@ impl SessionContext {
                 MessageJson::Entry(i) => {
                     session.entry_tokens(i, crate::tokens::EstimateOptions::default())
                 }
-                MessageJson::Owned(_) => super::replay::owned_tokens(
+                MessageJson::Owned(_) => owned_tokens(
                     m,
                     session,
                     &crate::tokens::ByteEstimate,
@@ -230,7 +232,7 @@ impl SessionContext {
             },
             |i| match entry(i) {
                 Some(e) => session.entry_tokens(e, opts),
-                None => super::replay::owned_tokens(&self.messages[i], session, counter, opts),
+                None => owned_tokens(&self.messages[i], session, counter, opts),
             },
             |i| match entry(i).and_then(|e| session.recorded_usage(e)) {
                 Some(u) => u.as_ref().map_or(0, crate::tokens::context_tokens),
@@ -662,9 +664,9 @@ fn native_replay(
         crate::support::json::parse(&text[span]).ok()
     };
     let key = if anthropic {
-        "anthropicCompaction"
+        preserve::ANTHROPIC
     } else {
-        "openaiRemoteCompaction"
+        preserve::OPENAI_REMOTE
     };
     let record = member(&["preserveData", key])?;
     if record.get("provider")?.as_str()? != provider {
@@ -1038,6 +1040,23 @@ fn cache_miss_explained(
         }
     }
     out
+}
+
+/// The tokens of a context message built here (not its entry's own JSON): a compaction summary
+/// that carries an OpenAI replay (`providerPayload` of type `openaiResponsesHistory`) weighs
+/// the items the request sends instead of it; any other message is estimated as it is.
+pub(crate) fn owned_tokens(
+    m: &ContextMessage,
+    session: &Session,
+    counter: &dyn TokenCounter,
+    opts: EstimateOptions,
+) -> u64 {
+    if m.role() == Role::CompactionSummary {
+        if let Some(t) = super::replay::replay_tokens(&m.json(session), counter) {
+            return t;
+        }
+    }
+    estimate_message(&m.message(session), counter, opts)
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@
 
 mod build;
 pub mod convert;
+mod counted;
 pub mod inline;
 mod notice;
 mod replay;
 mod stats;
 
 pub use build::*;
-pub use replay::{build_counted_context, replay_pieces, replayed_items_tokens};
+pub use counted::build_counted_context;
+pub use replay::{replay_pieces, replayed_items_tokens};
 pub use stats::{context_stats, ContextStats};

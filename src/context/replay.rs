@@ -4,14 +4,9 @@
 //! V2), V1's output messages and the encrypted compaction item — in place of the summary
 //! message, and none of the kept entries the history holds. The context tokens of such a path
 //! are those of that request: the accounting builds the path as that provider reads it
-//! ([`build_counted_context`]) and weighs the replayed message by its items ([`owned_tokens`]).
+//! ([`super::counted`]) and weighs the replayed message by its items ([`replay_tokens`]).
 
-use super::build::{build_context_with, BuildOptions, ContextMessage, SessionContext};
-use crate::archive::blocks::HistoryOptions;
-use crate::error::Result;
-use crate::session::message::Role;
-use crate::session::Session;
-use crate::tokens::{estimate_message, EstimateOptions, TokenCounter, IMAGE_TOKENS};
+use crate::tokens::{TokenCounter, IMAGE_TOKENS};
 use serde_json::Value;
 
 /// Members of a Responses item whose strings the model does not read as text (kinds, ids,
@@ -79,26 +74,9 @@ pub fn replay_pieces(payload: &Value) -> Option<(Vec<String>, u64)> {
     Some((texts, fixed))
 }
 
-/// The tokens of a context message built here (not its entry's own JSON): a compaction summary
-/// that carries an OpenAI replay (`providerPayload` of type `openaiResponsesHistory`) weighs
-/// the items the request sends instead of it; any other message is estimated as it is.
-pub fn owned_tokens(
-    m: &ContextMessage,
-    session: &Session,
-    counter: &dyn TokenCounter,
-    opts: EstimateOptions,
-) -> u64 {
-    if m.role() == Role::CompactionSummary {
-        if let Some(t) = replay_tokens(&m.json(session), counter) {
-            return t;
-        }
-    }
-    estimate_message(&m.message(session), counter, opts)
-}
-
 /// The tokens of the replayed items of a summary message's JSON, when it carries an OpenAI
 /// replay.
-fn replay_tokens(json: &str, counter: &dyn TokenCounter) -> Option<u64> {
+pub(super) fn replay_tokens(json: &str, counter: &dyn TokenCounter) -> Option<u64> {
     let span = crate::support::json::edit::find_path(json, &["providerPayload"]).ok()??;
     let payload = crate::support::json::parse(&json[span]).ok()?;
     if payload.get("type")?.as_str()? != "openaiResponsesHistory" {
@@ -108,46 +86,6 @@ fn replay_tokens(json: &str, counter: &dyn TokenCounter) -> Option<u64> {
         payload.get("items")?.as_array()?,
         counter,
     ))
-}
-
-/// The provider of the OpenAI native record of compaction entry `index`, if it has one.
-fn openai_record_provider(session: &Session, index: usize) -> Option<String> {
-    let text = session.entry_json(index);
-    let path = ["preserveData", "openaiRemoteCompaction", "provider"];
-    let span = crate::support::json::edit::find_path(&text, &path).ok()??;
-    match crate::support::json::parse(&text[span]).ok()? {
-        Value::String(p) => Some(p),
-        _ => None,
-    }
-}
-
-/// The context the token accounting counts (spec: compaction §3): [`build_context_with`],
-/// except that when `opts` names no reading provider, a path whose latest compaction carries
-/// an OpenAI native record is built as that record's provider reads it — the requests after a
-/// native compaction go to the model it compacted for, and they replay the record.
-pub fn build_counted_context(
-    session: &Session,
-    opts: &BuildOptions,
-    history: &HistoryOptions,
-) -> Result<SessionContext> {
-    let ctx = build_context_with(session, opts, history)?;
-    if opts.replay_provider.is_some() || opts.transcript {
-        return Ok(ctx);
-    }
-    match ctx
-        .compaction
-        .and_then(|c| openai_record_provider(session, c))
-    {
-        Some(provider) => {
-            let reader = BuildOptions {
-                replay_provider: Some(provider),
-                replay_anthropic: false,
-                ..opts.clone()
-            };
-            build_context_with(session, &reader, history)
-        }
-        None => Ok(ctx),
-    }
 }
 
 #[cfg(test)]

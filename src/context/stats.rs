@@ -54,7 +54,7 @@ pub fn context_stats(session: &Session, ctx: &SessionContext) -> ContextStats {
         let tokens = if m.is_entry_json() {
             session.entry_tokens(m.entry, EstimateOptions::default())
         } else {
-            super::replay::owned_tokens(m, session, &ByteEstimate, EstimateOptions::default())
+            super::build::owned_tokens(m, session, &ByteEstimate, EstimateOptions::default())
         };
         s.tokens += tokens;
         let role = m.head.role;

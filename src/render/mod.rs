@@ -1,7 +1,8 @@
 //! snapcompact rendering: prints conversation text onto PNG frames a vision model reads back.
 //!
 //! Pipeline: [`text`] (messages → transcript → one drawable line → page strings) →
-//! [`raster`] (palette canvas, glyphs from [`font`]) → [`png`] (indexed PNG). [`shape`]
+//! [`raster`] (palette canvas, glyphs from [`font`]) → [`png`] (indexed PNG); both read the
+//! colours and the bit depth from [`palette`]. [`shape`]
 //! chooses how a frame is printed and what it costs whom. Spec: `snapcompact.md` §2–§8;
 //! fonts: `fonts/README.md`. Nothing here knows of sessions, compactions or archives.
 //!
@@ -10,6 +11,7 @@
 
 pub mod error;
 pub mod font;
+pub mod palette;
 pub mod png;
 pub mod raster;
 pub mod shape;

@@ -15,6 +15,7 @@ mod ids;
 mod load;
 mod messages;
 mod migrate;
+pub mod preserve;
 mod skim;
 mod state;
 mod tree;

@@ -2,9 +2,11 @@
 //! its parts — compaction requests, events, notices, promotion and continuation — plus the
 //! machine's inspectable state.
 
-use super::CONTINUE_DELAY_MS;
 use crate::settings::Strategy;
 use crate::tokens::WindowBudgets;
+
+/// Delay before a retry or continuation is started (spec: compaction §8.3, §8.5).
+pub const CONTINUE_DELAY_MS: u64 = 100;
 
 /// Why a compaction runs (spec: compaction §8.7; `manual` never appears in events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -93,8 +93,7 @@ use std::borrow::Cow;
 /// §8.2 [N] step 5, `INCOMPLETE_RECOVERY_MAX_RETRIES`).
 pub const INCOMPLETE_RECOVERY_MAX_RETRIES: u32 = 3;
 
-/// Delay before a retry or continuation is started (spec: compaction §8.3, §8.5).
-pub const CONTINUE_DELAY_MS: u64 = 100;
+pub use decisions::CONTINUE_DELAY_MS;
 
 /// The second overflow of one episode (spec: compaction §8.2, pi-mono).
 pub const OVERFLOW_RETRY_EXHAUSTED: &str = "Context overflow recovery failed after one \

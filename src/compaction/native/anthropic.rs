@@ -18,7 +18,7 @@ use crate::support::json::object;
 use serde_json::Value;
 
 /// The `preserveData` key of the stored block.
-pub const PRESERVE_KEY: &str = "anthropicCompaction";
+pub const PRESERVE_KEY: &str = crate::session::preserve::ANTHROPIC;
 
 /// What the shell needs of a plan beyond its messages to write the request: the previous
 /// `anthropicCompaction` record (or null; replayed as its block for the same provider), how

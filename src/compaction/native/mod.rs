@@ -4,16 +4,16 @@
 //! sends it, a commit reads the (untrusted) answer and writes the entry.
 
 pub mod anthropic;
+mod commit;
 pub mod fit;
 pub mod lanes;
 pub mod openai;
 pub mod openai_v2;
 pub mod retry;
 
-use crate::compaction::commit::{append_plan_compaction, preserve_data, Committed};
-use crate::compaction::plan::CompactionPlan;
-use crate::error::{Error, ErrorCode, Result};
-use crate::session::Session;
+use crate::error::{Error, ErrorCode};
+use crate::session::preserve::{ANTHROPIC, OPENAI_REMOTE};
+pub(crate) use commit::{commit_native, files_block};
 use serde_json::{Map, Value};
 
 /// `v[key]` when it is a string.
@@ -29,8 +29,8 @@ pub(crate) fn failed(message: String) -> Error {
 /// Drops the native records of an earlier compaction from a new compaction's `preserveData`
 /// (spec: compaction §5.7 step 6): the history they replay is the one being compacted again.
 pub(crate) fn drop_native_records(preserve: &mut Map<String, Value>) {
-    preserve.remove(openai::PRESERVE_KEY);
-    preserve.remove(anthropic::PRESERVE_KEY);
+    preserve.remove(OPENAI_REMOTE);
+    preserve.remove(ANTHROPIC);
 }
 
 /// The lane a native request belongs to.
@@ -40,47 +40,4 @@ pub enum Lane {
     OpenAiV1,
     /// OpenAI streaming Responses with a trailing `compaction_trigger` item.
     OpenAiV2,
-}
-
-/// Appends the compaction of a native lane (spec: compaction §8.4, §13) once its answer has
-/// been read: `summary` with the plan's `<files>` block as the entry's summary, `shortSummary`
-/// "Remote compaction", `method` "remote", and `preserveData` with the lane's `record` under
-/// `key` in place of any earlier native record.
-pub(crate) fn commit_native(
-    session: &mut Session,
-    plan: &CompactionPlan,
-    key: &str,
-    mut record: Value,
-    summary: &str,
-    now: i64,
-) -> Result<Committed> {
-    let prep = &plan.preparation;
-    plan.anchor_replay_item(&mut record);
-    let mut preserve = match preserve_data(
-        prep.previous_preserve_data.as_ref(),
-        plan.options.preserve_data.as_ref(),
-    ) {
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    preserve.insert(key.into(), record);
-    append_plan_compaction(
-        session,
-        plan,
-        files_block(plan, summary),
-        Some(openai::SHORT_SUMMARY.into()),
-        "remote",
-        Some(Value::Object(preserve)),
-        now,
-    )
-}
-
-/// `text` with the plan's `<files>` block.
-pub(crate) fn files_block(plan: &CompactionPlan, text: &str) -> String {
-    crate::summary::fileops::upsert_file_operations(
-        &plan.with_anchors(text),
-        &plan.file_lists.read_files,
-        &plan.file_lists.modified_files,
-        Some(&plan.preparation.file_ops.read),
-    )
 }

@@ -20,7 +20,7 @@ use crate::support::json::object;
 use serde_json::Value;
 
 /// Key of the replay record in `preserveData`.
-pub const PRESERVE_KEY: &str = "openaiRemoteCompaction";
+pub const PRESERVE_KEY: &str = crate::session::preserve::OPENAI_REMOTE;
 /// The Responses dialects that can carry native compaction (and replay it).
 pub const RESPONSES_APIS: [&str; 3] = [
     "openai-responses",
@@ -30,8 +30,7 @@ pub const RESPONSES_APIS: [&str; 3] = [
 /// The entry's summary after a native compaction: the history lives in the payload.
 pub const REMOTE_SUMMARY: &str =
     "Remote compaction preserved provider-native history for this session.";
-/// The entry's short summary after a native compaction.
-pub const SHORT_SUMMARY: &str = "Remote compaction";
+pub use super::commit::SHORT_SUMMARY;
 
 // ----- the V1 answer ------------------------------------------------------------------------
 

@@ -6,8 +6,10 @@
 pub mod deflate;
 
 use crate::render::error::SnapError;
+pub use crate::render::palette::bit_depth;
+use crate::render::palette::PALETTE;
 use crate::render::png::deflate::{zlib_compress, Effort};
-use crate::render::raster::{IndexedCanvas, PALETTE};
+use crate::render::raster::IndexedCanvas;
 
 /// Deflate effort. The bytes depend only on the frame and this setting; the pixels do not
 /// depend on it at all.
@@ -63,15 +65,6 @@ impl Compression {
             Compression::High => Effort::level(9, depth),
             Compression::Level(n) => Effort::level(n.clamp(1, 9), depth),
         }
-    }
-}
-
-/// Bit depth for a palette of `n` colours: ≤ 2 → 1, ≤ 4 → 2, else 4 (spec: §7.9).
-pub fn bit_depth(colours: u32) -> u8 {
-    match colours {
-        0..=2 => 1,
-        3..=4 => 2,
-        _ => 4,
     }
 }
 

@@ -4,28 +4,14 @@
 pub mod stretch;
 
 use crate::render::font::{BitmapFont, FallbackCache, FallbackFonts, FontName, GlyphBox};
+use crate::render::palette::bit_depth;
 use crate::render::shape::catalogue::{Ink, Shape, DOC_GUTTER};
 use crate::render::text::cells::place;
 use crate::render::text::unicode::{is_wide, DIM_OFF, DIM_ON, NEWLINE_GLYPH};
 use crate::support::text::chars;
 
-/// The global palette (spec: snapcompact §3.4). Indices matter: tests speak in them.
-pub const PALETTE: [[u8; 3]; 10] = [
-    [255, 255, 255], // 0 background
-    [109, 2, 2],     // 1 sentence hue red
-    [109, 53, 2],    // 2 amber
-    [24, 109, 2],    // 3 green
-    [2, 109, 109],   // 4 teal
-    [2, 32, 109],    // 5 blue
-    [75, 2, 109],    // 6 violet
-    [0, 0, 0],       // 7 black ink, newline block
-    [255, 247, 194], // 8 pale band behind repeated line copies
-    [128, 128, 128], // 9 dim ink, anti-alias fringe
-];
-pub const BACKGROUND: u8 = 0;
-pub const BLACK: u8 = 7;
-pub const BAND: u8 = 8;
-pub const DIM: u8 = 9;
+/// The palette, shared with the PNG encoder ([`crate::render::palette`]).
+pub use crate::render::palette::{BACKGROUND, BAND, BLACK, DIM, PALETTE};
 
 /// A frame as palette indices, one byte per pixel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -553,7 +539,7 @@ impl PackedCanvas {
                 n += 1;
             }
         }
-        let depth = crate::render::png::bit_depth(n as u32);
+        let depth = bit_depth(n as u32);
         let stride = 1 + (width as usize * depth as usize).div_ceil(8);
         let mut pattern = [0u8; 16];
         for (v, p) in pattern.iter_mut().enumerate() {

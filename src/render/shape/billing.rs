@@ -1,7 +1,7 @@
 //! Billing and budgets: what a frame costs per provider family, and how many frames and
 //! bytes a request may carry (spec: snapcompact §2, §4.1, §4.2, §5).
 
-use crate::render::shape::catalogue::{ImageDetail, Shape};
+use crate::render::shape::catalogue::{ImageDetail, Shape, ShapeVariant};
 
 /// Engine upper bound on frames per archive (spec: snapcompact §2 `MAX_FRAMES_DEFAULT`).
 pub const MAX_FRAMES_DEFAULT: u32 = 80;
@@ -59,24 +59,6 @@ impl BillingFamily {
         }
     }
 
-    /// The family that bills a frame for the model reading it: a gateway bills an image as
-    /// the vendor of the model behind it, so a Claude, Gemini or GPT id names the family
-    /// (`anthropic/claude-sonnet-4.5` over `openai-completions` bills as Anthropic); any other
-    /// id bills as its API.
-    #[inline(never)]
-    pub fn of_reader(id: Option<&str>, api: Option<&str>) -> BillingFamily {
-        let id = crate::render::shape::resolve::lower_for_matching(id.unwrap_or(""));
-        if id.contains("claude") {
-            BillingFamily::Anthropic
-        } else if id.contains("gemini") {
-            BillingFamily::Google
-        } else if id.contains("gpt") || id.contains("codex") {
-            BillingFamily::OpenAi
-        } else {
-            BillingFamily::of_api(api)
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             BillingFamily::Anthropic => "anthropic",
@@ -111,6 +93,13 @@ pub fn price_geometry(mut shape: Shape, family: BillingFamily) -> Shape {
     shape.frame_token_estimate = frame_tokens(family, shape.frame_size);
     shape.image_detail = (family == BillingFamily::OpenAi).then_some(ImageDetail::Original);
     shape
+}
+
+impl ShapeVariant {
+    /// The variant's geometry priced for `family` (spec: snapcompact §4.2 `priceShape`).
+    pub fn shape(self, family: BillingFamily) -> Shape {
+        price_geometry(self.geometry(), family)
+    }
 }
 
 /// `maxFramesForDataBudget(b)` = max(1, floor(b / 170,000)) (spec: snapcompact §2).

@@ -1,9 +1,10 @@
-//! Shapes: how a frame prints text (font, cell pitch, ink, columns, repeat, frame size) and
-//! what one frame costs (spec: snapcompact §3).
+//! Shapes: how a frame prints text (font, cell pitch, ink, columns, repeat, frame size), the
+//! geometry alone (spec: snapcompact §3). What a shape costs is decided in
+//! [`crate::render::shape::billing`], which shape a reader gets in
+//! [`crate::render::shape::resolve`].
 
 use crate::render::error::SnapError;
 use crate::render::font::FontName;
-use crate::render::shape::billing::{price_geometry, BillingFamily};
 use serde_json::{Map, Value};
 
 /// Largest accepted frame edge (spec: snapcompact §2 `MAX_FRAME_SIZE`).
@@ -404,11 +405,6 @@ impl ShapeVariant {
                 names.join(", ")
             ))
         })
-    }
-
-    /// The variant's geometry priced for `family` (spec: snapcompact §4.2 `priceShape`).
-    pub fn shape(self, family: BillingFamily) -> Shape {
-        price_geometry(self.geometry(), family)
     }
 
     /// The variant's geometry (billing fields zero until priced).

@@ -4,17 +4,12 @@
 use crate::render::font::{FallbackFonts, FontName};
 use crate::render::shape::billing::BillingFamily;
 use crate::render::shape::catalogue::{Shape, ShapeVariant};
+pub(crate) use crate::render::shape::reader::lower_for_matching;
+pub use crate::render::shape::reader::{ModelTarget, Target};
 use crate::render::text::normalize::{
     collapse_whitespace, has_ansi_introducer, scan_renderability,
 };
 use crate::render::text::unicode::{is_dropped, is_wide, DIM_OFF, DIM_ON, NEWLINE_GLYPH};
-
-/// The model a frame is rendered for: its id and wire API (both optional).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ModelTarget<'a> {
-    pub id: Option<&'a str>,
-    pub api: Option<&'a str>,
-}
 
 /// The measured-best variant for a model id, with the frame size it earned (spec:
 /// snapcompact §4.3).
@@ -116,23 +111,6 @@ fn version_at_least(v: &[u32], min: &[u32]) -> bool {
         }
     }
     true
-}
-
-/// `id` lowered for the ASCII patterns of [`ideal_shape_variant`], with the same matches as
-/// `str::to_lowercase` (JavaScript's `toLowerCase`) but without Unicode's case tables: ASCII
-/// letters are lowered, and the only two characters whose lower case holds ASCII, U+0130
-/// (`i` + U+0307) and the Kelvin sign U+212A (`k`), are mapped; every other character stays
-/// non-ASCII either way, so no pattern can match differently.
-pub(crate) fn lower_for_matching(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for c in id.chars() {
-        match c {
-            '\u{130}' => out.push_str("i\u{307}"),
-            '\u{212A}' => out.push('k'),
-            c => out.push(c.to_ascii_lowercase()),
-        }
-    }
-    out
 }
 
 /// `idealShapeVariant(modelId)` (spec: snapcompact §4.3): the high-res Claude tier at
@@ -289,22 +267,6 @@ pub fn dense_companion(high: &Shape, api: Option<&str>) -> Shape {
         low
     } else {
         *high
-    }
-}
-
-/// A model target with owned strings (`{id?, api?}`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Target {
-    pub id: Option<String>,
-    pub api: Option<String>,
-}
-
-impl Target {
-    pub fn as_ref(&self) -> ModelTarget<'_> {
-        ModelTarget {
-            id: self.id.as_deref(),
-            api: self.api.as_deref(),
-        }
     }
 }
 

@@ -5,7 +5,9 @@ pub mod deep;
 pub mod edit;
 pub mod fields;
 pub mod js;
+mod number;
 pub mod parse;
+mod raw;
 pub mod scan;
 pub mod view;
 

@@ -18,7 +18,7 @@
 use crate::support::json::scan::{
     decode_escape, skip_literal, skip_number, skip_str_run, Scanner, SyntaxError,
 };
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 /// The container depth that `serde_json` refuses (its recursion limit). Deeper texts are read
 /// by `deep::parse_deep`, for the provider view.
@@ -148,7 +148,7 @@ impl Parser<'_> {
             Some(b'n') => Ok((Value::Null, skip_literal(b, i, b"null")?)),
             Some(b'-' | b'0'..=b'9') => {
                 let end = skip_number(b, i)?;
-                let n = self.text.get(i..end).and_then(number);
+                let n = self.text.get(i..end).and_then(super::number::number);
                 Ok((n.map_or(Value::Null, Value::Number), end))
             }
             Some(_) => err(i, "expected a value"),
@@ -161,12 +161,12 @@ impl Parser<'_> {
         let end = self.sc.skip_value(self.text.as_bytes(), i)?;
         let mut text = String::new();
         let raw = self.text.get(i..end).unwrap_or_default();
-        if super::deep::reprint(&mut text, raw).is_none() {
+        if super::raw::reprint(&mut text, raw).is_none() {
             return err(i, "a deep object repeats a key");
         }
         self.raws.push(text);
         let k = self.raws.len() - 1;
-        Ok((Value::String(super::deep::placeholder(k)), end))
+        Ok((Value::String(super::raw::placeholder(k)), end))
     }
 
     /// The string whose opening quote is at `i`, decoded, and the index after it. One pass:
@@ -202,26 +202,10 @@ impl Parser<'_> {
     }
 }
 
-/// A number token as `serde_json` reads it (`None` beyond the `f64` range).
-pub(crate) fn number(t: &str) -> Option<Number> {
-    if !t.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) {
-        if t.starts_with('-') {
-            // -0 and integers below i64::MIN are floats.
-            if let Ok(n) = t.parse::<i64>() {
-                if n != 0 {
-                    return Some(n.into());
-                }
-            }
-        } else if let Ok(n) = t.parse::<u64>() {
-            return Some(n.into());
-        }
-    }
-    Number::from_f64(t.parse().ok()?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Number;
 
     /// serde_json's value of `s`, its lone surrogate escapes read as U+FFFD as ours are.
     fn theirs(s: &str) -> Option<Value> {

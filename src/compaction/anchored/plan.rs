@@ -1,0 +1,89 @@
+//! The anchors of a plan: harvested from the region it drops, seeded from the previous
+//! compaction, marked in view where the kept region shows them.
+
+use super::seen::Haystack;
+use crate::compaction::prepare::Preparation;
+use crate::error::Result;
+use crate::session::{CompactionBody, Session};
+use crate::summary::anchors::{visible_text, AnchorIndex, MAX_CARRIED};
+use crate::summary::fileops::FileLists;
+use rustc_hash::FxHashSet;
+
+/// The anchors of a plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanAnchors {
+    /// The index: the region's identifiers and the carried ones.
+    pub index: AnchorIndex,
+    /// Texts of the index the kept region shows verbatim (they need no block line).
+    pub in_view: FxHashSet<String>,
+    /// Budget of the block in tokens: `anchorTokens`, at most half the dropped region's.
+    pub budget: u64,
+}
+
+/// The plan's anchors: harvested from the dropped region, seeded from the previous
+/// compaction (not an extension's), with the ones the kept region or the `<files>` block
+/// shows marked in view. A handoff (`whole`) drops the kept region too: the new session
+/// starts from its document alone, so the whole path is harvested and nothing is in view.
+/// None with a budget of 0.
+pub(crate) fn plan_anchors(
+    session: &Session,
+    prep: &Preparation,
+    files: &FileLists,
+    budget: u64,
+    whole: bool,
+) -> Result<PlanAnchors> {
+    let mut index = AnchorIndex::new();
+    if budget == 0 {
+        // `anchorTokens: 0`: no block, and nothing carried.
+        return Ok(PlanAnchors::default());
+    }
+    if let Some(p) = prep
+        .previous_compaction
+        .filter(|_| !prep.previous_from_extension)
+    {
+        if let Some(details) = session
+            .body::<CompactionBody>(p)
+            .ok()
+            .and_then(|b| b.details)
+        {
+            index.add_details(&details);
+        }
+    }
+    index.add_entries(session, &prep.messages_to_summarize);
+    index.add_entries(session, &prep.turn_prefix);
+    let mut region = prep.tokens_to_summarize + prep.tokens_turn_prefix;
+    let kept: Vec<_> = if whole {
+        index.add_entries(session, &prep.recent);
+        region += prep.tokens_recent;
+        Vec::new()
+    } else {
+        prep.recent
+            .iter()
+            .filter_map(|&i| session.entry_message(i).ok().flatten())
+            .collect()
+    };
+    let kept_text = visible_text(&kept);
+    let hay = Haystack::new(&kept_text);
+    // Only the best ranked can reach the block or `details`. The paths of the `<files>`
+    // block (spec: compaction §5.10) are written there already.
+    let listed: FxHashSet<&str> = files
+        .read_files
+        .iter()
+        .chain(&files.modified_files)
+        .map(String::as_str)
+        .collect();
+    let in_view = index
+        .ranked()
+        .into_iter()
+        .take(4 * MAX_CARRIED)
+        .filter(|a| listed.contains(a.text.as_str()) || hay.shows(&a.text))
+        .map(|a| a.text.clone())
+        .collect();
+    Ok(PlanAnchors {
+        index,
+        in_view,
+        // At most half of what the region weighed: the block never outweighs what it stands
+        // in for, so it cannot make a small compaction grow the context.
+        budget: budget.min(region / 2),
+    })
+}
