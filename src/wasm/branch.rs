@@ -1,5 +1,5 @@
 //! Tree navigation with branch summaries from JavaScript (spec: compaction §7): the sans-IO
-//! plan/commit cycle as a class; `js/navigate.js` awaits the hooks and the summarizer.
+//! plan/commit cycle as a class; `src/js/runner/navigate.ts` awaits the hooks and the summarizer.
 
 use super::compact::requests_json;
 use super::interop::navigation::navigate_options;

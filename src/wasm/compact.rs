@@ -1,5 +1,5 @@
 //! Compaction from JavaScript: the sans-IO plan/commit cycle as a class, and the retry
-//! decisions of the async shell (`js/compact.js`, which awaits the summarizers and the remote
+//! decisions of the async shell (`src/js/runner/compact.ts`, which awaits the summarizers and the remote
 //! endpoint; spec: compaction §5.8, §8.3). The commit is the only step that writes.
 
 use super::interop::compact::{extension_result, plan_options, settings_from};
@@ -105,7 +105,7 @@ fn preparation_json(session: &Session, p: &Preparation) -> String {
 
 pub(super) fn committed_json(session: &Session, c: &Committed, from_extension: bool) -> String {
     // The entry itself (megabytes with an archive's frames) is read by the JS shell when the
-    // host asks for it (`js/index.js` `committed`).
+    // host asks for it (`src/js/core/raw.ts` `committed`).
     let timestamp = session
         .body::<crate::session::EntryBase>(c.index)
         .ok()
@@ -318,7 +318,7 @@ impl WasmSession {
     }
 }
 
-// ----- retries (the async shell in js/compact.js asks; the core decides) -----------------
+// ----- retries (the async shell in src/js/runner/compact.ts asks; the core decides) -----------------
 
 /// Why a summarizer's answer to a request with this `maxTokens` cannot be used (the empty
 /// string when it can): the shell treats a non-empty reason as a failed call.

@@ -1,6 +1,6 @@
 //! Inline imaging's request-to-request state from JavaScript (spec: snapcompact §9.7): what the
 //! previous request sent and whether the provider's prompt cache still holds it
-//! (`context::inline::SentBefore`), and the system-prompt text a mode images. `js/inline.js`
+//! (`context::inline::SentBefore`), and the system-prompt text a mode images. `src/js/runner/inline.ts`
 //! measures and renders; the clock is its argument.
 
 use super::interop::now_ms;

@@ -1,6 +1,6 @@
 //! The provider-native lanes of the `remote` method from JavaScript (spec: compaction §5.7
 //! step 1, §13): the parts of a plan a native request is built from, and the commit of the
-//! lane that got through. `js/native-openai.js` and `js/native-anthropic.js` build and send
+//! lane that got through. `src/js/providers/native-openai.ts`, sent by `src/js/runner/native.ts` and `src/js/providers/native-anthropic.ts`, sent by `src/js/runner/native.ts` build and send
 //! the requests (fetch, credentials, time-outs, retries); the answers are read here.
 
 use super::compact::{committed_json, WasmCompactionPlan};

@@ -1,4 +1,4 @@
-//! The exported session class. The public `Session` class of the package (js/index.js)
+//! The exported session class. The public `Session` class of the package (`src/js/runner/session.ts`)
 //! wraps it; this layer only converts.
 
 use super::interop::session::{build_options, transcript_options};

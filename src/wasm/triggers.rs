@@ -1,5 +1,5 @@
 //! The exported trigger state machine (spec: compaction §8). The public `ContextManager` class
-//! of the package (js/triggers.js) wraps it; this layer only converts JSON to the core's
+//! of the package (`src/js/core/triggers.ts`) wraps it; this layer only converts JSON to the core's
 //! inputs and decisions back to JSON.
 
 use super::interop::triggers::{

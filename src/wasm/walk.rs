@@ -1,5 +1,5 @@
 //! The exported compaction walk (spec: compaction §8.3, §8.5, §8.6, §13): the state machine of
-//! `triggers::Walk` behind a class the JS driver (`js/compact.js`) polls. JSON in, JSON out.
+//! `triggers::Walk` behind a class the JS driver (`src/js/runner/compact.ts`) polls. JSON in, JSON out.
 
 use super::interop::triggers::bad;
 use super::interop::walk::{input, step};

@@ -1,6 +1,6 @@
 //! Anthropic server-side compaction, the `remote` method's provider-native lane for Claude
 //! models (spec: compaction §13, §8.3). Sans-IO like the rest of the cycle: the JS shell
-//! (`js/native-anthropic.js`) writes the Messages API request from the plan's messages,
+//! (`src/js/providers/native-anthropic.ts`, sent by `src/js/runner/native.ts`) writes the Messages API request from the plan's messages,
 //! [`request_parts`] and [`plan_instructions`], and POSTs it (whether the lane applies is
 //! `lanes`); [`commit_anthropic`] reads the
 //! answer ([`read_response`]: exactly one `compaction` block with a summary, untrusted) and

@@ -2,7 +2,7 @@
 //! to the model's window the way the reference does — whole, unless trailing tool outputs alone
 //! push the request over — and V2's retained messages, the newest real user messages within the
 //! retained budget (at most 64,000 tokens; the first that does not fit is truncated into what
-//! is left). The JS shell (`js/native-openai.js`) writes the Responses items and sends the
+//! is left). The JS shell (`src/js/providers/native-openai.ts`, sent by `src/js/runner/native.ts`) writes the Responses items and sends the
 //! requests; the measures and choices are made here.
 
 use crate::support::json::{js, object};

@@ -4,7 +4,7 @@
 //! `preserveData.openaiRemoteCompaction`; a later context for the same provider replays it
 //! (§2.3), any other reader gets the summary text.
 //!
-//! The JS shell (`js/native-openai.js`) builds and sends the requests from the plan's
+//! The JS shell (`src/js/providers/native-openai.ts`, sent by `src/js/runner/native.ts`) builds and sends the requests from the plan's
 //! messages ([`native_messages`]); the core reads the answers, which are untrusted: V1's JSON
 //! ([`read_compact_answer`]) and V2's event stream ([`super::openai_v2::read_stream`]), and
 //! writes the entry ([`commit_openai`]).

@@ -3,7 +3,7 @@
 //! can spoil) is retried up to twice with back-off `base · 2^attempt`, at least the
 //! `retry-after` of a 429/503, unless the failure is an auth one; V1 (one JSON answer) is
 //! retried once, only for a 429/503 that says when. A `retry-after` over 30 s is never waited
-//! for: the walk moves on. Pure decisions: the JS shell (`js/native-openai.js`) waits.
+//! for: the walk moves on. Pure decisions: the JS shell (`src/js/providers/native-openai.ts`, sent by `src/js/runner/native.ts`) waits.
 
 use super::lanes::OpenAiLane;
 

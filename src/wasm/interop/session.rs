@@ -22,7 +22,7 @@ pub(crate) fn build_options(
         data: FrameData::Inline,
     };
     let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
-    // The JS shell's own request: frames as references to its copy of them (`js/index.js`).
+    // The JS shell's own request: frames as references to its copy of them (`src/js/core/session.ts`).
     if flag("frameRefs") {
         history.data = FrameData::Refs;
     }
@@ -66,7 +66,7 @@ pub(crate) fn names_reader(json: Option<&str>) -> Result<bool, JsValue> {
 
 /// The reading model's provider when it replays native compaction records (`model: {provider,
 /// api}`), and whether it is an Anthropic reader: a Responses dialect replays OpenAI
-/// replacement histories, `anthropic-messages` Anthropic compaction blocks (`js/index.js`
+/// replacement histories, `anthropic-messages` Anthropic compaction blocks (`src/js/core/session.ts`
 /// passes that `api` only for a model and route with server compaction).
 fn replay_provider(v: &Value) -> (Option<String>, bool) {
     let m = v.get("model");

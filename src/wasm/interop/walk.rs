@@ -1,5 +1,5 @@
 //! Host values of the compaction walk: its input object and its steps. Read from / written as
-//! the JSON text the JS driver (`js/compact.js`) sends and parses; errors reach JS through
+//! the JSON text the JS driver (`src/js/runner/compact.ts`) sends and parses; errors reach JS through
 //! [`to_js`](super::to_js) with a stable code.
 
 use super::parse_json;
