@@ -9,7 +9,7 @@ use crate::archive::PRESERVE_KEY;
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
     archive_budget, archive_message, compact, data_budget, ArchiveBudget, ArchiveInput,
-    ArchiveOptions, ArchiveResult, FrameCapInput,
+    ArchiveOptions, ArchiveResult, FrameCapInput, TEXT_RATIO_BOUNDS,
 };
 use crate::context::{build_context_with, BuildOptions, LeafSelector};
 use crate::error::{Error, ErrorCode, Result};
@@ -455,6 +455,17 @@ fn summary_tokens(built: &ArchiveResult) -> u64 {
     })
 }
 
+/// The provider text rates the reduction test weighs an archive at: the host's, or when it
+/// has not measured one (`None`), both ends of [`TEXT_RATIO_BOUNDS`] and the core's estimate.
+/// Before and after are linear in the rate, so a context smaller at both ends is smaller at
+/// every rate between them.
+fn text_rates(known: Option<f64>) -> Vec<f64> {
+    match known {
+        Some(r) => vec![r],
+        None => vec![TEXT_RATIO_BOUNDS.0, 1.0, TEXT_RATIO_BOUNDS.1],
+    }
+}
+
 fn no_reduction(message: String) -> Error {
     Error::coded(ErrorCode::NoReduction, message)
 }
@@ -497,9 +508,12 @@ fn qualified_archive(
         // The frames as the provider bills them (their pixels), at the flat charge's scale.
         let frames_billed = frames_charge(&built.archive.frames, family);
         let positive = |r: f64| if r.is_finite() && r > 0.0 { r } else { 1.0 };
-        let ratio = positive(options.text_ratio);
+        // The provider's text rate, when the host measured it; else the fit weighs text at
+        // the core's estimate and the reduction test at every rate a provider may count.
+        let known = options.text_ratio.filter(|r| r.is_finite() && *r > 0.0);
+        let ratio = known.unwrap_or(1.0);
+        let rates = text_rates(known);
         let image_ratio = positive(options.image_ratio);
-        let at_ratio = |t: u64| (t as f64 * ratio).ceil() as u64;
         let at_image_ratio = |t: u64| (t as f64 * image_ratio).ceil() as u64;
         let projected = ((text * ratio).ceil() as u64)
             .saturating_add(at_image_ratio(frames_tokens))
@@ -523,30 +537,50 @@ fn qualified_archive(
         // frames weighed both ways: at the flat charge each, and by their pixels (a provider
         // bills a short frame less; re-rendering the same text changes the frames' heights,
         // issue 36 finding 4), so that neither way of billing pays more after the commit.
-        let measure = |text: u64, old: u64, new: u64| {
-            let before = at_ratio(base.before.saturating_sub(base.before_frames))
+        // A rate the host has not measured is every rate of `TEXT_RATIO_BOUNDS`: a context
+        // smaller at 1 may be larger where text is cheap and frames are not (the agent
+        // simulator's provider counting 0.5x behind an uncalibrated host, issue 36).
+        let measure = |rate: f64, text: u64, old: u64, new: u64| {
+            let at_rate = |t: u64| (t as f64 * rate).ceil() as u64;
+            let before = at_rate(base.before.saturating_sub(base.before_frames))
                 .saturating_add(at_image_ratio(old));
-            let after = at_ratio(text)
+            let after = at_rate(text)
                 .saturating_add(at_image_ratio(new))
-                .saturating_add(at_ratio(base.kept));
+                .saturating_add(at_rate(base.kept));
             (before, after)
         };
-        let (before, after) = measure(text as u64, base.before_frames, frames_tokens);
-        let (billed_before, billed_after) =
-            measure(text as u64, base.before_frames_billed, frames_billed);
+        // The first rate (and way of billing frames) at which the archive does not reduce,
+        // and the least it saves over all of them, in estimated tokens of text.
+        let mut refused: Option<(f64, u64, u64)> = None;
+        let mut saved = u64::MAX;
+        for &rate in &rates {
+            let flat = measure(rate, text as u64, base.before_frames, frames_tokens);
+            let billed = measure(rate, text as u64, base.before_frames_billed, frames_billed);
+            for (before, after) in [billed, flat] {
+                if after >= before {
+                    refused = refused.or(Some((rate, before, after)));
+                }
+            }
+            saved = saved.min(((flat.0.saturating_sub(flat.1)) as f64 / rate) as u64);
+        }
         // And smaller by the core's own estimate: the rates are a host's calibration, which
         // may be off by a little.
         let after_estimate = summary.saturating_add(base.kept);
-        if after >= before || billed_after >= billed_before || after_estimate >= base.before {
-            let (after, before) = if billed_after >= billed_before {
-                (billed_after, billed_before)
-            } else {
-                (after, before)
+        if refused.is_some() || after_estimate >= base.before {
+            let (rate, before, after) = refused.unwrap_or((1.0, base.before, after_estimate));
+            let at = match known {
+                Some(_) => String::new(),
+                None if rate != 1.0 => format!(
+                    " with text counted at {rate}x the estimate (the provider's rate is not \
+                     known; an archive must be smaller at every rate from {} to {})",
+                    TEXT_RATIO_BOUNDS.0, TEXT_RATIO_BOUNDS.1
+                ),
+                None => String::new(),
             };
             return Err(no_reduction(format!(
                 "snapcompact would not reduce the context: the archived context would take \
-                 about {after} tokens, the current one {before}; compact with an LLM summary \
-                 instead"
+                 about {after} tokens, the current one {before}{at}; compact with an LLM \
+                 summary instead"
             )));
         }
         if let (true, Some(limit)) = (over, limit) {
@@ -562,9 +596,9 @@ fn qualified_archive(
                 }
             )));
         }
-        // The anchor block (issue 38) within what the archive saved, by both measures and
+        // The anchor block (issue 38) within what the archive saved, by every measure and
         // under the limit: it never undoes the reduction.
-        let room = (((before - after) as f64 / ratio) as u64)
+        let room = saved
             .min(base.before - after_estimate)
             .min(limit.map_or(u64::MAX, |l| ((l - projected) as f64 / ratio) as u64));
         let mut built = built;
@@ -760,6 +794,155 @@ mod tests {
         b.extend_from_slice(&h.to_be_bytes());
         b.extend_from_slice(&[8, 2, 0, 0, 0, 0, 0, 0, 0]);
         base64(&b)
+    }
+
+    /// A session of `turns` turns; each a user message and an answer of about `tokens`
+    /// estimated tokens, and (`tool_tokens` > 0) a tool call between them whose result holds
+    /// about that many tokens of a file (long lines the archive's transcript trims).
+    fn session_of(turns: usize, tokens: usize, tool_tokens: usize) -> Session {
+        use crate::session::{NewSession, SequentialIds};
+        use serde_json::json;
+        let mut s = Session::create(
+            NewSession {
+                id: "ratio".into(),
+                cwd: "/w".into(),
+                now: 0,
+                parent_session: None,
+            },
+            Box::new(SequentialIds::new()),
+        );
+        let words = |t: usize, n: usize| -> String {
+            (0..n / 2)
+                .map(|i| format!("w{t}x{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let assistant = |content: Value, stop: &str, now: i64| {
+            json!({"role": "assistant", "api": "anthropic-messages", "provider": "anthropic",
+                "model": "claude-opus-4-7", "content": content, "stopReason": stop,
+                "timestamp": now})
+        };
+        for t in 0..turns {
+            let now = t as i64 * 1_000;
+            let user = json!({"role": "user", "content": words(t, tokens), "timestamp": now});
+            s.append_message(user, now).expect("user");
+            if tool_tokens > 0 {
+                let call = json!([{"type": "toolCall", "id": format!("c{t}"), "name": "read",
+                    "arguments": {"path": format!("/w/f{t}.rs")}}]);
+                s.append_message(assistant(call, "toolUse", now + 1), now + 1)
+                    .expect("call");
+                let file = "x".repeat(tool_tokens * 4);
+                let result = json!({"role": "toolResult", "toolCallId": format!("c{t}"),
+                    "toolName": "read", "content": [{"type": "text", "text": file}],
+                    "isError": false, "timestamp": now + 2});
+                s.append_message(result, now + 2).expect("result");
+            }
+            let answer = json!([{"type": "text", "text": words(t + 1_000, tokens)}]);
+            s.append_message(assistant(answer, "stop", now + 3), now + 3)
+                .expect("assistant");
+        }
+        s
+    }
+
+    /// The live context as a provider counting text at `rate` times the core's estimate
+    /// counts it, each image at the flat frame charge.
+    fn provider_count(s: &Session, rate: f64) -> u64 {
+        let ctx = crate::context::build_context(s, &BuildOptions::default()).expect("context");
+        let all = ctx.estimated_tokens(s);
+        let images = ctx.to_json(s).matches("\"type\":\"image\"").count() as u64;
+        let flat = (images * FRAME_TOKEN_ESTIMATE).min(all);
+        ((all - flat) as f64 * rate).ceil() as u64 + flat
+    }
+
+    /// A snapcompact plan of `s` for an Opus reader, keeping little.
+    fn snap_plan(s: &Session) -> CompactionPlan {
+        use crate::compaction::plan::{plan_compaction, PlanOptions};
+        use crate::render::shape::resolve::Target;
+        use crate::settings::CompactionSettings;
+        let settings = CompactionSettings {
+            strategy: Strategy::Snapcompact,
+            keep_recent_tokens: 100,
+            ..CompactionSettings::default()
+        };
+        let options = PlanOptions {
+            model: Target {
+                id: Some("claude-opus-4-7".into()),
+                api: Some("anthropic-messages".into()),
+            },
+            ..PlanOptions::default()
+        };
+        plan_compaction(s, &settings, options).expect("plan")
+    }
+
+    /// Issue 36, the agent fuzz target's finding: behind a host that has not measured the
+    /// provider's text rate, an archive smaller only where text costs what the core estimates
+    /// is refused. The 12 turns of dense words print into frames that take about as many
+    /// tokens as the text they replace: smaller at 1x (committed when the host says 1x),
+    /// but a provider counting text at 0.5x, which bills the frames all the same, would
+    /// count the next request about two thirds larger.
+    #[test]
+    fn an_archive_smaller_only_at_the_estimate_is_refused_when_the_rate_is_unknown() {
+        let fonts = FallbackFonts::new();
+        let (turns, tokens) = (12, 1_500);
+        let mut s = session_of(turns, tokens, 0);
+        let plan = snap_plan(&s);
+        let bytes = s.to_bytes();
+        let unknown = snapcompact_options(&plan).expect("options");
+        let e = commit_snapcompact(&mut s, &plan, &unknown, &fonts, 1).expect_err("refused");
+        assert_eq!(e.code(), ErrorCode::NoReduction, "{e}");
+        assert!(e.to_string().contains("0.5x"), "{e}");
+        assert_eq!(s.to_bytes(), bytes, "nothing written");
+        // The host says the provider counts at the estimate: committed, smaller at 1x, and
+        // larger at 0.5x — what the refusal spared the uncalibrated host.
+        let at = |rate: f64| ArchiveOptions {
+            text_ratio: Some(rate),
+            ..unknown.clone()
+        };
+        let (before_1x, before_half) = (provider_count(&s, 1.0), provider_count(&s, 0.5));
+        commit_snapcompact(&mut s, &plan, &at(1.0), &fonts, 1).expect("committed at 1x");
+        assert!(provider_count(&s, 1.0) < before_1x);
+        assert!(provider_count(&s, 0.5) > before_half);
+        // A host that measured 0.5x is refused the same archive.
+        let mut s = session_of(turns, tokens, 0);
+        let e = commit_snapcompact(&mut s, &plan, &at(0.5), &fonts, 1).expect_err("0.5x");
+        assert_eq!(e.code(), ErrorCode::NoReduction, "{e}");
+    }
+
+    /// Whatever the session, an archive committed behind a host that has not measured the
+    /// provider's text rate lowers the next request at every rate of [`TEXT_RATIO_BOUNDS`]
+    /// and at the estimate; and tool outputs the archive's transcript trims are archived
+    /// (the test is not the refusal of every archive).
+    #[test]
+    fn an_archive_committed_at_an_unknown_rate_is_smaller_at_every_rate() {
+        let fonts = FallbackFonts::new();
+        let mut committed = 0;
+        for (turns, tokens, tool) in [
+            (6, 200, 0),
+            (12, 1_500, 0),
+            (20, 1_500, 0),
+            (6, 200, 8_000),
+            (10, 600, 20_000),
+            (20, 100, 3_000),
+        ] {
+            let mut s = session_of(turns, tokens, tool);
+            let plan = snap_plan(&s);
+            let rates = [TEXT_RATIO_BOUNDS.0, 1.0, TEXT_RATIO_BOUNDS.1];
+            let before = rates.map(|r| provider_count(&s, r));
+            let options = snapcompact_options(&plan).expect("options");
+            if commit_snapcompact(&mut s, &plan, &options, &fonts, 1).is_err() {
+                continue;
+            }
+            committed += 1;
+            for (i, r) in rates.into_iter().enumerate() {
+                let after = provider_count(&s, r);
+                assert!(
+                    after < before[i],
+                    "{turns} turns of {tokens} (tool {tool}): {} -> {after} at {r}x",
+                    before[i]
+                );
+            }
+        }
+        assert!(committed >= 2, "only {committed} committed");
     }
 
     /// Issue 36 finding 4: a short frame weighs less than a full one, as a provider billing

@@ -623,14 +623,13 @@ fn frames_heavier_than_the_history_they_print_are_refused() {
         },
     )
     .unwrap();
-    let c = commit_snapcompact(
-        &mut s,
-        &plan,
-        &small_options(80),
-        &FallbackFonts::new(),
-        now,
-    )
-    .unwrap();
+    // Committed for a host that measured its provider at the estimate (at an unmeasured rate
+    // these dense words are not smaller at 0.5x).
+    let measured = ArchiveOptions {
+        text_ratio: Some(1.0),
+        ..small_options(80)
+    };
+    let c = commit_snapcompact(&mut s, &plan, &measured, &FallbackFonts::new(), now).unwrap();
     assert!(c.tokens_after < before, "{} !< {before}", c.tokens_after);
     assert_eq!(c.tokens_after, context_estimate(&s));
 }
@@ -779,8 +778,12 @@ fn reused_frames_give_the_entry_a_cold_render_gives() {
             ..CompactionSettings::default()
         };
         let plan = plan_compaction(s, &settings, PlanOptions::default()).unwrap();
-        let c =
-            commit_snapcompact(s, &plan, &small_options(9), &FallbackFonts::new(), now).unwrap();
+        // A host that measured its provider at the estimate.
+        let options = ArchiveOptions {
+            text_ratio: Some(1.0),
+            ..small_options(9)
+        };
+        let c = commit_snapcompact(s, &plan, &options, &FallbackFonts::new(), now).unwrap();
         s.entry_json(c.index).into_owned()
     }
     let first = compact(&mut s, now);
