@@ -324,6 +324,43 @@ struct Baseline {
     before_frames: u64,
     /// The same frames weighed by the pixels the provider bills ([`frame_charge`]).
     before_frames_billed: u64,
+    /// The request the provider last reported usage for (the latest assistant message with
+    /// usage in the context): its prompt tokens, and the core's estimate of the messages it
+    /// carried (everything in) with the frames among them at their flat charge. `None`
+    /// without usage, or when that request carried a context the latest compaction replaced.
+    reported: Option<Reported>,
+}
+
+/// A request the provider reported usage for ([`Baseline::reported`]).
+struct Reported {
+    prompt: u64,
+    estimate: u64,
+    frames: u64,
+}
+
+/// Below this estimate of text a reported request says little about the provider's rate
+/// (as for the Maintainer's calibration).
+const MIN_REPORTED_TEXT: u64 = 1_000;
+
+impl Reported {
+    /// The provider's tokens per token of the core's estimate of text this request shows
+    /// (spec: compaction §3.4 reads the same usage for the keep budget): its prompt tokens
+    /// less the request's `non_message` tokens and its frames (at their flat charge, the most
+    /// a provider bills for one, times `image_ratio`), over its estimated text; within
+    /// [`TEXT_RATIO_BOUNDS`]. `None` when it carried too little text to tell.
+    fn text_rate(&self, non_message: u64, image_ratio: f64) -> Option<f64> {
+        let text = self.estimate.saturating_sub(self.frames);
+        if text < MIN_REPORTED_TEXT {
+            return None;
+        }
+        let frames = (self.frames as f64 * image_ratio).ceil() as u64;
+        let counted = self
+            .prompt
+            .saturating_sub(non_message)
+            .saturating_sub(frames);
+        let (low, high) = TEXT_RATIO_BOUNDS;
+        Some((counted as f64 / text as f64).clamp(low, high))
+    }
 }
 
 /// Width and height of a base64 PNG (its IHDR chunk), if `data` is one.
@@ -403,11 +440,32 @@ fn baseline(session: &Session, plan: &CompactionPlan, family: BillingFamily) -> 
         kept_full: 0,
         before_frames: 0,
         before_frames_billed: 0,
+        reported: None,
     };
+    // The latest reported usage, if the request it answered is the context built here up to
+    // that message (the context's messages come in path order, the summary first): not an
+    // answer from before the latest compaction (a kept message answered the whole history).
+    let at = |e: usize| ctx.path.iter().position(|&i| i == e);
+    let usage = session.last_assistant_usage(&ctx.path).filter(|(e, u)| {
+        let after_compaction = match ctx.compaction {
+            Some(c) => at(*e) > at(c),
+            None => true,
+        };
+        // A reply that reports no prompt tokens reports nothing.
+        after_compaction && crate::tokens::prompt_tokens(u) > 0
+    });
+    let mut reported = usage.as_ref().map(|(_, u)| Reported {
+        prompt: crate::tokens::prompt_tokens(u),
+        estimate: 0,
+        frames: 0,
+    });
+    let mut answered = false;
     for m in &ctx.messages {
         let message = m.message(session);
         let tokens = estimate_message(&message, &ByteEstimate, lean);
         out.before += tokens;
+        answered |= usage.as_ref().is_some_and(|(at, _)| *at == m.entry);
+        let in_request = !answered;
         if let AgentMessage::CompactionSummary(c) = &message {
             let frames = match (&c.blocks, &c.images) {
                 (Some(blocks), _) => blocks
@@ -419,6 +477,9 @@ fn baseline(session: &Session, plan: &CompactionPlan, family: BillingFamily) -> 
             };
             let flat = frames as u64 * FRAME_TOKEN_ESTIMATE;
             out.before_frames += flat;
+            if let (true, Some(r)) = (in_request, reported.as_mut()) {
+                r.frames += flat;
+            }
             // The archive's own frames, with their payloads, weighed by their pixels.
             let archive = ctx
                 .compaction
@@ -426,11 +487,19 @@ fn baseline(session: &Session, plan: &CompactionPlan, family: BillingFamily) -> 
                 .filter(|a| a.frames.len() == frames);
             out.before_frames_billed += archive.map_or(flat, |a| frames_charge(&a.frames, family));
         }
-        if m.role() != Role::CompactionSummary && kept.contains(&m.entry) {
-            out.kept += tokens;
-            out.kept_full += estimate_message(&message, &ByteEstimate, EstimateOptions::default());
+        let kept_here = m.role() != Role::CompactionSummary && kept.contains(&m.entry);
+        if in_request || kept_here {
+            let full = estimate_message(&message, &ByteEstimate, EstimateOptions::default());
+            if let (true, Some(r)) = (in_request, reported.as_mut()) {
+                r.estimate += full;
+            }
+            if kept_here {
+                out.kept += tokens;
+                out.kept_full += full;
+            }
         }
     }
+    out.reported = reported.filter(|_| answered);
     Ok(out)
 }
 
@@ -455,14 +524,17 @@ fn summary_tokens(built: &ArchiveResult) -> u64 {
     })
 }
 
-/// The provider text rates the reduction test weighs an archive at: the host's, or when it
-/// has not measured one (`None`), both ends of [`TEXT_RATIO_BOUNDS`] and the core's estimate.
-/// Before and after are linear in the rate, so a context smaller at both ends is smaller at
-/// every rate between them.
-fn text_rates(known: Option<f64>) -> Vec<f64> {
-    match known {
-        Some(r) => vec![r],
-        None => vec![TEXT_RATIO_BOUNDS.0, 1.0, TEXT_RATIO_BOUNDS.1],
+/// The provider text rates the reduction test weighs an archive at: the host's; else the one
+/// the provider's last reported usage shows ([`Reported::text_rate`], `learned`), with the
+/// core's estimate (a reported request tells the rate only roughly: messages since, the
+/// request overhead); else the estimate alone, as nothing tells otherwise. Before and after
+/// are linear in the rate, so a context smaller at two rates is smaller at every rate
+/// between them.
+fn text_rates(known: Option<f64>, learned: Option<f64>) -> Vec<f64> {
+    match (known, learned) {
+        (Some(r), _) => vec![r],
+        (None, Some(r)) => vec![r, 1.0],
+        (None, None) => vec![1.0],
     }
 }
 
@@ -509,11 +581,15 @@ fn qualified_archive(
         let frames_billed = frames_charge(&built.archive.frames, family);
         let positive = |r: f64| if r.is_finite() && r > 0.0 { r } else { 1.0 };
         // The provider's text rate, when the host measured it; else the fit weighs text at
-        // the core's estimate and the reduction test at every rate a provider may count.
+        // the core's estimate and the reduction test also at the rate reported usage shows.
         let known = options.text_ratio.filter(|r| r.is_finite() && *r > 0.0);
         let ratio = known.unwrap_or(1.0);
-        let rates = text_rates(known);
         let image_ratio = positive(options.image_ratio);
+        let learned = base
+            .reported
+            .as_ref()
+            .and_then(|r| r.text_rate(options.non_message_tokens, image_ratio));
+        let rates = text_rates(known, learned);
         let at_image_ratio = |t: u64| (t as f64 * image_ratio).ceil() as u64;
         let projected = ((text * ratio).ceil() as u64)
             .saturating_add(at_image_ratio(frames_tokens))
@@ -537,9 +613,10 @@ fn qualified_archive(
         // frames weighed both ways: at the flat charge each, and by their pixels (a provider
         // bills a short frame less; re-rendering the same text changes the frames' heights,
         // issue 36 finding 4), so that neither way of billing pays more after the commit.
-        // A rate the host has not measured is every rate of `TEXT_RATIO_BOUNDS`: a context
-        // smaller at 1 may be larger where text is cheap and frames are not (the agent
-        // simulator's provider counting 0.5x behind an uncalibrated host, issue 36).
+        // A rate the host has not measured is read from the provider's last reported usage
+        // ([`text_rates`]): a context smaller at 1 may be larger where text is cheap and
+        // frames are not (the agent simulator's provider counting 0.5x behind an
+        // uncalibrated host, issue 36).
         let measure = |rate: f64, text: u64, old: u64, new: u64| {
             let at_rate = |t: u64| (t as f64 * rate).ceil() as u64;
             let before = at_rate(base.before.saturating_sub(base.before_frames))
@@ -569,13 +646,11 @@ fn qualified_archive(
         if refused.is_some() || after_estimate >= base.before {
             let (rate, before, after) = refused.unwrap_or((1.0, base.before, after_estimate));
             let at = match known {
-                Some(_) => String::new(),
                 None if rate != 1.0 => format!(
-                    " with text counted at {rate}x the estimate (the provider's rate is not \
-                     known; an archive must be smaller at every rate from {} to {})",
-                    TEXT_RATIO_BOUNDS.0, TEXT_RATIO_BOUNDS.1
+                    " with text counted at {rate:.2}x the estimate, as the provider's last \
+                     reported usage shows"
                 ),
-                None => String::new(),
+                _ => String::new(),
             };
             return Err(no_reduction(format!(
                 "snapcompact would not reduce the context: the archived context would take \
@@ -798,8 +873,9 @@ mod tests {
 
     /// A session of `turns` turns; each a user message and an answer of about `tokens`
     /// estimated tokens, and (`tool_tokens` > 0) a tool call between them whose result holds
-    /// about that many tokens of a file (long lines the archive's transcript trims).
-    fn session_of(turns: usize, tokens: usize, tool_tokens: usize) -> Session {
+    /// about that many tokens of a file (long lines the archive's transcript trims). With a
+    /// `rate`, every answer reports the prompt tokens of a provider counting at that rate.
+    fn session_of(turns: usize, tokens: usize, tool_tokens: usize, rate: Option<f64>) -> Session {
         use crate::session::{NewSession, SequentialIds};
         use serde_json::json;
         let mut s = Session::create(
@@ -817,10 +893,16 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        let assistant = |content: Value, stop: &str, now: i64| {
-            json!({"role": "assistant", "api": "anthropic-messages", "provider": "anthropic",
-                "model": "claude-opus-4-7", "content": content, "stopReason": stop,
-                "timestamp": now})
+        let assistant = |s: &Session, content: Value, stop: &str, now: i64| {
+            let mut a = json!({"role": "assistant", "api": "anthropic-messages",
+                "provider": "anthropic", "model": "claude-opus-4-7", "content": content,
+                "stopReason": stop, "timestamp": now});
+            if let Some(rate) = rate {
+                let input = provider_count(s, rate);
+                a["usage"] = json!({"input": input, "output": 50, "cacheRead": 0,
+                    "cacheWrite": 0, "totalTokens": input + 50});
+            }
+            a
         };
         for t in 0..turns {
             let now = t as i64 * 1_000;
@@ -829,8 +911,8 @@ mod tests {
             if tool_tokens > 0 {
                 let call = json!([{"type": "toolCall", "id": format!("c{t}"), "name": "read",
                     "arguments": {"path": format!("/w/f{t}.rs")}}]);
-                s.append_message(assistant(call, "toolUse", now + 1), now + 1)
-                    .expect("call");
+                let a = assistant(&s, call, "toolUse", now + 1);
+                s.append_message(a, now + 1).expect("call");
                 let file = "x".repeat(tool_tokens * 4);
                 let result = json!({"role": "toolResult", "toolCallId": format!("c{t}"),
                     "toolName": "read", "content": [{"type": "text", "text": file}],
@@ -838,8 +920,8 @@ mod tests {
                 s.append_message(result, now + 2).expect("result");
             }
             let answer = json!([{"type": "text", "text": words(t + 1_000, tokens)}]);
-            s.append_message(assistant(answer, "stop", now + 3), now + 3)
-                .expect("assistant");
+            let a = assistant(&s, answer, "stop", now + 3);
+            s.append_message(a, now + 3).expect("assistant");
         }
         s
     }
@@ -876,23 +958,24 @@ mod tests {
 
     /// Issue 36, the agent fuzz target's finding: behind a host that has not measured the
     /// provider's text rate, an archive smaller only where text costs what the core estimates
-    /// is refused. The 12 turns of dense words print into frames that take about as many
-    /// tokens as the text they replace: smaller at 1x (committed when the host says 1x),
-    /// but a provider counting text at 0.5x, which bills the frames all the same, would
-    /// count the next request about two thirds larger.
+    /// is refused when the provider's reported usage shows it counts text at half. The 12
+    /// turns of dense words print into frames that take about as many tokens as the text they
+    /// replace: smaller at 1x, but a provider counting text at 0.5x, which bills the frames
+    /// all the same, would count the next request about two thirds larger.
     #[test]
-    fn an_archive_smaller_only_at_the_estimate_is_refused_when_the_rate_is_unknown() {
+    fn an_archive_smaller_only_at_the_estimate_is_refused_when_usage_shows_cheap_text() {
         let fonts = FallbackFonts::new();
         let (turns, tokens) = (12, 1_500);
-        let mut s = session_of(turns, tokens, 0);
+        let mut s = session_of(turns, tokens, 0, Some(0.5));
         let plan = snap_plan(&s);
         let bytes = s.to_bytes();
         let unknown = snapcompact_options(&plan).expect("options");
+        assert_eq!(unknown.text_ratio, None);
         let e = commit_snapcompact(&mut s, &plan, &unknown, &fonts, 1).expect_err("refused");
         assert_eq!(e.code(), ErrorCode::NoReduction, "{e}");
-        assert!(e.to_string().contains("0.5x"), "{e}");
+        assert!(e.to_string().contains("reported usage"), "{e}");
         assert_eq!(s.to_bytes(), bytes, "nothing written");
-        // The host says the provider counts at the estimate: committed, smaller at 1x, and
+        // A host that says the provider counts at the estimate gets it: smaller at 1x, and
         // larger at 0.5x — what the refusal spared the uncalibrated host.
         let at = |rate: f64| ArchiveOptions {
             text_ratio: Some(rate),
@@ -902,47 +985,44 @@ mod tests {
         commit_snapcompact(&mut s, &plan, &at(1.0), &fonts, 1).expect("committed at 1x");
         assert!(provider_count(&s, 1.0) < before_1x);
         assert!(provider_count(&s, 0.5) > before_half);
-        // A host that measured 0.5x is refused the same archive.
-        let mut s = session_of(turns, tokens, 0);
-        let e = commit_snapcompact(&mut s, &plan, &at(0.5), &fonts, 1).expect_err("0.5x");
-        assert_eq!(e.code(), ErrorCode::NoReduction, "{e}");
+        // The same history reported at 1x is archived behind an uncalibrated host.
+        let mut s = session_of(turns, tokens, 0, Some(1.0));
+        let plan = snap_plan(&s);
+        commit_snapcompact(&mut s, &plan, &unknown, &fonts, 1).expect("committed");
     }
 
-    /// Whatever the session, an archive committed behind a host that has not measured the
-    /// provider's text rate lowers the next request at every rate of [`TEXT_RATIO_BOUNDS`]
-    /// and at the estimate; and tool outputs the archive's transcript trims are archived
+    /// Whatever the session and the rate its provider reported usage at, an archive committed
+    /// behind a host that has not measured the rate lowers the next request as that provider
+    /// counts it; and tool outputs the archive's transcript trims are archived at every rate
     /// (the test is not the refusal of every archive).
     #[test]
-    fn an_archive_committed_at_an_unknown_rate_is_smaller_at_every_rate() {
+    fn an_archive_committed_at_an_unmeasured_rate_is_smaller_at_the_reported_rate() {
         let fonts = FallbackFonts::new();
         let mut committed = 0;
-        for (turns, tokens, tool) in [
-            (6, 200, 0),
-            (12, 1_500, 0),
-            (20, 1_500, 0),
-            (6, 200, 8_000),
-            (10, 600, 20_000),
-            (20, 100, 3_000),
-        ] {
-            let mut s = session_of(turns, tokens, tool);
-            let plan = snap_plan(&s);
-            let rates = [TEXT_RATIO_BOUNDS.0, 1.0, TEXT_RATIO_BOUNDS.1];
-            let before = rates.map(|r| provider_count(&s, r));
-            let options = snapcompact_options(&plan).expect("options");
-            if commit_snapcompact(&mut s, &plan, &options, &fonts, 1).is_err() {
-                continue;
-            }
-            committed += 1;
-            for (i, r) in rates.into_iter().enumerate() {
-                let after = provider_count(&s, r);
+        for rate in [TEXT_RATIO_BOUNDS.0, 0.8, 1.0, 2.0, TEXT_RATIO_BOUNDS.1] {
+            for (turns, tokens, tool) in [
+                (6, 200, 0),
+                (12, 1_500, 0),
+                (20, 1_500, 0),
+                (6, 200, 8_000),
+                (10, 600, 20_000),
+            ] {
+                let mut s = session_of(turns, tokens, tool, Some(rate));
+                let plan = snap_plan(&s);
+                let before = provider_count(&s, rate);
+                let options = snapcompact_options(&plan).expect("options");
+                if commit_snapcompact(&mut s, &plan, &options, &fonts, 1).is_err() {
+                    continue;
+                }
+                committed += 1;
+                let after = provider_count(&s, rate);
                 assert!(
-                    after < before[i],
-                    "{turns} turns of {tokens} (tool {tool}): {} -> {after} at {r}x",
-                    before[i]
+                    after < before,
+                    "{turns} turns of {tokens} (tool {tool}): {before} -> {after} at {rate}x"
                 );
             }
         }
-        assert!(committed >= 2, "only {committed} committed");
+        assert!(committed >= 10, "only {committed} committed");
     }
 
     /// Issue 36 finding 4: a short frame weighs less than a full one, as a provider billing

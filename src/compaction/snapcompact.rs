@@ -578,9 +578,9 @@ pub fn anthropic_dialect(model_id: &str) -> bool {
 // ----- compact -----------------------------------------------------------------------------
 
 /// The provider's tokens per token of the core's estimate of text that a host may meet, low
-/// and high: what a host that has not measured its provider must assume (a snapcompact archive
-/// must be smaller at both ends, [`ArchiveOptions::text_ratio`]), and the bounds of what the
-/// Maintainer's calibration learns (`triggers::calibration`).
+/// and high: the bounds of the rate a snapcompact commit reads from reported usage when the
+/// host has not measured it ([`ArchiveOptions::text_ratio`]), and of what the Maintainer's
+/// calibration learns (`triggers::calibration`).
 pub const TEXT_RATIO_BOUNDS: (f64, f64) = (0.5, 3.0);
 
 /// Options of [`compact`] (spec: snapcompact §9.2).
@@ -611,8 +611,9 @@ pub struct ArchiveOptions {
     /// reduction tests weigh text (the archive's edges and guide, the kept tail) by it, frames
     /// stay at their flat charge (issue 36: a provider counting 2x overflowed after snapcompact
     /// compactions whose text edges fit only by the estimate). `None` (the default): the host
-    /// has not measured it; the fit weighs text at 1 and the reduction test asks for a smaller
-    /// context at every rate of [`TEXT_RATIO_BOUNDS`].
+    /// has not measured it; the fit weighs text at 1, and the reduction test at 1 and at the
+    /// rate the provider's last reported usage on the path shows (within
+    /// [`TEXT_RATIO_BOUNDS`]; less `non_message_tokens` and the frames it carried).
     pub text_ratio: Option<f64>,
     /// The provider's tokens per token of the core's flat frame charge (default 1: providers
     /// bill an image by its pixels, often below the charge), for the same tests.

@@ -19,8 +19,8 @@ use std::collections::VecDeque;
 pub const SAMPLES_KEPT: usize = 8;
 /// Below this estimate a request says little about the ratio (a system prompt, a greeting).
 pub const MIN_CALIBRATION_TOKENS: f64 = 1_000.0;
-/// The text ratio's bounds: the rates a provider may count at, which a host that has not
-/// measured its provider assumes (`compaction::snapcompact::TEXT_RATIO_BOUNDS`).
+/// The text ratio's bounds (`compaction::snapcompact::TEXT_RATIO_BOUNDS`, which also bound the
+/// rate a snapcompact commit reads from reported usage).
 pub const MIN_RATIO: f64 = TEXT_RATIO_BOUNDS.0;
 pub const MAX_RATIO: f64 = TEXT_RATIO_BOUNDS.1;
 /// The image rate's bounds: a frame estimated at 5,024 tokens bills 1,120 on Gemini (0.22); an
@@ -195,9 +195,10 @@ impl Calibration {
     /// The provider's tokens per token of the core's estimate of text for `key`, as the
     /// compaction walk takes it (`WalkInput::provider_ratio`): the measured ratio, times the
     /// host's count over the core's estimate when the host counts ([`HostCount::provider_ratio`];
-    /// its counter stands in for a ratio not measured yet). `None` when neither says anything:
-    /// the walk then assumes any rate a provider may count (issue 36, the agent fuzz target's
-    /// finding: an archive smaller at 1x was billed larger by a provider counting 0.5x).
+    /// its counter stands in for a ratio not measured yet). `None` when neither says anything,
+    /// not 1: a snapcompact commit then reads the rate from the usage reported on the path
+    /// (issue 36, the agent fuzz target's finding: an archive smaller at 1x was billed larger
+    /// by a provider counting 0.5x).
     pub fn provider_ratio(&self, key: &str, count: HostCount) -> Option<f64> {
         let measured = self.measured_ratio(key);
         if count.estimated > 0.0 && count.counted > 0.0 {

@@ -183,7 +183,7 @@ pub struct WalkInput {
     /// The provider's tokens per token of the core's estimate; `None` when the host has not
     /// measured it (a new Maintainer before its first answered request, `compact()` without
     /// `providerRatio`): the walk's window tests weigh the estimate at 1, and a snapcompact
-    /// archive must be smaller at every rate a provider may count ([`ArchiveFit::text_ratio`]).
+    /// commit reads the rate from the provider's reported usage ([`ArchiveFit::text_ratio`]).
     pub provider_ratio: Option<f64>,
     /// The core's estimate of the live context's messages (0 = unknown): with `live_tokens`,
     /// how far the host's measure runs above what the ratio makes of the estimate (the
@@ -1000,7 +1000,7 @@ pub struct ArchiveFit {
     /// kept tail when it counts more.
     pub non_message_tokens: u64,
     /// The provider's tokens per estimated token of text (`None`: not measured, the commit's
-    /// reduction test then weighs every plausible rate), and of the flat image charge.
+    /// reduction test then reads it from the reported usage), and of the flat image charge.
     pub text_ratio: Option<f64>,
     pub image_ratio: f64,
 }

@@ -78,10 +78,7 @@ fn archived_session() -> Session {
         .unwrap();
     }
     let plan = plan_compaction(&s, &settings(), plan_options()).unwrap();
-    let mut options = snapcompact_options(&plan).unwrap();
-    // A host that measured its provider at the estimate (an unmeasured rate asks for a
-    // smaller context at every rate, which these dense words are not at 0.5x).
-    options.text_ratio = Some(1.0);
+    let options = snapcompact_options(&plan).unwrap();
     commit_snapcompact(&mut s, &plan, &options, &fallbacks(), now + 1).unwrap();
     s.append_message(
         json!({"role": "user", "content": format!("[[u40]] {}", words(40, 2_000)), "timestamp": now + 2}),
@@ -122,7 +119,6 @@ fn an_oversized_archive_is_rebuilt_with_fewer_frames_under_the_limit() {
     let plan = plan_archive_rebuild(&s, &settings(), plan_options()).unwrap();
     assert!(plan.preparation.messages_to_summarize.is_empty());
     let mut options = snapcompact_options(&plan).unwrap();
-    options.text_ratio = Some(1.0);
     options.limit_tokens = Some(limit);
     let entries = s.len();
     let c = commit_snapcompact(&mut s, &plan, &options, &fallbacks(), 99_000).unwrap();

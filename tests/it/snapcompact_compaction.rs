@@ -623,8 +623,9 @@ fn frames_heavier_than_the_history_they_print_are_refused() {
         },
     )
     .unwrap();
-    // Committed for a host that measured its provider at the estimate (at an unmeasured rate
-    // these dense words are not smaller at 0.5x).
+    // Committed for a host that measured its provider at the estimate (the fixture's usage
+    // reports 100 prompt tokens a request: read from it, the rate would be the lowest, 0.5x,
+    // where these dense words are not smaller).
     let measured = ArchiveOptions {
         text_ratio: Some(1.0),
         ..small_options(80)
@@ -778,12 +779,8 @@ fn reused_frames_give_the_entry_a_cold_render_gives() {
             ..CompactionSettings::default()
         };
         let plan = plan_compaction(s, &settings, PlanOptions::default()).unwrap();
-        // A host that measured its provider at the estimate.
-        let options = ArchiveOptions {
-            text_ratio: Some(1.0),
-            ..small_options(9)
-        };
-        let c = commit_snapcompact(s, &plan, &options, &FallbackFonts::new(), now).unwrap();
+        let c =
+            commit_snapcompact(s, &plan, &small_options(9), &FallbackFonts::new(), now).unwrap();
         s.entry_json(c.index).into_owned()
     }
     let first = compact(&mut s, now);

@@ -1762,8 +1762,8 @@ fn agent_simulator_snapcompact_lowers_what_the_provider_bills() {
 /// know it (a new Maintainer). The threshold snapcompact left its archive filling the window;
 /// the overflow after it found nothing to summarize and was answered `done` over the window
 /// (without the rebuild: "user turn 29 ended while its request was over the window"). The
-/// dead-end rescue now rebuilds the archive with fewer frames first. Since an archive behind
-/// an uncalibrated host must be smaller at every rate a provider may count, this scenario no
+/// dead-end rescue now rebuilds the archive with fewer frames first. Since a commit behind an
+/// uncalibrated host also weighs text at the rate the reported usage shows, this scenario no
 /// longer reaches the rebuild (its run stays clean); a 64k window at 1x behind an
 /// uncalibrated host (seed 88) still takes it.
 #[test]
@@ -1792,8 +1792,8 @@ fn agent_simulator_rebuilds_an_oversized_archive() {
 /// endpoint is dead), whose 17-frame archive was smaller than the text it replaced in the
 /// core's estimate and by the flat frame charge, but billed more: "Some(Snapcompact) for
 /// Incomplete did not lower the request: 84724 -> 90077". The reduction test weighed text at
-/// 1x, a rate it did not know; an unmeasured rate is now every rate a provider may count
-/// (0.5x-3x), so the archive is refused and the walk goes on to the next method.
+/// 1x, a rate it did not know; an unmeasured rate is now read from the provider's reported
+/// usage as well, so the archive is refused and the walk goes on to the next method.
 #[test]
 fn agent_simulator_snapcompact_with_cheap_text_uncalibrated() {
     use ctxfold_testkit::agent::{run, Scenario};
