@@ -524,17 +524,19 @@ fn summary_tokens(built: &ArchiveResult) -> u64 {
     })
 }
 
-/// The provider text rates the reduction test weighs an archive at: the host's; else the one
-/// the provider's last reported usage shows ([`Reported::text_rate`], `learned`), with the
-/// core's estimate (a reported request tells the rate only roughly: messages since, the
-/// request overhead); else the estimate alone, as nothing tells otherwise. Before and after
-/// are linear in the rate, so a context smaller at two rates is smaller at every rate
-/// between them.
+/// The provider text rates the reduction test weighs an archive at: the host's; else the
+/// core's estimate, the rate the provider's last reported usage shows ([`Reported::text_rate`],
+/// `learned`: a reported request tells it only roughly, low rather than high), and the highest
+/// rate a provider may count (an archive rebuilt with fewer frames and more text costs more
+/// where text is dear: the agent fuzz target's 2x provider behind an uncalibrated host).
+/// Before and after are linear in the rate, so a context smaller at the lowest and the
+/// highest of them is smaller at every rate between; an archive that adds frames and drops
+/// text, the usual one, is smaller at every higher rate once it is at the lowest.
 fn text_rates(known: Option<f64>, learned: Option<f64>) -> Vec<f64> {
     match (known, learned) {
         (Some(r), _) => vec![r],
-        (None, Some(r)) => vec![r, 1.0],
-        (None, None) => vec![1.0],
+        (None, Some(r)) => vec![r, 1.0, TEXT_RATIO_BOUNDS.1],
+        (None, None) => vec![1.0, TEXT_RATIO_BOUNDS.1],
     }
 }
 
@@ -646,6 +648,10 @@ fn qualified_archive(
         if refused.is_some() || after_estimate >= base.before {
             let (rate, before, after) = refused.unwrap_or((1.0, base.before, after_estimate));
             let at = match known {
+                None if rate == TEXT_RATIO_BOUNDS.1 => format!(
+                    " with text counted at {rate:.2}x the estimate, the most a provider may \
+                     count (its rate is not known)"
+                ),
                 None if rate != 1.0 => format!(
                     " with text counted at {rate:.2}x the estimate, as the provider's last \
                      reported usage shows"

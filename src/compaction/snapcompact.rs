@@ -611,9 +611,10 @@ pub struct ArchiveOptions {
     /// reduction tests weigh text (the archive's edges and guide, the kept tail) by it, frames
     /// stay at their flat charge (issue 36: a provider counting 2x overflowed after snapcompact
     /// compactions whose text edges fit only by the estimate). `None` (the default): the host
-    /// has not measured it; the fit weighs text at 1, and the reduction test at 1 and at the
+    /// has not measured it; the fit weighs text at 1, and the reduction test at 1, at the
     /// rate the provider's last reported usage on the path shows (within
-    /// [`TEXT_RATIO_BOUNDS`]; less `non_message_tokens` and the frames it carried).
+    /// [`TEXT_RATIO_BOUNDS`]; less `non_message_tokens` and the frames it carried), and at the
+    /// highest rate of [`TEXT_RATIO_BOUNDS`].
     pub text_ratio: Option<f64>,
     /// The provider's tokens per token of the core's flat frame charge (default 1: providers
     /// bill an image by its pixels, often below the charge), for the same tests.

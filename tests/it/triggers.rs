@@ -1935,3 +1935,27 @@ fn a_hosts_model_sizes_are_checked_once() {
             .starts_with("maxTokens must be"));
     }
 }
+
+/// The `agent` fuzz target after the unmeasured-rate fix (2026-12-07): the mirror case, a
+/// provider counting text at 2x behind an uncalibrated host, frames billed by their pixels.
+#[test]
+fn agent_simulator_snapcompact_with_dear_text_uncalibrated() {
+    use ctxfold_testkit::agent::{run, Scenario};
+    let s = Scenario {
+        seed: 4_707_104_936_027_527_680,
+        window: 200_000,
+        vision: true,
+        family: 0,
+        methods: None,
+        ratio: 2.0,
+        summarizer_failures: 0.3,
+        empty_documents: 0.1,
+        length_stops: 0.0,
+        forced_overflows: 0.1,
+        dead_remote: true,
+        user_turns: 26,
+        pixel_frames: true,
+        uncalibrated: true,
+    };
+    run(&s).unwrap_or_else(|e| panic!("{e}"));
+}
