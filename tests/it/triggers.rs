@@ -1959,3 +1959,33 @@ fn agent_simulator_snapcompact_with_dear_text_uncalibrated() {
     };
     run(&s).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Open finding of the `agent` fuzz target (2026-12-07, after the unmeasured-rate fix; not
+/// fixed): a provider counting text at 1.2x behind an uncalibrated host, a Gemini reader
+/// whose frames the simulated provider bills by their pixels (the core weighs a Gemini frame
+/// at its flat charge). A `length` stop on a 1M window walks to snapcompact, whose archive
+/// is smaller at the rates the commit weighs (the reported one, 1x, 3x) but billed a little
+/// more: "Some(Snapcompact) for Incomplete did not lower the request: 196699 -> 196906".
+/// Run with `--ignored`.
+#[test]
+#[ignore = "open finding: a snapcompact archive billed 0.1% more (1.2x text, pixel-billed Gemini frames, uncalibrated host)"]
+fn agent_simulator_snapcompact_gemini_pixel_frames_uncalibrated() {
+    use ctxfold_testkit::agent::{run, Scenario};
+    let s = Scenario {
+        seed: 1_663_916_713_768_386_560,
+        window: 1_000_000,
+        vision: true,
+        family: 2,
+        methods: None,
+        ratio: 1.2,
+        summarizer_failures: 0.3,
+        empty_documents: 0.1,
+        length_stops: 0.1,
+        forced_overflows: 0.05,
+        dead_remote: false,
+        user_turns: 26,
+        pixel_frames: true,
+        uncalibrated: true,
+    };
+    run(&s).unwrap_or_else(|e| panic!("{e}"));
+}
