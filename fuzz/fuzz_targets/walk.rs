@@ -83,7 +83,7 @@ fn input(u: &mut Unstructured<'_>) -> Result<WalkInput> {
         custom_instructions: u.arbitrary()?,
         live_tokens: u.int_in_range(0..=window.saturating_mul(3).max(10_000))?,
         overhead_tokens: u.int_in_range(0..=20_000u64)?,
-        provider_ratio: f64::from(u.int_in_range(0..=40u8)?) / 10.0,
+        provider_ratio: Some(f64::from(u.int_in_range(0..=40u8)?) / 10.0),
         ..WalkInput::new(*u.choose(&REASONS)?, settings, model)
     })
 }

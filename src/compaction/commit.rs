@@ -9,7 +9,7 @@ use crate::archive::PRESERVE_KEY;
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
     archive_budget, archive_message, compact, data_budget, ArchiveBudget, ArchiveInput,
-    ArchiveOptions, ArchiveResult, FrameCapInput,
+    ArchiveOptions, ArchiveResult, FrameCapInput, TEXT_RATIO_BOUNDS,
 };
 use crate::context::{build_context_with, BuildOptions, LeafSelector};
 use crate::error::{Error, ErrorCode, Result};
@@ -324,6 +324,43 @@ struct Baseline {
     before_frames: u64,
     /// The same frames weighed by the pixels the provider bills ([`frame_charge`]).
     before_frames_billed: u64,
+    /// The request the provider last reported usage for (the latest assistant message with
+    /// usage in the context): its prompt tokens, and the core's estimate of the messages it
+    /// carried (everything in) with the frames among them at their flat charge. `None`
+    /// without usage, or when that request carried a context the latest compaction replaced.
+    reported: Option<Reported>,
+}
+
+/// A request the provider reported usage for ([`Baseline::reported`]).
+struct Reported {
+    prompt: u64,
+    estimate: u64,
+    frames: u64,
+}
+
+/// Below this estimate of text a reported request says little about the provider's rate
+/// (as for the Maintainer's calibration).
+const MIN_REPORTED_TEXT: u64 = 1_000;
+
+impl Reported {
+    /// The provider's tokens per token of the core's estimate of text this request shows
+    /// (spec: compaction §3.4 reads the same usage for the keep budget): its prompt tokens
+    /// less the request's `non_message` tokens and its frames (at their flat charge, the most
+    /// a provider bills for one, times `image_ratio`), over its estimated text; within
+    /// [`TEXT_RATIO_BOUNDS`]. `None` when it carried too little text to tell.
+    fn text_rate(&self, non_message: u64, image_ratio: f64) -> Option<f64> {
+        let text = self.estimate.saturating_sub(self.frames);
+        if text < MIN_REPORTED_TEXT {
+            return None;
+        }
+        let frames = (self.frames as f64 * image_ratio).ceil() as u64;
+        let counted = self
+            .prompt
+            .saturating_sub(non_message)
+            .saturating_sub(frames);
+        let (low, high) = TEXT_RATIO_BOUNDS;
+        Some((counted as f64 / text as f64).clamp(low, high))
+    }
 }
 
 /// Width and height of a base64 PNG (its IHDR chunk), if `data` is one.
@@ -403,11 +440,32 @@ fn baseline(session: &Session, plan: &CompactionPlan, family: BillingFamily) -> 
         kept_full: 0,
         before_frames: 0,
         before_frames_billed: 0,
+        reported: None,
     };
+    // The latest reported usage, if the request it answered is the context built here up to
+    // that message (the context's messages come in path order, the summary first): not an
+    // answer from before the latest compaction (a kept message answered the whole history).
+    let at = |e: usize| ctx.path.iter().position(|&i| i == e);
+    let usage = session.last_assistant_usage(&ctx.path).filter(|(e, u)| {
+        let after_compaction = match ctx.compaction {
+            Some(c) => at(*e) > at(c),
+            None => true,
+        };
+        // A reply that reports no prompt tokens reports nothing.
+        after_compaction && crate::tokens::prompt_tokens(u) > 0
+    });
+    let mut reported = usage.as_ref().map(|(_, u)| Reported {
+        prompt: crate::tokens::prompt_tokens(u),
+        estimate: 0,
+        frames: 0,
+    });
+    let mut answered = false;
     for m in &ctx.messages {
         let message = m.message(session);
         let tokens = estimate_message(&message, &ByteEstimate, lean);
         out.before += tokens;
+        answered |= usage.as_ref().is_some_and(|(at, _)| *at == m.entry);
+        let in_request = !answered;
         if let AgentMessage::CompactionSummary(c) = &message {
             let frames = match (&c.blocks, &c.images) {
                 (Some(blocks), _) => blocks
@@ -419,6 +477,9 @@ fn baseline(session: &Session, plan: &CompactionPlan, family: BillingFamily) -> 
             };
             let flat = frames as u64 * FRAME_TOKEN_ESTIMATE;
             out.before_frames += flat;
+            if let (true, Some(r)) = (in_request, reported.as_mut()) {
+                r.frames += flat;
+            }
             // The archive's own frames, with their payloads, weighed by their pixels.
             let archive = ctx
                 .compaction
@@ -426,11 +487,19 @@ fn baseline(session: &Session, plan: &CompactionPlan, family: BillingFamily) -> 
                 .filter(|a| a.frames.len() == frames);
             out.before_frames_billed += archive.map_or(flat, |a| frames_charge(&a.frames, family));
         }
-        if m.role() != Role::CompactionSummary && kept.contains(&m.entry) {
-            out.kept += tokens;
-            out.kept_full += estimate_message(&message, &ByteEstimate, EstimateOptions::default());
+        let kept_here = m.role() != Role::CompactionSummary && kept.contains(&m.entry);
+        if in_request || kept_here {
+            let full = estimate_message(&message, &ByteEstimate, EstimateOptions::default());
+            if let (true, Some(r)) = (in_request, reported.as_mut()) {
+                r.estimate += full;
+            }
+            if kept_here {
+                out.kept += tokens;
+                out.kept_full += full;
+            }
         }
     }
+    out.reported = reported.filter(|_| answered);
     Ok(out)
 }
 
@@ -453,6 +522,22 @@ fn summary_tokens(built: &ArchiveResult) -> u64 {
     AgentMessage::parse(&json, Some(Role::CompactionSummary)).map_or(0, |m| {
         estimate_message(&m, &ByteEstimate, EstimateOptions::default())
     })
+}
+
+/// The provider text rates the reduction test weighs an archive at: the host's; else the
+/// core's estimate, the rate the provider's last reported usage shows ([`Reported::text_rate`],
+/// `learned`: a reported request tells it only roughly, low rather than high), and the highest
+/// rate a provider may count (an archive rebuilt with fewer frames and more text costs more
+/// where text is dear: the agent fuzz target's 2x provider behind an uncalibrated host).
+/// Before and after are linear in the rate, so a context smaller at the lowest and the
+/// highest of them is smaller at every rate between; an archive that adds frames and drops
+/// text, the usual one, is smaller at every higher rate once it is at the lowest.
+fn text_rates(known: Option<f64>, learned: Option<f64>) -> Vec<f64> {
+    match (known, learned) {
+        (Some(r), _) => vec![r],
+        (None, Some(r)) => vec![r, 1.0, TEXT_RATIO_BOUNDS.1],
+        (None, None) => vec![1.0, TEXT_RATIO_BOUNDS.1],
+    }
 }
 
 fn no_reduction(message: String) -> Error {
@@ -497,9 +582,16 @@ fn qualified_archive(
         // The frames as the provider bills them (their pixels), at the flat charge's scale.
         let frames_billed = frames_charge(&built.archive.frames, family);
         let positive = |r: f64| if r.is_finite() && r > 0.0 { r } else { 1.0 };
-        let ratio = positive(options.text_ratio);
+        // The provider's text rate, when the host measured it; else the fit weighs text at
+        // the core's estimate and the reduction test also at the rate reported usage shows.
+        let known = options.text_ratio.filter(|r| r.is_finite() && *r > 0.0);
+        let ratio = known.unwrap_or(1.0);
         let image_ratio = positive(options.image_ratio);
-        let at_ratio = |t: u64| (t as f64 * ratio).ceil() as u64;
+        let learned = base
+            .reported
+            .as_ref()
+            .and_then(|r| r.text_rate(options.non_message_tokens, image_ratio));
+        let rates = text_rates(known, learned);
         let at_image_ratio = |t: u64| (t as f64 * image_ratio).ceil() as u64;
         let projected = ((text * ratio).ceil() as u64)
             .saturating_add(at_image_ratio(frames_tokens))
@@ -523,30 +615,53 @@ fn qualified_archive(
         // frames weighed both ways: at the flat charge each, and by their pixels (a provider
         // bills a short frame less; re-rendering the same text changes the frames' heights,
         // issue 36 finding 4), so that neither way of billing pays more after the commit.
-        let measure = |text: u64, old: u64, new: u64| {
-            let before = at_ratio(base.before.saturating_sub(base.before_frames))
+        // A rate the host has not measured is read from the provider's last reported usage
+        // ([`text_rates`]): a context smaller at 1 may be larger where text is cheap and
+        // frames are not (the agent simulator's provider counting 0.5x behind an
+        // uncalibrated host, issue 36).
+        let measure = |rate: f64, text: u64, old: u64, new: u64| {
+            let at_rate = |t: u64| (t as f64 * rate).ceil() as u64;
+            let before = at_rate(base.before.saturating_sub(base.before_frames))
                 .saturating_add(at_image_ratio(old));
-            let after = at_ratio(text)
+            let after = at_rate(text)
                 .saturating_add(at_image_ratio(new))
-                .saturating_add(at_ratio(base.kept));
+                .saturating_add(at_rate(base.kept));
             (before, after)
         };
-        let (before, after) = measure(text as u64, base.before_frames, frames_tokens);
-        let (billed_before, billed_after) =
-            measure(text as u64, base.before_frames_billed, frames_billed);
+        // The first rate (and way of billing frames) at which the archive does not reduce,
+        // and the least it saves over all of them, in estimated tokens of text.
+        let mut refused: Option<(f64, u64, u64)> = None;
+        let mut saved = u64::MAX;
+        for &rate in &rates {
+            let flat = measure(rate, text as u64, base.before_frames, frames_tokens);
+            let billed = measure(rate, text as u64, base.before_frames_billed, frames_billed);
+            for (before, after) in [billed, flat] {
+                if after >= before {
+                    refused = refused.or(Some((rate, before, after)));
+                }
+            }
+            saved = saved.min(((flat.0.saturating_sub(flat.1)) as f64 / rate) as u64);
+        }
         // And smaller by the core's own estimate: the rates are a host's calibration, which
         // may be off by a little.
         let after_estimate = summary.saturating_add(base.kept);
-        if after >= before || billed_after >= billed_before || after_estimate >= base.before {
-            let (after, before) = if billed_after >= billed_before {
-                (billed_after, billed_before)
-            } else {
-                (after, before)
+        if refused.is_some() || after_estimate >= base.before {
+            let (rate, before, after) = refused.unwrap_or((1.0, base.before, after_estimate));
+            let at = match known {
+                None if rate == TEXT_RATIO_BOUNDS.1 => format!(
+                    " with text counted at {rate:.2}x the estimate, the most a provider may \
+                     count (its rate is not known)"
+                ),
+                None if rate != 1.0 => format!(
+                    " with text counted at {rate:.2}x the estimate, as the provider's last \
+                     reported usage shows"
+                ),
+                _ => String::new(),
             };
             return Err(no_reduction(format!(
                 "snapcompact would not reduce the context: the archived context would take \
-                 about {after} tokens, the current one {before}; compact with an LLM summary \
-                 instead"
+                 about {after} tokens, the current one {before}{at}; compact with an LLM \
+                 summary instead"
             )));
         }
         if let (true, Some(limit)) = (over, limit) {
@@ -562,9 +677,9 @@ fn qualified_archive(
                 }
             )));
         }
-        // The anchor block (issue 38) within what the archive saved, by both measures and
+        // The anchor block (issue 38) within what the archive saved, by every measure and
         // under the limit: it never undoes the reduction.
-        let room = (((before - after) as f64 / ratio) as u64)
+        let room = saved
             .min(base.before - after_estimate)
             .min(limit.map_or(u64::MAX, |l| ((l - projected) as f64 / ratio) as u64));
         let mut built = built;
@@ -760,6 +875,160 @@ mod tests {
         b.extend_from_slice(&h.to_be_bytes());
         b.extend_from_slice(&[8, 2, 0, 0, 0, 0, 0, 0, 0]);
         base64(&b)
+    }
+
+    /// A session of `turns` turns; each a user message and an answer of about `tokens`
+    /// estimated tokens, and (`tool_tokens` > 0) a tool call between them whose result holds
+    /// about that many tokens of a file (long lines the archive's transcript trims). With a
+    /// `rate`, every answer reports the prompt tokens of a provider counting at that rate.
+    fn session_of(turns: usize, tokens: usize, tool_tokens: usize, rate: Option<f64>) -> Session {
+        use crate::session::{NewSession, SequentialIds};
+        use serde_json::json;
+        let mut s = Session::create(
+            NewSession {
+                id: "ratio".into(),
+                cwd: "/w".into(),
+                now: 0,
+                parent_session: None,
+            },
+            Box::new(SequentialIds::new()),
+        );
+        let words = |t: usize, n: usize| -> String {
+            (0..n / 2)
+                .map(|i| format!("w{t}x{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let assistant = |s: &Session, content: Value, stop: &str, now: i64| {
+            let mut a = json!({"role": "assistant", "api": "anthropic-messages",
+                "provider": "anthropic", "model": "claude-opus-4-7", "content": content,
+                "stopReason": stop, "timestamp": now});
+            if let Some(rate) = rate {
+                let input = provider_count(s, rate);
+                a["usage"] = json!({"input": input, "output": 50, "cacheRead": 0,
+                    "cacheWrite": 0, "totalTokens": input + 50});
+            }
+            a
+        };
+        for t in 0..turns {
+            let now = t as i64 * 1_000;
+            let user = json!({"role": "user", "content": words(t, tokens), "timestamp": now});
+            s.append_message(user, now).expect("user");
+            if tool_tokens > 0 {
+                let call = json!([{"type": "toolCall", "id": format!("c{t}"), "name": "read",
+                    "arguments": {"path": format!("/w/f{t}.rs")}}]);
+                let a = assistant(&s, call, "toolUse", now + 1);
+                s.append_message(a, now + 1).expect("call");
+                let file = "x".repeat(tool_tokens * 4);
+                let result = json!({"role": "toolResult", "toolCallId": format!("c{t}"),
+                    "toolName": "read", "content": [{"type": "text", "text": file}],
+                    "isError": false, "timestamp": now + 2});
+                s.append_message(result, now + 2).expect("result");
+            }
+            let answer = json!([{"type": "text", "text": words(t + 1_000, tokens)}]);
+            let a = assistant(&s, answer, "stop", now + 3);
+            s.append_message(a, now + 3).expect("assistant");
+        }
+        s
+    }
+
+    /// The live context as a provider counting text at `rate` times the core's estimate
+    /// counts it, each image at the flat frame charge.
+    fn provider_count(s: &Session, rate: f64) -> u64 {
+        let ctx = crate::context::build_context(s, &BuildOptions::default()).expect("context");
+        let all = ctx.estimated_tokens(s);
+        let images = ctx.to_json(s).matches("\"type\":\"image\"").count() as u64;
+        let flat = (images * FRAME_TOKEN_ESTIMATE).min(all);
+        ((all - flat) as f64 * rate).ceil() as u64 + flat
+    }
+
+    /// A snapcompact plan of `s` for an Opus reader, keeping little.
+    fn snap_plan(s: &Session) -> CompactionPlan {
+        use crate::compaction::plan::{plan_compaction, PlanOptions};
+        use crate::render::shape::resolve::Target;
+        use crate::settings::CompactionSettings;
+        let settings = CompactionSettings {
+            strategy: Strategy::Snapcompact,
+            keep_recent_tokens: 100,
+            ..CompactionSettings::default()
+        };
+        let options = PlanOptions {
+            model: Target {
+                id: Some("claude-opus-4-7".into()),
+                api: Some("anthropic-messages".into()),
+            },
+            ..PlanOptions::default()
+        };
+        plan_compaction(s, &settings, options).expect("plan")
+    }
+
+    /// Issue 36, the agent fuzz target's finding: behind a host that has not measured the
+    /// provider's text rate, an archive smaller only where text costs what the core estimates
+    /// is refused when the provider's reported usage shows it counts text at half. The 12
+    /// turns of dense words print into frames that take about as many tokens as the text they
+    /// replace: smaller at 1x, but a provider counting text at 0.5x, which bills the frames
+    /// all the same, would count the next request about two thirds larger.
+    #[test]
+    fn an_archive_smaller_only_at_the_estimate_is_refused_when_usage_shows_cheap_text() {
+        let fonts = FallbackFonts::new();
+        let (turns, tokens) = (12, 1_500);
+        let mut s = session_of(turns, tokens, 0, Some(0.5));
+        let plan = snap_plan(&s);
+        let bytes = s.to_bytes();
+        let unknown = snapcompact_options(&plan).expect("options");
+        assert_eq!(unknown.text_ratio, None);
+        let e = commit_snapcompact(&mut s, &plan, &unknown, &fonts, 1).expect_err("refused");
+        assert_eq!(e.code(), ErrorCode::NoReduction, "{e}");
+        assert!(e.to_string().contains("reported usage"), "{e}");
+        assert_eq!(s.to_bytes(), bytes, "nothing written");
+        // A host that says the provider counts at the estimate gets it: smaller at 1x, and
+        // larger at 0.5x — what the refusal spared the uncalibrated host.
+        let at = |rate: f64| ArchiveOptions {
+            text_ratio: Some(rate),
+            ..unknown.clone()
+        };
+        let (before_1x, before_half) = (provider_count(&s, 1.0), provider_count(&s, 0.5));
+        commit_snapcompact(&mut s, &plan, &at(1.0), &fonts, 1).expect("committed at 1x");
+        assert!(provider_count(&s, 1.0) < before_1x);
+        assert!(provider_count(&s, 0.5) > before_half);
+        // The same history reported at 1x is archived behind an uncalibrated host.
+        let mut s = session_of(turns, tokens, 0, Some(1.0));
+        let plan = snap_plan(&s);
+        commit_snapcompact(&mut s, &plan, &unknown, &fonts, 1).expect("committed");
+    }
+
+    /// Whatever the session and the rate its provider reported usage at, an archive committed
+    /// behind a host that has not measured the rate lowers the next request as that provider
+    /// counts it; and tool outputs the archive's transcript trims are archived at every rate
+    /// (the test is not the refusal of every archive).
+    #[test]
+    fn an_archive_committed_at_an_unmeasured_rate_is_smaller_at_the_reported_rate() {
+        let fonts = FallbackFonts::new();
+        let mut committed = 0;
+        for rate in [TEXT_RATIO_BOUNDS.0, 0.8, 1.0, 2.0, TEXT_RATIO_BOUNDS.1] {
+            for (turns, tokens, tool) in [
+                (6, 200, 0),
+                (12, 1_500, 0),
+                (20, 1_500, 0),
+                (6, 200, 8_000),
+                (10, 600, 20_000),
+            ] {
+                let mut s = session_of(turns, tokens, tool, Some(rate));
+                let plan = snap_plan(&s);
+                let before = provider_count(&s, rate);
+                let options = snapcompact_options(&plan).expect("options");
+                if commit_snapcompact(&mut s, &plan, &options, &fonts, 1).is_err() {
+                    continue;
+                }
+                committed += 1;
+                let after = provider_count(&s, rate);
+                assert!(
+                    after < before,
+                    "{turns} turns of {tokens} (tool {tool}): {before} -> {after} at {rate}x"
+                );
+            }
+        }
+        assert!(committed >= 10, "only {committed} committed");
     }
 
     /// Issue 36 finding 4: a short frame weighs less than a full one, as a provider billing

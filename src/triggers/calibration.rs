@@ -12,15 +12,17 @@
 //! is nearly all images so teaches the image rate, not the text ratio.
 
 use crate::session::message::{StopReason, Usage};
+use crate::tokens::TEXT_RATIO_BOUNDS;
 use std::collections::VecDeque;
 
 /// The requests per model the fit reads (the newest).
 pub const SAMPLES_KEPT: usize = 8;
 /// Below this estimate a request says little about the ratio (a system prompt, a greeting).
 pub const MIN_CALIBRATION_TOKENS: f64 = 1_000.0;
-/// The text ratio's bounds.
-pub const MIN_RATIO: f64 = 0.5;
-pub const MAX_RATIO: f64 = 3.0;
+/// The text ratio's bounds (`compaction::snapcompact::TEXT_RATIO_BOUNDS`, which also bound the
+/// rate a snapcompact commit reads from reported usage).
+pub const MIN_RATIO: f64 = TEXT_RATIO_BOUNDS.0;
+pub const MAX_RATIO: f64 = TEXT_RATIO_BOUNDS.1;
 /// The image rate's bounds: a frame estimated at 5,024 tokens bills 1,120 on Gemini (0.22); an
 /// image estimated at 1,200 bills up to 4,784 on Anthropic (about 4).
 pub const MIN_IMAGE_RATE: f64 = 0.2;
@@ -61,6 +63,8 @@ impl Rates {
 struct ModelFit {
     key: String,
     samples: VecDeque<Sample>,
+    /// A request with enough text fitted `ratio` (else it is the 1 it started at).
+    text_fitted: bool,
     ratio: f64,
     image_rate: f64,
 }
@@ -151,6 +155,7 @@ impl Calibration {
                 self.models.push(ModelFit {
                     key: key.to_string(),
                     samples: VecDeque::new(),
+                    text_fitted: false,
                     ratio: 1.0,
                     image_rate: 1.0,
                 });
@@ -167,8 +172,40 @@ impl Calibration {
             m.samples.pop_front();
         }
         m.image_rate = fit_image_rate(&m.samples).unwrap_or(m.image_rate);
-        m.ratio = text_ratio(&m.samples, m.image_rate).unwrap_or(m.ratio);
+        if let Some(r) = text_ratio(&m.samples, m.image_rate) {
+            m.ratio = r;
+            m.text_fitted = true;
+        }
         true
+    }
+
+    /// The text ratio of the model `key` when it was measured: a request with at least
+    /// [`MIN_CALIBRATION_TOKENS`] of text was answered (`None` before that, and with the
+    /// calibration off).
+    pub fn measured_ratio(&self, key: &str) -> Option<f64> {
+        if self.disabled {
+            return None;
+        }
+        self.models
+            .iter()
+            .find(|m| m.key == key && m.text_fitted)
+            .map(|m| m.ratio)
+    }
+
+    /// The provider's tokens per token of the core's estimate of text for `key`, as the
+    /// compaction walk takes it (`WalkInput::provider_ratio`): the measured ratio, times the
+    /// host's count over the core's estimate when the host counts ([`HostCount::provider_ratio`];
+    /// its counter stands in for a ratio not measured yet). `None` when neither says anything,
+    /// not 1: a snapcompact commit then reads the rate from the usage reported on the path
+    /// (issue 36, the agent fuzz target's finding: an archive smaller at 1x was billed larger
+    /// by a provider counting 0.5x).
+    pub fn provider_ratio(&self, key: &str, count: HostCount) -> Option<f64> {
+        let measured = self.measured_ratio(key);
+        if count.estimated > 0.0 && count.counted > 0.0 {
+            Some(count.provider_ratio(measured.unwrap_or(1.0)))
+        } else {
+            measured
+        }
     }
 
     /// Every model calibrated so far, in the order first seen.
@@ -385,6 +422,37 @@ pub fn in_counted(figures: &mut [f64], estimated_after: f64, counted_after: f64)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The walk's text rate is not known until a request with enough text was answered (or
+    /// the host counts); before that it is `None`, not the starting 1 (issue 36: an archive
+    /// smaller at 1x was billed larger by a provider counting 0.5x).
+    #[test]
+    fn the_providers_text_rate_is_unknown_until_measured() {
+        let none = HostCount {
+            estimated: 10_000.0,
+            counted: 0.0,
+            usage: 0.0,
+        };
+        let mut c = Calibration::new(true);
+        assert_eq!(c.provider_ratio("p/m", none), None);
+        // A request that is nearly all images teaches the image rate, not the text rate.
+        assert!(c.observe("p/m", 0.0, 20_000.0, 12_000.0));
+        assert_eq!(c.rates("p/m").samples, 1);
+        assert_eq!(c.provider_ratio("p/m", none), None);
+        assert!(c.observe("p/m", 10_000.0, 0.0, 5_000.0));
+        assert_eq!(c.provider_ratio("p/m", none), Some(0.5));
+        // A host's counter stands in for the ratio not measured yet, and scales a measured one.
+        let counted = HostCount {
+            counted: 15_000.0,
+            ..none
+        };
+        assert_eq!(c.provider_ratio("p/other", counted), Some(1.5));
+        assert_eq!(c.provider_ratio("p/m", counted), Some(0.75));
+        // Calibration off: nothing is measured.
+        let mut off = Calibration::new(false);
+        off.observe("p/m", 10_000.0, 0.0, 5_000.0);
+        assert_eq!(off.provider_ratio("p/m", none), None);
+    }
 
     #[test]
     fn the_text_ratio_is_the_median_and_images_are_fitted_apart() {

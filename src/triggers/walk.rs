@@ -180,8 +180,11 @@ pub struct WalkInput {
     pub live_tokens: u64,
     /// The request overhead (system prompt, tools) in the provider's tokens.
     pub overhead_tokens: u64,
-    /// The provider's tokens per token of the core's estimate (1 when unknown).
-    pub provider_ratio: f64,
+    /// The provider's tokens per token of the core's estimate; `None` when the host has not
+    /// measured it (a new Maintainer before its first answered request, `compact()` without
+    /// `providerRatio`): the walk's window tests weigh the estimate at 1, and a snapcompact
+    /// commit reads the rate from the provider's reported usage ([`ArchiveFit::text_ratio`]).
+    pub provider_ratio: Option<f64>,
     /// The core's estimate of the live context's messages (0 = unknown): with `live_tokens`,
     /// how far the host's measure runs above what the ratio makes of the estimate (the
     /// dead-end rescue's archive rebuild aims lower by as much).
@@ -215,7 +218,7 @@ impl WalkInput {
             custom_instructions: false,
             live_tokens: 0,
             overhead_tokens: 0,
-            provider_ratio: 1.0,
+            provider_ratio: None,
             estimated_tokens: 0,
             image_ratio: 1.0,
             mid_turn: false,
@@ -870,7 +873,14 @@ impl Walk {
     }
 
     fn ratio(&self) -> f64 {
-        positive_or_one(self.input.provider_ratio)
+        self.known_ratio().unwrap_or(1.0)
+    }
+
+    /// The provider's text rate, when the host measured one (a positive number).
+    fn known_ratio(&self) -> Option<f64> {
+        self.input
+            .provider_ratio
+            .filter(|r| r.is_finite() && *r > 0.0)
     }
 
     /// How much more than the host's measure the provider counted: a provider that refused
@@ -921,7 +931,7 @@ impl Walk {
         };
         ArchiveFit {
             non_message_tokens: self.input.overhead_tokens.saturating_add(undercount),
-            text_ratio: self.ratio(),
+            text_ratio: self.known_ratio(),
             image_ratio: positive_or_one(self.input.image_ratio),
         }
     }
@@ -989,8 +999,9 @@ pub struct ArchiveFit {
     /// The request overhead, plus what the provider counts above the core's estimate of the
     /// kept tail when it counts more.
     pub non_message_tokens: u64,
-    /// The provider's tokens per estimated token of text, and of the flat image charge.
-    pub text_ratio: f64,
+    /// The provider's tokens per estimated token of text (`None`: not measured, the commit's
+    /// reduction test then reads it from the reported usage), and of the flat image charge.
+    pub text_ratio: Option<f64>,
     pub image_ratio: f64,
 }
 
@@ -1539,7 +1550,7 @@ mod tests {
         // Without a measure: the core's figure through the ratio, plus the overhead.
         let mut w = Walk::new(WalkInput {
             methods: Some(vec![Soft]),
-            provider_ratio: 2.0,
+            provider_ratio: Some(2.0),
             overhead_tokens: 10,
             ..WalkInput::new(CompactionReason::Threshold, s.clone(), model(32_000, false))
         });
@@ -1931,14 +1942,20 @@ mod tests {
     fn the_archive_counts_the_overhead_and_the_providers_surplus_on_the_kept_tail() {
         let mut input = input(CompactionReason::Threshold, &["soft"], 64_000);
         input.overhead_tokens = 500;
-        input.provider_ratio = 2.0;
+        input.provider_ratio = Some(2.0);
         let fitted = |input: &WalkInput| {
             let f = Walk::new(input.clone()).archive_fit(10_000);
             (f.non_message_tokens, f.text_ratio, f.image_ratio)
         };
-        assert_eq!(fitted(&input), (10_500, 2.0, 1.0));
-        input.provider_ratio = 0.5;
+        assert_eq!(fitted(&input), (10_500, Some(2.0), 1.0));
+        input.provider_ratio = Some(0.5);
         input.image_ratio = 0.6;
-        assert_eq!(fitted(&input), (500, 0.5, 0.6));
+        assert_eq!(fitted(&input), (500, Some(0.5), 0.6));
+        // A rate the host has not measured (or not a positive number) is passed on as not
+        // known, and the kept tail is weighed at the estimate.
+        for unknown in [None, Some(0.0), Some(f64::NAN)] {
+            input.provider_ratio = unknown;
+            assert_eq!(fitted(&input), (500, None, 0.6));
+        }
     }
 }

@@ -293,15 +293,16 @@ impl WasmCalibration {
         out
     }
 
-    /// Provider tokens per token of the core's estimate of text for `key`: its ratio, times the
-    /// host's count over the core's estimate when the host counts (`counted` > 0).
+    /// Provider tokens per token of the core's estimate of text for `key`: its measured ratio,
+    /// times the host's count over the core's estimate when the host counts (`counted` > 0);
+    /// undefined when neither measured it (`Calibration::provider_ratio`).
     #[wasm_bindgen(js_name = providerRatio)]
-    pub fn provider_ratio(&self, key: &str, estimated: f64, counted: f64) -> f64 {
-        HostCount {
+    pub fn provider_ratio(&self, key: &str, estimated: f64, counted: f64) -> Option<f64> {
+        let count = HostCount {
             estimated,
             counted,
             usage: 0.0,
-        }
-        .provider_ratio(self.inner.rates(key).ratio)
+        };
+        self.inner.provider_ratio(key, count)
     }
 }

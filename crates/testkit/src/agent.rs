@@ -589,11 +589,7 @@ impl Host {
         input.overhead_tokens = OVERHEAD;
         // An uncalibrated host knows neither rate (its measure of the live context is the
         // provider's all the same: the request it just sent, or the overflow's count).
-        input.provider_ratio = if self.s.uncalibrated {
-            1.0
-        } else {
-            self.s.ratio
-        };
+        input.provider_ratio = (!self.s.uncalibrated).then_some(self.s.ratio);
         let mut walk = Walk::new(input);
         let mut plan: Option<CompactionPlan> = None;
         let mut changed = false;

@@ -25,5 +25,5 @@ pub use dialect::{anthropic_dialect, model_class};
 pub use guide::{reading_guide, width_note, GuideFacts};
 pub use layout::{plan_archive, ArchiveLayout, PlannedPage};
 pub use messages::archive_message;
-pub use options::{apply_serialize_settings, ArchiveOptions};
+pub use options::{apply_serialize_settings, ArchiveOptions, TEXT_RATIO_BOUNDS};
 pub use turns::{retained_user_turns, user_turns};

@@ -13,6 +13,8 @@ use crate::render::text::serialize::SerializeOptions;
 use crate::render::DEFAULT_MIN_HEIGHT;
 use crate::settings::{SerializeSettings, SnapcompactSettings};
 
+pub use crate::tokens::TEXT_RATIO_BOUNDS;
+
 /// Options of [`compact`](fn@super::compact) (spec: snapcompact §9.2).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArchiveOptions {
@@ -37,11 +39,15 @@ pub struct ArchiveOptions {
     /// Tokens of what the request carries beside the messages (system prompt, tools), for
     /// the commit's frame cap (default 0).
     pub non_message_tokens: u64,
-    /// The provider's tokens per token of the core's estimate of text (default 1): the
-    /// commit's fit and reduction tests weigh text (the archive's edges and guide, the kept
-    /// tail) by it, frames stay at their flat charge (issue 36: a provider counting 2x overflowed
-    /// after snapcompact compactions whose text edges fit only by the estimate).
-    pub text_ratio: f64,
+    /// The provider's tokens per token of the core's estimate of text: the commit's fit and
+    /// reduction tests weigh text (the archive's edges and guide, the kept tail) by it, frames
+    /// stay at their flat charge (issue 36: a provider counting 2x overflowed after snapcompact
+    /// compactions whose text edges fit only by the estimate). `None` (the default): the host
+    /// has not measured it; the fit weighs text at 1, and the reduction test at 1, at the
+    /// rate the provider's last reported usage on the path shows (within
+    /// [`TEXT_RATIO_BOUNDS`]; less `non_message_tokens` and the frames it carried), and at the
+    /// highest rate of [`TEXT_RATIO_BOUNDS`].
+    pub text_ratio: Option<f64>,
     /// The provider's tokens per token of the core's flat frame charge (default 1: providers
     /// bill an image by its pixels, often below the charge), for the same tests.
     pub image_ratio: f64,
@@ -65,7 +71,7 @@ impl Default for ArchiveOptions {
             retained_user_tokens: RETAINED_USER_BUDGET_TOKENS,
             image_budgets: ImageBudgets::default(),
             non_message_tokens: 0,
-            text_ratio: 1.0,
+            text_ratio: None,
             image_ratio: 1.0,
             limit_tokens: None,
         }

@@ -694,11 +694,11 @@ function combinedShake(a: WalkShake, b: WalkShake): WalkShake {
 
 /**
  * The provider's tokens per token of the core's estimate (`o.providerRatio`, the Maintainer's
- * calibration; 1 when unknown). The walk reads the core's figures through it, as `liveTokens`
- * and `nonMessageTokens` already are.
+ * calibration; undefined when unknown, which the core reads as any rate a provider may count).
+ * The walk reads the core's figures through it, as `liveTokens` and `nonMessageTokens` already are.
  */
-function providerRatio(o: RunOptions): number {
-  return positiveRatio(o.providerRatio);
+function providerRatio(o: RunOptions): number | undefined {
+  return typeof o.providerRatio === 'number' ? o.providerRatio : undefined;
 }
 
 /** A ratio the caller passed, or 1 when it is not a positive number. */

@@ -587,10 +587,9 @@ export class Maintainer {
   /**
    * The provider's tokens per token of the core's estimate of text: the calibration's text
    * ratio, times the host's count over the core's estimate of the live context when a
-   * `tokenCounter` counts.
+   * `tokenCounter` counts; undefined before either measured it (the core's rule).
    */
-  #providerRatio(): number {
-    if (!this.#gauge.counting) return this.#gauge.ratio(this.#model);
+  #providerRatio(): number | undefined {
     const { estimated, value: counted } = this.#measure();
     return this.#gauge.providerRatio(this.#model, { estimated, counted });
   }

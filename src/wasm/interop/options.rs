@@ -232,19 +232,23 @@ pub fn archive_options(
         opts.limit_tokens =
             Some(fields::count("limitTokens", v).map_err(|e| SnapError::Options(e.to_string()))?);
     }
-    for (key, slot) in [
-        ("textRatio", &mut opts.text_ratio),
-        ("imageRatio", &mut opts.image_ratio),
-    ] {
-        if let Some(v) = o.get(key).filter(|v| !v.is_null()) {
-            let r = fields::number(key, v).map_err(|e| SnapError::Options(e.to_string()))?;
-            if !(r.is_finite() && r > 0.0) {
-                return Err(SnapError::Options(format!(
-                    "{key} must be a positive number (provider tokens per estimated token)"
-                )));
-            }
-            *slot = r;
+    let ratio = |key: &str| -> Result<Option<f64>, SnapError> {
+        let Some(v) = o.get(key).filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
+        let r = fields::number(key, v).map_err(|e| SnapError::Options(e.to_string()))?;
+        if !(r.is_finite() && r > 0.0) {
+            return Err(SnapError::Options(format!(
+                "{key} must be a positive number (provider tokens per estimated token)"
+            )));
         }
+        Ok(Some(r))
+    };
+    if let Some(r) = ratio("textRatio")? {
+        opts.text_ratio = Some(r);
+    }
+    if let Some(r) = ratio("imageRatio")? {
+        opts.image_ratio = r;
     }
     serialize_options(Some(&Value::Object(o.clone())), &mut opts.serialize)?;
     Ok(opts)

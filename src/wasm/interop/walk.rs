@@ -45,7 +45,8 @@ pub(crate) fn input(json: &str, settings: CompactionSettings) -> Result<WalkInpu
     .filter(|s| *s != Strategy::Off);
     let m = o.get("model").cloned().unwrap_or(json!({}));
     let input_known = m.get("input").is_some_and(|i| !i.is_null());
-    let ratio = number(&o, "providerRatio", WHAT)?.unwrap_or(1.0);
+    // Absent: the host has not measured it.
+    let ratio = number(&o, "providerRatio", WHAT)?;
     let image_ratio = number(&o, "imageRatio", WHAT)?.unwrap_or(1.0);
     let count = |k: &str| -> Result<u64, JsValue> {
         Ok(opt_tokens(number(&o, k, WHAT)?.map(f64::round), k)?.unwrap_or(0))
