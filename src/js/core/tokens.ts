@@ -318,8 +318,11 @@ export class TokenGauge {
     return out;
   }
 
-  /** Provider tokens per token of the core's estimate of text for `model` (the core's rule). */
-  providerRatio(model: GaugeModel, { estimated, counted }: { estimated: number; counted: number }): number {
+  /**
+   * Provider tokens per token of the core's estimate of text for `model` (the core's rule);
+   * undefined until a request with enough text was answered or a `tokenCounter` counts.
+   */
+  providerRatio(model: GaugeModel, { estimated, counted }: { estimated: number; counted: number }): number | undefined {
     return this.#calibration.providerRatio(keyOf(model), estimated, this.counting ? counted : 0);
   }
 
