@@ -71,6 +71,12 @@ impl Tally<'_> {
     }
 }
 
+/// The provider's tokens per token of the core's estimate of text that a host may meet, low
+/// and high: the bounds of the rate a snapcompact commit reads from reported usage when the
+/// host has not measured it (`compaction::snapcompact::ArchiveOptions::text_ratio`), and of
+/// what the Maintainer's calibration learns (`triggers::calibration`).
+pub const TEXT_RATIO_BOUNDS: (f64, f64) = (0.5, 3.0);
+
 /// Estimated tokens of one message (spec: compaction §3.1, the [N] tokenizer rules):
 /// - user/developer, custom, toolResult: string content or non-empty text blocks, +1200 per
 ///   image; a toolResult hidden by `contextOmitted` counts 0;
@@ -82,11 +88,6 @@ impl Tally<'_> {
 ///   reference, which counts them 0; they reach the model as user text, so we count them);
 /// - branchSummary/compactionSummary: the summary, compaction `blocks` text, and 5024 per
 ///   frame image.
-/// The provider's tokens per token of the core's estimate of text that a host may meet, low
-/// and high: the bounds of the rate a snapcompact commit reads from reported usage when the
-/// host has not measured it (`compaction::snapcompact::ArchiveOptions::text_ratio`), and of
-/// what the Maintainer's calibration learns (`triggers::calibration`).
-pub const TEXT_RATIO_BOUNDS: (f64, f64) = (0.5, 3.0);
 
 pub fn estimate_message(
     msg: &AgentMessage,
