@@ -88,7 +88,6 @@ pub const TEXT_RATIO_BOUNDS: (f64, f64) = (0.5, 3.0);
 ///   reference, which counts them 0; they reach the model as user text, so we count them);
 /// - branchSummary/compactionSummary: the summary, compaction `blocks` text, and 5024 per
 ///   frame image.
-
 pub fn estimate_message(
     msg: &AgentMessage,
     counter: &dyn TokenCounter,
