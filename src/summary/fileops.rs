@@ -41,6 +41,15 @@ pub struct FileLists {
 }
 
 impl FileLists {
+    /// Every path of both lists: what the `<files>` block shows (grouped by folder there).
+    pub fn listed(&self) -> rustc_hash::FxHashSet<&str> {
+        self.read_files
+            .iter()
+            .chain(&self.modified_files)
+            .map(String::as_str)
+            .collect()
+    }
+
     /// `{readFiles, modifiedFiles}`, the `details` of a summary entry.
     pub fn to_json(&self) -> serde_json::Value {
         crate::support::json::object(vec![

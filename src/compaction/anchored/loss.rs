@@ -7,7 +7,6 @@ use crate::context::{build_context_with, BuildOptions};
 use crate::error::Result;
 use crate::session::Session;
 use crate::summary::anchors::visible_text;
-use rustc_hash::FxHashSet;
 
 /// What a compaction left the model (issue 38 item 4).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,13 +32,7 @@ pub fn loss_report(session: &Session, plan: &CompactionPlan) -> Result<LossRepor
     let hay = Haystack::new(&text);
     // The `<files>` block shows its paths grouped by folder (spec: compaction §5.10), never
     // whole: a path it lists is in view.
-    let files = &plan.file_lists;
-    let listed: FxHashSet<&str> = files
-        .read_files
-        .iter()
-        .chain(&files.modified_files)
-        .map(String::as_str)
-        .collect();
+    let listed = plan.file_lists.listed();
     let lost = plan
         .anchors
         .index

@@ -66,12 +66,7 @@ pub(crate) fn plan_anchors(
     let hay = Haystack::new(&kept_text);
     // Only the best ranked can reach the block or `details`. The paths of the `<files>`
     // block (spec: compaction §5.10) are written there already.
-    let listed: FxHashSet<&str> = files
-        .read_files
-        .iter()
-        .chain(&files.modified_files)
-        .map(String::as_str)
-        .collect();
+    let listed = files.listed();
     let in_view = index
         .ranked()
         .into_iter()
