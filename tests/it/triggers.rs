@@ -1960,15 +1960,14 @@ fn agent_simulator_snapcompact_with_dear_text_uncalibrated() {
     run(&s).unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// Open finding of the `agent` fuzz target (2026-12-07, after the unmeasured-rate fix; not
-/// fixed): a provider counting text at 1.2x behind an uncalibrated host, a Gemini reader
-/// whose frames the simulated provider bills by their pixels (the core weighs a Gemini frame
-/// at its flat charge). A `length` stop on a 1M window walks to snapcompact, whose archive
-/// is smaller at the rates the commit weighs (the reported one, 1x, 3x) but billed a little
-/// more: "Some(Snapcompact) for Incomplete did not lower the request: 196699 -> 196906".
-/// Run with `--ignored`.
+/// A finding of the `agent` fuzz target (2026-12-07, after the unmeasured-rate fix): a
+/// provider counting text at 1.2x behind an uncalibrated host, a Gemini reader, a `length`
+/// stop on a 1M window that walks to snapcompact: "Some(Snapcompact) for Incomplete did not
+/// lower the request: 196699 -> 196906". The simulated provider billed the Gemini frames by
+/// Anthropic's pixel rule, where Gemini charges an image a flat number of tokens per media
+/// resolution, as the core weighs it (`BillingFamily::Google`): the simulator was wrong, and
+/// now bills each reader's frames the way its provider does.
 #[test]
-#[ignore = "open finding: a snapcompact archive billed 0.1% more (1.2x text, pixel-billed Gemini frames, uncalibrated host)"]
 fn agent_simulator_snapcompact_gemini_pixel_frames_uncalibrated() {
     use ctxfold_testkit::agent::{run, Scenario};
     let s = Scenario {

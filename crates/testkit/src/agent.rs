@@ -64,8 +64,10 @@ pub struct Scenario {
     /// `compaction.remoteEndpoint` is set, and the endpoint is down (every call fails).
     pub dead_remote: bool,
     pub user_turns: usize,
-    /// The provider bills an archive's frames by their pixels (as real providers do: a short
-    /// last frame costs less than a full one), not at the core's flat charge.
+    /// The provider bills an archive's frames by their pixels (as Anthropic and OpenAI do: a
+    /// short last frame costs less than a full one), not at the core's flat charge; a Gemini
+    /// reader's provider charges a flat price per image whatever this says (its media
+    /// resolution).
     pub pixel_frames: bool,
     /// The host does not know the provider's ratio (a new Maintainer, before its first
     /// answered request): the walk weighs text at the core's estimate.
@@ -330,7 +332,11 @@ impl Host {
             // Unreadable sizes bill the flat rate.
             sizes
                 .iter()
-                .map(|s| s.map_or(FRAME_TOKEN_ESTIMATE, |(w, h)| pixel_tokens(w, h)))
+                .map(|s| match *s {
+                    // Gemini bills a flat price per image (its media resolution), not pixels.
+                    Some((w, h)) if self.s.family != 2 => pixel_tokens(w, h),
+                    _ => FRAME_TOKEN_ESTIMATE,
+                })
                 .sum::<u64>()
                 + FRAME_TOKEN_ESTIMATE * (count.saturating_sub(sizes.len() as u64))
         } else {
