@@ -477,11 +477,15 @@ pub fn anchor_block<'a>(
 ) -> Option<(String, Vec<&'a Anchor>)> {
     let preamble = crate::prompts::ANCHORS.trim_end();
     let mut block = format!("{OPEN}\n{preamble}\n");
+    // Where the lines start: the preamble's own words do not count as holding an anchor.
+    let lines_from = block.len();
     let closing = CLOSE.len() as u64;
     let mut held = Vec::new();
     for a in ranked {
         // In view already, or inside a line of the block (a SHA or code within an error line).
-        if seen(&a.text) || memchr::memmem::find(block.as_bytes(), a.text.as_bytes()).is_some() {
+        let in_a_line =
+            memchr::memmem::find(&block.as_bytes()[lines_from..], a.text.as_bytes()).is_some();
+        if seen(&a.text) || in_a_line {
             continue;
         }
         let line = format!("- {}: {}\n", a.kind.as_str(), a.text);
@@ -727,6 +731,17 @@ mod tests {
             ["error[E5402]: reset at 16c43069c43a", "https://x.dev/1"],
             "{block}"
         );
+    }
+
+    #[test]
+    fn a_word_of_the_preamble_still_gets_its_line() {
+        let mut ix = AnchorIndex::new();
+        // The user quoted a word the preamble also uses.
+        ix.add(AnchorKind::Quoted, "exactly", true);
+        let ranked = ix.ranked();
+        let (block, held) = anchor_block(&ranked, |_| false, 1_000).expect("a block");
+        assert_eq!(held.len(), 1, "{block}");
+        assert!(block.contains("- quote: exactly"), "{block}");
     }
 
     #[test]
