@@ -40,6 +40,7 @@ import type {
   UserMessage,
 } from '../core/session.js';
 import {
+  type Carrying,
   extrasOf as extrasOfFormat,
   invalidMessage,
   isObject,
@@ -240,11 +241,6 @@ export type AiSdkModelMessage =
 export type AiSdkModelSystem = string | AiSdkModelSystemMessage | AiSdkModelSystemMessage[];
 
 // ----- what this module is given -----------------------------------------------------------
-
-/** A message or block with what a reader kept under `ctxfold` (common.js). */
-interface Carrying {
-  ctxfold?: unknown;
-}
 
 /** The caller's `model` option (`FormatModel`), not checked: its members are read as given. */
 interface ModelOption {

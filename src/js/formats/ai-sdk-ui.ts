@@ -31,6 +31,7 @@ import type {
   UserMessage,
 } from '../core/session.js';
 import {
+  type Carrying,
   dataUrl,
   extrasOf as extrasOfFormat,
   invalidMessage,
@@ -264,11 +265,6 @@ export type AiSdkUiSystem = AiSdkUiMessage[];
 
 /** An array (of values not checked yet). */
 const isArray = (v: unknown): v is readonly unknown[] => Array.isArray(v);
-
-/** A message or block with what a reader kept under `ctxfold` (common.js). */
-interface Carrying {
-  ctxfold?: unknown;
-}
 
 /** The caller's `model` option (`FormatModel`), not checked: its members are read as given. */
 interface ModelOption {

@@ -41,6 +41,11 @@ export const isObject = isPlainObject as (value: unknown) => value is Loose;
 /** An object of the caller's input whose members are not checked yet. */
 export type Loose = Record<string, unknown>;
 
+/** A message or block with what a reader kept under `ctxfold` (`keepExtras`). */
+export interface Carrying {
+  ctxfold?: unknown;
+}
+
 /**
  * A message a reader produced: an `AgentMessage` as the reader built it, with what it keeps
  * under `ctxfold`; the core checks it before anything is written.

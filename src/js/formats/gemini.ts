@@ -42,6 +42,7 @@ import type {
   UserMessage,
 } from '../core/session.js';
 import {
+  type Carrying,
   extrasOf as extrasOfFormat,
   invalidMessage,
   isBlank,
@@ -202,11 +203,6 @@ const ATTACHED = 'Tool result image:';
 const SEE_IMAGE = '(see attached image)';
 
 const extrasOf = (node: unknown): Loose | undefined => extrasOfFormat(node, name);
-
-/** A message or block with what a reader kept under `ctxfold` (common.js). */
-interface Carrying {
-  ctxfold?: unknown;
-}
 
 /** `keepExtras` of this format; with `mark`, `ctxfold` is set (a bare `{ format }`) even when no member is defined. */
 const keep = <T extends object>(node: T, members: Loose, mark = false): T & Carrying =>
