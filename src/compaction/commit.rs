@@ -20,7 +20,7 @@ use crate::render::SnapError;
 use crate::session::message::{AgentMessage, ContentBlock, Role};
 use crate::session::{CompactionBody, IdSource, NewSession, Session};
 use crate::settings::{FrameStorage, Strategy};
-use crate::summary::anchors::DETAILS_KEY;
+use crate::summary::anchors::{AnchorIndex, DETAILS_KEY};
 use crate::summary::fileops::upsert_file_operations;
 use crate::summary::request::HistoryFeed;
 use crate::summary::serialize::NO_PRIOR_HISTORY;
@@ -827,7 +827,10 @@ pub fn commit_handoff(
                 "modifiedFiles",
                 plan.file_lists.modified_files.clone().into(),
             ),
-            (DETAILS_KEY, plan.anchors.index.details_json()),
+            (
+                DETAILS_KEY,
+                AnchorIndex::details_json_of(&plan.anchors.ranked()),
+            ),
         ]),
     );
     fields.insert("attribution".into(), "agent".into());

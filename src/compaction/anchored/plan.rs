@@ -5,7 +5,7 @@ use super::seen::Haystack;
 use crate::compaction::prepare::Preparation;
 use crate::error::Result;
 use crate::session::{CompactionBody, Session};
-use crate::summary::anchors::{visible_text, AnchorIndex, MAX_CARRIED};
+use crate::summary::anchors::{visible_text, Anchor, AnchorIndex, MAX_CARRIED};
 use crate::summary::fileops::FileLists;
 use rustc_hash::FxHashSet;
 
@@ -18,6 +18,16 @@ pub struct PlanAnchors {
     pub in_view: FxHashSet<String>,
     /// Budget of the block in tokens: `anchorTokens`, at most half the dropped region's.
     pub budget: u64,
+    /// [`AnchorIndex::ranked_order`] of `index`, ranked once for all the plan writes.
+    order: Vec<u32>,
+}
+
+impl PlanAnchors {
+    /// The index's anchors, best first ([`AnchorIndex::ranked`]).
+    pub fn ranked(&self) -> Vec<&Anchor> {
+        let all = self.index.all();
+        self.order.iter().map(|&i| &all[i as usize]).collect()
+    }
 }
 
 /// The plan's anchors: harvested from the dropped region, seeded from the previous
@@ -67,9 +77,11 @@ pub(crate) fn plan_anchors(
     // Only the best ranked can reach the block or `details`. The paths of the `<files>`
     // block (spec: compaction §5.10) are written there already.
     let listed = files.listed();
-    let in_view = index
-        .ranked()
-        .into_iter()
+    let order = index.ranked_order();
+    let all = index.all();
+    let in_view = order
+        .iter()
+        .map(|&i| &all[i as usize])
         .take(4 * MAX_CARRIED)
         .filter(|a| listed.contains(a.text.as_str()) || hay.shows(&a.text))
         .map(|a| a.text.clone())
@@ -77,6 +89,7 @@ pub(crate) fn plan_anchors(
     Ok(PlanAnchors {
         index,
         in_view,
+        order,
         // At most half of what the region weighed: the block never outweighs what it stands
         // in for, so it cannot make a small compaction grow the context.
         budget: budget.min(region / 2),

@@ -4,7 +4,7 @@
 use super::seen::Haystack;
 use crate::archive::Archive;
 use crate::compaction::plan::CompactionPlan;
-use crate::summary::anchors::{anchor_block, upsert_anchor_block, DETAILS_KEY};
+use crate::summary::anchors::{anchor_block, upsert_anchor_block, AnchorIndex, DETAILS_KEY};
 use serde_json::Value;
 
 /// The heading the reading guide ends with (spec: snapcompact §9.4).
@@ -15,7 +15,7 @@ impl CompactionPlan {
     /// anchors the kept region and `text` itself do not show, within `anchorTokens`.
     pub fn with_anchors(&self, text: &str) -> String {
         let a = &self.anchors;
-        let ranked = a.index.ranked();
+        let ranked = a.ranked();
         let hay = Haystack::new(text);
         let block = anchor_block(&ranked, |t| a.in_view.contains(t) || hay.shows(t), a.budget);
         upsert_anchor_block(text, block.as_ref().map(|(b, _)| b.as_str()))
@@ -36,7 +36,7 @@ impl CompactionPlan {
             seen.push('\n');
             seen.push_str(t);
         }
-        let ranked = a.index.ranked();
+        let ranked = a.ranked();
         let hay = Haystack::new(&seen);
         let Some((block, _)) =
             // A margin for how the estimate rounds the block inside the whole message.
@@ -79,7 +79,10 @@ impl CompactionPlan {
         let mut details = self.file_lists.to_json();
         if !self.anchors.index.is_empty() {
             if let Value::Object(o) = &mut details {
-                o.insert(DETAILS_KEY.into(), self.anchors.index.details_json());
+                o.insert(
+                    DETAILS_KEY.into(),
+                    AnchorIndex::details_json_of(&self.anchors.ranked()),
+                );
             }
         }
         details

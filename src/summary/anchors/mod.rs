@@ -238,34 +238,50 @@ impl AnchorIndex {
     /// paths of a directory listing) from filling the block before a single SHA or error
     /// line gets in (`tests/bench/retention.mjs` measures what the block keeps).
     pub fn ranked(&self) -> Vec<&Anchor> {
-        let order = |a: &&Anchor, b: &&Anchor| {
+        self.ranked_order()
+            .into_iter()
+            .map(|i| &self.anchors[i as usize])
+            .collect()
+    }
+
+    /// [`AnchorIndex::ranked`] as positions in the index, for a caller that keeps the order
+    /// while the index does not change (a plan ranks once for all it writes).
+    pub fn ranked_order(&self) -> Vec<u32> {
+        let order = |a: &(u32, &Anchor), b: &(u32, &Anchor)| {
+            let (a, b) = (a.1, b.1);
             (a.count < 2, std::cmp::Reverse(a.last), &a.text).cmp(&(
                 b.count < 2,
                 std::cmp::Reverse(b.last),
                 &b.text,
             ))
         };
-        let mut user: Vec<&Anchor> = self.anchors.iter().filter(|a| a.user).collect();
+        let numbered = self.anchors.iter().enumerate().map(|(i, a)| (i as u32, a));
+        let mut user: Vec<(u32, &Anchor)> = numbered.clone().filter(|(_, a)| a.user).collect();
         user.sort_by(order);
-        let mut queues: Vec<Vec<&Anchor>> = vec![Vec::new(); KIND_TURNS.len()];
-        for a in self.anchors.iter().filter(|a| !a.user) {
+        let mut queues: Vec<Vec<(u32, &Anchor)>> = vec![Vec::new(); KIND_TURNS.len()];
+        for (i, a) in numbered.filter(|(_, a)| !a.user) {
             let k = KIND_TURNS.iter().position(|&k| k == a.kind).unwrap_or(0);
-            queues[k].push(a);
+            queues[k].push((i, a));
         }
         for q in &mut queues {
             // Reversed, so that taking the best is a pop.
             q.sort_by(|a, b| order(b, a));
         }
-        let mut out = user;
+        let mut out: Vec<u32> = user.into_iter().map(|(i, _)| i).collect();
         out.reserve(self.anchors.len() - out.len());
         while out.len() < self.anchors.len() {
             for q in &mut queues {
-                if let Some(a) = q.pop() {
-                    out.push(a);
+                if let Some((i, _)) = q.pop() {
+                    out.push(i);
                 }
             }
         }
         out
+    }
+
+    /// Every anchor, in first-seen order (the positions [`AnchorIndex::ranked_order`] gives).
+    pub fn all(&self) -> &[Anchor] {
+        &self.anchors
     }
 
     /// Anchors harvested from the region itself (not only carried), in first-seen order.
@@ -289,9 +305,14 @@ impl AnchorIndex {
     /// `[{kind, text, user, count}]`, best first, at most [`MAX_CARRIED`]: what a compaction
     /// stores under `details.anchors` for the next one to carry.
     pub fn details_json(&self) -> Value {
+        AnchorIndex::details_json_of(&self.ranked())
+    }
+
+    /// [`AnchorIndex::details_json`] of anchors already ranked.
+    pub fn details_json_of(ranked: &[&Anchor]) -> Value {
         Value::Array(
-            self.ranked()
-                .into_iter()
+            ranked
+                .iter()
                 .take(MAX_CARRIED)
                 .map(|a| {
                     crate::support::json::object(vec![
