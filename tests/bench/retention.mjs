@@ -22,7 +22,9 @@
 //                tool) returns among its first 5 hits, in the session and those it handed off from
 //   anchors      the estimated tokens of the `<anchors>` block in the view (chars / 4)
 // Methods: soft (LLM summary), remote (a local endpoint), snapcompact (frames; vision model),
-// handoff (a new session each time). Deterministic: seeded text and ids.
+// handoff (a new session each time). Deterministic: seeded text and ids. The assistant turns
+// report no usage (zeros): a made-up figure would read as the provider's text rate, and
+// snapcompact's reduction test weighs the archive at that rate.
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -86,7 +88,7 @@ function plant(random, round, now, call) {
       api: MODEL.api,
       provider: MODEL.provider,
       model: MODEL.id,
-      usage: { input: 1000, output: 100, cacheRead: 0, cacheWrite: 0 },
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
       stopReason: 'toolUse',
       timestamp: t,
     },
@@ -133,7 +135,7 @@ function filler(session, text, random, now, round, turns) {
         api: MODEL.api,
         provider: MODEL.provider,
         model: MODEL.id,
-        usage: { input: 1000, output: 100, cacheRead: 0, cacheWrite: 0 },
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
         stopReason: 'toolUse',
         timestamp: now,
       },
