@@ -132,6 +132,9 @@ export async function navigateSession(
       // session_before_tree: cancel, supply the summary, or change instructions and label.
       for (const f of handlers(o.hooks, 'session_before_tree')) {
         const preparation = plan.preparation;
+        // A hook's summary counts only when a summary is wanted (the plan's answer, §7.5 step 4),
+        // read before the hook could change its payload.
+        const wanted = preparation.userWantsSummary;
         const reply = await callHook(f, { preparation, signal }, signal);
         if (reply?.cancel === true) return { cancelled: true };
         const changes = pick(reply ?? {}, ['customInstructions', 'replaceInstructions', 'label']);
@@ -140,7 +143,7 @@ export async function navigateSession(
             ...pick(preparation, ['customInstructions', 'replaceInstructions', 'label']),
             ...changes,
           });
-        if (candidates.length > 0 && answer === undefined) answer = hookSummary(reply);
+        if (wanted && answer === undefined) answer = hookSummary(reply);
       }
       const request = plan.pending[0];
       if (answer === undefined && request !== undefined) {
