@@ -4,80 +4,16 @@
 //! `crate::tokens`'s).
 
 use crate::error::Result;
-use crate::session::message::AgentMessage;
-use crate::session::{
-    CompactionMessageBody, CustomMessageBody, EntryKind, FileCallFacts, FileCalls, ResultFacts,
-    Session,
+use crate::session::entry::{
+    BranchSummaryBody, CompactionMessageBody, CustomMessageBody, EntryKind,
 };
+use crate::session::facts::{
+    clamp_tokens, file_calls_of, FileCall, FileCallFacts, FileCalls, ResultFacts, UNKNOWN_TOKENS,
+};
+use crate::session::message::{AgentMessage, MessageHead};
+use crate::session::model::Session;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-
-/// One `read`/`write`/`edit` tool call of an assistant entry (memoized per entry).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileCall {
-    pub tool: FileTool,
-    /// The call's string `path` argument, as written.
-    pub path: Box<str>,
-    /// The call's id, which its tool result names as `toolCallId`.
-    pub id: Box<str>,
-}
-
-/// The file tools whose calls are memoized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileTool {
-    Read,
-    Write,
-    Edit,
-}
-
-impl FileTool {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FileTool::Read => "read",
-            FileTool::Write => "write",
-            FileTool::Edit => "edit",
-        }
-    }
-}
-
-/// Marks an unknown memoized estimate.
-pub(crate) const UNKNOWN_TOKENS: u32 = u32::MAX;
-
-/// An estimate as the columns store it (saturating below [`UNKNOWN_TOKENS`]).
-pub(crate) fn clamp_tokens(t: u64) -> u32 {
-    t.min(u64::from(UNKNOWN_TOKENS - 1)) as u32
-}
-
-/// Calls `f(tool, path, call id)` for every `read`/`write`/`edit` tool call of an assistant
-/// message with a string `path` that is not hidden by `contextOmitted` (spec: compaction
-/// §5.10 "Extraction").
-pub(crate) fn file_calls_of(m: &AgentMessage, mut f: impl FnMut(FileTool, &str, &str)) {
-    let AgentMessage::Assistant(a) = m else {
-        return;
-    };
-    let crate::session::message::Content::Blocks(blocks) = &a.content else {
-        return;
-    };
-    for b in blocks {
-        if let crate::session::message::ContentBlock::ToolCall {
-            id,
-            name,
-            arguments,
-            context_omitted: false,
-        } = b
-        {
-            let tool = match name.as_str() {
-                "read" => FileTool::Read,
-                "write" => FileTool::Write,
-                "edit" => FileTool::Edit,
-                _ => continue,
-            };
-            if let Some(path) = arguments.get("path").and_then(Value::as_str) {
-                f(tool, path, id);
-            }
-        }
-    }
-}
 
 impl Session {
     fn timestamp_value(&self, index: usize) -> Value {
@@ -113,7 +49,7 @@ impl Session {
                 m
             }
             EntryKind::BranchSummary => {
-                let b: crate::session::BranchSummaryBody = self.body(index)?;
+                let b: BranchSummaryBody = self.body(index)?;
                 let mut m = Map::new();
                 m.insert("role".into(), "branchSummary".into());
                 m.insert("summary".into(), b.summary.into());
@@ -384,5 +320,45 @@ impl Session {
         if let Some(c) = self.file_calls.borrow_mut().get_mut(index) {
             *c = None;
         }
+    }
+
+    /// What building a context reads of a `message` entry's message (see
+    /// [`MessageHead`](crate::session::message::MessageHead)); fails where [`Session::message`] fails.
+    pub fn message_head(&self, index: usize) -> Result<crate::session::message::MessageHead> {
+        if self.entries[index].kind == EntryKind::Message {
+            if let Some(head) = self.recorded_head(index) {
+                return head.map_err(|()| {
+                    self.message(index).err().unwrap_or_else(|| {
+                        self.body_error(
+                            index,
+                            "the message does not have the shape its role requires",
+                        )
+                    })
+                });
+            }
+        }
+        let json = self
+            .message_json(index)
+            .ok_or_else(|| self.body_error(index, "the entry has no message object"))?;
+        crate::session::message::MessageHead::read(&json, self.entries[index].role)
+            .map_err(|e| self.body_error(index, &e.to_string()))
+    }
+
+    /// [`Session::message_head`], kept per entry until its line changes: a context is built
+    /// again on every request, mostly from the same messages.
+    pub fn message_head_shared(&self, index: usize) -> Result<std::rc::Rc<MessageHead>> {
+        let stamp = self.line_stamp(index);
+        if let Some(Some((s, head))) = self.heads.borrow().get(index) {
+            if *s == stamp {
+                return Ok(head.clone());
+            }
+        }
+        let head = std::rc::Rc::new(self.message_head(index)?);
+        let mut heads = self.heads.borrow_mut();
+        if heads.len() <= index {
+            heads.resize(index + 1, None);
+        }
+        heads[index] = Some((stamp, head.clone()));
+        Ok(head)
     }
 }
