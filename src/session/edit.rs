@@ -4,7 +4,7 @@
 
 use crate::error::Result;
 use crate::session::entry::EntryKind;
-use crate::session::facts::MessageFacts;
+use crate::session::facts::{MessageFacts, PrunedLine, Span, KNOWN};
 use crate::session::lines::{LineKind, LineText};
 use crate::session::message::Role;
 use crate::session::model::Session;
@@ -148,5 +148,21 @@ impl Session {
     ) -> Result<()> {
         let value = js::stringify(value);
         self.edit_entry(index, |t| edit::set_member(t, path, key, &value))
+    }
+
+    /// Replaces the lines a prune rewrote. A line with recorded facts gets them from the old
+    /// ones and the edit — one text block holding the notice, `prunedAt` a number, the other
+    /// members moved — exactly as a scan of the new line would record them (debug builds check);
+    /// other lines are scanned.
+    pub(crate) fn rewrite_pruned(&mut self, edits: Vec<(usize, PrunedLine)>) {
+        for (index, p) in edits {
+            let line = self.entries[index].line as usize;
+            let flags = self.fact_flags(index);
+            let known = (flags & KNOWN != 0).then(|| {
+                let old = self.fact_spans(index).map_or([Span::NONE; 4], |s| s.0);
+                (p.message.clone(), p.facts(flags, old))
+            });
+            self.rewrite_known(line, p.text, known);
+        }
     }
 }

@@ -8,12 +8,14 @@ use crate::session::entry::{
     BranchSummaryBody, CompactionMessageBody, CustomMessageBody, EntryKind,
 };
 use crate::session::facts::{
-    clamp_tokens, file_calls_of, FileCall, FileCallFacts, FileCalls, ResultFacts, UNKNOWN_TOKENS,
+    clamp_tokens, file_calls_of, FactsSnapshot, FileCall, FileCallFacts, FileCalls, ResultFacts,
+    FAILED, KNOWN, PARSE_FAILS, PRUNED, UNKNOWN_TOKENS,
 };
-use crate::session::message::{AgentMessage, MessageHead};
+use crate::session::message::{truthy, AgentMessage, MessageHead, Role};
 use crate::session::model::Session;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::ops::Range;
 
 impl Session {
     fn timestamp_value(&self, index: usize) -> Value {
@@ -360,5 +362,125 @@ impl Session {
         }
         heads[index] = Some((stamp, head.clone()));
         Ok(head)
+    }
+
+    /// Whether a tool result entry was pruned (`None`: not a readable tool result), from the
+    /// recorded flags when there are facts.
+    pub fn tool_result_pruned(&self, index: usize) -> Option<bool> {
+        let flags = self.fact_flags(index);
+        if flags & KNOWN == 0 {
+            return self.result_facts(index).map(|f| f.pruned);
+        }
+        let e = &self.entries[index];
+        (flags & PARSE_FAILS == 0
+            && e.role == Some(Role::ToolResult)
+            && e.kind == EntryKind::Message)
+            .then_some(flags & PRUNED != 0)
+    }
+
+    /// Where the `content` and `prunedAt` values of a tool result entry are in its line
+    /// (each `None` when absent), from the recorded facts: the edit of a prune needs no scan
+    /// of the line. `None` without facts.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn pruning_spans(
+        &self,
+        index: usize,
+    ) -> Option<(Option<Range<usize>>, Option<Range<usize>>)> {
+        if self.tool_result_pruned(index).is_none() || !self.has_facts(index) {
+            return None;
+        }
+        match self.fact_spans(index) {
+            Some(s) => Some((s.0[2].get(), s.0[3].get())),
+            None => Some((None, None)),
+        }
+    }
+
+    /// The entry's facts from the load pass (`None` without them).
+    pub fn recorded_facts(&self, index: usize) -> Option<FactsSnapshot> {
+        if !self.has_facts(index) {
+            return None;
+        }
+        let usage = self.recorded_usage(index).flatten();
+        Some(FactsSnapshot {
+            tokens: self.entry_tokens_memo(index, false)?,
+            tokens_excluding: self.entry_tokens_memo(index, true)?,
+            head: self.recorded_head(index)?,
+            result: self.recorded_result(index).map(|r| {
+                (
+                    r.tool_call_id.into_owned(),
+                    r.tool_name.into_owned(),
+                    r.is_error,
+                    r.useless,
+                    r.pruned,
+                    r.context_omitted,
+                )
+            }),
+            file_calls: self
+                .recorded_file_calls(index)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| (c.tool, c.path.into_owned(), c.id.into_owned()))
+                .collect(),
+            failed: self.fact_flags(index) & FAILED != 0,
+            usage,
+        })
+    }
+
+    /// The same facts computed by parsing the message, as before the load pass recorded
+    /// them (the reference the property tests compare [`Session::recorded_facts`] with).
+    /// `estimate` is the token estimator (`crate::tokens` sits above this layer).
+    pub fn parsed_facts(
+        &self,
+        index: usize,
+        estimate: impl Fn(&crate::session::message::AgentMessage, bool) -> u64,
+    ) -> FactsSnapshot {
+        use crate::session::message::AgentMessage;
+        let parsed = self.entry_message(index);
+        let (tokens, tokens_excluding) = match &parsed {
+            Ok(Some(m)) => (estimate(m, false), estimate(m, true)),
+            _ => (0, 0),
+        };
+        let head = crate::session::message::MessageHead::read(
+            &self.message_json(index).unwrap_or_default(),
+            self.entries[index].role,
+        )
+        .map_err(|_| ());
+        let (result, file_calls, usage, failed) = match &parsed {
+            Ok(Some(AgentMessage::ToolResult(r))) => (
+                Some((
+                    r.tool_call_id.clone(),
+                    r.tool_name.clone(),
+                    r.is_error,
+                    r.useless,
+                    r.pruned_at.is_some(),
+                    truthy(r.context_omitted.as_ref()),
+                )),
+                Vec::new(),
+                None,
+                false,
+            ),
+            Ok(Some(m @ AgentMessage::Assistant(a))) => {
+                let mut calls = Vec::new();
+                crate::session::facts::file_calls_of(m, |tool, path, id| {
+                    calls.push((tool, path.to_string(), id.to_string()))
+                });
+                (
+                    None,
+                    calls,
+                    a.usage.clone().filter(|_| !a.failed()),
+                    a.failed(),
+                )
+            }
+            _ => (None, Vec::new(), None, false),
+        };
+        FactsSnapshot {
+            tokens,
+            tokens_excluding,
+            head,
+            result,
+            file_calls,
+            usage,
+            failed,
+        }
     }
 }

@@ -6,17 +6,18 @@
 //! (`json::edit`) so that their unknown fields and field order survive too. Malformed lines
 //! are kept verbatim and reported with their line numbers.
 //!
-//! This file only declares the modules and re-exports their faces. They depend one way:
+//! This file only declares the modules and re-exports their faces. They depend one way, and
+//! so do the methods the upper files add to [`Session`]:
 //!
 //! - below [`Session`], never naming it: `message`, `entry` (entry kinds and bodies), `ids`,
 //!   `validate`, `preserve`, `lines` (what a line is, the header, load warnings), `facts`
 //!   (what the load pass records of a message, and the file calls), `skim` (the index scan
 //!   of a line), `state` (the [`PathState`] type);
 //! - `model`: the [`Session`] struct and the readers everything else builds on;
-//! - above it, each adding its own `impl Session`: `tree` (paths, the leaf), `recorded`
-//!   (reading the facts), `messages` (the message an entry carries, estimates, file calls),
-//!   `path_state` (folding a path into its state), `edit` (rewriting lines), `append`,
-//!   `migrate`, `load`, `batch`.
+//! - above it, each adding its own `impl Session` and calling only the files before it:
+//!   `tree` (paths, the leaf), `recorded` (reading the facts), `messages` (the message an
+//!   entry carries, estimates, file calls, tool results), `path_state` (folding a path into
+//!   its state), `edit` (rewriting lines), `append`, then `migrate`, `load` and `batch`.
 
 pub mod message;
 

@@ -60,7 +60,7 @@ pub struct Session {
     /// The last path asked for (`path_shared`), moved to each new leaf by what changed:
     /// parents never change after loading, so it stays valid.
     pub(super) last_path: RefCell<Option<PathCache>>,
-    /// The state of the last path asked about (`state`), with the edit generation it is of.
+    /// The state of the last path asked about (`path_state`), with the edit generation it is of.
     pub(super) path_state: RefCell<Option<(usize, u64, PathState)>>,
     /// Texts derived from entries, with the caller's keys (`derived_text`): the context's
     /// message of the active compaction, rebuilt on every request otherwise.
@@ -83,7 +83,7 @@ pub struct Session {
 
 /// The path to the last leaf asked about (`Session::path_shared`, tree.rs).
 #[derive(Debug, Default)]
-pub(crate) struct PathCache {
+pub(super) struct PathCache {
     pub(super) leaf: Option<usize>,
     /// Root first.
     pub(super) path: Rc<Vec<usize>>,

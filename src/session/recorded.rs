@@ -3,18 +3,15 @@
 //! `None` where no facts were recorded; the callers then parse the message (`messages.rs`).
 
 use crate::session::entry::EntryKind;
-use crate::session::facts::{
-    CallFacts, FactsSnapshot, FileCallFacts, FileTool, PrunedLine, ResultFacts, Span,
-};
+use crate::session::facts::{CallFacts, FileCallFacts, FileTool, ResultFacts, Span};
 use crate::session::facts::{
     EMPTY_ERROR, FAILED, HAS_USAGE, IS_ERROR, KNOWN, NO_BLOCKS, OMITTED, PARSE_FAILS, PRUNED,
     RETRY, USELESS,
 };
-use crate::session::message::{truthy, MessageHead, Role, StopReason, Usage};
+use crate::session::message::{MessageHead, Role, StopReason, Usage};
 use crate::session::model::Session;
 use crate::support::json::scan::decode_string_value;
 use std::borrow::Cow;
-use std::ops::Range;
 
 impl Session {
     /// The recorded flags of an entry (0 without facts).
@@ -27,7 +24,7 @@ impl Session {
         self.fact_flags(index) & KNOWN != 0
     }
 
-    fn fact_spans(&self, index: usize) -> Option<&([Span; 4], u32, u32)> {
+    pub(super) fn fact_spans(&self, index: usize) -> Option<&([Span; 4], u32, u32)> {
         self.facts.spans_of(index)
     }
 
@@ -41,53 +38,6 @@ impl Session {
     fn span_str(&self, index: usize, which: usize) -> Option<Cow<'_, str>> {
         let spans = self.fact_spans(index)?;
         decode_string_value(self.span_bytes(index, spans.0[which])?)
-    }
-
-    /// Whether a tool result entry was pruned (`None`: not a readable tool result), from the
-    /// recorded flags when there are facts.
-    pub fn tool_result_pruned(&self, index: usize) -> Option<bool> {
-        let flags = self.fact_flags(index);
-        if flags & KNOWN == 0 {
-            return self.result_facts(index).map(|f| f.pruned);
-        }
-        let e = &self.entries[index];
-        (flags & PARSE_FAILS == 0
-            && e.role == Some(Role::ToolResult)
-            && e.kind == EntryKind::Message)
-            .then_some(flags & PRUNED != 0)
-    }
-
-    /// Where the `content` and `prunedAt` values of a tool result entry are in its line
-    /// (each `None` when absent), from the recorded facts: the edit of a prune needs no scan
-    /// of the line. `None` without facts.
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn pruning_spans(
-        &self,
-        index: usize,
-    ) -> Option<(Option<Range<usize>>, Option<Range<usize>>)> {
-        if self.tool_result_pruned(index).is_none() || !self.has_facts(index) {
-            return None;
-        }
-        match self.fact_spans(index) {
-            Some(s) => Some((s.0[2].get(), s.0[3].get())),
-            None => Some((None, None)),
-        }
-    }
-
-    /// Replaces the lines a prune rewrote. A line with recorded facts gets them from the old
-    /// ones and the edit — one text block holding the notice, `prunedAt` a number, the other
-    /// members moved — exactly as a scan of the new line would record them (debug builds check);
-    /// other lines are scanned.
-    pub(crate) fn rewrite_pruned(&mut self, edits: Vec<(usize, PrunedLine)>) {
-        for (index, p) in edits {
-            let line = self.entries[index].line as usize;
-            let flags = self.fact_flags(index);
-            let known = (flags & KNOWN != 0).then(|| {
-                let old = self.fact_spans(index).map_or([Span::NONE; 4], |s| s.0);
-                (p.message.clone(), p.facts(flags, old))
-            });
-            self.rewrite_known(line, p.text, known);
-        }
     }
 
     /// Tool result facts from the recorded columns (`None` without facts, or when the entry
@@ -241,94 +191,5 @@ impl Session {
                 .ok()
                 .map(|o| Usage::read(&o)),
         )
-    }
-
-    /// The entry's facts from the load pass (`None` without them).
-    pub fn recorded_facts(&self, index: usize) -> Option<FactsSnapshot> {
-        if !self.has_facts(index) {
-            return None;
-        }
-        let usage = self.recorded_usage(index).flatten();
-        Some(FactsSnapshot {
-            tokens: self.entry_tokens_memo(index, false)?,
-            tokens_excluding: self.entry_tokens_memo(index, true)?,
-            head: self.recorded_head(index)?,
-            result: self.recorded_result(index).map(|r| {
-                (
-                    r.tool_call_id.into_owned(),
-                    r.tool_name.into_owned(),
-                    r.is_error,
-                    r.useless,
-                    r.pruned,
-                    r.context_omitted,
-                )
-            }),
-            file_calls: self
-                .recorded_file_calls(index)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|c| (c.tool, c.path.into_owned(), c.id.into_owned()))
-                .collect(),
-            failed: self.fact_flags(index) & FAILED != 0,
-            usage,
-        })
-    }
-
-    /// The same facts computed by parsing the message, as before the load pass recorded
-    /// them (the reference the property tests compare [`Session::recorded_facts`] with).
-    /// `estimate` is the token estimator (`crate::tokens` sits above this layer).
-    pub fn parsed_facts(
-        &self,
-        index: usize,
-        estimate: impl Fn(&crate::session::message::AgentMessage, bool) -> u64,
-    ) -> FactsSnapshot {
-        use crate::session::message::AgentMessage;
-        let parsed = self.entry_message(index);
-        let (tokens, tokens_excluding) = match &parsed {
-            Ok(Some(m)) => (estimate(m, false), estimate(m, true)),
-            _ => (0, 0),
-        };
-        let head = crate::session::message::MessageHead::read(
-            &self.message_json(index).unwrap_or_default(),
-            self.entries[index].role,
-        )
-        .map_err(|_| ());
-        let (result, file_calls, usage, failed) = match &parsed {
-            Ok(Some(AgentMessage::ToolResult(r))) => (
-                Some((
-                    r.tool_call_id.clone(),
-                    r.tool_name.clone(),
-                    r.is_error,
-                    r.useless,
-                    r.pruned_at.is_some(),
-                    truthy(r.context_omitted.as_ref()),
-                )),
-                Vec::new(),
-                None,
-                false,
-            ),
-            Ok(Some(m @ AgentMessage::Assistant(a))) => {
-                let mut calls = Vec::new();
-                crate::session::facts::file_calls_of(m, |tool, path, id| {
-                    calls.push((tool, path.to_string(), id.to_string()))
-                });
-                (
-                    None,
-                    calls,
-                    a.usage.clone().filter(|_| !a.failed()),
-                    a.failed(),
-                )
-            }
-            _ => (None, Vec::new(), None, false),
-        };
-        FactsSnapshot {
-            tokens,
-            tokens_excluding,
-            head,
-            result,
-            file_calls,
-            usage,
-            failed,
-        }
     }
 }
