@@ -7,7 +7,8 @@
 //! newline), and each message's text is written into its entry line as it came: a history of
 //! megabytes is checked in place (`validate_message_text`), never parsed into values.
 
-use super::{entry_line, header_text, ids, load, validate, LoadOptions, NewSession, Session};
+use super::lines::header_text;
+use super::{entry_line, ids, load, validate, LoadOptions, NewSession, Session};
 use crate::error::Error;
 use crate::support::json::js;
 use crate::support::time::format_iso;

@@ -14,11 +14,13 @@
 //! string spans (offsets within the entry's line, decoded when asked for); per tool call one
 //! record. The token estimates go to the session's estimate columns.
 
-use crate::session::message::{truthy, MessageHead, Role, StopReason, Usage};
-use crate::session::{EntryKind, FileTool, Session};
+use crate::session::message::{
+    truthy, AgentMessage, Content, ContentBlock, MessageHead, Role, Usage,
+};
 use crate::support::json::scan::{
     decode_escape, decode_string_value, key_is, skip_number, Scanner, StrCount, SyntaxError,
 };
+use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -105,8 +107,8 @@ pub(crate) const CALL_OMITTED: u16 = 1 << 13;
 /// call with a string `path` argument that is not hidden, the tool and the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CallFacts {
-    id: Span,
-    path: Span,
+    pub(super) id: Span,
+    pub(super) path: Span,
     /// 0: not a file call; else `FileTool` as 1 + its order.
     tool: u8,
 }
@@ -117,7 +119,7 @@ impl CallFacts {
         self.path.shift(by);
     }
 
-    fn file_tool(self) -> Option<FileTool> {
+    pub(super) fn file_tool(self) -> Option<FileTool> {
         match self.tool {
             1 => Some(FileTool::Read),
             2 => Some(FileTool::Write),
@@ -830,6 +832,17 @@ pub(crate) struct FactColumns {
 }
 
 impl FactColumns {
+    /// The flags of entry `index` (0 without facts).
+    pub fn flags_of(&self, index: usize) -> u16 {
+        self.flags.get(index).copied().unwrap_or(0)
+    }
+
+    /// The four spans and the tool-call range of entry `index`, when it has any.
+    pub fn spans_of(&self, index: usize) -> Option<&([Span; 4], u32, u32)> {
+        let at = *self.at.get(index)?;
+        self.spans.get(at as usize)
+    }
+
     pub fn with_capacity(n: usize) -> FactColumns {
         FactColumns {
             flags: Vec::with_capacity(n),
@@ -878,6 +891,43 @@ pub(crate) struct PrunedLine {
     pub notice_len: usize,
 }
 
+impl PrunedLine {
+    /// The facts of the new line, from the `flags` and `old` spans recorded of the line it
+    /// replaces and the edit: one text block holding the notice, `prunedAt` a number, the
+    /// other members moved — exactly as a scan of the new line would record them.
+    pub fn facts(&self, flags: u16, old: [Span; 4]) -> MessageFacts {
+        let moved = |s: Span| match s.get() {
+            None => s,
+            Some(r) => {
+                let by = self
+                    .moves
+                    .iter()
+                    .rev()
+                    .find(|m| m.0 <= r.start)
+                    .map_or(0, |m| m.1);
+                Span::of(Some(
+                    r.start.wrapping_add_signed(by)..r.end.wrapping_add_signed(by),
+                ))
+            }
+        };
+        let tokens = if flags & OMITTED != 0 {
+            0
+        } else {
+            tok(self.notice_len)
+        };
+        MessageFacts {
+            tokens,
+            tokens_excluding: tokens,
+            flags: flags & (KNOWN | ATTRIBUTED | IS_ERROR | USELESS | OMITTED) | PRUNED,
+            a: moved(old[0]),
+            b: moved(old[1]),
+            c: Span::of(Some(self.content.clone())),
+            d: Span::of(Some(self.pruned_at.clone())),
+            calls: 0..0,
+        }
+    }
+}
+
 /// The facts of a tool result entry that pruning reads (spec: compaction §6.3–§6.6), with
 /// its strings borrowed from the line where they need no decoding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -912,349 +962,72 @@ pub struct FactsSnapshot {
     pub failed: bool,
 }
 
-impl Session {
-    /// The recorded flags of an entry (0 without facts).
-    pub(crate) fn fact_flags(&self, index: usize) -> u16 {
-        self.facts.flags.get(index).copied().unwrap_or(0)
-    }
+/// One `read`/`write`/`edit` tool call of an assistant entry (memoized per entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileCall {
+    pub tool: FileTool,
+    /// The call's string `path` argument, as written.
+    pub path: Box<str>,
+    /// The call's id, which its tool result names as `toolCallId`.
+    pub id: Box<str>,
+}
 
-    /// True when the load pass (or the last edit) recorded the entry's facts.
-    pub fn has_facts(&self, index: usize) -> bool {
-        self.fact_flags(index) & KNOWN != 0
-    }
+/// The file tools whose calls are memoized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileTool {
+    Read,
+    Write,
+    Edit,
+}
 
-    fn fact_spans(&self, index: usize) -> Option<&([Span; 4], u32, u32)> {
-        let at = *self.facts.at.get(index)?;
-        self.facts.spans.get(at as usize)
-    }
-
-    /// The raw bytes of a recorded span of an entry's line.
-    fn span_bytes(&self, index: usize, span: Span) -> Option<&[u8]> {
-        let r = span.get()?;
-        self.line_bytes(self.entries[index].line as usize).get(r)
-    }
-
-    /// A recorded string span decoded (`None` when absent or not decodable).
-    fn span_str(&self, index: usize, which: usize) -> Option<Cow<'_, str>> {
-        let spans = self.fact_spans(index)?;
-        decode_string_value(self.span_bytes(index, spans.0[which])?)
-    }
-
-    /// Whether a tool result entry was pruned (`None`: not a readable tool result), from the
-    /// recorded flags when there are facts.
-    pub fn tool_result_pruned(&self, index: usize) -> Option<bool> {
-        let flags = self.fact_flags(index);
-        if flags & KNOWN == 0 {
-            return self.result_facts(index).map(|f| f.pruned);
-        }
-        let e = &self.entries[index];
-        (flags & PARSE_FAILS == 0
-            && e.role == Some(Role::ToolResult)
-            && e.kind == EntryKind::Message)
-            .then_some(flags & PRUNED != 0)
-    }
-
-    /// Where the `content` and `prunedAt` values of a tool result entry are in its line
-    /// (each `None` when absent), from the recorded facts: the edit of a prune needs no scan
-    /// of the line. `None` without facts.
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn pruning_spans(
-        &self,
-        index: usize,
-    ) -> Option<(Option<Range<usize>>, Option<Range<usize>>)> {
-        if self.tool_result_pruned(index).is_none() || !self.has_facts(index) {
-            return None;
-        }
-        match self.fact_spans(index) {
-            Some(s) => Some((s.0[2].get(), s.0[3].get())),
-            None => Some((None, None)),
-        }
-    }
-
-    /// Replaces the lines a prune rewrote. A line with recorded facts gets them from the old
-    /// ones and the edit — one text block holding the notice, `prunedAt` a number, the other
-    /// members moved — exactly as a scan of the new line would record them (debug builds check);
-    /// other lines are scanned.
-    pub(crate) fn rewrite_pruned(&mut self, edits: Vec<(usize, PrunedLine)>) {
-        for (index, p) in edits {
-            let line = self.entries[index].line as usize;
-            let flags = self.fact_flags(index);
-            let known = (flags & KNOWN != 0).then(|| {
-                let old = self.fact_spans(index).map_or([Span::NONE; 4], |s| s.0);
-                let moved = |s: Span| match s.get() {
-                    None => s,
-                    Some(r) => {
-                        let by = p
-                            .moves
-                            .iter()
-                            .rev()
-                            .find(|m| m.0 <= r.start)
-                            .map_or(0, |m| m.1);
-                        Span::of(Some(
-                            r.start.wrapping_add_signed(by)..r.end.wrapping_add_signed(by),
-                        ))
-                    }
-                };
-                let tokens = if flags & OMITTED != 0 {
-                    0
-                } else {
-                    tok(p.notice_len)
-                };
-                let facts = MessageFacts {
-                    tokens,
-                    tokens_excluding: tokens,
-                    flags: flags & (KNOWN | ATTRIBUTED | IS_ERROR | USELESS | OMITTED) | PRUNED,
-                    a: moved(old[0]),
-                    b: moved(old[1]),
-                    c: Span::of(Some(p.content.clone())),
-                    d: Span::of(Some(p.pruned_at.clone())),
-                    calls: 0..0,
-                };
-                (p.message.clone(), facts)
-            });
-            self.rewrite_known(line, p.text, known);
-        }
-    }
-
-    /// Tool result facts from the recorded columns (`None` without facts, or when the entry
-    /// is not a readable tool result).
-    pub(crate) fn recorded_result(&self, index: usize) -> Option<ResultFacts<'_>> {
-        let flags = self.fact_flags(index);
-        let e = &self.entries[index];
-        if flags & KNOWN == 0
-            || flags & PARSE_FAILS != 0
-            || e.role != Some(Role::ToolResult)
-            || e.kind != EntryKind::Message
-        {
-            return None;
-        }
-        Some(ResultFacts {
-            tool_call_id: self.span_str(index, 0).unwrap_or_default(),
-            tool_name: self.span_str(index, 1).unwrap_or_default(),
-            is_error: flags & IS_ERROR != 0,
-            useless: flags & USELESS != 0,
-            pruned: flags & PRUNED != 0,
-            context_omitted: flags & OMITTED != 0,
-        })
-    }
-
-    /// The recorded tool-call blocks of an assistant entry.
-    fn recorded_calls(&self, index: usize) -> &[CallFacts] {
-        match self.fact_spans(index) {
-            Some(&(_, from, to)) => self
-                .facts
-                .calls
-                .get(from as usize..to as usize)
-                .unwrap_or(&[]),
-            None => &[],
-        }
-    }
-
-    /// False when the recorded facts of an assistant entry show no `read` call: pruning then
-    /// need not look at its calls. True without facts.
-    pub fn may_have_read_call(&self, index: usize) -> bool {
-        let flags = self.fact_flags(index);
-        if flags & KNOWN == 0 {
-            return true;
-        }
-        flags & PARSE_FAILS == 0
-            && self
-                .recorded_calls(index)
-                .iter()
-                .any(|c| c.file_tool() == Some(FileTool::Read))
-    }
-
-    /// The recorded file calls of an assistant entry (`None` without facts).
-    pub(crate) fn recorded_file_calls(&self, index: usize) -> Option<Vec<FileCallFacts<'_>>> {
-        let flags = self.fact_flags(index);
-        if flags & KNOWN == 0 || self.entries[index].role != Some(Role::Assistant) {
-            return None;
-        }
-        if flags & PARSE_FAILS != 0 {
-            return Some(Vec::new());
-        }
-        let line = self.line_bytes(self.entries[index].line as usize);
-        Some(
-            self.recorded_calls(index)
-                .iter()
-                .filter_map(|c| {
-                    let tool = c.file_tool()?;
-                    let path = decode_string_value(line.get(c.path.get()?)?)?;
-                    let id =
-                        c.id.get()
-                            .and_then(|r| decode_string_value(line.get(r)?))
-                            .unwrap_or_default();
-                    Some(FileCallFacts { tool, path, id })
-                })
-                .collect(),
-        )
-    }
-
-    /// The head of a `message` entry from its recorded facts: `None` without facts,
-    /// `Some(Err)` where parsing the message fails.
-    pub(crate) fn recorded_head(&self, index: usize) -> Option<Result<MessageHead, ()>> {
-        let flags = self.fact_flags(index);
-        if flags & KNOWN == 0 {
-            return None;
-        }
-        if flags & PARSE_FAILS != 0 {
-            return Some(Err(()));
-        }
-        let role = self.entries[index].role.unwrap_or(Role::Other);
-        let mut head = MessageHead::new(role);
-        match role {
-            Role::Assistant => {
-                let line = self.line_bytes(self.entries[index].line as usize);
-                head.tool_call_ids = self
-                    .recorded_calls(index)
-                    .iter()
-                    .map(|c| {
-                        c.id.get()
-                            .and_then(|r| decode_string_value(line.get(r)?))
-                            .map(Cow::into_owned)
-                            .unwrap_or_default()
-                    })
-                    .collect();
-                head.stop_reason = self.span_str(index, 3).map(|s| StopReason::parse(&s));
-                head.provider = self.span_str(index, 0).map(Cow::into_owned);
-                head.model = self.span_str(index, 1).map(Cow::into_owned);
-                head.retry_recovery = flags & RETRY != 0;
-                head.has_usage = flags & HAS_USAGE != 0;
-                head.no_blocks = flags & NO_BLOCKS != 0;
-                head.empty_error_turn = flags & EMPTY_ERROR != 0;
-            }
-            Role::ToolResult => {
-                head.tool_call_ids = vec![self.span_str(index, 0).unwrap_or_default().into_owned()]
-            }
-            Role::Custom | Role::HookMessage => {
-                head.custom_type = Some(self.span_str(index, 0).unwrap_or_default().into_owned())
-            }
-            _ => {}
-        }
-        Some(Ok(head))
-    }
-
-    /// The provider and model of an assistant entry, from its facts when recorded.
-    pub(crate) fn assistant_model(&self, index: usize) -> Option<(String, String)> {
-        if self.has_facts(index) {
-            if self.fact_flags(index) & PARSE_FAILS != 0 {
-                return None;
-            }
-            return Some((
-                self.span_str(index, 0)?.into_owned(),
-                self.span_str(index, 1)?.into_owned(),
-            ));
-        }
-        match self.message(index) {
-            Ok(crate::session::message::AgentMessage::Assistant(a)) => a.provider.zip(a.model),
-            _ => None,
-        }
-    }
-
-    /// The usage of an assistant entry that did not fail, from its facts: `None` without
-    /// facts; `Some(None)` when it failed or has no usage.
-    pub(crate) fn recorded_usage(&self, index: usize) -> Option<Option<Usage>> {
-        let flags = self.fact_flags(index);
-        if flags & KNOWN == 0 {
-            return None;
-        }
-        if flags & (PARSE_FAILS | FAILED) != 0 || flags & HAS_USAGE == 0 {
-            return Some(None);
-        }
-        let raw = self.span_bytes(index, self.fact_spans(index)?.0[2])?;
-        Some(
-            crate::support::json::view::Obj::parse(raw)
-                .ok()
-                .map(|o| Usage::read(&o)),
-        )
-    }
-
-    /// The entry's facts from the load pass (`None` without them).
-    pub fn recorded_facts(&self, index: usize) -> Option<FactsSnapshot> {
-        if !self.has_facts(index) {
-            return None;
-        }
-        let usage = self.recorded_usage(index).flatten();
-        Some(FactsSnapshot {
-            tokens: self.entry_tokens_memo(index, false)?,
-            tokens_excluding: self.entry_tokens_memo(index, true)?,
-            head: self.recorded_head(index)?,
-            result: self.recorded_result(index).map(|r| {
-                (
-                    r.tool_call_id.into_owned(),
-                    r.tool_name.into_owned(),
-                    r.is_error,
-                    r.useless,
-                    r.pruned,
-                    r.context_omitted,
-                )
-            }),
-            file_calls: self
-                .recorded_file_calls(index)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|c| (c.tool, c.path.into_owned(), c.id.into_owned()))
-                .collect(),
-            failed: self.fact_flags(index) & FAILED != 0,
-            usage,
-        })
-    }
-
-    /// The same facts computed by parsing the message, as before the load pass recorded
-    /// them (the reference the property tests compare [`Session::recorded_facts`] with).
-    /// `estimate` is the token estimator (`crate::tokens` sits above this layer).
-    pub fn parsed_facts(
-        &self,
-        index: usize,
-        estimate: impl Fn(&crate::session::message::AgentMessage, bool) -> u64,
-    ) -> FactsSnapshot {
-        use crate::session::message::AgentMessage;
-        let parsed = self.entry_message(index);
-        let (tokens, tokens_excluding) = match &parsed {
-            Ok(Some(m)) => (estimate(m, false), estimate(m, true)),
-            _ => (0, 0),
-        };
-        let head = crate::session::message::MessageHead::read(
-            &self.message_json(index).unwrap_or_default(),
-            self.entries[index].role,
-        )
-        .map_err(|_| ());
-        let (result, file_calls, usage, failed) = match &parsed {
-            Ok(Some(AgentMessage::ToolResult(r))) => (
-                Some((
-                    r.tool_call_id.clone(),
-                    r.tool_name.clone(),
-                    r.is_error,
-                    r.useless,
-                    r.pruned_at.is_some(),
-                    truthy(r.context_omitted.as_ref()),
-                )),
-                Vec::new(),
-                None,
-                false,
-            ),
-            Ok(Some(m @ AgentMessage::Assistant(a))) => {
-                let mut calls = Vec::new();
-                crate::session::messages::file_calls_of(m, |tool, path, id| {
-                    calls.push((tool, path.to_string(), id.to_string()))
-                });
-                (
-                    None,
-                    calls,
-                    a.usage.clone().filter(|_| !a.failed()),
-                    a.failed(),
-                )
-            }
-            _ => (None, Vec::new(), None, false),
-        };
-        FactsSnapshot {
-            tokens,
-            tokens_excluding,
-            head,
-            result,
-            file_calls,
-            usage,
-            failed,
+impl FileTool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileTool::Read => "read",
+            FileTool::Write => "write",
+            FileTool::Edit => "edit",
         }
     }
 }
+
+/// Marks an unknown memoized estimate.
+pub(crate) const UNKNOWN_TOKENS: u32 = u32::MAX;
+
+/// An estimate as the columns store it (saturating below [`UNKNOWN_TOKENS`]).
+pub(crate) fn clamp_tokens(t: u64) -> u32 {
+    t.min(u64::from(UNKNOWN_TOKENS - 1)) as u32
+}
+
+/// Calls `f(tool, path, call id)` for every `read`/`write`/`edit` tool call of an assistant
+/// message with a string `path` that is not hidden by `contextOmitted` (spec: compaction
+/// §5.10 "Extraction").
+pub(crate) fn file_calls_of(m: &AgentMessage, mut f: impl FnMut(FileTool, &str, &str)) {
+    let AgentMessage::Assistant(a) = m else {
+        return;
+    };
+    let Content::Blocks(blocks) = &a.content else {
+        return;
+    };
+    for b in blocks {
+        if let ContentBlock::ToolCall {
+            id,
+            name,
+            arguments,
+            context_omitted: false,
+        } = b
+        {
+            let tool = match name.as_str() {
+                "read" => FileTool::Read,
+                "write" => FileTool::Write,
+                "edit" => FileTool::Edit,
+                _ => continue,
+            };
+            if let Some(path) = arguments.get("path").and_then(Value::as_str) {
+                f(tool, path, id);
+            }
+        }
+    }
+}
+
+/// The file tool calls of an assistant entry.
+pub(crate) type FileCalls = std::rc::Rc<[FileCall]>;

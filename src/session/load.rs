@@ -19,17 +19,20 @@
 //!
 //! A UTF-8 byte order mark at the start of the file is skipped, as a reader that decodes the
 //! file as text before `JSON.parse` skips it; it belongs to no line and is written back in
-//! front of the first one (see [`BOM`]), so a saved session stays byte-faithful.
+//! front of the first one (see `lines::BOM`), so a saved session stays byte-faithful.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::session::facts::{shift_calls, CallFacts, FactColumns};
-use crate::session::message::Role;
-use crate::session::messages::{clamp_tokens, UNKNOWN_TOKENS};
-use crate::session::skim::{skim_line, skim_object, LineSkim, ParentField};
-use crate::session::{
-    migrate, EntryKind, HeaderInfo, IdSource, Leaf, Line, LineKind, LineText, RandomIds, Session,
+use crate::session::entry::{Entry, EntryKind};
+use crate::session::facts::{clamp_tokens, shift_calls, CallFacts, FactColumns, UNKNOWN_TOKENS};
+use crate::session::ids::{IdSource, RandomIds};
+use crate::session::lines::{
+    bom_len, HeaderInfo, Leaf, Line, LineKind, LineText, LoadWarning, CURRENT_VERSION,
     MAX_READ_VERSION,
 };
+use crate::session::message::Role;
+use crate::session::migrate;
+use crate::session::model::Session;
+use crate::session::skim::{skim_line, skim_object, LineSkim, ParentField};
 use crate::support::json::scan::decode_string_value;
 use crate::support::json::scan::{Scanner, SyntaxError};
 use memchr::memchr;
@@ -53,30 +56,6 @@ impl LoadOptions {
     /// Options with the given id source.
     pub fn with_ids(ids: Box<dyn IdSource>) -> Self {
         LoadOptions { ids }
-    }
-}
-
-/// Something found while loading that did not stop the load.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadWarning {
-    /// What kind of problem (e.g. `E_JSONL_LINE`) or event (`E_MIGRATED`).
-    pub code: ErrorCode,
-    /// 1-based line number in the loaded file (0 for file-wide notes).
-    pub line: u32,
-    /// What happened and what was done about it.
-    pub message: String,
-}
-
-/// The UTF-8 byte order mark. A file that starts with it is read from the byte after it, and
-/// [`Session::write_segments`] writes it back first: it is kept on save (byte-faithful).
-pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// The length of the byte order mark `bytes` start with (0 or 3).
-pub(crate) fn bom_len(bytes: &[u8]) -> usize {
-    if bytes.starts_with(BOM) {
-        BOM.len()
-    } else {
-        0
     }
 }
 
@@ -295,7 +274,7 @@ fn read_header_lines(bytes: &[u8], lines: &mut Vec<Line>) -> Result<(HeaderInfo,
 struct EntryPass {
     lines: Vec<Line>,
     warnings: Vec<LoadWarning>,
-    entries: Vec<crate::session::Entry>,
+    entries: Vec<Entry>,
     skims: Vec<Option<LineSkim>>,
     sc: Scanner,
     facts: FactColumns,
@@ -446,7 +425,7 @@ impl EntryPass {
             .message
             .as_ref()
             .map(|r| (r.start as u32, r.end as u32));
-        self.entries.push(crate::session::Entry {
+        self.entries.push(Entry {
             line: li as u32,
             kind,
             id: id
@@ -524,7 +503,7 @@ fn finish(
     drop(skims);
     session.index_ids();
     session.resolve_parents();
-    if session.header.version < crate::session::CURRENT_VERSION {
+    if session.header.version < CURRENT_VERSION {
         migrate::upgrade(&mut session)?;
     }
     session.leaf = match session.entries.len() {
@@ -540,6 +519,11 @@ fn finish(
 }
 
 impl Session {
+    /// Loads a session file (spec: compaction §1.1–§1.3): parse, index, migrate.
+    pub fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
+        load(bytes, options)
+    }
+
     /// Builds the id index; later duplicates win, as in a `Map` filled in file order.
     pub(super) fn index_ids(&mut self) {
         let mut by_id: FxHashMap<Box<str>, u32> = FxHashMap::default();

@@ -4,80 +4,18 @@
 //! `crate::tokens`'s).
 
 use crate::error::Result;
-use crate::session::message::AgentMessage;
-use crate::session::{
-    CompactionMessageBody, CustomMessageBody, EntryKind, FileCallFacts, FileCalls, ResultFacts,
-    Session,
+use crate::session::entry::{
+    BranchSummaryBody, CompactionMessageBody, CustomMessageBody, EntryKind,
 };
+use crate::session::facts::{
+    clamp_tokens, file_calls_of, FactsSnapshot, FileCall, FileCallFacts, FileCalls, ResultFacts,
+    FAILED, KNOWN, PARSE_FAILS, PRUNED, UNKNOWN_TOKENS,
+};
+use crate::session::message::{truthy, AgentMessage, MessageHead, Role};
+use crate::session::model::Session;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-
-/// One `read`/`write`/`edit` tool call of an assistant entry (memoized per entry).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileCall {
-    pub tool: FileTool,
-    /// The call's string `path` argument, as written.
-    pub path: Box<str>,
-    /// The call's id, which its tool result names as `toolCallId`.
-    pub id: Box<str>,
-}
-
-/// The file tools whose calls are memoized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileTool {
-    Read,
-    Write,
-    Edit,
-}
-
-impl FileTool {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FileTool::Read => "read",
-            FileTool::Write => "write",
-            FileTool::Edit => "edit",
-        }
-    }
-}
-
-/// Marks an unknown memoized estimate.
-pub(crate) const UNKNOWN_TOKENS: u32 = u32::MAX;
-
-/// An estimate as the columns store it (saturating below [`UNKNOWN_TOKENS`]).
-pub(crate) fn clamp_tokens(t: u64) -> u32 {
-    t.min(u64::from(UNKNOWN_TOKENS - 1)) as u32
-}
-
-/// Calls `f(tool, path, call id)` for every `read`/`write`/`edit` tool call of an assistant
-/// message with a string `path` that is not hidden by `contextOmitted` (spec: compaction
-/// §5.10 "Extraction").
-pub(crate) fn file_calls_of(m: &AgentMessage, mut f: impl FnMut(FileTool, &str, &str)) {
-    let AgentMessage::Assistant(a) = m else {
-        return;
-    };
-    let crate::session::message::Content::Blocks(blocks) = &a.content else {
-        return;
-    };
-    for b in blocks {
-        if let crate::session::message::ContentBlock::ToolCall {
-            id,
-            name,
-            arguments,
-            context_omitted: false,
-        } = b
-        {
-            let tool = match name.as_str() {
-                "read" => FileTool::Read,
-                "write" => FileTool::Write,
-                "edit" => FileTool::Edit,
-                _ => continue,
-            };
-            if let Some(path) = arguments.get("path").and_then(Value::as_str) {
-                f(tool, path, id);
-            }
-        }
-    }
-}
+use std::ops::Range;
 
 impl Session {
     fn timestamp_value(&self, index: usize) -> Value {
@@ -113,7 +51,7 @@ impl Session {
                 m
             }
             EntryKind::BranchSummary => {
-                let b: crate::session::BranchSummaryBody = self.body(index)?;
+                let b: BranchSummaryBody = self.body(index)?;
                 let mut m = Map::new();
                 m.insert("role".into(), "branchSummary".into());
                 m.insert("summary".into(), b.summary.into());
@@ -383,6 +321,166 @@ impl Session {
         }
         if let Some(c) = self.file_calls.borrow_mut().get_mut(index) {
             *c = None;
+        }
+    }
+
+    /// What building a context reads of a `message` entry's message (see
+    /// [`MessageHead`](crate::session::message::MessageHead)); fails where [`Session::message`] fails.
+    pub fn message_head(&self, index: usize) -> Result<crate::session::message::MessageHead> {
+        if self.entries[index].kind == EntryKind::Message {
+            if let Some(head) = self.recorded_head(index) {
+                return head.map_err(|()| {
+                    self.message(index).err().unwrap_or_else(|| {
+                        self.body_error(
+                            index,
+                            "the message does not have the shape its role requires",
+                        )
+                    })
+                });
+            }
+        }
+        let json = self
+            .message_json(index)
+            .ok_or_else(|| self.body_error(index, "the entry has no message object"))?;
+        crate::session::message::MessageHead::read(&json, self.entries[index].role)
+            .map_err(|e| self.body_error(index, &e.to_string()))
+    }
+
+    /// [`Session::message_head`], kept per entry until its line changes: a context is built
+    /// again on every request, mostly from the same messages.
+    pub fn message_head_shared(&self, index: usize) -> Result<std::rc::Rc<MessageHead>> {
+        let stamp = self.line_stamp(index);
+        if let Some(Some((s, head))) = self.heads.borrow().get(index) {
+            if *s == stamp {
+                return Ok(head.clone());
+            }
+        }
+        let head = std::rc::Rc::new(self.message_head(index)?);
+        let mut heads = self.heads.borrow_mut();
+        if heads.len() <= index {
+            heads.resize(index + 1, None);
+        }
+        heads[index] = Some((stamp, head.clone()));
+        Ok(head)
+    }
+
+    /// Whether a tool result entry was pruned (`None`: not a readable tool result), from the
+    /// recorded flags when there are facts.
+    pub fn tool_result_pruned(&self, index: usize) -> Option<bool> {
+        let flags = self.fact_flags(index);
+        if flags & KNOWN == 0 {
+            return self.result_facts(index).map(|f| f.pruned);
+        }
+        let e = &self.entries[index];
+        (flags & PARSE_FAILS == 0
+            && e.role == Some(Role::ToolResult)
+            && e.kind == EntryKind::Message)
+            .then_some(flags & PRUNED != 0)
+    }
+
+    /// Where the `content` and `prunedAt` values of a tool result entry are in its line
+    /// (each `None` when absent), from the recorded facts: the edit of a prune needs no scan
+    /// of the line. `None` without facts.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn pruning_spans(
+        &self,
+        index: usize,
+    ) -> Option<(Option<Range<usize>>, Option<Range<usize>>)> {
+        if self.tool_result_pruned(index).is_none() || !self.has_facts(index) {
+            return None;
+        }
+        match self.fact_spans(index) {
+            Some(s) => Some((s.0[2].get(), s.0[3].get())),
+            None => Some((None, None)),
+        }
+    }
+
+    /// The entry's facts from the load pass (`None` without them).
+    pub fn recorded_facts(&self, index: usize) -> Option<FactsSnapshot> {
+        if !self.has_facts(index) {
+            return None;
+        }
+        let usage = self.recorded_usage(index).flatten();
+        Some(FactsSnapshot {
+            tokens: self.entry_tokens_memo(index, false)?,
+            tokens_excluding: self.entry_tokens_memo(index, true)?,
+            head: self.recorded_head(index)?,
+            result: self.recorded_result(index).map(|r| {
+                (
+                    r.tool_call_id.into_owned(),
+                    r.tool_name.into_owned(),
+                    r.is_error,
+                    r.useless,
+                    r.pruned,
+                    r.context_omitted,
+                )
+            }),
+            file_calls: self
+                .recorded_file_calls(index)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| (c.tool, c.path.into_owned(), c.id.into_owned()))
+                .collect(),
+            failed: self.fact_flags(index) & FAILED != 0,
+            usage,
+        })
+    }
+
+    /// The same facts computed by parsing the message, as before the load pass recorded
+    /// them (the reference the property tests compare [`Session::recorded_facts`] with).
+    /// `estimate` is the token estimator (`crate::tokens` sits above this layer).
+    pub fn parsed_facts(
+        &self,
+        index: usize,
+        estimate: impl Fn(&crate::session::message::AgentMessage, bool) -> u64,
+    ) -> FactsSnapshot {
+        use crate::session::message::AgentMessage;
+        let parsed = self.entry_message(index);
+        let (tokens, tokens_excluding) = match &parsed {
+            Ok(Some(m)) => (estimate(m, false), estimate(m, true)),
+            _ => (0, 0),
+        };
+        let head = crate::session::message::MessageHead::read(
+            &self.message_json(index).unwrap_or_default(),
+            self.entries[index].role,
+        )
+        .map_err(|_| ());
+        let (result, file_calls, usage, failed) = match &parsed {
+            Ok(Some(AgentMessage::ToolResult(r))) => (
+                Some((
+                    r.tool_call_id.clone(),
+                    r.tool_name.clone(),
+                    r.is_error,
+                    r.useless,
+                    r.pruned_at.is_some(),
+                    truthy(r.context_omitted.as_ref()),
+                )),
+                Vec::new(),
+                None,
+                false,
+            ),
+            Ok(Some(m @ AgentMessage::Assistant(a))) => {
+                let mut calls = Vec::new();
+                crate::session::facts::file_calls_of(m, |tool, path, id| {
+                    calls.push((tool, path.to_string(), id.to_string()))
+                });
+                (
+                    None,
+                    calls,
+                    a.usage.clone().filter(|_| !a.failed()),
+                    a.failed(),
+                )
+            }
+            _ => (None, Vec::new(), None, false),
+        };
+        FactsSnapshot {
+            tokens,
+            tokens_excluding,
+            head,
+            result,
+            file_calls,
+            usage,
+            failed,
         }
     }
 }

@@ -1,23 +1,14 @@
 //! Tree operations (spec: compaction §1.8): paths, children, moving the leaf.
 
 use crate::error::Result;
+use crate::session::entry::EntryKind;
+use crate::session::lines::Leaf;
 use crate::session::message::{Role, StopReason};
-use crate::session::{EntryKind, Leaf, Session};
+use crate::session::model::{PathCache, Session};
 use std::rc::Rc;
 
-/// [`PathCache::pos`] of an entry not on the kept path.
+/// `PathCache::pos` of an entry not on the kept path.
 const NOT_ON_PATH: u32 = u32::MAX;
-
-/// The path to the last leaf asked about ([`Session::path_shared`]).
-#[derive(Debug, Default)]
-pub(crate) struct PathCache {
-    leaf: Option<usize>,
-    /// Root first.
-    path: Rc<Vec<usize>>,
-    /// Per entry, its position on `path` ([`NOT_ON_PATH`] when it is not on it); entries
-    /// appended since the last call are added on the next.
-    pos: Vec<u32>,
-}
 
 impl Session {
     /// Index of the leaf entry; `None` after [`Session::reset_leaf`] or for an empty session.

@@ -727,22 +727,8 @@ fn modules_depend_one_way() {
 
 /// Cycles not broken yet, each as the files of its group. A cycle found must lie inside one of
 /// these groups, and each group must still hold a cycle (delete it once broken), so the list
-/// only shrinks.
-///
-/// session/: `Session` and `EntryKind` live in `mod.rs`, which every child reads and which
-/// reads its children back; `facts.rs` ⇄ `messages.rs` (`FileTool` / `FileCallFacts`) and
-/// `load.rs` ⇄ `migrate.rs` (`LoadWarning` / `migrate`) also loop. Left while `load.rs` is
-/// being split (issue 42); breaking it moves `Session` out of `mod.rs`.
-const KNOWN_CYCLES: &[&[&str]] = &[&[
-    "session/facts.rs",
-    "session/load.rs",
-    "session/messages.rs",
-    "session/migrate.rs",
-    "session/mod.rs",
-    "session/skim.rs",
-    "session/state.rs",
-    "session/tree.rs",
-]];
+/// only shrinks. None is left.
+const KNOWN_CYCLES: &[&[&str]] = &[];
 
 /// Each cycle of the import graph, printed: its files, a shortest loop through them and every
 /// import inside the group.
