@@ -56,6 +56,26 @@ impl Session {
         }
     }
 
+    /// Whether the leaf's path holds conversation: a message, a compaction, a branch summary or
+    /// a custom message. Until it does, the system messages a host appends are the session's
+    /// system prompt; after, they are later instructions (the message formats read them so).
+    pub fn path_holds_conversation(&self) -> bool {
+        let mut at = self.leaf();
+        while let Some(i) = at {
+            if matches!(
+                self.entries[i].kind(),
+                EntryKind::Message
+                    | EntryKind::Compaction
+                    | EntryKind::BranchSummary
+                    | EntryKind::CustomMessage
+            ) {
+                return true;
+            }
+            at = self.parent_of(i);
+        }
+        false
+    }
+
     /// Indices from the root to `index`, root first (`getBranch`). A missing parent ends the
     /// walk (an orphan is the root of its path); cycles were cut at load time.
     pub fn path_to(&self, index: usize) -> Vec<usize> {
@@ -181,6 +201,31 @@ mod tests {
     use std::rc::Rc;
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+
+    #[test]
+    fn conversation_starts_at_a_message_summary_or_custom_message() {
+        let mut s = Session::load(HEADER.as_bytes().to_vec(), LoadOptions::default()).unwrap();
+        assert!(!s.path_holds_conversation(), "empty");
+        let mut data = serde_json::Map::new();
+        data.insert("customType".into(), json!("x"));
+        s.append("custom", data.clone(), 0).unwrap();
+        let model = s.append("model_change", serde_json::Map::new(), 0).unwrap();
+        assert!(
+            !s.path_holds_conversation(),
+            "custom and model entries are not conversation"
+        );
+        let mut shown = data.clone();
+        shown.insert("content".into(), json!("note"));
+        shown.insert("display".into(), json!(true));
+        s.append("custom_message", shown, 0).unwrap();
+        assert!(s.path_holds_conversation(), "a custom message is");
+        // Back on the model change: its path holds none; a message on a side branch is.
+        s.branch(&model).unwrap();
+        assert!(!s.path_holds_conversation());
+        s.append_message(json!({"role": "user", "content": "q"}), 0)
+            .unwrap();
+        assert!(s.path_holds_conversation());
+    }
 
     #[test]
     fn a_turn_extends_the_kept_path_in_place() {

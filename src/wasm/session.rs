@@ -770,6 +770,12 @@ impl WasmSession {
         self.s().turn_under_way()
     }
 
+    /// Whether the leaf's path holds conversation (`Session::path_holds_conversation`).
+    #[wasm_bindgen(js_name = holdsConversation)]
+    pub fn holds_conversation(&self) -> bool {
+        self.s().path_holds_conversation()
+    }
+
     /// Resolved labels as a JSON object `{id: label}`.
     #[wasm_bindgen(js_name = labelsJson)]
     pub fn labels_json(&self) -> String {

@@ -214,7 +214,9 @@ export class Session extends SessionCore {
     const format = formatOf(options?.format) as unknown as FormatModule;
     if (!Array.isArray(messages)) throw invalidArgument('messages must be an array');
     const warnings = new Warnings();
-    const history = (options?.system !== undefined && options?.system !== null) || this.#hasHistory();
+    // Before any conversation the system messages are the system prompt, after it later
+    // instructions: the core says whether the leaf's path holds conversation.
+    const history = (options?.system !== undefined && options?.system !== null) || this._inner.holdsConversation();
     const ctx = {
       model: options?.model,
       warnings,
@@ -256,19 +258,6 @@ export class Session extends SessionCore {
     if (out.system !== undefined) result.system = out.system;
     result.warnings = warnings.list;
     return result as ToMessagesResult<F>;
-  }
-
-  /**
-   * Whether the leaf's path holds conversation (a message, compaction or summary entry): the
-   * system messages of an append to it are later instructions, not the system prompt.
-   */
-  #hasHistory(): boolean {
-    for (let id = this.leafId; id !== null && id !== undefined; ) {
-      const e = this.entry(id);
-      if (e === undefined || HISTORY_TYPES.has(e.type)) return e !== undefined;
-      id = e.parentId;
-    }
-    return false;
   }
 
   /**
@@ -387,9 +376,6 @@ function systemOf(
 function systemEntry(stored: StoredSystem | null): string | undefined {
   return stored === null ? undefined : toJson({ customType: SYSTEM_ENTRY, data: stored });
 }
-
-/** Entry types that are conversation (see `#hasHistory`). */
-const HISTORY_TYPES = new Set(['message', 'compaction', 'branch_summary', 'custom_message']);
 
 /**
  * A system prompt given as an option as text: a string, or a format's form of it (text blocks,
