@@ -869,3 +869,31 @@ test('issue 36: the walk counts the request overhead the host gives as `snapcomp
     assert.equal(warning?.method, 'snapcompact', JSON.stringify(events));
   }
 });
+
+test('issue 36: the handoff request after a snapcompact compaction carries the frames of the LLM history as they are', async () => {
+  const s = Session.fromJsonl(framesSessionText('claude-opus-4-7'));
+  await s.compact({ strategy: 'snapcompact', model: 'claude-opus-4-7', settings: { keepRecentTokens: 2_000 } });
+  s.appendMessage({ role: 'user', content: 'and now?', timestamp: 3 });
+  s.appendMessage(answer('the parser, with a tool result', 'claude-opus-4-7'));
+  const history = s.toLlmMessages();
+  assert.ok(
+    history[0].content.some((b) => b.type === 'image' && b.data.length > 100),
+    'the archive frames are in the history',
+  );
+  const seen = [];
+  const r = await s.compact({
+    strategy: 'handoff',
+    settings: { keepRecentTokens: 10 },
+    systemPrompt: 'You are a test agent.',
+    tools: [{ name: 'read' }],
+    summarize: async (request) => {
+      seen.push(request);
+      return 'the handoff document';
+    },
+  });
+  assert.equal(r.method, 'handoff');
+  const [request] = seen;
+  assert.deepEqual(request.messages.slice(0, -1), history);
+  assert.equal(JSON.stringify(request.messages.slice(0, -1)), JSON.stringify(history));
+  assert.equal(request.messages.at(-1).attribution, 'agent');
+});
