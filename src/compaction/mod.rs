@@ -4,6 +4,7 @@
 
 pub mod anchored;
 pub mod commit;
+pub mod handoff_request;
 pub mod native;
 pub mod plan;
 pub mod prepare;

@@ -36,12 +36,19 @@
 //! - an overflow proves the provider counted more than the window: when the host measured
 //!   less, the rebuild aims lower by that factor (an uncalibrated host, issue 36);
 //! - an automatic `shake` hands over when it dropped nothing, or (not for idle) when the
-//!   context stays above 80 % of the threshold.
+//!   context stays above 80 % of the threshold;
+//! - an automatic walk (any reason but `manual`) with the strategy `off` or `enabled: false`
+//!   ends at once ([`WalkStep::Skipped`]); a manual one ignores `off` (spec: compaction §9.2);
+//! - the settings' strategy as the host wrote it (not `off`) is walked first, like an explicit
+//!   one, unless a list of methods is given;
+//! - a handoff commit carries the document to save ([`Artifact`]) when `handoffSaveToDisk` is
+//!   set and the reason is not `manual` (§5.9), named from the walk's `now`.
 
 use super::methods::{eligible_methods, why_unusable, MethodContext};
 use super::{compaction_error_message, CompactionMethod, CompactionReason};
 use super::{CompactionSettings, ModelInfo, ProgressGuard};
 use crate::settings::Strategy;
+use crate::support::time::format_iso;
 use crate::tokens::threshold_tokens;
 
 /// Errors no other method can mend: they end the walk (spec: compaction §8.3).
@@ -102,6 +109,64 @@ impl Route {
             Route::Callbacks => "callbacks",
         }
     }
+
+    /// The host sends the route's requests one after the other, and the first failure ends
+    /// the method: a failing endpoint sees no more POSTs than one request's retry policy
+    /// allows (spec: compaction §5.8; issue 36 item 5). Callbacks answer a round at once.
+    pub fn one_at_a_time(self) -> bool {
+        self == Route::Endpoint
+    }
+}
+
+/// Why an automatic walk did not run (spec: compaction §9.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// The strategy is `off`.
+    Off,
+    /// `enabled` is `false`.
+    Disabled,
+}
+
+impl Skip {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Skip::Off => "off",
+            Skip::Disabled => "disabled",
+        }
+    }
+
+    /// Why a walk for `reason` under `settings` does not run, if it does not: automatic
+    /// compaction is off (strategy `off`, which wins, or `enabled: false`); a manual one is
+    /// the user's explicit request and always runs (spec: compaction §8.6, §9.2).
+    pub fn of(reason: CompactionReason, settings: &CompactionSettings) -> Option<Skip> {
+        if reason == CompactionReason::Manual {
+            None
+        } else if settings.strategy == Strategy::Off {
+            Some(Skip::Off)
+        } else if !settings.enabled {
+            Some(Skip::Disabled)
+        } else {
+            None
+        }
+    }
+}
+
+/// A document the host saves through its `saveArtifact` callback after a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    /// The file name, e.g. `handoff-2026-12-07T06-51-19-123Z.md`.
+    pub name: String,
+    /// What it is (`handoff`).
+    pub kind: &'static str,
+}
+
+/// The file name of a handoff document saved at `now` (ms since the epoch, kept within the
+/// JavaScript `Date` range): `handoff-` and the ISO time with `:` and `.` as `-`, then `.md`
+/// (spec: compaction §5.9 `handoffSaveToDisk`).
+pub fn handoff_document_name(now: i64) -> String {
+    const DATE_RANGE: i64 = 8_640_000_000_000_000;
+    let iso = format_iso(now.clamp(-DATE_RANGE, DATE_RANGE));
+    format!("handoff-{}.md", iso.replace([':', '.'], "-"))
 }
 
 /// What the host does next.
@@ -130,8 +195,12 @@ pub enum WalkStep {
         method: CompactionMethod,
         route: Route,
     },
-    /// Commit the plan (with its answers; snapcompact prints its frames).
-    Commit { method: CompactionMethod },
+    /// Commit the plan (with its answers; snapcompact prints its frames); then save
+    /// `artifact`, the commit's document, if any (a handoff's, §5.9).
+    Commit {
+        method: CompactionMethod,
+        artifact: Option<Artifact>,
+    },
     /// Emit a `compaction_warning` event (given once by [`Walk::poll`]).
     Warn {
         message: String,
@@ -139,6 +208,8 @@ pub enum WalkStep {
     },
     /// The walk ended with a reduction: `method` ran (`None`: a hook supplied the compaction).
     Done { method: Option<CompactionMethod> },
+    /// The walk did not run: automatic compaction is off ([`Skip::of`]); nothing changed.
+    Skipped { why: Skip },
     /// The walk ended without one: reject with `code`; `message` is the error's text and
     /// `error_message` the `auto_compaction_end` text (§8.3 prefixes).
     Failed {
@@ -160,6 +231,11 @@ pub struct WalkInput {
     pub methods: Option<Vec<CompactionMethod>>,
     /// An explicit strategy: its method, then `soft` behind it.
     pub explicit: Option<Strategy>,
+    /// The settings' `strategy` as the host wrote it (`None`: unset). Not `off`, and with no
+    /// `methods`, it is the explicit strategy (spec: compaction §9.2).
+    pub strategy: Option<Strategy>,
+    /// The host's clock, ms since the epoch: the name of a handoff document saved to disk.
+    pub now: i64,
     /// The settings, defaults filled in (their `methodOrder` when neither of the above).
     pub settings: CompactionSettings,
     /// The reading model (window 0 = unknown).
@@ -207,6 +283,8 @@ impl WalkInput {
             ),
             methods: None,
             explicit: None,
+            strategy: None,
+            now: 0,
             settings,
             model,
             input_known: true,
@@ -294,8 +372,17 @@ fn code_in(code: &str, list: &[&str]) -> bool {
 }
 
 impl Walk {
-    /// The walk for `input`: its eligible methods, or the failure when none can run.
-    pub fn new(input: WalkInput) -> Walk {
+    /// The walk for `input`: its eligible methods, or the failure when none can run, or
+    /// [`WalkStep::Skipped`] when automatic compaction is off.
+    pub fn new(mut input: WalkInput) -> Walk {
+        // The settings' strategy picks the method unless a list is given; `off` never does
+        // (spec: compaction §9.2).
+        if let (Some(s), None) = (input.strategy, &input.methods) {
+            if s != Strategy::Off {
+                input.explicit = Some(s);
+            }
+        }
+        input.explicit = input.explicit.filter(|s| *s != Strategy::Off);
         let asked = input.explicit.and_then(CompactionMethod::of_strategy);
         let listed = input.methods.is_some();
         let mut model = input.model.clone();
@@ -354,7 +441,14 @@ impl Walk {
             });
         }
         let reason = input.reason;
+        let skip = Skip::of(reason, &input.settings);
+        if skip.is_some() {
+            warnings.clear();
+        }
         let phase = match methods.first() {
+            _ if skip.is_some() => Phase::End(WalkStep::Skipped {
+                why: skip.unwrap_or(Skip::Off),
+            }),
             Some(_) => Walk::start(&methods, 0),
             None if skipped
                 .iter()
@@ -421,6 +515,13 @@ impl Walk {
         }
     }
 
+    /// Who the summarizer calls of `method` say started them when the host does not say: a
+    /// handoff is the agent's own request (spec: compaction §5.9, the agent-attributed
+    /// prompt); the other methods leave it to the host.
+    pub fn summary_initiator(method: CompactionMethod) -> Option<&'static str> {
+        (method == CompactionMethod::Handoff).then_some("agent")
+    }
+
     /// The methods the walk may run, in order.
     pub fn methods(&self) -> &[CompactionMethod] {
         &self.methods
@@ -475,12 +576,27 @@ impl Walk {
                 method: method(*i),
                 route: *route,
             },
-            Phase::Commit(i) => WalkStep::Commit { method: method(*i) },
+            Phase::Commit(i) => WalkStep::Commit {
+                method: method(*i),
+                artifact: self.artifact(method(*i)),
+            },
             Phase::End(step) => step.clone(),
         }
     }
 
-    /// The walk has ended (`Done` or `Failed`).
+    /// The document a commit of `m` leaves to save: a handoff's, when `handoffSaveToDisk` is
+    /// set and the reason is not `manual` (spec: compaction §5.9).
+    fn artifact(&self, m: CompactionMethod) -> Option<Artifact> {
+        (m == CompactionMethod::Handoff
+            && self.input.settings.handoff_save_to_disk
+            && self.input.reason != CompactionReason::Manual)
+            .then(|| Artifact {
+                name: handoff_document_name(self.input.now),
+                kind: "handoff",
+            })
+    }
+
+    /// The walk has ended (`Done`, `Failed` or `Skipped`).
     pub fn is_over(&self) -> bool {
         matches!(self.phase, Phase::End(_))
     }
@@ -1192,7 +1308,8 @@ mod tests {
         assert_eq!(
             w.poll(),
             WalkStep::Commit {
-                method: Snapcompact
+                method: Snapcompact,
+                artifact: None
             }
         );
         w.handle_method_failed(
@@ -1215,7 +1332,13 @@ mod tests {
             }
         );
         w.handle_summarized().unwrap();
-        assert_eq!(w.poll(), WalkStep::Commit { method: Soft });
+        assert_eq!(
+            w.poll(),
+            WalkStep::Commit {
+                method: Soft,
+                artifact: None
+            }
+        );
         w.handle_committed(1_000, None).unwrap();
         assert_eq!(w.poll(), done(Soft));
         assert!(w.is_over());
@@ -1826,7 +1949,9 @@ mod tests {
             }
             let code = codes[c % codes.len()];
             let r = match w.poll() {
-                WalkStep::Done { .. } | WalkStep::Failed { .. } => return (n, twice),
+                WalkStep::Done { .. } | WalkStep::Failed { .. } | WalkStep::Skipped { .. } => {
+                    return (n, twice)
+                }
                 WalkStep::Warn { .. } => Ok(()),
                 WalkStep::Plan { method, .. } => {
                     twice |= planned.contains(&method);
@@ -1957,5 +2082,172 @@ mod tests {
             input.provider_ratio = unknown;
             assert_eq!(fitted(&input), (500, None, 0.6));
         }
+    }
+
+    /// Issue 36 (one engine): automatic compaction that is off ends the walk before any step,
+    /// whatever the list; `off` wins over `enabled: false`; a manual walk ignores both.
+    #[test]
+    fn an_automatic_walk_with_compaction_off_is_skipped() {
+        let off = settings(json!({ "strategy": "off", "methodOrder": ["snapcompact", "soft"] }));
+        let disabled = settings(json!({ "enabled": false, "methodOrder": ["soft"] }));
+        let both = settings(json!({ "enabled": false, "strategy": "off" }));
+        for reason in [
+            CompactionReason::Threshold,
+            CompactionReason::Overflow,
+            CompactionReason::Incomplete,
+            CompactionReason::Idle,
+        ] {
+            for (s, why) in [
+                (&off, Skip::Off),
+                (&disabled, Skip::Disabled),
+                (&both, Skip::Off),
+            ] {
+                // With an explicit strategy that would warn (snapcompact on a text model), a
+                // list, or neither: the skip is the first and the last step.
+                let mut i = WalkInput::new(reason, s.clone(), model(32_000, false));
+                i.explicit = Some(Strategy::Snapcompact);
+                for methods in [None, Some(vec![Soft])] {
+                    let mut w = Walk::new(WalkInput {
+                        methods,
+                        ..i.clone()
+                    });
+                    assert_eq!(w.poll(), WalkStep::Skipped { why }, "{reason:?}");
+                    assert!(w.is_over());
+                    assert_eq!(w.poll(), WalkStep::Skipped { why });
+                    assert!(w.handle_planned().is_err());
+                }
+            }
+        }
+        // A manual walk runs methodOrder: `off` is not a method.
+        for (s, first) in [(&off, Snapcompact), (&disabled, Soft)] {
+            let mut i = WalkInput::new(CompactionReason::Manual, s.clone(), model(32_000, true));
+            i.strategy = Some(s.strategy);
+            assert_eq!(Walk::new(i).poll(), plan(first));
+        }
+    }
+
+    /// Issue 36 (one engine): the settings' strategy as written is walked first, its method
+    /// then `soft`, unless a list is given; `off` and an unset strategy walk methodOrder.
+    #[test]
+    fn the_settings_strategy_is_walked_first_unless_a_list_is_given() {
+        let order = crate::settings::METHODS;
+        let walk = |strategy: Option<Strategy>, methods: Option<Vec<CompactionMethod>>| {
+            let mut s = settings(json!({ "methodOrder": order }));
+            if let Some(st) = strategy {
+                s.strategy = st;
+            }
+            Walk::new(WalkInput {
+                strategy,
+                methods,
+                ..WalkInput::new(CompactionReason::Manual, s, model(32_000, true))
+            })
+        };
+        assert_eq!(walk(None, None).methods(), [Snapcompact, Soft]);
+        assert_eq!(
+            walk(Some(Strategy::Off), None).methods(),
+            [Snapcompact, Soft]
+        );
+        assert_eq!(
+            walk(Some(Strategy::Handoff), None).methods(),
+            [Handoff, Soft]
+        );
+        assert_eq!(walk(Some(Strategy::ContextFull), None).methods(), [Soft]);
+        assert_eq!(
+            walk(Some(Strategy::Handoff), Some(vec![Shake, Soft])).methods(),
+            [Shake, Soft]
+        );
+        // It wins over an `explicit` the host passed; `off` leaves that one standing.
+        let mut i = WalkInput::new(
+            CompactionReason::Manual,
+            settings(json!({ "methodOrder": order })),
+            model(32_000, true),
+        );
+        i.explicit = Some(Strategy::Handoff);
+        i.strategy = Some(Strategy::Shake);
+        assert_eq!(Walk::new(i.clone()).methods(), [Shake, Soft]);
+        i.strategy = Some(Strategy::Off);
+        assert_eq!(Walk::new(i).methods(), [Handoff, Soft]);
+    }
+
+    /// Issue 36 (one engine): a handoff's commit step names the document to save, from the
+    /// walk's clock, only for an automatic reason with `handoffSaveToDisk`.
+    #[test]
+    fn a_handoff_commit_carries_the_document_to_save() {
+        let now = 1_796_626_279_123; // 2026-12-07T06:51:19.123Z
+        let commit = |reason, save: bool| {
+            let s = settings(json!({ "handoffSaveToDisk": save }));
+            let mut w = Walk::new(WalkInput {
+                methods: Some(vec![Handoff, Soft]),
+                explicit: Some(Strategy::Handoff),
+                now,
+                ..WalkInput::new(reason, s, model(200_000, true))
+            });
+            assert_eq!(w.poll(), plan(Handoff), "{reason:?}");
+            w.handle_planned().unwrap();
+            w.handle_summarized().unwrap();
+            w.poll()
+        };
+        assert_eq!(
+            commit(CompactionReason::Threshold, true),
+            WalkStep::Commit {
+                method: Handoff,
+                artifact: Some(Artifact {
+                    name: "handoff-2026-12-07T06-51-19-123Z.md".into(),
+                    kind: "handoff",
+                }),
+            }
+        );
+        for (reason, save) in [
+            (CompactionReason::Manual, true),
+            (CompactionReason::Threshold, false),
+        ] {
+            assert_eq!(
+                commit(reason, save),
+                WalkStep::Commit {
+                    method: Handoff,
+                    artifact: None
+                }
+            );
+        }
+        // Other methods save nothing.
+        let s = settings(json!({ "handoffSaveToDisk": true }));
+        let mut w = Walk::new(WalkInput {
+            methods: Some(vec![Soft]),
+            now,
+            ..WalkInput::new(CompactionReason::Threshold, s, model(200_000, true))
+        });
+        w.handle_planned().unwrap();
+        w.handle_summarized().unwrap();
+        assert!(matches!(w.poll(), WalkStep::Commit { artifact: None, .. }));
+        // The JavaScript date range bounds the name (expanded years, as `toISOString`).
+        assert_eq!(
+            handoff_document_name(i64::MAX),
+            "handoff-+275760-09-13T00-00-00-000Z.md"
+        );
+        assert_eq!(
+            handoff_document_name(0),
+            "handoff-1970-01-01T00-00-00-000Z.md"
+        );
+    }
+
+    /// Issue 36 (one engine): the summarize step's plumbing is the core's: the endpoint one
+    /// request at a time, a handoff's calls agent-initiated, the events' action of a method.
+    #[test]
+    fn the_summarize_plumbing_and_the_action_are_the_cores() {
+        assert!(Route::Endpoint.one_at_a_time());
+        assert!(!Route::Callbacks.one_at_a_time() && !Route::Native.one_at_a_time());
+        assert_eq!(Walk::summary_initiator(Handoff), Some("agent"));
+        for m in [Remote, Snapcompact, Shake, Soft, CompactionMethod::Window] {
+            assert_eq!(Walk::summary_initiator(m), None, "{m:?}");
+        }
+        // The events' action (spec: compaction §8.7): what the JS `ACTION_OF` table held.
+        let actions: Vec<_> = [Remote, Soft, Snapcompact, Handoff, Shake]
+            .iter()
+            .map(|m| m.action().as_str())
+            .collect();
+        assert_eq!(
+            actions,
+            ["remote", "context-full", "snapcompact", "handoff", "shake"]
+        );
     }
 }

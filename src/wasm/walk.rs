@@ -2,7 +2,7 @@
 //! `triggers::Walk` behind a class the JS driver (`src/js/runner/compact.ts`) polls. JSON in, JSON out.
 
 use super::interop::triggers::bad;
-use super::interop::walk::{input, step};
+use super::interop::walk::{input, step, written_strategy};
 use crate::triggers::{OutOfTurn, Walk};
 use wasm_bindgen::prelude::*;
 
@@ -30,12 +30,14 @@ pub struct WasmWalk {
 
 #[wasm_bindgen]
 impl WasmWalk {
-    /// The walk for `input_json` (see `interop::walk::input`) and the compaction settings.
+    /// The walk for `input_json` (see `interop::walk::input`) and the compaction settings (their
+    /// `strategy` as written picks the method, see `Walk::new`).
     #[wasm_bindgen(constructor)]
     pub fn new(input_json: &str, settings_json: Option<String>) -> Result<WasmWalk, JsValue> {
-        let settings = super::interop::tokens::settings(settings_json)?;
+        let settings = super::interop::tokens::settings(settings_json.clone())?;
+        let strategy = written_strategy(settings_json.as_deref());
         Ok(WasmWalk {
-            inner: Walk::new(input(input_json, settings)?),
+            inner: Walk::new(input(input_json, settings, strategy)?),
         })
     }
 
@@ -183,4 +185,32 @@ pub fn prune_windows_json() -> String {
         },
     });
     crate::support::json::js::stringify(&v)
+}
+
+/// The members a handoff request takes from the live turn (spec: compaction §5.9,
+/// `compaction::handoff_request`), as JSON to merge into each pending request; undefined when
+/// the host gave neither a system prompt nor tools. Each argument is the JSON text of the
+/// host's value (the session's LLM messages, its system prompt, its tools), carried verbatim.
+#[wasm_bindgen(js_name = handoffRequestJson)]
+pub fn handoff_request_json(
+    history_json: &str,
+    system_prompt_json: Option<String>,
+    tools_json: Option<String>,
+    custom_instructions: Option<String>,
+) -> Result<Option<String>, JsValue> {
+    use crate::compaction::handoff_request::{handoff_request_json, LiveTurn};
+    handoff_request_json(&LiveTurn {
+        history_json,
+        system_prompt_json: system_prompt_json.as_deref(),
+        tools_json: tools_json.as_deref(),
+        custom_instructions: custom_instructions.as_deref(),
+    })
+    .map_err(super::interop::to_js)
+}
+
+/// The `action` of the compaction events for the method named `method` (spec: compaction §8.7,
+/// `CompactionMethod::action`); undefined for a name that is not a method.
+#[wasm_bindgen(js_name = compactionAction)]
+pub fn compaction_action(method: &str) -> Option<String> {
+    crate::triggers::CompactionMethod::named(method).map(|m| m.action().as_str().to_string())
 }

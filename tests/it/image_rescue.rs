@@ -174,7 +174,9 @@ fn run(
                     .unwrap();
             }
             WalkStep::Warn { .. } => {}
-            end @ (WalkStep::Done { .. } | WalkStep::Failed { .. }) => return (end, dropped),
+            end @ (WalkStep::Done { .. } | WalkStep::Failed { .. } | WalkStep::Skipped { .. }) => {
+                return (end, dropped)
+            }
         }
     }
     panic!("the walk did not end");

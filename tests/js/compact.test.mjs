@@ -724,3 +724,176 @@ test('issue 36: the remote method asks only the endpoint; a 502 fails it, soft r
     serverBehaviour = keep;
   }
 });
+
+test('issue 36: automatic compaction that is off resolves {skipped} before the busy check; a manual one runs', async () => {
+  const summarize = async () => 'a summary';
+  const s = Session.fromJsonl(sessionText());
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const first = s.compact({
+    settings,
+    summarize: async () => {
+      await gate;
+      return 'x';
+    },
+  });
+  const bytes = s.toJsonl();
+  const events = [];
+  const hooks = { onEvent: (e) => events.push(e) };
+  const off = { ...settings, strategy: 'off' };
+  assert.deepEqual(await s.compact({ settings: off, reason: 'threshold', summarize, hooks }), {
+    skipped: 'off',
+    method: null,
+    reason: 'threshold',
+  });
+  const disabled = { ...settings, enabled: false };
+  assert.deepEqual(await s.compact({ settings: disabled, reason: 'overflow', summarize }), {
+    skipped: 'disabled',
+    method: null,
+    reason: 'overflow',
+  });
+  // `off` wins over `enabled: false`; the `strategy` option is the setting.
+  assert.deepEqual(await s.compact({ settings: disabled, strategy: 'off', reason: 'idle' }), {
+    skipped: 'off',
+    method: null,
+    reason: 'idle',
+  });
+  assert.equal(s.toJsonl(), bytes);
+  const end = events.find((e) => e.type === 'auto_compaction_end');
+  assert.equal(end?.skipped, true, JSON.stringify(events));
+  await expectRejects(s.compact({ settings, summarize }), 'E_BUSY');
+  release();
+  await first;
+  // A manual compaction is the user's request: `off` and `enabled: false` do not stop it.
+  const manual = await Session.fromJsonl(sessionText()).compact({
+    settings: { ...off, enabled: false },
+    summarize,
+  });
+  assert.equal(manual.method, 'soft');
+});
+
+test('issue 36: the walk names a saved handoff document from `now`; manual handoffs and other settings save none', async () => {
+  const saved = [];
+  const run = (extra) =>
+    Session.fromJsonl(sessionText()).compact({
+      strategy: 'handoff',
+      settings: { ...settings, handoffSaveToDisk: true },
+      summarize: async () => '# Handoff\nNext: the parser.',
+      saveArtifact: (artifact) => saved.push(artifact),
+      now: Date.UTC(2026, 11, 7, 6, 51, 19, 123),
+      ...extra,
+    });
+  const r = await run({ reason: 'threshold' });
+  assert.equal(r.method, 'handoff');
+  assert.deepEqual(saved, [{ name: 'handoff-2026-12-07T06-51-19-123Z.md', text: r.document, kind: 'handoff' }]);
+  saved.length = 0;
+  assert.equal((await run({})).method, 'handoff');
+  assert.equal(
+    (await run({ reason: 'threshold', settings: { ...settings, handoffSaveToDisk: false } })).method,
+    'handoff',
+  );
+  assert.deepEqual(saved, []);
+});
+
+test('issue 36: a handoff request is the live turn: host system prompt and tools, the LLM history, the agent-attributed instruction', async () => {
+  const tools = [
+    {
+      name: 'read',
+      description: 'read a file',
+      parameters: { type: 'object', properties: { path: { type: 'string' } } },
+    },
+  ];
+  const s = Session.fromJsonl(sessionText());
+  const planned = s.planCompaction({ ...settings, strategy: 'handoff' }, { customInstructions: 'the parser' })
+    .pending[0];
+  const history = s.toLlmMessages();
+  const seen = [];
+  const run = (extra) =>
+    Session.fromJsonl(sessionText()).compact({
+      strategy: 'handoff',
+      settings,
+      customInstructions: 'the parser',
+      summarize: async (request) => {
+        seen.push(request);
+        return 'the handoff document';
+      },
+      ...extra,
+    });
+  await run({ systemPrompt: 'You are a test agent.', tools });
+  const [request] = seen;
+  const instruction = request.messages.at(-1).content[0].text;
+  assert.ok(planned.prompt.includes(instruction) && instruction.includes('the parser'), instruction);
+  const user = { role: 'user', content: [{ type: 'text', text: instruction }], attribution: 'agent' };
+  const want = {
+    ...planned,
+    systemPrompt: 'You are a test agent.',
+    tools,
+    toolChoice: 'none',
+    messages: [...history, user],
+  };
+  assert.equal(JSON.stringify(request), JSON.stringify(want));
+  assert.deepEqual(request, want);
+  // Tools alone keep the plan's system prompt; `null` tools are none; neither sends the plan's request.
+  seen.length = 0;
+  await run({ tools });
+  await run({ systemPrompt: 'p', tools: null });
+  await run({});
+  assert.equal(
+    JSON.stringify(seen[0]),
+    JSON.stringify({ ...planned, tools, toolChoice: 'none', messages: want.messages }),
+  );
+  assert.equal(
+    JSON.stringify(seen[1]),
+    JSON.stringify({ ...planned, systemPrompt: 'p', tools: [], toolChoice: 'none', messages: want.messages }),
+  );
+  assert.equal(JSON.stringify(seen[2]), JSON.stringify(planned));
+});
+
+test('issue 36: the walk counts the request overhead the host gives as `snapcompact.nonMessageTokens`, whatever the provider rate', async () => {
+  // An overhead that fills the window leaves an archive no room: snapcompact refuses and soft runs.
+  for (const providerRatio of [undefined, 2]) {
+    const s = Session.fromJsonl(framesSessionText('claude-opus-4-7'));
+    const events = [];
+    const r = await s.compact({
+      strategy: 'snapcompact',
+      model: 'claude-opus-4-7',
+      contextWindow: 200_000,
+      settings: { keepRecentTokens: 2_000 },
+      snapcompact: { nonMessageTokens: 200_000 },
+      providerRatio,
+      summarize: async () => 'a summary',
+      hooks: { onEvent: (e) => events.push(e) },
+    });
+    assert.equal(r.method, 'soft', `providerRatio ${providerRatio}`);
+    const warning = events.find((e) => e.type === 'compaction_warning');
+    assert.equal(warning?.method, 'snapcompact', JSON.stringify(events));
+  }
+});
+
+test('issue 36: the handoff request after a snapcompact compaction carries the frames of the LLM history as they are', async () => {
+  const s = Session.fromJsonl(framesSessionText('claude-opus-4-7'));
+  await s.compact({ strategy: 'snapcompact', model: 'claude-opus-4-7', settings: { keepRecentTokens: 2_000 } });
+  s.appendMessage({ role: 'user', content: 'and now?', timestamp: 3 });
+  s.appendMessage(answer('the parser, with a tool result', 'claude-opus-4-7'));
+  const history = s.toLlmMessages();
+  assert.ok(
+    history[0].content.some((b) => b.type === 'image' && b.data.length > 100),
+    'the archive frames are in the history',
+  );
+  const seen = [];
+  const r = await s.compact({
+    strategy: 'handoff',
+    settings: { keepRecentTokens: 10 },
+    systemPrompt: 'You are a test agent.',
+    tools: [{ name: 'read' }],
+    summarize: async (request) => {
+      seen.push(request);
+      return 'the handoff document';
+    },
+  });
+  assert.equal(r.method, 'handoff');
+  const [request] = seen;
+  assert.deepEqual(request.messages.slice(0, -1), history);
+  assert.equal(JSON.stringify(request.messages.slice(0, -1)), JSON.stringify(history));
+  assert.equal(request.messages.at(-1).attribution, 'agent');
+});

@@ -681,7 +681,7 @@ impl Host {
                         }
                     }
                 },
-                WalkStep::Commit { method } => {
+                WalkStep::Commit { method, .. } => {
                     let p = plan.take().ok_or("a commit without a plan")?;
                     match self.commit(method, &p, &walk, None)? {
                         Ok(tokens_after) => {
@@ -698,6 +698,8 @@ impl Host {
                     }
                 }
                 WalkStep::Warn { .. } => {}
+                // The simulated settings never turn automatic compaction off.
+                WalkStep::Skipped { why } => return Err(format!("the walk was skipped: {why:?}")),
                 WalkStep::Done { method } => {
                     if walk.remote_failed() {
                         self.cm.note_remote_failure(self.now);

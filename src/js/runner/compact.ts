@@ -8,6 +8,7 @@
 // A compaction walks a list of methods (`compaction.methodOrder`, §8.3, §8.6): a method that
 // cannot run here is skipped, one that fails hands over to the next, and the result names the
 // method that ran.
+import { toJson } from '../core/args.js';
 import { abortError, codedError, messageOf, statusOf, wrapError } from '../core/errors.js';
 import type { WasmWalk } from '../core/glue.js';
 import { requireRaw } from '../core/raw.js';
@@ -66,16 +67,19 @@ export interface RunOptions extends Omit<CompactOptions, 'signal'> {
 /** Sessions with a compaction in flight. */
 const running = new WeakSet<SessionCore>();
 
-/** The events' `action` of each method (spec: compaction §8.7). */
-export const ACTION_OF: Readonly<Record<Exclude<CompactionMethod, 'window'>, CompactionAction>> & {
-  readonly [method: string]: CompactionAction | undefined;
-} = {
-  remote: 'remote',
-  soft: 'context-full',
-  snapcompact: 'snapcompact',
-  handoff: 'handoff',
-  shake: 'shake',
-};
+/** The events' `action` of a method, as the core names it (spec: compaction §8.7); undefined for an unknown name. */
+export function actionOf(method: string): CompactionAction | undefined {
+  return (requireRaw().compactionAction(method) as CompactionAction | undefined) ?? undefined;
+}
+
+/**
+ * `actionOf` as a lookup table, for the callers that read it so (`ACTION_OF[method]`): the
+ * core answers every read.
+ */
+export const ACTION_OF: { readonly [method: string]: CompactionAction | undefined } = new Proxy(
+  {},
+  { get: (_target, key) => (typeof key === 'string' ? actionOf(key) : undefined) },
+);
 
 function emit(hooks: RunOptions['hooks'], event: CompactionEvent): void {
   for (const f of handlers(hooks, 'onEvent')) {
@@ -164,10 +168,14 @@ function newWalk(session: SessionCore, o: RunOptions): WasmWalk {
     liveTokens: count(o.liveTokens) ?? estimated,
     // The core's own estimate beside it: how far the host's figure runs above it.
     estimatedTokens: estimated,
-    overheadTokens: count(o.nonMessageTokens),
+    // The request overhead, in either spelling the options give it.
+    overheadTokens: count(o.nonMessageTokens) ?? count(o.snapcompact?.nonMessageTokens),
     providerRatio: providerRatio(o),
     imageRatio: positiveRatio(o.imageRatio),
+    // The host's clock (a handoff document saved to disk is named from it).
+    now: o.now ?? Date.now(),
   };
+  // The settings as given: the walk reads `strategy` and `enabled` there (spec: compaction §9.2).
   return new (requireRaw().WasmWalk)(JSON.stringify(walkInput), JSON.stringify(o.settings ?? {}));
 }
 
@@ -262,21 +270,22 @@ interface CachePrefixedRequest extends SummaryRequest {
 }
 
 /**
- * The handoff request as the live turn would send it (spec: compaction §5.9): the host's
- * system prompt and tools, the real history, then one agent-attributed user message with the
- * instruction, and no tool calls — so the provider's prompt cache of the live turn is read.
+ * The handoff request as the live turn would send it (spec: compaction §5.9): the core builds
+ * its members from the host's system prompt and tools and the session's LLM history
+ * (`handoffRequestJson`); each pending request gets its own copy of them.
  */
 function cachePrefixed(session: SessionCore, o: RunOptions): Decorate {
-  if (o.systemPrompt === undefined && o.tools === undefined) return (r) => r;
-  const history = session.toLlmMessages();
-  const instruction = requireRaw().handoffPrompt(o.customInstructions);
-  const user: LlmMessage = { role: 'user', content: [{ type: 'text', text: instruction }], attribution: 'agent' };
+  const given = (v: unknown) => (v === undefined ? undefined : toJson(v ?? null));
+  const fields = requireRaw().handoffRequestJson(
+    toJson(session.toLlmMessages()),
+    given(o.systemPrompt),
+    given(o.tools),
+    typeof o.customInstructions === 'string' ? o.customInstructions : undefined,
+  );
+  if (fields === undefined) return (r) => r;
   return (r): CachePrefixedRequest => ({
     ...r,
-    systemPrompt: o.systemPrompt ?? r.systemPrompt,
-    tools: o.tools ?? [],
-    toolChoice: 'none',
-    messages: [...history, user],
+    ...(JSON.parse(fields) as Omit<CachePrefixedRequest, keyof SummaryRequest>),
   });
 }
 
@@ -292,10 +301,17 @@ type WalkStep =
   | { step: 'shake'; preset: NonNullable<ShakeRunOptions['preset']> }
   | { step: 'rebuild'; limitTokens: number | null }
   | { step: 'dropImages' }
-  | { step: 'summarize'; method: CompactionMethod; route: string }
-  | { step: 'commit'; method: CompactionMethod }
+  | { step: 'summarize'; method: CompactionMethod; route: string; sequential: boolean; initiator: 'agent' | null }
+  | { step: 'commit'; method: CompactionMethod; artifact: WalkArtifact | null }
   | { step: 'done'; method: CompactionMethod | null; remoteFailed: boolean }
-  | { step: 'failed'; code: ErrorCode; message: string; errorMessage: string; remoteFailed: boolean };
+  | { step: 'failed'; code: ErrorCode; message: string; errorMessage: string; remoteFailed: boolean }
+  | { step: 'skipped'; why: 'off' | 'disabled' };
+
+/** A document the walk's `commit` step saves through `saveArtifact` (a handoff's). */
+interface WalkArtifact {
+  name: string;
+  kind: 'handoff';
+}
 
 /** A plan for the walk's `plan` step, with the hooks' additions `extra`. */
 function planMethod(
@@ -333,30 +349,24 @@ function callsOf(o: RunOptions, signal: Signal): SummarizeCalls {
 /** The walk's `summarize` step on the plan `work` (a native lane commits: its result, else undefined). */
 async function summarize(
   session: SessionCore,
-  step: { method: CompactionMethod; route: string },
+  step: Extract<WalkStep, { step: 'summarize' }>,
   work: CompactionPlan,
   o: RunOptions,
   signal: Signal,
 ): Promise<CompactionCommit | null | undefined> {
-  const calls = callsOf(o, signal);
-  switch (step.route) {
-    case 'native': {
-      // Provider-native lanes (spec §5.7 step 1, §13): the OpenAI lanes for a Responses model,
-      // else Anthropic server compaction; `null` when neither applies to this plan.
-      return (await runOpenaiNative(work, o, signal)) ?? (await runAnthropic(work, o, signal)) ?? null;
-    }
-    case 'endpoint':
-      await answerAll(work, endpointOf(o), { ...calls, sequential: true });
-      return undefined;
-    default:
-      if (step.method === 'handoff') {
-        const handoffCalls = { ...calls, callOptions: { initiator: 'agent', ...calls.callOptions } };
-        await answerAll(work, callbacks(o), handoffCalls, cachePrefixed(session, o));
-      } else {
-        await answerAll(work, callbacks(o), calls);
-      }
-      return undefined;
+  if (step.route === 'native') {
+    // Provider-native lanes (spec §5.7 step 1, §13): the OpenAI lanes for a Responses model,
+    // else Anthropic server compaction; `null` when neither applies to this plan.
+    return (await runOpenaiNative(work, o, signal)) ?? (await runAnthropic(work, o, signal)) ?? null;
   }
+  const calls = callsOf(o, signal);
+  // The walk says how the route's requests go and who started them (the host's option wins).
+  const callOptions = step.initiator === null ? calls.callOptions : { initiator: step.initiator, ...calls.callOptions };
+  const candidates = step.route === 'endpoint' ? endpointOf(o) : callbacks(o);
+  // A handoff is asked as the live turn (spec: compaction §5.9).
+  const decorate = step.method === 'handoff' ? cachePrefixed(session, o) : undefined;
+  await answerAll(work, candidates, { ...calls, callOptions, sequential: step.sequential }, decorate);
+  return undefined;
 }
 
 /** A handoff's commit: the new session and its document. */
@@ -381,7 +391,7 @@ function nowOption(o: RunOptions): { now?: number } {
 async function commit(
   session: SessionCore,
   walk: WasmWalk,
-  step: { method: CompactionMethod },
+  step: { method: CompactionMethod; artifact: WalkArtifact | null },
   work: CompactionPlan,
   o: RunOptions,
   signal: Signal,
@@ -401,9 +411,9 @@ async function commit(
     const first = next.entries()[0];
     const content = first !== undefined && 'content' in first ? first.content : undefined;
     const document = typeof content === 'string' ? content : '';
-    if (o.saveArtifact && o.settings?.handoffSaveToDisk === true && (o.reason ?? 'manual') !== 'manual') {
-      const name = `handoff-${new Date().toISOString().replace(/[:.]/g, '-')}.md`;
-      await callHook(o.saveArtifact, { name, text: document, kind: 'handoff' }, signal);
+    // The walk says whether the document is saved, and under which name (spec: compaction §5.9).
+    if (o.saveArtifact && step.artifact) {
+      await callHook(o.saveArtifact, { ...step.artifact, text: document }, signal);
     }
     return { entryId: null, handoff: true, session: next, document, fromExtension: false };
   }
@@ -417,10 +427,10 @@ async function commit(
  * real window.
  */
 function archiveOptions(walk: WasmWalk, work: CompactionPlan, o: RunOptions): SnapcompactArchiveOptions {
-  const fit: { nonMessageTokens?: number; textRatio: number; imageRatio: number } = JSON.parse(
+  // The walk's figures (the host's overhead among them) stand in for the host's own.
+  const fit: { nonMessageTokens: number; textRatio: number; imageRatio: number } = JSON.parse(
     walk.archiveFitJson(work.preparation.estimatedTokens.recentMessages),
   );
-  if (o.nonMessageTokens === undefined && fit.nonMessageTokens === 0) delete fit.nonMessageTokens;
   return { ...o.snapcompact, ...fit };
 }
 
@@ -481,8 +491,15 @@ interface WalkResult {
  * Runs the core's walk (spec: compaction §8.3): poll a step, do it, report the outcome. The
  * walk decides which method runs, which comes next, what ends the walk, when to shake.
  */
-async function run(session: SessionCore, o: RunOptions, signal: Signal): Promise<WalkResult> {
-  const walk = newWalk(session, o);
+async function run(
+  session: SessionCore,
+  o: RunOptions,
+  signal: Signal,
+  walk: WasmWalk,
+  first: WalkStep,
+): Promise<WalkResult> {
+  // The step `runCompaction` polled (a warning is given once), then the walk's.
+  let polled: WalkStep | undefined = first;
   const plans: CompactionPlan[] = [];
   // Shakes applied during the walk (they rewrite lines in place; a later method sees them).
   let shaken: WalkShake | undefined;
@@ -501,7 +518,8 @@ async function run(session: SessionCore, o: RunOptions, signal: Signal): Promise
   try {
     for (;;) {
       if (signal.aborted) throw abortError();
-      const step: WalkStep = JSON.parse(walk.poll());
+      const step: WalkStep = polled ?? JSON.parse(walk.poll());
+      polled = undefined;
       switch (step.step) {
         case 'warn':
           emit(o.hooks, {
@@ -633,6 +651,9 @@ async function run(session: SessionCore, o: RunOptions, signal: Signal): Promise
             flags,
           ) as WalkResult;
         }
+        case 'skipped':
+          // Only ever the first step, which `runCompaction` answers.
+          throw codedError('E_SETTINGS', 'the compaction walk was skipped after it started');
         default: {
           if (step.remoteFailed) o.onRemoteFailed?.();
           // The thrown value itself when it carries the code (its cause and status stay with it).
@@ -652,7 +673,6 @@ async function run(session: SessionCore, o: RunOptions, signal: Signal): Promise
     }
   } finally {
     for (const p of plans) p.free();
-    walk.free();
   }
 }
 
@@ -706,32 +726,49 @@ function positiveRatio(r: unknown): number {
   return typeof r === 'number' && Number.isFinite(r) && r > 0 ? r : 1;
 }
 
+/** `o` with its `strategy` option written into the settings, where the walk reads it. */
+function withStrategy(o: RunOptions): RunOptions {
+  return o.strategy === undefined ? o : { ...o, settings: { ...o.settings, strategy: o.strategy } };
+}
+
 /**
  * Runs a compaction without its start/end events and returns the commit with its `report`
- * (the Maintainer words the events itself). `o.reason` other than `manual` with strategy
- * `off` (or `enabled: false`) resolves `{skipped}` and changes nothing.
+ * (the Maintainer words the events itself). The core's walk decides (spec: compaction §9.2):
+ * a reason other than `manual` with strategy `off` (or `enabled: false`) resolves `{skipped}`
+ * and changes nothing, before the E_BUSY check; a strategy other than `off` is walked first
+ * unless `methods` is given.
  */
 export async function runCompaction(session: SessionCore, options: RunOptions): Promise<CompactOutcome> {
-  const o: RunOptions = { ...options };
-  if (o.strategy !== undefined) o.settings = { ...o.settings, strategy: o.strategy };
-  const strategy = o.settings?.strategy;
+  const o = withStrategy({ ...options });
   const reason: CompactReason = o.reason ?? 'manual';
-  if (reason !== 'manual' && (strategy === 'off' || o.settings?.enabled === false)) {
-    return { skipped: strategy === 'off' ? 'off' : 'disabled', method: null, reason };
+  const walk = newWalk(session, o);
+  let release = false;
+  try {
+    const first: WalkStep = JSON.parse(walk.poll());
+    if (first.step === 'skipped') return { skipped: first.why, method: null, reason };
+    if (running.has(session)) throw codedError('E_BUSY', 'Compaction already in progress');
+    running.add(session);
+    release = true;
+    return await walkCompaction(session, o, reason, walk, first);
+  } finally {
+    if (release) running.delete(session);
+    walk.free();
   }
-  // `off` only stops automatic compaction (spec: compaction §9.2); a manual one walks methodOrder.
-  if (strategy !== undefined && strategy !== 'off' && o.methods === undefined) o.explicit = strategy;
-  if (o.settings?.strategy === 'off') {
-    const { strategy: _off, ...rest } = o.settings;
-    o.settings = rest;
-  }
-  if (running.has(session)) throw codedError('E_BUSY', 'Compaction already in progress');
-  running.add(session);
+}
+
+/** `runCompaction` once the walk runs: the walk, then the report and the `session_compact` hooks. */
+async function walkCompaction(
+  session: SessionCore,
+  o: RunOptions,
+  reason: CompactReason,
+  walk: WasmWalk,
+  first: WalkStep,
+): Promise<CompactOutcome> {
   const signal: Signal = o.signal ?? new AbortController().signal;
   try {
     if (signal.aborted) throw abortError();
     const before = contextSnapshot(session);
-    const result = await run(session, o, signal);
+    const result = await run(session, o, signal, walk, first);
     const after = contextSnapshot(result.session ?? session, { byKind: true });
     // Taken off in place, not by a rest spread: `compactionEntry` stays unread until asked for.
     const { preparation, loss } = result;
@@ -761,8 +798,6 @@ export async function runCompaction(session: SessionCore, options: RunOptions): 
     return outcome;
   } catch (caught) {
     throw memberOf(caught, 'code') === 'E_ABORTED' ? abortError('Compaction') : caught;
-  } finally {
-    running.delete(session);
   }
 }
 
@@ -775,17 +810,14 @@ export async function compactSession(session: SessionCore, options: RunOptions |
   const o: RunOptions = options ?? {};
   const reason = o.reason ?? 'manual';
   const auto = reason !== 'manual';
-  const strategy = o.strategy ?? o.settings?.strategy;
   let action: CompactionAction = 'context-full';
   try {
-    const { explicit: _given, ...rest } = o;
-    const w = newWalk(
-      session,
-      strategy === 'off' || strategy === undefined || o.methods !== undefined ? rest : { ...rest, explicit: strategy },
-    );
+    // The method the walk tries first names the action (the settings' strategy picks it).
+    const { explicit: _given, ...rest } = withStrategy(o);
+    const w = newWalk(session, rest);
     const first: string | undefined = JSON.parse(w.methodsJson())[0];
     w.free();
-    const named = first === undefined ? undefined : ACTION_OF[first];
+    const named = first === undefined ? undefined : actionOf(first);
     if (named !== undefined) action = named;
   } catch {
     // Bad settings surface from runCompaction with their own error.
@@ -796,7 +828,7 @@ export async function compactSession(session: SessionCore, options: RunOptions |
     if (auto) {
       emit(o.hooks, {
         type: 'auto_compaction_end',
-        action: (result.method ? ACTION_OF[result.method] : action) ?? action,
+        action: (result.method ? actionOf(result.method) : action) ?? action,
         aborted: false,
         willRetry: Boolean(o.willRetry),
         skipped: 'skipped' in result && result.skipped !== undefined,

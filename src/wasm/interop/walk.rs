@@ -3,10 +3,10 @@
 //! [`to_js`](super::to_js) with a stable code.
 
 use super::parse_json;
-use super::triggers::{bad, field, flag, model, number, object, opt_tokens};
+use super::triggers::{bad, field, flag, model, now, number, object, opt_tokens};
 use crate::settings::{CompactionSettings, Strategy};
 use crate::support::json::{fields, js};
-use crate::triggers::{CompactionMethod, CompactionReason, WalkInput, WalkStep};
+use crate::triggers::{CompactionMethod, CompactionReason, Walk, WalkInput, WalkStep};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
@@ -14,8 +14,13 @@ const WHAT: &str = "compaction walk input";
 
 /// `{reason, methods?, explicit?, model: {provider, id, contextWindow?, input?}, summarizer?,
 /// remoteEndpoint?, nativeLane?, remoteBlocked?, excludeSnapcompact?, customInstructions?,
-/// liveTokens?, overheadTokens?, estimatedTokens?, providerRatio?}` with the settings beside it.
-pub(crate) fn input(json: &str, settings: CompactionSettings) -> Result<WalkInput, JsValue> {
+/// liveTokens?, overheadTokens?, estimatedTokens?, providerRatio?, now?}` with the settings beside
+/// it, and the settings' `strategy` as written (see [`written_strategy`]).
+pub(crate) fn input(
+    json: &str,
+    settings: CompactionSettings,
+    strategy: Option<Strategy>,
+) -> Result<WalkInput, JsValue> {
     let o = object(parse_json(json, WHAT)?, WHAT)?;
     let reason = match o.get("reason").and_then(Value::as_str) {
         None => CompactionReason::Manual,
@@ -67,8 +72,17 @@ pub(crate) fn input(json: &str, settings: CompactionSettings) -> Result<WalkInpu
         estimated_tokens: count("estimatedTokens")?,
         provider_ratio: ratio,
         image_ratio,
+        strategy,
+        now: now(&o, WHAT)?,
         ..WalkInput::new(reason, settings, model(&js::stringify(&m))?)
     })
+}
+
+/// The `strategy` member of the settings JSON as the host wrote it (`None`: absent or null),
+/// once [`super::tokens::settings`] has accepted the text.
+pub(crate) fn written_strategy(settings_json: Option<&str>) -> Option<Strategy> {
+    let v = crate::support::json::parse(settings_json?).ok()?;
+    v.get("strategy")?.as_str().and_then(Strategy::parse)
 }
 
 fn method(m: Option<CompactionMethod>) -> Value {
@@ -76,7 +90,7 @@ fn method(m: Option<CompactionMethod>) -> Value {
 }
 
 /// A step as `{step: "plan" | "shake" | "rebuild" | "dropImages" | "summarize" | "commit" |
-/// "warn" | "done" | "failed", …}`.
+/// "warn" | "done" | "failed" | "skipped", …}`.
 pub(crate) fn step(s: &WalkStep, remote_failed: bool) -> String {
     let v = match s {
         WalkStep::Plan {
@@ -91,9 +105,19 @@ pub(crate) fn step(s: &WalkStep, remote_failed: bool) -> String {
         }
         WalkStep::DropImages => json!({"step": "dropImages"}),
         WalkStep::Summarize { method: m, route } => {
-            json!({"step": "summarize", "method": m.as_str(), "route": route.as_str()})
+            json!({"step": "summarize", "method": m.as_str(), "route": route.as_str(),
+                   "sequential": route.one_at_a_time(), "initiator": Walk::summary_initiator(*m)})
         }
-        WalkStep::Commit { method: m } => json!({"step": "commit", "method": m.as_str()}),
+        WalkStep::Commit {
+            method: m,
+            artifact,
+        } => {
+            let artifact = artifact
+                .as_ref()
+                .map_or(Value::Null, |a| json!({"name": a.name, "kind": a.kind}));
+            json!({"step": "commit", "method": m.as_str(), "artifact": artifact})
+        }
+        WalkStep::Skipped { why } => json!({"step": "skipped", "why": why.as_str()}),
         WalkStep::Warn { message, method: m } => {
             json!({"step": "warn", "message": message, "method": method(*m)})
         }
