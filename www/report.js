@@ -1,7 +1,8 @@
 // The compaction tab: the report of one compaction entry. Tokens before and after on one ruler
 // (with the window and the threshold when known), tokens by kind of message after it, images
 // and frames omitted, the entries it summarized (highlighted in the tree too), the snapcompact
-// frames it printed, its summary, and Undo compaction (`session.undoCompaction`).
+// frames it printed, what it lost and what its anchor index kept, its summary, and Undo
+// compaction (`session.undoCompaction`).
 //
 // The report is the Maintainer's own when the Simulate panel's run made the compaction;
 // otherwise what the entry itself records (tokensBefore, tokensAfter) and the context after it.
@@ -86,6 +87,41 @@ function byKind(tokensByKind) {
     KINDS.map((k) => h('li', null, h('span', { class: `swatch k-${k}` }), `${k} ${fmt(tokensByKind[k] ?? 0)}`)),
   );
   return [svg('svg', { class: 'rp-kinds', viewBox: `0 0 ${W} 18`, width: W, height: 18 }, ...parts), legend];
+}
+
+/** Identifiers as a wrapped list of monospace chips (the first `max`, then a count). */
+function chips(list, cls, max = 60) {
+  const p = h('p', { class: `rp-chips small ${cls}` });
+  for (const text of list.slice(0, max)) p.append(h('code', { class: 'rp-chip', text }), ' ');
+  if (list.length > max) p.append(h('span', { class: 'muted', text: `… and ${fmt(list.length - max)} more` }));
+  return p;
+}
+
+/**
+ * The loss report (issue 38): the identifiers of the dropped region the model no longer sees
+ * anywhere (`lost`), and those the anchor index kept for it (`anchored`). A compaction read from
+ * the file has no report: the anchors its entry carries in `details.anchors` stand in.
+ */
+function lossSection(report, entry) {
+  if (Array.isArray(report.lost) && Array.isArray(report.anchored)) {
+    return [
+      h('h4', { text: `Lost (${fmt(report.lost.length)})` }),
+      report.lost.length
+        ? chips(report.lost, 'rp-lost')
+        : h('p', {
+            class: 'muted small rp-lost',
+            text: 'Nothing: every identifier of the dropped region is still in view.',
+          }),
+      h('h4', { text: `Anchored (${fmt(report.anchored.length)})` }),
+      report.anchored.length
+        ? chips(report.anchored, 'rp-anchored')
+        : h('p', { class: 'muted small rp-anchored', text: 'No identifier needed the anchor block.' }),
+    ];
+  }
+  const carried = entry.details?.anchors;
+  if (!Array.isArray(carried) || carried.length === 0) return [];
+  const texts = carried.map((a) => (typeof a?.text === 'string' ? a.text : '')).filter(Boolean);
+  return [h('h4', { text: `Anchors carried (${fmt(texts.length)})` }), chips(texts, 'rp-anchored')];
 }
 
 /**
@@ -208,6 +244,8 @@ export function renderCompactionPanel(panel, app, entryId) {
       list.append(h('span', { class: 'muted', text: `… and ${fmt(summarized.length - 40)} more` }));
     out.push(list, h('p', { class: 'muted small', text: 'They are highlighted in the tree.' }));
   }
+
+  out.push(...lossSection(report, entry));
 
   const frames = entry.preserveData?.snapcompact?.frames;
   if (Array.isArray(frames) && frames.length) {

@@ -292,6 +292,15 @@ test('simulate: a compaction marker opens its report; Undo compaction restores t
     );
     assert.ok((await page.locator('#panel-compaction .rp-kinds rect').count()) > 0, 'tokens by kind');
     assert.match(await page.textContent('#panel-compaction .rp-facts'), /images omitted/);
+    // The loss report: what the dropped region's identifiers became (issue 38 item 4).
+    assert.ok(Array.isArray(target.report.lost) && Array.isArray(target.report.anchored), 'a loss report');
+    const heads = await page.locator('#panel-compaction h4').allTextContents();
+    assert.ok(heads.includes(`Lost (${target.report.lost.length})`), heads.join(' | '));
+    assert.ok(heads.includes(`Anchored (${target.report.anchored.length})`), heads.join(' | '));
+    assert.equal(
+      await page.locator('#panel-compaction .rp-anchored .rp-chip').count(),
+      Math.min(60, target.report.anchored.length),
+    );
     await shot(page, 'report');
 
     // Undo compaction: the leaf goes back to where it was before the compaction.
