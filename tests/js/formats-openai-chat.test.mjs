@@ -294,6 +294,30 @@ test('openai-chat: every malformed fixture is E_INVALID_MESSAGE at its index and
   }
 });
 
+test('openai-chat: a kept part that is no part the reader takes (a hand-edited session) is not written back', () => {
+  // What a reader keeps under `ctxfold` comes back from the session file; the writer sends the
+  // block's own text when the kept part is malformed, instead of throwing a TypeError.
+  for (const part of [
+    { type: 'file' },
+    { type: 'file', file: null },
+    { type: 'input_audio', input_audio: null },
+    { type: 'image_url' },
+    { type: 'image_url', image_url: 5 },
+  ]) {
+    const session = Session.create({ ids: 'deterministic', now: 0 });
+    const text = '[file: inline data]';
+    session.appendMessage({
+      role: 'user',
+      content: [{ type: 'text', text, ctxfold: { format: 'openai-chat', part } }],
+    });
+    assert.deepEqual(
+      session.toMessages(FORMAT).messages,
+      [{ role: 'user', content: [{ type: 'text', text }] }],
+      JSON.stringify(part),
+    );
+  }
+});
+
 test('openai-chat: an error quotes a huge input string by its first 40 characters', () => {
   const huge = 'r'.repeat(50 * 1024 * 1024);
   for (const [messages, field] of [
