@@ -273,6 +273,11 @@ test('openai-chat: a tool result in a later batch finds its call; an unknown one
     () => session.appendMessages([{ role: 'tool', tool_call_id: 'call_9_9', content: 'x' }], FORMAT),
     (err) => err.code === 'E_INVALID_MESSAGE' && err.index === 0 && err.field === 'tool_call_id',
   );
+  // The call is looked up before the content is read: the unknown id is what the error names.
+  assert.throws(
+    () => session.appendMessages([{ role: 'tool', tool_call_id: 'call_9_9', content: 7 }], FORMAT),
+    (err) => err.code === 'E_INVALID_MESSAGE' && err.index === 0 && err.field === 'tool_call_id',
+  );
   assert.equal(session.toJsonl(), before);
   session.appendMessages(messages.slice(5), FORMAT);
   assert.deepStrictEqual(session.toMessages(FORMAT).messages, messages);

@@ -231,8 +231,8 @@ function orderOf(m: Loose, known: readonly string[]): string[] | undefined {
 // ----- checking ------------------------------------------------------------------------------
 //
 // The input is unknown: each message is checked member by member first (the first malformed
-// field is E_INVALID_MESSAGE, named), and the check narrows it to the union below; the reader
-// then switches on `role` and on each part's `type`. The union is what the reader takes, a
+// field is E_INVALID_MESSAGE, named; a tool result's content once its call is found), and the
+// check narrows it to the union below; the reader then switches on `role` and each part's `type`. The union is what the reader takes, a
 // little wider than the API's types above: content may be null or absent (kept as given), a
 // function call's `type` may be left out, a legacy `function` result may carry parts.
 
@@ -271,10 +271,10 @@ interface CheckedAssistant {
   [member: string]: unknown;
 }
 
-/** A tool result, or a legacy `function` result, as checked. */
+/** A tool result, or a legacy `function` result, as checked: its content is checked once its call is found. */
 type CheckedResult =
-  | { role: 'tool'; tool_call_id: string; content?: CheckedContent; [member: string]: unknown }
-  | { role: 'function'; name: string; content?: CheckedContent; [member: string]: unknown };
+  | { role: 'tool'; tool_call_id: string; [member: string]: unknown }
+  | { role: 'function'; name: string; [member: string]: unknown };
 
 /** A message of the `openai-chat` format as the reader checked it. */
 type CheckedMessage = CheckedUserLike | CheckedAssistant | CheckedResult;
@@ -392,11 +392,12 @@ function checkMessage(m: unknown, index: number): asserts m is Loose & CheckedMe
       checkAssistant(m, index);
       return;
     case 'tool':
+      // The content is checked by `readToolResult`, after the call is looked up.
       requireString(m.tool_call_id, index, 'tool_call_id');
-      break;
+      return;
     case 'function':
       requireString(m.name, index, 'name');
-      break;
+      return;
   }
   checkContent(m.content, index);
 }
@@ -628,7 +629,9 @@ function readToolResult(m: Loose & CheckedResult, index: number, st: ReadState):
     id = legacyCallOf(tool, st);
     if (id === undefined) throw invalidMessage(index, 'name', `names no function_call before it: ${quote(tool)}`);
   }
-  const { content, form } = readContent(m.content, index, st.ctx.warnings);
+  const given = m.content;
+  checkContent(given, index);
+  const { content, form } = readContent(given, index, st.ctx.warnings);
   const known = membersOf(m.role);
   return keep(
     {
