@@ -102,6 +102,20 @@ impl Candidate {
     }
 }
 
+/// A tool result must stay text (spec: snapcompact §9.7): an error result — providers
+/// validate those as text — or one that carries images. The shell reports the facts of the
+/// result; the plan then passes it over ([`Candidate::stays_text`]).
+pub fn stays_text(is_error: bool, has_images: bool) -> bool {
+    is_error || has_images
+}
+
+/// Whether a candidate of `tokens` text tokens is worth measuring (its frames counted, its
+/// text scanned for printability): not when it stays text, nor a tool result (`floor`: the
+/// system prompt has none) under [`MIN_TOOL_RESULT_TOKENS`] — the plan never images those.
+pub fn worth_measuring(tokens: u64, stays_text: bool, floor: bool) -> bool {
+    !stays_text && (!floor || tokens >= MIN_TOOL_RESULT_TOKENS)
+}
+
 /// The frame price for the reading model `id` (over `api`) at `frame_size` px (spec:
 /// snapcompact §4.2), with [`BillingFamily::of_reader`].
 pub fn reader_frame_tokens(id: Option<&str>, api: Option<&str>, frame_size: u32) -> u32 {
@@ -507,6 +521,30 @@ mod tests {
         i.tool_results[1].previous = None;
         let p = plan_inline(&i);
         assert_eq!((p.tool_results, p.system_prompt), (vec![], true));
+    }
+
+    /// Issue 36 (one engine): what keeps a tool result text, and what is measured at all, is
+    /// the core's answer from the facts the shell reports.
+    #[test]
+    fn errors_and_results_with_images_stay_text_and_are_not_measured() {
+        assert!(!stays_text(false, false));
+        assert!(stays_text(true, false));
+        assert!(stays_text(false, true));
+        assert!(stays_text(true, true));
+        // A tool result under the floor is not measured; the system prompt has no floor.
+        assert!(!worth_measuring(MIN_TOOL_RESULT_TOKENS - 1, false, true));
+        assert!(worth_measuring(MIN_TOOL_RESULT_TOKENS, false, true));
+        assert!(worth_measuring(10, false, false));
+        // What stays text is never measured.
+        assert!(!worth_measuring(50_000, stays_text(true, false), true));
+        assert!(!worth_measuring(50_000, stays_text(false, true), false));
+        // ... and the plan passes it over even with frames that would pay.
+        let err = Candidate {
+            stays_text: stays_text(true, false),
+            ..result(9_000, 1)
+        };
+        let i = input(vec![err, result(9_000, 1), result(9_000, 1)], 10);
+        assert_eq!(plan_inline(&i).tool_results, vec![1]);
     }
 
     #[test]

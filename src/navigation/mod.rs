@@ -19,8 +19,8 @@
 //! Entries are session indices throughout; ids appear where the result leaves the core.
 //!
 //! Files follow the cycle: `collect` (§7.1), `prepare` (§7.2, §7.3; `measure` sizes a tool
-//! result in place), `plan` (§7.4 steps 1–3, §7.5 steps 1–6), `commit` (§7.4 step 6, §7.5
-//! steps 7–8).
+//! result in place), `routes` (who writes the summary, §5.8, §7.5 step 5), `plan` (§7.4
+//! steps 1–3, §7.5 steps 1–6), `commit` (§7.4 step 6, §7.5 steps 7–8).
 //!
 //! [`SummaryRequest`]: crate::summary::request::SummaryRequest
 
@@ -29,6 +29,7 @@ mod commit;
 mod measure;
 mod plan;
 mod prepare;
+mod routes;
 
 pub use collect::collect_entries_for_branch_summary;
 pub use commit::{branch_summary_text, commit_navigation, NavigationAnswer, NavigationCommit};
@@ -39,6 +40,7 @@ pub use prepare::{
     branch_entry_tokens, branch_input_message, gives_branch_message, prepare_branch_entries,
     BranchPreparation,
 };
+pub use routes::{branch_reserve_tokens, summary_routes, SummaryRoute};
 
 use crate::error::{Error, Result};
 use crate::session::{Entry, Session};

@@ -4,6 +4,7 @@
 
 use super::collect::collect_between;
 use super::prepare::{prepare_branch_entries, BranchPreparation};
+use super::routes::SummaryRoute;
 use super::{check_indices, DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_TOKENS, REQUEST_ID};
 use crate::error::{Error, Result};
 use crate::prompts::{self, PromptKind};
@@ -66,8 +67,15 @@ pub struct NavigateOptions {
     pub label: Option<String>,
     /// Context window of the summarizer model (0 = unknown: 128 000).
     pub context_window: u64,
-    /// `branchSummary.reserveTokens` (default 16 384).
+    /// `branchSummary.reserveTokens` (default 16 384; see [`branch_reserve_tokens`]).
+    ///
+    /// [`branch_reserve_tokens`]: super::branch_reserve_tokens
     pub reserve_tokens: u64,
+    /// Where the summary may come from, in order ([`summary_routes`]); a route asks for a
+    /// summary as [`NavigateOptions::summarize`] does.
+    ///
+    /// [`summary_routes`]: super::summary_routes
+    pub routes: Vec<SummaryRoute>,
 }
 
 impl Default for NavigateOptions {
@@ -79,6 +87,7 @@ impl Default for NavigateOptions {
             label: None,
             context_window: 0,
             reserve_tokens: DEFAULT_RESERVE_TOKENS,
+            routes: Vec::new(),
         }
     }
 }
@@ -99,8 +108,10 @@ pub struct NavigationPlan {
     pub common_ancestor_id: Option<String>,
     /// The entries of the branch being left (§7.1), chronological.
     pub entries_to_summarize: Vec<usize>,
-    /// [`NavigateOptions::summarize`].
+    /// [`NavigateOptions::summarize`], or some summary route.
     pub user_wants_summary: bool,
+    /// [`NavigateOptions::routes`]: the host asks them in this order, the first answer wins.
+    pub routes: Vec<SummaryRoute>,
     /// The summarizer instructions (change them with [`NavigationPlan::set_instructions`]).
     pub custom_instructions: Option<String>,
     pub replace_instructions: Option<bool>,
@@ -223,6 +234,7 @@ pub fn plan_navigation(
     let fingerprint = (session.len(), session.leaf_id().map(str::to_string));
     let old_leaf = session.leaf();
     let token_budget = branch_token_budget(options.context_window, options.reserve_tokens);
+    let summarize = options.summarize || !options.routes.is_empty();
     let mut plan = NavigationPlan {
         noop: false,
         target: 0,
@@ -230,7 +242,8 @@ pub fn plan_navigation(
         old_leaf_id: fingerprint.1.clone(),
         common_ancestor_id: None,
         entries_to_summarize: Vec::new(),
-        user_wants_summary: options.summarize,
+        user_wants_summary: summarize,
+        routes: options.routes,
         custom_instructions: options.custom_instructions,
         replace_instructions: options.replace_instructions,
         label: options.label,
@@ -263,7 +276,7 @@ pub fn plan_navigation(
     plan.editor_text = editor_text;
     plan.entries_to_summarize = entries;
 
-    if options.summarize && !plan.entries_to_summarize.is_empty() {
+    if summarize && !plan.entries_to_summarize.is_empty() {
         let prep = prepare_branch_entries(session, &plan.entries_to_summarize, token_budget)?;
         if prep.is_empty() {
             plan.no_content = true;

@@ -38,6 +38,33 @@ impl Purpose {
             Purpose::BranchSummary => "branch-summary",
         }
     }
+
+    /// The purpose the JS API spells `name` (see [`Purpose::as_str`]).
+    pub fn parse(name: &str) -> Option<Purpose> {
+        [
+            Purpose::History,
+            Purpose::TurnPrefix,
+            Purpose::ShortSummary,
+            Purpose::Handoff,
+            Purpose::BranchSummary,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == name)
+    }
+
+    /// The telemetry tag the summarize call of this purpose gets (spec: compaction §5.3): its
+    /// prompt's ([`crate::prompts::PromptKind::tag`]; a history window's, the summary's).
+    pub fn telemetry_tag(self) -> &'static str {
+        use crate::prompts::PromptKind;
+        match self {
+            Purpose::History => PromptKind::Summary,
+            Purpose::TurnPrefix => PromptKind::TurnPrefix,
+            Purpose::ShortSummary => PromptKind::ShortSummary,
+            Purpose::Handoff => PromptKind::Handoff,
+            Purpose::BranchSummary => PromptKind::BranchSummary,
+        }
+        .tag()
+    }
 }
 
 /// One ready summarizer call (spec: compaction §5.3, §5.5).
@@ -445,5 +472,23 @@ mod tests {
             "the useless result is left out"
         );
         assert_eq!(serialized_conversation(&s, &entries).unwrap(), listed);
+    }
+
+    /// Issue 36 (one engine): the telemetry tag of each purpose is the core's (one table,
+    /// `PromptKind::tag`), not a copy in the JS shell.
+    #[test]
+    fn each_purpose_has_its_telemetry_tag() {
+        for (name, tag) in [
+            ("history", "compaction_summary"),
+            ("turn-prefix", "compaction_turn_prefix"),
+            ("short-summary", "compaction_short_summary"),
+            ("handoff", "handoff"),
+            ("branch-summary", "branch_summary"),
+        ] {
+            let p = Purpose::parse(name).expect(name);
+            assert_eq!((p.as_str(), p.telemetry_tag()), (name, tag));
+        }
+        assert_eq!(Purpose::parse("History"), None);
+        assert_eq!(Purpose::parse(""), None);
     }
 }

@@ -116,6 +116,17 @@ pub enum RetryStep {
     GiveUp,
 }
 
+impl RetryStep {
+    /// This step for a request that can (`shrinkable`: a history window) or cannot be planned
+    /// smaller: an overflow of a request without a window gives up.
+    pub fn for_request(self, shrinkable: bool) -> RetryStep {
+        match self {
+            RetryStep::Shrink if !shrinkable => RetryStep::GiveUp,
+            step => step,
+        }
+    }
+}
+
 impl RetryPolicy {
     /// The step after failed attempt number `attempt` (0-based) of a candidate, given what
     /// failed, the server's retry-after hint and whether another candidate remains.
@@ -278,5 +289,26 @@ mod tests {
         );
         assert_eq!(parse_retry_after("soon", 0), None);
         assert_eq!(parse_retry_after("-1", 0), None);
+    }
+
+    /// Issue 36 (one engine): only a history window shrinks; an overflow of any other request
+    /// gives up, even with another candidate left (the core's answer, not the shell's).
+    #[test]
+    fn only_a_window_shrinks() {
+        let p = RetryPolicy::default();
+        for more in [false, true] {
+            let step = p.next(0, FailureKind::ContextOverflow, None, more);
+            assert_eq!(step.for_request(true), RetryStep::Shrink);
+            assert_eq!(step.for_request(false), RetryStep::GiveUp);
+        }
+        // Other steps stay as they are.
+        for step in [
+            RetryStep::Wait(5),
+            RetryStep::NextCandidate,
+            RetryStep::GiveUp,
+        ] {
+            assert_eq!(step.for_request(false), step);
+            assert_eq!(step.for_request(true), step);
+        }
     }
 }

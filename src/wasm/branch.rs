@@ -8,6 +8,7 @@ use super::session::WasmSession;
 use crate::error::{Error, ErrorCode};
 use crate::navigation::{
     commit_navigation, plan_navigation, NavigationAnswer, NavigationCommit, NavigationPlan,
+    SummaryRoute,
 };
 use crate::session::Session;
 use crate::support::json::js::Object;
@@ -78,6 +79,27 @@ impl WasmNavigationPlan {
     #[wasm_bindgen(js_name = pendingJson)]
     pub fn pending_json(&self) -> String {
         requests_json(&self.plan.request)
+    }
+
+    /// Who writes the summary, in the order to ask (`navigation::summary_routes`), as JSON:
+    /// `[{"route": "endpoint", "url": …} | {"route": "callbacks"}]`; `[]` unless the
+    /// options said what the host has (`summarizers`).
+    #[wasm_bindgen(js_name = routesJson)]
+    pub fn routes_json(&self) -> String {
+        let mut out = String::from("[");
+        for (i, r) in self.plan.routes.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let mut o = Object::open(&mut out);
+            o.str("route", r.as_str());
+            if let SummaryRoute::Endpoint(url) = r {
+                o.str("url", url);
+            }
+            o.close();
+        }
+        out.push(']');
+        out
     }
 
     /// What the navigation does (the `session_before_tree` payload), as JSON.

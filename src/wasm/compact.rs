@@ -332,10 +332,18 @@ pub fn answer_problem(text: &str, max_tokens: f64) -> String {
     crate::summary::retry::answer_problem(text, max).unwrap_or_default()
 }
 
+/// The telemetry tag of a summarize call for a request of `purpose` (`history`, …; spec:
+/// compaction §5.3), or undefined for an unknown purpose.
+#[wasm_bindgen(js_name = telemetryTag)]
+pub fn telemetry_tag(purpose: &str) -> Option<String> {
+    crate::summary::request::Purpose::parse(purpose).map(|p| p.telemetry_tag().to_string())
+}
+
 /// What to do after a failed summarizer call (spec: compaction §8.3), as a JSON object:
 /// `{"action":"wait","ms":N}`, `{"action":"next"}` (the next candidate), `{"action":"shrink"}`
 /// (a context overflow: plan the window smaller) or `{"action":"give-up"}`. `status` and
-/// `retry_after_ms` are negative when unknown.
+/// `retry_after_ms` are negative when unknown. `shrinkable`: whether the request is a history
+/// window (`false`: an overflow gives up, `RetryStep::for_request`; unset: as a window).
 #[wasm_bindgen(js_name = retryStep)]
 pub fn retry_step(
     attempt: u32,
@@ -344,6 +352,7 @@ pub fn retry_step(
     retry_after_ms: f64,
     more_candidates: bool,
     policy_json: Option<String>,
+    shrinkable: Option<bool>,
 ) -> Result<String, JsValue> {
     let p = options(policy_json, "retry options")?;
     let d = RetryPolicy::default();
@@ -369,7 +378,8 @@ pub fn retry_step(
     let status = (status >= 0.0).then_some(status as u16);
     let retry_after = (retry_after_ms >= 0.0).then_some(retry_after_ms as u64);
     let kind = classify(message, status);
-    let (action, wait) = match policy.next(attempt, kind, retry_after, more_candidates) {
+    let step = policy.next(attempt, kind, retry_after, more_candidates);
+    let (action, wait) = match step.for_request(shrinkable.unwrap_or(true)) {
         RetryStep::Wait(ms) => ("wait", Some(ms)),
         RetryStep::NextCandidate => ("next", None),
         RetryStep::Shrink => ("shrink", None),

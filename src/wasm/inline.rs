@@ -5,7 +5,8 @@
 
 use super::interop::now_ms;
 use crate::context::inline::{
-    image_budget, reader_frame_tokens, system_target, Candidate, InlineRequest, SentBefore,
+    image_budget, reader_frame_tokens, stays_text, system_target, worth_measuring, Candidate,
+    InlineRequest, SentBefore,
 };
 use wasm_bindgen::prelude::*;
 
@@ -30,6 +31,20 @@ impl WasmInlineCache {
     #[wasm_bindgen(js_name = imageBudget)]
     pub fn budget(reads_images: bool, provider_budget: u32, images_held: u32) -> u32 {
         image_budget(reads_images, provider_budget, images_held)
+    }
+
+    /// Whether a tool result stays text (`context::inline::stays_text`): an error result, or
+    /// one that carries images.
+    #[wasm_bindgen(js_name = staysText)]
+    pub fn stays_text(is_error: bool, has_images: bool) -> bool {
+        stays_text(is_error, has_images)
+    }
+
+    /// Whether a candidate of `tokens` text tokens is measured (`context::inline::
+    /// worth_measuring`; `floor`: a tool result, which has the minimum size).
+    pub fn measures(tokens: f64, stays_text: bool, floor: bool) -> bool {
+        // As `Candidate::from_flat` reads the count: fractions cut, huge ones the largest.
+        worth_measuring(tokens as u64, stays_text, floor)
     }
 
     /// The plan of one request at `now`, remembered as what it sent: `head`, what its first

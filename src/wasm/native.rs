@@ -6,8 +6,10 @@
 use super::compact::{committed_json, WasmCompactionPlan};
 use super::interop::{now_ms, to_js};
 use super::session::WasmSession;
-use crate::compaction::native::anthropic::{commit_anthropic, request_parts};
-use crate::compaction::native::openai::{commit_openai, native_messages};
+use crate::compaction::native::anthropic::{commit_anthropic, replayed_block, request_parts};
+use crate::compaction::native::openai::{
+    commit_openai, leads_with_summary, native_messages, replayed_record,
+};
 use crate::compaction::native::Lane;
 use crate::error::{Error, ErrorCode};
 use crate::support::json::js::{self, Object};
@@ -16,25 +18,23 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 impl WasmSession {
-    /// `{messages, previous, instructions, summary, …}` of a `remote` plan as JSON: its
-    /// messages as provider messages, the previous OpenAI native record (or null; with
-    /// `provider`, only a record of that provider, whose replacement history a request of that
-    /// provider replays), the summarization system prompt, whether the first message is the
-    /// previous summary, and the Anthropic lane's parts (`anthropic::request_parts`). Nothing
-    /// is written.
+    /// `{messages, previous, instructions, summary, compaction, …}` of a `remote` plan for a
+    /// request of `provider`, as JSON: its messages as provider messages, the previous OpenAI
+    /// native record (or null; with `provider`, only a record of that provider:
+    /// `openai::replayed_record`), the summarization system prompt, whether the first message
+    /// is the previous summary, the Anthropic block that replaces it for that provider
+    /// (`{content, encryptedContent?}` or null: `anthropic::replayed_block`), and the
+    /// Anthropic lane's parts (`anthropic::request_parts`). Nothing is written.
     #[wasm_bindgen(js_name = nativeMessagesJson)]
     pub fn native_messages_json(
         &self,
         plan: &WasmCompactionPlan,
         provider: Option<String>,
     ) -> Result<String, JsValue> {
-        let (messages, mut previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
-        let summary = previous.is_null() && plan.plan.preparation.previous_summary.is_some();
-        if let Some(p) = provider {
-            if previous.get("provider").and_then(Value::as_str) != Some(p.as_str()) {
-                previous = Value::Null;
-            }
-        }
+        let (messages, previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
+        let previous = replayed_record(previous, provider.as_deref());
+        let summary = leads_with_summary(&plan.plan);
+        let block = replayed_block(&plan.plan, provider.as_deref());
         let parts = request_parts(self.s(), &plan.plan).map_err(to_js)?;
         let mut out = String::new();
         let mut o = Object::open(&mut out);
@@ -45,6 +45,7 @@ impl WasmSession {
             crate::prompts::SUMMARIZATION_SYSTEM.trim_end(),
         );
         o.bool("summary", summary);
+        js::write_value(o.key("compaction"), block.as_ref().unwrap_or(&Value::Null));
         for (k, v) in &parts {
             js::write_value(o.key(k), v);
         }

@@ -370,6 +370,52 @@ fn useless_results_are_left_out_but_their_calls_stay() {
 
 // ----- §7.4: the request ---------------------------------------------------------------
 
+/// Issue 36 (one engine): the plan lists who writes the summary, and a route asks for one as
+/// `summarize` does; the JS shell only builds its candidates from that list.
+#[test]
+fn the_plan_lists_the_summary_routes_in_order() {
+    let s = example();
+    let mut settings = ctxfold::settings::CompactionSettings {
+        remote_endpoint: Some("https://settings.example/sum".into()),
+        ..Default::default()
+    };
+    let routes = summary_routes(None, &settings, 2);
+    let plan = plan_navigation(
+        &s,
+        "F",
+        NavigateOptions {
+            routes: routes.clone(),
+            ..NavigateOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        plan.routes,
+        vec![
+            SummaryRoute::Endpoint("https://settings.example/sum".into()),
+            SummaryRoute::Callbacks
+        ]
+    );
+    assert!(plan.user_wants_summary);
+    assert!(plan.request.is_some(), "a route asks for the summary");
+
+    // No endpoint while remote is off, and without callbacks no route: no summary asked.
+    settings.remote_enabled = false;
+    let none = summary_routes(Some("https://option.example/sum"), &settings, 0);
+    assert!(none.is_empty());
+    let plan = plan_navigation(
+        &s,
+        "F",
+        NavigateOptions {
+            routes: none,
+            ..NavigateOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(!plan.user_wants_summary);
+    assert!(plan.request.is_none() && plan.preparation.is_none());
+}
+
 #[test]
 fn the_request_is_ready_to_send() {
     let s = example();

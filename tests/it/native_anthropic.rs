@@ -7,8 +7,9 @@
 use crate::common::Jsonl;
 use ctxfold::compaction::commit::commit_compaction;
 use ctxfold::compaction::native::anthropic::{
-    commit_anthropic, read_response, request_parts, PRESERVE_KEY,
+    commit_anthropic, read_response, replayed_block, request_parts, PRESERVE_KEY,
 };
+use ctxfold::compaction::native::openai::leads_with_summary;
 use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
 use ctxfold::compaction::prepare::{prepare_compaction, PrepareOptions};
 use ctxfold::context::convert::convert_to_llm;
@@ -97,6 +98,12 @@ fn failed_answers_change_nothing() {
     }
 }
 
+/// Sets `key` of the plan's previous `anthropicCompaction` record.
+fn record_set(plan: &mut ctxfold::compaction::plan::CompactionPlan, key: &str, v: Value) {
+    let p = plan.preparation.previous_preserve_data.as_mut().unwrap();
+    p[PRESERVE_KEY][key] = v;
+}
+
 #[test]
 fn commit_stores_the_signed_block_and_replays_it() {
     let mut s = session();
@@ -170,6 +177,27 @@ fn commit_stores_the_signed_block_and_replays_it() {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     assert_eq!(parts["anthropic"]["encryptedContent"], "SIG");
+    // Issue 36 (one engine): the core says whether the previous summary goes as the signed
+    // block — only to the provider that wrote it, and only with a text — not the JS shell.
+    assert!(leads_with_summary(&again));
+    assert_eq!(
+        replayed_block(&again, Some("anthropic")),
+        Some(json!({"content": "SUMMARY", "encryptedContent": "SIG"}))
+    );
+    for other in [Some("bedrock"), Some(""), None] {
+        assert_eq!(replayed_block(&again, other), None, "{other:?}");
+    }
+    let mut edited = again.clone();
+    record_set(&mut edited, "encryptedContent", json!(""));
+    assert_eq!(
+        replayed_block(&edited, Some("anthropic")),
+        Some(json!({"content": "SUMMARY"})),
+        "an empty signature is left out"
+    );
+    record_set(&mut edited, "content", json!(""));
+    assert_eq!(replayed_block(&edited, Some("anthropic")), None);
+    record_set(&mut edited, "content", json!(7));
+    assert_eq!(replayed_block(&edited, Some("anthropic")), None);
     assert_eq!(parts["customInstructions"], "the API");
     assert_eq!(parts["extraContext"], json!([]));
     assert_eq!(parts["maxTokens"], 13_107);

@@ -7,7 +7,8 @@
 use crate::common::{assistant_msg, Jsonl};
 use ctxfold::archive::blocks::HistoryOptions;
 use ctxfold::compaction::native::openai::{
-    commit_openai, native_messages, read_compact_answer, REMOTE_SUMMARY,
+    commit_openai, leads_with_summary, native_messages, read_compact_answer, replayed_record,
+    REMOTE_SUMMARY,
 };
 use ctxfold::compaction::native::openai_v2::read_stream;
 use ctxfold::compaction::native::Lane;
@@ -250,6 +251,14 @@ fn the_openai_reader_replays_the_history_other_readers_get_summary_and_kept_turn
     let (messages, previous) = native_messages(&s, &second).unwrap();
     assert_eq!(previous["provider"], "openai");
     assert_eq!(messages[0]["content"], "next ".repeat(60));
+    // Issue 36 (one engine): the record is replayed only to the provider that wrote it (the
+    // core's answer, not the shell's); no record stands for the summary of another provider.
+    assert!(!leads_with_summary(&second));
+    assert_eq!(replayed_record(previous.clone(), Some("openai")), previous);
+    assert_eq!(replayed_record(previous.clone(), None), previous);
+    for other in ["azure-openai-responses", ""] {
+        assert_eq!(replayed_record(previous.clone(), Some(other)), Value::Null);
+    }
 }
 
 /// Ten turns whose user messages are long (what V2 retains) and whose answers are short; the

@@ -277,6 +277,69 @@ test('a failing endpoint falls back to summarize, or fails with the session unch
   );
 });
 
+// Issue 36 (one engine): the core lists the summary routes (plan.routesJson); the shell only
+// builds and asks them. These pin the order and the cases the routes answer.
+test('the summary routes: the option endpoint before the settings one and the callbacks; none without remote', async () => {
+  await withFetch(
+    () => ({ body: { summary: 'Remote.' } }),
+    async (calls) => {
+      const s = load();
+      const r = await s.navigateTree('a9', {
+        remoteEndpoint: 'http://127.0.0.1:9/option',
+        settings: { remoteEndpoint: 'http://127.0.0.1:9/settings' },
+        summarize: async () => 'Callback.',
+      });
+      assert.deepEqual(
+        calls.map((c) => c.url),
+        ['http://127.0.0.1:9/option'],
+      );
+      assert.match(s.entry(r.summaryEntryId).summary, /Remote\./);
+
+      // remoteEnabled: false turns off the option's endpoint too: no route, no summary, and
+      // a hook's summary is not taken (none was wanted).
+      const t = load();
+      const seen = [];
+      const plain = await t.navigateTree('a9', {
+        remoteEndpoint: 'http://127.0.0.1:9/option',
+        settings: { remoteEnabled: false },
+        hooks: {
+          session_before_tree: ({ preparation }) => {
+            seen.push(preparation.userWantsSummary);
+            return { summary: { summary: 'From a hook.' } };
+          },
+        },
+      });
+      assert.equal(calls.length, 1, 'no POST');
+      assert.deepEqual(seen, [false]);
+      assert.equal(plain.summaryEntryId ?? null, null);
+      assert.equal(t.leafId, 'a9');
+    },
+  );
+});
+
+test('a branch summary that overflows its summarizer gives up at once (it has no window to shrink)', async () => {
+  const s = load();
+  const before = s.toJsonl();
+  const called = [];
+  await assert.rejects(
+    s.navigateTree('a9', {
+      summarize: [
+        async () => {
+          called.push('first');
+          throw new Error('prompt is too long: 300000 tokens > 200000 maximum');
+        },
+        async () => {
+          called.push('second');
+          return 'never';
+        },
+      ],
+    }),
+    (err) => err.code === 'E_SUMMARIZER' && /Branch summarization failed: prompt is too long/.test(err.message),
+  );
+  assert.deepEqual(called, ['first']);
+  assert.equal(s.toJsonl(), before);
+});
+
 test('settings: remoteEndpoint and branchSummary.reserveTokens; branchSummary.enabled is a UI flag', async () => {
   await withFetch(
     () => ({ body: { summary: 'From settings.' } }),

@@ -59,6 +59,38 @@ pub fn request_parts(
     ])
 }
 
+/// The previous summary as the `compaction` block the API signed, for a request of `provider`
+/// (spec: compaction §13): `{content, encryptedContent?}` when the plan's messages start with
+/// the previous summary (`leads_with_summary`: no OpenAI record precedes it), the stored
+/// `anthropicCompaction` record was written by that same provider (a non-empty name) and its
+/// `content` is a non-empty text; else `None`, and the summary goes as the context message it
+/// is. The block replaces that first message; the opaque state is replayed only to its author.
+pub fn replayed_block(plan: &CompactionPlan, provider: Option<&str>) -> Option<Value> {
+    let provider = provider.filter(|p| !p.is_empty())?;
+    if !super::openai::leads_with_summary(plan) {
+        return None;
+    }
+    let record = plan
+        .preparation
+        .previous_preserve_data
+        .as_ref()?
+        .get(PRESERVE_KEY)?;
+    let text = |key: &str| {
+        record
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+    };
+    if record.get("provider").and_then(Value::as_str) != Some(provider) {
+        return None;
+    }
+    let mut block = vec![("content", text("content")?.into())];
+    if let Some(e) = text("encryptedContent") {
+        block.push(("encryptedContent", e.into()));
+    }
+    Some(object(block))
+}
+
 /// The input tokens the compaction edit triggers at: the API refuses a trigger below this.
 /// The lane needs a live context of `lanes::ANTHROPIC_MIN_CONTEXT_TOKENS`, a margin above it.
 pub const TRIGGER_TOKENS: u64 = 50_000;

@@ -83,14 +83,9 @@ pub fn v1_record(provider: &str, history: Vec<Value>, item: Value) -> Value {
 /// first when its provider is the reader's.
 pub fn native_messages(session: &Session, plan: &CompactionPlan) -> Result<(Vec<Value>, Value)> {
     let prep = &plan.preparation;
-    let previous = prep
-        .previous_preserve_data
-        .as_ref()
-        .and_then(|p| p.get(PRESERVE_KEY))
-        .cloned()
-        .unwrap_or(Value::Null);
+    let previous = previous_record(plan).cloned().unwrap_or(Value::Null);
     let mut messages = Vec::new();
-    if let (Some(summary), true) = (&prep.previous_summary, previous.is_null()) {
+    if let (Some(summary), true) = (&prep.previous_summary, leads_with_summary(plan)) {
         let text = object(vec![
             ("type", "text".into()),
             ("text", crate::prompts::compaction_context(summary).into()),
@@ -105,6 +100,31 @@ pub fn native_messages(session: &Session, plan: &CompactionPlan) -> Result<(Vec<
     entries.extend(&prep.recent);
     messages.extend(crate::summary::request::llm_messages(session, &entries)?);
     Ok((messages, previous))
+}
+
+/// The previous OpenAI native record of the plan (`openaiRemoteCompaction`), if any.
+fn previous_record(plan: &CompactionPlan) -> Option<&Value> {
+    plan.preparation
+        .previous_preserve_data
+        .as_ref()
+        .and_then(|p| p.get(PRESERVE_KEY))
+        .filter(|v| !v.is_null())
+}
+
+/// The plan's native messages start with the previous summary as its context message
+/// ([`native_messages`]): there is one, and no OpenAI native record stands in for it.
+pub fn leads_with_summary(plan: &CompactionPlan) -> bool {
+    plan.preparation.previous_summary.is_some() && previous_record(plan).is_none()
+}
+
+/// The previous native record a request of `provider` replays (spec: compaction §13): only
+/// its author's (its replacement history is that provider's opaque state); any record when
+/// no provider is named; `Value::Null` for none.
+pub fn replayed_record(previous: Value, provider: Option<&str>) -> Value {
+    match provider {
+        Some(p) if previous.get("provider").and_then(Value::as_str) != Some(p) => Value::Null,
+        _ => previous,
+    }
 }
 
 /// Commits the answer of one lane (spec: compaction §5.7 step 1, §8.4) for `provider`: the

@@ -1082,6 +1082,17 @@ export interface NavigationOptions {
   contextWindow?: number;
   /** `branchSummary.reserveTokens` (default 16,384): budget = window − reserve. */
   reserveTokens?: number;
+  /**
+   * Compaction settings: `branchSummary.reserveTokens` when `reserveTokens` is unset, and the
+   * remote endpoint for `summarizers`.
+   * @internal
+   */
+  settings?: CompactionSettings;
+  /**
+   * What the host can ask for the summary (`navigateTree`): the plan lists the routes in order.
+   * @internal
+   */
+  summarizers?: { remoteEndpoint?: string; callbacks: number };
 }
 
 /** What a navigation does (the reference's `TreePreparation`, the `session_before_tree` payload). */

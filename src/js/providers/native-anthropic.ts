@@ -27,8 +27,6 @@ const HEADERS = {
 /** Time-out of one compaction request (the reference: five minutes). */
 export const ANTHROPIC_TIMEOUT_MS = 300_000;
 
-/** A non-empty string, else undefined. */
-const optionalString = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 const textBlock = (text: string): AnthropicTextBlock => ({ type: 'text', text });
 
 // ----- the request ---------------------------------------------------------------------------
@@ -45,8 +43,8 @@ interface AnthropicParts {
   recent: number;
   /** The first message is the previous summary. */
   summary: boolean;
-  /** The previous compaction's native record of this lane, if any. */
-  anthropic?: { provider?: unknown; content?: unknown; encryptedContent?: unknown } | null;
+  /** The block the API signed that replaces the previous summary for this provider (the core's choice), else null. */
+  compaction: { content: string; encryptedContent?: string } | null;
   maxTokens: number;
   instructions: string;
 }
@@ -60,17 +58,15 @@ interface AnthropicParts {
  * turn cached.
  */
 export function anthropicRequest(plan: NativePlan, m: ClaudeTarget): LaneRequest {
-  const parts: AnthropicParts = JSON.parse(plan._session().nativeMessagesJson(plan._raw()));
-  const { messages, recent, anthropic: record } = parts;
+  const parts: AnthropicParts = JSON.parse(plan._session().nativeMessagesJson(plan._raw(), m.provider));
+  const { messages, recent, compaction: replayed } = parts;
   const split = messages.length - recent;
   let head = messages.slice(0, split);
   const prefix: WireMessage[] = [];
-  const content = optionalString(record?.content);
-  if (parts.summary && optionalString(m.provider) && record?.provider === m.provider && content !== undefined) {
-    // The previous summary as the block the API signed.
-    const block: AnthropicCompactionBlock = { type: 'compaction', content };
-    const encrypted = optionalString(record?.encryptedContent);
-    if (encrypted !== undefined) block.encrypted_content = encrypted;
+  if (replayed !== null) {
+    // The previous summary as the block the API signed, in place of its context message.
+    const block: AnthropicCompactionBlock = { type: 'compaction', content: replayed.content };
+    if (replayed.encryptedContent !== undefined) block.encrypted_content = replayed.encryptedContent;
     prefix.push({ role: 'assistant', content: [block] });
     head = head.slice(1);
   }

@@ -92,13 +92,9 @@ export interface InlineResult {
   report: InlineReport;
 }
 
-let MIN_TOOL_RESULT_TOKENS = 0;
 let MAX_SYSTEM_PROMPT_FRAMES = 0;
 onRaw((bindings: ReturnType<typeof requireRaw>) => {
-  const c: { inlineMinToolResultTokens: number; inlineMaxSystemPromptFrames: number } = JSON.parse(
-    bindings.snapcompactConstants(),
-  );
-  MIN_TOOL_RESULT_TOKENS = c.inlineMinToolResultTokens;
+  const c: { inlineMaxSystemPromptFrames: number } = JSON.parse(bindings.snapcompactConstants());
   MAX_SYSTEM_PROMPT_FRAMES = c.inlineMaxSystemPromptFrames;
 });
 
@@ -305,9 +301,10 @@ export class InlineImager {
           rec = {};
           this.#measured.set(m.toolCallId, rec);
         }
-        // Errors (providers validate them as text) and results with images stay text.
+        // The core says what stays text from the result's facts (an error, images).
         const { text, images } = toolResultText(m.content);
-        candidates.push(this.#measure(rec, text, shape, m.isError === true || images, true));
+        const staysText = requireRaw().WasmInlineCache.staysText(m.isError === true, images);
+        candidates.push(this.#measure(rec, text, shape, staysText, true));
       }
       if (target !== undefined) system = this.#measure(this.#system, target.text, shape, false, false);
     }
@@ -380,7 +377,7 @@ export class InlineImager {
     let frames = 0;
     let printable = true;
     // What stays text and results below the floor (the prompt has none) are not measured.
-    if (!staysText && (!floor || tokens >= MIN_TOOL_RESULT_TOKENS)) {
+    if (requireRaw().WasmInlineCache.measures(tokens, staysText, floor)) {
       frames = frameCount(text, renderOptions(shape));
       printable = scanRenderability(text, resolveShape(defined(shape.model), shape.shape, text)).isSafe;
     }

@@ -15,7 +15,6 @@ import type {
   NavigationAnswer,
   NavigationCancelled,
   NavigationResult,
-  ResolvedCompactionSettings,
   SessionCore,
   Summarize,
 } from '../core/session.js';
@@ -42,11 +41,14 @@ function wording(message: string): string {
   return `Branch summarization failed: ${message}`;
 }
 
-/**
- * The summarizers in the order `compact()` tries them: the remote endpoint (`remoteEndpoint`,
- * else `settings.remoteEndpoint` unless `settings.remoteEnabled` is false), then the callbacks.
- */
-function summarizers(o: NavigateRunOptions, settings: ResolvedCompactionSettings | undefined): Candidate[] {
+/** What a navigation may ask for its summary, checked: the callbacks and the endpoint's wiring. */
+interface Summarizers {
+  callbacks: Summarize[];
+  headers: Record<string, string>;
+}
+
+/** The summarizers of `o`, validated (`E_INVALID_ARGUMENT`); the core orders them (`routes`). */
+function summarizers(o: NavigateRunOptions): Summarizers {
   const { summarize } = o;
   const list: unknown[] =
     summarize === undefined || summarize === null || summarize === false ? [] : [summarize].flat();
@@ -62,13 +64,23 @@ function summarizers(o: NavigateRunOptions, settings: ResolvedCompactionSettings
   if (o.headers !== undefined && (o.headers === null || typeof o.headers !== 'object')) {
     throw invalidArgument('`headers` must be an object of header names and values');
   }
-  const candidates: Candidate[] = [];
-  const endpoint = o.remoteEndpoint ?? settings?.remoteEndpoint;
-  if (endpoint && settings?.remoteEnabled !== false) {
-    candidates.push({ remote: { url: endpoint, headers: o.headers ?? {}, model: o.model } });
-  }
-  for (const f of list) candidates.push({ summarize: f });
-  return candidates;
+  return { callbacks: list, headers: o.headers ?? {} };
+}
+
+/** A summary route of the plan (`routesJson`), in the order the core lists them. */
+type SummaryRoute = { route: 'endpoint'; url: string } | { route: 'callbacks' };
+
+/**
+ * The candidates of the plan's summary routes (spec: compaction §5.8, §7.5): the core lists
+ * them in order (the remote endpoint first when one is set and remote is enabled, then the
+ * callbacks); this builds each.
+ */
+function candidatesOf(routes: readonly SummaryRoute[], s: Summarizers, model: string | undefined): Candidate[] {
+  return routes.flatMap((r): Candidate[] =>
+    r.route === 'endpoint'
+      ? [{ remote: { url: r.url, headers: s.headers, model } }]
+      : s.callbacks.map((f) => ({ summarize: f })),
+  );
 }
 
 /** A hook's `{summary: {summary, details}}` (or `{summary: "text"}`), as a commit answer. */
@@ -94,22 +106,25 @@ export async function navigateSession(
   targetId: string,
   o: NavigateRunOptions,
 ): Promise<NavigationResult | NavigationCancelled> {
-  // Validated with defaults filled in (E_SETTINGS names a bad field). `branchSummary.enabled`
-  // only says whether a tree UI offers a summary (spec: compaction §7.5): a summarizer given
-  // here is used either way.
-  const settings: ResolvedCompactionSettings | undefined =
-    o.settings === undefined
-      ? undefined
-      : JSON.parse(requireRaw().resolveSettingsJson(optionsJson(o.settings, 'settings')));
-  const candidates = summarizers(o, settings);
+  // Validated first (E_SETTINGS names a bad field). `branchSummary.enabled` only says whether
+  // a tree UI offers a summary (spec: compaction §7.5): a summarizer given here is used either
+  // way.
+  if (o.settings !== undefined) requireRaw().resolveSettingsJson(optionsJson(o.settings, 'settings'));
+  const given = summarizers(o);
   const signal: Signal = o.signal ?? new AbortController().signal;
-  const reserveTokens = o.reserveTokens ?? settings?.branchSummary?.reserveTokens;
+  // The core takes `reserveTokens` from the options, else the settings, and lists the summary
+  // routes from what the host has (a route asks for the summary).
   const plan = session.planNavigation(targetId, {
-    ...pick(o, ['customInstructions', 'replaceInstructions', 'label', 'contextWindow']),
-    ...(reserveTokens === undefined ? {} : { reserveTokens }),
-    summarize: candidates.length > 0,
+    ...pick(o, ['customInstructions', 'replaceInstructions', 'label', 'contextWindow', 'reserveTokens']),
+    ...(o.settings === undefined ? {} : { settings: o.settings }),
+    summarizers: {
+      ...(o.remoteEndpoint === undefined ? {} : { remoteEndpoint: o.remoteEndpoint }),
+      callbacks: given.callbacks.length,
+    },
   });
   try {
+    const routes: SummaryRoute[] = JSON.parse(plan._raw().routesJson());
+    const candidates = candidatesOf(routes, given, o.model);
     if (plan.isNoop) return session.commitNavigation(plan);
     if (signal.aborted) return { cancelled: true, aborted: true };
     let answer: NavigationAnswer | undefined;
@@ -117,6 +132,9 @@ export async function navigateSession(
       // session_before_tree: cancel, supply the summary, or change instructions and label.
       for (const f of handlers(o.hooks, 'session_before_tree')) {
         const preparation = plan.preparation;
+        // A hook's summary counts only when a summary is wanted (the plan's answer, §7.5 step 4),
+        // read before the hook could change its payload.
+        const wanted = preparation.userWantsSummary;
         const reply = await callHook(f, { preparation, signal }, signal);
         if (reply?.cancel === true) return { cancelled: true };
         const changes = pick(reply ?? {}, ['customInstructions', 'replaceInstructions', 'label']);
@@ -125,7 +143,7 @@ export async function navigateSession(
             ...pick(preparation, ['customInstructions', 'replaceInstructions', 'label']),
             ...changes,
           });
-        if (candidates.length > 0 && answer === undefined) answer = hookSummary(reply);
+        if (wanted && answer === undefined) answer = hookSummary(reply);
       }
       const request = plan.pending[0];
       if (answer === undefined && request !== undefined) {

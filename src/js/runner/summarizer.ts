@@ -4,7 +4,13 @@
 // and the AbortSignal.
 import { abortError, messageOf, statusOf, wrapError } from '../core/errors.js';
 import { requireRaw } from '../core/raw.js';
-import type { AbortSignalLike, Summarize, SummarizeCallOptions, SummaryRequest } from '../core/session.js';
+import type {
+  AbortSignalLike,
+  Summarize,
+  SummarizeCallOptions,
+  SummarizeContext,
+  SummaryRequest,
+} from '../core/session.js';
 
 /** Time-out of one remote-endpoint request (spec: compaction §5.8). */
 const REMOTE_TIMEOUT_MS = 180_000;
@@ -159,15 +165,6 @@ async function callRemote(remote: RemoteEndpoint, request: SummaryRequest, signa
   }
 }
 
-/** The telemetry tag of each request purpose (spec: compaction §5.3 request options). */
-const TELEMETRY_TAGS = {
-  history: 'compaction_summary',
-  'turn-prefix': 'compaction_turn_prefix',
-  'short-summary': 'compaction_short_summary',
-  handoff: 'handoff',
-  'branch-summary': 'branch_summary',
-} as const;
-
 async function callCandidate(
   candidate: Candidate,
   request: SummaryRequest,
@@ -175,7 +172,9 @@ async function callCandidate(
   callOptions: SummarizeCallOptions,
 ): Promise<string> {
   if ('remote' in candidate) return callRemote(candidate.remote, request, signal);
-  const context = { ...callOptions, telemetryTag: TELEMETRY_TAGS[request.purpose], signal };
+  // The tag of the request's purpose is the core's (spec: compaction §5.3).
+  const telemetryTag = requireRaw().telemetryTag(request.purpose) as SummarizeContext['telemetryTag'];
+  const context = { ...callOptions, telemetryTag, signal };
   const answer: unknown = await untilAbort(candidate.summarize({ ...request }, context), signal);
   if (typeof answer === 'string') return answer;
   const summary = memberOf(answer, 'summary');
@@ -231,14 +230,16 @@ export async function summarizeOne(
         failure = new Error(problem);
       }
       last = { ...failureInfo(failure), thrown };
+      // Only a history window can be planned smaller: the core gives up on the others.
+      const shrinkable = request.window !== undefined && request.window !== null;
       const step: { action: string; ms?: number } = JSON.parse(
-        requireRaw().retryStep(attempt, last.message, last.status, last.retryAfterMs, more, retryJson),
+        requireRaw().retryStep(attempt, last.message, last.status, last.retryAfterMs, more, retryJson, shrinkable),
       );
       if (step.action === 'wait') {
         await sleep(step.ms ?? 0, signal);
         continue;
       }
-      if (step.action === 'shrink' && request.window) return { shrink: true };
+      if (step.action === 'shrink') return { shrink: true };
       if (step.action === 'next') break;
       throw wrapError('E_SUMMARIZER', wording(last.message), thrown);
     }
