@@ -263,6 +263,22 @@ test('anthropic → pi: a mid-conversation system message is a developer message
   assert.deepEqual(scoped.providerPayload, { type: 'anthropicMessage', clearAt: 'next_user_message', effort: 'max' });
 });
 
+test('anthropic: blocks are checked in order, a tool_result naming no tool_use where it stands', () => {
+  const bad = { type: 'text', text: 5 };
+  const orphan = { type: 'tool_result', tool_use_id: 'toolu_none', content: 7 };
+  for (const [content, field] of [
+    [[orphan, bad], 'content[0].tool_use_id'],
+    [[bad, orphan], 'content[0].text'],
+    [[{ type: 'text', text: 'ok' }, orphan], 'content[1].tool_use_id'],
+  ]) {
+    assert.throws(
+      () => Session.fromMessages([{ role: 'user', content }], { format: 'anthropic' }),
+      (err) => err.code === 'E_INVALID_MESSAGE' && err.index === 0 && err.field === field,
+      field,
+    );
+  }
+});
+
 test('anthropic: unknown members are kept as data, a __proto__ member too', () => {
   const block = JSON.parse('{"type":"text","text":"x","__proto__":{"polluted":true},"future_field":1}');
   const messages = [

@@ -273,6 +273,11 @@ test('openai-chat: a tool result in a later batch finds its call; an unknown one
     () => session.appendMessages([{ role: 'tool', tool_call_id: 'call_9_9', content: 'x' }], FORMAT),
     (err) => err.code === 'E_INVALID_MESSAGE' && err.index === 0 && err.field === 'tool_call_id',
   );
+  // The call is looked up before the content is read: the unknown id is what the error names.
+  assert.throws(
+    () => session.appendMessages([{ role: 'tool', tool_call_id: 'call_9_9', content: 7 }], FORMAT),
+    (err) => err.code === 'E_INVALID_MESSAGE' && err.index === 0 && err.field === 'tool_call_id',
+  );
   assert.equal(session.toJsonl(), before);
   session.appendMessages(messages.slice(5), FORMAT);
   assert.deepStrictEqual(session.toMessages(FORMAT).messages, messages);
@@ -291,6 +296,30 @@ test('openai-chat: every malformed fixture is E_INVALID_MESSAGE at its index and
     );
     assert.throws(() => session.appendMessages(c.messages, FORMAT), { code: 'E_INVALID_MESSAGE' });
     assert.equal(session.toJsonl(), before);
+  }
+});
+
+test('openai-chat: a kept part that is no part the reader takes (a hand-edited session) is not written back', () => {
+  // What a reader keeps under `ctxfold` comes back from the session file; the writer sends the
+  // block's own text when the kept part is malformed, instead of throwing a TypeError.
+  for (const part of [
+    { type: 'file' },
+    { type: 'file', file: null },
+    { type: 'input_audio', input_audio: null },
+    { type: 'image_url' },
+    { type: 'image_url', image_url: 5 },
+  ]) {
+    const session = Session.create({ ids: 'deterministic', now: 0 });
+    const text = '[file: inline data]';
+    session.appendMessage({
+      role: 'user',
+      content: [{ type: 'text', text, ctxfold: { format: 'openai-chat', part } }],
+    });
+    assert.deepEqual(
+      session.toMessages(FORMAT).messages,
+      [{ role: 'user', content: [{ type: 'text', text }] }],
+      JSON.stringify(part),
+    );
   }
 });
 

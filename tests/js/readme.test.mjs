@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { transformSync } from 'esbuild';
 import { pkgDir, repoDir, testsDir } from './support/project.mjs';
 
 /** The guides the README links to; each has at least one runnable example. */
@@ -24,11 +25,12 @@ const readme = read('README.md');
 
 /** The `<!-- readme-example: … -->` / `<!-- guide-example: … -->` blocks of a Markdown text. */
 function examplesOf(text) {
-  return [...text.matchAll(/<!-- (readme|guide)-example: ([\w-]+) -->\n```js\n([\s\S]*?)```/g)].map((m) => ({
+  return [...text.matchAll(/<!-- (readme|guide)-example: ([\w-]+) -->\n```(js|ts)\n([\s\S]*?)```/g)].map((m) => ({
     kind: m[1],
     name: m[2],
     block: m[0],
-    code: m[3],
+    lang: m[3],
+    code: m[4],
   }));
 }
 
@@ -117,16 +119,22 @@ test('the package ships the README and the guides with every example, no repo-on
   assert.ok(!shipped.includes('## From a checkout') && !shipped.includes('CONTRIBUTING'));
 });
 
-/** Runs `code` as an ES module file in tests/ (so `ctxfold` is the built package). */
-function runModule(name, code, { args = [], env } = {}) {
+/**
+ * Runs `code` as an ES module file in tests/ (so `ctxfold` is the built package). A `ts`
+ * example runs with its types stripped (examples-ts.test.mjs type-checks it).
+ */
+function runModule(name, code, { args = [], env, lang = 'js' } = {}) {
   const file = path.join(testsDir, `.doc-example-${name}.mjs`);
-  writeFileSync(file, code);
+  writeFileSync(
+    file,
+    lang === 'ts' ? transformSync(code, { loader: 'ts', format: 'esm', target: 'es2022' }).code : code,
+  );
   return { file, args: [file, ...args], env: env ? { ...process.env, ...env } : process.env };
 }
 
-for (const { file, name, code } of examples.filter((e) => !runElsewhere.has(e.name))) {
+for (const { file, name, code, lang } of examples.filter((e) => !runElsewhere.has(e.name))) {
   test(`${file}: example ${name} prints what it says`, () => {
-    const run = runModule(name, code);
+    const run = runModule(name, code, { lang });
     try {
       const res = spawnSync(process.execPath, run.args, { encoding: 'utf8', env: run.env });
       assert.equal(res.status, 0, res.stderr);
@@ -153,7 +161,8 @@ test('docs/guide/compaction.md: the OpenAI-compatible example compacts a session
   const { default: http } = await import('node:http');
   const { mkdtempSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
-  const code = examples.find((e) => e.name === 'compaction-openai')?.code;
+  const example = examples.find((e) => e.name === 'compaction-openai');
+  const code = example?.code;
   assert.ok(code, 'the example is in the compaction guide');
   const seen = [];
   const server = http.createServer((req, res) => {
@@ -183,6 +192,7 @@ test('docs/guide/compaction.md: the OpenAI-compatible example compacts a session
   const sessionFile = path.join(dir, 'session.jsonl');
   writeFileSync(sessionFile, `{"type":"session","version":3,"id":"x","cwd":"/"}\n${turns.join('\n')}\n`);
   const run = runModule('compaction-openai', code, {
+    lang: example.lang,
     args: [sessionFile],
     env: { OPENAI_BASE_URL: `http://127.0.0.1:${server.address().port}/v1`, OPENAI_API_KEY: 'test-key' },
   });

@@ -101,7 +101,25 @@ const consumers = {
         else if (result.method === 'handoff') where = result.session.leafId;
         else if (result.method === 'shake') where = String(result.shake.tokensFreed);
         else where = result.entryId;
-        export { again, bytes, file, archived, where };
+        // A format's output is its input: toMessages → fromMessages / appendMessages, the system
+        // prompt included; the LLM view is a pi history.
+        const chat = session.toMessages({ format: 'openai-chat' });
+        const fromChat: Session = Session.fromMessages(chat.messages, { format: 'openai-chat' });
+        fromChat.appendMessages(chat.messages, { format: 'openai-chat' });
+        const claude = session.toMessages({ format: 'anthropic' });
+        const fromClaude = Session.fromMessages(claude.messages, {
+          format: 'anthropic',
+          ...(claude.system !== undefined && { system: claude.system }),
+        });
+        const gemini = session.toMessages({ format: 'gemini' });
+        Session.fromMessages(gemini.messages, { format: 'gemini', ...(gemini.system && { system: gemini.system }) });
+        Session.fromMessages(session.toMessages({ format: 'openai-responses' }).messages, { format: 'openai-responses' });
+        Session.fromMessages(session.toMessages({ format: 'ai-sdk-model' }).messages, { format: 'ai-sdk-model' });
+        Session.fromMessages(session.toMessages({ format: 'ai-sdk-ui' }).messages, { format: 'ai-sdk-ui' });
+        const fromView: Session = Session.fromMessages(session.toLlmMessages());
+        // @ts-expect-error Anthropic messages are not OpenAI chat messages
+        Session.fromMessages(claude.messages, { format: 'openai-chat' });
+        export { again, bytes, file, archived, where, fromClaude, fromView };
       `,
       'inline.mts': `
         import { InlineImager, Maintainer, Session, type InlineReport } from 'ctxfold';

@@ -11,6 +11,7 @@
 // with the messages the session already holds (its first and last), the new ones are appended,
 // and the Maintainer's view of the session (pruned, compacted) is what goes to the model. The
 // app keeps its whole history; the model gets what fits.
+import { isObject } from '../core/args.js';
 import { invalidArgument, messageOf } from '../core/errors.js';
 import type {
   AbortSignalLike,
@@ -23,9 +24,8 @@ import type {
   Summarize,
 } from '../core/session.js';
 import { isContextOverflow } from '../core/triggers.js';
-import type { AiSdkModelMessage } from '../formats/ai-sdk-model.js';
+import { type AiSdkModelMessage, write as writeModelMessages } from '../formats/ai-sdk-model.js';
 import { Warnings } from '../formats/common.js';
-import { formatOf } from '../formats/index.js';
 import { Maintainer, type MaintainerEvent, type MaintainerOptions } from '../runner/maintainer.js';
 import { Session } from '../runner/session.js';
 import { memberOf } from '../runner/summarizer.js';
@@ -215,8 +215,8 @@ function fileDataIn(data: unknown): unknown {
 }
 
 function partIn(p: unknown): unknown {
-  if (memberOf(p, 'type') !== 'file') return p;
-  const { data, mediaType, filename, providerOptions } = p as Part;
+  if (!isObject(p) || p.type !== 'file') return p;
+  const { data, mediaType, filename, providerOptions } = p;
   const value = fileDataIn(data);
   if (typeof mediaType === 'string' && mediaType.startsWith('image/')) {
     return { type: 'image', image: value, mediaType, ...(providerOptions ? { providerOptions } : {}) };
@@ -257,7 +257,7 @@ function fileDataOut(value: unknown): unknown {
   return { type: 'data', data: value };
 }
 
-const FILE_DATA_TAGS = new Set(['data', 'url', 'reference', 'text']);
+const FILE_DATA_TAGS: ReadonlySet<unknown> = new Set(['data', 'url', 'reference', 'text']);
 
 function isTagged(value: unknown): boolean {
   return (
@@ -265,14 +265,14 @@ function isTagged(value: unknown): boolean {
     typeof value === 'object' &&
     !(value instanceof URL) &&
     !ArrayBuffer.isView(value) &&
-    FILE_DATA_TAGS.has(memberOf(value, 'type') as string)
+    FILE_DATA_TAGS.has(memberOf(value, 'type'))
   );
 }
 
 function partOut(p: unknown): unknown {
-  const type = memberOf(p, 'type');
-  if (type === 'image') {
-    const { image, mediaType, providerOptions } = p as Part;
+  if (!isObject(p)) return p;
+  if (p.type === 'image') {
+    const { image, mediaType, providerOptions } = p;
     return {
       type: 'file',
       data: fileDataOut(image),
@@ -280,8 +280,8 @@ function partOut(p: unknown): unknown {
       ...(providerOptions ? { providerOptions } : {}),
     };
   }
-  if (type === 'file') {
-    const { data, mediaType, filename, providerOptions } = p as Part;
+  if (p.type === 'file') {
+    const { data, mediaType, filename, providerOptions } = p;
     return {
       type: 'file',
       data: fileDataOut(data),
@@ -329,7 +329,7 @@ function replyMessage(
 ): AssistantMessage {
   const blocks: AssistantContent[] = [];
   for (const part of content) {
-    const p = (part ?? {}) as Part;
+    const p: Part = isObject(part) ? part : {};
     if (p.type === 'text' && p.text !== '') blocks.push({ type: 'text', text: p.text as string });
     else if (p.type === 'reasoning') blocks.push({ type: 'thinking', thinking: (p.text as string | undefined) ?? '' });
     else if (p.type === 'tool-call') {
@@ -511,7 +511,7 @@ class Conversation implements AiSdkConversation {
       ...(tools?.length && { tools: tools as JsonValue[] }),
     });
     // The format's writer: ModelMessages (the format reads and writes them).
-    const written = formatOf(FORMAT).write(before.messages, {
+    const written = writeModelMessages(before.messages, {
       model: this.#model,
       warnings: new Warnings(),
       system: undefined,
@@ -525,7 +525,7 @@ class Conversation implements AiSdkConversation {
     return {
       // The writer had no system prompt to write: a system message it gives is a later one of the
       // history (read as a developer message), sent where it was.
-      prompt: [...sentSystem, ...(written.messages as AiSdkModelMessage[]).map(toPromptMessage)],
+      prompt: [...sentSystem, ...written.messages.map(toPromptMessage)],
       report: before.report,
     };
   }
@@ -623,7 +623,7 @@ async function retryPrompt(h: Held, err: unknown, model: ConversationModel): Pro
 }
 
 /** Stream parts that come before any output: a refusal after them is a refusal of the call. */
-const PREAMBLE = new Set(['stream-start', 'response-metadata', 'raw']);
+const PREAMBLE: ReadonlySet<unknown> = new Set(['stream-start', 'response-metadata', 'raw']);
 
 /** A stream's first parts, read up to its first output. */
 interface Opened {
@@ -646,7 +646,7 @@ async function openStream(stream: ReadableStream<unknown>): Promise<Opened> {
     head.push(value);
     const type = memberOf(value, 'type');
     if (type === 'error') return { head, reader, refusal: memberOf(value, 'error') };
-    if (!PREAMBLE.has(type as string)) return { head, reader };
+    if (!PREAMBLE.has(type)) return { head, reader };
   }
 }
 
@@ -676,7 +676,7 @@ function tapped(stream: ReadableStream<unknown>, h: Held, model: ConversationMod
   let finish: Part | null = null;
   const tap = new TransformStream<unknown, unknown>({
     transform(chunk, controller) {
-      const part = (chunk ?? {}) as Part;
+      const part: Part = isObject(chunk) ? chunk : {};
       if (part.type === 'text-delta' || part.type === 'reasoning-delta') {
         const kind = part.type === 'text-delta' ? 'text' : 'reasoning';
         let block = texts.get(`${kind}:${String(part.id)}`);
@@ -710,6 +710,16 @@ interface WrappedModel {
   doStream(params: unknown): PromiseLike<unknown>;
 }
 
+/** Whether the `model` the SDK gave the middleware can be called again (a retry). */
+function isWrappedModel(model: unknown): model is WrappedModel {
+  return typeof memberOf(model, 'doGenerate') === 'function' && typeof memberOf(model, 'doStream') === 'function';
+}
+
+/** Whether a stream result's `stream` reads as a ReadableStream (any implementation of it). */
+function isReadable(stream: unknown): stream is ReadableStream<unknown> {
+  return typeof memberOf(stream, 'getReader') === 'function';
+}
+
 /**
  * The middleware for `wrapLanguageModel({ model, middleware: ctxfold({...}) })`: each call's
  * prompt goes through the conversation's Maintainer (prune, compaction, recovery); the reply
@@ -740,7 +750,8 @@ export function ctxfoldMiddleware(options: CtxfoldAiSdkOptions): CtxfoldMiddlewa
       params: unknown;
       model: unknown;
     }) {
-      const h = held.get(params as object);
+      if (!isObject(params)) return doGenerate();
+      const h = held.get(params);
       if (h === undefined) return doGenerate();
       const m = maintainerModel(options, model);
       let call = doGenerate;
@@ -750,8 +761,9 @@ export function ctxfoldMiddleware(options: CtxfoldAiSdkOptions): CtxfoldMiddlewa
           result = await call();
         } catch (err) {
           const prompt = attempt < maxRetries ? await retryPrompt(h, err, m) : undefined;
-          if (prompt === undefined) throw err;
-          call = () => (model as WrappedModel).doGenerate({ ...(params as object), prompt }) as PromiseLike<R>;
+          if (prompt === undefined || !isWrappedModel(model)) throw err;
+          // The SDK's result type is the caller's (R); the wrapped model's own call returns it.
+          call = () => model.doGenerate({ ...params, prompt }) as PromiseLike<R>;
           continue;
         }
         const content = memberOf(result, 'content');
@@ -775,7 +787,8 @@ export function ctxfoldMiddleware(options: CtxfoldAiSdkOptions): CtxfoldMiddlewa
       params: unknown;
       model: unknown;
     }) {
-      const h = held.get(params as object);
+      if (!isObject(params)) return doStream();
+      const h = held.get(params);
       if (h === undefined) return doStream();
       const m = maintainerModel(options, model);
       let call = doStream;
@@ -784,18 +797,20 @@ export function ctxfoldMiddleware(options: CtxfoldAiSdkOptions): CtxfoldMiddlewa
         let opened: Opened;
         try {
           result = await call();
-          opened = await openStream(memberOf(result, 'stream') as ReadableStream<unknown>);
+          const stream = memberOf(result, 'stream');
+          if (!isReadable(stream)) throw new TypeError('the stream result has no ReadableStream `stream`');
+          opened = await openStream(stream);
         } catch (err) {
           const prompt = attempt < maxRetries ? await retryPrompt(h, err, m) : undefined;
-          if (prompt === undefined) throw err;
-          call = () => (model as WrappedModel).doStream({ ...(params as object), prompt }) as PromiseLike<S>;
+          if (prompt === undefined || !isWrappedModel(model)) throw err;
+          call = () => model.doStream({ ...params, prompt }) as PromiseLike<S>;
           continue;
         }
         if (opened.refusal !== undefined && attempt < maxRetries) {
           const prompt = await retryPrompt(h, opened.refusal, m);
-          if (prompt !== undefined) {
+          if (prompt !== undefined && isWrappedModel(model)) {
             opened.reader.cancel().catch(() => {});
-            call = () => (model as WrappedModel).doStream({ ...(params as object), prompt }) as PromiseLike<S>;
+            call = () => model.doStream({ ...params, prompt }) as PromiseLike<S>;
             continue;
           }
         }

@@ -234,7 +234,7 @@ export function wholeNumber(value: unknown, what: string, unit: string, min = 0)
 }
 
 /** A token count option: a finite non-negative number, or undefined when absent. @internal */
-export function tokens(value: unknown, what: string): number | undefined {
+export function optionalTokens(value: unknown, what: string): number | undefined {
   if (absent(value)) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw invalidArgument(`\`${what}\` must be a non-negative number of tokens`);
@@ -244,7 +244,7 @@ export function tokens(value: unknown, what: string): number | undefined {
 
 /** A token count that must be given. @internal */
 export function requiredTokens(value: unknown, what: string): number {
-  const t = tokens(value, what);
+  const t = optionalTokens(value, what);
   if (t === undefined) throw invalidArgument(`\`${what}\` is required (a number of tokens)`);
   return t;
 }
@@ -254,7 +254,7 @@ export function requiredTokens(value: unknown, what: string): number {
  * entries carry); undefined when absent.
  * @internal
  */
-export function time(value: unknown, what: string): number | undefined {
+export function optionalTime(value: unknown, what: string): number | undefined {
   if (absent(value)) return undefined;
   const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : value;
   if (typeof ms !== 'number' || !Number.isFinite(ms)) {

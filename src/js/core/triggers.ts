@@ -2,7 +2,7 @@
 // what happened — a turn ended, a prompt is about to go out, the agent is idle, a promotion or
 // compaction finished — and applies the Decision it gets back. Nothing here reads a clock
 // except to default `now` to Date.now(). Values cross the wasm boundary as JSON text.
-import { isObject, nowOf, optionsJson, requiredTokens, time, toJson, tokens } from './args.js';
+import { isObject, nowOf, optionalTime, optionalTokens, optionsJson, requiredTokens, toJson } from './args.js';
 import { invalidArgument, messageOf } from './errors.js';
 import type { WasmContextManager } from './glue.js';
 import { requireRaw } from './raw.js';
@@ -328,10 +328,10 @@ export class ContextManager {
     const o: AfterTurnOptions = options ?? {};
     const json = JSON.stringify({
       now: nowOf(o),
-      storedTokens: tokens(o.storedTokens, 'storedTokens'),
-      latestCompactionAt: time(o.latestCompactionAt, 'latestCompactionAt'),
+      storedTokens: optionalTokens(o.storedTokens, 'storedTokens'),
+      latestCompactionAt: optionalTime(o.latestCompactionAt, 'latestCompactionAt'),
       canPromote: Boolean(o.canPromote),
-      freedTokens: tokens(o.freedTokens, 'freedTokens'),
+      freedTokens: optionalTokens(o.freedTokens, 'freedTokens'),
       freedLowersTrigger: Boolean(o.freedLowersTrigger),
       midRun: Boolean(o.midRun),
     });
@@ -374,7 +374,7 @@ export class ContextManager {
         out = {
           status: 'compacted',
           tokensAfter: requiredTokens(outcome.tokensAfter, 'tokensAfter'),
-          storedTokens: tokens(outcome.storedTokens, 'storedTokens'),
+          storedTokens: optionalTokens(outcome.storedTokens, 'storedTokens'),
         };
         break;
       case 'failed':
@@ -415,8 +415,8 @@ export class ContextManager {
         o.lastAssistant === undefined || o.lastAssistant === null
           ? undefined
           : assistantOf(o.lastAssistant, '`lastAssistant`'),
-      storedTokens: tokens(o.storedTokens, 'storedTokens'),
-      latestCompactionAt: time(o.latestCompactionAt, 'latestCompactionAt'),
+      storedTokens: optionalTokens(o.storedTokens, 'storedTokens'),
+      latestCompactionAt: optionalTime(o.latestCompactionAt, 'latestCompactionAt'),
       canPromote: Boolean(o.canPromote),
     });
     return JSON.parse(this.#inner.beforePrompt(modelJson(model), json));
@@ -452,7 +452,7 @@ export class ContextManager {
  */
 export function isContextOverflow(message: AssistantMessage, contextWindow?: number): boolean {
   const json = toJson(assistantOf(message));
-  return requireRaw().isContextOverflowJson(json, tokens(contextWindow, 'contextWindow'));
+  return requireRaw().isContextOverflowJson(json, optionalTokens(contextWindow, 'contextWindow'));
 }
 
 /**

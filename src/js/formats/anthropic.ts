@@ -265,6 +265,270 @@ function setExtra(node: Loose, key: string, value: unknown): Loose {
   return node;
 }
 
+// ----- checking --------------------------------------------------------------------------------
+//
+// The input is unknown: each block is checked before it is read (the first malformed field is
+// E_INVALID_MESSAGE, named), and the check narrows it to the unions below, on `role` and on
+// `type`; the reader then switches on them. A block is checked and read in turn, so that a
+// tool_result naming no earlier tool_use is reported where it stands, before later blocks. The
+// unions are what the reader takes: the API's blocks, with the members it keeps as they are
+// (unknown members, any `cache_control.type`, a thinking block without its signature).
+
+/** What every checked block may carry, and the members kept as they are. */
+interface Checked {
+  cache_control?: { type: string; [member: string]: unknown } | null;
+  [member: string]: unknown;
+}
+interface CheckedText extends Checked {
+  type: 'text';
+  text: string;
+  citations?: unknown[] | null;
+}
+type CheckedImageSource =
+  | { type: 'base64'; media_type: string; data: string; [member: string]: unknown }
+  | { type: 'url'; url: string; [member: string]: unknown }
+  | { type: 'file'; file_id: string; [member: string]: unknown };
+interface CheckedImage extends Checked {
+  type: 'image';
+  source: CheckedImageSource;
+}
+/** Documents, search results and container uploads: pi has no type for them (kept whole). */
+interface CheckedOpaque extends Checked {
+  type: 'document' | 'search_result' | 'container_upload';
+}
+/** A tool_result before its call is found: the rest is checked once it is. */
+interface CheckedToolResultHead {
+  type: 'tool_result';
+  tool_use_id: string;
+  [member: string]: unknown;
+}
+interface CheckedToolResult extends Checked {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?: string | Array<CheckedText | CheckedImage | CheckedOpaque>;
+  is_error?: boolean;
+}
+/** A block of a user message's content, as checked. */
+type CheckedUserBlock = CheckedText | CheckedImage | CheckedOpaque | CheckedToolResultHead;
+
+interface CheckedThinking extends Checked {
+  type: 'thinking';
+  thinking: string;
+  signature?: string;
+}
+interface CheckedRedactedThinking extends Checked {
+  type: 'redacted_thinking';
+  data: string;
+}
+interface CheckedToolUse extends Checked {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Loose;
+}
+interface CheckedCompaction extends Checked {
+  type: 'compaction';
+  content: string | null;
+  encrypted_content?: string | null;
+}
+interface CheckedServerBlock extends Checked {
+  type: AnthropicServerToolBlock['type'];
+}
+/** A block of an assistant message's content, as checked. */
+type CheckedAssistantBlock =
+  | CheckedText
+  | CheckedThinking
+  | CheckedRedactedThinking
+  | CheckedToolUse
+  | CheckedCompaction
+  | CheckedServerBlock;
+
+interface CheckedToolChange {
+  type: 'tool_addition' | 'tool_removal';
+  tool: { name: string; [member: string]: unknown };
+  [member: string]: unknown;
+}
+/** A block of a mid-conversation system message, as checked. */
+type CheckedSystemBlock = CheckedText | CheckedToolChange;
+
+/** A message as checked: its role; the content of a user or an assistant message is checked block by block. */
+type CheckedMessage =
+  | { role: 'user' | 'assistant'; content: string | unknown[]; [member: string]: unknown }
+  | {
+      role: 'system';
+      content: string | CheckedSystemBlock[];
+      clear_at?: ClearAt;
+      output_config?: { effort?: string; [member: string]: unknown };
+      [member: string]: unknown;
+    };
+
+/** Checks the member every block may carry: a prompt-caching breakpoint. */
+function checkCommon(b: Loose, i: number, at: string): asserts b is Loose & Checked {
+  if (b.cache_control !== undefined && b.cache_control !== null) {
+    const control = requireObject(b.cache_control, i, `${at}.cache_control`);
+    requireString(control.type, i, `${at}.cache_control.type`);
+  }
+}
+
+/** A block: an object with a string `type`. */
+function blockType(b: unknown, i: number, at: string): [Loose, string] {
+  const block = requireObject(b, i, at);
+  return [block, requireString(block.type, i, `${at}.type`)];
+}
+
+function checkText(b: Loose, i: number, at: string): asserts b is Loose & CheckedText {
+  requireString(b.text, i, `${at}.text`);
+  checkCommon(b, i, at);
+  if (b.citations !== undefined && b.citations !== null) requireArray(b.citations, i, `${at}.citations`);
+}
+
+/** A text, image, document, search result or container upload block of user-side content. */
+function checkUserContentBlock(
+  b: Loose,
+  type: string,
+  i: number,
+  at: string,
+): asserts b is Loose & (CheckedText | CheckedImage | CheckedOpaque) {
+  if (type === 'text') return checkText(b, i, at);
+  checkCommon(b, i, at);
+  if (type === 'image') {
+    const source = requireObject(b.source, i, `${at}.source`);
+    const kind = requireString(source.type, i, `${at}.source.type`);
+    if (kind === 'base64') {
+      requireString(source.media_type, i, `${at}.source.media_type`);
+      requireString(source.data, i, `${at}.source.data`);
+    } else if (kind === 'url') requireString(source.url, i, `${at}.source.url`);
+    else if (kind === 'file') requireString(source.file_id, i, `${at}.source.file_id`);
+    else throw invalidMessage(i, `${at}.source.type`, `must be 'base64', 'url' or 'file', got ${quoteName(kind)}`);
+  } else if (type === 'document') checkDocument(b, i, at);
+  else if (type === 'search_result') checkSearchResult(b, i, at);
+  else requireString(b.file_id, i, `${at}.file_id`);
+}
+
+function checkDocument(b: Loose, i: number, at: string): void {
+  const source = requireObject(b.source, i, `${at}.source`);
+  const kind = requireString(source.type, i, `${at}.source.type`);
+  if (kind === 'base64' || kind === 'text') {
+    requireString(source.media_type, i, `${at}.source.media_type`);
+    requireString(source.data, i, `${at}.source.data`);
+  } else if (kind === 'url') requireString(source.url, i, `${at}.source.url`);
+  else if (kind === 'file') requireString(source.file_id, i, `${at}.source.file_id`);
+  else if (kind === 'content') {
+    if (typeof source.content !== 'string') {
+      requireArray(source.content, i, `${at}.source.content`).forEach((c, k) => {
+        const p = `${at}.source.content[${k}]`;
+        const [block, t] = blockType(c, i, p);
+        if (t === 'text' || t === 'image') checkUserContentBlock(block, t, i, p);
+        else throw invalidMessage(i, `${p}.type`, `must be 'text' or 'image', got ${quoteName(t)}`);
+      });
+    }
+  } else {
+    throw invalidMessage(
+      i,
+      `${at}.source.type`,
+      `must be 'base64', 'text', 'content', 'url' or 'file', got ${quoteName(kind)}`,
+    );
+  }
+  for (const k of ['title', 'context']) {
+    if (b[k] !== undefined && b[k] !== null) requireString(b[k], i, `${at}.${k}`);
+  }
+}
+
+function checkSearchResult(b: Loose, i: number, at: string): void {
+  requireString(b.source, i, `${at}.source`);
+  requireString(b.title, i, `${at}.title`);
+  requireArray(b.content, i, `${at}.content`).forEach((c, k) => {
+    const p = `${at}.content[${k}]`;
+    const [block, t] = blockType(c, i, p);
+    if (t !== 'text') throw invalidMessage(i, `${p}.type`, `must be 'text', got ${quoteName(t)}`);
+    checkText(block, i, p);
+  });
+}
+
+/** A block of a user message: a tool_result is checked up to its `tool_use_id` (`checkToolResult` does the rest). */
+function checkUserBlock(c: unknown, i: number, at: string): asserts c is Loose & CheckedUserBlock {
+  const [b, type] = blockType(c, i, at);
+  if (type === 'tool_result') requireString(b.tool_use_id, i, `${at}.tool_use_id`);
+  else if (type === 'text' || type === 'image' || OPAQUE_USER_BLOCKS.has(type)) checkUserContentBlock(b, type, i, at);
+  else throw invalidMessage(i, `${at}.type`, `${quoteName(type)} is no user content block`);
+}
+
+/** The rest of a tool_result, once its call is found. */
+function checkToolResult(
+  b: Loose & CheckedToolResultHead,
+  i: number,
+  at: string,
+): asserts b is Loose & CheckedToolResult {
+  checkCommon(b, i, at);
+  if (b.content !== undefined && typeof b.content !== 'string') {
+    requireArray(b.content, i, `${at}.content`).forEach((c, k) => {
+      const p = `${at}.content[${k}]`;
+      const [block, t] = blockType(c, i, p);
+      if (!RESULT_BLOCKS.has(t))
+        throw invalidMessage(i, `${p}.type`, `${quoteName(t)} is no tool_result content block`);
+      checkUserContentBlock(block, t, i, p);
+    });
+  }
+  if (b.is_error !== undefined && typeof b.is_error !== 'boolean') {
+    throw invalidMessage(i, `${at}.is_error`, `must be a boolean, got ${kindOf(b.is_error)}`);
+  }
+}
+
+function checkAssistantBlock(c: unknown, i: number, at: string): asserts c is Loose & CheckedAssistantBlock {
+  const [b, type] = blockType(c, i, at);
+  if (type === 'text') return checkText(b, i, at);
+  checkCommon(b, i, at);
+  if (type === 'thinking') {
+    requireString(b.thinking, i, `${at}.thinking`);
+    if (b.signature !== undefined) requireString(b.signature, i, `${at}.signature`);
+  } else if (type === 'redacted_thinking') requireString(b.data, i, `${at}.data`);
+  else if (type === 'tool_use') {
+    requireString(b.id, i, `${at}.id`);
+    requireString(b.name, i, `${at}.name`);
+    requireObject(b.input, i, `${at}.input`);
+  } else if (type === 'compaction') {
+    if (b.content !== null) requireString(b.content, i, `${at}.content`);
+    const encrypted = b.encrypted_content;
+    if (encrypted !== undefined && encrypted !== null) requireString(encrypted, i, `${at}.encrypted_content`);
+  } else if (SERVER_BLOCKS.has(type)) {
+    if (type === 'server_tool_use' || type === 'mcp_tool_use') {
+      requireString(b.id, i, `${at}.id`);
+      requireString(b.name, i, `${at}.name`);
+    } else if (type === 'container_upload') requireString(b.file_id, i, `${at}.file_id`);
+    else requireString(b.tool_use_id, i, `${at}.tool_use_id`);
+  } else throw invalidMessage(i, `${at}.type`, `${quoteName(type)} is no assistant content block`);
+}
+
+function checkSystemMessage(m: Loose, i: number): void {
+  if (m.clear_at !== undefined && !CLEAR_AT.has(m.clear_at))
+    throw invalidMessage(i, 'clear_at', "must be 'never' or 'next_user_message'");
+  if (m.output_config !== undefined) {
+    const config = requireObject(m.output_config, i, 'output_config');
+    if (config.effort !== undefined) requireString(config.effort, i, 'output_config.effort');
+  }
+  if (typeof m.content === 'string') return;
+  requireArray(m.content, i, 'content').forEach((c, j) => {
+    const at = `content[${j}]`;
+    const [b, type] = blockType(c, i, at);
+    if (type === 'text') checkText(b, i, at);
+    else if (type === 'tool_addition' || type === 'tool_removal')
+      requireString(requireObject(b.tool, i, `${at}.tool`).name, i, `${at}.tool.name`);
+    else throw invalidMessage(i, `${at}.type`, `${quoteName(type)} is no system message block`);
+  });
+}
+
+/** Message `i`: an object with a role the reader takes (the blocks of a user or assistant one are checked as they are read). */
+function checkMessage(m: unknown, i: number): asserts m is Loose & CheckedMessage {
+  if (!isObject(m)) throw invalidMessage(i, '', `must be an object, got ${kindOf(m)}`);
+  if (m.role === 'system') return checkSystemMessage(m, i);
+  if (m.role !== 'user' && m.role !== 'assistant') {
+    const got = typeof m.role === 'string' ? quoteName(m.role) : kindOf(m.role);
+    throw invalidMessage(i, 'role', `must be 'user', 'assistant' or 'system', got ${got}`);
+  }
+  if (typeof m.content !== 'string' && !Array.isArray(m.content))
+    throw invalidMessage(i, 'content', `must be a string or an array, got ${kindOf(m.content)}`);
+}
+
 // ----- reading ---------------------------------------------------------------------------------
 
 /** What the reader of one call keeps between messages. */
@@ -290,62 +554,46 @@ export function read(messages: unknown[], ctx: ReadContext): ReadResult {
     out: [],
   };
   messages.forEach((m, i) => {
-    if (!isObject(m)) throw invalidMessage(i, '', `must be an object, got ${kindOf(m)}`);
-    if (m.role === 'user') readUser(m, i, st);
-    else if (m.role === 'assistant') st.out.push(readAssistant(m, i, st));
-    else if (m.role === 'system') st.out.push(readSystemMessage(m, i));
-    else {
-      const got = typeof m.role === 'string' ? quoteName(m.role) : kindOf(m.role);
-      throw invalidMessage(i, 'role', `must be 'user', 'assistant' or 'system', got ${got}`);
+    checkMessage(m, i);
+    switch (m.role) {
+      case 'user':
+        readUser(m.content, m, i, st);
+        break;
+      case 'assistant':
+        st.out.push(readAssistant(m.content, m, i, st));
+        break;
+      case 'system':
+        st.out.push(readSystemMessage(m));
     }
   });
   return { messages: st.out };
 }
 
-/** Checks the member every block may carry: a prompt-caching breakpoint. */
-function checkCommon(b: Loose, i: number, at: string): void {
-  if (b.cache_control !== undefined && b.cache_control !== null) {
-    const control = requireObject(b.cache_control, i, `${at}.cache_control`);
-    requireString(control.type, i, `${at}.cache_control.type`);
-  }
-}
-
-/** A block's `type`, once the block is checked to be an object. */
-function blockType(b: unknown, i: number, at: string): [Loose, string] {
-  const block = requireObject(b, i, at);
-  return [block, requireString(block.type, i, `${at}.type`)];
-}
-
 /** A user message: its text and image blocks as user messages, each tool_result as a tool result. */
-function readUser(m: Loose, i: number, st: ReadState): void {
+function readUser(content: string | unknown[], m: Loose, i: number, st: ReadState): void {
   const produced: Loose[] = [];
-  const content = m.content;
   if (typeof content === 'string') {
     const msg: Loose = { role: 'user', content };
     if (blank(content)) extras(msg);
     produced.push(msg);
-  } else if (Array.isArray(content)) {
+  } else {
     let parts: Loose[] | null = null;
     const flush = () => {
       if (parts !== null) produced.push({ role: 'user', content: parts });
       parts = null;
     };
-    content.forEach((c: unknown, j) => {
+    content.forEach((b: unknown, j) => {
       const at = `content[${j}]`;
-      const [b, type] = blockType(c, i, at);
-      if (type === 'tool_result') {
+      checkUserBlock(b, i, at);
+      if (b.type === 'tool_result') {
         flush();
         produced.push(readToolResult(b, i, at, st));
-      } else if (type === 'text' || type === 'image' || OPAQUE_USER_BLOCKS.has(type)) {
-        parts ??= [];
-        parts.push(readUserBlock(b, type, i, at));
       } else {
-        throw invalidMessage(i, `${at}.type`, `${quoteName(type)} is no user content block`);
+        parts ??= [];
+        parts.push(readUserBlock(b));
       }
     });
     flush();
-  } else {
-    throw invalidMessage(i, 'content', `must be a string or an array, got ${kindOf(content)}`);
   }
   let head = produced[0];
   if (head === undefined) {
@@ -363,86 +611,33 @@ function readUser(m: Loose, i: number, st: ReadState): void {
   st.out.push(...produced);
 }
 
-function readText(b: Loose, i: number, at: string): Loose {
-  const text = requireString(b.text, i, `${at}.text`);
-  checkCommon(b, i, at);
-  if (b.citations !== undefined && b.citations !== null) requireArray(b.citations, i, `${at}.citations`);
-  const block: Loose = { type: 'text', text };
+function readText(b: CheckedText): Loose {
+  const block: Loose = { type: 'text', text: b.text };
   setExtra(block, 'fields', restOf(b, ['type', 'text']));
-  if (blank(text)) extras(block);
+  if (blank(b.text)) extras(block);
   return block;
 }
 
-/** A text, image, document, search result or container upload block of user-side content. */
-function readUserBlock(b: Loose, type: string, i: number, at: string): Loose {
-  if (type === 'text') return readText(b, i, at);
-  checkCommon(b, i, at);
-  if (type === 'image') {
-    const source = requireObject(b.source, i, `${at}.source`);
-    const kind = requireString(source.type, i, `${at}.source.type`);
-    if (kind === 'base64') {
-      const mimeType = requireString(source.media_type, i, `${at}.source.media_type`);
-      const data = requireString(source.data, i, `${at}.source.data`);
-      if (restOf(source, ['type', 'media_type', 'data']) !== undefined) return opaque(b);
-      const image: Loose = { type: 'image', data, mimeType };
+/** A checked text, image, document, search result or container upload block of user-side content. */
+function readUserBlock(b: CheckedText | CheckedImage | CheckedOpaque): Loose {
+  switch (b.type) {
+    case 'text':
+      return readText(b);
+    case 'image': {
+      const source = b.source;
+      if (source.type !== 'base64' || restOf(source, ['type', 'media_type', 'data']) !== undefined) return opaque(b);
+      const image: Loose = { type: 'image', data: source.data, mimeType: source.media_type };
       // An image the API does not read is kept as it is rather than sent as a note.
-      if (!IMAGE_TYPES.has(mimeType)) extras(image);
+      if (!IMAGE_TYPES.has(source.media_type)) extras(image);
       return setExtra(image, 'fields', restOf(b, ['type', 'source']));
     }
-    if (kind === 'url') requireString(source.url, i, `${at}.source.url`);
-    else if (kind === 'file') requireString(source.file_id, i, `${at}.source.file_id`);
-    else throw invalidMessage(i, `${at}.source.type`, `must be 'base64', 'url' or 'file', got ${quoteName(kind)}`);
-    return opaque(b);
+    default:
+      return opaque(b);
   }
-  if (type === 'document') checkDocument(b, i, at);
-  else if (type === 'search_result') checkSearchResult(b, i, at);
-  else requireString(b.file_id, i, `${at}.file_id`);
-  return opaque(b);
-}
-
-function checkDocument(b: Loose, i: number, at: string): void {
-  const source = requireObject(b.source, i, `${at}.source`);
-  const kind = requireString(source.type, i, `${at}.source.type`);
-  if (kind === 'base64' || kind === 'text') {
-    requireString(source.media_type, i, `${at}.source.media_type`);
-    requireString(source.data, i, `${at}.source.data`);
-  } else if (kind === 'url') requireString(source.url, i, `${at}.source.url`);
-  else if (kind === 'file') requireString(source.file_id, i, `${at}.source.file_id`);
-  else if (kind === 'content') {
-    if (typeof source.content !== 'string') {
-      requireArray(source.content, i, `${at}.source.content`).forEach((c, k) => {
-        const p = `${at}.source.content[${k}]`;
-        const [block, t] = blockType(c, i, p);
-        if (t === 'text') readText(block, i, p);
-        else if (t === 'image') readUserBlock(block, t, i, p);
-        else throw invalidMessage(i, `${p}.type`, `must be 'text' or 'image', got ${quoteName(t)}`);
-      });
-    }
-  } else {
-    throw invalidMessage(
-      i,
-      `${at}.source.type`,
-      `must be 'base64', 'text', 'content', 'url' or 'file', got ${quoteName(kind)}`,
-    );
-  }
-  for (const k of ['title', 'context']) {
-    if (b[k] !== undefined && b[k] !== null) requireString(b[k], i, `${at}.${k}`);
-  }
-}
-
-function checkSearchResult(b: Loose, i: number, at: string): void {
-  requireString(b.source, i, `${at}.source`);
-  requireString(b.title, i, `${at}.title`);
-  requireArray(b.content, i, `${at}.content`).forEach((c, k) => {
-    const p = `${at}.content[${k}]`;
-    const [block, t] = blockType(c, i, p);
-    if (t !== 'text') throw invalidMessage(i, `${p}.type`, `must be 'text', got ${quoteName(t)}`);
-    readText(block, i, p);
-  });
 }
 
 /** A block pi has no type for, as a text block that describes it and keeps it whole. */
-function opaque(b: Loose): Loose {
+function opaque(b: { type: string }): Loose {
   return { type: 'text', text: describe(b) ?? `[${b.type}]`, ctxfold: { format: name, block: b } };
 }
 
@@ -458,7 +653,8 @@ const textsOf = (blocks: unknown): string => {
 /**
  * What other formats read for a block pi has no type for: the text of a text document or a
  * search result, else what the block names (a URL, a file id, a title). Undefined for a block
- * of another shape (the writer then keeps the text it has).
+ * of another shape (the writer then keeps the text it has). Kept blocks come back from session
+ * files, so the block is not assumed checked.
  */
 function describe(b: unknown): string | undefined {
   if (!isObject(b)) return undefined;
@@ -484,13 +680,13 @@ function describe(b: unknown): string | undefined {
   }
 }
 
-function readToolResult(b: Loose, i: number, at: string, st: ReadState): Loose {
-  const id = requireString(b.tool_use_id, i, `${at}.tool_use_id`);
+function readToolResult(b: Loose & CheckedToolResultHead, i: number, at: string, st: ReadState): Loose {
+  const id = b.tool_use_id;
   const toolName = st.calls.get(id) ?? st.ctx?.toolCall?.(id)?.name;
   if (typeof toolName !== 'string') {
     throw invalidMessage(i, `${at}.tool_use_id`, `answers no tool_use of an earlier message (${quoteName(id)})`);
   }
-  checkCommon(b, i, at);
+  checkToolResult(b, i, at);
   const flags: Loose = {};
   let content: Loose[];
   if (b.content === undefined) {
@@ -499,18 +695,7 @@ function readToolResult(b: Loose, i: number, at: string, st: ReadState): Loose {
   } else if (typeof b.content === 'string') {
     content = b.content === '' ? [] : [{ type: 'text', text: b.content }];
     flags.string = true;
-  } else {
-    content = requireArray(b.content, i, `${at}.content`).map((c, k) => {
-      const p = `${at}.content[${k}]`;
-      const [block, t] = blockType(c, i, p);
-      if (!RESULT_BLOCKS.has(t))
-        throw invalidMessage(i, `${p}.type`, `${quoteName(t)} is no tool_result content block`);
-      return readUserBlock(block, t, i, p);
-    });
-  }
-  if (b.is_error !== undefined && typeof b.is_error !== 'boolean') {
-    throw invalidMessage(i, `${at}.is_error`, `must be a boolean, got ${kindOf(b.is_error)}`);
-  }
+  } else content = b.content.map(readUserBlock);
   if (b.is_error === false) flags.isErrorFalse = true;
   const msg: Loose = { role: 'toolResult', toolCallId: id, toolName, content, isError: b.is_error === true };
   if (Array.isArray(b.content) && b.content.length === 0) extras(msg);
@@ -521,86 +706,68 @@ function readToolResult(b: Loose, i: number, at: string, st: ReadState): Loose {
 /** A pi assistant block read, or the payload a leading compaction block makes of its message. */
 type AssistantRead = Loose | { type: 'anthropicCompaction'; payload: Loose };
 
-function readAssistant(m: Loose, i: number, st: ReadState): ReadMessage {
+function readAssistant(content: string | unknown[], m: Loose, i: number, st: ReadState): ReadMessage {
   const blocks: Loose[] = [];
   const msg: Loose = { role: 'assistant', content: blocks, api: st.api, provider: st.provider };
   if (st.model !== undefined) msg.model = st.model;
-  const content = m.content;
   if (typeof content === 'string') {
     setExtra(msg, 'string', true);
-    if (content !== '') blocks.push(readText({ type: 'text', text: content }, i, 'content'));
-  } else if (Array.isArray(content)) {
+    if (content !== '') blocks.push(readText({ type: 'text', text: content }));
+  } else {
     content.forEach((b: unknown, j) => {
-      const block = readAssistantBlock(b, i, `content[${j}]`, st, j === 0);
+      checkAssistantBlock(b, i, `content[${j}]`);
+      const block = readAssistantBlock(b, st, j === 0);
       if (block.type === 'anthropicCompaction') msg.providerPayload = block.payload;
       else blocks.push(block);
     });
     if (content.length === 0) extras(msg);
-  } else {
-    throw invalidMessage(i, 'content', `must be a string or an array, got ${kindOf(content)}`);
   }
   msg.stopReason = blocks.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop';
   return setExtra(msg, 'fields', restOf(m, ['role', 'content']));
 }
 
-function readAssistantBlock(c: unknown, i: number, at: string, st: ReadState, first: boolean): AssistantRead {
-  const [b, type] = blockType(c, i, at);
-  if (type === 'text') return readText(b, i, at);
-  checkCommon(b, i, at);
-  if (type === 'thinking') {
-    const block: Loose = { type: 'thinking', thinking: requireString(b.thinking, i, `${at}.thinking`) };
-    if (b.signature === undefined) extras(block);
-    else block.thinkingSignature = requireString(b.signature, i, `${at}.signature`);
-    return setExtra(block, 'fields', restOf(b, ['type', 'thinking', 'signature']));
-  }
-  if (type === 'redacted_thinking') {
-    const block: Loose = { type: 'redactedThinking', data: requireString(b.data, i, `${at}.data`) };
-    return setExtra(block, 'fields', restOf(b, ['type', 'data']));
-  }
-  if (type === 'tool_use') {
-    const id = requireString(b.id, i, `${at}.id`);
-    const toolName = requireString(b.name, i, `${at}.name`);
-    const input = requireObject(b.input, i, `${at}.input`);
-    st.calls.set(id, toolName);
-    const block: Loose = { type: 'toolCall', id, name: toolName, arguments: input };
-    return setExtra(block, 'fields', restOf(b, ['type', 'id', 'name', 'input']));
-  }
-  if (type === 'compaction') {
-    if (b.content !== null) requireString(b.content, i, `${at}.content`);
-    const encrypted = b.encrypted_content;
-    if (encrypted !== undefined && encrypted !== null) requireString(encrypted, i, `${at}.encrypted_content`);
-    // The block opening a response is pi's payload of the message; any other is kept as it is.
-    if (first && nonEmptyString(b.content) && (encrypted === undefined || nonEmptyString(encrypted))) {
-      if (restOf(b, ['type', 'content', 'encrypted_content']) === undefined) {
-        const payload: Loose = { type: 'anthropicCompaction', provider: st.provider, content: b.content };
-        if (encrypted !== undefined) payload.encryptedContent = encrypted;
-        return { type: 'anthropicCompaction', payload };
-      }
+function readAssistantBlock(b: Loose & CheckedAssistantBlock, st: ReadState, first: boolean): AssistantRead {
+  switch (b.type) {
+    case 'text':
+      return readText(b);
+    case 'thinking': {
+      const block: Loose = { type: 'thinking', thinking: b.thinking };
+      if (b.signature === undefined) extras(block);
+      else block.thinkingSignature = b.signature;
+      return setExtra(block, 'fields', restOf(b, ['type', 'thinking', 'signature']));
     }
-    return { type: 'anthropicServerTool', block: b };
+    case 'redacted_thinking':
+      return setExtra({ type: 'redactedThinking', data: b.data }, 'fields', restOf(b, ['type', 'data']));
+    case 'tool_use': {
+      st.calls.set(b.id, b.name);
+      const block: Loose = { type: 'toolCall', id: b.id, name: b.name, arguments: b.input };
+      return setExtra(block, 'fields', restOf(b, ['type', 'id', 'name', 'input']));
+    }
+    case 'compaction': {
+      const encrypted = b.encrypted_content;
+      // The block opening a response is pi's payload of the message; any other is kept as it is.
+      if (first && nonEmptyString(b.content) && (encrypted === undefined || nonEmptyString(encrypted))) {
+        if (restOf(b, ['type', 'content', 'encrypted_content']) === undefined) {
+          const payload: Loose = { type: 'anthropicCompaction', provider: st.provider, content: b.content };
+          if (encrypted !== undefined) payload.encryptedContent = encrypted;
+          return { type: 'anthropicCompaction', payload };
+        }
+      }
+      return { type: 'anthropicServerTool', block: b };
+    }
+    default:
+      return { type: 'anthropicServerTool', block: b };
   }
-  if (SERVER_BLOCKS.has(type)) {
-    if (type === 'server_tool_use' || type === 'mcp_tool_use') {
-      requireString(b.id, i, `${at}.id`);
-      requireString(b.name, i, `${at}.name`);
-    } else if (type === 'container_upload') requireString(b.file_id, i, `${at}.file_id`);
-    else requireString(b.tool_use_id, i, `${at}.tool_use_id`);
-    return { type: 'anthropicServerTool', block: b };
-  }
-  throw invalidMessage(i, `${at}.type`, `${quoteName(type)} is no assistant content block`);
 }
 
 /** A mid-conversation `system` message: a developer message with an `anthropicMessage` payload. */
-function readSystemMessage(m: Loose, i: number): ReadMessage {
+function readSystemMessage(m: Loose & CheckedMessage & { role: 'system' }): ReadMessage {
   const payload: Loose = { type: 'anthropicMessage' };
-  if (m.clear_at !== undefined) {
-    if (!CLEAR_AT.has(m.clear_at)) throw invalidMessage(i, 'clear_at', "must be 'never' or 'next_user_message'");
-    payload.clearAt = m.clear_at;
-  }
+  if (m.clear_at !== undefined) payload.clearAt = m.clear_at;
   let fields = restOf(m, ['role', 'content', 'clear_at', 'output_config']);
-  if (m.output_config !== undefined) {
-    const config = requireObject(m.output_config, i, 'output_config');
-    if (config.effort !== undefined) payload.effort = requireString(config.effort, i, 'output_config.effort');
+  const config = m.output_config;
+  if (config !== undefined) {
+    if (config.effort !== undefined) payload.effort = config.effort;
     // A config with more than the effort is kept whole.
     if (restOf(config, ['effort']) !== undefined || config.effort === undefined) {
       fields = { ...fields, output_config: config };
@@ -613,16 +780,11 @@ function readSystemMessage(m: Loose, i: number): ReadMessage {
   else {
     const blocks: Loose[] = [];
     content = blocks;
-    requireArray(m.content, i, 'content').forEach((c, j) => {
-      const at = `content[${j}]`;
-      const [b, type] = blockType(c, i, at);
-      if (type === 'text') blocks.push(readText(b, i, at));
-      else if (type === 'tool_addition' || type === 'tool_removal') {
-        const tool = requireObject(b.tool, i, `${at}.tool`);
-        changes.push({ type, name: requireString(tool.name, i, `${at}.tool.name`) });
+    m.content.forEach((b, j) => {
+      if (b.type === 'text') blocks.push(readText(b));
+      else {
+        changes.push({ type: b.type, name: b.tool.name });
         controls.push([j, b]);
-      } else {
-        throw invalidMessage(i, `${at}.type`, `${quoteName(type)} is no system message block`);
       }
     });
   }

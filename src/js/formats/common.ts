@@ -33,10 +33,10 @@ export interface FormatModel {
 }
 
 /**
- * `isObject` of core/args (the one definition), with the type guard its TypeScript form
- * declares: while core/args is still JavaScript, the compiler infers a plain boolean from it.
+ * `isObject` of core/args (the one definition), for the format modules (a constant, not a
+ * re-export: core/args is internal and stripped from the declarations).
  */
-export const isObject = isPlainObject as (value: unknown) => value is Loose;
+export const isObject: (value: unknown) => value is Loose = isPlainObject;
 
 /** An object of the caller's input whose members are not checked yet. */
 export type Loose = Record<string, unknown>;

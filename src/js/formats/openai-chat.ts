@@ -228,61 +228,85 @@ function orderOf(m: Loose, known: readonly string[]): string[] | undefined {
   return undefined;
 }
 
-// ----- reading -------------------------------------------------------------------------------
+// ----- checking ------------------------------------------------------------------------------
+//
+// The input is unknown: each message is checked member by member first (the first malformed
+// field is E_INVALID_MESSAGE, named; a tool result's content once its call is found), and the
+// check narrows it to the union below; the reader then switches on `role` and each part's `type`. The union is what the reader takes, a
+// little wider than the API's types above: content may be null or absent (kept as given), a
+// function call's `type` may be left out, a legacy `function` result may carry parts.
 
-/** A member of an object member of `node` (undefined when `node[key]` is no object). */
-const inner = (node: Loose, key: string): Loose => node[key] as Loose;
+/** Content as the reader takes it: text, parts, or null / absent (written back as given). */
+type CheckedContent = string | OpenAIChatUserPart[] | null | undefined;
 
-/**
- * What other formats read for a part pi has no block for. The part was checked by `readPart`
- * (or is one the reader kept), so its members are there.
- */
-function placeholder(p: Loose): string {
-  if (p.type === 'image_url')
-    return `[image: ${typeof p.image_url === 'string' ? p.image_url : inner(p, 'image_url').url}]`;
-  if (p.type === 'input_audio') return `[audio: ${inner(p, 'input_audio').format}]`;
-  const file = inner(p, 'file');
-  return `[file: ${file.filename ?? file.file_id ?? 'inline data'}]`;
+/** A system, developer or user message as checked. */
+interface CheckedUserLike {
+  role: 'system' | 'developer' | 'user';
+  content?: CheckedContent;
+  name?: string;
+  [member: string]: unknown;
 }
 
-/** A user, system, developer or tool content part as a pi block. */
-function readPart(part: unknown, index: number, field: string, warnings: Warnings): Loose {
+/** A function tool call as checked: `type` may be left out. */
+interface CheckedFunctionCall extends Omit<OpenAIChatFunctionToolCall, 'type'> {
+  type?: 'function';
+  [member: string]: unknown;
+}
+interface CheckedCustomCall extends OpenAIChatCustomToolCall {
+  [member: string]: unknown;
+}
+
+/** An assistant message as checked (`OpenAIChatAssistantMessage`, a call's `type` optional). */
+interface CheckedAssistant {
+  role: 'assistant';
+  content?: string | Array<OpenAIChatTextPart | OpenAIChatRefusalPart> | null;
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  reasoning_text?: string | null;
+  refusal?: string | null;
+  name?: string;
+  audio?: { id: string } | null;
+  tool_calls?: Array<CheckedFunctionCall | CheckedCustomCall> | null;
+  function_call?: { name: string; arguments: string } | null;
+  [member: string]: unknown;
+}
+
+/** A tool result, or a legacy `function` result, as checked: its content is checked once its call is found. */
+type CheckedResult =
+  | { role: 'tool'; tool_call_id: string; [member: string]: unknown }
+  | { role: 'function'; name: string; [member: string]: unknown };
+
+/** A message of the `openai-chat` format as the reader checked it. */
+type CheckedMessage = CheckedUserLike | CheckedAssistant | CheckedResult;
+
+/** The roles the reader takes. */
+const ROLE_SET: ReadonlySet<unknown> = new Set(ROLES);
+
+/** A user, system, developer or tool content part: E_INVALID_MESSAGE at its first malformed field. */
+function checkPart(part: unknown, index: number, field: string): asserts part is OpenAIChatUserPart {
   const p = requireObject(part, index, field);
   switch (p.type) {
-    case 'text': {
-      const text = requireString(p.text, index, `${field}.text`);
-      return hasKeys(p, ['type', 'text']) ? { type: 'text', text } : keep({ type: 'text', text }, { part: p });
-    }
-    case 'image_url': {
-      const form = typeof p.image_url === 'string' ? 'string' : undefined;
-      const image =
-        typeof p.image_url === 'string' ? undefined : requireObject(p.image_url, index, `${field}.image_url`);
-      const url = image === undefined ? p.image_url : requireString(image.url, index, `${field}.image_url.url`);
-      const detail = image === undefined ? undefined : optionalString(image.detail, index, `${field}.image_url.detail`);
-      const data = parseDataUrl(url);
-      if (data !== undefined) {
-        const plain =
-          hasKeys(p, ['type', 'image_url']) &&
-          (image === undefined || hasKeys(image, detail === undefined ? ['url'] : ['url', 'detail']));
-        const block = { type: 'image', data: data.data, mimeType: data.mimeType };
-        // A part with members of its own is kept whole (its data twice: rare, and exact).
-        return keep(block, plain ? { detail, form } : { part: p });
+    case 'text':
+      requireString(p.text, index, `${field}.text`);
+      return;
+    case 'image_url':
+      // `detail` is kept as given (any string), as the API's values are.
+      if (typeof p.image_url !== 'string') {
+        const image = requireObject(p.image_url, index, `${field}.image_url`);
+        requireString(image.url, index, `${field}.image_url.url`);
+        optionalString(image.detail, index, `${field}.image_url.detail`);
       }
-      warnings.converted('an image by URL has no pi form: other formats read it as text', index, field);
-      return keep({ type: 'text', text: placeholder(p) }, { part: p });
-    }
+      return;
     case 'input_audio': {
       const audio = requireObject(p.input_audio, index, `${field}.input_audio`);
       requireString(audio.data, index, `${field}.input_audio.data`);
       requireString(audio.format, index, `${field}.input_audio.format`);
-      warnings.converted('an audio part has no pi form: other formats read it as text', index, field);
-      return keep({ type: 'text', text: placeholder(p) }, { part: p });
+      return;
     }
     case 'file': {
       const file = requireObject(p.file, index, `${field}.file`);
       for (const k of ['file_data', 'file_id', 'filename']) optionalString(file[k], index, `${field}.file.${k}`);
-      warnings.converted('a file part has no pi form: other formats read it as text', index, field);
-      return keep({ type: 'text', text: placeholder(p) }, { part: p });
+      return;
     }
     default:
       throw invalidMessage(
@@ -293,30 +317,156 @@ function readPart(part: unknown, index: number, field: string, warnings: Warning
   }
 }
 
+/** The content of a user-like or tool message: a string, parts, null or absent. */
+function checkContent(content: unknown, index: number): asserts content is CheckedContent {
+  if (typeof content === 'string' || content === null || content === undefined) return;
+  if (!Array.isArray(content))
+    throw invalidMessage(index, 'content', `must be a string, an array of parts or null, got ${kindOf(content)}`);
+  // Indexed, not `forEach`: a sparse array's holes are malformed parts, not skipped ones.
+  const parts: unknown[] = content;
+  for (let k = 0; k < parts.length; k++) checkPart(parts[k], index, `content[${k}]`);
+}
+
+/** A tool call of an assistant's `tool_calls`. */
+function checkToolCall(
+  call: unknown,
+  index: number,
+  f: string,
+): asserts call is CheckedFunctionCall | CheckedCustomCall {
+  const c = requireObject(call, index, f);
+  requireString(c.id, index, `${f}.id`);
+  if (c.type === 'custom') {
+    const custom = requireObject(c.custom, index, `${f}.custom`);
+    requireString(custom.name, index, `${f}.custom.name`);
+    requireString(custom.input, index, `${f}.custom.input`);
+    return;
+  }
+  if (c.type !== undefined && c.type !== 'function')
+    throw invalidMessage(index, `${f}.type`, `must be 'function' or 'custom', got ${quote(c.type)}`);
+  const fn = requireObject(c.function, index, `${f}.function`);
+  requireString(fn.name, index, `${f}.function.name`);
+  requireString(fn.arguments, index, `${f}.function.arguments`);
+}
+
+/** An assistant message's members, in the order the reader reads them. */
+function checkAssistant(m: Loose, index: number): asserts m is Loose & CheckedAssistant {
+  for (const k in m) {
+    const v = m[k];
+    if (isReasoningField(k) && v !== null && v !== '') requireString(v, index, k);
+  }
+  if (Array.isArray(m.content)) {
+    const parts: unknown[] = m.content;
+    for (let k = 0; k < parts.length; k++) {
+      const at = `content[${k}]`;
+      const p = requireObject(parts[k], index, at);
+      if (p.type === 'text') requireString(p.text, index, `${at}.text`);
+      else if (p.type === 'refusal') requireString(p.refusal, index, `${at}.refusal`);
+      else throw invalidMessage(index, `${at}.type`, `must be 'text' or 'refusal', got ${quote(p.type)}`);
+    }
+  } else if (typeof m.content !== 'string' && m.content !== null && m.content !== undefined)
+    throw invalidMessage(index, 'content', `must be a string, an array of parts or null, got ${kindOf(m.content)}`);
+  if (m.refusal !== null && m.refusal !== undefined) requireString(m.refusal, index, 'refusal');
+  if (m.audio !== undefined && m.audio !== null)
+    requireString(requireObject(m.audio, index, 'audio').id, index, 'audio.id');
+  if (m.tool_calls !== null && m.tool_calls !== undefined) {
+    if (!Array.isArray(m.tool_calls))
+      throw invalidMessage(index, 'tool_calls', `must be an array, got ${kindOf(m.tool_calls)}`);
+    const calls: unknown[] = m.tool_calls;
+    for (let k = 0; k < calls.length; k++) checkToolCall(calls[k], index, `tool_calls[${k}]`);
+  }
+  if (m.function_call !== null && m.function_call !== undefined) {
+    const fc = requireObject(m.function_call, index, 'function_call');
+    requireString(fc.name, index, 'function_call.name');
+    requireString(fc.arguments, index, 'function_call.arguments');
+  }
+}
+
+/** Message `index`: an object with a role the reader takes and the members that role needs. */
+function checkMessage(m: unknown, index: number): asserts m is Loose & CheckedMessage {
+  if (!isObject(m)) throw invalidMessage(index, '', `must be an object, got ${kindOf(m)}`);
+  if (!ROLE_SET.has(m.role))
+    throw invalidMessage(index, 'role', `must be one of ${ROLES.join(', ')}, got ${quote(m.role)}`);
+  if (m.name !== undefined && m.role !== 'tool') requireString(m.name, index, 'name');
+  switch (m.role) {
+    case 'assistant':
+      checkAssistant(m, index);
+      return;
+    case 'tool':
+      // The content is checked by `readToolResult`, after the call is looked up.
+      requireString(m.tool_call_id, index, 'tool_call_id');
+      return;
+    case 'function':
+      requireString(m.name, index, 'name');
+      return;
+  }
+  checkContent(m.content, index);
+}
+
+// ----- reading -------------------------------------------------------------------------------
+
+/** What other formats read for a part pi has no block for. */
+function placeholder(p: OpenAIChatImagePart | OpenAIChatAudioPart | OpenAIChatFilePart): string {
+  switch (p.type) {
+    case 'image_url':
+      return `[image: ${typeof p.image_url === 'string' ? p.image_url : p.image_url.url}]`;
+    case 'input_audio':
+      return `[audio: ${p.input_audio.format}]`;
+    case 'file':
+      return `[file: ${p.file.filename ?? p.file.file_id ?? 'inline data'}]`;
+  }
+}
+
+/** A checked user, system, developer or tool content part as a pi block. */
+function readPart(p: OpenAIChatUserPart, index: number, field: string, warnings: Warnings): Loose {
+  switch (p.type) {
+    case 'text':
+      return hasKeys(p, ['type', 'text'])
+        ? { type: 'text', text: p.text }
+        : keep({ type: 'text', text: p.text }, { part: p });
+    case 'image_url': {
+      const form = typeof p.image_url === 'string' ? 'string' : undefined;
+      const image = typeof p.image_url === 'string' ? undefined : p.image_url;
+      const data = parseDataUrl(image === undefined ? p.image_url : image.url);
+      if (data !== undefined) {
+        const plain =
+          hasKeys(p, ['type', 'image_url']) &&
+          (image === undefined || hasKeys(image, image.detail === undefined ? ['url'] : ['url', 'detail']));
+        const block = { type: 'image', data: data.data, mimeType: data.mimeType };
+        // A part with members of its own is kept whole (its data twice: rare, and exact).
+        return keep(block, plain ? { detail: image?.detail, form } : { part: p });
+      }
+      warnings.converted('an image by URL has no pi form: other formats read it as text', index, field);
+      return keep({ type: 'text', text: placeholder(p) }, { part: p });
+    }
+    case 'input_audio':
+      warnings.converted('an audio part has no pi form: other formats read it as text', index, field);
+      return keep({ type: 'text', text: placeholder(p) }, { part: p });
+    case 'file':
+      warnings.converted('a file part has no pi form: other formats read it as text', index, field);
+      return keep({ type: 'text', text: placeholder(p) }, { part: p });
+  }
+}
+
 /** How a message's content was given, when not as a string: parts, null or absent. */
 type ContentForm = 'parts' | 'null' | 'absent';
 
-/** Content of a user-like message: a string, parts, or null/absent (`form`). */
-function readContent(m: Loose, index: number, warnings: Warnings): { content: string | Loose[]; form?: ContentForm } {
-  if (typeof m.content === 'string') return { content: m.content };
-  if (m.content === null) return { content: '', form: 'null' };
-  if (m.content === undefined) return { content: '', form: 'absent' };
-  if (!Array.isArray(m.content))
-    throw invalidMessage(index, 'content', `must be a string, an array of parts or null, got ${kindOf(m.content)}`);
-  // Indexed, not `map`: a sparse array's holes are malformed parts, not skipped ones.
-  const parts: unknown[] = m.content;
-  const blocks: Loose[] = [];
-  for (let k = 0; k < parts.length; k++) blocks.push(readPart(parts[k], index, `content[${k}]`, warnings));
-  return { content: blocks, form: 'parts' };
+/** Checked content of a user-like message: a string, blocks, or null/absent (`form`). */
+function readContent(
+  content: CheckedContent,
+  index: number,
+  warnings: Warnings,
+): { content: string | Loose[]; form?: ContentForm } {
+  if (typeof content === 'string') return { content };
+  if (content === null) return { content: '', form: 'null' };
+  if (content === undefined) return { content: '', form: 'absent' };
+  return { content: content.map((p, k) => readPart(p, index, `content[${k}]`, warnings)), form: 'parts' };
 }
 
 /** The text of a leading system/developer message (parts joined as the API joins them). */
-function systemTextOf(content: unknown): string {
+function systemTextOf(content: CheckedContent): string {
   if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
   let text = '';
-  // Parts the reader checked: a text part's text is a string.
-  for (const b of content as Loose[]) if (b.type === 'text') text += b.text;
+  for (const p of content ?? []) if (p.type === 'text') text += p.text;
   return text;
 }
 
@@ -344,28 +494,20 @@ interface ReadState {
   legacy: Map<string, string>;
 }
 
-function readToolCall(call: unknown, index: number, f: string, st: ReadState): Loose {
-  const c = requireObject(call, index, f);
-  const id = requireString(c.id, index, `${f}.id`);
+function readToolCall(c: CheckedFunctionCall | CheckedCustomCall, index: number, f: string, st: ReadState): Loose {
   if (c.type === 'custom') {
-    const custom = requireObject(c.custom, index, `${f}.custom`);
-    const tool = requireString(custom.name, index, `${f}.custom.name`);
-    const input = requireString(custom.input, index, `${f}.custom.input`);
-    st.calls.set(id, tool);
-    const exact = hasKeys(c, ['id', 'type', 'custom']) && hasKeys(custom, ['name', 'input']);
+    const { name: tool, input } = c.custom;
+    st.calls.set(c.id, tool);
+    const exact = hasKeys(c, ['id', 'type', 'custom']) && hasKeys(c.custom, ['name', 'input']);
     return keep(
-      { type: 'toolCall', id, name: tool, arguments: { input } },
+      { type: 'toolCall', id: c.id, name: tool, arguments: { input } },
       { custom: true, call: exact ? undefined : c },
     );
   }
-  if (c.type !== undefined && c.type !== 'function')
-    throw invalidMessage(index, `${f}.type`, `must be 'function' or 'custom', got ${quote(c.type)}`);
-  const fn = requireObject(c.function, index, `${f}.function`);
-  const tool = requireString(fn.name, index, `${f}.function.name`);
-  const text = requireString(fn.arguments, index, `${f}.function.arguments`);
+  const { name: tool, arguments: text } = c.function;
   const args = parseArguments(text, index, `${f}.function.arguments`);
-  st.calls.set(id, tool);
-  const block: Loose = { type: 'toolCall', id, name: tool, arguments: args };
+  st.calls.set(c.id, tool);
+  const block: Loose = { type: 'toolCall', id: c.id, name: tool, arguments: args };
   let keys = ['id', 'type', 'function'];
   if (c.extra_content !== undefined) {
     const signature = geminiSignature(c.extra_content);
@@ -374,7 +516,7 @@ function readToolCall(call: unknown, index: number, f: string, st: ReadState): L
       keys = [...keys, 'extra_content'];
     }
   }
-  if (!hasKeys(c, keys) || !hasKeys(fn, ['name', 'arguments'])) return keep(block, { call: c });
+  if (!hasKeys(c, keys) || !hasKeys(c.function, ['name', 'arguments'])) return keep(block, { call: c });
   return keep(block, { arguments: stringifyArguments(args) === text ? undefined : text });
 }
 
@@ -398,7 +540,7 @@ function legacyCallOf(tool: string, st: ReadState): string | undefined {
   }
 }
 
-function readAssistant(m: Loose, index: number, st: ReadState): ReadMessage {
+function readAssistant(m: Loose & CheckedAssistant, index: number, st: ReadState): ReadMessage {
   const blocks: Loose[] = [];
   /** Members given as null (or an empty reasoning string): written back as they were. */
   let fields: Loose | undefined;
@@ -410,7 +552,7 @@ function readAssistant(m: Loose, index: number, st: ReadState): ReadMessage {
     if (!isReasoningField(k)) continue;
     const v = m[k];
     if (v === null || v === '') field(k, v);
-    else blocks.push({ type: 'thinking', thinking: requireString(v, index, k), thinkingSignature: k });
+    else if (typeof v === 'string') blocks.push({ type: 'thinking', thinking: v, thinkingSignature: k });
   }
   let form: 'empty' | ContentForm | undefined;
   if (typeof m.content === 'string') {
@@ -418,51 +560,44 @@ function readAssistant(m: Loose, index: number, st: ReadState): ReadMessage {
     else blocks.push({ type: 'text', text: m.content });
   } else if (m.content === null) form = 'null';
   else if (m.content === undefined) form = 'absent';
-  else if (Array.isArray(m.content)) {
+  else {
     form = 'parts';
-    const parts: unknown[] = m.content;
-    for (let k = 0; k < parts.length; k++) {
-      const at = `content[${k}]`;
-      const p = requireObject(parts[k], index, at);
-      if (p.type === 'text') {
-        const text = requireString(p.text, index, `${at}.text`);
-        blocks.push(hasKeys(p, ['type', 'text']) ? { type: 'text', text } : keep({ type: 'text', text }, { part: p }));
-      } else if (p.type === 'refusal') {
-        const text = requireString(p.refusal, index, `${at}.refusal`);
+    for (const p of m.content) {
+      if (p.type === 'text')
         blocks.push(
-          keep({ type: 'text', text }, hasKeys(p, ['type', 'refusal']) ? { refusalPart: true } : { part: p }),
+          hasKeys(p, ['type', 'text'])
+            ? { type: 'text', text: p.text }
+            : keep({ type: 'text', text: p.text }, { part: p }),
         );
-      } else throw invalidMessage(index, `${at}.type`, `must be 'text' or 'refusal', got ${quote(p.type)}`);
+      else
+        blocks.push(
+          keep(
+            { type: 'text', text: p.refusal },
+            hasKeys(p, ['type', 'refusal']) ? { refusalPart: true } : { part: p },
+          ),
+        );
     }
-  } else
-    throw invalidMessage(index, 'content', `must be a string, an array of parts or null, got ${kindOf(m.content)}`);
-  if (m.refusal === null) field('refusal', null);
-  else if (m.refusal !== undefined)
-    blocks.push(keep({ type: 'text', text: requireString(m.refusal, index, 'refusal') }, { refusal: true }));
-  if (m.audio !== undefined && m.audio !== null)
-    requireString(requireObject(m.audio, index, 'audio').id, index, 'audio.id');
-  if (m.tool_calls === null) field('tool_calls', null);
-  else if (m.tool_calls !== undefined) {
-    if (!Array.isArray(m.tool_calls))
-      throw invalidMessage(index, 'tool_calls', `must be an array, got ${kindOf(m.tool_calls)}`);
-    const calls: unknown[] = m.tool_calls;
-    for (let k = 0; k < calls.length; k++) blocks.push(readToolCall(calls[k], index, `tool_calls[${k}]`, st));
   }
+  if (m.refusal === null) field('refusal', null);
+  else if (m.refusal !== undefined) blocks.push(keep({ type: 'text', text: m.refusal }, { refusal: true }));
+  if (m.tool_calls === null) field('tool_calls', null);
+  else if (m.tool_calls !== undefined)
+    m.tool_calls.forEach((call, k) => {
+      blocks.push(readToolCall(call, index, `tool_calls[${k}]`, st));
+    });
   if (m.function_call === null) field('function_call', null);
   else if (m.function_call !== undefined) {
-    const fc = requireObject(m.function_call, index, 'function_call');
-    const tool = requireString(fc.name, index, 'function_call.name');
-    const text = requireString(fc.arguments, index, 'function_call.arguments');
-    const args = parseArguments(text, index, 'function_call.arguments');
-    const id = legacyId(tool, st);
-    st.calls.set(id, tool);
-    st.legacy.set(tool, id);
+    const fc = m.function_call;
+    const args = parseArguments(fc.arguments, index, 'function_call.arguments');
+    const id = legacyId(fc.name, st);
+    st.calls.set(id, fc.name);
+    st.legacy.set(fc.name, id);
     const exact = hasKeys(fc, ['name', 'arguments']);
     blocks.push(
       keep(
-        { type: 'toolCall', id, name: tool, arguments: args },
+        { type: 'toolCall', id, name: fc.name, arguments: args },
         exact
-          ? { functionCall: true, arguments: stringifyArguments(args) === text ? undefined : text }
+          ? { functionCall: true, arguments: stringifyArguments(args) === fc.arguments ? undefined : fc.arguments }
           : { functionCall: true, call: fc },
       ),
     );
@@ -482,23 +617,22 @@ function readAssistant(m: Loose, index: number, st: ReadState): ReadMessage {
   );
 }
 
-function readToolResult(m: Loose, role: string, index: number, st: ReadState): ReadMessage {
+function readToolResult(m: Loose & CheckedResult, index: number, st: ReadState): ReadMessage {
   let id: string | undefined;
   let tool: string | undefined;
-  if (role === 'tool') {
-    const callId = requireString(m.tool_call_id, index, 'tool_call_id');
-    id = callId;
-    tool = st.calls.get(callId) ?? st.ctx.toolCall(callId)?.name;
-    if (tool === undefined)
-      throw invalidMessage(index, 'tool_call_id', `names no tool call before it: ${quote(callId)}`);
+  if (m.role === 'tool') {
+    id = m.tool_call_id;
+    tool = st.calls.get(id) ?? st.ctx.toolCall(id)?.name;
+    if (tool === undefined) throw invalidMessage(index, 'tool_call_id', `names no tool call before it: ${quote(id)}`);
   } else {
-    const fn = requireString(m.name, index, 'name');
-    tool = fn;
-    id = legacyCallOf(fn, st);
-    if (id === undefined) throw invalidMessage(index, 'name', `names no function_call before it: ${quote(fn)}`);
+    tool = m.name;
+    id = legacyCallOf(tool, st);
+    if (id === undefined) throw invalidMessage(index, 'name', `names no function_call before it: ${quote(tool)}`);
   }
-  const { content, form } = readContent(m, index, st.ctx.warnings);
-  const known = membersOf(role);
+  const given = m.content;
+  checkContent(given, index);
+  const { content, form } = readContent(given, index, st.ctx.warnings);
+  const known = membersOf(m.role);
   return keep(
     {
       role: 'toolResult',
@@ -508,7 +642,7 @@ function readToolResult(m: Loose, role: string, index: number, st: ReadState): R
       isError: false,
     },
     {
-      function: role === 'function' || undefined,
+      function: m.role === 'function' || undefined,
       form,
       more: moreOf(m, known),
       order: orderOf(m, known),
@@ -528,30 +662,26 @@ export function read(messages: unknown[], ctx: ReadContext): ReadResult {
     legacy: new Map(),
   };
   const out: ReadMessage[] = [];
-  const leading: Loose[] = [];
+  const leading: CheckedUserLike[] = [];
   const prompt = systemPromptLength(messages, (m) => m.role === 'system' || m.role === 'developer', ctx);
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
-    if (!isObject(m)) throw invalidMessage(i, '', `must be an object, got ${kindOf(m)}`);
-    const role = m.role;
-    if (typeof role !== 'string' || !ROLES.includes(role))
-      throw invalidMessage(i, 'role', `must be one of ${ROLES.join(', ')}, got ${quote(role)}`);
-    if (m.name !== undefined && role !== 'tool') requireString(m.name, i, 'name');
-    switch (role) {
+    checkMessage(m, i);
+    switch (m.role) {
       case 'system':
       case 'developer':
       case 'user': {
-        const { content, form } = readContent(m, i, ctx.warnings);
+        const { content, form } = readContent(m.content, i, ctx.warnings);
         if (i < prompt) {
           leading.push(m);
           break;
         }
-        const known = membersOf(role);
+        const known = membersOf(m.role);
         out.push(
           keep(
-            { role: role === 'user' ? 'user' : 'developer', content },
+            { role: m.role === 'user' ? 'user' : 'developer', content },
             {
-              role: role === 'system' ? 'system' : undefined,
+              role: m.role === 'system' ? 'system' : undefined,
               name: m.name,
               form: form === 'parts' ? undefined : form,
               more: moreOf(m, known),
@@ -565,7 +695,7 @@ export function read(messages: unknown[], ctx: ReadContext): ReadResult {
         out.push(readAssistant(m, i, st));
         break;
       default:
-        out.push(readToolResult(m, role, i, st));
+        out.push(readToolResult(m, i, st));
     }
   }
   if (leading.length === 0) return { messages: out };
@@ -591,7 +721,20 @@ function keptPart(b: Loose, x: Loose | undefined): Loose | undefined {
   if (b.type === 'image')
     return parseDataUrl(member(p.image_url, 'url') ?? p.image_url)?.data === b.data ? p : undefined;
   if (p.type === 'text' || p.type === 'refusal') return (p.text ?? p.refusal) === b.text ? p : undefined;
-  return placeholder(p) === b.text ? p : undefined;
+  // Kept parts come back from a session file: one that is not a part the reader takes is not used.
+  const part: unknown = p;
+  if (!isPart(part) || part.type === 'text') return undefined;
+  return placeholder(part) === b.text ? p : undefined;
+}
+
+/** Whether `p` is a part `checkPart` takes. */
+function isPart(p: unknown): p is OpenAIChatUserPart {
+  try {
+    checkPart(p, 0, '');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A user-like block as a content part, or undefined (reported) for a block with none. */

@@ -251,7 +251,7 @@ const OPAQUE_ITEMS = [
   'tool_search_output',
   'item_reference',
   'compaction',
-];
+] as const;
 const ITEM_TYPES: readonly unknown[] = [
   'message',
   'reasoning',
@@ -266,12 +266,6 @@ const RESPONSES_APIS: readonly unknown[] = ['openai-responses', 'azure-openai-re
 
 /** `node[key]` when `node` is an object, else undefined. */
 const member = (node: unknown, key: string): unknown => (isObject(node) ? node[key] : undefined);
-
-function optionalArray(value: unknown, index: number, field: string): unknown[] | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value)) throw invalidMessage(index, field, `must be an array, got ${kindOf(value)}`);
-  return value;
-}
 
 /** `node` with `key` set to null: the members, in order, that the writer fills `key` into. */
 function shellOf(node: Loose, key: string): Loose {
@@ -335,37 +329,228 @@ function textSignature(sig: unknown): TextSignature {
 /** Whether `m` is a message item (typed, or the easy-input form with a role only). */
 const isMessage = (m: Loose): boolean => m.type === 'message' || (m.type === undefined && m.role !== undefined);
 
-// ----- reading -------------------------------------------------------------------------------
+// ----- checking ------------------------------------------------------------------------------
+//
+// The input is unknown: each item is checked before it is read (the first malformed field is
+// E_INVALID_MESSAGE, named), which narrows it to the union below, on `type` (a message item may
+// leave it out: the easy-input form) and a message's `role`; the reader then switches on them.
+// A call's input and an output's content are checked after the call is looked up, as the
+// reader always reported a repeated or unknown call first. The union is what the reader takes:
+// the API's items, with nullable members and the members it keeps as they are.
 
-/** What other formats read for a part pi has no block for. */
-function partPlaceholder(p: Loose): string {
-  if (p.type === 'input_image') return `[image: ${p.image_url ?? p.file_id}]`;
-  return `[file: ${p.filename ?? p.file_id ?? p.file_url ?? 'inline data'}]`;
+interface CheckedInputText {
+  type: 'input_text';
+  text: string;
+  [member: string]: unknown;
+}
+interface CheckedInputImage {
+  type: 'input_image';
+  image_url?: string | null;
+  file_id?: string | null;
+  detail?: string | null;
+  [member: string]: unknown;
+}
+interface CheckedInputFile {
+  type: 'input_file';
+  file_data?: string | null;
+  file_id?: string | null;
+  file_url?: string | null;
+  filename?: string | null;
+  [member: string]: unknown;
+}
+type CheckedInputPart = CheckedInputText | CheckedInputImage | CheckedInputFile;
+
+interface CheckedInputMessage {
+  type?: 'message';
+  role: 'user' | 'system' | 'developer';
+  id?: string;
+  content: string | CheckedInputPart[];
+  [member: string]: unknown;
+}
+type CheckedOutputPart =
+  | { type: 'output_text'; text: string; annotations?: unknown[]; logprobs?: unknown[]; [member: string]: unknown }
+  | { type: 'refusal'; refusal: string; [member: string]: unknown };
+interface CheckedOutputMessage {
+  type?: 'message';
+  role: 'assistant';
+  id?: string;
+  content: string | CheckedOutputPart[];
+  [member: string]: unknown;
+}
+interface CheckedReasoning {
+  type: 'reasoning';
+  id?: string;
+  encrypted_content?: string | null;
+  summary?: Array<{ type: 'summary_text'; text: string }>;
+  content?: Array<{ type: 'reasoning_text'; text: string }>;
+  [member: string]: unknown;
+}
+/** A call before it is looked up: its `input` or `arguments` is checked once it is not a repeat. */
+interface CheckedCallHead {
+  type: 'function_call' | 'custom_tool_call';
+  id?: string;
+  call_id: string;
+  name: string;
+  [member: string]: unknown;
+}
+/** A call's output before its call is found: its `output` is checked once it is. */
+interface CheckedOutputHead {
+  type: 'function_call_output' | 'custom_tool_call_output';
+  id?: string;
+  call_id: string;
+  [member: string]: unknown;
+}
+/** An item pi has no message for (kept whole). */
+interface CheckedOpaqueItem {
+  type: (typeof OPAQUE_ITEMS)[number];
+  id?: string | null;
+  call_id?: string;
+  [member: string]: unknown;
+}
+/** An input item as checked. */
+type CheckedItem =
+  | CheckedInputMessage
+  | CheckedOutputMessage
+  | CheckedReasoning
+  | CheckedCallHead
+  | CheckedOutputHead
+  | CheckedOpaqueItem;
+
+function optionalArray(value: unknown, index: number, field: string): unknown[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) throw invalidMessage(index, field, `must be an array, got ${kindOf(value)}`);
+  return value;
 }
 
-/** What other formats read for an item pi has no message for. */
-function itemPlaceholder(item: Loose): string {
-  const hint = member(item.action, 'query') ?? item.name ?? item.call_id ?? item.id;
-  return typeof hint === 'string' ? `[${item.type}: ${hint}]` : `[${item.type}]`;
-}
-
-/** An input content part (of a message or a tool output) as a pi block. */
-function readInputPart(part: unknown, index: number, field: string, warnings: Warnings): Loose {
+/** An input content part (of a message or a tool output). */
+function checkInputPart(part: unknown, index: number, field: string): asserts part is Loose & CheckedInputPart {
   const p = requireObject(part, index, field);
   switch (p.type) {
-    case 'input_text': {
-      const text = requireString(p.text, index, `${field}.text`);
-      return hasKeys(p, ['type', 'text'])
-        ? { type: 'text', text }
-        : keep({ type: 'text', text }, { shell: shellOf(p, 'text') });
-    }
+    case 'input_text':
+      requireString(p.text, index, `${field}.text`);
+      return;
     case 'input_image': {
       const url = nullableString(p.image_url, index, `${field}.image_url`);
       const file = nullableString(p.file_id, index, `${field}.file_id`);
       nullableString(p.detail, index, `${field}.detail`);
       if (typeof url !== 'string' && typeof file !== 'string')
         throw invalidMessage(index, `${field}.image_url`, 'an input_image needs an image_url or a file_id');
-      const data = parseDataUrl(url);
+      return;
+    }
+    case 'input_file':
+      for (const k of ['file_data', 'file_id', 'file_url', 'filename']) nullableString(p[k], index, `${field}.${k}`);
+      return;
+    default:
+      throw invalidMessage(index, `${field}.type`, `must be ${INPUT_PARTS.join(', ')}, got ${quote(p.type)}`);
+  }
+}
+
+/** Input content: a string, or parts (indexed, so a sparse array's holes are malformed parts). */
+function checkInputContent(
+  content: unknown,
+  index: number,
+  field: string,
+): asserts content is string | CheckedInputPart[] {
+  if (typeof content === 'string') return;
+  if (!Array.isArray(content))
+    throw invalidMessage(index, field, `must be a string or an array of parts, got ${kindOf(content)}`);
+  const parts: unknown[] = content;
+  for (let k = 0; k < parts.length; k++) checkInputPart(parts[k], index, `${field}[${k}]`);
+}
+
+function checkAssistantMessage(m: Loose, index: number): void {
+  optionalString(m.id, index, 'id');
+  const content = m.content;
+  if (typeof content === 'string') return;
+  if (!Array.isArray(content))
+    throw invalidMessage(index, 'content', `must be a string or an array of parts, got ${kindOf(content)}`);
+  const parts: unknown[] = content;
+  for (let k = 0; k < parts.length; k++) {
+    const p = requireObject(parts[k], index, `content[${k}]`);
+    const at = `content[${k}]`;
+    if (p.type === 'output_text') {
+      requireString(p.text, index, `${at}.text`);
+      optionalArray(p.annotations, index, `${at}.annotations`);
+      optionalArray(p.logprobs, index, `${at}.logprobs`);
+    } else if (p.type === 'refusal') requireString(p.refusal, index, `${at}.refusal`);
+    else throw invalidMessage(index, `${at}.type`, `must be 'output_text' or 'refusal', got ${quote(p.type)}`);
+  }
+}
+
+function checkReasoning(m: Loose, index: number): void {
+  optionalString(m.id, index, 'id');
+  nullableString(m.encrypted_content, index, 'encrypted_content');
+  for (const key of ['summary', 'content']) {
+    const list = optionalArray(m[key], index, key);
+    if (list === undefined) continue;
+    const kind = key === 'summary' ? 'summary_text' : 'reasoning_text';
+    for (let k = 0; k < list.length; k++) {
+      const p = requireObject(list[k], index, `${key}[${k}]`);
+      if (p.type !== kind) throw invalidMessage(index, `${key}[${k}].type`, `must be '${kind}', got ${quote(p.type)}`);
+      requireString(p.text, index, `${key}[${k}].text`);
+    }
+  }
+}
+
+/** Item `i`: an object of an item type the reader takes, with the members its type needs. */
+function checkItem(m: unknown, i: number): asserts m is Loose & CheckedItem {
+  if (!isObject(m)) throw invalidMessage(i, '', `must be an object, got ${kindOf(m)}`);
+  if (m.type !== undefined && !ITEM_TYPES.includes(m.type))
+    throw invalidMessage(i, 'type', `is not an input item type: ${quote(m.type)}`);
+  if (m.type === undefined && m.role === undefined)
+    throw invalidMessage(i, 'type', 'an item needs a type (or a role, for a message)');
+  if (isMessage(m)) {
+    if (!MESSAGE_ROLES.includes(m.role))
+      throw invalidMessage(i, 'role', `must be one of ${MESSAGE_ROLES.join(', ')}, got ${quote(m.role)}`);
+    if (m.role === 'assistant') return checkAssistantMessage(m, i);
+    optionalString(m.id, i, 'id');
+    return checkInputContent(m.content, i, 'content');
+  }
+  switch (m.type) {
+    case 'reasoning':
+      return checkReasoning(m, i);
+    case 'function_call':
+    case 'custom_tool_call':
+      optionalString(m.id, i, 'id');
+      requireString(m.call_id, i, 'call_id');
+      requireString(m.name, i, 'name');
+      return;
+    case 'function_call_output':
+    case 'custom_tool_call_output':
+      optionalString(m.id, i, 'id');
+      requireString(m.call_id, i, 'call_id');
+      return;
+    default:
+      if (m.type === 'item_reference') requireString(m.id, i, 'id');
+      else nullableString(m.id, i, 'id');
+      optionalString(m.call_id, i, 'call_id');
+      if (m.type === 'compaction') requireString(m.encrypted_content, i, 'encrypted_content');
+  }
+}
+
+// ----- reading -------------------------------------------------------------------------------
+
+/** What other formats read for a part pi has no block for (a kept part too: not assumed checked). */
+function partPlaceholder(p: Loose): string {
+  if (p.type === 'input_image') return `[image: ${p.image_url ?? p.file_id}]`;
+  return `[file: ${p.filename ?? p.file_id ?? p.file_url ?? 'inline data'}]`;
+}
+
+/** What other formats read for an item pi has no message for (a kept item too: not assumed checked). */
+function itemPlaceholder(item: Loose): string {
+  const hint = member(item.action, 'query') ?? item.name ?? item.call_id ?? item.id;
+  return typeof hint === 'string' ? `[${item.type}: ${hint}]` : `[${item.type}]`;
+}
+
+/** A checked input content part (of a message or a tool output) as a pi block. */
+function readInputPart(p: Loose & CheckedInputPart, index: number, field: string, warnings: Warnings): Loose {
+  switch (p.type) {
+    case 'input_text':
+      return hasKeys(p, ['type', 'text'])
+        ? { type: 'text', text: p.text }
+        : keep({ type: 'text', text: p.text }, { shell: shellOf(p, 'text') });
+    case 'input_image': {
+      const data = parseDataUrl(p.image_url);
       if (data !== undefined) {
         const block = { type: 'image', data: data.data, mimeType: data.mimeType };
         const plain = hasKeys(p, ['type', 'detail', 'image_url']) && p.detail === 'auto';
@@ -374,25 +559,21 @@ function readInputPart(part: unknown, index: number, field: string, warnings: Wa
       warnings.converted('an image by URL or file id has no pi form: other formats read it as text', index, field);
       return keep({ type: 'text', text: partPlaceholder(p) }, { part: p });
     }
-    case 'input_file': {
-      for (const k of ['file_data', 'file_id', 'file_url', 'filename']) nullableString(p[k], index, `${field}.${k}`);
+    case 'input_file':
       warnings.converted('a file part has no pi form: other formats read it as text', index, field);
       return keep({ type: 'text', text: partPlaceholder(p) }, { part: p });
-    }
-    default:
-      throw invalidMessage(index, `${field}.type`, `must be ${INPUT_PARTS.join(', ')}, got ${quote(p.type)}`);
   }
 }
 
-/** Input content: a string, or parts (indexed, so a sparse array's holes are malformed parts). */
-function readInputContent(content: unknown, index: number, field: string, warnings: Warnings): string | Loose[] {
+/** Checked input content: a string, or its parts as pi blocks. */
+function readInputContent(
+  content: string | CheckedInputPart[],
+  index: number,
+  field: string,
+  warnings: Warnings,
+): string | Loose[] {
   if (typeof content === 'string') return content;
-  if (!Array.isArray(content))
-    throw invalidMessage(index, field, `must be a string or an array of parts, got ${kindOf(content)}`);
-  const parts: unknown[] = content;
-  const blocks: Loose[] = [];
-  for (let k = 0; k < parts.length; k++) blocks.push(readInputPart(parts[k], index, `${field}[${k}]`, warnings));
-  return blocks;
+  return content.map((p, k) => readInputPart(p, index, `${field}[${k}]`, warnings));
 }
 
 /** The text of a leading system/developer item (parts joined as the API joins them). */
@@ -411,9 +592,8 @@ function signatureOf(item: Loose): string | undefined {
   return JSON.stringify(sig);
 }
 
-/** An assistant `message` item's parts as text blocks; the first keeps the item's shell. */
-function readAssistantMessage(m: Loose, index: number, blocks: Loose[]): void {
-  optionalString(m.id, index, 'id');
+/** A checked assistant `message` item's parts as text blocks; the first keeps the item's shell. */
+function readAssistantMessage(m: Loose & CheckedOutputMessage, blocks: Loose[]): void {
   const textSignature = signatureOf(m);
   const shell = shellOf(m, 'content');
   const text = (t: string, x: Loose) => {
@@ -426,45 +606,23 @@ function readAssistantMessage(m: Loose, index: number, blocks: Loose[]): void {
     blocks.push(text(content, { item: shell, form: 'string' }));
     return;
   }
-  if (!Array.isArray(content))
-    throw invalidMessage(index, 'content', `must be a string or an array of parts, got ${kindOf(content)}`);
-  const parts: unknown[] = content;
-  if (parts.length === 0) {
+  if (content.length === 0) {
     blocks.push(text('', { item: shell, empty: true }));
     return;
   }
-  for (let k = 0; k < parts.length; k++) {
-    const p = requireObject(parts[k], index, `content[${k}]`);
-    const at = `content[${k}]`;
+  content.forEach((p, k) => {
     const first = k === 0 ? shell : undefined;
-    if (p.type === 'output_text') {
-      const t = requireString(p.text, index, `${at}.text`);
-      optionalArray(p.annotations, index, `${at}.annotations`);
-      optionalArray(p.logprobs, index, `${at}.logprobs`);
-      blocks.push(text(t, { item: first, cont: first ? undefined : true, part: shellOf(p, 'text') }));
-    } else if (p.type === 'refusal') {
-      const t = requireString(p.refusal, index, `${at}.refusal`);
-      blocks.push(text(t, { item: first, cont: first ? undefined : true, part: shellOf(p, 'refusal') }));
-    } else throw invalidMessage(index, `${at}.type`, `must be 'output_text' or 'refusal', got ${quote(p.type)}`);
-  }
+    const t = p.type === 'output_text' ? p.text : p.refusal;
+    const key = p.type === 'output_text' ? 'text' : 'refusal';
+    blocks.push(text(t, { item: first, cont: first ? undefined : true, part: shellOf(p, key) }));
+  });
 }
 
-/** A reasoning item as pi keeps it: its summary as thinking, the item as JSON the signature. */
-function readReasoning(m: Loose, index: number): Loose {
-  optionalString(m.id, index, 'id');
-  nullableString(m.encrypted_content, index, 'encrypted_content');
+/** A checked reasoning item as pi keeps it: its summary as thinking, the item as JSON the signature. */
+function readReasoning(m: Loose & CheckedReasoning): Loose {
   const texts: string[] = [];
-  for (const key of ['summary', 'content']) {
-    const list = optionalArray(m[key], index, key);
-    if (list === undefined) continue;
-    const kind = key === 'summary' ? 'summary_text' : 'reasoning_text';
-    const own: string[] = [];
-    for (let k = 0; k < list.length; k++) {
-      const p = requireObject(list[k], index, `${key}[${k}]`);
-      if (p.type !== kind) throw invalidMessage(index, `${key}[${k}].type`, `must be '${kind}', got ${quote(p.type)}`);
-      own.push(requireString(p.text, index, `${key}[${k}].text`));
-    }
-    if (texts.length === 0) texts.push(...own);
+  for (const list of [m.summary, m.content]) {
+    if (list !== undefined && texts.length === 0) texts.push(...list.map((p) => p.text));
   }
   return { type: 'thinking', thinking: texts.join('\n\n'), thinkingSignature: JSON.stringify(m) };
 }
@@ -476,10 +634,8 @@ interface ReadState {
   calls: Map<string, string>;
 }
 
-function readCall(m: Loose, index: number, st: ReadState): Loose {
-  optionalString(m.id, index, 'id');
-  const callId = requireString(m.call_id, index, 'call_id');
-  const tool = requireString(m.name, index, 'name');
+function readCall(m: Loose & CheckedCallHead, index: number, st: ReadState): Loose {
+  const { call_id: callId, name: tool } = m;
   if (st.calls.has(callId)) throw invalidMessage(index, 'call_id', `repeats a call before it: ${quote(callId)}`);
   let block: Loose;
   if (m.type === 'custom_tool_call') {
@@ -501,19 +657,14 @@ function readCall(m: Loose, index: number, st: ReadState): Loose {
   return block;
 }
 
-/** An item of a model's output pi has no message for: a describing text that keeps it. */
-function readOpaque(m: Loose, index: number, warnings: Warnings): Loose {
-  if (m.type === 'item_reference') requireString(m.id, index, 'id');
-  else nullableString(m.id, index, 'id');
-  optionalString(m.call_id, index, 'call_id');
-  if (m.type === 'compaction') requireString(m.encrypted_content, index, 'encrypted_content');
+/** A checked item of a model's output pi has no message for: a describing text that keeps it. */
+function readOpaque(m: Loose & CheckedOpaqueItem, index: number, warnings: Warnings): Loose {
   warnings.converted(`a ${m.type} item has no pi form: other formats read it as text`, index);
   return keep({ type: 'text', text: itemPlaceholder(m) }, { other: m });
 }
 
-function readOutput(m: Loose, index: number, st: ReadState): ReadMessage {
-  optionalString(m.id, index, 'id');
-  const callId = requireString(m.call_id, index, 'call_id');
+function readOutput(m: Loose & CheckedOutputHead, index: number, st: ReadState): ReadMessage {
+  const callId = m.call_id;
   // A call of an earlier entry may carry pi's `call_id|item_id`: the result names it whole.
   const earlier = st.calls.has(callId) ? undefined : (st.ctx.toolCall(callId) ?? st.ctx.toolCallOfCallId(callId));
   const tool = st.calls.get(callId) ?? earlier?.name;
@@ -522,8 +673,10 @@ function readOutput(m: Loose, index: number, st: ReadState): ReadMessage {
   const output = m.output;
   let content: string | Loose[];
   if (typeof output === 'string') content = [{ type: 'text', text: output }];
-  else if (Array.isArray(output)) content = readInputContent(output, index, 'output', st.ctx.warnings);
-  else throw invalidMessage(index, 'output', `must be a string or an array of parts, got ${kindOf(output)}`);
+  else if (Array.isArray(output)) {
+    checkInputContent(output, index, 'output');
+    content = readInputContent(output, index, 'output', st.ctx.warnings);
+  } else throw invalidMessage(index, 'output', `must be a string or an array of parts, got ${kindOf(output)}`);
   return keep(
     { role: 'toolResult', toolCallId, toolName: tool, content, isError: false },
     { shell: shellOf(m, 'output'), form: typeof output === 'string' ? 'string' : 'parts' },
@@ -538,7 +691,7 @@ export function read(messages: unknown[], ctx: ReadContext): ReadResult {
   const provider = typeof model.provider === 'string' ? model.provider : 'openai';
   const modelId = typeof model.id === 'string' ? model.id : 'unknown';
   const out: ReadMessage[] = [];
-  const leading: Loose[] = [];
+  const leading: CheckedInputMessage[] = [];
   const leadingText: string[] = [];
   let blocks: Loose[] | undefined;
   const flush = () => {
@@ -561,40 +714,34 @@ export function read(messages: unknown[], ctx: ReadContext): ReadResult {
   );
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
-    if (!isObject(m)) throw invalidMessage(i, '', `must be an object, got ${kindOf(m)}`);
-    if (m.type !== undefined && !ITEM_TYPES.includes(m.type))
-      throw invalidMessage(i, 'type', `is not an input item type: ${quote(m.type)}`);
-    if (m.type === undefined && m.role === undefined)
-      throw invalidMessage(i, 'type', 'an item needs a type (or a role, for a message)');
-    if (isMessage(m)) {
-      if (!MESSAGE_ROLES.includes(m.role))
-        throw invalidMessage(i, 'role', `must be one of ${MESSAGE_ROLES.join(', ')}, got ${quote(m.role)}`);
-      if (m.role === 'assistant') {
-        blocks ??= [];
-        readAssistantMessage(m, i, blocks);
-        continue;
-      }
-      flush();
-      optionalString(m.id, i, 'id');
-      const content = readInputContent(m.content, i, 'content', ctx.warnings);
-      if (i < prompt) {
-        leading.push(m);
-        leadingText.push(systemTextOf(content));
-        continue;
-      }
-      const plain = hasKeys(m, ['role', 'content']);
-      out.push(
-        keep(
-          { role: m.role === 'user' ? 'user' : 'developer', content },
-          { role: m.role === 'system' ? 'system' : undefined, shell: plain ? undefined : shellOf(m, 'content') },
-        ),
-      );
-      continue;
-    }
+    checkItem(m, i);
     switch (m.type) {
+      case undefined:
+      case 'message': {
+        if (m.role === 'assistant') {
+          blocks ??= [];
+          readAssistantMessage(m, blocks);
+          break;
+        }
+        flush();
+        const content = readInputContent(m.content, i, 'content', ctx.warnings);
+        if (i < prompt) {
+          leading.push(m);
+          leadingText.push(systemTextOf(content));
+          break;
+        }
+        const plain = hasKeys(m, ['role', 'content']);
+        out.push(
+          keep(
+            { role: m.role === 'user' ? 'user' : 'developer', content },
+            { role: m.role === 'system' ? 'system' : undefined, shell: plain ? undefined : shellOf(m, 'content') },
+          ),
+        );
+        break;
+      }
       case 'reasoning':
         blocks ??= [];
-        blocks.push(readReasoning(m, i));
+        blocks.push(readReasoning(m));
         break;
       case 'function_call':
       case 'custom_tool_call':
