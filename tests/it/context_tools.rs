@@ -491,3 +491,33 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_tools_own_calls_and_answers_are_not_searched() {
+    let mut s = new_session("tools7");
+    let u = append(
+        &mut s,
+        json!({"role": "user", "content": "The staging database listens on port 6432."}),
+    );
+    let mut ix = HistoryIndex::new();
+    let st = CompactionSettings::default();
+    let f = ToolFigures::default();
+    let args = json!({"query": "6432"});
+    append(
+        &mut s,
+        json!({"role": "assistant", "content": [{"type": "toolCall", "id": "r1",
+            "name": "recall_history", "arguments": args}],
+            "api": "anthropic-messages", "provider": "anthropic", "model": "claude-opus-4-7",
+            "stopReason": "toolUse"}),
+    );
+    let answer = run_context_tool(&mut ix, &s, &st, RECALL_HISTORY, &args, &f).unwrap();
+    append(
+        &mut s,
+        json!({"role": "toolResult", "toolCallId": "r1", "toolName": "recall_history",
+            "content": [{"type": "text", "text": answer}], "isError": false}),
+    );
+    // Asked again: the user's turn only, not the call nor the answer quoting it.
+    let again = run_context_tool(&mut ix, &s, &st, RECALL_HISTORY, &args, &f).unwrap();
+    assert!(again.starts_with("1 stored entry match"), "{again}");
+    assert!(again.contains(&format!("[entry {u} ·")), "{again}");
+}
