@@ -196,9 +196,14 @@ impl RecallArgs {
             .ok_or_else(|| bad("`query` must be a non-empty string"))?;
         let limit = match o.get("limit") {
             None | Some(Value::Null) => DEFAULT_RECALL_LIMIT,
+            // Digits only in a string: no float parser for a model's "3".
             Some(l) => l
                 .as_f64()
-                .or_else(|| l.as_str().and_then(|s| s.trim().parse().ok()))
+                .or_else(|| {
+                    l.as_str()
+                        .and_then(|s| s.trim().parse::<u32>().ok())
+                        .map(f64::from)
+                })
                 .filter(|n| n.fract() == 0.0 && *n >= 1.0)
                 .map(|n| n.min(MAX_RECALL_LIMIT as f64) as usize)
                 .ok_or_else(|| bad("`limit` must be a whole number of at least 1"))?,
