@@ -22,6 +22,15 @@ pub const SNAPCOMPACT_ARCHIVE_CONTEXT: &str =
 /// (issue 38: the anchor index).
 pub const ANCHORS: &str = include_str!("../prompts/anchors.md");
 
+/// The `recall_history` tool's description and parameter wording (issue 38 item 3): the
+/// description, a `---` line, then one `name: text` line per parameter.
+pub const RECALL_HISTORY_TOOL: &str = include_str!("../prompts/recall-history-tool.md");
+/// The `context_status` tool's description (same layout, no parameters).
+pub const CONTEXT_STATUS_TOOL: &str = include_str!("../prompts/context-status-tool.md");
+/// The recall pointer a compaction writes beside its anchors when the host offers the tools
+/// (`recallTool`): one `<recall>` line naming `recall_history` and the compacted `{{range}}`.
+pub const RECALL_POINTER: &str = include_str!("../prompts/recall-pointer.md");
+
 /// System prompt of every summarizer call (spec: compaction §5.4 `summarization-system.md`).
 pub const SUMMARIZATION_SYSTEM: &str = include_str!("../prompts/summarization-system.md");
 /// First compaction of a conversation: the continuity capsule (spec: compaction §5.4).

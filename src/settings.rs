@@ -91,6 +91,9 @@ pub struct CompactionSettings {
     /// `anchorTokens`: budget of the `<anchors>` block every compaction appends (issue 38;
     /// default 1 000, 0 writes none).
     pub anchor_tokens: u64,
+    /// `recallTool`: the host offers the model the `recall_history` tool, so every compaction
+    /// that writes anchors adds a one-line recall pointer (issue 38 item 3; default off).
+    pub recall_tool: bool,
 }
 
 /// `snapcompact.*` settings (spec: compaction §9.2 last row, snapcompact §6.1, §9.7), read
@@ -493,6 +496,7 @@ impl Default for CompactionSettings {
             branch_summary: BranchSummarySettings::default(),
             model_thresholds: Vec::new(),
             anchor_tokens: 1_000,
+            recall_tool: false,
         }
     }
 }
@@ -501,7 +505,7 @@ impl Default for CompactionSettings {
 /// [`CompactionSettings::from_json`] instead of a match arm (and its error path) per field.
 type Slot<T> = fn(&mut CompactionSettings) -> &mut T;
 
-const FLAGS: [(&str, Slot<bool>); 11] = [
+const FLAGS: [(&str, Slot<bool>); 12] = [
     ("enabled", |s| &mut s.enabled),
     ("autoContinue", |s| &mut s.auto_continue),
     ("remoteEnabled", |s| &mut s.remote_enabled),
@@ -517,6 +521,7 @@ const FLAGS: [(&str, Slot<bool>); 11] = [
     ("experimentalContextManagement", |s| {
         &mut s.experimental_context_management
     }),
+    ("recallTool", |s| &mut s.recall_tool),
 ];
 
 const COUNTS: [(&str, Slot<u64>); 6] = [
@@ -641,6 +646,7 @@ impl CompactionSettings {
         );
         o.num("v2TimeoutMs", self.v2_timeout_ms as f64);
         o.num("anchorTokens", self.anchor_tokens as f64);
+        o.bool("recallTool", self.recall_tool);
         let methods = o.key("methodOrder");
         methods.push('[');
         for (i, m) in self.method_order.iter().enumerate() {

@@ -4,13 +4,21 @@
 //! back from a block, in the text or a path its `<files>` tree lists); the ranking holds each
 //! anchor once; a
 //! block never exceeds its budget; a search never panics, returns at most its limit, and
-//! leaves the session byte-identical.
+//! leaves the session byte-identical. The context tools (issue 38 item 3) on the same input:
+//! the query is the model's arguments (its JSON when it parses, else `{"query": …}`), its
+//! figures made from the input's first bytes; a call answers or fails with
+//! `E_INVALID_ARGUMENT`, a `recall_history` answer never exceeds its budget, and the session
+//! stays byte-identical.
 #![no_main]
 use ctxfold::summary::anchors::harvest::{
     error_line, first_line, harvest_text, Scope, MAX_ANCHOR_BYTES,
 };
 use ctxfold::summary::anchors::{anchor_block, AnchorIndex};
 use ctxfold::summary::recall::{HistoryIndex, SearchOptions};
+use ctxfold::summary::tools::{
+    run_context_tool, text_tokens, upsert_recall_pointer, ToolFigures, CONTEXT_STATUS,
+    DEFAULT_RECALL_TOKENS, MIN_RECALL_TOKENS, RECALL_HISTORY,
+};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -61,6 +69,9 @@ fuzz_target!(|data: &[u8]| {
         assert!((block.encode_utf16().count() as u64).div_ceil(4) <= budget);
         assert!(!held.is_empty());
     }
+    // The recall pointer's upsert: one pointer at the end, whatever the text held.
+    let pointed = upsert_recall_pointer(&text, Some("<recall>p</recall>"));
+    assert!(pointed.ends_with("<recall>p</recall>"));
     let Ok(session) = ctxfold_fuzz::invariants::load(rest) else {
         return;
     };
@@ -78,6 +89,43 @@ fuzz_target!(|data: &[u8]| {
                 assert!(session.index_of(&h.entry_id).is_some());
             }
         }
+    }
+    assert_eq!(session.to_bytes(), before);
+
+    // The context tools.
+    let args = serde_json::from_str::<serde_json::Value>(&query)
+        .unwrap_or_else(|_| serde_json::json!({"query": query, "limit": limit}));
+    let b = |i: usize| u64::from(data.get(i).copied().unwrap_or(0));
+    let budget = MIN_RECALL_TOKENS + b(1) * 16;
+    let figures = ToolFigures {
+        context_window: Some(1 + b(2) * 4096),
+        context_tokens: (b(3) % 2 == 0).then(|| b(3) * 1000),
+        recall_tokens: Some(budget),
+        ..ToolFigures::default()
+    };
+    let settings = ctxfold::settings::CompactionSettings::default();
+    for name in [RECALL_HISTORY, CONTEXT_STATUS, "other"] {
+        match run_context_tool(&mut search, &session, &settings, name, &args, &figures) {
+            Ok(answer) => {
+                if name == RECALL_HISTORY {
+                    assert!(text_tokens(&answer) <= budget, "{answer}");
+                } else {
+                    assert!(serde_json::from_str::<serde_json::Value>(&answer).is_ok());
+                }
+            }
+            Err(e) => assert_eq!(e.code(), ctxfold::ErrorCode::InvalidArgument, "{e}"),
+        }
+    }
+    let default = ToolFigures::default();
+    if let Ok(answer) = run_context_tool(
+        &mut search,
+        &session,
+        &settings,
+        RECALL_HISTORY,
+        &args,
+        &default,
+    ) {
+        assert!(text_tokens(&answer) <= DEFAULT_RECALL_TOKENS);
     }
     assert_eq!(session.to_bytes(), before);
 });

@@ -10,4 +10,5 @@ pub mod recall;
 pub mod request;
 pub mod retry;
 pub mod serialize;
+pub mod tools;
 pub(crate) mod view;

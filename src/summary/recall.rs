@@ -135,12 +135,15 @@ pub struct HistoryIndex {
 }
 
 /// The searchable text of an entry: the texts of its message (see `anchors::for_each_text`),
-/// and a snapcompact archive's source text for a compaction.
+/// and a snapcompact archive's source text for a compaction. The context tools' own calls
+/// and answers are left out (issue 38 item 3): a recall answer quotes what it found, and
+/// would otherwise be found again by every later query for the same words.
 pub fn entry_text(session: &Session, index: usize) -> (String, String) {
     let kind = session.entries()[index].kind();
     let mut text = String::new();
     let mut role = kind_name(kind).to_string();
     if let Ok(Some(m)) = session.entry_message(index) {
+        let m = without_context_tools(m);
         if let Some(r) = message_role(&m) {
             role = r.to_string();
         }
@@ -161,6 +164,27 @@ pub fn entry_text(session: &Session, index: usize) -> (String, String) {
         }
     }
     (role, text)
+}
+
+/// `m` without the context tools' calls (an assistant's `recall_history` / `context_status`
+/// blocks) and with no text for their results.
+fn without_context_tools(m: AgentMessage) -> AgentMessage {
+    use crate::session::message::{Content, ContentBlock};
+    use crate::summary::tools::{CONTEXT_STATUS, RECALL_HISTORY};
+    let ours = |name: &str| name == RECALL_HISTORY || name == CONTEXT_STATUS;
+    let call = |b: &ContentBlock| matches!(b, ContentBlock::ToolCall { name, .. } if ours(name));
+    match m {
+        AgentMessage::ToolResult(mut r) if ours(&r.tool_name) => {
+            r.content = Content::Blocks(Vec::new());
+            AgentMessage::ToolResult(r)
+        }
+        AgentMessage::Assistant(mut a) if a.blocks().iter().any(call) => {
+            let kept = a.blocks().iter().filter(|b| !call(b)).cloned().collect();
+            a.content = Content::Blocks(kept);
+            AgentMessage::Assistant(a)
+        }
+        m => m,
+    }
 }
 
 fn message_role(m: &AgentMessage) -> Option<&'static str> {

@@ -7,6 +7,7 @@ use super::interop::{options, to_js};
 use super::session::WasmSession;
 use crate::compaction::anchored::loss_report;
 use crate::summary::recall::{HistoryIndex, SearchOptions};
+use crate::summary::tools::{run_context_tool, tool_definitions, ToolFigures};
 use crate::support::json::js;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -50,6 +51,49 @@ impl WasmHistoryIndex {
             hits.iter().map(|h| h.to_json()).collect(),
         )))
     }
+
+    /// Runs a context tool the model called (`recall_history`, `context_status`) on `session`:
+    /// `args_json` the model's arguments, `settings_json` the compaction settings,
+    /// `figures_json` what the host knows (`{contextWindow, contextTokens, recallTokens,
+    /// provider, model}`). Returns the tool's text answer. `E_INVALID_ARGUMENT` for an unknown
+    /// tool, bad arguments or figures; `E_SETTINGS` for bad settings.
+    #[wasm_bindgen(js_name = runContextTool)]
+    pub fn run_context_tool(
+        &mut self,
+        session: &WasmSession,
+        name: &str,
+        args_json: Option<String>,
+        settings_json: Option<String>,
+        figures_json: Option<String>,
+    ) -> Result<String, JsValue> {
+        let args = match args_json.as_deref() {
+            None | Some("") => Value::Null,
+            Some(text) => crate::support::json::parse(text).map_err(|_| {
+                to_js(crate::error::Error::InvalidArgument {
+                    what: format!("{name}: the arguments are not JSON"),
+                })
+            })?,
+        };
+        let settings = super::interop::tokens::settings(settings_json)?;
+        let figures = ToolFigures::from_json(&options(figures_json, "context tool figures")?)
+            .map_err(to_js)?;
+        run_context_tool(
+            &mut self.index,
+            session.s(),
+            &settings,
+            name,
+            &args,
+            &figures,
+        )
+        .map_err(to_js)
+    }
+}
+
+/// The context tools' definitions `[{name, description, parameters}]` as JSON (issue 38 item
+/// 3): each message format wraps them its own way.
+#[wasm_bindgen(js_name = contextToolsJson)]
+pub fn context_tools_json() -> String {
+    js::stringify(&Value::Array(tool_definitions()))
 }
 
 #[wasm_bindgen]

@@ -18,8 +18,9 @@
 //                messages of the session, text parts only: frames do not count) holds verbatim,
 //                or, for a path, lists in a `<files>` block or snapcompact's FILES section
 //                (grouped by folder there)
-//   open book    the share that one `searchHistory(fact)` call (the future `recall_history`
-//                tool) returns among its first 5 hits, in the session and those it handed off from
+//   open book    the share that one `recall_history` call (`runContextTool`, the tool the model
+//                calls: `{query: fact, limit: 5}`, its default 2,000-token answer) returns in a
+//                result line, in the session and those it handed off from
 //   anchors      the estimated tokens of the `<anchors>` block in the view (chars / 4)
 // Methods: soft (LLM summary), remote (a local endpoint), snapcompact (frames; vision model),
 // handoff (a new session each time). Deterministic: seeded text and ids. The assistant turns
@@ -28,7 +29,7 @@
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { Session } from 'ctxfold';
+import { runContextTool, Session } from 'ctxfold';
 import { seededRandom, TextSource } from '../../www/sim-agent.js';
 
 const arg = (name, fallback) => {
@@ -255,9 +256,13 @@ async function run(method, seed, endpoint) {
     const listed = listedPaths(view);
     const inView = (f) => view.includes(f.text) || listed.has(f.text);
     const closed = facts.filter(inView);
-    const open = facts.filter((f) =>
-      chain.some((s) => s.searchHistory(f.text, { limit: 5 }).some((hit) => hit.snippet.includes(f.text))),
-    );
+    // The answer's first line repeats the query: only its result lines count.
+    const recalled = (s, f) =>
+      runContextTool(s, 'recall_history', { query: f.text, limit: 5 })
+        .split('\n')
+        .slice(1)
+        .some((l) => l.includes(f.text));
+    const open = facts.filter((f) => chain.some((s) => recalled(s, f)));
     const block = /<anchors>[\s\S]*?<\/anchors>/.exec(view)?.[0] ?? '';
     const byKind = {};
     for (const kind of ['user', 'tool', 'assistant']) {

@@ -14,6 +14,7 @@ mod build_context;
 mod compaction_plan;
 mod compaction_prepare;
 mod conformance;
+mod context_tools;
 mod convert;
 mod facts;
 mod frame_storage;

@@ -20,6 +20,9 @@ pub struct PlanAnchors {
     pub budget: u64,
     /// [`AnchorIndex::ranked_order`] of `index`, ranked once for all the plan writes.
     order: Vec<u32>,
+    /// What the plan drops, for the recall pointer (`recallTool`); none for a handoff, whose
+    /// new session does not hold the entries `recall_history` would search.
+    pub range: Option<crate::summary::tools::CompactedRange>,
 }
 
 impl PlanAnchors {
@@ -43,9 +46,13 @@ pub(crate) fn plan_anchors(
     whole: bool,
 ) -> Result<PlanAnchors> {
     let mut index = AnchorIndex::new();
+    let range = super::write::dropped_range(session, prep, whole);
     if budget == 0 {
         // `anchorTokens: 0`: no block, and nothing carried.
-        return Ok(PlanAnchors::default());
+        return Ok(PlanAnchors {
+            range,
+            ..PlanAnchors::default()
+        });
     }
     if let Some(p) = prep
         .previous_compaction
@@ -90,6 +97,7 @@ pub(crate) fn plan_anchors(
         index,
         in_view,
         order,
+        range,
         // At most half of what the region weighed: the block never outweighs what it stands
         // in for, so it cannot make a small compaction grow the context.
         budget: budget.min(region / 2),

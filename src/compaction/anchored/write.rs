@@ -4,8 +4,30 @@
 use super::seen::Haystack;
 use crate::archive::Archive;
 use crate::compaction::plan::CompactionPlan;
+use crate::compaction::prepare::Preparation;
+use crate::session::Session;
 use crate::summary::anchors::{anchor_block, upsert_anchor_block, AnchorIndex, DETAILS_KEY};
+use crate::summary::tools::{recall_pointer, text_tokens, upsert_recall_pointer, CompactedRange};
 use serde_json::Value;
+
+/// What a plan drops, as the recall pointer names it: the path from its first message to
+/// the last entry of the summarized region and turn prefix. None for a handoff (`whole`):
+/// the new session the model reads next does not hold those entries.
+pub(super) fn dropped_range(
+    session: &Session,
+    prep: &Preparation,
+    whole: bool,
+) -> Option<CompactedRange> {
+    if whole {
+        return None;
+    }
+    let last = prep
+        .turn_prefix
+        .last()
+        .or(prep.messages_to_summarize.last())?;
+    let end = prep.path.iter().position(|i| i == last)? + 1;
+    CompactedRange::of(session, &prep.path, end)
+}
 
 /// The heading the reading guide ends with (spec: snapcompact §9.4).
 const HISTORY: &str = "\nHISTORY\n===";
@@ -13,12 +35,27 @@ const HISTORY: &str = "\nHISTORY\n===";
 impl CompactionPlan {
     /// `text` (what a method wrote for the model) with the `<anchors>` block: the ranked
     /// anchors the kept region and `text` itself do not show, within `anchorTokens`.
+    /// With `recallTool`, the recall pointer follows the block (issue 38 item 3).
     pub fn with_anchors(&self, text: &str) -> String {
         let a = &self.anchors;
         let ranked = a.ranked();
         let hay = Haystack::new(text);
         let block = anchor_block(&ranked, |t| a.in_view.contains(t) || hay.shows(t), a.budget);
-        upsert_anchor_block(text, block.as_ref().map(|(b, _)| b.as_str()))
+        let out = upsert_anchor_block(text, block.as_ref().map(|(b, _)| b.as_str()));
+        match self.recall_pointer() {
+            Some(p) => upsert_recall_pointer(&out, Some(&p)),
+            None => out,
+        }
+    }
+
+    /// The recall pointer this plan writes: with `recallTool` on and a dropped range.
+    fn recall_pointer(&self) -> Option<String> {
+        let range = self
+            .anchors
+            .range
+            .as_ref()
+            .filter(|_| self.settings.recall_tool)?;
+        Some(recall_pointer(range))
     }
 
     /// snapcompact's reading guide with the `<anchors>` block before its HISTORY heading (spec:
@@ -38,11 +75,24 @@ impl CompactionPlan {
         }
         let ranked = a.ranked();
         let hay = Haystack::new(&seen);
-        let Some((block, _)) =
+        // The recall pointer, when it fits the room, goes with the block (and takes its room
+        // first: it points at everything, the block at a few identifiers).
+        let pointer = self
+            .recall_pointer()
+            .filter(|p| text_tokens(p) + 10 <= room);
+        let room = room.saturating_sub(pointer.as_deref().map_or(0, |p| text_tokens(p) + 2));
+        let block = anchor_block(
+            &ranked,
+            |t| a.in_view.contains(t) || hay.shows(t),
             // A margin for how the estimate rounds the block inside the whole message.
-            anchor_block(&ranked, |t| a.in_view.contains(t) || hay.shows(t), a.budget.min(room.saturating_sub(8)))
-        else {
-            return guide.to_string();
+            a.budget.min(room.saturating_sub(8)),
+        )
+        .map(|(b, _)| b);
+        let block = match (block, pointer) {
+            (None, None) => return guide.to_string(),
+            (Some(b), None) => b,
+            (None, Some(p)) => p,
+            (Some(b), Some(p)) => format!("{b}\n\n{p}"),
         };
         match guide.rfind(HISTORY) {
             Some(at) => format!("{}\n\n{block}\n{}", guide[..at].trim_end(), &guide[at..]),

@@ -30,6 +30,9 @@ import { Maintainer, type MaintainerEvent, type MaintainerOptions } from '../run
 import { Session } from '../runner/session.js';
 import { memberOf } from '../runner/summarizer.js';
 
+// The context tools as AI SDK tools with `execute` (issue 38 item 3).
+export { type AiSdkContextToolTarget, type AiSdkExecutableContextTool, aiSdkContextTools } from './tools.js';
+
 const FORMAT = 'ai-sdk-model';
 
 /** An AI SDK language model object (`specificationVersion` 'v4' or 'v3'); only `doGenerate` is called by a summarizer. */

@@ -780,6 +780,15 @@ export class SessionCore {
   }
 
   /**
+   * Runs a context tool (`recall_history`, `context_status`) on this session with the
+   * `searchHistory` index: runner/tools.ts maps the call, the core answers. @internal
+   */
+  _contextTool(name: string, args: string, settings: string | undefined, figures: string): string {
+    this.#recall ??= new (requireRaw().WasmHistoryIndex)();
+    return this.#recall.runContextTool(this._inner, name, args, settings, figures);
+  }
+
+  /**
    * What a committed plan left the model: `{lost, anchored}` — identifiers of the region it
    * dropped that nothing in this session's context shows, and those its anchor block holds.
    * Ask the session the model reads next (a handoff's new session for a handoff plan).

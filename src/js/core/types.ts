@@ -536,6 +536,12 @@ export interface CompactionSettings {
    */
   anchorTokens?: number;
   /**
+   * The host offers the model the context tools (`contextTools`): every compaction that writes
+   * anchors (not a handoff, whose new session does not hold the compacted entries) then adds a
+   * one-line `<recall>` pointer naming `recall_history` and the compacted range. Default false.
+   */
+  recallTool?: boolean;
+  /**
    * Ordered fallback list; unknown and duplicate names are dropped. A manual compaction skips
    * `shake`. `window` is accepted (settings files may name it) but has no engine: it is passed
    * over, and an order of `window` alone fails with `E_SETTINGS` saying so.

@@ -37,6 +37,10 @@ export {
 } from '../core/triggers.js';
 // The data types: messages, entries, options, settings, results.
 export type * from '../core/types.js';
+// The context tools the model can call (recall_history, context_status): their definitions in
+// each message format, and running a call.
+export type * from '../formats/tools.js';
+export { contextToolDefinitions, contextTools } from '../formats/tools.js';
 // Message formats: Session.fromMessages / appendMessages / toMessages.
 export type * from '../formats/types.js';
 // Inline imaging: old tool results and system-prompt text sent as frames, request by request.
@@ -47,3 +51,5 @@ export type * from '../runner/maintainer.js';
 export { Maintainer } from '../runner/maintainer.js';
 // The session: the core's operations, the formats and the runs that await.
 export { Session } from '../runner/session.js';
+export type { ContextToolFigures } from '../runner/tools.js';
+export { runContextTool } from '../runner/tools.js';

@@ -43,6 +43,7 @@ import { InlineImager, type InlineImagerOptions, type InlineReport } from './inl
 import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
 import type { Session } from './session.js';
 import { defined, handlers, memberOf } from './summarizer.js';
+import { answerContextToolCalls, type ContextToolFigures, runContextTool } from './tools.js';
 
 export interface MaintainerOptions {
   /**
@@ -114,6 +115,13 @@ export interface MaintainerOptions {
    * `tokenCounter` the count, images included, is all text. Default true.
    */
   calibrate?: boolean;
+  /**
+   * The Maintainer answers the model's calls of the context tools (`contextTools({format})`:
+   * `recall_history`, `context_status`): `afterResponse` appends their results and lists the
+   * calls in `contextToolCalls`. Give `settings.recallTool: true` too, so compactions point the
+   * model at `recall_history`. Default false.
+   */
+  contextTools?: boolean;
   /** The clock, in ms since the epoch (default `Date.now`). */
   now?: () => number;
   /** Schedules idle maintenance; returns a cancel function (default: an unref'd `setTimeout`). */
@@ -161,6 +169,8 @@ export interface AfterResponseResult {
    * `continuePrompt` as a user message and send; `done`: run the reply's tool calls, if any.
    */
   next: 'done' | 'continue' | 'retry';
+  /** With `contextTools`: the ids of the reply's tool calls the Maintainer answered (their results are appended); run the others. */
+  contextToolCalls?: string[];
   /** The auto-continue prompt (for `continue`). */
   continuePrompt?: string;
   report?: MaintainerReport | undefined;
@@ -418,7 +428,9 @@ export class Maintainer {
       if (message.stopReason === 'toolUse') {
         // Between tool-loop calls: checked before the next request, with the results counted.
         this.#midRun = message;
-        return { next: 'done' };
+        if (this.#o.contextTools !== true) return { next: 'done' };
+        const answered = answerContextToolCalls(this.#session, message, this.#toolFigures(), now);
+        return answered.length > 0 ? { next: 'done', contextToolCalls: answered } : { next: 'done' };
       }
       this.#midRun = null;
       const step: Step = { pruned: 0, report: undefined, failedId: id };
@@ -433,6 +445,23 @@ export class Maintainer {
       const continuation = await this.#apply(d, step);
       return this.#next(continuation, d, step);
     });
+  }
+
+  /**
+   * Runs a context tool (`recall_history`, `context_status`) on the live session with the
+   * Maintainer's figures: the model's window, the calibrated request tokens, the settings.
+   * Throws `E_INVALID_ARGUMENT` for another name or bad arguments.
+   */
+  runContextTool(name: string, args: JsonValue | string | undefined): string {
+    return runContextTool(this.#session, name, args, this.#toolFigures());
+  }
+
+  #toolFigures(): ContextToolFigures {
+    const { provider, id, contextWindow } = this.#model;
+    const f: ContextToolFigures = { contextTokens: this.#storedTokens(), model: { provider, id } };
+    if (contextWindow !== undefined) f.contextWindow = contextWindow;
+    if (this.#o.settings !== undefined) f.settings = this.#o.settings;
+    return f;
   }
 
   /** A manual compaction (`/compact [instructions]`) with optional focus instructions, then what to do next. Rejects with the compaction's coded error. */
