@@ -1295,7 +1295,7 @@ export type NativeFetchLike = (
 /** Extras and timing of the provider-native lanes. */
 export interface NativeCompactionOptions {
   /** V2: the live turn's Responses tool definitions (sent with `tool_choice: 'auto'`). */
-  tools?: JsonValue[];
+  tools?: readonly unknown[];
   /** V2: the Responses `reasoning` object, e.g. `{effort: 'high', summary: 'auto'}`. */
   reasoning?: { [key: string]: JsonValue };
   /** V2: `prompt_cache_key`. */
@@ -1321,7 +1321,7 @@ export interface CompactOptions extends SummarizeCallOptions {
   /** Handoff: the live system prompt; with `tools`, the request keeps the live turn's cache prefix (history as messages, `toolChoice: 'none'`). */
   systemPrompt?: string;
   /** Handoff: the live tool definitions (sent with `toolChoice: 'none'`). */
-  tools?: JsonValue[];
+  tools?: readonly unknown[];
   /** Timestamp of the new entries, in ms (default `Date.now()`). */
   now?: number;
   /** Handoff: tokens of the live request (history, system prompt, tools); a handoff whose request would not fit `contextWindow` is skipped. */

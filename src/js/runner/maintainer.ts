@@ -132,7 +132,7 @@ export interface BeforeRequestOptions {
   /** The system prompt of the request, as one text or as blocks: counted, kept by a handoff's cache prefix, and imaged when `snapcompact.systemPrompt` says so. */
   systemPrompt?: string | string[];
   /** The tool definitions of the request: counted, and kept by a handoff's cache prefix. */
-  tools?: JsonValue[];
+  tools?: readonly unknown[];
 }
 
 /**
