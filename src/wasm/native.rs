@@ -8,7 +8,7 @@ use super::interop::{now_ms, to_js};
 use super::session::WasmSession;
 use crate::compaction::native::anthropic::{commit_anthropic, replayed_block, request_parts};
 use crate::compaction::native::openai::{
-    commit_openai, leads_with_summary, native_messages, replayed_record,
+    commit_openai, leads_with_summary, native_messages, replayed_messages, replayed_record,
 };
 use crate::compaction::native::Lane;
 use crate::error::{Error, ErrorCode};
@@ -19,7 +19,8 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen]
 impl WasmSession {
     /// `{messages, previous, instructions, summary, compaction, …}` of a `remote` plan for a
-    /// request of `provider`, as JSON: its messages as provider messages, the previous OpenAI
+    /// request of `provider`, as JSON: its messages as provider messages (a message's own
+    /// Responses history only for its author: `openai::replayed_messages`), the previous OpenAI
     /// native record (or null; with `provider`, only a record of that provider:
     /// `openai::replayed_record`), the summarization system prompt, whether the first message
     /// is the previous summary, the Anthropic block that replaces it for that provider
@@ -31,7 +32,8 @@ impl WasmSession {
         plan: &WasmCompactionPlan,
         provider: Option<String>,
     ) -> Result<String, JsValue> {
-        let (messages, previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
+        let (mut messages, previous) = native_messages(self.s(), &plan.plan).map_err(to_js)?;
+        replayed_messages(&mut messages, provider.as_deref());
         let previous = replayed_record(previous, provider.as_deref());
         let summary = leads_with_summary(&plan.plan);
         let block = replayed_block(&plan.plan, provider.as_deref());

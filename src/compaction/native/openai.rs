@@ -127,6 +127,36 @@ pub fn replayed_record(previous: Value, provider: Option<&str>) -> Value {
     }
 }
 
+/// The messages of a request of `provider` (spec: compaction §13): a message's own Responses
+/// history (`providerPayload` of type `openaiResponsesHistory`) is that provider's opaque state
+/// and replays only to its author — the payload's `provider`, else the assistant message's —
+/// so it is taken off the messages for another provider (they are then sent as they read).
+/// Without `provider`, every payload stays.
+pub fn replayed_messages(messages: &mut [Value], provider: Option<&str>) {
+    let Some(provider) = provider else {
+        return;
+    };
+    for m in messages.iter_mut() {
+        let Some(obj) = m.as_object_mut() else {
+            continue;
+        };
+        let Some(p) = obj.get("providerPayload") else {
+            continue;
+        };
+        if p.get("type").and_then(Value::as_str) != Some("openaiResponsesHistory") {
+            continue;
+        }
+        let author = p.get("provider").and_then(Value::as_str).or_else(|| {
+            (obj.get("role").and_then(Value::as_str) == Some("assistant"))
+                .then(|| obj.get("provider").and_then(Value::as_str))
+                .flatten()
+        });
+        if author.is_some_and(|a| a != provider) {
+            obj.remove("providerPayload");
+        }
+    }
+}
+
 /// Commits the answer of one lane (spec: compaction §5.7 step 1, §8.4) for `provider`: the
 /// entry has the placeholder summary (with the input tokens V2 reports) and the `<files>`
 /// block, `shortSummary` "Remote compaction", `method` "remote", and `preserveData` with the
@@ -192,6 +222,48 @@ mod tests {
             let e = read_compact_answer(bad).unwrap_err();
             assert_eq!(e.code(), ErrorCode::Summarizer, "{bad}");
         }
+        assert_eq!(
+            v1_record("openai", vec![], json!({"type":"compaction"})),
+            json!({"provider":"openai","replacementHistory":[],"compactionItem":{"type":"compaction"}})
+        );
+    }
+
+    #[test]
+    fn a_message_history_replays_only_to_its_author() {
+        let payload = |provider: Option<&str>| {
+            let mut p = json!({"type":"openaiResponsesHistory","items":[{"type":"message"}]});
+            if let Some(provider) = provider {
+                p["provider"] = provider.into();
+            }
+            p
+        };
+        let all = vec![
+            json!({"role":"user","content":"a","providerPayload": payload(Some("openai"))}),
+            json!({"role":"user","content":"b","providerPayload": payload(Some("azure"))}),
+            json!({"role":"assistant","provider":"azure","content":[],"providerPayload": payload(None)}),
+            json!({"role":"assistant","provider":"openai","content":[],"providerPayload": payload(None)}),
+            json!({"role":"user","content":"c","providerPayload": payload(None)}),
+            json!({"role":"user","content":"d","providerPayload": {"type":"other","provider":"azure"}}),
+        ];
+        let kept = |provider| {
+            let mut m = all.clone();
+            replayed_messages(&mut m, provider);
+            m.iter()
+                .map(|m| m.get("providerPayload").is_some())
+                .collect::<Vec<_>>()
+        };
+        // Its author's (the payload's provider, else the assistant's), one naming none, and
+        // payloads of other kinds stay; another provider's history goes.
+        assert_eq!(kept(Some("openai")), [true, false, false, true, true, true]);
+        assert_eq!(kept(Some("azure")), [false, true, true, false, true, true]);
+        assert_eq!(kept(None), [true; 6]);
+        let mut m = all.clone();
+        replayed_messages(&mut m, Some("openai"));
+        assert_eq!(m[1]["content"], "b", "the message itself stays");
+    }
+
+    #[test]
+    fn v1_records_name_their_provider() {
         assert_eq!(
             v1_record("openai", vec![], json!({"type":"compaction"})),
             json!({"provider":"openai","replacementHistory":[],"compactionItem":{"type":"compaction"}})

@@ -1063,15 +1063,12 @@ function toolResultOut(m: Loose, w: WriteState, index: number): Loose | undefine
 
 /**
  * The replayable Responses history a message carries (a native compaction, or a provider's
- * own history): `{ items, extends }`, or undefined. A native input replays only its provider's.
+ * own history): `{ items, extends }`, or undefined. (A native lane's messages come from the
+ * core with only its provider's histories: `nativeMessagesJson`.)
  */
-function replayOf(m: Loose, native: Loose | undefined): { items: Loose[]; extends: boolean } | undefined {
+function replayOf(m: Loose): { items: Loose[]; extends: boolean } | undefined {
   const p = m.providerPayload;
   if (!isObject(p) || p.type !== 'openaiResponsesHistory' || !Array.isArray(p.items)) return undefined;
-  if (native !== undefined) {
-    const fallback = m.role === 'assistant' ? m.provider : undefined;
-    if ((p.provider ?? fallback ?? native.provider) !== native.provider) return undefined;
-  }
   const items: unknown[] = p.items;
   return { items: items.filter(isObject), extends: p.dt === true };
 }
@@ -1170,7 +1167,7 @@ export function write(
   noteCalls(w, w.out);
   llm.forEach((message, index) => {
     const m: Loose = isObject(message) ? message : {};
-    const replay = replayOf(m, native);
+    const replay = replayOf(m);
     if (replay !== undefined) {
       if (native && m.role === 'assistant' && !replay.extends) {
         // The provider's own history of everything so far.
