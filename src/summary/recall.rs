@@ -17,6 +17,11 @@ use crate::summary::anchors::{for_each_text, Source};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
+/// The search tool's name (`summary::tools`): its calls and answers are not searched.
+pub const RECALL_HISTORY: &str = "recall_history";
+/// The status tool's name (`summary::tools`).
+pub const CONTEXT_STATUS: &str = "context_status";
+
 /// Results a query returns without a `limit`.
 pub const DEFAULT_LIMIT: usize = 10;
 /// Results a query returns at most.
@@ -170,7 +175,6 @@ pub fn entry_text(session: &Session, index: usize) -> (String, String) {
 /// blocks) and with no text for their results.
 fn without_context_tools(m: AgentMessage) -> AgentMessage {
     use crate::session::message::{Content, ContentBlock};
-    use crate::summary::tools::{CONTEXT_STATUS, RECALL_HISTORY};
     let ours = |name: &str| name == RECALL_HISTORY || name == CONTEXT_STATUS;
     let call = |b: &ContentBlock| matches!(b, ContentBlock::ToolCall { name, .. } if ours(name));
     match m {

@@ -13,14 +13,11 @@ use crate::error::{Error, Result};
 use crate::session::{CompactionBody, Session};
 use crate::settings::CompactionSettings;
 use crate::summary::recall::{HistoryIndex, SearchHit, SearchOptions};
+pub use crate::summary::recall::{CONTEXT_STATUS, RECALL_HISTORY};
 use crate::support::json::object;
 use crate::support::time::format_iso;
 use serde_json::{Map, Value};
 
-/// The search tool's name.
-pub const RECALL_HISTORY: &str = "recall_history";
-/// The status tool's name.
-pub const CONTEXT_STATUS: &str = "context_status";
 /// Budget of a `recall_history` answer in estimated tokens when the host gives none.
 pub const DEFAULT_RECALL_TOKENS: u64 = 2_000;
 /// The smallest budget a host may set: the answer's heading and closing line always fit.

@@ -161,12 +161,43 @@ pub fn eligible_methods(
     out
 }
 
+/// Why an automatic walk did not run (spec: compaction §9.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// The strategy is `off`.
+    Off,
+    /// `enabled` is `false`.
+    Disabled,
+}
+
+impl Skip {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Skip::Off => "off",
+            Skip::Disabled => "disabled",
+        }
+    }
+
+    /// Why a walk for `reason` under `settings` does not run, if it does not: automatic
+    /// compaction is off (strategy `off`, which wins, or `enabled: false`); a manual one is
+    /// the user's explicit request and always runs (spec: compaction §8.6, §9.2).
+    pub fn of(reason: CompactionReason, settings: &CompactionSettings) -> Option<Skip> {
+        if reason == CompactionReason::Manual {
+            None
+        } else if settings.strategy == Strategy::Off {
+            Some(Skip::Off)
+        } else if !settings.enabled {
+            Some(Skip::Disabled)
+        } else {
+            None
+        }
+    }
+}
+
 /// The methods of `methodOrder` that can run, in order ([`eligible_methods`]). Empty when
-/// compaction is disabled or the strategy is `off` (automatic reasons only: a manual
-/// compaction is the user's explicit request, §8.6).
+/// automatic compaction is off ([`Skip::of`]).
 pub fn usable_methods(s: &CompactionSettings, c: &MethodContext<'_>) -> Vec<CompactionMethod> {
-    let manual = c.reason == CompactionReason::Manual;
-    if !manual && (!s.enabled || s.strategy == Strategy::Off) {
+    if Skip::of(c.reason, s).is_some() {
         return Vec::new();
     }
     let order: Vec<CompactionMethod> = s

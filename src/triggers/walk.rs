@@ -44,7 +44,7 @@
 //! - a handoff commit carries the document to save ([`Artifact`]) when `handoffSaveToDisk` is
 //!   set and the reason is not `manual` (§5.9), named from the walk's `now`.
 
-use super::methods::{eligible_methods, why_unusable, MethodContext};
+use super::methods::{eligible_methods, why_unusable, MethodContext, Skip};
 use super::{compaction_error_message, CompactionMethod, CompactionReason};
 use super::{CompactionSettings, ModelInfo, ProgressGuard};
 use crate::settings::Strategy;
@@ -115,39 +115,6 @@ impl Route {
     /// allows (spec: compaction §5.8; issue 36 item 5). Callbacks answer a round at once.
     pub fn one_at_a_time(self) -> bool {
         self == Route::Endpoint
-    }
-}
-
-/// Why an automatic walk did not run (spec: compaction §9.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Skip {
-    /// The strategy is `off`.
-    Off,
-    /// `enabled` is `false`.
-    Disabled,
-}
-
-impl Skip {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Skip::Off => "off",
-            Skip::Disabled => "disabled",
-        }
-    }
-
-    /// Why a walk for `reason` under `settings` does not run, if it does not: automatic
-    /// compaction is off (strategy `off`, which wins, or `enabled: false`); a manual one is
-    /// the user's explicit request and always runs (spec: compaction §8.6, §9.2).
-    pub fn of(reason: CompactionReason, settings: &CompactionSettings) -> Option<Skip> {
-        if reason == CompactionReason::Manual {
-            None
-        } else if settings.strategy == Strategy::Off {
-            Some(Skip::Off)
-        } else if !settings.enabled {
-            Some(Skip::Disabled)
-        } else {
-            None
-        }
     }
 }
 

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::session::{CompactionBody, Session};
 use crate::summary::anchors::{visible_text, Anchor, AnchorIndex, MAX_CARRIED};
 use crate::summary::fileops::FileLists;
+use crate::summary::tools::CompactedRange;
 use rustc_hash::FxHashSet;
 
 /// The anchors of a plan.
@@ -46,7 +47,7 @@ pub(crate) fn plan_anchors(
     whole: bool,
 ) -> Result<PlanAnchors> {
     let mut index = AnchorIndex::new();
-    let range = super::write::dropped_range(session, prep, whole);
+    let range = dropped_range(session, prep, whole);
     if budget == 0 {
         // `anchorTokens: 0`: no block, and nothing carried.
         return Ok(PlanAnchors {
@@ -102,4 +103,19 @@ pub(crate) fn plan_anchors(
         // in for, so it cannot make a small compaction grow the context.
         budget: budget.min(region / 2),
     })
+}
+
+/// What a plan drops, as the recall pointer names it: the path from its first message to
+/// the last entry of the summarized region and turn prefix. None for a handoff (`whole`):
+/// the new session the model reads next does not hold those entries.
+fn dropped_range(session: &Session, prep: &Preparation, whole: bool) -> Option<CompactedRange> {
+    if whole {
+        return None;
+    }
+    let last = prep
+        .turn_prefix
+        .last()
+        .or(prep.messages_to_summarize.last())?;
+    let end = prep.path.iter().position(|i| i == last)? + 1;
+    CompactedRange::of(session, &prep.path, end)
 }

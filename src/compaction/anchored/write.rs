@@ -4,30 +4,9 @@
 use super::seen::Haystack;
 use crate::archive::Archive;
 use crate::compaction::plan::CompactionPlan;
-use crate::compaction::prepare::Preparation;
-use crate::session::Session;
 use crate::summary::anchors::{anchor_block, upsert_anchor_block, AnchorIndex, DETAILS_KEY};
-use crate::summary::tools::{recall_pointer, text_tokens, upsert_recall_pointer, CompactedRange};
+use crate::summary::tools::{recall_pointer, text_tokens, upsert_recall_pointer};
 use serde_json::Value;
-
-/// What a plan drops, as the recall pointer names it: the path from its first message to
-/// the last entry of the summarized region and turn prefix. None for a handoff (`whole`):
-/// the new session the model reads next does not hold those entries.
-pub(super) fn dropped_range(
-    session: &Session,
-    prep: &Preparation,
-    whole: bool,
-) -> Option<CompactedRange> {
-    if whole {
-        return None;
-    }
-    let last = prep
-        .turn_prefix
-        .last()
-        .or(prep.messages_to_summarize.last())?;
-    let end = prep.path.iter().position(|i| i == last)? + 1;
-    CompactedRange::of(session, &prep.path, end)
-}
 
 /// The heading the reading guide ends with (spec: snapcompact §9.4).
 const HISTORY: &str = "\nHISTORY\n===";
