@@ -241,6 +241,36 @@ test('a hanging summarizer is aborted; so is a hanging endpoint', async () => {
   assert.equal(s.toJsonl(), text);
 });
 
+test('a summarizer is handed a real AbortSignal that follows an AbortSignalLike given to compact()', async () => {
+  const text = sessionText();
+  const s = Session.fromJsonl(text);
+  // A signal of the caller's own that is not an AbortSignal (what AbortSignalLike declares).
+  const listeners = [];
+  const like = {
+    aborted: false,
+    addEventListener: (_type, f) => listeners.push(f),
+    removeEventListener: (_type, f) => listeners.splice(listeners.indexOf(f), 1),
+  };
+  const handed = [];
+  const pending = s.compact({
+    settings,
+    signal: like,
+    summarize: (_req, { signal }) => {
+      handed.push(signal);
+      return new Promise(() => {});
+    },
+  });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(handed.length, 1);
+  assert.ok(handed[0] instanceof AbortSignal, 'a real AbortSignal, which fetch takes');
+  assert.equal(handed[0].aborted, false);
+  like.aborted = true;
+  for (const f of [...listeners]) f();
+  await expectRejects(pending, 'E_ABORTED');
+  assert.equal(handed[0].aborted, true, "it aborts with the caller's signal");
+  assert.equal(s.toJsonl(), text);
+});
+
 test('transient failures are retried: 503, 503, then success', async () => {
   const s = Session.fromJsonl(sessionText());
   let calls = 0;

@@ -187,6 +187,15 @@ const consumers = {
         const file = new Blob([Session.create().toBytes()]);
         export { blob, file };
       `,
+      'fetch-signal.ts': `
+        import type { Summarize } from 'ctxfold';
+        // The summarize callback's signal goes to fetch as it is.
+        const summarize: Summarize = async (request, { signal }) => {
+          const res = await fetch('https://example.invalid/v1/chat/completions', { method: 'POST', body: request.prompt, signal });
+          return res.text();
+        };
+        export { summarize };
+      `,
       'main.ts': `
         import { init, initSync, version, type InitInput } from 'ctxfold';
         await init();

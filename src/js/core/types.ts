@@ -607,6 +607,15 @@ export interface AbortSignalLike {
   addEventListener(type: 'abort', listener: () => void): void;
 }
 
+/**
+ * The signal ctxfold hands to a `summarize` callback: the runtime's `AbortSignal` where its lib
+ * declares one (DOM, Node.js, workerd), so that it goes to `fetch` as it is; else
+ * `AbortSignalLike`. A real `AbortSignal` at run time, following the one given to `compact()`.
+ */
+export type RuntimeAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } }
+  ? S
+  : AbortSignalLike;
+
 /** One summarizer call, ready to send (spec: compaction §5.3). */
 export interface SummaryRequest {
   /** Unique within the plan: `history-1`, `turn-prefix`, `short-summary`, `handoff`. */
@@ -842,7 +851,8 @@ export interface RetryOptions {
 
 /** What a summarize call gets besides the request. */
 export interface SummarizeContext extends SummarizeCallOptions {
-  signal: AbortSignalLike;
+  /** Aborts when the compaction or navigation is aborted; pass it to `fetch`. */
+  signal: RuntimeAbortSignal;
   /** `compaction_summary`, `compaction_turn_prefix`, `compaction_short_summary` or `handoff`. */
   telemetryTag:
     | 'compaction_summary'

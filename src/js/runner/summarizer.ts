@@ -174,8 +174,20 @@ async function callCandidate(
   if ('remote' in candidate) return callRemote(candidate.remote, request, signal);
   // The tag of the request's purpose is the core's (spec: compaction §5.3).
   const telemetryTag = requireRaw().telemetryTag(request.purpose) as SummarizeContext['telemetryTag'];
-  const context = { ...callOptions, telemetryTag, signal };
-  const answer: unknown = await untilAbort(candidate.summarize({ ...request }, context), signal);
+  // A real AbortSignal (the caller's may be any AbortSignalLike), so the host can pass it to fetch.
+  const own = signal instanceof AbortSignal ? undefined : new AbortController();
+  const forward = () => own?.abort();
+  if (own !== undefined) {
+    if (signal.aborted) own.abort();
+    else signal.addEventListener('abort', forward, { once: true });
+  }
+  const context = { ...callOptions, telemetryTag, signal: own?.signal ?? (signal as AbortSignal) };
+  let answer: unknown;
+  try {
+    answer = await untilAbort(candidate.summarize({ ...request }, context), signal);
+  } finally {
+    if (own !== undefined) signal.removeEventListener?.('abort', forward);
+  }
   if (typeof answer === 'string') return answer;
   const summary = memberOf(answer, 'summary');
   if (typeof summary === 'string') return summary;
