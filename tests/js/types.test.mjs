@@ -87,7 +87,15 @@ const consumers = {
       // Issue 37: the library's outputs are accepted by its inputs where they chain, and its
       // results narrow.
       'chains.mts': `
-        import { renderFrames, serializeConversation, Session, type CompactOutcome } from 'ctxfold';
+        import {
+          renderFrames,
+          serializeConversation,
+          Session,
+          type AssistantContent,
+          type CompactOutcome,
+          type LlmMessage,
+          type SessionEntry,
+        } from 'ctxfold';
         const session = Session.create({ cwd: '/w' });
         const text: string = serializeConversation(session.toLlmMessages());
         const again: string = serializeConversation(session.buildContext().messages);
@@ -119,7 +127,26 @@ const consumers = {
         const fromView: Session = Session.fromMessages(session.toLlmMessages());
         // @ts-expect-error Anthropic messages are not OpenAI chat messages
         Session.fromMessages(claude.messages, { format: 'openai-chat' });
-        export { again, bytes, file, archived, where, fromClaude, fromView };
+        // Readonly arrays are taken (the examples' \`as const\` histories, frozen copies).
+        const frozen: readonly LlmMessage[] = session.toLlmMessages();
+        const fromFrozen: Session = Session.fromMessages(frozen);
+        fromFrozen.appendMessages(frozen);
+        const chatFrozen: ReadonlyArray<(typeof chat.messages)[number]> = chat.messages;
+        Session.fromMessages(chatFrozen, { format: 'openai-chat' }).appendMessages(chatFrozen, { format: 'openai-chat' });
+        // Entries and assistant blocks narrow by \`type\` (no catch-all in the unions).
+        const described = session.entries().map((e: SessionEntry): string => {
+          if (e.type === 'message') return e.message.role;
+          if (e.type === 'branch_summary') return e.summary + e.fromId;
+          if (e.type === 'compaction') return e.firstKeptEntryId;
+          return e.type;
+        });
+        const blockText = (b: AssistantContent): string => {
+          if (b.type === 'text') return b.text;
+          if (b.type === 'thinking') return b.thinking;
+          if (b.type === 'toolCall') return b.name;
+          return b.type;
+        };
+        export { again, bytes, file, archived, where, fromClaude, fromView, described, blockText };
       `,
       'inline.mts': `
         import { InlineImager, Maintainer, Session, type InlineReport } from 'ctxfold';

@@ -46,19 +46,39 @@ export interface ToolCall {
   /** Hidden from the model (kept in the journal). */
   contextOmitted?: boolean;
 }
-/** Block types this library passes through without interpreting them. */
+/** A block of a server-run Anthropic tool, replayed as it is (the `anthropic` format reads it). */
+export interface AnthropicServerToolContent {
+  type: 'anthropicServerTool';
+  /** The Messages API block (`server_tool_use`, `web_search_tool_result`, …). */
+  block: JsonObject;
+}
+/** A part of an AI SDK message pi has no block for, kept as it is (the `ai-sdk-model` format reads it). */
+export interface AiSdkPartContent {
+  type: 'aiSdkPart';
+  part: JsonValue;
+}
+/**
+ * Blocks of other types, which this library passes through without interpreting them. Not a
+ * member of `AssistantContent`: a catch-all `type: string` there would keep `block.type ===
+ * 'text'` from narrowing the union.
+ */
 export interface OtherContent {
   type: string;
   [key: string]: JsonValue | undefined;
 }
 export type UserContent = string | Array<TextContent | ImageContent>;
+/**
+ * The blocks of an assistant message, a union on `type`. A session file may hold blocks of other
+ * types (`OtherContent`): they are kept and given back as they are.
+ */
 export type AssistantContent =
   | TextContent
   | ThinkingContent
   | RedactedThinkingContent
   | ToolCall
   | ImageContent
-  | OtherContent;
+  | AnthropicServerToolContent
+  | AiSdkPartContent;
 
 export interface Usage {
   input: number;
@@ -294,11 +314,19 @@ export interface LabelEntry extends EntryBase {
   targetId: string;
   label?: string;
 }
-/** Entry types this library keeps without interpreting them. */
+/**
+ * Entries of other types, which this library keeps without interpreting them. Not a member of
+ * `SessionEntry`: a catch-all `type: string` there would keep `entry.type === 'message'` from
+ * narrowing the union.
+ */
 export interface OtherEntry extends EntryBase {
   type: string;
   [key: string]: JsonValue | undefined;
 }
+/**
+ * An entry of the session, a union on `type`. A session file may hold entries of other types
+ * (`OtherEntry`): they are kept, and given back as they are.
+ */
 export type SessionEntry =
   | MessageEntry
   | ThinkingLevelChangeEntry
@@ -307,8 +335,7 @@ export type SessionEntry =
   | BranchSummaryEntry
   | CustomMessageEntry
   | CustomEntry
-  | LabelEntry
-  | OtherEntry;
+  | LabelEntry;
 
 /** The header line (spec: compaction §1.2). */
 export interface SessionHeader {

@@ -24,6 +24,7 @@
 // reads, ride on the nearest modelled message.
 import type {
   AgentMessage,
+  AiSdkPartContent,
   AssistantContent,
   AssistantMessage,
   DeveloperMessage,
@@ -31,7 +32,6 @@ import type {
   JsonObject,
   JsonValue,
   LlmMessage,
-  OtherContent,
   RedactedThinkingContent,
   TextContent,
   ThinkingContent,
@@ -264,7 +264,7 @@ interface Shape {
 export const name = 'ai-sdk-model';
 
 /** The pass-through block of a part pi has no type for: `{ type, part }` (the part as JSON). */
-export const PART_BLOCK = 'aiSdkPart';
+export const PART_BLOCK: AiSdkPartContent['type'] = 'aiSdkPart';
 
 const ROLES = "'system', 'user', 'assistant' or 'tool'";
 const OUTPUT_TYPES = new Set<unknown>(['text', 'json', 'error-text', 'error-json', 'execution-denied', 'content']);
@@ -932,10 +932,10 @@ function toolCallBlock(part: AiSdkModelToolCallPart): ToolCall & Carrying {
 }
 
 /** A part pi has no block for, passed through as it is (JSON). */
-function passThrough(part: object): OtherContent & Carrying {
+function passThrough(part: object): AiSdkPartContent & Carrying {
   const kept = shapeOf(part, []);
   // `shape` is the JSON copy of the part.
-  return keep<OtherContent>({ type: PART_BLOCK, part: kept.shape as JsonValue }, { marks: kept.marks });
+  return keep<AiSdkPartContent>({ type: PART_BLOCK, part: kept.shape as JsonValue }, { marks: kept.marks });
 }
 
 // ----- reading: messages ----------------------------------------------------------------------

@@ -111,7 +111,7 @@ export interface FormatModule {
   readonly name: string;
   /** The most images one request of the format's API takes. */
   readonly maxImages?: number;
-  read(messages: unknown[], ctx: ReadContext): ReadResult;
+  read(messages: readonly unknown[], ctx: ReadContext): ReadResult;
   write(llm: LlmMessage[], ctx: WriteContext): WriteResult;
 }
 

@@ -131,7 +131,7 @@ export class Session extends SessionCore {
    * `field`) for a malformed message.
    */
   static fromMessages<F extends MessageFormat = 'pi'>(
-    messages: Array<FormatMessages[F]['in']>,
+    messages: ReadonlyArray<FormatMessages[F]['in']>,
     options?: FromMessagesOptions<F>,
   ): Session {
     if (options !== undefined && options !== null) object(options, 'options');
@@ -207,7 +207,7 @@ export class Session extends SessionCore {
    * it was. Returns the new entry ids and what the session could not carry.
    */
   appendMessages<F extends MessageFormat = 'pi'>(
-    messages: Array<FormatMessages[F]['in']>,
+    messages: ReadonlyArray<FormatMessages[F]['in']>,
     options?: AppendMessagesOptions<F>,
   ): AppendMessagesResult {
     if (options !== undefined && options !== null) object(options, 'options');
