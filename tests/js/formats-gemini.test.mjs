@@ -284,6 +284,47 @@ test('gemini: every malformed fixture is E_INVALID_MESSAGE at its index and fiel
   }
 });
 
+test('gemini: checks in reading order; a response part is checked for its data only, an image part keeps its displayName unchecked', () => {
+  const field = (contents) => {
+    try {
+      Session.fromMessages(contents, FORMAT);
+    } catch (err) {
+      assert.equal(err.code, 'E_INVALID_MESSAGE');
+      return `${err.index} ${err.field}`;
+    }
+    return 'read';
+  };
+  const call = { role: 'model', parts: [{ functionCall: { id: 'c1', name: 'read' } }] };
+  // A response naming no call is reported before its malformed parts, and before a later part.
+  const unknown = { id: 'zz', name: 'read', response: {}, parts: [{ inlineData: 5 }] };
+  assert.equal(
+    field([call, { parts: [{ functionResponse: unknown }, { text: 5 }] }]),
+    '1 parts[0].functionResponse.id',
+  );
+  const response = { id: 'c1', name: 'read', response: {}, parts: [{ inlineData: 5 }] };
+  assert.equal(
+    field([call, { parts: [{ functionResponse: response }] }]),
+    '1 parts[0].functionResponse.parts[0].inlineData',
+  );
+  // A repeated call id after a malformed earlier part: the earlier part first.
+  const twice = { role: 'model', parts: [{ text: 5 }, { functionCall: { id: 'c1', name: 'read' } }] };
+  assert.equal(field([call, twice]), '1 parts[0].text');
+  // A part's own members come before its data's (in a content), and are not checked in a response's parts.
+  assert.equal(field([{ parts: [{ text: 5, thought: 'yes' }] }]), '0 parts[0].thought');
+  const loose = {
+    id: 'c1',
+    name: 'read',
+    response: {},
+    parts: [{ inlineData: { mimeType: 'image/png', data: PNG }, thought: 'yes' }],
+  };
+  assert.equal(field([call, { parts: [{ functionResponse: loose }] }]), 'read');
+  assert.equal(field([{ parts: [{ inlineData: { mimeType: 'image/png', data: PNG, displayName: 5 } }] }]), 'read');
+  assert.equal(
+    field([{ parts: [{ inlineData: { mimeType: 'application/pdf', data: PNG, displayName: 5 } }] }]),
+    '0 parts[0].inlineData.displayName',
+  );
+});
+
 test('gemini: an error quotes a huge input string by its first 40 characters', () => {
   const huge = 'r'.repeat(50 * 1024 * 1024);
   for (const [messages, field] of [

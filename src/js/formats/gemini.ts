@@ -153,13 +153,6 @@ export interface GeminiSystem {
 /** An array (of values not checked yet). */
 const isArray = (v: unknown): v is readonly unknown[] => Array.isArray(v);
 
-/** The caller's `model` option (`FormatModel`), not checked: its members are read as given. */
-interface ModelOption {
-  provider?: unknown;
-  api?: unknown;
-  id?: unknown;
-}
-
 /** One kind of data a part holds: the member that holds it. */
 type PartKind =
   | 'text'
@@ -257,6 +250,203 @@ function idSafe(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
 }
 
+// ----- checking ------------------------------------------------------------------------------
+//
+// The input is unknown: each content is checked first (an object, its role, its `parts` an
+// array), then each part is checked and read in turn, so that what depends on the parts before
+// it (a repeated call id, a response that names no call) is reported where it stands. A
+// response's call is looked up between the check of its members and that of its `parts`, as
+// before the checks were split from the reading. The first malformed field is
+// E_INVALID_MESSAGE, named.
+//
+// A part has no `type`: the member that holds its data is its kind (`dataKind`: exactly one of
+// `KINDS` defined). The checks tag a part with its kind (`UserPart`, `ModelPart`,
+// `ResponsePart`, unions on `kind`), and the reader switches on the tag. Kept as they were:
+// the parts of a function response are checked for their data only (not `thought` and the
+// other members beside it), and there a text, call or response part is kept whole, unchecked,
+// as a part pi has no block for; an image's `displayName` is kept as given, unchecked.
+
+/** A content as checked: a `model` or `user` one (a missing role reads as user), its parts not checked yet. */
+interface CheckedContent {
+  role?: 'user' | 'model' | undefined;
+  parts?: readonly unknown[] | undefined;
+}
+
+/** Inline bytes as checked. */
+type CheckedBlob = Loose & { mimeType: string; data: string };
+
+/** A function call as checked. */
+type CheckedCall = Loose & { id?: string | undefined; name: string; args?: JsonObject | undefined };
+
+/** A function response's members as checked before its call is looked up; its `parts` are checked after. */
+type CheckedResponse = Loose & { id?: string | undefined; name: string; response: JsonObject; parts?: unknown };
+
+/** A text part. */
+interface TextPart {
+  kind: 'text';
+  part: Loose & { text: string };
+}
+/** An `inlineData` part of an image MIME type. */
+interface ImagePart {
+  kind: 'image';
+  part: Loose & { inlineData: CheckedBlob };
+}
+interface CallPart {
+  kind: 'functionCall';
+  part: Loose & { functionCall: CheckedCall };
+}
+interface ResponseHeadPart {
+  kind: 'functionResponse';
+  part: Loose & { functionResponse: CheckedResponse };
+}
+/**
+ * A part pi has no block for (`data`: the kind of its data; undefined for a kind this module
+ * does not know), checked for that kind where the reader checks it, and kept whole.
+ */
+interface OpaquePart {
+  kind: 'opaque';
+  data: PartKind | undefined;
+  part: Loose;
+}
+/** A part of a user content, tagged by its kind. */
+type UserPart = TextPart | ImagePart | ResponseHeadPart | OpaquePart;
+/** A part of a model content, tagged by its kind. */
+type ModelPart = TextPart | ImagePart | CallPart | OpaquePart;
+/** A part of a function response's `parts`, tagged by its kind. */
+type ResponsePart = ImagePart | OpaquePart;
+
+/** Content `index`: an object, with a role the reader takes and its `parts` an array when given. */
+function checkContent(c: unknown, index: number): asserts c is Loose & CheckedContent {
+  if (!isObject(c)) throw invalidMessage(index, '', `must be an object, got ${kindOf(c)}`);
+  if (c.role !== 'model' && c.role !== 'user' && c.role !== undefined)
+    throw invalidMessage(index, 'role', `must be 'user' or 'model', got ${quote(c.role)}`);
+  if (c.parts !== undefined && !isArray(c.parts))
+    throw invalidMessage(index, 'parts', `must be an array, got ${kindOf(c.parts)}`);
+}
+
+/** The data member of a part: its name, or undefined for a kind this module does not know. */
+function dataKind(p: Loose, index: number, field: string): PartKind | undefined {
+  let kind: PartKind | undefined;
+  for (const k of KINDS) {
+    if (p[k] === undefined) continue;
+    if (kind !== undefined)
+      throw invalidMessage(index, `${field}.${k}`, `a part holds one kind of data, and this one has ${kind} too`);
+    kind = k;
+  }
+  if (kind !== undefined) return kind;
+  for (const k in p) if (!META.has(k)) return undefined;
+  throw invalidMessage(index, field, `must hold one of ${KINDS.join(', ')}`);
+}
+
+/** Checks the members any part of a content may carry (`mediaResolution` is kept as given). */
+function checkMeta(p: Loose, index: number, field: string): void {
+  if (p.thought !== undefined && typeof p.thought !== 'boolean')
+    throw invalidMessage(index, `${field}.thought`, `must be a boolean, got ${kindOf(p.thought)}`);
+  optionalString(p.thoughtSignature, index, `${field}.thoughtSignature`);
+  if (p.videoMetadata !== undefined) requireObject(p.videoMetadata, index, `${field}.videoMetadata`);
+  if (p.partMetadata !== undefined) requireObject(p.partMetadata, index, `${field}.partMetadata`);
+}
+
+function checkText(p: Loose, index: number, field: string): asserts p is TextPart['part'] {
+  requireString(p.text, index, `${field}.text`);
+}
+
+function checkBlob(p: Loose, index: number, field: string): asserts p is ImagePart['part'] {
+  const blob = requireObject(p.inlineData, index, `${field}.inlineData`);
+  requireString(blob.mimeType, index, `${field}.inlineData.mimeType`);
+  requireString(blob.data, index, `${field}.inlineData.data`);
+}
+
+function checkCall(p: Loose, index: number, field: string): asserts p is CallPart['part'] {
+  const f = `${field}.functionCall`;
+  const fc = requireObject(p.functionCall, index, f);
+  requireString(fc.name, index, `${f}.name`);
+  optionalString(fc.id, index, `${f}.id`);
+  if (fc.args !== undefined) requireObject(fc.args, index, `${f}.args`);
+}
+
+/** A function response's members but its `parts` (checked once its call is found: `checkResponsePart`). */
+function checkResponse(p: Loose, index: number, field: string): asserts p is ResponseHeadPart['part'] {
+  const f = `${field}.functionResponse`;
+  const fr = requireObject(p.functionResponse, index, f);
+  requireString(fr.name, index, `${f}.name`);
+  requireObject(fr.response, index, `${f}.response`);
+  optionalString(fr.id, index, `${f}.id`);
+}
+
+/**
+ * A part that holds media or code (or data of a kind the reader keeps unchecked): an image, or
+ * a part pi has no block for, checked for its kind.
+ */
+function checkData(p: Loose, kind: PartKind | undefined, index: number, field: string): ImagePart | OpaquePart {
+  if (kind === 'inlineData') {
+    checkBlob(p, index, field);
+    if (p.inlineData.mimeType.startsWith('image/')) return { kind: 'image', part: p };
+    optionalString(p.inlineData.displayName, index, `${field}.inlineData.displayName`);
+  } else if (kind === 'fileData') {
+    const file = requireObject(p.fileData, index, `${field}.fileData`);
+    requireString(file.fileUri, index, `${field}.fileData.fileUri`);
+    optionalString(file.mimeType, index, `${field}.fileData.mimeType`);
+    optionalString(file.displayName, index, `${field}.fileData.displayName`);
+  } else if (kind === 'executableCode') {
+    const code = requireObject(p.executableCode, index, `${field}.executableCode`);
+    requireString(code.code, index, `${field}.executableCode.code`);
+    optionalString(code.language, index, `${field}.executableCode.language`);
+  } else if (kind === 'codeExecutionResult') {
+    const result = requireObject(p.codeExecutionResult, index, `${field}.codeExecutionResult`);
+    requireString(result.outcome, index, `${field}.codeExecutionResult.outcome`);
+    optionalString(result.output, index, `${field}.codeExecutionResult.output`);
+  }
+  return { kind: 'opaque', data: kind, part: p };
+}
+
+/** A part of a content: an object holding one kind of data, with the members beside it checked. */
+function checkPartHead(part: unknown, index: number, field: string): { p: Loose; kind: PartKind | undefined } {
+  const p = requireObject(part, index, field);
+  const kind = dataKind(p, index, field);
+  checkMeta(p, index, field);
+  return { p, kind };
+}
+
+function checkUserPart(part: unknown, index: number, field: string): UserPart {
+  const { p, kind } = checkPartHead(part, index, field);
+  switch (kind) {
+    case 'text':
+      checkText(p, index, field);
+      return { kind, part: p };
+    case 'functionCall':
+      throw invalidMessage(index, `${field}.functionCall`, 'a function call is a part of a model content');
+    case 'functionResponse':
+      checkResponse(p, index, field);
+      return { kind, part: p };
+    default:
+      return checkData(p, kind, index, field);
+  }
+}
+
+function checkModelPart(part: unknown, index: number, field: string): ModelPart {
+  const { p, kind } = checkPartHead(part, index, field);
+  switch (kind) {
+    case 'text':
+      checkText(p, index, field);
+      return { kind, part: p };
+    case 'functionCall':
+      checkCall(p, index, field);
+      return { kind, part: p };
+    case 'functionResponse':
+      throw invalidMessage(index, `${field}.functionResponse`, 'a function response is a part of a user content');
+    default:
+      return checkData(p, kind, index, field);
+  }
+}
+
+/** A part of a function response's `parts`: its data only (see above). */
+function checkResponsePart(part: unknown, index: number, field: string): ResponsePart {
+  const p = requireObject(part, index, field);
+  const kind = dataKind(p, index, field);
+  return checkData(p, kind, index, field);
+}
+
 // ----- reading -------------------------------------------------------------------------------
 
 /** A call of this batch: its id, function name and whether a response answered it. */
@@ -288,30 +478,7 @@ interface ReadState {
   leading: Map<string, number>;
 }
 
-/** The data member of a part: its name, or undefined for a kind this module does not know. */
-function dataKind(p: Loose, index: number, field: string): PartKind | undefined {
-  let kind: PartKind | undefined;
-  for (const k of KINDS) {
-    if (p[k] === undefined) continue;
-    if (kind !== undefined)
-      throw invalidMessage(index, `${field}.${k}`, `a part holds one kind of data, and this one has ${kind} too`);
-    kind = k;
-  }
-  if (kind !== undefined) return kind;
-  for (const k in p) if (!META.has(k)) return undefined;
-  throw invalidMessage(index, field, `must hold one of ${KINDS.join(', ')}`);
-}
-
-/** Checks the members any part may carry. */
-function checkMeta(p: Loose, index: number, field: string): void {
-  if (p.thought !== undefined && typeof p.thought !== 'boolean')
-    throw invalidMessage(index, `${field}.thought`, `must be a boolean, got ${kindOf(p.thought)}`);
-  optionalString(p.thoughtSignature, index, `${field}.thoughtSignature`);
-  if (p.videoMetadata !== undefined) requireObject(p.videoMetadata, index, `${field}.videoMetadata`);
-  if (p.partMetadata !== undefined) requireObject(p.partMetadata, index, `${field}.partMetadata`);
-}
-
-/** What other formats read for a part pi has no block for. */
+/** What other formats read for a part pi has no block for (the reader's, or one kept in a session file). */
 function describe(p: Loose): string {
   if (isObject(p.inlineData)) {
     const label = typeof p.inlineData.displayName === 'string' ? `${p.inlineData.displayName}, ` : '';
@@ -330,88 +497,62 @@ function describe(p: Loose): string {
   return '[part]';
 }
 
-/** A part pi has no block for, checked, as a text block that says what it is and keeps it. */
-function opaque(p: Loose, kind: PartKind | undefined, index: number, field: string, warnings: Warnings): TextContent {
-  if (kind === 'inlineData' || kind === 'fileData') {
-    const blob = requireObject(p[kind], index, `${field}.${kind}`);
-    if (kind === 'inlineData') {
-      requireString(blob.mimeType, index, `${field}.inlineData.mimeType`);
-      requireString(blob.data, index, `${field}.inlineData.data`);
-    } else {
-      requireString(blob.fileUri, index, `${field}.fileData.fileUri`);
-      optionalString(blob.mimeType, index, `${field}.fileData.mimeType`);
-    }
-    optionalString(blob.displayName, index, `${field}.${kind}.displayName`);
-  } else if (kind === 'executableCode') {
-    const code = requireObject(p.executableCode, index, `${field}.executableCode`);
-    requireString(code.code, index, `${field}.executableCode.code`);
-    optionalString(code.language, index, `${field}.executableCode.language`);
-  } else if (kind === 'codeExecutionResult') {
-    const result = requireObject(p.codeExecutionResult, index, `${field}.codeExecutionResult`);
-    requireString(result.outcome, index, `${field}.codeExecutionResult.outcome`);
-    optionalString(result.output, index, `${field}.codeExecutionResult.output`);
-  }
-  const what = kind ?? 'an unknown kind of';
+/** A part pi has no block for, as a text block that says what it is and keeps it. */
+function opaque(o: OpaquePart, index: number, field: string, warnings: Warnings): TextContent {
+  const what = o.data ?? 'an unknown kind of';
   warnings.converted(`a ${what} part has no pi form: other formats read it as text`, index, field);
-  return keep<TextContent>({ type: 'text', text: describe(p) }, { part: p });
+  return keep<TextContent>({ type: 'text', text: describe(o.part) }, { part: o.part });
 }
 
-/** An `inlineData` image as an image block, or undefined for other data. */
-function imageOf(p: Loose, index: number, field: string): ImageContent | undefined {
-  const blob = requireObject(p.inlineData, index, `${field}.inlineData`);
-  const mimeType = requireString(blob.mimeType, index, `${field}.inlineData.mimeType`);
-  const data = requireString(blob.data, index, `${field}.inlineData.data`);
-  if (!mimeType.startsWith('image/')) return undefined;
+/** An `inlineData` image as an image block. */
+function readImage(p: ImagePart['part']): ImageContent {
+  const blob = p.inlineData;
   return keep<ImageContent>(
-    { type: 'image', data, mimeType },
+    { type: 'image', data: blob.data, mimeType: blob.mimeType },
     { layout: layoutOf(p, ['inlineData']), inner: layoutOf(blob, ['mimeType', 'data']) },
   );
 }
 
 /** A part of a user content (not a function response) as a pi block. */
 function readUserPart(
-  p: Loose,
-  kind: PartKind | undefined,
+  c: Exclude<UserPart, ResponseHeadPart>,
   index: number,
   field: string,
   st: ReadState,
 ): TextContent | ImageContent {
-  if (kind === 'text') {
-    const text = requireString(p.text, index, `${field}.text`);
-    return keep<TextContent>({ type: 'text', text }, { layout: layoutOf(p, ['text']) });
+  switch (c.kind) {
+    case 'text':
+      return keep<TextContent>({ type: 'text', text: c.part.text }, { layout: layoutOf(c.part, ['text']) });
+    case 'image':
+      return readImage(c.part);
+    case 'opaque':
+      return opaque(c, index, field, st.ctx.warnings);
   }
-  if (kind === 'functionCall')
-    throw invalidMessage(index, `${field}.functionCall`, 'a function call is a part of a model content');
-  if (kind === 'inlineData') {
-    const image = imageOf(p, index, field);
-    if (image !== undefined) return image;
-  }
-  return opaque(p, kind, index, field, st.ctx.warnings);
 }
 
 /** A part of a model content as a pi block. */
-function readModelPart(p: Loose, kind: PartKind | undefined, index: number, field: string, st: ReadState): ReadBlock {
-  // checkMeta has made it a string when given.
-  const signature = typeof p.thoughtSignature === 'string' ? p.thoughtSignature : undefined;
-  if (kind === 'text') {
-    const text = requireString(p.text, index, `${field}.text`);
-    if (p.thought === true) {
-      const block: ThinkingContent = { type: 'thinking', thinking: text };
-      if (signature !== undefined) block.thinkingSignature = signature;
-      return keep(block, { layout: layoutOf(p, ['text', 'thought', 'thoughtSignature']) });
+function readModelPart(c: ModelPart, index: number, field: string, st: ReadState): ReadBlock {
+  switch (c.kind) {
+    case 'text': {
+      const p = c.part;
+      // checkMeta has made it a string when given.
+      const signature = typeof p.thoughtSignature === 'string' ? p.thoughtSignature : undefined;
+      if (p.thought === true) {
+        const block: ThinkingContent = { type: 'thinking', thinking: p.text };
+        if (signature !== undefined) block.thinkingSignature = signature;
+        return keep(block, { layout: layoutOf(p, ['text', 'thought', 'thoughtSignature']) });
+      }
+      const block: TextContent = { type: 'text', text: p.text };
+      if (signature !== undefined) block.textSignature = signature;
+      return keep(block, { layout: layoutOf(p, ['text', 'thoughtSignature']) });
     }
-    const block: TextContent = { type: 'text', text };
-    if (signature !== undefined) block.textSignature = signature;
-    return keep(block, { layout: layoutOf(p, ['text', 'thoughtSignature']) });
+    case 'functionCall':
+      return readCall(c.part, index, field, st);
+    case 'image':
+      return readImage(c.part);
+    case 'opaque':
+      return opaque(c, index, field, st.ctx.warnings);
   }
-  if (kind === 'functionCall') return readCall(p, index, field, st);
-  if (kind === 'functionResponse')
-    throw invalidMessage(index, `${field}.functionResponse`, 'a function response is a part of a user content');
-  if (kind === 'inlineData') {
-    const image = imageOf(p, index, field);
-    if (image !== undefined) return image;
-  }
-  return opaque(p, kind, index, field, st.ctx.warnings);
 }
 
 /** The id of a call Gemini gave none: the first `gemini_<k>_<name>` not taken in the batch or session. */
@@ -425,19 +566,17 @@ function generatedId(tool: string, st: ReadState): string {
   }
 }
 
-function readCall(p: Loose, index: number, field: string, st: ReadState): ToolCall {
-  const f = `${field}.functionCall`;
-  const fc = requireObject(p.functionCall, index, f);
-  const tool = requireString(fc.name, index, `${f}.name`);
-  const given = optionalString(fc.id, index, `${f}.id`);
-  const args = fc.args === undefined ? undefined : (requireObject(fc.args, index, `${f}.args`) as JsonObject);
+function readCall(p: CallPart['part'], index: number, field: string, st: ReadState): ToolCall {
+  const fc = p.functionCall;
+  const tool = fc.name;
+  const given = fc.id;
   if (given !== undefined && st.calls.has(given))
-    throw invalidMessage(index, `${f}.id`, `repeats the id of an earlier call: ${quote(given)}`);
+    throw invalidMessage(index, `${field}.functionCall.id`, `repeats the id of an earlier call: ${quote(given)}`);
   const id = given ?? generatedId(tool, st);
   const call: BatchCall = { id, name: tool, answered: false };
   st.calls.set(id, call);
   st.turnCalls.push(call);
-  const block: ToolCall = { type: 'toolCall', id, name: tool, arguments: args ?? {} };
+  const block: ToolCall = { type: 'toolCall', id, name: tool, arguments: fc.args ?? {} };
   if (typeof p.thoughtSignature === 'string') block.thoughtSignature = p.thoughtSignature;
   return keep(block, {
     noId: given === undefined || undefined,
@@ -467,9 +606,10 @@ function sessionCallsOf(tool: string, st: ReadState): string[] {
 }
 
 /** The id of the call a function response answers, or E_INVALID_MESSAGE. */
-function callOf(fr: Loose, tool: string, index: number, f: string, st: ReadState): string {
+function callOf(fr: CheckedResponse, index: number, f: string, st: ReadState): string {
+  const tool = fr.name;
   if (fr.id !== undefined) {
-    const id = requireString(fr.id, index, `${f}.id`);
+    const id = fr.id;
     const here = st.calls.get(id);
     const callName = here?.name ?? st.ctx.toolCall(id)?.name;
     if (callName === undefined)
@@ -495,13 +635,18 @@ function callOf(fr: Loose, tool: string, index: number, f: string, st: ReadState
   return id;
 }
 
-/** A `functionResponse` part as a tool result. */
-function readResponse(p: Loose, index: number, field: string, st: ReadState): ToolResultMessage & Carrying {
+/** A `functionResponse` part as a tool result (its `parts` checked once its call is found). */
+function readResponse(
+  p: ResponseHeadPart['part'],
+  index: number,
+  field: string,
+  st: ReadState,
+): ToolResultMessage & Carrying {
   const f = `${field}.functionResponse`;
-  const fr = requireObject(p.functionResponse, index, f);
-  const tool = requireString(fr.name, index, `${f}.name`);
-  const response = requireObject(fr.response, index, `${f}.response`);
-  const id = callOf(fr, tool, index, f, st);
+  const fr = p.functionResponse;
+  const tool = fr.name;
+  const response = fr.response;
+  const id = callOf(fr, index, f, st);
   let text: string;
   let isError = false;
   let json: true | undefined;
@@ -517,14 +662,13 @@ function readResponse(p: Loose, index: number, field: string, st: ReadState): To
     json = true;
   }
   const content: Array<TextContent | ImageContent> = [{ type: 'text', text }];
-  if (fr.parts !== undefined) {
-    if (!isArray(fr.parts)) throw invalidMessage(index, `${f}.parts`, `must be an array, got ${kindOf(fr.parts)}`);
-    for (let k = 0; k < fr.parts.length; k++) {
+  const parts = fr.parts;
+  if (parts !== undefined) {
+    if (!isArray(parts)) throw invalidMessage(index, `${f}.parts`, `must be an array, got ${kindOf(parts)}`);
+    for (let k = 0; k < parts.length; k++) {
       const at = `${f}.parts[${k}]`;
-      const rp = requireObject(fr.parts[k], index, at);
-      const kind = dataKind(rp, index, at);
-      const image = kind === 'inlineData' ? imageOf(rp, index, at) : undefined;
-      content.push(image ?? opaque(rp, kind, index, at, st.ctx.warnings));
+      const rp = checkResponsePart(parts[k], index, at);
+      content.push(rp.kind === 'image' ? readImage(rp.part) : opaque(rp, index, at, st.ctx.warnings));
     }
   }
   return keep<ToolResultMessage>(
@@ -532,7 +676,7 @@ function readResponse(p: Loose, index: number, field: string, st: ReadState): To
     {
       noId: fr.id === undefined || undefined,
       json,
-      emptyParts: (isArray(fr.parts) && fr.parts.length === 0) || undefined,
+      emptyParts: (isArray(parts) && parts.length === 0) || undefined,
       layout: layoutOf(p, ['functionResponse']),
       inner: layoutOf(fr, ['id', 'name', 'response', 'parts']),
     },
@@ -549,15 +693,9 @@ function extras(node: Carrying): Loose {
   return made;
 }
 
-function readParts(c: Loose, index: number): readonly unknown[] | undefined {
-  if (c.parts === undefined) return undefined;
-  if (!isArray(c.parts)) throw invalidMessage(index, 'parts', `must be an array, got ${kindOf(c.parts)}`);
-  return c.parts;
-}
-
 /** A user content: a user message per run of text and media parts, a tool result per function response. */
-function readUser(c: Loose, index: number, st: ReadState): void {
-  const parts = readParts(c, index);
+function readUser(c: Loose & CheckedContent, index: number, st: ReadState): void {
+  const parts = c.parts;
   const produced: Array<(UserMessage | ToolResultMessage) & Carrying> = [];
   let blocks: Array<TextContent | ImageContent> | null = null;
   const flush = () => {
@@ -567,15 +705,13 @@ function readUser(c: Loose, index: number, st: ReadState): void {
   // Indexed, not `forEach`: a sparse array's holes are malformed parts, not skipped ones.
   for (let j = 0; j < (parts?.length ?? 0); j++) {
     const at = `parts[${j}]`;
-    const p = requireObject(parts?.[j], index, at);
-    const kind = dataKind(p, index, at);
-    checkMeta(p, index, at);
-    if (kind === 'functionResponse') {
+    const part = checkUserPart(parts?.[j], index, at);
+    if (part.kind === 'functionResponse') {
       flush();
-      produced.push(readResponse(p, index, at, st));
+      produced.push(readResponse(part.part, index, at, st));
     } else {
       blocks ??= [];
-      blocks.push(readUserPart(p, kind, index, at, st));
+      blocks.push(readUserPart(part, index, at, st));
     }
   }
   flush();
@@ -591,16 +727,13 @@ function readUser(c: Loose, index: number, st: ReadState): void {
   st.out.push(...produced);
 }
 
-function readModel(c: Loose, index: number, st: ReadState): void {
-  const parts = readParts(c, index);
+function readModel(c: Loose & CheckedContent, index: number, st: ReadState): void {
+  const parts = c.parts;
   const blocks: AssistantContent[] = [];
   st.turnCalls = [];
   for (let j = 0; j < (parts?.length ?? 0); j++) {
     const at = `parts[${j}]`;
-    const p = requireObject(parts?.[j], index, at);
-    const kind = dataKind(p, index, at);
-    checkMeta(p, index, at);
-    blocks.push(readModelPart(p, kind, index, at, st));
+    blocks.push(readModelPart(checkModelPart(parts?.[j], index, at), index, at, st));
   }
   if (st.turnCalls.length > 0) st.turn = st.turnCalls;
   const message: AssistantMessage = {
@@ -645,12 +778,12 @@ export function read(
   contents: readonly unknown[],
   ctx: ReadContext,
 ): { messages: Array<UserMessage | AssistantMessage | ToolResultMessage> } {
-  const model = ctx.model as ModelOption | undefined;
+  const model: Loose = isObject(ctx.model) ? ctx.model : {};
   const st: ReadState = {
     ctx,
-    api: typeof model?.api === 'string' ? model.api : API,
-    provider: typeof model?.provider === 'string' ? model.provider : 'google',
-    model: typeof model?.id === 'string' ? model.id : 'unknown',
+    api: typeof model.api === 'string' ? model.api : API,
+    provider: typeof model.provider === 'string' ? model.provider : 'google',
+    model: typeof model.id === 'string' ? model.id : 'unknown',
     calls: new Map(),
     next: new Map(),
     turnCalls: [],
@@ -661,10 +794,9 @@ export function read(
   };
   for (let i = 0; i < contents.length; i++) {
     const c = contents[i];
-    if (!isObject(c)) throw invalidMessage(i, '', `must be an object, got ${kindOf(c)}`);
+    checkContent(c, i);
     if (c.role === 'model') readModel(c, i, st);
-    else if (c.role === 'user' || c.role === undefined) readUser(c, i, st);
-    else throw invalidMessage(i, 'role', `must be 'user' or 'model', got ${quote(c.role)}`);
+    else readUser(c, i, st);
   }
   return { messages: st.out };
 }
