@@ -400,9 +400,11 @@ function thaw<T>(node: T, marks: unknown): T {
  * `keepExtras` of this format, added to the extras `node` already has (a message gathers
  * `lead`, `trail`, … over several calls).
  */
-const keep = <T extends object>(node: T, members: Loose): T & Carrying =>
+const keep = <T extends object>(node: T, members: Loose): T & Carrying => {
   // `ctxfold` of a node this reader made: its own extras, or none yet.
-  keepExtras(node, name, members, member(node, 'ctxfold') as Loose | undefined);
+  const kept = member(node, 'ctxfold');
+  return keepExtras(node, name, members, isObject(kept) ? kept : undefined);
+};
 
 // ----- checks --------------------------------------------------------------------------------
 

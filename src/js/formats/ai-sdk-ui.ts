@@ -718,9 +718,10 @@ function hasSolid(parts: readonly AiSdkUiPart[], from: number, to: number): bool
 
 /** Sets `block.ctxfold.k` (the block's place in the layout). */
 function numbered(block: Carrying, k: number): void {
-  block.ctxfold ??= { format: name };
-  // The reader's own extras: an object it made.
-  (block.ctxfold as Loose).k = k;
+  // The reader's own extras (an object it made), or new ones.
+  const x: Loose = isObject(block.ctxfold) ? block.ctxfold : { format: name };
+  x.k = k;
+  block.ctxfold = x;
 }
 
 /** The key order of a UIMessage when the writer would not rebuild it (id, role, metadata, parts, more). */
@@ -742,6 +743,10 @@ function trivial(layout: readonly LayoutItem[]): boolean {
 
 /** A block read from a part. */
 type ReadBlock = AssistantContent & Carrying;
+
+/** A block a user message holds: text or an image. */
+const isUserBlock = (b: ReadBlock): b is (TextContent | ImageContent) & Carrying =>
+  b.type === 'text' || b.type === 'image';
 
 /**
  * The blocks and layout of a run of parts. `blocks[k]` is the modelled part `k`; a layout
@@ -821,8 +826,8 @@ function userMessage(
   role: 'user' | 'developer',
 ): (UserMessage | DeveloperMessage) & Carrying {
   const { blocks, layout } = contentOf(m.parts, 0, m.parts.length, 'user', index, ctx, [], 0, m.id);
-  // A user run reads text and file parts only: text and image blocks.
-  const content = blocks as Array<(TextContent | ImageContent) & Carrying>;
+  // A user run reads text and file parts only: text and image blocks (all of `blocks`).
+  const content = blocks.filter(isUserBlock);
   const message: UserMessage | DeveloperMessage = role === 'user' ? { role, content } : { role, content };
   if (message.role === 'user' && m.parts.some((p) => p.type === 'data-compaction')) message.attribution = 'agent';
   return keepExtras(message, name, {
