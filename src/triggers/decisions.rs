@@ -479,19 +479,20 @@ pub struct PruneStep {
     pub windows: Vec<(&'static str, u64)>,
 }
 
-/// What the core makes of a reply before checking it (the Maintainer's `afterResponse`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the core makes of a reply (the Maintainer's `afterResponse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReplyStep {
     /// A turn that asked for tools: nothing now; the next request is checked mid-run, with
     /// the tool results counted ([`ContextManager::before_request`]).
     ///
     /// [`ContextManager::before_request`]: super::ContextManager::before_request
     Deferred,
-    /// Run the prune, if any, then report what it freed to
+    /// Checked now: run [`ContextManager::reply_prune`], if any, then report what it freed to
     /// [`ContextManager::after_reply`].
     ///
+    /// [`ContextManager::reply_prune`]: super::ContextManager::reply_prune
     /// [`ContextManager::after_reply`]: super::ContextManager::after_reply
-    Check { prune: Option<PruneStep> },
+    Check,
 }
 
 /// What the host must do (see the module docs for the order). The default does nothing.

@@ -4,7 +4,7 @@
 
 use super::{
     CompactRequest, CompactionAction, CompactionMethod, CompactionOutcome, CompactionReason,
-    Decision, EntryPoint, Event, ManagerState, PrunePass, PruneStep, ReplyStep,
+    Decision, EntryPoint, Event, ManagerState, PrunePass, PruneStep,
 };
 use crate::settings::Strategy;
 use crate::support::json::js::{self, Object};
@@ -288,30 +288,6 @@ impl PruneStep {
     pub fn json(&self) -> String {
         let mut out = String::new();
         self.write_json(&mut out);
-        out
-    }
-}
-
-impl ReplyStep {
-    /// The step as the JS API carries it, as JSON text: `{deferred, prune}` (`prune` null
-    /// when there is none to run).
-    pub fn json(&self) -> String {
-        let mut out = String::new();
-        let mut o = Object::open(&mut out);
-        match self {
-            ReplyStep::Deferred => {
-                o.bool("deferred", true);
-                o.null("prune");
-            }
-            ReplyStep::Check { prune } => {
-                o.bool("deferred", false);
-                match prune {
-                    Some(p) => p.write_json(o.key("prune")),
-                    None => o.null("prune"),
-                }
-            }
-        }
-        o.close();
         out
     }
 }

@@ -1000,39 +1000,47 @@ impl ContextManager {
     /// A reply the host just appended (the Maintainer's `afterResponse`). A turn that asked
     /// for tools is checked before the next request, with the tool results counted
     /// ([`ReplyStep::Deferred`]; `maintainContextMidRun`, spec: compaction §8.1). Any other
-    /// reply is checked now: first the threshold prune (§6.6) when compaction is enabled and
-    /// the turn neither failed nor was aborted, then [`ContextManager::after_reply`] with the
-    /// tokens it freed. `count` as in [`ContextManager::stale_pass`].
-    pub fn on_reply(&mut self, reply: AssistantMessage, count: Option<HostCount>) -> ReplyStep {
+    /// reply is checked now ([`ReplyStep::Check`]): first [`ContextManager::reply_prune`], then
+    /// [`ContextManager::after_reply`] with the tokens it freed.
+    pub fn on_reply(&mut self, reply: AssistantMessage) -> ReplyStep {
         self.reply = None;
         if reply.stop_reason == Some(StopReason::ToolUse) {
             self.mid_run = Some(reply);
             return ReplyStep::Deferred;
         }
         self.mid_run = None;
-        let ok = !matches!(
+        self.reply = Some(reply);
+        ReplyStep::Check
+    }
+
+    /// The threshold prune (spec: compaction §6.6) to run before the check of the reply
+    /// [`ContextManager::on_reply`] took: when compaction is enabled and the turn neither
+    /// failed nor was aborted, with the 40,000 protected tokens, the 20,000 minimum savings
+    /// and the 8,000-token cache-warm tail. `count` as in [`ContextManager::stale_pass`].
+    pub fn reply_prune(&self, count: Option<HostCount>) -> Option<PruneStep> {
+        let reply = self.reply.as_ref()?;
+        let failed = matches!(
             reply.stop_reason,
             Some(StopReason::Error | StopReason::Aborted)
         );
-        let prune = (ok && self.settings.enabled).then(|| {
-            let w = PRUNE_WINDOWS;
-            PruneStep {
-                pass: PrunePass::Threshold,
-                supersede_key: false,
-                prune_useless: self.settings.drop_useless,
-                idle_flush_ms: None,
-                windows: in_estimate(
-                    count,
-                    &[
-                        ("protectTokens", w.protect_tokens),
-                        ("minimumSavings", w.minimum_savings),
-                        ("cacheWarmSuffixTokens", w.cache_warm_suffix_tokens),
-                    ],
-                ),
-            }
-        });
-        self.reply = Some(reply);
-        ReplyStep::Check { prune }
+        if failed || !self.settings.enabled {
+            return None;
+        }
+        let w = PRUNE_WINDOWS;
+        Some(PruneStep {
+            pass: PrunePass::Threshold,
+            supersede_key: false,
+            prune_useless: self.settings.drop_useless,
+            idle_flush_ms: None,
+            windows: in_estimate(
+                count,
+                &[
+                    ("protectTokens", w.protect_tokens),
+                    ("minimumSavings", w.minimum_savings),
+                    ("cacheWarmSuffixTokens", w.cache_warm_suffix_tokens),
+                ],
+            ),
+        })
     }
 
     /// The check of the reply [`ContextManager::on_reply`] took (spec: compaction §8.2): the

@@ -2002,7 +2002,7 @@ fn step<'a>(m: &'a ModelInfo) -> StepInput<'a> {
 fn a_tool_use_reply_is_checked_mid_run_before_the_next_request() {
     let m = model(100_000);
     let mut cm = manager(json!({"reserveTokens": 10000}));
-    assert_eq!(cm.on_reply(tool_turn(90_000), None), ReplyStep::Deferred);
+    assert_eq!(cm.on_reply(tool_turn(90_000)), ReplyStep::Deferred);
     assert!(
         cm.after_reply(step(&m)).is_none(),
         "nothing waits for a check"
@@ -2040,11 +2040,8 @@ fn a_tool_use_reply_is_checked_mid_run_before_the_next_request() {
     );
     // A finished answer clears a pending mid-run reply.
     let mut cm = manager(json!({"reserveTokens": 10000}));
-    cm.on_reply(tool_turn(90_000), None);
-    assert!(matches!(
-        cm.on_reply(answer(1_000), None),
-        ReplyStep::Check { .. }
-    ));
+    cm.on_reply(tool_turn(90_000));
+    assert_eq!(cm.on_reply(answer(1_000)), ReplyStep::Check);
     cm.after_reply(step(&m));
     let d = cm
         .before_request(StepInput {
@@ -2080,7 +2077,7 @@ fn a_request_in_the_settled_state_is_a_retry_and_checks_nothing() {
         cm.before_request(over(None)).is_some(),
         "no state: always checked"
     );
-    cm.on_reply(tool_turn(50_000), None);
+    cm.on_reply(tool_turn(50_000));
     cm.settle("s:3");
     assert_eq!(cm.before_request(over(Some("s:3"))), None);
     let d = cm.before_request(over(Some("s:4"))).unwrap();
@@ -2124,9 +2121,11 @@ fn the_prune_passes_and_their_windows() {
     );
 
     let mut cm = manager(json!({}));
-    let ReplyStep::Check { prune: Some(p) } = cm.on_reply(answer(1_000), Some(count)) else {
-        panic!("a finished answer is pruned, then checked");
-    };
+    assert_eq!(cm.reply_prune(None), None, "no reply waits");
+    assert_eq!(cm.on_reply(answer(1_000)), ReplyStep::Check);
+    let p = cm
+        .reply_prune(Some(count))
+        .expect("a finished answer is pruned, then checked");
     assert_eq!(p.pass, PrunePass::Threshold);
     assert_eq!(
         p.windows,
@@ -2144,17 +2143,18 @@ fn the_prune_passes_and_their_windows() {
         error_turn("rate limited"),
         assistant(json!({"stopReason": "aborted"})),
     ] {
+        assert_eq!(cm.on_reply(reply), ReplyStep::Check);
         assert_eq!(
-            cm.on_reply(reply, None),
-            ReplyStep::Check { prune: None },
+            cm.reply_prune(None),
+            None,
             "a failed or aborted turn is checked without a prune"
         );
     }
+    cm.on_reply(tool_turn(1_000));
+    assert_eq!(cm.reply_prune(None), None, "a deferred reply is not pruned");
     let mut disabled = manager(json!({"enabled": false}));
-    assert_eq!(
-        disabled.on_reply(answer(1_000), None),
-        ReplyStep::Check { prune: None }
-    );
+    disabled.on_reply(answer(1_000));
+    assert_eq!(disabled.reply_prune(None), None);
 }
 
 /// What the reply's threshold prune freed lowers the trigger: a turn the prune brought under
@@ -2163,14 +2163,14 @@ fn the_prune_passes_and_their_windows() {
 fn the_threshold_prune_lowers_the_trigger_of_the_reply() {
     let m = model(100_000);
     let mut cm = manager(json!({"reserveTokens": 10000}));
-    cm.on_reply(answer(90_000), None);
+    cm.on_reply(answer(90_000));
     let d = cm.after_reply(StepInput {
         freed_tokens: 10_000,
         stored_tokens: Some(70_000),
         ..step(&m)
     });
     assert_eq!(d.compact, None, "80,000 after the prune is under 85,000");
-    cm.on_reply(answer(99_000), None);
+    cm.on_reply(answer(99_000));
     let d = cm.after_reply(StepInput {
         freed_tokens: 4_000,
         stored_tokens: Some(70_000),
