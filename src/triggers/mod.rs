@@ -1089,6 +1089,33 @@ impl ContextManager {
         })
     }
 
+    /// What a compaction the host runs for `req` keeps, in the core's estimate (spec:
+    /// compaction §4.3, §3.4): `keepRecentTokens`, the request's window-fitted budget (the
+    /// settings' value for a request without budgets, e.g. a manual one), and
+    /// `v2RetainedMessageBudget`; scaled by the host's `count` as the prune windows are
+    /// ([`HostCount::window_in_estimate`]: `keepRecentTokens` stays as it is on a path with
+    /// reported usage, which the core scales by itself).
+    pub fn keep_budgets(
+        &self,
+        req: &CompactRequest,
+        count: Option<HostCount>,
+    ) -> Vec<(&'static str, u64)> {
+        let keep = req
+            .budgets
+            .as_ref()
+            .map_or(self.settings.keep_recent_tokens, |b| b.keep_recent_tokens);
+        in_estimate(
+            count,
+            &[
+                ("keepRecentTokens", keep),
+                (
+                    "v2RetainedMessageBudget",
+                    self.settings.v2_retained_message_budget,
+                ),
+            ],
+        )
+    }
+
     /// The host's session state at the end of a step of its loop (any call: a request, a
     /// reply, a manual or idle compaction), as it will name it to
     /// [`ContextManager::before_request`].

@@ -186,6 +186,29 @@ impl WasmContextManager {
         })
     }
 
+    /// What a compaction for `request_json` keeps (`ContextManager::keep_budgets`):
+    /// `{keepRecentTokens, v2RetainedMessageBudget}` as JSON, the count as in `stalePass`.
+    #[wasm_bindgen(js_name = keepBudgets)]
+    pub fn keep_budgets(
+        &self,
+        request_json: &str,
+        counting: bool,
+        estimated: f64,
+        counted: f64,
+        usage: f64,
+    ) -> Result<String, JsValue> {
+        let request = CompactRequest::from_json(&parse_json(request_json, "compaction request")?)
+            .map_err(|e| bad(&format!("invalid compaction request: {e}")))?;
+        let count = host_count(counting, estimated, counted, usage);
+        let mut out = String::new();
+        let mut o = js::Object::open(&mut out);
+        for (name, tokens) in self.inner.keep_budgets(&request, count) {
+            o.num(name, tokens as f64);
+        }
+        o.close();
+        Ok(out)
+    }
+
     /// The host's session state at the end of a step (`ContextManager::settle`).
     pub fn settle(&mut self, state: &str) {
         self.inner.settle(state);

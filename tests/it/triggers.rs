@@ -2234,3 +2234,58 @@ fn compaction_errors_and_continuations_map_in_the_core() {
     let d = cm.after_compaction(&queued);
     assert_eq!(d.continuation.map(|c| c.next()), Some(Next::Done));
 }
+
+/// What a compaction keeps is the core's: the request's window-fitted `keepRecentTokens` (the
+/// settings' for a request without budgets) and `v2RetainedMessageBudget`, in the core's
+/// estimate when the host counts tokens itself (`keepRecentTokens` unscaled on a path with
+/// reported usage, §3.4).
+#[test]
+fn the_keep_budgets_of_a_compaction() {
+    let small = model(32_000);
+    let mut cm = manager(json!({}));
+    let a = answer(31_000);
+    let req = cm
+        .after_turn(turn(&a, &small))
+        .compact
+        .expect("over a 32k window's threshold");
+    let fitted = req.budgets.as_ref().unwrap().keep_recent_tokens;
+    assert!(
+        fitted < 20_000,
+        "a small window fits the keep budget: {fitted}"
+    );
+    assert_eq!(
+        cm.keep_budgets(&req, None),
+        [
+            ("keepRecentTokens", fitted),
+            ("v2RetainedMessageBudget", 64_000)
+        ]
+    );
+    let manual = CompactRequest::manual(Strategy::ContextFull, 10_000, 0);
+    assert_eq!(
+        cm.keep_budgets(&manual, None)[0],
+        ("keepRecentTokens", 20_000)
+    );
+    let twice = HostCount {
+        estimated: 10_000.0,
+        counted: 20_000.0,
+        usage: 0.0,
+    };
+    assert_eq!(
+        cm.keep_budgets(&manual, Some(twice)),
+        [
+            ("keepRecentTokens", 10_000),
+            ("v2RetainedMessageBudget", 32_000)
+        ]
+    );
+    let reported = HostCount {
+        usage: 15_000.0,
+        ..twice
+    };
+    assert_eq!(
+        cm.keep_budgets(&manual, Some(reported)),
+        [
+            ("keepRecentTokens", 20_000),
+            ("v2RetainedMessageBudget", 32_000)
+        ]
+    );
+}

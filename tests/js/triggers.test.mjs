@@ -714,3 +714,17 @@ test('a continuation carries the next step of the loop', () => {
   assert.equal(queued.continuation.kind, 'queued-messages');
   assert.equal(queued.continuation.next, 'done');
 });
+
+test('what a compaction keeps comes from the core, in its estimate', () => {
+  const cm = new ContextManager();
+  const d = cm.afterTurn(answer(31_000), { ...model, contextWindow: 32_000 }, { now: 10_000 });
+  const fitted = d.compact.budgets.keepRecentTokens;
+  assert.ok(fitted < 20_000);
+  assert.deepEqual(cm.keepBudgets(d.compact), { keepRecentTokens: fitted, v2RetainedMessageBudget: 64_000 });
+  const manual = { reason: 'manual', contextTokens: 10_000 };
+  assert.deepEqual(cm.keepBudgets(manual, { estimated: 10_000, counted: 20_000, usage: 0 }), {
+    keepRecentTokens: 10_000,
+    v2RetainedMessageBudget: 32_000,
+  });
+  assert.throws(() => cm.keepBudgets(null), { code: 'E_INVALID_ARGUMENT' });
+});

@@ -421,6 +421,28 @@ export class ContextManager {
     return JSON.parse(this.#inner.beforeRequest(modelJson(model), stepJson(options)));
   }
 
+  /**
+   * What a compaction run for `request` keeps, in the core's estimate: the request's
+   * window-fitted `keepRecentTokens` (the settings' for a request without budgets) and
+   * `v2RetainedMessageBudget`, scaled by `count` when the host counts tokens itself.
+   */
+  keepBudgets(
+    request: CompactRequest | ManualCompactRequest,
+    count?: HostCount,
+  ): { keepRecentTokens: number; v2RetainedMessageBudget: number } {
+    if (!isObject(request)) throw invalidArgument("request must be the decision's `compact` object");
+    const c = hostCount(count);
+    return JSON.parse(
+      this.#inner.keepBudgets(
+        JSON.stringify(request),
+        c !== undefined,
+        c?.estimated ?? 0,
+        c?.counted ?? 0,
+        c?.usage ?? 0,
+      ),
+    );
+  }
+
   /** The live session's state at the end of a step of the host's loop, as `beforeRequest` will name it. */
   settle(state: string): void {
     if (typeof state !== 'string') throw invalidArgument('settle() takes the session state as a string');

@@ -533,19 +533,6 @@ export class Maintainer {
   }
 
   /**
-   * `windows` (named token counts) from the host's tokens into the core's estimate, the unit in
-   * which the core picks what a compaction keeps and what a prune spares (spec: compaction §3.1,
-   * §4.3, §6): scaled by the core's estimate of the live context over the host's count of it.
-   * Unchanged without a `tokenCounter`. `keepRecentTokens` also stays unchanged when the path has
-   * provider-reported usage: the core scales it by that usage itself (spec: compaction §3.4).
-   */
-  #inEstimate<K extends string>(windows: Record<K, number>): Record<K, number> {
-    if (!this.#gauge.counting) return windows;
-    const { estimated, value: counted, usage } = this.#measure();
-    return this.#gauge.inEstimate(windows, { estimated, counted, usage });
-  }
-
-  /**
    * The provider's tokens per token of the core's estimate of text: the calibration's text
    * ratio, times the host's count over the core's estimate of the live context when a
    * `tokenCounter` counts; undefined before either measured it (the core's rule).
@@ -601,7 +588,11 @@ export class Maintainer {
     return this.#inCountedTokens(report, before);
   }
 
-  /** The host's count of the live context when it counts (a `tokenCounter`): the core scales its prune windows by it. */
+  /**
+   * The host's count of the live context when it counts (a `tokenCounter`): the core brings the
+   * windows of its prunes and compactions from the host's tokens into its estimate by it
+   * (spec: compaction §3.1, §4.3, §6). Undefined without a `tokenCounter` (no measure then).
+   */
   #hostCount(): HostCount | undefined {
     if (!this.#gauge.counting) return undefined;
     const { estimated, value: counted, usage } = this.#measure();
@@ -758,11 +749,8 @@ export class Maintainer {
     // The walk passes `remote` over while the core's cooldown runs (upstream #13310).
     const remoteBlocked = this.#cm.remoteBlocked(this.#now());
     const before = this.#countedTokens();
-    const { keepRecentTokens, v2RetainedMessageBudget } = this.#inEstimate({
-      // The request's keep budget: the settings' value fitted to the model's window.
-      keepRecentTokens: request.budgets?.keepRecentTokens ?? this.#settings.keepRecentTokens,
-      v2RetainedMessageBudget: this.#settings.v2RetainedMessageBudget,
-    });
+    // What the compaction keeps, in the core's estimate: the core's (the request's budget).
+    const { keepRecentTokens, v2RetainedMessageBudget } = this.#cm.keepBudgets(request, this.#hostCount());
     try {
       const { strategy: _strategy, ...settings } = o.settings ?? {};
       const result = await runCompaction(
