@@ -2,7 +2,7 @@
 //! model, an ended turn, a prompt about to be sent, a compaction's outcome — and the facts the
 //! machine reads off a reported assistant turn.
 
-use super::CompactRequest;
+use super::{CompactRequest, CompactionMethod};
 use crate::session::message::{AssistantMessage, ContentBlock, StopReason};
 
 /// The model a turn runs on, as far as the triggers need it.
@@ -244,6 +244,9 @@ pub struct CompactionReport {
     pub interrupted_turn: bool,
     /// Manual compaction only: the caller does not want the turn resumed (§8.6).
     pub suppress_continuation: bool,
+    /// The method that ran, when the host knows it (its walk may pass the request's first
+    /// method over): the end event names its action.
+    pub method: Option<CompactionMethod>,
 }
 
 impl CompactionReport {
@@ -255,6 +258,7 @@ impl CompactionReport {
             queued_messages: false,
             interrupted_turn: false,
             suppress_continuation: false,
+            method: None,
         }
     }
 }

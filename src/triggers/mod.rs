@@ -1128,8 +1128,22 @@ impl ContextManager {
     // ----- after a compaction (§8.3–§8.6) -----------------------------------------------
 
     /// A compaction ended (spec: compaction §8.3 events and error prefixes, §8.5 progress
-    /// guard and continuation, §8.6 manual resume). Never asks for another compaction.
+    /// guard and continuation, §8.6 manual resume). Never asks for another compaction. The
+    /// end event names the action of [`CompactionReport::method`] when the host says which
+    /// method ran (a walk past the request's first method), else the request's.
     pub fn after_compaction(&mut self, r: &CompactionReport) -> Decision {
+        let mut d = self.compaction_ended(r);
+        if let Some(m) = r.method {
+            for e in &mut d.events {
+                if let Event::AutoCompactionEnd { action, .. } = e {
+                    *action = Some(m.action());
+                }
+            }
+        }
+        d
+    }
+
+    fn compaction_ended(&mut self, r: &CompactionReport) -> Decision {
         let req = &r.request;
         let mut d = Decision::default();
         if req.reason == CompactionReason::Manual {

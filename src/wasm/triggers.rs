@@ -9,8 +9,9 @@ use super::interop::triggers::{
 use super::interop::{now_ms, parse_json, to_js};
 use crate::support::json::js;
 use crate::triggers::{
-    self, CompactRequest, CompactionOutcome, CompactionReason, CompactionReport, ContextManager,
-    Decision, HostCount, HostRoutes, MethodContext, PromptInput, ReplyStep, StepInput, TurnInput,
+    self, CompactRequest, CompactionMethod, CompactionOutcome, CompactionReason, CompactionReport,
+    ContextManager, Decision, HostCount, HostRoutes, MethodContext, PromptInput, ReplyStep,
+    StepInput, TurnInput,
 };
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -244,6 +245,11 @@ impl WasmContextManager {
             queued_messages: flag(&o, "queuedMessages", what)?,
             interrupted_turn: flag(&o, "interruptedTurn", what)?,
             suppress_continuation: flag(&o, "suppressContinuation", what)?,
+            // The method that ran; a name the core does not know leaves the request's action.
+            method: match o.get("method") {
+                None | Some(Value::Null) => None,
+                Some(_) => CompactionMethod::named(&string(&o, "method", what)?),
+            },
             ..CompactionReport::new(request, outcome)
         };
         decision_json(&self.inner.after_compaction(&report))

@@ -2289,3 +2289,31 @@ fn the_keep_budgets_of_a_compaction() {
         ]
     );
 }
+
+/// The end event names the action of the method that ran when the host says which (its walk
+/// passed the request's first method over), else the request's.
+#[test]
+fn the_end_event_names_the_method_that_ran() {
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let m = model(100_000);
+    let a = answer(90_000);
+    let req = cm
+        .after_turn(turn(&a, &m))
+        .compact
+        .expect("over the threshold");
+    assert_eq!(req.action, CompactionAction::Snapcompact);
+    let action = |d: &Decision| match end_event(d) {
+        Event::AutoCompactionEnd { action, .. } => *action,
+        _ => None,
+    };
+    let d = cm.after_compaction(&compacted(&req, 10_000));
+    assert_eq!(action(&d), Some(CompactionAction::Snapcompact));
+    let ran = CompactionReport {
+        method: Some(CompactionMethod::Soft),
+        ..compacted(&req, 10_000)
+    };
+    assert_eq!(
+        action(&cm.after_compaction(&ran)),
+        Some(CompactionAction::ContextFull)
+    );
+}

@@ -728,3 +728,14 @@ test('what a compaction keeps comes from the core, in its estimate', () => {
   });
   assert.throws(() => cm.keepBudgets(null), { code: 'E_INVALID_ARGUMENT' });
 });
+
+test('the end event names the action of the method that ran, given to afterCompaction', () => {
+  const cm = new ContextManager({ reserveTokens: 10_000 });
+  const d = cm.afterTurn(answer(190_000), model, { now: 10_000 });
+  assert.equal(d.compact.action, 'snapcompact');
+  const end = (x) => x.events.find((e) => e.type === 'auto_compaction_end');
+  const ran = cm.afterCompaction(d.compact, { status: 'compacted', tokensAfter: 10_000 }, { method: 'soft' });
+  assert.equal(end(ran).action, 'context-full');
+  const unknown = cm.afterCompaction(d.compact, { status: 'compacted', tokensAfter: 10_000 }, { method: 'x' });
+  assert.equal(end(unknown).action, 'snapcompact');
+});

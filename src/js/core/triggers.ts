@@ -208,6 +208,8 @@ export interface AfterCompactionOptions {
   interruptedTurn?: boolean;
   /** Manual compaction only: do not resume the interrupted turn. */
   suppressContinuation?: boolean;
+  /** The method that ran (a walk may pass the request's first over): the end event names its `action`. */
+  method?: CompactionMethod | null | undefined;
 }
 
 /**
@@ -504,6 +506,7 @@ export class ContextManager {
       queuedMessages: Boolean(o.queuedMessages),
       interruptedTurn: Boolean(o.interruptedTurn),
       suppressContinuation: Boolean(o.suppressContinuation),
+      method: typeof o.method === 'string' ? o.method : undefined,
     });
     const decision: Decision = JSON.parse(
       this.#inner.afterCompaction(JSON.stringify(request), JSON.stringify(out), json),

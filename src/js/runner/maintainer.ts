@@ -39,7 +39,7 @@ import type {
   TriggerModel,
 } from '../core/triggers.js';
 import { ContextManager, compactionOutcomeOf, modelJson } from '../core/triggers.js';
-import { ACTION_OF, nativeLane, runCompaction } from './compact.js';
+import { nativeLane, runCompaction } from './compact.js';
 import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
 import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
 import type { Session } from './session.js';
@@ -700,12 +700,8 @@ export class Maintainer {
     }
     if (d.compact) {
       const outcome = await this.#compact(d.compact, step, { willRetry: d.compact.willRetry });
-      const after = this.#cm.afterCompaction(d.compact, outcome, {});
-      for (const e of after.events) {
-        const action = step.method ? ACTION_OF[step.method] : undefined;
-        if (e.type === 'auto_compaction_end' && action !== undefined) e.action = action;
-        if (e.type === 'auto_compaction_end' && 'result' in outcome && outcome.result) e.result = outcome.result;
-      }
+      // The end event names the method that ran and carries the result (the core's wrapper).
+      const after = this.#cm.afterCompaction(d.compact, outcome, { method: step.method });
       return this.#apply(after, step);
     }
     return d.continuation;
