@@ -403,6 +403,98 @@ impl Continuation {
     }
 }
 
+impl Continuation {
+    /// What the host does with it in a request/response loop (the Maintainer's `next`):
+    /// [`Next::Retry`] resends the request, [`Next::Continue`] sends the auto-continue prompt
+    /// as a new message, and queued messages are the host's own to deliver ([`Next::Done`]).
+    pub fn next(&self) -> Next {
+        match self.kind {
+            ContinuationKind::Retry => Next::Retry,
+            ContinuationKind::AutoContinue if self.prompt.is_some() => Next::Continue,
+            _ => Next::Done,
+        }
+    }
+}
+
+/// What a request/response host does after a reply or a manual compaction (the Maintainer's
+/// `next`, spec: compaction §8.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Next {
+    /// Nothing more from the core: run the reply's tool calls, if any.
+    #[default]
+    Done,
+    /// Send the auto-continue prompt as a new user message.
+    Continue,
+    /// Send the request again (the failed turn is out of the context).
+    Retry,
+}
+
+impl Next {
+    /// The step's string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Next::Done => "done",
+            Next::Continue => "continue",
+            Next::Retry => "retry",
+        }
+    }
+}
+
+/// A prune pass of the per-turn policy (spec: compaction §6.5, §6.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrunePass {
+    /// The stale pass before every request: superseded reads, useless results (§6.5).
+    Stale,
+    /// The threshold prune before a reply is checked against the threshold (§6.6).
+    Threshold,
+}
+
+impl PrunePass {
+    /// The pass's string form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrunePass::Stale => "stale",
+            PrunePass::Threshold => "threshold",
+        }
+    }
+}
+
+/// A prune the host runs now, with these options and its clock: `Session::prune_stale` for
+/// [`PrunePass::Stale`], `Session::prune` for [`PrunePass::Threshold`].
+///
+/// JSON: `{pass, options}`, the options as the session's prune calls name them
+/// (`supersedeKey` for the stale pass only, `pruneUseless`, `idleFlushMs` for the stale pass
+/// only, and the windows: `suffixTokenLimit`, or `protectTokens`, `minimumSavings` and
+/// `cacheWarmSuffixTokens`), the windows in the core's estimate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PruneStep {
+    pub pass: PrunePass,
+    /// Supersede reads by their key (`supersedeReads`, stale pass).
+    pub supersede_key: bool,
+    /// Prune results marked useless (`dropUseless`).
+    pub prune_useless: bool,
+    /// The stale pass flushes everything after this long idle.
+    pub idle_flush_ms: Option<u64>,
+    /// The token windows, named as the prune options name them, in the core's estimate.
+    pub windows: Vec<(&'static str, u64)>,
+}
+
+/// What the core makes of a reply (the Maintainer's `afterResponse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyStep {
+    /// A turn that asked for tools: nothing now; the next request is checked mid-run, with
+    /// the tool results counted ([`ContextManager::before_request`]).
+    ///
+    /// [`ContextManager::before_request`]: super::ContextManager::before_request
+    Deferred,
+    /// Checked now: run [`ContextManager::reply_prune`], if any, then report what it freed to
+    /// [`ContextManager::after_reply`].
+    ///
+    /// [`ContextManager::reply_prune`]: super::ContextManager::reply_prune
+    /// [`ContextManager::after_reply`]: super::ContextManager::after_reply
+    Check,
+}
+
 /// What the host must do (see the module docs for the order). The default does nothing.
 ///
 /// JSON ([`Decision::to_json`]): the fields in camelCase, absent options as `null`:

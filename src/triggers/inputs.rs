@@ -2,7 +2,7 @@
 //! model, an ended turn, a prompt about to be sent, a compaction's outcome — and the facts the
 //! machine reads off a reported assistant turn.
 
-use super::CompactRequest;
+use super::{CompactRequest, CompactionMethod};
 use crate::session::message::{AssistantMessage, ContentBlock, StopReason};
 
 /// The model a turn runs on, as far as the triggers need it.
@@ -156,6 +156,47 @@ impl<'a> PromptInput<'a> {
     }
 }
 
+/// What a request/response host reports at a step of its loop (the Maintainer's
+/// `beforeRequest` and `afterResponse`): the facts of [`TurnInput`] and [`PromptInput`] the
+/// core cannot know.
+#[derive(Debug, Clone, Copy)]
+pub struct StepInput<'a> {
+    /// The model requests go to now.
+    pub model: &'a ModelInfo,
+    pub now: i64,
+    /// The host's estimate of the live context with the request overhead (see
+    /// [`TurnInput::stored_tokens`]), measured after the step's prune.
+    pub stored_tokens: Option<u64>,
+    pub latest_compaction_at: Option<i64>,
+    pub can_promote: bool,
+    /// [`ContextManager::after_reply`]: the tokens the reply's threshold prune freed.
+    ///
+    /// [`ContextManager::after_reply`]: super::ContextManager::after_reply
+    pub freed_tokens: u64,
+    /// [`ContextManager::before_request`]: the live session's state as the host names it
+    /// (which session, its size, its leaf); the state [`ContextManager::settle`] last
+    /// recorded means nothing was appended since.
+    ///
+    /// [`ContextManager::before_request`]: super::ContextManager::before_request
+    /// [`ContextManager::settle`]: super::ContextManager::settle
+    pub state: Option<&'a str>,
+}
+
+impl<'a> StepInput<'a> {
+    /// A step with no optional facts.
+    pub fn new(model: &'a ModelInfo, now: i64) -> Self {
+        StepInput {
+            model,
+            now,
+            stored_tokens: None,
+            latest_compaction_at: None,
+            can_promote: false,
+            freed_tokens: 0,
+            state: None,
+        }
+    }
+}
+
 /// How a compaction the host ran ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompactionOutcome {
@@ -173,6 +214,24 @@ pub enum CompactionOutcome {
     Failed { error: String },
 }
 
+impl CompactionOutcome {
+    /// How a compaction that threw an error with `code` ended (spec: compaction §8.3):
+    /// `E_NOTHING_TO_COMPACT` and `E_ALREADY_COMPACTED` found nothing to compact,
+    /// `E_ABORTED` and `E_CANCELLED` (a `session_before_compact` hook) were aborted, any
+    /// other error failed with `message`.
+    pub fn of_error(code: Option<&str>, message: &str) -> CompactionOutcome {
+        match code {
+            Some("E_NOTHING_TO_COMPACT" | "E_ALREADY_COMPACTED") => {
+                CompactionOutcome::NothingToCompact
+            }
+            Some("E_ABORTED" | "E_CANCELLED") => CompactionOutcome::Aborted,
+            _ => CompactionOutcome::Failed {
+                error: message.to_string(),
+            },
+        }
+    }
+}
+
 /// The host's report of a compaction (spec: compaction §8.3–§8.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactionReport {
@@ -185,6 +244,9 @@ pub struct CompactionReport {
     pub interrupted_turn: bool,
     /// Manual compaction only: the caller does not want the turn resumed (§8.6).
     pub suppress_continuation: bool,
+    /// The method that ran, when the host knows it (its walk may pass the request's first
+    /// method over): the end event names its action.
+    pub method: Option<CompactionMethod>,
 }
 
 impl CompactionReport {
@@ -196,6 +258,7 @@ impl CompactionReport {
             queued_messages: false,
             interrupted_turn: false,
             suppress_continuation: false,
+            method: None,
         }
     }
 }

@@ -3,8 +3,8 @@
 //! per type). The `serde` impls below delegate to them.
 
 use super::{
-    CompactRequest, CompactionAction, CompactionMethod, CompactionReason, Decision, EntryPoint,
-    Event, ManagerState,
+    CompactRequest, CompactionAction, CompactionMethod, CompactionOutcome, CompactionReason,
+    Decision, EntryPoint, Event, ManagerState, PrunePass, PruneStep,
 };
 use crate::settings::Strategy;
 use crate::support::json::js::{self, Object};
@@ -247,6 +247,7 @@ impl Decision {
                 t.num("afterMs", c.after_ms as f64);
                 t.str("kind", c.kind.as_str());
                 t.opt_str("prompt", c.prompt);
+                t.str("next", c.next().as_str());
                 t.close();
             }
             None => o.null("continuation"),
@@ -260,6 +261,63 @@ impl Decision {
     /// The decision as the JS API carries it.
     pub fn to_json(&self) -> Value {
         value_of(|out| out.push_str(&self.json()))
+    }
+}
+
+impl PruneStep {
+    /// Appends the step as the JS API carries it: `{pass, options}`.
+    pub fn write_json(&self, out: &mut String) {
+        let mut o = Object::open(out);
+        o.str("pass", self.pass.as_str());
+        let mut t = Object::open(o.key("options"));
+        if self.pass == PrunePass::Stale {
+            t.bool("supersedeKey", self.supersede_key);
+        }
+        t.bool("pruneUseless", self.prune_useless);
+        if let Some(ms) = self.idle_flush_ms {
+            t.num("idleFlushMs", ms as f64);
+        }
+        for &(name, tokens) in &self.windows {
+            t.num(name, tokens as f64);
+        }
+        t.close();
+        o.close();
+    }
+
+    /// The step as JSON text.
+    pub fn json(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+}
+
+impl CompactionOutcome {
+    /// The outcome as the JS API carries it, as JSON text: `{status, tokensAfter?,
+    /// storedTokens?, error?}`.
+    pub fn json(&self) -> String {
+        let mut out = String::new();
+        let mut o = Object::open(&mut out);
+        match self {
+            CompactionOutcome::Compacted {
+                tokens_after,
+                stored_tokens,
+            } => {
+                o.str("status", "compacted");
+                o.num("tokensAfter", *tokens_after as f64);
+                if let Some(t) = stored_tokens {
+                    o.num("storedTokens", *t as f64);
+                }
+            }
+            CompactionOutcome::NothingToCompact => o.str("status", "nothing-to-compact"),
+            CompactionOutcome::Aborted => o.str("status", "aborted"),
+            CompactionOutcome::Failed { error } => {
+                o.str("status", "failed");
+                o.str("error", error);
+            }
+        }
+        o.close();
+        out
     }
 }
 

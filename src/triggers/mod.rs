@@ -61,12 +61,12 @@ pub use calibration::{
 };
 pub use decisions::{
     compaction_error_message, CompactRequest, CompactionAction, CompactionMethod, CompactionReason,
-    Continuation, ContinuationKind, Decision, DropTurn, EntryPoint, Event, ManagerState, Notice,
-    NoticeLevel, PromotionRequest,
+    Continuation, ContinuationKind, Decision, DropTurn, EntryPoint, Event, ManagerState, Next,
+    Notice, NoticeLevel, PromotionRequest, PrunePass, PruneStep, ReplyStep,
 };
 pub use guard::ProgressGuard;
 pub use inputs::{
-    CompactionOutcome, CompactionReport, HostRoutes, ModelInfo, PromptInput, TurnInput,
+    CompactionOutcome, CompactionReport, HostRoutes, ModelInfo, PromptInput, StepInput, TurnInput,
     MAX_HOST_TOKENS,
 };
 pub use methods::{eligible_methods, usable_methods, why_unusable, MethodContext};
@@ -88,6 +88,21 @@ use inputs::{
 };
 use overflow::{classify, usage_overflow, Failure};
 use std::borrow::Cow;
+
+/// Named prune windows in the core's estimate: as given without a host count, else scaled by
+/// it ([`HostCount::window_in_estimate`]).
+fn in_estimate(
+    count: Option<HostCount>,
+    windows: &[(&'static str, u64)],
+) -> Vec<(&'static str, u64)> {
+    windows
+        .iter()
+        .map(|&(name, tokens)| match count {
+            None => (name, tokens),
+            Some(c) => (name, c.window_in_estimate(name, tokens as f64) as u64),
+        })
+        .collect()
+}
 
 /// Consecutive no-progress recoveries of `length` stops before giving up (spec: compaction
 /// §8.2 [N] step 5, `INCOMPLETE_RECOVERY_MAX_RETRIES`).
@@ -163,6 +178,12 @@ pub struct ContextManager {
     /// `keepRecentTokens` had to be clamped.
     warned_no_window: bool,
     warned_keep_clamp: Option<u64>,
+    /// A reply that asked for tools: checked mid-run before the next request.
+    mid_run: Option<AssistantMessage>,
+    /// A reply waiting for its check ([`ContextManager::after_reply`]).
+    reply: Option<AssistantMessage>,
+    /// The host's session state at the end of its last step ([`ContextManager::settle`]).
+    settled: Option<String>,
 }
 
 impl ContextManager {
@@ -183,6 +204,9 @@ impl ContextManager {
             remote_blocked_until: None,
             warned_no_window: false,
             warned_keep_clamp: None,
+            mid_run: None,
+            reply: None,
+            settled: None,
         }
     }
 
@@ -951,11 +975,175 @@ impl ContextManager {
         }
     }
 
+    // ----- the request/response loop (the Maintainer's policy) --------------------------
+
+    /// The stale pass to run before a request (spec: compaction §6.5): with `supersedeReads`
+    /// or `dropUseless` on, on every request, over the whole context but the newest
+    /// 8,000-token tail (§6.1) and with the idle flush. `count`: the host's own count of the
+    /// live context when it counts tokens itself (a `tokenCounter`), to bring the tail into
+    /// the core's estimate; `None` when the host counts with the estimate.
+    pub fn stale_pass(&self, count: Option<HostCount>) -> Option<PruneStep> {
+        let s = &self.settings;
+        if !s.supersede_reads && !s.drop_useless {
+            return None;
+        }
+        let w = PRUNE_WINDOWS;
+        Some(PruneStep {
+            pass: PrunePass::Stale,
+            supersede_key: s.supersede_reads,
+            prune_useless: s.drop_useless,
+            idle_flush_ms: Some(w.stale_idle_flush_ms),
+            windows: in_estimate(count, &[("suffixTokenLimit", w.stale_suffix_tokens)]),
+        })
+    }
+
+    /// A reply the host just appended (the Maintainer's `afterResponse`). A turn that asked
+    /// for tools is checked before the next request, with the tool results counted
+    /// ([`ReplyStep::Deferred`]; `maintainContextMidRun`, spec: compaction §8.1). Any other
+    /// reply is checked now ([`ReplyStep::Check`]): first [`ContextManager::reply_prune`], then
+    /// [`ContextManager::after_reply`] with the tokens it freed.
+    pub fn on_reply(&mut self, reply: AssistantMessage) -> ReplyStep {
+        self.reply = None;
+        if reply.stop_reason == Some(StopReason::ToolUse) {
+            self.mid_run = Some(reply);
+            return ReplyStep::Deferred;
+        }
+        self.mid_run = None;
+        self.reply = Some(reply);
+        ReplyStep::Check
+    }
+
+    /// The threshold prune (spec: compaction §6.6) to run before the check of the reply
+    /// [`ContextManager::on_reply`] took: when compaction is enabled and the turn neither
+    /// failed nor was aborted, with the 40,000 protected tokens, the 20,000 minimum savings
+    /// and the 8,000-token cache-warm tail. `count` as in [`ContextManager::stale_pass`].
+    pub fn reply_prune(&self, count: Option<HostCount>) -> Option<PruneStep> {
+        let reply = self.reply.as_ref()?;
+        let failed = matches!(
+            reply.stop_reason,
+            Some(StopReason::Error | StopReason::Aborted)
+        );
+        if failed || !self.settings.enabled {
+            return None;
+        }
+        let w = PRUNE_WINDOWS;
+        Some(PruneStep {
+            pass: PrunePass::Threshold,
+            supersede_key: false,
+            prune_useless: self.settings.drop_useless,
+            idle_flush_ms: None,
+            windows: in_estimate(
+                count,
+                &[
+                    ("protectTokens", w.protect_tokens),
+                    ("minimumSavings", w.minimum_savings),
+                    ("cacheWarmSuffixTokens", w.cache_warm_suffix_tokens),
+                ],
+            ),
+        })
+    }
+
+    /// The check of the reply [`ContextManager::on_reply`] took (spec: compaction §8.2): the
+    /// post-turn decision, the threshold prune's `freed_tokens` lowering the trigger as well
+    /// as the size the compaction reports — the turn is judged by what the next request
+    /// carries (issue 19). Without a reply waiting: nothing.
+    pub fn after_reply(&mut self, s: StepInput<'_>) -> Decision {
+        let Some(a) = self.reply.take() else {
+            return Decision::default();
+        };
+        let t = TurnInput {
+            stored_tokens: s.stored_tokens,
+            latest_compaction_at: s.latest_compaction_at,
+            can_promote: s.can_promote,
+            freed_tokens: s.freed_tokens,
+            freed_lowers_trigger: true,
+            ..TurnInput::new(&a, s.model, s.now)
+        };
+        self.after_turn(t)
+    }
+
+    /// A request is about to be sent (the Maintainer's `beforeRequest`, after the stale
+    /// pass). `None` when the session is in the state [`ContextManager::settle`] recorded
+    /// last: nothing was appended since (a retry), so there is nothing new to check. After a
+    /// reply that asked for tools, the host appended their results: the mid-run check
+    /// ([`ContextManager::after_turn`] with `mid_run`); otherwise a prompt: the pre-prompt
+    /// check ([`ContextManager::before_prompt`]).
+    pub fn before_request(&mut self, s: StepInput<'_>) -> Option<Decision> {
+        if s.state.is_some() && s.state == self.settled.as_deref() {
+            return None;
+        }
+        Some(match self.mid_run.take() {
+            Some(a) => self.after_turn(TurnInput {
+                stored_tokens: s.stored_tokens,
+                latest_compaction_at: s.latest_compaction_at,
+                can_promote: s.can_promote,
+                mid_run: true,
+                ..TurnInput::new(&a, s.model, s.now)
+            }),
+            None => self.before_prompt(PromptInput {
+                stored_tokens: s.stored_tokens,
+                latest_compaction_at: s.latest_compaction_at,
+                can_promote: s.can_promote,
+                ..PromptInput::new(s.model, s.now)
+            }),
+        })
+    }
+
+    /// What a compaction the host runs for `req` keeps, in the core's estimate (spec:
+    /// compaction §4.3, §3.4): `keepRecentTokens`, the request's window-fitted budget (the
+    /// settings' value for a request without budgets, e.g. a manual one), and
+    /// `v2RetainedMessageBudget`; scaled by the host's `count` as the prune windows are
+    /// ([`HostCount::window_in_estimate`]: `keepRecentTokens` stays as it is on a path with
+    /// reported usage, which the core scales by itself).
+    pub fn keep_budgets(
+        &self,
+        req: &CompactRequest,
+        count: Option<HostCount>,
+    ) -> Vec<(&'static str, u64)> {
+        let keep = req
+            .budgets
+            .as_ref()
+            .map_or(self.settings.keep_recent_tokens, |b| b.keep_recent_tokens);
+        in_estimate(
+            count,
+            &[
+                ("keepRecentTokens", keep),
+                (
+                    "v2RetainedMessageBudget",
+                    self.settings.v2_retained_message_budget,
+                ),
+            ],
+        )
+    }
+
+    /// The host's session state at the end of a step of its loop (any call: a request, a
+    /// reply, a manual or idle compaction), as it will name it to
+    /// [`ContextManager::before_request`].
+    pub fn settle(&mut self, state: &str) {
+        if self.settled.as_deref() != Some(state) {
+            self.settled = Some(state.to_string());
+        }
+    }
+
     // ----- after a compaction (§8.3–§8.6) -----------------------------------------------
 
     /// A compaction ended (spec: compaction §8.3 events and error prefixes, §8.5 progress
-    /// guard and continuation, §8.6 manual resume). Never asks for another compaction.
+    /// guard and continuation, §8.6 manual resume). Never asks for another compaction. The
+    /// end event names the action of [`CompactionReport::method`] when the host says which
+    /// method ran (a walk past the request's first method), else the request's.
     pub fn after_compaction(&mut self, r: &CompactionReport) -> Decision {
+        let mut d = self.compaction_ended(r);
+        if let Some(m) = r.method {
+            for e in &mut d.events {
+                if let Event::AutoCompactionEnd { action, .. } = e {
+                    *action = Some(m.action());
+                }
+            }
+        }
+        d
+    }
+
+    fn compaction_ended(&mut self, r: &CompactionReport) -> Decision {
         let req = &r.request;
         let mut d = Decision::default();
         if req.reason == CompactionReason::Manual {

@@ -4,19 +4,55 @@
 
 use super::interop::triggers::{
     assistant, bad, compaction_time, flag, host_model, model, model_json, now, number, opt_tokens,
-    options, outcome, tokens,
+    options, outcome, string, tokens,
 };
 use super::interop::{now_ms, parse_json, to_js};
 use crate::support::json::js;
 use crate::triggers::{
-    self, CompactRequest, CompactionReason, CompactionReport, ContextManager, Decision, HostRoutes,
-    MethodContext, PromptInput, TurnInput,
+    self, CompactRequest, CompactionMethod, CompactionOutcome, CompactionReason, CompactionReport,
+    ContextManager, Decision, HostCount, HostRoutes, MethodContext, PromptInput, ReplyStep,
+    StepInput, TurnInput,
 };
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 fn decision_json(d: &Decision) -> Result<String, JsValue> {
     Ok(d.json())
+}
+
+/// The host's own count of the live context (`counting`: it counts with a `tokenCounter`),
+/// else none: the prune windows stay in the core's estimate.
+fn host_count(counting: bool, estimated: f64, counted: f64, usage: f64) -> Option<HostCount> {
+    counting.then_some(HostCount {
+        estimated,
+        counted,
+        usage,
+    })
+}
+
+/// The facts of a step of the host's loop: `{now, storedTokens?, latestCompactionAt?,
+/// canPromote?, freedTokens?, state?}`, run through `f` with the model.
+fn with_step<T>(
+    model_json: &str,
+    options_json: Option<String>,
+    what: &str,
+    f: impl FnOnce(StepInput<'_>) -> T,
+) -> Result<T, JsValue> {
+    let m = model(model_json)?;
+    let o = options(options_json, what)?;
+    let state = match o.get("state") {
+        None | Some(Value::Null) => None,
+        Some(_) => Some(string(&o, "state", what)?),
+    };
+    let s = StepInput {
+        stored_tokens: opt_tokens(number(&o, "storedTokens", what)?, "storedTokens")?,
+        latest_compaction_at: compaction_time(number(&o, "latestCompactionAt", what)?)?,
+        can_promote: flag(&o, "canPromote", what)?,
+        freed_tokens: opt_tokens(number(&o, "freedTokens", what)?, "freedTokens")?.unwrap_or(0),
+        state: state.as_deref(),
+        ..StepInput::new(&m, now(&o, what)?)
+    };
+    Ok(f(s))
 }
 
 /// The trigger state machine of one live session.
@@ -93,6 +129,92 @@ impl WasmContextManager {
         decision_json(&self.inner.after_turn(t))
     }
 
+    /// The stale pass to run before a request (`ContextManager::stale_pass`): the prune step
+    /// as JSON, or `null`. `counting`: the host counts tokens itself, `estimated` / `counted` /
+    /// `usage` its count of the live context.
+    #[wasm_bindgen(js_name = stalePass)]
+    pub fn stale_pass(&self, counting: bool, estimated: f64, counted: f64, usage: f64) -> String {
+        let count = host_count(counting, estimated, counted, usage);
+        self.inner
+            .stale_pass(count)
+            .map_or_else(|| "null".into(), |p| p.json())
+    }
+
+    /// A reply the host appended (`ContextManager::on_reply`): true when it is deferred to
+    /// the next request (a turn that asked for tools).
+    #[wasm_bindgen(js_name = onReply)]
+    pub fn on_reply(&mut self, assistant_json: &str) -> Result<bool, JsValue> {
+        let a = assistant(assistant_json)?;
+        Ok(self.inner.on_reply(a) == ReplyStep::Deferred)
+    }
+
+    /// The threshold prune before the reply's check (`ContextManager::reply_prune`): the prune
+    /// step as JSON, or `null`; the count as in `stalePass`.
+    #[wasm_bindgen(js_name = replyPrune)]
+    pub fn reply_prune(&self, counting: bool, estimated: f64, counted: f64, usage: f64) -> String {
+        let count = host_count(counting, estimated, counted, usage);
+        self.inner
+            .reply_prune(count)
+            .map_or_else(|| "null".into(), |p| p.json())
+    }
+
+    /// The check of the reply `onReply` took, after its prune (`ContextManager::after_reply`).
+    #[wasm_bindgen(js_name = afterReply)]
+    pub fn after_reply(
+        &mut self,
+        model_json: &str,
+        options_json: Option<String>,
+    ) -> Result<String, JsValue> {
+        let inner = &mut self.inner;
+        with_step(model_json, options_json, "afterReply options", |s| {
+            inner.after_reply(s).json()
+        })
+    }
+
+    /// A request is about to be sent (`ContextManager::before_request`): the decision as
+    /// JSON, or `null` for a retry (nothing appended since the last step).
+    #[wasm_bindgen(js_name = beforeRequest)]
+    pub fn before_request(
+        &mut self,
+        model_json: &str,
+        options_json: Option<String>,
+    ) -> Result<String, JsValue> {
+        let inner = &mut self.inner;
+        with_step(model_json, options_json, "beforeRequest options", |s| {
+            inner
+                .before_request(s)
+                .map_or_else(|| "null".into(), |d| d.json())
+        })
+    }
+
+    /// What a compaction for `request_json` keeps (`ContextManager::keep_budgets`):
+    /// `{keepRecentTokens, v2RetainedMessageBudget}` as JSON, the count as in `stalePass`.
+    #[wasm_bindgen(js_name = keepBudgets)]
+    pub fn keep_budgets(
+        &self,
+        request_json: &str,
+        counting: bool,
+        estimated: f64,
+        counted: f64,
+        usage: f64,
+    ) -> Result<String, JsValue> {
+        let request = CompactRequest::from_json(&parse_json(request_json, "compaction request")?)
+            .map_err(|e| bad(&format!("invalid compaction request: {e}")))?;
+        let count = host_count(counting, estimated, counted, usage);
+        let mut out = String::new();
+        let mut o = js::Object::open(&mut out);
+        for (name, tokens) in self.inner.keep_budgets(&request, count) {
+            o.num(name, tokens as f64);
+        }
+        o.close();
+        Ok(out)
+    }
+
+    /// The host's session state at the end of a step (`ContextManager::settle`).
+    pub fn settle(&mut self, state: &str) {
+        self.inner.settle(state);
+    }
+
     /// The once-only warnings about a model (no context window; a keep budget too large for
     /// it), as a decision with notices only: for a host to call when it learns its model.
     #[wasm_bindgen(js_name = checkModel)]
@@ -123,6 +245,11 @@ impl WasmContextManager {
             queued_messages: flag(&o, "queuedMessages", what)?,
             interrupted_turn: flag(&o, "interruptedTurn", what)?,
             suppress_continuation: flag(&o, "suppressContinuation", what)?,
+            // The method that ran; a name the core does not know leaves the request's action.
+            method: match o.get("method") {
+                None | Some(Value::Null) => None,
+                Some(_) => CompactionMethod::named(&string(&o, "method", what)?),
+            },
             ..CompactionReport::new(request, outcome)
         };
         decision_json(&self.inner.after_compaction(&report))
@@ -248,6 +375,13 @@ fn reason_of(reason: &str) -> Result<CompactionReason, JsValue> {
     CompactionReason::parse(reason).ok_or_else(|| {
         bad("reason must be \"threshold\", \"overflow\", \"incomplete\", \"idle\" or \"manual\"")
     })
+}
+
+/// How a compaction that threw an error with `code` ended (`CompactionOutcome::of_error`),
+/// as the outcome JSON `afterCompaction` takes.
+#[wasm_bindgen(js_name = compactionOutcomeOfError)]
+pub fn compaction_outcome_of_error(code: Option<String>, message: &str) -> String {
+    CompactionOutcome::of_error(code.as_deref(), message).json()
 }
 
 /// The end-event error text of a failed compaction (spec: compaction §8.3).

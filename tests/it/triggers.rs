@@ -1988,3 +1988,332 @@ fn agent_simulator_snapcompact_gemini_pixel_frames_uncalibrated() {
     };
     run(&s).unwrap_or_else(|e| panic!("{e}"));
 }
+
+// ----- the request/response loop (the Maintainer's policy, issue 36 Deliver 2) ------------
+
+fn step<'a>(m: &'a ModelInfo) -> StepInput<'a> {
+    StepInput::new(m, 10_000)
+}
+
+/// A reply that asked for tools is not checked when it comes in: the core keeps it and runs
+/// the mid-run check before the next request, with the tool results counted; a reply that
+/// asked for none leaves the next request to the pre-prompt check.
+#[test]
+fn a_tool_use_reply_is_checked_mid_run_before_the_next_request() {
+    let m = model(100_000);
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    assert_eq!(cm.on_reply(tool_turn(90_000)), ReplyStep::Deferred);
+    assert!(
+        cm.after_reply(step(&m)).is_none(),
+        "nothing waits for a check"
+    );
+    let d = cm
+        .before_request(StepInput {
+            stored_tokens: Some(91_000),
+            state: Some("1:a"),
+            ..step(&m)
+        })
+        .expect("a changed session is checked");
+    let c = d.compact.as_ref().expect("over the threshold mid-run");
+    assert_eq!(c.entry, EntryPoint::MidRun);
+    assert_eq!(c.context_tokens, 91_000, "the tool results count");
+    // The same decision as the mid-run check of the turn, on a machine in the same state.
+    let mut other = manager(json!({"reserveTokens": 10000}));
+    let a = tool_turn(90_000);
+    let expected = other.after_turn(TurnInput {
+        stored_tokens: Some(91_000),
+        mid_run: true,
+        ..turn(&a, &m)
+    });
+    assert_eq!(d, expected);
+    // The mid-run reply was used up: the next request is a prompt's.
+    let d = cm
+        .before_request(StepInput {
+            stored_tokens: Some(91_000),
+            state: Some("1:b"),
+            ..step(&m)
+        })
+        .unwrap();
+    assert_eq!(
+        d.compact.as_ref().map(|c| c.entry),
+        Some(EntryPoint::PrePrompt)
+    );
+    // A finished answer clears a pending mid-run reply.
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    cm.on_reply(tool_turn(90_000));
+    assert_eq!(cm.on_reply(answer(1_000)), ReplyStep::Check);
+    cm.after_reply(step(&m));
+    let d = cm
+        .before_request(StepInput {
+            stored_tokens: Some(91_000),
+            ..step(&m)
+        })
+        .unwrap();
+    assert_eq!(
+        d.compact.as_ref().map(|c| c.entry),
+        Some(EntryPoint::PrePrompt)
+    );
+}
+
+/// A retry re-checks nothing: the session in the state the last step settled on means nothing
+/// was appended since. A pending mid-run reply waits for the request that follows the results.
+#[test]
+fn a_request_in_the_settled_state_is_a_retry_and_checks_nothing() {
+    let m = model(100_000);
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let over = |state| StepInput {
+        stored_tokens: Some(95_000),
+        state,
+        ..step(&m)
+    };
+    assert!(
+        cm.before_request(over(Some("s:1"))).is_some(),
+        "nothing settled yet"
+    );
+    cm.settle("s:1");
+    assert_eq!(cm.before_request(over(Some("s:1"))), None);
+    assert!(cm.before_request(over(Some("s:2"))).is_some());
+    assert!(
+        cm.before_request(over(None)).is_some(),
+        "no state: always checked"
+    );
+    cm.on_reply(tool_turn(50_000));
+    cm.settle("s:3");
+    assert_eq!(cm.before_request(over(Some("s:3"))), None);
+    let d = cm.before_request(over(Some("s:4"))).unwrap();
+    assert_eq!(
+        d.compact.as_ref().map(|c| c.entry),
+        Some(EntryPoint::MidRun)
+    );
+}
+
+/// The prune passes: the stale pass on every request when `supersedeReads` or `dropUseless`
+/// is on (§6.5), the threshold prune before a reply's check when compaction is enabled and the
+/// turn neither failed nor was aborted (§6.6); their windows are the core's, brought into the
+/// core's estimate from a host's own count.
+#[test]
+fn the_prune_passes_and_their_windows() {
+    let w = PRUNE_WINDOWS;
+    let cm = manager(json!({}));
+    let stale = cm.stale_pass(None).expect("on by default");
+    assert_eq!(stale.pass, PrunePass::Stale);
+    assert!(stale.supersede_key && stale.prune_useless);
+    assert_eq!(stale.idle_flush_ms, Some(w.stale_idle_flush_ms));
+    assert_eq!(stale.windows, [("suffixTokenLimit", w.stale_suffix_tokens)]);
+    assert_eq!(
+        stale.json(),
+        r#"{"pass":"stale","options":{"supersedeKey":true,"pruneUseless":true,"idleFlushMs":5400000,"suffixTokenLimit":8000}}"#
+    );
+    let only_reads = manager(json!({"dropUseless": false}));
+    let s = only_reads.stale_pass(None).unwrap();
+    assert!(s.supersede_key && !s.prune_useless);
+    let off = manager(json!({"supersedeReads": false, "dropUseless": false}));
+    assert_eq!(off.stale_pass(None), None);
+    // A host counting twice the estimate: the windows halve (rounded up).
+    let count = HostCount {
+        estimated: 10_000.0,
+        counted: 20_000.0,
+        usage: 0.0,
+    };
+    assert_eq!(
+        cm.stale_pass(Some(count)).unwrap().windows,
+        [("suffixTokenLimit", 4_000)]
+    );
+
+    let mut cm = manager(json!({}));
+    assert_eq!(cm.reply_prune(None), None, "no reply waits");
+    assert_eq!(cm.on_reply(answer(1_000)), ReplyStep::Check);
+    let p = cm
+        .reply_prune(Some(count))
+        .expect("a finished answer is pruned, then checked");
+    assert_eq!(p.pass, PrunePass::Threshold);
+    assert_eq!(
+        p.windows,
+        [
+            ("protectTokens", w.protect_tokens / 2),
+            ("minimumSavings", w.minimum_savings / 2),
+            ("cacheWarmSuffixTokens", w.cache_warm_suffix_tokens / 2)
+        ]
+    );
+    assert_eq!(
+        p.json(),
+        r#"{"pass":"threshold","options":{"pruneUseless":true,"protectTokens":20000,"minimumSavings":10000,"cacheWarmSuffixTokens":4000}}"#
+    );
+    for reply in [
+        error_turn("rate limited"),
+        assistant(json!({"stopReason": "aborted"})),
+    ] {
+        assert_eq!(cm.on_reply(reply), ReplyStep::Check);
+        assert_eq!(
+            cm.reply_prune(None),
+            None,
+            "a failed or aborted turn is checked without a prune"
+        );
+    }
+    cm.on_reply(tool_turn(1_000));
+    assert_eq!(cm.reply_prune(None), None, "a deferred reply is not pruned");
+    let mut disabled = manager(json!({"enabled": false}));
+    disabled.on_reply(answer(1_000));
+    assert_eq!(disabled.reply_prune(None), None);
+}
+
+/// What the reply's threshold prune freed lowers the trigger: a turn the prune brought under
+/// the threshold is not compacted; one it left over is, at the lowered size.
+#[test]
+fn the_threshold_prune_lowers_the_trigger_of_the_reply() {
+    let m = model(100_000);
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    cm.on_reply(answer(90_000));
+    let d = cm.after_reply(StepInput {
+        freed_tokens: 10_000,
+        stored_tokens: Some(70_000),
+        ..step(&m)
+    });
+    assert_eq!(d.compact, None, "80,000 after the prune is under 85,000");
+    cm.on_reply(answer(99_000));
+    let d = cm.after_reply(StepInput {
+        freed_tokens: 4_000,
+        stored_tokens: Some(70_000),
+        ..step(&m)
+    });
+    let c = d.compact.as_ref().expect("95,000 is over");
+    assert_eq!(c.context_tokens, 95_000);
+    assert_eq!(c.entry, EntryPoint::PostTurn);
+    assert!(cm.after_reply(step(&m)).is_none(), "one check per reply");
+}
+
+/// The error codes of a compaction that threw, as outcomes (§8.3); continuations as the next
+/// step of a request/response loop.
+#[test]
+fn compaction_errors_and_continuations_map_in_the_core() {
+    assert_eq!(
+        CompactionOutcome::of_error(Some("E_NOTHING_TO_COMPACT"), "x"),
+        CompactionOutcome::NothingToCompact
+    );
+    assert_eq!(
+        CompactionOutcome::of_error(Some("E_ALREADY_COMPACTED"), "x"),
+        CompactionOutcome::NothingToCompact
+    );
+    for code in ["E_ABORTED", "E_CANCELLED"] {
+        assert_eq!(
+            CompactionOutcome::of_error(Some(code), "x"),
+            CompactionOutcome::Aborted
+        );
+    }
+    for code in [Some("E_SUMMARIZER"), None] {
+        assert_eq!(
+            CompactionOutcome::of_error(code, "boom"),
+            CompactionOutcome::Failed {
+                error: "boom".into()
+            }
+        );
+    }
+    assert_eq!(
+        CompactionOutcome::of_error(Some("E_ABORTED"), "x").json(),
+        r#"{"status":"aborted"}"#
+    );
+    // Continuations: an overflow retries; a threshold compaction after a tool turn continues.
+    let m = model(100_000);
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let a = error_turn("prompt is too long: 213462 tokens > 200000 maximum");
+    let d = cm.after_turn(turn(&a, &m));
+    let req = d.compact.clone().expect("an overflow compacts");
+    let d = cm.after_compaction(&compacted(&req, 10_000));
+    let c = d.continuation.clone().expect("and retries");
+    assert_eq!(c.next(), Next::Retry);
+    assert!(d.json().contains(r#""next":"retry""#), "{}", d.json());
+    let a = assistant(json!({
+        "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}],
+        "stopReason": "stop", "usage": usage(89_900, 100, 0)}));
+    let d = cm.after_turn(turn(&a, &m));
+    let req = d.compact.clone().expect("over the threshold");
+    let d = cm.after_compaction(&compacted(&req, 10_000));
+    assert_eq!(d.continuation.map(|c| c.next()), Some(Next::Continue));
+    let mut queued = compacted(&req, 10_000);
+    queued.queued_messages = true;
+    let d = cm.after_compaction(&queued);
+    assert_eq!(d.continuation.map(|c| c.next()), Some(Next::Done));
+}
+
+/// What a compaction keeps is the core's: the request's window-fitted `keepRecentTokens` (the
+/// settings' for a request without budgets) and `v2RetainedMessageBudget`, in the core's
+/// estimate when the host counts tokens itself (`keepRecentTokens` unscaled on a path with
+/// reported usage, §3.4).
+#[test]
+fn the_keep_budgets_of_a_compaction() {
+    let small = model(32_000);
+    let mut cm = manager(json!({}));
+    let a = answer(31_000);
+    let req = cm
+        .after_turn(turn(&a, &small))
+        .compact
+        .expect("over a 32k window's threshold");
+    let fitted = req.budgets.as_ref().unwrap().keep_recent_tokens;
+    assert!(
+        fitted < 20_000,
+        "a small window fits the keep budget: {fitted}"
+    );
+    assert_eq!(
+        cm.keep_budgets(&req, None),
+        [
+            ("keepRecentTokens", fitted),
+            ("v2RetainedMessageBudget", 64_000)
+        ]
+    );
+    let manual = CompactRequest::manual(Strategy::ContextFull, 10_000, 0);
+    assert_eq!(
+        cm.keep_budgets(&manual, None)[0],
+        ("keepRecentTokens", 20_000)
+    );
+    let twice = HostCount {
+        estimated: 10_000.0,
+        counted: 20_000.0,
+        usage: 0.0,
+    };
+    assert_eq!(
+        cm.keep_budgets(&manual, Some(twice)),
+        [
+            ("keepRecentTokens", 10_000),
+            ("v2RetainedMessageBudget", 32_000)
+        ]
+    );
+    let reported = HostCount {
+        usage: 15_000.0,
+        ..twice
+    };
+    assert_eq!(
+        cm.keep_budgets(&manual, Some(reported)),
+        [
+            ("keepRecentTokens", 20_000),
+            ("v2RetainedMessageBudget", 32_000)
+        ]
+    );
+}
+
+/// The end event names the action of the method that ran when the host says which (its walk
+/// passed the request's first method over), else the request's.
+#[test]
+fn the_end_event_names_the_method_that_ran() {
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    let m = model(100_000);
+    let a = answer(90_000);
+    let req = cm
+        .after_turn(turn(&a, &m))
+        .compact
+        .expect("over the threshold");
+    assert_eq!(req.action, CompactionAction::Snapcompact);
+    let action = |d: &Decision| match end_event(d) {
+        Event::AutoCompactionEnd { action, .. } => *action,
+        _ => None,
+    };
+    let d = cm.after_compaction(&compacted(&req, 10_000));
+    assert_eq!(action(&d), Some(CompactionAction::Snapcompact));
+    let ran = CompactionReport {
+        method: Some(CompactionMethod::Soft),
+        ..compacted(&req, 10_000)
+    };
+    assert_eq!(
+        action(&cm.after_compaction(&ran)),
+        Some(CompactionAction::ContextFull)
+    );
+}

@@ -373,6 +373,33 @@ test('hooks: cancel, supply the compaction, add context; events', async () => {
   assert.deepEqual(events, ['auto_compaction_start', 'auto_compaction_end']);
 });
 
+test('an automatic compaction that fails ends with an event saying whether it was aborted', async () => {
+  const cases = [
+    // A hook cancels: aborted.
+    [{ session_before_compact: () => ({ cancel: true }) }, async () => 'sum', true],
+    // Every summarizer fails: failed, not aborted.
+    [{}, async () => Promise.reject(new Error('down')), false],
+  ];
+  for (const [hooks, summarize, aborted] of cases) {
+    const s = Session.fromJsonl(sessionText());
+    const before = s.toJsonl();
+    const events = [];
+    await assert.rejects(
+      s.compact({
+        settings: { keepRecentTokens: 10 },
+        reason: 'threshold',
+        summarize,
+        hooks: { ...hooks, onEvent: (e) => events.push(e) },
+      }),
+    );
+    const end = events.find((e) => e.type === 'auto_compaction_end');
+    assert.equal(end?.aborted, aborted, JSON.stringify(events));
+    assert.equal(end?.willRetry, false);
+    assert.equal(typeof end?.errorMessage, 'string');
+    assert.equal(s.toJsonl(), before);
+  }
+});
+
 test('one compaction at a time; nothing to compact', async () => {
   const s = Session.fromJsonl(sessionText());
   let release;

@@ -641,3 +641,101 @@ test('ContextManager checks a model once, in the core, and settings against it a
   // Without a model nothing is checked against one.
   new ContextManager({ methodOrder: ['snapcompact'] }, { summarizer: false }).free();
 });
+
+// ----- the request/response loop: the Maintainer's policy, decided by the core (issue 36) -----
+
+const smallModel = { ...model, contextWindow: 100_000 };
+
+test('a tool-use reply is kept by the core and checked mid-run before the next request', () => {
+  const cm = new ContextManager({ reserveTokens: 10_000 });
+  assert.equal(cm.onReply(toolTurn(90_000)), true, 'deferred');
+  assert.equal(cm.replyPrune(), null, 'nothing waits for a check');
+  const d = cm.beforeRequest(smallModel, { now: 10_000, storedTokens: 91_000, state: '0:3:a' });
+  assert.equal(d.compact.entry, 'mid-run');
+  assert.equal(d.compact.contextTokens, 91_000);
+  // Used up: the next request is a prompt's.
+  const next = cm.beforeRequest(smallModel, { now: 10_000, storedTokens: 91_000, state: '0:4:b' });
+  assert.equal(next.compact.entry, 'pre-prompt');
+  // A finished answer is checked now, after the threshold prune it asks for.
+  assert.equal(cm.onReply(answer(1_000)), false);
+  assert.equal(cm.replyPrune().pass, 'threshold');
+  assert.equal(cm.afterReply(smallModel, { now: 10_000, freedTokens: 0 }).compact, null);
+});
+
+test('a request in the state the last step settled on is a retry: the core checks nothing', () => {
+  const cm = new ContextManager({ reserveTokens: 10_000 });
+  const over = (state) => cm.beforeRequest(smallModel, { now: 10_000, storedTokens: 95_000, state });
+  cm.settle('0:5:x');
+  assert.equal(over('0:5:x'), null);
+  assert.equal(over('0:6:y').compact.entry, 'pre-prompt');
+  assert.throws(() => cm.settle(5), { code: 'E_INVALID_ARGUMENT' });
+  assert.throws(() => over(7), { code: 'E_INVALID_ARGUMENT' });
+});
+
+test('the prune steps come from the core, their windows in its estimate', () => {
+  const cm = new ContextManager();
+  assert.deepEqual(cm.stalePass(), {
+    pass: 'stale',
+    options: { supersedeKey: true, pruneUseless: true, idleFlushMs: 5_400_000, suffixTokenLimit: 8_000 },
+  });
+  // A host counting twice the estimate: the windows halve.
+  const count = { estimated: 10_000, counted: 20_000, usage: 0 };
+  assert.equal(cm.stalePass(count).options.suffixTokenLimit, 4_000);
+  assert.equal(new ContextManager({ supersedeReads: false, dropUseless: false }).stalePass(), null);
+  cm.onReply(answer(1_000));
+  assert.deepEqual(cm.replyPrune(count), {
+    pass: 'threshold',
+    options: { pruneUseless: true, protectTokens: 20_000, minimumSavings: 10_000, cacheWarmSuffixTokens: 4_000 },
+  });
+  cm.onReply(errorTurn('rate limited'));
+  assert.equal(cm.replyPrune(), null, 'a failed turn is not pruned');
+  const off = new ContextManager({ enabled: false });
+  off.onReply(answer(1_000));
+  assert.equal(off.replyPrune(), null);
+  assert.throws(() => cm.stalePass({ estimated: -1, counted: 1, usage: 0 }), { code: 'E_INVALID_ARGUMENT' });
+  // What the prune freed lowers the reply's trigger.
+  const t = new ContextManager({ reserveTokens: 10_000 });
+  t.onReply(answer(90_000));
+  assert.equal(t.afterReply(smallModel, { now: 10_000, freedTokens: 10_000, storedTokens: 70_000 }).compact, null);
+  t.onReply(answer(90_000));
+  assert.equal(t.afterReply(smallModel, { now: 10_000, storedTokens: 70_000 }).compact.contextTokens, 90_000);
+});
+
+test('a continuation carries the next step of the loop', () => {
+  const cm = new ContextManager({ reserveTokens: 10_000 });
+  const d = cm.afterTurn(errorTurn('prompt is too long: 213462 tokens > 200000 maximum'), model, { now: 10_000 });
+  const after = cm.afterCompaction(d.compact, { status: 'compacted', tokensAfter: 10_000 });
+  assert.equal(after.continuation.next, 'retry');
+  const queued = cm.afterCompaction(
+    { ...d.compact, willRetry: false, reason: 'threshold', entry: 'post-turn' },
+    { status: 'compacted', tokensAfter: 10_000 },
+    { queuedMessages: true },
+  );
+  assert.equal(queued.continuation.kind, 'queued-messages');
+  assert.equal(queued.continuation.next, 'done');
+});
+
+test('what a compaction keeps comes from the core, in its estimate', () => {
+  const cm = new ContextManager();
+  const d = cm.afterTurn(answer(31_000), { ...model, contextWindow: 32_000 }, { now: 10_000 });
+  const fitted = d.compact.budgets.keepRecentTokens;
+  assert.ok(fitted < 20_000);
+  assert.deepEqual(cm.keepBudgets(d.compact), { keepRecentTokens: fitted, v2RetainedMessageBudget: 64_000 });
+  const manual = { reason: 'manual', contextTokens: 10_000 };
+  assert.deepEqual(cm.keepBudgets(manual, { estimated: 10_000, counted: 20_000, usage: 0 }), {
+    keepRecentTokens: 10_000,
+    v2RetainedMessageBudget: 32_000,
+  });
+  assert.throws(() => cm.keepBudgets(null), { code: 'E_INVALID_ARGUMENT' });
+});
+
+test('the end event names the action of the method that ran, given to afterCompaction', () => {
+  const cm = new ContextManager({ reserveTokens: 10_000 });
+  const d = cm.afterTurn(answer(190_000), model, { now: 10_000 });
+  assert.equal(d.compact.action, 'snapcompact');
+  const end = (x) => x.events.find((e) => e.type === 'auto_compaction_end');
+  const ran = cm.afterCompaction(d.compact, { status: 'compacted', tokensAfter: 10_000 }, { method: 'soft' });
+  assert.equal(end(ran).action, 'context-full');
+  const unknown = cm.afterCompaction(d.compact, { status: 'compacted', tokensAfter: 10_000 }, { method: 'x' });
+  assert.equal(end(unknown).action, 'snapcompact');
+});

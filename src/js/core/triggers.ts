@@ -13,6 +13,7 @@ import type {
   CompactionSettings,
   CompactReason,
   JsonValue,
+  PruneOptions,
   ResolvedCompactionSettings,
 } from './types.js';
 
@@ -162,6 +163,12 @@ export interface Continuation {
   kind: 'retry' | 'queued-messages' | 'auto-continue';
   /** The auto-continue prompt (for `auto-continue`). */
   prompt: string | null;
+  /**
+   * The next step of a request/response loop (the Maintainer's `next`): `retry` resends the
+   * request, `continue` sends `prompt` as a new message, `done` leaves the next turn to the
+   * host (queued messages are its own to deliver).
+   */
+  next: 'done' | 'continue' | 'retry';
   /** Always null since length stops are recovered by compaction (18.2.3); kept for compatibility. */
 }
 
@@ -201,6 +208,41 @@ export interface AfterCompactionOptions {
   interruptedTurn?: boolean;
   /** Manual compaction only: do not resume the interrupted turn. */
   suppressContinuation?: boolean;
+  /** The method that ran (a walk may pass the request's first over): the end event names its `action`. */
+  method?: CompactionMethod | null | undefined;
+}
+
+/**
+ * A host's own count of the live context (a `tokenCounter`): the core's estimate of it, the
+ * host's count, and the prompt tokens the provider reported for the path (0 without). The
+ * prune windows of a step are brought into the core's estimate by it.
+ */
+export interface HostCount {
+  estimated: number;
+  counted: number;
+  usage: number;
+}
+
+/**
+ * A prune to run now (spec: compaction §6.5, §6.6): `stale` with `session.pruneStale`,
+ * `threshold` with `session.prune`, `options` as given plus the host's `now`. Its windows are
+ * in the core's estimate.
+ */
+export interface PruneStep {
+  pass: 'stale' | 'threshold';
+  options: PruneOptions;
+}
+
+/** The facts of a step of a request/response loop (`beforeRequest`, `afterReply`). */
+export interface StepOptions extends TimeOptions {
+  /** Local estimate of the live context with the request overhead, measured after the step's prune. */
+  storedTokens?: number;
+  latestCompactionAt?: TriggerTime;
+  canPromote?: boolean;
+  /** `afterReply`: the tokens the reply's threshold prune freed (they lower the trigger). */
+  freedTokens?: number;
+  /** `beforeRequest`: the live session's state (which session, its size, its leaf); the state last given to `settle` means nothing was appended since. */
+  state?: string;
 }
 
 /** Counters and flags of a ContextManager. */
@@ -339,6 +381,76 @@ export class ContextManager {
     return JSON.parse(this.#inner.afterTurn(message, modelJson(model), json));
   }
 
+  // ----- a request/response loop (the Maintainer's policy) -----------------------------
+
+  /**
+   * The stale pass to run before a request (spec: compaction §6.5), or null when
+   * `supersedeReads` and `dropUseless` are off. `count`: the host counts tokens itself.
+   */
+  stalePass(count?: HostCount): PruneStep | null {
+    const c = hostCount(count);
+    return JSON.parse(this.#inner.stalePass(c !== undefined, c?.estimated ?? 0, c?.counted ?? 0, c?.usage ?? 0));
+  }
+
+  /**
+   * A reply the host appended. True: it asked for tools and is checked before the next request,
+   * with their results counted (`beforeRequest`). False: run `replyPrune()`, then `afterReply`.
+   */
+  onReply(assistantMessage: AssistantMessage): boolean {
+    return this.#inner.onReply(toJson(assistantOf(assistantMessage, 'onReply() takes an assistant message that')));
+  }
+
+  /**
+   * The threshold prune to run before the check of the reply `onReply` took (spec: compaction
+   * §6.6), or null (compaction disabled, a failed or aborted turn, no reply waiting).
+   */
+  replyPrune(count?: HostCount): PruneStep | null {
+    const c = hostCount(count);
+    return JSON.parse(this.#inner.replyPrune(c !== undefined, c?.estimated ?? 0, c?.counted ?? 0, c?.usage ?? 0));
+  }
+
+  /** The check of the reply `onReply` took, `options.freedTokens` what its prune freed (spec: compaction §8.2). */
+  afterReply(model: TriggerModel, options?: StepOptions): Decision {
+    return JSON.parse(this.#inner.afterReply(modelJson(model), stepJson(options)));
+  }
+
+  /**
+   * A request is about to be sent (after the stale pass): the mid-run check of a reply that
+   * asked for tools, else the pre-prompt check; null when the session is in the state last
+   * given to `settle` (a retry: nothing new to check).
+   */
+  beforeRequest(model: TriggerModel, options?: StepOptions): Decision | null {
+    return JSON.parse(this.#inner.beforeRequest(modelJson(model), stepJson(options)));
+  }
+
+  /**
+   * What a compaction run for `request` keeps, in the core's estimate: the request's
+   * window-fitted `keepRecentTokens` (the settings' for a request without budgets) and
+   * `v2RetainedMessageBudget`, scaled by `count` when the host counts tokens itself.
+   */
+  keepBudgets(
+    request: CompactRequest | ManualCompactRequest,
+    count?: HostCount,
+  ): { keepRecentTokens: number; v2RetainedMessageBudget: number } {
+    if (!isObject(request)) throw invalidArgument("request must be the decision's `compact` object");
+    const c = hostCount(count);
+    return JSON.parse(
+      this.#inner.keepBudgets(
+        JSON.stringify(request),
+        c !== undefined,
+        c?.estimated ?? 0,
+        c?.counted ?? 0,
+        c?.usage ?? 0,
+      ),
+    );
+  }
+
+  /** The live session's state at the end of a step of the host's loop, as `beforeRequest` will name it. */
+  settle(state: string): void {
+    if (typeof state !== 'string') throw invalidArgument('settle() takes the session state as a string');
+    this.#inner.settle(state);
+  }
+
   /**
    * The once-only warnings about `model` as a decision with notices only: a model without a
    * `contextWindow` (only an overflow error would ever compact), a `keepRecentTokens` too large
@@ -394,6 +506,7 @@ export class ContextManager {
       queuedMessages: Boolean(o.queuedMessages),
       interruptedTurn: Boolean(o.interruptedTurn),
       suppressContinuation: Boolean(o.suppressContinuation),
+      method: typeof o.method === 'string' ? o.method : undefined,
     });
     const decision: Decision = JSON.parse(
       this.#inner.afterCompaction(JSON.stringify(request), JSON.stringify(out), json),
@@ -444,6 +557,40 @@ export class ContextManager {
   free(): void {
     this.#inner.free();
   }
+}
+
+function hostCount(count: HostCount | undefined): HostCount | undefined {
+  const given: unknown = count;
+  if (given === undefined || given === null) return undefined;
+  if (!isObject(given)) throw invalidArgument('count must be {estimated, counted, usage}');
+  return {
+    estimated: requiredTokens(given.estimated, 'count.estimated'),
+    counted: requiredTokens(given.counted, 'count.counted'),
+    usage: requiredTokens(given.usage, 'count.usage'),
+  };
+}
+
+function stepJson(options: StepOptions | undefined): string {
+  const o: StepOptions = options ?? {};
+  if (o.state !== undefined && typeof o.state !== 'string') throw invalidArgument('`state` must be a string');
+  return JSON.stringify({
+    now: nowOf(o),
+    storedTokens: optionalTokens(o.storedTokens, 'storedTokens'),
+    latestCompactionAt: optionalTime(o.latestCompactionAt, 'latestCompactionAt'),
+    canPromote: Boolean(o.canPromote),
+    freedTokens: optionalTokens(o.freedTokens, 'freedTokens'),
+    state: o.state,
+  });
+}
+
+/**
+ * How a compaction that threw `err` ended, as the core maps its error code (spec: compaction
+ * §8.3): nothing to compact, aborted, or failed with its message.
+ * @internal
+ */
+export function compactionOutcomeOf(err: unknown): CompactionOutcome {
+  const code: unknown = isObject(err) ? err.code : undefined;
+  return JSON.parse(requireRaw().compactionOutcomeOfError(typeof code === 'string' ? code : undefined, messageOf(err)));
 }
 
 /**

@@ -37,6 +37,7 @@ import type {
   Summarize,
   SummaryRequest,
 } from '../core/session.js';
+import { compactionOutcomeOf } from '../core/triggers.js';
 import { nativeLanes } from '../providers/native-openai.js';
 import { runAnthropic, runOpenaiNative } from './native.js';
 import { contextSnapshot } from './report.js';
@@ -839,12 +840,12 @@ export async function compactSession(session: SessionCore, options: RunOptions |
     return result;
   } catch (err) {
     if (auto) {
-      const code = memberOf(err, 'code');
       const message = memberOf(err, 'message');
       emit(o.hooks, {
         type: 'auto_compaction_end',
         action,
-        aborted: code === 'E_ABORTED' || code === 'E_CANCELLED',
+        // Which errors abort a compaction is the core's (`CompactionOutcome::of_error`).
+        aborted: compactionOutcomeOf(err).status === 'aborted',
         willRetry: false,
         ...(typeof message === 'string' ? { errorMessage: message } : {}),
       });

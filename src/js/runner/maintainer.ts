@@ -3,11 +3,11 @@
 // `beforeRequest()` for the messages to send, `afterResponse()` with the reply.
 //
 // It owns the awaits, the idle timer and the AbortController; the rules stay in the core:
-// when to compact, retry, promote, continue or give up (ContextManager), how to compact
+// when to compact, retry, promote, continue or give up, when to prune and with what windows,
+// when a reply is checked and when a request is a retry (ContextManager), how to compact
 // (`runCompaction`, which walks `methodOrder`), what to prune (`prune` / `pruneStale`).
 import { isObject } from '../core/args.js';
 import { codedError, invalidArgument, messageOf } from '../core/errors.js';
-import { requireRaw } from '../core/raw.js';
 import type {
   AssistantMessage,
   CompactionHooks,
@@ -19,7 +19,6 @@ import type {
   LlmMessage,
   NativeCompactionModel,
   NativeCompactionOptions,
-  PruneOptions,
   PruneReport,
   ResolvedCompactionSettings,
   RetryOptions,
@@ -32,13 +31,15 @@ import type {
   CompactRequest,
   ContextManagerState,
   Decision,
+  HostCount,
   ManualCompactRequest,
   PromotionRequest,
+  PruneStep,
   TriggerEvent,
   TriggerModel,
 } from '../core/triggers.js';
-import { ContextManager, modelJson } from '../core/triggers.js';
-import { ACTION_OF, nativeLane, runCompaction } from './compact.js';
+import { ContextManager, compactionOutcomeOf, modelJson } from '../core/triggers.js';
+import { nativeLane, runCompaction } from './compact.js';
 import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
 import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
 import type { Session } from './session.js';
@@ -205,26 +206,8 @@ interface Measure {
   usage: number;
 }
 
-/** The prune windows of the core (`pruneWindowsJson`). */
-interface PruneWindows {
-  stale: { idleFlushMs: number; suffixTokenLimit: number };
-  threshold: { protectTokens: number; minimumSavings: number; cacheWarmSuffixTokens: number };
-}
-
 /** A compaction request of a decision, or a manual one. */
 type AnyCompactRequest = CompactRequest | (ManualCompactRequest & { willRetry?: boolean });
-
-let pruneWindows: PruneWindows | undefined;
-
-/**
- * The windows of the Maintainer's prune passes, the core's (spec: compaction §6.1, §6.5, §6.6):
- * `stale` (`idleFlushMs`, `suffixTokenLimit`) and `threshold` (`protectTokens`,
- * `minimumSavings`, `cacheWarmSuffixTokens`).
- */
-function windows(): PruneWindows {
-  pruneWindows ??= JSON.parse(requireRaw().pruneWindowsJson()) as PruneWindows;
-  return pruneWindows;
-}
 
 /** A timer that never keeps a Node.js process alive. */
 function defaultTimer(fn: () => void, ms: number): () => void {
@@ -256,10 +239,8 @@ export class Maintainer {
   #latestCompactionAt: string | number | undefined;
   /** The compaction the live context starts from (the progress guard stamps its warning there). */
   #latestCompactionId: string | null;
-  /** An assistant turn that asked for tools: checked mid-run before the next request. */
-  #midRun: AssistantMessage | null = null;
-  /** The session state (`size:leaf`) the last call left: what the host appended since shows as a change. */
-  #seen: { session: Session; key: string } | null = null;
+  /** Counts the sessions a handoff started: the live session's part of its state (`#state`). */
+  #sessions = 0;
   /** The failed assistant entry a decision took out of the context. */
   #dropped: string | null = null;
   /** `#measure`'s memo of the live context (null: measure again). */
@@ -373,19 +354,11 @@ export class Maintainer {
         this.#textTokens(r.systemPrompt) + (r.tools === undefined ? 0 : this.#textTokens(JSON.stringify(r.tools)));
       this.#request = r;
       const step: Step = { pruned: 0, report: undefined };
-      this.#stalePass(step);
-      // Nothing appended since the last call (a retry): nothing new to check. After a turn
-      // that asked for tools, the host appended its results: the mid-run check; otherwise a
-      // prompt: the pre-prompt check.
-      if (!this.#unchanged()) {
-        const assistant = this.#midRun;
-        this.#midRun = null;
-        const d =
-          assistant === null
-            ? this.#cm.beforePrompt(this.#model, this.#turnOptions())
-            : this.#cm.afterTurn(assistant, this.#model, { ...this.#turnOptions(), midRun: true });
-        await this.#apply(d, step);
-      }
+      this.#prune(this.#cm.stalePass(this.#hostCount()), step);
+      // The core's check: none for a retry (the state the last call left), the mid-run check
+      // after a turn that asked for tools, else the pre-prompt check.
+      const d = this.#cm.beforeRequest(this.#model, { ...this.#turnOptions(), state: this.#state() });
+      if (d !== null) await this.#apply(d, step);
       const { messages, systemPrompt, inline, imagesOmitted, framesLeftOut, images: sent } = this.#messages();
       if (step.report) {
         step.report.imagesOmitted += imagesOmitted;
@@ -425,23 +398,18 @@ export class Maintainer {
       // A reply to the last request: its reported prompt tokens calibrate its model (the core
       // decides whether it answered that request).
       this.#gauge.observe(message);
-      if (message.stopReason === 'toolUse') {
-        // Between tool-loop calls: checked before the next request, with the results counted.
-        this.#midRun = message;
+      // A turn that asked for tools is checked before the next request (the core keeps it);
+      // the context tools' calls among them are answered now when the host opted in.
+      if (this.#cm.onReply(message)) {
         if (this.#o.contextTools !== true) return { next: 'done' };
         const answered = answerContextToolCalls(this.#session, message, this.#toolFigures(), now);
         return answered.length > 0 ? { next: 'done', contextToolCalls: answered } : { next: 'done' };
       }
-      this.#midRun = null;
       const step: Step = { pruned: 0, report: undefined, failedId: id };
-      const ok = message.stopReason !== 'error' && message.stopReason !== 'aborted';
-      // The threshold prune runs first and lowers what the turn is measured by (issue 19).
-      const freedTokens = ok && this.#settings.enabled ? this.#thresholdPrune(step) : 0;
-      const d = this.#cm.afterTurn(message, this.#model, {
-        ...this.#turnOptions(),
-        freedTokens,
-        freedLowersTrigger: true,
-      });
+      // The threshold prune, if the core asks for it, runs first and lowers what the turn is
+      // measured by (issue 19).
+      const freedTokens = this.#prune(this.#cm.replyPrune(this.#hostCount()), step);
+      const d = this.#cm.afterReply(this.#model, { ...this.#turnOptions(), freedTokens });
       const continuation = await this.#apply(d, step);
       return this.#next(continuation, d, step);
     });
@@ -506,7 +474,8 @@ export class Maintainer {
     this.#cancelIdle?.();
     this.#cancelIdle = null;
     const run = this.#queue.then(fn).finally(() => {
-      this.#seen = this.#state();
+      // What the host appends before the next request shows as a change of this state.
+      if (!this.#disposed) this.#cm.settle(this.#state());
     });
     this.#queue = run.then(
       () => undefined,
@@ -516,13 +485,8 @@ export class Maintainer {
   }
 
   /** The live session's state: which session, its size and its leaf. */
-  #state(): { session: Session; key: string } {
-    return { session: this.#session, key: `${this.#session.size}:${this.#session.leafId}` };
-  }
-
-  #unchanged(): boolean {
-    const now = this.#state();
-    return this.#seen !== null && this.#seen.session === now.session && this.#seen.key === now.key;
+  #state(): string {
+    return `${this.#sessions}:${this.#session.size}:${this.#session.leafId}`;
   }
 
   #emit(event: MaintainerEvent): void {
@@ -601,19 +565,6 @@ export class Maintainer {
   }
 
   /**
-   * `windows` (named token counts) from the host's tokens into the core's estimate, the unit in
-   * which the core picks what a compaction keeps and what a prune spares (spec: compaction §3.1,
-   * §4.3, §6): scaled by the core's estimate of the live context over the host's count of it.
-   * Unchanged without a `tokenCounter`. `keepRecentTokens` also stays unchanged when the path has
-   * provider-reported usage: the core scales it by that usage itself (spec: compaction §3.4).
-   */
-  #inEstimate<K extends string>(windows: Record<K, number>): Record<K, number> {
-    if (!this.#gauge.counting) return windows;
-    const { estimated, value: counted, usage } = this.#measure();
-    return this.#gauge.inEstimate(windows, { estimated, counted, usage });
-  }
-
-  /**
    * The provider's tokens per token of the core's estimate of text: the calibration's text
    * ratio, times the host's count over the core's estimate of the live context when a
    * `tokenCounter` counts; undefined before either measured it (the core's rule).
@@ -669,10 +620,23 @@ export class Maintainer {
     return this.#inCountedTokens(report, before);
   }
 
-  /** A prune pass with `windows` in the host's tokens; returns the tokens it freed, in the report's unit. */
-  #prune(pass: 'stale' | 'threshold', options: PruneOptions, windows: Record<string, number>, step: Step): number {
+  /**
+   * The host's count of the live context when it counts (a `tokenCounter`): the core brings the
+   * windows of its prunes and compactions from the host's tokens into its estimate by it
+   * (spec: compaction §3.1, §4.3, §6). Undefined without a `tokenCounter` (no measure then).
+   */
+  #hostCount(): HostCount | undefined {
+    if (!this.#gauge.counting) return undefined;
+    const { estimated, value: counted, usage } = this.#measure();
+    return { estimated, counted, usage };
+  }
+
+  /** Runs the prune pass the core asked for, if any; returns the tokens it freed, in the report's unit. */
+  #prune(p: PruneStep | null, step: Step): number {
+    if (p === null) return 0;
+    const { pass } = p;
     const before = this.#countedTokens();
-    const config: PruneOptions = { ...options, ...this.#inEstimate(windows), now: this.#now() };
+    const config = { ...p.options, now: this.#now() };
     const r = pass === 'stale' ? this.#session.pruneStale(config) : this.#session.prune(config);
     if (r.prunedCount === 0) return 0;
     this.#tokens = null;
@@ -682,20 +646,6 @@ export class Maintainer {
     const tokensSaved = report.tokensBefore - report.tokensAfter;
     this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved, report });
     return tokensSaved;
-  }
-
-  /** The per-turn stale pass (spec: compaction §6.5): superseded reads, useless results. */
-  #stalePass(step: Step): void {
-    const s = this.#settings;
-    if (!s.supersedeReads && !s.dropUseless) return;
-    const { idleFlushMs, suffixTokenLimit } = windows().stale;
-    const options: PruneOptions = { supersedeKey: s.supersedeReads, pruneUseless: s.dropUseless, idleFlushMs };
-    this.#prune('stale', options, { suffixTokenLimit }, step);
-  }
-
-  /** The threshold prune (spec: compaction §6.6), before the threshold decision. */
-  #thresholdPrune(step: Step): number {
-    return this.#prune('threshold', { pruneUseless: this.#settings.dropUseless }, { ...windows().threshold }, step);
   }
 
   /**
@@ -782,12 +732,8 @@ export class Maintainer {
     }
     if (d.compact) {
       const outcome = await this.#compact(d.compact, step, { willRetry: d.compact.willRetry });
-      const after = this.#cm.afterCompaction(d.compact, outcome, {});
-      for (const e of after.events) {
-        const action = step.method ? ACTION_OF[step.method] : undefined;
-        if (e.type === 'auto_compaction_end' && action !== undefined) e.action = action;
-        if (e.type === 'auto_compaction_end' && 'result' in outcome && outcome.result) e.result = outcome.result;
-      }
+      // The end event names the method that ran and carries the result (the core's wrapper).
+      const after = this.#cm.afterCompaction(d.compact, outcome, { method: step.method });
       return this.#apply(after, step);
     }
     return d.continuation;
@@ -831,11 +777,8 @@ export class Maintainer {
     // The walk passes `remote` over while the core's cooldown runs (upstream #13310).
     const remoteBlocked = this.#cm.remoteBlocked(this.#now());
     const before = this.#countedTokens();
-    const { keepRecentTokens, v2RetainedMessageBudget } = this.#inEstimate({
-      // The request's keep budget: the settings' value fitted to the model's window.
-      keepRecentTokens: request.budgets?.keepRecentTokens ?? this.#settings.keepRecentTokens,
-      v2RetainedMessageBudget: this.#settings.v2RetainedMessageBudget,
-    });
+    // What the compaction keeps, in the core's estimate: the core's (the request's budget).
+    const { keepRecentTokens, v2RetainedMessageBudget } = this.#cm.keepBudgets(request, this.#hostCount());
     try {
       const { strategy: _strategy, ...settings } = o.settings ?? {};
       const result = await runCompaction(
@@ -894,6 +837,7 @@ export class Maintainer {
       if ('session' in result && result.session) {
         const previous = this.#session;
         this.#session = result.session;
+        this.#sessions += 1;
         this.#dropped = null;
         this.#latestCompactionAt = this.#now();
         this.#latestCompactionId = null;
@@ -912,18 +856,10 @@ export class Maintainer {
       };
     } catch (err) {
       this.#tokens = null; // a shake may have run before the failure
-      const code = memberOf(err, 'code');
-      if (extra.rethrow && code !== 'E_NOTHING_TO_COMPACT' && code !== 'E_ALREADY_COMPACTED') throw err;
-      switch (code) {
-        case 'E_NOTHING_TO_COMPACT':
-        case 'E_ALREADY_COMPACTED':
-          return { status: 'nothing-to-compact' };
-        case 'E_ABORTED':
-        case 'E_CANCELLED':
-          return { status: 'aborted' };
-        default:
-          return { status: 'failed', error: messageOf(err) };
-      }
+      // The core maps the error's code; a manual compaction rejects unless nothing was to do.
+      const outcome = compactionOutcomeOf(err);
+      if (extra.rethrow && outcome.status !== 'nothing-to-compact') throw err;
+      return outcome;
     }
   }
 
@@ -931,21 +867,20 @@ export class Maintainer {
   #next(continuation: Decision['continuation'], d: Decision, step: Step): AfterResponseResult {
     this.#armIdle(d);
     const out: AfterResponseResult = { next: 'done', report: step.report };
-    if (!continuation) return out;
-    if (continuation.kind === 'retry') {
+    // The core says what the continuation means for the loop (`next`).
+    if (!continuation || continuation.next === 'done') return out;
+    if (continuation.next === 'retry') {
       this.#emit({ type: 'continue', kind: 'retry', afterMs: continuation.afterMs });
       return { ...out, next: 'retry' };
     }
-    if (continuation.kind === 'auto-continue' && continuation.prompt) {
-      this.#emit({ type: 'continue', kind: 'auto-continue', afterMs: continuation.afterMs });
-      return { ...out, next: 'continue', continuePrompt: continuation.prompt };
-    }
-    return out;
+    this.#emit({ type: 'continue', kind: 'auto-continue', afterMs: continuation.afterMs });
+    return { ...out, next: 'continue', continuePrompt: continuation.prompt ?? '' };
   }
 
   /** Idle maintenance (spec: compaction §8.1) at the decision's `wakeAt`, on its own timer. */
   #armIdle(d: Decision): void {
-    if (!this.#settings.idleEnabled || d.wakeAt === null || d.wakeAt === undefined) return;
+    // The core sets `wakeAt` only with idle maintenance enabled.
+    if (d.wakeAt === null || d.wakeAt === undefined) return;
     const wakeAt = d.wakeAt;
     this.#cancelIdle?.();
     this.#cancelIdle = this.#setTimer(
