@@ -779,6 +779,64 @@ mod tests {
         assert_eq!(hits[0].timestamp, 0);
     }
 
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// On generated sessions: a planted identifier only an artifact holds is found there,
+        /// named, with its source entry; the entries' own exact hits and the documents indexed
+        /// for them are what they were; the session is not touched.
+        #[test]
+        fn planted_artifact_identifiers_are_found(
+            seed in 0u64..10_000,
+            entries in 20usize..400,
+            at in any::<prop::sample::Index>(),
+            tag in 0u32..1_000_000,
+        ) {
+            let opts = ctxfold_testkit::GenOptions {
+                seed,
+                entries,
+                ..ctxfold_testkit::GenOptions::default()
+            };
+            let s = Session::load(ctxfold_testkit::generate(&opts), crate::session::LoadOptions::default())
+                .unwrap();
+            let bytes = s.to_bytes();
+            let from = s.entries()[at.index(s.len())].id().to_string();
+            let planted = format!("zq_{tag}_planted");
+            let mut index = HistoryIndex::new();
+            let all = SearchOptions { limit: Some(MAX_LIMIT), ..SearchOptions::default() };
+            let exact_ids = |index: &mut HistoryIndex, q: &str| {
+                let mut ids: Vec<String> = index
+                    .search(&s, q, &all)
+                    .unwrap()
+                    .into_iter()
+                    .filter(|h| h.exact && h.artifact.is_none())
+                    .map(|h| h.entry_id)
+                    .collect();
+                ids.sort();
+                ids
+            };
+            // An identifier of the chosen entry's own text (any word when it has none).
+            let (_, text) = entry_text(&s, at.index(s.len()));
+            let mut probe = String::from("the");
+            harvest_text(&text, ALL, &mut |_, id| {
+                if probe == "the" {
+                    probe = id.to_string();
+                }
+            });
+            let before = (exact_ids(&mut index, &probe), index.len());
+            prop_assert!(index.search(&s, &planted, &all).unwrap().is_empty());
+            index.add_artifact(&s, artifact("pruned.txt", &format!("output\n{planted} failed"), Some(&from)));
+            let hits = index.search(&s, &planted, &all).unwrap();
+            prop_assert_eq!(hits.len(), 1);
+            prop_assert_eq!(hits[0].artifact.as_deref(), Some("pruned.txt"));
+            prop_assert_eq!(&hits[0].entry_id, &from);
+            prop_assert!(hits[0].exact && hits[0].snippet.contains(&planted));
+            prop_assert_eq!((exact_ids(&mut index, &probe), index.len() - 1), before);
+            prop_assert_eq!(s.to_bytes(), bytes);
+        }
+    }
+
     #[test]
     fn artifact_lists_are_checked() {
         use serde_json::json;
