@@ -133,7 +133,10 @@ test('shake(): what saveArtifact stored is searched (searchHistory, recall_histo
     assert.equal(hits.length, 1, w);
     assert.deepEqual([hits[0].artifact, hits[0].entryId, hits[0].role], ['A7', null, 'artifact']);
     assert.ok(hits[0].snippet.includes(w));
-    assert.match(runContextTool(s, 'recall_history', { query: w }), new RegExp(`\\[artifact A7 · unknown time\\] .*${w}`));
+    assert.match(
+      runContextTool(s, 'recall_history', { query: w }),
+      new RegExp(`\\[artifact A7 · unknown time\\] .*${w}`),
+    );
   }
   // A shake whose host returned no id: the artifact is named after the plan.
   const t = shakeable();
