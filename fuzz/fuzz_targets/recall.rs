@@ -8,13 +8,16 @@
 //! the query is the model's arguments (its JSON when it parses, else `{"query": …}`), its
 //! figures made from the input's first bytes; a call answers or fails with
 //! `E_INVALID_ARGUMENT`, a `recall_history` answer never exceeds its budget, and the session
-//! stays byte-identical.
+//! stays byte-identical. Saved artifacts (shake's, pruned originals): the query read as an
+//! artifact list never panics; the text handed in as an artifact, with a planted identifier
+//! and the first entry as its source, is found by that identifier and named, every hit is an
+//! entry of the session or a held artifact, and the session stays byte-identical.
 #![no_main]
 use ctxfold::summary::anchors::harvest::{
     error_line, first_line, harvest_text, Scope, MAX_ANCHOR_BYTES,
 };
 use ctxfold::summary::anchors::{anchor_block, AnchorIndex};
-use ctxfold::summary::recall::{HistoryIndex, SearchOptions};
+use ctxfold::summary::recall::{Artifact, HistoryIndex, SearchOptions, MAX_LIMIT};
 use ctxfold::summary::tools::{
     run_context_tool, text_tokens, upsert_recall_pointer, ToolFigures, CONTEXT_STATUS,
     DEFAULT_RECALL_TOKENS, MIN_RECALL_TOKENS, RECALL_HISTORY,
@@ -39,7 +42,10 @@ fuzz_target!(|data: &[u8]| {
     ] {
         harvest_text(&text, scope, &mut |kind, a| {
             let at = a.as_ptr() as usize;
-            assert!(range.contains(&at) || a.is_empty(), "an anchor outside its text");
+            assert!(
+                range.contains(&at) || a.is_empty(),
+                "an anchor outside its text"
+            );
             assert!(at + a.len() <= range.end);
             assert!(a.len() <= MAX_ANCHOR_BYTES);
             index.add(kind, a, scope.user);
@@ -88,6 +94,50 @@ fuzz_target!(|data: &[u8]| {
             for h in &hits {
                 assert!(session.index_of(&h.entry_id).is_some());
             }
+        }
+    }
+    assert_eq!(session.to_bytes(), before);
+
+    // Saved artifacts.
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&query) {
+        if let Ok(list) = Artifact::list_from_json(&v) {
+            for a in list {
+                search.add_artifact(&session, a);
+            }
+        }
+    }
+    let planted = format!("zq_{}_planted", data.len());
+    let from = session.entries().first().map(|e| e.id().to_string());
+    for name in ["fuzz.txt", "fuzz.txt", "other.md"] {
+        search.add_artifact(
+            &session,
+            Artifact {
+                name: name.into(),
+                kind: "prune".into(),
+                text: format!("{text}\n{planted}"),
+                entry_id: from.clone(),
+            },
+        );
+    }
+    let all = SearchOptions {
+        limit: Some(MAX_LIMIT),
+        ..SearchOptions::default()
+    };
+    let hits = search.search(&session, &planted, &all).unwrap();
+    if hits.len() < MAX_LIMIT {
+        for name in ["fuzz.txt", "other.md"] {
+            let h = hits
+                .iter()
+                .find(|h| h.artifact.as_deref() == Some(name))
+                .expect("a planted artifact is found");
+            assert!(h.exact && h.snippet.contains(&planted));
+            assert_eq!(h.entry_id, from.clone().unwrap_or_default());
+        }
+    }
+    if let Ok(hits) = search.search(&session, &query, &options) {
+        assert!(hits.len() <= limit);
+        for h in &hits {
+            assert!(h.artifact.is_some() || session.index_of(&h.entry_id).is_some());
         }
     }
     assert_eq!(session.to_bytes(), before);

@@ -27,6 +27,7 @@
 mod apply;
 pub(crate) mod config;
 mod keys;
+mod originals;
 mod plan;
 mod rows;
 
@@ -35,6 +36,9 @@ pub use apply::{
 };
 pub use config::{KeepBoundary, PruneConfig, PruneSubject, SupersedeComplete};
 pub use keys::read_tool_supersede_key;
+pub use originals::{
+    apply_prune_originals, pruned_originals, PrunedOriginal, PRUNED_ARTIFACT_KIND,
+};
 pub use plan::{
     collect_superseded, collect_useless, plan_superseded_tool_results, plan_tool_outputs,
     PruneCandidate, PrunePlan, PruneReason,

@@ -1,6 +1,8 @@
 //! Search over the whole session (issue 38 item 2, `session.searchHistory`): every entry of
 //! every branch — compacted, abandoned or on the path — and the source text of snapcompact
-//! archives, so what a compaction dropped can be found again.
+//! archives, so what a compaction dropped can be found again — and the artifacts the host
+//! saved (shake's recovery text, pruned originals), handed in with [`HistoryIndex::add_artifact`]:
+//! the session file does not hold them, so the index keeps their text.
 //!
 //! Ranking: entries holding one of the query's exact identifiers (the anchor harvesters'
 //! words, the whole query, or a query word with a digit or an underscore) come first, then a BM25 score over lower-cased words. The
@@ -97,10 +99,63 @@ impl SearchOptions {
     }
 }
 
+/// A text the host saved beside the session (issue 38 item 2): shake's recovery artifact,
+/// a pruned result's original. Its `name` is the host's (a second artifact of the same name
+/// replaces the first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    pub name: String,
+    /// `shake`, `prune`, or what the host calls it.
+    pub kind: String,
+    pub text: String,
+    /// The entry it came from, when known (a pruned result's).
+    pub entry_id: Option<String>,
+}
+
+impl Artifact {
+    /// Reads `[{name, text, kind?, entryId?}]`: `name` and `text` strings, `name` not empty.
+    /// `E_INVALID_ARGUMENT` naming the item otherwise.
+    pub fn list_from_json(v: &Value) -> Result<Vec<Artifact>> {
+        let bad = |what: String| Error::InvalidArgument {
+            what: format!("addArtifacts: {what}"),
+        };
+        let items = v
+            .as_array()
+            .ok_or_else(|| bad("expected an array of artifacts".into()))?;
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let str_of = |k: &str| a.get(k).filter(|v| !v.is_null()).map(Value::as_str);
+                let (Some(Some(name)), Some(Some(text))) = (str_of("name"), str_of("text")) else {
+                    return Err(bad(format!("item {i} needs a `name` and a `text` string")));
+                };
+                if name.is_empty() {
+                    return Err(bad(format!("item {i} has an empty `name`")));
+                }
+                let opt = |k: &str| match str_of(k) {
+                    None => Ok(None),
+                    Some(Some(s)) => Ok(Some(s.to_string())),
+                    Some(None) => Err(bad(format!("item {i}: `{k}` must be a string"))),
+                };
+                Ok(Artifact {
+                    name: name.into(),
+                    kind: opt("kind")?.unwrap_or_else(|| "artifact".into()),
+                    text: text.into(),
+                    entry_id: opt("entryId")?,
+                })
+            })
+            .collect()
+    }
+}
+
 /// One result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchHit {
+    /// The entry (for an artifact, the one it came from; empty when unknown).
     pub entry_id: String,
+    /// The artifact's name, for a hit in a saved artifact.
+    pub artifact: Option<String>,
     /// The message role, or the entry type for an entry that carries no message.
     pub role: String,
     /// The entry's timestamp in milliseconds (0 when it has none).
@@ -114,7 +169,9 @@ pub struct SearchHit {
 
 #[derive(Debug, Clone)]
 struct Doc {
+    /// The entry index, or for an artifact its index in `artifacts`.
     entry: u32,
+    artifact: bool,
     stamp: u64,
     len: u32,
     alive: bool,
@@ -137,6 +194,8 @@ pub struct HistoryIndex {
     ids: FxHashMap<Box<str>, Vec<u32>>,
     total_len: u64,
     alive: u32,
+    /// The saved artifacts, each with its live document.
+    artifacts: Vec<(Artifact, Option<u32>)>,
 }
 
 /// The searchable text of an entry: the texts of its message (see `anchors::for_each_text`),
@@ -266,11 +325,15 @@ impl HistoryIndex {
     /// again, and entries past the end dropped.
     pub fn refresh(&mut self, session: &Session) {
         if self.session_id != session.header().id {
+            let artifacts = std::mem::take(&mut self.artifacts);
             *self = HistoryIndex {
                 session_id: session.header().id.clone(),
                 generation: session.generation(),
                 ..HistoryIndex::default()
             };
+            for (a, _) in artifacts {
+                self.index_artifact(session, a);
+            }
         }
         let n = session.len();
         if self.generation != session.generation() || self.by_entry.len() > n {
@@ -297,23 +360,90 @@ impl HistoryIndex {
 
     fn drop_entry(&mut self, i: usize) {
         if let Some(d) = self.by_entry.get_mut(i).and_then(Option::take) {
-            let doc = &mut self.docs[d as usize];
+            self.kill(d);
+        }
+    }
+
+    fn add_entry(&mut self, session: &Session, i: usize) {
+        let (role, text) = entry_text(session, i);
+        let timestamp = session.timestamp_ms(i);
+        if let Some(doc) = self.add_doc(&text, i as u32, false, role, timestamp) {
+            self.docs[doc as usize].stamp = session.line_stamp(i);
+            self.by_entry[i] = Some(doc);
+        }
+    }
+
+    /// Adds a saved artifact (issue 38 item 2): searched beside the entries from now on,
+    /// replacing an earlier one of the same name. Its hits name it, and the entry it came
+    /// from (whose time they carry) when that is in `session`.
+    pub fn add_artifact(&mut self, session: &Session, artifact: Artifact) {
+        self.refresh(session);
+        self.index_artifact(session, artifact);
+    }
+
+    /// Saved artifacts held.
+    pub fn artifact_count(&self) -> usize {
+        self.artifacts.len()
+    }
+
+    fn index_artifact(&mut self, session: &Session, artifact: Artifact) {
+        let at = match self
+            .artifacts
+            .iter()
+            .position(|(a, _)| a.name == artifact.name)
+        {
+            Some(at) => {
+                if let Some(d) = self.artifacts[at].1.take() {
+                    self.kill(d);
+                }
+                at
+            }
+            None => {
+                self.artifacts.push((artifact.clone(), None));
+                self.artifacts.len() - 1
+            }
+        };
+        let timestamp = artifact
+            .entry_id
+            .as_deref()
+            .and_then(|id| session.index_of(id))
+            .map_or(0, |i| session.timestamp_ms(i));
+        let doc = self.add_doc(
+            &artifact.text,
+            at as u32,
+            true,
+            "artifact".into(),
+            timestamp,
+        );
+        self.artifacts[at] = (artifact, doc);
+    }
+
+    fn kill(&mut self, d: u32) {
+        let doc = &mut self.docs[d as usize];
+        if doc.alive {
             doc.alive = false;
             self.alive -= 1;
             self.total_len -= u64::from(doc.len);
         }
     }
 
-    fn add_entry(&mut self, session: &Session, i: usize) {
-        let (role, text) = entry_text(session, i);
+    /// Indexes `text` as a new live document; `None` for an empty text.
+    fn add_doc(
+        &mut self,
+        text: &str,
+        entry: u32,
+        artifact: bool,
+        role: String,
+        timestamp: i64,
+    ) -> Option<u32> {
         if text.is_empty() {
-            return;
+            return None;
         }
         let doc = self.docs.len() as u32;
         let mut tf: FxHashMap<&str, u32> = FxHashMap::default();
         let mut len = 0u32;
         let mut owned: Vec<String> = Vec::new();
-        words(&text, |w| {
+        words(text, |w| {
             len += 1;
             owned.push(w.to_string());
         });
@@ -333,23 +463,24 @@ impl HistoryIndex {
             self.postings[t as usize].push((doc, n));
         }
         let ids = &mut self.ids;
-        harvest_text(&text, ALL, &mut |_, id| {
+        harvest_text(text, ALL, &mut |_, id| {
             let list = ids.entry(id.into()).or_default();
             if list.last() != Some(&doc) {
                 list.push(doc);
             }
         });
         self.docs.push(Doc {
-            entry: i as u32,
-            stamp: session.line_stamp(i),
+            entry,
+            artifact,
+            stamp: 0,
             len,
             alive: true,
             role: role.into(),
-            timestamp: session.timestamp_ms(i),
+            timestamp,
         });
-        self.by_entry[i] = Some(doc);
         self.alive += 1;
         self.total_len += u64::from(len);
+        Some(doc)
     }
 
     /// The best entries for `query` (refreshing the index first). `E_INVALID_ARGUMENT` for a
@@ -445,9 +576,17 @@ impl HistoryIndex {
             .map(|(d, exact, score)| {
                 let doc = &self.docs[d as usize];
                 let i = doc.entry as usize;
-                let (_, text) = entry_text(session, i);
+                let (entry_id, artifact, text) = if doc.artifact {
+                    let a = &self.artifacts[i].0;
+                    let from = a.entry_id.clone().unwrap_or_default();
+                    (from, Some(a.name.clone()), a.text.clone())
+                } else {
+                    let (_, text) = entry_text(session, i);
+                    (session.entries()[i].id().to_string(), None, text)
+                };
                 SearchHit {
-                    entry_id: session.entries()[i].id().to_string(),
+                    entry_id,
+                    artifact,
                     role: doc.role.to_string(),
                     timestamp: doc.timestamp,
                     exact,
@@ -460,10 +599,19 @@ impl HistoryIndex {
 }
 
 impl SearchHit {
-    /// `{entryId, role, timestamp, exact, score, snippet}` (`timestamp` null when unknown).
+    /// `{entryId, role, timestamp, exact, score, snippet}` (`timestamp` null when unknown),
+    /// and `artifact` (its name) for a hit in a saved artifact, whose `entryId` is null when
+    /// the entry it came from is not known.
     pub fn to_json(&self) -> Value {
-        crate::support::json::object(vec![
-            ("entryId", self.entry_id.as_str().into()),
+        let mut fields = vec![
+            (
+                "entryId",
+                if self.entry_id.is_empty() {
+                    Value::Null
+                } else {
+                    self.entry_id.as_str().into()
+                },
+            ),
             ("role", self.role.as_str().into()),
             (
                 "timestamp",
@@ -476,7 +624,11 @@ impl SearchHit {
             ("exact", self.exact.into()),
             ("score", (((self.score * 1e4).round()) / 1e4).into()),
             ("snippet", self.snippet.as_str().into()),
-        ])
+        ];
+        if let Some(name) = &self.artifact {
+            fields.insert(1, ("artifact", name.as_str().into()));
+        }
+        crate::support::json::object(fields)
     }
 }
 
@@ -544,6 +696,165 @@ mod tests {
             json!([]),
         ] {
             let e = SearchOptions::from_json(&bad).unwrap_err();
+            assert_eq!(e.code(), crate::error::ErrorCode::InvalidArgument, "{bad}");
+        }
+    }
+
+    fn session(id: &str, words: &[&str]) -> Session {
+        let mut lines = vec![format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}}"#
+        )];
+        let mut parent = "null".to_string();
+        for (i, w) in words.iter().enumerate() {
+            lines.push(format!(
+                r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:0{i}.000Z","message":{{"role":"user","content":"{w}","timestamp":1}}}}"#
+            ));
+            parent = format!("\"e{i}\"");
+        }
+        Session::load(
+            lines.join("\n").into_bytes(),
+            crate::session::LoadOptions::default(),
+        )
+        .unwrap()
+    }
+
+    fn artifact(name: &str, text: &str, entry: Option<&str>) -> Artifact {
+        Artifact {
+            name: name.into(),
+            kind: "prune".into(),
+            text: text.into(),
+            entry_id: entry.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn artifacts_are_searched_beside_entries() {
+        let s = session("s1", &["deploy the api", "check port 8443", "all good"]);
+        let mut index = HistoryIndex::new();
+        let o = SearchOptions::default();
+        let before: Vec<_> = index.search(&s, "port 8443", &o).unwrap();
+        assert!(index.search(&s, "zebra_77f3", &o).unwrap().is_empty());
+        index.add_artifact(
+            &s,
+            artifact(
+                "pruned-e1.txt",
+                "the log said zebra_77f3 failed",
+                Some("e1"),
+            ),
+        );
+        index.add_artifact(
+            &s,
+            artifact("shake.md", "### region 1\nquokka_99 text", None),
+        );
+        let hits = index.search(&s, "zebra_77f3", &o).unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].artifact.as_deref(), Some("pruned-e1.txt"));
+        assert_eq!(hits[0].entry_id, "e1");
+        assert_eq!(hits[0].role, "artifact");
+        assert!(hits[0].exact && hits[0].snippet.contains("zebra_77f3"));
+        assert_eq!(hits[0].timestamp, s.timestamp_ms(1));
+        let json = hits[0].to_json();
+        assert_eq!(json["artifact"], "pruned-e1.txt");
+        let shaken = index.search(&s, "quokka_99", &o).unwrap();
+        assert_eq!(shaken[0].artifact.as_deref(), Some("shake.md"));
+        assert_eq!(shaken[0].to_json()["entryId"], Value::Null);
+        // Entry hits are what they were (their scores move with the corpus size only).
+        let after = index.search(&s, "port 8443", &o).unwrap();
+        let ids = |h: &[SearchHit]| h.iter().map(|h| h.entry_id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&before), ids(&after));
+        assert!(after.iter().all(|h| h.artifact.is_none()));
+        // Roles filter artifacts like entries.
+        let users = SearchOptions {
+            roles: Some(vec!["user".into()]),
+            ..SearchOptions::default()
+        };
+        assert!(index.search(&s, "zebra_77f3", &users).unwrap().is_empty());
+        // The same name replaces; a new session keeps what the host handed in.
+        index.add_artifact(&s, artifact("pruned-e1.txt", "now okapi_5", Some("e1")));
+        assert!(index.search(&s, "zebra_77f3", &o).unwrap().is_empty());
+        assert_eq!(index.artifact_count(), 2);
+        let other = session("s2", &["fresh"]);
+        let hits = index.search(&other, "okapi_5", &o).unwrap();
+        assert_eq!(hits[0].artifact.as_deref(), Some("pruned-e1.txt"));
+        assert_eq!(hits[0].timestamp, 0);
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// On generated sessions: a planted identifier only an artifact holds is found there,
+        /// named, with its source entry; the entries' own exact hits and the documents indexed
+        /// for them are what they were; the session is not touched.
+        #[test]
+        fn planted_artifact_identifiers_are_found(
+            seed in 0u64..10_000,
+            entries in 20usize..400,
+            at in any::<prop::sample::Index>(),
+            tag in 0u32..1_000_000,
+        ) {
+            let opts = ctxfold_testkit::GenOptions {
+                seed,
+                entries,
+                ..ctxfold_testkit::GenOptions::default()
+            };
+            let s = Session::load(ctxfold_testkit::generate(&opts), crate::session::LoadOptions::default())
+                .unwrap();
+            let bytes = s.to_bytes();
+            let from = s.entries()[at.index(s.len())].id().to_string();
+            let planted = format!("zq_{tag}_planted");
+            let mut index = HistoryIndex::new();
+            let all = SearchOptions { limit: Some(MAX_LIMIT), ..SearchOptions::default() };
+            let exact_ids = |index: &mut HistoryIndex, q: &str| {
+                let mut ids: Vec<String> = index
+                    .search(&s, q, &all)
+                    .unwrap()
+                    .into_iter()
+                    .filter(|h| h.exact && h.artifact.is_none())
+                    .map(|h| h.entry_id)
+                    .collect();
+                ids.sort();
+                ids
+            };
+            // An identifier of the chosen entry's own text (any word when it has none).
+            let (_, text) = entry_text(&s, at.index(s.len()));
+            let mut probe = String::from("the");
+            harvest_text(&text, ALL, &mut |_, id| {
+                if probe == "the" {
+                    probe = id.to_string();
+                }
+            });
+            let before = (exact_ids(&mut index, &probe), index.len());
+            prop_assert!(index.search(&s, &planted, &all).unwrap().is_empty());
+            index.add_artifact(&s, artifact("pruned.txt", &format!("output\n{planted} failed"), Some(&from)));
+            let hits = index.search(&s, &planted, &all).unwrap();
+            prop_assert_eq!(hits.len(), 1);
+            prop_assert_eq!(hits[0].artifact.as_deref(), Some("pruned.txt"));
+            prop_assert_eq!(&hits[0].entry_id, &from);
+            prop_assert!(hits[0].exact && hits[0].snippet.contains(&planted));
+            prop_assert_eq!((exact_ids(&mut index, &probe), index.len() - 1), before);
+            prop_assert_eq!(s.to_bytes(), bytes);
+        }
+    }
+
+    #[test]
+    fn artifact_lists_are_checked() {
+        use serde_json::json;
+        let list = Artifact::list_from_json(&json!([
+            {"name": "a", "text": "t"},
+            {"name": "b", "text": "u", "kind": "shake", "entryId": "e1"}
+        ]))
+        .unwrap();
+        assert_eq!(list[0].kind, "artifact");
+        assert_eq!(list[1].entry_id.as_deref(), Some("e1"));
+        for bad in [
+            json!({}),
+            json!([{"name": "a"}]),
+            json!([{"name": "", "text": "t"}]),
+            json!([{"name": "a", "text": 1}]),
+            json!([{"name": "a", "text": "t", "entryId": 3}]),
+        ] {
+            let e = Artifact::list_from_json(&bad).unwrap_err();
             assert_eq!(e.code(), crate::error::ErrorCode::InvalidArgument, "{bad}");
         }
     }

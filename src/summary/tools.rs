@@ -229,15 +229,27 @@ fn when(ms: i64) -> String {
     }
 }
 
-/// One result line: `[entry ID · TIME · ROLE] snippet`.
+/// One result line: `[entry ID · TIME · ROLE] snippet`, or for a saved artifact
+/// `[artifact NAME · entry ID · TIME] snippet` (no entry when it is not known).
 fn hit_line(h: &SearchHit) -> String {
-    format!(
-        "[entry {} · {} · {}] {}\n",
-        h.entry_id,
-        when(h.timestamp),
-        h.role,
-        h.snippet
-    )
+    match &h.artifact {
+        Some(name) if h.entry_id.is_empty() => {
+            format!("[artifact {name} · {}] {}\n", when(h.timestamp), h.snippet)
+        }
+        Some(name) => format!(
+            "[artifact {name} · entry {} · {}] {}\n",
+            h.entry_id,
+            when(h.timestamp),
+            h.snippet
+        ),
+        None => format!(
+            "[entry {} · {} · {}] {}\n",
+            h.entry_id,
+            when(h.timestamp),
+            h.role,
+            h.snippet
+        ),
+    }
 }
 
 /// `recall_history`: the best entries for the query, as text within `budget` tokens (the

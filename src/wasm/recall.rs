@@ -6,7 +6,7 @@ use super::compact::WasmCompactionPlan;
 use super::interop::{options, to_js};
 use super::session::WasmSession;
 use crate::compaction::anchored::loss_report;
-use crate::summary::recall::{HistoryIndex, SearchOptions};
+use crate::summary::recall::{Artifact, HistoryIndex, SearchOptions};
 use crate::summary::tools::{run_context_tool, tool_definitions, ToolFigures};
 use crate::support::json::js;
 use serde_json::Value;
@@ -35,7 +35,7 @@ impl WasmHistoryIndex {
     }
 
     /// Searches `session` for `query` with `{limit, roles, since}` as JSON; returns the hits
-    /// `[{entryId, role, timestamp, exact, score, snippet}]` as JSON. `E_INVALID_ARGUMENT`
+    /// `[{entryId, artifact?, role, timestamp, exact, score, snippet}]` as JSON. `E_INVALID_ARGUMENT`
     /// for an empty query or bad options.
     #[wasm_bindgen(js_name = searchJson)]
     pub fn search_json(
@@ -50,6 +50,27 @@ impl WasmHistoryIndex {
         Ok(js::stringify(&Value::Array(
             hits.iter().map(|h| h.to_json()).collect(),
         )))
+    }
+
+    /// Hands the index artifacts the host saved, `[{name, text, kind?, entryId?}]` as JSON
+    /// (issue 38 item 2): searched beside `session`'s entries from now on, one of a name
+    /// already held replacing it. `E_INVALID_ARGUMENT` for a bad list (nothing added then).
+    #[wasm_bindgen(js_name = addArtifactsJson)]
+    pub fn add_artifacts_json(
+        &mut self,
+        session: &WasmSession,
+        artifacts_json: &str,
+    ) -> Result<(), JsValue> {
+        let list = crate::support::json::parse(artifacts_json)
+            .map_err(|_| crate::error::Error::InvalidArgument {
+                what: "addArtifacts: the artifacts are not JSON".into(),
+            })
+            .and_then(|v| Artifact::list_from_json(&v))
+            .map_err(to_js)?;
+        for a in list {
+            self.index.add_artifact(session.s(), a);
+        }
+        Ok(())
     }
 
     /// Runs a context tool the model called (`recall_history`, `context_status`) on `session`:

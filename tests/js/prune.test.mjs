@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { readToolSupersedeKey, Session } from 'ctxfold';
+import { readToolSupersedeKey, runContextTool, Session } from 'ctxfold';
 import { repoDir } from './support/project.mjs';
 import { header } from './support/sessions.mjs';
 
@@ -165,4 +165,131 @@ test('conformance: the three passes of prune.json on the large session', (t) => 
       name,
     );
   }
+});
+
+// ----- pruned originals kept through `saveArtifact` (issue 38 item 2) -----
+
+/** `session()` with an identifier only the first read's output holds. */
+function plantedSession() {
+  const { text, ids } = session();
+  const lines = text
+    .trimEnd()
+    .split('\n')
+    .map((l) => {
+      const e = JSON.parse(l);
+      if (e.id !== ids.read0) return l;
+      e.message.content[0].text = `okapi_4711 marks this output\n${e.message.content[0].text}`;
+      return JSON.stringify(e);
+    });
+  return { text: `${lines.join('\n')}\n`, ids };
+}
+
+test('prune with saveArtifact stores each original before pruning; search finds them', async () => {
+  const { text, ids } = plantedSession();
+  const options = { now: 5, protectTokens: 5_000, minimumSavings: 1_000 };
+  const plain = Session.fromJsonl(text);
+  const expected = plain.prune(options);
+  const s = Session.fromJsonl(text);
+  assert.deepEqual(
+    s.searchHistory('okapi_4711').map((h) => h.entryId),
+    [ids.read0],
+  );
+  const stored = [];
+  const pending = s.prune({
+    ...options,
+    saveArtifact: async (a) => {
+      stored.push(a);
+      assert.equal(s.toJsonl(), text, 'nothing is pruned before every original is stored');
+      return `store/${stored.length}`;
+    },
+  });
+  assert.ok(pending instanceof Promise);
+  const report = await pending;
+  assert.deepEqual({ ...report }, { ...expected });
+  assert.equal(s.toJsonl(), plain.toJsonl(), 'the same file as a prune without saveArtifact');
+  const original = (id) => JSON.parse(text.split('\n').find((l) => l.includes(`"id":"${id}"`))).message.content[0].text;
+  assert.deepEqual(
+    stored.map((a) => [a.name, a.kind, a.entryId, a.toolName]),
+    expected.pruned.map((p) => [`pruned-${p.id}.txt`, 'prune', p.id, p.toolName]),
+  );
+  for (const a of stored) assert.equal(a.text, original(a.entryId));
+  assert.ok(stored[0].toolCallId.length > 0);
+
+  // The planted identifier is now only in an artifact: searchHistory and recall_history find it there.
+  assert.ok(!s.toJsonl().includes('okapi_4711'));
+  const at = stored.findIndex((a) => a.entryId === ids.read0);
+  const hits = s.searchHistory('okapi_4711');
+  assert.equal(hits.length, 1);
+  assert.equal(hits[0].artifact, `store/${at + 1}`);
+  assert.equal(hits[0].entryId, ids.read0);
+  assert.equal(hits[0].role, 'artifact');
+  assert.match(hits[0].snippet, /okapi_4711 marks this output/);
+  const answer = runContextTool(s, 'recall_history', { query: 'okapi_4711' });
+  assert.match(answer, new RegExp(`\\[artifact store/${at + 1} · entry ${ids.read0} · [^\\]]+\\] okapi_4711 marks`));
+
+  // Reopened, the index starts without them; the host hands them back.
+  const reopened = Session.fromJsonl(s.toJsonl());
+  assert.deepEqual(reopened.searchHistory('okapi_4711'), []);
+  reopened.addArtifacts(stored.map((a, i) => ({ name: `store/${i + 1}`, text: a.text, entryId: a.entryId })));
+  assert.deepEqual(reopened.searchHistory('okapi_4711'), hits);
+  assert.match(runContextTool(reopened, 'recall_history', { query: 'okapi_4711' }), /\[artifact store\//);
+  for (const bad of [{}, [{ name: 'x' }], [{ name: '', text: 't' }], [{ name: 'x', text: 't', entryId: 4 }]]) {
+    assert.throws(() => reopened.addArtifacts(bad), { code: 'E_INVALID_ARGUMENT' });
+  }
+  assert.deepEqual(reopened.searchHistory('okapi_4711'), hits, 'a bad list adds nothing');
+});
+
+test('pruneStale with saveArtifact; a dry run stores nothing', async () => {
+  const { text, ids } = plantedSession();
+  const s = Session.fromJsonl(text);
+  const options = { now: 10_000_000, idleFlushMs: 60_000 };
+  const stored = [];
+  const dry = await s.pruneStale({ ...options, dryRun: true, saveArtifact: (a) => stored.push(a) });
+  assert.deepEqual(stored, []);
+  assert.equal(s.toJsonl(), text);
+  const report = await s.pruneStale({ ...options, saveArtifact: (a) => void stored.push(a) });
+  assert.deepEqual({ ...report }, { ...dry });
+  assert.deepEqual(
+    stored.map((a) => a.entryId),
+    [ids.read0, ids.useless],
+  );
+  const hits = s.searchHistory('okapi_4711');
+  assert.deepEqual(
+    hits.map((h) => [h.artifact, h.entryId]),
+    [[`pruned-${ids.read0}.txt`, ids.read0]],
+  );
+});
+
+test('a failing saveArtifact rejects and leaves the session byte-identical', async () => {
+  const { text } = plantedSession();
+  const options = { now: 5, protectTokens: 5_000, minimumSavings: 1_000 };
+  for (const fail of [
+    () => {
+      throw new Error('disk full');
+    },
+    async () => Promise.reject(new Error('disk full')),
+  ]) {
+    const s = Session.fromJsonl(text);
+    let calls = 0;
+    await assert.rejects(
+      s.prune({ ...options, saveArtifact: (a) => (++calls === 2 ? fail(a) : 'ok') }),
+      (err) =>
+        err.code === 'E_SUMMARIZER' && /prune could not save/.test(err.message) && err.cause.message === 'disk full',
+    );
+    assert.equal(calls, 2);
+    assert.equal(s.toJsonl(), text);
+    assert.deepEqual(
+      s.searchHistory('okapi_4711').map((h) => h.artifact),
+      [undefined],
+      'nothing added to the index',
+    );
+  }
+  const s = Session.fromJsonl(text);
+  const controller = new AbortController();
+  controller.abort();
+  await assert.rejects(s.prune({ ...options, signal: controller.signal, saveArtifact: () => 'x' }), {
+    code: 'E_ABORTED',
+  });
+  await assert.rejects(async () => s.prune({ ...options, saveArtifact: 'x' }), { code: 'E_INVALID_ARGUMENT' });
+  assert.equal(s.toJsonl(), text);
 });

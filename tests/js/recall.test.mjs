@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Session } from 'ctxfold';
+import { runContextTool, Session } from 'ctxfold';
 import { header, line, reply } from './support/sessions.mjs';
 
 const settings = { keepRecentTokens: 200, reserveTokens: 4000 };
@@ -84,4 +84,67 @@ test('searchHistory finds compacted and abandoned entries, exact identifiers fir
     );
   }
   s.free();
+});
+
+// ----- saved artifacts (issue 38 item 2): shake's recovery text -----
+
+/** Tool turns whose big outputs each hold one planted identifier (`wombat_K`), then a reply. */
+function shakeable() {
+  const s = Session.create({ id: 's', cwd: '/w', now: 1000 });
+  s.appendMessage({ role: 'user', content: 'look at the files', timestamp: 1000 }, { now: 1000 });
+  for (let i = 0; i < 6; i++) {
+    const id = `call-${i}`;
+    s.appendMessage(
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id, name: 'read', arguments: { path: `/w/f${i}.ts` } }],
+        usage: { input: 0, output: 10, cacheRead: 0, cacheWrite: 0 },
+        stopReason: 'toolUse',
+        timestamp: 1001 + i,
+      },
+      { now: 1001 + i },
+    );
+    s.appendMessage(
+      {
+        role: 'toolResult',
+        toolCallId: id,
+        toolName: 'read',
+        content: [{ type: 'text', text: `wombat_${i} ${'data '.repeat(1600)}` }],
+        isError: false,
+        timestamp: 1001 + i,
+      },
+      { now: 1001 + i },
+    );
+  }
+  s.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop' }, { now: 2000 });
+  return s;
+}
+
+test('shake(): what saveArtifact stored is searched (searchHistory, recall_history), and again after addArtifacts', async () => {
+  const s = shakeable();
+  const saved = [];
+  const r = await s.shake({ preset: 'aggressive', now: 5555, saveArtifact: (a) => saved.push(a) && 'A7' });
+  assert.ok(r.toolResultsDropped > 0);
+  const gone = [0, 1, 2, 3, 4, 5].map((i) => `wombat_${i}`).filter((w) => !s.toJsonl().includes(w));
+  assert.ok(gone.length > 0, 'the shake elided some planted identifiers');
+  for (const w of gone) {
+    assert.ok(saved[0].text.includes(w));
+    const hits = s.searchHistory(w);
+    assert.equal(hits.length, 1, w);
+    assert.deepEqual([hits[0].artifact, hits[0].entryId, hits[0].role], ['A7', null, 'artifact']);
+    assert.ok(hits[0].snippet.includes(w));
+    assert.match(
+      runContextTool(s, 'recall_history', { query: w }),
+      new RegExp(`\\[artifact A7 · unknown time\\] .*${w}`),
+    );
+  }
+  // A shake whose host returned no id: the artifact is named after the plan.
+  const t = shakeable();
+  await t.shake({ preset: 'aggressive', saveArtifact: () => {} });
+  assert.match(t.searchHistory(gone[0])[0].artifact, /^shake-.+\.md$/);
+  // Reopened: not found until the host hands the artifact back.
+  const reopened = Session.fromJsonl(s.toJsonl());
+  assert.deepEqual(reopened.searchHistory(gone[0]), []);
+  reopened.addArtifacts([{ name: 'A7', kind: 'shake', text: saved[0].text }]);
+  assert.equal(reopened.searchHistory(gone[0])[0].artifact, 'A7');
 });

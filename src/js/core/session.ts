@@ -54,10 +54,12 @@ import type {
   NavigationPreparation,
   NavigationResult,
   PlanOptions,
+  PrunedOriginal,
   PrunedResult,
   PruneOptions,
   PruneReport,
   ResolvedCompactionSettings,
+  SavedArtifact,
   SearchHistoryHit,
   SearchHistoryOptions,
   SessionContext,
@@ -777,6 +779,43 @@ export class SessionCore {
     const o = options === undefined || options === null ? {} : object(options, 'searchHistory options');
     this.#recall ??= new (requireRaw().WasmHistoryIndex)();
     return JSON.parse(this.#recall.searchJson(this._inner, q, JSON.stringify(o)));
+  }
+
+  /**
+   * Hands `searchHistory` (and `recall_history`) artifacts the host saved, `[{name, text,
+   * kind?, entryId?}]`: searched beside the entries from now on, their hits naming them
+   * (`artifact`). Shake and prune with `saveArtifact` add theirs themselves; after reopening
+   * a session, the host hands them back here. `E_INVALID_ARGUMENT` for a bad list (nothing
+   * added).
+   */
+  addArtifacts(artifacts: SavedArtifact[]): void {
+    let json: string;
+    try {
+      json = JSON.stringify(artifacts);
+    } catch (err) {
+      throw invalidArgument(`addArtifacts: the artifacts are not JSON (${String(err)})`);
+    }
+    this.#recall ??= new (requireRaw().WasmHistoryIndex)();
+    this.#recall.addArtifactsJson(this._inner, json ?? 'null');
+  }
+
+  /**
+   * Plans a pruning pass (`'threshold'` or `'stale'`) with the original text of each result
+   * it would blank; nothing is written until `apply()` (`E_STALE_PLAN` when a result changed
+   * meanwhile). `free()` releases the plan. @internal
+   */
+  _planPrune(
+    pass: string,
+    options: PruneOptions,
+  ): { report: PruneReport & { artifacts: PrunedOriginal[] }; apply(): PruneReport; free(): void } {
+    const config: Record<string, unknown> = { ...options };
+    if (config.now === undefined) config.now = Date.now();
+    const plan = this._inner.planPrune(pass, JSON.stringify(config));
+    return {
+      report: JSON.parse(plan.json()),
+      apply: () => lazyRows(this._inner.applyPrunePlan(plan)),
+      free: () => release(plan),
+    };
   }
 
   /**

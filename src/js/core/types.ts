@@ -771,7 +771,10 @@ export interface SearchHistoryOptions {
 
 /** One hit of `Session.searchHistory`. */
 export interface SearchHistoryHit {
-  entryId: string;
+  /** The entry; for a hit in a saved artifact the entry it came from, null when not known. */
+  entryId: string | null;
+  /** For a hit in a saved artifact (role `'artifact'`): its name. */
+  artifact?: string;
   /** The message role, or the entry type for an entry without a message. */
   role: string;
   /** Milliseconds since the epoch, or null when the entry has no timestamp. */
@@ -781,6 +784,39 @@ export interface SearchHistoryHit {
   score: number;
   /** The text around the first hit. */
   snippet: string;
+}
+
+// ----- saved artifacts in search, pruned originals (issue 38 item 2) -----
+
+/** A text the host saved beside the session (shake's recovery artifact, a pruned result's original), handed to `Session.addArtifacts`. */
+export interface SavedArtifact {
+  /** The host's name for it (one of a name already held replaces it). */
+  name: string;
+  text: string;
+  /** `'shake'`, `'prune'`, … Default `'artifact'`. */
+  kind?: string;
+  /** The entry it came from, when known. */
+  entryId?: string;
+}
+
+/** What `prune` / `pruneStale` with `saveArtifact` store: the original of one pruned tool result. */
+export interface PrunedOriginal {
+  /** `pruned-ENTRYID.txt`. */
+  name: string;
+  kind: 'prune';
+  entryId: string;
+  toolName: string;
+  toolCallId: string;
+  /** The result's text blocks, concatenated. */
+  text: string;
+}
+
+/** `prune` / `pruneStale` options that store each pruned result's original first (the call returns a Promise then). */
+export interface PruneRunOptions extends PruneOptions {
+  /** Stores one original; may return the host's id for it (its name in search hits). A failure rejects with `E_SUMMARIZER`, nothing pruned. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a host callback may return nothing
+  saveArtifact: (artifact: PrunedOriginal) => string | void | Promise<string | void>;
+  signal?: AbortSignalLike;
 }
 
 /** What a committed compaction plan left the model (`Session.lossReport`). */

@@ -32,6 +32,9 @@ import type {
   NavigateTreeOptions,
   NavigationCancelled,
   NavigationResult,
+  PruneOptions,
+  PruneReport,
+  PruneRunOptions,
   ShakeResult,
   ShakeRunOptions,
 } from '../core/types.js';
@@ -50,6 +53,7 @@ import type {
 } from '../formats/types.js';
 import { compactSession } from './compact.js';
 import { navigateSession } from './navigate.js';
+import { pruneWithArtifacts } from './prune.js';
 import { shakeSession } from './shake.js';
 
 // `HandoffResult.session` (core/types.ts) is this class.
@@ -303,6 +307,41 @@ export class Session extends SessionCore {
       }
     }
     return this.#system ?? undefined;
+  }
+
+  /**
+   * The threshold prune (spec: compaction §6.6), as `SessionCore.prune`. With `saveArtifact`
+   * (issue 38 item 2) it returns a Promise: each pruned result's original is stored first,
+   * then searchable (`searchHistory`, `recall_history`); a failing save rejects with
+   * `E_SUMMARIZER` and nothing is pruned.
+   */
+  override prune(options: PruneRunOptions): Promise<PruneReport>;
+  override prune(options?: PruneOptions): PruneReport;
+  override prune(options?: PruneOptions | PruneRunOptions): PruneReport | Promise<PruneReport> {
+    if (
+      options !== null &&
+      typeof options === 'object' &&
+      'saveArtifact' in options &&
+      options.saveArtifact !== undefined
+    ) {
+      return pruneWithArtifacts(this, 'threshold', options as PruneRunOptions);
+    }
+    return super.prune(options);
+  }
+
+  /** The stale pass (spec: compaction §6.5), as `SessionCore.pruneStale`; `saveArtifact` as in `prune`. */
+  override pruneStale(options: PruneRunOptions): Promise<PruneReport>;
+  override pruneStale(options?: PruneOptions): PruneReport;
+  override pruneStale(options?: PruneOptions | PruneRunOptions): PruneReport | Promise<PruneReport> {
+    if (
+      options !== null &&
+      typeof options === 'object' &&
+      'saveArtifact' in options &&
+      options.saveArtifact !== undefined
+    ) {
+      return pruneWithArtifacts(this, 'stale', { supersedeKey: true, ...(options as PruneRunOptions) });
+    }
+    return super.pruneStale(options);
   }
 
   /**

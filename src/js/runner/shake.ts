@@ -44,6 +44,7 @@ export async function shakeSession(
   const plan = session.planShake(config);
   if (plan.regions.length === 0) return { mode, ...NOTHING, entries: [] };
   let artifactId: string | undefined;
+  let saved = false;
   if (saveArtifact) {
     const until: Signal = signal ?? new AbortController().signal;
     try {
@@ -53,6 +54,7 @@ export async function shakeSession(
         until,
       );
       if (typeof id === 'string' && id !== '') artifactId = id;
+      saved = true;
     } catch (err) {
       if (until.aborted) throw abortError();
       // Without a stored artifact the placeholders carry no link (the text is gone then).
@@ -63,5 +65,12 @@ export async function shakeSession(
   if (requireArtifact && artifactId === undefined) {
     throw codedError('E_SUMMARIZER', 'shake could not save a recovery artifact');
   }
-  return { mode, ...session.applyShake(plan, defined({ artifactId, now })) };
+  const report = session.applyShake(plan, defined({ artifactId, now }));
+  // What was stored becomes searchable (issue 38 item 2), under the host's id when it gave one.
+  if (saved) {
+    session.addArtifacts([
+      { name: artifactId ?? `shake-${plan.fingerprint}.md`, kind: 'shake', text: plan.artifactText },
+    ]);
+  }
+  return { mode, ...report };
 }
