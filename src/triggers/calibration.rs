@@ -80,6 +80,28 @@ pub struct SentRequest {
     pub images: f64,
 }
 
+impl SentRequest {
+    /// What a request sent to `key` (`model_id`), estimated at `text` and `images` tokens,
+    /// is calibrated on: nothing when inline imaging saved tokens (it sent less than the
+    /// estimate counts); its text only when the host counts tokens itself (`host_counts`: a
+    /// host's counter prices the images too, so the provider's figure is read against text).
+    pub fn of(
+        key: &str,
+        model_id: &str,
+        text: f64,
+        images: f64,
+        inline_saved: f64,
+        host_counts: bool,
+    ) -> Option<SentRequest> {
+        (inline_saved <= 0.0 || inline_saved.is_nan()).then(|| SentRequest {
+            key: key.to_string(),
+            model_id: model_id.to_string(),
+            text,
+            images: if host_counts { 0.0 } else { images },
+        })
+    }
+}
+
 /// Per-model calibration (module docs).
 #[derive(Debug, Clone, Default)]
 pub struct Calibration {
@@ -426,6 +448,21 @@ mod tests {
     /// The walk's text rate is not known until a request with enough text was answered (or
     /// the host counts); before that it is `None`, not the starting 1 (issue 36: an archive
     /// smaller at 1x was billed larger by a provider counting 0.5x).
+    #[test]
+    fn a_request_is_calibrated_on_what_it_sent_as_the_estimate_counts() {
+        let sent = SentRequest::of("p/m", "m", 1_000.0, 500.0, 0.0, false).unwrap();
+        assert_eq!((sent.text, sent.images), (1_000.0, 500.0));
+        // A host's counter prices images itself: text only.
+        let counted = SentRequest::of("p/m", "m", 1_000.0, 500.0, 0.0, true).unwrap();
+        assert_eq!((counted.text, counted.images), (1_000.0, 0.0));
+        // Inline imaging sent less than the estimate: nothing to calibrate on.
+        assert_eq!(
+            SentRequest::of("p/m", "m", 1_000.0, 0.0, 200.0, false),
+            None
+        );
+        assert!(SentRequest::of("p/m", "m", 1_000.0, 0.0, f64::NAN, false).is_some());
+    }
+
     #[test]
     fn the_providers_text_rate_is_unknown_until_measured() {
         let none = HostCount {

@@ -145,16 +145,19 @@ pub fn resolve_settings_json(settings_json: Option<String>) -> Result<String, Js
 pub struct WasmCalibration {
     inner: Calibration,
     sent: Option<SentRequest>,
+    host_counts: bool,
 }
 
 #[wasm_bindgen]
 impl WasmCalibration {
-    /// `enabled: false` keeps every rate at 1.
+    /// `enabled: false` keeps every rate at 1; `host_counts`: the host counts tokens itself
+    /// (a `tokenCounter`).
     #[wasm_bindgen(constructor)]
-    pub fn new(enabled: bool) -> WasmCalibration {
+    pub fn new(enabled: bool, host_counts: Option<bool>) -> WasmCalibration {
         WasmCalibration {
             inner: Calibration::new(enabled),
             sent: None,
+            host_counts: host_counts.unwrap_or(false),
         }
     }
 
@@ -169,16 +172,10 @@ impl WasmCalibration {
         self.inner.calibrated(key, text, images)
     }
 
-    /// A request went out to `key` (`model_id`) estimated at `text` and `images` tokens; with
-    /// inline imaging that saved tokens it sent less than the estimate counts, so its reply
-    /// calibrates nothing.
+    /// A request went out to `key` (`model_id`) estimated at `text` and `images` tokens, inline
+    /// imaging saving `inline_saved` (`SentRequest::of` says what its reply calibrates).
     pub fn sent(&mut self, key: &str, model_id: &str, text: f64, images: f64, inline_saved: f64) {
-        self.sent = (inline_saved <= 0.0 || inline_saved.is_nan()).then(|| SentRequest {
-            key: key.to_string(),
-            model_id: model_id.to_string(),
-            text,
-            images,
-        });
+        self.sent = SentRequest::of(key, model_id, text, images, inline_saved, self.host_counts);
     }
 
     /// A reply came (`{stopReason?, model?, usage?}`): it calibrates the model of the request
@@ -219,25 +216,6 @@ impl WasmCalibration {
             );
         }
         crate::support::json::js::stringify(&serde_json::Value::Object(o))
-    }
-
-    /// A window `name` of `tokens` host tokens in the core's estimate, for a live context the
-    /// core estimates at `estimated`, the host counts at `counted`, with `usage` reported
-    /// (`HostCount::window_in_estimate`).
-    #[wasm_bindgen(js_name = windowInEstimate)]
-    pub fn window_in_estimate(
-        name: &str,
-        tokens: f64,
-        estimated: f64,
-        counted: f64,
-        usage: f64,
-    ) -> f64 {
-        HostCount {
-            estimated,
-            counted,
-            usage,
-        }
-        .window_in_estimate(name, tokens)
     }
 
     /// The characters of one message the host's counter reads (`maxCountChars`, default when

@@ -170,23 +170,6 @@ impl WasmWalk {
     }
 }
 
-/// The windows of the Maintainer's prune passes (spec: compaction §6.1, §6.5, §6.6), as JSON:
-/// `{stale: {idleFlushMs, suffixTokenLimit}, threshold: {protectTokens, minimumSavings,
-/// cacheWarmSuffixTokens}}`.
-#[wasm_bindgen(js_name = pruneWindowsJson)]
-pub fn prune_windows_json() -> String {
-    let w = crate::triggers::PRUNE_WINDOWS;
-    let v = serde_json::json!({
-        "stale": {"idleFlushMs": w.stale_idle_flush_ms, "suffixTokenLimit": w.stale_suffix_tokens},
-        "threshold": {
-            "protectTokens": w.protect_tokens,
-            "minimumSavings": w.minimum_savings,
-            "cacheWarmSuffixTokens": w.cache_warm_suffix_tokens,
-        },
-    });
-    crate::support::json::js::stringify(&v)
-}
-
 /// The members a handoff request takes from the live turn (spec: compaction §5.9,
 /// `compaction::handoff_request`), as JSON to merge into each pending request; undefined when
 /// the host gave neither a system prompt nor tools. Each argument is the JSON text of the

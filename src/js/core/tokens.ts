@@ -195,7 +195,7 @@ export class TokenGauge {
     }
     this.#counter = tokenCounter;
     this.#cap = requireRaw().WasmCalibration.maxCountChars(maxCountChars);
-    this.#calibration = new (requireRaw().WasmCalibration)(calibrate !== false);
+    this.#calibration = new (requireRaw().WasmCalibration)(calibrate !== false, tokenCounter !== undefined);
   }
 
   /** Whether the host counts (then `count()` is used instead of the core's estimate). */
@@ -300,22 +300,6 @@ export class TokenGauge {
   observe(message: { stopReason?: unknown; model?: unknown; usage?: unknown }): void {
     const { stopReason, model, usage } = message;
     this.#calibration.observeReply(toJson({ stopReason, model, usage }));
-  }
-
-  /**
-   * `windows` (named token counts) from the host's tokens into the core's estimate, for a live
-   * context the core estimates at `estimated`, the host counts at `counted`, with `usage`
-   * reported (0 without): the core's conversion.
-   */
-  inEstimate<K extends string>(
-    windows: Record<K, number>,
-    { estimated, counted, usage }: { estimated: number; counted: number; usage: number },
-  ): Record<K, number> {
-    const out = {} as Record<K, number>;
-    for (const [name, tokens] of Object.entries(windows) as Array<[K, number]>) {
-      out[name] = requireRaw().WasmCalibration.windowInEstimate(name, tokens, estimated, counted, usage);
-    }
-    return out;
   }
 
   /**

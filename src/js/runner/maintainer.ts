@@ -365,11 +365,10 @@ export class Maintainer {
         step.report.framesOmitted += framesLeftOut;
       }
       const result: BeforeRequestResult = { messages, tokens: this.#storedTokens(), report: step.report };
-      // Inline imaging sends fewer tokens than the text estimate counts: no calibration then.
-      // Images count as sent (budgets may leave some out); a tokenCounter prices them itself.
+      // Images count as sent (budgets may leave some out); what the reply calibrates (nothing
+      // after inline imaging saved tokens, text only with a tokenCounter) is the core's.
       const { text } = this.#rawSplit();
-      const images = this.#gauge.counting ? 0 : sent;
-      this.#gauge.sent(this.#model, { text, images }, inline?.savedTokens ?? 0);
+      this.#gauge.sent(this.#model, { text, images: sent }, inline?.savedTokens ?? 0);
       if (systemPrompt !== undefined) result.systemPrompt = systemPrompt;
       if (inline !== undefined) result.inline = inline;
       return result;
@@ -795,10 +794,10 @@ export class Maintainer {
           // The window tests of the walk compare with the provider's tokens: the live context
           // and the request overhead calibrated, and the factor for the core's estimates.
           liveTokens: this.#storedTokens(),
-          nonMessageTokens: Math.round(this.#overhead * this.#gauge.ratio(this.#model)),
+          nonMessageTokens: Math.round(this.#gauge.calibrated(this.#model, this.#overhead)),
           providerRatio: this.#providerRatio(),
           // Frames and other images at the rate the provider bills them (the calibration's).
-          imageRatio: this.#gauge.counting ? 1 : this.#gauge.calibration(this.#model).imageRate,
+          imageRatio: this.#gauge.calibration(this.#model).imageRate,
           // The same figure after a commit or a shake (which rewrites lines in place: no memo).
           measureLive: () => {
             this.#tokens = null;
