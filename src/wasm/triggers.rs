@@ -325,6 +325,16 @@ impl WasmContextManager {
     }
 }
 
+/// The state machine's constants the package exports (spec: compaction §8.2, §8.3), as JSON:
+/// `{continueDelayMs, incompleteRecoveryMaxRetries}`.
+#[wasm_bindgen(js_name = triggersConstantsJson)]
+pub fn triggers_constants_json() -> String {
+    js::stringify(&serde_json::json!({
+        "continueDelayMs": crate::triggers::CONTINUE_DELAY_MS,
+        "incompleteRecoveryMaxRetries": crate::triggers::INCOMPLETE_RECOVERY_MAX_RETRIES,
+    }))
+}
+
 /// A host's model object, checked (`ModelInfo::from_host`: `E_INVALID_ARGUMENT` naming the
 /// field), as the JSON the other calls take. `what` names it in errors.
 #[wasm_bindgen(js_name = hostModelJson)]

@@ -5,7 +5,7 @@
 import { isObject, nowOf, optionalTime, optionalTokens, optionsJson, requiredTokens, toJson } from './args.js';
 import { invalidArgument, messageOf } from './errors.js';
 import type { WasmContextManager } from './glue.js';
-import { requireRaw } from './raw.js';
+import { onRaw, requireRaw } from './raw.js';
 import type {
   AssistantMessage,
   CompactionAction,
@@ -301,10 +301,18 @@ function assistantOf(message: unknown, what = 'the message'): Record<string, unk
   return message;
 }
 
-/** Consecutive no-progress `length` recoveries before giving up (spec §8.2). */
-export const INCOMPLETE_RECOVERY_MAX_RETRIES: 3 = 3;
-/** Delay before a retry or continuation starts, in ms (spec §8.3, §8.5). */
-export const CONTINUE_DELAY_MS: 100 = 100;
+/** Consecutive no-progress `length` recoveries before giving up (spec §8.2; 3, the core's). */
+export let INCOMPLETE_RECOVERY_MAX_RETRIES: number;
+/** Delay before a retry or continuation starts, in ms (spec §8.3, §8.5; 100, the core's). */
+export let CONTINUE_DELAY_MS: number;
+
+onRaw((bindings) => {
+  const c: { continueDelayMs: number; incompleteRecoveryMaxRetries: number } = JSON.parse(
+    bindings.triggersConstantsJson(),
+  );
+  CONTINUE_DELAY_MS = c.continueDelayMs;
+  INCOMPLETE_RECOVERY_MAX_RETRIES = c.incompleteRecoveryMaxRetries;
+});
 
 /**
  * The trigger state machine of one live session (spec: compaction §8). Apply a Decision in
