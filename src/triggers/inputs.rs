@@ -22,6 +22,16 @@ pub struct ModelInfo {
 pub const MAX_HOST_TOKENS: u64 = (1 << 53) - 1;
 
 impl ModelInfo {
+    /// The images a request to this model carries at most: `provider_budget` (its route's,
+    /// spec: snapcompact §5.1), none for a model that reads no images.
+    pub fn image_budget(&self, provider_budget: u32) -> u32 {
+        if self.accepts_images {
+            provider_budget
+        } else {
+            0
+        }
+    }
+
     pub(super) fn label(&self) -> String {
         format!("{}/{}", self.provider, self.id)
     }

@@ -325,6 +325,14 @@ impl WasmContextManager {
     }
 }
 
+/// The images a request to `model` (JSON) over `provider`'s route carries at most
+/// (`ModelInfo::image_budget` of the provider's default budget); 0 for a model that reads none.
+#[wasm_bindgen(js_name = requestImageBudget)]
+pub fn request_image_budget(model_json: &str, provider: &str) -> Result<u32, JsValue> {
+    let budget = super::interop::snapcompact::budgets(None)?.provider_image_budget(provider, None);
+    Ok(model(model_json)?.image_budget(budget))
+}
+
 /// The state machine's constants the package exports (spec: compaction §8.2, §8.3), as JSON:
 /// `{continueDelayMs, incompleteRecoveryMaxRetries}`.
 #[wasm_bindgen(js_name = triggersConstantsJson)]

@@ -579,3 +579,26 @@ test('new Maintainer refuses settings under which no compaction method could eve
     new Maintainer(s, { model, settings, ...extra }).dispose();
   }
 });
+
+test('a model that reads no images is sent none; a vision model is sent them (the core decides the budget)', async () => {
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+  const images = (messages) =>
+    messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'image').length;
+  for (const [input, expected] of [
+    [['text'], 0],
+    [['text', 'image'], 1],
+  ]) {
+    const s = Session.create();
+    s.appendMessage({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'look' },
+        { type: 'image', data: png, mimeType: 'image/png' },
+      ],
+    });
+    const m = new Maintainer(s, { model: { ...MODEL, input }, settings: SETTINGS, summarize });
+    const { messages } = await m.beforeRequest();
+    assert.equal(images(messages), expected, JSON.stringify(input));
+    m.dispose();
+  }
+});

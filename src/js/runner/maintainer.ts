@@ -8,6 +8,7 @@
 // (`runCompaction`, which walks `methodOrder`), what to prune (`prune` / `pruneStale`).
 import { isObject } from '../core/args.js';
 import { codedError, invalidArgument, messageOf } from '../core/errors.js';
+import { requireRaw } from '../core/raw.js';
 import type {
   AssistantMessage,
   CompactionHooks,
@@ -24,7 +25,7 @@ import type {
   RetryOptions,
   Summarize,
 } from '../core/session.js';
-import { FRAME_DATA_BYTES_BUDGET, providerImageBudget } from '../core/snapcompact.js';
+import { FRAME_DATA_BYTES_BUDGET } from '../core/snapcompact.js';
 import { type CountedMessage, type TokenCounter, TokenGauge } from '../core/tokens.js';
 import type {
   CompactionOutcome,
@@ -249,6 +250,8 @@ export class Maintainer {
   #gauge: TokenGauge;
   /** Inline imaging (`snapcompact.systemPrompt` / `snapcompact.toolResults`), when either is on. */
   #imager: InlineImager | null = null;
+  /** The image budget of the model (`#imageBudget`), kept while the model and route stay. */
+  #budget: { model: TriggerModel; provider: string; images: number } | null = null;
   /** The frames the last view left out of the compaction summary (its budgets). */
   #framesLeftOut = 0;
 
@@ -685,7 +688,17 @@ export class Maintainer {
 
   /** Whether the model takes images (`'image'` in its `input`): else requests carry none. */
   #readsImages(): boolean {
-    return Array.isArray(this.#model.input) && this.#model.input.includes('image');
+    return this.#imageBudget() > 0;
+  }
+
+  /** The images a request to the model carries at most (the core's; none for a model that reads none), kept per model. */
+  #imageBudget(): number {
+    const provider = this.#o.provider ?? this.#model.provider;
+    const c = this.#budget;
+    if (c?.model === this.#model && c.provider === provider) return c.images;
+    const images = requireRaw().requestImageBudget(modelJson(this.#model), provider);
+    this.#budget = { model: this.#model, provider, images };
+    return images;
   }
 
   /**
@@ -696,7 +709,7 @@ export class Maintainer {
   #viewOptions() {
     const provider = this.#o.provider ?? this.#model.provider;
     return {
-      maxImages: this.#readsImages() ? providerImageBudget(provider) : 0,
+      maxImages: this.#imageBudget(),
       maxFrameDataBytes: FRAME_DATA_BYTES_BUDGET,
       model: { ...this.#model, provider },
     };
