@@ -67,14 +67,16 @@ pub(crate) fn plan_anchors(
             index.add_details(&details);
         }
     }
-    index.add_entries(session, &prep.messages_to_summarize);
-    index.add_entries(session, &prep.turn_prefix);
     let mut region = prep.tokens_to_summarize + prep.tokens_turn_prefix;
     let kept: Vec<_> = if whole {
-        index.add_entries(session, &prep.recent);
+        index.add_region(
+            session,
+            &[&prep.messages_to_summarize, &prep.turn_prefix, &prep.recent],
+        );
         region += prep.tokens_recent;
         Vec::new()
     } else {
+        index.add_region(session, &[&prep.messages_to_summarize, &prep.turn_prefix]);
         prep.recent
             .iter()
             .filter_map(|&i| session.entry_message(i).ok().flatten())

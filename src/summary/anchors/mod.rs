@@ -14,7 +14,7 @@
 pub mod harvest;
 
 use crate::error::Result;
-use crate::session::message::{AgentMessage, Content, ContentBlock};
+use crate::session::message::{AgentMessage, Content, ContentBlock, Role};
 use crate::session::Session;
 use harvest::{error_line, first_line, harvest_text, AnchorKind, Scope, MAX_ANCHOR_BYTES};
 use rustc_hash::FxHashMap;
@@ -24,6 +24,11 @@ use serde_json::Value;
 pub const MAX_CARRIED: usize = 200;
 /// The default budget of the block, in estimated tokens (setting `anchorTokens`).
 pub const DEFAULT_ANCHOR_TOKENS: u64 = 1_000;
+/// The stored bytes of a region a plan harvests at most ([`AnchorIndex::add_region`]): about
+/// 20 ms of reading on this project's benchmark machine, and far more text than the block's
+/// budget can show (a region past it keeps its newest messages' and all its user's anchors
+/// that fit).
+pub const HARVEST_BYTES: usize = 1 << 20;
 /// The `details` key of the carried anchors.
 pub const DETAILS_KEY: &str = "anchors";
 /// The order in which kinds take turns in the ranking after the user's anchors: the ones a
@@ -202,6 +207,38 @@ impl AnchorIndex {
                 self.add_message(&m);
             }
         }
+    }
+
+    /// Harvests the entries of `lists` (one region, in order) within [`HARVEST_BYTES`] of
+    /// their stored lines: a region that fits is read whole; a larger one gives its bytes to
+    /// the user's messages first (what the ranking puts first), newest first, then to the
+    /// others newest first, passing over a message that does not fit what is left. The chosen
+    /// ones are read in their order, so recency keeps its meaning. Deterministic, and bounded
+    /// whatever the region weighs (issue 38: ≤ 20 ms for a 50,000-entry region).
+    pub fn add_region(&mut self, session: &Session, lists: &[&[usize]]) {
+        let all: Vec<usize> = lists.iter().flat_map(|l| l.iter().copied()).collect();
+        let bytes = |i: usize| session.entry_line_bytes(i).len();
+        if all.iter().map(|&i| bytes(i)).sum::<usize>() <= HARVEST_BYTES {
+            return self.add_entries(session, &all);
+        }
+        let user = |i: usize| session.entry(i).and_then(|e| e.role()) == Some(Role::User);
+        let mut chosen = vec![false; all.len()];
+        let mut left = HARVEST_BYTES;
+        for users in [true, false] {
+            for (k, &i) in all.iter().enumerate().rev() {
+                let n = bytes(i);
+                if !chosen[k] && user(i) == users && n <= left {
+                    chosen[k] = true;
+                    left -= n;
+                }
+            }
+        }
+        let picked: Vec<usize> = all
+            .iter()
+            .zip(&chosen)
+            .filter_map(|(&i, &c)| c.then_some(i))
+            .collect();
+        self.add_entries(session, &picked);
     }
 
     /// Seeds the index from the `details` of an earlier compaction (`details.anchors`, as
@@ -644,6 +681,54 @@ mod tests {
         assert!(top[2].starts_with("src/mod_"));
         // Every anchor once, whatever the turns.
         assert_eq!(ix.ranked().len(), ix.len());
+    }
+
+    #[test]
+    fn a_region_past_the_harvest_budget_keeps_its_users_and_newest_messages() {
+        use crate::session::LoadOptions;
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+        let mut s = Session::load(header.as_bytes().to_vec(), LoadOptions::default()).unwrap();
+        let mut ids = Vec::new();
+        let mut push = |s: &mut Session, m: serde_json::Value| {
+            s.append_message(m, 0).unwrap();
+            ids.push(s.leaf().unwrap());
+        };
+        push(
+            &mut s,
+            json!({"role": "user", "content": "deploy to port 6432"}),
+        );
+        // 24 assistant turns of 100 KB, each naming its own commit: 2.4 MB, past the budget.
+        let filler = "lorem ipsum ".repeat(100_000 / 12);
+        for n in 0..24 {
+            let text = format!("commit {:07x}f00d done\n{filler}", 0xabc0000 + n);
+            push(
+                &mut s,
+                json!({"role": "assistant", "content": [{"type": "text", "text": text}],
+                    "provider": "p", "model": "m", "stopReason": "stop",
+                    "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}),
+            );
+        }
+        let mut ix = AnchorIndex::new();
+        ix.add_region(&s, &[&ids[..10], &ids[10..]]);
+        let got = texts(&ix);
+        assert!(
+            got.iter().any(|t| t == "6432"),
+            "the user's, however old: {got:?}"
+        );
+        let commit = |n: u32| format!("{:07x}f00d", 0xabc0000 + n);
+        assert!(got.contains(&commit(23)), "the newest");
+        assert!(!got.contains(&commit(0)), "the oldest is past the budget");
+        let read: usize = (0..24).filter(|&n| got.contains(&commit(n))).count();
+        assert!(
+            read * 100_000 <= HARVEST_BYTES && read >= 8,
+            "{read} turns read"
+        );
+        // A region within the budget is read whole, as `add_entries` reads it.
+        let mut whole = AnchorIndex::new();
+        whole.add_region(&s, &[&ids[..3]]);
+        let mut plain = AnchorIndex::new();
+        plain.add_entries(&s, &ids[..3]);
+        assert_eq!(texts(&whole), texts(&plain));
     }
 
     #[test]
