@@ -1,15 +1,16 @@
 // A plan repeated in one process, as a long-running host plans again (issue 38's anchor harvest,
-// issue 42): fresh Node.js processes, builds alternated, each opening the 1 MB real pi session
-// once and timing PLANS `planCompaction` calls; per process the fastest and the median plan.
+// issue 42): fresh Node.js processes, builds alternated, each opening a session once (by
+// default the 1 MB real pi session of the conformance data) and timing PLANS `planCompaction`
+// calls; per process the fastest and the median plan.
 //
-//   node tests/bench/plan-repeat.mjs PKG_A PKG_B [--rounds N] [--plans N]
+//   node tests/bench/plan-repeat.mjs PKG_A PKG_B [--rounds N] [--plans N] [--session FILE.jsonl]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median } from './lib.mjs';
 
-const SESSION = fileURLToPath(new URL('../../../shared/conformance/large-session/session.jsonl', import.meta.url));
+let session = fileURLToPath(new URL('../../../shared/conformance/large-session/session.jsonl', import.meta.url));
 
 const CHILD = `
 import { readFileSync } from 'node:fs';
@@ -40,12 +41,11 @@ const pkgs = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--rounds') rounds = Number(args[++i]);
   else if (args[i] === '--plans') plans = Number(args[++i]);
+  else if (args[i] === '--session') session = path.resolve(args[++i]);
   else pkgs.push(path.resolve(args[i]));
 }
-if (pkgs.length !== 2 || !(rounds >= 1) || !(plans >= 1) || !existsSync(SESSION)) {
-  console.error(
-    'usage: node tests/bench/plan-repeat.mjs PKG_A PKG_B [--rounds N] [--plans N] (needs the conformance data)',
-  );
+if (pkgs.length !== 2 || !(rounds >= 1) || !(plans >= 1) || !existsSync(session)) {
+  console.error('usage: node tests/bench/plan-repeat.mjs PKG_A PKG_B [--rounds N] [--plans N] [--session FILE.jsonl]');
   process.exit(2);
 }
 const runs = [[], []];
@@ -53,7 +53,7 @@ for (let i = 0; i < rounds; i++) {
   for (const k of i % 2 ? [1, 0] : [0, 1]) {
     const res = spawnSync(
       process.execPath,
-      ['--input-type=module', '-e', CHILD, SESSION, nodeEntry(pkgs[k]), String(plans)],
+      ['--input-type=module', '-e', CHILD, session, nodeEntry(pkgs[k]), String(plans)],
       {
         encoding: 'utf8',
       },
@@ -63,7 +63,9 @@ for (let i = 0; i < rounds; i++) {
   }
 }
 const fmt = (v) => v.toFixed(1);
-console.log(`A = ${pkgs[0]}\nB = ${pkgs[1]}\n${rounds} processes per build, alternating, ${plans} plans each`);
+console.log(
+  `A = ${pkgs[0]}\nB = ${pkgs[1]}\nsession ${session}\n${rounds} processes per build, alternating, ${plans} plans each`,
+);
 for (const key of ['min', 'median']) {
   const [a, b] = runs.map((r) => r.map((x) => x[key]));
   console.log(
