@@ -231,10 +231,12 @@ impl Mix {
     /// Any other byte (punctuation, non-ASCII).
     const OTHER: u16 = 1 << 9;
 
-    fn of(w: &str) -> Mix {
-        let mut m = 0;
-        for &c in w.as_bytes() {
-            m |= match c {
+    /// The class of each byte value, looked up once per byte.
+    const CLASSES: [u16; 256] = {
+        let mut t = [Mix::OTHER; 256];
+        let mut c = 0;
+        while c < 256 {
+            t[c] = match c as u8 {
                 b'a'..=b'z' => Mix::LOWER,
                 b'A'..=b'Z' => Mix::UPPER,
                 b'0'..=b'9' => Mix::DIGIT,
@@ -246,8 +248,13 @@ impl Mix {
                 b'-' => Mix::DASH,
                 _ => Mix::OTHER,
             };
+            c += 1;
         }
-        Mix(m)
+        t
+    };
+
+    fn of(w: &str) -> Mix {
+        Mix(w.bytes().fold(0, |m, c| m | Mix::CLASSES[c as usize]))
     }
 
     fn has(self, any: u16) -> bool {
