@@ -58,16 +58,8 @@ say "wasm-bindgen --target web"
 #    their wasm-bindgen shims: each body stays one function its shim calls instead of a copy
 #    merged into the shim's argument and result conversions (-6.8 KB gzip -9; the work per
 #    call is the body's, one call more; docs/decisions/size-budget.md, 2026-12-03).
-#    `--one-caller-inline-max-function-size=50`: by default wasm-opt inlines every function that
-#    has one caller, whatever its size, which undid the `#[inline(never)]` steps of the loader
-#    (`session::load::load` stayed one 14.8 KB function) and merged other single-use steps into
-#    large functions. V8 compiles a hot function again with TurboFan, a large one at a large
-#    cost, in the first calls of a fresh process. With the limit: the first open -> plan of the
-#    1 MB session 0.75-0.78 x in `make bench-reference`, -26 KB gzip -9; the Maintainer's turn
-#    3-5 % slower (docs/decisions/performance-notes.md#first-call-inlining, 2026-12-07).
 say "wasm-opt -O3"
 tests/node_modules/.bin/wasm-opt "$bg/web/${crate}_bg.wasm" -o "$opt_wasm" '--no-inline=*::Wasm*' -O3 \
-  --one-caller-inline-max-function-size=50 \
   --skip-pass=memory-packing --reorder-functions-by-name \
   --low-memory-unused \
   --enable-bulk-memory --enable-multivalue --enable-mutable-globals \
