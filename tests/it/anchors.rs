@@ -412,7 +412,12 @@ fn a_native_replay_gets_the_block_as_a_developer_message() {
     let mut s = new_session();
     planted(&mut s);
     padding(&mut s, 6);
-    let plan = plan_compaction(&s, &settings(1_000), PlanOptions::default()).unwrap();
+    // With the recall tool on, the pointer follows the block (issue 38 item 3).
+    let recall = CompactionSettings {
+        recall_tool: true,
+        ..settings(1_000)
+    };
+    let plan = plan_compaction(&s, &recall, PlanOptions::default()).unwrap();
     let answer = r#"{"output":[{"type":"message","role":"user","content":[{"type":"input_text","text":"q"}]},
         {"type":"compaction","encrypted_content":"ENC"}]}"#;
     let c = commit_openai(
@@ -433,8 +438,12 @@ fn a_native_replay_gets_the_block_as_a_developer_message() {
     assert_eq!(last["role"], "developer");
     let text = last["content"][0]["text"].as_str().unwrap();
     assert!(block_of(text).contains("- id: 3f9a2c1e"), "{text}");
-    // The entry's summary (what other readers get) carries it too.
-    assert!(block_of(entry["summary"].as_str().unwrap()).contains("3f9a2c1e"));
+    assert_eq!(text.matches("<recall>").count(), 1, "{text}");
+    assert!(text.find("</anchors>") < text.find("<recall>"), "{text}");
+    // The entry's summary (what other readers get) carries both too.
+    let summary = entry["summary"].as_str().unwrap();
+    assert!(block_of(summary).contains("3f9a2c1e"));
+    assert_eq!(summary.matches("<recall>").count(), 1);
 }
 
 /// A file the region edited is listed in the `<files>` block, grouped by folder (never as the

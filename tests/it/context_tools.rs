@@ -521,35 +521,3 @@ fn the_tools_own_calls_and_answers_are_not_searched() {
     assert!(again.starts_with("1 stored entry match"), "{again}");
     assert!(again.contains(&format!("[entry {u} ·")), "{again}");
 }
-
-#[test]
-fn a_native_replay_carries_the_pointer_beside_the_anchors() {
-    use ctxfold::compaction::native::openai::commit_openai;
-    use ctxfold::compaction::native::Lane;
-    let mut s = new_session("tools8");
-    planted(&mut s);
-    padding(&mut s, 6);
-    let plan = plan_compaction(&s, &settings(true), PlanOptions::default()).unwrap();
-    let answer = r#"{"output":[{"type":"message","role":"user","content":[{"type":"input_text","text":"q"}]},
-        {"type":"compaction","encrypted_content":"ENC"}]}"#;
-    let c = commit_openai(
-        &mut s,
-        &plan,
-        "openai",
-        Lane::OpenAiV1,
-        answer,
-        Vec::new(),
-        5,
-    )
-    .unwrap();
-    let entry: Value = serde_json::from_str(&s.entry_json(c.index)).unwrap();
-    let items = entry["preserveData"]["openaiRemoteCompaction"]["replacementHistory"]
-        .as_array()
-        .unwrap();
-    let text = items.last().unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap();
-    assert!(text.contains("</anchors>"), "{text}");
-    assert_eq!(pointers(text), 1, "{text}");
-    assert_eq!(pointers(entry["summary"].as_str().unwrap()), 1);
-}
