@@ -10,7 +10,7 @@
 // A/B of two builds in fresh processes, alternating (the first of each pair changes every round):
 //   node tests/bench/first-call.bench.mjs PKG_A PKG_B [--rounds N]
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median, timesRow } from './lib.mjs';
@@ -46,6 +46,14 @@ function child(spec) {
   });
   if (res.status !== 0) throw new Error(res.stderr);
   return JSON.parse(res.stdout.trim().split('\n').at(-1));
+}
+
+/** The module URL of the Node.js entry of the build folder `pkg`, as its package.json exports it
+ * (`entries/node.js` since 2026-12-07; `node.js` at the root before). */
+function nodeEntry(pkg) {
+  const exp = JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')).exports?.['.'];
+  const rel = exp?.node?.default ?? exp?.node ?? 'node.js';
+  return pathToFileURL(path.join(pkg, typeof rel === 'string' ? rel : 'node.js')).href;
 }
 
 /** The rows of `runs` (each a child's figures). */
@@ -88,7 +96,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   }
   const runs = [[], []];
   for (let i = 0; i < rounds; i++) {
-    for (const k of i % 2 ? [1, 0] : [0, 1]) runs[k].push(child(pathToFileURL(path.join(pkgs[k], 'node.js')).href));
+    for (const k of i % 2 ? [1, 0] : [0, 1]) runs[k].push(child(nodeEntry(pkgs[k])));
   }
   const fmt = (v) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
   console.log(

@@ -4,12 +4,12 @@
 // each also times the import (the wasm is instantiated then) and the Unifont asset.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import * as ctxfold from 'ctxfold';
-import { cargoVersion } from './support/project.mjs';
+import { cargoVersion, pkgDir } from './support/project.mjs';
 import { NOW, sessionJsonl, withoutTimings, workload } from './support/runtime-workload.mjs';
 import { installTarball, packTarball, tempDir } from './support/tarball.mjs';
 
@@ -121,3 +121,22 @@ for (const [name, consumer] of Object.entries(consumers)) {
     );
   });
 }
+
+test('the README install from a build: `npm install <path to pkg>` in a project of its own', () => {
+  const dir = path.join(tmp.dir, 'from-build');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'from-build', private: true, type: 'module' }));
+  // As the README says (after `make pkg`); the folder has no dependencies: nothing is fetched.
+  execFileSync('npm', ['install', pkgDir, '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 60_000,
+  });
+  writeFileSync(
+    path.join(dir, 'main.js'),
+    "import { Session, version } from 'ctxfold';\nconsole.log(version(), Session.create().size);\n",
+  );
+  const child = spawnSync(process.execPath, ['main.js'], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(child.stdout.trim(), `${cargoVersion()} 0`);
+});

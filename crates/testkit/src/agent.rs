@@ -33,7 +33,7 @@ use ctxfold::summary::retry::{answer_problem, classify, RetryPolicy, RetryStep};
 use ctxfold::tokens::FRAME_TOKEN_ESTIMATE;
 use ctxfold::triggers::{
     CompactRequest, CompactionMethod, CompactionOutcome, CompactionReport, ContextManager,
-    ContinuationKind, Decision, ModelInfo, PromptInput, Route, ShakePreset, TurnInput, Walk,
+    ContinuationKind, Decision, ModelInfo, ReplyStep, Route, ShakePreset, StepInput, Walk,
     WalkInput, WalkStep,
 };
 use ctxfold::{AgentMessage, Session};
@@ -317,6 +317,17 @@ impl Host {
     /// What the provider counts: text at its ratio to the core's estimate, images (the
     /// archive's frames) at the core's flat charge, as providers bill images by their pixels
     /// whatever their tokenizer; plus the request overhead.
+    /// The live session's state as the Maintainer names it for `before_request` and
+    /// `settle`: which session (a handoff replaces it), its size and its leaf.
+    fn state(&self) -> String {
+        format!(
+            "{}:{}:{}",
+            self.earlier.len(),
+            self.session.len(),
+            self.session.leaf_id().unwrap_or("")
+        )
+    }
+
     fn provider_tokens(&self) -> Result<u64, String> {
         let ctx =
             build_context(&self.session, &BuildOptions::default()).map_err(|e| e.to_string())?;
@@ -808,16 +819,25 @@ impl Host {
         let text = format!("{} {}", marker(turn), filler(&mut self.r, size));
         self.append(json!({"role": "user", "content": text, "timestamp": self.now}))?;
         self.markers.push(marker(turn));
-        let stored = Some(self.provider_tokens()?);
-        let d = self.cm.before_prompt(PromptInput {
-            stored_tokens: stored,
-            latest_compaction_at: self.latest_compaction_at,
-            ..PromptInput::new(&self.model, self.now)
-        });
-        self.apply(d, None)?;
         let mut over_in_a_row = 0;
         let mut tools = 0;
         for _ in 0..60 {
+            // Before each request, as the Maintainer's `beforeRequest`: the core picks the
+            // check (the pre-prompt one, the mid-run one after a tool-use reply, none when
+            // nothing was appended since the last call).
+            let stored = Some(self.provider_tokens()?);
+            let state = self.state();
+            let d = self.cm.before_request(StepInput {
+                stored_tokens: stored,
+                latest_compaction_at: self.latest_compaction_at,
+                state: Some(&state),
+                ..StepInput::new(&self.model, self.now)
+            });
+            if let Some(d) = d {
+                self.apply(d, None)?;
+            }
+            let state = self.state();
+            self.cm.settle(&state);
             let tokens = self.provider_tokens()?;
             self.report.requests += 1;
             self.report.largest_request = self.report.largest_request.max(tokens);
@@ -887,13 +907,22 @@ impl Host {
                                    "timestamp": self.now}),
                 )?;
             }
-            let d = self.cm.after_turn(TurnInput {
-                stored_tokens: Some(self.provider_tokens()?),
-                latest_compaction_at: self.latest_compaction_at,
-                mid_run: stop == "toolUse",
-                ..TurnInput::new(&a, &self.model, self.now)
-            });
-            let next = self.apply(d, (stop != "toolUse").then_some(id.as_str()))?;
+            // After the reply, as the Maintainer's `afterResponse`: a tool-use reply waits for
+            // the next request's check; any other is checked now (the simulator does not
+            // prune: no tokens freed).
+            let next = match self.cm.on_reply(a) {
+                ReplyStep::Deferred => None,
+                ReplyStep::Check => {
+                    let d = self.cm.after_reply(StepInput {
+                        stored_tokens: Some(self.provider_tokens()?),
+                        latest_compaction_at: self.latest_compaction_at,
+                        ..StepInput::new(&self.model, self.now)
+                    });
+                    self.apply(d, Some(id.as_str()))?
+                }
+            };
+            let state = self.state();
+            self.cm.settle(&state);
             match next {
                 Some(ContinuationKind::Retry) => continue,
                 Some(ContinuationKind::AutoContinue | ContinuationKind::QueuedMessages) => {

@@ -149,9 +149,10 @@ pub fn harvest_text<'a>(text: &'a str, scope: Scope, found: &mut impl FnMut(Anch
         let word = trim_word(raw);
         // A word of lowercase letters alone is prose, which no harvester takes: most words
         // of a transcript stop here, after one look at their bytes.
-        let plain = word.bytes().all(|c| c.is_ascii_lowercase());
-        if !plain && !word.is_empty() && word.len() <= MAX_ANCHOR_BYTES {
-            if let Some(s) = url_start(word) {
+        let mix = Mix::of(word);
+        if !mix.plain() && word.len() <= MAX_ANCHOR_BYTES {
+            let url = mix.has(Mix::COLON) && mix.has(Mix::SLASH);
+            if let Some(s) = url.then(|| url_start(word)).flatten() {
                 // A URL, or one behind a Markdown link's text (`[text](https://…)`).
                 let url = trim_word(&word[s..]);
                 if url_start(url) == Some(0) {
@@ -161,7 +162,7 @@ pub fn harvest_text<'a>(text: &'a str, scope: Scope, found: &mut impl FnMut(Anch
                 previous_end = at;
                 continue;
             }
-            match classify(word, scope) {
+            match classify(word, mix, scope) {
                 // `src/a.rs:12:5` is the file `src/a.rs`: one anchor however many lines of it
                 // a listing or a stack names (the line is in the error line, when it matters).
                 Some(AnchorKind::Path) => found(AnchorKind::Path, without_location(word)),
@@ -174,7 +175,9 @@ pub fn harvest_text<'a>(text: &'a str, scope: Scope, found: &mut impl FnMut(Anch
                         &text[from..at - (raw.len() - word.len())],
                     );
                 }
-                None if scope.user && is_number(word) => found(AnchorKind::Number, word),
+                None if scope.user && mix.has(Mix::DIGIT) && is_number(word) => {
+                    found(AnchorKind::Number, word)
+                }
                 None => {}
             }
         }
@@ -209,27 +212,89 @@ fn is_number(w: &str) -> bool {
         && w.bytes().filter(|&c| c == b'.').count() <= 1
 }
 
-/// The kind of one trimmed word, or `None` for an ordinary word.
-fn classify(w: &str, scope: Scope) -> Option<AnchorKind> {
-    if is_issue(w) {
+/// Which classes of bytes a word holds: one pass over it, so that [`classify`] asks only the
+/// harvesters whose shape the word can have (each needs some byte class: a version a digit
+/// and a dot, a path a slash or a dot, …). Most words of tool output are none of them.
+#[derive(Clone, Copy)]
+struct Mix(u16);
+
+impl Mix {
+    const LOWER: u16 = 1;
+    const UPPER: u16 = 1 << 1;
+    const DIGIT: u16 = 1 << 2;
+    const SLASH: u16 = 1 << 3;
+    const DOT: u16 = 1 << 4;
+    const HASH: u16 = 1 << 5;
+    const UNDERSCORE: u16 = 1 << 6;
+    const COLON: u16 = 1 << 7;
+    const DASH: u16 = 1 << 8;
+    /// Any other byte (punctuation, non-ASCII).
+    const OTHER: u16 = 1 << 9;
+
+    /// The class of each byte value, looked up once per byte.
+    const CLASSES: [u16; 256] = {
+        let mut t = [Mix::OTHER; 256];
+        let mut c = 0;
+        while c < 256 {
+            t[c] = match c as u8 {
+                b'a'..=b'z' => Mix::LOWER,
+                b'A'..=b'Z' => Mix::UPPER,
+                b'0'..=b'9' => Mix::DIGIT,
+                b'/' => Mix::SLASH,
+                b'.' => Mix::DOT,
+                b'#' => Mix::HASH,
+                b'_' => Mix::UNDERSCORE,
+                b':' => Mix::COLON,
+                b'-' => Mix::DASH,
+                _ => Mix::OTHER,
+            };
+            c += 1;
+        }
+        t
+    };
+
+    fn of(w: &str) -> Mix {
+        Mix(w.bytes().fold(0, |m, c| m | Mix::CLASSES[c as usize]))
+    }
+
+    fn has(self, any: u16) -> bool {
+        self.0 & any != 0
+    }
+
+    /// Lowercase ASCII letters alone (or nothing): prose.
+    fn plain(self) -> bool {
+        self.0 & !Mix::LOWER == 0
+    }
+}
+
+/// The kind of one trimmed word, or `None` for an ordinary word. Each harvester is asked only
+/// when the word holds the bytes it cannot do without (`mix`, the word's [`Mix`]), in the
+/// order that decides between them.
+fn classify(w: &str, mix: Mix, scope: Scope) -> Option<AnchorKind> {
+    let letter = mix.has(Mix::LOWER | Mix::UPPER);
+    if mix.has(Mix::HASH | Mix::DASH) && is_issue(w) {
         return Some(AnchorKind::Issue);
     }
-    if is_hex(w) {
+    if mix.has(Mix::DIGIT) && is_hex(w) {
         return Some(AnchorKind::Hex);
     }
-    if is_version(w) {
+    if mix.has(Mix::DIGIT) && mix.has(Mix::DOT) && is_version(w) {
         return Some(AnchorKind::Version);
     }
-    if is_error_code(w) {
+    // `E_…` holds an underscore, `E0308` digits, a POSIX name starts with `E`.
+    if (mix.has(Mix::UNDERSCORE | Mix::DIGIT) || w.starts_with('E')) && is_error_code(w) {
         return Some(AnchorKind::ErrorCode);
     }
-    if is_path(w) {
+    if letter && mix.has(Mix::SLASH | Mix::DOT) && is_path(w) {
         return Some(AnchorKind::Path);
     }
-    if scope.symbols && is_symbol(w) {
+    // A symbol has an underscore, a `::` or a lower-to-upper change.
+    let symbol_shape =
+        mix.has(Mix::UNDERSCORE | Mix::COLON) || (mix.has(Mix::LOWER) && mix.has(Mix::UPPER));
+    if scope.symbols && symbol_shape && is_symbol(w) {
         return Some(AnchorKind::Symbol);
     }
-    if scope.user && is_ref_name(w) {
+    if scope.user && mix.has(Mix::SLASH) && is_ref_name(w) {
         return Some(AnchorKind::Path);
     }
     None
@@ -545,6 +610,93 @@ pub fn error_line(text: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`classify`] before the byte classes gated its harvesters: the oracle of
+    /// `the_gates_change_no_kind`.
+    fn classify_ungated(w: &str, scope: Scope) -> Option<AnchorKind> {
+        [
+            (is_issue(w), AnchorKind::Issue),
+            (is_hex(w), AnchorKind::Hex),
+            (is_version(w), AnchorKind::Version),
+            (is_error_code(w), AnchorKind::ErrorCode),
+            (is_path(w), AnchorKind::Path),
+            (scope.symbols && is_symbol(w), AnchorKind::Symbol),
+            (scope.user && is_ref_name(w), AnchorKind::Path),
+        ]
+        .into_iter()
+        .find_map(|(yes, kind)| yes.then_some(kind))
+    }
+
+    #[test]
+    fn the_gates_change_no_kind() {
+        // Every word of up to four pieces, each piece a shape some harvester looks for.
+        const PIECES: [&str; 24] = [
+            "a",
+            "Z",
+            "E",
+            "E_",
+            "0",
+            "7",
+            "0x",
+            "GH-",
+            "#",
+            "/",
+            "./",
+            "~/",
+            ".",
+            ":",
+            "::",
+            "_",
+            "-",
+            "@",
+            "v",
+            "rs",
+            "deadbeef1",
+            "ENOENT",
+            "`",
+            "é",
+        ];
+        let scopes = [
+            Scope::default(),
+            Scope {
+                user: true,
+                symbols: false,
+            },
+            Scope {
+                user: false,
+                symbols: true,
+            },
+        ];
+        fn each(word: &mut String, depth: u32, f: &mut impl FnMut(&str)) {
+            f(word);
+            if depth == 4 {
+                return;
+            }
+            for p in PIECES {
+                let len = word.len();
+                word.push_str(p);
+                each(word, depth + 1, f);
+                word.truncate(len);
+            }
+        }
+        let mut n = 0;
+        each(&mut String::new(), 0, &mut |word| {
+            let w = trim_word(word);
+            let mix = Mix::of(w);
+            if mix.plain() {
+                return;
+            }
+            for scope in scopes {
+                assert_eq!(
+                    classify(w, mix, scope),
+                    classify_ungated(w, scope),
+                    "{w:?} {scope:?}"
+                );
+            }
+            n += 1;
+        });
+        assert!(n > 300_000, "{n} words");
+    }
 
     fn harvest(text: &str, scope: Scope) -> Vec<(AnchorKind, String)> {
         let mut out = Vec::new();
