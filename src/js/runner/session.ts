@@ -272,7 +272,7 @@ export class Session extends SessionCore {
       given === undefined || given === null
         ? this.#storedSystem()
         : { text: systemText(given), value: given, format: format.name };
-    const out = format.write(llm, { model, warnings, system, session: this, leafId: leafId ?? undefined });
+    const out = format.write(llm, { model, warnings, system, session: this, leafId });
     const result: { messages: unknown[]; system?: unknown; warnings?: FormatWarning[] } = {
       messages: out.messages,
     };
