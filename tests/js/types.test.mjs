@@ -84,6 +84,110 @@ const consumers = {
         m.dispose();
         export { count, report, wrong, events, applied, mode };
       `,
+      // Issue 41: the SDKs' responses and errors in (their types as the SDKs declare them, in
+      // part), provider messages out of beforeRequest({ format }).
+      'sdk-responses.mts': `
+        import {
+          fromError,
+          fromResponse,
+          Maintainer,
+          Session,
+          type AnthropicMessage,
+          type AnthropicSystem,
+          type AssistantMessage,
+          type GeminiContent,
+          type LlmMessage,
+          type OpenAIChatMessage,
+          type ResponsesInputItem,
+        } from 'ctxfold';
+        // openai-node ChatCompletion (resources/chat/completions.d.ts), the members that matter.
+        interface CompletionUsage {
+          completion_tokens: number;
+          prompt_tokens: number;
+          total_tokens: number;
+          completion_tokens_details?: { reasoning_tokens?: number };
+          prompt_tokens_details?: { audio_tokens?: number; cached_tokens?: number };
+        }
+        interface ChatCompletion {
+          id: string;
+          choices: Array<{
+            finish_reason: 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+            index: number;
+            logprobs: null;
+            message: {
+              content: string | null;
+              refusal: string | null;
+              role: 'assistant';
+              annotations?: Array<{ type: 'url_citation' }>;
+              tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+            };
+          }>;
+          created: number;
+          model: string;
+          object: 'chat.completion';
+          usage?: CompletionUsage;
+        }
+        // openai-node Response, anthropic Message, @google/genai GenerateContentResponse (parts).
+        interface Response {
+          id: string;
+          object: 'response';
+          status?: 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
+          incomplete_details: { reason?: 'max_output_tokens' | 'content_filter' } | null;
+          error: { code: string; message: string } | null;
+          model: string;
+          output: Array<{ type: 'message'; id: string; role: 'assistant'; status: 'completed'; content: Array<{ type: 'output_text'; text: string; annotations: unknown[] }> }>;
+          usage?: { input_tokens: number; input_tokens_details: { cached_tokens: number }; output_tokens: number; output_tokens_details: { reasoning_tokens: number }; total_tokens: number };
+        }
+        interface Message {
+          id: string;
+          type: 'message';
+          role: 'assistant';
+          model: string;
+          content: Array<{ type: 'text'; text: string; citations: null } | { type: 'tool_use'; id: string; name: string; input: unknown }>;
+          stop_reason: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | null;
+          stop_sequence: string | null;
+          usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens: number | null; cache_read_input_tokens: number | null };
+        }
+        enum FinishReason { STOP = 'STOP', MAX_TOKENS = 'MAX_TOKENS', SAFETY = 'SAFETY' }
+        class GenerateContentResponse {
+          candidates?: Array<{ content?: { parts?: Array<{ text?: string }>; role?: string }; finishReason?: FinishReason; index?: number }>;
+          modelVersion?: string;
+          usageMetadata?: { promptTokenCount?: number; candidatesTokenCount?: number; cachedContentTokenCount?: number; totalTokenCount?: number };
+          get text(): string | undefined { return undefined; }
+        }
+        declare const chat: ChatCompletion;
+        declare const response: Response;
+        declare const message: Message;
+        declare const gemini: GenerateContentResponse;
+        const model = { provider: 'openai', id: 'gpt-x' };
+        const replies: AssistantMessage[] = [
+          fromResponse(chat, { format: 'openai-chat', model }),
+          fromResponse(response, { format: 'openai-responses' }),
+          fromResponse(message, { format: 'anthropic' }),
+          fromResponse(gemini, { format: 'gemini' }),
+          fromError(new Error('400 status code (no body)')),
+          fromError({ status: 400, body: '...' }, { format: 'anthropic', model }),
+        ];
+        // @ts-expect-error an Anthropic Message is no ChatCompletion
+        fromResponse(message, { format: 'openai-chat' });
+        // @ts-expect-error the AI SDK formats have no SDK response to read
+        fromResponse(chat, { format: 'ai-sdk-model' });
+        const m = new Maintainer(Session.create({ cwd: '/w' }), {
+          model: { provider: 'anthropic', id: 'claude-x', contextWindow: 200_000 },
+          summarize: async () => 'summary',
+        });
+        const plain: LlmMessage[] = (await m.beforeRequest()).messages;
+        const claude = await m.beforeRequest({ format: 'anthropic', systemPrompt: 'sys' });
+        const claudeMessages: AnthropicMessage[] = claude.messages;
+        const system: AnthropicSystem | undefined = claude.system;
+        const openai: OpenAIChatMessage[] = (await m.beforeRequest({ format: 'openai-chat' })).messages;
+        const items: ResponsesInputItem[] = (await m.beforeRequest({ format: 'openai-responses' })).messages;
+        const contents: GeminiContent[] = (await m.beforeRequest({ format: 'gemini' })).messages;
+        // @ts-expect-error Anthropic messages are not OpenAI chat messages
+        const wrongFormat: OpenAIChatMessage[] = claude.messages;
+        await m.afterResponse(replies[0]!);
+        export { plain, claudeMessages, system, openai, items, contents, wrongFormat };
+      `,
       // Issue 37: the library's outputs are accepted by its inputs where they chain, and its
       // results narrow.
       'chains.mts': `

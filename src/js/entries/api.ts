@@ -37,6 +37,9 @@ export {
 } from '../core/triggers.js';
 // The data types: messages, entries, options, settings, results.
 export type * from '../core/types.js';
+// SDK replies in: a provider SDK's response or thrown API error as the reply afterResponse takes.
+export type * from '../formats/responses.js';
+export { fromError, fromResponse } from '../formats/responses.js';
 // The context tools the model can call (recall_history, context_status): their definitions in
 // each message format, and running a call.
 export type * from '../formats/tools.js';

@@ -40,6 +40,9 @@ import type {
   TriggerModel,
 } from '../core/triggers.js';
 import { ContextManager, compactionOutcomeOf, modelJson } from '../core/triggers.js';
+import type { FormatWarning } from '../formats/common.js';
+import { formatOf } from '../formats/index.js';
+import type { FormatMessages, MessageFormat } from '../formats/types.js';
 import { nativeLane, runCompaction } from './compact.js';
 import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
 import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
@@ -130,7 +133,12 @@ export interface MaintainerOptions {
   setTimer?: (fn: () => void, ms: number) => () => void;
 }
 
-export interface BeforeRequestOptions {
+export interface BeforeRequestOptions<F extends MessageFormat = MessageFormat> {
+  /**
+   * The message format of `messages` (and `system`), as `session.toMessages({ format })` writes
+   * it (docs/guide/formats.md). Default: pi's provider messages (`LlmMessage`), no `system`.
+   */
+  format?: F;
   /** The system prompt of the request, as one text or as blocks: counted, kept by a handoff's cache prefix, and imaged when `snapcompact.systemPrompt` says so. */
   systemPrompt?: string | string[];
   /** The tool definitions of the request: counted, and kept by a handoff's cache prefix. */
@@ -147,9 +155,16 @@ export interface MaintainerReport extends CompactionReport {
   tokenUnit: 'counted' | 'estimate';
 }
 
-export interface BeforeRequestResult {
-  /** The messages to send now, within the provider's image and byte budgets. */
-  messages: LlmMessage[];
+export interface BeforeRequestResult<F extends MessageFormat = 'pi'> {
+  /** The messages to send now, within the provider's image and byte budgets (in `format`, when given). */
+  messages: Array<FormatMessages[F]['out']>;
+  /**
+   * With `format`: the system prompt where the format keeps it apart from the messages (the
+   * request's `systemPrompt` as sent, else the one the session keeps).
+   */
+  system?: FormatMessages[F]['system'];
+  /** With `format`: what the format could not carry. */
+  warnings?: FormatWarning[];
   /**
    * Tokens of the request: messages, system prompt and tools (as text, before inline imaging),
    * counted by `tokenCounter` (else the core's estimate), calibrated: the text times the model's
@@ -344,11 +359,13 @@ export class Maintainer {
    * threshold check with any compaction it asks for, then the LLM messages to send, within
    * the provider's image and byte budgets.
    */
-  beforeRequest(request?: BeforeRequestOptions): Promise<BeforeRequestResult> {
+  beforeRequest<F extends MessageFormat = 'pi'>(request?: BeforeRequestOptions<F>): Promise<BeforeRequestResult<F>> {
     return this.#serial(async () => {
       const given: unknown = request ?? {};
-      if (!isObject(given)) throw invalidArgument('beforeRequest() takes `{systemPrompt?, tools?}`');
+      if (!isObject(given)) throw invalidArgument('beforeRequest() takes `{systemPrompt?, tools?, format?}`');
       const r = given as BeforeRequestOptions;
+      // An unknown format is refused before anything runs.
+      const format = r.format === undefined ? undefined : formatOf(r.format).name;
       const p: unknown = r.systemPrompt;
       if (p !== undefined && typeof p !== 'string' && !(Array.isArray(p) && p.every((b) => typeof b === 'string'))) {
         throw invalidArgument('beforeRequest(): systemPrompt must be a string or an array of strings');
@@ -367,14 +384,27 @@ export class Maintainer {
         step.report.imagesOmitted += imagesOmitted;
         step.report.framesOmitted += framesLeftOut;
       }
-      const result: BeforeRequestResult = { messages, tokens: this.#storedTokens(), report: step.report };
+      const result: BeforeRequestResult<MessageFormat> = {
+        messages,
+        tokens: this.#storedTokens(),
+        report: step.report,
+      };
       // Images count as sent (budgets may leave some out); what the reply calibrates (nothing
       // after inline imaging saved tokens, text only with a tokenCounter) is the core's.
       const { text } = this.#rawSplit();
       this.#gauge.sent(this.#model, { text, images: sent }, inline?.savedTokens ?? 0);
       if (systemPrompt !== undefined) result.systemPrompt = systemPrompt;
       if (inline !== undefined) result.inline = inline;
-      return result;
+      if (format !== undefined) {
+        // The messages just built, written as `toMessages` writes the format (issue 41).
+        const prompt = Array.isArray(systemPrompt) ? systemPrompt.join('\n\n') : systemPrompt;
+        const model = this.#viewOptions().model;
+        const out = this.#session._writeMessages(messages, format, prompt, model, this.#session.leafId);
+        result.messages = out.messages;
+        if (out.system !== undefined) result.system = out.system;
+        result.warnings = out.warnings;
+      }
+      return result as BeforeRequestResult<F>;
     });
   }
 

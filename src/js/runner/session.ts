@@ -249,13 +249,30 @@ export class Session extends SessionCore {
     object(options ?? {}, 'options');
     const { format: name, system: given, ...rest } = options ?? {};
     const format = formatOf(name) as unknown as FormatModule;
-    const warnings = new Warnings();
     const llm = this.toLlmMessages({ ...rest, maxImages: rest.maxImages ?? format.maxImages } as ContextOptions);
+    return this._writeMessages(llm, name, given, rest.model, rest.leafId);
+  }
+
+  /**
+   * `llm`, a view of this session, as the messages and system prompt (the stored one unless
+   * `given`) of the format called `name`: what `toMessages` returns, for
+   * `Maintainer.beforeRequest({ format })`.
+   * @internal
+   */
+  _writeMessages<F extends MessageFormat>(
+    llm: LlmMessage[],
+    name: unknown,
+    given: unknown,
+    model: unknown,
+    leafId: string | null | undefined,
+  ): ToMessagesResult<F> {
+    const format = formatOf(name) as unknown as FormatModule;
+    const warnings = new Warnings();
     const system =
       given === undefined || given === null
         ? this.#storedSystem()
         : { text: systemText(given), value: given, format: format.name };
-    const out = format.write(llm, { model: rest.model, warnings, system, session: this, leafId: rest.leafId });
+    const out = format.write(llm, { model, warnings, system, session: this, leafId });
     const result: { messages: unknown[]; system?: unknown; warnings?: FormatWarning[] } = {
       messages: out.messages,
     };
