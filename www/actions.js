@@ -65,8 +65,11 @@ let lastPrune = { text: '', error: false }; // the last prune's outcome, shown a
  */
 export function renderActionsPanel(panel, app) {
   const caps = capabilities(app.session);
-  const target = app.selection?.entryId ?? app.session.leafId;
-  const isLeaf = target === app.session.leafId;
+  // Selecting a node is for viewing: Compact and Preview work at the leaf, as the agent does;
+  // only Navigate acts on the selected entry (it says so on its buttons).
+  const leaf = app.session.leafId;
+  const target = app.selection?.entryId ?? leaf;
+  const isLeaf = target === leaf;
   const sections = [];
 
   // --- compact ---------------------------------------------------------------------------
@@ -76,9 +79,9 @@ export function renderActionsPanel(panel, app) {
     h(
       'p',
       { class: 'muted small' },
-      isLeaf ? 'At the session leaf ' : 'At the selected entry ',
-      h('code', { text: target ?? '(none)' }),
-      isLeaf ? '.' : ' (the leaf moves there first; Undo moves it back).',
+      'At the session leaf ',
+      h('code', { text: leaf ?? '(none)' }),
+      isLeaf ? '.' : ' (not the selected entry: use Navigate to move the leaf first).',
     ),
   );
   const strategies = h('fieldset', { class: 'strategies' }, h('legend', { text: 'Strategy' }));
@@ -206,8 +209,8 @@ export function renderActionsPanel(panel, app) {
       button.disabled = true;
       abort.disabled = false;
       try {
-        if (preview) await snapcompactPreview(app, target, status, output);
-        else await compactNow(app, target, status, caps);
+        if (preview) await snapcompactPreview(app, app.session.leafId, status, output);
+        else await compactNow(app, status, caps);
       } finally {
         button.disabled = false;
         abort.disabled = true;
@@ -352,20 +355,13 @@ function setStatus(el, text, kind = '') {
   shown.className = `action-status ${kind}`;
 }
 
-/** Moves the leaf to `target` (undoable) when it is not the leaf; returns a function undoing that. */
-function leafAt(app, target, reason) {
-  if (!target || target === app.session.leafId) return () => {};
-  app.moveLeaf(target, reason, { quiet: true });
-  return () => app.undoLeaf({ quiet: true });
-}
-
-async function compactNow(app, target, status, caps) {
+/** Compacts at the session leaf (never at the selected entry: selecting does not move the leaf). */
+async function compactNow(app, status, caps) {
   const controller = new AbortController();
   running = { controller };
   const settings = { keepRecentTokens: form.keepRecentTokens };
   const options = { settings, contextWindow: app.settings.contextWindow, signal: controller.signal };
   if (form.customInstructions.trim()) options.customInstructions = form.customInstructions.trim();
-  const restore = leafAt(app, target, 'compact');
   const leafBefore = app.session.leafId;
   try {
     let result;
@@ -405,7 +401,6 @@ async function compactNow(app, target, status, caps) {
     app.recordLeafMove(leafBefore, 'compaction');
     app.afterMutation({ select: result.entryId });
   } catch (err) {
-    restore();
     setStatus(status, `Not compacted (the session is unchanged): ${errorText(err)}`, 'error');
   } finally {
     running = null;

@@ -664,3 +664,39 @@ test('prune and navigate with a branch summary from the actions panel', async ()
     await fake.close();
   }
 });
+
+test('selecting a run card does not move the leaf: Compact then compacts at the leaf, no fork', async () => {
+  await withExplorer(async (page, problems) => {
+    const leaf = await page.evaluate(() => window.explorer.session.leafId);
+    await page.$eval('#tree', (el) => (el.scrollTop = 0));
+    await page.waitForFunction(() => document.querySelector('.node')?.dataset.row === '0');
+    await page.locator('.node[data-kind="run"][data-entries]').filter({ hasText: 'user' }).nth(1).click();
+    const selected = await page.getAttribute('#panel-entry .entry', 'data-entry');
+    assert.notEqual(selected, leaf, 'a run card away from the leaf is selected');
+    assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf, 'selecting does not move the leaf');
+    await page.click('#tab-actions');
+    const where = await page.textContent('#compact-section p');
+    await page.fill('#keep-recent', '2000');
+    await page.press('#keep-recent', 'Tab');
+    await page.click('#compact-run');
+    await page.waitForFunction(() => /\b(ok|error)\b/.test(document.getElementById('compact-status').className), null, {
+      timeout: 60_000,
+    });
+    assert.match(await page.textContent('#compact-status'), /^Compacted: /);
+    const after = await page.evaluate(() => {
+      const s = window.explorer.session;
+      const e = s.entry(s.leafId);
+      const children = s.index().filter((x) => x.parentId === e.parentId).length;
+      return { type: e.type, parentId: e.parentId, children };
+    });
+    assert.equal(after.type, 'compaction');
+    assert.equal(after.parentId, leaf, 'the compaction hangs at the leaf');
+    assert.equal(after.children, 1, 'no fork: the old leaf has one child, the compaction');
+    assert.match(
+      where,
+      new RegExp(`^At the session leaf ${leaf} \\(not the selected entry`),
+      'the panel says where Compact works',
+    );
+    assert.deepEqual(problems, []);
+  });
+});
