@@ -392,10 +392,13 @@ async function compactNow(app, status, caps) {
     } else {
       throw new Error('choose a strategy');
     }
-    const before = result.compactionEntry?.tokensBefore;
+    // Both figures on the report's one ruler (the local estimate the header and the Context tab
+    // show), not the entry's `tokensBefore` (the usage last reported before the compaction).
+    const before = result.report?.tokensBefore ?? app.contextTokens(leafBefore).estimatedTokens;
+    const after = result.report?.tokensAfter ?? result.tokensAfter;
     setStatus(
       status,
-      `Compacted: ${fmt(before)} → ${fmt(result.tokensAfter)} tokens. New compaction entry ${result.entryId}.`,
+      `Compacted: ${fmt(before)} → ${fmt(after)} tokens. New compaction entry ${result.entryId}.`,
       'ok',
     );
     app.recordLeafMove(leafBefore, 'compaction');

@@ -238,7 +238,8 @@ test('the context view: compaction boundary, kept region, totals against the win
     await page.click('#tab-context');
     await page.waitForSelector('#panel-context .ctx-row');
     assert.equal(await page.textContent('#ctx-messages'), fmt(tokens.messages));
-    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${fmt(tokens.tokens)}`));
+    // One figure per state: the core's estimate, as in the header (not usage + trailing).
+    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${fmt(tokens.estimatedTokens)}`));
     assert.equal(await page.textContent('#ctx-threshold'), '170,000 of 200,000 (reserve 30,000)');
     assert.ok(ctx.compactionId, 'the sample leaf is past a compaction');
     assert.equal(await page.getAttribute('#panel-context .ctx-row >> nth=0', 'data-region'), 'summary');
@@ -697,6 +698,58 @@ test('selecting a run card does not move the leaf: Compact then compacts at the 
       new RegExp(`^At the session leaf ${leaf} \\(not the selected entry`),
       'the panel says where Compact works',
     );
+    assert.deepEqual(problems, []);
+  });
+});
+
+test('one token figure per state: header, Context tab, compaction report and status agree', async () => {
+  const s = loadSample();
+  const compactionId = s.buildContext().compactionId;
+  const atCompaction = s.contextTokens({ leafId: compactionId });
+  assert.ok(atCompaction.tokens > atCompaction.estimatedTokens, 'the usage before the compaction differs there');
+  const figure = fmt(s.contextTokens().estimatedTokens);
+  const parentFigure = fmt(s.contextTokens({ leafId: s.entry(compactionId).parentId }).estimatedTokens);
+  await withExplorer(async (page, problems) => {
+    const header = () => page.textContent('#context-tokens');
+    assert.equal(await header(), figure);
+    await page.click('#tab-context');
+    await page.waitForSelector('#panel-context .ctx-row');
+    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${figure}`));
+    assert.match(await page.getAttribute('#panel-context .gauge', 'aria-label'), new RegExp(`^${figure} of`));
+
+    // At the compaction: the usage reported before it is not counted after it.
+    await page.evaluate((id) => window.explorer.selectEntry(id, { tab: 'context' }), compactionId);
+    await page.waitForFunction((id) => document.querySelector('.context-where code')?.textContent === id, compactionId);
+    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${fmt(atCompaction.estimatedTokens)}`));
+    assert.equal(await page.textContent('#ctx-usage'), 'none since the last compaction');
+    // Its report: the figures of the states before and after it.
+    await page.click('#tab-compaction');
+    assert.match(
+      await page.textContent('#rp-numbers'),
+      new RegExp(`^${parentFigure} → ${fmt(atCompaction.estimatedTokens)} tokens`),
+    );
+
+    // Compact at the leaf: the status' figures are the header's before and after.
+    await page.click('#goto-leaf');
+    await page.click('#tab-actions');
+    await page.fill('#keep-recent', '2000');
+    await page.press('#keep-recent', 'Tab');
+    await page.evaluate(() => (document.body.dataset.stats = 'pending'));
+    await page.click('#compact-run');
+    await page.waitForFunction(() => /\b(ok|error)\b/.test(document.getElementById('compact-status').className), null, {
+      timeout: 60_000,
+    });
+    const [, before, after] = (await page.textContent('#compact-status')).match(
+      /^Compacted: ([\d,]+) → ([\d,]+) tokens/,
+    );
+    assert.equal(before, figure);
+    await page.waitForSelector('body[data-stats="ready"]');
+    assert.equal(await header(), after);
+    await page.click('#tab-context');
+    await page.waitForSelector('#panel-context .ctx-row');
+    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${after}`));
+    await page.click('#tab-compaction');
+    assert.match(await page.textContent('#rp-numbers'), new RegExp(`^${before} → ${after} tokens`));
     assert.deepEqual(problems, []);
   });
 });
