@@ -19,6 +19,7 @@ import { Lightbox, UrlScope } from './images.js';
 import { activePath, buildTree, segPick, TokenTally } from './model.js';
 import { init, Session, version } from './pkg/entries/web.js';
 import { renderCompactionPanel, summarizedEntries } from './report.js';
+import { TreeSearch } from './search.js';
 import { TreeView } from './tree.js';
 
 /** Formats `Session.fromMessages` reads (docs/guide/formats.md); the package says which it knows. */
@@ -200,6 +201,13 @@ const app = {
 window.explorer = app; // for the console and the tests
 
 const treeView = new TreeView($('tree'), { onSelect: (seg, entryId) => app.selectSeg(seg, entryId) });
+const treeSearch = new TreeSearch({
+  form: $('tree-search-form'),
+  results: $('search-results'),
+  onSelect: (id) => app.selectEntry(id),
+  model: () => (app.session && app.tree ? { session: app.session, tree: app.tree } : null),
+});
+app.search = treeSearch; // for the tests
 
 function setStatus(text, kind = '') {
   const el = $('status');
@@ -248,6 +256,7 @@ function rebuild({ select, keepTokens }) {
   const previous = app.tally;
   app.tokensCache.clear();
   app.tree = buildTree(session.index());
+  treeSearch.reset();
   app.labels = session.labels();
   app.path = activePath(app.tree, session.leafId);
   app.tally = new TokenTally(app.tree);

@@ -753,3 +753,80 @@ test('one token figure per state: header, Context tab, compaction report and sta
     assert.deepEqual(problems, []);
   });
 });
+
+test('search and filter the tree (text, entry id, role, tool name), smooth on 50,000 entries', async () => {
+  const { text, counts } = largeSession({ entries: 50_000 });
+  const s = Session.fromJsonl(text);
+  const index = s.index();
+  const users = index.filter((e) => e.role === 'user').length;
+  const results = index.filter((e) => e.role === 'toolResult').length;
+  const hits = s.searchHistory('Task 4242', { limit: 200 });
+  const userHits = s.searchHistory('file 13.ts', { limit: 200, roles: ['user'] });
+  s.free();
+  await withExplorer(async (page, problems) => {
+    await openFixture(page, 'search-50k.jsonl', text);
+    await page.waitForFunction(() => document.getElementById('tally').textContent === '', null, { timeout: 60_000 });
+    const leaf = await page.evaluate(() => window.explorer.session.leafId);
+    await page.evaluate(() => (window.__longTasks.length = 0));
+    const search = async ({ query = '', role = '', tool = '' }) => {
+      await page.evaluate(() => (document.getElementById('tree-search-form').dataset.state = 'pending'));
+      await page.fill('#tree-search', query);
+      await page.fill('#tree-tool', tool);
+      await page.selectOption('#tree-role', role);
+      await page.press('#tree-search', 'Enter');
+      await page.waitForSelector('#tree-search-form[data-state="done"]', { timeout: 30_000 });
+      return {
+        count: await page.textContent('#search-count'),
+        rows: await page.$$eval('#search-list .search-row', (els) => els.map((e) => e.dataset.entry)),
+      };
+    };
+
+    // Text, through the package's searchHistory: its hits in its order.
+    let got = await search({ query: 'Task 4242' });
+    assert.match(got.count, new RegExp(`^${fmt(hits.length)} matches`));
+    assert.deepEqual(
+      got.rows,
+      hits.slice(0, got.rows.length).map((hit) => hit.entryId),
+    );
+    assert.equal(got.rows[0], 'b39u');
+    await shot(page, 'search-text');
+    // A match selects its entry for viewing; the leaf stays.
+    await page.click('#search-list .search-row >> nth=0');
+    await page.waitForSelector('#panel-entry .entry[data-entry="b39u"]');
+    assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf);
+    assert.equal(await page.getAttribute('.node.selected', 'data-kind'), 'run');
+
+    // Text and a role.
+    got = await search({ query: 'file 13.ts', role: 'user' });
+    assert.match(got.count, new RegExp(`^${fmt(userHits.length)} match`));
+    assert.deepEqual(
+      got.rows,
+      userHits.slice(0, got.rows.length).map((hit) => hit.entryId),
+    );
+
+    // An entry id: that entry first.
+    got = await search({ query: 'b1' });
+    assert.equal(got.rows[0], 'b1');
+
+    // A role alone, from the index: every user message, only the rows in view in the DOM.
+    got = await search({ role: 'user' });
+    assert.match(got.count, new RegExp(`^${fmt(users)} matches`));
+    assert.ok(got.rows.length > 0 && got.rows.length < 60, `${got.rows.length} rows in the DOM`);
+    got = await search({ role: 'compaction' });
+    assert.match(got.count, new RegExp(`^${fmt(counts.compactions)} match`));
+
+    // A tool name: its results.
+    got = await search({ tool: 'read' });
+    assert.match(got.count, new RegExp(`^${fmt(results)} matches`));
+    got = await search({ tool: 'no-such-tool' });
+    assert.match(got.count, /^0 matches/);
+    assert.deepEqual(got.rows, []);
+    await shot(page, 'search-tool');
+
+    const longTasks = await page.evaluate(() => window.__longTasks);
+    const longest = Math.max(0, ...longTasks);
+    console.log(`# search on 50,000 entries: longest task ${longest} ms; ${longTasks.length} long tasks`);
+    assert.ok(longest < 1_500, `longest task ${longest} ms`);
+    assert.deepEqual(problems, []);
+  });
+});
