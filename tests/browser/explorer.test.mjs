@@ -830,3 +830,33 @@ test('search and filter the tree (text, entry id, role, tool name), smooth on 50
     assert.deepEqual(problems, []);
   });
 });
+
+test('at 390 px wide: no horizontal scroll, the Simulate chart fits', async () => {
+  await withExplorer(async (page, problems) => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    const overflow = () =>
+      page.evaluate(() => {
+        const width = document.documentElement.clientWidth;
+        const wide = [];
+        for (const el of document.querySelectorAll('body *')) {
+          if (el.closest('.tree, .vlist, [hidden]')) continue;
+          const r = el.getBoundingClientRect();
+          if (r.width > 0 && r.right > width + 0.5)
+            wide.push(
+              `${el.tagName.toLowerCase()}#${el.id}.${el.className?.baseVal ?? el.className} ${Math.round(r.right)}`,
+            );
+        }
+        return { width, scrollWidth: document.documentElement.scrollWidth, wide: wide.slice(0, 8) };
+      });
+    let got = await overflow();
+    assert.equal(got.scrollWidth, got.width, `the page is ${got.scrollWidth} px wide: ${got.wide.join(', ')}`);
+    await page.click('#open-simulate');
+    await page.waitForSelector('#timeline svg');
+    got = await overflow();
+    assert.equal(got.scrollWidth, got.width, `with Simulate open, ${got.scrollWidth} px wide: ${got.wide.join(', ')}`);
+    const chart = await page.$eval('#timeline svg', (el) => el.getBoundingClientRect().right);
+    assert.ok(chart <= got.width, `the chart ends at ${chart} px`);
+    await shot(page, 'narrow-390');
+    assert.deepEqual(problems, []);
+  });
+});
