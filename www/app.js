@@ -240,14 +240,30 @@ async function load(bytes, name) {
   app.sim?.detach();
   await yieldToPage(); // parsing and building the tree are separate tasks: the page can paint between
   app.useSession(session, name, { owned: true, quiet: true });
-  const n = session.warnings.length;
+  const { migrated, unread } = loadWarnings(session);
+  const notes = [];
+  if (migrated)
+    notes.push(
+      `migrated from format version ${session.version.onDisk} to ${session.version.current} (Download keeps it)`,
+    );
+  if (unread) notes.push(`${fmt(unread)} line${unread === 1 ? '' : 's'} could not be read (see Load report)`);
   setStatus(
-    `Opened ${name}: ${fmt(session.size)} entries, ${fmtBytes(bytes.length)}, parsed in ${fmt(Math.round(ms))} ms${n ? ` — ${fmt(n)} line${n === 1 ? '' : 's'} could not be read (see Load report)` : ''}.`,
-    n ? 'warn' : 'ok',
+    `Opened ${name}: ${fmt(session.size)} entries, ${fmtBytes(bytes.length)}, parsed in ${fmt(Math.round(ms))} ms${notes.length ? ` — ${notes.join('; ')}` : ''}.`,
+    unread ? 'warn' : 'ok',
   );
   updateTopButtons();
   document.body.dataset.ready = 'true';
   return true;
+}
+
+/**
+ * The load warnings by kind, from their codes: `E_MIGRATED` says the file was migrated from an
+ * older format version (nothing was lost); every other code is a line that could not be read.
+ */
+function loadWarnings(session) {
+  let migrated = 0;
+  for (const w of session.warnings) if (w.code === 'E_MIGRATED') migrated++;
+  return { migrated, unread: session.warnings.length - migrated };
 }
 
 /** Rebuilds the model after a load or a change, and redraws. */
@@ -362,7 +378,7 @@ function updateStats() {
     }
     document.body.dataset.stats = 'ready';
   });
-  const n = session.warnings.length;
+  const n = loadWarnings(session).unread;
   $('stat-warnings-box').hidden = n === 0;
   $('stat-warnings').textContent = fmt(n);
 }
@@ -379,9 +395,11 @@ function updateReport() {
   const { header, version: v } = app.session;
   const facts = [`${app.fileName}: format version ${v.current} (${v.onDisk} on disk)`, `session ${header.id}`];
   if (header.cwd) facts.push(`cwd ${header.cwd}`);
+  const { migrated, unread } = loadWarnings(app.session);
+  if (migrated) facts.push(`migrated from format version ${v.onDisk} to ${v.current}: Download saves it migrated`);
   facts.push(
-    warnings.length
-      ? `${fmt(warnings.length)} warning${warnings.length === 1 ? '' : 's'}: lines kept as they are and listed below`
+    unread
+      ? `${fmt(unread)} line${unread === 1 ? '' : 's'} could not be read: kept as they are and listed below`
       : 'every line read',
   );
   $('report-summary').textContent = facts.join(' · ');

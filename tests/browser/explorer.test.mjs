@@ -860,3 +860,30 @@ test('at 390 px wide: no horizontal scroll, the Simulate chart fits', async () =
     assert.deepEqual(problems, []);
   });
 });
+
+test('a version 1 file is reported as migrated, not as a line that could not be read', async () => {
+  const text = `${[
+    '{"type":"session","id":"v1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}',
+    '{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hello"}}',
+    '{"type":"message","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"stopReason":"stop"}}',
+  ].join('\n')}\n`;
+  const s = Session.fromJsonl(text);
+  assert.deepEqual(
+    s.warnings.map((w) => w.code),
+    ['E_MIGRATED'],
+  );
+  await withExplorer(async (page, problems) => {
+    await openFixture(page, 'v1.jsonl', text);
+    const status = await page.textContent('#status');
+    assert.match(status, /migrated from format version 1 to 3/);
+    assert.doesNotMatch(status, /could not be read/);
+    assert.match(await page.getAttribute('#status', 'class'), /\bok\b/);
+    assert.equal(await page.isVisible('#stat-warnings-box'), false, 'no unreadable lines to count');
+    await page.click('#tab-report');
+    const summary = await page.textContent('#report-summary');
+    assert.match(summary, /migrated from format version 1 to 3/);
+    assert.match(summary, /every line read/);
+    assert.match((await page.locator('#warnings li').allTextContents())[0], /^line 1: E_MIGRATED/);
+    assert.deepEqual(problems, []);
+  });
+});
