@@ -8,10 +8,8 @@
 import { errorText, fmt, fmtBytes, h, yieldToPage } from './dom.js';
 import { framesGallery, UrlScope } from './images.js';
 import {
-  pageTexts,
-  providerFrameBudget,
   registerFallbackFont,
-  renderFrame,
+  Session,
   scanRenderability,
   serializeConversation,
   shapeFor,
@@ -209,7 +207,7 @@ export function renderActionsPanel(panel, app) {
       button.disabled = true;
       abort.disabled = false;
       try {
-        if (preview) await snapcompactPreview(app, app.session.leafId, status, output);
+        if (preview) await snapcompactPreview(app, status, output);
         else await compactNow(app, status, caps);
       } finally {
         button.disabled = false;
@@ -368,13 +366,8 @@ async function compactNow(app, status, caps) {
     if (form.strategy === 'snapcompact' && caps.snapcompact) {
       setStatus(status, 'snapcompact: rendering frames…', 'busy');
       await yieldToPage();
-      const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
-      result = await app.session.compact({
-        ...options,
-        strategy: 'snapcompact',
-        provider: reader.provider,
-        snapcompact: { model: { id: reader.id, api: reader.api }, maxFrames: form.maxFrames },
-      });
+      await fallbackFontFor(app, status);
+      result = await app.session.compact(snapcompactOptions(app, controller.signal));
     } else if (form.strategy === 'chat') {
       if (!form.chatUrl) throw new Error('enter the base URL of an OpenAI-compatible endpoint');
       const url = chatCompletionsUrl(form.chatUrl);
@@ -513,60 +506,48 @@ function archiveMessage(entry) {
 }
 
 /**
- * The snapcompact preview: the messages a compaction at `target` would summarise, serialised
- * and printed onto frames for the chosen reader, with the billed cost per provider.
+ * The snapcompact preview: the very compaction "Compact" writes (the same call, the same
+ * options: `snapcompactOptions`), run on a throwaway copy of the session, and the frames of its
+ * archive with their billed cost per provider. The copy is freed; the session is untouched.
  */
-async function snapcompactPreview(app, target, status, output) {
+async function snapcompactPreview(app, status, output) {
   const controller = new AbortController();
   running = { controller };
   previewScope.revokeAll();
   previewOutput = null;
   output.replaceChildren();
+  let copy = null;
   try {
-    const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
-    const model = { id: reader.id, api: reader.api };
     setStatus(status, 'preparing…', 'busy');
     await yieldToPage();
-    const prep = app.session.prepareCompaction({ keepRecentTokens: form.keepRecentTokens }, { leafId: target });
-    const ids = [...prep.messagesToSummarize, ...prep.turnPrefixMessages];
-    const messages = [];
-    for (const id of ids) {
-      const m = archiveMessage(app.session.entry(id));
-      if (m) messages.push(m);
+    await fallbackFontFor(app, status);
+    const leaf = app.session.leafId;
+    const prep = app.session.prepareCompaction({ keepRecentTokens: form.keepRecentTokens }, { leafId: leaf });
+    copy = Session.fromJsonl(app.session.toBytes());
+    if (copy.leafId !== leaf) {
+      if (leaf === null) copy.resetLeaf();
+      else copy.branch(leaf);
     }
-    const text = serializeConversation(messages);
-    const shape = shapeFor(text, { model });
-    if (scanRenderability(text, shape).unrenderableRatio > 0) await loadFallbackFont(status);
-    const pages = pageTexts(text, { shape });
-    const budget = Math.min(form.maxFrames, providerFrameBudget(reader.provider, reader.api));
-    const frames = [];
-    for (let i = 0; i < Math.min(pages.length, budget); i++) {
-      if (controller.signal.aborted) throw Object.assign(new Error('preview aborted'), { code: 'E_ABORTED' });
-      setStatus(status, `rendering frame ${i + 1} of ${Math.min(pages.length, budget)}…`, 'busy');
-      frames.push(renderFrame(pages[i], { shape }));
-      await yieldToPage();
-    }
+    setStatus(status, 'snapcompact: rendering frames…', 'busy');
+    await yieldToPage();
+    const result = await copy.compact(snapcompactOptions(app, controller.signal));
+    const frames = copy.archiveFrames(result.entryId);
     const textTokens = prep.estimatedTokens.messagesToSummarize + prep.estimatedTokens.turnPrefixMessages;
+    const count = `${fmt(frames.length)} frame${frames.length === 1 ? '' : 's'}`;
     setStatus(
       status,
-      `Preview: ${fmt(ids.length)} messages (${fmt(text.length)} characters, ≈${fmt(textTokens)} tokens as text) on ${fmt(pages.length)} page${pages.length === 1 ? '' : 's'} of ${shape.font} ${shape.cellWidth}×${shape.cellHeight} at ${shape.frameSize} px.`,
+      `Preview: the compaction would write ${count} for ${fmt(prep.messagesToSummarize.length + prep.turnPrefixMessages.length)} messages (≈${fmt(textTokens)} tokens as text); ${fmt(result.report?.tokensBefore)} → ${fmt(result.report?.tokensAfter)} tokens.`,
       'ok',
     );
     output.append(
       h(
         'p',
         { class: 'note preview-note' },
-        'Preview only — nothing was written. “Compact” writes a compaction entry whose archive holds frames like these (with text edges kept verbatim and a foveated middle).',
+        frames.length
+          ? 'Preview only — nothing was written. “Compact” writes this compaction: an archive of these frames between text edges kept verbatim.'
+          : 'Preview only — nothing was written. “Compact” writes no frames here: what it summarises fits in the text edges it keeps verbatim (lower “Keep recent tokens” to image more).',
       ),
     );
-    if (pages.length > frames.length) {
-      output.append(
-        h('p', {
-          class: 'muted small',
-          text: `${fmt(pages.length - frames.length)} more pages not rendered (limit ${budget} frames for ${reader.provider}).`,
-        }),
-      );
-    }
     output.append(
       framesGallery(frames, previewScope, { title: 'snapcompact preview', textTokens, lightbox: app.lightbox }),
     );
@@ -574,8 +555,42 @@ async function snapcompactPreview(app, target, status, output) {
   } catch (err) {
     setStatus(status, `No preview: ${errorText(err)}`, 'error');
   } finally {
+    copy?.free();
     running = null;
   }
+}
+
+/** The options of a snapcompact `compact()` from the form: Compact and Preview pass the same. */
+function snapcompactOptions(app, signal) {
+  const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
+  return {
+    settings: { keepRecentTokens: form.keepRecentTokens },
+    contextWindow: app.settings.contextWindow,
+    signal,
+    strategy: 'snapcompact',
+    provider: reader.provider,
+    snapcompact: { model: { id: reader.id, api: reader.api }, maxFrames: form.maxFrames },
+  };
+}
+
+/**
+ * Registers the fallback font before a snapcompact compaction or preview when the history it
+ * would image has characters the built-in fonts lack (both do it: their frames are the same).
+ */
+async function fallbackFontFor(app, status) {
+  const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
+  const prep = app.session.prepareCompaction(
+    { keepRecentTokens: form.keepRecentTokens },
+    { leafId: app.session.leafId },
+  );
+  const messages = [];
+  for (const id of [...prep.messagesToSummarize, ...prep.turnPrefixMessages]) {
+    const m = archiveMessage(app.session.entry(id));
+    if (m) messages.push(m);
+  }
+  const text = serializeConversation(messages);
+  const shape = shapeFor(text, { model: { id: reader.id, api: reader.api } });
+  if (scanRenderability(text, shape).unrenderableRatio > 0) await loadFallbackFont(status);
 }
 
 /** Registers the Unifont fallback (CJK, symbols) the first time a text needs it. */

@@ -301,6 +301,9 @@ test('snapcompact preview: frames shown as images with their billed cost per pro
   await withExplorer(async (page, problems) => {
     await page.click('#tab-actions');
     assert.equal(await page.isChecked('input[name="strategy"][value="snapcompact"]'), true);
+    // A small kept region: the compaction (and so its preview) images the middle of the history.
+    await page.fill('#keep-recent', '2000');
+    await page.press('#keep-recent', 'Tab');
     await page.click('#preview-run');
     await page.waitForSelector('#compact-output .frame img', { timeout: 60_000 });
     const frames = await page.locator('#compact-output .frame img').count();
@@ -884,6 +887,34 @@ test('a version 1 file is reported as migrated, not as a line that could not be 
     assert.match(summary, /migrated from format version 1 to 3/);
     assert.match(summary, /every line read/);
     assert.match((await page.locator('#warnings li').allTextContents())[0], /^line 1: E_MIGRATED/);
+    assert.deepEqual(problems, []);
+  });
+});
+
+test('the snapcompact preview shows as many frames as the compaction then writes', async () => {
+  await withExplorer(async (page, problems) => {
+    await page.click('#tab-actions');
+    for (const keep of ['20000', '2000']) {
+      await page.fill('#keep-recent', keep);
+      await page.press('#keep-recent', 'Tab');
+      const leaf = await page.evaluate(() => window.explorer.session.leafId);
+      await page.click('#preview-run');
+      await page.waitForSelector('#compact-output .frames', { timeout: 60_000 });
+      const previewed = Number(await page.getAttribute('#compact-output .frames', 'data-frames'));
+      assert.equal(await page.locator('#compact-output .frame img').count(), previewed);
+      assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf, 'the preview writes nothing');
+      await page.click('#compact-run');
+      await page.waitForFunction(() => /^Compacted/.test(document.getElementById('compact-status').textContent), null, {
+        timeout: 60_000,
+      });
+      const written = await page.evaluate(() => {
+        const s = window.explorer.session;
+        return s.archiveFrames(s.leafId).length;
+      });
+      assert.equal(previewed, written, `keep ${keep}: previewed ${previewed} frames, the compaction wrote ${written}`);
+      await page.click('#undo');
+      await page.click('#tab-actions');
+    }
     assert.deepEqual(problems, []);
   });
 });
