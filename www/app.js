@@ -4,7 +4,8 @@
 //
 // Modules: model.js (tree → segments and lanes), tree.js (the tree view), entry.js (entry
 // panel), context.js (context view), actions.js (actions tab), images.js (images and frames),
-// dom.js (helpers). Session text is untrusted: it is only ever inserted as text.
+// search.js (search and filter in the tree), dom.js (helpers). Session text is untrusted: it is
+// only ever inserted as text.
 //
 // The Simulate panel (simulate.js, sim-agent.js, timeline.js) runs a scripted agent through the
 // package's Maintainer with its session shown here; the Compaction tab (report.js) shows the
