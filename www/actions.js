@@ -8,10 +8,8 @@
 import { errorText, fmt, fmtBytes, h, yieldToPage } from './dom.js';
 import { framesGallery, UrlScope } from './images.js';
 import {
-  pageTexts,
-  providerFrameBudget,
   registerFallbackFont,
-  renderFrame,
+  Session,
   scanRenderability,
   serializeConversation,
   shapeFor,
@@ -65,8 +63,11 @@ let lastPrune = { text: '', error: false }; // the last prune's outcome, shown a
  */
 export function renderActionsPanel(panel, app) {
   const caps = capabilities(app.session);
-  const target = app.selection?.entryId ?? app.session.leafId;
-  const isLeaf = target === app.session.leafId;
+  // Selecting a node is for viewing: Compact and Preview work at the leaf, as the agent does;
+  // only Navigate acts on the selected entry (it says so on its buttons).
+  const leaf = app.session.leafId;
+  const target = app.selection?.entryId ?? leaf;
+  const isLeaf = target === leaf;
   const sections = [];
 
   // --- compact ---------------------------------------------------------------------------
@@ -76,9 +77,9 @@ export function renderActionsPanel(panel, app) {
     h(
       'p',
       { class: 'muted small' },
-      isLeaf ? 'At the session leaf ' : 'At the selected entry ',
-      h('code', { text: target ?? '(none)' }),
-      isLeaf ? '.' : ' (the leaf moves there first; Undo moves it back).',
+      'At the session leaf ',
+      h('code', { text: leaf ?? '(none)' }),
+      isLeaf ? '.' : ' (not the selected entry: use Navigate to move the leaf first).',
     ),
   );
   const strategies = h('fieldset', { class: 'strategies' }, h('legend', { text: 'Strategy' }));
@@ -206,8 +207,8 @@ export function renderActionsPanel(panel, app) {
       button.disabled = true;
       abort.disabled = false;
       try {
-        if (preview) await snapcompactPreview(app, target, status, output);
-        else await compactNow(app, target, status, caps);
+        if (preview) await snapcompactPreview(app, status, output);
+        else await compactNow(app, status, caps);
       } finally {
         button.disabled = false;
         abort.disabled = true;
@@ -352,33 +353,21 @@ function setStatus(el, text, kind = '') {
   shown.className = `action-status ${kind}`;
 }
 
-/** Moves the leaf to `target` (undoable) when it is not the leaf; returns a function undoing that. */
-function leafAt(app, target, reason) {
-  if (!target || target === app.session.leafId) return () => {};
-  app.moveLeaf(target, reason, { quiet: true });
-  return () => app.undoLeaf({ quiet: true });
-}
-
-async function compactNow(app, target, status, caps) {
+/** Compacts at the session leaf (never at the selected entry: selecting does not move the leaf). */
+async function compactNow(app, status, caps) {
   const controller = new AbortController();
   running = { controller };
   const settings = { keepRecentTokens: form.keepRecentTokens };
   const options = { settings, contextWindow: app.settings.contextWindow, signal: controller.signal };
   if (form.customInstructions.trim()) options.customInstructions = form.customInstructions.trim();
-  const restore = leafAt(app, target, 'compact');
   const leafBefore = app.session.leafId;
   try {
     let result;
     if (form.strategy === 'snapcompact' && caps.snapcompact) {
       setStatus(status, 'snapcompact: rendering frames…', 'busy');
       await yieldToPage();
-      const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
-      result = await app.session.compact({
-        ...options,
-        strategy: 'snapcompact',
-        provider: reader.provider,
-        snapcompact: { model: { id: reader.id, api: reader.api }, maxFrames: form.maxFrames },
-      });
+      await fallbackFontFor(app, status);
+      result = await app.session.compact(snapcompactOptions(app, controller.signal));
     } else if (form.strategy === 'chat') {
       if (!form.chatUrl) throw new Error('enter the base URL of an OpenAI-compatible endpoint');
       const url = chatCompletionsUrl(form.chatUrl);
@@ -396,16 +385,18 @@ async function compactNow(app, target, status, caps) {
     } else {
       throw new Error('choose a strategy');
     }
-    const before = result.compactionEntry?.tokensBefore;
+    // Both figures on the report's one ruler (the local estimate the header and the Context tab
+    // show), not the entry's `tokensBefore` (the usage last reported before the compaction).
+    const before = result.report?.tokensBefore ?? app.contextTokens(leafBefore).estimatedTokens;
+    const after = result.report?.tokensAfter ?? result.tokensAfter;
     setStatus(
       status,
-      `Compacted: ${fmt(before)} → ${fmt(result.tokensAfter)} tokens. New compaction entry ${result.entryId}.`,
+      `Compacted: ${fmt(before)} → ${fmt(after)} tokens. New compaction entry ${result.entryId}.`,
       'ok',
     );
     app.recordLeafMove(leafBefore, 'compaction');
     app.afterMutation({ select: result.entryId });
   } catch (err) {
-    restore();
     setStatus(status, `Not compacted (the session is unchanged): ${errorText(err)}`, 'error');
   } finally {
     running = null;
@@ -515,60 +506,48 @@ function archiveMessage(entry) {
 }
 
 /**
- * The snapcompact preview: the messages a compaction at `target` would summarise, serialised
- * and printed onto frames for the chosen reader, with the billed cost per provider.
+ * The snapcompact preview: the very compaction "Compact" writes (the same call, the same
+ * options: `snapcompactOptions`), run on a throwaway copy of the session, and the frames of its
+ * archive with their billed cost per provider. The copy is freed; the session is untouched.
  */
-async function snapcompactPreview(app, target, status, output) {
+async function snapcompactPreview(app, status, output) {
   const controller = new AbortController();
   running = { controller };
   previewScope.revokeAll();
   previewOutput = null;
   output.replaceChildren();
+  let copy = null;
   try {
-    const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
-    const model = { id: reader.id, api: reader.api };
     setStatus(status, 'preparing…', 'busy');
     await yieldToPage();
-    const prep = app.session.prepareCompaction({ keepRecentTokens: form.keepRecentTokens }, { leafId: target });
-    const ids = [...prep.messagesToSummarize, ...prep.turnPrefixMessages];
-    const messages = [];
-    for (const id of ids) {
-      const m = archiveMessage(app.session.entry(id));
-      if (m) messages.push(m);
+    await fallbackFontFor(app, status);
+    const leaf = app.session.leafId;
+    const prep = app.session.prepareCompaction({ keepRecentTokens: form.keepRecentTokens }, { leafId: leaf });
+    copy = Session.fromJsonl(app.session.toBytes());
+    if (copy.leafId !== leaf) {
+      if (leaf === null) copy.resetLeaf();
+      else copy.branch(leaf);
     }
-    const text = serializeConversation(messages);
-    const shape = shapeFor(text, { model });
-    if (scanRenderability(text, shape).unrenderableRatio > 0) await loadFallbackFont(status);
-    const pages = pageTexts(text, { shape });
-    const budget = Math.min(form.maxFrames, providerFrameBudget(reader.provider, reader.api));
-    const frames = [];
-    for (let i = 0; i < Math.min(pages.length, budget); i++) {
-      if (controller.signal.aborted) throw Object.assign(new Error('preview aborted'), { code: 'E_ABORTED' });
-      setStatus(status, `rendering frame ${i + 1} of ${Math.min(pages.length, budget)}…`, 'busy');
-      frames.push(renderFrame(pages[i], { shape }));
-      await yieldToPage();
-    }
+    setStatus(status, 'snapcompact: rendering frames…', 'busy');
+    await yieldToPage();
+    const result = await copy.compact(snapcompactOptions(app, controller.signal));
+    const frames = copy.archiveFrames(result.entryId);
     const textTokens = prep.estimatedTokens.messagesToSummarize + prep.estimatedTokens.turnPrefixMessages;
+    const count = `${fmt(frames.length)} frame${frames.length === 1 ? '' : 's'}`;
     setStatus(
       status,
-      `Preview: ${fmt(ids.length)} messages (${fmt(text.length)} characters, ≈${fmt(textTokens)} tokens as text) on ${fmt(pages.length)} page${pages.length === 1 ? '' : 's'} of ${shape.font} ${shape.cellWidth}×${shape.cellHeight} at ${shape.frameSize} px.`,
+      `Preview: the compaction would write ${count} for ${fmt(prep.messagesToSummarize.length + prep.turnPrefixMessages.length)} messages (≈${fmt(textTokens)} tokens as text); ${fmt(result.report?.tokensBefore)} → ${fmt(result.report?.tokensAfter)} tokens.`,
       'ok',
     );
     output.append(
       h(
         'p',
         { class: 'note preview-note' },
-        'Preview only — nothing was written. “Compact” writes a compaction entry whose archive holds frames like these (with text edges kept verbatim and a foveated middle).',
+        frames.length
+          ? 'Preview only — nothing was written. “Compact” writes this compaction: an archive of these frames between text edges kept verbatim.'
+          : 'Preview only — nothing was written. “Compact” writes no frames here: what it summarises fits in the text edges it keeps verbatim (lower “Keep recent tokens” to image more).',
       ),
     );
-    if (pages.length > frames.length) {
-      output.append(
-        h('p', {
-          class: 'muted small',
-          text: `${fmt(pages.length - frames.length)} more pages not rendered (limit ${budget} frames for ${reader.provider}).`,
-        }),
-      );
-    }
     output.append(
       framesGallery(frames, previewScope, { title: 'snapcompact preview', textTokens, lightbox: app.lightbox }),
     );
@@ -576,8 +555,42 @@ async function snapcompactPreview(app, target, status, output) {
   } catch (err) {
     setStatus(status, `No preview: ${errorText(err)}`, 'error');
   } finally {
+    copy?.free();
     running = null;
   }
+}
+
+/** The options of a snapcompact `compact()` from the form: Compact and Preview pass the same. */
+function snapcompactOptions(app, signal) {
+  const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
+  return {
+    settings: { keepRecentTokens: form.keepRecentTokens },
+    contextWindow: app.settings.contextWindow,
+    signal,
+    strategy: 'snapcompact',
+    provider: reader.provider,
+    snapcompact: { model: { id: reader.id, api: reader.api }, maxFrames: form.maxFrames },
+  };
+}
+
+/**
+ * Registers the fallback font before a snapcompact compaction or preview when the history it
+ * would image has characters the built-in fonts lack (both do it: their frames are the same).
+ */
+async function fallbackFontFor(app, status) {
+  const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
+  const prep = app.session.prepareCompaction(
+    { keepRecentTokens: form.keepRecentTokens },
+    { leafId: app.session.leafId },
+  );
+  const messages = [];
+  for (const id of [...prep.messagesToSummarize, ...prep.turnPrefixMessages]) {
+    const m = archiveMessage(app.session.entry(id));
+    if (m) messages.push(m);
+  }
+  const text = serializeConversation(messages);
+  const shape = shapeFor(text, { model: { id: reader.id, api: reader.api } });
+  if (scanRenderability(text, shape).unrenderableRatio > 0) await loadFallbackFont(status);
 }
 
 /** Registers the Unifont fallback (CJK, symbols) the first time a text needs it. */

@@ -4,7 +4,8 @@
 //
 // Modules: model.js (tree → segments and lanes), tree.js (the tree view), entry.js (entry
 // panel), context.js (context view), actions.js (actions tab), images.js (images and frames),
-// dom.js (helpers). Session text is untrusted: it is only ever inserted as text.
+// search.js (search and filter in the tree), dom.js (helpers). Session text is untrusted: it is
+// only ever inserted as text.
 //
 // The Simulate panel (simulate.js, sim-agent.js, timeline.js) runs a scripted agent through the
 // package's Maintainer with its session shown here; the Compaction tab (report.js) shows the
@@ -19,6 +20,7 @@ import { Lightbox, UrlScope } from './images.js';
 import { activePath, buildTree, segPick, TokenTally } from './model.js';
 import { init, Session, version } from './pkg/entries/web.js';
 import { renderCompactionPanel, summarizedEntries } from './report.js';
+import { TreeSearch } from './search.js';
 import { TreeView } from './tree.js';
 
 /** Formats `Session.fromMessages` reads (docs/guide/formats.md); the package says which it knows. */
@@ -200,6 +202,13 @@ const app = {
 window.explorer = app; // for the console and the tests
 
 const treeView = new TreeView($('tree'), { onSelect: (seg, entryId) => app.selectSeg(seg, entryId) });
+const treeSearch = new TreeSearch({
+  form: $('tree-search-form'),
+  results: $('search-results'),
+  onSelect: (id) => app.selectEntry(id),
+  model: () => (app.session && app.tree ? { session: app.session, tree: app.tree } : null),
+});
+app.search = treeSearch; // for the tests
 
 function setStatus(text, kind = '') {
   const el = $('status');
@@ -232,14 +241,30 @@ async function load(bytes, name) {
   app.sim?.detach();
   await yieldToPage(); // parsing and building the tree are separate tasks: the page can paint between
   app.useSession(session, name, { owned: true, quiet: true });
-  const n = session.warnings.length;
+  const { migrated, unread } = loadWarnings(session);
+  const notes = [];
+  if (migrated)
+    notes.push(
+      `migrated from format version ${session.version.onDisk} to ${session.version.current} (Download keeps it)`,
+    );
+  if (unread) notes.push(`${fmt(unread)} line${unread === 1 ? '' : 's'} could not be read (see Load report)`);
   setStatus(
-    `Opened ${name}: ${fmt(session.size)} entries, ${fmtBytes(bytes.length)}, parsed in ${fmt(Math.round(ms))} ms${n ? ` — ${fmt(n)} line${n === 1 ? '' : 's'} could not be read (see Load report)` : ''}.`,
-    n ? 'warn' : 'ok',
+    `Opened ${name}: ${fmt(session.size)} entries, ${fmtBytes(bytes.length)}, parsed in ${fmt(Math.round(ms))} ms${notes.length ? ` — ${notes.join('; ')}` : ''}.`,
+    unread ? 'warn' : 'ok',
   );
   updateTopButtons();
   document.body.dataset.ready = 'true';
   return true;
+}
+
+/**
+ * The load warnings by kind, from their codes: `E_MIGRATED` says the file was migrated from an
+ * older format version (nothing was lost); every other code is a line that could not be read.
+ */
+function loadWarnings(session) {
+  let migrated = 0;
+  for (const w of session.warnings) if (w.code === 'E_MIGRATED') migrated++;
+  return { migrated, unread: session.warnings.length - migrated };
 }
 
 /** Rebuilds the model after a load or a change, and redraws. */
@@ -248,6 +273,7 @@ function rebuild({ select, keepTokens }) {
   const previous = app.tally;
   app.tokensCache.clear();
   app.tree = buildTree(session.index());
+  treeSearch.reset();
   app.labels = session.labels();
   app.path = activePath(app.tree, session.leafId);
   app.tally = new TokenTally(app.tree);
@@ -353,7 +379,7 @@ function updateStats() {
     }
     document.body.dataset.stats = 'ready';
   });
-  const n = session.warnings.length;
+  const n = loadWarnings(session).unread;
   $('stat-warnings-box').hidden = n === 0;
   $('stat-warnings').textContent = fmt(n);
 }
@@ -370,9 +396,11 @@ function updateReport() {
   const { header, version: v } = app.session;
   const facts = [`${app.fileName}: format version ${v.current} (${v.onDisk} on disk)`, `session ${header.id}`];
   if (header.cwd) facts.push(`cwd ${header.cwd}`);
+  const { migrated, unread } = loadWarnings(app.session);
+  if (migrated) facts.push(`migrated from format version ${v.onDisk} to ${v.current}: Download saves it migrated`);
   facts.push(
-    warnings.length
-      ? `${fmt(warnings.length)} warning${warnings.length === 1 ? '' : 's'}: lines kept as they are and listed below`
+    unread
+      ? `${fmt(unread)} line${unread === 1 ? '' : 's'} could not be read: kept as they are and listed below`
       : 'every line read',
   );
   $('report-summary').textContent = facts.join(' · ');

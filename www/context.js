@@ -59,6 +59,12 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
     panel.replaceChildren(...parts);
     return () => {};
   }
+  // One figure per state, the one the header and the compaction reports show: the core's local
+  // estimate of what the context holds (`estimatedTokens`, = `contextStats().tokens`). A
+  // provider's reported usage is shown beside it, and only when it was reported after the
+  // latest compaction on the path: before it, it measured the history the compaction replaced.
+  const figure = tokens.estimatedTokens;
+  const usage = usageAfterCompaction(tree, leafId, tokens.lastUsageEntryId) ? tokens : null;
   const win = settings.contextWindow;
   const thSettings = thresholdSettings(settings);
   let threshold;
@@ -67,12 +73,12 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
   try {
     threshold = thresholdTokens(win, thSettings);
     reserve = reserveTokens(win, thSettings);
-    compactNow = shouldCompact(tokens.tokens, win, thSettings);
+    compactNow = shouldCompact(figure, win, thSettings);
   } catch (err) {
     parts.push(h('p', { class: 'error', text: `Settings: ${errorText(err)}` }));
     threshold = thresholdTokens(win);
     reserve = reserveTokens(win);
-    compactNow = shouldCompact(tokens.tokens, win);
+    compactNow = shouldCompact(figure, win);
   }
 
   const summary = h('div', { class: 'context-summary' });
@@ -88,22 +94,24 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
     return dd;
   };
   addTotal('messages', fmt(tokens.messages), 'ctx-messages');
-  addTotal(
-    'context tokens',
-    tokens.lastUsageEntryId === null
-      ? `${fmt(tokens.tokens)} (estimate, no usage recorded)`
-      : `${fmt(tokens.tokens)} = ${fmt(tokens.usageTokens)} reported + ${fmt(tokens.trailingTokens)} estimated after`,
-    'ctx-tokens',
-  );
-  const estimated = addTotal('local estimate', fmt(tokens.estimatedTokens), 'ctx-estimated');
-  if (tokens.estimatedTokens > win) {
+  const estimated = addTotal('context tokens (est.)', fmt(figure), 'ctx-tokens');
+  if (figure > win) {
     estimated.textContent += ' — more than the window';
     estimated.className = 'warn';
   }
+  addTotal(
+    'reported usage',
+    usage
+      ? `${fmt(usage.usageTokens)} at ${usage.lastUsageEntryId} (+ ${fmt(usage.trailingTokens)} estimated after)`
+      : tokens.lastUsageEntryId === null
+        ? 'none on the path'
+        : 'none since the last compaction',
+    'ctx-usage',
+  );
   addTotal('threshold', `${fmt(threshold)} of ${fmt(win)} (reserve ${fmt(reserve)})`, 'ctx-threshold');
   const verdict = addTotal(
     'compaction',
-    compactNow ? 'due: over the threshold' : `not due (${fmt(Math.max(0, threshold - tokens.tokens))} tokens to go)`,
+    compactNow ? 'due: over the threshold' : `not due (${fmt(Math.max(0, threshold - figure))} tokens to go)`,
     'ctx-verdict',
   );
   verdict.className = compactNow ? 'warn' : 'ok';
@@ -113,7 +121,7 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
   const listHead = h('div', { class: 'context-list-head' });
   parts.push(listHead, listBox);
   panel.replaceChildren(...parts);
-  drawGauge(gauge, { win, threshold, tokens: tokens.tokens, regions: null });
+  drawGauge(gauge, { win, threshold, tokens: figure, regions: null });
 
   const transcript = !!settings.transcript;
   const pathLength = leafId ? tree.depth[tree.ord.get(leafId)] + 1 : 0;
@@ -251,12 +259,28 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
     if (counts.hidden) partsText.push(`not sent ${fmt(sums.hidden)}`);
     if (counts.pruned) partsText.push(`pruned results now ${fmt(sums.pruned)}`);
     regionDd.textContent = partsText.join(' · ') || '—';
-    drawGauge(gauge, { win, threshold, tokens: tokens.tokens, regions: sums });
+    drawGauge(gauge, { win, threshold, tokens: figure, regions: sums });
     list.refresh();
   });
   return () => {
     cancelled = true;
   };
+}
+
+/**
+ * Whether entry `usageId` (the last usage the core found on the path to `leafId`) comes after
+ * the latest compaction on that path: walks up from the leaf to whichever comes first.
+ */
+export function usageAfterCompaction(tree, leafId, usageId) {
+  if (!usageId || !leafId) return false;
+  const usage = tree.ord.get(usageId);
+  let i = tree.ord.get(leafId);
+  if (usage === undefined || i === undefined) return false;
+  for (; i >= 0; i = tree.parent[i]) {
+    if (i === usage) return true;
+    if (tree.index[i].type === 'compaction') return false;
+  }
+  return false;
 }
 
 /** The latest compaction on the path to `leafId` (transcript contexts do not name it). */

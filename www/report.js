@@ -144,16 +144,20 @@ export function renderCompactionPanel(panel, app, entryId) {
   const fromSim = app.sim?.reportFor(entryId);
   let report = fromSim?.report;
   if (!report) {
-    let after = entry.tokensAfter;
+    // The figures of the states before and after it, as the header and the Context tab show them
+    // (the core's estimate); the entry's own `tokensBefore` is the usage reported before it.
+    const estimate = (id) => {
+      try {
+        return id ? app.contextTokens(id).estimatedTokens : 0;
+      } catch {
+        return NaN;
+      }
+    };
+    const after = estimate(entryId);
     const tokensByKind = null;
-    try {
-      after ??= app.contextTokens(entryId).estimatedTokens;
-    } catch {
-      after ??= NaN;
-    }
     report = {
       method: entry.method ?? null,
-      tokensBefore: entry.tokensBefore,
+      tokensBefore: estimate(entry.parentId),
       tokensAfter: after,
       tokensByKind,
       entriesSummarized: NaN,
@@ -210,6 +214,14 @@ export function renderCompactionPanel(panel, app, entryId) {
       `${fmt(report.tokensBefore)} → ${fmt(report.tokensAfter)} tokens (${fmt(report.tokensAfter - report.tokensBefore)})`,
     ),
   );
+  if (!fromSim && Number.isFinite(entry.tokensBefore) && entry.tokensBefore !== report.tokensBefore) {
+    out.push(
+      h('p', {
+        class: 'muted small',
+        text: `The entry records tokensBefore ${fmt(entry.tokensBefore)}: the usage last reported before it, not the estimate above.`,
+      }),
+    );
+  }
 
   if (report.tokensByKind) {
     out.push(h('h4', { text: 'Tokens by kind, after' }), ...byKind(report.tokensByKind));

@@ -238,7 +238,8 @@ test('the context view: compaction boundary, kept region, totals against the win
     await page.click('#tab-context');
     await page.waitForSelector('#panel-context .ctx-row');
     assert.equal(await page.textContent('#ctx-messages'), fmt(tokens.messages));
-    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${fmt(tokens.tokens)}`));
+    // One figure per state: the core's estimate, as in the header (not usage + trailing).
+    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${fmt(tokens.estimatedTokens)}`));
     assert.equal(await page.textContent('#ctx-threshold'), '170,000 of 200,000 (reserve 30,000)');
     assert.ok(ctx.compactionId, 'the sample leaf is past a compaction');
     assert.equal(await page.getAttribute('#panel-context .ctx-row >> nth=0', 'data-region'), 'summary');
@@ -300,6 +301,9 @@ test('snapcompact preview: frames shown as images with their billed cost per pro
   await withExplorer(async (page, problems) => {
     await page.click('#tab-actions');
     assert.equal(await page.isChecked('input[name="strategy"][value="snapcompact"]'), true);
+    // A small kept region: the compaction (and so its preview) images the middle of the history.
+    await page.fill('#keep-recent', '2000');
+    await page.press('#keep-recent', 'Tab');
     await page.click('#preview-run');
     await page.waitForSelector('#compact-output .frame img', { timeout: 60_000 });
     const frames = await page.locator('#compact-output .frame img').count();
@@ -663,4 +667,254 @@ test('prune and navigate with a branch summary from the actions panel', async ()
   } finally {
     await fake.close();
   }
+});
+
+test('selecting a run card does not move the leaf: Compact then compacts at the leaf, no fork', async () => {
+  await withExplorer(async (page, problems) => {
+    const leaf = await page.evaluate(() => window.explorer.session.leafId);
+    await page.$eval('#tree', (el) => (el.scrollTop = 0));
+    await page.waitForFunction(() => document.querySelector('.node')?.dataset.row === '0');
+    await page.locator('.node[data-kind="run"][data-entries]').filter({ hasText: 'user' }).nth(1).click();
+    const selected = await page.getAttribute('#panel-entry .entry', 'data-entry');
+    assert.notEqual(selected, leaf, 'a run card away from the leaf is selected');
+    assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf, 'selecting does not move the leaf');
+    await page.click('#tab-actions');
+    const where = await page.textContent('#compact-section p');
+    await page.fill('#keep-recent', '2000');
+    await page.press('#keep-recent', 'Tab');
+    await page.click('#compact-run');
+    await page.waitForFunction(() => /\b(ok|error)\b/.test(document.getElementById('compact-status').className), null, {
+      timeout: 60_000,
+    });
+    assert.match(await page.textContent('#compact-status'), /^Compacted: /);
+    const after = await page.evaluate(() => {
+      const s = window.explorer.session;
+      const e = s.entry(s.leafId);
+      const children = s.index().filter((x) => x.parentId === e.parentId).length;
+      return { type: e.type, parentId: e.parentId, children };
+    });
+    assert.equal(after.type, 'compaction');
+    assert.equal(after.parentId, leaf, 'the compaction hangs at the leaf');
+    assert.equal(after.children, 1, 'no fork: the old leaf has one child, the compaction');
+    assert.match(
+      where,
+      new RegExp(`^At the session leaf ${leaf} \\(not the selected entry`),
+      'the panel says where Compact works',
+    );
+    assert.deepEqual(problems, []);
+  });
+});
+
+test('one token figure per state: header, Context tab, compaction report and status agree', async () => {
+  const s = loadSample();
+  const compactionId = s.buildContext().compactionId;
+  const atCompaction = s.contextTokens({ leafId: compactionId });
+  assert.ok(atCompaction.tokens > atCompaction.estimatedTokens, 'the usage before the compaction differs there');
+  const figure = fmt(s.contextTokens().estimatedTokens);
+  const parentFigure = fmt(s.contextTokens({ leafId: s.entry(compactionId).parentId }).estimatedTokens);
+  await withExplorer(async (page, problems) => {
+    const header = () => page.textContent('#context-tokens');
+    assert.equal(await header(), figure);
+    await page.click('#tab-context');
+    await page.waitForSelector('#panel-context .ctx-row');
+    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${figure}`));
+    assert.match(await page.getAttribute('#panel-context .gauge', 'aria-label'), new RegExp(`^${figure} of`));
+
+    // At the compaction: the usage reported before it is not counted after it.
+    await page.evaluate((id) => window.explorer.selectEntry(id, { tab: 'context' }), compactionId);
+    await page.waitForFunction((id) => document.querySelector('.context-where code')?.textContent === id, compactionId);
+    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${fmt(atCompaction.estimatedTokens)}`));
+    assert.equal(await page.textContent('#ctx-usage'), 'none since the last compaction');
+    // Its report: the figures of the states before and after it.
+    await page.click('#tab-compaction');
+    assert.match(
+      await page.textContent('#rp-numbers'),
+      new RegExp(`^${parentFigure} → ${fmt(atCompaction.estimatedTokens)} tokens`),
+    );
+
+    // Compact at the leaf: the status' figures are the header's before and after.
+    await page.click('#goto-leaf');
+    await page.click('#tab-actions');
+    await page.fill('#keep-recent', '2000');
+    await page.press('#keep-recent', 'Tab');
+    await page.evaluate(() => (document.body.dataset.stats = 'pending'));
+    await page.click('#compact-run');
+    await page.waitForFunction(() => /\b(ok|error)\b/.test(document.getElementById('compact-status').className), null, {
+      timeout: 60_000,
+    });
+    const [, before, after] = (await page.textContent('#compact-status')).match(
+      /^Compacted: ([\d,]+) → ([\d,]+) tokens/,
+    );
+    assert.equal(before, figure);
+    await page.waitForSelector('body[data-stats="ready"]');
+    assert.equal(await header(), after);
+    await page.click('#tab-context');
+    await page.waitForSelector('#panel-context .ctx-row');
+    assert.match(await page.textContent('#ctx-tokens'), new RegExp(`^${after}`));
+    await page.click('#tab-compaction');
+    assert.match(await page.textContent('#rp-numbers'), new RegExp(`^${before} → ${after} tokens`));
+    assert.deepEqual(problems, []);
+  });
+});
+
+test('search and filter the tree (text, entry id, role, tool name), smooth on 50,000 entries', async () => {
+  const { text, counts } = largeSession({ entries: 50_000 });
+  const s = Session.fromJsonl(text);
+  const index = s.index();
+  const users = index.filter((e) => e.role === 'user').length;
+  const results = index.filter((e) => e.role === 'toolResult').length;
+  const hits = s.searchHistory('Task 4242', { limit: 200 });
+  const userHits = s.searchHistory('file 13.ts', { limit: 200, roles: ['user'] });
+  s.free();
+  await withExplorer(async (page, problems) => {
+    await openFixture(page, 'search-50k.jsonl', text);
+    await page.waitForFunction(() => document.getElementById('tally').textContent === '', null, { timeout: 60_000 });
+    const leaf = await page.evaluate(() => window.explorer.session.leafId);
+    await page.evaluate(() => (window.__longTasks.length = 0));
+    const search = async ({ query = '', role = '', tool = '' }) => {
+      await page.evaluate(() => (document.getElementById('tree-search-form').dataset.state = 'pending'));
+      await page.fill('#tree-search', query);
+      await page.fill('#tree-tool', tool);
+      await page.selectOption('#tree-role', role);
+      await page.press('#tree-search', 'Enter');
+      await page.waitForSelector('#tree-search-form[data-state="done"]', { timeout: 30_000 });
+      return {
+        count: await page.textContent('#search-count'),
+        rows: await page.$$eval('#search-list .search-row', (els) => els.map((e) => e.dataset.entry)),
+      };
+    };
+
+    // Text, through the package's searchHistory: its hits in its order.
+    let got = await search({ query: 'Task 4242' });
+    assert.match(got.count, new RegExp(`^${fmt(hits.length)} matches`));
+    assert.deepEqual(
+      got.rows,
+      hits.slice(0, got.rows.length).map((hit) => hit.entryId),
+    );
+    assert.equal(got.rows[0], 'b39u');
+    await shot(page, 'search-text');
+    // A match selects its entry for viewing; the leaf stays.
+    await page.click('#search-list .search-row >> nth=0');
+    await page.waitForSelector('#panel-entry .entry[data-entry="b39u"]');
+    assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf);
+    assert.equal(await page.getAttribute('.node.selected', 'data-kind'), 'run');
+
+    // Text and a role.
+    got = await search({ query: 'file 13.ts', role: 'user' });
+    assert.match(got.count, new RegExp(`^${fmt(userHits.length)} match`));
+    assert.deepEqual(
+      got.rows,
+      userHits.slice(0, got.rows.length).map((hit) => hit.entryId),
+    );
+
+    // An entry id: that entry first.
+    got = await search({ query: 'b1' });
+    assert.equal(got.rows[0], 'b1');
+
+    // A role alone, from the index: every user message, only the rows in view in the DOM.
+    got = await search({ role: 'user' });
+    assert.match(got.count, new RegExp(`^${fmt(users)} matches`));
+    assert.ok(got.rows.length > 0 && got.rows.length < 60, `${got.rows.length} rows in the DOM`);
+    got = await search({ role: 'compaction' });
+    assert.match(got.count, new RegExp(`^${fmt(counts.compactions)} match`));
+
+    // A tool name: its results.
+    got = await search({ tool: 'read' });
+    assert.match(got.count, new RegExp(`^${fmt(results)} matches`));
+    got = await search({ tool: 'no-such-tool' });
+    assert.match(got.count, /^0 matches/);
+    assert.deepEqual(got.rows, []);
+    await shot(page, 'search-tool');
+
+    const longTasks = await page.evaluate(() => window.__longTasks);
+    const longest = Math.max(0, ...longTasks);
+    console.log(`# search on 50,000 entries: longest task ${longest} ms; ${longTasks.length} long tasks`);
+    assert.ok(longest < 1_500, `longest task ${longest} ms`);
+    assert.deepEqual(problems, []);
+  });
+});
+
+test('at 390 px wide: no horizontal scroll, the Simulate chart fits', async () => {
+  await withExplorer(async (page, problems) => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    const overflow = () =>
+      page.evaluate(() => {
+        const width = document.documentElement.clientWidth;
+        const wide = [];
+        for (const el of document.querySelectorAll('body *')) {
+          if (el.closest('.tree, .vlist, [hidden]')) continue;
+          const r = el.getBoundingClientRect();
+          if (r.width > 0 && r.right > width + 0.5)
+            wide.push(
+              `${el.tagName.toLowerCase()}#${el.id}.${el.className?.baseVal ?? el.className} ${Math.round(r.right)}`,
+            );
+        }
+        return { width, scrollWidth: document.documentElement.scrollWidth, wide: wide.slice(0, 8) };
+      });
+    let got = await overflow();
+    assert.equal(got.scrollWidth, got.width, `the page is ${got.scrollWidth} px wide: ${got.wide.join(', ')}`);
+    await page.click('#open-simulate');
+    await page.waitForSelector('#timeline svg');
+    got = await overflow();
+    assert.equal(got.scrollWidth, got.width, `with Simulate open, ${got.scrollWidth} px wide: ${got.wide.join(', ')}`);
+    const chart = await page.$eval('#timeline svg', (el) => el.getBoundingClientRect().right);
+    assert.ok(chart <= got.width, `the chart ends at ${chart} px`);
+    await shot(page, 'narrow-390');
+    assert.deepEqual(problems, []);
+  });
+});
+
+test('a version 1 file is reported as migrated, not as a line that could not be read', async () => {
+  const text = `${[
+    '{"type":"session","id":"v1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}',
+    '{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hello"}}',
+    '{"type":"message","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"stopReason":"stop"}}',
+  ].join('\n')}\n`;
+  const s = Session.fromJsonl(text);
+  assert.deepEqual(
+    s.warnings.map((w) => w.code),
+    ['E_MIGRATED'],
+  );
+  await withExplorer(async (page, problems) => {
+    await openFixture(page, 'v1.jsonl', text);
+    const status = await page.textContent('#status');
+    assert.match(status, /migrated from format version 1 to 3/);
+    assert.doesNotMatch(status, /could not be read/);
+    assert.match(await page.getAttribute('#status', 'class'), /\bok\b/);
+    assert.equal(await page.isVisible('#stat-warnings-box'), false, 'no unreadable lines to count');
+    await page.click('#tab-report');
+    const summary = await page.textContent('#report-summary');
+    assert.match(summary, /migrated from format version 1 to 3/);
+    assert.match(summary, /every line read/);
+    assert.match((await page.locator('#warnings li').allTextContents())[0], /^line 1: E_MIGRATED/);
+    assert.deepEqual(problems, []);
+  });
+});
+
+test('the snapcompact preview shows as many frames as the compaction then writes', async () => {
+  await withExplorer(async (page, problems) => {
+    await page.click('#tab-actions');
+    for (const keep of ['20000', '2000']) {
+      await page.fill('#keep-recent', keep);
+      await page.press('#keep-recent', 'Tab');
+      const leaf = await page.evaluate(() => window.explorer.session.leafId);
+      await page.click('#preview-run');
+      await page.waitForSelector('#compact-output .frames', { timeout: 60_000 });
+      const previewed = Number(await page.getAttribute('#compact-output .frames', 'data-frames'));
+      assert.equal(await page.locator('#compact-output .frame img').count(), previewed);
+      assert.equal(await page.evaluate(() => window.explorer.session.leafId), leaf, 'the preview writes nothing');
+      await page.click('#compact-run');
+      await page.waitForFunction(() => /^Compacted/.test(document.getElementById('compact-status').textContent), null, {
+        timeout: 60_000,
+      });
+      const written = await page.evaluate(() => {
+        const s = window.explorer.session;
+        return s.archiveFrames(s.leafId).length;
+      });
+      assert.equal(previewed, written, `keep ${keep}: previewed ${previewed} frames, the compaction wrote ${written}`);
+      await page.click('#undo');
+      await page.click('#tab-actions');
+    }
+    assert.deepEqual(problems, []);
+  });
 });

@@ -273,6 +273,17 @@ test('simulate: a compaction marker opens its report; Undo compaction restores t
     assert.ok(tip.includes(`${target.report.tokensBefore.toLocaleString('en-US')} →`), tip);
     await shot(page, 'tooltip');
 
+    // One figure per state: with the leaf on the compaction, the header and the Context tab
+    // show the report's tokens after it (usage reported before it is not counted).
+    await page.waitForSelector('body[data-stats="ready"]');
+    const after = target.report.tokensAfter.toLocaleString('en-US');
+    assert.equal(await page.textContent('#context-tokens'), after, 'the header');
+    await page.click('#goto-leaf');
+    await page.click('#tab-context');
+    await page.waitForSelector(`#panel-context .context-where code:has-text("${target.entryId}")`);
+    const shown = await page.textContent('#ctx-tokens');
+    assert.match(shown, new RegExp(`^${after}`), `the Context tab: ${shown}`);
+
     // Click: selected in the tree, the report opens, the summarized entries are highlighted.
     await page.click(`${marker} path`);
     await page.waitForSelector(`#panel-compaction h3:has-text("${target.entryId}")`);
