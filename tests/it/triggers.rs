@@ -1724,6 +1724,25 @@ fn agent_simulator_regressions() {
             pixel_frames: false,
             uncalibrated: false,
         },
+        Scenario {
+            // Found once the simulator drove the Maintainer's entry points (before_request
+            // at every request, a retry included): a recovery shake-then-soft on an 8k window
+            // counted at 2x, and the retried request still over the window.
+            seed: 282_570_193_382_217,
+            window: 8_000,
+            vision: false,
+            family: 0,
+            methods: Some(vec!["shake", "window"]),
+            ratio: 2.0,
+            summarizer_failures: 0.0,
+            empty_documents: 0.0,
+            length_stops: 0.0,
+            forced_overflows: 0.0,
+            dead_remote: false,
+            user_turns: 5,
+            pixel_frames: false,
+            uncalibrated: false,
+        },
     ];
     for s in &found {
         let r = run(s).unwrap_or_else(|e| panic!("{e}"));

@@ -839,6 +839,9 @@ impl Host {
             let state = self.state();
             self.cm.settle(&state);
             let tokens = self.provider_tokens()?;
+            if std::env::var("SIM_DEBUG").is_ok() {
+                eprintln!("request: {tokens} provider tokens (turn {turn})");
+            }
             self.report.requests += 1;
             self.report.largest_request = self.report.largest_request.max(tokens);
             let over = tokens > self.s.window;
@@ -891,25 +894,17 @@ impl Host {
                 v["usage"] = json!({"input": tokens, "output": out, "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens + out});
             }
             let a = self.assistant(&v)?;
+            let call = a
+                .tool_call_ids()
+                .next()
+                .map(str::to_string)
+                .unwrap_or_default();
             let id = self.append(v)?;
-            if stop == "toolUse" {
-                tools += 1;
-                let call = a
-                    .tool_call_ids()
-                    .next()
-                    .map(str::to_string)
-                    .unwrap_or_default();
-                let size = self.r.range(50, (self.s.window / 30).max(60));
-                let body = filler(&mut self.r, size);
-                self.append(
-                    json!({"role": "toolResult", "toolCallId": call, "toolName": "read",
-                                   "content": [{"type": "text", "text": body}], "isError": false,
-                                   "timestamp": self.now}),
-                )?;
-            }
             // After the reply, as the Maintainer's `afterResponse`: a tool-use reply waits for
             // the next request's check; any other is checked now (the simulator does not
-            // prune: no tokens freed).
+            // prune: no tokens freed). The call ends with the state settled, as the
+            // Maintainer's does: what the host appends afterwards (the tool result) is what
+            // the next request's check sees as new.
             let next = match self.cm.on_reply(a) {
                 ReplyStep::Deferred => None,
                 ReplyStep::Check => {
@@ -923,6 +918,16 @@ impl Host {
             };
             let state = self.state();
             self.cm.settle(&state);
+            if stop == "toolUse" {
+                tools += 1;
+                let size = self.r.range(50, (self.s.window / 30).max(60));
+                let body = filler(&mut self.r, size);
+                self.append(
+                    json!({"role": "toolResult", "toolCallId": call, "toolName": "read",
+                                   "content": [{"type": "text", "text": body}], "isError": false,
+                                   "timestamp": self.now}),
+                )?;
+            }
             match next {
                 Some(ContinuationKind::Retry) => continue,
                 Some(ContinuationKind::AutoContinue | ContinuationKind::QueuedMessages) => {
