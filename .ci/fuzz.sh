@@ -87,6 +87,7 @@ seed() {
 }
 
 mkdir -p logs
+failed=()
 for t in "${targets[@]}"; do
   seed "$t"
   echo "=== fuzz $t for ${seconds}s"
@@ -94,15 +95,26 @@ for t in "${targets[@]}"; do
   # No sanitizer (the crate forbids unsafe code), debug assertions on (overflow checks).
   nice -n 19 cargo +nightly fuzz run -s none -a "$t" "corpus/$t" -- \
     -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 \
-    > "logs/$t.log" 2>&1 || echo "!!! $t stopped with a failure: see fuzz/logs/$t.log and fuzz/artifacts/$t/"
+    > "logs/$t.log" 2>&1 || {
+    echo "!!! $t stopped with a failure: see fuzz/logs/$t.log and fuzz/artifacts/$t/"
+    failed+=("$t")
+  }
 done
 
 echo
-printf '%-14s %14s %10s %8s\n' target executions exec/s seconds
+printf '%-14s %14s %10s %8s  %s\n' target executions exec/s seconds result
 for t in "${targets[@]}"; do
   f=logs/$t.log
   [ -f "$f" ] || continue
   n=$(awk '/stat::number_of_executed_units/ {print $2}' "$f" | tail -n 1)
   r=$(awk '/stat::average_exec_per_sec/ {print $2}' "$f" | tail -n 1)
-  printf '%-14s %14s %10s %8s\n' "$t" "${n:-?}" "${r:-?}" "$seconds"
+  result=clean
+  [[ " ${failed[*]} " == *" $t "* ]] && result=FAILED
+  printf '%-14s %14s %10s %8s  %s\n' "$t" "${n:-?}" "${r:-?}" "$seconds" "$result"
 done
+# A target that stopped on a crash, a timeout or an out-of-memory fails the run (the others
+# still ran, so one call reports every target).
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: ${failed[*]} stopped with a failure" >&2
+  exit 1
+fi
