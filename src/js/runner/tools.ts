@@ -5,11 +5,11 @@
 import { isObject } from '../core/args.js';
 import { invalidArgument } from '../core/errors.js';
 import type { AssistantMessage, CompactionSettings, JsonValue, ToolResultMessage } from '../core/types.js';
-import type { ContextToolName } from '../formats/tools.js';
+import { type ContextToolName, contextToolDefinitions } from '../formats/tools.js';
 import type { Session } from './session.js';
 
-/** The context tools' names. */
-export const CONTEXT_TOOL_NAMES: readonly ContextToolName[] = ['recall_history', 'context_status'];
+/** The context tools' names, as the core defines the tools (read once). */
+let names: ReadonlySet<string> | undefined;
 
 /** What the host knows that the core does not, for `runContextTool`. */
 export interface ContextToolFigures {
@@ -27,7 +27,8 @@ export interface ContextToolFigures {
 
 /** True for the name of a context tool. */
 export function isContextTool(name: unknown): name is ContextToolName {
-  return typeof name === 'string' && (CONTEXT_TOOL_NAMES as readonly string[]).includes(name);
+  names ??= new Set(contextToolDefinitions().map((d) => d.name));
+  return typeof name === 'string' && names.has(name);
 }
 
 /** The session's internal runner (core/session.ts `_contextTool`). */
