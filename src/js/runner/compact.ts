@@ -812,18 +812,21 @@ export async function compactSession(session: SessionCore, options: RunOptions |
   const reason = o.reason ?? 'manual';
   const auto = reason !== 'manual';
   let action: CompactionAction = 'context-full';
-  try {
-    // The method the walk tries first names the action (the settings' strategy picks it).
-    const { explicit: _given, ...rest } = withStrategy(o);
-    const w = newWalk(session, rest);
-    const first: string | undefined = JSON.parse(w.methodsJson())[0];
-    w.free();
-    const named = first === undefined ? undefined : actionOf(first);
-    if (named !== undefined) action = named;
-  } catch {
-    // Bad settings surface from runCompaction with their own error.
+  // Only automatic compactions have events: a manual one builds no walk to name the action.
+  if (auto) {
+    try {
+      // The method the walk tries first names the action (the settings' strategy picks it).
+      const { explicit: _given, ...rest } = withStrategy(o);
+      const w = newWalk(session, rest);
+      const first: string | undefined = JSON.parse(w.methodsJson())[0];
+      w.free();
+      const named = first === undefined ? undefined : actionOf(first);
+      if (named !== undefined) action = named;
+    } catch {
+      // Bad settings surface from runCompaction with their own error.
+    }
+    emit(o.hooks, { type: 'auto_compaction_start', reason, action });
   }
-  if (auto) emit(o.hooks, { type: 'auto_compaction_start', reason, action });
   try {
     const result = await runCompaction(session, o);
     if (auto) {
