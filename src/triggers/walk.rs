@@ -2207,7 +2207,7 @@ mod tests {
         for m in [Remote, Snapcompact, Shake, Soft, CompactionMethod::Window] {
             assert_eq!(Walk::summary_initiator(m), None, "{m:?}");
         }
-        // The events' action (spec: compaction §8.7): what the JS `ACTION_OF` table held.
+        // The events' action (spec: compaction §8.7), as the core names it for the JS.
         let actions: Vec<_> = [Remote, Soft, Snapcompact, Handoff, Shake]
             .iter()
             .map(|m| m.action().as_str())

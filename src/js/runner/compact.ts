@@ -69,18 +69,9 @@ export interface RunOptions extends Omit<CompactOptions, 'signal'> {
 const running = new WeakSet<SessionCore>();
 
 /** The events' `action` of a method, as the core names it (spec: compaction §8.7); undefined for an unknown name. */
-export function actionOf(method: string): CompactionAction | undefined {
+function actionOf(method: string): CompactionAction | undefined {
   return (requireRaw().compactionAction(method) as CompactionAction | undefined) ?? undefined;
 }
-
-/**
- * `actionOf` as a lookup table, for the callers that read it so (`ACTION_OF[method]`): the
- * core answers every read.
- */
-export const ACTION_OF: { readonly [method: string]: CompactionAction | undefined } = new Proxy(
-  {},
-  { get: (_target, key) => (typeof key === 'string' ? actionOf(key) : undefined) },
-);
 
 function emit(hooks: RunOptions['hooks'], event: CompactionEvent): void {
   for (const f of handlers(hooks, 'onEvent')) {
