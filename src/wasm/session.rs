@@ -201,7 +201,8 @@ pub struct WasmSession {
 }
 
 impl WasmSession {
-    pub(crate) fn wrap(session: Session) -> WasmSession {
+    pub(crate) fn wrap(mut session: Session) -> WasmSession {
+        session.set_journal_nonce(random_seed());
         WasmSession {
             inner: session,
             llm: Default::default(),
