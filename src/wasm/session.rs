@@ -330,7 +330,10 @@ impl WasmSession {
             texts.push(&JsValue::from_str(text));
         }
         let out = js_sys::Array::new();
-        out.push(&c.since.map_or(JsValue::UNDEFINED, |m| JsValue::from_str(&m)));
+        out.push(
+            &c.since
+                .map_or(JsValue::UNDEFINED, |m| JsValue::from_str(&m)),
+        );
         out.push(&JsValue::from_str(&c.mark));
         out.push(&JsValue::from_bool(c.reset));
         out.push(&JsValue::from(c.line_count));

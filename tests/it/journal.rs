@@ -15,7 +15,7 @@ fn generated(seed: u64, entries: usize, trailing: bool, crlf: bool, bom: bool) -
         entries,
         compaction_every_tokens: Some(6_000),
         keep_recent_tokens: 2_000,
-        images: seed % 3 == 0,
+        images: seed.is_multiple_of(3),
         size_scale: 0.05,
         ..GenOptions::default()
     };

@@ -10,6 +10,7 @@ use ctxfold::session::{apply_changes, stored_bytes, Changes, LoadOptions, Sessio
 use ctxfold::settings::Strategy;
 use ctxfold::shake::{Preset, ShakeConfig};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 macro_rules! ensure {
     ($cond:expr, $($fmt:tt)+) => {
@@ -46,28 +47,24 @@ pub enum Op {
     Foreign,
 }
 
-/// The journal's text as owned strings (to compare results across calls).
-fn owned(
-    c: &Changes<'_>,
-) -> (
-    Option<String>,
-    String,
-    bool,
-    Vec<(u32, String)>,
-    Vec<String>,
-    u32,
-) {
-    (
-        c.since.clone(),
-        c.mark.clone(),
-        c.reset,
-        c.rewritten
+/// The changes with their texts owned (to compare results across calls).
+fn owned(c: &Changes<'_>) -> Changes<'static> {
+    Changes {
+        since: c.since.clone(),
+        mark: c.mark.clone(),
+        reset: c.reset,
+        rewritten: c
+            .rewritten
             .iter()
-            .map(|(i, t)| (*i, t.to_string()))
+            .map(|(i, t)| (*i, Cow::Owned(t.to_string())))
             .collect(),
-        c.appended.iter().map(|t| t.to_string()).collect(),
-        c.line_count,
-    )
+        appended: c
+            .appended
+            .iter()
+            .map(|t| Cow::Owned(t.to_string()))
+            .collect(),
+        line_count: c.line_count,
+    }
 }
 
 /// A store following the journal: (mark, bytes held) after each save, newest last.
