@@ -366,7 +366,8 @@ import { createFileStore, Session } from 'ctxfold';
 import * as fs from 'node:fs/promises';
 const [dir, changesJson, stopAt] = process.argv.slice(1);
 let calls = 0;
-const hang = async () => { process.stdout.write('stopped\\n'); await new Promise(() => {}); };
+// Waits to be killed (the interval keeps the process alive: a pending promise alone would not).
+const hang = async () => { process.stdout.write('stopped\\n'); await new Promise(() => setInterval(() => {}, 1000)); };
 const wrap = (h) => new Proxy(h, { get(t, p) {
   const v = Reflect.get(t, p);
   if (p === 'write') return async (data, ...rest) => {

@@ -246,9 +246,11 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
 
   async function apply(id: string, c: SessionChanges): Promise<void> {
     const file = pathOf(id);
-    const encode = (lines: readonly string[]) => Buffer.from(lines.length === 0 ? '' : `${lines.join('\n')}\n`);
+    const nl = Buffer.from('\n');
+    /** Each line and its break (gathered into batches by `replace`; no string of the whole file). */
+    const encode = (lines: readonly string[]) => lines.flatMap((l) => [Buffer.from(l), nl]);
     if (c.reset) {
-      await replace(id, file, [encode(c.appended)]);
+      await replace(id, file, encode(c.appended));
       return;
     }
     if (c.rewritten.length > 0) {
@@ -275,9 +277,8 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
         lines[r.index] = Buffer.from(r.text);
       }
       const chunks: Uint8Array[] = [];
-      const nl = Buffer.from('\n');
       for (const l of lines) chunks.push(l, nl);
-      if (c.appended.length > 0) chunks.push(encode(c.appended));
+      for (const l of c.appended) chunks.push(Buffer.from(l), nl);
       await replace(id, file, chunks);
       return;
     }
