@@ -63,6 +63,7 @@ export interface FileStore extends SessionStore {
 const ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
 const EXT = '.jsonl';
 const NEWLINE = 0x0a;
+const NL = Buffer.from('\n');
 /** Bytes gathered per write of a rewritten file. */
 const BATCH = 4 << 20;
 
@@ -195,7 +196,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
    * Writes `chunks` to a temporary file `<id>.jsonl.tmp-<pid>` and renames it over `file`.
    * Temporary files a writer killed midway left are removed first.
    */
-  async function replace(id: string, file: string, chunks: Uint8Array[]): Promise<void> {
+  async function replace(id: string, file: string, lines: Iterable<Uint8Array | string>): Promise<void> {
     const prefix = `${id}${EXT}.tmp-`;
     for (const name of await fs.readdir(root)) {
       if (name.startsWith(prefix)) await fs.unlink(path.join(root, name)).catch(() => undefined);
@@ -203,19 +204,28 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
     const temp = `${file}.tmp-${process.pid}`;
     const h = await fs.open(temp, 'w');
     try {
-      // Written in batches of a few MB: one call per batch, not per line.
-      let batch: Uint8Array[] = [];
-      let bytes = 0;
-      for (const c of chunks) {
-        batch.push(c);
-        bytes += c.length;
-        if (bytes >= BATCH) {
-          await h.write(Buffer.concat(batch, bytes));
-          batch = [];
-          bytes = 0;
+      // Each line and its break go into a buffer of a few MB, written when full: one call per
+      // batch, and a line's text is encoded once, straight into it.
+      const batch = Buffer.allocUnsafe(BATCH);
+      let at = 0;
+      for (const line of lines) {
+        const size = (typeof line === 'string' ? Buffer.byteLength(line) : line.length) + 1;
+        if (at + size > BATCH && at > 0) {
+          await h.write(batch, 0, at);
+          at = 0;
         }
+        if (size > BATCH) {
+          await h.write(Buffer.concat([typeof line === 'string' ? Buffer.from(line) : line, NL]));
+          continue;
+        }
+        if (typeof line === 'string') at += batch.write(line, at);
+        else {
+          batch.set(line, at);
+          at += line.length;
+        }
+        batch[at++] = NEWLINE;
       }
-      if (bytes > 0 || batch.length > 0) await h.write(Buffer.concat(batch, bytes));
+      if (at > 0) await h.write(batch, 0, at);
       if (fsync) await h.sync();
       await h.close();
       await fs.rename(temp, file);
@@ -246,11 +256,8 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
 
   async function apply(id: string, c: SessionChanges): Promise<void> {
     const file = pathOf(id);
-    const nl = Buffer.from('\n');
-    /** Each line and its break (gathered into batches by `replace`; no string of the whole file). */
-    const encode = (lines: readonly string[]) => lines.flatMap((l) => [Buffer.from(l), nl]);
     if (c.reset) {
-      await replace(id, file, encode(c.appended));
+      await replace(id, file, c.appended);
       return;
     }
     if (c.rewritten.length > 0) {
@@ -276,10 +283,7 @@ export function createFileStore(dir: string, options: FileStoreOptions = {}): Fi
         if (r.index >= lines.length) throw stateError(id, lines.length, c);
         lines[r.index] = Buffer.from(r.text);
       }
-      const chunks: Uint8Array[] = [];
-      for (const l of lines) chunks.push(l, nl);
-      for (const l of c.appended) chunks.push(Buffer.from(l), nl);
-      await replace(id, file, chunks);
+      await replace(id, file, [...lines, ...c.appended]);
       return;
     }
     if (c.appended.length === 0) return;
