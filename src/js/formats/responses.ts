@@ -173,16 +173,19 @@ function modelOption(value: unknown, fn: string): FormatModel | undefined {
   return value as unknown as FormatModel;
 }
 
-/** A token count the response reported (a finite number ≥ 0), else 0. */
+/** A token count the response reported (a finite number ≥ 0, at most 2^53 - 1), else 0. */
 function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0
+    ? Math.min(Math.floor(value), Number.MAX_SAFE_INTEGER)
+    : 0;
 }
 
 /** pi's usage: prompt tokens apart from the cached ones, as the providers report them. */
 function usageOf(prompt: number, cached: number, cacheWrite: number, output: number, total: unknown): Usage {
   const cacheRead = Math.min(cached, prompt);
   const input = prompt - cacheRead;
-  const sum = input + cacheRead + cacheWrite + output;
+  // A count the session takes: no sum past 2^53 - 1.
+  const sum = Math.min(input + cacheRead + cacheWrite + output, Number.MAX_SAFE_INTEGER);
   return { input, output, cacheRead, cacheWrite, totalTokens: count(total) || sum };
 }
 
@@ -313,7 +316,8 @@ function anthropicEnvelope(r: Loose): Envelope {
     // Anthropic reports the cache reads and writes apart from `input_tokens`.
     const cacheRead = count(u.cache_read_input_tokens);
     const input = count(u.input_tokens);
-    env.usage = usageOf(input + cacheRead, cacheRead, count(u.cache_creation_input_tokens), count(u.output_tokens), 0);
+    const prompt = Math.min(input + cacheRead, Number.MAX_SAFE_INTEGER);
+    env.usage = usageOf(prompt, cacheRead, count(u.cache_creation_input_tokens), count(u.output_tokens), 0);
   }
   return env;
 }
@@ -344,7 +348,7 @@ function geminiEnvelope(r: Loose): Envelope {
   }
   const u = r.usageMetadata;
   if (isObject(u)) {
-    const output = count(u.candidatesTokenCount) + count(u.thoughtsTokenCount);
+    const output = Math.min(count(u.candidatesTokenCount) + count(u.thoughtsTokenCount), Number.MAX_SAFE_INTEGER);
     env.usage = usageOf(count(u.promptTokenCount), count(u.cachedContentTokenCount), 0, output, u.totalTokenCount);
   }
   return env;
@@ -495,7 +499,7 @@ function joinedChunks(chunks: readonly unknown[]): Loose {
     if (!Array.isArray(content.parts)) return;
     for (const p of content.parts) {
       const last = parts.at(-1);
-      if (isObject(p) && typeof p.text === 'string' && last !== undefined && joinable(last, p)) {
+      if (isObject(p) && isObject(last) && joinable(last, p)) {
         last.text = `${last.text}${p.text}`;
         if (typeof p.thoughtSignature === 'string') last.thoughtSignature = p.thoughtSignature;
       } else parts.push(isObject(p) ? { ...p } : (p as Loose));
@@ -526,9 +530,10 @@ function bodyText(body: unknown): string | undefined {
   if (typeof body === 'string') return body.trim() === '' ? undefined : body;
   if (!isObject(body) || typeof body.getReader === 'function') return undefined;
   const inner = body.error;
-  if (isObject(inner) && typeof inner.message === 'string') return inner.message;
-  if (typeof inner === 'string') return inner;
-  if (typeof body.message === 'string') return body.message;
+  const text = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
+  if (isObject(inner) && text(inner.message)) return inner.message;
+  if (text(inner)) return inner;
+  if (text(body.message)) return body.message;
   return JSON.stringify(body);
 }
 
@@ -556,7 +561,7 @@ export function fromError(error: unknown, options?: FromErrorOptions): Assistant
   // openai keeps the body's `error` member in `error`, anthropic the whole body; a fetch
   // response read by the host has `body`.
   const provider = bodyText(memberOf(error, 'error')) ?? bodyText(memberOf(error, 'body'));
-  let text: string;
+  let text: string | undefined;
   if (typeof own === 'string' && own !== '') {
     text = provider === undefined || own.includes(provider) ? own : `${own}: ${provider}`;
   } else if (provider !== undefined) text = code === undefined ? provider : `${code} ${provider}`;
@@ -564,8 +569,10 @@ export function fromError(error: unknown, options?: FromErrorOptions): Assistant
     const statusText = memberOf(error, 'statusText');
     // The wording of an SDK's error without a body, which the core knows (spec §8.2).
     text = `${code} status code (no body)${typeof statusText === 'string' && statusText !== '' ? ` ${statusText}` : ''}`;
-  } else text = String(memberOf(error, 'name') ?? 'Error');
+  }
   const name = memberOf(error, 'name');
+  // Nothing else: the error's name (never an empty text, which would read as no failure).
+  if (text === undefined) text = typeof name === 'string' && name !== '' ? name : 'Error';
   const aborted = name === 'AbortError' || name === 'APIUserAbortError';
   const message: Loose = { role: 'assistant', content: [] };
   const api = model?.api ?? (format === undefined ? undefined : APIS[format]);
