@@ -342,12 +342,12 @@ function checkError(input) {
   }
 }
 
-const stats = {};
+const stats = Object.fromEntries(Object.keys(SEEDS).map((f) => [f, { runs: 0, accepted: 0 }]));
 const end = Date.now() + seconds * 1000;
 let runs = 0;
 while (Date.now() < end) {
   for (const [format, seeds] of Object.entries(SEEDS)) {
-    const st = (stats[format] ??= { runs: 0, accepted: 0 });
+    const st = stats[format];
     const input = rand() < 0.1 ? structuredClone(pick(seeds)) : mutate(pick(seeds));
     st.runs++;
     if (checkResponse(format, input) === 'accepted') st.accepted++;
