@@ -10,60 +10,41 @@
 // @anthropic-ai/sdk's `Anthropic` and @google/genai's `GoogleGenAI` fit, as does any object with
 // those members. Set the client's own retries off (`maxRetries: 0`) to leave retries to ctxfold.
 import { invalidArgument } from '../core/errors.js';
-import type { AssistantMessage, LlmMessage, Summarize, SummaryRequest } from '../core/session.js';
+import type { AssistantMessage, LlmMessage, RuntimeAbortSignal, Summarize, SummaryRequest } from '../core/session.js';
 import { isObject, Warnings } from './common.js';
 import { formatOf } from './index.js';
 import { fromResponse, type ResponseFormat } from './responses.js';
 
 /** The request options each SDK call takes second (openai, anthropic): the abort signal. */
 export interface SdkRequestOptions {
-  signal?: AbortSignal;
+  signal?: RuntimeAbortSignal;
 }
 
-/** An openai-node client (`new OpenAI(…)`): the calls the OpenAI summarizer makes. */
+/**
+ * An openai-node client (`new OpenAI(…)`): the calls the OpenAI summarizer makes, with the
+ * request body it builds (`{ model, messages, max_completion_tokens }` for Chat Completions,
+ * `{ model, input, instructions, max_output_tokens, store: false }` for Responses) and the
+ * request options `{ signal }`.
+ */
 export interface OpenAIClientLike {
-  chat: {
-    completions: {
-      create(
-        body: { model: string; messages: object[]; max_completion_tokens?: number | null; stream?: false | null },
-        options?: SdkRequestOptions,
-      ): PromiseLike<object>;
-    };
-  };
-  responses?: {
-    create(
-      body: {
-        model: string;
-        input: object[];
-        instructions?: string | null;
-        max_output_tokens?: number | null;
-        store?: boolean | null;
-        stream?: false | null;
-      },
-      options?: SdkRequestOptions,
-    ): PromiseLike<object>;
-  };
+  chat: { completions: { create(body: object, options?: SdkRequestOptions): PromiseLike<object> } };
+  responses?: { create(body: object, options?: SdkRequestOptions): PromiseLike<object> };
 }
 
-/** An @anthropic-ai/sdk client (`new Anthropic(…)`): the call the Anthropic summarizer makes. */
+/**
+ * An @anthropic-ai/sdk client (`new Anthropic(…)`): the call the Anthropic summarizer makes
+ * (`{ model, max_tokens, system, messages }`, request options `{ signal }`).
+ */
 export interface AnthropicClientLike {
-  messages: {
-    create(
-      body: { model: string; max_tokens: number; system?: string; messages: object[]; stream?: false },
-      options?: SdkRequestOptions,
-    ): PromiseLike<object>;
-  };
+  messages: { create(body: object, options?: SdkRequestOptions): PromiseLike<object> };
 }
 
-/** An @google/genai client (`new GoogleGenAI(…)`): the call the Gemini summarizer makes. */
+/**
+ * An @google/genai client (`new GoogleGenAI(…)`): the call the Gemini summarizer makes
+ * (`{ model, contents, config: { systemInstruction, maxOutputTokens, abortSignal } }`).
+ */
 export interface GeminiClientLike {
-  models: {
-    generateContent(params: {
-      model: string;
-      contents: object[];
-      config?: { systemInstruction?: object; maxOutputTokens?: number; abortSignal?: AbortSignal };
-    }): PromiseLike<object>;
-  };
+  models: { generateContent(params: object): PromiseLike<object> };
 }
 
 export interface OpenAISummarizerOptions {
@@ -183,9 +164,9 @@ export function geminiSummarizer(client: GeminiClientLike, options: SdkSummarize
   clientWith(client, ['models', 'generateContent'], 'geminiSummarizer');
   return async (request, { signal }) => {
     const { messages, system } = written('gemini', request);
-    const config: { systemInstruction?: object; maxOutputTokens: number; abortSignal: AbortSignal } = {
+    const config: { systemInstruction?: object; maxOutputTokens: number; abortSignal: RuntimeAbortSignal } = {
       maxOutputTokens: request.maxTokens,
-      abortSignal: signal as AbortSignal,
+      abortSignal: signal,
     };
     if (isObject(system)) config.systemInstruction = system;
     return summaryOf(await client.models.generateContent({ model, contents: messages, config }), 'gemini');
