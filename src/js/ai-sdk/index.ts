@@ -615,6 +615,32 @@ class Conversations {
 interface Held {
   c: Conversation;
   original: { prompt: PromptMessage[]; tools?: unknown[] };
+  /** The wrapped model speaks specification v3 (ai 6): its prompt's file data is untagged. */
+  v3: boolean;
+}
+
+/**
+ * A prompt for a model of specification v3 (ai 6, `LanguageModelV3Prompt`), whose file parts
+ * take the data itself (bytes, base64 or a URL), from the v4 prompt the writer makes (tagged
+ * `{ type: 'data' | 'url', … }`). Other tags (v4 only) are left as they are.
+ */
+function v3Prompt(prompt: PromptMessage[]): PromptMessage[] {
+  return prompt.map((m) => {
+    const content: unknown = memberOf(m, 'content');
+    if (!Array.isArray(content) || !content.some((p) => isObject(p) && p.type === 'file' && isTagged(p.data))) return m;
+    const parts = content.map((p: unknown) => {
+      if (!isObject(p) || p.type !== 'file' || !isObject(p.data)) return p;
+      if (p.data.type === 'data') return { ...p, data: p.data.data };
+      if (p.data.type === 'url') return { ...p, data: p.data.url };
+      return p;
+    });
+    return { ...m, content: parts } as PromptMessage;
+  });
+}
+
+/** Whether the model the SDK gave the middleware is of specification v3 (ai 6). */
+function isV3(model: unknown): boolean {
+  return memberOf(model, 'specificationVersion') === 'v3';
 }
 
 /**
@@ -628,7 +654,7 @@ async function retryPrompt(h: Held, err: unknown, model: ConversationModel): Pro
   const after = await h.c.reply(failed);
   if (after.next !== 'retry') return undefined;
   const { prompt } = await h.c.prompt(h.original.prompt, h.original.tools);
-  return prompt;
+  return h.v3 ? v3Prompt(prompt) : prompt;
 }
 
 /** Stream parts that come before any output: a refusal after them is a refusal of the call. */
@@ -755,8 +781,9 @@ export function ctxfoldMiddleware<V extends AiSdkSpecificationVersion = 'v4'>(
       const call = params as P & CallParams;
       return conversations.run(call.prompt, model, async (c) => {
         const { prompt } = await c.prompt(call.prompt, call.tools);
-        const out = { ...params, prompt };
-        held.set(out, { c, original: call });
+        const v3 = isV3(model);
+        const out = { ...params, prompt: v3 ? v3Prompt(prompt) : prompt };
+        held.set(out, { c, original: call, v3 });
         return out;
       });
     },
