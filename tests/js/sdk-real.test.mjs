@@ -388,7 +388,7 @@ const SDKS = {
     },
     user: (text) => ({ role: 'user', content: text }),
     result: (call, text) => ({ role: 'tool', tool_call_id: call.id, content: text }),
-    summarizer: (client) => openAISummarizer(client, { model: 'summarizer' }),
+    summarizer: (client, model = 'summarizer') => openAISummarizer(client, { model }),
   },
   'openai-responses': {
     model: { provider: 'openai', id: 'gpt-5', api: 'openai-responses' },
@@ -405,7 +405,7 @@ const SDKS = {
     },
     user: (text) => ({ role: 'user', content: text }),
     result: (call, text) => ({ type: 'function_call_output', call_id: call.id.split('|')[0], output: text }),
-    summarizer: (client) => openAISummarizer(client, { model: 'summarizer', api: 'responses' }),
+    summarizer: (client, model = 'summarizer') => openAISummarizer(client, { model, api: 'responses' }),
   },
   anthropic: {
     model: { provider: 'anthropic', id: 'claude-sonnet-4-5', api: 'anthropic-messages' },
@@ -423,7 +423,7 @@ const SDKS = {
     },
     user: (text) => ({ role: 'user', content: text }),
     result: (call, text) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: text }] }),
-    summarizer: (client) => anthropicSummarizer(client, { model: 'summarizer' }),
+    summarizer: (client, model = 'summarizer') => anthropicSummarizer(client, { model }),
   },
   gemini: {
     model: { provider: 'google', id: 'gemini-2.5-flash', api: 'google-generative-ai' },
@@ -449,7 +449,7 @@ const SDKS = {
       role: 'user',
       parts: [{ functionResponse: { name: call.name, response: { output: text } } }],
     }),
-    summarizer: (client) => geminiSummarizer(client, { model: 'summarizer' }),
+    summarizer: (client, model = 'summarizer') => geminiSummarizer(client, { model }),
   },
 };
 
@@ -659,3 +659,109 @@ for (const format of Object.keys(SDKS)) {
     });
   }
 }
+
+// ----- the ready summarizers --------------------------------------------------------------------
+
+const REQUEST = {
+  id: 'history-1',
+  purpose: 'history',
+  systemPrompt: 'You summarize conversations.',
+  prompt: '<conversation>task 0, task 1</conversation>',
+  maxTokens: 512,
+};
+const CONTEXT = () => ({ signal: new AbortController().signal, telemetryTag: 'compaction_summary' });
+
+/** Where each SDK's request keeps the system prompt, the prompt and the output limit. */
+const SENT = {
+  'openai-chat': (b) => [b.messages[0].content, b.messages[1].content, b.max_completion_tokens],
+  'openai-responses': (b) => [b.instructions, b.input[0].content, b.max_output_tokens, b.store],
+  anthropic: (b) => [b.system, b.messages[0].content, b.max_tokens],
+  gemini: (b) => [b.systemInstruction.parts[0].text, b.contents[0].parts[0].text, b.generationConfig.maxOutputTokens],
+};
+
+for (const format of Object.keys(SDKS)) {
+  test(`${format}: the ready summarizer sends the request through the real client and reads the answer`, async () => {
+    const sdk = SDKS[format];
+    const { handler } = agentServer(format, {});
+    const server = await serve(handler);
+    try {
+      const summarize = sdk.summarizer(sdk.client(server.url));
+      const summary = await summarize(REQUEST, CONTEXT());
+      assert.equal(summary, 'Summary: the user asked task 0, task 1.');
+      const [req] = server.requests;
+      const sent = SENT[format](req.body);
+      const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+      assert.equal(sent[0], REQUEST.systemPrompt);
+      assert.ok(text(sent[1]).includes(REQUEST.prompt), text(sent[1]));
+      assert.equal(sent[2], REQUEST.maxTokens);
+      if (format === 'openai-responses') assert.equal(sent[3], false);
+      assert.ok(!/stream/.test(req.url) && req.body.stream !== true, 'not streamed');
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+test('the ready summarizers: an SDK error reaches the retry decision with its status; the abort signal reaches the SDK', async () => {
+  for (const format of Object.keys(SDKS)) {
+    const sdk = SDKS[format];
+    let calls = 0;
+    let hang;
+    const server = await serve((req) => {
+      calls++;
+      if (req.body?.model === 'hang' || req.url.includes('/hang:')) return new Promise((ok) => (hang = ok));
+      if (calls === 1)
+        return { status: 429, json: { error: { message: 'Rate limit reached, try again.', type: 'rate_limit' } } };
+      return agentServer(format, {}).handler(req);
+    });
+    try {
+      const client = sdk.client(server.url);
+      const summarize = sdk.summarizer(client);
+      // The SDK's error as it threw it: its HTTP status is what the core's retry reads.
+      await assert.rejects(summarize(REQUEST, CONTEXT()), (err) => err.status === 429);
+      // Through compact(): the 429 is retried, the next answer is the summary.
+      const s = Session.create({ id: 'sum', cwd: '/w', now: 1 });
+      for (let i = 0; i < 4; i++) {
+        s.appendMessage({ role: 'user', content: `task ${i}: ${'word '.repeat(300)}` });
+        s.appendMessage({ role: 'assistant', content: [{ type: 'text', text: `done ${i}` }], stopReason: 'stop' });
+      }
+      calls = 0;
+      const result = await s.compact({
+        summarize,
+        retry: { baseDelayMs: 1 },
+        settings: { keepRecentTokens: 100, methodOrder: ['soft'] },
+      });
+      assert.equal(result.method, 'soft', format);
+      assert.match(s.entry(result.entryId).summary, /task 0/);
+      assert.ok(calls >= 2, `${format}: the 429, then the answers (${calls} calls)`);
+      // An abort while the SDK's request is in flight: the SDK sees the signal and gives up.
+      const controller = new AbortController();
+      const call = sdk.summarizer(client, 'hang')(REQUEST, {
+        signal: controller.signal,
+        telemetryTag: 'compaction_summary',
+      });
+      await new Promise((ok) => setTimeout(ok, 50));
+      controller.abort();
+      await assert.rejects(call, (err) => /abort/i.test(`${err.name} ${err.message}`), format);
+      hang?.({ status: 500, json: {} });
+      s.free();
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test('the ready summarizers refuse what is no client or no model name', () => {
+  const openai = new OpenAI({ apiKey: 'test' });
+  for (const make of [
+    () => openAISummarizer(openai, {}),
+    () => openAISummarizer(openai, { model: '' }),
+    () => openAISummarizer(openai, { model: 'm', api: 'completions' }),
+    () => openAISummarizer({}, { model: 'm' }),
+    () => openAISummarizer({ chat: { completions: {} } }, { model: 'm', api: 'responses' }),
+    () => anthropicSummarizer(openai, { model: 'm' }),
+    () => geminiSummarizer(null, { model: 'm' }),
+  ]) {
+    assert.throws(make, (err) => err.code === 'E_INVALID_ARGUMENT');
+  }
+});
