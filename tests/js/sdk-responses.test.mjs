@@ -3,8 +3,8 @@
 // @google/genai `GenerateContentResponse`), goes through `fromResponse` into
 // `Maintainer.afterResponse`; each SDK's thrown API error through `fromError`; and
 // `beforeRequest({ format })` hands out the request's messages in the SDK's format, which the
-// format's reader takes back. The SDK packages are not installed here: the objects are the
-// SDKs' documented shapes, written out.
+// format's reader takes back. The objects here are the SDKs' documented shapes, written out;
+// sdk-real.test.mjs runs the real SDK packages against local servers.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
