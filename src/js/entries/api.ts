@@ -41,6 +41,9 @@ export type * from '../core/types.js';
 // SDK replies in: a provider SDK's response or thrown API error as the reply afterResponse takes.
 export type * from '../formats/responses.js';
 export { fromError, fromResponse } from '../formats/responses.js';
+// Ready summarizers from a provider SDK's client and a model name.
+export type * from '../formats/summarizers.js';
+export { anthropicSummarizer, geminiSummarizer, openAISummarizer } from '../formats/summarizers.js';
 // The context tools the model can call (recall_history, context_status): their definitions in
 // each message format, and running a call.
 export type * from '../formats/tools.js';
