@@ -10,9 +10,9 @@ import wasmModule from './ctxfold_bg.wasm?module';
 bindings.initSync({ module: wasmModule });
 setRaw(bindings);
 
-export * from './api.js';
 // The session store of a Cloudflare Durable Object (its SQLite storage API).
 export { createDurableObjectStore, type DurableObjectSqlStorage } from '../storage/durable-object.js';
+export * from './api.js';
 
 /**
  * Resolves at once: in workerd (and other edge runtimes) the WebAssembly module is imported as

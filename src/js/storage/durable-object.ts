@@ -3,8 +3,9 @@
 // it commits whole or not at all (a throw inside rolls it back), and the Durable Object's output
 // gate holds the response until it is durable. Nothing here awaits: a save never lets another
 // request of the object run in the middle of it.
-import type { SessionChanges, SessionStore } from './types.js';
+
 import { checkChanges, checkFits, fileBytes, sessionId } from './lines.js';
+import type { SessionChanges, SessionStore } from './types.js';
 
 /**
  * What the store uses of a Durable Object's `ctx.storage` (the SQLite storage API, a class with

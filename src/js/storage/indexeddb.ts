@@ -4,8 +4,8 @@
 // whole (an abort, a closed tab, a quota error), so a reader sees the session before or after
 // the save, never a mix. Works in windows and in workers.
 import { invalidArgument } from '../core/errors.js';
-import type { SessionChanges, SessionStore } from './types.js';
 import { checkChanges, checkFits, fileBytes, sessionId } from './lines.js';
+import type { SessionChanges, SessionStore } from './types.js';
 
 const LINES = 'lines';
 const SESSIONS = 'sessions';
@@ -80,7 +80,9 @@ export function createIndexedDbStore(dbName: string): SessionStore {
       if (record === undefined) return null;
       const lines = (await result(tx.objectStore(LINES).getAll(linesOf(id)))) as string[];
       if (lines.length !== record.lineCount) {
-        throw new Error(`session ${JSON.stringify(id)} records ${record.lineCount} lines but ${lines.length} are stored`);
+        throw new Error(
+          `session ${JSON.stringify(id)} records ${record.lineCount} lines but ${lines.length} are stored`,
+        );
       }
       return fileBytes(lines);
     },

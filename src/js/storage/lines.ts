@@ -35,7 +35,9 @@ export function checkChanges(changes: unknown): SessionChanges {
   if (typeof lineCount !== 'number' || !Number.isSafeInteger(lineCount) || lineCount < 0) {
     throw invalidArgument('changes.lineCount must be a whole number');
   }
-  appended.forEach((line, i) => lineText(line, `changes.appended[${i}]`));
+  appended.forEach((line, i) => {
+    lineText(line, `changes.appended[${i}]`);
+  });
   let previous = -1;
   rewritten.forEach((row: unknown, i) => {
     if (!isObject(row)) throw invalidArgument(`changes.rewritten[${i}] must be an object`);
@@ -46,7 +48,8 @@ export function checkChanges(changes: unknown): SessionChanges {
     lineText(row.text, `changes.rewritten[${i}].text`);
     previous = index;
   });
-  if (reset && rewritten.length > 0) throw invalidArgument('changes.rewritten must be empty when changes.reset is true');
+  if (reset && rewritten.length > 0)
+    throw invalidArgument('changes.rewritten must be empty when changes.reset is true');
   if (reset && appended.length !== lineCount) {
     throw invalidArgument(`changes.lineCount (${lineCount}) must be the number of appended lines when reset`);
   }

@@ -16,8 +16,8 @@
 // OPFS promises nothing about a power loss (the browser decides when its storage reaches the
 // disk); the states above are what a closed tab or a killed worker can leave.
 import { invalidArgument } from '../core/errors.js';
-import type { SessionChanges, SessionStore } from './types.js';
 import { checkChanges, checkFits, sessionId, utf8 } from './lines.js';
+import type { SessionChanges, SessionStore } from './types.js';
 
 /** The part of a `FileSystemSyncAccessHandle` the store uses (dedicated workers only). */
 interface SyncAccessHandle {

@@ -33,7 +33,14 @@ export function changesOf(session, since) {
   for (let i = 0; i < before.lines.length; i++) {
     if (lines[i] !== before.lines[i]) rewritten.push({ index: i, text: lines[i] });
   }
-  return { since: from, mark, reset: false, rewritten, appended: lines.slice(before.lines.length), lineCount: lines.length };
+  return {
+    since: from,
+    mark,
+    reset: false,
+    rewritten,
+    appended: lines.slice(before.lines.length),
+    lineCount: lines.length,
+  };
 }
 
 /** Adds `changes(since?)` to `Session.prototype` when the package lacks it; says whether it did. */
