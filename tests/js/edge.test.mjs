@@ -17,6 +17,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Session } from 'ctxfold';
 import { startEdge, stubSummarizer } from '../../www/examples/edge/local.mjs';
+import { agentTurn, callEdge, filler, reply } from './support/edge-agent.mjs';
 
 const require = createRequire(import.meta.url);
 const shimModule = new URL('./support/changes-shim.mjs', import.meta.url).pathname;
@@ -103,69 +104,8 @@ after(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-async function call(id, action, body) {
-  const res = await fetch(`${edge.origin}/sessions/${encodeURIComponent(id)}/${action}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (action === 'file') {
-    assert.equal(res.status, 200);
-    return new Uint8Array(await res.arrayBuffer());
-  }
-  const json = await res.json();
-  assert.equal(res.status, 200, `${id} ${action}: ${JSON.stringify(json)}`);
-  return json;
-}
-
-const words = 'parser token stream buffer index module layout branch summary context '.split(' ');
-const filler = (seed, n) => Array.from({ length: n }, (_, i) => words[(seed * 7 + i * 3) % words.length]).join(' ');
-
-const reply = (content, stopReason, input) => ({
-  role: 'assistant',
-  content,
-  provider: 'anthropic',
-  model: 'claude-sonnet-4-5',
-  usage: { input, output: 40, cacheRead: 0, cacheWrite: 0 },
-  stopReason,
-});
-
-/** One turn of the scripted agent on session `id`. */
-async function turn(id, i) {
-  await call(id, 'append', {
-    messages: [{ role: 'user', content: `[${id}] turn ${i}: ${filler(i, i < 5 ? 200 : 1000)}` }],
-  });
-  let toolDone = false;
-  for (let step = 0; step < 12; step++) {
-    const { tokens } = await call(id, 'before-request', { systemPrompt: 'You are a test agent.' });
-    const answer = toolDone
-      ? reply([{ type: 'text', text: `[${id}] done ${i}: ${filler(i + 1, 60)}` }], 'stop', tokens)
-      : reply(
-          [{ type: 'toolCall', id: `call-${i}-${step}`, name: 'read', arguments: { path: `/src/f${i % 3}.ts` } }],
-          'toolUse',
-          tokens,
-        );
-    const { next, continuePrompt } = await call(id, 'after-response', { reply: answer });
-    if (next === 'retry') continue;
-    if (next === 'continue') {
-      await call(id, 'append', { messages: [{ role: 'user', content: continuePrompt }] });
-      continue;
-    }
-    if (toolDone) return;
-    await call(id, 'append', {
-      messages: [
-        {
-          role: 'toolResult',
-          toolCallId: `call-${i}-${step}`,
-          toolName: 'read',
-          content: [{ type: 'text', text: `[${id}] file ${i}: ${filler(i + 2, 1200)}` }],
-          isError: false,
-        },
-      ],
-    });
-    toolDone = true;
-  }
-  throw new Error(`${id}: turn ${i} did not end`);
-}
+const call = (id, action, body) => callEdge(edge.origin, id, action, body);
+const turn = (id, i) => agentTurn(edge.origin, id, i);
 
 /** The checks every stored session passes: the store holds the live file, which loads, with only its own turns. */
 async function checkSession(id) {

@@ -118,7 +118,14 @@ export async function storeScenario(ctxfold, store, { id, seed, steps = 40, now 
   await save(-1);
   for (let step = 0; step < steps; step++) {
     let r = random() * total;
-    const [name] = weights.find(([, w]) => (r -= w) < 0) ?? weights[0];
+    let name = weights[0][0];
+    for (const [op, w] of weights) {
+      if (r < w) {
+        name = op;
+        break;
+      }
+      r -= w;
+    }
     try {
       await ops[name]();
       stats.ops[name] = (stats.ops[name] ?? 0) + 1;
