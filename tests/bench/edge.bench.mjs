@@ -125,7 +125,9 @@ export { default, SessionObject } from ${JSON.stringify(workerModule)};
         'edge: workerd CPU per turn',
         cpu / perTurn.length,
         'ms',
-        `utime + stime of the process over the run; ${stub.requests.length} summary requests`,
+        `utime + stime of the process over the run; ${stub.requests.length} summary requests; ` +
+          `the agent and the stub (this process): ${((client.user + client.system) / 1000 / perTurn.length).toFixed(1)} ms a turn; ` +
+          `load average ${load.toFixed(1)} on ${os.cpus().length} cores`,
       ),
       row(
         'edge: memory per object (RSS growth / objects)',

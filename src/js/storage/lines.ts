@@ -13,10 +13,29 @@ export function sessionId(id: unknown): string {
   return nonEmptyText(id, 'the session id');
 }
 
-/** A line's text: a string without a line break ("\n" would split it into two lines). */
+/** Whether `text` has a UTF-16 surrogate without its other half (it has no UTF-8 form). */
+function loneSurrogate(text: string): boolean {
+  // ES2024's native check where the runtime has it (Node.js 20, current browsers, workerd).
+  const native = (text as { isWellFormed?: () => boolean }).isWellFormed;
+  if (typeof native === 'function') return !native.call(text);
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    const next = text.charCodeAt(i + 1);
+    if (unit > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return true;
+    i++;
+  }
+  return false;
+}
+
+/**
+ * A line's text: a string without a line break ("\n" would split it into two lines) and
+ * without a lone surrogate (a file's line is UTF-8 text; a store would write U+FFFD instead).
+ */
 function lineText(value: unknown, what: string): string {
   if (typeof value !== 'string') throw invalidArgument(`${what} must be a string`);
   if (value.includes('\n')) throw invalidArgument(`${what} holds a line break`);
+  if (loneSurrogate(value)) throw invalidArgument(`${what} holds a lone UTF-16 surrogate (not UTF-8 text)`);
   return value;
 }
 
