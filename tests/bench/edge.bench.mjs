@@ -100,6 +100,15 @@ export { default, SessionObject } from ${JSON.stringify(workerModule)};
     const load = (load0 + os.loadavg()[0]) / 2;
     const end = rss(edge.pid);
     const mb = (bytes) => bytes / 2 ** 20;
+    // What each object holds at the end: its session's entries and file size.
+    let entries = 0;
+    let fileBytes = 0;
+    for (let k = 0; k < sessions; k++) {
+      const stats = await (await fetch(`${edge.origin}/sessions/s-${k}/stats`)).json();
+      const file = await (await fetch(`${edge.origin}/sessions/s-${k}/file`)).arrayBuffer();
+      entries += stats.entries;
+      fileBytes += file.byteLength;
+    }
     const journal = typeof Session.prototype.changes === 'function' ? 'the journal' : 'the test shim of changes()';
     const where = `in ${process.env.EDGE_STORAGE_DIR ?? os.tmpdir()}`;
     const setting = `${sessions} sessions × ${turns} turns at once, workerd ${require('workerd').version}, objects ${where}, saves through ${journal}`;
@@ -133,7 +142,8 @@ export { default, SessionObject } from ${JSON.stringify(workerModule)};
         'edge: memory per object (RSS growth / objects)',
         mb((end - idle) / sessions),
         'MB',
-        `idle ${mb(idle).toFixed(0)} MB, after ${mb(end).toFixed(0)} MB`,
+        `idle ${mb(idle).toFixed(0)} MB, after ${mb(end).toFixed(0)} MB; sessions of ${(entries / sessions).toFixed(0)} entries, ` +
+          `${(fileBytes / sessions / 1024).toFixed(0)} KiB on average`,
       ),
       row('edge: memory per object (RSS / objects)', mb(end / sessions), 'MB'),
     ];
