@@ -56,5 +56,5 @@ export { Maintainer } from '../runner/maintainer.js';
 export { Session } from '../runner/session.js';
 export type { ContextToolFigures } from '../runner/tools.js';
 export { runContextTool } from '../runner/tools.js';
-// The contract between the change journal and the session stores.
-export type { ChangeMark, SessionChanges, SessionStore } from '../storage/types.js';
+// Session stores: the contract between `session.changes()` and a store (docs/guide/storage.md).
+export type * from '../storage/types.js';

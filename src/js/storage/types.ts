@@ -12,7 +12,10 @@ export interface SessionChanges {
    *  an unknown or foreign mark, a migration that rewrote the file). `rewritten` is then empty. */
   readonly reset: boolean;
   /** Lines rewritten in place (0 = the header line), each without its line break, in index order. */
-  readonly rewritten: readonly { readonly index: number; readonly text: string }[];
+  readonly rewritten: readonly {
+    readonly index: number;
+    readonly text: string;
+  }[];
   /** Lines appended after the earlier last line, in order, each without its line break. */
   readonly appended: readonly string[];
   /** The file's line count once applied. */
