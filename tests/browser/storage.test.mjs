@@ -23,7 +23,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(
   path.join(dir, 'worker.mjs'),
   `import * as ctxfold from '/pkg/entries/web.js';
-import { installChangesShim, changes } from '/support/changes-shim.mjs';
+import { installChangesShim } from '/support/changes-shim.mjs';
 import { sameBytes, storeScenario } from '/support/store-scenario.mjs';
 
 await ctxfold.init();
@@ -98,8 +98,8 @@ const commands = {
     const after = new TextDecoder().decode(await s.open(id));
     return { error, unchanged, appended: after.endsWith('"after-lock"}\\n') };
   },
-  // OPFS: a torn last line (an append cut short) is left for the loader to report; the store
-  // refuses to append after it, and a reset replaces it.
+  // OPFS: a torn last line (an append cut short) is left for the loader to report; it counts as
+  // the file's last line, and the next append writes its line break first.
   async torn({ id }) {
     const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('ctxfold-test');
     const file = await folder.getFileHandle(encodeURIComponent(id) + '.jsonl');
@@ -112,19 +112,16 @@ const commands = {
     const bytes = await s.open(id);
     const loaded = ctxfold.Session.fromJsonl(bytes);
     const warnings = loaded.warnings.map((w) => w.code ?? JSON.stringify(w));
-    const count = new TextDecoder().decode(bytes).split('\\n').length - 1;
-    let appendError = null;
-    try {
-      await s.save(id, { since: 'm', mark: 'm3', reset: false, rewritten: [], appended: ['{}'], lineCount: count + 1 });
-    } catch (err) {
-      appendError = err.code ?? err.name;
-    }
     loaded.free();
-    const fresh = ctxfold.Session.create({ cwd: '/repo' });
-    await s.save(id, changes(fresh));
-    const clean = sameBytes(await s.open(id), fresh.toBytes());
-    fresh.free();
-    return { endsTorn: bytes.at(-1) !== 10, warnings, appendError, clean };
+    const count = new TextDecoder().decode(bytes).split('\\n').length; // the torn line counts
+    const next = '{"type":"custom","id":"after-torn"}';
+    await s.save(id, { since: 'm', mark: 'm3', reset: false, rewritten: [], appended: [next], lineCount: count + 1 });
+    const want = new TextEncoder().encode(new TextDecoder().decode(bytes) + '\\n' + next + '\\n');
+    const appended = sameBytes(await s.open(id), want);
+    // A rewrite of the torn line itself (the whole file through the temporary copy).
+    await s.save(id, { since: 'm3', mark: 'm4', reset: false, rewritten: [{ index: count - 1, text: '{"type":"custom","id":"mended"}' }], appended: [], lineCount: count + 1 });
+    const mended = new TextDecoder().decode(await s.open(id)).endsWith('{"type":"custom","id":"mended"}\\n' + next + '\\n');
+    return { endsTorn: bytes.at(-1) !== 10, warnings, appended, mended };
   },
 };
 
@@ -269,7 +266,7 @@ test('Chromium opfs store: a second writer holding the file makes the save fail,
   });
 });
 
-test('Chromium opfs store: a torn last line is reported by the loader, never appended to', {
+test('Chromium opfs store: a torn last line is reported by the loader, and an append writes its line break first', {
   timeout: 60_000,
 }, async () => {
   await withPage(harness.browser, async (page) => {
@@ -278,8 +275,8 @@ test('Chromium opfs store: a torn last line is reported by the loader, never app
     const r = await rpc(page, 'torn', { id: 'torn' });
     assert.equal(r.endsTorn, true);
     assert.ok(r.warnings.length > 0, 'the loader reports the torn line');
-    assert.equal(r.appendError, 'E_INVALID_ARGUMENT');
-    assert.equal(r.clean, true, 'a reset of the loaded session replaces the torn file');
+    assert.equal(r.appended, true, 'the append follows the torn line, after its line break');
+    assert.equal(r.mended, true, 'a rewrite of the torn line replaces it');
   });
 });
 

@@ -7,8 +7,8 @@
 // storage in one step. So:
 // - a save that only appends writes the new lines after the last byte and flushes. Cut short
 //   (the tab closed, the worker terminated), the file ends with a torn line: the session loader
-//   reports it, it is never silently dropped (the contract's "torn last line"), and the next
-//   save of this store refuses to append to it;
+//   reports it, it is never silently dropped (the contract's "torn last line"); it counts as
+//   the file's last line, and the next append writes its missing line break first;
 // - a save that rewrites lines (pruning, shake, a reset) writes the whole new file to
 //   `<id>.jsonl.tmp`, flushes it, then moves it over `<id>.jsonl`. Until the move the name
 //   holds the old file, after it the new one: a reader never sees a half-written rewrite. A
@@ -77,17 +77,22 @@ function writeAll(handle: SyncAccessHandle, bytes: Uint8Array, at: number): void
   }
 }
 
-/** The lines of a file's bytes as `[start, end)` byte ranges without their "\n"; null when the last line is torn. */
-function lineRanges(bytes: Uint8Array): [number, number][] | null {
-  const out: [number, number][] = [];
+/**
+ * The lines of a file's bytes as `[start, end)` byte ranges without their "\n", and whether the
+ * last one ends with its "\n" (a torn last line does not; it still counts as a line).
+ */
+function lineRanges(bytes: Uint8Array): { ranges: [number, number][]; terminated: boolean } {
+  const ranges: [number, number][] = [];
   let start = 0;
   for (let i = 0; i < bytes.length; i++) {
     if (bytes[i] === NEWLINE) {
-      out.push([start, i]);
+      ranges.push([start, i]);
       start = i + 1;
     }
   }
-  return start === bytes.length ? out : null;
+  const terminated = start === bytes.length;
+  if (!terminated) ranges.push([start, bytes.length]);
+  return { ranges, terminated };
 }
 
 /** What the store knows of a file it wrote last: its size and line count (valid while the size matches). */
@@ -184,25 +189,22 @@ export function createOpfsStore(options: OpfsStoreOptions = {}): SessionStore {
       try {
         const size = handle.getSize();
         const cached = known.get(id);
-        let ranges: [number, number][] | null = null;
+        let file: { ranges: [number, number][]; terminated: boolean } | null = null;
         let bytes: Uint8Array | null = null;
         let lines: number;
         if (cached !== undefined && cached.size === size && changes.rewritten.length === 0) {
           lines = cached.lines;
         } else {
           bytes = readAll(handle);
-          ranges = lineRanges(bytes);
-          if (ranges === null) {
-            throw invalidArgument(
-              `the stored file of session ${JSON.stringify(id)} ends with a torn line (a save was cut short): ` +
-                'open it, and save a reset',
-            );
-          }
-          lines = ranges.length;
+          file = lineRanges(bytes);
+          lines = file.ranges.length;
         }
         checkFits(id, lines, changes);
-        const tail = utf8(changes.appended.map((line) => `${line}\n`).join(''));
-        if (bytes === null || ranges === null || changes.rewritten.length === 0) {
+        // After a torn last line (an append cut short, which the loader reported), its line
+        // break first: the line stays as the loader read it.
+        const torn = file !== null && !file.terminated;
+        const tail = utf8(`${torn ? '\n' : ''}${changes.appended.map((line) => `${line}\n`).join('')}`);
+        if (bytes === null || file === null || changes.rewritten.length === 0) {
           // Appends only: after the last byte, in place.
           writeAll(handle, tail, size);
           handle.flush();
@@ -213,7 +215,7 @@ export function createOpfsStore(options: OpfsStoreOptions = {}): SessionStore {
         chunks = [];
         let from = 0;
         for (const { index, text } of changes.rewritten) {
-          const [start, end] = ranges[index] as [number, number];
+          const [start, end] = file.ranges[index] as [number, number];
           chunks.push(bytes.subarray(from, start), utf8(text));
           from = end;
         }

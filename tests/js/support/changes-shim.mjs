@@ -43,7 +43,14 @@ export function changesOf(session, since) {
   };
 }
 
-/** Adds `changes(since?)` to `Session.prototype` when the package lacks it; says whether it did. */
+/** The mark of the bytes each session was loaded from (`session.loadMark`). */
+const loadMarks = new WeakMap();
+
+/**
+ * Adds `changes(since?)` to `Session.prototype` when the package lacks it, and `loadMark` (the
+ * journal's mark of the bytes `Session.fromJsonl` loaded, `null` when the session's file is not
+ * those bytes, as after a migration); says whether it did.
+ */
 export function installChangesShim(Session) {
   if (typeof Session.prototype.changes === 'function') return false;
   Object.defineProperty(Session.prototype, 'changes', {
@@ -53,6 +60,27 @@ export function installChangesShim(Session) {
       return changesOf(this, since);
     },
   });
+  if (!('loadMark' in Session.prototype)) {
+    const fromJsonl = Session.fromJsonl;
+    Session.fromJsonl = function (input, options) {
+      const session = fromJsonl.call(this, input, options);
+      const loaded =
+        typeof input === 'string'
+          ? new TextEncoder().encode(input)
+          : new Uint8Array(input.buffer ?? input, input.byteOffset ?? 0, input.byteLength);
+      const bytes = session.toBytes();
+      const same = loaded.length === bytes.length && loaded.every((b, i) => b === bytes[i]);
+      if (same && (bytes.length === 0 || bytes.at(-1) === 10))
+        loadMarks.set(session, changesOf(session, undefined).mark);
+      return session;
+    };
+    Object.defineProperty(Session.prototype, 'loadMark', {
+      configurable: true,
+      get() {
+        return loadMarks.get(this) ?? null;
+      },
+    });
+  }
   return true;
 }
 

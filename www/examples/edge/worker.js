@@ -113,8 +113,9 @@ export class SessionObject {
     const bytes = await this.store.open(id);
     const session = bytes === null ? Session.create({ cwd: '/' }) : Session.fromJsonl(bytes);
     if (bytes !== null) {
-      // The store holds these bytes: take the journal's mark of them, and write nothing.
-      this.mark = session.changes().mark;
+      // The store holds these bytes: the next save starts from the journal's mark of them
+      // (null when the load migrated the file: that save writes it whole).
+      this.mark = session.loadMark;
       this.stats.loadedLines = lineCount(bytes);
     }
     const env = this.env;
@@ -142,7 +143,7 @@ export class SessionObject {
 
   /** Writes what changed since the last save (a handoff's new session starts a new file: a reset). */
   async save() {
-    const changes = this.maintainer.session.changes(this.mark ?? undefined);
+    const changes = this.maintainer.session.changes(this.mark);
     if (changes.reset || changes.rewritten.length > 0 || changes.appended.length > 0) {
       await this.store.save(this.id, changes);
       this.stats.saves++;
