@@ -22,6 +22,7 @@ mod hardening;
 mod image_rescue;
 mod in_place;
 mod incremental;
+mod journal;
 mod large_inputs;
 mod layers;
 mod native_anthropic;
