@@ -8,23 +8,18 @@
 // tmpfs; workerd's in-memory storage has no SQL). Reports the requests per second over the run, the wall time per turn as the
 // agent sees it (p50, p99), workerd's CPU time per turn (utime + stime from /proc), and memory per
 // object: the growth of workerd's resident set from the idle process to the end of the run,
-// divided by the objects (and its whole RSS over them). Until the journal lands the worker runs
-// with the test shim of `session.changes` (a whole-file comparison per save: it overstates the
-// save's cost). Skipped (one row saying why) without the workerd binary.
+// divided by the objects (and its whole RSS over them). Skipped (one row saying why) without the
+// workerd binary.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Session } from 'ctxfold';
 import { startEdge, stubSummarizer } from '../../www/examples/edge/local.mjs';
 import { agentTurn } from '../js/support/edge-agent.mjs';
 import { median } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
-const shimModule = fileURLToPath(new URL('../js/support/changes-shim.mjs', import.meta.url));
-const workerModule = fileURLToPath(new URL('../../www/examples/edge/worker.js', import.meta.url));
 
 /** Resident set of process `pid`, in bytes (Linux /proc). */
 function rss(pid) {
@@ -59,18 +54,8 @@ export default async function () {
   const sessions = Number(process.env.EDGE_SESSIONS ?? 100);
   const turns = Number(process.env.EDGE_TURNS ?? 8);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'ctxfold-edge-bench-'));
-  const entry = path.join(tmp, 'entry.mjs');
-  writeFileSync(
-    entry,
-    `import { Session } from 'ctxfold';
-import { installChangesShim } from ${JSON.stringify(shimModule)};
-installChangesShim(Session);
-export { default, SessionObject } from ${JSON.stringify(workerModule)};
-`,
-  );
   const stub = await stubSummarizer();
   const edge = await startEdge({
-    entry,
     storage: path.join(process.env.EDGE_STORAGE_DIR ?? tmp, 'objects'),
     summaryUrl: stub.url,
     contextWindow: 16_000,
@@ -109,9 +94,8 @@ export { default, SessionObject } from ${JSON.stringify(workerModule)};
       entries += stats.entries;
       fileBytes += file.byteLength;
     }
-    const journal = typeof Session.prototype.changes === 'function' ? 'the journal' : 'the test shim of changes()';
     const where = `in ${process.env.EDGE_STORAGE_DIR ?? os.tmpdir()}`;
-    const setting = `${sessions} sessions × ${turns} turns at once, workerd ${require('workerd').version}, objects ${where}, saves through ${journal}`;
+    const setting = `${sessions} sessions × ${turns} turns at once, workerd ${require('workerd').version}, objects ${where}`;
     const row = (name, value, unit, note) => ({ name, median: value, unit, samples: 1, ...(note ? { note } : {}) });
     return [
       row(

@@ -5,9 +5,6 @@
 // worker (a new store, a new connection) reopens every session; faults: a write cut short by
 // terminating the worker, a save that does not fit what is stored (the IndexedDB transaction is
 // aborted after its writes were queued), a second writer holding the OPFS file, a torn last line.
-//
-// Until the journal (`session.changes`) lands, the worker installs the test shim
-// (tests/js/support/changes-shim.mjs) when the package lacks the method.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,19 +20,16 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(
   path.join(dir, 'worker.mjs'),
   `import * as ctxfold from '/pkg/entries/web.js';
-import { installChangesShim } from '/support/changes-shim.mjs';
 import { sameBytes, storeScenario } from '/support/store-scenario.mjs';
 
 await ctxfold.init();
-const shim = installChangesShim(ctxfold.Session);
 const store = (kind) =>
   kind === 'opfs' ? ctxfold.createOpfsStore({ directory: 'ctxfold-test' }) : ctxfold.createIndexedDbStore('ctxfold-test');
 const lines = (n, tag) => Array.from({ length: n }, (_, i) => JSON.stringify({ type: 'custom', id: tag + i, data: 'x'.repeat(200) }));
 
 const commands = {
   async scenario({ kind, id, seed, steps }) {
-    const result = await storeScenario(ctxfold, store(kind), { id, seed, steps });
-    return { ...result, shim };
+    return storeScenario(ctxfold, store(kind), { id, seed, steps });
   },
   async open({ kind, id }) {
     return store(kind).open(id);
@@ -205,7 +199,6 @@ for (const kind of ['opfs', 'indexeddb']) {
         finals.set(id, bytesOf(r.bytes));
         rewritten += r.rewritten;
         for (const [k, n] of Object.entries(r.ops)) ops[k] = (ops[k] ?? 0) + n;
-        if (seed === 1) t.diagnostic(`session.changes: ${r.shim ? 'the test shim' : 'the package'}`);
       }
       t.diagnostic(`operations: ${JSON.stringify(ops)}; ${rewritten} lines rewritten in place`);
       assert.ok(rewritten > 0 && ops.compact > 0 && ops.prune > 0, 'rewrites and compactions were saved');

@@ -6,9 +6,6 @@
 // user message, asks before-request, answers with a tool call, appends a large tool result, asks
 // again and answers with text; the window is small, so prunes and compactions (which rewrite
 // stored lines) happen along the way.
-//
-// Until the journal (`session.changes`) lands, the worker is bundled behind a module that installs
-// tests/js/support/changes-shim.mjs when the package lacks the method.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -20,7 +17,6 @@ import { startEdge, stubSummarizer } from '../../www/examples/edge/local.mjs';
 import { agentTurn, callEdge, filler, reply } from './support/edge-agent.mjs';
 
 const require = createRequire(import.meta.url);
-const shimModule = new URL('./support/changes-shim.mjs', import.meta.url).pathname;
 const scenarioModule = new URL('./support/store-scenario.mjs', import.meta.url).pathname;
 const workerModule = new URL('../../www/examples/edge/worker.js', import.meta.url).pathname;
 
@@ -34,7 +30,6 @@ function findWorkerd() {
 }
 const missing = findWorkerd();
 const skip = missing && process.env.CI !== 'true' ? `${missing}: run \`make setup\`` : false;
-const usesShim = typeof Session.prototype.changes !== 'function';
 
 const WINDOW = 16_000;
 let tmp;
@@ -48,10 +43,8 @@ before(async () => {
   writeFileSync(
     entry,
     `import * as ctxfold from 'ctxfold';
-import { changes, installChangesShim } from ${JSON.stringify(shimModule)};
 import { sameBytes, storeScenario } from ${JSON.stringify(scenarioModule)};
 import worker, { SessionObject as Example } from ${JSON.stringify(workerModule)};
-installChangesShim(ctxfold.Session);
 
 // The example, plus test routes on objects of their own: /scenario/<seed> runs the store
 // property scenario against createDurableObjectStore(ctx.storage); /huge/<n> saves a line of
@@ -78,10 +71,10 @@ export class SessionObject extends Example {
     const session = ctxfold.Session.create({ cwd: '/' });
     const big = 'é'.repeat(n >> 1) + '🙂'.repeat(n >> 2) + 'x';
     session.appendMessage({ role: 'user', content: big });
-    const first = changes(session);
+    const first = session.changes(null);
     await store.save(route[0], first);
     session.appendMessage({ role: 'user', content: 'after' });
-    await store.save(route[0], changes(session, first.mark));
+    await store.save(route[0], session.changes(first.mark));
     const rows = this.ctx.storage.sql.exec('SELECT COUNT(*) AS n FROM ctxfold_session_lines').one().n;
     return Response.json({ rows, same: sameBytes(await store.open(route[0]), session.toBytes()) });
   }
@@ -128,9 +121,6 @@ test(`edge example under workerd: ${SESSIONS} sessions at once, ${TURNS} turns e
   skip,
   timeout: 300_000,
 }, async (t) => {
-  t.diagnostic(
-    usesShim ? 'session.changes: the test shim (the journal has not landed)' : 'session.changes: the package',
-  );
   const t0 = performance.now();
   await Promise.all(
     ids.map(async (id) => {

@@ -1,10 +1,9 @@
 // A property scenario for the session stores (issue 40, "Tests"): a seeded sequence of appends,
 // tool calls with large results, prunes (threshold and stale), shakes, compactions and branch
-// moves, saved through `session.changes()` (the package's journal, else the test shim) into a
+// moves, saved through `session.changes()` (the package's journal) into a
 // `SessionStore` after every step; after each save the store's `open()` must give exactly
 // `toBytes()`. Plain JavaScript without Node.js imports: it runs in Chromium workers and in
 // workerd Durable Objects as well as in Node.js.
-import { changes } from './changes-shim.mjs';
 
 /** A seeded generator (mulberry32): numbers in [0, 1). */
 function seeded(seed) {
@@ -44,7 +43,7 @@ export async function storeScenario(ctxfold, store, { id, seed, steps = 40, now 
   const stats = { ops: {}, saves: 0, resets: 0, rewritten: 0, appended: 0, mismatches: [] };
   let mark;
   const save = async (step) => {
-    const c = changes(session, mark);
+    const c = session.changes(mark ?? null);
     await store.save(id, c);
     mark = c.mark;
     stats.saves++;

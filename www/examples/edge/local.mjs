@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -95,7 +95,7 @@ async function bundle(entry, outDir) {
 /**
  * Bundles the example and serves it under workerd. Options: `storage` (the Durable Objects'
  * folder, default a new temporary one), `summaryUrl`, `contextWindow`, `keepRecentTokens`,
- * `entry` (a module to bundle instead of worker.js, e.g. one that installs test shims first),
+ * `entry` (a module to bundle instead of worker.js, e.g. one that adds test routes),
  * `port`. Resolves to `{ origin, pid, storage, stop(), restart() }` once it answers; `restart()`
  * stops the process and starts a new one on the same storage and port.
  */
@@ -196,24 +196,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     return i < 0 ? undefined : args[i + 1];
   };
   const stub = arg('--summary-url') === undefined ? await stubSummarizer() : null;
-  // Until the package has `session.changes` (issue 40's journal), the worker runs with the tests'
-  // stand-in, which compares whole files.
-  const { Session } = await import(pathToFileURL(require.resolve('ctxfold')).href);
-  let entry;
-  if (typeof Session.prototype.changes !== 'function') {
-    entry = path.join(mkdtempSync(path.join(os.tmpdir(), 'ctxfold-edge-entry-')), 'entry.mjs');
-    const shim = path.join(tests, 'js', 'support', 'changes-shim.mjs');
-    writeFileSync(
-      entry,
-      `import { Session } from 'ctxfold';\nimport { installChangesShim } from ${JSON.stringify(shim)};\n` +
-        `installChangesShim(Session);\nexport { default, SessionObject } from ${JSON.stringify(path.join(here, 'worker.js'))};\n`,
-    );
-    console.log(
-      'this build of ctxfold has no session.changes: using the stand-in of tests/js/support/changes-shim.mjs',
-    );
-  }
   const edge = await startEdge({
-    ...(entry === undefined ? {} : { entry }),
     port: arg('--port') === undefined ? 8787 : Number(arg('--port')),
     storage: arg('--storage') ?? path.join(repo, 'tests', 'out', 'edge-objects'),
     summaryUrl: arg('--summary-url') ?? stub.url,
