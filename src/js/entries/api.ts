@@ -29,6 +29,7 @@ export type * from '../core/triggers.js';
 export {
   CONTINUE_DELAY_MS,
   ContextManager,
+  classifyError,
   compactionErrorMessage,
   compactionMethods,
   INCOMPLETE_RECOVERY_MAX_RETRIES,
