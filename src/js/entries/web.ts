@@ -4,6 +4,9 @@ import * as bindings from '../core/glue.js';
 import initGlue, { initSync as initGlueSync } from '../core/glue.js';
 import { setRaw } from '../core/raw.js';
 
+// Session stores of browsers: IndexedDB (windows and workers) and OPFS (dedicated workers).
+export { createIndexedDbStore } from '../storage/indexeddb.js';
+export { createOpfsStore, type OpfsStoreOptions } from '../storage/opfs.js';
 export * from './api.js';
 
 /** What `init` accepts as the source of the WebAssembly module. */

@@ -10,6 +10,8 @@ import wasmModule from './ctxfold_bg.wasm?module';
 bindings.initSync({ module: wasmModule });
 setRaw(bindings);
 
+// The session store of a Cloudflare Durable Object (its SQLite storage API).
+export { createDurableObjectStore, type DurableObjectSqlStorage } from '../storage/durable-object.js';
 export * from './api.js';
 
 /**
