@@ -675,7 +675,21 @@ fn native_replay(
     let mut payload = vec![("provider", Value::from(provider))];
     if anthropic {
         payload.insert(0, ("type", "anthropicCompaction".into()));
-        for k in ["content", "encryptedContent", "filesText"] {
+        // An on-demand block whose kept tail would break the API's thinking rules replays as
+        // the summary text (`anthropic_ondemand::commit_ondemand`).
+        if record.get("thinkingSafe") == Some(&Value::Bool(false)) {
+            return None;
+        }
+        if let Some(block) = record.get("block").filter(|b| b.is_object()) {
+            payload.push(("block", block.clone()));
+        }
+        for k in [
+            "content",
+            "encryptedContent",
+            "signature",
+            "beta",
+            "filesText",
+        ] {
             match record.get(k).and_then(Value::as_str) {
                 Some(t) if !t.is_empty() => payload.push((k, t.into())),
                 _ if k == "content" => return None,

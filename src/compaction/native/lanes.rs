@@ -32,6 +32,9 @@ pub struct RemoteCompaction {
     pub v2_streaming: bool,
     /// `model`: the wire model id of the compaction requests.
     pub model: Option<String>,
+    /// `inline === true`: the host's own Responses requests carry server compaction
+    /// (`openai_inline`).
+    pub inline: bool,
 }
 
 /// The model a native lane would serve, as the host describes it (`o.model` with the
@@ -561,5 +564,17 @@ mod tests {
         );
         let lookalike = claude(&|m| m.base_url = Some("https://api.anthropic.com.evil".into()));
         assert!(why(&lookalike, None).is_some());
+    }
+}
+
+/// The Anthropic lane a model takes (spec: compaction §13): on-demand compaction
+/// (`compact-2026-09-04`) wherever the model supports it — the documentation's method of choice
+/// — else the threshold lane (`compact-2026-01-12`). Call it for a model the Anthropic lane
+/// applies to ([`anthropic_ineligibility`] gave `None`).
+pub fn anthropic_lane(m: &NativeModel) -> &'static str {
+    if super::anthropic_ondemand::supports(&m.id) {
+        "ondemand"
+    } else {
+        "threshold"
     }
 }
