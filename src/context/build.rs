@@ -704,6 +704,11 @@ fn native_replay(
     }
     payload.insert(0, ("type", "openaiResponsesHistory".into()));
     payload.push(("items", Value::Array(items.clone())));
+    // A compaction inside the host's own request replays its item alone: the reply it came
+    // with is kept after it from the path (`openai_inline`).
+    if record.get("version").and_then(Value::as_str) == Some("inline") {
+        return Some((crate::support::json::object(payload), None));
+    }
     let through =
         member(&["providerReplayThroughEntryId"]).and_then(|v| v.as_str().map(str::to_string));
     Some((crate::support::json::object(payload), Some(through)))
