@@ -151,8 +151,8 @@ pub fn native_openai_inputs_json(
 /// `options_json` (`{model, provider?, contextWindow?}`) under the settings `settings_json`
 /// at `tokens` live context tokens (undefined or not finite: unknown), as JSON: `{lanes:
 /// ["v2", "v1"] | …, openai: {urls: {v2?, v1?}, id, provider, api, model, codex,
-/// contextWindow, images, retainedBudget} | null, anthropic: null | "why not", anthropicLane:
-/// "ondemand" | "threshold" | null, messagesApi, claude: {id, provider?, url} | null}`. `planned`: the `remote` method is planned (its lanes whatever
+/// contextWindow, images, retainedBudget} | null, anthropic: null | "why not", anthropicLanes:
+/// ["ondemand", "threshold"] | …, messagesApi, claude: {id, provider?, url} | null}`. `planned`: the `remote` method is planned (its lanes whatever
 /// `remoteEnabled` says). `E_SETTINGS` for bad settings.
 #[wasm_bindgen(js_name = nativeLanesJson)]
 pub fn native_lanes_json(
@@ -192,10 +192,13 @@ pub fn native_lanes_json(
         ])
     });
     let why = lanes::anthropic_ineligibility(model.as_ref(), tokens);
-    // Which Anthropic lane serves the model, when one does (spec: compaction §13).
-    let anthropic_lane = match (&model, why) {
-        (Some(m), None) => Value::from(lanes::anthropic_lane(m)),
-        _ => Value::Null,
+    // Which Anthropic lanes serve the model, in order, when one does (spec: compaction §13).
+    let anthropic_lanes: Vec<Value> = match (&model, why) {
+        (Some(m), None) => lanes::anthropic_lanes(m)
+            .into_iter()
+            .map(Value::from)
+            .collect(),
+        _ => Vec::new(),
     };
     let claude = model.as_ref().map_or(Value::Null, |m| {
         let mut fields = vec![
@@ -214,7 +217,7 @@ pub fn native_lanes_json(
         ("lanes", Value::Array(names)),
         ("openai", openai),
         ("anthropic", why.map_or(Value::Null, Into::into)),
-        ("anthropicLane", anthropic_lane),
+        ("anthropicLanes", Value::Array(anthropic_lanes)),
         (
             "messagesApi",
             model.as_ref().is_some_and(lanes::speaks_messages).into(),

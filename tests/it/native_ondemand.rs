@@ -7,7 +7,7 @@
 use crate::common::Jsonl;
 use ctxfold::compaction::native::anthropic::{replayed_block, PRESERVE_KEY};
 use ctxfold::compaction::native::anthropic_ondemand::{commit_ondemand, read_response, supports};
-use ctxfold::compaction::native::lanes::{anthropic_lane, NativeModel};
+use ctxfold::compaction::native::lanes::{anthropic_ineligibility, anthropic_lanes, NativeModel};
 use ctxfold::compaction::plan::{plan_compaction, CompactionPlan, PlanOptions};
 use ctxfold::context::convert::convert_to_llm;
 use ctxfold::context::{build_context, BuildOptions};
@@ -88,11 +88,25 @@ fn the_lane_is_chosen_where_the_model_has_it() {
         provider: Some("anthropic".into()),
         ..NativeModel::default()
     };
-    assert_eq!(anthropic_lane(&m("claude-opus-4-6")), "ondemand");
-    assert_eq!(anthropic_lane(&m("claude-sonnet-4-6-20260101")), "ondemand");
+    // On demand first where the model has it, then the threshold lane as its fallback.
+    assert_eq!(
+        anthropic_lanes(&m("claude-opus-4-6")),
+        ["ondemand", "threshold"]
+    );
+    assert_eq!(
+        anthropic_lanes(&m("claude-sonnet-4-6-20260101")),
+        ["ondemand", "threshold"]
+    );
     // Threshold compaction without the on-demand beta (a line the on-demand list lacks).
     assert!(!supports("claude-sonnet-4-7"));
-    assert_eq!(anthropic_lane(&m("claude-sonnet-4-7")), "threshold");
+    assert_eq!(anthropic_lanes(&m("claude-sonnet-4-7")), ["threshold"]);
+    // On demand only: a line the threshold lane does not list is now eligible.
+    assert_eq!(anthropic_lanes(&m("claude-haiku-5-5")), ["ondemand"]);
+    assert_eq!(
+        anthropic_ineligibility(Some(&m("claude-haiku-5-5")), None),
+        None
+    );
+    assert!(anthropic_ineligibility(Some(&m("claude-haiku-4-5")), None).is_some());
 }
 
 #[test]

@@ -353,7 +353,8 @@ pub fn anthropic_ineligibility(
     if !speaks_messages(m) {
         return Some("the model does not speak anthropic-messages");
     }
-    if !has_server_compaction(&m.id) || m.remote.enabled == Some(false) {
+    let some_lane = has_server_compaction(&m.id) || super::anthropic_ondemand::supports(&m.id);
+    if !some_lane || m.remote.enabled == Some(false) {
         return Some("the model has no server-side compaction");
     }
     if !endpoint_supports(m) {
@@ -567,14 +568,18 @@ mod tests {
     }
 }
 
-/// The Anthropic lane a model takes (spec: compaction §13): on-demand compaction
-/// (`compact-2026-09-04`) wherever the model supports it — the documentation's method of choice
-/// — else the threshold lane (`compact-2026-01-12`). Call it for a model the Anthropic lane
-/// applies to ([`anthropic_ineligibility`] gave `None`).
-pub fn anthropic_lane(m: &NativeModel) -> &'static str {
+/// The Anthropic lanes a model takes, in the order they are tried (spec: compaction §13):
+/// on-demand compaction (`compact-2026-09-04`) wherever the model supports it — the
+/// documentation's method of choice — then the threshold lane (`compact-2026-01-12`) for the
+/// lines that have it. Call it for a model the Anthropic lane applies to
+/// ([`anthropic_ineligibility`] gave `None`).
+pub fn anthropic_lanes(m: &NativeModel) -> Vec<&'static str> {
+    let mut lanes = Vec::new();
     if super::anthropic_ondemand::supports(&m.id) {
-        "ondemand"
-    } else {
-        "threshold"
+        lanes.push("ondemand");
     }
+    if has_server_compaction(&m.id) {
+        lanes.push("threshold");
+    }
+    lanes
 }
