@@ -102,6 +102,10 @@ fn the_lane_is_chosen_where_the_model_has_it() {
     assert_eq!(anthropic_lanes(&m("claude-sonnet-4-7")), ["threshold"]);
     // On demand only: a line the threshold lane does not list is now eligible.
     assert_eq!(anthropic_lanes(&m("claude-haiku-5-5")), ["ondemand"]);
+    // The host keeps a model on the threshold lane.
+    let mut pinned = m("claude-opus-4-6");
+    pinned.remote.no_on_demand = true;
+    assert_eq!(anthropic_lanes(&pinned), ["threshold"]);
     assert_eq!(
         anthropic_ineligibility(Some(&m("claude-haiku-5-5")), None),
         None

@@ -103,8 +103,9 @@ function claude(extra = {}) {
     baseUrl: base,
     contextWindow: 200_000,
     input: ['text'],
-    // The local server stands in for the API: the route is opted in.
-    remoteCompaction: { enabled: true },
+    // The local server stands in for the API: the route is opted in. This file tests the
+    // threshold lane (`compact-2026-01-12`); native-ondemand.test.mjs the on-demand one.
+    remoteCompaction: { enabled: true, onDemand: false },
     ...extra,
   };
 }
