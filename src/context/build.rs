@@ -677,7 +677,7 @@ fn native_replay(
         payload.insert(0, ("type", "anthropicCompaction".into()));
         // An on-demand block whose kept tail would break the API's thinking rules replays as
         // the summary text (`anthropic_ondemand::commit_ondemand`).
-        if record.get("thinkingSafe") == Some(&Value::Bool(false)) {
+        if record.get("thinkingSafe").and_then(Value::as_bool) == Some(false) {
             return None;
         }
         if let Some(block) = record.get("block").filter(|b| b.is_object()) {

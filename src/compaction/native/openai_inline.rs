@@ -88,67 +88,42 @@ fn output_items(text: &str) -> Result<Vec<Value>> {
                 )),
             },
             _ => Err(failed(
-                "Inline compaction response is not a response".into(),
+                "Inline compaction response has no output array".into(),
             )),
         };
     }
     let mut done: Vec<Value> = Vec::new();
     let mut completed: Option<Vec<Value>> = None;
-    let mut completed_seen = false;
-    let mut name: Option<&str> = None;
-    let mut data: Vec<&str> = Vec::new();
-    for line in text.split('\n').chain([""]) {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() {
-            if !data.is_empty() {
-                let joined = data.join("\n");
-                data.clear();
-                if joined != "[DONE]" {
-                    let event = crate::support::json::parse(&joined).map_err(|e| {
-                        failed(format!(
-                            "Inline compaction stream has an event that is not JSON: {e}"
-                        ))
-                    })?;
-                    let kind = text_of(&event, "type").or(name).unwrap_or("");
-                    match kind {
-                        "response.output_item.done" => {
-                            if let Some(item) = event.get("item") {
-                                done.push(item.clone());
-                            }
-                        }
-                        "response.completed" | "response.done" => {
-                            completed_seen = true;
-                            completed = event
-                                .get("response")
-                                .and_then(|r| r.get("output"))
-                                .and_then(Value::as_array)
-                                .filter(|o| !o.is_empty())
-                                .cloned();
-                        }
-                        "response.failed" | "response.incomplete" | "error" => {
-                            return Err(failed(format!(
-                                "Inline compaction stream reported {kind}"
-                            )));
-                        }
-                        _ => {}
-                    }
-                }
+    super::openai_v2::sse_events(text, &mut |data, name| {
+        if data == "[DONE]" {
+            return Ok(());
+        }
+        let mut event = crate::support::json::parse(data)
+            .map_err(|e| failed(format!("Inline compaction stream event is not JSON: {e}")))?;
+        let kind = text_of(&event, "type").or(name).unwrap_or("");
+        match kind {
+            "response.output_item.done" => done.extend(event.get_mut("item").map(Value::take)),
+            "response.completed" | "response.done" => {
+                let output = event.get_mut("response").and_then(|r| r.get_mut("output"));
+                completed = Some(match output.map(Value::take) {
+                    Some(Value::Array(o)) if !o.is_empty() => o,
+                    _ => Vec::new(),
+                });
             }
-            name = None;
-            continue;
+            "response.failed" | "response.incomplete" | "error" => {
+                return Err(failed(format!("Inline compaction stream reported {kind}")));
+            }
+            _ => {}
         }
-        if let Some(rest) = line.strip_prefix("data:") {
-            data.push(rest.strip_prefix(' ').unwrap_or(rest));
-        } else if let Some(rest) = line.strip_prefix("event:") {
-            name = Some(rest.trim());
-        }
-    }
-    if !completed_seen {
-        return Err(failed(
+        Ok(())
+    })?;
+    match completed {
+        None => Err(failed(
             "Inline compaction stream ended before response.completed".into(),
-        ));
+        )),
+        Some(output) if output.is_empty() => Ok(done),
+        Some(output) => Ok(output),
     }
-    Ok(completed.unwrap_or(done))
 }
 
 /// Reads the server compaction of a response text (untrusted, spec: compaction §13): `None`
