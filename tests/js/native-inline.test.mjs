@@ -186,3 +186,16 @@ test('fromResponse takes the server items off the reply (JSON and a stream accum
   const plain = fromResponse(response([REPLY]), { format: 'openai-responses' });
   assert.equal(plain.serverCompaction, undefined);
 });
+
+test('an unusable compaction item is not committed; the reply is stored and the turn goes on', async () => {
+  const m = new Maintainer(session(), { model: model(), now: () => 1_800_000_000_000 });
+  await m.beforeRequest({ format: 'openai-responses' });
+  const message = fromResponse(response([{ type: 'compaction', encrypted_content: '' }, REPLY]), {
+    format: 'openai-responses',
+  });
+  const result = await m.afterResponse(message);
+  assert.equal(result.next, 'done');
+  const entries = m.session.entries();
+  assert.equal(entries.at(-1).type, 'message');
+  assert.ok(!entries.some((e) => e.type === 'compaction'));
+});

@@ -60,17 +60,21 @@ pub fn supports(id: &str) -> bool {
         .strip_prefix("anthropic.")
         .unwrap_or(&last)
         .replace('.', "-");
-    MODELS.iter().any(|m| match name.strip_prefix(m) {
-        Some("") => true,
-        Some(rest) => {
-            let Some(rest) = rest.strip_prefix(['-', '@', ':']) else {
-                return false;
-            };
-            let seg = rest.split(['-', '@', ':']).next().unwrap_or("");
-            // A one- or two-digit segment is a version number of another model.
-            !(seg.len() <= 2 && !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()))
+    MODELS.iter().any(|m| {
+        let Some(rest) = name.strip_prefix(m) else {
+            return false;
+        };
+        // What follows the name: nothing, or a separator and a segment that is no one- or
+        // two-digit version number of another model.
+        let mut b = rest.bytes().skip(1).take_while(u8::is_ascii_alphanumeric);
+        let digits = b.clone().take(3).count() <= 2 && b.all(|c| c.is_ascii_digit());
+        match rest.as_bytes().first() {
+            None => true,
+            Some(b'-' | b'@' | b':') => {
+                !(digits && rest.len() > 1 && rest.as_bytes()[1].is_ascii_digit())
+            }
+            _ => false,
         }
-        None => false,
     })
 }
 

@@ -48,16 +48,43 @@ pub(crate) fn commit_native_at(
         _ => Map::new(),
     };
     preserve.insert(key.into(), record);
-    let body = CompactionBody {
+    let remote = RemoteEntry {
         summary: files_block(plan, summary),
-        short_summary: Some(SHORT_SUMMARY.into()),
         first_kept_entry_id: prep.first_kept_entry_id.clone(),
-        tokens_before: Number::from(prep.tokens_before),
+        tokens_before: prep.tokens_before,
+        details: Some(plan.details_json()),
+        preserve,
+    };
+    append_remote(session, leaf, remote, now)
+}
+
+/// What a `method: "remote"` compaction entry holds beyond its fixed members.
+pub(crate) struct RemoteEntry {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: u64,
+    pub details: Option<Value>,
+    pub preserve: Map<String, Value>,
+}
+
+/// Appends a `method: "remote"` compaction entry below `leaf` (`shortSummary` "Remote
+/// compaction"), with its `tokensAfter`: shared by the plan lanes and the inline lane.
+pub(crate) fn append_remote(
+    session: &mut Session,
+    leaf: usize,
+    e: RemoteEntry,
+    now: i64,
+) -> Result<Committed> {
+    let body = CompactionBody {
+        summary: e.summary,
+        short_summary: Some(SHORT_SUMMARY.into()),
+        first_kept_entry_id: e.first_kept_entry_id,
+        tokens_before: Number::from(e.tokens_before),
         tokens_after: None,
         method: Some("remote".into()),
         provider_replay_through_entry_id: None,
-        details: Some(plan.details_json()),
-        preserve_data: Some(Value::Object(preserve)),
+        details: e.details,
+        preserve_data: Some(Value::Object(e.preserve)),
         from_extension: false,
         warning: None,
     };

@@ -378,6 +378,23 @@ pub fn anthropic_url(m: &NativeModel) -> String {
     format!("{}{ANTHROPIC_MESSAGES_PATH}", trim_slashes(base))
 }
 
+/// The Anthropic lanes a model takes, in the order they are tried (spec: compaction §13):
+/// on-demand compaction (`compact-2026-09-04`) wherever the model supports it — the
+/// documentation's method of choice — then the threshold lane (`compact-2026-01-12`) for the
+/// lines that have it. `remoteCompaction.onDemand: false` keeps a model on the threshold
+/// lane. Call it for a model the Anthropic lane applies to
+/// ([`anthropic_ineligibility`] gave `None`).
+pub fn anthropic_lanes(m: &NativeModel) -> Vec<&'static str> {
+    let mut lanes = Vec::new();
+    if super::anthropic_ondemand::supports(&m.id) && !m.remote.no_on_demand {
+        lanes.push("ondemand");
+    }
+    if has_server_compaction(&m.id) {
+        lanes.push("threshold");
+    }
+    lanes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,21 +586,4 @@ mod tests {
         let lookalike = claude(&|m| m.base_url = Some("https://api.anthropic.com.evil".into()));
         assert!(why(&lookalike, None).is_some());
     }
-}
-
-/// The Anthropic lanes a model takes, in the order they are tried (spec: compaction §13):
-/// on-demand compaction (`compact-2026-09-04`) wherever the model supports it — the
-/// documentation's method of choice — then the threshold lane (`compact-2026-01-12`) for the
-/// lines that have it. `remoteCompaction.onDemand: false` keeps a model on the threshold
-/// lane. Call it for a model the Anthropic lane applies to
-/// ([`anthropic_ineligibility`] gave `None`).
-pub fn anthropic_lanes(m: &NativeModel) -> Vec<&'static str> {
-    let mut lanes = Vec::new();
-    if super::anthropic_ondemand::supports(&m.id) && !m.remote.no_on_demand {
-        lanes.push("ondemand");
-    }
-    if has_server_compaction(&m.id) {
-        lanes.push("threshold");
-    }
-    lanes
 }

@@ -18,16 +18,16 @@
 //! wire format only.
 
 use super::lanes::NativeModel;
-use super::openai::{PRESERVE_KEY, REMOTE_SUMMARY, RESPONSES_APIS, SHORT_SUMMARY};
+use super::openai::{PRESERVE_KEY, REMOTE_SUMMARY, RESPONSES_APIS};
 use super::{failed, text_of};
 use crate::archive::blocks::HistoryOptions;
-use crate::compaction::commit::{append_with_tokens_after, Committed};
+use crate::compaction::commit::Committed;
 use crate::context::BuildOptions;
 use crate::error::{Error, ErrorCode, Result};
-use crate::session::{CompactionBody, Session};
+use crate::session::Session;
 use crate::settings::CompactionSettings;
 use crate::support::json::object;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 /// The `version` of the replay record this lane writes (V1 has none, V2 `"v2"`).
 pub const VERSION: &str = "inline";
@@ -139,7 +139,7 @@ pub fn read_output(text: &str) -> Result<Option<InlineCompaction>> {
         return Ok(None);
     };
     let item = &items[at];
-    if !text_of(item, "encrypted_content").is_some_and(|e| !e.is_empty()) {
+    if text_of(item, "encrypted_content").is_none_or(str::is_empty) {
         return Err(failed(
             "Inline compaction item has no encrypted_content".into(),
         ));
@@ -200,20 +200,14 @@ pub fn commit_inline(
     .estimated_tokens(session);
     let mut preserve = Map::new();
     preserve.insert(PRESERVE_KEY.into(), inline_record(provider, compaction));
-    let body = CompactionBody {
+    let entry = super::commit::RemoteEntry {
         summary: REMOTE_SUMMARY.to_string(),
-        short_summary: Some(SHORT_SUMMARY.into()),
         first_kept_entry_id: reply_id.to_string(),
-        tokens_before: Number::from(before),
-        tokens_after: None,
-        method: Some("remote".into()),
-        provider_replay_through_entry_id: None,
+        tokens_before: before,
         details: None,
-        preserve_data: Some(Value::Object(preserve)),
-        from_extension: false,
-        warning: None,
+        preserve,
     };
-    append_with_tokens_after(session, leaf, &body, now)
+    super::commit::append_remote(session, leaf, entry, now)
 }
 
 #[cfg(test)]

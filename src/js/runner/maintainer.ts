@@ -443,8 +443,15 @@ export class Maintainer {
       const id = this.#session.appendMessage(server === undefined ? message : stored, {
         now: message.timestamp ?? now,
       });
-      if (Array.isArray(server)) {
-        this.#session._commitServerCompaction(this.#model.provider ?? '', id, JSON.stringify(server), now);
+      const provider = this.#model.provider;
+      if (Array.isArray(server) && typeof provider === 'string' && provider !== '') {
+        try {
+          this.#session._commitServerCompaction(provider, id, JSON.stringify(server), now);
+        } catch (err) {
+          // An unusable item (E_SUMMARIZER) is not replayed: the next request sends the whole
+          // history, which the server compacts again. The reply stays.
+          if (memberOf(err, 'code') !== 'E_SUMMARIZER') throw err;
+        }
       }
       // A reply to the last request: its reported prompt tokens calibrate its model (the core
       // decides whether it answered that request).
