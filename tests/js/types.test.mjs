@@ -41,6 +41,38 @@ const consumers = {
         const role: 'user' = step.messages[0]!.role;
         export { middleware, role };
       `,
+      'storage.mts': `
+        import { createFileStore, Session, type ChangeMark, type FileStore, type SessionChanges, type SessionStore } from 'ctxfold';
+        const session = Session.create({ cwd: '/w' });
+        const files: FileStore = createFileStore('/tmp/sessions', { fsync: true, lockWaitMs: 0, staleLockMs: 1000 });
+        let mark: ChangeMark | null = session.loadMark;
+        const changes: SessionChanges = session.changes(mark);
+        await files.save('s1', changes);
+        mark = changes.mark;
+        const first: number | undefined = changes.rewritten[0]?.index;
+        // @ts-expect-error the changes are read-only
+        changes.appended.push('x');
+        // A host's own store against the contract.
+        const lines = new Map<string, string[]>();
+        const mine: SessionStore = {
+          async open(id) {
+            const held = lines.get(id);
+            return held ? Uint8Array.from(held.join('\\n'), (c) => c.charCodeAt(0)) : null;
+          },
+          async save(id, c) {
+            const held = c.reset ? [] : (lines.get(id) ?? []);
+            for (const r of c.rewritten) held[r.index] = r.text;
+            lines.set(id, [...held, ...c.appended]);
+          },
+          async list() {
+            return [...lines.keys()];
+          },
+        };
+        const bytes: Uint8Array | null = await mine.open('s1');
+        // @ts-expect-error a mark is a string
+        session.changes(5);
+        export { first, bytes, files };
+      `,
       'maintainer.mts': `
         import { Maintainer, Session, type AssistantMessage, type CompactionReport, type MaintainerEvent } from 'ctxfold';
         const session = Session.create({ cwd: '/w' });

@@ -23,7 +23,7 @@ import type {
   StopReason,
   Summarize,
 } from '../core/session.js';
-import { isContextOverflow } from '../core/triggers.js';
+import { classifyError } from '../core/triggers.js';
 import { type AiSdkModelMessage, write as writeModelMessages } from '../formats/ai-sdk-model.js';
 import { Warnings } from '../formats/common.js';
 import { Maintainer, type MaintainerEvent, type MaintainerOptions } from '../runner/maintainer.js';
@@ -69,8 +69,9 @@ export interface CtxfoldAiSdkOptions {
   /** Conversations kept apart (matched by their prompts), newest first; default 16. */
   maxConversations?: number;
   /**
-   * Middleware: retries of a call the provider refused as too long (by the core's
-   * `isContextOverflow`), each after a compaction; default 2. A stream is retried when its call
+   * Middleware: retries of a call the provider refused as too long (the core's `classifyError`:
+   * a context overflow, or a payload rejection the Maintainer compacts), each after a
+   * compaction; default 2. A stream is retried when its call
    * throws or its first part is an `error`, before any output reached the app.
    */
   maxRetries?: number;
@@ -612,13 +613,20 @@ interface Held {
 }
 
 /**
- * After a call failed with `err`: when the core reads it as a context overflow (spec:
- * compaction §8.2), the failed turn goes to the conversation's Maintainer, and if that
- * compacted and says to retry, the prompt to send again. Otherwise undefined.
+ * After a call failed with `err`: when the core classes it as a context overflow or a payload
+ * rejection (spec: compaction §8.2; `classifyError`), the failed turn goes to the
+ * conversation's Maintainer (which compacts an overflow, and blocks on a payload that is not a
+ * token problem), and if that compacted and says to retry, the prompt to send again. A rate
+ * limit, a transient or an auth failure is the caller's to retry: undefined.
  */
 async function retryPrompt(h: Held, err: unknown, model: ConversationModel): Promise<PromptMessage[] | undefined> {
   const failed = errorMessage(err, model);
-  if (!isContextOverflow(failed)) return undefined;
+  const status = memberOf(err, 'statusCode');
+  const { class: kind } = classifyError({
+    message: failed.errorMessage ?? '',
+    ...(typeof status === 'number' && Number.isInteger(status) && status >= 100 && status < 600 ? { status } : {}),
+  });
+  if (kind !== 'context_overflow' && kind !== 'payload_too_large') return undefined;
   const after = await h.c.reply(failed);
   if (after.next !== 'retry') return undefined;
   const { prompt } = await h.c.prompt(h.original.prompt, h.original.tools);

@@ -29,6 +29,7 @@ export type * from '../core/triggers.js';
 export {
   CONTINUE_DELAY_MS,
   ContextManager,
+  classifyError,
   compactionErrorMessage,
   compactionMethods,
   INCOMPLETE_RECOVERY_MAX_RETRIES,
@@ -56,3 +57,5 @@ export { Maintainer } from '../runner/maintainer.js';
 export { Session } from '../runner/session.js';
 export type { ContextToolFigures } from '../runner/tools.js';
 export { runContextTool } from '../runner/tools.js';
+// Session stores: the contract between `session.changes()` and a store (docs/guide/storage.md).
+export type * from '../storage/types.js';

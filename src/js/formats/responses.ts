@@ -24,6 +24,7 @@
 // token (reasoning included).
 import { codedError, invalidArgument } from '../core/errors.js';
 import type { AssistantMessage, StopReason, Usage } from '../core/session.js';
+import { classifyError, type ErrorClass } from '../core/triggers.js';
 import { type FormatModel, isObject, type Loose, Warnings } from './common.js';
 import { formatOf } from './index.js';
 
@@ -407,10 +408,12 @@ function bodyText(body: unknown): string | undefined {
  * response read as `{ status, body }`, as the failed reply `Maintainer.afterResponse()` takes:
  * no content, `stopReason: 'error'` (`'aborted'` for an aborted request) and `errorMessage`
  * the provider's text, so the core tells a context overflow from other failures
- * (`isContextOverflow`, spec: compaction §8.2). Throws `E_INVALID_ARGUMENT` for a value that is
- * not an object.
+ * (`isContextOverflow`, spec: compaction §8.2). The reply also carries the core's class of the
+ * error (`errorClass`, see `classifyError`: read from the status, the whole body and a
+ * `retry-after` header), a property that is not enumerable, so it is never written to the
+ * session. Throws `E_INVALID_ARGUMENT` for a value that is not an object.
  */
-export function fromError(error: unknown, options?: FromErrorOptions): AssistantMessage {
+export function fromError(error: unknown, options?: FromErrorOptions): FailedReply {
   if (options !== undefined && !isObject(options)) throw invalidArgument('fromError(): options must be an object');
   const format = formatOption(options?.format, 'fromError()', false);
   const model = modelOption(options?.model, 'fromError()');
@@ -444,5 +447,30 @@ export function fromError(error: unknown, options?: FromErrorOptions): Assistant
   message.usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
   message.stopReason = aborted ? 'aborted' : 'error';
   message.errorMessage = text;
-  return message as unknown as AssistantMessage;
+  const raw = memberOf(error, 'error') ?? memberOf(error, 'body');
+  const errorClass = classifyError({
+    message: text,
+    // The whole body too: its codes (`rate_limit_exceeded`, `request_too_large`) are evidence.
+    body: isObject(raw) && typeof raw.getReader !== 'function' ? raw : undefined,
+    ...(code === undefined || !Number.isInteger(code) || code < 100 || code > 599 ? {} : { status: code }),
+    ...retryAfterOf(memberOf(error, 'headers')),
+    stopReason: aborted ? 'aborted' : 'error',
+  });
+  Object.defineProperty(message, 'errorClass', { value: errorClass, enumerable: false });
+  return message as unknown as FailedReply;
+}
+
+/** The failed reply `fromError` makes: an assistant message and the class of its error. */
+export type FailedReply = AssistantMessage & {
+  /** The core's class of the error (not enumerable: never persisted). */
+  readonly errorClass: ErrorClass;
+};
+
+/** A `retry-after` header of an SDK error's headers (a `Headers` or a plain record). */
+function retryAfterOf(headers: unknown): { retryAfter?: string } {
+  let v: unknown;
+  const get = memberOf(headers, 'get');
+  if (typeof get === 'function') v = (get as (name: string) => unknown).call(headers, 'retry-after');
+  else v = memberOf(headers, 'retry-after');
+  return typeof v === 'string' && v !== '' ? { retryAfter: v } : {};
 }
