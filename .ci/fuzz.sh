@@ -4,7 +4,7 @@
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
 # Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
-# native_anthropic, inline, walk, agent, append, batch, frame_refs, recall, journal, classify. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# native_anthropic, native_ondemand, native_inline, inline, walk, agent, append, batch, frame_refs, recall, journal, classify. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
 # installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
@@ -16,7 +16,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic inline walk agent append batch frame_refs recall journal classify)
+all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic native_ondemand native_inline inline walk agent append batch frame_refs recall journal classify)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
@@ -53,6 +53,16 @@ seed() {
       # A V1 answer and a V2 event stream.
       printf '%s' '{"output":[{"type":"message","role":"user","content":[]},{"type":"compaction","encrypted_content":"E"}]}' > "$dir/seed-v1"
       printf 'event: response.output_item.done\ndata: {"type":"response.output_item.done","item":{"type":"compaction"}}\n\ndata: {"type":"response.completed","response":{"usage":{"input_tokens":3,"output_tokens":1,"total_tokens":4}}}\n\ndata: [DONE]\n\n' > "$dir/seed-v2"
+      ;;
+    native_ondemand)
+      # An on-demand answer and a threshold-lane answer (refused: no signature, no stop).
+      printf '%s' '{"type":"message","role":"assistant","stop_reason":"compaction","content":[{"type":"compaction","content":"S","signature":"G"}],"usage":{"input_tokens":3}}' > "$dir/seed-ondemand"
+      printf '%s' '{"content":[{"type":"compaction","content":"S","encrypted_content":"E"}]}' > "$dir/seed-threshold"
+      ;;
+    native_inline)
+      # A reply whose output holds a compaction item and a configuration update, and a stream.
+      printf '%s' '{"output":[{"type":"compaction","encrypted_content":"E"},{"type":"configuration_update"},{"type":"message","role":"assistant","content":[]}]}' > "$dir/seed-response"
+      printf 'event: response.output_item.done\ndata: {"type":"response.output_item.done","item":{"type":"compaction","encrypted_content":"E"}}\n\ndata: {"type":"response.completed","response":{"output":[]}}\n\n' > "$dir/seed-stream"
       ;;
     append)
       # A generated session's bytes, a NUL, then the message's JSON.

@@ -65,7 +65,7 @@ pub(crate) fn preserve_data(
 /// Appends the entry, then records `tokensAfter` from the rebuilt context.
 /// Appends the compaction under `leaf`, the leaf it was prepared for (which need not be the
 /// session's current leaf: `PrepareOptions::leaf`), then stores `tokensAfter`.
-fn append_with_tokens_after(
+pub(crate) fn append_with_tokens_after(
     session: &mut Session,
     leaf: usize,
     body: &CompactionBody,

@@ -675,7 +675,21 @@ fn native_replay(
     let mut payload = vec![("provider", Value::from(provider))];
     if anthropic {
         payload.insert(0, ("type", "anthropicCompaction".into()));
-        for k in ["content", "encryptedContent", "filesText"] {
+        // An on-demand block whose kept tail would break the API's thinking rules replays as
+        // the summary text (`anthropic_ondemand::commit_ondemand`).
+        if record.get("thinkingSafe").and_then(Value::as_bool) == Some(false) {
+            return None;
+        }
+        if let Some(block) = record.get("block").filter(|b| b.is_object()) {
+            payload.push(("block", block.clone()));
+        }
+        for k in [
+            "content",
+            "encryptedContent",
+            "signature",
+            "beta",
+            "filesText",
+        ] {
             match record.get(k).and_then(Value::as_str) {
                 Some(t) if !t.is_empty() => payload.push((k, t.into())),
                 _ if k == "content" => return None,
@@ -690,6 +704,11 @@ fn native_replay(
     }
     payload.insert(0, ("type", "openaiResponsesHistory".into()));
     payload.push(("items", Value::Array(items.clone())));
+    // A compaction inside the host's own request replays its item alone: the reply it came
+    // with is kept after it from the path (`openai_inline`).
+    if record.get("version").and_then(Value::as_str) == Some("inline") {
+        return Some((crate::support::json::object(payload), None));
+    }
     let through =
         member(&["providerReplayThroughEntryId"]).and_then(|v| v.as_str().map(str::to_string));
     Some((crate::support::json::object(payload), Some(through)))

@@ -56,8 +56,10 @@ impl WasmSession {
     }
 
     /// Commits the answer text of `lane` — `"v1"` (the JSON body), `"v2"` (the whole event
-    /// stream; `retained_json`: the real user messages the request kept, a JSON array) or
-    /// `"anthropic"` (the Messages API body, of `model`) — for `provider`: `{entryId,
+    /// stream; `retained_json`: the real user messages the request kept, a JSON array),
+    /// `"anthropic"` (the Messages API body, of `model`) or `"anthropic-ondemand"` (the
+    /// on-demand answer; the session may have grown on the plan's path since: the background
+    /// swap) — for `provider`: `{entryId,
     /// tokensAfter, compactionEntry, fromExtension}` as JSON. `E_SUMMARIZER` for an unusable
     /// answer; the session is unchanged then.
     #[allow(clippy::too_many_arguments)]
@@ -76,6 +78,9 @@ impl WasmSession {
         let (plan, s) = (&plan.plan, self.s_mut());
         let c = match lane {
             "anthropic" => commit_anthropic(s, plan, provider, model, answer, now),
+            "anthropic-ondemand" => crate::compaction::native::anthropic_ondemand::commit_ondemand(
+                s, plan, provider, model, answer, now,
+            ),
             "v1" | "v2" => {
                 let retained = match retained_json.as_deref().map(crate::support::json::parse) {
                     Some(Ok(Value::Array(a))) => a,
@@ -90,7 +95,7 @@ impl WasmSession {
             }
             _ => Err(Error::coded(
                 ErrorCode::InvalidArgument,
-                "the lane is \"v1\", \"v2\" or \"anthropic\"",
+                "the lane is \"v1\", \"v2\", \"anthropic\" or \"anthropic-ondemand\"",
             )),
         }
         .map_err(to_js)?;
@@ -146,8 +151,8 @@ pub fn native_openai_inputs_json(
 /// `options_json` (`{model, provider?, contextWindow?}`) under the settings `settings_json`
 /// at `tokens` live context tokens (undefined or not finite: unknown), as JSON: `{lanes:
 /// ["v2", "v1"] | …, openai: {urls: {v2?, v1?}, id, provider, api, model, codex,
-/// contextWindow, images, retainedBudget} | null, anthropic: null | "why not", messagesApi, claude: {id, provider?,
-/// url} | null}`. `planned`: the `remote` method is planned (its lanes whatever
+/// contextWindow, images, retainedBudget} | null, anthropic: null | "why not", anthropicLanes:
+/// ["ondemand", "threshold"] | …, messagesApi, claude: {id, provider?, url} | null}`. `planned`: the `remote` method is planned (its lanes whatever
 /// `remoteEnabled` says). `E_SETTINGS` for bad settings.
 #[wasm_bindgen(js_name = nativeLanesJson)]
 pub fn native_lanes_json(
@@ -187,6 +192,14 @@ pub fn native_lanes_json(
         ])
     });
     let why = lanes::anthropic_ineligibility(model.as_ref(), tokens);
+    // Which Anthropic lanes serve the model, in order, when one does (spec: compaction §13).
+    let anthropic_lanes: Vec<Value> = match (&model, why) {
+        (Some(m), None) => lanes::anthropic_lanes(m)
+            .into_iter()
+            .map(Value::from)
+            .collect(),
+        _ => Vec::new(),
+    };
     let claude = model.as_ref().map_or(Value::Null, |m| {
         let mut fields = vec![
             ("id", m.id.as_str().into()),
@@ -204,6 +217,7 @@ pub fn native_lanes_json(
         ("lanes", Value::Array(names)),
         ("openai", openai),
         ("anthropic", why.map_or(Value::Null, Into::into)),
+        ("anthropicLanes", Value::Array(anthropic_lanes)),
         (
             "messagesApi",
             model.as_ref().is_some_and(lanes::speaks_messages).into(),
@@ -279,4 +293,54 @@ pub fn anthropic_instructions(
 #[wasm_bindgen(js_name = anthropicTriggerTokens)]
 pub fn anthropic_trigger_tokens() -> f64 {
     crate::compaction::native::anthropic::TRIGGER_TOKENS as f64
+}
+
+/// The `context_management` member of the host's own Responses request (spec: compaction
+/// §13, `openai_inline::context_management`) for the options `options_json` (`{model,
+/// provider?, contextWindow?}`) under `settings_json`, as JSON, or undefined when the request
+/// carries none. `E_SETTINGS` for bad settings.
+#[wasm_bindgen(js_name = inlineContextManagementJson)]
+pub fn inline_context_management_json(
+    options_json: &str,
+    settings_json: Option<String>,
+) -> Result<Option<String>, JsValue> {
+    let settings = super::interop::compact::settings_from(settings_json)?;
+    let options = super::interop::parse_json(options_json, "native lane options")?;
+    let Some(model) = super::interop::native::native_model(&options) else {
+        return Ok(None);
+    };
+    Ok(
+        crate::compaction::native::openai_inline::context_management(
+            &model,
+            &settings,
+            model.context_window,
+        )
+        .map(|v| js::stringify(&v)),
+    )
+}
+
+#[wasm_bindgen]
+impl WasmSession {
+    /// Commits the server compaction a Responses reply carried (spec: compaction §13,
+    /// `openai_inline`): `response_text` is the response JSON, its output items or the whole
+    /// event stream; `reply_id` the reply's entry (the leaf). `{entryId, tokensAfter,
+    /// compactionEntry, fromExtension}` as JSON, or undefined when the reply carried no
+    /// compaction item. `E_SUMMARIZER` for an unusable response, `E_INVALID_ARGUMENT` for a
+    /// reply that is not the leaf; the session is unchanged then.
+    #[wasm_bindgen(js_name = commitInlineCompaction)]
+    pub fn commit_inline_compaction(
+        &mut self,
+        provider: &str,
+        reply_id: &str,
+        response_text: &str,
+        now: f64,
+    ) -> Result<Option<String>, JsValue> {
+        use crate::compaction::native::openai_inline::{commit_inline, read_output};
+        let now = now_ms(now)?;
+        let Some(c) = read_output(response_text).map_err(to_js)? else {
+            return Ok(None);
+        };
+        let committed = commit_inline(self.s_mut(), provider, reply_id, &c, now).map_err(to_js)?;
+        Ok(Some(committed_json(self.s(), &committed, false)))
+    }
 }

@@ -27,6 +27,8 @@ mod journal;
 mod large_inputs;
 mod layers;
 mod native_anthropic;
+mod native_inline;
+mod native_ondemand;
 mod native_openai;
 mod properties;
 mod pruning;

@@ -103,8 +103,9 @@ function claude(extra = {}) {
     baseUrl: base,
     contextWindow: 200_000,
     input: ['text'],
-    // The local server stands in for the API: the route is opted in.
-    remoteCompaction: { enabled: true },
+    // The local server stands in for the API: the route is opted in. This file tests the
+    // threshold lane (`compact-2026-01-12`); native-ondemand.test.mjs the on-demand one.
+    remoteCompaction: { enabled: true, onDemand: false },
     ...extra,
   };
 }
@@ -427,13 +428,15 @@ test('the route: the official API for provider anthropic, other routes only when
     urls.push(url);
     return Promise.resolve(new Response(JSON.stringify(compacted()), { status: 200 }));
   };
+  // The threshold lane's routes (the on-demand lane has its own tests).
+  const THRESHOLD = { onDemand: false };
   const cases = [
-    [{ baseUrl: undefined, remoteCompaction: undefined }, 'https://api.anthropic.com/v1/messages'],
-    [{ baseUrl: 'https://api.anthropic.com/', remoteCompaction: undefined }, 'https://api.anthropic.com/v1/messages'],
-    [{ baseUrl: undefined, remoteCompaction: undefined, api: undefined }, 'https://api.anthropic.com/v1/messages'],
-    [{ baseUrl: 'https://api.anthropic.com.evil.test', remoteCompaction: undefined }, undefined],
-    [{ baseUrl: undefined, remoteCompaction: undefined, provider: 'zenmux' }, undefined],
-    [{ baseUrl: undefined, remoteCompaction: { enabled: false } }, undefined],
+    [{ baseUrl: undefined, remoteCompaction: THRESHOLD }, 'https://api.anthropic.com/v1/messages'],
+    [{ baseUrl: 'https://api.anthropic.com/', remoteCompaction: THRESHOLD }, 'https://api.anthropic.com/v1/messages'],
+    [{ baseUrl: undefined, remoteCompaction: THRESHOLD, api: undefined }, 'https://api.anthropic.com/v1/messages'],
+    [{ baseUrl: 'https://api.anthropic.com.evil.test', remoteCompaction: THRESHOLD }, undefined],
+    [{ baseUrl: undefined, remoteCompaction: THRESHOLD, provider: 'zenmux' }, undefined],
+    [{ baseUrl: undefined, remoteCompaction: { enabled: false, onDemand: false } }, undefined],
     [{ baseUrl: 'https://gw.example/anthropic//', provider: 'gw' }, 'https://gw.example/anthropic/v1/messages'],
   ];
   for (const [extra, url] of cases) {

@@ -60,7 +60,7 @@ pub fn request_parts(
 }
 
 /// The previous summary as the `compaction` block the API signed, for a request of `provider`
-/// (spec: compaction §13): `{content, encryptedContent?}` when the plan's messages start with
+/// (spec: compaction §13): `{content, encryptedContent?, block?}` when the plan's messages start with
 /// the previous summary (`leads_with_summary`: no OpenAI record precedes it), the stored
 /// `anthropicCompaction` record was written by that same provider (a non-empty name) and its
 /// `content` is a non-empty text; else `None`, and the summary goes as the context message it
@@ -87,6 +87,11 @@ pub fn replayed_block(plan: &CompactionPlan, provider: Option<&str>) -> Option<V
     let mut block = vec![("content", text("content")?.into())];
     if let Some(e) = text("encryptedContent") {
         block.push(("encryptedContent", e.into()));
+    }
+    // An on-demand record's whole block, sent back as the API returned it (its signature
+    // covers it: `anthropic_ondemand`).
+    if let Some(b) = record.get("block").filter(|b| b.is_object()) {
+        block.push(("block", b.clone()));
     }
     Some(object(block))
 }

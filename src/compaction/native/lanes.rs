@@ -32,6 +32,11 @@ pub struct RemoteCompaction {
     pub v2_streaming: bool,
     /// `model`: the wire model id of the compaction requests.
     pub model: Option<String>,
+    /// `inline === true`: the host's own Responses requests carry server compaction
+    /// (`openai_inline`).
+    pub inline: bool,
+    /// `onDemand === false`: the Anthropic on-demand lane is not used (the threshold lane is).
+    pub no_on_demand: bool,
 }
 
 /// The model a native lane would serve, as the host describes it (`o.model` with the
@@ -350,7 +355,9 @@ pub fn anthropic_ineligibility(
     if !speaks_messages(m) {
         return Some("the model does not speak anthropic-messages");
     }
-    if !has_server_compaction(&m.id) || m.remote.enabled == Some(false) {
+    let some_lane = has_server_compaction(&m.id)
+        || (super::anthropic_ondemand::supports(&m.id) && !m.remote.no_on_demand);
+    if !some_lane || m.remote.enabled == Some(false) {
         return Some("the model has no server-side compaction");
     }
     if !endpoint_supports(m) {
@@ -369,6 +376,23 @@ pub fn anthropic_ineligibility(
 pub fn anthropic_url(m: &NativeModel) -> String {
     let base = non_empty(m.base_url.as_deref()).unwrap_or(ANTHROPIC_BASE);
     format!("{}{ANTHROPIC_MESSAGES_PATH}", trim_slashes(base))
+}
+
+/// The Anthropic lanes a model takes, in the order they are tried (spec: compaction §13):
+/// on-demand compaction (`compact-2026-09-04`) wherever the model supports it — the
+/// documentation's method of choice — then the threshold lane (`compact-2026-01-12`) for the
+/// lines that have it. `remoteCompaction.onDemand: false` keeps a model on the threshold
+/// lane. Call it for a model the Anthropic lane applies to
+/// ([`anthropic_ineligibility`] gave `None`).
+pub fn anthropic_lanes(m: &NativeModel) -> Vec<&'static str> {
+    let mut lanes = Vec::new();
+    if super::anthropic_ondemand::supports(&m.id) && !m.remote.no_on_demand {
+        lanes.push("ondemand");
+    }
+    if has_server_compaction(&m.id) {
+        lanes.push("threshold");
+    }
+    lanes
 }
 
 #[cfg(test)]

@@ -4,10 +4,12 @@
 //! sends it, a commit reads the (untrusted) answer and writes the entry.
 
 pub mod anthropic;
+pub mod anthropic_ondemand;
 mod commit;
 pub mod fit;
 pub mod lanes;
 pub mod openai;
+pub mod openai_inline;
 pub mod openai_v2;
 pub mod retry;
 

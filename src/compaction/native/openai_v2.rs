@@ -107,21 +107,20 @@ impl Collected {
     }
 }
 
-/// Reads a V2 answer: the whole server-sent-event stream as text (untrusted). Events are
-/// `data:` lines (joined by newlines) ended by a blank line, named by `event:` when their
-/// JSON has no `type`. `E_SUMMARIZER` when an event is not JSON, the provider reports
-/// `response.failed` / `response.incomplete`, the stream ends before `response.completed`
-/// (a cut stream), or it did not carry exactly one `compaction` output item.
-pub fn read_stream(text: &str) -> Result<StreamedCompaction> {
-    let mut c = Collected::default();
+/// Hands each event of a server-sent-event stream (untrusted text) to `f`: its `data:` lines
+/// joined by newlines, and its `event:` name. A blank line ends an event; a last event the text
+/// leaves open is handed over too. Shared by the V2 and inline readers (`openai_inline`).
+pub(crate) fn sse_events(
+    text: &str,
+    f: &mut dyn FnMut(&str, Option<&str>) -> Result<()>,
+) -> Result<()> {
     let mut name: Option<&str> = None;
     let mut data: Vec<&str> = Vec::new();
-    // A last blank line ends an event the text leaves open.
     for line in text.split('\n').chain([""]) {
         let line = line.strip_suffix('\r').unwrap_or(line);
         if line.is_empty() {
             if !data.is_empty() {
-                c.event(&data.join("\n"), name)?;
+                f(&data.join("\n"), name)?;
                 data.clear();
             }
             name = None;
@@ -131,6 +130,17 @@ pub fn read_stream(text: &str) -> Result<StreamedCompaction> {
             data.push(d.trim_start());
         }
     }
+    Ok(())
+}
+
+/// Reads a V2 answer: the whole server-sent-event stream as text (untrusted). Events are
+/// `data:` lines (joined by newlines) ended by a blank line, named by `event:` when their
+/// JSON has no `type`. `E_SUMMARIZER` when an event is not JSON, the provider reports
+/// `response.failed` / `response.incomplete`, the stream ends before `response.completed`
+/// (a cut stream), or it did not carry exactly one `compaction` output item.
+pub fn read_stream(text: &str) -> Result<StreamedCompaction> {
+    let mut c = Collected::default();
+    sse_events(text, &mut |data, name| c.event(data, name))?;
     if !c.completed {
         return Err(failed(
             "V2 compaction stream closed before response.completed".into(),

@@ -1344,6 +1344,13 @@ export interface NativeCompactionModel {
     v2StreamingEnabled?: boolean;
     /** The wire model id of compaction requests. */
     model?: string;
+    /**
+     * `true`: the host's own Responses requests carry server compaction
+     * (`beforeRequest({ format: 'openai-responses' })` returns `contextManagement`).
+     */
+    inline?: boolean;
+    /** `false` keeps a Claude model on the threshold lane (`compact-2026-01-12`) instead of on-demand compaction. */
+    onDemand?: boolean;
   };
 }
 

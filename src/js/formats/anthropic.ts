@@ -861,6 +861,20 @@ function toolChangeOf(c: unknown): [number, AnthropicToolChangeBlock] | undefine
   return [Number.MAX_SAFE_INTEGER, { type, tool: { type: 'tool_reference', name: c.name } }];
 }
 
+/**
+ * The signed block of an `anthropicCompaction` payload (spec: compaction §13): an on-demand
+ * block (`compact-2026-09-04`) is sent back whole, as the API returned it (its signature covers
+ * it); a threshold-lane one is made of the summary and its `encrypted_content`.
+ */
+function compactionBlockOf(payload: Loose, summary: string): AnthropicCompactionBlock {
+  const whole = payload.block;
+  if (isObject(whole) && whole.type === 'compaction') return { ...(whole as unknown as AnthropicCompactionBlock) };
+  const block: AnthropicCompactionBlock = { type: 'compaction', content: summary };
+  const encrypted = nonEmptyString(payload.encryptedContent);
+  if (encrypted) block.encrypted_content = encrypted;
+  return block;
+}
+
 /** Writes one request's messages; see `write`. */
 class Writer {
   out: AnthropicMessage[] = [];
@@ -942,10 +956,7 @@ class Writer {
   /** The summary as the `compaction` block the API signed (spec: compaction §13). */
   #replay(payload: Loose, summary: string): void {
     this.#flushFiles();
-    const block: AnthropicCompactionBlock = { type: 'compaction', content: summary };
-    const encrypted = nonEmptyString(payload.encryptedContent);
-    if (encrypted) block.encrypted_content = encrypted;
-    const msg: ReplayMessage = { role: 'assistant', content: [block] };
+    const msg: ReplayMessage = { role: 'assistant', content: [compactionBlockOf(payload, summary)] };
     this.#push(msg);
     this.#compaction = msg;
     const files = nonEmptyString(payload.filesText);
@@ -1071,10 +1082,7 @@ class Writer {
     if (payload?.type === 'anthropicCompaction' && summary) {
       const replays = native && (this.#model === undefined || replayTarget(this.#model)?.provider === payload.provider);
       if (replays) {
-        const block: AnthropicCompactionBlock = { type: 'compaction', content: summary };
-        const encrypted = nonEmptyString(payload.encryptedContent);
-        if (encrypted) block.encrypted_content = encrypted;
-        blocks.push(block);
+        blocks.push(compactionBlockOf(payload, summary));
       } else {
         this.#warnings.dropped('a compaction block the reading model cannot replay was left out', at);
       }

@@ -393,6 +393,15 @@ export function fromResponse<F extends ResponseFormat>(
   if (format === 'gemini' && Array.isArray(given)) given = joinedChunks(given);
   if (!isObject(given)) throw notAResponse(format, `got ${given === null ? 'null' : typeof given}`);
   const env = ENVELOPE_READERS[format](given);
+  // A server compaction inside the request (spec: compaction §13): its `compaction` and
+  // `configuration_update` output items are no part of the reply's message; they go, in their
+  // order, as `serverCompaction`, which `Maintainer.afterResponse` hands to the core.
+  let server: unknown[] = [];
+  if (format === 'openai-responses' && env.items !== undefined) {
+    const isServer = (i: unknown) => isObject(i) && (i.type === 'compaction' || i.type === 'configuration_update');
+    server = env.items.filter(isServer);
+    if (server.length > 0) env.items = env.items.filter((i) => !isServer(i));
+  }
   let message: Loose = { role: 'assistant', content: [] };
   if (env.items !== undefined && env.items.length > 0) {
     // The reader of the format's histories reads the reply's message (or output items). The
@@ -416,6 +425,7 @@ export function fromResponse<F extends ResponseFormat>(
     if (replies.length === 1) message = replies[0] as Loose;
   }
   identify(message, format, model);
+  if (server.some((i) => isObject(i) && i.type === 'compaction')) message.serverCompaction = server;
   const calls = Array.isArray(message.content) && message.content.some((b) => isObject(b) && b.type === 'toolCall');
   message.stopReason = env.stopReason ?? (calls ? 'toolUse' : 'stop');
   if (env.errorMessage !== undefined) message.errorMessage = env.errorMessage;

@@ -43,8 +43,8 @@ interface AnthropicParts {
   recent: number;
   /** The first message is the previous summary. */
   summary: boolean;
-  /** The block the API signed that replaces the previous summary for this provider (the core's choice), else null. */
-  compaction: { content: string; encryptedContent?: string } | null;
+  /** The block the API signed that replaces the previous summary for this provider (the core's choice), else null; `block`: an on-demand block, sent back whole. */
+  compaction: { content: string; encryptedContent?: string; block?: AnthropicCompactionBlock } | null;
   maxTokens: number;
   instructions: string;
 }
@@ -65,9 +65,7 @@ export function anthropicRequest(plan: NativePlan, m: ClaudeTarget): LaneRequest
   const prefix: WireMessage[] = [];
   if (replayed !== null) {
     // The previous summary as the block the API signed, in place of its context message.
-    const block: AnthropicCompactionBlock = { type: 'compaction', content: replayed.content };
-    if (replayed.encryptedContent !== undefined) block.encrypted_content = replayed.encryptedContent;
-    prefix.push({ role: 'assistant', content: [block] });
+    prefix.push({ role: 'assistant', content: [replayedBlock(replayed)] });
     head = head.slice(1);
   }
   const tail = wireMessages(messages.slice(split));
@@ -92,4 +90,47 @@ export function anthropicRequest(plan: NativePlan, m: ClaudeTarget): LaneRequest
     context_management: { edits: [edit] },
   };
   return { url: m.url, headers: { ...HEADERS }, body: JSON.stringify(body) };
+}
+
+/** The previous summary's signed block: an on-demand block whole, else one made of the threshold lane's record. */
+function replayedBlock(replayed: NonNullable<AnthropicParts['compaction']>): AnthropicCompactionBlock {
+  if (replayed.block !== undefined) return { ...replayed.block };
+  const block: AnthropicCompactionBlock = { type: 'compaction', content: replayed.content };
+  if (replayed.encryptedContent !== undefined) block.encrypted_content = replayed.encryptedContent;
+  return block;
+}
+
+// ----- on-demand compaction (`compact-2026-09-04`) ------------------------------------------
+
+/** The beta of on-demand compaction; the host's later requests that carry the block send it too. */
+export const ANTHROPIC_ONDEMAND_BETA = 'compact-2026-09-04';
+
+/**
+ * The on-demand request of a `remote` plan for model `m` (spec: compaction §13): `{url,
+ * headers, body}`. The API summarizes every message it is sent, so the body carries the
+ * plan's older part only — the previous summary (its signed block when this provider wrote
+ * it), the summarized region and the turn prefix — and `compaction: {type: "summarize",
+ * instructions}`; the kept tail is left out and stays verbatim after the block (platform.claude.com
+ * "Compaction that keeps recent turns"). No system prompt: the plan has none of the host's, and
+ * the documentation's example sends none when the conversation has none.
+ */
+export function anthropicOndemandRequest(plan: NativePlan, m: ClaudeTarget): LaneRequest | undefined {
+  const parts: AnthropicParts = JSON.parse(plan._session().nativeMessagesJson(plan._raw(), m.provider));
+  const { messages, recent, compaction: replayed } = parts;
+  let head = messages.slice(0, messages.length - recent);
+  const prefix: WireMessage[] = [];
+  if (replayed !== null) {
+    prefix.push({ role: 'assistant', content: [replayedBlock(replayed)] });
+    head = head.slice(1);
+  }
+  const wire: WireMessage[] = [...prefix, ...wireMessages(head)];
+  if (wire.length === 0) return undefined;
+  const body = {
+    model: m.id,
+    max_tokens: parts.maxTokens,
+    messages: wire,
+    compaction: { type: 'summarize', instructions: requireRaw().anthropicInstructions(plan._raw()) },
+  };
+  const headers = { ...HEADERS, 'anthropic-beta': ANTHROPIC_ONDEMAND_BETA };
+  return { url: m.url, headers, body: JSON.stringify(body) };
 }

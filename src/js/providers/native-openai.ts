@@ -16,14 +16,15 @@ import { type NativeTarget, nativeInput } from '../formats/openai-responses.js';
 /** Time-out of one native request, body included (the reference: five minutes). */
 export const NATIVE_TIMEOUT_MS = 300_000;
 
-/** The lanes of the `remote` method: OpenAI's two and Anthropic's. */
-export type NativeLane = 'v1' | 'v2' | 'anthropic';
+/** The lanes of the `remote` method: OpenAI's two and Anthropic's two (threshold, on demand). */
+export type NativeLane = 'v1' | 'v2' | 'anthropic' | 'anthropic-ondemand';
 
 /** The name of each lane in its errors. */
 export const LANE_NAME: Readonly<Record<NativeLane, string>> = {
   v1: 'OpenAI remote compaction',
   v2: 'OpenAI V2 remote compaction',
   anthropic: 'Anthropic compaction',
+  'anthropic-ondemand': 'Anthropic on-demand compaction',
 };
 
 /** What the OpenAI lanes send to, for a model (the core's `openai`). */
@@ -56,6 +57,8 @@ export interface NativeLanes {
   openai: OpenaiTarget | null;
   /** Why Anthropic server compaction does not apply (null: it does). */
   anthropic: string | null;
+  /** The Anthropic lanes that serve the model, in the order they are tried: on demand where the model has it, then threshold. */
+  anthropicLanes: Array<'ondemand' | 'threshold'>;
   /** The model speaks the Messages API. */
   messagesApi: boolean;
   claude: ClaudeTarget | null;
@@ -186,4 +189,19 @@ export function openaiRequests(
     out.retained = fitted.retained;
   }
   return out;
+}
+
+// ----- server compaction inside the host's own request -----------------------------------------
+
+/**
+ * The `context_management` member of the host's own Responses request for the model of `o`
+ * (`{model, provider?, contextWindow?, settings?}`), spec: compaction §13: `[{type:
+ * 'compaction', compact_threshold}]` where the core says the model takes it (its
+ * `remoteCompaction.inline: true`, a Responses dialect, a known window), else undefined.
+ */
+export function inlineContextManagement(o: NativeModelOptions): JsonValue | undefined {
+  const options = jsonOf({ model: o.model, provider: o.provider, contextWindow: o.contextWindow }, 'options.model');
+  const settings = o.settings === undefined ? undefined : jsonOf(o.settings, 'options.settings');
+  const text = requireRaw().inlineContextManagementJson(options, settings);
+  return text === undefined ? undefined : JSON.parse(text);
 }

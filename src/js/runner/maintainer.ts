@@ -43,6 +43,7 @@ import { ContextManager, compactionOutcomeOf, modelJson } from '../core/triggers
 import type { FormatWarning } from '../formats/common.js';
 import { formatOf } from '../formats/index.js';
 import type { FormatMessages, MessageFormat } from '../formats/types.js';
+import { inlineContextManagement } from '../providers/native-openai.js';
 import { nativeLane, runCompaction } from './compact.js';
 import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
 import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
@@ -178,6 +179,11 @@ export interface BeforeRequestResult<F extends MessageFormat = 'pi'> {
   inline?: InlineReport;
   /** What this step's prune or compaction did. */
   report?: MaintainerReport | undefined;
+  /**
+   * With `format: 'openai-responses'`, when the model opted in (`remoteCompaction.inline`): the
+   * request's `context_management` (server compaction inside the request, spec: compaction §13).
+   */
+  contextManagement?: JsonValue;
 }
 
 export interface AfterResponseResult {
@@ -403,6 +409,11 @@ export class Maintainer {
         result.messages = out.messages;
         if (out.system !== undefined) result.system = out.system;
         result.warnings = out.warnings;
+        // Server compaction inside this request where the core says the model takes it (spec §13).
+        if (format === 'openai-responses') {
+          const cm = inlineContextManagement({ model: this.#model, settings: this.#o.settings });
+          if (cm !== undefined) result.contextManagement = cm;
+        }
       }
       return result as BeforeRequestResult<F>;
     });
@@ -426,7 +437,22 @@ export class Maintainer {
       const now = this.#now();
       // Appended (and so checked by the core) before anything of it is observed: a refused
       // reply changes nothing.
-      const id = this.#session.appendMessage(message, { now: message.timestamp ?? now });
+      // A server compaction the reply carried (`fromResponse`'s `serverCompaction`) is the core's
+      // to commit after the reply, which is stored without it (spec §13).
+      const { serverCompaction: server, ...stored } = message as AssistantMessage & { serverCompaction?: unknown };
+      const id = this.#session.appendMessage(server === undefined ? message : stored, {
+        now: message.timestamp ?? now,
+      });
+      const provider = this.#model.provider;
+      if (Array.isArray(server) && typeof provider === 'string' && provider !== '') {
+        try {
+          this.#session._commitServerCompaction(provider, id, JSON.stringify(server), now);
+        } catch (err) {
+          // An unusable item (E_SUMMARIZER) is not replayed: the next request sends the whole
+          // history, which the server compacts again. The reply stays.
+          if (memberOf(err, 'code') !== 'E_SUMMARIZER') throw err;
+        }
+      }
       // A reply to the last request: its reported prompt tokens calibrate its model (the core
       // decides whether it answered that request).
       this.#gauge.observe(message);

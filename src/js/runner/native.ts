@@ -8,7 +8,12 @@ import { nowOf } from '../core/args.js';
 import { abortError, codedError, messageOf, statusOf } from '../core/errors.js';
 import { committed, requireRaw } from '../core/raw.js';
 import type { CompactionCommit, CompactOptions, RetryOptions } from '../core/session.js';
-import { ANTHROPIC_API, ANTHROPIC_TIMEOUT_MS, anthropicRequest } from '../providers/native-anthropic.js';
+import {
+  ANTHROPIC_API,
+  ANTHROPIC_TIMEOUT_MS,
+  anthropicOndemandRequest,
+  anthropicRequest,
+} from '../providers/native-anthropic.js';
 import {
   LANE_NAME,
   type LaneRequest,
@@ -181,9 +186,12 @@ export async function runOpenaiNative(
 
 /**
  * Runs Anthropic server compaction on `plan` (a `remote` plan) and resolves the commit, or
- * undefined when the lane does not apply to `o.model` at the plan's `tokensBefore`. Rejects
- * with `E_ABORTED` (never retried), `E_SUMMARIZER` (with `status` for an HTTP failure; the
- * response the core could not use), or the commit's own code.
+ * undefined when no Anthropic lane applies to `o.model` at the plan's `tokensBefore`. The
+ * lanes are the core's, in order (`anthropicLanes`): on-demand compaction where the model has
+ * it, then the threshold lane; a failed lane falls back to the next. Rejects with `E_ABORTED`
+ * (never retried), `E_STALE_PLAN` (the session moved off the plan's path), or `E_SUMMARIZER`
+ * (with `status` for an HTTP failure; the response the core could not use) when every lane
+ * failed.
  */
 export async function runAnthropic(
   plan: NativePlan,
@@ -193,19 +201,53 @@ export async function runAnthropic(
   const lanes = nativeLanes(o, plan.preparation.tokensBefore);
   if (lanes.anthropic !== null || lanes.claude === null) return undefined;
   const m = lanes.claude;
-  const request = anthropicRequest(plan, m);
   const ctx: PostContext = {
     o,
     model: { provider: m.provider ?? '', api: ANTHROPIC_API },
     signal,
     timeoutMs: o.native?.timeoutMs ?? ANTHROPIC_TIMEOUT_MS,
   };
+  const failures: unknown[] = [];
+  for (const name of lanes.anthropicLanes) {
+    const lane: NativeLane = name === 'ondemand' ? 'anthropic-ondemand' : 'anthropic';
+    const request = name === 'ondemand' ? anthropicOndemandRequest(plan, m) : anthropicRequest(plan, m);
+    if (request === undefined) continue;
+    try {
+      return await runAnthropicLane(plan, lane, request, ctx, m.id);
+    } catch (err) {
+      if (signal.aborted || codeOf(err) === 'E_ABORTED') throw abortError();
+      // A session that moved off the plan's path is stale for every lane.
+      if (codeOf(err) === 'E_STALE_PLAN') throw err;
+      failures.push(err);
+    }
+  }
+  const last = failures.at(-1);
+  if (last === undefined) return undefined;
+  if (failures.length === 1) throw last;
+  const message = failures.map((f) => messageOf(f)).join('; ');
+  throw codedError('E_SUMMARIZER', message, { cause: last, status: statusOf(last) });
+}
+
+/**
+ * One Anthropic lane: POST `request`, waiting out a failure as the core's `retryStep` decides,
+ * then the core's commit of the answer (`commitNative` with `lane`, for model `modelId`). Rejects with `E_ABORTED`,
+ * `E_SUMMARIZER` (with `status` for an HTTP failure) or the commit's own code.
+ */
+async function runAnthropicLane(
+  plan: NativePlan,
+  lane: NativeLane,
+  request: LaneRequest,
+  ctx: PostContext,
+  modelId: string,
+): Promise<CompactionCommit> {
+  const { o, signal } = ctx;
+  const m = ctx.model;
   const retryJson = o.retry === undefined ? undefined : JSON.stringify(o.retry);
   for (let attempt = 0; ; attempt++) {
     if (signal.aborted) throw abortError();
     let text: string;
     try {
-      text = await post(request, 'anthropic', ctx);
+      text = await post(request, lane, ctx);
     } catch (err) {
       if (signal.aborted || codeOf(err) === 'E_ABORTED') throw abortError();
       const status = statusOf(err) ?? -1;
@@ -219,9 +261,6 @@ export async function runAnthropic(
       throw codedError('E_SUMMARIZER', messageOf(err), { cause: err, status: status >= 0 ? status : undefined });
     }
     const raw = plan._session();
-    return committed(
-      raw.commitNative(plan._raw(), 'anthropic', m.provider ?? '', m.id, text, undefined, nowOf(o)),
-      raw,
-    );
+    return committed(raw.commitNative(plan._raw(), lane, m.provider, modelId, text, undefined, nowOf(o)), raw);
   }
 }

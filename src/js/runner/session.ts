@@ -10,7 +10,7 @@
 import { isObject, nowOf, object, toJson } from '../core/args.js';
 import { invalidArgument } from '../core/errors.js';
 import type { WasmSession } from '../core/glue.js';
-import { requireRaw } from '../core/raw.js';
+import { committed, requireRaw } from '../core/raw.js';
 import {
   createOptions,
   createSession,
@@ -21,6 +21,7 @@ import {
   withMessageLines,
 } from '../core/session.js';
 import type {
+  CompactionCommit,
   CompactOptions,
   CompactOutcome,
   ContextOptions,
@@ -92,6 +93,18 @@ interface FormatModule {
 
 /** A session file: a header and a tree of entries, with a leaf selecting the active path. */
 export class Session extends SessionCore {
+  /**
+   * The core's commit of the server compaction a reply carried (spec: compaction §13,
+   * `openai_inline`): `items` the reply's `compaction` / `configuration_update` output items as
+   * JSON, `replyId` the reply's entry (the leaf). The commit, or undefined when there is none.
+   * @internal
+   */
+  _commitServerCompaction(provider: string, replyId: string, items: string, now: number): CompactionCommit | undefined {
+    const raw = this._inner;
+    const json = raw.commitInlineCompaction(provider, replyId, items, now);
+    return json === undefined ? undefined : committed<CompactionCommit>(json, raw);
+  }
+
   /**
    * The message formats: tool calls of the leaf's path as `{id, name, arguments}`, by id
    * (`byId`) and, for pi's Responses ids `call_id|item_id`, by `call_id` (`byCallId`); built on

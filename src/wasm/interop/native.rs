@@ -49,6 +49,8 @@ pub fn native_model(options: &Value) -> Option<NativeModel> {
             endpoint: string(rc_field("endpoint")),
             v2_endpoint: string(rc_field("v2Endpoint")).or(string(rc_field("streamingEndpoint"))),
             v2_streaming: rc_field("v2StreamingEnabled").and_then(Value::as_bool) == Some(true),
+            inline: rc_field("inline").and_then(Value::as_bool) == Some(true),
+            no_on_demand: rc_field("onDemand").and_then(Value::as_bool) == Some(false),
             model: string(rc_field("model")),
         },
     })
