@@ -148,6 +148,53 @@ export interface GeminiSystem {
   parts: Array<{ text: string }>;
 }
 
+// ----- the contents written ------------------------------------------------------------------
+//
+// What `write` returns (`toMessages`, `beforeRequest` with this format), typed so that it goes to
+// `@google/genai`'s `generateContent({ contents })` with no cast. That SDK types a function
+// response's `scheduling`, executable code's `language`, a result's `outcome` and a part's
+// `mediaResolution` level as TypeScript enums, which no structural type matches: those members are
+// not declared here, and are written (as they were read) all the same.
+
+export interface GeminiFunctionResponseOut {
+  id?: string;
+  name: string;
+  response: JsonObject;
+  parts?: GeminiFunctionResponsePart[];
+  willContinue?: boolean;
+}
+/** Code the model wrote (and its `language`, not declared: see above). */
+export interface GeminiExecutableCodeOut {
+  code: string;
+}
+/** What running that code gave (and its `outcome`, not declared: see above). */
+export interface GeminiCodeExecutionResultOut {
+  output?: string;
+}
+interface GeminiPartBaseOut {
+  thought?: boolean;
+  thoughtSignature?: string;
+  videoMetadata?: { startOffset?: string; endOffset?: string; fps?: number };
+  partMetadata?: JsonObject;
+}
+export type GeminiPartOut = GeminiPartBaseOut &
+  (
+    | { text: string }
+    | { inlineData: GeminiBlob }
+    | { fileData: GeminiFileData }
+    | { functionCall: GeminiFunctionCall }
+    | { functionResponse: GeminiFunctionResponseOut }
+    | { executableCode: GeminiExecutableCodeOut }
+    | { codeExecutionResult: GeminiCodeExecutionResultOut }
+  );
+/** An element of the `contents` written: assignable to the SDK's `Content`. */
+export interface GeminiContentOut {
+  /** Missing only on a content read without it. */
+  role?: 'user' | 'model';
+  /** Missing only on a content read without them. */
+  parts?: GeminiPartOut[];
+}
+
 // ----- what this module is given -----------------------------------------------------------
 
 /** An array (of values not checked yet). */
@@ -1187,11 +1234,14 @@ function systemOf(system: unknown, warnings: Warnings): GeminiSystem | undefined
 export function write(
   llm: readonly LlmMessage[],
   ctx: WriteContext,
-): { messages: GeminiContent[]; system?: GeminiSystem } {
+): { messages: GeminiContentOut[]; system?: GeminiSystem } {
   const writer = new Writer(ctx);
   for (const [index, m] of llm.entries()) writer.add(m, index);
   writer.end();
-  const result: { messages: GeminiContent[]; system?: GeminiSystem } = { messages: writer.out };
+  // Built part by part as the types above describe (kept members included).
+  const result: { messages: GeminiContentOut[]; system?: GeminiSystem } = {
+    messages: writer.out as GeminiContentOut[],
+  };
   const system = systemOf(ctx.system, ctx.warnings);
   if (system !== undefined) result.system = system;
   return result;
