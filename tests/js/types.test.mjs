@@ -428,6 +428,11 @@ const consumers = {
         const contents = geminiRequest.messages;
         const systemInstruction = geminiRequest.system;
         const gemini = await google.models.generateContent({ model: 'gemini-2.5-flash', contents, ...(systemInstruction === undefined ? {} : { config: { systemInstruction } }) });
+        // What is written reads back in its format.
+        Session.fromMessages(messages, { format: 'openai-chat' });
+        Session.fromMessages(responsesRequest.messages, { format: 'openai-responses' });
+        Session.fromMessages(claude.messages, { format: 'anthropic', ...(claudeSystem === undefined ? {} : { system: claudeSystem }) });
+        Session.fromMessages(contents, { format: 'gemini' });
         // The input types stay as wide as the providers document them.
         session.appendMessages([{ role: 'assistant', content: null, tool_calls: null }], { format: 'openai-chat' });
         const chunks = [];

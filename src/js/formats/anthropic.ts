@@ -210,19 +210,19 @@ export type AnthropicSystem = string | AnthropicTextBlock[];
 // has; a host of that lane calls `beta.messages.create`.
 
 /** A text block written (the `citations` of one read are written back, undeclared). */
-export interface AnthropicTextBlockOut extends AnthropicBlockBase {
+export type AnthropicTextBlockOut = AnthropicBlockBase & {
   type: 'text';
   text: string;
-}
+};
 export type AnthropicImageSourceOut =
   | { type: 'base64'; media_type: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'; data: string }
   | { type: 'url'; url: string }
   | { type: 'file'; file_id: string };
-export interface AnthropicImageBlockOut extends AnthropicBlockBase {
+export type AnthropicImageBlockOut = AnthropicBlockBase & {
   type: 'image';
   source: AnthropicImageSourceOut;
-}
-export interface AnthropicDocumentBlockOut extends AnthropicBlockBase {
+};
+export type AnthropicDocumentBlockOut = AnthropicBlockBase & {
   type: 'document';
   source:
     | { type: 'base64'; media_type: 'application/pdf'; data: string }
@@ -233,22 +233,22 @@ export interface AnthropicDocumentBlockOut extends AnthropicBlockBase {
   title?: string | null;
   context?: string | null;
   citations?: { enabled?: boolean } | null;
-}
-export interface AnthropicSearchResultBlockOut extends AnthropicBlockBase {
+};
+export type AnthropicSearchResultBlockOut = AnthropicBlockBase & {
   type: 'search_result';
   source: string;
   title: string;
   content: AnthropicTextBlockOut[];
   citations?: { enabled?: boolean };
-}
-export interface AnthropicToolResultBlockOut extends AnthropicBlockBase {
+};
+export type AnthropicToolResultBlockOut = AnthropicBlockBase & {
   type: 'tool_result';
   tool_use_id: string;
   content?:
     | string
     | Array<AnthropicTextBlockOut | AnthropicImageBlockOut | AnthropicDocumentBlockOut | AnthropicSearchResultBlockOut>;
   is_error?: boolean;
-}
+};
 export type AnthropicUserBlockOut =
   | AnthropicTextBlockOut
   | AnthropicImageBlockOut
@@ -261,19 +261,19 @@ export type AnthropicAssistantBlockOut =
   | AnthropicThinkingBlock
   | AnthropicRedactedThinkingBlock
   | AnthropicToolUseBlock;
-export interface AnthropicUserMessageOut {
+export type AnthropicUserMessageOut = {
   role: 'user';
   content: string | AnthropicUserBlockOut[];
-}
-export interface AnthropicAssistantMessageOut {
+};
+export type AnthropicAssistantMessageOut = {
   role: 'assistant';
   content: string | AnthropicAssistantBlockOut[];
-}
+};
 /** A mid-conversation system message (its `clear_at` and `output_config` written, undeclared). */
-export interface AnthropicSystemMessageOut {
+export type AnthropicSystemMessageOut = {
   role: 'system';
   content: string | AnthropicTextBlockOut[];
-}
+};
 /** An element of the `messages` written: assignable to the SDK's `MessageParam`. */
 export type AnthropicMessageOut = AnthropicUserMessageOut | AnthropicAssistantMessageOut | AnthropicSystemMessageOut;
 /** The request's `system` written: assignable to the SDK's `MessageCreateParams['system']`. */

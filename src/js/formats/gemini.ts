@@ -151,32 +151,27 @@ export interface GeminiSystem {
 // ----- the contents written ------------------------------------------------------------------
 //
 // What `write` returns (`toMessages`, `beforeRequest` with this format), typed so that it goes to
-// `@google/genai`'s `generateContent({ contents })` with no cast. That SDK types a function
-// response's `scheduling`, executable code's `language`, a result's `outcome` and a part's
-// `mediaResolution` level as TypeScript enums, which no structural type matches: those members are
-// not declared here, and are written (as they were read) all the same.
+// `@google/genai`'s `generateContent({ contents })` with no cast (and reads back as
+// `GeminiContent`). That SDK types a function response's `scheduling`, executable code's
+// `language`, a code result's `outcome` and a part's `mediaResolution` level as TypeScript
+// enums, which no structural type matches: a function response's `scheduling` and a part's
+// `mediaResolution` are not declared here, and the parts of the code-execution tool
+// (`executableCode`, `codeExecutionResult`: pi has no block for them, they are written only as
+// they were read in this format) are not either. All are written as they were read.
 
-export interface GeminiFunctionResponseOut {
+export type GeminiFunctionResponseOut = {
   id?: string;
   name: string;
   response: JsonObject;
   parts?: GeminiFunctionResponsePart[];
   willContinue?: boolean;
-}
-/** Code the model wrote (and its `language`, not declared: see above). */
-export interface GeminiExecutableCodeOut {
-  code: string;
-}
-/** What running that code gave (and its `outcome`, not declared: see above). */
-export interface GeminiCodeExecutionResultOut {
-  output?: string;
-}
-interface GeminiPartBaseOut {
+};
+type GeminiPartBaseOut = {
   thought?: boolean;
   thoughtSignature?: string;
   videoMetadata?: { startOffset?: string; endOffset?: string; fps?: number };
   partMetadata?: JsonObject;
-}
+};
 export type GeminiPartOut = GeminiPartBaseOut &
   (
     | { text: string }
@@ -184,16 +179,14 @@ export type GeminiPartOut = GeminiPartBaseOut &
     | { fileData: GeminiFileData }
     | { functionCall: GeminiFunctionCall }
     | { functionResponse: GeminiFunctionResponseOut }
-    | { executableCode: GeminiExecutableCodeOut }
-    | { codeExecutionResult: GeminiCodeExecutionResultOut }
   );
 /** An element of the `contents` written: assignable to the SDK's `Content`. */
-export interface GeminiContentOut {
+export type GeminiContentOut = {
   /** Missing only on a content read without it. */
   role?: 'user' | 'model';
   /** Missing only on a content read without them. */
   parts?: GeminiPartOut[];
-}
+};
 
 // ----- what this module is given -----------------------------------------------------------
 

@@ -169,35 +169,40 @@ export type OpenAIChatSystem = string;
 // nulls and parts included): the shapes below are those of what ctxfold writes itself.
 
 /** A text part (user, system and tool content). */
-export interface OpenAIChatTextPartOut extends OpenAIChatCacheBreakpoint {
+export type OpenAIChatTextPartOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
   type: 'text';
   text: string;
-}
-export interface OpenAIChatAudioPartOut extends OpenAIChatCacheBreakpoint {
+};
+export type OpenAIChatAudioPartOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
   type: 'input_audio';
   input_audio: { data: string; format: 'wav' | 'mp3' };
-}
+};
 /** An image by URL or as a `data:<mime>;base64,…` URL. */
-export interface OpenAIChatImagePartOut extends OpenAIChatCacheBreakpoint {
+export type OpenAIChatImagePartOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
   type: 'image_url';
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
-}
+};
 export type OpenAIChatUserPartOut =
   | OpenAIChatTextPartOut
   | OpenAIChatImagePartOut
   | OpenAIChatAudioPartOut
   | OpenAIChatFilePart;
-export interface OpenAIChatSystemMessageOut extends OpenAIChatCacheBreakpoint {
+export type OpenAIChatSystemMessageOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
   role: 'system' | 'developer';
   content: string | OpenAIChatTextPartOut[];
   name?: string;
-}
-export interface OpenAIChatUserMessageOut extends OpenAIChatCacheBreakpoint {
+};
+export type OpenAIChatUserMessageOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
   role: 'user';
   content: string | OpenAIChatUserPartOut[];
   name?: string;
-}
-export interface OpenAIChatAssistantMessageOut {
+};
+export type OpenAIChatAssistantMessageOut = {
   role: 'assistant';
   content?: string | Array<OpenAIChatTextPartOut | OpenAIChatRefusalPart> | null;
   /** DeepSeek, Kimi (and other OpenAI-compatible servers): the reasoning to send back. */
@@ -210,18 +215,18 @@ export interface OpenAIChatAssistantMessageOut {
   /** Written only when there are calls (never `null`). */
   tool_calls?: OpenAIChatToolCall[];
   function_call?: { name: string; arguments: string } | null;
-}
-export interface OpenAIChatToolMessageOut {
+};
+export type OpenAIChatToolMessageOut = {
   role: 'tool';
   tool_call_id: string;
   /** Text (a tool result's images go in a user message after the tool results). */
   content: string | OpenAIChatTextPartOut[];
-}
-export interface OpenAIChatFunctionMessageOut {
+};
+export type OpenAIChatFunctionMessageOut = {
   role: 'function';
   name: string;
   content: string | null;
-}
+};
 /** A message `write` returns: assignable to the SDK's `ChatCompletionMessageParam`. */
 export type OpenAIChatMessageOut =
   | OpenAIChatSystemMessageOut

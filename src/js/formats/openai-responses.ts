@@ -222,79 +222,79 @@ export type ResponsesInputItem =
 // input). So `ResponsesInputItemOut[]` is not assignable to the SDK's `ResponseInput` when it
 // holds an assistant message; every other item is.
 
-export interface ResponsesInputImageOut {
+export type ResponsesInputImageOut = {
   type: 'input_image';
   detail: 'auto' | 'low' | 'high' | 'original';
   image_url?: string;
   file_id?: string;
-}
-export interface ResponsesInputFileOut {
+};
+export type ResponsesInputFileOut = {
   type: 'input_file';
   file_data?: string;
   file_id?: string;
   file_url?: string;
   filename?: string;
-}
+};
 export type ResponsesInputPartOut = ResponsesInputText | ResponsesInputImageOut | ResponsesInputFileOut;
 /** A user, system or developer message (`type` may be left out: the easy-input form). */
-export interface ResponsesInputMessageOut {
+export type ResponsesInputMessageOut = {
   type?: 'message';
   role: 'user' | 'system' | 'developer';
   content: string | ResponsesInputPartOut[];
-}
-export interface ResponsesOutputTextOut {
+};
+export type ResponsesOutputTextOut = {
   type: 'output_text';
   text: string;
   /** Empty for text ctxfold writes (a message read in this format keeps its own, undeclared). */
   annotations: [];
-}
+};
 /** A message of the model, without `id` and `status` (see above). */
-export interface ResponsesOutputMessageOut {
+export type ResponsesOutputMessageOut = {
   type?: 'message';
   role: 'assistant';
   content: string | Array<ResponsesOutputTextOut | ResponsesRefusal>;
   id?: string;
   phase?: 'commentary' | 'final_answer' | null;
-}
-export interface ResponsesFunctionCallOutputOut {
+};
+export type ResponsesFunctionCallOutputOut = {
   type: 'function_call_output';
   id?: string;
   call_id: string;
   output: string | ResponsesInputPartOut[];
-}
-export interface ResponsesCustomToolCallOutputOut {
+};
+export type ResponsesCustomToolCallOutputOut = {
   type: 'custom_tool_call_output';
   id?: string;
   call_id: string;
   output: string | ResponsesInputPartOut[];
-}
-export interface ResponsesFunctionCallOut {
+};
+export type ResponsesFunctionCallOut = {
   type: 'function_call';
   id?: string;
   call_id: string;
   name: string;
   arguments: string;
-}
-export interface ResponsesCustomToolCallOut {
+};
+export type ResponsesCustomToolCallOut = {
   type: 'custom_tool_call';
   id?: string;
   call_id: string;
   name: string;
   input: string;
-}
-export interface ResponsesCompactionItemOut {
+};
+export type ResponsesCompactionItemOut = {
   type: 'compaction';
   id?: string;
   encrypted_content: string;
-}
+};
 /** Reasoning sent back as the API returned it (with its `id` and `summary`). */
-export interface ResponsesReasoningItemOut {
+export type ResponsesReasoningItemOut = {
   type: 'reasoning';
   id: string;
   summary: Array<{ type: 'summary_text'; text: string }>;
   content?: Array<{ type: 'reasoning_text'; text: string }>;
   encrypted_content?: string | null;
-}
+};
 /** An item of the `input` written. */
 export type ResponsesInputItemOut =
   | ResponsesInputMessageOut
@@ -1314,6 +1314,6 @@ export function write(
  * messages of a `remote` plan written for `native` (the one Responses writer, `write` with
  * `ctx.native`). What cannot be carried is left out as the native history leaves it out.
  */
-export function nativeInput(llm: readonly unknown[], native: NativeTarget): ResponsesInputItem[] {
+export function nativeInput(llm: readonly unknown[], native: NativeTarget): ResponsesInputItemOut[] {
   return write(llm, { warnings: new Warnings(), system: undefined, native }).messages;
 }

@@ -105,11 +105,9 @@ export type { FormatModel, FormatWarning } from './common.js';
 export type {
   GeminiBlob,
   GeminiCodeExecutionResult,
-  GeminiCodeExecutionResultOut,
   GeminiContent,
   GeminiContentOut,
   GeminiExecutableCode,
-  GeminiExecutableCodeOut,
   GeminiFileData,
   GeminiFunctionCall,
   GeminiFunctionResponse,
@@ -213,7 +211,14 @@ export interface FormatMessages {
     systemOut: AiSdkModelSystem;
   };
   'ai-sdk-ui': { in: AiSdkUiMessage; out: AiSdkUiMessage; system: AiSdkUiSystem; systemOut: AiSdkUiSystem };
-  gemini: { in: GeminiContent; out: GeminiContentOut; system: GeminiSystem; systemOut: GeminiSystem };
+  // What is written reads back: a written code-execution result's `outcome` is not declared
+  // (see GeminiContentOut), so the written type is taken here too.
+  gemini: {
+    in: GeminiContent | GeminiContentOut;
+    out: GeminiContentOut;
+    system: GeminiSystem;
+    systemOut: GeminiSystem;
+  };
 }
 
 export interface AppendMessagesOptions<F extends MessageFormat = MessageFormat> {
