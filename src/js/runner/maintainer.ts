@@ -163,7 +163,7 @@ export interface BeforeRequestResult<F extends MessageFormat = 'pi'> {
    * With `format`: the system prompt where the format keeps it apart from the messages (the
    * request's `systemPrompt` as sent, else the one the session keeps).
    */
-  system?: FormatMessages[F]['system'];
+  system?: FormatMessages[F]['systemOut'];
   /** With `format`: what the format could not carry. */
   warnings?: FormatWarning[];
   /**
