@@ -155,6 +155,10 @@ pub fn write_message_json(
 
 /// Converts a built context to provider messages, as JSON values.
 pub fn convert_to_llm(session: &Session, ctx: &SessionContext) -> Vec<Value> {
+    // A pi-family context converts as pi converts it (`context::projection`).
+    if !ctx.path.is_empty() && super::projection::is_pi_family(session, &ctx.path) {
+        return super::projection::convert_pi(session, &ctx.messages);
+    }
     convert_messages(session, &ctx.messages)
 }
 

@@ -26,6 +26,7 @@ mod large_inputs;
 mod layers;
 mod native_anthropic;
 mod native_openai;
+mod pi16;
 mod properties;
 mod pruning;
 mod recall;
