@@ -73,6 +73,8 @@ pub struct ContextMessage {
     pub(crate) json: MessageJson,
     /// Transcript mode: tool calls removed because they had no result.
     pub stripped_tool_calls: u32,
+    /// Projected from a pi-family path (`context::projection`): converted as pi converts.
+    pub(crate) pi: bool,
 }
 
 impl ContextMessage {
@@ -86,6 +88,7 @@ impl ContextMessage {
                 head: Rc::new(session.message_head(index)?),
                 json: MessageJson::Entry(index),
                 stripped_tool_calls: 0,
+                pi: false,
             }));
         }
         let Some(json) = session.entry_message_json(index)? else {
@@ -103,6 +106,7 @@ impl ContextMessage {
             head: Rc::new(head),
             json: MessageJson::Owned(json),
             stripped_tool_calls: 0,
+            pi: false,
         }))
     }
 
@@ -498,6 +502,7 @@ impl Emitter<'_> {
                     head,
                     json: MessageJson::Entry(index),
                     stripped_tool_calls: 0,
+                    pi: false,
                 });
             }
             EntryKind::CustomMessage => {
@@ -539,6 +544,7 @@ impl Emitter<'_> {
                 head: Rc::new(head),
                 json: MessageJson::Owned(json),
                 stripped_tool_calls: 0,
+                pi: false,
             });
         }
     }

@@ -155,10 +155,6 @@ pub fn write_message_json(
 
 /// Converts a built context to provider messages, as JSON values.
 pub fn convert_to_llm(session: &Session, ctx: &SessionContext) -> Vec<Value> {
-    // A pi-family context converts as pi converts it (`context::projection`).
-    if !ctx.path.is_empty() && super::projection::is_pi_family(session, &ctx.path) {
-        return super::projection::convert_pi(session, &ctx.messages);
-    }
     convert_messages(session, &ctx.messages)
 }
 
@@ -192,6 +188,10 @@ fn convert_into(
     next: Option<&ContextMessage>,
     deep: Option<&mut DeepValues>,
 ) {
+    // A message of a pi-family projection converts as pi converts it.
+    if m.pi {
+        return super::projection::convert_pi_message(out, session, m);
+    }
     // These four are converted from their JSON; the other roles from the typed message.
     match m.role() {
         Role::User => return out.push(user_message(object(session, m, deep), "user")),

@@ -170,6 +170,13 @@ pub fn project(session: &Session, path: &[usize]) -> Result<Vec<ProjectedEntry>>
                     .collect(),
             }
         };
+        let messages = messages
+            .into_iter()
+            .map(|mut m| {
+                m.pi = true;
+                m
+            })
+            .collect();
         out.push(ProjectedEntry { entry: i, messages });
     }
     Ok(out)
@@ -177,12 +184,18 @@ pub fn project(session: &Session, path: &[usize]) -> Result<Vec<ProjectedEntry>>
 
 /// `MessageJson` for the module: the entry's own message or one built here.
 impl ContextMessage {
+    /// True for a message of a pi-family projection (converted as pi converts it).
+    pub fn is_pi(&self) -> bool {
+        self.pi
+    }
+
     pub(crate) fn owned(entry: usize, head: Rc<MessageHead>, json: String) -> ContextMessage {
         ContextMessage {
             entry,
             head,
             json: MessageJson::Owned(json),
             stripped_tool_calls: 0,
+            pi: true,
         }
     }
 }
@@ -202,8 +215,16 @@ const PI_BRANCH_SUFFIX: &str = "</summary>";
 pub fn convert_pi(session: &Session, messages: &[ContextMessage]) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len());
     for m in messages {
+        convert_pi_message(&mut out, session, m);
+    }
+    out
+}
+
+/// [`convert_pi`] of one message, appended to `out` (none or one provider message).
+pub fn convert_pi_message(out: &mut Vec<Value>, session: &Session, m: &ContextMessage) {
+    {
         let v = crate::support::json::parse(&m.json(session)).unwrap_or(Value::Null);
-        let Some(o) = v.as_object() else { continue };
+        let Some(o) = v.as_object() else { return };
         let ts = o.get("timestamp").cloned().unwrap_or(Value::Null);
         let text = |t: String| serde_json::json!([{"type": "text", "text": t}]);
         let user = |content: Value| serde_json::json!({"role": "user", "content": content, "timestamp": ts});
@@ -234,7 +255,7 @@ pub fn convert_pi(session: &Session, messages: &[ContextMessage]) -> Vec<Value> 
             }
             "bashExecution" => {
                 if o.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
-                    continue;
+                    return;
                 }
                 let code = o.get("exitCode").and_then(Value::as_f64);
                 let cancelled = o.get("cancelled").and_then(Value::as_bool) == Some(true);
@@ -249,5 +270,4 @@ pub fn convert_pi(session: &Session, messages: &[ContextMessage]) -> Vec<Value> 
             _ => {}
         }
     }
-    out
 }

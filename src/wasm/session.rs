@@ -158,10 +158,10 @@ fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> Stri
 struct LlmCache {
     /// The number of that call (0: none yet).
     serial: u32,
-    /// (entry, whether the next message marks an interrupted turn) → the message as it was
-    /// converted and the position of its part in that call. The conversion reads nothing but
-    /// those two, so it holds while the message is the same.
-    converted: rustc_hash::FxHashMap<(usize, bool), (Converted, u32)>,
+    /// (entry, whether the next message marks an interrupted turn, whether it is a pi-family
+    /// projection's) → the message as it was converted and the position of its part in that
+    /// call. The conversion reads nothing but those, so it holds while the message is the same.
+    converted: rustc_hash::FxHashMap<(usize, bool, bool), (Converted, u32)>,
     /// The compaction that call's context started from and its frame budgets, for
     /// `lastFramesLeftOut`.
     frames: Option<(usize, crate::archive::blocks::HistoryOptions)>,
@@ -502,9 +502,12 @@ impl WasmSession {
         let out = js_sys::Array::new();
         for (pos, m) in ctx.messages.iter().enumerate() {
             let next = ctx.messages.get(pos + 1);
+            // A message of a pi-family projection converts differently from the same entry's
+            // message in an oh-my-pi context: the key tells them apart.
             let key = (
                 m.entry,
                 next.is_some_and(crate::context::ContextMessage::is_interrupt_marker),
+                m.is_pi(),
             );
             let source = match cache.converted.remove(&key) {
                 Some((was, at)) if reuse && was.is(m, s) => {
@@ -551,7 +554,7 @@ impl WasmSession {
             out.push(form);
             if form != 0 {
                 let source = Converted::Line(s.line_stamp(entry));
-                kept.insert((entry, false), (source, k as u32));
+                kept.insert((entry, false, false), (source, k as u32));
             }
         }
         cache.converted = kept;
