@@ -370,6 +370,32 @@ impl WasmSession {
             .map(|i| self.s().entry_json(i).into_owned())
     }
 
+    /// The entries from the root to `id` (the leaf when undefined) as one JSON array of their
+    /// lines: the branch a compaction or navigation works on (`branchEntries` of the
+    /// `session_before_compact` event). Throws `E_UNKNOWN_ENTRY` for an unknown id.
+    #[wasm_bindgen(js_name = branchJson)]
+    pub fn branch_json(&self, id: Option<String>) -> Result<String, JsValue> {
+        let s = self.s();
+        let leaf = match id {
+            Some(id) => Some(s.require(&id).map_err(to_js)?),
+            None => s.leaf(),
+        };
+        let mut out = String::from("[");
+        for (n, i) in leaf
+            .map(|l| s.path_to(l))
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str(&s.entry_json(i));
+        }
+        out.push(']');
+        Ok(out)
+    }
+
     /// All entries as one JSON array of their lines.
     #[wasm_bindgen(js_name = entriesJson)]
     pub fn entries_json(&self) -> String {
@@ -384,11 +410,13 @@ impl WasmSession {
         out
     }
 
-    /// The tree index as JSON: `[{id, parentId, type, role?, line}]` in file order — what a
-    /// tree view needs, without entry bodies.
+    /// The tree index as JSON: `[{id, parentId, type, role?, label?, line}]` in file order —
+    /// what a tree view needs, without entry bodies. `label` is the entry's current label
+    /// (the newest `label` entry targeting it; a cleared label shows none).
     #[wasm_bindgen(js_name = indexJson)]
     pub fn index_json(&self) -> String {
         let s = &self.s();
+        let labels = s.labels();
         let mut out = String::with_capacity(s.len() * 80 + 2);
         out.push('[');
         for (i, e) in s.entries().iter().enumerate() {
@@ -419,6 +447,10 @@ impl WasmSession {
                     Some(r) => js::write_string(&mut out, r),
                     None => out.push_str("null"),
                 }
+            }
+            if let Some(label) = labels.get(e.id()).and_then(Value::as_str) {
+                out.push_str(",\"label\":");
+                js::write_string(&mut out, label);
             }
             out.push_str(",\"line\":");
             out.push_str(&s.line_number(i).to_string());

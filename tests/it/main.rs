@@ -10,6 +10,7 @@ mod common;
 mod anchors;
 mod archive_rescue;
 mod branch;
+mod branched_session;
 mod build_context;
 mod compaction_plan;
 mod compaction_prepare;

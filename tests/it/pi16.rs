@@ -321,3 +321,94 @@ fn settings_model_overrides_resolve_as_pi_resolves_them() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+mod edits_property {
+    //! Property: any sequence of `context_edit` entries (targets anywhere on the path,
+    //! unknown ones included; replacements `null`, strings, block arrays) over a small pi
+    //! session leaves the file byte-identical after a load/save, and the context holds, for
+    //! each message entry, its message untouched (no edit), nothing (newest edit `null`) or
+    //! the newest replacement's content (a string on an assistant or tool result as one text
+    //! block).
+    use ctxfold::context::{build_context, BuildOptions};
+    use ctxfold::session::{LoadOptions, Session};
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+    /// The base messages: system, user, assistant with a call, its result, assistant.
+    fn base() -> Vec<Value> {
+        vec![
+            json!({"role":"system","content":"","sections":{"p":"Be brief."},"timestamp":1}),
+            json!({"role":"user","content":"fix it","timestamp":2}),
+            json!({"role":"assistant","content":[{"type":"text","text":"reading"},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.ts"}}],"usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15},"stopReason":"toolUse","timestamp":3}),
+            json!({"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x".repeat(40)}],"isError":false,"timestamp":4}),
+            json!({"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop","timestamp":5}),
+        ]
+    }
+
+    fn replacement() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            "[a-z ]{0,12}".prop_map(|t| json!({"content": t})),
+            "[a-z ]{0,12}".prop_map(|t| json!({"content": [{"type":"text","text": t}]})),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        #[test]
+        fn newest_edit_per_target_wins_and_bytes_stay(
+            edits in proptest::collection::vec((0usize..7, replacement()), 0..8)
+        ) {
+            let messages = base();
+            let mut lines = vec![HEADER.to_string()];
+            let mut parent = Value::Null;
+            for (i, m) in messages.iter().enumerate() {
+                let id = format!("m{i}");
+                lines.push(json!({"type":"message","id":id,"parentId":parent,
+                    "timestamp":"2026-01-01T00:00:01.000Z","message":m}).to_string());
+                parent = id.into();
+            }
+            for (n, (target, r)) in edits.iter().enumerate() {
+                // Targets 5 and 6 name entries the file does not hold.
+                let id = format!("e{n}");
+                lines.push(json!({"type":"context_edit","id":id,"parentId":parent,
+                    "timestamp":"2026-01-01T00:00:02.000Z","targetId":format!("m{target}"),
+                    "replacement":r}).to_string());
+                parent = id.into();
+            }
+            let bytes = (lines.join("\n") + "\n").into_bytes();
+            let s = Session::load(bytes.clone(), LoadOptions::default()).unwrap();
+            prop_assert_eq!(s.to_bytes(), bytes);
+            let ctx = build_context(&s, &BuildOptions::default()).unwrap();
+            let mut want: Vec<Value> = Vec::new();
+            for (i, m) in messages.iter().enumerate() {
+                let newest = edits.iter().rev().find(|(t, _)| *t == i).map(|(_, r)| r);
+                match newest {
+                    None => want.push(m.clone()),
+                    Some(Value::Null) => {}
+                    Some(r) => {
+                        let mut m = m.clone();
+                        let role = m["role"].as_str().unwrap().to_string();
+                        let c = &r["content"];
+                        if role != "system" {
+                            m["content"] = match c {
+                                Value::String(t) if role == "assistant" || role == "toolResult" =>
+                                    json!([{"type":"text","text":t}]),
+                                other => other.clone(),
+                            };
+                        }
+                        want.push(m);
+                    }
+                }
+            }
+            let got: Vec<Value> = ctx
+                .messages
+                .iter()
+                .map(|m| serde_json::from_str(&m.json(&s)).unwrap())
+                .collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+}
