@@ -33,12 +33,17 @@ pub fn is_system_message(session: &Session, index: usize) -> bool {
 }
 
 /// True when the path holds an entry only pi writes (see the module comment): a
-/// `context_edit`, a `usage` entry, a system message, or a compaction with a
+/// `context_edit`, a `usage` entry, a system message, or a latest compaction with a
 /// `systemMessage` checkpoint.
 pub fn is_pi_family(session: &Session, path: &[usize]) -> bool {
-    path.iter().any(|&i| match session.entries()[i].kind() {
+    // Only the latest compaction's checkpoint reaches the context: older compaction lines
+    // (which may hold large archives) are not scanned.
+    let latest = path
+        .iter()
+        .rposition(|&i| session.entries()[i].kind() == EntryKind::Compaction);
+    path.iter().enumerate().any(|(pos, &i)| match session.entries()[i].kind() {
         EntryKind::ContextEdit | EntryKind::Usage => true,
-        EntryKind::Compaction => system_checkpoint(session, i).is_some(),
+        EntryKind::Compaction => Some(pos) == latest && system_checkpoint(session, i).is_some(),
         EntryKind::Message => is_system_message(session, i),
         _ => false,
     })

@@ -266,6 +266,36 @@ impl WasmSession {
         Ok(WasmSession::wrap(Session::create(new_session(&o)?, ids)))
     }
 
+    /// `createBranchedSession(leafId)`: a new session holding the path from the root to
+    /// `leaf_id`, its labels written again at the end (`Session::branched`). Options as
+    /// `create`'s (`id`, `now`, `parentSession`, `ids`); the cwd is the source's. Throws
+    /// `E_UNKNOWN_ENTRY`. The source is unchanged.
+    #[wasm_bindgen(js_name = createBranched)]
+    pub fn create_branched(
+        &self,
+        leaf_id: &str,
+        options_json: Option<String>,
+        id_callback: Option<js_sys::Function>,
+    ) -> Result<WasmSession, JsValue> {
+        let s = self.s();
+        let leaf = s.require(leaf_id).map_err(to_js)?;
+        let o = options(options_json, "branch options")?;
+        let mut ids = id_source(&o, id_callback)?;
+        let header = new_session(&o)?;
+        let branched = s
+            .branched(
+                leaf,
+                &crate::session::BranchedOptions {
+                    id: header.id,
+                    timestamp: crate::support::time::format_iso(header.now),
+                    parent_session: header.parent_session,
+                },
+                ids.as_mut(),
+            )
+            .map_err(to_js)?;
+        Ok(WasmSession::wrap(branched))
+    }
+
     /// A new session holding a batch of messages (`messages`: JSON lines, one message each,
     /// as UTF-8), after a `custom` entry of `system_json`'s fields when given: what `create`
     /// and an append per entry make, with the same ids. A refused message throws

@@ -91,3 +91,25 @@ test('session_before_compact gets branchEntries: the branch, root first', async 
   assert.ok(!seen.some((e) => e.id === 'x1'));
   assert.equal(s.toJsonl(), text);
 });
+
+test('createBranchedSession: a new session holding one path, labels re-created', () => {
+  const { text } = leaves().find((l) => l.name.startsWith('05-branches-usage'));
+  const s = Session.fromJsonl(text);
+  const b = s.createBranchedSession('3193338b', { id: 'branched', now: Date.UTC(2026, 1, 1), parentSession: '/s/src.jsonl' });
+  assert.deepEqual(
+    b.entries().map((e) => e.id),
+    s.pathTo('3193338b'),
+  );
+  const header = JSON.parse(b.toJsonl().split('\n')[0]);
+  assert.equal(header.id, 'branched');
+  assert.equal(header.parentSession, '/s/src.jsonl');
+  assert.equal(header.cwd, '/repo/todo-app');
+  assert.equal(header.timestamp, '2026-02-01T00:00:00.000Z');
+  assert.equal(s.toJsonl(), text, 'the source is unchanged');
+  assert.throws(() => s.createBranchedSession('nope'), (e) => e.code === 'E_UNKNOWN_ENTRY');
+  // Labels: the 01 case labels its first user message; the branched session keeps the label.
+  const one = Session.fromJsonl(leaves()[0].text);
+  const kept = one.createBranchedSession('73da0f2f');
+  assert.equal(kept.index().find((r) => r.id === '7130ed3c').label, 'verbose-flag');
+  assert.equal(kept.entries().at(-1).type, 'label');
+});
