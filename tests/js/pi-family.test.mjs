@@ -48,7 +48,9 @@ test('tree rows carry the entry’s current label', () => {
 test('session_before_compact gets branchEntries: the branch, root first', async () => {
   const line = (id, parentId, message) =>
     JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:01.000Z', message });
-  const lines = [JSON.stringify({ type: 'session', version: 3, id: 's', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' })];
+  const lines = [
+    JSON.stringify({ type: 'session', version: 3, id: 's', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' }),
+  ];
   let parent = null;
   for (let i = 0; i < 5; i++) {
     lines.push(line(`u${i}`, parent, { role: 'user', content: `question ${i} `.repeat(40), timestamp: 1 }));
@@ -66,7 +68,16 @@ test('session_before_compact gets branchEntries: the branch, root first', async 
   }
   // A sibling branch off u1 that the compaction of the leaf's branch must not see.
   lines.push(line('x1', 'u1', { role: 'user', content: 'elsewhere', timestamp: 1 }));
-  lines.push(JSON.stringify({ type: 'label', id: 'l1', parentId: 'a4', timestamp: '2026-01-01T00:00:02.000Z', targetId: 'u0', label: 'start' }));
+  lines.push(
+    JSON.stringify({
+      type: 'label',
+      id: 'l1',
+      parentId: 'a4',
+      timestamp: '2026-01-01T00:00:02.000Z',
+      targetId: 'u0',
+      label: 'start',
+    }),
+  );
   const text = `${lines.join('\n')}\n`;
   const s = Session.fromJsonl(text);
   let seen;
@@ -95,7 +106,11 @@ test('session_before_compact gets branchEntries: the branch, root first', async 
 test('createBranchedSession: a new session holding one path, labels re-created', () => {
   const { text } = leaves().find((l) => l.name.startsWith('05-branches-usage'));
   const s = Session.fromJsonl(text);
-  const b = s.createBranchedSession('3193338b', { id: 'branched', now: Date.UTC(2026, 1, 1), parentSession: '/s/src.jsonl' });
+  const b = s.createBranchedSession('3193338b', {
+    id: 'branched',
+    now: Date.UTC(2026, 1, 1),
+    parentSession: '/s/src.jsonl',
+  });
   assert.deepEqual(
     b.entries().map((e) => e.id),
     s.pathTo('3193338b'),
@@ -106,7 +121,10 @@ test('createBranchedSession: a new session holding one path, labels re-created',
   assert.equal(header.cwd, '/repo/todo-app');
   assert.equal(header.timestamp, '2026-02-01T00:00:00.000Z');
   assert.equal(s.toJsonl(), text, 'the source is unchanged');
-  assert.throws(() => s.createBranchedSession('nope'), (e) => e.code === 'E_UNKNOWN_ENTRY');
+  assert.throws(
+    () => s.createBranchedSession('nope'),
+    (e) => e.code === 'E_UNKNOWN_ENTRY',
+  );
   // Labels: the 01 case labels its first user message; the branched session keeps the label.
   const one = Session.fromJsonl(leaves()[0].text);
   const kept = one.createBranchedSession('73da0f2f');
