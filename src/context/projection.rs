@@ -41,12 +41,14 @@ pub fn is_pi_family(session: &Session, path: &[usize]) -> bool {
     let latest = path
         .iter()
         .rposition(|&i| session.entries()[i].kind() == EntryKind::Compaction);
-    path.iter().enumerate().any(|(pos, &i)| match session.entries()[i].kind() {
-        EntryKind::ContextEdit | EntryKind::Usage => true,
-        EntryKind::Compaction => Some(pos) == latest && system_checkpoint(session, i).is_some(),
-        EntryKind::Message => is_system_message(session, i),
-        _ => false,
-    })
+    path.iter()
+        .enumerate()
+        .any(|(pos, &i)| match session.entries()[i].kind() {
+            EntryKind::ContextEdit | EntryKind::Usage => true,
+            EntryKind::Compaction => Some(pos) == latest && system_checkpoint(session, i).is_some(),
+            EntryKind::Message => is_system_message(session, i),
+            _ => false,
+        })
 }
 
 /// The `systemMessage` checkpoint of a compaction entry, as written.
@@ -141,7 +143,7 @@ fn replace(session: &Session, m: ContextMessage, content: &Value) -> ContextMess
     }
     let content = match content {
         Value::String(s) if matches!(role, Role::Assistant | Role::ToolResult) => {
-            serde_json::json!([{"type": "text", "text": s}])
+            text_blocks(s.clone())
         }
         other => other.clone(),
     };
@@ -227,52 +229,57 @@ pub fn convert_pi(session: &Session, messages: &[ContextMessage]) -> Vec<Value> 
 
 /// [`convert_pi`] of one message, appended to `out` (none or one provider message).
 pub fn convert_pi_message(out: &mut Vec<Value>, session: &Session, m: &ContextMessage) {
-    {
-        let v = crate::support::json::parse(&m.json(session)).unwrap_or(Value::Null);
-        let Some(o) = v.as_object() else { return };
-        let ts = o.get("timestamp").cloned().unwrap_or(Value::Null);
-        let text = |t: String| serde_json::json!([{"type": "text", "text": t}]);
-        let user = |content: Value| serde_json::json!({"role": "user", "content": content, "timestamp": ts});
-        let s = |k: &str| {
-            o.get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let role = o.get("role").and_then(Value::as_str).unwrap_or_default();
-        match role {
-            "system" | "user" | "assistant" | "toolResult" => out.push(v.clone()),
-            "compactionSummary" => out.push(user(text(format!(
-                "{PI_COMPACTION_PREFIX}{}{PI_COMPACTION_SUFFIX}",
-                s("summary")
-            )))),
-            "branchSummary" => out.push(user(text(format!(
-                "{PI_BRANCH_PREFIX}{}{PI_BRANCH_SUFFIX}",
-                s("summary")
-            )))),
-            "custom" => {
-                let content = match o.get("content") {
-                    Some(Value::String(t)) => text(t.clone()),
-                    Some(c) => c.clone(),
-                    None => Value::Array(Vec::new()),
-                };
-                out.push(user(content));
+    let Ok(Value::Object(o)) = crate::support::json::parse(&m.json(session)) else {
+        return;
+    };
+    let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
+    let text = match s("role") {
+        "system" | "user" | "assistant" | "toolResult" => return out.push(Value::Object(o)),
+        "compactionSummary" => format!(
+            "{PI_COMPACTION_PREFIX}{}{PI_COMPACTION_SUFFIX}",
+            s("summary")
+        ),
+        "branchSummary" => format!("{PI_BRANCH_PREFIX}{}{PI_BRANCH_SUFFIX}", s("summary")),
+        "bashExecution" => {
+            if o.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
+                return;
             }
-            "bashExecution" => {
-                if o.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
-                    return;
-                }
-                let code = o.get("exitCode").and_then(Value::as_f64);
-                let cancelled = o.get("cancelled").and_then(Value::as_bool) == Some(true);
-                let t = crate::context::convert::bash_execution_text(
-                    &s("command"),
-                    &s("output"),
-                    code,
-                    cancelled,
-                );
-                out.push(user(text(t)));
-            }
-            _ => {}
+            crate::context::convert::bash_execution_text(
+                s("command"),
+                s("output"),
+                o.get("exitCode").and_then(Value::as_f64),
+                o.get("cancelled").and_then(Value::as_bool) == Some(true),
+            )
         }
-    }
+        "custom" => {
+            let content = match o.get("content") {
+                Some(Value::String(t)) => text_blocks(t.clone()),
+                Some(c) => c.clone(),
+                None => Value::Array(Vec::new()),
+            };
+            return out.push(pi_user(content, &o));
+        }
+        _ => return,
+    };
+    out.push(pi_user(text_blocks(text), &o));
+}
+
+/// `[{type: "text", text}]`.
+fn text_blocks(text: String) -> Value {
+    let mut b = serde_json::Map::new();
+    b.insert("type".into(), "text".into());
+    b.insert("text".into(), text.into());
+    Value::Array(vec![Value::Object(b)])
+}
+
+/// A user message of `content` with the timestamp of `of`.
+fn pi_user(content: Value, of: &serde_json::Map<String, Value>) -> Value {
+    let mut u = serde_json::Map::new();
+    u.insert("role".into(), "user".into());
+    u.insert("content".into(), content);
+    u.insert(
+        "timestamp".into(),
+        of.get("timestamp").cloned().unwrap_or(Value::Null),
+    );
+    Value::Object(u)
 }

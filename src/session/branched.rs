@@ -11,8 +11,8 @@
 use crate::error::{Error, Result};
 use crate::session::ids::IdSource;
 use crate::session::{EntryKind, LabelBody, LoadOptions, Session};
-use crate::support::json::{edit::set_member, js, view::Obj};
-use serde_json::Value;
+use crate::support::json::edit::{find_path, set_member};
+use crate::support::json::js;
 
 /// What the new header says beyond the source's `cwd`.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +23,17 @@ pub struct BranchedOptions {
     pub timestamp: String,
     /// The source session's file, as `parentSession`.
     pub parent_session: Option<String>,
+}
+
+/// Appends `,"key":value` (a JSON string, or `null`).
+fn push_member(out: &mut String, key: &str, value: Option<&str>) {
+    out.push(',');
+    js::write_string(out, key);
+    out.push(':');
+    match value {
+        Some(v) => js::write_string(out, v),
+        None => out.push_str("null"),
+    }
 }
 
 fn quoted(s: &str) -> String {
@@ -51,25 +62,33 @@ impl Session {
     ) -> Result<Session> {
         let entries = self.entries();
         let path = self.path_to(leaf);
-        let mut lines: Vec<String> = Vec::with_capacity(path.len() + 2);
-        let mut header = serde_json::Map::new();
-        header.insert("type".into(), "session".into());
-        header.insert("version".into(), crate::session::CURRENT_VERSION.into());
-        header.insert("id".into(), options.id.clone().into());
-        header.insert("timestamp".into(), options.timestamp.clone().into());
-        let cwd = Obj::parse(self.header_json().as_bytes())
-            .ok()
-            .and_then(|o| o.value("cwd"))
-            .unwrap_or(Value::String(String::new()));
-        header.insert("cwd".into(), cwd);
-        if let Some(p) = &options.parent_session {
-            header.insert("parentSession".into(), p.clone().into());
+        // The header, written as the reference orders it; `cwd` copied as written.
+        let head = self.header_json();
+        let cwd = find_path(&head, &["cwd"]).ok().flatten();
+        let mut header = String::from("{\"type\":\"session\",\"version\":");
+        header.push_str(&crate::session::CURRENT_VERSION.to_string());
+        for (key, value) in [
+            ("id", Some(&options.id)),
+            ("timestamp", Some(&options.timestamp)),
+        ] {
+            push_member(&mut header, key, value.map(String::as_str));
         }
-        lines.push(js::stringify(&Value::Object(header)));
+        header.push_str(",\"cwd\":");
+        header.push_str(cwd.map_or("\"\"", |span| &head[span]));
+        if options.parent_session.is_some() {
+            push_member(
+                &mut header,
+                "parentSession",
+                options.parent_session.as_deref(),
+            );
+        }
+        header.push('}');
+        let mut lines: Vec<String> = Vec::with_capacity(path.len() + 2);
+        lines.push(header);
 
-        let mut kept: Vec<usize> = Vec::with_capacity(path.len());
+        let mut taken: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
         let mut pending_labels: Vec<&str> = Vec::new();
-        let mut replaced: Vec<(String, String)> = Vec::new();
+        let mut replaced: Vec<(&str, &str)> = Vec::new();
         let mut parent: Option<&str> = None;
         for &i in &path {
             let e = &entries[i];
@@ -78,7 +97,7 @@ impl Session {
                 continue;
             }
             for l in pending_labels.drain(..) {
-                replaced.push((l.to_string(), e.id().to_string()));
+                replaced.push((l, e.id()));
             }
             let mut line = self.entry_json(i).into_owned();
             if e.parent_id() != parent {
@@ -92,12 +111,13 @@ impl Session {
                 }
             }
             lines.push(line);
-            kept.push(i);
+            taken.insert(e.id());
             parent = Some(e.id());
         }
 
-        // The labels that hold for the kept entries, in the order they were last set.
-        let mut latest: Vec<(String, Option<String>, String)> = Vec::new();
+        // The label each kept entry holds last (a cleared one holds none), in the order they
+        // were last set, with the timestamp of the entry that set it.
+        let mut latest: Vec<(String, Option<String>, usize)> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             if e.kind() != EntryKind::Label {
                 continue;
@@ -106,39 +126,35 @@ impl Session {
                 continue;
             };
             latest.retain(|(t, _, _)| *t != b.target_id);
-            let ts = Obj::parse(self.entry_json(i).as_bytes())
-                .ok()
-                .and_then(|o| o.string("timestamp"))
-                .unwrap_or_default();
-            latest.push((b.target_id, b.label.filter(|l| !l.is_empty()), ts));
+            latest.push((b.target_id, b.label.filter(|l| !l.is_empty()), i));
         }
-        let mut taken: rustc_hash::FxHashSet<String> =
-            kept.iter().map(|&i| entries[i].id().to_string()).collect();
+        let mut drawn: Vec<String> = Vec::new();
         let mut parent = parent.map(str::to_string);
-        for (target, label, ts) in latest {
+        for (target, label, at) in latest {
             let Some(label) = label else { continue };
-            if !kept.iter().any(|&i| entries[i].id() == target) {
+            if !taken.contains(target.as_str()) {
                 continue;
             }
             let id = loop {
                 let id = ids.draw();
-                if !taken.contains(&id) {
+                if !taken.contains(id.as_str()) && !drawn.contains(&id) {
                     break id;
                 }
             };
-            taken.insert(id.clone());
-            let mut o = serde_json::Map::new();
-            o.insert("type".into(), "label".into());
-            o.insert("id".into(), id.clone().into());
-            o.insert(
-                "parentId".into(),
-                parent.clone().map_or(Value::Null, Value::from),
-            );
-            o.insert("timestamp".into(), ts.into());
-            o.insert("targetId".into(), target.into());
-            o.insert("label".into(), label.into());
-            lines.push(js::stringify(&Value::Object(o)));
-            parent = Some(id);
+            let text = self.entry_json(at);
+            let ts = find_path(&text, &["timestamp"]).ok().flatten();
+            let mut line = String::from("{\"type\":\"label\"");
+            push_member(&mut line, "id", Some(&id));
+            line.push_str(",\"parentId\":");
+            line.push_str(&parent.as_deref().map_or_else(|| "null".to_string(), quoted));
+            line.push_str(",\"timestamp\":");
+            line.push_str(ts.map_or("null", |span| &text[span]));
+            push_member(&mut line, "targetId", Some(&target));
+            push_member(&mut line, "label", Some(&label));
+            line.push('}');
+            lines.push(line);
+            parent = Some(id.clone());
+            drawn.push(id);
         }
         let mut bytes = lines.join("\n").into_bytes();
         bytes.push(b'\n');
