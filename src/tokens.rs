@@ -555,220 +555,6 @@ pub fn verify_recorded_facts(s: &crate::session::Session) -> Result<usize, Strin
     Ok(compared)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn usage(v: serde_json::Value) -> Usage {
-        Usage::parse(&v.to_string()).unwrap()
-    }
-    fn msg(v: serde_json::Value) -> AgentMessage {
-        AgentMessage::parse(&v.to_string(), None).unwrap()
-    }
-    fn settings(v: serde_json::Value) -> CompactionSettings {
-        CompactionSettings::from_json(&v).unwrap()
-    }
-
-    /// spec: compaction §10.1 case 1–2.
-    #[test]
-    fn usage_to_context_tokens() {
-        let u = usage(
-            json!({"input":1000,"output":500,"cacheRead":200,"cacheWrite":100,"totalTokens":1800}),
-        );
-        assert_eq!(context_tokens(&u), 1800);
-        let u = usage(json!({"input":1000,"output":500,"cacheRead":200,"cacheWrite":100}));
-        assert_eq!(context_tokens(&u), 1800, "sum when totalTokens is absent");
-        assert_eq!(context_tokens(&usage(json!({}))), 0);
-        let u = usage(json!({"input":0,"output":0,"contextTokens":120000}));
-        assert_eq!(context_tokens(&u), 120_000);
-        assert!(has_context_token_usage(&u));
-        assert!(!has_context_token_usage(&usage(json!({"contextTokens":0}))));
-        assert!(!has_context_token_usage(&usage(json!({"output":29}))));
-        assert!(has_context_token_usage(&usage(
-            json!({"output":29,"totalTokens":120000})
-        )));
-        let u = usage(json!({"totalTokens":5000,"orchestration":{"input":1000,"output":500}}));
-        assert_eq!(context_tokens(&u), 3500);
-        assert_eq!(
-            prompt_tokens(&usage(json!({"input":10,"output":5,"cacheRead":3}))),
-            13
-        );
-        assert_eq!(
-            prompt_tokens(&usage(json!({"output":5,"totalTokens":9}))),
-            9
-        );
-    }
-
-    /// spec: compaction §10.1 case 3.
-    #[test]
-    fn last_assistant_usage_skips_failed_turns() {
-        let a = |input: u64, stop: &str| {
-            msg(
-                json!({"role":"assistant","content":[],"usage":{"input":input,"output":1},"stopReason":stop}),
-            )
-        };
-        let u = || msg(json!({"role":"user","content":"q"}));
-        let ms = [u(), a(100, "stop"), u(), a(200, "stop")];
-        assert_eq!(
-            last_assistant_usage(ms.iter()).map(|u| u.input),
-            Some(200.0)
-        );
-        let ms = [u(), a(100, "stop"), u(), a(300, "aborted")];
-        assert_eq!(
-            last_assistant_usage(ms.iter()).map(|u| u.input),
-            Some(100.0)
-        );
-        assert!(last_assistant_usage([u()].iter()).is_none());
-        let est = estimate_context_tokens(
-            &[
-                u(),
-                a(100, "stop"),
-                msg(json!({"role":"user","content":"12345678"})),
-            ],
-            &ByteEstimate,
-        );
-        assert_eq!(est.tokens, 101 + 2);
-        assert_eq!(est.last_usage_index, Some(1));
-    }
-
-    /// spec: compaction §10.1 case 4 and the worked examples of §3.3.
-    #[test]
-    fn thresholds() {
-        let w = 100_000;
-        let s = settings(json!({"reserveTokens": 10000}));
-        assert_eq!(threshold_tokens(w, &s), 85_000);
-        assert!(should_compact(95_000, w, &s));
-        assert!(should_compact(86_000, w, &s));
-        assert!(!should_compact(84_000, w, &s));
-        assert!(!should_compact(
-            95_000,
-            w,
-            &settings(json!({"reserveTokens":10000,"enabled":false}))
-        ));
-        let unset = settings(json!({}));
-        assert_eq!(threshold_tokens(16_385, &unset), 13_928);
-        assert!(!should_compact(10_000, 16_385, &unset));
-        assert!(should_compact(13_929, 16_385, &unset));
-        let explicit = settings(json!({"reserveTokens": 16384}));
-        assert_eq!(threshold_tokens(16_385, &explicit), 1);
-        assert!(should_compact(2, 16_385, &explicit));
-        let s = settings(json!({"reserveTokens": 90000}));
-        assert_eq!(threshold_tokens(w, &s), 10_000);
-        assert!(!should_compact(10_000, w, &s));
-        assert!(should_compact(10_001, w, &s));
-        let s = settings(json!({"thresholdPercent": 90}));
-        assert!(!should_compact(89_000, w, &s));
-        assert!(should_compact(90_001, w, &s));
-        let s = settings(json!({"reserveTokens": 30000}));
-        assert!(!should_compact(70_000, w, &s));
-        assert!(should_compact(70_001, w, &s));
-        let s = settings(json!({"strategy":"off","thresholdPercent":1}));
-        assert!(!should_compact(99_000, w, &s));
-        let s = settings(json!({"thresholdTokens": 500000}));
-        assert_eq!(threshold_tokens(w, &s), 99_999);
-        assert!(!should_compact(1, 0, &unset));
-    }
-
-    /// spec: compaction §10.1 case 5.
-    #[test]
-    fn compaction_floor() {
-        assert_eq!(compaction_context_tokens(20_000, 90_000), 90_000);
-        assert_eq!(compaction_context_tokens(85_000, 80_000), 85_000);
-        assert_eq!(compaction_context_tokens(-5, -10), 0);
-        assert_eq!(compaction_context_tokens(-5, 100), 100);
-        let s = settings(json!({"reserveTokens": 10000}));
-        assert!(!should_compact(20_000, 100_000, &s));
-        assert!(should_compact(
-            compaction_context_tokens(20_000, 95_000),
-            100_000,
-            &s
-        ));
-    }
-
-    /// spec: compaction §10.1 case 6.
-    #[test]
-    fn encrypted_reasoning_floor() {
-        let m = msg(json!({"role":"assistant","content":[
-            {"type":"thinking","thinking":"short","thinkingSignature":"blob ".repeat(8000)},
-            {"type":"text","text":"done"}]}));
-        let full = estimate_message(&m, &ByteEstimate, EstimateOptions::default());
-        let floored = estimate_message(
-            &m,
-            &ByteEstimate,
-            EstimateOptions {
-                exclude_encrypted_reasoning: true,
-            },
-        );
-        assert!(full > floored + 1000);
-        assert!(floored < 50);
-        let r = msg(
-            json!({"role":"toolResult","toolCallId":"c","toolName":"grep",
-            "content":[{"type":"text","text":"alpha beta gamma ".repeat(2000)}],"isError":false}),
-        );
-        assert!(
-            estimate_message(
-                &r,
-                &ByteEstimate,
-                EstimateOptions {
-                    exclude_encrypted_reasoning: true
-                }
-            ) > 1000
-        );
-    }
-
-    #[test]
-    fn estimator_rules_per_role() {
-        let e = |v| estimate_message(&msg(v), &ByteEstimate, EstimateOptions::default());
-        // Rounding happens per fragment: 5 + 5 bytes = 2 + 2, not 3.
-        assert_eq!(
-            e(
-                json!({"role":"user","content":[{"type":"text","text":"hello"},{"type":"text","text":"world"}]})
-            ),
-            4
-        );
-        assert_eq!(
-            e(
-                json!({"role":"user","content":[{"type":"image","data":"x","mimeType":"image/png"}]})
-            ),
-            1200
-        );
-        // Tool call: name + JSON.stringify(arguments).
-        assert_eq!(
-            e(
-                json!({"role":"assistant","content":[{"type":"toolCall","id":"c","name":"read","arguments":{"path":"a.ts"}}]})
-            ),
-            1 + 4
-        );
-        assert_eq!(
-            e(json!({"role":"bashExecution","command":"ls","output":"abcde"})),
-            1 + 2
-        );
-        assert_eq!(
-            e(json!({"role":"compactionSummary","summary":"abcd","images":[{}, {}]})),
-            1 + 2 * 5024
-        );
-        assert_eq!(
-            e(
-                json!({"role":"toolResult","content":[{"type":"text","text":"abcd"}],"contextOmitted":true})
-            ),
-            0
-        );
-        assert_eq!(
-            e(json!({"role":"custom","customType":"x","content":"é"})),
-            1
-        );
-    }
-
-    #[test]
-    fn keep_recent_adaptation() {
-        assert_eq!(adapt_keep_recent_tokens(20_000, 200, 100), (10_000, 2.0));
-        assert_eq!(adapt_keep_recent_tokens(20_000, 50, 100).0, 20_000);
-        assert_eq!(adapt_keep_recent_tokens(20_000, 50, 0), (20_000, 0.0));
-        assert_eq!(adapt_keep_recent_tokens(1, 1_000_000, 1).0, 1);
-    }
-}
-
 /// pi-family sessions (pi 1.6 `estimateTokens`; `conformance/pi-1.6`): chars/4 rounded up,
 /// counting string content or text blocks (+4800 chars per image) for user, custom and
 /// tool-result messages; text, thinking text and tool calls (name + `JSON.stringify`
@@ -984,5 +770,219 @@ pub fn estimate_projected_context_tokens(
         usage_tokens: 0,
         trailing_tokens: tokens,
         last_usage_index: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn usage(v: serde_json::Value) -> Usage {
+        Usage::parse(&v.to_string()).unwrap()
+    }
+    fn msg(v: serde_json::Value) -> AgentMessage {
+        AgentMessage::parse(&v.to_string(), None).unwrap()
+    }
+    fn settings(v: serde_json::Value) -> CompactionSettings {
+        CompactionSettings::from_json(&v).unwrap()
+    }
+
+    /// spec: compaction §10.1 case 1–2.
+    #[test]
+    fn usage_to_context_tokens() {
+        let u = usage(
+            json!({"input":1000,"output":500,"cacheRead":200,"cacheWrite":100,"totalTokens":1800}),
+        );
+        assert_eq!(context_tokens(&u), 1800);
+        let u = usage(json!({"input":1000,"output":500,"cacheRead":200,"cacheWrite":100}));
+        assert_eq!(context_tokens(&u), 1800, "sum when totalTokens is absent");
+        assert_eq!(context_tokens(&usage(json!({}))), 0);
+        let u = usage(json!({"input":0,"output":0,"contextTokens":120000}));
+        assert_eq!(context_tokens(&u), 120_000);
+        assert!(has_context_token_usage(&u));
+        assert!(!has_context_token_usage(&usage(json!({"contextTokens":0}))));
+        assert!(!has_context_token_usage(&usage(json!({"output":29}))));
+        assert!(has_context_token_usage(&usage(
+            json!({"output":29,"totalTokens":120000})
+        )));
+        let u = usage(json!({"totalTokens":5000,"orchestration":{"input":1000,"output":500}}));
+        assert_eq!(context_tokens(&u), 3500);
+        assert_eq!(
+            prompt_tokens(&usage(json!({"input":10,"output":5,"cacheRead":3}))),
+            13
+        );
+        assert_eq!(
+            prompt_tokens(&usage(json!({"output":5,"totalTokens":9}))),
+            9
+        );
+    }
+
+    /// spec: compaction §10.1 case 3.
+    #[test]
+    fn last_assistant_usage_skips_failed_turns() {
+        let a = |input: u64, stop: &str| {
+            msg(
+                json!({"role":"assistant","content":[],"usage":{"input":input,"output":1},"stopReason":stop}),
+            )
+        };
+        let u = || msg(json!({"role":"user","content":"q"}));
+        let ms = [u(), a(100, "stop"), u(), a(200, "stop")];
+        assert_eq!(
+            last_assistant_usage(ms.iter()).map(|u| u.input),
+            Some(200.0)
+        );
+        let ms = [u(), a(100, "stop"), u(), a(300, "aborted")];
+        assert_eq!(
+            last_assistant_usage(ms.iter()).map(|u| u.input),
+            Some(100.0)
+        );
+        assert!(last_assistant_usage([u()].iter()).is_none());
+        let est = estimate_context_tokens(
+            &[
+                u(),
+                a(100, "stop"),
+                msg(json!({"role":"user","content":"12345678"})),
+            ],
+            &ByteEstimate,
+        );
+        assert_eq!(est.tokens, 101 + 2);
+        assert_eq!(est.last_usage_index, Some(1));
+    }
+
+    /// spec: compaction §10.1 case 4 and the worked examples of §3.3.
+    #[test]
+    fn thresholds() {
+        let w = 100_000;
+        let s = settings(json!({"reserveTokens": 10000}));
+        assert_eq!(threshold_tokens(w, &s), 85_000);
+        assert!(should_compact(95_000, w, &s));
+        assert!(should_compact(86_000, w, &s));
+        assert!(!should_compact(84_000, w, &s));
+        assert!(!should_compact(
+            95_000,
+            w,
+            &settings(json!({"reserveTokens":10000,"enabled":false}))
+        ));
+        let unset = settings(json!({}));
+        assert_eq!(threshold_tokens(16_385, &unset), 13_928);
+        assert!(!should_compact(10_000, 16_385, &unset));
+        assert!(should_compact(13_929, 16_385, &unset));
+        let explicit = settings(json!({"reserveTokens": 16384}));
+        assert_eq!(threshold_tokens(16_385, &explicit), 1);
+        assert!(should_compact(2, 16_385, &explicit));
+        let s = settings(json!({"reserveTokens": 90000}));
+        assert_eq!(threshold_tokens(w, &s), 10_000);
+        assert!(!should_compact(10_000, w, &s));
+        assert!(should_compact(10_001, w, &s));
+        let s = settings(json!({"thresholdPercent": 90}));
+        assert!(!should_compact(89_000, w, &s));
+        assert!(should_compact(90_001, w, &s));
+        let s = settings(json!({"reserveTokens": 30000}));
+        assert!(!should_compact(70_000, w, &s));
+        assert!(should_compact(70_001, w, &s));
+        let s = settings(json!({"strategy":"off","thresholdPercent":1}));
+        assert!(!should_compact(99_000, w, &s));
+        let s = settings(json!({"thresholdTokens": 500000}));
+        assert_eq!(threshold_tokens(w, &s), 99_999);
+        assert!(!should_compact(1, 0, &unset));
+    }
+
+    /// spec: compaction §10.1 case 5.
+    #[test]
+    fn compaction_floor() {
+        assert_eq!(compaction_context_tokens(20_000, 90_000), 90_000);
+        assert_eq!(compaction_context_tokens(85_000, 80_000), 85_000);
+        assert_eq!(compaction_context_tokens(-5, -10), 0);
+        assert_eq!(compaction_context_tokens(-5, 100), 100);
+        let s = settings(json!({"reserveTokens": 10000}));
+        assert!(!should_compact(20_000, 100_000, &s));
+        assert!(should_compact(
+            compaction_context_tokens(20_000, 95_000),
+            100_000,
+            &s
+        ));
+    }
+
+    /// spec: compaction §10.1 case 6.
+    #[test]
+    fn encrypted_reasoning_floor() {
+        let m = msg(json!({"role":"assistant","content":[
+            {"type":"thinking","thinking":"short","thinkingSignature":"blob ".repeat(8000)},
+            {"type":"text","text":"done"}]}));
+        let full = estimate_message(&m, &ByteEstimate, EstimateOptions::default());
+        let floored = estimate_message(
+            &m,
+            &ByteEstimate,
+            EstimateOptions {
+                exclude_encrypted_reasoning: true,
+            },
+        );
+        assert!(full > floored + 1000);
+        assert!(floored < 50);
+        let r = msg(
+            json!({"role":"toolResult","toolCallId":"c","toolName":"grep",
+            "content":[{"type":"text","text":"alpha beta gamma ".repeat(2000)}],"isError":false}),
+        );
+        assert!(
+            estimate_message(
+                &r,
+                &ByteEstimate,
+                EstimateOptions {
+                    exclude_encrypted_reasoning: true
+                }
+            ) > 1000
+        );
+    }
+
+    #[test]
+    fn estimator_rules_per_role() {
+        let e = |v| estimate_message(&msg(v), &ByteEstimate, EstimateOptions::default());
+        // Rounding happens per fragment: 5 + 5 bytes = 2 + 2, not 3.
+        assert_eq!(
+            e(
+                json!({"role":"user","content":[{"type":"text","text":"hello"},{"type":"text","text":"world"}]})
+            ),
+            4
+        );
+        assert_eq!(
+            e(
+                json!({"role":"user","content":[{"type":"image","data":"x","mimeType":"image/png"}]})
+            ),
+            1200
+        );
+        // Tool call: name + JSON.stringify(arguments).
+        assert_eq!(
+            e(
+                json!({"role":"assistant","content":[{"type":"toolCall","id":"c","name":"read","arguments":{"path":"a.ts"}}]})
+            ),
+            1 + 4
+        );
+        assert_eq!(
+            e(json!({"role":"bashExecution","command":"ls","output":"abcde"})),
+            1 + 2
+        );
+        assert_eq!(
+            e(json!({"role":"compactionSummary","summary":"abcd","images":[{}, {}]})),
+            1 + 2 * 5024
+        );
+        assert_eq!(
+            e(
+                json!({"role":"toolResult","content":[{"type":"text","text":"abcd"}],"contextOmitted":true})
+            ),
+            0
+        );
+        assert_eq!(
+            e(json!({"role":"custom","customType":"x","content":"é"})),
+            1
+        );
+    }
+
+    #[test]
+    fn keep_recent_adaptation() {
+        assert_eq!(adapt_keep_recent_tokens(20_000, 200, 100), (10_000, 2.0));
+        assert_eq!(adapt_keep_recent_tokens(20_000, 50, 100).0, 20_000);
+        assert_eq!(adapt_keep_recent_tokens(20_000, 50, 0), (20_000, 0.0));
+        assert_eq!(adapt_keep_recent_tokens(1, 1_000_000, 1).0, 1);
     }
 }
