@@ -428,7 +428,12 @@ export class SessionCore {
     return json === undefined ? undefined : JSON.parse(json);
   }
 
-  /** The tree without bodies: `{id, parentId, type, role?, line}` per entry, in file order. */
+  /** The entries from the root to `leafId` (default: the leaf), root first. Throws `E_UNKNOWN_ENTRY`. */
+  branchEntries(leafId?: string): SessionEntry[] {
+    return JSON.parse(this._inner.branchJson(leafId === undefined ? undefined : nonEmptyText(leafId)));
+  }
+
+  /** The tree without bodies: `{id, parentId, type, role?, label?, line}` per entry, in file order. */
   index(): EntryInfo[] {
     return JSON.parse(this._inner.indexJson());
   }

@@ -356,6 +356,8 @@ export interface EntryInfo {
   type: string;
   /** Role of a `message` entry's message. */
   role?: AgentMessage['role'] | null;
+  /** The entry's current label (the newest `label` entry targeting it), when it has one. */
+  label?: string;
   /** 1-based line in the file as it would be written now. */
   line: number;
 }
@@ -955,6 +957,8 @@ export interface CompactionHooks {
   /** Cancel the compaction, or supply it. */
   session_before_compact?: (event: {
     preparation: CompactionPreparation;
+    /** The entries of the branch being compacted, root first (read when first asked for). */
+    readonly branchEntries: SessionEntry[];
     customInstructions?: string;
     signal: AbortSignalLike;
   }) =>

@@ -30,6 +30,7 @@ import type {
   LossReport,
   PlanOptions,
   SessionCore,
+  SessionEntry,
   ShakeCompactResult,
   ShakeResult,
   ShakeRunOptions,
@@ -534,7 +535,16 @@ async function run(
             preparation = work.preparation;
             extra = {};
             for (const f of handlers(o.hooks, 'session_before_compact')) {
-              const answer = await callHook(f, { preparation, ...pick(o, ['customInstructions']), signal }, signal);
+              // `branchEntries` (pi's event field) is parsed only when the hook reads it.
+              const event = {
+                preparation,
+                get branchEntries(): SessionEntry[] {
+                  return session.branchEntries();
+                },
+                ...pick(o, ['customInstructions']),
+                signal,
+              };
+              const answer = await callHook(f, event, signal);
               if (answer?.cancel === true) {
                 throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
               }
