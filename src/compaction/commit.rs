@@ -8,8 +8,8 @@ use crate::archive::stored::{read_archive, store_by_reference};
 use crate::archive::PRESERVE_KEY;
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
-    archive_budget, archive_message, compact, data_budget, ArchiveBudget, ArchiveInput,
-    ArchiveOptions, ArchiveResult, FrameCapInput, TEXT_RATIO_BOUNDS,
+    archive_budget, archive_message, compact, data_budget, frame_jobs, ArchiveBudget, ArchiveInput,
+    ArchiveOptions, ArchiveResult, FrameCapInput, FrameJob, TEXT_RATIO_BOUNDS,
 };
 use crate::context::{build_context_with, BuildOptions, LeafSelector};
 use crate::error::{Error, ErrorCode, Result};
@@ -245,6 +245,25 @@ pub fn build_snapcompact(
             reason: "only a snapcompact plan builds an archive".into(),
         });
     }
+    let messages = archive_messages(session, plan)?;
+    let prep = &plan.preparation;
+    let input = ArchiveInput {
+        messages: &messages,
+        previous_summary: prep.previous_summary.as_deref(),
+        previous_preserve_data: prep.previous_preserve_data.as_ref(),
+        file_lists: &plan.file_lists,
+        read_set: Some(&prep.file_ops.read),
+    };
+    let options = capped_options(plan, options)?;
+    first_archive(plan, input, options, fallbacks)
+}
+
+/// The messages a snapcompact plan archives, as the summarizer would see them (spec:
+/// snapcompact §9.2): `E_STALE_PLAN` when the session moved on.
+fn archive_messages(
+    session: &Session,
+    plan: &CompactionPlan,
+) -> Result<Vec<crate::render::text::serialize::ArchiveMessage>> {
     plan.check_fresh(session)?;
     let prep = &plan.preparation;
     if prep.first_kept_entry_id.is_empty() {
@@ -269,6 +288,38 @@ pub fn build_snapcompact(
                 .filter_map(|m| archive_message(&m, &useless)),
         );
     }
+    Ok(messages)
+}
+
+/// The host's archive options within the frame cap of the plan ([`frame_cap`]).
+fn capped_options(plan: &CompactionPlan, options: &ArchiveOptions) -> Result<ArchiveOptions> {
+    let mut options = options.clone();
+    let budget = frame_cap(plan, &options)?;
+    options.max_frames = Some(budget.max_frames);
+    options.retained_user_tokens = budget.user_turn_tokens;
+    Ok(options)
+}
+
+/// The frames a snapcompact commit of `plan` draws first, in order, without drawing them
+/// (spec: snapcompact §9.2; issue 41): a host draws them one at a time with
+/// [`render_job`](crate::compaction::snapcompact::render_job) to report "frames k of n" or
+/// to keep its thread responsive, then commits; the commit takes the drawn frames and
+/// writes the very bytes a commit alone writes. An archive the commit must shrink (over the
+/// byte budget or the window) draws its fewer frames itself. Errors as [`build_snapcompact`].
+pub fn snapcompact_frame_jobs(
+    session: &Session,
+    plan: &CompactionPlan,
+    options: &ArchiveOptions,
+    fallbacks: &FallbackFonts,
+) -> Result<Vec<FrameJob>> {
+    if plan.strategy != Strategy::Snapcompact {
+        return Err(Error::Settings {
+            field: "strategy".into(),
+            reason: "only a snapcompact plan builds an archive".into(),
+        });
+    }
+    let messages = archive_messages(session, plan)?;
+    let prep = &plan.preparation;
     let input = ArchiveInput {
         messages: &messages,
         previous_summary: prep.previous_summary.as_deref(),
@@ -276,10 +327,21 @@ pub fn build_snapcompact(
         file_lists: &plan.file_lists,
         read_set: Some(&prep.file_ops.read),
     };
-    let mut options = options.clone();
-    let budget = frame_cap(plan, &options)?;
-    options.max_frames = Some(budget.max_frames);
-    options.retained_user_tokens = budget.user_turn_tokens;
+    Ok(frame_jobs(
+        input,
+        &capped_options(plan, options)?,
+        fallbacks,
+    )?)
+}
+
+/// [`build_snapcompact`]'s drawing: the archive, drawn again with fewer frames while its
+/// frames run heavier than the request byte budget.
+fn first_archive(
+    plan: &CompactionPlan,
+    input: ArchiveInput<'_>,
+    mut options: ArchiveOptions,
+    fallbacks: &FallbackFonts,
+) -> Result<ArchiveResult> {
     let budget = data_budget(
         &options.image_budgets,
         plan.options.prepare.active_provider.as_deref(),

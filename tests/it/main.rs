@@ -40,6 +40,7 @@ mod small_windows;
 mod snapcompact_archive;
 mod snapcompact_compaction;
 mod snapcompact_render;
+mod snapcompact_steps;
 mod summary_input;
 mod transcript;
 mod triggers;

@@ -947,6 +947,39 @@ export type CompactionEvent =
       errorMessage?: string;
     };
 
+/**
+ * Progress of a compaction's long steps (issue 41), as `onProgress` receives it:
+ *
+ * - `frames`: a snapcompact commit (or preview) drew frame `done` of `total` (sent once with
+ *   `done: 0` before the first, then after each frame). An archive the commit must shrink
+ *   draws its fewer frames in the commit, without further events.
+ * - `summarizer`: a request of the plan was sent (`started`) or answered (`answered`, with the
+ *   time it took and the length of the answer). A request asked again smaller starts again.
+ */
+export type CompactionProgress =
+  | { phase: 'frames'; done: number; total: number }
+  | {
+      phase: 'summarizer';
+      state: 'started';
+      /** The plan's request id (`SummaryRequest.id`). */
+      requestId: string;
+      /** The method whose plan asked. */
+      method: CompactionMethod;
+    }
+  | {
+      phase: 'summarizer';
+      state: 'answered';
+      requestId: string;
+      method: CompactionMethod;
+      /** Milliseconds from `started`. */
+      durationMs: number;
+      /** Characters of the answer. */
+      chars: number;
+    };
+
+/** A `CompactionProgress` as an event of the Maintainer's `onEvent`. */
+export type CompactionProgressEvent = { type: 'compaction_progress' } & CompactionProgress;
+
 /** The `action` of automatic compaction events (spec: compaction §8.3). */
 export type CompactionAction = 'context-full' | 'handoff' | 'snapcompact' | 'remote' | 'shake';
 
@@ -979,6 +1012,16 @@ export interface CompactionHooks {
    * decision carries the same events in `decision.events`: show them from one place.
    */
   onEvent?: (event: CompactionEvent) => void;
+}
+
+/** The frames of a snapcompact commit, drawn one at a time (`Session.snapcompactFrames`). */
+export interface SnapcompactFrames {
+  /** How many frames the commit draws. */
+  readonly count: number;
+  /** Draws frame `k` (0-based) and returns its PNG; the next commit on this thread takes it. */
+  render(k: number): Uint8Array<ArrayBuffer>;
+  /** Releases the list (the drawn frames stay for the commit). */
+  free(): void;
 }
 
 /** A frame of a snapcompact archive. */
@@ -1433,6 +1476,13 @@ export interface CompactOptions extends SummarizeCallOptions {
    * `compaction_warning` saying why (spec: compaction §8.3).
    */
   input?: ReadonlyArray<'text' | 'image'>;
+  /**
+   * Progress of the long steps (frames drawn k of n, summarizer requests started and
+   * answered); a Maintainer sends them to its `onEvent` as `compaction_progress` events. A
+   * handler that throws is ignored. With a handler, a snapcompact commit draws its frames one
+   * task at a time.
+   */
+  onProgress?: (progress: CompactionProgress) => void;
   /** One summarizer, or candidates tried in order. */
   summarize?: Summarize | Summarize[];
   /** POST `{systemPrompt, prompt, maxTokens}` → `{summary}`, or an OpenAI-compatible `…/chat/completions` URL. */

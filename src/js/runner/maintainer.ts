@@ -12,6 +12,8 @@ import { requireRaw } from '../core/raw.js';
 import type {
   AssistantMessage,
   CompactionHooks,
+  CompactionProgress,
+  CompactionProgressEvent,
   CompactionReport,
   CompactionSettings,
   CompactOptions,
@@ -203,6 +205,8 @@ export interface AfterResponseResult {
 export type MaintainerEvent =
   | TriggerEvent
   | { type: 'compaction_warning'; message: string; method?: string }
+  /** Progress of a compaction's long steps: frames drawn k of n, summarizer requests (issue 41). */
+  | CompactionProgressEvent
   | { type: 'notice'; level: 'info' | 'warning' | 'error'; text: string }
   /** `tokensSaved` is `report.tokensBefore - report.tokensAfter`, in the report's `tokenUnit`. */
   | { type: 'prune'; pass: 'stale' | 'threshold'; prunedCount: number; tokensSaved: number; report: MaintainerReport }
@@ -893,6 +897,8 @@ export class Maintainer {
           willRetry: extra.willRetry,
           // The walk's `remote` failed: the core starts its cooldown.
           onRemoteFailed: () => this.#cm.noteRemoteFailure(this.#now()),
+          // Frames drawn, summarizer requests: the `compaction_progress` event (issue 41).
+          onProgress: (p: CompactionProgress) => this.#emit({ type: 'compaction_progress', ...p }),
         }),
       );
       // A shake rewrites lines in place: neither the size nor the leaf tells.
