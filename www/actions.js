@@ -362,7 +362,8 @@ async function compactNow(app, status, caps) {
       // appended here as written (the same fields, the same timestamp).
       const done = await compactInWorker(app, status, controller.signal);
       await yieldToPage(); // receiving the entry (megabytes of frames) and appending it: two tasks
-      const entryId = app.session.append('compaction', done.entry.fields, { now: done.entry.now });
+      // The entry's JSON text as the worker wrote it: the core reads it (no stringify here).
+      const entryId = app.session.append('compaction', done.entry.json, { now: done.entry.now });
       result = { entryId, tokensAfter: done.tokensAfter, report: done.report };
     } else if (form.strategy === 'chat') {
       if (!form.chatUrl) throw new Error('enter the base URL of an OpenAI-compatible endpoint');

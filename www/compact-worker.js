@@ -4,7 +4,7 @@
 // and posts, for one request:
 //
 //   {id, progress}   each `compaction_progress` report (frames k of n) as it happens;
-//   {id, done}       the result: the compaction entry's fields (Compact) or the archive's
+//   {id, done}       the result: the compaction entry's fields as JSON bytes (Compact) or the archive's
 //                    frames (the preview: PNG bytes, transferred), the report's token figures;
 //   {id, error}      the error's message and code (the session copy is dropped).
 //
@@ -68,6 +68,7 @@ async function run({ id, bytes, leafId, options, preview }) {
       frames,
     };
     const transfer = frames.flatMap((f) => (f.png ? [f.png.buffer] : []));
+    if (done.entry) transfer.push(done.entry.json.buffer);
     self.postMessage({ id, done }, transfer);
   } catch (err) {
     self.postMessage({ id, error: { message: err?.message ?? String(err), code: err?.code } });
@@ -77,9 +78,13 @@ async function run({ id, bytes, leafId, options, preview }) {
   }
 }
 
-/** The fields of an entry `session.append(type, fields, {now})` writes again as they are. */
+/**
+ * The fields of an entry as JSON text (UTF-8 bytes, transferred), which the page's
+ * `session.append(type, json, {now})` writes again as they are: the page neither receives a
+ * megabytes-deep object (a structured clone) nor stringifies it again.
+ */
 function entryFields({ id: _id, parentId: _parent, type: _type, timestamp, ...fields }) {
-  return { fields, now: Date.parse(timestamp) };
+  return { json: new TextEncoder().encode(JSON.stringify(fields)), now: Date.parse(timestamp) };
 }
 
 /** An entry as the archive serializer reads it (spec: snapcompact §6.1). */
