@@ -138,3 +138,22 @@ test('a message given as text is checked by the core like an object: E_INVALID_M
   }
   s.free();
 });
+
+test('a system prompt entry appended as text is the one toMessages returns, as an object append is', () => {
+  const format = { format: 'anthropic' };
+  const source = Session.fromMessages([{ role: 'user', content: 'hi' }], { ...format, system: 'Be brief.' });
+  const systemEntry = source.entries().find((e) => e.type === 'custom' && e.customType === 'ctxfold:system');
+  assert.ok(systemEntry, 'fromMessages wrote the system entry');
+  const fields = { customType: systemEntry.customType, data: systemEntry.data };
+  const outs = [fields, JSON.stringify(fields)].map((given) => {
+    const s = Session.fromMessages([{ role: 'user', content: 'hi' }], format);
+    s.append('custom', given, { now: NOW });
+    s.appendMessage({ role: 'user', content: 'next', timestamp: NOW }, { now: NOW });
+    const out = s.toMessages(format);
+    s.free();
+    return out;
+  });
+  source.free();
+  assert.equal(outs[0].system, 'Be brief.');
+  assert.deepEqual(outs[1], outs[0]);
+});
