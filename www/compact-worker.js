@@ -83,8 +83,27 @@ async function run({ id, bytes, leafId, options, preview }) {
  * `session.append(type, json, {now})` writes again as they are: the page neither receives a
  * megabytes-deep object (a structured clone) nor stringifies it again.
  */
-function entryFields({ id: _id, parentId: _parent, type: _type, timestamp, ...fields }) {
-  return { json: new TextEncoder().encode(JSON.stringify(fields)), now: Date.parse(timestamp) };
+function entryFields({ id: _id, parentId: _parent, type, timestamp, ...fields }) {
+  return {
+    json: new TextEncoder().encode(JSON.stringify(fields)),
+    now: Date.parse(timestamp),
+    card: cardEntry(type, fields),
+  };
+}
+
+/**
+ * What the tree's card of a compaction shows (entry.js `entrySnippet`, `entryMeta`): the entry
+ * without its frames' bytes (only their count), so that the page never reads the whole entry
+ * back to draw a card.
+ */
+function cardEntry(type, { summary, shortSummary, tokensBefore, tokensAfter, method, preserveData }) {
+  const frames = preserveData?.snapcompact?.frames;
+  const card = { type, summary: String(summary ?? '').slice(0, 2000), tokensBefore };
+  if (shortSummary !== undefined) card.shortSummary = String(shortSummary).slice(0, 2000);
+  if (tokensAfter !== undefined) card.tokensAfter = tokensAfter;
+  if (method !== undefined) card.method = method;
+  if (Array.isArray(frames)) card.preserveData = { snapcompact: { frames: frames.map(() => null) } };
+  return card;
 }
 
 /** An entry as the archive serializer reads it (spec: snapcompact §6.1). */
