@@ -173,6 +173,11 @@ test('preview and Compact draw frames in the worker: progress n of n, no main-th
     });
     assert.equal(written.frames, previewed, 'the preview shows the frames the compaction writes');
     assert.equal(written.parent, leaf, 'the compaction follows the leaf');
+    // The tree's card of the new compaction (drawn from the light copy the worker sent): its
+    // frames and token figures as the entry holds them.
+    const card = await page.textContent('#tree [data-leaf="true"]');
+    assert.match(card, /Compaction/);
+    assert.match(card, new RegExp(`${previewed} frames`), card);
 
     assert.deepEqual(problems, []);
   });
