@@ -9,6 +9,7 @@ mod common;
 
 mod anchors;
 mod archive_rescue;
+mod background;
 mod branch;
 mod build_context;
 mod compaction_plan;

@@ -42,6 +42,8 @@ pub(crate) fn plan_options(session: &Session, o: &Value) -> Result<PlanOptions, 
         method: opt_str(o, "method")?,
         // The reading model: a snapcompact commit resolves its archive from it.
         model: super::options::target(o.get("model")).map_err(to_js)?,
+        // A background plan (spec: compaction §13).
+        speculative: o.get("speculative") == Some(&Value::Bool(true)),
     })
 }
 
