@@ -163,8 +163,10 @@ pub fn commit_compaction(
 /// The size check of a background plan committed after the branch grew (spec: compaction
 /// §13): the context it leaves — the summary, the kept entries and everything appended
 /// since — must stay under the recovery band (`0.8 · threshold` of the plan's window, when
-/// known) and below the context as it is now, else the result is stale: committing it would
-/// leave no headroom or grow the context. Estimates on both sides (the local one).
+/// known; ours: and below the speculation band, `threshold − lead`), in the host's tokens
+/// (`PlanOptions::provider_ratio`, `non_message_tokens`), and below the context as it is now
+/// (the local estimate on both sides); else the result is stale: committing it would leave
+/// little headroom or grow the context.
 fn check_grown_projection(
     session: &Session,
     plan: &CompactionPlan,
@@ -174,14 +176,25 @@ fn check_grown_projection(
     let (projected, current) = grown_projection(session, plan, summary, leaf)?;
     let window = plan.options.context_window;
     if window > 0 {
-        let band = crate::tokens::recovery_band_tokens(crate::tokens::threshold_tokens(
-            window,
-            &plan.settings,
-        ));
-        if projected > band {
+        // The recovery band, and (ours) below the speculation band: a commit that left the
+        // context where the next preparation starts at once would compact again soon after,
+        // where an inline compaction down to `keepRecentTokens` would not (small windows,
+        // whose lead is a large share of the threshold).
+        let threshold = crate::tokens::threshold_tokens(window, &plan.settings);
+        let band = crate::tokens::recovery_band_tokens(threshold)
+            .min(threshold.saturating_sub(crate::triggers::speculation::lead_tokens(threshold)));
+        // In the host's tokens, as its thresholds are.
+        let ratio = plan.options.provider_ratio;
+        let ratio = if ratio.is_finite() && ratio > 0.0 {
+            ratio
+        } else {
+            1.0
+        };
+        let hosted = (projected as f64 * ratio) as u64 + plan.options.non_message_tokens;
+        if hosted > band {
             return Err(Error::StalePlan {
                 reason: format!(
-                    "the branch grew: the compacted context would be {projected} tokens, over \
+                    "the branch grew: the compacted context would be {hosted} tokens, over \
                      the recovery band of {band}"
                 ),
             });

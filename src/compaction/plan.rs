@@ -55,6 +55,11 @@ pub struct PlanOptions {
     /// summarizes is untouched ([`CompactionPlan::fit`]); the commit keeps what was appended
     /// after the summary. Only a `context-full` plan can be one.
     pub speculative: bool,
+    /// A background plan's commit weighs the context it leaves in the host's tokens against
+    /// the recovery band: the provider's tokens per token of the core's estimate (0: 1, the
+    /// estimate) and the request's tokens beside the messages (system prompt, tools).
+    pub provider_ratio: f64,
+    pub non_message_tokens: u64,
 }
 
 /// How a plan fits the session now (spec: compaction §13, the commit check of a prepared

@@ -30,14 +30,14 @@ async function flush(rounds = 20) {
 }
 
 /** A Maintainer over a fresh session with a recording summarizer; `answer(request)` answers each call. */
-function setup({ answer = async (r) => `summary of ${r.purpose}`, ...options } = {}) {
+function setup({ answer = async (r) => `summary of ${r.purpose}`, settings = SETTINGS, ...options } = {}) {
   const session = Session.create({ id: 's', cwd: '/w', now: 1000 });
   const events = [];
   const calls = [];
   let clock = 10_000;
   const m = new Maintainer(session, {
     model: MODEL,
-    settings: SETTINGS,
+    settings,
     calibrate: false,
     now: () => clock,
     summarize: (request, ctx) => {
@@ -247,6 +247,27 @@ test('a prune of the summarized prefix while the requests were out: stale, never
   assert.match(events.find((e) => e.type === 'speculation_stale').reason, /rewritten/);
   assert.equal(m.backgroundStats.state, 'idle');
   assert.equal(m.session.toJsonl(), afterPrune, 'nothing committed');
+});
+
+test('a prepared result the context outgrew is prepared again, then committed', async () => {
+  // threshold 80,000: lead 10,000 (the band from 70,000); refreshed past 8,192 tokens of growth.
+  const { m, calls, turn, types } = setup({ settings: { ...SETTINGS, thresholdTokens: 80_000 } });
+  await turn(20_000);
+  await turn(70_500);
+  await flush();
+  assert.deepEqual(types(), ['speculation_start', 'speculation_ready']);
+  await turn(75_000);
+  assert.deepEqual(types().length, 2, 'growth within the budget keeps it');
+  await turn(79_000);
+  assert.deepEqual(types().slice(2), ['speculation_abort', 'speculation_start']);
+  await flush();
+  assert.equal(m.backgroundStats.state, 'armed');
+  const asked = calls.length;
+  await turn(81_000);
+  assert.equal(calls.length, asked);
+  assert.deepEqual(types().slice(4), ['speculation_ready', 'speculation_commit']);
+  assert.equal(m.backgroundStats.started, 2);
+  assert.equal(m.backgroundStats.committed, 1);
 });
 
 test('background: false prepares nothing; a session_before_compact hook turns it off too', async () => {

@@ -829,6 +829,13 @@ impl Host {
         }
         options.speculative = true;
         options.method = Some("soft".into());
+        // The commit's size check in provider tokens, as the Maintainer passes it.
+        options.provider_ratio = if self.s.uncalibrated {
+            1.0
+        } else {
+            self.s.ratio
+        };
+        options.non_message_tokens = OVERHEAD;
         match plan_compaction(&self.session, &settings, options) {
             Ok(plan) => {
                 let p = &plan.preparation;

@@ -1021,8 +1021,9 @@ export class Maintainer {
    */
   async #applyWithBackground(d: Decision, step: Step): Promise<Decision['continuation']> {
     const s = this.#cm._speculation(this.#model);
-    if (s.step === 'drop') this.#cancelBackground('superseded');
-    if (s.step === 'refresh') this.#cancelBackground('refresh');
+    // The core already counts a dropped run as ended, and a refreshed one as the next run.
+    if (s.step === 'drop') this.#cancelBackground('superseded', false);
+    if (s.step === 'refresh') this.#cancelBackground('refresh', false);
     this.#bgCommit = s.step === 'commit';
     try {
       const continuation = await this.#apply(d, step);
@@ -1035,7 +1036,7 @@ export class Maintainer {
 
   /** Starts a background run for the core's threshold `request`: plans, then answers off the critical path. */
   #startBackground(request: CompactRequest): void {
-    if (this.#bg !== null) this.#cancelBackground('refresh');
+    if (this.#bg !== null) this.#cancelBackground('refresh', false);
     const o = this.#o;
     let plan: CompactionPlan;
     try {
@@ -1050,6 +1051,9 @@ export class Maintainer {
           provider: o.provider ?? provider,
           contextWindow,
           model: defined({ id, api }),
+          // The commit's size check compares as the thresholds do: calibrated, with the overhead.
+          providerRatio: this.#providerRatio(),
+          nonMessageTokens: Math.round(this.#gauge.calibrated(this.#model, this.#overhead)),
         }),
       );
     } catch (err) {
@@ -1122,14 +1126,17 @@ export class Maintainer {
     this.#emit({ type: 'speculation_abort', reason: 'failed', message: messageOf(err) });
   }
 
-  /** Cancels the run, if any: its summarizer calls see the abort, its plan is freed. */
-  #cancelBackground(reason: 'abort' | 'dispose' | 'refresh' | 'superseded'): void {
+  /**
+   * Cancels the run, if any: its summarizer calls see the abort, its plan is freed. `tellCore`:
+   * the core has not decided this itself (an abort, a compaction it did not ask to take it).
+   */
+  #cancelBackground(reason: 'abort' | 'dispose' | 'refresh' | 'superseded', tellCore = true): void {
     const run = this.#bg;
     if (run === null) return;
     this.#bg = null;
     run.controller.abort();
     run.plan.free();
-    if (!this.#disposed || reason === 'dispose') this.#cm._speculationEnded();
+    if (tellCore && (!this.#disposed || reason === 'dispose')) this.#cm._speculationEnded();
     this.#bgStats.aborted += 1;
     this.#emit({ type: 'speculation_abort', reason });
   }
