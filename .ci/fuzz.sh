@@ -4,7 +4,7 @@
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
 # Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
-# native_anthropic, inline, walk, agent, append, batch, frame_refs, recall. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# native_anthropic, inline, walk, agent, append, batch, frame_refs, recall, journal, classify. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
 # installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
@@ -16,7 +16,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic inline walk agent append batch frame_refs recall)
+all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic inline walk agent append batch frame_refs recall journal classify)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
@@ -70,6 +70,17 @@ seed() {
         '{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}' \
         '{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"Fix #38: commit 3f9a2c1e in src/a.rs, port 8080, \"--frozen\", v1.2.3 E_STALE_PLAN https://x.dev/a"}}' \
         > "$dir/seed-session"
+      ;;
+    classify)
+      # The error bodies of tests/fixtures/errors/: a header byte, a NUL, then the body.
+      local n=0 f
+      for f in "$root"/tests/fixtures/errors/*.json; do
+        node -e 'for (const c of require(process.argv[1]).cases) process.stdout.write(JSON.stringify(typeof c.body === "string" ? c.body : JSON.stringify(c.body)) + "\n")' "$f" 2>/dev/null |
+          while IFS= read -r line; do
+            n=$((n + 1))
+            { printf '\1\0'; node -e 'process.stdout.write(JSON.parse(process.argv[1]))' "$line"; } > "$dir/seed-$(basename "$f" .json)-$n"
+          done
+      done
       ;;
     frame_refs)
       # A session whose snapcompact frames are stored by reference: references to inline

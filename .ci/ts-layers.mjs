@@ -1,5 +1,5 @@
 // The import direction of the package's sources (src/js/), checked by `make lint`:
-//   entries/ → ai-sdk/ → runner/ → providers/ → formats/ → core/
+//   entries/ → ai-sdk/ → runner/ → providers/ → formats/ → storage/ → core/
 // A folder imports only itself and the folders to its right, and no file imports itself back
 // through any chain (no cycle). Reads `import … from '…'`, `export … from '…'` and `import('…')`
 // with relative specifiers; prints every violation and exits 1 when there is one.
@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(process.argv[2] ?? 'src/js');
-const ORDER = ['entries', 'ai-sdk', 'runner', 'providers', 'formats', 'core'];
+const ORDER = ['entries', 'ai-sdk', 'runner', 'providers', 'formats', 'storage', 'core'];
 const rank = (file) => ORDER.indexOf(file.split('/')[0]);
 
 const files = readdirSync(root, { recursive: true })

@@ -321,7 +321,7 @@ mod tests {
     /// shell raises.
     #[test]
     fn the_typescript_union_names_the_same_codes() {
-        const JS_ONLY: [&str; 1] = ["E_NOT_INITIALISED"];
+        const JS_ONLY: [&str; 2] = ["E_NOT_INITIALISED", "E_LOCKED"];
         let dts = typescript_error_codes();
         let start = dts
             .find("export type ErrorCode =")

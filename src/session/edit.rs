@@ -36,6 +36,7 @@ impl Session {
         let from = self.generation;
         self.generation += 1;
         self.lines[line].edited = self.generation;
+        self.journal.rewritten(self.generation, line);
         match (known, entry) {
             (Some((message, facts)), Some(i)) => {
                 // What a scan of the new line would find (the tests check every such edit).

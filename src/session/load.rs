@@ -148,6 +148,16 @@ fn bad_line(err: SyntaxError) -> LineRead {
     )
 }
 
+/// The warning of an unreadable line: a last line with no line break after it is a write that
+/// stopped midway (a torn last line), said so with the byte offset it starts at; it is kept as
+/// is, never dropped (spec: compaction §1.1).
+fn torn(bytes: &[u8], pos: usize, end: usize, message: String) -> String {
+    if end < bytes.len() {
+        return message;
+    }
+    format!("torn last line at byte offset {pos} (no line break after it, a write that stopped midway?): {message}")
+}
+
 /// Reads the line that starts at `pos`: one pass over its bytes that validates the JSON,
 /// checks UTF-8, records the message's facts (its tool calls appended to `calls`, spans
 /// relative to the line) and finds the line's end. Returns the read, the line's end (its
@@ -317,6 +327,7 @@ impl EntryPass {
         let skim = match read {
             LineRead::Blank => return end + 1,
             LineRead::Bad(code, message) => {
+                let message = torn(bytes, pos, end, message);
                 self.kept_as_is(li, calls_before, code, message);
                 return end + 1;
             }
@@ -496,6 +507,7 @@ fn finish(
         heads: Default::default(),
         generation: 0,
         has_reset_boundary,
+        journal: Default::default(),
     };
     if needs_ids {
         migrate::assign_ids(&mut session, &skims);
@@ -515,6 +527,11 @@ fn finish(
             .cmp(&b.line)
             .then(a.code.as_str().cmp(b.code.as_str()))
     });
+    let clean = session
+        .lines
+        .iter()
+        .all(|l| matches!(l.text, LineText::Source { .. }));
+    session.start_journal(clean);
     Ok(session)
 }
 

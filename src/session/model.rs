@@ -79,6 +79,8 @@ pub struct Session {
     pub(super) has_reset_boundary: bool,
     /// What the load pass recorded of each `message` entry (`facts`).
     pub(super) facts: FactColumns,
+    /// Which lines the rewrites since the oldest tracked generation touched (`journal`).
+    pub(super) journal: crate::session::journal::Journal,
 }
 
 /// The path to the last leaf asked about (`Session::path_shared`, tree.rs).
@@ -139,6 +141,7 @@ impl Session {
             generation: 0,
             has_reset_boundary: false,
             facts: FactColumns::default(),
+            journal: Default::default(),
         }
     }
 

@@ -47,6 +47,7 @@
 //! maintenance runs at most once per idle period.
 
 mod calibration;
+mod classify;
 mod decisions;
 mod guard;
 mod inputs;
@@ -60,6 +61,7 @@ pub use calibration::{
     count_cut, in_counted, max_count_chars, request_images, Calibration, HostCount, Rates,
     RequestImages, Sample, SentRequest, IMAGE_OMITTED,
 };
+pub use classify::{classify as classify_error, ErrorClass, ErrorInput};
 pub use decisions::{
     compaction_error_message, CompactRequest, CompactionAction, CompactionMethod, CompactionReason,
     Continuation, ContinuationKind, Decision, DropTurn, EntryPoint, Event, ManagerState, Next,
@@ -71,7 +73,7 @@ pub use inputs::{
     MAX_HOST_TOKENS,
 };
 pub use methods::{eligible_methods, usable_methods, why_unusable, MethodContext};
-pub use overflow::{is_context_overflow, is_overflow_error_text};
+pub use overflow::{classify_turn, error_input, is_context_overflow, is_overflow_error_text};
 pub use walk::{
     ArchiveFit, OutOfTurn, PruneWindows, Route, ShakePreset, Walk, WalkInput, WalkStep, DEAD_ENDS,
     FINAL_CODES, PRUNE_WINDOWS, REMOTE_COOLDOWN_MS,
@@ -567,7 +569,7 @@ impl ContextManager {
                 }
                 // Step 3.
                 Some(Failure::Overflow) => return self.overflow(rec(false), t.can_promote),
-                None => {}
+                Some(Failure::RateLimited) | None => {}
             }
         }
         // Step 4: a late error from the model we promoted away from: retry on the new one.
@@ -594,6 +596,10 @@ impl ContextManager {
                 ..rec(false)
             };
             return self.incomplete(rec, a, t.model, t.can_promote);
+        }
+        // A rate limit is waited out; compacting would not lift it (issue 39).
+        if failure == Some(Failure::RateLimited) {
+            return Decision::default();
         }
         // Steps 7–10: the threshold.
         self.post_turn_threshold(&t, pre)

@@ -1,128 +1,23 @@
 //! Overflow detection (spec: compaction §8.2): the provider wordings of a context overflow, the
 //! 413-like payload rejections, and the silent overflow a turn's usage reveals.
 
+use super::classify::{self, bare_status_without_body, ErrorClass, ErrorInput};
+use super::inputs::delivered_output;
 use crate::session::message::{AssistantMessage, StopReason};
 
-/// Provider wordings of a context overflow (spec: compaction §8.2), lower case. `#` is one or
-/// more digits, `*` any text, `~` a space or an underscore.
-const OVERFLOW_PATTERNS: [&str; 12] = [
-    "prompt is too long",
-    "exceeds the context window",
-    "input token count*exceeds the maximum",
-    "maximum prompt length is #",
-    "reduce the length of the messages",
-    "maximum context length is # tokens",
-    "exceeds the limit of #",
-    "exceeds the available context size",
-    "greater than the context length",
-    "context~length~exceeded",
-    "too many tokens",
-    "token limit exceeded",
-];
-
-/// Wordings of an HTTP 413-like payload rejection (our list; the reference's classifier is
-/// richer, spec: compaction §8.2 [N] step 2), lower case.
-const PAYLOAD_PATTERNS: [&str; 4] = [
-    "payload too large",
-    "request entity too large",
-    "request~too~large",
-    "request size exceeds",
-];
-
-/// Words that tie a payload rejection to attachments rather than tokens (our list).
-const MEDIA_WORDS: [&str; 4] = ["image", "media", "attachment", "pdf"];
-
-/// The end of `piece` (a pattern without `*`) matched at the start of `t`, or `None`. `#`
-/// takes every digit there (at least one), `~` one space or underscore.
-fn match_at(t: &[u8], piece: &[u8]) -> Option<usize> {
-    let mut at = 0;
-    for &p in piece {
-        let c = *t.get(at)?;
-        let ok = match p {
-            b'#' => c.is_ascii_digit(),
-            b'~' => c == b' ' || c == b'_',
-            _ => c == p,
-        };
-        if !ok {
-            return None;
-        }
-        at += 1;
-        if p == b'#' {
-            while t.get(at).is_some_and(u8::is_ascii_digit) {
-                at += 1;
-            }
-        }
-    }
-    Some(at)
-}
-
-/// The end of the leftmost match of `piece` (a pattern without `*`) in `t` from byte `from`
-/// (a character boundary). The piece's literal head is found with the standard library's
-/// substring search and the rest checked where it occurs, so the text is scanned once.
-fn find_piece(t: &str, piece: &str, from: usize) -> Option<usize> {
-    let head = piece.find(['#', '~']).map_or(piece, |n| &piece[..n]);
-    if head.is_empty() {
-        // Not in our lists: every position is tried.
-        return (from..=t.len())
-            .find_map(|i| Some(i + match_at(&t.as_bytes()[i..], piece.as_bytes())?));
-    }
-    let mut at = from;
-    loop {
-        // A match of the ASCII head starts and ends on character boundaries.
-        let start = at + t.get(at..)?.find(head)?;
-        if let Some(len) = match_at(&t.as_bytes()[start..], piece.as_bytes()) {
-            return Some(start + len);
-        }
-        at = start + 1;
-    }
-}
-
-/// Whether pattern `p` occurs in `t` (both lower case). Each `*`-separated piece is looked for
-/// after the end of the leftmost match of the piece before it (which leaves the most room for
-/// the rest): one scan of the text per piece, linear however the text repeats a piece.
-fn matches_anywhere(t: &str, p: &str) -> bool {
-    let mut from = 0;
-    for piece in p.split('*').filter(|x| !x.is_empty()) {
-        match find_piece(t, piece, from) {
-            Some(end) => from = end,
-            None => return false,
-        }
-    }
-    true
-}
-
-/// A bare `400`/`413`/`429` `[status code] (no body)` message.
-fn bare_status_without_body(lower: &str, codes: &[&str]) -> bool {
-    let t = lower.trim_start();
-    codes.iter().any(|code| {
-        t.strip_prefix(code).is_some_and(|rest| {
-            let rest = rest.trim_start();
-            let rest = rest
-                .strip_prefix("status code")
-                .unwrap_or(rest)
-                .trim_start();
-            rest.starts_with("(no body)")
-        })
-    })
-}
-
-/// [`is_overflow_error_text`] of a lower-case text.
-fn is_overflow_lower(lower: &str) -> bool {
-    OVERFLOW_PATTERNS.iter().any(|p| matches_anywhere(lower, p))
-        || bare_status_without_body(lower, &["400", "413", "429"])
-}
-
 /// Whether an error text says the context overflowed (spec: compaction §8.2 list,
-/// case-insensitive, plus the bare 400/413/429 status with no body). A time-out that names a
-/// context ("context deadline exceeded") is not one. Linear in the text.
+/// case-insensitive, plus the bare 400/413/429 status with no body), as the classifier reads
+/// it. A time-out that names a context ("context deadline exceeded") is not one. Linear in the
+/// text.
 pub fn is_overflow_error_text(text: &str) -> bool {
-    is_overflow_lower(&text.to_ascii_lowercase())
-}
-
-/// Whether a lower-case error text is an HTTP 413-like rejection of the request's size.
-fn is_payload_rejection_text(lower: &str) -> bool {
-    PAYLOAD_PATTERNS.iter().any(|p| matches_anywhere(lower, p))
-        || lower.trim_start().starts_with("413")
+    let input = ErrorInput {
+        text,
+        ..ErrorInput::default()
+    };
+    matches!(
+        classify::classify(&input),
+        ErrorClass::ContextOverflow { .. }
+    ) || bare_status_without_body(&text.to_ascii_lowercase(), &["400", "413", "429"])
 }
 
 /// `input + cacheRead` above a known window: the provider took more than fits (spec §8.2).
@@ -133,50 +28,80 @@ pub(super) fn usage_overflow(a: &AssistantMessage, window: u64) -> bool {
             .is_some_and(|u| u.input + u.cache_read > window as f64)
 }
 
+/// The classifier's input for an assistant turn: its error text, stop reason, reported
+/// prompt and whether it delivered output; `window` 0 = unknown.
+pub fn error_input(a: &AssistantMessage, window: u64) -> ErrorInput<'_> {
+    ErrorInput {
+        text: a.error_message.as_deref().unwrap_or(""),
+        stop_reason: Some(a.stop_reason.clone().unwrap_or(StopReason::Stop)),
+        prompt_tokens: a.usage.as_ref().map(|u| u.input + u.cache_read),
+        delivered: Some(delivered_output(a)),
+        window,
+        ..ErrorInput::default()
+    }
+}
+
+/// The class of an assistant turn (spec: compaction §8.2).
+pub fn classify_turn(a: &AssistantMessage, window: u64) -> ErrorClass {
+    classify::classify(&error_input(a, window))
+}
+
 /// `isContextOverflow(msg, window?)` (spec: compaction §8.2): an `error` stop whose text
-/// matches a provider's overflow wording, or a `stop` whose `input + cacheRead` exceeds the
-/// window (silent overflow; needs a known window, 0 = unknown).
+/// reads as a context overflow (a provider's wording, or the bare 400/413/429 status), or a
+/// `stop` whose `input + cacheRead` exceeds the window (silent overflow; needs a known window,
+/// 0 = unknown).
 pub fn is_context_overflow(a: &AssistantMessage, context_window: u64) -> bool {
     match a.stop_reason {
         Some(StopReason::Error) => a
             .error_message
             .as_deref()
             .is_some_and(is_overflow_error_text),
-        Some(StopReason::Stop) => usage_overflow(a, context_window),
+        Some(StopReason::Stop) => matches!(
+            classify_turn(a, context_window),
+            ErrorClass::SilentOverflow { .. }
+        ),
         _ => false,
     }
 }
 
+/// What the Maintainer's tree does with a turn's class (spec: compaction §8.2 [N] steps 2–3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Failure {
     Overflow,
-    PayloadRejected { media: bool },
+    PayloadRejected {
+        media: bool,
+    },
+    /// A rate limit: waiting helps, compacting does not.
+    RateLimited,
 }
 
 pub(super) fn classify(a: &AssistantMessage, window: u64) -> Option<Failure> {
-    match a.stop_reason {
-        Some(StopReason::Error) => {
-            let lower = a
-                .error_message
-                .as_deref()
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            if is_payload_rejection_text(&lower) {
-                let media = MEDIA_WORDS.iter().any(|w| lower.contains(w));
-                Some(Failure::PayloadRejected { media })
-            } else if is_overflow_lower(&lower) {
-                Some(Failure::Overflow)
-            } else {
-                None
-            }
+    match classify_turn(a, window) {
+        ErrorClass::ContextOverflow { .. } | ErrorClass::SilentOverflow { .. } => {
+            Some(Failure::Overflow)
         }
-        Some(StopReason::Stop) if usage_overflow(a, window) => Some(Failure::Overflow),
+        ErrorClass::PayloadTooLarge { media } => Some(Failure::PayloadRejected { media }),
+        ErrorClass::RateLimit { .. } if a.stop_reason == Some(StopReason::Error) => {
+            Some(Failure::RateLimited)
+        }
         _ => None,
     }
 }
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::triggers::classify::matches_anywhere;
+
+    fn is_payload_rejection_text(lower: &str) -> bool {
+        let input = ErrorInput {
+            text: lower,
+            ..ErrorInput::default()
+        };
+        matches!(
+            classify::classify(&input),
+            ErrorClass::PayloadTooLarge { .. }
+        )
+    }
 
     #[test]
     fn pattern_matcher() {

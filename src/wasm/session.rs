@@ -201,7 +201,8 @@ pub struct WasmSession {
 }
 
 impl WasmSession {
-    pub(crate) fn wrap(session: Session) -> WasmSession {
+    pub(crate) fn wrap(mut session: Session) -> WasmSession {
+        session.set_journal_nonce(random_seed());
         WasmSession {
             inner: session,
             llm: Default::default(),
@@ -316,6 +317,35 @@ impl WasmSession {
         });
         put(&gathered);
         out
+    }
+
+    /// What changed in the file since `since` (`Session::changes`, spec: compaction §1):
+    /// `[since | undefined, mark, reset, lineCount, rewritten line indices, texts]`, the texts
+    /// being the rewritten lines' then the appended ones.
+    pub fn changes(&self, since: Option<String>) -> js_sys::Array {
+        let c = self.s().changes(since.as_deref());
+        let indices: Vec<u32> = c.rewritten.iter().map(|(i, _)| *i).collect();
+        let texts = js_sys::Array::new();
+        for text in c.rewritten.iter().map(|(_, t)| t).chain(&c.appended) {
+            texts.push(&JsValue::from_str(text));
+        }
+        let out = js_sys::Array::new();
+        out.push(
+            &c.since
+                .map_or(JsValue::UNDEFINED, |m| JsValue::from_str(&m)),
+        );
+        out.push(&JsValue::from_str(&c.mark));
+        out.push(&JsValue::from_bool(c.reset));
+        out.push(&JsValue::from(c.line_count));
+        out.push(&js_sys::Uint32Array::from(indices.as_slice()));
+        out.push(&texts);
+        out
+    }
+
+    /// The mark of the bytes this session was loaded from (`Session::load_mark`).
+    #[wasm_bindgen(js_name = loadMark)]
+    pub fn load_mark(&self) -> Option<String> {
+        self.s().load_mark()
     }
 
     /// Load warnings as JSON: `[{code, line, message}]`.

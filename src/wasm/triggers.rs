@@ -404,6 +404,51 @@ pub fn is_context_overflow_json(
     Ok(triggers::is_context_overflow(&a, w))
 }
 
+/// `classifyError(input)` (spec: compaction §8.2, issue 39): the class of a failed call or a
+/// turn, as the JSON `{class, …}`. `input`: `{text, status?, retryAfter?, now?, stopReason?,
+/// promptTokens?, outputTokens?, contextWindow?}` (`outputTokens` 0 = nothing delivered).
+#[wasm_bindgen(js_name = classifyErrorJson)]
+pub fn classify_error_json(input_json: &str) -> Result<String, JsValue> {
+    let what = "classifyError input";
+    let o = options(Some(input_json.to_string()), what)?;
+    let text = string(&o, "text", what)?;
+    let status = match number(&o, "status", what)? {
+        Some(s) if s.is_finite() && (100.0..600.0).contains(&s) && s.fract() == 0.0 => {
+            Some(s as u16)
+        }
+        Some(_) => return Err(bad("`status` must be an HTTP status (100–599)")),
+        None => None,
+    };
+    let retry_after = match o.get("retryAfter") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(_) => return Err(bad("`retryAfter` must be a string or a number")),
+    };
+    let stop_reason = match o.get("stopReason") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(crate::session::message::StopReason::parse(s)),
+        Some(_) => return Err(bad("`stopReason` must be a string")),
+    };
+    let prompt = opt_tokens(number(&o, "promptTokens", what)?, "promptTokens")?;
+    let output = opt_tokens(number(&o, "outputTokens", what)?, "outputTokens")?;
+    let window = opt_tokens(number(&o, "contextWindow", what)?, "contextWindow")?;
+    let input = triggers::ErrorInput {
+        status,
+        text: &text,
+        retry_after: retry_after.as_deref(),
+        now: number(&o, "now", what)?
+            .map(now_ms)
+            .transpose()?
+            .unwrap_or(0),
+        stop_reason,
+        prompt_tokens: prompt.map(|p| p as f64),
+        delivered: output.map(|t| t > 0),
+        window: window.unwrap_or(0),
+    };
+    Ok(js::stringify(&triggers::classify_error(&input).to_json()))
+}
+
 /// The methods of `methodOrder` that can run for a reason and model (spec: compaction §8.3,
 /// §8.6), by the rule the `ContextManager` uses; a JSON array of method names. `options`:
 /// `{payloadRejection?, remote?, customInstructions?}` (booleans).

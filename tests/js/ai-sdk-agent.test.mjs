@@ -185,7 +185,8 @@ for (const c of CASES) {
         stats.violations.push(`user turn ${stats.turns}: generateText rejected: ${err?.message ?? err}`);
         break;
       }
-      history.push(...result.responseMessages);
+      // ai 7's `responseMessages`, ai 6's `response.messages` (ai-sdk-6.test.mjs runs this with ai 6).
+      history.push(...(result.responseMessages ?? result.response.messages));
       const compactions = events
         .slice(eventsAtStart)
         .filter((e) => e.type === 'auto_compaction_end' && !e.aborted && !e.errorMessage && !e.skipped).length;

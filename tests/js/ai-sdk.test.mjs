@@ -115,7 +115,10 @@ test('summarizerFromModel rejects what is not a model', () => {
   assert.throws(() => ctxfoldMiddleware({}), { code: 'E_INVALID_ARGUMENT' });
 });
 
-test('middleware: a later system message stays where it was, and tagged file data is sent as given', async () => {
+test('middleware: a later system message stays where it was, and tagged file data is sent as given', {
+  // ai 6 has no tagged file data: ai-sdk-6.test.mjs checks its form.
+  skip: globalThis.ctxfoldAiMajor === 6 && 'ai 7 only (tagged file data)',
+}, async () => {
   const prompts = [];
   const model = new MockLanguageModelV4({
     provider: 'anthropic.messages',

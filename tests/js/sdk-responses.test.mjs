@@ -3,12 +3,15 @@
 // @google/genai `GenerateContentResponse`), goes through `fromResponse` into
 // `Maintainer.afterResponse`; each SDK's thrown API error through `fromError`; and
 // `beforeRequest({ format })` hands out the request's messages in the SDK's format, which the
-// format's reader takes back. The SDK packages are not installed here: the objects are the
-// SDKs' documented shapes, written out.
+// format's reader takes back. The objects here are the SDKs' documented shapes, written out;
+// sdk-real.test.mjs runs the real SDK packages against local servers.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { test } from 'node:test';
 import { fromError, fromResponse, isContextOverflow, Maintainer, Session } from 'ctxfold';
+import { testsDir } from './support/project.mjs';
 
 const SETTINGS = { reserveTokens: 1000, keepRecentTokens: 1000, methodOrder: ['soft'] };
 const summarize = async (r) => `summary for ${r.purpose}`;
@@ -635,4 +638,199 @@ test('afterResponse: a length stop read by fromResponse is recovered as an incom
   );
   assert.equal(done.next, 'done', JSON.stringify(events));
   m.dispose();
+});
+
+// ----- what the real SDKs return, and hostile values (issue 41; tests/fuzz/responses.mjs) --------
+
+test("fromResponse: what openai-node's stream and parse helpers add is no member of the next request", () => {
+  const streamed = chatCompletion({ content: 'x', calls: [{ id: 'c1', name: 'read', args: { path: 'a' } }] });
+  streamed.choices[0].message.parsed = null;
+  streamed.choices[0].message.tool_calls[0].function.parsed_arguments = { path: 'a' };
+  const before = structuredClone(streamed);
+  const reply = fromResponse(streamed, { format: 'openai-chat' });
+  assert.deepEqual(streamed, before, 'the SDK object is left as it was');
+  const s = Session.create({ id: 's', cwd: '/w', now: 1 });
+  s.appendMessage({ role: 'user', content: 'q' });
+  s.appendMessage(reply);
+  const sent = JSON.stringify(s.toMessages({ format: 'openai-chat' }).messages);
+  assert.ok(!/parsed/.test(sent), sent);
+  const final = responsesResponse({ text: 'hi', calls: [{ id: 'c2', name: 'read', args: { path: 'b' } }] });
+  final.output[1].content[0].parsed = null;
+  final.output[2].parsed_arguments = { path: 'b' };
+  final.output_text = 'hi';
+  s.appendMessage({ role: 'user', content: 'q2' });
+  s.appendMessage(fromResponse(final, { format: 'openai-responses' }));
+  const input = JSON.stringify(s.toMessages({ format: 'openai-responses' }).messages);
+  assert.ok(!/parsed/.test(input), input);
+  s.free();
+});
+
+test("fromResponse: a Gemini stream's chunks, in order, read as one response", () => {
+  const chunks = [
+    {
+      candidates: [{ content: { role: 'model', parts: [{ text: 'Let me ', thought: true }] }, index: 0 }],
+      responseId: 'r1',
+    },
+    {
+      candidates: [
+        { content: { role: 'model', parts: [{ text: 'think.', thought: true, thoughtSignature: 'c2ln' }] } },
+      ],
+    },
+    { candidates: [{ content: { role: 'model', parts: [{ text: 'Reading ' }] } }] },
+    { candidates: [{ content: { role: 'model', parts: [{ text: 'it.' }] } }] },
+    {
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ functionCall: { name: 'read', args: { path: 'a' } } }] },
+          finishReason: 'STOP',
+        },
+      ],
+      usageMetadata: {
+        promptTokenCount: 500,
+        cachedContentTokenCount: 100,
+        candidatesTokenCount: 9,
+        totalTokenCount: 509,
+      },
+    },
+  ];
+  const reply = fromResponse(chunks, { format: 'gemini' });
+  assert.deepEqual(
+    reply.content.map((b) => [b.type, b.thinking ?? b.text ?? b.name]),
+    [
+      ['thinking', 'Let me think.'],
+      ['text', 'Reading it.'],
+      ['toolCall', 'read'],
+    ],
+  );
+  assert.equal(reply.content[0].thinkingSignature, 'c2ln');
+  assert.equal(reply.stopReason, 'toolUse');
+  assert.deepEqual(reply.usage, { input: 400, output: 9, cacheRead: 100, cacheWrite: 0, totalTokens: 509 });
+  // A cut stream: the last finish reason wins.
+  const cut = fromResponse(
+    [chunks[2], { candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: 'MAX_TOKENS' }] }],
+    {
+      format: 'gemini',
+    },
+  );
+  assert.equal(cut.stopReason, 'length');
+  assert.equal(cut.content[0].text, 'Reading x');
+  for (const bad of [[], [null], ['chunk']]) {
+    assert.throws(
+      () => fromResponse(bad, { format: 'gemini' }),
+      (err) => err.code === 'E_INVALID_MESSAGE',
+    );
+  }
+  // Only Gemini's responses come as chunk lists.
+  assert.throws(
+    () => fromResponse([chatCompletion({ content: 'x' })], { format: 'openai-chat' }),
+    (err) => err.code === 'E_INVALID_MESSAGE',
+  );
+});
+
+test("fromResponse: Gemini's id-less calls get ids no earlier call has, the session's numbering with `session`", () => {
+  const call = (responseId) => {
+    const r = geminiResponse({
+      calls: [
+        { name: 'read', args: { path: 'a' } },
+        { name: 'read', args: { path: 'b' } },
+      ],
+    });
+    if (responseId === undefined) delete r.responseId;
+    else r.responseId = responseId;
+    return r;
+  };
+  const ids = (reply) => reply.content.filter((b) => b.type === 'toolCall').map((b) => b.id);
+  // Without a session: ids of the response's own (its responseId, else random).
+  const one = ids(fromResponse(call('resp-1'), { format: 'gemini' }));
+  const two = ids(fromResponse(call('resp-2'), { format: 'gemini' }));
+  assert.deepEqual(one, ['gemini_resp-1_0_read', 'gemini_resp-1_1_read']);
+  assert.equal(new Set([...one, ...two]).size, 4);
+  const random = [ids(fromResponse(call(), { format: 'gemini' })), ids(fromResponse(call(), { format: 'gemini' }))];
+  assert.equal(new Set(random.flat()).size, 4, JSON.stringify(random));
+  // With the session: the ids reading the session's history gives, so an id-less function
+  // response appended in the gemini format answers its call.
+  const model = { provider: 'google', id: 'gemini-2.5-flash' };
+  const s = Session.create({ id: 's', cwd: '/w', now: 1 });
+  for (let turn = 0; turn < 2; turn++) {
+    s.appendMessages([{ role: 'user', parts: [{ text: `turn ${turn}` }] }], { format: 'gemini' });
+    const reply = fromResponse(call('same-id'), { format: 'gemini', model, session: s });
+    assert.deepEqual(ids(reply), [`gemini_${2 * turn}_read`, `gemini_${2 * turn + 1}_read`]);
+    s.appendMessage(reply);
+    s.appendMessages(
+      [
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { name: 'read', response: { output: `a${turn}` } } },
+            { functionResponse: { name: 'read', response: { output: `b${turn}` } } },
+          ],
+        },
+      ],
+      { format: 'gemini' },
+    );
+  }
+  const results = s.toLlmMessages().filter((m) => m.role === 'toolResult');
+  assert.deepEqual(
+    results.map((m) => [m.toolCallId, m.content[0].text]),
+    [
+      ['gemini_0_read', 'a0'],
+      ['gemini_1_read', 'b0'],
+      ['gemini_2_read', 'a1'],
+      ['gemini_3_read', 'b1'],
+    ],
+  );
+  // The history read back from its own request gives the same ids.
+  const sent = s.toMessages({ format: 'gemini', model }).messages;
+  const back = Session.fromMessages(sent, { format: 'gemini', model });
+  assert.deepEqual(
+    back.toLlmMessages().map((m) => m.toolCallId ?? null),
+    s.toLlmMessages().map((m) => m.toolCallId ?? null),
+  );
+  assert.throws(
+    () => fromResponse(call(), { format: 'gemini', session: {} }),
+    (err) => err.code === 'E_INVALID_ARGUMENT',
+  );
+  back.free();
+  s.free();
+});
+
+test('fromResponse / fromError: counts past 2^53 and errors without text still give a reply the session takes', () => {
+  const huge = chatCompletion({ content: 'x', prompt: 2 ** 60 });
+  huge.usage.completion_tokens = 2 ** 60;
+  const claude = anthropicMessage({ text: 'x', input: 2 ** 53, cacheRead: 2 ** 53 });
+  const gemini = geminiResponse({ text: 'x', prompt: 2 ** 54 });
+  gemini.usageMetadata.candidatesTokenCount = 2 ** 53;
+  const s = Session.create({ id: 's', cwd: '/w', now: 1 });
+  for (const [value, format] of [
+    [huge, 'openai-chat'],
+    [claude, 'anthropic'],
+    [gemini, 'gemini'],
+  ]) {
+    s.appendMessage({ role: 'user', content: 'q' });
+    const reply = fromResponse(value, { format });
+    for (const v of Object.values(reply.usage)) assert.ok(Number.isSafeInteger(v), JSON.stringify(reply.usage));
+    s.appendMessage(reply);
+  }
+  for (const thrown of [{ name: [], message: {} }, { message: '', error: { message: '' } }, { name: '' }]) {
+    const reply = fromError(thrown);
+    assert.ok(reply.errorMessage.length > 0, JSON.stringify(thrown));
+  }
+  s.free();
+});
+
+test('fuzz target of fromResponse / fromError: 10 s from seed 1 find nothing', { timeout: 120_000 }, () => {
+  const res = spawnSync(
+    process.execPath,
+    [path.join(testsDir, 'fuzz', 'responses.mjs'), '--seconds', '10', '--seed', '1'],
+    {
+      cwd: testsDir,
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(res.status, 0, `${res.stdout}${res.stderr}`);
+  assert.match(res.stdout, /no finding/);
+  for (const line of res.stdout.split('\n').filter((l) => / runs, \d+ accepted/.test(l))) {
+    const [, runs, accepted] = /: (\d+) runs, (\d+) accepted/.exec(line);
+    assert.ok(Number(runs) > 100 && Number(accepted) > 0, line);
+  }
 });

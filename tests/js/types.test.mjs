@@ -41,6 +41,38 @@ const consumers = {
         const role: 'user' = step.messages[0]!.role;
         export { middleware, role };
       `,
+      'storage.mts': `
+        import { createFileStore, Session, type ChangeMark, type FileStore, type SessionChanges, type SessionStore } from 'ctxfold';
+        const session = Session.create({ cwd: '/w' });
+        const files: FileStore = createFileStore('/tmp/sessions', { fsync: true, lockWaitMs: 0, staleLockMs: 1000 });
+        let mark: ChangeMark | null = session.loadMark;
+        const changes: SessionChanges = session.changes(mark);
+        await files.save('s1', changes);
+        mark = changes.mark;
+        const first: number | undefined = changes.rewritten[0]?.index;
+        // @ts-expect-error the changes are read-only
+        changes.appended.push('x');
+        // A host's own store against the contract.
+        const lines = new Map<string, string[]>();
+        const mine: SessionStore = {
+          async open(id) {
+            const held = lines.get(id);
+            return held ? Uint8Array.from(held.join('\\n'), (c) => c.charCodeAt(0)) : null;
+          },
+          async save(id, c) {
+            const held = c.reset ? [] : (lines.get(id) ?? []);
+            for (const r of c.rewritten) held[r.index] = r.text;
+            lines.set(id, [...held, ...c.appended]);
+          },
+          async list() {
+            return [...lines.keys()];
+          },
+        };
+        const bytes: Uint8Array | null = await mine.open('s1');
+        // @ts-expect-error a mark is a string
+        session.changes(5);
+        export { first, bytes, files };
+      `,
       'maintainer.mts': `
         import { Maintainer, Session, type AssistantMessage, type CompactionReport, type MaintainerEvent } from 'ctxfold';
         const session = Session.create({ cwd: '/w' });
@@ -299,6 +331,103 @@ const consumers = {
         // @ts-expect-error the window is a number
         ctxfoldMiddleware({ contextWindow: '200k' });
         export { text, entries };
+      `,
+    },
+  },
+  // The same with ai 6 (\`ai6\` here: \`npm:ai@6\`, whose models are \`LanguageModelV3\`,
+  // \`specificationVersion: 'v3'\`, mocked by \`MockLanguageModelV3\`): issue 41.
+  'ai-sdk-6': {
+    compilerOptions: {
+      ...strict,
+      skipLibCheck: true,
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      lib: ['es2022', 'dom'],
+    },
+    files: {
+      'main.mts': `
+        import { generateText, wrapLanguageModel } from 'ai6';
+        import { MockLanguageModelV3 } from 'ai6/test';
+        import { ctxfoldMiddleware, ctxfoldPrepareStep, summarizerFromModel, type CtxfoldAiSdkOptions } from 'ctxfold/ai-sdk';
+        const options: CtxfoldAiSdkOptions = { contextWindow: 200_000, summarize: new MockLanguageModelV3(), settings: { keepRecentTokens: 8000 } };
+        const model = wrapLanguageModel({ model: new MockLanguageModelV3(), middleware: ctxfoldMiddleware(options) });
+        const prepareStep = ctxfoldPrepareStep({ contextWindow: 200_000, summarize: summarizerFromModel(new MockLanguageModelV3()) });
+        const result = await generateText({ model, prompt: 'Hello', prepareStep });
+        const text: string = result.text;
+        const entries: number | undefined = prepareStep.conversations[0]?.session?.size;
+        export { text, entries };
+      `,
+    },
+  },
+  // The real provider SDKs: their responses go to fromResponse, their clients make the ready
+  // summarizers (issue 41).
+  sdks: {
+    compilerOptions: {
+      ...strict,
+      skipLibCheck: true,
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      lib: ['es2022', 'dom'],
+    },
+    files: {
+      'main.mts': `
+        import Anthropic from '@anthropic-ai/sdk';
+        import { GoogleGenAI } from '@google/genai';
+        import OpenAI from 'openai';
+        import {
+          anthropicSummarizer,
+          fromError,
+          fromResponse,
+          geminiSummarizer,
+          Maintainer,
+          openAISummarizer,
+          Session,
+          type AssistantMessage,
+          type Summarize,
+        } from 'ctxfold';
+        const openai = new OpenAI({ apiKey: 'k' });
+        const anthropic = new Anthropic({ apiKey: 'k' });
+        const google = new GoogleGenAI({ apiKey: 'k' });
+        const summarizers: Summarize[] = [
+          openAISummarizer(openai, { model: 'gpt-4.1-mini' }),
+          openAISummarizer(openai, { model: 'gpt-5-mini', api: 'responses' }),
+          anthropicSummarizer(anthropic, { model: 'claude-haiku-4-5' }),
+          geminiSummarizer(google, { model: 'gemini-2.5-flash' }),
+        ];
+        // @ts-expect-error the model name is required
+        openAISummarizer(openai, {});
+        // @ts-expect-error an Anthropic client is no OpenAI client
+        openAISummarizer(anthropic, { model: 'x' });
+        const session = Session.create({ cwd: '/w' });
+        const m = new Maintainer(session, { model: { provider: 'openai', id: 'gpt-4.1', contextWindow: 128_000 }, summarize: summarizers });
+        // The requests: the SDKs' own message types (beforeRequest's messages of each format
+        // are not assignable to them yet, see the issue 41 report).
+        declare const messages: OpenAI.ChatCompletionMessageParam[];
+        declare const input: OpenAI.Responses.ResponseInputItem[];
+        declare const claudeMessages: Anthropic.MessageParam[];
+        declare const contents: import('@google/genai').Content[];
+        await m.beforeRequest({ format: 'openai-chat' });
+        const chat = await openai.chat.completions.create({ model: 'gpt-4.1', messages });
+        const streamed = await openai.chat.completions.stream({ model: 'gpt-4.1', messages }).finalChatCompletion();
+        const response = await openai.responses.create({ model: 'gpt-5', input });
+        const final = await openai.responses.stream({ model: 'gpt-5', input }).finalResponse();
+        const message = await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: claudeMessages });
+        const finalMessage = await anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: claudeMessages }).finalMessage();
+        const gemini = await google.models.generateContent({ model: 'gemini-2.5-flash', contents });
+        const chunks = [];
+        for await (const chunk of await google.models.generateContentStream({ model: 'gemini-2.5-flash', contents })) chunks.push(chunk);
+        const replies: AssistantMessage[] = [
+          fromResponse(chat, { format: 'openai-chat' }),
+          fromResponse(streamed, { format: 'openai-chat' }),
+          fromResponse(response, { format: 'openai-responses' }),
+          fromResponse(final, { format: 'openai-responses' }),
+          fromResponse(message, { format: 'anthropic' }),
+          fromResponse(finalMessage, { format: 'anthropic' }),
+          fromResponse(gemini, { format: 'gemini', session }),
+          fromResponse(chunks, { format: 'gemini', session }),
+          fromError(new OpenAI.APIError(400, undefined, 'x', new Headers())),
+        ];
+        export { replies };
       `,
     },
   },

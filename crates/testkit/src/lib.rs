@@ -32,6 +32,8 @@ pub mod agent;
 #[cfg(feature = "invariants")]
 pub mod invariants;
 #[cfg(feature = "invariants")]
+pub mod journal;
+#[cfg(feature = "invariants")]
 pub mod triggers;
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ import type {
   StopReason,
   Summarize,
 } from '../core/session.js';
-import { isContextOverflow } from '../core/triggers.js';
+import { classifyError } from '../core/triggers.js';
 import { type AiSdkModelMessage, write as writeModelMessages } from '../formats/ai-sdk-model.js';
 import { Warnings } from '../formats/common.js';
 import { Maintainer, type MaintainerEvent, type MaintainerOptions } from '../runner/maintainer.js';
@@ -69,8 +69,9 @@ export interface CtxfoldAiSdkOptions {
   /** Conversations kept apart (matched by their prompts), newest first; default 16. */
   maxConversations?: number;
   /**
-   * Middleware: retries of a call the provider refused as too long (by the core's
-   * `isContextOverflow`), each after a compaction; default 2. A stream is retried when its call
+   * Middleware: retries of a call the provider refused as too long (the core's `classifyError`:
+   * a context overflow, or a payload rejection the Maintainer compacts), each after a
+   * compaction; default 2. A stream is retried when its call
    * throws or its first part is an `error`, before any output reached the app.
    */
   maxRetries?: number;
@@ -84,13 +85,19 @@ export interface AiSdkConversation {
   readonly maintainer: Maintainer | null;
 }
 
+/** The AI SDK specifications the middleware speaks: `v4` (ai 7), `v3` (ai 6). */
+export type AiSdkSpecificationVersion = 'v3' | 'v4';
+
 /**
  * The middleware: `wrapLanguageModel({ model, middleware: ctxfoldMiddleware(options) })`. Its
  * methods are generic over the AI SDK's call options and results, so it is assignable to the
- * SDK's `LanguageModelMiddleware` (specification v4) without this package importing its types.
+ * SDK's `LanguageModelMiddleware` without this package importing its types: ai 7's
+ * (`LanguageModelV4Middleware`, `specificationVersion: 'v4'`) and ai 6's
+ * (`LanguageModelV3Middleware`, `'v3'`). `V` is the version where the middleware goes
+ * (TypeScript infers it from there); the AI SDK does not read it at run time.
  */
-export interface CtxfoldMiddleware {
-  readonly specificationVersion: 'v4';
+export interface CtxfoldMiddleware<V extends AiSdkSpecificationVersion = 'v4'> {
+  readonly specificationVersion: V;
   transformParams<P extends { prompt: unknown[] }>(options: {
     type: 'generate' | 'stream';
     params: P;
@@ -609,20 +616,53 @@ class Conversations {
 interface Held {
   c: Conversation;
   original: { prompt: PromptMessage[]; tools?: unknown[] };
+  /** The wrapped model speaks specification v3 (ai 6): its prompt's file data is untagged. */
+  v3: boolean;
 }
 
 /**
- * After a call failed with `err`: when the core reads it as a context overflow (spec:
- * compaction §8.2), the failed turn goes to the conversation's Maintainer, and if that
- * compacted and says to retry, the prompt to send again. Otherwise undefined.
+ * A prompt for a model of specification v3 (ai 6, `LanguageModelV3Prompt`), whose file parts
+ * take the data itself (bytes, base64 or a URL), from the v4 prompt the writer makes (tagged
+ * `{ type: 'data' | 'url', … }`). Other tags (v4 only) are left as they are.
+ */
+function v3Prompt(prompt: PromptMessage[]): PromptMessage[] {
+  return prompt.map((m) => {
+    const content: unknown = memberOf(m, 'content');
+    if (!Array.isArray(content) || !content.some((p) => isObject(p) && p.type === 'file' && isTagged(p.data))) return m;
+    const parts = content.map((p: unknown) => {
+      if (!isObject(p) || p.type !== 'file' || !isObject(p.data)) return p;
+      if (p.data.type === 'data') return { ...p, data: p.data.data };
+      if (p.data.type === 'url') return { ...p, data: p.data.url };
+      return p;
+    });
+    return { ...m, content: parts } as PromptMessage;
+  });
+}
+
+/** Whether the model the SDK gave the middleware is of specification v3 (ai 6). */
+function isV3(model: unknown): boolean {
+  return memberOf(model, 'specificationVersion') === 'v3';
+}
+
+/**
+ * After a call failed with `err`: when the core classes it as a context overflow or a payload
+ * rejection (spec: compaction §8.2; `classifyError`), the failed turn goes to the
+ * conversation's Maintainer (which compacts an overflow, and blocks on a payload that is not a
+ * token problem), and if that compacted and says to retry, the prompt to send again. A rate
+ * limit, a transient or an auth failure is the caller's to retry: undefined.
  */
 async function retryPrompt(h: Held, err: unknown, model: ConversationModel): Promise<PromptMessage[] | undefined> {
   const failed = errorMessage(err, model);
-  if (!isContextOverflow(failed)) return undefined;
+  const status = memberOf(err, 'statusCode');
+  const { class: kind } = classifyError({
+    message: failed.errorMessage ?? '',
+    ...(typeof status === 'number' && Number.isInteger(status) && status >= 100 && status < 600 ? { status } : {}),
+  });
+  if (kind !== 'context_overflow' && kind !== 'payload_too_large') return undefined;
   const after = await h.c.reply(failed);
   if (after.next !== 'retry') return undefined;
   const { prompt } = await h.c.prompt(h.original.prompt, h.original.tools);
-  return prompt;
+  return h.v3 ? v3Prompt(prompt) : prompt;
 }
 
 /** Stream parts that come before any output: a refusal after them is a refusal of the call. */
@@ -727,20 +767,31 @@ function isReadable(stream: unknown): stream is ReadableStream<unknown> {
  * The middleware for `wrapLanguageModel({ model, middleware: ctxfold({...}) })`: each call's
  * prompt goes through the conversation's Maintainer (prune, compaction, recovery); the reply
  * and its usage go back to it. An overflow the provider reports — a call that throws, or a
- * stream whose first part is an `error` — is compacted and retried.
+ * stream whose first part is an `error` — is compacted and retried. `specificationVersion`
+ * (default `'v4'`) is the value the middleware object carries; its type follows where the
+ * middleware goes (ai 6 or ai 7) either way.
  */
-export function ctxfoldMiddleware(options: CtxfoldAiSdkOptions): CtxfoldMiddleware {
+export function ctxfoldMiddleware<V extends AiSdkSpecificationVersion = 'v4'>(
+  options: CtxfoldAiSdkOptions & { specificationVersion?: V },
+): CtxfoldMiddleware<V> {
   const conversations = new Conversations(options);
   const maxRetries = options.maxRetries ?? 2;
   const held = new WeakMap<object, Held>();
+  const version = options.specificationVersion ?? 'v4';
+  if (version !== 'v4' && version !== 'v3') {
+    throw invalidArgument(
+      `ctxfoldMiddleware(): specificationVersion must be 'v4' or 'v3', got ${JSON.stringify(version)}`,
+    );
+  }
   const middleware = {
-    specificationVersion: 'v4' as const,
+    specificationVersion: version as V,
     async transformParams<P extends { prompt: unknown[] }>({ params, model }: { params: P; model: unknown }) {
       const call = params as P & CallParams;
       return conversations.run(call.prompt, model, async (c) => {
         const { prompt } = await c.prompt(call.prompt, call.tools);
-        const out = { ...params, prompt };
-        held.set(out, { c, original: call });
+        const v3 = isV3(model);
+        const out = { ...params, prompt: v3 ? v3Prompt(prompt) : prompt };
+        held.set(out, { c, original: call, v3 });
         return out;
       });
     },

@@ -76,7 +76,9 @@ export type ErrorCode =
   /** A session or plan was used after its `free()`. */
   | 'E_FREED'
   /** The host's `tokenCounter` threw (the thrown value is the error's `cause`). */
-  | 'E_TOKEN_COUNTER';
+  | 'E_TOKEN_COUNTER'
+  /** A session store's save waited too long for another writer's lock (`createFileStore`). */
+  | 'E_LOCKED';
 
 /** The shape of errors thrown by ctxfold. */
 export interface CtxfoldError extends Error {

@@ -15,6 +15,8 @@ import type {
   JsonValue,
   PruneOptions,
   ResolvedCompactionSettings,
+  StopReason,
+  Usage,
 } from './types.js';
 
 /** The model a turn runs on: pi-ai's `Model`, as far as the triggers read it. */
@@ -631,12 +633,91 @@ export function compactionOutcomeOf(err: unknown): CompactionOutcome {
 }
 
 /**
- * True when an assistant message reports a context overflow (spec §8.2): an `error` stop with a
- * provider's overflow wording, or a `stop` whose input + cacheRead exceed `contextWindow`.
+ * True when an assistant message reports a context overflow (spec §8.2): an `error` stop the
+ * core's classifier reads as one (a provider's overflow wording, or the bare 400/413/429 status),
+ * or a `stop` whose input + cacheRead exceed `contextWindow`. `classifyError` tells the rest.
  */
 export function isContextOverflow(message: AssistantMessage, contextWindow?: number): boolean {
   const json = toJson(assistantOf(message));
   return requireRaw().isContextOverflowJson(json, optionalTokens(contextWindow, 'contextWindow'));
+}
+
+/**
+ * What `classifyError` reads (spec: compaction §8.2, issue 39). Every field is optional: give
+ * what the failed call or the turn has.
+ */
+export interface ClassifyErrorInput {
+  /** The HTTP status (read from the text's start, `413 …`, when absent). */
+  status?: number;
+  /** The provider and API the call went to (informational: every provider's table is read). */
+  provider?: string;
+  api?: string;
+  /** The error's message (an SDK error's `message`). */
+  message?: string;
+  /** The error body: its text, or the parsed JSON (read as its JSON text). */
+  body?: unknown;
+  /** The `Retry-After` header value: seconds, or an HTTP date read against `now`. */
+  retryAfter?: string | number;
+  /** When the error arrived (ms since the epoch; default now), for a `Retry-After` date. */
+  now?: number;
+  /** The turn's stop reason; absent reads as an error. */
+  stopReason?: StopReason;
+  /** The turn's reported usage: `input + cacheRead` against the window, `output` 0 = nothing delivered. */
+  usage?: Partial<Pick<Usage, 'input' | 'output' | 'cacheRead'>>;
+  /** The model's context window, for the silent overflow. */
+  contextWindow?: number;
+}
+
+/**
+ * The class of a failure (spec: compaction §8.2): a context overflow (with the limit and the
+ * requested size when the provider's text carries them), a payload refused for its bytes or an
+ * attachment (not a token problem), a rate limit (with the wait when given), a transient fault
+ * (5xx, overloaded, time-out, connection), an auth failure, another rejected request (4xx), a
+ * silent overflow (a `stop` whose reported input exceeds the window), a truncated answer (a
+ * `length` stop with no output), or none of these.
+ */
+export type ErrorClass =
+  | { class: 'context_overflow'; limitTokens?: number; requestedTokens?: number }
+  | { class: 'payload_too_large'; kind: 'bytes' | 'media' }
+  | { class: 'rate_limit'; retryAfterMs?: number }
+  | { class: 'transient' }
+  | { class: 'auth' }
+  | { class: 'invalid_request' }
+  | { class: 'silent_overflow'; inputTokens: number; contextWindow: number }
+  | { class: 'truncated' }
+  | { class: 'other' };
+
+/**
+ * The class of an error or a turn, by the core's tables of every major provider's wordings,
+ * codes and statuses (spec: compaction §8.2, issue 39). Throws `E_INVALID_ARGUMENT` for an
+ * input that is not an object or a field of the wrong type.
+ */
+export function classifyError(input: ClassifyErrorInput): ErrorClass {
+  const given: unknown = input;
+  if (!isObject(given)) throw invalidArgument('classifyError() takes an object');
+  const { message, body, status, retryAfter, stopReason, usage, contextWindow } = input;
+  if (message !== undefined && typeof message !== 'string') throw invalidArgument('`message` must be a string');
+  if (usage !== undefined && !isObject(usage)) throw invalidArgument('`usage` must be an object');
+  // The body as text: a string as it is, anything else as its JSON.
+  let bodyText: string | undefined;
+  if (typeof body === 'string') bodyText = body;
+  else if (body !== undefined && body !== null) bodyText = JSON.stringify(body);
+  const text = [message, bodyText].filter((t) => t !== undefined && t !== '').join('\n');
+  const prompt =
+    usage === undefined
+      ? undefined
+      : (optionalTokens(usage.input, 'usage.input') ?? 0) + (optionalTokens(usage.cacheRead, 'usage.cacheRead') ?? 0);
+  const json = JSON.stringify({
+    text,
+    status,
+    retryAfter,
+    now: nowOf({ now: input.now }),
+    stopReason,
+    promptTokens: prompt,
+    outputTokens: usage?.output === undefined ? undefined : optionalTokens(usage.output, 'usage.output'),
+    contextWindow: optionalTokens(contextWindow, 'contextWindow'),
+  });
+  return JSON.parse(requireRaw().classifyErrorJson(json));
 }
 
 /**

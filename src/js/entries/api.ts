@@ -29,6 +29,7 @@ export type * from '../core/triggers.js';
 export {
   CONTINUE_DELAY_MS,
   ContextManager,
+  classifyError,
   compactionErrorMessage,
   compactionMethods,
   INCOMPLETE_RECOVERY_MAX_RETRIES,
@@ -40,6 +41,9 @@ export type * from '../core/types.js';
 // SDK replies in: a provider SDK's response or thrown API error as the reply afterResponse takes.
 export type * from '../formats/responses.js';
 export { fromError, fromResponse } from '../formats/responses.js';
+// Ready summarizers from a provider SDK's client and a model name.
+export type * from '../formats/summarizers.js';
+export { anthropicSummarizer, geminiSummarizer, openAISummarizer } from '../formats/summarizers.js';
 // The context tools the model can call (recall_history, context_status): their definitions in
 // each message format, and running a call.
 export type * from '../formats/tools.js';
@@ -56,3 +60,5 @@ export { Maintainer } from '../runner/maintainer.js';
 export { Session } from '../runner/session.js';
 export type { ContextToolFigures } from '../runner/tools.js';
 export { runContextTool } from '../runner/tools.js';
+// Session stores: the contract between `session.changes()` and a store (docs/guide/storage.md).
+export type * from '../storage/types.js';

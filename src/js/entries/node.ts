@@ -18,6 +18,9 @@ useUtf8Writer({
   length: (string) => Buffer.byteLength(string),
 });
 
+// The Node.js file store (docs/guide/storage.md).
+export type { FileStore, FileStoreOptions } from '../storage/node-file.js';
+export { createFileStore } from '../storage/node-file.js';
 export * from './api.js';
 
 /**

@@ -23,8 +23,9 @@
 // `cacheRead` the cached ones, `cacheWrite` those written to a cache, `output` every generated
 // token (reasoning included).
 import { codedError, invalidArgument } from '../core/errors.js';
-import type { AssistantMessage, StopReason, Usage } from '../core/session.js';
-import { type FormatModel, isObject, type Loose, Warnings } from './common.js';
+import type { AssistantMessage, SessionCore, StopReason, Usage } from '../core/session.js';
+import { classifyError, type ErrorClass } from '../core/triggers.js';
+import { type FormatModel, isObject, type KnownToolCall, type Loose, Warnings } from './common.js';
 import { formatOf } from './index.js';
 
 /** The formats whose SDK responses `fromResponse` reads. */
@@ -93,7 +94,11 @@ export interface SdkResponses {
   'openai-chat': OpenAIChatCompletionLike;
   'openai-responses': OpenAIResponseLike;
   anthropic: AnthropicMessageLike;
-  gemini: GeminiResponseLike;
+  /**
+   * A `GenerateContentResponse`, or the chunks of `generateContentStream()` in the order they
+   * came (the SDK does not accumulate them): their parts joined, adjacent texts as one.
+   */
+  gemini: GeminiResponseLike | readonly GeminiResponseLike[];
 }
 
 export interface FromResponseOptions<F extends ResponseFormat = ResponseFormat> {
@@ -106,6 +111,14 @@ export interface FromResponseOptions<F extends ResponseFormat = ResponseFormat> 
    * takes it as its own model's).
    */
   model?: FormatModel;
+  /**
+   * The session the reply goes to. Gemini may give its calls no id: the reply's calls then get
+   * the ids reading the session's history would give them (`gemini_<k>_<name>`, the next `k` of
+   * the name), so a `functionResponse` without an id appended in the `gemini` format answers
+   * its call. Without it such a call gets an id of its own response
+   * (`gemini_<responseId>_<k>_<name>`), unique too. Other formats' calls carry their ids.
+   */
+  session?: Pick<SessionCore, 'buildContext'>;
 }
 
 export interface FromErrorOptions {
@@ -161,16 +174,19 @@ function modelOption(value: unknown, fn: string): FormatModel | undefined {
   return value as unknown as FormatModel;
 }
 
-/** A token count the response reported (a finite number ≥ 0), else 0. */
+/** A token count the response reported (a finite number ≥ 0, at most 2^53 - 1), else 0. */
 function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0
+    ? Math.min(Math.floor(value), Number.MAX_SAFE_INTEGER)
+    : 0;
 }
 
 /** pi's usage: prompt tokens apart from the cached ones, as the providers report them. */
 function usageOf(prompt: number, cached: number, cacheWrite: number, output: number, total: unknown): Usage {
   const cacheRead = Math.min(cached, prompt);
   const input = prompt - cacheRead;
-  const sum = input + cacheRead + cacheWrite + output;
+  // A count the session takes: no sum past 2^53 - 1.
+  const sum = Math.min(input + cacheRead + cacheWrite + output, Number.MAX_SAFE_INTEGER);
   return { input, output, cacheRead, cacheWrite, totalTokens: count(total) || sum };
 }
 
@@ -189,9 +205,17 @@ function chatEnvelope(r: Loose): Envelope {
   if (!isObject(choice) || !isObject(choice.message)) {
     throw notAResponse('openai-chat', Array.isArray(r.choices) ? 'no `choices[0].message`' : 'no `choices`');
   }
-  // `annotations` (URL citations) is a member of the response only; a request refuses it.
-  const { annotations: _response, ...message } = choice.message;
+  // `annotations` (URL citations) is a member of the response only, `parsed` (and a call's
+  // `parsed_arguments`) what openai-node's stream and parse helpers add: a request refuses them.
+  const { annotations: _response, parsed: _parsed, ...message } = choice.message;
   message.role = 'assistant';
+  if (Array.isArray(message.tool_calls)) {
+    message.tool_calls = message.tool_calls.map((c: unknown) => {
+      if (!isObject(c) || !isObject(c.function) || !Object.hasOwn(c.function, 'parsed_arguments')) return c;
+      const { parsed_arguments: _args, ...fn } = c.function;
+      return { ...c, function: fn };
+    });
+  }
   const env: Envelope = { items: [message], stopReason: undefined, usage: undefined };
   switch (choice.finish_reason) {
     case 'length':
@@ -220,9 +244,29 @@ function chatEnvelope(r: Loose): Envelope {
   return env;
 }
 
+/**
+ * A Responses output item without what openai-node's parse and stream helpers add (`parsed`
+ * on an `output_text` part, `parsed_arguments` on a call): members of no request.
+ */
+function sdkFree(item: unknown): unknown {
+  if (!isObject(item)) return item;
+  if (item.type === 'function_call' && Object.hasOwn(item, 'parsed_arguments')) {
+    const { parsed_arguments: _args, ...rest } = item;
+    return rest;
+  }
+  if (item.type !== 'message' || !Array.isArray(item.content)) return item;
+  if (!item.content.some((p: unknown) => isObject(p) && Object.hasOwn(p, 'parsed'))) return item;
+  const content = item.content.map((p: unknown) => {
+    if (!isObject(p) || !Object.hasOwn(p, 'parsed')) return p;
+    const { parsed: _parsed, ...rest } = p;
+    return rest;
+  });
+  return { ...item, content };
+}
+
 function responsesEnvelope(r: Loose): Envelope {
   if (!Array.isArray(r.output)) throw notAResponse('openai-responses', 'no `output` array');
-  const env: Envelope = { items: r.output, stopReason: undefined, usage: undefined };
+  const env: Envelope = { items: r.output.map(sdkFree), stopReason: undefined, usage: undefined };
   const reason = isObject(r.incomplete_details) ? r.incomplete_details.reason : undefined;
   switch (r.status) {
     case 'incomplete':
@@ -273,7 +317,8 @@ function anthropicEnvelope(r: Loose): Envelope {
     // Anthropic reports the cache reads and writes apart from `input_tokens`.
     const cacheRead = count(u.cache_read_input_tokens);
     const input = count(u.input_tokens);
-    env.usage = usageOf(input + cacheRead, cacheRead, count(u.cache_creation_input_tokens), count(u.output_tokens), 0);
+    const prompt = Math.min(input + cacheRead, Number.MAX_SAFE_INTEGER);
+    env.usage = usageOf(prompt, cacheRead, count(u.cache_creation_input_tokens), count(u.output_tokens), 0);
   }
   return env;
 }
@@ -304,7 +349,7 @@ function geminiEnvelope(r: Loose): Envelope {
   }
   const u = r.usageMetadata;
   if (isObject(u)) {
-    const output = count(u.candidatesTokenCount) + count(u.thoughtsTokenCount);
+    const output = Math.min(count(u.candidatesTokenCount) + count(u.thoughtsTokenCount), Number.MAX_SAFE_INTEGER);
     env.usage = usageOf(count(u.promptTokenCount), count(u.cachedContentTokenCount), 0, output, u.totalTokenCount);
   }
   return env;
@@ -343,20 +388,27 @@ export function fromResponse<F extends ResponseFormat>(
   if (!isObject(options)) throw invalidArgument('fromResponse(response, { format }) needs the options');
   const format = formatOption(options.format, 'fromResponse()', true) as ResponseFormat;
   const model = modelOption(options.model, 'fromResponse()');
-  const given: unknown = response;
+  const session = sessionOption(options.session);
+  let given: unknown = response;
+  if (format === 'gemini' && Array.isArray(given)) given = joinedChunks(given);
   if (!isObject(given)) throw notAResponse(format, `got ${given === null ? 'null' : typeof given}`);
   const env = ENVELOPE_READERS[format](given);
   let message: Loose = { role: 'assistant', content: [] };
   if (env.items !== undefined && env.items.length > 0) {
-    // The reader of the format's histories reads the reply's message (or output items).
+    // The reader of the format's histories reads the reply's message (or output items). The
+    // calls it knows are the session's (Gemini's id-less calls are numbered after them), else
+    // every `gemini_<k>_…` of an id-less call is taken up to this response's own number.
     const none = (): undefined => undefined;
+    const known = session !== undefined ? sessionCalls(session) : undefined;
+    const own = format === 'gemini' && known === undefined ? ownIdPrefix(given) : undefined;
     const read = formatOf(format).read(env.items, {
       model,
       warnings: new Warnings(),
       history: true,
-      toolCall: none,
+      toolCall: known !== undefined ? (id) => known.get(id) : none,
       toolCallOfCallId: none,
     });
+    if (own !== undefined) renameIdless(read.messages, own);
     const replies = read.messages.filter((m) => isObject(m) && m.role === 'assistant');
     if (read.messages.length !== replies.length || replies.length > 1) {
       throw notAResponse(format, 'its output reads as more than one assistant message');
@@ -373,6 +425,100 @@ export function fromResponse<F extends ResponseFormat>(
   return message as unknown as AssistantMessage;
 }
 
+function sessionOption(value: unknown): Pick<SessionCore, 'buildContext'> | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value) || typeof value.buildContext !== 'function') {
+    throw invalidArgument('fromResponse(): session must be the Session the reply goes to');
+  }
+  return value as unknown as Pick<SessionCore, 'buildContext'>;
+}
+
+/** The tool calls of the session's leaf path by id (those without a result too). */
+function sessionCalls(session: Pick<SessionCore, 'buildContext'>): Map<string, KnownToolCall> {
+  const calls = new Map<string, KnownToolCall>();
+  const messages: readonly unknown[] = session.buildContext({ transcript: true, keepDanglingToolCalls: true }).messages;
+  for (const m of messages) {
+    if (!isObject(m) || m.role !== 'assistant' || !Array.isArray(m.content)) continue;
+    for (const b of m.content) {
+      if (isObject(b) && b.type === 'toolCall' && typeof b.id === 'string') {
+        calls.set(b.id, { id: b.id, name: b.name, arguments: b.arguments } as KnownToolCall);
+      }
+    }
+  }
+  return calls;
+}
+
+/**
+ * The id prefix of this response's id-less Gemini calls when no session is given:
+ * `gemini_<responseId>` (the response's own id, kept to `[A-Za-z0-9_-]`), else a random one.
+ */
+function ownIdPrefix(response: Loose): string {
+  const rid = typeof response.responseId === 'string' ? response.responseId.replace(/[^A-Za-z0-9-]/g, '') : '';
+  if (rid !== '') return `gemini_${rid.slice(0, 32)}`;
+  const bytes = new Uint8Array(6);
+  globalThis.crypto.getRandomValues(bytes);
+  return `gemini_${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** The reader's ids of id-less calls (`gemini_<k>_<name>`) made this response's own (`<prefix>_<k>_<name>`). */
+function renameIdless(messages: readonly object[], prefix: string): void {
+  for (const m of messages) {
+    const content = (m as Loose).content;
+    if (!Array.isArray(content)) continue;
+    for (const b of content) {
+      if (!isObject(b) || b.type !== 'toolCall' || typeof b.id !== 'string') continue;
+      const x = b.ctxfold;
+      if (isObject(x) && x.noId === true && b.id.startsWith('gemini_')) b.id = `${prefix}_${b.id.slice(7)}`;
+    }
+  }
+}
+
+/**
+ * The chunks of a Gemini stream as one response: the first candidate's parts in order, adjacent
+ * texts of one kind (thought or not) joined with the last signature given, the last finish
+ * reason, usage and prompt feedback, the first response id.
+ */
+function joinedChunks(chunks: readonly unknown[]): Loose {
+  if (chunks.length === 0) throw notAResponse('gemini', 'an empty list of stream chunks');
+  const parts: Loose[] = [];
+  const out: Loose = {};
+  const candidate: Loose = {};
+  let role: unknown;
+  chunks.forEach((chunk, k) => {
+    if (!isObject(chunk))
+      throw notAResponse('gemini', `stream chunk ${k} is ${chunk === null ? 'null' : typeof chunk}`);
+    for (const key of ['responseId', 'modelVersion'])
+      if (out[key] === undefined && chunk[key] !== undefined) out[key] = chunk[key];
+    if (chunk.usageMetadata !== undefined) out.usageMetadata = chunk.usageMetadata;
+    if (chunk.promptFeedback !== undefined) out.promptFeedback = chunk.promptFeedback;
+    const first: unknown = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
+    if (!isObject(first)) return;
+    for (const key of ['finishReason', 'finishMessage']) if (first[key] !== undefined) candidate[key] = first[key];
+    const content = first.content;
+    if (!isObject(content)) return;
+    if (content.role !== undefined) role = content.role;
+    if (!Array.isArray(content.parts)) return;
+    for (const p of content.parts) {
+      const last = parts.at(-1);
+      if (isObject(p) && isObject(last) && joinable(last, p)) {
+        last.text = `${last.text}${p.text}`;
+        if (typeof p.thoughtSignature === 'string') last.thoughtSignature = p.thoughtSignature;
+      } else parts.push(isObject(p) ? { ...p } : (p as Loose));
+    }
+  });
+  if (role !== undefined || parts.length > 0) candidate.content = { role: role ?? 'model', parts };
+  if (Object.keys(candidate).length > 0 || out.promptFeedback === undefined) out.candidates = [candidate];
+  return out;
+}
+
+/** Two text parts a stream split: both text only (a signature may close either), of one kind. */
+function joinable(a: Loose, b: Loose): boolean {
+  const plain = (p: Loose) =>
+    typeof p.text === 'string' &&
+    Object.keys(p).every((k) => k === 'text' || k === 'thought' || k === 'thoughtSignature');
+  return plain(a) && plain(b) && (a.thought === true) === (b.thought === true) && a.thoughtSignature === undefined;
+}
+
 /** A member of a thrown value (undefined for a primitive). */
 function memberOf(value: unknown, key: string): unknown {
   return value !== null && (typeof value === 'object' || typeof value === 'function')
@@ -385,9 +531,10 @@ function bodyText(body: unknown): string | undefined {
   if (typeof body === 'string') return body.trim() === '' ? undefined : body;
   if (!isObject(body) || typeof body.getReader === 'function') return undefined;
   const inner = body.error;
-  if (isObject(inner) && typeof inner.message === 'string') return inner.message;
-  if (typeof inner === 'string') return inner;
-  if (typeof body.message === 'string') return body.message;
+  const text = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
+  if (isObject(inner) && text(inner.message)) return inner.message;
+  if (text(inner)) return inner;
+  if (text(body.message)) return body.message;
   return JSON.stringify(body);
 }
 
@@ -397,10 +544,12 @@ function bodyText(body: unknown): string | undefined {
  * response read as `{ status, body }`, as the failed reply `Maintainer.afterResponse()` takes:
  * no content, `stopReason: 'error'` (`'aborted'` for an aborted request) and `errorMessage`
  * the provider's text, so the core tells a context overflow from other failures
- * (`isContextOverflow`, spec: compaction §8.2). Throws `E_INVALID_ARGUMENT` for a value that is
- * not an object.
+ * (`isContextOverflow`, spec: compaction §8.2). The reply also carries the core's class of the
+ * error (`errorClass`, see `classifyError`: read from the status, the whole body and a
+ * `retry-after` header), a property that is not enumerable, so it is never written to the
+ * session. Throws `E_INVALID_ARGUMENT` for a value that is not an object.
  */
-export function fromError(error: unknown, options?: FromErrorOptions): AssistantMessage {
+export function fromError(error: unknown, options?: FromErrorOptions): FailedReply {
   if (options !== undefined && !isObject(options)) throw invalidArgument('fromError(): options must be an object');
   const format = formatOption(options?.format, 'fromError()', false);
   const model = modelOption(options?.model, 'fromError()');
@@ -415,7 +564,7 @@ export function fromError(error: unknown, options?: FromErrorOptions): Assistant
   // openai keeps the body's `error` member in `error`, anthropic the whole body; a fetch
   // response read by the host has `body`.
   const provider = bodyText(memberOf(error, 'error')) ?? bodyText(memberOf(error, 'body'));
-  let text: string;
+  let text: string | undefined;
   if (typeof own === 'string' && own !== '') {
     text = provider === undefined || own.includes(provider) ? own : `${own}: ${provider}`;
   } else if (provider !== undefined) text = code === undefined ? provider : `${code} ${provider}`;
@@ -423,8 +572,10 @@ export function fromError(error: unknown, options?: FromErrorOptions): Assistant
     const statusText = memberOf(error, 'statusText');
     // The wording of an SDK's error without a body, which the core knows (spec §8.2).
     text = `${code} status code (no body)${typeof statusText === 'string' && statusText !== '' ? ` ${statusText}` : ''}`;
-  } else text = String(memberOf(error, 'name') ?? 'Error');
+  }
   const name = memberOf(error, 'name');
+  // Nothing else: the error's name (never an empty text, which would read as no failure).
+  if (text === undefined) text = typeof name === 'string' && name !== '' ? name : 'Error';
   const aborted = name === 'AbortError' || name === 'APIUserAbortError';
   const message: Loose = { role: 'assistant', content: [] };
   const api = model?.api ?? (format === undefined ? undefined : APIS[format]);
@@ -434,5 +585,30 @@ export function fromError(error: unknown, options?: FromErrorOptions): Assistant
   message.usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
   message.stopReason = aborted ? 'aborted' : 'error';
   message.errorMessage = text;
-  return message as unknown as AssistantMessage;
+  const raw = memberOf(error, 'error') ?? memberOf(error, 'body');
+  const errorClass = classifyError({
+    message: text,
+    // The whole body too: its codes (`rate_limit_exceeded`, `request_too_large`) are evidence.
+    body: isObject(raw) && typeof raw.getReader !== 'function' ? raw : undefined,
+    ...(code === undefined || !Number.isInteger(code) || code < 100 || code > 599 ? {} : { status: code }),
+    ...retryAfterOf(memberOf(error, 'headers')),
+    stopReason: aborted ? 'aborted' : 'error',
+  });
+  Object.defineProperty(message, 'errorClass', { value: errorClass, enumerable: false });
+  return message as unknown as FailedReply;
+}
+
+/** The failed reply `fromError` makes: an assistant message and the class of its error. */
+export type FailedReply = AssistantMessage & {
+  /** The core's class of the error (not enumerable: never persisted). */
+  readonly errorClass: ErrorClass;
+};
+
+/** A `retry-after` header of an SDK error's headers (a `Headers` or a plain record). */
+function retryAfterOf(headers: unknown): { retryAfter?: string } {
+  let v: unknown;
+  const get = memberOf(headers, 'get');
+  if (typeof get === 'function') v = (get as (name: string) => unknown).call(headers, 'retry-after');
+  else v = memberOf(headers, 'retry-after');
+  return typeof v === 'string' && v !== '' ? { retryAfter: v } : {};
 }

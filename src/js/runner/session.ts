@@ -51,6 +51,7 @@ import type {
   ToMessagesOptions,
   ToMessagesResult,
 } from '../formats/types.js';
+import type { ChangeMark, SessionChanges } from '../storage/types.js';
 import { compactSession } from './compact.js';
 import { navigateSession } from './navigate.js';
 import { pruneWithArtifacts } from './prune.js';
@@ -173,6 +174,47 @@ export class Session extends SessionCore {
       read.messages.map((m) => plainCopy(m, 0, size)),
     );
     return session;
+  }
+
+  /**
+   * What changed in the session file since `since` (a `mark` an earlier call returned): the
+   * lines rewritten in place and the lines appended, and the mark to pass next once they are
+   * stored (spec: compaction §1, §6.7). Applied to the file as stored at `since` they give
+   * `toBytes()` (line model: docs/guide/storage.md). Costs the size of the change, not of the
+   * file. Without a mark, or with one of another session object or older than what the
+   * session tracks, the changes are a `reset`: the whole file. Throws `E_INVALID_ARGUMENT`
+   * when `since` is neither a string nor null.
+   */
+  changes(since?: ChangeMark | null): SessionChanges {
+    if (since !== undefined && since !== null && typeof since !== 'string') {
+      throw invalidArgument('changes(since): since must be a mark from an earlier changes() call, or null');
+    }
+    const [from, mark, reset, lineCount, indices, texts] = this._inner.changes(since ?? undefined) as [
+      string | undefined,
+      string,
+      boolean,
+      number,
+      Uint32Array,
+      string[],
+    ];
+    const rewritten = Array.from(indices, (index, k) => ({ index, text: texts[k] ?? '' }));
+    return {
+      since: from ?? null,
+      mark,
+      reset,
+      rewritten,
+      appended: indices.length === 0 ? texts : texts.slice(indices.length),
+      lineCount,
+    };
+  }
+
+  /**
+   * The mark of the bytes this session was loaded from, for a store that holds exactly them:
+   * pass it to the first `changes()` so that the first save writes only the turn. `null` for a
+   * created session, or when loading rewrote lines (a migration): then save from `null`.
+   */
+  get loadMark(): ChangeMark | null {
+    return this._inner.loadMark() ?? null;
   }
 
   /** Problems found while loading, and migrations (and what `fromMessages` could not carry). */
