@@ -9,6 +9,7 @@ mod common;
 
 mod anchors;
 mod archive_rescue;
+mod background;
 mod branch;
 mod branched_session;
 mod build_context;

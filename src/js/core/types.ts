@@ -715,6 +715,23 @@ export interface PlanOptions {
    * `Maintainer` do this themselves when a compaction finds nothing to summarize.
    */
   rebuildArchive?: boolean;
+  /**
+   * A plan prepared in the background (spec: compaction §13): its answers and its commit accept
+   * a branch that grew past the plan's leaf while the prefix it summarizes is untouched, and
+   * the commit keeps the entries appended since after the summary. The commit is refused with
+   * `E_STALE_PLAN` (the reason in the message) when an entry it summarizes was rewritten (a
+   * prune, a shake), the leaf left its branch, a compaction followed it, or, the branch having
+   * grown, the compacted context would not stay under 0.8 · threshold (and below the band where
+   * the next background preparation starts) and below the context now. `context-full` plans only.
+   */
+  speculative?: boolean;
+  /**
+   * A `speculative` plan's size check in your tokens: the provider's tokens per token of the
+   * core's estimate (default 1) and the request's tokens beside the messages (system prompt,
+   * tools; default 0), as the thresholds compare them.
+   */
+  providerRatio?: number;
+  nonMessageTokens?: number;
 }
 
 /** The result of a commit. */
