@@ -10,6 +10,7 @@
 //! written (spec: compaction §6.5, §6.6, §6.8 say where pruning runs; `cacheAware` decides
 //! whether the threshold prune waits for a break, docs/decisions/cache-aware-maintenance.md).
 
+use crate::context::convert::convert_message;
 use crate::context::{build_context, BuildOptions, SessionContext};
 use crate::error::Result;
 use crate::session::message::{AgentMessage, Content, ContentBlock};
@@ -117,7 +118,8 @@ pub fn break_minimum(window: u64, floor: u64) -> u64 {
 }
 
 /// The first message a rewrite changes in the projected request: its index among the LLM
-/// messages of [`build_context`] and the entry it comes from.
+/// messages of the context at the leaf ([`build_context`], converted as `toLlmMessages`
+/// converts it) and the entry it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PrefixChange {
     pub message_index: usize,
@@ -180,6 +182,21 @@ pub fn first_message_at(ctx: &SessionContext, entry: usize) -> Option<usize> {
     ctx.messages.iter().position(|m| m.entry >= entry)
 }
 
+/// The index among the LLM messages `ctx` converts to ([`convert_messages`]: a message
+/// becomes zero, one or two) of the first one message `at` of `ctx` converts to.
+///
+/// [`convert_messages`]: crate::context::convert::convert_messages
+pub fn llm_index(session: &Session, ctx: &SessionContext, at: usize) -> usize {
+    let mut out = Vec::new();
+    let mut n = 0;
+    for (pos, m) in ctx.messages.iter().enumerate().take(at) {
+        convert_message(&mut out, session, m, ctx.messages.get(pos + 1));
+        n += out.len();
+        out.clear();
+    }
+    n
+}
+
 /// Estimated tokens of `ctx`'s messages from `from` on, and the reasoning blocks of the
 /// assistant messages among them.
 fn suffix_of(session: &Session, ctx: &SessionContext, from: usize) -> (u64, u64) {
@@ -230,7 +247,7 @@ pub fn rewrite_forecast(
     let id = session.entries()[ctx.messages[at].entry].id().to_string();
     Ok(Some((
         PrefixChange {
-            message_index: at,
+            message_index: llm_index(session, &ctx, at),
             entry_id: id,
         },
         CacheForecast::new(rewritten, freed, reasoning, pricing),

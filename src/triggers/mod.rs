@@ -57,7 +57,8 @@ mod overflow;
 mod walk;
 
 pub use cache::{
-    break_minimum, cache_pricing, first_message_at, rewrite_forecast, CacheClock, CacheForecast,
+    break_minimum, cache_pricing, first_message_at, llm_index, rewrite_forecast, CacheClock,
+    CacheForecast,
     CachePricing, PrefixChange, CACHE_PRICING,
 };
 pub use calibration::{

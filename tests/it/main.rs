@@ -11,6 +11,7 @@ mod anchors;
 mod archive_rescue;
 mod branch;
 mod build_context;
+mod cache;
 mod compaction_plan;
 mod compaction_prepare;
 mod conformance;

@@ -11,6 +11,7 @@ import { codedError, invalidArgument, messageOf } from '../core/errors.js';
 import { requireRaw } from '../core/raw.js';
 import type {
   AssistantMessage,
+  CacheForecast,
   CompactionHooks,
   CompactionReport,
   CompactionSettings,
@@ -20,6 +21,7 @@ import type {
   LlmMessage,
   NativeCompactionModel,
   NativeCompactionOptions,
+  PrefixChange,
   PruneReport,
   ResolvedCompactionSettings,
   RetryOptions,
@@ -45,7 +47,7 @@ import { formatOf } from '../formats/index.js';
 import type { FormatMessages, MessageFormat } from '../formats/types.js';
 import { nativeLane, runCompaction } from './compact.js';
 import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
-import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
+import { cacheForecast, contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
 import type { Session } from './session.js';
 import { defined, handlers, memberOf } from './summarizer.js';
 import { answerContextToolCalls, type ContextToolFigures, runContextTool } from './tools.js';
@@ -199,7 +201,17 @@ export type MaintainerEvent =
   | { type: 'compaction_warning'; message: string; method?: string }
   | { type: 'notice'; level: 'info' | 'warning' | 'error'; text: string }
   /** `tokensSaved` is `report.tokensBefore - report.tokensAfter`, in the report's `tokenUnit`. */
-  | { type: 'prune'; pass: 'stale' | 'threshold'; prunedCount: number; tokensSaved: number; report: MaintainerReport }
+  | {
+      type: 'prune';
+      pass: 'stale' | 'threshold';
+      prunedCount: number;
+      tokensSaved: number;
+      report: MaintainerReport;
+      /** The first message of the request the prune changed (`report.prefixChangedAt`). */
+      prefixChangedAt?: PrefixChange | undefined;
+      /** What it costs the provider's prompt cache (`report.forecast`). */
+      forecast?: CacheForecast | undefined;
+    }
   | { type: 'promotion'; reason: PromotionRequest['reason']; from: TriggerModel; to: TriggerModel }
   | { type: 'handoff'; session: Session; previous: Session; document: string }
   | { type: 'continue'; kind: 'retry' | 'auto-continue'; afterMs: number };
@@ -374,6 +386,8 @@ export class Maintainer {
         this.#textTokens(r.systemPrompt) + (r.tools === undefined ? 0 : this.#textTokens(JSON.stringify(r.tools)));
       this.#request = r;
       const step: Step = { pruned: 0, report: undefined };
+      // The rewrites that waited for the provider's cache to go cold (`cacheAware`), then the stale pass.
+      this.#prune(this.#cm.breakPrune(this.#now(), this.#hostCount()), step);
       this.#prune(this.#cm.stalePass(this.#hostCount()), step);
       // The core's check: none for a retry (the state the last call left), the mid-run check
       // after a turn that asked for tools, else the pre-prompt check.
@@ -649,6 +663,11 @@ export class Maintainer {
       lost: [],
       anchored: [],
     };
+    // Where the request changed and what that costs the provider's cache (the core's figures).
+    const first = r.pruned[0]?.id;
+    const cache =
+      first === undefined ? null : cacheForecast(this.#session, first, r.tokensSaved, this.#model);
+    if (cache !== null) Object.assign(report, cache);
     return this.#inCountedTokens(report, before);
   }
 
@@ -676,7 +695,8 @@ export class Maintainer {
     const report = this.#pruneReport(pass, r, before);
     step.report = report;
     const tokensSaved = report.tokensBefore - report.tokensAfter;
-    this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved, report });
+    const { prefixChangedAt, forecast } = report;
+    this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved, report, prefixChangedAt, forecast });
     return tokensSaved;
   }
 
