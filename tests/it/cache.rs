@@ -233,3 +233,53 @@ proptest! {
         }
     }
 }
+
+/// The agent simulator with the Maintainer's prunes and cache accounting keeps its promises
+/// with `cacheAware` on and off (every prune is checked against its `prefixChangedAt`).
+#[test]
+fn the_simulator_accounts_for_the_cache_and_keeps_its_promises() {
+    use ctxfold_testkit::agent::{run_cached, Scenario};
+    for seed in [1u64, 2, 3] {
+        let s = Scenario {
+            user_turns: 12,
+            ..Scenario::random(seed)
+        };
+        for on in [true, false] {
+            let (report, ledger) = run_cached(&s, on).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(ledger.requests, report.requests, "seed {seed}");
+            assert!(ledger.written > 0, "the first request writes the cache");
+        }
+    }
+}
+
+/// The bench of docs/performance.md: cache writes per 100 user turns of the simulator with
+/// `cacheAware` on and off (`cargo test --test it cache_bench -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn cache_bench() {
+    use ctxfold_testkit::agent::{run_cached, Scenario};
+    let seeds: u64 = std::env::var("CACHE_BENCH_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    for on in [true, false] {
+        let (mut turns, mut written, mut read, mut rewrites, mut cost) = (0usize, 0u64, 0u64, 0u64, 0.0);
+        for seed in 0..seeds {
+            let s = Scenario::random(seed);
+            let (_, l) = run_cached(&s, on).unwrap_or_else(|e| panic!("{e}"));
+            turns += s.user_turns;
+            written += l.written;
+            read += l.read;
+            rewrites += l.rewrites;
+            cost += l.cost;
+        }
+        let per = |x: f64| x * 100.0 / turns as f64;
+        println!(
+            "cacheAware {on}: {seeds} runs, {turns} user turns; per 100 turns: {:.0} tokens written, {:.0} read, {:.1} prunes, cost {:.0} input tokens",
+            per(written as f64),
+            per(read as f64),
+            per(rewrites as f64),
+            per(cost)
+        );
+    }
+}
