@@ -58,8 +58,7 @@ mod walk;
 
 pub use cache::{
     break_minimum, cache_pricing, first_message_at, llm_index, rewrite_forecast, CacheClock,
-    CacheForecast,
-    CachePricing, PrefixChange, CACHE_PRICING,
+    CacheForecast, CachePricing, PrefixChange, CACHE_PRICING,
 };
 pub use calibration::{
     count_cut, in_counted, max_count_chars, request_images, Calibration, HostCount, Rates,
@@ -1011,12 +1010,8 @@ impl ContextManager {
     /// A request is about to be sent: the provider's cache is written now ([`CacheClock`]).
     fn note_request(&mut self, s: &StepInput<'_>) {
         let threshold = self.threshold_for(s.model);
-        self.cache.requested(
-            s.now,
-            s.model.context_window,
-            threshold,
-            &s.model.provider,
-        );
+        self.cache
+            .requested(s.now, s.model.context_window, threshold, &s.model.provider);
     }
 
     /// With `cacheAware`, the threshold prune of `reply` waits for a break: it runs when the
@@ -1059,10 +1054,7 @@ impl ContextManager {
                 count,
                 &[
                     ("protectTokens", w.protect_tokens),
-                    (
-                        "minimumSavings",
-                        break_minimum(c.window, w.minimum_savings),
-                    ),
+                    ("minimumSavings", break_minimum(c.window, w.minimum_savings)),
                 ],
             ),
         })

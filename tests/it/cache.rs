@@ -82,18 +82,33 @@ fn the_threshold_prune_waits_while_the_cache_is_warm_unless_the_window_needs_it(
 #[test]
 fn the_rewrites_that_waited_run_at_the_next_break() {
     let w = PRUNE_WINDOWS;
-    for (window, least) in [(200_000u64, 20_000u64), (1_000_000, 100_000), (32_000, 20_000)] {
+    for (window, least) in [
+        (200_000u64, 20_000u64),
+        (1_000_000, 100_000),
+        (32_000, 20_000),
+    ] {
         let mut cm = manager(json!({}));
-        assert_eq!(cm.break_prune(None, 0), None, "no request yet: no cache to wait for");
+        assert_eq!(
+            cm.break_prune(None, 0),
+            None,
+            "no request yet: no cache to wait for"
+        );
         request(&mut cm, &model(window), 10_000);
-        assert_eq!(cm.break_prune(None, 10_000 + 5 * MINUTE - 1), None, "still warm");
+        assert_eq!(
+            cm.break_prune(None, 10_000 + 5 * MINUTE - 1),
+            None,
+            "still warm"
+        );
         let p = cm
             .break_prune(None, 10_000 + 5 * MINUTE)
             .expect("a break once the cache is cold");
         assert_eq!(p.pass, PrunePass::Threshold);
         assert_eq!(
             p.windows,
-            [("protectTokens", w.protect_tokens), ("minimumSavings", least)],
+            [
+                ("protectTokens", w.protect_tokens),
+                ("minimumSavings", least)
+            ],
             "at least a tenth of the window, no warm-prefix guard"
         );
         // The next request writes the cache again.
@@ -263,7 +278,8 @@ fn cache_bench() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
     for on in [true, false] {
-        let (mut turns, mut written, mut read, mut rewrites, mut cost) = (0usize, 0u64, 0u64, 0u64, 0.0);
+        let (mut turns, mut written, mut read, mut rewrites, mut cost) =
+            (0usize, 0u64, 0u64, 0u64, 0.0);
         for seed in 0..seeds {
             let s = Scenario::random(seed);
             let (_, l) = run_cached(&s, on).unwrap_or_else(|e| panic!("{e}"));

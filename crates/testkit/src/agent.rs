@@ -1119,7 +1119,10 @@ impl Host {
                 i <= before.len() && i <= after.len() && before[..i] == after[..i],
                 "a prune changed the request before its prefixChangedAt ({i})"
             );
-            ensure!(f.tokens_freed == r.tokens_saved, "the forecast's freed tokens");
+            ensure!(
+                f.tokens_freed == r.tokens_saved,
+                "the forecast's freed tokens"
+            );
         }
         if let Some(c) = self.cache.as_mut() {
             c.rewrites += 1;
@@ -1157,7 +1160,9 @@ impl Host {
         let Some(c) = self.cache.as_mut() else {
             return Ok(());
         };
-        let warm = c.last_at.is_some_and(|t| now.saturating_sub(t) < pricing.ttl_ms);
+        let warm = c
+            .last_at
+            .is_some_and(|t| now.saturating_sub(t) < pricing.ttl_ms);
         let same = if warm {
             c.last
                 .iter()
