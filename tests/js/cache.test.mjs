@@ -16,24 +16,43 @@ function session(size, tail) {
   const call = { type: 'toolCall', id: 'big', name: 'logs', arguments: {} };
   s.appendMessage({ role: 'assistant', content: [call], stopReason: 'toolUse' }, { now: NOW });
   s.appendMessage(
-    { role: 'toolResult', toolCallId: 'big', toolName: 'logs', content: [{ type: 'text', text: 'x'.repeat(size) }], isError: false, useless: true },
+    {
+      role: 'toolResult',
+      toolCallId: 'big',
+      toolName: 'logs',
+      content: [{ type: 'text', text: 'x'.repeat(size) }],
+      isError: false,
+      useless: true,
+    },
     { now: NOW },
   );
   if (tail > 0) s.appendMessage({ role: 'user', content: 'y'.repeat(tail) }, { now: NOW });
   return s;
 }
 
-const answer = (text, timestamp) => ({ role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop', timestamp });
+const answer = (text, timestamp) => ({
+  role: 'assistant',
+  content: [{ type: 'text', text }],
+  stopReason: 'stop',
+  timestamp,
+});
 
 function pruned(s) {
-  return s.toLlmMessages().filter((m) => m.role === 'toolResult' && m.content[0]?.text !== undefined && !m.content[0].text.startsWith('x'));
+  return s
+    .toLlmMessages()
+    .filter((m) => m.role === 'toolResult' && m.content[0]?.text !== undefined && !m.content[0].text.startsWith('x'));
 }
 
 test("a prune's report and event name the first message it changed and forecast its cache cost", async () => {
   const s = session(100_000, 0);
   const resultId = s.entries().find((e) => e.message?.role === 'toolResult').id;
   const events = [];
-  const m = new Maintainer(s, { model: MODEL, settings: { dropUseless: true }, now: () => NOW, onEvent: (e) => events.push(e) });
+  const m = new Maintainer(s, {
+    model: MODEL,
+    settings: { dropUseless: true },
+    now: () => NOW,
+    onEvent: (e) => events.push(e),
+  });
   // No request sent yet: no warm cache to keep, the threshold prune runs.
   const { report } = await m.afterResponse(answer('Nothing there.', NOW));
   const [event] = events.filter((e) => e.type === 'prune');
@@ -55,7 +74,12 @@ for (const cacheAware of [true, false]) {
     const s = session(100_000, 40_000);
     let now = NOW;
     const events = [];
-    const m = new Maintainer(s, { model: MODEL, settings: { dropUseless: true, cacheAware }, now: () => now, onEvent: (e) => events.push(e) });
+    const m = new Maintainer(s, {
+      model: MODEL,
+      settings: { dropUseless: true, cacheAware },
+      now: () => now,
+      onEvent: (e) => events.push(e),
+    });
     await m.beforeRequest();
     await m.afterResponse(answer('Looking.', now + 1_000));
     now += 2 * MINUTE;

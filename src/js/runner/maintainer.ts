@@ -665,8 +665,7 @@ export class Maintainer {
     };
     // Where the request changed and what that costs the provider's cache (the core's figures).
     const first = r.pruned[0]?.id;
-    const cache =
-      first === undefined ? null : cacheForecast(this.#session, first, r.tokensSaved, this.#model);
+    const cache = first === undefined ? null : cacheForecast(this.#session, first, r.tokensSaved, this.#model);
     if (cache !== null) Object.assign(report, cache);
     return this.#inCountedTokens(report, before);
   }
