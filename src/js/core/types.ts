@@ -782,7 +782,8 @@ export interface PrefixChange {
 
 /**
  * What a rewrite of earlier history costs the provider's prompt cache on the next request, with
- * the provider's cache prices (reads and writes as multiples of its input price).
+ * the provider's cache prices (reads and writes as multiples of its input price). Tokens are the
+ * core's estimate (spec: compaction §3.1), whatever the report's `tokenUnit`.
  */
 export interface CacheForecast {
   /** Tokens of the request from the changed message on, written to the cache again instead of read. */
