@@ -299,3 +299,23 @@ fn cache_bench() {
         );
     }
 }
+
+/// A shake names the first entry it rewrites: nothing of the request before it changes.
+#[test]
+fn a_shake_names_the_first_entry_it_rewrites() {
+    use ctxfold::shake::{apply_shake, plan_shake, Preset, ShakeConfig};
+    let mut s = text_turns(4);
+    let plan = plan_shake(&s, &ShakeConfig::preset(Preset::Aggressive)).unwrap();
+    let first = plan.first_changed().expect("regions to shake");
+    assert_eq!(Some(first), plan.regions.iter().map(|r| r.index).min());
+    let id = s.entries()[first].id().to_string();
+    let before = projection(&s);
+    let r = apply_shake(&mut s, &plan, None, 1).unwrap();
+    let after = projection(&s);
+    let p = cache_pricing("anthropic", None);
+    let (at, _) = rewrite_forecast(&s, &id, r.tokens_freed, p)
+        .unwrap()
+        .expect("in the context");
+    assert_eq!(before[..at.message_index], after[..at.message_index]);
+    assert_ne!(before[at.message_index], after[at.message_index]);
+}
