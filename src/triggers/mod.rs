@@ -1020,7 +1020,11 @@ impl ContextManager {
     /// wrote has gone cold; otherwise its rewrites stay pending and run together at the next
     /// break ([`ContextManager::break_prune`]).
     fn prune_waits(&self, reply: &AssistantMessage) -> bool {
-        if !self.settings.cache_aware || !self.cache.warm(reply.timestamp.unwrap_or(0.0) as i64) {
+        // A reply without a timestamp answers the last request at once.
+        let at = reply
+            .timestamp
+            .map_or(self.cache.last_request_at.unwrap_or(0), |t| t as i64);
+        if !self.settings.cache_aware || !self.cache.warm(at) {
             return false;
         }
         let tokens = reply.usage.as_ref().map_or(0, context_tokens);
