@@ -9,7 +9,7 @@
 //! ever committed.
 #![no_main]
 use arbitrary::{Result, Unstructured};
-use ctxfold_testkit::agent::{run, Scenario};
+use ctxfold_testkit::agent::{run, run_cached, Scenario};
 use libfuzzer_sys::fuzz_target;
 
 const WINDOWS: [u64; 8] = [
@@ -51,7 +51,18 @@ fn scenario(u: &mut Unstructured<'_>) -> Result<Scenario> {
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     let Ok(s) = scenario(&mut u) else { return };
-    if let Err(e) = run(&s) {
+    // One input in three without the Maintainer's prunes; the others with them and cache
+    // accounting, `cacheAware` on or off (issue 39 item 5: a prune changes nothing before the
+    // `prefixChangedAt` it reports).
+    let cached = match u.int_in_range(0..=2u8).unwrap_or(0) {
+        0 => None,
+        n => Some(n == 1),
+    };
+    let result = match cached {
+        None => run(&s),
+        Some(on) => run_cached(&s, on).map(|(r, _)| r),
+    };
+    if let Err(e) = result {
         panic!("{e}");
     }
 });

@@ -46,6 +46,7 @@
 //! stops are recovered at most [`INCOMPLETE_RECOVERY_MAX_RETRIES`] times in a row, and idle
 //! maintenance runs at most once per idle period.
 
+mod cache;
 mod calibration;
 mod classify;
 mod decisions;
@@ -57,6 +58,10 @@ mod overflow;
 pub mod speculation;
 mod walk;
 
+pub use cache::{
+    break_minimum, cache_pricing, first_message_at, llm_index, rewrite_forecast, CacheClock,
+    CacheForecast, CachePricing, PrefixChange, CACHE_PRICING,
+};
 pub use calibration::{
     count_cut, in_counted, max_count_chars, request_images, Calibration, HostCount, Rates,
     RequestImages, Sample, SentRequest, IMAGE_OMITTED,
@@ -191,6 +196,8 @@ pub struct ContextManager {
     /// Background compaction (spec: compaction §13): the host allows it, its state, and the
     /// step the last `after_reply` / `before_request` decided.
     spec: SpeculationSlot,
+    /// When the provider's cache was last written (`cacheAware`, [`CacheClock`]).
+    cache: CacheClock,
 }
 
 /// The background compaction's part of the machine ([`ContextManager::speculation_step`]).
@@ -225,6 +232,7 @@ impl ContextManager {
             reply: None,
             settled: None,
             spec: SpeculationSlot::default(),
+            cache: CacheClock::default(),
         }
     }
 
@@ -1019,6 +1027,65 @@ impl ContextManager {
         })
     }
 
+    // ----- cache-aware maintenance (issue 39 item 5) -------------------------------------
+
+    /// A request is about to be sent: the provider's cache is written now ([`CacheClock`]).
+    fn note_request(&mut self, s: &StepInput<'_>) {
+        let threshold = self.threshold_for(s.model);
+        self.cache
+            .requested(s.now, s.model.context_window, threshold, &s.model.provider);
+    }
+
+    /// With `cacheAware`, the threshold prune of `reply` waits for a break: it runs when the
+    /// turn's context is over the compaction point of the last request's model (the window
+    /// needs it: spec: compaction §6.8, as without `cacheAware`) or the cache that request
+    /// wrote has gone cold; otherwise its rewrites stay pending and run together at the next
+    /// break ([`ContextManager::break_prune`]).
+    fn prune_waits(&self, reply: &AssistantMessage) -> bool {
+        // A reply without a timestamp answers the last request at once.
+        let at = reply
+            .timestamp
+            .map_or(self.cache.last_request_at.unwrap_or(0), |t| t as i64);
+        if !self.settings.cache_aware || !self.cache.warm(at) {
+            return false;
+        }
+        let tokens = reply.usage.as_ref().map_or(0, context_tokens);
+        !self.cache.window_needs(tokens)
+    }
+
+    /// The rewrites of earlier history that waited for a break, to run before a request
+    /// (the Maintainer's `beforeRequest`, before the stale pass): with `cacheAware`, when the
+    /// cache the last request wrote has gone cold at `now`, the threshold prune (spec:
+    /// compaction §6.6) with its minimum savings raised to the break's ([`break_minimum`]: a
+    /// tenth of the window, at least the pass's own) and without the warm-prefix guard (the
+    /// cache it guards is gone: the whole prefix may be rewritten). `None` otherwise: the cache is warm,
+    /// no request was sent yet, or `cacheAware` is off. `count` as in
+    /// [`ContextManager::stale_pass`].
+    pub fn break_prune(&self, count: Option<HostCount>, now: i64) -> Option<PruneStep> {
+        let c = &self.cache;
+        if !self.settings.cache_aware
+            || !self.settings.enabled
+            || c.last_request_at.is_none()
+            || c.warm(now)
+        {
+            return None;
+        }
+        let w = PRUNE_WINDOWS;
+        Some(PruneStep {
+            pass: PrunePass::Threshold,
+            supersede_key: false,
+            prune_useless: self.settings.drop_useless,
+            idle_flush_ms: None,
+            windows: in_estimate(
+                count,
+                &[
+                    ("protectTokens", w.protect_tokens),
+                    ("minimumSavings", break_minimum(c.window, w.minimum_savings)),
+                ],
+            ),
+        })
+    }
+
     /// A reply the host just appended (the Maintainer's `afterResponse`). A turn that asked
     /// for tools is checked before the next request, with the tool results counted
     /// ([`ReplyStep::Deferred`]; `maintainContextMidRun`, spec: compaction §8.1). Any other
@@ -1045,7 +1112,7 @@ impl ContextManager {
             reply.stop_reason,
             Some(StopReason::Error | StopReason::Aborted)
         );
-        if failed || !self.settings.enabled {
+        if failed || !self.settings.enabled || self.prune_waits(reply) {
             return None;
         }
         let w = PRUNE_WINDOWS;
@@ -1095,6 +1162,7 @@ impl ContextManager {
     /// ([`ContextManager::after_turn`] with `mid_run`); otherwise a prompt: the pre-prompt
     /// check ([`ContextManager::before_prompt`]).
     pub fn before_request(&mut self, s: StepInput<'_>) -> Option<Decision> {
+        self.note_request(&s);
         if s.state.is_some() && s.state == self.settled.as_deref() {
             return None;
         }

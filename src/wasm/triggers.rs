@@ -140,6 +140,23 @@ impl WasmContextManager {
             .map_or_else(|| "null".into(), |p| p.json())
     }
 
+    /// The rewrites that waited for a break (`ContextManager::break_prune`): the prune step
+    /// as JSON, or `null`; the count as in `stalePass`, `now` in ms.
+    #[wasm_bindgen(js_name = breakPrune)]
+    pub fn break_prune(
+        &self,
+        counting: bool,
+        estimated: f64,
+        counted: f64,
+        usage: f64,
+        now: f64,
+    ) -> String {
+        let count = host_count(counting, estimated, counted, usage);
+        self.inner
+            .break_prune(count, now as i64)
+            .map_or_else(|| "null".into(), |p| p.json())
+    }
+
     /// A reply the host appended (`ContextManager::on_reply`): true when it is deferred to
     /// the next request (a turn that asked for tools).
     #[wasm_bindgen(js_name = onReply)]

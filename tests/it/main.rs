@@ -13,6 +13,7 @@ mod background;
 mod branch;
 mod branched_session;
 mod build_context;
+mod cache;
 mod classify;
 mod compaction_plan;
 mod compaction_prepare;

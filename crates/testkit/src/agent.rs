@@ -346,6 +346,8 @@ struct Host {
     /// The background compaction in flight or armed, and whether this step may commit it.
     bg: Option<Background>,
     bg_commit: bool,
+    /// Cache accounting and the Maintainer's prunes ([`run_cached`]); `None` for [`run`].
+    cache: Option<CacheLedger>,
 }
 
 /// What the core estimates for the live context, and what the provider counts.
@@ -1039,6 +1041,7 @@ impl Host {
             _ => self.s.window / 200 + 20,
         };
         let text = format!("{} {}", marker(turn), filler(&mut self.r, size));
+        self.cache_idle_gap();
         self.append(json!({"role": "user", "content": text, "timestamp": self.now}))?;
         self.markers.push(marker(turn));
         let mut over_in_a_row = 0;
@@ -1051,6 +1054,7 @@ impl Host {
             // Before each request, as the Maintainer's `beforeRequest`: the core picks the
             // check (the pre-prompt one, the mid-run one after a tool-use reply, none when
             // nothing was appended since the last call).
+            self.cache_prunes_before_request()?;
             let stored = Some(self.provider_tokens()?);
             let state = self.state();
             let d = self.cm.before_request(StepInput {
@@ -1068,6 +1072,7 @@ impl Host {
             if std::env::var("SIM_DEBUG").is_ok() {
                 eprintln!("request: {tokens} provider tokens (turn {turn})");
             }
+            self.cache_account()?;
             self.report.requests += 1;
             self.report.largest_request = self.report.largest_request.max(tokens);
             let over = tokens > self.s.window;
@@ -1134,6 +1139,7 @@ impl Host {
             let next = match self.cm.on_reply(a) {
                 ReplyStep::Deferred => None,
                 ReplyStep::Check => {
+                    self.cache_reply_prune()?;
                     let d = self.cm.after_reply(StepInput {
                         stored_tokens: Some(self.provider_tokens()?),
                         latest_compaction_at: self.latest_compaction_at,
@@ -1181,7 +1187,14 @@ impl Host {
 
 /// Runs a scenario; `Err` names the first broken invariant.
 pub fn run(s: &Scenario) -> Result<Report, String> {
+    run_with(s, None).map(|(r, _)| r)
+}
+
+fn run_with(s: &Scenario, cache_aware: Option<bool>) -> Result<(Report, CacheLedger), String> {
     let mut settings = json!({});
+    if let Some(on) = cache_aware {
+        settings["cacheAware"] = on.into();
+    }
     if s.dead_remote {
         settings["remoteEndpoint"] = "https://summarizer.invalid/compact".into();
     }
@@ -1231,6 +1244,7 @@ pub fn run(s: &Scenario) -> Result<Report, String> {
         api,
         bg: None,
         bg_commit: false,
+        cache: cache_aware.map(|_| CacheLedger::new(s.seed)),
     };
     host.cm.set_speculation_host(s.background);
     for turn in 0..s.user_turns {
@@ -1239,7 +1253,169 @@ pub fn run(s: &Scenario) -> Result<Report, String> {
     }
     host.check_nothing_lost("the run")
         .map_err(|e| format!("seed {} ({s:?}): {e}", s.seed))?;
-    Ok(host.report)
+    let ledger = host.cache.take().unwrap_or_else(|| CacheLedger::new(0));
+    Ok((host.report, ledger))
+}
+
+// ----- cache accounting (issue 39 item 5) ---------------------------------------------------
+
+/// What a run cost the provider's prompt cache ([`run_cached`]): tokens written to and read
+/// from it per request under the provider's prices ([`cache_pricing`]), the prunes the host
+/// ran as the Maintainer runs them (`breakPrune` and the stale pass before a request, the
+/// threshold prune before a reply's check), and the idle gaps that let the cache go cold.
+#[derive(Debug, Clone, Default)]
+pub struct CacheLedger {
+    /// Tokens of requests written to the cache (a changed or new suffix, or a cold cache).
+    pub written: u64,
+    /// Tokens of requests read from it (the unchanged prefix of a warm cache).
+    pub read: u64,
+    pub requests: u64,
+    /// Prunes that rewrote earlier history.
+    pub rewrites: u64,
+    /// The input cost of the requests in base input tokens under the provider's prices.
+    pub cost: f64,
+    /// The last request: its messages' JSON and when it was sent.
+    last: Vec<String>,
+    last_at: Option<i64>,
+    gaps: Option<Rng>,
+}
+
+impl CacheLedger {
+    fn new(seed: u64) -> CacheLedger {
+        CacheLedger {
+            gaps: Some(Rng::derived(&[seed, 0xCAC4E])),
+            ..CacheLedger::default()
+        }
+    }
+}
+
+/// The LLM messages of the live context, each as its JSON text.
+fn projection(session: &Session) -> Result<Vec<String>, String> {
+    let ctx = build_context(session, &BuildOptions::default()).map_err(|e| e.to_string())?;
+    Ok(ctxfold::context::convert::convert_to_llm(session, &ctx)
+        .iter()
+        .map(Value::to_string)
+        .collect())
+}
+
+/// Runs a scenario with the Maintainer's prunes and cache accounting, `cacheAware` on or off;
+/// the same invariants as [`run`], plus: a prune changes nothing of the request before the
+/// `prefixChangedAt` it reports.
+pub fn run_cached(s: &Scenario, cache_aware: bool) -> Result<(Report, CacheLedger), String> {
+    run_with(s, Some(cache_aware))
+}
+
+impl Host {
+    /// Now and then the user steps away for longer than the cache lives (6-30 min).
+    fn cache_idle_gap(&mut self) {
+        let Some(r) = self.cache.as_mut().and_then(|c| c.gaps.as_mut()) else {
+            return;
+        };
+        if r.chance(0.2) {
+            self.now += r.range(6, 30) as i64 * 60_000;
+        }
+    }
+
+    /// A prune step of the policy, run as the Maintainer runs it; checks that nothing before
+    /// the first changed message changed.
+    fn cache_prune(&mut self, step: Option<ctxfold::triggers::PruneStep>) -> Result<u64, String> {
+        use ctxfold::pruning::{
+            apply_prune_plan, plan_superseded_tool_results, plan_tool_outputs, PruneConfig,
+        };
+        use ctxfold::triggers::{cache_pricing, rewrite_forecast, PrunePass};
+        let Some(step) = step else { return Ok(0) };
+        let mut v: Value = serde_json::from_str(&step.json()).map_err(|e| e.to_string())?;
+        let mut options = v["options"].take();
+        options["now"] = self.now.into();
+        let cfg = PruneConfig::from_json(&options).map_err(|e| e.to_string())?;
+        let plan = match step.pass {
+            PrunePass::Stale => plan_superseded_tool_results(&self.session, &cfg),
+            PrunePass::Threshold => plan_tool_outputs(&self.session, &cfg),
+        }
+        .map_err(|e| e.to_string())?;
+        let Some(first) = plan.first_changed().map(|(_, id)| id.to_string()) else {
+            return Ok(0);
+        };
+        let before = projection(&self.session)?;
+        let r = apply_prune_plan(&mut self.session, plan).map_err(|e| e.to_string())?;
+        let after = projection(&self.session)?;
+        let pricing = cache_pricing(&self.model.provider, Some(self.api));
+        if let Some((at, f)) = rewrite_forecast(&self.session, &first, r.tokens_saved, pricing)
+            .map_err(|e| e.to_string())?
+        {
+            let i = at.message_index;
+            ensure!(
+                i <= before.len() && i <= after.len() && before[..i] == after[..i],
+                "a prune changed the request before its prefixChangedAt ({i})"
+            );
+            ensure!(
+                f.tokens_freed == r.tokens_saved,
+                "the forecast's freed tokens"
+            );
+        }
+        if let Some(c) = self.cache.as_mut() {
+            c.rewrites += 1;
+        }
+        Ok(r.tokens_saved)
+    }
+
+    /// Before a request: the rewrites that waited for a break, then the stale pass.
+    fn cache_prunes_before_request(&mut self) -> Result<(), String> {
+        if self.cache.is_none() {
+            return Ok(());
+        }
+        self.cache_prune(self.cm.break_prune(None, self.now))?;
+        self.cache_prune(self.cm.stale_pass(None))?;
+        Ok(())
+    }
+
+    /// Before a reply's check: the threshold prune, when the policy runs it.
+    fn cache_reply_prune(&mut self) -> Result<(), String> {
+        if self.cache.is_none() {
+            return Ok(());
+        }
+        self.cache_prune(self.cm.reply_prune(None)).map(|_| ())
+    }
+
+    /// A request is sent now: its unchanged prefix is read from a warm cache, the rest written.
+    fn cache_account(&mut self) -> Result<(), String> {
+        if self.cache.is_none() {
+            return Ok(());
+        }
+        let messages = projection(&self.session)?;
+        let pricing = ctxfold::triggers::cache_pricing(&self.model.provider, Some(self.api));
+        let now = self.now;
+        let ratio = self.s.ratio;
+        let Some(c) = self.cache.as_mut() else {
+            return Ok(());
+        };
+        let warm = c
+            .last_at
+            .is_some_and(|t| now.saturating_sub(t) < pricing.ttl_ms);
+        let same = if warm {
+            c.last
+                .iter()
+                .zip(&messages)
+                .take_while(|(a, b)| a == b)
+                .count()
+        } else {
+            0
+        };
+        // Tokens at the provider's ratio to a quarter of the characters.
+        let tokens = |m: &[String]| -> u64 {
+            let chars: usize = m.iter().map(String::len).sum();
+            (chars as f64 / 4.0 * ratio).round() as u64
+        };
+        let read = tokens(&messages[..same]) + if warm { OVERHEAD } else { 0 };
+        let written = tokens(&messages[same..]) + if warm { 0 } else { OVERHEAD };
+        c.read += read;
+        c.written += written;
+        c.cost += read as f64 * pricing.read + written as f64 * pricing.write;
+        c.requests += 1;
+        c.last = messages;
+        c.last_at = Some(now);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

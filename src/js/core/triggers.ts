@@ -403,6 +403,15 @@ export class ContextManager {
   }
 
   /**
+   * The rewrites of earlier history that waited for a break (`cacheAware`): the threshold prune
+   * to run before a request once the provider's cache has gone cold at `now` (ms), or null.
+   */
+  breakPrune(now: number, count?: HostCount): PruneStep | null {
+    const c = hostCount(count);
+    return JSON.parse(this.#inner.breakPrune(c !== undefined, c?.estimated ?? 0, c?.counted ?? 0, c?.usage ?? 0, now));
+  }
+
+  /**
    * A reply the host appended. True: it asked for tools and is checked before the next request,
    * with their results counted (`beforeRequest`). False: run `replyPrune()`, then `afterReply`.
    */

@@ -12,6 +12,7 @@ import { requireRaw } from '../core/raw.js';
 import type {
   AssistantMessage,
   CompactionCommit,
+  CacheForecast,
   CompactionHooks,
   CompactionPlan,
   CompactionProgress,
@@ -24,6 +25,7 @@ import type {
   LlmMessage,
   NativeCompactionModel,
   NativeCompactionOptions,
+  PrefixChange,
   PruneReport,
   ResolvedCompactionSettings,
   RetryOptions,
@@ -50,7 +52,7 @@ import type { FormatMessages, MessageFormat } from '../formats/types.js';
 import { inlineContextManagement } from '../providers/native-openai.js';
 import { nativeLane, runCompaction } from './compact.js';
 import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
-import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
+import { cacheForecast, contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
 import type { Session } from './session.js';
 import {
   type Candidate,
@@ -229,7 +231,17 @@ export type MaintainerEvent =
   | CompactionProgressEvent
   | { type: 'notice'; level: 'info' | 'warning' | 'error'; text: string }
   /** `tokensSaved` is `report.tokensBefore - report.tokensAfter`, in the report's `tokenUnit`. */
-  | { type: 'prune'; pass: 'stale' | 'threshold'; prunedCount: number; tokensSaved: number; report: MaintainerReport }
+  | {
+      type: 'prune';
+      pass: 'stale' | 'threshold';
+      prunedCount: number;
+      tokensSaved: number;
+      report: MaintainerReport;
+      /** The first message of the request the prune changed (`report.prefixChangedAt`). */
+      prefixChangedAt?: PrefixChange | undefined;
+      /** What it costs the provider's prompt cache (`report.forecast`). */
+      forecast?: CacheForecast | undefined;
+    }
   | { type: 'promotion'; reason: PromotionRequest['reason']; from: TriggerModel; to: TriggerModel }
   | { type: 'handoff'; session: Session; previous: Session; document: string }
   | { type: 'continue'; kind: 'retry' | 'auto-continue'; afterMs: number }
@@ -455,6 +467,8 @@ export class Maintainer {
         this.#textTokens(r.systemPrompt) + (r.tools === undefined ? 0 : this.#textTokens(JSON.stringify(r.tools)));
       this.#request = r;
       const step: Step = { pruned: 0, report: undefined };
+      // The rewrites that waited for the provider's cache to go cold (`cacheAware`), then the stale pass.
+      this.#prune(this.#cm.breakPrune(this.#now(), this.#hostCount()), step);
       this.#prune(this.#cm.stalePass(this.#hostCount()), step);
       // The core's check: none for a retry (the state the last call left), the mid-run check
       // after a turn that asked for tools, else the pre-prompt check.
@@ -752,6 +766,10 @@ export class Maintainer {
       lost: [],
       anchored: [],
     };
+    // Where the request changed and what that costs the provider's cache (the core's figures).
+    const first = r.pruned[0]?.id;
+    const cache = first === undefined ? null : cacheForecast(this.#session, first, r.tokensSaved, this.#model);
+    if (cache !== null) Object.assign(report, cache);
     return this.#inCountedTokens(report, before);
   }
 
@@ -779,7 +797,8 @@ export class Maintainer {
     const report = this.#pruneReport(pass, r, before);
     step.report = report;
     const tokensSaved = report.tokensBefore - report.tokensAfter;
-    this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved, report });
+    const { prefixChangedAt, forecast } = report;
+    this.#emit({ type: 'prune', pass, prunedCount: r.prunedCount, tokensSaved, report, prefixChangedAt, forecast });
     return tokensSaved;
   }
 
