@@ -71,6 +71,9 @@ pub struct CompactionSettings {
     pub idle_timeout_seconds: u64,
     pub supersede_reads: bool,
     pub drop_useless: bool,
+    /// Cache-aware maintenance (issue 39): the threshold prune waits for a break (the window
+    /// needs it, or the provider's cache went cold) instead of running whenever it fires.
+    pub cache_aware: bool,
     pub mid_turn_enabled: bool,
     pub async_enabled: bool,
     pub handoff_save_to_disk: bool,
@@ -486,6 +489,7 @@ impl Default for CompactionSettings {
             idle_timeout_seconds: 300,
             supersede_reads: true,
             drop_useless: true,
+            cache_aware: true,
             mid_turn_enabled: true,
             async_enabled: true,
             handoff_save_to_disk: false,
@@ -510,13 +514,14 @@ impl Default for CompactionSettings {
 /// [`CompactionSettings::from_json`] instead of a match arm (and its error path) per field.
 type Slot<T> = fn(&mut CompactionSettings) -> &mut T;
 
-const FLAGS: [(&str, Slot<bool>); 12] = [
+const FLAGS: [(&str, Slot<bool>); 13] = [
     ("enabled", |s| &mut s.enabled),
     ("autoContinue", |s| &mut s.auto_continue),
     ("remoteEnabled", |s| &mut s.remote_enabled),
     ("idleEnabled", |s| &mut s.idle_enabled),
     ("supersedeReads", |s| &mut s.supersede_reads),
     ("dropUseless", |s| &mut s.drop_useless),
+    ("cacheAware", |s| &mut s.cache_aware),
     ("midTurnEnabled", |s| &mut s.mid_turn_enabled),
     ("asyncEnabled", |s| &mut s.async_enabled),
     ("handoffSaveToDisk", |s| &mut s.handoff_save_to_disk),
@@ -642,6 +647,7 @@ impl CompactionSettings {
         o.num("idleTimeoutSeconds", self.idle_timeout_seconds as f64);
         o.bool("supersedeReads", self.supersede_reads);
         o.bool("dropUseless", self.drop_useless);
+        o.bool("cacheAware", self.cache_aware);
         o.bool("midTurnEnabled", self.mid_turn_enabled);
         o.bool("asyncEnabled", self.async_enabled);
         o.bool("handoffSaveToDisk", self.handoff_save_to_disk);

@@ -4,10 +4,12 @@
 //! whether the provider bills frames by their pixels and the host knows the provider's ratio.
 //! Invariants (checked by `agent::run` after every step): an overflow is recovered on the next
 //! request, no user turn ends over the window, every user message is carried on, entries are
-//! never removed, every compaction lowers the next request.
+//! never removed, every compaction lowers the next request; with background compaction (its
+//! latency in requests and the host's rewrites of the history drawn too), no stale summary is
+//! ever committed.
 #![no_main]
 use arbitrary::{Result, Unstructured};
-use ctxfold_testkit::agent::{run, Scenario};
+use ctxfold_testkit::agent::{run, run_cached, Scenario};
 use libfuzzer_sys::fuzz_target;
 
 const WINDOWS: [u64; 8] = [
@@ -40,13 +42,27 @@ fn scenario(u: &mut Unstructured<'_>) -> Result<Scenario> {
         user_turns: u.int_in_range(5..=30usize)?,
         pixel_frames: u.arbitrary()?,
         uncalibrated: u.arbitrary()?,
+        background: u.arbitrary()?,
+        background_latency: *u.choose(&[Some(0), Some(1), Some(3), None])?,
+        prefix_edits: f64::from(u.int_in_range(0..=2u8)?) / 20.0,
     })
 }
 
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     let Ok(s) = scenario(&mut u) else { return };
-    if let Err(e) = run(&s) {
+    // One input in three without the Maintainer's prunes; the others with them and cache
+    // accounting, `cacheAware` on or off (issue 39 item 5: a prune changes nothing before the
+    // `prefixChangedAt` it reports).
+    let cached = match u.int_in_range(0..=2u8).unwrap_or(0) {
+        0 => None,
+        n => Some(n == 1),
+    };
+    let result = match cached {
+        None => run(&s),
+        Some(on) => run_cached(&s, on).map(|(r, _)| r),
+    };
+    if let Err(e) = result {
         panic!("{e}");
     }
 });

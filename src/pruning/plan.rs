@@ -82,6 +82,15 @@ impl PrunePlan {
     pub fn is_empty(&self) -> bool {
         self.candidates.is_empty()
     }
+
+    /// The first entry applying it changes (index and id), where the provider's prompt cache
+    /// stops matching (issue 39 item 5); `None` for an empty plan.
+    pub fn first_changed(&self) -> Option<(usize, &str)> {
+        self.candidates
+            .iter()
+            .min_by_key(|c| c.index)
+            .map(|c| (c.index, c.id.as_str()))
+    }
 }
 
 impl Branch<'_> {

@@ -221,6 +221,12 @@ pub struct ShakePlan {
 }
 
 impl ShakePlan {
+    /// The first entry applying it rewrites, where the provider's prompt cache stops matching
+    /// (issue 39 item 5; `triggers::rewrite_forecast` prices it); `None` for an empty plan.
+    pub fn first_changed(&self) -> Option<usize> {
+        self.regions.iter().map(|r| r.index).min()
+    }
+
     /// The body of the recovery artifact: each region under a `### region k (label, ~N tok)`
     /// heading, as the coding agent writes its shake artifacts.
     pub fn artifact_text(&self) -> String {

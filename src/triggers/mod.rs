@@ -46,6 +46,7 @@
 //! stops are recovered at most [`INCOMPLETE_RECOVERY_MAX_RETRIES`] times in a row, and idle
 //! maintenance runs at most once per idle period.
 
+mod cache;
 mod calibration;
 mod classify;
 mod decisions;
@@ -54,8 +55,13 @@ mod inputs;
 mod json;
 mod methods;
 mod overflow;
+pub mod speculation;
 mod walk;
 
+pub use cache::{
+    break_minimum, cache_pricing, first_message_at, llm_index, rewrite_forecast, CacheClock,
+    CacheForecast, CachePricing, PrefixChange, CACHE_PRICING,
+};
 pub use calibration::{
     count_cut, in_counted, max_count_chars, request_images, Calibration, HostCount, Rates,
     RequestImages, Sample, SentRequest, IMAGE_OMITTED,
@@ -89,6 +95,7 @@ use inputs::{
     delivered_output, predates, same_model, terminal_text_answer, truncated_text, turn_label,
 };
 use overflow::{classify, usage_overflow, Failure};
+use speculation::{Speculation, SpeculationInput, SpeculationStep};
 use std::borrow::Cow;
 
 /// Named prune windows in the core's estimate: as given without a host count, else scaled by
@@ -186,6 +193,21 @@ pub struct ContextManager {
     reply: Option<AssistantMessage>,
     /// The host's session state at the end of its last step ([`ContextManager::settle`]).
     settled: Option<String>,
+    /// Background compaction (spec: compaction §13): the host allows it, its state, and the
+    /// step the last `after_reply` / `before_request` decided.
+    spec: SpeculationSlot,
+    /// When the provider's cache was last written (`cacheAware`, [`CacheClock`]).
+    cache: CacheClock,
+}
+
+/// The background compaction's part of the machine ([`ContextManager::speculation_step`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct SpeculationSlot {
+    host: bool,
+    state: Speculation,
+    step: SpeculationStep,
+    /// The context tokens of the last step, for the request of a start.
+    tokens: u64,
 }
 
 impl ContextManager {
@@ -209,6 +231,8 @@ impl ContextManager {
             mid_run: None,
             reply: None,
             settled: None,
+            spec: SpeculationSlot::default(),
+            cache: CacheClock::default(),
         }
     }
 
@@ -1003,6 +1027,65 @@ impl ContextManager {
         })
     }
 
+    // ----- cache-aware maintenance (issue 39 item 5) -------------------------------------
+
+    /// A request is about to be sent: the provider's cache is written now ([`CacheClock`]).
+    fn note_request(&mut self, s: &StepInput<'_>) {
+        let threshold = self.threshold_for(s.model);
+        self.cache
+            .requested(s.now, s.model.context_window, threshold, &s.model.provider);
+    }
+
+    /// With `cacheAware`, the threshold prune of `reply` waits for a break: it runs when the
+    /// turn's context is over the compaction point of the last request's model (the window
+    /// needs it: spec: compaction §6.8, as without `cacheAware`) or the cache that request
+    /// wrote has gone cold; otherwise its rewrites stay pending and run together at the next
+    /// break ([`ContextManager::break_prune`]).
+    fn prune_waits(&self, reply: &AssistantMessage) -> bool {
+        // A reply without a timestamp answers the last request at once.
+        let at = reply
+            .timestamp
+            .map_or(self.cache.last_request_at.unwrap_or(0), |t| t as i64);
+        if !self.settings.cache_aware || !self.cache.warm(at) {
+            return false;
+        }
+        let tokens = reply.usage.as_ref().map_or(0, context_tokens);
+        !self.cache.window_needs(tokens)
+    }
+
+    /// The rewrites of earlier history that waited for a break, to run before a request
+    /// (the Maintainer's `beforeRequest`, before the stale pass): with `cacheAware`, when the
+    /// cache the last request wrote has gone cold at `now`, the threshold prune (spec:
+    /// compaction §6.6) with its minimum savings raised to the break's ([`break_minimum`]: a
+    /// tenth of the window, at least the pass's own) and without the warm-prefix guard (the
+    /// cache it guards is gone: the whole prefix may be rewritten). `None` otherwise: the cache is warm,
+    /// no request was sent yet, or `cacheAware` is off. `count` as in
+    /// [`ContextManager::stale_pass`].
+    pub fn break_prune(&self, count: Option<HostCount>, now: i64) -> Option<PruneStep> {
+        let c = &self.cache;
+        if !self.settings.cache_aware
+            || !self.settings.enabled
+            || c.last_request_at.is_none()
+            || c.warm(now)
+        {
+            return None;
+        }
+        let w = PRUNE_WINDOWS;
+        Some(PruneStep {
+            pass: PrunePass::Threshold,
+            supersede_key: false,
+            prune_useless: self.settings.drop_useless,
+            idle_flush_ms: None,
+            windows: in_estimate(
+                count,
+                &[
+                    ("protectTokens", w.protect_tokens),
+                    ("minimumSavings", break_minimum(c.window, w.minimum_savings)),
+                ],
+            ),
+        })
+    }
+
     /// A reply the host just appended (the Maintainer's `afterResponse`). A turn that asked
     /// for tools is checked before the next request, with the tool results counted
     /// ([`ReplyStep::Deferred`]; `maintainContextMidRun`, spec: compaction §8.1). Any other
@@ -1029,7 +1112,7 @@ impl ContextManager {
             reply.stop_reason,
             Some(StopReason::Error | StopReason::Aborted)
         );
-        if failed || !self.settings.enabled {
+        if failed || !self.settings.enabled || self.prune_waits(reply) {
             return None;
         }
         let w = PRUNE_WINDOWS;
@@ -1054,6 +1137,7 @@ impl ContextManager {
     /// as the size the compaction reports — the turn is judged by what the next request
     /// carries (issue 19). Without a reply waiting: nothing.
     pub fn after_reply(&mut self, s: StepInput<'_>) -> Decision {
+        self.spec.step = SpeculationStep::None;
         let Some(a) = self.reply.take() else {
             return Decision::default();
         };
@@ -1065,7 +1149,10 @@ impl ContextManager {
             freed_lowers_trigger: true,
             ..TurnInput::new(&a, s.model, s.now)
         };
-        self.after_turn(t)
+        let tokens = speculation_tokens(Some(&a), &s);
+        let mut d = self.after_turn(t);
+        self.speculate(&mut d, s.model, tokens);
+        d
     }
 
     /// A request is about to be sent (the Maintainer's `beforeRequest`, after the stale
@@ -1075,10 +1162,21 @@ impl ContextManager {
     /// ([`ContextManager::after_turn`] with `mid_run`); otherwise a prompt: the pre-prompt
     /// check ([`ContextManager::before_prompt`]).
     pub fn before_request(&mut self, s: StepInput<'_>) -> Option<Decision> {
+        self.note_request(&s);
         if s.state.is_some() && s.state == self.settled.as_deref() {
             return None;
         }
-        Some(match self.mid_run.take() {
+        self.spec.step = SpeculationStep::None;
+        let mid_run = self.mid_run.clone();
+        let tokens = speculation_tokens(mid_run.as_ref(), &s);
+        let mut d = self.before_request_check(s);
+        self.speculate(&mut d, s.model, tokens);
+        Some(d)
+    }
+
+    /// [`ContextManager::before_request`] past its retry test.
+    fn before_request_check(&mut self, s: StepInput<'_>) -> Decision {
+        match self.mid_run.take() {
             Some(a) => self.after_turn(TurnInput {
                 stored_tokens: s.stored_tokens,
                 latest_compaction_at: s.latest_compaction_at,
@@ -1092,7 +1190,7 @@ impl ContextManager {
                 can_promote: s.can_promote,
                 ..PromptInput::new(s.model, s.now)
             }),
-        })
+        }
     }
 
     /// What a compaction the host runs for `req` keeps, in the core's estimate (spec:
@@ -1129,6 +1227,86 @@ impl ContextManager {
         if self.settled.as_deref() != Some(state) {
             self.settled = Some(state.to_string());
         }
+    }
+
+    // ----- background compaction (§13) ---------------------------------------------------
+
+    /// Whether the host can run background compaction (spec: compaction §13, §8.8): it asked
+    /// for it, has a summarizer, and no `session_before_compact` handler is registered (a
+    /// prepared result would bypass the handler's veto). `asyncEnabled` is the settings'.
+    pub fn set_speculation_host(&mut self, allowed: bool) {
+        self.spec.host = allowed;
+    }
+
+    /// The background step the last [`ContextManager::after_reply`] or
+    /// [`ContextManager::before_request`] decided. A start or refresh changed the state to
+    /// running; a commit or drop to idle.
+    pub fn speculation_step(&self) -> SpeculationStep {
+        self.spec.step
+    }
+
+    /// The background compaction as the machine knows it.
+    pub fn speculation(&self) -> Speculation {
+        self.spec.state
+    }
+
+    /// The host's background plan answered every request: its result is armed.
+    pub fn speculation_ready(&mut self) {
+        self.spec.state = self.spec.state.ready();
+    }
+
+    /// The host's background compaction ended without a result to commit (a summarizer
+    /// failure, an abort, nothing to compact, a stale result, any other compaction).
+    pub fn speculation_ended(&mut self) {
+        self.spec.state = Speculation::Idle;
+    }
+
+    /// The compaction request a background start prepares (spec: compaction §13): a threshold
+    /// one for `model` at the context of the step that started it, so its keep budgets are
+    /// those of the compaction it stands in for. `None` when no method can run.
+    pub fn speculation_request(&self, model: &ModelInfo) -> Option<CompactRequest> {
+        self.request(
+            CompactionReason::Threshold,
+            EntryPoint::PostTurn,
+            false,
+            model,
+            self.spec.tokens,
+            false,
+        )
+    }
+
+    /// Background compaction is possible for `model`: the host allows it, `asyncEnabled`, a
+    /// known window, and the threshold compaction's first method is an LLM summary (`soft`;
+    /// the local methods are instant, and the other LLM-backed ones run inline here).
+    fn speculation_enabled(&self, model: &ModelInfo) -> bool {
+        self.spec.host
+            && self.settings.async_enabled
+            && model.context_window > 0
+            && self
+                .methods(CompactionReason::Threshold, model, false)
+                .first()
+                .is_some_and(|m| *m == CompactionMethod::Soft)
+    }
+
+    /// Decides the background step of a decision (spec: compaction §8.2 [N] step 10, §13):
+    /// a deferred threshold compaction leaves the decision.
+    fn speculate(&mut self, d: &mut Decision, model: &ModelInfo, tokens: u64) {
+        let input = SpeculationInput {
+            tokens,
+            window: model.context_window,
+            threshold: self.threshold_for(model),
+            keep_recent_tokens: self.settings_for(model).keep_recent_tokens,
+            enabled: self.speculation_enabled(model),
+            compact: d.compact.as_ref().map(|c| c.reason),
+            promote: d.promote.is_some(),
+        };
+        let decided = speculation::decide(self.spec.state, &input);
+        if decided.defer {
+            d.compact = None;
+        }
+        self.spec.state = decided.next;
+        self.spec.step = decided.step;
+        self.spec.tokens = tokens;
     }
 
     // ----- after a compaction (§8.3–§8.6) -----------------------------------------------
@@ -1290,6 +1468,18 @@ impl ContextManager {
             )
         })
     }
+}
+
+/// The live context a background step is judged by (spec: compaction §8.2 [N] step 9): the
+/// reply's reported usage less what its prune freed, floored by the stored estimate.
+fn speculation_tokens(reply: Option<&AssistantMessage>, s: &StepInput<'_>) -> u64 {
+    let usage = reply
+        .filter(|a| a.stop_reason != Some(StopReason::Error))
+        .and_then(|a| a.usage.as_ref())
+        .map_or(0, context_tokens);
+    usage
+        .saturating_sub(s.freed_tokens)
+        .max(s.stored_tokens.unwrap_or(0))
 }
 
 fn payload_not_tokens(stored: Option<u64>, window: u64) -> Decision {

@@ -15,6 +15,8 @@ extern crate ctxfold_wasm_heap;
 #[cfg(target_arch = "wasm32")]
 mod branch;
 #[cfg(target_arch = "wasm32")]
+mod cache;
+#[cfg(target_arch = "wasm32")]
 mod compact;
 #[cfg(target_arch = "wasm32")]
 mod inline;

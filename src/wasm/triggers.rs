@@ -140,6 +140,23 @@ impl WasmContextManager {
             .map_or_else(|| "null".into(), |p| p.json())
     }
 
+    /// The rewrites that waited for a break (`ContextManager::break_prune`): the prune step
+    /// as JSON, or `null`; the count as in `stalePass`, `now` in ms.
+    #[wasm_bindgen(js_name = breakPrune)]
+    pub fn break_prune(
+        &self,
+        counting: bool,
+        estimated: f64,
+        counted: f64,
+        usage: f64,
+        now: f64,
+    ) -> String {
+        let count = host_count(counting, estimated, counted, usage);
+        self.inner
+            .break_prune(count, now as i64)
+            .map_or_else(|| "null".into(), |p| p.json())
+    }
+
     /// A reply the host appended (`ContextManager::on_reply`): true when it is deferred to
     /// the next request (a turn that asked for tools).
     #[wasm_bindgen(js_name = onReply)]
@@ -208,6 +225,49 @@ impl WasmContextManager {
         }
         o.close();
         Ok(out)
+    }
+
+    /// Whether the host runs background compaction (`ContextManager::set_speculation_host`).
+    #[wasm_bindgen(js_name = setSpeculationHost)]
+    pub fn set_speculation_host(&mut self, allowed: bool) {
+        self.inner.set_speculation_host(allowed);
+    }
+
+    /// The background step of the last `afterReply` / `beforeRequest` (spec: compaction §13):
+    /// `{step, state, request}` as JSON, `request` (the threshold compaction a start prepares)
+    /// on a start or refresh only.
+    #[wasm_bindgen(js_name = speculationJson)]
+    pub fn speculation_json(&self, model_json: &str) -> Result<String, JsValue> {
+        use crate::triggers::speculation::SpeculationStep;
+        let step = self.inner.speculation_step();
+        let request = match step {
+            SpeculationStep::Start | SpeculationStep::Refresh => {
+                self.inner.speculation_request(&model(model_json)?)
+            }
+            _ => None,
+        };
+        let mut out = String::new();
+        let mut o = js::Object::open(&mut out);
+        o.str("step", step.as_str());
+        o.str("state", self.inner.speculation().as_str());
+        match request {
+            Some(r) => r.write_json(o.key("request")),
+            None => o.null("request"),
+        }
+        o.close();
+        Ok(out)
+    }
+
+    /// The host's background plan answered every request (`ContextManager::speculation_ready`).
+    #[wasm_bindgen(js_name = speculationReady)]
+    pub fn speculation_ready(&mut self) {
+        self.inner.speculation_ready();
+    }
+
+    /// The host's background compaction ended without a result (`ContextManager::speculation_ended`).
+    #[wasm_bindgen(js_name = speculationEnded)]
+    pub fn speculation_ended(&mut self) {
+        self.inner.speculation_ended();
     }
 
     /// The host's session state at the end of a step (`ContextManager::settle`).

@@ -9,9 +9,11 @@ mod common;
 
 mod anchors;
 mod archive_rescue;
+mod background;
 mod branch;
 mod branched_session;
 mod build_context;
+mod cache;
 mod classify;
 mod compaction_plan;
 mod compaction_prepare;

@@ -94,6 +94,11 @@ const consumers = {
         const after = await m.afterResponse(reply);
         if (after.next === 'continue') m.session.appendMessage({ role: 'user', content: after.continuePrompt ?? '' });
         const report: CompactionReport | undefined = after.report;
+        // Issue 39: where a prune changed the request and what that costs the provider's cache.
+        const changedAt: number | undefined = report?.prefixChangedAt?.messageIndex;
+        const net: number | undefined = report?.forecast?.net;
+        const settingsWithCache = new Maintainer(session, { model: { provider: 'openai', id: 'gpt-5' }, settings: { cacheAware: false } });
+        for (const e of events) if (e.type === 'prune') e.forecast?.reasoningAtRisk.toFixed();
         // @ts-expect-error next is one of three words
         const wrong: 'stop' = after.next;
         const result = await session.compact({ strategy: 'handoff', summarize: async () => 'doc' });
@@ -114,7 +119,7 @@ const consumers = {
         session.planShake({ preset: 'gentle' });
         m.abort();
         m.dispose();
-        export { count, report, wrong, events, applied, mode };
+        export { count, report, wrong, events, applied, mode, changedAt, net, settingsWithCache };
       `,
       // Issue 41: the SDKs' responses and errors in (their types as the SDKs declare them, in
       // part), provider messages out of beforeRequest({ format }).

@@ -30,6 +30,7 @@ import type {
   AgentMessage,
   AppendOptions,
   ArchiveFrame,
+  CacheForecast,
   CompactionCommit,
   CompactionMethod,
   CompactionPreparation,
@@ -54,6 +55,7 @@ import type {
   NavigationPreparation,
   NavigationResult,
   PlanOptions,
+  PrefixChange,
   PrunedOriginal,
   PrunedResult,
   PruneOptions,
@@ -875,6 +877,20 @@ export class SessionCore {
       apply: () => lazyRows(this._inner.applyPrunePlan(plan)),
       free: () => release(plan),
     };
+  }
+
+  /**
+   * Where a rewrite whose first changed entry is `entryId` changed the request, and what it
+   * costs the provider's prompt cache (issue 39), measured on the session as it is now; null
+   * when that entry carries no message of the context. @internal
+   */
+  _cacheForecast(
+    entryId: string,
+    freed: number,
+    provider: string,
+    api: string | undefined,
+  ): { prefixChangedAt: PrefixChange; forecast: CacheForecast } | null {
+    return JSON.parse(this._inner.cacheForecast(entryId, freed, provider, api));
   }
 
   /**

@@ -403,6 +403,15 @@ export class ContextManager {
   }
 
   /**
+   * The rewrites of earlier history that waited for a break (`cacheAware`): the threshold prune
+   * to run before a request once the provider's cache has gone cold at `now` (ms), or null.
+   */
+  breakPrune(now: number, count?: HostCount): PruneStep | null {
+    const c = hostCount(count);
+    return JSON.parse(this.#inner.breakPrune(c !== undefined, c?.estimated ?? 0, c?.counted ?? 0, c?.usage ?? 0, now));
+  }
+
+  /**
    * A reply the host appended. True: it asked for tools and is checked before the next request,
    * with their results counted (`beforeRequest`). False: run `replyPrune()`, then `afterReply`.
    */
@@ -453,6 +462,35 @@ export class ContextManager {
         c?.usage ?? 0,
       ),
     );
+  }
+
+  /**
+   * Background compaction (spec: compaction §13), the Maintainer's: whether the host runs it,
+   * the step the last `afterReply` / `beforeRequest` decided (with the threshold request a
+   * start prepares), and what became of the background plan.
+   * @internal
+   */
+  _setSpeculationHost(allowed: boolean): void {
+    this.#inner.setSpeculationHost(allowed);
+  }
+
+  /** @internal */
+  _speculation(model: TriggerModel): {
+    step: 'none' | 'start' | 'refresh' | 'wait' | 'commit' | 'drop';
+    state: 'idle' | 'running' | 'armed';
+    request: CompactRequest | null;
+  } {
+    return JSON.parse(this.#inner.speculationJson(modelJson(model)));
+  }
+
+  /** @internal */
+  _speculationReady(): void {
+    this.#inner.speculationReady();
+  }
+
+  /** @internal */
+  _speculationEnded(): void {
+    this.#inner.speculationEnded();
   }
 
   /** The live session's state at the end of a step of the host's loop, as `beforeRequest` will name it. */

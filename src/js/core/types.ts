@@ -551,6 +551,15 @@ export interface CompactionSettings {
   idleTimeoutSeconds?: number;
   supersedeReads?: boolean;
   dropUseless?: boolean;
+  /**
+   * Cache-aware maintenance (default `true`): the threshold prune of a reply runs only when the
+   * turn is over the compaction point or the provider's prompt cache has gone cold; the
+   * rewrites it holds back run together before the first request after the cache's lifetime,
+   * when they free at least a tenth of the window (and the prune's own minimum). `false`: the
+   * threshold prune runs on every reply (the reference's policy). The stale pass runs as the
+   * spec says either way. See docs/decisions/cache-aware-maintenance.md.
+   */
+  cacheAware?: boolean;
   midTurnEnabled?: boolean;
   asyncEnabled?: boolean;
   handoffSaveToDisk?: boolean;
@@ -715,6 +724,23 @@ export interface PlanOptions {
    * `Maintainer` do this themselves when a compaction finds nothing to summarize.
    */
   rebuildArchive?: boolean;
+  /**
+   * A plan prepared in the background (spec: compaction §13): its answers and its commit accept
+   * a branch that grew past the plan's leaf while the prefix it summarizes is untouched, and
+   * the commit keeps the entries appended since after the summary. The commit is refused with
+   * `E_STALE_PLAN` (the reason in the message) when an entry it summarizes was rewritten (a
+   * prune, a shake), the leaf left its branch, a compaction followed it, or, the branch having
+   * grown, the compacted context would not stay under 0.8 · threshold (and below the band where
+   * the next background preparation starts) and below the context now. `context-full` plans only.
+   */
+  speculative?: boolean;
+  /**
+   * A `speculative` plan's size check in your tokens: the provider's tokens per token of the
+   * core's estimate (default 1) and the request's tokens beside the messages (system prompt,
+   * tools; default 0), as the thresholds compare them.
+   */
+  providerRatio?: number;
+  nonMessageTokens?: number;
 }
 
 /** The result of a commit. */
@@ -759,6 +785,38 @@ export interface CompactionReport {
   lost: string[];
   /** Identifiers the compaction's `<anchors>` block holds. */
   anchored: string[];
+  /** For a prune: the first message of the request it changed (where the provider's prompt cache stops matching). */
+  prefixChangedAt?: PrefixChange | undefined;
+  /** For a prune: what it costs the provider's prompt cache on the next request. */
+  forecast?: CacheForecast | undefined;
+}
+
+/** The first message of the projected request a rewrite of earlier history changes (issue 39). */
+export interface PrefixChange {
+  /** Its index among the LLM messages of the context (`toLlmMessages`). */
+  messageIndex: number;
+  /** The entry it comes from. */
+  entryId: string;
+}
+
+/**
+ * What a rewrite of earlier history costs the provider's prompt cache on the next request, with
+ * the provider's cache prices (reads and writes as multiples of its input price). Tokens are the
+ * core's estimate (spec: compaction §3.1), whatever the report's `tokenUnit`.
+ */
+export interface CacheForecast {
+  /** Tokens of the request from the changed message on, written to the cache again instead of read. */
+  rewrittenTokens: number;
+  /** Reasoning blocks after the change the provider drops (OpenAI's reasoning models; 0 elsewhere). */
+  reasoningAtRisk: number;
+  /** Tokens the rewrite freed. */
+  tokensFreed: number;
+  /**
+   * The next request's input cost without the rewrite minus with it, in input tokens at the base
+   * price: positive when the rewrite pays for itself at once; each later request saves
+   * `tokensFreed` × the read price.
+   */
+  net: number;
 }
 
 /** Options of `Session.searchHistory`. */

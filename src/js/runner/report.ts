@@ -1,7 +1,14 @@
 // What a maintenance step did, measured with one ruler: the local estimate (spec: compaction
 // §3.1) of the LLM context, before and after. Shared by `compact()` and the Maintainer.
 import { onRaw, requireRaw } from '../core/raw.js';
-import type { CompactionReport, LlmMessage, SessionCore, TextContent } from '../core/session.js';
+import type {
+  CacheForecast,
+  CompactionReport,
+  LlmMessage,
+  PrefixChange,
+  SessionCore,
+  TextContent,
+} from '../core/session.js';
 
 /** Tokens per kind of message of a context (`CompactionReport.tokensByKind`). */
 export type TokensByKind = CompactionReport['tokensByKind'];
@@ -114,4 +121,18 @@ export function scaleReport(report: ScalableReport, counted: number): void {
     byKind[k] = scaled[i] ?? byKind[k];
   });
   report.shakeTokensFreed = scaled[kinds.length] ?? report.shakeTokensFreed;
+}
+
+/**
+ * Where a rewrite whose first changed entry is `entryId` (the first of a prune's `pruned`, in
+ * branch order) changed the request, and what it costs the provider's prompt cache priced for
+ * `model` (the core's table, `triggers::cache`): the figures a report carries, or null.
+ */
+export function cacheForecast(
+  session: SessionCore,
+  entryId: string,
+  freed: number,
+  model: { provider: string; api?: string | undefined },
+): { prefixChangedAt: PrefixChange; forecast: CacheForecast } | null {
+  return session._cacheForecast(entryId, freed, model.provider, model.api);
 }
