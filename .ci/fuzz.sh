@@ -4,7 +4,7 @@
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
 # Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
-# native_anthropic, native_ondemand, native_inline, inline, walk, agent, append, batch, frame_refs, recall, journal, classify, pi_entries, frame_steps. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# native_anthropic, native_ondemand, native_inline, inline, walk, agent, append, batch, frame_refs, recall, journal, classify, pi_entries, frame_steps, append_entry. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
 # installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
@@ -16,7 +16,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic native_ondemand native_inline inline walk agent append batch frame_refs recall journal classify pi_entries frame_steps)
+all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic native_ondemand native_inline inline walk agent append batch frame_refs recall journal classify pi_entries frame_steps append_entry)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
@@ -68,6 +68,11 @@ seed() {
       # A generated session's bytes, a NUL, then the message's JSON.
       printf '\1\2\3\4\5\6\7\0{"role":"user","content":"hi"}' > "$dir/seed-user"
       printf '\1\2\3\4\5\6\7\0{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"read","arguments":{"path":"a"}}],"usage":{"input":1e20}}' > "$dir/seed-assistant"
+      ;;
+    append_entry)
+      # A generated session's bytes (the first byte picks the type), a NUL, then the fields' JSON.
+      printf '\13\2\3\4\5\6\7\0{"summary":"s","firstKeptEntryId":"x","tokensBefore":5}' > "$dir/seed-compaction"
+      printf '\1\2\3\4\5\6\7\0{"customType":"demo","data":{"a":[1,"b"]}}' > "$dir/seed-custom"
       ;;
     batch)
       # A generated session's bytes, a NUL, then JSON lines of messages.

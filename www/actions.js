@@ -362,7 +362,9 @@ async function compactNow(app, status, caps) {
       // appended here as written (the same fields, the same timestamp).
       const done = await compactInWorker(app, status, controller.signal);
       await yieldToPage(); // receiving the entry (megabytes of frames) and appending it: two tasks
-      const entryId = app.session.append('compaction', done.entry.fields, { now: done.entry.now });
+      // The entry's JSON text as the worker wrote it: the core reads it (no stringify here).
+      const entryId = app.session.append('compaction', done.entry.json, { now: done.entry.now });
+      app.cardEntries.set(entryId, { session: app.session, entry: { ...done.entry.card, id: entryId } });
       result = { entryId, tokensAfter: done.tokensAfter, report: done.report };
     } else if (form.strategy === 'chat') {
       if (!form.chatUrl) throw new Error('enter the base URL of an OpenAI-compatible endpoint');
@@ -503,6 +505,8 @@ async function snapcompactPreview(app, status, output) {
     setStatus(status, 'snapcompact: rendering frames…', 'busy');
     // The very compaction "Compact" runs, in the worker on a copy: nothing is written here.
     const result = await compactInWorker(app, status, controller.signal, { preview: true });
+    // Receiving the frames (the worker's message) and drawing the gallery: two tasks, not one.
+    await yieldToPage();
     const { frames, prep } = result;
     const textTokens = prep.textTokens;
     const count = `${fmt(frames.length)} frame${frames.length === 1 ? '' : 's'}`;

@@ -48,6 +48,9 @@ const app = {
   lightbox: new Lightbox($('lightbox')),
   tab: 'entry',
   tallyRun: 0,
+  // Light copies of entries the page wrote itself (id → {session, entry}), for the tree's cards:
+  // a snapcompact compaction without its frames' bytes (actions.js).
+  cardEntries: new Map(),
   statsRun: 0,
   tokensCache: new Map(),
   cancelContext: () => {},
@@ -201,7 +204,13 @@ const app = {
 };
 window.explorer = app; // for the console and the tests
 
-const treeView = new TreeView($('tree'), { onSelect: (seg, entryId) => app.selectSeg(seg, entryId) });
+const treeView = new TreeView($('tree'), {
+  onSelect: (seg, entryId) => app.selectSeg(seg, entryId),
+  cardEntry: (id) => {
+    const light = app.cardEntries.get(id);
+    return light?.session === app.session ? light.entry : undefined;
+  },
+});
 const treeSearch = new TreeSearch({
   form: $('tree-search-form'),
   results: $('search-results'),

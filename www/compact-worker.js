@@ -4,7 +4,7 @@
 // and posts, for one request:
 //
 //   {id, progress}   each `compaction_progress` report (frames k of n) as it happens;
-//   {id, done}       the result: the compaction entry's fields (Compact) or the archive's
+//   {id, done}       the result: the compaction entry's fields as JSON bytes (Compact) or the archive's
 //                    frames (the preview: PNG bytes, transferred), the report's token figures;
 //   {id, error}      the error's message and code (the session copy is dropped).
 //
@@ -68,6 +68,7 @@ async function run({ id, bytes, leafId, options, preview }) {
       frames,
     };
     const transfer = frames.flatMap((f) => (f.png ? [f.png.buffer] : []));
+    if (done.entry) transfer.push(done.entry.json.buffer);
     self.postMessage({ id, done }, transfer);
   } catch (err) {
     self.postMessage({ id, error: { message: err?.message ?? String(err), code: err?.code } });
@@ -77,9 +78,32 @@ async function run({ id, bytes, leafId, options, preview }) {
   }
 }
 
-/** The fields of an entry `session.append(type, fields, {now})` writes again as they are. */
-function entryFields({ id: _id, parentId: _parent, type: _type, timestamp, ...fields }) {
-  return { fields, now: Date.parse(timestamp) };
+/**
+ * The fields of an entry as JSON text (UTF-8 bytes, transferred), which the page's
+ * `session.append(type, json, {now})` writes again as they are: the page neither receives a
+ * megabytes-deep object (a structured clone) nor stringifies it again.
+ */
+function entryFields({ id: _id, parentId: _parent, type, timestamp, ...fields }) {
+  return {
+    json: new TextEncoder().encode(JSON.stringify(fields)),
+    now: Date.parse(timestamp),
+    card: cardEntry(type, fields),
+  };
+}
+
+/**
+ * What the tree's card of a compaction shows (entry.js `entrySnippet`, `entryMeta`): the entry
+ * without its frames' bytes (only their count), so that the page never reads the whole entry
+ * back to draw a card.
+ */
+function cardEntry(type, { summary, shortSummary, tokensBefore, tokensAfter, method, preserveData }) {
+  const frames = preserveData?.snapcompact?.frames;
+  const card = { type, summary: String(summary ?? '').slice(0, 2000), tokensBefore };
+  if (shortSummary !== undefined) card.shortSummary = String(shortSummary).slice(0, 2000);
+  if (tokensAfter !== undefined) card.tokensAfter = tokensAfter;
+  if (method !== undefined) card.method = method;
+  if (Array.isArray(frames)) card.preserveData = { snapcompact: { frames: frames.map(() => null) } };
+  return card;
 }
 
 /** An entry as the archive serializer reads it (spec: snapcompact §6.1). */

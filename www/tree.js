@@ -23,7 +23,9 @@ const OVERSCAN = 6;
 export class TreeView {
   /**
    * @param {HTMLElement} container the scroll container
-   * @param {{ onSelect: (seg: number, entryId?: string) => void }} handlers
+   * @param {{ onSelect: (seg: number, entryId?: string) => void, cardEntry?: (id: string) => object | undefined }} handlers
+   *   `cardEntry`: what a card shows of an entry the page already holds a light copy of (a
+   *   snapcompact compaction without its megabytes of frames), instead of the whole entry
    */
   constructor(container, handlers) {
     this.el = container;
@@ -323,7 +325,9 @@ export class TreeView {
     let meta = '';
     try {
       const pick = segPick(tree, s);
-      const entry = session.entry(tree.index[pick].id);
+      const id = tree.index[pick].id;
+      // A light copy when the page has one: reading a 2 MB compaction here would hold a frame.
+      const entry = this.handlers.cardEntry?.(id) ?? session.entry(id);
       text = entry ? entrySnippet(entry, 140) : '';
       meta = entry ? entryMeta(entry) : '';
     } catch {

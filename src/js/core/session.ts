@@ -578,18 +578,49 @@ export class SessionCore {
     return this._inner.entryTokens(nonEmptyText(id), Boolean(options?.excludeEncryptedReasoning));
   }
 
-  /** Appends an entry of any type as a child of the leaf; returns its id. */
-  append(type: string, fields: JsonObject, options?: AppendOptions): string {
+  /**
+   * Appends an entry of any type as a child of the leaf; returns its id. `fields` is an
+   * object of the entry's fields, or that object's JSON text (a string, or its UTF-8 bytes),
+   * as a worker that already holds it can pass on without a second `JSON.stringify`. The core
+   * reads the text as it reads an object and leaves the session unchanged when it throws:
+   * text that is not JSON throws a `message` entry's `E_INVALID_MESSAGE` (another type's
+   * `E_INVALID_ARGUMENT`), JSON that is not an object or bytes that are not UTF-8
+   * `E_INVALID_ARGUMENT`.
+   */
+  append(type: string, fields: JsonObject | string | Uint8Array, options?: AppendOptions): string {
     nonEmptyText(type, 'the entry type');
+    const code = type === 'message' ? 'E_INVALID_MESSAGE' : 'E_INVALID_ARGUMENT';
+    if (typeof fields === 'string' || fields instanceof Uint8Array) {
+      const json = typeof fields === 'string' ? new TextEncoder().encode(fields) : fields;
+      const id = this._inner.append(type, json, nowOf(options));
+      // The hook reads fields only for the types it tracks: parse them then, from the core.
+      this._appended(type, () => this.#fieldsOf(id));
+      return id;
+    }
     object(fields, 'entry fields');
-    const json = toJsonBytes(fields, type === 'message' ? 'E_INVALID_MESSAGE' : 'E_INVALID_ARGUMENT');
+    const json = toJsonBytes(fields, code);
     const id = this._inner.append(type, json, nowOf(options));
-    this._appended(type, fields);
+    this._appended(type, () => fields);
     return id;
   }
 
-  /** An entry was appended: the public Session keeps its format caches current. @internal */
-  protected _appended(_type: string, _fields: JsonObject): void {}
+  /** The fields of entry `id` as `append` takes them (without id, parentId, type, timestamp). */
+  #fieldsOf(id: string): JsonObject {
+    const {
+      id: _id,
+      parentId: _parent,
+      type: _type,
+      timestamp: _time,
+      ...fields
+    } = this.entry(id) as unknown as JsonObject;
+    return fields;
+  }
+
+  /**
+   * An entry was appended: the public Session keeps its format caches current. `fields` gives
+   * the entry's fields (read only when needed: an append of JSON text parses them then). @internal
+   */
+  protected _appended(_type: string, _fields: () => JsonObject): void {}
 
   /**
    * Appends a `message` entry; returns its id. The core checks the message first (its role's

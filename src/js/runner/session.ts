@@ -264,7 +264,8 @@ export class Session extends SessionCore {
   }
 
   /** @internal */
-  protected override _appended(type: string, fields: JsonObject): void {
+  protected override _appended(type: string, fieldsOf: () => JsonObject): void {
+    const fields = type === 'custom' || (type === 'message' && this.#calls !== null) ? fieldsOf() : {};
     if (type === 'custom' && fields.customType === SYSTEM_ENTRY && isObject(fields.data)) {
       this.#system = fields.data as unknown as StoredSystem;
     }
