@@ -11,8 +11,8 @@ import { codedError, invalidArgument, messageOf } from '../core/errors.js';
 import { requireRaw } from '../core/raw.js';
 import type {
   AssistantMessage,
-  CompactionCommit,
   CacheForecast,
+  CompactionCommit,
   CompactionHooks,
   CompactionPlan,
   CompactionProgress,
