@@ -279,23 +279,27 @@ fn thinking_in_a_tail_that_starts_mid_turn_falls_back_to_the_summary_text() {
     .unwrap();
     let payload = llm_for(&s, Some("anthropic"))[0]["providerPayload"].clone();
     assert_eq!(payload.is_null(), !starts_with_user);
-    // The same tail after a request without the host's system prompt and tools: the thinking
-    // was written under them, so the summary goes as text.
-    let mut s = session(true);
-    let plan = plan_for(&s);
-    commit_ondemand(
-        &mut s,
-        &plan,
-        "anthropic",
-        MODEL,
-        &answer("SUMMARY"),
-        false,
-        5,
-    )
-    .unwrap();
-    let llm = llm_for(&s, Some("anthropic"));
-    assert_eq!(llm[0]["providerPayload"], Value::Null);
-    assert!(llm[0].to_string().contains("SUMMARY"));
+    // A tail of the whole last turn (it opens with the user's message): after a request that
+    // carried the host's system prompt and tools the block replays before its thinking; after
+    // one without them the thinking was written under other ones, so the summary goes as text.
+    for live in [true, false] {
+        let mut s = session(true);
+        let mut plan = plan_for(&s);
+        plan.preparation.recent = vec![s.require("u5").unwrap(), s.require("a5").unwrap()];
+        let c = commit_ondemand(
+            &mut s,
+            &plan,
+            "anthropic",
+            MODEL,
+            &answer("SUMMARY"),
+            live,
+            5,
+        );
+        c.unwrap();
+        let llm = llm_for(&s, Some("anthropic"));
+        assert_eq!(llm[0]["providerPayload"].is_null(), !live, "live: {live}");
+        assert!(llm[0].to_string().contains("SUMMARY"));
+    }
     // Without thinking in the tail, the block replays either way.
     let mut s = session(false);
     let plan = plan_for(&s);
