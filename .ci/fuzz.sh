@@ -4,7 +4,7 @@
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
 # Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
-# native_anthropic, native_ondemand, native_inline, inline, walk, agent, append, batch, frame_refs, recall, journal, classify. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# native_anthropic, native_ondemand, native_inline, inline, walk, agent, append, batch, frame_refs, recall, journal, classify, pi_entries, frame_steps. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
 # installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
@@ -16,7 +16,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic native_ondemand native_inline inline walk agent append batch frame_refs recall journal classify)
+all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic native_ondemand native_inline inline walk agent append batch frame_refs recall journal classify pi_entries frame_steps)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
@@ -91,6 +91,10 @@ seed() {
             { printf '\1\0'; node -e 'process.stdout.write(JSON.parse(process.argv[1]))' "$line"; } > "$dir/seed-$(basename "$f" .json)-$n"
           done
       done
+      ;;
+    pi_entries)
+      # pi 1.6 sessions: context edits, usage entries, system checkpoints, retain-none.
+      cp "$conf"/pi-1.6/sessions/*.jsonl "$dir/" 2>/dev/null || cp "$root"/fuzz/seeds/frame-refs.jsonl "$dir/"
       ;;
     frame_refs)
       # A session whose snapcompact frames are stored by reference: references to inline

@@ -86,6 +86,10 @@ pub struct CompactionSettings {
     /// Per-model compaction points, in the order the host wrote them (upstream 18.8.5
     /// `modelThresholds`); [`CompactionSettings::for_model`] applies the one that matches.
     pub model_thresholds: Vec<ModelThresholdRule>,
+    /// pi's `compaction.modelOverrides` (pi ≥ 1.x): per `provider/model-id`, a
+    /// `reserveTokens` and/or `keepRecentTokens` that replace the general ones for that model
+    /// (0 is a valid value); [`CompactionSettings::for_model`] applies the one that matches.
+    pub model_overrides: Vec<ModelOverride>,
     /// The `snapcompact` object: `snapcompact.shape` and the archive serializer's options.
     pub snapcompact: SnapcompactSettings,
     /// `anchorTokens`: budget of the `<anchors>` block every compaction appends (issue 38;
@@ -495,6 +499,7 @@ impl Default for CompactionSettings {
             snapcompact: SnapcompactSettings::default(),
             branch_summary: BranchSummarySettings::default(),
             model_thresholds: Vec::new(),
+            model_overrides: Vec::new(),
             anchor_tokens: 1_000,
             recall_tool: false,
         }
@@ -612,6 +617,7 @@ impl CompactionSettings {
                 }
                 "branchSummary" => self.branch_summary = branch_summary(v)?,
                 "modelThresholds" => self.model_thresholds = model_thresholds(v)?,
+                "modelOverrides" => self.model_overrides = model_overrides(v)?,
                 _ => return Err(bad(f, "unknown setting (check the spelling)")),
             }
         }
@@ -670,6 +676,20 @@ impl CompactionSettings {
             js::write_value(m.key(&r.key()), &r.written);
         }
         m.close();
+        if !self.model_overrides.is_empty() {
+            let mut m = Object::open(o.key("modelOverrides"));
+            for r in &self.model_overrides {
+                let mut e = Object::open(m.key(&r.key));
+                if let Some(t) = r.reserve_tokens {
+                    e.num("reserveTokens", t as f64);
+                }
+                if let Some(t) = r.keep_recent_tokens {
+                    e.num("keepRecentTokens", t as f64);
+                }
+                e.close();
+            }
+            m.close();
+        }
         o.close();
         out
     }
@@ -694,10 +714,18 @@ impl CompactionSettings {
     /// A percentage is clamped to 1–99 % like `thresholdPercent`, a token count to the window
     /// like `thresholdTokens`.
     pub fn for_model(&self, provider: &str, model: &str) -> Cow<'_, CompactionSettings> {
+        let key = format!("{provider}/{model}");
+        let over = self.model_overrides.iter().find(|o| o.key == key);
         let Some(rule) = self.model_threshold(provider, model) else {
-            return Cow::Borrowed(self);
+            return match over {
+                None => Cow::Borrowed(self),
+                Some(o) => Cow::Owned(self.with_override(o)),
+            };
         };
-        let mut s = self.clone();
+        let mut s = match over {
+            None => self.clone(),
+            Some(o) => self.with_override(o),
+        };
         match rule.threshold {
             ModelThreshold::Tokens(t) => s.threshold_tokens = t as f64,
             ModelThreshold::Percent(p) => {
@@ -706,6 +734,20 @@ impl CompactionSettings {
             }
         }
         Cow::Owned(s)
+    }
+
+    /// These settings with a `modelOverrides` entry applied: its `reserveTokens` and
+    /// `keepRecentTokens` win over the general ones (`conformance/pi-1.6/outputs/
+    /// settings-resolution.json`: an override of 0 holds).
+    fn with_override(&self, o: &ModelOverride) -> CompactionSettings {
+        let mut s = self.clone();
+        if let Some(t) = o.reserve_tokens {
+            s.reserve_tokens = Some(t);
+        }
+        if let Some(t) = o.keep_recent_tokens {
+            s.keep_recent_tokens = t;
+        }
+        s
     }
 
     /// The reserve the budgets use: the raw setting or 16 384 (spec: compaction §5.5).
@@ -737,6 +779,53 @@ fn branch_summary(v: &Value) -> Result<BranchSummarySettings> {
 }
 
 /// `modelThresholds`: `{"provider/model-id" | "provider/*": 90000 | "90k" | "1M" | "80%"}`.
+/// One entry of `modelOverrides` (pi's per-model compaction settings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelOverride {
+    /// `provider/model-id`, as written.
+    pub key: String,
+    pub reserve_tokens: Option<u64>,
+    pub keep_recent_tokens: Option<u64>,
+}
+
+/// `modelOverrides`: `{"provider/model-id": {reserveTokens?, keepRecentTokens?}}`.
+fn model_overrides(v: &Value) -> Result<Vec<ModelOverride>> {
+    let map = v.as_object().ok_or_else(|| {
+        bad(
+            "modelOverrides",
+            "expected an object keyed `provider/model-id`",
+        )
+    })?;
+    let mut out = Vec::with_capacity(map.len());
+    for (key, value) in map.iter().filter(|(_, v)| !v.is_null()) {
+        let field = format!("modelOverrides.{key}");
+        if threshold_key(key).is_none_or(|(_, m)| m.is_none()) {
+            return Err(bad(&field, "expected a key `provider/model-id`"));
+        }
+        let o = value.as_object().ok_or_else(|| {
+            bad(
+                &field,
+                "expected an object {reserveTokens?, keepRecentTokens?}",
+            )
+        })?;
+        let mut entry = ModelOverride {
+            key: key.clone(),
+            reserve_tokens: None,
+            keep_recent_tokens: None,
+        };
+        for (k, v) in o.iter().filter(|(_, v)| !v.is_null()) {
+            let f = format!("{field}.{k}");
+            match k.as_str() {
+                "reserveTokens" => entry.reserve_tokens = Some(fields::safe_count(&f, v)?),
+                "keepRecentTokens" => entry.keep_recent_tokens = Some(fields::safe_count(&f, v)?),
+                _ => return Err(bad(&f, "unknown setting (check the spelling)")),
+            }
+        }
+        out.push(entry);
+    }
+    Ok(out)
+}
+
 fn model_thresholds(v: &Value) -> Result<Vec<ModelThresholdRule>> {
     let map = v.as_object().ok_or_else(|| {
         bad(

@@ -555,6 +555,224 @@ pub fn verify_recorded_facts(s: &crate::session::Session) -> Result<usize, Strin
     Ok(compared)
 }
 
+/// pi-family sessions (pi 1.6 `estimateTokens`; `conformance/pi-1.6`): chars/4 rounded up,
+/// counting string content or text blocks (+4800 chars per image) for user, custom and
+/// tool-result messages; text, thinking text and tool calls (name + `JSON.stringify`
+/// of the arguments) for assistants — no signatures, so a redacted block counts nothing
+/// (case 04); the summary of summaries; command and output of a bash execution; and for a
+/// system message its content, its sections and `JSON.stringify(toolsAdded)`. Lengths are
+/// UTF-16 units, as JavaScript counts them.
+pub fn estimate_pi_message(m: &serde_json::Value) -> u64 {
+    use serde_json::Value;
+    fn len(s: &str) -> u64 {
+        s.encode_utf16().count() as u64
+    }
+    fn text_and_images(c: Option<&Value>) -> u64 {
+        match c {
+            Some(Value::String(s)) => len(s),
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .map(|b| match b.get("type").and_then(Value::as_str) {
+                    Some("text") => b.get("text").and_then(Value::as_str).map_or(0, len),
+                    Some("image") => 4800,
+                    _ => 0,
+                })
+                .sum(),
+            _ => 0,
+        }
+    }
+    let s = |k: &str| m.get(k).and_then(Value::as_str).map_or(0, len);
+    let chars = match m.get("role").and_then(Value::as_str) {
+        Some("system") => {
+            let sections: u64 = m
+                .get("sections")
+                .and_then(Value::as_object)
+                .map_or(0, |o| o.values().filter_map(Value::as_str).map(len).sum());
+            let tools = m
+                .get("toolsAdded")
+                .filter(|t| !t.is_null())
+                .map_or(0, |t| len(&crate::support::json::js::stringify(t)));
+            text_and_images(m.get("content")) + sections + tools
+        }
+        Some("user" | "custom" | "toolResult") => text_and_images(m.get("content")),
+        Some("assistant") => match m.get("content") {
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .map(|b| match b.get("type").and_then(Value::as_str) {
+                    Some("text") => b.get("text").and_then(Value::as_str).map_or(0, len),
+                    Some("thinking") => b.get("thinking").and_then(Value::as_str).map_or(0, len),
+                    Some("toolCall") => {
+                        b.get("name").and_then(Value::as_str).map_or(0, len)
+                            + b.get("arguments")
+                                .map_or(0, |a| len(&crate::support::json::js::stringify(a)))
+                    }
+                    _ => 0,
+                })
+                .sum(),
+            _ => 0,
+        },
+        Some("bashExecution") => s("command") + s("output"),
+        Some("branchSummary" | "compactionSummary") => s("summary"),
+        _ => return 0,
+    };
+    chars.div_ceil(4)
+}
+
+/// pi's `calculateContextTokens` of an assistant message's usage (pi 1.6): `totalTokens`, or
+/// the sum of its parts; `None` for other messages, failed turns and usage that says 0.
+pub fn pi_usage_tokens(m: &serde_json::Value) -> Option<u64> {
+    use serde_json::Value;
+    if m.get("role").and_then(Value::as_str) != Some("assistant") {
+        return None;
+    }
+    if matches!(
+        m.get("stopReason").and_then(Value::as_str),
+        Some("aborted" | "error")
+    ) {
+        return None;
+    }
+    let u = m.get("usage")?.as_object()?;
+    let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let total = match n("totalTokens") {
+        t if t != 0.0 && !t.is_nan() => t,
+        _ => n("input") + n("output") + n("cacheRead") + n("cacheWrite"),
+    };
+    (total > 0.0).then_some(total as u64)
+}
+
+/// The current system message of a pi context (pi-ai `getCurrentSystemMessage`): every
+/// system message replayed in order — content joined by blank lines, sections set or removed
+/// (`null`), tools added or removed by name — or `None` when there is none.
+pub fn pi_current_system(messages: &[serde_json::Value]) -> Option<serde_json::Value> {
+    use serde_json::{Map, Value};
+    let mut content: Vec<String> = Vec::new();
+    let mut sections: Map<String, Value> = Map::new();
+    let mut tools: Vec<(String, Value)> = Vec::new();
+    let mut seen = false;
+    for m in messages {
+        if m.get("role").and_then(Value::as_str) != Some("system") {
+            continue;
+        }
+        seen = true;
+        let text = match m.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(b)) => b
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => String::new(),
+        };
+        if !text.is_empty() {
+            content.push(text);
+        }
+        for (k, v) in m
+            .get("sections")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if v.is_null() {
+                sections.shift_remove(k);
+            } else {
+                sections.insert(k.clone(), v.clone());
+            }
+        }
+        for t in m
+            .get("toolsAdded")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(name) = t.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            match tools.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = t.clone(),
+                None => tools.push((name.to_string(), t.clone())),
+            }
+        }
+        for t in m
+            .get("toolsRemoved")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = t.get("name").and_then(Value::as_str).or(t.as_str()) {
+                tools.retain(|(n, _)| n != name);
+            }
+        }
+    }
+    if !seen && tools.is_empty() {
+        return None;
+    }
+    let mut o = Map::new();
+    o.insert("role".into(), "system".into());
+    o.insert("content".into(), content.join("\n\n").into());
+    if !sections.is_empty() {
+        o.insert("sections".into(), Value::Object(sections));
+    }
+    if !tools.is_empty() {
+        o.insert(
+            "toolsAdded".into(),
+            Value::Array(tools.into_iter().map(|(_, t)| t).collect()),
+        );
+    }
+    Some(Value::Object(o))
+}
+
+/// pi's `estimateProjectedContextTokens` (pi 1.6; `conformance/pi-1.6` cases 01, 05): the
+/// last assistant usage of the projection plus estimates of what follows it, trusted only
+/// when that assistant's entry is newer on `path` than every `context_edit` and compaction;
+/// otherwise an estimate of the current system message plus every other message. `usage`
+/// entries never count.
+pub fn estimate_projected_context_tokens(
+    session: &crate::session::Session,
+    projected: &[crate::context::projection::ProjectedEntry],
+    path: &[usize],
+) -> ContextEstimate {
+    use crate::session::EntryKind;
+    let mut messages: Vec<serde_json::Value> = Vec::new();
+    let mut source: Vec<usize> = Vec::new();
+    for p in projected {
+        for m in &p.messages {
+            messages.push(crate::support::json::parse(&m.json(session)).unwrap_or_default());
+            source.push(p.entry);
+        }
+    }
+    let estimate = estimate_context_tokens_by(
+        messages.len(),
+        |i| pi_usage_tokens(&messages[i]).is_some(),
+        |i| estimate_pi_message(&messages[i]),
+        |i| pi_usage_tokens(&messages[i]).unwrap_or(0),
+    );
+    if let Some(last) = estimate.last_usage_index {
+        let at = path.iter().position(|&i| i == source[last]);
+        let invalidating = path.iter().rposition(|&i| {
+            matches!(
+                session.entries()[i].kind(),
+                EntryKind::ContextEdit | EntryKind::Compaction
+            )
+        });
+        if at.is_some() && (invalidating.is_none() || at > invalidating) {
+            return estimate;
+        }
+    }
+    let system = pi_current_system(&messages).map_or(0, |s| estimate_pi_message(&s));
+    let rest: u64 = messages
+        .iter()
+        .filter(|m| m.get("role").and_then(serde_json::Value::as_str) != Some("system"))
+        .map(estimate_pi_message)
+        .sum();
+    let tokens = system + rest;
+    ContextEstimate {
+        tokens,
+        usage_tokens: 0,
+        trailing_tokens: tokens,
+        last_usage_index: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

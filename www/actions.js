@@ -5,15 +5,8 @@
 // Features the package does not have yet are detected, not assumed (`capabilities`): the
 // buttons for them appear once the API exists. The API key lives in this module's memory only:
 // never in storage, never in the URL, never in the DOM as an attribute.
-import { errorText, fmt, fmtBytes, h, yieldToPage } from './dom.js';
+import { errorText, fmt, h, yieldToPage } from './dom.js';
 import { framesGallery, UrlScope } from './images.js';
-import {
-  registerFallbackFont,
-  Session,
-  scanRenderability,
-  serializeConversation,
-  shapeFor,
-} from './pkg/entries/web.js';
 import { chatCompletionsUrl } from './urls.js';
 
 /** What this build of the package can do beyond the basics. */
@@ -54,7 +47,6 @@ let running = null; // { controller }
 const lastStatus = { text: '', kind: '' }; // survives the tab being redrawn after a change
 const previewScope = new UrlScope(); // blob: URLs of the preview's frames
 let previewOutput = null; // the last preview, shown again when the tab is redrawn
-let fallbackFont = null; // Promise of the registered glyph count
 let lastPrune = { text: '', error: false }; // the last prune's outcome, shown again after a redraw
 
 /**
@@ -366,8 +358,12 @@ async function compactNow(app, status, caps) {
     if (form.strategy === 'snapcompact' && caps.snapcompact) {
       setStatus(status, 'snapcompact: rendering frames…', 'busy');
       await yieldToPage();
-      await fallbackFontFor(app, status);
-      result = await app.session.compact(snapcompactOptions(app, controller.signal));
+      // The frames are drawn in the worker, on a copy at the same leaf; the entry it wrote is
+      // appended here as written (the same fields, the same timestamp).
+      const done = await compactInWorker(app, status, controller.signal);
+      await yieldToPage(); // receiving the entry (megabytes of frames) and appending it: two tasks
+      const entryId = app.session.append('compaction', done.entry.fields, { now: done.entry.now });
+      result = { entryId, tokensAfter: done.tokensAfter, report: done.report };
     } else if (form.strategy === 'chat') {
       if (!form.chatUrl) throw new Error('enter the base URL of an OpenAI-compatible endpoint');
       const url = chatCompletionsUrl(form.chatUrl);
@@ -395,6 +391,7 @@ async function compactNow(app, status, caps) {
       'ok',
     );
     app.recordLeafMove(leafBefore, 'compaction');
+    await yieldToPage();
     app.afterMutation({ select: result.entryId });
   } catch (err) {
     setStatus(status, `Not compacted (the session is unchanged): ${errorText(err)}`, 'error');
@@ -489,26 +486,10 @@ function chatSummarizer() {
   };
 }
 
-/** An entry as the archive serializer reads it (spec: snapcompact §6.1). */
-function archiveMessage(entry) {
-  switch (entry?.type) {
-    case 'message':
-      return entry.message;
-    case 'custom_message':
-      return { role: 'user', content: entry.content };
-    case 'branch_summary':
-      return { role: 'user', content: `[Branch summary]\n${entry.summary}` };
-    case 'compaction':
-      return { role: 'user', content: `[Summary of earlier history]\n${entry.summary}` };
-    default:
-      return null;
-  }
-}
-
 /**
  * The snapcompact preview: the very compaction "Compact" writes (the same call, the same
- * options: `snapcompactOptions`), run on a throwaway copy of the session, and the frames of its
- * archive with their billed cost per provider. The copy is freed; the session is untouched.
+ * options: `snapcompactOptions`), run in the frame worker on a throwaway copy of the session,
+ * and the frames of its archive with their billed cost per provider. The session is untouched.
  */
 async function snapcompactPreview(app, status, output) {
   const controller = new AbortController();
@@ -516,27 +497,18 @@ async function snapcompactPreview(app, status, output) {
   previewScope.revokeAll();
   previewOutput = null;
   output.replaceChildren();
-  let copy = null;
   try {
     setStatus(status, 'preparing…', 'busy');
     await yieldToPage();
-    await fallbackFontFor(app, status);
-    const leaf = app.session.leafId;
-    const prep = app.session.prepareCompaction({ keepRecentTokens: form.keepRecentTokens }, { leafId: leaf });
-    copy = Session.fromJsonl(app.session.toBytes());
-    if (copy.leafId !== leaf) {
-      if (leaf === null) copy.resetLeaf();
-      else copy.branch(leaf);
-    }
     setStatus(status, 'snapcompact: rendering frames…', 'busy');
-    await yieldToPage();
-    const result = await copy.compact(snapcompactOptions(app, controller.signal));
-    const frames = copy.archiveFrames(result.entryId);
-    const textTokens = prep.estimatedTokens.messagesToSummarize + prep.estimatedTokens.turnPrefixMessages;
+    // The very compaction "Compact" runs, in the worker on a copy: nothing is written here.
+    const result = await compactInWorker(app, status, controller.signal, { preview: true });
+    const { frames, prep } = result;
+    const textTokens = prep.textTokens;
     const count = `${fmt(frames.length)} frame${frames.length === 1 ? '' : 's'}`;
     setStatus(
       status,
-      `Preview: the compaction would write ${count} for ${fmt(prep.messagesToSummarize.length + prep.turnPrefixMessages.length)} messages (≈${fmt(textTokens)} tokens as text); ${fmt(result.report?.tokensBefore)} → ${fmt(result.report?.tokensAfter)} tokens.`,
+      `Preview: the compaction would write ${count} for ${fmt(prep.messages)} messages (≈${fmt(textTokens)} tokens as text); ${fmt(result.report?.tokensBefore)} → ${fmt(result.report?.tokensAfter)} tokens.`,
       'ok',
     );
     output.append(
@@ -555,55 +527,87 @@ async function snapcompactPreview(app, status, output) {
   } catch (err) {
     setStatus(status, `No preview: ${errorText(err)}`, 'error');
   } finally {
-    copy?.free();
     running = null;
   }
 }
 
-/** The options of a snapcompact `compact()` from the form: Compact and Preview pass the same. */
-function snapcompactOptions(app, signal) {
+/** The options of a snapcompact `compact()` from the form: Compact and Preview pass the same (the worker adds the signal). */
+function snapcompactOptions(app) {
   const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
   return {
     settings: { keepRecentTokens: form.keepRecentTokens },
     contextWindow: app.settings.contextWindow,
-    signal,
     strategy: 'snapcompact',
     provider: reader.provider,
     snapcompact: { model: { id: reader.id, api: reader.api }, maxFrames: form.maxFrames },
   };
 }
 
-/**
- * Registers the fallback font before a snapcompact compaction or preview when the history it
- * would image has characters the built-in fonts lack (both do it: their frames are the same).
- */
-async function fallbackFontFor(app, status) {
-  const reader = READERS.find((r) => r.id === form.reader) ?? READERS[0];
-  const prep = app.session.prepareCompaction(
-    { keepRecentTokens: form.keepRecentTokens },
-    { leafId: app.session.leafId },
-  );
-  const messages = [];
-  for (const id of [...prep.messagesToSummarize, ...prep.turnPrefixMessages]) {
-    const m = archiveMessage(app.session.entry(id));
-    if (m) messages.push(m);
-  }
-  const text = serializeConversation(messages);
-  const shape = shapeFor(text, { model: { id: reader.id, api: reader.api } });
-  if (scanRenderability(text, shape).unrenderableRatio > 0) await loadFallbackFont(status);
+// --- the snapcompact worker ---------------------------------------------------------------------
+
+let worker = null; // the module worker that draws the frames (compact-worker.js)
+let workerRequests = 0;
+const workerPending = new Map(); // request id → { resolve, reject, onProgress }
+
+function compactWorker() {
+  if (worker) return worker;
+  worker = new Worker(new URL('./compact-worker.js', import.meta.url), { type: 'module' });
+  worker.addEventListener('message', ({ data }) => {
+    const pending = workerPending.get(data.id);
+    if (!pending) return;
+    if (data.progress || data.font) {
+      pending.onProgress(data.progress ?? 'font');
+      return;
+    }
+    workerPending.delete(data.id);
+    if (data.error) {
+      const err = new Error(data.error.message);
+      if (data.error.code) err.code = data.error.code;
+      pending.reject(err);
+    } else pending.resolve(data.done);
+  });
+  worker.addEventListener('error', (event) => {
+    for (const p of workerPending.values()) p.reject(new Error(`the frame worker failed: ${event.message}`));
+    workerPending.clear();
+    worker = null;
+  });
+  return worker;
 }
 
-/** Registers the Unifont fallback (CJK, symbols) the first time a text needs it. */
-function loadFallbackFont(status) {
-  fallbackFont ??= (async () => {
-    setStatus(status, 'loading the fallback font (1.7 MB)…', 'busy');
-    const res = await fetch(new URL('./pkg/unifont.cxfb', import.meta.url));
-    if (!res.ok) throw new Error(`fallback font: HTTP ${res.status}`);
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    return { glyphs: registerFallbackFont(bytes), bytes: fmtBytes(bytes.length) };
-  })().catch((err) => {
-    fallbackFont = null;
-    throw err;
-  });
-  return fallbackFont;
+/**
+ * Runs the form's snapcompact compaction at the leaf in the worker, on a copy of the session,
+ * with a progress bar "frames k of n" under the status. Resolves with the worker's result: the
+ * compaction entry's fields, the report's figures and the archive's frames.
+ */
+function compactInWorker(app, status, signal, { preview = false } = {}) {
+  const id = ++workerRequests;
+  const w = compactWorker();
+  const bar = h('progress', { id: 'frames-progress', class: 'frames-progress', max: 1, value: 0 });
+  status.after(bar);
+  app.frameProgress = []; // the reports as received, for the tests
+  const onProgress = (p) => {
+    if (p === 'font') {
+      setStatus(status, 'loading the fallback font (1.7 MB)…', 'busy');
+      return;
+    }
+    app.frameProgress.push(p);
+    if (p.phase !== 'frames') return;
+    bar.max = Math.max(1, p.total);
+    bar.value = p.done;
+    bar.dataset.done = String(p.done);
+    bar.dataset.total = String(p.total);
+    setStatus(status, `snapcompact: frames ${fmt(p.done)} of ${fmt(p.total)}…`, 'busy');
+  };
+  const request = {
+    id,
+    bytes: app.session.toBytes(),
+    leafId: app.session.leafId,
+    options: snapcompactOptions(app),
+    preview,
+  };
+  return new Promise((resolve, reject) => {
+    workerPending.set(id, { resolve, reject, onProgress });
+    signal.addEventListener('abort', () => w.postMessage({ id, abort: true }), { once: true });
+    w.postMessage(request, [request.bytes.buffer]);
+  }).finally(() => bar.remove());
 }

@@ -4,7 +4,9 @@
 //! whether the provider bills frames by their pixels and the host knows the provider's ratio.
 //! Invariants (checked by `agent::run` after every step): an overflow is recovered on the next
 //! request, no user turn ends over the window, every user message is carried on, entries are
-//! never removed, every compaction lowers the next request.
+//! never removed, every compaction lowers the next request; with background compaction (its
+//! latency in requests and the host's rewrites of the history drawn too), no stale summary is
+//! ever committed.
 #![no_main]
 use arbitrary::{Result, Unstructured};
 use ctxfold_testkit::agent::{run, Scenario};
@@ -40,6 +42,9 @@ fn scenario(u: &mut Unstructured<'_>) -> Result<Scenario> {
         user_turns: u.int_in_range(5..=30usize)?,
         pixel_frames: u.arbitrary()?,
         uncalibrated: u.arbitrary()?,
+        background: u.arbitrary()?,
+        background_latency: *u.choose(&[Some(0), Some(1), Some(3), None])?,
+        prefix_edits: f64::from(u.int_in_range(0..=2u8)?) / 20.0,
     })
 }
 

@@ -8,8 +8,8 @@ use crate::archive::stored::{read_archive, store_by_reference};
 use crate::archive::PRESERVE_KEY;
 use crate::compaction::prepare::Preparation;
 use crate::compaction::snapcompact::{
-    archive_budget, archive_message, compact, data_budget, ArchiveBudget, ArchiveInput,
-    ArchiveOptions, ArchiveResult, FrameCapInput, TEXT_RATIO_BOUNDS,
+    archive_budget, archive_message, compact, data_budget, frame_jobs, ArchiveBudget, ArchiveInput,
+    ArchiveOptions, ArchiveResult, FrameCapInput, FrameJob, TEXT_RATIO_BOUNDS,
 };
 use crate::context::{build_context_with, BuildOptions, LeafSelector};
 use crate::error::{Error, ErrorCode, Result};
@@ -30,7 +30,7 @@ use crate::tokens::{
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Number, Value};
 
-use crate::compaction::plan::CompactionPlan;
+use crate::compaction::plan::{CompactionPlan, Fit};
 
 /// What a commit wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,20 +132,125 @@ pub fn commit_compaction(
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),
     );
+    // A background plan commits under the current leaf when the branch grew (spec: §13).
+    let leaf = match plan
+        .is_speculative()
+        .then(|| plan.fit(session))
+        .transpose()?
+    {
+        Some(Fit::Grown { leaf }) => {
+            check_grown_projection(session, plan, &summary, leaf)?;
+            leaf
+        }
+        _ => plan.preparation.leaf,
+    };
     let preserve = preserve_data(
         plan.preparation.previous_preserve_data.as_ref(),
         plan.options.preserve_data.as_ref(),
     );
     let method = plan.options.method.as_deref().unwrap_or("soft");
-    append_plan_compaction(
+    append_plan_compaction_at(
         session,
         plan,
-        summary,
-        plan.short_summary(),
+        leaf,
+        (summary, plan.short_summary()),
         method,
         preserve,
         now,
     )
+}
+
+/// The size check of a background plan committed after the branch grew (spec: compaction
+/// §13): the context it leaves — the summary, the kept entries and everything appended
+/// since — must stay under the recovery band (`0.8 · threshold` of the plan's window, when
+/// known; ours: and below the speculation band, `threshold − lead`), in the host's tokens
+/// (`PlanOptions::provider_ratio`, `non_message_tokens`), and below the context as it is now
+/// (the local estimate on both sides); else the result is stale: committing it would leave
+/// little headroom or grow the context.
+fn check_grown_projection(
+    session: &Session,
+    plan: &CompactionPlan,
+    summary: &str,
+    leaf: usize,
+) -> Result<()> {
+    let (projected, current) = grown_projection(session, plan, summary, leaf)?;
+    let window = plan.options.context_window;
+    if window > 0 {
+        // The recovery band, and (ours) below the speculation band: a commit that left the
+        // context where the next preparation starts at once would compact again soon after,
+        // where an inline compaction down to `keepRecentTokens` would not (small windows,
+        // whose lead is a large share of the threshold).
+        let threshold = crate::tokens::threshold_tokens(window, &plan.settings);
+        let band = crate::tokens::recovery_band_tokens(threshold)
+            .min(threshold.saturating_sub(crate::triggers::speculation::lead_tokens(threshold)));
+        // In the host's tokens, as its thresholds are.
+        let ratio = plan.options.provider_ratio;
+        let ratio = if ratio.is_finite() && ratio > 0.0 {
+            ratio
+        } else {
+            1.0
+        };
+        let hosted = (projected as f64 * ratio) as u64 + plan.options.non_message_tokens;
+        if hosted > band {
+            return Err(Error::StalePlan {
+                reason: format!(
+                    "the branch grew: the compacted context would be {hosted} tokens, over \
+                     the recovery band of {band}"
+                ),
+            });
+        }
+    }
+    if projected >= current {
+        return Err(Error::StalePlan {
+            reason: format!(
+                "the branch grew: the compacted context would be {projected} tokens, not below \
+                 the {current} of the context now"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The estimated tokens of the context a commit of `plan` under `leaf` would leave (its
+/// summary, then every message from the first kept entry to `leaf`) and of the context at
+/// `leaf` now.
+pub(crate) fn grown_projection(
+    session: &Session,
+    plan: &CompactionPlan,
+    summary: &str,
+    leaf: usize,
+) -> Result<(u64, u64)> {
+    let leaf_id = session.entries()[leaf].id().to_string();
+    let opts = BuildOptions {
+        leaf: LeafSelector::Id(leaf_id),
+        ..BuildOptions::default()
+    };
+    let ctx = crate::context::build_counted_context(session, &opts, &HistoryOptions::WITHOUT_DATA)?;
+    let current = ctx.estimated_tokens(session);
+    let from = ctx
+        .path
+        .iter()
+        .position(|&i| i == plan.preparation.first_kept)
+        .unwrap_or(ctx.path.len());
+    let kept: FxHashSet<usize> = ctx.path[from..].iter().copied().collect();
+    let opts = EstimateOptions::default();
+    let kept_tokens: u64 = ctx
+        .messages
+        .iter()
+        .filter(|m| kept.contains(&m.entry) && m.role() != Role::CompactionSummary)
+        .map(|m| {
+            if m.is_entry_json() {
+                session.entry_tokens(m.entry, opts)
+            } else {
+                estimate_message(&m.message(session), &ByteEstimate, opts)
+            }
+        })
+        .sum();
+    let summary_tokens = crate::tokens::TokenCounter::count(
+        &ByteEstimate,
+        &crate::prompts::compaction_context(summary),
+    );
+    Ok((summary_tokens + kept_tokens, current))
 }
 
 /// Appends the compaction `plan` was made for (spec: compaction §5.7 step 6) — its first kept
@@ -156,6 +261,27 @@ pub(crate) fn append_plan_compaction(
     plan: &CompactionPlan,
     summary: String,
     short_summary: Option<String>,
+    method: &str,
+    preserve_data: Option<Value>,
+    now: i64,
+) -> Result<Committed> {
+    append_plan_compaction_at(
+        session,
+        plan,
+        plan.preparation.leaf,
+        (summary, short_summary),
+        method,
+        preserve_data,
+        now,
+    )
+}
+
+/// [`append_plan_compaction`] under `leaf` (a background plan's branch grew past its leaf).
+fn append_plan_compaction_at(
+    session: &mut Session,
+    plan: &CompactionPlan,
+    leaf: usize,
+    (summary, short_summary): (String, Option<String>),
     method: &str,
     preserve_data: Option<Value>,
     now: i64,
@@ -174,7 +300,7 @@ pub(crate) fn append_plan_compaction(
         from_extension: false,
         warning: None,
     };
-    append_with_tokens_after(session, prep.leaf, &body, now)
+    append_with_tokens_after(session, leaf, &body, now)
 }
 
 /// The archive options of a snapcompact plan when the host gives none: the app's rules for
@@ -245,6 +371,25 @@ pub fn build_snapcompact(
             reason: "only a snapcompact plan builds an archive".into(),
         });
     }
+    let messages = archive_messages(session, plan)?;
+    let prep = &plan.preparation;
+    let input = ArchiveInput {
+        messages: &messages,
+        previous_summary: prep.previous_summary.as_deref(),
+        previous_preserve_data: prep.previous_preserve_data.as_ref(),
+        file_lists: &plan.file_lists,
+        read_set: Some(&prep.file_ops.read),
+    };
+    let options = capped_options(plan, options)?;
+    first_archive(plan, input, options, fallbacks)
+}
+
+/// The messages a snapcompact plan archives, as the summarizer would see them (spec:
+/// snapcompact §9.2): `E_STALE_PLAN` when the session moved on.
+fn archive_messages(
+    session: &Session,
+    plan: &CompactionPlan,
+) -> Result<Vec<crate::render::text::serialize::ArchiveMessage>> {
     plan.check_fresh(session)?;
     let prep = &plan.preparation;
     if prep.first_kept_entry_id.is_empty() {
@@ -269,6 +414,38 @@ pub fn build_snapcompact(
                 .filter_map(|m| archive_message(&m, &useless)),
         );
     }
+    Ok(messages)
+}
+
+/// The host's archive options within the frame cap of the plan ([`frame_cap`]).
+fn capped_options(plan: &CompactionPlan, options: &ArchiveOptions) -> Result<ArchiveOptions> {
+    let mut options = options.clone();
+    let budget = frame_cap(plan, &options)?;
+    options.max_frames = Some(budget.max_frames);
+    options.retained_user_tokens = budget.user_turn_tokens;
+    Ok(options)
+}
+
+/// The frames a snapcompact commit of `plan` draws first, in order, without drawing them
+/// (spec: snapcompact §9.2; issue 41): a host draws them one at a time with
+/// [`render_job`](crate::compaction::snapcompact::render_job) to report "frames k of n" or
+/// to keep its thread responsive, then commits; the commit takes the drawn frames and
+/// writes the very bytes a commit alone writes. An archive the commit must shrink (over the
+/// byte budget or the window) draws its fewer frames itself. Errors as [`build_snapcompact`].
+pub fn snapcompact_frame_jobs(
+    session: &Session,
+    plan: &CompactionPlan,
+    options: &ArchiveOptions,
+    fallbacks: &FallbackFonts,
+) -> Result<Vec<FrameJob>> {
+    if plan.strategy != Strategy::Snapcompact {
+        return Err(Error::Settings {
+            field: "strategy".into(),
+            reason: "only a snapcompact plan builds an archive".into(),
+        });
+    }
+    let messages = archive_messages(session, plan)?;
+    let prep = &plan.preparation;
     let input = ArchiveInput {
         messages: &messages,
         previous_summary: prep.previous_summary.as_deref(),
@@ -276,10 +453,21 @@ pub fn build_snapcompact(
         file_lists: &plan.file_lists,
         read_set: Some(&prep.file_ops.read),
     };
-    let mut options = options.clone();
-    let budget = frame_cap(plan, &options)?;
-    options.max_frames = Some(budget.max_frames);
-    options.retained_user_tokens = budget.user_turn_tokens;
+    Ok(frame_jobs(
+        input,
+        &capped_options(plan, options)?,
+        fallbacks,
+    )?)
+}
+
+/// [`build_snapcompact`]'s drawing: the archive, drawn again with fewer frames while its
+/// frames run heavier than the request byte budget.
+fn first_archive(
+    plan: &CompactionPlan,
+    input: ArchiveInput<'_>,
+    mut options: ArchiveOptions,
+    fallbacks: &FallbackFonts,
+) -> Result<ArchiveResult> {
     let budget = data_budget(
         &options.image_budgets,
         plan.options.prepare.active_provider.as_deref(),

@@ -50,6 +50,27 @@ pub struct PlanOptions {
     /// its shape, thinking rule and image budget from it (spec: snapcompact §9.7; issue 19
     /// point 3: plan/commit and `compact()` resolve the archive the same way).
     pub model: crate::render::shape::resolve::Target,
+    /// A plan prepared in the background (spec: compaction §13, `asyncEnabled`): its answers
+    /// and its commit accept a branch that grew past the plan's leaf, as long as the prefix it
+    /// summarizes is untouched ([`CompactionPlan::fit`]); the commit keeps what was appended
+    /// after the summary. Only a `context-full` plan can be one.
+    pub speculative: bool,
+    /// A background plan's commit weighs the context it leaves in the host's tokens against
+    /// the recovery band: the provider's tokens per token of the core's estimate (0: 1, the
+    /// estimate) and the request's tokens beside the messages (system prompt, tools).
+    pub provider_ratio: f64,
+    pub non_message_tokens: u64,
+}
+
+/// How a plan fits the session now (spec: compaction §13, the commit check of a prepared
+/// result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// Nothing was appended and the leaf did not move since the plan was made.
+    Same,
+    /// The branch grew: the plan's leaf is on the path to `leaf`, the current leaf, with no
+    /// compaction or reset after it. A commit appends under `leaf`.
+    Grown { leaf: usize },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +96,8 @@ pub struct CompactionPlan {
     pub(super) options: PlanOptions,
     /// Entry count and leaf at plan time: the commit refuses a session that moved on.
     fingerprint: (usize, Option<String>),
+    /// The session's edit generation at plan time: a line stamped later was rewritten since.
+    generation: u64,
     /// History: read a window at a time from the session.
     feed: HistoryFeed,
     /// The transcript form of every request ([`summary_dialect`]).
@@ -149,6 +172,12 @@ pub fn plan_compaction(
             ),
         });
     }
+    if options.speculative && strategy != Strategy::ContextFull {
+        return Err(Error::Settings {
+            field: "strategy".into(),
+            reason: "only a \"context-full\" plan can be prepared in the background".into(),
+        });
+    }
     // The keep budget of the reading model's window (small windows: tokens::window_budgets).
     let settings = &*settings.for_window(options.context_window);
     let prep = prepare_compaction(session, settings, &options.prepare)?;
@@ -189,6 +218,7 @@ pub(super) fn plan_prepared(
         anchors,
         settings: settings.clone(),
         fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
+        generation: session.generation(),
         history: Slot::Queued,
         feed: HistoryFeed::in_place(prep.messages_to_summarize.clone()),
         dialect,
@@ -603,6 +633,9 @@ impl CompactionPlan {
     }
 
     pub(super) fn check_fresh(&self, session: &Session) -> Result<()> {
+        if self.options.speculative {
+            return self.fit(session).map(|_| ());
+        }
         let now = (session.len(), session.leaf_id().map(str::to_string));
         if now != self.fingerprint {
             return Err(Error::StalePlan {
@@ -610,6 +643,61 @@ impl CompactionPlan {
             });
         }
         Ok(())
+    }
+
+    /// True for a plan prepared in the background ([`PlanOptions::speculative`]).
+    pub fn is_speculative(&self) -> bool {
+        self.options.speculative
+    }
+
+    /// How a background plan fits the session now (spec: compaction §13): `E_STALE_PLAN` with
+    /// the reason when an entry the summary covers was rewritten since the plan was made (a
+    /// prune, a shake), when the plan's leaf is no longer on the current branch (the leaf
+    /// moved elsewhere), or when a compaction or reset follows it on the branch. The size
+    /// check of a grown branch is the commit's ([`crate::compaction::commit`]).
+    pub fn fit(&self, session: &Session) -> Result<Fit> {
+        let stale = |reason: &str| Error::StalePlan {
+            reason: reason.into(),
+        };
+        let prep = &self.preparation;
+        let covered = prep
+            .messages_to_summarize
+            .iter()
+            .chain(&prep.turn_prefix)
+            .chain(&prep.previous_compaction);
+        for &i in covered {
+            if i >= session.len() || session.line_stamp(i) > self.generation {
+                return Err(stale(
+                    "an entry the summary covers was rewritten (pruned, shaken or edited) since the plan was made",
+                ));
+            }
+        }
+        let now = (session.len(), session.leaf_id().map(str::to_string));
+        if now == self.fingerprint {
+            return Ok(Fit::Same);
+        }
+        let Some(leaf) = session.leaf() else {
+            return Err(stale("the session has no leaf any more"));
+        };
+        let path = session.path_shared(leaf);
+        let Some(at) = path.iter().position(|&i| i == prep.leaf) else {
+            return Err(stale("the plan's leaf is no longer on the current branch"));
+        };
+        let after = &path[at + 1..];
+        if after.iter().any(|&i| {
+            matches!(
+                session.entries()[i].kind(),
+                crate::session::EntryKind::Compaction | crate::session::EntryKind::ResetBoundary
+            )
+        }) {
+            return Err(stale(
+                "a compaction or reset follows the plan's leaf on the branch",
+            ));
+        }
+        if after.is_empty() {
+            return Ok(Fit::Same);
+        }
+        Ok(Fit::Grown { leaf })
     }
 
     /// The handoff document, once answered.

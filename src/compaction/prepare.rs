@@ -587,3 +587,319 @@ mod tests {
         }
     }
 }
+
+/// One entry of a pi-family sequence for the cut-point search (pi 1.6 `findCutPoint` /
+/// `findProjectedCutPoint`): its messages (after edits, for a projection), whether it
+/// carries a message before edits, and for a `context_edit` its target and whether it
+/// replaces (rather than omits).
+#[derive(Debug, Clone)]
+struct PiItem {
+    kind: EntryKind,
+    id: String,
+    roles: Vec<&'static str>,
+    tokens: u64,
+    empty: bool,
+    intrinsically_visible: bool,
+    /// A `message` entry holding an assistant message.
+    assistant: bool,
+    edit: Option<(String, bool)>,
+}
+
+const PI_CUT_ROLES: [&str; 6] = [
+    "user",
+    "assistant",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+];
+const PI_TURN_ROLES: [&str; 5] = [
+    "user",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+];
+
+fn pi_role(v: &Value) -> &'static str {
+    let r = v.get("role").and_then(Value::as_str).unwrap_or_default();
+    PI_CUT_ROLES
+        .iter()
+        .chain(&["toolResult", "system"])
+        .find(|x| **x == r)
+        .copied()
+        .unwrap_or("")
+}
+
+fn pi_item(
+    session: &Session,
+    entry: usize,
+    messages: &[crate::context::ContextMessage],
+    raw_count: usize,
+) -> PiItem {
+    let e = &session.entries()[entry];
+    let values: Vec<Value> = messages
+        .iter()
+        .map(|m| crate::support::json::parse(&m.json(session)).unwrap_or_default())
+        .collect();
+    let edit = (e.kind() == EntryKind::ContextEdit)
+        .then(|| session.body::<crate::session::ContextEditBody>(entry).ok())
+        .flatten()
+        .map(|b| (b.target_id, b.replacement.is_some()));
+    PiItem {
+        kind: e.kind(),
+        id: e.id().to_string(),
+        roles: values.iter().map(pi_role).collect(),
+        tokens: values.iter().map(tokens::estimate_pi_message).sum(),
+        empty: values.is_empty(),
+        intrinsically_visible: e.kind() != EntryKind::ContextEdit && raw_count > 0,
+        assistant: e.kind() == EntryKind::Message && e.role() == Some(Role::Assistant),
+        edit,
+    }
+}
+
+impl PiItem {
+    fn is_cut_point(&self) -> bool {
+        self.kind != EntryKind::Compaction && self.roles.iter().any(|r| PI_CUT_ROLES.contains(r))
+    }
+    fn starts_turn(&self) -> bool {
+        self.kind != EntryKind::Compaction && self.roles.iter().any(|r| PI_TURN_ROLES.contains(r))
+    }
+    fn omitted(&self) -> bool {
+        self.intrinsically_visible && self.empty
+    }
+}
+
+/// pi 1.6 `findCutPoint` over `items[start..end]` (`projected`: `findProjectedCutPoint`,
+/// which also steps over a closed suffix of omitted recovery attempts).
+fn pi_find_cut(items: &[PiItem], start: usize, end: usize, keep: u64, projected: bool) -> CutPoint {
+    let cuts: Vec<usize> = (start..end).filter(|&i| items[i].is_cut_point()).collect();
+    let Some(&first_cut) = cuts.first() else {
+        return CutPoint {
+            first_kept: start,
+            turn_start: None,
+            is_split_turn: false,
+        };
+    };
+    let mut cut = first_cut;
+    let mut exceeded = false;
+    let mut acc = 0u64;
+    for i in (start..end).rev() {
+        if items[i].tokens == 0 {
+            continue;
+        }
+        acc += items[i].tokens;
+        if acc >= keep {
+            exceeded = true;
+            cut = cuts
+                .iter()
+                .copied()
+                .find(|&c| c >= i)
+                .unwrap_or(cuts[cuts.len() - 1]);
+            break;
+        }
+    }
+    if projected && cut < end {
+        let suffix = &items[cut + 1..end];
+        let omitted: Vec<&str> = suffix
+            .iter()
+            .filter(|e| e.omitted())
+            .map(|e| e.id.as_str())
+            .collect();
+        let external = suffix.iter().any(
+            |e| matches!(&e.edit, Some((target, true)) if !omitted.contains(&target.as_str())),
+        );
+        let recovery = exceeded
+            && !external
+            && suffix.iter().any(|e| e.assistant && e.omitted())
+            && suffix.iter().all(|e| {
+                e.kind != EntryKind::Compaction && (!e.intrinsically_visible || e.omitted())
+            });
+        if recovery {
+            cut += 1;
+        }
+    }
+    while cut > start {
+        let prev = &items[cut - 1];
+        if prev.kind == EntryKind::Compaction || !prev.empty {
+            break;
+        }
+        cut -= 1;
+    }
+    let starts = items.get(cut).is_some_and(PiItem::starts_turn);
+    let turn_start = if starts {
+        None
+    } else {
+        (start..=cut.min(end.saturating_sub(1)))
+            .rev()
+            .find(|&i| items[i].starts_turn())
+    };
+    CutPoint {
+        first_kept: cut,
+        turn_start,
+        is_split_turn: !starts && turn_start.is_some(),
+    }
+}
+
+/// pi 1.6 `findCutPoint` on the context entries of a pi-family path, before edits (what a
+/// pi-family file's raw entries give; `conformance/pi-1.6` `findCutPointOnContextEntries`):
+/// positions in [`crate::context::projection::context_entries`].
+pub fn find_pi_cut_point_on_entries(
+    session: &Session,
+    path: &[usize],
+    keep: u64,
+) -> Result<CutPoint> {
+    let entries = crate::context::projection::context_entries(session, path);
+    let mut items = Vec::with_capacity(entries.len());
+    for &i in &entries {
+        let raw = crate::context::projection::entry_messages(session, i)?;
+        items.push(pi_item(session, i, &raw, raw.len()));
+    }
+    Ok(pi_find_cut(&items, 0, items.len(), keep, false))
+}
+
+/// Files a pi-family summary reports (pi 1.6 `fileOps`), each set sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PiFileOps {
+    pub read: std::collections::BTreeSet<String>,
+    pub written: std::collections::BTreeSet<String>,
+    pub edited: std::collections::BTreeSet<String>,
+}
+
+impl PiFileOps {
+    fn add_calls(&mut self, m: &Value) {
+        if m.get("role").and_then(Value::as_str) != Some("assistant") {
+            return;
+        }
+        for b in m
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if b.get("type").and_then(Value::as_str) != Some("toolCall") {
+                continue;
+            }
+            let Some(path) = b.pointer("/arguments/path").and_then(Value::as_str) else {
+                continue;
+            };
+            let set = match b.get("name").and_then(Value::as_str) {
+                Some("read") => &mut self.read,
+                Some("write") => &mut self.written,
+                Some("edit") => &mut self.edited,
+                _ => continue,
+            };
+            set.insert(path.to_string());
+        }
+    }
+}
+
+/// A pi-family preparation (pi 1.6 `prepareCompaction` on the edited projection).
+#[derive(Debug, Clone)]
+pub struct PiPreparation {
+    pub first_kept: usize,
+    pub first_kept_entry_id: String,
+    pub is_split_turn: bool,
+    /// pi's `estimateProjectedContextTokens` of the path.
+    pub tokens_before: u64,
+    pub previous_summary: Option<String>,
+    /// The edited messages to summarize (system messages left out).
+    pub messages_to_summarize: Vec<crate::context::ContextMessage>,
+    pub turn_prefix: Vec<crate::context::ContextMessage>,
+    pub file_ops: PiFileOps,
+}
+
+/// pi 1.6 `prepareCompaction` for a pi-family path (spec: compaction §4; `conformance/pi-1.6`
+/// `prepareCompaction`): the cut is searched on the edited projection after the latest
+/// compaction, whose kept entries are already part of it; `tokensBefore` is the projected
+/// estimate. `Ok(None)` when the path ends with a compaction or nothing would be summarized.
+pub fn prepare_pi_compaction(
+    session: &Session,
+    path: &[usize],
+    keep_recent_tokens: u64,
+) -> Result<Option<PiPreparation>> {
+    let entries = session.entries();
+    if path
+        .last()
+        .is_some_and(|&i| entries[i].kind() == EntryKind::Compaction)
+    {
+        return Ok(None);
+    }
+    let projected = crate::context::projection::project(session, path)?;
+    let mut items = Vec::with_capacity(projected.len());
+    for p in &projected {
+        let raw = crate::context::projection::entry_messages(session, p.entry)?.len();
+        items.push(pi_item(session, p.entry, &p.messages, raw));
+    }
+    let previous = projected
+        .iter()
+        .position(|p| entries[p.entry].kind() == EntryKind::Compaction && !p.messages.is_empty());
+    let previous_body = match previous {
+        Some(p) => Some(session.body::<CompactionBody>(projected[p].entry)?),
+        None => None,
+    };
+    let start = previous.map_or(0, |p| p + 1);
+    let end = projected.len();
+    let tokens_before = tokens::estimate_projected_context_tokens(session, &projected, path).tokens;
+    let cut = pi_find_cut(&items, start, end, keep_recent_tokens, true);
+    let Some(first) = projected.get(cut.first_kept) else {
+        return Ok(None);
+    };
+    let history_end = if cut.is_split_turn {
+        cut.turn_start.unwrap_or(cut.first_kept)
+    } else {
+        cut.first_kept
+    };
+    let take = |range: std::ops::Range<usize>| -> Vec<crate::context::ContextMessage> {
+        projected[range]
+            .iter()
+            .filter(|p| entries[p.entry].kind() != EntryKind::Compaction)
+            .flat_map(|p| p.messages.iter().cloned())
+            .filter(|m| {
+                m.role() != crate::session::message::Role::Other
+                    || pi_role(&crate::support::json::parse(&m.json(session)).unwrap_or_default())
+                        != "system"
+            })
+            .collect()
+    };
+    let messages_to_summarize = take(start..history_end.max(start));
+    let turn_prefix = match cut.turn_start {
+        Some(t) if cut.is_split_turn => take(t..cut.first_kept),
+        _ => Vec::new(),
+    };
+    if messages_to_summarize.is_empty() && turn_prefix.is_empty() {
+        return Ok(None);
+    }
+    let mut file_ops = PiFileOps::default();
+    if let Some(details) = previous_body
+        .as_ref()
+        .filter(|b| !b.from_extension)
+        .and_then(|b| b.details.as_ref())
+    {
+        let list = |k: &str| {
+            details
+                .get(k)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        file_ops.read.extend(list("readFiles"));
+        file_ops.edited.extend(list("modifiedFiles"));
+    }
+    for m in messages_to_summarize.iter().chain(&turn_prefix) {
+        file_ops.add_calls(&crate::support::json::parse(&m.json(session)).unwrap_or_default());
+    }
+    Ok(Some(PiPreparation {
+        first_kept: first.entry,
+        first_kept_entry_id: entries[first.entry].id().to_string(),
+        is_split_turn: cut.is_split_turn,
+        tokens_before,
+        previous_summary: previous_body.map(|b| b.summary),
+        messages_to_summarize,
+        turn_prefix,
+        file_ops,
+    }))
+}

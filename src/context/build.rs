@@ -54,7 +54,7 @@ pub struct BuildOptions {
 
 /// Where a context message's JSON comes from.
 #[derive(Debug, Clone, PartialEq)]
-enum MessageJson {
+pub(crate) enum MessageJson {
     /// The `message` object of this entry, byte for byte.
     Entry(usize),
     Owned(String),
@@ -70,9 +70,11 @@ pub struct ContextMessage {
     /// What post-processing reads of the message (role, tool-call ids, stop reason, model),
     /// shared with the session's kept heads for a message taken as it is.
     pub head: Rc<MessageHead>,
-    json: MessageJson,
+    pub(crate) json: MessageJson,
     /// Transcript mode: tool calls removed because they had no result.
     pub stripped_tool_calls: u32,
+    /// Projected from a pi-family path (`context::projection`): converted as pi converts.
+    pub(crate) pi: bool,
 }
 
 impl ContextMessage {
@@ -86,6 +88,7 @@ impl ContextMessage {
                 head: Rc::new(session.message_head(index)?),
                 json: MessageJson::Entry(index),
                 stripped_tool_calls: 0,
+                pi: false,
             }));
         }
         let Some(json) = session.entry_message_json(index)? else {
@@ -103,6 +106,7 @@ impl ContextMessage {
             head: Rc::new(head),
             json: MessageJson::Owned(json),
             stripped_tool_calls: 0,
+            pi: false,
         }))
     }
 
@@ -498,6 +502,7 @@ impl Emitter<'_> {
                     head,
                     json: MessageJson::Entry(index),
                     stripped_tool_calls: 0,
+                    pi: false,
                 });
             }
             EntryKind::CustomMessage => {
@@ -539,6 +544,7 @@ impl Emitter<'_> {
                 head: Rc::new(head),
                 json: MessageJson::Owned(json),
                 stripped_tool_calls: 0,
+                pi: false,
             });
         }
     }
@@ -782,6 +788,23 @@ pub fn build_context_with(
         out: Vec::with_capacity(path.len().min(4096)),
         history: *history,
     };
+    if !opts.transcript && crate::context::projection::is_pi_family(session, &path) {
+        // A pi-family path is projected as pi projects it: edits applied, no post-processing
+        // (a call whose result an edit omitted stays, case 01). oh-my-pi never writes these
+        // entries, so its files never come here.
+        let projected = crate::context::projection::project(session, &path)?;
+        if let Some(first) = projected.first() {
+            if session.entries()[first.entry].kind() == EntryKind::Compaction {
+                ctx.compaction = Some(first.entry);
+                ctx.first_kept = projected.get(1).map(|p| p.entry).filter(|&k| {
+                    path.iter().position(|&i| i == k) < path.iter().position(|&i| i == first.entry)
+                });
+            }
+        }
+        ctx.messages = projected.into_iter().flat_map(|p| p.messages).collect();
+        ctx.path = path;
+        return Ok(ctx);
+    }
     let plain_transcript = opts.transcript && !opts.collapse_compacted_history;
     if plain_transcript {
         // Every entry in order; compactions inline, only the latest with its real text.

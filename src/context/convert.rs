@@ -188,6 +188,10 @@ fn convert_into(
     next: Option<&ContextMessage>,
     deep: Option<&mut DeepValues>,
 ) {
+    // A message of a pi-family projection converts as pi converts it.
+    if m.pi {
+        return super::projection::convert_pi_message(out, session, m);
+    }
     // These four are converted from their JSON; the other roles from the typed message.
     match m.role() {
         Role::User => return out.push(user_message(object(session, m, deep), "user")),

@@ -7,6 +7,7 @@ pub mod convert;
 mod counted;
 pub mod inline;
 mod notice;
+pub mod projection;
 mod replay;
 mod stats;
 

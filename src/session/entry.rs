@@ -22,6 +22,10 @@ pub enum EntryKind {
     SessionInit,
     ModeChange,
     ResetBoundary,
+    /// pi ≥ 0.87: replaces or omits the message of an earlier entry in the context.
+    ContextEdit,
+    /// pi ≥ 1.x: a usage record (cache warm-ups); never in context, never counted.
+    Usage,
     Other,
 }
 
@@ -42,6 +46,8 @@ impl EntryKind {
             "session_init" => EntryKind::SessionInit,
             "mode_change" => EntryKind::ModeChange,
             "reset_boundary" => EntryKind::ResetBoundary,
+            "context_edit" => EntryKind::ContextEdit,
+            "usage" => EntryKind::Usage,
             _ => EntryKind::Other,
         }
     }
@@ -62,6 +68,8 @@ impl EntryKind {
             EntryKind::SessionInit => "session_init",
             EntryKind::ModeChange => "mode_change",
             EntryKind::ResetBoundary => "reset_boundary",
+            EntryKind::ContextEdit => "context_edit",
+            EntryKind::Usage => "usage",
             EntryKind::Other => return None,
         })
     }
@@ -240,6 +248,33 @@ impl CompactionBody {
         }
         put(&mut m, "warning", self.warning.clone());
         m
+    }
+}
+
+/// Body of a pi `context_edit` entry (pi ≥ 0.87): the entry it edits and the content that
+/// replaces that entry's message, `None` when the message is omitted (`replacement: null`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextEditBody {
+    pub target_id: String,
+    pub replacement: Option<Value>,
+}
+
+impl Body for ContextEditBody {
+    fn read(o: &Obj<'_>) -> Result<Self, String> {
+        let target_id = required(o, "targetId")?;
+        let replacement = match o.value("replacement") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(mut r)) => Some(
+                r.remove("content")
+                    .filter(|c| c.is_string() || c.is_array())
+                    .ok_or("`replacement.content` must be a string or an array")?,
+            ),
+            Some(_) => return Err("`replacement` must be an object or null".into()),
+        };
+        Ok(ContextEditBody {
+            target_id,
+            replacement,
+        })
     }
 }
 

@@ -23,6 +23,7 @@ pub mod message;
 
 mod append;
 mod batch;
+mod branched;
 mod edit;
 mod entry;
 pub(crate) mod facts;
@@ -42,6 +43,7 @@ mod tree;
 pub mod validate;
 
 pub use batch::BatchError;
+pub use branched::BranchedOptions;
 pub use entry::*;
 pub use facts::{FactsSnapshot, FileCallFacts, FileTool, ResultFacts};
 pub(crate) use facts::{FileCalls, PrunedLine};

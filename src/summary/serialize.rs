@@ -1042,6 +1042,104 @@ pub fn merge_split_turn(history: &str, turn_prefix: &str) -> String {
 /// compaction §4.6).
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
 
+/// How long a tool result may be in a pi-family summary input before it is cut (pi 1.6).
+const PI_TOOL_RESULT_MAX_CHARS: usize = 2000;
+
+/// The first `max` UTF-16 units of `text` (one fewer when that would split a surrogate
+/// pair), and how many units were left out.
+fn head_utf16(text: &str, max: usize) -> Option<(&str, usize)> {
+    let total = text.encode_utf16().count();
+    if total <= max {
+        return None;
+    }
+    let mut units = 0;
+    let mut end = 0;
+    for (i, c) in text.char_indices() {
+        if units + c.len_utf16() > max {
+            break;
+        }
+        units += c.len_utf16();
+        end = i + c.len_utf8();
+    }
+    Some((&text[..end], total - max))
+}
+
+/// The conversation text of a pi-family summary request (pi 1.6 `serializeConversation` of
+/// the LLM view; `conformance/pi-1.6` case 04): `[User]: …`, `[Assistant]: …` (text blocks
+/// only: thinking is left out), `[Assistant tool calls]: name(k=JSON, …); …` and
+/// `[Tool result]: …` cut at 2000 characters with a `[... N more characters truncated]`
+/// marker, joined by blank lines. Other roles are left out.
+pub fn serialize_pi_conversation(messages: &[Value]) -> String {
+    fn text_of(c: Option<&Value>, sep: &str) -> String {
+        match c {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(sep),
+            _ => String::new(),
+        }
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for m in messages {
+        match m.get("role").and_then(Value::as_str) {
+            Some("user") => {
+                let t = text_of(m.get("content"), "");
+                if !t.is_empty() {
+                    parts.push(format!("[User]: {t}"));
+                }
+            }
+            Some("assistant") => {
+                let blocks = m.get("content").and_then(Value::as_array);
+                let blocks = blocks.map(Vec::as_slice).unwrap_or_default();
+                let calls: Vec<String> = blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+                    .map(|b| {
+                        let args = b
+                            .get("arguments")
+                            .and_then(Value::as_object)
+                            .map(|o| {
+                                o.iter()
+                                    .map(|(k, v)| format!("{k}={}", js::stringify(v)))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            })
+                            .unwrap_or_default();
+                        let name = b.get("name").and_then(Value::as_str).unwrap_or_default();
+                        format!("{name}({args})")
+                    })
+                    .collect();
+                if blocks
+                    .iter()
+                    .any(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                {
+                    parts.push(format!("[Assistant]: {}", text_of(m.get("content"), "\n")));
+                }
+                if !calls.is_empty() {
+                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+                }
+            }
+            Some("toolResult") => {
+                let t = text_of(m.get("content"), "");
+                if !t.is_empty() {
+                    let t = match head_utf16(&t, PI_TOOL_RESULT_MAX_CHARS) {
+                        Some((head, more)) => {
+                            format!("{head}\n\n[... {more} more characters truncated]")
+                        }
+                        None => t,
+                    };
+                    parts.push(format!("[Tool result]: {t}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    parts.join("\n\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

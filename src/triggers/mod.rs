@@ -54,6 +54,7 @@ mod inputs;
 mod json;
 mod methods;
 mod overflow;
+pub mod speculation;
 mod walk;
 
 pub use calibration::{
@@ -89,6 +90,7 @@ use inputs::{
     delivered_output, predates, same_model, terminal_text_answer, truncated_text, turn_label,
 };
 use overflow::{classify, usage_overflow, Failure};
+use speculation::{Speculation, SpeculationInput, SpeculationStep};
 use std::borrow::Cow;
 
 /// Named prune windows in the core's estimate: as given without a host count, else scaled by
@@ -186,6 +188,19 @@ pub struct ContextManager {
     reply: Option<AssistantMessage>,
     /// The host's session state at the end of its last step ([`ContextManager::settle`]).
     settled: Option<String>,
+    /// Background compaction (spec: compaction §13): the host allows it, its state, and the
+    /// step the last `after_reply` / `before_request` decided.
+    spec: SpeculationSlot,
+}
+
+/// The background compaction's part of the machine ([`ContextManager::speculation_step`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct SpeculationSlot {
+    host: bool,
+    state: Speculation,
+    step: SpeculationStep,
+    /// The context tokens of the last step, for the request of a start.
+    tokens: u64,
 }
 
 impl ContextManager {
@@ -209,6 +224,7 @@ impl ContextManager {
             mid_run: None,
             reply: None,
             settled: None,
+            spec: SpeculationSlot::default(),
         }
     }
 
@@ -1054,6 +1070,7 @@ impl ContextManager {
     /// as the size the compaction reports — the turn is judged by what the next request
     /// carries (issue 19). Without a reply waiting: nothing.
     pub fn after_reply(&mut self, s: StepInput<'_>) -> Decision {
+        self.spec.step = SpeculationStep::None;
         let Some(a) = self.reply.take() else {
             return Decision::default();
         };
@@ -1065,7 +1082,10 @@ impl ContextManager {
             freed_lowers_trigger: true,
             ..TurnInput::new(&a, s.model, s.now)
         };
-        self.after_turn(t)
+        let tokens = speculation_tokens(Some(&a), &s);
+        let mut d = self.after_turn(t);
+        self.speculate(&mut d, s.model, tokens);
+        d
     }
 
     /// A request is about to be sent (the Maintainer's `beforeRequest`, after the stale
@@ -1078,7 +1098,17 @@ impl ContextManager {
         if s.state.is_some() && s.state == self.settled.as_deref() {
             return None;
         }
-        Some(match self.mid_run.take() {
+        self.spec.step = SpeculationStep::None;
+        let mid_run = self.mid_run.clone();
+        let tokens = speculation_tokens(mid_run.as_ref(), &s);
+        let mut d = self.before_request_check(s);
+        self.speculate(&mut d, s.model, tokens);
+        Some(d)
+    }
+
+    /// [`ContextManager::before_request`] past its retry test.
+    fn before_request_check(&mut self, s: StepInput<'_>) -> Decision {
+        match self.mid_run.take() {
             Some(a) => self.after_turn(TurnInput {
                 stored_tokens: s.stored_tokens,
                 latest_compaction_at: s.latest_compaction_at,
@@ -1092,7 +1122,7 @@ impl ContextManager {
                 can_promote: s.can_promote,
                 ..PromptInput::new(s.model, s.now)
             }),
-        })
+        }
     }
 
     /// What a compaction the host runs for `req` keeps, in the core's estimate (spec:
@@ -1129,6 +1159,86 @@ impl ContextManager {
         if self.settled.as_deref() != Some(state) {
             self.settled = Some(state.to_string());
         }
+    }
+
+    // ----- background compaction (§13) ---------------------------------------------------
+
+    /// Whether the host can run background compaction (spec: compaction §13, §8.8): it asked
+    /// for it, has a summarizer, and no `session_before_compact` handler is registered (a
+    /// prepared result would bypass the handler's veto). `asyncEnabled` is the settings'.
+    pub fn set_speculation_host(&mut self, allowed: bool) {
+        self.spec.host = allowed;
+    }
+
+    /// The background step the last [`ContextManager::after_reply`] or
+    /// [`ContextManager::before_request`] decided. A start or refresh changed the state to
+    /// running; a commit or drop to idle.
+    pub fn speculation_step(&self) -> SpeculationStep {
+        self.spec.step
+    }
+
+    /// The background compaction as the machine knows it.
+    pub fn speculation(&self) -> Speculation {
+        self.spec.state
+    }
+
+    /// The host's background plan answered every request: its result is armed.
+    pub fn speculation_ready(&mut self) {
+        self.spec.state = self.spec.state.ready();
+    }
+
+    /// The host's background compaction ended without a result to commit (a summarizer
+    /// failure, an abort, nothing to compact, a stale result, any other compaction).
+    pub fn speculation_ended(&mut self) {
+        self.spec.state = Speculation::Idle;
+    }
+
+    /// The compaction request a background start prepares (spec: compaction §13): a threshold
+    /// one for `model` at the context of the step that started it, so its keep budgets are
+    /// those of the compaction it stands in for. `None` when no method can run.
+    pub fn speculation_request(&self, model: &ModelInfo) -> Option<CompactRequest> {
+        self.request(
+            CompactionReason::Threshold,
+            EntryPoint::PostTurn,
+            false,
+            model,
+            self.spec.tokens,
+            false,
+        )
+    }
+
+    /// Background compaction is possible for `model`: the host allows it, `asyncEnabled`, a
+    /// known window, and the threshold compaction's first method is an LLM summary (`soft`;
+    /// the local methods are instant, and the other LLM-backed ones run inline here).
+    fn speculation_enabled(&self, model: &ModelInfo) -> bool {
+        self.spec.host
+            && self.settings.async_enabled
+            && model.context_window > 0
+            && self
+                .methods(CompactionReason::Threshold, model, false)
+                .first()
+                .is_some_and(|m| *m == CompactionMethod::Soft)
+    }
+
+    /// Decides the background step of a decision (spec: compaction §8.2 [N] step 10, §13):
+    /// a deferred threshold compaction leaves the decision.
+    fn speculate(&mut self, d: &mut Decision, model: &ModelInfo, tokens: u64) {
+        let input = SpeculationInput {
+            tokens,
+            window: model.context_window,
+            threshold: self.threshold_for(model),
+            keep_recent_tokens: self.settings_for(model).keep_recent_tokens,
+            enabled: self.speculation_enabled(model),
+            compact: d.compact.as_ref().map(|c| c.reason),
+            promote: d.promote.is_some(),
+        };
+        let decided = speculation::decide(self.spec.state, &input);
+        if decided.defer {
+            d.compact = None;
+        }
+        self.spec.state = decided.next;
+        self.spec.step = decided.step;
+        self.spec.tokens = tokens;
     }
 
     // ----- after a compaction (§8.3–§8.6) -----------------------------------------------
@@ -1290,6 +1400,18 @@ impl ContextManager {
             )
         })
     }
+}
+
+/// The live context a background step is judged by (spec: compaction §8.2 [N] step 9): the
+/// reply's reported usage less what its prune freed, floored by the stored estimate.
+fn speculation_tokens(reply: Option<&AssistantMessage>, s: &StepInput<'_>) -> u64 {
+    let usage = reply
+        .filter(|a| a.stop_reason != Some(StopReason::Error))
+        .and_then(|a| a.usage.as_ref())
+        .map_or(0, context_tokens);
+    usage
+        .saturating_sub(s.freed_tokens)
+        .max(s.stored_tokens.unwrap_or(0))
 }
 
 fn payload_not_tokens(stored: Option<u64>, window: u64) -> Decision {

@@ -9,10 +9,11 @@ use super::session::WasmSession;
 use super::snapcompact::fonts;
 use crate::compaction::commit::{
     commit_compaction, commit_extension_compaction, commit_handoff, commit_snapcompact,
-    snapcompact_options, Committed,
+    snapcompact_frame_jobs, snapcompact_options, Committed,
 };
 use crate::compaction::plan::{plan_compaction, CompactionPlan};
 use crate::compaction::prepare::Preparation;
+use crate::compaction::snapcompact::{render_job, FrameJob};
 use crate::session::{RandomIds, Session};
 use crate::settings::Strategy;
 use crate::summary::request::SummaryRequest;
@@ -267,6 +268,22 @@ impl WasmSession {
         Ok(committed_json(self.s(), &c, false))
     }
 
+    /// The frames a commit of a snapcompact `plan` with `snapcompact_json` draws, to draw
+    /// one at a time before the commit (spec: snapcompact §9.2; issue 41: progress). The
+    /// commit then takes them and writes the same bytes as without.
+    #[wasm_bindgen(js_name = snapcompactFrames)]
+    pub fn snapcompact_frames(
+        &self,
+        plan: &WasmCompactionPlan,
+        snapcompact_json: Option<String>,
+    ) -> Result<WasmSnapcompactFrames, JsValue> {
+        let v = options(snapcompact_json, "snapcompact options")?;
+        let base = snapcompact_options(&plan.plan).map_err(to_js)?;
+        let opts = archive_options(Some(&v), base).map_err(to_js)?;
+        let jobs = snapcompact_frame_jobs(self.s(), &plan.plan, &opts, &fonts()).map_err(to_js)?;
+        Ok(WasmSnapcompactFrames { jobs })
+    }
+
     /// Commits a compaction supplied by a hook for a plan's preparation.
     #[wasm_bindgen(js_name = commitExtensionCompaction)]
     pub fn commit_extension_compaction(
@@ -408,4 +425,32 @@ pub fn retry_after_ms(value: &str, now: f64) -> f64 {
 #[wasm_bindgen(js_name = handoffPrompt)]
 pub fn handoff_prompt(custom_instructions: Option<String>) -> String {
     crate::prompts::handoff_prompt(custom_instructions.as_deref())
+}
+
+/// The frames of a snapcompact commit, drawn one at a time (`Session.snapcompactFrames`).
+#[wasm_bindgen]
+pub struct WasmSnapcompactFrames {
+    jobs: Vec<FrameJob>,
+}
+
+#[wasm_bindgen]
+impl WasmSnapcompactFrames {
+    /// How many frames the commit draws.
+    #[wasm_bindgen(getter)]
+    pub fn count(&self) -> u32 {
+        self.jobs.len() as u32
+    }
+
+    /// Draws frame `k` (0-based) and returns its PNG; the next commit takes it as drawn.
+    /// `E_INVALID_ARGUMENT` for `k` out of range.
+    pub fn render(&self, k: u32) -> Result<Vec<u8>, JsValue> {
+        let job = self.jobs.get(k as usize).ok_or_else(|| {
+            to_js(crate::error::Error::InvalidArgument {
+                what: format!("frame {k} of {} frames", self.jobs.len()),
+            })
+        })?;
+        render_job(job, &fonts())
+            .map(|f| f.png)
+            .map_err(|e| to_js(crate::error::Error::from(e)))
+    }
 }

@@ -158,10 +158,10 @@ fn ids_json(session: &Session, indices: impl IntoIterator<Item = usize>) -> Stri
 struct LlmCache {
     /// The number of that call (0: none yet).
     serial: u32,
-    /// (entry, whether the next message marks an interrupted turn) → the message as it was
-    /// converted and the position of its part in that call. The conversion reads nothing but
-    /// those two, so it holds while the message is the same.
-    converted: rustc_hash::FxHashMap<(usize, bool), (Converted, u32)>,
+    /// (entry, whether the next message marks an interrupted turn, whether it is a pi-family
+    /// projection's) → the message as it was converted and the position of its part in that
+    /// call. The conversion reads nothing but those, so it holds while the message is the same.
+    converted: rustc_hash::FxHashMap<(usize, bool, bool), (Converted, u32)>,
     /// The compaction that call's context started from and its frame budgets, for
     /// `lastFramesLeftOut`.
     frames: Option<(usize, crate::archive::blocks::HistoryOptions)>,
@@ -265,6 +265,36 @@ impl WasmSession {
         let o = options(options_json, "create options")?;
         let ids = id_source(&o, id_callback)?;
         Ok(WasmSession::wrap(Session::create(new_session(&o)?, ids)))
+    }
+
+    /// `createBranchedSession(leafId)`: a new session holding the path from the root to
+    /// `leaf_id`, its labels written again at the end (`Session::branched`). Options as
+    /// `create`'s (`id`, `now`, `parentSession`, `ids`); the cwd is the source's. Throws
+    /// `E_UNKNOWN_ENTRY`. The source is unchanged.
+    #[wasm_bindgen(js_name = createBranched)]
+    pub fn create_branched(
+        &self,
+        leaf_id: &str,
+        options_json: Option<String>,
+        id_callback: Option<js_sys::Function>,
+    ) -> Result<WasmSession, JsValue> {
+        let s = self.s();
+        let leaf = s.require(leaf_id).map_err(to_js)?;
+        let o = options(options_json, "branch options")?;
+        let mut ids = id_source(&o, id_callback)?;
+        let header = new_session(&o)?;
+        let branched = s
+            .branched(
+                leaf,
+                &crate::session::BranchedOptions {
+                    id: header.id,
+                    timestamp: crate::support::time::format_iso(header.now),
+                    parent_session: header.parent_session,
+                },
+                ids.as_mut(),
+            )
+            .map_err(to_js)?;
+        Ok(WasmSession::wrap(branched))
     }
 
     /// A new session holding a batch of messages (`messages`: JSON lines, one message each,
@@ -400,6 +430,32 @@ impl WasmSession {
             .map(|i| self.s().entry_json(i).into_owned())
     }
 
+    /// The entries from the root to `id` (the leaf when undefined) as one JSON array of their
+    /// lines: the branch a compaction or navigation works on (`branchEntries` of the
+    /// `session_before_compact` event). Throws `E_UNKNOWN_ENTRY` for an unknown id.
+    #[wasm_bindgen(js_name = branchJson)]
+    pub fn branch_json(&self, id: Option<String>) -> Result<String, JsValue> {
+        let s = self.s();
+        let leaf = match id {
+            Some(id) => Some(s.require(&id).map_err(to_js)?),
+            None => s.leaf(),
+        };
+        let mut out = String::from("[");
+        for (n, i) in leaf
+            .map(|l| s.path_to(l))
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str(&s.entry_json(i));
+        }
+        out.push(']');
+        Ok(out)
+    }
+
     /// All entries as one JSON array of their lines.
     #[wasm_bindgen(js_name = entriesJson)]
     pub fn entries_json(&self) -> String {
@@ -414,11 +470,13 @@ impl WasmSession {
         out
     }
 
-    /// The tree index as JSON: `[{id, parentId, type, role?, line}]` in file order — what a
-    /// tree view needs, without entry bodies.
+    /// The tree index as JSON: `[{id, parentId, type, role?, label?, line}]` in file order —
+    /// what a tree view needs, without entry bodies. `label` is the entry's current label
+    /// (the newest `label` entry targeting it; a cleared label shows none).
     #[wasm_bindgen(js_name = indexJson)]
     pub fn index_json(&self) -> String {
         let s = &self.s();
+        let labels = s.labels();
         let mut out = String::with_capacity(s.len() * 80 + 2);
         out.push('[');
         for (i, e) in s.entries().iter().enumerate() {
@@ -449,6 +507,10 @@ impl WasmSession {
                     Some(r) => js::write_string(&mut out, r),
                     None => out.push_str("null"),
                 }
+            }
+            if let Some(label) = labels.get(e.id()).and_then(Value::as_str) {
+                out.push_str(",\"label\":");
+                js::write_string(&mut out, label);
             }
             out.push_str(",\"line\":");
             out.push_str(&s.line_number(i).to_string());
@@ -532,9 +594,12 @@ impl WasmSession {
         let out = js_sys::Array::new();
         for (pos, m) in ctx.messages.iter().enumerate() {
             let next = ctx.messages.get(pos + 1);
+            // A message of a pi-family projection converts differently from the same entry's
+            // message in an oh-my-pi context: the key tells them apart.
             let key = (
                 m.entry,
                 next.is_some_and(crate::context::ContextMessage::is_interrupt_marker),
+                m.is_pi(),
             );
             let source = match cache.converted.remove(&key) {
                 Some((was, at)) if reuse && was.is(m, s) => {
@@ -581,7 +646,7 @@ impl WasmSession {
             out.push(form);
             if form != 0 {
                 let source = Converted::Line(s.line_stamp(entry));
-                kept.insert((entry, false), (source, k as u32));
+                kept.insert((entry, false, false), (source, k as u32));
             }
         }
         cache.converted = kept;

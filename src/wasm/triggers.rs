@@ -210,6 +210,49 @@ impl WasmContextManager {
         Ok(out)
     }
 
+    /// Whether the host runs background compaction (`ContextManager::set_speculation_host`).
+    #[wasm_bindgen(js_name = setSpeculationHost)]
+    pub fn set_speculation_host(&mut self, allowed: bool) {
+        self.inner.set_speculation_host(allowed);
+    }
+
+    /// The background step of the last `afterReply` / `beforeRequest` (spec: compaction §13):
+    /// `{step, state, request}` as JSON, `request` (the threshold compaction a start prepares)
+    /// on a start or refresh only.
+    #[wasm_bindgen(js_name = speculationJson)]
+    pub fn speculation_json(&self, model_json: &str) -> Result<String, JsValue> {
+        use crate::triggers::speculation::SpeculationStep;
+        let step = self.inner.speculation_step();
+        let request = match step {
+            SpeculationStep::Start | SpeculationStep::Refresh => {
+                self.inner.speculation_request(&model(model_json)?)
+            }
+            _ => None,
+        };
+        let mut out = String::new();
+        let mut o = js::Object::open(&mut out);
+        o.str("step", step.as_str());
+        o.str("state", self.inner.speculation().as_str());
+        match request {
+            Some(r) => r.write_json(o.key("request")),
+            None => o.null("request"),
+        }
+        o.close();
+        Ok(out)
+    }
+
+    /// The host's background plan answered every request (`ContextManager::speculation_ready`).
+    #[wasm_bindgen(js_name = speculationReady)]
+    pub fn speculation_ready(&mut self) {
+        self.inner.speculation_ready();
+    }
+
+    /// The host's background compaction ended without a result (`ContextManager::speculation_ended`).
+    #[wasm_bindgen(js_name = speculationEnded)]
+    pub fn speculation_ended(&mut self) {
+        self.inner.speculation_ended();
+    }
+
     /// The host's session state at the end of a step (`ContextManager::settle`).
     pub fn settle(&mut self, state: &str) {
         self.inner.settle(state);

@@ -1672,6 +1672,9 @@ fn agent_simulator_regressions() {
             user_turns: 5,
             pixel_frames: false,
             uncalibrated: false,
+            background: false,
+            background_latency: None,
+            prefix_edits: 0.0,
         },
         Scenario {
             // Counting text at 1.7x: the old archive's frames were weighed at the text rate.
@@ -1689,6 +1692,9 @@ fn agent_simulator_regressions() {
             user_turns: 5,
             pixel_frames: false,
             uncalibrated: false,
+            background: false,
+            background_latency: None,
+            prefix_edits: 0.0,
         },
         Scenario {
             // A dead endpoint, and empty documents failing every method of a recovery:
@@ -1707,6 +1713,9 @@ fn agent_simulator_regressions() {
             user_turns: 20,
             pixel_frames: false,
             uncalibrated: false,
+            background: false,
+            background_latency: None,
+            prefix_edits: 0.0,
         },
         Scenario {
             seed: 2_666_130_976_000_716_848,
@@ -1723,6 +1732,9 @@ fn agent_simulator_regressions() {
             user_turns: 27,
             pixel_frames: false,
             uncalibrated: false,
+            background: false,
+            background_latency: None,
+            prefix_edits: 0.0,
         },
         Scenario {
             // Found once the simulator drove the Maintainer's entry points (before_request
@@ -1742,6 +1754,9 @@ fn agent_simulator_regressions() {
             user_turns: 5,
             pixel_frames: false,
             uncalibrated: false,
+            background: false,
+            background_latency: None,
+            prefix_edits: 0.0,
         },
     ];
     for s in &found {
@@ -1772,6 +1787,9 @@ fn agent_simulator_snapcompact_lowers_what_the_provider_bills() {
         user_turns: 30,
         pixel_frames: true,
         uncalibrated: false,
+        background: false,
+        background_latency: None,
+        prefix_edits: 0.0,
     };
     let r = run(&s).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.compactions > 0, "{r:?}");
@@ -1831,6 +1849,9 @@ fn agent_simulator_snapcompact_with_cheap_text_uncalibrated() {
         user_turns: 23,
         pixel_frames: true,
         uncalibrated: true,
+        background: false,
+        background_latency: None,
+        prefix_edits: 0.0,
     };
     run(&s).unwrap_or_else(|e| panic!("{e}"));
 }
@@ -1975,6 +1996,9 @@ fn agent_simulator_snapcompact_with_dear_text_uncalibrated() {
         user_turns: 26,
         pixel_frames: true,
         uncalibrated: true,
+        background: false,
+        background_latency: None,
+        prefix_edits: 0.0,
     };
     run(&s).unwrap_or_else(|e| panic!("{e}"));
 }
@@ -2004,6 +2028,9 @@ fn agent_simulator_snapcompact_gemini_pixel_frames_uncalibrated() {
         user_turns: 26,
         pixel_frames: true,
         uncalibrated: true,
+        background: false,
+        background_latency: None,
+        prefix_edits: 0.0,
     };
     run(&s).unwrap_or_else(|e| panic!("{e}"));
 }
@@ -2334,5 +2361,45 @@ fn the_end_event_names_the_method_that_ran() {
     assert_eq!(
         action(&cm.after_compaction(&ran)),
         Some(CompactionAction::ContextFull)
+    );
+}
+
+/// Issue 39 (background compaction, spec: compaction §13) in the agent simulator: the machine's
+/// background steps carried out with the summarizer answering 0, 1 or 3 requests after the
+/// start or never, and the host rewriting lines of the history now and then. Every invariant
+/// holds, plus: no stale summary is ever committed (the simulator checks each background commit
+/// covers exactly entries before the kept ones, unchanged since the summarizer read them).
+/// Prepared results are committed at the threshold and, after rewrites, found stale.
+#[test]
+fn agent_simulator_background_compaction() {
+    use ctxfold_testkit::agent::{run, Scenario};
+    let (mut started, mut committed, mut stale) = (0, 0, 0);
+    for seed in 0..10u64 {
+        for latency in [Some(0), Some(1), Some(3), None] {
+            let s = Scenario {
+                background: true,
+                background_latency: latency,
+                prefix_edits: if seed % 2 == 0 { 0.15 } else { 0.0 },
+                methods: Some(vec!["soft"]),
+                summarizer_failures: 0.0,
+                empty_documents: 0.0,
+                user_turns: 30,
+                window: [32_000, 64_000, 128_000][seed as usize % 3],
+                ..Scenario::random(seed)
+            };
+            let r = run(&s).unwrap_or_else(|e| panic!("{e}"));
+            started += r.background_started;
+            committed += r.background_committed;
+            stale += r.background_stale;
+            if latency.is_none() {
+                assert_eq!(r.background_committed, 0, "{r:?}");
+            }
+        }
+    }
+    assert!(committed > 0, "no background commit: {started} started");
+    assert!(stale > 0, "no stale background result: {started} started");
+    assert!(
+        started >= committed + stale,
+        "{started} {committed} {stale}"
     );
 }

@@ -383,6 +383,7 @@ const consumers = {
           openAISummarizer,
           Session,
           type AssistantMessage,
+          type ResponsesOutputMessageOut,
           type Summarize,
         } from 'ctxfold';
         const openai = new OpenAI({ apiKey: 'k' });
@@ -400,20 +401,40 @@ const consumers = {
         openAISummarizer(anthropic, { model: 'x' });
         const session = Session.create({ cwd: '/w' });
         const m = new Maintainer(session, { model: { provider: 'openai', id: 'gpt-4.1', contextWindow: 128_000 }, summarize: summarizers });
-        // The requests: the SDKs' own message types (beforeRequest's messages of each format
-        // are not assignable to them yet, see the issue 41 report).
-        declare const messages: OpenAI.ChatCompletionMessageParam[];
-        declare const input: OpenAI.Responses.ResponseInputItem[];
-        declare const claudeMessages: Anthropic.MessageParam[];
-        declare const contents: import('@google/genai').Content[];
-        await m.beforeRequest({ format: 'openai-chat' });
+        // The requests: what beforeRequest({ format }) returns goes to each SDK as it is, no cast.
+        const chatRequest = await m.beforeRequest({ format: 'openai-chat', systemPrompt: 'Be brief.' });
+        const messages = chatRequest.messages;
         const chat = await openai.chat.completions.create({ model: 'gpt-4.1', messages });
         const streamed = await openai.chat.completions.stream({ model: 'gpt-4.1', messages }).finalChatCompletion();
-        const response = await openai.responses.create({ model: 'gpt-5', input });
-        const final = await openai.responses.stream({ model: 'gpt-5', input }).finalResponse();
-        const message = await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: claudeMessages });
-        const finalMessage = await anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: claudeMessages }).finalMessage();
-        const gemini = await google.models.generateContent({ model: 'gemini-2.5-flash', contents });
+        const responsesRequest = await m.beforeRequest({ format: 'openai-responses' });
+        // Every item but an assistant message: the SDK requires its id and status, which the API does
+        // not (and refuses status in an input); see ResponsesInputItemOut.
+        type Written = (typeof responsesRequest.messages)[number];
+        const items: OpenAI.Responses.ResponseInputItem[] = responsesRequest.messages.filter(
+          (i): i is Exclude<Written, ResponsesOutputMessageOut> => !('role' in i) || i.role !== 'assistant',
+        );
+        // @ts-expect-error the SDK's ResponseOutputMessage requires id and status (see above)
+        const allItems: OpenAI.Responses.ResponseInput = responsesRequest.messages;
+        const instructions = responsesRequest.system;
+        const response = await openai.responses.create({ model: 'gpt-5', input: items, ...(instructions === undefined ? {} : { instructions }) });
+        const final = await openai.responses.stream({ model: 'gpt-5', input: items }).finalResponse();
+        const claude = await m.beforeRequest({ format: 'anthropic' });
+        const claudeSystem = claude.system;
+        const message = await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: claude.messages, ...(claudeSystem === undefined ? {} : { system: claudeSystem }) });
+        const finalMessage = await anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: claude.messages }).finalMessage();
+        const fromSession = session.toMessages({ format: 'anthropic' });
+        await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: fromSession.messages });
+        const geminiRequest = await m.beforeRequest({ format: 'gemini' });
+        const contents = geminiRequest.messages;
+        const systemInstruction = geminiRequest.system;
+        const gemini = await google.models.generateContent({ model: 'gemini-2.5-flash', contents, ...(systemInstruction === undefined ? {} : { config: { systemInstruction } }) });
+        // What is written reads back in its format.
+        Session.fromMessages(messages, { format: 'openai-chat' });
+        Session.fromMessages(responsesRequest.messages, { format: 'openai-responses' });
+        Session.fromMessages(claude.messages, { format: 'anthropic', ...(claudeSystem === undefined ? {} : { system: claudeSystem }) });
+        Session.fromMessages(contents, { format: 'gemini' });
+        // The input types stay as wide as the providers document them.
+        session.appendMessages([{ role: 'assistant', content: null, tool_calls: null }], { format: 'openai-chat' });
         const chunks = [];
         for await (const chunk of await google.models.generateContentStream({ model: 'gemini-2.5-flash', contents })) chunks.push(chunk);
         const replies: AssistantMessage[] = [
@@ -427,7 +448,7 @@ const consumers = {
           fromResponse(chunks, { format: 'gemini', session }),
           fromError(new OpenAI.APIError(400, undefined, 'x', new Headers())),
         ];
-        export { replies };
+        export { replies, allItems };
       `,
     },
   },

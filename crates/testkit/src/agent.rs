@@ -12,6 +12,14 @@
 //! - entries are never removed from a session file;
 //! - every committed compaction lowers the tokens of the next request, or says why not.
 //!
+//! With background compaction (spec: compaction §13) on, the trigger machine's background steps
+//! are carried out as the Maintainer does: a plan prepared in the band below the threshold is
+//! answered a number of requests later (0, 1, 3, or never), and committed instead of an inline
+//! compaction when the machine says so; the host rewrites lines of the history now and then
+//! (what a prune does), so prepared results go stale. One more promise: no stale summary is
+//! ever committed — every entry a committed background summary covers is on the branch before
+//! the kept entries, with the text the summarizer read.
+//!
 //! The summarizer fails now and then, returns empty documents, providers count text at 0.5-2x
 //! the core's estimate, replies stop on `length`, and overflow errors are forced at random.
 //! [`run`] returns what a run did, or the first broken invariant with the seed that breaks it.
@@ -31,6 +39,7 @@ use ctxfold::shake::{apply_shake, drop_images, plan_shake, Preset, ShakeConfig};
 use ctxfold::summary::retry::{answer_problem, classify, RetryPolicy, RetryStep};
 
 use ctxfold::tokens::FRAME_TOKEN_ESTIMATE;
+use ctxfold::triggers::speculation::SpeculationStep;
 use ctxfold::triggers::{
     CompactRequest, CompactionMethod, CompactionOutcome, CompactionReport, ContextManager,
     ContinuationKind, Decision, ModelInfo, ReplyStep, Route, ShakePreset, StepInput, Walk,
@@ -72,6 +81,12 @@ pub struct Scenario {
     /// The host does not know the provider's ratio (a new Maintainer, before its first
     /// answered request): the walk weighs text at the core's estimate.
     pub uncalibrated: bool,
+    /// Background compaction (the Maintainer's `background`, spec: compaction §13).
+    pub background: bool,
+    /// Requests between a background start and its answers; `None`: never answered.
+    pub background_latency: Option<u32>,
+    /// Share of requests before which the host rewrites a line of the history's first half.
+    pub prefix_edits: f64,
 }
 
 impl Scenario {
@@ -105,6 +120,15 @@ impl Scenario {
             // its provider always bills frames by their pixels through a calibrating host.
             pixel_frames: Rng::derived(&[seed, 0x91C5]).chance(0.5),
             uncalibrated: Rng::derived(&[seed, 0xCA1B]).chance(0.25),
+            // Background compaction, from a stream of its own (the JS port does not draw it).
+            background: Rng::derived(&[seed, 0xB6C0]).chance(0.5),
+            background_latency: *Rng::derived(&[seed, 0xB6C1]).pick(&[
+                Some(0),
+                Some(1),
+                Some(3),
+                None,
+            ]),
+            prefix_edits: *Rng::derived(&[seed, 0xB6C2]).pick(&[0.0, 0.0, 0.05]),
         }
     }
 
@@ -195,6 +219,20 @@ pub struct Report {
     pub turns_lost_to_the_summarizer: u64,
     /// Oversized snapcompact archives the dead-end rescue rebuilt with fewer frames.
     pub archive_rebuilds: u64,
+    /// Background compactions started, committed, and found stale at their commit or answers.
+    pub background_started: u64,
+    pub background_committed: u64,
+    pub background_stale: u64,
+}
+
+/// A background compaction of the simulator: its plan, the request count its answers are
+/// due at (`None`: never), whether they are in, and the text of every entry it summarizes as
+/// the plan read it.
+struct Background {
+    plan: CompactionPlan,
+    due: Option<u64>,
+    ready: bool,
+    read: Vec<(usize, String)>,
 }
 
 // ASCII, so that no normalization (snapcompact prints normalized text) changes a marker.
@@ -305,6 +343,9 @@ struct Host {
     fonts: FallbackFonts,
     /// The model's API (the summarizer transcript's dialect, the archive's shape).
     api: &'static str,
+    /// The background compaction in flight or armed, and whether this step may commit it.
+    bg: Option<Background>,
+    bg_commit: bool,
 }
 
 /// What the core estimates for the live context, and what the provider counts.
@@ -752,6 +793,184 @@ impl Host {
         Err("the compaction walk did not end in 200 steps".into())
     }
 
+    /// Applies a decision with the background step the machine decided with it (as the
+    /// Maintainer's `#applyWithBackground`): a drop or refresh discards the run, a commit lets
+    /// the decision's compaction take the armed plan, a start begins a run afterwards.
+    fn apply_with_background(
+        &mut self,
+        d: Decision,
+        failed: Option<&str>,
+    ) -> Result<Option<ContinuationKind>, String> {
+        let step = self.cm.speculation_step();
+        if matches!(step, SpeculationStep::Drop | SpeculationStep::Refresh) {
+            self.bg = None;
+        }
+        self.bg_commit = step == SpeculationStep::Commit;
+        let out = self.apply(d, failed);
+        self.bg_commit = false;
+        let out = out?;
+        if matches!(step, SpeculationStep::Start | SpeculationStep::Refresh) {
+            self.start_background();
+        }
+        Ok(out)
+    }
+
+    /// Plans a background compaction for the machine's threshold request.
+    fn start_background(&mut self) {
+        self.bg = None;
+        let Some(req) = self.cm.speculation_request(&self.model) else {
+            self.cm.speculation_ended();
+            return;
+        };
+        let keep = self.cm.keep_budgets(&req, None);
+        let (mut settings, mut options) = self.plan_inputs(Strategy::ContextFull);
+        if let Some(&(_, k)) = keep.iter().find(|(n, _)| *n == "keepRecentTokens") {
+            settings.keep_recent_tokens = k;
+        }
+        options.speculative = true;
+        options.method = Some("soft".into());
+        // The commit's size check in provider tokens, as the Maintainer passes it.
+        options.provider_ratio = if self.s.uncalibrated {
+            1.0
+        } else {
+            self.s.ratio
+        };
+        options.non_message_tokens = OVERHEAD;
+        match plan_compaction(&self.session, &settings, options) {
+            Ok(plan) => {
+                let p = &plan.preparation;
+                let read = p
+                    .messages_to_summarize
+                    .iter()
+                    .chain(&p.turn_prefix)
+                    .map(|&i| (i, self.session.entry_json(i).into_owned()))
+                    .collect();
+                self.report.background_started += 1;
+                self.bg = Some(Background {
+                    plan,
+                    due: self
+                        .s
+                        .background_latency
+                        .map(|l| self.report.requests + u64::from(l)),
+                    ready: false,
+                    read,
+                });
+            }
+            Err(_) => self.cm.speculation_ended(),
+        }
+    }
+
+    /// Before a request: the background answers that are due arrive (summarized with the
+    /// session as it is then; a prefix that changed makes them stale).
+    fn background_answers(&mut self) -> Result<(), String> {
+        let due = match &self.bg {
+            Some(b) if !b.ready => b.due.is_some_and(|d| self.report.requests >= d),
+            _ => false,
+        };
+        if !due {
+            return Ok(());
+        }
+        let Some(mut b) = self.bg.take() else {
+            return Ok(());
+        };
+        let fed = std::mem::take(&mut self.fed);
+        let answered = self.answer_all(&mut b.plan)?;
+        self.fed = fed;
+        if answered {
+            b.ready = true;
+            self.bg = Some(b);
+            self.cm.speculation_ready();
+        } else {
+            self.report.background_stale += 1;
+            self.cm.speculation_ended();
+        }
+        Ok(())
+    }
+
+    /// The host rewrites a line of the first half of the branch (what a prune does).
+    fn edit_prefix(&mut self) -> Result<(), String> {
+        let Some(leaf) = self.session.leaf() else {
+            return Ok(());
+        };
+        let path = self.session.path_to(leaf);
+        let i = path[self.r.below((path.len() / 2).max(1) as u64) as usize];
+        let n = self.now;
+        self.session
+            .set_entry_field(i, &[], "simEdited", &json!(n))
+            .map_err(|e| e.to_string())
+    }
+
+    /// A compaction the machine said to take from the armed background plan: its commit, or
+    /// `None` (no armed plan, or stale: the compaction runs inline). Checks that no stale
+    /// summary is ever committed.
+    fn commit_background(
+        &mut self,
+        req: &CompactRequest,
+    ) -> Result<Option<CompactionOutcome>, String> {
+        let Some(b) = self.bg.take() else {
+            return Ok(None);
+        };
+        if !self.bg_commit || !b.ready {
+            return Ok(None);
+        }
+        let before = self.provider_tokens()?;
+        match commit_compaction(&mut self.session, &b.plan, self.now) {
+            Err(e) => {
+                ensure!(
+                    matches!(e, ctxfold::Error::StalePlan { .. }),
+                    "a background commit failed with {e}"
+                );
+                self.report.background_stale += 1;
+                Ok(None)
+            }
+            Ok(c) => {
+                // No stale summary, ever: every entry it covers is on the branch before the
+                // kept entries, with the text the summarizer read.
+                let path = self.session.path_to(c.index);
+                let kept = path
+                    .iter()
+                    .position(|&i| i == b.plan.preparation.first_kept)
+                    .ok_or("a background commit's first kept entry is off its branch")?;
+                for (i, text) in &b.read {
+                    ensure!(
+                        path[..kept].contains(i),
+                        "a background summary covers entry {i}, not before the kept ones"
+                    );
+                    ensure!(
+                        self.session.entry_json(*i) == text.as_str(),
+                        "a background summary was committed over a rewritten entry {i}"
+                    );
+                }
+                // Nothing compacted the branch between the plan's leaf and this commit.
+                let leaf = path
+                    .iter()
+                    .position(|&i| i == b.plan.preparation.leaf)
+                    .ok_or("a background commit's plan leaf is off its branch")?;
+                ensure!(
+                    !path[leaf + 1..path.len() - 1].iter().any(|&i| matches!(
+                        self.session.entries()[i].kind(),
+                        ctxfold::session::EntryKind::Compaction
+                    )),
+                    "a background summary was committed after a later compaction"
+                );
+                self.report.background_committed += 1;
+                self.report.compactions += 1;
+                self.latest_compaction_at = Some(self.now);
+                let after = self.provider_tokens()?;
+                ensure!(
+                    after < before,
+                    "a background commit for {:?} did not lower the request: {before} -> {after}",
+                    req.reason
+                );
+                self.check_nothing_lost(&format!("a background commit ({:?})", req.reason))?;
+                Ok(Some(CompactionOutcome::Compacted {
+                    tokens_after: c.tokens_after,
+                    stored_tokens: Some(after),
+                }))
+            }
+        }
+    }
+
     /// Applies a decision; returns its continuation kind.
     fn apply(
         &mut self,
@@ -789,7 +1008,10 @@ impl Host {
                 continue;
             }
             if let Some(req) = d.compact.clone() {
-                let outcome = self.compact(&req)?;
+                let outcome = match self.commit_background(&req)? {
+                    Some(outcome) => outcome,
+                    None => self.compact(&req)?,
+                };
                 if std::env::var("SIM_DEBUG").is_ok() {
                     eprintln!(
                         "compaction outcome: {outcome:?}, live now {}",
@@ -822,6 +1044,10 @@ impl Host {
         let mut over_in_a_row = 0;
         let mut tools = 0;
         for _ in 0..60 {
+            if self.s.background && self.r.chance(self.s.prefix_edits) {
+                self.edit_prefix()?;
+            }
+            self.background_answers()?;
             // Before each request, as the Maintainer's `beforeRequest`: the core picks the
             // check (the pre-prompt one, the mid-run one after a tool-use reply, none when
             // nothing was appended since the last call).
@@ -834,7 +1060,7 @@ impl Host {
                 ..StepInput::new(&self.model, self.now)
             });
             if let Some(d) = d {
-                self.apply(d, None)?;
+                self.apply_with_background(d, None)?;
             }
             let state = self.state();
             self.cm.settle(&state);
@@ -913,7 +1139,7 @@ impl Host {
                         latest_compaction_at: self.latest_compaction_at,
                         ..StepInput::new(&self.model, self.now)
                     });
-                    self.apply(d, Some(id.as_str()))?
+                    self.apply_with_background(d, Some(id.as_str()))?
                 }
             };
             let state = self.state();
@@ -1003,7 +1229,10 @@ pub fn run(s: &Scenario) -> Result<Report, String> {
         sessions_made: 0,
         fonts: FallbackFonts::new(),
         api,
+        bg: None,
+        bg_commit: false,
     };
+    host.cm.set_speculation_host(s.background);
     for turn in 0..s.user_turns {
         host.user_turn(turn)
             .map_err(|e| format!("seed {} ({s:?}): {e}", s.seed))?;

@@ -80,14 +80,36 @@ fn snap_options(shape: Shape, o: &ArchiveOptions) -> RenderOptions {
     }
 }
 
-/// `compact(preparation, options)` (spec: snapcompact §9.2): serializes the messages, folds
-/// in the previous archive's kept source (or a previous text summary), plans and renders the
-/// archive, and writes the reading guide. No model is asked anything.
-pub fn compact(
+/// One frame of an archive to render: its exact page text and render options (the shape of
+/// its band, dense or not). Rendering it is deterministic: [`render_job`] gives the frame the
+/// commit would draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameJob {
+    pub options: RenderOptions,
+    pub text: String,
+}
+
+/// What `compact` lays out before it renders: the serialized history, the previous record,
+/// the shapes, the archive layout and the frames to draw, in order.
+struct Laid {
+    serialized: String,
+    previous: Option<Archive>,
+    included_previous_summary: bool,
+    high: Shape,
+    layout: super::layout::ArchiveLayout,
+    truncated: u64,
+    jobs: Vec<FrameJob>,
+    /// The dim state open at the end of the last frame.
+    dim_open: bool,
+}
+
+/// Serializes, folds in the previous archive and plans the archive (spec: snapcompact §9.2
+/// steps 1–11 without the drawing): everything [`compact`] does before it renders a frame.
+fn lay_out(
     input: ArchiveInput<'_>,
     options: &ArchiveOptions,
     fallbacks: &FallbackFonts,
-) -> std::result::Result<ArchiveResult, SnapError> {
+) -> std::result::Result<Laid, SnapError> {
     let serialized = serialize_conversation(input.messages, &options.serialize);
     let previous = get_preserved_archive(input.previous_preserve_data);
     let mut previous_text = previous.as_ref().map(printed_source).unwrap_or_default();
@@ -142,21 +164,9 @@ pub fn compact(
     let archive_text = elide_data_urls(&archive_text, Elision::Source).into_owned();
     let layout = plan_archive(&archive_text, &high, &low, max_frames);
     truncated += layout.truncated_chars;
-    let user_turns = retained_user_turns(
-        previous.as_ref().and_then(|p| p.user_turns.as_deref()),
-        &user_turns(&layout.dropped, layout.dropped_opens_in_user),
-        options.retained_user_tokens,
-    );
-
-    // Render, carrying the dim state from the text head through the frames (§9.2 step 11).
-    let (mut reusable, fonts) = LAST_FRAMES.with(RefCell::take);
-    if !fonts.same_as(fallbacks) {
-        reusable.clear();
-    }
-    let mut rendered = Vec::with_capacity(layout.pages.len());
+    // The page texts, carrying the dim state from the text head through the frames.
     let mut dim_open = ends_dim(&layout.text_head);
-    let mut frames = Vec::with_capacity(layout.pages.len());
-    let mut records = Vec::with_capacity(layout.pages.len());
+    let mut jobs = Vec::with_capacity(layout.pages.len());
     for page in &layout.pages {
         let shape = if page.dense { low } else { high };
         let mut text = String::with_capacity(page.text.len() + 1);
@@ -170,7 +180,96 @@ pub fn compact(
         } else {
             text
         };
-        let opts = snap_options(shape, options);
+        jobs.push(FrameJob {
+            options: snap_options(shape, options),
+            text,
+        });
+    }
+    Ok(Laid {
+        serialized,
+        previous,
+        included_previous_summary,
+        high,
+        layout,
+        truncated,
+        jobs,
+        dim_open,
+    })
+}
+
+/// The frames [`compact`] would draw for `input`, in order, without drawing them: a host
+/// renders them one at a time ([`render_job`]) to report progress or to interleave other
+/// work, and the compaction then takes them from the cache of drawn frames.
+pub fn frame_jobs(
+    input: ArchiveInput<'_>,
+    options: &ArchiveOptions,
+    fallbacks: &FallbackFonts,
+) -> std::result::Result<Vec<FrameJob>, SnapError> {
+    Ok(lay_out(input, options, fallbacks)?.jobs)
+}
+
+/// Draws one frame of [`frame_jobs`] (or takes it from the cache) and keeps it in this
+/// thread's cache of drawn frames, where the next [`compact`] finds it: the archive it then
+/// writes is byte-for-byte the one it would have drawn itself.
+pub fn render_job(
+    job: &FrameJob,
+    fallbacks: &FallbackFonts,
+) -> std::result::Result<Frame, SnapError> {
+    LAST_FRAMES.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if !cache.1.same_as(fallbacks) {
+            *cache = (Vec::new(), fallbacks.clone());
+        }
+        if let Some((_, f)) = cache
+            .0
+            .iter()
+            .find(|(o, f)| *o == job.options && f.page == job.text)
+        {
+            return Ok(f.clone());
+        }
+        let frame = render_page(job.text.clone(), &job.options, fallbacks)?;
+        cache.0.push((job.options, frame.clone()));
+        Ok(frame)
+    })
+}
+
+/// `compact(preparation, options)` (spec: snapcompact §9.2): serializes the messages, folds
+/// in the previous archive's kept source (or a previous text summary), plans and renders the
+/// archive, and writes the reading guide. No model is asked anything.
+pub fn compact(
+    input: ArchiveInput<'_>,
+    options: &ArchiveOptions,
+    fallbacks: &FallbackFonts,
+) -> std::result::Result<ArchiveResult, SnapError> {
+    let Laid {
+        serialized,
+        previous,
+        included_previous_summary,
+        high,
+        layout,
+        truncated,
+        jobs,
+        dim_open,
+    } = lay_out(input, options, fallbacks)?;
+    let user_turns = retained_user_turns(
+        previous.as_ref().and_then(|p| p.user_turns.as_deref()),
+        &user_turns(&layout.dropped, layout.dropped_opens_in_user),
+        options.retained_user_tokens,
+    );
+
+    // Render (the dim state carried through the frames by `lay_out`, §9.2 step 11).
+    let (mut reusable, fonts) = LAST_FRAMES.with(RefCell::take);
+    if !fonts.same_as(fallbacks) {
+        reusable.clear();
+    }
+    let mut rendered = Vec::with_capacity(jobs.len());
+    let mut frames = Vec::with_capacity(jobs.len());
+    let mut records = Vec::with_capacity(jobs.len());
+    for FrameJob {
+        options: opts,
+        text,
+    } in jobs
+    {
         let frame = match reusable
             .iter()
             .position(|(o, f)| *o == opts && f.page == text)
@@ -178,7 +277,7 @@ pub fn compact(
             Some(i) => reusable.swap_remove(i).1,
             None => render_page(text, &opts, fallbacks)?,
         };
-        records.push(frame_record(&frame, &shape));
+        records.push(frame_record(&frame, &opts.shape));
         rendered.push((opts, frame.clone()));
         frames.push(frame);
     }

@@ -20,7 +20,10 @@ mod options;
 mod turns;
 
 pub use budget::{archive_budget, archive_frame_cap, data_budget, ArchiveBudget, FrameCapInput};
-pub use compact::{compact, short_summary, thousands, ArchiveInput, ArchiveResult};
+pub use compact::{
+    compact, frame_jobs, render_job, short_summary, thousands, ArchiveInput, ArchiveResult,
+    FrameJob,
+};
 pub use dialect::{anthropic_dialect, model_class};
 pub use guide::{reading_guide, width_note, GuideFacts};
 pub use layout::{plan_archive, ArchiveLayout, PlannedPage};

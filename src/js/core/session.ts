@@ -69,6 +69,7 @@ import type {
   ShakePlan,
   ShakeReport,
   SnapcompactArchiveOptions,
+  SnapcompactFrames,
   SummaryRequest,
   TranscriptOptions,
   TranscriptPage,
@@ -428,7 +429,12 @@ export class SessionCore {
     return json === undefined ? undefined : JSON.parse(json);
   }
 
-  /** The tree without bodies: `{id, parentId, type, role?, line}` per entry, in file order. */
+  /** The entries from the root to `leafId` (default: the leaf), root first. Throws `E_UNKNOWN_ENTRY`. */
+  branchEntries(leafId?: string): SessionEntry[] {
+    return JSON.parse(this._inner.branchJson(leafId === undefined ? undefined : nonEmptyText(leafId)));
+  }
+
+  /** The tree without bodies: `{id, parentId, type, role?, label?, line}` per entry, in file order. */
   index(): EntryInfo[] {
     return JSON.parse(this._inner.indexJson());
   }
@@ -675,6 +681,28 @@ export class SessionCore {
   ): CompactionCommit {
     const snapcompact = options?.snapcompact === undefined ? undefined : toJson(options.snapcompact);
     return committed(this._inner.commitCompaction(planOf(plan), nowOf(options), snapcompact), this._inner);
+  }
+
+  /**
+   * The frames a `commitCompaction` of the snapcompact `plan` with these options draws, to draw
+   * one at a time first (`render(k)` → frame k's PNG): to report "frames k of n" or to let
+   * other work run between frames. The commit then takes the drawn frames and writes the very
+   * bytes it writes alone. Throws as `commitCompaction` (`E_SETTINGS` for another strategy,
+   * `E_STALE_PLAN`, `E_NOTHING_TO_COMPACT`, `E_INVALID_ARGUMENT`).
+   */
+  snapcompactFrames(plan: CompactionPlan, options?: { snapcompact?: SnapcompactArchiveOptions }): SnapcompactFrames {
+    const snapcompact = options?.snapcompact === undefined ? undefined : toJson(options.snapcompact);
+    const inner = this._inner.snapcompactFrames(planOf(plan), snapcompact);
+    return {
+      count: inner.count,
+      render: (k: number) => {
+        if (!Number.isInteger(k) || k < 0 || k >= inner.count) {
+          throw invalidArgument(`frame ${k} of ${inner.count} frames`);
+        }
+        return new Uint8Array(inner.render(k));
+      },
+      free: () => inner.free(),
+    };
   }
 
   /** Appends a compaction written elsewhere (e.g. by a hook) for a plan's preparation. */

@@ -455,6 +455,35 @@ export class ContextManager {
     );
   }
 
+  /**
+   * Background compaction (spec: compaction §13), the Maintainer's: whether the host runs it,
+   * the step the last `afterReply` / `beforeRequest` decided (with the threshold request a
+   * start prepares), and what became of the background plan.
+   * @internal
+   */
+  _setSpeculationHost(allowed: boolean): void {
+    this.#inner.setSpeculationHost(allowed);
+  }
+
+  /** @internal */
+  _speculation(model: TriggerModel): {
+    step: 'none' | 'start' | 'refresh' | 'wait' | 'commit' | 'drop';
+    state: 'idle' | 'running' | 'armed';
+    request: CompactRequest | null;
+  } {
+    return JSON.parse(this.#inner.speculationJson(modelJson(model)));
+  }
+
+  /** @internal */
+  _speculationReady(): void {
+    this.#inner.speculationReady();
+  }
+
+  /** @internal */
+  _speculationEnded(): void {
+    this.#inner.speculationEnded();
+  }
+
   /** The live session's state at the end of a step of the host's loop, as `beforeRequest` will name it. */
   settle(state: string): void {
     if (typeof state !== 'string') throw invalidArgument('settle() takes the session state as a string');

@@ -370,6 +370,8 @@ export interface EntryInfo {
   type: string;
   /** Role of a `message` entry's message. */
   role?: AgentMessage['role'] | null;
+  /** The entry's current label (the newest `label` entry targeting it), when it has one. */
+  label?: string;
   /** 1-based line in the file as it would be written now. */
   line: number;
 }
@@ -727,6 +729,23 @@ export interface PlanOptions {
    * `Maintainer` do this themselves when a compaction finds nothing to summarize.
    */
   rebuildArchive?: boolean;
+  /**
+   * A plan prepared in the background (spec: compaction §13): its answers and its commit accept
+   * a branch that grew past the plan's leaf while the prefix it summarizes is untouched, and
+   * the commit keeps the entries appended since after the summary. The commit is refused with
+   * `E_STALE_PLAN` (the reason in the message) when an entry it summarizes was rewritten (a
+   * prune, a shake), the leaf left its branch, a compaction followed it, or, the branch having
+   * grown, the compacted context would not stay under 0.8 · threshold (and below the band where
+   * the next background preparation starts) and below the context now. `context-full` plans only.
+   */
+  speculative?: boolean;
+  /**
+   * A `speculative` plan's size check in your tokens: the provider's tokens per token of the
+   * core's estimate (default 1) and the request's tokens beside the messages (system prompt,
+   * tools; default 0), as the thresholds compare them.
+   */
+  providerRatio?: number;
+  nonMessageTokens?: number;
 }
 
 /** The result of a commit. */
@@ -959,6 +978,39 @@ export type CompactionEvent =
       errorMessage?: string;
     };
 
+/**
+ * Progress of a compaction's long steps (issue 41), as `onProgress` receives it:
+ *
+ * - `frames`: a snapcompact commit (or preview) drew frame `done` of `total` (sent once with
+ *   `done: 0` before the first, then after each frame). An archive the commit must shrink
+ *   draws its fewer frames in the commit, without further events.
+ * - `summarizer`: a request of the plan was sent (`started`) or answered (`answered`, with the
+ *   time it took and the length of the answer). A request asked again smaller starts again.
+ */
+export type CompactionProgress =
+  | { phase: 'frames'; done: number; total: number }
+  | {
+      phase: 'summarizer';
+      state: 'started';
+      /** The plan's request id (`SummaryRequest.id`). */
+      requestId: string;
+      /** The method whose plan asked. */
+      method: CompactionMethod;
+    }
+  | {
+      phase: 'summarizer';
+      state: 'answered';
+      requestId: string;
+      method: CompactionMethod;
+      /** Milliseconds from `started`. */
+      durationMs: number;
+      /** Characters of the answer. */
+      chars: number;
+    };
+
+/** A `CompactionProgress` as an event of the Maintainer's `onEvent`. */
+export type CompactionProgressEvent = { type: 'compaction_progress' } & CompactionProgress;
+
 /** The `action` of automatic compaction events (spec: compaction §8.3). */
 export type CompactionAction = 'context-full' | 'handoff' | 'snapcompact' | 'remote' | 'shake';
 
@@ -969,6 +1021,8 @@ export interface CompactionHooks {
   /** Cancel the compaction, or supply it. */
   session_before_compact?: (event: {
     preparation: CompactionPreparation;
+    /** The entries of the branch being compacted, root first (read when first asked for). */
+    readonly branchEntries: SessionEntry[];
     customInstructions?: string;
     signal: AbortSignalLike;
   }) =>
@@ -989,6 +1043,16 @@ export interface CompactionHooks {
    * decision carries the same events in `decision.events`: show them from one place.
    */
   onEvent?: (event: CompactionEvent) => void;
+}
+
+/** The frames of a snapcompact commit, drawn one at a time (`Session.snapcompactFrames`). */
+export interface SnapcompactFrames {
+  /** How many frames the commit draws. */
+  readonly count: number;
+  /** Draws frame `k` (0-based) and returns its PNG; the next commit on this thread takes it. */
+  render(k: number): Uint8Array<ArrayBuffer>;
+  /** Releases the list (the drawn frames stay for the commit). */
+  free(): void;
 }
 
 /** A frame of a snapcompact archive. */
@@ -1460,6 +1524,13 @@ export interface CompactOptions extends SummarizeCallOptions {
    * `compaction_warning` saying why (spec: compaction §8.3).
    */
   input?: ReadonlyArray<'text' | 'image'>;
+  /**
+   * Progress of the long steps (frames drawn k of n, summarizer requests started and
+   * answered); a Maintainer sends them to its `onEvent` as `compaction_progress` events. A
+   * handler that throws is ignored. With a handler, a snapcompact commit draws its frames one
+   * task at a time.
+   */
+  onProgress?: (progress: CompactionProgress) => void;
   /** One summarizer, or candidates tried in order. */
   summarize?: Summarize | Summarize[];
   /** POST `{systemPrompt, prompt, maxTokens}` → `{summary}`, or an OpenAI-compatible `…/chat/completions` URL. */

@@ -197,6 +197,88 @@ export type AnthropicMessage = AnthropicUserMessage | AnthropicAssistantMessage 
 /** The request's `system`: text, or text blocks (with cache breakpoints). */
 export type AnthropicSystem = string | AnthropicTextBlock[];
 
+// ----- the messages written ----------------------------------------------------------------------
+//
+// What `write` returns (`toMessages`, `beforeRequest` with this format), typed as the request
+// parameters of Anthropic's SDK take them, so that `messages` and `system` go to
+// `messages.create` (and `beta.messages.create`) with no cast: the media types the API names,
+// text blocks without the citations ctxfold keeps opaque. A history read in this format is
+// written back as it was read: its citations, server-tool blocks and tool-change blocks are sent
+// as they came, and are not declared here. Nor is the `compaction` block (the
+// `compact-2026-01-12` beta) written when a server compaction is replayed to a model with server
+// compaction (`replayTarget`): the SDK's `MessageParam` has no such block, its `BetaMessageParam`
+// has; a host of that lane calls `beta.messages.create`.
+
+/** A text block written (the `citations` of one read are written back, undeclared). */
+export type AnthropicTextBlockOut = AnthropicBlockBase & {
+  type: 'text';
+  text: string;
+};
+export type AnthropicImageSourceOut =
+  | { type: 'base64'; media_type: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'; data: string }
+  | { type: 'url'; url: string }
+  | { type: 'file'; file_id: string };
+export type AnthropicImageBlockOut = AnthropicBlockBase & {
+  type: 'image';
+  source: AnthropicImageSourceOut;
+};
+export type AnthropicDocumentBlockOut = AnthropicBlockBase & {
+  type: 'document';
+  source:
+    | { type: 'base64'; media_type: 'application/pdf'; data: string }
+    | { type: 'text'; media_type: 'text/plain'; data: string }
+    | { type: 'content'; content: string | Array<AnthropicTextBlockOut | AnthropicImageBlockOut> }
+    | { type: 'url'; url: string }
+    | { type: 'file'; file_id: string };
+  title?: string | null;
+  context?: string | null;
+  citations?: { enabled?: boolean } | null;
+};
+export type AnthropicSearchResultBlockOut = AnthropicBlockBase & {
+  type: 'search_result';
+  source: string;
+  title: string;
+  content: AnthropicTextBlockOut[];
+  citations?: { enabled?: boolean };
+};
+export type AnthropicToolResultBlockOut = AnthropicBlockBase & {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?:
+    | string
+    | Array<AnthropicTextBlockOut | AnthropicImageBlockOut | AnthropicDocumentBlockOut | AnthropicSearchResultBlockOut>;
+  is_error?: boolean;
+};
+export type AnthropicUserBlockOut =
+  | AnthropicTextBlockOut
+  | AnthropicImageBlockOut
+  | AnthropicDocumentBlockOut
+  | AnthropicSearchResultBlockOut
+  | AnthropicContainerUploadBlock
+  | AnthropicToolResultBlockOut;
+export type AnthropicAssistantBlockOut =
+  | AnthropicTextBlockOut
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock
+  | AnthropicToolUseBlock;
+export type AnthropicUserMessageOut = {
+  role: 'user';
+  content: string | AnthropicUserBlockOut[];
+};
+export type AnthropicAssistantMessageOut = {
+  role: 'assistant';
+  content: string | AnthropicAssistantBlockOut[];
+};
+/** A mid-conversation system message (its `clear_at` and `output_config` written, undeclared). */
+export type AnthropicSystemMessageOut = {
+  role: 'system';
+  content: string | AnthropicTextBlockOut[];
+};
+/** An element of the `messages` written: assignable to the SDK's `MessageParam`. */
+export type AnthropicMessageOut = AnthropicUserMessageOut | AnthropicAssistantMessageOut | AnthropicSystemMessageOut;
+/** The request's `system` written: assignable to the SDK's `MessageCreateParams['system']`. */
+export type AnthropicSystemOut = string | AnthropicTextBlockOut[];
+
 // ----- the module ------------------------------------------------------------------------------
 
 export const name = 'anthropic';
@@ -801,11 +883,17 @@ function readSystemMessage(m: Loose & CheckedMessage & { role: 'system' }): Read
  * The provider messages of `toLlmMessages` → `{ messages, system? }` of a Messages API request.
  * ctx: `{ model?, warnings, system }`.
  */
-export function write(llm: readonly unknown[], ctx: WriteContext): WriteResult<AnthropicMessage, AnthropicSystem> {
+export function write(
+  llm: readonly unknown[],
+  ctx: WriteContext,
+): WriteResult<AnthropicMessageOut, AnthropicSystemOut> {
   const writer = new Writer(ctx);
   for (const m of llm) writer.add(m);
   writer.end();
-  const result: WriteResult<AnthropicMessage, AnthropicSystem> = { messages: writer.out };
+  // Built block by block as the types above describe (what was read is written back as read).
+  const result: WriteResult<AnthropicMessageOut, AnthropicSystemOut> = {
+    messages: writer.out as AnthropicMessageOut[],
+  };
   const system = systemOf(ctx.system, ctx.warnings);
   if (system !== undefined) result.system = system;
   return result;

@@ -148,6 +148,46 @@ export interface GeminiSystem {
   parts: Array<{ text: string }>;
 }
 
+// ----- the contents written ------------------------------------------------------------------
+//
+// What `write` returns (`toMessages`, `beforeRequest` with this format), typed so that it goes to
+// `@google/genai`'s `generateContent({ contents })` with no cast (and reads back as
+// `GeminiContent`). That SDK types a function response's `scheduling`, executable code's
+// `language`, a code result's `outcome` and a part's `mediaResolution` level as TypeScript
+// enums, which no structural type matches: a function response's `scheduling` and a part's
+// `mediaResolution` are not declared here, and the parts of the code-execution tool
+// (`executableCode`, `codeExecutionResult`: pi has no block for them, they are written only as
+// they were read in this format) are not either. All are written as they were read.
+
+export type GeminiFunctionResponseOut = {
+  id?: string;
+  name: string;
+  response: JsonObject;
+  parts?: GeminiFunctionResponsePart[];
+  willContinue?: boolean;
+};
+type GeminiPartBaseOut = {
+  thought?: boolean;
+  thoughtSignature?: string;
+  videoMetadata?: { startOffset?: string; endOffset?: string; fps?: number };
+  partMetadata?: JsonObject;
+};
+export type GeminiPartOut = GeminiPartBaseOut &
+  (
+    | { text: string }
+    | { inlineData: GeminiBlob }
+    | { fileData: GeminiFileData }
+    | { functionCall: GeminiFunctionCall }
+    | { functionResponse: GeminiFunctionResponseOut }
+  );
+/** An element of the `contents` written: assignable to the SDK's `Content`. */
+export type GeminiContentOut = {
+  /** Missing only on a content read without it. */
+  role?: 'user' | 'model';
+  /** Missing only on a content read without them. */
+  parts?: GeminiPartOut[];
+};
+
 // ----- what this module is given -----------------------------------------------------------
 
 /** An array (of values not checked yet). */
@@ -1187,11 +1227,14 @@ function systemOf(system: unknown, warnings: Warnings): GeminiSystem | undefined
 export function write(
   llm: readonly LlmMessage[],
   ctx: WriteContext,
-): { messages: GeminiContent[]; system?: GeminiSystem } {
+): { messages: GeminiContentOut[]; system?: GeminiSystem } {
   const writer = new Writer(ctx);
   for (const [index, m] of llm.entries()) writer.add(m, index);
   writer.end();
-  const result: { messages: GeminiContent[]; system?: GeminiSystem } = { messages: writer.out };
+  // Built part by part as the types above describe (kept members included).
+  const result: { messages: GeminiContentOut[]; system?: GeminiSystem } = {
+    messages: writer.out as GeminiContentOut[],
+  };
   const system = systemOf(ctx.system, ctx.warnings);
   if (system !== undefined) result.system = system;
   return result;

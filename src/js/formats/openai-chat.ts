@@ -160,6 +160,81 @@ export type OpenAIChatMessage =
  */
 export type OpenAIChatSystem = string;
 
+// ----- the messages written ------------------------------------------------------------------
+//
+// What `write` returns (`toMessages`, `beforeRequest` with this format), typed as the request
+// parameter of OpenAI's SDK takes it, so that the messages go to `chat.completions.create` with no
+// cast: no `null` where the SDK has none, the audio formats it names, text parts only where the API
+// takes text. A history read in this format is written back as it was read (its unknown members,
+// nulls and parts included): the shapes below are those of what ctxfold writes itself.
+
+/** A text part (user, system and tool content). */
+export type OpenAIChatTextPartOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
+  type: 'text';
+  text: string;
+};
+export type OpenAIChatAudioPartOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
+  type: 'input_audio';
+  input_audio: { data: string; format: 'wav' | 'mp3' };
+};
+/** An image by URL or as a `data:<mime>;base64,…` URL. */
+export type OpenAIChatImagePartOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
+  type: 'image_url';
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+};
+export type OpenAIChatUserPartOut =
+  | OpenAIChatTextPartOut
+  | OpenAIChatImagePartOut
+  | OpenAIChatAudioPartOut
+  | OpenAIChatFilePart;
+export type OpenAIChatSystemMessageOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
+  role: 'system' | 'developer';
+  content: string | OpenAIChatTextPartOut[];
+  name?: string;
+};
+export type OpenAIChatUserMessageOut = {
+  prompt_cache_breakpoint?: { mode: 'explicit' };
+  role: 'user';
+  content: string | OpenAIChatUserPartOut[];
+  name?: string;
+};
+export type OpenAIChatAssistantMessageOut = {
+  role: 'assistant';
+  content?: string | Array<OpenAIChatTextPartOut | OpenAIChatRefusalPart> | null;
+  /** DeepSeek, Kimi (and other OpenAI-compatible servers): the reasoning to send back. */
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  reasoning_text?: string | null;
+  refusal?: string | null;
+  name?: string;
+  audio?: { id: string } | null;
+  /** Written only when there are calls (never `null`). */
+  tool_calls?: OpenAIChatToolCall[];
+  function_call?: { name: string; arguments: string } | null;
+};
+export type OpenAIChatToolMessageOut = {
+  role: 'tool';
+  tool_call_id: string;
+  /** Text (a tool result's images go in a user message after the tool results). */
+  content: string | OpenAIChatTextPartOut[];
+};
+export type OpenAIChatFunctionMessageOut = {
+  role: 'function';
+  name: string;
+  content: string | null;
+};
+/** A message `write` returns: assignable to the SDK's `ChatCompletionMessageParam`. */
+export type OpenAIChatMessageOut =
+  | OpenAIChatSystemMessageOut
+  | OpenAIChatUserMessageOut
+  | OpenAIChatAssistantMessageOut
+  | OpenAIChatToolMessageOut
+  | OpenAIChatFunctionMessageOut;
+
 // ----- the module ----------------------------------------------------------------------------
 
 export const name = 'openai-chat';
@@ -946,7 +1021,7 @@ function systemOut(system: StoredSystem | undefined | null): unknown[] {
 }
 
 /** The LLM view → Chat Completions `messages` (the system prompt first). */
-export function write(llm: readonly unknown[], ctx: WriteContext): WriteResult<OpenAIChatMessage> {
+export function write(llm: readonly unknown[], ctx: WriteContext): WriteResult<OpenAIChatMessageOut> {
   const warnings = ctx.warnings;
   const out: unknown[] = [...systemOut(ctx.system)];
   let images: Array<Loose | undefined> = [];
@@ -984,5 +1059,5 @@ export function write(llm: readonly unknown[], ctx: WriteContext): WriteResult<O
   });
   flush();
   // Built member by member as the types above describe (kept members and order included).
-  return { messages: out as OpenAIChatMessage[] };
+  return { messages: out as OpenAIChatMessageOut[] };
 }

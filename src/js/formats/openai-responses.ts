@@ -209,6 +209,104 @@ export type ResponsesInputItem =
   | ResponsesCompactionItem
   | ResponsesHostedToolItem;
 
+// ----- the items written -----------------------------------------------------------------------
+//
+// What `write` returns (`toMessages`, `beforeRequest` with this format), typed as precisely as
+// ctxfold writes it: no `null` where OpenAI's SDK has none, an image's `detail` always given. An
+// input read in this format is written back as it was read (its unknown members, nulls and hosted
+// tools' items included): the shapes below are those of what ctxfold writes itself.
+//
+// One gap remains with the `openai` SDK (7.60.0): it types an assistant `message` item as a
+// `ResponseOutputMessage`, whose `id` and `status` are required, while the API takes (and
+// ctxfold writes) the item without them (`status` is output-only: the API refuses it in an
+// input). So `ResponsesInputItemOut[]` is not assignable to the SDK's `ResponseInput` when it
+// holds an assistant message; every other item is.
+
+export type ResponsesInputImageOut = {
+  type: 'input_image';
+  detail: 'auto' | 'low' | 'high' | 'original';
+  image_url?: string;
+  file_id?: string;
+};
+export type ResponsesInputFileOut = {
+  type: 'input_file';
+  file_data?: string;
+  file_id?: string;
+  file_url?: string;
+  filename?: string;
+};
+export type ResponsesInputPartOut = ResponsesInputText | ResponsesInputImageOut | ResponsesInputFileOut;
+/** A user, system or developer message (`type` may be left out: the easy-input form). */
+export type ResponsesInputMessageOut = {
+  type?: 'message';
+  role: 'user' | 'system' | 'developer';
+  content: string | ResponsesInputPartOut[];
+};
+export type ResponsesOutputTextOut = {
+  type: 'output_text';
+  text: string;
+  /** Empty for text ctxfold writes (a message read in this format keeps its own, undeclared). */
+  annotations: [];
+};
+/** A message of the model, without `id` and `status` (see above). */
+export type ResponsesOutputMessageOut = {
+  type?: 'message';
+  role: 'assistant';
+  content: string | Array<ResponsesOutputTextOut | ResponsesRefusal>;
+  id?: string;
+  phase?: 'commentary' | 'final_answer' | null;
+};
+export type ResponsesFunctionCallOutputOut = {
+  type: 'function_call_output';
+  id?: string;
+  call_id: string;
+  output: string | ResponsesInputPartOut[];
+};
+export type ResponsesCustomToolCallOutputOut = {
+  type: 'custom_tool_call_output';
+  id?: string;
+  call_id: string;
+  output: string | ResponsesInputPartOut[];
+};
+export type ResponsesFunctionCallOut = {
+  type: 'function_call';
+  id?: string;
+  call_id: string;
+  name: string;
+  arguments: string;
+};
+export type ResponsesCustomToolCallOut = {
+  type: 'custom_tool_call';
+  id?: string;
+  call_id: string;
+  name: string;
+  input: string;
+};
+export type ResponsesCompactionItemOut = {
+  type: 'compaction';
+  id?: string;
+  encrypted_content: string;
+};
+/** Reasoning sent back as the API returned it (with its `id` and `summary`). */
+export type ResponsesReasoningItemOut = {
+  type: 'reasoning';
+  id: string;
+  summary: Array<{ type: 'summary_text'; text: string }>;
+  content?: Array<{ type: 'reasoning_text'; text: string }>;
+  encrypted_content?: string | null;
+};
+/** An item of the `input` written. */
+export type ResponsesInputItemOut =
+  | ResponsesInputMessageOut
+  | ResponsesOutputMessageOut
+  | ResponsesReasoningItemOut
+  | ResponsesFunctionCallOut
+  | ResponsesFunctionCallOutputOut
+  | ResponsesCustomToolCallOut
+  | ResponsesCustomToolCallOutputOut
+  | ResponsesItemReference
+  | ResponsesCompactionItemOut;
+
 /**
  * The request's `instructions`: the system prompt given as an option, and what `toMessages`
  * returns as `system`. (Leading system and developer items of an input are the system prompt
@@ -1152,7 +1250,7 @@ function withoutStatuses(items: readonly unknown[]): unknown[] {
 export function write(
   llm: readonly unknown[],
   ctx: ResponsesWriteContext,
-): WriteResult<ResponsesInputItem, ResponsesSystem> {
+): WriteResult<ResponsesInputItemOut, ResponsesSystem> {
   const warnings = ctx.warnings;
   const native = isObject(ctx.native) ? ctx.native : undefined;
   const system = native ? {} : systemOut(ctx.system, warnings);
@@ -1205,8 +1303,8 @@ export function write(
     if (item !== undefined) w.out.push(item);
   });
   // Items built member by member as the types above describe (kept members and order included).
-  const items = (native ? withoutStatuses(hoistBatchMessages(w.out)) : w.out) as ResponsesInputItem[];
-  const result: WriteResult<ResponsesInputItem, ResponsesSystem> = { messages: items };
+  const items = (native ? withoutStatuses(hoistBatchMessages(w.out)) : w.out) as ResponsesInputItemOut[];
+  const result: WriteResult<ResponsesInputItemOut, ResponsesSystem> = { messages: items };
   if (system.instructions !== undefined) result.system = system.instructions;
   return result;
 }
@@ -1216,6 +1314,6 @@ export function write(
  * messages of a `remote` plan written for `native` (the one Responses writer, `write` with
  * `ctx.native`). What cannot be carried is left out as the native history leaves it out.
  */
-export function nativeInput(llm: readonly unknown[], native: NativeTarget): ResponsesInputItem[] {
+export function nativeInput(llm: readonly unknown[], native: NativeTarget): ResponsesInputItemOut[] {
   return write(llm, { warnings: new Warnings(), system: undefined, native }).messages;
 }

@@ -6,11 +6,11 @@
 import type { AgentMessage, ContextOptions, CreateOptions, LlmMessage } from '../core/session.js';
 import type { AiSdkModelMessage, AiSdkModelSystem } from './ai-sdk-model.js';
 import type { AiSdkUiMessage, AiSdkUiSystem } from './ai-sdk-ui.js';
-import type { AnthropicMessage, AnthropicSystem } from './anthropic.js';
+import type { AnthropicMessage, AnthropicMessageOut, AnthropicSystem, AnthropicSystemOut } from './anthropic.js';
 import type { FormatModel, FormatWarning } from './common.js';
-import type { GeminiContent, GeminiSystem } from './gemini.js';
-import type { OpenAIChatMessage, OpenAIChatSystem } from './openai-chat.js';
-import type { ResponsesInputItem, ResponsesSystem } from './openai-responses.js';
+import type { GeminiContent, GeminiContentOut, GeminiSystem } from './gemini.js';
+import type { OpenAIChatMessage, OpenAIChatMessageOut, OpenAIChatSystem } from './openai-chat.js';
+import type { ResponsesInputItem, ResponsesInputItemOut, ResponsesSystem } from './openai-responses.js';
 
 export type {
   AiSdkModelAssistantMessage,
@@ -67,76 +67,115 @@ export type {
 } from './ai-sdk-ui.js';
 export type {
   AnthropicAssistantBlock,
+  AnthropicAssistantBlockOut,
   AnthropicAssistantMessage,
+  AnthropicAssistantMessageOut,
   AnthropicCacheControl,
   AnthropicCompactionBlock,
   AnthropicContainerUploadBlock,
   AnthropicDocumentBlock,
+  AnthropicDocumentBlockOut,
   AnthropicImageBlock,
+  AnthropicImageBlockOut,
   AnthropicImageSource,
+  AnthropicImageSourceOut,
   AnthropicMessage,
+  AnthropicMessageOut,
   AnthropicRedactedThinkingBlock,
   AnthropicSearchResultBlock,
+  AnthropicSearchResultBlockOut,
   AnthropicServerToolBlock,
   AnthropicSystem,
   AnthropicSystemMessage,
+  AnthropicSystemMessageOut,
+  AnthropicSystemOut,
   AnthropicTextBlock,
+  AnthropicTextBlockOut,
   AnthropicThinkingBlock,
   AnthropicToolChangeBlock,
   AnthropicToolResultBlock,
+  AnthropicToolResultBlockOut,
   AnthropicToolUseBlock,
   AnthropicUserBlock,
+  AnthropicUserBlockOut,
   AnthropicUserMessage,
+  AnthropicUserMessageOut,
 } from './anthropic.js';
 export type { FormatModel, FormatWarning } from './common.js';
 export type {
   GeminiBlob,
   GeminiCodeExecutionResult,
   GeminiContent,
+  GeminiContentOut,
   GeminiExecutableCode,
   GeminiFileData,
   GeminiFunctionCall,
   GeminiFunctionResponse,
+  GeminiFunctionResponseOut,
   GeminiFunctionResponsePart,
   GeminiPart,
+  GeminiPartOut,
   GeminiSystem,
 } from './gemini.js';
 export type {
   OpenAIChatAssistantMessage,
+  OpenAIChatAssistantMessageOut,
   OpenAIChatAudioPart,
+  OpenAIChatAudioPartOut,
   OpenAIChatCacheBreakpoint,
   OpenAIChatCustomToolCall,
   OpenAIChatFilePart,
   OpenAIChatFunctionMessage,
+  OpenAIChatFunctionMessageOut,
   OpenAIChatFunctionToolCall,
   OpenAIChatImagePart,
+  OpenAIChatImagePartOut,
   OpenAIChatMessage,
+  OpenAIChatMessageOut,
   OpenAIChatRefusalPart,
   OpenAIChatSystem,
   OpenAIChatSystemMessage,
+  OpenAIChatSystemMessageOut,
   OpenAIChatTextPart,
+  OpenAIChatTextPartOut,
   OpenAIChatToolCall,
   OpenAIChatToolMessage,
+  OpenAIChatToolMessageOut,
   OpenAIChatUserMessage,
+  OpenAIChatUserMessageOut,
   OpenAIChatUserPart,
+  OpenAIChatUserPartOut,
 } from './openai-chat.js';
 export type {
   ResponsesCompactionItem,
+  ResponsesCompactionItemOut,
   ResponsesCustomToolCall,
+  ResponsesCustomToolCallOut,
   ResponsesCustomToolCallOutput,
+  ResponsesCustomToolCallOutputOut,
   ResponsesFunctionCall,
+  ResponsesFunctionCallOut,
   ResponsesFunctionCallOutput,
+  ResponsesFunctionCallOutputOut,
   ResponsesHostedToolItem,
   ResponsesInputFile,
+  ResponsesInputFileOut,
   ResponsesInputImage,
+  ResponsesInputImageOut,
   ResponsesInputItem,
+  ResponsesInputItemOut,
   ResponsesInputMessage,
+  ResponsesInputMessageOut,
   ResponsesInputPart,
+  ResponsesInputPartOut,
   ResponsesInputText,
   ResponsesItemReference,
   ResponsesOutputMessage,
+  ResponsesOutputMessageOut,
   ResponsesOutputText,
+  ResponsesOutputTextOut,
   ResponsesReasoningItem,
+  ResponsesReasoningItemOut,
   ResponsesRefusal,
   ResponsesSystem,
 } from './openai-responses.js';
@@ -144,15 +183,42 @@ export type {
 /** The message formats: `pi` is oh-my-pi's own (`AgentMessage` in, `LlmMessage` out). */
 export type MessageFormat = keyof FormatMessages;
 
-/** What each format's messages are, in (`fromMessages`, `appendMessages`) and out (`toMessages`). */
+/**
+ * What each format's messages are, in (`fromMessages`, `appendMessages`: what ctxfold reads, as
+ * wide as the provider documents) and out (`toMessages`, `beforeRequest`: what ctxfold writes,
+ * typed so that the provider's SDK takes it with no cast); `system` is the system prompt given
+ * as an option, `systemOut` the one written apart from the messages.
+ */
 export interface FormatMessages {
-  pi: { in: AgentMessage; out: LlmMessage; system: string };
-  'openai-chat': { in: OpenAIChatMessage; out: OpenAIChatMessage; system: OpenAIChatSystem };
-  'openai-responses': { in: ResponsesInputItem; out: ResponsesInputItem; system: ResponsesSystem };
-  anthropic: { in: AnthropicMessage; out: AnthropicMessage; system: AnthropicSystem };
-  'ai-sdk-model': { in: AiSdkModelMessage; out: AiSdkModelMessage; system: AiSdkModelSystem };
-  'ai-sdk-ui': { in: AiSdkUiMessage; out: AiSdkUiMessage; system: AiSdkUiSystem };
-  gemini: { in: GeminiContent; out: GeminiContent; system: GeminiSystem };
+  pi: { in: AgentMessage; out: LlmMessage; system: string; systemOut: string };
+  'openai-chat': {
+    in: OpenAIChatMessage;
+    out: OpenAIChatMessageOut;
+    system: OpenAIChatSystem;
+    systemOut: OpenAIChatSystem;
+  };
+  'openai-responses': {
+    in: ResponsesInputItem;
+    out: ResponsesInputItemOut;
+    system: ResponsesSystem;
+    systemOut: ResponsesSystem;
+  };
+  anthropic: { in: AnthropicMessage; out: AnthropicMessageOut; system: AnthropicSystem; systemOut: AnthropicSystemOut };
+  'ai-sdk-model': {
+    in: AiSdkModelMessage;
+    out: AiSdkModelMessage;
+    system: AiSdkModelSystem;
+    systemOut: AiSdkModelSystem;
+  };
+  'ai-sdk-ui': { in: AiSdkUiMessage; out: AiSdkUiMessage; system: AiSdkUiSystem; systemOut: AiSdkUiSystem };
+  // What is written reads back: a written code-execution result's `outcome` is not declared
+  // (see GeminiContentOut), so the written type is taken here too.
+  gemini: {
+    in: GeminiContent | GeminiContentOut;
+    out: GeminiContentOut;
+    system: GeminiSystem;
+    systemOut: GeminiSystem;
+  };
 }
 
 export interface AppendMessagesOptions<F extends MessageFormat = MessageFormat> {
@@ -187,6 +253,6 @@ export interface ToMessagesResult<F extends MessageFormat = MessageFormat> {
   /** Ready for the request body (`messages`, `input`, `contents`, …; docs/guide/formats.md). */
   messages: Array<FormatMessages[F]['out']>;
   /** The system prompt where the format keeps it apart from the messages. */
-  system?: FormatMessages[F]['system'];
+  system?: FormatMessages[F]['systemOut'];
   warnings: FormatWarning[];
 }

@@ -19,6 +19,7 @@ import type {
   CompactionMethod,
   CompactionPlan,
   CompactionPreparation,
+  CompactionProgress,
   CompactOptions,
   CompactOutcome,
   CompactReason,
@@ -30,6 +31,7 @@ import type {
   LossReport,
   PlanOptions,
   SessionCore,
+  SessionEntry,
   ShakeCompactResult,
   ShakeResult,
   ShakeRunOptions,
@@ -81,6 +83,28 @@ function emit(hooks: RunOptions['hooks'], event: CompactionEvent): void {
       // Observers cannot stop a compaction.
     }
   }
+}
+
+/**
+ * Reports progress of a long step (issue 41) to `onProgress` (the Maintainer turns it into its
+ * `compaction_progress` event). Observers cannot stop a compaction.
+ */
+function progress(o: RunOptions, p: CompactionProgress): void {
+  try {
+    o.onProgress?.(p);
+  } catch {
+    // Observers cannot stop a compaction.
+  }
+}
+
+/** Whether anyone listens to progress (the frames are then drawn one task at a time). */
+function listens(o: RunOptions): boolean {
+  return typeof o.onProgress === 'function';
+}
+
+/** Lets the runtime run other tasks (a timer's turn: a page paints, input is handled). */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** The reading model's id, provider, window and input, from `model` (id or object) and the options. */
@@ -201,6 +225,8 @@ type Decorate = (r: SummaryRequest) => SummaryRequest;
 /** The plumbing of one method's calls; `sequential`: one request after the other. */
 interface MethodCalls extends SummarizeCalls {
   sequential?: boolean;
+  /** Progress of each request (`summarizer` started/answered), with the method that asks. */
+  report?: { method: CompactionMethod; to: (p: CompactionProgress) => void } | undefined;
 }
 
 /**
@@ -214,7 +240,24 @@ async function answerAll(
   calls: MethodCalls,
   decorate: Decorate = (r) => r,
 ): Promise<void> {
-  const { signal, wording, sequential } = calls;
+  const { signal, wording, sequential, report } = calls;
+  const ask = async (r: SummaryRequest) => {
+    if (report === undefined) return summarizeOne(decorate(r), candidates, calls);
+    const { method, to } = report;
+    to({ phase: 'summarizer', state: 'started', requestId: r.id, method });
+    const started = Date.now();
+    const answer = await summarizeOne(decorate(r), candidates, calls);
+    const durationMs = Math.max(0, Date.now() - started);
+    to({
+      phase: 'summarizer',
+      state: 'answered',
+      requestId: r.id,
+      method,
+      durationMs,
+      chars: answer.text?.length ?? 0,
+    });
+    return answer;
+  };
   while (!work.isComplete) {
     const pending = work.pending;
     if (pending.length === 0) throw codedError('E_SUMMARIZER', 'the plan is stuck without pending requests');
@@ -224,14 +267,14 @@ async function answerAll(
       outcomes = [];
       for (const r of pending) {
         try {
-          outcomes.push({ status: 'fulfilled', value: await summarizeOne(decorate(r), candidates, calls) });
+          outcomes.push({ status: 'fulfilled', value: await ask(r) });
         } catch (reason) {
           outcomes.push({ status: 'rejected', reason });
           break;
         }
       }
     } else {
-      outcomes = await Promise.allSettled(pending.map((r) => summarizeOne(decorate(r), candidates, calls)));
+      outcomes = await Promise.allSettled(pending.map(ask));
     }
     if (signal.aborted) throw abortError();
     outcomes.forEach((outcome, i) => {
@@ -357,7 +400,8 @@ async function summarize(
   const candidates = step.route === 'endpoint' ? endpointOf(o) : callbacks(o);
   // A handoff is asked as the live turn (spec: compaction §5.9).
   const decorate = step.method === 'handoff' ? cachePrefixed(session, o) : undefined;
-  await answerAll(work, candidates, { ...calls, callOptions, sequential: step.sequential }, decorate);
+  const report = listens(o) ? { method: step.method, to: (p: CompactionProgress) => progress(o, p) } : undefined;
+  await answerAll(work, candidates, { ...calls, callOptions, sequential: step.sequential, report }, decorate);
   return undefined;
 }
 
@@ -392,7 +436,9 @@ async function commit(
     // No summarizer: the commit prints the history onto frames (spec: snapcompact §9.2). The
     // plan carries the reading model, so a plain plan/commit archives the same; `snapcompact`
     // only overrides (and the request's own tokens narrow the frame cap).
-    return session.commitCompaction(work, { snapcompact: archiveOptions(walk, work, o), ...nowOption(o) });
+    const snapcompact = archiveOptions(walk, work, o);
+    if (listens(o)) await drawFrames(session, work, snapcompact, o, signal);
+    return session.commitCompaction(work, { snapcompact, ...nowOption(o) });
   }
   if (step.method === 'handoff') {
     // An empty document fails in summarizeOne, so the walk falls back to the next method.
@@ -410,6 +456,38 @@ async function commit(
     return { entryId: null, handoff: true, session: next, document, fromExtension: false };
   }
   return session.commitCompaction(work, nowOption(o));
+}
+
+/**
+ * Draws the frames of a snapcompact commit of `work` one task at a time (issue 41), reporting
+ * `frames` progress k of n; the commit that follows takes them (its bytes are those of a commit
+ * alone). A plan the core cannot lay out is left to the commit, which throws the same error.
+ */
+async function drawFrames(
+  session: SessionCore,
+  work: CompactionPlan,
+  snapcompact: SnapcompactArchiveOptions,
+  o: RunOptions,
+  signal: Signal,
+): Promise<void> {
+  let frames: ReturnType<SessionCore['snapcompactFrames']>;
+  try {
+    frames = session.snapcompactFrames(work, { snapcompact });
+  } catch {
+    return;
+  }
+  try {
+    const total = frames.count;
+    progress(o, { phase: 'frames', done: 0, total });
+    for (let k = 0; k < total; k++) {
+      await nextTask();
+      if (signal.aborted) throw abortError();
+      frames.render(k);
+      progress(o, { phase: 'frames', done: k + 1, total });
+    }
+  } finally {
+    frames.free();
+  }
 }
 
 /**
@@ -534,7 +612,16 @@ async function run(
             preparation = work.preparation;
             extra = {};
             for (const f of handlers(o.hooks, 'session_before_compact')) {
-              const answer = await callHook(f, { preparation, ...pick(o, ['customInstructions']), signal }, signal);
+              // `branchEntries` (pi's event field) is parsed only when the hook reads it.
+              const event = {
+                preparation,
+                get branchEntries(): SessionEntry[] {
+                  return session.branchEntries();
+                },
+                ...pick(o, ['customInstructions']),
+                signal,
+              };
+              const answer = await callHook(f, event, signal);
               if (answer?.cancel === true) {
                 throw codedError('E_CANCELLED', 'Compaction cancelled by a session_before_compact hook');
               }

@@ -11,7 +11,11 @@ import { codedError, invalidArgument, messageOf } from '../core/errors.js';
 import { requireRaw } from '../core/raw.js';
 import type {
   AssistantMessage,
+  CompactionCommit,
   CompactionHooks,
+  CompactionPlan,
+  CompactionProgress,
+  CompactionProgressEvent,
   CompactionReport,
   CompactionSettings,
   CompactOptions,
@@ -49,7 +53,15 @@ import { nativeLane, runCompaction } from './compact.js';
 import { InlineImager, type InlineImagerOptions, type InlineReport } from './inline.js';
 import { contextSnapshot, requestImages, scaleReport, textTokens } from './report.js';
 import type { Session } from './session.js';
-import { defined, handlers, memberOf } from './summarizer.js';
+import {
+  type Candidate,
+  callHook,
+  defined,
+  handlers,
+  memberOf,
+  type SummarizeCalls,
+  summarizeOne,
+} from './summarizer.js';
 import { answerContextToolCalls, type ContextToolFigures, runContextTool } from './tools.js';
 
 export interface MaintainerOptions {
@@ -129,6 +141,16 @@ export interface MaintainerOptions {
    * model at `recall_history`. Default false.
    */
   contextTools?: boolean;
+  /**
+   * Background compaction (spec: compaction §13): as the context nears the threshold, the
+   * compaction it will need is prepared off the critical path (its summarizer requests are not
+   * awaited by `afterResponse` / `beforeRequest`); at the threshold the prepared result is
+   * committed at once when it still fits the session, else dropped as stale and the compaction
+   * runs inline. Needs a `summarize` callback and `soft` as the threshold's first usable
+   * method; off while a `session_before_compact` hook is registered. Default: the settings'
+   * `asyncEnabled` (true).
+   */
+  background?: boolean;
   /** The clock, in ms since the epoch (default `Date.now`). */
   now?: () => number;
   /** Schedules idle maintenance; returns a cancel function (default: an unref'd `setTimeout`). */
@@ -164,7 +186,7 @@ export interface BeforeRequestResult<F extends MessageFormat = 'pi'> {
    * With `format`: the system prompt where the format keeps it apart from the messages (the
    * request's `systemPrompt` as sent, else the one the session keeps).
    */
-  system?: FormatMessages[F]['system'];
+  system?: FormatMessages[F]['systemOut'];
   /** With `format`: what the format could not carry. */
   warnings?: FormatWarning[];
   /**
@@ -206,12 +228,56 @@ export interface AfterResponseResult {
 export type MaintainerEvent =
   | TriggerEvent
   | { type: 'compaction_warning'; message: string; method?: string }
+  /** Progress of a compaction's long steps: frames drawn k of n, summarizer requests (issue 41). */
+  | CompactionProgressEvent
   | { type: 'notice'; level: 'info' | 'warning' | 'error'; text: string }
   /** `tokensSaved` is `report.tokensBefore - report.tokensAfter`, in the report's `tokenUnit`. */
   | { type: 'prune'; pass: 'stale' | 'threshold'; prunedCount: number; tokensSaved: number; report: MaintainerReport }
   | { type: 'promotion'; reason: PromotionRequest['reason']; from: TriggerModel; to: TriggerModel }
   | { type: 'handoff'; session: Session; previous: Session; document: string }
-  | { type: 'continue'; kind: 'retry' | 'auto-continue'; afterMs: number };
+  | { type: 'continue'; kind: 'retry' | 'auto-continue'; afterMs: number }
+  | SpeculationEvent;
+
+/**
+ * Background compaction (spec: compaction §13): a preparation started (`tokens`: the context
+ * then), is ready to commit, was found stale (`reason`), was committed instead of an inline
+ * compaction, or was cancelled (`reason`: `abort`, `dispose`, `refresh`, `superseded` by
+ * another compaction, `failed` with the summarizer's `message`).
+ */
+export type SpeculationEvent =
+  | { type: 'speculation_start'; tokens: number; entriesSummarized: number }
+  | { type: 'speculation_ready' }
+  | { type: 'speculation_stale'; reason: string }
+  | { type: 'speculation_commit'; entryId: string; tokensBefore: number; tokensAfter: number }
+  | {
+      type: 'speculation_abort';
+      reason: 'abort' | 'dispose' | 'refresh' | 'superseded' | 'failed';
+      message?: string;
+    };
+
+/** The counts of background compactions (`Maintainer.backgroundStats`). */
+export interface BackgroundStats {
+  /** `idle`, `running` (summarizer requests in flight) or `armed` (ready to commit). */
+  state: 'idle' | 'running' | 'armed';
+  started: number;
+  ready: number;
+  committed: number;
+  stale: number;
+  aborted: number;
+  failed: number;
+}
+
+/** A background compaction: its plan, its own AbortController, and whether it is armed. */
+interface BackgroundRun {
+  plan: CompactionPlan;
+  session: Session;
+  controller: AbortController;
+  ready: boolean;
+  /** The messages its summary covers (the preparation's). */
+  entries: number;
+  /** Settles when its requests are answered, failed or aborted (never rejects). */
+  done: Promise<void>;
+}
 
 /** A step of maintenance: what it pruned, its report, the turn a decision may drop, the method that ran. */
 interface Step {
@@ -278,6 +344,10 @@ export class Maintainer {
   #budget: { model: TriggerModel; provider: string; images: number } | null = null;
   /** The frames the last view left out of the compaction summary (its budgets). */
   #framesLeftOut = 0;
+  /** Background compaction (spec: compaction §13): the run, whether this step may commit it, the counts. */
+  #bg: BackgroundRun | null = null;
+  #bgCommit = false;
+  #bgStats: Omit<BackgroundStats, 'state'> = { started: 0, ready: 0, committed: 0, stale: 0, aborted: 0, failed: 0 };
 
   /**
    * Throws `E_INVALID_ARGUMENT` for a bad session, model (the window from 1 to 2^53 - 1) or
@@ -307,13 +377,18 @@ export class Maintainer {
     const endpoint = typeof o.remoteEndpoint === 'string' && o.remoteEndpoint !== '';
     const native = isObject(o.model) && nativeLane({ model: o.model, provider: o.provider, settings: o.settings });
     const summarizers: unknown[] = [o.summarize].flat();
-    this.#cm = new ContextManager(o.settings, {
+    if (o.background !== undefined && typeof o.background !== 'boolean') {
+      throw invalidArgument('options.background must be a boolean');
+    }
+    const cmSettings = o.background === undefined ? o.settings : { ...o.settings, asyncEnabled: o.background };
+    this.#cm = new ContextManager(cmSettings, {
       remote: endpoint || native,
       endpoint,
       summarizer: summarizers.some((f) => typeof f === 'function'),
       model: o.model,
     });
     this.#settings = this.#cm.settings;
+    this.#initBackground(summarizers);
     const sc = this.#settings.snapcompact;
     if (sc.systemPrompt !== 'none' || sc.toolResults) {
       const { systemPrompt, toolResults, shape } = sc;
@@ -387,7 +462,7 @@ export class Maintainer {
       // The core's check: none for a retry (the state the last call left), the mid-run check
       // after a turn that asked for tools, else the pre-prompt check.
       const d = this.#cm.beforeRequest(this.#model, { ...this.#turnOptions(), state: this.#state() });
-      if (d !== null) await this.#apply(d, step);
+      if (d !== null) await this.#applyWithBackground(d, step);
       const { messages, systemPrompt, inline, imagesOmitted, framesLeftOut, images: sent } = this.#messages();
       if (step.report) {
         step.report.imagesOmitted += imagesOmitted;
@@ -478,7 +553,7 @@ export class Maintainer {
       // measured by (issue 19).
       const freedTokens = this.#prune(this.#cm.replyPrune(this.#hostCount()), step);
       const d = this.#cm.afterReply(this.#model, { ...this.#turnOptions(), freedTokens });
-      const continuation = await this.#apply(d, step);
+      const continuation = await this.#applyWithBackground(d, step);
       return this.#next(continuation, d, step);
     });
   }
@@ -522,6 +597,7 @@ export class Maintainer {
   abort(): void {
     this.#controller.abort();
     this.#controller = new AbortController();
+    this.#cancelBackground('abort');
   }
 
   /** Stops the idle timer, aborts work in flight and frees the state machine. */
@@ -530,6 +606,7 @@ export class Maintainer {
     this.#disposed = true;
     this.#cancelIdle?.();
     this.#cancelIdle = null;
+    this.#cancelBackground('dispose');
     this.abort();
     // The calibration stays readable (`calibration`); the collector frees it.
     this.#queue.finally(() => this.#cm.free());
@@ -845,6 +922,9 @@ export class Maintainer {
       const { reason, action } = request;
       this.#emit({ type: 'auto_compaction_start', reason, ...(action === undefined ? {} : { action }) });
     }
+    // A prepared result the core said to commit goes in instead; any other run supersedes it.
+    const armed = await this.#claimBackground(request, step);
+    if (armed !== null) return armed;
     const given: CompactionHooks[] = Array.isArray(o.hooks) ? o.hooks : o.hooks ? [o.hooks] : [];
     const hooks: CompactionHooks[] = given.map((h) => {
       const { onEvent: _own, ...rest } = h;
@@ -903,6 +983,8 @@ export class Maintainer {
           willRetry: extra.willRetry,
           // The walk's `remote` failed: the core starts its cooldown.
           onRemoteFailed: () => this.#cm.noteRemoteFailure(this.#now()),
+          // Frames drawn, summarizer requests: the `compaction_progress` event (issue 41).
+          onProgress: (p: CompactionProgress) => this.#emit({ type: 'compaction_progress', ...p }),
         }),
       );
       // A shake rewrites lines in place: neither the size nor the leaf tells.
@@ -953,6 +1035,220 @@ export class Maintainer {
     }
     this.#emit({ type: 'continue', kind: 'auto-continue', afterMs: continuation.afterMs });
     return { ...out, next: 'continue', continuePrompt: continuation.prompt ?? '' };
+  }
+
+  // ----- background compaction (spec: compaction §13) -------------------------------------
+
+  /** The background compactions so far and the state of the current one. */
+  get backgroundStats(): BackgroundStats {
+    const run = this.#bg;
+    const state = run === null ? 'idle' : run.ready ? 'armed' : 'running';
+    return { state, ...this.#bgStats };
+  }
+
+  /**
+   * Tells the core whether this host runs background compaction: a summarizer callback, and no
+   * `session_before_compact` handler (a prepared result would bypass its veto, spec §8.8).
+   */
+  #initBackground(summarizers: unknown[]): void {
+    const summarizer = summarizers.some((f) => typeof f === 'function');
+    const vetoed = handlers(this.#o.hooks, 'session_before_compact').length > 0;
+    this.#cm._setSpeculationHost(summarizer && !vetoed);
+  }
+
+  /**
+   * Carries out a decision with the background step the core decided with it: a drop or refresh
+   * cancels the run, a commit lets the decision's compaction take the armed result, a start
+   * (or refresh) begins a run once the decision is applied. Nothing here awaits a summarizer.
+   */
+  async #applyWithBackground(d: Decision, step: Step): Promise<Decision['continuation']> {
+    const s = this.#cm._speculation(this.#model);
+    // The core already counts a dropped run as ended, and a refreshed one as the next run.
+    if (s.step === 'drop') this.#cancelBackground('superseded', false);
+    if (s.step === 'refresh') this.#cancelBackground('refresh', false);
+    this.#bgCommit = s.step === 'commit';
+    try {
+      const continuation = await this.#apply(d, step);
+      if ((s.step === 'start' || s.step === 'refresh') && s.request !== null) this.#startBackground(s.request);
+      return continuation;
+    } finally {
+      this.#bgCommit = false;
+    }
+  }
+
+  /** Starts a background run for the core's threshold `request`: plans, then answers off the critical path. */
+  #startBackground(request: CompactRequest): void {
+    if (this.#bg !== null) this.#cancelBackground('refresh', false);
+    const o = this.#o;
+    let plan: CompactionPlan;
+    try {
+      // The keep budgets of the compaction it stands in for, in the core's estimate.
+      const { keepRecentTokens } = this.#cm.keepBudgets(request, this.#hostCount());
+      const { strategy: _strategy, ...settings } = o.settings ?? {};
+      const { provider, id, api, contextWindow } = this.#model as TriggerModel & { api?: string };
+      plan = this.#session.planCompaction(
+        { ...settings, keepRecentTokens, strategy: 'context-full' },
+        defined({
+          speculative: true,
+          provider: o.provider ?? provider,
+          contextWindow,
+          model: defined({ id, api }),
+          // The commit's size check compares as the thresholds do: calibrated, with the overhead.
+          providerRatio: this.#providerRatio(),
+          nonMessageTokens: Math.round(this.#gauge.calibrated(this.#model, this.#overhead)),
+        }),
+      );
+    } catch (err) {
+      // Nothing to summarize yet (or settings the plan refuses): no run, and the core knows.
+      this.#cm._speculationEnded();
+      this.#bgStats.failed += 1;
+      this.#emit({ type: 'speculation_abort', reason: 'failed', message: messageOf(err) });
+      return;
+    }
+    const preparation = plan.preparation;
+    const run: BackgroundRun = {
+      plan,
+      session: this.#session,
+      controller: new AbortController(),
+      ready: false,
+      entries: preparation.messagesToSummarize.length + preparation.turnPrefixMessages.length,
+      done: Promise.resolve(),
+    };
+    this.#bg = run;
+    this.#bgStats.started += 1;
+    this.#emit({ type: 'speculation_start', tokens: request.contextTokens, entriesSummarized: run.entries });
+    run.done = this.#answerBackground(run).catch((err: unknown) => this.#failBackground(run, err));
+  }
+
+  /** Answers the run's requests round by round, as `compact()` does, with the run's own signal. */
+  async #answerBackground(run: BackgroundRun): Promise<void> {
+    const o = this.#o;
+    const candidates: Candidate[] = [o.summarize]
+      .flat()
+      .filter((f): f is Summarize => typeof f === 'function')
+      .map((summarize) => ({ summarize }));
+    const calls: SummarizeCalls = {
+      signal: run.controller.signal,
+      retryJson: o.retry === undefined ? undefined : JSON.stringify(o.retry),
+      callOptions: {},
+      wording: (message) => requireRaw().compactionErrorMessage('threshold', message),
+    };
+    const { plan } = run;
+    while (!plan.isComplete) {
+      const pending = plan.pending;
+      if (pending.length === 0) throw codedError('E_SUMMARIZER', 'the plan is stuck without pending requests');
+      const answers = await Promise.all(pending.map((r) => summarizeOne(r, candidates, calls)));
+      // A cancelled run writes nothing more into its plan.
+      if (run.controller.signal.aborted || this.#bg !== run) return;
+      pending.forEach((r, i) => {
+        const a = answers[i];
+        if (a === undefined) return;
+        if (a.shrink) plan.retrySmaller(r.id);
+        else plan.answer(r.id, a.text);
+      });
+    }
+    run.ready = true;
+    this.#bgStats.ready += 1;
+    this.#cm._speculationReady();
+    this.#emit({ type: 'speculation_ready' });
+  }
+
+  /** A run that failed: stale (the prefix it summarizes changed) or a summarizer failure. */
+  #failBackground(run: BackgroundRun, err: unknown): void {
+    if (this.#bg !== run) return; // cancelled: already counted
+    this.#bg = null;
+    run.plan.free();
+    this.#cm._speculationEnded();
+    if (memberOf(err, 'code') === 'E_STALE_PLAN') {
+      this.#bgStats.stale += 1;
+      this.#emit({ type: 'speculation_stale', reason: messageOf(err) });
+      return;
+    }
+    this.#bgStats.failed += 1;
+    this.#emit({ type: 'speculation_abort', reason: 'failed', message: messageOf(err) });
+  }
+
+  /**
+   * Cancels the run, if any: its summarizer calls see the abort, its plan is freed. `tellCore`:
+   * the core has not decided this itself (an abort, a compaction it did not ask to take it).
+   */
+  #cancelBackground(reason: 'abort' | 'dispose' | 'refresh' | 'superseded', tellCore = true): void {
+    const run = this.#bg;
+    if (run === null) return;
+    this.#bg = null;
+    run.controller.abort();
+    run.plan.free();
+    if (tellCore && (!this.#disposed || reason === 'dispose')) this.#cm._speculationEnded();
+    this.#bgStats.aborted += 1;
+    this.#emit({ type: 'speculation_abort', reason });
+  }
+
+  /**
+   * Before a compaction runs: when the core said to commit and the run is armed, commits its
+   * plan (the core's check: a plan that no longer fits is stale, dropped, and the compaction
+   * runs inline); any other run is cancelled, superseded by this compaction. Resolves the
+   * outcome of a commit, else null.
+   */
+  async #claimBackground(request: AnyCompactRequest, step: Step): Promise<CompactionOutcome | null> {
+    const run = this.#bg;
+    if (run === null) return null;
+    if (!this.#bgCommit || !run.ready || run.session !== this.#session) {
+      this.#cancelBackground('superseded');
+      return null;
+    }
+    this.#bg = null;
+    this.#cm._speculationEnded();
+    const before = contextSnapshot(this.#session);
+    const counted = this.#countedTokens();
+    let commit: CompactionCommit;
+    try {
+      commit = this.#session.commitCompaction(run.plan, { now: this.#now() });
+    } catch (err) {
+      // Stale (the core's reason) or refused: nothing was written; the compaction runs inline.
+      this.#bgStats.stale += 1;
+      this.#emit({ type: 'speculation_stale', reason: messageOf(err) });
+      return null;
+    } finally {
+      run.plan.free();
+    }
+    this.#tokens = null;
+    this.#bgStats.committed += 1;
+    this.#latestCompactionAt = commit.timestamp;
+    this.#latestCompactionId = commit.entryId;
+    step.method = 'soft';
+    const after = contextSnapshot(this.#session, { byKind: true });
+    const report: MaintainerReport = {
+      method: 'soft',
+      reason: request.reason,
+      tokensBefore: before.tokens,
+      tokensAfter: after.tokens,
+      entriesSummarized: run.entries,
+      tokensByKind: after.byKind,
+      imagesOmitted: Math.max(0, before.images - after.images),
+      framesOmitted: 0,
+      pruned: step.pruned,
+      shakeTokensFreed: 0,
+      lost: [],
+      anchored: [],
+      tokenUnit: 'estimate',
+    };
+    this.#inCountedTokens(report, counted);
+    step.report = report;
+    this.#emit({
+      type: 'speculation_commit',
+      entryId: commit.entryId,
+      tokensBefore: report.tokensBefore,
+      tokensAfter: report.tokensAfter,
+    });
+    const result = Object.assign(commit, { method: 'soft' as const, report });
+    const onCompact = handlers(this.#o.hooks, 'session_compact') as Array<(event: typeof result) => unknown>;
+    for (const f of onCompact) await callHook(f, result, this.#controller.signal).catch(() => {});
+    return {
+      status: 'compacted',
+      tokensAfter: report.tokensAfter,
+      storedTokens: this.#storedTokens(),
+      result: result as unknown as JsonValue,
+    };
   }
 
   /** Idle maintenance (spec: compaction §8.1) at the decision's `wakeAt`, on its own timer. */

@@ -126,6 +126,18 @@ export class Session extends SessionCore {
   }
 
   /**
+   * `createBranchedSession(leafId)`: a new session holding only the path from the root to
+   * `leafId`, with the labels of its entries written again at the end (pi's and oh-my-pi's
+   * SessionManager). Options: `id`, `now`, `parentSession` (the source's file), `ids` (as for
+   * `Session.create`); the cwd is this session's. This session is unchanged. Throws
+   * `E_UNKNOWN_ENTRY`.
+   */
+  createBranchedSession(leafId: string, options?: Omit<CreateOptions, 'cwd'>): Session {
+    const [json, callback] = createOptions(options, options?.now);
+    return new Session(this._inner.createBranched(leafId, json, callback));
+  }
+
+  /**
    * Loads a session file that `read(view)` writes straight into the module's memory (`view`:
    * `size` bytes there; return how many were written, all when undefined), with no copy of it
    * in JavaScript: opening needs the file's size once plus the index, where `fromJsonl` of its

@@ -42,6 +42,12 @@ pub(crate) fn plan_options(session: &Session, o: &Value) -> Result<PlanOptions, 
         method: opt_str(o, "method")?,
         // The reading model: a snapcompact commit resolves its archive from it.
         model: super::options::target(o.get("model")).map_err(to_js)?,
+        // A background plan (spec: compaction §13).
+        speculative: o.get("speculative") == Some(&Value::Bool(true)),
+        provider_ratio: opt_f64(o, "providerRatio")?.unwrap_or(0.0),
+        non_message_tokens: opt_f64(o, "nonMessageTokens")?
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .unwrap_or(0.0) as u64,
     })
 }
 

@@ -1,0 +1,414 @@
+//! pi-family sessions (issue 40 item 4): every output field of every case and leaf of
+//! `../shared/conformance/pi-1.6` (pi 1.6.0's own results; see its README.md) checked against
+//! ctxfold through the public Rust API. Fails when the conformance data is missing.
+
+use crate::common;
+use ctxfold::compaction::prepare::{find_pi_cut_point_on_entries, prepare_pi_compaction};
+use ctxfold::context::convert::convert_to_llm;
+use ctxfold::context::projection::{context_entries, convert_pi, project};
+use ctxfold::context::{build_context, BuildOptions, LeafSelector};
+use ctxfold::session::{LoadOptions, Session};
+use ctxfold::settings::CompactionSettings;
+use ctxfold::summary::serialize::serialize_pi_conversation;
+use ctxfold::tokens::estimate_projected_context_tokens;
+use serde_json::{json, Value};
+
+/// One evaluated leaf: the loaded session, the leaf's path and pi's outputs.
+struct Leaf {
+    name: String,
+    session: Session,
+    path: Vec<usize>,
+    want: Value,
+}
+
+fn leaves() -> Vec<Leaf> {
+    let index: Value =
+        serde_json::from_slice(&common::read("pi-1.6/outputs/index.json")).expect("index.json");
+    let cases: Value =
+        serde_json::from_slice(&common::read("pi-1.6/sessions/cases.json")).expect("cases.json");
+    let mut out = Vec::new();
+    for (case, files) in index["outputs"].as_object().expect("outputs") {
+        let file = cases[case]["file"].as_str().expect("case file");
+        let bytes = common::read(&format!("pi-1.6/{file}"));
+        for f in files.as_array().expect("output list") {
+            let want: Value =
+                serde_json::from_slice(&common::read(&format!("pi-1.6/{}", f.as_str().unwrap())))
+                    .expect("output");
+            let session = Session::load(bytes.clone(), LoadOptions::default()).expect("loads");
+            let leaf_id = want["leafId"].as_str().expect("leafId");
+            let leaf = session.index_of(leaf_id).expect("leaf exists");
+            let path = session.path_to(leaf);
+            out.push(Leaf {
+                name: format!("{case}.{}", want["leaf"].as_str().unwrap()),
+                session,
+                path,
+                want,
+            });
+        }
+    }
+    assert_eq!(out.len(), 11, "every leaf of index.json");
+    out
+}
+
+fn ids(s: &Session, list: &[usize]) -> Value {
+    list.iter()
+        .map(|&i| Value::from(s.entries()[i].id()))
+        .collect()
+}
+
+/// Runs `check` on every leaf; reports every mismatch at once.
+fn each(field: &str, check: impl Fn(&Leaf) -> Option<String>) {
+    let failures: Vec<String> = leaves()
+        .iter()
+        .filter_map(|l| check(l).map(|e| format!("{}: {e}", l.name)))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{field}: {} leaf(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn differ(got: &Value, want: &Value) -> Option<String> {
+    if got == want {
+        return None;
+    }
+    // Arrays: the first element that differs, not the whole (long) list.
+    if let (Some(g), Some(w)) = (got.as_array(), want.as_array()) {
+        if let Some(i) = (0..g.len().max(w.len())).find(|&i| g.get(i) != w.get(i)) {
+            return Some(format!(
+                "at [{i}] (lengths {}/{}): got {}\nwant {}",
+                g.len(),
+                w.len(),
+                g.get(i).map_or("-".into(), Value::to_string),
+                w.get(i).map_or("-".into(), Value::to_string)
+            ));
+        }
+    }
+    Some(format!("got {got}\nwant {want}"))
+}
+
+fn context(l: &Leaf) -> ctxfold::context::SessionContext {
+    let leaf = l.want["leafId"].as_str().unwrap().to_string();
+    build_context(
+        &l.session,
+        &BuildOptions {
+            leaf: LeafSelector::Id(leaf),
+            ..Default::default()
+        },
+    )
+    .expect("builds")
+}
+
+#[test]
+fn branch_entry_ids() {
+    each("branchEntryIds", |l| {
+        differ(&ids(&l.session, &l.path), &l.want["branchEntryIds"])
+    });
+}
+
+#[test]
+fn context_entry_ids() {
+    each("contextEntryIds", |l| {
+        let got = context_entries(&l.session, &l.path);
+        differ(&ids(&l.session, &got), &l.want["contextEntryIds"])
+    });
+}
+
+#[test]
+fn projection() {
+    each("projection", |l| {
+        let got: Value = project(&l.session, &l.path)
+            .expect("projects")
+            .iter()
+            .map(|p| {
+                let e = &l.session.entries()[p.entry];
+                let roles: Vec<Value> = p
+                    .messages
+                    .iter()
+                    .map(|m| {
+                        let v: Value = serde_json::from_str(&m.json(&l.session)).unwrap();
+                        v["role"].clone()
+                    })
+                    .collect();
+                json!({"sourceId": e.id(), "sourceType": e.kind().type_name(), "roles": roles})
+            })
+            .collect();
+        differ(&got, &l.want["projection"])
+    });
+}
+
+#[test]
+fn session_context_messages() {
+    each("sessionContext.messages", |l| {
+        let ctx = context(l);
+        let got: Value = ctx
+            .messages
+            .iter()
+            .map(|m| serde_json::from_str::<Value>(&m.json(&l.session)).unwrap())
+            .collect();
+        differ(&got, &l.want["sessionContext"]["messages"])
+    });
+}
+
+#[test]
+fn session_context_thinking_level_and_model() {
+    each("sessionContext.thinkingLevel/model", |l| {
+        let ctx = context(l);
+        let want = &l.want["sessionContext"];
+        let model = ctx.model("default").map(|m| {
+            let (provider, id) = m.split_once('/').unwrap();
+            json!({"provider": provider, "modelId": id})
+        });
+        differ(
+            &json!({"thinkingLevel": ctx.thinking_level, "model": model}),
+            &json!({"thinkingLevel": want["thinkingLevel"], "model": want["model"]}),
+        )
+    });
+}
+
+#[test]
+fn llm_messages() {
+    each("llmMessages", |l| {
+        let ctx = context(l);
+        let got = Value::Array(convert_to_llm(&l.session, &ctx));
+        // Numbers compared as the expected file's parser reads them (both through text).
+        let got: Value = serde_json::from_str(&got.to_string()).unwrap();
+        differ(&got, &l.want["llmMessages"])
+    });
+}
+
+#[test]
+fn projected_tokens() {
+    each("projectedTokens", |l| {
+        let p = project(&l.session, &l.path).unwrap();
+        let e = estimate_projected_context_tokens(&l.session, &p, &l.path);
+        let got = json!({"tokens": e.tokens, "usageTokens": e.usage_tokens,
+            "trailingTokens": e.trailing_tokens, "lastUsageIndex": e.last_usage_index});
+        differ(&got, &l.want["projectedTokens"])
+    });
+}
+
+fn roles(s: &Session, ms: &[ctxfold::context::ContextMessage]) -> Value {
+    ms.iter()
+        .map(|m| serde_json::from_str::<Value>(&m.json(s)).unwrap()["role"].clone())
+        .collect()
+}
+
+fn prepared(l: &Leaf, keep: u64) -> Value {
+    let Some(p) = prepare_pi_compaction(&l.session, &l.path, keep).expect("prepares") else {
+        return Value::Null;
+    };
+    let s = &l.session;
+    let serialized =
+        |ms: &[ctxfold::context::ContextMessage]| serialize_pi_conversation(&convert_pi(s, ms));
+    let sorted = |set: &std::collections::BTreeSet<String>| -> Value {
+        set.iter().map(|x| Value::from(x.as_str())).collect()
+    };
+    json!({
+        "firstKeptEntryId": p.first_kept_entry_id,
+        "isSplitTurn": p.is_split_turn,
+        "tokensBefore": p.tokens_before,
+        "previousSummary": p.previous_summary,
+        "messagesToSummarizeCount": p.messages_to_summarize.len(),
+        "messagesToSummarizeRoles": roles(s, &p.messages_to_summarize),
+        "turnPrefixMessagesCount": p.turn_prefix.len(),
+        "turnPrefixMessagesRoles": roles(s, &p.turn_prefix),
+        "fileOps": {"read": sorted(&p.file_ops.read), "written": sorted(&p.file_ops.written),
+            "edited": sorted(&p.file_ops.edited)},
+        "serializedHistory": serialized(&p.messages_to_summarize),
+        "serializedTurnPrefix": serialized(&p.turn_prefix),
+    })
+}
+
+#[test]
+fn prepare_compaction_on_the_projection() {
+    each("prepareCompaction", |l| {
+        let got = json!({"2000": prepared(l, 2000), "20000": prepared(l, 20000)});
+        differ(&got, &l.want["prepareCompaction"])
+    });
+}
+
+#[test]
+fn find_cut_point_on_context_entries() {
+    each("findCutPointOnContextEntries", |l| {
+        let entries = context_entries(&l.session, &l.path);
+        let cut = |keep: u64| {
+            let c = find_pi_cut_point_on_entries(&l.session, &l.path, keep).unwrap();
+            let id = |pos: usize| Value::from(l.session.entries()[entries[pos]].id());
+            json!({"firstKeptEntryId": id(c.first_kept), "firstKeptEntryIndex": c.first_kept,
+                "turnStartEntryId": c.turn_start.map_or(Value::Null, id),
+                "isSplitTurn": c.is_split_turn})
+        };
+        let got = json!({"2000": cut(2000), "20000": cut(20000)});
+        differ(&got, &l.want["findCutPointOnContextEntries"])
+    });
+}
+
+#[test]
+fn sessions_save_byte_faithfully() {
+    let cases: Value = serde_json::from_slice(&common::read("pi-1.6/sessions/cases.json")).unwrap();
+    for (case, c) in cases.as_object().unwrap() {
+        let bytes = common::read(&format!("pi-1.6/{}", c["file"].as_str().unwrap()));
+        let s = Session::load(bytes.clone(), LoadOptions::default()).unwrap();
+        assert!(s.warnings().is_empty(), "{case}: {:?}", s.warnings());
+        assert_eq!(s.to_bytes(), bytes, "{case}");
+        let kinds: Vec<_> = s
+            .entries()
+            .iter()
+            .filter_map(|e| e.kind().type_name())
+            .collect();
+        assert_eq!(kinds.len(), s.len(), "{case}: every pi entry type is known");
+    }
+}
+
+#[test]
+fn settings_model_overrides_resolve_as_pi_resolves_them() {
+    let want: Value =
+        serde_json::from_slice(&common::read("pi-1.6/outputs/settings-resolution.json")).unwrap();
+    let with = CompactionSettings::from_json(&want["settingsInput"]["compaction"]).unwrap();
+    let without = CompactionSettings::default();
+    let resolve = |s: &CompactionSettings, model: &Value| {
+        let s = match model.as_str() {
+            Some(m) => {
+                let (p, id) = m.split_once('/').unwrap();
+                s.for_model(p, id).into_owned()
+            }
+            None => s.clone(),
+        };
+        json!({"enabled": s.enabled, "reserveTokens": s.reserve_or_default(),
+            "keepRecentTokens": s.keep_recent_tokens})
+    };
+    for r in want["resolved"].as_array().unwrap() {
+        assert_eq!(
+            resolve(&with, &r["model"]),
+            r["withSettings"],
+            "{}",
+            r["model"]
+        );
+        assert_eq!(
+            resolve(&without, &r["model"]),
+            r["noSettings"],
+            "{}",
+            r["model"]
+        );
+    }
+    // Case 05 prepared with the settings resolved for the model of each leaf.
+    let all = leaves();
+    for a in want["appliedToCase05"].as_array().unwrap() {
+        let name = format!("05-branches-usage.{}", a["leaf"].as_str().unwrap());
+        let l = all.iter().find(|l| l.name == name).unwrap();
+        let m = &a["model"];
+        let s = with.for_model(
+            m["provider"].as_str().unwrap(),
+            m["modelId"].as_str().unwrap(),
+        );
+        assert_eq!(
+            json!({"enabled": s.enabled, "reserveTokens": s.reserve_or_default(),
+                "keepRecentTokens": s.keep_recent_tokens}),
+            a["settings"],
+            "{name}"
+        );
+        let p = prepare_pi_compaction(&l.session, &l.path, s.keep_recent_tokens).unwrap();
+        let got = json!({
+            "firstKeptEntryId": p.as_ref().map(|p| p.first_kept_entry_id.clone()),
+            "isSplitTurn": p.as_ref().map(|p| p.is_split_turn),
+            "messagesToSummarizeCount": p.as_ref().map_or(0, |p| p.messages_to_summarize.len()),
+        });
+        let want = json!({"firstKeptEntryId": a["firstKeptEntryId"],
+            "isSplitTurn": a["isSplitTurn"], "messagesToSummarizeCount": a["messagesToSummarizeCount"]});
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+mod edits_property {
+    //! Property: any sequence of `context_edit` entries (targets anywhere on the path,
+    //! unknown ones included; replacements `null`, strings, block arrays) over a small pi
+    //! session leaves the file byte-identical after a load/save, and the context holds, for
+    //! each message entry, its message untouched (no edit), nothing (newest edit `null`) or
+    //! the newest replacement's content (a string on an assistant or tool result as one text
+    //! block).
+    use ctxfold::context::{build_context, BuildOptions};
+    use ctxfold::session::{LoadOptions, Session};
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+    /// The base messages: system, user, assistant with a call, its result, assistant.
+    fn base() -> Vec<Value> {
+        vec![
+            json!({"role":"system","content":"","sections":{"p":"Be brief."},"timestamp":1}),
+            json!({"role":"user","content":"fix it","timestamp":2}),
+            json!({"role":"assistant","content":[{"type":"text","text":"reading"},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.ts"}}],"usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15},"stopReason":"toolUse","timestamp":3}),
+            json!({"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x".repeat(40)}],"isError":false,"timestamp":4}),
+            json!({"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop","timestamp":5}),
+        ]
+    }
+
+    fn replacement() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            "[a-z ]{0,12}".prop_map(|t| json!({"content": t})),
+            "[a-z ]{0,12}".prop_map(|t| json!({"content": [{"type":"text","text": t}]})),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        #[test]
+        fn newest_edit_per_target_wins_and_bytes_stay(
+            edits in proptest::collection::vec((0usize..7, replacement()), 0..8)
+        ) {
+            let messages = base();
+            let mut lines = vec![HEADER.to_string()];
+            let mut parent = Value::Null;
+            for (i, m) in messages.iter().enumerate() {
+                let id = format!("m{i}");
+                lines.push(json!({"type":"message","id":id,"parentId":parent,
+                    "timestamp":"2026-01-01T00:00:01.000Z","message":m}).to_string());
+                parent = id.into();
+            }
+            for (n, (target, r)) in edits.iter().enumerate() {
+                // Targets 5 and 6 name entries the file does not hold.
+                let id = format!("e{n}");
+                lines.push(json!({"type":"context_edit","id":id,"parentId":parent,
+                    "timestamp":"2026-01-01T00:00:02.000Z","targetId":format!("m{target}"),
+                    "replacement":r}).to_string());
+                parent = id.into();
+            }
+            let bytes = (lines.join("\n") + "\n").into_bytes();
+            let s = Session::load(bytes.clone(), LoadOptions::default()).unwrap();
+            prop_assert_eq!(s.to_bytes(), bytes);
+            let ctx = build_context(&s, &BuildOptions::default()).unwrap();
+            let mut want: Vec<Value> = Vec::new();
+            for (i, m) in messages.iter().enumerate() {
+                let newest = edits.iter().rev().find(|(t, _)| *t == i).map(|(_, r)| r);
+                match newest {
+                    None => want.push(m.clone()),
+                    Some(Value::Null) => {}
+                    Some(r) => {
+                        let mut m = m.clone();
+                        let role = m["role"].as_str().unwrap().to_string();
+                        let c = &r["content"];
+                        if role != "system" {
+                            m["content"] = match c {
+                                Value::String(t) if role == "assistant" || role == "toolResult" =>
+                                    json!([{"type":"text","text":t}]),
+                                other => other.clone(),
+                            };
+                        }
+                        want.push(m);
+                    }
+                }
+            }
+            let got: Vec<Value> = ctx
+                .messages
+                .iter()
+                .map(|m| serde_json::from_str(&m.json(&s)).unwrap())
+                .collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+}

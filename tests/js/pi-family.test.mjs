@@ -1,0 +1,133 @@
+// pi-family sessions (issue 40 items 4–5) through the built package: the contexts and LLM
+// messages of every leaf of ../shared/conformance/pi-1.6 equal pi 1.6's own, labels show on
+// tree rows, and the session_before_compact hook gets the branch's entries.
+
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { Session } from 'ctxfold';
+import { repoDir } from './support/project.mjs';
+
+const conformance = path.join(repoDir, '..', 'shared', 'conformance', 'pi-1.6');
+
+/** Every evaluated leaf: its session text and pi's outputs. Fails when the data is missing. */
+function leaves() {
+  assert.ok(existsSync(conformance), `conformance data missing at ${conformance}`);
+  const read = (rel) => readFileSync(path.join(conformance, rel), 'utf8');
+  const index = JSON.parse(read('outputs/index.json'));
+  const cases = JSON.parse(read('sessions/cases.json'));
+  const out = [];
+  for (const [name, files] of Object.entries(index.outputs)) {
+    const text = read(cases[name].file);
+    for (const f of files) out.push({ name: `${name}.${f}`, text, want: JSON.parse(read(f)) });
+  }
+  assert.equal(out.length, 11);
+  return out;
+}
+
+test('pi 1.6: contexts and LLM messages of every leaf are pi’s own', () => {
+  for (const { name, text, want } of leaves()) {
+    const s = Session.fromJsonl(text);
+    assert.equal(s.toJsonl(), text, `${name}: saved byte for byte`);
+    const ctx = s.buildContext({ leafId: want.leafId });
+    assert.deepEqual(ctx.messages, want.sessionContext.messages, `${name}: sessionContext`);
+    assert.equal(ctx.thinkingLevel, want.sessionContext.thinkingLevel, name);
+    assert.deepEqual(s.toLlmMessages({ leafId: want.leafId }), want.llmMessages, `${name}: llmMessages`);
+  }
+});
+
+test('tree rows carry the entry’s current label', () => {
+  const { text } = leaves()[0];
+  const rows = Session.fromJsonl(text).index();
+  const labelled = rows.filter((r) => r.label !== undefined).map((r) => [r.id, r.label]);
+  // 01-context-edit labels the first user message.
+  assert.deepEqual(labelled, [['7130ed3c', 'verbose-flag']]);
+});
+
+test('session_before_compact gets branchEntries: the branch, root first', async () => {
+  const line = (id, parentId, message) =>
+    JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:01.000Z', message });
+  const lines = [
+    JSON.stringify({ type: 'session', version: 3, id: 's', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' }),
+  ];
+  let parent = null;
+  for (let i = 0; i < 5; i++) {
+    lines.push(line(`u${i}`, parent, { role: 'user', content: `question ${i} `.repeat(40), timestamp: 1 }));
+    lines.push(
+      line(`a${i}`, `u${i}`, {
+        role: 'assistant',
+        content: [{ type: 'text', text: `answer ${i} `.repeat(40) }],
+        provider: 'anthropic',
+        model: 'm',
+        usage: { input: 100, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 110 },
+        stopReason: 'stop',
+      }),
+    );
+    parent = `a${i}`;
+  }
+  // A sibling branch off u1 that the compaction of the leaf's branch must not see.
+  lines.push(line('x1', 'u1', { role: 'user', content: 'elsewhere', timestamp: 1 }));
+  lines.push(
+    JSON.stringify({
+      type: 'label',
+      id: 'l1',
+      parentId: 'a4',
+      timestamp: '2026-01-01T00:00:02.000Z',
+      targetId: 'u0',
+      label: 'start',
+    }),
+  );
+  const text = `${lines.join('\n')}\n`;
+  const s = Session.fromJsonl(text);
+  let seen;
+  await assert.rejects(
+    s.compact({
+      settings: { keepRecentTokens: 10 },
+      summarize: async () => 'x',
+      hooks: {
+        session_before_compact: (e) => {
+          seen = e.branchEntries;
+          return { cancel: true };
+        },
+      },
+    }),
+    (err) => err.code === 'E_CANCELLED',
+  );
+  assert.deepEqual(
+    seen.map((e) => e.id),
+    s.pathTo(s.leafId),
+  );
+  assert.equal(seen[0].id, 'u0');
+  assert.ok(!seen.some((e) => e.id === 'x1'));
+  assert.equal(s.toJsonl(), text);
+});
+
+test('createBranchedSession: a new session holding one path, labels re-created', () => {
+  const { text } = leaves().find((l) => l.name.startsWith('05-branches-usage'));
+  const s = Session.fromJsonl(text);
+  const b = s.createBranchedSession('3193338b', {
+    id: 'branched',
+    now: Date.UTC(2026, 1, 1),
+    parentSession: '/s/src.jsonl',
+  });
+  assert.deepEqual(
+    b.entries().map((e) => e.id),
+    s.pathTo('3193338b'),
+  );
+  const header = JSON.parse(b.toJsonl().split('\n')[0]);
+  assert.equal(header.id, 'branched');
+  assert.equal(header.parentSession, '/s/src.jsonl');
+  assert.equal(header.cwd, '/repo/todo-app');
+  assert.equal(header.timestamp, '2026-02-01T00:00:00.000Z');
+  assert.equal(s.toJsonl(), text, 'the source is unchanged');
+  assert.throws(
+    () => s.createBranchedSession('nope'),
+    (e) => e.code === 'E_UNKNOWN_ENTRY',
+  );
+  // Labels: the 01 case labels its first user message; the branched session keeps the label.
+  const one = Session.fromJsonl(leaves()[0].text);
+  const kept = one.createBranchedSession('73da0f2f');
+  assert.equal(kept.index().find((r) => r.id === '7130ed3c').label, 'verbose-flag');
+  assert.equal(kept.entries().at(-1).type, 'label');
+});
