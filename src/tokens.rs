@@ -310,6 +310,16 @@ pub struct ContextEstimate {
     pub last_usage_index: Option<usize>,
 }
 
+/// Whether the usage reported at path entry `usage_entry` measures the current context: it
+/// does unless the latest compaction on the path (`compaction`) comes after it, in which case
+/// it measured the history that compaction replaced (spec: compaction §3.2, §8.2 step 9:
+/// `usageTokens` = 0 if the assistant predates the latest compaction). `path` is root first.
+pub fn usage_is_current(path: &[usize], compaction: Option<usize>, usage_entry: usize) -> bool {
+    let Some(c) = compaction else { return true };
+    let at = |e: usize| path.iter().position(|&i| i == e);
+    at(usage_entry) > at(c)
+}
+
 /// The compaction floor (spec: compaction §3.2 [N]): a provider number shrunk by request
 /// hooks cannot hide what is stored locally.
 pub fn compaction_context_tokens(provider: i64, stored: i64) -> u64 {
@@ -775,6 +785,19 @@ pub fn estimate_projected_context_tokens(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn usage_is_current_only_after_the_latest_compaction() {
+        let path = [0, 1, 2, 3, 4];
+        // No compaction: any usage on the path is the current context's.
+        assert!(usage_is_current(&path, None, 1));
+        // A kept reply before the compaction (entry 3) measured the replaced history.
+        assert!(!usage_is_current(&path, Some(3), 1));
+        assert!(!usage_is_current(&path, Some(3), 2));
+        assert!(usage_is_current(&path, Some(3), 4));
+        // A usage entry off the path is not current.
+        assert!(!usage_is_current(&path, Some(3), 9));
+    }
     use super::*;
     use serde_json::json;
 
