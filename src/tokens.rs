@@ -467,6 +467,17 @@ pub fn window_budgets(window: u64, s: &CompactionSettings) -> WindowBudgets {
     }
 }
 
+/// The smallest lead, and the smallest growth that refreshes a prepared result.
+pub const SPECULATION_LEAD_MIN_TOKENS: u64 = 8_192;
+/// The largest lead: it bounds how much the kept tail grows between preparing and committing.
+pub const SPECULATION_LEAD_MAX_TOKENS: u64 = 32_000;
+
+/// How far below the threshold background compaction starts preparing (spec: compaction §13): `clamp(floor(0.125 · threshold),
+/// 8 192, 32 000)` — derived from the threshold so the band scales with the window.
+pub fn speculation_lead_tokens(threshold: u64) -> u64 {
+    (threshold / 8).clamp(SPECULATION_LEAD_MIN_TOKENS, SPECULATION_LEAD_MAX_TOKENS)
+}
+
 /// `COMPACTION_RECOVERY_BAND = 0.8` applied to a threshold: `floor(0.8 · threshold)` (spec:
 /// compaction §8.5). Exact in integers: the float product in the reference never rounds
 /// below an integer result.
@@ -729,58 +740,6 @@ pub fn pi_current_system(messages: &[serde_json::Value]) -> Option<serde_json::V
         );
     }
     Some(Value::Object(o))
-}
-
-/// pi's `estimateProjectedContextTokens` (pi 1.6; `conformance/pi-1.6` cases 01, 05): the
-/// last assistant usage of the projection plus estimates of what follows it, trusted only
-/// when that assistant's entry is newer on `path` than every `context_edit` and compaction;
-/// otherwise an estimate of the current system message plus every other message. `usage`
-/// entries never count.
-pub fn estimate_projected_context_tokens(
-    session: &crate::session::Session,
-    projected: &[crate::context::projection::ProjectedEntry],
-    path: &[usize],
-) -> ContextEstimate {
-    use crate::session::EntryKind;
-    let mut messages: Vec<serde_json::Value> = Vec::new();
-    let mut source: Vec<usize> = Vec::new();
-    for p in projected {
-        for m in &p.messages {
-            messages.push(crate::support::json::parse(&m.json(session)).unwrap_or_default());
-            source.push(p.entry);
-        }
-    }
-    let estimate = estimate_context_tokens_by(
-        messages.len(),
-        |i| pi_usage_tokens(&messages[i]).is_some(),
-        |i| estimate_pi_message(&messages[i]),
-        |i| pi_usage_tokens(&messages[i]).unwrap_or(0),
-    );
-    if let Some(last) = estimate.last_usage_index {
-        let at = path.iter().position(|&i| i == source[last]);
-        let invalidating = path.iter().rposition(|&i| {
-            matches!(
-                session.entries()[i].kind(),
-                EntryKind::ContextEdit | EntryKind::Compaction
-            )
-        });
-        if at.is_some() && (invalidating.is_none() || at > invalidating) {
-            return estimate;
-        }
-    }
-    let system = pi_current_system(&messages).map_or(0, |s| estimate_pi_message(&s));
-    let rest: u64 = messages
-        .iter()
-        .filter(|m| m.get("role").and_then(serde_json::Value::as_str) != Some("system"))
-        .map(estimate_pi_message)
-        .sum();
-    let tokens = system + rest;
-    ContextEstimate {
-        tokens,
-        usage_tokens: 0,
-        trailing_tokens: tokens,
-        last_usage_index: None,
-    }
 }
 
 #[cfg(test)]
