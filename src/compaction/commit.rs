@@ -633,14 +633,10 @@ fn baseline(session: &Session, plan: &CompactionPlan, family: BillingFamily) -> 
     // The latest reported usage, if the request it answered is the context built here up to
     // that message (the context's messages come in path order, the summary first): not an
     // answer from before the latest compaction (a kept message answered the whole history).
-    let at = |e: usize| ctx.path.iter().position(|&i| i == e);
     let usage = session.last_assistant_usage(&ctx.path).filter(|(e, u)| {
-        let after_compaction = match ctx.compaction {
-            Some(c) => at(*e) > at(c),
-            None => true,
-        };
         // A reply that reports no prompt tokens reports nothing.
-        after_compaction && crate::tokens::prompt_tokens(u) > 0
+        crate::tokens::usage_is_current(&ctx.path, ctx.compaction, *e)
+            && crate::tokens::prompt_tokens(u) > 0
     });
     let mut reported = usage.as_ref().map(|(_, u)| Reported {
         prompt: crate::tokens::prompt_tokens(u),
