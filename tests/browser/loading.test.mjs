@@ -47,6 +47,7 @@ test('Chromium: a page compiles once and hands the WebAssembly.Module to its wor
     assert.equal(answer.version, cargoVersion());
     assert.equal(answer.entries, 1);
     assert.equal(answer.text, 'hello from the page');
+    assert.deepEqual(answer.converted, [{ role: 'user', content: 'hi' }]);
     // The worker compiles nothing: it instantiates the module it was given.
     assert.ok(!answer.calls.some((c) => /compile|Streaming|\(object\)|\(string\)/.test(c)), answer.calls.join(' '));
   }

@@ -20,6 +20,10 @@ self.onmessage = async ({ data: { module, how, jsonl } }) => {
     version: version(),
     entries: session.size,
     text: session.toLlmMessages()[0].content,
+    // The message formats come with the browser entry's module graph.
+    converted: Session.fromMessages([{ role: 'user', content: 'hi' }], { format: 'openai-chat' }).toMessages({
+      format: 'anthropic',
+    }).messages,
     calls,
   });
 };
