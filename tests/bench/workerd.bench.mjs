@@ -7,14 +7,18 @@
 // started the same way, turn about, as the floor: the difference is what ctxfold adds; a third
 // worker imports ctxfold but only answers its version (the cost of the import alone).
 // Skipped (one row saying why) without the workerd binary or the conformance session.
+//
+// A/B of two builds, the workers of each bundled from its folder, started turn about (which build
+// goes first changes every round), the floor once a round:
+//   node tests/bench/workerd.bench.mjs PKG_A PKG_B [--rounds N]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { timesRow } from './lib.mjs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median, timesRow } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const SESSION = fileURLToPath(new URL('../../../shared/conformance/large-session/session.jsonl', import.meta.url));
@@ -106,50 +110,71 @@ async function firstAnswer(bin, dir, name, port, body) {
   }
 }
 
-export default async function () {
-  let workerd;
+/** The workerd binary of the dev dependencies, or why there is none. */
+function workerdBinary() {
   try {
-    workerd = require('workerd');
+    const workerd = require('workerd');
     if (!existsSync(workerd.default)) throw new Error(`no binary at ${workerd.default}`);
+    return { workerd };
   } catch (err) {
-    return [{ name: 'workerd: skipped', median: 0, unit: 'ms', note: err.message.split('\n')[0] }];
+    return { skipped: err.message.split('\n')[0] };
   }
-  if (!existsSync(SESSION)) return [{ name: 'workerd: skipped', median: 0, unit: 'ms', note: `no ${SESSION}` }];
+}
+
+/**
+ * Bundles the workers `names` into `dir` as wrangler would, with `ctxfold` from the build folder
+ * `pkg` (its `workerd` export) or, without one, as tests/ resolves it; each gets a free port and
+ * its config. Returns the ports by name.
+ */
+async function buildWorkers(workerd, dir, names, pkg) {
   const esbuild = await import('esbuild');
+  mkdirSync(path.join(dir, 'src'), { recursive: true });
+  const wasm = pkg ? path.join(pkg, 'entries/ctxfold_bg.wasm') : fileURLToPath(import.meta.resolve('ctxfold/wasm'));
+  writeFileSync(path.join(dir, 'ctxfold_bg.wasm'), readFileSync(wasm));
+  const ports = {};
+  for (const name of names) {
+    writeFileSync(path.join(dir, 'src', `${name}.mjs`), WORKERS[name]);
+    await esbuild.build({
+      entryPoints: [path.join(dir, 'src', `${name}.mjs`)],
+      outfile: path.join(dir, `${name}.js`),
+      // `ctxfold` as tests/ resolves it (tests/node_modules/ctxfold, or one build in ab.mjs).
+      nodePaths: [path.join(process.cwd(), 'node_modules')],
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      conditions: ['workerd', 'worker', 'browser'],
+      logLevel: 'silent',
+      plugins: [
+        {
+          name: 'wasm-module',
+          setup(build) {
+            build.onResolve({ filter: /\.wasm\?module$/ }, () => ({ path: './ctxfold_bg.wasm', external: true }));
+            // The build folder's workerd entry, as its package.json exports it.
+            if (pkg) {
+              const exp = JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')).exports['.'];
+              build.onResolve({ filter: /^ctxfold$/ }, () => ({ path: path.join(pkg, exp.workerd.default) }));
+            }
+          },
+        },
+      ],
+    });
+    ports[name] = await freePort();
+    writeFileSync(
+      path.join(dir, `${name}.capnp`),
+      config(name, ports[name], workerd.compatibilityDate, name !== 'floor'),
+    );
+  }
+  return ports;
+}
+
+export default async function () {
+  const { workerd, skipped } = workerdBinary();
+  if (!workerd) return [{ name: 'workerd: skipped', median: 0, unit: 'ms', note: skipped }];
+  if (!existsSync(SESSION)) return [{ name: 'workerd: skipped', median: 0, unit: 'ms', note: `no ${SESSION}` }];
   const body = readFileSync(SESSION);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ctxfold-workerd-bench-'));
   try {
-    const wasm = fileURLToPath(import.meta.resolve('ctxfold/wasm'));
-    writeFileSync(path.join(dir, 'ctxfold_bg.wasm'), readFileSync(wasm));
-    const ports = {};
-    for (const [name, source] of Object.entries(WORKERS)) {
-      mkdirSync(path.join(dir, 'src'), { recursive: true });
-      writeFileSync(path.join(dir, 'src', `${name}.mjs`), source);
-      await esbuild.build({
-        entryPoints: [path.join(dir, 'src', `${name}.mjs`)],
-        outfile: path.join(dir, `${name}.js`),
-        // `ctxfold` as tests/ resolves it (tests/node_modules/ctxfold, or one build in ab.mjs).
-        nodePaths: [path.join(process.cwd(), 'node_modules')],
-        bundle: true,
-        format: 'esm',
-        platform: 'neutral',
-        conditions: ['workerd', 'worker', 'browser'],
-        logLevel: 'silent',
-        plugins: [
-          {
-            name: 'wasm-module',
-            setup(build) {
-              build.onResolve({ filter: /\.wasm\?module$/ }, () => ({ path: './ctxfold_bg.wasm', external: true }));
-            },
-          },
-        ],
-      });
-      ports[name] = await freePort();
-      writeFileSync(
-        path.join(dir, `${name}.capnp`),
-        config(name, ports[name], workerd.compatibilityDate, name !== 'floor'),
-      );
-    }
+    const ports = await buildWorkers(workerd, dir, Object.keys(WORKERS));
     const rounds = Number(process.env.WORKERD_ROUNDS ?? 6);
     const times = { ctxfold: [], imported: [], floor: [] };
     let answer;
@@ -174,5 +199,63 @@ export default async function () {
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// A/B mode: two build folders, their workers started turn about in fresh workerd processes.
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  const args = process.argv.slice(2);
+  let rounds = 12;
+  const pkgs = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--rounds') rounds = Number(args[++i]);
+    else pkgs.push(path.resolve(args[i]));
+  }
+  const { workerd, skipped } = workerdBinary();
+  if (pkgs.length !== 2 || !(rounds >= 1) || !existsSync(SESSION) || !workerd) {
+    console.error(
+      `usage: node tests/bench/workerd.bench.mjs PKG_A PKG_B [--rounds N] (needs the conformance data and workerd${skipped ? `: ${skipped}` : ''})`,
+    );
+    process.exit(2);
+  }
+  const body = readFileSync(SESSION);
+  const root = mkdtempSync(path.join(os.tmpdir(), 'ctxfold-workerd-ab-'));
+  try {
+    const dirs = pkgs.map((_, k) => path.join(root, 'AB'[k]));
+    const ports = [];
+    for (const [k, pkg] of pkgs.entries()) {
+      mkdirSync(dirs[k]);
+      ports.push(
+        await buildWorkers(workerd, dirs[k], k === 0 ? ['ctxfold', 'imported', 'floor'] : ['ctxfold', 'imported'], pkg),
+      );
+    }
+    const times = [
+      { ctxfold: [], imported: [] },
+      { ctxfold: [], imported: [] },
+    ];
+    const floor = [];
+    for (let i = 0; i < rounds; i++) {
+      for (const k of i % 2 ? [1, 0] : [0, 1]) {
+        for (const name of ['ctxfold', 'imported']) {
+          times[k][name].push((await firstAnswer(workerd.default, dirs[k], name, ports[k][name], body))[0]);
+        }
+      }
+      floor.push((await firstAnswer(workerd.default, dirs[0], 'floor', ports[0].floor, body))[0]);
+    }
+    const fmt = (v) => v.toFixed(1);
+    const range = (v) => `${fmt(median(v))} (${fmt(Math.min(...v))}–${fmt(Math.max(...v))})`;
+    console.log(
+      `A = ${pkgs[0]}\nB = ${pkgs[1]}\nworkerd ${workerd.version}, ${rounds} rounds, fresh processes, A and B turn about; median (min–max), B / A`,
+    );
+    for (const [name, what] of [
+      ['ctxfold', 'start → first answer (open 1 MB + plan)'],
+      ['imported', 'start → first answer, import only'],
+    ]) {
+      const [a, b] = [times[0][name], times[1][name]];
+      console.log(`${what.padEnd(42)} A ${range(a)}  B ${range(b)}  ${(median(b) / median(a)).toFixed(2)}`);
+    }
+    console.log(`${'start → first answer, no ctxfold'.padEnd(42)} ${range(floor)}`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 }
