@@ -4,7 +4,9 @@
 // starts and reports its import, open and plan, the process's CPU time over open and plan (all
 // threads: V8 compiles hot wasm functions again with its optimizing compiler on background
 // threads, which a loaded machine or a billed isolate pays for), and the time since the process
-// started (performance.now() counts from it). No warm-up: every figure is a first call.
+// started (performance.now() counts from it), and, after them, its first conversion of messages
+// (a build that loads the message formats on first use pays for them there). No warm-up: every
+// figure is a first call.
 // The session is the real pi session of the conformance data (a v1 file, migrated on open).
 //
 // A/B of two builds in fresh processes, alternating (the first of each pair changes every round):
@@ -36,7 +38,13 @@ const c = process.cpuUsage(c0);
 const requests = plan.pending.length;
 const cpu = (c.user + c.system) / 1000;
 const importCpu = (i.user + i.system) / 1000;
-console.log(JSON.stringify({ import: t1 - t0, importCpu, open: t2 - t1, plan: t3 - t2, start: t3, cpu, requests }));
+// Then the process's first conversion of messages (where a build that loads the formats on first
+// use pays for them), after the timed chain.
+const t4 = performance.now();
+Session.fromMessages([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }], { format: 'openai-chat' })
+  .toMessages({ format: 'anthropic' });
+const convert = performance.now() - t4;
+console.log(JSON.stringify({ import: t1 - t0, importCpu, open: t2 - t1, plan: t3 - t2, start: t3, cpu, requests, convert }));
 `;
 
 /** One fresh process: its figures. `spec` is the module to import (default: `ctxfold` by name). */
@@ -68,6 +76,7 @@ function rows(runs, prefix = 'first call') {
     row('open → plan, process CPU', (r) => r.cpu, 'every thread of the process'),
     row('import → open → plan', (r) => r.import + r.open + r.plan),
     row('process start → plan', (r) => r.start, 'includes the start of Node.js'),
+    row('then first conversion', (r) => r.convert, 'fromMessages (openai-chat) → toMessages (anthropic), 2 messages'),
   ];
 }
 
