@@ -5,8 +5,8 @@
 // threads: V8 compiles hot wasm functions again with its optimizing compiler on background
 // threads, which a loaded machine or a billed isolate pays for), and the time since the process
 // started (performance.now() counts from it), and, after them, its first conversion of messages
-// (a build that loads the message formats on first use pays for them there). No warm-up: every
-// figure is a first call.
+// (the first run of the formats' code; what a build that loaded them on first use would pay there:
+// docs/decisions/performance-notes.md#import-lazy). No warm-up: every figure is a first call.
 // The session is the real pi session of the conformance data (a v1 file, migrated on open).
 //
 // A/B of two builds in fresh processes, alternating (the first of each pair changes every round):
@@ -38,8 +38,8 @@ const c = process.cpuUsage(c0);
 const requests = plan.pending.length;
 const cpu = (c.user + c.system) / 1000;
 const importCpu = (i.user + i.system) / 1000;
-// Then the process's first conversion of messages (where a build that loads the formats on first
-// use pays for them), after the timed chain.
+// Then the process's first conversion of messages (the first run of the formats' code), after
+// the timed chain.
 const t4 = performance.now();
 Session.fromMessages([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }], { format: 'openai-chat' })
   .toMessages({ format: 'anthropic' });
