@@ -12,7 +12,17 @@ import { transformSync } from 'esbuild';
 import { pkgDir, repoDir, testsDir } from './support/project.mjs';
 
 /** The guides the README links to; each has at least one runnable example. */
-const guides = ['compaction', 'maintainer', 'pruning', 'navigation', 'snapcompact', 'triggers', 'formats', 'storage'];
+const guides = [
+  'compaction',
+  'maintainer',
+  'pruning',
+  'navigation',
+  'snapcompact',
+  'triggers',
+  'formats',
+  'storage',
+  'loading',
+];
 /** The user documentation, as paths relative to the repository (and to the package). */
 const userDocs = ['README.md', ...guides.map((g) => `docs/guide/${g}.md`)];
 /** Documentation that stays in the repository. */
