@@ -15,7 +15,17 @@ import { test } from 'node:test';
 import { outDir, repoDir, testsDir } from './support/project.mjs';
 
 const tsc = path.join(testsDir, 'node_modules', '.bin', 'tsc');
-const guides = ['compaction', 'maintainer', 'pruning', 'navigation', 'snapcompact', 'triggers', 'formats', 'storage'];
+const guides = [
+  'compaction',
+  'maintainer',
+  'pruning',
+  'navigation',
+  'snapcompact',
+  'triggers',
+  'formats',
+  'storage',
+  'loading',
+];
 const docs = ['README.md', ...guides.map((g) => `docs/guide/${g}.md`)];
 
 /** Every example block of the user documentation: its file, name and code. */
