@@ -16,7 +16,7 @@ pub mod harvest;
 use crate::error::Result;
 use crate::session::message::{AgentMessage, Content, ContentBlock, Role};
 use crate::session::{EntryKind, Session};
-use crate::summary::view::{Content as ViewContent, MsgView};
+use crate::summary::view::{BlockView, Content as ViewContent, MsgView};
 use harvest::{error_line, first_line, harvest_text, AnchorKind, Scope, MAX_ANCHOR_BYTES};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -422,7 +422,7 @@ const ARGUMENTS: Scope = Scope {
 /// §10.8); tool results and command outputs (an error's first line; an output's first error
 /// line); custom messages, file mentions' paths, branch summaries; a compaction summary and
 /// its text blocks (an archive's text). Reasoning is left out: the model does not read it back.
-pub fn for_each_text(message: &AgentMessage, f: &mut impl FnMut(&str, Source)) {
+pub fn for_each_text(message: &AgentMessage, f: &mut dyn FnMut(&str, Source)) {
     let content = |c: &Content, scope: Scope, f: &mut dyn FnMut(&str, Source)| match c {
         Content::Text(t) => f(t, Source::Text(scope)),
         Content::Blocks(blocks) => {
@@ -510,7 +510,7 @@ pub fn for_each_text(message: &AgentMessage, f: &mut impl FnMut(&str, Source)) {
 }
 
 /// The string values of a JSON value, depth-first, at most 8 levels deep.
-fn each_string(v: &Value, depth: u32, f: &mut impl FnMut(&str)) {
+fn each_string(v: &Value, depth: u32, f: &mut dyn FnMut(&str)) {
     if depth > 8 {
         return;
     }
@@ -528,11 +528,7 @@ fn each_string(v: &Value, depth: u32, f: &mut impl FnMut(&str)) {
 /// `message` entry of role user, developer, assistant or tool result that the view reads. A
 /// message the typed reading refuses (its `content` of the wrong type) gives nothing, as the
 /// typed path skips it. False, with nothing called, for any other entry: read it typed.
-pub(crate) fn texts_in_place(
-    session: &Session,
-    i: usize,
-    f: &mut impl FnMut(&str, Source),
-) -> bool {
+pub(crate) fn texts_in_place(session: &Session, i: usize, f: &mut dyn FnMut(&str, Source)) -> bool {
     let Some(e) = session.entry(i) else {
         return false;
     };
@@ -549,77 +545,61 @@ pub(crate) fn texts_in_place(
     let Some(m) = MsgView::of_json(json.as_bytes()) else {
         return false;
     };
-    if m.mistyped {
+    if m.mistyped || (role == Role::ToolResult && m.omitted) {
         return true;
     }
-    // The texts of text blocks (a text block without a string `text` reads as empty).
-    let texts = |m: &MsgView, scope: Scope, f: &mut dyn FnMut(&str, Source)| match &m.content {
-        ViewContent::Text(t) => f(t, Source::Text(scope)),
-        ViewContent::Blocks(blocks) => {
-            for b in blocks.iter().filter(|b| b.kind.as_deref() == Some("text")) {
-                f(b.text.as_deref().unwrap_or(""), Source::Text(scope));
-            }
+    let scope = if role == Role::User { USER } else { PLAIN };
+    // The content as blocks: a string is one text block (a text block without a string
+    // `text` reads as empty).
+    let one;
+    let blocks: &[BlockView] = match &m.content {
+        ViewContent::Text(t) => {
+            one = [BlockView {
+                kind: Some("text".into()),
+                text: Some(t.as_ref().into()),
+                ..BlockView::default()
+            }];
+            &one
         }
-        ViewContent::Other => {}
+        ViewContent::Blocks(b) => b,
+        ViewContent::Other => &[],
     };
-    match role {
-        Role::User => texts(&m, USER, f),
-        Role::Developer => texts(&m, PLAIN, f),
-        Role::Assistant => {
-            match &m.content {
-                ViewContent::Text(t) => f(t, Source::Text(PLAIN)),
-                ViewContent::Blocks(blocks) => {
-                    for b in blocks {
-                        match b.kind.as_deref() {
-                            Some("text") => f(b.text.as_deref().unwrap_or(""), Source::Text(PLAIN)),
-                            Some("toolCall") if !b.omitted => {
-                                if let Some(args) = &b.arguments {
-                                    each_string(args, 0, &mut |s| f(s, Source::Text(ARGUMENTS)));
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
+    // A tool result's whole text: its text blocks joined, borrowed when it is one piece.
+    let mut whole: std::borrow::Cow<'_, str> = "".into();
+    for b in blocks {
+        match b.kind.as_deref() {
+            Some("text") => {
+                let t = b.text.as_deref().unwrap_or("");
+                f(t, Source::Text(scope));
+                if whole.is_empty() {
+                    whole = t.into();
+                } else {
+                    whole.to_mut().push_str(t);
                 }
-                ViewContent::Other => {}
             }
+            Some("toolCall") if role == Role::Assistant && !b.omitted => {
+                if let Some(args) = &b.arguments {
+                    each_string(args, 0, &mut |s| f(s, Source::Text(ARGUMENTS)));
+                }
+            }
+            _ => {}
+        }
+    }
+    match role {
+        Role::Assistant => {
             if let Some(e) = &m.error_message {
                 f(e, Source::Error);
             }
         }
-        _ => {
-            if m.omitted {
-                return true;
-            }
-            texts(&m, PLAIN, f);
-            // The whole text, borrowed when it is one piece.
-            let whole: std::borrow::Cow<'_, str> = match &m.content {
-                ViewContent::Text(t) => t.as_ref().into(),
-                ViewContent::Blocks(blocks) => {
-                    let mut parts = blocks
-                        .iter()
-                        .filter(|b| b.kind.as_deref() == Some("text"))
-                        .map(|b| b.text.as_deref().unwrap_or(""));
-                    match (parts.next(), parts.next()) {
-                        (None, _) => "".into(),
-                        (Some(one), None) => one.into(),
-                        (Some(a), Some(b)) => {
-                            let mut all = String::from(a);
-                            all.push_str(b);
-                            parts.for_each(|p| all.push_str(p));
-                            all.into()
-                        }
-                    }
-                }
-                ViewContent::Other => "".into(),
-            };
-            let source = if m.is_error == Some(true) {
+        Role::ToolResult => f(
+            &whole,
+            if m.is_error == Some(true) {
                 Source::Error
             } else {
                 Source::Output
-            };
-            f(&whole, source);
-        }
+            },
+        ),
+        _ => {}
     }
     true
 }
