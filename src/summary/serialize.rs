@@ -196,8 +196,6 @@ pub fn is_useless_result(m: &Value) -> bool {
 
 /// Appends the parts of one message, each preceded by a blank line unless `out` is empty
 /// ([`serialize_conversation`] is this over a list, with `useless` taken from the whole list).
-/// The plain transcript's writer, apart from the dialects' ([`Transcript::push`]).
-#[inline(never)]
 pub(crate) fn serialize_into(out: &mut String, msg: &MsgView<'_>, useless: &FxHashSet<&str>) {
     let part = |out: &mut String, prefix: &str, body: &str| {
         if !out.is_empty() {
@@ -381,10 +379,6 @@ impl<'a> Transcript<'a> {
         }
     }
 
-    /// Each dialect's writer is a function of its own (`#[inline(never)]`), so that the
-    /// one a plan uses is what V8 compiles again when it gets hot in a first call (issue 42:
-    /// wasm has no on-stack replacement, and the optimizing tier's work on the code of the
-    /// dialects a call never takes slows that call).
     pub(crate) fn push(&mut self, msg: &MsgView<'_>) {
         if self.dialect == Dialect::Plain {
             return serialize_into(&mut self.out, msg, self.useless);
@@ -392,40 +386,35 @@ impl<'a> Transcript<'a> {
         match msg.role.as_deref() {
             Some("assistant") => self.push_assistant(msg),
             Some("toolResult") => self.push_result(msg),
-            role => self.push_other(role, msg),
-        }
-    }
-
-    /// A message of another role (user, developer, …) in a dialect.
-    #[inline(never)]
-    fn push_other(&mut self, role: Option<&str>, msg: &MsgView<'_>) {
-        let text = content_text_with_images(&msg.content);
-        self.close_results();
-        match (self.dialect, role) {
-            (Dialect::Harmony, _) => {
-                self.out.push_str(H_START);
-                self.out.push_str(role.unwrap_or(""));
-                self.out.push_str(H_MESSAGE);
-                self.out.push_str(&text);
-                self.out.push_str(H_END);
-            }
-            // A developer message is a bare paragraph of the legacy text.
-            (_, Some("developer")) => {
-                if !text.is_empty() {
-                    if !self.out.is_empty() {
-                        self.out.push_str("\n\n");
+            role => {
+                let text = content_text_with_images(&msg.content);
+                self.close_results();
+                match (self.dialect, role) {
+                    (Dialect::Harmony, _) => {
+                        self.out.push_str(H_START);
+                        self.out.push_str(role.unwrap_or(""));
+                        self.out.push_str(H_MESSAGE);
+                        self.out.push_str(&text);
+                        self.out.push_str(H_END);
                     }
-                    self.out.push_str(&text);
+                    // A developer message is a bare paragraph of the legacy text.
+                    (_, Some("developer")) => {
+                        if !text.is_empty() {
+                            if !self.out.is_empty() {
+                                self.out.push_str("\n\n");
+                            }
+                            self.out.push_str(&text);
+                        }
+                    }
+                    _ => {
+                        self.out.push_str("\n\nHuman: ");
+                        self.out.push_str(&text);
+                    }
                 }
             }
-            _ => {
-                self.out.push_str("\n\nHuman: ");
-                self.out.push_str(&text);
-            }
         }
     }
 
-    #[inline(never)]
     fn push_assistant(&mut self, msg: &MsgView<'_>) {
         let (blocks, string_text): (&[BlockView], _) = match &msg.content {
             Content::Blocks(b) => (b, None),
@@ -511,7 +500,6 @@ impl<'a> Transcript<'a> {
         self.out.push_str(end);
     }
 
-    #[inline(never)]
     fn push_result(&mut self, msg: &MsgView<'_>) {
         if msg
             .tool_call_id
