@@ -4,7 +4,7 @@
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
 # Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
-# native_anthropic, native_ondemand, native_inline, inline, walk, agent, append, batch, frame_refs, recall, journal, classify, pi_entries, frame_steps, append_entry. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# native_anthropic, native_ondemand, native_inline, inline, walk, agent, append, batch, frame_refs, recall, journal, classify, pi_entries, frame_steps, append_entry, anchors_in_place. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
 # installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
@@ -16,7 +16,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic native_ondemand native_inline inline walk agent append batch frame_refs recall journal classify pi_entries frame_steps append_entry)
+all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic native_ondemand native_inline inline walk agent append batch frame_refs recall journal classify pi_entries frame_steps append_entry anchors_in_place)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
@@ -100,6 +100,17 @@ seed() {
     pi_entries)
       # pi 1.6 sessions: context edits, usage entries, system checkpoints, retain-none.
       cp "$conf"/pi-1.6/sessions/*.jsonl "$dir/" 2>/dev/null || cp "$root"/fuzz/seeds/frame-refs.jsonl "$dir/"
+      ;;
+    anchors_in_place)
+      # Message texts after an empty generated session: a user's, an assistant's with calls
+      # (one hidden), a result with blocks, an error result, a handoff document's blocks.
+      {
+        printf '\0%s' '{"role":"user","content":"port 8080 at src/a.rs, \"--frozen\" #42"}'
+        printf '\0%s' '{"role":"assistant","content":[{"type":"text","text":"see b/c.rs"},{"type":"toolCall","id":"c1","name":"grep","arguments":{"pattern":"fn_name","d":{"p":"x/y.rs"}}},{"type":"toolCall","id":"c2","name":"ls","arguments":{"p":"hidden"},"contextOmitted":1}],"errorMessage":"Error: ECONNRESET 16c43069c43a"}'
+        printf '\0%s' '{"role":"toolResult","toolCallId":"c1","toolName":"grep","content":[{"type":"text","text":"a\n"},{"type":"image","data":"z"},{"type":"text","text":"error: cannot find ENOENT"}],"isError":false}'
+        printf '\0%s' '{"role":"toolResult","toolCallId":"c2","toolName":"ls","content":"fatal: boom E5402","isError":true,"contextOmitted":0}'
+        printf '\0%s' '{"role":"developer","content":"<files>\n<read-files>\nsrc/\n  m.rs\n</read-files>\n</files>\n<anchors>\n- number: 48218\n</anchors>"}'
+      } > "$dir/seed-messages"
       ;;
     frame_refs)
       # A session whose snapcompact frames are stored by reference: references to inline

@@ -23,7 +23,7 @@ use crate::summary::request::{
 use crate::summary::serialize::{
     clamp_window, escaped_for_summary, history_max_tokens, input_budget, merge_split_turn,
     overflow_retry_budget, plan_windows, serialize_views, short_summary_max_tokens, summary_prompt,
-    turn_prefix_max_tokens, view_size, view_sizes, Dialect, NO_PRIOR_HISTORY,
+    turn_prefix_max_tokens, view_size_piece, view_sizes, Dialect, NO_PRIOR_HISTORY,
 };
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
@@ -109,6 +109,10 @@ pub struct CompactionPlan {
     /// in place from the session, issue 42) and the windows planned over them.
     history_messages: Vec<HistoryMsg>,
     history_sizes: Vec<u64>,
+    /// Each message's own transcript when a window can be joined from it
+    /// ([`view_size_piece`]), written while sizing it: the window's request then reads no
+    /// message again.
+    history_pieces: Vec<Option<String>>,
     windows: Vec<std::ops::Range<usize>>,
     next_window: usize,
     history: Slot,
@@ -129,6 +133,7 @@ struct SizedHistory<'p> {
     feed: &'p mut HistoryFeed,
     messages: &'p mut Vec<HistoryMsg>,
     sizes: &'p mut Vec<u64>,
+    pieces: &'p mut Vec<Option<String>>,
     useless: FxHashSet<&'p str>,
     dialect: Dialect,
 }
@@ -141,11 +146,11 @@ impl SizedHistory<'_> {
             return Ok(false);
         }
         with_views(session, &self.messages[first..], |views| {
-            self.sizes.extend(
-                views
-                    .iter()
-                    .map(|m| view_size(m, &self.useless, self.dialect, &ByteEstimate)),
-            )
+            for m in views {
+                let (size, piece) = view_size_piece(m, &self.useless, self.dialect, &ByteEstimate);
+                self.sizes.push(size);
+                self.pieces.push(piece);
+            }
         });
         Ok(true)
     }
@@ -231,6 +236,7 @@ pub(super) fn plan_prepared(
             .collect(),
         history_messages: Vec::new(),
         history_sizes: Vec::new(),
+        history_pieces: Vec::new(),
         windows: Vec::new(),
         next_window: 0,
         carried: None,
@@ -379,6 +385,7 @@ impl CompactionPlan {
             feed: &mut self.feed,
             messages: &mut self.history_messages,
             sizes: &mut self.history_sizes,
+            pieces: &mut self.history_pieces,
             useless: self.useless.iter().map(|s| &**s).collect(),
             dialect: self.dialect,
         }
@@ -398,10 +405,7 @@ impl CompactionPlan {
         }
         let last = self.is_last_window(session, self.next_window)?;
         let range = self.windows[self.next_window].clone();
-        let dialect = self.dialect;
-        let serialized = with_views(session, &self.history_messages[range], |views| {
-            escaped_for_summary(serialize_views(views, dialect))
-        });
+        let serialized = self.window_text(session, range);
         let budget = input_budget(self.options.context_window, self.history_max_tokens).budget;
         let tokens = crate::tokens::TokenCounter::count(&ByteEstimate, &serialized);
         let serialized = clamp_window(&serialized, tokens, budget).into_owned();
@@ -425,6 +429,59 @@ impl CompactionPlan {
             }),
         });
         Ok(())
+    }
+
+    /// The transcript of the history messages `range` (escaped): joined from their pieces
+    /// when each has one ([`view_size_piece`]), else written from their views.
+    fn window_text(&self, session: &Session, range: std::ops::Range<usize>) -> String {
+        let pieces = &self.history_pieces[range.clone()];
+        if pieces.iter().all(Option::is_some) {
+            let parts: Vec<&str> = pieces
+                .iter()
+                .flatten()
+                .filter(|p| !p.is_empty())
+                .map(String::as_str)
+                .collect();
+            return parts.join("\n\n");
+        }
+        self.window_text_read(session, range)
+    }
+
+    /// [`CompactionPlan::window_text`] written from the messages' views.
+    fn window_text_read(&self, session: &Session, range: std::ops::Range<usize>) -> String {
+        with_views(session, &self.history_messages[range], |views| {
+            escaped_for_summary(serialize_views(views, self.dialect))
+        })
+    }
+
+    /// Checks the pending history window's transcript joined from its pieces against the one
+    /// written from its messages (issue 42); the number of messages joined.
+    pub fn verify_joined_window(&self, session: &Session) -> std::result::Result<usize, String> {
+        let Some(range) = self.windows.get(self.next_window).cloned() else {
+            return Ok(0);
+        };
+        let joined = self.history_pieces[range.clone()]
+            .iter()
+            .filter(|p| p.is_some())
+            .count();
+        let (got, want) = (
+            self.window_text(session, range.clone()),
+            self.window_text_read(session, range),
+        );
+        if got != want {
+            let at = got
+                .bytes()
+                .zip(want.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(got.len().min(want.len()));
+            return Err(format!(
+                "window {}: the joined transcript differs from byte {at}: {:?} against {:?}",
+                self.next_window,
+                got.get(at.saturating_sub(40)..(at + 80).min(got.len())),
+                want.get(at.saturating_sub(40)..(at + 80).min(want.len()))
+            ));
+        }
+        Ok(joined)
     }
 
     fn queue_turn_prefix(&mut self, session: &Session) -> Result<()> {
@@ -558,7 +615,8 @@ impl CompactionPlan {
             // A summarized window is never read again (a retry re-plans the pending one
             // only): its messages go, so a long history is held a window at a time.
             let done = self.windows[self.next_window].clone();
-            self.history_messages[done].fill(HistoryMsg::Value(Value::Null));
+            self.history_messages[done.clone()].fill(HistoryMsg::Value(Value::Null));
+            self.history_pieces[done].fill(None);
             self.next_window += 1;
             if more {
                 self.carried = Some(text);

@@ -957,14 +957,38 @@ pub(crate) fn view_size(
     dialect: Dialect,
     counter: &dyn TokenCounter,
 ) -> u64 {
+    view_size_piece(msg, useless, dialect, counter).0
+}
+
+/// [`view_size`], and the message's own transcript (escaped) when a window's transcript can
+/// be joined from such pieces (issue 42: a plan then reads each message of its history once):
+/// in the plain dialect, whose writer keeps no state from message to message, for a message
+/// that touches no useless pair (not one itself, no call or result of an id in `useless`), so
+/// that its piece is the same whatever useless ids the window holds. The window's
+/// transcript is then its non-empty pieces joined by a blank line: what writing the window
+/// at once gives, escaping included, as every piece starts with its `[Role]: ` prefix and
+/// no boundary tag can span the join.
+pub(crate) fn view_size_piece(
+    msg: &MsgView<'_>,
+    useless: &FxHashSet<&str>,
+    dialect: Dialect,
+    counter: &dyn TokenCounter,
+) -> (u64, Option<String>) {
     let mut t = Transcript::new(dialect, useless);
     t.push(msg);
     let s = escaped_for_summary(t.finish());
-    if s.is_empty() {
-        0
-    } else {
-        counter.count(&s)
-    }
+    let size = if s.is_empty() { 0 } else { counter.count(&s) };
+    let touches = |id: Option<&str>| useless.contains(id.unwrap_or(""));
+    let joinable = dialect == Dialect::Plain
+        && msg.useless_result_id().is_none()
+        && match (msg.role.as_deref(), &msg.content) {
+            (Some("toolResult"), _) => !touches(msg.tool_call_id.as_deref()),
+            (Some("assistant"), Content::Blocks(blocks)) => !blocks
+                .iter()
+                .any(|b| b.kind.as_deref() == Some("toolCall") && touches(b.id.as_deref())),
+            _ => true,
+        };
+    (size, joinable.then_some(s))
 }
 
 /// [`message_sizes`] in a dialect.

@@ -6,6 +6,7 @@
 //! same view: a member reads as a string only when it is one, as a flag only when it is `true`
 //! or `false`, and the last of duplicate keys wins, as in `JSON.parse`.
 
+use crate::session::message::truthy;
 use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError};
 use crate::support::json::view::{MemberSpan, Obj};
 use serde_json::Value;
@@ -20,6 +21,14 @@ pub(crate) struct MsgView<'a> {
     pub(crate) tool_name: Option<Cow<'a, str>>,
     pub(crate) is_error: Option<bool>,
     pub(crate) useless: Option<bool>,
+    /// `errorMessage` (read by the anchor index, `summary::anchors`, not by a transcript).
+    pub(crate) error_message: Option<Cow<'a, str>>,
+    /// `contextOmitted` is truthy (its value as parsed: JavaScript truthiness of the parsed
+    /// value, as the typed message reads it; anchor index only).
+    pub(crate) omitted: bool,
+    /// `content` is present, not `null`, and neither a string nor an array: the typed
+    /// reading (`AgentMessage::parse`) refuses such a message (anchor index only).
+    pub(crate) mistyped: bool,
 }
 
 /// A message's `content`.
@@ -44,6 +53,8 @@ pub(crate) struct BlockView<'a> {
     pub(crate) mime_type: Option<Cow<'a, str>>,
     /// A tool call's `arguments` (written back as JSON, so read as a value).
     pub(crate) arguments: Option<Cow<'a, Value>>,
+    /// `contextOmitted` is truthy (a call hidden from the model; anchor index only).
+    pub(crate) omitted: bool,
 }
 
 impl<'a> MsgView<'a> {
@@ -62,6 +73,11 @@ impl<'a> MsgView<'a> {
             tool_name: value_str(v, "toolName"),
             is_error: v.get("isError").and_then(Value::as_bool),
             useless: v.get("useless").and_then(Value::as_bool),
+            error_message: value_str(v, "errorMessage"),
+            omitted: truthy(v.get("contextOmitted")),
+            mistyped: v
+                .get("content")
+                .is_some_and(|c| !matches!(c, Value::Null | Value::String(_) | Value::Array(_))),
         }
     }
 
@@ -101,9 +117,10 @@ impl<'a> MsgView<'a> {
             return None;
         }
         let o = Obj::from_members(text, members);
+        let content = o.get("content").filter(|v| !v.is_null());
         Some(MsgView {
             role: json_str(&o, "role"),
-            content: match (blocks, o.get("content")) {
+            content: match (blocks, content) {
                 (Some(blocks), _) => Content::Blocks(blocks),
                 (None, Some(v)) if v.raw().first() == Some(&b'"') => {
                     v.str().map_or(Content::Other, Content::Text)
@@ -114,6 +131,18 @@ impl<'a> MsgView<'a> {
             tool_name: json_str(&o, "toolName"),
             is_error: o.get("isError").and_then(|v| v.bool()),
             useless: o.get("useless").and_then(|v| v.bool()),
+            error_message: json_str(&o, "errorMessage"),
+            // Parsed as the typed message parses it (rare: an omitted result).
+            omitted: o
+                .opt("contextOmitted")
+                .is_some_and(|v| truthy(v.value().as_ref())),
+            // A string that does not decode is refused too (the scan checked escapes and UTF-8,
+            // so only the type can be wrong).
+            mistyped: content.is_some_and(|v| match v.raw().first() {
+                Some(b'"') => v.str().is_none(),
+                Some(b'[') => false,
+                _ => true,
+            }),
         })
     }
 
@@ -138,6 +167,7 @@ impl<'a> BlockView<'a> {
             name: value_str(b, "name"),
             mime_type: value_str(b, "mimeType"),
             arguments: b.get("arguments").map(Cow::Borrowed),
+            omitted: truthy(b.get("contextOmitted")),
         }
     }
 
@@ -154,6 +184,7 @@ impl<'a> BlockView<'a> {
             arguments: o
                 .get("arguments")
                 .map(|a| Cow::Owned(a.value().unwrap_or(Value::Null))),
+            omitted: o.get("contextOmitted").is_some_and(|v| v.truthy()),
         }
     }
 }

@@ -8,6 +8,7 @@
 mod common;
 
 mod anchors;
+mod anchors_in_place;
 mod archive_rescue;
 mod background;
 mod branch;

@@ -313,6 +313,7 @@ proptest! {
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
         ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
         ctxfold::summary::request::verify_in_place_transcripts(&s).map_err(TestCaseError::fail)?;
+        ctxfold::summary::anchors::verify_in_place_anchors(&s).map_err(TestCaseError::fail)?;
     }
 
     /// Shake rewrites only the lines it reports, with placeholders; the facts of the rewritten
@@ -376,6 +377,7 @@ proptest! {
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
         ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
         ctxfold::summary::request::verify_in_place_transcripts(&s).map_err(TestCaseError::fail)?;
+        ctxfold::summary::anchors::verify_in_place_anchors(&s).map_err(TestCaseError::fail)?;
     }
 
     /// Lone surrogate escapes (what `JSON.stringify` writes for a JavaScript string holding
@@ -397,6 +399,7 @@ proptest! {
         ctxfold::tokens::verify_recorded_facts(&s).map_err(TestCaseError::fail)?;
         ctxfold::context::convert::verify_adopted_forms(&s).map_err(TestCaseError::fail)?;
         ctxfold::summary::request::verify_in_place_transcripts(&s).map_err(TestCaseError::fail)?;
+        ctxfold::summary::anchors::verify_in_place_anchors(&s).map_err(TestCaseError::fail)?;
         invariants::contexts(&s, 8).map_err(TestCaseError::fail)?;
     }
 }

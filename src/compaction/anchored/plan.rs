@@ -5,7 +5,7 @@ use super::seen::Haystack;
 use crate::compaction::prepare::Preparation;
 use crate::error::Result;
 use crate::session::{CompactionBody, Session};
-use crate::summary::anchors::{visible_text, Anchor, AnchorIndex, MAX_CARRIED};
+use crate::summary::anchors::{visible_text_of, Anchor, AnchorIndex, MAX_CARRIED};
 use crate::summary::fileops::FileLists;
 use crate::summary::tools::CompactedRange;
 use rustc_hash::FxHashSet;
@@ -68,21 +68,17 @@ pub(crate) fn plan_anchors(
         }
     }
     let mut region = prep.tokens_to_summarize + prep.tokens_turn_prefix;
-    let kept: Vec<_> = if whole {
+    let kept_text = if whole {
         index.add_region(
             session,
             &[&prep.messages_to_summarize, &prep.turn_prefix, &prep.recent],
         );
         region += prep.tokens_recent;
-        Vec::new()
+        String::new()
     } else {
         index.add_region(session, &[&prep.messages_to_summarize, &prep.turn_prefix]);
-        prep.recent
-            .iter()
-            .filter_map(|&i| session.entry_message(i).ok().flatten())
-            .collect()
+        visible_text_of(session, &prep.recent)
     };
-    let kept_text = visible_text(&kept);
     let hay = Haystack::new(&kept_text);
     // Only the best ranked can reach the block or `details`. The paths of the `<files>`
     // block (spec: compaction §5.10) are written there already.

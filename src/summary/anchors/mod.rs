@@ -15,7 +15,8 @@ pub mod harvest;
 
 use crate::error::Result;
 use crate::session::message::{AgentMessage, Content, ContentBlock, Role};
-use crate::session::Session;
+use crate::session::{EntryKind, Session};
+use crate::summary::view::{BlockView, Content as ViewContent, MsgView};
 use harvest::{error_line, first_line, harvest_text, AnchorKind, Scope, MAX_ANCHOR_BYTES};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -144,13 +145,15 @@ impl AnchorIndex {
     /// come from the user, so those lines count as the user's.
     pub fn add_text(&mut self, text: &str, scope: Scope) {
         // A `<files>` block shows its paths grouped by folder, never whole: read them back.
-        if text.contains("<files>\n") {
+        // `memmem`'s vector search, not `str::find`'s two-way searcher: every text of the
+        // region passes here, and almost none holds a block.
+        if memchr::memmem::find(text.as_bytes(), b"<files>\n").is_some() {
             for path in crate::summary::fileops::listed_paths(text) {
                 self.add(AnchorKind::Path, &path, scope.user);
             }
         }
         let mut rest = text;
-        while let Some(open) = rest.find(OPEN) {
+        while let Some(open) = memchr::memmem::find(rest.as_bytes(), OPEN.as_bytes()) {
             let body = &rest[open + OPEN.len()..];
             let Some(close) = body.find(CLOSE) else {
                 break;
@@ -184,7 +187,12 @@ impl AnchorIndex {
                 self.add_details(details);
             }
         }
-        for_each_text(message, &mut |text, source| match source {
+        for_each_text(message, &mut |text, source| self.add_source(text, source));
+    }
+
+    /// Harvests one text of a message as its source says.
+    fn add_source(&mut self, text: &str, source: Source) {
+        match source {
             Source::Text(scope) => self.add_text(text, scope),
             Source::Error => {
                 if let Some(line) = first_line(text) {
@@ -196,16 +204,28 @@ impl AnchorIndex {
                     self.add(AnchorKind::ErrorLine, line, false);
                 }
             }
-        });
+        }
     }
 
     /// Harvests the messages of `entries` (in order) of `session`. Entries whose message
-    /// cannot be read are skipped: what the index cannot read it cannot anchor.
+    /// cannot be read are skipped: what the index cannot read it cannot anchor. The user,
+    /// developer, assistant and tool-result messages are read in place ([`texts_in_place`]),
+    /// the others through their typed message.
     pub fn add_entries(&mut self, session: &Session, entries: &[usize]) {
         for &i in entries {
-            if let Ok(Some(m)) = session.entry_message(i) {
-                self.add_message(&m);
+            if !texts_in_place(session, i, &mut |text, source| {
+                self.add_source(text, source)
+            }) {
+                self.add_typed_entry(session, i);
             }
+        }
+    }
+
+    /// Harvests the entry through its typed message (the reading before issue 42, and the
+    /// oracle of [`verify_in_place_anchors`]).
+    fn add_typed_entry(&mut self, session: &Session, i: usize) {
+        if let Ok(Some(m)) = session.entry_message(i) {
+            self.add_message(&m);
         }
     }
 
@@ -402,7 +422,7 @@ const ARGUMENTS: Scope = Scope {
 /// §10.8); tool results and command outputs (an error's first line; an output's first error
 /// line); custom messages, file mentions' paths, branch summaries; a compaction summary and
 /// its text blocks (an archive's text). Reasoning is left out: the model does not read it back.
-pub fn for_each_text(message: &AgentMessage, f: &mut impl FnMut(&str, Source)) {
+pub fn for_each_text(message: &AgentMessage, f: &mut dyn FnMut(&str, Source)) {
     let content = |c: &Content, scope: Scope, f: &mut dyn FnMut(&str, Source)| match c {
         Content::Text(t) => f(t, Source::Text(scope)),
         Content::Blocks(blocks) => {
@@ -490,7 +510,7 @@ pub fn for_each_text(message: &AgentMessage, f: &mut impl FnMut(&str, Source)) {
 }
 
 /// The string values of a JSON value, depth-first, at most 8 levels deep.
-fn each_string(v: &Value, depth: u32, f: &mut impl FnMut(&str)) {
+fn each_string(v: &Value, depth: u32, f: &mut dyn FnMut(&str)) {
     if depth > 8 {
         return;
     }
@@ -500,6 +520,158 @@ fn each_string(v: &Value, depth: u32, f: &mut impl FnMut(&str)) {
         Value::Object(o) => o.values().for_each(|x| each_string(x, depth + 1, f)),
         _ => {}
     }
+}
+
+/// Calls `f` with each text of the message of entry `i` as [`for_each_text`] gives them for
+/// its typed message, read in place from the session's JSON through the transcript's view
+/// ([`MsgView`]; issue 42: no typed parse, no owned copy of a text that has no escape): a
+/// `message` entry of role user, developer, assistant or tool result that the view reads. A
+/// message the typed reading refuses (its `content` of the wrong type) gives nothing, as the
+/// typed path skips it. False, with nothing called, for any other entry: read it typed.
+pub(crate) fn texts_in_place(session: &Session, i: usize, f: &mut dyn FnMut(&str, Source)) -> bool {
+    let Some(e) = session.entry(i) else {
+        return false;
+    };
+    let role = match (e.kind(), e.role()) {
+        (
+            EntryKind::Message,
+            Some(role @ (Role::User | Role::Developer | Role::Assistant | Role::ToolResult)),
+        ) => role,
+        _ => return false,
+    };
+    let Some(json) = session.message_json(i) else {
+        return false;
+    };
+    let Some(m) = MsgView::of_json(json.as_bytes()) else {
+        return false;
+    };
+    if m.mistyped || (role == Role::ToolResult && m.omitted) {
+        return true;
+    }
+    let scope = if role == Role::User { USER } else { PLAIN };
+    // The content as blocks: a string is one text block (a text block without a string
+    // `text` reads as empty).
+    let one;
+    let blocks: &[BlockView] = match &m.content {
+        ViewContent::Text(t) => {
+            one = [BlockView {
+                kind: Some("text".into()),
+                text: Some(t.as_ref().into()),
+                ..BlockView::default()
+            }];
+            &one
+        }
+        ViewContent::Blocks(b) => b,
+        ViewContent::Other => &[],
+    };
+    // A tool result's whole text: its text blocks joined, borrowed when it is one piece.
+    let mut whole: std::borrow::Cow<'_, str> = "".into();
+    for b in blocks {
+        match b.kind.as_deref() {
+            Some("text") => {
+                let t = b.text.as_deref().unwrap_or("");
+                f(t, Source::Text(scope));
+                if whole.is_empty() {
+                    whole = t.into();
+                } else {
+                    whole.to_mut().push_str(t);
+                }
+            }
+            Some("toolCall") if role == Role::Assistant && !b.omitted => {
+                if let Some(args) = &b.arguments {
+                    each_string(args, 0, &mut |s| f(s, Source::Text(ARGUMENTS)));
+                }
+            }
+            _ => {}
+        }
+    }
+    match role {
+        Role::Assistant => {
+            if let Some(e) = &m.error_message {
+                f(e, Source::Error);
+            }
+        }
+        Role::ToolResult => f(
+            &whole,
+            if m.is_error == Some(true) {
+                Source::Error
+            } else {
+                Source::Output
+            },
+        ),
+        _ => {}
+    }
+    true
+}
+
+/// The model's visible text (as [`visible_text`]) of the messages of `entries`, read in
+/// place where [`texts_in_place`] can, typed otherwise; unreadable messages are skipped.
+pub(crate) fn visible_text_of(session: &Session, entries: &[usize]) -> String {
+    let mut out = String::new();
+    let mut push = |t: &str, source: Source| {
+        if matches!(source, Source::Text(_)) {
+            out.push_str(t);
+            out.push('\n');
+        }
+    };
+    for &i in entries {
+        if !texts_in_place(session, i, &mut push) {
+            if let Ok(Some(m)) = session.entry_message(i) {
+                for_each_text(&m, &mut push);
+            }
+        }
+    }
+    out
+}
+
+/// Checks the in-place reading of the anchor index ([`texts_in_place`]) against the typed one
+/// over every entry of `s` in file order: each entry's texts and sources, the index of all
+/// entries (each anchor's kind, text, who stated it, count and rank) and the visible text.
+/// The number of entries read in place, or the first difference.
+pub fn verify_in_place_anchors(s: &Session) -> std::result::Result<usize, String> {
+    let mut in_place = 0;
+    for i in 0..s.len() {
+        let mut got: Vec<(String, Source)> = Vec::new();
+        if !texts_in_place(s, i, &mut |t, source| got.push((t.to_string(), source))) {
+            continue;
+        }
+        in_place += 1;
+        let mut want: Vec<(String, Source)> = Vec::new();
+        if let Ok(Some(m)) = s.entry_message(i) {
+            for_each_text(&m, &mut |t, source| want.push((t.to_string(), source)));
+        }
+        if got != want {
+            return Err(format!("entry {i}: read in place {got:?}, typed {want:?}"));
+        }
+    }
+    let all: Vec<usize> = (0..s.len()).collect();
+    let mut fast = AnchorIndex::new();
+    fast.add_entries(s, &all);
+    let mut typed = AnchorIndex::new();
+    for &i in &all {
+        typed.add_typed_entry(s, i);
+    }
+    let listed = |ix: &AnchorIndex| -> Vec<(AnchorKind, String, bool, u32)> {
+        ix.ranked()
+            .iter()
+            .map(|a| (a.kind, a.text.clone(), a.user, a.count))
+            .collect()
+    };
+    if listed(&fast) != listed(&typed) {
+        return Err(format!(
+            "the indexes differ: {:?} against {:?}",
+            listed(&fast),
+            listed(&typed)
+        ));
+    }
+    let messages: Vec<AgentMessage> = all
+        .iter()
+        .filter_map(|&i| s.entry_message(i).ok().flatten())
+        .collect();
+    if visible_text_of(s, &all) != visible_text(&messages) {
+        return Err("the visible texts differ".into());
+    }
+    Ok(in_place)
 }
 
 /// All text the model reads of `messages`, joined by line breaks: the haystack that says
