@@ -60,8 +60,8 @@ pub mod speculation;
 mod walk;
 
 pub use cache::{
-    break_minimum, cache_pricing, first_message_at, llm_index, rewrite_forecast, CacheClock,
-    CacheForecast, CachePricing, PrefixChange, CACHE_PRICING,
+    break_minimum, cache_pricing, change_forecast, first_message_at, llm_index, rewrite_forecast,
+    CacheClock, CacheForecast, CachePricing, PrefixChange, CACHE_PRICING,
 };
 pub use calibration::{
     count_cut, in_counted, max_count_chars, request_images, Calibration, HostCount, Rates,

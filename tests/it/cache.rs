@@ -206,6 +206,48 @@ fn a_prune_names_the_first_message_it_changed_and_its_cache_cost() {
     assert_eq!(rewrite_forecast(&s, "nope", 1, anthropic).unwrap(), None);
 }
 
+/// Any maintenance action (issue 39 item 5): the earliest of the entries it changed decides,
+/// whatever their order; an empty list is a new session's whole request; entries unknown or
+/// outside the context give nothing.
+#[test]
+fn an_action_changes_the_request_from_its_earliest_entry() {
+    let mut s = text_turns(4);
+    let ids: Vec<String> = s
+        .entries()
+        .iter()
+        .filter(|e| e.role().is_some())
+        .map(|e| e.id().to_string())
+        .collect();
+    let p = cache_pricing("openai", Some("openai-responses"));
+    let (late, _) = change_forecast(&s, &[ids[4].as_str()], 0, p)
+        .unwrap()
+        .unwrap();
+    let (both, _) = change_forecast(&s, &[ids[4].as_str(), ids[2].as_str()], 0, p)
+        .unwrap()
+        .unwrap();
+    assert_eq!(late.message_index, 4);
+    assert_eq!(
+        (both.message_index, both.entry_id.as_str()),
+        (2, ids[2].as_str())
+    );
+    let (whole, w) = change_forecast(&s, &[], 0, p).unwrap().unwrap();
+    assert_eq!(
+        (whole.message_index, whole.entry_id.as_str()),
+        (0, ids[0].as_str())
+    );
+    let (_, from_two) = change_forecast(&s, &[ids[2].as_str()], 0, p)
+        .unwrap()
+        .unwrap();
+    assert!(w.rewritten_tokens > from_two.rewritten_tokens);
+    assert_eq!(change_forecast(&s, &["nope"], 0, p).unwrap(), None);
+    // After a prune, from its first pruned result on, as `rewrite_forecast` says.
+    let (first, _) = prune_all(&mut s).unwrap();
+    let (at, _) = change_forecast(&s, &[first.as_str()], 0, p)
+        .unwrap()
+        .unwrap();
+    assert_eq!(at.entry_id, first);
+}
+
 proptest! {
     #![proptest_config(Config { cases: 24, ..Config::default() })]
 

@@ -790,8 +790,8 @@ export class Maintainer {
       anchored: [],
     };
     // Where the request changed and what that costs the provider's cache (the core's figures).
-    const first = r.pruned[0]?.id;
-    const cache = first === undefined ? null : cacheForecast(this.#session, first, r.tokensSaved, this.#model);
+    const ids = r.pruned.map((p) => p.id);
+    const cache = ids.length === 0 ? null : cacheForecast(this.#session, ids, r.tokensSaved, this.#model);
     if (cache !== null) Object.assign(report, cache);
     return this.#inCountedTokens(report, before);
   }
@@ -1264,6 +1264,9 @@ export class Maintainer {
       anchored: [],
       tokenUnit: 'estimate',
     };
+    const freed = Math.max(0, before.tokens - after.tokens);
+    const cache = cacheForecast(this.#session, [commit.entryId], freed, this.#model);
+    if (cache !== null) Object.assign(report, cache);
     this.#inCountedTokens(report, counted);
     step.report = report;
     this.#emit({
