@@ -291,6 +291,56 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(Config { cases: 24, ..Config::default() })]
+
+    /// Over generated sessions and any set of its entries (issue 39 item 5): the change starts
+    /// at the earliest of them, whatever their order or repeats; ids the session lacks are
+    /// ignored unless nothing else is given; an empty set is the whole request; the figures
+    /// never exceed the request's.
+    #[test]
+    fn a_set_of_changed_entries_is_its_earliest(
+        seed in any::<u64>(),
+        entries in 20usize..120,
+        picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..6),
+        unknown in any::<bool>(),
+    ) {
+        let bytes = generate(&GenOptions {
+            seed,
+            entries,
+            compaction_every_tokens: Some(40_000),
+            images: false,
+            size_scale: 0.2,
+            ..GenOptions::default()
+        });
+        let s = load(bytes);
+        let ids: Vec<String> = s.entries().iter().map(|e| e.id().to_string()).collect();
+        let mut chosen: Vec<&str> = picks.iter().map(|i| ids[i.index(ids.len())].as_str()).collect();
+        let earliest = picks.iter().map(|i| i.index(ids.len())).min().unwrap();
+        if unknown {
+            chosen.push("not-an-entry");
+        }
+        chosen.reverse();
+        let p = cache_pricing("openai", Some("openai-responses"));
+        let set = change_forecast(&s, &chosen, 7, p).unwrap();
+        let one = rewrite_forecast(&s, &ids[earliest], 7, p).unwrap();
+        prop_assert_eq!(&set, &one);
+        let whole = change_forecast(&s, &[], 7, p).unwrap();
+        let llm = projection(&s);
+        match whole {
+            None => prop_assert!(llm.is_empty()),
+            Some((at, w)) => {
+                prop_assert_eq!(at.message_index, 0);
+                if let Some((at, f)) = set {
+                    prop_assert!(at.message_index < llm.len());
+                    prop_assert!(f.rewritten_tokens <= w.rewritten_tokens);
+                    prop_assert!(f.reasoning_at_risk <= w.reasoning_at_risk);
+                }
+            }
+        }
+    }
+}
+
 /// The agent simulator with the Maintainer's prunes and cache accounting keeps its promises
 /// with `cacheAware` on and off (every prune is checked against its `prefixChangedAt`).
 #[test]

@@ -2496,3 +2496,80 @@ fn the_servers_compaction_goes_first_and_ours_runs_when_it_declines() {
         "{d:?}"
     );
 }
+
+proptest! {
+    #![proptest_config(Config { cases: 64, ..Config::default() })]
+
+    /// Any run of requests and replies (issue 39 item 3): a request that carries the provider's
+    /// compaction is never preceded by a threshold compaction of ours while the server has not
+    /// declined (contexts stay under the window here); a reply at or over the threshold to such
+    /// a request, without a compaction, has ours run at once (or a promotion, or nothing when
+    /// maintenance is paused); an overflow is always recovered.
+    #[test]
+    fn the_server_goes_first_until_it_declines(
+        steps in proptest::collection::vec(
+            (any::<bool>(), 0u64..99_000, 200u64..99_000, 0u8..4),
+            1..24,
+        ),
+    ) {
+        let m = model(100_000);
+        let threshold = 85_000; // the window less 15,000 reserved (see above)
+        let mut cm = manager(json!({"reserveTokens": 10000, "methodOrder": ["soft"]}));
+        let mut declined = false;
+        for (i, (lane, stored, reply_tokens, kind)) in steps.into_iter().enumerate() {
+            let state = format!("{i}");
+            let d = cm
+                .before_request(StepInput {
+                    stored_tokens: Some(stored),
+                    state: Some(&state),
+                    server_compaction: lane,
+                    ..step(&m)
+                })
+                .expect("a new state is checked");
+            if lane && !declined {
+                prop_assert!(d.compact.is_none(), "{:?}", d);
+            }
+            // What the request was sent at: 0 after a compaction of ours.
+            let mut sent = stored;
+            if let Some(c) = &d.compact {
+                cm.after_compaction(&compacted(c, 10_000));
+                declined = false;
+                sent = 0;
+            }
+            let reply = match kind {
+                0 => error_turn("prompt is too long: 120000 tokens > 100000 maximum"),
+                1 => tool_turn(reply_tokens),
+                _ => answer(reply_tokens),
+            };
+            let deferred = cm.on_reply(reply) == ReplyStep::Deferred;
+            let server_compacted = kind == 3 && lane;
+            if server_compacted {
+                cm.server_compacted();
+                declined = false;
+            } else if lane && kind != 0 && (reply_tokens - 100).max(sent) >= threshold {
+                declined = true;
+            }
+            if deferred {
+                continue;
+            }
+            let d = cm.after_reply(StepInput {
+                stored_tokens: Some(if server_compacted { 10_000 } else { reply_tokens }),
+                ..step(&m)
+            });
+            if kind == 0 {
+                prop_assert_eq!(
+                    d.compact.as_ref().map(|c| c.reason),
+                    Some(CompactionReason::Overflow),
+                    "{:?}", d
+                );
+            }
+            if let Some(c) = &d.compact {
+                if c.reason == CompactionReason::Threshold {
+                    prop_assert!(!(lane && !declined), "{:?}", d);
+                }
+                cm.after_compaction(&compacted(c, 10_000));
+                declined = false;
+            }
+        }
+    }
+}
