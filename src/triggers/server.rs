@@ -20,6 +20,8 @@
 //! 4. A context the host measures at or over the whole window is not left to the server: a
 //!    request that large is refused before anything is compacted. Overflow and length-stop
 //!    recoveries (§8.2 [N] steps 3, 5) never wait: the server did not compact.
+//!
+//! Why this rule and not a lower server threshold: docs/decisions/server-compaction-first.md.
 
 use crate::session::message::AssistantMessage;
 use crate::tokens::prompt_tokens;
