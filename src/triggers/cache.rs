@@ -227,17 +227,38 @@ fn suffix_of(session: &Session, ctx: &SessionContext, from: usize) -> (u64, u64)
 }
 
 /// Where a rewrite that changed entry `entry_id` (on the leaf's path) changed the request,
-/// and its forecast: measured on the session as it is now, after the rewrite (the request
-/// the provider gets next), with `freed` tokens it freed. `None` when the entry carries no
-/// message of the context (unknown, or before the latest compaction's kept region).
+/// and its forecast ([`change_forecast`] of that one entry).
 pub fn rewrite_forecast(
     session: &Session,
     entry_id: &str,
     freed: u64,
     pricing: &CachePricing,
 ) -> Result<Option<(PrefixChange, CacheForecast)>> {
-    let Some(entry) = session.index_of(entry_id) else {
-        return Ok(None);
+    change_forecast(session, &[entry_id], freed, pricing)
+}
+
+/// Where a maintenance action changed the request, and its forecast (issue 39 item 5):
+/// measured on the session as it is now, after the action (the request the provider gets
+/// next), with `freed` tokens it freed. `changed` holds the entries it rewrote or appended
+/// (a prune's or a shake's results, an image drop's messages, a compaction's entry, in any
+/// order): the first message of the context at or after the earliest of them is where the
+/// provider's cache stops matching; a compaction's summary opens the context, so from it on
+/// the whole request is written again. An empty `changed` is a new session (a handoff): the
+/// whole request is new. `None` when no changed entry carries a message of the context
+/// (unknown, or before the latest compaction's kept region).
+pub fn change_forecast(
+    session: &Session,
+    changed: &[&str],
+    freed: u64,
+    pricing: &CachePricing,
+) -> Result<Option<(PrefixChange, CacheForecast)>> {
+    let entry = if changed.is_empty() {
+        0
+    } else {
+        match changed.iter().filter_map(|id| session.index_of(id)).min() {
+            Some(i) => i,
+            None => return Ok(None),
+        }
     };
     let ctx = build_context(session, &BuildOptions::default())?;
     let Some(at) = first_message_at(&ctx, entry) else {

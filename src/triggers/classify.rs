@@ -177,6 +177,9 @@ const BEDROCK: Table = Table {
         "O-input is too long for requested model\n",
         "OLexpected maxlength: #, actual: #\n",
         "R-throttlingexception\n",
+        // The throttle's message, also without its exception's name ("Too many tokens, please
+        // wait before trying again."): https://github.com/aws-samples/amazon-bedrock-client-for-mac/issues/99.
+        "R-please wait before trying again\n",
         "T-serviceunavailableexception\n",
         "T-modelnotreadyexception\n",
         "A-accessdeniedexception\n",
@@ -519,8 +522,10 @@ fn classify_error(input: &ErrorInput<'_>) -> ErrorClass {
         requested: ev.requested,
     };
     let rate_worded = ev.rate_limit;
-    // A provider's overflow wording decides, unless a 429 says it is a rate limit.
-    if ev.overflow && !(status == Some(429) && rate_worded) {
+    // A provider's overflow wording decides, unless a rate-limit wording says otherwise and no
+    // status other than 429 contradicts it (Bedrock's throttle reads "Too many tokens, please
+    // wait before trying again.", the spec's `too many tokens`).
+    if ev.overflow && !(rate_worded && status.is_none_or(|s| s == 429)) {
         return overflow();
     }
     if rate_worded || (status_kind == Some(RateLimit) && !bare) {

@@ -190,6 +190,12 @@ pub struct StepInput<'a> {
     /// [`ContextManager::before_request`]: super::ContextManager::before_request
     /// [`ContextManager::settle`]: super::ContextManager::settle
     pub state: Option<&'a str>,
+    /// [`ContextManager::before_request`]: the request carries the provider's compaction
+    /// (spec: compaction §13: the model opted in and the host writes a Responses request,
+    /// `compaction::native::openai_inline`): the threshold is the server's first.
+    ///
+    /// [`ContextManager::before_request`]: super::ContextManager::before_request
+    pub server_compaction: bool,
 }
 
 impl<'a> StepInput<'a> {
@@ -203,6 +209,7 @@ impl<'a> StepInput<'a> {
             can_promote: false,
             freed_tokens: 0,
             state: None,
+            server_compaction: false,
         }
     }
 }

@@ -55,12 +55,13 @@ mod inputs;
 mod json;
 mod methods;
 mod overflow;
+mod server;
 pub mod speculation;
 mod walk;
 
 pub use cache::{
-    break_minimum, cache_pricing, first_message_at, llm_index, rewrite_forecast, CacheClock,
-    CacheForecast, CachePricing, PrefixChange, CACHE_PRICING,
+    break_minimum, cache_pricing, change_forecast, first_message_at, llm_index, rewrite_forecast,
+    CacheClock, CacheForecast, CachePricing, PrefixChange, CACHE_PRICING,
 };
 pub use calibration::{
     count_cut, in_counted, max_count_chars, request_images, Calibration, HostCount, Rates,
@@ -95,6 +96,7 @@ use inputs::{
     delivered_output, predates, same_model, terminal_text_answer, truncated_text, turn_label,
 };
 use overflow::{classify, usage_overflow, Failure};
+use server::ServerLane;
 use speculation::{Speculation, SpeculationInput, SpeculationStep};
 use std::borrow::Cow;
 
@@ -198,6 +200,8 @@ pub struct ContextManager {
     spec: SpeculationSlot,
     /// When the provider's cache was last written (`cacheAware`, [`CacheClock`]).
     cache: CacheClock,
+    /// The provider's compaction inside the host's requests (spec: compaction §13).
+    server: ServerLane,
 }
 
 /// The background compaction's part of the machine ([`ContextManager::speculation_step`]).
@@ -233,6 +237,7 @@ impl ContextManager {
             settled: None,
             spec: SpeculationSlot::default(),
             cache: CacheClock::default(),
+            server: ServerLane::default(),
         }
     }
 
@@ -664,7 +669,11 @@ impl ContextManager {
                 return Decision::default();
             }
         }
-        if !should_compact(trigger, window, &self.settings_for(model)) {
+        // The provider compacts inside the request at this threshold (spec: compaction §13;
+        // `server`): it goes first.
+        if !should_compact(trigger, window, &self.settings_for(model))
+            || self.server.defers(trigger, window)
+        {
             return Decision::default();
         }
         if can_promote {
@@ -1085,8 +1094,12 @@ impl ContextManager {
     /// ([`ReplyStep::Deferred`]; `maintainContextMidRun`, spec: compaction §8.1). Any other
     /// reply is checked now ([`ReplyStep::Check`]): first [`ContextManager::reply_prune`], then
     /// [`ContextManager::after_reply`] with the tokens it freed.
+    /// A reply at or over the threshold to a request that carried the provider's compaction
+    /// (spec: compaction §13) declined it unless the host then reports the compaction it
+    /// carried ([`ContextManager::server_compacted`]).
     pub fn on_reply(&mut self, reply: AssistantMessage) -> ReplyStep {
         self.reply = None;
+        self.server.answered(&reply);
         if reply.stop_reason == Some(StopReason::ToolUse) {
             self.mid_run = Some(reply);
             return ReplyStep::Deferred;
@@ -1094,6 +1107,12 @@ impl ContextManager {
         self.mid_run = None;
         self.reply = Some(reply);
         ReplyStep::Check
+    }
+
+    /// The reply [`ContextManager::on_reply`] took carried the provider's compaction (spec:
+    /// compaction §13) and the host committed it: the server did not decline.
+    pub fn server_compacted(&mut self) {
+        self.server.compacted();
     }
 
     /// The threshold prune (spec: compaction §6.6) to run before the check of the reply
@@ -1166,6 +1185,9 @@ impl ContextManager {
     /// check ([`ContextManager::before_prompt`]).
     pub fn before_request(&mut self, s: StepInput<'_>) -> Option<Decision> {
         self.note_request(&s);
+        let threshold = self.threshold_for(s.model);
+        self.server
+            .request(s.server_compaction, s.stored_tokens.unwrap_or(0), threshold);
         if s.state.is_some() && s.state == self.settled.as_deref() {
             return None;
         }
@@ -1283,6 +1305,7 @@ impl ContextManager {
     /// the local methods are instant, and the other LLM-backed ones run inline here).
     fn speculation_enabled(&self, model: &ModelInfo) -> bool {
         self.spec.host
+            && !self.server.waiting()
             && self.settings.async_enabled
             && model.context_window > 0
             && self
@@ -1358,6 +1381,7 @@ impl ContextManager {
                 stored_tokens,
             } => {
                 self.last_usage = None;
+                self.server.compacted();
                 if req.reason == CompactionReason::Idle {
                     // Idle passes never continue and are not guarded (§8.5).
                     d.events.push(req.end_event(false, false, None, false));

@@ -8,6 +8,22 @@
 //! step says [`SpeculationStep::Commit`]. Whether the prepared plan still fits the session is
 //! the plan's own check ([`crate::compaction::plan::CompactionPlan::fit`] and the commit's
 //! size check): a result that no longer fits is stale and never committed.
+//!
+//! Only `soft` is prepared ([`ContextManager::speculation_step`] needs it as the threshold's
+//! first usable method). A prepared summary stays valid while the branch grows because the
+//! commit keeps the entries appended after the snapshot verbatim after it; the other slow
+//! methods have no such rule yet:
+//! - `handoff` writes its document from the whole live context (spec: compaction §5.9) and the
+//!   new session opens with that document alone: everything appended after the snapshot would
+//!   be lost, so a prepared handoff would be stale at the first append.
+//! - `remote` (the native lanes and the remote endpoint) commits what the provider answered for
+//!   the exact items it was sent, in the same call that sends them (`compaction::native`); a
+//!   background run needs the plan's freshness check on that commit (only the Anthropic
+//!   on-demand lane swaps exactly the sent prefix), and the walk's cooldown and fallback to the
+//!   next method run inline. A model whose own requests carry the provider's compaction does
+//!   not prepare at all (`triggers::server`).
+//!
+//! [`ContextManager::speculation_step`]: super::ContextManager::speculation_step
 
 use super::decisions::CompactionReason;
 

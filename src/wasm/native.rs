@@ -310,15 +310,17 @@ pub fn anthropic_trigger_tokens() -> f64 {
 /// What the host's own Responses request carries of server compaction (spec: compaction §13,
 /// `openai_inline`) for the options `options_json` (`{model, provider?, contextWindow?}`)
 /// under `settings_json`, its context being `tokens`: `{contextManagement}` (the
-/// `context_management` member) or `{triggerItem}` (the input item to append last), as JSON,
-/// or undefined when it carries nothing. `E_SETTINGS` for bad settings.
+/// `context_management` member) or `{triggerItem}` (the input item to append last), as JSON;
+/// `{}` when the model takes the lane but this request carries nothing yet (the trigger form
+/// under the threshold); undefined when its requests never carry it. `E_SETTINGS` for bad
+/// settings.
 #[wasm_bindgen(js_name = inlineContextManagementJson)]
 pub fn inline_context_management_json(
     options_json: &str,
     settings_json: Option<String>,
     tokens: f64,
 ) -> Result<Option<String>, JsValue> {
-    use crate::compaction::native::openai_inline::{context_management, trigger_item};
+    use crate::compaction::native::openai_inline::{context_management, takes, trigger_item};
     let settings = super::interop::compact::settings_from(settings_json)?;
     let options = super::interop::parse_json(options_json, "native lane options")?;
     let Some(model) = super::interop::native::native_model(&options) else {
@@ -330,11 +332,17 @@ pub fn inline_context_management_json(
     } else {
         0
     };
+    if !takes(&model, &settings, window) {
+        return Ok(None);
+    }
     let member = match context_management(&model, &settings, window) {
-        Some(cm) => Some(("contextManagement", cm)),
-        None => trigger_item(&model, &settings, window, tokens).map(|i| ("triggerItem", i)),
+        Some(cm) => vec![("contextManagement", cm)],
+        None => trigger_item(&model, &settings, window, tokens)
+            .map(|i| ("triggerItem", i))
+            .into_iter()
+            .collect(),
     };
-    Ok(member.map(|(k, v)| js::stringify(&crate::support::json::object(vec![(k, v)]))))
+    Ok(Some(js::stringify(&crate::support::json::object(member))))
 }
 
 #[wasm_bindgen]

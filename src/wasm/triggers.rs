@@ -31,7 +31,7 @@ fn host_count(counting: bool, estimated: f64, counted: f64, usage: f64) -> Optio
 }
 
 /// The facts of a step of the host's loop: `{now, storedTokens?, latestCompactionAt?,
-/// canPromote?, freedTokens?, state?}`, run through `f` with the model.
+/// canPromote?, freedTokens?, state?, serverCompaction?}`, run through `f` with the model.
 fn with_step<T>(
     model_json: &str,
     options_json: Option<String>,
@@ -50,6 +50,7 @@ fn with_step<T>(
         can_promote: flag(&o, "canPromote", what)?,
         freed_tokens: opt_tokens(number(&o, "freedTokens", what)?, "freedTokens")?.unwrap_or(0),
         state: state.as_deref(),
+        server_compaction: flag(&o, "serverCompaction", what)?,
         ..StepInput::new(&m, now(&o, what)?)
     };
     Ok(f(s))
@@ -173,6 +174,13 @@ impl WasmContextManager {
         self.inner
             .reply_prune(count)
             .map_or_else(|| "null".into(), |p| p.json())
+    }
+
+    /// The reply `onReply` took carried the provider's compaction and the host committed it
+    /// (`ContextManager::server_compacted`).
+    #[wasm_bindgen(js_name = serverCompacted)]
+    pub fn server_compacted(&mut self) {
+        self.inner.server_compacted();
     }
 
     /// The check of the reply `onReply` took, after its prune (`ContextManager::after_reply`).

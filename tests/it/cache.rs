@@ -206,6 +206,48 @@ fn a_prune_names_the_first_message_it_changed_and_its_cache_cost() {
     assert_eq!(rewrite_forecast(&s, "nope", 1, anthropic).unwrap(), None);
 }
 
+/// Any maintenance action (issue 39 item 5): the earliest of the entries it changed decides,
+/// whatever their order; an empty list is a new session's whole request; entries unknown or
+/// outside the context give nothing.
+#[test]
+fn an_action_changes_the_request_from_its_earliest_entry() {
+    let mut s = text_turns(4);
+    let ids: Vec<String> = s
+        .entries()
+        .iter()
+        .filter(|e| e.role().is_some())
+        .map(|e| e.id().to_string())
+        .collect();
+    let p = cache_pricing("openai", Some("openai-responses"));
+    let (late, _) = change_forecast(&s, &[ids[4].as_str()], 0, p)
+        .unwrap()
+        .unwrap();
+    let (both, _) = change_forecast(&s, &[ids[4].as_str(), ids[2].as_str()], 0, p)
+        .unwrap()
+        .unwrap();
+    assert_eq!(late.message_index, 4);
+    assert_eq!(
+        (both.message_index, both.entry_id.as_str()),
+        (2, ids[2].as_str())
+    );
+    let (whole, w) = change_forecast(&s, &[], 0, p).unwrap().unwrap();
+    assert_eq!(
+        (whole.message_index, whole.entry_id.as_str()),
+        (0, ids[0].as_str())
+    );
+    let (_, from_two) = change_forecast(&s, &[ids[2].as_str()], 0, p)
+        .unwrap()
+        .unwrap();
+    assert!(w.rewritten_tokens > from_two.rewritten_tokens);
+    assert_eq!(change_forecast(&s, &["nope"], 0, p).unwrap(), None);
+    // After a prune, from its first pruned result on, as `rewrite_forecast` says.
+    let (first, _) = prune_all(&mut s).unwrap();
+    let (at, _) = change_forecast(&s, &[first.as_str()], 0, p)
+        .unwrap()
+        .unwrap();
+    assert_eq!(at.entry_id, first);
+}
+
 proptest! {
     #![proptest_config(Config { cases: 24, ..Config::default() })]
 
@@ -244,6 +286,56 @@ proptest! {
                 prop_assert_eq!(&third[..at.message_index], &second[..at.message_index]);
                 prop_assert_ne!(&third, &second);
                 prop_assert_eq!(f.tokens_freed, freed);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 24, ..Config::default() })]
+
+    /// Over generated sessions and any set of its entries (issue 39 item 5): the change starts
+    /// at the earliest of them, whatever their order or repeats; ids the session lacks are
+    /// ignored unless nothing else is given; an empty set is the whole request; the figures
+    /// never exceed the request's.
+    #[test]
+    fn a_set_of_changed_entries_is_its_earliest(
+        seed in any::<u64>(),
+        entries in 20usize..120,
+        picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..6),
+        unknown in any::<bool>(),
+    ) {
+        let bytes = generate(&GenOptions {
+            seed,
+            entries,
+            compaction_every_tokens: Some(40_000),
+            images: false,
+            size_scale: 0.2,
+            ..GenOptions::default()
+        });
+        let s = load(bytes);
+        let ids: Vec<String> = s.entries().iter().map(|e| e.id().to_string()).collect();
+        let mut chosen: Vec<&str> = picks.iter().map(|i| ids[i.index(ids.len())].as_str()).collect();
+        let earliest = picks.iter().map(|i| i.index(ids.len())).min().unwrap();
+        if unknown {
+            chosen.push("not-an-entry");
+        }
+        chosen.reverse();
+        let p = cache_pricing("openai", Some("openai-responses"));
+        let set = change_forecast(&s, &chosen, 7, p).unwrap();
+        let one = rewrite_forecast(&s, &ids[earliest], 7, p).unwrap();
+        prop_assert_eq!(&set, &one);
+        let whole = change_forecast(&s, &[], 7, p).unwrap();
+        let llm = projection(&s);
+        match whole {
+            None => prop_assert!(llm.is_empty()),
+            Some((at, w)) => {
+                prop_assert_eq!(at.message_index, 0);
+                if let Some((at, f)) = set {
+                    prop_assert!(at.message_index < llm.len());
+                    prop_assert!(f.rewritten_tokens <= w.rewritten_tokens);
+                    prop_assert!(f.reasoning_at_risk <= w.reasoning_at_risk);
+                }
             }
         }
     }

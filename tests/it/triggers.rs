@@ -2403,3 +2403,173 @@ fn agent_simulator_background_compaction() {
         "{started} {committed} {stale}"
     );
 }
+
+// ----- the provider's compaction inside the request (spec: compaction §13, issue 39) ------
+
+/// A request that carries the provider's compaction leaves the threshold to the server: the
+/// machine does not compact before it (pre-prompt, mid-run, after the reply) nor prepares
+/// in the background; once a reply at or over the threshold comes back without a
+/// compaction, the server declined and the machine compacts; a compaction (the server's or
+/// its own) gives the server the next turn again; overflow recovery never waits.
+#[test]
+fn the_servers_compaction_goes_first_and_ours_runs_when_it_declines() {
+    let m = model(100_000);
+    let lane = |stored: u64, state: &'static str| StepInput {
+        stored_tokens: Some(stored),
+        state: Some(state),
+        server_compaction: true,
+        ..step(&m)
+    };
+    // No background preparation in the band below the threshold (85,000) either.
+    use ctxfold::triggers::speculation::SpeculationStep;
+    for (server_compaction, expected) in [
+        (true, SpeculationStep::None),
+        (false, SpeculationStep::Start),
+    ] {
+        let mut cm = manager(json!({"reserveTokens": 10000, "methodOrder": ["soft"]}));
+        cm.set_speculation_host(true);
+        cm.before_request(StepInput {
+            server_compaction,
+            ..lane(80_000, "1")
+        });
+        assert_eq!(cm.speculation_step(), expected);
+    }
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    // Over the threshold before the request: the server's, with the lane; ours without.
+    let d = cm.before_request(lane(95_000, "1")).unwrap();
+    assert!(d.compact.is_none(), "{d:?}");
+    let mut plain = manager(json!({"reserveTokens": 10000}));
+    let d = plain
+        .before_request(StepInput {
+            server_compaction: false,
+            ..lane(95_000, "1")
+        })
+        .unwrap();
+    assert!(d.compact.is_some(), "without the lane the machine compacts");
+    // The server compacted (the host commits the item and says so): no check of ours.
+    cm.on_reply(answer(95_000));
+    cm.server_compacted();
+    assert!(cm.after_reply(step(&m)).compact.is_none());
+    // A request under the threshold whose reply pushed the context over it: the next
+    // request is the server's chance, mid-run or after a finished answer.
+    cm.before_request(lane(70_000, "2")).unwrap();
+    assert_eq!(cm.on_reply(tool_turn(75_000)), ReplyStep::Deferred);
+    let d = cm.before_request(lane(80_000, "3")).unwrap();
+    assert!(d.compact.is_none(), "{d:?}");
+    cm.on_reply(answer(84_000));
+    let d = cm.after_reply(StepInput {
+        stored_tokens: Some(88_000),
+        ..step(&m)
+    });
+    assert!(d.compact.is_none(), "{d:?}");
+    // A request over the threshold answered without a compaction: declined, ours runs now.
+    let d = cm.before_request(lane(88_000, "4")).unwrap();
+    assert!(d.compact.is_none(), "{d:?}");
+    cm.on_reply(answer(88_000));
+    let d = cm.after_reply(StepInput {
+        stored_tokens: Some(89_000),
+        ..step(&m)
+    });
+    let c = d
+        .compact
+        .as_ref()
+        .expect("the server declined: the machine compacts");
+    assert_eq!(c.reason, CompactionReason::Threshold);
+    assert_eq!(c.entry, EntryPoint::PostTurn);
+    // Our compaction succeeded: the next request is the server's again.
+    cm.after_compaction(&compacted(c, 30_000));
+    let d = cm.before_request(lane(95_000, "5")).unwrap();
+    assert!(d.compact.is_none(), "{d:?}");
+    // A context at the whole window is not left to the server.
+    let d = cm.before_request(lane(100_000, "6")).unwrap();
+    assert!(d.compact.is_some(), "{d:?}");
+    // An overflow is recovered by the machine, lane or not.
+    let mut cm = manager(json!({"reserveTokens": 10000}));
+    cm.before_request(lane(50_000, "1")).unwrap();
+    cm.on_reply(error_turn(
+        "prompt is too long: 120000 tokens > 100000 maximum",
+    ));
+    let d = cm.after_reply(step(&m));
+    assert_eq!(
+        d.compact.as_ref().map(|c| c.reason),
+        Some(CompactionReason::Overflow),
+        "{d:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 64, ..Config::default() })]
+
+    /// Any run of requests and replies (issue 39 item 3): a request that carries the provider's
+    /// compaction is never preceded by a threshold compaction of ours while the server has not
+    /// declined (contexts stay under the window here); a reply at or over the threshold to such
+    /// a request, without a compaction, has ours run at once (or a promotion, or nothing when
+    /// maintenance is paused); an overflow is always recovered.
+    #[test]
+    fn the_server_goes_first_until_it_declines(
+        steps in proptest::collection::vec(
+            (any::<bool>(), 0u64..99_000, 200u64..99_000, 0u8..4),
+            1..24,
+        ),
+    ) {
+        let m = model(100_000);
+        let threshold = 85_000; // the window less 15,000 reserved (see above)
+        let mut cm = manager(json!({"reserveTokens": 10000, "methodOrder": ["soft"]}));
+        let mut declined = false;
+        for (i, (lane, stored, reply_tokens, kind)) in steps.into_iter().enumerate() {
+            let state = format!("{i}");
+            let d = cm
+                .before_request(StepInput {
+                    stored_tokens: Some(stored),
+                    state: Some(&state),
+                    server_compaction: lane,
+                    ..step(&m)
+                })
+                .expect("a new state is checked");
+            if lane && !declined {
+                prop_assert!(d.compact.is_none(), "{:?}", d);
+            }
+            // What the request was sent at: 0 after a compaction of ours.
+            let mut sent = stored;
+            if let Some(c) = &d.compact {
+                cm.after_compaction(&compacted(c, 10_000));
+                declined = false;
+                sent = 0;
+            }
+            let reply = match kind {
+                0 => error_turn("prompt is too long: 120000 tokens > 100000 maximum"),
+                1 => tool_turn(reply_tokens),
+                _ => answer(reply_tokens),
+            };
+            let deferred = cm.on_reply(reply) == ReplyStep::Deferred;
+            let server_compacted = kind == 3 && lane;
+            if server_compacted {
+                cm.server_compacted();
+                declined = false;
+            } else if lane && kind != 0 && (reply_tokens - 100).max(sent) >= threshold {
+                declined = true;
+            }
+            if deferred {
+                continue;
+            }
+            let d = cm.after_reply(StepInput {
+                stored_tokens: Some(if server_compacted { 10_000 } else { reply_tokens }),
+                ..step(&m)
+            });
+            if kind == 0 {
+                prop_assert_eq!(
+                    d.compact.as_ref().map(|c| c.reason),
+                    Some(CompactionReason::Overflow),
+                    "{:?}", d
+                );
+            }
+            if let Some(c) = &d.compact {
+                if c.reason == CompactionReason::Threshold {
+                    prop_assert!(!lane || declined, "{:?}", d);
+                }
+                cm.after_compaction(&compacted(c, 10_000));
+                declined = false;
+            }
+        }
+    }
+}

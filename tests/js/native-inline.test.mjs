@@ -10,24 +10,41 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
-import { fromResponse, Maintainer, Session, thresholdTokens } from 'ctxfold';
+import { fromError, fromResponse, Maintainer, Session, thresholdTokens } from 'ctxfold';
 import { header } from './support/sessions.mjs';
 
 const ITEM = { type: 'compaction', id: 'cmp_1', encrypted_content: 'gAAAAB-opaque-state' };
 const UPDATE = { type: 'configuration_update', id: 'cu_1' };
 const REPLY = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'the reply' }] };
+// OpenAI's overflow body (tests/fixtures/errors/openai.json).
+const OVERFLOW = {
+  error: {
+    message:
+      "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.",
+    type: 'invalid_request_error',
+    param: 'messages',
+    code: 'context_length_exceeded',
+  },
+};
 
-function response(output) {
+/** The input tokens the server reports (a fixed 30,000 unless a test counts them). */
+let inputTokens = () => 30_000;
+
+function response(output, input = inputTokens()) {
   return {
     id: 'resp_1',
     object: 'response',
     status: 'completed',
     output,
-    usage: { input_tokens: 30_000, output_tokens: 10, total_tokens: 30_010 },
+    usage: { input_tokens: input, output_tokens: 10, total_tokens: input + 10 },
   };
 }
 
 let mode = 'json';
+/** The server never compacts (`context_management` or not). */
+let declines = false;
+/** The server answers an overflow error (HTTP 400, OpenAI's body). */
+let overflows = false;
 const seen = [];
 let server;
 let base;
@@ -41,14 +58,20 @@ before(async () => {
     req.on('end', () => {
       const parsed = JSON.parse(body);
       seen.push(parsed);
+      if (overflows) {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(OVERFLOW));
+        return;
+      }
       // The server compacts when the request carries the parameter and its input is long.
       // Codex's form: the trigger item, last in the input, asks for it explicitly.
       const triggered = parsed.input.at(-1)?.type === 'compaction_trigger';
-      const compacts = triggered || (Array.isArray(parsed.context_management) && parsed.input.length > 4);
+      const compacts =
+        !declines && (triggered || (Array.isArray(parsed.context_management) && parsed.input.length > 4));
       const output = compacts ? [ITEM, UPDATE, REPLY] : [REPLY];
       if (mode === 'json') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(response(output)));
+        res.end(JSON.stringify(response(output, inputTokens(parsed))));
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -257,4 +280,130 @@ test('compactionTrigger: the trigger item ends the input at the threshold, and i
   const last = m.session.entries().at(-1);
   assert.equal(last.type, 'compaction');
   assert.deepEqual(last.preserveData.openaiRemoteCompaction.compactionItem, ITEM);
+});
+
+// ----- through the Maintainer with its own compaction on (issue 39: the threshold is the server's first) -----
+
+/** A session over a small threshold: five turns of about 500 tokens each. */
+function longSession() {
+  const s = Session.fromJsonl(`${header}\n`);
+  const text = (i) => `${i} ${'lorem ipsum dolor '.repeat(110)}`;
+  for (let i = 0; i < 4; i++) {
+    s.appendMessage({ role: 'user', content: `question ${text(i)}`, timestamp: 1 });
+    s.appendMessage({
+      role: 'assistant',
+      content: [{ type: 'text', text: `answer ${text(i)}` }],
+      provider: 'openai',
+      model: 'gpt-5',
+      api: 'openai-responses',
+      stopReason: 'stop',
+      timestamp: 2,
+    });
+  }
+  s.appendMessage({ role: 'user', content: 'question 4', timestamp: 3 });
+  return s;
+}
+
+/** A Maintainer over `longSession()` with a 3,000-token threshold, soft compaction and a counting summarizer. */
+function maintained() {
+  const summaries = [];
+  const m = new Maintainer(longSession(), {
+    model: model(),
+    settings: { thresholdTokens: 3_000, methodOrder: ['soft'], asyncEnabled: false },
+    summarize: async (request) => {
+      summaries.push(request.purpose);
+      return 'Summary: the questions so far.';
+    },
+    now: () => 1_800_000_000_000,
+  });
+  return { m, summaries };
+}
+
+/** The server reports the input's size as about a token per 4 characters. */
+const counted = (parsed) => Math.ceil(JSON.stringify(parsed.input).length / 4);
+
+test('over the threshold, the server compacts inside the request and the Maintainer does not compact first', async () => {
+  mode = 'json';
+  declines = false;
+  overflows = false;
+  inputTokens = counted;
+  seen.length = 0;
+  const { m, summaries } = maintained();
+  const { before } = await turn(m);
+  assert.ok(before.tokens > 3_000, `${before.tokens}`);
+  assert.deepEqual(before.contextManagement, [{ type: 'compaction', compact_threshold: 3_000 }]);
+  // The whole history went to the server, which compacted it; no summary of ours.
+  assert.ok(JSON.stringify(seen[0].input).includes('question 0'));
+  assert.deepEqual(summaries, []);
+  const last = m.session.entries().at(-1);
+  assert.equal(last.type, 'compaction');
+  assert.equal(last.preserveData.openaiRemoteCompaction.version, 'inline');
+  // Kept and replayed: the next request opens with the item; still none of ours.
+  m.session.appendMessage({ role: 'user', content: 'question 5', timestamp: 4 });
+  const next = await turn(m);
+  assert.deepEqual(seen[1].input[0], ITEM);
+  assert.ok(!JSON.stringify(seen[1].input).includes('question 0'));
+  assert.ok(next.before.tokens < 3_000, `${next.before.tokens}`);
+  assert.deepEqual(summaries, []);
+  assert.equal(m.session.entries().filter((e) => e.type === 'compaction').length, 1);
+  inputTokens = () => 30_000;
+});
+
+test('when the server does not compact a request over the threshold, the Maintainer compacts after its reply', async () => {
+  mode = 'json';
+  declines = true;
+  overflows = false;
+  inputTokens = counted;
+  seen.length = 0;
+  const { m, summaries } = maintained();
+  const before = await m.beforeRequest({ format: 'openai-responses' });
+  // The request went out whole, with the parameter: the server's chance first.
+  assert.deepEqual(summaries, []);
+  assert.ok(before.contextManagement !== undefined);
+  const r = await send({
+    model: 'gpt-5',
+    input: before.messages,
+    store: false,
+    context_management: before.contextManagement,
+  });
+  assert.ok(r.usage.input_tokens >= 3_000, `${r.usage.input_tokens}`);
+  await m.afterResponse(fromResponse(r, { format: 'openai-responses', model: model() }));
+  // It declined: our threshold compaction ran after the reply.
+  assert.ok(summaries.includes('history'), `${summaries}`);
+  const last = m.session.entries().at(-1);
+  assert.equal(last.type, 'compaction');
+  assert.equal(last.preserveData?.openaiRemoteCompaction, undefined);
+  assert.match(last.summary, /Summary: the questions so far\./);
+  // The next request is small, and still carries the parameter for the server.
+  m.session.appendMessage({ role: 'user', content: 'question 5', timestamp: 4 });
+  const next = await m.beforeRequest({ format: 'openai-responses' });
+  assert.ok(next.tokens < 3_000, `${next.tokens}`);
+  assert.ok(next.contextManagement !== undefined);
+  declines = false;
+  inputTokens = () => 30_000;
+});
+
+test('an overflow of a request that carried the parameter is recovered by the Maintainer', async () => {
+  mode = 'json';
+  declines = false;
+  overflows = true;
+  seen.length = 0;
+  const { m, summaries } = maintained();
+  const before = await m.beforeRequest({ format: 'openai-responses' });
+  assert.deepEqual(summaries, []);
+  const res = await fetch(`${base}/v1/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-5', input: before.messages, context_management: before.contextManagement }),
+  });
+  assert.equal(res.status, 400);
+  const error = Object.assign(new Error('400 context_length_exceeded'), {
+    status: 400,
+    error: (await res.json()).error,
+  });
+  const after = await m.afterResponse(fromError(error, { format: 'openai-responses', model: model() }));
+  assert.equal(after.next, 'retry');
+  assert.ok(summaries.includes('history'), `${summaries}`);
+  assert.equal(m.session.entries().at(-1).type, 'compaction');
+  overflows = false;
 });

@@ -41,8 +41,9 @@ pub const TRIGGER_ITEM: &str = "compaction_trigger";
 /// (spec: compaction §13): remote compaction is on (`remoteEnabled`), the model opted in
 /// (`remoteCompaction.inline: true`: the server compacts the host's own context, which the
 /// host must replay, so it is never implied), it speaks a Responses dialect whose route is not
-/// opted out, and its window is known.
-fn takes(m: &NativeModel, settings: &CompactionSettings, window: u64) -> bool {
+/// opted out, and its window is known. While they carry it, the threshold is the server's
+/// first (`triggers::server`).
+pub fn takes(m: &NativeModel, settings: &CompactionSettings, window: u64) -> bool {
     let api = m.api.as_deref().unwrap_or("");
     settings.remote_enabled
         && m.remote.inline

@@ -880,17 +880,18 @@ export class SessionCore {
   }
 
   /**
-   * Where a rewrite whose first changed entry is `entryId` changed the request, and what it
-   * costs the provider's prompt cache (issue 39), measured on the session as it is now; null
-   * when that entry carries no message of the context. @internal
+   * Where a maintenance action that rewrote or appended the entries `changed` (none: a new
+   * session) changed the request, and what it costs the provider's prompt cache (issue 39),
+   * measured on the session as it is now; null when no changed entry carries a message of the
+   * context. @internal
    */
   _cacheForecast(
-    entryId: string,
+    changed: string[],
     freed: number,
     provider: string,
     api: string | undefined,
   ): { prefixChangedAt: PrefixChange; forecast: CacheForecast } | null {
-    return JSON.parse(this._inner.cacheForecast(entryId, freed, provider, api));
+    return JSON.parse(this._inner.cacheForecast(changed, freed, provider, api));
   }
 
   /**

@@ -245,6 +245,13 @@ export interface StepOptions extends TimeOptions {
   freedTokens?: number;
   /** `beforeRequest`: the live session's state (which session, its size, its leaf); the state last given to `settle` means nothing was appended since. */
   state?: string;
+  /**
+   * `beforeRequest`: the request carries the provider's compaction (spec: compaction §13: the
+   * model opted in with `remoteCompaction.inline` and the request is a Responses one). The
+   * threshold is then the server's first: the threshold compaction waits until a reply at or
+   * over it comes back without a compaction (`serverCompacted` reports one).
+   */
+  serverCompaction?: boolean;
 }
 
 /** Counters and flags of a ContextManager. */
@@ -417,6 +424,11 @@ export class ContextManager {
    */
   onReply(assistantMessage: AssistantMessage): boolean {
     return this.#inner.onReply(toJson(assistantOf(assistantMessage, 'onReply() takes an assistant message that')));
+  }
+
+  /** The reply `onReply` took carried the provider's compaction and the host committed it (spec: compaction §13). */
+  serverCompacted(): void {
+    this.#inner.serverCompacted();
   }
 
   /**
@@ -628,6 +640,7 @@ function stepJson(options: StepOptions | undefined): string {
     canPromote: Boolean(o.canPromote),
     freedTokens: optionalTokens(o.freedTokens, 'freedTokens'),
     state: o.state,
+    serverCompaction: o.serverCompaction === true,
   });
 }
 

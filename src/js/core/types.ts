@@ -806,9 +806,14 @@ export interface CompactionReport {
   lost: string[];
   /** Identifiers the compaction's `<anchors>` block holds. */
   anchored: string[];
-  /** For a prune: the first message of the request it changed (where the provider's prompt cache stops matching). */
+  /**
+   * The first message of the request the action changed, where the provider's prompt cache
+   * stops matching: a prune's or a shake's first rewritten result, an image drop's first
+   * changed message; the summary (index 0) for a compaction (snapcompact, remote, soft); the
+   * new session's first message for a handoff. Absent when nothing of the context changed.
+   */
   prefixChangedAt?: PrefixChange | undefined;
-  /** For a prune: what it costs the provider's prompt cache on the next request. */
+  /** What the action costs the provider's prompt cache on the next request (the core's estimate), with `prefixChangedAt`. */
   forecast?: CacheForecast | undefined;
 }
 

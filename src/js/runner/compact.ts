@@ -42,7 +42,7 @@ import type {
 import { compactionOutcomeOf } from '../core/triggers.js';
 import { nativeLanes } from '../providers/native-openai.js';
 import { runAnthropic, runOpenaiNative } from './native.js';
-import { contextSnapshot } from './report.js';
+import { cacheForecast, contextSnapshot } from './report.js';
 import { shakeSession } from './shake.js';
 import {
   type Candidate,
@@ -871,6 +871,20 @@ async function walkCompaction(
         anchored: loss?.anchored ?? [],
       },
     }) as CompactResult | HandoffResult | ShakeCompactResult;
+    // Where the request changed and what that costs the provider's cache (the core's figures):
+    // the entries the walk rewrote or appended; a handoff's new session is new from its start.
+    const changed = result.session
+      ? []
+      : [result.entryId, ...(result.shake?.entries ?? []), ...(result.imagesDropped?.entries ?? [])].filter(
+          (id): id is string => typeof id === 'string',
+        );
+    if (result.session || changed.length > 0) {
+      const freed = Math.max(0, before.tokens - after.tokens);
+      const m = typeof o.model === 'object' ? o.model : undefined;
+      const priced = { provider: m?.provider ?? o.provider, api: m?.api };
+      const cache = cacheForecast(result.session ?? session, changed, freed, priced);
+      if (cache !== null) Object.assign(outcome.report, cache);
+    }
     // Every result reaches the hook, a shake's too (its declared event names the two commits).
     const onCompact = handlers(o.hooks, 'session_compact') as Array<(event: typeof outcome) => unknown>;
     for (const f of onCompact) await callHook(f, outcome, signal).catch(() => {});

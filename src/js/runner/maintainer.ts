@@ -475,7 +475,12 @@ export class Maintainer {
       this.#prune(this.#cm.stalePass(this.#hostCount()), step);
       // The core's check: none for a retry (the state the last call left), the mid-run check
       // after a turn that asked for tools, else the pre-prompt check.
-      const d = this.#cm.beforeRequest(this.#model, { ...this.#turnOptions(), state: this.#state() });
+      // A request that carries the provider's compaction (the core's choice for the model,
+      // spec §13) leaves the threshold to the server (the core's rule).
+      const serverCompaction =
+        format === 'openai-responses' &&
+        inlineContextManagement({ model: this.#model, settings: this.#o.settings }, 0) !== undefined;
+      const d = this.#cm.beforeRequest(this.#model, { ...this.#turnOptions(), state: this.#state(), serverCompaction });
       if (d !== null) await this.#applyWithBackground(d, step);
       const { messages, systemPrompt, inline, imagesOmitted, framesLeftOut, images: sent } = this.#messages();
       if (step.report) {
@@ -543,9 +548,15 @@ export class Maintainer {
       // reply changes nothing.
       const id = this.#session.appendMessage(message, { now: message.timestamp ?? now });
       const provider = this.#model.provider;
+      let serverCompacted = false;
       if (server !== undefined && typeof provider === 'string' && provider !== '') {
         try {
-          this.#session._commitServerCompaction(provider, id, JSON.stringify(server), now);
+          const commit = this.#session._commitServerCompaction(provider, id, JSON.stringify(server), now);
+          if (commit !== undefined) {
+            serverCompacted = true;
+            this.#latestCompactionAt = commit.timestamp;
+            this.#latestCompactionId = commit.entryId;
+          }
         } catch (err) {
           // An unusable item (E_SUMMARIZER) is not replayed: the next request sends the whole
           // history, which the server compacts again. The reply stays.
@@ -557,7 +568,9 @@ export class Maintainer {
       this.#gauge.observe(message);
       // A turn that asked for tools is checked before the next request (the core keeps it);
       // the context tools' calls among them are answered now when the host opted in.
-      if (this.#cm.onReply(message)) {
+      const deferred = this.#cm.onReply(message);
+      if (serverCompacted) this.#cm.serverCompacted();
+      if (deferred) {
         if (this.#o.contextTools !== true) return { next: 'done' };
         const answered = answerContextToolCalls(this.#session, message, this.#toolFigures(), now);
         return answered.length > 0 ? { next: 'done', contextToolCalls: answered } : { next: 'done' };
@@ -777,8 +790,8 @@ export class Maintainer {
       anchored: [],
     };
     // Where the request changed and what that costs the provider's cache (the core's figures).
-    const first = r.pruned[0]?.id;
-    const cache = first === undefined ? null : cacheForecast(this.#session, first, r.tokensSaved, this.#model);
+    const ids = r.pruned.map((p) => p.id);
+    const cache = ids.length === 0 ? null : cacheForecast(this.#session, ids, r.tokensSaved, this.#model);
     if (cache !== null) Object.assign(report, cache);
     return this.#inCountedTokens(report, before);
   }
@@ -1251,6 +1264,9 @@ export class Maintainer {
       anchored: [],
       tokenUnit: 'estimate',
     };
+    const freed = Math.max(0, before.tokens - after.tokens);
+    const cache = cacheForecast(this.#session, [commit.entryId], freed, this.#model);
+    if (cache !== null) Object.assign(report, cache);
     this.#inCountedTokens(report, counted);
     step.report = report;
     this.#emit({

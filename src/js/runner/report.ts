@@ -124,15 +124,16 @@ export function scaleReport(report: ScalableReport, counted: number): void {
 }
 
 /**
- * Where a rewrite whose first changed entry is `entryId` (the first of a prune's `pruned`, in
- * branch order) changed the request, and what it costs the provider's prompt cache priced for
- * `model` (the core's table, `triggers::cache`): the figures a report carries, or null.
+ * Where a maintenance action that rewrote or appended the entries `changed` (a prune's or a
+ * shake's results, an image drop's messages, a compaction's entry; none for a handoff's new
+ * session) changed the request, and what it costs the provider's prompt cache priced for
+ * `model` (the core's rule and table, `triggers::cache`): the figures a report carries, or null.
  */
 export function cacheForecast(
   session: SessionCore,
-  entryId: string,
+  changed: string[],
   freed: number,
-  model: { provider: string; api?: string | undefined },
+  model: { provider?: string | undefined; api?: string | undefined } | undefined,
 ): { prefixChangedAt: PrefixChange; forecast: CacheForecast } | null {
-  return session._cacheForecast(entryId, freed, model.provider, model.api);
+  return session._cacheForecast(changed, freed, model?.provider ?? '', model?.api);
 }
