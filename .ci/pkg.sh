@@ -58,12 +58,41 @@ say "wasm-bindgen --target web"
 #    their wasm-bindgen shims: each body stays one function its shim calls instead of a copy
 #    merged into the shim's argument and result conversions (-6.8 KB gzip -9; the work per
 #    call is the body's, one call more; docs/decisions/size-budget.md, 2026-12-03).
-say "wasm-opt -O3"
-tests/node_modules/.bin/wasm-opt "$bg/web/${crate}_bg.wasm" -o "$opt_wasm" '--no-inline=*::Wasm*' -O3 \
+#    Two runs (docs/decisions/size-budget.md, 2026-12-07 afternoon). By default wasm-opt
+#    inlines every function that has ONE caller whatever its size. The second run limits that
+#    to small ones (`--one-caller-inline-max-function-size=50`): large single-use steps stay
+#    functions of their own (the loader's `#[inline(never)]` steps among them), which V8
+#    compiles again with TurboFan at a smaller cost in a first call (open -> plan 0.77 x), and
+#    gzip finds the copies of one generic alike. The limit alone would also leave out of line
+#    the small generic code that runs per element or per lookup: the allocator's `realloc` and
+#    large `malloc`, hash-table lookups and removals, iterator folds. So the first run inlines
+#    those as the default does: every function whose name starts with one of `keep_calls`
+#    (below: our crate, alloc, the rest of core, std, wasm-bindgen, serde, ...) is kept out of
+#    its inliner (`--no-inline=PATTERN`, one wildcard per flag, repeatable), which leaves it
+#    dlmalloc, hashbrown, indexmap and `core::iter`, inlined into their one caller whatever
+#    their size. It keeps the names (`-g`) for the patterns of the second run, which strips
+#    them. Our own hot single-caller functions are `#[inline(always)]` in the source instead
+#    (rustc inlines them before wasm-opt sees them). 598,996 -> 575,252 B gzip -9.
+keep_calls=(
+  'ctxfold*' '<ctxfold*' 'alloc*' '<alloc*' 'core[*' '<core[*' 'core::ops*' 'core::result*'
+  'core::slice*' 'core::ptr*' 'core::str*' 'core::hash*' 'core::option*' 'core::fmt*'
+  'core::num*' 'core::char*' 'core::cell*' 'std*' '<std*' 'wasm_bindgen*' '<wasm_bindgen*'
+  'js_sys*' '<js_sys*' 'serde*' '<serde*' 'ttf_parser*' '<ttf_parser*' 'memchr*' '<memchr*'
+  'zmij*' '<zmij*' 'ctxfold_wasm_heap*' '<ctxfold_wasm_heap*' '<&*' '<T *' '<u*' '<f*'
+  '<i8*' '<i16*' '<i32*' '<i64*' '<i128*' '<isize*' '<str*' '<char*' '<bool*' '<[*' '<(*'
+  '<*const*' '<*mut*'
+)
+features=(--enable-bulk-memory --enable-multivalue --enable-mutable-globals
+  --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext --enable-simd)
+say "wasm-opt -O3 (run 1 of 2: the allocator, hash tables and iterators inlined)"
+tests/node_modules/.bin/wasm-opt "$bg/web/${crate}_bg.wasm" -o "$bg/${crate}_bg.run1.wasm" \
+  '--no-inline=*::Wasm*' "${keep_calls[@]/#/--no-inline=}" -O3 \
+  --skip-pass=memory-packing --low-memory-unused "${features[@]}" -g
+say "wasm-opt -O3 (run 2 of 2: one-caller inlining limited to small functions)"
+tests/node_modules/.bin/wasm-opt "$bg/${crate}_bg.run1.wasm" -o "$opt_wasm" '--no-inline=*::Wasm*' -O3 \
+  --one-caller-inline-max-function-size=50 \
   --skip-pass=memory-packing --reorder-functions-by-name \
-  --low-memory-unused \
-  --enable-bulk-memory --enable-multivalue --enable-mutable-globals \
-  --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext --enable-simd \
+  --low-memory-unused "${features[@]}" \
   --strip-debug --strip-producers --strip-target-features
 
 fi

@@ -348,6 +348,9 @@ impl Session {
 
     /// [`Session::message_head`], kept per entry until its line changes: a context is built
     /// again on every request, mostly from the same messages.
+    // One caller, the context build's loop over messages: wasm-opt leaves a function this size
+    // out of line (its one-caller limit, `.ci/pkg.sh`), rustc inlines it.
+    #[inline(always)]
     pub fn message_head_shared(&self, index: usize) -> Result<std::rc::Rc<MessageHead>> {
         let stamp = self.line_stamp(index);
         if let Some(Some((s, head))) = self.heads.borrow().get(index) {
