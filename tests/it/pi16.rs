@@ -190,6 +190,20 @@ fn projected_tokens() {
     });
 }
 
+/// The package's token accounting (`contextTokens`, `estimateContextTokens`, the
+/// Maintainer's figures) reads the built context's estimate: on a pi-family path it is pi's
+/// projected estimate (issue 40 item 4).
+#[test]
+fn context_estimate_is_projected() {
+    each("projectedTokens", |l| {
+        let ctx = context(l);
+        let e = ctx.estimate_context_tokens(&l.session, &ctxfold::tokens::ByteEstimate);
+        let got = json!({"tokens": e.tokens, "usageTokens": e.usage_tokens,
+            "trailingTokens": e.trailing_tokens, "lastUsageIndex": e.last_usage_index});
+        differ(&got, &l.want["projectedTokens"])
+    });
+}
+
 fn roles(s: &Session, ms: &[ctxfold::context::ContextMessage]) -> Value {
     ms.iter()
         .map(|m| serde_json::from_str::<Value>(&m.json(s)).unwrap()["role"].clone())
