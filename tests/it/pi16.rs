@@ -244,6 +244,61 @@ fn prepare_compaction_on_the_projection() {
     });
 }
 
+/// The public `prepare_compaction` (planCompaction, compact(), the Maintainer's walk) hands a
+/// pi-family path to pi's preparation: its cut, split, tokensBefore, previous summary and
+/// files are pi's; pi's `undefined` is a refusal (issue 40 item 4).
+#[test]
+fn public_prepare_compaction_is_pi_preparation() {
+    use ctxfold::compaction::prepare::{prepare_compaction, PrepareOptions};
+    each("prepareCompaction", |l| {
+        let leaf = *l.path.last().unwrap();
+        let got = |keep: u64| {
+            let settings = CompactionSettings {
+                keep_recent_tokens: keep,
+                ..Default::default()
+            };
+            let opts = PrepareOptions {
+                leaf: Some(leaf),
+                ..Default::default()
+            };
+            match prepare_compaction(&l.session, &settings, &opts) {
+                Err(_) => Value::Null,
+                Ok(p) => {
+                    let sorted = |set: &std::collections::BTreeSet<String>| -> Value {
+                        set.iter().map(|x| Value::from(x.as_str())).collect()
+                    };
+                    json!({
+                        "firstKeptEntryId": p.first_kept_entry_id,
+                        "isSplitTurn": p.is_split_turn,
+                        "tokensBefore": p.tokens_before,
+                        "previousSummary": p.previous_summary,
+                        "fileOps": {"read": sorted(&p.file_ops.read),
+                            "written": sorted(&p.file_ops.written),
+                            "edited": sorted(&p.file_ops.edited)},
+                    })
+                }
+            }
+        };
+        let want = |keep: &str| {
+            let w = &l.want["prepareCompaction"][keep];
+            if w.is_null() {
+                return Value::Null;
+            }
+            json!({
+                "firstKeptEntryId": w["firstKeptEntryId"],
+                "isSplitTurn": w["isSplitTurn"],
+                "tokensBefore": w["tokensBefore"],
+                "previousSummary": w["previousSummary"],
+                "fileOps": w["fileOps"],
+            })
+        };
+        differ(
+            &json!({"2000": got(2000), "20000": got(20000)}),
+            &json!({"2000": want("2000"), "20000": want("20000")}),
+        )
+    });
+}
+
 #[test]
 fn find_cut_point_on_context_entries() {
     each("findCutPointOnContextEntries", |l| {
