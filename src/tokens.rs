@@ -516,8 +516,14 @@ impl crate::session::Session {
     }
 
     /// `tokensBefore` of a compaction of `path` (spec: compaction §3.5): the context tokens of
-    /// the last valid usage, or 0.
+    /// the last valid usage, or 0; on a pi-family path pi's projected estimate
+    /// ([`estimate_projected_context_tokens`], what pi's `prepareCompaction` records).
     pub fn tokens_before(&self, path: &[usize]) -> u64 {
+        if crate::context::projection::is_pi_family(self, path) {
+            if let Ok(p) = crate::context::projection::project(self, path) {
+                return estimate_projected_context_tokens(self, &p, path).tokens;
+            }
+        }
         self.last_assistant_usage(path)
             .map_or(0, |(_, u)| context_tokens(&u))
     }

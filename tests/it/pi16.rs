@@ -204,6 +204,18 @@ fn context_estimate_is_projected() {
     });
 }
 
+/// `contextTokens().tokensBefore` on a pi-family path is what pi's `prepareCompaction`
+/// records: the projected estimate.
+#[test]
+fn tokens_before_is_projected() {
+    each("projectedTokens", |l| {
+        differ(
+            &Value::from(l.session.tokens_before(&l.path)),
+            &l.want["projectedTokens"]["tokens"],
+        )
+    });
+}
+
 fn roles(s: &Session, ms: &[ctxfold::context::ContextMessage]) -> Value {
     ms.iter()
         .map(|m| serde_json::from_str::<Value>(&m.json(s)).unwrap()["role"].clone())
