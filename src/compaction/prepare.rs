@@ -931,8 +931,7 @@ pub fn prepare_pi_compaction(
             .flat_map(|p| p.messages.iter().cloned())
             .filter(|m| {
                 m.role() != crate::session::message::Role::Other
-                    || pi_role(&crate::support::json::parse(&m.json(session)).unwrap_or_default())
-                        != "system"
+                    || !crate::context::projection::is_system_message(session, m.entry)
             })
             .collect()
     };
