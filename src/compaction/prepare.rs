@@ -925,15 +925,17 @@ pub fn prepare_pi_compaction(
         cut.first_kept
     };
     let take = |range: std::ops::Range<usize>| -> Vec<crate::context::ContextMessage> {
-        projected[range]
-            .iter()
-            .filter(|p| entries[p.entry].kind() != EntryKind::Compaction)
-            .flat_map(|p| p.messages.iter().cloned())
-            .filter(|m| {
-                m.role() != crate::session::message::Role::Other
-                    || !crate::context::projection::is_system_message(session, m.entry)
-            })
-            .collect()
+        let mut out = Vec::new();
+        for p in &projected[range] {
+            // System messages stay out (the checkpoint replays them), as do compactions.
+            if entries[p.entry].kind() == EntryKind::Compaction
+                || crate::context::projection::is_system_message(session, p.entry)
+            {
+                continue;
+            }
+            out.extend_from_slice(&p.messages);
+        }
+        out
     };
     let messages_to_summarize = take(start..history_end.max(start));
     let turn_prefix = match cut.turn_start {
@@ -949,18 +951,21 @@ pub fn prepare_pi_compaction(
         .filter(|b| !b.from_extension)
         .and_then(|b| b.details.as_ref())
     {
-        let list = |k: &str| {
-            details
+        for (k, set) in [
+            ("readFiles", &mut file_ops.read),
+            ("modifiedFiles", &mut file_ops.edited),
+        ] {
+            for v in details
                 .get(k)
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        };
-        file_ops.read.extend(list("readFiles"));
-        file_ops.edited.extend(list("modifiedFiles"));
+            {
+                if let Some(path) = v.as_str() {
+                    set.insert(path.to_string());
+                }
+            }
+        }
     }
     for m in messages_to_summarize.iter().chain(&turn_prefix) {
         file_ops.add_calls(&crate::support::json::parse(&m.json(session)).unwrap_or_default());
