@@ -516,8 +516,14 @@ impl crate::session::Session {
     }
 
     /// `tokensBefore` of a compaction of `path` (spec: compaction §3.5): the context tokens of
-    /// the last valid usage, or 0.
+    /// the last valid usage, or 0; on a pi-family path pi's projected estimate
+    /// ([`estimate_projected_context_tokens`], what pi's `prepareCompaction` records).
     pub fn tokens_before(&self, path: &[usize]) -> u64 {
+        if crate::context::projection::is_pi_family(self, path) {
+            if let Ok(p) = crate::context::projection::project(self, path) {
+                return estimate_projected_context_tokens(self, &p, path).tokens;
+            }
+        }
         self.last_assistant_usage(path)
             .map_or(0, |(_, u)| context_tokens(&u))
     }
@@ -640,42 +646,40 @@ pub fn pi_usage_tokens(m: &serde_json::Value) -> Option<u64> {
     (total > 0.0).then_some(total as u64)
 }
 
-/// The current system message of a pi context (pi-ai `getCurrentSystemMessage`): every
-/// system message replayed in order — content joined by blank lines, sections set or removed
-/// (`null`), tools added or removed by name — or `None` when there is none.
-pub fn pi_current_system(messages: &[serde_json::Value]) -> Option<serde_json::Value> {
-    use serde_json::{Map, Value};
-    let mut content: Vec<String> = Vec::new();
-    let mut sections: Map<String, Value> = Map::new();
-    let mut tools: Vec<(String, Value)> = Vec::new();
-    let mut seen = false;
+/// [`estimate_pi_message`] of the current system message of a pi context (pi-ai
+/// `getCurrentSystemMessage`: every system message replayed in order — content joined by blank
+/// lines, sections set or removed (`null`), tools added or removed by name), counted as it is
+/// replayed rather than built; 0 when there is none.
+fn pi_current_system_tokens(messages: &[serde_json::Value]) -> u64 {
+    use serde_json::Value;
+    let len = |s: &str| s.encode_utf16().count() as u64;
+    let (mut text, mut parts, mut seen) = (0u64, 0u64, false);
+    let mut sections: Vec<(&str, u64)> = Vec::new();
+    let mut tools: Vec<(&str, u64)> = Vec::new();
     for m in messages {
         if m.get("role").and_then(Value::as_str) != Some("system") {
             continue;
         }
         seen = true;
-        let text = match m.get("content") {
-            Some(Value::String(s)) => s.clone(),
+        let n: u64 = match m.get("content") {
+            Some(Value::String(s)) => len(s),
             Some(Value::Array(b)) => b
                 .iter()
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
+                .map(len)
+                .sum(),
+            _ => 0,
         };
-        if !text.is_empty() {
-            content.push(text);
+        if n > 0 {
+            text += n;
+            parts += 1;
         }
-        for (k, v) in m
-            .get("sections")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            if v.is_null() {
-                sections.shift_remove(k);
-            } else {
-                sections.insert(k.clone(), v.clone());
+        if let Some(o) = m.get("sections").and_then(Value::as_object) {
+            for (k, v) in o {
+                sections.retain(|(name, _)| name != k);
+                if !v.is_null() {
+                    sections.push((k, v.as_str().map_or(0, len)));
+                }
             }
         }
         for t in m
@@ -687,9 +691,10 @@ pub fn pi_current_system(messages: &[serde_json::Value]) -> Option<serde_json::V
             let Some(name) = t.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            match tools.iter_mut().find(|(n, _)| n == name) {
-                Some(slot) => slot.1 = t.clone(),
-                None => tools.push((name.to_string(), t.clone())),
+            let n = len(&crate::support::json::js::stringify(t));
+            match tools.iter_mut().find(|(have, _)| *have == name) {
+                Some(slot) => slot.1 = n,
+                None => tools.push((name, n)),
             }
         }
         for t in m
@@ -699,26 +704,22 @@ pub fn pi_current_system(messages: &[serde_json::Value]) -> Option<serde_json::V
             .flatten()
         {
             if let Some(name) = t.get("name").and_then(Value::as_str).or(t.as_str()) {
-                tools.retain(|(n, _)| n != name);
+                tools.retain(|(have, _)| *have != name);
             }
         }
     }
-    if !seen && tools.is_empty() {
-        return None;
+    if !seen {
+        return 0;
     }
-    let mut o = Map::new();
-    o.insert("role".into(), "system".into());
-    o.insert("content".into(), content.join("\n\n").into());
-    if !sections.is_empty() {
-        o.insert("sections".into(), Value::Object(sections));
-    }
-    if !tools.is_empty() {
-        o.insert(
-            "toolsAdded".into(),
-            Value::Array(tools.into_iter().map(|(_, t)| t).collect()),
-        );
-    }
-    Some(Value::Object(o))
+    // Content joined by "\n\n"; `JSON.stringify(toolsAdded)`: `[`, `]` and a comma between.
+    let joined = text + 2 * parts.saturating_sub(1);
+    let listed: u64 = tools.iter().map(|t| t.1).sum();
+    let tools = if tools.is_empty() {
+        0
+    } else {
+        listed + tools.len() as u64 + 1
+    };
+    (joined + sections.iter().map(|s| s.1).sum::<u64>() + tools).div_ceil(4)
 }
 
 /// pi's `estimateProjectedContextTokens` (pi 1.6; `conformance/pi-1.6` cases 01, 05): the
@@ -758,7 +759,7 @@ pub fn estimate_projected_context_tokens(
             return estimate;
         }
     }
-    let system = pi_current_system(&messages).map_or(0, |s| estimate_pi_message(&s));
+    let system = pi_current_system_tokens(&messages);
     let rest: u64 = messages
         .iter()
         .filter(|m| m.get("role").and_then(serde_json::Value::as_str) != Some("system"))

@@ -81,6 +81,18 @@ pub struct SummaryRequest {
     pub window: Option<Window>,
 }
 
+/// The reasoning effort asked of every summarizer call (spec: compaction §5.6): with no
+/// thinking level given, oh-my-pi 18.2.3 asks for `high`. The host's writer maps it to the
+/// provider's parameter when its model reasons (a model that does not is sent none).
+pub const SUMMARY_REASONING_EFFORT: &str = "high";
+
+impl SummaryRequest {
+    /// The reasoning-effort hint of this request (spec: compaction §5.6).
+    pub fn reasoning_effort(&self) -> &'static str {
+        SUMMARY_REASONING_EFFORT
+    }
+}
+
 /// `serializeConversationForSummary` of the provider messages of `entries` (spec: compaction
 /// §5.1), converting a message at a time so a long branch or history is never held as JSON
 /// values: a first pass over the tool results finds the useless ones (their calls, which

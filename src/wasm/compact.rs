@@ -34,6 +34,7 @@ pub(super) fn write_request(out: &mut String, r: &SummaryRequest) {
     o.str("systemPrompt", &r.system_prompt);
     o.str("prompt", &r.prompt);
     o.num("maxTokens", r.max_tokens as f64);
+    o.str("reasoningEffort", r.reasoning_effort());
     if let Some(w) = r.window {
         let mut m = Object::open(o.key("window"));
         m.num("index", w.index as f64);

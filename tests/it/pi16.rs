@@ -190,6 +190,32 @@ fn projected_tokens() {
     });
 }
 
+/// The package's token accounting (`contextTokens`, `estimateContextTokens`, the
+/// Maintainer's figures) reads the built context's estimate: on a pi-family path it is pi's
+/// projected estimate (issue 40 item 4).
+#[test]
+fn context_estimate_is_projected() {
+    each("projectedTokens", |l| {
+        let ctx = context(l);
+        let e = ctx.estimate_context_tokens(&l.session, &ctxfold::tokens::ByteEstimate);
+        let got = json!({"tokens": e.tokens, "usageTokens": e.usage_tokens,
+            "trailingTokens": e.trailing_tokens, "lastUsageIndex": e.last_usage_index});
+        differ(&got, &l.want["projectedTokens"])
+    });
+}
+
+/// `contextTokens().tokensBefore` on a pi-family path is what pi's `prepareCompaction`
+/// records: the projected estimate.
+#[test]
+fn tokens_before_is_projected() {
+    each("projectedTokens", |l| {
+        differ(
+            &Value::from(l.session.tokens_before(&l.path)),
+            &l.want["projectedTokens"]["tokens"],
+        )
+    });
+}
+
 fn roles(s: &Session, ms: &[ctxfold::context::ContextMessage]) -> Value {
     ms.iter()
         .map(|m| serde_json::from_str::<Value>(&m.json(s)).unwrap()["role"].clone())
@@ -227,6 +253,61 @@ fn prepare_compaction_on_the_projection() {
     each("prepareCompaction", |l| {
         let got = json!({"2000": prepared(l, 2000), "20000": prepared(l, 20000)});
         differ(&got, &l.want["prepareCompaction"])
+    });
+}
+
+/// The public `prepare_compaction` (planCompaction, compact(), the Maintainer's walk) hands a
+/// pi-family path to pi's preparation: its cut, split, tokensBefore, previous summary and
+/// files are pi's; pi's `undefined` is a refusal (issue 40 item 4).
+#[test]
+fn public_prepare_compaction_is_pi_preparation() {
+    use ctxfold::compaction::prepare::{prepare_compaction, PrepareOptions};
+    each("prepareCompaction", |l| {
+        let leaf = *l.path.last().unwrap();
+        let got = |keep: u64| {
+            let settings = CompactionSettings {
+                keep_recent_tokens: keep,
+                ..Default::default()
+            };
+            let opts = PrepareOptions {
+                leaf: Some(leaf),
+                ..Default::default()
+            };
+            match prepare_compaction(&l.session, &settings, &opts) {
+                Err(_) => Value::Null,
+                Ok(p) => {
+                    let sorted = |set: &std::collections::BTreeSet<String>| -> Value {
+                        set.iter().map(|x| Value::from(x.as_str())).collect()
+                    };
+                    json!({
+                        "firstKeptEntryId": p.first_kept_entry_id,
+                        "isSplitTurn": p.is_split_turn,
+                        "tokensBefore": p.tokens_before,
+                        "previousSummary": p.previous_summary,
+                        "fileOps": {"read": sorted(&p.file_ops.read),
+                            "written": sorted(&p.file_ops.written),
+                            "edited": sorted(&p.file_ops.edited)},
+                    })
+                }
+            }
+        };
+        let want = |keep: &str| {
+            let w = &l.want["prepareCompaction"][keep];
+            if w.is_null() {
+                return Value::Null;
+            }
+            json!({
+                "firstKeptEntryId": w["firstKeptEntryId"],
+                "isSplitTurn": w["isSplitTurn"],
+                "tokensBefore": w["tokensBefore"],
+                "previousSummary": w["previousSummary"],
+                "fileOps": w["fileOps"],
+            })
+        };
+        differ(
+            &json!({"2000": got(2000), "20000": got(20000)}),
+            &json!({"2000": want("2000"), "20000": want("20000")}),
+        )
     });
 }
 

@@ -37,6 +37,52 @@ test('pi 1.6: contexts and LLM messages of every leaf are pi’s own', () => {
   }
 });
 
+test('pi 1.6: the package counts tokens and prepares compactions as pi does on every leaf', () => {
+  for (const { name, text, want } of leaves()) {
+    const s = Session.fromJsonl(text);
+    const leafId = want.leafId;
+    const t = s.contextTokens({ leafId });
+    const p = want.projectedTokens;
+    assert.deepEqual(
+      [t.tokens, t.usageTokens, t.trailingTokens, t.tokensBefore],
+      [p.tokens, p.usageTokens, p.trailingTokens, p.tokens],
+      `${name}: contextTokens = projectedTokens`,
+    );
+    for (const keep of ['2000', '20000']) {
+      const expected = want.prepareCompaction[keep];
+      const settings = { keepRecentTokens: Number(keep) };
+      if (expected === null) {
+        assert.throws(
+          () => s.planCompaction(settings, { leafId }),
+          (e) => e.code === 'E_NOTHING_TO_COMPACT' || e.code === 'E_ALREADY_COMPACTED',
+          `${name} ${keep}: pi prepares nothing`,
+        );
+        continue;
+      }
+      for (const [how, prep] of [
+        ['prepareCompaction', s.prepareCompaction(settings, { leafId })],
+        ['planCompaction', s.planCompaction(settings, { leafId }).preparation],
+      ]) {
+        const got = {
+          firstKeptEntryId: prep.firstKeptEntryId,
+          isSplitTurn: prep.isSplitTurn,
+          tokensBefore: prep.tokensBefore,
+          previousSummary: prep.previousSummary ?? null,
+          fileOps: prep.fileOps,
+        };
+        const wanted = {
+          firstKeptEntryId: expected.firstKeptEntryId,
+          isSplitTurn: expected.isSplitTurn,
+          tokensBefore: expected.tokensBefore,
+          previousSummary: expected.previousSummary ?? null,
+          fileOps: expected.fileOps,
+        };
+        assert.deepEqual(got, wanted, `${name} ${keep}: ${how}`);
+      }
+    }
+  }
+});
+
 test('tree rows carry the entry’s current label', () => {
   const { text } = leaves()[0];
   const rows = Session.fromJsonl(text).index();

@@ -664,6 +664,11 @@ export interface SummaryRequest {
   prompt: string;
   maxTokens: number;
   /**
+   * The reasoning effort to ask of a model that reasons (spec: compaction §5.6; `high`). The
+   * ready summarizers send it when their `reasoning` option is on.
+   */
+  reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+  /**
    * History windows of a large conversation: 1-based index, and whether it is the last.
    * Windows are planned as the fold reaches them, so the count is known only at the end.
    */
