@@ -1,12 +1,15 @@
 //! The reader of OpenAI server compaction inside a normal Responses reply over untrusted text
 //! (a response object, an item array or an event stream). No panic; a compaction it finds has
-//! a non-empty `encrypted_content`, and its updates are `configuration_update` items.
+//! a non-empty `encrypted_content`, and its updates are `configuration_update` items. The check
+//! of a reply's `serverCompaction` accepts exactly what the reader reads as a compaction.
 #![no_main]
-use ctxfold::compaction::native::openai_inline::{inline_record, read_output};
+use ctxfold::compaction::native::openai_inline::{check_carried, inline_record, read_output};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
+    let found = matches!(read_output(&text), Ok(Some(_)));
+    assert_eq!(check_carried(&text).is_ok(), found);
     if let Ok(Some(c)) = read_output(&text) {
         assert_eq!(c.item["type"], "compaction");
         assert!(c.item["encrypted_content"]

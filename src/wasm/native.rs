@@ -16,6 +16,14 @@ use crate::support::json::js::{self, Object};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
+/// Checks a reply's `serverCompaction` (its output items as JSON) before the reply is
+/// appended (spec: compaction §13, `openai_inline::check_carried`): `E_INVALID_MESSAGE` when
+/// it does not read as a server compaction.
+#[wasm_bindgen(js_name = checkServerCompaction)]
+pub fn check_server_compaction(items_json: &str) -> Result<(), JsValue> {
+    crate::compaction::native::openai_inline::check_carried(items_json).map_err(to_js)
+}
+
 #[wasm_bindgen]
 impl WasmSession {
     /// `{messages, previous, instructions, summary, compaction, …}` of a `remote` plan for a
@@ -59,7 +67,8 @@ impl WasmSession {
     /// stream; `retained_json`: the real user messages the request kept, a JSON array),
     /// `"anthropic"` (the Messages API body, of `model`) or `"anthropic-ondemand"` (the
     /// on-demand answer; the session may have grown on the plan's path since: the background
-    /// swap) — for `provider`: `{entryId,
+    /// swap; `"anthropic-ondemand-live"` when the request carried the host request's system
+    /// prompt and tools) — for `provider`: `{entryId,
     /// tokensAfter, compactionEntry, fromExtension}` as JSON. `E_SUMMARIZER` for an unusable
     /// answer; the session is unchanged then.
     #[allow(clippy::too_many_arguments)]
@@ -78,9 +87,12 @@ impl WasmSession {
         let (plan, s) = (&plan.plan, self.s_mut());
         let c = match lane {
             "anthropic" => commit_anthropic(s, plan, provider, model, answer, now),
-            "anthropic-ondemand" => crate::compaction::native::anthropic_ondemand::commit_ondemand(
-                s, plan, provider, model, answer, now,
-            ),
+            "anthropic-ondemand" | "anthropic-ondemand-live" => {
+                let live = lane.ends_with("-live");
+                crate::compaction::native::anthropic_ondemand::commit_ondemand(
+                    s, plan, provider, model, answer, live, now,
+                )
+            }
             "v1" | "v2" => {
                 let retained = match retained_json.as_deref().map(crate::support::json::parse) {
                     Some(Ok(Value::Array(a))) => a,
@@ -295,28 +307,34 @@ pub fn anthropic_trigger_tokens() -> f64 {
     crate::compaction::native::anthropic::TRIGGER_TOKENS as f64
 }
 
-/// The `context_management` member of the host's own Responses request (spec: compaction
-/// §13, `openai_inline::context_management`) for the options `options_json` (`{model,
-/// provider?, contextWindow?}`) under `settings_json`, as JSON, or undefined when the request
-/// carries none. `E_SETTINGS` for bad settings.
+/// What the host's own Responses request carries of server compaction (spec: compaction §13,
+/// `openai_inline`) for the options `options_json` (`{model, provider?, contextWindow?}`)
+/// under `settings_json`, its context being `tokens`: `{contextManagement}` (the
+/// `context_management` member) or `{triggerItem}` (the input item to append last), as JSON,
+/// or undefined when it carries nothing. `E_SETTINGS` for bad settings.
 #[wasm_bindgen(js_name = inlineContextManagementJson)]
 pub fn inline_context_management_json(
     options_json: &str,
     settings_json: Option<String>,
+    tokens: f64,
 ) -> Result<Option<String>, JsValue> {
+    use crate::compaction::native::openai_inline::{context_management, trigger_item};
     let settings = super::interop::compact::settings_from(settings_json)?;
     let options = super::interop::parse_json(options_json, "native lane options")?;
     let Some(model) = super::interop::native::native_model(&options) else {
         return Ok(None);
     };
-    Ok(
-        crate::compaction::native::openai_inline::context_management(
-            &model,
-            &settings,
-            model.context_window,
-        )
-        .map(|v| js::stringify(&v)),
-    )
+    let window = model.context_window;
+    let tokens = if tokens.is_finite() && tokens > 0.0 {
+        tokens as u64
+    } else {
+        0
+    };
+    let member = match context_management(&model, &settings, window) {
+        Some(cm) => Some(("contextManagement", cm)),
+        None => trigger_item(&model, &settings, window, tokens).map(|i| ("triggerItem", i)),
+    };
+    Ok(member.map(|(k, v)| js::stringify(&crate::support::json::object(vec![(k, v)]))))
 }
 
 #[wasm_bindgen]

@@ -6,7 +6,7 @@
 
 use crate::common::Jsonl;
 use ctxfold::compaction::native::openai::PRESERVE_KEY;
-use ctxfold::compaction::native::openai_inline::{commit_inline, read_output};
+use ctxfold::compaction::native::openai_inline::{check_carried, commit_inline, read_output};
 use ctxfold::context::convert::convert_to_llm;
 use ctxfold::context::{build_context, BuildOptions};
 use ctxfold::error::ErrorCode;
@@ -151,5 +151,14 @@ proptest! {
         }
         // Cut streams never panic and never commit.
         prop_assert!(read_output(&stream[..stream.len() / 2]).is_err() || stream.len() < 4);
+        // A reply's `serverCompaction` (the item array) is accepted exactly when it reads as a
+        // compaction; any other is refused as a message (E_INVALID_MESSAGE).
+        match check_carried(&array) {
+            Ok(()) => prop_assert!(matches!(read_output(&array), Ok(Some(_)))),
+            Err(e) => {
+                prop_assert_eq!(e.code(), ErrorCode::InvalidMessage);
+                prop_assert!(!matches!(read_output(&array), Ok(Some(_))));
+            }
+        }
     }
 }

@@ -117,7 +117,16 @@ fn the_lane_is_chosen_where_the_model_has_it() {
 fn the_signed_block_round_trips_byte_for_byte() {
     let mut s = session(false);
     let plan = plan_for(&s);
-    let c = commit_ondemand(&mut s, &plan, "anthropic", MODEL, &answer("SUMMARY"), 5).unwrap();
+    let c = commit_ondemand(
+        &mut s,
+        &plan,
+        "anthropic",
+        MODEL,
+        &answer("SUMMARY"),
+        true,
+        5,
+    )
+    .unwrap();
     let body: CompactionBody = s.body(c.index).unwrap();
     assert_eq!(body.summary, "SUMMARY");
     assert_eq!(body.method.as_deref(), Some("remote"));
@@ -176,7 +185,16 @@ fn the_background_swap_keeps_what_was_appended_meanwhile() {
     )
     .unwrap();
     // The plain commit refuses a session that moved on; the on-demand commit swaps.
-    let c = commit_ondemand(&mut s, &plan, "anthropic", MODEL, &answer("SUMMARY"), 12).unwrap();
+    let c = commit_ondemand(
+        &mut s,
+        &plan,
+        "anthropic",
+        MODEL,
+        &answer("SUMMARY"),
+        true,
+        12,
+    )
+    .unwrap();
     let llm = llm_for(&s, None);
     let texts: Vec<String> = llm.iter().map(|m| m.to_string()).collect();
     assert!(texts[0].contains("SUMMARY"));
@@ -203,15 +221,24 @@ fn a_swap_after_the_leaf_left_the_path_or_another_compaction_is_stale() {
     )
     .unwrap();
     let before = s.to_jsonl();
-    let e = commit_ondemand(&mut s, &plan, "anthropic", MODEL, &answer("S"), 12).unwrap_err();
+    let e = commit_ondemand(&mut s, &plan, "anthropic", MODEL, &answer("S"), true, 12).unwrap_err();
     assert_eq!(e.code(), ErrorCode::StalePlan);
     assert_eq!(s.to_jsonl(), before);
     // Another compaction landed first.
     let mut s = session(false);
     let plan = plan_for(&s);
-    commit_ondemand(&mut s, &plan, "anthropic", MODEL, &answer("FIRST"), 12).unwrap();
+    commit_ondemand(
+        &mut s,
+        &plan,
+        "anthropic",
+        MODEL,
+        &answer("FIRST"),
+        true,
+        12,
+    )
+    .unwrap();
     let before = s.to_jsonl();
-    let e = commit_ondemand(&mut s, &plan, "anthropic", MODEL, &answer("S"), 13).unwrap_err();
+    let e = commit_ondemand(&mut s, &plan, "anthropic", MODEL, &answer("S"), true, 13).unwrap_err();
     assert_eq!(e.code(), ErrorCode::StalePlan);
     assert_eq!(s.to_jsonl(), before);
 }
@@ -227,7 +254,7 @@ fn failed_answers_change_nothing() {
         r#"{"stop_reason":"end_turn","content":[{"type":"text","text":"x"}]}"#,
         r#"{"stop_reason":"compaction","content":[{"type":"compaction","content":"S"}]}"#,
     ] {
-        let e = commit_ondemand(&mut s, &plan, "anthropic", MODEL, bad, 5).unwrap_err();
+        let e = commit_ondemand(&mut s, &plan, "anthropic", MODEL, bad, true, 5).unwrap_err();
         assert_eq!(e.code(), ErrorCode::Summarizer, "{bad}");
         assert_eq!(s.to_jsonl(), before);
     }
@@ -240,16 +267,69 @@ fn thinking_in_a_tail_that_starts_mid_turn_falls_back_to_the_summary_text() {
     let plan = plan_for(&s);
     let first = plan.preparation.recent[0];
     let starts_with_user = s.message_json(first).unwrap().contains("\"role\":\"user\"");
-    commit_ondemand(&mut s, &plan, "anthropic", MODEL, &answer("SUMMARY"), 5).unwrap();
+    commit_ondemand(
+        &mut s,
+        &plan,
+        "anthropic",
+        MODEL,
+        &answer("SUMMARY"),
+        true,
+        5,
+    )
+    .unwrap();
     let payload = llm_for(&s, Some("anthropic"))[0]["providerPayload"].clone();
     assert_eq!(payload.is_null(), !starts_with_user);
+    // A tail of the whole last turn (it opens with the user's message): after a request that
+    // carried the host's system prompt and tools the block replays before its thinking; after
+    // one without them the thinking was written under other ones, so the summary goes as text.
+    for live in [true, false] {
+        let mut s = session(true);
+        let mut plan = plan_for(&s);
+        plan.preparation.recent = vec![s.require("u5").unwrap(), s.require("a5").unwrap()];
+        let c = commit_ondemand(
+            &mut s,
+            &plan,
+            "anthropic",
+            MODEL,
+            &answer("SUMMARY"),
+            live,
+            5,
+        );
+        c.unwrap();
+        let llm = llm_for(&s, Some("anthropic"));
+        assert_eq!(llm[0]["providerPayload"].is_null(), !live, "live: {live}");
+        assert!(llm[0].to_string().contains("SUMMARY"));
+    }
+    // Without thinking in the tail, the block replays either way.
+    let mut s = session(false);
+    let plan = plan_for(&s);
+    commit_ondemand(
+        &mut s,
+        &plan,
+        "anthropic",
+        MODEL,
+        &answer("SUMMARY"),
+        false,
+        5,
+    )
+    .unwrap();
+    assert!(!llm_for(&s, Some("anthropic"))[0]["providerPayload"].is_null());
     // A tail cut inside a turn (its first kept message is the assistant's, with thinking):
     // the block would continue a turn whose start it replaced, so the summary goes as text.
     let mut s = session(true);
     let mut plan = plan_for(&s);
     let a5 = s.require("a5").unwrap();
     plan.preparation.recent = vec![a5];
-    commit_ondemand(&mut s, &plan, "anthropic", MODEL, &answer("SUMMARY"), 5).unwrap();
+    commit_ondemand(
+        &mut s,
+        &plan,
+        "anthropic",
+        MODEL,
+        &answer("SUMMARY"),
+        true,
+        5,
+    )
+    .unwrap();
     let llm = llm_for(&s, Some("anthropic"));
     assert_eq!(llm[0]["providerPayload"], Value::Null);
     assert!(llm[0].to_string().contains("SUMMARY"));

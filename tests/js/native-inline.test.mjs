@@ -42,7 +42,9 @@ before(async () => {
       const parsed = JSON.parse(body);
       seen.push(parsed);
       // The server compacts when the request carries the parameter and its input is long.
-      const compacts = Array.isArray(parsed.context_management) && parsed.input.length > 4;
+      // Codex's form: the trigger item, last in the input, asks for it explicitly.
+      const triggered = parsed.input.at(-1)?.type === 'compaction_trigger';
+      const compacts = triggered || (Array.isArray(parsed.context_management) && parsed.input.length > 4);
       const output = compacts ? [ITEM, UPDATE, REPLY] : [REPLY];
       if (mode === 'json') {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -187,15 +189,72 @@ test('fromResponse takes the server items off the reply (JSON and a stream accum
   assert.equal(plain.serverCompaction, undefined);
 });
 
-test('an unusable compaction item is not committed; the reply is stored and the turn goes on', async () => {
-  const m = new Maintainer(session(), { model: model(), now: () => 1_800_000_000_000 });
-  await m.beforeRequest({ format: 'openai-responses' });
-  const message = fromResponse(response([{ type: 'compaction', encrypted_content: '' }, REPLY]), {
-    format: 'openai-responses',
+for (const [name, copy] of [
+  ['structuredClone', (m) => structuredClone(m)],
+  ['a JSON round trip', (m) => JSON.parse(JSON.stringify(m))],
+  ['a re-created message', (m) => ({ ...m, content: [...m.content] })],
+]) {
+  test(`a reply copied by ${name} still commits its server compaction`, async () => {
+    const m = new Maintainer(session(), { model: model(), now: () => 1_800_000_000_000 });
+    await m.beforeRequest({ format: 'openai-responses' });
+    const message = fromResponse(response([ITEM, UPDATE, REPLY]), { format: 'openai-responses', model: model() });
+    await m.afterResponse(copy(message));
+    const last = m.session.entries().at(-1);
+    assert.equal(last.type, 'compaction');
+    assert.deepEqual(last.preserveData.openaiRemoteCompaction.replacementHistory, [ITEM, UPDATE]);
   });
-  const result = await m.afterResponse(message);
-  assert.equal(result.next, 'done');
-  const entries = m.session.entries();
-  assert.equal(entries.at(-1).type, 'message');
-  assert.ok(!entries.some((e) => e.type === 'compaction'));
+}
+
+test('a malformed serverCompaction refuses the reply with E_INVALID_MESSAGE and changes nothing', async () => {
+  for (const bad of [
+    [{ type: 'compaction', encrypted_content: '' }],
+    [{ type: 'compaction' }],
+    [UPDATE],
+    [],
+    { output: [ITEM] },
+    'gAAAAB',
+    [ITEM, 7],
+  ]) {
+    const m = new Maintainer(session(), { model: model(), now: () => 1_800_000_000_000 });
+    await m.beforeRequest({ format: 'openai-responses' });
+    const before = m.session.toJsonl();
+    const message = fromResponse(response([REPLY]), { format: 'openai-responses', model: model() });
+    message.serverCompaction = bad;
+    await assert.rejects(m.afterResponse(message), { code: 'E_INVALID_MESSAGE' }, JSON.stringify(bad));
+    assert.equal(m.session.toJsonl(), before, JSON.stringify(bad));
+  }
+});
+
+// Codex's explicit trigger (`remoteCompaction.compactionTrigger`): no `context_management`; once
+// the context reached the core's threshold, the request's input ends with the trigger item.
+test('compactionTrigger: the trigger item ends the input at the threshold, and its compaction commits', async () => {
+  mode = 'json';
+  const trigger = { ...model(), remoteCompaction: { inline: true, compactionTrigger: true } };
+  // The Maintainer's own compaction is off: the server compacts (`remoteEnabled` stays on).
+  const under = new Maintainer(session(), {
+    model: trigger,
+    settings: { enabled: false, thresholdTokens: 100_000 },
+    now: () => 1_800_000_000_000,
+  });
+  const quiet = await under.beforeRequest({ format: 'openai-responses' });
+  assert.equal(quiet.contextManagement, undefined);
+  assert.ok(!quiet.messages.some((i) => i.type === 'compaction_trigger'));
+  seen.length = 0;
+  const m = new Maintainer(session(), {
+    model: trigger,
+    settings: { enabled: false, thresholdTokens: 20 },
+    now: () => 1_800_000_000_000,
+  });
+  const before = await m.beforeRequest({ format: 'openai-responses' });
+  assert.ok(before.tokens >= 20);
+  assert.equal(before.contextManagement, undefined);
+  assert.deepEqual(before.messages.at(-1), { type: 'compaction_trigger' });
+  assert.equal(before.messages.filter((i) => i.type === 'compaction_trigger').length, 1);
+  const r = await send({ model: 'gpt-5', input: before.messages, store: false });
+  assert.deepEqual(seen[0].input.at(-1), { type: 'compaction_trigger' });
+  assert.equal(seen[0].context_management, undefined);
+  await m.afterResponse(fromResponse(r, { format: 'openai-responses', model: trigger }));
+  const last = m.session.entries().at(-1);
+  assert.equal(last.type, 'compaction');
+  assert.deepEqual(last.preserveData.openaiRemoteCompaction.compactionItem, ITEM);
 });

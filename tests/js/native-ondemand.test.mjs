@@ -203,3 +203,59 @@ test('an abort during the request rejects with E_ABORTED and changes nothing', a
   assert.equal(s.toJsonl(), before);
   assert.equal(seen.length, 1);
 });
+
+// The kept turns' thinking was written under the host request's system prompt and tools; the
+// on-demand request carries them when the host gives them (`native.system`, `native.tools`),
+// so the block may replay before that thinking; without them the summary goes as text.
+function thinkingSessionText() {
+  return sessionText().replace(
+    '"content":[{"type":"text","text":"answer 7 ',
+    '"content":[{"type":"thinking","thinking":"let me see","thinkingSignature":"sig7"},{"type":"text","text":"answer 7 ',
+  );
+}
+const SYSTEM = [{ type: 'text', text: 'You are a careful coding agent.' }];
+const TOOLS = [{ name: 'read', description: 'Reads a file', input_schema: { type: 'object', properties: {} } }];
+
+test("the host request's system and tools go in the on-demand request as given", async () => {
+  seen.length = 0;
+  reply = (_req, res) => send(res, 200, ANSWER);
+  const s = Session.fromJsonl(thinkingSessionText());
+  assert.ok(s.toJsonl().includes('sig7'));
+  const result = await s.compact(options({ native: { system: SYSTEM, tools: TOOLS } }));
+  assert.equal(result.method, 'remote');
+  const [r] = seen;
+  assert.deepEqual(Object.keys(r.body), ['model', 'max_tokens', 'system', 'tools', 'messages', 'compaction']);
+  assert.deepEqual(r.body.system, SYSTEM);
+  assert.deepEqual(r.body.tools, TOOLS);
+  // Which kept thinking stays valid is the core's (tests/it/native_ondemand.rs): here the tail
+  // opens inside the last turn, with the thinking, so the summary goes as text all the same.
+  assert.equal(result.compactionEntry.preserveData.anthropicCompaction.thinkingSafe, false);
+  // A string system prompt goes as given.
+  seen.length = 0;
+  await Session.fromJsonl(thinkingSessionText()).compact(options({ native: { system: 'Be brief.', tools: [] } }));
+  assert.equal(seen[0].body.system, 'Be brief.');
+  assert.equal(seen[0].body.tools, undefined, 'no tools: none sent');
+});
+
+test('without the host request, the kept thinking falls back to the summary text', async () => {
+  seen.length = 0;
+  reply = (_req, res) => send(res, 200, ANSWER);
+  const s = Session.fromJsonl(thinkingSessionText());
+  const result = await s.compact(options());
+  assert.deepEqual(Object.keys(seen[0].body), ['model', 'max_tokens', 'messages', 'compaction']);
+  assert.equal(result.compactionEntry.preserveData.anthropicCompaction.thinkingSafe, false);
+  // Only one of the two is not the host's request: the same fallback.
+  seen.length = 0;
+  const half = await Session.fromJsonl(thinkingSessionText()).compact(options({ native: { tools: TOOLS } }));
+  assert.equal(half.compactionEntry.preserveData.anthropicCompaction.thinkingSafe, false);
+});
+
+test('a malformed native.system is refused before any request', async () => {
+  seen.length = 0;
+  reply = (_req, res) => send(res, 200, ANSWER);
+  const s = Session.fromJsonl(thinkingSessionText());
+  const before = s.toJsonl();
+  await assert.rejects(s.compact(options({ native: { system: 7, tools: [] } })), { code: 'E_INVALID_ARGUMENT' });
+  assert.equal(seen.length, 0);
+  assert.equal(s.toJsonl(), before);
+});

@@ -215,17 +215,19 @@ pub fn check_appended_only(session: &Session, plan: &CompactionPlan) -> Result<u
     Ok(leaf)
 }
 
-/// Whether the kept tail would break the API's thinking rules after the block (spec:
-/// compaction §13, preserved thinking): it does not start with a user message while one of its
-/// assistant messages carries thinking — the thinking would then continue a turn whose start
-/// the block replaced. The record is replayed as the summary text then (`thinkingSafe: false`).
-fn thinking_safe(session: &Session, plan: &CompactionPlan) -> bool {
+/// Whether the kept tail keeps the API's thinking rules after the block (spec: compaction §13,
+/// preserved thinking): true when none of its assistant messages carries thinking; else only
+/// when the request was the host's (`live`: it carried the host request's system prompt and
+/// tools, which the kept thinking was written under, as Anthropic requires them to match) and
+/// the tail starts with a user message (else the thinking would continue a turn whose start the
+/// block replaced). The record is replayed as the summary text otherwise (`thinkingSafe: false`).
+fn thinking_safe(session: &Session, plan: &CompactionPlan, live: bool) -> bool {
     let recent = &plan.preparation.recent;
     let starts_with_user = recent
         .first()
         .and_then(|&i| session.entries()[i].role())
         .is_some_and(|r| r == crate::session::message::Role::User);
-    if starts_with_user || recent.is_empty() {
+    if live && starts_with_user {
         return true;
     }
     !recent.iter().any(|&i| {
@@ -240,7 +242,8 @@ fn thinking_safe(session: &Session, plan: &CompactionPlan) -> bool {
 /// the summary with the plan's `<files>` block as the entry's summary, `method: "remote"`, the
 /// block under `preserveData.anthropicCompaction`. The session may have grown on the plan's
 /// path meanwhile (the background swap: [`check_appended_only`]); the entry then goes at the
-/// current leaf and keeps what was appended. `E_SUMMARIZER` / `E_STALE_PLAN` leave the
+/// current leaf and keeps what was appended. `live`: the request carried the host request's
+/// system prompt and tools ([`thinking_safe`]). `E_SUMMARIZER` / `E_STALE_PLAN` leave the
 /// session unchanged.
 pub fn commit_ondemand(
     session: &mut Session,
@@ -248,12 +251,13 @@ pub fn commit_ondemand(
     provider: &str,
     model: &str,
     response: &str,
+    live: bool,
     now: i64,
 ) -> Result<Committed> {
     let leaf = check_appended_only(session, plan)?;
     let answer = read_response(response)?;
     let mut record = preserve_record(provider, model, &answer, &super::files_block(plan, ""));
-    if !thinking_safe(session, plan) {
+    if !thinking_safe(session, plan, live) {
         if let Some(o) = record.as_object_mut() {
             o.insert("thinkingSafe".into(), false.into());
         }

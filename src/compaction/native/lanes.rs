@@ -35,6 +35,9 @@ pub struct RemoteCompaction {
     /// `inline === true`: the host's own Responses requests carry server compaction
     /// (`openai_inline`).
     pub inline: bool,
+    /// `compactionTrigger === true`: that lane asks with Codex's explicit trigger item
+    /// (`openai_inline::trigger_item`) instead of `compact_threshold`.
+    pub trigger: bool,
     /// `onDemand === false`: the Anthropic on-demand lane is not used (the threshold lane is).
     pub no_on_demand: bool,
 }

@@ -32,25 +32,37 @@ use serde_json::{Map, Value};
 /// The `version` of the replay record this lane writes (V1 has none, V2 `"v2"`).
 pub const VERSION: &str = "inline";
 
-/// The `context_management` member of a Responses request of model `m` with a window of
-/// `window` tokens under `settings` (spec: compaction §13), or `None` when the request carries
-/// none: remote compaction is on (`remoteEnabled`), the model opted in
+/// The `type` of Codex's explicit trigger: an input item that asks the server to compact the
+/// context it is sent, which must be the request's final input item (the Responses wire types
+/// `CompactionTrigger`; Codex's `compact_remote_v2` sends it by default).
+pub const TRIGGER_ITEM: &str = "compaction_trigger";
+
+/// Whether the requests of model `m` (window `window`) carry server compaction under `settings`
+/// (spec: compaction §13): remote compaction is on (`remoteEnabled`), the model opted in
 /// (`remoteCompaction.inline: true`: the server compacts the host's own context, which the
 /// host must replay, so it is never implied), it speaks a Responses dialect whose route is not
-/// opted out, and its window is known. The threshold is the core's compaction threshold of
-/// that window (`tokens::threshold_tokens`), so the server compacts where ctxfold would.
+/// opted out, and its window is known.
+fn takes(m: &NativeModel, settings: &CompactionSettings, window: u64) -> bool {
+    let api = m.api.as_deref().unwrap_or("");
+    settings.remote_enabled
+        && m.remote.inline
+        && m.remote.enabled != Some(false)
+        && RESPONSES_APIS.contains(&api)
+        && window > 0
+}
+
+/// The `context_management` member of a Responses request of model `m` with a window of
+/// `window` tokens under `settings` (spec: compaction §13), or `None` when the request carries
+/// none: the model's requests carry server compaction ([`takes`]) and it asks by threshold,
+/// not with the trigger item ([`trigger_item`]). The threshold is the core's compaction
+/// threshold of that window (`tokens::threshold_tokens`), so the server compacts where
+/// ctxfold would.
 pub fn context_management(
     m: &NativeModel,
     settings: &CompactionSettings,
     window: u64,
 ) -> Option<Value> {
-    let api = m.api.as_deref().unwrap_or("");
-    let takes = settings.remote_enabled
-        && m.remote.inline
-        && m.remote.enabled != Some(false)
-        && RESPONSES_APIS.contains(&api)
-        && window > 0;
-    if !takes {
+    if m.remote.trigger || !takes(m, settings, window) {
         return None;
     }
     let threshold = crate::tokens::threshold_tokens(window, settings);
@@ -58,6 +70,23 @@ pub fn context_management(
         ("type", "compaction".into()),
         ("compact_threshold", threshold.into()),
     ])]))
+}
+
+/// The trigger item (`{type: "compaction_trigger"}`) the host appends last to its Responses
+/// request of model `m` whose context is `tokens`, or `None` (spec: compaction §13): the
+/// model's requests carry server compaction ([`takes`]), it asks with the explicit trigger
+/// (`remoteCompaction.compactionTrigger: true`, as Codex does by default) and the context has
+/// reached the core's compaction threshold of `window` — the point where the threshold form
+/// would have the server compact.
+pub fn trigger_item(
+    m: &NativeModel,
+    settings: &CompactionSettings,
+    window: u64,
+    tokens: u64,
+) -> Option<Value> {
+    let due = tokens >= crate::tokens::threshold_tokens(window, settings);
+    (m.remote.trigger && takes(m, settings, window) && due)
+        .then(|| object(vec![("type", TRIGGER_ITEM.into())]))
 }
 
 /// What a response carried of a server compaction.
@@ -153,6 +182,24 @@ pub fn read_output(text: &str) -> Result<Option<InlineCompaction>> {
         item: item.clone(),
         updates,
     }))
+}
+
+/// Checks the server compaction a reply carries (`serverCompaction`, its output items, JSON)
+/// before the reply is appended (spec: compaction §13): it must read as a server compaction
+/// ([`read_output`]). `E_INVALID_MESSAGE` otherwise, so a malformed one refuses the whole
+/// reply and the session stays as it was.
+pub fn check_carried(items_json: &str) -> Result<()> {
+    match read_output(items_json) {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(Error::coded(
+            ErrorCode::InvalidMessage,
+            "serverCompaction holds no compaction item",
+        )),
+        Err(e) => Err(Error::coded(
+            ErrorCode::InvalidMessage,
+            format!("serverCompaction is malformed: {e}"),
+        )),
+    }
 }
 
 /// The replay record: `{provider, version: "inline", replacementHistory: [item, updates…],
@@ -251,6 +298,30 @@ mod tests {
     }
 
     #[test]
+    fn the_trigger_item_goes_at_the_threshold_instead_of_the_parameter() {
+        let s = CompactionSettings::default();
+        let t = crate::tokens::threshold_tokens(200_000, &s);
+        let mut m = model(true);
+        m.remote.trigger = true;
+        assert_eq!(context_management(&m, &s, 200_000), None);
+        assert_eq!(trigger_item(&m, &s, 200_000, t - 1), None);
+        let item = Some(json!({"type": "compaction_trigger"}));
+        assert_eq!(trigger_item(&m, &s, 200_000, t), item);
+        assert_eq!(trigger_item(&m, &s, 200_000, t + 10_000), item);
+        // Only for a model whose requests carry server compaction, and only when it asks so.
+        assert_eq!(trigger_item(&model(true), &s, 200_000, t), None);
+        let mut off = m.clone();
+        off.remote.inline = false;
+        assert_eq!(trigger_item(&off, &s, 200_000, t), None);
+        assert_eq!(trigger_item(&m, &s, 0, t), None);
+        let no_remote = CompactionSettings {
+            remote_enabled: false,
+            ..CompactionSettings::default()
+        };
+        assert_eq!(trigger_item(&m, &no_remote, 200_000, t), None);
+    }
+
+    #[test]
     fn a_response_object_an_item_array_and_a_stream_are_read_alike() {
         let items = json!([
             {"type":"compaction","encrypted_content":"old"},
@@ -293,6 +364,23 @@ mod tests {
         ] {
             let e = read_output(bad).unwrap_err();
             assert_eq!(e.code(), ErrorCode::Summarizer, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_carried_compaction_is_checked_as_a_message() {
+        let good =
+            r#"[{"type":"compaction","encrypted_content":"e"},{"type":"configuration_update"}]"#;
+        assert!(check_carried(good).is_ok());
+        for bad in [
+            "{}",
+            "[]",
+            r#"[{"type":"compaction"}]"#,
+            r#"[{"type":"configuration_update"}]"#,
+            "[7",
+        ] {
+            let e = check_carried(bad).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidMessage, "{bad}");
         }
     }
 

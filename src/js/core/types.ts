@@ -120,6 +120,20 @@ export interface AssistantMessage {
   errorMessage?: string;
   timestamp?: number;
 }
+/**
+ * The reply `fromResponse` reads: the assistant message, and the server compaction the
+ * response carried when the request had OpenAI compact its context (`remoteCompaction.inline`,
+ * spec: compaction §13). Plain JSON: it survives `structuredClone` and a JSON round trip, and
+ * `Maintainer.afterResponse` commits it after appending the message (stored without it).
+ */
+export interface ResponseMessage extends AssistantMessage {
+  /**
+   * The response's `compaction` output item and the `configuration_update` items around it,
+   * in their order, as the server sent them (opaque: replayed, never edited). A malformed one
+   * makes `afterResponse` refuse the reply (`E_INVALID_MESSAGE`).
+   */
+  serverCompaction?: JsonObject[];
+}
 export interface ToolResultMessage {
   role: 'toolResult';
   toolCallId: string;
@@ -1459,6 +1473,12 @@ export interface NativeCompactionModel {
      * (`beforeRequest({ format: 'openai-responses' })` returns `contextManagement`).
      */
     inline?: boolean;
+    /**
+     * With `inline`: `true` asks as Codex does, with an explicit `{type: 'compaction_trigger'}`
+     * input item appended last to `beforeRequest`'s `messages` once the context reached the
+     * compaction threshold, instead of `contextManagement`'s `compact_threshold`.
+     */
+    compactionTrigger?: boolean;
     /** `false` keeps a Claude model on the threshold lane (`compact-2026-01-12`) instead of on-demand compaction. */
     onDemand?: boolean;
   };
@@ -1484,8 +1504,19 @@ export type NativeFetchLike = (
 
 /** Extras and timing of the provider-native lanes. */
 export interface NativeCompactionOptions {
-  /** V2: the live turn's Responses tool definitions (sent with `tool_choice: 'auto'`). */
+  /**
+   * V2: the live turn's Responses tool definitions (sent with `tool_choice: 'auto'`).
+   * Anthropic on-demand: the host request's Messages API `tools` (`[]` for none), sent with
+   * `system`; see there.
+   */
   tools?: readonly unknown[];
+  /**
+   * Anthropic on-demand: the host request's `system` (a string or its text blocks; `''` for
+   * none). Given with `tools`, the compaction request carries both, as the kept turns' thinking
+   * was written under them, and that thinking stays valid after the block (Anthropic requires
+   * them to match); without them the kept turns that carry thinking follow the summary as text.
+   */
+  system?: string | readonly JsonObject[];
   /** V2: the Responses `reasoning` object, e.g. `{effort: 'high', summary: 'auto'}`. */
   reasoning?: { [key: string]: JsonValue };
   /** V2: `prompt_cache_key`. */

@@ -23,7 +23,7 @@
 // `cacheRead` the cached ones, `cacheWrite` those written to a cache, `output` every generated
 // token (reasoning included).
 import { codedError, invalidArgument } from '../core/errors.js';
-import type { AssistantMessage, SessionCore, StopReason, Usage } from '../core/session.js';
+import type { AssistantMessage, JsonObject, ResponseMessage, SessionCore, StopReason, Usage } from '../core/session.js';
 import { classifyError, type ErrorClass } from '../core/triggers.js';
 import { type FormatModel, isObject, type KnownToolCall, type Loose, Warnings } from './common.js';
 import { formatOf } from './index.js';
@@ -377,14 +377,15 @@ function identify(message: Loose, format: ResponseFormat, model: FormatModel | u
  * `Message`, a Gemini `GenerateContentResponse`; a stream's accumulated result is the same
  * object) as the assistant message `Maintainer.afterResponse()` takes: its content read by
  * the format's reader, its stop reason (`stop`, `length`, `toolUse`, `error`) and its usage
- * (cached prompt tokens as `cacheRead`). Throws `E_INVALID_MESSAGE` for a value that is not
+ * (cached prompt tokens as `cacheRead`); for `openai-responses`, the server compaction the
+ * response carried as `serverCompaction` (see `ResponseMessage`). Throws `E_INVALID_MESSAGE` for a value that is not
  * such a response, or whose message the format's reader refuses; `E_INVALID_ARGUMENT` for
  * bad options.
  */
 export function fromResponse<F extends ResponseFormat>(
   response: SdkResponses[F],
   options: FromResponseOptions<F>,
-): AssistantMessage {
+): ResponseMessage {
   if (!isObject(options)) throw invalidArgument('fromResponse(response, { format }) needs the options');
   const format = formatOption(options.format, 'fromResponse()', true) as ResponseFormat;
   const model = modelOption(options.model, 'fromResponse()');
@@ -396,9 +397,10 @@ export function fromResponse<F extends ResponseFormat>(
   // A server compaction inside the request (spec: compaction §13): its `compaction` and
   // `configuration_update` output items are no part of the reply's message; they go, in their
   // order, as `serverCompaction`, which `Maintainer.afterResponse` hands to the core.
-  let server: unknown[] = [];
+  let server: JsonObject[] = [];
   if (format === 'openai-responses' && env.items !== undefined) {
-    const isServer = (i: unknown) => isObject(i) && (i.type === 'compaction' || i.type === 'configuration_update');
+    const isServer = (i: unknown): i is JsonObject =>
+      isObject(i) && (i.type === 'compaction' || i.type === 'configuration_update');
     server = env.items.filter(isServer);
     if (server.length > 0) env.items = env.items.filter((i) => !isServer(i));
   }
@@ -432,7 +434,7 @@ export function fromResponse<F extends ResponseFormat>(
   // A response without usage (a stream asked without it) reports none, rather than zeros.
   if (env.usage !== undefined) message.usage = env.usage;
   else delete message.usage;
-  return message as unknown as AssistantMessage;
+  return message as unknown as ResponseMessage;
 }
 
 function sessionOption(value: unknown): Pick<SessionCore, 'buildContext'> | undefined {

@@ -7,8 +7,10 @@
 // the time-out and the AbortSignal, waiting out a 429 as the core's `retryStep` decides; the
 // core reads the answer (untrusted) in the commit. The wire messages are the anthropic format's
 // (`wireMessages` of formats/anthropic.js, its repairing form).
+import { isObject } from '../core/args.js';
+import { invalidArgument } from '../core/errors.js';
 import { requireRaw } from '../core/raw.js';
-import type { LlmMessage } from '../core/session.js';
+import type { JsonObject, LlmMessage } from '../core/session.js';
 import {
   type AnthropicCompactionBlock,
   type AnthropicMessage,
@@ -102,6 +104,21 @@ function replayedBlock(replayed: NonNullable<AnthropicParts['compaction']>): Ant
 
 // ----- on-demand compaction (`compact-2026-09-04`) ------------------------------------------
 
+/** The host request's `system` and `tools` an on-demand request carries (`NativeCompactionOptions`). */
+export interface OndemandLive {
+  system: string | readonly JsonObject[];
+  tools: readonly unknown[];
+}
+
+/** The host's `system` and `tools` when it gave both (`o.native`), else undefined. */
+export function ondemandLive(n: { system?: unknown; tools?: unknown } | undefined): OndemandLive | undefined {
+  if (n === undefined || n.system === undefined || !Array.isArray(n.tools)) return undefined;
+  const s = n.system;
+  const system = typeof s === 'string' ? s : Array.isArray(s) && s.every(isObject) ? (s as JsonObject[]) : undefined;
+  if (system === undefined) throw invalidArgument('native.system must be a string or an array of text blocks');
+  return { system, tools: n.tools };
+}
+
 /** The beta of on-demand compaction; the host's later requests that carry the block send it too. */
 export const ANTHROPIC_ONDEMAND_BETA = 'compact-2026-09-04';
 
@@ -111,10 +128,16 @@ export const ANTHROPIC_ONDEMAND_BETA = 'compact-2026-09-04';
  * plan's older part only — the previous summary (its signed block when this provider wrote
  * it), the summarized region and the turn prefix — and `compaction: {type: "summarize",
  * instructions}`; the kept tail is left out and stays verbatim after the block (platform.claude.com
- * "Compaction that keeps recent turns"). No system prompt: the plan has none of the host's, and
- * the documentation's example sends none when the conversation has none.
+ * "Compaction that keeps recent turns"). `live`: the host request's `system` and `tools`, sent
+ * as they are so the kept turns' thinking stays valid (they must match the request it was written
+ * under); without them the request has neither (the documentation's example sends none when
+ * the conversation has none) and the core replays the summary as text before such turns.
  */
-export function anthropicOndemandRequest(plan: NativePlan, m: ClaudeTarget): LaneRequest | undefined {
+export function anthropicOndemandRequest(
+  plan: NativePlan,
+  m: ClaudeTarget,
+  live?: OndemandLive,
+): LaneRequest | undefined {
   const parts: AnthropicParts = JSON.parse(plan._session().nativeMessagesJson(plan._raw(), m.provider));
   const { messages, recent, compaction: replayed } = parts;
   let head = messages.slice(0, messages.length - recent);
@@ -125,12 +148,14 @@ export function anthropicOndemandRequest(plan: NativePlan, m: ClaudeTarget): Lan
   }
   const wire: WireMessage[] = [...prefix, ...wireMessages(head)];
   if (wire.length === 0) return undefined;
-  const body = {
-    model: m.id,
-    max_tokens: parts.maxTokens,
-    messages: wire,
-    compaction: { type: 'summarize', instructions: requireRaw().anthropicInstructions(plan._raw()) },
-  };
+  const body: Record<string, unknown> = { model: m.id, max_tokens: parts.maxTokens };
+  // An empty system prompt is none (the API refuses empty text blocks).
+  if (live !== undefined && live.system !== '' && !(Array.isArray(live.system) && live.system.length === 0)) {
+    body.system = live.system;
+  }
+  if (live !== undefined && live.tools.length > 0) body.tools = live.tools;
+  body.messages = wire;
+  body.compaction = { type: 'summarize', instructions: requireRaw().anthropicInstructions(plan._raw()) };
   const headers = { ...HEADERS, 'anthropic-beta': ANTHROPIC_ONDEMAND_BETA };
   return { url: m.url, headers, body: JSON.stringify(body) };
 }

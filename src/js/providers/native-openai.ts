@@ -193,15 +193,25 @@ export function openaiRequests(
 
 // ----- server compaction inside the host's own request -----------------------------------------
 
+/** What the host's own Responses request carries of server compaction (one member or the other). */
+export interface InlineRequestParts {
+  /** The request's `context_management`: `[{type: 'compaction', compact_threshold}]`. */
+  contextManagement?: JsonValue;
+  /** The input item to append last (Codex's `{type: 'compaction_trigger'}`). */
+  triggerItem?: { type: 'compaction_trigger' };
+}
+
 /**
- * The `context_management` member of the host's own Responses request for the model of `o`
- * (`{model, provider?, contextWindow?, settings?}`), spec: compaction §13: `[{type:
- * 'compaction', compact_threshold}]` where the core says the model takes it (its
- * `remoteCompaction.inline: true`, a Responses dialect, a known window), else undefined.
+ * What the host's own Responses request for the model of `o` (`{model, provider?,
+ * contextWindow?, settings?}`) whose context is `tokens` carries of server compaction (spec:
+ * compaction §13), as the core decides where the model opted in (its `remoteCompaction.inline:
+ * true`, a Responses dialect, a known window): `contextManagement` (`[{type: 'compaction',
+ * compact_threshold}]`), or with `remoteCompaction.compactionTrigger: true` the `triggerItem`
+ * once the context reached the threshold; else undefined.
  */
-export function inlineContextManagement(o: NativeModelOptions): JsonValue | undefined {
+export function inlineContextManagement(o: NativeModelOptions, tokens: number): InlineRequestParts | undefined {
   const options = jsonOf({ model: o.model, provider: o.provider, contextWindow: o.contextWindow }, 'options.model');
   const settings = o.settings === undefined ? undefined : jsonOf(o.settings, 'options.settings');
-  const text = requireRaw().inlineContextManagementJson(options, settings);
+  const text = requireRaw().inlineContextManagementJson(options, settings, tokens);
   return text === undefined ? undefined : JSON.parse(text);
 }

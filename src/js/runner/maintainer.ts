@@ -28,6 +28,7 @@ import type {
   PrefixChange,
   PruneReport,
   ResolvedCompactionSettings,
+  ResponseMessage,
   RetryOptions,
   Summarize,
 } from '../core/session.js';
@@ -206,6 +207,8 @@ export interface BeforeRequestResult<F extends MessageFormat = 'pi'> {
   /**
    * With `format: 'openai-responses'`, when the model opted in (`remoteCompaction.inline`): the
    * request's `context_management` (server compaction inside the request, spec: compaction §13).
+   * With `remoteCompaction.compactionTrigger: true` there is none: `messages` ends with Codex's
+   * `{type: 'compaction_trigger'}` item instead, once the context reached the threshold.
    */
   contextManagement?: JsonValue;
 }
@@ -500,8 +503,10 @@ export class Maintainer {
         result.warnings = out.warnings;
         // Server compaction inside this request where the core says the model takes it (spec §13).
         if (format === 'openai-responses') {
-          const cm = inlineContextManagement({ model: this.#model, settings: this.#o.settings });
-          if (cm !== undefined) result.contextManagement = cm;
+          const cm = inlineContextManagement({ model: this.#model, settings: this.#o.settings }, result.tokens);
+          if (cm?.contextManagement !== undefined) result.contextManagement = cm.contextManagement;
+          // Codex's explicit trigger: the final input item (`remoteCompaction.compactionTrigger`).
+          if (cm?.triggerItem !== undefined) (result.messages as unknown[]).push(cm.triggerItem);
         }
       }
       return result as BeforeRequestResult<F>;
@@ -514,26 +519,31 @@ export class Maintainer {
    * what to do: `'retry'` the request (the failed turn is out of the context), `'continue'`
    * with `continuePrompt` as a new user message, or `'done'` (run the tool calls, if any).
    */
-  afterResponse(assistantMessage: AssistantMessage): Promise<AfterResponseResult> {
+  afterResponse(assistantMessage: AssistantMessage | ResponseMessage): Promise<AfterResponseResult> {
     return this.#serial(async () => {
       const a: unknown = assistantMessage;
       const role = memberOf(a, 'role');
       if (!isObject(a) || (role !== undefined && role !== 'assistant')) {
         throw invalidArgument('afterResponse() takes the assistant message (role "assistant")');
       }
-      const message: AssistantMessage =
-        role === undefined ? { ...(a as Omit<AssistantMessage, 'role'>), role: 'assistant' } : assistantMessage;
+      const given: ResponseMessage =
+        role === undefined ? { ...(a as Omit<ResponseMessage, 'role'>), role: 'assistant' } : assistantMessage;
       const now = this.#now();
+      // A server compaction the reply carried (`fromResponse`'s `serverCompaction`) is the core's
+      // to commit after the reply, which is stored without it (spec §13). The core checks it
+      // first: a malformed one refuses the reply before anything is appended.
+      const { serverCompaction: server, ...message } = given;
+      if (server !== undefined) {
+        if (!Array.isArray(server) || !server.every(isObject)) {
+          throw codedError('E_INVALID_MESSAGE', 'serverCompaction must be an array of output items');
+        }
+        requireRaw().checkServerCompaction(JSON.stringify(server));
+      }
       // Appended (and so checked by the core) before anything of it is observed: a refused
       // reply changes nothing.
-      // A server compaction the reply carried (`fromResponse`'s `serverCompaction`) is the core's
-      // to commit after the reply, which is stored without it (spec §13).
-      const { serverCompaction: server, ...stored } = message as AssistantMessage & { serverCompaction?: unknown };
-      const id = this.#session.appendMessage(server === undefined ? message : stored, {
-        now: message.timestamp ?? now,
-      });
+      const id = this.#session.appendMessage(message, { now: message.timestamp ?? now });
       const provider = this.#model.provider;
-      if (Array.isArray(server) && typeof provider === 'string' && provider !== '') {
+      if (server !== undefined && typeof provider === 'string' && provider !== '') {
         try {
           this.#session._commitServerCompaction(provider, id, JSON.stringify(server), now);
         } catch (err) {

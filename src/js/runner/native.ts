@@ -13,6 +13,7 @@ import {
   ANTHROPIC_TIMEOUT_MS,
   anthropicOndemandRequest,
   anthropicRequest,
+  ondemandLive,
 } from '../providers/native-anthropic.js';
 import {
   LANE_NAME,
@@ -208,12 +209,16 @@ export async function runAnthropic(
     timeoutMs: o.native?.timeoutMs ?? ANTHROPIC_TIMEOUT_MS,
   };
   const failures: unknown[] = [];
+  const live = ondemandLive(o.native);
   for (const name of lanes.anthropicLanes) {
     const lane: NativeLane = name === 'ondemand' ? 'anthropic-ondemand' : 'anthropic';
-    const request = name === 'ondemand' ? anthropicOndemandRequest(plan, m) : anthropicRequest(plan, m);
+    const request = name === 'ondemand' ? anthropicOndemandRequest(plan, m, live) : anthropicRequest(plan, m);
     if (request === undefined) continue;
+    // The core weighs the kept turns' thinking by whether the request carried the host's
+    // system prompt and tools.
+    const commitAs = lane === 'anthropic-ondemand' && live !== undefined ? 'anthropic-ondemand-live' : lane;
     try {
-      return await runAnthropicLane(plan, lane, request, ctx, m.id);
+      return await runAnthropicLane(plan, lane, commitAs, request, ctx, m.id);
     } catch (err) {
       if (signal.aborted || codeOf(err) === 'E_ABORTED') throw abortError();
       // A session that moved off the plan's path is stale for every lane.
@@ -230,12 +235,13 @@ export async function runAnthropic(
 
 /**
  * One Anthropic lane: POST `request`, waiting out a failure as the core's `retryStep` decides,
- * then the core's commit of the answer (`commitNative` with `lane`, for model `modelId`). Rejects with `E_ABORTED`,
+ * then the core's commit of the answer (`commitNative` as `commitAs`, for model `modelId`). Rejects with `E_ABORTED`,
  * `E_SUMMARIZER` (with `status` for an HTTP failure) or the commit's own code.
  */
 async function runAnthropicLane(
   plan: NativePlan,
   lane: NativeLane,
+  commitAs: string,
   request: LaneRequest,
   ctx: PostContext,
   modelId: string,
@@ -261,6 +267,6 @@ async function runAnthropicLane(
       throw codedError('E_SUMMARIZER', messageOf(err), { cause: err, status: status >= 0 ? status : undefined });
     }
     const raw = plan._session();
-    return committed(raw.commitNative(plan._raw(), lane, m.provider, modelId, text, undefined, nowOf(o)), raw);
+    return committed(raw.commitNative(plan._raw(), commitAs, m.provider, modelId, text, undefined, nowOf(o)), raw);
   }
 }

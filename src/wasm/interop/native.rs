@@ -50,6 +50,7 @@ pub fn native_model(options: &Value) -> Option<NativeModel> {
             v2_endpoint: string(rc_field("v2Endpoint")).or(string(rc_field("streamingEndpoint"))),
             v2_streaming: rc_field("v2StreamingEnabled").and_then(Value::as_bool) == Some(true),
             inline: rc_field("inline").and_then(Value::as_bool) == Some(true),
+            trigger: rc_field("compactionTrigger").and_then(Value::as_bool) == Some(true),
             no_on_demand: rc_field("onDemand").and_then(Value::as_bool) == Some(false),
             model: string(rc_field("model")),
         },
