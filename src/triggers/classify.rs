@@ -41,44 +41,81 @@ enum Nums {
     RequestedLimit,
 }
 
-/// One wording: a lower-case pattern (`#` one or more digits, `*` any text, `~` a space or an
-/// underscore; it starts with a literal character), what it says and what its numbers are.
-struct Rule(&'static str, Kind, Nums);
+/// A table's wordings, packed into one string (one data segment, no per-rule pointers): one
+/// line per wording, `<kind><nums><pattern>\n`. The kind is a letter of [`kind`], the numbers
+/// one of [`nums`]; the pattern is lower case (`#` one or more digits, `*` any text, `~` a space
+/// or an underscore; it starts with a literal character).
+type Rules = &'static str;
+
+/// The [`Kind`] of a rule line's first byte.
+fn kind(b: u8) -> Option<Kind> {
+    Some(match b {
+        b'O' => Overflow,
+        b'W' => WeakOverflow,
+        b'P' => Payload,
+        b'M' => Media,
+        b'w' => MediaWord,
+        b'R' => RateLimit,
+        b'T' => Transient,
+        b'A' => Auth,
+        b'N' => Numbers,
+        _ => return None,
+    })
+}
+
+/// The [`Nums`] of a rule line's second byte.
+fn nums(b: u8) -> Nums {
+    match b {
+        b'l' => Limit,
+        b'r' => Requested,
+        b'L' => LimitRequested,
+        b'R' => RequestedLimit,
+        _ => No,
+    }
+}
+
+/// Every rule of every table: its pattern, kind and numbers.
+fn rules() -> impl Iterator<Item = (&'static str, Kind, Nums)> {
+    TABLES.iter().flat_map(|t| t.rules.lines()).filter_map(|l| {
+        let b = l.as_bytes();
+        Some((l.get(2..)?, kind(*b.first()?)?, nums(*b.get(1)?)))
+    })
+}
 
 use Kind::*;
 use Nums::*;
 
 /// A provider's wordings and the statuses it gives a meaning of its own.
 struct Table {
-    rules: &'static [Rule],
+    rules: Rules,
     statuses: &'static [(u16, Kind)],
 }
 
 /// spec: compaction §8.2 — the overflow list (case-insensitive), kept as it is.
 const SPEC: Table = Table {
-    rules: &[
-        Rule("prompt is too long", Overflow, No),
-        Rule("exceeds the context window", Overflow, No),
-        Rule("input token count*exceeds the maximum", Overflow, No),
-        Rule("maximum prompt length is #", Overflow, Limit),
-        Rule("reduce the length of the messages", Overflow, No),
-        Rule("maximum context length is # tokens", Overflow, Limit),
-        Rule("exceeds the limit of #", WeakOverflow, Limit),
-        Rule("exceeds the available context size", Overflow, No),
-        Rule("greater than the context length", Overflow, No),
-        Rule("context~length~exceeded", Overflow, No),
-        Rule("too many tokens", Overflow, No),
-        Rule("token limit exceeded", Overflow, No),
+    rules: concat!(
+        "O-prompt is too long\n",
+        "O-exceeds the context window\n",
+        "O-input token count*exceeds the maximum\n",
+        "Olmaximum prompt length is #\n",
+        "O-reduce the length of the messages\n",
+        "Olmaximum context length is # tokens\n",
+        "Wlexceeds the limit of #\n",
+        "O-exceeds the available context size\n",
+        "O-greater than the context length\n",
+        "O-context~length~exceeded\n",
+        "O-too many tokens\n",
+        "O-token limit exceeded\n",
         // Our payload list (the [N] step 2 rejection) and the words that make it about media.
-        Rule("payload too large", Payload, No),
-        Rule("request entity too large", Payload, No),
-        Rule("request~too~large", Payload, No),
-        Rule("request size exceeds", Payload, No),
-        Rule("image", MediaWord, No),
-        Rule("media", MediaWord, No),
-        Rule("attachment", MediaWord, No),
-        Rule("pdf", MediaWord, No),
-    ],
+        "P-payload too large\n",
+        "P-request entity too large\n",
+        "P-request~too~large\n",
+        "P-request size exceeds\n",
+        "w-image\n",
+        "w-media\n",
+        "w-attachment\n",
+        "w-pdf\n",
+    ),
     statuses: &[],
 };
 
@@ -88,29 +125,17 @@ const SPEC: Table = Table {
 /// https://github.com/Azure-Samples/azure-search-openai-demo/issues/1199,
 /// https://github.com/vanna-ai/vanna-flask/issues/11.
 const OPENAI: Table = Table {
-    rules: &[
-        Rule(
-            "maximum context length is # tokens. however, you requested # tokens",
-            Overflow,
-            LimitRequested,
-        ),
-        Rule(
-            "maximum context length is # tokens. however, your messages resulted in # tokens",
-            Overflow,
-            LimitRequested,
-        ),
-        Rule(
-            "maximum context length is # tokens, however you requested # tokens",
-            Overflow,
-            LimitRequested,
-        ),
-        Rule("string_above_max_length", Payload, No),
-        Rule("rate_limit_exceeded", RateLimit, No),
-        Rule("rate limit reached for", RateLimit, No),
-        Rule("on tokens per min", RateLimit, No),
-        Rule("invalid_api_key", Auth, No),
-        Rule("incorrect api key", Auth, No),
-    ],
+    rules: concat!(
+        "OLmaximum context length is # tokens. however, you requested # tokens\n",
+        "OLmaximum context length is # tokens. however, your messages resulted in # tokens\n",
+        "OLmaximum context length is # tokens, however you requested # tokens\n",
+        "P-string_above_max_length\n",
+        "R-rate_limit_exceeded\n",
+        "R-rate limit reached for\n",
+        "R-on tokens per min\n",
+        "A-invalid_api_key\n",
+        "A-incorrect api key\n",
+    ),
     statuses: &[],
 };
 
@@ -118,7 +143,7 @@ const OPENAI: Table = Table {
 /// https://github.com/Azure/azure-sdk-for-net/issues/41892,
 /// https://github.com/microsoft/kernel-memory/issues/516. Nothing of its own.
 const AZURE: Table = Table {
-    rules: &[],
+    rules: "",
     statuses: &[],
 };
 
@@ -127,18 +152,18 @@ const AZURE: Table = Table {
 /// `overloaded_error`. https://github.com/anthropics/claude-code/issues/12186, …/10314,
 /// …/6380, …/10612, …/9375, …/5769, https://github.com/anthropics/anthropic-sdk-typescript/issues/616.
 const ANTHROPIC: Table = Table {
-    rules: &[
-        Rule("prompt is too long: # tokens > #", Overflow, RequestedLimit),
-        Rule("exceeds model context window", Overflow, No),
-        Rule("request exceeds the maximum size", Payload, No),
-        Rule("image exceeds # mb maximum", Media, No),
-        Rule("image dimensions exceed max allowed size", Media, No),
-        Rule("rate_limit_error", RateLimit, No),
-        Rule("exceed your account's rate limit", RateLimit, No),
-        Rule("overloaded_error", Transient, No),
-        Rule("authentication_error", Auth, No),
-        Rule("permission_error", Auth, No),
-    ],
+    rules: concat!(
+        "ORprompt is too long: # tokens > #\n",
+        "O-exceeds model context window\n",
+        "P-request exceeds the maximum size\n",
+        "M-image exceeds # mb maximum\n",
+        "M-image dimensions exceed max allowed size\n",
+        "R-rate_limit_error\n",
+        "R-exceed your account's rate limit\n",
+        "T-overloaded_error\n",
+        "A-authentication_error\n",
+        "A-permission_error\n",
+    ),
     statuses: &[(529, Transient)],
 };
 
@@ -148,15 +173,15 @@ const ANTHROPIC: Table = Table {
 /// https://github.com/aws-samples/assessment-generator/issues/2,
 /// https://github.com/ryanadoty/Amazon-Bedrock-Amazon-RDS-POC/issues/9.
 const BEDROCK: Table = Table {
-    rules: &[
-        Rule("input is too long for requested model", Overflow, No),
-        Rule("expected maxlength: #, actual: #", Overflow, LimitRequested),
-        Rule("throttlingexception", RateLimit, No),
-        Rule("serviceunavailableexception", Transient, No),
-        Rule("modelnotreadyexception", Transient, No),
-        Rule("accessdeniedexception", Auth, No),
-        Rule("unrecognizedclientexception", Auth, No),
-    ],
+    rules: concat!(
+        "O-input is too long for requested model\n",
+        "OLexpected maxlength: #, actual: #\n",
+        "R-throttlingexception\n",
+        "T-serviceunavailableexception\n",
+        "T-modelnotreadyexception\n",
+        "A-accessdeniedexception\n",
+        "A-unrecognizedclientexception\n",
+    ),
     statuses: &[],
 };
 
@@ -164,22 +189,18 @@ const BEDROCK: Table = Table {
 /// exceeds the maximum number of tokens allowed (<m>).`, 429 `RESOURCE_EXHAUSTED`.
 /// https://github.com/google-gemini/gemini-cli/issues/6678, …/4118, …/27197.
 const GEMINI: Table = Table {
-    rules: &[
-        Rule(
-            "input token count (#) exceeds the maximum number of tokens allowed (#)",
-            Overflow,
-            RequestedLimit,
-        ),
-        Rule("resource_exhausted", RateLimit, No),
-        Rule("api key not valid", Auth, No),
-        Rule("internal error has occurred", Transient, No),
-    ],
+    rules: concat!(
+        "ORinput token count (#) exceeds the maximum number of tokens allowed (#)\n",
+        "R-resource_exhausted\n",
+        "A-api key not valid\n",
+        "T-internal error has occurred\n",
+    ),
     statuses: &[],
 };
 
 /// Vertex AI serves Gemini's and Anthropic's wordings (tables above); nothing of its own.
 const VERTEX: Table = Table {
-    rules: &[],
+    rules: "",
     statuses: &[],
 };
 
@@ -187,22 +208,14 @@ const VERTEX: Table = Table {
 /// https://github.com/aurelio-labs/semantic-router/issues/297. Its chat endpoint's overflow
 /// wording was not found.
 const MISTRAL: Table = Table {
-    rules: &[Rule(
-        "too many tokens in batch. max is # got #",
-        Overflow,
-        LimitRequested,
-    )],
+    rules: concat!("OLtoo many tokens in batch. max is # got #\n"),
     statuses: &[],
 };
 
 /// xAI: `This model's maximum prompt length is <n> but the request contains <m> tokens.`
 /// https://github.com/cline/cline/issues/3120.
 const XAI: Table = Table {
-    rules: &[Rule(
-        "maximum prompt length is # but the request contains # tokens",
-        Overflow,
-        LimitRequested,
-    )],
+    rules: concat!("OLmaximum prompt length is # but the request contains # tokens\n"),
     statuses: &[],
 };
 
@@ -212,39 +225,28 @@ const XAI: Table = Table {
 /// https://github.com/HunorLaczko/ha-groq-cloud-api/issues/27,
 /// https://github.com/continuedev/continue/issues/10920.
 const GROQ: Table = Table {
-    rules: &[
-        Rule("on tokens per minute", RateLimit, No),
-        Rule("on tokens per day", RateLimit, No),
-    ],
+    rules: concat!("R-on tokens per minute\n", "R-on tokens per day\n",),
     statuses: &[],
 };
 
 /// Cerebras: `Please reduce the length of the messages or completion. Current length is <n>
 /// while limit is <m>`. https://github.com/cline/cline/issues/5140.
 const CEREBRAS: Table = Table {
-    rules: &[Rule(
-        "current length is # while limit is #",
-        Overflow,
-        RequestedLimit,
-    )],
+    rules: concat!("ORcurrent length is # while limit is #\n"),
     statuses: &[],
 };
 
 /// DeepSeek words overflows as OpenAI does (code `invalid_request_error`):
 /// https://github.com/FoundationAgents/OpenManus/issues/79. Nothing of its own.
 const DEEPSEEK: Table = Table {
-    rules: &[],
+    rules: "",
     statuses: &[],
 };
 
 /// OpenRouter: `This endpoint's maximum context length is <n> tokens. However, you requested
 /// about <m> tokens`. https://github.com/OpenHands/OpenHands/issues/9937.
 const OPENROUTER: Table = Table {
-    rules: &[Rule(
-        "maximum context length is # tokens. however, you requested about # tokens",
-        Overflow,
-        LimitRequested,
-    )],
+    rules: concat!("OLmaximum context length is # tokens. however, you requested about # tokens\n"),
     statuses: &[],
 };
 
@@ -252,18 +254,14 @@ const OPENROUTER: Table = Table {
 /// `max_new_tokens` must be <= <n>. Given: <m> `inputs` tokens`.
 /// https://github.com/stanford-crfm/helm/pull/2079.
 const TOGETHER: Table = Table {
-    rules: &[Rule(
-        "`inputs` tokens + `max_new_tokens` must be <= #. given: # `inputs` tokens",
-        Overflow,
-        LimitRequested,
-    )],
+    rules: concat!("OL`inputs` tokens + `max_new_tokens` must be <= #. given: # `inputs` tokens\n"),
     statuses: &[],
 };
 
 /// Fireworks: its overflow wording was not found (no table entries; its OpenAI-format errors
 /// fall to the tables above).
 const FIREWORKS: Table = Table {
-    rules: &[],
+    rules: "",
     statuses: &[],
 };
 
@@ -271,11 +269,7 @@ const FIREWORKS: Table = Table {
 /// https://github.com/nano-step/nano-brain/issues/208. Ollama otherwise truncates the
 /// prompt silently: the usage check (`silent_overflow`) is what sees it.
 const OLLAMA: Table = Table {
-    rules: &[Rule(
-        "input length exceeds the context length",
-        Overflow,
-        No,
-    )],
+    rules: concat!("O-input length exceeds the context length\n"),
     statuses: &[],
 };
 
@@ -285,29 +279,21 @@ const OLLAMA: Table = Table {
 /// of <m>`. https://github.com/ggml-org/llama.cpp/pull/15780, …/issues/19774,
 /// https://github.com/fedora-copr/logdetective-website/pull/193.
 const LLAMA_CPP: Table = Table {
-    rules: &[
-        Rule("exceed_context_size_error", Overflow, No),
-        Rule(
-            "request (# tokens) exceeds the available context size (# tokens)",
-            Overflow,
-            RequestedLimit,
-        ),
-        Rule("context size has been exceeded", Overflow, No),
-        Rule(
-            "requested tokens (#) exceed context window of #",
-            Overflow,
-            RequestedLimit,
-        ),
-        Rule("n_prompt_tokens\":#", Numbers, Requested),
-        Rule("n_ctx\":#", Numbers, Limit),
-    ],
+    rules: concat!(
+        "O-exceed_context_size_error\n",
+        "ORrequest (# tokens) exceeds the available context size (# tokens)\n",
+        "O-context size has been exceeded\n",
+        "ORrequested tokens (#) exceed context window of #\n",
+        "Nrn_prompt_tokens\":#\n",
+        "Nln_ctx\":#\n",
+    ),
     statuses: &[],
 };
 
 /// vLLM words overflows as OpenAI does (`BadRequestError`, code 400):
 /// https://github.com/vllm-project/vllm/issues/20409, https://github.com/ogx-ai/ogx/issues/4534.
 const VLLM: Table = Table {
-    rules: &[],
+    rules: "",
     statuses: &[],
 };
 
@@ -319,48 +305,40 @@ const VLLM: Table = Table {
 /// https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/546,
 /// https://github.com/anomalyco/opencode/issues/11141.
 const LM_STUDIO: Table = Table {
-    rules: &[
-        Rule("n_keep: #>= n_ctx: #", Overflow, RequestedLimit),
-        Rule("n_keep (#) >= n_ctx (#)", Overflow, RequestedLimit),
-        Rule(
-            "trying to keep the first # tokens when context the overflows",
-            Overflow,
-            Requested,
-        ),
-        Rule(
-            "loaded with context length of only # tokens",
-            Numbers,
-            Limit,
-        ),
-    ],
+    rules: concat!(
+        "ORn_keep: #>= n_ctx: #\n",
+        "ORn_keep (#) >= n_ctx (#)\n",
+        "Ortrying to keep the first # tokens when context the overflows\n",
+        "Nlloaded with context length of only # tokens\n",
+    ),
     statuses: &[],
 };
 
 /// HTTP and transport wordings every client and gateway uses (our list), and the statuses.
 const GENERIC: Table = Table {
-    rules: &[
-        Rule("rate~limit", RateLimit, No),
-        Rule("too many requests", RateLimit, No),
-        Rule("overloaded", Transient, No),
-        Rule("service unavailable", Transient, No),
-        Rule("bad gateway", Transient, No),
-        Rule("gateway timeout", Transient, No),
-        Rule("internal server error", Transient, No),
-        Rule("internal error", Transient, No),
-        Rule("server_error", Transient, No),
-        Rule("timed out", Transient, No),
-        Rule("timeout", Transient, No),
-        Rule("deadline exceeded", Transient, No),
-        Rule("econnreset", Transient, No),
-        Rule("econnrefused", Transient, No),
-        Rule("socket hang up", Transient, No),
-        Rule("fetch failed", Transient, No),
-        Rule("upstream connect error", Transient, No),
-        Rule("connection error", Transient, No),
-        Rule("network error", Transient, No),
-        Rule("unauthorized", Auth, No),
-        Rule("invalid api key", Auth, No),
-    ],
+    rules: concat!(
+        "R-rate~limit\n",
+        "R-too many requests\n",
+        "T-overloaded\n",
+        "T-service unavailable\n",
+        "T-bad gateway\n",
+        "T-gateway timeout\n",
+        "T-internal server error\n",
+        "T-internal error\n",
+        "T-server_error\n",
+        "T-timed out\n",
+        "T-timeout\n",
+        "T-deadline exceeded\n",
+        "T-econnreset\n",
+        "T-econnrefused\n",
+        "T-socket hang up\n",
+        "T-fetch failed\n",
+        "T-upstream connect error\n",
+        "T-connection error\n",
+        "T-network error\n",
+        "A-unauthorized\n",
+        "A-invalid api key\n",
+    ),
     statuses: &[
         (401, Auth),
         (403, Auth),
@@ -574,45 +552,18 @@ fn bare_413(lower: &str) -> bool {
     lower.trim_start().starts_with("413")
 }
 
-/// The rules of every table, with a substring finder for the literal head of each (the text
-/// up to its first `#`, `~` or `*`).
-struct Index {
-    rules: Vec<(&'static Rule, memchr::memmem::Finder<'static>)>,
-}
-
-fn index() -> &'static Index {
-    static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
-    INDEX.get_or_init(|| Index {
-        rules: TABLES
-            .iter()
-            .flat_map(|tb| tb.rules.iter())
-            .map(|r| {
-                let b = r.0.as_bytes();
-                let n = b.iter().position(|c| matches!(c, b'#' | b'~' | b'*'));
-                (r, memchr::memmem::Finder::new(&b[..n.unwrap_or(b.len())]))
-            })
-            .collect(),
-    })
-}
-
 /// Every rule of every table against `t` (lower case), in one walk of the tables: a rule's
 /// first piece is found leftmost (its literal head by memchr's substring search, the rest
-/// checked where the head occurs), then each piece after a `*` leftmost after the one before
+/// checked where the head occurs; see [`find_piece`]), then each piece after a `*` leftmost after the one before
 /// (which leaves the most room for the rest). Linear in the text per rule, however the text
 /// repeats a head.
 fn scan(t: &[u8]) -> Evidence {
     let mut ev = Evidence::default();
-    for (r, head) in &index().rules {
+    for (pattern, kind, what) in rules() {
         let mut nums = Vec::new();
-        let mut pieces = r.0.split('*').filter(|p| !p.is_empty());
-        let Some(first) = pieces.next() else {
-            continue;
-        };
-        let Some(mut end) = find_with(t, head, first.as_bytes(), 0, &mut nums) else {
-            continue;
-        };
+        let mut end = 0;
         let mut whole = true;
-        for piece in pieces {
+        for piece in pattern.split('*').filter(|p| !p.is_empty()) {
             match find_piece(t, piece.as_bytes(), end, &mut nums) {
                 Some(e) => end = e,
                 None => {
@@ -624,18 +575,18 @@ fn scan(t: &[u8]) -> Evidence {
         if !whole {
             continue;
         }
-        let (limit, requested) = match (r.2, nums.as_slice()) {
+        let (limit, requested) = match (what, nums.as_slice()) {
             (Limit, [l, ..]) => (Some(*l), None),
             (Requested, [q, ..]) => (None, Some(*q)),
             (LimitRequested, [l, q, ..]) => (Some(*l), Some(*q)),
             (RequestedLimit, [q, l, ..]) => (Some(*l), Some(*q)),
             _ => (None, None),
         };
-        if matches!(r.1, Overflow | WeakOverflow | Numbers) {
+        if matches!(kind, Overflow | WeakOverflow | Numbers) {
             ev.limit = ev.limit.or(limit);
             ev.requested = ev.requested.or(requested);
         }
-        match r.1 {
+        match kind {
             Overflow => ev.overflow = true,
             WeakOverflow => ev.weak_overflow = true,
             Payload => ev.payload = true,
@@ -682,24 +633,6 @@ fn match_at(t: &[u8], piece: &[u8], nums: &mut Vec<u64>) -> Option<usize> {
         }
     }
     Some(at)
-}
-
-/// [`find_piece`] with the head's finder made once.
-fn find_with(
-    t: &[u8],
-    head: &memchr::memmem::Finder<'_>,
-    piece: &[u8],
-    from: usize,
-    nums: &mut Vec<u64>,
-) -> Option<usize> {
-    let mut at = from;
-    loop {
-        let start = at + head.find(t.get(at..)?)?;
-        if let Some(len) = match_at(&t[start..], piece, nums) {
-            return Some(start + len);
-        }
-        at = start + 1;
-    }
 }
 
 /// The end of the leftmost match of `piece` (no `*`, a literal first byte) in `t` from byte
@@ -861,14 +794,21 @@ mod tests {
     #[test]
     fn every_pattern_starts_with_a_literal() {
         // The one-pass scan buckets rules by their first byte.
+        let lines: usize = TABLES.iter().map(|t| t.rules.lines().count()).sum();
+        // Every packed line decodes (a known kind letter, a pattern after it).
+        assert_eq!(rules().count(), lines);
         for t in TABLES {
-            for r in t.rules {
-                let b = r.0.as_bytes();
-                assert!(b.len() >= 2, "{}", r.0);
-                assert!(!matches!(b[0], b'#' | b'~' | b'*'), "{}", r.0);
-                assert!(!matches!(b[1], b'#' | b'~' | b'*'), "{}", r.0);
-                assert_eq!(r.0, r.0.to_ascii_lowercase(), "lower case: {}", r.0);
+            assert!(t.rules.is_empty() || t.rules.ends_with('\n'));
+            for l in t.rules.lines() {
+                assert!(matches!(&l[1..2], "-" | "l" | "r" | "L" | "R"), "{l}");
             }
+        }
+        for (p, _, _) in rules() {
+            let b = p.as_bytes();
+            assert!(b.len() >= 2, "{p}");
+            assert!(!matches!(b[0], b'#' | b'~' | b'*'), "{p}");
+            assert!(!matches!(b[1], b'#' | b'~' | b'*'), "{p}");
+            assert_eq!(p, p.to_ascii_lowercase(), "lower case: {p}");
         }
     }
 
