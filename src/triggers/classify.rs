@@ -208,14 +208,14 @@ const VERTEX: Table = Table {
 /// https://github.com/aurelio-labs/semantic-router/issues/297. Its chat endpoint's overflow
 /// wording was not found.
 const MISTRAL: Table = Table {
-    rules: concat!("OLtoo many tokens in batch. max is # got #\n"),
+    rules: "OLtoo many tokens in batch. max is # got #\n",
     statuses: &[],
 };
 
 /// xAI: `This model's maximum prompt length is <n> but the request contains <m> tokens.`
 /// https://github.com/cline/cline/issues/3120.
 const XAI: Table = Table {
-    rules: concat!("OLmaximum prompt length is # but the request contains # tokens\n"),
+    rules: "OLmaximum prompt length is # but the request contains # tokens\n",
     statuses: &[],
 };
 
@@ -232,7 +232,7 @@ const GROQ: Table = Table {
 /// Cerebras: `Please reduce the length of the messages or completion. Current length is <n>
 /// while limit is <m>`. https://github.com/cline/cline/issues/5140.
 const CEREBRAS: Table = Table {
-    rules: concat!("ORcurrent length is # while limit is #\n"),
+    rules: "ORcurrent length is # while limit is #\n",
     statuses: &[],
 };
 
@@ -246,7 +246,7 @@ const DEEPSEEK: Table = Table {
 /// OpenRouter: `This endpoint's maximum context length is <n> tokens. However, you requested
 /// about <m> tokens`. https://github.com/OpenHands/OpenHands/issues/9937.
 const OPENROUTER: Table = Table {
-    rules: concat!("OLmaximum context length is # tokens. however, you requested about # tokens\n"),
+    rules: "OLmaximum context length is # tokens. however, you requested about # tokens\n",
     statuses: &[],
 };
 
@@ -254,7 +254,7 @@ const OPENROUTER: Table = Table {
 /// `max_new_tokens` must be <= <n>. Given: <m> `inputs` tokens`.
 /// https://github.com/stanford-crfm/helm/pull/2079.
 const TOGETHER: Table = Table {
-    rules: concat!("OL`inputs` tokens + `max_new_tokens` must be <= #. given: # `inputs` tokens\n"),
+    rules: "OL`inputs` tokens + `max_new_tokens` must be <= #. given: # `inputs` tokens\n",
     statuses: &[],
 };
 
@@ -269,7 +269,7 @@ const FIREWORKS: Table = Table {
 /// https://github.com/nano-step/nano-brain/issues/208. Ollama otherwise truncates the
 /// prompt silently: the usage check (`silent_overflow`) is what sees it.
 const OLLAMA: Table = Table {
-    rules: concat!("O-input length exceeds the context length\n"),
+    rules: "O-input length exceeds the context length\n",
     statuses: &[],
 };
 
