@@ -310,6 +310,16 @@ pub struct ContextEstimate {
     pub last_usage_index: Option<usize>,
 }
 
+/// Whether the usage reported at path entry `usage_entry` measures the current context: it
+/// does unless the latest compaction on the path (`compaction`) comes after it, in which case
+/// it measured the history that compaction replaced (spec: compaction §3.2, §8.2 step 9:
+/// `usageTokens` = 0 if the assistant predates the latest compaction). `path` is root first.
+pub fn usage_is_current(path: &[usize], compaction: Option<usize>, usage_entry: usize) -> bool {
+    let Some(c) = compaction else { return true };
+    let at = |e: usize| path.iter().position(|&i| i == e);
+    at(usage_entry) > at(c)
+}
+
 /// The compaction floor (spec: compaction §3.2 [N]): a provider number shrunk by request
 /// hooks cannot hide what is stored locally.
 pub fn compaction_context_tokens(provider: i64, stored: i64) -> u64 {
@@ -457,6 +467,17 @@ pub fn window_budgets(window: u64, s: &CompactionSettings) -> WindowBudgets {
     }
 }
 
+/// The smallest lead, and the smallest growth that refreshes a prepared result.
+pub const SPECULATION_LEAD_MIN_TOKENS: u64 = 8_192;
+/// The largest lead: it bounds how much the kept tail grows between preparing and committing.
+pub const SPECULATION_LEAD_MAX_TOKENS: u64 = 32_000;
+
+/// How far below the threshold background compaction starts preparing (spec: compaction §13): `clamp(floor(0.125 · threshold),
+/// 8 192, 32 000)` — derived from the threshold so the band scales with the window.
+pub fn speculation_lead_tokens(threshold: u64) -> u64 {
+    (threshold / 8).clamp(SPECULATION_LEAD_MIN_TOKENS, SPECULATION_LEAD_MAX_TOKENS)
+}
+
 /// `COMPACTION_RECOVERY_BAND = 0.8` applied to a threshold: `floor(0.8 · threshold)` (spec:
 /// compaction §8.5). Exact in integers: the float product in the reference never rounds
 /// below an integer result.
@@ -513,19 +534,6 @@ impl crate::session::Session {
         self.memoized_entry_tokens(index, opts.exclude_encrypted_reasoning, |m| {
             estimate_message(m, &ByteEstimate, opts)
         })
-    }
-
-    /// `tokensBefore` of a compaction of `path` (spec: compaction §3.5): the context tokens of
-    /// the last valid usage, or 0; on a pi-family path pi's projected estimate
-    /// ([`estimate_projected_context_tokens`], what pi's `prepareCompaction` records).
-    pub fn tokens_before(&self, path: &[usize]) -> u64 {
-        if crate::context::projection::is_pi_family(self, path) {
-            if let Ok(p) = crate::context::projection::project(self, path) {
-                return estimate_projected_context_tokens(self, &p, path).tokens;
-            }
-        }
-        self.last_assistant_usage(path)
-            .map_or(0, |(_, u)| context_tokens(&u))
     }
 }
 
@@ -650,7 +658,7 @@ pub fn pi_usage_tokens(m: &serde_json::Value) -> Option<u64> {
 /// `getCurrentSystemMessage`: every system message replayed in order — content joined by blank
 /// lines, sections set or removed (`null`), tools added or removed by name), counted as it is
 /// replayed rather than built; 0 when there is none.
-fn pi_current_system_tokens(messages: &[serde_json::Value]) -> u64 {
+pub fn pi_current_system_tokens(messages: &[serde_json::Value]) -> u64 {
     use serde_json::Value;
     let len = |s: &str| s.encode_utf16().count() as u64;
     let (mut text, mut parts, mut seen) = (0u64, 0u64, false);
@@ -722,60 +730,21 @@ fn pi_current_system_tokens(messages: &[serde_json::Value]) -> u64 {
     (joined + sections.iter().map(|s| s.1).sum::<u64>() + tools).div_ceil(4)
 }
 
-/// pi's `estimateProjectedContextTokens` (pi 1.6; `conformance/pi-1.6` cases 01, 05): the
-/// last assistant usage of the projection plus estimates of what follows it, trusted only
-/// when that assistant's entry is newer on `path` than every `context_edit` and compaction;
-/// otherwise an estimate of the current system message plus every other message. `usage`
-/// entries never count.
-pub fn estimate_projected_context_tokens(
-    session: &crate::session::Session,
-    projected: &[crate::context::projection::ProjectedEntry],
-    path: &[usize],
-) -> ContextEstimate {
-    use crate::session::EntryKind;
-    let mut messages: Vec<serde_json::Value> = Vec::new();
-    let mut source: Vec<usize> = Vec::new();
-    for p in projected {
-        for m in &p.messages {
-            messages.push(crate::support::json::parse(&m.json(session)).unwrap_or_default());
-            source.push(p.entry);
-        }
-    }
-    let estimate = estimate_context_tokens_by(
-        messages.len(),
-        |i| pi_usage_tokens(&messages[i]).is_some(),
-        |i| estimate_pi_message(&messages[i]),
-        |i| pi_usage_tokens(&messages[i]).unwrap_or(0),
-    );
-    if let Some(last) = estimate.last_usage_index {
-        let at = path.iter().position(|&i| i == source[last]);
-        let invalidating = path.iter().rposition(|&i| {
-            matches!(
-                session.entries()[i].kind(),
-                EntryKind::ContextEdit | EntryKind::Compaction
-            )
-        });
-        if at.is_some() && (invalidating.is_none() || at > invalidating) {
-            return estimate;
-        }
-    }
-    let system = pi_current_system_tokens(&messages);
-    let rest: u64 = messages
-        .iter()
-        .filter(|m| m.get("role").and_then(serde_json::Value::as_str) != Some("system"))
-        .map(estimate_pi_message)
-        .sum();
-    let tokens = system + rest;
-    ContextEstimate {
-        tokens,
-        usage_tokens: 0,
-        trailing_tokens: tokens,
-        last_usage_index: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn usage_is_current_only_after_the_latest_compaction() {
+        let path = [0, 1, 2, 3, 4];
+        // No compaction: any usage on the path is the current context's.
+        assert!(usage_is_current(&path, None, 1));
+        // A kept reply before the compaction (entry 3) measured the replaced history.
+        assert!(!usage_is_current(&path, Some(3), 1));
+        assert!(!usage_is_current(&path, Some(3), 2));
+        assert!(usage_is_current(&path, Some(3), 4));
+        // A usage entry off the path is not current.
+        assert!(!usage_is_current(&path, Some(3), 9));
+    }
     use super::*;
     use serde_json::json;
 

@@ -64,7 +64,7 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
   // provider's reported usage is shown beside it, and only when it was reported after the
   // latest compaction on the path: before it, it measured the history the compaction replaced.
   const figure = tokens.estimatedTokens;
-  const usage = usageAfterCompaction(tree, leafId, tokens.lastUsageEntryId) ? tokens : null;
+  const usage = tokens.usageIsCurrent ? tokens : null;
   const win = settings.contextWindow;
   const thSettings = thresholdSettings(settings);
   let threshold;
@@ -265,22 +265,6 @@ export function renderContextPanel(panel, ctx, leafId, { force = false } = {}) {
   return () => {
     cancelled = true;
   };
-}
-
-/**
- * Whether entry `usageId` (the last usage the core found on the path to `leafId`) comes after
- * the latest compaction on that path: walks up from the leaf to whichever comes first.
- */
-export function usageAfterCompaction(tree, leafId, usageId) {
-  if (!usageId || !leafId) return false;
-  const usage = tree.ord.get(usageId);
-  let i = tree.ord.get(leafId);
-  if (usage === undefined || i === undefined) return false;
-  for (; i >= 0; i = tree.parent[i]) {
-    if (i === usage) return true;
-    if (tree.index[i].type === 'compaction') return false;
-  }
-  return false;
 }
 
 /** The latest compaction on the path to `leafId` (transcript contexts do not name it). */

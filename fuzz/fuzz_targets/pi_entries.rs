@@ -7,7 +7,8 @@
 //! never summarizes a system message.
 #![no_main]
 use ctxfold::compaction::prepare::{find_pi_cut_point_on_entries, prepare_pi_compaction};
-use ctxfold::context::projection::{context_entries, convert_pi, project};
+use ctxfold::context::convert::convert_pi;
+use ctxfold::context::projection::{context_entries, project};
 use ctxfold::context::{build_context, BuildOptions, LeafSelector};
 use libfuzzer_sys::fuzz_target;
 
@@ -41,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
                 .flat_map(|p| p.messages.clone())
                 .collect::<Vec<_>>(),
         );
-        let e = ctxfold::tokens::estimate_projected_context_tokens(&s, &projected, &path);
+        let e = ctxfold::context::projection::estimate_projected_context_tokens(&s, &projected, &path);
         assert_eq!(e.tokens, e.usage_tokens + e.trailing_tokens);
         let id = s.entries()[leaf].id().to_string();
         if ctxfold::context::projection::is_pi_family(&s, &path) {

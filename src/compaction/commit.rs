@@ -182,7 +182,7 @@ fn check_grown_projection(
         // whose lead is a large share of the threshold).
         let threshold = crate::tokens::threshold_tokens(window, &plan.settings);
         let band = crate::tokens::recovery_band_tokens(threshold)
-            .min(threshold.saturating_sub(crate::triggers::speculation::lead_tokens(threshold)));
+            .min(threshold.saturating_sub(crate::tokens::speculation_lead_tokens(threshold)));
         // In the host's tokens, as its thresholds are.
         let ratio = plan.options.provider_ratio;
         let ratio = if ratio.is_finite() && ratio > 0.0 {

@@ -914,7 +914,9 @@ pub fn prepare_pi_compaction(
     };
     let start = previous.map_or(0, |p| p + 1);
     let end = projected.len();
-    let tokens_before = tokens::estimate_projected_context_tokens(session, &projected, path).tokens;
+    let tokens_before =
+        crate::context::projection::estimate_projected_context_tokens(session, &projected, path)
+            .tokens;
     let cut = pi_find_cut(&items, start, end, keep_recent_tokens, true);
     let Some(first) = projected.get(cut.first_kept) else {
         return Ok(None);

@@ -2,6 +2,7 @@
 //! the provider messages a model is sent (roles `user`, `developer`, `assistant`,
 //! `toolResult`), each with an `attribution` (`user` or `agent`).
 
+use crate::context::message::text_blocks;
 use crate::context::{ContextMessage, SessionContext};
 use crate::prompts;
 use crate::session::message::{truthy, AgentMessage, Content, ContentBlock, Role};
@@ -190,7 +191,7 @@ fn convert_into(
 ) {
     // A message of a pi-family projection converts as pi converts it.
     if m.pi {
-        return super::projection::convert_pi_message(out, session, m);
+        return convert_pi_message(out, session, m);
     }
     // These four are converted from their JSON; the other roles from the typed message.
     match m.role() {
@@ -508,6 +509,77 @@ impl ContextMessage {
             .remove("timestamp")
             .unwrap_or(Value::Null)
     }
+}
+
+// pi's conversion of a pi-family projection (pi 1.6, conformance cases 01-05).
+
+/// The text around a compaction summary in pi's LLM view (model-facing wording, pi 1.6).
+const PI_COMPACTION_PREFIX: &str =
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+const PI_COMPACTION_SUFFIX: &str = "\n</summary>";
+/// The text around a branch summary in pi's LLM view.
+const PI_BRANCH_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+const PI_BRANCH_SUFFIX: &str = "</summary>";
+
+/// pi's `convertToLlm` of a projected context: system, user, assistant and tool-result
+/// messages pass as they are; summaries become user messages with pi's wording; custom
+/// messages become user messages; a bash execution its text (unless excluded).
+pub fn convert_pi(session: &Session, messages: &[ContextMessage]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        convert_pi_message(&mut out, session, m);
+    }
+    out
+}
+
+/// [`convert_pi`] of one message, appended to `out` (none or one provider message).
+pub fn convert_pi_message(out: &mut Vec<Value>, session: &Session, m: &ContextMessage) {
+    let Ok(Value::Object(o)) = crate::support::json::parse(&m.json(session)) else {
+        return;
+    };
+    let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
+    let text = match s("role") {
+        "system" | "user" | "assistant" | "toolResult" => return out.push(Value::Object(o)),
+        "compactionSummary" => format!(
+            "{PI_COMPACTION_PREFIX}{}{PI_COMPACTION_SUFFIX}",
+            s("summary")
+        ),
+        "branchSummary" => format!("{PI_BRANCH_PREFIX}{}{PI_BRANCH_SUFFIX}", s("summary")),
+        "bashExecution" => {
+            if o.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
+                return;
+            }
+            bash_execution_text(
+                s("command"),
+                s("output"),
+                o.get("exitCode").and_then(Value::as_f64),
+                o.get("cancelled").and_then(Value::as_bool) == Some(true),
+            )
+        }
+        "custom" => {
+            let content = match o.get("content") {
+                Some(Value::String(t)) => text_blocks(t.clone()),
+                Some(c) => c.clone(),
+                None => Value::Array(Vec::new()),
+            };
+            return out.push(pi_user(content, &o));
+        }
+        _ => return,
+    };
+    out.push(pi_user(text_blocks(text), &o));
+}
+
+/// A user message of `content` with the timestamp of `of`.
+fn pi_user(content: Value, of: &serde_json::Map<String, Value>) -> Value {
+    let mut u = serde_json::Map::new();
+    u.insert("role".into(), "user".into());
+    u.insert("content".into(), content);
+    u.insert(
+        "timestamp".into(),
+        of.get("timestamp").cloned().unwrap_or(Value::Null),
+    );
+    Value::Object(u)
 }
 
 #[cfg(test)]

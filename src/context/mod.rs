@@ -6,6 +6,7 @@ mod build;
 pub mod convert;
 mod counted;
 pub mod inline;
+mod message;
 mod notice;
 pub mod projection;
 mod replay;

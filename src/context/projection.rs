@@ -9,7 +9,7 @@
 //! the choice is made on what the file holds, not on a flag
 //! (`conformance/pi-1.6/README.md`, cases 01–05).
 
-use crate::context::build::{ContextMessage, MessageJson};
+use crate::context::message::{text_blocks, ContextMessage, MessageJson};
 use crate::error::Result;
 use crate::session::message::{MessageHead, Role};
 use crate::session::{EntryKind, Session};
@@ -207,79 +207,72 @@ impl ContextMessage {
     }
 }
 
-/// The text around a compaction summary in pi's LLM view (model-facing wording, pi 1.6).
-const PI_COMPACTION_PREFIX: &str =
-    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-const PI_COMPACTION_SUFFIX: &str = "\n</summary>";
-/// The text around a branch summary in pi's LLM view.
-const PI_BRANCH_PREFIX: &str =
-    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
-const PI_BRANCH_SUFFIX: &str = "</summary>";
-
-/// pi's `convertToLlm` of a projected context: system, user, assistant and tool-result
-/// messages pass as they are; summaries become user messages with pi's wording; custom
-/// messages become user messages; a bash execution its text (unless excluded).
-pub fn convert_pi(session: &Session, messages: &[ContextMessage]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len());
-    for m in messages {
-        convert_pi_message(&mut out, session, m);
+/// pi's `estimateProjectedContextTokens` (pi 1.6; `conformance/pi-1.6` cases 01, 05): the
+/// last assistant usage of the projection plus estimates of what follows it, trusted only
+/// when that assistant's entry is newer on `path` than every `context_edit` and compaction;
+/// otherwise an estimate of the current system message plus every other message. `usage`
+/// entries never count.
+pub fn estimate_projected_context_tokens(
+    session: &crate::session::Session,
+    projected: &[ProjectedEntry],
+    path: &[usize],
+) -> crate::tokens::ContextEstimate {
+    use crate::session::EntryKind;
+    let mut messages: Vec<serde_json::Value> = Vec::new();
+    let mut source: Vec<usize> = Vec::new();
+    for p in projected {
+        for m in &p.messages {
+            messages.push(crate::support::json::parse(&m.json(session)).unwrap_or_default());
+            source.push(p.entry);
+        }
     }
-    out
-}
-
-/// [`convert_pi`] of one message, appended to `out` (none or one provider message).
-pub fn convert_pi_message(out: &mut Vec<Value>, session: &Session, m: &ContextMessage) {
-    let Ok(Value::Object(o)) = crate::support::json::parse(&m.json(session)) else {
-        return;
+    use crate::tokens::{
+        estimate_context_tokens_by, estimate_pi_message, pi_current_system_tokens, pi_usage_tokens,
     };
-    let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
-    let text = match s("role") {
-        "system" | "user" | "assistant" | "toolResult" => return out.push(Value::Object(o)),
-        "compactionSummary" => format!(
-            "{PI_COMPACTION_PREFIX}{}{PI_COMPACTION_SUFFIX}",
-            s("summary")
-        ),
-        "branchSummary" => format!("{PI_BRANCH_PREFIX}{}{PI_BRANCH_SUFFIX}", s("summary")),
-        "bashExecution" => {
-            if o.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
-                return;
-            }
-            crate::context::convert::bash_execution_text(
-                s("command"),
-                s("output"),
-                o.get("exitCode").and_then(Value::as_f64),
-                o.get("cancelled").and_then(Value::as_bool) == Some(true),
-            )
-        }
-        "custom" => {
-            let content = match o.get("content") {
-                Some(Value::String(t)) => text_blocks(t.clone()),
-                Some(c) => c.clone(),
-                None => Value::Array(Vec::new()),
-            };
-            return out.push(pi_user(content, &o));
-        }
-        _ => return,
-    };
-    out.push(pi_user(text_blocks(text), &o));
-}
-
-/// `[{type: "text", text}]`.
-fn text_blocks(text: String) -> Value {
-    let mut b = serde_json::Map::new();
-    b.insert("type".into(), "text".into());
-    b.insert("text".into(), text.into());
-    Value::Array(vec![Value::Object(b)])
-}
-
-/// A user message of `content` with the timestamp of `of`.
-fn pi_user(content: Value, of: &serde_json::Map<String, Value>) -> Value {
-    let mut u = serde_json::Map::new();
-    u.insert("role".into(), "user".into());
-    u.insert("content".into(), content);
-    u.insert(
-        "timestamp".into(),
-        of.get("timestamp").cloned().unwrap_or(Value::Null),
+    let estimate = estimate_context_tokens_by(
+        messages.len(),
+        |i| pi_usage_tokens(&messages[i]).is_some(),
+        |i| estimate_pi_message(&messages[i]),
+        |i| pi_usage_tokens(&messages[i]).unwrap_or(0),
     );
-    Value::Object(u)
+    if let Some(last) = estimate.last_usage_index {
+        let at = path.iter().position(|&i| i == source[last]);
+        let invalidating = path.iter().rposition(|&i| {
+            matches!(
+                session.entries()[i].kind(),
+                EntryKind::ContextEdit | EntryKind::Compaction
+            )
+        });
+        if at.is_some() && (invalidating.is_none() || at > invalidating) {
+            return estimate;
+        }
+    }
+    let system = pi_current_system_tokens(&messages);
+    let rest: u64 = messages
+        .iter()
+        .filter(|m| m.get("role").and_then(serde_json::Value::as_str) != Some("system"))
+        .map(estimate_pi_message)
+        .sum();
+    let tokens = system + rest;
+    crate::tokens::ContextEstimate {
+        tokens,
+        usage_tokens: 0,
+        trailing_tokens: tokens,
+        last_usage_index: None,
+    }
+}
+
+impl crate::session::Session {
+    /// `tokensBefore` of a compaction of `path` (spec: compaction §3.5): the context tokens of
+    /// the last valid usage, or 0; on a pi-family path pi's projected estimate
+    /// ([`estimate_projected_context_tokens`], what pi's `prepareCompaction` records).
+    pub fn tokens_before(&self, path: &[usize]) -> u64 {
+        if is_pi_family(self, path) {
+            if let Ok(p) = project(self, path) {
+                return estimate_projected_context_tokens(self, &p, path).tokens;
+            }
+        }
+        self.last_assistant_usage(path)
+            .map_or(0, |(_, u)| crate::tokens::context_tokens(&u))
+    }
 }

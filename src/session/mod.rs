@@ -37,6 +37,7 @@ mod model;
 mod path_state;
 pub mod preserve;
 mod recorded;
+mod rewrites;
 mod skim;
 mod state;
 mod tree;

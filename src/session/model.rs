@@ -80,7 +80,7 @@ pub struct Session {
     /// What the load pass recorded of each `message` entry (`facts`).
     pub(super) facts: FactColumns,
     /// Which lines the rewrites since the oldest tracked generation touched (`journal`).
-    pub(super) journal: crate::session::journal::Journal,
+    pub(super) journal: crate::session::rewrites::Journal,
 }
 
 /// The path to the last leaf asked about (`Session::path_shared`, tree.rs).

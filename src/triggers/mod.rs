@@ -1071,19 +1071,13 @@ impl ContextManager {
             return None;
         }
         let w = PRUNE_WINDOWS;
-        Some(PruneStep {
-            pass: PrunePass::Threshold,
-            supersede_key: false,
-            prune_useless: self.settings.drop_useless,
-            idle_flush_ms: None,
-            windows: in_estimate(
-                count,
-                &[
-                    ("protectTokens", w.protect_tokens),
-                    ("minimumSavings", break_minimum(c.window, w.minimum_savings)),
-                ],
-            ),
-        })
+        Some(self.threshold_step(
+            count,
+            &[
+                ("protectTokens", w.protect_tokens),
+                ("minimumSavings", break_minimum(c.window, w.minimum_savings)),
+            ],
+        ))
     }
 
     /// A reply the host just appended (the Maintainer's `afterResponse`). A turn that asked
@@ -1116,20 +1110,29 @@ impl ContextManager {
             return None;
         }
         let w = PRUNE_WINDOWS;
-        Some(PruneStep {
+        Some(self.threshold_step(
+            count,
+            &[
+                ("protectTokens", w.protect_tokens),
+                ("minimumSavings", w.minimum_savings),
+                ("cacheWarmSuffixTokens", w.cache_warm_suffix_tokens),
+            ],
+        ))
+    }
+
+    /// A threshold prune (spec: compaction §6.6) with `windows` in the core's estimate.
+    fn threshold_step(
+        &self,
+        count: Option<HostCount>,
+        windows: &[(&'static str, u64)],
+    ) -> PruneStep {
+        PruneStep {
             pass: PrunePass::Threshold,
             supersede_key: false,
             prune_useless: self.settings.drop_useless,
             idle_flush_ms: None,
-            windows: in_estimate(
-                count,
-                &[
-                    ("protectTokens", w.protect_tokens),
-                    ("minimumSavings", w.minimum_savings),
-                    ("cacheWarmSuffixTokens", w.cache_warm_suffix_tokens),
-                ],
-            ),
-        })
+            windows: in_estimate(count, windows),
+        }
     }
 
     /// The check of the reply [`ContextManager::on_reply`] took (spec: compaction §8.2): the

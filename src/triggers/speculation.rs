@@ -11,16 +11,10 @@
 
 use super::decisions::CompactionReason;
 
-/// The smallest lead, and the smallest growth that refreshes a prepared result.
-pub const SPECULATION_LEAD_MIN_TOKENS: u64 = 8_192;
-/// The largest lead: it bounds how much the kept tail grows between preparing and committing.
-pub const SPECULATION_LEAD_MAX_TOKENS: u64 = 32_000;
-
-/// How far below the threshold the preparation starts: `clamp(floor(0.125 · threshold),
-/// 8 192, 32 000)` — derived from the threshold so the band scales with the window.
-pub fn lead_tokens(threshold: u64) -> u64 {
-    (threshold / 8).clamp(SPECULATION_LEAD_MIN_TOKENS, SPECULATION_LEAD_MAX_TOKENS)
-}
+pub use crate::tokens::{
+    speculation_lead_tokens as lead_tokens, SPECULATION_LEAD_MAX_TOKENS,
+    SPECULATION_LEAD_MIN_TOKENS,
+};
 
 /// The growth since the start of a prepared result past which a fresh one is prepared:
 /// `max(keepRecentTokens, 8 192)` (the kept tail of the prepared one has grown by that much).

@@ -672,24 +672,29 @@ impl WasmSession {
     }
 
     /// Token figures of the built context as JSON: `{tokens, usageTokens, trailingTokens,
-    /// estimatedTokens, lastUsageEntryId, tokensBefore, messages}` (spec: compaction §3.2,
-    /// §3.5).
+    /// estimatedTokens, lastUsageEntryId, usageIsCurrent, tokensBefore, messages}` (spec:
+    /// compaction §3.2, §3.5, §8.2).
     #[wasm_bindgen(js_name = contextTokensJson)]
     pub fn context_tokens_json(&self, options_json: Option<String>) -> Result<String, JsValue> {
         // The estimate charges a frame a flat rate: the archive's payload is not copied.
         let ctx = self.counted_context(options_json)?;
         let est = ctx.estimate_context_tokens(self.s(), &ByteEstimate);
         let estimated = ctx.estimated_tokens(self.s());
-        let last = est
-            .last_usage_index
-            .map(|i| Value::from(self.s().entries()[ctx.messages[i].entry].id()))
+        let usage_entry = est.last_usage_index.map(|i| ctx.messages[i].entry);
+        let last = usage_entry
+            .map(|e| Value::from(self.s().entries()[e].id()))
             .unwrap_or(Value::Null);
+        // spec: compaction §8.2 step 9 (a reply before the latest compaction measured the
+        // history it replaced).
+        let current = usage_entry
+            .is_some_and(|e| crate::tokens::usage_is_current(&ctx.path, ctx.compaction, e));
         Ok(js::stringify(&crate::support::json::object(vec![
             ("tokens", est.tokens.into()),
             ("usageTokens", est.usage_tokens.into()),
             ("trailingTokens", est.trailing_tokens.into()),
             ("estimatedTokens", estimated.into()),
             ("lastUsageEntryId", last),
+            ("usageIsCurrent", current.into()),
             ("tokensBefore", self.s().tokens_before(&ctx.path).into()),
             ("messages", ctx.messages.len().into()),
         ])))

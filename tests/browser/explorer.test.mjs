@@ -710,6 +710,7 @@ test('one token figure per state: header, Context tab, compaction report and sta
   const compactionId = s.buildContext().compactionId;
   const atCompaction = s.contextTokens({ leafId: compactionId });
   assert.ok(atCompaction.tokens > atCompaction.estimatedTokens, 'the usage before the compaction differs there');
+  assert.equal(atCompaction.usageIsCurrent, false, 'the core says that usage is not the current context');
   const figure = fmt(s.contextTokens().estimatedTokens);
   const parentFigure = fmt(s.contextTokens({ leafId: s.entry(compactionId).parentId }).estimatedTokens);
   await withExplorer(async (page, problems) => {

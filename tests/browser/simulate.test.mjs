@@ -469,7 +469,14 @@ test('simulate: the summarizer can be the OpenAI-compatible endpoint of the Acti
       }
       const summary = await page.evaluate((id) => window.explorer.session.entry(id).summary, compactions[0].entryId);
       assert.match(summary, /Summary from the fake endpoint/);
-      assert.deepEqual(problems, []);
+      // Background compaction (issue 39) prepares a summary below the threshold and cancels its
+      // own request when an overflow or a changed prefix overtakes it: those requests end
+      // aborted, by design. Every other problem still fails the test.
+      const aborted = `requestfailed: ${fake.url}/v1/chat/completions net::ERR_ABORTED`;
+      assert.deepEqual(
+        problems.filter((p) => p !== aborted),
+        [],
+      );
     });
   } finally {
     await fake.close();

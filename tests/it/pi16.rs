@@ -4,13 +4,14 @@
 
 use crate::common;
 use ctxfold::compaction::prepare::{find_pi_cut_point_on_entries, prepare_pi_compaction};
+use ctxfold::context::convert::convert_pi;
 use ctxfold::context::convert::convert_to_llm;
-use ctxfold::context::projection::{context_entries, convert_pi, project};
+use ctxfold::context::projection::estimate_projected_context_tokens;
+use ctxfold::context::projection::{context_entries, project};
 use ctxfold::context::{build_context, BuildOptions, LeafSelector};
 use ctxfold::session::{LoadOptions, Session};
 use ctxfold::settings::CompactionSettings;
 use ctxfold::summary::serialize::serialize_pi_conversation;
-use ctxfold::tokens::estimate_projected_context_tokens;
 use serde_json::{json, Value};
 
 /// One evaluated leaf: the loaded session, the leaf's path and pi's outputs.

@@ -243,11 +243,53 @@ test('context, LLM messages and token figures', () => {
   assert.equal(tokens.tokens, 125);
   assert.equal(tokens.usageTokens, 120);
   assert.equal(tokens.lastUsageEntryId, '2');
+  assert.equal(tokens.usageIsCurrent, true);
   assert.equal(tokens.estimatedTokens, 1 + 1 + 1 + 4);
   assert.deepEqual(s.buildContext({ leafId: null }).messages, []);
   expectCode(() => s.buildContext({ leafId: 5 }), 'E_INVALID_ARGUMENT');
   const transcript = s.buildContext({ transcript: true });
   assert.equal(transcript.cacheMissExplainedAt.length, 4);
+});
+
+test('contextTokens: a usage reported before the latest compaction is not the current one', () => {
+  // spec: compaction §8.2 step 9. The compaction keeps everything from entry 1, so the kept
+  // reply 2 is the last usage in the context, but it measured the history before the summary.
+  const s = Session.fromJsonl(
+    [
+      header,
+      user('1', null, 'q1'),
+      assistant('2', '1', 'a1'),
+      user('3', '2', 'q2'),
+      line({
+        type: 'compaction',
+        id: 'c',
+        parentId: '3',
+        timestamp: '2026-01-01T00:00:04.000Z',
+        summary: 'earlier work',
+        firstKeptEntryId: '1',
+        tokensBefore: 120,
+      }),
+      user('4', 'c', 'q3'),
+    ].join('\n'),
+  );
+  assert.equal(s.contextTokens({ leafId: '3' }).usageIsCurrent, true);
+  const before = s.contextTokens();
+  assert.equal(before.lastUsageEntryId, '2');
+  assert.equal(before.usageIsCurrent, false);
+  s.appendMessage({
+    role: 'assistant',
+    content: [{ type: 'text', text: 'a3' }],
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-5',
+    usage: { input: 50, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 60 },
+    stopReason: 'stop',
+    timestamp: 5,
+  });
+  const after = s.contextTokens();
+  assert.equal(after.usageTokens, 60);
+  assert.equal(after.usageIsCurrent, true);
+  // Without any usage on the path there is nothing current.
+  assert.equal(s.contextTokens({ leafId: '1' }).usageIsCurrent, false);
 });
 
 test('LLM messages turn after turn: what crosses again equals a fresh conversion', () => {

@@ -508,6 +508,13 @@ export interface ContextTokens {
   /** Sum of local estimates of every context message. */
   estimatedTokens: number;
   lastUsageEntryId: string | null;
+  /**
+   * Whether the usage at `lastUsageEntryId` measures the current context: false when there is
+   * none, or when it was reported before the latest compaction on the path (a kept reply that
+   * measured the history the compaction replaced; spec: compaction §8.2 step 9). A view showing
+   * one figure per state shows `usageTokens` only when this is true.
+   */
+  usageIsCurrent: boolean;
   /** `tokensBefore` of a compaction here: context tokens of the last valid usage on the path. */
   tokensBefore: number;
   messages: number;

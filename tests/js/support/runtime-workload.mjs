@@ -260,7 +260,9 @@ export async function nativeWorkload(ctxfold, input, { now }) {
     baseUrl: 'http://provider.test',
     contextWindow: 200_000,
     input: ['text'],
-    remoteCompaction: { enabled: true },
+    // The threshold lane (compact-2026-01-12): this model would try on-demand compaction first,
+    // which tests/js/native-ondemand.test.mjs covers.
+    remoteCompaction: { enabled: true, onDemand: false },
   };
   const lanes = [
     ['v1', openai(undefined)],
