@@ -17,8 +17,7 @@ use crate::session::Session;
 use crate::settings::{CompactionSettings, Strategy};
 use crate::summary::fileops::FileLists;
 use crate::summary::request::{
-    serialized_conversation_in, with_views, HistoryFeed, HistoryMsg, Purpose, SummaryRequest,
-    Window,
+    conversation_text, with_views, HistoryFeed, HistoryMsg, Purpose, SummaryRequest, Window,
 };
 use crate::summary::serialize::{
     clamp_window, escaped_for_summary, history_max_tokens, input_budget, merge_split_turn,
@@ -205,11 +204,15 @@ pub(super) fn plan_prepared(
     let reserve = settings.reserve_or_default();
     let history_max = history_max_tokens(reserve);
     // snapcompact asks no model anything (spec: snapcompact §9.2): no short-summary prompt.
-    let dialect = summary_dialect(&options);
+    // A pi-family path's requests read pi's input, serialized as pi does (issue 40 item 4).
+    let dialect = match crate::context::projection::is_pi_family(session, &prep.path) {
+        true => Dialect::Pi,
+        false => summary_dialect(&options),
+    };
     let recent_serialized = if strategy == Strategy::Snapcompact {
         String::new()
     } else {
-        serialized_conversation_in(session, &prep.recent, dialect)?
+        conversation_text(session, &prep.path, &prep.recent, dialect)?
     };
 
     let mut plan = CompactionPlan {
@@ -220,7 +223,12 @@ pub(super) fn plan_prepared(
         fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
         generation: session.generation(),
         history: Slot::Queued,
-        feed: HistoryFeed::in_place(prep.messages_to_summarize.clone()),
+        feed: HistoryFeed::for_dialect(
+            session,
+            &prep.path,
+            prep.messages_to_summarize.clone(),
+            dialect,
+        )?,
         dialect,
         // An error flagged useless stays (spec: compaction §5.1; issue 36 item 7).
         useless: prep
@@ -263,7 +271,7 @@ pub(super) fn plan_prepared(
         let mut all = plan.preparation.messages_to_summarize.clone();
         all.extend(&plan.preparation.turn_prefix);
         all.extend(&plan.preparation.recent);
-        let conversation = serialized_conversation_in(session, &all, plan.dialect)?;
+        let conversation = conversation_text(session, &plan.preparation.path, &all, plan.dialect)?;
         let prompt = summary_prompt(
             &conversation,
             plan.previous_summary.as_deref(),
@@ -431,8 +439,8 @@ impl CompactionPlan {
         if self.turn_prefix != Slot::Queued {
             return Ok(());
         }
-        let serialized =
-            serialized_conversation_in(session, &self.preparation.turn_prefix, self.dialect)?;
+        let prep = &self.preparation;
+        let serialized = conversation_text(session, &prep.path, &prep.turn_prefix, self.dialect)?;
         let prompt = summary_prompt(
             &serialized,
             None,

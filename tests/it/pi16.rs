@@ -312,6 +312,61 @@ fn public_prepare_compaction_is_pi_preparation() {
     });
 }
 
+/// The conversation a summary request carries (the text of its `<conversation>` wrapper).
+fn conversation(prompt: &str) -> String {
+    let start = prompt.find("<conversation>\n").expect("a conversation") + 15;
+    let end = prompt.find("\n</conversation>").expect("closed");
+    prompt[start..end].to_string()
+}
+
+/// `planCompaction`'s requests on a pi-family path carry pi's summarizer input: the history
+/// and the turn prefix of the edited projection, converted and serialized as pi does
+/// (thinking left out; `serializedHistory` / `serializedTurnPrefix`; issue 40 item 4).
+#[test]
+fn plan_requests_carry_pi_serialized_input() {
+    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
+    use ctxfold::compaction::prepare::PrepareOptions;
+    each("serializedHistory", |l| {
+        let leaf = *l.path.last().unwrap();
+        let got = |keep: u64| {
+            let settings = CompactionSettings {
+                keep_recent_tokens: keep,
+                ..Default::default()
+            };
+            let options = PlanOptions {
+                prepare: PrepareOptions {
+                    leaf: Some(leaf),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let Ok(plan) = plan_compaction(&l.session, &settings, options) else {
+                return Value::Null;
+            };
+            let text = |id: &str| {
+                plan.pending()
+                    .iter()
+                    .find(|r| r.id == id)
+                    .map_or(String::new(), |r| conversation(&r.prompt))
+            };
+            json!({"serializedHistory": text("history-1"),
+                "serializedTurnPrefix": text("turn-prefix")})
+        };
+        let want = |keep: &str| {
+            let w = &l.want["prepareCompaction"][keep];
+            if w.is_null() {
+                return Value::Null;
+            }
+            json!({"serializedHistory": w["serializedHistory"],
+                "serializedTurnPrefix": w["serializedTurnPrefix"]})
+        };
+        differ(
+            &json!({"2000": got(2000), "20000": got(20000)}),
+            &json!({"2000": want("2000"), "20000": want("20000")}),
+        )
+    });
+}
+
 #[test]
 fn find_cut_point_on_context_entries() {
     each("findCutPointOnContextEntries", |l| {
