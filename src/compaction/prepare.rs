@@ -487,11 +487,7 @@ fn pi_preparation(
         previous_summary: p.previous_summary,
         previous_from_extension: previous.as_ref().is_some_and(|b| b.from_extension),
         previous_preserve_data: previous.and_then(|b| b.preserve_data),
-        file_ops: FileOperations {
-            read: p.file_ops.read,
-            written: p.file_ops.written,
-            edited: p.file_ops.edited,
-        },
+        file_ops: p.file_ops,
         tokens_to_summarize: sum(&messages_to_summarize),
         tokens_turn_prefix: sum(&turn_prefix),
         tokens_recent: sum(&p.recent),
@@ -827,40 +823,7 @@ pub fn find_pi_cut_point_on_entries(
 }
 
 /// Files a pi-family summary reports (pi 1.6 `fileOps`), each set sorted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PiFileOps {
-    pub read: std::collections::BTreeSet<String>,
-    pub written: std::collections::BTreeSet<String>,
-    pub edited: std::collections::BTreeSet<String>,
-}
-
-impl PiFileOps {
-    fn add_calls(&mut self, m: &Value) {
-        if m.get("role").and_then(Value::as_str) != Some("assistant") {
-            return;
-        }
-        for b in m
-            .get("content")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if b.get("type").and_then(Value::as_str) != Some("toolCall") {
-                continue;
-            }
-            let Some(path) = b.pointer("/arguments/path").and_then(Value::as_str) else {
-                continue;
-            };
-            let set = match b.get("name").and_then(Value::as_str) {
-                Some("read") => &mut self.read,
-                Some("write") => &mut self.written,
-                Some("edit") => &mut self.edited,
-                _ => continue,
-            };
-            set.insert(path.to_string());
-        }
-    }
-}
+pub type PiFileOps = FileOperations;
 
 /// A pi-family preparation (pi 1.6 `prepareCompaction` on the edited projection).
 #[derive(Debug, Clone)]
@@ -970,7 +933,7 @@ pub fn prepare_pi_compaction(
         }
     }
     for m in messages_to_summarize.iter().chain(&turn_prefix) {
-        file_ops.add_calls(&crate::support::json::parse(&m.json(session)).unwrap_or_default());
+        file_ops.add_pi_calls(&crate::support::json::parse(&m.json(session)).unwrap_or_default());
     }
     let recent = projected[cut.first_kept..]
         .iter()

@@ -94,7 +94,7 @@ pub struct ProjectedEntry {
 
 /// The newest `context_edit` per target among `entries`: target id → replacement (`None`
 /// omits the target; `Some(content)`).
-fn edits(session: &Session, entries: &[usize]) -> Vec<(String, Option<Value>)> {
+pub fn newest_edits(session: &Session, entries: &[usize]) -> Vec<(String, Option<Value>)> {
     let mut out: Vec<(String, Option<Value>)> = Vec::new();
     for &i in entries {
         if session.entries()[i].kind() != EntryKind::ContextEdit {
@@ -155,27 +155,39 @@ fn replace(session: &Session, m: ContextMessage, content: &Value) -> ContextMess
     owned(m.entry, js::stringify(&v), None).unwrap_or(m)
 }
 
+/// pi's `projectContextEntry`: the messages entry `index` carries ([`entry_messages`]) under
+/// the edit of `edits` ([`newest_edits`]) that targets it: none when it omits the entry, its
+/// content when it replaces it.
+pub fn edited_messages(
+    session: &Session,
+    index: usize,
+    edits: &[(String, Option<Value>)],
+) -> Result<Vec<ContextMessage>> {
+    let id = session.entries()[index].id();
+    let base = entry_messages(session, index)?;
+    Ok(match edits.iter().find(|(t, _)| t == id) {
+        None => base,
+        Some((_, None)) => Vec::new(),
+        Some((_, Some(content))) => base
+            .into_iter()
+            .map(|m| replace(session, m, content))
+            .collect(),
+    })
+}
+
 /// pi's `buildSessionProjection`: the context entries of the path to `leaf`, each with the
 /// messages it contributes after the newest edit that targets it (edits are looked up among
 /// the context entries only: one on a summarized entry has no effect, case 02).
 pub fn project(session: &Session, path: &[usize]) -> Result<Vec<ProjectedEntry>> {
     let selected = context_entries(session, path);
-    let edits = edits(session, &selected);
+    let edits = newest_edits(session, &selected);
     let mut out = Vec::with_capacity(selected.len());
     for (n, &i) in selected.iter().enumerate() {
         let e = &session.entries()[i];
         let messages = if e.kind() == EntryKind::Compaction && n > 0 {
             Vec::new()
         } else {
-            let base = entry_messages(session, i)?;
-            match edits.iter().find(|(t, _)| t == e.id()) {
-                None => base,
-                Some((_, None)) => Vec::new(),
-                Some((_, Some(content))) => base
-                    .into_iter()
-                    .map(|m| replace(session, m, content))
-                    .collect(),
-            }
+            edited_messages(session, i, &edits)?
         };
         let messages = messages
             .into_iter()

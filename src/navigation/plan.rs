@@ -3,16 +3,20 @@
 //! the session.
 
 use super::collect::collect_between;
-use super::prepare::{prepare_branch_entries, BranchPreparation};
+use super::prepare::{prepare_branch_entries, prepare_pi_branch_entries, BranchPreparation};
 use super::routes::SummaryRoute;
 use super::{check_indices, DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_TOKENS, REQUEST_ID};
+use crate::context::projection::is_pi_family;
 use crate::error::{Error, Result};
 use crate::prompts::{self, PromptKind};
 use crate::session::message::{AgentMessage, Role};
 use crate::session::{CustomMessageBody, EntryKind, Session};
 use crate::summary::fileops::{compute_file_lists, FileLists};
 use crate::summary::request::{serialized_conversation, Purpose, SummaryRequest};
-use crate::summary::serialize::{branch_summary_prompt, summary_prompt, BRANCH_SUMMARY_MAX_TOKENS};
+use crate::summary::serialize::{
+    branch_summary_prompt, escaped_for_summary, serialize_conversation_in, summary_prompt, Dialect,
+    BRANCH_SUMMARY_MAX_TOKENS,
+};
 use serde_json::Value;
 
 /// The input budget of a branch summary (spec: compaction §7.4 step 1):
@@ -277,13 +281,29 @@ pub fn plan_navigation(
     plan.entries_to_summarize = entries;
 
     if summarize && !plan.entries_to_summarize.is_empty() {
-        let prep = prepare_branch_entries(session, &plan.entries_to_summarize, token_budget)?;
+        // A pi-family branch reads what pi reads: its edits applied, no tool results, pi's
+        // transcript (issue 40 item 4).
+        let pi = old_leaf.is_some_and(|l| is_pi_family(session, &session.path_to(l)));
+        let entries = &plan.entries_to_summarize;
+        let (prep, pi_input) = match pi {
+            true => {
+                let (prep, input) = prepare_pi_branch_entries(session, entries, token_budget)?;
+                (prep, Some(input))
+            }
+            false => (
+                prepare_branch_entries(session, entries, token_budget)?,
+                None,
+            ),
+        };
         if prep.is_empty() {
             plan.no_content = true;
         } else {
             plan.file_lists = compute_file_lists(&prep.file_ops);
             check_indices(session, &prep.entries)?;
-            plan.serialized = serialized_conversation(session, &prep.entries)?;
+            plan.serialized = match pi_input {
+                Some(input) => escaped_for_summary(serialize_conversation_in(&input, Dialect::Pi)),
+                None => serialized_conversation(session, &prep.entries)?,
+            };
             plan.request = Some(SummaryRequest {
                 id: REQUEST_ID.into(),
                 purpose: Purpose::BranchSummary,

@@ -549,3 +549,73 @@ mod edits_property {
         }
     }
 }
+
+/// Branch summaries of pi-family branches read what pi 1.6 reads (issue 40 item 4): for every
+/// navigation of `tests/fixtures/pi-branch/outputs.json` (pi's own results on these sessions,
+/// written by its `generate.mjs`), the collected entries, the messages `prepareBranchEntries`
+/// chooses under each budget (edits among the collected entries applied, tool results left
+/// out), their total, the files, and the request's conversation as pi serializes it.
+#[test]
+fn branch_summary_input_is_pi_input() {
+    use ctxfold::navigation::{plan_navigation, NavigateOptions};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pi-branch/outputs.json"
+    );
+    let want: Value = serde_json::from_slice(&std::fs::read(path).expect("fixture")).unwrap();
+    let navigations = want["navigations"].as_array().expect("navigations");
+    assert!(navigations.len() >= 20);
+    let mut failures = Vec::new();
+    for n in navigations {
+        let bytes = common::read(&format!("pi-1.6/{}", n["file"].as_str().unwrap()));
+        let (from, to) = (n["from"].as_str().unwrap(), n["to"].as_str().unwrap());
+        for (budget, prepared) in n["prepared"].as_object().unwrap() {
+            let mut s = Session::load(bytes.clone(), LoadOptions::default()).unwrap();
+            s.branch(from).unwrap();
+            let budget: u64 = budget.parse().unwrap();
+            let options = NavigateOptions {
+                summarize: true,
+                // `(window || 128 000) − reserve`; a window below the reserve is no limit.
+                context_window: if budget == 0 { 1 } else { budget + 16_384 },
+                reserve_tokens: 16_384,
+                ..NavigateOptions::default()
+            };
+            let plan = plan_navigation(&s, to, options).unwrap();
+            let chosen = prepared["roles"].as_array().unwrap().len();
+            let (total, files, text) = match (&plan.preparation, &plan.request) {
+                (Some(p), Some(r)) => {
+                    let sorted = |set: &std::collections::BTreeSet<String>| -> Value {
+                        set.iter().map(|x| Value::from(x.as_str())).collect()
+                    };
+                    (
+                        Value::from(p.total_tokens),
+                        json!({"read": sorted(&p.file_ops.read), "written": sorted(&p.file_ops.written),
+                            "edited": sorted(&p.file_ops.edited)}),
+                        Value::from(conversation(&r.prompt)),
+                    )
+                }
+                _ => (Value::from(0), prepared["fileOps"].clone(), Value::from("")),
+            };
+            let got = json!({
+                "entries": plan.entries_to_summarize_ids(&s),
+                "commonAncestorId": plan.common_ancestor_id,
+                "chosen": plan.preparation.as_ref().map_or(0, |p| p.entries.len()),
+                "totalTokens": total, "fileOps": files, "serialized": text,
+            });
+            let expected = json!({
+                "entries": n["entries"], "commonAncestorId": n["commonAncestorId"],
+                "chosen": chosen, "totalTokens": prepared["totalTokens"],
+                "fileOps": prepared["fileOps"], "serialized": prepared["serialized"],
+            });
+            if let Some(d) = differ(&got, &expected) {
+                failures.push(format!("{} {from} → {to} at {budget}: {d}", n["case"]));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} navigation(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
