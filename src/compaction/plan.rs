@@ -17,7 +17,8 @@ use crate::session::Session;
 use crate::settings::{CompactionSettings, Strategy};
 use crate::summary::fileops::FileLists;
 use crate::summary::request::{
-    conversation_text, with_views, HistoryFeed, HistoryMsg, Purpose, SummaryRequest, Window,
+    conversation_text, summary_reasoning_effort, with_views, HistoryFeed, HistoryMsg, Purpose,
+    SummaryRequest, Window,
 };
 use crate::summary::serialize::{
     clamp_window, escaped_for_summary, history_max_tokens, input_budget, merge_split_turn,
@@ -120,6 +121,8 @@ pub struct CompactionPlan {
     handoff: Slot,
     recent_serialized: String,
     history_max_tokens: u64,
+    /// The reasoning-effort hint of every request ([`summary_reasoning_effort`]).
+    pub reasoning_effort: Option<&'static str>,
 }
 
 /// The history read so far with the size of each message (spec: compaction §5.5: the token
@@ -252,6 +255,7 @@ pub(super) fn plan_prepared(
         handoff: Slot::Skip,
         recent_serialized,
         history_max_tokens: history_max,
+        reasoning_effort: summary_reasoning_effort(session, &prep.path),
         preparation: prep,
         options,
     };

@@ -12,7 +12,9 @@ use crate::prompts::{self, PromptKind};
 use crate::session::message::{AgentMessage, Role};
 use crate::session::{CustomMessageBody, EntryKind, Session};
 use crate::summary::fileops::{compute_file_lists, FileLists};
-use crate::summary::request::{serialized_conversation, Purpose, SummaryRequest};
+use crate::summary::request::{
+    serialized_conversation, summary_reasoning_effort, Purpose, SummaryRequest,
+};
 use crate::summary::serialize::{
     branch_summary_prompt, escaped_for_summary, serialize_conversation_in, summary_prompt, Dialect,
     BRANCH_SUMMARY_MAX_TOKENS,
@@ -138,6 +140,9 @@ pub struct NavigationPlan {
     pub serialized: String,
     /// The summarizer call to make, if any.
     pub request: Option<SummaryRequest>,
+    /// Its reasoning-effort hint (spec: compaction §5.6; the branch being left decides,
+    /// [`summary_reasoning_effort`]).
+    pub reasoning_effort: Option<&'static str>,
     /// A summary was wanted but no message was chosen (§7.4 step 2): the commit writes
     /// [`NO_CONTENT_TO_SUMMARIZE`] without asking the summarizer.
     ///
@@ -259,6 +264,7 @@ pub fn plan_navigation(
         file_lists: FileLists::default(),
         serialized: String::new(),
         request: None,
+        reasoning_effort: None,
         no_content: false,
         fingerprint,
     };
@@ -283,7 +289,9 @@ pub fn plan_navigation(
     if summarize && !plan.entries_to_summarize.is_empty() {
         // A pi-family branch reads what pi reads: its edits applied, no tool results, pi's
         // transcript (issue 40 item 4).
-        let pi = old_leaf.is_some_and(|l| is_pi_family(session, &session.path_to(l)));
+        let old_path = old_leaf.map_or(Vec::new(), |l| session.path_to(l));
+        let pi = is_pi_family(session, &old_path);
+        plan.reasoning_effort = summary_reasoning_effort(session, &old_path);
         let entries = &plan.entries_to_summarize;
         let (prep, pi_input) = match pi {
             true => {

@@ -88,11 +88,20 @@ pub struct SummaryRequest {
 /// provider's parameter when its model reasons (a model that does not is sent none).
 pub const SUMMARY_REASONING_EFFORT: &str = "high";
 
-impl SummaryRequest {
-    /// The reasoning-effort hint of this request (spec: compaction §5.6).
-    pub fn reasoning_effort(&self) -> &'static str {
-        SUMMARY_REASONING_EFFORT
+/// The reasoning-effort hint of the summary requests of `path` (spec: compaction §5.6):
+/// [`SUMMARY_REASONING_EFFORT`], except on a pi-family path, where pi 1.6 asks a reasoning
+/// model for the session's thinking level (`createSummarizationOptions`: none when it is
+/// `off`; a level pi does not know is sent as none too).
+pub fn summary_reasoning_effort(session: &Session, path: &[usize]) -> Option<&'static str> {
+    if !crate::context::projection::is_pi_family(session, path) {
+        return Some(SUMMARY_REASONING_EFFORT);
     }
+    let level = path
+        .last()
+        .map(|&leaf| session.path_state(leaf).thinking_level)?;
+    ["minimal", "low", "medium", "high", "xhigh"]
+        .into_iter()
+        .find(|l| *l == level)
 }
 
 /// `serializeConversationForSummary` of the provider messages of `entries` (spec: compaction

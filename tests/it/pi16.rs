@@ -619,3 +619,58 @@ fn branch_summary_input_is_pi_input() {
         failures.join("\n")
     );
 }
+
+/// The reasoning hint of a pi-family path's summary requests is the session's thinking level
+/// (pi 1.6 `createSummarizationOptions`: `off` asks for none), for compactions and branch
+/// summaries; other sessions keep oh-my-pi's `high` (issue 40 item 4).
+#[test]
+fn reasoning_hint_follows_the_thinking_level() {
+    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
+    use ctxfold::navigation::{plan_navigation, NavigateOptions};
+    let settings = CompactionSettings {
+        keep_recent_tokens: 2000,
+        ..Default::default()
+    };
+    let plan_effort = |s: &Session| {
+        plan_compaction(s, &settings, PlanOptions::default())
+            .expect("plans")
+            .reasoning_effort
+    };
+    let summarize = NavigateOptions {
+        summarize: true,
+        ..NavigateOptions::default()
+    };
+    for l in leaves() {
+        let leaf_id = l.want["leafId"].as_str().unwrap();
+        let mut s = Session::load(l.session.to_bytes(), LoadOptions::default()).unwrap();
+        s.branch(leaf_id).unwrap();
+        let level = l.want["sessionContext"]["thinkingLevel"].as_str().unwrap();
+        let want = (level != "off").then_some(level);
+        if !l.want["prepareCompaction"]["2000"].is_null() {
+            assert_eq!(plan_effort(&s), want, "{}", l.name);
+        }
+        let root = s.entries()[0].id().to_string();
+        let nav = plan_navigation(&s, &root, summarize.clone()).unwrap();
+        if nav.request.is_some() {
+            assert_eq!(nav.reasoning_effort, want, "{} navigation", l.name);
+        }
+        // A later thinking level change is what the next request asks for.
+        let mut fields = serde_json::Map::new();
+        fields.insert("thinkingLevel".into(), "medium".into());
+        s.append("thinking_level_change", fields, 0).unwrap();
+        if !l.want["prepareCompaction"]["2000"].is_null() {
+            assert_eq!(plan_effort(&s), Some("medium"), "{}", l.name);
+        }
+    }
+    // Not a pi-family session: oh-my-pi's hint.
+    let mut j = common::Jsonl::new();
+    let mut parent: Option<String> = None;
+    for i in 0..6 {
+        let (u, a) = (format!("u{i}"), format!("a{i}"));
+        j = j.user(&u, parent.as_deref(), &"question ".repeat(400));
+        j = j.assistant(&a, Some(&u), &"answer ".repeat(400));
+        parent = Some(a);
+    }
+    let s = j.load();
+    assert_eq!(plan_effort(&s), Some("high"));
+}

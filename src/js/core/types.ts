@@ -685,8 +685,9 @@ export interface SummaryRequest {
   prompt: string;
   maxTokens: number;
   /**
-   * The reasoning effort to ask of a model that reasons (spec: compaction §5.6; `high`). The
-   * ready summarizers send it when their `reasoning` option is on.
+   * The reasoning effort to ask of a model that reasons (spec: compaction §5.6): `high`, or on
+   * a pi-family session the session's thinking level, as pi does (absent when it is `off`).
+   * The ready summarizers send it when their `reasoning` option is on.
    */
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
   /**
