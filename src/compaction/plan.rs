@@ -22,8 +22,9 @@ use crate::summary::request::{
 };
 use crate::summary::serialize::{
     clamp_window, escaped_for_summary, history_max_tokens, input_budget, merge_split_turn,
-    overflow_retry_budget, plan_windows, serialize_views, short_summary_max_tokens, summary_prompt,
-    turn_prefix_max_tokens, view_size, view_sizes, Dialect, NO_PRIOR_HISTORY,
+    overflow_retry_budget, pi_summary_max_tokens, plan_windows, serialize_views,
+    short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, view_size, view_sizes,
+    Dialect, NO_PRIOR_HISTORY,
 };
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
@@ -44,6 +45,9 @@ pub struct PlanOptions {
     pub preserve_data: Option<Map<String, Value>>,
     /// Context window of the summarizer model (0 = unknown: 200 000 is assumed).
     pub context_window: u64,
+    /// The summarizer model's output limit (`maxTokens`; 0 = unknown): a pi-family path's
+    /// history and turn-prefix requests ask for it, as pi does ([`pi_summary_max_tokens`]).
+    pub output_limit: u64,
     /// The entry's `method` (default: `soft` for an LLM summary, `handoff` for a handoff).
     pub method: Option<String>,
     /// The model that reads the compacted context (`{id, api}`): a snapcompact commit takes
@@ -341,6 +345,21 @@ impl CompactionPlan {
         prompts::SUMMARIZATION_SYSTEM.trim_end().to_string()
     }
 
+    /// The output budget of a history or turn-prefix request: `budget`, or on a pi-family
+    /// path with the model's output limit given, that limit fitted to the window as pi 1.6
+    /// does (summaries sized by the model's output limit).
+    fn output_budget(&self, prompt: &str, budget: u64) -> u64 {
+        match self.options.output_limit {
+            limit if limit > 0 && self.dialect == Dialect::Pi => pi_summary_max_tokens(
+                limit,
+                self.options.context_window,
+                &Self::system_prompt(),
+                prompt,
+            ),
+            _ => budget,
+        }
+    }
+
     fn base_prompt(&self, kind: PromptKind) -> String {
         match (&self.options.prompt_override, kind) {
             (Some(p), PromptKind::Summary | PromptKind::UpdateSummary) => p.clone(),
@@ -425,12 +444,13 @@ impl CompactionPlan {
             &self.base_prompt(kind),
             self.options.custom_instructions.as_deref(),
         );
+        let max_tokens = self.output_budget(&prompt, self.history_max_tokens);
         self.history = Slot::Pending(SummaryRequest {
             id: format!("history-{}", self.next_window + 1),
             purpose: Purpose::History,
             system_prompt: Self::system_prompt(),
             prompt,
-            max_tokens: self.history_max_tokens,
+            max_tokens,
             window: Some(Window {
                 index: self.next_window + 1,
                 last,
@@ -452,12 +472,14 @@ impl CompactionPlan {
             &PromptKind::TurnPrefix.text(),
             None,
         );
+        let budget = turn_prefix_max_tokens(self.settings.reserve_or_default());
+        let max_tokens = self.output_budget(&prompt, budget);
         self.turn_prefix = Slot::Pending(SummaryRequest {
             id: "turn-prefix".into(),
             purpose: Purpose::TurnPrefix,
             system_prompt: Self::system_prompt(),
             prompt,
-            max_tokens: turn_prefix_max_tokens(self.settings.reserve_or_default()),
+            max_tokens,
             window: None,
         });
         Ok(())

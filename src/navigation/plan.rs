@@ -16,8 +16,8 @@ use crate::summary::request::{
     serialized_conversation, summary_reasoning_effort, Purpose, SummaryRequest,
 };
 use crate::summary::serialize::{
-    branch_summary_prompt, escaped_for_summary, serialize_conversation_in, summary_prompt, Dialect,
-    BRANCH_SUMMARY_MAX_TOKENS,
+    branch_summary_prompt, escaped_for_summary, pi_summary_max_tokens, serialize_conversation_in,
+    summary_prompt, Dialect, BRANCH_SUMMARY_MAX_TOKENS,
 };
 use serde_json::Value;
 
@@ -73,6 +73,9 @@ pub struct NavigateOptions {
     pub label: Option<String>,
     /// Context window of the summarizer model (0 = unknown: 128 000).
     pub context_window: u64,
+    /// The summarizer model's output limit (`maxTokens`; 0 = unknown): a pi-family branch's
+    /// request asks for it, as pi does ([`pi_summary_max_tokens`]).
+    pub output_limit: u64,
     /// `branchSummary.reserveTokens` (default 16 384; see [`branch_reserve_tokens`]).
     ///
     /// [`branch_reserve_tokens`]: super::branch_reserve_tokens
@@ -92,6 +95,7 @@ impl Default for NavigateOptions {
             replace_instructions: None,
             label: None,
             context_window: 0,
+            output_limit: 0,
             reserve_tokens: DEFAULT_RESERVE_TOKENS,
             routes: Vec::new(),
         }
@@ -143,6 +147,9 @@ pub struct NavigationPlan {
     /// Its reasoning-effort hint (spec: compaction §5.6; the branch being left decides,
     /// [`summary_reasoning_effort`]).
     pub reasoning_effort: Option<&'static str>,
+    /// A pi-family branch's request asks for the model's output limit, fitted to the window
+    /// (`(limit, window)`, [`pi_summary_max_tokens`]).
+    output_limit: Option<(u64, u64)>,
     /// A summary was wanted but no message was chosen (§7.4 step 2): the commit writes
     /// [`NO_CONTENT_TO_SUMMARIZE`] without asking the summarizer.
     ///
@@ -176,6 +183,10 @@ impl NavigationPlan {
                 self.custom_instructions.as_deref(),
                 self.replace_instructions,
             );
+            if let Some((limit, window)) = self.output_limit {
+                request.max_tokens =
+                    pi_summary_max_tokens(limit, window, &request.system_prompt, &request.prompt);
+            }
         }
     }
 
@@ -265,6 +276,7 @@ pub fn plan_navigation(
         serialized: String::new(),
         request: None,
         reasoning_effort: None,
+        output_limit: None,
         no_content: false,
         fingerprint,
     };
@@ -312,18 +324,19 @@ pub fn plan_navigation(
                 Some(input) => escaped_for_summary(serialize_conversation_in(&input, Dialect::Pi)),
                 None => serialized_conversation(session, &prep.entries)?,
             };
+            // pi asks for the model's output limit (when the host gave it).
+            plan.output_limit = (pi && options.output_limit > 0)
+                .then_some((options.output_limit, options.context_window));
             plan.request = Some(SummaryRequest {
                 id: REQUEST_ID.into(),
                 purpose: Purpose::BranchSummary,
                 system_prompt: prompts::SUMMARIZATION_SYSTEM.trim_end().to_string(),
-                prompt: branch_prompt(
-                    &plan.serialized,
-                    plan.custom_instructions.as_deref(),
-                    plan.replace_instructions,
-                ),
+                prompt: String::new(),
                 max_tokens: BRANCH_SUMMARY_MAX_TOKENS,
                 window: None,
             });
+            let (custom, replace) = (plan.custom_instructions.take(), plan.replace_instructions);
+            plan.set_instructions(custom, replace);
         }
         plan.preparation = Some(prep);
     }

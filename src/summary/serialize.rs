@@ -922,6 +922,26 @@ pub fn short_summary_max_tokens(reserve: u64) -> u64 {
     SHORT_SUMMARY_MAX_TOKENS.min(share(reserve, 0.2))
 }
 
+/// The output budget of a pi-family summary request (pi 1.6, where summaries ask for the
+/// model's output limit, `clampMaxTokensToContext`): `limit` fitted into `window` (0: unknown,
+/// the limit as it is) beside the request's input, estimated at 3.5 characters per token
+/// (system prompt and prompt each rounded up), with a margin of `max(4096, ⌈15 % of the
+/// input⌉)` — or of 4,096 alone, and at most 32,768 tokens, when that margin would leave less
+/// than 32,768 —; at least 1.
+pub fn pi_summary_max_tokens(limit: u64, window: u64, system: &str, prompt: &str) -> u64 {
+    let tokens = |s: &str| (js_len(s) as f64 / 3.5).ceil();
+    let input = tokens(system) + tokens(prompt);
+    if window == 0 {
+        return limit.max(1);
+    }
+    let window = window as f64;
+    let mut room = window - input - (input * 0.15).ceil().max(4096.0);
+    if room < 32_768.0 {
+        room = (window - input - 4096.0).min(32_768.0);
+    }
+    (limit as f64).min(room.max(1.0)) as u64
+}
+
 /// How much conversation one summarizer call may carry (spec: compaction §5.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InputBudget {
@@ -1151,6 +1171,30 @@ mod tests {
             out,
             "[Tool Call]: search(pattern=\"alpha\")\n\n[Tool Result]: alpha found"
         );
+    }
+
+    /// pi-ai's `clampMaxTokensToContext` (pi 1.6) of a summary request: a system prompt of
+    /// 700 characters and a prompt of the given length, `(window, limit, prompt length)` →
+    /// what pi's function returns on the same inputs.
+    #[test]
+    fn pi_output_budget_fits_the_window_as_pi_does() {
+        let system = "S".repeat(700);
+        for (window, limit, prompt, want) in [
+            (200_000, 64_000, 1_000, 64_000),
+            (200_000, 64_000, 600_000, 24_275),
+            (128_000, 128_000, 70_000, 103_704),
+            (32_000, 8_192, 100_000, 1),
+            (0, 16_384, 5_000, 16_384),
+            (40_000, 100_000, 10, 35_701),
+            (200_000, 32_000, 3, 32_000),
+        ] {
+            let p = "p".repeat(prompt);
+            assert_eq!(
+                pi_summary_max_tokens(limit, window, &system, &p),
+                want,
+                "{window} {limit} {prompt}"
+            );
+        }
     }
 
     /// pi 1.6 `serializeConversation` (the pi-family transcript): its labels, no thinking,

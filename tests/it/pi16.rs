@@ -674,3 +674,73 @@ fn reasoning_hint_follows_the_thinking_level() {
     let s = j.load();
     assert_eq!(plan_effort(&s), Some("high"));
 }
+
+/// Summaries of a pi-family path ask for the model's output limit, fitted to the window as
+/// pi 1.6 does (`clampMaxTokensToContext`): the history and turn-prefix requests and the
+/// branch summary; without the limit, and on other sessions, ctxfold's budgets stay
+/// (issue 40 item 4).
+#[test]
+fn pi_summaries_ask_for_the_model_output_limit() {
+    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
+    use ctxfold::navigation::{plan_navigation, NavigateOptions};
+    use ctxfold::summary::serialize::pi_summary_max_tokens;
+    let l = leaves()
+        .into_iter()
+        .find(|l| l.name == "04-thinking-split-turn.end")
+        .expect("case 04");
+    let settings = CompactionSettings {
+        keep_recent_tokens: 2000,
+        ..Default::default()
+    };
+    let plan = |limit: u64, window: u64| {
+        let options = PlanOptions {
+            output_limit: limit,
+            context_window: window,
+            ..Default::default()
+        };
+        plan_compaction(&l.session, &settings, options).expect("plans")
+    };
+    for (limit, window) in [(64_000, 200_000), (128_000, 40_000), (8_192, 0)] {
+        let p = plan(limit, window);
+        let pending = p.pending();
+        assert!(pending.iter().any(|r| r.id == "turn-prefix"));
+        for r in pending {
+            let want = pi_summary_max_tokens(limit, window, &r.system_prompt, &r.prompt);
+            assert_eq!(r.max_tokens, want, "{} at {limit}/{window}", r.id);
+        }
+    }
+    // No limit given: ctxfold's budgets (0.8 and 0.5 of the reserve).
+    let budgets: Vec<(String, u64)> = plan(0, 200_000)
+        .pending()
+        .iter()
+        .map(|r| (r.id.clone(), r.max_tokens))
+        .collect();
+    assert_eq!(
+        budgets,
+        [
+            ("history-1".to_string(), 13_107),
+            ("turn-prefix".into(), 8_192)
+        ]
+    );
+    // The branch summary of a pi-family branch.
+    let root = l.session.entries()[1].id().to_string();
+    let nav = |limit: u64| {
+        let options = NavigateOptions {
+            summarize: true,
+            output_limit: limit,
+            context_window: 100_000,
+            ..NavigateOptions::default()
+        };
+        plan_navigation(&l.session, &root, options)
+            .unwrap()
+            .request
+            .unwrap()
+    };
+    let r = nav(32_000);
+    assert_eq!(
+        r.max_tokens,
+        pi_summary_max_tokens(32_000, 100_000, &r.system_prompt, &r.prompt)
+    );
+    assert!(r.max_tokens > 2048);
+    assert_eq!(nav(0).max_tokens, 2048);
+}

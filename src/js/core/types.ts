@@ -727,6 +727,12 @@ export interface PlanOptions {
   preserveData?: JsonObject;
   /** Context window of the summarizer model (default 200,000). */
   contextWindow?: number;
+  /**
+   * Output limit of the summarizer model (its `maxTokens`). On a pi-family session the history
+   * and turn-prefix requests ask for it, fitted to `contextWindow` beside their input, as pi
+   * does; unset (and on other sessions) ctxfold's budgets apply.
+   */
+  maxTokens?: number;
   /** Provider of the model that will read the context. */
   provider?: string;
   /** Compact the path to this entry instead of the leaf. */
@@ -1291,6 +1297,11 @@ export interface NavigationOptions {
   label?: string;
   /** Context window of the summarizer model (default 128,000). */
   contextWindow?: number;
+  /**
+   * Output limit of the summarizer model (its `maxTokens`): a pi-family branch's summary asks
+   * for it, fitted to `contextWindow`, as pi does; unset (and on other sessions) 2,048.
+   */
+  maxTokens?: number;
   /** `branchSummary.reserveTokens` (default 16,384): budget = window − reserve. */
   reserveTokens?: number;
   /**
@@ -1601,6 +1612,8 @@ export interface CompactOptions extends SummarizeCallOptions {
         id: string;
         provider?: string;
         contextWindow?: number;
+        /** Output limit: a pi-family session's summaries ask for it (`PlanOptions.maxTokens`). */
+        maxTokens?: number;
         input?: ReadonlyArray<'text' | 'image'>;
       } & NativeCompactionModel);
   /**
