@@ -34,7 +34,9 @@ pub(super) fn write_request(out: &mut String, r: &SummaryRequest, effort: Option
     o.str("systemPrompt", &r.system_prompt);
     o.str("prompt", &r.prompt);
     o.num("maxTokens", r.max_tokens as f64);
-    o.opt_str("reasoningEffort", effort);
+    if let Some(effort) = effort {
+        o.str("reasoningEffort", effort);
+    }
     if let Some(w) = r.window {
         let mut m = Object::open(o.key("window"));
         m.num("index", w.index as f64);

@@ -177,3 +177,88 @@ test('createBranchedSession: a new session holding one path, labels re-created',
   assert.equal(kept.index().find((r) => r.id === '7130ed3c').label, 'verbose-flag');
   assert.equal(kept.entries().at(-1).type, 'label');
 });
+
+/** The text of a request's `<conversation>` wrapper. */
+function conversationOf(prompt) {
+  const start = prompt.indexOf('<conversation>\n');
+  const end = prompt.indexOf('\n</conversation>');
+  assert.ok(start >= 0 && end > start, 'a conversation');
+  return prompt.slice(start + '<conversation>\n'.length, end);
+}
+
+test('pi 1.6: planCompaction’s requests carry pi’s serialized history and turn prefix', () => {
+  let compared = 0;
+  for (const { name, text, want } of leaves()) {
+    const s = Session.fromJsonl(text);
+    for (const keep of ['2000', '20000']) {
+      const expected = want.prepareCompaction[keep];
+      if (expected === null) continue;
+      const plan = s.planCompaction({ keepRecentTokens: Number(keep) }, { leafId: want.leafId });
+      const conversation = (id) => {
+        const r = plan.pending.find((p) => p.id === id);
+        return r === undefined ? '' : conversationOf(r.prompt);
+      };
+      assert.equal(conversation('history-1'), expected.serializedHistory, `${name} ${keep}: history`);
+      assert.equal(conversation('turn-prefix'), expected.serializedTurnPrefix ?? '', `${name} ${keep}: turn prefix`);
+      compared += 1;
+    }
+  }
+  assert.equal(compared, 8, 'every prepared leaf and budget');
+});
+
+test('pi 1.6: branch summaries read the branch as pi reads it', () => {
+  const outputs = JSON.parse(readFileSync(path.join(repoDir, 'tests/fixtures/pi-branch/outputs.json'), 'utf8'));
+  let asked = 0;
+  for (const n of outputs.navigations) {
+    const text = readFileSync(path.join(conformance, n.file), 'utf8');
+    const s = Session.fromJsonl(text);
+    s.branch(n.from);
+    const want = n.prepared['0'];
+    const plan = s.planNavigation(n.to, { summarize: true, contextWindow: 1 });
+    assert.deepEqual(plan.preparation.entriesToSummarize, n.entries, `${n.case} ${n.from} → ${n.to}`);
+    const [request] = plan.pending;
+    if (want.roles.length === 0) {
+      assert.equal(request, undefined);
+      continue;
+    }
+    assert.equal(conversationOf(request.prompt), want.serialized, `${n.case} ${n.from} → ${n.to}`);
+    assert.equal(plan.preparation.summarizedTokens, want.totalTokens);
+    asked += 1;
+  }
+  assert.ok(asked >= 15);
+});
+
+test('pi 1.6: the reasoning hint is the session’s thinking level; summaries ask for the model’s output limit', () => {
+  const all = leaves();
+  const off = all.find((l) => l.want.case === '01-context-edit' && l.want.leaf === 'end');
+  const high = all.find((l) => l.want.case === '04-thinking-split-turn');
+  assert.equal(off.want.sessionContext.thinkingLevel, 'off');
+  assert.equal(high.want.sessionContext.thinkingLevel, 'high');
+  const settings = { keepRecentTokens: 2000 };
+  for (const r of Session.fromJsonl(off.text).planCompaction(settings).pending) {
+    assert.ok(!('reasoningEffort' in r), `${r.id}: off asks for none`);
+  }
+  const s = Session.fromJsonl(high.text);
+  const sized = s.planCompaction(settings, { maxTokens: 64000, contextWindow: 200000 }).pending;
+  assert.deepEqual(
+    sized.map((r) => [r.id, r.reasoningEffort, r.maxTokens]),
+    [
+      ['history-1', 'high', 64000],
+      ['turn-prefix', 'high', 64000],
+    ],
+  );
+  // A window too small for the limit beside the input: what is left of it.
+  for (const r of s.planCompaction(settings, { maxTokens: 64000, contextWindow: 40000 }).pending) {
+    assert.ok(r.maxTokens > 0 && r.maxTokens < 40000, `${r.id}: ${r.maxTokens}`);
+  }
+  // Without the limit, ctxfold's budgets.
+  assert.deepEqual(
+    s.planCompaction(settings).pending.map((r) => r.maxTokens),
+    [13107, 8192],
+  );
+  // The branch summary of a pi-family branch.
+  const root = s.entries()[1].id;
+  const [nav] = s.planNavigation(root, { summarize: true, maxTokens: 32000, contextWindow: 100000 }).pending;
+  assert.deepEqual([nav.reasoningEffort, nav.maxTokens], ['high', 32000]);
+  assert.equal(s.planNavigation(root, { summarize: true }).pending[0].maxTokens, 2048);
+});
