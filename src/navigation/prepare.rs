@@ -147,6 +147,24 @@ impl BranchPreparation {
     }
 }
 
+/// Pass 1 of `prepareBranchEntries` (spec: compaction §7.3 step 1), after checking every
+/// index: the files of the earlier branch summaries among `entries` that an extension did
+/// not write.
+fn summaries_files(session: &Session, entries: &[usize]) -> Result<FileOperations> {
+    check_indices(session, entries)?;
+    let mut file_ops = FileOperations::new();
+    for &i in entries {
+        if session.entries()[i].kind() != EntryKind::BranchSummary {
+            continue;
+        }
+        let body: BranchSummaryBody = session.body(i)?;
+        if let Some(details) = body.details.as_ref().filter(|_| !body.from_extension) {
+            file_ops.add_details(details);
+        }
+    }
+    Ok(file_ops)
+}
+
 /// `prepareBranchEntries` (spec: compaction §7.3).
 ///
 /// 1. Pass 1, over all `entries`: each `branch_summary` with `details` that an extension did
@@ -166,17 +184,7 @@ pub fn prepare_branch_entries(
     entries: &[usize],
     token_budget: u64,
 ) -> Result<BranchPreparation> {
-    check_indices(session, entries)?;
-    let mut file_ops = FileOperations::new();
-    for &i in entries {
-        if session.entries()[i].kind() != EntryKind::BranchSummary {
-            continue;
-        }
-        let body: BranchSummaryBody = session.body(i)?;
-        if let Some(details) = body.details.as_ref().filter(|_| !body.from_extension) {
-            file_ops.add_details(details);
-        }
-    }
+    let mut file_ops = summaries_files(session, entries)?;
 
     let mut chosen: Vec<usize> = Vec::new();
     let mut total: u64 = 0;
@@ -220,17 +228,11 @@ pub fn prepare_pi_branch_entries(
     token_budget: u64,
 ) -> Result<(BranchPreparation, Vec<Value>)> {
     use crate::context::projection::{edited_messages, newest_edits};
-    let mut prep = prepare_branch_entries(session, &[], 0)?;
-    check_indices(session, entries)?;
-    for &i in entries {
-        if session.entries()[i].kind() != EntryKind::BranchSummary {
-            continue;
-        }
-        let body: BranchSummaryBody = session.body(i)?;
-        if let Some(details) = body.details.as_ref().filter(|_| !body.from_extension) {
-            prep.file_ops.add_details(details);
-        }
-    }
+    let mut prep = BranchPreparation {
+        entries: Vec::new(),
+        file_ops: summaries_files(session, entries)?,
+        total_tokens: 0,
+    };
     let edits = newest_edits(session, entries);
     let mut chosen: Vec<(usize, ContextMessage)> = Vec::new();
     let mut total: u64 = 0;

@@ -89,19 +89,26 @@ pub struct SummaryRequest {
 pub const SUMMARY_REASONING_EFFORT: &str = "high";
 
 /// The reasoning-effort hint of the summary requests of `path` (spec: compaction §5.6):
-/// [`SUMMARY_REASONING_EFFORT`], except on a pi-family path, where pi 1.6 asks a reasoning
-/// model for the session's thinking level (`createSummarizationOptions`: none when it is
-/// `off`; a level pi does not know is sent as none too).
-pub fn summary_reasoning_effort(session: &Session, path: &[usize]) -> Option<&'static str> {
-    if !crate::context::projection::is_pi_family(session, path) {
+/// [`SUMMARY_REASONING_EFFORT`], except on a pi-family path (`pi`), where pi 1.6 asks a
+/// reasoning model for the session's thinking level, the newest readable
+/// `thinking_level_change` on the path (`createSummarizationOptions`: none when it is `off`,
+/// the default; a level pi does not know is sent as none too).
+pub fn summary_reasoning_effort(
+    session: &Session,
+    path: &[usize],
+    pi: bool,
+) -> Option<&'static str> {
+    if !pi {
         return Some(SUMMARY_REASONING_EFFORT);
     }
-    let level = path
-        .last()
-        .map(|&leaf| session.path_state(leaf).thinking_level)?;
+    let level = path.iter().rev().find_map(|&i| {
+        (session.entries()[i].kind() == EntryKind::ThinkingLevelChange)
+            .then(|| session.body::<crate::session::ThinkingLevelBody>(i).ok())
+            .flatten()
+    })?;
     ["minimal", "low", "medium", "high", "xhigh"]
         .into_iter()
-        .find(|l| *l == level)
+        .find(|l| level.thinking_level.as_deref() == Some(l))
 }
 
 /// `serializeConversationForSummary` of the provider messages of `entries` (spec: compaction
