@@ -259,7 +259,11 @@ pub(super) fn plan_prepared(
         handoff: Slot::Skip,
         recent_serialized,
         history_max_tokens: history_max,
-        reasoning_effort: summary_reasoning_effort(session, &prep.path, dialect == Dialect::Pi),
+        reasoning_effort: summary_reasoning_effort(
+            session,
+            prep.path.last().copied(),
+            dialect == Dialect::Pi,
+        ),
         preparation: prep,
         options,
     };

@@ -303,7 +303,7 @@ pub fn plan_navigation(
         // transcript (issue 40 item 4).
         let old_path = old_leaf.map_or(Vec::new(), |l| session.path_to(l));
         let pi = is_pi_family(session, &old_path);
-        plan.reasoning_effort = summary_reasoning_effort(session, &old_path, pi);
+        plan.reasoning_effort = summary_reasoning_effort(session, old_leaf, pi);
         let entries = &plan.entries_to_summarize;
         let (prep, pi_input) = match pi {
             true => {

@@ -88,27 +88,22 @@ pub struct SummaryRequest {
 /// provider's parameter when its model reasons (a model that does not is sent none).
 pub const SUMMARY_REASONING_EFFORT: &str = "high";
 
-/// The reasoning-effort hint of the summary requests of `path` (spec: compaction §5.6):
-/// [`SUMMARY_REASONING_EFFORT`], except on a pi-family path (`pi`), where pi 1.6 asks a
-/// reasoning model for the session's thinking level, the newest readable
-/// `thinking_level_change` on the path (`createSummarizationOptions`: none when it is `off`,
-/// the default; a level pi does not know is sent as none too).
+/// The reasoning-effort hint of the summary requests of the path to `leaf` (spec: compaction
+/// §5.6): [`SUMMARY_REASONING_EFFORT`], except on a pi-family path (`pi`), where pi 1.6 asks a
+/// reasoning model for the session's thinking level (`createSummarizationOptions`: none when
+/// it is `off`; a level pi does not know is sent as none too).
 pub fn summary_reasoning_effort(
     session: &Session,
-    path: &[usize],
+    leaf: Option<usize>,
     pi: bool,
 ) -> Option<&'static str> {
     if !pi {
         return Some(SUMMARY_REASONING_EFFORT);
     }
-    let level = path.iter().rev().find_map(|&i| {
-        (session.entries()[i].kind() == EntryKind::ThinkingLevelChange)
-            .then(|| session.body::<crate::session::ThinkingLevelBody>(i).ok())
-            .flatten()
-    })?;
+    let level = session.path_state(leaf?).thinking_level;
     ["minimal", "low", "medium", "high", "xhigh"]
         .into_iter()
-        .find(|l| level.thinking_level.as_deref() == Some(l))
+        .find(|l| *l == level)
 }
 
 /// `serializeConversationForSummary` of the provider messages of `entries` (spec: compaction
