@@ -535,13 +535,6 @@ impl crate::session::Session {
             estimate_message(m, &ByteEstimate, opts)
         })
     }
-
-    /// `tokensBefore` of a compaction of `path` (spec: compaction §3.5): the context tokens of
-    /// the last valid usage, or 0.
-    pub fn tokens_before(&self, path: &[usize]) -> u64 {
-        self.last_assistant_usage(path)
-            .map_or(0, |(_, u)| context_tokens(&u))
-    }
 }
 
 /// Checks the facts the load pass recorded (`Session::recorded_facts`) against the facts a
@@ -661,42 +654,40 @@ pub fn pi_usage_tokens(m: &serde_json::Value) -> Option<u64> {
     (total > 0.0).then_some(total as u64)
 }
 
-/// The current system message of a pi context (pi-ai `getCurrentSystemMessage`): every
-/// system message replayed in order — content joined by blank lines, sections set or removed
-/// (`null`), tools added or removed by name — or `None` when there is none.
-pub fn pi_current_system(messages: &[serde_json::Value]) -> Option<serde_json::Value> {
-    use serde_json::{Map, Value};
-    let mut content: Vec<String> = Vec::new();
-    let mut sections: Map<String, Value> = Map::new();
-    let mut tools: Vec<(String, Value)> = Vec::new();
-    let mut seen = false;
+/// [`estimate_pi_message`] of the current system message of a pi context (pi-ai
+/// `getCurrentSystemMessage`: every system message replayed in order — content joined by blank
+/// lines, sections set or removed (`null`), tools added or removed by name), counted as it is
+/// replayed rather than built; 0 when there is none.
+pub fn pi_current_system_tokens(messages: &[serde_json::Value]) -> u64 {
+    use serde_json::Value;
+    let len = |s: &str| s.encode_utf16().count() as u64;
+    let (mut text, mut parts, mut seen) = (0u64, 0u64, false);
+    let mut sections: Vec<(&str, u64)> = Vec::new();
+    let mut tools: Vec<(&str, u64)> = Vec::new();
     for m in messages {
         if m.get("role").and_then(Value::as_str) != Some("system") {
             continue;
         }
         seen = true;
-        let text = match m.get("content") {
-            Some(Value::String(s)) => s.clone(),
+        let n: u64 = match m.get("content") {
+            Some(Value::String(s)) => len(s),
             Some(Value::Array(b)) => b
                 .iter()
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
+                .map(len)
+                .sum(),
+            _ => 0,
         };
-        if !text.is_empty() {
-            content.push(text);
+        if n > 0 {
+            text += n;
+            parts += 1;
         }
-        for (k, v) in m
-            .get("sections")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            if v.is_null() {
-                sections.shift_remove(k);
-            } else {
-                sections.insert(k.clone(), v.clone());
+        if let Some(o) = m.get("sections").and_then(Value::as_object) {
+            for (k, v) in o {
+                sections.retain(|(name, _)| name != k);
+                if !v.is_null() {
+                    sections.push((k, v.as_str().map_or(0, len)));
+                }
             }
         }
         for t in m
@@ -708,9 +699,10 @@ pub fn pi_current_system(messages: &[serde_json::Value]) -> Option<serde_json::V
             let Some(name) = t.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            match tools.iter_mut().find(|(n, _)| n == name) {
-                Some(slot) => slot.1 = t.clone(),
-                None => tools.push((name.to_string(), t.clone())),
+            let n = len(&crate::support::json::js::stringify(t));
+            match tools.iter_mut().find(|(have, _)| *have == name) {
+                Some(slot) => slot.1 = n,
+                None => tools.push((name, n)),
             }
         }
         for t in m
@@ -720,26 +712,22 @@ pub fn pi_current_system(messages: &[serde_json::Value]) -> Option<serde_json::V
             .flatten()
         {
             if let Some(name) = t.get("name").and_then(Value::as_str).or(t.as_str()) {
-                tools.retain(|(n, _)| n != name);
+                tools.retain(|(have, _)| *have != name);
             }
         }
     }
-    if !seen && tools.is_empty() {
-        return None;
+    if !seen {
+        return 0;
     }
-    let mut o = Map::new();
-    o.insert("role".into(), "system".into());
-    o.insert("content".into(), content.join("\n\n").into());
-    if !sections.is_empty() {
-        o.insert("sections".into(), Value::Object(sections));
-    }
-    if !tools.is_empty() {
-        o.insert(
-            "toolsAdded".into(),
-            Value::Array(tools.into_iter().map(|(_, t)| t).collect()),
-        );
-    }
-    Some(Value::Object(o))
+    // Content joined by "\n\n"; `JSON.stringify(toolsAdded)`: `[`, `]` and a comma between.
+    let joined = text + 2 * parts.saturating_sub(1);
+    let listed: u64 = tools.iter().map(|t| t.1).sum();
+    let tools = if tools.is_empty() {
+        0
+    } else {
+        listed + tools.len() as u64 + 1
+    };
+    (joined + sections.iter().map(|s| s.1).sum::<u64>() + tools).div_ceil(4)
 }
 
 #[cfg(test)]

@@ -4,7 +4,10 @@
 //! from it, the pi conversion, the projected token estimate, the pi preparation at several
 //! budgets and the raw cut point never panic, and agree with each other: the context is the
 //! projection's messages, the kept entry is one of the projection's, and the preparation
-//! never summarizes a system message.
+//! never summarizes a system message. Through the operations (issue 40 item 4): a plan of
+//! the path (pi's summarizer input, reasoning hint and output limit) answered and committed,
+//! and a navigation with a branch summary of the branch being left, each on a copy that
+//! reloads to the bytes it saves; a refusal leaves the copy unchanged.
 #![no_main]
 use ctxfold::compaction::prepare::{find_pi_cut_point_on_entries, prepare_pi_compaction};
 use ctxfold::context::convert::convert_pi;
@@ -24,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         .into_iter()
         .filter(|&i| i < n)
         .collect();
-    for leaf in leaves {
+    for (k, leaf) in leaves.into_iter().enumerate() {
         let path = s.path_to(leaf);
         let selected = context_entries(&s, &path);
         assert!(
@@ -74,5 +77,83 @@ fuzz_target!(|data: &[u8]| {
             }
             let _ = find_pi_cut_point_on_entries(&s, &path, keep);
         }
+        // The operations at the last entry and the middle one (the costly part).
+        if k < 2 {
+            operations(&s, leaf, data.len() as u64);
+        }
     }
 });
+
+/// A compaction and a navigation from `leaf`, answered and committed on copies.
+fn operations(s: &ctxfold::Session, leaf: usize, limit: u64) {
+    use ctxfold::compaction::commit::commit_compaction;
+    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
+    use ctxfold::navigation::{commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer};
+    let known = ["minimal", "low", "medium", "high", "xhigh"];
+    let mut copy = ctxfold::Session::load(s.to_bytes(), Default::default()).expect("reloads");
+    let id = copy.entries()[leaf].id().to_string();
+    if copy.index_of(&id) != Some(leaf) || copy.branch(&id).is_err() {
+        return;
+    }
+    let settings = ctxfold::settings::CompactionSettings {
+        keep_recent_tokens: 50,
+        ..Default::default()
+    };
+    let options = PlanOptions {
+        output_limit: limit % 70_000,
+        context_window: (limit * 7) % 300_000,
+        ..Default::default()
+    };
+    if let Ok(mut plan) = plan_compaction(&copy, &settings, options) {
+        assert!(plan.reasoning_effort.is_none_or(|e| known.contains(&e)));
+        for _ in 0..64 {
+            let pending: Vec<String> = plan.pending().iter().map(|r| r.id.clone()).collect();
+            if pending.is_empty() {
+                break;
+            }
+            for r in plan.pending() {
+                assert!(r.max_tokens >= 1, "{} asks for no output", r.id);
+            }
+            for id in pending {
+                plan.answer(&copy, &id, "s").expect("an answer to a pending request");
+            }
+        }
+        let before = copy.to_bytes();
+        match commit_compaction(&mut copy, &plan, 1) {
+            Ok(_) => {
+                let saved = copy.to_bytes();
+                let again = ctxfold::Session::load(saved.clone(), Default::default()).expect("reloads");
+                assert_eq!(again.to_bytes(), saved, "a committed compaction reloads");
+            }
+            Err(_) => assert_eq!(copy.to_bytes(), before, "a refused commit changes nothing"),
+        }
+    }
+    // The first entry, or the last from the first: a branch is left behind either way.
+    let target = if leaf == 0 { copy.len() - 1 } else { 0 };
+    let target = copy.entries()[target].id().to_string();
+    let options = NavigateOptions {
+        summarize: true,
+        output_limit: limit % 50_000,
+        context_window: limit % 20_000,
+        ..NavigateOptions::default()
+    };
+    if let Ok(plan) = plan_navigation(&copy, &target, options) {
+        assert!(plan.reasoning_effort.is_none_or(|e| known.contains(&e)));
+        let answer = match &plan.request {
+            Some(r) => {
+                assert!(r.max_tokens >= 1);
+                NavigationAnswer::Summary("b".into())
+            }
+            None => NavigationAnswer::None,
+        };
+        let before = copy.to_bytes();
+        match commit_navigation(&mut copy, &plan, answer, 2) {
+            Ok(_) => {
+                let saved = copy.to_bytes();
+                let again = ctxfold::Session::load(saved.clone(), Default::default()).expect("reloads");
+                assert_eq!(again.to_bytes(), saved, "a navigation reloads");
+            }
+            Err(_) => assert_eq!(copy.to_bytes(), before, "a refused navigation changes nothing"),
+        }
+    }
+}

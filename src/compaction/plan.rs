@@ -17,13 +17,14 @@ use crate::session::Session;
 use crate::settings::{CompactionSettings, Strategy};
 use crate::summary::fileops::FileLists;
 use crate::summary::request::{
-    serialized_conversation_in, with_views, HistoryFeed, HistoryMsg, Purpose, SummaryRequest,
-    Window,
+    conversation_text, summary_reasoning_effort, with_views, HistoryFeed, HistoryMsg, Purpose,
+    SummaryRequest, Window,
 };
 use crate::summary::serialize::{
     clamp_window, escaped_for_summary, history_max_tokens, input_budget, merge_split_turn,
-    overflow_retry_budget, plan_windows, serialize_views, short_summary_max_tokens, summary_prompt,
-    turn_prefix_max_tokens, view_size_piece, view_sizes, Dialect, NO_PRIOR_HISTORY,
+    overflow_retry_budget, pi_summary_max_tokens, plan_windows, serialize_views,
+    short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, view_size_piece, view_sizes,
+    Dialect, NO_PRIOR_HISTORY,
 };
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
@@ -44,6 +45,9 @@ pub struct PlanOptions {
     pub preserve_data: Option<Map<String, Value>>,
     /// Context window of the summarizer model (0 = unknown: 200 000 is assumed).
     pub context_window: u64,
+    /// The summarizer model's output limit (`maxTokens`; 0 = unknown): a pi-family path's
+    /// history and turn-prefix requests ask for it, as pi does ([`pi_summary_max_tokens`]).
+    pub output_limit: u64,
     /// The entry's `method` (default: `soft` for an LLM summary, `handoff` for a handoff).
     pub method: Option<String>,
     /// The model that reads the compacted context (`{id, api}`): a snapcompact commit takes
@@ -125,6 +129,8 @@ pub struct CompactionPlan {
     handoff: Slot,
     recent_serialized: String,
     history_max_tokens: u64,
+    /// The reasoning-effort hint of every request ([`summary_reasoning_effort`]).
+    pub reasoning_effort: Option<&'static str>,
 }
 
 /// The history read so far with the size of each message (spec: compaction §5.5: the token
@@ -210,11 +216,15 @@ pub(super) fn plan_prepared(
     let reserve = settings.reserve_or_default();
     let history_max = history_max_tokens(reserve);
     // snapcompact asks no model anything (spec: snapcompact §9.2): no short-summary prompt.
-    let dialect = summary_dialect(&options);
+    // A pi-family path's requests read pi's input, serialized as pi does (issue 40 item 4).
+    let dialect = match crate::context::projection::is_pi_family(session, &prep.path) {
+        true => Dialect::Pi,
+        false => summary_dialect(&options),
+    };
     let recent_serialized = if strategy == Strategy::Snapcompact {
         String::new()
     } else {
-        serialized_conversation_in(session, &prep.recent, dialect)?
+        conversation_text(session, &prep.path, &prep.recent, dialect)?
     };
 
     let mut plan = CompactionPlan {
@@ -225,7 +235,12 @@ pub(super) fn plan_prepared(
         fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
         generation: session.generation(),
         history: Slot::Queued,
-        feed: HistoryFeed::in_place(prep.messages_to_summarize.clone()),
+        feed: HistoryFeed::for_dialect(
+            session,
+            &prep.path,
+            prep.messages_to_summarize.clone(),
+            dialect,
+        )?,
         dialect,
         // An error flagged useless stays (spec: compaction §5.1; issue 36 item 7).
         useless: prep
@@ -250,6 +265,11 @@ pub(super) fn plan_prepared(
         handoff: Slot::Skip,
         recent_serialized,
         history_max_tokens: history_max,
+        reasoning_effort: summary_reasoning_effort(
+            session,
+            prep.path.last().copied(),
+            dialect == Dialect::Pi,
+        ),
         preparation: prep,
         options,
     };
@@ -269,7 +289,7 @@ pub(super) fn plan_prepared(
         let mut all = plan.preparation.messages_to_summarize.clone();
         all.extend(&plan.preparation.turn_prefix);
         all.extend(&plan.preparation.recent);
-        let conversation = serialized_conversation_in(session, &all, plan.dialect)?;
+        let conversation = conversation_text(session, &plan.preparation.path, &all, plan.dialect)?;
         let prompt = summary_prompt(
             &conversation,
             plan.previous_summary.as_deref(),
@@ -333,6 +353,21 @@ pub fn previous_summary_for_llm(prep: &Preparation) -> Option<String> {
 impl CompactionPlan {
     fn system_prompt() -> String {
         prompts::SUMMARIZATION_SYSTEM.trim_end().to_string()
+    }
+
+    /// The output budget of a history or turn-prefix request: `budget`, or on a pi-family
+    /// path with the model's output limit given, that limit fitted to the window as pi 1.6
+    /// does (summaries sized by the model's output limit).
+    fn output_budget(&self, prompt: &str, budget: u64) -> u64 {
+        match self.options.output_limit {
+            limit if limit > 0 && self.dialect == Dialect::Pi => pi_summary_max_tokens(
+                limit,
+                self.options.context_window,
+                &Self::system_prompt(),
+                prompt,
+            ),
+            _ => budget,
+        }
     }
 
     fn base_prompt(&self, kind: PromptKind) -> String {
@@ -417,12 +452,13 @@ impl CompactionPlan {
             &self.base_prompt(kind),
             self.options.custom_instructions.as_deref(),
         );
+        let max_tokens = self.output_budget(&prompt, self.history_max_tokens);
         self.history = Slot::Pending(SummaryRequest {
             id: format!("history-{}", self.next_window + 1),
             purpose: Purpose::History,
             system_prompt: Self::system_prompt(),
             prompt,
-            max_tokens: self.history_max_tokens,
+            max_tokens,
             window: Some(Window {
                 index: self.next_window + 1,
                 last,
@@ -488,8 +524,8 @@ impl CompactionPlan {
         if self.turn_prefix != Slot::Queued {
             return Ok(());
         }
-        let serialized =
-            serialized_conversation_in(session, &self.preparation.turn_prefix, self.dialect)?;
+        let prep = &self.preparation;
+        let serialized = conversation_text(session, &prep.path, &prep.turn_prefix, self.dialect)?;
         let prompt = summary_prompt(
             &serialized,
             None,
@@ -497,12 +533,14 @@ impl CompactionPlan {
             &PromptKind::TurnPrefix.text(),
             None,
         );
+        let budget = turn_prefix_max_tokens(self.settings.reserve_or_default());
+        let max_tokens = self.output_budget(&prompt, budget);
         self.turn_prefix = Slot::Pending(SummaryRequest {
             id: "turn-prefix".into(),
             purpose: Purpose::TurnPrefix,
             system_prompt: Self::system_prompt(),
             prompt,
-            max_tokens: turn_prefix_max_tokens(self.settings.reserve_or_default()),
+            max_tokens,
             window: None,
         });
         Ok(())

@@ -296,6 +296,9 @@ pub fn prepare_compaction(
     {
         return Err(Error::AlreadyCompacted);
     }
+    if crate::context::projection::is_pi_family(session, path) {
+        return pi_preparation(session, settings, leaf, path_vec);
+    }
 
     // The latest readable compaction, and the latest reset boundary after it.
     let mut previous: Option<(usize, CompactionBody)> = None;
@@ -439,6 +442,67 @@ pub fn prepare_compaction(
         keep_recent_tokens: keep,
         ratio,
         path: path_vec,
+    })
+}
+
+/// The entries that carry `messages`, in order, each once.
+fn carrying_entries(messages: &[crate::context::ContextMessage]) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for m in messages {
+        if out.last() != Some(&m.entry) {
+            out.push(m.entry);
+        }
+    }
+    out
+}
+
+/// [`prepare_compaction`] of a pi-family path: pi's preparation on the edited projection
+/// ([`prepare_pi_compaction`]; `conformance/pi-1.6` `prepareCompaction`), its regions given as
+/// the entries that carry the edited messages (an entry an edit omitted is in none).
+fn pi_preparation(
+    session: &Session,
+    settings: &CompactionSettings,
+    leaf: usize,
+    path: Vec<usize>,
+) -> Result<Preparation> {
+    let Some(p) = prepare_pi_compaction(session, &path, settings.keep_recent_tokens)? else {
+        return Err(Error::NothingToCompact {
+            reason: "everything since the last compaction fits in the kept region".into(),
+        });
+    };
+    let messages_to_summarize = carrying_entries(&p.messages_to_summarize);
+    let turn_prefix = carrying_entries(&p.turn_prefix);
+    let sum = |v: &[usize]| -> u64 {
+        v.iter()
+            .map(|&i| session.entry_tokens(i, EstimateOptions::default()))
+            .sum()
+    };
+    let previous = match p.previous_compaction {
+        Some(c) => Some(session.body::<CompactionBody>(c)?),
+        None => None,
+    };
+    Ok(Preparation {
+        leaf,
+        previous_compaction: p.previous_compaction,
+        previous_summary: p.previous_summary,
+        previous_from_extension: previous.as_ref().is_some_and(|b| b.from_extension),
+        previous_preserve_data: previous.and_then(|b| b.preserve_data),
+        file_ops: p.file_ops,
+        tokens_to_summarize: sum(&messages_to_summarize),
+        tokens_turn_prefix: sum(&turn_prefix),
+        tokens_recent: sum(&p.recent),
+        messages_to_summarize,
+        turn_prefix,
+        recent: p.recent,
+        first_kept: p.first_kept,
+        first_kept_entry_id: p.first_kept_entry_id,
+        is_split_turn: p.is_split_turn,
+        turn_start: p.turn_start,
+        tokens_before: p.tokens_before,
+        // pi keeps its setting as it is (no usage/estimate adaptation).
+        keep_recent_tokens: settings.keep_recent_tokens,
+        ratio: 0.0,
+        path,
     })
 }
 
@@ -759,40 +823,7 @@ pub fn find_pi_cut_point_on_entries(
 }
 
 /// Files a pi-family summary reports (pi 1.6 `fileOps`), each set sorted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PiFileOps {
-    pub read: std::collections::BTreeSet<String>,
-    pub written: std::collections::BTreeSet<String>,
-    pub edited: std::collections::BTreeSet<String>,
-}
-
-impl PiFileOps {
-    fn add_calls(&mut self, m: &Value) {
-        if m.get("role").and_then(Value::as_str) != Some("assistant") {
-            return;
-        }
-        for b in m
-            .get("content")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if b.get("type").and_then(Value::as_str) != Some("toolCall") {
-                continue;
-            }
-            let Some(path) = b.pointer("/arguments/path").and_then(Value::as_str) else {
-                continue;
-            };
-            let set = match b.get("name").and_then(Value::as_str) {
-                Some("read") => &mut self.read,
-                Some("write") => &mut self.written,
-                Some("edit") => &mut self.edited,
-                _ => continue,
-            };
-            set.insert(path.to_string());
-        }
-    }
-}
+pub type PiFileOps = FileOperations;
 
 /// A pi-family preparation (pi 1.6 `prepareCompaction` on the edited projection).
 #[derive(Debug, Clone)]
@@ -807,6 +838,12 @@ pub struct PiPreparation {
     pub messages_to_summarize: Vec<crate::context::ContextMessage>,
     pub turn_prefix: Vec<crate::context::ContextMessage>,
     pub file_ops: PiFileOps,
+    /// The latest compaction of the projection (its summary is `previous_summary`).
+    pub previous_compaction: Option<usize>,
+    /// Where the split turn starts (an entry).
+    pub turn_start: Option<usize>,
+    /// The entries kept verbatim that carry messages (system messages left out).
+    pub recent: Vec<usize>,
 }
 
 /// pi 1.6 `prepareCompaction` for a pi-family path (spec: compaction §4; `conformance/pi-1.6`
@@ -853,16 +890,17 @@ pub fn prepare_pi_compaction(
         cut.first_kept
     };
     let take = |range: std::ops::Range<usize>| -> Vec<crate::context::ContextMessage> {
-        projected[range]
-            .iter()
-            .filter(|p| entries[p.entry].kind() != EntryKind::Compaction)
-            .flat_map(|p| p.messages.iter().cloned())
-            .filter(|m| {
-                m.role() != crate::session::message::Role::Other
-                    || pi_role(&crate::support::json::parse(&m.json(session)).unwrap_or_default())
-                        != "system"
-            })
-            .collect()
+        let mut out = Vec::new();
+        for p in &projected[range] {
+            // System messages stay out (the checkpoint replays them), as do compactions.
+            if entries[p.entry].kind() == EntryKind::Compaction
+                || crate::context::projection::is_system_message(session, p.entry)
+            {
+                continue;
+            }
+            out.extend_from_slice(&p.messages);
+        }
+        out
     };
     let messages_to_summarize = take(start..history_end.max(start));
     let turn_prefix = match cut.turn_start {
@@ -878,23 +916,38 @@ pub fn prepare_pi_compaction(
         .filter(|b| !b.from_extension)
         .and_then(|b| b.details.as_ref())
     {
-        let list = |k: &str| {
-            details
+        for (k, set) in [
+            ("readFiles", &mut file_ops.read),
+            ("modifiedFiles", &mut file_ops.edited),
+        ] {
+            for v in details
                 .get(k)
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        };
-        file_ops.read.extend(list("readFiles"));
-        file_ops.edited.extend(list("modifiedFiles"));
+            {
+                if let Some(path) = v.as_str() {
+                    set.insert(path.to_string());
+                }
+            }
+        }
     }
     for m in messages_to_summarize.iter().chain(&turn_prefix) {
-        file_ops.add_calls(&crate::support::json::parse(&m.json(session)).unwrap_or_default());
+        file_ops.add_pi_calls(&crate::support::json::parse(&m.json(session)).unwrap_or_default());
     }
+    let recent = projected[cut.first_kept..]
+        .iter()
+        .filter(|p| entries[p.entry].kind() != EntryKind::Compaction && !p.messages.is_empty())
+        .filter(|p| !crate::context::projection::is_system_message(session, p.entry))
+        .map(|p| p.entry)
+        .collect();
     Ok(Some(PiPreparation {
+        previous_compaction: previous.map(|p| projected[p].entry),
+        turn_start: cut
+            .turn_start
+            .filter(|_| cut.is_split_turn)
+            .map(|t| projected[t].entry),
+        recent,
         first_kept: first.entry,
         first_kept_entry_id: entries[first.entry].id().to_string(),
         is_split_turn: cut.is_split_turn,

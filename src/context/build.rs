@@ -125,6 +125,18 @@ impl SessionContext {
         counter: &dyn crate::tokens::TokenCounter,
     ) -> crate::tokens::ContextEstimate {
         use crate::tokens::{usage_context_tokens, EstimateOptions};
+        // A pi-family path counts as pi counts it (`estimateProjectedContextTokens`): usage
+        // trusted only when newer than every edit and compaction (spec: compaction §3.2;
+        // `conformance/pi-1.6` projectedTokens).
+        if counter.is_byte_estimate()
+            && crate::context::projection::is_pi_family(session, &self.path)
+        {
+            if let Ok(p) = crate::context::projection::project(session, &self.path) {
+                return super::projection::estimate_projected_context_tokens(
+                    session, &p, &self.path,
+                );
+            }
+        }
         let opts = EstimateOptions::default();
         // An entry's byte estimate and usage come from the session's memo and load facts;
         // anything else (another counter, a message built here) is parsed.

@@ -94,7 +94,7 @@ pub struct ProjectedEntry {
 
 /// The newest `context_edit` per target among `entries`: target id → replacement (`None`
 /// omits the target; `Some(content)`).
-fn edits(session: &Session, entries: &[usize]) -> Vec<(String, Option<Value>)> {
+pub fn newest_edits(session: &Session, entries: &[usize]) -> Vec<(String, Option<Value>)> {
     let mut out: Vec<(String, Option<Value>)> = Vec::new();
     for &i in entries {
         if session.entries()[i].kind() != EntryKind::ContextEdit {
@@ -155,27 +155,39 @@ fn replace(session: &Session, m: ContextMessage, content: &Value) -> ContextMess
     owned(m.entry, js::stringify(&v), None).unwrap_or(m)
 }
 
+/// pi's `projectContextEntry`: the messages entry `index` carries ([`entry_messages`]) under
+/// the edit of `edits` ([`newest_edits`]) that targets it: none when it omits the entry, its
+/// content when it replaces it.
+pub fn edited_messages(
+    session: &Session,
+    index: usize,
+    edits: &[(String, Option<Value>)],
+) -> Result<Vec<ContextMessage>> {
+    let id = session.entries()[index].id();
+    let base = entry_messages(session, index)?;
+    Ok(match edits.iter().find(|(t, _)| t == id) {
+        None => base,
+        Some((_, None)) => Vec::new(),
+        Some((_, Some(content))) => base
+            .into_iter()
+            .map(|m| replace(session, m, content))
+            .collect(),
+    })
+}
+
 /// pi's `buildSessionProjection`: the context entries of the path to `leaf`, each with the
 /// messages it contributes after the newest edit that targets it (edits are looked up among
 /// the context entries only: one on a summarized entry has no effect, case 02).
 pub fn project(session: &Session, path: &[usize]) -> Result<Vec<ProjectedEntry>> {
     let selected = context_entries(session, path);
-    let edits = edits(session, &selected);
+    let edits = newest_edits(session, &selected);
     let mut out = Vec::with_capacity(selected.len());
     for (n, &i) in selected.iter().enumerate() {
         let e = &session.entries()[i];
         let messages = if e.kind() == EntryKind::Compaction && n > 0 {
             Vec::new()
         } else {
-            let base = entry_messages(session, i)?;
-            match edits.iter().find(|(t, _)| t == e.id()) {
-                None => base,
-                Some((_, None)) => Vec::new(),
-                Some((_, Some(content))) => base
-                    .into_iter()
-                    .map(|m| replace(session, m, content))
-                    .collect(),
-            }
+            edited_messages(session, i, &edits)?
         };
         let messages = messages
             .into_iter()
@@ -227,7 +239,7 @@ pub fn estimate_projected_context_tokens(
         }
     }
     use crate::tokens::{
-        estimate_context_tokens_by, estimate_pi_message, pi_current_system, pi_usage_tokens,
+        estimate_context_tokens_by, estimate_pi_message, pi_current_system_tokens, pi_usage_tokens,
     };
     let estimate = estimate_context_tokens_by(
         messages.len(),
@@ -247,7 +259,7 @@ pub fn estimate_projected_context_tokens(
             return estimate;
         }
     }
-    let system = pi_current_system(&messages).map_or(0, |s| estimate_pi_message(&s));
+    let system = pi_current_system_tokens(&messages);
     let rest: u64 = messages
         .iter()
         .filter(|m| m.get("role").and_then(serde_json::Value::as_str) != Some("system"))
@@ -259,5 +271,20 @@ pub fn estimate_projected_context_tokens(
         usage_tokens: 0,
         trailing_tokens: tokens,
         last_usage_index: None,
+    }
+}
+
+impl crate::session::Session {
+    /// `tokensBefore` of a compaction of `path` (spec: compaction §3.5): the context tokens of
+    /// the last valid usage, or 0; on a pi-family path pi's projected estimate
+    /// ([`estimate_projected_context_tokens`], what pi's `prepareCompaction` records).
+    pub fn tokens_before(&self, path: &[usize]) -> u64 {
+        if is_pi_family(self, path) {
+            if let Ok(p) = project(self, path) {
+                return estimate_projected_context_tokens(self, &p, path).tokens;
+            }
+        }
+        self.last_assistant_usage(path)
+            .map_or(0, |(_, u)| crate::tokens::context_tokens(&u))
     }
 }

@@ -38,7 +38,7 @@ pub use plan::{
 };
 pub use prepare::{
     branch_entry_tokens, branch_input_message, gives_branch_message, prepare_branch_entries,
-    BranchPreparation,
+    prepare_pi_branch_entries, BranchPreparation,
 };
 pub use routes::{branch_reserve_tokens, summary_routes, SummaryRoute};
 

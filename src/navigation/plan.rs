@@ -3,16 +3,22 @@
 //! the session.
 
 use super::collect::collect_between;
-use super::prepare::{prepare_branch_entries, BranchPreparation};
+use super::prepare::{prepare_branch_entries, prepare_pi_branch_entries, BranchPreparation};
 use super::routes::SummaryRoute;
 use super::{check_indices, DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_TOKENS, REQUEST_ID};
+use crate::context::projection::is_pi_family;
 use crate::error::{Error, Result};
 use crate::prompts::{self, PromptKind};
 use crate::session::message::{AgentMessage, Role};
 use crate::session::{CustomMessageBody, EntryKind, Session};
 use crate::summary::fileops::{compute_file_lists, FileLists};
-use crate::summary::request::{serialized_conversation, Purpose, SummaryRequest};
-use crate::summary::serialize::{branch_summary_prompt, summary_prompt, BRANCH_SUMMARY_MAX_TOKENS};
+use crate::summary::request::{
+    serialized_conversation, summary_reasoning_effort, Purpose, SummaryRequest,
+};
+use crate::summary::serialize::{
+    branch_summary_prompt, escaped_for_summary, pi_summary_max_tokens, serialize_conversation_in,
+    summary_prompt, Dialect, BRANCH_SUMMARY_MAX_TOKENS,
+};
 use serde_json::Value;
 
 /// The input budget of a branch summary (spec: compaction §7.4 step 1):
@@ -67,6 +73,9 @@ pub struct NavigateOptions {
     pub label: Option<String>,
     /// Context window of the summarizer model (0 = unknown: 128 000).
     pub context_window: u64,
+    /// The summarizer model's output limit (`maxTokens`; 0 = unknown): a pi-family branch's
+    /// request asks for it, as pi does ([`pi_summary_max_tokens`]).
+    pub output_limit: u64,
     /// `branchSummary.reserveTokens` (default 16 384; see [`branch_reserve_tokens`]).
     ///
     /// [`branch_reserve_tokens`]: super::branch_reserve_tokens
@@ -86,6 +95,7 @@ impl Default for NavigateOptions {
             replace_instructions: None,
             label: None,
             context_window: 0,
+            output_limit: 0,
             reserve_tokens: DEFAULT_RESERVE_TOKENS,
             routes: Vec::new(),
         }
@@ -134,6 +144,12 @@ pub struct NavigationPlan {
     pub serialized: String,
     /// The summarizer call to make, if any.
     pub request: Option<SummaryRequest>,
+    /// Its reasoning-effort hint (spec: compaction §5.6; the branch being left decides,
+    /// [`summary_reasoning_effort`]).
+    pub reasoning_effort: Option<&'static str>,
+    /// A pi-family branch's request asks for the model's output limit, fitted to the window
+    /// (`(limit, window)`, [`pi_summary_max_tokens`]).
+    output_limit: Option<(u64, u64)>,
     /// A summary was wanted but no message was chosen (§7.4 step 2): the commit writes
     /// [`NO_CONTENT_TO_SUMMARIZE`] without asking the summarizer.
     ///
@@ -167,6 +183,10 @@ impl NavigationPlan {
                 self.custom_instructions.as_deref(),
                 self.replace_instructions,
             );
+            if let Some((limit, window)) = self.output_limit {
+                request.max_tokens =
+                    pi_summary_max_tokens(limit, window, &request.system_prompt, &request.prompt);
+            }
         }
     }
 
@@ -255,6 +275,8 @@ pub fn plan_navigation(
         file_lists: FileLists::default(),
         serialized: String::new(),
         request: None,
+        reasoning_effort: None,
+        output_limit: None,
         no_content: false,
         fingerprint,
     };
@@ -277,25 +299,44 @@ pub fn plan_navigation(
     plan.entries_to_summarize = entries;
 
     if summarize && !plan.entries_to_summarize.is_empty() {
-        let prep = prepare_branch_entries(session, &plan.entries_to_summarize, token_budget)?;
+        // A pi-family branch reads what pi reads: its edits applied, no tool results, pi's
+        // transcript (issue 40 item 4).
+        let old_path = old_leaf.map_or(Vec::new(), |l| session.path_to(l));
+        let pi = is_pi_family(session, &old_path);
+        plan.reasoning_effort = summary_reasoning_effort(session, old_leaf, pi);
+        let entries = &plan.entries_to_summarize;
+        let (prep, pi_input) = match pi {
+            true => {
+                let (prep, input) = prepare_pi_branch_entries(session, entries, token_budget)?;
+                (prep, Some(input))
+            }
+            false => (
+                prepare_branch_entries(session, entries, token_budget)?,
+                None,
+            ),
+        };
         if prep.is_empty() {
             plan.no_content = true;
         } else {
             plan.file_lists = compute_file_lists(&prep.file_ops);
             check_indices(session, &prep.entries)?;
-            plan.serialized = serialized_conversation(session, &prep.entries)?;
+            plan.serialized = match pi_input {
+                Some(input) => escaped_for_summary(serialize_conversation_in(&input, Dialect::Pi)),
+                None => serialized_conversation(session, &prep.entries)?,
+            };
+            // pi asks for the model's output limit (when the host gave it).
+            plan.output_limit = (pi && options.output_limit > 0)
+                .then_some((options.output_limit, options.context_window));
             plan.request = Some(SummaryRequest {
                 id: REQUEST_ID.into(),
                 purpose: Purpose::BranchSummary,
                 system_prompt: prompts::SUMMARIZATION_SYSTEM.trim_end().to_string(),
-                prompt: branch_prompt(
-                    &plan.serialized,
-                    plan.custom_instructions.as_deref(),
-                    plan.replace_instructions,
-                ),
+                prompt: String::new(),
                 max_tokens: BRANCH_SUMMARY_MAX_TOKENS,
                 window: None,
             });
+            let (custom, replace) = (plan.custom_instructions.take(), plan.replace_instructions);
+            plan.set_instructions(custom, replace);
         }
         plan.preparation = Some(prep);
     }

@@ -147,6 +147,24 @@ impl BranchPreparation {
     }
 }
 
+/// Pass 1 of `prepareBranchEntries` (spec: compaction §7.3 step 1), after checking every
+/// index: the files of the earlier branch summaries among `entries` that an extension did
+/// not write.
+fn summaries_files(session: &Session, entries: &[usize]) -> Result<FileOperations> {
+    check_indices(session, entries)?;
+    let mut file_ops = FileOperations::new();
+    for &i in entries {
+        if session.entries()[i].kind() != EntryKind::BranchSummary {
+            continue;
+        }
+        let body: BranchSummaryBody = session.body(i)?;
+        if let Some(details) = body.details.as_ref().filter(|_| !body.from_extension) {
+            file_ops.add_details(details);
+        }
+    }
+    Ok(file_ops)
+}
+
 /// `prepareBranchEntries` (spec: compaction §7.3).
 ///
 /// 1. Pass 1, over all `entries`: each `branch_summary` with `details` that an extension did
@@ -166,17 +184,7 @@ pub fn prepare_branch_entries(
     entries: &[usize],
     token_budget: u64,
 ) -> Result<BranchPreparation> {
-    check_indices(session, entries)?;
-    let mut file_ops = FileOperations::new();
-    for &i in entries {
-        if session.entries()[i].kind() != EntryKind::BranchSummary {
-            continue;
-        }
-        let body: BranchSummaryBody = session.body(i)?;
-        if let Some(details) = body.details.as_ref().filter(|_| !body.from_extension) {
-            file_ops.add_details(details);
-        }
-    }
+    let mut file_ops = summaries_files(session, entries)?;
 
     let mut chosen: Vec<usize> = Vec::new();
     let mut total: u64 = 0;
@@ -205,6 +213,66 @@ pub fn prepare_branch_entries(
         file_ops,
         total_tokens: total,
     })
+}
+
+/// pi 1.6 `prepareBranchEntries` of a pi-family branch (issue 40 item 4): §7.3's walk on the
+/// messages pi reads — the newest `context_edit` among `entries` applied to the message or
+/// custom message it targets (an omitted one gives none), tool results left out, a
+/// `branch_summary` or `compaction` as its summary (edits do not apply to them), metadata
+/// entries nothing — each counted with pi's estimate ([`crate::tokens::estimate_pi_message`])
+/// and its `read`/`write`/`edit` calls' paths recorded as written. Also gives the chosen
+/// messages converted as pi converts them (`convertToLlm`), what the request serializes.
+pub fn prepare_pi_branch_entries(
+    session: &Session,
+    entries: &[usize],
+    token_budget: u64,
+) -> Result<(BranchPreparation, Vec<Value>)> {
+    use crate::context::projection::{edited_messages, newest_edits};
+    let mut prep = BranchPreparation {
+        entries: Vec::new(),
+        file_ops: summaries_files(session, entries)?,
+        total_tokens: 0,
+    };
+    let edits = newest_edits(session, entries);
+    let mut chosen: Vec<(usize, ContextMessage)> = Vec::new();
+    let mut total: u64 = 0;
+    for &i in entries.iter().rev() {
+        let e = &session.entries()[i];
+        let message = match e.kind() {
+            EntryKind::Message if e.role() == Some(Role::ToolResult) => None,
+            EntryKind::Message | EntryKind::CustomMessage => {
+                edited_messages(session, i, &edits)?.into_iter().next()
+            }
+            EntryKind::BranchSummary | EntryKind::Compaction => {
+                ContextMessage::from_entry(session, i)?
+            }
+            _ => None,
+        };
+        let Some(message) = message else {
+            continue;
+        };
+        let value = crate::support::json::parse(&message.json(session)).unwrap_or_default();
+        prep.file_ops.add_pi_calls(&value);
+        let tokens = crate::tokens::estimate_pi_message(&value);
+        if token_budget > 0 && total.saturating_add(tokens) > token_budget {
+            let summary_like = matches!(e.kind(), EntryKind::Compaction | EntryKind::BranchSummary);
+            if summary_like && (total as f64) < SUMMARY_ENTRY_SHARE * token_budget as f64 {
+                chosen.push((i, message));
+                total = total.saturating_add(tokens);
+            }
+            break;
+        }
+        chosen.push((i, message));
+        total = total.saturating_add(tokens);
+    }
+    chosen.reverse();
+    let mut llm = Vec::with_capacity(chosen.len());
+    for (i, m) in &chosen {
+        prep.entries.push(*i);
+        crate::context::convert::convert_pi_message(&mut llm, session, m);
+    }
+    prep.total_tokens = total;
+    Ok((prep, llm))
 }
 
 #[cfg(test)]

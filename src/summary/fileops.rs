@@ -135,6 +135,30 @@ impl FileOperations {
         }
     }
 
+    /// pi's `extractFileOpsFromMessage` of an assistant message (pi-family paths, pi 1.6):
+    /// the `path` of each `read`, `write` and `edit` call, as written.
+    pub fn add_pi_calls(&mut self, m: &Value) {
+        if m.get("role").and_then(Value::as_str) != Some("assistant") {
+            return;
+        }
+        let blocks = m.get("content").and_then(Value::as_array);
+        for b in blocks.into_iter().flatten() {
+            if b.get("type").and_then(Value::as_str) != Some("toolCall") {
+                continue;
+            }
+            let Some(path) = b.pointer("/arguments/path").and_then(Value::as_str) else {
+                continue;
+            };
+            let set = match b.get("name").and_then(Value::as_str) {
+                Some("read") => &mut self.read,
+                Some("write") => &mut self.written,
+                Some("edit") => &mut self.edited,
+                _ => continue,
+            };
+            set.insert(path.to_string());
+        }
+    }
+
     /// [`compute_file_lists`] of these operations.
     pub fn file_lists(&self) -> FileLists {
         compute_file_lists(self)

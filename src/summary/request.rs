@@ -6,7 +6,9 @@ use crate::context::{convert, ContextMessage};
 use crate::error::Result;
 use crate::session::message::Role;
 use crate::session::{EntryKind, Session};
-use crate::summary::serialize::{escaped_for_summary, useless_ids, Dialect, Transcript};
+use crate::summary::serialize::{
+    escaped_for_summary, serialize_conversation_in, useless_ids, Dialect, Transcript,
+};
 use crate::summary::view::{self, MsgView};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
@@ -81,6 +83,29 @@ pub struct SummaryRequest {
     pub window: Option<Window>,
 }
 
+/// The reasoning effort asked of every summarizer call (spec: compaction §5.6): with no
+/// thinking level given, oh-my-pi 18.2.3 asks for `high`. The host's writer maps it to the
+/// provider's parameter when its model reasons (a model that does not is sent none).
+pub const SUMMARY_REASONING_EFFORT: &str = "high";
+
+/// The reasoning-effort hint of the summary requests of the path to `leaf` (spec: compaction
+/// §5.6): [`SUMMARY_REASONING_EFFORT`], except on a pi-family path (`pi`), where pi 1.6 asks a
+/// reasoning model for the session's thinking level (`createSummarizationOptions`: none when
+/// it is `off`; a level pi does not know is sent as none too).
+pub fn summary_reasoning_effort(
+    session: &Session,
+    leaf: Option<usize>,
+    pi: bool,
+) -> Option<&'static str> {
+    if !pi {
+        return Some(SUMMARY_REASONING_EFFORT);
+    }
+    let level = session.path_state(leaf?).thinking_level;
+    ["minimal", "low", "medium", "high", "xhigh"]
+        .into_iter()
+        .find(|l| *l == level)
+}
+
 /// `serializeConversationForSummary` of the provider messages of `entries` (spec: compaction
 /// §5.1), converting a message at a time so a long branch or history is never held as JSON
 /// values: a first pass over the tool results finds the useless ones (their calls, which
@@ -123,6 +148,49 @@ pub(crate) fn serialized_conversation_in(
         converted.clear();
     }
     Ok(escaped_for_summary(out.finish()))
+}
+
+/// The conversation text of `entries` on `path` in `dialect` (spec: compaction §5.1): what a
+/// compaction plan writes into its requests. [`Dialect::Pi`] reads pi's input
+/// ([`pi_llm_messages`]); any other dialect [`serialized_conversation_in`].
+pub(crate) fn conversation_text(
+    session: &Session,
+    path: &[usize],
+    entries: &[usize],
+    dialect: Dialect,
+) -> Result<String> {
+    if dialect != Dialect::Pi {
+        return serialized_conversation_in(session, entries, dialect);
+    }
+    let messages = pi_llm_messages(session, path, entries)?;
+    Ok(escaped_for_summary(serialize_conversation_in(
+        &messages, dialect,
+    )))
+}
+
+/// The summarizer input of `entries` on a pi-family `path` (pi 1.6 `prepareCompaction` then
+/// `convertToLlm`): the messages the projection of `path` gives those entries, edits applied,
+/// system messages and compactions left out, converted as pi converts them.
+pub fn pi_llm_messages(session: &Session, path: &[usize], entries: &[usize]) -> Result<Vec<Value>> {
+    use crate::context::projection::{is_system_message, project};
+    let mut wanted = vec![false; session.len()];
+    for &i in entries {
+        if let Some(w) = wanted.get_mut(i) {
+            *w = true;
+        }
+    }
+    let mut out = Vec::new();
+    for p in project(session, path)? {
+        if wanted[p.entry]
+            && session.entries()[p.entry].kind() != EntryKind::Compaction
+            && !is_system_message(session, p.entry)
+        {
+            for m in &p.messages {
+                convert::convert_pi_message(&mut out, session, m);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Checks the transcripts read in place ([`HistoryFeed::in_place`]) against the ones of the
@@ -258,6 +326,9 @@ pub(crate) struct HistoryFeed {
     /// Messages whose provider form is their JSON as written are given as
     /// [`HistoryMsg::Entry`] ([`HistoryFeed::in_place`]).
     in_place: bool,
+    /// Messages converted beforehand ([`HistoryFeed::converted`]), read in order instead of
+    /// `entries`.
+    converted: Option<Vec<Value>>,
 }
 
 /// A message of the history feed.
@@ -280,7 +351,26 @@ impl HistoryFeed {
             pos: 0,
             ahead: None,
             in_place: false,
+            converted: None,
         }
+    }
+
+    /// A feed of the summarizer input of `entries` on `path` in `dialect`: a pi-family
+    /// path's ([`Dialect::Pi`]) converted beforehand ([`pi_llm_messages`]: the projection's
+    /// edits are not the entries' own messages), any other read in place.
+    pub(crate) fn for_dialect(
+        session: &Session,
+        path: &[usize],
+        entries: Vec<usize>,
+        dialect: Dialect,
+    ) -> Result<HistoryFeed> {
+        if dialect != Dialect::Pi {
+            return Ok(HistoryFeed::in_place(entries));
+        }
+        Ok(HistoryFeed {
+            converted: Some(pi_llm_messages(session, path, &entries)?),
+            ..HistoryFeed::new(Vec::new())
+        })
     }
 
     /// A feed read with [`HistoryFeed::read_in_place`] (messages for a transcript).
@@ -327,6 +417,14 @@ impl HistoryFeed {
         session: &Session,
         messages: &mut Vec<HistoryMsg>,
     ) -> Result<bool> {
+        if let Some(values) = &mut self.converted {
+            let Some(v) = values.get_mut(self.pos) else {
+                return Ok(false);
+            };
+            self.pos += 1;
+            messages.push(HistoryMsg::Value(std::mem::take(v)));
+            return Ok(true);
+        }
         let mut converted = Vec::new();
         loop {
             let current = match self.ahead.take() {

@@ -44,6 +44,9 @@ const THINK: &str = "[Think]: ";
 const ASSISTANT: &str = "[Assistant]: ";
 const TOOL_CALL: &str = "[Tool Call]: ";
 const TOOL_RESULT: &str = "[Tool Result]: ";
+/// pi's labels of calls and results ([`Dialect::Pi`]).
+const PI_TOOL_CALLS: &str = "[Assistant tool calls]: ";
+const PI_TOOL_RESULT: &str = "[Tool result]: ";
 
 /// The tags that delimit parts of a summarizer prompt. Text placed inside one of them may not
 /// open or close any of them.
@@ -79,6 +82,12 @@ pub fn js_len(s: &str) -> usize {
 /// reaches the provider as U+FFFD once encoded; a Rust string cannot hold a lone surrogate,
 /// so we write U+FFFD (also one code unit) there directly.
 pub fn truncate_for_summary(text: &str, max: usize) -> Cow<'_, str> {
+    truncate_in(text, max, false)
+}
+
+/// [`truncate_for_summary`]; with `pi`, a cut inside a surrogate pair leaves the whole
+/// character out (pi's `sliceHead`) instead of writing U+FFFD for its lone half.
+fn truncate_in(text: &str, max: usize, pi: bool) -> Cow<'_, str> {
     // Fast path: at most `max` bytes means at most `max` code units.
     if text.len() <= max {
         return Cow::Borrowed(text);
@@ -106,7 +115,7 @@ pub fn truncate_for_summary(text: &str, max: usize) -> Cow<'_, str> {
     let units = js_len(text);
     let mut out = String::with_capacity(cut + 48);
     out.push_str(&text[..cut]);
-    if split_pair {
+    if split_pair && !pi {
         out.push('\u{fffd}');
     }
     out.push_str(&format!(
@@ -196,7 +205,13 @@ pub fn is_useless_result(m: &Value) -> bool {
 
 /// Appends the parts of one message, each preceded by a blank line unless `out` is empty
 /// ([`serialize_conversation`] is this over a list, with `useless` taken from the whole list).
-pub(crate) fn serialize_into(out: &mut String, msg: &MsgView<'_>, useless: &FxHashSet<&str>) {
+/// With `pi`, pi's parts ([`Dialect::Pi`]).
+pub(crate) fn serialize_into(
+    out: &mut String,
+    msg: &MsgView<'_>,
+    useless: &FxHashSet<&str>,
+    pi: bool,
+) {
     let part = |out: &mut String, prefix: &str, body: &str| {
         if !out.is_empty() {
             out.push_str("\n\n");
@@ -249,14 +264,14 @@ pub(crate) fn serialize_into(out: &mut String, msg: &MsgView<'_>, useless: &FxHa
                     _ => {}
                 }
             }
-            if !thinking.is_empty() {
+            if !thinking.is_empty() && !pi {
                 part(out, THINK, &thinking.join("\n"));
             }
             if !text.is_empty() {
                 part(out, ASSISTANT, &text.join("\n"));
             }
             if any_call {
-                part(out, TOOL_CALL, &calls);
+                part(out, if pi { PI_TOOL_CALLS } else { TOOL_CALL }, &calls);
             }
         }
         Some("toolResult") => {
@@ -269,11 +284,17 @@ pub(crate) fn serialize_into(out: &mut String, msg: &MsgView<'_>, useless: &FxHa
             }
             let text = content_text(&msg.content);
             if !text.is_empty() {
-                part(
-                    out,
-                    TOOL_RESULT,
-                    &truncate_for_summary(&text, TOOL_RESULT_MAX_CHARS),
-                );
+                let (label, cut) = match pi {
+                    false => (
+                        TOOL_RESULT,
+                        truncate_for_summary(&text, TOOL_RESULT_MAX_CHARS),
+                    ),
+                    true => (
+                        PI_TOOL_RESULT,
+                        truncate_in(&text, TOOL_RESULT_MAX_CHARS, true),
+                    ),
+                };
+                part(out, label, &cut);
             }
         }
         // Other roles (`developer`, and anything convertToLlm did not map) are not part of
@@ -319,6 +340,11 @@ pub enum Dialect {
     Xml,
     /// OpenAI (`gpt-…`, `o3`, gpt-oss): Harmony channels, control tokens escaped.
     Harmony,
+    /// A pi-family path (pi 1.6 `serializeConversation`; `conformance/pi-1.6` case 04): the
+    /// plain parts with pi's labels (`[Assistant tool calls]`, `[Tool result]`), thinking left
+    /// out, no useless pair dropped, and a cut tool result that would split a surrogate pair
+    /// losing the whole character.
+    Pi,
 }
 
 impl Dialect {
@@ -380,8 +406,10 @@ impl<'a> Transcript<'a> {
     }
 
     pub(crate) fn push(&mut self, msg: &MsgView<'_>) {
-        if self.dialect == Dialect::Plain {
-            return serialize_into(&mut self.out, msg, self.useless);
+        match self.dialect {
+            Dialect::Plain => return serialize_into(&mut self.out, msg, self.useless, false),
+            Dialect::Pi => return serialize_into(&mut self.out, msg, &FxHashSet::default(), true),
+            _ => {}
         }
         match msg.role.as_deref() {
             Some("assistant") => self.push_assistant(msg),
@@ -774,7 +802,7 @@ pub fn serialize_each(messages: &[Value]) -> Vec<String> {
         .iter()
         .map(|m| {
             let mut s = String::new();
-            serialize_into(&mut s, &MsgView::of_value(m), &useless);
+            serialize_into(&mut s, &MsgView::of_value(m), &useless, false);
             s
         })
         .collect()
@@ -892,6 +920,26 @@ pub fn turn_prefix_max_tokens(reserve: u64) -> u64 {
 /// Output budget of the short (display) summary: `min(512, floor(0.2 · reserve))`.
 pub fn short_summary_max_tokens(reserve: u64) -> u64 {
     SHORT_SUMMARY_MAX_TOKENS.min(share(reserve, 0.2))
+}
+
+/// The output budget of a pi-family summary request (pi 1.6, where summaries ask for the
+/// model's output limit, `clampMaxTokensToContext`): `limit` fitted into `window` (0: unknown,
+/// the limit as it is) beside the request's input, estimated at 3.5 characters per token
+/// (system prompt and prompt each rounded up), with a margin of `max(4096, ⌈15 % of the
+/// input⌉)` — or of 4,096 alone, and at most 32,768 tokens, when that margin would leave less
+/// than 32,768 —; at least 1.
+pub fn pi_summary_max_tokens(limit: u64, window: u64, system: &str, prompt: &str) -> u64 {
+    let tokens = |s: &str| (js_len(s) as f64 / 3.5).ceil();
+    let input = tokens(system) + tokens(prompt);
+    if window == 0 {
+        return limit.max(1);
+    }
+    let window = window as f64;
+    let mut room = window - input - (input * 0.15).ceil().max(4096.0);
+    if room < 32_768.0 {
+        room = (window - input - 4096.0).min(32_768.0);
+    }
+    (limit as f64).min(room.max(1.0)) as u64
 }
 
 /// How much conversation one summarizer call may carry (spec: compaction §5.5).
@@ -1066,102 +1114,13 @@ pub fn merge_split_turn(history: &str, turn_prefix: &str) -> String {
 /// compaction §4.6).
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
 
-/// How long a tool result may be in a pi-family summary input before it is cut (pi 1.6).
-const PI_TOOL_RESULT_MAX_CHARS: usize = 2000;
-
-/// The first `max` UTF-16 units of `text` (one fewer when that would split a surrogate
-/// pair), and how many units were left out.
-fn head_utf16(text: &str, max: usize) -> Option<(&str, usize)> {
-    let total = text.encode_utf16().count();
-    if total <= max {
-        return None;
-    }
-    let mut units = 0;
-    let mut end = 0;
-    for (i, c) in text.char_indices() {
-        if units + c.len_utf16() > max {
-            break;
-        }
-        units += c.len_utf16();
-        end = i + c.len_utf8();
-    }
-    Some((&text[..end], total - max))
-}
-
 /// The conversation text of a pi-family summary request (pi 1.6 `serializeConversation` of
-/// the LLM view; `conformance/pi-1.6` case 04): `[User]: …`, `[Assistant]: …` (text blocks
-/// only: thinking is left out), `[Assistant tool calls]: name(k=JSON, …); …` and
-/// `[Tool result]: …` cut at 2000 characters with a `[... N more characters truncated]`
-/// marker, joined by blank lines. Other roles are left out.
+/// the LLM view; `conformance/pi-1.6` case 04): [`Dialect::Pi`] — `[User]: …`,
+/// `[Assistant]: …` (text blocks only: thinking is left out), `[Assistant tool calls]: name(k=JSON,
+/// …); …` and `[Tool result]: …` cut at 2000 characters with a `[... N more characters
+/// truncated]` marker, joined by blank lines. Other roles are left out.
 pub fn serialize_pi_conversation(messages: &[Value]) -> String {
-    fn text_of(c: Option<&Value>, sep: &str) -> String {
-        match c {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(blocks)) => blocks
-                .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join(sep),
-            _ => String::new(),
-        }
-    }
-    let mut parts: Vec<String> = Vec::new();
-    for m in messages {
-        match m.get("role").and_then(Value::as_str) {
-            Some("user") => {
-                let t = text_of(m.get("content"), "");
-                if !t.is_empty() {
-                    parts.push(format!("[User]: {t}"));
-                }
-            }
-            Some("assistant") => {
-                let blocks = m.get("content").and_then(Value::as_array);
-                let blocks = blocks.map(Vec::as_slice).unwrap_or_default();
-                let calls: Vec<String> = blocks
-                    .iter()
-                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-                    .map(|b| {
-                        let args = b
-                            .get("arguments")
-                            .and_then(Value::as_object)
-                            .map(|o| {
-                                o.iter()
-                                    .map(|(k, v)| format!("{k}={}", js::stringify(v)))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            })
-                            .unwrap_or_default();
-                        let name = b.get("name").and_then(Value::as_str).unwrap_or_default();
-                        format!("{name}({args})")
-                    })
-                    .collect();
-                if blocks
-                    .iter()
-                    .any(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                {
-                    parts.push(format!("[Assistant]: {}", text_of(m.get("content"), "\n")));
-                }
-                if !calls.is_empty() {
-                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
-                }
-            }
-            Some("toolResult") => {
-                let t = text_of(m.get("content"), "");
-                if !t.is_empty() {
-                    let t = match head_utf16(&t, PI_TOOL_RESULT_MAX_CHARS) {
-                        Some((head, more)) => {
-                            format!("{head}\n\n[... {more} more characters truncated]")
-                        }
-                        None => t,
-                    };
-                    parts.push(format!("[Tool result]: {t}"));
-                }
-            }
-            _ => {}
-        }
-    }
-    parts.join("\n\n")
+    serialize_conversation_in(messages, Dialect::Pi)
 }
 
 #[cfg(test)]
@@ -1236,6 +1195,58 @@ mod tests {
             out,
             "[Tool Call]: search(pattern=\"alpha\")\n\n[Tool Result]: alpha found"
         );
+    }
+
+    /// pi-ai's `clampMaxTokensToContext` (pi 1.6) of a summary request: a system prompt of
+    /// 700 characters and a prompt of the given length, `(window, limit, prompt length)` →
+    /// what pi's function returns on the same inputs.
+    #[test]
+    fn pi_output_budget_fits_the_window_as_pi_does() {
+        let system = "S".repeat(700);
+        for (window, limit, prompt, want) in [
+            (200_000, 64_000, 1_000, 64_000),
+            (200_000, 64_000, 600_000, 24_275),
+            (128_000, 128_000, 70_000, 103_704),
+            (32_000, 8_192, 100_000, 1),
+            (0, 16_384, 5_000, 16_384),
+            (40_000, 100_000, 10, 35_701),
+            (200_000, 32_000, 3, 32_000),
+        ] {
+            let p = "p".repeat(prompt);
+            assert_eq!(
+                pi_summary_max_tokens(limit, window, &system, &p),
+                want,
+                "{window} {limit} {prompt}"
+            );
+        }
+    }
+
+    /// pi 1.6 `serializeConversation` (the pi-family transcript): its labels, no thinking,
+    /// useless flags ignored, and a cut that would split a surrogate pair keeps the character
+    /// out (`sliceHead`) where the plain transcript writes U+FFFD.
+    #[test]
+    fn pi_transcript_parts() {
+        let a = json!({"role":"assistant","content":[{"type":"thinking","thinking":"hm"},
+            {"type":"text","text":"x"},{"type":"text","text":"y"},
+            {"type":"toolCall","id":"c","name":"read","arguments":{"path":"a.ts"}}]});
+        let mut r = result("c", "body");
+        r["useless"] = json!(true);
+        assert_eq!(
+            serialize_conversation_in(&[user("hi"), a, r], Dialect::Pi),
+            "[User]: hi\n\n[Assistant]: x\ny\n\n[Assistant tool calls]: read(path=\"a.ts\")\n\n\
+             [Tool result]: body"
+        );
+        let split = format!("{}\u{1f600}tail", "a".repeat(1999));
+        let cut = serialize_conversation_in(&[result("c", &split)], Dialect::Pi);
+        assert_eq!(
+            cut,
+            format!(
+                "[Tool result]: {}\n\n[... 5 more characters truncated]",
+                "a".repeat(1999)
+            )
+        );
+        let plain = serialize_conversation(&[result("c", &split)]);
+        assert!(plain.contains('\u{fffd}'));
     }
 
     #[test]

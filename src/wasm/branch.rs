@@ -78,7 +78,7 @@ impl WasmNavigationPlan {
     /// The summary request to answer (`[]` or one request), as JSON.
     #[wasm_bindgen(js_name = pendingJson)]
     pub fn pending_json(&self) -> String {
-        requests_json(&self.plan.request)
+        requests_json(&self.plan.request, self.plan.reasoning_effort)
     }
 
     /// Who writes the summary, in the order to ask (`navigation::summary_routes`), as JSON:

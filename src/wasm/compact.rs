@@ -27,13 +27,16 @@ use wasm_bindgen::prelude::*;
 // ----- JSON views --------------------------------------------------------------------------
 
 /// Appends a summarizer request as the JS shell reads it.
-pub(super) fn write_request(out: &mut String, r: &SummaryRequest) {
+pub(super) fn write_request(out: &mut String, r: &SummaryRequest, effort: Option<&str>) {
     let mut o = Object::open(out);
     o.str("id", &r.id);
     o.str("purpose", r.purpose.as_str());
     o.str("systemPrompt", &r.system_prompt);
     o.str("prompt", &r.prompt);
     o.num("maxTokens", r.max_tokens as f64);
+    if let Some(effort) = effort {
+        o.str("reasoningEffort", effort);
+    }
     if let Some(w) = r.window {
         let mut m = Object::open(o.key("window"));
         m.num("index", w.index as f64);
@@ -43,14 +46,17 @@ pub(super) fn write_request(out: &mut String, r: &SummaryRequest) {
     o.close();
 }
 
-/// `[…]` of the requests.
-pub(super) fn requests_json<'r>(requests: impl IntoIterator<Item = &'r SummaryRequest>) -> String {
+/// `[…]` of the requests, each with the plan's reasoning-effort hint `effort`.
+pub(super) fn requests_json<'r>(
+    requests: impl IntoIterator<Item = &'r SummaryRequest>,
+    effort: Option<&str>,
+) -> String {
     let mut out = String::from("[");
     for (i, r) in requests.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        write_request(&mut out, r);
+        write_request(&mut out, r, effort);
     }
     out.push(']');
     out
@@ -136,7 +142,7 @@ impl WasmCompactionPlan {
     /// The requests that can be sent now, as JSON.
     #[wasm_bindgen(js_name = pendingJson)]
     pub fn pending_json(&self) -> String {
-        requests_json(self.plan.pending())
+        requests_json(self.plan.pending(), self.plan.reasoning_effort)
     }
 
     /// The preparation (cut, regions, file operations), as JSON; `session` is the plan's

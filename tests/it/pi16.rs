@@ -191,6 +191,32 @@ fn projected_tokens() {
     });
 }
 
+/// The package's token accounting (`contextTokens`, `estimateContextTokens`, the
+/// Maintainer's figures) reads the built context's estimate: on a pi-family path it is pi's
+/// projected estimate (issue 40 item 4).
+#[test]
+fn context_estimate_is_projected() {
+    each("projectedTokens", |l| {
+        let ctx = context(l);
+        let e = ctx.estimate_context_tokens(&l.session, &ctxfold::tokens::ByteEstimate);
+        let got = json!({"tokens": e.tokens, "usageTokens": e.usage_tokens,
+            "trailingTokens": e.trailing_tokens, "lastUsageIndex": e.last_usage_index});
+        differ(&got, &l.want["projectedTokens"])
+    });
+}
+
+/// `contextTokens().tokensBefore` on a pi-family path is what pi's `prepareCompaction`
+/// records: the projected estimate.
+#[test]
+fn tokens_before_is_projected() {
+    each("projectedTokens", |l| {
+        differ(
+            &Value::from(l.session.tokens_before(&l.path)),
+            &l.want["projectedTokens"]["tokens"],
+        )
+    });
+}
+
 fn roles(s: &Session, ms: &[ctxfold::context::ContextMessage]) -> Value {
     ms.iter()
         .map(|m| serde_json::from_str::<Value>(&m.json(s)).unwrap()["role"].clone())
@@ -228,6 +254,116 @@ fn prepare_compaction_on_the_projection() {
     each("prepareCompaction", |l| {
         let got = json!({"2000": prepared(l, 2000), "20000": prepared(l, 20000)});
         differ(&got, &l.want["prepareCompaction"])
+    });
+}
+
+/// The public `prepare_compaction` (planCompaction, compact(), the Maintainer's walk) hands a
+/// pi-family path to pi's preparation: its cut, split, tokensBefore, previous summary and
+/// files are pi's; pi's `undefined` is a refusal (issue 40 item 4).
+#[test]
+fn public_prepare_compaction_is_pi_preparation() {
+    use ctxfold::compaction::prepare::{prepare_compaction, PrepareOptions};
+    each("prepareCompaction", |l| {
+        let leaf = *l.path.last().unwrap();
+        let got = |keep: u64| {
+            let settings = CompactionSettings {
+                keep_recent_tokens: keep,
+                ..Default::default()
+            };
+            let opts = PrepareOptions {
+                leaf: Some(leaf),
+                ..Default::default()
+            };
+            match prepare_compaction(&l.session, &settings, &opts) {
+                Err(_) => Value::Null,
+                Ok(p) => {
+                    let sorted = |set: &std::collections::BTreeSet<String>| -> Value {
+                        set.iter().map(|x| Value::from(x.as_str())).collect()
+                    };
+                    json!({
+                        "firstKeptEntryId": p.first_kept_entry_id,
+                        "isSplitTurn": p.is_split_turn,
+                        "tokensBefore": p.tokens_before,
+                        "previousSummary": p.previous_summary,
+                        "fileOps": {"read": sorted(&p.file_ops.read),
+                            "written": sorted(&p.file_ops.written),
+                            "edited": sorted(&p.file_ops.edited)},
+                    })
+                }
+            }
+        };
+        let want = |keep: &str| {
+            let w = &l.want["prepareCompaction"][keep];
+            if w.is_null() {
+                return Value::Null;
+            }
+            json!({
+                "firstKeptEntryId": w["firstKeptEntryId"],
+                "isSplitTurn": w["isSplitTurn"],
+                "tokensBefore": w["tokensBefore"],
+                "previousSummary": w["previousSummary"],
+                "fileOps": w["fileOps"],
+            })
+        };
+        differ(
+            &json!({"2000": got(2000), "20000": got(20000)}),
+            &json!({"2000": want("2000"), "20000": want("20000")}),
+        )
+    });
+}
+
+/// The conversation a summary request carries (the text of its `<conversation>` wrapper).
+fn conversation(prompt: &str) -> String {
+    let start = prompt.find("<conversation>\n").expect("a conversation") + 15;
+    let end = prompt.find("\n</conversation>").expect("closed");
+    prompt[start..end].to_string()
+}
+
+/// `planCompaction`'s requests on a pi-family path carry pi's summarizer input: the history
+/// and the turn prefix of the edited projection, converted and serialized as pi does
+/// (thinking left out; `serializedHistory` / `serializedTurnPrefix`; issue 40 item 4).
+#[test]
+fn plan_requests_carry_pi_serialized_input() {
+    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
+    use ctxfold::compaction::prepare::PrepareOptions;
+    each("serializedHistory", |l| {
+        let leaf = *l.path.last().unwrap();
+        let got = |keep: u64| {
+            let settings = CompactionSettings {
+                keep_recent_tokens: keep,
+                ..Default::default()
+            };
+            let options = PlanOptions {
+                prepare: PrepareOptions {
+                    leaf: Some(leaf),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let Ok(plan) = plan_compaction(&l.session, &settings, options) else {
+                return Value::Null;
+            };
+            let text = |id: &str| {
+                plan.pending()
+                    .iter()
+                    .find(|r| r.id == id)
+                    .map_or(String::new(), |r| conversation(&r.prompt))
+            };
+            json!({"serializedHistory": text("history-1"),
+                "serializedTurnPrefix": text("turn-prefix")})
+        };
+        let want = |keep: &str| {
+            let w = &l.want["prepareCompaction"][keep];
+            if w.is_null() {
+                return Value::Null;
+            }
+            json!({"serializedHistory": w["serializedHistory"],
+                "serializedTurnPrefix": w["serializedTurnPrefix"]})
+        };
+        differ(
+            &json!({"2000": got(2000), "20000": got(20000)}),
+            &json!({"2000": want("2000"), "20000": want("20000")}),
+        )
     });
 }
 
@@ -412,4 +548,199 @@ mod edits_property {
             prop_assert_eq!(got, want);
         }
     }
+}
+
+/// Branch summaries of pi-family branches read what pi 1.6 reads (issue 40 item 4): for every
+/// navigation of `tests/fixtures/pi-branch/outputs.json` (pi's own results on these sessions,
+/// written by its `generate.mjs`), the collected entries, the messages `prepareBranchEntries`
+/// chooses under each budget (edits among the collected entries applied, tool results left
+/// out), their total, the files, and the request's conversation as pi serializes it.
+#[test]
+fn branch_summary_input_is_pi_input() {
+    use ctxfold::navigation::{plan_navigation, NavigateOptions};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pi-branch/outputs.json"
+    );
+    let want: Value = serde_json::from_slice(&std::fs::read(path).expect("fixture")).unwrap();
+    let navigations = want["navigations"].as_array().expect("navigations");
+    assert!(navigations.len() >= 20);
+    let mut failures = Vec::new();
+    for n in navigations {
+        let bytes = common::read(&format!("pi-1.6/{}", n["file"].as_str().unwrap()));
+        let (from, to) = (n["from"].as_str().unwrap(), n["to"].as_str().unwrap());
+        for (budget, prepared) in n["prepared"].as_object().unwrap() {
+            let mut s = Session::load(bytes.clone(), LoadOptions::default()).unwrap();
+            s.branch(from).unwrap();
+            let budget: u64 = budget.parse().unwrap();
+            let options = NavigateOptions {
+                summarize: true,
+                // `(window || 128 000) − reserve`; a window below the reserve is no limit.
+                context_window: if budget == 0 { 1 } else { budget + 16_384 },
+                reserve_tokens: 16_384,
+                ..NavigateOptions::default()
+            };
+            let plan = plan_navigation(&s, to, options).unwrap();
+            let chosen = prepared["roles"].as_array().unwrap().len();
+            let (total, files, text) = match (&plan.preparation, &plan.request) {
+                (Some(p), Some(r)) => {
+                    let sorted = |set: &std::collections::BTreeSet<String>| -> Value {
+                        set.iter().map(|x| Value::from(x.as_str())).collect()
+                    };
+                    (
+                        Value::from(p.total_tokens),
+                        json!({"read": sorted(&p.file_ops.read), "written": sorted(&p.file_ops.written),
+                            "edited": sorted(&p.file_ops.edited)}),
+                        Value::from(conversation(&r.prompt)),
+                    )
+                }
+                _ => (Value::from(0), prepared["fileOps"].clone(), Value::from("")),
+            };
+            let got = json!({
+                "entries": plan.entries_to_summarize_ids(&s),
+                "commonAncestorId": plan.common_ancestor_id,
+                "chosen": plan.preparation.as_ref().map_or(0, |p| p.entries.len()),
+                "totalTokens": total, "fileOps": files, "serialized": text,
+            });
+            let expected = json!({
+                "entries": n["entries"], "commonAncestorId": n["commonAncestorId"],
+                "chosen": chosen, "totalTokens": prepared["totalTokens"],
+                "fileOps": prepared["fileOps"], "serialized": prepared["serialized"],
+            });
+            if let Some(d) = differ(&got, &expected) {
+                failures.push(format!("{} {from} → {to} at {budget}: {d}", n["case"]));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} navigation(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The reasoning hint of a pi-family path's summary requests is the session's thinking level
+/// (pi 1.6 `createSummarizationOptions`: `off` asks for none), for compactions and branch
+/// summaries; other sessions keep oh-my-pi's `high` (issue 40 item 4).
+#[test]
+fn reasoning_hint_follows_the_thinking_level() {
+    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
+    use ctxfold::navigation::{plan_navigation, NavigateOptions};
+    let settings = CompactionSettings {
+        keep_recent_tokens: 2000,
+        ..Default::default()
+    };
+    let plan_effort = |s: &Session| {
+        plan_compaction(s, &settings, PlanOptions::default())
+            .expect("plans")
+            .reasoning_effort
+    };
+    let summarize = NavigateOptions {
+        summarize: true,
+        ..NavigateOptions::default()
+    };
+    for l in leaves() {
+        let leaf_id = l.want["leafId"].as_str().unwrap();
+        let mut s = Session::load(l.session.to_bytes(), LoadOptions::default()).unwrap();
+        s.branch(leaf_id).unwrap();
+        let level = l.want["sessionContext"]["thinkingLevel"].as_str().unwrap();
+        let want = (level != "off").then_some(level);
+        if !l.want["prepareCompaction"]["2000"].is_null() {
+            assert_eq!(plan_effort(&s), want, "{}", l.name);
+        }
+        let root = s.entries()[0].id().to_string();
+        let nav = plan_navigation(&s, &root, summarize.clone()).unwrap();
+        if nav.request.is_some() {
+            assert_eq!(nav.reasoning_effort, want, "{} navigation", l.name);
+        }
+        // A later thinking level change is what the next request asks for.
+        let mut fields = serde_json::Map::new();
+        fields.insert("thinkingLevel".into(), "medium".into());
+        s.append("thinking_level_change", fields, 0).unwrap();
+        if !l.want["prepareCompaction"]["2000"].is_null() {
+            assert_eq!(plan_effort(&s), Some("medium"), "{}", l.name);
+        }
+    }
+    // Not a pi-family session: oh-my-pi's hint.
+    let mut j = common::Jsonl::new();
+    let mut parent: Option<String> = None;
+    for i in 0..6 {
+        let (u, a) = (format!("u{i}"), format!("a{i}"));
+        j = j.user(&u, parent.as_deref(), &"question ".repeat(400));
+        j = j.assistant(&a, Some(&u), &"answer ".repeat(400));
+        parent = Some(a);
+    }
+    let s = j.load();
+    assert_eq!(plan_effort(&s), Some("high"));
+}
+
+/// Summaries of a pi-family path ask for the model's output limit, fitted to the window as
+/// pi 1.6 does (`clampMaxTokensToContext`): the history and turn-prefix requests and the
+/// branch summary; without the limit, and on other sessions, ctxfold's budgets stay
+/// (issue 40 item 4).
+#[test]
+fn pi_summaries_ask_for_the_model_output_limit() {
+    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
+    use ctxfold::navigation::{plan_navigation, NavigateOptions};
+    use ctxfold::summary::serialize::pi_summary_max_tokens;
+    let l = leaves()
+        .into_iter()
+        .find(|l| l.name == "04-thinking-split-turn.end")
+        .expect("case 04");
+    let settings = CompactionSettings {
+        keep_recent_tokens: 2000,
+        ..Default::default()
+    };
+    let plan = |limit: u64, window: u64| {
+        let options = PlanOptions {
+            output_limit: limit,
+            context_window: window,
+            ..Default::default()
+        };
+        plan_compaction(&l.session, &settings, options).expect("plans")
+    };
+    for (limit, window) in [(64_000, 200_000), (128_000, 40_000), (8_192, 0)] {
+        let p = plan(limit, window);
+        let pending = p.pending();
+        assert!(pending.iter().any(|r| r.id == "turn-prefix"));
+        for r in pending {
+            let want = pi_summary_max_tokens(limit, window, &r.system_prompt, &r.prompt);
+            assert_eq!(r.max_tokens, want, "{} at {limit}/{window}", r.id);
+        }
+    }
+    // No limit given: ctxfold's budgets (0.8 and 0.5 of the reserve).
+    let budgets: Vec<(String, u64)> = plan(0, 200_000)
+        .pending()
+        .iter()
+        .map(|r| (r.id.clone(), r.max_tokens))
+        .collect();
+    assert_eq!(
+        budgets,
+        [
+            ("history-1".to_string(), 13_107),
+            ("turn-prefix".into(), 8_192)
+        ]
+    );
+    // The branch summary of a pi-family branch.
+    let root = l.session.entries()[1].id().to_string();
+    let nav = |limit: u64| {
+        let options = NavigateOptions {
+            summarize: true,
+            output_limit: limit,
+            context_window: 100_000,
+            ..NavigateOptions::default()
+        };
+        plan_navigation(&l.session, &root, options)
+            .unwrap()
+            .request
+            .unwrap()
+    };
+    let r = nav(32_000);
+    assert_eq!(
+        r.max_tokens,
+        pi_summary_max_tokens(32_000, 100_000, &r.system_prompt, &r.prompt)
+    );
+    assert!(r.max_tokens > 2048);
+    assert_eq!(nav(0).max_tokens, 2048);
 }

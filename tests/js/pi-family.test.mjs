@@ -37,6 +37,52 @@ test('pi 1.6: contexts and LLM messages of every leaf are pi’s own', () => {
   }
 });
 
+test('pi 1.6: the package counts tokens and prepares compactions as pi does on every leaf', () => {
+  for (const { name, text, want } of leaves()) {
+    const s = Session.fromJsonl(text);
+    const leafId = want.leafId;
+    const t = s.contextTokens({ leafId });
+    const p = want.projectedTokens;
+    assert.deepEqual(
+      [t.tokens, t.usageTokens, t.trailingTokens, t.tokensBefore],
+      [p.tokens, p.usageTokens, p.trailingTokens, p.tokens],
+      `${name}: contextTokens = projectedTokens`,
+    );
+    for (const keep of ['2000', '20000']) {
+      const expected = want.prepareCompaction[keep];
+      const settings = { keepRecentTokens: Number(keep) };
+      if (expected === null) {
+        assert.throws(
+          () => s.planCompaction(settings, { leafId }),
+          (e) => e.code === 'E_NOTHING_TO_COMPACT' || e.code === 'E_ALREADY_COMPACTED',
+          `${name} ${keep}: pi prepares nothing`,
+        );
+        continue;
+      }
+      for (const [how, prep] of [
+        ['prepareCompaction', s.prepareCompaction(settings, { leafId })],
+        ['planCompaction', s.planCompaction(settings, { leafId }).preparation],
+      ]) {
+        const got = {
+          firstKeptEntryId: prep.firstKeptEntryId,
+          isSplitTurn: prep.isSplitTurn,
+          tokensBefore: prep.tokensBefore,
+          previousSummary: prep.previousSummary ?? null,
+          fileOps: prep.fileOps,
+        };
+        const wanted = {
+          firstKeptEntryId: expected.firstKeptEntryId,
+          isSplitTurn: expected.isSplitTurn,
+          tokensBefore: expected.tokensBefore,
+          previousSummary: expected.previousSummary ?? null,
+          fileOps: expected.fileOps,
+        };
+        assert.deepEqual(got, wanted, `${name} ${keep}: ${how}`);
+      }
+    }
+  }
+});
+
 test('tree rows carry the entry’s current label', () => {
   const { text } = leaves()[0];
   const rows = Session.fromJsonl(text).index();
@@ -130,4 +176,89 @@ test('createBranchedSession: a new session holding one path, labels re-created',
   const kept = one.createBranchedSession('73da0f2f');
   assert.equal(kept.index().find((r) => r.id === '7130ed3c').label, 'verbose-flag');
   assert.equal(kept.entries().at(-1).type, 'label');
+});
+
+/** The text of a request's `<conversation>` wrapper. */
+function conversationOf(prompt) {
+  const start = prompt.indexOf('<conversation>\n');
+  const end = prompt.indexOf('\n</conversation>');
+  assert.ok(start >= 0 && end > start, 'a conversation');
+  return prompt.slice(start + '<conversation>\n'.length, end);
+}
+
+test('pi 1.6: planCompaction’s requests carry pi’s serialized history and turn prefix', () => {
+  let compared = 0;
+  for (const { name, text, want } of leaves()) {
+    const s = Session.fromJsonl(text);
+    for (const keep of ['2000', '20000']) {
+      const expected = want.prepareCompaction[keep];
+      if (expected === null) continue;
+      const plan = s.planCompaction({ keepRecentTokens: Number(keep) }, { leafId: want.leafId });
+      const conversation = (id) => {
+        const r = plan.pending.find((p) => p.id === id);
+        return r === undefined ? '' : conversationOf(r.prompt);
+      };
+      assert.equal(conversation('history-1'), expected.serializedHistory, `${name} ${keep}: history`);
+      assert.equal(conversation('turn-prefix'), expected.serializedTurnPrefix ?? '', `${name} ${keep}: turn prefix`);
+      compared += 1;
+    }
+  }
+  assert.equal(compared, 8, 'every prepared leaf and budget');
+});
+
+test('pi 1.6: branch summaries read the branch as pi reads it', () => {
+  const outputs = JSON.parse(readFileSync(path.join(repoDir, 'tests/fixtures/pi-branch/outputs.json'), 'utf8'));
+  let asked = 0;
+  for (const n of outputs.navigations) {
+    const text = readFileSync(path.join(conformance, n.file), 'utf8');
+    const s = Session.fromJsonl(text);
+    s.branch(n.from);
+    const want = n.prepared['0'];
+    const plan = s.planNavigation(n.to, { summarize: true, contextWindow: 1 });
+    assert.deepEqual(plan.preparation.entriesToSummarize, n.entries, `${n.case} ${n.from} → ${n.to}`);
+    const [request] = plan.pending;
+    if (want.roles.length === 0) {
+      assert.equal(request, undefined);
+      continue;
+    }
+    assert.equal(conversationOf(request.prompt), want.serialized, `${n.case} ${n.from} → ${n.to}`);
+    assert.equal(plan.preparation.summarizedTokens, want.totalTokens);
+    asked += 1;
+  }
+  assert.ok(asked >= 15);
+});
+
+test('pi 1.6: the reasoning hint is the session’s thinking level; summaries ask for the model’s output limit', () => {
+  const all = leaves();
+  const off = all.find((l) => l.want.case === '01-context-edit' && l.want.leaf === 'end');
+  const high = all.find((l) => l.want.case === '04-thinking-split-turn');
+  assert.equal(off.want.sessionContext.thinkingLevel, 'off');
+  assert.equal(high.want.sessionContext.thinkingLevel, 'high');
+  const settings = { keepRecentTokens: 2000 };
+  for (const r of Session.fromJsonl(off.text).planCompaction(settings).pending) {
+    assert.ok(!('reasoningEffort' in r), `${r.id}: off asks for none`);
+  }
+  const s = Session.fromJsonl(high.text);
+  const sized = s.planCompaction(settings, { maxTokens: 64000, contextWindow: 200000 }).pending;
+  assert.deepEqual(
+    sized.map((r) => [r.id, r.reasoningEffort, r.maxTokens]),
+    [
+      ['history-1', 'high', 64000],
+      ['turn-prefix', 'high', 64000],
+    ],
+  );
+  // A window too small for the limit beside the input: what is left of it.
+  for (const r of s.planCompaction(settings, { maxTokens: 64000, contextWindow: 40000 }).pending) {
+    assert.ok(r.maxTokens > 0 && r.maxTokens < 40000, `${r.id}: ${r.maxTokens}`);
+  }
+  // Without the limit, ctxfold's budgets.
+  assert.deepEqual(
+    s.planCompaction(settings).pending.map((r) => r.maxTokens),
+    [13107, 8192],
+  );
+  // The branch summary of a pi-family branch.
+  const root = s.entries()[1].id;
+  const [nav] = s.planNavigation(root, { summarize: true, maxTokens: 32000, contextWindow: 100000 }).pending;
+  assert.deepEqual([nav.reasoningEffort, nav.maxTokens], ['high', 32000]);
+  assert.equal(s.planNavigation(root, { summarize: true }).pending[0].maxTokens, 2048);
 });

@@ -685,6 +685,12 @@ export interface SummaryRequest {
   prompt: string;
   maxTokens: number;
   /**
+   * The reasoning effort to ask of a model that reasons (spec: compaction §5.6): `high`, or on
+   * a pi-family session the session's thinking level, as pi does (absent when it is `off`).
+   * The ready summarizers send it when their `reasoning` option is on.
+   */
+  reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+  /**
    * History windows of a large conversation: 1-based index, and whether it is the last.
    * Windows are planned as the fold reaches them, so the count is known only at the end.
    */
@@ -721,6 +727,12 @@ export interface PlanOptions {
   preserveData?: JsonObject;
   /** Context window of the summarizer model (default 200,000). */
   contextWindow?: number;
+  /**
+   * Output limit of the summarizer model (its `maxTokens`). On a pi-family session the history
+   * and turn-prefix requests ask for it, fitted to `contextWindow` beside their input, as pi
+   * does; unset (and on other sessions) ctxfold's budgets apply.
+   */
+  maxTokens?: number;
   /** Provider of the model that will read the context. */
   provider?: string;
   /** Compact the path to this entry instead of the leaf. */
@@ -1290,6 +1302,11 @@ export interface NavigationOptions {
   label?: string;
   /** Context window of the summarizer model (default 128,000). */
   contextWindow?: number;
+  /**
+   * Output limit of the summarizer model (its `maxTokens`): a pi-family branch's summary asks
+   * for it, fitted to `contextWindow`, as pi does; unset (and on other sessions) 2,048.
+   */
+  maxTokens?: number;
   /** `branchSummary.reserveTokens` (default 16,384): budget = window − reserve. */
   reserveTokens?: number;
   /**
@@ -1600,6 +1617,8 @@ export interface CompactOptions extends SummarizeCallOptions {
         id: string;
         provider?: string;
         contextWindow?: number;
+        /** Output limit: a pi-family session's summaries ask for it (`PlanOptions.maxTokens`). */
+        maxTokens?: number;
         input?: ReadonlyArray<'text' | 'image'>;
       } & NativeCompactionModel);
   /**

@@ -47,9 +47,7 @@ export interface GeminiClientLike {
   models: { generateContent(params: object): PromiseLike<object> };
 }
 
-export interface OpenAISummarizerOptions {
-  /** The model that writes the summaries, e.g. `gpt-4.1-mini`. */
-  model: string;
+export interface OpenAISummarizerOptions extends SdkSummarizerOptions {
   /** Chat Completions (`client.chat.completions.create`, default) or Responses (`client.responses.create`). */
   api?: 'chat' | 'responses';
 }
@@ -57,6 +55,34 @@ export interface OpenAISummarizerOptions {
 export interface SdkSummarizerOptions {
   /** The model that writes the summaries. */
   model: string;
+  /**
+   * The model reasons: the request's `reasoningEffort` hint (spec: compaction §5.6) is sent as
+   * the provider's parameter (OpenAI `reasoning_effort` / Responses `reasoning.effort`,
+   * Anthropic `thinking` with a budget, Gemini `thinkingConfig`). Default `false`: a model
+   * that does not reason is sent none (providers refuse the parameter).
+   */
+  reasoning?: boolean;
+}
+
+/** Thinking budgets per effort (Anthropic `budget_tokens`, Gemini `thinkingBudget`); the summary's `maxTokens` is added on top so thinking does not eat it. */
+const THINKING_BUDGETS: Record<string, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768,
+  max: 32768,
+};
+
+/** The request's effort hint when the options say the model reasons. */
+function effortOf(options: SdkSummarizerOptions, request: SummaryRequest): string | undefined {
+  return options.reasoning === true ? request.reasoningEffort : undefined;
+}
+
+/** The thinking budget of the request's effort hint, when the options say the model reasons. */
+function thinkingBudget(options: SdkSummarizerOptions, request: SummaryRequest): number | undefined {
+  const effort = effortOf(options, request);
+  return effort === undefined ? undefined : THINKING_BUDGETS[effort];
 }
 
 /** The options' model name, or E_INVALID_ARGUMENT. */
@@ -122,7 +148,13 @@ export function openAISummarizer(client: OpenAIClientLike, options: OpenAISummar
     clientWith(client, ['chat', 'completions', 'create'], 'openAISummarizer');
     return async (request, { signal }) => {
       const { messages } = written('openai-chat', request);
-      const body = { model, messages, max_completion_tokens: request.maxTokens };
+      const body: { model: string; messages: object[]; max_completion_tokens: number; reasoning_effort?: string } = {
+        model,
+        messages,
+        max_completion_tokens: request.maxTokens,
+      };
+      const effort = effortOf(options, request);
+      if (effort !== undefined) body.reasoning_effort = effort;
       return summaryOf(await client.chat.completions.create(body, { signal }), 'openai-chat');
     };
   }
@@ -131,13 +163,22 @@ export function openAISummarizer(client: OpenAIClientLike, options: OpenAISummar
   return async (request, { signal }) => {
     // The system prompt goes as `instructions` (the writer would put it first among the items).
     const { messages: input } = written('openai-responses', request, false);
-    const body = {
+    const body: {
+      model: string;
+      input: object[];
+      instructions: string;
+      max_output_tokens: number;
+      store: boolean;
+      reasoning?: { effort: string };
+    } = {
       model,
       input,
       instructions: request.systemPrompt,
       max_output_tokens: request.maxTokens,
       store: false,
     };
+    const effort = effortOf(options, request);
+    if (effort !== undefined) body.reasoning = { effort };
     return summaryOf(await responses.create(body, { signal }), 'openai-responses');
   };
 }
@@ -148,12 +189,23 @@ export function anthropicSummarizer(client: AnthropicClientLike, options: SdkSum
   clientWith(client, ['messages', 'create'], 'anthropicSummarizer');
   return async (request, { signal }) => {
     const { messages, system } = written('anthropic', request);
-    const body: { model: string; max_tokens: number; system?: string; messages: object[] } = {
+    const body: {
+      model: string;
+      max_tokens: number;
+      system?: string;
+      messages: object[];
+      thinking?: { type: 'enabled'; budget_tokens: number };
+    } = {
       model,
       max_tokens: request.maxTokens,
       messages,
     };
     if (typeof system === 'string') body.system = system;
+    const budget = thinkingBudget(options, request);
+    if (budget !== undefined) {
+      body.thinking = { type: 'enabled', budget_tokens: budget };
+      body.max_tokens += budget;
+    }
     return summaryOf(await client.messages.create(body, { signal }), 'anthropic');
   };
 }
@@ -164,11 +216,21 @@ export function geminiSummarizer(client: GeminiClientLike, options: SdkSummarize
   clientWith(client, ['models', 'generateContent'], 'geminiSummarizer');
   return async (request, { signal }) => {
     const { messages, system } = written('gemini', request);
-    const config: { systemInstruction?: object; maxOutputTokens: number; abortSignal: RuntimeAbortSignal } = {
+    const config: {
+      systemInstruction?: object;
+      maxOutputTokens: number;
+      abortSignal: RuntimeAbortSignal;
+      thinkingConfig?: { thinkingBudget: number };
+    } = {
       maxOutputTokens: request.maxTokens,
       abortSignal: signal,
     };
     if (isObject(system)) config.systemInstruction = system;
+    const budget = thinkingBudget(options, request);
+    if (budget !== undefined) {
+      config.thinkingConfig = { thinkingBudget: budget };
+      config.maxOutputTokens += budget;
+    }
     return summaryOf(await client.models.generateContent({ model, contents: messages, config }), 'gemini');
   };
 }

@@ -115,6 +115,7 @@ function modelOf(o: RunOptions) {
     id: typeof m === 'object' && m !== null ? m.id : m,
     provider: o.provider ?? object?.provider,
     contextWindow: o.contextWindow ?? object?.contextWindow,
+    maxTokens: object?.maxTokens,
     input: o.input ?? object?.input,
   };
 }
@@ -360,6 +361,7 @@ function planMethod(
   const model = modelOf(o);
   if (model.provider !== undefined) planOptions.provider = model.provider;
   if (model.contextWindow !== undefined) planOptions.contextWindow = model.contextWindow;
+  if (model.maxTokens !== undefined) planOptions.maxTokens = model.maxTokens;
   // The reading model: a snapcompact commit resolves its archive from the plan.
   if (o.model !== undefined)
     planOptions.model = typeof o.model === 'string' ? o.model : defined({ id: o.model.id, api: o.model.api });

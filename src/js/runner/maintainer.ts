@@ -1117,13 +1117,14 @@ export class Maintainer {
       // The keep budgets of the compaction it stands in for, in the core's estimate.
       const { keepRecentTokens } = this.#cm.keepBudgets(request, this.#hostCount());
       const { strategy: _strategy, ...settings } = o.settings ?? {};
-      const { provider, id, api, contextWindow } = this.#model as TriggerModel & { api?: string };
+      const { provider, id, api, contextWindow, maxTokens } = this.#model as TriggerModel & { api?: string };
       plan = this.#session.planCompaction(
         { ...settings, keepRecentTokens, strategy: 'context-full' },
         defined({
           speculative: true,
           provider: o.provider ?? provider,
           contextWindow,
+          maxTokens,
           model: defined({ id, api }),
           // The commit's size check compares as the thresholds do: calibrated, with the overhead.
           providerRatio: this.#providerRatio(),

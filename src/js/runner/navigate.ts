@@ -115,7 +115,7 @@ export async function navigateSession(
   // The core takes `reserveTokens` from the options, else the settings, and lists the summary
   // routes from what the host has (a route asks for the summary).
   const plan = session.planNavigation(targetId, {
-    ...pick(o, ['customInstructions', 'replaceInstructions', 'label', 'contextWindow', 'reserveTokens']),
+    ...pick(o, ['customInstructions', 'replaceInstructions', 'label', 'contextWindow', 'maxTokens', 'reserveTokens']),
     ...(o.settings === undefined ? {} : { settings: o.settings }),
     summarizers: {
       ...(o.remoteEndpoint === undefined ? {} : { remoteEndpoint: o.remoteEndpoint }),

@@ -39,6 +39,9 @@ pub(crate) fn plan_options(session: &Session, o: &Value) -> Result<PlanOptions, 
         context_window: opt_f64(o, "contextWindow")?
             .filter(|w| w.is_finite() && *w > 0.0)
             .unwrap_or(0.0) as u64,
+        output_limit: opt_f64(o, "maxTokens")?
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .unwrap_or(0.0) as u64,
         method: opt_str(o, "method")?,
         // The reading model: a snapcompact commit resolves its archive from it.
         model: super::options::target(o.get("model")).map_err(to_js)?,

@@ -29,6 +29,7 @@ pub(crate) fn navigate_options(o: &Value) -> Result<NavigateOptions, JsValue> {
         replace_instructions: o.get("replaceInstructions").and_then(Value::as_bool),
         label: opt_str(o, "label")?,
         context_window: opt_count(o, "contextWindow")?.unwrap_or(0),
+        output_limit: opt_count(o, "maxTokens")?.unwrap_or(0),
         reserve_tokens: branch_reserve_tokens(opt_count(o, "reserveTokens")?, &settings),
         routes,
     })
