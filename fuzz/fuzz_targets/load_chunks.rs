@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         _ => file.len() + usize::from(mode),
     };
     let lengths: Vec<usize> = program.iter().skip(1).map(|&b| usize::from(b)).collect();
-    let mut buf = SourceBuffer::with_size(size);
+    let mut buf = SourceBuffer::with_size(size).expect("a buffer of the file's size");
     let mut at = 0;
     let mut k = 0;
     while at < file.len() {

@@ -21,12 +21,13 @@ pub struct SourceBuffer {
 
 impl SourceBuffer {
     /// A buffer with room for `size` bytes (the file's size when the host knows it: one
-    /// allocation; `0` when it does not).
-    pub fn with_size(size: usize) -> SourceBuffer {
-        SourceBuffer {
-            bytes: vec![0; size],
-            filled: 0,
-        }
+    /// allocation; `0` when it does not). `E_INVALID_ARGUMENT` when that much memory cannot
+    /// be had.
+    pub fn with_size(size: usize) -> Result<SourceBuffer> {
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(size).map_err(|_| too_large())?;
+        bytes.resize(size, 0);
+        Ok(SourceBuffer { bytes, filled: 0 })
     }
 
     /// Makes room for `n` more bytes after what is filled and returns the offset they go to.
@@ -35,16 +36,29 @@ impl SourceBuffer {
     pub fn room(&mut self, n: usize) -> Result<usize> {
         let need = self.filled.checked_add(n).ok_or_else(too_large)?;
         if need > self.bytes.len() {
-            if need > self.bytes.capacity() {
-                let doubled = self.bytes.capacity().saturating_mul(2);
+            if let Some(capacity) = self.grown_capacity(n) {
                 self.bytes
-                    .try_reserve_exact(need.max(doubled) - self.bytes.len())
+                    .try_reserve_exact(capacity - self.bytes.len())
                     .or_else(|_| self.bytes.try_reserve_exact(need - self.bytes.len()))
                     .map_err(|_| too_large())?;
             }
             self.bytes.resize(need, 0);
         }
         Ok(self.filled)
+    }
+
+    /// The capacity [`SourceBuffer::room`] grows the buffer to for `n` more bytes (at least
+    /// double the present one), or `None` when it has the room. The wasm binding makes that
+    /// much room at the top of the heap first, so that the growth extends the buffer in place
+    /// instead of copying it (a copy would hold the old buffer and the new one at once).
+    pub fn grown_capacity(&self, n: usize) -> Option<usize> {
+        let need = self.filled.checked_add(n)?;
+        (need > self.bytes.capacity()).then(|| need.max(self.bytes.capacity().saturating_mul(2)))
+    }
+
+    /// The bytes the buffer's allocation holds (written, room handed out, and spare).
+    pub fn capacity(&self) -> usize {
+        self.bytes.capacity()
     }
 
     /// The room for `n` more bytes, as a slice to write them into (what a native host
@@ -70,10 +84,7 @@ impl SourceBuffer {
             }
             _ => Err(Error::coded(
                 ErrorCode::InvalidArgument,
-                format!(
-                    "{n} bytes written, but only {} bytes of room were given",
-                    self.bytes.len() - self.filled
-                ),
+                "more bytes written than the room given",
             )),
         }
     }
@@ -111,7 +122,7 @@ mod tests {
     /// room asked for `extra` bytes more than the piece (as a reader given more room than it
     /// fills).
     fn filled(data: &[u8], size: usize, pieces: &[usize], extra: usize) -> SourceBuffer {
-        let mut buf = SourceBuffer::with_size(size);
+        let mut buf = SourceBuffer::with_size(size).unwrap();
         let mut at = 0;
         let mut k = 0;
         while at < data.len() {
@@ -128,7 +139,7 @@ mod tests {
     #[test]
     fn a_known_size_is_one_allocation() {
         let data = b"0123456789".repeat(100);
-        let mut buf = SourceBuffer::with_size(data.len());
+        let mut buf = SourceBuffer::with_size(data.len()).unwrap();
         let start = buf.address();
         for piece in data.chunks(7) {
             buf.window(piece.len()).unwrap().copy_from_slice(piece);
@@ -140,7 +151,7 @@ mod tests {
 
     #[test]
     fn an_unknown_size_grows_geometrically() {
-        let mut buf = SourceBuffer::with_size(0);
+        let mut buf = SourceBuffer::with_size(0).unwrap();
         let mut moves = 0;
         let mut last = buf.address();
         for _ in 0..4096 {
@@ -156,8 +167,19 @@ mod tests {
     }
 
     #[test]
+    fn the_growth_is_announced() {
+        let mut buf = SourceBuffer::with_size(10).unwrap();
+        assert_eq!(buf.grown_capacity(10), None);
+        assert_eq!(buf.grown_capacity(11), Some(20));
+        assert_eq!(buf.grown_capacity(45), Some(45));
+        buf.room(11).unwrap();
+        assert!(buf.capacity() >= 20);
+        assert_eq!(buf.grown_capacity(buf.capacity() - 11), None);
+    }
+
+    #[test]
     fn more_than_the_room_is_refused_and_changes_nothing() {
-        let mut buf = SourceBuffer::with_size(4);
+        let mut buf = SourceBuffer::with_size(4).unwrap();
         buf.window(4).unwrap().copy_from_slice(b"abcd");
         let err = buf.advance(5).unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidArgument);
@@ -167,8 +189,14 @@ mod tests {
     }
 
     #[test]
+    fn a_size_that_cannot_exist_is_an_error() {
+        let err = SourceBuffer::with_size(usize::MAX).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    }
+
+    #[test]
     fn room_that_cannot_exist_is_an_error() {
-        let mut buf = SourceBuffer::with_size(1);
+        let mut buf = SourceBuffer::with_size(1).unwrap();
         buf.advance(1).unwrap();
         assert_eq!(
             buf.room(usize::MAX).unwrap_err().code(),

@@ -41,8 +41,10 @@ impl IdSource for JsIds {
 /// Every growth of WebAssembly memory makes V8 consider a full garbage collection; letting the
 /// allocator grow in small steps while a large session is indexed cost a dozen of them
 /// (measured: first load of a 144 MB session in a fresh Node process).
+/// Best effort: when that much memory cannot be had, nothing happens (the allocation that
+/// needs it fails, with an error, later).
 fn reserve_heap(bytes: usize) {
-    drop(Vec::<u8>::with_capacity(bytes));
+    let _ = Vec::<u8>::new().try_reserve_exact(bytes);
 }
 
 thread_local! {
@@ -55,7 +57,7 @@ thread_local! {
 fn no_source() -> JsValue {
     to_js(Error::coded(
         ErrorCode::InvalidArgument,
-        "no session file is being written under this handle (already loaded or dropped)",
+        "no session buffer under this handle",
     ))
 }
 
@@ -82,10 +84,10 @@ fn with_source<T>(
 /// when it does not. Returns its handle, for `sourceRoom`, `sourceAdvance`, `fromSource` and
 /// `sourceDrop`.
 #[wasm_bindgen(js_name = sourceNew)]
-pub fn source_new(size: usize) -> u32 {
+pub fn source_new(size: usize) -> Result<u32, JsValue> {
     reserve_heap(size.saturating_add(size / 8));
-    let buffer = SourceBuffer::with_size(size);
-    SOURCES.with(|s| {
+    let buffer = SourceBuffer::with_size(size).map_err(to_js)?;
+    Ok(SOURCES.with(|s| {
         let mut s = s.borrow_mut();
         let free = s.iter().position(Option::is_none);
         match free {
@@ -98,7 +100,7 @@ pub fn source_new(size: usize) -> u32 {
                 s.len() as u32 - 1
             }
         }
-    })
+    }))
 }
 
 /// The address in `sourceMemory().buffer` where the next `n` bytes of the file go (the
@@ -107,6 +109,13 @@ pub fn source_new(size: usize) -> u32 {
 #[wasm_bindgen(js_name = sourceRoom)]
 pub fn source_room(handle: u32, n: usize) -> Result<usize, JsValue> {
     with_source(handle, |b| {
+        if let Some(capacity) = b.grown_capacity(n) {
+            // The growth as free memory at the top of the heap, which the buffer (the last
+            // allocation while a host fills it) then extends into in place: no copy, and the
+            // old buffer and the new one are never both touched (the peak memory of a stream
+            // of unknown length stays about its size).
+            reserve_heap(capacity - b.capacity());
+        }
         let at = b.room(n).map_err(to_js)?;
         Ok(b.address() + at)
     })
