@@ -483,7 +483,7 @@ fn finish(
         trailing_newline,
         ..
     } = pass;
-    let has_reset_boundary = entries.iter().any(|e| e.kind == EntryKind::ResetBoundary);
+    let has_reset_boundary = has_reset_boundary(&entries);
     let mut session = Session {
         source: bytes,
         source_lines: lines.len(),
@@ -522,17 +522,39 @@ fn finish(
         0 => Leaf::None,
         n => Leaf::At(n as u32 - 1),
     };
-    crate::support::sort::sort_by(&mut session.warnings, |a, b| {
+    sort_warnings(&mut session.warnings);
+    let clean = all_from_source(&session.lines);
+    session.start_journal(clean);
+    Ok(session)
+}
+
+// The steps of `finish` below, like `index_ids` and `resolve_parents`, are functions of their
+// own for the reason `load` gives: each loops over every entry or line once, and a loop in a
+// function of its own can run optimized code from its next call on, where one inside
+// `finish` runs in the baseline tier for the whole (single) call.
+
+/// Whether any entry is a reset boundary.
+#[inline(never)]
+fn has_reset_boundary(entries: &[Entry]) -> bool {
+    entries.iter().any(|e| e.kind == EntryKind::ResetBoundary)
+}
+
+/// The warnings in line order (then by code).
+#[inline(never)]
+fn sort_warnings(warnings: &mut [LoadWarning]) {
+    crate::support::sort::sort_by(warnings, |a, b| {
         a.line
             .cmp(&b.line)
             .then(a.code.as_str().cmp(b.code.as_str()))
     });
-    let clean = session
-        .lines
+}
+
+/// Whether every line is still the file's own (the load rewrote none).
+#[inline(never)]
+fn all_from_source(lines: &[Line]) -> bool {
+    lines
         .iter()
-        .all(|l| matches!(l.text, LineText::Source { .. }));
-    session.start_journal(clean);
-    Ok(session)
+        .all(|l| matches!(l.text, LineText::Source { .. }))
 }
 
 impl Session {
@@ -542,6 +564,7 @@ impl Session {
     }
 
     /// Builds the id index; later duplicates win, as in a `Map` filled in file order.
+    #[inline(never)]
     pub(super) fn index_ids(&mut self) {
         let mut by_id: FxHashMap<Box<str>, u32> = FxHashMap::default();
         by_id.reserve(self.entries.len());
@@ -563,6 +586,7 @@ impl Session {
     }
 
     /// Resolves `parentId` links to indices and breaks parent cycles.
+    #[inline(never)]
     pub(super) fn resolve_parents(&mut self) {
         for i in 0..self.entries.len() {
             let parent = match self.entries[i].parent_id.as_deref() {

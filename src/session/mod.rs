@@ -17,7 +17,8 @@
 //! - above it, each adding its own `impl Session` and calling only the files before it:
 //!   `tree` (paths, the leaf), `recorded` (reading the facts), `messages` (the message an
 //!   entry carries, estimates, file calls, tool results), `path_state` (folding a path into
-//!   its state), `edit` (rewriting lines), `append`, then `migrate`, `load` and `batch`.
+//!   its state), `edit` (rewriting lines), `append`, then `migrate`, `load` and `batch`;
+//! - `source`: a file's bytes as its host writes them in pieces, before `load` (names nothing).
 
 pub mod message;
 
@@ -39,6 +40,7 @@ pub mod preserve;
 mod recorded;
 mod rewrites;
 mod skim;
+mod source;
 mod state;
 mod tree;
 pub mod validate;
@@ -54,4 +56,5 @@ pub(crate) use lines::{entry_line, LineText};
 pub use lines::{HeaderInfo, LoadWarning, NewSession, CURRENT_VERSION, MAX_READ_VERSION};
 pub use load::LoadOptions;
 pub use model::Session;
+pub use source::SourceBuffer;
 pub use state::PathState;

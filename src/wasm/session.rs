@@ -9,6 +9,7 @@ use crate::context::{build_context_with, SessionContext};
 use crate::error::{Error, ErrorCode};
 use crate::session::{
     CompactionBody, IdSource, LoadOptions, NewSession, RandomIds, SequentialIds, Session,
+    SourceBuffer,
 };
 use crate::support::json::js;
 use crate::tokens::{ByteEstimate, EstimateOptions};
@@ -40,34 +41,103 @@ impl IdSource for JsIds {
 /// Every growth of WebAssembly memory makes V8 consider a full garbage collection; letting the
 /// allocator grow in small steps while a large session is indexed cost a dozen of them
 /// (measured: first load of a 144 MB session in a fresh Node process).
+/// Best effort: when that much memory cannot be had, nothing happens (the allocation that
+/// needs it fails, with an error, later).
 fn reserve_heap(bytes: usize) {
-    drop(Vec::<u8>::with_capacity(bytes));
+    let _ = Vec::<u8>::new().try_reserve_exact(bytes);
 }
 
 thread_local! {
-    /// The buffer of the last [`source_buffer`] call, until [`WasmSession::from_source`]
-    /// takes it (or the next call replaces it).
-    static SOURCE: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+    /// The session files hosts are writing (`Session.fromReader`, `Session.fromStream`), by
+    /// handle: a stream is filled across awaits, so two may be in flight at once.
+    static SOURCES: std::cell::RefCell<Vec<Option<SourceBuffer>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// A zeroed buffer of `len` bytes in the module's memory for the host to write a session
-/// file into (`Session.fromReader`): returns its address in `sourceMemory().buffer`, then
-/// `WasmSession.fromSource` loads it in place. A view of it stays valid until the module's
-/// memory grows: the host must not call the module while it fills it (a view over the old
-/// memory reads as empty then). A buffer not taken is freed by the next call, or by
-/// `sourceBuffer(0)`.
-#[wasm_bindgen(js_name = sourceBuffer)]
-pub fn source_buffer(len: usize) -> usize {
-    // The previous buffer goes first, so its memory can hold this one.
-    SOURCE.with(|s| s.borrow_mut().take());
-    let buffer = vec![0u8; len];
-    let at = buffer.as_ptr() as usize;
-    // The vector's heap allocation does not move with it.
-    SOURCE.with(|s| *s.borrow_mut() = Some(buffer));
-    at
+fn no_source() -> JsValue {
+    to_js(Error::coded(
+        ErrorCode::InvalidArgument,
+        "no session buffer under this handle",
+    ))
 }
 
-/// The module's memory (a `WebAssembly.Memory`), whose `buffer` holds `sourceBuffer`'s bytes.
+/// Runs `f` on the buffer of `handle`.
+fn with_source<T>(
+    handle: u32,
+    f: impl FnOnce(&mut SourceBuffer) -> Result<T, JsValue>,
+) -> Result<T, JsValue> {
+    SOURCES.with(|s| {
+        match s
+            .borrow_mut()
+            .get_mut(handle as usize)
+            .and_then(Option::as_mut)
+        {
+            Some(buffer) => f(buffer),
+            None => Err(no_source()),
+        }
+    })
+}
+
+/// A buffer in the module's memory for the host to write a session file into: `size` bytes
+/// of room when it knows the file's size (one allocation, grown in one step with the room
+/// the index of such a file needs, so that the load does not grow the memory again), `0`
+/// when it does not. Returns its handle, for `sourceRoom`, `sourceAdvance`, `fromSource` and
+/// `sourceDrop`.
+#[wasm_bindgen(js_name = sourceNew)]
+pub fn source_new(size: usize) -> Result<u32, JsValue> {
+    reserve_heap(size.saturating_add(size / 8));
+    let buffer = SourceBuffer::with_size(size).map_err(to_js)?;
+    Ok(SOURCES.with(|s| {
+        let mut s = s.borrow_mut();
+        let free = s.iter().position(Option::is_none);
+        match free {
+            Some(i) => {
+                s[i] = Some(buffer);
+                i as u32
+            }
+            None => {
+                s.push(Some(buffer));
+                s.len() as u32 - 1
+            }
+        }
+    }))
+}
+
+/// The address in `sourceMemory().buffer` where the next `n` bytes of the file go (the
+/// buffer grows, geometrically, when it has less room). A view there stays valid until the
+/// module is called again: the host writes the bytes, then calls `sourceAdvance`.
+#[wasm_bindgen(js_name = sourceRoom)]
+pub fn source_room(handle: u32, n: usize) -> Result<usize, JsValue> {
+    with_source(handle, |b| {
+        if let Some(capacity) = b.grown_capacity(n) {
+            // The growth as free memory at the top of the heap, which the buffer (the last
+            // allocation while a host fills it) then extends into in place: no copy, and the
+            // old buffer and the new one are never both touched (the peak memory of a stream
+            // of unknown length stays about its size).
+            reserve_heap(capacity - b.capacity());
+        }
+        let at = b.room(n).map_err(to_js)?;
+        Ok(b.address() + at)
+    })
+}
+
+/// Records that the host wrote `n` bytes at the address `sourceRoom` gave.
+#[wasm_bindgen(js_name = sourceAdvance)]
+pub fn source_advance(handle: u32, n: usize) -> Result<(), JsValue> {
+    with_source(handle, |b| b.advance(n).map_err(to_js))
+}
+
+/// Frees a buffer the host will not load (a read that failed, a stream that errored).
+#[wasm_bindgen(js_name = sourceDrop)]
+pub fn source_drop(handle: u32) {
+    SOURCES.with(|s| {
+        if let Some(slot) = s.borrow_mut().get_mut(handle as usize) {
+            *slot = None;
+        }
+    });
+}
+
+/// The module's memory (a `WebAssembly.Memory`), whose `buffer` holds the source buffers.
 #[wasm_bindgen(js_name = sourceMemory)]
 pub fn source_memory() -> JsValue {
     wasm_bindgen::memory()
@@ -216,6 +286,15 @@ impl WasmSession {
     pub(crate) fn s_mut(&mut self) -> &mut Session {
         &mut self.inner
     }
+
+    /// Loads `bytes` (taken over) and checks the frame references it holds.
+    fn load(bytes: Vec<u8>, ids: Box<dyn IdSource>) -> Result<WasmSession, JsValue> {
+        let mut session = Session::load(bytes, LoadOptions::with_ids(ids)).map_err(to_js)?;
+        // Frame references the file does not resolve (archive::stored).
+        let unresolved = crate::archive::stored::check(&session);
+        session.add_warnings(unresolved);
+        Ok(WasmSession::wrap(session))
+    }
 }
 
 #[wasm_bindgen]
@@ -230,31 +309,31 @@ impl WasmSession {
         let o = options(options_json, "load options")?;
         let ids = id_source(&o, id_callback)?;
         reserve_heap(bytes.len() / 8);
-        let mut session = Session::load(bytes, LoadOptions::with_ids(ids)).map_err(to_js)?;
-        // Frame references the file does not resolve (archive::stored).
-        let unresolved = crate::archive::stored::check(&session);
-        session.add_warnings(unresolved);
-        Ok(WasmSession::wrap(session))
+        Self::load(bytes, ids)
     }
 
-    /// Loads the session file a host wrote into the buffer of the last `sourceBuffer` call
-    /// (its first `len` bytes), which the session takes over: the file's bytes reach the
-    /// module's memory once, with no copy of them in JavaScript (`Session.fromReader`).
-    /// `E_INVALID_ARGUMENT` without a buffer.
+    /// Loads the session file a host wrote into the buffer `handle` (`sourceNew`), which the
+    /// session takes over: the file's bytes reach the module's memory once, with no copy of
+    /// them in JavaScript (`Session.fromReader`, `Session.fromStream`). The handle is spent
+    /// whatever the outcome. `E_INVALID_ARGUMENT` for a handle that holds no buffer.
     #[wasm_bindgen(js_name = fromSource)]
     pub fn from_source(
-        len: usize,
+        handle: u32,
         options_json: Option<String>,
         id_callback: Option<js_sys::Function>,
     ) -> Result<WasmSession, JsValue> {
-        let mut bytes = SOURCE.with(|s| s.borrow_mut().take()).ok_or_else(|| {
-            to_js(Error::coded(
-                ErrorCode::InvalidArgument,
-                "no session buffer to load: call sourceBuffer(size) and fill it first",
-            ))
-        })?;
-        bytes.truncate(len);
-        Self::from_bytes(bytes, options_json, id_callback)
+        let buffer = SOURCES
+            .with(|s| {
+                s.borrow_mut()
+                    .get_mut(handle as usize)
+                    .and_then(Option::take)
+            })
+            .ok_or_else(no_source)?;
+        let o = options(options_json, "load options")?;
+        let ids = id_source(&o, id_callback)?;
+        // The index's room (a buffer of a known size had it reserved with it).
+        reserve_heap(buffer.len() / 8);
+        Self::load(buffer.into_bytes(), ids)
     }
 
     /// A new empty session.

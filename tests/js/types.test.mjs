@@ -473,6 +473,25 @@ const consumers = {
         const file = new Blob([Session.create().toBytes()]);
         export { blob, file };
       `,
+      'from-stream.ts': `
+        import { Session, type ByteSource, type StreamOptions } from 'ctxfold';
+        // A Response, its body, a Request and an async iterable of chunks are byte sources.
+        const res = await fetch('/session.jsonl');
+        const a: Session = await Session.fromStream(res);
+        const b = await Session.fromStream(res.body!, { size: 10, ids: 'deterministic' });
+        const c = await Session.fromStream(new Request('/x', { method: 'POST', body: 'x' }));
+        async function* chunks() {
+          yield new Uint8Array(8);
+        }
+        const source: ByteSource = chunks();
+        const options: StreamOptions = { size: 8 };
+        const d = await Session.fromStream(source, options);
+        // @ts-expect-error a string is not a byte source
+        await Session.fromStream('text');
+        // @ts-expect-error the size is a number
+        await Session.fromStream(res, { size: '10' });
+        export { a, b, c, d };
+      `,
       'fetch-signal.ts': `
         import type { Summarize } from 'ctxfold';
         // The summarize callback's signal goes to fetch as it is.

@@ -66,6 +66,17 @@ export default {
     }
     const url = new URL(request.url);
     const now = Number(url.searchParams.get('now') ?? Date.now());
+    if (url.pathname === '/stream') {
+      // The request's body streamed into the module (Session.fromStream), never held whole here.
+      try {
+        const s = await ctxfold.Session.fromStream(request);
+        const opened = { size: s.size, leafId: s.leafId, tokens: s.contextTokens().tokens, bytes: s.toBytes().length };
+        s.free();
+        return Response.json(opened);
+      } catch (err) {
+        return Response.json({ error: String(err.message), code: err.code ?? null }, { status: 422 });
+      }
+    }
     const bytes = new Uint8Array(await request.arrayBuffer());
     try {
       if (url.pathname === '/native') return Response.json(await nativeWorkload(ctxfold, bytes, { now }));
@@ -289,6 +300,21 @@ test('workerd: ctxfold/ai-sdk keeps an AI SDK tool loop under its window as unde
   assert.equal(status, 200, JSON.stringify(json));
   assert.deepEqual(json, want);
   assert.ok(json.largestPrompt <= WINDOW && json.methods.length >= 2, JSON.stringify(json.methods));
+});
+
+test('workerd: Session.fromStream opens a POSTed body as fromJsonl opens its bytes', {
+  skip,
+  timeout: 30_000,
+}, async () => {
+  const s = ctxfold.Session.fromJsonl(session);
+  const expected = { size: s.size, leafId: s.leafId, tokens: s.contextTokens().tokens, bytes: s.toBytes().length };
+  s.free();
+  const { status, json } = await post(session, '/stream');
+  assert.equal(status, 200, JSON.stringify(json));
+  assert.deepEqual(json, expected);
+  const bad = await post('not a session', '/stream');
+  assert.equal(bad.status, 422);
+  assert.equal(bad.json.code, 'E_NOT_A_SESSION');
 });
 
 test('workerd: a file that is not a session is a 422 with the error code', { skip, timeout: 30_000 }, async () => {

@@ -6,7 +6,8 @@
 /**
  * The steps in the order run.mjs prints them; `session` is the file each one opens (`small`: the
  * real pi session of the conformance data, `nocomp` and `main`: the generated 50,000-entry
- * sessions without and with compactions, `text`: the snapcompact input). No step opens its
+ * sessions without and with compactions, `huge`: the generated 200,000-entry one, `text`: the
+ * snapcompact input; a step marked `optIn` runs only when named). No step opens its
  * session before the timed work: a `chain-*` step times, in one fresh process, the first call of
  * each operation after the first open, and `first` includes the import of the library.
  */
@@ -19,6 +20,13 @@ export const STEPS = [
   { id: 'hot', session: 'main', what: 'repeated prepareCompaction / planCompaction' },
   { id: 'hot-nocomp', session: 'nocomp', what: 'the same on the session without compactions' },
   { id: 'frames', session: 'text', what: 'snapcompact 11on16-bw frames of 1 MB of text' },
+  // Only when named (it generates and opens a 564 MB file): the peak memory of an open.
+  {
+    id: 'rss',
+    session: 'huge',
+    optIn: true,
+    what: 'open the 200,000-entry session in a fresh process: the time and the peak RSS',
+  },
 ];
 
 /** The operations of a `chain-*` step, in order (each timed on its first call in the process). */

@@ -4,13 +4,15 @@
 //   node --expose-gc tests/reference/ours-side.mjs --step ID --small FILE --main FILE --nocomp FILE --text FILE
 //
 // The package is `ctxfold` as tests/ resolves it (tests/node_modules/ctxfold -> pkg/), or the
-// module CTXFOLD_PKG names (run.mjs sets it from PKG=). A session is opened from its bytes in
-// memory (Session.fromJsonl of a Uint8Array), as the reference's side opens it from its text.
+// module CTXFOLD_PKG names (run.mjs sets it from PKG=). A session is opened from its file the
+// way docs/guide/compaction.md tells a Node.js host to: `Session.fromReader` with `readSync`
+// writing the file straight into the module's memory, the read inside the timed open (the
+// reference's side reads the file inside its timed open too).
 //
 // The default export runs every step once and returns tests/bench rows, so that
 // tests/bench/ab.mjs can alternate two builds on these steps in one process:
 //   node tests/bench/ab.mjs PKG_A PKG_B tests/reference/ours-side.mjs
-import { readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
@@ -43,7 +45,28 @@ const gc = () => globalThis.gc?.();
 // The reference's core default (no keep boundary): the whole active path is pruned.
 const PRUNE = { keepBoundaryId: false };
 
-const open = (bytes) => Session.fromJsonl(bytes);
+/**
+ * Opens the session file at `file` (a path) as a Node.js host does (`fromReader` + `readSync`),
+ * or from bytes already in memory (`fromJsonl`).
+ */
+function open(file) {
+  if (typeof file !== 'string') return Session.fromJsonl(file);
+  const fd = openSync(file, 'r');
+  try {
+    const { size } = fstatSync(fd);
+    return Session.fromReader(size, (view) => {
+      let at = 0;
+      while (at < size) {
+        const n = readSync(fd, view, at, size - at, at);
+        if (n === 0) break;
+        at += n;
+      }
+      return at;
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
 
 function hot(bytes, label) {
   const s = open(bytes);
@@ -117,7 +140,7 @@ const steps = {
     const t0 = performance.now();
     await load();
     const t1 = performance.now();
-    const s = Session.fromJsonl(small);
+    const s = open(small);
     const t2 = performance.now();
     const plan = s.planCompaction();
     const t3 = performance.now();
@@ -172,6 +195,18 @@ const steps = {
     }
   },
 
+  rss({ huge }) {
+    const [t, s] = timed(() => open(huge));
+    const note = `${s.size} entries`;
+    // Peak resident memory of the process so far (KiB), the open included.
+    const rss = process.resourceUsage().maxRSS / 1024;
+    s.free();
+    return [
+      { name: 'rss: open', ms: t, note },
+      { name: 'rss: peak RSS of the process (MiB)', ms: rss, note: 'the open included' },
+    ];
+  },
+
   hot: ({ main }) => hot(main, 'bench session'),
   'hot-nocomp': ({ nocomp }) => hot(nocomp, 'no compactions'),
 
@@ -196,10 +231,10 @@ const steps = {
   },
 };
 
-/** What a step reads: the session's bytes, or the megabyte of text. */
+/** What a step reads: the session file's path (opened in the step), or the megabyte of text. */
 function inputs(step, files) {
   if (step.session === 'text') return { text: oneMegabyte(readFileSync(files.text, 'utf8')) };
-  return { [step.session]: readFileSync(files[step.session]) };
+  return { [step.session]: files[step.session] };
 }
 
 /** The real pi session of the conformance data beside the checkout (null when it is missing). */
@@ -215,20 +250,19 @@ export const SMALL_SESSION = fileURLToPath(
 export default async function () {
   await load();
   const { generatedSession } = await import('../js/support/generated.mjs');
+  const { outDir } = await import('../js/support/project.mjs');
+  generatedSession('bench-50k.jsonl', ['--preset', 'bench'], { release: true });
+  generatedSession('bench-50k-nocomp.jsonl', ['--preset', 'bench', '--no-compactions'], { release: true });
   const files = {
-    main: generatedSession('bench-50k.jsonl', ['--preset', 'bench'], { release: true }),
-    nocomp: generatedSession('bench-50k-nocomp.jsonl', ['--preset', 'bench', '--no-compactions'], { release: true }),
+    main: path.join(outDir, 'bench', 'bench-50k.jsonl'),
+    nocomp: path.join(outDir, 'bench', 'bench-50k-nocomp.jsonl'),
   };
-  try {
-    files.small = readFileSync(SMALL_SESSION);
-  } catch {
-    // no conformance data beside the checkout: no steps on the small session
-  }
+  if (existsSync(SMALL_SESSION)) files.small = SMALL_SESSION;
   const here = path.dirname(fileURLToPath(import.meta.url));
   const input = path.join(here, '../../../shared/conformance/snapcompact/input.txt');
   const rows = [];
   for (const step of STEPS) {
-    if (step.session === 'small' && !files.small) continue;
+    if (step.optIn || (step.session === 'small' && !files.small)) continue;
     if (step.session === 'text') {
       let unit;
       try {

@@ -5,9 +5,11 @@
 //   bun tests/reference/ref-side.mjs --step ID --small FILE --main FILE --nocomp FILE --text FILE
 //
 // A session is opened the way the coding agent resumes one (SessionManager.open: parse the
-// JSONL, migrate, index), from an in-memory storage that holds the file's text, so no disk read
-// is timed (ctxfold's side gets the bytes in memory too). One Tokenizer (no model: the byte
-// estimate) serves each opened session, as the agent keeps one for its model.
+// JSONL, migrate, index), from an in-memory storage given the file's text, read from disk
+// inside the timed open (ctxfold's side reads the file inside its timed open too). The
+// in-memory storage, not the agent's file storage: that one may write the session back (a
+// migrated v1 file) into the benchmark's inputs. One Tokenizer (no model: the byte estimate)
+// serves each opened session, as the agent keeps one for its model.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -66,14 +68,13 @@ async function load() {
 const args = childArgs(process.argv.slice(2));
 const gc = () => Bun.gc(true);
 
-/** A loaded file: its path and text, and an opener of fresh SessionManagers on it. */
+/** A session file: an opener of fresh SessionManagers on it, each reading the file. */
 function sessionFile(file) {
-  const text = readFileSync(file, 'utf8');
   // The session's own path inside the in-memory storage (its folder is the session dir).
   const where = path.join('/bench-reference', path.basename(file));
   return {
-    text,
     open() {
+      const text = readFileSync(file, 'utf8');
       const storage = new MemorySessionStorage();
       storage.writeTextSync(where, text);
       return SessionManager.open(where, path.dirname(where), storage, { suppressBreadcrumb: true });
@@ -217,6 +218,17 @@ const steps = {
     return [
       { name: 'first turn after the compaction', ms: times[0], note: `kept from ${kept}` },
       { name: `per turn (median of ${TURNS})`, ms: median(times), note: `${size} LLM messages at the end` },
+    ];
+  },
+
+  async rss() {
+    const [t, sm] = await timedAsync(() => sessionFile(args.huge).open());
+    const note = `${sm.getEntries().length} entries`;
+    // Peak resident memory of the process so far (KiB), the open included.
+    const rss = process.resourceUsage().maxRSS / 1024;
+    return [
+      { name: 'rss: open', ms: t, note },
+      { name: 'rss: peak RSS of the process (MiB)', ms: rss, note: 'the open included' },
     ];
   },
 

@@ -19,7 +19,11 @@
 // The machine's load average is printed before and after. The sessions: the real pi session of
 // the conformance data (../shared/conformance/large-session/session.jsonl, a v1 file migrated
 // on open) and the generated 50,000-entry ones `make bench` uses (tests/out/bench/,
-// gen-session --preset bench [--no-compactions], generated when missing).
+// gen-session --preset bench [--no-compactions], generated when missing); the step `rss`, run
+// only when named, opens a generated 200,000-entry one (564 MB) and reports the peak RSS.
+// Each side opens a session from its file inside the timed open: ctxfold with
+// Session.fromReader and readSync (as docs/guide/compaction.md tells a Node.js host), the
+// reference by reading the text into its in-memory session storage.
 // To compare two ctxfold builds instead, alternate them in one process with
 // tests/bench/ab.mjs (it takes ours-side.mjs as a bench file).
 import { spawnSync } from 'node:child_process';
@@ -128,7 +132,7 @@ if (process.env.REF_MODULES) {
 }
 
 // The inputs: the real session and the text of the conformance data, the generated sessions.
-const steps = STEPS.filter((s) => only.length === 0 || only.includes(s.id));
+const steps = STEPS.filter((s) => (only.length === 0 ? !s.optIn : only.includes(s.id)));
 const conformance = path.join(repoDir, '..', 'shared', 'conformance');
 const input = path.join(conformance, 'snapcompact', 'input.txt');
 const small = path.join(conformance, 'large-session', 'session.jsonl');
@@ -137,10 +141,12 @@ const sizes = {};
 for (const [key, name, genArgs] of [
   ['main', 'bench-50k.jsonl', ['--preset', 'bench']],
   ['nocomp', 'bench-50k-nocomp.jsonl', ['--preset', 'bench', '--no-compactions']],
+  ['huge', 'bench-200k.jsonl', ['--preset', 'bench', '--entries', '200000']],
 ]) {
   if (!steps.some((s) => s.session === key)) continue;
-  sizes[key] = generatedSession(name, genArgs, { release: true }).length;
+  generatedSession(name, genArgs, { release: true });
   files[key] = path.join(outDir, 'bench', name);
+  sizes[key] = statSync(files[key]).size;
 }
 const skipped = [];
 for (const [key, file] of [
@@ -254,9 +260,13 @@ if (sizes.small)
 if (sizes.nocomp)
   console.log(`nocomp: gen-session --preset bench --no-compactions (${mb(sizes.nocomp)}, 50,000 entries)`);
 if (sizes.main) console.log(`main: gen-session --preset bench (${mb(sizes.main)}, 50,000 entries, 209 compactions)`);
+if (sizes.huge)
+  console.log(
+    `huge: gen-session --preset bench --entries 200000 (${mb(sizes.huge)}, 200,000 entries, 800 compactions)`,
+  );
 console.log(
-  'times in ms (per frame for frames): median (min–max); ratio = reference / ctxfold of the medians ' +
-    '(above 1: ctxfold is faster), and its min–max over the rounds\n',
+  'times in ms (per frame for frames; MiB for a peak RSS): median (min–max); ratio = reference / ctxfold of the ' +
+    'medians (above 1: ctxfold is faster, or holds less), and its min–max over the rounds\n',
 );
 
 const width = Math.max(20, ...[...results.keys()].map((n) => n.length));

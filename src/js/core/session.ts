@@ -30,6 +30,7 @@ import type {
   AgentMessage,
   AppendOptions,
   ArchiveFrame,
+  ByteStreamReader,
   CacheForecast,
   CompactionCommit,
   CompactionMethod,
@@ -72,6 +73,7 @@ import type {
   ShakeReport,
   SnapcompactArchiveOptions,
   SnapcompactFrames,
+  StreamOptions,
   SummaryRequest,
   TranscriptOptions,
   TranscriptPage,
@@ -123,9 +125,9 @@ export function loadReader(
   if (typeof read !== 'function') throw invalidArgument('read must be a function that fills the view');
   const [json, callback] = idOptions(options);
   const raw = requireRaw();
-  const at = raw.sourceBuffer(size);
+  const handle = raw.sourceNew(size);
   const memory: { buffer: ArrayBuffer } = raw.sourceMemory();
-  const view = new Uint8Array(memory.buffer, at, size);
+  const view = new Uint8Array(memory.buffer, raw.sourceRoom(handle, size), size);
   // The module's memory grew while `read` ran: the view is over the old memory.
   const stale = (): boolean => view.byteLength !== size || raw.sourceMemory().buffer !== view.buffer;
   const staleError = () => invalidArgument('read called ctxfold while it filled the view: the view went stale');
@@ -133,19 +135,106 @@ export function loadReader(
   try {
     written = read(view);
   } catch (e) {
-    raw.sourceBuffer(0);
+    raw.sourceDrop(handle);
     throw stale() ? staleError() : e;
   }
   written ??= size;
   if (stale()) {
-    raw.sourceBuffer(0);
+    raw.sourceDrop(handle);
     throw staleError();
   }
   if (!Number.isSafeInteger(written) || written < 0 || written > size) {
-    raw.sourceBuffer(0);
+    raw.sourceDrop(handle);
     throw invalidArgument('read must return the number of bytes it wrote (at most size)');
   }
-  return raw.WasmSession.fromSource(written, json, callback);
+  raw.sourceAdvance(handle, written);
+  return raw.WasmSession.fromSource(handle, json, callback);
+}
+
+/** The chunks of what `Session.fromStream` reads, in order. */
+async function* chunksOf(source: unknown): AsyncGenerator<unknown, void, undefined> {
+  let stream: unknown = source;
+  if (isObject(source) && 'body' in source && 'headers' in source && typeof source.getReader !== 'function') {
+    // A fetch Response: its body (none: an empty file).
+    if (source.body === null) return;
+    stream = source.body;
+  }
+  if (isObject(stream) && typeof stream.getReader === 'function') {
+    const reader = (stream.getReader as () => ByteStreamReader).call(stream);
+    let finished = false;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        yield value;
+      }
+      finished = true;
+    } finally {
+      // A chunk refused or a load given up: the rest of the stream is not wanted.
+      if (!finished) await reader.cancel().catch(() => undefined);
+      reader.releaseLock();
+    }
+    return;
+  }
+  if (
+    isObject(stream) &&
+    typeof (stream as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  ) {
+    yield* stream as unknown as AsyncIterable<unknown>;
+    return;
+  }
+  throw invalidArgument('source must be a ReadableStream, a Response or an async iterable of Uint8Array chunks');
+}
+
+/** The size a fetch Response announces for its body: its Content-Length when not encoded. */
+function announcedSize(source: unknown): number | undefined {
+  if (!isObject(source) || !('headers' in source) || !isObject(source.headers)) return undefined;
+  const headers = source.headers as { get?: (name: string) => string | null };
+  if (typeof headers.get !== 'function') return undefined;
+  // A compressed body's length is not the decoded file's.
+  if (headers.get.call(headers, 'content-encoding')) return undefined;
+  const length = Number(headers.get.call(headers, 'content-length') ?? Number.NaN);
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+}
+
+/**
+ * A wasm session loaded from a stream of the file's bytes, each chunk written into a buffer
+ * of the module (see `Session.fromStream`).
+ * @internal
+ */
+export async function loadStream(source: unknown, options: StreamOptions | undefined): Promise<WasmSession> {
+  const given = options?.size;
+  if (given !== undefined && (!Number.isSafeInteger(given) || given < 0)) {
+    throw invalidArgument('size must be a whole number of bytes');
+  }
+  const [json, callback] = idOptions(options);
+  const raw = requireRaw();
+  const chunks = chunksOf(source);
+  // The first chunk is asked for before the buffer exists: a source that is not one throws
+  // before anything is allocated.
+  let next = await chunks.next();
+  const handle = raw.sourceNew(given ?? announcedSize(source) ?? 0);
+  try {
+    for (; !next.done; next = await chunks.next()) {
+      const chunk = next.value;
+      let bytes: Uint8Array;
+      if (chunk instanceof Uint8Array) bytes = chunk;
+      else if (ArrayBuffer.isView(chunk)) bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      else if (chunk instanceof ArrayBuffer) bytes = new Uint8Array(chunk);
+      else throw invalidArgument(`the stream gave a ${typeof chunk} chunk: it must give bytes (Uint8Array)`);
+      const n = bytes.byteLength;
+      if (n === 0) continue;
+      // No await between asking for the room and writing it: the view cannot go stale.
+      const at = raw.sourceRoom(handle, n);
+      new Uint8Array((raw.sourceMemory() as { buffer: ArrayBuffer }).buffer, at, n).set(bytes);
+      raw.sourceAdvance(handle, n);
+    }
+  } catch (e) {
+    raw.sourceDrop(handle);
+    await chunks.return(undefined).catch(() => undefined);
+    throw e;
+  }
+  return raw.WasmSession.fromSource(handle, json, callback);
 }
 
 /**

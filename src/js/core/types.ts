@@ -404,6 +404,41 @@ export interface LoadOptions {
   start?: number;
 }
 
+/** Options of `Session.fromStream`. */
+export interface StreamOptions extends LoadOptions {
+  /**
+   * The file's size in bytes when the host knows it (a file's stat, a `Content-Length`): the
+   * module's buffer is allocated once at that size. Without it a `Response`'s `Content-Length`
+   * is used when its body is not encoded, else the buffer grows geometrically. A hint only:
+   * the file is every byte the stream gives.
+   */
+  size?: number;
+}
+
+/** A stream's reader, as `ReadableStream.getReader()` returns it (what `Session.fromStream` calls). */
+export interface ByteStreamReader {
+  read(): Promise<{ done: boolean; value?: unknown }>;
+  cancel(reason?: unknown): Promise<void>;
+  releaseLock(): void;
+}
+
+/** A stream of bytes (a WHATWG `ReadableStream<Uint8Array>`, described by what is used of it). */
+export interface ByteStream {
+  getReader(): ByteStreamReader;
+}
+
+/** A fetch `Response` (what is used of it: its body and headers). */
+export interface ByteResponse {
+  readonly body: ByteStream | null;
+  readonly headers: { get(name: string): string | null };
+}
+
+/**
+ * What `Session.fromStream` reads a session file from: a `ReadableStream` of bytes, a fetch
+ * `Response`, or any async iterable of `Uint8Array` chunks (a Node.js `fs.ReadStream`).
+ */
+export type ByteSource = ByteStream | ByteResponse | AsyncIterable<Uint8Array>;
+
 export interface CreateOptions extends LoadOptions {
   /** Session id (default: random). */
   id?: string;

@@ -16,11 +16,13 @@ import {
   createSession,
   loadJsonl,
   loadReader,
+  loadStream,
   plainCopy,
   SessionCore,
   withMessageLines,
 } from '../core/session.js';
 import type {
+  ByteSource,
   CompactionCommit,
   CompactOptions,
   CompactOutcome,
@@ -38,6 +40,7 @@ import type {
   PruneRunOptions,
   ShakeResult,
   ShakeRunOptions,
+  StreamOptions,
 } from '../core/types.js';
 import { replayTarget } from '../formats/anthropic.js';
 import { Warnings } from '../formats/common.js';
@@ -146,6 +149,20 @@ export class Session extends SessionCore {
    */
   static fromReader(size: number, read: (view: Uint8Array) => number | undefined, options?: LoadOptions): Session {
     return new Session(loadReader(size, read, options));
+  }
+
+  /**
+   * Loads a session file from a stream of its bytes — a `ReadableStream`, a fetch `Response`
+   * (its body), or an async iterable of `Uint8Array` chunks such as a Node.js `fs.ReadStream`
+   * — writing each chunk into a buffer of the module as it arrives, so the file is never held
+   * whole in JavaScript as well. With `options.size` (or a `Response`'s `Content-Length`) the
+   * buffer is allocated once; without, it grows geometrically. Other ctxfold calls may run
+   * while it awaits. Rejects as `fromJsonl`, with the stream's own error, and with
+   * `E_INVALID_ARGUMENT` for a source that is none of those, a chunk that is not bytes or a
+   * bad size; the stream is cancelled when the load gives up.
+   */
+  static async fromStream(source: ByteSource, options?: StreamOptions): Promise<Session> {
+    return new Session(await loadStream(source, options));
   }
 
   /** A new empty session (format version 3). */
