@@ -233,9 +233,17 @@ const GROQ: Table = Table {
 };
 
 /// Cerebras: `Please reduce the length of the messages or completion. Current length is <n>
-/// while limit is <m>`. https://github.com/cline/cline/issues/5140.
+/// while limit is <m>`. https://github.com/cline/cline/issues/5140. Its per-minute limits
+/// (429) read `Tokens per minute limit exceeded - too many tokens processed.` (the §8.2 `too
+/// many tokens`, a rate here) and `Requests per minute limit exceeded - too many requests
+/// sent.`: https://github.com/continuedev/continue/issues/9800,
+/// https://github.com/nminaya/grammar-nazi-bot/issues/954.
 const CEREBRAS: Table = Table {
-    rules: "ORcurrent length is # while limit is #\n",
+    rules: concat!(
+        "ORcurrent length is # while limit is #\n",
+        "R-per minute limit exceeded\n",
+        "R-too_many_requests_error\n",
+    ),
     statuses: &[],
 };
 
