@@ -189,7 +189,8 @@ const BEDROCK: Table = Table {
 };
 
 /// Gemini (AI Studio and Vertex AI): 400 `INVALID_ARGUMENT` `The input token count (<n>)
-/// exceeds the maximum number of tokens allowed (<m>).`, 429 `RESOURCE_EXHAUSTED`.
+/// exceeds the maximum number of tokens allowed (<m>).`, 429 `RESOURCE_EXHAUSTED`, a file
+/// part over its size limit.
 /// https://github.com/google-gemini/gemini-cli/issues/6678, …/4118, …/27197.
 const GEMINI: Table = Table {
     rules: concat!(
@@ -197,6 +198,9 @@ const GEMINI: Table = Table {
         "R-resource_exhausted\n",
         "A-api key not valid\n",
         "T-internal error has occurred\n",
+        // A file part over its size limit (400 INVALID_ARGUMENT, no 413):
+        // https://github.com/googleapis/js-genai/issues/1391.
+        "M-exceeds max allowed file size\n",
     ),
     statuses: &[],
 };
