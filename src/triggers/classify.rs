@@ -231,9 +231,15 @@ const XAI: Table = Table {
 /// https://github.com/OpenHands/OpenHands/issues/1902,
 /// https://github.com/HunorLaczko/ha-groq-cloud-api/issues/27,
 /// https://github.com/continuedev/continue/issues/10920.
+/// Its flex tier at capacity answers 498 `capacity_exceeded`, to be retried:
+/// https://console.groq.com/docs/flex-processing.
 const GROQ: Table = Table {
-    rules: concat!("R-on tokens per minute\n", "R-on tokens per day\n",),
-    statuses: &[],
+    rules: concat!(
+        "R-on tokens per minute\n",
+        "R-on tokens per day\n",
+        "T-capacity_exceeded\n",
+    ),
+    statuses: &[(498, Transient)],
 };
 
 /// Cerebras: `Please reduce the length of the messages or completion. Current length is <n>
@@ -273,10 +279,10 @@ const TOGETHER: Table = Table {
     statuses: &[],
 };
 
-/// Fireworks: its overflow wording was not found (no table entries; its OpenAI-format errors
-/// fall to the tables above).
+/// Fireworks: `The prompt is too long: <n>, model maximum context length: <m>`
+/// (https://github.com/fw-ai/cookbook/issues/134); its other errors are in the OpenAI format.
 const FIREWORKS: Table = Table {
-    rules: "",
+    rules: "ORprompt is too long: #, model maximum context length: #\n",
     statuses: &[],
 };
 
