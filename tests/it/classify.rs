@@ -365,6 +365,7 @@ proptest! {
         prompt in prop::option::of(any::<u32>()),
         window in any::<u32>(),
         retry in prop::option::of("[0-9a-zA-Z ,:.-]{0,30}"),
+        delivered in prop::option::of(any::<bool>()),
     ) {
         let i = ErrorInput {
             status,
@@ -379,11 +380,32 @@ proptest! {
                 _ => StopReason::ToolUse,
             }),
             prompt_tokens: prompt.map(f64::from),
-            delivered: None,
+            delivered,
             window: u64::from(window),
         };
         let c = classify_error(&i);
         let j = c.to_json();
         prop_assert_eq!(j["class"].as_str(), Some(c.name()));
+    }
+
+    /// A `length` stop is truncated exactly when it delivered nothing (`delivered: false`, or
+    /// unknown), whatever its text, usage and window say.
+    #[test]
+    fn a_length_stop_is_truncated_when_nothing_came(
+        text in ".{0,200}",
+        prompt in prop::option::of(any::<u32>()),
+        window in any::<u32>(),
+        delivered in prop::option::of(any::<bool>()),
+    ) {
+        let i = ErrorInput {
+            text: &text,
+            stop_reason: Some(StopReason::Length),
+            prompt_tokens: prompt.map(f64::from),
+            delivered,
+            window: u64::from(window),
+            ..ErrorInput::default()
+        };
+        let expected = if delivered == Some(true) { ErrorClass::Other } else { ErrorClass::Truncated };
+        prop_assert_eq!(classify_error(&i), expected);
     }
 }
