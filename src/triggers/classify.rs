@@ -189,7 +189,8 @@ const BEDROCK: Table = Table {
 };
 
 /// Gemini (AI Studio and Vertex AI): 400 `INVALID_ARGUMENT` `The input token count (<n>)
-/// exceeds the maximum number of tokens allowed (<m>).`, 429 `RESOURCE_EXHAUSTED`.
+/// exceeds the maximum number of tokens allowed (<m>).`, 429 `RESOURCE_EXHAUSTED`, a file
+/// part over its size limit.
 /// https://github.com/google-gemini/gemini-cli/issues/6678, …/4118, …/27197.
 const GEMINI: Table = Table {
     rules: concat!(
@@ -197,6 +198,9 @@ const GEMINI: Table = Table {
         "R-resource_exhausted\n",
         "A-api key not valid\n",
         "T-internal error has occurred\n",
+        // A file part over its size limit (400 INVALID_ARGUMENT, no 413):
+        // https://github.com/googleapis/js-genai/issues/1391.
+        "M-exceeds max allowed file size\n",
     ),
     statuses: &[],
 };
@@ -227,15 +231,29 @@ const XAI: Table = Table {
 /// https://github.com/OpenHands/OpenHands/issues/1902,
 /// https://github.com/HunorLaczko/ha-groq-cloud-api/issues/27,
 /// https://github.com/continuedev/continue/issues/10920.
+/// Its flex tier at capacity answers 498 `capacity_exceeded`, to be retried:
+/// https://console.groq.com/docs/flex-processing.
 const GROQ: Table = Table {
-    rules: concat!("R-on tokens per minute\n", "R-on tokens per day\n",),
-    statuses: &[],
+    rules: concat!(
+        "R-on tokens per minute\n",
+        "R-on tokens per day\n",
+        "T-capacity_exceeded\n",
+    ),
+    statuses: &[(498, Transient)],
 };
 
 /// Cerebras: `Please reduce the length of the messages or completion. Current length is <n>
-/// while limit is <m>`. https://github.com/cline/cline/issues/5140.
+/// while limit is <m>`. https://github.com/cline/cline/issues/5140. Its per-minute limits
+/// (429) read `Tokens per minute limit exceeded - too many tokens processed.` (the §8.2 `too
+/// many tokens`, a rate here) and `Requests per minute limit exceeded - too many requests
+/// sent.`: https://github.com/continuedev/continue/issues/9800,
+/// https://github.com/nminaya/grammar-nazi-bot/issues/954.
 const CEREBRAS: Table = Table {
-    rules: "ORcurrent length is # while limit is #\n",
+    rules: concat!(
+        "ORcurrent length is # while limit is #\n",
+        "R-per minute limit exceeded\n",
+        "R-too_many_requests_error\n",
+    ),
     statuses: &[],
 };
 
@@ -261,10 +279,10 @@ const TOGETHER: Table = Table {
     statuses: &[],
 };
 
-/// Fireworks: its overflow wording was not found (no table entries; its OpenAI-format errors
-/// fall to the tables above).
+/// Fireworks: `The prompt is too long: <n>, model maximum context length: <m>`
+/// (https://github.com/fw-ai/cookbook/issues/134); its other errors are in the OpenAI format.
 const FIREWORKS: Table = Table {
-    rules: "",
+    rules: "ORprompt is too long: #, model maximum context length: #\n",
     statuses: &[],
 };
 

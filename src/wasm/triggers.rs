@@ -431,7 +431,8 @@ pub fn is_context_overflow_json(
 
 /// `classifyError(input)` (spec: compaction §8.2, issue 39): the class of a failed call or a
 /// turn, as the JSON `{class, …}`. `input`: `{text, status?, retryAfter?, now?, stopReason?,
-/// promptTokens?, outputTokens?, contextWindow?}` (`outputTokens` 0 = nothing delivered).
+/// promptTokens?, outputTokens?, contextWindow?, delivered?}` (`outputTokens` 0 = nothing
+/// delivered; `delivered`, a boolean, says so instead).
 #[wasm_bindgen(js_name = classifyErrorJson)]
 pub fn classify_error_json(input_json: &str) -> Result<String, JsValue> {
     let what = "classifyError input";
@@ -468,7 +469,11 @@ pub fn classify_error_json(input_json: &str) -> Result<String, JsValue> {
             .unwrap_or(0),
         stop_reason,
         prompt_tokens: prompt.map(|p| p as f64),
-        delivered: output.map(|t| t > 0),
+        delivered: match o.get("delivered") {
+            None | Some(Value::Null) => output.map(|t| t > 0),
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(bad("`delivered` must be a boolean")),
+        },
         window: window.unwrap_or(0),
     };
     Ok(js::stringify(&triggers::classify_error(&input).to_json()))

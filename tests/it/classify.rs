@@ -76,6 +76,11 @@ fn every_fixture_gets_its_class() {
                 source.starts_with("https://"),
                 "{name}: a case without a source"
             );
+            if let Some(turn) = c.get("turn") {
+                let got = classify_error(&turn_input(turn)).to_json();
+                assert_eq!(got, c["expected"], "{name}: {source}");
+                continue;
+            }
             let status = c["status"].as_u64().map(|s| s as u16);
             let text = body_text(&c["body"]);
             let got = class_of(status, &text).to_json();
@@ -97,12 +102,36 @@ fn every_fixture_gets_its_class() {
     assert!(found.iter().all(|(_, n)| *n > 0), "{found:?}");
 }
 
+/// A fixture's `turn` (a reply that did not fail: its stop reason, reported usage, the model's
+/// window, whether it delivered anything) as the classifier reads it, the way `classifyError`
+/// maps it: the prompt is `input + cacheRead`, `delivered` else `output > 0`.
+fn turn_input(turn: &Value) -> ErrorInput<'static> {
+    let usage = &turn["usage"];
+    let n = |k: &str| usage[k].as_f64();
+    let prompt = match (n("input"), n("cacheRead")) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    };
+    ErrorInput {
+        stop_reason: turn["stopReason"].as_str().map(StopReason::parse),
+        prompt_tokens: prompt,
+        delivered: turn["delivered"]
+            .as_bool()
+            .or_else(|| n("output").map(|o| o > 0.0)),
+        window: turn["contextWindow"].as_u64().unwrap_or(0),
+        ..ErrorInput::default()
+    }
+}
+
 /// The fixtures as the Maintainer's failed turns: an overflow is one for `isContextOverflow`,
 /// nothing else is.
 #[test]
 fn fixtures_through_is_context_overflow() {
     for name in PROVIDERS {
         for c in fixture(name)["cases"].as_array().unwrap() {
+            if c.get("turn").is_some() {
+                continue;
+            }
             let text = body_text(&c["body"]);
             let a = error_turn(&text);
             let overflow = c["expected"]["class"] == "context_overflow";
@@ -336,6 +365,7 @@ proptest! {
         prompt in prop::option::of(any::<u32>()),
         window in any::<u32>(),
         retry in prop::option::of("[0-9a-zA-Z ,:.-]{0,30}"),
+        delivered in prop::option::of(any::<bool>()),
     ) {
         let i = ErrorInput {
             status,
@@ -350,11 +380,32 @@ proptest! {
                 _ => StopReason::ToolUse,
             }),
             prompt_tokens: prompt.map(f64::from),
-            delivered: None,
+            delivered,
             window: u64::from(window),
         };
         let c = classify_error(&i);
         let j = c.to_json();
         prop_assert_eq!(j["class"].as_str(), Some(c.name()));
+    }
+
+    /// A `length` stop is truncated exactly when it delivered nothing (`delivered: false`, or
+    /// unknown), whatever its text, usage and window say.
+    #[test]
+    fn a_length_stop_is_truncated_when_nothing_came(
+        text in ".{0,200}",
+        prompt in prop::option::of(any::<u32>()),
+        window in any::<u32>(),
+        delivered in prop::option::of(any::<bool>()),
+    ) {
+        let i = ErrorInput {
+            text: &text,
+            stop_reason: Some(StopReason::Length),
+            prompt_tokens: prompt.map(f64::from),
+            delivered,
+            window: u64::from(window),
+            ..ErrorInput::default()
+        };
+        let expected = if delivered == Some(true) { ErrorClass::Other } else { ErrorClass::Truncated };
+        prop_assert_eq!(classify_error(&i), expected);
     }
 }

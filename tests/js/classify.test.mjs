@@ -15,7 +15,11 @@ test('classifyError: every fixture of every provider gets its class', () => {
     const f = JSON.parse(readFileSync(new URL(file, FIXTURES), 'utf8'));
     for (const c of f.cases) {
       // The parsed body (an object) or its text: the same class.
-      const got = classifyError({ ...(c.status !== undefined && { status: c.status }), body: c.body });
+      // A turn (stop reason, usage, window, delivered) as the host's reply reports it.
+      const got =
+        c.turn !== undefined
+          ? classifyError(c.turn)
+          : classifyError({ ...(c.status !== undefined && { status: c.status }), body: c.body });
       assert.deepEqual(got, c.expected, `${file}: ${c.source}`);
       n++;
     }
@@ -58,6 +62,12 @@ test('classifyError: usage, stop reasons, retry-after and bad input', () => {
   assert.throws(() => classifyError({ status: 99 }), { code: 'E_INVALID_ARGUMENT' });
   assert.throws(() => classifyError({ message: 42 }), { code: 'E_INVALID_ARGUMENT' });
   assert.throws(() => classifyError({ usage: { input: -1 } }), { code: 'E_INVALID_ARGUMENT' });
+  assert.throws(() => classifyError({ stopReason: 'length', delivered: 'no' }), { code: 'E_INVALID_ARGUMENT' });
+  // `delivered` wins over output tokens that were all reasoning.
+  assert.deepEqual(classifyError({ stopReason: 'length', usage: { output: 199 }, delivered: false }), {
+    class: 'truncated',
+  });
+  assert.deepEqual(classifyError({ stopReason: 'length', usage: { output: 0 }, delivered: true }), { class: 'other' });
   assert.throws(() => classifyError({ contextWindow: Number.NaN }), { code: 'E_INVALID_ARGUMENT' });
 });
 

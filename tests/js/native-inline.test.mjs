@@ -407,3 +407,57 @@ test('an overflow of a request that carried the parameter is recovered by the Ma
   assert.equal(m.session.entries().at(-1).type, 'compaction');
   overflows = false;
 });
+
+test('a committed server compaction is reported: an event and the reply report, with tokens and the cache forecast', async () => {
+  mode = 'json';
+  declines = false;
+  overflows = false;
+  inputTokens = counted;
+  seen.length = 0;
+  const events = [];
+  const summaries = [];
+  const m = new Maintainer(longSession(), {
+    model: model(),
+    settings: { thresholdTokens: 3_000, methodOrder: ['soft'], asyncEnabled: false },
+    summarize: async (request) => {
+      summaries.push(request.purpose);
+      return 'Summary.';
+    },
+    onEvent: (e) => events.push(e),
+    now: () => 1_800_000_000_000,
+  });
+  const { before, after } = await turn(m);
+  const reported = counted(seen[0]);
+  const server = events.filter((e) => e.type === 'server_compaction');
+  assert.equal(server.length, 1, JSON.stringify(events.map((e) => e.type)));
+  const [e] = server;
+  const entry = m.session.entries().at(-1);
+  assert.equal(e.entryId, entry.id);
+  assert.equal(entry.type, 'compaction');
+  // Tokens before: the context the server compacted (the core's estimate, as the entry records
+  // it); after: the item and the reply only, far less.
+  assert.equal(e.tokensBefore, entry.tokensBefore);
+  assert.ok(e.tokensBefore > 3_000, `${e.tokensBefore}`);
+  assert.ok(e.tokensAfter < e.tokensBefore / 4, `${e.tokensAfter} of ${e.tokensBefore}`);
+  assert.equal(e.providerTokensBefore, reported);
+  assert.ok(before.tokens > 3_000);
+  // The report is the reply's, like a compaction of the Maintainer's own.
+  assert.equal(after.report, e.report);
+  assert.equal(e.report.method, 'remote');
+  assert.equal(e.report.reason, 'threshold');
+  assert.equal(e.report.tokenUnit, 'estimate');
+  assert.ok(e.report.entriesSummarized >= 8, `${e.report.entriesSummarized}`);
+  // The request now opens with the server's item: the cache breaks at the first message.
+  assert.equal(e.prefixChangedAt.messageIndex, 0);
+  assert.equal(e.prefixChangedAt.entryId, entry.id);
+  assert.deepEqual(e.forecast, e.report.forecast);
+  assert.equal(typeof e.forecast, 'object');
+  // Nothing of the Maintainer's own ran, and no auto_compaction event claims it.
+  assert.deepEqual(summaries, []);
+  assert.ok(!events.some((x) => x.type === 'auto_compaction_start'));
+  // A reply without an item reports nothing.
+  m.session.appendMessage({ role: 'user', content: 'question 5', timestamp: 4 });
+  await turn(m);
+  assert.equal(events.filter((x) => x.type === 'server_compaction').length, 1);
+  inputTokens = () => 30_000;
+});

@@ -686,6 +686,11 @@ export interface ClassifyErrorInput {
   stopReason?: StopReason;
   /** The turn's reported usage: `input + cacheRead` against the window, `output` 0 = nothing delivered. */
   usage?: Partial<Pick<Usage, 'input' | 'output' | 'cacheRead'>>;
+  /**
+   * Whether the turn delivered any output (text or a tool call). Overrides `usage.output`, which
+   * counts reasoning tokens too: a `length` stop whose budget went to reasoning is truncated.
+   */
+  delivered?: boolean;
   /** The model's context window, for the silent overflow. */
   contextWindow?: number;
 }
@@ -717,8 +722,9 @@ export type ErrorClass =
 export function classifyError(input: ClassifyErrorInput): ErrorClass {
   const given: unknown = input;
   if (!isObject(given)) throw invalidArgument('classifyError() takes an object');
-  const { message, body, status, retryAfter, stopReason, usage, contextWindow } = input;
+  const { message, body, status, retryAfter, stopReason, usage, contextWindow, delivered } = input;
   if (message !== undefined && typeof message !== 'string') throw invalidArgument('`message` must be a string');
+  if (delivered !== undefined && typeof delivered !== 'boolean') throw invalidArgument('`delivered` must be a boolean');
   if (usage !== undefined && !isObject(usage)) throw invalidArgument('`usage` must be an object');
   // The body as text: a string as it is, anything else as its JSON.
   let bodyText: string | undefined;
@@ -738,6 +744,7 @@ export function classifyError(input: ClassifyErrorInput): ErrorClass {
     promptTokens: prompt,
     outputTokens: usage?.output === undefined ? undefined : optionalTokens(usage.output, 'usage.output'),
     contextWindow: optionalTokens(contextWindow, 'contextWindow'),
+    delivered,
   });
   return JSON.parse(requireRaw().classifyErrorJson(json));
 }

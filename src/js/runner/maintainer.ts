@@ -248,7 +248,29 @@ export type MaintainerEvent =
   | { type: 'promotion'; reason: PromotionRequest['reason']; from: TriggerModel; to: TriggerModel }
   | { type: 'handoff'; session: Session; previous: Session; document: string }
   | { type: 'continue'; kind: 'retry' | 'auto-continue'; afterMs: number }
+  | ServerCompactionEvent
   | SpeculationEvent;
+
+/**
+ * The provider compacted inside the host's own request (OpenAI `context_management` or the
+ * `compaction_trigger` item; spec: compaction §13) and the Maintainer committed its item after
+ * the reply: the compaction entry, the context before and after in the report's `tokenUnit`
+ * (`report`, method `remote`, reason `threshold`), where the request changed and what that
+ * costs the provider's prompt cache. `providerTokensBefore` is the input the provider reported
+ * for the request it compacted (input + cache reads), when the reply carried usage.
+ */
+export interface ServerCompactionEvent {
+  type: 'server_compaction';
+  entryId: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  providerTokensBefore?: number;
+  report: MaintainerReport;
+  /** The first message of the next request the compaction changed (`report.prefixChangedAt`). */
+  prefixChangedAt?: PrefixChange | undefined;
+  /** What it costs the provider's prompt cache (`report.forecast`). */
+  forecast?: CacheForecast | undefined;
+}
 
 /**
  * Background compaction (spec: compaction §13): a preparation started (`tokens`: the context
@@ -549,13 +571,30 @@ export class Maintainer {
       const id = this.#session.appendMessage(message, { now: message.timestamp ?? now });
       const provider = this.#model.provider;
       let serverCompacted = false;
+      let serverReport: MaintainerReport | undefined;
       if (server !== undefined && typeof provider === 'string' && provider !== '') {
         try {
+          const before = this.#countedTokens();
+          const summarized = this.#session.toLlmMessages().length - 1;
           const commit = this.#session._commitServerCompaction(provider, id, JSON.stringify(server), now);
           if (commit !== undefined) {
             serverCompacted = true;
             this.#latestCompactionAt = commit.timestamp;
             this.#latestCompactionId = commit.entryId;
+            this.#tokens = null;
+            serverReport = this.#serverCompactionReport(commit, before, Math.max(0, summarized));
+            const { tokensBefore, tokensAfter, prefixChangedAt, forecast } = serverReport;
+            const reported = message.usage === undefined ? 0 : message.usage.input + message.usage.cacheRead;
+            this.#emit({
+              type: 'server_compaction',
+              entryId: commit.entryId,
+              tokensBefore,
+              tokensAfter,
+              ...(reported > 0 ? { providerTokensBefore: reported } : {}),
+              report: serverReport,
+              prefixChangedAt,
+              forecast,
+            });
           }
         } catch (err) {
           // An unusable item (E_SUMMARIZER) is not replayed: the next request sends the whole
@@ -571,11 +610,13 @@ export class Maintainer {
       const deferred = this.#cm.onReply(message);
       if (serverCompacted) this.#cm.serverCompacted();
       if (deferred) {
-        if (this.#o.contextTools !== true) return { next: 'done' };
+        const done: AfterResponseResult =
+          serverReport === undefined ? { next: 'done' } : { next: 'done', report: serverReport };
+        if (this.#o.contextTools !== true) return done;
         const answered = answerContextToolCalls(this.#session, message, this.#toolFigures(), now);
-        return answered.length > 0 ? { next: 'done', contextToolCalls: answered } : { next: 'done' };
+        return answered.length > 0 ? { ...done, contextToolCalls: answered } : done;
       }
-      const step: Step = { pruned: 0, report: undefined, failedId: id };
+      const step: Step = { pruned: 0, report: serverReport, failedId: id };
       // The threshold prune, if the core asks for it, runs first and lowers what the turn is
       // measured by (issue 19).
       const freedTokens = this.#prune(this.#cm.replyPrune(this.#hostCount()), step);
@@ -770,6 +811,34 @@ export class Maintainer {
       latestCompactionAt: this.#latestCompactionAt,
       canPromote: typeof this.#o.promote === 'function',
     });
+  }
+
+  /**
+   * The report of a server compaction just committed (`commit`): `before` the live context in
+   * the report's unit before it, `summarized` the messages the provider's item now carries; the
+   * cache figures are the core's for the compaction entry (spec: compaction §13).
+   */
+  #serverCompactionReport(commit: CompactionCommit, before: number, summarized: number): MaintainerReport {
+    const after = contextSnapshot(this.#session, { byKind: true });
+    const estimatedBefore = commit.compactionEntry.tokensBefore;
+    const report: CompactionReport = {
+      method: 'remote',
+      reason: 'threshold',
+      tokensBefore: estimatedBefore,
+      tokensAfter: after.tokens,
+      entriesSummarized: summarized,
+      tokensByKind: after.byKind,
+      imagesOmitted: 0,
+      framesOmitted: 0,
+      pruned: 0,
+      shakeTokensFreed: 0,
+      lost: [],
+      anchored: [],
+    };
+    const freed = Math.max(0, estimatedBefore - after.tokens);
+    const cache = cacheForecast(this.#session, [commit.entryId], freed, this.#model);
+    if (cache !== null) Object.assign(report, cache);
+    return this.#inCountedTokens(report, before);
   }
 
   #pruneReport(pass: 'stale' | 'threshold', r: PruneReport, before: number): MaintainerReport {
