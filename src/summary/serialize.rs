@@ -407,10 +407,21 @@ impl<'a> Transcript<'a> {
 
     pub(crate) fn push(&mut self, msg: &MsgView<'_>) {
         match self.dialect {
-            Dialect::Plain => return serialize_into(&mut self.out, msg, self.useless, false),
-            Dialect::Pi => return serialize_into(&mut self.out, msg, &FxHashSet::default(), true),
-            _ => {}
+            Dialect::Plain => serialize_into(&mut self.out, msg, self.useless, false),
+            Dialect::Pi => serialize_into(&mut self.out, msg, &FxHashSet::default(), true),
+            _ => self.push_dialect(msg),
         }
+    }
+
+    // `push` runs once per message of a window, so V8 compiles it again with its optimizing
+    // tier during a first plan (wasm has no on-stack replacement: only the calls after that
+    // use the optimized code). Each dialect's writer is a function of its own, so what gets
+    // compiled is the dispatch and the one writer the plan takes, not every dialect's code
+    // (docs/decisions/performance-notes.md#outlining).
+
+    /// [`Transcript::push`] in a legacy text or Harmony dialect.
+    #[inline(never)]
+    fn push_dialect(&mut self, msg: &MsgView<'_>) {
         match msg.role.as_deref() {
             Some("assistant") => self.push_assistant(msg),
             Some("toolResult") => self.push_result(msg),
@@ -443,6 +454,7 @@ impl<'a> Transcript<'a> {
         }
     }
 
+    #[inline(never)]
     fn push_assistant(&mut self, msg: &MsgView<'_>) {
         let (blocks, string_text): (&[BlockView], _) = match &msg.content {
             Content::Blocks(b) => (b, None),
@@ -528,6 +540,7 @@ impl<'a> Transcript<'a> {
         self.out.push_str(end);
     }
 
+    #[inline(never)]
     fn push_result(&mut self, msg: &MsgView<'_>) {
         if msg
             .tool_call_id

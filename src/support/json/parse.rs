@@ -83,62 +83,21 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
+    // `value` runs once per value of a message, so V8 compiles it again with its optimizing
+    // tier during a first plan; wasm has no on-stack replacement, so a walk over an object's
+    // members or an array's items runs in whatever tier its function had when it started.
+    // The walks and the number reader are functions of their own: each gets compiled as it
+    // gets hot, and `value` itself, the dispatch, stays small
+    // (docs/decisions/performance-notes.md#outlining).
+
     /// The value starting exactly at `i`, and the index after it.
     fn value(&mut self, i: usize, depth: usize) -> Result<(Value, usize), SyntaxError> {
         let b = self.text.as_bytes();
-        if matches!(b.get(i), Some(b'{' | b'[')) && depth + 1 >= self.cut {
-            return self.raw(i);
-        }
         match b.get(i) {
-            Some(b'{') => {
-                if depth + 1 >= MAX_DEPTH {
-                    return err(i, TOO_DEEP);
-                }
-                let mut map = Map::new();
-                let mut j = self.sc.skip_ws(b, i + 1);
-                if matches!(b.get(j), Some(b'}')) {
-                    return Ok((Value::Object(map), j + 1));
-                }
-                loop {
-                    if !matches!(b.get(j), Some(b'"')) {
-                        return err(j, "expected object key");
-                    }
-                    let (key, after) = self.string(j)?;
-                    j = self.sc.skip_ws(b, after);
-                    if !matches!(b.get(j), Some(b':')) {
-                        return err(j, "expected ':'");
-                    }
-                    j = self.sc.skip_ws(b, j + 1);
-                    let (value, after) = self.value(j, depth + 1)?;
-                    map.insert(key, value);
-                    j = self.sc.skip_ws(b, after);
-                    match b.get(j) {
-                        Some(b',') => j = self.sc.skip_ws(b, j + 1),
-                        Some(b'}') => return Ok((Value::Object(map), j + 1)),
-                        _ => return err(j, "expected ',' or '}'"),
-                    }
-                }
-            }
-            Some(b'[') => {
-                if depth + 1 >= MAX_DEPTH {
-                    return err(i, TOO_DEEP);
-                }
-                let mut items = Vec::new();
-                let mut j = self.sc.skip_ws(b, i + 1);
-                if matches!(b.get(j), Some(b']')) {
-                    return Ok((Value::Array(items), j + 1));
-                }
-                loop {
-                    let (value, after) = self.value(j, depth + 1)?;
-                    items.push(value);
-                    j = self.sc.skip_ws(b, after);
-                    match b.get(j) {
-                        Some(b',') => j = self.sc.skip_ws(b, j + 1),
-                        Some(b']') => return Ok((Value::Array(items), j + 1)),
-                        _ => return err(j, "expected ',' or ']'"),
-                    }
-                }
-            }
+            Some(b'{' | b'[') if depth + 1 >= self.cut => self.raw(i),
+            Some(b'{' | b'[') if depth + 1 >= MAX_DEPTH => err(i, TOO_DEEP),
+            Some(b'{') => self.object(i, depth),
+            Some(b'[') => self.array(i, depth),
             Some(b'"') => {
                 let (s, end) = self.string(i)?;
                 Ok((Value::String(s), end))
@@ -146,14 +105,70 @@ impl Parser<'_> {
             Some(b't') => Ok((Value::Bool(true), skip_literal(b, i, b"true")?)),
             Some(b'f') => Ok((Value::Bool(false), skip_literal(b, i, b"false")?)),
             Some(b'n') => Ok((Value::Null, skip_literal(b, i, b"null")?)),
-            Some(b'-' | b'0'..=b'9') => {
-                let end = skip_number(b, i)?;
-                let n = self.text.get(i..end).and_then(super::number::number);
-                Ok((n.map_or(Value::Null, Value::Number), end))
-            }
+            Some(b'-' | b'0'..=b'9') => self.number(i),
             Some(_) => err(i, "expected a value"),
             None => err(i, "unexpected end of input"),
         }
+    }
+
+    /// The object whose `{` is at `i` (at `depth`, below the limit), and the index after it.
+    #[inline(never)]
+    fn object(&mut self, i: usize, depth: usize) -> Result<(Value, usize), SyntaxError> {
+        let b = self.text.as_bytes();
+        let mut map = Map::new();
+        let mut j = self.sc.skip_ws(b, i + 1);
+        if matches!(b.get(j), Some(b'}')) {
+            return Ok((Value::Object(map), j + 1));
+        }
+        loop {
+            if !matches!(b.get(j), Some(b'"')) {
+                return err(j, "expected object key");
+            }
+            let (key, after) = self.string(j)?;
+            j = self.sc.skip_ws(b, after);
+            if !matches!(b.get(j), Some(b':')) {
+                return err(j, "expected ':'");
+            }
+            j = self.sc.skip_ws(b, j + 1);
+            let (value, after) = self.value(j, depth + 1)?;
+            map.insert(key, value);
+            j = self.sc.skip_ws(b, after);
+            match b.get(j) {
+                Some(b',') => j = self.sc.skip_ws(b, j + 1),
+                Some(b'}') => return Ok((Value::Object(map), j + 1)),
+                _ => return err(j, "expected ',' or '}'"),
+            }
+        }
+    }
+
+    /// The array whose `[` is at `i` (at `depth`, below the limit), and the index after it.
+    #[inline(never)]
+    fn array(&mut self, i: usize, depth: usize) -> Result<(Value, usize), SyntaxError> {
+        let b = self.text.as_bytes();
+        let mut items = Vec::new();
+        let mut j = self.sc.skip_ws(b, i + 1);
+        if matches!(b.get(j), Some(b']')) {
+            return Ok((Value::Array(items), j + 1));
+        }
+        loop {
+            let (value, after) = self.value(j, depth + 1)?;
+            items.push(value);
+            j = self.sc.skip_ws(b, after);
+            match b.get(j) {
+                Some(b',') => j = self.sc.skip_ws(b, j + 1),
+                Some(b']') => return Ok((Value::Array(items), j + 1)),
+                _ => return err(j, "expected ',' or ']'"),
+            }
+        }
+    }
+
+    /// The number starting at `i` (null when out of range), and the index after it.
+    #[inline(never)]
+    fn number(&mut self, i: usize) -> Result<(Value, usize), SyntaxError> {
+        let b = self.text.as_bytes();
+        let end = skip_number(b, i)?;
+        let n = self.text.get(i..end).and_then(super::number::number);
+        Ok((n.map_or(Value::Null, Value::Number), end))
     }
 
     /// The container at `i` re-printed into `raws`, its placeholder, and the index after it.
