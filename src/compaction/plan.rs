@@ -505,16 +505,10 @@ impl CompactionPlan {
             self.window_text_read(session, range),
         );
         if got != want {
-            let at = got
-                .bytes()
-                .zip(want.bytes())
-                .position(|(a, b)| a != b)
-                .unwrap_or(got.len().min(want.len()));
             return Err(format!(
-                "window {}: the joined transcript differs from byte {at}: {:?} against {:?}",
+                "window {}: the joined transcript differs {}",
                 self.next_window,
-                got.get(at.saturating_sub(40)..(at + 80).min(got.len())),
-                want.get(at.saturating_sub(40)..(at + 80).min(want.len()))
+                crate::summary::request::first_difference(&got, &want)
             ));
         }
         Ok(joined)

@@ -193,6 +193,25 @@ pub fn pi_llm_messages(session: &Session, path: &[usize], entries: &[usize]) -> 
     Ok(out)
 }
 
+/// Where two texts a verification compared part: "from byte N: <got excerpt> against <want
+/// excerpt>" (the in-place readings' checks).
+pub fn first_difference(got: &str, want: &str) -> String {
+    let at = got
+        .bytes()
+        .zip(want.bytes())
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.len().min(want.len()));
+    let excerpt = |t: &str| {
+        t.get(at.saturating_sub(40)..(at + 80).min(t.len()))
+            .map(str::to_owned)
+    };
+    format!(
+        "from byte {at}: {:?} against {:?}",
+        excerpt(got),
+        excerpt(want)
+    )
+}
+
 /// Checks the transcripts read in place ([`HistoryFeed::in_place`]) against the ones of the
 /// converted values (the conversion of every message, as before issue 42), over every entry of
 /// `s` in file order, in each dialect: the whole transcript, and each message's window size
@@ -227,15 +246,9 @@ pub fn verify_in_place_transcripts(s: &Session) -> std::result::Result<usize, St
         let want = serialize_conversation_for_summary_in(&values, dialect);
         let got = serialized_conversation_in(s, &all, dialect).map_err(|e| e.to_string())?;
         if got != want {
-            let at = got
-                .bytes()
-                .zip(want.bytes())
-                .position(|(a, b)| a != b)
-                .unwrap_or(got.len().min(want.len()));
             return Err(format!(
-                "{dialect:?}: the transcripts differ from byte {at}: {:?} against {:?}",
-                got.get(at.saturating_sub(40)..(at + 80).min(got.len())),
-                want.get(at.saturating_sub(40)..(at + 80).min(want.len()))
+                "{dialect:?}: the transcripts differ {}",
+                first_difference(&got, &want)
             ));
         }
         let sizes = with_views(s, &in_place, |views| {
