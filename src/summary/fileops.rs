@@ -208,6 +208,52 @@ pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
     }
 }
 
+/// pi 1.6's `computeFileLists` (pi-family paths): every written or edited path is modified,
+/// every other read path is read, each list sorted by code units; no path is left out.
+pub fn pi_file_lists(ops: &FileOperations) -> FileLists {
+    let mut modified_files: Vec<String> = ops.edited.iter().chain(&ops.written).cloned().collect();
+    crate::support::sort::sort_by(&mut modified_files, |a, b| cmp_utf16(a, b));
+    modified_files.dedup();
+    let mut read_files: Vec<String> = ops
+        .read
+        .iter()
+        .filter(|p| {
+            modified_files
+                .binary_search_by(|m| cmp_utf16(m, p))
+                .is_err()
+        })
+        .cloned()
+        .collect();
+    crate::support::sort::sort_by(&mut read_files, |a, b| cmp_utf16(a, b));
+    FileLists {
+        read_files,
+        modified_files,
+    }
+}
+
+/// The file lists pi 1.6 appends to a compaction or branch summary (`formatFileOperations`):
+/// a `<read-files>` then a `<modified-files>` section, each path on its own line, the ones
+/// present separated and preceded by a blank line; empty when both lists are.
+pub fn pi_file_operations(lists: &FileLists) -> String {
+    let mut out = String::new();
+    for (tag, files) in [
+        ("read-files", &lists.read_files),
+        ("modified-files", &lists.modified_files),
+    ] {
+        if files.is_empty() {
+            continue;
+        }
+        out.push_str("\n\n<");
+        out.push_str(tag);
+        out.push_str(">\n");
+        out.push_str(&files.join("\n"));
+        out.push_str("\n</");
+        out.push_str(tag);
+        out.push('>');
+    }
+    out
+}
+
 /// True when `path` contains a URL scheme anywhere: `[a-z][a-z0-9+.-]*://` (spec: compaction
 /// §5.10), e.g. `artifact://7`, `local://ctx.md`, `https://…`, `src/a.ts:conflict://3`.
 /// Such paths name tool-internal resources, not files of the workspace.
