@@ -214,8 +214,8 @@ pub fn pi_system_checkpoint(
     let mut seen = false;
     let mut content: Vec<String> = Vec::new();
     // Name → value in first-set order, as a JS `Map` keeps them (a removal forgets the place).
-    let mut sections: Vec<(String, Value)> = Vec::new();
-    let mut tools: Vec<(String, Value)> = Vec::new();
+    let mut sections = serde_json::Map::new();
+    let mut tools = serde_json::Map::new();
     for p in project(session, path)? {
         for m in &p.messages {
             let v: Value = crate::support::json::parse(&m.json(session)).unwrap_or_default();
@@ -248,18 +248,12 @@ pub fn pi_system_checkpoint(
                     (!value.is_null()).then(|| value.clone()),
                 );
             }
-            let named = |key: &str| -> Vec<(String, Value)> {
-                let list = v.get(key).and_then(Value::as_array);
-                list.into_iter()
-                    .flatten()
-                    .filter_map(|t| Some((t.get("name")?.as_str()?.to_string(), t.clone())))
-                    .collect()
-            };
-            for (name, _) in named("toolsRemoved") {
-                patch_named(&mut tools, &name, None);
-            }
-            for (name, tool) in named("toolsAdded") {
-                patch_named(&mut tools, &name, Some(tool));
+            for (key, add) in [("toolsRemoved", false), ("toolsAdded", true)] {
+                for t in v.get(key).and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(name) = t.get("name").and_then(Value::as_str) {
+                        patch_named(&mut tools, name, add.then(|| t.clone()));
+                    }
+                }
             }
         }
     }
@@ -270,32 +264,28 @@ pub fn pi_system_checkpoint(
     out.insert("role".into(), "system".into());
     out.insert("content".into(), content.join("\n\n").into());
     if !sections.is_empty() {
-        out.insert(
-            "sections".into(),
-            Value::Object(sections.into_iter().collect()),
-        );
+        out.insert("sections".into(), Value::Object(sections));
     }
     if !tools.is_empty() {
         out.insert(
             "toolsAdded".into(),
-            tools.into_iter().map(|(_, t)| t).collect(),
+            Value::Array(tools.into_values().collect()),
         );
     }
     out.insert("timestamp".into(), timestamp.into());
     Ok(Some(Value::Object(out)))
 }
 
-/// Sets (`Some`) or removes (`None`) `name` in `list` as a JS `Map` does: a known name keeps
-/// its place, a new one goes last.
-fn patch_named(list: &mut Vec<(String, Value)>, name: &str, value: Option<Value>) {
-    let at = list.iter().position(|(n, _)| n == name);
-    match (at, value) {
-        (Some(i), Some(v)) => list[i].1 = v,
-        (None, Some(v)) => list.push((name.to_string(), v)),
-        (Some(i), None) => {
-            list.remove(i);
+/// Sets (`Some`) or removes (`None`) `name` in `map` as a JS `Map` does: a known name keeps
+/// its place, a new one goes last, a removal keeps the others' order.
+fn patch_named(map: &mut serde_json::Map<String, Value>, name: &str, value: Option<Value>) {
+    match value {
+        Some(v) => {
+            map.insert(name.to_string(), v);
         }
-        (None, None) => {}
+        None => {
+            map.shift_remove(name);
+        }
     }
 }
 

@@ -179,11 +179,16 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
 /// `computeFileLists` (spec: compaction §5.10): `modified = edited ∪ written`, `readFiles =
 /// read − modified`, both without URL-scheme paths and sorted by code units.
 pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
+    file_lists_keeping(ops, |p| !is_url_scheme_path(p))
+}
+
+/// [`compute_file_lists`] of the paths `keep` accepts.
+fn file_lists_keeping(ops: &FileOperations, keep: fn(&str) -> bool) -> FileLists {
     let mut modified_files: Vec<String> = ops
         .edited
         .iter()
         .chain(ops.written.iter())
-        .filter(|p| !is_url_scheme_path(p))
+        .filter(|p| keep(p))
         .cloned()
         .collect();
     // Sorted by code units, then deduplicated (equal under `cmp_utf16` means equal strings),
@@ -194,7 +199,7 @@ pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
         .read
         .iter()
         .filter(|p| {
-            !is_url_scheme_path(p)
+            keep(p)
                 && modified_files
                     .binary_search_by(|m| cmp_utf16(m, p))
                     .is_err()
@@ -208,27 +213,10 @@ pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
     }
 }
 
-/// pi 1.6's `computeFileLists` (pi-family paths): every written or edited path is modified,
-/// every other read path is read, each list sorted by code units; no path is left out.
+/// pi 1.6's `computeFileLists` (pi-family paths): [`compute_file_lists`] with no path left
+/// out (pi keeps URL-like paths).
 pub fn pi_file_lists(ops: &FileOperations) -> FileLists {
-    let mut modified_files: Vec<String> = ops.edited.iter().chain(&ops.written).cloned().collect();
-    crate::support::sort::sort_by(&mut modified_files, |a, b| cmp_utf16(a, b));
-    modified_files.dedup();
-    let mut read_files: Vec<String> = ops
-        .read
-        .iter()
-        .filter(|p| {
-            modified_files
-                .binary_search_by(|m| cmp_utf16(m, p))
-                .is_err()
-        })
-        .cloned()
-        .collect();
-    crate::support::sort::sort_by(&mut read_files, |a, b| cmp_utf16(a, b));
-    FileLists {
-        read_files,
-        modified_files,
-    }
+    file_lists_keeping(ops, |_| true)
 }
 
 /// The file lists pi 1.6 appends to a compaction or branch summary (`formatFileOperations`):
