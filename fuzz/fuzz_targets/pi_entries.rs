@@ -177,9 +177,10 @@ fn operations(s: &ctxfold::Session, leaf: usize, limit: u64) {
     }
 }
 
-/// The last entry of saved session bytes.
+/// The last entry of saved session bytes (the line a commit appended; earlier lines may hold
+/// bytes that are not UTF-8).
 fn last_entry(bytes: &[u8]) -> serde_json::Value {
-    let text = std::str::from_utf8(bytes).expect("utf-8");
-    let line = text.trim_end().rsplit('\n').next().unwrap_or_default();
-    serde_json::from_str(line).expect("a JSON line")
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let start = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    serde_json::from_slice(&body[start..]).expect("a JSON line")
 }
