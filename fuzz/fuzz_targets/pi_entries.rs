@@ -113,6 +113,8 @@ fn operations(s: &ctxfold::Session, leaf: usize, limit: u64) {
             }
             for r in plan.pending() {
                 assert!(r.max_tokens >= 1, "{} asks for no output", r.id);
+                // pi makes no short-summary request (pi40d).
+                assert!(!(plan.is_pi() && r.id == "short-summary"), "a short summary on a pi path");
             }
             for id in pending {
                 plan.answer(&copy, &id, "s").expect("an answer to a pending request");
@@ -124,6 +126,15 @@ fn operations(s: &ctxfold::Session, leaf: usize, limit: u64) {
                 let saved = copy.to_bytes();
                 let again = ctxfold::Session::load(saved.clone(), Default::default()).expect("reloads");
                 assert_eq!(again.to_bytes(), saved, "a committed compaction reloads");
+                if plan.is_pi() {
+                    // pi's entry (pi40d): pi's fields only, `fromHook: false`.
+                    let e = last_entry(&saved);
+                    for k in ["shortSummary", "method", "tokensAfter", "fromExtension"] {
+                        assert!(e.get(k).is_none(), "{k} on a pi compaction");
+                    }
+                    assert_eq!(e["fromHook"], false);
+                    assert!(e["details"]["readFiles"].is_array());
+                }
             }
             Err(_) => assert_eq!(copy.to_bytes(), before, "a refused commit changes nothing"),
         }
@@ -147,8 +158,16 @@ fn operations(s: &ctxfold::Session, leaf: usize, limit: u64) {
             None => NavigationAnswer::None,
         };
         let before = copy.to_bytes();
+        let from = copy.leaf_id().unwrap_or("root").to_string();
         match commit_navigation(&mut copy, &plan, answer, 2) {
-            Ok(_) => {
+            Ok(c) => {
+                if c.summary_entry_id.is_some() && plan.request.is_some() {
+                    let e = last_entry(&copy.to_bytes());
+                    // pi names the leaf left; oh-my-pi the landing place.
+                    let pi = e.get("fromHook").is_some();
+                    assert!(!pi || e["fromId"] == from.as_str(), "pi's fromId is the leaf left");
+                    assert!(pi || e.get("fromExtension").is_none());
+                }
                 let saved = copy.to_bytes();
                 let again = ctxfold::Session::load(saved.clone(), Default::default()).expect("reloads");
                 assert_eq!(again.to_bytes(), saved, "a navigation reloads");
@@ -156,4 +175,12 @@ fn operations(s: &ctxfold::Session, leaf: usize, limit: u64) {
             Err(_) => assert_eq!(copy.to_bytes(), before, "a refused navigation changes nothing"),
         }
     }
+}
+
+/// The last entry of saved session bytes (the line a commit appended; earlier lines may hold
+/// bytes that are not UTF-8).
+fn last_entry(bytes: &[u8]) -> serde_json::Value {
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let start = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    serde_json::from_slice(&body[start..]).expect("a JSON line")
 }

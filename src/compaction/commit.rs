@@ -21,7 +21,9 @@ use crate::session::message::{AgentMessage, ContentBlock, Role};
 use crate::session::{CompactionBody, IdSource, NewSession, Session};
 use crate::settings::{FrameStorage, Strategy};
 use crate::summary::anchors::{AnchorIndex, DETAILS_KEY};
-use crate::summary::fileops::upsert_file_operations;
+use crate::summary::fileops::{
+    pi_file_lists, pi_file_operations, upsert_file_operations, FileLists,
+};
 use crate::summary::request::HistoryFeed;
 use crate::summary::serialize::NO_PRIOR_HISTORY;
 use crate::tokens::{
@@ -126,12 +128,19 @@ pub fn commit_compaction(
     let merged = plan
         .merged_summary()
         .unwrap_or_else(|| NO_PRIOR_HISTORY.to_string());
-    let summary = upsert_file_operations(
-        &plan.with_anchors(&merged),
-        &plan.file_lists.read_files,
-        &plan.file_lists.modified_files,
-        Some(&plan.preparation.file_ops.read),
-    );
+    // A pi-family path gets what pi 1.6's `compact` writes: its file lists appended.
+    let pi_lists = plan
+        .is_pi()
+        .then(|| pi_file_lists(&plan.preparation.file_ops));
+    let summary = match &pi_lists {
+        Some(lists) => merged + &pi_file_operations(lists),
+        None => upsert_file_operations(
+            &plan.with_anchors(&merged),
+            &plan.file_lists.read_files,
+            &plan.file_lists.modified_files,
+            Some(&plan.preparation.file_ops.read),
+        ),
+    };
     // A background plan commits under the current leaf when the branch grew (spec: §13).
     let leaf = match plan
         .is_speculative()
@@ -144,6 +153,9 @@ pub fn commit_compaction(
         }
         _ => plan.preparation.leaf,
     };
+    if let Some(lists) = pi_lists {
+        return append_pi_compaction(session, plan, leaf, (summary, &lists), now);
+    }
     let preserve = preserve_data(
         plan.preparation.previous_preserve_data.as_ref(),
         plan.options.preserve_data.as_ref(),
@@ -301,6 +313,53 @@ fn append_plan_compaction_at(
         warning: None,
     };
     append_with_tokens_after(session, leaf, &body, now)
+}
+
+/// pi 1.6's `appendCompaction` of a summary its `compact` wrote, under `leaf` (a pi-family
+/// path): `summary`, `firstKeptEntryId`, `tokensBefore`, `details {readFiles, modifiedFiles}`
+/// and `fromHook: false`, in pi's order, then the `systemMessage` checkpoint of the path
+/// ([`crate::context::projection::pi_system_checkpoint`]); none of ctxfold's fields
+/// (`shortSummary`, `method`, `tokensAfter`). The returned `tokens_after` is still the estimate of the rebuilt context.
+fn append_pi_compaction(
+    session: &mut Session,
+    plan: &CompactionPlan,
+    leaf: usize,
+    (summary, lists): (String, &FileLists),
+    now: i64,
+) -> Result<Committed> {
+    let prep = &plan.preparation;
+    session.require(&prep.first_kept_entry_id)?;
+    // Read before anything changes: a failure leaves the session as it was.
+    let checkpoint =
+        crate::context::projection::pi_system_checkpoint(session, &session.path_to(leaf), now)?;
+    if session.leaf() != Some(leaf) {
+        let leaf_id = session.entries()[leaf].id().to_string();
+        session.branch(&leaf_id)?;
+    }
+    let mut fields = Map::new();
+    fields.insert("summary".into(), summary.into());
+    fields.insert(
+        "firstKeptEntryId".into(),
+        prep.first_kept_entry_id.clone().into(),
+    );
+    fields.insert("tokensBefore".into(), prep.tokens_before.into());
+    fields.insert("details".into(), lists.to_json());
+    fields.insert("fromHook".into(), false.into());
+    if let Some(checkpoint) = checkpoint {
+        fields.insert("systemMessage".into(), checkpoint);
+    }
+    let id = session.append("compaction", fields, now)?;
+    let index = session.require(&id)?;
+    let ctx = crate::context::build_counted_context(
+        session,
+        &BuildOptions::default(),
+        &HistoryOptions::WITHOUT_DATA,
+    )?;
+    Ok(Committed {
+        index,
+        id,
+        tokens_after: ctx.estimated_tokens(session),
+    })
 }
 
 /// The archive options of a snapcompact plan when the host gives none: the app's rules for

@@ -21,10 +21,10 @@ use crate::summary::request::{
     SummaryRequest, Window,
 };
 use crate::summary::serialize::{
-    clamp_window, escaped_for_summary, history_max_tokens, input_budget, merge_split_turn,
-    overflow_retry_budget, pi_summary_max_tokens, plan_windows, serialize_views,
-    short_summary_max_tokens, summary_prompt, turn_prefix_max_tokens, view_size_piece, view_sizes,
-    Dialect, NO_PRIOR_HISTORY,
+    clamp_window, history_max_tokens, input_budget, merge_split_turn, overflow_retry_budget,
+    pi_summary_max_tokens, pi_summary_prompt, plan_windows, serialize_views,
+    short_summary_max_tokens, summary_prompt, summary_text_in, turn_prefix_max_tokens,
+    view_size_piece, view_sizes, Dialect, NO_PRIOR_HISTORY,
 };
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
@@ -290,7 +290,7 @@ pub(super) fn plan_prepared(
         all.extend(&plan.preparation.turn_prefix);
         all.extend(&plan.preparation.recent);
         let conversation = conversation_text(session, &plan.preparation.path, &all, plan.dialect)?;
-        let prompt = summary_prompt(
+        let prompt = plan.prompt(
             &conversation,
             plan.previous_summary.as_deref(),
             &plan.options.extra_context,
@@ -308,6 +308,10 @@ pub(super) fn plan_prepared(
             window: None,
         });
         return Ok(plan);
+    }
+    if plan.dialect == Dialect::Pi {
+        // pi 1.6's `compact` asks for the history and the turn prefix only: no short summary.
+        plan.short = Slot::Skip;
     }
     plan.queue_history_window(session)?;
     plan.queue_turn_prefix(session)?;
@@ -368,6 +372,33 @@ impl CompactionPlan {
             ),
             _ => budget,
         }
+    }
+
+    /// True when the plan was made for a pi-family path: its requests and its entry are pi's.
+    pub fn is_pi(&self) -> bool {
+        self.dialect == Dialect::Pi
+    }
+
+    /// [`summary_prompt`], or on a pi-family path [`pi_summary_prompt`] (no tag escaped).
+    fn prompt(
+        &self,
+        serialized: &str,
+        previous_summary: Option<&str>,
+        extra_context: &[String],
+        base_prompt: &str,
+        custom_instructions: Option<&str>,
+    ) -> String {
+        let write = match self.dialect {
+            Dialect::Pi => pi_summary_prompt,
+            _ => summary_prompt,
+        };
+        write(
+            serialized,
+            previous_summary,
+            extra_context,
+            base_prompt,
+            custom_instructions,
+        )
     }
 
     fn base_prompt(&self, kind: PromptKind) -> String {
@@ -445,7 +476,7 @@ impl CompactionPlan {
         let tokens = crate::tokens::TokenCounter::count(&ByteEstimate, &serialized);
         let serialized = clamp_window(&serialized, tokens, budget).into_owned();
         let kind = PromptKind::history(self.carried.is_some());
-        let prompt = summary_prompt(
+        let prompt = self.prompt(
             &serialized,
             self.carried.as_deref(),
             &self.options.extra_context,
@@ -486,7 +517,7 @@ impl CompactionPlan {
     /// [`CompactionPlan::window_text`] written from the messages' views.
     fn window_text_read(&self, session: &Session, range: std::ops::Range<usize>) -> String {
         with_views(session, &self.history_messages[range], |views| {
-            escaped_for_summary(serialize_views(views, self.dialect))
+            summary_text_in(serialize_views(views, self.dialect), self.dialect)
         })
     }
 
@@ -520,7 +551,7 @@ impl CompactionPlan {
         }
         let prep = &self.preparation;
         let serialized = conversation_text(session, &prep.path, &prep.turn_prefix, self.dialect)?;
-        let prompt = summary_prompt(
+        let prompt = self.prompt(
             &serialized,
             None,
             &self.options.extra_context,

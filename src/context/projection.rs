@@ -201,6 +201,94 @@ pub fn project(session: &Session, path: &[usize]) -> Result<Vec<ProjectedEntry>>
     Ok(out)
 }
 
+/// The `systemMessage` checkpoint pi 1.6 records on a compaction appended after `path`
+/// (`appendCompaction`: pi-ai's `getCurrentSystemMessage` of the projection's messages), with
+/// `timestamp` as its time: every system message replayed in order — the texts of their
+/// contents joined by a blank line, `sections` patched by name (`null` removes one), tools
+/// added and removed by name — or `None` when the projection holds no system message.
+pub fn pi_system_checkpoint(
+    session: &Session,
+    path: &[usize],
+    timestamp: i64,
+) -> Result<Option<Value>> {
+    let mut seen = false;
+    let mut content: Vec<String> = Vec::new();
+    // Name → value in first-set order, as a JS `Map` keeps them (a removal forgets the place).
+    let mut sections = serde_json::Map::new();
+    let mut tools = serde_json::Map::new();
+    for p in project(session, path)? {
+        for m in &p.messages {
+            let v: Value = crate::support::json::parse(&m.json(session)).unwrap_or_default();
+            if v.get("role").and_then(Value::as_str) != Some("system") {
+                continue;
+            }
+            seen = true;
+            let text = match v.get("content") {
+                Some(Value::String(t)) => t.clone(),
+                Some(Value::Array(blocks)) => blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                    .map(|b| b.get("text").and_then(Value::as_str).unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            };
+            if !text.is_empty() {
+                content.push(text);
+            }
+            for (name, value) in v
+                .get("sections")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                patch_named(
+                    &mut sections,
+                    name,
+                    (!value.is_null()).then(|| value.clone()),
+                );
+            }
+            for (key, add) in [("toolsRemoved", false), ("toolsAdded", true)] {
+                for t in v.get(key).and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(name) = t.get("name").and_then(Value::as_str) {
+                        patch_named(&mut tools, name, add.then(|| t.clone()));
+                    }
+                }
+            }
+        }
+    }
+    if !seen && tools.is_empty() {
+        return Ok(None);
+    }
+    let mut out = serde_json::Map::new();
+    out.insert("role".into(), "system".into());
+    out.insert("content".into(), content.join("\n\n").into());
+    if !sections.is_empty() {
+        out.insert("sections".into(), Value::Object(sections));
+    }
+    if !tools.is_empty() {
+        out.insert(
+            "toolsAdded".into(),
+            Value::Array(tools.into_values().collect()),
+        );
+    }
+    out.insert("timestamp".into(), timestamp.into());
+    Ok(Some(Value::Object(out)))
+}
+
+/// Sets (`Some`) or removes (`None`) `name` in `map` as a JS `Map` does: a known name keeps
+/// its place, a new one goes last, a removal keeps the others' order.
+fn patch_named(map: &mut serde_json::Map<String, Value>, name: &str, value: Option<Value>) {
+    match value {
+        Some(v) => {
+            map.insert(name.to_string(), v);
+        }
+        None => {
+            map.shift_remove(name);
+        }
+    }
+}
+
 /// `MessageJson` for the module: the entry's own message or one built here.
 impl ContextMessage {
     /// True for a message of a pi-family projection (converted as pi converts it).

@@ -7,8 +7,10 @@ use super::{NO_CONTENT_TO_SUMMARIZE, NO_SUMMARY_GENERATED};
 use crate::error::{Error, Result};
 use crate::prompts;
 use crate::session::Session;
-use crate::summary::fileops::{upsert_file_operations, FileLists, FileOperations};
-use serde_json::Value;
+use crate::summary::fileops::{
+    pi_file_lists, pi_file_operations, upsert_file_operations, FileLists, FileOperations,
+};
+use serde_json::{Map, Value};
 
 /// The summary text of a summarizer answer (spec: compaction §7.4 step 6): the preamble,
 /// the answer, then the `<files>` block ([`upsert_file_operations`] with the raw read set,
@@ -29,6 +31,38 @@ pub fn branch_summary_text(answer: &str, file_ops: &FileOperations, lists: &File
     } else {
         summary
     }
+}
+
+/// The preamble pi 1.6 puts before a branch summary (`generateBranchSummary`), verbatim: the
+/// summary a pi-family branch gets is pi's.
+pub const PI_BRANCH_SUMMARY_PREAMBLE: &str =
+    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
+
+/// pi 1.6's `branchWithSummary` (a pi-family branch): the leaf moves to `from` (`None`: before
+/// the first root) and a `branch_summary` child is appended there with `fromId` (the leaf
+/// left, or `"root"`), `summary`, `details` and `fromHook`, in pi's order.
+fn pi_branch_with_summary(
+    session: &mut Session,
+    from: Option<&str>,
+    summary: String,
+    details: Option<Value>,
+    from_hook: bool,
+    now: i64,
+) -> Result<String> {
+    let parent = match from {
+        Some(id) => Some(session.require(id)? as u32),
+        None => None,
+    };
+    // pi names the leaf being left (oh-my-pi the landing place).
+    let left = session.leaf_id().unwrap_or("root").to_string();
+    let mut fields = Map::new();
+    fields.insert("fromId".into(), left.into());
+    fields.insert("summary".into(), summary.into());
+    if let Some(d) = details {
+        fields.insert("details".into(), d);
+    }
+    fields.insert("fromHook".into(), from_hook.into());
+    session.append_with_parent("branch_summary", fields, parent, now)
 }
 
 /// How the summary of a navigation turned out.
@@ -117,12 +151,22 @@ pub fn commit_navigation(
             if let Some(reason) = crate::summary::retry::answer_problem(&text, max_tokens) {
                 return Err(Error::Summarizer { reason });
             }
-            let lists = &plan.file_lists;
-            Some((
-                branch_summary_text(&text, &prep.file_ops, lists),
-                Some(lists.to_json()),
-                false,
-            ))
+            if plan.pi {
+                // pi 1.6's `generateBranchSummary`: its preamble, the answer, its file lists.
+                let lists = pi_file_lists(&prep.file_ops);
+                let text = format!(
+                    "{PI_BRANCH_SUMMARY_PREAMBLE}{text}{}",
+                    pi_file_operations(&lists)
+                );
+                Some((text, Some(lists.to_json()), false))
+            } else {
+                let lists = &plan.file_lists;
+                Some((
+                    branch_summary_text(&text, &prep.file_ops, lists),
+                    Some(lists.to_json()),
+                    false,
+                ))
+            }
         }
         NavigationAnswer::Extension { summary, details } => {
             (plan.user_wants_summary && !summary.is_empty()).then_some((summary, details, true))
@@ -142,7 +186,10 @@ pub fn commit_navigation(
     let mut from_extension = None;
     let label_target = match summary {
         Some((text, details, from_ext)) => {
-            let id = session.branch_with_summary(new_leaf_id, &text, details, from_ext, now)?;
+            let id = match plan.pi {
+                true => pi_branch_with_summary(session, new_leaf_id, text, details, from_ext, now)?,
+                false => session.branch_with_summary(new_leaf_id, &text, details, from_ext, now)?,
+            };
             from_extension = Some(from_ext);
             summary_entry_id = Some(id.clone());
             id

@@ -16,8 +16,8 @@ use crate::summary::request::{
     serialized_conversation, summary_reasoning_effort, Purpose, SummaryRequest,
 };
 use crate::summary::serialize::{
-    branch_summary_prompt, escaped_for_summary, pi_summary_max_tokens, serialize_conversation_in,
-    summary_prompt, Dialect, BRANCH_SUMMARY_MAX_TOKENS,
+    branch_summary_prompt, pi_summary_max_tokens, serialize_conversation_in, summary_prompt,
+    with_pi_conversation, Dialect, BRANCH_SUMMARY_MAX_TOKENS,
 };
 use serde_json::Value;
 
@@ -150,6 +150,9 @@ pub struct NavigationPlan {
     /// A pi-family branch's request asks for the model's output limit, fitted to the window
     /// (`(limit, window)`, [`pi_summary_max_tokens`]).
     output_limit: Option<(u64, u64)>,
+    /// The branch left is a pi-family path: its request and summary entry are pi's (no tag
+    /// escaped in the transcript; pi's preamble, file lists and entry fields on commit).
+    pub(crate) pi: bool,
     /// A summary was wanted but no message was chosen (§7.4 step 2): the commit writes
     /// [`NO_CONTENT_TO_SUMMARIZE`] without asking the summarizer.
     ///
@@ -178,11 +181,22 @@ impl NavigationPlan {
         self.custom_instructions = custom_instructions;
         self.replace_instructions = replace_instructions;
         if let Some(request) = &mut self.request {
-            request.prompt = branch_prompt(
-                &self.serialized,
-                self.custom_instructions.as_deref(),
-                self.replace_instructions,
-            );
+            request.prompt = match self.pi {
+                // pi places its transcript as it is (`generateBranchSummary`).
+                true => with_pi_conversation(
+                    branch_prompt(
+                        "",
+                        self.custom_instructions.as_deref(),
+                        self.replace_instructions,
+                    ),
+                    &self.serialized,
+                ),
+                false => branch_prompt(
+                    &self.serialized,
+                    self.custom_instructions.as_deref(),
+                    self.replace_instructions,
+                ),
+            };
             if let Some((limit, window)) = self.output_limit {
                 request.max_tokens =
                     pi_summary_max_tokens(limit, window, &request.system_prompt, &request.prompt);
@@ -277,6 +291,7 @@ pub fn plan_navigation(
         request: None,
         reasoning_effort: None,
         output_limit: None,
+        pi: false,
         no_content: false,
         fingerprint,
     };
@@ -303,6 +318,7 @@ pub fn plan_navigation(
         // transcript (issue 40 item 4).
         let old_path = old_leaf.map_or(Vec::new(), |l| session.path_to(l));
         let pi = is_pi_family(session, &old_path);
+        plan.pi = pi;
         plan.reasoning_effort = summary_reasoning_effort(session, old_leaf, pi);
         let entries = &plan.entries_to_summarize;
         let (prep, pi_input) = match pi {
@@ -321,7 +337,7 @@ pub fn plan_navigation(
             plan.file_lists = compute_file_lists(&prep.file_ops);
             check_indices(session, &prep.entries)?;
             plan.serialized = match pi_input {
-                Some(input) => escaped_for_summary(serialize_conversation_in(&input, Dialect::Pi)),
+                Some(input) => serialize_conversation_in(&input, Dialect::Pi),
                 None => serialized_conversation(session, &prep.entries)?,
             };
             // pi asks for the model's output limit (when the host gave it).

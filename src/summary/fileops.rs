@@ -179,11 +179,16 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
 /// `computeFileLists` (spec: compaction §5.10): `modified = edited ∪ written`, `readFiles =
 /// read − modified`, both without URL-scheme paths and sorted by code units.
 pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
+    file_lists_keeping(ops, |p| !is_url_scheme_path(p))
+}
+
+/// [`compute_file_lists`] of the paths `keep` accepts.
+fn file_lists_keeping(ops: &FileOperations, keep: fn(&str) -> bool) -> FileLists {
     let mut modified_files: Vec<String> = ops
         .edited
         .iter()
         .chain(ops.written.iter())
-        .filter(|p| !is_url_scheme_path(p))
+        .filter(|p| keep(p))
         .cloned()
         .collect();
     // Sorted by code units, then deduplicated (equal under `cmp_utf16` means equal strings),
@@ -194,7 +199,7 @@ pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
         .read
         .iter()
         .filter(|p| {
-            !is_url_scheme_path(p)
+            keep(p)
                 && modified_files
                     .binary_search_by(|m| cmp_utf16(m, p))
                     .is_err()
@@ -206,6 +211,35 @@ pub fn compute_file_lists(ops: &FileOperations) -> FileLists {
         read_files,
         modified_files,
     }
+}
+
+/// pi 1.6's `computeFileLists` (pi-family paths): [`compute_file_lists`] with no path left
+/// out (pi keeps URL-like paths).
+pub fn pi_file_lists(ops: &FileOperations) -> FileLists {
+    file_lists_keeping(ops, |_| true)
+}
+
+/// The file lists pi 1.6 appends to a compaction or branch summary (`formatFileOperations`):
+/// a `<read-files>` then a `<modified-files>` section, each path on its own line, the ones
+/// present separated and preceded by a blank line; empty when both lists are.
+pub fn pi_file_operations(lists: &FileLists) -> String {
+    let mut out = String::new();
+    for (tag, files) in [
+        ("read-files", &lists.read_files),
+        ("modified-files", &lists.modified_files),
+    ] {
+        if files.is_empty() {
+            continue;
+        }
+        out.push_str("\n\n<");
+        out.push_str(tag);
+        out.push_str(">\n");
+        out.push_str(&files.join("\n"));
+        out.push_str("\n</");
+        out.push_str(tag);
+        out.push('>');
+    }
+    out
 }
 
 /// True when `path` contains a URL scheme anywhere: `[a-z][a-z0-9+.-]*://` (spec: compaction

@@ -152,7 +152,8 @@ pub(crate) fn serialized_conversation_in(
 
 /// The conversation text of `entries` on `path` in `dialect` (spec: compaction §5.1): what a
 /// compaction plan writes into its requests. [`Dialect::Pi`] reads pi's input
-/// ([`pi_llm_messages`]); any other dialect [`serialized_conversation_in`].
+/// ([`pi_llm_messages`]) and escapes no tag, as pi; any other dialect
+/// [`serialized_conversation_in`].
 pub(crate) fn conversation_text(
     session: &Session,
     path: &[usize],
@@ -162,10 +163,9 @@ pub(crate) fn conversation_text(
     if dialect != Dialect::Pi {
         return serialized_conversation_in(session, entries, dialect);
     }
+    // pi escapes no boundary tag in its transcript (`summary_text_in`).
     let messages = pi_llm_messages(session, path, entries)?;
-    Ok(escaped_for_summary(serialize_conversation_in(
-        &messages, dialect,
-    )))
+    Ok(serialize_conversation_in(&messages, dialect))
 }
 
 /// The summarizer input of `entries` on a pi-family `path` (pi 1.6 `prepareCompaction` then

@@ -858,6 +858,55 @@ pub(crate) fn escaped_for_summary(raw: String) -> String {
     }
 }
 
+/// A serialized conversation as the summarizer of `dialect` reads it: a pi-family path's
+/// ([`Dialect::Pi`]) as written, since pi 1.6 escapes no boundary tag in its transcript
+/// (`serializeConversation`; `tests/fixtures/pi-branch/outputs.json` `escaping`), any other
+/// with its boundary tags escaped ([`escaped_for_summary`]).
+pub(crate) fn summary_text_in(raw: String, dialect: Dialect) -> String {
+    match dialect {
+        Dialect::Pi => raw,
+        _ => escaped_for_summary(raw),
+    }
+}
+
+/// [`summary_prompt`] as pi 1.6 writes it on a pi-family path (`generateSummary`): the same
+/// wrappers, with the conversation and the previous summary placed as they are (pi escapes
+/// no tag inside them). Host context lines, which pi does not have, keep ctxfold's escaping.
+pub fn pi_summary_prompt(
+    serialized: &str,
+    previous_summary: Option<&str>,
+    extra_context: &[String],
+    base_prompt: &str,
+    custom_instructions: Option<&str>,
+) -> String {
+    let rest = summary_prompt("", None, extra_context, base_prompt, custom_instructions);
+    let rest = rest.strip_prefix(EMPTY_CONVERSATION).unwrap_or(&rest);
+    let mut out = String::with_capacity(serialized.len() + rest.len() + 64);
+    out.push_str("<conversation>\n");
+    out.push_str(serialized);
+    out.push_str("\n</conversation>\n\n");
+    if let Some(prev) = previous_summary {
+        out.push_str("<previous-summary>\n");
+        out.push_str(prev);
+        out.push_str("\n</previous-summary>\n\n");
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A prompt written around an empty transcript (`<conversation>\n\n</conversation>…`) with
+/// `serialized` placed in its wrapper as it is: pi's requests escape nothing
+/// ([`pi_summary_prompt`]; the branch summary's `generateBranchSummary` likewise).
+pub fn with_pi_conversation(mut prompt_of_empty: String, serialized: &str) -> String {
+    if prompt_of_empty.starts_with(EMPTY_CONVERSATION) {
+        prompt_of_empty.insert_str("<conversation>\n".len(), serialized);
+    }
+    prompt_of_empty
+}
+
+/// The conversation wrapper of [`summary_prompt`] around an empty transcript.
+const EMPTY_CONVERSATION: &str = "<conversation>\n\n</conversation>\n\n";
+
 /// The user text of one summarizer call (spec: compaction §5.3):
 ///
 /// ```text

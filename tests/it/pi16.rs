@@ -744,3 +744,192 @@ fn pi_summaries_ask_for_the_model_output_limit() {
     assert!(r.max_tokens > 2048);
     assert_eq!(nav(0).max_tokens, 2048);
 }
+
+/// pi's own entries on these sessions (`tests/fixtures/pi-branch/entries.json`, written by
+/// `generate-entries.mjs` with a stub model answering every request with `summary`).
+fn pi_entries() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pi-branch/entries.json"
+    );
+    serde_json::from_slice(&std::fs::read(path).expect("fixture")).unwrap()
+}
+
+/// A session file of `entries.json`: a conformance session or one of the fixture folder.
+fn pi_session_bytes(file: &str) -> Vec<u8> {
+    match file.strip_prefix("sessions/") {
+        Some(_) => common::read(&format!("pi-1.6/{file}")),
+        None => std::fs::read(format!(
+            "{}/tests/fixtures/pi-branch/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("fixture session"),
+    }
+}
+
+/// The last line of `s` as pi's records are kept: without `id`, `parentId` and `timestamp`,
+/// the checkpoint's time (the entry's, `now`) as `"ENTRY_TIME"`. Keys keep their order.
+fn recorded_last(s: &Session, now: i64) -> Value {
+    let bytes = s.to_bytes();
+    let text = String::from_utf8(bytes).unwrap();
+    let line = text.trim_end().rsplit('\n').next().unwrap();
+    let mut v: Value = serde_json::from_str(line).unwrap();
+    let o = v.as_object_mut().unwrap();
+    for k in ["id", "parentId", "timestamp"] {
+        o.shift_remove(k);
+    }
+    if let Some(ts) = o
+        .get_mut("systemMessage")
+        .and_then(|m| m.get_mut("timestamp"))
+    {
+        if ts.as_i64() == Some(now) {
+            *ts = "ENTRY_TIME".into();
+        }
+    }
+    v
+}
+
+/// Key order matters (pi writes its fields in one order): compares the serialized forms.
+fn differ_ordered(got: &Value, want: &Value) -> Option<String> {
+    differ(got, want).or_else(|| {
+        // `Value`'s equality ignores key order: compare the texts.
+        let text = |v: &Value| serde_json::to_string(v).unwrap_or_default();
+        (text(got) != text(want)).then(|| format!("key order: {got} vs {want}"))
+    })
+}
+
+/// The transcript of a pi request: inside `<conversation>` or, for a split turn's prefix,
+/// between `# Conversation` and `# Instructions`.
+fn pi_request_conversation(prompt: &str) -> String {
+    match prompt.strip_prefix("# Conversation\n") {
+        Some(rest) => rest[..rest.find("\n\n# Instructions\n").expect("instructions")].to_string(),
+        None => conversation(prompt),
+    }
+}
+
+/// A compaction committed on a pi-family path is the entry pi 1.6 writes for the same
+/// summary (pi40d item 1): the summary with pi's `<read-files>` / `<modified-files>` lists,
+/// `details`, `fromHook: false`, the `systemMessage` checkpoint, pi's field order, no field of
+/// ctxfold's own; the plan asks what pi asks (the history and the turn prefix, no short
+/// summary), each request's transcript pi's, boundary tags left as written (item 2).
+#[test]
+fn pi_writes_compaction_entries() {
+    use ctxfold::compaction::commit::commit_compaction;
+    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
+    use ctxfold::compaction::prepare::PrepareOptions;
+    let want = pi_entries();
+    let summary = want["summary"].as_str().unwrap();
+    let records = want["compactions"].as_array().unwrap();
+    assert!(records.len() >= 9 && records.iter().any(|r| r["case"] == "tags"));
+    let now = 1_796_640_000_123_i64;
+    let mut failures = Vec::new();
+    for r in records {
+        let name = format!("{} {} K={}", r["case"], r["leaf"], r["keep"]);
+        let mut s = Session::load(
+            pi_session_bytes(r["file"].as_str().unwrap()),
+            LoadOptions::default(),
+        )
+        .unwrap();
+        let leaf = s.index_of(r["leaf"].as_str().unwrap()).unwrap();
+        let settings = CompactionSettings {
+            keep_recent_tokens: r["keep"].as_u64().unwrap(),
+            ..Default::default()
+        };
+        let options = PlanOptions {
+            prepare: PrepareOptions {
+                leaf: Some(leaf),
+                ..Default::default()
+            },
+            context_window: 128_000,
+            ..Default::default()
+        };
+        let mut plan = plan_compaction(&s, &settings, options).expect("plans");
+        let mut asked = Vec::new();
+        while !plan.is_complete() {
+            let pending: Vec<(String, String)> = plan
+                .pending()
+                .iter()
+                .map(|q| (q.id.clone(), q.prompt.clone()))
+                .collect();
+            assert!(
+                !pending.is_empty(),
+                "{name}: incomplete with nothing pending"
+            );
+            for (id, prompt) in pending {
+                asked.push(conversation(&prompt));
+                plan.answer(&s, &id, summary).unwrap();
+            }
+        }
+        let pi_asked: Vec<String> = r["prompts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| pi_request_conversation(p.as_str().unwrap()))
+            .collect();
+        if let Some(d) = differ(&json!(asked), &json!(pi_asked)) {
+            failures.push(format!("{name}: requests: {d}"));
+        }
+        commit_compaction(&mut s, &plan, now).expect("commits");
+        if let Some(d) = differ_ordered(&recorded_last(&s, now), &r["entry"]) {
+            failures.push(format!("{name}: entry: {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A branch summary committed on a pi-family branch is the entry pi 1.6's
+/// `generateBranchSummary` + `branchWithSummary` write for the same answer (pi40d item 1):
+/// pi's preamble, the answer, pi's file lists, `details`, `fromHook: false`, pi's field
+/// order, at pi's landing place; the request's transcript pi's, tags as written (item 2).
+#[test]
+fn pi_writes_branch_summary_entries() {
+    use ctxfold::navigation::{
+        commit_navigation, plan_navigation, NavigateOptions, NavigationAnswer,
+    };
+    let want = pi_entries();
+    let summary = want["summary"].as_str().unwrap();
+    let records = want["branchSummaries"].as_array().unwrap();
+    assert!(records.len() >= 20 && records.iter().any(|r| r["case"] == "tags"));
+    let now = 1_796_640_000_123_i64;
+    let mut failures = Vec::new();
+    for r in records {
+        let (from, to) = (r["from"].as_str().unwrap(), r["to"].as_str().unwrap());
+        let name = format!("{} {from} → {to}", r["case"]);
+        let mut s = Session::load(
+            pi_session_bytes(r["file"].as_str().unwrap()),
+            LoadOptions::default(),
+        )
+        .unwrap();
+        s.branch(from).unwrap();
+        let options = NavigateOptions {
+            summarize: true,
+            context_window: 128_000,
+            reserve_tokens: 16_384,
+            ..NavigateOptions::default()
+        };
+        let plan = plan_navigation(&s, to, options).expect("plans");
+        let asked: Vec<String> = plan
+            .request
+            .iter()
+            .map(|q| conversation(&q.prompt))
+            .collect();
+        let pi_asked: Vec<String> = r["prompts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| conversation(p.as_str().unwrap()))
+            .collect();
+        if let Some(d) = differ(&json!(asked), &json!(pi_asked)) {
+            failures.push(format!("{name}: request: {d}"));
+        }
+        let answer = match plan.request {
+            Some(_) => NavigationAnswer::Summary(summary.to_string()),
+            None => NavigationAnswer::None,
+        };
+        commit_navigation(&mut s, &plan, answer, now).expect("commits");
+        if let Some(d) = differ_ordered(&recorded_last(&s, now), &r["entry"]) {
+            failures.push(format!("{name}: entry: {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -262,3 +262,70 @@ test('pi 1.6: the reasoning hint is the session’s thinking level; summaries as
   assert.deepEqual([nav.reasoningEffort, nav.maxTokens], ['high', 32000]);
   assert.equal(s.planNavigation(root, { summarize: true }).pending[0].maxTokens, 2048);
 });
+
+/** pi's own entries on these sessions (tests/fixtures/pi-branch/entries.json, generate-entries.mjs). */
+function piEntries() {
+  return JSON.parse(readFileSync(path.join(repoDir, 'tests', 'fixtures', 'pi-branch', 'entries.json'), 'utf8'));
+}
+
+function piSessionText(file) {
+  return file.startsWith('sessions/')
+    ? readFileSync(path.join(conformance, file), 'utf8')
+    : readFileSync(path.join(repoDir, 'tests', 'fixtures', 'pi-branch', file), 'utf8');
+}
+
+/** The last line as pi's records keep it: no id, parentId, timestamp; the checkpoint's time marked. */
+function recordedLast(s, now) {
+  const lines = s.toJsonl().trimEnd().split('\n');
+  const { id: _id, parentId: _parent, timestamp: _time, ...rest } = JSON.parse(lines[lines.length - 1]);
+  if (rest.systemMessage?.timestamp === now) rest.systemMessage.timestamp = 'ENTRY_TIME';
+  return rest;
+}
+
+/** The transcript of a request: inside `<conversation>`, or pi's split-turn `# Conversation`. */
+function transcript(prompt) {
+  if (prompt.startsWith('# Conversation\n')) return prompt.slice(15, prompt.indexOf('\n\n# Instructions\n'));
+  return prompt.slice(prompt.indexOf('<conversation>\n') + 15, prompt.indexOf('\n</conversation>'));
+}
+
+test('pi 1.6: a committed compaction is the entry pi writes, after the requests pi makes', () => {
+  const want = piEntries();
+  const now = Date.UTC(2026, 11, 7, 12, 0, 0, 123);
+  assert.ok(want.compactions.some((c) => c.case === 'tags'));
+  for (const c of want.compactions) {
+    const name = `${c.case} ${c.leaf} K=${c.keep}`;
+    const s = Session.fromJsonl(piSessionText(c.file));
+    const plan = s.planCompaction({ keepRecentTokens: c.keep }, { leafId: c.leaf, contextWindow: 128000 });
+    const asked = [];
+    while (!plan.isComplete) {
+      for (const req of plan.pending) {
+        asked.push(transcript(req.prompt));
+        plan.answer(req.id, want.summary);
+      }
+    }
+    // pi asks for the history and the turn prefix only (no short summary), tags left as written.
+    assert.deepEqual(asked, c.prompts.map(transcript), `${name}: requests`);
+    s.commitCompaction(plan, { now });
+    assert.equal(JSON.stringify(recordedLast(s, now)), JSON.stringify(c.entry), `${name}: entry`);
+    plan.free();
+  }
+});
+
+test('pi 1.6: a committed branch summary is the entry pi writes', () => {
+  const want = piEntries();
+  const now = Date.UTC(2026, 11, 7, 12, 0, 0, 123);
+  for (const b of want.branchSummaries) {
+    const name = `${b.case} ${b.from} → ${b.to}`;
+    const s = Session.fromJsonl(piSessionText(b.file));
+    s.branch(b.from);
+    const plan = s.planNavigation(b.to, { summarize: true, contextWindow: 128000, reserveTokens: 16384 });
+    assert.deepEqual(
+      plan.pending.map((r) => transcript(r.prompt)),
+      b.prompts.map(transcript),
+      `${name}: request`,
+    );
+    s.commitNavigation(plan, plan.pending.length > 0 ? { summary: want.summary } : null, { now });
+    assert.equal(JSON.stringify(recordedLast(s, now)), JSON.stringify(b.entry), `${name}: entry`);
+    plan.free();
+  }
+});
