@@ -25,11 +25,13 @@ say "not counted (reported only):"
 (
   cd pkg
   shopt -s nullglob globstar
+  # The package's folders since the TypeScript move (entries/, core/, formats/, ...): the glue
+  # is core/glue.js; everything else ending in .js is the API's JavaScript.
   api_js=()
-  for f in *.js; do [ "$f" = glue.js ] || api_js+=("$f"); done
-  group "glue.js (wasm-bindgen)" glue.js
+  for f in **/*.js; do [ "$f" = core/glue.js ] || api_js+=("$f"); done
+  group "core/glue.js (wasm-bindgen)" core/glue.js
   group "API JavaScript" "${api_js[@]}"
-  group ".d.ts" *.d.ts
+  group ".d.ts" **/*.d.ts
   group "README.md, docs/guide/" README.md docs/**/*.md
   group "unifont.cxfb (optional)" unifont.cxfb
   printf '[size]   %-28s %8s B\n' "whole package (tar gzip)" "$(tar czf - -C . . | wc -c)"
