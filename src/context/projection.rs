@@ -36,6 +36,9 @@ pub fn is_system_message(session: &Session, index: usize) -> bool {
 /// `context_edit`, a `usage` entry, a system message, or a latest compaction with a
 /// `systemMessage` checkpoint.
 pub fn is_pi_family(session: &Session, path: &[usize]) -> bool {
+    if !session.may_hold_pi_entries() {
+        return false;
+    }
     // Only the latest compaction's checkpoint reaches the context: older compaction lines
     // (which may hold large archives) are not scanned.
     let latest = path

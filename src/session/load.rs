@@ -507,6 +507,7 @@ fn finish(
         heads: Default::default(),
         generation: 0,
         has_reset_boundary,
+        pi_scan: Default::default(),
         journal: Default::default(),
     };
     if needs_ids {

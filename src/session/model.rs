@@ -6,7 +6,7 @@
 //! add their methods in their own `impl Session` blocks on top of these.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::session::entry::{Body, Entry, EntryBase, FirstKept};
+use crate::session::entry::{Body, Entry, EntryBase, EntryKind, FirstKept};
 use crate::session::facts::{FactColumns, FileCalls};
 use crate::session::ids::IdSource;
 use crate::session::lines::{
@@ -77,6 +77,9 @@ pub struct Session {
     /// Some entry is a `reset_boundary` (rare): without one, preparing a compaction does not
     /// look for it along the whole path.
     pub(super) has_reset_boundary: bool,
+    /// How far [`Session::may_hold_pi_entries`] has scanned the entries, at which edit
+    /// generation, and whether it met one.
+    pub(super) pi_scan: std::cell::Cell<(usize, u64, bool)>,
     /// What the load pass recorded of each `message` entry (`facts`).
     pub(super) facts: FactColumns,
     /// Which lines the rewrites since the oldest tracked generation touched (`journal`).
@@ -140,6 +143,7 @@ impl Session {
             heads: RefCell::default(),
             generation: 0,
             has_reset_boundary: false,
+            pi_scan: Default::default(),
             facts: FactColumns::default(),
             journal: Default::default(),
         }
@@ -188,6 +192,35 @@ impl Session {
     /// True if some entry is a `reset_boundary`.
     pub fn has_reset_boundary(&self) -> bool {
         self.has_reset_boundary
+    }
+
+    /// Whether some entry could make a path pi-family (spec: compaction §1.6;
+    /// `context::projection::is_pi_family`): a `context_edit` or `usage` entry, a message of a
+    /// role oh-my-pi does not write (pi's `system`), or a compaction whose line names
+    /// `systemMessage`. A superset of what `is_pi_family` looks for, so `false` answers it for
+    /// every path without walking one: an oh-my-pi session's turn does not walk its history.
+    /// Entries are only appended; each is scanned once (again after a line rewrite).
+    pub fn may_hold_pi_entries(&self) -> bool {
+        let (mut from, generation, mut seen) = self.pi_scan.get();
+        if generation != self.generation || from > self.entries.len() {
+            (from, seen) = (0, false);
+        }
+        while !seen && from < self.entries.len() {
+            let e = &self.entries[from];
+            seen = match e.kind() {
+                EntryKind::ContextEdit | EntryKind::Usage => true,
+                EntryKind::Message => e.role() == Some(crate::session::message::Role::Other),
+                EntryKind::Compaction => {
+                    memchr::memmem::find(self.entry_json(from).as_bytes(), b"systemMessage")
+                        .is_some()
+                }
+                _ => false,
+            };
+            from += 1;
+        }
+        self.pi_scan
+            .set((self.entries.len(), self.generation, seen));
+        seen
     }
 
     /// The entry at `index`.

@@ -933,3 +933,58 @@ fn pi_writes_branch_summary_entries() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `is_pi_family` skips the path walk while no entry could make a path pi-family
+/// (`Session::may_hold_pi_entries`, scanned once per entry): the answer still follows each
+/// append, whichever entry turns the session pi-family, and equals a fresh load's.
+#[test]
+fn pi_family_follows_appends() {
+    use ctxfold::context::projection::is_pi_family;
+    use serde_json::Map;
+    let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    let pi_entries: [(&str, Value); 2] = [
+        (
+            "context_edit",
+            json!({"targetId": "x", "replacement": null}),
+        ),
+        ("usage", json!({"input": 1, "output": 1})),
+    ];
+    for (kind, fields) in pi_entries {
+        let mut s = Session::load(format!("{header}\n").into_bytes(), LoadOptions::default())
+            .expect("loads");
+        for n in 0..3 {
+            let m = json!({"role": "user", "content": format!("turn {n}"), "timestamp": n});
+            s.append_message(m, n).expect("appends");
+            let leaf = s.index_of(&s.leaf_id().expect("leaf")).expect("leaf");
+            assert!(
+                !is_pi_family(&s, &s.path_to(leaf)),
+                "{kind}: oh-my-pi after {n}"
+            );
+        }
+        let Value::Object(fields) = fields else {
+            unreachable!()
+        };
+        s.append(kind, Map::from_iter(fields), 9).expect("appends");
+        let leaf = s.index_of(&s.leaf_id().expect("leaf")).expect("leaf");
+        let path = s.path_to(leaf);
+        assert!(is_pi_family(&s, &path), "{kind}: pi-family once appended");
+        let again = Session::load(s.to_bytes(), LoadOptions::default()).expect("reloads");
+        assert!(is_pi_family(&again, &path), "{kind}: and after a reload");
+    }
+    // pi's system message (appendMessage refuses it): a file that holds one after the turns.
+    let mut s =
+        Session::load(format!("{header}\n").into_bytes(), LoadOptions::default()).expect("loads");
+    s.append_message(json!({"role": "user", "content": "hi", "timestamp": 1}), 1)
+        .expect("appends");
+    let leaf = s.index_of(&s.leaf_id().expect("leaf")).expect("leaf");
+    assert!(!is_pi_family(&s, &s.path_to(leaf)));
+    let id = s.leaf_id().expect("leaf").to_string();
+    let line = json!({"type": "message", "id": "sys", "parentId": id,
+        "timestamp": "2026-01-01T00:00:02.000Z",
+        "message": {"role": "system", "content": "", "timestamp": 2}});
+    let mut bytes = s.to_bytes();
+    bytes.extend_from_slice(format!("{line}\n").as_bytes());
+    let s = Session::load(bytes, LoadOptions::default()).expect("loads");
+    let leaf = s.index_of("sys").expect("system entry");
+    assert!(is_pi_family(&s, &s.path_to(leaf)), "system message");
+}
