@@ -955,7 +955,7 @@ fn pi_family_follows_appends() {
         for n in 0..3 {
             let m = json!({"role": "user", "content": format!("turn {n}"), "timestamp": n});
             s.append_message(m, n).expect("appends");
-            let leaf = s.index_of(&s.leaf_id().expect("leaf")).expect("leaf");
+            let leaf = s.index_of(s.leaf_id().expect("leaf")).expect("leaf");
             assert!(
                 !is_pi_family(&s, &s.path_to(leaf)),
                 "{kind}: oh-my-pi after {n}"
@@ -965,7 +965,7 @@ fn pi_family_follows_appends() {
             unreachable!()
         };
         s.append(kind, Map::from_iter(fields), 9).expect("appends");
-        let leaf = s.index_of(&s.leaf_id().expect("leaf")).expect("leaf");
+        let leaf = s.index_of(s.leaf_id().expect("leaf")).expect("leaf");
         let path = s.path_to(leaf);
         assert!(is_pi_family(&s, &path), "{kind}: pi-family once appended");
         let again = Session::load(s.to_bytes(), LoadOptions::default()).expect("reloads");
@@ -976,7 +976,7 @@ fn pi_family_follows_appends() {
         Session::load(format!("{header}\n").into_bytes(), LoadOptions::default()).expect("loads");
     s.append_message(json!({"role": "user", "content": "hi", "timestamp": 1}), 1)
         .expect("appends");
-    let leaf = s.index_of(&s.leaf_id().expect("leaf")).expect("leaf");
+    let leaf = s.index_of(s.leaf_id().expect("leaf")).expect("leaf");
     assert!(!is_pi_family(&s, &s.path_to(leaf)));
     let id = s.leaf_id().expect("leaf").to_string();
     let line = json!({"type": "message", "id": "sys", "parentId": id,
