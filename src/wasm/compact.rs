@@ -111,6 +111,17 @@ fn preparation_json(session: &Session, p: &Preparation) -> String {
 }
 
 pub(super) fn committed_json(session: &Session, c: &Committed, from_extension: bool) -> String {
+    committed_json_with(session, c, from_extension, None)
+}
+
+/// [`committed_json`], with the prompt tokens the provider reported for the request the
+/// compaction replaced (`providerTokensBefore`) when known.
+pub(super) fn committed_json_with(
+    session: &Session,
+    c: &Committed,
+    from_extension: bool,
+    provider_tokens_before: Option<u64>,
+) -> String {
     // The entry itself (megabytes with an archive's frames) is read by the JS shell when the
     // host asks for it (`src/js/core/raw.ts` `committed`).
     let timestamp = session
@@ -123,6 +134,9 @@ pub(super) fn committed_json(session: &Session, c: &Committed, from_extension: b
     o.num("tokensAfter", c.tokens_after as f64);
     o.bool("fromExtension", from_extension);
     o.opt_str("timestamp", timestamp.as_deref());
+    if let Some(p) = provider_tokens_before {
+        o.num("providerTokensBefore", p as f64);
+    }
     o.close();
     out
 }

@@ -3,7 +3,7 @@
 //! lane that got through. `src/js/providers/native-openai.ts`, sent by `src/js/runner/native.ts` and `src/js/providers/native-anthropic.ts`, sent by `src/js/runner/native.ts` build and send
 //! the requests (fetch, credentials, time-outs, retries); the answers are read here.
 
-use super::compact::{committed_json, WasmCompactionPlan};
+use super::compact::{committed_json, committed_json_with, WasmCompactionPlan};
 use super::interop::{now_ms, to_js};
 use super::session::WasmSession;
 use crate::compaction::native::anthropic::{commit_anthropic, replayed_block, request_parts};
@@ -350,7 +350,7 @@ impl WasmSession {
     /// Commits the server compaction a Responses reply carried (spec: compaction §13,
     /// `openai_inline`): `response_text` is the response JSON, its output items or the whole
     /// event stream; `reply_id` the reply's entry (the leaf). `{entryId, tokensAfter,
-    /// compactionEntry, fromExtension}` as JSON, or undefined when the reply carried no
+    /// compactionEntry, fromExtension, providerTokensBefore?}` as JSON, or undefined when the reply carried no
     /// compaction item. `E_SUMMARIZER` for an unusable response, `E_INVALID_ARGUMENT` for a
     /// reply that is not the leaf; the session is unchanged then.
     #[wasm_bindgen(js_name = commitInlineCompaction)]
@@ -366,7 +366,20 @@ impl WasmSession {
         let Some(c) = read_output(response_text).map_err(to_js)? else {
             return Ok(None);
         };
+        // The prompt tokens the reply reports for the request the server compacted (spec:
+        // compaction §3.2 `prompt_tokens`), read before the commit moves the leaf.
+        let reported = self
+            .s()
+            .index_of(reply_id)
+            .and_then(|i| self.s().last_assistant_usage(&[i]))
+            .map(|(_, u)| crate::tokens::prompt_tokens(&u))
+            .filter(|&p| p > 0);
         let committed = commit_inline(self.s_mut(), provider, reply_id, &c, now).map_err(to_js)?;
-        Ok(Some(committed_json(self.s(), &committed, false)))
+        Ok(Some(committed_json_with(
+            self.s(),
+            &committed,
+            false,
+            reported,
+        )))
     }
 }

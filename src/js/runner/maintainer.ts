@@ -584,13 +584,14 @@ export class Maintainer {
             this.#tokens = null;
             serverReport = this.#serverCompactionReport(commit, before, Math.max(0, summarized));
             const { tokensBefore, tokensAfter, prefixChangedAt, forecast } = serverReport;
-            const reported = message.usage === undefined ? 0 : message.usage.input + message.usage.cacheRead;
             this.#emit({
               type: 'server_compaction',
               entryId: commit.entryId,
               tokensBefore,
               tokensAfter,
-              ...(reported > 0 ? { providerTokensBefore: reported } : {}),
+              ...(commit.providerTokensBefore === undefined
+                ? {}
+                : { providerTokensBefore: commit.providerTokensBefore }),
               report: serverReport,
               prefixChangedAt,
               forecast,

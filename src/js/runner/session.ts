@@ -99,13 +99,19 @@ export class Session extends SessionCore {
   /**
    * The core's commit of the server compaction a reply carried (spec: compaction §13,
    * `openai_inline`): `items` the reply's `compaction` / `configuration_update` output items as
-   * JSON, `replyId` the reply's entry (the leaf). The commit, or undefined when there is none.
+   * JSON, `replyId` the reply's entry (the leaf). The commit (with the prompt tokens the reply
+   * reported, `providerTokensBefore`, when it did), or undefined when there is none.
    * @internal
    */
-  _commitServerCompaction(provider: string, replyId: string, items: string, now: number): CompactionCommit | undefined {
+  _commitServerCompaction(
+    provider: string,
+    replyId: string,
+    items: string,
+    now: number,
+  ): (CompactionCommit & { providerTokensBefore?: number }) | undefined {
     const raw = this._inner;
     const json = raw.commitInlineCompaction(provider, replyId, items, now);
-    return json === undefined ? undefined : committed<CompactionCommit>(json, raw);
+    return json === undefined ? undefined : committed<CompactionCommit & { providerTokensBefore?: number }>(json, raw);
   }
 
   /**
