@@ -115,6 +115,47 @@ fn a_plan_accepts_answers_after_appends_and_keeps_them_after_the_summary() {
     assert_eq!(entry.parent_id(), Some(appended.as_str()));
 }
 
+/// A compaction after the plan's leaf makes the plan stale while it is on the branch; moving
+/// the leaf back to the plan's leaf leaves it on a sibling branch, and the plan commits there
+/// (spec: compaction §13, "still on the branch with no later compaction"). The regression a
+/// CI run found: the test had kept such a plan stale.
+#[test]
+fn a_compaction_left_on_a_sibling_branch_does_not_make_the_plan_stale() {
+    let mut s = session(7, 200);
+    let mut plan = plan_compaction(&s, &settings(120), speculative()).unwrap();
+    let leaf_id = s.leaf_id().unwrap().to_string();
+    let body = CompactionBody {
+        summary: "other".into(),
+        short_summary: None,
+        first_kept_entry_id: leaf_id.clone(),
+        tokens_before: Number::from(1),
+        tokens_after: None,
+        method: None,
+        provider_replay_through_entry_id: None,
+        details: None,
+        preserve_data: None,
+        from_extension: false,
+        warning: None,
+    };
+    answer_all(&mut plan, &s);
+    s.append_compaction(&body, 9).unwrap();
+    let before = s.to_bytes();
+    match commit_compaction(&mut s, &plan, 10) {
+        Err(Error::StalePlan { .. }) => assert_eq!(s.to_bytes(), before),
+        other => panic!("a compaction after the plan's leaf: {other:?}"),
+    }
+    s.branch(&leaf_id).unwrap();
+    s.append_message(json!({"role":"user","content":"moved","timestamp":11}), 11)
+        .unwrap();
+    let moved = s.leaf_id().unwrap().to_string();
+    let committed = commit_compaction(&mut s, &plan, 12).unwrap();
+    let got = context_entries(&s);
+    assert_eq!(got[0], committed.id);
+    assert_eq!(got.last(), Some(&moved));
+    let committed_entry = s.entry(committed.index).unwrap();
+    assert_eq!(committed_entry.parent_id(), Some(moved.as_str()));
+}
+
 #[test]
 fn a_grown_commit_that_would_not_shrink_the_context_is_stale() {
     let mut s = session(6, 50);
@@ -221,8 +262,6 @@ proptest! {
                     let id = s.entries()[i].id().to_string();
                     s.branch(&id).unwrap();
                     s.append_message(json!({"role":"user","content":"moved","timestamp":tick}), tick).unwrap();
-                    // Off the branch of the plan's leaf unless at or below it.
-                    stale |= !s.path_to(s.leaf().unwrap()).contains(&prep.leaf);
                 }
                 Change::Compaction => {
                     let body = CompactionBody {
@@ -239,13 +278,21 @@ proptest! {
                         warning: None,
                     };
                     s.append_compaction(&body, tick).unwrap();
-                    stale |= s.path_to(s.leaf().unwrap()).contains(&prep.leaf);
                 }
             }
         }
-        // Stale once any change made it so, even if a later one leaves the leaf elsewhere.
-        let on_branch = s.path_to(s.leaf().unwrap()).contains(&prep.leaf);
-        let stale = stale || !on_branch;
+        // An edit of the summarized prefix stays stale. A leaf move or a compaction counts by
+        // where the leaf ends: off the plan leaf's branch, or a compaction after the plan's leaf
+        // on the current branch (a compaction left behind on a sibling branch does not; spec:
+        // compaction §13, "still on the branch with no later compaction").
+        let leaf_path = s.path_to(s.leaf().unwrap());
+        let stale = stale
+            || match leaf_path.iter().position(|&i| i == prep.leaf) {
+                None => true,
+                Some(at) => leaf_path[at + 1..]
+                    .iter()
+                    .any(|&i| s.entries()[i].kind() == ctxfold::session::EntryKind::Compaction),
+            };
         let answered = (|| -> Result<(), Error> {
             while !plan.is_complete() {
                 let ids: Vec<String> = plan.pending().iter().map(|r| r.id.clone()).collect();
