@@ -17,9 +17,10 @@ use crate::session::Session;
 use crate::settings::{CompactionSettings, Strategy};
 use crate::summary::fileops::FileLists;
 use crate::summary::request::{
-    conversation_text, summary_reasoning_effort, with_views, HistoryFeed, HistoryMsg, Purpose,
-    SummaryRequest, Window,
+    conversation_text_with, each_view, summary_reasoning_effort, with_views, HistoryFeed,
+    HistoryMsg, Purpose, SummaryRequest, Window,
 };
+use crate::summary::view::ViewCache;
 use crate::summary::serialize::{
     clamp_window, history_max_tokens, input_budget, merge_split_turn, overflow_retry_budget,
     pi_summary_max_tokens, pi_summary_prompt, plan_windows, serialize_views,
@@ -146,17 +147,16 @@ struct SizedHistory<'p> {
 
 impl SizedHistory<'_> {
     /// Reads and sizes the next message(s); false at the end of the history.
-    fn read(&mut self, session: &Session) -> Result<bool> {
+    /// The views `cache` holds are read from it (the plan's, shared with its anchor harvest).
+    fn read(&mut self, session: &Session, cache: &ViewCache<'_>) -> Result<bool> {
         let first = self.messages.len();
         if !self.feed.read_in_place(session, self.messages)? {
             return Ok(false);
         }
-        with_views(session, &self.messages[first..], |views| {
-            for m in views {
-                let (size, piece) = view_size_piece(m, &self.useless, self.dialect, &ByteEstimate);
-                self.sizes.push(size);
-                self.pieces.push(piece);
-            }
+        each_view(session, &self.messages[first..], cache, |m| {
+            let (size, piece) = view_size_piece(m, &self.useless, self.dialect, &ByteEstimate);
+            self.sizes.push(size);
+            self.pieces.push(piece);
         });
         Ok(true)
     }
@@ -205,12 +205,19 @@ pub(super) fn plan_prepared(
 ) -> Result<CompactionPlan> {
     let strategy = settings.strategy;
     let file_lists = prep.file_ops.file_lists();
+    // Each message is read once for the plan's readers (issue 42): the anchor harvest, the
+    // kept region's visible text and transcript, the history's sizing, the turn prefix.
+    let views = ViewCache::read(
+        session,
+        &[&prep.messages_to_summarize, &prep.turn_prefix, &prep.recent],
+    );
     let anchors = crate::compaction::anchored::plan_anchors(
         session,
         &prep,
         &file_lists,
         settings.anchor_tokens,
         strategy == Strategy::Handoff,
+        &views,
     )?;
 
     let reserve = settings.reserve_or_default();
@@ -224,7 +231,7 @@ pub(super) fn plan_prepared(
     let recent_serialized = if strategy == Strategy::Snapcompact {
         String::new()
     } else {
-        conversation_text(session, &prep.path, &prep.recent, dialect)?
+        conversation_text_with(session, &prep.path, &prep.recent, dialect, &views)?
     };
 
     let mut plan = CompactionPlan {
@@ -289,7 +296,13 @@ pub(super) fn plan_prepared(
         let mut all = plan.preparation.messages_to_summarize.clone();
         all.extend(&plan.preparation.turn_prefix);
         all.extend(&plan.preparation.recent);
-        let conversation = conversation_text(session, &plan.preparation.path, &all, plan.dialect)?;
+        let conversation = conversation_text_with(
+            session,
+            &plan.preparation.path,
+            &all,
+            plan.dialect,
+            &views,
+        )?;
         let prompt = plan.prompt(
             &conversation,
             plan.previous_summary.as_deref(),
@@ -313,8 +326,8 @@ pub(super) fn plan_prepared(
         // pi 1.6's `compact` asks for the history and the turn prefix only: no short summary.
         plan.short = Slot::Skip;
     }
-    plan.queue_history_window(session)?;
-    plan.queue_turn_prefix(session)?;
+    plan.queue_history_window(session, &views)?;
+    plan.queue_turn_prefix(session, &views)?;
     plan.queue_short();
     Ok(plan)
 }
@@ -413,14 +426,14 @@ impl CompactionPlan {
     /// the budget), reading the history as far as it needs. Packing from a window's start
     /// does not depend on what follows, so this gives the windows an up-front
     /// [`plan_windows`] over the whole history gives. False when the history is used up.
-    fn plan_next_window(&mut self, session: &Session) -> Result<bool> {
+    fn plan_next_window(&mut self, session: &Session, views: &ViewCache<'_>) -> Result<bool> {
         let budget = input_budget(self.options.context_window, self.history_max_tokens).budget;
         let start = self.windows.last().map_or(0, |w| w.end);
         let mut history = self.sized_history();
         let mut end = start;
         let mut total: u64 = 0;
         loop {
-            if end == history.messages.len() && !history.read(session)? {
+            if end == history.messages.len() && !history.read(session, views)? {
                 break;
             }
             let size = history.sizes[end];
@@ -438,12 +451,17 @@ impl CompactionPlan {
     }
 
     /// True when no message follows the window `index` (reads one message ahead).
-    fn is_last_window(&mut self, session: &Session, index: usize) -> Result<bool> {
+    fn is_last_window(
+        &mut self,
+        session: &Session,
+        index: usize,
+        views: &ViewCache<'_>,
+    ) -> Result<bool> {
         let end = self.windows[index].end;
         if index + 1 < self.windows.len() || end < self.history_messages.len() {
             return Ok(false);
         }
-        Ok(!self.sized_history().read(session)?)
+        Ok(!self.sized_history().read(session, views)?)
     }
 
     fn sized_history(&mut self) -> SizedHistory<'_> {
@@ -459,17 +477,18 @@ impl CompactionPlan {
 
     /// Writes the request for the next history window; the history is skipped when there is
     /// nothing to summarize.
-    fn queue_history_window(&mut self, session: &Session) -> Result<()> {
+    /// The views `views` holds are read from it.
+    fn queue_history_window(&mut self, session: &Session, views: &ViewCache<'_>) -> Result<()> {
         if self.history != Slot::Queued {
             return Ok(());
         }
-        if self.next_window == self.windows.len() && !self.plan_next_window(session)? {
+        if self.next_window == self.windows.len() && !self.plan_next_window(session, views)? {
             if self.next_window == 0 {
                 self.history = Slot::Skip;
             }
             return Ok(());
         }
-        let last = self.is_last_window(session, self.next_window)?;
+        let last = self.is_last_window(session, self.next_window, views)?;
         let range = self.windows[self.next_window].clone();
         let serialized = self.window_text(session, range);
         let budget = input_budget(self.options.context_window, self.history_max_tokens).budget;
@@ -545,12 +564,13 @@ impl CompactionPlan {
         Ok(joined)
     }
 
-    fn queue_turn_prefix(&mut self, session: &Session) -> Result<()> {
+    fn queue_turn_prefix(&mut self, session: &Session, views: &ViewCache<'_>) -> Result<()> {
         if self.turn_prefix != Slot::Queued {
             return Ok(());
         }
         let prep = &self.preparation;
-        let serialized = conversation_text(session, &prep.path, &prep.turn_prefix, self.dialect)?;
+        let serialized =
+            conversation_text_with(session, &prep.path, &prep.turn_prefix, self.dialect, views)?;
         let prompt = self.prompt(
             &serialized,
             None,
@@ -674,7 +694,7 @@ impl CompactionPlan {
         *slot = Slot::Done(text.clone());
         if is_history {
             let more = self.next_window + 1 < self.windows.len()
-                || !self.is_last_window(session, self.next_window)?;
+                || !self.is_last_window(session, self.next_window, &ViewCache::default())?;
             // A summarized window is never read again (a retry re-plans the pending one
             // only): its messages go, so a long history is held a window at a time.
             let done = self.windows[self.next_window].clone();
@@ -684,7 +704,7 @@ impl CompactionPlan {
             if more {
                 self.carried = Some(text);
                 self.history = Slot::Queued;
-                self.queue_history_window(session)?;
+                self.queue_history_window(session, &ViewCache::default())?;
             }
         }
         self.queue_short();
@@ -732,7 +752,7 @@ impl CompactionPlan {
         self.windows
             .splice(self.next_window..=self.next_window, sub);
         self.history = Slot::Queued;
-        self.queue_history_window(session)
+        self.queue_history_window(session, &ViewCache::default())
     }
 
     /// Request ids still waiting for an answer (pending or not yet written).

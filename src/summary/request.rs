@@ -7,9 +7,9 @@ use crate::error::Result;
 use crate::session::message::Role;
 use crate::session::{EntryKind, Session};
 use crate::summary::serialize::{
-    escaped_for_summary, serialize_conversation_in, useless_ids, Dialect, Transcript,
+    escaped_for_summary, serialize_conversation_in, Dialect, Transcript,
 };
-use crate::summary::view::{self, MsgView};
+use crate::summary::view::{self, MsgView, ViewCache};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -120,6 +120,16 @@ pub(crate) fn serialized_conversation_in(
     entries: &[usize],
     dialect: Dialect,
 ) -> Result<String> {
+    serialized_conversation_with(session, entries, dialect, &ViewCache::default())
+}
+
+/// [`serialized_conversation_in`] reading the views `cache` holds.
+fn serialized_conversation_with(
+    session: &Session,
+    entries: &[usize],
+    dialect: Dialect,
+    cache: &ViewCache<'_>,
+) -> Result<String> {
     // Only tool-result entries give tool results, and they convert alone (a successor
     // matters to assistants only), so the first pass reads just those.
     let results = entries
@@ -131,8 +141,10 @@ pub(crate) fn serialized_conversation_in(
     let mut converted = Vec::new();
     let mut feed = HistoryFeed::in_place(results);
     while feed.read_in_place(session, &mut converted)? {
-        with_views(session, &converted, |views| {
-            useless.extend(useless_ids(views).into_iter().map(Box::<str>::from))
+        each_view(session, &converted, cache, |m| {
+            if let Some(id) = m.useless_result_id() {
+                useless.insert(id.into());
+            }
         });
         converted.clear();
     }
@@ -140,11 +152,7 @@ pub(crate) fn serialized_conversation_in(
     let mut out = Transcript::new(dialect, &useless);
     let mut feed = HistoryFeed::in_place(entries.to_vec());
     while feed.read_in_place(session, &mut converted)? {
-        with_views(session, &converted, |views| {
-            for m in views {
-                out.push(m);
-            }
-        });
+        each_view(session, &converted, cache, |m| out.push(m));
         converted.clear();
     }
     Ok(escaped_for_summary(out.finish()))
@@ -154,14 +162,16 @@ pub(crate) fn serialized_conversation_in(
 /// compaction plan writes into its requests. [`Dialect::Pi`] reads pi's input
 /// ([`pi_llm_messages`]) and escapes no tag, as pi; any other dialect
 /// [`serialized_conversation_in`].
-pub(crate) fn conversation_text(
+/// The views `cache` holds are read from it (a plan's, shared with its other readers).
+pub(crate) fn conversation_text_with(
     session: &Session,
     path: &[usize],
     entries: &[usize],
     dialect: Dialect,
+    cache: &ViewCache<'_>,
 ) -> Result<String> {
     if dialect != Dialect::Pi {
-        return serialized_conversation_in(session, entries, dialect);
+        return serialized_conversation_with(session, entries, dialect, cache);
     }
     // pi escapes no boundary tag in its transcript (`summary_text_in`).
     let messages = pi_llm_messages(session, path, entries)?;
@@ -306,6 +316,33 @@ pub(crate) fn with_views<R>(
         })
         .collect();
     f(&views)
+}
+
+/// Calls `f` with the transcript view of each of `messages`, in order, as [`with_views`] gives
+/// them: an entry's taken from `cache` when it holds it (the same view), else read in place.
+pub(crate) fn each_view(
+    session: &Session,
+    messages: &[HistoryMsg],
+    cache: &ViewCache<'_>,
+    mut f: impl FnMut(&MsgView<'_>),
+) {
+    for m in messages {
+        match m {
+            HistoryMsg::Entry(i) => {
+                if let Some(v) = cache.get(*i) {
+                    f(v);
+                    continue;
+                }
+                let text = session.message_json(*i);
+                let view = text
+                    .as_deref()
+                    .and_then(|t| MsgView::of_json(t.as_bytes()))
+                    .unwrap_or_default();
+                f(&view);
+            }
+            HistoryMsg::Value(v) => f(&MsgView::of_value(v)),
+        }
+    }
 }
 
 /// The provider messages of `entries` (as `convert_messages` of their context messages).

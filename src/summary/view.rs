@@ -6,7 +6,8 @@
 //! same view: a member reads as a string only when it is one, as a flag only when it is `true`
 //! or `false`, and the last of duplicate keys wins, as in `JSON.parse`.
 
-use crate::session::message::truthy;
+use crate::session::message::{truthy, Role};
+use crate::session::{EntryKind, Session};
 use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError};
 use crate::support::json::view::{MemberSpan, Obj};
 use serde_json::Value;
@@ -221,6 +222,68 @@ pub(crate) fn readable(text: &[u8]) -> bool {
             .is_ok_and(|end| skip_ws(text, end) == text.len())
         && !sc.deep
         && !sc.bad_utf8
+}
+
+/// The views of a plan's messages, each read once from its JSON and shared by the plan's
+/// readers (issue 42): the anchor harvest ([`crate::summary::anchors`]), the history's sizing
+/// and the kept region's transcript and visible text, which read the same messages. Only a
+/// user, developer, assistant or tool-result `message` entry whose JSON is held as written
+/// (valid UTF-8) and that [`MsgView::of_json`] reads is kept; a reader reads any other as it
+/// does without the cache. Held only while a plan is made, and for at most
+/// [`ViewCache::MAX_BYTES`] of stored lines (a larger region is read as before, each reader on
+/// its own).
+#[derive(Debug, Default)]
+pub(crate) struct ViewCache<'s> {
+    views: rustc_hash::FxHashMap<usize, MsgView<'s>>,
+}
+
+impl<'s> ViewCache<'s> {
+    /// The stored bytes of the messages a cache holds at most.
+    pub(crate) const MAX_BYTES: usize = 2 << 20;
+
+    /// The views of the entries of `lists` (none when their lines weigh more than
+    /// [`ViewCache::MAX_BYTES`]).
+    pub(crate) fn read(session: &'s Session, lists: &[&[usize]]) -> ViewCache<'s> {
+        let mut cache = ViewCache::default();
+        let bytes: usize = lists
+            .iter()
+            .flat_map(|l| l.iter())
+            .map(|&i| session.entry_line_bytes(i).len())
+            .sum();
+        if bytes > ViewCache::MAX_BYTES {
+            return cache;
+        }
+        for &i in lists.iter().flat_map(|l| l.iter()) {
+            if in_place_role(session, i).is_none() || cache.views.contains_key(&i) {
+                continue;
+            }
+            let Some(Cow::Borrowed(json)) = session.message_json(i) else {
+                continue;
+            };
+            if let Some(view) = MsgView::of_json(json.as_bytes()) {
+                cache.views.insert(i, view);
+            }
+        }
+        cache
+    }
+
+    /// The view of entry `i`, when the cache holds it: [`MsgView::of_json`] of its message.
+    pub(crate) fn get(&self, i: usize) -> Option<&MsgView<'s>> {
+        self.views.get(&i)
+    }
+}
+
+/// The role of entry `i` when it is a `message` entry of a role whose message is read in
+/// place (user, developer, assistant, tool result).
+pub(crate) fn in_place_role(session: &Session, i: usize) -> Option<Role> {
+    let e = session.entry(i)?;
+    match (e.kind(), e.role()) {
+        (
+            EntryKind::Message,
+            Some(role @ (Role::User | Role::Developer | Role::Assistant | Role::ToolResult)),
+        ) => Some(role),
+        _ => None,
+    }
 }
 
 fn value_str<'a>(v: &'a Value, key: &str) -> Option<Cow<'a, str>> {

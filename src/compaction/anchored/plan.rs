@@ -5,7 +5,8 @@ use super::seen::Haystack;
 use crate::compaction::prepare::Preparation;
 use crate::error::Result;
 use crate::session::{CompactionBody, Session};
-use crate::summary::anchors::{visible_text_of, Anchor, AnchorIndex, MAX_CARRIED};
+use crate::summary::anchors::{visible_text_with, Anchor, AnchorIndex, MAX_CARRIED};
+use crate::summary::view::ViewCache;
 use crate::summary::fileops::FileLists;
 use crate::summary::tools::CompactedRange;
 use rustc_hash::FxHashSet;
@@ -45,6 +46,7 @@ pub(crate) fn plan_anchors(
     files: &FileLists,
     budget: u64,
     whole: bool,
+    views: &ViewCache<'_>,
 ) -> Result<PlanAnchors> {
     let mut index = AnchorIndex::new();
     let range = dropped_range(session, prep, whole);
@@ -69,15 +71,20 @@ pub(crate) fn plan_anchors(
     }
     let mut region = prep.tokens_to_summarize + prep.tokens_turn_prefix;
     let kept_text = if whole {
-        index.add_region(
+        index.add_region_with(
             session,
             &[&prep.messages_to_summarize, &prep.turn_prefix, &prep.recent],
+            views,
         );
         region += prep.tokens_recent;
         String::new()
     } else {
-        index.add_region(session, &[&prep.messages_to_summarize, &prep.turn_prefix]);
-        visible_text_of(session, &prep.recent)
+        index.add_region_with(
+            session,
+            &[&prep.messages_to_summarize, &prep.turn_prefix],
+            views,
+        );
+        visible_text_with(session, &prep.recent, views)
     };
     let hay = Haystack::new(&kept_text);
     // Only the best ranked can reach the block or `details`. The paths of the `<files>`
@@ -85,12 +92,17 @@ pub(crate) fn plan_anchors(
     let listed = files.listed();
     let order = index.ranked_order();
     let all = index.all();
-    let in_view = order
+    let best: Vec<&str> = order
         .iter()
-        .map(|&i| &all[i as usize])
+        .map(|&i| all[i as usize].text.as_str())
         .take(4 * MAX_CARRIED)
-        .filter(|a| listed.contains(a.text.as_str()) || hay.shows(&a.text))
-        .map(|a| a.text.clone())
+        .collect();
+    // `hay.shows` of each, in one scan of the kept text (`Haystack::shows_each`).
+    let in_view = best
+        .iter()
+        .zip(hay.shows_each(&best))
+        .filter(|&(a, shown)| shown || listed.contains(a))
+        .map(|(a, _)| a.to_string())
         .collect();
     Ok(PlanAnchors {
         index,

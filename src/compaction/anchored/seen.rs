@@ -1,7 +1,7 @@
 //! What the model sees of a text, for the anchors it shows (every harvester's scope).
 
 use crate::summary::anchors::harvest::{harvest_text, Scope};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What the model sees of `text`: its words (every harvester's scope) for quick lookups,
 /// and the text itself for identifiers that are not one word.
@@ -26,5 +26,106 @@ impl<'t> Haystack<'t> {
     pub(super) fn shows(&self, anchor: &str) -> bool {
         self.words.contains(anchor)
             || memchr::memmem::find(self.text.as_bytes(), anchor.as_bytes()).is_some()
+    }
+
+    /// [`Haystack::shows`] of each of `anchors` (the same answers, issue 42): a word of the
+    /// text is looked up; the others of [`PREFIX`] bytes or more are searched together in
+    /// one scan of the text (each position's first two bytes checked in a table of the
+    /// anchors' first two, then its first [`PREFIX`] looked up), instead of one scan of the
+    /// whole text for each; a shorter one is searched alone.
+    pub(super) fn shows_each(&self, anchors: &[&str]) -> Vec<bool> {
+        let mut seen: Vec<bool> = anchors.iter().map(|a| self.words.contains(a)).collect();
+        let mut by_prefix: FxHashMap<[u8; PREFIX], Vec<usize>> = FxHashMap::default();
+        let mut pairs = vec![0u64; (1 << 16) / 64];
+        let mut left = 0;
+        for (k, a) in anchors.iter().enumerate() {
+            if seen[k] {
+                continue;
+            }
+            let b = a.as_bytes();
+            match b.first_chunk::<PREFIX>() {
+                Some(head) => {
+                    let pair = usize::from(head[0]) << 8 | usize::from(head[1]);
+                    pairs[pair / 64] |= 1 << (pair % 64);
+                    by_prefix.entry(*head).or_default().push(k);
+                    left += 1;
+                }
+                None => seen[k] = memchr::memmem::find(self.text.as_bytes(), b).is_some(),
+            }
+        }
+        let t = self.text.as_bytes();
+        let mut at = 0;
+        while left > 0 && at + PREFIX <= t.len() {
+            let pair = usize::from(t[at]) << 8 | usize::from(t[at + 1]);
+            if pairs[pair / 64] & (1 << (pair % 64)) != 0 {
+                if let Some(ks) = t[at..].first_chunk::<PREFIX>().and_then(|h| by_prefix.get(h)) {
+                    for &k in ks {
+                        if !seen[k] && t[at..].starts_with(anchors[k].as_bytes()) {
+                            seen[k] = true;
+                            left -= 1;
+                        }
+                    }
+                }
+            }
+            at += 1;
+        }
+        seen
+    }
+}
+
+/// The bytes of an anchor [`Haystack::shows_each`] looks up at each position of the text.
+const PREFIX: usize = 4;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (no dependency): texts and anchors over a few letters,
+    /// so that prefixes collide and anchors occur, overlap and repeat.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn text(&mut self, len: usize) -> String {
+            const ALPHABET: [&str; 9] = ["a", "b", "/", ".", " ", "\n", "é", "ab", "x1"];
+            (0..len)
+                .map(|_| ALPHABET[(self.next() % ALPHABET.len() as u64) as usize])
+                .collect()
+        }
+    }
+
+    #[test]
+    fn shows_each_equals_a_substring_check() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for round in 0..400 {
+            let len = (rng.next() % 200) as usize;
+            let text = rng.text(len);
+            let hay = Haystack::new(&text);
+            let mut anchors: Vec<String> = Vec::new();
+            for _ in 0..rng.next() % 30 {
+                let len = (rng.next() % 9) as usize;
+                anchors.push(rng.text(len));
+            }
+            // Slices of the text itself, and its words.
+            for _ in 0..5 {
+                let chars: Vec<(usize, char)> = text.char_indices().collect();
+                if chars.len() > 2 {
+                    let a = (rng.next() % chars.len() as u64) as usize;
+                    let b = a + (rng.next() % (chars.len() - a) as u64) as usize;
+                    let end = chars.get(b).map_or(text.len(), |c| c.0);
+                    anchors.push(text[chars[a].0..end].to_string());
+                }
+            }
+            anchors.extend(text.split_whitespace().take(5).map(str::to_string));
+            let refs: Vec<&str> = anchors.iter().map(String::as_str).collect();
+            let want: Vec<bool> = refs.iter().map(|a| hay.shows(a)).collect();
+            let naive: Vec<bool> = refs.iter().map(|a| text.contains(a)).collect();
+            assert_eq!(want, naive, "round {round}: {text:?}");
+            assert_eq!(hay.shows_each(&refs), want, "round {round}: {text:?} {refs:?}");
+        }
     }
 }

@@ -139,16 +139,29 @@ pub fn harvest_text<'a>(text: &'a str, scope: Scope, found: &mut impl FnMut(Anch
             at += 1;
         }
         let start = at;
-        while at < bytes.len() && !bytes[at].is_ascii_whitespace() {
+        // The word's end and the classes of its bytes, in one pass.
+        let mut raw_mix = 0;
+        while let Some(&c) = bytes.get(at) {
+            let class = Mix::CLASSES[c as usize];
+            if class == Mix::SPACE {
+                break;
+            }
+            raw_mix |= class;
             at += 1;
         }
         if start == at {
             break;
         }
         let raw = &text[start..at];
-        let word = trim_word(raw);
         // A word of lowercase letters alone is prose, which no harvester takes: most words
-        // of a transcript stop here, after one look at their bytes.
+        // of a transcript stop here, after one look at their bytes (no punctuation to trim:
+        // the word is its trimmed form).
+        if Mix(raw_mix).plain() {
+            previous = raw;
+            previous_end = at;
+            continue;
+        }
+        let word = trim_word(raw);
         let mix = Mix::of(word);
         if !mix.plain() && word.len() <= MAX_ANCHOR_BYTES {
             let url = mix.has(Mix::COLON) && mix.has(Mix::SLASH);
@@ -230,6 +243,8 @@ impl Mix {
     const DASH: u16 = 1 << 8;
     /// Any other byte (punctuation, non-ASCII).
     const OTHER: u16 = 1 << 9;
+    /// ASCII whitespace (`u8::is_ascii_whitespace`), which ends a word: its class alone.
+    const SPACE: u16 = 1 << 10;
 
     /// The class of each byte value, looked up once per byte.
     const CLASSES: [u16; 256] = {
@@ -246,6 +261,7 @@ impl Mix {
                 b'_' => Mix::UNDERSCORE,
                 b':' => Mix::COLON,
                 b'-' => Mix::DASH,
+                b'\t' | b'\n' | 0x0C | b'\r' | b' ' => Mix::SPACE,
                 _ => Mix::OTHER,
             };
             c += 1;
@@ -696,6 +712,103 @@ mod tests {
             n += 1;
         });
         assert!(n > 300_000, "{n} words");
+    }
+
+    /// [`harvest_text`] as it cut words before issue 42 (a scan for the word's end, then its
+    /// trimmed form's classes): the oracle of `the_one_pass_cut_finds_the_same_anchors`.
+    fn harvest_reference<'a>(
+        text: &'a str,
+        scope: Scope,
+        found: &mut impl FnMut(AnchorKind, &'a str),
+    ) {
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        let mut previous: &str = "";
+        let mut previous_end = 0;
+        while at < bytes.len() {
+            while at < bytes.len() && bytes[at].is_ascii_whitespace() {
+                at += 1;
+            }
+            let start = at;
+            while at < bytes.len() && !bytes[at].is_ascii_whitespace() {
+                at += 1;
+            }
+            if start == at {
+                break;
+            }
+            let raw = &text[start..at];
+            let word = trim_word(raw);
+            let mix = Mix::of(word);
+            if !mix.plain() && word.len() <= MAX_ANCHOR_BYTES {
+                let url = mix.has(Mix::COLON) && mix.has(Mix::SLASH);
+                if let Some(s) = url.then(|| url_start(word)).flatten() {
+                    let url = trim_word(&word[s..]);
+                    if url_start(url) == Some(0) {
+                        found(AnchorKind::Url, url);
+                    }
+                    previous = raw;
+                    previous_end = at;
+                    continue;
+                }
+                match classify(word, mix, scope) {
+                    Some(AnchorKind::Path) => found(AnchorKind::Path, without_location(word)),
+                    Some(kind) => found(kind, word),
+                    None if is_digits(word)
+                        && issue_word(previous)
+                        && previous_end + 1 == start =>
+                    {
+                        let from = previous_end - previous.len();
+                        found(
+                            AnchorKind::Issue,
+                            &text[from..at - (raw.len() - word.len())],
+                        );
+                    }
+                    None if scope.user && mix.has(Mix::DIGIT) && is_number(word) => {
+                        found(AnchorKind::Number, word)
+                    }
+                    None => {}
+                }
+            }
+            previous = raw;
+            previous_end = at;
+        }
+        if scope.user {
+            harvest_quoted(text, found);
+        }
+    }
+
+    #[test]
+    fn the_one_pass_cut_finds_the_same_anchors() {
+        // Texts of random pieces: prose, punctuation around words, every whitespace byte,
+        // `PR 12` pairs split by prose, identifiers of each kind, non-ASCII.
+        const PIECES: [&str; 28] = [
+            "word", "pr", "PR", "issue", " ", "  ", "\t", "\n", "\r", "\x0c", "\x0b", "12",
+            "(", ")", "\"", "`", ".", ",", ":", "src/a.rs", "#38", "v1.2.3", "E_X1",
+            "deadbeef1", "https://x.dev/a", "snake_case", "é", "8080",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..3_000 {
+            let n = next() % 40;
+            let text: String = (0..n)
+                .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                .collect();
+            for user in [false, true] {
+                for symbols in [false, true] {
+                    let scope = Scope { user, symbols };
+                    let mut got = Vec::new();
+                    harvest_text(&text, scope, &mut |k, t| got.push((k, t)));
+                    let mut want = Vec::new();
+                    harvest_reference(&text, scope, &mut |k, t| want.push((k, t)));
+                    assert_eq!(got, want, "{text:?} {scope:?}");
+                }
+            }
+        }
     }
 
     fn harvest(text: &str, scope: Scope) -> Vec<(AnchorKind, String)> {

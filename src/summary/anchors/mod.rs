@@ -15,8 +15,8 @@ pub mod harvest;
 
 use crate::error::Result;
 use crate::session::message::{AgentMessage, Content, ContentBlock, Role};
-use crate::session::{EntryKind, Session};
-use crate::summary::view::{BlockView, Content as ViewContent, MsgView};
+use crate::session::Session;
+use crate::summary::view::{in_place_role, BlockView, Content as ViewContent, MsgView, ViewCache};
 use harvest::{error_line, first_line, harvest_text, AnchorKind, Scope, MAX_ANCHOR_BYTES};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -212,8 +212,14 @@ impl AnchorIndex {
     /// developer, assistant and tool-result messages are read in place ([`texts_in_place`]),
     /// the others through their typed message.
     pub fn add_entries(&mut self, session: &Session, entries: &[usize]) {
+        self.add_entries_with(session, entries, &ViewCache::default());
+    }
+
+    /// [`AnchorIndex::add_entries`] reading the views `cache` holds instead of parsing them
+    /// again (the same texts: [`texts_cached`]).
+    fn add_entries_with(&mut self, session: &Session, entries: &[usize], cache: &ViewCache<'_>) {
         for &i in entries {
-            if !texts_in_place(session, i, &mut |text, source| {
+            if !texts_cached(session, cache, i, &mut |text, source| {
                 self.add_source(text, source)
             }) {
                 self.add_typed_entry(session, i);
@@ -236,10 +242,21 @@ impl AnchorIndex {
     /// ones are read in their order, so recency keeps its meaning. Deterministic, and bounded
     /// whatever the region weighs (issue 38: ≤ 20 ms for a 50,000-entry region).
     pub fn add_region(&mut self, session: &Session, lists: &[&[usize]]) {
+        self.add_region_with(session, lists, &ViewCache::default());
+    }
+
+    /// [`AnchorIndex::add_region`] reading the views `cache` holds (a plan's, shared with
+    /// its other readers).
+    pub(crate) fn add_region_with(
+        &mut self,
+        session: &Session,
+        lists: &[&[usize]],
+        cache: &ViewCache<'_>,
+    ) {
         let all: Vec<usize> = lists.iter().flat_map(|l| l.iter().copied()).collect();
         let bytes = |i: usize| session.entry_line_bytes(i).len();
         if all.iter().map(|&i| bytes(i)).sum::<usize>() <= HARVEST_BYTES {
-            return self.add_entries(session, &all);
+            return self.add_entries_with(session, &all, cache);
         }
         let user = |i: usize| session.entry(i).and_then(|e| e.role()) == Some(Role::User);
         let mut chosen = vec![false; all.len()];
@@ -258,7 +275,7 @@ impl AnchorIndex {
             .zip(&chosen)
             .filter_map(|(&i, &c)| c.then_some(i))
             .collect();
-        self.add_entries(session, &picked);
+        self.add_entries_with(session, &picked, cache);
     }
 
     /// Seeds the index from the `details` of an earlier compaction (`details.anchors`, as
@@ -529,15 +546,8 @@ fn each_string(v: &Value, depth: u32, f: &mut dyn FnMut(&str)) {
 /// message the typed reading refuses (its `content` of the wrong type) gives nothing, as the
 /// typed path skips it. False, with nothing called, for any other entry: read it typed.
 pub(crate) fn texts_in_place(session: &Session, i: usize, f: &mut dyn FnMut(&str, Source)) -> bool {
-    let Some(e) = session.entry(i) else {
+    let Some(role) = in_place_role(session, i) else {
         return false;
-    };
-    let role = match (e.kind(), e.role()) {
-        (
-            EntryKind::Message,
-            Some(role @ (Role::User | Role::Developer | Role::Assistant | Role::ToolResult)),
-        ) => role,
-        _ => return false,
     };
     let Some(json) = session.message_json(i) else {
         return false;
@@ -545,8 +555,31 @@ pub(crate) fn texts_in_place(session: &Session, i: usize, f: &mut dyn FnMut(&str
     let Some(m) = MsgView::of_json(json.as_bytes()) else {
         return false;
     };
+    texts_of_view(role, &m, f);
+    true
+}
+
+/// [`texts_in_place`] reading the view of entry `i` from `cache` when it holds it (the view
+/// [`texts_in_place`] would read: the same texts).
+pub(crate) fn texts_cached(
+    session: &Session,
+    cache: &ViewCache<'_>,
+    i: usize,
+    f: &mut dyn FnMut(&str, Source),
+) -> bool {
+    match (cache.get(i), in_place_role(session, i)) {
+        (Some(m), Some(role)) => {
+            texts_of_view(role, m, f);
+            true
+        }
+        _ => texts_in_place(session, i, f),
+    }
+}
+
+/// The texts of a message of `role` read through its view `m` ([`texts_in_place`]).
+fn texts_of_view(role: Role, m: &MsgView<'_>, f: &mut dyn FnMut(&str, Source)) {
     if m.mistyped || (role == Role::ToolResult && m.omitted) {
-        return true;
+        return;
     }
     let scope = if role == Role::User { USER } else { PLAIN };
     // The content as blocks: a string is one text block (a text block without a string
@@ -601,12 +634,20 @@ pub(crate) fn texts_in_place(session: &Session, i: usize, f: &mut dyn FnMut(&str
         ),
         _ => {}
     }
-    true
 }
 
 /// The model's visible text (as [`visible_text`]) of the messages of `entries`, read in
 /// place where [`texts_in_place`] can, typed otherwise; unreadable messages are skipped.
 pub(crate) fn visible_text_of(session: &Session, entries: &[usize]) -> String {
+    visible_text_with(session, entries, &ViewCache::default())
+}
+
+/// [`visible_text_of`] reading the views `cache` holds.
+pub(crate) fn visible_text_with(
+    session: &Session,
+    entries: &[usize],
+    cache: &ViewCache<'_>,
+) -> String {
     let mut out = String::new();
     let mut push = |t: &str, source: Source| {
         if matches!(source, Source::Text(_)) {
@@ -615,7 +656,7 @@ pub(crate) fn visible_text_of(session: &Session, entries: &[usize]) -> String {
         }
     };
     for &i in entries {
-        if !texts_in_place(session, i, &mut push) {
+        if !texts_cached(session, cache, i, &mut push) {
             if let Ok(Some(m)) = session.entry_message(i) {
                 for_each_text(&m, &mut push);
             }
