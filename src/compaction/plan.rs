@@ -20,13 +20,13 @@ use crate::summary::request::{
     conversation_text_with, each_view, summary_reasoning_effort, with_views, HistoryFeed,
     HistoryMsg, Purpose, SummaryRequest, Window,
 };
-use crate::summary::view::ViewCache;
 use crate::summary::serialize::{
     clamp_window, history_max_tokens, input_budget, merge_split_turn, overflow_retry_budget,
     pi_summary_max_tokens, pi_summary_prompt, plan_windows, serialize_views,
     short_summary_max_tokens, summary_prompt, summary_text_in, turn_prefix_max_tokens,
     view_size_piece, view_sizes, Dialect, NO_PRIOR_HISTORY,
 };
+use crate::summary::view::ViewCache;
 use crate::tokens::ByteEstimate;
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
@@ -153,7 +153,7 @@ impl SizedHistory<'_> {
         if !self.feed.read_in_place(session, self.messages)? {
             return Ok(false);
         }
-        each_view(session, &self.messages[first..], cache, |m| {
+        each_view(session, &self.messages[first..], cache, &mut |m| {
             let (size, piece) = view_size_piece(m, &self.useless, self.dialect, &ByteEstimate);
             self.sizes.push(size);
             self.pieces.push(piece);
@@ -296,13 +296,8 @@ pub(super) fn plan_prepared(
         let mut all = plan.preparation.messages_to_summarize.clone();
         all.extend(&plan.preparation.turn_prefix);
         all.extend(&plan.preparation.recent);
-        let conversation = conversation_text_with(
-            session,
-            &plan.preparation.path,
-            &all,
-            plan.dialect,
-            &views,
-        )?;
+        let conversation =
+            conversation_text_with(session, &plan.preparation.path, &all, plan.dialect, &views)?;
         let prompt = plan.prompt(
             &conversation,
             plan.previous_summary.as_deref(),

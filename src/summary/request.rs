@@ -141,7 +141,7 @@ fn serialized_conversation_with(
     let mut converted = Vec::new();
     let mut feed = HistoryFeed::in_place(results);
     while feed.read_in_place(session, &mut converted)? {
-        each_view(session, &converted, cache, |m| {
+        each_view(session, &converted, cache, &mut |m| {
             if let Some(id) = m.useless_result_id() {
                 useless.insert(id.into());
             }
@@ -152,7 +152,7 @@ fn serialized_conversation_with(
     let mut out = Transcript::new(dialect, &useless);
     let mut feed = HistoryFeed::in_place(entries.to_vec());
     while feed.read_in_place(session, &mut converted)? {
-        each_view(session, &converted, cache, |m| out.push(m));
+        each_view(session, &converted, cache, &mut |m| out.push(m));
         converted.clear();
     }
     Ok(escaped_for_summary(out.finish()))
@@ -324,7 +324,7 @@ pub(crate) fn each_view(
     session: &Session,
     messages: &[HistoryMsg],
     cache: &ViewCache<'_>,
-    mut f: impl FnMut(&MsgView<'_>),
+    f: &mut dyn FnMut(&MsgView<'_>),
 ) {
     for m in messages {
         match m {

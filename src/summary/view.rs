@@ -234,7 +234,8 @@ pub(crate) fn readable(text: &[u8]) -> bool {
 /// its own).
 #[derive(Debug, Default)]
 pub(crate) struct ViewCache<'s> {
-    views: rustc_hash::FxHashMap<usize, MsgView<'s>>,
+    /// By entry index, ascending.
+    views: Vec<(usize, MsgView<'s>)>,
 }
 
 impl<'s> ViewCache<'s> {
@@ -253,15 +254,18 @@ impl<'s> ViewCache<'s> {
         if bytes > ViewCache::MAX_BYTES {
             return cache;
         }
-        for &i in lists.iter().flat_map(|l| l.iter()) {
-            if in_place_role(session, i).is_none() || cache.views.contains_key(&i) {
+        let mut entries: Vec<usize> = lists.iter().flat_map(|l| l.iter().copied()).collect();
+        entries.sort_unstable();
+        entries.dedup();
+        for i in entries {
+            if in_place_role(session, i).is_none() {
                 continue;
             }
             let Some(Cow::Borrowed(json)) = session.message_json(i) else {
                 continue;
             };
             if let Some(view) = MsgView::of_json(json.as_bytes()) {
-                cache.views.insert(i, view);
+                cache.views.push((i, view));
             }
         }
         cache
@@ -269,7 +273,8 @@ impl<'s> ViewCache<'s> {
 
     /// The view of entry `i`, when the cache holds it: [`MsgView::of_json`] of its message.
     pub(crate) fn get(&self, i: usize) -> Option<&MsgView<'s>> {
-        self.views.get(&i)
+        let at = self.views.binary_search_by_key(&i, |v| v.0).ok()?;
+        Some(&self.views[at].1)
     }
 }
 

@@ -6,9 +6,9 @@ use crate::compaction::prepare::Preparation;
 use crate::error::Result;
 use crate::session::{CompactionBody, Session};
 use crate::summary::anchors::{visible_text_with, Anchor, AnchorIndex, MAX_CARRIED};
-use crate::summary::view::ViewCache;
 use crate::summary::fileops::FileLists;
 use crate::summary::tools::CompactedRange;
+use crate::summary::view::ViewCache;
 use rustc_hash::FxHashSet;
 
 /// The anchors of a plan.

@@ -58,7 +58,10 @@ impl<'t> Haystack<'t> {
         while left > 0 && at + PREFIX <= t.len() {
             let pair = usize::from(t[at]) << 8 | usize::from(t[at + 1]);
             if pairs[pair / 64] & (1 << (pair % 64)) != 0 {
-                if let Some(ks) = t[at..].first_chunk::<PREFIX>().and_then(|h| by_prefix.get(h)) {
+                if let Some(ks) = t[at..]
+                    .first_chunk::<PREFIX>()
+                    .and_then(|h| by_prefix.get(h))
+                {
                     for &k in ks {
                         if !seen[k] && t[at..].starts_with(anchors[k].as_bytes()) {
                             seen[k] = true;
@@ -125,7 +128,11 @@ mod tests {
             let want: Vec<bool> = refs.iter().map(|a| hay.shows(a)).collect();
             let naive: Vec<bool> = refs.iter().map(|a| text.contains(a)).collect();
             assert_eq!(want, naive, "round {round}: {text:?}");
-            assert_eq!(hay.shows_each(&refs), want, "round {round}: {text:?} {refs:?}");
+            assert_eq!(
+                hay.shows_each(&refs),
+                want,
+                "round {round}: {text:?} {refs:?}"
+            );
         }
     }
 }

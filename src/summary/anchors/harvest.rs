@@ -608,6 +608,8 @@ pub fn error_line(text: &str) -> Option<&str> {
         "uncaught",
         "failed",
     ];
+    // One search of the whole text first: most have no panic, and their lines need none.
+    let panics = memchr::memmem::find(text.as_bytes(), b"panicked at").is_some();
     text.lines().map(str::trim).find_map(|line| {
         let head = line.as_bytes();
         // The opener is the whole first word: `errors.rs` and `Errorless` are not reports.
@@ -619,7 +621,8 @@ pub fn error_line(text: &str) -> Option<&str> {
             && OPENERS
                 .iter()
                 .any(|o| o.len() == word && head[..word].eq_ignore_ascii_case(o.as_bytes()));
-        (opens || memchr::memmem::find(head, b"panicked at").is_some()).then(|| cut(line))
+        (opens || (panics && memchr::memmem::find(head, b"panicked at").is_some()))
+            .then(|| cut(line))
     })
 }
 
@@ -782,9 +785,34 @@ mod tests {
         // Texts of random pieces: prose, punctuation around words, every whitespace byte,
         // `PR 12` pairs split by prose, identifiers of each kind, non-ASCII.
         const PIECES: [&str; 28] = [
-            "word", "pr", "PR", "issue", " ", "  ", "\t", "\n", "\r", "\x0c", "\x0b", "12",
-            "(", ")", "\"", "`", ".", ",", ":", "src/a.rs", "#38", "v1.2.3", "E_X1",
-            "deadbeef1", "https://x.dev/a", "snake_case", "é", "8080",
+            "word",
+            "pr",
+            "PR",
+            "issue",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r",
+            "\x0c",
+            "\x0b",
+            "12",
+            "(",
+            ")",
+            "\"",
+            "`",
+            ".",
+            ",",
+            ":",
+            "src/a.rs",
+            "#38",
+            "v1.2.3",
+            "E_X1",
+            "deadbeef1",
+            "https://x.dev/a",
+            "snake_case",
+            "é",
+            "8080",
         ];
         let mut state: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = move || {

@@ -145,15 +145,15 @@ impl AnchorIndex {
     /// come from the user, so those lines count as the user's.
     pub fn add_text(&mut self, text: &str, scope: Scope) {
         // A `<files>` block shows its paths grouped by folder, never whole: read them back.
-        // `memmem`'s vector search, not `str::find`'s two-way searcher: every text of the
-        // region passes here, and almost none holds a block.
-        if memchr::memmem::find(text.as_bytes(), b"<files>\n").is_some() {
+        // A look at each `<` ([`find_tag`]): every text of the region passes here, and almost
+        // none holds a block.
+        if find_tag(text.as_bytes(), b"<files>\n").is_some() {
             for path in crate::summary::fileops::listed_paths(text) {
                 self.add(AnchorKind::Path, &path, scope.user);
             }
         }
         let mut rest = text;
-        while let Some(open) = memchr::memmem::find(rest.as_bytes(), OPEN.as_bytes()) {
+        while let Some(open) = find_tag(rest.as_bytes(), OPEN.as_bytes()) {
             let body = &rest[open + OPEN.len()..];
             let Some(close) = body.find(CLOSE) else {
                 break;
@@ -399,6 +399,12 @@ impl AnchorIndex {
                 .collect(),
         )
     }
+}
+
+/// Where `tag` (which starts with `<`) first occurs in `text`: a look at each `<` (memchr's
+/// vector search for the byte), with no searcher built per text as `memmem::find` builds.
+fn find_tag(text: &[u8], tag: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'<', text).find(|&at| text[at..].starts_with(tag))
 }
 
 /// The map key of an anchor's text.
@@ -1115,6 +1121,28 @@ mod tests {
         ix.retain(|a| a.text == "b.rs");
         ix.add(AnchorKind::Path, "b.rs", false);
         assert_eq!(ix.ranked()[0].count, 3);
+    }
+
+    #[test]
+    fn find_tag_equals_memmem() {
+        for text in [
+            "",
+            "<",
+            "<files>",
+            "a <files>\n b",
+            "<<files>\n",
+            "<anchors <anchors>x<anchors>",
+            "x<file<files>\n<anchors>",
+            "é<anchors>é",
+        ] {
+            for tag in ["<files>\n", OPEN] {
+                assert_eq!(
+                    find_tag(text.as_bytes(), tag.as_bytes()),
+                    memchr::memmem::find(text.as_bytes(), tag.as_bytes()),
+                    "{text:?} {tag:?}"
+                );
+            }
+        }
     }
 
     #[test]
