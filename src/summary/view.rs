@@ -9,7 +9,7 @@
 use crate::session::message::{truthy, Role};
 use crate::session::{EntryKind, Session};
 use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError};
-use crate::support::json::view::{MemberSpan, Obj};
+use crate::support::json::view::{MemberSpan, Obj, Val};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -171,23 +171,6 @@ impl<'a> BlockView<'a> {
             omitted: truthy(b.get("contextOmitted")),
         }
     }
-
-    fn of_obj(o: &Obj<'a>) -> BlockView<'a> {
-        BlockView {
-            kind: json_str(o, "type"),
-            text: json_str(o, "text"),
-            thinking: json_str(o, "thinking"),
-            id: json_str(o, "id"),
-            name: json_str(o, "name"),
-            mime_type: json_str(o, "mimeType"),
-            // The value parser reads what the scan of [`MsgView::of_json`] crossed (nothing nested as
-            // deep as its limit), so it does not fail here.
-            arguments: o
-                .get("arguments")
-                .map(|a| Cow::Owned(a.value().unwrap_or(Value::Null))),
-            omitted: o.get("contextOmitted").is_some_and(|v| v.truthy()),
-        }
-    }
 }
 
 /// The block at `i` of a `content` array (members located as they are crossed; an element
@@ -200,15 +183,45 @@ fn block_at<'a>(
     if b.get(i) != Some(&b'{') {
         return Ok((BlockView::default(), sc.skip_value(b, i)?));
     }
-    let mut members: Vec<MemberSpan> = Vec::with_capacity(4);
+    // The value of each key a block view reads, located as it is crossed (the last of
+    // duplicate keys wins, as in [`Obj::get`]): no list of members, no lookup after.
+    let mut spans: [Option<std::ops::Range<usize>>; BLOCK_KEYS.len()] = Default::default();
     let end = sc.members_custom(b, i, &mut |sc, b, key, at| {
         let end = sc.skip_value(b, at)?;
-        members.push((key, at..end));
+        let raw = &b[key];
+        if let Some(k) = BLOCK_KEYS.iter().position(|name| key_is(raw, name)) {
+            spans[k] = Some(at..end);
+        }
         Ok(end)
     })?;
-    let o = Obj::from_members(&b[..end], members);
-    Ok((BlockView::of_obj(&o), end))
+    let val = |k: usize| spans[k].clone().map(|r| Val::of(&b[r]));
+    let string = |k: usize| val(k).and_then(|v| v.str());
+    let block = BlockView {
+        kind: string(0),
+        text: string(1),
+        thinking: string(2),
+        id: string(3),
+        name: string(4),
+        mime_type: string(5),
+        // The value parser reads what the scan of [`MsgView::of_json`] crossed (nothing nested
+        // as deep as its limit), so it does not fail here.
+        arguments: val(6).map(|a| Cow::Owned(a.value().unwrap_or(Value::Null))),
+        omitted: val(7).is_some_and(|v| v.truthy()),
+    };
+    Ok((block, end))
 }
+
+/// The keys of a block [`block_at`] reads, in the order of its spans.
+const BLOCK_KEYS: [&str; 8] = [
+    "type",
+    "text",
+    "thinking",
+    "id",
+    "name",
+    "mimeType",
+    "arguments",
+    "contextOmitted",
+];
 
 /// True when `text` is one JSON object that [`MsgView::of_json`] reads as the value parser
 /// would: no value nested near the parser's depth limit (such a message goes through the
@@ -254,10 +267,14 @@ impl<'s> ViewCache<'s> {
         if bytes > ViewCache::MAX_BYTES {
             return cache;
         }
-        let mut entries: Vec<usize> = lists.iter().flat_map(|l| l.iter().copied()).collect();
-        entries.sort_unstable();
-        entries.dedup();
-        for i in entries {
+        // A path's entries follow one another in the file, so the lists of one path are in
+        // ascending order, as the lookup needs; anything else (not a plan's lists) is not
+        // cached.
+        let entries = || lists.iter().flat_map(|l| l.iter().copied());
+        if entries().zip(entries().skip(1)).any(|(a, b)| a >= b) {
+            return cache;
+        }
+        for i in entries() {
             if in_place_role(session, i).is_none() {
                 continue;
             }
