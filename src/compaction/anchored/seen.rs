@@ -35,7 +35,10 @@ impl<'t> Haystack<'t> {
     /// whole text for each; a shorter one is searched alone.
     pub(super) fn shows_each(&self, anchors: &[&str]) -> Vec<bool> {
         let mut seen: Vec<bool> = anchors.iter().map(|a| self.words.contains(a)).collect();
-        let mut by_prefix: FxHashMap<[u8; PREFIX], Vec<usize>> = FxHashMap::default();
+        // The anchors of each prefix, as a chain: the last one's position by prefix, then
+        // `next` (the map's type is the anchor index's, whose code the .wasm has already).
+        let mut heads: FxHashMap<u64, u32> = FxHashMap::default();
+        let mut next = vec![u32::MAX; anchors.len()];
         let mut pairs = vec![0u64; (1 << 16) / 64];
         let mut left = 0;
         for (k, a) in anchors.iter().enumerate() {
@@ -47,7 +50,9 @@ impl<'t> Haystack<'t> {
                 Some(head) => {
                     let pair = usize::from(head[0]) << 8 | usize::from(head[1]);
                     pairs[pair / 64] |= 1 << (pair % 64);
-                    by_prefix.entry(*head).or_default().push(k);
+                    if let Some(after) = heads.insert(prefix_key(head), k as u32) {
+                        next[k] = after;
+                    }
                     left += 1;
                 }
                 None => seen[k] = memchr::memmem::find(self.text.as_bytes(), b).is_some(),
@@ -58,16 +63,18 @@ impl<'t> Haystack<'t> {
         while left > 0 && at + PREFIX <= t.len() {
             let pair = usize::from(t[at]) << 8 | usize::from(t[at + 1]);
             if pairs[pair / 64] & (1 << (pair % 64)) != 0 {
-                if let Some(ks) = t[at..]
-                    .first_chunk::<PREFIX>()
-                    .and_then(|h| by_prefix.get(h))
-                {
-                    for &k in ks {
-                        if !seen[k] && t[at..].starts_with(anchors[k].as_bytes()) {
-                            seen[k] = true;
-                            left -= 1;
-                        }
+                let head = t[at..].first_chunk::<PREFIX>().map(prefix_key);
+                let mut k = head
+                    .and_then(|h| heads.get(&h))
+                    .copied()
+                    .unwrap_or(u32::MAX);
+                while let Some(&after) = next.get(k as usize) {
+                    let a = k as usize;
+                    if !seen[a] && t[at..].starts_with(anchors[a].as_bytes()) {
+                        seen[a] = true;
+                        left -= 1;
                     }
+                    k = after;
                 }
             }
             at += 1;
@@ -78,6 +85,11 @@ impl<'t> Haystack<'t> {
 
 /// The bytes of an anchor [`Haystack::shows_each`] looks up at each position of the text.
 const PREFIX: usize = 4;
+
+/// The map key of a prefix.
+fn prefix_key(head: &[u8; PREFIX]) -> u64 {
+    u64::from(u32::from_le_bytes(*head))
+}
 
 #[cfg(test)]
 mod tests {
