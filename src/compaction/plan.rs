@@ -203,21 +203,64 @@ pub(super) fn plan_prepared(
     options: PlanOptions,
     prep: Preparation,
 ) -> Result<CompactionPlan> {
-    let strategy = settings.strategy;
-    let file_lists = prep.file_ops.file_lists();
     // Each message is read once for the plan's readers (issue 42): the anchor harvest, the
     // kept region's visible text and transcript, the history's sizing, the turn prefix.
-    let views = ViewCache::read(
+    let views = plan_views(session, &prep);
+    plan_prepared_with(session, settings, options, prep, &views)
+}
+
+/// The views a plan of `prep` shares between its readers ([`ViewCache`]).
+fn plan_views<'s>(session: &'s Session, prep: &Preparation) -> ViewCache<'s> {
+    ViewCache::read(
         session,
         &[&prep.messages_to_summarize, &prep.turn_prefix, &prep.recent],
-    );
+    )
+}
+
+/// Checks the plan made with each message's view shared by its readers (issue 42) against
+/// the plan made with each reader reading every message itself: the same plan (anchors and
+/// what is in view, windows, sizes, requests). The number of views shared, or the difference.
+pub fn verify_shared_views(
+    session: &Session,
+    settings: &CompactionSettings,
+    options: PlanOptions,
+) -> std::result::Result<usize, String> {
+    let shared = plan_compaction(session, settings, options.clone()).map_err(|e| e.to_string())?;
+    let settings = &*settings.for_window(options.context_window);
+    let prep =
+        prepare_compaction(session, settings, &options.prepare).map_err(|e| e.to_string())?;
+    let views = plan_views(session, &prep).len();
+    let own = plan_prepared_with(session, settings, options, prep, &ViewCache::default())
+        .map_err(|e| e.to_string())?;
+    if shared != own {
+        return Err(format!(
+            "the plans differ: requests {:?} against {:?}; anchors in view {:?} against {:?}",
+            shared.pending(),
+            own.pending(),
+            shared.anchors.in_view,
+            own.anchors.in_view
+        ));
+    }
+    Ok(views)
+}
+
+/// [`plan_prepared`] with the views `views` holds.
+fn plan_prepared_with(
+    session: &Session,
+    settings: &CompactionSettings,
+    options: PlanOptions,
+    prep: Preparation,
+    views: &ViewCache<'_>,
+) -> Result<CompactionPlan> {
+    let strategy = settings.strategy;
+    let file_lists = prep.file_ops.file_lists();
     let anchors = crate::compaction::anchored::plan_anchors(
         session,
         &prep,
         &file_lists,
         settings.anchor_tokens,
         strategy == Strategy::Handoff,
-        &views,
+        views,
     )?;
 
     let reserve = settings.reserve_or_default();
@@ -231,7 +274,7 @@ pub(super) fn plan_prepared(
     let recent_serialized = if strategy == Strategy::Snapcompact {
         String::new()
     } else {
-        conversation_text_with(session, &prep.path, &prep.recent, dialect, &views)?
+        conversation_text_with(session, &prep.path, &prep.recent, dialect, views)?
     };
 
     let mut plan = CompactionPlan {
@@ -297,7 +340,7 @@ pub(super) fn plan_prepared(
         all.extend(&plan.preparation.turn_prefix);
         all.extend(&plan.preparation.recent);
         let conversation =
-            conversation_text_with(session, &plan.preparation.path, &all, plan.dialect, &views)?;
+            conversation_text_with(session, &plan.preparation.path, &all, plan.dialect, views)?;
         let prompt = plan.prompt(
             &conversation,
             plan.previous_summary.as_deref(),
@@ -321,8 +364,8 @@ pub(super) fn plan_prepared(
         // pi 1.6's `compact` asks for the history and the turn prefix only: no short summary.
         plan.short = Slot::Skip;
     }
-    plan.queue_history_window(session, &views)?;
-    plan.queue_turn_prefix(session, &views)?;
+    plan.queue_history_window(session, views)?;
+    plan.queue_turn_prefix(session, views)?;
     plan.queue_short();
     Ok(plan)
 }

@@ -288,6 +288,11 @@ impl<'s> ViewCache<'s> {
         cache
     }
 
+    /// The number of views held.
+    pub(crate) fn len(&self) -> usize {
+        self.views.len()
+    }
+
     /// The view of entry `i`, when the cache holds it: [`MsgView::of_json`] of its message.
     pub(crate) fn get(&self, i: usize) -> Option<&MsgView<'s>> {
         let at = self.views.binary_search_by_key(&i, |v| v.0).ok()?;

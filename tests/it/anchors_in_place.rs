@@ -206,3 +206,57 @@ fn history_windows_joined_from_pieces_equal_the_written_ones() {
     }
     assert!(joined > 1_000, "{joined} messages joined");
 }
+
+/// A plan shares each message's view between its readers (issue 42: the anchor harvest, the
+/// kept region's visible text and transcript, the history's sizing, the turn prefix): the plan
+/// equals the one made with every reader reading each message itself, for every strategy that
+/// plans, small and large summarizer windows, short and long kept regions, on generated
+/// sessions, the conformance sessions and the edge cases.
+#[test]
+fn shared_views_make_the_same_plan() {
+    use ctxfold::compaction::plan::verify_shared_views;
+    use ctxfold::settings::Strategy;
+    let mut sessions: Vec<(String, Session)> = (1..5)
+        .map(|seed| {
+            let opts = GenOptions {
+                seed,
+                entries: 500,
+                ..GenOptions::default()
+            };
+            (format!("seed {seed}"), load(generate(&opts)))
+        })
+        .collect();
+    for file in ["large-session/session.jsonl", "rules/session.jsonl"] {
+        sessions.push((file.into(), load(common::read(file))));
+    }
+    sessions.push(("edge cases".into(), session_of(&edge_cases())));
+    let mut shared = 0;
+    for (name, s) in &sessions {
+        for strategy in [
+            Strategy::ContextFull,
+            Strategy::Handoff,
+            Strategy::Snapcompact,
+        ] {
+            for keep in [1, 2_000, 20_000] {
+                for window in [PlanOptions::default().context_window, 16_000] {
+                    let settings = CompactionSettings {
+                        strategy,
+                        keep_recent_tokens: keep,
+                        ..Default::default()
+                    };
+                    let options = PlanOptions {
+                        context_window: window,
+                        ..PlanOptions::default()
+                    };
+                    if plan_compaction(s, &settings, options.clone()).is_err() {
+                        continue;
+                    }
+                    shared += verify_shared_views(s, &settings, options).unwrap_or_else(|e| {
+                        panic!("{name}, {strategy:?}, keep {keep}, window {window}: {e}")
+                    });
+                }
+            }
+        }
+    }
+    assert!(shared > 5_000, "{shared} views shared");
+}

@@ -216,10 +216,10 @@ impl AnchorIndex {
     }
 
     /// [`AnchorIndex::add_entries`] reading the views `cache` holds instead of parsing them
-    /// again (the same texts: [`texts_cached`]).
+    /// again (the same texts: [`texts_in_place`]).
     fn add_entries_with(&mut self, session: &Session, entries: &[usize], cache: &ViewCache<'_>) {
         for &i in entries {
-            if !texts_cached(session, cache, i, &mut |text, source| {
+            if !texts_in_place(session, cache, i, &mut |text, source| {
                 self.add_source(text, source)
             }) {
                 self.add_typed_entry(session, i);
@@ -321,31 +321,31 @@ impl AnchorIndex {
     /// [`AnchorIndex::ranked`] as positions in the index, for a caller that keeps the order
     /// while the index does not change (a plan ranks once for all it writes).
     pub fn ranked_order(&self) -> Vec<u32> {
-        let order = |a: &(u32, &Anchor), b: &(u32, &Anchor)| {
-            let (a, b) = (a.1, b.1);
-            (a.count < 2, std::cmp::Reverse(a.last), &a.text).cmp(&(
-                b.count < 2,
-                std::cmp::Reverse(b.last),
-                &b.text,
-            ))
-        };
-        let numbered = self.anchors.iter().enumerate().map(|(i, a)| (i as u32, a));
-        let mut user: Vec<(u32, &Anchor)> = numbered.clone().filter(|(_, a)| a.user).collect();
-        user.sort_by(order);
-        let mut queues: Vec<Vec<(u32, &Anchor)>> = vec![Vec::new(); KIND_TURNS.len()];
-        for (i, a) in numbered.filter(|(_, a)| !a.user) {
-            let k = KIND_TURNS.iter().position(|&k| k == a.kind).unwrap_or(0);
-            queues[k].push((i, a));
+        // Each mention takes the next `seq` for the one anchor it names, so no two anchors
+        // share `last`: "repeated first, then most recent" is one number per anchor (ties by
+        // text never arise), and the lists sort as plain numbers.
+        let key =
+            |a: &Anchor| u64::from(a.count < 2) << 63 | (u64::MAX >> 1).saturating_sub(a.last);
+        let mut user: Vec<(u64, u32)> = Vec::new();
+        let mut queues: Vec<Vec<(u64, u32)>> = vec![Vec::new(); KIND_TURNS.len()];
+        for (i, a) in self.anchors.iter().enumerate() {
+            if a.user {
+                user.push((key(a), i as u32));
+            } else {
+                let k = KIND_TURNS.iter().position(|&k| k == a.kind).unwrap_or(0);
+                // Reversed, so that taking the best is a pop.
+                queues[k].push((!key(a), i as u32));
+            }
         }
+        user.sort_unstable();
         for q in &mut queues {
-            // Reversed, so that taking the best is a pop.
-            q.sort_by(|a, b| order(b, a));
+            q.sort_unstable();
         }
-        let mut out: Vec<u32> = user.into_iter().map(|(i, _)| i).collect();
+        let mut out: Vec<u32> = user.into_iter().map(|(_, i)| i).collect();
         out.reserve(self.anchors.len() - out.len());
         while out.len() < self.anchors.len() {
             for q in &mut queues {
-                if let Some((i, _)) = q.pop() {
+                if let Some((_, i)) = q.pop() {
                     out.push(i);
                 }
             }
@@ -551,10 +551,21 @@ fn each_string(v: &Value, depth: u32, f: &mut dyn FnMut(&str)) {
 /// `message` entry of role user, developer, assistant or tool result that the view reads. A
 /// message the typed reading refuses (its `content` of the wrong type) gives nothing, as the
 /// typed path skips it. False, with nothing called, for any other entry: read it typed.
-pub(crate) fn texts_in_place(session: &Session, i: usize, f: &mut dyn FnMut(&str, Source)) -> bool {
+/// The view is taken from `cache` when it holds it (the view read here otherwise: the same
+/// texts).
+pub(crate) fn texts_in_place(
+    session: &Session,
+    cache: &ViewCache<'_>,
+    i: usize,
+    f: &mut dyn FnMut(&str, Source),
+) -> bool {
     let Some(role) = in_place_role(session, i) else {
         return false;
     };
+    if let Some(m) = cache.get(i) {
+        texts_of_view(role, m, f);
+        return true;
+    }
     let Some(json) = session.message_json(i) else {
         return false;
     };
@@ -563,23 +574,6 @@ pub(crate) fn texts_in_place(session: &Session, i: usize, f: &mut dyn FnMut(&str
     };
     texts_of_view(role, &m, f);
     true
-}
-
-/// [`texts_in_place`] reading the view of entry `i` from `cache` when it holds it (the view
-/// [`texts_in_place`] would read: the same texts).
-pub(crate) fn texts_cached(
-    session: &Session,
-    cache: &ViewCache<'_>,
-    i: usize,
-    f: &mut dyn FnMut(&str, Source),
-) -> bool {
-    match (cache.get(i), in_place_role(session, i)) {
-        (Some(m), Some(role)) => {
-            texts_of_view(role, m, f);
-            true
-        }
-        _ => texts_in_place(session, i, f),
-    }
 }
 
 /// The texts of a message of `role` read through its view `m` ([`texts_in_place`]).
@@ -662,7 +656,7 @@ pub(crate) fn visible_text_with(
         }
     };
     for &i in entries {
-        if !texts_cached(session, cache, i, &mut push) {
+        if !texts_in_place(session, cache, i, &mut push) {
             if let Ok(Some(m)) = session.entry_message(i) {
                 for_each_text(&m, &mut push);
             }
@@ -679,7 +673,10 @@ pub fn verify_in_place_anchors(s: &Session) -> std::result::Result<usize, String
     let mut in_place = 0;
     for i in 0..s.len() {
         let mut got: Vec<(String, Source)> = Vec::new();
-        if !texts_in_place(s, i, &mut |t, source| got.push((t.to_string(), source))) {
+        let none = ViewCache::default();
+        if !texts_in_place(s, &none, i, &mut |t, source| {
+            got.push((t.to_string(), source))
+        }) {
             continue;
         }
         in_place += 1;
@@ -1121,6 +1118,76 @@ mod tests {
         ix.retain(|a| a.text == "b.rs");
         ix.add(AnchorKind::Path, "b.rs", false);
         assert_eq!(ix.ranked()[0].count, 3);
+    }
+
+    /// [`AnchorIndex::ranked_order`] as it sorted before issue 42 (by the tuple, text last):
+    /// the oracle of `ranked_order_equals_the_tuple_sort`.
+    fn ranked_order_reference(ix: &AnchorIndex) -> Vec<u32> {
+        let order = |a: &(u32, &Anchor), b: &(u32, &Anchor)| {
+            let (a, b) = (a.1, b.1);
+            (a.count < 2, std::cmp::Reverse(a.last), &a.text).cmp(&(
+                b.count < 2,
+                std::cmp::Reverse(b.last),
+                &b.text,
+            ))
+        };
+        let numbered = ix.anchors.iter().enumerate().map(|(i, a)| (i as u32, a));
+        let mut user: Vec<(u32, &Anchor)> = numbered.clone().filter(|(_, a)| a.user).collect();
+        user.sort_by(order);
+        let mut queues: Vec<Vec<(u32, &Anchor)>> = vec![Vec::new(); KIND_TURNS.len()];
+        for (i, a) in numbered.filter(|(_, a)| !a.user) {
+            let k = KIND_TURNS.iter().position(|&k| k == a.kind).unwrap_or(0);
+            queues[k].push((i, a));
+        }
+        for q in &mut queues {
+            q.sort_by(|a, b| order(b, a));
+        }
+        let mut out: Vec<u32> = user.into_iter().map(|(i, _)| i).collect();
+        while out.len() < ix.anchors.len() {
+            for q in &mut queues {
+                if let Some((i, _)) = q.pop() {
+                    out.push(i);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn ranked_order_equals_the_tuple_sort() {
+        let mut state: u64 = 0x853c_49e6_748f_ea9b;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for round in 0..300 {
+            let mut ix = AnchorIndex::new();
+            if next(3) == 0 {
+                // Carried anchors first, as a plan seeds them.
+                let items: Vec<Value> = (0..next(20))
+                    .map(|n| {
+                        serde_json::json!({"kind": AnchorKind::ALL[(n % 10) as usize].as_str(),
+                            "text": format!("c{}", next(15)), "user": next(2) == 0,
+                            "count": next(4)})
+                    })
+                    .collect();
+                ix.add_details(&serde_json::json!({ DETAILS_KEY: items }));
+            }
+            for _ in 0..next(120) {
+                let kind = AnchorKind::ALL[next(10) as usize];
+                ix.add(kind, &format!("t{}", next(40)), next(4) == 0);
+            }
+            if next(4) == 0 {
+                ix.retain(|a| a.text.len() % 2 == 0);
+            }
+            assert_eq!(
+                ix.ranked_order(),
+                ranked_order_reference(&ix),
+                "round {round}"
+            );
+        }
     }
 
     #[test]
