@@ -442,9 +442,7 @@ impl HistoryFeed {
             {
                 if self.in_place
                     && convert::adopted_form(session, i) != 0
-                    && session
-                        .message_json(i)
-                        .is_some_and(|json| view::readable(json.as_bytes()))
+                    && view::readable_message(session, i)
                 {
                     return Ok(Some(FeedItem::InPlace(role, i)));
                 }

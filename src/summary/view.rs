@@ -274,14 +274,18 @@ impl<'s> ViewCache<'s> {
         if entries().zip(entries().skip(1)).any(|(a, b)| a >= b) {
             return cache;
         }
+        cache.views.reserve(lists.iter().map(|l| l.len()).sum());
         for i in entries() {
             if in_place_role(session, i).is_none() {
                 continue;
             }
-            let Some(Cow::Borrowed(json)) = session.message_json(i) else {
+            // The stored bytes, unchecked: a view read from them has every string checked
+            // UTF-8 and the rest is JSON's ASCII, so they are the text `message_json` lends
+            // (a message that is not UTF-8 gives no view and is read as before).
+            let Some(json) = message_bytes(session, i) else {
                 continue;
             };
-            if let Some(view) = MsgView::of_json(json.as_bytes()) {
+            if let Some(view) = MsgView::of_json(json) {
                 cache.views.push((i, view));
             }
         }
@@ -298,6 +302,27 @@ impl<'s> ViewCache<'s> {
         let at = self.views.binary_search_by_key(&i, |v| v.0).ok()?;
         Some(&self.views[at].1)
     }
+}
+
+/// The stored bytes of the message of entry `i` (what [`Session::message_json`] reads, not
+/// checked UTF-8).
+fn message_bytes(session: &Session, i: usize) -> Option<&[u8]> {
+    session.entry_line_bytes(i).get(session.message_span(i)?)
+}
+
+/// True when [`readable`] accepts the message of entry `i` as [`Session::message_json`] gives
+/// it, without checking its UTF-8 first when it needs no check: stored bytes that read are
+/// UTF-8 (every string checked, the rest JSON's ASCII) and so that text; bytes that do not read
+/// are asked again through the text, which replaces what is not UTF-8.
+pub(crate) fn readable_message(session: &Session, i: usize) -> bool {
+    let Some(bytes) = message_bytes(session, i) else {
+        return false;
+    };
+    readable(bytes)
+        || (std::str::from_utf8(bytes).is_err()
+            && session
+                .message_json(i)
+                .is_some_and(|json| readable(json.as_bytes())))
 }
 
 /// The role of entry `i` when it is a `message` entry of a role whose message is read in

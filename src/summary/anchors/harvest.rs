@@ -162,7 +162,11 @@ pub fn harvest_text<'a>(text: &'a str, scope: Scope, found: &mut impl FnMut(Anch
             continue;
         }
         let word = trim_word(raw);
-        let mix = Mix::of(word);
+        // Nothing trimmed: the classes are the raw word's.
+        let mix = match word.len() == raw.len() {
+            true => Mix(raw_mix),
+            false => Mix::of(word),
+        };
         if !mix.plain() && word.len() <= MAX_ANCHOR_BYTES {
             let url = mix.has(Mix::COLON) && mix.has(Mix::SLASH);
             if let Some(s) = url.then(|| url_start(word)).flatten() {
