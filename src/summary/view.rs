@@ -9,7 +9,7 @@
 use crate::session::message::{truthy, Role};
 use crate::session::{EntryKind, Session};
 use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError};
-use crate::support::json::view::{MemberSpan, Obj, Val};
+use crate::support::json::view::Val;
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -88,13 +88,17 @@ impl<'a> MsgView<'a> {
     pub(crate) fn of_json(text: &'a [u8]) -> Option<MsgView<'a>> {
         let mut sc = Scanner::new();
         let start = skip_ws(text, 0);
-        let mut members: Vec<MemberSpan> = Vec::with_capacity(8);
+        // The value of each key the view reads, located as it is crossed (the last of
+        // duplicate keys wins, as in `JSON.parse`): no list of members, no lookup after.
+        let mut spans: [Option<std::ops::Range<usize>>; MESSAGE_KEYS.len()] = Default::default();
         // The blocks of the last `content` member (the last of duplicate keys wins), when it
         // is an array.
         let mut blocks: Option<Vec<BlockView<'a>>> = None;
         let end = sc
             .members_custom(text, start, &mut |sc, _, key, at| {
-                let is_content = key_is(&text[key.clone()], "content");
+                let raw = &text[key];
+                let k = MESSAGE_KEYS.iter().position(|name| key_is(raw, name));
+                let is_content = k == Some(0);
                 let end = if is_content && text.get(at) == Some(&b'[') {
                     let mut found = Vec::new();
                     let end = sc.elements_custom(text, at, &mut |sc, _, i| {
@@ -110,17 +114,20 @@ impl<'a> MsgView<'a> {
                     }
                     sc.skip_value(text, at)?
                 };
-                members.push((key, at..end));
+                if let Some(k) = k {
+                    spans[k] = Some(at..end);
+                }
                 Ok(end)
             })
             .ok()?;
         if sc.deep || sc.bad_utf8 || skip_ws(text, end) != text.len() {
             return None;
         }
-        let o = Obj::from_members(text, members);
-        let content = o.get("content").filter(|v| !v.is_null());
+        let get = |k: usize| spans[k].clone().map(|r| Val::of(&text[r]));
+        let string = |k: usize| get(k).and_then(|v| v.str());
+        let content = get(0).filter(|v| !v.is_null());
         Some(MsgView {
-            role: json_str(&o, "role"),
+            role: string(1),
             content: match (blocks, content) {
                 (Some(blocks), _) => Content::Blocks(blocks),
                 (None, Some(v)) if v.raw().first() == Some(&b'"') => {
@@ -128,14 +135,14 @@ impl<'a> MsgView<'a> {
                 }
                 _ => Content::Other,
             },
-            tool_call_id: json_str(&o, "toolCallId"),
-            tool_name: json_str(&o, "toolName"),
-            is_error: o.get("isError").and_then(|v| v.bool()),
-            useless: o.get("useless").and_then(|v| v.bool()),
-            error_message: json_str(&o, "errorMessage"),
+            tool_call_id: string(2),
+            tool_name: string(3),
+            is_error: get(4).and_then(|v| v.bool()),
+            useless: get(5).and_then(|v| v.bool()),
+            error_message: string(6),
             // Parsed as the typed message parses it (rare: an omitted result).
-            omitted: o
-                .opt("contextOmitted")
+            omitted: get(7)
+                .filter(|v| !v.is_null())
                 .is_some_and(|v| truthy(v.value().as_ref())),
             // A string that does not decode is refused too (the scan checked escapes and UTF-8,
             // so only the type can be wrong).
@@ -184,7 +191,7 @@ fn block_at<'a>(
         return Ok((BlockView::default(), sc.skip_value(b, i)?));
     }
     // The value of each key a block view reads, located as it is crossed (the last of
-    // duplicate keys wins, as in [`Obj::get`]): no list of members, no lookup after.
+    // duplicate keys wins, as in `JSON.parse`): no list of members, no lookup after.
     let mut spans: [Option<std::ops::Range<usize>>; BLOCK_KEYS.len()] = Default::default();
     let end = sc.members_custom(b, i, &mut |sc, b, key, at| {
         let end = sc.skip_value(b, at)?;
@@ -210,6 +217,19 @@ fn block_at<'a>(
     };
     Ok((block, end))
 }
+
+/// The keys of a message [`MsgView::of_json`] reads, in the order of its spans (`content`
+/// first).
+const MESSAGE_KEYS: [&str; 8] = [
+    "content",
+    "role",
+    "toolCallId",
+    "toolName",
+    "isError",
+    "useless",
+    "errorMessage",
+    "contextOmitted",
+];
 
 /// The keys of a block [`block_at`] reads, in the order of its spans.
 const BLOCK_KEYS: [&str; 8] = [
@@ -340,12 +360,6 @@ pub(crate) fn in_place_role(session: &Session, i: usize) -> Option<Role> {
 
 fn value_str<'a>(v: &'a Value, key: &str) -> Option<Cow<'a, str>> {
     v.get(key).and_then(Value::as_str).map(Cow::Borrowed)
-}
-
-/// A member that is a string, decoded (the scan of [`MsgView::of_json`] checked its escapes and its
-/// UTF-8, so a string decodes).
-fn json_str<'a>(o: &Obj<'a>, key: &str) -> Option<Cow<'a, str>> {
-    o.get(key).and_then(|v| v.str())
 }
 
 #[cfg(test)]
