@@ -150,7 +150,7 @@ impl SizedHistory<'_> {
     /// The views `cache` holds are read from it (the plan's, shared with its anchor harvest).
     fn read(&mut self, session: &Session, cache: &ViewCache<'_>) -> Result<bool> {
         let first = self.messages.len();
-        if !self.feed.read_in_place(session, self.messages)? {
+        if !self.feed.read_in_place(session, self.messages, cache)? {
             return Ok(false);
         }
         each_view(session, &self.messages[first..], cache, &mut |m| {

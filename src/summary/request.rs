@@ -140,7 +140,7 @@ fn serialized_conversation_with(
     let mut useless: FxHashSet<Box<str>> = FxHashSet::default();
     let mut converted = Vec::new();
     let mut feed = HistoryFeed::in_place(results);
-    while feed.read_in_place(session, &mut converted)? {
+    while feed.read_in_place(session, &mut converted, cache)? {
         each_view(session, &converted, cache, &mut |m| {
             if let Some(id) = m.useless_result_id() {
                 useless.insert(id.into());
@@ -151,7 +151,7 @@ fn serialized_conversation_with(
     let useless: FxHashSet<&str> = useless.iter().map(|s| &**s).collect();
     let mut out = Transcript::new(dialect, &useless);
     let mut feed = HistoryFeed::in_place(entries.to_vec());
-    while feed.read_in_place(session, &mut converted)? {
+    while feed.read_in_place(session, &mut converted, cache)? {
         each_view(session, &converted, cache, &mut |m| out.push(m));
         converted.clear();
     }
@@ -236,7 +236,7 @@ pub fn verify_in_place_transcripts(s: &Session) -> std::result::Result<usize, St
     let mut in_place = Vec::new();
     let mut feed = HistoryFeed::in_place(all.clone());
     while feed
-        .read_in_place(s, &mut in_place)
+        .read_in_place(s, &mut in_place, &ViewCache::default())
         .map_err(|e| e.to_string())?
     {}
     if in_place.len() != values.len() {
@@ -431,7 +431,7 @@ impl HistoryFeed {
         }
     }
 
-    fn next_item(&mut self, session: &Session) -> Result<Option<FeedItem>> {
+    fn next_item(&mut self, session: &Session, cache: &ViewCache<'_>) -> Result<Option<FeedItem>> {
         while let Some(&i) = self.entries.get(self.pos) {
             self.pos += 1;
             let entry = &session.entries()[i];
@@ -442,7 +442,7 @@ impl HistoryFeed {
             {
                 if self.in_place
                     && convert::adopted_form(session, i) != 0
-                    && view::readable_message(session, i)
+                    && view::readable_cached(session, i, cache)
                 {
                     return Ok(Some(FeedItem::InPlace(role, i)));
                 }
@@ -464,6 +464,7 @@ impl HistoryFeed {
         &mut self,
         session: &Session,
         messages: &mut Vec<HistoryMsg>,
+        cache: &ViewCache<'_>,
     ) -> Result<bool> {
         if let Some(values) = &mut self.converted {
             let Some(v) = values.get_mut(self.pos) else {
@@ -477,12 +478,12 @@ impl HistoryFeed {
         loop {
             let current = match self.ahead.take() {
                 Some(m) => m,
-                None => match self.next_item(session)? {
+                None => match self.next_item(session, cache)? {
                     Some(m) => m,
                     None => return Ok(false),
                 },
             };
-            self.ahead = self.next_item(session)?;
+            self.ahead = self.next_item(session, cache)?;
             let current = match current {
                 // An assistant followed by an interrupted-thinking marker loses its trailing
                 // unsigned thinking (spec: compaction §2.6): it converts.
@@ -517,12 +518,12 @@ impl HistoryFeed {
         loop {
             let current = match self.ahead.take() {
                 Some(m) => m,
-                None => match self.next_item(session)? {
+                None => match self.next_item(session, &ViewCache::default())? {
                     Some(m) => m,
                     None => return Ok(false),
                 },
             };
-            self.ahead = self.next_item(session)?;
+            self.ahead = self.next_item(session, &ViewCache::default())?;
             let first = messages.len();
             self.convert_item(session, current, messages);
             if messages.len() > first {

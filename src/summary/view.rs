@@ -8,7 +8,7 @@
 
 use crate::session::message::{truthy, Role};
 use crate::session::{EntryKind, Session};
-use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError};
+use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError, DEEP_HINT};
 use crate::support::json::view::Val;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -343,6 +343,20 @@ pub(crate) fn readable_message(session: &Session, i: usize) -> bool {
             && session
                 .message_json(i)
                 .is_some_and(|json| readable(json.as_bytes())))
+}
+
+/// [`readable_message`], answered by `cache` without a second scan when it can be: a message
+/// it holds a view of was read by [`MsgView::of_json`] (the same grammar and UTF-8 checks as
+/// [`readable`]), and one with fewer than [`DEEP_HINT`] `{` and `[` bytes cannot nest as deep
+/// as `readable` refuses (each level opens with one); any other is scanned.
+pub(crate) fn readable_cached(session: &Session, i: usize, cache: &ViewCache<'_>) -> bool {
+    let shallow = |b: &[u8]| {
+        memchr::memchr2_iter(b'{', b'[', b)
+            .nth(DEEP_HINT - 1)
+            .is_none()
+    };
+    (cache.get(i).is_some() && message_bytes(session, i).is_some_and(shallow))
+        || readable_message(session, i)
 }
 
 /// The role of entry `i` when it is a `message` entry of a role whose message is read in
