@@ -302,7 +302,9 @@ fn classify(w: &str, mix: Mix, scope: Scope) -> Option<AnchorKind> {
         return Some(AnchorKind::Version);
     }
     // `E_…` holds an underscore, `E0308` digits, a POSIX name starts with `E`.
-    if (mix.has(Mix::UNDERSCORE | Mix::DIGIT) || w.starts_with('E')) && is_error_code(w) {
+    if (mix.has(Mix::UNDERSCORE | Mix::DIGIT) || w.as_bytes().first() == Some(&b'E'))
+        && is_error_code(w)
+    {
         return Some(AnchorKind::ErrorCode);
     }
     if letter && mix.has(Mix::SLASH | Mix::DOT) && is_path(w) {
