@@ -145,15 +145,27 @@ impl AnchorIndex {
     /// come from the user, so those lines count as the user's.
     pub fn add_text(&mut self, text: &str, scope: Scope) {
         // A `<files>` block shows its paths grouped by folder, never whole: read them back.
-        // A look at each `<` ([`find_tag`]): every text of the region passes here, and almost
-        // none holds a block.
-        if find_tag(text.as_bytes(), b"<files>\n").is_some() {
+        // Both tags are looked for in one look at each `<` ([`find_tag`]): every text of the
+        // region passes here, and almost none holds a block.
+        let (mut files, mut first_open) = (false, None);
+        for at in memchr::memchr_iter(b'<', text.as_bytes()) {
+            let tail = &text.as_bytes()[at..];
+            files |= tail.starts_with(b"<files>\n");
+            if first_open.is_none() && tail.starts_with(OPEN.as_bytes()) {
+                first_open = Some(at);
+            }
+            if files && first_open.is_some() {
+                break;
+            }
+        }
+        if files {
             for path in crate::summary::fileops::listed_paths(text) {
                 self.add(AnchorKind::Path, &path, scope.user);
             }
         }
         let mut rest = text;
-        while let Some(open) = find_tag(rest.as_bytes(), OPEN.as_bytes()) {
+        let mut next = first_open;
+        while let Some(open) = next {
             let body = &rest[open + OPEN.len()..];
             let Some(close) = body.find(CLOSE) else {
                 break;
@@ -174,6 +186,7 @@ impl AnchorIndex {
                 }
             }
             rest = &body[close + CLOSE.len()..];
+            next = find_tag(rest.as_bytes(), OPEN.as_bytes());
         }
         harvest_text(rest, scope, &mut |kind, t| self.add(kind, t, scope.user));
     }
@@ -1187,6 +1200,78 @@ mod tests {
                 ranked_order_reference(&ix),
                 "round {round}"
             );
+        }
+    }
+
+    /// [`AnchorIndex::add_text`] as it found its tags before issue 42 (a `memmem` search for
+    /// each): the oracle of `add_text_reads_the_same_blocks`.
+    fn add_text_reference(ix: &mut AnchorIndex, text: &str, scope: Scope) {
+        if memchr::memmem::find(text.as_bytes(), b"<files>\n").is_some() {
+            for path in crate::summary::fileops::listed_paths(text) {
+                ix.add(AnchorKind::Path, &path, scope.user);
+            }
+        }
+        let mut rest = text;
+        while let Some(open) = memchr::memmem::find(rest.as_bytes(), OPEN.as_bytes()) {
+            let body = &rest[open + OPEN.len()..];
+            let Some(close) = body.find(CLOSE) else {
+                break;
+            };
+            harvest_text(&rest[..open], scope, &mut |kind, t| {
+                ix.add(kind, t, scope.user)
+            });
+            for line in body[..close].lines() {
+                let Some((kind, t)) = line.strip_prefix("- ").and_then(|l| l.split_once(": "))
+                else {
+                    continue;
+                };
+                if let Some(kind) = AnchorKind::parse(kind) {
+                    let user =
+                        scope.user || matches!(kind, AnchorKind::Number | AnchorKind::Quoted);
+                    ix.add(kind, t, user);
+                }
+            }
+            rest = &body[close + CLOSE.len()..];
+        }
+        harvest_text(rest, scope, &mut |kind, t| ix.add(kind, t, scope.user));
+    }
+
+    #[test]
+    fn add_text_reads_the_same_blocks() {
+        const PIECES: [&str; 14] = [
+            "<files>\n",
+            "<files>",
+            "<anchors>",
+            "<anchors>\n",
+            "</anchors>",
+            "- path: a/b.rs\n",
+            "- number: 4242\n",
+            "src/\n  c.rs\n",
+            "</files>\n",
+            "x ",
+            "<",
+            "deadbeef1 ",
+            "\n",
+            "#12 ",
+        ];
+        let mut state: u64 = 0xda94_2042_e4dd_58b5;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..3_000 {
+            let text: String = (0..next(16))
+                .map(|_| PIECES[next(PIECES.len() as u64) as usize])
+                .collect();
+            for scope in [PLAIN, USER] {
+                let mut got = AnchorIndex::new();
+                got.add_text(&text, scope);
+                let mut want = AnchorIndex::new();
+                add_text_reference(&mut want, &text, scope);
+                assert_eq!(got, want, "{text:?}");
+            }
         }
     }
 
