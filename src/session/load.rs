@@ -285,7 +285,9 @@ struct EntryPass {
     lines: Vec<Line>,
     warnings: Vec<LoadWarning>,
     entries: Vec<Entry>,
-    skims: Vec<Option<LineSkim>>,
+    /// For a v1 file, per entry: its line can take its id by an append (see
+    /// `migrate::assign_ids`).
+    plain: Vec<bool>,
     sc: Scanner,
     facts: FactColumns,
     tokens_full: Vec<u32>,
@@ -301,7 +303,7 @@ impl EntryPass {
             lines,
             warnings: Vec::new(),
             entries: Vec::with_capacity(len / 2048 + 16),
-            skims: Vec::new(),
+            plain: Vec::new(),
             sc: Scanner::new(),
             facts: FactColumns::with_capacity(len / 2048 + 16),
             tokens_full: Vec::with_capacity(len / 2048 + 16),
@@ -333,7 +335,7 @@ impl EntryPass {
             }
             LineRead::Object(skim) => skim,
         };
-        self.entry(li, raw, calls_before, skim);
+        self.entry(li, raw, calls_before, skim, bad_utf8);
         end + 1
     }
 
@@ -376,7 +378,14 @@ impl EntryPass {
 
     /// Records the entry of the object line `li` (or keeps the line as it is when it is not
     /// one).
-    fn entry(&mut self, li: usize, raw: &[u8], calls_before: usize, skim: LineSkim) {
+    fn entry(
+        &mut self,
+        li: usize,
+        raw: &[u8],
+        calls_before: usize,
+        skim: LineSkim,
+        bad_utf8: bool,
+    ) {
         let needs_ids = self.needs_ids;
         let Some(kind_text) = skim.string(raw, &skim.type_value) else {
             return self.kept_as_is(
@@ -386,7 +395,12 @@ impl EntryPass {
                 "the object has no string `type`; it is kept as is and ignored".into(),
             );
         };
-        let id = skim.string(raw, &skim.id_value);
+        // A v1 file's entries all get fresh ids (and parents) from the migration.
+        let id = if needs_ids {
+            None
+        } else {
+            skim.string(raw, &skim.id_value)
+        };
         if !needs_ids && id.as_deref().is_none_or(str::is_empty) {
             return self.kept_as_is(
                 li,
@@ -396,7 +410,9 @@ impl EntryPass {
             );
         }
         let parent_id = match &skim.parent {
-            ParentField::Id(r) => decode_string_value(&raw[r.clone()]).map(|p| p.into()),
+            ParentField::Id(r) if !needs_ids => {
+                decode_string_value(&raw[r.clone()]).map(|p| p.into())
+            }
             _ => None,
         };
         if skim.parent == ParentField::Invalid && !needs_ids {
@@ -446,7 +462,10 @@ impl EntryPass {
             parent: None,
             role,
         });
-        self.skims.push(needs_ids.then_some(skim));
+        if needs_ids {
+            self.plain
+                .push(!bad_utf8 && skim.id_value.is_none() && skim.parent == ParentField::Missing);
+        }
     }
 
     #[cold]
@@ -475,7 +494,7 @@ fn finish(
         lines,
         warnings,
         entries,
-        skims,
+        plain,
         facts,
         tokens_full,
         tokens_excluding,
@@ -511,11 +530,13 @@ fn finish(
         journal: Default::default(),
     };
     if needs_ids {
-        migrate::assign_ids(&mut session, &skims);
+        // Fresh ids, each entry the child of the one before: indexed and linked as assigned.
+        migrate::assign_ids(&mut session, &plain);
+    } else {
+        session.index_ids();
+        session.resolve_parents();
     }
-    drop(skims);
-    session.index_ids();
-    session.resolve_parents();
+    drop(plain);
     if session.header.version < CURRENT_VERSION {
         migrate::upgrade(&mut session)?;
     }
