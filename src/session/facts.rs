@@ -257,7 +257,7 @@ fn raw_filled(body: &[u8]) -> bool {
 /// A member's key as bytes to match on: the raw key, or its decoded text when it holds an
 /// escape (rare), so `"t\u0065xt"` is `text` as `JSON.parse` reads it.
 fn key_bytes(raw: &[u8]) -> Cow<'_, [u8]> {
-    if raw.contains(&b'\\') {
+    if crate::support::json::scan::has_backslash(raw) {
         match crate::support::json::scan::decode_str_body(raw) {
             Some(k) => Cow::Owned(k.into_owned().into_bytes()),
             // A key that does not decode matches no name.
@@ -337,7 +337,7 @@ fn value_len(sc: &mut Scanner, b: &[u8], i: usize, depth: usize) -> Option<(usiz
             let end = sc
                 .members_custom(b, i, &mut |sc, b, key, v| {
                     let k = &b[key.clone()];
-                    if k.contains(&b'\\')
+                    if crate::support::json::scan::has_backslash(k)
                         || n == keys.len()
                         || keys[..n].iter().any(|&(s, e)| &b[s..e] == k)
                     {

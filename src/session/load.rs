@@ -610,9 +610,15 @@ impl Session {
     /// Resolves `parentId` links to indices and breaks parent cycles.
     #[inline(never)]
     pub(super) fn resolve_parents(&mut self) {
+        // With no id used twice, an entry whose parent is the entry before it (nearly every
+        // entry of a file: a path is written in order) needs no lookup.
+        let unique = self.by_id.len() == self.entries.len();
         for i in 0..self.entries.len() {
             let parent = match self.entries[i].parent_id.as_deref() {
                 None => None,
+                Some(pid) if unique && i > 0 && *self.entries[i - 1].id == *pid => {
+                    Some(i as u32 - 1)
+                }
                 Some(pid) => match self.by_id.get(pid) {
                     Some(&p) => Some(p),
                     None => {
@@ -687,6 +693,61 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::session::SequentialIds;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Parents resolved with the shortcut for the entry before are those a lookup of
+        /// every `parentId` finds (ids used twice, unknown parents, cycles, roots), with the
+        /// same warnings.
+        #[test]
+        fn parents_equal_the_lookup_of_every_parent_id(
+            links in proptest::collection::vec((0u8..6, prop::option::of(0u8..7)), 0..14),
+        ) {
+            let mut file = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\"}");
+            for (id, parent) in &links {
+                let parent = parent.map_or("null".to_string(), |p| format!("\"e{p}\""));
+                file.push_str(&format!(
+                    "\n{{\"type\":\"custom\",\"id\":\"e{id}\",\"parentId\":{parent}}}"
+                ));
+            }
+            let s = Session::load(
+                file.into_bytes(),
+                LoadOptions::with_ids(Box::new(SequentialIds::new())),
+            )
+            .expect("a session");
+            // The simple path: every parent looked up, then the cycles broken.
+            let mut want: Vec<Option<u32>> = Vec::new();
+            let mut warnings = Vec::new();
+            for e in &s.entries {
+                let p = e.parent_id.as_deref().and_then(|pid| s.by_id.get(pid).copied());
+                if p.is_none() && e.parent_id.is_some() {
+                    warnings.push(e.line + 1);
+                }
+                want.push(p);
+            }
+            let mut simple = s.entries.clone();
+            for (e, p) in simple.iter_mut().zip(&want) {
+                e.parent = *p;
+            }
+            let mut check = Session { entries: simple, warnings: Vec::new(), ..Session::load(
+                b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}".to_vec(),
+                LoadOptions::default(),
+            ).expect("a session") };
+            check.break_cycles();
+            let got: Vec<Option<u32>> = s.entries.iter().map(|e| e.parent).collect();
+            let want: Vec<Option<u32>> = check.entries.iter().map(|e| e.parent).collect();
+            prop_assert_eq!(got, want);
+            let unknown: Vec<u32> = s
+                .warnings
+                .iter()
+                .filter(|w| w.code == ErrorCode::UnknownParent)
+                .map(|w| w.line)
+                .collect();
+            prop_assert_eq!(unknown, warnings);
+        }
+    }
 
     #[test]
     fn finds_line_ends() {

@@ -201,41 +201,31 @@ impl Counting {
             decodes: self.decodes,
         }
     }
+}
 
-    /// Counts the escape whose backslash is at `b[i]`; the index after it.
-    fn escape(&mut self, b: &[u8], i: usize) -> Result<usize, SyntaxError> {
-        match b.get(i + 1) {
-            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {
-                // Two bytes that decode to one and are written back as two.
-                self.decoded_less += 1;
-                self.stringified_more += 1;
-                Ok(i + 2)
+/// The escape whose backslash is at `b[i]`: the index after it, the bytes it removes from
+/// the decoded text and what it adds to the stringified text.
+fn escape_counts(b: &[u8], i: usize) -> Result<(usize, usize, isize), SyntaxError> {
+    match b.get(i + 1) {
+        // Two bytes that decode to one and are written back as two.
+        Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => Ok((i + 2, 1, 1)),
+        Some(b'/') => Ok((i + 2, 1, 0)),
+        Some(b'u') => match decode_escape(b, i + 1) {
+            // A surrogate pair: 12 bytes, 4 decoded and written as they are.
+            Some((_, next)) if next == i + 12 => Ok((next, 8, 0)),
+            // One unit; a lone surrogate is U+FFFD (3 bytes, written as is).
+            Some((ch, next)) => {
+                let more = match ch as u32 {
+                    0x22 | 0x5c | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 1,
+                    0..=0x1f => 5,
+                    _ => 0,
+                };
+                Ok((next, 6 - ch.len_utf8(), more))
             }
-            Some(b'/') => {
-                self.decoded_less += 1;
-                Ok(i + 2)
-            }
-            Some(b'u') => match decode_escape(b, i + 1) {
-                // A surrogate pair: 12 bytes, 4 decoded and written as they are.
-                Some((_, next)) if next == i + 12 => {
-                    self.decoded_less += 8;
-                    Ok(next)
-                }
-                // One unit; a lone surrogate is U+FFFD (3 bytes, written as is).
-                Some((ch, next)) => {
-                    self.decoded_less += 6 - ch.len_utf8();
-                    self.stringified_more += match ch as u32 {
-                        0x22 | 0x5c | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 1,
-                        0..=0x1f => 5,
-                        _ => 0,
-                    };
-                    Ok(next)
-                }
-                // Fewer than four hex digits.
-                None => err(i, "invalid \\u escape"),
-            },
-            _ => err(i, "invalid escape"),
-        }
+            // Fewer than four hex digits.
+            None => err(i, "invalid \\u escape"),
+        },
+        _ => err(i, "invalid escape"),
     }
 }
 
@@ -390,7 +380,11 @@ impl Scanner {
         start: usize,
     ) -> Result<(usize, StrCount), SyntaxError> {
         let mut i = start;
-        let mut count = Counting::default();
+        // Kept in locals (not a struct the escapes update through a reference), so that they
+        // stay in registers in the loop.
+        let mut decoded_less = 0usize;
+        let mut stringified_more = 0isize;
+        let mut decodes = true;
         while let Some(block) = b.get(i..).and_then(<[u8]>::first_chunk::<BLOCK>) {
             let base = i;
             i += BLOCK;
@@ -399,19 +393,31 @@ impl Scanner {
                 let k = mask.trailing_zeros() as usize;
                 let p = base + k;
                 let next = match block[k] {
-                    b'"' => return Ok((p + 1, count.finish(p - start))),
+                    b'"' => {
+                        let count = Counting {
+                            decoded_less,
+                            stringified_more,
+                            decodes,
+                        };
+                        return Ok((p + 1, count.finish(p - start)));
+                    }
                     b'\\' => match b.get(p + 1) {
                         Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {
-                            count.decoded_less += 1;
-                            count.stringified_more += 1;
+                            decoded_less += 1;
+                            stringified_more += 1;
                             p + 2
                         }
-                        _ => count.escape(b, p)?,
+                        _ => {
+                            let (next, less, more) = escape_counts(b, p)?;
+                            decoded_less += less;
+                            stringified_more += more;
+                            next
+                        }
                     },
                     c if c < 0x20 => return err(p, "control character in string"),
                     _ => {
                         let next = self.utf8_step(b, p);
-                        count.decodes &= next != p + 1;
+                        decodes &= next != p + 1;
                         next
                     }
                 };
@@ -422,6 +428,11 @@ impl Scanner {
                 mask &= u32::MAX << (next - base);
             }
         }
+        let count = Counting {
+            decoded_less,
+            stringified_more,
+            decodes,
+        };
         self.skip_string_counting_bytes(b, start, i, count)
     }
 
@@ -439,7 +450,12 @@ impl Scanner {
             match b.get(i) {
                 None => return err(b.len(), "unterminated string"),
                 Some(b'"') => return Ok((i + 1, count.finish(i - start))),
-                Some(b'\\') => i = count.escape(b, i)?,
+                Some(b'\\') => {
+                    let (next, less, more) = escape_counts(b, i)?;
+                    count.decoded_less += less;
+                    count.stringified_more += more;
+                    i = next;
+                }
                 Some(&c) if c < 0x20 => return err(i, "control character in string"),
                 Some(&c) if c >= 0x80 => {
                     let next = self.utf8_step(b, i);
@@ -801,6 +817,19 @@ pub fn members(b: &[u8], start: usize) -> Result<(Vec<Member>, usize), SyntaxErr
     Ok((out, end))
 }
 
+/// Whether `raw` holds a backslash (an escape). Keys, type names and roles are short: a loop
+/// over them costs less than the `memchr` call that `contains` makes (which was a few
+/// percent of a load, called for every key compared).
+#[inline(always)]
+#[allow(clippy::manual_contains)] // `contains` is the out-of-line call this avoids.
+pub(crate) fn has_backslash(raw: &[u8]) -> bool {
+    if raw.len() < 32 {
+        raw.iter().any(|&c| c == b'\\')
+    } else {
+        memchr::memchr(b'\\', raw).is_some()
+    }
+}
+
 /// True if the raw (still escaped) key bytes equal `name`. Keys with escapes are decoded.
 #[inline]
 pub fn key_is(raw: &[u8], name: &str) -> bool {
@@ -808,15 +837,13 @@ pub fn key_is(raw: &[u8], name: &str) -> bool {
         return true;
     }
     // An escape is longer than what it stands for, so only a longer key can decode to `name`.
-    raw.len() > name.len()
-        && raw.contains(&b'\\')
-        && decode_str_body(raw).is_some_and(|k| k == name)
+    raw.len() > name.len() && has_backslash(raw) && decode_str_body(raw).is_some_and(|k| k == name)
 }
 
 /// Decodes the body of a string (between the quotes). `None` if it is not valid JSON string
 /// content or not valid UTF-8; a lone surrogate escape reads as U+FFFD.
 pub fn decode_str_body(raw: &[u8]) -> Option<Cow<'_, str>> {
-    if !raw.contains(&b'\\') {
+    if !has_backslash(raw) {
         return std::str::from_utf8(raw).ok().map(Cow::Borrowed);
     }
     unescape(raw).map(Cow::Owned)
