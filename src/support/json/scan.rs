@@ -122,15 +122,23 @@ fn skip_run<const NON_ASCII: bool>(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The bytes [`Scanner::skip_string_body`] tests at once.
-const BLOCK: usize = 16;
+/// The bytes [`Scanner::skip_string_body`] tests at once: two vectors.
+const BLOCK: usize = 32;
 
 /// The mask of the bytes of `block` that need a look inside a string (bit `k` for
 /// `block[k]`): `"`, `\\`, control characters and non-ASCII bytes. Exact: every bit set is
 /// such a byte.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
 fn special_mask(block: &[u8; BLOCK]) -> u32 {
+    let (lo, hi) = block.split_at(16);
+    let half = |h: &[u8]| mask16(<&[u8; 16]>::try_from(h).unwrap_or(&[0; 16]));
+    half(lo) | half(hi) << 16
+}
+
+/// [`special_mask`] of sixteen bytes, with SIMD.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn mask16(block: &[u8; 16]) -> u32 {
     use core::arch::wasm32::*;
     let (lo, hi) = block.split_at(8);
     let lo = u64::from_le_bytes(lo.try_into().unwrap_or_default());
@@ -147,11 +155,11 @@ fn special_mask(block: &[u8; BLOCK]) -> u32 {
     u32::from(u8x16_bitmask(special))
 }
 
-/// [`special_mask`] without SIMD: the exact per-byte test of eight bytes at a time (no borrow
-/// crosses bytes, unlike [`special_bytes`]), then the high bits gathered into a mask.
+/// [`special_mask`] of sixteen bytes without SIMD: the exact per-byte test of eight bytes at a
+/// time (no borrow crosses bytes, unlike [`special_bytes`]), then the high bits gathered.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
-fn special_mask(block: &[u8; BLOCK]) -> u32 {
+fn mask16(block: &[u8; 16]) -> u32 {
     const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
     // The high bit of each byte of `y` that is not zero.
     let nonzero = |y: u64| ((y & LOW7).wrapping_add(LOW7) | y) & HI;
@@ -294,7 +302,7 @@ impl Scanner {
     }
 
     /// Skips a string whose opening quote is at `i - 1`; returns the index after the closing
-    /// quote. The string is crossed sixteen bytes at a time: one test per block gives the
+    /// quote. The string is crossed 32 bytes (two vectors) at a time: one test per block gives the
     /// mask of its bytes that need a look (`"`, `\\`, control characters, non-ASCII), and the
     /// events of a block are taken from that mask without reading the block again (sessions
     /// hold long strings with an escape or a non-ASCII character every dozen bytes or so,
