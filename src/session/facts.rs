@@ -18,7 +18,8 @@ use crate::session::message::{
     truthy, AgentMessage, Content, ContentBlock, MessageHead, Role, Usage,
 };
 use crate::support::json::scan::{
-    decode_escape, decode_string_value, key_is, skip_number, Scanner, StrCount, SyntaxError,
+    decode_escape, decode_string_value, key_is, skip_literal, skip_number, Scanner, StrCount,
+    SyntaxError,
 };
 use serde_json::Value;
 use std::borrow::Cow;
@@ -257,7 +258,7 @@ fn raw_filled(body: &[u8]) -> bool {
 /// A member's key as bytes to match on: the raw key, or its decoded text when it holds an
 /// escape (rare), so `"t\u0065xt"` is `text` as `JSON.parse` reads it.
 fn key_bytes(raw: &[u8]) -> Cow<'_, [u8]> {
-    if raw.contains(&b'\\') {
+    if crate::support::json::scan::has_backslash(raw) {
         match crate::support::json::scan::decode_str_body(raw) {
             Some(k) => Cow::Owned(k.into_owned().into_bytes()),
             // A key that does not decode matches no name.
@@ -323,39 +324,53 @@ const UNSURE: SyntaxError = SyntaxError {
     reason: "not measurable",
 };
 
+/// [`value_len`] of the object at `b[i]`, and, when `find_path`, the span of its `path` member
+/// when that is a string (keys are all plain here: a key with an escape is not measured).
+fn object_len(
+    sc: &mut Scanner,
+    b: &[u8],
+    i: usize,
+    depth: usize,
+    find_path: bool,
+) -> Option<(usize, usize, Option<Range<usize>>)> {
+    let mut len = 2;
+    let mut path = None;
+    // The keys seen, to find a repeated one (tool arguments have a handful; more than fit
+    // here are left to the parse).
+    let mut keys = [(0usize, 0usize); 16];
+    let mut n = 0;
+    let end = sc
+        .members_custom(b, i, &mut |sc, b, key, v| {
+            let k = &b[key.clone()];
+            if crate::support::json::scan::has_backslash(k)
+                || n == keys.len()
+                || keys[..n].iter().any(|&(s, e)| &b[s..e] == k)
+            {
+                return Err(UNSURE);
+            }
+            if n > 0 {
+                len += 1;
+            }
+            len += k.len() + 3;
+            keys[n] = (key.start, key.end);
+            n += 1;
+            let (end, n) = value_len(sc, b, v, depth + 1).ok_or(UNSURE)?;
+            len += n;
+            if find_path && k == b"path" {
+                path = string_span(b, v..end);
+            }
+            Ok(end)
+        })
+        .ok()?;
+    Some((end, len, path))
+}
+
 fn value_len(sc: &mut Scanner, b: &[u8], i: usize, depth: usize) -> Option<(usize, usize)> {
     if depth > 100 {
         return None;
     }
     match *b.get(i)? {
-        b'{' => {
-            let mut len = 2;
-            // The keys seen, to find a repeated one (tool arguments have a handful; more
-            // than fit here are left to the parse).
-            let mut keys = [(0usize, 0usize); 16];
-            let mut n = 0;
-            let end = sc
-                .members_custom(b, i, &mut |sc, b, key, v| {
-                    let k = &b[key.clone()];
-                    if k.contains(&b'\\')
-                        || n == keys.len()
-                        || keys[..n].iter().any(|&(s, e)| &b[s..e] == k)
-                    {
-                        return Err(UNSURE);
-                    }
-                    if n > 0 {
-                        len += 1;
-                    }
-                    len += k.len() + 3;
-                    keys[n] = (key.start, key.end);
-                    n += 1;
-                    let (end, n) = value_len(sc, b, v, depth + 1).ok_or(UNSURE)?;
-                    len += n;
-                    Ok(end)
-                })
-                .ok()?;
-            Some((end, len))
-        }
+        b'{' => object_len(sc, b, i, depth, false).map(|(end, len, _)| (end, len)),
         b'[' => {
             let mut len = 2;
             let mut count = 0;
@@ -376,9 +391,10 @@ fn value_len(sc: &mut Scanner, b: &[u8], i: usize, depth: usize) -> Option<(usiz
             let (end, c) = sc.skip_string_counting(b, i + 1).ok()?;
             c.decodes.then_some((end, c.stringified))
         }
-        b't' => Some((i + 4, 4)),
-        b'f' => Some((i + 5, 5)),
-        b'n' => Some((i + 4, 4)),
+        // Checked: the load pass measures values it has not validated yet (`scan_arguments`).
+        b't' => skip_literal(b, i, b"true").ok().map(|end| (end, 4)),
+        b'f' => skip_literal(b, i, b"false").ok().map(|end| (end, 5)),
+        b'n' => skip_literal(b, i, b"null").ok().map(|end| (end, 4)),
         _ => {
             let end = skip_number(b, i).ok()?;
             let n = &b[i..end];
@@ -413,6 +429,35 @@ fn last_string_member(raw: &[u8], name: &str) -> Option<Range<usize>> {
     found
 }
 
+/// A tool call's arguments measured in the pass that crosses them: the length of their
+/// `JSON.stringify` ([`stringify_len`]) and the span of their last top-level `path` member
+/// when it is a string ([`last_string_member`]), both as those give them.
+struct ArgsMeasure {
+    len: usize,
+    path: Option<Range<usize>>,
+}
+
+/// Crosses the arguments value at `b[v]`, measuring it when it can be (one pass where a skip,
+/// a measure and a search for the path were three; a `write` or `edit` call's arguments hold
+/// a whole file). When it cannot (see [`stringify_len`]), or the value is not valid JSON, the
+/// value is skipped from its start, as before: the skip gives the error, and the measure and
+/// the path are left to the slower readers.
+fn scan_arguments(
+    sc: &mut Scanner,
+    b: &[u8],
+    v: usize,
+) -> Result<(usize, Option<ArgsMeasure>), SyntaxError> {
+    let measured = if b.get(v) == Some(&b'{') {
+        object_len(sc, b, v, 0, true)
+    } else {
+        value_len(sc, b, v, 0).map(|(end, len)| (end, len, None))
+    };
+    match measured {
+        Some((end, len, path)) => Ok((end, Some(ArgsMeasure { len, path }))),
+        None => Ok((sc.skip_value(b, v)?, None)),
+    }
+}
+
 /// One content block's members (the last of each key, as `JSON.parse` keeps).
 #[derive(Default)]
 struct BlockScan {
@@ -424,6 +469,9 @@ struct BlockScan {
     id: Option<Range<usize>>,
     name: Option<Measured>,
     arguments: Option<Range<usize>>,
+    /// The arguments measured as they were crossed (`None`: left to [`stringify_len`] and
+    /// [`last_string_member`], which then find them not measurable, or find the path).
+    args_measured: Option<ArgsMeasure>,
     block: Option<Range<usize>>,
     omitted: bool,
 }
@@ -438,12 +486,17 @@ fn scan_block(sc: &mut Scanner, b: &[u8], start: usize) -> Result<(usize, BlockS
             b"thinkingSignature" => &mut s.signature,
             b"data" => &mut s.data,
             b"name" => &mut s.name,
+            b"arguments" => {
+                let (end, measured) = scan_arguments(sc, b, v)?;
+                s.arguments = Some(v..end);
+                s.args_measured = measured;
+                return Ok(end);
+            }
             k => {
                 let end = sc.skip_value(b, v)?;
                 match k {
                     b"type" => s.ty = string_span(b, v..end),
                     b"id" => s.id = string_span(b, v..end),
-                    b"arguments" => s.arguments = Some(v..end),
                     b"block" => s.block = Some(v..end),
                     b"contextOmitted" => {
                         s.omitted = crate::support::json::view::Val::truthy_raw(&b[v..end])
@@ -517,7 +570,10 @@ fn scan_blocks(
                 if !s.omitted {
                     let args_len = match s.arguments.clone().filter(|r| &b[r.clone()] != b"null") {
                         None => Some(2),
-                        Some(r) => stringify_len(&b[r]),
+                        Some(r) => match &s.args_measured {
+                            Some(m) => Some(m.len),
+                            None => stringify_len(&b[r]),
+                        },
                     };
                     match args_len {
                         Some(n) => {
@@ -535,7 +591,14 @@ fn scan_blocks(
                     };
                     if tool > 0 {
                         if let Some(args) = s.arguments.clone() {
-                            if let Some(p) = last_string_member(&b[args.clone()], "path") {
+                            let path = match &s.args_measured {
+                                Some(m) => m
+                                    .path
+                                    .clone()
+                                    .map(|p| p.start - args.start..p.end - args.start),
+                                None => last_string_member(&b[args.clone()], "path"),
+                            };
+                            if let Some(p) = path {
                                 let p = args.start + p.start..args.start + p.end;
                                 // A path that does not decode reads as no path.
                                 if decode_string_value(&b[p.clone()]).is_some() {

@@ -19,6 +19,9 @@ pub(crate) enum LineText {
     Source { start: usize, end: usize },
     /// A new or rewritten line.
     Owned(Box<str>),
+    /// A line the v1 migration gave an id, as bytes: its text is read as a source line's is
+    /// (checked as UTF-8 when asked), so the load neither checks nor copies it twice.
+    Bytes(Box<[u8]>),
 }
 
 /// What a line of the file is.

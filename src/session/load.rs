@@ -285,7 +285,9 @@ struct EntryPass {
     lines: Vec<Line>,
     warnings: Vec<LoadWarning>,
     entries: Vec<Entry>,
-    skims: Vec<Option<LineSkim>>,
+    /// For a v1 file, per entry: its line can take its id by an append (see
+    /// `migrate::assign_ids`).
+    plain: Vec<bool>,
     sc: Scanner,
     facts: FactColumns,
     tokens_full: Vec<u32>,
@@ -301,7 +303,7 @@ impl EntryPass {
             lines,
             warnings: Vec::new(),
             entries: Vec::with_capacity(len / 2048 + 16),
-            skims: Vec::new(),
+            plain: Vec::new(),
             sc: Scanner::new(),
             facts: FactColumns::with_capacity(len / 2048 + 16),
             tokens_full: Vec::with_capacity(len / 2048 + 16),
@@ -333,7 +335,7 @@ impl EntryPass {
             }
             LineRead::Object(skim) => skim,
         };
-        self.entry(li, raw, calls_before, skim);
+        self.entry(li, raw, calls_before, skim, bad_utf8);
         end + 1
     }
 
@@ -376,7 +378,14 @@ impl EntryPass {
 
     /// Records the entry of the object line `li` (or keeps the line as it is when it is not
     /// one).
-    fn entry(&mut self, li: usize, raw: &[u8], calls_before: usize, skim: LineSkim) {
+    fn entry(
+        &mut self,
+        li: usize,
+        raw: &[u8],
+        calls_before: usize,
+        skim: LineSkim,
+        bad_utf8: bool,
+    ) {
         let needs_ids = self.needs_ids;
         let Some(kind_text) = skim.string(raw, &skim.type_value) else {
             return self.kept_as_is(
@@ -386,7 +395,12 @@ impl EntryPass {
                 "the object has no string `type`; it is kept as is and ignored".into(),
             );
         };
-        let id = skim.string(raw, &skim.id_value);
+        // A v1 file's entries all get fresh ids (and parents) from the migration.
+        let id = if needs_ids {
+            None
+        } else {
+            skim.string(raw, &skim.id_value)
+        };
         if !needs_ids && id.as_deref().is_none_or(str::is_empty) {
             return self.kept_as_is(
                 li,
@@ -396,7 +410,9 @@ impl EntryPass {
             );
         }
         let parent_id = match &skim.parent {
-            ParentField::Id(r) => decode_string_value(&raw[r.clone()]).map(|p| p.into()),
+            ParentField::Id(r) if !needs_ids => {
+                decode_string_value(&raw[r.clone()]).map(|p| p.into())
+            }
             _ => None,
         };
         if skim.parent == ParentField::Invalid && !needs_ids {
@@ -446,7 +462,10 @@ impl EntryPass {
             parent: None,
             role,
         });
-        self.skims.push(needs_ids.then_some(skim));
+        if needs_ids {
+            self.plain
+                .push(!bad_utf8 && skim.id_value.is_none() && skim.parent == ParentField::Missing);
+        }
     }
 
     #[cold]
@@ -475,7 +494,7 @@ fn finish(
         lines,
         warnings,
         entries,
-        skims,
+        plain,
         facts,
         tokens_full,
         tokens_excluding,
@@ -511,11 +530,13 @@ fn finish(
         journal: Default::default(),
     };
     if needs_ids {
-        migrate::assign_ids(&mut session, &skims);
+        // Fresh ids, each entry the child of the one before: indexed and linked as assigned.
+        migrate::assign_ids(&mut session, &plain);
+    } else {
+        session.index_ids();
+        session.resolve_parents();
     }
-    drop(skims);
-    session.index_ids();
-    session.resolve_parents();
+    drop(plain);
     if session.header.version < CURRENT_VERSION {
         migrate::upgrade(&mut session)?;
     }
@@ -589,9 +610,15 @@ impl Session {
     /// Resolves `parentId` links to indices and breaks parent cycles.
     #[inline(never)]
     pub(super) fn resolve_parents(&mut self) {
+        // With no id used twice, an entry whose parent is the entry before it (nearly every
+        // entry of a file: a path is written in order) needs no lookup.
+        let unique = self.by_id.len() == self.entries.len();
         for i in 0..self.entries.len() {
             let parent = match self.entries[i].parent_id.as_deref() {
                 None => None,
+                Some(pid) if unique && i > 0 && *self.entries[i - 1].id == *pid => {
+                    Some(i as u32 - 1)
+                }
                 Some(pid) => match self.by_id.get(pid) {
                     Some(&p) => Some(p),
                     None => {
@@ -666,6 +693,61 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::session::SequentialIds;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Parents resolved with the shortcut for the entry before are those a lookup of
+        /// every `parentId` finds (ids used twice, unknown parents, cycles, roots), with the
+        /// same warnings.
+        #[test]
+        fn parents_equal_the_lookup_of_every_parent_id(
+            links in proptest::collection::vec((0u8..6, prop::option::of(0u8..7)), 0..14),
+        ) {
+            let mut file = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\"}");
+            for (id, parent) in &links {
+                let parent = parent.map_or("null".to_string(), |p| format!("\"e{p}\""));
+                file.push_str(&format!(
+                    "\n{{\"type\":\"custom\",\"id\":\"e{id}\",\"parentId\":{parent}}}"
+                ));
+            }
+            let s = Session::load(
+                file.into_bytes(),
+                LoadOptions::with_ids(Box::new(SequentialIds::new())),
+            )
+            .expect("a session");
+            // The simple path: every parent looked up, then the cycles broken.
+            let mut want: Vec<Option<u32>> = Vec::new();
+            let mut warnings = Vec::new();
+            for e in &s.entries {
+                let p = e.parent_id.as_deref().and_then(|pid| s.by_id.get(pid).copied());
+                if p.is_none() && e.parent_id.is_some() {
+                    warnings.push(e.line + 1);
+                }
+                want.push(p);
+            }
+            let mut simple = s.entries.clone();
+            for (e, p) in simple.iter_mut().zip(&want) {
+                e.parent = *p;
+            }
+            let mut check = Session { entries: simple, warnings: Vec::new(), ..Session::load(
+                b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}".to_vec(),
+                LoadOptions::default(),
+            ).expect("a session") };
+            check.break_cycles();
+            let got: Vec<Option<u32>> = s.entries.iter().map(|e| e.parent).collect();
+            let want: Vec<Option<u32>> = check.entries.iter().map(|e| e.parent).collect();
+            prop_assert_eq!(got, want);
+            let unknown: Vec<u32> = s
+                .warnings
+                .iter()
+                .filter(|w| w.code == ErrorCode::UnknownParent)
+                .map(|w| w.line)
+                .collect();
+            prop_assert_eq!(unknown, warnings);
+        }
+    }
 
     #[test]
     fn finds_line_ends() {

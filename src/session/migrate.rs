@@ -4,74 +4,94 @@
 
 use crate::error::{ErrorCode, Result};
 use crate::session::message::Role;
-use crate::session::skim::{LineSkim, ParentField};
 use crate::session::{ids, LineText, Session, CURRENT_VERSION};
 use crate::support::json::{edit, js};
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 
 /// v1 → v2, first half: every entry gets a fresh id and the previous entry as its parent —
-/// v1 files are one linear chain. Runs before the id index is built.
-pub(super) fn assign_ids(session: &mut Session, skims: &[Option<LineSkim>]) {
-    let mut taken: FxHashSet<Box<str>> = FxHashSet::default();
+/// v1 files are one linear chain. It builds the id index as it goes (fresh ids never repeat)
+/// and links each entry to the one before it, so the load neither indexes the ids nor
+/// resolves the parents again. `plain[i]`: entry `i`'s line is valid UTF-8 and has neither
+/// member yet, so both are appended to its bytes (the usual case, no rescan of the line).
+pub(super) fn assign_ids(session: &mut Session, plain: &[bool]) {
+    let n = session.entries.len();
+    let mut by_id: FxHashMap<Box<str>, u32> = FxHashMap::default();
+    by_id.reserve(n);
     let mut prev: Option<Box<str>> = None;
-    for i in 0..session.entries.len() {
+    let mut id_json = String::new();
+    let mut parent_json = String::from("null");
+    for i in 0..n {
         let id: Box<str> =
-            ids::fresh_id(session.ids.as_mut(), |id| taken.contains(id)).into_boxed_str();
-        taken.insert(id.clone());
-        let line = session.entries[i].line as usize;
-        // A line holding bytes that are not UTF-8 reads with U+FFFD in their place: its text
-        // is then longer than its bytes, and the spans found in the bytes do not hold in it.
-        let text = session.line_text(line);
-        let exact = matches!(text, std::borrow::Cow::Borrowed(_));
-        let text = text.into_owned();
-        let mut id_json = String::new();
+            ids::fresh_id(session.ids.as_mut(), |id| by_id.contains_key(id)).into_boxed_str();
+        by_id.insert(id.clone(), i as u32);
+        id_json.clear();
         js::write_string(&mut id_json, &id);
-        let parent_json = match &prev {
-            Some(p) => {
-                let mut s = String::new();
-                js::write_string(&mut s, p);
-                s
-            }
-            None => "null".to_string(),
-        };
-        let plain = skims
-            .get(i)
-            .and_then(Option::as_ref)
-            .is_some_and(|s| s.id_value.is_none() && s.parent == ParentField::Missing);
-        let new_text = match text.rfind('}') {
-            // The usual case: append both members where `JSON.stringify` would put new
-            // properties, without rescanning the line. The message span does not move.
-            Some(close) if plain && exact => {
-                let mut t = String::with_capacity(text.len() + 40);
-                t.push_str(&text[..close]);
-                let empty = text[..close].trim_end().ends_with('{');
-                if !empty {
-                    t.push(',');
-                }
-                t.push_str("\"id\":");
-                t.push_str(&id_json);
-                t.push_str(",\"parentId\":");
-                t.push_str(&parent_json);
-                t.push_str(&text[close..]);
-                session.lines[line].text = LineText::Owned(t.into());
-                None
-            }
-            _ => edit::set_member(&text, &[], "id", &id_json)
-                .ok()
-                .flatten()
-                .and_then(|t| {
-                    edit::set_member(&t, &[], "parentId", &parent_json)
-                        .ok()
-                        .flatten()
-                }),
-        };
-        if let Some(t) = new_text {
-            session.rewrite_line(line, t);
+        let line = session.entries[i].line as usize;
+        if !(plain.get(i) == Some(&true) && append_members(session, line, &id_json, &parent_json)) {
+            set_members(session, line, &id_json, &parent_json);
         }
         let e = &mut session.entries[i];
         e.id = id.clone();
         e.parent_id = prev.take();
+        e.parent = i.checked_sub(1).map(|p| p as u32);
         prev = Some(id);
+        // This entry's id is the next one's parent.
+        std::mem::swap(&mut id_json, &mut parent_json);
+    }
+    session.by_id = by_id;
+}
+
+/// Appends `"id"` and `"parentId"` to the object of `line` where `JSON.stringify` would put
+/// new properties (before its closing brace), on the line's bytes; false when the line has no
+/// closing brace (never, for a line read as an object). The message span does not move.
+fn append_members(session: &mut Session, line: usize, id_json: &str, parent_json: &str) -> bool {
+    let bytes = session.line_bytes(line);
+    let Some(close) = memchr::memrchr(b'}', bytes) else {
+        return false;
+    };
+    let head = &bytes[..close];
+    // An empty object: JSON whitespace only between its braces.
+    let empty = head
+        .iter()
+        .rev()
+        .find(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+        == Some(&b'{');
+    let comma = if empty { &b""[..] } else { b"," };
+    let parts: [&[u8]; 7] = [
+        head,
+        comma,
+        b"\"id\":",
+        id_json.as_bytes(),
+        b",\"parentId\":",
+        parent_json.as_bytes(),
+        &bytes[close..],
+    ];
+    // Allocated at its length: the boxed slice keeps the allocation.
+    let mut text = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        text.extend_from_slice(p);
+    }
+    session.lines[line].text = LineText::Bytes(text.into_boxed_slice());
+    true
+}
+
+/// Sets `"id"` and `"parentId"` on the object of `line` by editing its text (a line that
+/// already has either member, or holds bytes that are not UTF-8 and is read with U+FFFD): the
+/// line is left as it is when the edit fails.
+#[cold]
+#[inline(never)]
+fn set_members(session: &mut Session, line: usize, id_json: &str, parent_json: &str) {
+    let text = session.line_text(line).into_owned();
+    let new_text = edit::set_member(&text, &[], "id", id_json)
+        .ok()
+        .flatten()
+        .and_then(|t| {
+            edit::set_member(&t, &[], "parentId", parent_json)
+                .ok()
+                .flatten()
+        });
+    if let Some(t) = new_text {
+        session.rewrite_line(line, t);
     }
 }
 
@@ -144,4 +164,159 @@ pub(super) fn upgrade(session: &mut Session) -> Result<()> {
         ),
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::{LoadOptions, SequentialIds, Session};
+    use crate::support::json::edit;
+    use proptest::prelude::*;
+
+    /// What the v1 migration makes of an entry line, the simple way (the way it was written
+    /// before `assign_ids` worked on bytes): the members appended to the text when the line
+    /// is valid UTF-8 and has neither yet, else both set by the text editor on the text as
+    /// read (U+FFFD for bad bytes); unchanged when that fails.
+    fn migrated_line(line: &[u8], id: &str, parent: Option<&str>) -> Vec<u8> {
+        let text = String::from_utf8_lossy(line);
+        let exact = std::str::from_utf8(line).is_ok();
+        let id_json = format!("\"{id}\"");
+        let parent_json = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        let obj: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&text).expect("an entry line");
+        // An `id` that is not a string is no id: the appended one follows it (and wins).
+        let plain = !obj.get("id").is_some_and(serde_json::Value::is_string)
+            && !obj.contains_key("parentId");
+        if let Some(close) = text.rfind('}').filter(|_| plain && exact) {
+            let mut t = text[..close].to_string();
+            if !t.trim_end().ends_with('{') {
+                t.push(',');
+            }
+            t.push_str(&format!("\"id\":{id_json},\"parentId\":{parent_json}"));
+            t.push_str(&text[close..]);
+            return t.into_bytes();
+        }
+        edit::set_member(&text, &[], "id", &id_json)
+            .ok()
+            .flatten()
+            .and_then(|t| {
+                edit::set_member(&t, &[], "parentId", &parent_json)
+                    .ok()
+                    .flatten()
+            })
+            .map_or_else(|| line.to_vec(), String::into_bytes)
+    }
+
+    /// Whether the v1 loader reads `line` as an entry (a JSON object with a string `type`
+    /// other than `session`; a `type` holding bytes that are not UTF-8 is no string).
+    fn is_entry(line: &[u8]) -> bool {
+        serde_json::from_str::<serde_json::Value>(&String::from_utf8_lossy(line))
+            .ok()
+            .and_then(|v| {
+                v.get("type")?
+                    .as_str()
+                    .map(|t| t != "session" && !t.contains('\u{fffd}'))
+            })
+            .unwrap_or(false)
+    }
+
+    fn line_strategy() -> impl Strategy<Value = Vec<u8>> {
+        let value = prop_oneof![
+            Just(b"\"x\"".to_vec()),
+            Just(b"\"caf\xc3\xa9 \\\" \\n\"".to_vec()),
+            Just(b"\"bad \xff byte\"".to_vec()),
+            Just(b"12.5".to_vec()),
+            Just(b"null".to_vec()),
+            Just(b"{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"}\"}]}".to_vec()),
+            Just(b"[1,{\"id\":2}]".to_vec()),
+            Just(b"\"abc\"".to_vec()),
+        ];
+        let key = prop_oneof![
+            Just("type"),
+            Just("message"),
+            Just("id"),
+            Just("parentId"),
+            Just("x"),
+            Just("timestamp"),
+            Just("\\u0069d"),
+        ];
+        let ws = prop_oneof![Just(""), Just(" "), Just("\t"), Just(" \r")];
+        let typ = prop_oneof![
+            Just(b"\"message\"".to_vec()),
+            Just(b"\"custom\"".to_vec()),
+            Just(b"\"session\"".to_vec()),
+            Just(b"7".to_vec()),
+        ];
+        prop_oneof![
+            8 => (
+                typ,
+                proptest::collection::vec((key, value), 0..4),
+                ws.clone(),
+                ws,
+                any::<bool>(),
+            )
+                .prop_map(|(typ, members, inner, after, type_first)| {
+                    let mut parts: Vec<Vec<u8>> = members
+                        .into_iter()
+                        .map(|(k, v)| [format!("\"{k}\":").into_bytes(), v].concat())
+                        .collect();
+                    let t = [b"\"type\":".to_vec(), typ].concat();
+                    if type_first {
+                        parts.insert(0, t);
+                    } else {
+                        parts.push(t);
+                    }
+                    let mut line = b"{".to_vec();
+                    line.extend(parts.join(&b","[..]));
+                    line.extend(inner.as_bytes());
+                    line.push(b'}');
+                    line.extend(after.as_bytes());
+                    line
+                }),
+            1 => Just(b"{}".to_vec()),
+            1 => Just(b"{ \"type\":\"x\" }".to_vec()),
+            1 => Just(b"not json".to_vec()),
+            1 => Just(b"".to_vec()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// A v1 file loads with every entry line migrated as the simple way does it, the ids
+        /// in order (each entry the child of the one before), other lines unchanged.
+        #[test]
+        fn v1_ids_are_assigned_as_the_simple_path_does(
+            lines in proptest::collection::vec(line_strategy(), 0..12),
+        ) {
+            let mut file = b"{\"type\":\"session\",\"id\":\"s\"}".to_vec();
+            for l in &lines {
+                file.push(b'\n');
+                file.extend_from_slice(l);
+            }
+            let s = Session::load(file, LoadOptions::with_ids(Box::new(SequentialIds::new())))
+                .expect("a session");
+            let out = s.to_bytes();
+            let mut got = out.split(|&c| c == b'\n').skip(1);
+            let mut n = 0u64;
+            for l in &lines {
+                let want = if is_entry(l) {
+                    n += 1;
+                    let id = format!("{n:08x}");
+                    let parent = (n > 1).then(|| format!("{:08x}", n - 1));
+                    migrated_line(l, &id, parent.as_deref())
+                } else {
+                    l.clone()
+                };
+                prop_assert_eq!(
+                    got.next().map(String::from_utf8_lossy),
+                    Some(String::from_utf8_lossy(&want))
+                );
+            }
+            prop_assert_eq!(s.entries.len() as u64, n);
+            for (i, e) in s.entries.iter().enumerate() {
+                prop_assert_eq!(&*e.id, format!("{:08x}", i + 1));
+                prop_assert_eq!(e.parent, i.checked_sub(1).map(|p| p as u32));
+                prop_assert_eq!(s.index_of(&e.id), Some(i));
+            }
+        }
+    }
 }

@@ -388,6 +388,7 @@ impl Session {
     pub(crate) fn line_text(&self, line: usize) -> Cow<'_, str> {
         match &self.lines[line].text {
             LineText::Owned(s) => Cow::Borrowed(s),
+            LineText::Bytes(b) => utf8_text(b),
             LineText::Source { start, end } => utf8_text(&self.source[*start..*end]),
         }
     }
@@ -395,6 +396,7 @@ impl Session {
     pub(crate) fn line_bytes(&self, line: usize) -> &[u8] {
         match &self.lines[line].text {
             LineText::Owned(s) => s.as_bytes(),
+            LineText::Bytes(b) => b,
             LineText::Source { start, end } => &self.source[*start..*end],
         }
     }
@@ -444,6 +446,7 @@ impl Session {
             match &line.text {
                 LineText::Source { start, end } => run = Some((*start, *end)),
                 LineText::Owned(text) => f(text.as_bytes()),
+                LineText::Bytes(bytes) => f(bytes),
             }
         }
         if let Some((rs, re)) = run {

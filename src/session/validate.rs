@@ -350,7 +350,8 @@ impl<'a> Json for Node<'a> {
         o.list.iter().rev().find_map(|(k, v)| {
             let raw = &o.b[k.clone()];
             let matches = raw == key.as_bytes()
-                || (raw.contains(&b'\\') && decode_str_body(raw).is_some_and(|d| d == key));
+                || (crate::support::json::scan::has_backslash(raw)
+                    && decode_str_body(raw).is_some_and(|d| d == key));
             matches.then(|| v.clone())
         })
     }

@@ -322,3 +322,56 @@ fn pruning_a_result_that_is_not_utf8() {
         r#"{"role":"toolResult","toolCallId":"r1","toolName":"read","content":[{"type":"text","text":"[Output truncated - 3 tokens]"}],"prunedAt":5}"#
     );
 }
+
+/// Tool-call arguments are measured in the pass that validates them (`scan_arguments`): on
+/// arguments valid or not (a literal cut short, a repeated or escaped key, deep or odd
+/// values), the load takes the line as an entry exactly when it is JSON, and the facts of
+/// the entries equal their parse.
+#[test]
+fn arguments_measured_while_crossed_equal_their_parse() {
+    use proptest::prelude::*;
+    let atom = prop_oneof![
+        Just("true"),
+        Just("false"),
+        Just("null"),
+        Just("tru"),
+        Just("nul"),
+        Just("truex"),
+        Just("12"),
+        Just("-0"),
+        Just("1.50"),
+        Just("1e3"),
+        Just("01"),
+        Just("\"p\""),
+        Just("\"a\\nb\\u00e9\""),
+        Just("\"\\ud83d\""),
+        Just("\"bad\\x\""),
+        Just("[]"),
+        Just("{}"),
+        Just("[1,]"),
+    ];
+    let key = prop_oneof![Just("path"), Just("p\\u0061th"), Just("content"), Just("n")];
+    let args =
+        proptest::collection::vec((key, atom.clone(), 0usize..3), 0..5).prop_map(|members| {
+            let inner: Vec<String> = members
+                .into_iter()
+                .map(|(k, v, nest)| format!("\"{k}\":{}{v}{}", "[".repeat(nest), "]".repeat(nest)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        });
+    let args = prop_oneof![4 => args, 1 => atom.prop_map(str::to_string)];
+    let name = prop_oneof![Just("read"), Just("edit"), Just("bash")];
+    proptest!(ProptestConfig::with_cases(600), |(args in args, name in name)| {
+        let message = format!(
+            r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"c1","name":"{name}","arguments":{args}}}],"stopReason":"toolUse"}}"#
+        );
+        let bytes = session_of(&[&message]);
+        // serde_json refuses the lone surrogate, which `JSON.parse` (and the load) accept.
+        let valid =
+            serde_json::from_str::<serde_json::Value>(&message.replace("\\ud83d", "\\ufffd"))
+                .is_ok();
+        let s = load(bytes);
+        prop_assert_eq!(s.len(), usize::from(valid), "{}", message);
+        verify_recorded_facts(&s).map_err(|e| TestCaseError::fail(format!("{message}: {e}")))?;
+    });
+}

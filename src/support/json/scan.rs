@@ -122,6 +122,121 @@ fn skip_run<const NON_ASCII: bool>(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// The bytes [`Scanner::skip_string_body`] tests at once: two vectors.
+const BLOCK: usize = 32;
+
+/// The mask of the bytes of `block` that need a look inside a string (bit `k` for
+/// `block[k]`): `"`, `\\`, control characters and non-ASCII bytes. Exact: every bit set is
+/// such a byte.
+#[inline(always)]
+fn special_mask(block: &[u8; BLOCK]) -> u32 {
+    let (lo, hi) = block.split_at(16);
+    let half = |h: &[u8]| mask16(<&[u8; 16]>::try_from(h).unwrap_or(&[0; 16]));
+    half(lo) | half(hi) << 16
+}
+
+/// [`special_mask`] of sixteen bytes, with SIMD.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn mask16(block: &[u8; 16]) -> u32 {
+    use core::arch::wasm32::*;
+    let (lo, hi) = block.split_at(8);
+    let lo = u64::from_le_bytes(lo.try_into().unwrap_or_default());
+    let hi = u64::from_le_bytes(hi.try_into().unwrap_or_default());
+    let v = u64x2(lo, hi);
+    // Unsigned `< 0x20` catches control characters; signed `< 0` catches non-ASCII.
+    let special = v128_or(
+        v128_or(
+            u8x16_eq(v, u8x16_splat(b'"')),
+            u8x16_eq(v, u8x16_splat(b'\\')),
+        ),
+        v128_or(u8x16_lt(v, u8x16_splat(0x20)), i8x16_lt(v, i8x16_splat(0))),
+    );
+    u32::from(u8x16_bitmask(special))
+}
+
+/// [`special_mask`] of sixteen bytes without SIMD: the exact per-byte test of eight bytes at a
+/// time (no borrow crosses bytes, unlike [`special_bytes`]), then the high bits gathered.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[inline(always)]
+fn mask16(block: &[u8; 16]) -> u32 {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    // The high bit of each byte of `y` that is not zero.
+    let nonzero = |y: u64| ((y & LOW7).wrapping_add(LOW7) | y) & HI;
+    let half = |x: u64| {
+        let quote = !nonzero(x ^ (LO * u64::from(b'"')));
+        let backslash = !nonzero(x ^ (LO * u64::from(b'\\')));
+        let control = !nonzero(x & (LO * 0xE0));
+        let flags = (quote | backslash | control) & HI | x & HI;
+        // Bit 7 of byte j to bit j.
+        ((flags >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32
+    };
+    let (lo, hi) = block.split_at(8);
+    let lo = u64::from_le_bytes(lo.try_into().unwrap_or_default());
+    let hi = u64::from_le_bytes(hi.try_into().unwrap_or_default());
+    half(lo) | half(hi) << 8
+}
+
+/// What the escapes of a string counted so far change in its measures
+/// ([`Scanner::skip_string_counting`]).
+#[derive(Debug, Clone, Copy)]
+struct Counting {
+    /// Bytes the escapes remove (decoded).
+    decoded_less: usize,
+    /// The difference the escapes make to the stringified form.
+    stringified_more: isize,
+    decodes: bool,
+}
+
+impl Default for Counting {
+    fn default() -> Self {
+        Counting {
+            decoded_less: 0,
+            stringified_more: 0,
+            decodes: true,
+        }
+    }
+}
+
+impl Counting {
+    /// The measures of a string of `raw` bytes between its quotes.
+    #[inline(always)]
+    fn finish(self, raw: usize) -> StrCount {
+        let decoded = raw - self.decoded_less;
+        StrCount {
+            decoded,
+            stringified: (decoded as isize + self.stringified_more) as usize + 2,
+            decodes: self.decodes,
+        }
+    }
+}
+
+/// The escape whose backslash is at `b[i]`: the index after it, the bytes it removes from
+/// the decoded text and what it adds to the stringified text.
+fn escape_counts(b: &[u8], i: usize) -> Result<(usize, usize, isize), SyntaxError> {
+    match b.get(i + 1) {
+        // Two bytes that decode to one and are written back as two.
+        Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => Ok((i + 2, 1, 1)),
+        Some(b'/') => Ok((i + 2, 1, 0)),
+        Some(b'u') => match decode_escape(b, i + 1) {
+            // A surrogate pair: 12 bytes, 4 decoded and written as they are.
+            Some((_, next)) if next == i + 12 => Ok((next, 8, 0)),
+            // One unit; a lone surrogate is U+FFFD (3 bytes, written as is).
+            Some((ch, next)) => {
+                let more = match ch as u32 {
+                    0x22 | 0x5c | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 1,
+                    0..=0x1f => 5,
+                    _ => 0,
+                };
+                Ok((next, 6 - ch.len_utf8(), more))
+            }
+            // Fewer than four hex digits.
+            None => err(i, "invalid \\u escape"),
+        },
+        _ => err(i, "invalid escape"),
+    }
+}
+
 /// Length of the valid UTF-8 sequence starting at `b[i]` (a byte ≥ 0x80), or `None`.
 #[inline]
 fn utf8_sequence(b: &[u8], i: usize) -> Option<usize> {
@@ -187,10 +302,61 @@ impl Scanner {
     }
 
     /// Skips a string whose opening quote is at `i - 1`; returns the index after the closing
-    /// quote. Ordinary ASCII is crossed eight bytes at a time (SWAR): sessions hold long strings
-    /// with an escape every few dozen bytes, where a word-wide test beats both a byte loop and
-    /// a `memchr` call per escape.
+    /// quote. The string is crossed 32 bytes (two vectors) at a time: one test per block gives the
+    /// mask of its bytes that need a look (`"`, `\\`, control characters, non-ASCII), and the
+    /// events of a block are taken from that mask without reading the block again (sessions
+    /// hold long strings with an escape or a non-ASCII character every dozen bytes or so,
+    /// where stopping the block scan at each of them cost most of the load; issue 42). The
+    /// last bytes of the input, fewer than a block, go byte by byte
+    /// ([`Scanner::skip_string_body_bytes`], which also gives the same answers on any input:
+    /// the property test of this module compares the two).
     pub fn skip_string_body(&mut self, b: &[u8], mut i: usize) -> Result<usize, SyntaxError> {
+        while let Some(block) = b.get(i..).and_then(<[u8]>::first_chunk::<BLOCK>) {
+            let base = i;
+            i += BLOCK;
+            let mut mask = special_mask(block);
+            while mask != 0 {
+                let k = mask.trailing_zeros() as usize;
+                let p = base + k;
+                let next = match block[k] {
+                    b'"' => return Ok(p + 1),
+                    b'\\' => match b.get(p + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => p + 2,
+                        Some(b'u') => match b.get(p + 2..p + 6) {
+                            Some(h) if h.iter().all(u8::is_ascii_hexdigit) => p + 6,
+                            _ => return err(p, "invalid \\u escape"),
+                        },
+                        _ => return err(p, "invalid escape"),
+                    },
+                    c if c < 0x20 => return err(p, "control character in string"),
+                    _ => self.utf8_step(b, p),
+                };
+                if next >= base + BLOCK {
+                    i = next;
+                    break;
+                }
+                mask &= u32::MAX << (next - base);
+            }
+        }
+        self.skip_string_body_bytes(b, i)
+    }
+
+    /// The length of the character at `b[p]` (a byte ≥ 0x80) when it is valid UTF-8, else
+    /// 1 with the bad bytes noted: the index after it.
+    #[inline(always)]
+    fn utf8_step(&mut self, b: &[u8], p: usize) -> usize {
+        match utf8_sequence(b, p) {
+            Some(n) => p + n,
+            None => {
+                self.bad_utf8 = true;
+                p + 1
+            }
+        }
+    }
+
+    /// [`Scanner::skip_string_body`] a byte (or a plain run) at a time: the end of the input,
+    /// and the simple path the block scan must agree with.
+    fn skip_string_body_bytes(&mut self, b: &[u8], mut i: usize) -> Result<usize, SyntaxError> {
         loop {
             i = skip_plain(b, i);
             match b.get(i) {
@@ -205,13 +371,7 @@ impl Scanner {
                     _ => return err(i, "invalid escape"),
                 },
                 Some(&c) if c < 0x20 => return err(i, "control character in string"),
-                Some(&c) if c >= 0x80 => match utf8_sequence(b, i) {
-                    Some(n) => i += n,
-                    None => {
-                        self.bad_utf8 = true;
-                        i += 1;
-                    }
-                },
+                Some(&c) if c >= 0x80 => i = self.utf8_step(b, i),
                 Some(_) => i += 1,
             }
         }
@@ -221,75 +381,95 @@ impl Scanner {
     /// decoded text and the length of `JSON.stringify` of that text (quotes included), so a
     /// token estimate needs no decoded copy (spec: compaction §3.1 counts UTF-8 bytes of
     /// text fragments and of `JSON.stringify(arguments)`). Validation is exactly
-    /// `skip_string_body`'s; only escapes take the slower path.
+    /// `skip_string_body`'s, by blocks the same way; only `\u` escapes take a slower path.
     pub fn skip_string_counting(
         &mut self,
         b: &[u8],
         start: usize,
     ) -> Result<(usize, StrCount), SyntaxError> {
         let mut i = start;
-        // Bytes the escapes remove (decoded) and the difference for the stringified form.
+        // Kept in locals (not a struct the escapes update through a reference), so that they
+        // stay in registers in the loop.
         let mut decoded_less = 0usize;
         let mut stringified_more = 0isize;
         let mut decodes = true;
+        while let Some(block) = b.get(i..).and_then(<[u8]>::first_chunk::<BLOCK>) {
+            let base = i;
+            i += BLOCK;
+            let mut mask = special_mask(block);
+            while mask != 0 {
+                let k = mask.trailing_zeros() as usize;
+                let p = base + k;
+                let next = match block[k] {
+                    b'"' => {
+                        let count = Counting {
+                            decoded_less,
+                            stringified_more,
+                            decodes,
+                        };
+                        return Ok((p + 1, count.finish(p - start)));
+                    }
+                    b'\\' => match b.get(p + 1) {
+                        Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                            decoded_less += 1;
+                            stringified_more += 1;
+                            p + 2
+                        }
+                        _ => {
+                            let (next, less, more) = escape_counts(b, p)?;
+                            decoded_less += less;
+                            stringified_more += more;
+                            next
+                        }
+                    },
+                    c if c < 0x20 => return err(p, "control character in string"),
+                    _ => {
+                        let next = self.utf8_step(b, p);
+                        decodes &= next != p + 1;
+                        next
+                    }
+                };
+                if next >= base + BLOCK {
+                    i = next;
+                    break;
+                }
+                mask &= u32::MAX << (next - base);
+            }
+        }
+        let count = Counting {
+            decoded_less,
+            stringified_more,
+            decodes,
+        };
+        self.skip_string_counting_bytes(b, start, i, count)
+    }
+
+    /// [`Scanner::skip_string_counting`] a byte (or a plain run) at a time, from `i` with what
+    /// was counted from `start` so far: the end of the input, and the simple path.
+    fn skip_string_counting_bytes(
+        &mut self,
+        b: &[u8],
+        start: usize,
+        mut i: usize,
+        mut count: Counting,
+    ) -> Result<(usize, StrCount), SyntaxError> {
         loop {
             i = skip_plain(b, i);
             match b.get(i) {
                 None => return err(b.len(), "unterminated string"),
-                Some(b'"') => {
-                    let raw = i - start;
-                    let decoded = raw - decoded_less;
-                    let stringified = (decoded as isize + stringified_more) as usize + 2;
-                    return Ok((
-                        i + 1,
-                        StrCount {
-                            decoded,
-                            stringified,
-                            decodes,
-                        },
-                    ));
+                Some(b'"') => return Ok((i + 1, count.finish(i - start))),
+                Some(b'\\') => {
+                    let (next, less, more) = escape_counts(b, i)?;
+                    count.decoded_less += less;
+                    count.stringified_more += more;
+                    i = next;
                 }
-                Some(b'\\') => match b.get(i + 1) {
-                    Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {
-                        // Two bytes that decode to one and are written back as two.
-                        decoded_less += 1;
-                        stringified_more += 1;
-                        i += 2;
-                    }
-                    Some(b'/') => {
-                        decoded_less += 1;
-                        i += 2;
-                    }
-                    Some(b'u') => match decode_escape(b, i + 1) {
-                        // A surrogate pair: 12 bytes, 4 decoded and written as they are.
-                        Some((_, next)) if next == i + 12 => {
-                            decoded_less += 8;
-                            i = next;
-                        }
-                        // One unit; a lone surrogate is U+FFFD (3 bytes, written as is).
-                        Some((ch, next)) => {
-                            decoded_less += 6 - ch.len_utf8();
-                            stringified_more += match ch as u32 {
-                                0x22 | 0x5c | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 1,
-                                0..=0x1f => 5,
-                                _ => 0,
-                            };
-                            i = next;
-                        }
-                        // Fewer than four hex digits.
-                        None => return err(i, "invalid \\u escape"),
-                    },
-                    _ => return err(i, "invalid escape"),
-                },
                 Some(&c) if c < 0x20 => return err(i, "control character in string"),
-                Some(&c) if c >= 0x80 => match utf8_sequence(b, i) {
-                    Some(n) => i += n,
-                    None => {
-                        self.bad_utf8 = true;
-                        decodes = false;
-                        i += 1;
-                    }
-                },
+                Some(&c) if c >= 0x80 => {
+                    let next = self.utf8_step(b, i);
+                    count.decodes &= next != i + 1;
+                    i = next;
+                }
                 Some(_) => i += 1,
             }
         }
@@ -645,6 +825,19 @@ pub fn members(b: &[u8], start: usize) -> Result<(Vec<Member>, usize), SyntaxErr
     Ok((out, end))
 }
 
+/// Whether `raw` holds a backslash (an escape). Keys, type names and roles are short: a loop
+/// over them costs less than the `memchr` call that `contains` makes (which was a few
+/// percent of a load, called for every key compared).
+#[inline(always)]
+#[allow(clippy::manual_contains)] // `contains` is the out-of-line call this avoids.
+pub(crate) fn has_backslash(raw: &[u8]) -> bool {
+    if raw.len() < 32 {
+        raw.iter().any(|&c| c == b'\\')
+    } else {
+        memchr::memchr(b'\\', raw).is_some()
+    }
+}
+
 /// True if the raw (still escaped) key bytes equal `name`. Keys with escapes are decoded.
 #[inline]
 pub fn key_is(raw: &[u8], name: &str) -> bool {
@@ -652,15 +845,13 @@ pub fn key_is(raw: &[u8], name: &str) -> bool {
         return true;
     }
     // An escape is longer than what it stands for, so only a longer key can decode to `name`.
-    raw.len() > name.len()
-        && raw.contains(&b'\\')
-        && decode_str_body(raw).is_some_and(|k| k == name)
+    raw.len() > name.len() && has_backslash(raw) && decode_str_body(raw).is_some_and(|k| k == name)
 }
 
 /// Decodes the body of a string (between the quotes). `None` if it is not valid JSON string
 /// content or not valid UTF-8; a lone surrogate escape reads as U+FFFD.
 pub fn decode_str_body(raw: &[u8]) -> Option<Cow<'_, str>> {
-    if !raw.contains(&b'\\') {
+    if !has_backslash(raw) {
         return std::str::from_utf8(raw).ok().map(Cow::Borrowed);
     }
     unescape(raw).map(Cow::Owned)
@@ -954,6 +1145,89 @@ mod tests {
                     assert_eq!(c.stringified, out.len(), "{doc}");
                 }
                 None => assert!(!c.decodes, "{doc}"),
+            }
+        }
+    }
+
+    /// The block scan of strings ([`Scanner::skip_string_body`],
+    /// [`Scanner::skip_string_counting`]) gives what the byte-at-a-time crossing gives: the
+    /// end or the error (its offset and reason), the counts, and the bad-UTF-8 flag, on
+    /// strings made of escape pieces, multi-byte and broken UTF-8 and control characters at
+    /// every alignment, ending anywhere (inside a block, at its edge, or with the input).
+    #[test]
+    fn block_scan_equals_the_byte_scan() {
+        use proptest::prelude::*;
+        let pieces: Vec<&[u8]> = vec![
+            b"a",
+            b"abcdefghijklmnop",
+            b"\\\"",
+            b"\\\\",
+            b"\\/",
+            b"\\n",
+            b"\\t",
+            b"\\u00e9",
+            b"\\u001f",
+            b"\\ud83d\\ude00",
+            b"\\ud83d",
+            b"\\u12",
+            b"\\x",
+            b"\\",
+            b"\\u",
+            b"\xc3\xa9",
+            b"\xe2\x86\x92",
+            b"\xf0\x9f\x98\x80",
+            b"\xff",
+            b"\xc3",
+            b"\xe0\x80",
+            b"\x01",
+            b"\t",
+            b"\"",
+            b" ",
+        ];
+        let n = pieces.len();
+        let strat = (
+            0usize..20,
+            proptest::collection::vec((0..n, 0usize..24), 0..12),
+            any::<bool>(),
+        );
+        proptest!(ProptestConfig::with_cases(4000), |((lead, parts, close) in strat)| {
+            let mut b = vec![b'x'; lead];
+            b.push(b'"');
+            let start = b.len();
+            for (piece, run) in parts {
+                b.extend_from_slice(pieces[piece]);
+                b.extend(std::iter::repeat_n(b'z', run));
+            }
+            if close {
+                b.push(b'"');
+                b.extend_from_slice(b",1]");
+            }
+            let mut fast = Scanner::new();
+            let mut slow = Scanner::new();
+            prop_assert_eq!(
+                fast.skip_string_body(&b, start),
+                slow.skip_string_body_bytes(&b, start)
+            );
+            prop_assert_eq!(fast.bad_utf8, slow.bad_utf8);
+            let mut fast = Scanner::new();
+            let mut slow = Scanner::new();
+            prop_assert_eq!(
+                fast.skip_string_counting(&b, start),
+                slow.skip_string_counting_bytes(&b, start, start, Counting::default())
+            );
+            prop_assert_eq!(fast.bad_utf8, slow.bad_utf8);
+        });
+    }
+
+    /// The portable [`special_mask`] flags exactly the bytes a string scan must look at.
+    #[test]
+    fn special_mask_is_exact() {
+        for c in 0..=255u8 {
+            for k in 0..BLOCK {
+                let mut block = [b'a'; BLOCK];
+                block[k] = c;
+                let want = c == b'"' || c == b'\\' || !(0x20..0x80).contains(&c);
+                assert_eq!(special_mask(&block), u32::from(want) << k, "{c:#x} at {k}");
             }
         }
     }

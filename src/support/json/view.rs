@@ -58,7 +58,8 @@ impl<'a> Obj<'a> {
         self.members.iter().rev().find_map(|(k, v)| {
             let raw = &self.b[k.clone()];
             let matches = raw == key.as_bytes()
-                || (raw.contains(&b'\\') && decode_str_body(raw).is_some_and(|d| d == key));
+                || (crate::support::json::scan::has_backslash(raw)
+                    && decode_str_body(raw).is_some_and(|d| d == key));
             matches.then(|| Val {
                 raw: &self.b[v.clone()],
             })
