@@ -13,7 +13,8 @@
 #   make bench-reference   the same steps in pkg/ and in the reference (oh-my-pi 18.2.3 under Bun,
 #                 installed in tests/reference/), each in a fresh process, no warm-up, the sides
 #                 alternating: both times, the ratios with min-max and the load (ROUNDS=5, PKG=dir,
-#                 STEPS="first chain-small ...", REF_MODULES=dir BUN=file: an existing install)
+#                 STEPS="first chain-small ...", REF_MODULES=dir BUN=file: an existing install,
+#                 OURS_NODE_FLAGS="--v8-pool-size=1": Node.js flags of ctxfold's side only)
 #   make lint     cargo fmt --check + clippy (native and wasm32) + Biome over the JavaScript
 #                 + tsc --noEmit over src/js (builds the package first when its generated inputs are missing)
 #   make size     build the package and check it against the size budget (.ci/size-budget)

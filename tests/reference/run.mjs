@@ -7,7 +7,10 @@
 //   node tests/reference/run.mjs [step...] [--json FILE]
 //   env: ROUNDS=5 (rounds), PKG=pkg (the ctxfold build to measure),
 //        REF_MODULES=DIR (a node_modules folder that already holds the reference and Bun's
-//        platform package: no install), BUN=FILE (the Bun binary to run the reference with)
+//        platform package: no install), BUN=FILE (the Bun binary to run the reference with),
+//        OURS_NODE_FLAGS="--v8-pool-size=1 ..." (Node.js flags of ctxfold's side only, printed
+//        in the header: how a host's runtime settings change a first call; see
+//        docs/decisions/performance-notes.md#tier-up-threads)
 //
 // The method (docs/performance.md): every step runs in a FRESH process per side and round, with
 // no warm-up (a `chain-*` step opens its session once and times the first call of each
@@ -163,10 +166,11 @@ for (const [key, file] of [
 if (existsSync(small)) sizes.small = statSync(small).size;
 const childArgs = (step) => ['--step', step.id, ...Object.entries(files).flatMap(([k, v]) => [`--${k}`, v])];
 
+const oursFlags = (process.env.OURS_NODE_FLAGS || '').split(/\s+/).filter(Boolean);
 const sides = {
   ours: (step) => ({
     cmd: process.execPath,
-    argv: ['--expose-gc', path.join(here, 'ours-side.mjs'), ...childArgs(step)],
+    argv: ['--expose-gc', ...oursFlags, path.join(here, 'ours-side.mjs'), ...childArgs(step)],
     env: { ...process.env, CTXFOLD_PKG: pkgEntry },
   }),
   ref: (step) => ({
@@ -247,7 +251,7 @@ const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
 const load = (l) => l.map((x) => x.toFixed(2)).join(' ');
 
 console.log(
-  `ctxfold ${pkgVersion} (${shown(pkgDir)}, Node.js ${process.version}) against the reference ` +
+  `ctxfold ${pkgVersion} (${shown(pkgDir)}, Node.js ${process.version}${oursFlags.length ? ` ${oursFlags.join(' ')}` : ''}) against the reference ` +
     `(oh-my-pi ${refVersion}, Bun ${bunVersion}), ${startedAt.toISOString()}, ${os.cpus().length} CPUs`,
 );
 console.log(
@@ -303,7 +307,13 @@ console.log(
 );
 if (jsonOut) {
   mkdirSync(path.dirname(path.resolve(jsonOut)), { recursive: true });
-  const meta = { node: process.version, bun: bunVersion, reference: refVersion, ctxfold: pkgVersion };
+  const meta = {
+    node: process.version,
+    nodeFlags: oursFlags,
+    bun: bunVersion,
+    reference: refVersion,
+    ctxfold: pkgVersion,
+  };
   writeFileSync(
     jsonOut,
     `${JSON.stringify({ ...meta, pkg: pkgDir, rounds, startedAt, seconds, load: { before: loadBefore, after: loadAfter }, results: out }, null, 2)}\n`,
