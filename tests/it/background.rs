@@ -50,6 +50,23 @@ fn answer_all(plan: &mut CompactionPlan, s: &Session) {
     }
 }
 
+/// A compaction some other actor appended, keeping from `first_kept`.
+fn other_compaction(first_kept: &str) -> CompactionBody {
+    CompactionBody {
+        summary: "other".into(),
+        short_summary: None,
+        first_kept_entry_id: first_kept.to_string(),
+        tokens_before: Number::from(1),
+        tokens_after: None,
+        method: None,
+        provider_replay_through_entry_id: None,
+        details: None,
+        preserve_data: None,
+        from_extension: false,
+        warning: None,
+    }
+}
+
 /// The entries the context at the current leaf is built from: the compaction, then the
 /// entries of its messages.
 fn context_entries(s: &Session) -> Vec<String> {
@@ -124,21 +141,8 @@ fn a_compaction_left_on_a_sibling_branch_does_not_make_the_plan_stale() {
     let mut s = session(7, 200);
     let mut plan = plan_compaction(&s, &settings(120), speculative()).unwrap();
     let leaf_id = s.leaf_id().unwrap().to_string();
-    let body = CompactionBody {
-        summary: "other".into(),
-        short_summary: None,
-        first_kept_entry_id: leaf_id.clone(),
-        tokens_before: Number::from(1),
-        tokens_after: None,
-        method: None,
-        provider_replay_through_entry_id: None,
-        details: None,
-        preserve_data: None,
-        from_extension: false,
-        warning: None,
-    };
     answer_all(&mut plan, &s);
-    s.append_compaction(&body, 9).unwrap();
+    s.append_compaction(&other_compaction(&leaf_id), 9).unwrap();
     let before = s.to_bytes();
     match commit_compaction(&mut s, &plan, 10) {
         Err(Error::StalePlan { .. }) => assert_eq!(s.to_bytes(), before),
@@ -264,19 +268,7 @@ proptest! {
                     s.append_message(json!({"role":"user","content":"moved","timestamp":tick}), tick).unwrap();
                 }
                 Change::Compaction => {
-                    let body = CompactionBody {
-                        summary: "other".into(),
-                        short_summary: None,
-                        first_kept_entry_id: s.leaf_id().unwrap().to_string(),
-                        tokens_before: Number::from(1),
-                        tokens_after: None,
-                        method: None,
-                        provider_replay_through_entry_id: None,
-                        details: None,
-                        preserve_data: None,
-                        from_extension: false,
-                        warning: None,
-                    };
+                    let body = other_compaction(s.leaf_id().unwrap());
                     s.append_compaction(&body, tick).unwrap();
                 }
             }

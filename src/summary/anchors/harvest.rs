@@ -167,42 +167,63 @@ pub fn harvest_text<'a>(text: &'a str, scope: Scope, found: &mut impl FnMut(Anch
             true => Mix(raw_mix),
             false => Mix::of(word),
         };
-        if !mix.plain() && word.len() <= MAX_ANCHOR_BYTES {
-            let url = mix.has(Mix::COLON) && mix.has(Mix::SLASH);
-            if let Some(s) = url.then(|| url_start(word)).flatten() {
-                // A URL, or one behind a Markdown link's text (`[text](https://…)`).
-                let url = trim_word(&word[s..]);
-                if url_start(url) == Some(0) {
-                    found(AnchorKind::Url, url);
-                }
-                previous = raw;
-                previous_end = at;
-                continue;
-            }
-            match classify(word, mix, scope) {
-                // `src/a.rs:12:5` is the file `src/a.rs`: one anchor however many lines of it
-                // a listing or a stack names (the line is in the error line, when it matters).
-                Some(AnchorKind::Path) => found(AnchorKind::Path, without_location(word)),
-                Some(kind) => found(kind, word),
-                None if is_digits(word) && issue_word(previous) && previous_end + 1 == start => {
-                    // `PR 12`: the two words as written (one space between them).
-                    let from = previous_end - previous.len();
-                    found(
-                        AnchorKind::Issue,
-                        &text[from..at - (raw.len() - word.len())],
-                    );
-                }
-                None if scope.user && mix.has(Mix::DIGIT) && is_number(word) => {
-                    found(AnchorKind::Number, word)
-                }
-                None => {}
-            }
-        }
+        take_word(
+            text,
+            start..at,
+            word,
+            mix,
+            scope,
+            (previous, previous_end),
+            found,
+        );
         previous = raw;
         previous_end = at;
     }
     if scope.user {
         harvest_quoted(text, found);
+    }
+}
+
+/// What [`harvest_text`] takes of one word: `text[span]` as written, `word` its trimmed form
+/// with the byte classes `mix`, `previous` the word before it and where that one ended (for
+/// `PR 12`).
+#[inline(always)]
+fn take_word<'a>(
+    text: &'a str,
+    span: std::ops::Range<usize>,
+    word: &'a str,
+    mix: Mix,
+    scope: Scope,
+    (previous, previous_end): (&'a str, usize),
+    found: &mut impl FnMut(AnchorKind, &'a str),
+) {
+    if mix.plain() || word.len() > MAX_ANCHOR_BYTES {
+        return;
+    }
+    let url = mix.has(Mix::COLON) && mix.has(Mix::SLASH);
+    if let Some(s) = url.then(|| url_start(word)).flatten() {
+        // A URL, or one behind a Markdown link's text (`[text](https://…)`).
+        let url = trim_word(&word[s..]);
+        if url_start(url) == Some(0) {
+            found(AnchorKind::Url, url);
+        }
+        return;
+    }
+    match classify(word, mix, scope) {
+        // `src/a.rs:12:5` is the file `src/a.rs`: one anchor however many lines of it
+        // a listing or a stack names (the line is in the error line, when it matters).
+        Some(AnchorKind::Path) => found(AnchorKind::Path, without_location(word)),
+        Some(kind) => found(kind, word),
+        None if is_digits(word) && issue_word(previous) && previous_end + 1 == span.start => {
+            // `PR 12`: the two words as written (one space between them).
+            let from = previous_end - previous.len();
+            let trimmed = span.len() - word.len();
+            found(AnchorKind::Issue, &text[from..span.end - trimmed]);
+        }
+        None if scope.user && mix.has(Mix::DIGIT) && is_number(word) => {
+            found(AnchorKind::Number, word)
+        }
+        None => {}
     }
 }
 
@@ -748,36 +769,15 @@ mod tests {
             let raw = &text[start..at];
             let word = trim_word(raw);
             let mix = Mix::of(word);
-            if !mix.plain() && word.len() <= MAX_ANCHOR_BYTES {
-                let url = mix.has(Mix::COLON) && mix.has(Mix::SLASH);
-                if let Some(s) = url.then(|| url_start(word)).flatten() {
-                    let url = trim_word(&word[s..]);
-                    if url_start(url) == Some(0) {
-                        found(AnchorKind::Url, url);
-                    }
-                    previous = raw;
-                    previous_end = at;
-                    continue;
-                }
-                match classify(word, mix, scope) {
-                    Some(AnchorKind::Path) => found(AnchorKind::Path, without_location(word)),
-                    Some(kind) => found(kind, word),
-                    None if is_digits(word)
-                        && issue_word(previous)
-                        && previous_end + 1 == start =>
-                    {
-                        let from = previous_end - previous.len();
-                        found(
-                            AnchorKind::Issue,
-                            &text[from..at - (raw.len() - word.len())],
-                        );
-                    }
-                    None if scope.user && mix.has(Mix::DIGIT) && is_number(word) => {
-                        found(AnchorKind::Number, word)
-                    }
-                    None => {}
-                }
-            }
+            take_word(
+                text,
+                start..at,
+                word,
+                mix,
+                scope,
+                (previous, previous_end),
+                found,
+            );
             previous = raw;
             previous_end = at;
         }

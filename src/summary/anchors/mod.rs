@@ -138,6 +138,21 @@ impl AnchorIndex {
         });
     }
 
+    /// The text before an `<anchors>` block, word by word, then the block's lines (`block`,
+    /// between its tags) as they name them ([`AnchorIndex::add_text`]).
+    fn add_text_and_block(&mut self, before: &str, block: &str, scope: Scope) {
+        harvest_text(before, scope, &mut |kind, t| self.add(kind, t, scope.user));
+        for line in block.lines() {
+            let Some((kind, t)) = line.strip_prefix("- ").and_then(|l| l.split_once(": ")) else {
+                continue;
+            };
+            if let Some(kind) = AnchorKind::parse(kind) {
+                let user = scope.user || matches!(kind, AnchorKind::Number | AnchorKind::Quoted);
+                self.add(kind, t, user);
+            }
+        }
+    }
+
     /// Harvests one text. An `<anchors>` block inside it (a handoff document's, or one a
     /// summary copied) is read back line by line with the kind each line names, and a
     /// `<files>` block's tree as the paths it lists, so that what an earlier document held
@@ -170,21 +185,7 @@ impl AnchorIndex {
             let Some(close) = body.find(CLOSE) else {
                 break;
             };
-            // The text before the block, word by word; the block's lines as they name them.
-            harvest_text(&rest[..open], scope, &mut |kind, t| {
-                self.add(kind, t, scope.user)
-            });
-            for line in body[..close].lines() {
-                let Some((kind, t)) = line.strip_prefix("- ").and_then(|l| l.split_once(": "))
-                else {
-                    continue;
-                };
-                if let Some(kind) = AnchorKind::parse(kind) {
-                    let user =
-                        scope.user || matches!(kind, AnchorKind::Number | AnchorKind::Quoted);
-                    self.add(kind, t, user);
-                }
-            }
+            self.add_text_and_block(&rest[..open], &body[..close], scope);
             rest = &body[close + CLOSE.len()..];
             next = find_tag(rest.as_bytes(), OPEN.as_bytes());
         }
@@ -1217,20 +1218,7 @@ mod tests {
             let Some(close) = body.find(CLOSE) else {
                 break;
             };
-            harvest_text(&rest[..open], scope, &mut |kind, t| {
-                ix.add(kind, t, scope.user)
-            });
-            for line in body[..close].lines() {
-                let Some((kind, t)) = line.strip_prefix("- ").and_then(|l| l.split_once(": "))
-                else {
-                    continue;
-                };
-                if let Some(kind) = AnchorKind::parse(kind) {
-                    let user =
-                        scope.user || matches!(kind, AnchorKind::Number | AnchorKind::Quoted);
-                    ix.add(kind, t, user);
-                }
-            }
+            ix.add_text_and_block(&rest[..open], &body[..close], scope);
             rest = &body[close + CLOSE.len()..];
         }
         harvest_text(rest, scope, &mut |kind, t| ix.add(kind, t, scope.user));
