@@ -67,7 +67,8 @@ pub struct NavigateOptions {
     /// Instructions for the summarizer (see [`branch_prompt`]).
     pub custom_instructions: Option<String>,
     /// pi-mono: whether the custom instructions replace the prompt (`Some(true)`) or add a
-    /// focus to it (`Some(false)`); unset follows oh-my-pi (they replace it).
+    /// focus to it (`Some(false)`); unset follows the session's family: oh-my-pi's (they
+    /// replace it), or pi's on a pi-family branch (they add a focus).
     pub replace_instructions: Option<bool>,
     /// Label for the summary entry, or for the target when no summary is written.
     pub label: Option<String>,
@@ -182,12 +183,14 @@ impl NavigationPlan {
         self.replace_instructions = replace_instructions;
         if let Some(request) = &mut self.request {
             request.prompt = match self.pi {
-                // pi places its transcript as it is (`generateBranchSummary`).
+                // pi places its transcript as it is (`generateBranchSummary`), and its custom
+                // instructions add a focus unless `replaceInstructions` says otherwise (spec:
+                // compaction §7.4 step 3, pi-mono).
                 true => with_pi_conversation(
                     branch_prompt(
                         "",
                         self.custom_instructions.as_deref(),
-                        self.replace_instructions,
+                        Some(self.replace_instructions == Some(true)),
                     ),
                     &self.serialized,
                 ),

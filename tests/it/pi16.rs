@@ -988,3 +988,58 @@ fn pi_family_follows_appends() {
     let leaf = s.index_of("sys").expect("system entry");
     assert!(is_pi_family(&s, &s.path_to(leaf)), "system message");
 }
+
+/// pi's branch summary takes custom instructions as an added focus unless
+/// `replaceInstructions` is set (spec: compaction §7.4 step 3, pi-mono): on a pi-family branch
+/// an unset `replace_instructions` follows pi, where oh-my-pi's sessions replace the prompt
+/// (tests/it/branch.rs).
+#[test]
+fn pi_branch_instructions_add_a_focus_unless_they_replace() {
+    use ctxfold::navigation::{plan_navigation, NavigateOptions};
+    let want = pi_entries();
+    let r = want["branchSummaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| !r["prompts"].as_array().unwrap().is_empty())
+        .expect("a navigation pi asked a summary for");
+    let (from, to) = (r["from"].as_str().unwrap(), r["to"].as_str().unwrap());
+    let mut s = Session::load(
+        pi_session_bytes(r["file"].as_str().unwrap()),
+        LoadOptions::default(),
+    )
+    .unwrap();
+    s.branch(from).unwrap();
+    let prompt = |custom: Option<&str>, replace: Option<bool>| {
+        let options = NavigateOptions {
+            summarize: true,
+            context_window: 128_000,
+            reserve_tokens: 16_384,
+            custom_instructions: custom.map(str::to_string),
+            replace_instructions: replace,
+            ..NavigateOptions::default()
+        };
+        plan_navigation(&s, to, options)
+            .expect("plans")
+            .request
+            .expect("a request")
+            .prompt
+    };
+    let plain = prompt(None, None);
+    // pi's transcript (the instructions are our own wording: prompts/).
+    assert_eq!(
+        conversation(&plain),
+        conversation(r["prompts"][0].as_str().unwrap())
+    );
+    let focus = format!("{plain}\n\nAdditional focus: Only the errors.");
+    assert_eq!(prompt(Some("Only the errors."), None), focus);
+    assert_eq!(prompt(Some("Only the errors."), Some(false)), focus);
+    let end = "</conversation>\n\n";
+    let start = plain.find(end).unwrap() + end.len();
+    assert_eq!(
+        prompt(Some("Only the errors."), Some(true)),
+        format!("{}Only the errors.", &plain[..start])
+    );
+    // Empty instructions are none.
+    assert_eq!(prompt(Some(""), None), plain);
+}

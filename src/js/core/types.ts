@@ -1331,7 +1331,7 @@ export interface NavigationOptions {
   /** Ask for a summary of the branch being left. */
   summarize?: boolean;
   customInstructions?: string;
-  /** pi-mono: `true` custom instructions replace the prompt, `false` add a focus; unset: they replace it (oh-my-pi). */
+  /** pi-mono: `true` custom instructions replace the prompt, `false` add a focus; unset: they replace it (oh-my-pi), or add a focus on a pi-family branch (pi). */
   replaceInstructions?: boolean;
   /** Label for the summary entry, or for the target when no summary is written. */
   label?: string;
