@@ -609,12 +609,18 @@ impl CompactionPlan {
         let prep = &self.preparation;
         let serialized =
             conversation_text_with(session, &prep.path, &prep.turn_prefix, self.dialect, views)?;
+        // pi asks for the turn prefix with the custom instructions as a focus too (spec:
+        // compaction §7.4's rule, pi 1.6's `compact`); ctxfold's own request has none.
+        let focus = match self.dialect {
+            Dialect::Pi => self.options.custom_instructions.as_deref(),
+            _ => None,
+        };
         let prompt = self.prompt(
             &serialized,
             None,
             &self.options.extra_context,
             &PromptKind::TurnPrefix.text(),
-            None,
+            focus,
         );
         let budget = turn_prefix_max_tokens(self.settings.reserve_or_default());
         let max_tokens = self.output_budget(&prompt, budget);

@@ -1043,3 +1043,53 @@ fn pi_branch_instructions_add_a_focus_unless_they_replace() {
     // Empty instructions are none.
     assert_eq!(prompt(Some(""), None), plain);
 }
+
+/// pi 1.6's `compact` adds the custom instructions as a focus to both of its requests, the
+/// history's and the split turn's prefix's: so does a plan on a pi-family path.
+#[test]
+fn pi_compaction_instructions_focus_both_requests() {
+    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
+    use ctxfold::compaction::prepare::PrepareOptions;
+    let want = pi_entries();
+    let mut split = 0;
+    for r in want["compactions"].as_array().unwrap() {
+        let s = Session::load(
+            pi_session_bytes(r["file"].as_str().unwrap()),
+            LoadOptions::default(),
+        )
+        .unwrap();
+        let leaf = s.index_of(r["leaf"].as_str().unwrap()).unwrap();
+        let settings = CompactionSettings {
+            keep_recent_tokens: r["keep"].as_u64().unwrap(),
+            ..Default::default()
+        };
+        let prompts = |custom: Option<&str>| -> Vec<(String, String)> {
+            let options = PlanOptions {
+                prepare: PrepareOptions {
+                    leaf: Some(leaf),
+                    ..Default::default()
+                },
+                context_window: 128_000,
+                custom_instructions: custom.map(str::to_string),
+                ..Default::default()
+            };
+            let plan = plan_compaction(&s, &settings, options).expect("plans");
+            plan.pending()
+                .iter()
+                .map(|q| (q.id.clone(), q.prompt.clone()))
+                .collect()
+        };
+        let plain = prompts(None);
+        let focused = prompts(Some("Keep the test names."));
+        assert_eq!(plain.len(), focused.len());
+        for ((id, a), (_, b)) in plain.iter().zip(&focused) {
+            assert_eq!(
+                *b,
+                format!("{a}\n\nAdditional focus: Keep the test names."),
+                "{id}"
+            );
+            split += usize::from(id == "turn-prefix");
+        }
+    }
+    assert!(split > 0, "no record splits a turn");
+}
