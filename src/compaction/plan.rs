@@ -609,8 +609,8 @@ impl CompactionPlan {
         let prep = &self.preparation;
         let serialized =
             conversation_text_with(session, &prep.path, &prep.turn_prefix, self.dialect, views)?;
-        // pi asks for the turn prefix with the custom instructions as a focus too (spec:
-        // compaction §7.4's rule, pi 1.6's `compact`); ctxfold's own request has none.
+        // pi 1.6's `compact` asks for the turn prefix with the custom instructions as a focus
+        // too (the spec is silent there); ctxfold's own request has none.
         let focus = match self.dialect {
             Dialect::Pi => self.options.custom_instructions.as_deref(),
             _ => None,
