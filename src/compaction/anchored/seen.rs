@@ -94,43 +94,32 @@ fn prefix_key(head: &[u8; PREFIX]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    /// A small deterministic generator (no dependency): texts and anchors over a few letters,
-    /// so that prefixes collide and anchors occur, overlap and repeat.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn text(&mut self, len: usize) -> String {
-            const ALPHABET: [&str; 9] = ["a", "b", "/", ".", " ", "\n", "é", "ab", "x1"];
-            (0..len)
-                .map(|_| ALPHABET[(self.next() % ALPHABET.len() as u64) as usize])
-                .collect()
-        }
+    /// Texts and anchors over a few letters, so that prefixes collide and anchors occur,
+    /// overlap and repeat.
+    fn text(len: std::ops::Range<usize>) -> impl Strategy<Value = String> {
+        const ALPHABET: [&str; 9] = ["a", "b", "/", ".", " ", "\n", "é", "ab", "x1"];
+        proptest::collection::vec(proptest::sample::select(&ALPHABET[..]), len)
+            .prop_map(|parts| parts.concat())
     }
 
-    #[test]
-    fn shows_each_equals_a_substring_check() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        for round in 0..400 {
-            let len = (rng.next() % 200) as usize;
-            let text = rng.text(len);
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn shows_each_equals_a_substring_check(
+            text in text(0..200),
+            mut anchors in proptest::collection::vec(text(0..9), 0..30),
+            slices in proptest::collection::vec((any::<usize>(), any::<usize>()), 5),
+        ) {
             let hay = Haystack::new(&text);
-            let mut anchors: Vec<String> = Vec::new();
-            for _ in 0..rng.next() % 30 {
-                let len = (rng.next() % 9) as usize;
-                anchors.push(rng.text(len));
-            }
             // Slices of the text itself, and its words.
-            for _ in 0..5 {
-                let chars: Vec<(usize, char)> = text.char_indices().collect();
-                if chars.len() > 2 {
-                    let a = (rng.next() % chars.len() as u64) as usize;
-                    let b = a + (rng.next() % (chars.len() - a) as u64) as usize;
+            let chars: Vec<(usize, char)> = text.char_indices().collect();
+            if chars.len() > 2 {
+                for (a, b) in slices {
+                    let a = a % chars.len();
+                    let b = a + b % (chars.len() - a);
                     let end = chars.get(b).map_or(text.len(), |c| c.0);
                     anchors.push(text[chars[a].0..end].to_string());
                 }
@@ -139,12 +128,8 @@ mod tests {
             let refs: Vec<&str> = anchors.iter().map(String::as_str).collect();
             let want: Vec<bool> = refs.iter().map(|a| hay.shows(a)).collect();
             let naive: Vec<bool> = refs.iter().map(|a| text.contains(a)).collect();
-            assert_eq!(want, naive, "round {round}: {text:?}");
-            assert_eq!(
-                hay.shows_each(&refs),
-                want,
-                "round {round}: {text:?} {refs:?}"
-            );
+            prop_assert_eq!(&want, &naive, "{:?}", text);
+            prop_assert_eq!(hay.shows_each(&refs), want, "{:?} {:?}", text, refs);
         }
     }
 }
