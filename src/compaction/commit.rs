@@ -64,7 +64,17 @@ pub(crate) fn preserve_data(
     (!out.is_empty()).then_some(Value::Object(out))
 }
 
-/// Appends the entry, then records `tokensAfter` from the rebuilt context.
+/// The estimated tokens of the context at the session's leaf, archives counted without their
+/// data. A native compaction's replay counts as its provider will be sent it (spec: §2.3, §13).
+pub(crate) fn leaf_context_tokens(session: &Session) -> Result<u64> {
+    let ctx = crate::context::build_counted_context(
+        session,
+        &BuildOptions::default(),
+        &HistoryOptions::WITHOUT_DATA,
+    )?;
+    Ok(ctx.estimated_tokens(session))
+}
+
 /// Appends the compaction under `leaf`, the leaf it was prepared for (which need not be the
 /// session's current leaf: `PrepareOptions::leaf`), then stores `tokensAfter`.
 pub(crate) fn append_with_tokens_after(
@@ -80,13 +90,7 @@ pub(crate) fn append_with_tokens_after(
     }
     let id = session.append_compaction(body, now)?;
     let index = session.require(&id)?;
-    // A native compaction's replay counts as its provider will be sent it (spec: §2.3, §13).
-    let ctx = crate::context::build_counted_context(
-        session,
-        &BuildOptions::default(),
-        &HistoryOptions::WITHOUT_DATA,
-    )?;
-    let tokens_after = ctx.estimated_tokens(session);
+    let tokens_after = leaf_context_tokens(session)?;
     session.set_entry_field(index, &[], "tokensAfter", &Value::from(tokens_after))?;
     Ok(Committed {
         index,
@@ -350,15 +354,10 @@ fn append_pi_compaction(
     }
     let id = session.append("compaction", fields, now)?;
     let index = session.require(&id)?;
-    let ctx = crate::context::build_counted_context(
-        session,
-        &BuildOptions::default(),
-        &HistoryOptions::WITHOUT_DATA,
-    )?;
     Ok(Committed {
         index,
         id,
-        tokens_after: ctx.estimated_tokens(session),
+        tokens_after: leaf_context_tokens(session)?,
     })
 }
 

@@ -20,9 +20,7 @@
 use super::lanes::NativeModel;
 use super::openai::{PRESERVE_KEY, REMOTE_SUMMARY, RESPONSES_APIS};
 use super::{failed, text_of};
-use crate::archive::blocks::HistoryOptions;
-use crate::compaction::commit::Committed;
-use crate::context::BuildOptions;
+use crate::compaction::commit::{leaf_context_tokens, Committed};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::Session;
 use crate::settings::CompactionSettings;
@@ -240,12 +238,7 @@ pub fn commit_inline(
         .leaf()
         .filter(|&l| session.entries()[l].id() == reply_id)
         .ok_or_else(|| invalid("the reply of an inline compaction must be the session's leaf"))?;
-    let before = crate::context::build_counted_context(
-        session,
-        &BuildOptions::default(),
-        &HistoryOptions::WITHOUT_DATA,
-    )?
-    .estimated_tokens(session);
+    let before = leaf_context_tokens(session)?;
     let mut preserve = Map::new();
     preserve.insert(PRESERVE_KEY.into(), inline_record(provider, compaction));
     let entry = super::commit::RemoteEntry {
