@@ -807,6 +807,47 @@ fn pi_request_conversation(prompt: &str) -> String {
     }
 }
 
+/// The session, settings and plan options of one of pi's compaction records: its file, the
+/// leaf pi compacted at, its `keepRecentTokens`, a 128,000-token window.
+fn pi_compaction_case(
+    r: &Value,
+) -> (
+    Session,
+    CompactionSettings,
+    ctxfold::compaction::plan::PlanOptions,
+) {
+    let s = Session::load(
+        pi_session_bytes(r["file"].as_str().unwrap()),
+        LoadOptions::default(),
+    )
+    .unwrap();
+    let leaf = s.index_of(r["leaf"].as_str().unwrap()).unwrap();
+    let settings = CompactionSettings {
+        keep_recent_tokens: r["keep"].as_u64().unwrap(),
+        ..Default::default()
+    };
+    let options = ctxfold::compaction::plan::PlanOptions {
+        prepare: ctxfold::compaction::prepare::PrepareOptions {
+            leaf: Some(leaf),
+            ..Default::default()
+        },
+        context_window: 128_000,
+        ..Default::default()
+    };
+    (s, settings, options)
+}
+
+/// The session of one of pi's branch-summary records, its leaf on the branch left (`from`).
+fn pi_branch_session(r: &Value) -> Session {
+    let mut s = Session::load(
+        pi_session_bytes(r["file"].as_str().unwrap()),
+        LoadOptions::default(),
+    )
+    .unwrap();
+    s.branch(r["from"].as_str().unwrap()).unwrap();
+    s
+}
+
 /// A compaction committed on a pi-family path is the entry pi 1.6 writes for the same
 /// summary (pi40d item 1): the summary with pi's `<read-files>` / `<modified-files>` lists,
 /// `details`, `fromHook: false`, the `systemMessage` checkpoint, pi's field order, no field of
@@ -815,8 +856,7 @@ fn pi_request_conversation(prompt: &str) -> String {
 #[test]
 fn pi_writes_compaction_entries() {
     use ctxfold::compaction::commit::commit_compaction;
-    use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
-    use ctxfold::compaction::prepare::PrepareOptions;
+    use ctxfold::compaction::plan::plan_compaction;
     let want = pi_entries();
     let summary = want["summary"].as_str().unwrap();
     let records = want["compactions"].as_array().unwrap();
@@ -825,24 +865,7 @@ fn pi_writes_compaction_entries() {
     let mut failures = Vec::new();
     for r in records {
         let name = format!("{} {} K={}", r["case"], r["leaf"], r["keep"]);
-        let mut s = Session::load(
-            pi_session_bytes(r["file"].as_str().unwrap()),
-            LoadOptions::default(),
-        )
-        .unwrap();
-        let leaf = s.index_of(r["leaf"].as_str().unwrap()).unwrap();
-        let settings = CompactionSettings {
-            keep_recent_tokens: r["keep"].as_u64().unwrap(),
-            ..Default::default()
-        };
-        let options = PlanOptions {
-            prepare: PrepareOptions {
-                leaf: Some(leaf),
-                ..Default::default()
-            },
-            context_window: 128_000,
-            ..Default::default()
-        };
+        let (mut s, settings, options) = pi_compaction_case(r);
         let mut plan = plan_compaction(&s, &settings, options).expect("plans");
         let mut asked = Vec::new();
         while !plan.is_complete() {
@@ -895,12 +918,7 @@ fn pi_writes_branch_summary_entries() {
     for r in records {
         let (from, to) = (r["from"].as_str().unwrap(), r["to"].as_str().unwrap());
         let name = format!("{} {from} → {to}", r["case"]);
-        let mut s = Session::load(
-            pi_session_bytes(r["file"].as_str().unwrap()),
-            LoadOptions::default(),
-        )
-        .unwrap();
-        s.branch(from).unwrap();
+        let mut s = pi_branch_session(r);
         let options = NavigateOptions {
             summarize: true,
             context_window: 128_000,
@@ -1003,13 +1021,8 @@ fn pi_branch_instructions_add_a_focus_unless_they_replace() {
         .iter()
         .find(|r| !r["prompts"].as_array().unwrap().is_empty())
         .expect("a navigation pi asked a summary for");
-    let (from, to) = (r["from"].as_str().unwrap(), r["to"].as_str().unwrap());
-    let mut s = Session::load(
-        pi_session_bytes(r["file"].as_str().unwrap()),
-        LoadOptions::default(),
-    )
-    .unwrap();
-    s.branch(from).unwrap();
+    let to = r["to"].as_str().unwrap();
+    let s = pi_branch_session(r);
     let prompt = |custom: Option<&str>, replace: Option<bool>| {
         let options = NavigateOptions {
             summarize: true,
@@ -1049,29 +1062,14 @@ fn pi_branch_instructions_add_a_focus_unless_they_replace() {
 #[test]
 fn pi_compaction_instructions_focus_both_requests() {
     use ctxfold::compaction::plan::{plan_compaction, PlanOptions};
-    use ctxfold::compaction::prepare::PrepareOptions;
     let want = pi_entries();
     let mut split = 0;
     for r in want["compactions"].as_array().unwrap() {
-        let s = Session::load(
-            pi_session_bytes(r["file"].as_str().unwrap()),
-            LoadOptions::default(),
-        )
-        .unwrap();
-        let leaf = s.index_of(r["leaf"].as_str().unwrap()).unwrap();
-        let settings = CompactionSettings {
-            keep_recent_tokens: r["keep"].as_u64().unwrap(),
-            ..Default::default()
-        };
+        let (s, settings, base) = pi_compaction_case(r);
         let prompts = |custom: Option<&str>| -> Vec<(String, String)> {
             let options = PlanOptions {
-                prepare: PrepareOptions {
-                    leaf: Some(leaf),
-                    ..Default::default()
-                },
-                context_window: 128_000,
                 custom_instructions: custom.map(str::to_string),
-                ..Default::default()
+                ..base.clone()
             };
             let plan = plan_compaction(&s, &settings, options).expect("plans");
             plan.pending()
