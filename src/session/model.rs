@@ -210,9 +210,10 @@ impl Session {
             seen = match e.kind() {
                 EntryKind::ContextEdit | EntryKind::Usage => true,
                 EntryKind::Message => e.role() == Some(crate::session::message::Role::Other),
+                // The line's bytes as stored: no UTF-8 check of a compaction's whole line
+                // (archives run to megabytes) for an ASCII name.
                 EntryKind::Compaction => {
-                    memchr::memmem::find(self.entry_json(from).as_bytes(), b"systemMessage")
-                        .is_some()
+                    memchr::memmem::find(self.entry_line_bytes(from), b"systemMessage").is_some()
                 }
                 _ => false,
             };
