@@ -139,7 +139,7 @@ pub fn commit_compaction(
     let summary = match &pi_lists {
         Some(lists) => merged + &pi_file_operations(lists),
         None => upsert_file_operations(
-            &plan.with_anchors(&merged),
+            &plan.with_anchors(session, &merged)?,
             &plan.file_lists.read_files,
             &plan.file_lists.modified_files,
             Some(&plan.preparation.file_ops.read),
@@ -311,7 +311,7 @@ fn append_plan_compaction_at(
         tokens_after: None,
         method: Some(method.into()),
         provider_replay_through_entry_id: None,
-        details: Some(plan.details_json()),
+        details: Some(plan.details_json(session)?),
         preserve_data,
         from_extension: false,
         warning: None,
@@ -925,7 +925,7 @@ fn qualified_archive(
             .min(base.before - after_estimate)
             .min(limit.map_or(u64::MAX, |l| ((l - projected) as f64 / ratio) as u64));
         let mut built = built;
-        built.summary = plan.guide_with_anchors(&built.summary, &built.archive, room);
+        built.summary = plan.guide_with_anchors(session, &built.summary, &built.archive, room)?;
         return Ok(built);
     }
 }
@@ -1050,7 +1050,7 @@ pub fn commit_handoff(
         ids,
     );
     let summary = upsert_file_operations(
-        &plan.with_anchors(document),
+        &plan.with_anchors(session, document)?,
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),
@@ -1071,7 +1071,7 @@ pub fn commit_handoff(
             ),
             (
                 DETAILS_KEY,
-                AnchorIndex::details_json_of(&plan.anchors.ranked()),
+                AnchorIndex::details_json_of(&plan.anchors(session)?.ranked()),
             ),
         ]),
     );

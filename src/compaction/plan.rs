@@ -95,8 +95,10 @@ pub struct CompactionPlan {
     pub preparation: Preparation,
     pub strategy: Strategy,
     pub file_lists: FileLists,
-    /// The anchor index of the dropped region (issue 38).
-    pub anchors: crate::compaction::anchored::PlanAnchors,
+    /// The anchor index of the dropped region (issue 38), harvested on first use
+    /// ([`CompactionPlan::anchors`]): only a commit writes it, so a plan's first answer
+    /// (its requests) does not wait for it (issue 42).
+    pub(crate) anchors: std::cell::OnceCell<crate::compaction::anchored::PlanAnchors>,
     pub(super) settings: CompactionSettings,
     pub(super) options: PlanOptions,
     /// Entry count and leaf at plan time: the commit refuses a session that moved on.
@@ -128,7 +130,6 @@ pub struct CompactionPlan {
     turn_prefix: Slot,
     short: Slot,
     handoff: Slot,
-    recent_serialized: String,
     history_max_tokens: u64,
     /// The reasoning-effort hint of every request ([`summary_reasoning_effort`]).
     pub reasoning_effort: Option<&'static str>,
@@ -203,18 +204,17 @@ pub(super) fn plan_prepared(
     options: PlanOptions,
     prep: Preparation,
 ) -> Result<CompactionPlan> {
-    // Each message is read once for the plan's readers (issue 42): the anchor harvest, the
-    // kept region's visible text and transcript, the history's sizing, the turn prefix.
+    // Each message is read once for the plan's readers (issue 42): the history feed's check
+    // and sizing, the turn prefix.
     let views = plan_views(session, &prep);
     plan_prepared_with(session, settings, options, prep, &views)
 }
 
-/// The views a plan of `prep` shares between its readers ([`ViewCache`]).
+/// The views a plan of `prep` shares between its readers ([`ViewCache`]): the history's
+/// and the turn prefix's messages (the kept region is read when a commit harvests the
+/// anchors, or when the short summary is asked for).
 fn plan_views<'s>(session: &'s Session, prep: &Preparation) -> ViewCache<'s> {
-    ViewCache::read(
-        session,
-        &[&prep.messages_to_summarize, &prep.turn_prefix, &prep.recent],
-    )
+    ViewCache::read(session, &[&prep.messages_to_summarize, &prep.turn_prefix])
 }
 
 /// Checks the plan made with each message's view shared by its readers (issue 42) against
@@ -226,19 +226,21 @@ pub fn verify_shared_views(
     options: PlanOptions,
 ) -> std::result::Result<usize, String> {
     let shared = plan_compaction(session, settings, options.clone()).map_err(|e| e.to_string())?;
+    shared.anchors(session).map_err(|e| e.to_string())?;
     let settings = &*settings.for_window(options.context_window);
     let prep =
         prepare_compaction(session, settings, &options.prepare).map_err(|e| e.to_string())?;
     let views = plan_views(session, &prep).len();
     let own = plan_prepared_with(session, settings, options, prep, &ViewCache::default())
         .map_err(|e| e.to_string())?;
+    own.anchors(session).map_err(|e| e.to_string())?;
     if shared != own {
         return Err(format!(
             "the plans differ: requests {:?} against {:?}; anchors in view {:?} against {:?}",
             shared.pending(),
             own.pending(),
-            shared.anchors.in_view,
-            own.anchors.in_view
+            shared.anchors.get().map(|a| &a.in_view),
+            own.anchors.get().map(|a| &a.in_view)
         ));
     }
     Ok(views)
@@ -254,14 +256,6 @@ fn plan_prepared_with(
 ) -> Result<CompactionPlan> {
     let strategy = settings.strategy;
     let file_lists = prep.file_ops.file_lists();
-    let anchors = crate::compaction::anchored::plan_anchors(
-        session,
-        &prep,
-        &file_lists,
-        settings.anchor_tokens,
-        strategy == Strategy::Handoff,
-        views,
-    )?;
 
     let reserve = settings.reserve_or_default();
     let history_max = history_max_tokens(reserve);
@@ -271,16 +265,10 @@ fn plan_prepared_with(
         true => Dialect::Pi,
         false => summary_dialect(&options),
     };
-    let recent_serialized = if strategy == Strategy::Snapcompact {
-        String::new()
-    } else {
-        conversation_text_with(session, &prep.path, &prep.recent, dialect, views)?
-    };
-
     let mut plan = CompactionPlan {
         strategy,
         file_lists,
-        anchors,
+        anchors: std::cell::OnceCell::new(),
         settings: settings.clone(),
         fingerprint: (session.len(), session.leaf_id().map(str::to_string)),
         generation: session.generation(),
@@ -313,7 +301,6 @@ fn plan_prepared_with(
         },
         short: Slot::Queued,
         handoff: Slot::Skip,
-        recent_serialized,
         history_max_tokens: history_max,
         reasoning_effort: summary_reasoning_effort(
             session,
@@ -366,7 +353,7 @@ fn plan_prepared_with(
     }
     plan.queue_history_window(session, views)?;
     plan.queue_turn_prefix(session, views)?;
-    plan.queue_short();
+    plan.queue_short(session)?;
     Ok(plan)
 }
 
@@ -636,16 +623,24 @@ impl CompactionPlan {
     }
 
     /// The short summary needs the merged summary: it is written once history and turn
-    /// prefix are done.
-    fn queue_short(&mut self) {
+    /// prefix are done, with the kept region's transcript (read then: issue 42).
+    fn queue_short(&mut self, session: &Session) -> Result<()> {
         if self.short != Slot::Queued {
-            return;
+            return Ok(());
         }
         let Some(merged) = self.merged_summary() else {
-            return;
+            return Ok(());
         };
+        let prep = &self.preparation;
+        let recent = conversation_text_with(
+            session,
+            &prep.path,
+            &prep.recent,
+            self.dialect,
+            &ViewCache::default(),
+        )?;
         let prompt = summary_prompt(
-            &self.recent_serialized,
+            &recent,
             Some(&merged),
             &self.options.extra_context,
             &PromptKind::ShortSummary.text(),
@@ -659,6 +654,7 @@ impl CompactionPlan {
             max_tokens: short_summary_max_tokens(self.settings.reserve_or_default()),
             window: None,
         });
+        Ok(())
     }
 
     /// The summary of spec: compaction §5.7 step 2, once its parts are in: a split turn
@@ -751,8 +747,7 @@ impl CompactionPlan {
                 self.queue_history_window(session, &ViewCache::default())?;
             }
         }
-        self.queue_short();
-        Ok(())
+        self.queue_short(session)
     }
 
     /// The summarizer said a history window overflowed its context (spec: compaction §5.5):

@@ -11,7 +11,7 @@ use ctxfold::render::shape::resolve::Target;
 use ctxfold::render::{BillingFamily, FallbackFonts, ShapeVariant};
 use ctxfold::session::{CompactionBody, LoadOptions, NewSession, SequentialIds, Session};
 use ctxfold::settings::{CompactionSettings, Strategy};
-use ctxfold::summary::anchors::{visible_text, DETAILS_KEY};
+use ctxfold::summary::anchors::{visible_text, AnchorIndex, DETAILS_KEY};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Value};
@@ -232,6 +232,55 @@ fn the_handoff_document_carries_the_block() {
     assert!(report.anchored.iter().any(|a| a == "3f9a2c1e"));
 }
 
+/// A plan leaves the harvest to its commit (issue 42: its requests do not need it); the
+/// commit writes what it harvested, and a harvest of its own gives the same anchors.
+#[test]
+fn the_commit_harvests_what_it_writes() {
+    let mut s = new_session();
+    planted(&mut s);
+    padding(&mut s, 6);
+    let st = settings(1_000);
+    let mut plan = plan_compaction(&s, &st, PlanOptions::default()).unwrap();
+    assert!(plan.harvested_anchors().is_none());
+    answer_all(&mut plan, &s);
+    assert!(
+        plan.harvested_anchors().is_none(),
+        "answers need no anchors"
+    );
+    let fresh = plan_compaction(&s, &st, PlanOptions::default()).unwrap();
+    let own = fresh.anchors(&s).unwrap().ranked();
+    let c = commit_compaction(&mut s, &plan, 9).unwrap();
+    let body: CompactionBody = s.body(c.index).unwrap();
+    let written = &body.details.unwrap()[DETAILS_KEY];
+    let harvested = plan.harvested_anchors().expect("the commit harvested");
+    assert_eq!(harvested.ranked(), own);
+    assert_eq!(*written, AnchorIndex::details_json_of(&own));
+    assert!(!own.is_empty());
+    for id in PLANTED {
+        assert!(block_of(&body.summary).contains(id), "{id}");
+    }
+}
+
+/// The loss report of a handoff plan no commit harvested is refused: the new session it
+/// would read holds none of the entries the plan names.
+#[test]
+fn an_uncommitted_handoff_has_no_loss_report() {
+    let mut s = new_session();
+    planted(&mut s);
+    padding(&mut s, 6);
+    let st = CompactionSettings {
+        strategy: Strategy::Handoff,
+        ..settings(1_000)
+    };
+    let plan = plan_compaction(&s, &st, PlanOptions::default()).unwrap();
+    let err = loss_report(&new_session(), &plan).unwrap_err();
+    assert_eq!(
+        err.code(),
+        ctxfold::error::ErrorCode::InvalidArgument,
+        "{err}"
+    );
+}
+
 #[test]
 fn snapcompact_writes_the_block_before_history() {
     let mut s = new_session();
@@ -385,7 +434,9 @@ proptest! {
             let block = &body.summary[open..];
             let block = &block[..block.find("</anchors>").unwrap() + "</anchors>".len()];
             let tokens = (block.encode_utf16().count() as u64).div_ceil(4);
-            prop_assert!(tokens <= plan.anchors.budget && plan.anchors.budget <= budget, "{tokens} > {budget}");
+            // The commit harvested the anchors it wrote.
+            let anchors = plan.harvested_anchors().unwrap();
+            prop_assert!(tokens <= anchors.budget && anchors.budget <= budget, "{tokens} > {budget}");
             for line in block.lines().filter_map(|l| l.strip_prefix("- ")) {
                 let text = line.split_once(": ").unwrap().1;
                 prop_assert!(from_region(text), "{text} is not from the region");

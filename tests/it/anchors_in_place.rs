@@ -130,7 +130,8 @@ fn a_plan_harvests_the_region_in_place() {
     };
     let plan = plan_compaction(&s, &settings, PlanOptions::default()).unwrap();
     let texts: Vec<&str> = plan
-        .anchors
+        .anchors(&s)
+        .unwrap()
         .index
         .all()
         .iter()

@@ -4,8 +4,9 @@ use super::seen::Haystack;
 use crate::archive::blocks::HistoryOptions;
 use crate::compaction::plan::CompactionPlan;
 use crate::context::{build_context_with, BuildOptions};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::session::Session;
+use crate::settings::Strategy;
 use crate::summary::anchors::visible_text;
 
 /// What a compaction left the model (issue 38 item 4).
@@ -21,7 +22,21 @@ pub struct LossReport {
 /// The loss report of `plan` once committed into `session` (the session the model reads
 /// next: the compacted one, or a handoff's new session): the context at its leaf, as built
 /// for the model (frames as images, which show no text), against the region's identifiers.
+/// A plan no commit harvested the anchors of yet is harvested from `session` (the plan's
+/// own session, compacted or not); a handoff's new session holds none of the entries the
+/// plan names, so its plan must have been committed (`E_INVALID_ARGUMENT` otherwise).
 pub fn loss_report(session: &Session, plan: &CompactionPlan) -> Result<LossReport> {
+    let anchors = match plan.harvested_anchors() {
+        Some(a) => a,
+        None if plan.strategy != Strategy::Handoff => plan.anchors(session)?,
+        None => {
+            return Err(Error::InvalidArgument {
+                what: "a handoff plan's loss report reads the plan its commit used: commit it \
+                       first"
+                    .into(),
+            })
+        }
+    };
     let ctx = build_context_with(
         session,
         &BuildOptions::default(),
@@ -33,8 +48,7 @@ pub fn loss_report(session: &Session, plan: &CompactionPlan) -> Result<LossRepor
     // The `<files>` block shows its paths grouped by folder (spec: compaction §5.10), never
     // whole: a path it lists is in view.
     let listed = plan.file_lists.listed();
-    let lost = plan
-        .anchors
+    let lost = anchors
         .index
         .harvested()
         .filter(|a| !listed.contains(a.text.as_str()) && !hay.shows(&a.text))

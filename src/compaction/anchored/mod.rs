@@ -16,5 +16,4 @@ mod seen;
 mod write;
 
 pub use loss::{loss_report, LossReport};
-pub(crate) use plan::plan_anchors;
 pub use plan::PlanAnchors;

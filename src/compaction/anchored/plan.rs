@@ -5,10 +5,9 @@ use super::seen::Haystack;
 use crate::compaction::prepare::Preparation;
 use crate::error::Result;
 use crate::session::{CompactionBody, Session};
-use crate::summary::anchors::{visible_text_with, Anchor, AnchorIndex, MAX_CARRIED};
+use crate::summary::anchors::{visible_text_of, Anchor, AnchorIndex, MAX_CARRIED};
 use crate::summary::fileops::FileLists;
 use crate::summary::tools::CompactedRange;
-use crate::summary::view::ViewCache;
 use rustc_hash::FxHashSet;
 
 /// The anchors of a plan.
@@ -40,13 +39,12 @@ impl PlanAnchors {
 /// shows marked in view. A handoff (`whole`) drops the kept region too: the new session
 /// starts from its document alone, so the whole path is harvested and nothing is in view.
 /// None with a budget of 0.
-pub(crate) fn plan_anchors(
+pub(super) fn plan_anchors(
     session: &Session,
     prep: &Preparation,
     files: &FileLists,
     budget: u64,
     whole: bool,
-    views: &ViewCache<'_>,
 ) -> Result<PlanAnchors> {
     let mut index = AnchorIndex::new();
     let range = dropped_range(session, prep, whole);
@@ -71,20 +69,15 @@ pub(crate) fn plan_anchors(
     }
     let mut region = prep.tokens_to_summarize + prep.tokens_turn_prefix;
     let kept_text = if whole {
-        index.add_region_with(
+        index.add_region(
             session,
             &[&prep.messages_to_summarize, &prep.turn_prefix, &prep.recent],
-            views,
         );
         region += prep.tokens_recent;
         String::new()
     } else {
-        index.add_region_with(
-            session,
-            &[&prep.messages_to_summarize, &prep.turn_prefix],
-            views,
-        );
-        visible_text_with(session, &prep.recent, views)
+        index.add_region(session, &[&prep.messages_to_summarize, &prep.turn_prefix]);
+        visible_text_of(session, &prep.recent)
     };
     let hay = Haystack::new(&kept_text);
     // Only the best ranked can reach the block or `details`. The paths of the `<files>`

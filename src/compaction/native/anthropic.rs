@@ -292,7 +292,12 @@ pub fn commit_anthropic(
 ) -> Result<Committed> {
     plan.check_fresh(session)?;
     let answer = read_response(response)?;
-    let record = preserve_record(provider, model, &answer, &super::files_block(plan, ""));
+    let record = preserve_record(
+        provider,
+        model,
+        &answer,
+        &super::files_block(plan, session, "")?,
+    );
     super::commit_native(session, plan, PRESERVE_KEY, record, &answer.content, now)
 }
 

@@ -256,7 +256,12 @@ pub fn commit_ondemand(
 ) -> Result<Committed> {
     let leaf = check_appended_only(session, plan)?;
     let answer = read_response(response)?;
-    let mut record = preserve_record(provider, model, &answer, &super::files_block(plan, ""));
+    let mut record = preserve_record(
+        provider,
+        model,
+        &answer,
+        &super::files_block(plan, session, "")?,
+    );
     if !thinking_safe(session, plan, live) {
         if let Some(o) = record.as_object_mut() {
             o.insert("thinkingSafe".into(), false.into());

@@ -39,7 +39,7 @@ pub(crate) fn commit_native_at(
     now: i64,
 ) -> Result<Committed> {
     let prep = &plan.preparation;
-    plan.anchor_replay_item(&mut record);
+    plan.anchor_replay_item(session, &mut record)?;
     let mut preserve = match preserve_data(
         prep.previous_preserve_data.as_ref(),
         plan.options.preserve_data.as_ref(),
@@ -49,10 +49,10 @@ pub(crate) fn commit_native_at(
     };
     preserve.insert(key.into(), record);
     let remote = RemoteEntry {
-        summary: files_block(plan, summary),
+        summary: files_block(plan, session, summary)?,
         first_kept_entry_id: prep.first_kept_entry_id.clone(),
         tokens_before: prep.tokens_before,
-        details: Some(plan.details_json()),
+        details: Some(plan.details_json(session)?),
         preserve,
     };
     append_remote(session, leaf, remote, now)
@@ -92,11 +92,11 @@ pub(crate) fn append_remote(
 }
 
 /// `text` with the plan's `<files>` block.
-pub(crate) fn files_block(plan: &CompactionPlan, text: &str) -> String {
-    crate::summary::fileops::upsert_file_operations(
-        &plan.with_anchors(text),
+pub(crate) fn files_block(plan: &CompactionPlan, session: &Session, text: &str) -> Result<String> {
+    Ok(crate::summary::fileops::upsert_file_operations(
+        &plan.with_anchors(session, text)?,
         &plan.file_lists.read_files,
         &plan.file_lists.modified_files,
         Some(&plan.preparation.file_ops.read),
-    )
+    ))
 }

@@ -16,7 +16,7 @@ pub mod harvest;
 use crate::error::Result;
 use crate::session::message::{AgentMessage, Content, ContentBlock, Role};
 use crate::session::Session;
-use crate::summary::view::{in_place_role, BlockView, Content as ViewContent, MsgView, ViewCache};
+use crate::summary::view::{in_place_role, BlockView, Content as ViewContent, MsgView};
 use harvest::{error_line, first_line, harvest_text, AnchorKind, Scope, MAX_ANCHOR_BYTES};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -226,14 +226,8 @@ impl AnchorIndex {
     /// developer, assistant and tool-result messages are read in place ([`texts_in_place`]),
     /// the others through their typed message.
     pub fn add_entries(&mut self, session: &Session, entries: &[usize]) {
-        self.add_entries_with(session, entries, &ViewCache::default());
-    }
-
-    /// [`AnchorIndex::add_entries`] reading the views `cache` holds instead of parsing them
-    /// again (the same texts: [`texts_in_place`]).
-    fn add_entries_with(&mut self, session: &Session, entries: &[usize], cache: &ViewCache<'_>) {
         for &i in entries {
-            if !texts_in_place(session, cache, i, &mut |text, source| {
+            if !texts_in_place(session, i, &mut |text, source| {
                 self.add_source(text, source)
             }) {
                 self.add_typed_entry(session, i);
@@ -256,21 +250,10 @@ impl AnchorIndex {
     /// ones are read in their order, so recency keeps its meaning. Deterministic, and bounded
     /// whatever the region weighs (issue 38: ≤ 20 ms for a 50,000-entry region).
     pub fn add_region(&mut self, session: &Session, lists: &[&[usize]]) {
-        self.add_region_with(session, lists, &ViewCache::default());
-    }
-
-    /// [`AnchorIndex::add_region`] reading the views `cache` holds (a plan's, shared with
-    /// its other readers).
-    pub(crate) fn add_region_with(
-        &mut self,
-        session: &Session,
-        lists: &[&[usize]],
-        cache: &ViewCache<'_>,
-    ) {
         let all: Vec<usize> = lists.iter().flat_map(|l| l.iter().copied()).collect();
         let bytes = |i: usize| session.entry_line_bytes(i).len();
         if all.iter().map(|&i| bytes(i)).sum::<usize>() <= HARVEST_BYTES {
-            return self.add_entries_with(session, &all, cache);
+            return self.add_entries(session, &all);
         }
         let user = |i: usize| session.entry(i).and_then(|e| e.role()) == Some(Role::User);
         let mut chosen = vec![false; all.len()];
@@ -289,7 +272,7 @@ impl AnchorIndex {
             .zip(&chosen)
             .filter_map(|(&i, &c)| c.then_some(i))
             .collect();
-        self.add_entries_with(session, &picked, cache);
+        self.add_entries(session, &picked);
     }
 
     /// Seeds the index from the `details` of an earlier compaction (`details.anchors`, as
@@ -565,21 +548,10 @@ fn each_string(v: &Value, depth: u32, f: &mut dyn FnMut(&str)) {
 /// `message` entry of role user, developer, assistant or tool result that the view reads. A
 /// message the typed reading refuses (its `content` of the wrong type) gives nothing, as the
 /// typed path skips it. False, with nothing called, for any other entry: read it typed.
-/// The view is taken from `cache` when it holds it (the view read here otherwise: the same
-/// texts).
-pub(crate) fn texts_in_place(
-    session: &Session,
-    cache: &ViewCache<'_>,
-    i: usize,
-    f: &mut dyn FnMut(&str, Source),
-) -> bool {
+pub(crate) fn texts_in_place(session: &Session, i: usize, f: &mut dyn FnMut(&str, Source)) -> bool {
     let Some(role) = in_place_role(session, i) else {
         return false;
     };
-    if let Some(m) = cache.get(i) {
-        texts_of_view(role, m, f);
-        return true;
-    }
     let Some(json) = session.message_json(i) else {
         return false;
     };
@@ -653,15 +625,6 @@ fn texts_of_view(role: Role, m: &MsgView<'_>, f: &mut dyn FnMut(&str, Source)) {
 /// The model's visible text (as [`visible_text`]) of the messages of `entries`, read in
 /// place where [`texts_in_place`] can, typed otherwise; unreadable messages are skipped.
 pub(crate) fn visible_text_of(session: &Session, entries: &[usize]) -> String {
-    visible_text_with(session, entries, &ViewCache::default())
-}
-
-/// [`visible_text_of`] reading the views `cache` holds.
-pub(crate) fn visible_text_with(
-    session: &Session,
-    entries: &[usize],
-    cache: &ViewCache<'_>,
-) -> String {
     let mut out = String::new();
     let mut push = |t: &str, source: Source| {
         if matches!(source, Source::Text(_)) {
@@ -670,7 +633,7 @@ pub(crate) fn visible_text_with(
         }
     };
     for &i in entries {
-        if !texts_in_place(session, cache, i, &mut push) {
+        if !texts_in_place(session, i, &mut push) {
             if let Ok(Some(m)) = session.entry_message(i) {
                 for_each_text(&m, &mut push);
             }
@@ -687,10 +650,7 @@ pub fn verify_in_place_anchors(s: &Session) -> std::result::Result<usize, String
     let mut in_place = 0;
     for i in 0..s.len() {
         let mut got: Vec<(String, Source)> = Vec::new();
-        let none = ViewCache::default();
-        if !texts_in_place(s, &none, i, &mut |t, source| {
-            got.push((t.to_string(), source))
-        }) {
+        if !texts_in_place(s, i, &mut |t, source| got.push((t.to_string(), source))) {
             continue;
         }
         in_place += 1;
