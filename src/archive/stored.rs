@@ -339,61 +339,76 @@ pub fn check(session: &Session) -> Vec<LoadWarning> {
     let mut resolver = Resolver::new(session);
     let mut lengths: FxHashMap<(String, u64), std::result::Result<u64, Unresolved>> =
         FxHashMap::default();
+    let data_ref = memchr::memmem::Finder::new(DATA_REF_KEY);
     for (i, e) in session.entries().iter().enumerate() {
         if e.kind() != EntryKind::Compaction {
             continue;
         }
-        let b = session.entry_line_bytes(i);
-        if memchr::memmem::find(b, DATA_REF_KEY.as_bytes()).is_none() {
+        if data_ref.find(session.entry_line_bytes(i)).is_none() {
             continue;
         }
-        // The line is read once, for its references and as the target of later ones.
-        let refs: Vec<(usize, FrameRef)> = resolver
-            .hops_of(i)
-            .into_iter()
-            .flatten()
-            .enumerate()
-            .filter_map(|(k, h)| match h {
-                Hop::Ref(r) => Some((k, r.clone())),
-                _ => None,
-            })
-            .collect();
-        for (k, r) in &refs {
-            // Later archives name the same stored frames again: each is decoded once.
-            let key = (r.entry.clone(), r.frame);
-            let length = match lengths.get(&key) {
-                Some(&l) => l,
-                None => {
-                    let l = resolver.payload(r).map(|d| d.len() as u64);
-                    lengths.insert(key, l);
-                    l
-                }
-            };
-            let resolved = length.and_then(|l| {
-                if l == r.bytes {
-                    Ok(())
-                } else {
-                    Err(Unresolved::OtherLength)
-                }
-            });
-            if let Err(why) = resolved {
-                out.push(LoadWarning {
-                    code: ErrorCode::InvalidEntryBody,
-                    line: session.line_number(i),
-                    message: format!(
-                        "entry {}: snapcompact frame {k} is stored by reference, and the \
-                         reference {} (entry {:?}, frame {}); the context shows a placeholder \
-                         for it",
-                        e.id(),
-                        why.says(),
-                        r.entry,
-                        r.frame
-                    ),
-                });
-            }
-        }
+        check_entry(session, i, e, &mut resolver, &mut lengths, &mut out);
     }
     out
+}
+
+/// The frame references of the compaction entry `i` (whose line names a `dataRef`) that do
+/// not resolve, pushed onto `out` ([`check`]). A loop body of its own (issue 42,
+/// docs/decisions/performance-notes.md#loop-bodies).
+#[inline(never)]
+fn check_entry<'s>(
+    session: &'s Session,
+    i: usize,
+    e: &crate::session::Entry,
+    resolver: &mut Resolver<'s>,
+    lengths: &mut FxHashMap<(String, u64), std::result::Result<u64, Unresolved>>,
+    out: &mut Vec<LoadWarning>,
+) {
+    // The line is read once, for its references and as the target of later ones.
+    let refs: Vec<(usize, FrameRef)> = resolver
+        .hops_of(i)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(k, h)| match h {
+            Hop::Ref(r) => Some((k, r.clone())),
+            _ => None,
+        })
+        .collect();
+    for (k, r) in &refs {
+        // Later archives name the same stored frames again: each is decoded once.
+        let key = (r.entry.clone(), r.frame);
+        let length = match lengths.get(&key) {
+            Some(&l) => l,
+            None => {
+                let l = resolver.payload(r).map(|d| d.len() as u64);
+                lengths.insert(key, l);
+                l
+            }
+        };
+        let resolved = length.and_then(|l| {
+            if l == r.bytes {
+                Ok(())
+            } else {
+                Err(Unresolved::OtherLength)
+            }
+        });
+        if let Err(why) = resolved {
+            out.push(LoadWarning {
+                code: ErrorCode::InvalidEntryBody,
+                line: session.line_number(i),
+                message: format!(
+                    "entry {}: snapcompact frame {k} is stored by reference, and the \
+                     reference {} (entry {:?}, frame {}); the context shows a placeholder \
+                     for it",
+                    e.id(),
+                    why.says(),
+                    r.entry,
+                    r.frame
+                ),
+            });
+        }
+    }
 }
 
 /// The payloads of the frames compaction `index` stores or refers to, each with the

@@ -306,8 +306,7 @@ pub fn prepare_compaction(
         if kind_at(pos) != EntryKind::Compaction {
             continue;
         }
-        let body: CompactionBody = session.body(path[pos])?;
-        if readable(&body, settings, options.active_provider.as_deref()) {
+        if let Some(body) = readable_body(session, path[pos], settings, options)? {
             previous = Some((pos, body));
             break;
         }
@@ -443,6 +442,20 @@ pub fn prepare_compaction(
         ratio,
         path: path_vec,
     })
+}
+
+/// The body of the compaction entry `i` when a compaction can build on it ([`readable`]).
+/// The search over the path's loop body of its own (issue 42,
+/// docs/decisions/performance-notes.md#loop-bodies).
+#[inline(never)]
+fn readable_body(
+    session: &Session,
+    i: usize,
+    settings: &CompactionSettings,
+    options: &PrepareOptions,
+) -> Result<Option<CompactionBody>> {
+    let body: CompactionBody = session.body(i)?;
+    Ok(readable(&body, settings, options.active_provider.as_deref()).then_some(body))
 }
 
 /// The entries that carry `messages`, in order, each once.

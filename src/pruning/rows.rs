@@ -85,6 +85,89 @@ impl AllReads {
     }
 }
 
+/// The forward walk of [`Branch::new`]: what it carries from entry to entry. Its steps are
+/// loop bodies of their own (issue 42, docs/decisions/performance-notes.md#loop-bodies).
+struct Walk<'a> {
+    session: &'a Session,
+    cfg: &'a PruneConfig,
+    /// `read` results are paired with their calls ([`needs_read_calls`]).
+    pair: bool,
+    every_result: bool,
+    rows: Vec<Row<'a>>,
+    held: Vec<FileCalls>,
+    /// The calls of the last assistant and, once one of its reads was paired, their
+    /// index in `held`.
+    current: Option<(FileCalls, Option<u32>)>,
+    all: Option<AllReads>,
+}
+
+impl<'a> Walk<'a> {
+    /// An assistant message: its `read` calls are the ones the results after it answer.
+    #[inline(never)]
+    fn assistant(&mut self, index: usize) {
+        let session = self.session;
+        if !session.may_have_read_call(index) {
+            self.current = None;
+            return;
+        }
+        self.current = session
+            .file_calls(index)
+            .filter(|c| c.iter().any(|c| c.tool == FileTool::Read))
+            .map(|c| (c, None));
+    }
+
+    /// A tool result at `pos` of `path`: its row, when the pass wants it.
+    #[inline(never)]
+    fn result(&mut self, path: &[usize], pos: usize, index: usize) {
+        let session = self.session;
+        let Some(facts) = session.result_facts(index) else {
+            return;
+        };
+        let mut read_call = None;
+        if self.pair {
+            let id = &*facts.tool_call_id;
+            if let Some((calls, at)) = &mut self.current {
+                if let Some(k) = calls
+                    .iter()
+                    .position(|c| c.tool == FileTool::Read && *c.id == *id)
+                {
+                    let held = &mut self.held;
+                    let h = *at.get_or_insert_with(|| {
+                        held.push(Rc::clone(calls));
+                        held.len() as u32 - 1
+                    });
+                    read_call = Some((h, k as u32));
+                }
+            }
+            if read_call.is_none() && &*facts.tool_name == "read" {
+                let held = &mut self.held;
+                let all = self
+                    .all
+                    .get_or_insert_with(|| AllReads::build(session, path, held));
+                read_call = all.by_id.get(id).map(|&n| all.calls[n as usize]);
+            }
+        }
+        let cfg = self.cfg;
+        let wanted = self.every_result
+            || (cfg.supersede && read_call.is_some())
+            || (cfg.prune_useless && facts.useless);
+        if !wanted {
+            return;
+        }
+        self.rows.push(Row {
+            pos,
+            index,
+            tokens: session.entry_tokens(index, EstimateOptions::default()),
+            pruned: facts.pruned,
+            useless: facts.useless,
+            is_error: facts.is_error,
+            omitted: facts.context_omitted,
+            read_call,
+            facts,
+        });
+    }
+}
+
 impl<'a> Branch<'a> {
     /// Collects the tool results of the branch in one forward walk. A result is paired with
     /// its call in the nearest assistant before it; only when that fails for a `read` result
@@ -103,77 +186,33 @@ impl<'a> Branch<'a> {
         from: usize,
         boundary: usize,
     ) -> Branch<'a> {
-        let opts = EstimateOptions::default();
         let entries = session.entries();
         let pair = needs_read_calls(cfg);
-        let walk = path[..from]
+        let walk_from = path[..from]
             .iter()
             .rposition(|&i| entries[i].role() == Some(Role::Assistant))
             .unwrap_or(from);
-        let mut rows = Vec::new();
-        let mut held: Vec<FileCalls> = Vec::new();
-        // The calls of the last assistant and, once one of its reads was paired, their
-        // index in `held`.
-        let mut current: Option<(FileCalls, Option<u32>)> = None;
-        let mut all: Option<AllReads> = None;
-        for (pos, &index) in path.iter().enumerate().skip(walk) {
+        let mut walk = Walk {
+            session,
+            cfg,
+            pair,
+            every_result,
+            rows: Vec::new(),
+            held: Vec::new(),
+            current: None,
+            all: None,
+        };
+        for (pos, &index) in path.iter().enumerate().skip(walk_from) {
             let e = &entries[index];
             match e.role() {
-                Some(Role::Assistant) if pair => {
-                    if !session.may_have_read_call(index) {
-                        current = None;
-                        continue;
-                    }
-                    current = session
-                        .file_calls(index)
-                        .filter(|c| c.iter().any(|c| c.tool == FileTool::Read))
-                        .map(|c| (c, None));
-                    continue;
+                Some(Role::Assistant) if pair => walk.assistant(index),
+                Some(Role::ToolResult) if e.kind() == EntryKind::Message && pos >= from => {
+                    walk.result(&path, pos, index)
                 }
-                Some(Role::ToolResult) if e.kind() == EntryKind::Message && pos >= from => {}
-                _ => continue,
+                _ => {}
             }
-            let Some(facts) = session.result_facts(index) else {
-                continue;
-            };
-            let mut read_call = None;
-            if pair {
-                let id = &*facts.tool_call_id;
-                if let Some((calls, at)) = &mut current {
-                    if let Some(k) = calls
-                        .iter()
-                        .position(|c| c.tool == FileTool::Read && *c.id == *id)
-                    {
-                        let h = *at.get_or_insert_with(|| {
-                            held.push(Rc::clone(calls));
-                            held.len() as u32 - 1
-                        });
-                        read_call = Some((h, k as u32));
-                    }
-                }
-                if read_call.is_none() && &*facts.tool_name == "read" {
-                    let all = all.get_or_insert_with(|| AllReads::build(session, &path, &mut held));
-                    read_call = all.by_id.get(id).map(|&n| all.calls[n as usize]);
-                }
-            }
-            let wanted = every_result
-                || (cfg.supersede && read_call.is_some())
-                || (cfg.prune_useless && facts.useless);
-            if !wanted {
-                continue;
-            }
-            rows.push(Row {
-                pos,
-                index,
-                tokens: session.entry_tokens(index, opts),
-                pruned: facts.pruned,
-                useless: facts.useless,
-                is_error: facts.is_error,
-                omitted: facts.context_omitted,
-                read_call,
-                facts,
-            });
         }
+        let Walk { rows, held, .. } = walk;
         Branch {
             session,
             cfg,

@@ -13,32 +13,54 @@ use rustc_hash::FxHashMap;
 /// and links each entry to the one before it, so the load neither indexes the ids nor
 /// resolves the parents again. `plain[i]`: entry `i`'s line is valid UTF-8 and has neither
 /// member yet, so both are appended to its bytes (the usual case, no rescan of the line).
+#[inline(never)]
 pub(super) fn assign_ids(session: &mut Session, plain: &[bool]) {
     let n = session.entries.len();
-    let mut by_id: FxHashMap<Box<str>, u32> = FxHashMap::default();
-    by_id.reserve(n);
-    let mut prev: Option<Box<str>> = None;
-    let mut id_json = String::new();
-    let mut parent_json = String::from("null");
+    let mut ids = Assigning {
+        by_id: FxHashMap::default(),
+        prev: None,
+        id_json: String::new(),
+        parent_json: String::from("null"),
+    };
+    ids.by_id.reserve(n);
     for i in 0..n {
+        ids.assign(session, i, plain.get(i) == Some(&true));
+    }
+    session.by_id = ids.by_id;
+}
+
+/// What [`assign_ids`] carries from one entry to the next.
+struct Assigning {
+    by_id: FxHashMap<Box<str>, u32>,
+    /// The id of the entry before (the next one's parent), and as JSON.
+    prev: Option<Box<str>>,
+    id_json: String,
+    parent_json: String,
+}
+
+impl Assigning {
+    /// Gives entry `i` a fresh id and the entry before as its parent. A loop body of its own
+    /// (issue 42, docs/decisions/performance-notes.md#loop-bodies).
+    #[inline(never)]
+    fn assign(&mut self, session: &mut Session, i: usize, plain: bool) {
+        let by_id = &mut self.by_id;
         let id: Box<str> =
             ids::fresh_id(session.ids.as_mut(), |id| by_id.contains_key(id)).into_boxed_str();
         by_id.insert(id.clone(), i as u32);
-        id_json.clear();
-        js::write_string(&mut id_json, &id);
+        self.id_json.clear();
+        js::write_string(&mut self.id_json, &id);
         let line = session.entries[i].line as usize;
-        if !(plain.get(i) == Some(&true) && append_members(session, line, &id_json, &parent_json)) {
-            set_members(session, line, &id_json, &parent_json);
+        if !(plain && append_members(session, line, &self.id_json, &self.parent_json)) {
+            set_members(session, line, &self.id_json, &self.parent_json);
         }
         let e = &mut session.entries[i];
         e.id = id.clone();
-        e.parent_id = prev.take();
+        e.parent_id = self.prev.take();
         e.parent = i.checked_sub(1).map(|p| p as u32);
-        prev = Some(id);
+        self.prev = Some(id);
         // This entry's id is the next one's parent.
-        std::mem::swap(&mut id_json, &mut parent_json);
+        std::mem::swap(&mut self.id_json, &mut self.parent_json);
     }
-    session.by_id = by_id;
 }
 
 /// Appends `"id"` and `"parentId"` to the object of `line` where `JSON.stringify` would put
@@ -110,43 +132,22 @@ impl crate::session::Body for V1Compaction {
 
 /// The rest of v1 → v2 (compaction indices to ids) and v2 → v3 (`hookMessage` → `custom`),
 /// then the header stamp.
+#[inline(never)]
 pub(super) fn upgrade(session: &mut Session) -> Result<()> {
     let from = session.header.version;
+    // Each loop calls a function per entry it edits: loop bodies of their own (issue 42,
+    // docs/decisions/performance-notes.md#loop-bodies).
     if from < 2 {
         for i in 0..session.entries.len() {
-            if session.entries[i].kind != crate::session::EntryKind::Compaction {
-                continue;
+            if session.entries[i].kind == crate::session::EntryKind::Compaction {
+                kept_index_to_id(session, i)?;
             }
-            let Ok(body) = session.body::<V1Compaction>(i) else {
-                continue;
-            };
-            let Some(index) = body.first_kept_entry_index else {
-                continue;
-            };
-            // An index into the file's array of parsed lines, header = 0.
-            let target = index
-                .as_u64()
-                .filter(|&n| n > 0)
-                .and_then(|n| session.entries.get(n as usize - 1))
-                .map(|e| e.id.to_string());
-            let id = target.as_deref().map(serde_json::Value::from);
-            session.edit_entry(i, |t| {
-                let t = match &id {
-                    Some(id) => edit::set_member(t, &[], "firstKeptEntryId", &js::stringify(id))?
-                        .unwrap_or_else(|| t.to_string()),
-                    None => t.to_string(),
-                };
-                edit::remove_member(&t, &[], "firstKeptEntryIndex")
-            })?;
         }
     }
     if from < 3 {
         for i in 0..session.entries.len() {
             if session.entries[i].role == Some(Role::HookMessage) {
-                session.edit_entry(i, |t| {
-                    edit::set_member(t, &["message"], "role", "\"custom\"")
-                })?;
-                session.entries[i].role = Some(Role::Custom);
+                hook_to_custom(session, i)?;
             }
         }
     }
@@ -163,6 +164,43 @@ pub(super) fn upgrade(session: &mut Session) -> Result<()> {
             "migrated from format version {from} to {CURRENT_VERSION}; save the session to keep it"
         ),
     });
+    Ok(())
+}
+
+/// v1 → v2, second half, for the compaction entry `i`: `firstKeptEntryIndex` (an index into
+/// the file's lines) becomes `firstKeptEntryId`.
+#[inline(never)]
+fn kept_index_to_id(session: &mut Session, i: usize) -> Result<()> {
+    let Ok(body) = session.body::<V1Compaction>(i) else {
+        return Ok(());
+    };
+    let Some(index) = body.first_kept_entry_index else {
+        return Ok(());
+    };
+    // An index into the file's array of parsed lines, header = 0.
+    let target = index
+        .as_u64()
+        .filter(|&n| n > 0)
+        .and_then(|n| session.entries.get(n as usize - 1))
+        .map(|e| e.id.to_string());
+    let id = target.as_deref().map(serde_json::Value::from);
+    session.edit_entry(i, |t| {
+        let t = match &id {
+            Some(id) => edit::set_member(t, &[], "firstKeptEntryId", &js::stringify(id))?
+                .unwrap_or_else(|| t.to_string()),
+            None => t.to_string(),
+        };
+        edit::remove_member(&t, &[], "firstKeptEntryIndex")
+    })
+}
+
+/// v2 → v3 for the entry `i`: a `hookMessage` becomes a `custom` message.
+#[inline(never)]
+fn hook_to_custom(session: &mut Session, i: usize) -> Result<()> {
+    session.edit_entry(i, |t| {
+        edit::set_member(t, &["message"], "role", "\"custom\"")
+    })?;
+    session.entries[i].role = Some(Role::Custom);
     Ok(())
 }
 

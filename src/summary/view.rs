@@ -296,16 +296,7 @@ impl<'s> ViewCache<'s> {
         }
         cache.views.reserve(lists.iter().map(|l| l.len()).sum());
         for i in entries() {
-            if in_place_role(session, i).is_none() {
-                continue;
-            }
-            // The stored bytes, unchecked: a view read from them has every string checked
-            // UTF-8 and the rest is JSON's ASCII, so they are the text `message_json` lends
-            // (a message that is not UTF-8 gives no view and is read as before).
-            let Some(json) = message_bytes(session, i) else {
-                continue;
-            };
-            if let Some(view) = MsgView::of_json(json) {
+            if let Some(view) = cached_view(session, i) {
                 cache.views.push((i, view));
             }
         }
@@ -322,6 +313,17 @@ impl<'s> ViewCache<'s> {
         let at = self.views.binary_search_by_key(&i, |v| v.0).ok()?;
         Some(&self.views[at].1)
     }
+}
+
+/// The view [`ViewCache::read`] keeps of entry `i`: a message read in place. A loop body
+/// of its own (issue 42, docs/decisions/performance-notes.md#loop-bodies).
+#[inline(never)]
+fn cached_view(session: &Session, i: usize) -> Option<MsgView<'_>> {
+    in_place_role(session, i)?;
+    // The stored bytes, unchecked: a view read from them has every string checked UTF-8 and
+    // the rest is JSON's ASCII, so they are the text `message_json` lends (a message that is
+    // not UTF-8 gives no view and is read as before).
+    MsgView::of_json(message_bytes(session, i)?)
 }
 
 /// The stored bytes of the message of entry `i` (what [`Session::message_json`] reads, not
