@@ -205,8 +205,12 @@ pub(super) fn plan_prepared(
     prep: Preparation,
 ) -> Result<CompactionPlan> {
     // Each message is read once for the plan's readers (issue 42): the history feed's check
-    // and sizing, the turn prefix.
-    let views = plan_views(session, &prep);
+    // and sizing, the turn prefix. snapcompact writes no request, a handoff's one reads each
+    // message once: they read without the cache.
+    let views = match settings.strategy {
+        Strategy::Snapcompact | Strategy::Handoff => ViewCache::default(),
+        _ => plan_views(session, &prep),
+    };
     plan_prepared_with(session, settings, options, prep, &views)
 }
 
