@@ -208,8 +208,8 @@ fn history_windows_joined_from_pieces_equal_the_written_ones() {
     assert!(joined > 1_000, "{joined} messages joined");
 }
 
-/// A plan shares each message's view between its readers (issue 42: the anchor harvest, the
-/// kept region's visible text and transcript, the history's sizing, the turn prefix): the plan
+/// A plan shares each message's view between its readers (issue 42: the history feed's check
+/// and sizing, the turn prefix): the plan
 /// equals the one made with every reader reading each message itself, for every strategy that
 /// plans, small and large summarizer windows, short and long kept regions, on generated
 /// sessions, the conformance sessions and the edge cases.
