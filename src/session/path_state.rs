@@ -11,13 +11,34 @@ use crate::session::model::Session;
 use crate::session::state::PathState;
 
 impl PathState {
-    /// Folds the next entry of the path into the state.
+    /// Folds the next entry of the path into the state. Messages, the most of a path, take
+    /// the short way; a settings change is read by [`PathState::fold_setting`], out of line
+    /// (issue 42: V8 recompiles this hot step with its optimizing tier, and pays for every
+    /// byte of it).
     fn fold(&mut self, session: &Session, i: usize) {
         let pos = self.len;
         self.len += 1;
         match session.entries()[i].kind() {
+            EntryKind::Message => {
+                if !self.explicit_default_model
+                    && session.entries()[i].role() == Some(Role::Assistant)
+                {
+                    if let Some((p, m)) = session.assistant_model(i) {
+                        self.set_model("default", format!("{p}/{m}"));
+                    }
+                }
+            }
             EntryKind::Compaction => self.latest_compaction = Some(pos),
             EntryKind::ResetBoundary => self.latest_reset = Some(pos),
+            kind => self.fold_setting(session, i, kind),
+        }
+    }
+
+    /// [`PathState::fold`] of an entry that is neither a message, a compaction nor a reset
+    /// boundary.
+    #[inline(never)]
+    fn fold_setting(&mut self, session: &Session, i: usize, kind: EntryKind) {
+        match kind {
             EntryKind::ThinkingLevelChange => {
                 if let Ok(b) = session.body::<ThinkingLevelBody>(i) {
                     self.thinking_level = b.thinking_level.unwrap_or_else(|| "off".into());
@@ -35,14 +56,6 @@ impl PathState {
                         self.explicit_default_model = true;
                     }
                     self.set_model(&role, model);
-                }
-            }
-            EntryKind::Message
-                if !self.explicit_default_model
-                    && session.entries()[i].role() == Some(Role::Assistant) =>
-            {
-                if let Some((p, m)) = session.assistant_model(i) {
-                    self.set_model("default", format!("{p}/{m}"));
                 }
             }
             EntryKind::TtsrInjection => {
