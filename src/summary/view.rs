@@ -279,25 +279,32 @@ impl<'s> ViewCache<'s> {
     /// [`ViewCache::MAX_BYTES`]).
     pub(crate) fn read(session: &'s Session, lists: &[&[usize]]) -> ViewCache<'s> {
         let mut cache = ViewCache::default();
-        let bytes: usize = lists
-            .iter()
-            .flat_map(|l| l.iter())
-            .map(|&i| session.entry_line_bytes(i).len())
-            .sum();
-        if bytes > ViewCache::MAX_BYTES {
-            return cache;
-        }
+        // Plain loops over each list (no chained iterators): this runs once per plan, and a
+        // loop's body is what V8 charges its tier-up budget with on every turn (issue 42,
+        // docs/decisions/performance-notes.md#loop-bodies).
+        let mut bytes = 0;
         // A path's entries follow one another in the file, so the lists of one path are in
         // ascending order, as the lookup needs; anything else (not a plan's lists) is not
         // cached.
-        let entries = || lists.iter().flat_map(|l| l.iter().copied());
-        if entries().zip(entries().skip(1)).any(|(a, b)| a >= b) {
+        let mut last = None;
+        for list in lists {
+            for &i in *list {
+                if last.is_some_and(|l| l >= i) {
+                    return cache;
+                }
+                last = Some(i);
+                bytes += session.entry_line_bytes(i).len();
+            }
+        }
+        if bytes > ViewCache::MAX_BYTES {
             return cache;
         }
         cache.views.reserve(lists.iter().map(|l| l.len()).sum());
-        for i in entries() {
-            if let Some(view) = cached_view(session, i) {
-                cache.views.push((i, view));
+        for list in lists {
+            for &i in *list {
+                if let Some(view) = cached_view(session, i) {
+                    cache.views.push((i, view));
+                }
             }
         }
         cache

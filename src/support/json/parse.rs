@@ -172,6 +172,10 @@ impl Parser<'_> {
     }
 
     /// The container at `i` re-printed into `raws`, its placeholder, and the index after it.
+    /// Rare (a value nested near the limit): out of [`Parser::value`], which V8 recompiles
+    /// with its optimizing tier in a first call (issue 42).
+    #[cold]
+    #[inline(never)]
     fn raw(&mut self, i: usize) -> Result<(Value, usize), SyntaxError> {
         let end = self.sc.skip_value(self.text.as_bytes(), i)?;
         let mut text = String::new();
