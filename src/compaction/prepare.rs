@@ -445,7 +445,7 @@ pub fn prepare_compaction(
 }
 
 /// The body of the compaction entry `i` when a compaction can build on it ([`readable`]).
-/// The search over the path's loop body of its own (issue 42,
+/// The body of the search over the path, a function of its own (issue 42,
 /// docs/decisions/performance-notes.md#loop-bodies).
 #[inline(never)]
 fn readable_body(
