@@ -53,6 +53,15 @@ test('compact() appends the anchors block and reports what it kept and lost', as
   u.commitCompaction(plan);
   const loss = u.lossReport(plan);
   assert.ok(loss.anchored.length > 0 && loss.lost.length > 0, JSON.stringify(loss));
+
+  // A handoff plan's loss report reads the plan its commit harvested: before the commit
+  // there is none to read in a new session (issue 42: the plan leaves the harvest to it).
+  const h = Session.fromJsonl(sessionText());
+  const handoff = h.planCompaction({ ...settings, strategy: 'handoff' });
+  assert.throws(
+    () => Session.fromJsonl(`${header}\n`).lossReport(handoff),
+    (e) => e.code === 'E_INVALID_ARGUMENT' && /commit it first/.test(e.message),
+  );
 });
 
 test('searchHistory finds compacted and abandoned entries, exact identifiers first', async () => {
