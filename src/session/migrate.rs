@@ -18,7 +18,6 @@ pub(super) fn assign_ids(session: &mut Session, plain: &[bool]) {
     let n = session.entries.len();
     let mut ids = Assigning {
         by_id: FxHashMap::default(),
-        prev: None,
         id_json: String::new(),
         parent_json: String::from("null"),
     };
@@ -32,8 +31,7 @@ pub(super) fn assign_ids(session: &mut Session, plain: &[bool]) {
 /// What [`assign_ids`] carries from one entry to the next.
 struct Assigning {
     by_id: FxHashMap<Box<str>, u32>,
-    /// The id of the entry before (the next one's parent), and as JSON.
-    prev: Option<Box<str>>,
+    /// The id being assigned and the one before it (its parent), as JSON.
     id_json: String,
     parent_json: String,
 }
@@ -53,11 +51,12 @@ impl Assigning {
         if !(plain && append_members(session, line, &self.id_json, &self.parent_json)) {
             set_members(session, line, &self.id_json, &self.parent_json);
         }
+        let parent = i.checked_sub(1);
+        let parent_id = parent.map(|p| session.entries[p].id.clone());
         let e = &mut session.entries[i];
-        e.id = id.clone();
-        e.parent_id = self.prev.take();
-        e.parent = i.checked_sub(1).map(|p| p as u32);
-        self.prev = Some(id);
+        e.id = id;
+        e.parent_id = parent_id;
+        e.parent = parent.map(|p| p as u32);
         // This entry's id is the next one's parent.
         std::mem::swap(&mut self.id_json, &mut self.parent_json);
     }
