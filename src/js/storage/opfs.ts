@@ -47,6 +47,8 @@ export interface OpfsStoreOptions {
 const SUFFIX = '.jsonl';
 const TEMP = '.tmp';
 const NEWLINE = 0x0a;
+/** How many times `open` looks a session's file up when a move over it is still landing (~0.5 s in all). */
+const OPEN_ATTEMPTS = 10;
 
 /** The file name of session `id`: URI-encoded, so any id is a valid OPFS name. */
 const fileName = (id: string): string => `${encodeURIComponent(id)}${SUFFIX}`;
@@ -166,9 +168,19 @@ export function createOpfsStore(options: OpfsStoreOptions = {}): SessionStore {
   return {
     async open(rawId: string): Promise<Uint8Array | null> {
       const id = sessionId(rawId);
-      const file = await existing(id);
-      if (file === null) return null;
-      return new Uint8Array(await (await file.getFile()).arrayBuffer());
+      // A rewrite's `move()` cut short by a terminated worker can still be finishing in the
+      // browser, which replaces the destination in two steps: the name is found, then its file
+      // is not. The name is looked up again until the move has landed.
+      for (let attempt = 1; ; attempt++) {
+        const file = await existing(id);
+        if (file === null) return null;
+        try {
+          return new Uint8Array(await (await file.getFile()).arrayBuffer());
+        } catch (err) {
+          if (!isDomError(err, 'NotFoundError') || attempt === OPEN_ATTEMPTS) throw err;
+          await new Promise((resolve) => setTimeout(resolve, attempt * 10));
+        }
+      }
     },
 
     async save(rawId: string, rawChanges: SessionChanges): Promise<void> {
