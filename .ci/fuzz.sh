@@ -4,7 +4,7 @@
 #   .ci/fuzz.sh [TARGET|all] [SECONDS]     default: all targets, 600 s each
 #
 # Targets: load, roundtrip, build_context, compaction, snapcompact, triggers, shake, native_openai,
-# native_anthropic, native_ondemand, native_inline, inline, walk, agent, append, batch, frame_refs, recall, journal, classify, pi_entries, frame_steps, append_entry, anchors_in_place, load_chunks. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
+# native_anthropic, native_ondemand, native_inline, inline, walk, agent, append, batch, frame_refs, recall, journal, classify, pi_entries, frame_steps, append_entry, anchors_in_place, load_chunks, json_text. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`;
 # installed here when missing). Runs under
 # `nice -n 19` with -rss_limit_mb=4096, a 30 s per-input timeout, no sanitizer (the crate
 # forbids unsafe code) and debug assertions (overflow checks) on. The corpus grows in
@@ -16,7 +16,7 @@ export RUSTUP_AUTO_INSTALL=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 
-all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic native_ondemand native_inline inline walk agent append batch frame_refs recall journal classify pi_entries frame_steps append_entry anchors_in_place load_chunks)
+all=(load roundtrip build_context compaction snapcompact triggers shake native_openai native_anthropic native_ondemand native_inline inline walk agent append batch frame_refs recall journal classify pi_entries frame_steps append_entry anchors_in_place load_chunks json_text)
 target=${1:-all}
 seconds=${2:-${FUZZ_SECONDS:-600}}
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
@@ -63,6 +63,11 @@ seed() {
       # A reply whose output holds a compaction item and a configuration update, and a stream.
       printf '%s' '{"output":[{"type":"compaction","encrypted_content":"E"},{"type":"configuration_update"},{"type":"message","role":"assistant","content":[]}]}' > "$dir/seed-response"
       printf 'event: response.output_item.done\ndata: {"type":"response.output_item.done","item":{"type":"compaction","encrypted_content":"E"}}\n\ndata: {"type":"response.completed","response":{"output":[]}}\n\n' > "$dir/seed-stream"
+      ;;
+    json_text)
+      # Tool-call arguments: spaced, with a repeated key, escapes and number forms.
+      printf '%s' ' { "path" : "a\"b" , "n" : [ 1 , 2.50 , -0 , 1e400 ] , "path" : null } ' > "$dir/seed-object"
+      printf '%s' '["\ud83d",{"k":{"x":1,"x":2}},12345678901234567890]' > "$dir/seed-array"
       ;;
     append)
       # A generated session's bytes, a NUL, then the message's JSON.

@@ -195,41 +195,53 @@ pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
 
 /// Neutralises every opening or closing tag named in `tags` inside `text` (ASCII
 /// case-insensitive, whitespace allowed after `<` and `/`): its `<` becomes `&lt;`, so the
-/// text cannot end or start the wrapper it is placed in. Other text is unchanged.
-pub fn escape_tags(text: &str, tags: &[&str]) -> String {
+/// text cannot end or start the wrapper it is placed in. Other text is unchanged, and text
+/// with no such tag is returned as it is (no copy).
+pub fn escape_tags<'t>(text: &'t str, tags: &[&str]) -> Cow<'t, str> {
     let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
+    let mut out: Option<String> = None;
     let mut last = 0;
     let mut i = 0;
     while let Some(rel) = memchr::memchr(b'<', &b[i..]) {
         let lt = i + rel;
-        let mut j = lt + 1;
-        let skip_ws = |mut j: usize| {
-            while j < b.len() && b[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            j
-        };
-        j = skip_ws(j);
-        if b.get(j) == Some(&b'/') {
-            j = skip_ws(j + 1);
-        }
-        let hit = tags.iter().any(|tag| {
-            let t = tag.as_bytes();
-            b.len() >= j + t.len()
-                && b[j..j + t.len()].eq_ignore_ascii_case(t)
-                && b.get(j + t.len())
-                    .is_none_or(|&c| c == b'>' || c == b'/' || c.is_ascii_whitespace())
-        });
-        if hit {
+        i = lt + 1;
+        if opens_tag(b, i, tags) {
+            let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
             out.push_str(&text[last..lt]);
             out.push_str("&lt;");
-            last = lt + 1;
+            last = i;
         }
-        i = lt + 1;
     }
-    out.push_str(&text[last..]);
-    out
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut out) => {
+            out.push_str(&text[last..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Whether the text after a `<` (from `b[j]`) names one of `tags`: optional whitespace, an
+/// optional `/` and whitespace, the name (ASCII case-insensitive), then `>`, `/`, whitespace
+/// or the end.
+fn opens_tag(b: &[u8], j: usize, tags: &[&str]) -> bool {
+    let skip_ws = |mut j: usize| {
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        j
+    };
+    let mut j = skip_ws(j);
+    if b.get(j) == Some(&b'/') {
+        j = skip_ws(j + 1);
+    }
+    tags.iter().any(|tag| {
+        let t = tag.as_bytes();
+        b.len() >= j + t.len()
+            && b[j..j + t.len()].eq_ignore_ascii_case(t)
+            && b.get(j + t.len())
+                .is_none_or(|&c| c == b'>' || c == b'/' || c.is_ascii_whitespace())
+    })
 }
 
 /// Removes one legacy outer `<summary …>…</summary>` wrapper that older writers persisted

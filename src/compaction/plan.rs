@@ -144,6 +144,8 @@ struct SizedHistory<'p> {
     pieces: &'p mut Vec<Option<String>>,
     useless: FxHashSet<&'p str>,
     dialect: Dialect,
+    /// The buffer each message's transcript is written into before its piece is copied out.
+    scratch: String,
 }
 
 impl SizedHistory<'_> {
@@ -155,7 +157,13 @@ impl SizedHistory<'_> {
             return Ok(false);
         }
         each_view(session, &self.messages[first..], cache, &mut |m| {
-            let (size, piece) = view_size_piece(m, &self.useless, self.dialect, &ByteEstimate);
+            let (size, piece) = view_size_piece(
+                m,
+                &self.useless,
+                self.dialect,
+                &ByteEstimate,
+                &mut self.scratch,
+            );
             self.sizes.push(size);
             self.pieces.push(piece);
         });
@@ -497,6 +505,7 @@ impl CompactionPlan {
             pieces: &mut self.history_pieces,
             useless: self.useless.iter().map(|s| &**s).collect(),
             dialect: self.dialect,
+            scratch: String::new(),
         }
     }
 
@@ -518,7 +527,7 @@ impl CompactionPlan {
         let serialized = self.window_text(session, range);
         let budget = input_budget(self.options.context_window, self.history_max_tokens).budget;
         let tokens = crate::tokens::TokenCounter::count(&ByteEstimate, &serialized);
-        let serialized = clamp_window(&serialized, tokens, budget).into_owned();
+        let serialized = clamp_window(&serialized, tokens, budget);
         let kind = PromptKind::history(self.carried.is_some());
         let prompt = self.prompt(
             &serialized,

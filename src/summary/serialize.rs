@@ -16,8 +16,9 @@
 //! 2,000-character cap and the `N more characters` count are code units.
 
 use crate::prompts;
-use crate::summary::view::{BlockView, Content, MsgView};
+use crate::summary::view::{Args, BlockView, Content, MsgView};
 use crate::support::json::js;
+use crate::support::json::scan::Scanner;
 use crate::tokens::TokenCounter;
 use rustc_hash::FxHashSet;
 use serde_json::Value;
@@ -126,8 +127,64 @@ fn truncate_in(text: &str, max: usize, pi: bool) -> Cow<'_, str> {
 }
 
 /// JavaScript's `Object.entries` of a tool call's `arguments`, rendered as
-/// `key=<JSON.stringify value>` joined by `, ` (spec: compaction §5.1).
-fn render_arguments(out: &mut String, args: &Value) {
+/// `key=<JSON.stringify value>` joined by `, ` (spec: compaction §5.1). Arguments read in
+/// place are written from their text; one [`js::write_json_text`] hands over is parsed.
+fn render_arguments(out: &mut String, args: &Args<'_>) {
+    match *args {
+        Args::Value(v) => render_argument_value(out, v),
+        Args::Text(t) => {
+            let mark = out.len();
+            out.reserve(t.len());
+            let rendered = std::str::from_utf8(t).map_err(|_| js::Handover);
+            if rendered.and_then(|t| render_argument_text(out, t)).is_err() {
+                out.truncate(mark);
+                render_argument_value(out, &args.value());
+            }
+        }
+    }
+}
+
+/// [`render_arguments`] of JSON text, as [`js::restringify`] writes it (`Err`: parse it).
+fn render_argument_text(out: &mut String, t: &str) -> Result<(), js::Handover> {
+    let b = t.as_bytes();
+    let mut sc = Scanner::new();
+    let start = sc.skip_ws(b, 0);
+    let end = match b.get(start) {
+        Some(b'{') => {
+            let mut keys: Vec<&str> = Vec::new();
+            js::each_member(&mut sc, t, start, &mut |sc, key, at| {
+                if keys.len() == js::RESTRINGIFY_KEYS || keys.contains(&key) {
+                    return Err(js::Handover);
+                }
+                if !keys.is_empty() {
+                    out.push_str(", ");
+                }
+                keys.push(key);
+                out.push_str(key);
+                out.push('=');
+                js::restringify(out, sc, t, at, 1)
+            })?
+        }
+        Some(b'[') => js::each_element(&mut sc, t, start, &mut |sc, k, at| {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            js::write_uint(out, k as u64);
+            out.push('=');
+            js::restringify(out, sc, t, at, 1)
+        })?,
+        // A scalar (or what is not JSON, which reads as `null`) has no entries.
+        _ => return Ok(()),
+    };
+    if sc.skip_ws(b, end) == b.len() {
+        Ok(())
+    } else {
+        Err(js::Handover)
+    }
+}
+
+/// [`render_arguments`] of a value.
+fn render_argument_value(out: &mut String, args: &Value) {
     let mut first = true;
     let mut item = |out: &mut String, key: &str, v: &Value| {
         if !first {
@@ -391,10 +448,20 @@ pub(crate) struct Transcript<'a> {
 
 impl<'a> Transcript<'a> {
     pub(crate) fn new(dialect: Dialect, useless: &'a FxHashSet<&'a str>) -> Transcript<'a> {
+        Self::in_buffer(dialect, useless, String::new())
+    }
+
+    /// A transcript written into `buffer` (cleared first), whose capacity it reuses.
+    pub(crate) fn in_buffer(
+        dialect: Dialect,
+        useless: &'a FxHashSet<&'a str>,
+        mut buffer: String,
+    ) -> Transcript<'a> {
+        buffer.clear();
         Transcript {
             dialect,
             useless,
-            out: String::new(),
+            out: buffer,
             results_open: None,
         }
     }
@@ -497,7 +564,10 @@ impl<'a> Transcript<'a> {
             for call in &calls {
                 let name = call.name.as_deref().unwrap_or("");
                 let mut body = String::new();
-                js::write_value(&mut body, call.arguments.as_deref().unwrap_or(&Value::Null));
+                match &call.arguments {
+                    Some(args) => args.write_json(&mut body),
+                    None => body.push_str("null"),
+                }
                 let channel = format!("commentary to={}", harmony_recipient(name));
                 self.harmony_assistant(&channel, &body, H_CALL);
             }
@@ -638,7 +708,8 @@ fn escape_xml(s: &str, attribute: bool) -> String {
 fn write_invoke(out: &mut String, call: &BlockView<'_>) {
     let name = call.name.as_deref().unwrap_or("");
     out.push_str(&format!("<invoke name=\"{}\">", escape_xml(name, true)));
-    if let Some(Value::Object(args)) = call.arguments.as_deref() {
+    let args = call.arguments.map(|a| a.value());
+    if let Some(Value::Object(args)) = args.as_deref() {
         for (k, v) in args {
             out.push_str(&format!("<parameter name=\"{}\">", escape_xml(k, true)));
             js::write_value(out, v);
@@ -832,15 +903,7 @@ pub fn serialize_each(messages: &[Value]) -> Vec<String> {
 /// (`<conversation id=1>`) is escaped too, so a model cannot mistake it for a wrapper.
 /// The escaping is idempotent; text without such tags is unchanged.
 pub fn escape_summary_boundaries(text: &str) -> Cow<'_, str> {
-    if !text.contains('<') {
-        return Cow::Borrowed(text);
-    }
-    let escaped = prompts::escape_tags(text, &BOUNDARY_TAGS);
-    if escaped.len() == text.len() {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(escaped)
-    }
+    prompts::escape_tags(text, &BOUNDARY_TAGS)
 }
 
 /// [`serialize_conversation`] followed by [`escape_summary_boundaries`]: the conversation
@@ -1067,7 +1130,7 @@ pub(crate) fn view_size(
     dialect: Dialect,
     counter: &dyn TokenCounter,
 ) -> u64 {
-    view_size_piece(msg, useless, dialect, counter).0
+    sized_transcript(msg, useless, dialect, counter, &mut String::new(), false).0
 }
 
 /// [`view_size`], and the message's own transcript (escaped) when a window's transcript can
@@ -1077,19 +1140,35 @@ pub(crate) fn view_size(
 /// that its piece is the same whatever useless ids the window holds. The window's
 /// transcript is then its non-empty pieces joined by a blank line: what writing the window
 /// at once gives, escaping included, as every piece starts with its `[Role]: ` prefix and
-/// no boundary tag can span the join.
+/// no boundary tag can span the join. The message is written into `scratch` (its capacity
+/// reused from message to message); the piece is one allocation of its exact size.
 pub(crate) fn view_size_piece(
     msg: &MsgView<'_>,
     useless: &FxHashSet<&str>,
     dialect: Dialect,
     counter: &dyn TokenCounter,
+    scratch: &mut String,
 ) -> (u64, Option<String>) {
-    let mut t = Transcript::new(dialect, useless);
+    sized_transcript(msg, useless, dialect, counter, scratch, true)
+}
+
+/// [`view_size_piece`]; the piece only when `keep` asks for it.
+fn sized_transcript(
+    msg: &MsgView<'_>,
+    useless: &FxHashSet<&str>,
+    dialect: Dialect,
+    counter: &dyn TokenCounter,
+    scratch: &mut String,
+    keep: bool,
+) -> (u64, Option<String>) {
+    let mut t = Transcript::in_buffer(dialect, useless, std::mem::take(scratch));
     t.push(msg);
-    let s = escaped_for_summary(t.finish());
+    let raw = t.finish();
+    let s = escape_summary_boundaries(&raw);
     let size = if s.is_empty() { 0 } else { counter.count(&s) };
     let touches = |id: Option<&str>| useless.contains(id.unwrap_or(""));
-    let joinable = dialect == Dialect::Plain
+    let joinable = keep
+        && dialect == Dialect::Plain
         && msg.useless_result_id().is_none()
         && match (msg.role.as_deref(), &msg.content) {
             (Some("toolResult"), _) => !touches(msg.tool_call_id.as_deref()),
@@ -1098,7 +1177,9 @@ pub(crate) fn view_size_piece(
                 .any(|b| b.kind.as_deref() == Some("toolCall") && touches(b.id.as_deref())),
             _ => true,
         };
-    (size, joinable.then_some(s))
+    let piece = joinable.then(|| s.into_owned());
+    *scratch = raw;
+    (size, piece)
 }
 
 /// [`message_sizes`] in a dialect.
@@ -1118,9 +1199,10 @@ pub(crate) fn view_sizes(
     counter: &dyn TokenCounter,
 ) -> Vec<u64> {
     let useless = useless_ids(messages);
+    let mut scratch = String::new();
     messages
         .iter()
-        .map(|m| view_size(m, &useless, dialect, counter))
+        .map(|m| sized_transcript(m, &useless, dialect, counter, &mut scratch, false).0)
         .collect()
 }
 
@@ -1190,6 +1272,34 @@ mod tests {
     use super::*;
     use crate::tokens::ByteEstimate;
     use serde_json::json;
+
+    /// Arguments rendered from their text as from their parse: repeated and escaped keys at
+    /// the top (which the load's facts keep out of the in-place transcript) and below,
+    /// arrays, scalars, whitespace, texts that are not JSON.
+    #[test]
+    fn arguments_render_from_text_as_from_value() {
+        for text in [
+            r#"{"path":"a.ts","n":1.50}"#,
+            r#" { "d" : 1 , "e" : [ 2 , {"f":-0} ] , "d" : 3 } "#,
+            r#"{"p\u0061th":1,"path":2}"#,
+            r#"{"a":{"x":1,"x":2}}"#,
+            r#"[1,"x",null,{"k":1e3}]"#,
+            "[]",
+            "{}",
+            "\"scalar\"",
+            "12",
+            "null",
+            "[1,]",
+            r#"{"a":1"#,
+            "",
+        ] {
+            let value = crate::support::json::parse_bytes(text.as_bytes()).unwrap_or(Value::Null);
+            let (mut got, mut want) = (String::from(">"), String::from(">"));
+            render_arguments(&mut got, &Args::Text(text.as_bytes()));
+            render_arguments(&mut want, &Args::Value(&value));
+            assert_eq!(got, want, "{text}");
+        }
+    }
 
     fn user(text: &str) -> Value {
         json!({"role":"user","content":text})

@@ -8,6 +8,7 @@
 
 use crate::session::message::{truthy, Role};
 use crate::session::{EntryKind, Session};
+use crate::support::json::js;
 use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError, DEEP_HINT};
 use crate::support::json::view::Val;
 use serde_json::Value;
@@ -52,10 +53,45 @@ pub(crate) struct BlockView<'a> {
     pub(crate) id: Option<Cow<'a, str>>,
     pub(crate) name: Option<Cow<'a, str>>,
     pub(crate) mime_type: Option<Cow<'a, str>>,
-    /// A tool call's `arguments` (written back as JSON, so read as a value).
-    pub(crate) arguments: Option<Cow<'a, Value>>,
+    /// A tool call's `arguments`.
+    pub(crate) arguments: Option<Args<'a>>,
     /// `contextOmitted` is truthy (a call hidden from the model; anchor index only).
     pub(crate) omitted: bool,
+}
+
+/// A tool call's `arguments`: a value, or the JSON text of one read in place from the
+/// session (written back as JSON without building the value, issue 42; parsed where a value
+/// is needed).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Args<'a> {
+    Value(&'a Value),
+    Text(&'a [u8]),
+}
+
+impl<'a> Args<'a> {
+    /// The arguments as a value (`null` for a text that does not parse; the scan of
+    /// [`MsgView::of_json`] crossed it, so it parses).
+    pub(crate) fn value(&self) -> Cow<'a, Value> {
+        match *self {
+            Args::Value(v) => Cow::Borrowed(v),
+            Args::Text(t) => Cow::Owned(Val::of(t).value().unwrap_or(Value::Null)),
+        }
+    }
+
+    /// Appends `JSON.stringify(arguments)`.
+    pub(crate) fn write_json(&self, out: &mut String) {
+        match *self {
+            Args::Value(v) => js::write_value(out, v),
+            Args::Text(t) => js::write_json_text(out, t),
+        }
+    }
+}
+
+/// Arguments are equal when their values are (a text and the value it parses to too).
+impl PartialEq for Args<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value() == other.value()
+    }
 }
 
 impl<'a> MsgView<'a> {
@@ -174,7 +210,7 @@ impl<'a> BlockView<'a> {
             id: value_str(b, "id"),
             name: value_str(b, "name"),
             mime_type: value_str(b, "mimeType"),
-            arguments: b.get("arguments").map(Cow::Borrowed),
+            arguments: b.get("arguments").map(Args::Value),
             omitted: truthy(b.get("contextOmitted")),
         }
     }
@@ -210,9 +246,7 @@ fn block_at<'a>(
         id: string(3),
         name: string(4),
         mime_type: string(5),
-        // The value parser reads what the scan of [`MsgView::of_json`] crossed (nothing nested
-        // as deep as its limit), so it does not fail here.
-        arguments: val(6).map(|a| Cow::Owned(a.value().unwrap_or(Value::Null))),
+        arguments: val(6).map(|a| Args::Text(a.raw())),
         omitted: val(7).is_some_and(|v| v.truthy()),
     };
     Ok((block, end))

@@ -28,6 +28,7 @@ mod image_rescue;
 mod in_place;
 mod incremental;
 mod journal;
+mod json_text;
 mod large_inputs;
 mod layers;
 mod native_anthropic;

@@ -598,7 +598,7 @@ fn texts_of_view(role: Role, m: &MsgView<'_>, f: &mut dyn FnMut(&str, Source)) {
             }
             Some("toolCall") if role == Role::Assistant && !b.omitted => {
                 if let Some(args) = &b.arguments {
-                    each_string(args, 0, &mut |s| f(s, Source::Text(ARGUMENTS)));
+                    each_string(&args.value(), 0, &mut |s| f(s, Source::Text(ARGUMENTS)));
                 }
             }
             _ => {}
