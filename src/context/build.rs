@@ -418,7 +418,18 @@ impl Emitter<'_> {
                     stripped_tool_calls: 0,
                     pi: false,
                 });
+                Ok(())
             }
+            kind => self.append_other(index, kind),
+        }
+    }
+
+    /// [`Emitter::append`] of an entry that is not a `message`: out of line, so that the
+    /// per-entry step V8 charges for its code stays the size of the common case
+    /// (docs/decisions/performance-notes.md#loop-bodies).
+    #[inline(never)]
+    fn append_other(&mut self, index: usize, kind: EntryKind) -> Result<()> {
+        match kind {
             EntryKind::CustomMessage => {
                 // A payload that does not validate is skipped, not fatal.
                 let Ok(body) = self.session.body::<CustomMessageBody>(index) else {
@@ -843,36 +854,7 @@ fn strip_dangling_tool_calls(
     // Positions in increasing order (`dangling_at` is).
     let mut remove: Vec<usize> = Vec::new();
     for (pos, missing) in dangling_at {
-        let m = &mut messages[pos];
-        let mut stripped = 0u32;
-        rewrite(session, m, |o| {
-            if let Some(Value::Array(blocks)) = o.get_mut("content") {
-                blocks.retain(|b| {
-                    let ty = b.get("type").and_then(Value::as_str);
-                    if ty == Some("toolCall") {
-                        let id = b.get("id").and_then(Value::as_str).unwrap_or("");
-                        if missing.contains(id) {
-                            stripped += 1;
-                            return false;
-                        }
-                    }
-                    ty != Some("redactedThinking")
-                });
-                for b in blocks.iter_mut() {
-                    if b.get("type").and_then(Value::as_str) == Some("thinking") {
-                        if let Some(bo) = b.as_object_mut() {
-                            bo.remove("thinkingSignature");
-                        }
-                    }
-                }
-            }
-        });
-        // The display transcript counts the stripped calls of every turn that lost some, a
-        // turn with text left (an aborted or failed one, typically) as much as an emptied one
-        // (the reference's `strippedToolCalls` marker; issue 36 item 7).
-        if transcript {
-            m.stripped_tool_calls = stripped;
-        } else if m.head.role == Role::Assistant && m.head.no_blocks {
+        if strip_calls(session, &mut messages[pos], &missing, transcript) {
             remove.push(pos);
         }
     }
@@ -883,6 +865,50 @@ fn strip_dangling_tool_calls(
             pos += 1;
             keep
         });
+    }
+}
+
+/// Strips the `missing` calls of one message (see [`strip_dangling_tool_calls`]); true when
+/// the message is to go. A step of its own: the loop over the messages stays small, so V8 does
+/// not recompile the run-once driver for its loop (docs/decisions/performance-notes.md#loop-bodies).
+#[inline(never)]
+fn strip_calls(
+    session: &Session,
+    m: &mut ContextMessage,
+    missing: &FxHashSet<Box<str>>,
+    transcript: bool,
+) -> bool {
+    let mut stripped = 0u32;
+    rewrite(session, m, |o| {
+        if let Some(Value::Array(blocks)) = o.get_mut("content") {
+            blocks.retain(|b| {
+                let ty = b.get("type").and_then(Value::as_str);
+                if ty == Some("toolCall") {
+                    let id = b.get("id").and_then(Value::as_str).unwrap_or("");
+                    if missing.contains(id) {
+                        stripped += 1;
+                        return false;
+                    }
+                }
+                ty != Some("redactedThinking")
+            });
+            for b in blocks.iter_mut() {
+                if b.get("type").and_then(Value::as_str) == Some("thinking") {
+                    if let Some(bo) = b.as_object_mut() {
+                        bo.remove("thinkingSignature");
+                    }
+                }
+            }
+        }
+    });
+    // The display transcript counts the stripped calls of every turn that lost some, a
+    // turn with text left (an aborted or failed one, typically) as much as an emptied one
+    // (the reference's `strippedToolCalls` marker; issue 36 item 7).
+    if transcript {
+        m.stripped_tool_calls = stripped;
+        false
+    } else {
+        m.head.role == Role::Assistant && m.head.no_blocks
     }
 }
 

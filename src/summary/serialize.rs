@@ -671,12 +671,20 @@ impl<'a> Transcript<'a> {
         if self.dialect != Dialect::Harmony || !self.out.contains("<|") {
             return self.out;
         }
-        let mut out = self.out;
-        for word in HARMONY_RESERVED {
-            out = out.replace(&format!("<|{word}|>"), &format!("<\\|{word}\\|>"));
-        }
-        out
+        harmony_escaped(self.out)
     }
+}
+
+/// Harmony's reserved tokens in a transcript made inert (`<|end|>` → `<\|end\|>`). Out of
+/// [`Transcript::finish`], which runs once per message: V8 charges a call's tier-up budget
+/// with the size of the code it crosses (docs/decisions/performance-notes.md#loop-bodies).
+#[cold]
+#[inline(never)]
+fn harmony_escaped(mut out: String) -> String {
+    for word in HARMONY_RESERVED {
+        out = out.replace(&format!("<|{word}|>"), &format!("<\\|{word}\\|>"));
+    }
+    out
 }
 
 /// `functions.<name>` (Harmony's recipient of a tool).

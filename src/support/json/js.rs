@@ -356,7 +356,7 @@ const RESTRINGIFY_DEPTH: usize = 64;
 /// The keys of one object [`restringify`] checks against each other.
 pub(crate) const RESTRINGIFY_KEYS: usize = 32;
 
-/// Writes the value at `b[i]` as [`write_json_text`] does, without a value; the index after
+/// Writes the value at `t[i]` as [`write_json_text`] does, without a value; the index after
 /// it. On `Err` `out` holds part of it: the caller cuts it and parses instead.
 pub(crate) fn restringify(
     out: &mut String,
