@@ -1,12 +1,12 @@
 //! Tool-call arguments written from their JSON text (issue 42): for any bytes,
-//! `js::write_json_text` writes what the value path writes (`JSON.stringify` of the parse, or
-//! `null`), never panics; and a session whose tool call carries the bytes as its `arguments`
-//! (line breaks made spaces) gives the same transcripts read in place as converted, in every
-//! dialect (`verify_in_place_transcripts`).
+//! `restringify::write_json_text` writes what the value path writes (`JSON.stringify` of the
+//! parse, or `null`) and never panics; and a session whose tool call carries the bytes as its
+//! `arguments` (line breaks made spaces) gives the same transcripts read in place as
+//! converted, in every dialect (`verify_in_place_transcripts`).
 #![no_main]
 use ctxfold::session::{LoadOptions, Session};
 use ctxfold::summary::request::verify_in_place_transcripts;
-use ctxfold::support::json::{js, parse_bytes};
+use ctxfold::support::json::{js, parse_bytes, restringify};
 use libfuzzer_sys::fuzz_target;
 
 const HEADER: &str =
@@ -14,7 +14,7 @@ const HEADER: &str =
 
 fuzz_target!(|data: &[u8]| {
     let mut out = String::from(">");
-    js::write_json_text(&mut out, data);
+    restringify::write_json_text(&mut out, data);
     let want = match parse_bytes(data) {
         Some(v) => js::stringify(&v),
         None => "null".to_string(),

@@ -18,6 +18,7 @@
 use crate::prompts;
 use crate::summary::view::{Args, BlockView, Content, MsgView};
 use crate::support::json::js;
+use crate::support::json::restringify;
 use crate::support::json::scan::Scanner;
 use crate::tokens::TokenCounter;
 use rustc_hash::FxHashSet;
@@ -128,14 +129,15 @@ fn truncate_in(text: &str, max: usize, pi: bool) -> Cow<'_, str> {
 
 /// JavaScript's `Object.entries` of a tool call's `arguments`, rendered as
 /// `key=<JSON.stringify value>` joined by `, ` (spec: compaction §5.1). Arguments read in
-/// place are written from their text; one [`js::write_json_text`] hands over is parsed.
+/// place are written from their text; one [`restringify::write_json_text`] hands over is
+/// parsed.
 fn render_arguments(out: &mut String, args: &Args<'_>) {
     match *args {
         Args::Value(v) => render_argument_value(out, v),
         Args::Text(t) => {
             let mark = out.len();
             out.reserve(t.len());
-            let rendered = std::str::from_utf8(t).map_err(|_| js::Handover);
+            let rendered = std::str::from_utf8(t).map_err(|_| restringify::Handover);
             if rendered.and_then(|t| render_argument_text(out, t)).is_err() {
                 out.truncate(mark);
                 render_argument_value(out, &args.value());
@@ -144,34 +146,21 @@ fn render_arguments(out: &mut String, args: &Args<'_>) {
     }
 }
 
-/// [`render_arguments`] of JSON text, as [`js::restringify`] writes it (`Err`: parse it).
-fn render_argument_text(out: &mut String, t: &str) -> Result<(), js::Handover> {
+/// [`render_arguments`] of JSON text, as [`restringify::restringify`] writes it (`Err`: parse
+/// it).
+fn render_argument_text(out: &mut String, t: &str) -> Result<(), restringify::Handover> {
     let b = t.as_bytes();
     let mut sc = Scanner::new();
     let start = sc.skip_ws(b, 0);
     let end = match b.get(start) {
-        Some(b'{') => {
-            let mut keys: Vec<&str> = Vec::new();
-            js::each_member(&mut sc, t, start, &mut |sc, key, at| {
-                if keys.len() == js::RESTRINGIFY_KEYS || keys.contains(&key) {
-                    return Err(js::Handover);
-                }
-                if !keys.is_empty() {
-                    out.push_str(", ");
-                }
-                keys.push(key);
-                out.push_str(key);
-                out.push('=');
-                js::restringify(out, sc, t, at, 1)
-            })?
-        }
-        Some(b'[') => js::each_element(&mut sc, t, start, &mut |sc, k, at| {
+        Some(b'{') => restringify::write_members(out, &mut sc, t, start, 0, [", ", "", "="])?,
+        Some(b'[') => restringify::each_element(&mut sc, t, start, &mut |sc, k, at| {
             if k > 0 {
                 out.push_str(", ");
             }
             js::write_uint(out, k as u64);
             out.push('=');
-            js::restringify(out, sc, t, at, 1)
+            restringify::restringify(out, sc, t, at, 1)
         })?,
         // A scalar (or what is not JSON, which reads as `null`) has no entries.
         _ => return Ok(()),
@@ -179,7 +168,7 @@ fn render_argument_text(out: &mut String, t: &str) -> Result<(), js::Handover> {
     if sc.skip_ws(b, end) == b.len() {
         Ok(())
     } else {
-        Err(js::Handover)
+        Err(restringify::Handover)
     }
 }
 

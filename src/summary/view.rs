@@ -8,9 +8,9 @@
 
 use crate::session::message::{truthy, Role};
 use crate::session::{EntryKind, Session};
-use crate::support::json::js;
 use crate::support::json::scan::{key_is, skip_ws, Scanner, SyntaxError, DEEP_HINT};
 use crate::support::json::view::Val;
+use crate::support::json::{js, restringify};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -82,7 +82,7 @@ impl<'a> Args<'a> {
     pub(crate) fn write_json(&self, out: &mut String) {
         match *self {
             Args::Value(v) => js::write_value(out, v),
-            Args::Text(t) => js::write_json_text(out, t),
+            Args::Text(t) => restringify::write_json_text(out, t),
         }
     }
 }

@@ -39,23 +39,8 @@ fn generated_sessions() {
     }
 }
 
-const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
-
 fn session_of(messages: &[String]) -> Session {
-    let mut text = format!("{HEADER}\n");
-    for (n, m) in messages.iter().enumerate() {
-        let parent = if n == 0 {
-            "null".to_string()
-        } else {
-            format!("\"e{}\"", n - 1)
-        };
-        text.push_str(&format!(
-            r#"{{"type":"message","id":"e{n}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{m}}}"#
-        ));
-        text.push('\n');
-    }
-    load(text.into_bytes())
+    load(common::message_chain(messages))
 }
 
 /// Shapes where the in-place reading could part from the typed one: `contextOmitted` of every

@@ -4,6 +4,28 @@ use ctxfold::session::{LoadOptions, SequentialIds, Session};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
+/// A version 3 session file whose entries hold `messages` (each a message's JSON text) in a
+/// chain: `e0` the root, each next entry the child of the one before.
+pub fn message_chain<S: AsRef<str>>(messages: &[S]) -> Vec<u8> {
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+    );
+    text.push('\n');
+    for (n, m) in messages.iter().enumerate() {
+        let parent = if n == 0 {
+            "null".to_string()
+        } else {
+            format!("\"e{}\"", n - 1)
+        };
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"e{n}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{}}}"#,
+            m.as_ref()
+        ));
+        text.push('\n');
+    }
+    text.into_bytes()
+}
+
 /// The conformance data directory, `../shared/conformance` next to the repository. Missing
 /// data is a failure, never a skip: every run compares against the reference.
 pub fn conformance_dir() -> PathBuf {

@@ -62,23 +62,8 @@ fn generated_sessions() {
     }
 }
 
-const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
-
 fn session_of(messages: &[&str]) -> Vec<u8> {
-    let mut text = format!("{HEADER}\n");
-    for (n, m) in messages.iter().enumerate() {
-        let parent = if n == 0 {
-            "null".to_string()
-        } else {
-            format!("\"e{}\"", n - 1)
-        };
-        text.push_str(&format!(
-            r#"{{"type":"message","id":"e{n}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{m}}}"#
-        ));
-        text.push('\n');
-    }
-    text.into_bytes()
+    common::message_chain(messages)
 }
 
 /// Shapes that stress the in-pass measure: escapes of every kind, surrogate pairs and lone

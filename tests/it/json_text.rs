@@ -1,13 +1,14 @@
-//! Tool-call arguments written from their JSON text (issue 42): `js::write_json_text` writes
-//! `JSON.stringify(JSON.parse(text))` as the value path does (`write_value` of the parse, or
-//! `null`), whatever the text holds: whitespace, repeated and escaped keys, every number form,
-//! escapes and lone surrogates, deep nesting, and texts that are not JSON. The transcripts
-//! read in place equal the converted ones with such arguments, in every dialect.
+//! Tool-call arguments written from their JSON text (issue 42):
+//! `restringify::write_json_text` writes `JSON.stringify(JSON.parse(text))` as the value path
+//! does (`write_value` of the parse, or `null`), whatever the text holds: whitespace, repeated
+//! and escaped keys, every number form, escapes and lone surrogates, deep nesting, and texts
+//! that are not JSON. The transcripts read in place equal the converted ones with such
+//! arguments, in every dialect.
 
 use crate::common;
 use ctxfold::session::{LoadOptions, Session};
 use ctxfold::summary::request::verify_in_place_transcripts;
-use ctxfold::support::json::{js, parse_bytes};
+use ctxfold::support::json::{js, parse_bytes, restringify};
 use proptest::prelude::*;
 
 /// JSON-ish text: values with random whitespace, keys from a small set (so they repeat),
@@ -112,7 +113,7 @@ fn json_text_is_written_as_its_parse() {
     proptest!(ProptestConfig::with_cases(4_000), |(text in json_text(), pad in 0usize..3)| {
         let text = format!("{}{text}{}", " ".repeat(pad), "\n".repeat(pad));
         let mut out = String::from("before:");
-        js::write_json_text(&mut out, text.as_bytes());
+        restringify::write_json_text(&mut out, text.as_bytes());
         prop_assert_eq!(out, format!("before:{}", oracle(&text)), "{}", text);
     });
 }
@@ -134,14 +135,13 @@ fn json_text_examples() {
         ("", "null"),
     ] {
         let mut out = String::new();
-        js::write_json_text(&mut out, text.as_bytes());
+        restringify::write_json_text(&mut out, text.as_bytes());
         assert_eq!(out, want, "{text}");
         assert_eq!(out, oracle(text), "{text}");
     }
 }
 
 fn session_with_arguments(args: &str) -> Session {
-    let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
     let messages = [
         r#"{"role":"user","content":"go"}"#.to_string(),
         format!(
@@ -150,19 +150,7 @@ fn session_with_arguments(args: &str) -> Session {
         r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"body"}]}"#.to_string(),
         r#"{"role":"user","content":"thanks"}"#.to_string(),
     ];
-    let mut text = format!("{header}\n");
-    for (n, m) in messages.iter().enumerate() {
-        let parent = if n == 0 {
-            "null".to_string()
-        } else {
-            format!("\"e{}\"", n - 1)
-        };
-        text.push_str(&format!(
-            r#"{{"type":"message","id":"e{n}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{m}}}"#
-        ));
-        text.push('\n');
-    }
-    Session::load(text.into_bytes(), LoadOptions::default()).unwrap()
+    Session::load(common::message_chain(&messages), LoadOptions::default()).unwrap()
 }
 
 /// Through the transcript: arguments read in place render (`key=JSON`, and every dialect's

@@ -8,6 +8,7 @@ pub mod js;
 mod number;
 pub mod parse;
 mod raw;
+pub mod restringify;
 pub mod scan;
 pub mod view;
 
