@@ -1,7 +1,7 @@
 //! `JSON.stringify(JSON.parse(text))` written from JSON text without building the value
 //! (issue 42): tool-call arguments read in place go into the summarizer's transcript this way.
 //! A text the walk cannot write as the value path would (a repeated or escaped key, deep
-//! nesting, many keys, not JSON) is handed to the parser ([`write_parsed`]). Kept apart from
+//! nesting, many keys, not JSON) is handed to the parser (`write_parsed`). Kept apart from
 //! [`js`](super::js), which the parser's own writers use.
 
 use crate::support::json::js::{write_number, write_string, write_value};
@@ -32,7 +32,7 @@ pub fn write_json_text(out: &mut String, text: &[u8]) {
 /// [`restringify`] hands over.
 #[cold]
 #[inline(never)]
-pub(crate) fn write_parsed(out: &mut String, text: &[u8]) {
+fn write_parsed(out: &mut String, text: &[u8]) {
     match super::parse_bytes(text) {
         Some(v) => write_value(out, &v),
         None => out.push_str("null"),
