@@ -7,7 +7,12 @@
 //! time). Everything is sans-IO: no clocks, no network; operations that need an LLM return a plan
 //! with ready requests and take the answers in a commit step. Only the `wasm` module faces
 //! JavaScript, and the folders depend one way (`tests/it/layers.rs`).
-#![forbid(unsafe_code)]
+//!
+//! No unsafe code, but for one audited exception: a session file's buffer takes the bytes a
+//! host wrote into its spare capacity without filling that room with zeros first
+//! (`session::source`, and the binding's call of it), so that each page of the module's memory
+//! is first touched by the host's own write.
+#![deny(unsafe_code)]
 
 pub mod archive;
 pub mod compaction;

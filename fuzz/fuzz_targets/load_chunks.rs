@@ -1,8 +1,10 @@
-//! A session file written in pieces into a `SourceBuffer` (what `Session.fromReader` and
-//! `Session.fromStream` do through the wasm binding), with arbitrary piece lengths, room asked
-//! beyond each piece, a known, short or unknown size, and writes that claim more than their
-//! room: the buffer gives back exactly the bytes written, a refused claim changes nothing, and
-//! the session loaded from it is the one loaded from the whole file.
+//! A session file written in pieces into a `SourceBuffer` (what `Session.fromReader`,
+//! `Session.fromAsyncReader` and `Session.fromStream` do through the wasm binding), with
+//! arbitrary piece lengths, room asked beyond each piece, a known, short or unknown size, and
+//! writes that claim more than their room: the buffer gives back exactly the bytes written, a
+//! refused claim changes nothing, and the session loaded from it is the one loaded from the
+//! whole file. Then the same pieces with the complete lines read after each one (the scan
+//! while a file arrives): the same session, warnings, facts and bytes as the whole file's.
 //!
 //! Input: a piece-length program (bytes), a NUL, then the file (no NUL: all of it is the file,
 //! in pieces of 7 bytes). The program's first byte picks the announced size.
@@ -56,5 +58,9 @@ fuzz_target!(|data: &[u8]| {
         }
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
         _ => panic!("the file and its pieces load differently"),
+    }
+    let lengths = if lengths.is_empty() { vec![7] } else { lengths };
+    if let Err(e) = ctxfold_fuzz::invariants::load_in_pieces(file, size, &lengths, true) {
+        panic!("{e}");
     }
 });

@@ -235,34 +235,142 @@ fn source_line(start: usize, end: usize, kind: LineKind) -> Line {
 /// few hundred run its optimized code, and the rare paths (warnings, lines kept as they are)
 /// are out of it.
 pub(super) fn load(bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
-    let mut lines: Vec<Line> = Vec::with_capacity(bytes.len() / 1024 + 16);
-    let (header, mut pos) = read_header_lines(&bytes, &mut lines)?;
-    let header_line = lines.len() - 1;
-    let mut pass = EntryPass::new(lines, header.version < 2, bytes.len());
-    pass.trailing_newline = pos >= bytes.len() && bytes.last().is_none_or(|&c| c == b'\n');
-    // Entries: one pass over the rest of the input.
-    while pos < bytes.len() {
-        pos = pass.line(&bytes, pos);
+    let started = Started::try_new(&bytes, bytes.len())??;
+    started.finish(bytes, options)
+}
+
+/// A load that has read the header and the entry lines before `pos`.
+struct Started {
+    header: HeaderInfo,
+    header_line: usize,
+    pass: EntryPass,
+    pos: usize,
+}
+
+impl Started {
+    /// The header of `bytes` read (`size`: the file's expected length, for the tables'
+    /// capacity), or (`Err` inside `Ok`) the error of `bytes` that end before it.
+    fn try_new(bytes: &[u8], size: usize) -> Result<Result<Started>> {
+        let mut lines: Vec<Line> = Vec::with_capacity(size / 1024 + 16);
+        let (header, pos) = match read_header_lines(bytes, &mut lines)? {
+            Ok(found) => found,
+            Err(missing) => return Ok(Err(missing)),
+        };
+        let header_line = lines.len() - 1;
+        let mut pass = EntryPass::new(lines, header.version < 2, size);
+        pass.trailing_newline = pos >= bytes.len() && bytes.last().is_none_or(|&c| c == b'\n');
+        Ok(Ok(Started {
+            header,
+            header_line,
+            pass,
+            pos,
+        }))
     }
-    finish(bytes, header, header_line, pass, options)
+
+    /// Reads the entry lines from `pos` to the end of `bytes`.
+    fn read_to(&mut self, bytes: &[u8]) {
+        while self.pos < bytes.len() {
+            self.pos = self.pass.line(bytes, self.pos);
+        }
+    }
+
+    /// Reads the lines left in the whole file `bytes`, then builds the session.
+    fn finish(mut self, bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
+        self.read_to(&bytes);
+        finish(bytes, self.header, self.header_line, self.pass, options)
+    }
+}
+
+/// A load that reads a file while it arrives in pieces (`Session.fromAsyncReader`,
+/// `Session.fromStream`): each call of [`Progress::read`] reads the lines that are complete
+/// so far, so the scan runs while the host fetches the next piece, and [`Progress::finish`]
+/// reads the rest. A line is read only once its line break is there, and everything the read
+/// of a line decides depends on its bytes up to that break alone (a torn last line is one
+/// without a break, read by `finish`), so the session is the one [`Session::load`] gives for
+/// the whole file: same lines, entries, facts and warnings. A header that cannot be read yet
+/// (or at all) leaves the work to `finish`, which then reads the file whole.
+pub(crate) struct Progress {
+    started: Option<Started>,
+    /// The header could not be read: `finish` reads the file whole (and says why).
+    refused: bool,
+    /// The length of the file when last read (where the search for a new break starts).
+    searched: usize,
+    /// The file's expected length (the tables' capacity).
+    size: usize,
+}
+
+impl Progress {
+    /// A load of a file of about `size` bytes (0 when unknown).
+    pub fn new(size: usize) -> Progress {
+        Progress {
+            started: None,
+            refused: false,
+            searched: 0,
+            size,
+        }
+    }
+
+    /// Reads the lines of `bytes` (the file so far) that end in a line break and were not
+    /// read before.
+    pub fn read(&mut self, bytes: &[u8]) {
+        // Only what arrived since the last call can hold a new break (a long line arriving
+        // in many pieces is not searched again each time).
+        let from = self.searched.min(bytes.len());
+        self.searched = bytes.len();
+        let Some(last_break) = memchr::memrchr(b'\n', &bytes[from..]) else {
+            return;
+        };
+        let complete = &bytes[..=from + last_break];
+        if self.refused {
+            return;
+        }
+        if self.started.is_none() {
+            // A header not there yet is looked for again with more of the file; one that is
+            // not a header leaves the whole file to `finish`.
+            match Started::try_new(complete, self.size.max(bytes.len())) {
+                Ok(started) => self.started = started.ok(),
+                Err(_) => self.refused = true,
+            }
+        }
+        if let Some(started) = &mut self.started {
+            started.read_to(complete);
+        }
+    }
+
+    /// The position after the lines read so far (0 before the header).
+    pub fn position(&self) -> usize {
+        self.started.as_ref().map_or(0, |s| s.pos)
+    }
+
+    /// The session of the whole file `bytes` (what came before read already, the rest now).
+    pub fn finish(self, bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
+        match self.started {
+            Some(started) => started.finish(bytes, options),
+            None => load(bytes, options),
+        }
+    }
 }
 
 /// The header (optionally after the title slot), skipping blank lines and a byte order mark:
-/// the header and the position after its line.
+/// the header and the position after its line, or (`Err` inside `Ok`) the error of an input
+/// that ends before it — a file still arriving may yet bring it.
 #[inline(never)]
-fn read_header_lines(bytes: &[u8], lines: &mut Vec<Line>) -> Result<(HeaderInfo, usize)> {
+fn read_header_lines(
+    bytes: &[u8],
+    lines: &mut Vec<Line>,
+) -> Result<std::result::Result<(HeaderInfo, usize), Error>> {
     let mut pos = bom_len(bytes);
     let mut title_seen = false;
     loop {
         if pos >= bytes.len() {
-            return Err(Error::NotASession {
+            return Ok(Err(Error::NotASession {
                 line: lines.len() as u32 + 1,
                 reason: if title_seen {
                     "a title slot without a header after it".into()
                 } else {
                     "the input is empty".into()
                 },
-            });
+            }));
         }
         let end = line_end(bytes, pos);
         let raw = &bytes[pos..end];
@@ -274,7 +382,7 @@ fn read_header_lines(bytes: &[u8], lines: &mut Vec<Line>) -> Result<(HeaderInfo,
         } else {
             let header = read_header(raw, lines.len())?;
             lines.push(source_line(pos, end, LineKind::Header));
-            return Ok((header, end + 1));
+            return Ok(Ok((header, end + 1)));
         }
         pos = end + 1;
     }

@@ -10,13 +10,23 @@
 //! the buffer's own memory.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::session::load::{LoadOptions, Progress};
+use crate::session::model::Session;
 
 /// The bytes of a session file being written by its host.
-#[derive(Debug, Default)]
 pub struct SourceBuffer {
-    /// The buffer: its first `filled` bytes are the file so far, the rest is room handed out.
+    /// The file so far (its length: the bytes written). The host writes its next piece into
+    /// the spare capacity after it: the room is never filled with zeros first, so a page of
+    /// the module's memory is first touched by the host's own write (a read from a file on
+    /// another thread touches it there).
     bytes: Vec<u8>,
-    filled: usize,
+    /// The end of the room handed out last (what [`SourceBuffer::advance`] may take up to).
+    room_end: usize,
+    /// The end of the room known to hold bytes (zeroed for a native host's
+    /// [`SourceBuffer::window`]).
+    init_end: usize,
+    /// The lines read so far ([`SourceBuffer::read_lines`]).
+    progress: Progress,
 }
 
 impl SourceBuffer {
@@ -26,25 +36,29 @@ impl SourceBuffer {
     pub fn with_size(size: usize) -> Result<SourceBuffer> {
         let mut bytes = Vec::new();
         bytes.try_reserve_exact(size).map_err(|_| too_large())?;
-        bytes.resize(size, 0);
-        Ok(SourceBuffer { bytes, filled: 0 })
+        Ok(SourceBuffer {
+            bytes,
+            room_end: 0,
+            init_end: 0,
+            progress: Progress::new(size),
+        })
     }
 
     /// Makes room for `n` more bytes after what is filled and returns the offset they go to.
     /// The buffer grows when it must, its capacity at least doubling (a stream of unknown
     /// length costs a logarithmic number of copies).
     pub fn room(&mut self, n: usize) -> Result<usize> {
-        let need = self.filled.checked_add(n).ok_or_else(too_large)?;
-        if need > self.bytes.len() {
-            if let Some(capacity) = self.grown_capacity(n) {
-                self.bytes
-                    .try_reserve_exact(capacity - self.bytes.len())
-                    .or_else(|_| self.bytes.try_reserve_exact(need - self.bytes.len()))
-                    .map_err(|_| too_large())?;
-            }
-            self.bytes.resize(need, 0);
+        let filled = self.bytes.len();
+        let need = filled.checked_add(n).ok_or_else(too_large)?;
+        if let Some(capacity) = self.grown_capacity(n) {
+            self.bytes
+                .try_reserve_exact(capacity - filled)
+                .or_else(|_| self.bytes.try_reserve_exact(n))
+                .map_err(|_| too_large())?;
         }
-        Ok(self.filled)
+        self.room_end = need;
+        self.init_end = filled;
+        Ok(filled)
     }
 
     /// The capacity [`SourceBuffer::room`] grows the buffer to for `n` more bytes (at least
@@ -52,7 +66,7 @@ impl SourceBuffer {
     /// much room at the top of the heap first, so that the growth extends the buffer in place
     /// instead of copying it (a copy would hold the old buffer and the new one at once).
     pub fn grown_capacity(&self, n: usize) -> Option<usize> {
-        let need = self.filled.checked_add(n)?;
+        let need = self.bytes.len().checked_add(n)?;
         (need > self.bytes.capacity()).then(|| need.max(self.bytes.capacity().saturating_mul(2)))
     }
 
@@ -61,11 +75,17 @@ impl SourceBuffer {
         self.bytes.capacity()
     }
 
-    /// The room for `n` more bytes, as a slice to write them into (what a native host
-    /// writes through; the wasm binding writes at [`SourceBuffer::address`] instead).
+    /// The room for `n` more bytes, zeroed, as a slice to write them into (what a native
+    /// host writes through; the wasm binding writes at [`SourceBuffer::address`] instead).
+    #[allow(unsafe_code)]
     pub fn window(&mut self, n: usize) -> Result<&mut [u8]> {
         let at = self.room(n)?;
-        Ok(&mut self.bytes[at..at + n])
+        let spare = &mut self.bytes.spare_capacity_mut()[..n];
+        spare.fill(std::mem::MaybeUninit::new(0));
+        self.init_end = at + n;
+        // SAFETY: the `n` bytes after the filled ones are within the capacity (`room`) and
+        // were just written.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.bytes.as_mut_ptr().add(at), n) })
     }
 
     /// The address of the buffer's first byte in this process's memory (the module's linear
@@ -74,14 +94,34 @@ impl SourceBuffer {
         self.bytes.as_ptr() as usize
     }
 
-    /// Records that the host wrote `n` bytes into the room it was given.
-    /// `E_INVALID_ARGUMENT` when `n` is more than that room.
+    /// Records that the host wrote `n` bytes into the [`SourceBuffer::window`] it was given.
+    /// `E_INVALID_ARGUMENT` when `n` is more than that window.
+    #[allow(unsafe_code)]
     pub fn advance(&mut self, n: usize) -> Result<()> {
-        match self.filled.checked_add(n) {
-            Some(end) if end <= self.bytes.len() => {
-                self.filled = end;
-                Ok(())
-            }
+        let end = self.checked_end(n, self.init_end)?;
+        // SAFETY: the bytes up to `init_end` (within the capacity) were written by `window`.
+        unsafe { self.bytes.set_len(end) };
+        Ok(())
+    }
+
+    /// Records that the host wrote `n` bytes at [`SourceBuffer::address`] plus the offset
+    /// [`SourceBuffer::room`] gave. `E_INVALID_ARGUMENT` when `n` is more than that room.
+    ///
+    /// # Safety
+    /// The host wrote all `n` bytes (through the memory, outside Rust: the module's linear
+    /// memory, written by JavaScript).
+    #[allow(unsafe_code)]
+    pub unsafe fn advance_written(&mut self, n: usize) -> Result<()> {
+        let end = self.checked_end(n, self.room_end)?;
+        // SAFETY: within the capacity (`room`); written, by the caller's contract.
+        unsafe { self.bytes.set_len(end) };
+        Ok(())
+    }
+
+    /// The end of the file after `n` more bytes, when that is at most `limit`.
+    fn checked_end(&self, n: usize, limit: usize) -> Result<usize> {
+        match self.bytes.len().checked_add(n) {
+            Some(end) if end <= limit => Ok(end),
             _ => Err(Error::coded(
                 ErrorCode::InvalidArgument,
                 "more bytes written than the room given",
@@ -91,18 +131,44 @@ impl SourceBuffer {
 
     /// Bytes written so far.
     pub fn len(&self) -> usize {
-        self.filled
+        self.bytes.len()
     }
 
     /// Whether nothing was written yet.
     pub fn is_empty(&self) -> bool {
-        self.filled == 0
+        self.bytes.is_empty()
     }
 
-    /// The file: the bytes written, without the room left over.
-    pub fn into_bytes(mut self) -> Vec<u8> {
-        self.bytes.truncate(self.filled);
+    /// Reads the lines written so far that are complete (see [`Progress`]): the load's scan,
+    /// done while the host fetches more.
+    pub fn read_lines(&mut self) {
+        self.progress.read(&self.bytes);
+    }
+
+    /// How far the lines read while the file arrived reach (0 before the header is read):
+    /// the position after the last line break read.
+    pub fn lines_read_to(&self) -> usize {
+        self.progress.position()
+    }
+
+    /// The file: the bytes written.
+    pub fn into_bytes(self) -> Vec<u8> {
         self.bytes
+    }
+
+    /// The session of the file written (the lines read before are not read again).
+    pub fn load(self, options: LoadOptions) -> Result<Session> {
+        self.progress.finish(self.bytes, options)
+    }
+}
+
+impl std::fmt::Debug for SourceBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceBuffer")
+            .field("len", &self.bytes.len())
+            .field("capacity", &self.bytes.capacity())
+            .field("lines_read_to", &self.lines_read_to())
+            .finish()
     }
 }
 
@@ -197,6 +263,9 @@ mod tests {
     #[test]
     fn room_that_cannot_exist_is_an_error() {
         let mut buf = SourceBuffer::with_size(1).unwrap();
+        // No room asked for yet: nothing can be claimed.
+        assert!(buf.advance(1).is_err());
+        buf.window(1).unwrap()[0] = b'x';
         buf.advance(1).unwrap();
         assert_eq!(
             buf.room(usize::MAX).unwrap_err().code(),

@@ -124,7 +124,20 @@ pub fn source_room(handle: u32, n: usize) -> Result<usize, JsValue> {
 /// Records that the host wrote `n` bytes at the address `sourceRoom` gave.
 #[wasm_bindgen(js_name = sourceAdvance)]
 pub fn source_advance(handle: u32, n: usize) -> Result<(), JsValue> {
-    with_source(handle, |b| b.advance(n).map_err(to_js))
+    // SAFETY: the glue calls this after writing the `n` bytes at the address `sourceRoom`
+    // gave (the contract above); linear memory holds a value in every byte.
+    #[allow(unsafe_code)]
+    with_source(handle, |b| unsafe { b.advance_written(n) }.map_err(to_js))
+}
+
+/// Reads the lines of the file written so far that are complete (the load's scan, done while
+/// the host waits for more of the file); `fromSource` does not read them again.
+#[wasm_bindgen(js_name = sourceScan)]
+pub fn source_scan(handle: u32) -> Result<(), JsValue> {
+    with_source(handle, |b| {
+        b.read_lines();
+        Ok(())
+    })
 }
 
 /// Frees a buffer the host will not load (a read that failed, a stream that errored).
@@ -288,8 +301,9 @@ impl WasmSession {
     }
 
     /// Loads `bytes` (taken over) and checks the frame references it holds.
-    fn load(bytes: Vec<u8>, ids: Box<dyn IdSource>) -> Result<WasmSession, JsValue> {
-        let mut session = Session::load(bytes, LoadOptions::with_ids(ids)).map_err(to_js)?;
+    /// The session of a load, with its load warnings completed.
+    fn loaded(load: crate::error::Result<Session>) -> Result<WasmSession, JsValue> {
+        let mut session = load.map_err(to_js)?;
         // Frame references the file does not resolve (archive::stored).
         let unresolved = crate::archive::stored::check(&session);
         session.add_warnings(unresolved);
@@ -309,7 +323,7 @@ impl WasmSession {
         let o = options(options_json, "load options")?;
         let ids = id_source(&o, id_callback)?;
         reserve_heap(bytes.len() / 8);
-        Self::load(bytes, ids)
+        Self::loaded(Session::load(bytes, LoadOptions::with_ids(ids)))
     }
 
     /// Loads the session file a host wrote into the buffer `handle` (`sourceNew`), which the
@@ -333,7 +347,7 @@ impl WasmSession {
         let ids = id_source(&o, id_callback)?;
         // The index's room (a buffer of a known size had it reserved with it).
         reserve_heap(buffer.len() / 8);
-        Self::load(buffer.into_bytes(), ids)
+        Self::loaded(buffer.load(LoadOptions::with_ids(ids)))
     }
 
     /// A new empty session.

@@ -31,6 +31,7 @@ mod journal;
 mod json_text;
 mod large_inputs;
 mod layers;
+mod load_in_pieces;
 mod native_anthropic;
 mod native_inline;
 mod native_ondemand;

@@ -5,14 +5,15 @@
 //
 // The package is `ctxfold` as tests/ resolves it (tests/node_modules/ctxfold -> pkg/), or the
 // module CTXFOLD_PKG names (run.mjs sets it from PKG=). A session is opened from its file the
-// way docs/guide/compaction.md tells a Node.js host to: `Session.fromReader` with `readSync`
-// writing the file straight into the module's memory, the read inside the timed open (the
-// reference's side reads the file inside its timed open too).
+// way docs/guide/compaction.md tells a Node.js host to: `Session.fromAsyncReader` with
+// `FileHandle.read` writing the file straight into the module's memory, the read inside the
+// timed open (the reference's side reads the file inside its timed open too).
 //
 // The default export runs every step once and returns tests/bench rows, so that
 // tests/bench/ab.mjs can alternate two builds on these steps in one process:
 //   node tests/bench/ab.mjs PKG_A PKG_B tests/reference/ours-side.mjs
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { open as fsOpen } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
@@ -46,11 +47,27 @@ const gc = () => globalThis.gc?.();
 const PRUNE = { keepBoundaryId: false };
 
 /**
- * Opens the session file at `file` (a path) as a Node.js host does (`fromReader` + `readSync`),
- * or from bytes already in memory (`fromJsonl`).
+ * Opens the session file at `file` (a path) as a Node.js host does (`fromAsyncReader` with
+ * `FileHandle.read`: the file read on libuv's thread into the module's memory while the lines
+ * read so far are scanned; a build without it: `fromReader` + `readSync`), or from bytes
+ * already in memory (`fromJsonl`).
  */
-function open(file) {
+async function open(file) {
   if (typeof file !== 'string') return Session.fromJsonl(file);
+  if (typeof Session.fromAsyncReader !== 'function') return openSync_(file);
+  const handle = await fsOpen(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    return await Session.fromAsyncReader(size, (view, position) =>
+      handle.read(view, 0, view.byteLength, position).then((r) => r.bytesRead),
+    );
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `open` for a build without `fromAsyncReader`. */
+function openSync_(file) {
   const fd = openSync(file, 'r');
   try {
     const { size } = fstatSync(fd);
@@ -68,8 +85,8 @@ function open(file) {
   }
 }
 
-function hot(bytes, label) {
-  const s = open(bytes);
+async function hot(bytes, label) {
+  const s = await open(bytes);
   try {
     const first = s.prepareCompaction();
     const prepares = [];
@@ -99,7 +116,7 @@ function hot(bytes, label) {
  * open → estimate → prepare → prune → plan on `bytes`, each operation timed on its first call
  * after the open (nothing opened before it in the process): a row per operation and the whole.
  */
-function chain(id, bytes) {
+async function chain(id, bytes) {
   const times = {};
   const t0 = performance.now();
   let t = t0;
@@ -108,7 +125,7 @@ function chain(id, bytes) {
     times[op] = now - t;
     t = now;
   };
-  const s = open(bytes);
+  const s = await open(bytes);
   lap('open');
   const c = s.contextTokens();
   lap('estimate');
@@ -140,7 +157,7 @@ const steps = {
     const t0 = performance.now();
     await load();
     const t1 = performance.now();
-    const s = open(small);
+    const s = await open(small);
     const t2 = performance.now();
     const plan = s.planCompaction();
     const t3 = performance.now();
@@ -162,8 +179,8 @@ const steps = {
   'chain-nocomp': ({ nocomp }) => chain('chain-nocomp', nocomp),
   'chain-main': ({ main }) => chain('chain-main', main),
 
-  turn({ main }) {
-    const s = open(main);
+  async turn({ main }) {
+    const s = await open(main);
     try {
       const info = new Map(s.index().map((e) => [e.id, e]));
       const kept = keptEntryId(s.pathTo(s.leafId).map((id) => info.get(id)));
@@ -195,8 +212,10 @@ const steps = {
     }
   },
 
-  rss({ huge }) {
-    const [t, s] = timed(() => open(huge));
+  async rss({ huge }) {
+    const t0 = performance.now();
+    const s = await open(huge);
+    const t = performance.now() - t0;
     const note = `${s.size} entries`;
     // Peak resident memory of the process so far (KiB), the open included.
     const rss = process.resourceUsage().maxRSS / 1024;

@@ -25,8 +25,8 @@
 // gen-session --preset bench [--no-compactions], generated when missing); the step `rss`, run
 // only when named, opens a generated 200,000-entry one (564 MB) and reports the peak RSS.
 // Each side opens a session from its file inside the timed open: ctxfold with
-// Session.fromReader and readSync (as docs/guide/compaction.md tells a Node.js host), the
-// reference by reading the text into its in-memory session storage.
+// Session.fromAsyncReader and FileHandle.read (as docs/guide/compaction.md tells a Node.js
+// host), the reference by reading the text into its in-memory session storage.
 // To compare two ctxfold builds instead, alternate them in one process with
 // tests/bench/ab.mjs (it takes ours-side.mjs as a bench file).
 import { spawnSync } from 'node:child_process';

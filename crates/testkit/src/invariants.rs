@@ -9,7 +9,7 @@ use ctxfold::pruning::{
     apply_prune, plan_superseded_tool_results, plan_tool_outputs, KeepBoundary, PruneConfig,
 };
 use ctxfold::render::{Frame, RenderOptions};
-use ctxfold::session::{LoadOptions, SequentialIds, Session};
+use ctxfold::session::{LoadOptions, SequentialIds, Session, SourceBuffer};
 use ctxfold::settings::{CompactionSettings, Strategy};
 use ctxfold::{AgentMessage, ErrorCode, Role};
 use serde_json::Value;
@@ -48,6 +48,82 @@ pub fn load(bytes: &[u8]) -> ctxfold::Result<Session> {
         bytes.to_vec(),
         LoadOptions::with_ids(Box::new(SequentialIds::new())),
     )
+}
+
+/// Everything a loaded session says of its file, as one comparable text: the header, the
+/// warnings, the entries (ids, parents, kinds, roles, lines), each entry's line number,
+/// message text and recorded facts, and the bytes it saves.
+pub fn load_fingerprint(s: &Session) -> String {
+    let mut out = format!("{:?}\n{:?}\n{:?}\n", s.header(), s.warnings(), s.entries());
+    for i in 0..s.len() {
+        out.push_str(&format!(
+            "{} {:?} {:?}\n",
+            s.line_number(i),
+            s.message_json(i),
+            s.recorded_facts(i)
+        ));
+    }
+    out.push_str(&String::from_utf8_lossy(&s.to_bytes()));
+    out
+}
+
+/// A file written into a [`SourceBuffer`] in pieces of the given lengths (cycled; 0 reads
+/// as 1), its complete lines read after each piece when `scan` says so, loads as the whole
+/// file does: the same session, or the same error. The lines read while it arrived must
+/// reach the last line break of what arrived.
+pub fn load_in_pieces(file: &[u8], size: usize, pieces: &[usize], scan: bool) -> Check {
+    let mut buf = SourceBuffer::with_size(size).map_err(|e| e.to_string())?;
+    let mut at = 0;
+    let mut k = 0;
+    while at < file.len() {
+        let n = pieces
+            .get(k % pieces.len().max(1))
+            .copied()
+            .unwrap_or(7)
+            .clamp(1, file.len() - at);
+        k += 1;
+        let window = buf.window(n).map_err(|e| e.to_string())?;
+        window.copy_from_slice(&file[at..at + n]);
+        buf.advance(n).map_err(|e| e.to_string())?;
+        at += n;
+        if scan {
+            buf.read_lines();
+            let last_break = file[..at].iter().rposition(|&c| c == b'\n');
+            if let Some(b) = last_break {
+                // Read to the last break, or not begun: no header in the lines so far.
+                let read = buf.lines_read_to();
+                ensure!(
+                    read == b + 1 || (read == 0 && load(&file[..=b]).is_err()),
+                    "after {at} bytes the lines were read to {read}, not to the last break at {b}"
+                );
+            }
+        }
+    }
+    ensure!(
+        buf.len() == file.len(),
+        "{} bytes written of {}",
+        buf.len(),
+        file.len()
+    );
+    let pieces = buf.load(LoadOptions::with_ids(Box::new(SequentialIds::new())));
+    match (load(file), pieces) {
+        (Ok(a), Ok(b)) => {
+            let (a, b) = (load_fingerprint(&a), load_fingerprint(&b));
+            ensure!(a == b, "loaded in pieces:\n{b}\nwhole:\n{a}");
+        }
+        (Err(a), Err(b)) => ensure!(
+            a.to_string() == b.to_string(),
+            "errors differ: {b} in pieces, {a} whole"
+        ),
+        (a, b) => {
+            return Err(format!(
+                "the file loads {} whole and {} in pieces",
+                if a.is_ok() { "" } else { "not" },
+                if b.is_ok() { "" } else { "not" }
+            ))
+        }
+    }
+    Ok(())
 }
 
 /// A session that needs no migration is written back byte for byte; loading and saving

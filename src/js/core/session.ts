@@ -30,6 +30,8 @@ import type {
   AgentMessage,
   AppendOptions,
   ArchiveFrame,
+  AsyncRead,
+  AsyncReaderOptions,
   ByteStreamReader,
   CacheForecast,
   CompactionCommit,
@@ -151,6 +153,72 @@ export function loadReader(
   return raw.WasmSession.fromSource(handle, json, callback);
 }
 
+/** Bytes one call of `Session.fromAsyncReader`'s `read` fills unless told otherwise. */
+const READ_CHUNK = 4 << 20;
+/** Times a window is read again because the module's memory grew while it was read. */
+const REREADS = 8;
+
+/**
+ * A wasm session loaded from a file that `read(view, position)` writes into the module's
+ * memory a window at a time, the lines of each window read while the next one is fetched
+ * (see `Session.fromAsyncReader`).
+ * @internal
+ */
+export async function loadAsyncReader(
+  size: number,
+  read: AsyncRead,
+  options: AsyncReaderOptions | undefined,
+): Promise<WasmSession> {
+  if (!Number.isSafeInteger(size) || size < 0) throw invalidArgument('size must be a whole number of bytes');
+  if (typeof read !== 'function') throw invalidArgument('read must be a function that fills the view');
+  const chunk = options?.chunkSize ?? READ_CHUNK;
+  if (!Number.isSafeInteger(chunk) || chunk < 1) throw invalidArgument('chunkSize must be a whole number of bytes ≥ 1');
+  const [json, callback] = idOptions(options);
+  const raw = requireRaw();
+  const memory = (): ArrayBuffer => (raw.sourceMemory() as { buffer: ArrayBuffer }).buffer;
+  const handle = raw.sourceNew(size);
+  const base = raw.sourceRoom(handle, size);
+  // Reads the window at `position`; once more when the module's memory grew while it was
+  // read (the view it was given is then a stale one, which a reader written in JavaScript
+  // may have filled in vain). Nothing of the load runs meanwhile.
+  const readWindow = async (position: number): Promise<number> => {
+    for (let attempt = 0; attempt <= REREADS; attempt++) {
+      const n = Math.min(chunk, size - position);
+      const buffer = memory();
+      const got = await read(new Uint8Array(buffer, base + position, n), position);
+      const written = got ?? n;
+      if (!Number.isSafeInteger(written) || written < 0 || written > n) {
+        throw invalidArgument('read must return the number of bytes it wrote (at most the view’s length)');
+      }
+      if (memory() === buffer) return written;
+    }
+    throw invalidArgument('the module’s memory grew during every read of one window: keep other ctxfold calls out');
+  };
+  let pending: Promise<number> | null = size > 0 ? readWindow(0) : null;
+  try {
+    let at = 0;
+    while (pending !== null) {
+      const n = await pending;
+      pending = null;
+      if (n === 0) break;
+      raw.sourceAdvance(handle, n);
+      at += n;
+      // The next window is fetched while the lines of this one are read.
+      if (at < size) pending = readWindow(at);
+      raw.sourceScan(handle);
+    }
+  } catch (e) {
+    // A read still in flight writes into the buffer: it is freed only after that read ends.
+    await pending?.catch(() => undefined);
+    raw.sourceDrop(handle);
+    throw e;
+  }
+  return raw.WasmSession.fromSource(handle, json, callback);
+}
+
+/** Bytes of a stream between two reads of its complete lines. */
+const SCAN_STEP = 1 << 20;
+
 /** The chunks of what `Session.fromStream` reads, in order. */
 async function* chunksOf(source: unknown): AsyncGenerator<unknown, void, undefined> {
   let stream: unknown = source;
@@ -214,6 +282,9 @@ export async function loadStream(source: unknown, options: StreamOptions | undef
   // before anything is allocated.
   let next = await chunks.next();
   const handle = raw.sourceNew(given ?? announcedSize(source) ?? 0);
+  // Bytes written since the complete lines were last read: they are read every SCAN_STEP
+  // bytes, between the stream's chunks.
+  let unread = 0;
   try {
     for (; !next.done; next = await chunks.next()) {
       const chunk = next.value;
@@ -228,6 +299,11 @@ export async function loadStream(source: unknown, options: StreamOptions | undef
       const at = raw.sourceRoom(handle, n);
       new Uint8Array((raw.sourceMemory() as { buffer: ArrayBuffer }).buffer, at, n).set(bytes);
       raw.sourceAdvance(handle, n);
+      unread += n;
+      if (unread >= SCAN_STEP) {
+        raw.sourceScan(handle);
+        unread = 0;
+      }
     }
   } catch (e) {
     raw.sourceDrop(handle);

@@ -415,6 +415,22 @@ export interface StreamOptions extends LoadOptions {
   size?: number;
 }
 
+/** Options of `Session.fromAsyncReader`. */
+export interface AsyncReaderOptions extends LoadOptions {
+  /**
+   * The most bytes one call of `read` is given to fill (default 4 MiB): the lines of one
+   * piece are read while the next one is fetched.
+   */
+  chunkSize?: number;
+}
+
+/**
+ * What `Session.fromAsyncReader` calls to fill `view` (a window of the module's memory) with
+ * the file's bytes from `position` on: resolves to how many bytes it wrote (the whole view
+ * when undefined; 0: the file ends there).
+ */
+export type AsyncRead = (view: Uint8Array, position: number) => Promise<number | undefined> | number | undefined;
+
 /** A stream's reader, as `ReadableStream.getReader()` returns it (what `Session.fromStream` calls). */
 export interface ByteStreamReader {
   read(): Promise<{ done: boolean; value?: unknown }>;

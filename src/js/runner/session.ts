@@ -14,6 +14,7 @@ import { committed, requireRaw } from '../core/raw.js';
 import {
   createOptions,
   createSession,
+  loadAsyncReader,
   loadJsonl,
   loadReader,
   loadStream,
@@ -22,6 +23,8 @@ import {
   withMessageLines,
 } from '../core/session.js';
 import type {
+  AsyncRead,
+  AsyncReaderOptions,
   ByteSource,
   CompactionCommit,
   CompactOptions,
@@ -155,6 +158,21 @@ export class Session extends SessionCore {
    */
   static fromReader(size: number, read: (view: Uint8Array) => number | undefined, options?: LoadOptions): Session {
     return new Session(loadReader(size, read, options));
+  }
+
+  /**
+   * Loads a session file that `read(view, position)` writes straight into the module's
+   * memory a window at a time (`view`: at most `options.chunkSize` bytes, 4 MiB by default,
+   * for the file's bytes from `position` on), awaiting each read: while one window is read,
+   * the lines of the one before are scanned, so the file's read and the load's scan overlap
+   * (a Node.js `FileHandle.read` runs on another thread). `read` resolves to how many bytes
+   * it wrote (the whole view when undefined; 0: the file ends there); the file is at most
+   * `size` bytes. If the module's memory grows while a window is read (another ctxfold call
+   * meanwhile), the window is read again into a fresh view. Rejects as `fromJsonl`, with the
+   * read's own error, and with `E_INVALID_ARGUMENT` for a bad size, count or chunk size.
+   */
+  static async fromAsyncReader(size: number, read: AsyncRead, options?: AsyncReaderOptions): Promise<Session> {
+    return new Session(await loadAsyncReader(size, read, options));
   }
 
   /**
