@@ -80,3 +80,47 @@ test('Chromium: errors carry stable codes', async () => {
     assert.deepEqual(codes, ['E_NOT_A_SESSION', 'E_VERSION_TOO_NEW', 'E_UNKNOWN_ENTRY', 'E_SETTINGS', 'no error']);
   });
 });
+
+test('Chromium: Session.fromStream reads the lines while the stream delivers, as fromJsonl opens', async () => {
+  await withPage(harness.browser, async (page, problems) => {
+    await page.goto(harness.server.url);
+    const result = await page.evaluate(async () => {
+      const ctxfold = await import('/pkg/entries/web.js');
+      await ctxfold.init();
+      // A 3 MB session made in the page, streamed in chunks of 64 KiB (its lines are read
+      // every MiB while the rest arrives), and fetched as a Response.
+      const made = ctxfold.Session.create({ ids: 'deterministic', now: Date.UTC(2026, 0, 1) });
+      for (let i = 0; i < 900; i++) {
+        made.appendMessage({ role: 'user', content: `step ${i}: ${'read the file and fix it. '.repeat(100)}` });
+        made.appendMessage({
+          role: 'assistant',
+          content: [{ type: 'text', text: `done ${i} ✓ ${'ok '.repeat(300)}` }],
+          stopReason: 'stop',
+        });
+      }
+      const bytes = made.toBytes();
+      const chunks = [];
+      for (let at = 0; at < bytes.length; at += 65_536) chunks.push(bytes.slice(at, at + 65_536));
+      let i = 0;
+      const stream = new ReadableStream({
+        async pull(controller) {
+          if (i % 7 === 0) await new Promise((r) => setTimeout(r, 0));
+          if (i < chunks.length) controller.enqueue(chunks[i++]);
+          else controller.close();
+        },
+      });
+      const streamed = await ctxfold.Session.fromStream(stream);
+      const fetched = await ctxfold.Session.fromStream(new Response(bytes));
+      const same = (s) =>
+        s.size === made.size &&
+        s.leafId === made.leafId &&
+        s.toJsonl() === made.toJsonl() &&
+        JSON.stringify(s.contextTokens()) === JSON.stringify(made.contextTokens());
+      return { bytes: bytes.length, streamed: same(streamed), fetched: same(fetched) };
+    });
+    assert.ok(result.bytes > 3_000_000, `${result.bytes} bytes`);
+    assert.ok(result.streamed, 'streamed in chunks: the same session');
+    assert.ok(result.fetched, 'a Response: the same session');
+    assert.deepEqual(problems, []);
+  });
+});

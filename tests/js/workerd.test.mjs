@@ -22,6 +22,7 @@ import * as ctxfold from 'ctxfold';
 import * as aiSdk from 'ctxfold/ai-sdk';
 import * as esbuild from 'esbuild';
 import { toolLoop, WINDOW } from './support/ai-sdk-workload.mjs';
+import { generatedSession } from './support/generated.mjs';
 import { cargoVersion, testsDir } from './support/project.mjs';
 import { NOW, nativeWorkload, sessionJsonl, withoutTimings, workload } from './support/runtime-workload.mjs';
 import { installTarball, packTarball, tempDir } from './support/tarball.mjs';
@@ -304,14 +305,17 @@ test('workerd: ctxfold/ai-sdk keeps an AI SDK tool loop under its window as unde
 
 test('workerd: Session.fromStream opens a POSTed body as fromJsonl opens its bytes', {
   skip,
-  timeout: 30_000,
+  timeout: 60_000,
 }, async () => {
-  const s = ctxfold.Session.fromJsonl(session);
-  const expected = { size: s.size, leafId: s.leafId, tokens: s.contextTokens().tokens, bytes: s.toBytes().length };
-  s.free();
-  const { status, json } = await post(session, '/stream');
-  assert.equal(status, 200, JSON.stringify(json));
-  assert.deepEqual(json, expected);
+  // A small body, and a 6 MB one whose lines are read while the rest of it arrives.
+  for (const body of [session, generatedSession('transcript-2k.jsonl', ['--entries', '2000', '--seed', '9'])]) {
+    const s = ctxfold.Session.fromJsonl(body);
+    const expected = { size: s.size, leafId: s.leafId, tokens: s.contextTokens().tokens, bytes: s.toBytes().length };
+    s.free();
+    const { status, json } = await post(body, '/stream');
+    assert.equal(status, 200, JSON.stringify(json));
+    assert.deepEqual(json, expected);
+  }
   const bad = await post('not a session', '/stream');
   assert.equal(bad.status, 422);
   assert.equal(bad.json.code, 'E_NOT_A_SESSION');
