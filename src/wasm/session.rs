@@ -300,8 +300,7 @@ impl WasmSession {
         &mut self.inner
     }
 
-    /// Loads `bytes` (taken over) and checks the frame references it holds.
-    /// The session of a load, with its load warnings completed.
+    /// The session of a load, with the warnings of the frame references it holds added.
     fn loaded(load: crate::error::Result<Session>) -> Result<WasmSession, JsValue> {
         let mut session = load.map_err(to_js)?;
         // Frame references the file does not resolve (archive::stored).
