@@ -232,3 +232,48 @@ test('fromAsyncReader refuses bad arguments and counts, passes the read’s erro
   same(Session.fromJsonl(file), s);
   s.free();
 });
+
+test('an abort stops fromAsyncReader at once and asks for no more reads', async () => {
+  const file = bytes();
+  const aborted = (e) => e.code === 'E_ABORTED';
+  const before = new AbortController();
+  before.abort();
+  let reads = 0;
+  await assert.rejects(
+    Session.fromAsyncReader(file.length, () => reads++, { signal: before.signal }),
+    aborted,
+  );
+  assert.equal(reads, 0);
+  // The second read never ends: the abort rejects the load without it.
+  const controller = new AbortController();
+  const positions = [];
+  let finishSecond;
+  const load = Session.fromAsyncReader(
+    file.length,
+    (view, position) => {
+      positions.push(position);
+      if (positions.length === 1) {
+        view.set(file.subarray(0, view.byteLength));
+        return view.byteLength;
+      }
+      return new Promise((resolve) => {
+        finishSecond = () => {
+          view.set(file.subarray(position, position + view.byteLength));
+          resolve(view.byteLength);
+        };
+      });
+    },
+    { chunkSize: 1 << 20, signal: controller.signal },
+  );
+  setTimeout(() => controller.abort(), 20);
+  await assert.rejects(load, aborted);
+  assert.equal(positions.length, 2, 'no read after the abort');
+  // The read in flight ends later: its buffer is freed then, and loads go on.
+  finishSecond();
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(positions.length, 2);
+  const s = await Session.fromAsyncReader(file.length, copying(file), { signal: new AbortController().signal });
+  same(Session.fromJsonl(file), s);
+  s.free();
+  await assert.rejects(Session.fromAsyncReader(file.length, copying(file), { signal: 'stop' }), invalid);
+});

@@ -198,3 +198,61 @@ test('a stream of unknown length grows its buffer in place: the module holds abo
   // Copying at each doubling kept every smaller buffer in the heap: 1.9 × the sized figure.
   assert.ok(unsized <= sized * 1.4, `${unsized} bytes of memory without the size, ${sized} with it`);
 });
+
+test('an abort stops fromStream at once: a waiting ReadableStream is cancelled, an iterable is left', async () => {
+  const file = bytes();
+  const aborted = (e) => e.code === 'E_ABORTED';
+  // Aborted before: nothing is read.
+  const before = new AbortController();
+  before.abort();
+  let pulled = 0;
+  const untouched = new ReadableStream(
+    {
+      pull(controller) {
+        pulled++;
+        controller.enqueue(file.subarray(0, 10));
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  await assert.rejects(Session.fromStream(untouched, { signal: before.signal }), aborted);
+  assert.equal(pulled, 0);
+  // A stream that gives half the file, then waits forever: the abort rejects the load and
+  // cancels the stream.
+  const controller = new AbortController();
+  let cancelled = false;
+  let sent = false;
+  const stalled = new ReadableStream({
+    pull(c) {
+      if (sent) return new Promise(() => {});
+      sent = true;
+      c.enqueue(file.subarray(0, file.length >> 1));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const load = Session.fromStream(stalled, { signal: controller.signal });
+  setTimeout(() => controller.abort(), 20);
+  await assert.rejects(load, aborted);
+  await new Promise((r) => setTimeout(r, 10));
+  assert.ok(cancelled, 'the stream was cancelled');
+  // An async iterable that waits forever after its first chunk: the load still rejects.
+  const iterable = {
+    async *[Symbol.asyncIterator]() {
+      yield file.subarray(0, 1000);
+      await new Promise(() => {});
+    },
+  };
+  const c2 = new AbortController();
+  const load2 = Session.fromStream(iterable, { signal: c2.signal });
+  setTimeout(() => c2.abort(), 20);
+  await assert.rejects(load2, aborted);
+  // A signal that never aborts changes nothing; a bad one is refused.
+  const s = await Session.fromStream(streamOf(chunksOf(file, random(3), 200_000)), {
+    signal: new AbortController().signal,
+  });
+  same(s, file);
+  s.free();
+  await assert.rejects(Session.fromStream(streamOf([file]), { signal: {} }), (e) => e.code === 'E_INVALID_ARGUMENT');
+});

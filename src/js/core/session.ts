@@ -10,6 +10,7 @@
 // toLlmMessages, and the runs that await (compact, navigateTree, shake). The members named
 // `_…` here are that subclass's handles, `@internal` (stripped from the declarations).
 
+import { type Signal, untilAbort } from './abort.js';
 import {
   isObject,
   JsonlWriter,
@@ -153,6 +154,22 @@ export function loadReader(
   return raw.WasmSession.fromSource(handle, json, callback);
 }
 
+/** The error of a load whose signal aborted: nothing was loaded. */
+function loadAborted(): Error {
+  return codedError('E_ABORTED', 'the load was aborted: the signal was aborted; nothing was loaded');
+}
+
+/** The `signal` of a load's options, checked: undefined or something to listen to. */
+function loadSignal(options: { signal?: unknown } | undefined): Signal | undefined {
+  const signal = options?.signal;
+  if (signal === undefined || signal === null) return undefined;
+  if (!isObject(signal) || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function') {
+    throw invalidArgument('signal must be an AbortSignal');
+  }
+  if (signal.aborted) throw loadAborted();
+  return signal as unknown as Signal;
+}
+
 /** Bytes one call of `Session.fromAsyncReader`'s `read` fills unless told otherwise. */
 const READ_CHUNK = 4 << 20;
 /** Times a window is read again because the module's memory grew while it was read. */
@@ -174,6 +191,7 @@ export async function loadAsyncReader(
   const chunk = options?.chunkSize ?? READ_CHUNK;
   if (!Number.isSafeInteger(chunk) || chunk < 1) throw invalidArgument('chunkSize must be a whole number of bytes ≥ 1');
   const [json, callback] = idOptions(options);
+  const signal = loadSignal(options);
   const raw = requireRaw();
   const memory = (): ArrayBuffer => (raw.sourceMemory() as { buffer: ArrayBuffer }).buffer;
   const handle = raw.sourceNew(size);
@@ -198,7 +216,7 @@ export async function loadAsyncReader(
   try {
     let at = 0;
     while (pending !== null) {
-      const n = await pending;
+      const n = signal === undefined ? await pending : await untilAbort(pending, signal, loadAborted);
       pending = null;
       if (n === 0) break;
       raw.sourceAdvance(handle, n);
@@ -208,9 +226,10 @@ export async function loadAsyncReader(
       raw.sourceScan(handle);
     }
   } catch (e) {
-    // A read still in flight writes into the buffer: it is freed only after that read ends.
-    await pending?.catch(() => undefined);
-    raw.sourceDrop(handle);
+    // A read still in flight (an abort does not wait for it) writes into the buffer: the
+    // buffer is freed once that read ends.
+    if (pending === null) raw.sourceDrop(handle);
+    else void pending.catch(() => undefined).then(() => raw.sourceDrop(handle));
     throw e;
   }
   return raw.WasmSession.fromSource(handle, json, callback);
@@ -219,8 +238,11 @@ export async function loadAsyncReader(
 /** Bytes of a stream between two reads of its complete lines. */
 const SCAN_STEP = 1 << 20;
 
-/** The chunks of what `Session.fromStream` reads, in order. */
-async function* chunksOf(source: unknown): AsyncGenerator<unknown, void, undefined> {
+/**
+ * The chunks of what `Session.fromStream` reads, in order. An abort of `signal` cancels a
+ * `ReadableStream`, which ends a read that waits (the load then stops on the abort).
+ */
+async function* chunksOf(source: unknown, signal: Signal | undefined): AsyncGenerator<unknown, void, undefined> {
   let stream: unknown = source;
   if (isObject(source) && 'body' in source && 'headers' in source && typeof source.getReader !== 'function') {
     // A fetch Response: its body (none: an empty file).
@@ -230,6 +252,8 @@ async function* chunksOf(source: unknown): AsyncGenerator<unknown, void, undefin
   if (isObject(stream) && typeof stream.getReader === 'function') {
     const reader = (stream.getReader as () => ByteStreamReader).call(stream);
     let finished = false;
+    const onAbort = () => void reader.cancel().catch(() => undefined);
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for (;;) {
         const { done, value } = await reader.read();
@@ -238,6 +262,7 @@ async function* chunksOf(source: unknown): AsyncGenerator<unknown, void, undefin
       }
       finished = true;
     } finally {
+      signal?.removeEventListener?.('abort', onAbort);
       // A chunk refused or a load given up: the rest of the stream is not wanted.
       if (!finished) await reader.cancel().catch(() => undefined);
       reader.releaseLock();
@@ -276,17 +301,27 @@ export async function loadStream(source: unknown, options: StreamOptions | undef
     throw invalidArgument('size must be a whole number of bytes');
   }
   const [json, callback] = idOptions(options);
+  const signal = loadSignal(options);
   const raw = requireRaw();
-  const chunks = chunksOf(source);
+  const chunks = chunksOf(source, signal);
+  // The next chunk, or the abort error as soon as the signal aborts (a stream that waits is
+  // not waited for).
+  const nextChunk = () => (signal === undefined ? chunks.next() : untilAbort(chunks.next(), signal, loadAborted));
   // The first chunk is asked for before the buffer exists: a source that is not one throws
   // before anything is allocated.
-  let next = await chunks.next();
+  let next: IteratorResult<unknown, void>;
+  try {
+    next = await nextChunk();
+  } catch (e) {
+    void chunks.return(undefined).catch(() => undefined);
+    throw e;
+  }
   const handle = raw.sourceNew(given ?? announcedSize(source) ?? 0);
   // Bytes written since the complete lines were last read: they are read every SCAN_STEP
   // bytes, between the stream's chunks.
   let unread = 0;
   try {
-    for (; !next.done; next = await chunks.next()) {
+    for (; !next.done; next = await nextChunk()) {
       const chunk = next.value;
       let bytes: Uint8Array;
       if (chunk instanceof Uint8Array) bytes = chunk;
@@ -305,9 +340,13 @@ export async function loadStream(source: unknown, options: StreamOptions | undef
         unread = 0;
       }
     }
+    // A stream cancelled by the abort ends as if complete: the abort decides.
+    if (signal?.aborted) throw loadAborted();
   } catch (e) {
     raw.sourceDrop(handle);
-    await chunks.return(undefined).catch(() => undefined);
+    // After an abort the generator may still wait on its source: it stops when that ends.
+    const stopped = chunks.return(undefined).catch(() => undefined);
+    if (!signal?.aborted) await stopped;
     throw e;
   }
   return raw.WasmSession.fromSource(handle, json, callback);

@@ -413,6 +413,8 @@ export interface StreamOptions extends LoadOptions {
    * the file is every byte the stream gives.
    */
   size?: number;
+  /** Stops the load: it rejects with `E_ABORTED` at once and cancels the stream. */
+  signal?: AbortSignalLike;
 }
 
 /** Options of `Session.fromAsyncReader`. */
@@ -422,6 +424,11 @@ export interface AsyncReaderOptions extends LoadOptions {
    * piece are read while the next one is fetched.
    */
   chunkSize?: number;
+  /**
+   * Stops the load: it rejects with `E_ABORTED` at once, asks for no more reads, and frees its
+   * buffer once the read in flight ends.
+   */
+  signal?: AbortSignalLike;
 }
 
 /**

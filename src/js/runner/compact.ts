@@ -8,6 +8,8 @@
 // A compaction walks a list of methods (`compaction.methodOrder`, §8.3, §8.6): a method that
 // cannot run here is skipped, one that fails hands over to the next, and the result names the
 // method that ran.
+
+import type { Signal } from '../core/abort.js';
 import { toJson } from '../core/args.js';
 import { abortError, codedError, messageOf, statusOf, wrapError } from '../core/errors.js';
 import type { WasmWalk } from '../core/glue.js';
@@ -51,7 +53,6 @@ import {
   handlers,
   memberOf,
   pick,
-  type Signal,
   type SummarizeCalls,
   summarizeOne,
 } from './summarizer.js';

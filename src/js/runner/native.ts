@@ -4,6 +4,8 @@
 // module sends them with the host's `fetch` and `credentials`, a time-out per request, the
 // retries the core paces (`nativeRetryMs`, `retryStep`) and the AbortSignal, then hands the
 // answer to the core's commit. A failed lane leaves the session as it was.
+
+import { type Signal, untilAbort } from '../core/abort.js';
 import { nowOf } from '../core/args.js';
 import { abortError, codedError, messageOf, statusOf } from '../core/errors.js';
 import { committed, requireRaw } from '../core/raw.js';
@@ -27,7 +29,7 @@ import {
   type OpenaiRequests,
   openaiRequests,
 } from '../providers/native-openai.js';
-import { httpError, memberOf, type Signal, sleep, untilAbort } from './summarizer.js';
+import { httpError, memberOf, sleep } from './summarizer.js';
 
 /** What the lanes read of the options of a compaction. */
 export interface NativeRunOptions extends NativeModelOptions {

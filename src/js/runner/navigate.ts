@@ -6,6 +6,8 @@
 // the summarizer (the callbacks, or the remote endpoint as `compact()` POSTs to it). The
 // commit is the last step and the only one that writes: a cancel, an abort or a failure
 // leaves the session as it was.
+
+import type { Signal } from '../core/abort.js';
 import { optionsJson } from '../core/args.js';
 import { invalidArgument, messageOf, wrapError } from '../core/errors.js';
 import { requireRaw } from '../core/raw.js';
@@ -18,16 +20,7 @@ import type {
   SessionCore,
   Summarize,
 } from '../core/session.js';
-import {
-  type Candidate,
-  callHook,
-  defined,
-  handlers,
-  memberOf,
-  pick,
-  type Signal,
-  summarizeOne,
-} from './summarizer.js';
+import { type Candidate, callHook, defined, handlers, memberOf, pick, summarizeOne } from './summarizer.js';
 
 /** The options of a navigation as the runner reads them. */
 export interface NavigateRunOptions extends Omit<NavigateTreeOptions, 'signal' | 'summarize'> {

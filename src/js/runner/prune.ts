@@ -2,11 +2,12 @@
 // core with the original text of each result it blanks, store each through the host's
 // `saveArtifact`, then apply. A save that fails rejects and writes nothing (as shake with
 // `requireArtifact`); the apply refuses a result that changed meanwhile (`E_STALE_PLAN`).
+
+import { type Signal, untilAbort } from '../core/abort.js';
 import { object } from '../core/args.js';
 import { abortError, codedError, invalidArgument } from '../core/errors.js';
 import type { SessionCore } from '../core/session.js';
 import type { PrunedOriginal, PruneReport, PruneRunOptions, SavedArtifact } from '../core/types.js';
-import { type Signal, untilAbort } from './summarizer.js';
 
 /**
  * Runs pruning pass `pass` (`'threshold'`, `'stale'`) of `session` with `options.saveArtifact`:

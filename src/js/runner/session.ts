@@ -168,8 +168,10 @@ export class Session extends SessionCore {
    * (a Node.js `FileHandle.read` runs on another thread). `read` resolves to how many bytes
    * it wrote (the whole view when undefined; 0: the file ends there); the file is at most
    * `size` bytes. If the module's memory grows while a window is read (another ctxfold call
-   * meanwhile), the window is read again into a fresh view. Rejects as `fromJsonl`, with the
-   * read's own error, and with `E_INVALID_ARGUMENT` for a bad size, count or chunk size.
+   * meanwhile), the window is read again into a fresh view. `options.signal` stops it:
+   * `E_ABORTED` at once, no more reads, the buffer freed when the read in flight ends. Rejects
+   * as `fromJsonl`, with the read's own error, and with `E_INVALID_ARGUMENT` for a bad size,
+   * count, chunk size or signal.
    */
   static async fromAsyncReader(size: number, read: AsyncRead, options?: AsyncReaderOptions): Promise<Session> {
     return new Session(await loadAsyncReader(size, read, options));
@@ -181,9 +183,11 @@ export class Session extends SessionCore {
    * — writing each chunk into a buffer of the module as it arrives, so the file is never held
    * whole in JavaScript as well. With `options.size` (or a `Response`'s `Content-Length`) the
    * buffer is allocated once; without, it grows geometrically. Other ctxfold calls may run
-   * while it awaits. Rejects as `fromJsonl`, with the stream's own error, and with
-   * `E_INVALID_ARGUMENT` for a source that is none of those, a chunk that is not bytes or a
-   * bad size; the stream is cancelled when the load gives up.
+   * while it awaits; the lines that have arrived are read while the rest is awaited.
+   * `options.signal` stops it: `E_ABORTED` at once, and a `ReadableStream` is cancelled.
+   * Rejects as `fromJsonl`, with the stream's own error, and with `E_INVALID_ARGUMENT` for a
+   * source that is none of those, a chunk that is not bytes, a bad size or signal; the stream
+   * is cancelled when the load gives up.
    */
   static async fromStream(source: ByteSource, options?: StreamOptions): Promise<Session> {
     return new Session(await loadStream(source, options));

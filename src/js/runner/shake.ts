@@ -1,10 +1,12 @@
 // The async shell of shake (spec: compaction §13 "Shake"): plan in the core, store the
 // recovery artifact through the host's `saveArtifact`, then apply. The apply is the only
 // write; a plan the session outgrew meanwhile is refused (`E_STALE_PLAN`), unchanged.
+
+import { type Signal, untilAbort } from '../core/abort.js';
 import { nowOf } from '../core/args.js';
 import { abortError, codedError, invalidArgument } from '../core/errors.js';
 import type { SessionCore, ShakeOptions, ShakeReport, ShakeResult, ShakeRunOptions } from '../core/session.js';
-import { defined, type Signal, untilAbort } from './summarizer.js';
+import { defined } from './summarizer.js';
 
 const NOTHING = { toolResultsDropped: 0, blocksDropped: 0, thinkingBlocksDropped: 0, tokensFreed: 0, artifactId: null };
 

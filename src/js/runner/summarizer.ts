@@ -2,27 +2,13 @@
 // `summarize` callback or the remote endpoint (spec: compaction §5.8, with the runtime's
 // `fetch`), retries as the Rust core decides them (`retryStep`, §8.3), hooks (§8.8), timers
 // and the AbortSignal.
+import { type Signal, untilAbort } from '../core/abort.js';
 import { abortError, messageOf, statusOf, wrapError } from '../core/errors.js';
 import { requireRaw } from '../core/raw.js';
-import type {
-  AbortSignalLike,
-  Summarize,
-  SummarizeCallOptions,
-  SummarizeContext,
-  SummaryRequest,
-} from '../core/session.js';
+import type { Summarize, SummarizeCallOptions, SummarizeContext, SummaryRequest } from '../core/session.js';
 
 /** Time-out of one remote-endpoint request (spec: compaction §5.8). */
 const REMOTE_TIMEOUT_MS = 180_000;
-
-/**
- * The signal the shell listens to: what the API takes (`AbortSignalLike`), with the listener
- * options and the removal every real `AbortSignal` has.
- */
-export interface Signal extends AbortSignalLike {
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-  removeEventListener?(type: 'abort', listener: () => void): void;
-}
 
 /** The member `key` of a thrown or host-given value, when it is an object (else undefined). */
 export function memberOf(value: unknown, key: string): unknown {
@@ -32,25 +18,6 @@ export function memberOf(value: unknown, key: string): unknown {
 /** A finite number, else undefined. */
 function finite(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-}
-
-/** Settles like `promise`, or rejects with the abort error as soon as `signal` aborts. */
-export function untilAbort<T>(promise: T | PromiseLike<T>, signal: Signal): Promise<Awaited<T>> {
-  if (signal.aborted) return Promise.reject(abortError());
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortError());
-    signal.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(promise).then(
-      (v) => {
-        signal.removeEventListener?.('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener?.('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 /** Resolves after `ms`, or rejects with the abort error as soon as `signal` aborts. */
