@@ -198,12 +198,19 @@ export async function loadAsyncReader(
   const base = raw.sourceRoom(handle, size);
   // Reads the window at `position`; once more when the module's memory grew while it was
   // read (the view it was given is then a stale one, which a reader written in JavaScript
-  // may have filled in vain). Nothing of the load runs meanwhile.
+  // may have filled in vain, or failed to fill: a TypeError of a detached buffer). Nothing of
+  // the load runs meanwhile.
   const readWindow = async (position: number): Promise<number> => {
     for (let attempt = 0; attempt <= REREADS; attempt++) {
       const n = Math.min(chunk, size - position);
       const buffer = memory();
-      const got = await read(new Uint8Array(buffer, base + position, n), position);
+      let got: number | undefined;
+      try {
+        got = await read(new Uint8Array(buffer, base + position, n), position);
+      } catch (e) {
+        if (memory() !== buffer) continue;
+        throw e;
+      }
       const written = got ?? n;
       if (!Number.isSafeInteger(written) || written < 0 || written > n) {
         throw invalidArgument('read must return the number of bytes it wrote (at most the view’s length)');
