@@ -220,6 +220,30 @@ test('a torn last line is reported with its byte offset, kept, and appended afte
   assert.deepEqual(readFileSync(store.pathOf('t')), Buffer.from(s.toBytes()), 'the torn bytes are kept');
 });
 
+test('a stored file opened with fromAsyncReader on pathOf saves through the store as one from open()', async () => {
+  const store = createFileStore(folder());
+  const s = Session.fromJsonl(`${[header, line('u1', null, { role: 'user', content: 'hi' })].join('\n')}\n`);
+  await store.save('f', s.changes(null));
+  const handle = await realFs.open(store.pathOf('f'), 'r');
+  let opened;
+  try {
+    const { size } = await handle.stat();
+    opened = await Session.fromAsyncReader(size, (view, position) =>
+      handle.read(view, 0, view.byteLength, position).then((r) => r.bytesRead),
+    );
+  } finally {
+    await handle.close();
+  }
+  assert.notEqual(opened.loadMark, null);
+  opened.appendMessage({ role: 'user', content: 'again' });
+  opened.prune({ now: 5, protectTokens: 0, minimumSavings: 0 });
+  const changes = opened.changes(opened.loadMark);
+  assert.equal(changes.reset, false, 'the changes since the load, not the whole file');
+  await store.save('f', changes);
+  assert.deepEqual(Buffer.from(await store.open('f')), Buffer.from(opened.toBytes()));
+  opened.free();
+});
+
 test('\\r\\n endings, a byte order mark and a missing final newline round-trip through the store', async () => {
   const store = createFileStore(folder());
   const crlf = `\uFEFF${[header, line('u1', null, { role: 'user', content: 'hi' })].join('\r\n')}\r\n`;
