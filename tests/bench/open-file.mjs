@@ -9,12 +9,13 @@
 // made when missing). A build without `fromAsyncReader` is timed with `fromReader` only. Prints
 // each build and way's times (median, min–max) in ms.
 import { spawnSync } from 'node:child_process';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generatedSession } from '../js/support/generated.mjs';
 import { outDir } from '../js/support/project.mjs';
+import { readWhole } from '../reference/common.mjs';
 import { median } from './lib.mjs';
 
 const self = fileURLToPath(import.meta.url);
@@ -42,15 +43,7 @@ async function child(pkg, file, way) {
     const fd = openSync(file, 'r');
     try {
       const { size } = fstatSync(fd);
-      session = Session.fromReader(size, (view) => {
-        let at = 0;
-        while (at < size) {
-          const n = readSync(fd, view, at, size - at, at);
-          if (n === 0) break;
-          at += n;
-        }
-        return at;
-      });
+      session = Session.fromReader(size, (view) => readWhole(fd, view, size));
     } finally {
       closeSync(fd);
     }

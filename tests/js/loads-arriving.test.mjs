@@ -6,19 +6,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Session, wasmMemoryBytes } from 'ctxfold';
+// mulberry32, the scripted agents' generator.
+import { seededRandom as random } from './support/fake-agent.mjs';
 import { generatedSession } from './support/generated.mjs';
-
-/** A small deterministic generator (mulberry32). */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const HEADER = Buffer.from('{"type":"session","version":3,"id":"k"}\n');
 const kept = [];

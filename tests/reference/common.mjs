@@ -2,6 +2,7 @@
 // turn appends and the child protocol. ours-side.mjs (ctxfold, Node.js) and ref-side.mjs (the
 // reference, Bun) each implement every step the same way with their own library; run.mjs starts
 // one child per side, step and round. Plain JavaScript that both runtimes load.
+import { readSync } from 'node:fs';
 
 /**
  * The steps in the order run.mjs prints them; `session` is the file each one opens (`small`: the
@@ -47,6 +48,20 @@ export const KEPT_MESSAGES = 199;
 export const NOW = 1_800_000_000_000;
 
 /** Median of numbers (the mean of the two middle ones for an even count). */
+/**
+ * Reads the file `fd` (of `size` bytes) into `view` from its start with `readSync`, as the
+ * guide's `Session.fromReader` example does: the bytes read.
+ */
+export function readWhole(fd, view, size) {
+  let at = 0;
+  while (at < size) {
+    const n = readSync(fd, view, at, size - at, at);
+    if (n === 0) break;
+    at += n;
+  }
+  return at;
+}
+
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

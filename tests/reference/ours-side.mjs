@@ -12,7 +12,7 @@
 // The default export runs every step once and returns tests/bench rows, so that
 // tests/bench/ab.mjs can alternate two builds on these steps in one process:
 //   node tests/bench/ab.mjs PKG_A PKG_B tests/reference/ours-side.mjs
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { open as fsOpen } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -27,6 +27,7 @@ import {
   NOW,
   oneMegabyte,
   RENDERS,
+  readWhole,
   STEPS,
   TURNS,
   timed,
@@ -71,15 +72,7 @@ function openSync_(file) {
   const fd = openSync(file, 'r');
   try {
     const { size } = fstatSync(fd);
-    return Session.fromReader(size, (view) => {
-      let at = 0;
-      while (at < size) {
-        const n = readSync(fd, view, at, size - at, at);
-        if (n === 0) break;
-        at += n;
-      }
-      return at;
-    });
+    return Session.fromReader(size, (view) => readWhole(fd, view, size));
   } finally {
     closeSync(fd);
   }
