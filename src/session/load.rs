@@ -290,21 +290,28 @@ impl Started {
 /// the whole file: same lines, entries, facts and warnings. A header that cannot be read yet
 /// (or at all) leaves the work to `finish`, which then reads the file whole.
 pub(crate) struct Progress {
-    started: Option<Started>,
-    /// The header could not be read: `finish` reads the file whole (and says why).
-    refused: bool,
+    state: ProgressState,
     /// The length of the file when last read (where the search for a new break starts).
     searched: usize,
     /// The file's expected length (the tables' capacity).
     size: usize,
 }
 
+/// Where a [`Progress`] stands.
+enum ProgressState {
+    /// No header yet: looked for again with more of the file.
+    Waiting,
+    /// The header read, the lines before `pos` too.
+    Reading(Box<Started>),
+    /// The header could not be read: `finish` reads the file whole (and says why).
+    Refused,
+}
+
 impl Progress {
     /// A load of a file of about `size` bytes (0 when unknown).
     pub fn new(size: usize) -> Progress {
         Progress {
-            started: None,
-            refused: false,
+            state: ProgressState::Waiting,
             searched: 0,
             size,
         }
@@ -321,32 +328,31 @@ impl Progress {
             return;
         };
         let complete = &bytes[..=from + last_break];
-        if self.refused {
-            return;
+        if let ProgressState::Waiting = self.state {
+            self.state = match Started::try_new(complete, self.size.max(bytes.len())) {
+                Ok(Ok(started)) => ProgressState::Reading(Box::new(started)),
+                Ok(Err(_)) => ProgressState::Waiting,
+                Err(_) => ProgressState::Refused,
+            };
         }
-        if self.started.is_none() {
-            // A header not there yet is looked for again with more of the file; one that is
-            // not a header leaves the whole file to `finish`.
-            match Started::try_new(complete, self.size.max(bytes.len())) {
-                Ok(started) => self.started = started.ok(),
-                Err(_) => self.refused = true,
-            }
-        }
-        if let Some(started) = &mut self.started {
+        if let ProgressState::Reading(started) = &mut self.state {
             started.read_to(complete);
         }
     }
 
     /// The position after the lines read so far (0 before the header).
     pub fn position(&self) -> usize {
-        self.started.as_ref().map_or(0, |s| s.pos)
+        match &self.state {
+            ProgressState::Reading(started) => started.pos,
+            _ => 0,
+        }
     }
 
     /// The session of the whole file `bytes` (what came before read already, the rest now).
     pub fn finish(self, bytes: Vec<u8>, options: LoadOptions) -> Result<Session> {
-        match self.started {
-            Some(started) => started.finish(bytes, options),
-            None => load(bytes, options),
+        match self.state {
+            ProgressState::Reading(started) => started.finish(bytes, options),
+            _ => load(bytes, options),
         }
     }
 }
