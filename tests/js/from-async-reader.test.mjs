@@ -7,8 +7,9 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { Session, wasmMemoryBytes } from 'ctxfold';
+import { Session } from 'ctxfold';
 import { generatedSession } from './support/generated.mjs';
+import { freeGrown, growMemory } from './support/memory.mjs';
 
 const bytes = () => generatedSession('transcript-2k.jsonl', ['--entries', '2000', '--seed', '9']);
 const invalid = (e) => e.code === 'E_INVALID_ARGUMENT';
@@ -23,30 +24,6 @@ const copying =
     view.set(source.subarray(position, position + n));
     return n;
   };
-
-/** Sessions that hold memory while a test runs (freed at its end). */
-const kept = [];
-const HEADER = Buffer.from('{"type":"session","version":3,"id":"k"}\n');
-
-/**
- * Makes the module's memory grow: sessions opened from a buffer asked for more bytes than they
- * hold (each keeps its buffer, its pages never touched), until the memory is larger.
- */
-function growMemory() {
-  const before = wasmMemoryBytes();
-  for (let size = 8 << 20; wasmMemoryBytes() === before; size *= 2) {
-    kept.push(
-      Session.fromReader(size, (view) => {
-        view.set(HEADER);
-        return HEADER.length;
-      }),
-    );
-  }
-}
-
-function freeKept() {
-  for (const s of kept.splice(0)) s.free();
-}
 
 /** The session's observable state, for comparing two loads of one file. */
 function same(a, b) {
@@ -186,7 +163,7 @@ test('fromAsyncReader reads a window again when the module memory grew during it
   const d = await Session.fromAsyncReader(file.length, copying(file));
   same(a, d);
   for (const s of [a, b, c, d]) s.free();
-  freeKept();
+  freeGrown();
 });
 
 test('fromAsyncReader: loads in flight together and other calls meanwhile', async () => {

@@ -5,25 +5,11 @@
 // or with E_ABORTED when its signal aborted before it ended; never another session.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Session, wasmMemoryBytes } from 'ctxfold';
+import { Session } from 'ctxfold';
 // mulberry32, the scripted agents' generator.
 import { seededRandom as random } from './support/fake-agent.mjs';
 import { generatedSession } from './support/generated.mjs';
-
-const HEADER = Buffer.from('{"type":"session","version":3,"id":"k"}\n');
-const kept = [];
-/** Makes the module's memory grow (sessions holding untouched buffers, freed at the end). */
-function growMemory() {
-  const before = wasmMemoryBytes();
-  while (wasmMemoryBytes() === before) {
-    kept.push(
-      Session.fromReader(4 << 20, (view) => {
-        view.set(HEADER);
-        return HEADER.length;
-      }),
-    );
-  }
-}
+import { freeGrown, growMemory } from './support/memory.mjs';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -102,6 +88,6 @@ test('reads, streams, memory growth and aborts: the same session or E_ABORTED', 
     }
   }
   other.free();
-  for (const s of kept.splice(0)) s.free();
+  freeGrown();
   assert.ok(loads >= 20 && abortedLoads >= 3, `${loads} loads, ${abortedLoads} aborted`);
 });

@@ -55,7 +55,7 @@ const PRUNE = { keepBoundaryId: false };
  */
 async function open(file) {
   if (typeof file !== 'string') return Session.fromJsonl(file);
-  if (typeof Session.fromAsyncReader !== 'function') return openSync_(file);
+  if (typeof Session.fromAsyncReader !== 'function') return openWithReadSync(file);
   const handle = await fsOpen(file, 'r');
   try {
     const { size } = await handle.stat();
@@ -68,7 +68,7 @@ async function open(file) {
 }
 
 /** `open` for a build without `fromAsyncReader`. */
-function openSync_(file) {
+function openWithReadSync(file) {
   const fd = openSync(file, 'r');
   try {
     const { size } = fstatSync(fd);

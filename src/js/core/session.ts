@@ -114,6 +114,11 @@ export function loadJsonl(input: unknown, options: LoadOptions | undefined): Was
   return raw.WasmSession.fromBytes(bytes, json, callback);
 }
 
+/** The buffer of the module's memory, where the source buffers of the loads below live. */
+function moduleBuffer(raw: ReturnType<typeof requireRaw>): ArrayBuffer {
+  return (raw.sourceMemory() as { buffer: ArrayBuffer }).buffer;
+}
+
 /**
  * A wasm session loaded from a file that `read(view)` writes straight into the module's
  * memory (see `Session.fromReader`).
@@ -129,10 +134,9 @@ export function loadReader(
   const [json, callback] = idOptions(options);
   const raw = requireRaw();
   const handle = raw.sourceNew(size);
-  const memory: { buffer: ArrayBuffer } = raw.sourceMemory();
-  const view = new Uint8Array(memory.buffer, raw.sourceRoom(handle, size), size);
+  const view = new Uint8Array(moduleBuffer(raw), raw.sourceRoom(handle, size), size);
   // The module's memory grew while `read` ran: the view is over the old memory.
-  const stale = (): boolean => view.byteLength !== size || raw.sourceMemory().buffer !== view.buffer;
+  const stale = (): boolean => view.byteLength !== size || moduleBuffer(raw) !== view.buffer;
   const staleError = () => invalidArgument('read called ctxfold while it filled the view: the view went stale');
   let written: number | undefined;
   try {
@@ -193,7 +197,6 @@ export async function loadAsyncReader(
   const [json, callback] = idOptions(options);
   const signal = loadSignal(options);
   const raw = requireRaw();
-  const memory = (): ArrayBuffer => (raw.sourceMemory() as { buffer: ArrayBuffer }).buffer;
   const handle = raw.sourceNew(size);
   const base = raw.sourceRoom(handle, size);
   // Reads the window at `position`; once more when the module's memory grew while it was
@@ -203,19 +206,19 @@ export async function loadAsyncReader(
   const readWindow = async (position: number): Promise<number> => {
     for (let attempt = 0; attempt <= REREADS; attempt++) {
       const n = Math.min(chunk, size - position);
-      const buffer = memory();
+      const buffer = moduleBuffer(raw);
       let got: number | undefined;
       try {
         got = await read(new Uint8Array(buffer, base + position, n), position);
       } catch (e) {
-        if (memory() !== buffer) continue;
+        if (moduleBuffer(raw) !== buffer) continue;
         throw e;
       }
       const written = got ?? n;
       if (!Number.isSafeInteger(written) || written < 0 || written > n) {
         throw invalidArgument('read must return the number of bytes it wrote (at most the view’s length)');
       }
-      if (memory() === buffer) return written;
+      if (moduleBuffer(raw) === buffer) return written;
     }
     throw invalidArgument('the module’s memory grew during every read of one window: keep other ctxfold calls out');
   };
@@ -339,7 +342,7 @@ export async function loadStream(source: unknown, options: StreamOptions | undef
       if (n === 0) continue;
       // No await between asking for the room and writing it: the view cannot go stale.
       const at = raw.sourceRoom(handle, n);
-      new Uint8Array((raw.sourceMemory() as { buffer: ArrayBuffer }).buffer, at, n).set(bytes);
+      new Uint8Array(moduleBuffer(raw), at, n).set(bytes);
       raw.sourceAdvance(handle, n);
       unread += n;
       if (unread >= SCAN_STEP) {
